@@ -1,0 +1,136 @@
+"""Config + benchmark sources -> `Plan` (the frozen `Manifest` plus the scorers it names). No network."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel
+
+from benchrun import formats, grid, scoring
+from benchrun.config import bench_dir, plain_config
+from benchrun.errors import ConfigError, TaskError
+from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
+from benchrun.resources import DEMO_SCHEME
+from benchrun.sources import TASKS_DIR, TASKS_FILE, TaskSpec, read_tasks
+
+EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries")
+"""Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
+_TOP_FILES = (TASKS_FILE, scoring.CUSTOM_FILE, formats.CUSTOM_FILE)
+_FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A compiled run: the manifest and the scorer functions it names."""
+
+    manifest: Manifest
+    scorers: dict[str, scoring.Scorer]
+    bench_dir: Path
+
+
+def compile(config: Any, cwd: Path | None = None) -> Manifest:  # noqa: A001 - the name the user asked for
+    """Compile a composed config into its frozen manifest."""
+    return compile_plan(config, cwd).manifest
+
+
+def compile_plan(config: Any, cwd: Path | None = None) -> Plan:
+    """Compile a composed config (one model) into a `Plan`; relative paths resolve against `cwd`."""
+    cfg = plain_config(config, cwd)
+    if isinstance(cfg["runner"]["model"], list):
+        raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
+    bench = bench_dir(cfg["task"]["path"], cwd)
+    specs = select(read_tasks(bench), cfg["task"].get("only"))
+    known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
+    known_scorers = {**scoring.BUILTIN, **scoring.custom_scorers(bench)}
+    tasks, samples = [], []
+    for spec in specs:
+        task_samples = grid.samples(spec)
+        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers))
+        samples.extend(task_samples)
+    manifest = Manifest(
+        benchmark=cfg["task"]["name"], config=manifest_config(cfg), files=source_files(bench),
+        runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples))
+    used = {s.name for t in tasks for s in t.scorers}
+    return Plan(manifest, {name: known_scorers[name] for name in used}, bench)
+
+
+def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
+    """Check task names are unique, then keep those in `only` (all when None)."""
+    seen: dict[str, TaskSpec] = {}
+    for spec in specs:
+        if spec.name in seen:
+            raise TaskError(f"duplicate task name (also in {seen[spec.name].source})", **spec.where("name"))
+        seen[spec.name] = spec
+    if only is None:
+        return specs
+    missing = [name for name in only if name not in seen]
+    if missing:
+        raise ConfigError(f"no task named {', '.join(map(repr, missing))} (tasks: {', '.join(seen)})",
+                          key="task.only")
+    return [spec for spec in specs if spec.name in only]
+
+
+def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
+                known_scorers: dict[str, scoring.Scorer]) -> TaskEntry:
+    return TaskEntry(
+        name=spec.name, description=spec.description, source=spec.source, template=spec.template,
+        reference="calculated" if spec.reference == "calculated" else "list",
+        value_combinations=spec.value_combinations, n_samples=n,
+        format=_format(spec, known_formats), scorers=tuple(_scorer(spec, s, known_scorers) for s in spec.scorers))
+
+
+def _format(spec: TaskSpec, known: dict[str, type[BaseModel]]) -> FormatSpec:
+    cls = known.get(spec.format)
+    if cls is None:
+        raise TaskError(f"unknown format '{spec.format}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})",
+                        **spec.where("format"))
+    origin = "builtin" if formats.BUILTIN.get(spec.format) is cls else formats.CUSTOM_FILE
+    return FormatSpec(name=spec.format, origin=origin, json_schema=cls.model_json_schema())
+
+
+def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:
+    fn = known.get(name)
+    if fn is None:
+        raise TaskError(f"unknown scorer '{name}' ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
+                        **spec.where("scorer"))
+    builtin = scoring.BUILTIN.get(name) is fn
+    if builtin and spec.reference == "calculated":
+        raise TaskError(f"scorer '{name}' compares with a reference, but the task has none "
+                        "(reference: calculated); give references or a custom scorer", **spec.where("scorer"))
+    return ScorerSpec(name=name, origin="builtin" if builtin else scoring.CUSTOM_FILE,
+                      sha256=scoring.source_sha256(fn))
+
+
+def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: str) -> str:
+    custom = sorted(name for name, obj in known.items() if builtin.get(name) is not obj)
+    text = f"built-in: {', '.join(sorted(builtin))}"
+    return text + (f"; in {custom_file}: {', '.join(custom)}" if custom else f"; {custom_file}: none")
+
+
+def source_files(bench: Path) -> tuple[SourceFile, ...]:
+    """Path, sha256 and size of every task source file of the benchmark."""
+    paths = [bench / name for name in _TOP_FILES]
+    tasks_dir = bench / TASKS_DIR
+    if tasks_dir.is_dir():
+        paths += [d / name for d in sorted(tasks_dir.iterdir()) if d.is_dir() for name in _FOLDER_FILES]
+    return tuple(_source_file(bench, path) for path in paths if path.is_file())
+
+
+def _source_file(bench: Path, path: Path) -> SourceFile:
+    data = path.read_bytes()
+    return SourceFile(path=path.relative_to(bench).as_posix(), sha256=sha256_bytes(data), size=len(data))
+
+
+def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The resolved config without what varies by machine or speed (paths, host, concurrency)."""
+    task = {k: v for k, v in cfg["task"].items() if k != "path" or v.startswith(DEMO_SCHEME)}
+    runner = {k: v for k, v in cfg["runner"].items() if k not in EXECUTION_KEYS}
+    return {"task": task, "runner": runner}
+
+
+def runner_spec(runner: dict[str, Any]) -> RunnerSpec:
+    settings = {k: v for k, v in runner.items() if k not in (*EXECUTION_KEYS, "type", "model", "options")}
+    return RunnerSpec(type=runner["type"], model=runner["model"], options=runner.get("options") or {},
+                      settings=settings)

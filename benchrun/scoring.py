@@ -1,0 +1,110 @@
+"""Scorers: the built-in ones, loading `custom_scorer.py`, and calling a scorer safely."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+from numbers import Real
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from benchrun.usercode import defined_here, import_file
+
+CUSTOM_FILE = "custom_scorer.py"
+Scorer = Callable[[str, Any], Any]
+Metric = int | float
+
+
+def answer_of(response: str) -> Any:
+    """The `answer` field of a JSON response; the raw text when it is not such an object."""
+    try:
+        parsed = json.loads(response)
+    except (json.JSONDecodeError, TypeError):
+        return response
+    return parsed.get("answer", response) if isinstance(parsed, dict) else parsed
+
+
+def _references(reference: Any) -> list[Any]:
+    return reference if isinstance(reference, list) else [reference]
+
+
+def _same(answer: Any, reference: Any) -> bool:
+    number = _number(answer), _number(reference)
+    if None not in number:
+        return number[0] == number[1]
+    return str(answer).strip() == str(reference).strip()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def exact_match(response: str, reference: Any) -> int:
+    """1 when the answer equals a reference (numerically, or as stripped text), else 0."""
+    answer = answer_of(response)
+    return int(any(_same(answer, ref) for ref in _references(reference)))
+
+
+def contains(response: str, reference: Any) -> int:
+    """1 when the answer contains a reference (any of a list), ignoring case, else 0."""
+    answer = str(answer_of(response)).casefold()
+    return int(any(str(ref).casefold() in answer for ref in _references(reference)))
+
+
+BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
+
+
+def custom_scorers(bench: Path) -> dict[str, Scorer]:
+    """The functions defined in the benchmark's custom_scorer.py (none if absent)."""
+    path = bench / CUSTOM_FILE
+    if not path.is_file():
+        return {}
+    module = import_file(path, CUSTOM_FILE)
+    return {name: obj for name, obj in vars(module).items()
+            if inspect.isfunction(obj) and defined_here(module, obj) and not name.startswith("_")}
+
+
+def source_sha256(fn: Scorer) -> str:
+    """The sha256 of a scorer's source code, so a changed scorer is visible in the record."""
+    return hashlib.sha256(inspect.getsource(fn).encode("utf-8")).hexdigest()
+
+
+class ScoreError(BaseModel):
+    """A scorer that raised or returned something that is not a number, stored as data."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    message: str
+
+
+def score(name: str, fn: Scorer, response: str, reference: Any) -> dict[str, Metric] | ScoreError:
+    """Call one scorer; its metrics by name (`name` or `name.key`), or the error it raised."""
+    try:
+        return metrics(name, fn(response, reference))
+    except Exception as err:  # a scorer's failure is recorded for its sample, never raised
+        return ScoreError(type=type(err).__name__, message=str(err))
+
+
+def metrics(name: str, result: Any) -> dict[str, Metric]:
+    """A number or bool is one metric; a dict gives one metric per key."""
+    if isinstance(result, dict):
+        return {f"{name}.{key}": _metric(f"{name}.{key}", value) for key, value in result.items()}
+    return {name: _metric(name, result)}
+
+
+def _metric(name: str, value: Any) -> Metric:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, Real) and math.isfinite(value):
+        return value if isinstance(value, int) else float(value)
+    raise TypeError(f"scorer result {name} must be a finite number or bool, got {value!r}")

@@ -1,0 +1,186 @@
+"""Reading a benchmark directory (list-style `tasks.yml`, folder-style `tasks/<name>/`) into task specs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from benchrun import schemas
+from benchrun.errors import TaskError
+
+TASKS_FILE = "tasks.yml"
+TASKS_DIR = "tasks"
+Column = list[Any]
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+class TaskSpec(BaseModel):
+    """One task as written by the user, before expansion into samples."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    source: str
+    """The file (list-style) or folder (folder-style) it came from, relative to the benchmark."""
+    key: str
+    """Where in `source` the task sits, for error messages: `tasks[2]`, or '' for a folder."""
+    template: str
+    values: dict[str, Column]
+    reference: Column | Literal["calculated"]
+    value_combinations: Literal["tuple", "combinations"] = "tuple"
+    scorers: tuple[str, ...]
+    format: str
+    description: str | None = None
+
+    def where(self, key: str) -> dict[str, str | None]:
+        """File, task and key path for an error about `key` (template, values, reference, scorer, format)."""
+        if self.key:
+            return {"file": self.source, "task": self.name, "key": f"{self.key}.{key}"}
+        file = _FOLDER_FILES.get(key.split(".")[0], "info.yml")
+        return {"file": f"{self.source}/{file}", "task": self.name,
+                "key": None if file == "template.txt" else key}
+
+
+_FOLDER_FILES = {"template": "template.txt", "values": "values.csv", "reference": "values.csv"}
+DEFAULT_SCORER = "exact_match"
+DEFAULT_FORMAT = "StringAnswer"
+
+
+def read_tasks(bench: Path) -> list[TaskSpec]:
+    """Every task of the benchmark at `bench`, list-style first, then folders by name."""
+    specs = _list_tasks(bench) + _folder_tasks(bench)
+    if not specs:
+        raise TaskError(f"no tasks found: expected {TASKS_FILE} or {TASKS_DIR}/<name>/template.txt",
+                        file=str(bench))
+    return specs
+
+
+def load_yaml(path: Path, rel: str) -> Any:
+    """Parse a YAML file; a syntax error names the line and column."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise TaskError(f"{where}YAML syntax error: {err.problem or err.context}", file=rel) from None
+    except UnicodeDecodeError as err:
+        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
+
+
+def _list_tasks(bench: Path) -> list[TaskSpec]:
+    path = bench / TASKS_FILE
+    if not path.is_file():
+        return []
+    raw = load_yaml(path, TASKS_FILE)
+    schemas.check("tasks", raw, TaskError, file=TASKS_FILE, root="tasks",
+                  task_of=lambda p: _name_at(raw, p))
+    return [_list_task(item, i) for i, item in enumerate(raw)]
+
+
+def _name_at(raw: Any, path: list) -> str | None:
+    if isinstance(raw, list) and path and isinstance(path[0], int) and isinstance(raw[path[0]], dict):
+        name = raw[path[0]].get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _list_task(item: dict, index: int) -> TaskSpec:
+    return TaskSpec(
+        name=item["name"], source=TASKS_FILE, key=f"tasks[{index}]", template=item["template"],
+        values=item["values"], reference=item.get("reference", "calculated"),
+        value_combinations=item.get("value_combinations", "tuple"),
+        scorers=_as_tuple(item.get("scorer", DEFAULT_SCORER)),
+        format=item.get("format", DEFAULT_FORMAT), description=item.get("description"),
+    )
+
+
+def _as_tuple(scorer: str | list[str]) -> tuple[str, ...]:
+    return (scorer,) if isinstance(scorer, str) else tuple(scorer)
+
+
+def _folder_tasks(bench: Path) -> list[TaskSpec]:
+    root = bench / TASKS_DIR
+    if not root.is_dir():
+        return []
+    return [_folder_task(d, f"{TASKS_DIR}/{d.name}") for d in sorted(root.iterdir()) if d.is_dir()]
+
+
+def _folder_task(folder: Path, rel: str) -> TaskSpec:
+    template = _read_text(folder / "template.txt", f"{rel}/template.txt", folder.name)
+    info = _read_info(folder, rel)
+    header, rows = read_csv(folder / "values.csv", f"{rel}/values.csv", folder.name)
+    columns = {name: [row[i] for row in rows] for i, name in enumerate(header)}
+    reference = columns.pop("reference", None)
+    if reference is not None and info.get("reference") == "calculated":
+        raise TaskError("reference is 'calculated' but values.csv has a reference column",
+                        file=f"{rel}/info.yml", task=folder.name, key="reference")
+    description_file = folder / "description.txt"
+    description = info.get("description")
+    if description_file.is_file():
+        description = _read_text(description_file, f"{rel}/description.txt", folder.name).strip()
+    return TaskSpec(
+        name=folder.name, source=rel, key="", template=template.rstrip("\n"), values=columns,
+        reference=reference if reference is not None else "calculated",
+        scorers=_as_tuple(info.get("scorer", DEFAULT_SCORER)),
+        format=info.get("format", DEFAULT_FORMAT), description=description,
+    )
+
+
+def _read_text(path: Path, rel: str, task: str) -> str:
+    if not path.is_file():
+        raise TaskError("file is missing", file=rel, task=task)
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel, task=task) from None
+
+
+def _read_info(folder: Path, rel: str) -> dict:
+    path = folder / "info.yml"
+    if not path.is_file():
+        return {}
+    info = load_yaml(path, f"{rel}/info.yml")
+    info = {} if info is None else info
+    schemas.check("info", info, TaskError, file=f"{rel}/info.yml", task_of=lambda _: folder.name)
+    return info
+
+
+def read_csv(path: Path, rel: str, task: str) -> tuple[list[str], list[list[Any]]]:
+    """Header and typed rows of a values.csv; cells stripped, numbers typed, blank lines skipped."""
+    reader = csv.reader(io.StringIO(_read_text(path, rel, task), newline=""))
+    lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
+    if not lines:
+        raise TaskError("empty values: no header and no rows", file=rel, task=task)
+    header = [cell.strip() for cell in lines[0][1]]
+    _check_header(header, rel, task)
+    if len(lines) < 2:
+        raise TaskError("empty values: a header but no rows", file=rel, task=task)
+    for number, row in lines[1:]:
+        if len(row) != len(header):
+            raise TaskError(f"malformed row: {len(row)} cells where the header has {len(header)}",
+                            file=rel, task=task, key=f"line {number}")
+    return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
+
+
+def _check_header(header: list[str], rel: str, task: str) -> None:
+    for i, name in enumerate(header):
+        if not name.isidentifier():
+            raise TaskError(f"column {i + 1} has an invalid name {name!r}", file=rel, task=task, key="header")
+        if header.index(name) != i:
+            raise TaskError(f"column '{name}' appears twice", file=rel, task=task, key="header")
+
+
+def typed(cell: str) -> int | float | str:
+    """'2' -> 2, '2.5' -> 2.5, anything else stays a string."""
+    if _INT.fullmatch(cell):
+        return int(cell)
+    if _FLOAT.fullmatch(cell):
+        return float(cell)
+    return cell

@@ -1,0 +1,386 @@
+"""The shared base of the fake model servers: a keep-alive HTTP/1.1 server on loopback plus the responder types."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import signal
+import socket
+import socketserver
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from email.message import Message
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+
+HOST = "127.0.0.1"
+FIXED_TIME_ISO = "2024-01-01T00:00:00Z"
+FIXED_TIME_EPOCH = 1_704_067_200
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat or generate request, as a responder sees it."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    prompt: str
+    format: dict[str, Any] | str | None
+    options: dict[str, Any]
+    keep_alive: float | str | None
+    think: bool | str | None
+    attempt: int
+    path: str
+
+
+@dataclass
+class Reply:
+    """What the fake answers; counts left as None are derived from the prompt and the content."""
+
+    content: str = ""
+    status: int = 200
+    error: str | None = None
+    delay_s: float = 0.0
+    drop: bool = False
+    done_reason: str = "stop"
+    prompt_eval_count: int | None = None
+    eval_count: int | None = None
+    total_duration: int = 50_000_000
+    load_duration: int = 5_000_000
+    prompt_eval_duration: int = 10_000_000
+    eval_duration: int = 30_000_000
+
+    @property
+    def error_text(self) -> str:
+        """The error message to send: `error`, else the status phrase."""
+        return self.error or HTTPStatus(self.status).phrase
+
+
+Responder = Callable[[ChatRequest], "Reply | str"]
+
+
+def fake_digest(name: str) -> str:
+    """The deterministic digest the fakes list for a model name: sha256 of the name, hex."""
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+def full_name(name: str) -> str:
+    """`name` with Ollama's implicit `:latest` tag."""
+    return name if ":" in name else f"{name}:latest"
+
+
+def sample_instance(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> Any:
+    """A deterministic instance of a JSON schema: first enum value, zeros, "ok" strings, empty arrays."""
+    defs = (schema.get("$defs") or schema.get("definitions") or {}) if defs is None else defs
+    if "$ref" in schema:
+        return sample_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            return sample_instance(schema[key][0], defs)
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        return {name: sample_instance(sub, defs) for name, sub in schema.get("properties", {}).items()}
+    scalars = {"array": [], "string": "ok", "integer": int(schema.get("minimum", 0)),
+               "number": float(schema.get("minimum", 0)), "boolean": False}
+    return scalars.get(kind)
+
+
+def default_responder(req: ChatRequest) -> Reply:
+    """Valid JSON for the request's format (`{}` for "json"), else "ok"."""
+    if isinstance(req.format, Mapping):
+        return Reply(content=json.dumps(sample_instance(req.format)))
+    return Reply(content="{}" if req.format == "json" else "ok")
+
+
+def last_user_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    """The text of the last user message; list-of-parts content is joined."""
+    content: Any = next((m.get("content") for m in reversed(list(messages)) if m.get("role") == "user"), "")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+    return content or ""
+
+
+class BadRequest(Exception):
+    """The request body is unusable; answered with 400."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """An HTTP request as the route handlers see it."""
+
+    method: str
+    path: str
+    headers: Message
+    body: bytes
+
+    def json(self) -> dict[str, Any]:
+        """The body parsed as a JSON object (an empty body is `{}`); raises BadRequest otherwise."""
+        try:
+            data = json.loads(self.body or b"{}")
+        except ValueError as exc:
+            raise BadRequest(f"invalid JSON body: {exc}") from None
+        if not isinstance(data, dict):
+            raise BadRequest("the request body must be a JSON object")
+        return data
+
+
+@dataclass(frozen=True)
+class Response:
+    """A complete HTTP response; it is always sent with Content-Length."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+def json_response(obj: Any, status: int = 200) -> Response:
+    return Response(status, json.dumps(obj).encode())
+
+
+Route = Callable[[Request], "Response | None"]
+_S = TypeVar("_S", bound="FakeServer")
+
+
+class FakeServer:
+    """A loopback HTTP server run in a thread; subclasses provide `routes()` and use `answer()` for chats."""
+
+    url_suffix = ""
+
+    def __init__(self, models: Iterable[str], responder: Responder | None = None, latency_s: float = 0.0,
+                 max_parallel: int | None = None, port: int = 0) -> None:
+        self.models = list(models)
+        self.responder: Responder = responder or default_responder
+        self.latency_s = latency_s
+        self.port = port
+        self.requests: list[dict[str, Any]] = []
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._attempts: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max_parallel) if max_parallel else contextlib.nullcontext()
+        self._routes = self.routes()
+        self._server: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def routes(self) -> dict[tuple[str, str], Route]:
+        """(method, path) → handler; a handler returning None drops the connection."""
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}{self.url_suffix}"
+
+    def start(self: _S) -> _S:
+        """Listen (on the same port as before after a `stop()`) and serve in a daemon thread."""
+        if self._server is None:
+            self._server = _HTTPServer(self, self.port)
+            self.port = self._server.server_address[1]
+            self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                            name=f"{type(self).__name__}:{self.port}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Close the listening socket and every open connection; new connections are refused."""
+        server, self._server = self._server, None
+        if server is not None and self._thread is not None:
+            server.shutdown()
+            server.server_close()
+            server.close_connections()
+            self._thread.join()
+
+    def __enter__(self: _S) -> _S:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def find_model(self, name: str) -> str | None:
+        """The configured model `name` refers to, with or without `:latest`."""
+        return next((m for m in self.models if full_name(m) == full_name(name)), None) if name else None
+
+    def record(self, path: str, body: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.requests.append({**body, "path": path})
+
+    def next_attempt(self, model: str, prompt: str) -> int:
+        """Count one more request for (model, prompt); returns the 1-based attempt number."""
+        with self._lock:
+            self._attempts[model, prompt] += 1
+            return self._attempts[model, prompt]
+
+    def answer(self, req: ChatRequest) -> Reply:
+        """Run the responder inside a parallel slot, after the latency and before the reply's delay."""
+        with self._slots:
+            self._enter()
+            try:
+                if self.latency_s:
+                    time.sleep(self.latency_s)
+                reply = self.responder(req)
+                reply = Reply(content=reply) if isinstance(reply, str) else reply
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+            finally:
+                self._leave()
+        return replace(
+            reply,
+            prompt_eval_count=len(req.prompt.split()) if reply.prompt_eval_count is None else reply.prompt_eval_count,
+            eval_count=len(reply.content.split()) if reply.eval_count is None else reply.eval_count,
+        )
+
+    def dispatch(self, request: Request) -> Response | None:
+        """Route one request; unknown paths get Ollama's plain-text 404, bad bodies 400, crashes 500."""
+        route = self._routes.get((request.method, request.path))
+        if route is None:
+            return Response(404, b"404 page not found", "text/plain; charset=utf-8")
+        try:
+            return route(request)
+        except BadRequest as exc:
+            return json_response({"error": str(exc)}, 400)
+        except Exception as exc:  # a broken responder must show up in the test, not as a dropped connection
+            return json_response({"error": f"fake server error: {exc!r}"}, 500)
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "benchrun-fake"
+    sys_version = ""
+    disable_nagle_algorithm = True
+    wbufsize = -1  # headers and body leave in one write, flushed after each request
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.untrack(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the per-request log."""
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        request = Request(self.command, self.path.split("?", 1)[0], self.headers, self._read_body())
+        response = self.server.app.dispatch(request)
+        if response is None:
+            self.close_connection = True
+            return
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(response.body)
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self._read_chunked()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _read_chunked(self) -> bytes:
+        chunks = []
+        while size := int(self.rfile.readline().split(b";", 1)[0], 16):
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass
+        return b"".join(chunks)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, app: FakeServer, port: int) -> None:
+        self.app = app
+        self._connections: set[socket.socket] = set()
+        self._closing = False
+        self._conn_lock = threading.Lock()
+        super().__init__((HOST, port), _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse DNS lookup of the host name."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def track(self, conn: socket.socket) -> None:
+        with self._conn_lock:
+            self._connections.add(conn)
+            if self._closing:
+                _shut(conn)
+
+    def untrack(self, conn: socket.socket) -> None:
+        with self._conn_lock:
+            self._connections.discard(conn)
+
+    def close_connections(self) -> None:
+        with self._conn_lock:
+            self._closing = True
+            for conn in self._connections:
+                _shut(conn)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Ignore clients that went away (timeouts, drops, `stop()`); report anything else."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+def _shut(conn: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        conn.shutdown(socket.SHUT_RDWR)
+
+
+def cli_parser(description: str, default_models: str) -> argparse.ArgumentParser:
+    """The command-line options both fakes share."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every chat request")
+    parser.add_argument("--max-parallel", type=int, default=None, help="chat requests processed at once")
+    parser.add_argument("--models", default=default_models, help="comma-separated model names")
+    return parser
+
+
+def model_names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def serve_until_signal(server: FakeServer) -> None:
+    """Start `server`, print its URL on one line and serve until SIGTERM or SIGINT."""
+    stopping = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
+    with server:
+        print(server.url, flush=True)
+        stopping.wait()

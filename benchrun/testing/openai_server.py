@@ -1,0 +1,125 @@
+"""A fake OpenAI-compatible chat-completions server (non-streaming), sharing the Ollama fake's responder types.
+
+    python -m benchrun.testing.openai_server --port 0 --models qwen2.5 --api-key sk-test
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import Any
+
+from benchrun.testing.http_fake import (
+    FIXED_TIME_EPOCH,
+    ChatRequest,
+    FakeServer,
+    Reply,
+    Request,
+    Responder,
+    Response,
+    Route,
+    cli_parser,
+    json_response,
+    last_user_text,
+    model_names,
+    serve_until_signal,
+)
+
+__all__ = ["ChatRequest", "FakeOpenAI", "Reply", "Responder", "main"]
+
+OPTION_KEYS = ("temperature", "seed", "max_tokens", "top_p", "stop")
+
+
+class FakeOpenAI(FakeServer):
+    """Fake OpenAI API under /v1: GET /models and POST /chat/completions, with optional Bearer-key checking."""
+
+    url_suffix = "/v1"
+
+    def __init__(self, models: Iterable[str] = ("qwen2.5",), responder: Responder | None = None,
+                 latency_s: float = 0.0, max_parallel: int | None = None, api_key: str | None = None,
+                 system_fingerprint: str = "fp_fake", port: int = 0) -> None:
+        self.api_key = api_key
+        self.system_fingerprint = system_fingerprint
+        self.auth_headers: list[str | None] = []
+        self._ids = itertools.count(1)
+        super().__init__(models, responder, latency_s, max_parallel, port)
+
+    def routes(self) -> dict[tuple[str, str], Route]:
+        return {("GET", "/v1/models"): self._models, ("POST", "/v1/chat/completions"): self._completions}
+
+    def _models(self, request: Request) -> Response:
+        if denied := self._deny(request):
+            return denied
+        data = [{"id": m, "object": "model", "created": FIXED_TIME_EPOCH, "owned_by": "library"} for m in self.models]
+        return json_response({"object": "list", "data": data})
+
+    def _completions(self, request: Request) -> Response | None:
+        if denied := self._deny(request):
+            return denied
+        body = request.json()
+        self.record(request.path, body)
+        name = body.get("model") or ""
+        if self.find_model(name) is None:
+            return _error(404, f"The model `{name}` does not exist", "model_not_found")
+        if body.get("stream"):
+            return _error(400, "stream=true is not supported by the fake OpenAI server")
+        messages = list(body.get("messages") or [])
+        prompt = last_user_text(messages)
+        reply = self.answer(ChatRequest(
+            model=name, messages=messages, prompt=prompt, format=_format(body.get("response_format")),
+            options={key: body[key] for key in OPTION_KEYS if key in body}, keep_alive=None, think=None,
+            attempt=self.next_attempt(name, prompt), path=request.path,
+        ))
+        if reply.drop:
+            return None
+        if reply.status != 200:
+            return _error(reply.status, reply.error_text)
+        return json_response(self._completion(name, reply))
+
+    def _completion(self, model: str, reply: Reply) -> dict[str, Any]:
+        prompt_tokens, completion_tokens = reply.prompt_eval_count or 0, reply.eval_count or 0
+        return {
+            "id": f"chatcmpl-{next(self._ids):06d}",
+            "object": "chat.completion",
+            "created": FIXED_TIME_EPOCH,
+            "model": model,
+            "system_fingerprint": self.system_fingerprint,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content},
+                         "finish_reason": reply.done_reason}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        }
+
+    def _deny(self, request: Request) -> Response | None:
+        """Record the Authorization header (None when absent); a 401 if `api_key` is set and it is wrong."""
+        header = request.headers.get("Authorization")
+        self.auth_headers.append(header)
+        if self.api_key and header != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided", "invalid_api_key")
+        return None
+
+
+def _format(response_format: Any) -> dict[str, Any] | str | None:
+    """The JSON schema of a json_schema response_format, "json" for json_object, else None."""
+    kind = response_format.get("type") if isinstance(response_format, dict) else None
+    if kind == "json_schema":
+        return response_format.get("json_schema", {}).get("schema")
+    return "json" if kind == "json_object" else None
+
+
+def _error(status: int, message: str, code: str | None = None) -> Response:
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return json_response({"error": {"message": message, "type": kind, "param": None, "code": code}}, status)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = cli_parser("Serve a fake OpenAI-compatible API on 127.0.0.1 until SIGTERM or SIGINT.", "qwen2.5")
+    parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
+    parser.add_argument("--system-fingerprint", default="fp_fake")
+    args = parser.parse_args(argv)
+    serve_until_signal(FakeOpenAI(model_names(args.models), latency_s=args.latency, max_parallel=args.max_parallel,
+                                  api_key=args.api_key, system_fingerprint=args.system_fingerprint, port=args.port))
+
+
+if __name__ == "__main__":
+    main()
