@@ -46,8 +46,9 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     """Resolve a composed config to plain data, merge its runner file, and check it against the schema."""
     cfg = _to_plain(config)
     cfg.pop("hydra", None)
-    if cfg.get("runner_file"):
+    if cfg.get("runner_file"):  # merged once: the result is a plain config without a runner file
         cfg["runner"] = {**cfg.get("runner", {}), **read_runner_file(cfg["runner_file"], cfg, cwd)}
+        cfg["runner_file"] = None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     schemas.check("config", cfg, ConfigError, file="config")
     return cfg

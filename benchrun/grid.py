@@ -84,9 +84,10 @@ def sample_id_for(task: str, values: dict[str, Any]) -> str:
 
 def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, int]) -> str:
     if sample_id in seen:
-        key = "values.id" if ID_COLUMN in spec.values else "values"
-        raise _error(spec, key, f"duplicate sample id '{sample_id}' (samples {seen[sample_id] + 1} "
-                                f"and {index + 1}); make the values unique or add an 'id' column")
+        has_ids = ID_COLUMN in spec.values
+        fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
+        raise _error(spec, "values.id" if has_ids else "values",
+                     f"duplicate sample id '{sample_id}' (samples {seen[sample_id] + 1} and {index + 1}); {fix}")
     seen[sample_id] = index
     return sample_id
 

@@ -16,7 +16,7 @@ Reference = Scalar | list[Scalar] | None
 class Frozen(BaseModel):
     """Base of every archived record: immutable, no unknown fields."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class SourceFile(Frozen):

@@ -86,3 +86,24 @@ def _expected(schema: dict) -> str:
 def _show(value: Any) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def generated() -> dict[str, dict]:
+    """The schemas written from benchrun's own record models (regenerate: python -m benchrun.schemas)."""
+    from benchrun.manifest import Manifest  # the record models import nothing from here
+
+    models = {"manifest": Manifest}
+    return {name: {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                   "$id": f"https://benchrun.dev/schemas/{name}.schema.json",
+                   **model.model_json_schema(mode="serialization")}
+            for name, model in models.items()}
+
+
+def write_generated() -> None:
+    for name, schema in generated().items():
+        path = schemas_dir() / f"{name}.schema.json"
+        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_generated()

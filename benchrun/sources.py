@@ -40,15 +40,27 @@ class TaskSpec(BaseModel):
     description: str | None = None
 
     def where(self, key: str) -> dict[str, str | None]:
-        """File, task and key path for an error about `key` (template, values, reference, scorer, format)."""
+        """File, task and key path for an error about `key` (e.g. `name`, `template`, `values.id`, `scorer`)."""
         if self.key:
             return {"file": self.source, "task": self.name, "key": f"{self.key}.{key}"}
-        file = _FOLDER_FILES.get(key.split(".")[0], "info.yml")
-        return {"file": f"{self.source}/{file}", "task": self.name,
-                "key": None if file == "template.txt" else key}
+        file, folder_key = _folder_place(key)
+        return {"file": self.source + file, "task": self.name, "key": folder_key}
 
 
-_FOLDER_FILES = {"template": "template.txt", "values": "values.csv", "reference": "values.csv"}
+def _folder_place(key: str) -> tuple[str, str | None]:
+    """Where a folder task keeps the setting `key`: the file (under the folder) and the key in it."""
+    head, _, column = key.partition(".")
+    if head == "name":  # a folder task is named by its folder
+        return "", None
+    if head == "template":
+        return "/template.txt", None
+    if head == "reference":
+        return "/values.csv", "column 'reference'"
+    if head == "values":
+        return "/values.csv", f"column '{column}'" if column else None
+    return "/info.yml", key
+
+
 DEFAULT_SCORER = "exact_match"
 DEFAULT_FORMAT = "StringAnswer"
 
@@ -68,10 +80,15 @@ def load_yaml(path: Path, rel: str) -> Any:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise TaskError(f"{where}YAML syntax error: {err.problem or err.context}", file=rel) from None
+        context = f" ({err.context} at {_position(err.context_mark)})" if err.problem and err.context_mark else ""
+        where = f"{_position(mark)}: " if mark else ""
+        raise TaskError(f"{where}YAML syntax error: {err.problem or err.context}{context}", file=rel) from None
     except UnicodeDecodeError as err:
         raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
+
+
+def _position(mark: yaml.Mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
 def _list_tasks(bench: Path) -> list[TaskSpec]:

@@ -23,7 +23,8 @@ def import_file(path: Path, rel: str) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as err:  # any error in user code is reported, not raised
         del sys.modules[name]
-        raise TaskError(f"cannot import: {type(err).__name__}: {err}{_line(err, path)}", file=rel) from None
+        text = err.msg if isinstance(err, SyntaxError) else str(err)  # str() of a SyntaxError repeats the place
+        raise TaskError(f"cannot import: {type(err).__name__}: {text}{_line(err, path)}", file=rel) from None
     return module
 
 

@@ -1,0 +1,96 @@
+"""Composition: config groups, overrides, presets, user config dirs and multirun."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchrun.config import plain_config
+from benchrun.resources import conf_dir, demos_dir
+from tests.conftest import run_benchrun
+
+
+def manifest_ids(stdout: str) -> list[str]:
+    return re.findall(r"manifest id: ([0-9a-f]{64})", stdout)
+
+
+def test_defaults(compose_cfg, monkeypatch):
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    cfg = plain_config(compose_cfg())
+    assert cfg["task"] == {"path": "demo:listbench", "name": "listbench", "only": None}
+    assert cfg["runner"] == {
+        "type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
+        "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None,
+        "concurrency": 1, "timeout_s": 120, "retries": 2,
+    }
+    assert cfg["dry_run"] is False
+
+
+def test_ollama_host_from_environment(compose_cfg, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "http://gpu-node-3:11434")
+    assert plain_config(compose_cfg())["runner"]["host"] == "http://gpu-node-3:11434"
+
+
+def test_command_line_overrides(compose_cfg):
+    cfg = plain_config(compose_cfg("runner.model=gemma3", "task=folderbench", "+runner.options.num_predict=64"))
+    assert cfg["runner"]["model"] == "gemma3"
+    assert cfg["runner"]["options"] == {"temperature": 0, "seed": 0, "num_predict": 64}
+    assert cfg["task"]["name"] == "folderbench"
+
+
+def test_model_preset(compose_cfg):
+    cfg = plain_config(compose_cfg("model=gemma3"))
+    assert cfg["runner"]["model"] == "gemma3"
+    assert cfg["runner"]["options"] == {"temperature": 0, "seed": 0, "num_ctx": 8192, "top_k": 64, "top_p": 0.95}
+
+
+def test_task_path_names_the_benchmark(compose_cfg, tmp_path):
+    bench = tmp_path / "my-bench"
+    shutil.copytree(demos_dir() / "folderbench", bench)
+    cfg = plain_config(compose_cfg(f"task.path={bench}", "task.only=[add]"))
+    assert cfg["task"] == {"path": str(bench), "name": "my-bench", "only": ["add"]}
+
+
+def test_seed_runner_file_keys(compose_cfg):
+    cfg = plain_config(compose_cfg("task=folderbench", "runner_file=multiple_models.yml"))
+    assert cfg["runner"]["type"] == "ollama"
+    assert cfg["runner"]["model"] == ["llama3.2", "gemma3"]
+    assert "runner_type" not in cfg["runner"]
+
+
+@pytest.mark.parametrize("task", sorted(p.stem for p in (conf_dir() / "task").glob("*.yaml")))
+@pytest.mark.parametrize("model", [None, *sorted(p.stem for p in (conf_dir() / "model").glob("*.yaml"))])
+def test_every_shipped_preset_compiles(compose_cfg, task, model):
+    from benchrun import compile
+
+    overrides = [f"task={task}"] + ([f"model={model}"] if model else [])
+    manifest = compile(compose_cfg(*overrides))
+    assert manifest.benchmark == task
+    assert manifest.runner.model == (model or "llama3.2")
+
+
+@pytest.mark.slow
+def test_multirun_composes_one_config_per_model(tmp_path):
+    result = run_benchrun("-m", "dry_run=true", "task=folderbench", "runner.model=llama3.2,gemma3", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "folderbench · ollama · llama3.2" in result.stdout
+    assert "folderbench · ollama · gemma3" in result.stdout
+    assert len(set(manifest_ids(result.stdout))) == 2
+    assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.slow
+def test_user_presets_from_config_dir(tmp_path):
+    (tmp_path / "myconf" / "runner").mkdir(parents=True)
+    (tmp_path / "myconf" / "runner" / "two.yaml").write_text(
+        "runner_type: ollama\nmodel: [qwen2.5, mistral]\noptions: {temperature: 0.5, seed: 7}\n")
+    result = run_benchrun("--config-dir", "myconf", "runner=two", "task=folderbench", "dry_run=true", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "folderbench · ollama · qwen2.5" in result.stdout
+    assert "folderbench · ollama · mistral" in result.stdout
+    searchpath = run_benchrun(f"hydra.searchpath=[file://{tmp_path / 'myconf'}]", "runner=two",
+                              "task=folderbench", "dry_run=true", cwd=tmp_path)
+    assert manifest_ids(searchpath.stdout) == manifest_ids(result.stdout)
