@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+from pathlib import Path
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from benchrun import console
@@ -15,19 +19,26 @@ from benchrun.errors import BenchrunError
 from benchrun.resources import conf_dir
 
 VERBOSE_FLAG = "--verbose"
+INTERRUPTED = 130
 
 
 @hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
 def _hydra_main(cfg: DictConfig) -> None:
+    hydra_cfg = HydraConfig.get()
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
-        code = run(cfg)
+        code = run(cfg, Path(hydra_cfg.runtime.output_dir), overrides=list(hydra_cfg.overrides.task))
     except BenchrunError as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
         console.error(str(err))
         code = err.exit_code
-    if code:
+    if code and not multirun:
         sys.exit(code)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main() -> None:
@@ -36,7 +47,12 @@ def main() -> None:
         sys.argv.remove(VERBOSE_FLAG)
         os.environ["HYDRA_FULL_ERROR"] = "1"
     register_resolvers()
-    _hydra_main()
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _hydra_main()
+    except KeyboardInterrupt:
+        console.error("interrupted; the run is recorded with status 'interrupted'")
+        sys.exit(INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,25 @@
-"""`run(cfg)`: what `python -m benchrun` does with a composed config."""
+"""`run(cfg, run_dir)`: what `python -m benchrun` does with a composed config."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
+
+import yaml
 
 from benchrun import console
-from benchrun.compiler import compile_plan
-from benchrun.config import plain_config
+from benchrun.archive import RunWriter, environment, new_run_id, now
+from benchrun.compiler import Plan, compile_plan
+from benchrun.config import plain_config, slug
+from benchrun.errors import BenchrunError
+from benchrun.executor import Executor, Policy, Sink
+from benchrun.grading import Grader
+from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
+from benchrun.runners import Runner, make_runner
+from benchrun.sweep import write_sweep_summary
+
+EXIT_CODES: dict[Status, int] = {"completed": 0, "completed_with_errors": 0, "failed": 3, "interrupted": 130}
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -18,12 +30,83 @@ def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**cfg, "runner": {**cfg["runner"], "model": model}} for model in models]
 
 
-def run(config: Any, cwd: Path | None = None) -> int:
-    """Compile (and with dry_run, print the plan); returns the exit code."""
+def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | None = None) -> int:
+    """Compile, then (unless dry_run) ask, grade and archive; returns the exit code."""
     cwd = cwd or Path.cwd()
     cfg = plain_config(config, cwd)
-    plans = [compile_plan(one, cwd) for one in model_configs(cfg)]
-    out = console.stdout()
-    for plan in plans:
-        console.print_plan(plan.manifest, out)
-    return 0
+    configs = model_configs(cfg)
+    if cfg.get("dry_run"):
+        out = console.stdout()
+        for one in configs:
+            console.print_plan(compile_plan(one, cwd).manifest, out)
+        return 0
+    if len(configs) == 1:
+        return run_one(configs[0], run_dir, overrides, cwd)
+    codes = [run_one(one, run_dir / f"{i}_{slug(one['runner']['model'])}", overrides, cwd, sweep=run_dir)
+             for i, one in enumerate(configs)]
+    console.print_sweep(write_sweep_summary(run_dir), run_dir, console.stdout())
+    return max(codes)
+
+
+def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path,
+            sweep: Path | None = None) -> int:
+    """One model: compile, preflight, execute; every outcome, failures included, is recorded in run_dir."""
+    info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=cfg["task"]["name"],
+                   model=cfg["runner"]["model"], manifest_id=None, overrides=tuple(overrides),
+                   runner=_public_runner(cfg["runner"]), environment=environment(), counts=Counts(samples=0),
+                   sweep=str(sweep) if sweep else None)
+    config_yaml = yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
+    try:
+        plan = compile_plan(cfg, cwd)
+    except BenchrunError as err:
+        writer = RunWriter(run_dir, info)
+        writer.start(None, config_yaml)
+        writer.finish("failed", str(err))
+        raise
+    info = info.model_copy(update={"manifest_id": plan.manifest.id,
+                                   "counts": Counts(samples=len(plan.manifest.samples))})
+    writer = RunWriter(run_dir, info)
+    writer.start(plan.manifest, config_yaml)
+    status = asyncio.run(_execute(plan, cfg["runner"], writer))
+    console.print_results(run_dir, writer.info, writer.summary, console.stdout())
+    return EXIT_CODES[status]
+
+
+def _public_runner(runner: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in runner.items() if "key" not in k or k == "api_key_env"}
+
+
+async def _execute(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) -> Status:
+    """Preflight, then every sample; the status the run ended with (recorded in run.json)."""
+    runner = make_runner(runner_cfg)
+    try:
+        await _preflight(runner, writer)
+        policy = Policy(concurrency=runner_cfg.get("concurrency", 1), retries=runner_cfg.get("retries", 2))
+        with console.progress(len(plan.manifest.samples)) as advance:
+            executor = Executor(plan.manifest, runner, Grader(plan.manifest, plan.scorers),
+                                _recorder(writer, advance), policy)
+            await executor.run(plan.manifest.samples)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        writer.finish("interrupted", "stopped before every sample was asked")
+        raise
+    finally:
+        await runner.aclose()
+    counts = writer.counts
+    return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
+                         else "completed").status
+
+
+async def _preflight(runner: Runner, writer: RunWriter) -> None:
+    try:
+        identity = await runner.identify()
+    except BenchrunError as err:
+        writer.finish("failed", str(err))
+        raise
+    writer.identified(identity, runner.public_config())
+
+
+def _recorder(writer: RunWriter, advance: Callable[[bool], None]) -> Sink:
+    def record(response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+        writer.record(response, scores)
+        advance(response.error is not None)
+    return record

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from benchrun.manifest import Manifest
+from benchrun.records import MetricSummary, RunInfo, Summary, SweepSummary
 
 
 WIDE = 160
@@ -52,3 +58,80 @@ def print_plan(manifest: Manifest, console: Console) -> None:
     console.print(f"{len(manifest.tasks)} tasks, {n} samples -> {n} model calls "
                   f"(dry run: no model was called)")
     console.print(f"manifest id: {manifest.id}")
+
+
+class RateColumn(ProgressColumn):
+    """Samples per second."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:.1f}/s" if task.speed else "-/s")
+
+
+@contextmanager
+def progress(total: int) -> Iterator[Callable[[bool], None]]:
+    """A progress bar (done/total, errors, rate) on a terminal; yields `advance(failed)`."""
+    console = stdout()
+    bar = Progress(TextColumn("[bold]asking"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("errors {task.fields[errors]}"), RateColumn(),
+                   TimeElapsedColumn(), console=console, disable=not console.is_terminal)
+    errors = 0
+    with bar:
+        task = bar.add_task("asking", total=total, errors=0)
+
+        def advance(failed: bool) -> None:
+            nonlocal errors
+            errors += failed
+            bar.update(task, advance=1, errors=errors)
+
+        yield advance
+
+
+def metrics_table(summary: Summary) -> Table:
+    """task x metric: mean, standard error, n and errors."""
+    table = Table(title=f"{summary.model}", title_justify="left")
+    for column in ("task", "metric", "mean", "stderr", "n", "errors"):
+        table.add_column(column, justify="left" if column in ("task", "metric") else "right")
+    for line in summary.metrics:
+        table.add_row(line.task, line.metric, _number(line.mean), _number(line.stderr), str(line.n), str(line.errors))
+    return table
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console: Console) -> None:
+    """The end of a run: the metrics table, the status and where the run directory is."""
+    if summary is not None:
+        console.print(metrics_table(summary))
+    counts = info.counts
+    console.print(f"{info.status}: {counts.responses}/{counts.samples} samples, {counts.request_errors} request "
+                  f"errors, {counts.scorer_errors} scorer errors, {counts.format_invalid} invalid formats")
+    console.print(f"run directory: {run_dir}")
+
+
+def sweep_table(summary: SweepSummary) -> Table:
+    """task x metric rows, one column per job: mean ± stderr (n)."""
+    table = Table(title="sweep", title_justify="left")
+    table.add_column("task")
+    table.add_column("metric")
+    for job in summary.jobs:
+        table.add_column(job.model or job.dir, justify="right")
+    for line in summary.metrics:
+        table.add_row(line.task, line.metric, *(_cell(line.jobs.get(job.dir)) for job in summary.jobs))
+    return table
+
+
+def _cell(line: MetricSummary | None) -> str:
+    if line is None or line.mean is None:
+        return "-"
+    stderr = f" ± {line.stderr:.3f}" if line.stderr is not None else ""
+    return f"{line.mean:.3f}{stderr} (n={line.n})"
+
+
+def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> None:
+    """The sweep table, each failed job with its reason, and where the sweep directory is."""
+    console.print(sweep_table(summary))
+    for job in summary.failed:
+        console.print(f"job {job.dir} ({job.model or 'unknown model'}) {job.status}: {job.reason}")
+    console.print(f"sweep directory: {sweep_dir}")

@@ -10,8 +10,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict
-
+from benchrun.records import ErrorInfo
 from benchrun.usercode import defined_here, import_file
 
 CUSTOM_FILE = "custom_scorer.py"
@@ -78,21 +77,12 @@ def source_sha256(fn: Scorer) -> str:
     return hashlib.sha256(inspect.getsource(fn).encode("utf-8")).hexdigest()
 
 
-class ScoreError(BaseModel):
-    """A scorer that raised or returned something that is not a number, stored as data."""
-
-    model_config = ConfigDict(frozen=True)
-
-    type: str
-    message: str
-
-
-def score(name: str, fn: Scorer, response: str, reference: Any) -> dict[str, Metric] | ScoreError:
+def score(name: str, fn: Scorer, response: str, reference: Any) -> dict[str, Metric] | ErrorInfo:
     """Call one scorer; its metrics by name (`name` or `name.key`), or the error it raised."""
     try:
         return metrics(name, fn(response, reference))
     except Exception as err:  # a scorer's failure is recorded for its sample, never raised
-        return ScoreError(type=type(err).__name__, message=str(err))
+        return ErrorInfo.of(err)
 
 
 def metrics(name: str, result: Any) -> dict[str, Metric]:

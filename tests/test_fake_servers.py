@@ -17,8 +17,7 @@ import ollama
 import pytest
 from pydantic import BaseModel, Field
 
-from benchrun.testing.http_fake import fake_digest
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,23 +148,22 @@ def test_attempts_count_per_model_and_prompt() -> None:
 
 
 def test_error_without_text_uses_status_phrase() -> None:
-    with FakeOllama(responder=lambda req: Reply(status=503)) as srv, ollama.Client(host=srv.url) as client:
-        with pytest.raises(ollama.ResponseError) as err:
-            client.chat(model="llama3.2", messages=USER_HI)
+    with FakeOllama(responder=lambda req: Reply(status=503)) as srv, ollama.Client(host=srv.url) as client, \
+            pytest.raises(ollama.ResponseError) as err:
+        client.chat(model="llama3.2", messages=USER_HI)
     assert (err.value.status_code, err.value.error) == (503, "Service Unavailable")
 
 
 def test_drop_closes_the_connection_without_a_response() -> None:
-    with FakeOllama(responder=lambda req: Reply(drop=True)) as srv, ollama.Client(host=srv.url) as client:
-        with pytest.raises(httpx.RemoteProtocolError):
-            client.chat(model="llama3.2", messages=USER_HI)
+    with FakeOllama(responder=lambda req: Reply(drop=True)) as srv, ollama.Client(host=srv.url) as client, \
+            pytest.raises(httpx.RemoteProtocolError):
+        client.chat(model="llama3.2", messages=USER_HI)
 
 
 def test_delay_beyond_the_client_timeout_times_out() -> None:
     with FakeOllama(responder=lambda req: Reply(content="late", delay_s=1.0)) as srv, \
-            ollama.Client(host=srv.url, timeout=0.1) as client:
-        with pytest.raises(httpx.ReadTimeout):
-            client.chat(model="llama3.2", messages=USER_HI)
+            ollama.Client(host=srv.url, timeout=0.1) as client, pytest.raises(httpx.ReadTimeout):
+        client.chat(model="llama3.2", messages=USER_HI)
 
 
 def test_stop_refuses_connections_and_start_reuses_the_port(srv: FakeOllama) -> None:

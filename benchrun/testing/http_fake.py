@@ -63,7 +63,7 @@ class Reply:
         return self.error or HTTPStatus(self.status).phrase
 
 
-Responder = Callable[[ChatRequest], "Reply | str"]
+Responder = Callable[[ChatRequest], Reply | str]
 
 
 def fake_digest(name: str) -> str:
@@ -88,8 +88,8 @@ def sample_instance(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = 
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:
             return sample_instance(schema[key][0], defs)
-    kind = schema.get("type")
-    kind = kind[0] if isinstance(kind, list) else kind
+    kinds = schema.get("type") or "null"
+    kind = kinds[0] if isinstance(kinds, list) else kinds
     if kind == "object":
         return {name: sample_instance(sub, defs) for name, sub in schema.get("properties", {}).items()}
     scalars = {"array": [], "string": "ok", "integer": int(schema.get("minimum", 0)),
@@ -149,7 +149,7 @@ def json_response(obj: Any, status: int = 200) -> Response:
     return Response(status, json.dumps(obj).encode())
 
 
-Route = Callable[[Request], "Response | None"]
+Route = Callable[[Request], Response | None]
 _S = TypeVar("_S", bound="FakeServer")
 
 
@@ -171,8 +171,7 @@ class FakeServer:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_parallel) if max_parallel else contextlib.nullcontext()
         self._routes = self.routes()
-        self._server: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._running: tuple[_HTTPServer, threading.Thread] | None = None
 
     def routes(self) -> dict[tuple[str, str], Route]:
         """(method, path) → handler; a handler returning None drops the connection."""
@@ -184,22 +183,24 @@ class FakeServer:
 
     def start(self: _S) -> _S:
         """Listen (on the same port as before after a `stop()`) and serve in a daemon thread."""
-        if self._server is None:
-            self._server = _HTTPServer(self, self.port)
-            self.port = self._server.server_address[1]
-            self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                            name=f"{type(self).__name__}:{self.port}", daemon=True)
-            self._thread.start()
+        if self._running is None:
+            server = _HTTPServer(self, self.port)
+            self.port = server.server_address[1]
+            thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                      name=f"{type(self).__name__}:{self.port}", daemon=True)
+            thread.start()
+            self._running = server, thread
         return self
 
     def stop(self) -> None:
         """Close the listening socket and every open connection; new connections are refused."""
-        server, self._server = self._server, None
-        if server is not None and self._thread is not None:
-            server.shutdown()
-            server.server_close()
-            server.close_connections()
-            self._thread.join()
+        if self._running is None:
+            return
+        (server, thread), self._running = self._running, None
+        server.shutdown()
+        server.server_close()
+        server.close_connections()
+        thread.join()
 
     def __enter__(self: _S) -> _S:
         return self.start()
@@ -333,7 +334,7 @@ class _HTTPServer(ThreadingHTTPServer):
     def server_bind(self) -> None:
         """Bind without HTTPServer's reverse DNS lookup of the host name."""
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        self.server_name, self.server_port = self.socket.getsockname()[:2]
 
     def track(self, conn: socket.socket) -> None:
         with self._conn_lock:

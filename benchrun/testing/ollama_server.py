@@ -77,7 +77,7 @@ class FakeOllama(FakeServer):
         name = body.get("model") or ""
         if self.find_model(name) is None:
             return json_response({"error": f'model "{name}" not found, try pulling it first'}, 404)
-        reply = self.answer(self._chat_request(request.path, body))
+        reply = self.answer(self._chat_request(request.path, name, body))
         if reply.drop:
             return None
         if reply.status != 200:
@@ -90,7 +90,7 @@ class FakeOllama(FakeServer):
         lines = b"".join(json.dumps(chunk).encode() + b"\n" for chunk in [*pieces, final])
         return Response(200, lines, "application/x-ndjson")
 
-    def _chat_request(self, path: str, body: dict[str, Any]) -> ChatRequest:
+    def _chat_request(self, path: str, model: str, body: dict[str, Any]) -> ChatRequest:
         if path == "/api/generate":
             prompt = body.get("prompt") or ""
             system = [{"role": "system", "content": body["system"]}] if body.get("system") else []
@@ -99,9 +99,9 @@ class FakeOllama(FakeServer):
             messages = list(body.get("messages") or [])
             prompt = last_user_text(messages)
         return ChatRequest(
-            model=body["model"], messages=messages, prompt=prompt, format=body.get("format") or None,
+            model=model, messages=messages, prompt=prompt, format=body.get("format") or None,
             options=dict(body.get("options") or {}), keep_alive=body.get("keep_alive"), think=body.get("think"),
-            attempt=self.next_attempt(body["model"], prompt), path=path,
+            attempt=self.next_attempt(model, prompt), path=path,
         )
 
 

@@ -103,7 +103,8 @@ def _format(response_format: Any) -> dict[str, Any] | str | None:
     """The JSON schema of a json_schema response_format, "json" for json_object, else None."""
     kind = response_format.get("type") if isinstance(response_format, dict) else None
     if kind == "json_schema":
-        return response_format.get("json_schema", {}).get("schema")
+        schema: dict[str, Any] | None = response_format.get("json_schema", {}).get("schema")
+        return schema
     return "json" if kind == "json_object" else None
 
 

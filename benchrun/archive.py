@@ -1,0 +1,155 @@
+"""The run directory: writing config, manifest, records, summary and run.json as a run goes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import socket
+import sys
+import uuid
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+from benchrun.grading import FORMAT_VALID
+from benchrun.manifest import Manifest
+from benchrun.records import Counts, FileDigest, ResponseRecord, RunInfo, ScoreRecord, Status, Summary
+from benchrun.summary import Tally
+
+CONFIG, MANIFEST, RUN, SUMMARY = "config.yaml", "manifest.json", "run.json", "summary.json"
+RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
+RECORD_FILES = (RESPONSES, SCORES)
+PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def environment() -> dict[str, object]:
+    """benchrun, Python and package versions, and the machine, for run.json."""
+    return {
+        "benchrun": _version("benchrun"), "python": platform.python_version(),
+        "platform": platform.platform(), "hostname": socket.gethostname(),
+        "packages": {name: _version(name) for name in PACKAGES},
+    }
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, sync it, then rename it over `path`."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class _Sink:
+    """An append-only JSON Lines file that keeps its sha256, size and line count as it grows."""
+
+    def __init__(self, path: Path):
+        self._hash, self.size, self.lines = hashlib.sha256(), 0, 0
+        if path.exists():
+            self._absorb(path)
+        self._file: IO[bytes] = open(path, "ab")
+
+    def _absorb(self, path: Path) -> None:
+        with open(path, "rb") as handle:
+            for line in handle:
+                self._count(line)
+
+    def _count(self, data: bytes) -> None:
+        self._hash.update(data)
+        self.size += len(data)
+        self.lines += data.count(b"\n")
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._count(data)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> FileDigest:
+        self._file.close()
+        return FileDigest(sha256=self._hash.hexdigest(), size=self.size, lines=self.lines)
+
+
+class RunWriter:
+    """Observes a run and keeps its directory current: records appended, status rewritten atomically."""
+
+    def __init__(self, run_dir: Path, info: RunInfo):
+        self.dir = run_dir
+        self.info = info
+        self._sinks: dict[str, _Sink] = {}
+        self._tally: Tally | None = None
+        self.summary: Summary | None = None
+        self._counts = info.counts.model_dump()
+
+    def start(self, manifest: Manifest | None, config_yaml: str) -> None:
+        """Write config.yaml, manifest.json and run.json (status running); open the record files."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
+        if manifest is not None:
+            write_atomic(self.dir / MANIFEST, manifest.canonical_json())
+            self._tally = Tally(t.name for t in manifest.tasks)
+            self._sinks = {name: _Sink(self.dir / name) for name in RECORD_FILES}
+        self._write_info()
+
+    def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
+        """Record the model's identity and the runner config as used (secrets excluded)."""
+        self.info = self.info.model_copy(update={"identity": identity, "runner": runner})
+        self._write_info()
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(**self._counts)
+
+    def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+        """Append one sample's response and score lines, flushed."""
+        self._sinks[RESPONSES].write(response.model_dump_json().encode() + b"\n")
+        sink = self._sinks[SCORES]
+        for score in scores:
+            sink.write(score.model_dump_json().encode() + b"\n")
+            self._tally.add(score)
+        self._sinks[RESPONSES].flush()
+        sink.flush()
+        self._count(response, scores)
+
+    def _count(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+        counts = self._counts
+        counts["responses"] += 1
+        counts["request_errors"] += response.error is not None
+        if response.error is None:
+            counts["scorer_errors"] += sum(s.error is not None for s in scores)
+            counts["format_invalid"] += sum(s.scorer == FORMAT_VALID and s.detail is not None for s in scores)
+
+    def finish(self, status: Status, reason: str | None = None) -> RunInfo:
+        """Close the records, write summary.json, then run.json with the final status and file digests."""
+        files = {name: sink.close() for name, sink in self._sinks.items()}
+        if self._tally is not None:
+            self.summary = Summary(manifest_id=self.info.manifest_id, model=self.info.model,
+                                   metrics=self._tally.summaries())
+            write_atomic(self.dir / SUMMARY, self.summary.model_dump_json(indent=2).encode() + b"\n")
+        self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
+                                                 "files": files})
+        self._write_info()
+        return self.info
+
+    def _write_info(self) -> None:
+        self.info = self.info.model_copy(update={"counts": self.counts})
+        write_atomic(self.dir / RUN, self.info.model_dump_json(indent=2).encode() + b"\n")

@@ -1,0 +1,98 @@
+"""Asking every sample of a manifest: bounded concurrency, retries with backoff, grading as answers arrive."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+from benchrun.grading import Grader
+from benchrun.manifest import Manifest, Sample
+from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.runners import Completion, Retryable, Runner
+
+Sink = Callable[[ResponseRecord, list[ScoreRecord]], None]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How hard to try: requests in flight, extra attempts, and the backoff between them."""
+
+    concurrency: int = 1
+    retries: int = 2
+    backoff_s: float = 0.5
+    backoff_max_s: float = 8.0
+
+
+@dataclass
+class _Outcome:
+    completion: Completion | None = None
+    failures: list[Attempt] = field(default_factory=list)
+    error: ErrorInfo | None = None
+
+
+class Executor:
+    """Sends samples to a runner and hands each graded result to `sink` as soon as it is ready."""
+
+    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, sink: Sink, policy: Policy):
+        self.manifest, self.runner, self.grader, self.sink, self.policy = manifest, runner, grader, sink, policy
+        self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
+
+    async def run(self, samples: Iterable[Sample]) -> None:
+        """Ask every sample, `policy.concurrency` at a time; returns when all are recorded."""
+        queue = iter(samples)
+        workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.policy.concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for worker in workers:
+                worker.cancel()
+
+    async def _worker(self, queue: Iterator[Sample]) -> None:
+        for sample in queue:
+            started = time.perf_counter()
+            outcome = await self._ask(sample)
+            response = _response(sample, outcome, time.perf_counter() - started)
+            self.sink(response, self.grader.grade(sample, response))
+
+    async def _ask(self, sample: Sample) -> _Outcome:
+        outcome = _Outcome()
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    outcome.completion = await self._timed(sample, outcome.failures)
+        except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
+            outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
+        return outcome
+
+    def _retrying(self) -> AsyncRetrying:
+        policy = self.policy
+        return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
+                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=policy.backoff_max_s))
+
+    async def _timed(self, sample: Sample, failures: list[Attempt]) -> Completion:
+        started = time.perf_counter()
+        try:
+            return await self.runner.complete(sample.prompt, self._schemas[sample.task])
+        except Exception as err:
+            failures.append(Attempt(number=len(failures) + 1, error=_error_info(err),
+                                    seconds=round(time.perf_counter() - started, 6)))
+            raise
+
+
+def _error_info(err: BaseException) -> ErrorInfo:
+    cause = err.__cause__ if isinstance(err, Retryable) and err.__cause__ else err
+    return ErrorInfo(type=type(cause).__name__, message=str(err) or type(err).__name__)
+
+
+def _response(sample: Sample, outcome: _Outcome, seconds: float) -> ResponseRecord:
+    done = outcome.completion
+    base = {"id": sample.id, "task": sample.task, "seconds": round(seconds, 6),
+            "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
+    if done is None:
+        return ResponseRecord(**base, text=None, error=outcome.error)
+    return ResponseRecord(**base, text=done.text, done_reason=done.done_reason, prompt_tokens=done.prompt_tokens,
+                          completion_tokens=done.completion_tokens, durations_ns=done.durations_ns, extra=done.extra)

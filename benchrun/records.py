@@ -1,0 +1,172 @@
+"""The record shapes of a run directory: responses, scores, summary and run.json."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from benchrun.manifest import Frozen
+
+RECORD_VERSION = 1
+Status = Literal["running", "completed", "completed_with_errors", "failed", "interrupted"]
+Number = int | float
+
+
+class ErrorInfo(Frozen):
+    """An error kept as data: the exception's type and message."""
+
+    type: str
+    message: str
+
+    @classmethod
+    def of(cls, err: BaseException) -> ErrorInfo:
+        return cls(type=type(err).__name__, message=str(err) or type(err).__name__)
+
+
+class Attempt(Frozen):
+    """One try at a request that failed (a retried error, or the last one)."""
+
+    number: int
+    error: ErrorInfo
+    seconds: float
+    """Wall time of this try."""
+
+
+class ResponseRecord(Frozen):
+    """One line of responses.jsonl: what the model answered for one sample, or why it did not."""
+
+    id: str
+    task: str
+    text: str | None
+    """The raw response text exactly as received; None when every attempt failed."""
+    done_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    durations_ns: dict[str, int] = Field(default_factory=dict)
+    """The server's own timings (total, load, prompt_eval, eval), when it reports them."""
+    seconds: float
+    """Wall time for the sample, retries included."""
+    attempts: int
+    """How many requests were sent for this sample."""
+    failed_attempts: tuple[Attempt, ...] = ()
+    error: ErrorInfo | None = None
+    """Set when no response was obtained."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Runner-specific response metadata (e.g. the served model id, system_fingerprint)."""
+
+
+class ScoreRecord(Frozen):
+    """One line of scores.jsonl: one scorer's result for one sample."""
+
+    id: str
+    task: str
+    scorer: str
+    """A scorer of the task, or `format_valid` (the response checked against its response class)."""
+    metrics: dict[str, Number] | None
+    """Metric name -> value; None when the scorer failed."""
+    error: ErrorInfo | None = None
+    detail: str | None = None
+    """Why a value is what it is; for format_valid, the validation error."""
+
+
+class MetricSummary(Frozen):
+    """One task x metric line of summary.json."""
+
+    task: str
+    metric: str
+    n: int
+    """Samples with a value."""
+    mean: float | None
+    stderr: float | None
+    """Standard error of the mean (sample standard deviation / sqrt(n)); None when n < 2."""
+    errors: int
+    """Samples with no value: the request or the scorer failed."""
+
+
+class Summary(Frozen):
+    """summary.json: per task x metric statistics of scores.jsonl."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    manifest_id: str
+    model: str
+    metrics: tuple[MetricSummary, ...]
+
+
+class FileDigest(Frozen):
+    """A record file as it was when the run finished."""
+
+    sha256: str
+    size: int
+    lines: int
+
+
+class Counts(Frozen):
+    samples: int
+    responses: int = 0
+    """Samples with a response record (answered or failed)."""
+    request_errors: int = 0
+    scorer_errors: int = 0
+    format_invalid: int = 0
+
+
+class RunInfo(Frozen):
+    """run.json: who, when, where and how the run went. Rewritten atomically as the run goes."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    run_id: str
+    status: Status
+    reason: str | None = None
+    """Why a run failed or was interrupted."""
+    started_at: str
+    ended_at: str | None = None
+    benchmark: str
+    model: str
+    manifest_id: str | None
+    """None when the run failed before it compiled."""
+    overrides: tuple[str, ...] = ()
+    runner: dict[str, Any]
+    """The runner config as used (host, concurrency, timeouts, ...), secrets excluded."""
+    identity: dict[str, Any] = Field(default_factory=dict)
+    """The model as the server describes it: digest, details, parameters, server version."""
+    environment: dict[str, Any]
+    counts: Counts
+    files: dict[str, FileDigest] = Field(default_factory=dict)
+    """sha256, size and lines of each record file when the run finished."""
+    sweep: str | None = None
+    """The sweep directory this run belongs to, if any."""
+    history: tuple[dict[str, Any], ...] = ()
+    """Earlier sessions of this run (resumes), oldest first."""
+
+
+class SweepJob(Frozen):
+    """One job of a sweep, as found on disk."""
+
+    dir: str
+    """The job's run directory, relative to the sweep directory."""
+    model: str | None
+    status: str
+    """The run's status, or `missing` when the job left no run.json."""
+    reason: str | None = None
+    run_id: str | None = None
+    manifest_id: str | None = None
+
+
+class SweepLine(Frozen):
+    """One task x metric across the jobs of a sweep (keyed by job directory)."""
+
+    task: str
+    metric: str
+    jobs: dict[str, MetricSummary]
+
+
+class SweepSummary(Frozen):
+    """sweep.json: the jobs of a sweep and their metrics side by side."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    jobs: tuple[SweepJob, ...]
+    metrics: tuple[SweepLine, ...]
+
+    @property
+    def failed(self) -> list[SweepJob]:
+        return [job for job in self.jobs if job.status in ("failed", "missing", "running", "interrupted")]

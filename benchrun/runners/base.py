@@ -1,0 +1,42 @@
+"""The runner interface: identify the model once, then complete one prompt at a time."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Completion(BaseModel):
+    """A model's answer to one prompt, with what the server says about it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    done_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    durations_ns: dict[str, int] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Retryable(Exception):
+    """A failure worth another try: a 5xx/429 answer, a dropped connection, a timeout."""
+
+
+class Runner(Protocol):
+    """What the executor needs from a way of reaching a model."""
+
+    async def identify(self) -> dict[str, Any]:
+        """Preflight: check the server and model, and describe the model (digest, versions, ...).
+
+        Raises RunnerError (one line, with the fix) when the run cannot start."""
+
+    async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
+        """One request: `prompt` answered in the JSON `schema`. Raises Retryable or another error."""
+
+    async def aclose(self) -> None:
+        """Release connections."""
+
+    def public_config(self) -> dict[str, Any]:
+        """The runner config as used, without secrets, for run.json."""

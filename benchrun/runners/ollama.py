@@ -1,0 +1,90 @@
+"""The Ollama runner: the official `ollama` AsyncClient against `runner.host`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import ollama
+
+from benchrun.errors import RunnerError
+from benchrun.runners.base import Completion, Retryable
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+_DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+
+
+class OllamaRunner:
+    """One model on one Ollama server; options, keep_alive and think sent with every request."""
+
+    def __init__(self, runner: dict[str, Any]):
+        self.config = runner
+        self.host = base_url(runner.get("host") or DEFAULT_HOST)
+        self.model = runner["model"]
+        limits = httpx.Limits(max_connections=runner.get("concurrency", 1), max_keepalive_connections=None)
+        self.client = ollama.AsyncClient(host=self.host, timeout=runner.get("timeout_s", 120), limits=limits)
+        self._request = {"options": runner.get("options") or {}}
+        self._request.update({k: runner[k] for k in ("keep_alive", "think") if runner.get(k) is not None})
+
+    async def identify(self) -> dict[str, Any]:
+        """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
+        listed = await self._listed_model()
+        shown = await self._call(self.client.show(listed.model))
+        version = await self._call(self._version())
+        return {
+            "name": listed.model, "digest": listed.digest, "size": listed.size,
+            "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
+            "parameters": shown.parameters, "template": shown.template,
+            "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
+            "server_version": version.json().get("version"),
+        }
+
+    async def _version(self) -> httpx.Response:
+        async with httpx.AsyncClient(base_url=self.host, timeout=self.config.get("timeout_s", 120)) as http:
+            return (await http.get("/api/version")).raise_for_status()
+
+    async def _listed_model(self) -> Any:
+        models = (await self._call(self.client.list())).models
+        for entry in models:
+            if entry.model in (self.model, f"{self.model}:latest"):
+                return entry
+        have = ", ".join(sorted(m.model for m in models)) or "none"
+        raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
+                          f"run `ollama pull {self.model}` or pick another runner.model")
+
+    async def _call(self, awaitable: Any) -> Any:
+        try:
+            return await awaitable
+        except (ConnectionError, httpx.TransportError) as err:
+            raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
+                              "`ollama serve`, or point runner.host at a running server") from None
+        except (ollama.ResponseError, httpx.HTTPStatusError) as err:
+            raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
+
+    async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
+        try:
+            response = await self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
+                                              format=schema, **self._request)
+        except ollama.ResponseError as err:
+            if err.status_code >= 500 or err.status_code == 429:
+                raise Retryable(f"HTTP {err.status_code}: {err.error}") from err
+            raise
+        except (ConnectionError, httpx.TransportError) as err:
+            raise Retryable(f"{type(err).__name__}: {err or 'no answer'}") from err
+        return Completion(
+            text=response.message.content or "", done_reason=response.done_reason,
+            prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
+            durations_ns={name.removesuffix("_duration"): getattr(response, name)
+                          for name in _DURATIONS if getattr(response, name) is not None},
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    def public_config(self) -> dict[str, Any]:
+        return {**self.config, "host": self.host}
+
+
+def base_url(host: str) -> str:
+    """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
+    return (host if "://" in host else f"http://{host}").rstrip("/")
