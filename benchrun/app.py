@@ -81,7 +81,8 @@ async def _execute(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) ->
     runner = make_runner(runner_cfg)
     try:
         await _preflight(runner, writer)
-        policy = Policy(concurrency=runner_cfg.get("concurrency", 1), retries=runner_cfg.get("retries", 2))
+        policy = Policy(concurrency=runner_cfg.get("concurrency", 1), retries=runner_cfg.get("retries", 2),
+                        backoff_s=runner_cfg.get("backoff_s", 0.5))
         with console.progress(len(plan.manifest.samples)) as advance:
             executor = Executor(plan.manifest, runner, Grader(plan.manifest, plan.scorers),
                                 _recorder(writer, advance), policy)

@@ -15,7 +15,8 @@ from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSp
 from benchrun.resources import DEMO_SCHEME
 from benchrun.sources import TASKS_DIR, TASKS_FILE, TaskSpec, read_tasks
 
-EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries")
+EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries",
+                  "backoff_s")
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
 _TOP_FILES = (TASKS_FILE, scoring.CUSTOM_FILE, formats.CUSTOM_FILE)
 _FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")

@@ -19,6 +19,7 @@ TASKS_DIR = "tasks"
 Column = list[Any]
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class TaskSpec(BaseModel):
@@ -75,16 +76,26 @@ def read_tasks(bench: Path) -> list[TaskSpec]:
 
 
 def load_yaml(path: Path, rel: str) -> Any:
-    """Parse a YAML file; a syntax error names the line and column."""
+    """Parse a YAML file (with libyaml when installed); a syntax error names the line and column."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
+    try:
+        return yaml.load(text, Loader=_FAST_LOADER)
+    except yaml.YAMLError:
+        pass  # parsed again below: the pure-Python parser's messages name the problem and its context
+    try:
+        return yaml.safe_load(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         context = f" ({err.context} at {_position(err.context_mark)})" if err.problem and err.context_mark else ""
         where = f"{_position(mark)}: " if mark else ""
         raise TaskError(f"{where}YAML syntax error: {err.problem or err.context}{context}", file=rel) from None
-    except UnicodeDecodeError as err:
-        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
+    except yaml.reader.ReaderError as err:  # a control character: no mark, an offset into the text
+        line, column = text.count("\n", 0, err.position) + 1, err.position - text.rfind("\n", 0, err.position)
+        raise TaskError(f"line {line}, column {column}: YAML syntax error: {str(err).splitlines()[0]}",
+                        file=rel) from None
 
 
 def _position(mark: yaml.Mark) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Iterable
 
 from benchrun.records import MetricSummary, ScoreRecord
@@ -11,22 +12,26 @@ from benchrun.records import MetricSummary, ScoreRecord
 
 @dataclass
 class _Stats:
-    """Welford's running mean and sum of squared deviations."""
+    """Exact running sums (ints stay ints, floats become Fractions): the result is independent of order."""
 
     n: int = 0
-    mean: float = 0.0
-    m2: float = 0.0
+    total: int | Fraction = 0
+    total_sq: int | Fraction = 0
     errors: int = 0
 
-    def add(self, value: float) -> None:
+    def add(self, value: int | float) -> None:
+        exact = value if isinstance(value, int) else Fraction(value)
         self.n += 1
-        delta = value - self.mean
-        self.mean += delta / self.n
-        self.m2 += delta * (value - self.mean)
+        self.total += exact
+        self.total_sq += exact * exact
 
     def summary(self, task: str, metric: str) -> MetricSummary:
-        stderr = math.sqrt(self.m2 / (self.n - 1) / self.n) if self.n > 1 else None
-        return MetricSummary(task=task, metric=metric, n=self.n, mean=self.mean if self.n else None,
+        mean = Fraction(self.total, self.n) if self.n else None
+        stderr = None
+        if self.n > 1:
+            variance = (self.total_sq - self.n * mean * mean) / (self.n - 1)
+            stderr = math.sqrt(variance / self.n)
+        return MetricSummary(task=task, metric=metric, n=self.n, mean=None if mean is None else float(mean),
                              stderr=stderr, errors=self.errors)
 
 

@@ -45,6 +45,20 @@ def test_yaml_indentation_error_names_line_and_column(tmp_path):
         "in 'tasks.yml': line 3, column 10: YAML syntax error: mapping values are not allowed here")
 
 
+def test_yaml_control_character_names_line_and_column(tmp_path):
+    files = {"tasks.yml": "- name: t\n  template: say\x01 {a}\n  values: {a: [1]}\n"}
+    assert compile_error(tmp_path, files) == (
+        "in 'tasks.yml': line 2, column 16: YAML syntax error: unacceptable character #x0001: "
+        "special characters are not allowed")
+
+
+def test_tasks_yml_that_is_not_utf8(tmp_path):
+    bench = write_bench(tmp_path, {})
+    (bench / "tasks.yml").write_bytes("- name: caf\u00e9\n".encode("latin-1"))
+    assert config_error(tmp_path, config(bench), TaskError) == (
+        "in 'tasks.yml': not UTF-8 text (invalid continuation byte)")
+
+
 def test_unknown_task_key_suggests_the_right_one(tmp_path):
     files = {"tasks.yml": tasks_yml(task(), task("typo", scorrer="contains"))}
     assert compile_error(tmp_path, files) == (

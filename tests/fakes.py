@@ -1,0 +1,51 @@
+"""Deterministic model answers for the shipped benchmarks, and helpers to run benchrun against a fake server."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from benchrun.testing.ollama_server import ChatRequest, Reply
+from tests.conftest import run_benchrun
+
+SYMBOLS = {"@": {"answer": "at"}, "$": {"answer": "dollar"}, "#": {"answer": "hash or pound"}}
+DIRECTIONS = {"^": {"name": "carat", "direction": "up"}, "<": {"name": "less", "direction": "right"},
+              ">": {"name": "greater than", "direction": "right"}}
+SUMS = {(2, 3): "5", (4, 5): "9", (8, 9): "16"}
+
+
+def listbench_answer(req: ChatRequest) -> Reply | str:
+    """product: (3,4) wrong; product_combination: (5,5) wrong, 'add' when a == 2; symbols and directions above."""
+    if m := re.fullmatch(r"find the product of (\d+) and (\d+)", req.prompt):
+        a, b = int(m[1]), int(m[2])
+        if "justification" in req.format["properties"]:
+            answer = 24 if (a, b) == (5, 5) else a * b
+            return json.dumps({"answer": answer, "justification": "add a to itself b times" if a == 2 else "times"})
+        return json.dumps({"answer": 11 if (a, b) == (3, 4) else a * b})
+    if m := re.fullmatch(r"what is the name for the following symbol\? (.)", req.prompt):
+        return json.dumps(SYMBOLS[m[1]])
+    if m := re.fullmatch(r"what direction does the (.) symbol point\? and what is its name ", req.prompt):
+        return json.dumps(DIRECTIONS[m[1]])
+    if m := re.fullmatch(r"what is (\d+) \+ (\d+)\?", req.prompt):
+        return json.dumps({"answer": SUMS[int(m[1]), int(m[2])]})
+    return Reply(status=400, error=f"unexpected prompt {req.prompt!r}")
+
+
+def run_dir_of(stdout: str) -> Path:
+    return Path(re.search(r"^run directory: (.+)$", stdout, re.M)[1])
+
+
+def sweep_dir_of(stdout: str) -> Path:
+    return Path(re.search(r"^sweep directory: (.+)$", stdout, re.M)[1])
+
+
+def bench_run(tmp_path: Path, url: str, *args: str, multirun: bool = False, timeout: float = 120):
+    """`python -m benchrun [-m] runner.host=url outputs=tmp_path/outputs args...` in tmp_path."""
+    flags = ["-m"] if multirun else []
+    return run_benchrun(*flags, f"runner.host={url}", f"outputs={tmp_path / 'outputs'}", *args, cwd=tmp_path,
+                        timeout=timeout)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
