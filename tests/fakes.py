@@ -49,3 +49,16 @@ def bench_run(tmp_path: Path, url: str, *args: str, multirun: bool = False, time
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def make_run(root: Path, *overrides: str, responder=listbench_answer, models=("llama3.2", "gemma3"),
+             multirun: bool = False) -> Path:
+    """A real run (or sweep) made by `python -m benchrun` in `root` against a fresh fake server; its directory."""
+    from benchrun.testing.ollama_server import FakeOllama
+
+    root.mkdir(parents=True, exist_ok=True)
+    with FakeOllama(models=list(models), responder=responder) as server:
+        result = bench_run(root, server.url, *overrides, multirun=multirun)
+    if result.returncode not in (0, 1):
+        raise AssertionError(f"benchrun failed ({result.returncode}): {result.stderr}")
+    return sweep_dir_of(result.stdout) if multirun else run_dir_of(result.stdout)

@@ -1,0 +1,1 @@
+"""Auditing past runs from the archive alone: list, show, rescore, compare, verify, export, resume, report."""

@@ -1,0 +1,59 @@
+"""`python -m benchrun.audit <command>` (also `benchrun-audit`): each command lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Sequence
+
+from benchrun import console
+from benchrun.errors import BenchrunError
+
+COMMANDS = {
+    "list": ("listing", "every run under the archive root, newest first"),
+    "show": ("show", "one run: overrides, identity, metrics with 95%% intervals; --samples for each sample"),
+    "rescore": ("rescore", "score a run again from its archived responses, without any model server"),
+    "compare": ("compare", "align runs by sample id: differing inputs, metric deltas, flips, significance"),
+    "verify": ("verify", "prove a run is intact: manifest id, record hashes, benchmark sources"),
+    "export": ("export", "one row per sample x metric as CSV or JSON Lines"),
+    "resume": ("resume", "finish an interrupted run from its own manifest"),
+    "report": ("report", "a self-contained HTML report of runs or a sweep"),
+}
+
+
+def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | None]:
+    """The top parser, with the chosen command's own options (only that command's module is imported)."""
+    parser = argparse.ArgumentParser(prog="benchrun-audit", description="Audit past benchrun runs from the archive alone.")
+    parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    module = None
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            module = importlib.import_module(f"benchrun.audit.{module_name}")
+            module.configure(sub)
+    return parser, module
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if a in COMMANDS), None)
+    parser, module = parser_for(command)
+    args = parser.parse_args(argv)
+    try:
+        return module.main(args)
+    except BenchrunError as err:
+        if args.verbose or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        console.error(str(err))
+        return err.exit_code
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

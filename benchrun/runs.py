@@ -1,0 +1,129 @@
+"""Reading run directories: `load_run(path)`, finding runs under an archive root, resolving id prefixes."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+from pydantic import ValidationError
+
+from benchrun.archive import CONFIG, MANIFEST, RESPONSES, RUN, SCORES, SUMMARY
+from benchrun.errors import ArchiveError
+from benchrun.manifest import Manifest
+from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Summary
+
+DEFAULT_ROOT = Path("outputs")
+
+
+class Run:
+    """One run directory, read lazily: run.json at once, the rest when asked, records streamed."""
+
+    def __init__(self, path: Path, info: RunInfo):
+        self.path = path
+        self.info = info
+
+    @property
+    def id(self) -> str:
+        return self.info.run_id
+
+    @cached_property
+    def manifest_bytes(self) -> bytes:
+        return self._read(MANIFEST)
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        try:
+            return Manifest.model_validate_json(self.manifest_bytes)
+        except ValidationError as err:
+            raise ArchiveError(f"not a valid manifest: {_first(err)}", file=str(self.path / MANIFEST)) from None
+
+    @cached_property
+    def summary(self) -> Summary | None:
+        path = self.path / SUMMARY
+        return Summary.model_validate_json(path.read_bytes()) if path.is_file() else None
+
+    @cached_property
+    def config(self) -> dict[str, Any]:
+        return yaml.safe_load(self._read(CONFIG)) or {}
+
+    def responses(self) -> Iterator[ResponseRecord]:
+        """responses.jsonl, one record at a time."""
+        yield from self._records(RESPONSES, ResponseRecord)
+
+    def scores(self) -> Iterator[ScoreRecord]:
+        """scores.jsonl, one record at a time."""
+        yield from self._records(SCORES, ScoreRecord)
+
+    def _records(self, name: str, model: type) -> Iterator[Any]:
+        path = self.path / name
+        if not path.is_file():
+            return
+        with open(path, "rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                try:
+                    yield model.model_validate_json(line)
+                except ValidationError as err:
+                    raise ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path)) from None
+
+    def _read(self, name: str) -> bytes:
+        try:
+            return (self.path / name).read_bytes()
+        except FileNotFoundError:
+            raise ArchiveError("missing", file=str(self.path / name)) from None
+
+
+def _first(err: ValidationError) -> str:
+    first = err.errors()[0]
+    return f"{'.'.join(map(str, first['loc'])) or 'record'}: {first['msg']}"
+
+
+def load_run(path: str | Path) -> Run:
+    """The run in directory `path` (it must hold a run.json)."""
+    path = Path(path)
+    try:
+        info = RunInfo.model_validate_json((path / RUN).read_bytes())
+    except FileNotFoundError:
+        raise ArchiveError("not a run directory (no run.json)", file=str(path)) from None
+    except (ValidationError, json.JSONDecodeError, ValueError) as err:
+        raise ArchiveError(f"unreadable run.json: {str(err).splitlines()[0]}", file=str(path / RUN)) from None
+    return Run(path, info)
+
+
+def run_dirs(root: Path = DEFAULT_ROOT) -> Iterator[Path]:
+    """Every directory under `root` holding a run.json (sweep jobs included); Hydra's folders skipped."""
+    if (root / RUN).is_file():
+        yield root
+        return
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.is_dir() and not entry.name.startswith("."):
+            yield from run_dirs(Path(entry.path))
+
+
+def find_runs(root: Path = DEFAULT_ROOT) -> Iterator[Run]:
+    """Every readable run under `root`, in directory order."""
+    for path in run_dirs(root):
+        try:
+            yield load_run(path)
+        except ArchiveError:
+            continue
+
+
+def resolve_run(ref: str, root: Path = DEFAULT_ROOT) -> Run:
+    """A run by path, or by an unambiguous prefix of its run id among the runs under `root`."""
+    if Path(ref).is_dir():
+        return load_run(ref)
+    matches = [run for run in find_runs(root) if run.id.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ArchiveError(f"no run directory or run id '{ref}' under {root}")
+    shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
+    raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
