@@ -31,6 +31,10 @@ import yaml
 import benchrun
 
 MB = 1024 * 1024
+SMALL_TARGET_S = 0.5
+"""'Well under a second' for the 10,000-sample grid."""
+LARGE_TARGET_S = 3.0
+"""'A few seconds' for the 100,000-sample grid."""
 SCORER = "def times(response, values):\n    return int(response.strip() == str(values['a'] * values['b']))\n"
 RSS_PROBE = """
 import json, resource, sys
@@ -134,9 +138,9 @@ def rss_growth(cfg: dict[str, Any]) -> int:
 
 def measure(case: Case, root: Path, repeats: int) -> Figures:
     cfg = config(case.write(root))
-    manifest = benchrun.compile(cfg)  # warm up: schemas, custom_scorer.py import
-    assert len(manifest.samples) == case.samples, (len(manifest.samples), case.samples)
-    del manifest
+    compiled = len(benchrun.compile(cfg).samples)  # also warms up: schemas, custom_scorer.py import
+    if compiled != case.samples:
+        raise SystemExit(f"{case.label}: compiled {compiled} samples, expected {case.samples}")
     seconds = timings(lambda: benchrun.compile(cfg), repeats)
     peak, kept = traced_memory(cfg)
     return Figures(case.samples, min(seconds), statistics.median(seconds), peak / MB, kept / case.samples,
@@ -159,11 +163,20 @@ def main() -> None:
           f"(import alone {imported - bare:.3f} s)\n")
     header = ("benchmark", "samples", "best s", "median s", "samples/s", "peak MB", "kept B/sample", "RSS +MB")
     print("{:<22}{:>9}{:>9}{:>10}{:>11}{:>9}{:>15}{:>9}".format(*header))
+    figures = {}
     with tempfile.TemporaryDirectory(prefix="benchrun-compile-bench-") as tmp:
         for case in CASES:
-            f = measure(case, Path(tmp), args.repeats)
+            f = figures[case] = measure(case, Path(tmp), args.repeats)
             print(f"{case.label:<22}{f.samples:>9,}{f.best_s:>9.3f}{f.median_s:>10.3f}{f.samples / f.best_s:>11,.0f}"
                   f"{f.peak_mb:>9.1f}{f.kept_bytes_per_sample:>15,.0f}{f.rss_growth_mb:>9.1f}")
+    small, large = figures[CASES[0]], figures[CASES[1]]
+    print(f"\ntarget 10k grid < {SMALL_TARGET_S} s beyond start-up: {_verdict(small.median_s <= SMALL_TARGET_S)}; "
+          f"100k < {LARGE_TARGET_S} s: {_verdict(large.median_s <= LARGE_TARGET_S)}; memory per sample "
+          f"100k/10k = {large.kept_bytes_per_sample / small.kept_bytes_per_sample:.2f} (1.00 = proportional)")
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
 
 
 if __name__ == "__main__":
