@@ -15,6 +15,7 @@ from benchrun.config import plain_config, slug
 from benchrun.errors import BenchrunError
 from benchrun.executor import Executor, Policy, Sink
 from benchrun.grading import Grader
+from benchrun.manifest import Sample
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner
 from benchrun.sweep import write_sweep_summary
@@ -67,7 +68,7 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
                                    "counts": Counts(samples=len(plan.manifest.samples))})
     writer = RunWriter(run_dir, info)
     writer.start(plan.manifest, config_yaml)
-    status = asyncio.run(_execute(plan, cfg["runner"], writer))
+    status = asyncio.run(_ask_all(plan, cfg["runner"], writer))
     console.print_results(run_dir, writer.info, writer.summary, console.stdout())
     return EXIT_CODES[status]
 
@@ -76,34 +77,36 @@ def _public_runner(runner: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in runner.items() if "key" not in k or k == "api_key_env"}
 
 
-async def _execute(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) -> Status:
-    """Preflight, then every sample; the status the run ended with (recorded in run.json)."""
+async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) -> Status:
     runner = make_runner(runner_cfg)
     try:
-        await _preflight(runner, writer)
-        policy = Policy(concurrency=runner_cfg.get("concurrency", 1), retries=runner_cfg.get("retries", 2),
-                        backoff_s=runner_cfg.get("backoff_s", 0.5))
-        with console.progress(len(plan.manifest.samples)) as advance:
+        try:
+            identity = await runner.identify()
+        except BenchrunError as err:
+            writer.finish("failed", str(err))
+            raise
+        writer.identified(identity, runner.public_config())
+        return await execute(plan, runner, runner_cfg, writer, plan.manifest.samples)
+    finally:
+        await runner.aclose()
+
+
+async def execute(plan: Plan, runner: Runner, runner_cfg: dict[str, Any], writer: RunWriter,
+                  samples: Sequence[Sample]) -> Status:
+    """Ask `samples` with an identified runner, record each, and finish the run with its status."""
+    policy = Policy(concurrency=runner_cfg.get("concurrency", 1), retries=runner_cfg.get("retries", 2),
+                    backoff_s=runner_cfg.get("backoff_s", 0.5))
+    try:
+        with console.progress(len(samples)) as advance:
             executor = Executor(plan.manifest, runner, Grader(plan.manifest, plan.scorers),
                                 _recorder(writer, advance), policy)
-            await executor.run(plan.manifest.samples)
+            await executor.run(samples)
     except (KeyboardInterrupt, asyncio.CancelledError):
         writer.finish("interrupted", "stopped before every sample was asked")
         raise
-    finally:
-        await runner.aclose()
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
-
-
-async def _preflight(runner: Runner, writer: RunWriter) -> None:
-    try:
-        identity = await runner.identify()
-    except BenchrunError as err:
-        writer.finish("failed", str(err))
-        raise
-    writer.identified(identity, runner.public_config())
 
 
 def _recorder(writer: RunWriter, advance: Callable[[bool], None]) -> Sink:

@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterable
 
 from benchrun.grading import FORMAT_VALID
 from benchrun.manifest import Manifest
@@ -119,24 +119,45 @@ class RunWriter:
     def counts(self) -> Counts:
         return Counts(**self._counts)
 
+    def reopen(self, manifest: Manifest, responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]) -> None:
+        """Continue an existing run directory: its records counted and tallied, new ones appended."""
+        self._tally = Tally(t.name for t in manifest.tasks)
+        failed = set()
+        for response in responses:
+            self._count_response(response)
+            if response.error is not None:
+                failed.add(response.id)
+        for score in scores:
+            self._tally.add(score)
+            self._count_score(score, score.id in failed)
+        self._sinks = {name: _Sink(self.dir / name) for name in RECORD_FILES}
+        self._write_info()
+
     def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
         """Append one sample's response and score lines, flushed."""
         self._sinks[RESPONSES].write(response.model_dump_json().encode() + b"\n")
+        self._count_response(response)
+        self.record_scores(response, scores)
+
+    def record_scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+        """Append the score lines of a response already recorded, flushed after its response."""
         sink = self._sinks[SCORES]
+        failed = response.error is not None
         for score in scores:
             sink.write(score.model_dump_json().encode() + b"\n")
             self._tally.add(score)
+            self._count_score(score, failed)
         self._sinks[RESPONSES].flush()
         sink.flush()
-        self._count(response, scores)
 
-    def _count(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
-        counts = self._counts
-        counts["responses"] += 1
-        counts["request_errors"] += response.error is not None
-        if response.error is None:
-            counts["scorer_errors"] += sum(s.error is not None for s in scores)
-            counts["format_invalid"] += sum(s.scorer == FORMAT_VALID and s.detail is not None for s in scores)
+    def _count_response(self, response: ResponseRecord) -> None:
+        self._counts["responses"] += 1
+        self._counts["request_errors"] += response.error is not None
+
+    def _count_score(self, score: ScoreRecord, response_failed: bool) -> None:
+        if not response_failed:
+            self._counts["scorer_errors"] += score.error is not None
+            self._counts["format_invalid"] += score.scorer == FORMAT_VALID and score.detail is not None
 
     def finish(self, status: Status, reason: str | None = None) -> RunInfo:
         """Close the records, write summary.json, then run.json with the final status and file digests."""

@@ -1,0 +1,143 @@
+"""`resume`: finishing a run whose executor was killed, exactly once per sample."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchrun.resources import demos_dir
+from benchrun.testing.ollama_server import FakeOllama
+from tests.conftest import run_benchrun
+from tests.fakes import make_run, read_jsonl
+
+pytestmark = pytest.mark.slow
+N = 60
+
+
+def write_bench(path: Path) -> Path:
+    path.mkdir(parents=True)
+    shutil.copy(demos_dir() / "listbench" / "custom_scorer.py", path)
+    (path / "tasks.yml").write_text(
+        "- name: times7\n  template: 'find the product of {a} and {b}'\n"
+        f"  values:\n    a: {list(range(N))}\n    b: {[7] * N}\n"
+        "  reference: calculated\n  scorer: calculated_answer\n  format: IntAnswer\n")
+    return path
+
+
+def half_right(req) -> str:
+    a = int(req.prompt.split()[4])
+    return json.dumps({"answer": a * 7 if a % 2 == 0 else 0})
+
+
+def killed_run(tmp_path: Path, server: FakeOllama) -> Path:
+    """Start a run, SIGKILL it once at least 10 samples are recorded; its run directory."""
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
+                             f"outputs={tmp_path / 'outputs'}", "runner.concurrency=2"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = list((tmp_path / "outputs").glob("*/*/responses.jsonl"))
+        if found and found[0].read_bytes().count(b"\n") >= 10:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return found[0].parent
+
+
+def comparable(run_dir: Path, name: str) -> list[str]:
+    records = read_jsonl(run_dir / name)
+    for record in records:
+        record.pop("seconds", None)
+    return sorted(json.dumps(r, sort_keys=True) for r in records)
+
+
+def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
+    write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right, latency_s=0.05) as server:
+        run_dir = killed_run(tmp_path, server)
+        before = json.loads((run_dir / "run.json").read_text())
+        asked_before = len(server.requests)
+        assert before["status"] == "running"
+        answered = {r["id"] for r in read_jsonl(run_dir / "responses.jsonl")}
+        assert 10 <= len(answered) < N
+        result = run_benchrun("resume", before["run_id"][:8], "--root", "outputs", cwd=tmp_path,
+                              module="benchrun.audit")
+        assert result.returncode == 0, result.stderr
+        asked_after = [r["messages"][-1]["content"] for r in server.requests[asked_before:] if r["path"] == "/api/chat"]
+    responses = read_jsonl(run_dir / "responses.jsonl")
+    assert sorted(r["id"] for r in responses) == sorted(f"times7:a={a},b=7" for a in range(N))
+    assert len(asked_after) == N - len(answered)
+    scores = read_jsonl(run_dir / "scores.jsonl")
+    assert sorted((s["id"], s["scorer"]) for s in scores) == sorted(
+        (f"times7:a={a},b=7", scorer) for a in range(N) for scorer in ("format_valid", "calculated_answer"))
+
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["status"] == "completed" and info["run_id"] == before["run_id"]
+    assert info["counts"] == {"samples": N, "responses": N, "request_errors": 0, "scorer_errors": 0,
+                              "format_invalid": 0}
+    [entry] = info["history"]
+    assert (entry["previous_status"], entry["forced"], entry["changed_sources"]) == ("running", False, [])
+
+    uninterrupted = make_run(tmp_path / "again", f"task.path={tmp_path / 'bench'}", responder=half_right)
+    for name in ("responses.jsonl", "scores.jsonl"):
+        assert comparable(run_dir, name) == comparable(uninterrupted, name)
+    assert (run_dir / "summary.json").read_text() == (uninterrupted / "summary.json").read_text()
+    assert "completed: 60/60 samples" in result.stdout
+
+
+def test_resume_refuses_changed_sources_unless_forced(tmp_path):
+    bench = write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right, latency_s=0.05) as server:
+        run_dir = killed_run(tmp_path, server)
+        (bench / "custom_scorer.py").write_text((bench / "custom_scorer.py").read_text() + "\n# edited\n")
+        refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        assert refused.returncode == 4
+        assert refused.stderr == (
+            "benchrun: error: the benchmark's sources changed since run "
+            f"{json.loads((run_dir / 'run.json').read_text())['run_id']}: custom_scorer.py (changed); "
+            "resume with --force to use them anyway (recorded in run.json)\n")
+        forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
+        assert forced.returncode == 0, forced.stderr
+    [entry] = json.loads((run_dir / "run.json").read_text())["history"]
+    assert (entry["forced"], entry["changed_sources"]) == (True, ["custom_scorer.py (changed)"])
+
+
+def test_resume_repairs_half_written_records(tmp_path):
+    bench = write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right, latency_s=0.05) as server:
+        run_dir = killed_run(tmp_path, server)
+        responses = (run_dir / "responses.jsonl").read_bytes()
+        first_id = json.loads(responses.splitlines()[0])["id"]
+        scores = [line for line in (run_dir / "scores.jsonl").read_bytes().splitlines(keepends=True)
+                  if json.loads(line)["id"] != first_id or json.loads(line)["scorer"] == "format_valid"]
+        (run_dir / "scores.jsonl").write_bytes(b"".join(scores) + b'{"id": "half')
+        (run_dir / "responses.jsonl").write_bytes(responses + b'{"id": "times7:a=59')
+        result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        assert result.returncode == 0, result.stderr
+    ids = [r["id"] for r in read_jsonl(run_dir / "responses.jsonl")]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == N
+    scores = read_jsonl(run_dir / "scores.jsonl")
+    assert sorted(s["scorer"] for s in scores if s["id"] == first_id) == ["calculated_answer", "format_valid"]
+    assert len(scores) == 2 * N
+    [entry] = json.loads((run_dir / "run.json").read_text())["history"]
+    assert entry["regraded"] == [first_id]
+    assert entry["dropped_lines"] == {"responses.jsonl": 1, "scores.jsonl": 2}
+    assert bench.is_dir()
+
+
+def test_a_finished_run_has_nothing_to_resume(tmp_path):
+    run_dir = make_run(tmp_path, "task=folderbench")
+    result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    assert (result.returncode, result.stderr) == (
+        4, f"benchrun: error: in '{run_dir}': run {run_id} is completed; nothing to resume\n")
