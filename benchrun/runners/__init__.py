@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from benchrun.errors import ConfigError
 from benchrun.runners.base import Completion, Retryable, Runner
 
-__all__ = ["Completion", "Retryable", "Runner", "make_runner"]
+__all__ = ["RUNNERS", "Completion", "Retryable", "Runner", "make_runner"]
+
+RUNNERS = {
+    "ollama": "benchrun.runners.ollama:OllamaRunner",
+    "openai": "benchrun.runners.openai:OpenAIRunner",
+    "local": "benchrun.runners.local:LocalRunner",
+}
+"""runner.type -> the class implementing it (imported only when used)."""
 
 
 def make_runner(runner: dict[str, Any]) -> Runner:
     """The runner for a resolved `runner` config (one model)."""
-    kind = runner["type"]
-    if kind == "ollama":
-        from benchrun.runners.ollama import OllamaRunner
-        return OllamaRunner(runner)
-    raise ConfigError(f"runner type '{kind}' is not available", key="runner.type")
+    target = RUNNERS.get(runner["type"])
+    if target is None:
+        raise ConfigError(f"unknown runner type '{runner['type']}' (known: {', '.join(RUNNERS)})", key="runner.type")
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)(runner)
