@@ -20,6 +20,7 @@ from benchrun.resources import conf_dir
 
 VERBOSE_FLAG = "--verbose"
 INTERRUPTED = 130
+register_resolvers()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
 
 @hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
@@ -46,7 +47,6 @@ def main() -> None:
     if VERBOSE_FLAG in sys.argv:
         sys.argv.remove(VERBOSE_FLAG)
         os.environ["HYDRA_FULL_ERROR"] = "1"
-    register_resolvers()
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         _hydra_main()

@@ -1,0 +1,53 @@
+"""Sweeps run by Hydra's launcher plugins in other processes, summarised from the job directories on disk."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from benchrun.testing.ollama_server import FakeOllama
+from tests.conftest import run_benchrun
+from tests.fakes import bench_run, listbench_answer, sweep_dir_of
+
+pytestmark = pytest.mark.slow
+
+
+def has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize("launcher, plugin", [
+    ("joblib", "hydra_plugins.hydra_joblib_launcher"),
+    ("submitit_local", "hydra_plugins.hydra_submitit_launcher"),
+])
+def test_two_model_sweep_in_other_processes(tmp_path, launcher, plugin):
+    if not has(plugin):
+        pytest.skip(f"{plugin} is not installed (pip install -e '.[sweeps]')")
+    with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server:
+        result = bench_run(tmp_path, server.url, f"hydra/launcher={launcher}", "task=folderbench",
+                           "runner.model=llama3.2,gemma3", multirun=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    sweep_dir = sweep_dir_of(result.stdout)
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [(j["dir"], j["model"], j["status"]) for j in sweep["jobs"]] == [
+        ("0_llama3.2", "llama3.2", "completed"), ("1_gemma3", "gemma3", "completed")]
+    for job in sweep["jobs"]:
+        info = json.loads((sweep_dir / job["dir"] / "run.json").read_text())
+        assert info["counts"]["responses"] == 3 and info["manifest_id"] == job["manifest_id"]
+    [line] = [m for m in sweep["metrics"] if m["metric"] == "exact_match"]
+    assert {job: (s["n"], s["mean"]) for job, s in line["jobs"].items()} == {
+        "0_llama3.2": (3, pytest.approx(2 / 3)), "1_gemma3": (3, pytest.approx(2 / 3))}
+    assert "│ add  │ exact_match  │ 0.667 ± 0.333 (n=3) │ 0.667 ± 0.333 (n=3) │" in result.stdout
+
+
+def test_slurm_preset_composes(tmp_path):
+    if not has("hydra_plugins.hydra_submitit_launcher"):
+        pytest.skip("hydra-submitit-launcher is not installed (pip install -e '.[sweeps]')")
+    result = run_benchrun("hydra/launcher=slurm", "hydra.launcher.partition=a100", "--cfg", "hydra",
+                          "--package", "hydra.launcher", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "partition: a100" in result.stdout
+    assert "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher" in result.stdout
+    assert "gpus_per_node: 1" in result.stdout and "- ollama serve > ollama-$SLURM_JOB_ID.log 2>&1 &" in result.stdout
