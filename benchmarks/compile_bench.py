@@ -3,9 +3,10 @@
     python benchmarks/compile_bench.py [--repeats N]
 
 Builds list-style benchmarks in a temporary directory, compiles each several times and prints,
-per benchmark: samples, best and median seconds, samples/s, the tracemalloc peak during a compile,
-the memory the finished manifest keeps (bytes per sample), and the peak RSS growth of a fresh
-process that compiles it once. Also prints the start-up time of `python -c "import benchrun"`.
+per benchmark: samples, best and median seconds, samples/s, the time to compute the manifest id,
+the tracemalloc peak during a compile, the memory the finished manifest keeps (bytes per sample),
+and the peak RSS growth of a fresh process that compiles it once. Also prints the start-up time
+of `python -c "import benchrun"`.
 
 Targets (issue 2): a 100x100 `combinations` grid (10,000 samples) well under a second beyond
 start-up; 100,000 samples in a few seconds, memory proportional to the samples.
@@ -97,6 +98,8 @@ class Figures:
     samples: int
     best_s: float
     median_s: float
+    id_s: float
+    """Best time of `manifest.id` (canonical JSON + sha256), which a dry run also prints."""
     peak_mb: float
     kept_bytes_per_sample: float
     rss_growth_mb: float
@@ -138,12 +141,14 @@ def rss_growth(cfg: dict[str, Any]) -> int:
 
 def measure(case: Case, root: Path, repeats: int) -> Figures:
     cfg = config(case.write(root))
-    compiled = len(benchrun.compile(cfg).samples)  # also warms up: schemas, custom_scorer.py import
-    if compiled != case.samples:
-        raise SystemExit(f"{case.label}: compiled {compiled} samples, expected {case.samples}")
+    manifest = benchrun.compile(cfg)  # also warms up: schemas, custom_scorer.py import
+    if len(manifest.samples) != case.samples:
+        raise SystemExit(f"{case.label}: compiled {len(manifest.samples)} samples, expected {case.samples}")
+    id_s = min(timings(lambda: manifest.id, repeats))
+    del manifest
     seconds = timings(lambda: benchrun.compile(cfg), repeats)
     peak, kept = traced_memory(cfg)
-    return Figures(case.samples, min(seconds), statistics.median(seconds), peak / MB, kept / case.samples,
+    return Figures(case.samples, min(seconds), statistics.median(seconds), id_s, peak / MB, kept / case.samples,
                    rss_growth(cfg) / MB)
 
 
@@ -161,14 +166,15 @@ def main() -> None:
     bare, imported = startup(args.repeats)
     print(f"start-up: python -c pass {bare:.3f} s; python -c 'import benchrun' {imported:.3f} s "
           f"(import alone {imported - bare:.3f} s)\n")
-    header = ("benchmark", "samples", "best s", "median s", "samples/s", "peak MB", "kept B/sample", "RSS +MB")
-    print("{:<22}{:>9}{:>9}{:>10}{:>11}{:>9}{:>15}{:>9}".format(*header))
-    figures = {}
+    header = ("benchmark", "samples", "best s", "median s", "samples/s", "id s", "peak MB", "kept B/sample",
+              "RSS +MB")
+    print("{:<22}{:>9}{:>9}{:>10}{:>11}{:>8}{:>9}{:>15}{:>9}".format(*header))
+    figures: dict[Case, Figures] = {}
     with tempfile.TemporaryDirectory(prefix="benchrun-compile-bench-") as tmp:
         for case in CASES:
             f = figures[case] = measure(case, Path(tmp), args.repeats)
             print(f"{case.label:<22}{f.samples:>9,}{f.best_s:>9.3f}{f.median_s:>10.3f}{f.samples / f.best_s:>11,.0f}"
-                  f"{f.peak_mb:>9.1f}{f.kept_bytes_per_sample:>15,.0f}{f.rss_growth_mb:>9.1f}")
+                  f"{f.id_s:>8.3f}{f.peak_mb:>9.1f}{f.kept_bytes_per_sample:>15,.0f}{f.rss_growth_mb:>9.1f}")
     small, large = figures[CASES[0]], figures[CASES[1]]
     print(f"\ntarget 10k grid < {SMALL_TARGET_S} s beyond start-up: {_verdict(small.median_s <= SMALL_TARGET_S)}; "
           f"100k < {LARGE_TARGET_S} s: {_verdict(large.median_s <= LARGE_TARGET_S)}; memory per sample "

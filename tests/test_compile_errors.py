@@ -103,6 +103,13 @@ def test_tuple_lists_of_unequal_length(tmp_path):
         "value_combinations: tuple needs equal lengths")
 
 
+def test_reference_that_is_neither_a_list_nor_calculated(tmp_path):
+    files = {"tasks.yml": tasks_yml(task(reference="calc"))}
+    assert compile_error(tmp_path, files) == (
+        "in 'tasks.yml': task 't': tasks[0].reference: \"calc\" is not valid here "
+        "(One reference per sample (a list of acceptable answers is allowed), or `calculated`.)")
+
+
 def test_reference_count_differs_from_sample_count(tmp_path):
     files = {"tasks.yml": tasks_yml(task(values={"a": [1, 2]}, value_combinations="combinations",
                                          reference=["1", "2", "3"]))}
@@ -241,6 +248,7 @@ def test_only_naming_a_task_that_does_not_exist(tmp_path):
     ({"concurrency": 0}, "runner.concurrency: 0 is less than the minimum of 1"),
     ({"timeout_s": "1m"}, "runner.timeout_s: '1m' is not of type 'number'"),
     ({"type": "vllm"}, "runner.type: 'vllm' is not one of ['ollama', 'openai', 'local']"),
+    ({"model": ""}, 'runner.model: "" is not valid here (A model name, or a list of model names, one run each.)'),
 ])
 def test_wrong_runner_config(tmp_path, runner, message):
     files = {"tasks.yml": tasks_yml(task())}
@@ -287,7 +295,7 @@ def test_several_models_compile_one_at_a_time(tmp_path):
         "runner.model: compile one model at a time; this config lists several")
 
 
-# Through a real `python -m benchrun` process: exit code 2, one line on stderr, no traceback.
+# Through a real `python -m benchrun` process: exit code 2 and exactly one line on stderr (so no traceback).
 
 CLI_CASES = {
     "typo": ({"tasks.yml": tasks_yml(task(scorrer="contains"))}, [],
