@@ -76,7 +76,8 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
         asked_after = [r["messages"][-1]["content"] for r in server.requests[asked_before:] if r["path"] == "/api/chat"]
     responses = read_jsonl(run_dir / "responses.jsonl")
     assert sorted(r["id"] for r in responses) == sorted(f"times7:a={a},b=7" for a in range(N))
-    assert len(asked_after) == N - len(answered)
+    prompts = {f"times7:a={a},b=7": f"find the product of {a} and 7" for a in range(N)}
+    assert asked_after == {prompts[i] for i in prompts.keys() - answered}
     scores = read_jsonl(run_dir / "scores.jsonl")
     assert sorted((s["id"], s["scorer"]) for s in scores) == sorted(
         (f"times7:a={a},b=7", scorer) for a in range(N) for scorer in ("format_valid", "calculated_answer"))
