@@ -1,0 +1,167 @@
+"""The OpenAI-compatible runner: chat completions over httpx (vLLM, llama-server, LM Studio, Ollama's /v1, OpenAI)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import httpx
+
+from benchrun.errors import RunnerError
+from benchrun.runners.base import Completion, Retryable
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
+           "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
+           "frequency_penalty": "frequency_penalty"}
+"""Option -> chat-completions field. The others (num_ctx, top_k, min_p, repeat_penalty, num_thread, ...) have no
+OpenAI field and are not sent; run.json lists them under `runner.options_not_sent`."""
+_LISTED = ("id", "object", "owned_by", "created")
+
+
+class APIError(Exception):
+    """An answer that is not a chat completion: an HTTP error status with the server's message, or a malformed body."""
+
+
+class OpenAIRunner:
+    """One model on one OpenAI-compatible server; the API key is read from the variable named by `api_key_env`."""
+
+    def __init__(self, runner: dict[str, Any]):
+        self.config = runner
+        self.base_url = api_root(runner.get("base_url") or DEFAULT_BASE_URL)
+        self.model = runner["model"]
+        self.key_env = runner.get("api_key_env") or DEFAULT_KEY_ENV
+        self._key = os.environ.get(self.key_env) or None
+        options = runner.get("options") or {}
+        self._options = {OPTIONS[k]: v for k, v in options.items() if _sent(k, v)}
+        self.options_not_sent = sorted(k for k, v in options.items() if not _sent(k, v))
+        self.strict = runner.get("strict", True)
+        concurrency = runner.get("concurrency", 1)
+        self.client = httpx.AsyncClient(
+            base_url=self.base_url, timeout=runner.get("timeout_s", 120), headers=_auth(self._key),
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=None))
+
+    async def identify(self) -> dict[str, Any]:
+        """The served id, owned_by and created of the model in GET /models (other fields as details), and base_url."""
+        models = await self._models()
+        entry = next((m for m in models if m.get("id") in (self.model, f"{self.model}:latest")), None)
+        if entry is None:
+            have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
+            raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
+                              "pick one of those for runner.model, or start the server with it")
+        return {"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
+                "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url}
+
+    async def _models(self) -> list[dict[str, Any]]:
+        try:
+            response = await self.client.get("/models")
+        except httpx.TransportError as err:
+            raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
+                              "start it, or point runner.base_url at a running server") from None
+        if not response.is_success:
+            raise RunnerError(self._preflight_refusal(response))
+        body = _json(response)
+        models = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(models, list):
+            raise RunnerError(f"the server at {self.base_url} answered GET /models without a model list; "
+                              "runner.base_url is the API root, usually ending in /v1")
+        return [m for m in models if isinstance(m, dict)]
+
+    def _preflight_refusal(self, response: httpx.Response) -> str:
+        status = response.status_code
+        if status in (401, 403):
+            return self._key_refused(status)
+        if status == 404:
+            return (f"the server at {self.base_url} has no /models (404); "
+                    "runner.base_url is the API root, usually ending in /v1")
+        return f"the server at {self.base_url} refused the preflight: HTTP {status}: {self._server_message(response)}"
+
+    def _key_refused(self, status: int) -> str:
+        """Why the server said 401/403, naming the variable and never the key."""
+        if self._key is None:
+            return (f"the server at {self.base_url} wants an API key ({status}) and ${self.key_env} is not set; "
+                    "export it, or set runner.api_key_env to the variable that holds the key")
+        return (f"the server at {self.base_url} refused the API key from ${self.key_env} ({status}); "
+                "check the key, or set runner.api_key_env to the variable that holds the right one")
+
+    async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
+        body = {"model": self.model, "messages": [{"role": "user", "content": prompt}],
+                "response_format": response_format(schema, self.strict), **self._options}
+        try:
+            response = await self.client.post("/chat/completions", json=body)
+        except httpx.TransportError as err:
+            raise Retryable(f"{type(err).__name__}: {err or 'no answer'}") from err
+        if response.is_success:
+            return self._completion(response)
+        error = APIError(f"HTTP {response.status_code}: {self._server_message(response)}")
+        if response.status_code >= 500 or response.status_code == 429:
+            raise Retryable(str(error)) from error
+        raise error
+
+    def _completion(self, response: httpx.Response) -> Completion:
+        """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
+        body = _json(response)
+        try:
+            choice = body["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            raise APIError(self._scrub(f"not a chat completion: {' '.join(response.text.split())[:300]}")) from None
+        usage = body.get("usage") or {}
+        extra = {"model": body.get("model"), "system_fingerprint": body.get("system_fingerprint")}
+        if message.get("refusal"):
+            extra["refusal"] = message["refusal"]
+        return Completion(text=message.get("content") or "", done_reason=choice.get("finish_reason"),
+                          prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+                          extra=extra)
+
+    def _server_message(self, response: httpx.Response) -> str:
+        """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes) on one line, the key masked."""
+        if response.status_code in (401, 403):
+            return self._key_refused(response.status_code)
+        body = _json(response)
+        error = body.get("error", body) if isinstance(body, dict) else body
+        if isinstance(error, dict):
+            error = error.get("message") or error.get("detail") or error
+        text = " ".join(str(response.text if error is None else error).split())[:300]
+        return self._scrub(text or response.reason_phrase)
+
+    def _scrub(self, text: str) -> str:
+        """`text` with the API key masked, in case a server echoes it back."""
+        return text.replace(self._key, "***") if self._key else text
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def public_config(self) -> dict[str, Any]:
+        return {**self.config, "base_url": self.base_url, "api_key_env": self.key_env,
+                "options_not_sent": self.options_not_sent}
+
+
+def response_format(schema: dict[str, Any], strict: bool = True) -> dict[str, Any]:
+    """The `json_schema` response_format for a task's schema, named after its title (in the characters allowed)."""
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "response"))[:64]
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
+
+
+def api_root(url: str) -> str:
+    """`gpu1:8000/v1` -> `http://gpu1:8000/v1`; a URL is kept as it is (without a trailing slash)."""
+    return (url if "://" in url else f"http://{url}").rstrip("/")
+
+
+def _sent(name: str, value: Any) -> bool:
+    """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
+    return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
+
+
+def _auth(key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _json(response: httpx.Response) -> Any:
+    """The body as JSON, or None when it is not JSON."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
