@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -11,7 +12,7 @@ import yaml
 from benchrun import console
 from benchrun.archive import RunWriter, environment, new_run_id, now
 from benchrun.compiler import Plan, compile_plan
-from benchrun.config import plain_config, slug
+from benchrun.config import SecretInConfig, plain_config, slug
 from benchrun.errors import BenchrunError
 from benchrun.executor import Executor, Policy, Sink
 from benchrun.grading import Grader
@@ -34,7 +35,11 @@ def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
 def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | None = None) -> int:
     """Compile, then (unless dry_run) ask, grade and archive; returns the exit code."""
     cwd = cwd or Path.cwd()
-    cfg = plain_config(config, cwd)
+    try:
+        cfg = plain_config(config, cwd)
+    except SecretInConfig:
+        forget_hydra_copies(run_dir)
+        raise
     configs = model_configs(cfg)
     if cfg.get("dry_run"):
         out = console.stdout()
@@ -47,6 +52,12 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
              for i, one in enumerate(configs)]
     console.print_sweep(write_sweep_summary(run_dir), run_dir, console.stdout())
     return max(codes)
+
+
+def forget_hydra_copies(run_dir: Path) -> None:
+    """Delete the copies of the overrides Hydra already wrote for this run (they hold a secret)."""
+    shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
+    (run_dir.parent / "multirun.yaml").unlink(missing_ok=True)
 
 
 def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path,

@@ -16,6 +16,11 @@ from benchrun.sources import load_yaml
 
 RUNNER_ALIASES = {"runner_type": "type"}
 """Keys of the seed's runner.yml, and what benchrun calls them."""
+SECRET_KEY = re.compile(r"(?i)(api_?key|token|secret|password)$")
+
+
+class SecretInConfig(ConfigError):
+    """A secret given as a config value, where it would be archived."""
 
 
 def register_resolvers() -> None:
@@ -50,6 +55,11 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner"] = {**cfg.get("runner", {}), **read_runner_file(cfg["runner_file"], cfg, cwd)}
         cfg["runner_file"] = None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
+    for key in cfg["runner"]:
+        if SECRET_KEY.search(key):
+            raise SecretInConfig("secrets are never taken from the config, where they would be archived; put "
+                                 "the key in an environment variable and name it with runner.api_key_env",
+                                 file="config", key=f"runner.{key}")
     schemas.check("config", cfg, ConfigError, file="config")
     return cfg
 
