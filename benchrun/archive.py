@@ -21,6 +21,8 @@ from benchrun.summary import Tally
 CONFIG, MANIFEST, RUN, SUMMARY = "config.yaml", "manifest.json", "run.json", "summary.json"
 RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
 RECORD_FILES = (RESPONSES, SCORES)
+DIGESTS = "records.sha256"
+"""One line per record line, `<file> <line number> <sha256 of the line>`, so verify can name the line that changed."""
 PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
 
 
@@ -59,30 +61,36 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 class _Sink:
-    """An append-only JSON Lines file that keeps its sha256, size and line count as it grows."""
+    """An append-only file that keeps its sha256, size and line count as it grows, and each line's digest."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, digests: _Sink | None = None, append: bool = True):
+        self.name, self._digests = path.name, digests
         self._hash, self.size, self.lines = hashlib.sha256(), 0, 0
-        if path.exists():
+        if append and path.exists():
             self._absorb(path)
-        self._file: IO[bytes] = open(path, "ab")
+        self._file: IO[bytes] = open(path, "ab" if append else "wb")
 
     def _absorb(self, path: Path) -> None:
         with open(path, "rb") as handle:
             for line in handle:
                 self._count(line)
 
-    def _count(self, data: bytes) -> None:
-        self._hash.update(data)
-        self.size += len(data)
-        self.lines += data.count(b"\n")
+    def _count(self, line: bytes) -> None:
+        if self._digests is not None:
+            self._digests.write(f"{self.name} {self.lines + 1} {hashlib.sha256(line).hexdigest()}\n".encode())
+        self._hash.update(line)
+        self.size += len(line)
+        self.lines += line.count(b"\n")
 
-    def write(self, data: bytes) -> None:
-        self._file.write(data)
-        self._count(data)
+    def write(self, line: bytes) -> None:
+        """Append one line (newline included)."""
+        self._file.write(line)
+        self._count(line)
 
     def flush(self) -> None:
         self._file.flush()
+        if self._digests is not None:
+            self._digests.flush()
 
     def close(self) -> FileDigest:
         self._file.close()
@@ -107,8 +115,14 @@ class RunWriter:
         if manifest is not None:
             write_atomic(self.dir / MANIFEST, manifest.canonical_json())
             self._tally = Tally(t.name for t in manifest.tasks)
-            self._sinks = {name: _Sink(self.dir / name) for name in RECORD_FILES}
+            self._open_sinks()
         self._write_info()
+
+    def _open_sinks(self) -> None:
+        """Open the record files for appending, and records.sha256 afresh with a digest of each line they hold."""
+        digests = _Sink(self.dir / DIGESTS, append=False)
+        self._sinks = {name: _Sink(self.dir / name, digests) for name in RECORD_FILES}
+        self._sinks[DIGESTS] = digests
 
     def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
         """Record the model's identity and the runner config as used (secrets excluded)."""
@@ -130,7 +144,7 @@ class RunWriter:
         for score in scores:
             self._tally.add(score)
             self._count_score(score, score.id in failed)
-        self._sinks = {name: _Sink(self.dir / name) for name in RECORD_FILES}
+        self._open_sinks()
         self._write_info()
 
     def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
@@ -160,12 +174,15 @@ class RunWriter:
             self._counts["format_invalid"] += score.scorer == FORMAT_VALID and score.detail is not None
 
     def finish(self, status: Status, reason: str | None = None) -> RunInfo:
-        """Close the records, write summary.json, then run.json with the final status and file digests."""
+        """Close the records, write summary.json, then run.json with the final status and the digests of both."""
         files = {name: sink.close() for name, sink in self._sinks.items()}
         if self._tally is not None:
             self.summary = Summary(manifest_id=self.info.manifest_id, model=self.info.model,
                                    metrics=self._tally.summaries())
-            write_atomic(self.dir / SUMMARY, self.summary.model_dump_json(indent=2).encode() + b"\n")
+            data = self.summary.model_dump_json(indent=2).encode() + b"\n"
+            write_atomic(self.dir / SUMMARY, data)
+            files[SUMMARY] = FileDigest(sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+                                        lines=data.count(b"\n"))
         self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
                                                  "files": files})
         self._write_info()

@@ -132,7 +132,7 @@ class RunInfo(Frozen):
     environment: dict[str, Any]
     counts: Counts
     files: dict[str, FileDigest] = Field(default_factory=dict)
-    """sha256, size and lines of each record file when the run finished."""
+    """sha256, size and lines of the record files, records.sha256 and summary.json when the run finished."""
     sweep: str | None = None
     """The sweep directory this run belongs to, if any."""
     history: tuple[dict[str, Any], ...] = ()

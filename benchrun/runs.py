@@ -17,6 +17,7 @@ from benchrun.manifest import Manifest
 from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Summary
 
 DEFAULT_ROOT = Path("outputs")
+SWEEP_FILE = "sweep.json"
 
 
 class Run:
@@ -41,6 +42,17 @@ class Run:
         except ValidationError as err:
             raise ArchiveError(f"not a valid manifest: {_first(err)}", file=str(self.path / MANIFEST)) from None
 
+    def manifest_data(self) -> dict[str, Any]:
+        """manifest.json as plain JSON data, unvalidated: several times faster than `manifest` for large runs,
+        for readers that need a few fields (task names, prompts, values)."""
+        try:
+            data = json.loads(self.manifest_bytes)
+        except ValueError as err:
+            raise ArchiveError(f"not valid JSON: {err}", file=str(self.path / MANIFEST)) from None
+        if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
+            raise ArchiveError("not a manifest (no samples list)", file=str(self.path / MANIFEST))
+        return data
+
     @cached_property
     def summary(self) -> Summary | None:
         path = self.path / SUMMARY
@@ -62,10 +74,11 @@ class Run:
         path = self.path / name
         if not path.is_file():
             return
+        validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
         with open(path, "rb") as handle:
             for number, line in enumerate(handle, start=1):
                 try:
-                    yield model.model_validate_json(line)
+                    yield validate(line)
                 except ValidationError as err:
                     raise ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path)) from None
 
@@ -127,3 +140,14 @@ def resolve_run(ref: str, root: Path = DEFAULT_ROOT) -> Run:
         raise ArchiveError(f"no run directory or run id '{ref}' under {root}")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+
+
+def job_dirs(sweep_dir: Path) -> list[Path]:
+    """The job directories of a sweep (`<number>_<model>`): its subdirectories, by job number then name."""
+    dirs = [d for d in sweep_dir.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    return sorted(dirs, key=_job_order)
+
+
+def _job_order(path: Path) -> tuple[int, str]:
+    number = path.name.split("_")[0]
+    return (int(number) if number.isdigit() else 1 << 30, path.name)

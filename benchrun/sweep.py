@@ -12,16 +12,7 @@ from omegaconf import DictConfig
 from benchrun import console
 from benchrun.archive import RUN, SUMMARY, write_atomic
 from benchrun.records import RunInfo, Summary, SweepJob, SweepLine, SweepSummary
-
-SWEEP_FILE = "sweep.json"
-
-
-def job_dirs(sweep_dir: Path) -> list[Path]:
-    """The job directories of a sweep: its subdirectories, in job order."""
-    dirs = [d for d in sweep_dir.iterdir() if d.is_dir() and not d.name.startswith(".")]
-    return sorted(dirs, key=lambda d: (int(d.name.split("_")[0]) if d.name.split("_")[0].isdigit() else 1 << 30,
-                                       d.name))
-
+from benchrun.runs import SWEEP_FILE, job_dirs
 
 def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
     """Read every job's run.json and summary.json, and write sweep.json."""

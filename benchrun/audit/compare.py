@@ -1,0 +1,311 @@
+"""`compare RUN RUN [RUN ...]`: runs aligned by sample id against the first (the baseline).
+
+For each other run: which manifest inputs differ (config keys, benchmark files, prompts, scorers, formats),
+then per task x metric the paired means, their difference, a p-value and a 95% interval (see
+benchrun.audit.significance), and for 0/1 metrics the samples that flipped. A sweep directory stands for its
+jobs, in job order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from benchrun import console
+from benchrun.archive import RUN
+from benchrun.audit import significance
+from benchrun.errors import ArchiveError, BenchrunError
+from benchrun.manifest import Frozen, Manifest, canonical_json, sha256_bytes
+from benchrun.records import Number
+from benchrun.runs import DEFAULT_ROOT, Run, job_dirs, load_run, resolve_run
+
+SHOWN = 10
+"""Flipped sample ids printed per direction on a terminal (--json lists them all)."""
+SHA256 = re.compile(r"[0-9a-f]{64}")
+Values = dict[tuple[str, str], dict[str, Number]]
+"""(task, metric) -> sample id -> value."""
+
+
+class RunRef(Frozen):
+    id: str
+    path: str
+    model: str
+    manifest_id: str | None
+
+
+class Diff(Frozen):
+    """Keys only in the compared run (added), only in the baseline (removed), and in both with other values."""
+
+    added: dict[str, Any]
+    removed: dict[str, Any]
+    changed: dict[str, tuple[Any, Any]]
+    """Key -> (baseline value, compared run's value)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+
+class PromptDiff(Frozen):
+    changed: tuple[str, ...]
+    """Sample ids in both runs whose prompt differs."""
+    only_baseline: tuple[str, ...]
+    only_run: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.only_baseline or self.only_run)
+
+
+class Inputs(Frozen):
+    """What differs between two manifests; all empty when the manifest ids are equal."""
+
+    same_manifest: bool
+    config: Diff
+    """Flattened dotted keys of the manifests' config."""
+    files: Diff
+    """Benchmark source files by path -> sha256."""
+    prompts: PromptDiff
+    scorers: Diff
+    """`task/scorer` -> the sha256 of the scorer's source."""
+    formats: Diff
+    """task -> response class name and the sha256 of its JSON schema."""
+
+
+class MetricLine(Frozen):
+    """One task x metric of a run against the baseline, over the samples both have a value for."""
+
+    task: str
+    metric: str
+    n: int
+    baseline_mean: float | None
+    mean: float | None
+    delta: float | None
+    test: str | None
+    """`mcnemar` (both runs' values all 0/1) or `permutation`."""
+    p_value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    b: int | None
+    """0/1 metrics: samples that went 0 -> 1."""
+    c: int | None
+    """0/1 metrics: samples that went 1 -> 0."""
+    to_1: tuple[str, ...] | None
+    to_0: tuple[str, ...] | None
+
+
+class Comparison(Frozen):
+    run: RunRef
+    inputs: Inputs
+    metrics: tuple[MetricLine, ...]
+
+
+class Report(Frozen):
+    """The baseline, one comparison per other run, and how the statistics were computed."""
+
+    baseline: RunRef
+    comparisons: tuple[Comparison, ...]
+    method: dict[str, Any]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runs", nargs="+", metavar="RUN",
+                        help="run directories, run id prefixes or sweep directories; the first run is the baseline")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    parser.add_argument("--metric", metavar="NAME", help="only this metric")
+    parser.add_argument("--task", metavar="NAME", help="only this task")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    runs = [run for ref in args.runs for run in expand(ref, args.root)]
+    report = compare(runs, metric=args.metric, task=args.task)
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        print_report(report, console.stdout())
+    return 0
+
+
+def expand(ref: str, root: Path = DEFAULT_ROOT) -> list[Run]:
+    """The run `ref` names (a path or an id prefix), or every job of a sweep directory in job order."""
+    path = Path(ref)
+    if not path.is_dir() or (path / RUN).is_file():
+        return [resolve_run(ref, root)]
+    jobs = [d for d in job_dirs(path) if (d / RUN).is_file()]
+    if not jobs:
+        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)", file=ref)
+    return [load_run(job) for job in jobs]
+
+
+def compare(runs: list[Run], metric: str | None = None, task: str | None = None) -> Report:
+    """Each run after the first against the first; `metric`/`task` keep only those lines."""
+    if len(runs) < 2:
+        raise BenchrunError(f"compare needs at least two runs (got {len(runs)}); a sweep directory gives its jobs")
+    baseline = runs[0]
+    base_values = metric_values(baseline)
+    comparisons = tuple(Comparison(run=_ref(run), inputs=inputs(baseline.manifest, run.manifest),
+                                   metrics=metric_lines(base_values, metric_values(run), baseline.manifest, metric,
+                                                        task))
+                        for run in runs[1:])
+    return Report(baseline=_ref(baseline), comparisons=comparisons, method=dict(significance.METHOD))
+
+
+def _ref(run: Run) -> RunRef:
+    return RunRef(id=run.id, path=str(run.path), model=run.info.model, manifest_id=run.info.manifest_id)
+
+
+def inputs(a: Manifest, b: Manifest) -> Inputs:
+    """What differs between the baseline's manifest `a` and the compared run's `b`."""
+    return Inputs(same_manifest=a.id == b.id, config=diff(flatten(a.config), flatten(b.config)),
+                  files=diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
+                  prompts=prompt_diff(a, b), scorers=diff(_scorers(a), _scorers(b)),
+                  formats=diff(_formats(a), _formats(b)))
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as dotted keys: {"runner": {"model": "x"}} -> {"runner.model": "x"}."""
+    flat = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def diff(a: dict[str, Any], b: dict[str, Any]) -> Diff:
+    return Diff(added={k: v for k, v in b.items() if k not in a}, removed={k: v for k, v in a.items() if k not in b},
+                changed={k: (v, b[k]) for k, v in a.items() if k in b and b[k] != v})
+
+
+def prompt_diff(a: Manifest, b: Manifest) -> PromptDiff:
+    prompts_a, prompts_b = {s.id: s.prompt for s in a.samples}, {s.id: s.prompt for s in b.samples}
+    return PromptDiff(changed=tuple(i for i, p in prompts_a.items() if i in prompts_b and prompts_b[i] != p),
+                      only_baseline=tuple(i for i in prompts_a if i not in prompts_b),
+                      only_run=tuple(i for i in prompts_b if i not in prompts_a))
+
+
+def _scorers(manifest: Manifest) -> dict[str, str]:
+    return {f"{t.name}/{s.name}": s.sha256 for t in manifest.tasks for s in t.scorers}
+
+
+def _formats(manifest: Manifest) -> dict[str, dict[str, str]]:
+    return {t.name: {"name": t.format.name, "schema_sha256": sha256_bytes(canonical_json(t.format.json_schema))}
+            for t in manifest.tasks}
+
+
+def metric_values(run: Run) -> Values:
+    """Every value of scores.jsonl by (task, metric) and sample id; failed scorers give no value."""
+    values: Values = {}
+    for record in run.scores():
+        for metric, value in (record.metrics or {}).items():
+            values.setdefault((record.task, metric), {})[record.id] = value
+    return values
+
+
+def metric_lines(base: Values, other: Values, manifest: Manifest, metric: str | None,
+                 task: str | None) -> tuple[MetricLine, ...]:
+    """One line per task x metric of either run (baseline task order, metrics by name), filtered."""
+    tasks = {t.name: i for i, t in enumerate(manifest.tasks)}
+    order = {s.id: i for i, s in enumerate(manifest.samples)}
+    keys = sorted(set(base) | set(other), key=lambda k: (tasks.get(k[0], len(tasks)), k))
+    return tuple(metric_line(*key, base.get(key, {}), other.get(key, {}), order) for key in keys
+                 if metric in (None, key[1]) and task in (None, key[0]))
+
+
+def metric_line(task: str, metric: str, base: dict[str, Number], other: dict[str, Number],
+                order: dict[str, int]) -> MetricLine:
+    """The paired statistics of one task x metric, samples in the baseline manifest's order."""
+    ids = sorted((i for i in base if i in other), key=lambda i: (order.get(i, len(order)), i))
+    stats = significance.paired([base[i] for i in ids], [other[i] for i in ids])
+    binary = stats.test == "mcnemar"
+    return MetricLine(task=task, metric=metric, n=stats.n, baseline_mean=stats.mean_a, mean=stats.mean_b,
+                      delta=stats.delta, test=stats.test, p_value=stats.p_value, ci_low=stats.ci_low,
+                      ci_high=stats.ci_high, b=stats.b, c=stats.c,
+                      to_1=tuple(i for i in ids if base[i] < other[i]) if binary else None,
+                      to_0=tuple(i for i in ids if base[i] > other[i]) if binary else None)
+
+
+def print_report(report: Report, out: Console) -> None:
+    """For each compared run: differing inputs, the metrics table, then the flipped samples."""
+    base = report.baseline
+    out.print(f"baseline: {base.model} {base.id} ({base.path})", markup=False, soft_wrap=True)
+    for comparison in report.comparisons:
+        run = comparison.run
+        out.print(f"\nvs {run.model} {run.id} ({run.path})", markup=False, soft_wrap=True)
+        for line in input_lines(comparison.inputs) + [metrics_table(base, comparison)] + flip_lines(comparison.metrics):
+            out.print(line, markup=False, soft_wrap=True)
+    out.print(f"\np: {report.method['binary']} for 0/1 metrics, else {report.method['other']}; "
+              f"95% CI: {report.method['interval']}", markup=False, soft_wrap=True)
+
+
+def input_lines(inputs: Inputs) -> list[str]:
+    """What differs, one line per item; a single line when the manifests are the same."""
+    if inputs.same_manifest:
+        return ["inputs: same manifest (the same questions asked the same way)"]
+    lines = ["inputs that differ:"]
+    for kind, found in (("config", inputs.config), ("file", inputs.files), ("scorer", inputs.scorers),
+                        ("format", inputs.formats)):
+        lines += [f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()]
+        lines += [f"  {kind} {key}: only in the compared run ({_show(v)})" for key, v in found.added.items()]
+        lines += [f"  {kind} {key}: only in the baseline ({_show(v)})" for key, v in found.removed.items()]
+    prompts = inputs.prompts
+    if prompts:
+        lines.append(f"  prompts: {len(prompts.changed)} samples asked differently{_ids(prompts.changed)}; "
+                     f"{len(prompts.only_baseline)} only in the baseline{_ids(prompts.only_baseline)}; "
+                     f"{len(prompts.only_run)} only in the compared run{_ids(prompts.only_run)}")
+    return lines
+
+
+def _show(value: Any) -> str:
+    """JSON, with sha256 digests cut to 12 characters."""
+    return json.dumps(_short(value), ensure_ascii=False)
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    return value[:12] if isinstance(value, str) and SHA256.fullmatch(value) else value
+
+
+def _ids(ids: Iterable[str]) -> str:
+    ids = list(ids)
+    if not ids:
+        return ""
+    more = f", ... {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+    return f" ({', '.join(ids[:SHOWN])}{more})"
+
+
+def metrics_table(base: RunRef, comparison: Comparison) -> Table:
+    """task x metric: n paired, both means, the difference with its 95% interval, p-value and test."""
+    table = Table(title=f"{comparison.run.model} {comparison.run.id} vs baseline {base.model} {base.id}",
+                  title_justify="left")
+    for column in ("task", "metric", "n", "baseline", comparison.run.model, "delta", "95% CI", "p", "test"):
+        table.add_column(Text(column), justify="left" if column in ("task", "metric", "test") else "right")
+    for line in comparison.metrics:
+        ci = "-" if line.ci_low is None else f"[{line.ci_low:+.3f}, {line.ci_high:+.3f}]"
+        table.add_row(Text(line.task), Text(line.metric), str(line.n), _num(line.baseline_mean), _num(line.mean),
+                      "-" if line.delta is None else f"{line.delta:+.3f}", ci,
+                      "-" if line.p_value is None else f"{line.p_value:.4g}", line.test or "-")
+    return table
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def flip_lines(metrics: Iterable[MetricLine]) -> list[str]:
+    """For each 0/1 metric with flips: the counts b and c and the flipped sample ids."""
+    lines = []
+    for line in metrics:
+        if line.b or line.c:
+            lines.append(f"flipped {line.task} {line.metric}: b={line.b} (0->1), c={line.c} (1->0)")
+            lines += [f"  0->1{_ids(line.to_1)}"] if line.to_1 else []
+            lines += [f"  1->0{_ids(line.to_0)}"] if line.to_0 else []
+    return lines

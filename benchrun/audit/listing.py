@@ -1,0 +1,146 @@
+"""`list [ROOT]`: every run under the archive root, newest first, from run.json and summary.json alone."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Sequence, get_args
+
+from rich.table import Table
+from rich.text import Text
+
+from benchrun import console
+from benchrun.errors import ArchiveError
+from benchrun.grading import FORMAT_VALID
+from benchrun.records import MetricSummary, Status
+from benchrun.runs import DEFAULT_ROOT, Run, find_runs
+
+HEADLINE = 3
+"""Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
+
+
+@dataclass(frozen=True)
+class ListedRun:
+    """One line of `list`: a run with the task names and metrics of its summary."""
+
+    run: Run
+    tasks: tuple[str, ...]
+    metrics: tuple[MetricSummary, ...]
+
+    @property
+    def started(self) -> datetime:
+        return parse_time(self.run.info.started_at)
+
+    @property
+    def digest(self) -> str | None:
+        return self.run.info.identity.get("digest")
+
+    def headline(self) -> list[MetricSummary]:
+        """The first HEADLINE metrics, those of scorers before format_valid."""
+        ranked = sorted(self.metrics, key=lambda line: line.metric == FORMAT_VALID)
+        return ranked[:HEADLINE]
+
+    def to_json(self) -> dict[str, Any]:
+        info = self.run.info
+        return {"run_id": info.run_id, "path": str(self.run.path), "started_at": info.started_at,
+                "ended_at": info.ended_at, "status": info.status, "reason": info.reason,
+                "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
+                "digest": self.digest, "samples": info.counts.samples, "responses": info.counts.responses,
+                "manifest_id": info.manifest_id, "sweep": info.sweep,
+                "metrics": [line.model_dump() for line in self.metrics]}
+
+
+def parse_time(value: str) -> datetime:
+    """An ISO date or date-time; without an offset it is taken as UTC, like the times in run.json."""
+    moment = datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def listed(run: Run) -> ListedRun:
+    """A run with its tasks: from summary.json, or (a run that never finished) from its manifest."""
+    summary = run.summary
+    if summary is not None:
+        return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics)
+    return ListedRun(run, task_names(run), ())
+
+
+def task_names(run: Run) -> tuple[str, ...]:
+    """The task names in the run's manifest; none when it has no readable manifest."""
+    try:
+        return tuple(task["name"] for task in run.manifest_data().get("tasks", ()))
+    except (ArchiveError, KeyError, TypeError):
+        return ()
+
+
+def list_runs(root: Path = DEFAULT_ROOT, model: str | None = None, task: str | None = None,
+              status: Iterable[str] = (), since: datetime | None = None) -> list[ListedRun]:
+    """Every readable run under `root` (sweep jobs included) that passes the filters, newest first."""
+    if not root.is_dir():
+        raise ArchiveError(f"no archive directory '{root}'")
+    statuses = set(status)
+    found = []
+    for run in find_runs(root):
+        info = run.info
+        if model and model not in (info.model, info.identity.get("name")):
+            continue
+        if statuses and info.status not in statuses:
+            continue
+        entry = listed(run)
+        if task and task not in entry.tasks:
+            continue
+        if since and entry.started < since:
+            continue
+        found.append(entry)
+    return sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True)
+
+
+def runs_table(entries: Sequence[ListedRun]) -> Table:
+    """started, run id, status, samples, model and short digest, benchmark and tasks, headline metrics."""
+    table = Table(title=f"{len(entries)} run{'' if len(entries) == 1 else 's'}", title_justify="left", expand=True)
+    for column in ("started (UTC)", "run", "status", "samples", "model"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "samples" else "left")
+    table.add_column("benchmark: tasks", overflow="fold", ratio=1)
+    table.add_column("headline", overflow="fold", ratio=2)
+    for entry in entries:
+        info = entry.run.info
+        table.add_row(info.started_at[:19].replace("T", " "), info.run_id, info.status,
+                      f"{info.counts.responses}/{info.counts.samples}",
+                      Text(info.model + (f" @{entry.digest[:12]}" if entry.digest else "")),
+                      Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
+                      Text("\n".join(f"{m.task}/{m.metric}={_mean(m.mean)}" for m in entry.headline())))
+    return table
+
+
+def _mean(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _since(value: str) -> datetime:
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO date or date-time: '{value}'") from None
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("root", nargs="?", type=Path, default=DEFAULT_ROOT, metavar="ROOT",
+                        help=f"archive root (default: {DEFAULT_ROOT})")
+    parser.add_argument("--model", help="only runs of this model (as configured, or as the server named it)")
+    parser.add_argument("--task", help="only runs with this task")
+    parser.add_argument("--status", action="append", choices=get_args(Status), default=[],
+                        help="only runs with this status (repeat for several)")
+    parser.add_argument("--since", type=_since, help="only runs started at or after this ISO date or date-time "
+                                                     "(UTC unless it has an offset)")
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+
+
+def main(args: argparse.Namespace) -> int:
+    entries = list_runs(args.root, args.model, args.task, args.status, args.since)
+    if args.json:
+        print(json.dumps([entry.to_json() for entry in entries], indent=2))
+    else:
+        console.stdout().print(runs_table(entries))
+    return 0

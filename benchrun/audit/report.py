@@ -1,0 +1,307 @@
+"""`report RUN|SWEEP [RUN ...]`: one self-contained static HTML file: metrics, charts, samples, provenance."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from html import escape
+from importlib.resources import files
+from pathlib import Path
+from string import Template
+
+from benchrun.archive import RUN, write_atomic
+from benchrun.audit import report_svg as svg
+from benchrun.errors import ArchiveError, BenchrunError
+from benchrun.manifest import Sample
+from benchrun.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord
+from benchrun.runs import DEFAULT_ROOT, SWEEP_FILE, Run, job_dirs, load_run, resolve_run
+
+SAMPLE_CAP = 500
+"""Samples shown per task; the rest are counted, not shown."""
+TEXT_CAP = 10_000
+"""Characters shown of one prompt or response."""
+REPORT_FILE = "report.html"
+
+
+@dataclass
+class Job:
+    """One run (or a sweep job that left no readable run) and its column label."""
+
+    path: Path
+    run: Run | None
+    reason: str | None = None
+    label: str = ""
+
+    @property
+    def status(self) -> str:
+        return self.run.info.status if self.run else "missing"
+
+
+@dataclass
+class Records:
+    """A run's responses and scores for the samples shown, and the metrics with values other than 0 and 1."""
+
+    responses: dict[str, ResponseRecord] = field(default_factory=dict)
+    scores: dict[str, list[ScoreRecord]] = field(default_factory=dict)
+    scaled: set[str] = field(default_factory=set)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("refs", nargs="+", metavar="RUN|SWEEP",
+                        help="run directories, run id prefixes or a sweep directory")
+    parser.add_argument("--output", type=Path,
+                        help=f"the HTML file to write (default: <run or sweep dir>/{REPORT_FILE})")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="where to look up run id prefixes")
+
+
+def main(args: argparse.Namespace) -> int:
+    print(write_report(args.refs, args.output, args.root))
+    return 0
+
+
+def write_report(refs: list[str], output: Path | None = None, root: Path = DEFAULT_ROOT) -> Path:
+    """Write the HTML report of the runs or sweeps `refs`; its path."""
+    jobs = list({job.path.resolve(): job for ref in refs for job in expand(ref, root)}.values())
+    if output is None:
+        if len(refs) > 1:
+            raise BenchrunError("several runs: say where the report goes with --output FILE.html")
+        output = (Path(refs[0]) if is_sweep(Path(refs[0])) else jobs[0].path) / REPORT_FILE
+    output.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(output, render(label_jobs(jobs)).encode("utf-8"))
+    return output
+
+
+def expand(ref: str, root: Path) -> list[Job]:
+    """A run by path or id prefix, or every job of a sweep directory."""
+    path = Path(ref)
+    if is_sweep(path):
+        return [_job(job_dir) for job_dir in job_dirs(path)]
+    if path.is_dir() and not (path / RUN).is_file():
+        raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)", file=ref)
+    run = resolve_run(ref, root)
+    return [Job(run.path, run)]
+
+
+def is_sweep(path: Path) -> bool:
+    """A sweep directory: no run.json of its own, and Hydra's multirun.yaml or benchrun's sweep.json."""
+    return (path.is_dir() and not (path / RUN).is_file()
+            and ((path / SWEEP_FILE).is_file() or (path / "multirun.yaml").is_file()))
+
+
+def _job(path: Path) -> Job:
+    try:
+        return Job(path, load_run(path))
+    except ArchiveError as err:
+        return Job(path, None, reason=f"the job left no readable run: {err}")
+
+
+def label_jobs(jobs: list[Job]) -> list[Job]:
+    """Label each job by its model, adding the run id (or directory) where models repeat."""
+    models = [job.run.info.model if job.run else job.path.name for job in jobs]
+    for job, model in zip(jobs, models):
+        job.label = model if models.count(model) == 1 else f"{model} · {job.run.id if job.run else job.path.name}"
+    return jobs
+
+
+def render(jobs: list[Job]) -> str:
+    """The whole HTML page."""
+    runs = [job for job in jobs if job.run]
+    scored = [job for job in runs if job.run.summary and job.run.summary.metrics]
+    shown = shown_samples(scored)
+    records = {job.label: read_records(job.run, shown) for job in scored}
+    benchmarks = ", ".join(dict.fromkeys(job.run.info.benchmark for job in runs)) or "no runs"
+    title = f"benchrun report: {benchmarks} · {', '.join(job.label for job in jobs)}"
+    body = "".join([f"<h1>{escape(title)}</h1>", overview(jobs), headline(scored), charts(scored, records),
+                    samples_view(scored, shown, records) if scored else "", provenance(runs)])
+    template = files("benchrun.audit").joinpath("report_template.html").read_text("utf-8")
+    return Template(template).substitute(csp=_csp(template), title=escape(title), body=body)
+
+
+def _csp(template: str) -> str:
+    """Nothing from the network; only the template's own inline style and script, by hash."""
+    def digest(tag: str) -> str:
+        text = template.split(f"<{tag}>", 1)[1].split(f"</{tag}>", 1)[0]
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+    return (f"default-src 'none'; style-src {digest('style')}; script-src {digest('script')}; "
+            "img-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
+    """A table from already-escaped cells."""
+    ths = "".join(f"<th>{h}</th>" for h in head)
+    trs = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table{attrs}><thead><tr>{ths}</tr></thead><tbody>{trs}</tbody></table>"
+
+
+def overview(jobs: list[Job]) -> str:
+    rows = [[escape(job.label), _status(job.status), escape(job.run.id if job.run else "-"),
+             escape(job.reason or (job.run.info.reason if job.run else None) or ""),
+             f"<code>{escape(str(job.path))}</code>"] for job in jobs]
+    return "<h2>Runs</h2>" + table(["run", "status", "run id", "reason", "directory"], rows, ' id="runs"')
+
+
+def _status(status: str) -> str:
+    return f'<span class="{"good" if status == "completed" else "bad"}">{escape(status)}</span>'
+
+
+def metric_lines(scored: list[Job]) -> dict[tuple[str, str], dict[str, MetricSummary]]:
+    """(task, metric) -> label -> summary line, in order of first appearance."""
+    lines: dict[tuple[str, str], dict[str, MetricSummary]] = {}
+    for job in scored:
+        for line in job.run.summary.metrics:
+            lines.setdefault((line.task, line.metric), {})[job.label] = line
+    return lines
+
+
+def headline(scored: list[Job]) -> str:
+    if not scored:
+        return '<h2>Metrics</h2><p class="note">No run has any scores.</p>'
+    top = "".join(f'<th colspan="3">{escape(job.label)}</th>' for job in scored)
+    sub = "<th>mean ± stderr</th><th>n</th><th>errors</th>" * len(scored)
+    rows = []
+    for (task, metric), by_label in metric_lines(scored).items():
+        cells = "".join(_cells(by_label.get(job.label)) for job in scored)
+        rows.append(f"<tr><td>{escape(task)}</td><td>{escape(metric)}</td>{cells}</tr>")
+    return ('<h2>Metrics</h2><table id="headline"><thead><tr><th rowspan="2">task</th><th rowspan="2">metric</th>'
+            f'{top}</tr><tr>{sub}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def _cells(line: MetricSummary | None) -> str:
+    if line is None:
+        return '<td class="num">-</td>' * 3
+    mean = "-" if line.mean is None else svg.number(line.mean)
+    spread = f" ± {svg.number(line.stderr)}" if line.stderr is not None else ""
+    errors = f'<span class="bad">{line.errors}</span>' if line.errors else "0"
+    return f'<td class="num">{mean}{spread}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
+
+
+def charts(scored: list[Job], records: dict[str, Records]) -> str:
+    """One bar chart per metric: tasks grouped, one bar per run."""
+    by_metric: dict[str, dict[str, list[svg.Bar]]] = {}
+    for (task, metric), by_label in metric_lines(scored).items():
+        bars = [svg.Bar(i, job.label, line.mean, line.stderr, line.n) for i, job in enumerate(scored)
+                if (line := by_label.get(job.label)) is not None and line.mean is not None]
+        if bars:
+            by_metric.setdefault(metric, {})[task] = bars
+    figures = [f"<figure><figcaption>{escape(metric)}</figcaption>"
+               f"{svg.chart(f'chart-{i}', metric, groups, _binary(metric, records), len(scored))}</figure>"
+               for i, (metric, groups) in enumerate(by_metric.items())]
+    note = '<p class="note">Bars: the mean per task; whiskers: ± one standard error; hover a bar for n.</p>'
+    legend = svg.legend([job.label for job in scored])
+    return f'<h2>Charts</h2>{note}{legend}<div class="charts">{"".join(figures)}</div>'
+
+
+def _binary(metric: str, records: dict[str, Records]) -> bool:
+    """Whether every value of `metric` in every run is 0 or 1."""
+    return not any(metric in rec.scaled for rec in records.values())
+
+
+def shown_samples(scored: list[Job]) -> dict[str, tuple[list[Sample], int]]:
+    """task -> (the first SAMPLE_CAP samples, how many distinct samples the runs have), across the runs."""
+    tasks: dict[str, tuple[dict[str, Sample], set[str]]] = {}
+    for job in scored:
+        for sample in job.run.manifest.samples:
+            kept, ids = tasks.setdefault(sample.task, ({}, set()))
+            ids.add(sample.id)
+            if len(kept) < SAMPLE_CAP:
+                kept.setdefault(sample.id, sample)
+    return {task: (list(kept.values()), len(ids)) for task, (kept, ids) in tasks.items()}
+
+
+def read_records(run: Run, shown: dict[str, tuple[list[Sample], int]]) -> Records:
+    """Stream the run's records, keeping those of the samples shown."""
+    keep = {sample.id for samples, _ in shown.values() for sample in samples}
+    records = Records()
+    for response in run.responses():
+        if response.id in keep:
+            records.responses[response.id] = response
+    for score in run.scores():
+        if score.id in keep:
+            records.scores.setdefault(score.id, []).append(score)
+        records.scaled.update(m for m, v in (score.metrics or {}).items() if v not in (0, 1))
+    return records
+
+
+def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], records: dict[str, Records]) -> str:
+    """Per task, a collapsible table: the sample, then each run's raw response and scores."""
+    parts = ["<h2>Samples</h2>"]
+    for task, (samples, total) in shown.items():
+        left_out = ""
+        if total > len(samples):
+            left_out = f"; showing the first {len(samples)}, {total - len(samples)} left out"
+        rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample.id) for job in scored)]
+                for sample in samples]
+        parts.append(f'<details class="task"><summary>{escape(task)} ({total} samples{left_out})</summary>'
+                     f'{table(["sample", *(escape(job.label) for job in scored)], rows)}</details>')
+    return "".join(parts)
+
+
+def _text(text: str) -> str:
+    more = f'<span class="note">… {len(text) - TEXT_CAP} more characters</span>' if len(text) > TEXT_CAP else ""
+    return f"<pre>{escape(text[:TEXT_CAP])}</pre>{more}"
+
+
+def _sample_cell(sample: Sample) -> str:
+    reference = "" if sample.reference is None else \
+        f'<div class="sub">reference: <code>{escape(repr(sample.reference))}</code></div>'
+    return f"<code>{escape(sample.id)}</code>{_text(sample.prompt)}{reference}"
+
+
+def _answer_cell(records: Records, sample_id: str) -> str:
+    response = records.responses.get(sample_id)
+    if response is None:
+        answer = '<p class="note">not asked in this run, or no response recorded</p>'
+    elif response.text is None:
+        answer = f'<p class="bad">no response: {_error(response.error)}</p>'
+    else:
+        answer = _text(response.text)
+    scores = "".join(f"<li>{_score(score)}</li>" for score in records.scores.get(sample_id, []))
+    return answer + (f'<ul class="scores">{scores}</ul>' if scores else "")
+
+
+def _error(error: ErrorInfo | None) -> str:
+    return escape(f"{error.type}: {error.message}" if error else "no value")
+
+
+def _score(score: ScoreRecord) -> str:
+    """`contains 1`, `check_name_dir: name 1, direction 0`, or the scorer's error; then its detail."""
+    detail = f' <span class="sub">({escape(score.detail)})</span>' if score.detail else ""
+    if score.metrics is None:
+        return f'{escape(score.scorer)}: <span class="bad">{_error(score.error)}</span>{detail}'
+    values = ", ".join(f'{escape(m.removeprefix(score.scorer + "."))} <span class="{"v0" if v == 0 else "good"}">'
+                       f'{escape(str(v))}</span>' for m, v in score.metrics.items())
+    prefix = "" if list(score.metrics) == [score.scorer] else f"{escape(score.scorer)}: "
+    return f"{prefix}{values}{detail}"
+
+
+def provenance(runs: list[Job]) -> str:
+    """Who, when, where and what of each run, one column per run."""
+    if not runs:
+        return ""
+    fields = [_facts(job.run) for job in runs]
+    rows = [[escape(name), *(f"<pre>{escape(facts.get(name, '-'))}</pre>" for facts in fields)]
+            for name in dict.fromkeys(name for facts in fields for name in facts)]
+    return "<h2>Provenance</h2>" + table(["", *(escape(job.label) for job in runs)], rows, ' id="provenance"')
+
+
+def _facts(run: Run) -> dict[str, str]:
+    info, identity, env = run.info, run.info.identity, run.info.environment
+    details = identity.get("details") or {}
+    return {
+        "run id": info.run_id, "directory": str(run.path), "benchmark": info.benchmark,
+        "status": info.status + (f": {info.reason}" if info.reason else ""),
+        "started": info.started_at, "ended": info.ended_at or "-", "manifest id": info.manifest_id or "-",
+        "model": str(identity.get("name") or info.model), "model digest": str(identity.get("digest", "-")),
+        "model details": ", ".join(f"{k}={v}" for k, v in details.items() if isinstance(v, str) and v),
+        "server version": str(identity.get("server_version", "-")),
+        "runner": "\n".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in info.runner.items()),
+        "overrides": "\n".join(info.overrides) or "-",
+        "counts": ", ".join(f"{k}={v}" for k, v in info.counts.model_dump().items()),
+        "benchrun": str(env.get("benchrun", "-")), "python": str(env.get("python", "-")),
+        "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
+        "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
+        "sessions": str(1 + len(info.history)),
+    }

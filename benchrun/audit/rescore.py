@@ -1,0 +1,361 @@
+"""`rescore RUN`: score a run again from its archived responses with the current (or given) scorers.
+
+Nothing but the run directory and the scorer files is read: no model server, no runner code. The run's own
+scores.jsonl and summary.json are never touched; each rescore is a new directory `<run>/rescores/<NNN>/`
+holding scores.jsonl, summary.json and rescore.json (written last: a directory without it is incomplete).
+NNN is claimed with os.mkdir, which fails when another rescore already took the number, so two rescores
+running at once never share a directory: the first free number after the largest one present is taken. The
+time is kept in rescore.json, not in the name: with a time in the name two rescores could claim one number.
+
+Scorers are the built-ins plus the benchmark's current custom_scorer.py, or plus `--scorers FILE.py` instead
+of it. The benchmark is found through the run's task.path; a relative one is taken from the directory the run
+was started in (as Hydra recorded it), else from the current one. By default each task gets its own scorers
+again; `--scorer NAME` (repeatable) selects: a NAME that some task names is applied to those tasks only, a
+NAME that no task names is applied to every task. format_valid is always recomputed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from benchrun import console
+from benchrun.archive import SCORES, SUMMARY, environment, now, write_atomic
+from benchrun.config import bench_dir
+from benchrun.errors import ArchiveError, BenchrunError, ConfigError
+from benchrun.grading import FORMAT_VALID, Grader
+from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
+from benchrun.records import Counts, FileDigest, Number, ResponseRecord, ScoreRecord, Summary
+from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
+from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, source_sha256
+from benchrun.summary import Tally
+from benchrun.usercode import defined_here, import_file
+
+RESCORES = "rescores"
+HYDRA_FILE = ".hydra/hydra.yaml"
+RESCORE_FILE = "rescore.json"
+SHOWN = 20
+"""Changed samples printed on a terminal (--json lists them all)."""
+
+
+class ScorerUsed(Frozen):
+    """One scorer of a rescore: where its code came from and the hashes of that code."""
+
+    name: str
+    origin: str
+    """`builtin`, or the absolute path of the scorer file."""
+    origin_sha256: str | None
+    """The sha256 of the scorer file (None for a built-in)."""
+    sha256: str
+    """The sha256 of the function's source, as in the manifest's scorers."""
+    run_sha256: str | None
+    """The sha256 the run's manifest gives for this scorer (None when the run did not use it)."""
+    tasks: tuple[str, ...]
+
+
+class RescoreInfo(Frozen):
+    """rescore.json: which scorers scored which run, when, and with which benchrun."""
+
+    schema_version: Literal[1] = 1
+    rescore: str
+    """The rescore's number (its directory name), e.g. 001."""
+    run_id: str
+    manifest_id: str
+    created_at: str
+    benchrun: str | None
+    selected: tuple[str, ...] | None
+    """The --scorer names, or None when every task was scored with its own scorers."""
+    scorers: tuple[ScorerUsed, ...]
+    counts: Counts
+    files: dict[str, FileDigest]
+
+
+class MeanChange(Frozen):
+    """One task x metric of the new summary beside the run's own."""
+
+    task: str
+    metric: str
+    old: float | None
+    new: float | None
+    delta: float | None
+
+
+class SampleChange(Frozen):
+    """A sample whose metric value changed; a value is None when there is none (error or not scored)."""
+
+    id: str
+    task: str
+    metric: str
+    old: Number | None
+    new: Number | None
+    old_error: str | None = None
+    new_error: str | None = None
+
+
+class Rescore(Frozen):
+    """What a rescore wrote, and what changed against the run's own scores."""
+
+    dir: str
+    info: RescoreInfo
+    means: tuple[MeanChange, ...]
+    changed: tuple[SampleChange, ...]
+
+
+Loaded = dict[str, tuple[Scorer, str, str | None]]
+"""Scorer name -> (function, origin, origin file sha256)."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    parser.add_argument("--scorer", action="append", metavar="NAME",
+                        help="score with this scorer only (repeatable); a name no task uses applies to every task")
+    parser.add_argument("--scorers", type=Path, metavar="FILE.py",
+                        help="take scorer functions from this file instead of the benchmark's custom_scorer.py")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print_rescore(result, console.stdout())
+    return 0
+
+
+def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None = None) -> Rescore:
+    """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory."""
+    manifest = run.manifest
+    loaded = load_scorers(scorers_file) if scorers_file else bench_scorers(run)
+    plan = scorer_plan(manifest, loaded, names)
+    grader = _grader(manifest, plan, loaded)
+    old, old_tally = _old_scores(run, manifest)
+    out = claim_dir(run.path / RESCORES)
+    try:
+        summary, digest, counts, changed = _write_scores(run, manifest, grader, old, out)
+        info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
+                           benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
+                           scorers=_used(manifest, plan, loaded), counts=counts, files={SCORES: digest})
+        write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return Rescore(dir=str(out), info=info, means=_means(old_tally, summary), changed=tuple(changed))
+
+
+def bench_scorers(run: Run) -> Loaded:
+    """The built-ins and the current custom_scorer.py of the run's benchmark (found through task.path)."""
+    path = run.config.get("task", {}).get("path", "")
+    try:
+        bench = bench_dir(path, run_cwd(run))
+    except ConfigError as err:
+        raise BenchrunError(f"cannot find the run's benchmark ({err}); give the scorers with --scorers FILE.py",
+                            file=str(run.path)) from None
+    file = bench / CUSTOM_FILE
+    return load_scorers(file) if file.is_file() else _builtins()
+
+
+def run_cwd(run: Run) -> Path | None:
+    """The directory the run was started in (Hydra records it), against which a relative task.path resolves."""
+    try:
+        cwd = yaml.safe_load((run.path / HYDRA_FILE).read_text())["hydra"]["runtime"]["cwd"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return None
+    return Path(cwd) if Path(cwd).is_dir() else None
+
+
+def load_scorers(file: Path) -> Loaded:
+    """The built-ins, then the public functions defined in `file` (a same-named one replaces a built-in)."""
+    if not file.is_file():
+        raise BenchrunError("no such scorer file", file=str(file))
+    module = import_file(file, str(file))
+    digest, origin = sha256_bytes(file.read_bytes()), str(file.resolve())
+    return {**_builtins(), **{name: (fn, origin, digest) for name, fn in vars(module).items()
+                              if inspect.isfunction(fn) and defined_here(module, fn) and not name.startswith("_")}}
+
+
+def _builtins() -> Loaded:
+    return {name: (fn, "builtin", None) for name, fn in BUILTIN.items()}
+
+
+def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None) -> dict[str, tuple[str, ...]]:
+    """Task -> the scorer names to run on it (see the module docstring)."""
+    own = {t.name: tuple(s.name for s in t.scorers) for t in manifest.tasks}
+    if names is None:
+        missing = sorted({n for task in own.values() for n in task if n not in loaded})
+        if missing:
+            raise BenchrunError(f"the run's scorers {', '.join(missing)} are not defined now "
+                                f"(available: {', '.join(sorted(loaded))}); give them with --scorers FILE.py")
+        return own
+    unknown = [n for n in names if n not in loaded]
+    if unknown:
+        raise BenchrunError(f"unknown scorer {', '.join(map(repr, unknown))} (available: {', '.join(sorted(loaded))})")
+    used = {n for task in own.values() for n in task}
+    chosen = list(dict.fromkeys(names))
+    return {task: tuple(n for n in chosen if n in scorers or n not in used) for task, scorers in own.items()}
+
+
+def claim_dir(parent: Path) -> Path:
+    """A new numbered directory under `parent`, claimed atomically with os.mkdir (taken -> try the next)."""
+    parent.mkdir(exist_ok=True)
+    taken = [int(p.name) for p in parent.iterdir() if p.name.isdigit()]
+    number = max(taken, default=0) + 1
+    while True:
+        path = parent / f"{number:03d}"
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            number += 1
+
+
+def _old_scores(run: Run, manifest: Manifest) -> tuple[dict[tuple[str, str], ScoreRecord], Tally]:
+    """The run's score records by (sample id, scorer), and their tally."""
+    tally, records = Tally(t.name for t in manifest.tasks), {}
+    for record in run.scores():
+        tally.add(record)
+        records[record.id, record.scorer] = record
+    return records, tally
+
+
+def _grader(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) -> Grader:
+    """A Grader over the manifest with each task's scorers replaced by the planned ones."""
+    tasks = tuple(t.model_copy(update={"scorers": tuple(_spec(n, loaded) for n in plan[t.name])})
+                  for t in manifest.tasks)
+    return Grader(manifest.model_copy(update={"tasks": tasks}), {name: fn for name, (fn, _, _) in loaded.items()})
+
+
+def _spec(name: str, loaded: Loaded) -> ScorerSpec:
+    fn, origin, _ = loaded[name]
+    return ScorerSpec(name=name, origin="builtin" if origin == "builtin" else CUSTOM_FILE, sha256=source_sha256(fn))
+
+
+def _used(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) -> tuple[ScorerUsed, ...]:
+    """Each planned scorer once, in first-use order, with its hashes now and in the run."""
+    before = {s.name: s.sha256 for t in manifest.tasks for s in t.scorers}
+    names = list(dict.fromkeys(n for task in plan.values() for n in task))
+    return tuple(ScorerUsed(name=n, origin=loaded[n][1], origin_sha256=loaded[n][2], sha256=source_sha256(loaded[n][0]),
+                            run_sha256=before.get(n), tasks=tuple(t for t, scorers in plan.items() if n in scorers))
+                 for n in names)
+
+
+def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[tuple[str, str], ScoreRecord],
+                  out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange]]:
+    """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values."""
+    samples = {s.id: s for s in manifest.samples}
+    tally, changed, sink = Tally(t.name for t in manifest.tasks), [], _Lines(out / SCORES)
+    counts = dict(samples=len(samples), responses=0, request_errors=0, scorer_errors=0, format_invalid=0)
+    with sink:
+        for response in run.responses():
+            if response.id not in samples:
+                raise ArchiveError(f"a response for sample '{response.id}', which the manifest does not have",
+                                   file=str(run.path))
+            records = grader.grade(samples[response.id], response)
+            _count(counts, response, records)
+            for record in records:
+                sink.write(record.model_dump_json().encode() + b"\n")
+                tally.add(record)
+                changed.extend(sample_changes(old.get((record.id, record.scorer)), record))
+    summary = Summary(manifest_id=run.info.manifest_id, model=run.info.model, metrics=tally.summaries())
+    write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
+    return summary, sink.digest(), Counts(**counts), changed
+
+
+def _count(counts: dict[str, int], response: ResponseRecord, records: list[ScoreRecord]) -> None:
+    """Counted as a run counts: a failed request is not also a scorer error or an invalid format."""
+    counts["responses"] += 1
+    counts["request_errors"] += response.error is not None
+    if response.error is None:
+        counts["scorer_errors"] += sum(r.error is not None for r in records)
+        counts["format_invalid"] += sum(r.scorer == FORMAT_VALID and r.detail is not None for r in records)
+
+
+class _Lines:
+    """A new JSON Lines file that keeps its sha256, size and line count as it is written."""
+
+    def __init__(self, path: Path):
+        self._path, self._sha, self._size, self._lines = path, hashlib.sha256(), 0, 0
+
+    def __enter__(self) -> _Lines:
+        self._file = open(self._path, "wb")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+    def write(self, line: bytes) -> None:
+        self._file.write(line)
+        self._sha.update(line)
+        self._size, self._lines = self._size + len(line), self._lines + 1
+
+    def digest(self) -> FileDigest:
+        return FileDigest(sha256=self._sha.hexdigest(), size=self._size, lines=self._lines)
+
+
+def sample_changes(old: ScoreRecord | None, new: ScoreRecord) -> list[SampleChange]:
+    """The metrics of one sample and scorer whose value differs (no old record: a new scorer, not a change)."""
+    if old is None or (old.metrics is None and new.metrics is None):
+        return []
+    before, after = old.metrics or {}, new.metrics or {}
+    return [SampleChange(id=new.id, task=new.task, metric=m, old=before.get(m), new=after.get(m),
+                         old_error=_error(old), new_error=_error(new))
+            for m in dict.fromkeys([*before, *after]) if m not in before or m not in after or before[m] != after[m]]
+
+
+def _error(record: ScoreRecord) -> str | None:
+    return f"{record.error.type}: {record.error.message}" if record.error else None
+
+
+def _means(old_tally: Tally, summary: Summary) -> tuple[MeanChange, ...]:
+    old = {(m.task, m.metric): m.mean for m in old_tally.summaries()}
+    return tuple(MeanChange(task=m.task, metric=m.metric, old=old.get((m.task, m.metric)), new=m.mean,
+                            delta=_delta(old.get((m.task, m.metric)), m.mean)) for m in summary.metrics)
+
+
+def _delta(old: float | None, new: float | None) -> float | None:
+    return None if old is None or new is None else new - old
+
+
+def print_rescore(result: Rescore, out: Console) -> None:
+    """The means old -> new, then the samples whose value changed (at most SHOWN), then where it was written."""
+    out.print(means_table(result))
+    out.print(f"{len(result.changed)} sample values changed", markup=False, soft_wrap=True)
+    for change in result.changed[:SHOWN]:
+        out.print(f"  {change.id} {change.metric}: {_value(change.old, change.old_error)} -> "
+                  f"{_value(change.new, change.new_error)}", markup=False, soft_wrap=True)
+    if len(result.changed) > SHOWN:
+        out.print(f"  ... and {len(result.changed) - SHOWN} more (--json lists them all)", markup=False, soft_wrap=True)
+    out.print(f"rescore {result.info.rescore} written to {result.dir}", markup=False, soft_wrap=True)
+
+
+def means_table(result: Rescore) -> Table:
+    """task x metric: the run's mean, the rescore's mean and the difference."""
+    table = Table(title=f"rescore {result.info.rescore} of run {result.info.run_id}", title_justify="left")
+    for column in ("task", "metric", "old mean", "new mean", "delta"):
+        table.add_column(column, justify="left" if column in ("task", "metric") else "right")
+    for line in result.means:
+        delta = "-" if line.delta is None else f"{line.delta:+.3f}"
+        table.add_row(Text(line.task), Text(line.metric), _num(line.old), _num(line.new), delta)
+    return table
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _value(value: Number | None, error: str | None) -> str:
+    if value is not None:
+        return json.dumps(value)
+    return f"error ({error})" if error else "-"

@@ -1,0 +1,249 @@
+"""`show RUN`: a run's provenance and per task x metric table with 95% intervals; `--samples` for each sample."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator
+
+from rich.table import Table
+from rich.text import Text
+
+from benchrun import console
+from benchrun.audit.listing import task_names
+from benchrun.audit.stats import Interval, interval
+from benchrun.grading import FORMAT_VALID
+from benchrun.records import ResponseRecord, ScoreRecord
+from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
+from benchrun.summary import Tally
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One task x metric: n, mean, stderr and errors as in summary.json, with its 95% interval."""
+
+    task: str
+    metric: str
+    n: int
+    mean: float | None
+    stderr: float | None
+    errors: int
+    interval: Interval | None
+
+    def to_json(self) -> dict[str, Any]:
+        low, high, method = (self.interval.low, self.interval.high, self.interval.method) if self.interval else (
+            None, None, None)
+        return {"task": self.task, "metric": self.metric, "n": self.n, "mean": self.mean, "stderr": self.stderr,
+                "errors": self.errors, "low": low, "high": high, "interval": method}
+
+
+class MetricScan:
+    """The 95% intervals need more than summary.json: whether every value of a metric is 0 or 1 (and, for a run
+    that did not finish, the statistics themselves). Collected from score records as they stream past."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self._tally = None if run.summary is not None else Tally(task_names(run))
+        self._non_binary: set[tuple[str, str]] = set()
+        self._complete = False
+
+    def watch(self, records: Iterable[ScoreRecord]) -> Iterator[ScoreRecord]:
+        """Pass the records through, noting each; the scan is complete when they are exhausted."""
+        for record in records:
+            if self._tally is not None:
+                self._tally.add(record)
+            for metric, value in (record.metrics or {}).items():
+                if value != 0 and value != 1:
+                    self._non_binary.add((record.task, metric))
+            yield record
+        self._complete = True
+
+    def rows(self) -> list[MetricRow]:
+        """summary.json's lines (or those of the score records) with 95% intervals: Wilson's when every value is
+        0 or 1, a t interval otherwise, none when n < 2. Reads scores.jsonl unless already watched to the end."""
+        if not self._complete:
+            deque(self.watch(self.run.scores()), maxlen=0)
+        lines = self.run.summary.metrics if self._tally is None else self._tally.summaries()
+        return [MetricRow(m.task, m.metric, m.n, m.mean, m.stderr, m.errors,
+                          interval(m.n, m.mean, m.stderr, (m.task, m.metric) not in self._non_binary))
+                for m in lines]
+
+
+def metric_rows(run: Run) -> list[MetricRow]:
+    """Per task x metric: n, mean, stderr, errors (as in summary.json) and the 95% interval."""
+    return MetricScan(run).rows()
+
+
+@dataclass(frozen=True)
+class SampleView:
+    """One answered sample: its prompt (from the manifest), the response record and its score records."""
+
+    prompt: str | None
+    response: ResponseRecord
+    scores: list[ScoreRecord]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.response.id, "task": self.response.task, "prompt": self.prompt,
+                "response": self.response.model_dump(mode="json"),
+                "scores": [s.model_dump(mode="json") for s in self.scores]}
+
+
+def is_failed(response: ResponseRecord, scores: Iterable[ScoreRecord]) -> bool:
+    """The request failed, or a scorer raised (error set), or the response did not fit its format (format_valid 0)."""
+    return response.error is not None or any(
+        s.error is not None or (s.scorer == FORMAT_VALID and s.metrics == {FORMAT_VALID: 0}) for s in scores)
+
+
+def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
+           ) -> Iterator[tuple[ResponseRecord, list[ScoreRecord]]]:
+    """Each response with its score records. Both files are written sample by sample, so they are read in step;
+    score records out of step (scores re-graded by a resume come last) wait in memory for their response."""
+    pending: dict[str, list[ScoreRecord]] = {}
+    records = iter(scores)
+    for response in responses:
+        for record in records:
+            pending.setdefault(record.id, []).append(record)
+            if record.id != response.id and response.id in pending:
+                break
+        yield response, pending.pop(response.id, [])
+
+
+def samples(run: Run, task: str | None = None, failed: bool = False,
+            scan: MetricScan | None = None) -> Iterator[SampleView]:
+    """The run's answered samples in record order, optionally of one task and only the failed ones; `scan`
+    watches every score record on the way (so the metrics need no second pass)."""
+    if run.info.manifest_id is None:
+        return
+    prompts = {s["id"]: s["prompt"] for s in run.manifest_data()["samples"] if task is None or s["task"] == task}
+    records = run.scores() if scan is None else scan.watch(run.scores())
+    for response, scores in joined(run.responses(), records):
+        if (task is None or response.task == task) and (not failed or is_failed(response, scores)):
+            yield SampleView(prompts.get(response.id), response, scores)
+    deque(records, maxlen=0)
+
+
+def header(run: Run) -> Table:
+    """Where, what and who: status, overrides, manifest id, model identity, runner config, counts."""
+    info, identity = run.info, run.info.identity
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    counts = info.counts
+    rows = {
+        "run": f"{info.run_id}  {run.path}",
+        "benchmark": info.benchmark,
+        "status": info.status + (f": {info.reason}" if info.reason else ""),
+        "started": f"{info.started_at}  ended {info.ended_at or '-'}",
+        "overrides": " ".join(info.overrides) or "-",
+        "manifest id": info.manifest_id or "- (the run failed before it compiled)",
+        "model": f"{info.model}  name {identity.get('name', '-')}  digest {identity.get('digest', '-')}  "
+                 f"server {identity.get('server_version', '-')}",
+        "details": _pairs(identity.get("details") or {}),
+        "runner": _pairs(info.runner),
+        "counts": f"{counts.responses}/{counts.samples} samples, {counts.request_errors} request errors, "
+                  f"{counts.scorer_errors} scorer errors, {counts.format_invalid} invalid formats",
+    }
+    for key, value in rows.items():
+        grid.add_row(key, Text(value))
+    return grid
+
+
+def _pairs(data: dict[str, Any]) -> str:
+    return "  ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items()) or "-"
+
+
+def metrics_table(rows: Iterable[MetricRow]) -> Table:
+    """task x metric: n, mean, 95% interval (Wilson or t), errors."""
+    table = Table(title="metrics (95% intervals: wilson for 0/1 metrics, t otherwise)", title_justify="left")
+    for column in ("task", "metric", "n", "mean", "95% interval", "method", "errors"):
+        table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")
+    for row in rows:
+        span = f"{row.interval.low:.3f}–{row.interval.high:.3f}" if row.interval else "-"
+        table.add_row(Text(row.task), Text(row.metric), str(row.n), _number(row.mean), span,
+                      row.interval.method if row.interval else "-", str(row.errors))
+    return table
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def sample_text(view: SampleView) -> str:
+    """One sample as indented lines: id and task, prompt, response (or its error), one line per scorer."""
+    response = view.response
+    lines = [f"{response.id}  [{response.task}]", f"  prompt    {_indented(view.prompt or '-')}"]
+    if response.error is None:
+        lines.append(f"  response  {_indented(response.text or '')}")
+    else:
+        attempts = f"{response.attempts} attempt{'s' * (response.attempts != 1)}"
+        lines.append(f"  response  none: {response.error.type}: {response.error.message} (after {attempts})")
+    lines += [f"  score     {_score_text(s)}" for s in view.scores]
+    return "\n".join(lines)
+
+
+def _indented(text: str) -> str:
+    return text.replace("\n", "\n" + " " * 12)
+
+
+def _score_text(score: ScoreRecord) -> str:
+    if score.error is not None:
+        return f"{score.scorer}: error {score.error.type}: {score.error.message}"
+    values = "  ".join(f"{k}={v}" for k, v in (score.metrics or {}).items())
+    return values + (f"  ({score.detail})" if score.detail else "")
+
+
+def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
+    """Each sample's text, a blank line between; how many were printed."""
+    count = 0
+    for view in views:
+        out.write(("\n" if count else "") + sample_text(view) + "\n")
+        count += 1
+    return count
+
+
+def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, out: IO[str]) -> None:
+    """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics."""
+    out.write(json.dumps({"path": str(run.path), "run": run.info.model_dump(mode="json")})[:-1])
+    if views is not None:
+        out.write(', "samples": [')
+        for i, view in enumerate(views):
+            out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
+        out.write("\n]")
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows()], indent=2) + "}\n")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
+                                                                       f"(default: {DEFAULT_ROOT})")
+    parser.add_argument("--samples", action="store_true",
+                        help="also list each sample (prompt, response, scores), before the metrics table")
+    parser.add_argument("--failed", action="store_true",
+                        help="only samples whose request failed, whose scorer raised, or whose response did not "
+                             "fit its format (format_valid 0); implies --samples")
+    parser.add_argument("--task", help="only samples of this task; implies --samples")
+    parser.add_argument("--json", action="store_true", help="print JSON: path, run, samples (with --samples), metrics")
+
+
+def main(args: argparse.Namespace) -> int:
+    run = resolve_run(args.run, args.root)
+    scan = MetricScan(run)
+    views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
+    if args.json:
+        write_json(run, views, scan, sys.stdout)
+        return 0
+    out = console.stdout()
+    out.print(header(run))
+    if views is not None:
+        out.print()
+        out.file.flush()
+        shown = print_samples(views, sys.stdout)
+        out.print(("\n" if shown else "") + f"{shown} samples shown" + (" (failed only)" if args.failed else ""))
+    rows = scan.rows()
+    out.print()
+    out.print(metrics_table(rows) if rows else "metrics: none (no score records)")
+    return 0

@@ -1,0 +1,262 @@
+"""`verify RUN`: prove a run is intact (manifest id, file digests, per-line digests) and its sources unchanged."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import asdict, dataclass
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+from benchrun import console
+from benchrun.archive import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN
+from benchrun.errors import BenchrunError
+from benchrun.manifest import SourceFile
+from benchrun.records import FileDigest
+from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
+
+CHUNK = 1 << 20
+HYDRA_CONFIG = Path(".hydra") / "hydra.yaml"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check of one file: passed, or what is wrong and (when known) the first line concerned."""
+
+    ok: bool
+    file: str
+    message: str
+    line: int | None = None
+
+    def text(self) -> str:
+        return f"{'ok  ' if self.ok else 'FAIL'}  {self.file}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Every finding about a run; it is intact when all passed."""
+
+    run: Run
+    findings: tuple[Finding, ...]
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if not f.ok]
+
+    @property
+    def intact(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run.id, "path": str(self.run.path), "intact": self.intact,
+                "findings": [asdict(f) for f in self.findings]}
+
+
+def verify_run(run: Run, cwd: Path | None = None) -> Verdict:
+    """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
+    the benchmark's source files if they can still be found (a relative task.path is tried from the directory
+    the run was started in, then from `cwd`)."""
+    return Verdict(run, (*check_manifest(run), *check_files(run), *check_sources(run, cwd or Path.cwd())))
+
+
+def check_manifest(run: Run) -> list[Finding]:
+    """manifest.json hashes to the manifest id in run.json."""
+    expected = run.info.manifest_id
+    if expected is None:
+        return [Finding(True, MANIFEST, f"none: the run failed before it compiled ({run.info.reason})")]
+    path = run.path / MANIFEST
+    if not path.is_file():
+        return [Finding(False, MANIFEST, "missing")]
+    actual = file_digest(path).sha256
+    if actual != expected:
+        return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
+                                         f"{expected[:12]}… in run.json")]
+    return [Finding(True, MANIFEST, f"hashes to the manifest id {expected[:12]}…")]
+
+
+def file_digest(path: Path) -> FileDigest:
+    """sha256, size and line count of a file, read in chunks."""
+    sha, size, lines = hashlib.sha256(), 0, 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            sha.update(chunk)
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+    return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
+
+
+def check_files(run: Run) -> list[Finding]:
+    """Each file digest in run.json; for a run that did not finish, each record line against records.sha256."""
+    info = run.info
+    if info.manifest_id is None:
+        return []
+    if not info.files:
+        unfinished = Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; "
+                                         f"record lines checked against {DIGESTS} only")
+        return [unfinished, *(f for name in RECORD_FILES for f in locate(run.path, name))]
+    return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
+
+
+def check_file(run_dir: Path, name: str, expected: FileDigest) -> list[Finding]:
+    """One file against its digest; a changed record file is compared line by line to find where."""
+    path = run_dir / name
+    if not path.is_file():
+        return [Finding(False, name, f"missing ({_lines(expected.lines)}, {expected.size} bytes when the run "
+                                     "finished)")]
+    actual = file_digest(path)
+    if actual == expected:
+        return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
+    if name in RECORD_FILES and (run_dir / DIGESTS).is_file():
+        located = [f for f in locate(run_dir, name) if not f.ok]
+        if located:
+            return located
+    lines = "" if actual.lines == expected.lines else f"; {expected.lines} lines when written, {actual.lines} now"
+    return [Finding(False, name, f"changed since the run finished: sha256 {actual.sha256[:12]}…, run.json has "
+                                 f"{expected.sha256[:12]}…{lines}")]
+
+
+def locate(run_dir: Path, name: str) -> list[Finding]:
+    """A record file against its line digests in records.sha256: the first changed line, lines missing or added."""
+    path, digests = run_dir / name, run_dir / DIGESTS
+    if not path.is_file():
+        return [Finding(False, name, "missing")]
+    if not digests.is_file():
+        return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
+    changed, first, written, present = 0, None, 0, 0
+    with open(path, "rb") as handle:
+        for digest, line in zip_longest(line_digests(digests, name), handle):
+            written += digest is not None
+            present += line is not None
+            if digest is not None and line is not None and hashlib.sha256(line).hexdigest() != digest[1]:
+                changed += 1
+                first = first or digest[0]
+    return _located(name, changed, first, written, present)
+
+
+def _located(name: str, changed: int, first: int | None, written: int, present: int) -> list[Finding]:
+    findings = []
+    if first is not None:
+        also = f" ({changed} lines differ)" if changed > 1 else ""
+        findings.append(Finding(False, name, f"line {first} is not the line written{also}", first))
+    if present < written:
+        findings.append(Finding(False, name, f"truncated: {_lines(written - present)} of {written} written "
+                                             f"missing after line {present}", present + 1))
+    if present > written:
+        findings.append(Finding(False, name, f"{_lines(present - written)} after line {written} not written "
+                                             "by the run", written + 1))
+    return findings or [Finding(True, name, f"{_lines(present)} match {DIGESTS}")]
+
+
+def _lines(n: int) -> str:
+    return f"{n} line{'s' * (n != 1)}"
+
+
+def line_digests(digests: Path, name: str) -> Iterator[tuple[int, str]]:
+    """(line number, sha256) of each line of record file `name`, from records.sha256."""
+    prefix = name.encode() + b" "
+    with open(digests, "rb") as handle:
+        for line in handle:
+            parts = line.split()
+            if line.startswith(prefix) and len(parts) == 3 and parts[1].isdigit():
+                yield int(parts[1]), parts[2].decode()
+
+
+def check_sources(run: Run, cwd: Path) -> list[Finding]:
+    """The benchmark's source files now against the manifest's list: changed, missing and new files."""
+    if run.info.manifest_id is None or not (run.path / MANIFEST).is_file():
+        return []
+    try:
+        task_path = run.config["task"]["path"]
+    except (BenchrunError, yaml.YAMLError, KeyError, TypeError):
+        return [Finding(False, CONFIG, "missing or unreadable: the benchmark's sources cannot be located")]
+    bench = find_bench(task_path, [_started_in(run.path), cwd])
+    if bench is None:
+        return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
+    from benchrun.compiler import source_files
+
+    try:
+        recorded = manifest_files(run.manifest_bytes)
+    except ValueError:
+        return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
+    return compare_sources(recorded, source_files(bench), bench)
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _started_in(run_dir: Path) -> Path | None:
+    """The working directory of the run (Hydra's runtime.cwd), if Hydra recorded it."""
+    try:
+        return Path(yaml.load((run_dir / HYDRA_CONFIG).read_bytes(), Loader=_LOADER)["hydra"]["runtime"]["cwd"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return None
+
+
+def find_bench(task_path: str, cwds: list[Path | None]) -> Path | None:
+    """The benchmark directory of `task.path` (a shipped demo, or a directory tried from each cwd), if it exists."""
+    from benchrun.config import bench_dir
+
+    for cwd in filter(None, cwds):
+        try:
+            return bench_dir(task_path, cwd)
+        except BenchrunError:
+            continue
+    return None
+
+
+def manifest_files(data: bytes) -> list[SourceFile]:
+    """The `files` of a manifest, decoding only the top-level values before it (not the samples)."""
+    text, decoder, pos = data.decode("utf-8"), json.JSONDecoder(), 1
+    while pos < len(text) and text[pos] != "}":
+        key, pos = decoder.raw_decode(text, pos)
+        value, pos = decoder.raw_decode(text, pos + 1)
+        if key == "files":
+            return [SourceFile.model_validate(f) for f in value]
+        pos += text[pos] == ","
+    return []
+
+
+def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...], bench: Path) -> list[Finding]:
+    before, after = {f.path: f.sha256 for f in recorded}, {f.path: f.sha256 for f in current}
+    findings = []
+    for path in sorted(before.keys() | after.keys()):
+        if path not in after:
+            findings.append(Finding(False, f"sources {path}", f"missing from {bench}"))
+        elif path not in before:
+            findings.append(Finding(False, f"sources {path}", f"new in {bench}: not part of the run"))
+        elif before[path] != after[path]:
+            findings.append(Finding(False, f"sources {path}", f"changed since the run (sha256 "
+                                                                f"{before[path][:12]}… now {after[path][:12]}…)"))
+    return findings or [Finding(True, "sources", f"{len(before)} files unchanged in {bench}")]
+
+
+def print_verdict(verdict: Verdict) -> None:
+    out = console.stdout()
+    out.print(f"verify {verdict.run.id}  {verdict.run.path}", markup=False)
+    for finding in verdict.findings:
+        out.print(finding.text(), markup=False, style=None if finding.ok else "bold red", soft_wrap=True)
+    problems = len(verdict.problems)
+    out.print("intact" if verdict.intact else f"NOT intact: {problems} problem{'s' * (problems > 1)}",
+              style="bold green" if verdict.intact else "bold red")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
+                                                                       f"(default: {DEFAULT_ROOT})")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    verdict = verify_run(resolve_run(args.run, args.root))
+    if args.json:
+        json.dump(verdict.to_json(), sys.stdout, indent=2)
+        print()
+    else:
+        print_verdict(verdict)
+    return 0 if verdict.intact else 1

@@ -1,0 +1,272 @@
+"""`rescore`: a real run scored again with an edited scorer, with the model server stopped."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+from benchrun.audit.rescore import claim_dir, rescore
+from benchrun.errors import BenchrunError, TaskError
+from benchrun.resources import demos_dir
+from benchrun.runs import load_run
+from tests.conftest import run_benchrun
+from tests.fakes import make_run, read_jsonl
+
+ORIGINALS = ("run.json", "manifest.json", "config.yaml", "responses.jsonl", "scores.jsonl", "summary.json")
+NEW_JUSTIFY = """def add_justify(response,values):
+    response_object = json.loads(response)
+    return int('times' in response_object['justification'])
+"""
+RESCORED_SUMMARY = {  # the run's summary (see test_run) with add_justify now 1 everywhere
+    ("product", "calculated_answer"): (3, 2 / 3, 1 / 3, 0),
+    ("product", "format_valid"): (3, 1.0, 0.0, 0),
+    ("product_combination", "add_justify"): (9, 1.0, 0.0, 0),
+    ("product_combination", "calculated_answer"): (9, 8 / 9, 1 / 9, 0),
+    ("product_combination", "format_valid"): (9, 1.0, 0.0, 0),
+    ("symbol", "contains"): (3, 2 / 3, 1 / 3, 0),
+    ("symbol", "format_valid"): (3, 1.0, 0.0, 0),
+    ("symbol_dir", "check_name_dir.direction"): (3, 2 / 3, 1 / 3, 0),
+    ("symbol_dir", "check_name_dir.name"): (3, 2 / 3, 1 / 3, 0),
+    ("symbol_dir", "format_valid"): (3, 1.0, 0.0, 0),
+}
+FLIPPED = [f"product_combination:a={a},b={b}" for a in (3, 5) for b in (3, 4, 5)]
+
+
+@pytest.fixture(scope="module")
+def archived(tmp_path_factory) -> Path:
+    """A listbench run on a copy of the benchmark (a path relative to where the run started); afterwards the
+    copy's add_justify checks 'times', not 'add'."""
+    root = tmp_path_factory.mktemp("rescore")
+    bench = root / "bench"
+    shutil.copytree(demos_dir() / "listbench", bench)
+    run_dir = make_run(root, "task.path=bench")
+    scorer = bench / "custom_scorer.py"
+    scorer.write_text(scorer.read_text().replace("'add' in", "'times' in"))
+    return run_dir
+
+
+@pytest.fixture
+def run_dir(archived, tmp_path) -> Path:
+    """A private copy of the run, so each test numbers its rescores from 001."""
+    return Path(shutil.copytree(archived, tmp_path / "run"))
+
+
+def originals(run_dir: Path) -> dict[str, bytes]:
+    return {name: (run_dir / name).read_bytes() for name in ORIGINALS}
+
+
+def summary_of(path: Path) -> dict[tuple[str, str], tuple]:
+    return {(m["task"], m["metric"]): (m["n"], m["mean"], m["stderr"], m["errors"])
+            for m in json.loads(path.read_text())["metrics"]}
+
+
+def assert_summary(path: Path, expected: dict[tuple[str, str], tuple]) -> None:
+    summary = summary_of(path)
+    assert list(summary) == list(expected)
+    for key, (n, mean, stderr, errors) in expected.items():
+        assert summary[key] == (n, pytest.approx(mean, abs=1e-12), pytest.approx(stderr, abs=1e-12), errors), key
+
+
+def audit(*args: str, cwd: Path, env: dict[str, str] | None = None):
+    return run_benchrun(*args, cwd=cwd, env=env, module="benchrun.audit")
+
+
+@pytest.mark.slow
+def test_rescore_with_the_edited_scorer(archived, run_dir):
+    before = originals(run_dir)
+    run = load_run(run_dir)
+    result = rescore(run)
+
+    out = run_dir / "rescores" / "001"
+    assert Path(result.dir) == out and sorted(p.name for p in out.iterdir()) == [
+        "rescore.json", "scores.jsonl", "summary.json"]
+    assert originals(run_dir) == before
+    assert_summary(out / "summary.json", RESCORED_SUMMARY)
+    assert [(c.id, c.metric, c.old, c.new) for c in result.changed] == [(i, "add_justify", 0, 1) for i in FLIPPED]
+    justify = next(m for m in result.means if m.metric == "add_justify")
+    assert (justify.old, justify.new) == (pytest.approx(1 / 3), 1.0) and justify.delta == pytest.approx(2 / 3)
+
+    scores = read_jsonl(out / "scores.jsonl")
+    old_scores = read_jsonl(run_dir / "scores.jsonl")
+    assert len(scores) == len(old_scores) == 45
+    unchanged = [s for s in old_scores if s["scorer"] != "add_justify"]
+    assert [s for s in scores if s["scorer"] != "add_justify"] == unchanged
+
+    info = json.loads((out / "rescore.json").read_text())
+    bench = archived.parents[2] / "bench"
+    assert yaml.safe_load((run_dir / "config.yaml").read_text())["task"]["path"] == "bench"
+    file_sha = hashlib.sha256((bench / "custom_scorer.py").read_bytes()).hexdigest()
+    scorers = {s["name"]: s for s in info["scorers"]}
+    manifest_sha = {s.name: s.sha256 for t in run.manifest.tasks for s in t.scorers}
+    assert scorers["add_justify"] == {
+        "name": "add_justify", "origin": str(bench / "custom_scorer.py"), "origin_sha256": file_sha,
+        "sha256": hashlib.sha256(NEW_JUSTIFY.encode()).hexdigest(), "run_sha256": manifest_sha["add_justify"],
+        "tasks": ["product_combination"]}
+    assert scorers["add_justify"]["sha256"] != manifest_sha["add_justify"]
+    assert scorers["calculated_answer"]["sha256"] == manifest_sha["calculated_answer"]
+    assert scorers["contains"] == {"name": "contains", "origin": "builtin", "origin_sha256": None,
+                                   "sha256": manifest_sha["contains"], "run_sha256": manifest_sha["contains"],
+                                   "tasks": ["symbol"]}
+    assert list(scorers) == ["calculated_answer", "add_justify", "contains", "check_name_dir"]
+    assert (info["rescore"], info["run_id"], info["manifest_id"], info["selected"]) == (
+        "001", run.id, run.info.manifest_id, None)
+    assert info["benchrun"] == run.info.environment["benchrun"]
+    assert datetime.fromisoformat(info["created_at"]).tzinfo is not None
+    assert info["counts"] == {"samples": 18, "responses": 18, "request_errors": 0, "scorer_errors": 0,
+                              "format_invalid": 0}
+    data = (out / "scores.jsonl").read_bytes()
+    assert info["files"] == {"scores.jsonl": {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
+                                              "lines": 45}}
+
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    second = rescore(load_run(run_dir))
+    assert Path(second.dir).name == "002"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first
+    assert (out / "scores.jsonl").read_bytes() == (run_dir / "rescores" / "002" / "scores.jsonl").read_bytes()
+    assert originals(run_dir) == before
+
+
+@pytest.mark.slow
+def test_cli_rescore_without_server_or_runner_code(run_dir, tmp_path):
+    host = urlparse(load_run(run_dir).info.runner["host"])
+    with pytest.raises(ConnectionRefusedError):  # the fake server that made the run is gone
+        socket.create_connection((host.hostname, host.port), timeout=2).close()
+    before = originals(run_dir)
+
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys; from benchrun.audit.__main__ import main; code = main(sys.argv[1:]); "
+         "print(*sorted(sys.modules), file=sys.stderr); sys.exit(code)", "rescore", str(run_dir)],
+        cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    imported = set(result.stderr.split())
+    assert "benchrun.audit.rescore" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("ollama", "httpx", "hydra") or m.startswith("benchrun.runners")}
+    assert "│ product_combination │ add_justify              │    0.333 │    1.000 │ +0.667 │" in result.stdout
+    assert "│ symbol              │ contains                 │    0.667 │    0.667 │ +0.000 │" in result.stdout
+    assert "6 sample values changed\n" + "".join(f"  {i} add_justify: 0 -> 1\n" for i in FLIPPED) in result.stdout
+    assert f"rescore 001 written to {run_dir / 'rescores' / '001'}" in result.stdout
+    assert originals(run_dir) == before
+
+    result = audit("rescore", str(run_dir), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["info"]["rescore"] == "002" and len(data["changed"]) == 6
+
+
+@pytest.mark.slow
+def test_scorers_file_and_selected_scorers(run_dir, tmp_path):
+    other = tmp_path / "other.py"
+    other.write_text("def add_justify(response, values):\n    return 0.5\n\n"
+                     "def length(response, values):\n    return len(response)\n")
+    run = load_run(run_dir)
+    result = rescore(run, ["add_justify"], other)
+    out = Path(result.dir)
+    assert_summary(out / "summary.json", {
+        ("product", "format_valid"): (3, 1.0, 0.0, 0),
+        ("product_combination", "add_justify"): (9, 0.5, 0.0, 0),
+        ("product_combination", "format_valid"): (9, 1.0, 0.0, 0),
+        ("symbol", "format_valid"): (3, 1.0, 0.0, 0),
+        ("symbol_dir", "format_valid"): (3, 1.0, 0.0, 0)})
+    assert {(c.id, c.old, c.new) for c in result.changed} == {
+        (f"product_combination:a={a},b={b}", int(a == 2), 0.5) for a in (2, 3, 5) for b in (3, 4, 5)}
+    info = json.loads((out / "rescore.json").read_text())
+    assert info["selected"] == ["add_justify"]
+    assert info["scorers"] == [{"name": "add_justify", "origin": str(other.resolve()),
+                                "origin_sha256": hashlib.sha256(other.read_bytes()).hexdigest(),
+                                "sha256": hashlib.sha256(b"def add_justify(response, values):\n    return 0.5\n")
+                                .hexdigest(), "run_sha256": run.manifest.task("product_combination").scorers[1].sha256,
+                                "tasks": ["product_combination"]}]
+
+    result = rescore(load_run(run_dir), ["length", "contains"], other)
+    assert Path(result.dir).name == "002"
+    lengths = {}
+    for response in read_jsonl(run_dir / "responses.jsonl"):
+        lengths.setdefault(response["task"], []).append(len(response["text"]))
+    summary = summary_of(Path(result.dir) / "summary.json")
+    assert {k: v[:2] for k, v in summary.items() if k[1] == "length"} == {
+        (task, "length"): (len(values), pytest.approx(sum(values) / len(values))) for task, values in lengths.items()}
+    assert summary["symbol", "contains"][:2] == (3, pytest.approx(2 / 3))
+    assert ("product", "contains") not in summary
+    assert {s["name"]: s["tasks"] for s in json.loads((Path(result.dir) / "rescore.json").read_text())["scorers"]} \
+        == {"length": ["product", "product_combination", "symbol", "symbol_dir"], "contains": ["symbol"]}
+    assert result.changed == ()
+
+
+@pytest.mark.slow
+def test_a_raising_scorer_is_recorded_as_an_error(run_dir, tmp_path):
+    other = tmp_path / "boom.py"
+    other.write_text("def boom(response, values):\n    raise ValueError('no good')\n")
+    result = rescore(load_run(run_dir), ["boom", "contains"], other)
+    records = [s for s in read_jsonl(Path(result.dir) / "scores.jsonl") if s["scorer"] == "boom"]
+    assert len(records) == 18
+    assert all(r["metrics"] is None and r["error"] == {"type": "ValueError", "message": "no good"} for r in records)
+    summary = summary_of(Path(result.dir) / "summary.json")
+    assert {k: v for k, v in summary.items() if k[1] == "boom"} == {
+        ("product", "boom"): (0, None, None, 3), ("product_combination", "boom"): (0, None, None, 9),
+        ("symbol", "boom"): (0, None, None, 3), ("symbol_dir", "boom"): (0, None, None, 3)}
+    assert result.info.counts.scorer_errors == 18
+
+    other.write_text("def calculated_answer(response, values):\n    raise KeyError('a')\n")
+    result = rescore(load_run(run_dir), ["calculated_answer"], other)
+    assert len(result.changed) == 12
+    first = result.changed[0]
+    assert (first.id, first.metric, first.old, first.new, first.new_error) == (
+        "product:a=2,b=3", "calculated_answer", 1, None, "KeyError: 'a'")
+
+
+@pytest.mark.slow
+def test_cli_errors_are_one_line_and_leave_nothing(run_dir, tmp_path):
+    result = audit("rescore", str(run_dir), "--scorer", "nope", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (2, (
+        "benchrun: error: unknown scorer 'nope' (available: add_justify, calculated_answer, check_name_dir, "
+        "contains, exact_match)\n"))
+    result = audit("rescore", str(run_dir), "--scorers", str(tmp_path / "missing.py"), cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (
+        2, f"benchrun: error: in '{tmp_path / 'missing.py'}': no such scorer file\n")
+    result = audit("rescore", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 4 and result.stderr.count("\n") == 1
+    assert not (run_dir / "rescores").exists() or not any((run_dir / "rescores").iterdir())
+
+
+@pytest.mark.slow
+def test_missing_benchmark_or_scorer_suggests_scorers_file(run_dir, tmp_path):
+    config = run_dir / "config.yaml"
+    config.write_text(config.read_text().replace("path: ", f"path: {tmp_path / 'gone'}  # ", 1))
+    with pytest.raises(BenchrunError, match=r"cannot find the run's benchmark .*; give the scorers with --scorers"):
+        rescore(load_run(run_dir))
+    other = tmp_path / "partial.py"
+    other.write_text("def calculated_answer(response, values):\n    return 1\n")
+    with pytest.raises(BenchrunError, match=r"the run's scorers add_justify, check_name_dir are not defined now"):
+        rescore(load_run(run_dir), scorers_file=other)
+    broken = tmp_path / "broken.py"
+    broken.write_text("def broken(:\n")
+    with pytest.raises(TaskError, match="SyntaxError"):
+        rescore(load_run(run_dir), scorers_file=broken)
+    result = rescore(load_run(run_dir), ["contains"], other)
+    assert Path(result.dir).name == "001"
+
+
+def test_claim_dir_numbers_concurrent_claims_uniquely(tmp_path):
+    parent = tmp_path / "rescores"
+    parent.mkdir()
+    (parent / "007").mkdir()
+    (parent / "notes").mkdir()
+    claimed: list[Path] = []
+    threads = [threading.Thread(target=lambda: claimed.append(claim_dir(parent))) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(p.name for p in claimed) == [f"{n:03d}" for n in range(8, 24)]
