@@ -51,6 +51,8 @@ def calculated_answer(response, values):
 '''
 LIVE_TERMINAL = {"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
 """Makes rich draw the progress bar into the pipe, so its per-sample cost is measured too."""
+NO_SERVER = "http://127.0.0.1:9"
+"""The host given to dry runs, which call no model."""
 BARE_RATIO, IDEAL_RATIO = 1.3, 1.25
 FLAT_MB = 2.0
 """Memory is flat in N when what a run adds over its dry run's peak (the compile) grows by at most this."""
@@ -185,8 +187,7 @@ def execute_seconds(outputs: Path) -> float:
 def measure_benchrun(scenario: Scenario, bench: Path, scratch: Path) -> tuple[Timing, Timing, float]:
     """A dry run, then a real run against a fresh server: both subprocesses and the execute seconds."""
     outputs = Path(tempfile.mkdtemp(prefix="outputs-", dir=scratch))
-    startup = run_child(benchrun_args(bench, "http://127.0.0.1:9", scenario.concurrency, outputs, "dry_run=true"),
-                        scratch)
+    startup = run_child(benchrun_args(bench, NO_SERVER, scenario.concurrency, outputs, "dry_run=true"), scratch)
     with fake_server(scenario) as url:
         run = run_child(benchrun_args(bench, url, scenario.concurrency, outputs), scratch)
     return run, startup, execute_seconds(outputs)
@@ -225,15 +226,14 @@ def verdict(met: bool, text: str) -> None:
     print(f"[{'met' if met else 'NOT met'}] {text}")
 
 
-def print_verdicts(rows: list[Row], small: Row) -> None:
-    """One line per target of issue 3."""
+def print_verdicts(rows: list[Row], small: Row, big: Row) -> None:
+    """One line per target of issue 3; memory compares two runs alike but for N (`small` and `big`)."""
     for r in rows:
         if r.scenario.ideal_s:
             x = r.execute_s / r.scenario.ideal_s
             verdict(x <= IDEAL_RATIO, f"{r.scenario.label}: execute {x:.2f}x ideal (target <= {IDEAL_RATIO})")
         else:
             verdict(r.ratio <= BARE_RATIO, f"{r.scenario.label}: execute {r.ratio:.2f}x bare (target <= {BARE_RATIO})")
-    big = next(r for r in rows if r.scenario.concurrency == small.scenario.concurrency and not r.scenario.latency_s)
     added = {r.scenario.n: r.run.rss_mb - r.startup.rss_mb for r in (small, big)}
     verdict(added[big.scenario.n] - added[small.scenario.n] <= FLAT_MB,
             "memory: peak RSS over the dry run's (compile) peak "
@@ -260,7 +260,7 @@ def main() -> None:
             rows.append(measure(scenario, benches[scenario.n], scratch, repeats))
             print(f"measured {scenario.label}", file=sys.stderr, flush=True)
     print_table(rows)
-    print_verdicts(rows[:-1], rows[-1])
+    print_verdicts(rows[:-1], small=rows[-1], big=rows[1])
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from benchrun.audit.compare import Report, compare, expand
 from benchrun.errors import ArchiveError, BenchrunError
 from benchrun.resources import demos_dir
 from benchrun.runs import load_run
-from benchrun.testing.ollama_server import ChatRequest, Reply
+from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
 from tests.conftest import run_benchrun
 from tests.fakes import listbench_answer, make_run
 
@@ -157,6 +157,9 @@ def test_sweep_directory_expands_to_its_jobs(runs):
     inputs = report.comparisons[0].inputs
     assert inputs.config.changed == {"runner.model": ("llama3.2", "gemma3")}
     assert not (inputs.files or inputs.prompts or inputs.scorers or inputs.formats)
+    assert inputs.provenance.changed == {
+        "model.name": ("llama3.2:latest", "gemma3:latest"),
+        "model.digest": (fake_digest("llama3.2"), fake_digest("gemma3"))}
     assert all(m.delta == 0 and m.p_value == 1.0 and m.b == m.c == 0 for m in report.comparisons[0].metrics)
 
 

@@ -75,6 +75,8 @@ class Inputs(Frozen):
     """`task/scorer` -> the sha256 of the scorer's source."""
     formats: Diff
     """task -> response class name and the sha256 of its JSON schema."""
+    provenance: Diff
+    """What run.json says of the model and the software (digest, server version, package versions)."""
 
 
 class MetricLine(Frozen):
@@ -149,7 +151,7 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
         raise BenchrunError(f"compare needs at least two runs (got {len(runs)}); a sweep directory gives its jobs")
     baseline = runs[0]
     base_values = metric_values(baseline)
-    comparisons = tuple(Comparison(run=_ref(run), inputs=inputs(baseline.manifest, run.manifest),
+    comparisons = tuple(Comparison(run=_ref(run), inputs=inputs(baseline, run),
                                    metrics=metric_lines(base_values, metric_values(run), baseline.manifest, metric,
                                                         task))
                         for run in runs[1:])
@@ -160,12 +162,25 @@ def _ref(run: Run) -> RunRef:
     return RunRef(id=run.id, path=str(run.path), model=run.info.model, manifest_id=run.info.manifest_id)
 
 
-def inputs(a: Manifest, b: Manifest) -> Inputs:
-    """What differs between the baseline's manifest `a` and the compared run's `b`."""
+def inputs(baseline: Run, run: Run) -> Inputs:
+    """What differs between the baseline's manifest and provenance and the compared run's."""
+    a, b = baseline.manifest, run.manifest
     return Inputs(same_manifest=a.id == b.id, config=diff(flatten(a.config), flatten(b.config)),
                   files=diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
                   prompts=prompt_diff(a, b), scorers=diff(_scorers(a), _scorers(b)),
-                  formats=diff(_formats(a), _formats(b)))
+                  formats=diff(_formats(a), _formats(b)),
+                  provenance=diff(provenance(baseline), provenance(run)))
+
+
+PROVENANCE_KEYS = ("digest", "server_version", "sha256", "size", "llama_cpp_version", "name")
+"""Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered."""
+
+
+def provenance(run: Run) -> dict[str, Any]:
+    """The model's identity and the software versions of a run, as dotted keys."""
+    identity = {f"model.{k}": v for k, v in run.info.identity.items() if k in PROVENANCE_KEYS}
+    environment = {k: v for k, v in run.info.environment.items() if k in ("benchrun", "python")}
+    return {**identity, **flatten(environment), **flatten(run.info.environment.get("packages", {}), "packages.")}
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -246,12 +261,11 @@ def print_report(report: Report, out: Console) -> None:
 
 
 def input_lines(inputs: Inputs) -> list[str]:
-    """What differs, one line per item; a single line when the manifests are the same."""
-    if inputs.same_manifest:
-        return ["inputs: same manifest (the same questions asked the same way)"]
-    lines = ["inputs that differ:"]
+    """Whether the manifests are the same, then what differs, one line per item."""
+    lines = (["inputs: same manifest (the same questions asked the same way)"] if inputs.same_manifest
+             else ["inputs that differ:"])
     for kind, found in (("config", inputs.config), ("file", inputs.files), ("scorer", inputs.scorers),
-                        ("format", inputs.formats)):
+                        ("format", inputs.formats), ("provenance", inputs.provenance)):
         lines += [f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()]
         lines += [f"  {kind} {key}: only in the compared run ({_show(v)})" for key, v in found.added.items()]
         lines += [f"  {kind} {key}: only in the baseline ({_show(v)})" for key, v in found.removed.items()]
