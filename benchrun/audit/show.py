@@ -17,21 +17,14 @@ from benchrun import console
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
 from benchrun.grading import FORMAT_VALID
-from benchrun.records import ResponseRecord, ScoreRecord
+from benchrun.records import MetricSummary, ResponseRecord, ScoreRecord
 from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
 from benchrun.summary import Tally
 
 
-@dataclass(frozen=True)
-class MetricRow:
-    """One task x metric: n, mean, stderr and errors as in summary.json, with its 95% interval."""
+class MetricRow(MetricSummary):
+    """One task x metric as in summary.json, with its 95% interval."""
 
-    task: str
-    metric: str
-    n: int
-    mean: float | None
-    stderr: float | None
-    errors: int
     interval: Interval | None
 
     def to_json(self) -> dict[str, Any]:
@@ -68,8 +61,7 @@ class MetricScan:
         if not self._complete:
             deque(self.watch(self.run.scores()), maxlen=0)
         lines = self.run.summary.metrics if self._tally is None else self._tally.summaries()
-        return [MetricRow(m.task, m.metric, m.n, m.mean, m.stderr, m.errors,
-                          interval(m.n, m.mean, m.stderr, (m.task, m.metric) not in self._non_binary))
+        return [MetricRow(**dict(m), interval=interval(m.n, m.mean, m.stderr, (m.task, m.metric) not in self._non_binary))
                 for m in lines]
 
 
