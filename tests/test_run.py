@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from benchrun.resources import demos_dir, schemas_dir
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
+from tests.conftest import run_benchrun
 from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
@@ -278,3 +280,12 @@ def test_seed_runner_file_with_two_models(server, tmp_path):
         ("0_llama3.2", "llama3.2", "completed"), ("1_gemma3", "gemma3", "completed")]
     for job in jobs:
         assert json.loads((sweep_dir / job["dir"] / "run.json").read_text())["sweep"] == str(sweep_dir)
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    with FakeOllama(responder=flaky) as srv:
+        result = run_benchrun(f"runner.host={srv.url}", f"outputs={tmp_path / 'outputs'}", "task.only=[symbol]",
+                              "runner.retries=0", cwd=tmp_path, env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    last = [line for line in result.stdout.splitlines() if "asking" in line][-1]
+    assert re.search(r"asking .* 3/3 errors 3 \d+\.\d/s 0:00:0\d", last), last
