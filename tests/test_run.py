@@ -287,5 +287,6 @@ def test_progress_bar_on_a_terminal(tmp_path):
         result = run_benchrun(f"runner.host={srv.url}", f"outputs={tmp_path / 'outputs'}", "task.only=[symbol]",
                               "runner.retries=0", cwd=tmp_path, env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1"})
     assert result.returncode == 0, result.stderr
-    last = [line for line in result.stdout.splitlines() if "asking" in line][-1]
-    assert re.search(r"asking .* 3/3 errors 3 \d+\.\d/s 0:00:0\d", last), last
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", result.stdout)
+    last = [line for line in plain.splitlines() if "asking" in line][-1]
+    assert re.fullmatch(r"asking ━+ 3/3 errors 3 \d+\.\d/s 0:00:0\d", last.strip()), last
