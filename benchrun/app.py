@@ -48,10 +48,19 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
         return 0
     if len(configs) == 1:
         return run_one(configs[0], run_dir, overrides, cwd)
-    codes = [run_one(one, run_dir / f"{i}_{slug(one['runner']['model'])}", overrides, cwd, sweep=run_dir)
-             for i, one in enumerate(configs)]
-    console.print_sweep(write_sweep_summary(run_dir), run_dir, console.stdout())
-    return max(codes)
+    for i, one in enumerate(configs):
+        _run_job(one, run_dir / f"{i}_{slug(one['runner']['model'])}", overrides, cwd, sweep=run_dir)
+    summary = write_sweep_summary(run_dir)
+    console.print_sweep(summary, run_dir, console.stdout())
+    return 1 if summary.failed else 0
+
+
+def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path) -> None:
+    """One model of an in-process sweep: a failure is recorded and reported, and the sweep goes on."""
+    try:
+        run_one(cfg, run_dir, overrides, cwd, sweep)
+    except BenchrunError as err:
+        console.error(str(err))
 
 
 def forget_hydra_copies(run_dir: Path) -> None:

@@ -290,3 +290,11 @@ def test_progress_bar_on_a_terminal(tmp_path):
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", result.stdout)
     last = [line for line in plain.splitlines() if "asking" in line][-1]
     assert re.fullmatch(r"asking ━+ 3/3 errors 3 \d+\.\d/s 0:00:0\d", last.strip()), last
+
+
+def test_a_model_list_goes_on_after_a_failed_model(server, tmp_path):
+    result = bench_run(tmp_path, server.url, "task=folderbench", "runner.model=[mistral,gemma3]")
+    assert result.returncode == 1
+    assert result.stderr.startswith("benchrun: error: model 'mistral' is not pulled")
+    sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
+    assert [(j["dir"], j["status"]) for j in sweep["jobs"]] == [("0_mistral", "failed"), ("1_gemma3", "completed")]
