@@ -144,7 +144,7 @@ def measure(case: Case, root: Path, repeats: int) -> Figures:
     manifest = benchrun.compile(cfg)  # also warms up: schemas, custom_scorer.py import
     if len(manifest.samples) != case.samples:
         raise SystemExit(f"{case.label}: compiled {len(manifest.samples)} samples, expected {case.samples}")
-    id_s = min(timings(lambda: manifest.id, repeats))
+    id_s = min(timings(lambda m=manifest: m.id, repeats))
     del manifest
     seconds = timings(lambda: benchrun.compile(cfg), repeats)
     peak, kept = traced_memory(cfg)

@@ -73,7 +73,7 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
             sweep: Path | None = None) -> int:
     """One model: compile, preflight, execute; every outcome, failures included, is recorded in run_dir."""
     info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=cfg["task"]["name"],
-                   model=cfg["runner"]["model"], manifest_id=None, overrides=tuple(overrides),
+                   model=cfg["runner"]["model"], manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
                    runner=_public_runner(cfg["runner"]), environment=environment(), counts=Counts(samples=0),
                    sweep=str(sweep) if sweep else None)
     config_yaml = yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)

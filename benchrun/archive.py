@@ -6,7 +6,6 @@ import hashlib
 import os
 import platform
 import socket
-import sys
 import uuid
 from datetime import datetime, timezone
 from importlib import metadata

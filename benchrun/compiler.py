@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from benchrun import formats, grid, scoring
 from benchrun.config import bench_dir, plain_config
 from benchrun.errors import ConfigError, TaskError
-from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
+from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
 from benchrun.resources import DEMO_SCHEME
 from benchrun.sources import TASKS_DIR, TASKS_FILE, TaskSpec, read_tasks
 

@@ -125,6 +125,8 @@ class RunInfo(Frozen):
     manifest_id: str | None
     """None when the run failed before it compiled."""
     overrides: tuple[str, ...] = ()
+    cwd: str | None = None
+    """The working directory the run was started in; a relative task.path resolves against it."""
     runner: dict[str, Any]
     """The runner config as used (host, concurrency, timeouts, ...), secrets excluded."""
     identity: dict[str, Any] = Field(default_factory=dict)

@@ -12,7 +12,8 @@ import yaml
 from pydantic import ValidationError
 
 from benchrun.archive import CONFIG, MANIFEST, RESPONSES, RUN, SCORES, SUMMARY
-from benchrun.errors import ArchiveError
+from benchrun.config import bench_dir
+from benchrun.errors import ArchiveError, ConfigError
 from benchrun.manifest import Manifest
 from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Summary
 
@@ -61,6 +62,17 @@ class Run:
     @cached_property
     def config(self) -> dict[str, Any]:
         return yaml.safe_load(self._read(CONFIG)) or {}
+
+    def bench_dir(self, fallback: Path | None = None) -> Path:
+        """The run's benchmark directory: its task.path, resolved where the run was started, else in `fallback`."""
+        path = self.config.get("task", {}).get("path", "")
+        cwds = [Path(self.info.cwd)] if self.info.cwd else []
+        for cwd in [*cwds, fallback or Path.cwd()]:
+            try:
+                return bench_dir(path, cwd)
+            except ConfigError as err:
+                problem = err
+        raise problem
 
     def responses(self) -> Iterator[ResponseRecord]:
         """responses.jsonl, one record at a time."""

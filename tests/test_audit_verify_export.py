@@ -191,8 +191,9 @@ def test_changed_benchmark_sources(runs, copy, tmp_path):
 
 @pytest.mark.slow
 def test_sources_not_found(copy, tmp_path):
-    """task.path is relative ('bench'): without Hydra's record of where the run started, it is looked for in cwd."""
-    shutil.rmtree(copy / ".hydra")
+    """task.path is relative ('bench'): looked for where the run started (run.json cwd), then in cwd."""
+    info = json.loads((copy / "run.json").read_text())
+    (copy / "run.json").write_text(json.dumps({**info, "cwd": str(tmp_path)}))
     verdict = verify_run(load_run(copy), cwd=tmp_path)
     assert verdict.findings[-1] == Finding(True, "sources", "not found (task.path 'bench'): not checked")
     assert verdict.intact

@@ -9,7 +9,7 @@ time is kept in rescore.json, not in the name: with a time in the name two resco
 
 Scorers are the built-ins plus the benchmark's current custom_scorer.py, or plus `--scorers FILE.py` instead
 of it. The benchmark is found through the run's task.path; a relative one is taken from the directory the run
-was started in (as Hydra recorded it), else from the current one. By default each task gets its own scorers
+was started in (run.json `cwd`), else from the current one. By default each task gets its own scorers
 again; `--scorer NAME` (repeatable) selects: a NAME that some task names is applied to those tasks only, a
 NAME that no task names is applied to every task. format_valid is always recomputed.
 """
@@ -25,14 +25,12 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
 from benchrun.archive import SCORES, SUMMARY, environment, now, write_atomic
-from benchrun.config import bench_dir
 from benchrun.errors import ArchiveError, BenchrunError, ConfigError
 from benchrun.grading import FORMAT_VALID, Grader
 from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
@@ -43,7 +41,6 @@ from benchrun.summary import Tally
 from benchrun.usercode import defined_here, import_file
 
 RESCORES = "rescores"
-HYDRA_FILE = ".hydra/hydra.yaml"
 RESCORE_FILE = "rescore.json"
 SHOWN = 20
 """Changed samples printed on a terminal (--json lists them all)."""
@@ -157,23 +154,13 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None 
 
 def bench_scorers(run: Run) -> Loaded:
     """The built-ins and the current custom_scorer.py of the run's benchmark (found through task.path)."""
-    path = run.config.get("task", {}).get("path", "")
     try:
-        bench = bench_dir(path, run_cwd(run))
+        bench = run.bench_dir()
     except ConfigError as err:
         raise BenchrunError(f"cannot find the run's benchmark ({err}); give the scorers with --scorers FILE.py",
                             file=str(run.path)) from None
     file = bench / CUSTOM_FILE
     return load_scorers(file) if file.is_file() else _builtins()
-
-
-def run_cwd(run: Run) -> Path | None:
-    """The directory the run was started in (Hydra records it), against which a relative task.path resolves."""
-    try:
-        cwd = yaml.safe_load((run.path / HYDRA_FILE).read_text())["hydra"]["runtime"]["cwd"]
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
-        return None
-    return Path(cwd) if Path(cwd).is_dir() else None
 
 
 def load_scorers(file: Path) -> Loaded:

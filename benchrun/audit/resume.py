@@ -12,7 +12,6 @@ from benchrun import console, scoring
 from benchrun.app import EXIT_CODES, execute
 from benchrun.archive import RESPONSES, SCORES, RunWriter, now, write_atomic
 from benchrun.compiler import Plan, source_files
-from benchrun.config import bench_dir
 from benchrun.errors import ArchiveError, BenchrunError
 from benchrun.grading import Grader
 from benchrun.manifest import Manifest
@@ -49,7 +48,7 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
     if changed and not force:
         raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                            "resume with --force to use them anyway (recorded in run.json)")
-    plan = Plan(manifest, current_scorers(run, manifest), bench_dir(run.config["task"]["path"]))
+    plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir())
     runner_cfg = {**run.config["runner"], **({"host": host} if host else {})}
     return asyncio.run(_resume(run, plan, runner_cfg, {"forced": force, "changed_sources": changed,
                                                        "host": host}))
@@ -58,7 +57,7 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
 def changed_sources(run: Run, manifest: Manifest) -> list[str]:
     """Benchmark files (and built-in scorers) that differ from the manifest: 'tasks.yml (changed)', ..."""
     try:
-        current = {f.path: f.sha256 for f in source_files(bench_dir(run.config["task"]["path"]))}
+        current = {f.path: f.sha256 for f in source_files(run.bench_dir())}
     except BenchrunError:
         return ["the benchmark directory (missing)"]
     recorded = {f.path: f.sha256 for f in manifest.files}
@@ -74,7 +73,7 @@ def _change(before: str | None, after: str | None) -> str:
 
 def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
     """The manifest's scorers as they are now: built-ins and the benchmark's custom_scorer.py."""
-    known = {**scoring.BUILTIN, **scoring.custom_scorers(bench_dir(run.config["task"]["path"]))}
+    known = {**scoring.BUILTIN, **scoring.custom_scorers(run.bench_dir())}
     names = {s.name for t in manifest.tasks for s in t.scorers}
     missing = sorted(names - known.keys())
     if missing:

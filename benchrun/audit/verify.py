@@ -21,7 +21,6 @@ from benchrun.records import FileDigest
 from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
 
 CHUNK = 1 << 20
-HYDRA_CONFIG = Path(".hydra") / "hydra.yaml"
 
 
 @dataclass(frozen=True)
@@ -174,8 +173,9 @@ def check_sources(run: Run, cwd: Path) -> list[Finding]:
         task_path = run.config["task"]["path"]
     except (BenchrunError, yaml.YAMLError, KeyError, TypeError):
         return [Finding(False, CONFIG, "missing or unreadable: the benchmark's sources cannot be located")]
-    bench = find_bench(task_path, [_started_in(run.path), cwd])
-    if bench is None:
+    try:
+        bench = run.bench_dir(cwd)
+    except BenchrunError:
         return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
     from benchrun.compiler import source_files
 
@@ -184,29 +184,6 @@ def check_sources(run: Run, cwd: Path) -> list[Finding]:
     except ValueError:
         return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
     return compare_sources(recorded, source_files(bench), bench)
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _started_in(run_dir: Path) -> Path | None:
-    """The working directory of the run (Hydra's runtime.cwd), if Hydra recorded it."""
-    try:
-        return Path(yaml.load((run_dir / HYDRA_CONFIG).read_bytes(), Loader=_LOADER)["hydra"]["runtime"]["cwd"])
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
-        return None
-
-
-def find_bench(task_path: str, cwds: list[Path | None]) -> Path | None:
-    """The benchmark directory of `task.path` (a shipped demo, or a directory tried from each cwd), if it exists."""
-    from benchrun.config import bench_dir
-
-    for cwd in filter(None, cwds):
-        try:
-            return bench_dir(task_path, cwd)
-        except BenchrunError:
-            continue
-    return None
 
 
 def manifest_files(data: bytes) -> list[SourceFile]:
