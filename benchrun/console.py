@@ -73,7 +73,7 @@ def progress(total: int) -> Iterator[Callable[[bool], None]]:
     console = stdout()
     bar = Progress(TextColumn("[bold]asking"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("errors {task.fields[errors]}"), RateColumn(),
-                   TimeElapsedColumn(), console=console, disable=not console.is_terminal)
+                   TimeElapsedColumn(), console=console, disable=not console.is_terminal, refresh_per_second=4)
     errors = 0
     with bar:
         task = bar.add_task("asking", total=total, errors=0)

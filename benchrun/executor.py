@@ -61,12 +61,27 @@ class Executor:
     async def _ask(self, sample: Sample) -> _Outcome:
         outcome = _Outcome()
         try:
-            async for attempt in self._retrying():
-                with attempt:
-                    outcome.completion = await self._timed(sample, outcome.failures)
+            outcome.completion = await self._attempts(sample, outcome.failures)
         except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
             outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
         return outcome
+
+    async def _attempts(self, sample: Sample, failures: list[Attempt]) -> Completion:
+        """A first attempt without tenacity, whose per-call retry state costs more CPU and GC than all the
+        rest of benchrun's per-sample work; after a retryable failure, tenacity replays it, then retries."""
+        try:
+            return await self._timed(sample, failures)
+        except Retryable as err:
+            if not self.policy.retries:
+                raise
+            first: Retryable | None = err
+        async for attempt in self._retrying():
+            with attempt:
+                if first is not None:  # counted by tenacity as attempt 1, so stop and backoff are unchanged
+                    failure, first = first, None
+                    raise failure
+                completion = await self._timed(sample, failures)
+        return completion
 
     def _retrying(self) -> AsyncRetrying:
         policy = self.policy
