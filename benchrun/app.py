@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -88,6 +89,7 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
                                    "counts": Counts(samples=len(plan.manifest.samples))})
     writer = RunWriter(run_dir, info)
     writer.start(plan.manifest, config_yaml)
+    gc.freeze()  # the manifest lives for the whole run: keep the collector from scanning it again and again
     status = asyncio.run(_ask_all(plan, cfg["runner"], writer))
     console.print_results(run_dir, writer.info, writer.summary, console.stdout())
     return EXIT_CODES[status]

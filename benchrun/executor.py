@@ -109,5 +109,6 @@ def _response(sample: Sample, outcome: _Outcome, seconds: float) -> ResponseReco
             "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
     if done is None:
         return ResponseRecord(**base, text=None, error=outcome.error)
-    return ResponseRecord(**base, text=done.text, done_reason=done.done_reason, prompt_tokens=done.prompt_tokens,
-                          completion_tokens=done.completion_tokens, durations_ns=done.durations_ns, extra=done.extra)
+    return ResponseRecord.model_construct(  # built from a validated Completion: no second validation per sample
+        **base, text=done.text, done_reason=done.done_reason, prompt_tokens=done.prompt_tokens,
+        completion_tokens=done.completion_tokens, durations_ns=done.durations_ns, extra=done.extra)

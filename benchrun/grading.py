@@ -16,7 +16,10 @@ FORMAT_VALID = "format_valid"
 
 
 class Grader:
-    """Scores responses of one manifest with the given scorer functions (by name)."""
+    """Scores responses of one manifest with the given scorer functions (by name).
+
+    Records on the per-sample path are built with `model_construct`: their fields are checked here (scorer
+    results by `scoring.metrics`), and validating them again costs more than the rest of grading."""
 
     def __init__(self, manifest: Manifest, scorers: dict[str, Scorer]):
         self._validators = {t.name: Draft202012Validator(t.format.json_schema) for t in manifest.tasks}
@@ -38,8 +41,8 @@ class Grader:
 
     def _format(self, sample: Sample, text: str) -> ScoreRecord:
         problem = format_problem(self._validators[sample.task], text)
-        return ScoreRecord(id=sample.id, task=sample.task, scorer=FORMAT_VALID,
-                           metrics={FORMAT_VALID: int(problem is None)}, detail=problem)
+        return ScoreRecord.model_construct(id=sample.id, task=sample.task, scorer=FORMAT_VALID,
+                                           metrics={FORMAT_VALID: int(problem is None)}, detail=problem)
 
 
 def scorer_reference(sample: Sample, calculated: bool) -> Any:
@@ -63,4 +66,4 @@ def format_problem(validator: Draft202012Validator, text: str) -> str | None:
 def _record(sample: Sample, name: str, result: dict | ErrorInfo) -> ScoreRecord:
     if isinstance(result, ErrorInfo):
         return ScoreRecord(id=sample.id, task=sample.task, scorer=name, metrics=None, error=result)
-    return ScoreRecord(id=sample.id, task=sample.task, scorer=name, metrics=result)
+    return ScoreRecord.model_construct(id=sample.id, task=sample.task, scorer=name, metrics=result)
