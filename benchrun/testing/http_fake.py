@@ -12,6 +12,7 @@ import socketserver
 import sys
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -153,7 +154,7 @@ Route = Callable[[Request], Response | None]
 _S = TypeVar("_S", bound="FakeServer")
 
 
-class FakeServer:
+class FakeServer(ABC):
     """A loopback HTTP server run in a thread; subclasses provide `routes()` and use `answer()` for chats."""
 
     url_suffix = ""
@@ -173,9 +174,9 @@ class FakeServer:
         self._routes = self.routes()
         self._running: tuple[_HTTPServer, threading.Thread] | None = None
 
+    @abstractmethod
     def routes(self) -> dict[tuple[str, str], Route]:
         """(method, path) → handler; a handler returning None drops the connection."""
-        raise NotImplementedError
 
     @property
     def url(self) -> str:
