@@ -75,7 +75,7 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
     """One model: compile, preflight, execute; every outcome, failures included, is recorded in run_dir."""
     info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=cfg["task"]["name"],
                    model=cfg["runner"]["model"], manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
-                   runner=_public_runner(cfg["runner"]), environment=environment(), counts=Counts(samples=0),
+                   runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
                    sweep=str(sweep) if sweep else None)
     config_yaml = yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
     try:
@@ -93,10 +93,6 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
     status = asyncio.run(_ask_all(plan, cfg["runner"], writer))
     console.print_results(run_dir, writer.info, writer.summary, console.stdout())
     return EXIT_CODES[status]
-
-
-def _public_runner(runner: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in runner.items() if "key" not in k or k == "api_key_env"}
 
 
 async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) -> Status:

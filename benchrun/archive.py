@@ -59,10 +59,34 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-class _Sink:
+def file_digest(path: Path) -> FileDigest:
+    """sha256, size and line count of a file, read in 1 MiB chunks."""
+    sha, size, lines = hashlib.sha256(), 0, 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            sha.update(chunk)
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+    return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
+
+
+def count_response(counts: dict[str, int], response: ResponseRecord) -> None:
+    """Add one response to run.json-style counts."""
+    counts["responses"] += 1
+    counts["request_errors"] += response.error is not None
+
+
+def count_score(counts: dict[str, int], score: ScoreRecord, response_failed: bool) -> None:
+    """Add one score line; a failed request is not also counted as a scorer error or an invalid format."""
+    if not response_failed:
+        counts["scorer_errors"] += score.error is not None
+        counts["format_invalid"] += score.scorer == FORMAT_VALID and score.detail is not None
+
+
+class RecordFile:
     """An append-only file that keeps its sha256, size and line count as it grows, and each line's digest."""
 
-    def __init__(self, path: Path, digests: _Sink | None = None, append: bool = True):
+    def __init__(self, path: Path, digests: RecordFile | None = None, append: bool = True):
         self.name, self._digests = path.name, digests
         self._hash, self.size, self.lines = hashlib.sha256(), 0, 0
         if append and path.exists():
@@ -88,8 +112,6 @@ class _Sink:
 
     def flush(self) -> None:
         self._file.flush()
-        if self._digests is not None:
-            self._digests.flush()
 
     def close(self) -> FileDigest:
         self._file.close()
@@ -102,7 +124,7 @@ class RunWriter:
     def __init__(self, run_dir: Path, info: RunInfo):
         self.dir = run_dir
         self.info = info
-        self._sinks: dict[str, _Sink] = {}
+        self._sinks: dict[str, RecordFile] = {}
         self._tally: Tally | None = None
         self.summary: Summary | None = None
         self._counts = info.counts.model_dump()
@@ -119,8 +141,8 @@ class RunWriter:
 
     def _open_sinks(self) -> None:
         """Open the record files for appending, and records.sha256 afresh with a digest of each line they hold."""
-        digests = _Sink(self.dir / DIGESTS, append=False)
-        self._sinks = {name: _Sink(self.dir / name, digests) for name in RECORD_FILES}
+        digests = RecordFile(self.dir / DIGESTS, append=False)
+        self._sinks = {name: RecordFile(self.dir / name, digests) for name in RECORD_FILES}
         self._sinks[DIGESTS] = digests
 
     def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
@@ -137,19 +159,19 @@ class RunWriter:
         self._tally = Tally(t.name for t in manifest.tasks)
         failed = set()
         for response in responses:
-            self._count_response(response)
+            count_response(self._counts, response)
             if response.error is not None:
                 failed.add(response.id)
         for score in scores:
             self._tally.add(score)
-            self._count_score(score, score.id in failed)
+            count_score(self._counts, score, score.id in failed)
         self._open_sinks()
         self._write_info()
 
     def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
         """Append one sample's response and score lines, flushed."""
         self._sinks[RESPONSES].write(response.model_dump_json().encode() + b"\n")
-        self._count_response(response)
+        count_response(self._counts, response)
         self.record_scores(response, scores)
 
     def record_scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
@@ -159,18 +181,9 @@ class RunWriter:
         for score in scores:
             sink.write(score.model_dump_json().encode() + b"\n")
             self._tally.add(score)
-            self._count_score(score, failed)
-        self._sinks[RESPONSES].flush()
-        sink.flush()
-
-    def _count_response(self, response: ResponseRecord) -> None:
-        self._counts["responses"] += 1
-        self._counts["request_errors"] += response.error is not None
-
-    def _count_score(self, score: ScoreRecord, response_failed: bool) -> None:
-        if not response_failed:
-            self._counts["scorer_errors"] += score.error is not None
-            self._counts["format_invalid"] += score.scorer == FORMAT_VALID and score.detail is not None
+            count_score(self._counts, score, failed)
+        for each in self._sinks.values():  # responses, scores, then the digests of their lines
+            each.flush()
 
     def finish(self, status: Status, reason: str | None = None) -> RunInfo:
         """Close the records, write summary.json, then run.json with the final status and the digests of both."""
@@ -180,8 +193,7 @@ class RunWriter:
                                    metrics=self._tally.summaries())
             data = self.summary.model_dump_json(indent=2).encode() + b"\n"
             write_atomic(self.dir / SUMMARY, data)
-            files[SUMMARY] = FileDigest(sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                                        lines=data.count(b"\n"))
+            files[SUMMARY] = FileDigest.of(data)
         self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
                                                  "files": files})
         self._write_info()

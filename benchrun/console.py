@@ -92,11 +92,12 @@ def metrics_table(summary: Summary) -> Table:
     for column in ("task", "metric", "mean", "stderr", "n", "errors"):
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in summary.metrics:
-        table.add_row(line.task, line.metric, _number(line.mean), _number(line.stderr), str(line.n), str(line.errors))
+        table.add_row(line.task, line.metric, number(line.mean), number(line.stderr), str(line.n), str(line.errors))
     return table
 
 
-def _number(value: float | None) -> str:
+def number(value: float | None) -> str:
+    """A mean or rate as printed in every table: three decimals, or - when there is none."""
     return "-" if value is None else f"{value:.3f}"
 
 

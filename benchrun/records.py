@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal
 
 from pydantic import Field
@@ -18,6 +19,9 @@ class ErrorInfo(Frozen):
 
     type: str
     message: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
 
     @classmethod
     def of(cls, err: BaseException) -> ErrorInfo:
@@ -99,6 +103,10 @@ class FileDigest(Frozen):
     sha256: str
     size: int
     lines: int
+
+    @classmethod
+    def of(cls, data: bytes) -> FileDigest:
+        return cls(sha256=hashlib.sha256(data).hexdigest(), size=len(data), lines=data.count(b"\n"))
 
 
 class Counts(Frozen):

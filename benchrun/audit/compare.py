@@ -304,14 +304,10 @@ def metrics_table(base: RunRef, comparison: Comparison) -> Table:
         table.add_column(Text(column), justify="left" if column in ("task", "metric", "test") else "right")
     for line in comparison.metrics:
         ci = "-" if line.ci_low is None else f"[{line.ci_low:+.3f}, {line.ci_high:+.3f}]"
-        table.add_row(Text(line.task), Text(line.metric), str(line.n), _num(line.baseline_mean), _num(line.mean),
+        table.add_row(Text(line.task), Text(line.metric), str(line.n), console.number(line.baseline_mean), console.number(line.mean),
                       "-" if line.delta is None else f"{line.delta:+.3f}", ci,
                       "-" if line.p_value is None else f"{line.p_value:.4g}", line.test or "-")
     return table
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def flip_lines(metrics: Iterable[MetricLine]) -> list[str]:

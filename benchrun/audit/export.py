@@ -74,7 +74,7 @@ def _sample_columns(sample: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _error(error: ErrorInfo | None) -> str | None:
-    return None if error is None else f"{error.type}: {error.message}"
+    return None if error is None else str(error)
 
 
 def write_csv(runs: Sequence[Run], out: IO[str]) -> int:

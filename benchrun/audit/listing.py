@@ -110,12 +110,8 @@ def runs_table(entries: Sequence[ListedRun]) -> Table:
                       f"{info.counts.responses}/{info.counts.samples}",
                       Text(info.model + (f" @{entry.digest[:12]}" if entry.digest else "")),
                       Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
-                      Text("\n".join(f"{m.task}/{m.metric}={_mean(m.mean)}" for m in entry.headline())))
+                      Text("\n".join(f"{m.task}/{m.metric}={console.number(m.mean)}" for m in entry.headline())))
     return table
-
-
-def _mean(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def _since(value: str) -> datetime:

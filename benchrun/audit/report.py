@@ -263,7 +263,7 @@ def _answer_cell(records: Records, sample_id: str) -> str:
 
 
 def _error(error: ErrorInfo | None) -> str:
-    return escape(f"{error.type}: {error.message}" if error else "no value")
+    return escape(str(error) if error else "no value")
 
 
 def _score(score: ScoreRecord) -> str:

@@ -17,7 +17,6 @@ NAME that no task names is applied to every task. format_valid is always recompu
 from __future__ import annotations
 
 import argparse
-import hashlib
 import inspect
 import json
 import os
@@ -30,11 +29,11 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
-from benchrun.archive import SCORES, SUMMARY, environment, now, write_atomic
+from benchrun.archive import SCORES, SUMMARY, RecordFile, count_response, count_score, environment, now, write_atomic
 from benchrun.errors import ArchiveError, BenchrunError, ConfigError
-from benchrun.grading import FORMAT_VALID, Grader
+from benchrun.grading import Grader
 from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
-from benchrun.records import Counts, FileDigest, Number, ResponseRecord, ScoreRecord, Summary
+from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
 from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
 from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, source_sha256
 from benchrun.summary import Tally
@@ -242,53 +241,22 @@ def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[tuple[
                   out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange]]:
     """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values."""
     samples = {s.id: s for s in manifest.samples}
-    tally, changed, sink = Tally(t.name for t in manifest.tasks), [], _Lines(out / SCORES)
-    counts = dict(samples=len(samples), responses=0, request_errors=0, scorer_errors=0, format_invalid=0)
-    with sink:
-        for response in run.responses():
-            if response.id not in samples:
-                raise ArchiveError(f"a response for sample '{response.id}', which the manifest does not have",
-                                   file=str(run.path))
-            records = grader.grade(samples[response.id], response)
-            _count(counts, response, records)
-            for record in records:
-                sink.write(record.model_dump_json().encode() + b"\n")
-                tally.add(record)
-                changed.extend(sample_changes(old.get((record.id, record.scorer)), record))
+    tally, changed, sink = Tally(t.name for t in manifest.tasks), [], RecordFile(out / SCORES, append=False)
+    counts = Counts(samples=len(samples)).model_dump()
+    for response in run.responses():
+        if response.id not in samples:
+            raise ArchiveError(f"a response for sample '{response.id}', which the manifest does not have",
+                               file=str(run.path))
+        count_response(counts, response)
+        for record in grader.grade(samples[response.id], response):
+            sink.write(record.model_dump_json().encode() + b"\n")
+            tally.add(record)
+            count_score(counts, record, response.error is not None)
+            changed.extend(sample_changes(old.get((record.id, record.scorer)), record))
+    digest = sink.close()
     summary = Summary(manifest_id=run.info.manifest_id, model=run.info.model, metrics=tally.summaries())
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
-    return summary, sink.digest(), Counts(**counts), changed
-
-
-def _count(counts: dict[str, int], response: ResponseRecord, records: list[ScoreRecord]) -> None:
-    """Counted as a run counts: a failed request is not also a scorer error or an invalid format."""
-    counts["responses"] += 1
-    counts["request_errors"] += response.error is not None
-    if response.error is None:
-        counts["scorer_errors"] += sum(r.error is not None for r in records)
-        counts["format_invalid"] += sum(r.scorer == FORMAT_VALID and r.detail is not None for r in records)
-
-
-class _Lines:
-    """A new JSON Lines file that keeps its sha256, size and line count as it is written."""
-
-    def __init__(self, path: Path):
-        self._path, self._sha, self._size, self._lines = path, hashlib.sha256(), 0, 0
-
-    def __enter__(self) -> _Lines:
-        self._file = open(self._path, "wb")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._file.close()
-
-    def write(self, line: bytes) -> None:
-        self._file.write(line)
-        self._sha.update(line)
-        self._size, self._lines = self._size + len(line), self._lines + 1
-
-    def digest(self) -> FileDigest:
-        return FileDigest(sha256=self._sha.hexdigest(), size=self._size, lines=self._lines)
+    return summary, digest, Counts(**counts), changed
 
 
 def sample_changes(old: ScoreRecord | None, new: ScoreRecord) -> list[SampleChange]:
@@ -302,7 +270,7 @@ def sample_changes(old: ScoreRecord | None, new: ScoreRecord) -> list[SampleChan
 
 
 def _error(record: ScoreRecord) -> str | None:
-    return f"{record.error.type}: {record.error.message}" if record.error else None
+    return str(record.error) if record.error else None
 
 
 def _means(old_tally: Tally, summary: Summary) -> tuple[MeanChange, ...]:
@@ -334,12 +302,8 @@ def means_table(result: Rescore) -> Table:
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in result.means:
         delta = "-" if line.delta is None else f"{line.delta:+.3f}"
-        table.add_row(Text(line.task), Text(line.metric), _num(line.old), _num(line.new), delta)
+        table.add_row(Text(line.task), Text(line.metric), console.number(line.old), console.number(line.new), delta)
     return table
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def _value(value: Number | None, error: str | None) -> str:

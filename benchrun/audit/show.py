@@ -155,13 +155,9 @@ def metrics_table(rows: Iterable[MetricRow]) -> Table:
         table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")
     for row in rows:
         span = f"{row.interval.low:.3f}–{row.interval.high:.3f}" if row.interval else "-"
-        table.add_row(Text(row.task), Text(row.metric), str(row.n), _number(row.mean), span,
+        table.add_row(Text(row.task), Text(row.metric), str(row.n), console.number(row.mean), span,
                       row.interval.method if row.interval else "-", str(row.errors))
     return table
-
-
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def sample_text(view: SampleView) -> str:
@@ -172,7 +168,7 @@ def sample_text(view: SampleView) -> str:
         lines.append(f"  response  {_indented(response.text or '')}")
     else:
         attempts = f"{response.attempts} attempt{'s' * (response.attempts != 1)}"
-        lines.append(f"  response  none: {response.error.type}: {response.error.message} (after {attempts})")
+        lines.append(f"  response  none: {response.error} (after {attempts})")
     lines += [f"  score     {_score_text(s)}" for s in view.scores]
     return "\n".join(lines)
 
@@ -183,7 +179,7 @@ def _indented(text: str) -> str:
 
 def _score_text(score: ScoreRecord) -> str:
     if score.error is not None:
-        return f"{score.scorer}: error {score.error.type}: {score.error.message}"
+        return f"{score.scorer}: error {score.error}"
     values = "  ".join(f"{k}={v}" for k, v in (score.metrics or {}).items())
     return values + (f"  ({score.detail})" if score.detail else "")
 

@@ -14,13 +14,12 @@ from typing import Any, Iterator
 import yaml
 
 from benchrun import console
-from benchrun.archive import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN
+from benchrun.archive import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN, file_digest
 from benchrun.errors import BenchrunError
 from benchrun.manifest import SourceFile
 from benchrun.records import FileDigest
 from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
 
-CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -76,17 +75,6 @@ def check_manifest(run: Run) -> list[Finding]:
         return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
                                          f"{expected[:12]}… in run.json")]
     return [Finding(True, MANIFEST, f"hashes to the manifest id {expected[:12]}…")]
-
-
-def file_digest(path: Path) -> FileDigest:
-    """sha256, size and line count of a file, read in chunks."""
-    sha, size, lines = hashlib.sha256(), 0, 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            sha.update(chunk)
-            size += len(chunk)
-            lines += chunk.count(b"\n")
-    return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
 
 
 def check_files(run: Run) -> list[Finding]:

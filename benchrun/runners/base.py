@@ -24,6 +24,16 @@ class Retryable(Exception):
     """A failure worth another try: a 5xx/429 answer, a dropped connection, a timeout."""
 
 
+def transient(status: int) -> bool:
+    """HTTP statuses worth another try: the server is overloaded or failed, not the request."""
+    return status >= 500 or status == 429
+
+
+def http_url(address: str) -> str:
+    """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
+    return (address if "://" in address else f"http://{address}").rstrip("/")
+
+
 class Runner(Protocol):
     """What the executor needs from a way of reaching a model."""
 

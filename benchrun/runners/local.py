@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -13,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
+from benchrun.archive import file_digest
 from benchrun.errors import RunnerError
 from benchrun.runners.base import Completion, Retryable
 
@@ -54,10 +54,10 @@ class LocalRunner:
                               f"(it uses: {', '.join(sorted({*SAMPLING, *LOADING}))})")
         self._llama_cpp = llama_cpp = import_llama_cpp()
         path = model_file(self.config.get("model_path"))
-        sha256, size = await asyncio.to_thread(file_digest, path)
+        digest = await asyncio.to_thread(file_digest, path)
         self._llm = await asyncio.to_thread(load_model, llama_cpp, path, self.options)
         self._llm.generate = self._until_stopped(self._llm.generate)
-        return {"file": path.name, "path": str(path), "sha256": sha256, "size": size,
+        return {"file": path.name, "path": str(path), "sha256": digest.sha256, "size": digest.size,
                 "llama_cpp_version": llama_cpp.__version__, "n_ctx": self._llm.n_ctx(),
                 "n_threads": self._llm.n_threads, "metadata": dict(self._llm.metadata)}
 
@@ -129,16 +129,6 @@ def model_file(model_path: str | None) -> Path:
         if handle.read(len(GGUF_MAGIC)) != GGUF_MAGIC:
             raise RunnerError(f"model file '{path}' is not a GGUF file; set runner.model_path to a GGUF file")
     return path
-
-
-def file_digest(path: Path) -> tuple[str, int]:
-    """sha256 (hex) and size of a file, read in 1 MiB chunks."""
-    digest, size = hashlib.sha256(), 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def load_model(llama_cpp: ModuleType, path: Path, options: dict[str, Any]) -> Any:

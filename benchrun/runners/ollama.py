@@ -8,7 +8,7 @@ import httpx
 import ollama
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable
+from benchrun.runners.base import Completion, Retryable, http_url, transient
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
@@ -19,7 +19,7 @@ class OllamaRunner:
 
     def __init__(self, runner: dict[str, Any]):
         self.config = runner
-        self.host = base_url(runner.get("host") or DEFAULT_HOST)
+        self.host = http_url(runner.get("host") or DEFAULT_HOST)
         self.model = runner["model"]
         limits = httpx.Limits(max_connections=runner.get("concurrency", 1), max_keepalive_connections=None)
         self.client = ollama.AsyncClient(host=self.host, timeout=runner.get("timeout_s", 120), limits=limits)
@@ -66,7 +66,7 @@ class OllamaRunner:
             response = await self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
                                               format=schema, **self._request)
         except ollama.ResponseError as err:
-            if err.status_code >= 500 or err.status_code == 429:
+            if transient(err.status_code):
                 raise Retryable(f"HTTP {err.status_code}: {err.error}") from err
             raise
         except (ConnectionError, httpx.TransportError) as err:
@@ -83,8 +83,3 @@ class OllamaRunner:
 
     def public_config(self) -> dict[str, Any]:
         return {**self.config, "host": self.host}
-
-
-def base_url(host: str) -> str:
-    """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
-    return (host if "://" in host else f"http://{host}").rstrip("/")

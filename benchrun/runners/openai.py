@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable
+from benchrun.runners.base import Completion, Retryable, http_url, transient
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -30,7 +30,7 @@ class OpenAIRunner:
 
     def __init__(self, runner: dict[str, Any]):
         self.config = runner
-        self.base_url = api_root(runner.get("base_url") or DEFAULT_BASE_URL)
+        self.base_url = http_url(runner.get("base_url") or DEFAULT_BASE_URL)
         self.model = runner["model"]
         self.key_env = runner.get("api_key_env") or DEFAULT_KEY_ENV
         self._key = os.environ.get(self.key_env) or None
@@ -96,7 +96,7 @@ class OpenAIRunner:
         if response.is_success:
             return self._completion(response)
         error = APIError(f"HTTP {response.status_code}: {self._server_message(response)}")
-        if response.status_code >= 500 or response.status_code == 429:
+        if transient(response.status_code):
             raise Retryable(str(error)) from error
         raise error
 
@@ -143,11 +143,6 @@ def response_format(schema: dict[str, Any], strict: bool = True) -> dict[str, An
     """The `json_schema` response_format for a task's schema, named after its title (in the characters allowed)."""
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "response"))[:64]
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
-
-
-def api_root(url: str) -> str:
-    """`gpu1:8000/v1` -> `http://gpu1:8000/v1`; a URL is kept as it is (without a trailing slash)."""
-    return (url if "://" in url else f"http://{url}").rstrip("/")
 
 
 def _sent(name: str, value: Any) -> bool:
