@@ -44,7 +44,7 @@ def compile_plan(config: Any, cwd: Path | None = None) -> Plan:
     bench = bench_dir(cfg["task"]["path"], cwd)
     specs = select(read_tasks(bench), cfg["task"].get("only"))
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
-    known_scorers = {**scoring.BUILTIN, **scoring.custom_scorers(bench)}
+    known_scorers = scoring.available(bench)
     tasks, samples = [], []
     for spec in specs:
         task_samples = grid.samples(spec)

@@ -154,6 +154,17 @@ def resolve_run(ref: str, root: Path = DEFAULT_ROOT) -> Run:
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
 
 
+def expand_runs(ref: str, root: Path = DEFAULT_ROOT) -> list[Run]:
+    """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
+    path = Path(ref)
+    if not path.is_dir() or (path / RUN).is_file():
+        return [resolve_run(ref, root)]
+    jobs = [d for d in job_dirs(path) if (d / RUN).is_file()]
+    if not jobs:
+        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)", file=ref)
+    return [load_run(job) for job in jobs]
+
+
 def job_dirs(sweep_dir: Path) -> list[Path]:
     """The job directories of a sweep (`<number>_<model>`): its subdirectories, by job number then name."""
     dirs = [d for d in sweep_dir.iterdir() if d.is_dir() and not d.name.startswith(".")]

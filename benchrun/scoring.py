@@ -62,14 +62,22 @@ def contains(response: str, reference: Any) -> int:
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
 
 
+def scorers_in(path: Path, rel: str) -> dict[str, Scorer]:
+    """The public functions defined in a scorer file (`rel` names it in errors)."""
+    module = import_file(path, rel)
+    return {name: obj for name, obj in vars(module).items()
+            if inspect.isfunction(obj) and defined_here(module, obj) and not name.startswith("_")}
+
+
 def custom_scorers(bench: Path) -> dict[str, Scorer]:
     """The functions defined in the benchmark's custom_scorer.py (none if absent)."""
     path = bench / CUSTOM_FILE
-    if not path.is_file():
-        return {}
-    module = import_file(path, CUSTOM_FILE)
-    return {name: obj for name, obj in vars(module).items()
-            if inspect.isfunction(obj) and defined_here(module, obj) and not name.startswith("_")}
+    return scorers_in(path, CUSTOM_FILE) if path.is_file() else {}
+
+
+def available(bench: Path) -> dict[str, Scorer]:
+    """Every scorer a benchmark can name: the built-ins, then its custom_scorer.py (which may replace one)."""
+    return {**BUILTIN, **custom_scorers(bench)}
 
 
 def source_sha256(fn: Scorer) -> str:

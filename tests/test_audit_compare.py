@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from benchrun.audit import significance
-from benchrun.audit.compare import Report, compare, expand
+from benchrun.audit.compare import Report, compare
 from benchrun.errors import ArchiveError, BenchrunError
 from benchrun.resources import demos_dir
-from benchrun.runs import load_run
+from benchrun.runs import expand_runs, load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
 from tests.conftest import run_benchrun
 from tests.fakes import listbench_answer, make_run
@@ -151,7 +151,7 @@ def test_three_runs_each_against_the_baseline_and_filters(runs):
 
 @pytest.mark.slow
 def test_sweep_directory_expands_to_its_jobs(runs):
-    jobs = expand(str(runs["sweep"]))
+    jobs = expand_runs(str(runs["sweep"]))
     assert [run.info.model for run in jobs] == ["llama3.2", "gemma3"]
     report = compare(jobs)
     inputs = report.comparisons[0].inputs
@@ -201,7 +201,7 @@ def test_compare_needs_two_runs_and_a_sweep_needs_jobs(tmp_path):
     with pytest.raises(BenchrunError, match="at least two runs"):
         compare([])
     with pytest.raises(ArchiveError, match="neither a run nor a sweep"):
-        expand(str(tmp_path))
+        expand_runs(str(tmp_path))
 
 
 def test_mcnemar_matches_the_binomial_definition():

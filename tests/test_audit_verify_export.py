@@ -14,11 +14,11 @@ import pytest
 import yaml
 
 from benchrun.archive import RunWriter, now
-from benchrun.audit.export import runs_of, write_csv, write_jsonl
+from benchrun.audit.export import write_csv, write_jsonl
 from benchrun.audit.verify import Finding, verify_run
 from benchrun.records import Counts, RunInfo
 from benchrun.resources import demos_dir
-from benchrun.runs import load_run
+from benchrun.runs import expand_runs, load_run
 from tests.fakes import make_run
 from tests.test_audit_list_show import BROKEN, audit, broken_answer, synthetic_run
 
@@ -330,7 +330,7 @@ def test_export_command(runs, tmp_path):
 @pytest.mark.slow
 def test_export_a_sweep_directory(tmp_path):
     sweep = make_run(tmp_path, "task=folderbench", "runner.model=llama3.2,gemma3", multirun=True)
-    runs = runs_of([str(sweep)], tmp_path / "outputs")
+    runs = expand_runs(str(sweep), tmp_path / "outputs")
     assert [run.info.model for run in runs] == ["llama3.2", "gemma3"]
     out = io.StringIO()
     assert write_csv(runs, out) == 12

@@ -19,12 +19,11 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
-from benchrun.archive import RUN
 from benchrun.audit import significance
-from benchrun.errors import ArchiveError, BenchrunError
+from benchrun.errors import BenchrunError
 from benchrun.manifest import Frozen, Manifest, canonical_json, sha256_bytes
 from benchrun.records import Number
-from benchrun.runs import DEFAULT_ROOT, Run, job_dirs, load_run, resolve_run
+from benchrun.runs import DEFAULT_ROOT, Run, expand_runs
 
 SHOWN = 10
 """Flipped sample ids printed per direction on a terminal (--json lists them all)."""
@@ -125,24 +124,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    runs = [run for ref in args.runs for run in expand(ref, args.root)]
+    runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
     report = compare(runs, metric=args.metric, task=args.task)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
         print_report(report, console.stdout())
     return 0
-
-
-def expand(ref: str, root: Path = DEFAULT_ROOT) -> list[Run]:
-    """The run `ref` names (a path or an id prefix), or every job of a sweep directory in job order."""
-    path = Path(ref)
-    if not path.is_dir() or (path / RUN).is_file():
-        return [resolve_run(ref, root)]
-    jobs = [d for d in job_dirs(path) if (d / RUN).is_file()]
-    if not jobs:
-        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)", file=ref)
-    return [load_run(job) for job in jobs]
 
 
 def compare(runs: list[Run], metric: str | None = None, task: str | None = None) -> Report:

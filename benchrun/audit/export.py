@@ -10,10 +10,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import IO, Any, Iterator, Sequence
 
-from benchrun.archive import RUN
-from benchrun.errors import ArchiveError
 from benchrun.records import ErrorInfo, ScoreRecord
-from benchrun.runs import DEFAULT_ROOT, Run, load_run, resolve_run, run_dirs
+from benchrun.runs import DEFAULT_ROOT, Run, expand_runs
 
 BASE_COLUMNS = ("run_id", "model", "manifest_id", "task", "sample_id", "scorer", "metric", "value", "error")
 VALUE_PREFIX = "value."
@@ -107,21 +105,6 @@ def write_jsonl(runs: Sequence[Run], out: IO[str]) -> int:
 WRITERS = {"csv": write_csv, "jsonl": write_jsonl}
 
 
-def runs_of(refs: Sequence[str], root: Path) -> list[Run]:
-    """Each RUN as a run (path or id prefix); a directory without run.json gives every run under it (a sweep)."""
-    runs = []
-    for ref in refs:
-        path = Path(ref)
-        if path.is_dir() and not (path / RUN).is_file():
-            found = [load_run(d) for d in run_dirs(path)]
-            if not found:
-                raise ArchiveError("no runs under this directory", file=ref)
-            runs += found
-        else:
-            runs.append(resolve_run(ref, root))
-    return runs
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory, run id prefix or sweep directory")
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
@@ -131,7 +114,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    runs = runs_of(args.runs, args.root)
+    runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
     target = open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
     with target as out:
         WRITERS[args.format](runs, out)

@@ -17,7 +17,6 @@ NAME that no task names is applied to every task. format_valid is always recompu
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import shutil
@@ -35,9 +34,8 @@ from benchrun.grading import Grader
 from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
 from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
 from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
-from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, source_sha256
+from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.summary import Tally
-from benchrun.usercode import defined_here, import_file
 
 RESCORES = "rescores"
 RESCORE_FILE = "rescore.json"
@@ -166,10 +164,8 @@ def load_scorers(file: Path) -> Loaded:
     """The built-ins, then the public functions defined in `file` (a same-named one replaces a built-in)."""
     if not file.is_file():
         raise BenchrunError("no such scorer file", file=str(file))
-    module = import_file(file, str(file))
     digest, origin = sha256_bytes(file.read_bytes()), str(file.resolve())
-    return {**_builtins(), **{name: (fn, origin, digest) for name, fn in vars(module).items()
-                              if inspect.isfunction(fn) and defined_here(module, fn) and not name.startswith("_")}}
+    return {**_builtins(), **{name: (fn, origin, digest) for name, fn in scorers_in(file, str(file)).items()}}
 
 
 def _builtins() -> Loaded:

@@ -73,7 +73,7 @@ def _change(before: str | None, after: str | None) -> str:
 
 def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
     """The manifest's scorers as they are now: built-ins and the benchmark's custom_scorer.py."""
-    known = {**scoring.BUILTIN, **scoring.custom_scorers(run.bench_dir())}
+    known = scoring.available(run.bench_dir())
     names = {s.name for t in manifest.tasks for s in t.scorers}
     missing = sorted(names - known.keys())
     if missing:
