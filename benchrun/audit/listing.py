@@ -88,10 +88,10 @@ def list_runs(root: Path = DEFAULT_ROOT, model: str | None = None, task: str | N
             continue
         if statuses and info.status not in statuses:
             continue
+        if since and parse_time(info.started_at) < since:
+            continue
         entry = listed(run)
         if task and task not in entry.tasks:
-            continue
-        if since and entry.started < since:
             continue
         found.append(entry)
     return sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True)
