@@ -101,10 +101,11 @@ def write_run(run_dir: Path, man: Manifest, started: datetime, status: str, rng:
                    runner={"type": "ollama", "host": "http://127.0.0.1:11434", "model": man.runner.model},
                    environment=ENVIRONMENT, counts=Counts(samples=len(man.samples)),
                    sweep=str(sweep) if sweep else None)
-    writer = RunWriter(run_dir, info)
+    writer = RunWriter.create(run_dir, info)
     config = {"task": {"path": f"/benchmarks/{man.benchmark}", "name": man.benchmark},
               "runner": {"model": man.runner.model}}
-    writer.start(man, json.dumps(config))
+    writer.start(json.dumps(config))
+    writer.compiled(man)
     writer.identified({"name": f"{man.runner.model}:latest", "digest": f"{rng.getrandbits(256):064x}",
                        "server_version": "0.12.6"}, info.runner)
     scorers = {t.name: t.scorers for t in man.tasks}
@@ -112,6 +113,7 @@ def write_run(run_dir: Path, man: Manifest, started: datetime, status: str, rng:
     for sample in samples_ if status != "failed" else ():
         writer.record(*graded(sample, scorers[sample.task], rng))
     writer.finish(status, None if status.startswith("completed") else f"synthetic {status} run")
+    writer.release()
 
 
 def small_runs(root: Path, n: int, rng: random.Random) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -15,11 +14,11 @@ from omegaconf import DictConfig
 from benchrun import console
 from benchrun.app import run
 from benchrun.config import register_resolvers
-from benchrun.errors import BenchrunError
+from benchrun.errors import EXIT, BenchrunError, RunInterrupted
+from benchrun.interrupts import INTERRUPTS
 from benchrun.resources import conf_dir
 
 VERBOSE_FLAG = "--verbose"
-INTERRUPTED = 130
 register_resolvers()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
 
@@ -38,21 +37,20 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(code)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main() -> None:
-    """Strip `--verbose` (full tracebacks), register resolvers and hand over to Hydra."""
+    """Strip `--verbose` (full tracebacks), handle SIGINT/SIGTERM, and hand over to Hydra."""
     if VERBOSE_FLAG in sys.argv:
         sys.argv.remove(VERBOSE_FLAG)
         os.environ["HYDRA_FULL_ERROR"] = "1"
-    signal.signal(signal.SIGTERM, _interrupt)
+    INTERRUPTS.install()
     try:
         _hydra_main()
-    except KeyboardInterrupt:
-        console.error("interrupted; the run is recorded with status 'interrupted'")
-        sys.exit(INTERRUPTED)
+    except RunInterrupted as err:
+        console.error(str(err))
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
+        console.error("interrupted before the run started: nothing was asked or recorded")
+        sys.exit(EXIT["interrupted"])
 
 
 if __name__ == "__main__":

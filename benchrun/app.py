@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import yaml
 
@@ -14,15 +15,14 @@ from benchrun import console
 from benchrun.archive import RunWriter, environment, new_run_id, now
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config, slug
-from benchrun.errors import BenchrunError
-from benchrun.executor import Executor, Policy, Sink
+from benchrun.errors import EXIT, BenchrunError, RunInterrupted, ServerLost
+from benchrun.executor import Executor, Policy
 from benchrun.grading import Grader
+from benchrun.interrupts import INTERRUPTS
 from benchrun.manifest import Sample
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner
 from benchrun.sweep import write_sweep_summary
-
-EXIT_CODES: dict[Status, int] = {"completed": 0, "completed_with_errors": 0, "failed": 3, "interrupted": 130}
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -46,14 +46,14 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
         out = console.stdout()
         for one in configs:
             console.print_plan(compile_plan(one, cwd).manifest, out)
-        return 0
+        return EXIT["ok"]
     if len(configs) == 1:
         return run_one(configs[0], run_dir, overrides, cwd)
     for i, one in enumerate(configs):
         _run_job(one, run_dir / f"{i}_{slug(one['runner']['model'])}", overrides, cwd, sweep=run_dir)
     summary = write_sweep_summary(run_dir)
     console.print_sweep(summary, run_dir, console.stdout())
-    return 1 if summary.failed else 0
+    return EXIT["sweep_failed"] if summary.failed else EXIT["ok"]
 
 
 def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path) -> None:
@@ -72,37 +72,60 @@ def forget_hydra_copies(run_dir: Path) -> None:
 
 def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path,
             sweep: Path | None = None) -> int:
-    """One model: compile, preflight, execute; every outcome, failures included, is recorded in run_dir."""
+    """One model: compile, preflight, execute; every outcome, failures and interrupts included, is in run_dir."""
     info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=cfg["task"]["name"],
                    model=cfg["runner"]["model"], manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
                    runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
                    sweep=str(sweep) if sweep else None)
-    config_yaml = yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
-    try:
+    writer = RunWriter.create(run_dir, info)
+    with recording(writer):
+        writer.start(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         plan = compile_plan(cfg, cwd)
-    except BenchrunError as err:
-        writer = RunWriter(run_dir, info)
-        writer.start(None, config_yaml)
-        writer.finish("failed", str(err))
-        raise
-    info = info.model_copy(update={"manifest_id": plan.manifest.id,
-                                   "counts": Counts(samples=len(plan.manifest.samples))})
-    writer = RunWriter(run_dir, info)
-    writer.start(plan.manifest, config_yaml)
-    gc.freeze()  # the manifest lives for the whole run: keep the collector from scanning it again and again
-    status = asyncio.run(_ask_all(plan, cfg["runner"], writer))
+        writer.compiled(plan.manifest)
+        gc.freeze()  # the manifest lives for the whole run: keep the collector from scanning it again and again
+        INTERRUPTS.run(lambda: _ask_all(plan, cfg["runner"], writer))
     console.print_results(run_dir, writer.info, writer.summary, console.stdout())
-    return EXIT_CODES[status]
+    return EXIT["ok"]
+
+
+@contextmanager
+def recording(writer: RunWriter) -> Iterator[None]:
+    """Whatever ends a run is in its run.json before it is reported: an error as failed, a lost server or a signal
+    as interrupted (with the command that finishes it). The directory's lock is let go last."""
+    try:
+        yield
+    except ServerLost as err:
+        writer.finish("interrupted", str(err))
+        raise ServerLost(f"{err}; {resume_hint(writer, 'once the server is back')}") from None
+    except BenchrunError as err:
+        writer.fail(str(err))
+        raise
+    except (KeyboardInterrupt, asyncio.CancelledError) as err:  # a signal (inside the event loop, a cancellation)
+        signal_name = INTERRUPTS.signal_name() or str(err) or "a signal"
+        if not writer.finished:
+            writer.finish("interrupted", f"interrupted by {signal_name}")
+        raise RunInterrupted(f"interrupted by {signal_name}: {resume_hint(writer)}") from None
+    except Exception as err:
+        writer.fail(f"benchrun failed: {type(err).__name__}: {err}")
+        raise
+    finally:
+        writer.release()
+
+
+def resume_hint(writer: RunWriter, when: str = "") -> str:
+    """What the run directory now says of the run, and the command that finishes it."""
+    info, where = writer.info, writer.dir
+    if info.manifest_id is None:
+        return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
+    counts = info.counts
+    return (f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples "
+            f"in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}")
 
 
 async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) -> Status:
     runner = make_runner(runner_cfg)
     try:
-        try:
-            identity = await runner.identify()
-        except BenchrunError as err:
-            writer.finish("failed", str(err))
-            raise
+        identity = await runner.identify()
         writer.identified(identity, runner.public_config())
         return await execute(plan, runner, runner_cfg, writer, plan.manifest.samples)
     finally:
@@ -114,21 +137,23 @@ async def execute(plan: Plan, runner: Runner, runner_cfg: dict[str, Any], writer
     """Ask `samples` with an identified runner, record each, and finish the run with its status."""
     policy = Policy(concurrency=runner_cfg.get("concurrency", 1), retries=runner_cfg.get("retries", 2),
                     backoff_s=runner_cfg.get("backoff_s", 0.5))
-    try:
-        with console.progress(len(samples)) as advance:
-            executor = Executor(plan.manifest, runner, Grader(plan.manifest, plan.scorers),
-                                _recorder(writer, advance), policy)
-            await executor.run(samples)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        writer.finish("interrupted", "stopped before every sample was asked")
-        raise
+    with console.progress(len(samples)) as advance:
+        grader = Grader(plan.manifest, plan.scorers)
+        await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), policy).run(samples)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
 
 
-def _recorder(writer: RunWriter, advance: Callable[[bool], None]) -> Sink:
-    def record(response: ResponseRecord, scores: list[ScoreRecord]) -> None:
-        writer.record(response, scores)
-        advance(response.error is not None)
-    return record
+class _Recorder:
+    """The executor's recorder: commits to the run directory and moves the progress bar."""
+
+    def __init__(self, writer: RunWriter, advance: Callable[[bool], None]):
+        self.writer, self.advance = writer, advance
+
+    def response(self, record: ResponseRecord) -> None:
+        self.writer.record_response(record)
+        self.advance(record.error is not None)
+
+    def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+        self.writer.record_scores(response, scores)

@@ -1,28 +1,41 @@
-"""The run directory: writing config, manifest, records, summary and run.json as a run goes."""
+"""Writing a run directory: the one writer of config, manifest, records, summary, run.json and the seal.
+
+Whoever writes holds the directory's lock (`dirlock`) from before the first byte to after the last. A response
+line is committed (its line and then its digest flushed) before its scorers run; one sample's score lines follow
+the same way. Files that are rewritten (run.json, summary.json, the seal) are written to a temporary file, synced
+and renamed. A failed write is one line naming the file (`WriteFailed`), never a traceback or a temporary file left.
+"""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import platform
 import socket
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any, Iterable
+from typing import IO, Any, Iterable, Iterator
 
-from benchrun.grading import FORMAT_VALID
+from benchrun.dirlock import DirLock
+from benchrun.errors import ArchiveError, RunDirTaken, WriteFailed
+from benchrun.interrupts import INTERRUPTS
+from benchrun.ledger import DIGESTS, digest_line
 from benchrun.manifest import Manifest
-from benchrun.records import Counts, FileDigest, ResponseRecord, RunInfo, ScoreRecord, Status, Summary
+from benchrun.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
 from benchrun.summary import Tally
 
-CONFIG, MANIFEST, RUN, SUMMARY = "config.yaml", "manifest.json", "run.json", "summary.json"
+CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
 RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
 RECORD_FILES = (RESPONSES, SCORES)
-DIGESTS = "records.sha256"
-"""One line per record line, `<file> <line number> <sha256 of the line>`, so verify can name the line that changed."""
+RUN_FILES = (CONFIG, MANIFEST, RUN, *RECORD_FILES, DIGESTS, SUMMARY, SEAL)
+"""The files that make a run; a directory holding any of them holds a run."""
 PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
+_ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
+                errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large"}
 
 
 def now() -> str:
@@ -49,14 +62,28 @@ def _version(name: str) -> str | None:
         return None
 
 
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn an OSError while writing `path` into one line: `disk full writing outputs/.../responses.jsonl`."""
+    try:
+        yield
+    except OSError as err:
+        words = _ERRNO_WORDS.get(err.errno) or (os.strerror(err.errno) if err.errno else str(err))
+        raise WriteFailed(f"{words} writing {path}") from None
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, sync it, then rename it over `path`."""
+    """Write to a temporary file beside `path`, sync it, then rename it over `path`; no temporary file survives."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    with INTERRUPTS.held(), writing(path):
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def file_digest(path: Path) -> FileDigest:
@@ -84,66 +111,120 @@ def count_score(counts: dict[str, int], score: ScoreRecord, response_failed: boo
 
 
 class RecordFile:
-    """An append-only file that keeps its sha256, size and line count as it grows, and each line's digest."""
+    """An append-only file of whole lines that keeps its sha256, size and line count as it grows.
 
-    def __init__(self, path: Path, digests: RecordFile | None = None, append: bool = True):
-        self.name, self._digests = path.name, digests
+    Unbuffered: each `append` is one write of whole lines, so nothing of a record waits in memory."""
+
+    def __init__(self, path: Path, fresh: bool = False):
+        self.path, self.name = path, path.name
         self._hash, self.size, self.lines = hashlib.sha256(), 0, 0
-        if append and path.exists():
-            self._absorb(path)
-        self._file: IO[bytes] = open(path, "ab" if append else "wb")
+        with writing(path):
+            if not fresh and path.exists():
+                self._absorb(path)
+            self._file: IO[bytes] = open(path, "wb" if fresh else "ab", buffering=0)
 
     def _absorb(self, path: Path) -> None:
         with open(path, "rb") as handle:
-            for line in handle:
-                self._count(line)
+            while chunk := handle.read(1 << 20):
+                self._hash.update(chunk)
+                self.size += len(chunk)
+                self.lines += chunk.count(b"\n")
 
-    def _count(self, line: bytes) -> None:
-        if self._digests is not None:
-            self._digests.write(f"{self.name} {self.lines + 1} {hashlib.sha256(line).hexdigest()}\n".encode())
-        self._hash.update(line)
-        self.size += len(line)
-        self.lines += line.count(b"\n")
-
-    def write(self, line: bytes) -> None:
-        """Append one line (newline included)."""
-        self._file.write(line)
-        self._count(line)
-
-    def flush(self) -> None:
-        self._file.flush()
+    def append(self, lines: list[bytes]) -> list[bytes]:
+        """Write whole lines (newline included) in one write; their records.sha256 lines."""
+        digests = [digest_line(self.name, self.lines + i, line) for i, line in enumerate(lines, start=1)]
+        data = b"".join(lines)
+        with writing(self.path):
+            view = memoryview(data)
+            while view:
+                view = view[self._file.write(view):]
+        self._hash.update(data)
+        self.size += len(data)
+        self.lines += len(lines)
+        return digests
 
     def close(self) -> FileDigest:
-        self._file.close()
+        with writing(self.path):
+            self._file.close()
         return FileDigest(sha256=self._hash.hexdigest(), size=self.size, lines=self.lines)
+
+    def abandon(self) -> None:
+        """Close without raising (after a failed write nothing more can go wrong here: nothing is buffered)."""
+        try:
+            self._file.close()
+        except OSError:
+            pass
+
+
+def holds_run(run_dir: Path) -> bool:
+    return any((run_dir / name).exists() for name in RUN_FILES)
 
 
 class RunWriter:
-    """Observes a run and keeps its directory current: records appended, status rewritten atomically."""
+    """Observes a run and keeps its directory current: records committed as they come, status rewritten atomically.
 
-    def __init__(self, run_dir: Path, info: RunInfo):
-        self.dir = run_dir
-        self.info = info
+    `create` claims a new run directory, `reopen` an existing one (for resume); both hold its lock until `release`."""
+
+    def __init__(self, run_dir: Path, info: RunInfo, lock: DirLock):
+        self.dir, self.info, self.lock = run_dir, info, lock
         self._sinks: dict[str, RecordFile] = {}
         self._tally: Tally | None = None
         self.summary: Summary | None = None
-        self._counts = info.counts.model_dump()
+        self._counts = Counts(samples=info.counts.samples).model_dump()
+        self._broken = False
+        self.finished = False
+        """Whether `finish` wrote the final status (and the seal)."""
 
-    def start(self, manifest: Manifest | None, config_yaml: str) -> None:
-        """Write config.yaml, manifest.json and run.json (status running); open the record files."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+    @classmethod
+    def create(cls, run_dir: Path, info: RunInfo) -> RunWriter:
+        """Claim `run_dir` for a new run: refused when it holds a run or another process is writing it."""
+        with writing(run_dir):
+            run_dir.mkdir(parents=True, exist_ok=True)
+        lock = DirLock(run_dir)
+        try:
+            lock.acquire()
+        except ArchiveError as err:
+            raise RunDirTaken(f"{err}; pick a new directory (hydra.run.dir=...)") from None
+        if holds_run(run_dir):
+            lock.release()
+            raise RunDirTaken(f"{run_dir} already holds a run ({describe_run(run_dir)}); nothing was changed. "
+                              "Pick a new directory (hydra.run.dir=...) or finish that run with `benchrun-audit "
+                              f"resume {run_dir}`")
+        return cls(run_dir, info, lock)
+
+    @classmethod
+    def reopen(cls, run_dir: Path, info: RunInfo, lock: DirLock) -> RunWriter:
+        """Continue a run whose records were checked (and repaired) by the caller, who holds its lock."""
+        return cls(run_dir, info, lock)
+
+    def start(self, config_yaml: str) -> None:
+        """Write config.yaml and run.json (status running)."""
         write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
-        if manifest is not None:
-            write_atomic(self.dir / MANIFEST, manifest.canonical_json())
-            self._tally = Tally(t.name for t in manifest.tasks)
-            self._open_sinks()
         self._write_info()
 
-    def _open_sinks(self) -> None:
-        """Open the record files for appending, and records.sha256 afresh with a digest of each line they hold."""
-        digests = RecordFile(self.dir / DIGESTS, append=False)
-        self._sinks = {name: RecordFile(self.dir / name, digests) for name in RECORD_FILES}
-        self._sinks[DIGESTS] = digests
+    def compiled(self, manifest: Manifest) -> None:
+        """Write manifest.json, open the record files and record the manifest id and sample count."""
+        write_atomic(self.dir / MANIFEST, manifest.canonical_json())
+        self.info = self.info.model_copy(update={"manifest_id": manifest.id,
+                                                 "counts": Counts(samples=len(manifest.samples))})
+        self._counts["samples"] = len(manifest.samples)
+        self.open_records(manifest, (), ())
+
+    def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
+                     scores: Iterable[ScoreRecord]) -> None:
+        """Open the record files for appending; counts and tally start from the records they already hold."""
+        self._tally = Tally(t.name for t in manifest.tasks)
+        self._counts = Counts(samples=len(manifest.samples)).model_dump()
+        failed = set()
+        for response in responses:
+            count_response(self._counts, response)
+            if response.error is not None:
+                failed.add(response.id)
+        for score in scores:
+            self._tally.add(score)
+            count_score(self._counts, score, score.id in failed)
+        self._sinks = {name: RecordFile(self.dir / name) for name in (*RECORD_FILES, DIGESTS)}
+        self._write_info()
 
     def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
         """Record the model's identity and the runner config as used (secrets excluded)."""
@@ -154,51 +235,89 @@ class RunWriter:
     def counts(self) -> Counts:
         return Counts(**self._counts)
 
-    def reopen(self, manifest: Manifest, responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]) -> None:
-        """Continue an existing run directory: its records counted and tallied, new ones appended."""
-        self._tally = Tally(t.name for t in manifest.tasks)
-        failed = set()
-        for response in responses:
+    def record_response(self, response: ResponseRecord) -> None:
+        """Commit one response line: the line flushed, then its digest."""
+        with INTERRUPTS.held():
+            self._commit(RESPONSES, [response.model_dump_json().encode() + b"\n"])
             count_response(self._counts, response)
-            if response.error is not None:
-                failed.add(response.id)
-        for score in scores:
-            self._tally.add(score)
-            count_score(self._counts, score, score.id in failed)
-        self._open_sinks()
-        self._write_info()
 
     def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
-        """Append one sample's response and score lines, flushed."""
-        self._sinks[RESPONSES].write(response.model_dump_json().encode() + b"\n")
-        count_response(self._counts, response)
+        """Commit a response and then its score lines."""
+        self.record_response(response)
         self.record_scores(response, scores)
 
     def record_scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
-        """Append the score lines of a response already recorded, flushed after its response."""
-        sink = self._sinks[SCORES]
-        failed = response.error is not None
-        for score in scores:
-            sink.write(score.model_dump_json().encode() + b"\n")
-            self._tally.add(score)
-            count_score(self._counts, score, failed)
-        for each in self._sinks.values():  # responses, scores, then the digests of their lines
-            each.flush()
+        """Commit the score lines of a response already recorded."""
+        with INTERRUPTS.held():
+            self._commit(SCORES, [score.model_dump_json().encode() + b"\n" for score in scores])
+            failed = response.error is not None
+            for score in scores:
+                self._tally.add(score)
+                count_score(self._counts, score, failed)
+
+    def _commit(self, name: str, lines: list[bytes]) -> None:
+        try:
+            self._sinks[DIGESTS].append(self._sinks[name].append(lines))
+        except WriteFailed:
+            self._broken = True
+            raise
 
     def finish(self, status: Status, reason: str | None = None) -> RunInfo:
-        """Close the records, write summary.json, then run.json with the final status and the digests of both."""
-        files = {name: sink.close() for name, sink in self._sinks.items()}
-        if self._tally is not None:
-            self.summary = Summary(manifest_id=self.info.manifest_id, model=self.info.model,
-                                   metrics=self._tally.summaries())
-            data = self.summary.model_dump_json(indent=2).encode() + b"\n"
-            write_atomic(self.dir / SUMMARY, data)
-            files[SUMMARY] = FileDigest.of(data)
-        self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
-                                                 "files": files})
-        self._write_info()
+        """Close the records, write summary.json, run.json with the final status, then the seal (last)."""
+        with INTERRUPTS.held():
+            files = self._close_records()
+            if self._tally is not None and not self._broken:
+                self.summary = Summary(manifest_id=self.info.manifest_id, model=self.info.model,
+                                       metrics=self._tally.summaries())
+                data = self.summary.model_dump_json(indent=2).encode() + b"\n"
+                write_atomic(self.dir / SUMMARY, data)
+                files[SUMMARY] = FileDigest.of(data)
+            self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
+                                                     "files": files})
+            run_json = self._write_info()
+            if not self._broken:
+                seal = Seal(run_id=self.info.run_id, sealed_at=self.info.ended_at, run_json=FileDigest.of(run_json))
+                write_atomic(self.dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
+            self.finished = True
         return self.info
 
-    def _write_info(self) -> None:
+    def fail(self, reason: str) -> None:
+        """Record `failed` as far as the disk still allows (after a failed write, run.json may be unwritable too)."""
+        if self.finished:
+            return
+        try:
+            self.finish("failed", reason)
+        except WriteFailed:
+            pass
+
+    def _close_records(self) -> dict[str, FileDigest]:
+        """The final digests of config.yaml and the record files (none after a failed write)."""
+        sinks, self._sinks = self._sinks, {}
+        if self._broken:
+            for sink in sinks.values():
+                sink.abandon()
+            return {}
+        return {CONFIG: file_digest(self.dir / CONFIG), **{name: sink.close() for name, sink in sinks.items()}}
+
+    def release(self) -> None:
+        """Let go of the directory (the record files are closed first if still open)."""
+        for sink in self._sinks.values():
+            sink.abandon()
+        self._sinks = {}
+        self.lock.release()
+
+    def _write_info(self) -> bytes:
         self.info = self.info.model_copy(update={"counts": self.counts})
-        write_atomic(self.dir / RUN, self.info.model_dump_json(indent=2).encode() + b"\n")
+        data = self.info.model_dump_json(indent=2).encode() + b"\n"
+        write_atomic(self.dir / RUN, data)
+        return data
+
+
+def describe_run(run_dir: Path) -> str:
+    """`run 4848bb25330a, completed` from its run.json, or what files it has."""
+    try:
+        info = RunInfo.model_validate_json((run_dir / RUN).read_bytes())
+        return f"run {info.run_id}, {info.status}"
+    except (OSError, ValueError):
+        present = [name for name in RUN_FILES if (run_dir / name).exists()]
+        return f"its {', '.join(present)}"

@@ -1,19 +1,27 @@
-"""Every error benchrun reports to a user, and the exit code each maps to.
+"""Every error benchrun reports to a user, and the one table of exit codes.
 
-    BenchrunError                 a user-facing problem: one line, no traceback, exit 2
-    ├── ConfigError               the composed config or a runner file is wrong
-    ├── TaskError                 a task source (tasks.yml, tasks/<name>/, custom_*.py) is wrong
-    ├── RunnerError               the model server is unreachable or lacks the model
-    └── ArchiveError              a run directory is missing, incomplete or inconsistent
+    BenchrunError                 a user-facing problem: one line, no traceback
+    ├── ConfigError               the composed config or a runner file is wrong                 exit 2
+    │   └── RunDirTaken           the run directory already holds a run, or another is writing it
+    ├── TaskError                 a task source (tasks.yml, tasks/<name>/, custom_*.py) is wrong   exit 2
+    ├── RunnerError               the model server cannot be used                                exit 3
+    │   └── ServerLost            the server went away mid-run: the run is interrupted, resumable
+    └── ArchiveError              a run directory is missing, incomplete or inconsistent          exit 4
+        ├── ArchiveBusy           another process holds the run directory's lock
+        └── WriteFailed           a file of the run could not be written (disk full, I/O error, ...)
+    RunInterrupted (KeyboardInterrupt)  SIGINT or SIGTERM, after the run was recorded as interrupted  exit 130
 """
 
 from __future__ import annotations
+
+EXIT = {"ok": 0, "sweep_failed": 1, "usage": 2, "runner": 3, "archive": 4, "interrupted": 130}
+"""Every exit code benchrun and benchrun-audit use."""
 
 
 class BenchrunError(Exception):
     """A problem the user can fix; `str(err)` is the whole one-line message."""
 
-    exit_code = 2
+    exit_code = EXIT["usage"]
 
     def __init__(self, message: str, *, file: str | None = None, task: str | None = None, key: str | None = None):
         self.file, self.task, self.key = file, task, key
@@ -25,6 +33,10 @@ class ConfigError(BenchrunError):
     """The composed config (overrides, presets, a runner file) is invalid."""
 
 
+class RunDirTaken(ConfigError):
+    """benchrun was pointed at a directory that already holds a run (or is being written): nothing is changed."""
+
+
 class TaskError(BenchrunError):
     """A benchmark's task files are invalid; names the file, the task and the key."""
 
@@ -32,13 +44,31 @@ class TaskError(BenchrunError):
 class RunnerError(BenchrunError):
     """The model server cannot be used: unreachable, model missing, bad answer at preflight."""
 
-    exit_code = 3
+    exit_code = EXIT["runner"]
+
+
+class ServerLost(RunnerError):
+    """Requests stopped reaching the server mid-run; the samples not yet answered are left for `resume`."""
 
 
 class ArchiveError(BenchrunError):
     """A run directory cannot be read, written or trusted."""
 
-    exit_code = 4
+    exit_code = EXIT["archive"]
+
+
+class ArchiveBusy(ArchiveError):
+    """Another live process holds the run directory's lock."""
+
+
+class WriteFailed(ArchiveError):
+    """Writing a file of the run failed (ENOSPC, EIO, EROFS, ...); names the file."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM stopped a run after it was recorded as interrupted; `str(err)` says where and how to resume."""
+
+    exit_code = EXIT["interrupted"]
 
 
 def _quote(file: str | None) -> str | None:

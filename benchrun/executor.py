@@ -1,20 +1,27 @@
-"""Asking every sample of a manifest: bounded concurrency, retries with backoff, grading as answers arrive."""
+"""Asking every sample of a manifest: bounded concurrency, retries with backoff, each answer recorded then graded."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
+from benchrun.errors import ServerLost
 from benchrun.grading import Grader
 from benchrun.manifest import Manifest, Sample
 from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord
-from benchrun.runners import Completion, Retryable, Runner
+from benchrun.runners import Completion, Retryable, Runner, Unreachable
 
-Sink = Callable[[ResponseRecord, list[ScoreRecord]], None]
+
+class Recorder(Protocol):
+    """Where the executor puts what it gets: each response as soon as it is known, then its scores."""
+
+    def response(self, record: ResponseRecord) -> None: ...
+
+    def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -35,10 +42,13 @@ class _Outcome:
 
 
 class Executor:
-    """Sends samples to a runner and hands each graded result to `sink` as soon as it is ready."""
+    """Sends samples to a runner; each response is recorded before it is graded, so no scorer can cost an answer.
 
-    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, sink: Sink, policy: Policy):
-        self.manifest, self.runner, self.grader, self.sink, self.policy = manifest, runner, grader, sink, policy
+    A sample whose every attempt failed because the server could not be reached is not recorded: the run stops
+    with ServerLost, and `resume` asks it (and every sample not yet asked) when the server is back."""
+
+    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder, policy: Policy):
+        self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, policy
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
 
     async def run(self, samples: Iterable[Sample]) -> None:
@@ -50,18 +60,23 @@ class Executor:
         finally:
             for worker in workers:
                 worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
 
     async def _worker(self, queue: Iterator[Sample]) -> None:
         for sample in queue:
             started = time.perf_counter()
             outcome = await self._ask(sample)
             response = _response(sample, outcome, time.perf_counter() - started)
-            self.sink(response, self.grader.grade(sample, response))
+            self.recorder.response(response)
+            self.recorder.scores(response, self.grader.grade(sample, response))
 
     async def _ask(self, sample: Sample) -> _Outcome:
         outcome = _Outcome()
         try:
             outcome.completion = await self._attempts(sample, outcome.failures)
+        except Unreachable as err:
+            raise ServerLost(f"lost the model server: {outcome.failures[-1].error} "
+                             f"(after {len(outcome.failures)} attempts at sample '{sample.id}')") from err
         except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
             outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
         return outcome
@@ -86,7 +101,8 @@ class Executor:
     def _retrying(self) -> AsyncRetrying:
         policy = self.policy
         return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
-                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=policy.backoff_max_s))
+                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=policy.backoff_max_s),
+                             reraise=True)
 
     async def _timed(self, sample: Sample, failures: list[Attempt]) -> Completion:
         started = time.perf_counter()

@@ -9,10 +9,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from benchrun.manifest import Manifest, Sample
-from benchrun.records import ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.records import FORMAT_VALID, ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.scoring import Scorer, score
-
-FORMAT_VALID = "format_valid"
 
 
 class Grader:

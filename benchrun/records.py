@@ -10,6 +10,8 @@ from pydantic import Field
 from benchrun.manifest import Frozen
 
 RECORD_VERSION = 1
+FORMAT_VALID = "format_valid"
+"""The pseudo-scorer that checks each response against its response class; first of every sample's score lines."""
 Status = Literal["running", "completed", "completed_with_errors", "failed", "interrupted"]
 Number = int | float
 
@@ -58,6 +60,8 @@ class ResponseRecord(Frozen):
     """Set when no response was obtained."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Runner-specific response metadata (e.g. the served model id, system_fingerprint)."""
+    carried_from: str | None = None
+    """The run id this answer was carried over from (a retry keeps its parent's good answers), else None."""
 
 
 class ScoreRecord(Frozen):
@@ -118,6 +122,27 @@ class Counts(Frozen):
     format_invalid: int = 0
 
 
+class Lineage(Frozen):
+    """Where a retry came from."""
+
+    run_id: str
+    path: str
+    """The parent's run directory, as it was when the retry was made."""
+    carried: int
+    """How many of the parent's responses were carried over."""
+    asked: int
+    """How many samples were asked again (their requests had failed in the parent, or were never made)."""
+
+
+class Seal(Frozen):
+    """seal.json, written last when a run ends: the digest of the final run.json, whose `files` digest the rest."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    run_id: str
+    sealed_at: str
+    run_json: FileDigest
+
+
 class RunInfo(Frozen):
     """run.json: who, when, where and how the run went. Rewritten atomically as the run goes."""
 
@@ -142,11 +167,14 @@ class RunInfo(Frozen):
     environment: dict[str, Any]
     counts: Counts
     files: dict[str, FileDigest] = Field(default_factory=dict)
-    """sha256, size and lines of the record files, records.sha256 and summary.json when the run finished."""
+    """sha256, size and lines of config.yaml, the record files, records.sha256 and summary.json when the run
+    finished (the manifest is covered by its id, run.json by the seal)."""
     sweep: str | None = None
     """The sweep directory this run belongs to, if any."""
     history: tuple[dict[str, Any], ...] = ()
     """Earlier sessions of this run (resumes), oldest first."""
+    parent: Lineage | None = None
+    """For a retry: the run whose failed samples this run asked again."""
 
 
 class SweepJob(Frozen):
@@ -156,7 +184,7 @@ class SweepJob(Frozen):
     """The job's run directory, relative to the sweep directory."""
     model: str | None
     status: str
-    """The run's status, or `missing` when the job left no run.json."""
+    """The run's status, `missing` when the job left no run.json, `unreadable` when it cannot be read."""
     reason: str | None = None
     run_id: str | None = None
     manifest_id: str | None = None
@@ -179,4 +207,4 @@ class SweepSummary(Frozen):
 
     @property
     def failed(self) -> list[SweepJob]:
-        return [job for job in self.jobs if job.status in ("failed", "missing", "running", "interrupted")]
+        return [job for job in self.jobs if job.status in ("failed", "missing", "unreadable", "running", "interrupted")]

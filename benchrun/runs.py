@@ -1,4 +1,7 @@
-"""Reading run directories: `load_run(path)`, finding runs under an archive root, resolving id prefixes."""
+"""Reading run directories: `load_run(path)`, finding runs under an archive root, resolving id prefixes.
+
+The one reader of the archive: every audit command, the sweep summary and the report read run directories through
+it, so a run that cannot be read is reported the same way everywhere."""
 
 from __future__ import annotations
 
@@ -6,16 +9,16 @@ import json
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import yaml
 from pydantic import ValidationError
 
-from benchrun.archive import CONFIG, MANIFEST, RESPONSES, RUN, SCORES, SUMMARY
+from benchrun.archive import CONFIG, MANIFEST, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
 from benchrun.config import bench_dir
 from benchrun.errors import ArchiveError, ConfigError
 from benchrun.manifest import Manifest
-from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Summary
+from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 
 DEFAULT_ROOT = Path("outputs")
 SWEEP_FILE = "sweep.json"
@@ -56,8 +59,30 @@ class Run:
 
     @cached_property
     def summary(self) -> Summary | None:
-        path = self.path / SUMMARY
-        return Summary.model_validate_json(path.read_bytes()) if path.is_file() else None
+        return self._model(SUMMARY, Summary)
+
+    @cached_property
+    def seal(self) -> Seal | None:
+        """seal.json (written last when the run ended); None when there is none."""
+        return self._model(SEAL, Seal)
+
+    def _model(self, name: str, model: type) -> Any:
+        path = self.path / name
+        if not path.is_file():
+            return None
+        try:
+            return model.model_validate_json(path.read_bytes())
+        except ValueError as err:
+            raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
+                               file=str(path)) from None
+
+    def require_records(self) -> Run:
+        """This run, if its record files are there (a run that compiled must have both); else ArchiveError."""
+        missing = [name for name in RECORD_FILES if not (self.path / name).is_file()]
+        if self.info.manifest_id is not None and missing:
+            raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
+                               file=str(self.path))
+        return self
 
     @cached_property
     def config(self) -> dict[str, Any]:
@@ -106,7 +131,7 @@ def _first(err: ValidationError) -> str:
     return f"{'.'.join(map(str, first['loc'])) or 'record'}: {first['msg']}"
 
 
-def load_run(path: str | Path) -> Run:
+def load_run(path: str | os.PathLike[str]) -> Run:
     """The run in directory `path` (it must hold a run.json)."""
     path = Path(path)
     try:
@@ -118,8 +143,9 @@ def load_run(path: str | Path) -> Run:
     return Run(path, info)
 
 
-def run_dirs(root: Path = DEFAULT_ROOT) -> Iterator[Path]:
+def run_dirs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Path]:
     """Every directory under `root` holding a run.json (sweep jobs included); Hydra's folders skipped."""
+    root = Path(root)
     if (root / RUN).is_file():
         yield root
         return
@@ -132,17 +158,23 @@ def run_dirs(root: Path = DEFAULT_ROOT) -> Iterator[Path]:
             yield from run_dirs(Path(entry.path))
 
 
-def find_runs(root: Path = DEFAULT_ROOT) -> Iterator[Run]:
-    """Every readable run under `root`, in directory order."""
+def scan_runs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Run | ArchiveError]:
+    """Every run under `root` in directory order, or for a run.json that cannot be read, the error saying so."""
     for path in run_dirs(root):
         try:
             yield load_run(path)
-        except ArchiveError:
-            continue
+        except ArchiveError as err:
+            yield err
 
 
-def resolve_run(ref: str, root: Path = DEFAULT_ROOT) -> Run:
+def find_runs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Run]:
+    """Every readable run under `root`, in directory order."""
+    return (run for run in scan_runs(root) if isinstance(run, Run))
+
+
+def resolve_run(ref: str | os.PathLike[str], root: str | os.PathLike[str] = DEFAULT_ROOT) -> Run:
     """A run by path, or by an unambiguous prefix of its run id among the runs under `root`."""
+    ref = os.fspath(ref)
     if Path(ref).is_dir():
         return load_run(ref)
     matches = [run for run in find_runs(root) if run.id.startswith(ref)]
@@ -154,23 +186,38 @@ def resolve_run(ref: str, root: Path = DEFAULT_ROOT) -> Run:
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
 
 
-def expand_runs(ref: str, root: Path = DEFAULT_ROOT) -> list[Run]:
+def expand_runs(ref: str | os.PathLike[str], root: str | os.PathLike[str] = DEFAULT_ROOT) -> list[Run]:
     """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
     path = Path(ref)
     if not path.is_dir() or (path / RUN).is_file():
         return [resolve_run(ref, root)]
     jobs = [d for d in job_dirs(path) if (d / RUN).is_file()]
     if not jobs:
-        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)", file=ref)
+        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)",
+                           file=os.fspath(ref))
     return [load_run(job) for job in jobs]
 
 
-def job_dirs(sweep_dir: Path) -> list[Path]:
+def job_dirs(sweep_dir: str | os.PathLike[str]) -> list[Path]:
     """The job directories of a sweep (`<number>_<model>`): its subdirectories, by job number then name."""
-    dirs = [d for d in sweep_dir.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    dirs = [d for d in Path(sweep_dir).iterdir() if d.is_dir() and not d.name.startswith(".")]
     return sorted(dirs, key=_job_order)
 
 
 def _job_order(path: Path) -> tuple[int, str]:
     number = path.name.split("_")[0]
     return (int(number) if number.isdigit() else 1 << 30, path.name)
+
+
+def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
+           ) -> Iterator[tuple[ResponseRecord, list[ScoreRecord]]]:
+    """Each response with its score records. Both files are written sample by sample, so they are read in step;
+    score records out of step (scores re-graded by a resume come last) wait in memory for their response."""
+    pending: dict[str, list[ScoreRecord]] = {}
+    records = iter(scores)
+    for response in responses:
+        for record in records:
+            pending.setdefault(record.id, []).append(record)
+            if record.id != response.id and response.id in pending:
+                break
+        yield response, pending.pop(response.id, [])

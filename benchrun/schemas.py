@@ -91,10 +91,10 @@ def _show(value: Any) -> str:
 def generated() -> dict[str, dict]:
     """The schemas written from benchrun's own record models (regenerate: python -m benchrun.schemas)."""
     from benchrun.manifest import Manifest  # the record models import nothing from here
-    from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Summary, SweepSummary
+    from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Seal, Summary, SweepSummary
 
     models = {"manifest": Manifest, "response": ResponseRecord, "score": ScoreRecord, "summary": Summary,
-              "run": RunInfo, "sweep": SweepSummary}
+              "run": RunInfo, "seal": Seal, "sweep": SweepSummary}
     return {name: {"$schema": "https://json-schema.org/draft/2020-12/schema",
                    "$id": f"https://benchrun.dev/schemas/{name}.schema.json",
                    **model.model_json_schema(mode="serialization")}

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
-from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from benchrun.archive import RUN, write_atomic
+from benchrun.errors import ArchiveError
+from benchrun.records import Summary, SweepJob, SweepLine, SweepSummary
+from benchrun.runs import SWEEP_FILE, job_dirs, load_run
 
-from benchrun import console
-from benchrun.archive import RUN, SUMMARY, write_atomic
-from benchrun.records import RunInfo, Summary, SweepJob, SweepLine, SweepSummary
-from benchrun.runs import SWEEP_FILE, job_dirs
 
 def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
     """Read every job's run.json and summary.json, and write sweep.json."""
@@ -29,24 +25,15 @@ def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
 
 
 def _read_job(job_dir: Path) -> tuple[SweepJob, Summary | None]:
+    """A job as its run directory says (read like any run), or why it cannot be read."""
     if not (job_dir / RUN).is_file():
         return SweepJob(dir=job_dir.name, model=None, status="missing",
                         reason="the job left no run.json; see its log"), None
-    info = RunInfo.model_validate_json((job_dir / RUN).read_bytes())
-    summary_path = job_dir / SUMMARY
-    summary = Summary.model_validate_json(summary_path.read_bytes()) if summary_path.is_file() else None
+    try:
+        run = load_run(job_dir)
+        summary = run.summary
+    except ArchiveError as err:
+        return SweepJob(dir=job_dir.name, model=None, status="unreadable", reason=str(err)), None
+    info = run.info
     return SweepJob(dir=job_dir.name, model=info.model, status=info.status, reason=info.reason,
                     run_id=info.run_id, manifest_id=info.manifest_id), summary
-
-
-class SweepSummaryCallback(Callback):
-    """Hydra callback: after a multirun, summarise the sweep from disk; exit 1 if any job failed."""
-
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        if config.get("dry_run"):
-            return
-        sweep_dir = Path(config.hydra.sweep.dir)
-        summary = write_sweep_summary(sweep_dir)
-        console.print_sweep(summary, sweep_dir, console.stdout())
-        if summary.failed:
-            sys.exit(1)

@@ -14,7 +14,8 @@ import scipy.stats
 
 from benchrun.archive import RunWriter, now, write_atomic
 from benchrun.audit.listing import list_runs, parse_time
-from benchrun.audit.show import is_failed, joined, metric_rows, samples
+from benchrun.audit.show import is_failed, metric_rows, samples
+from benchrun.runs import joined
 from benchrun.audit.stats import interval, t_interval, wilson
 from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
 from benchrun.records import Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
@@ -91,18 +92,21 @@ def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config:
                                                      for i in range(len(values))))
     info = RunInfo(run_id="5" * 12, status="running", started_at=now(), benchmark="synthetic", model="m",
                    manifest_id=manifest.id, runner={}, environment={}, counts=Counts(samples=len(values)))
-    writer = RunWriter(run_dir, info)
-    writer.start(manifest, config)
+    writer = RunWriter.create(run_dir, info)
+    writer.start(config)
+    writer.compiled(manifest)
     for sample, value in zip(manifest.samples, values):
         response = ResponseRecord(id=sample.id, task="t", text='{"answer": 1}', seconds=0.1, attempts=1)
         writer.record(response, [ScoreRecord(id=sample.id, task="t", scorer="format_valid",
                                              metrics={"format_valid": 1}),
                                  ScoreRecord(id=sample.id, task="t", scorer="closeness", metrics={"closeness": value})])
     info = writer.finish("completed")
-    if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json
+    writer.release()
+    if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json or seal
         unfinished = info.model_copy(update={"status": "running", "ended_at": None, "files": {}})
         write_atomic(run_dir / "run.json", unfinished.model_dump_json(indent=2).encode())
         (run_dir / "summary.json").unlink()
+        (run_dir / "seal.json").unlink()
     return run_dir
 
 

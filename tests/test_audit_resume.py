@@ -113,27 +113,53 @@ def test_resume_refuses_changed_sources_unless_forced(tmp_path):
     assert (entry["forced"], entry["changed_sources"]) == (True, ["custom_scorer.py (changed)"])
 
 
-def test_resume_repairs_half_written_records(tmp_path):
-    bench = write_bench(tmp_path / "bench")
+def test_resume_cuts_off_half_written_lines_quietly(tmp_path):
+    write_bench(tmp_path / "bench")
     with FakeOllama(responder=half_right, latency_s=0.05) as server:
         run_dir = killed_run(tmp_path, server)
-        responses = (run_dir / "responses.jsonl").read_bytes()
-        first_id = json.loads(responses.splitlines()[0])["id"]
-        scores = [line for line in (run_dir / "scores.jsonl").read_bytes().splitlines(keepends=True)
-                  if json.loads(line)["id"] != first_id or json.loads(line)["scorer"] == "format_valid"]
-        (run_dir / "scores.jsonl").write_bytes(b"".join(scores) + b'{"id": "half')
-        (run_dir / "responses.jsonl").write_bytes(responses + b'{"id": "times7:a=59')
+        with open(run_dir / "responses.jsonl", "ab") as handle:
+            handle.write(b'{"id": "times7:a=59')
+        with open(run_dir / "scores.jsonl", "ab") as handle:
+            handle.write(b'{"id": "half')
         result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
         assert result.returncode == 0, result.stderr
     ids = [r["id"] for r in read_jsonl(run_dir / "responses.jsonl")]
-    assert sorted(ids) == sorted(set(ids)) and len(ids) == N
+    assert sorted(ids) == sorted(f"times7:a={a},b=7" for a in range(N))
+    assert len(read_jsonl(run_dir / "scores.jsonl")) == 2 * N
+    [entry] = json.loads((run_dir / "run.json").read_text())["history"]
+    assert entry["tail_lines_cut"] == {"responses.jsonl": 1, "scores.jsonl": 1}
+    assert (entry["dropped_lines"], entry["problems"]) == ({}, [])
+    assert verify(run_dir).returncode == 0
+
+
+def verify(run_dir: Path) -> subprocess.CompletedProcess:
+    return run_benchrun("verify", str(run_dir), cwd=run_dir, module="benchrun.audit")
+
+
+def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
+    write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right, latency_s=0.05) as server:
+        run_dir = killed_run(tmp_path, server)
+        lines = (run_dir / "scores.jsonl").read_bytes().splitlines(keepends=True)
+        first = json.loads(lines[0])
+        assert first["scorer"] == "format_valid"
+        (run_dir / "scores.jsonl").write_bytes(b"".join(lines[:1] + lines[2:]))
+        refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        assert refused.returncode == 4
+        assert refused.stderr.startswith(f"benchrun: error: in '{run_dir / 'scores.jsonl'}': line 2 is not the line "
+                                         "written (")
+        assert refused.stderr.endswith("the records are not what the run wrote; resume with --force to drop what "
+                                       "does not belong (recorded in run.json)\n")
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
+        forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
+        assert forced.returncode == 0, forced.stderr
     scores = read_jsonl(run_dir / "scores.jsonl")
-    assert sorted(s["scorer"] for s in scores if s["id"] == first_id) == ["calculated_answer", "format_valid"]
+    assert sorted(s["scorer"] for s in scores if s["id"] == first["id"]) == ["calculated_answer", "format_valid"]
     assert len(scores) == 2 * N
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
-    assert entry["regraded"] == [first_id]
-    assert entry["dropped_lines"] == {"responses.jsonl": 1, "scores.jsonl": 2}
-    assert bench.is_dir()
+    assert entry["forced"] is True and entry["regraded"] == [first["id"]]
+    assert entry["problems"][0].startswith("scores.jsonl: line 2 is not the line written")
+    assert verify(run_dir).returncode == 0
 
 
 def test_a_finished_run_has_nothing_to_resume(tmp_path):

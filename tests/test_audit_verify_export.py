@@ -54,6 +54,21 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def digest_of(path: Path) -> dict:
+    data = path.read_bytes()
+    return {"sha256": sha(data), "size": len(data), "lines": data.count(b"\n")}
+
+
+def reseal(run_dir: Path) -> None:
+    """Rewrite the digests above a deliberate edit, as a consistent forger would: config.yaml's in run.json, then
+    run.json's in the seal (what verify cannot catch without a copy of the seal kept elsewhere)."""
+    info = json.loads((run_dir / "run.json").read_text())
+    info["files"]["config.yaml"] = digest_of(run_dir / "config.yaml")
+    (run_dir / "run.json").write_text(json.dumps(info))
+    seal = json.loads((run_dir / "seal.json").read_text())
+    (run_dir / "seal.json").write_text(json.dumps({**seal, "run_json": digest_of(run_dir / "run.json")}))
+
+
 # -- verify ---------------------------------------------------------------------------------------------------------
 
 
@@ -64,7 +79,10 @@ def test_a_fresh_run_is_intact(runs):
     info = load_run(run_dir).info
     digest = {name: info.files[name].sha256[:12] for name in info.files}
     assert [f.text() for f in verdict.findings] == [
+        f"ok    run.json: matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
+        f"{sha((run_dir / 'seal.json').read_bytes())}",
         f"ok    manifest.json: hashes to the manifest id {info.manifest_id[:12]}…",
+        f"ok    config.yaml: {info.files['config.yaml'].lines} lines as written (sha256 {digest['config.yaml']}…)",
         f"ok    responses.jsonl: 18 lines as written (sha256 {digest['responses.jsonl']}…)",
         f"ok    scores.jsonl: 45 lines as written (sha256 {digest['scores.jsonl']}…)",
         f"ok    records.sha256: 63 lines as written (sha256 {digest['records.sha256']}…)",
@@ -145,6 +163,30 @@ def test_deleted_files(copy):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("edit", [{"status": "completed_with_errors"}, {"counts": {"samples": 18, "responses": 17}}])
+def test_an_edited_run_json_breaks_its_seal(copy, edit):
+    info = json.loads((copy / "run.json").read_text())
+    (copy / "run.json").write_text(json.dumps({**info, **edit}, indent=2) + "\n")
+    [problem] = problems(copy)
+    seal = json.loads((copy / "seal.json").read_text())["run_json"]["sha256"]
+    assert problem == Finding(False, "run.json", f"changed since the run was sealed: sha256 "
+                                                 f"{sha((copy / 'run.json').read_bytes())[:12]}…, the seal has "
+                                                 f"{seal[:12]}…")
+
+
+@pytest.mark.slow
+def test_an_edited_config_and_a_missing_seal(copy):
+    info = load_run(copy).info
+    (copy / "config.yaml").write_text((copy / "config.yaml").read_text().replace("seed: 0", "seed: 1"))
+    assert problems(copy) == [Finding(False, "config.yaml", f"changed since the run finished: sha256 "
+                                                            f"{sha((copy / 'config.yaml').read_bytes())[:12]}…, "
+                                                            f"run.json has {info.files['config.yaml'].sha256[:12]}…")]
+    (copy / "seal.json").unlink()
+    assert problems(copy)[0] == Finding(False, "seal.json", "missing: the run ended (completed) but nothing covers "
+                                                            "run.json")
+
+
+@pytest.mark.slow
 def test_an_edited_summary(copy):
     info = load_run(copy).info
     data = (copy / "summary.json").read_bytes().replace(b'"mean": 0.6666666666666666', b'"mean": 0.9', 1)
@@ -160,6 +202,7 @@ def test_a_run_without_line_digests_still_names_the_file(copy):
     info = load_run(copy).info
     files = {k: v for k, v in info.files.items() if k != "records.sha256"}
     (copy / "run.json").write_text(info.model_copy(update={"files": files}).model_dump_json())
+    reseal(copy)
     (copy / "records.sha256").unlink()
     path = copy / "responses.jsonl"
     data = path.read_bytes()
@@ -175,6 +218,7 @@ def test_changed_benchmark_sources(runs, copy, tmp_path):
     config = yaml.safe_load((copy / "config.yaml").read_text())
     config["task"]["path"] = str(bench)
     (copy / "config.yaml").write_text(yaml.safe_dump(config))
+    reseal(copy)
     assert problems(copy) == []
     before = sha((bench / "tasks.yml").read_bytes())
     text = (bench / "tasks.yml").read_text().replace("find the product of {a} and {b}", "multiply {a} by {b}", 1)
@@ -194,6 +238,7 @@ def test_sources_not_found(copy, tmp_path):
     """task.path is relative ('bench'): looked for where the run started (run.json cwd), then in cwd."""
     info = json.loads((copy / "run.json").read_text())
     (copy / "run.json").write_text(json.dumps({**info, "cwd": str(tmp_path)}))
+    reseal(copy)
     verdict = verify_run(load_run(copy), cwd=tmp_path)
     assert verdict.findings[-1] == Finding(True, "sources", "not found (task.path 'bench'): not checked")
     assert verdict.intact
@@ -218,13 +263,17 @@ def test_a_run_that_did_not_finish(tmp_path):
 def test_a_run_that_failed_before_it_compiled(tmp_path):
     info = RunInfo(run_id="f" * 12, status="running", started_at=now(), benchmark="b", model="m", manifest_id=None,
                    runner={}, environment={}, counts=Counts(samples=0))
-    writer = RunWriter(tmp_path / "run", info)
-    writer.start(None, "task: {path: nowhere}\n")
+    writer = RunWriter.create(tmp_path / "run", info)
+    writer.start("task: {path: nowhere}\n")
     writer.finish("failed", "in 'tasks.yml': bad")
+    writer.release()
     verdict = verify_run(load_run(tmp_path / "run"))
     assert verdict.intact
+    seal = sha((tmp_path / "run" / "seal.json").read_bytes())
     assert [f.text() for f in verdict.findings] == [
-        "ok    manifest.json: none: the run failed before it compiled (in 'tasks.yml': bad)"]
+        f"ok    run.json: matches its seal; keep the seal's sha256 elsewhere to prove this run later: {seal}",
+        "ok    manifest.json: none: the run failed before it compiled (in 'tasks.yml': bad)",
+        "ok    config.yaml: 1 line as written (sha256 " + sha(b"task: {path: nowhere}\n")[:12] + "…)"]
 
 
 @pytest.mark.slow

@@ -9,7 +9,8 @@ import sys
 from typing import Sequence
 
 from benchrun import console
-from benchrun.errors import BenchrunError
+from benchrun.errors import EXIT, BenchrunError, RunInterrupted
+from benchrun.interrupts import INTERRUPTS
 
 COMMANDS = {
     "list": ("listing", "every run under the archive root, newest first"),
@@ -18,7 +19,8 @@ COMMANDS = {
     "compare": ("compare", "align runs by sample id: differing inputs, metric deltas, flips, significance"),
     "verify": ("verify", "prove a run is intact: manifest id, record hashes, benchmark sources"),
     "export": ("export", "one row per sample x metric as CSV or JSON Lines"),
-    "resume": ("resume", "finish an interrupted run from its own manifest"),
+    "resume": ("resume", "finish an interrupted run in place, from its own manifest"),
+    "retry": ("retry", "ask a finished run's failed samples again, into a new run that names its parent"),
     "report": ("report", "a self-contained HTML report of runs or a sweep"),
 }
 
@@ -49,9 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         console.error(str(err))
         return err.exit_code
+    except RunInterrupted as err:
+        console.error(str(err))
+        return err.exit_code
+    except KeyboardInterrupt:
+        console.error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}")
+        return EXIT["interrupted"]
 
 
 def entry() -> None:
+    INTERRUPTS.install()
     sys.exit(main())
 
 

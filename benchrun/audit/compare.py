@@ -137,6 +137,8 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     """Each run after the first against the first; `metric`/`task` keep only those lines."""
     if len(runs) < 2:
         raise BenchrunError(f"compare needs at least two runs (got {len(runs)}); a sweep directory gives its jobs")
+    for run in runs:
+        run.require_records()
     baseline = runs[0]
     base_values = metric_values(baseline)
     comparisons = tuple(Comparison(run=_ref(run), inputs=inputs(baseline, run),

@@ -28,7 +28,7 @@ def value_columns(runs: Sequence[Run]) -> list[str]:
 
 def _compiled(runs: Sequence[Run]) -> list[Run]:
     """The runs that have a manifest (a run that failed before it compiled has no samples)."""
-    return [run for run in runs if run.info.manifest_id is not None]
+    return [run.require_records() for run in runs if run.info.manifest_id is not None]
 
 
 def columns(runs: Sequence[Run]) -> list[str]:

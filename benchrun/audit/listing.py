@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,9 +15,9 @@ from rich.text import Text
 
 from benchrun import console
 from benchrun.errors import ArchiveError
-from benchrun.grading import FORMAT_VALID
+from benchrun.records import FORMAT_VALID
 from benchrun.records import MetricSummary, Status
-from benchrun.runs import DEFAULT_ROOT, Run, find_runs
+from benchrun.runs import DEFAULT_ROOT, Run, scan_runs
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
@@ -50,6 +51,7 @@ class ListedRun:
                 "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
                 "digest": self.digest, "samples": info.counts.samples, "responses": info.counts.responses,
                 "manifest_id": info.manifest_id, "sweep": info.sweep,
+                "parent": info.parent.run_id if info.parent else None,
                 "metrics": [line.model_dump() for line in self.metrics]}
 
 
@@ -75,14 +77,33 @@ def task_names(run: Run) -> tuple[str, ...]:
         return ()
 
 
-def list_runs(root: Path = DEFAULT_ROOT, model: str | None = None, task: str | None = None,
-              status: Iterable[str] = (), since: datetime | None = None) -> list[ListedRun]:
-    """Every readable run under `root` (sweep jobs included) that passes the filters, newest first."""
+@dataclass(frozen=True)
+class Unreadable:
+    """A directory with a run.json that cannot be read: listed, never left out."""
+
+    error: ArchiveError
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.error.file, "status": UNREADABLE, "reason": str(self.error)}
+
+
+UNREADABLE = "unreadable"
+
+
+def list_runs(root: str | os.PathLike[str] = DEFAULT_ROOT, model: str | None = None, task: str | None = None,
+              status: Iterable[str] = (), since: datetime | None = None) -> list[ListedRun | Unreadable]:
+    """Every run under `root` (sweep jobs included) that passes the filters, newest first; then the run.json files
+    that cannot be read (unless a filter asks for something they cannot say)."""
+    root = Path(root)
     if not root.is_dir():
         raise ArchiveError(f"no archive directory '{root}'")
     statuses = set(status)
-    found = []
-    for run in find_runs(root):
+    found, unreadable = [], []
+    for run in scan_runs(root):
+        if isinstance(run, ArchiveError):
+            if not (model or task or since) and (not statuses or UNREADABLE in statuses):
+                unreadable.append(Unreadable(run))
+            continue
         info = run.info
         if model and model not in (info.model, info.identity.get("name")):
             continue
@@ -94,10 +115,10 @@ def list_runs(root: Path = DEFAULT_ROOT, model: str | None = None, task: str | N
         if task and task not in entry.tasks:
             continue
         found.append(entry)
-    return sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True)
+    return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]
 
 
-def runs_table(entries: Sequence[ListedRun]) -> Table:
+def runs_table(entries: Sequence[ListedRun | Unreadable]) -> Table:
     """started, run id, status, samples, model and short digest, benchmark and tasks, headline metrics."""
     table = Table(title=f"{len(entries)} run{'' if len(entries) == 1 else 's'}", title_justify="left", expand=True)
     for column in ("started (UTC)", "run", "status", "samples", "model"):
@@ -105,13 +126,21 @@ def runs_table(entries: Sequence[ListedRun]) -> Table:
     table.add_column("benchmark: tasks", overflow="fold", ratio=1)
     table.add_column("headline", overflow="fold", ratio=2)
     for entry in entries:
+        if isinstance(entry, Unreadable):
+            table.add_row("-", "-", UNREADABLE, "-", "-", Text(str(entry.error.file)), Text(str(entry.error)))
+            continue
         info = entry.run.info
-        table.add_row(info.started_at[:19].replace("T", " "), info.run_id, info.status,
+        table.add_row(info.started_at[:19].replace("T", " "), info.run_id, _status(info),
                       f"{info.counts.responses}/{info.counts.samples}",
                       Text(info.model + (f" @{entry.digest[:12]}" if entry.digest else "")),
                       Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
                       Text("\n".join(f"{m.task}/{m.metric}={console.number(m.mean)}" for m in entry.headline())))
     return table
+
+
+def _status(info: Any) -> Text:
+    """The status, and for a retry the run it retried."""
+    return Text(info.status + (f"\nretry of {info.parent.run_id}" if info.parent else ""))
 
 
 def _since(value: str) -> datetime:
@@ -126,7 +155,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"archive root (default: {DEFAULT_ROOT})")
     parser.add_argument("--model", help="only runs of this model (as configured, or as the server named it)")
     parser.add_argument("--task", help="only runs with this task")
-    parser.add_argument("--status", action="append", choices=get_args(Status), default=[],
+    parser.add_argument("--status", action="append", choices=[*get_args(Status), UNREADABLE], default=[],
                         help="only runs with this status (repeat for several)")
     parser.add_argument("--since", type=_since, help="only runs started at or after this ISO date or date-time "
                                                      "(UTC unless it has an offset)")

@@ -81,7 +81,7 @@ def expand(ref: str, root: Path) -> list[Job]:
         return [_job(job_dir) for job_dir in job_dirs(path)]
     if path.is_dir() and not (path / RUN).is_file():
         raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)", file=ref)
-    run = resolve_run(ref, root)
+    run = resolve_run(ref, root).require_records()
     return [Job(run.path, run)]
 
 
@@ -93,7 +93,7 @@ def is_sweep(path: Path) -> bool:
 
 def _job(path: Path) -> Job:
     try:
-        return Job(path, load_run(path))
+        return Job(path, load_run(path).require_records())
     except ArchiveError as err:
         return Job(path, None, reason=f"the job left no readable run: {err}")
 

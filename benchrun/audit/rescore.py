@@ -29,6 +29,7 @@ from rich.text import Text
 
 from benchrun import console
 from benchrun.archive import SCORES, SUMMARY, RecordFile, count_response, count_score, environment, now, write_atomic
+from benchrun.dirlock import DirLock
 from benchrun.errors import ArchiveError, BenchrunError, ConfigError
 from benchrun.grading import Grader
 from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
@@ -131,21 +132,22 @@ def main(args: argparse.Namespace) -> int:
 
 def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None = None) -> Rescore:
     """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory."""
-    manifest = run.manifest
+    manifest = run.require_records().manifest
     loaded = load_scorers(scorers_file) if scorers_file else bench_scorers(run)
     plan = scorer_plan(manifest, loaded, names)
     grader = _grader(manifest, plan, loaded)
     old, old_tally = _old_scores(run, manifest)
-    out = claim_dir(run.path / RESCORES)
-    try:
-        summary, digest, counts, changed = _write_scores(run, manifest, grader, old, out)
-        info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
-                           benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
-                           scorers=_used(manifest, plan, loaded), counts=counts, files={SCORES: digest})
-        write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
+    with DirLock(run.path):
+        out = claim_dir(run.path / RESCORES)
+        try:
+            summary, digest, counts, changed = _write_scores(run, manifest, grader, old, out)
+            info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
+                               benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
+                               scorers=_used(manifest, plan, loaded), counts=counts, files={SCORES: digest})
+            write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
+        except BaseException:
+            shutil.rmtree(out, ignore_errors=True)
+            raise
     return Rescore(dir=str(out), info=info, means=_means(old_tally, summary), changed=tuple(changed))
 
 
@@ -237,15 +239,16 @@ def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[tuple[
                   out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange]]:
     """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values."""
     samples = {s.id: s for s in manifest.samples}
-    tally, changed, sink = Tally(t.name for t in manifest.tasks), [], RecordFile(out / SCORES, append=False)
+    tally, changed, sink = Tally(t.name for t in manifest.tasks), [], RecordFile(out / SCORES, fresh=True)
     counts = Counts(samples=len(samples)).model_dump()
     for response in run.responses():
         if response.id not in samples:
             raise ArchiveError(f"a response for sample '{response.id}', which the manifest does not have",
                                file=str(run.path))
         count_response(counts, response)
-        for record in grader.grade(samples[response.id], response):
-            sink.write(record.model_dump_json().encode() + b"\n")
+        records = grader.grade(samples[response.id], response)
+        sink.append([record.model_dump_json().encode() + b"\n" for record in records])
+        for record in records:
             tally.add(record)
             count_score(counts, record, response.error is not None)
             changed.extend(sample_changes(old.get((record.id, record.scorer)), record))

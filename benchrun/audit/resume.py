@@ -1,19 +1,27 @@
-"""`resume RUN`: finish an interrupted run from its own manifest, asking only what has no record yet."""
+"""`resume RUN`: finish an interrupted run in place, from its own manifest, asking only what has no record yet.
+
+Under the run directory's lock: the run must be unfinished (interrupted, failed, or `running` with no live writer),
+its manifest must hash to its id, its run.json must match its seal (if it has one), and every record line must be
+the one the run wrote (see benchrun.repair). A problem is refused with the file and line; `--force` drops what does
+not belong and says so in run.json's history. Counts are rebuilt from the records. Nothing is written before the
+model server has answered the preflight, so a resume that cannot start leaves the run exactly as it was.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from benchrun import console, scoring
-from benchrun.app import EXIT_CODES, execute
-from benchrun.archive import RESPONSES, SCORES, RunWriter, now, write_atomic
+from benchrun import console, repair, scoring
+from benchrun.app import execute, recording
+from benchrun.archive import SEAL, RunWriter, now
 from benchrun.compiler import Plan, source_files
-from benchrun.errors import ArchiveError, BenchrunError
+from benchrun.dirlock import DirLock
+from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.grading import Grader
+from benchrun.interrupts import INTERRUPTS
 from benchrun.manifest import Manifest
 from benchrun.records import RunInfo
 from benchrun.runners import make_runner
@@ -26,7 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
     parser.add_argument("--force", action="store_true",
-                        help="resume even if the benchmark's sources or the model changed (recorded)")
+                        help="resume even if the sources, the model or the records changed: records that do not "
+                             "belong are dropped (all of it recorded in run.json)")
     parser.add_argument("--host", help="ask this server instead of the one the run used (recorded)")
 
 
@@ -34,24 +43,48 @@ def main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.root)
     info = resume_run(run, force=args.force, host=args.host)
     console.print_results(run.path, info, load_run(run.path).summary, console.stdout())
-    return EXIT_CODES[info.status]
+    return EXIT["ok"]
 
 
 def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInfo:
-    """Repair partial records, check sources and model, ask the samples without a record, finish the run."""
-    if run.info.status not in RESUMABLE:
-        raise ArchiveError(f"run {run.id} is {run.info.status}; nothing to resume", file=str(run.path))
-    if run.info.manifest_id is None:
-        raise ArchiveError(f"run {run.id} failed before it compiled ({run.info.reason}); start a new run")
-    manifest = run.manifest
-    changed = changed_sources(run, manifest)
-    if changed and not force:
-        raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
-                           "resume with --force to use them anyway (recorded in run.json)")
-    plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir())
-    runner_cfg = {**run.config["runner"], **({"host": host} if host else {})}
-    return asyncio.run(_resume(run, plan, runner_cfg, {"forced": force, "changed_sources": changed,
-                                                       "host": host}))
+    """Check the run and its records, then ask the samples without a response and finish the run."""
+    with DirLock(run.path) as lock:
+        run = load_run(run.path)  # read again under the lock: a writer may have finished just before
+        manifest = checked_manifest(run, force)
+        found = repair.check(run.path, manifest)
+        if found.problems and not force:
+            first, more = found.problems[0], len(found.problems) - 1
+            also = f" ({more} more problem{'s' * (more > 1)})" if more else ""
+            raise ArchiveError(f"{first.message}{also}: the records are not what the run wrote; resume with --force "
+                               "to drop what does not belong (recorded in run.json)", file=str(run.path / first.file))
+        changed = changed_sources(run, manifest)
+        if changed and not force:
+            raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
+                               "resume with --force to use them anyway (recorded in run.json)")
+        plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir())
+        runner_cfg = {**run.config["runner"], **({"host": host} if host else {})}
+        note = {"forced": force, "changed_sources": changed, "host": host, "stale_lock": lock.stale}
+        return INTERRUPTS.run(lambda: _resume(run, plan, runner_cfg, found, note, lock))
+
+
+def checked_manifest(run: Run, force: bool) -> Manifest:
+    """The run's manifest, once the run is unfinished, hashes to its id and its run.json matches its seal."""
+    info = run.info
+    if info.status not in RESUMABLE:
+        retry = f"; to ask its failed samples again: benchrun-audit retry {run.path}" if info.counts.request_errors \
+            else ""
+        raise ArchiveError(f"run {run.id} is {info.status}; nothing to resume{retry}", file=str(run.path))
+    if info.manifest_id is None:
+        raise ArchiveError(f"run {run.id} ended before it compiled ({info.reason}); start a new run")
+    if hashlib.sha256(run.manifest_bytes).hexdigest() != info.manifest_id:
+        raise ArchiveError("does not hash to the run's manifest id: the questions are not the ones the run asked",
+                           file=str(run.path / "manifest.json"))
+    seal = run.seal
+    if seal is not None and not force and hashlib.sha256((run.path / "run.json").read_bytes()).hexdigest() != \
+            seal.run_json.sha256:
+        raise ArchiveError("changed since the run was sealed; resume with --force to continue anyway (recorded)",
+                           file=str(run.path / "run.json"))
+    return run.manifest
 
 
 def changed_sources(run: Run, manifest: Manifest) -> list[str]:
@@ -81,75 +114,45 @@ def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
     return {name: known[name] for name in names}
 
 
-async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], note: dict[str, Any]) -> RunInfo:
+async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repair.Repair, note: dict[str, Any],
+                  lock: DirLock) -> RunInfo:
     runner = make_runner(runner_cfg)
     try:
         identity = await runner.identify()
-        _check_model(run, identity, note["forced"])
-        repaired = repair_records(run.path, plan.manifest)
-        writer = RunWriter(run.path, _history(run.info, {**note, **repaired}))
-        writer.reopen(plan.manifest, run.responses(), run.scores())
-        writer.identified(identity, runner.public_config())
-        grader = Grader(plan.manifest, plan.scorers)
-        samples = {s.id: s for s in plan.manifest.samples}
-        for response in run.responses():
-            if response.id in repaired["regrade"]:
-                writer.record_scores(response, grader.grade(samples[response.id], response))
-        done = {r.id for r in run.responses()}
-        todo = [s for s in plan.manifest.samples if s.id not in done]
-        await execute(plan, runner, runner_cfg, writer, todo)
+        check_model(run, identity, note["forced"])
+        writer, regrade = _reopen(run, plan.manifest, found, note, lock)
+        with recording(writer):
+            writer.identified(identity, runner.public_config())
+            grader, samples = Grader(plan.manifest, plan.scorers), {s.id: s for s in plan.manifest.samples}
+            for response in run.responses():
+                if response.id in regrade:
+                    writer.record_scores(response, grader.grade(samples[response.id], response))
+            done = {r.id for r in run.responses()}
+            await execute(plan, runner, runner_cfg, writer, [s for s in plan.manifest.samples if s.id not in done])
         return writer.info
     finally:
         await runner.aclose()
 
 
-def _check_model(run: Run, identity: dict[str, Any], force: bool) -> None:
-    before, after = run.info.identity.get("digest"), identity.get("digest")
-    if before and after != before and not force:
-        raise ArchiveError(f"model {run.info.model} is now {str(after)[:12]}, the run used {before[:12]}; "
-                           "resume with --force to continue with it anyway (recorded in run.json)")
+def check_model(run: Run, identity: dict[str, Any], force: bool) -> None:
+    for key in ("digest", "sha256"):
+        before, after = run.info.identity.get(key), identity.get(key)
+        if before and after != before and not force:
+            raise ArchiveError(f"model {run.info.model} is now {str(after)[:12]}, the run used {before[:12]}; "
+                               "resume with --force to continue with it anyway (recorded in run.json)")
 
 
-def _history(info: RunInfo, note: dict[str, Any]) -> RunInfo:
+def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, Any],
+            lock: DirLock) -> tuple[RunWriter, set[str]]:
+    """The first writes: the records repaired, the seal gone, run.json `running` with this session in its history;
+    the writer and the responses to grade again."""
+    dropped = repair.apply(run.path, found, manifest)
+    regrade = repair.check(run.path, manifest).regrade if dropped else found.regrade
+    (run.path / SEAL).unlink(missing_ok=True)
+    info = run.info
     entry = {"resumed_at": now(), "previous_status": info.status, "previous_reason": info.reason,
-             "previous_ended_at": info.ended_at, **{k: v for k, v in note.items() if k != "regrade"},
-             "regraded": sorted(note["regrade"])}
-    return info.model_copy(update={"status": "running", "reason": None, "ended_at": None,
-                                   "history": (*info.history, entry)})
-
-
-def repair_records(run_dir: Path, manifest: Manifest) -> dict[str, Any]:
-    """Drop lines a killed writer left half-written or orphaned; name the responses whose scores are incomplete."""
-    responses, dropped_responses = _complete_lines(run_dir / RESPONSES)
-    answered = {json.loads(line)["id"] for line in responses}
-    scores, dropped_scores = _complete_lines(run_dir / SCORES)
-    expected = {t.name: 1 + len(t.scorers) for t in manifest.tasks}
-    by_id: dict[str, list[bytes]] = {}
-    for line in scores:
-        by_id.setdefault(json.loads(line)["id"], []).append(line)
-    task_of = {s.id: s.task for s in manifest.samples}
-    keep = {i for i, lines in by_id.items() if i in answered and len(lines) == expected[task_of[i]]}
-    kept = [line for line in scores if json.loads(line)["id"] in keep]
-    if dropped_responses:
-        write_atomic(run_dir / RESPONSES, b"".join(responses))
-    if dropped_scores or len(kept) != len(scores):
-        write_atomic(run_dir / SCORES, b"".join(kept))
-    return {"dropped_lines": {RESPONSES: dropped_responses, SCORES: dropped_scores + len(scores) - len(kept)},
-            "regrade": answered - keep}
-
-
-def _complete_lines(path: Path) -> tuple[list[bytes], int]:
-    """The whole, parseable JSON lines of a record file, and how many others it had."""
-    if not path.is_file():
-        return [], 0
-    lines, bad = [], 0
-    for line in path.read_bytes().splitlines(keepends=True):
-        try:
-            if line.endswith(b"\n"):
-                json.loads(line)
-                lines.append(line)
-                continue
-        except json.JSONDecodeError:
-            pass
-        bad += 1
-    return lines, bad
+             "previous_ended_at": info.ended_at, **note, **found.note(dropped), "regraded": sorted(regrade)}
+    writer = RunWriter.reopen(run.path, info.model_copy(update={
+        "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
+    writer.open_records(manifest, run.responses(), run.scores())
+    return writer, regrade

@@ -16,9 +16,9 @@ from rich.text import Text
 from benchrun import console
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
-from benchrun.grading import FORMAT_VALID
+from benchrun.records import FORMAT_VALID
 from benchrun.records import MetricSummary, ResponseRecord, ScoreRecord
-from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
+from benchrun.runs import DEFAULT_ROOT, Run, joined, resolve_run
 from benchrun.summary import Tally
 
 
@@ -90,20 +90,6 @@ def is_failed(response: ResponseRecord, scores: Iterable[ScoreRecord]) -> bool:
         s.error is not None or (s.scorer == FORMAT_VALID and s.metrics == {FORMAT_VALID: 0}) for s in scores)
 
 
-def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
-           ) -> Iterator[tuple[ResponseRecord, list[ScoreRecord]]]:
-    """Each response with its score records. Both files are written sample by sample, so they are read in step;
-    score records out of step (scores re-graded by a resume come last) wait in memory for their response."""
-    pending: dict[str, list[ScoreRecord]] = {}
-    records = iter(scores)
-    for response in responses:
-        for record in records:
-            pending.setdefault(record.id, []).append(record)
-            if record.id != response.id and response.id in pending:
-                break
-        yield response, pending.pop(response.id, [])
-
-
 def samples(run: Run, task: str | None = None, failed: bool = False,
             scan: MetricScan | None = None) -> Iterator[SampleView]:
     """The run's answered samples in record order, optionally of one task and only the failed ones; `scan`
@@ -139,6 +125,10 @@ def header(run: Run) -> Table:
         "counts": f"{counts.responses}/{counts.samples} samples, {counts.request_errors} request errors, "
                   f"{counts.scorer_errors} scorer errors, {counts.format_invalid} invalid formats",
     }
+    if info.parent:
+        parent = info.parent
+        rows["retry of"] = (f"{parent.run_id}  {parent.path}  ({parent.carried} answers carried over, "
+                            f"{parent.asked} samples asked again)")
     for key, value in rows.items():
         grid.add_row(key, Text(value))
     return grid

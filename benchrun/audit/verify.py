@@ -1,20 +1,26 @@
-"""`verify RUN`: prove a run is intact (manifest id, file digests, per-line digests) and its sources unchanged."""
+"""`verify RUN`: prove a run is intact (seal, manifest id, file digests, per-line digests) and its sources unchanged.
+
+The chain: seal.json holds the digest of the final run.json; run.json holds the manifest id (the sha256 of
+manifest.json) and the digests of config.yaml, the record files, records.sha256 and summary.json; records.sha256
+holds one digest per record line, so a changed line is named. None of it is a signature: whoever rewrites a file
+and every digest above it consistently is not caught. What proves a run against that is a copy of the seal's
+sha256 kept somewhere else (verify prints it)."""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from dataclasses import asdict, dataclass
-from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
 from benchrun import console
-from benchrun.archive import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN, file_digest
+from benchrun.archive import CONFIG, MANIFEST, RECORD_FILES, RUN, SEAL, file_digest
+from benchrun import ledger
+from benchrun.ledger import DIGESTS
 from benchrun.errors import BenchrunError
 from benchrun.manifest import SourceFile
 from benchrun.records import FileDigest
@@ -59,7 +65,27 @@ def verify_run(run: Run, cwd: Path | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
-    return Verdict(run, (*check_manifest(run), *check_files(run), *check_sources(run, cwd or Path.cwd())))
+    return Verdict(run, (*check_seal(run), *check_manifest(run), *check_files(run),
+                         *check_sources(run, cwd or Path.cwd())))
+
+
+def check_seal(run: Run) -> list[Finding]:
+    """run.json against the seal written when the run ended (a run still going, or killed, has none yet)."""
+    path = run.path / SEAL
+    if not path.is_file():
+        if run.info.status == "running":
+            return []
+        return [Finding(False, SEAL, f"missing: the run ended ({run.info.status}) but nothing covers run.json")]
+    try:
+        seal = run.seal
+    except BenchrunError as err:
+        return [Finding(False, SEAL, str(err))]
+    actual = file_digest(run.path / RUN)
+    if seal.run_id != run.id or actual.sha256 != seal.run_json.sha256:
+        return [Finding(False, RUN, f"changed since the run was sealed: sha256 {actual.sha256[:12]}…, the seal has "
+                                    f"{seal.run_json.sha256[:12]}…")]
+    return [Finding(True, RUN, f"matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
+                               f"{file_digest(path).sha256}")]
 
 
 def check_manifest(run: Run) -> list[Finding]:
@@ -81,7 +107,7 @@ def check_files(run: Run) -> list[Finding]:
     """Each file digest in run.json; for a run that did not finish, each record line against records.sha256."""
     info = run.info
     if info.manifest_id is None:
-        return []
+        return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     if not info.files:
         unfinished = Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; "
                                          f"record lines checked against {DIGESTS} only")
@@ -109,48 +135,20 @@ def check_file(run_dir: Path, name: str, expected: FileDigest) -> list[Finding]:
 
 def locate(run_dir: Path, name: str) -> list[Finding]:
     """A record file against its line digests in records.sha256: the first changed line, lines missing or added."""
-    path, digests = run_dir / name, run_dir / DIGESTS
-    if not path.is_file():
+    if not (run_dir / name).is_file():
         return [Finding(False, name, "missing")]
-    if not digests.is_file():
+    if not (run_dir / DIGESTS).is_file():
         return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
-    changed, first, written, present = 0, None, 0, 0
-    with open(path, "rb") as handle:
-        for digest, line in zip_longest(line_digests(digests, name), handle):
-            written += digest is not None
-            present += line is not None
-            if digest is not None and line is not None and hashlib.sha256(line).hexdigest() != digest[1]:
-                changed += 1
-                first = first or digest[0]
-    return _located(name, changed, first, written, present)
-
-
-def _located(name: str, changed: int, first: int | None, written: int, present: int) -> list[Finding]:
-    findings = []
-    if first is not None:
-        also = f" ({changed} lines differ)" if changed > 1 else ""
-        findings.append(Finding(False, name, f"line {first} is not the line written{also}", first))
-    if present < written:
-        findings.append(Finding(False, name, f"truncated: {_lines(written - present)} of {written} written "
-                                             f"missing after line {present}", present + 1))
-    if present > written:
-        findings.append(Finding(False, name, f"{_lines(present - written)} after line {written} not written "
-                                             "by the run", written + 1))
-    return findings or [Finding(True, name, f"{_lines(present)} match {DIGESTS}")]
+    found = ledger.check_file(run_dir, name, ledger.read_digests(run_dir).lines.get(name, []))
+    findings = [Finding(False, name, problem.message, problem.line) for problem in found.problems]
+    if found.tail:
+        findings.append(Finding(False, name, f"{_lines(len(found.tail))} after line {found.written} not written by "
+                                             "the run", found.written + 1))
+    return findings or [Finding(True, name, f"{_lines(found.written)} match {DIGESTS}")]
 
 
 def _lines(n: int) -> str:
     return f"{n} line{'s' * (n != 1)}"
-
-
-def line_digests(digests: Path, name: str) -> Iterator[tuple[int, str]]:
-    """(line number, sha256) of each line of record file `name`, from records.sha256."""
-    prefix = name.encode() + b" "
-    with open(digests, "rb") as handle:
-        for line in handle:
-            parts = line.split()
-            if line.startswith(prefix) and len(parts) == 3 and parts[1].isdigit():
-                yield int(parts[1]), parts[2].decode()
 
 
 def check_sources(run: Run, cwd: Path) -> list[Finding]:

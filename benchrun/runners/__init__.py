@@ -6,9 +6,9 @@ import importlib
 from typing import Any
 
 from benchrun.errors import ConfigError
-from benchrun.runners.base import Completion, Retryable, Runner
+from benchrun.runners.base import Completion, Retryable, Runner, Unreachable
 
-__all__ = ["RUNNERS", "Completion", "Retryable", "Runner", "make_runner"]
+__all__ = ["RUNNERS", "Completion", "Retryable", "Runner", "Unreachable", "make_runner"]
 
 RUNNERS = {
     "ollama": "benchrun.runners.ollama:OllamaRunner",

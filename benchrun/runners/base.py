@@ -24,6 +24,11 @@ class Retryable(Exception):
     """A failure worth another try: a 5xx/429 answer, a dropped connection, a timeout."""
 
 
+class Unreachable(Retryable):
+    """The connection itself failed (refused, reset, closed before an answer): the server, not the sample. When
+    every retry fails this way the run stops as interrupted instead of burning the samples that remain."""
+
+
 def transient(status: int) -> bool:
     """HTTP statuses worth another try: the server is overloaded or failed, not the request."""
     return status >= 500 or status == 429

@@ -1,0 +1,127 @@
+"""`retry RUN`: ask a finished run's failed samples again, into a new run directory that names its parent.
+
+A finished run's files are never rewritten. The retry is a run of its own (beside the parent by default, named
+`<parent>.retry<N>`): the parent's manifest and config, the parent's good answers carried over with their scores
+(each marked `carried_from`), and a fresh request for every sample whose request failed or was never made. It holds
+every sample exactly once and verifies on its own. The parent must verify intact, and its benchmark sources and
+model must be what they were, unless `--force` (recorded in the retry's run.json history).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from benchrun import console
+from benchrun.app import execute, recording
+from benchrun.archive import CONFIG, RunWriter, environment, new_run_id, now
+from benchrun.audit.resume import check_model, changed_sources, current_scorers
+from benchrun.audit.verify import check_files, check_manifest, check_seal
+from benchrun.compiler import Plan
+from benchrun.errors import EXIT, ArchiveError, RunDirTaken
+from benchrun.interrupts import INTERRUPTS
+from benchrun.records import Counts, Lineage, RunInfo
+from benchrun.runners import make_runner
+from benchrun.runs import DEFAULT_ROOT, Run, joined, load_run, resolve_run
+
+RETRYABLE = ("completed", "completed_with_errors", "failed")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    parser.add_argument("--force", action="store_true",
+                        help="retry even if the parent does not verify, or its sources or model changed (recorded)")
+    parser.add_argument("--host", help="ask this server instead of the one the run used (recorded)")
+    parser.add_argument("--into", type=Path, metavar="DIR", help="the new run's directory (default: beside RUN)")
+
+
+def main(args: argparse.Namespace) -> int:
+    info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=args.host, into=args.into)
+    console.print_results(path, info, load_run(path).summary, console.stdout())
+    lineage = info.parent
+    console.stdout().print(f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
+                           f"{lineage.asked} samples asked again", markup=False)
+    return EXIT["ok"]
+
+
+def retry_run(parent: Run, force: bool = False, host: str | None = None,
+              into: Path | None = None) -> tuple[RunInfo, Path]:
+    """The new run (its run.json and directory) that asks `parent`'s failed samples again."""
+    problems = _parent_problems(parent)
+    if problems and not force:
+        raise ArchiveError(f"{problems[0]}; retry with --force to carry its records over anyway (recorded)",
+                           file=str(parent.path))
+    manifest = parent.manifest
+    changed = changed_sources(parent, manifest)
+    if changed and not force:
+        raise ArchiveError(f"the benchmark's sources changed since run {parent.id}: {', '.join(changed)}; "
+                           "retry with --force to use them anyway (recorded in run.json)")
+    todo = _todo(parent)
+    if not todo:
+        raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry", file=str(parent.path))
+    plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir())
+    runner_cfg = {**parent.config["runner"], **({"host": host} if host else {})}
+    note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
+            "host": host}
+    return INTERRUPTS.run(lambda: _retry(parent, plan, runner_cfg, todo, note, into))
+
+
+def _parent_problems(parent: Run) -> list[str]:
+    """Why the parent cannot be trusted as it is: unfinished, or any verify finding against it."""
+    if parent.info.status not in RETRYABLE:
+        raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; finish it with "
+                           f"benchrun-audit resume {parent.path}", file=str(parent.path))
+    if parent.info.manifest_id is None:
+        raise ArchiveError(f"run {parent.id} ended before it compiled ({parent.info.reason}); start a new run")
+    findings = [*check_manifest(parent), *check_seal(parent), *check_files(parent)]
+    return [f"{f.file}: {f.message}" for f in findings if not f.ok]
+
+
+def _todo(parent: Run) -> set[str]:
+    """The parent's samples with no answer: a failed request, or none at all."""
+    answered = {r.id for r in parent.require_records().responses() if r.error is None}
+    return {s.id for s in parent.manifest.samples} - answered
+
+
+async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[str], note: dict[str, Any],
+                 into: Path | None) -> tuple[RunInfo, Path]:
+    runner = make_runner(runner_cfg)
+    try:
+        identity = await runner.identify()
+        check_model(parent, identity, note["forced"])
+        carried = len(plan.manifest.samples) - len(todo)
+        writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
+                                              asked=len(todo)), note)
+        with recording(writer):
+            writer.start((parent.path / CONFIG).read_text(encoding="utf-8"))
+            writer.compiled(plan.manifest)
+            if writer.info.manifest_id != parent.info.manifest_id:
+                raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not canonical",
+                                   file=str(parent.path / "manifest.json"))
+            writer.identified(identity, runner.public_config())
+            for response, scores in joined(parent.responses(), parent.scores()):
+                if response.id not in todo:
+                    writer.record(response.model_copy(update={"carried_from": parent.id}), scores)
+            await execute(plan, runner, runner_cfg, writer, [s for s in plan.manifest.samples if s.id in todo])
+        return writer.info, writer.dir
+    finally:
+        await runner.aclose()
+
+
+def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:
+    """A new run directory for the retry: `into`, or the first free `<parent>.retry<N>` beside the parent."""
+    info = parent.info
+    fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
+                    model=info.model, manifest_id=None, overrides=info.overrides, cwd=info.cwd, runner=info.runner,
+                    environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,))
+    if into is not None:
+        return RunWriter.create(into, fresh)
+    number = 1
+    while True:
+        candidate = parent.path.with_name(f"{parent.path.name}.retry{number}")
+        try:
+            return RunWriter.create(candidate, fresh)
+        except RunDirTaken:
+            number += 1

@@ -1,0 +1,56 @@
+"""Hydra callbacks: refuse a directory that already holds a run before Hydra writes into it; summarise a sweep."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from benchrun import console
+from benchrun.archive import describe_run, holds_run
+from benchrun.errors import EXIT
+from benchrun.runs import SWEEP_FILE, job_dirs
+from benchrun.sweep import write_sweep_summary
+
+
+class RunDirCheck(Callback):
+    """Before Hydra creates or writes the run (or sweep) directory: refuse one that already holds a run, so that
+    nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the directory, under its
+    lock, is what guarantees it; this only keeps Hydra's hands off."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if config.get("dry_run"):
+            return
+        run_dir = Path(config.hydra.run.dir)
+        if holds_run(run_dir):
+            _refuse(f"{run_dir} already holds a run ({describe_run(run_dir)}); nothing was changed. Pick a new "
+                    f"directory (hydra.run.dir=...) or finish that run with `benchrun-audit resume {run_dir}`")
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if config.get("dry_run"):
+            return
+        sweep_dir = Path(config.hydra.sweep.dir)
+        if (sweep_dir / SWEEP_FILE).is_file() or (sweep_dir.is_dir() and any(map(holds_run, job_dirs(sweep_dir)))):
+            _refuse(f"{sweep_dir} already holds a sweep; nothing was changed. Pick a new directory "
+                    "(hydra.sweep.dir=...)")
+
+
+def _refuse(message: str) -> None:
+    console.error(message)
+    sys.exit(EXIT["usage"])
+
+
+class SweepSummaryCallback(Callback):
+    """After a multirun, summarise the sweep from disk; exit 1 if any job failed."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        if config.get("dry_run"):
+            return
+        sweep_dir = Path(config.hydra.sweep.dir)
+        summary = write_sweep_summary(sweep_dir)
+        console.print_sweep(summary, sweep_dir, console.stdout())
+        if summary.failed:
+            sys.exit(EXIT["sweep_failed"])

@@ -1,0 +1,90 @@
+"""SIGINT and SIGTERM: a run stops where its records say it stopped, never in the middle of a write.
+
+A signal handler is process-wide by nature, so this module keeps the one `Interrupts` of the process. Outside the
+event loop a signal raises KeyboardInterrupt, except inside `held()` blocks (a file being replaced, a record being
+committed), where it waits until the block ends. While samples are being asked, a signal cancels the asking task
+instead (through the loop, so asyncio's own state stays whole) and the run is recorded as interrupted after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from contextlib import contextmanager
+from typing import Awaitable, Callable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupts:
+    """The process's SIGINT/SIGTERM handling (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._held = 0
+        self._pending = False
+        self._cancel: Callable[[], None] | None = None
+        self.received: int | None = None
+        """The last signal received, if any."""
+
+    def signal_name(self) -> str | None:
+        """`SIGTERM`, for the last signal received; None when there was none."""
+        return signal.Signals(self.received).name if self.received else None
+
+    def install(self) -> None:
+        for sig in SIGNALS:
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.received = signum
+        if self._cancel is not None:
+            self._cancel()
+        elif self._held:
+            self._pending = True
+        else:
+            raise KeyboardInterrupt(self.signal_name())
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """A signal arriving inside the block is raised when the block ends."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+        if not self._held and self._pending and self._cancel is None:
+            self._pending = False
+            raise KeyboardInterrupt(self.signal_name())
+
+    @contextmanager
+    def cancelling(self, cancel: Callable[[], None]) -> Iterator[None]:
+        """Inside the block a signal calls `cancel` (thread-safe: it runs from a signal handler) instead of raising."""
+        self._cancel = cancel
+        try:
+            yield
+        finally:
+            self._cancel = None
+
+    def run(self, main: Callable[[], Awaitable[T]]) -> T:
+        """asyncio.run(main()), a signal cancelling it through the loop; raised as KeyboardInterrupt once it unwound."""
+        async def cancellable() -> T:
+            loop, task, active = asyncio.get_running_loop(), asyncio.current_task(), [True]
+            self.received = None
+
+            def cancel() -> None:
+                if active[0]:
+                    task.cancel()
+            try:
+                with self.cancelling(lambda: loop.call_soon_threadsafe(cancel)):
+                    return await main()
+            except asyncio.CancelledError:
+                if self.received is None:
+                    raise
+            finally:
+                active[0] = False
+            raise KeyboardInterrupt(self.signal_name())
+        return asyncio.run(cancellable())
+
+
+INTERRUPTS = Interrupts()
