@@ -25,6 +25,10 @@ from benchrun.runners import Runner, make_runner
 from benchrun.sweep import write_sweep_summary
 
 
+HYDRA_JOB = "benchrun"
+"""hydra.job.name in conf/config.yaml: Hydra names the job's log after it."""
+
+
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     """One config per model when `runner.model` lists several."""
     models = cfg["runner"]["model"]
@@ -39,7 +43,7 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     try:
         cfg = plain_config(config, cwd)
     except SecretInConfig:
-        forget_hydra_copies(run_dir)
+        forget_hydra_copies(run_dir, sweep=True)
         raise
     configs = model_configs(cfg)
     if cfg.get("dry_run"):
@@ -64,10 +68,15 @@ def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: 
         console.error(str(err))
 
 
-def forget_hydra_copies(run_dir: Path) -> None:
-    """Delete the copies of the overrides Hydra already wrote for this run (they hold a secret)."""
+def forget_hydra_copies(run_dir: Path, sweep: bool = False) -> None:
+    """Delete what Hydra wrote for a run that will not start (.hydra/, the job's log, with `sweep` the sweep's
+    multirun.yaml), and the directory itself if that empties it."""
     shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
-    (run_dir.parent / "multirun.yaml").unlink(missing_ok=True)
+    (run_dir / f"{HYDRA_JOB}.log").unlink(missing_ok=True)
+    if sweep:
+        (run_dir.parent / "multirun.yaml").unlink(missing_ok=True)
+    if run_dir.is_dir() and not any(run_dir.iterdir()):
+        run_dir.rmdir()
 
 
 def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path,

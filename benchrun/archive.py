@@ -33,6 +33,10 @@ RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
 RECORD_FILES = (RESPONSES, SCORES)
 RUN_FILES = (CONFIG, MANIFEST, RUN, *RECORD_FILES, DIGESTS, SUMMARY, SEAL)
 """The files that make a run; a directory holding any of them holds a run."""
+UNFINISHED = ("running", "interrupted", "failed")
+RESERVE, RESERVE_BYTES = ".reserve", 32 * 1024
+"""Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
+"""The statuses `resume` finishes in place."""
 PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
 _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
                 errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large"}
@@ -182,25 +186,31 @@ class RunWriter:
             run_dir.mkdir(parents=True, exist_ok=True)
         lock = DirLock(run_dir)
         try:
-            lock.acquire()
+            lock.acquire(hint=NEW_DIR)
         except ArchiveError as err:
-            raise RunDirTaken(f"{err}; pick a new directory (hydra.run.dir=...)") from None
+            raise RunDirTaken(str(err)) from None
         if holds_run(run_dir):
             lock.release()
-            raise RunDirTaken(f"{run_dir} already holds a run ({describe_run(run_dir)}); nothing was changed. "
-                              "Pick a new directory (hydra.run.dir=...) or finish that run with `benchrun-audit "
-                              f"resume {run_dir}`")
+            raise RunDirTaken(taken(run_dir))
         return cls(run_dir, info, lock)
 
     @classmethod
     def reopen(cls, run_dir: Path, info: RunInfo, lock: DirLock) -> RunWriter:
         """Continue a run whose records were checked (and repaired) by the caller, who holds its lock."""
-        return cls(run_dir, info, lock)
+        writer = cls(run_dir, info, lock)
+        writer._reserve()
+        return writer
 
     def start(self, config_yaml: str) -> None:
-        """Write config.yaml and run.json (status running)."""
+        """Write the reserve, config.yaml and run.json (status running)."""
+        self._reserve()
         write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
         self._write_info()
+
+    def _reserve(self) -> None:
+        """Space set aside for the last run.json: a full disk still lets the run say it failed, and why."""
+        with writing(self.dir / RESERVE), open(self.dir / RESERVE, "wb") as handle:
+            handle.write(bytes(RESERVE_BYTES))
 
     def compiled(self, manifest: Manifest) -> None:
         """Write manifest.json, open the record files and record the manifest id and sample count."""
@@ -263,21 +273,28 @@ class RunWriter:
             raise
 
     def finish(self, status: Status, reason: str | None = None) -> RunInfo:
-        """Close the records, write summary.json, run.json with the final status, then the seal (last)."""
+        """Close the records, write summary.json, run.json with the final status, then the seal (last). After a
+        failed write only run.json is written, into the space the reserve gave back."""
         with INTERRUPTS.held():
+            (self.dir / RESERVE).unlink(missing_ok=True)
             files = self._close_records()
-            if self._tally is not None and not self._broken:
-                self.summary = Summary(manifest_id=self.info.manifest_id, model=self.info.model,
-                                       metrics=self._tally.summaries())
-                data = self.summary.model_dump_json(indent=2).encode() + b"\n"
-                write_atomic(self.dir / SUMMARY, data)
-                files[SUMMARY] = FileDigest.of(data)
-            self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
-                                                     "files": files})
-            run_json = self._write_info()
-            if not self._broken:
-                seal = Seal(run_id=self.info.run_id, sealed_at=self.info.ended_at, run_json=FileDigest.of(run_json))
-                write_atomic(self.dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
+            try:
+                if self._tally is not None and not self._broken:
+                    self.summary = Summary(manifest_id=self.info.manifest_id, model=self.info.model,
+                                           metrics=self._tally.summaries())
+                    data = self.summary.model_dump_json(indent=2).encode() + b"\n"
+                    write_atomic(self.dir / SUMMARY, data)
+                    files[SUMMARY] = FileDigest.of(data)
+                self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
+                                                         "files": files})
+                run_json = self._write_info()
+                if not self._broken:
+                    seal = Seal(run_id=self.info.run_id, sealed_at=self.info.ended_at,
+                                run_json=FileDigest.of(run_json))
+                    write_atomic(self.dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
+            except WriteFailed:
+                self._broken = True
+                raise
             self.finished = True
         return self.info
 
@@ -297,13 +314,15 @@ class RunWriter:
             for sink in sinks.values():
                 sink.abandon()
             return {}
-        return {CONFIG: file_digest(self.dir / CONFIG), **{name: sink.close() for name, sink in sinks.items()}}
+        config = {CONFIG: file_digest(self.dir / CONFIG)} if (self.dir / CONFIG).is_file() else {}
+        return {**config, **{name: sink.close() for name, sink in sinks.items()}}
 
     def release(self) -> None:
         """Let go of the directory (the record files are closed first if still open)."""
         for sink in self._sinks.values():
             sink.abandon()
         self._sinks = {}
+        (self.dir / RESERVE).unlink(missing_ok=True)
         self.lock.release()
 
     def _write_info(self) -> bytes:
@@ -313,11 +332,15 @@ class RunWriter:
         return data
 
 
-def describe_run(run_dir: Path) -> str:
-    """`run 4848bb25330a, completed` from its run.json, or what files it has."""
+NEW_DIR = "pick a new directory (hydra.run.dir=...)"
+
+
+def taken(run_dir: Path) -> str:
+    """Why a run cannot start in `run_dir`: the run it holds, and what to do instead."""
     try:
         info = RunInfo.model_validate_json((run_dir / RUN).read_bytes())
-        return f"run {info.run_id}, {info.status}"
     except (OSError, ValueError):
-        present = [name for name in RUN_FILES if (run_dir / name).exists()]
-        return f"its {', '.join(present)}"
+        present = ", ".join(name for name in RUN_FILES if (run_dir / name).exists())
+        return f"{run_dir} already holds a run's files ({present}); nothing was changed; {NEW_DIR}"
+    finish = f", or finish that run with: benchrun-audit resume {run_dir}" if info.status in UNFINISHED else ""
+    return (f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {NEW_DIR}{finish}")

@@ -10,7 +10,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from benchrun import console
-from benchrun.archive import describe_run, holds_run
+from benchrun.archive import holds_run, taken
 from benchrun.errors import EXIT
 from benchrun.runs import SWEEP_FILE, job_dirs
 from benchrun.sweep import write_sweep_summary
@@ -26,15 +26,14 @@ class RunDirCheck(Callback):
             return
         run_dir = Path(config.hydra.run.dir)
         if holds_run(run_dir):
-            _refuse(f"{run_dir} already holds a run ({describe_run(run_dir)}); nothing was changed. Pick a new "
-                    f"directory (hydra.run.dir=...) or finish that run with `benchrun-audit resume {run_dir}`")
+            _refuse(taken(run_dir))
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
         sweep_dir = Path(config.hydra.sweep.dir)
         if (sweep_dir / SWEEP_FILE).is_file() or (sweep_dir.is_dir() and any(map(holds_run, job_dirs(sweep_dir)))):
-            _refuse(f"{sweep_dir} already holds a sweep; nothing was changed. Pick a new directory "
+            _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
                     "(hydra.sweep.dir=...)")
 
 

@@ -30,15 +30,15 @@ class DirLock:
         self._fd: int | None = None
         self.stale: dict[str, Any] | None = None
 
-    def acquire(self) -> DirLock:
-        """Take the lock or raise ArchiveBusy naming the live holder's pid and host."""
+    def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
+        """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); "
-                              "wait for it to finish or stop it first", file=str(self.path.parent)) from None
+            raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
+                              file=str(self.path.parent)) from None
         self._fd = fd
         self.stale = _read(fd)
         _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),

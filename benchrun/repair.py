@@ -14,10 +14,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from benchrun.archive import RECORD_FILES, RESPONSES, SCORES, write_atomic, writing
-from benchrun.ledger import DIGESTS, Checked, Mismatch, aligned, check_file, digest_line, lines_of, read_digests
+from benchrun.ledger import (DIGESTS, Checked, Digests, Mismatch, aligned, check_file, digest_line, lines_of,
+                             read_digests)
 from benchrun.manifest import Manifest
 from benchrun.records import FORMAT_VALID
 
@@ -27,6 +28,7 @@ class Repair:
     """What checking the records found, and what repairing them does."""
 
     problems: list[Mismatch] = field(default_factory=list)
+    digests: Digests = field(default_factory=Digests)
     checked: dict[str, Checked] = field(default_factory=dict)
     bad: dict[str, set[int]] = field(default_factory=dict)
     """Record file -> numbers of committed lines that do not belong (dropped by a forced repair)."""
@@ -47,7 +49,7 @@ class Repair:
 def check(run_dir: Path, manifest: Manifest) -> Repair:
     """Check the record files against records.sha256 and the manifest (see the module docstring)."""
     digests = read_digests(run_dir)
-    repair = Repair(problems=list(digests.problems))
+    repair = Repair(problems=list(digests.problems), digests=digests)
     for name in RECORD_FILES:
         found = check_file(run_dir, name, digests.lines.get(name, []))
         repair.checked[name] = found
@@ -112,7 +114,7 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
 def _judge(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
     """Each committed line of record file `name` through `problem_of`; a line it faults is a problem, and bad."""
     bad = repair.bad.setdefault(name, set())
-    for number, record in _committed(repair.checked[name]):
+    for number, record in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
         what = problem_of(number, record)
         if what is not None:
             _problem(repair, name, number, what)
@@ -123,11 +125,14 @@ def _problem(repair: Repair, name: str, number: int, what: str) -> None:
     repair.problems.append(Mismatch(name, number, f"line {number} {what}"))
 
 
-def _committed(found: Checked) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(number, record) of the committed lines."""
-    for number, line in enumerate(lines_of(found.path), start=1):
-        if number > found.committed:
-            return
+def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(number, record) of the lines that stay: the committed ones, or with problems those that follow the
+    written sequence."""
+    if found.problems:
+        numbered: Iterable[tuple[int, bytes]] = aligned(found.path, digests)
+    else:
+        numbered = zip(range(1, found.committed + 1), lines_of(found.path))
+    for number, line in numbered:
         yield number, _json(line) or {}
 
 
@@ -150,8 +155,7 @@ def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[i
             _truncate(found.path, found.committed_size)
         _truncate(run_dir / DIGESTS, read_digests(run_dir).committed_size)
         return {}
-    digests = read_digests(run_dir)
-    good = {name: [(n, line) for n, line in aligned(run_dir / name, digests.lines.get(name, []))
+    good = {name: [(n, line) for n, line in aligned(run_dir / name, repair.digests.lines.get(name, []))
                    if n not in repair.bad.get(name, set())] for name in RECORD_FILES}
     answered = {(_json(line) or {}).get("id") for _, line in good[RESPONSES]}
     good[SCORES] = _complete_groups(good[SCORES], answered, manifest)

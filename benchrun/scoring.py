@@ -89,7 +89,7 @@ def score(name: str, fn: Scorer, response: str, reference: Any) -> dict[str, Met
     """Call one scorer; its metrics by name (`name` or `name.key`), or the error it raised."""
     try:
         return metrics(name, fn(response, reference))
-    except Exception as err:  # a scorer's failure is recorded for its sample, never raised
+    except (Exception, SystemExit, KeyboardInterrupt) as err:  # the scorer's own doing: recorded for its sample
         return ErrorInfo.of(err)
 
 

@@ -21,7 +21,7 @@ def import_file(path: Path, rel: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as err:  # any error in user code is reported, not raised
+    except (Exception, SystemExit, KeyboardInterrupt) as err:  # anything user code raises is reported, not raised
         del sys.modules[name]
         text = err.msg if isinstance(err, SyntaxError) else str(err)  # str() of a SyntaxError repeats the place
         raise TaskError(f"cannot import: {type(err).__name__}: {text}{_line(err, path)}", file=rel) from None

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchrun import console, repair, scoring
 from benchrun.app import execute, recording
-from benchrun.archive import SEAL, RunWriter, now
+from benchrun.archive import SEAL, UNFINISHED, RunWriter, now
 from benchrun.compiler import Plan, source_files
 from benchrun.dirlock import DirLock
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
@@ -27,7 +27,6 @@ from benchrun.records import RunInfo
 from benchrun.runners import make_runner
 from benchrun.runs import DEFAULT_ROOT, Run, load_run, resolve_run
 
-RESUMABLE = ("running", "interrupted", "failed")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +69,7 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
 def checked_manifest(run: Run, force: bool) -> Manifest:
     """The run's manifest, once the run is unfinished, hashes to its id and its run.json matches its seal."""
     info = run.info
-    if info.status not in RESUMABLE:
+    if info.status not in UNFINISHED:
         retry = f"; to ask its failed samples again: benchrun-audit retry {run.path}" if info.counts.request_errors \
             else ""
         raise ArchiveError(f"run {run.id} is {info.status}; nothing to resume{retry}", file=str(run.path))

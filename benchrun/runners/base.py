@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -27,6 +28,14 @@ class Retryable(Exception):
 class Unreachable(Retryable):
     """The connection itself failed (refused, reset, closed before an answer): the server, not the sample. When
     every retry fails this way the run stops as interrupted instead of burning the samples that remain."""
+
+
+def transport_failure(err: Exception) -> Retryable:
+    """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: Unreachable when no
+    connection could be made or it broke before an answer, Retryable for a request that ran out of time."""
+    message = str(err) or f"{type(err).__name__}: no answer"
+    unreachable = (ConnectionError, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
+    return Unreachable(message) if isinstance(err, unreachable) else Retryable(message)
 
 
 def transient(status: int) -> bool:

@@ -8,7 +8,7 @@ import httpx
 import ollama
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable, http_url, transient
+from benchrun.runners.base import Completion, Retryable, http_url, transient, transport_failure
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
@@ -70,7 +70,7 @@ class OllamaRunner:
                 raise Retryable(f"HTTP {err.status_code}: {err.error}") from err
             raise
         except (ConnectionError, httpx.TransportError) as err:
-            raise Retryable(f"{type(err).__name__}: {err or 'no answer'}") from err
+            raise transport_failure(err) from err
         return Completion(
             text=response.message.content or "", done_reason=response.done_reason,
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,

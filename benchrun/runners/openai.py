@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable, http_url, transient
+from benchrun.runners.base import Completion, Retryable, http_url, transient, transport_failure
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -92,7 +92,7 @@ class OpenAIRunner:
         try:
             response = await self.client.post("/chat/completions", json=body)
         except httpx.TransportError as err:
-            raise Retryable(f"{type(err).__name__}: {err or 'no answer'}") from err
+            raise transport_failure(err) from err
         if response.is_success:
             return self._completion(response)
         error = APIError(f"HTTP {response.status_code}: {self._server_message(response)}")

@@ -1,0 +1,193 @@
+"""Fault injection with real processes: every way a run can be broken, and that the archive keeps its promises.
+
+Each scenario (benchrun.testing.faults) breaks a run, recovers as a user would, and reports what every process said;
+these tests hold it to exact exit codes and messages, and to an archive with every sample exactly once that
+`verify` calls intact."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+from benchrun.testing import faults
+from benchrun.testing.faults import Lab
+from tests.fakes import read_jsonl
+
+pytestmark = pytest.mark.slow
+INTERRUPTED = re.compile(r"benchrun: error: interrupted by (SIGTERM|SIGINT): run ([0-9a-f]{12}) is recorded as "
+                         r"'interrupted' with (\d+) of (\d+) samples in (\S+); finish it with: benchrun-audit "
+                         r"resume (\S+)\n")
+
+
+@pytest.fixture
+def lab(tmp_path):
+    with Lab(tmp_path) as lab:
+        yield lab
+
+
+def whole(outcome: faults.Outcome, n: int = 20) -> None:
+    """The recovered archive: every sample once, intact, its counts those of its records."""
+    assert (outcome.lost, outcome.duplicated, outcome.verified) == (0, 0, True), outcome.said
+    info = json.loads((outcome.run_dir / "run.json").read_text())
+    assert info["status"] == "completed"
+    assert info["counts"] == {"samples": n, "responses": n, "request_errors": 0, "scorer_errors": 0,
+                              "format_invalid": 0}
+    assert len(read_jsonl(outcome.run_dir / "scores.jsonl")) == 2 * n
+
+
+def test_a_reused_directory_is_refused_and_left_as_it_was(lab):
+    outcome = faults.reused_directory(lab)
+    target = outcome.run_dir
+    run_id = json.loads((target / "run.json").read_text())["run_id"]
+    assert outcome.said == [
+        (0, ""),
+        (2, f"benchrun: error: {target} already holds run {run_id} (completed); nothing was changed; pick a new "
+            "directory (hydra.run.dir=...)\n")]
+    assert outcome.seen == {"unchanged": True}
+    whole(outcome)
+
+
+def test_resume_of_a_run_being_written_names_the_writer(lab):
+    outcome = faults.resume_while_running(lab)
+    (code, err), (refused, message) = outcome.said
+    assert (code, err) == (0, "")
+    assert refused == 4
+    assert re.fullmatch(rf"benchrun: error: in '{re.escape(str(outcome.run_dir))}': another process is writing this "
+                        r"run \(pid \d+ on host \S+ since \S+\); wait for it to finish or stop it first\n", message)
+    whole(outcome)
+
+
+def test_two_runs_started_into_one_directory(lab):
+    outcome = faults.two_writers(lab)
+    codes = sorted(code for code, _ in outcome.said)
+    assert codes == [0, 2], outcome.said
+    [refusal] = [err for code, err in outcome.said if code == 2]
+    assert ("another process is writing this run" in refusal or "already holds run" in refusal), refusal
+    whole(outcome)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_then_resume_counts_each_sample_once(lab, sig):
+    outcome = faults.signal_then_resume(lab, sig)
+    (code, err), (resumed, _) = outcome.said
+    match = INTERRUPTED.fullmatch(err)
+    assert code == 130 and match, err
+    assert (match[1], match[4], match[5], match[6]) == (signal.Signals(sig).name, "20", str(outcome.run_dir),
+                                                         str(outcome.run_dir))
+    assert resumed == 0
+    whole(outcome)
+    [entry] = json.loads((outcome.run_dir / "run.json").read_text())["history"]
+    assert entry["previous_status"] == "interrupted" and entry["previous_reason"] == f"interrupted by {match[1]}"
+
+
+def test_sigkill_then_a_killed_resume_then_resume(lab):
+    outcome = faults.killed_resume(lab)
+    assert [code for code, _ in outcome.said] == [-9, -9, 0]
+    whole(outcome)
+    history = json.loads((outcome.run_dir / "run.json").read_text())["history"]
+    assert len(history) == 2 and all(entry["stale_lock"]["pid"] for entry in history)
+
+
+@pytest.mark.parametrize("how, problem", [
+    ("edited", "line 2 is not the line written"),
+    ("duplicated", "line 4 is not the line written"),
+    ("foreign", "1 line after line 10 not written by the run"),
+])
+def test_tampered_records_are_refused_then_repaired_with_force(lab, how, problem):
+    outcome = faults.tampered_then_resume(lab, how)
+    (stopped, _), (refused, message), (forced, _) = outcome.said
+    assert (stopped, refused, outcome.seen["status"], forced) == (130, 4, "interrupted", 0)
+    assert message.startswith(f"benchrun: error: in '{outcome.run_dir / 'responses.jsonl'}': {problem}")
+    assert message.endswith(": the records are not what the run wrote; resume with --force to drop what does not "
+                            "belong (recorded in run.json)\n")
+    whole(outcome)
+    [entry] = json.loads((outcome.run_dir / "run.json").read_text())["history"]
+    assert entry["forced"] is True and entry["problems"][0].startswith(f"responses.jsonl: {problem}")
+
+
+def test_a_lost_server_interrupts_the_run_instead_of_burning_samples(lab):
+    outcome = faults.lost_server(lab)
+    (code, err), (resumed, _) = outcome.said
+    assert (code, outcome.seen["status"], resumed) == (3, "interrupted", 0)
+    assert re.fullmatch(r"benchrun: error: lost the model server: ConnectionError: Failed to connect to Ollama\. .* "
+                        r"\(after 2 attempts "
+                        r"at sample 'times7:a=\d+'\); run [0-9a-f]{12} is recorded as 'interrupted' with \d+ of 20 "
+                        rf"samples in {re.escape(str(outcome.run_dir))}; finish it once the server is back with: "
+                        rf"benchrun-audit resume {re.escape(str(outcome.run_dir))}\n", err), err
+    whole(outcome)
+
+
+def test_a_scorer_that_exits_costs_no_answer(tmp_path):
+    with Lab(tmp_path, scorer=faults.EXITING_SCORER) as lab:
+        outcome = faults.exiting_scorer(lab)
+    assert outcome.said == [(0, "")]
+    assert (outcome.lost, outcome.duplicated, outcome.verified) == (0, 0, True)
+    scores = [s for s in read_jsonl(outcome.run_dir / "scores.jsonl") if s["scorer"] == "quits"]
+    assert len(scores) == 20 and {json.dumps(s["error"]) for s in scores} == {
+        '{"type": "SystemExit", "message": "0"}'}
+    assert json.loads((outcome.run_dir / "run.json").read_text())["status"] == "completed_with_errors"
+
+
+def test_a_scorer_file_that_exits_at_import(lab, tmp_path):
+    (tmp_path / "bench" / "custom_scorer.py").write_text("import sys\nsys.exit(0)\n")
+    result = lab.run(*lab.args())
+    assert (result.returncode, result.stderr) == (
+        2, "benchrun: error: in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)\n")
+    [run_dir] = lab.run_dirs()
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["reason"]) == ("failed", "in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)")
+
+
+@pytest.mark.skipif(not faults.can_mount(), reason="mounting a small tmpfs needs root")
+def test_a_full_disk_is_one_line_and_resumable(lab):
+    outcome = faults.disk_full(lab)
+    (code, err), (resumed, _) = outcome.said
+    assert re.fullmatch(r"benchrun: error: disk full writing \S+/disk/outputs/\S+/"
+                        r"(responses\.jsonl|scores\.jsonl|records\.sha256|run\.json)\n", err), err
+    assert (code, resumed) == (4, 0)
+    assert outcome.seen == {"status": "failed", "reason": err.strip()[len("benchrun: error: "):], "leftovers": []}
+    whole(outcome)
+    [entry] = json.loads((outcome.run_dir / "run.json").read_text())["history"]
+    assert entry["previous_status"] == "failed" and entry["previous_reason"] == err.strip()[len("benchrun: error: "):]
+
+
+@pytest.mark.parametrize("delay_s", [0.3, 0.6, 0.9, 1.2, 1.5, 1.8])
+def test_a_signal_at_any_moment_claims_nothing_that_was_not_written(lab, delay_s):
+    outcome = faults.signal_at(lab, delay_s)
+    code, err = outcome.said[0]
+    if not outcome.seen:  # before the run claimed a directory: nothing of benchrun's, nor Hydra's, is left
+        assert not [p for p in (lab.root / "outputs").rglob("*") if p.is_file()]
+        assert (code, err) in [(-15, ""), (130, "benchrun: error: interrupted before the run started: nothing was "
+                                                "asked or recorded\n")]
+        return
+    assert code == 130 and outcome.seen["status"] == "interrupted"
+    match = INTERRUPTED.fullmatch(err)
+    if match is None:  # stopped before the run compiled: nothing to resume
+        assert re.fullmatch(r"benchrun: error: interrupted by SIGTERM: nothing was asked; run [0-9a-f]{12} is "
+                            r"recorded as 'interrupted' in \S+; start it again\n", err), err
+        return
+    assert int(match[3]) == outcome.seen["responses"], "the message claims what the records hold"
+    whole(outcome)
+
+
+def test_a_signal_during_the_preflight(lab):
+    outcome = faults.hanging_preflight(lab)
+    (code, err), (resumed, _) = outcome.said
+    match = INTERRUPTED.fullmatch(err)
+    assert (code, outcome.seen["status"], resumed) == (130, "interrupted", 0) and match and match[3] == "0", err
+    whole(outcome)
+
+
+def test_sigkill_at_twenty_random_moments(tmp_path):
+    with Lab(tmp_path / "killed", n=50, latency_s=0.2) as lab:
+        outcome = faults.random_kills(lab, kills=20, seed=7)
+    with Lab(tmp_path / "whole", n=50) as lab:
+        lab.run(*lab.args())
+        [uninterrupted] = lab.run_dirs()
+    assert sum(code == -9 for code, _ in outcome.said) >= 10, outcome.said
+    whole(outcome, n=50)
+    assert faults.comparable(outcome.run_dir) == faults.comparable(uninterrupted)
