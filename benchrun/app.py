@@ -43,7 +43,7 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     try:
         cfg = plain_config(config, cwd)
     except SecretInConfig:
-        forget_hydra_copies(run_dir, sweep=True)
+        forget_hydra_copies(run_dir, secret=True)
         raise
     configs = model_configs(cfg)
     if cfg.get("dry_run"):
@@ -68,13 +68,14 @@ def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: 
         console.error(str(err))
 
 
-def forget_hydra_copies(run_dir: Path, sweep: bool = False) -> None:
-    """Delete what Hydra wrote for a run that will not start (.hydra/, the job's log, with `sweep` the sweep's
-    multirun.yaml), and the directory itself if that empties it."""
+def forget_hydra_copies(run_dir: Path, secret: bool = False) -> None:
+    """Delete what Hydra wrote for a run that will not start: with `secret` its copies of the overrides (.hydra/
+    and the sweep's multirun.yaml); else (an interrupt) .hydra/, the job's log and the directory if that empties it."""
     shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
-    (run_dir / f"{HYDRA_JOB}.log").unlink(missing_ok=True)
-    if sweep:
+    if secret:
         (run_dir.parent / "multirun.yaml").unlink(missing_ok=True)
+        return
+    (run_dir / f"{HYDRA_JOB}.log").unlink(missing_ok=True)
     if run_dir.is_dir() and not any(run_dir.iterdir()):
         run_dir.rmdir()
 

@@ -128,7 +128,8 @@ class Run:
 
 def _first(err: ValidationError) -> str:
     first = err.errors()[0]
-    return f"{'.'.join(map(str, first['loc'])) or 'record'}: {first['msg']}"
+    where = ".".join(map(str, first["loc"]))
+    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:
@@ -139,7 +140,8 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     except FileNotFoundError:
         raise ArchiveError("not a run directory (no run.json)", file=str(path)) from None
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
-        raise ArchiveError(f"unreadable run.json: {str(err).splitlines()[0]}", file=str(path / RUN)) from None
+        why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
+        raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
     return Run(path, info)
 
 

@@ -334,8 +334,9 @@ def signal_at(lab: Lab, delay_s: float, sig: int = signal.SIGTERM) -> Outcome:
         return outcome
     info = json.loads((dirs[0] / "run.json").read_text())
     outcome.seen.update(status=info["status"], responses=lab.lines(dirs[0]))
-    if info["manifest_id"] is None:
+    if info["manifest_id"] is None:  # stopped before anything could be asked: verified as it is, nothing to resume
         outcome.run_dir = dirs[0]
+        outcome.verified = lab.audit("verify", str(dirs[0])).returncode == 0
         return outcome
     lab.audit("resume", str(dirs[0]), outcome=outcome)
     return lab.judge(outcome, dirs[0])

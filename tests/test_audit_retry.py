@@ -1,0 +1,100 @@
+"""`retry`: a finished run's failed samples asked again into a new run that names its parent; the parent untouched."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchrun.testing.faults import Lab, half_right
+from benchrun.testing.ollama_server import Reply
+from tests.fakes import read_jsonl
+
+pytestmark = pytest.mark.slow
+BROKEN = {3, 4, 11}
+
+
+class Flaky:
+    """400 for the prompts of BROKEN until `fixed`."""
+
+    def __init__(self) -> None:
+        self.fixed = False
+
+    def __call__(self, req):
+        a = int(req.prompt.split()[4])
+        if a in BROKEN and not self.fixed:
+            return Reply(status=400, error=f"cannot answer {a}")
+        return half_right(req)
+
+
+def files_of(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file() and p.name != "run.lock"}
+
+
+def test_retry_asks_only_the_failed_samples_into_a_new_run(tmp_path):
+    responder = Flaky()
+    with Lab(tmp_path, responder=responder) as lab:
+        first = lab.run(*lab.args())
+        assert first.returncode == 0, first.stderr
+        [parent] = lab.run_dirs()
+        before = files_of(parent)
+        parent_info = json.loads((parent / "run.json").read_text())
+        assert (parent_info["status"], parent_info["counts"]["request_errors"]) == ("completed_with_errors", 3)
+
+        resumed = lab.audit("resume", str(parent))
+        assert (resumed.returncode, resumed.stderr) == (
+            4, f"benchrun: error: in '{parent}': run {parent_info['run_id']} is completed_with_errors; nothing to "
+               f"resume; to ask its failed samples again: benchrun-audit retry {parent}\n")
+
+        responder.fixed = True
+        asked_before = len(lab.server.requests)
+        result = lab.audit("retry", str(parent))
+        assert result.returncode == 0, result.stderr
+        asked = sorted(int(r["messages"][-1]["content"].split()[4]) for r in lab.server.requests[asked_before:]
+                       if r["path"] == "/api/chat")
+        assert asked == sorted(BROKEN)
+        assert f"retry of run {parent_info['run_id']}: 17 answers carried over, 3 samples asked again" in result.stdout
+
+        child = parent.with_name(parent.name + ".retry1")
+        assert files_of(parent) == before
+        info = json.loads((child / "run.json").read_text())
+        assert info["status"] == "completed" and info["run_id"] != parent_info["run_id"]
+        assert info["manifest_id"] == parent_info["manifest_id"]
+        assert info["parent"] == {"run_id": parent_info["run_id"], "path": str(parent), "carried": 17, "asked": 3}
+        assert info["counts"] == {"samples": 20, "responses": 20, "request_errors": 0, "scorer_errors": 0,
+                                  "format_invalid": 0}
+        responses = read_jsonl(child / "responses.jsonl")
+        assert sorted(r["id"] for r in responses) == sorted(f"times7:a={a}" for a in range(20))
+        assert {r["id"] for r in responses if r["carried_from"] == parent_info["run_id"]} == {
+            f"times7:a={a}" for a in range(20) if a not in BROKEN}
+        assert len(read_jsonl(child / "scores.jsonl")) == 40
+        assert lab.audit("verify", str(child)).returncode == 0
+        assert lab.audit("verify", str(parent)).returncode == 0
+
+        listed = lab.audit("list", "--json")
+        lineage = {row["run_id"]: row["parent"] for row in json.loads(listed.stdout)}
+        assert lineage == {info["run_id"]: parent_info["run_id"], parent_info["run_id"]: None}
+        shown = lab.audit("show", str(child))
+        row = re.search(r"^retry of\s+(\S+)\s+(\S+)\s+\((.*?)\)", shown.stdout, re.M | re.S)
+        assert (row[1], row[2], " ".join(row[3].split())) == (parent_info["run_id"], str(parent),
+                                                              "17 answers carried over, 3 samples asked again")
+
+        again = lab.audit("retry", str(child))
+        assert (again.returncode, again.stderr) == (
+            4, f"benchrun: error: in '{child}': every sample of run {info['run_id']} has an answer; nothing to retry\n")
+
+
+def test_retry_refuses_a_parent_that_does_not_verify(tmp_path):
+    responder = Flaky()
+    with Lab(tmp_path, responder=responder) as lab:
+        lab.run(*lab.args())
+        [parent] = lab.run_dirs()
+        lines = (parent / "scores.jsonl").read_text().splitlines(keepends=True)
+        (parent / "scores.jsonl").write_text("".join(lines[:-1]))
+        result = lab.audit("retry", str(parent))
+        assert result.returncode == 4
+        assert result.stderr.startswith(f"benchrun: error: in '{parent}': scores.jsonl: ")
+        assert result.stderr.endswith("; retry with --force to carry its records over anyway (recorded)\n")
+        assert not parent.with_name(parent.name + ".retry1").exists()
