@@ -34,7 +34,7 @@ def scenarios(kills: int, seed: int) -> list[tuple[Callable[[Lab], Outcome], dic
         (faults.lost_server, {}), (faults.exiting_scorer, {"scorer": faults.EXITING_SCORER}),
         (faults.hanging_preflight, {}),
         *[((lambda d: lambda lab: faults.signal_at(lab, d))(delay), {}) for delay in (0.3, 0.9, 1.5)],
-        (lambda lab: faults.random_kills(lab, kills=kills, seed=seed), {"n": 50, "latency_s": 0.2}),
+        (lambda lab: faults.random_kills(lab, kills=kills, seed=seed), {"n": 50, "latency_s": 0.3}),
     ]
     if faults.can_mount():
         found.insert(10, (faults.disk_full, {}))
