@@ -16,7 +16,7 @@ from benchrun.archive import RunWriter, environment, new_run_id, now
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config, slug
 from benchrun.errors import EXIT, BenchrunError, RunInterrupted, ServerLost
-from benchrun.executor import Executor, Policy
+from benchrun.executor import Executor
 from benchrun.grading import Grader
 from benchrun.interrupts import INTERRUPTS
 from benchrun.manifest import Sample
@@ -137,19 +137,16 @@ async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) ->
     try:
         identity = await runner.identify()
         writer.identified(identity, runner.public_config())
-        return await execute(plan, runner, runner_cfg, writer, plan.manifest.samples)
+        return await execute(plan, runner, writer, plan.manifest.samples)
     finally:
         await runner.aclose()
 
 
-async def execute(plan: Plan, runner: Runner, runner_cfg: dict[str, Any], writer: RunWriter,
-                  samples: Sequence[Sample]) -> Status:
+async def execute(plan: Plan, runner: Runner, writer: RunWriter, samples: Sequence[Sample]) -> Status:
     """Ask `samples` with an identified runner, record each, and finish the run with its status."""
-    policy = Policy(concurrency=runner_cfg.get("concurrency", 1), retries=runner_cfg.get("retries", 2),
-                    backoff_s=runner_cfg.get("backoff_s", 0.5))
     with console.progress(len(samples)) as advance:
         grader = Grader(plan.manifest, plan.scorers)
-        await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), policy).run(samples)
+        await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(samples)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status

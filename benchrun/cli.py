@@ -14,11 +14,11 @@ from omegaconf import DictConfig
 from benchrun import console
 from benchrun.app import forget_hydra_copies, run
 from benchrun.archive import RUN
-from benchrun.config import register_resolvers
+from benchrun.config import register_with_hydra
 from benchrun.errors import BenchrunError, RunInterrupted
 from benchrun.resources import conf_dir
 
-register_resolvers()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
+register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
 
 @hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")

@@ -18,6 +18,8 @@ from benchrun.sources import TASKS_DIR, TASKS_FILE, TaskSpec, read_tasks
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries",
                   "backoff_s")
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
+LIMITS = ("max_samples", "max_prompt_chars")
+"""Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""
 _TOP_FILES = (TASKS_FILE, scoring.CUSTOM_FILE, formats.CUSTOM_FILE)
 _FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")
 
@@ -126,7 +128,8 @@ def _source_file(bench: Path, path: Path) -> SourceFile:
 
 def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """The resolved config without what varies by machine or speed (paths, host, concurrency)."""
-    task = {k: v for k, v in cfg["task"].items() if k != "path" or v.startswith(DEMO_SCHEME)}
+    task = {k: v for k, v in cfg["task"].items()
+            if k not in LIMITS and (k != "path" or v.startswith(DEMO_SCHEME))}
     runner = {k: v for k, v in cfg["runner"].items() if k not in EXECUTION_KEYS}
     return {"task": task, "runner": runner}
 

@@ -1,33 +1,44 @@
-"""The composed config as plain data: resolvers, the seed's runner-file keys, and schema checks."""
+"""The composed config as plain data: Hydra's resolvers and defaults, the seed's runner-file keys, secrets refused,
+and the typed check (benchrun.settings) with one-line errors."""
 
 from __future__ import annotations
 
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Sequence, TypeVar
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
+from pydantic import BaseModel, ValidationError
 
-from benchrun import schemas
+from benchrun import secrets
 from benchrun.errors import ConfigError
 from benchrun.resources import DEMO_SCHEME, demo_names, demos_dir
+from benchrun.schemas import key_path, unknown_key
+from benchrun.settings import RUNNERS, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
 from benchrun.sources import load_yaml
 
+M = TypeVar("M", bound=BaseModel)
 RUNNER_ALIASES = {"runner_type": "type"}
 """Keys of the seed's runner.yml, and what benchrun calls them."""
-SECRET_KEY = re.compile(r"(?i)(api_?key|token|secret|password)$")
 
 
 class SecretInConfig(ConfigError):
     """A secret given as a config value, where it would be archived."""
 
 
-def register_resolvers() -> None:
-    """The `${bench_name:...}` and `${slug:...}` interpolations used in conf/."""
+def register_with_hydra() -> None:
+    """The `${bench_name:...}`, `${slug:...}` and `${scratch_if:...}` interpolations, and the typed defaults that
+    the presets in conf/ extend (see benchrun.settings)."""
+    from hydra.core.config_store import ConfigStore
+
     OmegaConf.register_new_resolver("bench_name", bench_name, replace=True)
     OmegaConf.register_new_resolver("slug", slug, replace=True)
     OmegaConf.register_new_resolver("scratch_if", scratch_if, replace=True)
+    store = ConfigStore.instance()
+    for name, node in hydra_defaults().items():
+        group, _, leaf = name.rpartition("/")
+        store.store(group=group or None, name=leaf, node=node)
 
 
 def scratch_if(dry_run: bool, run_dir: str) -> str:
@@ -55,13 +66,77 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner"] = {**cfg.get("runner", {}), **read_runner_file(cfg["runner_file"], cfg, cwd)}
         cfg["runner_file"] = None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
-    for key in cfg["runner"]:
-        if SECRET_KEY.search(key):
-            raise SecretInConfig("secrets are never taken from the config, where they would be archived; put "
-                                 "the key in an environment variable and name it with runner.api_key_env",
-                                 file="config", key=f"runner.{key}")
-    schemas.check("config", cfg, ConfigError, file="config")
-    return cfg
+    refuse_secrets(secrets.found(cfg))
+    config = checked(RunConfig, cfg)
+    checked_options(config.runner)
+    return config.model_dump(mode="json")
+
+
+def checked(model: type[M], data: Any, prefix: Sequence[str] = ()) -> M:
+    """`data` validated as `model` (found at key path `prefix`); a ConfigError naming the key otherwise."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(describe_validation(err, model, prefix), file="config") from None
+
+
+def checked_options(runner: RunnerConfig, prefix: Sequence[str] = ("runner",)) -> None:
+    """The runner's options against the ones it takes (Ollama's: the official client's `ollama.Options`)."""
+    checked(runner.options_model(), runner.options, [*prefix, "options"])
+
+
+def refuse_secrets(found: Iterable[tuple[str, str]]) -> None:
+    """Raise SecretInConfig for the first credential in `found` ((key path, why) pairs)."""
+    for where, why in found:
+        raise SecretInConfig(f"secrets are never taken from the config, where they would be archived ({why}); put "
+                             "an API key in an environment variable and name it with runner.api_key_env, and give "
+                             "URLs without user names or passwords", file="config", key=where)
+
+
+def refuse_secret_overrides(argv: Sequence[str]) -> None:
+    """Refuse a credential among command-line overrides, before Hydra writes or prints any of them."""
+    for arg in argv:
+        key, is_override, value = arg.partition("=")
+        if is_override and not key.startswith("-"):
+            key = key.lstrip("+~")
+            named = any(secrets.secret_key(part) for part in key.split("."))
+            refuse_secrets([(key, "a credential's name")] if named and value else
+                           ((key, why) for item in value.split(",") if (why := secrets.secret_value(item))))
+
+
+def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:
+    """The first problem pydantic found validating `root` (at key path `prefix`), as `key.path: what is wrong`
+    (an unknown key with a 'did you mean')."""
+    first = err.errors()[0]
+    model, parts = _model_at(root, list(first["loc"]))
+    parts = [*prefix, *parts]
+    where = key_path("", parts)
+    kind = first["type"]
+    if kind == "extra_forbidden" and model is not None:
+        message = unknown_key(str(parts[-1]), list(model.model_fields),
+                              "option" if issubclass(model, Options) else "key")
+    elif kind == "union_tag_invalid":
+        message = unknown_key(str(first["input"] if not isinstance(first["input"], dict) else
+                                  first["input"].get("type")), list(RUNNERS), what="runner type")
+        where = key_path("", [*parts, "type"])
+    elif kind == "union_tag_not_found":
+        message = f"'type' is required ({', '.join(RUNNERS)})"
+    elif kind == "missing":
+        message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])
+    else:
+        message = first["msg"].removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def _model_at(root: type[BaseModel], loc: list[Any]) -> tuple[type[BaseModel] | None, list[Any]]:
+    """The config model that holds the last key of `loc`, and `loc` without the runner-type tag pydantic adds."""
+    head: list[Any] = []
+    if root is RunConfig and loc[:1] == ["runner"] and len(loc) > 1 and loc[1] in RUNNERS:
+        root, head, loc = RUNNERS[loc[1]], ["runner"], loc[2:]
+    elif root is RunConfig and loc[:1] == ["task"]:
+        root, head, loc = TaskConfig, ["task"], loc[1:]
+    return (root if len(loc) == 1 else None), [*head, *loc]
+
 
 
 def _to_plain(config: Any) -> dict[str, Any]:

@@ -24,14 +24,8 @@ class Recorder(Protocol):
     def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None: ...
 
 
-@dataclass(frozen=True)
-class Policy:
-    """How hard to try: requests in flight, extra attempts, and the backoff between them."""
-
-    concurrency: int = 1
-    retries: int = 2
-    backoff_s: float = 0.5
-    backoff_max_s: float = 8.0
+BACKOFF_MAX_S = 8.0
+"""The longest wait between two attempts."""
 
 
 @dataclass
@@ -47,8 +41,8 @@ class Executor:
     A sample whose every attempt failed because the server could not be reached is not recorded: the run stops
     with ServerLost, and `resume` asks it (and every sample not yet asked) when the server is back."""
 
-    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder, policy: Policy):
-        self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, policy
+    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder):
+        self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, runner.config
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
 
     async def run(self, samples: Iterable[Sample]) -> None:
@@ -101,7 +95,7 @@ class Executor:
     def _retrying(self) -> AsyncRetrying:
         policy = self.policy
         return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
-                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=policy.backoff_max_s),
+                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S),
                              reraise=True)
 
     async def _timed(self, sample: Sample, failures: list[Attempt]) -> Completion:

@@ -59,7 +59,7 @@ def describe(err: ValidationError) -> str:
     """A short message for one violation; unknown keys get a 'did you mean' hint."""
     if extra := _unknown_keys(err):
         allowed = list(err.schema.get("properties", {}))
-        return "; ".join(_unknown_key(k, allowed) for k in extra)
+        return "; ".join(unknown_key(k, allowed) for k in extra)
     if err.validator == "required":
         return err.message.replace("is a required property", "is required")
     if err.validator == "oneOf":
@@ -73,10 +73,11 @@ def _unknown_keys(err: ValidationError) -> list[str]:
     return [k for k in err.instance if k not in err.schema.get("properties", {})]
 
 
-def _unknown_key(key: str, allowed: list[str]) -> str:
+def unknown_key(key: str, allowed: list[str], what: str = "key") -> str:
+    """`unknown key 'x' (did you mean 'y'?)`, or the allowed keys when none is close."""
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(allowed)}"
-    return f"unknown key '{key}' ({hint})"
+    return f"unknown {what} '{key}' ({hint})"
 
 
 def _expected(schema: dict) -> str:

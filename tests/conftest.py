@@ -13,14 +13,14 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
-from benchrun.config import register_resolvers
+from benchrun.config import register_with_hydra
 from benchrun.resources import conf_dir
 
 
 @pytest.fixture
 def compose_cfg(tmp_path: Path) -> Iterator:
     """compose(overrides) -> DictConfig, with outputs under tmp_path and Hydra's state cleared after."""
-    register_resolvers()
+    register_with_hydra()
 
     def _compose(*overrides: str) -> DictConfig:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="benchrun"):

@@ -243,23 +243,31 @@ def test_only_naming_a_task_that_does_not_exist(tmp_path):
 
 
 @pytest.mark.parametrize(("runner", "message"), [
-    ({"options": {"temperature": "hot"}}, "runner.options.temperature: 'hot' is not of type 'number'"),
-    ({"options": {"seed": 1.5}}, "runner.options.seed: 1.5 is not of type 'integer'"),
-    ({"concurrency": 0}, "runner.concurrency: 0 is less than the minimum of 1"),
-    ({"timeout_s": "1m"}, "runner.timeout_s: '1m' is not of type 'number'"),
-    ({"type": "vllm"}, "runner.type: 'vllm' is not one of ['ollama', 'openai', 'local']"),
-    ({"model": ""}, 'runner.model: "" is not valid here (A model name, or a list of model names, one run each.)'),
+    ({"options": {"temperature": "hot"}},
+     "runner.options.temperature: Input should be a valid number, unable to parse string as a number"),
+    ({"options": {"seed": 1.5}}, "runner.options.seed: Input should be a valid integer, got a number with a "
+                                 "fractional part"),
+    ({"options": {"temprature": 0.9}}, "runner.options.temprature: unknown option 'temprature' (did you mean "
+                                       "'temperature'?)"),
+    ({"concurrency": 0}, "runner.concurrency: Input should be greater than or equal to 1"),
+    ({"concurrencyy": 2}, "runner.concurrencyy: unknown key 'concurrencyy' (did you mean 'concurrency'?)"),
+    ({"timeout_s": "1m"}, "runner.timeout_s: Input should be a valid number, unable to parse string as a number"),
+    ({"type": "vllm"}, "runner.type: unknown runner type 'vllm' (did you mean 'ollama'?)"),
+    ({"model": ""}, "runner.model: a model name, or a list of different model names"),
+    ({"model": ["a", "a"]}, "runner.model: a model name, or a list of different model names"),
 ])
 def test_wrong_runner_config(tmp_path, runner, message):
     files = {"tasks.yml": tasks_yml(task())}
     assert compile_error(tmp_path, files, ConfigError, **runner) == f"in 'config': {message}"
 
 
-def test_runner_model_missing(tmp_path):
+def test_runner_keys_left_out_take_their_defaults(tmp_path):
     bench = write_bench(tmp_path, {"tasks.yml": tasks_yml(task())})
     cfg = config(bench)
     del cfg["runner"]["model"]
-    assert config_error(tmp_path, cfg) == "in 'config': runner: 'model' is required"
+    assert compile_plan(cfg, tmp_path).manifest.runner.model == "llama3.2"
+    del cfg["runner"]["type"]
+    assert config_error(tmp_path, cfg) == "in 'config': runner: 'type' is required (ollama, openai, local)"
 
 
 def test_builtin_scorer_with_calculated_reference(tmp_path):
@@ -306,9 +314,10 @@ CLI_CASES = {
             "in 'tasks/add/values.csv': task 'add': line 3: malformed row: 1 cells where the header has 2"),
     "only": ({"tasks.yml": tasks_yml(task())}, ["task.only=[x]"], "task.only: no task named 'x' (tasks: t)"),
     "temperature": ({"tasks.yml": tasks_yml(task())}, ["runner.options.temperature=hot"],
-                    "in 'config': runner.options.temperature: 'hot' is not of type 'number'"),
+                    "in 'config': runner.options.temperature: Input should be a valid number, unable to parse "
+                    "string as a number"),
     "runner type": ({"tasks.yml": tasks_yml(task())}, ["runner.type=vllm"],
-                    "in 'config': runner.type: 'vllm' is not one of ['ollama', 'openai', 'local']"),
+                    "in 'config': runner.type: unknown runner type 'vllm' (did you mean 'ollama'?)"),
 }
 
 

@@ -19,13 +19,14 @@ def manifest_ids(stdout: str) -> list[str]:
 def test_defaults(compose_cfg, monkeypatch):
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     cfg = plain_config(compose_cfg())
-    assert cfg["task"] == {"path": "demo:listbench", "name": "listbench", "only": None}
+    assert cfg["task"] == {"path": "demo:listbench", "name": "listbench", "only": None, "max_samples": 1_000_000,
+                           "max_prompt_chars": 100_000}
     assert cfg["runner"] == {
         "type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
         "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None,
         "concurrency": 1, "timeout_s": 120, "retries": 2, "backoff_s": 0.5,
     }
-    assert cfg["dry_run"] is False
+    assert (cfg["dry_run"], cfg["runner_file"], cfg["scorer_timeout_s"]) == (False, None, 10)
 
 
 def test_ollama_host_from_environment(compose_cfg, monkeypatch):
@@ -50,7 +51,8 @@ def test_task_path_names_the_benchmark(compose_cfg, tmp_path):
     bench = tmp_path / "my-bench"
     shutil.copytree(demos_dir() / "folderbench", bench)
     cfg = plain_config(compose_cfg(f"task.path={bench}", "task.only=[add]"))
-    assert cfg["task"] == {"path": str(bench), "name": "my-bench", "only": ["add"]}
+    assert cfg["task"] == {"path": str(bench), "name": "my-bench", "only": ["add"], "max_samples": 1_000_000,
+                           "max_prompt_chars": 100_000}
 
 
 def test_seed_runner_file_keys(compose_cfg):

@@ -59,9 +59,10 @@ def test_manifest_records_sources_tasks_and_runner(bench):
     assert scorer.sha256 == hashlib.sha256(inspect.getsource(plan.scorers["calculated_answer"]).encode()).hexdigest()
     assert manifest.task("symbol_dir").format.json_schema["$defs"]["Direction"]["enum"] == ["left", "right", "up"]
     assert manifest.runner.model_dump() == {"type": "ollama", "model": "llama3.2",
-                                            "options": {"temperature": 0, "seed": 0}, "settings": {}}
+                                            "options": {"temperature": 0, "seed": 0},
+                                            "settings": {"keep_alive": None, "think": None}}
     assert manifest.config == {"task": {"name": "listbench", "only": None},
-                               "runner": {"type": "ollama", "model": "llama3.2",
+                               "runner": {"type": "ollama", "model": "llama3.2", "keep_alive": None, "think": None,
                                           "options": {"temperature": 0, "seed": 0}}}
     assert len(manifest.samples) == 18
 

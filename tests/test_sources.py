@@ -14,6 +14,10 @@ from tests.benchfiles import config, folder_task, task, tasks_yml, write_bench
 LISTBENCH = {"path": "demo:listbench", "name": "listbench", "only": None}
 FOLDERBENCH = {"path": "demo:folderbench", "name": "folderbench", "only": None}
 SampleRow = tuple[str, str, dict[str, Any], Any]
+OLLAMA_DEFAULTS = {"type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
+                   "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None, "concurrency": 1,
+                   "timeout_s": 120.0, "retries": 2, "backoff_s": 0.5}
+"""benchrun.settings.OllamaConfig's defaults, as a resolved config holds them."""
 
 
 def rows(manifest: Manifest) -> list[SampleRow]:
@@ -175,7 +179,7 @@ def test_seed_runner_file_relative_to_the_benchmark(tmp_path):
     cfg = {"task": LISTBENCH, "runner": {"type": "openai", "model": "m", "concurrency": 4},
            "runner_file": "multiple_models.yml"}
     plain = plain_config(cfg, tmp_path)
-    assert plain["runner"] == {"type": "ollama", "model": ["llama3.2", "gemma3"], "concurrency": 4}
+    assert plain["runner"] == {**OLLAMA_DEFAULTS, "model": ["llama3.2", "gemma3"], "concurrency": 4}
     assert plain_config(plain, tmp_path) == plain
     assert [compile(one, tmp_path).runner.model for one in model_configs(plain)] == ["llama3.2", "gemma3"]
 
@@ -184,4 +188,4 @@ def test_runner_file_in_the_working_directory_wins(tmp_path):
     (tmp_path / "runner.yml").write_text("runner_type: ollama\nmodel: 'qwen3:0.6b'\n", encoding="utf-8")
     plain = plain_config({"task": LISTBENCH, "runner": {"type": "ollama", "model": "m"}, "runner_file": "runner.yml"},
                          tmp_path)
-    assert plain["runner"] == {"type": "ollama", "model": "qwen3:0.6b"}
+    assert plain["runner"] == {**OLLAMA_DEFAULTS, "model": "qwen3:0.6b"}

@@ -127,7 +127,7 @@ async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repai
                 if response.id in regrade:
                     writer.record_scores(response, grader.grade(samples[response.id], response))
             done = {r.id for r in run.responses()}
-            await execute(plan, runner, runner_cfg, writer, [s for s in plan.manifest.samples if s.id not in done])
+            await execute(plan, runner, writer, [s for s in plan.manifest.samples if s.id not in done])
         return writer.info
     finally:
         await runner.aclose()

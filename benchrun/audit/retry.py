@@ -104,7 +104,7 @@ async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[
             for response, scores in joined(parent.responses(), parent.scores()):
                 if response.id not in todo:
                     writer.record(response.model_copy(update={"carried_from": parent.id}), scores)
-            await execute(plan, runner, runner_cfg, writer, [s for s in plan.manifest.samples if s.id in todo])
+            await execute(plan, runner, writer, [s for s in plan.manifest.samples if s.id in todo])
         return writer.info, writer.dir
     finally:
         await runner.aclose()

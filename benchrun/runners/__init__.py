@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from benchrun import settings
+from benchrun.config import checked, checked_options
 from benchrun.errors import ConfigError
 from benchrun.runners.base import Completion, Retryable, Runner, Unreachable
 
@@ -19,9 +21,11 @@ RUNNERS = {
 
 
 def make_runner(runner: dict[str, Any]) -> Runner:
-    """The runner for a resolved `runner` config (one model)."""
-    target = RUNNERS.get(runner["type"])
-    if target is None:
-        raise ConfigError(f"unknown runner type '{runner['type']}' (known: {', '.join(RUNNERS)})", key="runner.type")
-    module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)(runner)
+    """The runner for a resolved `runner` config (one model), checked against its typed config."""
+    kind = runner.get("type")
+    if kind not in RUNNERS:
+        raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key="runner.type")
+    config = checked(settings.RUNNERS[kind], runner, ["runner"])
+    checked_options(config)
+    module, name = RUNNERS[kind].split(":")
+    return getattr(importlib.import_module(module), name)(config)

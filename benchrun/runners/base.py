@@ -7,6 +7,8 @@ from typing import Any, Protocol
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchrun.settings import RunnerConfig
+
 
 class Completion(BaseModel):
     """A model's answer to one prompt, with what the server says about it."""
@@ -50,6 +52,9 @@ def http_url(address: str) -> str:
 
 class Runner(Protocol):
     """What the executor needs from a way of reaching a model."""
+
+    config: RunnerConfig
+    """The runner's typed config (model, options, concurrency, timeout_s, retries, backoff_s, ...)."""
 
     async def identify(self) -> dict[str, Any]:
         """Preflight: check the server and model, and describe the model (digest, versions, ...).

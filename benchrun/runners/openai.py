@@ -10,9 +10,9 @@ import httpx
 
 from benchrun.errors import RunnerError
 from benchrun.runners.base import Completion, Retryable, http_url, transient, transport_failure
+from benchrun.secrets import SECRETS
+from benchrun.settings import OpenAIConfig
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
            "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
            "frequency_penalty": "frequency_penalty"}
@@ -28,20 +28,18 @@ class APIError(Exception):
 class OpenAIRunner:
     """One model on one OpenAI-compatible server; the API key is read from the variable named by `api_key_env`."""
 
-    def __init__(self, runner: dict[str, Any]):
-        self.config = runner
-        self.base_url = http_url(runner.get("base_url") or DEFAULT_BASE_URL)
-        self.model = runner["model"]
-        self.key_env = runner.get("api_key_env") or DEFAULT_KEY_ENV
+    def __init__(self, config: OpenAIConfig):
+        self.config = config
+        self.base_url = http_url(config.base_url)
+        self.model = config.model
+        self.key_env = config.api_key_env
         self._key = os.environ.get(self.key_env) or None
-        options = runner.get("options") or {}
-        self._options = {OPTIONS[k]: v for k, v in options.items() if _sent(k, v)}
-        self.options_not_sent = sorted(k for k, v in options.items() if not _sent(k, v))
-        self.strict = runner.get("strict", True)
-        concurrency = runner.get("concurrency", 1)
+        SECRETS.add(self._key)
+        self._options = {OPTIONS[k]: v for k, v in config.options.items() if _sent(k, v)}
+        self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
         self.client = httpx.AsyncClient(
-            base_url=self.base_url, timeout=runner.get("timeout_s", 120), headers=_auth(self._key),
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=None))
+            base_url=self.base_url, timeout=config.timeout_s, headers=_auth(self._key),
+            limits=httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None))
 
     async def identify(self) -> dict[str, Any]:
         """The served id, owned_by and created of the model in GET /models (other fields as details), and base_url."""
@@ -88,7 +86,7 @@ class OpenAIRunner:
 
     async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}],
-                "response_format": response_format(schema, self.strict), **self._options}
+                "response_format": response_format(schema, self.config.strict), **self._options}
         try:
             response = await self.client.post("/chat/completions", json=body)
         except httpx.TransportError as err:
@@ -135,7 +133,7 @@ class OpenAIRunner:
         await self.client.aclose()
 
     def public_config(self) -> dict[str, Any]:
-        return {**self.config, "base_url": self.base_url, "api_key_env": self.key_env,
+        return {**self.config.model_dump(mode="json"), "base_url": self.base_url,
                 "options_not_sent": self.options_not_sent}
 
 
