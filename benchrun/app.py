@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 import yaml
 
 from benchrun import console
-from benchrun.archive import RunWriter, environment, new_run_id, now
+from benchrun.archive import LOG, RunWriter, environment, new_run_id, now
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config, slug
 from benchrun.errors import EXIT, BenchrunError, RunInterrupted, ServerLost
@@ -23,10 +23,6 @@ from benchrun.manifest import Sample
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner
 from benchrun.sweep import write_sweep_summary
-
-
-HYDRA_JOB = "benchrun"
-"""hydra.job.name in conf/config.yaml: Hydra names the job's log after it."""
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -75,7 +71,7 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False) -> None:
     if secret:
         (run_dir.parent / "multirun.yaml").unlink(missing_ok=True)
         return
-    (run_dir / f"{HYDRA_JOB}.log").unlink(missing_ok=True)
+    (run_dir / LOG).unlink(missing_ok=True)
     if run_dir.is_dir() and not any(run_dir.iterdir()):
         run_dir.rmdir()
 
@@ -145,11 +141,16 @@ async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) ->
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, samples: Sequence[Sample]) -> Status:
     """Ask `samples` with an identified runner, record each, and finish the run with its status."""
     with console.progress(len(samples)) as advance:
-        grader = Grader(plan.manifest, plan.scorers)
-        await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(samples)
+        async with grader_for(plan, writer) as grader:
+            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(samples)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
+
+
+def grader_for(plan: Plan, writer: RunWriter) -> Grader:
+    """The run's grader: its scorers in a process of their own, printing into the run's log file."""
+    return Grader(plan.manifest, plan.scorers, writer.dir / LOG, plan.scorer_timeout_s)
 
 
 class _Recorder:

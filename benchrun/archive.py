@@ -30,6 +30,8 @@ from benchrun.summary import Tally
 
 CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
 RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
+LOG = "benchrun.log"
+"""The run's log: Hydra's job log (hydra.job.name is benchrun), where what user code prints goes too."""
 RECORD_FILES = (RESPONSES, SCORES)
 RUN_FILES = (CONFIG, MANIFEST, RUN, *RECORD_FILES, DIGESTS, SUMMARY, SEAL)
 """The files that make a run; a directory holding any of them holds a run."""

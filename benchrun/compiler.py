@@ -14,6 +14,7 @@ from benchrun.errors import ConfigError, TaskError
 from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
 from benchrun.resources import DEMO_SCHEME
 from benchrun.sources import TASKS_DIR, TASKS_FILE, TaskSpec, read_tasks
+from benchrun.usercode import first_line
 
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries",
                   "backoff_s")
@@ -31,6 +32,8 @@ class Plan:
     manifest: Manifest
     scorers: dict[str, scoring.Scorer]
     bench_dir: Path
+    scorer_timeout_s: float
+    """Each scorer call's time limit."""
 
 
 def compile(config: Any, cwd: Path | None = None) -> Manifest:  # noqa: A001 - the name the user asked for
@@ -56,7 +59,7 @@ def compile_plan(config: Any, cwd: Path | None = None) -> Plan:
         benchmark=cfg["task"]["name"], config=manifest_config(cfg), files=source_files(bench),
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples))
     used = {s.name for t in tasks for s in t.scorers}
-    return Plan(manifest, {name: known_scorers[name] for name in used}, bench)
+    return Plan(manifest, {name: known_scorers[name] for name in used}, bench, cfg["scorer_timeout_s"])
 
 
 def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
@@ -90,7 +93,12 @@ def _format(spec: TaskSpec, known: dict[str, type[BaseModel]]) -> FormatSpec:
         raise TaskError(f"unknown format '{spec.format}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})",
                         **spec.where("format"))
     origin = "builtin" if formats.BUILTIN.get(spec.format) is cls else formats.CUSTOM_FILE
-    return FormatSpec(name=spec.format, origin=origin, json_schema=cls.model_json_schema())
+    try:
+        schema = cls.model_json_schema()
+    except Exception as err:  # the user's class: pydantic cannot schema a field, or the class overrides it badly
+        raise TaskError(f"format '{spec.format}' has no JSON schema: {type(err).__name__}: {first_line(err)}",
+                        file=formats.CUSTOM_FILE) from None
+    return FormatSpec(name=spec.format, origin=origin, json_schema=schema)
 
 
 def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:
@@ -99,6 +107,8 @@ def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> Scor
         raise TaskError(f"unknown scorer '{name}' ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
                         **spec.where("scorer"))
     builtin = scoring.BUILTIN.get(name) is fn
+    if not builtin:
+        scoring.check_signature(name, fn, scoring.CUSTOM_FILE)
     if builtin and spec.reference == "calculated":
         raise TaskError(f"scorer '{name}' compares with a reference, but the task has none "
                         "(reference: calculated); give references or a custom scorer", **spec.where("scorer"))

@@ -62,7 +62,7 @@ class Executor:
             outcome = await self._ask(sample)
             response = _response(sample, outcome, time.perf_counter() - started)
             self.recorder.response(response)
-            self.recorder.scores(response, self.grader.grade(sample, response))
+            self.recorder.scores(response, await self.grader.grade(sample, response))
 
     async def _ask(self, sample: Sample) -> _Outcome:
         outcome = _Outcome()
@@ -99,9 +99,15 @@ class Executor:
                              reraise=True)
 
     async def _timed(self, sample: Sample, failures: list[Attempt]) -> Completion:
+        """One attempt within `timeout_s`, from connecting to the answer's last byte (a server that drips an
+        answer a byte at a time never beats it); a failed attempt is noted in `failures`."""
         started = time.perf_counter()
         try:
-            return await self.runner.complete(sample.prompt, self._schemas[sample.task])
+            try:
+                return await asyncio.wait_for(self.runner.complete(sample.prompt, self._schemas[sample.task]),
+                                              self.policy.timeout_s)
+            except asyncio.TimeoutError as err:
+                raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err
         except Exception as err:
             failures.append(Attempt(number=len(failures) + 1, error=_error_info(err),
                                     seconds=round(time.perf_counter() - started, 6)))

@@ -1,4 +1,7 @@
-"""Scorers: the built-in ones, loading `custom_scorer.py`, and calling a scorer safely."""
+"""Scorers: the built-in ones, loading `custom_scorer.py`, checking their signature, and reading their results.
+
+Scorers are called in a separate process (benchrun.scorer_worker); this module is what that process and the
+compiler share, so it imports nothing heavy."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
 
-from benchrun.records import ErrorInfo
+from benchrun.errors import TaskError
 from benchrun.usercode import defined_here, import_file
 
 CUSTOM_FILE = "custom_scorer.py"
@@ -85,12 +88,15 @@ def source_sha256(fn: Scorer) -> str:
     return hashlib.sha256(inspect.getsource(fn).encode("utf-8")).hexdigest()
 
 
-def score(name: str, fn: Scorer, response: str, reference: Any) -> dict[str, Metric] | ErrorInfo:
-    """Call one scorer; its metrics by name (`name` or `name.key`), or the error it raised."""
+def check_signature(name: str, fn: Scorer, file: str) -> None:
+    """A scorer is called as fn(response, reference): refuse one that cannot be (one argument, three required, ...)."""
     try:
-        return metrics(name, fn(response, reference))
-    except (Exception, SystemExit, KeyboardInterrupt) as err:  # the scorer's own doing: recorded for its sample
-        return ErrorInfo.of(err)
+        inspect.signature(fn).bind("response", "reference")
+    except TypeError:
+        raise TaskError(f"scorer '{name}' must take two arguments, (response, reference); it is "
+                        f"{name}{inspect.signature(fn)}", file=file) from None
+    except ValueError:  # a callable whose signature cannot be read: it is called, and any error recorded
+        pass
 
 
 def metrics(name: str, result: Any) -> dict[str, Metric]:

@@ -1,15 +1,24 @@
-"""Importing a benchmark's own Python files (`custom_scorer.py`, `custom_response.py`)."""
+"""Importing a benchmark's own Python files (`custom_scorer.py`, `custom_response.py`).
+
+What the import prints goes to the `benchrun.usercode` logger (the run's log file), never to stdout; whatever it
+raises, SystemExit included, is one line naming the file."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import io
+import logging
 import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
 
 from benchrun.errors import TaskError
+from benchrun.interrupts import INTERRUPTS
+
+LOG = logging.getLogger("benchrun.usercode")
 
 
 def import_file(path: Path, rel: str) -> ModuleType:
@@ -19,13 +28,25 @@ def import_file(path: Path, rel: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    printed = io.StringIO()
     try:
-        spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            spec.loader.exec_module(module)
     except (Exception, SystemExit, KeyboardInterrupt) as err:  # anything user code raises is reported, not raised
         del sys.modules[name]
-        text = err.msg if isinstance(err, SyntaxError) else str(err)  # str() of a SyntaxError repeats the place
+        if isinstance(err, KeyboardInterrupt) and INTERRUPTS.received is not None:
+            raise  # a real Ctrl-C or SIGTERM, not the file's own doing
+        text = err.msg if isinstance(err, SyntaxError) else first_line(err)  # a SyntaxError's str repeats the place
         raise TaskError(f"cannot import: {type(err).__name__}: {text}{_line(err, path)}", file=rel) from None
+    finally:
+        if printed.getvalue():
+            LOG.info("%s printed while it was imported:\n%s", rel, printed.getvalue().rstrip("\n"))
     return module
+
+
+def first_line(err: BaseException) -> str:
+    """The first line of an error's message (pydantic's run to five), or its type when it has none."""
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
 
 
 def _line(err: Exception, path: Path) -> str:

@@ -91,7 +91,7 @@ def test_rescore_with_the_edited_scorer(archived, run_dir):
 
     out = run_dir / "rescores" / "001"
     assert Path(result.dir) == out and sorted(p.name for p in out.iterdir()) == [
-        "rescore.json", "scores.jsonl", "summary.json"]
+        "rescore.json", "rescore.log", "scores.jsonl", "summary.json"]
     assert originals(run_dir) == before
     assert_summary(out / "summary.json", RESCORED_SUMMARY)
     assert [(c.id, c.metric, c.old, c.new) for c in result.changed] == [(i, "add_justify", 0, 1) for i in FLIPPED]

@@ -157,7 +157,7 @@ def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
     assert sorted(s["scorer"] for s in scores if s["id"] == first["id"]) == ["calculated_answer", "format_valid"]
     assert len(scores) == 2 * N
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
-    assert entry["forced"] is True and entry["regraded"] == [first["id"]]
+    assert entry["forced"] is True and first["id"] in entry["regraded"]  # (and any sample the kill left ungraded)
     assert entry["problems"][0].startswith("scores.jsonl: line 2 is not the line written")
     assert verify(run_dir).returncode == 0
 

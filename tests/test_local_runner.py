@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchrun.errors import RunnerError
+from benchrun.errors import ConfigError, RunnerError
 from benchrun.formats import IntJustification
-from benchrun.runners import Retryable
-from benchrun.runners.local import DEFAULT_FILE, LocalRunner, bounded_strings, grammar_text
+from benchrun.runners import Retryable, make_runner
+from benchrun.runners.local import DEFAULT_FILE, bounded_strings, grammar_text
 from tests.conftest import run_benchrun
 from tests.fakes import read_jsonl, run_dir_of
 
@@ -101,7 +101,7 @@ def test_missing_model_file_is_one_line(tmp_path):
 
 
 def identify(**config) -> dict:
-    runner = LocalRunner({**CONFIG, **config})
+    runner = make_runner({**CONFIG, **config})
     try:
         return asyncio.run(runner.identify())
     finally:
@@ -136,12 +136,15 @@ def test_a_gguf_file_llama_cpp_cannot_load(tmp_path):
 
 
 def test_options_it_does_not_use_are_refused():
-    with pytest.raises(RunnerError, match=r"^runner=local does not use option\(s\) mirostat, num_gpu \(it uses: "):
-        identify(options={"temperature": 0, "num_gpu": 1, "mirostat": 1})
+    with pytest.raises(ConfigError) as err:
+        make_runner({**CONFIG, "options": {"temperature": 0, "num_gpu": 1}})
+    assert str(err.value) == ("in 'config': runner.options.num_gpu: unknown option 'num_gpu' (allowed: temperature, "
+                              "seed, num_predict, top_p, top_k, min_p, repeat_penalty, presence_penalty, "
+                              "frequency_penalty, stop, num_ctx, num_thread)")
 
 
 def test_a_generation_past_timeout_s_stops_and_is_retryable():
-    runner = LocalRunner({**SHORT, "timeout_s": 1e-6})
+    runner = make_runner({**SHORT, "timeout_s": 1e-6})
     schema = IntJustification.model_json_schema()
 
     async def session() -> tuple[Retryable, str]:
@@ -159,7 +162,7 @@ def test_a_generation_past_timeout_s_stops_and_is_retryable():
 
 def test_concurrent_requests_answer_one_at_a_time_and_alike():
     schema = IntJustification.model_json_schema()
-    runner = LocalRunner(SHORT)
+    runner = make_runner(SHORT)
 
     async def session() -> list:
         await runner.identify()

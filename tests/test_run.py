@@ -197,8 +197,8 @@ def test_a_request_that_times_out(tmp_path):
     responses = {r["id"]: r for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")}
     timed_out = responses["symbol:symb=#,exmeta=internet"]
     assert timed_out["text"] is None and timed_out["attempts"] == 2
-    assert timed_out["error"]["type"] == "ReadTimeout"
-    assert [a["error"]["type"] for a in timed_out["failed_attempts"]] == ["ReadTimeout", "ReadTimeout"]
+    assert timed_out["error"] == {"type": "TimeoutError", "message": "no answer within 0.5 s"}
+    assert [a["error"]["type"] for a in timed_out["failed_attempts"]] == ["TimeoutError", "TimeoutError"]
 
 
 def test_invalid_json_and_a_raising_scorer_are_recorded(tmp_path):

@@ -17,11 +17,13 @@ NAME that no task names is applied to every task. format_valid is always recompu
 from __future__ import annotations
 
 import argparse
+import asyncio
+import itertools
 import json
 import os
 import shutil
 from pathlib import Path
-from typing import Literal
+from typing import Iterable, Iterator, Literal, TypeVar
 
 from rich.console import Console
 from rich.table import Table
@@ -36,10 +38,14 @@ from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
 from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
 from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
 from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
+from benchrun.settings import RunConfig
 from benchrun.summary import Tally
 
 RESCORES = "rescores"
-RESCORE_FILE = "rescore.json"
+RESCORE_FILE, RESCORE_LOG = "rescore.json", "rescore.log"
+CHUNK = 64
+T = TypeVar("T")
+SCORER_TIMEOUT_S = RunConfig.model_fields["scorer_timeout_s"].default
 SHOWN = 20
 """Changed samples printed on a terminal (--json lists them all)."""
 
@@ -118,11 +124,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="score with this scorer only (repeatable); a name no task uses applies to every task")
     parser.add_argument("--scorers", type=Path, metavar="FILE.py",
                         help="take scorer functions from this file instead of the benchmark's custom_scorer.py")
+    parser.add_argument("--scorer-timeout-s", type=float, default=SCORER_TIMEOUT_S, metavar="S",
+                        help=f"each scorer call's time limit (default {SCORER_TIMEOUT_S:g})")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
-    result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers)
+    result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -130,17 +138,18 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None = None) -> Rescore:
+def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None = None,
+            timeout_s: float = SCORER_TIMEOUT_S) -> Rescore:
     """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory."""
     manifest = run.require_records().manifest
     loaded = load_scorers(scorers_file) if scorers_file else bench_scorers(run)
     plan = scorer_plan(manifest, loaded, names)
-    grader = _grader(manifest, plan, loaded)
     old, old_tally = _old_scores(run, manifest)
     with DirLock(run.path):
         out = claim_dir(run.path / RESCORES)
         try:
-            summary, digest, counts, changed = _write_scores(run, manifest, grader, old, out)
+            grader = _grader(manifest, plan, loaded, out / RESCORE_LOG, timeout_s)
+            summary, digest, counts, changed = asyncio.run(_write_scores(run, manifest, grader, old, out))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=_used(manifest, plan, loaded), counts=counts, files={SCORES: digest})
@@ -214,11 +223,13 @@ def _old_scores(run: Run, manifest: Manifest) -> tuple[dict[tuple[str, str], Sco
     return records, tally
 
 
-def _grader(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) -> Grader:
+def _grader(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded, log: Path,
+            timeout_s: float) -> Grader:
     """A Grader over the manifest with each task's scorers replaced by the planned ones."""
     tasks = tuple(t.model_copy(update={"scorers": tuple(_spec(n, loaded) for n in plan[t.name])})
                   for t in manifest.tasks)
-    return Grader(manifest.model_copy(update={"tasks": tasks}), {name: fn for name, (fn, _, _) in loaded.items()})
+    return Grader(manifest.model_copy(update={"tasks": tasks}), {name: fn for name, (fn, _, _) in loaded.items()},
+                  log, timeout_s)
 
 
 def _spec(name: str, loaded: Loaded) -> ScorerSpec:
@@ -235,27 +246,37 @@ def _used(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) 
                  for n in names)
 
 
-def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[tuple[str, str], ScoreRecord],
-                  out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange]]:
-    """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values."""
+async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[tuple[str, str], ScoreRecord],
+                        out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange]]:
+    """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values.
+    Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
     samples = {s.id: s for s in manifest.samples}
     tally, changed, sink = Tally(t.name for t in manifest.tasks), [], RecordFile(out / SCORES, fresh=True)
     counts = Counts(samples=len(samples)).model_dump()
-    for response in run.responses():
-        if response.id not in samples:
-            raise ArchiveError(f"a response for sample '{response.id}', which the manifest does not have",
-                               file=str(run.path))
-        count_response(counts, response)
-        records = grader.grade(samples[response.id], response)
-        sink.append([record.model_dump_json().encode() + b"\n" for record in records])
-        for record in records:
-            tally.add(record)
-            count_score(counts, record, response.error is not None)
-            changed.extend(sample_changes(old.get((record.id, record.scorer)), record))
+    async with grader:
+        for chunk in _batched(run.responses(), CHUNK):
+            unknown = next((r.id for r in chunk if r.id not in samples), None)
+            if unknown is not None:
+                raise ArchiveError(f"a response for sample '{unknown}', which the manifest does not have",
+                                   file=str(run.path))
+            graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
+            for response, records in zip(chunk, graded):
+                count_response(counts, response)
+                sink.append([record.model_dump_json().encode() + b"\n" for record in records])
+                for record in records:
+                    tally.add(record)
+                    count_score(counts, record, response.error is not None)
+                    changed.extend(sample_changes(old.get((record.id, record.scorer)), record))
     digest = sink.close()
     summary = Summary(manifest_id=run.info.manifest_id, model=run.info.model, metrics=tally.summaries())
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
     return summary, digest, Counts(**counts), changed
+
+
+def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
 
 
 def sample_changes(old: ScoreRecord | None, new: ScoreRecord) -> list[SampleChange]:

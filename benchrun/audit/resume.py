@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from benchrun import console, repair, scoring
-from benchrun.app import execute, recording
+from benchrun.app import execute, grader_for, recording
 from benchrun.archive import SEAL, UNFINISHED, RunWriter, now
 from benchrun.compiler import Plan, source_files
+from benchrun.config import plain_config
 from benchrun.dirlock import DirLock
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.grading import Grader
 from benchrun.interrupts import INTERRUPTS
 from benchrun.manifest import Manifest
 from benchrun.records import RunInfo
@@ -60,10 +60,16 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
         if changed and not force:
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                                "resume with --force to use them anyway (recorded in run.json)")
-        plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir())
-        runner_cfg = {**run.config["runner"], **({"host": host} if host else {})}
+        config = run_config(run)
+        plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
+        runner_cfg = {**config["runner"], **({"host": host} if host else {})}
         note = {"forced": force, "changed_sources": changed, "host": host, "stale_lock": lock.stale}
         return INTERRUPTS.run(lambda: _resume(run, plan, runner_cfg, found, note, lock))
+
+
+def run_config(run: Run) -> dict[str, Any]:
+    """The run's config.yaml as a checked config (keys added since the run was made take their defaults)."""
+    return plain_config(run.config, Path(run.info.cwd) if run.info.cwd else None)
 
 
 def checked_manifest(run: Run, force: bool) -> Manifest:
@@ -122,10 +128,11 @@ async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repai
         writer, regrade = _reopen(run, plan.manifest, found, note, lock)
         with recording(writer):
             writer.identified(identity, runner.public_config())
-            grader, samples = Grader(plan.manifest, plan.scorers), {s.id: s for s in plan.manifest.samples}
-            for response in run.responses():
-                if response.id in regrade:
-                    writer.record_scores(response, grader.grade(samples[response.id], response))
+            samples = {s.id: s for s in plan.manifest.samples}
+            async with grader_for(plan, writer) as grader:
+                for response in run.responses():
+                    if response.id in regrade:
+                        writer.record_scores(response, await grader.grade(samples[response.id], response))
             done = {r.id for r in run.responses()}
             await execute(plan, runner, writer, [s for s in plan.manifest.samples if s.id not in done])
         return writer.info

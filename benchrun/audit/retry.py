@@ -16,7 +16,7 @@ from typing import Any
 from benchrun import console
 from benchrun.app import execute, recording
 from benchrun.archive import CONFIG, RunWriter, environment, new_run_id, now
-from benchrun.audit.resume import check_model, changed_sources, current_scorers
+from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler import Plan
 from benchrun.errors import EXIT, ArchiveError, RunDirTaken
@@ -61,8 +61,9 @@ def retry_run(parent: Run, force: bool = False, host: str | None = None,
     todo = _todo(parent)
     if not todo:
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry", file=str(parent.path))
-    plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir())
-    runner_cfg = {**parent.config["runner"], **({"host": host} if host else {})}
+    config = run_config(parent)
+    plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
+    runner_cfg = {**config["runner"], **({"host": host} if host else {})}
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
             "host": host}
     return INTERRUPTS.run(lambda: _retry(parent, plan, runner_cfg, todo, note, into))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchrun.errors import RunnerError
 from benchrun.settings import RunnerConfig
 
 
@@ -43,6 +47,17 @@ def transport_failure(err: Exception) -> Retryable:
 def transient(status: int) -> bool:
     """HTTP statuses worth another try: the server is overloaded or failed, not the request."""
     return status >= 500 or status == 429
+
+
+async def resolvable(url: str, key: str) -> None:
+    """Raise RunnerError, once and plainly, when the host name of `url` (the value of config `key`) does not
+    resolve: no server can be reached there, started or not."""
+    host = urlsplit(url).hostname or ""
+    try:
+        await asyncio.get_running_loop().getaddrinfo(host, None)
+    except socket.gaierror:
+        raise RunnerError(f"the host name '{host}' in {key}={url} does not resolve; check the name, or use the "
+                          "machine's address") from None
 
 
 def http_url(address: str) -> str:

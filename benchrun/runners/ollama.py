@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
 import ollama
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable, http_url, transient, transport_failure
+from benchrun.runners.base import Completion, Retryable, http_url, resolvable, transient, transport_failure
 from benchrun.settings import OllamaConfig
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
@@ -22,12 +23,13 @@ class OllamaRunner:
         self.host = http_url(config.host)
         self.model = config.model
         limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None)
-        self.client = ollama.AsyncClient(host=self.host, timeout=config.timeout_s, limits=limits)
+        self.client = ollama.AsyncClient(host=self.host, timeout=None, limits=limits)  # the deadline is timeout_s
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
 
     async def identify(self) -> dict[str, Any]:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
+        await resolvable(self.host, "runner.host")
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
         version = await self._call(self._version())
@@ -40,7 +42,7 @@ class OllamaRunner:
         }
 
     async def _version(self) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=self.host, timeout=self.config.timeout_s) as http:
+        async with httpx.AsyncClient(base_url=self.host, timeout=None) as http:
             return (await http.get("/api/version")).raise_for_status()
 
     async def _listed_model(self) -> Any:
@@ -53,8 +55,12 @@ class OllamaRunner:
                           f"run `ollama pull {self.model}` or pick another runner.model")
 
     async def _call(self, awaitable: Any) -> Any:
+        """One preflight request within timeout_s; what goes wrong is one line with the fix."""
         try:
-            return await awaitable
+            return await asyncio.wait_for(awaitable, self.config.timeout_s)
+        except asyncio.TimeoutError:
+            raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
+                              "(runner.timeout_s)") from None
         except (ConnectionError, httpx.TransportError) as err:
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               "`ollama serve`, or point runner.host at a running server") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import httpx
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable, http_url, transient, transport_failure
+from benchrun.runners.base import Completion, Retryable, http_url, resolvable, transient, transport_failure
 from benchrun.secrets import SECRETS
 from benchrun.settings import OpenAIConfig
 
@@ -38,7 +39,7 @@ class OpenAIRunner:
         self._options = {OPTIONS[k]: v for k, v in config.options.items() if _sent(k, v)}
         self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
         self.client = httpx.AsyncClient(
-            base_url=self.base_url, timeout=config.timeout_s, headers=_auth(self._key),
+            base_url=self.base_url, timeout=None, headers=_auth(self._key),  # the deadline is timeout_s
             limits=httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None))
 
     async def identify(self) -> dict[str, Any]:
@@ -53,8 +54,12 @@ class OpenAIRunner:
                 "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url}
 
     async def _models(self) -> list[dict[str, Any]]:
+        await resolvable(self.base_url, "runner.base_url")
         try:
-            response = await self.client.get("/models")
+            response = await asyncio.wait_for(self.client.get("/models"), self.config.timeout_s)
+        except asyncio.TimeoutError:
+            raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
+                              f"{self.config.timeout_s:g} s (runner.timeout_s)") from None
         except httpx.TransportError as err:
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               "start it, or point runner.base_url at a running server") from None
