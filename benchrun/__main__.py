@@ -1,32 +1,60 @@
-"""`python -m benchrun` (installed as `benchrun`): SIGINT/SIGTERM handled from the first moment, then Hydra."""
+"""`python -m benchrun` (installed as `benchrun`): SIGINT/SIGTERM handled from the first moment, then Hydra.
+
+Every error is one line and an exit code from `benchrun.errors.EXIT`, Hydra's own included (a mistyped key, a
+preset that does not exist, an override Hydra cannot parse); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
-from benchrun.errors import EXIT, RunInterrupted
+from benchrun.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted
 from benchrun.interrupts import INTERRUPTS
 
 VERBOSE_FLAG = "--verbose"
+_HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
 
 
 def main() -> None:
-    """Strip `--verbose` (full tracebacks), handle SIGINT/SIGTERM, and hand over to Hydra."""
+    """Handle SIGINT/SIGTERM, refuse credentials on the command line, hand over to Hydra, report in one line."""
     INTERRUPTS.install()
-    if VERBOSE_FLAG in sys.argv:
-        sys.argv.remove(VERBOSE_FLAG)
-        os.environ["HYDRA_FULL_ERROR"] = "1"
+    verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
+    sys.argv = [_home(arg) for arg in sys.argv if arg != VERBOSE_FLAG]
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"
     try:
-        from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads ends quietly too
+        from benchrun.cli import hydra_main, hydra_error  # imported here: an interrupt while Hydra loads is quiet too
+        from benchrun.config import refuse_secret_overrides
+        from benchrun.console import closing_pipe
 
-        hydra_main()
+        refuse_secret_overrides(sys.argv[1:])
+        with closing_pipe():
+            hydra_main()
     except RunInterrupted as err:
         _error(str(err))
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
         _error("interrupted before the run started: nothing was asked or recorded")
         sys.exit(EXIT["interrupted"])
+    except BenchrunError as err:
+        if verbose:
+            raise
+        _error(str(err))
+        sys.exit(err.exit_code)
+    except Exception as err:
+        line = hydra_error(err)
+        if verbose or line is None:
+            raise
+        _error(line)
+        sys.exit(EXIT["usage"])
+
+
+def _home(arg: str) -> str:
+    """`task.path=~/benchmarks/arith` as a shell would give it for an assignment: ~ is the home directory."""
+    return _HOME_VALUE.sub(lambda m: m[1] + os.path.expanduser("~"), arg)
 
 
 def _error(message: str) -> None:

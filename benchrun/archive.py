@@ -26,6 +26,7 @@ from benchrun.interrupts import INTERRUPTS
 from benchrun.ledger import DIGESTS, digest_line
 from benchrun.manifest import Manifest
 from benchrun.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
+from benchrun.secrets import SECRETS
 from benchrun.summary import Tally
 
 CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
@@ -268,6 +269,8 @@ class RunWriter:
                 count_score(self._counts, score, failed)
 
     def _commit(self, name: str, lines: list[bytes]) -> None:
+        if SECRETS:  # a server that echoes the API key cannot put it in the archive
+            lines = [SECRETS.scrub_bytes(line) for line in lines]
         try:
             self._sinks[DIGESTS].append(self._sinks[name].append(lines))
         except WriteFailed:
@@ -329,7 +332,7 @@ class RunWriter:
 
     def _write_info(self) -> bytes:
         self.info = self.info.model_copy(update={"counts": self.counts})
-        data = self.info.model_dump_json(indent=2).encode() + b"\n"
+        data = SECRETS.scrub_bytes(self.info.model_dump_json(indent=2).encode() + b"\n")
         write_atomic(self.dir / RUN, data)
         return data
 

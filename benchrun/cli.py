@@ -8,14 +8,16 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException, MissingConfigException
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from benchrun import console
 from benchrun.app import forget_hydra_copies, run
 from benchrun.archive import RUN
 from benchrun.config import register_with_hydra
-from benchrun.errors import BenchrunError, RunInterrupted
+from benchrun.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
 from benchrun.resources import conf_dir
 
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
@@ -35,10 +37,21 @@ def hydra_main(cfg: DictConfig) -> None:
         if not (run_dir / RUN).exists():
             forget_hydra_copies(run_dir)
         raise
-    except BenchrunError as err:
-        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+    except BenchrunError as err:  # reported here: a task function that raises makes Hydra print more than one line
+        if os.environ.get(VERBOSE_ENV) == "1":
             raise
         console.error(str(err))
         code = err.exit_code
     if code and not multirun:
         sys.exit(code)
+
+
+def hydra_error(err: Exception) -> str | None:
+    """One line for an error of Hydra's or OmegaConf's (the composition, an override); None for any other error."""
+    if not isinstance(err, (HydraException, OmegaConfBaseException)):
+        return None
+    lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
+        ("^", "See https://hydra.cc", "Config search path", "provider="))]
+    if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
+        return f"{lines[0]} (options: {', '.join(lines[2:])})"
+    return " ".join(lines) or type(err).__name__

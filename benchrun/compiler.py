@@ -13,7 +13,7 @@ from benchrun.config import bench_dir, plain_config
 from benchrun.errors import ConfigError, TaskError
 from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
 from benchrun.resources import DEMO_SCHEME
-from benchrun.sources import TASKS_DIR, TASKS_FILE, TaskSpec, read_tasks
+from benchrun.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.usercode import first_line
 
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries",
@@ -21,8 +21,6 @@ EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency"
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
 LIMITS = ("max_samples", "max_prompt_chars")
 """Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""
-_TOP_FILES = (TASKS_FILE, scoring.CUSTOM_FILE, formats.CUSTOM_FILE)
-_FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")
 
 
 @dataclass(frozen=True)
@@ -48,11 +46,13 @@ def compile_plan(config: Any, cwd: Path | None = None) -> Plan:
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)
     specs = select(read_tasks(bench), cfg["task"].get("only"))
+    limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"])
+    check_sample_count(specs, limits)
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
     known_scorers = scoring.available(bench)
     tasks, samples = [], []
     for spec in specs:
-        task_samples = grid.samples(spec)
+        task_samples = grid.samples(spec, limits)
         tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers))
         samples.extend(task_samples)
     manifest = Manifest(
@@ -60,6 +60,18 @@ def compile_plan(config: Any, cwd: Path | None = None) -> Plan:
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples))
     used = {s.name for t in tasks for s in t.scorers}
     return Plan(manifest, {name: known_scorers[name] for name in used}, bench, cfg["scorer_timeout_s"])
+
+
+def check_sample_count(specs: list[TaskSpec], limits: grid.Limits) -> None:
+    """Refuse a benchmark that expands to more than task.max_samples samples, before expanding anything."""
+    total = 0
+    for spec in specs:
+        total += grid.sample_count(spec)
+        if total > limits.max_samples:
+            counts = ", ".join(f"{s.name}: {grid.sample_count(s):,}" for s in specs)
+            raise ConfigError(f"the benchmark expands to {sum(map(grid.sample_count, specs)):,} samples ({counts}), "
+                              f"more than task.max_samples ({limits.max_samples:,}); raise it, or pick tasks with "
+                              "task.only", key="task.max_samples")
 
 
 def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
@@ -124,11 +136,7 @@ def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: 
 
 def source_files(bench: Path) -> tuple[SourceFile, ...]:
     """Path, sha256 and size of every task source file of the benchmark."""
-    paths = [bench / name for name in _TOP_FILES]
-    tasks_dir = bench / TASKS_DIR
-    if tasks_dir.is_dir():
-        paths += [d / name for d in sorted(tasks_dir.iterdir()) if d.is_dir() for name in _FOLDER_FILES]
-    return tuple(_source_file(bench, path) for path in paths if path.is_file())
+    return tuple(_source_file(bench, path) for path in benchmark_files(bench))
 
 
 def _source_file(bench: Path, path: Path) -> SourceFile:

@@ -3,6 +3,7 @@ and the typed check (benchrun.settings) with one-line errors."""
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -108,11 +109,17 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     """The first problem pydantic found validating `root` (at key path `prefix`), as `key.path: what is wrong`
     (an unknown key with a 'did you mean')."""
     first = err.errors()[0]
-    model, parts = _model_at(root, list(first["loc"]))
-    parts = [*prefix, *parts]
+    model, head, keys = _model_at(root, list(first["loc"]))
+    parts = [*prefix, *head, *keys]
     where = key_path("", parts)
     kind = first["type"]
-    if kind == "extra_forbidden" and model is not None:
+    field = model.model_fields.get(keys[0]) if model is not None and keys else None
+    if field is not None and len(keys) == 2 and isinstance(keys[1], str) and kind != "missing":
+        # a union's branch (runner.think.bool): said once, for the key, with what the key takes
+        where = key_path("", [*prefix, *head, keys[0]])
+        takes = f" ({field.description})" if field.description else ""
+        message = f"{json.dumps(first['input'], default=str)} is not valid here{takes}"
+    elif kind == "extra_forbidden" and len(keys) == 1 and model is not None:
         message = unknown_key(str(parts[-1]), list(model.model_fields),
                               "option" if issubclass(model, Options) else "key")
     elif kind == "union_tag_invalid":
@@ -128,14 +135,14 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     return f"{where}: {message}" if where else message
 
 
-def _model_at(root: type[BaseModel], loc: list[Any]) -> tuple[type[BaseModel] | None, list[Any]]:
-    """The config model that holds the last key of `loc`, and `loc` without the runner-type tag pydantic adds."""
-    head: list[Any] = []
+def _model_at(root: type[BaseModel], loc: list[Any]) -> tuple[type[BaseModel], list[Any], list[Any]]:
+    """The config model the error is in, the key path to it, and the keys in it (the runner-type tag pydantic puts
+    in `loc` left out)."""
     if root is RunConfig and loc[:1] == ["runner"] and len(loc) > 1 and loc[1] in RUNNERS:
-        root, head, loc = RUNNERS[loc[1]], ["runner"], loc[2:]
-    elif root is RunConfig and loc[:1] == ["task"]:
-        root, head, loc = TaskConfig, ["task"], loc[1:]
-    return (root if len(loc) == 1 else None), [*head, *loc]
+        return RUNNERS[loc[1]], ["runner"], loc[2:]
+    if root is RunConfig and loc[:1] == ["task"] and len(loc) > 1:
+        return TaskConfig, ["task"], loc[1:]
+    return root, [], loc
 
 
 

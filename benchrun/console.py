@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.manifest import Manifest
+from benchrun.secrets import SECRETS
 from benchrun.records import MetricSummary, RunInfo, Summary, SweepSummary
 
 
@@ -21,19 +23,27 @@ WIDE = 160
 
 
 def stdout() -> Console:
-    console = Console(highlight=False)
+    """Standard output. Prompts, answers, names and values are printed as they are: no markup, no emoji codes."""
+    console = Console(highlight=False, markup=False, emoji=False)
     if not console.is_terminal:
         console.width = max(console.width, WIDE)
     return console
 
 
-def stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+@contextmanager
+def closing_pipe() -> Iterator[None]:
+    """When the reader stops early (`benchrun-audit export RUN | head`), the output ends quietly (the recipe in
+    Python's documentation of SIGPIPE)."""
+    try:
+        yield
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
 
 
 def error(message: str) -> None:
-    """One line on stderr, no markup interpretation."""
-    print(f"benchrun: error: {message}", file=sys.stderr, flush=True)
+    """One line on stderr, no markup interpretation, every credential benchrun sends masked."""
+    print(f"benchrun: error: {SECRETS.scrub(message)}", file=sys.stderr, flush=True)
 
 
 def plan_table(manifest: Manifest) -> Table:
@@ -71,8 +81,8 @@ class RateColumn(ProgressColumn):
 def progress(total: int) -> Iterator[Callable[[bool], None]]:
     """A progress bar (done/total, errors, rate) on a terminal; yields `advance(failed)`."""
     console = stdout()
-    bar = Progress(TextColumn("[bold]asking"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("errors {task.fields[errors]}"), RateColumn(),
+    bar = Progress(TextColumn("asking", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("errors {task.fields[errors]}", markup=False), RateColumn(),
                    TimeElapsedColumn(), console=console, disable=not console.is_terminal, refresh_per_second=4)
     errors = 0
     with bar:

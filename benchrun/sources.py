@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +17,10 @@ from benchrun.errors import TaskError
 
 TASKS_FILE = "tasks.yml"
 TASKS_DIR = "tasks"
+TOP_FILES = (TASKS_FILE, "custom_scorer.py", "custom_response.py")
+FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")
+TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+"""A task name, as tasks.schema.json's $defs/name says (a folder task's folder name too)."""
 Column = list[Any]
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
@@ -66,8 +71,31 @@ DEFAULT_SCORER = "exact_match"
 DEFAULT_FORMAT = "StringAnswer"
 
 
+def benchmark_files(bench: Path) -> list[Path]:
+    """Every file of the benchmark that benchrun reads; each must resolve inside the benchmark directory (a link to
+    a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model)."""
+    paths = [bench / name for name in TOP_FILES]
+    tasks_dir = bench / TASKS_DIR
+    if tasks_dir.is_dir():
+        for folder in sorted(tasks_dir.iterdir()):
+            if folder.is_dir():
+                _inside(bench, folder)
+                paths += [folder / name for name in FOLDER_FILES]
+    found = [path for path in paths if path.is_file()]
+    for path in found:
+        _inside(bench, path)
+    return found
+
+
+def _inside(bench: Path, path: Path) -> None:
+    if not path.resolve().is_relative_to(bench):
+        raise TaskError(f"links outside the benchmark directory (to {path.resolve()}); benchrun reads only files "
+                        "inside it", file=path.relative_to(bench).as_posix())
+
+
 def read_tasks(bench: Path) -> list[TaskSpec]:
     """Every task of the benchmark at `bench`, list-style first, then folders by name."""
+    benchmark_files(bench)
     specs = _list_tasks(bench) + _folder_tasks(bench)
     if not specs:
         raise TaskError(f"no tasks found: expected {TASKS_FILE} or {TASKS_DIR}/<name>/template.txt",
@@ -82,6 +110,7 @@ def load_yaml(path: Path, rel: str) -> Any:
     except UnicodeDecodeError as err:
         raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
     try:
+        _refuse_aliases(text, rel)
         return yaml.load(text, Loader=_FAST_LOADER)
     except yaml.YAMLError:
         pass  # parsed again below: the pure-Python parser's messages name the problem and its context
@@ -96,6 +125,16 @@ def load_yaml(path: Path, rel: str) -> Any:
         line, column = text.count("\n", 0, err.position) + 1, err.position - text.rfind("\n", 0, err.position)
         raise TaskError(f"line {line}, column {column}: YAML syntax error: {str(err).splitlines()[0]}",
                         file=rel) from None
+
+
+def _refuse_aliases(text: str, rel: str) -> None:
+    """YAML aliases (*name) are refused: a few lines of them expand to gigabytes (an alias bomb)."""
+    if "*" not in text:
+        return
+    for event in yaml.parse(text, Loader=_FAST_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            raise TaskError(f"{_position(event.start_mark)}: YAML aliases (*{event.anchor}) are not allowed in "
+                            "benchmark files; write the values out", file=rel)
 
 
 def _position(mark: yaml.Mark) -> str:
@@ -120,13 +159,27 @@ def _name_at(raw: Any, path: list) -> str | None:
 
 
 def _list_task(item: dict, index: int) -> TaskSpec:
-    return TaskSpec(
+    return _checked(TaskSpec(
         name=item["name"], source=TASKS_FILE, key=f"tasks[{index}]", template=item["template"],
         values=item["values"], reference=item.get("reference", "calculated"),
         value_combinations=item.get("value_combinations", "tuple"),
         scorers=_as_tuple(item.get("scorer", DEFAULT_SCORER)),
         format=item.get("format", DEFAULT_FORMAT), description=item.get("description"),
-    )
+    ))
+
+
+def _checked(spec: TaskSpec) -> TaskSpec:
+    """A task whose values and references are finite numbers, strings or bools (a .nan has no JSON and no id)."""
+    columns = {f"values.{name}": column for name, column in spec.values.items()}
+    if spec.reference != "calculated":
+        columns["reference"] = spec.reference
+    for key, column in columns.items():
+        for number, value in enumerate(column, start=1):
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, float) and not math.isfinite(item):
+                    raise TaskError(f"item {number} is {item!r}: a value must be a finite number, a string or a "
+                                    "bool", **spec.where(key))
+    return spec
 
 
 def _as_tuple(scorer: str | list[str]) -> tuple[str, ...]:
@@ -137,7 +190,12 @@ def _folder_tasks(bench: Path) -> list[TaskSpec]:
     root = bench / TASKS_DIR
     if not root.is_dir():
         return []
-    return [_folder_task(d, f"{TASKS_DIR}/{d.name}") for d in sorted(root.iterdir()) if d.is_dir()]
+    folders = [d for d in sorted(root.iterdir()) if d.is_dir()]
+    for folder in folders:
+        if not TASK_NAME.fullmatch(folder.name):
+            raise TaskError(f"'{folder.name}' is not a task name (letters, digits, _ . - ; not starting with . or -): "
+                            "rename the folder", file=f"{TASKS_DIR}/{folder.name}")
+    return [_folder_task(d, f"{TASKS_DIR}/{d.name}") for d in folders]
 
 
 def _folder_task(folder: Path, rel: str) -> TaskSpec:
@@ -153,19 +211,19 @@ def _folder_task(folder: Path, rel: str) -> TaskSpec:
     description = info.get("description")
     if description_file.is_file():
         description = _read_text(description_file, f"{rel}/description.txt", folder.name).strip()
-    return TaskSpec(
+    return _checked(TaskSpec(
         name=folder.name, source=rel, key="", template=template.rstrip("\n"), values=columns,
         reference=reference if reference is not None else "calculated",
         scorers=_as_tuple(info.get("scorer", DEFAULT_SCORER)),
         format=info.get("format", DEFAULT_FORMAT), description=description,
-    )
+    ))
 
 
 def _read_text(path: Path, rel: str, task: str) -> str:
     if not path.is_file():
         raise TaskError("file is missing", file=rel, task=task)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's CSV default) is not text
     except UnicodeDecodeError as err:
         raise TaskError(f"not UTF-8 text ({err.reason})", file=rel, task=task) from None
 

@@ -10,6 +10,7 @@ import hashlib
 import importlib.util
 import io
 import logging
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -19,6 +20,8 @@ from benchrun.errors import TaskError
 from benchrun.interrupts import INTERRUPTS
 
 LOG = logging.getLogger("benchrun.usercode")
+_INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
+"""The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
 
 def import_file(path: Path, rel: str) -> ModuleType:
@@ -45,8 +48,9 @@ def import_file(path: Path, rel: str) -> ModuleType:
 
 
 def first_line(err: BaseException) -> str:
-    """The first line of an error's message (pydantic's run to five), or its type when it has none."""
-    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+    """The first sentence of an error's message (pydantic's run to five lines), user modules by their file's name."""
+    line = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    return _INTERNAL_NAME.sub("", line.split(". ", 1)[0])
 
 
 def _line(err: Exception, path: Path) -> str:

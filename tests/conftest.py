@@ -33,7 +33,7 @@ def compose_cfg(tmp_path: Path) -> Iterator:
 def run_benchrun(*args: str, cwd: Path, env: dict[str, str] | None = None,
                  module: str = "benchrun", timeout: float = 120) -> subprocess.CompletedProcess:
     """A real `python -m benchrun ...` subprocess; stdout/stderr captured as text."""
-    full_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    full_env = {k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "BENCHRUN_VERBOSE")}
     full_env.update({"COLUMNS": "200", "PYTHONUNBUFFERED": "1", **(env or {})})
     return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)

@@ -45,7 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, module = parser_for(command)
     args = parser.parse_args(argv)
     try:
-        return module.main(args)
+        with console.closing_pipe():
+            return module.main(args)
     except BenchrunError as err:
         if args.verbose or os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise

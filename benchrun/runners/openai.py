@@ -110,7 +110,7 @@ class OpenAIRunner:
             choice = body["choices"][0]
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
-            raise APIError(self._scrub(f"not a chat completion: {' '.join(response.text.split())[:300]}")) from None
+            raise APIError(SECRETS.scrub(f"not a chat completion: {' '.join(response.text.split())[:300]}")) from None
         usage = body.get("usage") or {}
         extra = {"model": body.get("model"), "system_fingerprint": body.get("system_fingerprint")}
         if message.get("refusal"):
@@ -128,11 +128,7 @@ class OpenAIRunner:
         if isinstance(error, dict):
             error = error.get("message") or error.get("detail") or error
         text = " ".join(str(response.text if error is None else error).split())[:300]
-        return self._scrub(text or response.reason_phrase)
-
-    def _scrub(self, text: str) -> str:
-        """`text` with the API key masked, in case a server echoes it back."""
-        return text.replace(self._key, "***") if self._key else text
+        return SECRETS.scrub(text or response.reason_phrase)
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from benchrun.errors import VERBOSE_ENV
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 
 SCORER = "import json\n\ndef times7(response, values):\n    return int(json.loads(response)['answer'] == values['a'] * 7)\n"
@@ -79,7 +80,7 @@ class Lab:
                 "runner.retries=1", "runner.backoff_s=0.05", *extra]
 
     def start(self, *args: str, module: str = "benchrun") -> subprocess.Popen:
-        env = {**{k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}, "COLUMNS": "200"}
+        env = {**{k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", VERBOSE_ENV)}, "COLUMNS": "200"}
         return subprocess.Popen([sys.executable, "-m", module, *args], cwd=self.root, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

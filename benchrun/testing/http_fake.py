@@ -49,6 +49,8 @@ class Reply:
     status: int = 200
     error: str | None = None
     delay_s: float = 0.0
+    drip_s: float = 0.0
+    """Send the answer one byte at a time, this long apart (a server that never quite stops answering)."""
     drop: bool = False
     done_reason: str = "stop"
     prompt_eval_count: int | None = None
@@ -144,6 +146,8 @@ class Response:
     status: int
     body: bytes
     content_type: str = "application/json"
+    drip_s: float = 0.0
+    """Seconds between the bytes of the body (0: all at once)."""
 
 
 def json_response(obj: Any, status: int = 200) -> Response:
@@ -303,7 +307,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(response.body)
+        if not response.drip_s:
+            self.wfile.write(response.body)
+            return
+        for byte in response.body:
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            time.sleep(response.drip_s)
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from benchrun.testing.http_fake import (
@@ -85,10 +86,10 @@ class FakeOllama(FakeServer):
         key = "response" if request.path == "/api/generate" else "message"
         final = {**_chunk(name, key, ""), "done": True, **_stats(reply)}
         if not body.get("stream", True):
-            return json_response({**final, **_chunk(name, key, reply.content)})
+            return replace(json_response({**final, **_chunk(name, key, reply.content)}), drip_s=reply.drip_s)
         pieces = [{**_chunk(name, key, piece), "done": False} for piece in re.findall(r"\S+\s*|\s+", reply.content)]
         lines = b"".join(json.dumps(chunk).encode() + b"\n" for chunk in [*pieces, final])
-        return Response(200, lines, "application/x-ndjson")
+        return Response(200, lines, "application/x-ndjson", drip_s=reply.drip_s)
 
     def _chat_request(self, path: str, model: str, body: dict[str, Any]) -> ChatRequest:
         if path == "/api/generate":

@@ -37,9 +37,11 @@ class FakeOpenAI(FakeServer):
 
     def __init__(self, models: Iterable[str] = ("qwen2.5",), responder: Responder | None = None,
                  latency_s: float = 0.0, max_parallel: int | None = None, api_key: str | None = None,
-                 system_fingerprint: str = "fp_fake", port: int = 0) -> None:
+                 system_fingerprint: str = "fp_fake", echo_auth: bool = False, port: int = 0) -> None:
         self.api_key = api_key
         self.system_fingerprint = system_fingerprint
+        self.echo_auth = echo_auth
+        """A leaky server: the Authorization header it got comes back in every answer, model entry and error."""
         self.auth_headers: list[str | None] = []
         self._ids = itertools.count(1)
         super().__init__(models, responder, latency_s, max_parallel, port)
@@ -50,7 +52,8 @@ class FakeOpenAI(FakeServer):
     def _models(self, request: Request) -> Response:
         if denied := self._deny(request):
             return denied
-        data = [{"id": m, "object": "model", "created": FIXED_TIME_EPOCH, "owned_by": "library"} for m in self.models]
+        owner = request.headers.get("Authorization") if self.echo_auth else "library"
+        data = [{"id": m, "object": "model", "created": FIXED_TIME_EPOCH, "owned_by": owner} for m in self.models]
         return json_response({"object": "list", "data": data})
 
     def _completions(self, request: Request) -> Response | None:
@@ -72,9 +75,11 @@ class FakeOpenAI(FakeServer):
         ))
         if reply.drop:
             return None
+        echoed = request.headers.get("Authorization") if self.echo_auth else None
         if reply.status != 200:
-            return _error(reply.status, reply.error_text)
-        return json_response(self._completion(name, reply))
+            return _error(reply.status, f"{reply.error_text} (you sent {echoed})" if echoed else reply.error_text)
+        completion = self._completion(name, reply)
+        return json_response({**completion, "system_fingerprint": echoed} if echoed else completion)
 
     def _completion(self, model: str, reply: Reply) -> dict[str, Any]:
         prompt_tokens, completion_tokens = reply.prompt_eval_count or 0, reply.eval_count or 0
