@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.errors import EXIT
 from benchrun.manifest import Manifest
 from benchrun.secrets import SECRETS
 from benchrun.records import MetricSummary, RunInfo, Summary, SweepSummary
@@ -22,9 +23,17 @@ WIDE = 160
 """Width when not printing to a terminal (pipes, logs, tests), so tables do not fold."""
 
 
+class _Console(Console):
+    """rich's Console, but a reader that stops early is not an error (rich's documented hook exits with 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def stdout() -> Console:
     """Standard output. Prompts, answers, names and values are printed as they are: no markup, no emoji codes."""
-    console = Console(highlight=False, markup=False, emoji=False)
+    console = _Console(highlight=False, markup=False, emoji=False)
     if not console.is_terminal:
         console.width = max(console.width, WIDE)
     return console
@@ -38,7 +47,7 @@ def closing_pipe() -> Iterator[None]:
         yield
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
+        sys.exit(EXIT["ok"])
 
 
 def error(message: str) -> None:

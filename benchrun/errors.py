@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-EXIT = {"ok": 0, "sweep_failed": 1, "usage": 2, "runner": 3, "archive": 4, "interrupted": 130}
+EXIT = {"ok": 0, "sweep_failed": 1, "not_intact": 1, "usage": 2, "runner": 3, "archive": 4, "interrupted": 130}
 """Every exit code benchrun and benchrun-audit use."""
 VERBOSE_ENV = "BENCHRUN_VERBOSE"
 """Set (to 1) for a run's processes, its launchers' workers included, when tracebacks were asked for (--verbose)."""

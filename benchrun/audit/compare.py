@@ -20,7 +20,7 @@ from rich.text import Text
 
 from benchrun import console
 from benchrun.audit import significance
-from benchrun.errors import BenchrunError
+from benchrun.errors import EXIT, BenchrunError
 from benchrun.manifest import Frozen, Manifest, canonical_json, sha256_bytes
 from benchrun.records import Number
 from benchrun.runs import DEFAULT_ROOT, Run, expand_runs
@@ -130,7 +130,7 @@ def main(args: argparse.Namespace) -> int:
         print(report.model_dump_json(indent=2))
     else:
         print_report(report, console.stdout())
-    return 0
+    return EXIT["ok"]
 
 
 def compare(runs: list[Run], metric: str | None = None, task: str | None = None) -> Report:

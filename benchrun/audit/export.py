@@ -10,6 +10,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import IO, Any, Iterator, Sequence
 
+from benchrun.errors import EXIT
 from benchrun.records import ErrorInfo, ScoreRecord
 from benchrun.runs import DEFAULT_ROOT, Run, expand_runs
 
@@ -118,4 +119,4 @@ def main(args: argparse.Namespace) -> int:
     target = open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
     with target as out:
         WRITERS[args.format](runs, out)
-    return 0
+    return EXIT["ok"]

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
-from benchrun.errors import ArchiveError
+from benchrun.errors import EXIT, ArchiveError
 from benchrun.records import FORMAT_VALID
 from benchrun.records import MetricSummary, Status
 from benchrun.runs import DEFAULT_ROOT, Run, scan_runs
@@ -168,4 +168,4 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps([entry.to_json() for entry in entries], indent=2))
     else:
         console.stdout().print(runs_table(entries))
-    return 0
+    return EXIT["ok"]

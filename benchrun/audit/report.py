@@ -14,7 +14,7 @@ from string import Template
 
 from benchrun.archive import RUN, write_atomic
 from benchrun.audit import report_svg as svg
-from benchrun.errors import ArchiveError, BenchrunError
+from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.manifest import Sample
 from benchrun.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord
 from benchrun.runs import DEFAULT_ROOT, SWEEP_FILE, Run, job_dirs, load_run, resolve_run
@@ -59,7 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     print(write_report(args.refs, args.output, args.root))
-    return 0
+    return EXIT["ok"]
 
 
 def write_report(refs: list[str], output: Path | None = None, root: Path = DEFAULT_ROOT) -> Path:

@@ -32,7 +32,7 @@ from rich.text import Text
 from benchrun import console
 from benchrun.archive import SCORES, SUMMARY, RecordFile, count_response, count_score, environment, now, write_atomic
 from benchrun.dirlock import DirLock
-from benchrun.errors import ArchiveError, BenchrunError, ConfigError
+from benchrun.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.grading import Grader
 from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
 from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
@@ -135,7 +135,7 @@ def main(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=2))
     else:
         print_rescore(result, console.stdout())
-    return 0
+    return EXIT["ok"]
 
 
 def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None = None,

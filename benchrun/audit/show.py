@@ -16,6 +16,7 @@ from rich.text import Text
 from benchrun import console
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
+from benchrun.errors import EXIT
 from benchrun.records import FORMAT_VALID
 from benchrun.records import MetricSummary, ResponseRecord, ScoreRecord
 from benchrun.runs import DEFAULT_ROOT, Run, joined, resolve_run
@@ -213,7 +214,7 @@ def main(args: argparse.Namespace) -> int:
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
     if args.json:
         write_json(run, views, scan, sys.stdout)
-        return 0
+        return EXIT["ok"]
     out = console.stdout()
     out.print(header(run))
     if views is not None:
@@ -224,4 +225,4 @@ def main(args: argparse.Namespace) -> int:
     rows = scan.rows()
     out.print()
     out.print(metrics_table(rows) if rows else "metrics: none (no score records)")
-    return 0
+    return EXIT["ok"]

@@ -21,7 +21,7 @@ from benchrun import console
 from benchrun.archive import CONFIG, MANIFEST, RECORD_FILES, RUN, SEAL, file_digest
 from benchrun import ledger
 from benchrun.ledger import DIGESTS
-from benchrun.errors import BenchrunError
+from benchrun.errors import EXIT, BenchrunError
 from benchrun.manifest import SourceFile
 from benchrun.records import FileDigest
 from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
@@ -222,4 +222,4 @@ def main(args: argparse.Namespace) -> int:
         print()
     else:
         print_verdict(verdict)
-    return 0 if verdict.intact else 1
+    return EXIT["ok"] if verdict.intact else EXIT["not_intact"]
