@@ -7,15 +7,16 @@ import hashlib
 import importlib.util
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from benchrun.errors import ConfigError, RunnerError
-from benchrun.formats import IntJustification
-from benchrun.runners import Retryable, make_runner
-from benchrun.runners.local import DEFAULT_FILE, bounded_strings, grammar_text
+from benchrun.formats import IntAnswer, IntJustification, StringAnswer
+from benchrun.runners import make_runner
+from benchrun.runners.local import DEFAULT_FILE, Guard, bounded_strings
 from tests.conftest import run_benchrun
 from tests.fakes import read_jsonl, run_dir_of
 
@@ -143,21 +144,22 @@ def test_options_it_does_not_use_are_refused():
                               "frequency_penalty, stop, num_ctx, num_thread)")
 
 
-def test_a_generation_past_timeout_s_stops_and_is_retryable():
-    runner = make_runner({**SHORT, "timeout_s": 1e-6})
-    schema = IntJustification.model_json_schema()
+def test_a_generation_called_off_stops_and_frees_the_model():
+    runner = make_runner({**CONFIG, "options": {**CONFIG["options"], "num_predict": -1}, "max_string_length": None})
+    schema = StringAnswer.model_json_schema()
 
-    async def session() -> tuple[Retryable, str]:
+    async def session() -> tuple[float, str]:
         await runner.identify()
-        with pytest.raises(Retryable) as err:
-            await runner.complete("find the product of 2 and 3", schema)
-        runner.timeout_s = 300
-        answer = await runner.complete("find the product of 2 and 3", schema)
+        started = time.perf_counter()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(runner.complete("write a very long story about the sea", schema), 0.2)
+        stopped = time.perf_counter() - started
+        answer = await runner.complete("find the product of 2 and 3", IntAnswer.model_json_schema())
         await runner.aclose()
-        return err.value, answer.text
-    error, text = asyncio.run(session())
-    assert isinstance(error.__cause__, TimeoutError) and str(error) == "no answer within 1e-06 s"
-    Draft202012Validator(schema).validate(json.loads(text))
+        return stopped, answer.text
+    stopped, text = asyncio.run(session())
+    assert stopped < 2, "the generation stopped at its next token, not at its end"
+    Draft202012Validator(IntAnswer.model_json_schema()).validate(json.loads(text))
 
 
 def test_concurrent_requests_answer_one_at_a_time_and_alike():
@@ -175,7 +177,7 @@ def test_concurrent_requests_answer_one_at_a_time_and_alike():
     assert len(json.loads(answers[0].text)["justification"]) <= 8
 
 
-def test_grammar_is_the_schema_with_json_strings_and_bounded_lengths():
+def test_the_grammar_schema_has_bounded_strings():
     schema = {"$defs": {"Direction": {"enum": ["left", "up"], "type": "string"},
                         "Note": {"properties": {"text": {"type": "string"}}, "type": "object"}},
               "properties": {"direction": {"$ref": "#/$defs/Direction"}, "note": {"$ref": "#/$defs/Note"},
@@ -186,8 +188,30 @@ def test_grammar_is_the_schema_with_json_strings_and_bounded_lengths():
     assert json.dumps(schema) == original
     assert bounded["$defs"]["Note"]["properties"]["text"]["maxLength"] == 5
     assert "maxLength" not in bounded["$defs"]["Direction"] and bounded["properties"]["code"]["maxLength"] == 3
-    text = grammar_text(schema, 5)
-    assert r'char ::= [^"\\\x00-\x1F]' in text and r'char ::= [^"\\] ' not in text
-    assert 'Direction ::= "\\"left\\"" | "\\"up\\""' in text
-    llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+    llama_cpp.LlamaGrammar.from_json_schema(json.dumps(bounded), verbose=False)
     assert bounded_strings(schema, None) is schema
+
+
+def test_no_token_with_a_raw_control_character_can_be_generated():
+    """A model pushed hard towards raw newlines (a logits processor adding 50 to every control token) writes them
+    into its JSON string through the library's grammar alone; with the runner's guard it cannot."""
+    llm = llama_cpp.Llama(model_path=str(MODEL), verbose=False, n_ctx=512, seed=0)
+    guard = Guard(llm)
+    controls = {t for t in range(llm.n_vocab()) if any(b < 0x20 for b in llm.detokenize([t], special=False))}
+    assert set(guard.banned.tolist()) == controls and len(controls) > 10
+
+    def newlines(input_ids, scores):
+        scores[list(controls)] += 50
+        return scores
+
+    def poem(*processors) -> str:
+        llm.reset()
+        grammar = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(StringAnswer.model_json_schema()), verbose=False)
+        out = llm.create_chat_completion(messages=[{"role": "user", "content": "write a poem"}], grammar=grammar,
+                                         temperature=0, seed=0, max_tokens=24,
+                                         logits_processor=llama_cpp.LogitsProcessorList(list(processors)))
+        return out["choices"][0]["message"]["content"]
+
+    assert any(ord(c) < 0x20 for c in poem(newlines)), "without the guard the control characters get in"
+    guarded = poem(newlines, guard)
+    assert not any(ord(c) < 0x20 for c in guarded), repr(guarded)

@@ -6,15 +6,18 @@ import asyncio
 import importlib
 import importlib.util
 import json
+import math
 import os
+import re
+import threading
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from benchrun.archive import file_digest
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable
+from benchrun.runners.base import Completion
 from benchrun.settings import LocalConfig
 
 INSTALL = 'pip install -e ".[local]"'
@@ -27,25 +30,31 @@ SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_to
 the context is full, as Ollama's num_predict -1 and -2)."""
 LOADING = {"num_ctx": "n_ctx", "num_thread": "n_threads", "seed": "seed"}
 """runner.options -> Llama() arguments (used when the model is loaded)."""
-_LOOSE_CHAR = r'char ::= [^"\\]'
-_JSON_CHAR = r'char ::= [^"\\\x00-\x1F]'
 _FIXED_STRINGS = {"enum", "const", "pattern", "format", "maxLength"}
+SUPPORTED = ((0, 3, 7), (0, 4, 0))
+"""The llama-cpp-python versions runner=local is built and tested for: at least the first, below the second."""
+INSTALL_SUPPORTED = "pip install 'llama-cpp-python>=0.3.7,<0.4'"
+
+
+class Stopped(Exception):
+    """The generation was stopped from outside (its request ran out of time, or the runner closed)."""
 
 
 class LocalRunner:
-    """One GGUF model loaded once at preflight; one generation at a time, each held to its JSON schema."""
+    """One GGUF model loaded once at preflight; one generation at a time, each held to its JSON schema by the
+    library's grammar API and watched by a `Guard`, through the library's documented hooks: a logits processor
+    that keeps raw control characters out of the answer, and a stopping criterion (given by a chat formatter,
+    `GuardedFormatter`, around the model's own chat template) that ends the generation when it is called off."""
 
     def __init__(self, config: LocalConfig):
         self.config = config
         self.options = config.options
         self._sampling = {SAMPLING[k]: v for k, v in self.options.items() if k in SAMPLING and v is not None}
-        self.timeout_s = config.timeout_s
-        self.max_string_length = config.max_string_length
         self._lock = asyncio.Lock()
         self._llama_cpp: ModuleType | None = None
         self._llm: Any = None
         self._grammars: dict[str, Any] = {}
-        self._stop_at = 0.0
+        self._guard: Guard | None = None
 
     async def identify(self) -> dict[str, Any]:
         """Load the model; its file's sha256 and size, the llama.cpp version and the GGUF metadata."""
@@ -53,61 +62,121 @@ class LocalRunner:
         path = model_file(self.config.model_path)
         digest = await asyncio.to_thread(file_digest, path)
         self._llm = await asyncio.to_thread(load_model, llama_cpp, path, self.options)
-        self._llm.generate = self._until_stopped(self._llm.generate)
-        return {"file": path.name, "path": str(path), "sha256": digest.sha256, "size": digest.size,
-                "llama_cpp_version": llama_cpp.__version__, "n_ctx": self._llm.n_ctx(),
+        self._guard = await asyncio.to_thread(Guard, self._llm)
+        self._llm.chat_handler = chat_handler(llama_cpp, self._llm, self._guard, path)
+        return {"file": path.name, "path": str(path), "digest": digest.sha256, "sha256": digest.sha256,
+                "size": digest.size, "llama_cpp_version": llama_cpp.__version__, "n_ctx": self._llm.n_ctx(),
                 "n_threads": self._llm.n_threads, "metadata": dict(self._llm.metadata)}
 
     async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
+        """One generation in a worker thread; called off (a deadline, a signal), it stops at its next token and
+        the model is free again before this returns."""
         grammar = self._grammar(schema)
         async with self._lock:
+            self._guard.stopped.clear()
+            generation = asyncio.ensure_future(asyncio.to_thread(self._generate, prompt, grammar))
             try:
-                return await asyncio.to_thread(self._generate, prompt, grammar)
-            except TimeoutError as err:
-                raise Retryable(str(err)) from err
+                return await asyncio.shield(generation)
+            except asyncio.CancelledError:
+                self._guard.stopped.set()
+                await asyncio.gather(generation, return_exceptions=True)
+                raise
 
     def _generate(self, prompt: str, grammar: Any) -> Completion:
         """One answer from a fresh context (no prefix reuse, so no answer depends on the ones before it)."""
         started, llm = time.perf_counter_ns(), self._llm
-        self._stop_at = time.monotonic() + self.timeout_s
         llm.reset()
         out = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], grammar=grammar,
+                                         logits_processor=self._llama_cpp.LogitsProcessorList([self._guard]),
                                          **self._sampling)
+        if self._guard.stopped.is_set():
+            raise Stopped("the generation was stopped")
         choice, usage = out["choices"][0], out["usage"]
         return Completion(text=choice["message"]["content"] or "", done_reason=choice["finish_reason"],
                           prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
                           durations_ns={"total": time.perf_counter_ns() - started})
 
-    def _until_stopped(self, generate: Callable[..., Iterator[int]]) -> Callable[..., Iterator[int]]:
-        """Llama.generate, stopped with TimeoutError once the request's time is up (or the runner closes)."""
-        def tokens(*args: Any, **kwargs: Any) -> Iterator[int]:
-            for token in generate(*args, **kwargs):
-                if time.monotonic() > self._stop_at:
-                    raise TimeoutError(f"no answer within {self.timeout_s:g} s")
-                yield token
-        return tokens
-
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_string(
-                grammar_text(schema, self.max_string_length), verbose=False)
+            bounded = bounded_strings(schema, self.config.max_string_length)
+            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(json.dumps(bounded), verbose=False)
         return self._grammars[key]
 
     async def aclose(self) -> None:
         """Stop a generation still running (at its next token); the model is freed when it is done."""
-        self._stop_at = 0.0
+        if self._guard is not None:
+            self._guard.stopped.set()
         self._llm = None
 
     def public_config(self) -> dict[str, Any]:
         return self.config.model_dump(mode="json")
 
 
+class Guard:
+    """Called before each token as a logits processor: never a token with a raw control character in it (a JSON
+    string may not hold one, and the library's JSON grammar lets them through); and as a stopping criterion: the
+    end, once `stopped` is set."""
+
+    def __init__(self, llm: Any):
+        import numpy
+
+        self.banned = numpy.array([token for token in range(llm.n_vocab())
+                                   if any(byte < 0x20 for byte in llm.detokenize([token], special=False))],
+                                  dtype=numpy.intc)
+        """The ids of the model's tokens whose text holds a byte below 0x20."""
+        self.stopped = threading.Event()
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        scores[self.banned] = -math.inf
+        return scores
+
+    def done(self, input_ids: Any, logits: Any) -> bool:
+        return self.stopped.is_set()
+
+
+def chat_handler(llama_cpp: ModuleType, llm: Any, guard: Guard, path: Path) -> Any:
+    """The model's own chat template (as llama-cpp-python would use it), its generations ending when `guard` says."""
+    from llama_cpp import llama_chat_format
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise RunnerError(f"model file '{path}' has no chat template (tokenizer.chat_template); runner=local needs "
+                          "an instruct model's GGUF")
+    eos, bos = llm.token_eos(), llm.token_bos()
+    formatter = llama_chat_format.Jinja2ChatFormatter(
+        template=template, eos_token=_text(llm, eos), bos_token=_text(llm, bos), stop_token_ids=[eos])
+    return llama_chat_format.chat_formatter_to_chat_completion_handler(GuardedFormatter(llama_cpp, formatter, guard))
+
+
+def _text(llm: Any, token: int) -> str:
+    return llm.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
+
+
+class GuardedFormatter:
+    """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria."""
+
+    def __init__(self, llama_cpp: ModuleType, formatter: Any, guard: Guard):
+        self.llama_cpp, self.formatter, self.guard = llama_cpp, formatter, guard
+
+    def __call__(self, **kwargs: Any) -> Any:
+        response = self.formatter(**kwargs)
+        response.stopping_criteria = self.llama_cpp.StoppingCriteriaList(
+            [self.guard.done, *(response.stopping_criteria or [])])
+        return response
+
+
 def import_llama_cpp() -> ModuleType:
+    """llama_cpp, in a version runner=local supports (else one line with the fix)."""
     try:
-        return importlib.import_module("llama_cpp")
+        llama_cpp = importlib.import_module("llama_cpp")
     except ImportError:
         raise RunnerError(f"runner=local needs llama-cpp-python: {INSTALL}") from None
+    version = tuple(int(part) for part in re.findall(r"\d+", llama_cpp.__version__)[:3])
+    if not SUPPORTED[0] <= version < SUPPORTED[1]:
+        raise RunnerError(f"runner=local supports llama-cpp-python >=0.3.7,<0.4, not {llama_cpp.__version__}: "
+                          f"{INSTALL_SUPPORTED}")
+    return llama_cpp
 
 
 def model_file(model_path: str | None) -> Path:
@@ -138,14 +207,6 @@ def load_model(llama_cpp: ModuleType, path: Path, options: dict[str, Any]) -> An
     except (ValueError, RuntimeError):
         raise RunnerError(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' (cut short, or a "
                           "model architecture it does not know); set runner.model_path to a GGUF file") from None
-
-
-def grammar_text(schema: dict[str, Any], max_string_length: int | None) -> str:
-    """llama.cpp's GBNF for `schema`, with JSON's string rules (no raw control characters) and bounded strings."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    return json_schema_to_gbnf(json.dumps(bounded_strings(schema, max_string_length))).replace(
-        _LOOSE_CHAR, _JSON_CHAR)
 
 
 def bounded_strings(schema: Any, max_length: int | None) -> Any:
