@@ -15,7 +15,7 @@ from benchrun import console
 from benchrun.archive import LOG, RunWriter, environment, new_run_id, now
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config, slug
-from benchrun.errors import EXIT, BenchrunError, RunInterrupted, ServerLost
+from benchrun.errors import EXIT, BenchrunError, FailFast, RunInterrupted, ServerLost
 from benchrun.executor import Executor
 from benchrun.grading import Grader
 from benchrun.interrupts import INTERRUPTS
@@ -103,6 +103,9 @@ def recording(writer: RunWriter) -> Iterator[None]:
     except ServerLost as err:
         writer.finish("interrupted", str(err))
         raise ServerLost(f"{err}; {resume_hint(writer, 'once the server is back')}") from None
+    except FailFast as err:
+        writer.finish("failed", str(err))
+        raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended')}") from None
     except BenchrunError as err:
         writer.fail(str(err))
         raise

@@ -16,8 +16,8 @@ from benchrun.resources import DEMO_SCHEME
 from benchrun.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.usercode import first_line
 
-EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries",
-                  "backoff_s")
+EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
+                  "max_consecutive_failures")
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
 LIMITS = ("max_samples", "max_prompt_chars")
 """Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""

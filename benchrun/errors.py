@@ -5,7 +5,8 @@
     │   └── RunDirTaken           the run directory already holds a run, or another is writing it
     ├── TaskError                 a task source (tasks.yml, tasks/<name>/, custom_*.py) is wrong   exit 2
     ├── RunnerError               the model server cannot be used                                exit 3
-    │   └── ServerLost            the server went away mid-run: the run is interrupted, resumable
+    │   ├── ServerLost            the server went away mid-run: the run is interrupted, resumable
+    │   └── FailFast              request after request failed the same way: the run failed, resumable
     └── ArchiveError              a run directory is missing, incomplete or inconsistent          exit 4
         ├── ArchiveBusy           another process holds the run directory's lock
         └── WriteFailed           a file of the run could not be written (disk full, I/O error, ...)
@@ -51,6 +52,10 @@ class RunnerError(BenchrunError):
 
 class ServerLost(RunnerError):
     """Requests stopped reaching the server mid-run; the samples not yet answered are left for `resume`."""
+
+
+class FailFast(RunnerError):
+    """Request after request failed the same way: a broken setup; the run stops as failed, `resume` finishes it."""
 
 
 class ArchiveError(BenchrunError):

@@ -9,11 +9,11 @@ from typing import Iterable, Iterator, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from benchrun.errors import ServerLost
+from benchrun.errors import FailFast, ServerLost
 from benchrun.grading import Grader
 from benchrun.manifest import Manifest, Sample
 from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord
-from benchrun.runners import Completion, Retryable, Runner, Unreachable
+from benchrun.runners import Completion, Refused, Retryable, Runner, Unreachable
 
 
 class Recorder(Protocol):
@@ -38,12 +38,16 @@ class _Outcome:
 class Executor:
     """Sends samples to a runner; each response is recorded before it is graded, so no scorer can cost an answer.
 
-    A sample whose every attempt failed because the server could not be reached is not recorded: the run stops
-    with ServerLost, and `resume` asks it (and every sample not yet asked) when the server is back."""
+    Two kinds of failure are a broken setup, not a benchmark result, and stop the run without recording the
+    samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
+    (ServerLost, after the retries), and `max_consecutive_failures` samples in a row failing the same way with no
+    success in between (FailFast). A failed sample is held back until the next answer (or a different failure)
+    shows the failures were the samples' own."""
 
     def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder):
         self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, runner.config
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
+        self._held: list[tuple[Sample, ResponseRecord]] = []
 
     async def run(self, samples: Iterable[Sample]) -> None:
         """Ask every sample, `policy.concurrency` at a time; returns when all are recorded."""
@@ -51,6 +55,7 @@ class Executor:
         workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.policy.concurrency)]
         try:
             await asyncio.gather(*workers)
+            await self._release()
         finally:
             for worker in workers:
                 worker.cancel()
@@ -61,8 +66,25 @@ class Executor:
             started = time.perf_counter()
             outcome = await self._ask(sample)
             response = _response(sample, outcome, time.perf_counter() - started)
-            self.recorder.response(response)
-            self.recorder.scores(response, await self.grader.grade(sample, response))
+            if response.error is None or (self._held and self._held[-1][1].error != response.error):
+                await self._release()
+            if response.error is None:
+                await self._record(sample, response)
+                continue
+            self._held.append((sample, response))
+            if len(self._held) >= self.policy.max_consecutive_failures:
+                raise FailFast(f"{len(self._held)} requests in a row failed the same way, so the setup is broken, "
+                               f"not the benchmark: {response.error} (runner.max_consecutive_failures)")
+
+    async def _record(self, sample: Sample, response: ResponseRecord) -> None:
+        self.recorder.response(response)
+        self.recorder.scores(response, await self.grader.grade(sample, response))
+
+    async def _release(self) -> None:
+        """Record the failed samples held back: they were failures of their own."""
+        held, self._held = self._held, []
+        for sample, response in held:
+            await self._record(sample, response)
 
     async def _ask(self, sample: Sample) -> _Outcome:
         outcome = _Outcome()
@@ -115,7 +137,8 @@ class Executor:
 
 
 def _error_info(err: BaseException) -> ErrorInfo:
-    cause = err.__cause__ if isinstance(err, Retryable) and err.__cause__ else err
+    """The error as recorded: for the runners' own wrappers, the type of what they wrapped (ReadError, ...)."""
+    cause = err.__cause__ if isinstance(err, (Retryable, Refused)) and err.__cause__ else err
     return ErrorInfo(type=type(cause).__name__, message=str(err) or type(err).__name__)
 
 

@@ -74,6 +74,8 @@ class RunnerConfig(Settings):
     """Extra attempts after a 5xx/429 answer, a dropped connection or a timeout."""
     backoff_s: float = Field(0.5, ge=0)
     """The first wait before a retry; it doubles each time (with jitter), at most 8 s."""
+    max_consecutive_failures: int = Field(5, ge=1)
+    """Stop the run as failed (a broken setup, not a result) after this many samples in a row fail the same way."""
 
     @field_validator("model")
     @classmethod
@@ -112,8 +114,15 @@ class OpenAIConfig(RunnerConfig):
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The NAME of the environment variable holding the API key, read at run time and never written; unset = no
     Authorization header."""
+    structured: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    """How the response schema is sent: json_schema (OpenAI's response_format: vLLM, llama-server, LM Studio,
+    Ollama's /v1), json_object with a schema (llama-cpp-python's server), none (validated afterwards only), or auto:
+    the first of those the server accepts, tried at preflight."""
     strict: bool = True
     """response_format's json_schema.strict (OpenAI's strict mode needs every property required)."""
+    max_string_length: int | None = Field(None, ge=1)
+    """For small models: the schema sent (never the one recorded) gives every free-form string this maxLength, so
+    answers close their JSON within max_tokens; null = unbounded."""
 
 
 class LocalConfig(RunnerConfig):

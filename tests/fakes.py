@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from benchrun.runners.openai import PROBE_PROMPT
+from benchrun.testing.http_fake import default_responder
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.conftest import run_benchrun
 
@@ -29,6 +31,8 @@ def listbench_answer(req: ChatRequest) -> Reply | str:
         return json.dumps(DIRECTIONS[m[1]])
     if m := re.fullmatch(r"what is (\d+) \+ (\d+)\?", req.prompt):
         return json.dumps({"answer": SUMS[int(m[1]), int(m[2])]})
+    if req.prompt == PROBE_PROMPT:  # runner=openai's structured-output probe
+        return default_responder(req)
     return Reply(status=400, error=f"unexpected prompt {req.prompt!r}")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.runners.openai import PROBE_SCHEMA, response_format
 from benchrun.testing.openai_server import ChatRequest, FakeOpenAI, Reply
 from tests.conftest import run_benchrun
 from tests.fakes import listbench_answer, read_jsonl, run_dir_of
@@ -62,9 +63,9 @@ def test_listbench_end_to_end(tmp_path):
     info = json.loads((run_dir / "run.json").read_text())
     validator("run").validate(info)
     assert info["identity"] == {"name": "llama3.2", "owned_by": "library", "created": 1_704_067_200, "details": {},
-                                "base_url": srv.url}
+                                "base_url": srv.url, "structured_dialect": "json_schema"}
     assert info["runner"]["base_url"] == srv.url and info["runner"]["api_key_env"] == "OPENAI_API_KEY"
-    assert srv.auth_headers == [f"Bearer {KEY}"] * 19
+    assert srv.auth_headers == [f"Bearer {KEY}"] * 20  # GET /models, the dialect probe, 18 samples
 
 
 def test_requests_carry_the_schema_and_the_options(tmp_path, no_key):
@@ -76,7 +77,9 @@ def test_requests_carry_the_schema_and_the_options(tmp_path, no_key):
     schemas = {t["format"]["json_schema"]["title"]: t["format"]["json_schema"]
                for t in json.loads((run_dir / "manifest.json").read_text())["tasks"]}
     assert schemas.keys() == TITLES
-    chats = [r for r in srv.requests if r["path"] == "/v1/chat/completions"]
+    probe, *chats = [r for r in srv.requests if r["path"] == "/v1/chat/completions"]
+    assert probe == {"model": "gemma3", "messages": [{"role": "user", "content": "Say ok."}], "max_tokens": 8,
+                     "response_format": response_format(PROBE_SCHEMA), "path": "/v1/chat/completions"}
     assert len(chats) == 18
     for chat in chats:
         name = chat["response_format"]["json_schema"]["name"]

@@ -162,7 +162,7 @@ def inputs(baseline: Run, run: Run) -> Inputs:
                   provenance=diff(provenance(baseline), provenance(run)))
 
 
-PROVENANCE_KEYS = ("digest", "server_version", "sha256", "size", "llama_cpp_version", "name")
+PROVENANCE_KEYS = ("digest", "server_version", "sha256", "size", "llama_cpp_version", "name", "structured_dialect")
 """Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered."""
 
 

@@ -8,9 +8,9 @@ from typing import Any
 from benchrun import settings
 from benchrun.config import checked, checked_options
 from benchrun.errors import ConfigError
-from benchrun.runners.base import Completion, Retryable, Runner, Unreachable
+from benchrun.runners.base import Completion, Refused, Retryable, Runner, Unreachable
 
-__all__ = ["RUNNERS", "Completion", "Retryable", "Runner", "Unreachable", "make_runner"]
+__all__ = ["RUNNERS", "Completion", "Refused", "Retryable", "Runner", "Unreachable", "make_runner"]
 
 RUNNERS = {
     "ollama": "benchrun.runners.ollama:OllamaRunner",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -31,6 +32,10 @@ class Retryable(Exception):
     """A failure worth another try: a 5xx/429 answer, a dropped connection, a timeout."""
 
 
+class Refused(Exception):
+    """A request the server refused in a way another try would not change (a 4xx, or a 5xx saying it is invalid)."""
+
+
 class Unreachable(Retryable):
     """The connection itself failed (refused, reset, closed before an answer): the server, not the sample. When
     every retry fails this way the run stops as interrupted instead of burning the samples that remain."""
@@ -44,9 +49,17 @@ def transport_failure(err: Exception) -> Retryable:
     return Unreachable(message) if isinstance(err, unreachable) else Retryable(message)
 
 
-def transient(status: int) -> bool:
-    """HTTP statuses worth another try: the server is overloaded or failed, not the request."""
-    return status >= 500 or status == 429
+INVALID_REQUEST = re.compile(r"(?i)invalid|validation|input should|not supported|unsupported|unrecognized|"
+                             r"unknown (field|parameter|argument)|extra (fields|inputs)|bad request")
+"""What a 5xx answer's message says when it is the request that is wrong (llama-cpp-python answers 500 to a
+response_format it does not take): another try would fail the same way."""
+
+
+def transient(status: int, message: str = "") -> bool:
+    """Whether an HTTP error is worth another try: 408, 429 and 5xx, unless a 5xx says the request is invalid."""
+    if status >= 500:
+        return not INVALID_REQUEST.search(message)
+    return status in (408, 429)
 
 
 async def resolvable(url: str, key: str) -> None:
@@ -58,6 +71,23 @@ async def resolvable(url: str, key: str) -> None:
     except socket.gaierror:
         raise RunnerError(f"the host name '{host}' in {key}={url} does not resolve; check the name, or use the "
                           "machine's address") from None
+
+
+FIXED_STRINGS = {"enum", "const", "pattern", "format", "maxLength"}
+"""What makes a string in a JSON schema more than free-form text."""
+
+
+def free_strings(schema: Any, **keys: Any) -> Any:
+    """`schema` with `keys` added to every free-form string in it (one without an enum, const, pattern, format or
+    maxLength): a schema sent to a generator, never the one recorded."""
+    if isinstance(schema, list):
+        return [free_strings(item, **keys) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    updated = {key: free_strings(value, **keys) for key, value in schema.items()}
+    if updated.get("type") == "string" and not FIXED_STRINGS & updated.keys():
+        updated.update(keys)
+    return updated
 
 
 def http_url(address: str) -> str:

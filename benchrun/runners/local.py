@@ -17,7 +17,7 @@ from typing import Any
 
 from benchrun.archive import file_digest
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion
+from benchrun.runners.base import Completion, free_strings
 from benchrun.settings import LocalConfig
 
 INSTALL = 'pip install -e ".[local]"'
@@ -30,7 +30,6 @@ SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_to
 the context is full, as Ollama's num_predict -1 and -2)."""
 LOADING = {"num_ctx": "n_ctx", "num_thread": "n_threads", "seed": "seed"}
 """runner.options -> Llama() arguments (used when the model is loaded)."""
-_FIXED_STRINGS = {"enum", "const", "pattern", "format", "maxLength"}
 SUPPORTED = ((0, 3, 7), (0, 4, 0))
 """The llama-cpp-python versions runner=local is built and tested for: at least the first, below the second."""
 INSTALL_SUPPORTED = "pip install 'llama-cpp-python>=0.3.7,<0.4'"
@@ -211,13 +210,4 @@ def load_model(llama_cpp: ModuleType, path: Path, options: dict[str, Any]) -> An
 
 def bounded_strings(schema: Any, max_length: int | None) -> Any:
     """`schema` with maxLength=max_length on every free-form string, so answers end within num_predict."""
-    if max_length is None:
-        return schema
-    if isinstance(schema, list):
-        return [bounded_strings(item, max_length) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    bounded = {key: bounded_strings(value, max_length) for key, value in schema.items()}
-    if bounded.get("type") == "string" and not _FIXED_STRINGS & bounded.keys():
-        bounded["maxLength"] = max_length
-    return bounded
+    return schema if max_length is None else free_strings(schema, maxLength=max_length)

@@ -9,7 +9,8 @@ import httpx
 import ollama
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable, http_url, resolvable, transient, transport_failure
+from benchrun.runners.base import (Completion, Refused, Retryable, http_url, resolvable, transient,
+                                   transport_failure)
 from benchrun.settings import OllamaConfig
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
@@ -72,9 +73,8 @@ class OllamaRunner:
             response = await self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
                                               format=schema, **self._request)
         except ollama.ResponseError as err:
-            if transient(err.status_code):
-                raise Retryable(f"HTTP {err.status_code}: {err.error}") from err
-            raise
+            failure = Retryable if transient(err.status_code, str(err.error)) else Refused
+            raise failure(f"HTTP {err.status_code}: {err.error}") from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
         return Completion(

@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, Retryable, http_url, resolvable, transient, transport_failure
+from benchrun.runners.base import (Completion, Retryable, free_strings, http_url, resolvable, transient,
+                                   transport_failure)
 from benchrun.secrets import SECRETS
 from benchrun.settings import OpenAIConfig
 
@@ -20,6 +21,14 @@ OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop
 """Option -> chat-completions field. The others (num_ctx, top_k, min_p, repeat_penalty, num_thread, ...) have no
 OpenAI field and are not sent; run.json lists them under `runner.options_not_sent`."""
 _LISTED = ("id", "object", "owned_by", "created")
+DIALECTS = ("json_schema", "json_object", "none")
+"""The ways to send the response schema, in the order runner.structured=auto tries them."""
+JSON_CHAR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))'
+"""One character of a JSON string, escapes included, raw control characters not (as a regex pattern, which
+llama-cpp-python turns into grammar)."""
+PROBE_PROMPT = "Say ok."
+PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+                "additionalProperties": False, "title": "Probe"}
 
 
 class APIError(Exception):
@@ -38,20 +47,25 @@ class OpenAIRunner:
         SECRETS.add(self._key)
         self._options = {OPTIONS[k]: v for k, v in config.options.items() if _sent(k, v)}
         self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
+        self.dialect = config.structured
+        """The structured-output dialect requests use (for `auto`, found at preflight)."""
         self.client = httpx.AsyncClient(
             base_url=self.base_url, timeout=None, headers=_auth(self._key),  # the deadline is timeout_s
             limits=httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None))
 
     async def identify(self) -> dict[str, Any]:
-        """The served id, owned_by and created of the model in GET /models (other fields as details), and base_url."""
+        """The served id, owned_by and created of the model in GET /models (other fields as details), base_url, and
+        the structured-output dialect the server takes."""
         models = await self._models()
         entry = next((m for m in models if m.get("id") in (self.model, f"{self.model}:latest")), None)
         if entry is None:
             have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               "pick one of those for runner.model, or start the server with it")
+        self.dialect = await self._dialect()
         return {"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
-                "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url}
+                "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
+                "structured_dialect": self.dialect}
 
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, "runner.base_url")
@@ -90,18 +104,43 @@ class OpenAIRunner:
                 "check the key, or set runner.api_key_env to the variable that holds the right one")
 
     async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
-        body = {"model": self.model, "messages": [{"role": "user", "content": prompt}],
-                "response_format": response_format(schema, self.config.strict), **self._options}
-        try:
-            response = await self.client.post("/chat/completions", json=body)
-        except httpx.TransportError as err:
-            raise transport_failure(err) from err
+        response = await self._chat(prompt, schema, self.dialect, self._options)
         if response.is_success:
             return self._completion(response)
-        error = APIError(f"HTTP {response.status_code}: {self._server_message(response)}")
-        if transient(response.status_code):
+        message = self._server_message(response)
+        error = APIError(f"HTTP {response.status_code}: {message}")
+        if transient(response.status_code, message):
             raise Retryable(str(error)) from error
         raise error
+
+    async def _chat(self, prompt: str, schema: dict[str, Any], dialect: str, options: dict[str, Any]) -> httpx.Response:
+        body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], **options}
+        if dialect != "none":
+            body["response_format"] = response_format(schema, dialect, self.config.strict,
+                                                      self.config.max_string_length)
+        try:
+            return await self.client.post("/chat/completions", json=body)
+        except httpx.TransportError as err:
+            raise transport_failure(err) from err
+
+    async def _dialect(self) -> str:
+        """runner.structured, or for `auto` the first dialect the server takes a tiny request in."""
+        if self.config.structured != "auto":
+            return self.config.structured
+        refused = []
+        for dialect in DIALECTS:
+            try:
+                response = await asyncio.wait_for(self._chat(PROBE_PROMPT, PROBE_SCHEMA, dialect, {"max_tokens": 8}),
+                                                  self.config.timeout_s)
+            except (Retryable, asyncio.TimeoutError) as err:
+                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
+                                  f"({err or 'no answer'}); runner.structured=json_schema, json_object or none "
+                                  "skips it") from None
+            if response.is_success:
+                return dialect
+            refused.append(f"{dialect}: HTTP {response.status_code}: {self._server_message(response)}")
+        raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
+                          f"({'; '.join(refused)})")
 
     def _completion(self, response: httpx.Response) -> Completion:
         """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
@@ -138,10 +177,22 @@ class OpenAIRunner:
                 "options_not_sent": self.options_not_sent}
 
 
-def response_format(schema: dict[str, Any], strict: bool = True) -> dict[str, Any]:
-    """The `json_schema` response_format for a task's schema, named after its title (in the characters allowed)."""
+def response_format(schema: dict[str, Any], dialect: str = "json_schema", strict: bool = True,
+                    max_length: int | None = None) -> dict[str, Any]:
+    """A task's schema as a response_format: OpenAI's `json_schema` (named after the schema's title, in the
+    characters allowed), or the `json_object` with a `schema` that llama-cpp-python's server takes. That server's
+    grammar lets raw control characters into strings, so there each free-form string carries a pattern of JSON's
+    string characters without them (which also bounds its length, the server ignoring maxLength beside a pattern)."""
+    if dialect == "json_object":
+        return {"type": "json_object", "schema": free_strings(schema, pattern=json_string(max_length))}
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "response"))[:64]
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
+    sent = schema if max_length is None else free_strings(schema, maxLength=max_length)
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": sent, "strict": strict}}
+
+
+def json_string(max_length: int | None) -> str:
+    """A pattern for JSON's string characters without raw control characters, at most `max_length` of them."""
+    return f"^{JSON_CHAR}{'*' if max_length is None else '{0,%d}' % max_length}$"
 
 
 def _sent(name: str, value: Any) -> bool:

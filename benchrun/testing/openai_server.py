@@ -37,8 +37,11 @@ class FakeOpenAI(FakeServer):
 
     def __init__(self, models: Iterable[str] = ("qwen2.5",), responder: Responder | None = None,
                  latency_s: float = 0.0, max_parallel: int | None = None, api_key: str | None = None,
-                 system_fingerprint: str = "fp_fake", echo_auth: bool = False, port: int = 0) -> None:
+                 system_fingerprint: str = "fp_fake", echo_auth: bool = False, dialects: Iterable[str] | None = None,
+                 port: int = 0) -> None:
         self.api_key = api_key
+        self.dialects = set(dialects) if dialects is not None else {"json_schema", "json_object", "none"}
+        """The response_format types it takes ("none": no response_format); others get llama-cpp-python's 500."""
         self.system_fingerprint = system_fingerprint
         self.echo_auth = echo_auth
         """A leaky server: the Authorization header it got comes back in every answer, model entry and error."""
@@ -66,6 +69,11 @@ class FakeOpenAI(FakeServer):
             return _error(404, f"The model `{name}` does not exist", "model_not_found")
         if body.get("stream"):
             return _error(400, "stream=true is not supported by the fake OpenAI server")
+        dialect = (body.get("response_format") or {}).get("type", "none")
+        if dialect not in self.dialects:
+            taken = " or ".join(f"'{d}'" for d in sorted(self.dialects - {"none"}) or ["text"])
+            return _error(500, f"[{{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+                               f"\"Input should be {taken}\"}}]")
         messages = list(body.get("messages") or [])
         prompt = last_user_text(messages)
         reply = self.answer(ChatRequest(
@@ -105,12 +113,15 @@ class FakeOpenAI(FakeServer):
 
 
 def _format(response_format: Any) -> dict[str, Any] | str | None:
-    """The JSON schema of a json_schema response_format, "json" for json_object, else None."""
+    """The JSON schema of a json_schema response_format (or of a json_object one with a `schema`, as
+    llama-cpp-python's server takes), "json" for a json_object without one, else None."""
     kind = response_format.get("type") if isinstance(response_format, dict) else None
     if kind == "json_schema":
         schema: dict[str, Any] | None = response_format.get("json_schema", {}).get("schema")
         return schema
-    return "json" if kind == "json_object" else None
+    if kind == "json_object":
+        return response_format.get("schema") or "json"
+    return None
 
 
 def _error(status: int, message: str, code: str | None = None) -> Response:

