@@ -24,7 +24,7 @@ def test_defaults(compose_cfg, monkeypatch):
     assert cfg["runner"] == {
         "type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
         "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None,
-        "concurrency": 1, "timeout_s": 120, "retries": 2, "backoff_s": 0.5,
+        "concurrency": 1, "timeout_s": 120, "retries": 2, "backoff_s": 0.5, "max_consecutive_failures": 5,
     }
     assert (cfg["dry_run"], cfg["runner_file"], cfg["scorer_timeout_s"]) == (False, None, 10)
 
