@@ -33,8 +33,10 @@ def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**cfg, "runner": {**cfg["runner"], "model": model}} for model in models]
 
 
-def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | None = None) -> int:
-    """Compile, then (unless dry_run) ask, grade and archive; returns the exit code."""
+def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | None = None,
+        sweep: Path | None = None) -> int:
+    """Compile, then (unless dry_run) ask, grade and archive; returns the exit code. `sweep` is the sweep directory
+    of a Hydra multirun job."""
     cwd = cwd or Path.cwd()
     try:
         cfg = plain_config(config, cwd)
@@ -48,7 +50,7 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
             console.print_plan(compile_plan(one, cwd).manifest, out)
         return EXIT["ok"]
     if len(configs) == 1:
-        return run_one(configs[0], run_dir, overrides, cwd)
+        return run_one(configs[0], run_dir, overrides, cwd, sweep)
     for i, one in enumerate(configs):
         _run_job(one, run_dir / f"{i}_{slug(one['runner']['model'])}", overrides, cwd, sweep=run_dir)
     summary = write_sweep_summary(run_dir)

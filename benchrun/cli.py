@@ -30,7 +30,8 @@ def hydra_main(cfg: DictConfig) -> None:
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     run_dir = Path(hydra_cfg.runtime.output_dir)
     try:
-        code = run(cfg, run_dir, overrides=list(hydra_cfg.overrides.task))
+        code = run(cfg, run_dir, overrides=list(hydra_cfg.overrides.task),
+                   sweep=Path(hydra_cfg.sweep.dir).absolute() if multirun else None)
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # before the run claimed its directory: take back what Hydra put there
