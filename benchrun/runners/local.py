@@ -72,7 +72,7 @@ class LocalRunner:
         the model is free again before this returns."""
         grammar = self._grammar(schema)
         async with self._lock:
-            self._guard.stopped.clear()
+            self._guard.begin()
             generation = asyncio.ensure_future(asyncio.to_thread(self._generate, prompt, grammar))
             try:
                 return await asyncio.shield(generation)
@@ -113,25 +113,62 @@ class LocalRunner:
 
 
 class Guard:
-    """Called before each token as a logits processor: never a token with a raw control character in it (a JSON
-    string may not hold one, and the library's JSON grammar lets them through); and as a stopping criterion: the
-    end, once `stopped` is set."""
+    """Called before each token as a logits processor: never a raw control character inside a JSON string (which
+    may not hold one, and which the library's JSON grammar lets them into); and as a stopping criterion: the end,
+    once `stopped` is set. Only the tokens that would put one there are held back, so an answer that needs none
+    is the one the model gives without the guard."""
 
     def __init__(self, llm: Any):
-        import numpy
-
-        self.banned = numpy.array([token for token in range(llm.n_vocab())
-                                   if any(byte < 0x20 for byte in llm.detokenize([token], special=False))],
-                                  dtype=numpy.intc)
-        """The ids of the model's tokens whose text holds a byte below 0x20."""
+        self.llm = llm
+        texts = ((token, llm.detokenize([token], special=False)) for token in range(llm.n_vocab()))
+        self.controls = {token: text for token, text in texts if any(byte < 0x20 for byte in text)}
+        """The model's tokens whose text holds a byte below 0x20, and their text."""
         self.stopped = threading.Event()
+        self._lexer = _JSONLexer()
+        self._seen: int | None = None
+
+    def begin(self) -> None:
+        """A new generation: the answer starts outside any string."""
+        self.stopped.clear()
+        self._lexer, self._seen = _JSONLexer(), None
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        scores[self.banned] = -math.inf
+        if self._seen is None:
+            self._seen = len(input_ids)  # the prompt: not part of the answer
+        for token in input_ids[self._seen:]:
+            self._lexer.feed(self.llm.detokenize([int(token)], special=False))
+        self._seen = len(input_ids)
+        banned = [token for token, text in self.controls.items() if self._lexer.copy().feed(text)]
+        scores[banned] = -math.inf
         return scores
 
     def done(self, input_ids: Any, logits: Any) -> bool:
         return self.stopped.is_set()
+
+
+class _JSONLexer:
+    """Where JSON text stands: inside a string or not, just after a backslash or not."""
+
+    def __init__(self, in_string: bool = False, escaped: bool = False):
+        self.in_string, self.escaped = in_string, escaped
+
+    def copy(self) -> _JSONLexer:
+        return _JSONLexer(self.in_string, self.escaped)
+
+    def feed(self, text: bytes) -> bool:
+        """Read `text`; whether it put a raw control character into a string."""
+        for byte in text:
+            if not self.in_string:
+                self.in_string = byte == 0x22
+            elif byte < 0x20:
+                return True
+            elif self.escaped:
+                self.escaped = False
+            elif byte == 0x5C:
+                self.escaped = True
+            elif byte == 0x22:
+                self.in_string = False
+        return False
 
 
 def chat_handler(llama_cpp: ModuleType, llm: Any, guard: Guard, path: Path) -> Any:
