@@ -11,6 +11,7 @@ import os
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -50,6 +51,9 @@ class LocalRunner:
         self.options = config.options
         self._sampling = {SAMPLING[k]: v for k, v in self.options.items() if k in SAMPLING and v is not None}
         self._lock = asyncio.Lock()
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama.cpp")
+        """The one thread that loads the model and runs every generation: llama.cpp's OpenMP workers belong to the
+        thread that calls it, and a second calling thread halves the speed on two cores (measured)."""
         self._llama_cpp: ModuleType | None = None
         self._llm: Any = None
         self._grammars: dict[str, Any] = {}
@@ -60,8 +64,8 @@ class LocalRunner:
         self._llama_cpp = llama_cpp = import_llama_cpp()
         path = model_file(self.config.model_path)
         digest = await asyncio.to_thread(file_digest, path)
-        self._llm = await asyncio.to_thread(load_model, llama_cpp, path, self.options)
-        self._guard = await asyncio.to_thread(Guard, self._llm)
+        self._llm = await self._in_thread(load_model, llama_cpp, path, self.options)
+        self._guard = await self._in_thread(Guard, self._llm)
         self._llm.chat_handler = chat_handler(llama_cpp, self._llm, self._guard, path)
         return {"file": path.name, "path": str(path), "digest": digest.sha256, "sha256": digest.sha256,
                 "size": digest.size, "llama_cpp_version": llama_cpp.__version__, "n_ctx": self._llm.n_ctx(),
@@ -73,7 +77,7 @@ class LocalRunner:
         grammar = self._grammar(schema)
         async with self._lock:
             self._guard.begin()
-            generation = asyncio.ensure_future(asyncio.to_thread(self._generate, prompt, grammar))
+            generation = asyncio.ensure_future(self._in_thread(self._generate, prompt, grammar))
             try:
                 return await asyncio.shield(generation)
             except asyncio.CancelledError:
@@ -102,11 +106,15 @@ class LocalRunner:
             self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(json.dumps(bounded), verbose=False)
         return self._grammars[key]
 
+    def _in_thread(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
+        return asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
     async def aclose(self) -> None:
         """Stop a generation still running (at its next token); the model is freed when it is done."""
         if self._guard is not None:
             self._guard.stopped.set()
         self._llm = None
+        self._thread.shutdown(wait=False)
 
     def public_config(self) -> dict[str, Any]:
         return self.config.model_dump(mode="json")
