@@ -1,0 +1,59 @@
+"""An oracle for the shipped benchmarks: the right answer to each prompt of listbench and folderbench (and any
+`find the product of A and B` or `what is A + B?`), in the response class asked for; `wrong` answers each wrongly.
+
+The loopback servers answer with it by default, so the README's commands show what a new user sees."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from benchrun.testing.http_fake import ChatRequest, Reply, default_responder
+
+SYMBOLS = {"@": "at", "$": "dollar sign", "#": "pound"}
+DIRECTIONS = {"^": ("carat", "up"), "<": ("less", "left"), ">": ("greater", "right")}
+_PRODUCT = re.compile(r"find the product of (-?\d+) and (-?\d+)")
+_SUM = re.compile(r"what is (-?\d+) \+ (-?\d+)\?")
+_SYMBOL = re.compile(r"what is the name for the following symbol\? (.)")
+_DIRECTION = re.compile(r"what direction does the (.) symbol point\? and what is its name ")
+
+
+def oracle(req: ChatRequest) -> Reply | str:
+    """The right answer, as JSON of the requested format (a justification that says how, when one is asked)."""
+    return _answer(req, wrong=False)
+
+
+def wrong(req: ChatRequest) -> Reply | str:
+    """A wrong answer of the right shape to every question the oracle knows."""
+    return _answer(req, wrong=True)
+
+
+def _answer(req: ChatRequest, wrong: bool) -> Reply | str:
+    fields = _properties(req.format)
+    if m := _PRODUCT.fullmatch(req.prompt):
+        a, b = int(m[1]), int(m[2])
+        return _json(fields, a * b + wrong, f"add {a} to itself {b} times" if not wrong else "a guess")
+    if m := _SUM.fullmatch(req.prompt):
+        return _json(fields, int(m[1]) + int(m[2]) + wrong, "count on from the first")
+    if m := _SYMBOL.fullmatch(req.prompt):
+        return _json(fields, "no idea" if wrong else SYMBOLS.get(m[1], "unknown"), "")
+    if m := _DIRECTION.fullmatch(req.prompt):
+        name, direction = DIRECTIONS.get(m[1], ("unknown", "up"))
+        return json.dumps({"name": "arrow" if wrong else name, "direction": "left" if wrong and direction != "left"
+                           else "right" if wrong else direction})
+    return default_responder(req)
+
+
+def _properties(schema: Any) -> dict[str, Any]:
+    return dict(schema.get("properties", {})) if isinstance(schema, Mapping) else {}
+
+
+def _json(fields: dict[str, Any], answer: Any, justification: str) -> str:
+    """`{"answer": ...}`, with the justification when the format has one; a string answer when it wants one."""
+    wants_text = fields.get("answer", {}).get("type") == "string"
+    body: dict[str, Any] = {"answer": str(answer) if wants_text else answer}
+    if "justification" in fields:
+        body["justification"] = justification
+    return json.dumps(body)
