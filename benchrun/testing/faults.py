@@ -25,14 +25,19 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from benchrun.errors import VERBOSE_ENV
+from benchrun.testing.http_fake import default_responder
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 
 SCORER = "import json\n\ndef times7(response, values):\n    return int(json.loads(response)['answer'] == values['a'] * 7)\n"
 
 
 def half_right(req: ChatRequest) -> Reply | str:
-    """`find the product of A and 7`: right for even A, 0 for odd A."""
-    a = int(req.prompt.split()[4])
+    """`find the product of A and 7`: right for even A, 0 for odd A; any other prompt (runner=openai's probe, say)
+    a valid instance of its format."""
+    words = req.prompt.split()
+    if words[:4] != ["find", "the", "product", "of"] or not words[4:5] or not words[4].isdigit():
+        return default_responder(req)
+    a = int(words[4])
     return json.dumps({"answer": a * 7 if a % 2 == 0 else 0})
 
 
