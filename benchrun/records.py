@@ -171,6 +171,10 @@ class RunInfo(Frozen):
     finished (the manifest is covered by its id, run.json by the seal)."""
     sweep: str | None = None
     """The sweep directory this run belongs to, if any."""
+    label: str | None = None
+    """A sweep job's name: the values of the overrides that differ between the sweep's jobs (`gemma3 temperature=0.7`)."""
+    varied: dict[str, Any] = Field(default_factory=dict)
+    """A sweep job's settings that differ between the sweep's jobs, dotted key -> value; empty for a single run."""
     history: tuple[dict[str, Any], ...] = ()
     """Earlier sessions of this run (resumes), oldest first."""
     parent: Lineage | None = None
