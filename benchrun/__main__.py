@@ -45,6 +45,9 @@ def main() -> None:
         _error(str(err))
         sys.exit(err.exit_code)
     except Exception as err:
+        from benchrun.callbacks import take_back_unlaunched_sweeps
+
+        take_back_unlaunched_sweeps()
         line = hydra_error(err)
         if verbose or line is None:
             raise

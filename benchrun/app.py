@@ -7,18 +7,19 @@ import gc
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import yaml
 
 from benchrun import console
 from benchrun.archive import LOG, RunWriter, environment, new_run_id, now
 from benchrun.compiler import Plan, compile_plan
-from benchrun.config import SecretInConfig, plain_config, slug
-from benchrun.errors import EXIT, BenchrunError, FailFast, RunInterrupted, ServerLost
+from benchrun.config import SecretInConfig, plain_config
+from benchrun.errors import EXIT, BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
 from benchrun.executor import Executor
 from benchrun.grading import Grader
 from benchrun.interrupts import INTERRUPTS
+from benchrun.labels import MULTIRUN_FILE, dir_label, label
 from benchrun.manifest import Sample
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner
@@ -34,14 +35,15 @@ def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | None = None,
-        sweep: Path | None = None) -> int:
+        sweep: Path | None = None, varied: Mapping[str, Any] | None = None) -> int:
     """Compile, then (unless dry_run) ask, grade and archive; returns the exit code. `sweep` is the sweep directory
-    of a Hydra multirun job."""
+    of a Hydra multirun job and `varied` the job's values of the settings the sweep varies."""
     cwd = cwd or Path.cwd()
     try:
         cfg = plain_config(config, cwd)
-    except SecretInConfig:
-        forget_hydra_copies(run_dir, secret=True)
+    except ConfigError as err:  # nothing will run: a single run leaves nothing, a sweep's job its log
+        if sweep is None or isinstance(err, SecretInConfig):
+            forget_hydra_copies(run_dir, secret=isinstance(err, SecretInConfig))
         raise
     configs = model_configs(cfg)
     if cfg.get("dry_run"):
@@ -50,41 +52,46 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
             console.print_plan(compile_plan(one, cwd).manifest, out)
         return EXIT["ok"]
     if len(configs) == 1:
-        return run_one(configs[0], run_dir, overrides, cwd, sweep)
+        return run_one(configs[0], run_dir, overrides, cwd, sweep, varied or {})
     for i, one in enumerate(configs):
-        _run_job(one, run_dir / f"{i}_{slug(one['runner']['model'])}", overrides, cwd, sweep=run_dir)
+        settings = {"runner.model": one["runner"]["model"]}
+        _run_job(one, run_dir / f"{i}_{dir_label(label(settings, None))}", overrides, cwd, run_dir, settings)
     summary = write_sweep_summary(run_dir)
     console.print_sweep(summary, run_dir, console.stdout())
     return EXIT["sweep_failed"] if summary.failed else EXIT["ok"]
 
 
-def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path) -> None:
+def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path,
+             varied: dict[str, Any]) -> None:
     """One model of an in-process sweep: a failure is recorded and reported, and the sweep goes on."""
     try:
-        run_one(cfg, run_dir, overrides, cwd, sweep)
+        run_one(cfg, run_dir, overrides, cwd, sweep, varied)
     except BenchrunError as err:
         console.error(str(err))
 
 
 def forget_hydra_copies(run_dir: Path, secret: bool = False) -> None:
-    """Delete what Hydra wrote for a run that will not start: with `secret` its copies of the overrides (.hydra/
-    and the sweep's multirun.yaml); else (an interrupt) .hydra/, the job's log and the directory if that empties it."""
+    """Delete what Hydra wrote for a run that will not start (.hydra/, the job's log, the sweep's multirun.yaml if
+    its overrides hold a secret), and the run directory and its date directory if that empties them."""
     shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
     if secret:
-        (run_dir.parent / "multirun.yaml").unlink(missing_ok=True)
-        return
+        (run_dir.parent / MULTIRUN_FILE).unlink(missing_ok=True)
     (run_dir / LOG).unlink(missing_ok=True)
-    if run_dir.is_dir() and not any(run_dir.iterdir()):
-        run_dir.rmdir()
+    for folder in (run_dir, run_dir.parent):
+        if not folder.is_dir() or any(folder.iterdir()):
+            break
+        folder.rmdir()
 
 
 def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path,
-            sweep: Path | None = None) -> int:
+            sweep: Path | None = None, varied: Mapping[str, Any] | None = None) -> int:
     """One model: compile, preflight, execute; every outcome, failures and interrupts included, is in run_dir."""
+    model = cfg["runner"]["model"]
     info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=cfg["task"]["name"],
-                   model=cfg["runner"]["model"], manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
+                   model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
                    runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
-                   sweep=str(sweep) if sweep else None)
+                   sweep=str(sweep) if sweep else None, label=label(varied or {}, model) if sweep else None,
+                   varied=dict(varied or {}))
     writer = RunWriter.create(run_dir, info)
     with recording(writer):
         writer.start(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
@@ -125,7 +132,7 @@ def recording(writer: RunWriter) -> Iterator[None]:
 
 def resume_hint(writer: RunWriter, when: str = "") -> str:
     """What the run directory now says of the run, and the command that finishes it."""
-    info, where = writer.info, writer.dir
+    info, where = writer.info, writer.dir.absolute()
     if info.manifest_id is None:
         return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
     counts = info.counts

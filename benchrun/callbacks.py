@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,25 @@ from omegaconf import DictConfig
 from benchrun import console
 from benchrun.archive import holds_run, taken
 from benchrun.errors import EXIT
+from benchrun.labels import MULTIRUN_FILE
 from benchrun.runs import SWEEP_FILE, job_dirs
 from benchrun.sweep import write_sweep_summary
+
+
+_NEW_SWEEPS: list[tuple[Path, Path]] = []
+"""(sweep directory, its first ancestor that did not exist) for each sweep this process started."""
+
+
+def take_back_unlaunched_sweeps() -> None:
+    """Remove what a sweep that failed before any job started (a job's config did not compose, say) created: its
+    directory, holding only Hydra's multirun.yaml, and the parents made for it."""
+    for sweep_dir, top in _NEW_SWEEPS:
+        if sweep_dir.is_dir() and [p.name for p in sweep_dir.iterdir()] == [MULTIRUN_FILE]:
+            shutil.rmtree(sweep_dir)
+            for parent in sweep_dir.parents:
+                if parent == top.parent or any(parent.iterdir()):
+                    break
+                parent.rmdir()
 
 
 class RunDirCheck(Callback):
@@ -35,6 +53,8 @@ class RunDirCheck(Callback):
         if (sweep_dir / SWEEP_FILE).is_file() or (sweep_dir.is_dir() and any(map(holds_run, job_dirs(sweep_dir)))):
             _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
                     "(hydra.sweep.dir=...)")
+        if not sweep_dir.exists():
+            _NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
 
 
 def _refuse(message: str) -> None:

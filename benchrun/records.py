@@ -187,6 +187,8 @@ class SweepJob(Frozen):
     dir: str
     """The job's run directory, relative to the sweep directory."""
     model: str | None
+    label: str | None = None
+    """What the job is called: the values the sweep varies (run.json's label)."""
     status: str
     """The run's status, `missing` when the job left no run.json, `unreadable` when it cannot be read."""
     reason: str | None = None

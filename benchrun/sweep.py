@@ -35,5 +35,5 @@ def _read_job(job_dir: Path) -> tuple[SweepJob, Summary | None]:
     except ArchiveError as err:
         return SweepJob(dir=job_dir.name, model=None, status="unreadable", reason=str(err)), None
     info = run.info
-    return SweepJob(dir=job_dir.name, model=info.model, status=info.status, reason=info.reason,
+    return SweepJob(dir=job_dir.name, model=info.model, label=info.label, status=info.status, reason=info.reason,
                     run_id=info.run_id, manifest_id=info.manifest_id), summary

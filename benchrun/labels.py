@@ -1,0 +1,78 @@
+"""What a sweep job is called: the values of the overrides that differ between the sweep's jobs.
+
+`python -m benchrun -m runner.model=llama3.2,gemma3 runner.options.temperature=0,0.7` gives four jobs labelled
+`llama3.2 temperature=0`, ..., `gemma3 temperature=0.7`, in directories `<n>_gemma3_temperature-0.7`; the label
+names the job's column in the sweep table, the report and exports, and run.json keeps the varied settings."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MULTIRUN_FILE = "multirun.yaml"
+"""Hydra's copy of the sweep's config in the sweep directory, written before the first job starts."""
+BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "task.path")
+"""Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
+
+
+def swept_keys(sweep_dir: str | Path) -> frozenset[str]:
+    """The keys a Hydra sweep varies (`runner.model=a,b`, `x=range(3)`, hydra.sweeper.params), from its
+    multirun.yaml; none when there is no such file (a sweeper that does not write one)."""
+    return _swept_keys(str(Path(sweep_dir).absolute()))
+
+
+@cache
+def _swept_keys(sweep_dir: str) -> frozenset[str]:
+    path = Path(sweep_dir) / MULTIRUN_FILE
+    if not path.is_file():
+        return frozenset()
+    hydra_cfg = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("hydra") or {}
+    params = (hydra_cfg.get("sweeper") or {}).get("params") or {}
+    lines = [*(f"{k}={v}" for k, v in params.items()), *((hydra_cfg.get("overrides") or {}).get("task") or [])]
+    return frozenset(o.key_or_group for o in _parse(lines) if o.is_sweep_override())
+
+
+def varied(overrides: Iterable[str], swept: frozenset[str]) -> dict[str, Any]:
+    """A job's own values of the swept keys, in override order: dotted key -> value."""
+    return {o.key_or_group: o.value() for o in _parse(overrides) if o.key_or_group in swept}
+
+
+def label(settings: Mapping[str, Any], model: Any) -> str:
+    """`gemma3 temperature=0.7`: the varied values, bare for the model, runner, model preset and benchmark, else
+    `last key=value` (a path by its file name); the model when nothing varied."""
+    parts = [_text(value) if key in BARE_KEYS else f"{key.rpartition('.')[2]}={_text(value)}"
+             for key, value in settings.items()]
+    return " ".join(parts) or _text(model)
+
+
+def slug(value: Any) -> str:
+    """A file-name-safe form of a name: `hf.co/x:7b` -> `hf.co-x-7b`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(value)).strip("-") or "model"
+
+
+def dir_label(text: str) -> str:
+    """A label as the last part of a job directory's name: `gemma3 temperature=0.7` -> `gemma3_temperature-0.7`."""
+    return "_".join(slug(part) for part in text.split(" ")) or "job"
+
+
+def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any) -> str:
+    """The `${sweep_label:...}` interpolation of conf/config.yaml: a Hydra sweep job's directory label."""
+    return dir_label(label(varied(overrides, swept_keys(sweep_dir)), model))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return Path(value).name or value if "/" in value else value
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _parse(lines: Iterable[str]) -> list[Any]:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return OverridesParser.create().parse_overrides(list(lines))
