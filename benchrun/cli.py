@@ -33,8 +33,9 @@ def hydra_main(cfg: DictConfig) -> None:
     overrides = list(hydra_cfg.overrides.task)
     sweep = Path(hydra_cfg.sweep.dir).absolute() if multirun else None
     try:
-        code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
-                   varied=varied(overrides, swept_keys(sweep)) if sweep else None)
+        with console.closing_pipe():  # here too: Hydra reports an error raised in a job before passing it on
+            code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
+                       varied=varied(overrides, swept_keys(sweep)) if sweep else None)
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # before the run claimed its directory: take back what Hydra put there

@@ -91,25 +91,35 @@ class RunnerConfig(Settings):
         return ollama_options()
 
 
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8000/v1"
+
+
 class OllamaConfig(RunnerConfig):
     """runner=ollama: a local Ollama server, reached with the official `ollama` client."""
 
     type: Literal["ollama"] = "ollama"
-    host: str = "http://127.0.0.1:11434"
-    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set)."""
+    host: str = DEFAULT_OLLAMA_HOST
+    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama."""
     model: str | list[str] = "llama3.2"
     keep_alive: str | float | None = None
     """How long the server keeps the model loaded after a request (e.g. 5m); null = the server's default."""
     think: Think = None
     """For thinking models: true/false (or low/medium/high); null = not sent."""
 
+    @field_validator("host")
+    @classmethod
+    def _default_when_empty(cls, host: str) -> str:
+        return host.strip() or DEFAULT_OLLAMA_HOST  # as the ollama client takes an empty OLLAMA_HOST
+
 
 class OpenAIConfig(RunnerConfig):
     """runner=openai: any OpenAI-compatible chat-completions server, reached with httpx."""
 
     type: Literal["openai"] = "openai"
-    base_url: str = "http://127.0.0.1:8000/v1"
-    """The API root, usually ending in /v1 (conf/ takes it from $OPENAI_BASE_URL when set)."""
+    base_url: str = DEFAULT_OPENAI_BASE_URL
+    """The API root, usually ending in /v1 (conf/ takes it from $OPENAI_BASE_URL when set); empty means the
+    default."""
     model: str | list[str] = "llama3.2"
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The NAME of the environment variable holding the API key, read at run time and never written; unset = no
@@ -123,6 +133,11 @@ class OpenAIConfig(RunnerConfig):
     max_string_length: int | None = Field(None, ge=1)
     """For small models: the schema sent (never the one recorded) gives every free-form string this maxLength, so
     answers close their JSON within max_tokens; null = unbounded."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _default_when_empty(cls, base_url: str) -> str:
+        return base_url.strip() or DEFAULT_OPENAI_BASE_URL
 
 
 class LocalConfig(RunnerConfig):

@@ -34,6 +34,15 @@ def test_ollama_host_from_environment(compose_cfg, monkeypatch):
     assert plain_config(compose_cfg())["runner"]["host"] == "http://gpu-node-3:11434"
 
 
+@pytest.mark.parametrize(("runner", "variable", "key", "default"), [
+    ("ollama", "OLLAMA_HOST", "host", "http://127.0.0.1:11434"),
+    ("openai", "OPENAI_BASE_URL", "base_url", "http://127.0.0.1:8000/v1"),
+])
+def test_an_empty_server_variable_means_the_default(compose_cfg, monkeypatch, runner, variable, key, default):
+    monkeypatch.setenv(variable, " ")
+    assert plain_config(compose_cfg(f"runner={runner}"))["runner"][key] == default
+
+
 def test_command_line_overrides(compose_cfg):
     cfg = plain_config(compose_cfg("runner.model=gemma3", "task=folderbench", "+runner.options.num_predict=64"))
     assert cfg["runner"]["model"] == "gemma3"

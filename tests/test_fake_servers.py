@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 
@@ -293,3 +294,38 @@ def test_command_line_serves_until_sigterm(module: str, args: list[str], path: s
         proc.terminate()
         assert proc.wait(timeout=10) == 0
         assert proc.stdout.read() == ""
+
+
+@contextmanager
+def command_line_server(module: str, *args: str) -> Iterator[str]:
+    """A fake server started from its command line, as the README starts it; yields its URL."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", f"benchrun.testing.{module}", "--port", "0", *args]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env) as proc:
+        assert proc.stdout is not None
+        try:
+            yield proc.stdout.readline().strip()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("flags", "score"), [((), 1.0), (("--wrong",), 0.0)])
+def test_command_line_ollama_answers_the_shipped_benchmarks(tmp_path: Path, flags: tuple[str, ...],
+                                                           score: float) -> None:
+    with command_line_server("ollama_server", *flags) as url:
+        names = [m["name"] for m in httpx.get(url + "/api/tags").json()["models"]]
+        env = {**os.environ, "OLLAMA_HOST": url}
+        for task in ("listbench", "folderbench"):
+            subprocess.run([sys.executable, "-m", "benchrun", f"task={task}", "runner.model=mistral"],
+                           cwd=tmp_path, env=env, check=True, capture_output=True)
+    assert names == ["llama3.2:latest", "gemma3:latest", "qwen2.5:latest", "mistral:latest"]
+    summaries = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("outputs/*/*/summary.json"))]
+    means = {(m["task"], m["metric"]): m["mean"] for s in summaries for m in s["metrics"]}
+    assert means == {
+        ("product", "calculated_answer"): score, ("product", "format_valid"): 1.0,
+        ("product_combination", "add_justify"): score, ("product_combination", "calculated_answer"): score,
+        ("product_combination", "format_valid"): 1.0, ("symbol", "contains"): score, ("symbol", "format_valid"): 1.0,
+        ("symbol_dir", "check_name_dir.direction"): score, ("symbol_dir", "check_name_dir.name"): score,
+        ("symbol_dir", "format_valid"): 1.0, ("add", "exact_match"): score, ("add", "format_valid"): 1.0}

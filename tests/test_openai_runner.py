@@ -70,7 +70,8 @@ def test_listbench_end_to_end(tmp_path):
 
 def test_requests_carry_the_schema_and_the_options(tmp_path, no_key):
     with FakeOpenAI(models=["gemma3"], responder=listbench_answer, latency_s=0.1) as srv:
-        result = openai_run(tmp_path, srv.url, "model=gemma3", "runner.concurrency=3", "+runner.options.num_predict=64",
+        result = openai_run(tmp_path, srv.url, "runner.model=gemma3", "runner.concurrency=3", "+runner.options.num_ctx=8192",
+                            "+runner.options.top_k=64", "+runner.options.top_p=0.95", "+runner.options.num_predict=64",
                             "+runner.options.presence_penalty=0.5", "+runner.options.stop=[END]")
     assert result.returncode == 0, result.stderr
     run_dir = run_dir_of(result.stdout)

@@ -374,13 +374,19 @@ def _shut(conn: socket.socket) -> None:
         conn.shutdown(socket.SHUT_RDWR)
 
 
-def cli_parser(description: str, default_models: str) -> argparse.ArgumentParser:
+DEMO_MODELS = "llama3.2,gemma3,qwen2.5,mistral"
+"""The models the fakes serve from the command line: every model the README's examples name."""
+
+
+def cli_parser(description: str) -> argparse.ArgumentParser:
     """The command-line options both fakes share."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every chat request")
     parser.add_argument("--max-parallel", type=int, default=None, help="chat requests processed at once")
-    parser.add_argument("--models", default=default_models, help="comma-separated model names")
+    parser.add_argument("--models", default=DEMO_MODELS, help=f"comma-separated model names (default {DEMO_MODELS})")
+    parser.add_argument("--wrong", action="store_true",
+                        help="answer every question of the shipped benchmarks wrongly (default: rightly)")
     return parser
 
 

@@ -1,7 +1,9 @@
 """A fake Ollama server speaking the JSON the official `ollama` client parses.
 
     python -m benchrun.testing.ollama_server --port 0 --latency 0.05 --max-parallel 8 --models llama3.2,gemma3
-"""
+
+From the command line it answers the shipped benchmarks rightly (`--wrong`: wrongly); in tests, with whatever
+responder it is given (a valid instance of the requested schema by default)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from benchrun.testing.http_fake import (
     model_names,
     serve_until_signal,
 )
+from benchrun.testing.oracle import answers
 
 __all__ = ["ChatRequest", "FakeOllama", "Reply", "Responder", "fake_digest", "main"]
 
@@ -130,10 +133,10 @@ def _stats(reply: Reply) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = cli_parser("Serve a fake Ollama on 127.0.0.1 until SIGTERM or SIGINT.", "llama3.2")
+    parser = cli_parser("Serve a fake Ollama on 127.0.0.1 until SIGTERM or SIGINT.")
     parser.add_argument("--ollama-version", default="0.12.6", help="what /api/version reports")
     args = parser.parse_args(argv)
-    serve_until_signal(FakeOllama(model_names(args.models), latency_s=args.latency,
+    serve_until_signal(FakeOllama(model_names(args.models), responder=answers(args), latency_s=args.latency,
                                   max_parallel=args.max_parallel, version=args.ollama_version, port=args.port))
 
 

@@ -24,6 +24,7 @@ from benchrun.testing.http_fake import (
     model_names,
     serve_until_signal,
 )
+from benchrun.testing.oracle import answers
 
 __all__ = ["ChatRequest", "FakeOpenAI", "Reply", "Responder", "main"]
 
@@ -130,11 +131,12 @@ def _error(status: int, message: str, code: str | None = None) -> Response:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = cli_parser("Serve a fake OpenAI-compatible API on 127.0.0.1 until SIGTERM or SIGINT.", "qwen2.5")
+    parser = cli_parser("Serve a fake OpenAI-compatible API on 127.0.0.1 until SIGTERM or SIGINT.")
     parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
     parser.add_argument("--system-fingerprint", default="fp_fake")
     args = parser.parse_args(argv)
-    serve_until_signal(FakeOpenAI(model_names(args.models), latency_s=args.latency, max_parallel=args.max_parallel,
+    serve_until_signal(FakeOpenAI(model_names(args.models), responder=answers(args), latency_s=args.latency,
+                                  max_parallel=args.max_parallel,
                                   api_key=args.api_key, system_fingerprint=args.system_fingerprint, port=args.port))
 
 

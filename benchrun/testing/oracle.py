@@ -1,23 +1,31 @@
 """An oracle for the shipped benchmarks: the right answer to each prompt of listbench and folderbench (and any
-`find the product of A and B` or `what is A + B?`), in the response class asked for; `wrong` answers each wrongly.
+`find the product of A and B` or `what is A + B?`, `A - B`, `A * B`), in the response class asked for; `wrong` answers
+each wrongly.
 
 The loopback servers answer with it by default, so the README's commands show what a new user sees."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from benchrun.testing.http_fake import ChatRequest, Reply, default_responder
+from benchrun.testing.http_fake import ChatRequest, Reply, Responder, default_responder
 
 SYMBOLS = {"@": "at", "$": "dollar sign", "#": "pound"}
 DIRECTIONS = {"^": ("carat", "up"), "<": ("less", "left"), ">": ("greater", "right")}
 _PRODUCT = re.compile(r"find the product of (-?\d+) and (-?\d+)")
-_SUM = re.compile(r"what is (-?\d+) \+ (-?\d+)\?")
+_ARITHMETIC = re.compile(r"what is (-?\d+) ([-+*]) (-?\d+)\?")
+_OPERATIONS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 _SYMBOL = re.compile(r"what is the name for the following symbol\? (.)")
 _DIRECTION = re.compile(r"what direction does the (.) symbol point\? and what is its name ")
+
+
+def answers(args: argparse.Namespace) -> Responder:
+    """The responder a fake server's command line asks for: `wrong` with --wrong, else `oracle`."""
+    return wrong if args.wrong else oracle
 
 
 def oracle(req: ChatRequest) -> Reply | str:
@@ -35,8 +43,8 @@ def _answer(req: ChatRequest, wrong: bool) -> Reply | str:
     if m := _PRODUCT.fullmatch(req.prompt):
         a, b = int(m[1]), int(m[2])
         return _json(fields, a * b + wrong, f"add {a} to itself {b} times" if not wrong else "a guess")
-    if m := _SUM.fullmatch(req.prompt):
-        return _json(fields, int(m[1]) + int(m[2]) + wrong, "count on from the first")
+    if m := _ARITHMETIC.fullmatch(req.prompt):
+        return _json(fields, _OPERATIONS[m[2]](int(m[1]), int(m[3])) + wrong, "count on from the first")
     if m := _SYMBOL.fullmatch(req.prompt):
         return _json(fields, "no idea" if wrong else SYMBOLS.get(m[1], "unknown"), "")
     if m := _DIRECTION.fullmatch(req.prompt):

@@ -4,6 +4,9 @@ that fit their runner; runner=local named after its GGUF file."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from hydra import compose, initialize_config_dir
@@ -134,3 +137,11 @@ def test_runner_local_is_named_after_its_gguf_file(compose_cfg, overrides, model
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="benchrun"):
         composed = compose("config", overrides=["runner=local", *overrides], return_hydra_config=True)
     assert composed.hydra.run.dir.endswith(f"_listbench_{model}")
+
+
+def test_a_dry_run_of_several_models_piped_into_head_ends_quietly(tmp_path):
+    result = subprocess.run(f"{sys.executable} -m benchrun runner.model=[llama3.2,gemma3] dry_run=true | head -1",
+                            shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "COLUMNS": "200"})
+    assert result.stdout.startswith("listbench · ollama · llama3.2")
+    assert result.stderr == ""
