@@ -9,10 +9,10 @@ from typing import Any, Mapping
 from pydantic import BaseModel
 
 from benchrun import formats, grid, scoring
-from benchrun.config import bench_dir, plain_config
+from benchrun.config import plain_config
 from benchrun.errors import ConfigError, TaskError
 from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
-from benchrun.resources import DEMO_SCHEME
+from benchrun.resources import DEMO_SCHEME, bench_dir
 from benchrun.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.usercode import first_line
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from benchrun import secrets
 from benchrun.errors import ConfigError
 from benchrun.labels import job_dir_label, slug
-from benchrun.resources import DEMO_SCHEME, demo_names, demos_dir
+from benchrun.resources import DEMO_SCHEME, bench_dir
 from benchrun.schemas import key_path, unknown_key
 from benchrun.settings import RUNNERS, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
 from benchrun.sources import load_yaml
@@ -181,18 +181,3 @@ def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[s
     if not isinstance(data, dict):
         raise ConfigError("a runner file is a mapping (runner_type, model, ...)", file=path)
     return data
-
-
-def bench_dir(path: str, cwd: Path | None = None) -> Path:
-    """The benchmark directory named by `task.path` (`demo:<name>` for a shipped one)."""
-    if path.startswith(DEMO_SCHEME):
-        name = path[len(DEMO_SCHEME):]
-        if name not in demo_names():
-            raise ConfigError(f"no shipped benchmark '{name}' (shipped: {', '.join(demo_names())})",
-                              key="task.path")
-        return demos_dir() / name
-    folder = Path(path).expanduser()
-    folder = folder if folder.is_absolute() else (cwd or Path.cwd()) / folder
-    if not folder.is_dir():
-        raise ConfigError(f"'{path}' is not a directory (looked in {folder})", key="task.path")
-    return folder.resolve()

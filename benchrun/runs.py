@@ -9,19 +9,26 @@ import json
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-import yaml
 from pydantic import ValidationError
 
 from benchrun.archive import CONFIG, MANIFEST, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
-from benchrun.config import bench_dir
-from benchrun.errors import ArchiveError, ConfigError
+from benchrun.errors import ArchiveError, BenchrunError, ConfigError
 from benchrun.manifest import Manifest
-from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.records import Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.resources import bench_dir
 
+if TYPE_CHECKING:
+    import pandas
+
+PathLike = str | os.PathLike[str]
+"""What every function that takes a path accepts."""
 DEFAULT_ROOT = Path("outputs")
 SWEEP_FILE = "sweep.json"
+PANDAS_INSTALL = "pip install 'benchrun[pandas]'"
+Values = dict[tuple[str, str], dict[str, Number]]
+"""(task, metric) -> sample id -> value."""
 
 
 class Run:
@@ -34,6 +41,16 @@ class Run:
     @property
     def id(self) -> str:
         return self.info.run_id
+
+    @property
+    def label(self) -> str:
+        """What tables call the run: a sweep job's label (what varied), else its model."""
+        return self.info.label or self.info.model
+
+    @property
+    def model_digest(self) -> str | None:
+        """Which model answered (see `model_digest`)."""
+        return model_digest(self.info.identity)
 
     @cached_property
     def manifest_bytes(self) -> bytes:
@@ -86,9 +103,11 @@ class Run:
 
     @cached_property
     def config(self) -> dict[str, Any]:
+        import yaml  # only the commands that look at config.yaml pay for it
+
         return yaml.safe_load(self._read(CONFIG)) or {}
 
-    def bench_dir(self, fallback: Path | None = None) -> Path:
+    def bench_dir(self, fallback: PathLike | None = None) -> Path:
         """The run's benchmark directory: its task.path, resolved where the run was started, else in `fallback`."""
         path = self.config.get("task", {}).get("path", "")
         cwds = [Path(self.info.cwd)] if self.info.cwd else []
@@ -106,6 +125,25 @@ class Run:
     def scores(self) -> Iterator[ScoreRecord]:
         """scores.jsonl, one record at a time."""
         yield from self._records(SCORES, ScoreRecord)
+
+    def metric_values(self) -> Values:
+        """Every value of scores.jsonl by (task, metric) and sample id; failed scorers give no value."""
+        values: Values = {}
+        for record in self.scores():
+            for metric, value in (record.metrics or {}).items():
+                values.setdefault((record.task, metric), {})[record.id] = value
+        return values
+
+    def to_pandas(self, text: bool = False) -> pandas.DataFrame:
+        """One row per sample x metric, with the columns of `benchrun-audit export` (`text`: also prompt and
+        response). Needs pandas (`pip install 'benchrun[pandas]'`), imported only here."""
+        try:
+            import pandas
+        except ImportError:
+            raise BenchrunError(f"to_pandas needs pandas: {PANDAS_INSTALL}") from None
+        from benchrun.audit.export import columns, export_rows
+
+        return pandas.DataFrame(list(export_rows(self, text)), columns=columns([self], text))
 
     def _records(self, name: str, model: type) -> Iterator[Any]:
         path = self.path / name
@@ -126,13 +164,26 @@ class Run:
             raise ArchiveError("missing", file=str(self.path / name)) from None
 
 
+def model_digest(identity: dict[str, Any]) -> str | None:
+    """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
+    the server's digest (Ollama's); None when the runner reports none (OpenAI-compatible servers)."""
+    if identity.get("sha256"):
+        return f"sha256:{identity['sha256']}"
+    return identity.get("digest")
+
+
+def short_digest(digest: str) -> str:
+    """The first 12 hex digits of a model digest, as `ollama list` shows them."""
+    return digest.removeprefix("sha256:")[:12]
+
+
 def _first(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(map(str, first["loc"]))
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def load_run(path: str | os.PathLike[str]) -> Run:
+def load_run(path: PathLike) -> Run:
     """The run in directory `path` (it must hold a run.json)."""
     path = Path(path)
     try:
@@ -145,7 +196,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     return Run(path, info)
 
 
-def run_dirs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Path]:
+def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
     """Every directory under `root` holding a run.json (sweep jobs included); Hydra's folders skipped."""
     root = Path(root)
     if (root / RUN).is_file():
@@ -160,7 +211,7 @@ def run_dirs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Path]:
             yield from run_dirs(Path(entry.path))
 
 
-def scan_runs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Run | ArchiveError]:
+def scan_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run | ArchiveError]:
     """Every run under `root` in directory order, or for a run.json that cannot be read, the error saying so."""
     for path in run_dirs(root):
         try:
@@ -169,12 +220,12 @@ def scan_runs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Run | Arc
             yield err
 
 
-def find_runs(root: str | os.PathLike[str] = DEFAULT_ROOT) -> Iterator[Run]:
+def find_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run]:
     """Every readable run under `root`, in directory order."""
     return (run for run in scan_runs(root) if isinstance(run, Run))
 
 
-def resolve_run(ref: str | os.PathLike[str], root: str | os.PathLike[str] = DEFAULT_ROOT) -> Run:
+def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     """A run by path, or by an unambiguous prefix of its run id among the runs under `root`."""
     ref = os.fspath(ref)
     if Path(ref).is_dir():
@@ -188,7 +239,7 @@ def resolve_run(ref: str | os.PathLike[str], root: str | os.PathLike[str] = DEFA
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
 
 
-def expand_runs(ref: str | os.PathLike[str], root: str | os.PathLike[str] = DEFAULT_ROOT) -> list[Run]:
+def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
     """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
     path = Path(ref)
     if not path.is_dir() or (path / RUN).is_file():
@@ -200,7 +251,7 @@ def expand_runs(ref: str | os.PathLike[str], root: str | os.PathLike[str] = DEFA
     return [load_run(job) for job in jobs]
 
 
-def job_dirs(sweep_dir: str | os.PathLike[str]) -> list[Path]:
+def job_dirs(sweep_dir: PathLike) -> list[Path]:
     """The job directories of a sweep (`<number>_<model>`): its subdirectories, by job number then name."""
     dirs = [d for d in Path(sweep_dir).iterdir() if d.is_dir() and not d.name.startswith(".")]
     return sorted(dirs, key=_job_order)
@@ -223,3 +274,8 @@ def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
             if record.id != response.id and response.id in pending:
                 break
         yield response, pending.pop(response.id, [])
+
+
+def distinct_labels(labels: Sequence[str], ids: Sequence[str]) -> list[str]:
+    """Each label, with its id added (`label · id`) where labels repeat, so every column has a name of its own."""
+    return [label if labels.count(label) == 1 else f"{label} · {id_}" for label, id_ in zip(labels, ids)]

@@ -79,9 +79,10 @@ def wilson_expected(successes: int, n: int) -> tuple[float, float]:
 
 
 def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config: str = "task: {path: nowhere}\n",
-                  reference: Any = None) -> Path:
-    """A run of task `t` (value `a` = 0, 1, ...) whose scorer `closeness` gave `values`, written with RunWriter;
-    unless `finish`, left as if killed after its last record."""
+                  reference: Any = None, status: str = "completed", reason: str | None = None, **info: Any) -> Path:
+    """A run of task `t` (value `a` = 0, 1, ...) whose scorer `closeness` gave `values`, written with RunWriter and
+    ended with `status`; unless `finish`, left as if killed after its last record. `info` sets run.json fields
+    (run_id, model, identity, label, varied, ...)."""
     fmt = FormatSpec(name="FloatAnswer", origin="builtin", json_schema={"type": "object"})
     task = TaskEntry(name="t", source="tasks.yml", template="a is {a}", reference="list", value_combinations="tuple",
                      format=fmt, scorers=(ScorerSpec(name="closeness", origin="custom_scorer.py", sha256="0" * 64),),
@@ -90,8 +91,9 @@ def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config:
                         tasks=(task,), samples=tuple(Sample(id=f"t:a={i}", task="t", prompt=f"a is {i}",
                                                             values={"a": i}, reference=reference)
                                                      for i in range(len(values))))
-    info = RunInfo(run_id="5" * 12, status="running", started_at=now(), benchmark="synthetic", model="m",
-                   manifest_id=manifest.id, runner={}, environment={}, counts=Counts(samples=len(values)))
+    info = RunInfo(**{"run_id": "5" * 12, "model": "m", **info}, status="running", started_at=now(),
+                   benchmark="synthetic", manifest_id=manifest.id, runner={}, environment={},
+                   counts=Counts(samples=len(values)))
     writer = RunWriter.create(run_dir, info)
     writer.start(config)
     writer.compiled(manifest)
@@ -100,7 +102,7 @@ def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config:
         writer.record(response, [ScoreRecord(id=sample.id, task="t", scorer="format_valid",
                                              metrics={"format_valid": 1}),
                                  ScoreRecord(id=sample.id, task="t", scorer="closeness", metrics={"closeness": value})])
-    info = writer.finish("completed")
+    info = writer.finish(status, reason)
     writer.release()
     if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json or seal
         unfinished = info.model_copy(update={"status": "running", "ended_at": None, "files": {}})
@@ -272,18 +274,21 @@ def test_show_command_samples_of_a_task(archive):
     assert """
 product:a=2,b=3  [product]
   prompt    find the product of 2 and 3
+  reference calculated
   response  {"answer": 6}
   score     format_valid=1
   score     calculated_answer=1
 
 product:a=3,b=4  [product]
   prompt    find the product of 3 and 4
+  reference calculated
   response  {"answer": 11}
   score     format_valid=1
   score     calculated_answer=0
 
 product:a=5,b=5  [product]
   prompt    find the product of 5 and 5
+  reference calculated
   response  {"answer": 25}
   score     format_valid=1
   score     calculated_answer=1
@@ -312,18 +317,21 @@ def test_show_failed_samples(archive):
     assert """
 product:a=2,b=3  [product]
   prompt    find the product of 2 and 3
+  reference calculated
   response  the answer is 6
   score     format_valid=0  (invalid JSON: Expecting value: line 1 column 1 (char 0))
   score     calculated_answer: error JSONDecodeError: Expecting value: line 1 column 1 (char 0)
 
 product:a=5,b=5  [product]
   prompt    find the product of 5 and 5
+  reference calculated
   response  none: ResponseError: HTTP 503: server busy (after 1 attempt)
   score     format_valid: error NoResponse: no response: HTTP 503: server busy
   score     calculated_answer: error NoResponse: no response: HTTP 503: server busy
 
 symbol_dir:symb=<,name=less,direction=left  [symbol_dir]
   prompt    what direction does the < symbol point? and what is its name 
+  reference calculated
   response  not json
   score     format_valid=0  (invalid JSON: Expecting value: line 1 column 1 (char 0))
   score     check_name_dir: error JSONDecodeError: Expecting value: line 1 column 1 (char 0)

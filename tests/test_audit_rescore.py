@@ -244,17 +244,23 @@ def test_cli_errors_are_one_line_and_leave_nothing(run_dir, tmp_path):
 def test_missing_benchmark_or_scorer_suggests_scorers_file(run_dir, tmp_path):
     config = run_dir / "config.yaml"
     config.write_text(config.read_text().replace("path: ", f"path: {tmp_path / 'gone'}  # ", 1))
-    with pytest.raises(BenchrunError, match=r"cannot find the run's benchmark .*; give the scorers with --scorers"):
+    gone = (f"in '{run_dir}': cannot find the run's benchmark (task.path: '{tmp_path / 'gone'}' is not a directory "
+            f"(looked in {tmp_path / 'gone'}))")
+    with pytest.raises(BenchrunError) as raised:
         rescore(load_run(run_dir))
+    assert str(raised.value) == f"{gone}; give them with --scorers FILE.py --only"
     other = tmp_path / "partial.py"
     other.write_text("def calculated_answer(response, values):\n    return 1\n")
-    with pytest.raises(BenchrunError, match=r"the run's scorers add_justify, check_name_dir are not defined now"):
+    with pytest.raises(BenchrunError) as raised:
         rescore(load_run(run_dir), scorers_file=other)
+    assert str(raised.value) == f"{gone}; add --only to score with FILE.py's alone"
+    with pytest.raises(BenchrunError, match=r"the run's scorers add_justify, check_name_dir are not defined now"):
+        rescore(load_run(run_dir), scorers_file=other, only=True)
     broken = tmp_path / "broken.py"
     broken.write_text("def broken(:\n")
     with pytest.raises(TaskError, match="SyntaxError"):
         rescore(load_run(run_dir), scorers_file=broken)
-    result = rescore(load_run(run_dir), ["contains"], other)
+    result = rescore(load_run(run_dir), ["contains"], other, only=True)
     assert Path(result.dir).name == "001"
 
 

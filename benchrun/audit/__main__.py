@@ -14,7 +14,8 @@ from benchrun.interrupts import INTERRUPTS
 
 COMMANDS = {
     "list": ("listing", "every run under the archive root, newest first"),
-    "show": ("show", "one run: overrides, identity, metrics with 95%% intervals; --samples for each sample"),
+    "show": ("show", "one run: overrides, identity, metrics with 95% intervals; --samples for each sample; "
+                     "--wrong METRIC: the samples below 1, side by side across runs"),
     "rescore": ("rescore", "score a run again from its archived responses, without any model server"),
     "compare": ("compare", "align runs by sample id: differing inputs, metric deltas, flips, significance"),
     "verify": ("verify", "prove a run is intact: manifest id, record hashes, benchmark sources"),
@@ -26,13 +27,14 @@ COMMANDS = {
 
 
 def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | None]:
-    """The top parser, with the chosen command's own options (only that command's module is imported)."""
+    """The top parser, with the chosen command's own options (only that command's module is imported). A command's
+    help is written plainly (`95%`): argparse's %-formatting applies to help strings, not to descriptions."""
     parser = argparse.ArgumentParser(prog="benchrun-audit", description="Audit past benchrun runs from the archive alone.")
     parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     module = None
     for name, (module_name, help_text) in COMMANDS.items():
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub = commands.add_parser(name, help=help_text.replace("%", "%%"), description=help_text)
         if name == command:
             module = importlib.import_module(f"benchrun.audit.{module_name}")
             module.configure(sub)

@@ -3,7 +3,8 @@
 For each other run: which manifest inputs differ (config keys, benchmark files, prompts, scorers, formats),
 then per task x metric the paired means, their difference, a p-value and a 95% interval (see
 benchrun.audit.significance), and for 0/1 metrics the samples that flipped. A sweep directory stands for its
-jobs, in job order.
+jobs, in job order. A run with no responses is named with its status and not compared; a run that did not
+finish is compared over the samples it answered, and says so.
 """
 
 from __future__ import annotations
@@ -19,24 +20,30 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
+from benchrun.archive import UNFINISHED
 from benchrun.audit import significance
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.manifest import Frozen, Manifest, canonical_json, sha256_bytes
 from benchrun.records import Number
-from benchrun.runs import DEFAULT_ROOT, Run, expand_runs
+from benchrun.runs import DEFAULT_ROOT, Run, Values, expand_runs
 
 SHOWN = 10
 """Flipped sample ids printed per direction on a terminal (--json lists them all)."""
 SHA256 = re.compile(r"[0-9a-f]{64}")
-Values = dict[tuple[str, str], dict[str, Number]]
-"""(task, metric) -> sample id -> value."""
 
 
 class RunRef(Frozen):
     id: str
     path: str
+    label: str
     model: str
     manifest_id: str | None
+    status: str
+    answered: bool
+    """Whether the run has any responses (a run without is named, not compared)."""
+    note: str | None = None
+    """What a reader must know first: the run has no responses, or it did not finish (it is compared over the
+    samples it answered); None for a run that finished with responses."""
 
 
 class Diff(Frozen):
@@ -102,7 +109,8 @@ class MetricLine(Frozen):
 
 class Comparison(Frozen):
     run: RunRef
-    inputs: Inputs
+    inputs: Inputs | None
+    """None when the run has no responses: nothing was compared."""
     metrics: tuple[MetricLine, ...]
 
 
@@ -137,19 +145,41 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     """Each run after the first against the first; `metric`/`task` keep only those lines."""
     if len(runs) < 2:
         raise BenchrunError(f"compare needs at least two runs (got {len(runs)}); a sweep directory gives its jobs")
-    for run in runs:
-        run.require_records()
+    refs = [_ref(run.require_records()) for run in runs]
     baseline = runs[0]
-    base_values = metric_values(baseline)
-    comparisons = tuple(Comparison(run=_ref(run), inputs=inputs(baseline, run),
-                                   metrics=metric_lines(base_values, metric_values(run), baseline.manifest, metric,
-                                                        task))
-                        for run in runs[1:])
-    return Report(baseline=_ref(baseline), comparisons=comparisons, method=dict(significance.METHOD))
+    if not refs[0].answered:
+        raise BenchrunError(f"the baseline, run {baseline.id} ({baseline.label}), has {refs[0].note}: nothing to "
+                            "compare against", file=str(baseline.path))
+    base_values = baseline.metric_values()
+    comparisons = tuple(_comparison(baseline, base_values, run, ref, metric, task) for run, ref in zip(runs[1:],
+                                                                                                       refs[1:]))
+    return Report(baseline=refs[0], comparisons=comparisons, method=dict(significance.METHOD))
+
+
+def _comparison(baseline: Run, base_values: Values, run: Run, ref: RunRef, metric: str | None,
+                task: str | None) -> Comparison:
+    if not ref.answered:
+        return Comparison(run=ref, inputs=None, metrics=())
+    return Comparison(run=ref, inputs=inputs(baseline, run),
+                      metrics=metric_lines(base_values, run.metric_values(), baseline.manifest, metric, task))
 
 
 def _ref(run: Run) -> RunRef:
-    return RunRef(id=run.id, path=str(run.path), model=run.info.model, manifest_id=run.info.manifest_id)
+    info = run.info
+    answered = info.manifest_id is not None and next(run.responses(), None) is not None
+    return RunRef(id=run.id, path=str(run.path), label=run.label, model=info.model, manifest_id=info.manifest_id,
+                  status=info.status, answered=answered, note=status_note(run, answered))
+
+
+def status_note(run: Run, answered: bool) -> str | None:
+    """`no responses (status failed: why)`, `not finished (status interrupted: why); ...`, or None."""
+    info = run.info
+    state = info.status + (f": {info.reason}" if info.reason else "")
+    if not answered:
+        return f"no responses (status {state})"
+    if info.status in UNFINISHED:
+        return f"not finished (status {state}); compared over the samples it answered"
+    return None
 
 
 def inputs(baseline: Run, run: Run) -> Inputs:
@@ -162,13 +192,14 @@ def inputs(baseline: Run, run: Run) -> Inputs:
                   provenance=diff(provenance(baseline), provenance(run)))
 
 
-PROVENANCE_KEYS = ("digest", "server_version", "sha256", "size", "llama_cpp_version", "name", "structured_dialect")
-"""Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered."""
+PROVENANCE_KEYS = ("server_version", "size", "llama_cpp_version", "name", "structured_dialect")
+"""Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered, beside its digest."""
 
 
 def provenance(run: Run) -> dict[str, Any]:
-    """The model's identity and the software versions of a run, as dotted keys."""
-    identity = {f"model.{k}": v for k, v in run.info.identity.items() if k in PROVENANCE_KEYS}
+    """The model's digest and identity and the software versions of a run, as dotted keys."""
+    digest = {"model.digest": run.model_digest} if run.model_digest else {}
+    identity = {**digest, **{f"model.{k}": v for k, v in run.info.identity.items() if k in PROVENANCE_KEYS}}
     environment = {k: v for k, v in run.info.environment.items() if k in ("benchrun", "python")}
     return {**identity, **flatten(environment), **flatten(run.info.environment.get("packages", {}), "packages.")}
 
@@ -205,15 +236,6 @@ def _formats(manifest: Manifest) -> dict[str, dict[str, str]]:
             for t in manifest.tasks}
 
 
-def metric_values(run: Run) -> Values:
-    """Every value of scores.jsonl by (task, metric) and sample id; failed scorers give no value."""
-    values: Values = {}
-    for record in run.scores():
-        for metric, value in (record.metrics or {}).items():
-            values.setdefault((record.task, metric), {})[record.id] = value
-    return values
-
-
 def metric_lines(base: Values, other: Values, manifest: Manifest, metric: str | None,
                  task: str | None) -> tuple[MetricLine, ...]:
     """One line per task x metric of either run (baseline task order, metrics by name), filtered."""
@@ -240,14 +262,23 @@ def metric_line(task: str, metric: str, base: dict[str, Number], other: dict[str
 def print_report(report: Report, out: Console) -> None:
     """For each compared run: differing inputs, the metrics table, then the flipped samples."""
     base = report.baseline
-    out.print(f"baseline: {base.model} {base.id} ({base.path})", markup=False, soft_wrap=True)
+    out.print(f"baseline: {_named(base)}", markup=False, soft_wrap=True)
     for comparison in report.comparisons:
-        run = comparison.run
-        out.print(f"\nvs {run.model} {run.id} ({run.path})", markup=False, soft_wrap=True)
+        out.print(f"\nvs {_named(comparison.run)}", markup=False, soft_wrap=True)
+        if comparison.inputs is None:
+            continue
         for line in input_lines(comparison.inputs) + [metrics_table(base, comparison)] + flip_lines(comparison.metrics):
             out.print(line, markup=False, soft_wrap=True)
     out.print(f"\np: {report.method['binary']} for 0/1 metrics, else {report.method['other']}; "
               f"95% CI: {report.method['interval']}", markup=False, soft_wrap=True)
+
+
+def _named(run: RunRef) -> str:
+    """`label id (path)`, and what a reader must know first (`: no responses (status failed: ...), not compared`)."""
+    named = f"{run.label} {run.id} ({run.path})"
+    if not run.answered:
+        return f"{named}: not compared: {run.note}"
+    return f"{named}: {run.note}" if run.note else named
 
 
 def input_lines(inputs: Inputs) -> list[str]:
@@ -288,9 +319,9 @@ def _ids(ids: Iterable[str]) -> str:
 
 def metrics_table(base: RunRef, comparison: Comparison) -> Table:
     """task x metric: n paired, both means, the difference with its 95% interval, p-value and test."""
-    table = Table(title=f"{comparison.run.model} {comparison.run.id} vs baseline {base.model} {base.id}",
+    table = Table(title=f"{comparison.run.label} {comparison.run.id} vs baseline {base.label} {base.id}",
                   title_justify="left")
-    for column in ("task", "metric", "n", "baseline", comparison.run.model, "delta", "95% CI", "p", "test"):
+    for column in ("task", "metric", "n", "baseline", comparison.run.label, "delta", "95% CI", "p", "test"):
         table.add_column(Text(column), justify="left" if column in ("task", "metric", "test") else "right")
     for line in comparison.metrics:
         ci = "-" if line.ci_low is None else f"[{line.ci_low:+.3f}, {line.ci_high:+.3f}]"

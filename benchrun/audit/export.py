@@ -1,4 +1,5 @@
-"""`export RUN ... --format csv|jsonl`: one row per sample x metric, the sample's values as columns."""
+"""`export RUN ... --format csv|jsonl`: one row per sample x metric, with the run's varied settings and the sample's
+values as columns (`--text`: also the prompt and the response)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from pathlib import Path
 from typing import IO, Any, Iterator, Sequence
 
 from benchrun.errors import EXIT
-from benchrun.records import ErrorInfo, ScoreRecord
-from benchrun.runs import DEFAULT_ROOT, Run, expand_runs
+from benchrun.records import ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
 
-BASE_COLUMNS = ("run_id", "model", "manifest_id", "task", "sample_id", "scorer", "metric", "value", "error")
-VALUE_PREFIX = "value."
+RUN_COLUMNS = ("run_id", "label", "model", "manifest_id")
+RECORD_COLUMNS = ("task", "sample_id", "scorer", "metric", "value", "error")
+TEXT_COLUMNS = ("prompt", "response")
+VALUE_PREFIX, SETTING_PREFIX = "value.", "setting."
 
 
 def value_columns(runs: Sequence[Run]) -> list[str]:
@@ -27,13 +30,26 @@ def value_columns(runs: Sequence[Run]) -> list[str]:
     return [VALUE_PREFIX + name for name in names]
 
 
+def setting_columns(runs: Sequence[Run]) -> list[str]:
+    """One column per setting that varied in any of the runs (`runner.model`, ...), in order of first appearance."""
+    keys = dict.fromkeys(key for run in _compiled(runs) for key in run.info.varied)
+    return [setting_column(key) for key in keys]
+
+
+def setting_column(key: str) -> str:
+    """A varied setting's column: its dotted key, or `setting.<key>` where the key is a column of its own
+    (`task`, `model`)."""
+    return SETTING_PREFIX + key if key in (*RUN_COLUMNS, *RECORD_COLUMNS, *TEXT_COLUMNS, "reference") else key
+
+
 def _compiled(runs: Sequence[Run]) -> list[Run]:
     """The runs that have a manifest (a run that failed before it compiled has no samples)."""
     return [run.require_records() for run in runs if run.info.manifest_id is not None]
 
 
-def columns(runs: Sequence[Run]) -> list[str]:
-    return [*BASE_COLUMNS, *value_columns(runs), "reference"]
+def columns(runs: Sequence[Run], text: bool = False) -> list[str]:
+    return [*RUN_COLUMNS, *setting_columns(runs), *RECORD_COLUMNS, *value_columns(runs), "reference",
+            *(TEXT_COLUMNS if text else ())]
 
 
 def scorer_metrics(run: Run) -> dict[tuple[str, str], list[str]]:
@@ -45,18 +61,24 @@ def scorer_metrics(run: Run) -> dict[tuple[str, str], list[str]]:
     return {key: list(names) for key, names in found.items()}
 
 
-def export_rows(run: Run) -> Iterator[dict[str, Any]]:
-    """One row per score record x metric, in scores.jsonl order; a failed scorer's rows have no value and
-    its error, one per metric the scorer gives elsewhere in the run (or one named after the scorer)."""
+def export_rows(run: Run, text: bool = False) -> Iterator[dict[str, Any]]:
+    """One row per score record x metric, sample by sample in record order; a failed scorer's rows have no value
+    and its error, one per metric the scorer gives elsewhere in the run (or one named after the scorer). A run
+    that failed before it compiled has none."""
+    if not _compiled([run]):
+        return
     samples = {s["id"]: s for s in run.manifest_data()["samples"]}
     metrics_of = scorer_metrics(run)
     info = run.info
-    for record in run.scores():
-        base = {"run_id": info.run_id, "model": info.model, "manifest_id": info.manifest_id, "task": record.task,
-                "sample_id": record.id, "scorer": record.scorer}
-        extra = _sample_columns(samples.get(record.id))
-        for metric, value in _values(record, metrics_of):
-            yield {**base, "metric": metric, "value": value, "error": _error(record.error), **extra}
+    run_columns = {"run_id": info.run_id, "label": run.label, "model": info.model, "manifest_id": info.manifest_id,
+                   **{setting_column(key): value for key, value in info.varied.items()}}
+    for response, records in joined(run.responses(), run.scores()):
+        sample = samples.get(response.id)
+        extra = {**_sample_columns(sample), **(_text_columns(sample, response) if text else {})}
+        for record in records:
+            for metric, value in _values(record, metrics_of):
+                yield {**run_columns, "task": record.task, "sample_id": record.id, "scorer": record.scorer,
+                       "metric": metric, "value": value, "error": _error(record.error), **extra}
 
 
 def _values(record: ScoreRecord, metrics_of: dict[tuple[str, str], list[str]]) -> list[tuple[str, Any]]:
@@ -72,32 +94,38 @@ def _sample_columns(sample: dict[str, Any] | None) -> dict[str, Any]:
     return {**{VALUE_PREFIX + k: v for k, v in sample["values"].items()}, "reference": sample.get("reference")}
 
 
+def _text_columns(sample: dict[str, Any] | None, response: ResponseRecord) -> dict[str, Any]:
+    """The prompt as the manifest has it and the raw response text (None when the request failed)."""
+    return {"prompt": sample["prompt"] if sample else None, "response": response.text}
+
+
 def _error(error: ErrorInfo | None) -> str | None:
     return None if error is None else str(error)
 
 
-def write_csv(runs: Sequence[Run], out: IO[str]) -> int:
-    """CSV with a header; empty cells for missing values, a list reference as JSON. Returns the row count."""
-    writer = csv.DictWriter(out, fieldnames=columns(runs), lineterminator="\n")
+def write_csv(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
+    """CSV with a header; empty cells for missing values, a list or mapping (a reference, a setting) as JSON.
+    Returns the row count."""
+    writer = csv.DictWriter(out, fieldnames=columns(runs, text), lineterminator="\n")
     writer.writeheader()
     count = 0
-    for run in _compiled(runs):
-        for row in export_rows(run):
-            writer.writerow({**row, "reference": _cell(row["reference"])})
+    for run in runs:
+        for row in export_rows(run, text):
+            writer.writerow({key: _cell(value) for key, value in row.items()})
             count += 1
     return count
 
 
 def _cell(value: Any) -> Any:
-    return json.dumps(value) if isinstance(value, (list, dict)) else value
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
 
 
-def write_jsonl(runs: Sequence[Run], out: IO[str]) -> int:
+def write_jsonl(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
     """One JSON object per row, every row with the same keys (null where there is no value)."""
-    empty = dict.fromkeys(columns(runs))
+    empty = dict.fromkeys(columns(runs, text))
     count = 0
-    for run in _compiled(runs):
-        for row in export_rows(run):
+    for run in runs:
+        for row in export_rows(run, text):
             out.write(json.dumps({**empty, **row}, ensure_ascii=False) + "\n")
             count += 1
     return count
@@ -111,6 +139,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
                                                                        f"(default: {DEFAULT_ROOT})")
     parser.add_argument("--format", choices=sorted(WRITERS), default="csv", help="csv (default) or jsonl")
+    parser.add_argument("--text", action="store_true", help="add the prompt and the raw response as columns")
     parser.add_argument("--output", type=Path, help="write to this file (default: standard output)")
 
 
@@ -118,5 +147,5 @@ def main(args: argparse.Namespace) -> int:
     runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
     target = open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
     with target as out:
-        WRITERS[args.format](runs, out)
+        WRITERS[args.format](runs, out, args.text)
     return EXIT["ok"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,7 +16,7 @@ from benchrun import console
 from benchrun.errors import EXIT, ArchiveError
 from benchrun.records import FORMAT_VALID
 from benchrun.records import MetricSummary, Status
-from benchrun.runs import DEFAULT_ROOT, Run, scan_runs
+from benchrun.runs import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
@@ -35,10 +34,6 @@ class ListedRun:
     def started(self) -> datetime:
         return parse_time(self.run.info.started_at)
 
-    @property
-    def digest(self) -> str | None:
-        return self.run.info.identity.get("digest")
-
     def headline(self) -> list[MetricSummary]:
         """The first HEADLINE metrics, those of scorers before format_valid."""
         ranked = sorted(self.metrics, key=lambda line: line.metric == FORMAT_VALID)
@@ -49,7 +44,7 @@ class ListedRun:
         return {"run_id": info.run_id, "path": str(self.run.path), "started_at": info.started_at,
                 "ended_at": info.ended_at, "status": info.status, "reason": info.reason,
                 "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
-                "digest": self.digest, "samples": info.counts.samples, "responses": info.counts.responses,
+                "digest": self.run.model_digest, "samples": info.counts.samples, "responses": info.counts.responses,
                 "manifest_id": info.manifest_id, "sweep": info.sweep,
                 "parent": info.parent.run_id if info.parent else None,
                 "metrics": [line.model_dump() for line in self.metrics]}
@@ -90,7 +85,7 @@ class Unreadable:
 UNREADABLE = "unreadable"
 
 
-def list_runs(root: str | os.PathLike[str] = DEFAULT_ROOT, model: str | None = None, task: str | None = None,
+def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str | None = None,
               status: Iterable[str] = (), since: datetime | None = None) -> list[ListedRun | Unreadable]:
     """Every run under `root` (sweep jobs included) that passes the filters, newest first; then the run.json files
     that cannot be read (unless a filter asks for something they cannot say)."""
@@ -132,10 +127,15 @@ def runs_table(entries: Sequence[ListedRun | Unreadable]) -> Table:
         info = entry.run.info
         table.add_row(info.started_at[:19].replace("T", " "), info.run_id, _status(info),
                       f"{info.counts.responses}/{info.counts.samples}",
-                      Text(info.model + (f" @{entry.digest[:12]}" if entry.digest else "")),
+                      Text(info.model + _at(entry.run.model_digest)),
                       Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
                       Text("\n".join(f"{m.task}/{m.metric}={console.number(m.mean)}" for m in entry.headline())))
     return table
+
+
+def _at(digest: str | None) -> str:
+    """` @45b1c9806e74` after the model's name; nothing when the run has no digest."""
+    return f" @{short_digest(digest)}" if digest else ""
 
 
 def _status(info: Any) -> Text:

@@ -6,18 +6,20 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from html import escape
 from importlib.resources import files
 from pathlib import Path
 from string import Template
+from typing import Sequence
 
 from benchrun.archive import RUN, write_atomic
 from benchrun.audit import report_svg as svg
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.manifest import Sample
 from benchrun.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord
-from benchrun.runs import DEFAULT_ROOT, SWEEP_FILE, Run, job_dirs, load_run, resolve_run
+from benchrun.runs import DEFAULT_ROOT, SWEEP_FILE, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run
 
 SAMPLE_CAP = 500
 """Samples shown per task; the rest are counted, not shown."""
@@ -62,25 +64,29 @@ def main(args: argparse.Namespace) -> int:
     return EXIT["ok"]
 
 
-def write_report(refs: list[str], output: Path | None = None, root: Path = DEFAULT_ROOT) -> Path:
-    """Write the HTML report of the runs or sweeps `refs`; its path."""
+def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = None,
+                 root: PathLike = DEFAULT_ROOT) -> Path:
+    """Write the HTML report of the run or sweep `refs` (or of several); its path."""
+    refs = [refs] if isinstance(refs, (str, os.PathLike)) else list(refs)
     jobs = list({job.path.resolve(): job for ref in refs for job in expand(ref, root)}.values())
     if output is None:
         if len(refs) > 1:
             raise BenchrunError("several runs: say where the report goes with --output FILE.html")
         output = (Path(refs[0]) if is_sweep(Path(refs[0])) else jobs[0].path) / REPORT_FILE
+    output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, render(label_jobs(jobs)).encode("utf-8"))
     return output
 
 
-def expand(ref: str, root: Path) -> list[Job]:
+def expand(ref: PathLike, root: PathLike) -> list[Job]:
     """A run by path or id prefix, or every job of a sweep directory."""
     path = Path(ref)
     if is_sweep(path):
         return [_job(job_dir) for job_dir in job_dirs(path)]
     if path.is_dir() and not (path / RUN).is_file():
-        raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)", file=ref)
+        raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)",
+                           file=os.fspath(ref))
     run = resolve_run(ref, root).require_records()
     return [Job(run.path, run)]
 
@@ -99,10 +105,12 @@ def _job(path: Path) -> Job:
 
 
 def label_jobs(jobs: list[Job]) -> list[Job]:
-    """Label each job by its model, adding the run id (or directory) where models repeat."""
-    models = [job.run.info.model if job.run else job.path.name for job in jobs]
-    for job, model in zip(jobs, models):
-        job.label = model if models.count(model) == 1 else f"{model} · {job.run.id if job.run else job.path.name}"
+    """Label each job by its run's label (what varied in a sweep, else the model), adding the run id (or
+    directory) where labels repeat."""
+    labels = distinct_labels([job.run.label if job.run else job.path.name for job in jobs],
+                             [job.run.id if job.run else job.path.name for job in jobs])
+    for job, label in zip(jobs, labels):
+        job.label = label
     return jobs
 
 
@@ -294,7 +302,7 @@ def _facts(run: Run) -> dict[str, str]:
         "run id": info.run_id, "directory": str(run.path), "benchmark": info.benchmark,
         "status": info.status + (f": {info.reason}" if info.reason else ""),
         "started": info.started_at, "ended": info.ended_at or "-", "manifest id": info.manifest_id or "-",
-        "model": str(identity.get("name") or info.model), "model digest": str(identity.get("digest", "-")),
+        "model": str(identity.get("name") or info.model), "model digest": run.model_digest or "-",
         "model details": ", ".join(f"{k}={v}" for k, v in details.items() if isinstance(v, str) and v),
         "server version": str(identity.get("server_version", "-")),
         "runner": "\n".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in info.runner.items()),

@@ -7,11 +7,13 @@ NNN is claimed with os.mkdir, which fails when another rescore already took the 
 running at once never share a directory: the first free number after the largest one present is taken. The
 time is kept in rescore.json, not in the name: with a time in the name two rescores could claim one number.
 
-Scorers are the built-ins plus the benchmark's current custom_scorer.py, or plus `--scorers FILE.py` instead
-of it. The benchmark is found through the run's task.path; a relative one is taken from the directory the run
-was started in (run.json `cwd`), else from the current one. By default each task gets its own scorers
-again; `--scorer NAME` (repeatable) selects: a NAME that some task names is applied to those tasks only, a
-NAME that no task names is applied to every task. format_valid is always recomputed.
+Scorers are the built-ins plus the benchmark's current custom_scorer.py, plus the functions of `--scorers FILE.py`
+(a same-named one replaces the benchmark's); with `--only`, FILE.py takes the place of custom_scorer.py. The
+benchmark is found through the run's task.path; a relative one is taken from the directory the run was started in
+(run.json `cwd`), else from the current one. By default each task gets its own scorers again, and FILE.py's
+scorers that no task names are added to every task; `--scorer NAME` (repeatable) selects: a NAME that some task
+names is applied to those tasks only, a NAME that no task names is applied to every task. format_valid is always
+recomputed. What a scorer raised is counted and listed (`errors`), beside the values that changed.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from benchrun.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.grading import Grader
 from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
 from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
-from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
+from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.settings import RunConfig
 from benchrun.summary import Tally
@@ -104,13 +106,25 @@ class SampleChange(Frozen):
     new_error: str | None = None
 
 
+class ScorerFailure(Frozen):
+    """A scorer that raised on an answered sample (no value: its error is in scores.jsonl)."""
+
+    id: str
+    task: str
+    scorer: str
+    error: str
+
+
 class Rescore(Frozen):
-    """What a rescore wrote, and what changed against the run's own scores."""
+    """What a rescore wrote, what changed against the run's own scores, and what its scorers raised."""
 
     dir: str
     info: RescoreInfo
     means: tuple[MeanChange, ...]
     changed: tuple[SampleChange, ...]
+    errors: tuple[ScorerFailure, ...]
+    """One per score line whose scorer raised on a response (a failed request is not a scorer's error); as many as
+    info.counts.scorer_errors."""
 
 
 Loaded = dict[str, tuple[Scorer, str, str | None]]
@@ -123,14 +137,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scorer", action="append", metavar="NAME",
                         help="score with this scorer only (repeatable); a name no task uses applies to every task")
     parser.add_argument("--scorers", type=Path, metavar="FILE.py",
-                        help="take scorer functions from this file instead of the benchmark's custom_scorer.py")
+                        help="add this file's scorer functions to the benchmark's (its new ones on every task)")
+    parser.add_argument("--only", action="store_true",
+                        help="with --scorers: take scorer functions from FILE.py instead of the benchmark's "
+                             "custom_scorer.py")
     parser.add_argument("--scorer-timeout-s", type=float, default=SCORER_TIMEOUT_S, metavar="S",
                         help=f"each scorer call's time limit (default {SCORER_TIMEOUT_S:g})")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
-    result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s)
+    result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s, args.only)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -138,18 +155,22 @@ def main(args: argparse.Namespace) -> int:
     return EXIT["ok"]
 
 
-def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None = None,
-            timeout_s: float = SCORER_TIMEOUT_S) -> Rescore:
-    """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory."""
+def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | None = None,
+            timeout_s: float = SCORER_TIMEOUT_S, only: bool = False) -> Rescore:
+    """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory, with the
+    benchmark's scorers plus those of `scorers_file` (`only`: those of `scorers_file` instead of the benchmark's)."""
     manifest = run.require_records().manifest
-    loaded = load_scorers(scorers_file) if scorers_file else bench_scorers(run)
-    plan = scorer_plan(manifest, loaded, names)
+    if only and scorers_file is None:
+        raise BenchrunError("--only goes with --scorers FILE.py: it takes the scorers from FILE.py alone")
+    added = load_scorers(Path(scorers_file)) if scorers_file is not None else {}
+    loaded = {**_builtins(), **added} if only else {**bench_scorers(run, scorers_file is not None), **added}
+    plan = scorer_plan(manifest, loaded, names, () if only else tuple(added))
     old, old_tally = _old_scores(run, manifest)
     with DirLock(run.path):
         out = claim_dir(run.path / RESCORES)
         try:
             grader = _grader(manifest, plan, loaded, out / RESCORE_LOG, timeout_s)
-            summary, digest, counts, changed = asyncio.run(_write_scores(run, manifest, grader, old, out))
+            summary, digest, counts, changed, errors = asyncio.run(_write_scores(run, manifest, grader, old, out))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=_used(manifest, plan, loaded), counts=counts, files={SCORES: digest})
@@ -157,45 +178,48 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: Path | None 
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
             raise
-    return Rescore(dir=str(out), info=info, means=_means(old_tally, summary), changed=tuple(changed))
+    return Rescore(dir=str(out), info=info, means=_means(old_tally, summary), changed=tuple(changed),
+                   errors=tuple(errors))
 
 
-def bench_scorers(run: Run) -> Loaded:
+def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
     """The built-ins and the current custom_scorer.py of the run's benchmark (found through task.path)."""
     try:
         bench = run.bench_dir()
     except ConfigError as err:
-        raise BenchrunError(f"cannot find the run's benchmark ({err}); give the scorers with --scorers FILE.py",
-                            file=str(run.path)) from None
+        hint = "add --only to score with FILE.py's alone" if with_file else "give them with --scorers FILE.py --only"
+        raise BenchrunError(f"cannot find the run's benchmark ({err}); {hint}", file=str(run.path)) from None
     file = bench / CUSTOM_FILE
-    return load_scorers(file) if file.is_file() else _builtins()
+    return {**_builtins(), **(load_scorers(file) if file.is_file() else {})}
 
 
 def load_scorers(file: Path) -> Loaded:
-    """The built-ins, then the public functions defined in `file` (a same-named one replaces a built-in)."""
+    """The public functions defined in `file`."""
     if not file.is_file():
         raise BenchrunError("no such scorer file", file=str(file))
     digest, origin = sha256_bytes(file.read_bytes()), str(file.resolve())
-    return {**_builtins(), **{name: (fn, origin, digest) for name, fn in scorers_in(file, str(file)).items()}}
+    return {name: (fn, origin, digest) for name, fn in scorers_in(file, str(file)).items()}
 
 
 def _builtins() -> Loaded:
     return {name: (fn, "builtin", None) for name, fn in BUILTIN.items()}
 
 
-def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None) -> dict[str, tuple[str, ...]]:
-    """Task -> the scorer names to run on it (see the module docstring)."""
+def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
+                added: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """Task -> the scorer names to run on it: the chosen `names`, else each task's own plus the `added` ones no
+    task names (see the module docstring)."""
     own = {t.name: tuple(s.name for s in t.scorers) for t in manifest.tasks}
+    used = {n for task in own.values() for n in task}
     if names is None:
-        missing = sorted({n for task in own.values() for n in task if n not in loaded})
+        missing = sorted(n for n in used if n not in loaded)
         if missing:
             raise BenchrunError(f"the run's scorers {', '.join(missing)} are not defined now "
                                 f"(available: {', '.join(sorted(loaded))}); give them with --scorers FILE.py")
-        return own
+        return {task: (*scorers, *(n for n in added if n not in used)) for task, scorers in own.items()}
     unknown = [n for n in names if n not in loaded]
     if unknown:
         raise BenchrunError(f"unknown scorer {', '.join(map(repr, unknown))} (available: {', '.join(sorted(loaded))})")
-    used = {n for task in own.values() for n in task}
     chosen = list(dict.fromkeys(names))
     return {task: tuple(n for n in chosen if n in scorers or n not in used) for task, scorers in own.items()}
 
@@ -247,11 +271,12 @@ def _used(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) 
 
 
 async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[tuple[str, str], ScoreRecord],
-                        out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange]]:
-    """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values.
-    Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
+                        out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange], list[ScorerFailure]]:
+    """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values and
+    the scorers' errors. Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
     samples = {s.id: s for s in manifest.samples}
     tally, changed, sink = Tally(t.name for t in manifest.tasks), [], RecordFile(out / SCORES, fresh=True)
+    errors: list[ScorerFailure] = []
     counts = Counts(samples=len(samples)).model_dump()
     async with grader:
         for chunk in _batched(run.responses(), CHUNK):
@@ -267,10 +292,13 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[
                     tally.add(record)
                     count_score(counts, record, response.error is not None)
                     changed.extend(sample_changes(old.get((record.id, record.scorer)), record))
+                    if record.error is not None and response.error is None:
+                        errors.append(ScorerFailure(id=record.id, task=record.task, scorer=record.scorer,
+                                                    error=str(record.error)))
     digest = sink.close()
     summary = Summary(manifest_id=run.info.manifest_id, model=run.info.model, metrics=tally.summaries())
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
-    return summary, digest, Counts(**counts), changed
+    return summary, digest, Counts(**counts), changed, errors
 
 
 def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -304,15 +332,23 @@ def _delta(old: float | None, new: float | None) -> float | None:
 
 
 def print_rescore(result: Rescore, out: Console) -> None:
-    """The means old -> new, then the samples whose value changed (at most SHOWN), then where it was written."""
+    """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), then
+    where it was written."""
     out.print(means_table(result))
-    out.print(f"{len(result.changed)} sample values changed", markup=False, soft_wrap=True)
-    for change in result.changed[:SHOWN]:
-        out.print(f"  {change.id} {change.metric}: {_value(change.old, change.old_error)} -> "
-                  f"{_value(change.new, change.new_error)}", markup=False, soft_wrap=True)
-    if len(result.changed) > SHOWN:
-        out.print(f"  ... and {len(result.changed) - SHOWN} more (--json lists them all)", markup=False, soft_wrap=True)
+    changes = [f"{c.id} {c.metric}: {_value(c.old, c.old_error)} -> {_value(c.new, c.new_error)}"
+               for c in result.changed]
+    _print_list(out, f"{len(changes)} sample values changed", changes)
+    failures = [f"{e.id} {e.scorer}: {e.error}" for e in result.errors]
+    _print_list(out, f"{len(failures)} scorer errors", failures)
     out.print(f"rescore {result.info.rescore} written to {result.dir}", markup=False, soft_wrap=True)
+
+
+def _print_list(out: Console, title: str, lines: list[str]) -> None:
+    """A count, then at most SHOWN of its lines indented."""
+    for line in [title, *(f"  {line}" for line in lines[:SHOWN])]:
+        out.print(line, markup=False, soft_wrap=True)
+    if len(lines) > SHOWN:
+        out.print(f"  ... and {len(lines) - SHOWN} more (--json lists them all)", markup=False, soft_wrap=True)
 
 
 def means_table(result: Rescore) -> Table:

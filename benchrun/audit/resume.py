@@ -25,7 +25,7 @@ from benchrun.interrupts import INTERRUPTS
 from benchrun.manifest import Manifest
 from benchrun.records import RunInfo
 from benchrun.runners import make_runner
-from benchrun.runs import DEFAULT_ROOT, Run, load_run, resolve_run
+from benchrun.runs import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
 
 
 
@@ -141,11 +141,12 @@ async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repai
 
 
 def check_model(run: Run, identity: dict[str, Any], force: bool) -> None:
-    for key in ("digest", "sha256"):
-        before, after = run.info.identity.get(key), identity.get(key)
-        if before and after != before and not force:
-            raise ArchiveError(f"model {run.info.model} is now {str(after)[:12]}, the run used {before[:12]}; "
-                               "resume with --force to continue with it anyway (recorded in run.json)")
+    """Refuse (unless `force`) a model whose digest is not the one the run used."""
+    before, after = run.model_digest, model_digest(identity)
+    if before and after != before and not force:
+        served = short_digest(after) if after else "without a digest"
+        raise ArchiveError(f"model {run.info.model} is now {served}, the run used {short_digest(before)}; "
+                           "resume with --force to continue with it anyway (recorded in run.json)")
 
 
 def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, Any],

@@ -23,7 +23,7 @@ from benchrun.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.interrupts import INTERRUPTS
 from benchrun.records import Counts, Lineage, RunInfo
 from benchrun.runners import make_runner
-from benchrun.runs import DEFAULT_ROOT, Run, joined, load_run, resolve_run
+from benchrun.runs import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run
 
 RETRYABLE = ("completed", "completed_with_errors", "failed")
 
@@ -47,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def retry_run(parent: Run, force: bool = False, host: str | None = None,
-              into: Path | None = None) -> tuple[RunInfo, Path]:
+              into: PathLike | None = None) -> tuple[RunInfo, Path]:
     """The new run (its run.json and directory) that asks `parent`'s failed samples again."""
     problems = _parent_problems(parent)
     if problems and not force:
@@ -66,6 +66,7 @@ def retry_run(parent: Run, force: bool = False, host: str | None = None,
     runner_cfg = {**config["runner"], **({"host": host} if host else {})}
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
             "host": host}
+    into = None if into is None else Path(into)
     return INTERRUPTS.run(lambda: _retry(parent, plan, runner_cfg, todo, note, into))
 
 

@@ -1,4 +1,6 @@
-"""`show RUN`: a run's provenance and per task x metric table with 95% intervals; `--samples` for each sample."""
+"""`show RUN`: a run's provenance and per task x metric table with 95% intervals; `--samples` for each sample, with
+its reference; `--task` keeps one task everywhere. `show RUN [RUN ...] --wrong METRIC`: the samples below 1 on a
+metric in any of the runs, side by side."""
 
 from __future__ import annotations
 
@@ -6,9 +8,9 @@ import argparse
 import json
 import sys
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator, Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -16,11 +18,16 @@ from rich.text import Text
 from benchrun import console
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
-from benchrun.errors import EXIT
-from benchrun.records import FORMAT_VALID
-from benchrun.records import MetricSummary, ResponseRecord, ScoreRecord
-from benchrun.runs import DEFAULT_ROOT, Run, joined, resolve_run
+from benchrun.errors import EXIT, BenchrunError
+from benchrun.manifest import Reference
+from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord
+from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
 from benchrun.summary import Tally
+
+CALCULATED = "calculated"
+"""What a sample's reference is shown as when the scorer computes it from the sample's values (none is stored)."""
+EXCERPT = 40
+"""Characters of a prompt shown by --wrong."""
 
 
 class MetricRow(MetricSummary):
@@ -56,32 +63,50 @@ class MetricScan:
             yield record
         self._complete = True
 
-    def rows(self) -> list[MetricRow]:
+    def rows(self, task: str | None = None) -> list[MetricRow]:
         """summary.json's lines (or those of the score records) with 95% intervals: Wilson's when every value is
-        0 or 1, a t interval otherwise, none when n < 2. Reads scores.jsonl unless already watched to the end."""
+        0 or 1, a t interval otherwise, none when n < 2; only those of `task` if given. Reads scores.jsonl unless
+        already watched to the end."""
         if not self._complete:
             deque(self.watch(self.run.scores()), maxlen=0)
         lines = self.run.summary.metrics if self._tally is None else self._tally.summaries()
         return [MetricRow(**dict(m), interval=interval(m.n, m.mean, m.stderr, (m.task, m.metric) not in self._non_binary))
-                for m in lines]
+                for m in lines if task in (None, m.task)]
 
 
-def metric_rows(run: Run) -> list[MetricRow]:
-    """Per task x metric: n, mean, stderr, errors (as in summary.json) and the 95% interval."""
-    return MetricScan(run).rows()
+def metric_rows(run: Run, task: str | None = None) -> list[MetricRow]:
+    """Per task x metric (of `task` only, if given): n, mean, stderr, errors (as in summary.json) and the 95%
+    interval."""
+    return MetricScan(run).rows(task)
+
+
+def check_task(runs: Sequence[Run], task: str) -> None:
+    """Refuse a task that none of the runs has, naming the tasks they have."""
+    known = list(dict.fromkeys(name for run in runs for name in task_names(run)))
+    if task not in known:
+        which = f"run {runs[0].id}" if len(runs) == 1 else f"any of the {len(runs)} runs"
+        raise BenchrunError(f"no task '{task}' in {which} (tasks: {', '.join(known) or 'none'})")
+
+
+def reference_text(reference: Reference) -> str:
+    """A sample's reference as JSON (`"at"`, `6`, `["a", "b"]`), or `calculated` when none is stored."""
+    return CALCULATED if reference is None else json.dumps(reference, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
 class SampleView:
-    """One answered sample: its prompt (from the manifest), the response record and its score records."""
+    """One answered sample: its prompt and reference (from the manifest), the response record and its score
+    records."""
 
     prompt: str | None
+    reference: Reference
+    """None when the scorer computes it (`calculated`)."""
     response: ResponseRecord
     scores: list[ScoreRecord]
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.response.id, "task": self.response.task, "prompt": self.prompt,
-                "response": self.response.model_dump(mode="json"),
+                "reference": self.reference, "response": self.response.model_dump(mode="json"),
                 "scores": [s.model_dump(mode="json") for s in self.scores]}
 
 
@@ -97,11 +122,12 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
     watches every score record on the way (so the metrics need no second pass)."""
     if run.info.manifest_id is None:
         return
-    prompts = {s["id"]: s["prompt"] for s in run.manifest_data()["samples"] if task is None or s["task"] == task}
+    manifest = {s["id"]: s for s in run.manifest_data()["samples"] if task is None or s["task"] == task}
     records = run.scores() if scan is None else scan.watch(run.scores())
     for response, scores in joined(run.responses(), records):
         if (task is None or response.task == task) and (not failed or is_failed(response, scores)):
-            yield SampleView(prompts.get(response.id), response, scores)
+            sample = manifest.get(response.id, {})
+            yield SampleView(sample.get("prompt"), sample.get("reference"), response, scores)
     deque(records, maxlen=0)
 
 
@@ -119,7 +145,7 @@ def header(run: Run) -> Table:
         "started": f"{info.started_at}  ended {info.ended_at or '-'}",
         "overrides": " ".join(info.overrides) or "-",
         "manifest id": info.manifest_id or "- (the run failed before it compiled)",
-        "model": f"{info.model}  name {identity.get('name', '-')}  digest {identity.get('digest', '-')}  "
+        "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "
                  f"server {identity.get('server_version', '-')}",
         "details": _pairs(identity.get("details") or {}),
         "runner": _pairs(info.runner),
@@ -152,9 +178,11 @@ def metrics_table(rows: Iterable[MetricRow]) -> Table:
 
 
 def sample_text(view: SampleView) -> str:
-    """One sample as indented lines: id and task, prompt, response (or its error), one line per scorer."""
+    """One sample as indented lines: id and task, prompt, reference, response (or its error), one line per
+    scorer."""
     response = view.response
-    lines = [f"{response.id}  [{response.task}]", f"  prompt    {_indented(view.prompt or '-')}"]
+    lines = [f"{response.id}  [{response.task}]", f"  prompt    {_indented(view.prompt or '-')}",
+             f"  reference {_indented(reference_text(view.reference))}"]
     if response.error is None:
         lines.append(f"  response  {_indented(response.text or '')}")
     else:
@@ -184,19 +212,22 @@ def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
     return count
 
 
-def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, out: IO[str]) -> None:
-    """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics."""
+def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, task: str | None,
+               out: IO[str]) -> None:
+    """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics (of
+    `task` only, if given)."""
     out.write(json.dumps({"path": str(run.path), "run": run.info.model_dump(mode="json")})[:-1])
     if views is not None:
         out.write(', "samples": [')
         for i, view in enumerate(views):
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
-    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows()], indent=2) + "}\n")
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2) + "}\n")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
+    parser.add_argument("runs", nargs="+", metavar="RUN",
+                        help="run directory or run id prefix (several, or a sweep directory, with --wrong)")
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
                                                                        f"(default: {DEFAULT_ROOT})")
     parser.add_argument("--samples", action="store_true",
@@ -204,16 +235,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--failed", action="store_true",
                         help="only samples whose request failed, whose scorer raised, or whose response did not "
                              "fit its format (format_valid 0); implies --samples")
-    parser.add_argument("--task", help="only samples of this task; implies --samples")
+    parser.add_argument("--task", help="only this task, in the samples and the metrics; implies --samples")
+    parser.add_argument("--wrong", metavar="METRIC",
+                        help="list the samples whose value on METRIC is below 1 in any of the runs, one column per "
+                             "run; not with --samples or --failed")
     parser.add_argument("--json", action="store_true", help="print JSON: path, run, samples (with --samples), metrics")
 
 
 def main(args: argparse.Namespace) -> int:
-    run = resolve_run(args.run, args.root)
+    runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
+    if args.task:
+        check_task(runs, args.task)
+    if args.wrong:
+        if args.samples or args.failed:
+            raise BenchrunError("--wrong lists samples side by side across runs; it takes no --samples or --failed")
+        return show_wrong(runs, args.wrong, args.task, args.json)
+    if len(runs) > 1:
+        raise BenchrunError(f"show takes one run ({len(runs)} given); several go side by side with --wrong METRIC")
+    return show_one(runs[0], args)
+
+
+def show_one(run: Run, args: argparse.Namespace) -> int:
+    """The header, the samples if asked, then the metrics table, all of `args.task` only if given."""
     scan = MetricScan(run)
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
     if args.json:
-        write_json(run, views, scan, sys.stdout)
+        write_json(run, views, scan, args.task, sys.stdout)
         return EXIT["ok"]
     out = console.stdout()
     out.print(header(run))
@@ -222,7 +269,76 @@ def main(args: argparse.Namespace) -> int:
         out.file.flush()
         shown = print_samples(views, sys.stdout)
         out.print(("\n" if shown else "") + f"{shown} samples shown" + (" (failed only)" if args.failed else ""))
-    rows = scan.rows()
+    rows = scan.rows(args.task)
     out.print()
     out.print(metrics_table(rows) if rows else "metrics: none (no score records)")
+    return EXIT["ok"]
+
+
+@dataclass(frozen=True)
+class WrongSample:
+    """A sample below 1 on a metric in at least one run, with each run's value (None: no value in that run)."""
+
+    id: str
+    task: str
+    prompt: str
+    reference: Reference
+    values: dict[str, Number | None]
+    """Run id -> the sample's value on the metric."""
+
+
+def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> list[WrongSample]:
+    """The samples (of `task`, if given) whose value on `metric` is below 1 in any of `runs`, in manifest order
+    (the first run's, then samples only later runs have). An unknown metric is refused, naming those there are."""
+    compiled = [run for run in runs if run.info.manifest_id is not None]
+    values = {run.id: run.metric_values() for run in compiled}
+    known = sorted({name for found in values.values() for _, name in found})
+    if metric not in known:
+        which = f"run {runs[0].id}" if len(runs) == 1 else f"any of the {len(runs)} runs"
+        raise BenchrunError(f"no metric '{metric}' in {which} (metrics: {', '.join(known) or 'none'})")
+    manifest: dict[str, dict[str, Any]] = {}
+    for run in compiled:
+        for sample in run.manifest_data()["samples"]:
+            manifest.setdefault(sample["id"], sample)
+    found = []
+    for sample in manifest.values():
+        by_run = {run_id: got.get((sample["task"], metric), {}).get(sample["id"]) for run_id, got in values.items()}
+        if task in (None, sample["task"]) and any(v is not None and v < 1 for v in by_run.values()):
+            found.append(WrongSample(sample["id"], sample["task"], sample["prompt"], sample.get("reference"), by_run))
+    return found
+
+
+def wrong_table(runs: Sequence[Run], metric: str, found: Sequence[WrongSample]) -> Table:
+    """sample, task, the prompt's start, reference, then one column per run (its label and id) with its value."""
+    table = Table(title=f"{len(found)} sample{'s' * (len(found) != 1)} below 1 on {metric}", title_justify="left")
+    for column in ("sample", "task", "prompt", "reference"):
+        table.add_column(column, overflow="fold")
+    for run in runs:
+        table.add_column(Text(f"{run.label}\n{run.id}"), justify="right")
+    for sample in found:
+        table.add_row(Text(sample.id), Text(sample.task), Text(excerpt(sample.prompt)),
+                      Text(reference_text(sample.reference)), *(_value(sample.values.get(run.id)) for run in runs))
+    return table
+
+
+def excerpt(text: str, width: int = EXCERPT) -> str:
+    """The text on one line (white space folded), cut to `width` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def _value(value: Number | None) -> str:
+    return "-" if value is None else json.dumps(value)
+
+
+def show_wrong(runs: Sequence[Run], metric: str, task: str | None, as_json: bool) -> int:
+    """The --wrong table (or JSON), each run once."""
+    runs = list({run.id: run for run in runs}.values())
+    found = wrong_samples(runs, metric, task)
+    if as_json:
+        print(json.dumps({"metric": metric, "task": task,
+                          "runs": [{"run_id": run.id, "label": run.label, "path": str(run.path)} for run in runs],
+                          "samples": [asdict(sample) for sample in found]}, indent=2, ensure_ascii=False))
+    else:
+        console.stdout().print(wrong_table(runs, metric, found))
     return EXIT["ok"]

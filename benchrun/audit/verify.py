@@ -24,7 +24,7 @@ from benchrun.ledger import DIGESTS
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.manifest import SourceFile
 from benchrun.records import FileDigest
-from benchrun.runs import DEFAULT_ROOT, Run, resolve_run
+from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
 
 
 
@@ -61,7 +61,7 @@ class Verdict:
                 "findings": [asdict(f) for f in self.findings]}
 
 
-def verify_run(run: Run, cwd: Path | None = None) -> Verdict:
+def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
@@ -151,7 +151,7 @@ def _lines(n: int) -> str:
     return f"{n} line{'s' * (n != 1)}"
 
 
-def check_sources(run: Run, cwd: Path) -> list[Finding]:
+def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
     """The benchmark's source files now against the manifest's list: changed, missing and new files."""
     if run.info.manifest_id is None or not (run.path / MANIFEST).is_file():
         return []

@@ -1,0 +1,43 @@
+"""Fast audits: importing an audit command loads no compiler, Hydra, omegaconf, jsonschema or runner code (each in a
+fresh interpreter, so nothing another test imported counts); `rescore` may load what grading needs (jsonschema, for
+format_valid) but not Hydra or omegaconf; `resume` and `retry` ask a model, so they load the runner and the
+compiler's plan, but not Hydra. The start-up time itself is measured by benchmarks/audit_startup.py, not here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("hydra", "omegaconf", "jsonschema", "benchrun.compiler", "benchrun.config", "benchrun.runners")
+READERS = ("listing", "show", "export", "compare", "report", "verify", "stats", "significance", "report_svg")
+
+
+def loaded(module: str, *names: str) -> list[str]:
+    """The modules among `names` (and their submodules) that importing `module` loads, in a fresh interpreter."""
+    code = (f"import sys, json, {module}; names = {names!r}; "
+            "print(json.dumps(sorted({n for m in sys.modules for n in names if m == n or m.startswith(n + '.')})))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_reading_commands_load_nothing_heavy(command):
+    assert loaded(f"benchrun.audit.{command}", *HEAVY) == []
+
+
+def test_the_audit_entry_point_and_the_package_load_nothing_heavy():
+    assert loaded("benchrun.audit.__main__", *HEAVY) == []
+    assert loaded("benchrun", *HEAVY, "benchrun.runs", "benchrun.manifest", "pydantic") == []
+
+
+def test_rescore_loads_grading_but_no_hydra_or_omegaconf():
+    assert loaded("benchrun.audit.rescore", *HEAVY) == ["jsonschema"]
+
+
+@pytest.mark.parametrize("command", ["resume", "retry"])
+def test_resume_and_retry_load_the_runner_but_not_hydra(command):
+    assert loaded(f"benchrun.audit.{command}", "hydra", "benchrun.compiler", "benchrun.runners") == [
+        "benchrun.compiler", "benchrun.runners"]
