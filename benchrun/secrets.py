@@ -67,6 +67,11 @@ class Secrets:
         if value:
             self._values.add(value)
 
+    def clear(self) -> None:
+        """Forget them all: one process running several benchrun commands (benchrun.testing.inprocess) starts each
+        with none, as a new process would."""
+        self._values.clear()
+
     def scrub(self, text: str) -> str:
         for value in self._values:
             text = text.replace(value, MASK)

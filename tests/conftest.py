@@ -1,8 +1,8 @@
-"""Shared fixtures: Hydra composition with outputs in tmp_path, and helpers to run benchrun."""
+"""Shared fixtures: Hydra composition with outputs in tmp_path, and helpers to run benchrun: `call_benchrun` in this
+process (the run path), `run_benchrun` as a real process (signals, crashes, what the interpreter itself does)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +15,10 @@ from omegaconf import DictConfig
 
 from benchrun.config import register_with_hydra
 from benchrun.resources import conf_dir
+from benchrun.testing.inprocess import child_env, cli
+
+call_benchrun = cli
+"""`python -m benchrun ...` (or `module=...`) called in this process: benchrun.testing.inprocess.cli."""
 
 
 @pytest.fixture
@@ -33,7 +37,5 @@ def compose_cfg(tmp_path: Path) -> Iterator:
 def run_benchrun(*args: str, cwd: Path, env: dict[str, str] | None = None,
                  module: str = "benchrun", timeout: float = 120) -> subprocess.CompletedProcess:
     """A real `python -m benchrun ...` subprocess; stdout/stderr captured as text."""
-    full_env = {k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "BENCHRUN_VERBOSE")}
-    full_env.update({"COLUMNS": "200", "PYTHONUNBUFFERED": "1", **(env or {})})
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=full_env,
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=child_env(env),
                           capture_output=True, text=True, timeout=timeout)

@@ -1,4 +1,5 @@
-"""Deterministic model answers for the shipped benchmarks, and helpers to run benchrun against a fake server."""
+"""Deterministic model answers for the shipped benchmarks, and helpers to run benchrun (in this process) against a
+fake server."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.testing.http_fake import default_responder
 from benchrun.testing.ollama_server import ChatRequest, Reply
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun
 
 SYMBOLS = {"@": {"answer": "at"}, "$": {"answer": "dollar"}, "#": {"answer": "hash or pound"}}
 DIRECTIONS = {"^": {"name": "carat", "direction": "up"}, "<": {"name": "less", "direction": "right"},
@@ -44,11 +45,10 @@ def sweep_dir_of(stdout: str) -> Path:
     return Path(re.search(r"^sweep directory: (.+)$", stdout, re.M)[1])
 
 
-def bench_run(tmp_path: Path, url: str, *args: str, multirun: bool = False, timeout: float = 120):
-    """`python -m benchrun [-m] runner.host=url outputs=tmp_path/outputs args...` in tmp_path."""
+def bench_run(tmp_path: Path, url: str, *args: str, multirun: bool = False):
+    """`python -m benchrun [-m] runner.host=url outputs=tmp_path/outputs args...` in tmp_path, in this process."""
     flags = ["-m"] if multirun else []
-    return run_benchrun(*flags, f"runner.host={url}", f"outputs={tmp_path / 'outputs'}", *args, cwd=tmp_path,
-                        timeout=timeout)
+    return call_benchrun(*flags, f"runner.host={url}", f"outputs={tmp_path / 'outputs'}", *args, cwd=tmp_path)
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -57,7 +57,8 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def make_run(root: Path, *overrides: str, responder=listbench_answer, models=("llama3.2", "gemma3"),
              multirun: bool = False) -> Path:
-    """A real run (or sweep) made by `python -m benchrun` in `root` against a fresh fake server; its directory."""
+    """A real run (or sweep) made by `python -m benchrun` (in this process) in `root` against a fresh fake server; its
+    directory."""
     from benchrun.testing.ollama_server import FakeOllama
 
     root.mkdir(parents=True, exist_ok=True)

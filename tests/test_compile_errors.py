@@ -12,7 +12,7 @@ import pytest
 
 from benchrun import BenchrunError, ConfigError, TaskError, compile_plan
 from tests.benchfiles import config, folder_task, task, tasks_yml, write_bench
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun, run_benchrun
 
 BUILTIN_SCORERS = "built-in: contains, exact_match"
 BUILTIN_FORMATS = ("built-in: BoolAnswer, FloatAnswer, FloatJustification, IntAnswer, IntJustification, "
@@ -303,7 +303,8 @@ def test_several_models_compile_one_at_a_time(tmp_path):
         "runner.model: compile one model at a time; this config lists several")
 
 
-# Through a real `python -m benchrun` process: exit code 2 and exactly one line on stderr (so no traceback).
+# Through `python -m benchrun`'s entry point (in this process; once as a real process): exit code 2 and exactly one
+# line on stderr (so no traceback).
 
 CLI_CASES = {
     "typo": ({"tasks.yml": tasks_yml(task(scorrer="contains"))}, [],
@@ -321,18 +322,26 @@ CLI_CASES = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CLI_CASES))
 def test_command_line_error_is_one_line(tmp_path, case):
+    assert_one_line(call_benchrun, tmp_path, case)
+
+
+@pytest.mark.slow
+def test_a_real_process_says_one_line(tmp_path):
+    assert_one_line(run_benchrun, tmp_path, "typo")
+
+
+def assert_one_line(benchrun, tmp_path: Path, case: str) -> None:
+    """`benchrun dry_run=true task.path=bench ...` on CLI_CASES[case]: exit 2, its message alone on stderr."""
     files, overrides, message = CLI_CASES[case]
     write_bench(tmp_path, files)
-    result = run_benchrun("dry_run=true", "task.path=bench", *overrides, cwd=tmp_path)
+    result = benchrun("dry_run=true", "task.path=bench", *overrides, cwd=tmp_path)
     assert (result.returncode, result.stderr, result.stdout) == (2, f"benchrun: error: {message}\n", "")
 
 
-@pytest.mark.slow
 def test_command_line_missing_task_path(tmp_path):
-    result = run_benchrun("dry_run=true", "task.path=nowhere", cwd=tmp_path)
+    result = call_benchrun("dry_run=true", "task.path=nowhere", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.replace(str(tmp_path.resolve()), "<tmp>") == (
         "benchrun: error: task.path: 'nowhere' is not a directory (looked in <tmp>/nowhere)\n")

@@ -9,7 +9,7 @@ import pytest
 
 from benchrun.config import plain_config
 from benchrun.resources import conf_dir, demos_dir
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun, run_benchrun
 
 
 def manifest_ids(stdout: str) -> list[str]:
@@ -92,15 +92,14 @@ def test_multirun_composes_one_config_per_model(tmp_path):
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.slow
 def test_user_presets_from_config_dir(tmp_path):
     (tmp_path / "myconf" / "runner").mkdir(parents=True)
     (tmp_path / "myconf" / "runner" / "two.yaml").write_text(
         "runner_type: ollama\nmodel: [qwen2.5, mistral]\noptions: {temperature: 0.5, seed: 7}\n")
-    result = run_benchrun("--config-dir", "myconf", "runner=two", "task=folderbench", "dry_run=true", cwd=tmp_path)
+    result = call_benchrun("--config-dir", "myconf", "runner=two", "task=folderbench", "dry_run=true", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "folderbench · ollama · qwen2.5" in result.stdout
     assert "folderbench · ollama · mistral" in result.stdout
-    searchpath = run_benchrun(f"hydra.searchpath=[file://{tmp_path / 'myconf'}]", "runner=two",
-                              "task=folderbench", "dry_run=true", cwd=tmp_path)
+    searchpath = call_benchrun(f"hydra.searchpath=[file://{tmp_path / 'myconf'}]", "runner=two",
+                               "task=folderbench", "dry_run=true", cwd=tmp_path)
     assert manifest_ids(searchpath.stdout) == manifest_ids(result.stdout)

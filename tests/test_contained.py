@@ -1,4 +1,6 @@
-"""User code and servers that misbehave, end to end: contained, recorded, and never in the archive or on stdout."""
+"""User code and servers that misbehave, end to end: contained, recorded, and never in the archive or on stdout.
+
+benchrun and benchrun-audit are called in this process, except where a real pipe is read by `head`."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 from benchrun.testing.faults import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun
 from tests.fakes import read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -40,10 +42,10 @@ def scores_of(run_dir: Path, scorer: str = "moody") -> dict[str, dict]:
 def test_a_scorer_that_hangs_exits_or_dies_costs_only_its_own_call(tmp_path):
     with Lab(tmp_path, n=6, scorer=MOODY) as lab:
         started = time.monotonic()
-        result = lab.run(*lab.args("scorer_timeout_s=1"))
+        result = lab.call(*lab.args("scorer_timeout_s=1"))
         took = time.monotonic() - started
         [run_dir] = lab.run_dirs()
-        rescored = lab.audit("rescore", str(run_dir), "--json", "--scorer-timeout-s", "1")
+        rescored = lab.call("rescore", str(run_dir), "--json", "--scorer-timeout-s", "1", module="benchrun.audit")
     assert result.returncode == 0, result.stderr
     assert took < 30
     scores = scores_of(run_dir)
@@ -75,7 +77,7 @@ def test_a_server_that_drips_its_answer_is_held_to_the_deadline(tmp_path):
 
     with Lab(tmp_path, n=4, responder=drip) as lab:
         started = time.monotonic()
-        result = lab.run(*lab.args("runner.timeout_s=1", "runner.retries=0"))
+        result = lab.call(*lab.args("runner.timeout_s=1", "runner.retries=0"))
         took = time.monotonic() - started
         [run_dir] = lab.run_dirs()
     assert result.returncode == 0, result.stderr
@@ -93,9 +95,9 @@ def test_a_server_that_echoes_the_api_key_cannot_put_it_in_the_archive(tmp_path)
 
     with FakeOpenAI(models=["m"], responder=answer, api_key=key, echo_auth=True) as server:
         lab = Lab(tmp_path, n=5)
-        result = run_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task.path=bench",
-                              f"outputs={tmp_path / 'outputs'}", "runner.retries=0", cwd=tmp_path,
-                              env={"OPENAI_API_KEY": key})
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task.path=bench",
+                               f"outputs={tmp_path / 'outputs'}", "runner.retries=0", cwd=tmp_path,
+                               env={"OPENAI_API_KEY": key})
         assert server.auth_headers and set(server.auth_headers) == {f"Bearer {key}"}
     assert result.returncode == 0, result.stderr
     [run_dir] = lab.run_dirs()
@@ -105,7 +107,7 @@ def test_a_server_that_echoes_the_api_key_cannot_put_it_in_the_archive(tmp_path)
     assert errors == ["HTTP 400: cannot do 3 (you sent Bearer ***)"]
     leaks = [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
     assert leaks == [] and key not in result.stdout + result.stderr
-    assert run_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0
+    assert call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0
 
 
 def test_markup_and_emoji_codes_in_prompts_are_printed_as_they_are(tmp_path):
@@ -113,7 +115,7 @@ def test_markup_and_emoji_codes_in_prompts_are_printed_as_they_are(tmp_path):
     (tmp_path / "bench" / "tasks.yml").write_text(
         "- name: t\n  template: '[bold]{a}[/] :x: [link=x]'\n  values: {a: ['[red]', ':smile:']}\n"
         "  reference: ['1', '2']\n")
-    result = run_benchrun("dry_run=true", "task.path=bench", cwd=tmp_path)
+    result = call_benchrun("dry_run=true", "task.path=bench", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "[bold][red][/] :x: [link=x]" in result.stdout
     assert re.search(r"\bt\s+│\s+2\b", result.stdout)
@@ -121,7 +123,7 @@ def test_markup_and_emoji_codes_in_prompts_are_printed_as_they_are(tmp_path):
 
 def test_piped_into_head_ends_quietly(tmp_path):
     with Lab(tmp_path, n=500, latency_s=0) as lab:
-        lab.run(*lab.args("runner.concurrency=4"))
+        lab.call(*lab.args("runner.concurrency=4"))
         [run_dir] = lab.run_dirs()
     for args in (["export", str(run_dir)], ["show", str(run_dir), "--samples"]):  # each well over a pipe's 64 KiB
         command = " ".join([sys.executable, "-m", "benchrun.audit", *args])

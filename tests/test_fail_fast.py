@@ -1,5 +1,6 @@
 """A broken setup is not a benchmark result: identical failures in a row stop the run, what no retry can fix is not
-retried, and the samples the broken setup cost are asked again by `resume`."""
+retried, and the samples the broken setup cost are asked again by `resume` (benchrun and benchrun-audit called in this
+process)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import pytest
 from benchrun.testing.faults import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from tests.fakes import read_jsonl
-
-pytestmark = pytest.mark.slow
 
 
 class Switch:
@@ -29,11 +28,11 @@ class Switch:
 def test_identical_failures_stop_the_run_and_resume_asks_them_again(tmp_path):
     broken = Switch(400, "option 'temprature' is not valid")
     with Lab(tmp_path, responder=broken) as lab:
-        result = lab.run(*lab.args("runner.max_consecutive_failures=4"))
+        result = lab.call(*lab.args("runner.max_consecutive_failures=4"))
         [run_dir] = lab.run_dirs()
         requests = len(lab.server.requests)
         broken.fixed = True
-        resumed = lab.audit("resume", str(run_dir))
+        resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
     assert result.returncode == 3
     assert result.stderr == (
         "benchrun: error: 4 requests in a row failed the same way, so the setup is broken, not the benchmark: "
@@ -50,7 +49,7 @@ def test_identical_failures_stop_the_run_and_resume_asks_them_again(tmp_path):
 
 def test_a_success_in_between_resets_the_count(tmp_path):
     with Lab(tmp_path, responder=Switch(400, "no", failing_below=4)) as lab:
-        result = lab.run(*lab.args("runner.max_consecutive_failures=5"))
+        result = lab.call(*lab.args("runner.max_consecutive_failures=5"))
         [run_dir] = lab.run_dirs()
     assert result.returncode == 0, result.stderr
     responses = {r["id"]: r for r in read_jsonl(run_dir / "responses.jsonl")}
@@ -70,7 +69,7 @@ def test_what_a_retry_cannot_fix_is_not_retried(tmp_path, status, error, attempt
         return Reply(status=status, error=error) if req.prompt.split()[4] == "0" else half_right(req)
 
     with Lab(tmp_path, n=3, responder=once) as lab:
-        result = lab.run(*lab.args("runner.retries=2", "runner.backoff_s=0.01"))
+        result = lab.call(*lab.args("runner.retries=2", "runner.backoff_s=0.01"))
         [run_dir] = lab.run_dirs()
     assert result.returncode == 0, result.stderr
     first = next(r for r in read_jsonl(run_dir / "responses.jsonl") if r["id"] == "times7:a=0")

@@ -186,7 +186,7 @@ def test_sigkill_at_twenty_random_moments(tmp_path):
     with Lab(tmp_path / "killed", n=50, latency_s=0.3) as lab:
         outcome = faults.random_kills(lab, kills=20, seed=7)
     with Lab(tmp_path / "whole", n=50) as lab:
-        lab.run(*lab.args())
+        lab.call(*lab.args())
         [uninterrupted] = lab.run_dirs()
     assert sum(code == -9 for code, _ in outcome.said) == 20, outcome.said
     whole(outcome, n=50)

@@ -1,8 +1,9 @@
 """The catalogue of hostile input: each row an input, the exit code and the exact one-line message it gets.
 
-Benchmark files are compiled in-process through `benchrun.app.run` (as `python -m benchrun dry_run=true` would);
-command-line overrides, which Hydra parses first, go through a real `python -m benchrun`. `<tmp>` stands for the
-test's directory, `<home>` for the home directory."""
+Benchmark files are compiled through `benchrun.app.run` (as `python -m benchrun dry_run=true` would); command-line
+overrides, which Hydra parses first, go through `python -m benchrun`'s entry point in this process, and those that
+carry a credential through a real `python -m benchrun` (refused before Hydra starts). `<tmp>` stands for the test's
+directory, `<home>` for the home directory."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from benchrun.app import run
 from benchrun.errors import BenchrunError
 from tests.benchfiles import config, folder_task, task, tasks_yml, write_bench
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun, run_benchrun
 
 T = "in 'tasks.yml': task 't': tasks[0]"
 SECRET = ("secrets are never taken from the config, where they would be archived ({}); put an API key in an "
@@ -228,6 +229,9 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
                                 "raise it, or pick tasks with task.only"),
     (["task.only=[nope]"], 2, "task.only: no task named 'nope' (tasks: product, product_combination, symbol, "
                               "symbol_dir)"),
+    (["runner_file=leaky.yml"], 2, f"in 'config': runner.api_key: {NAMED}"),
+]
+SECRET_OVERRIDES = [  # the same, with a credential on the command line
     (["+runner.api_key=sk-live-123"], 2, f"in 'config': runner.api_key: {NAMED}"),
     (["+runner.token=sk-live-123"], 2, f"in 'config': runner.token: {NAMED}"),
     (["+runner.password=sk-live-123"], 2, f"in 'config': runner.password: {NAMED}"),
@@ -237,17 +241,27 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
     (["+runner.options.api_key=sk-live-123"], 2, f"in 'config': runner.options.api_key: {NAMED}"),
     (["runner.host=http://user:sk-live-123@localhost:11434"], 2, f"in 'config': runner.host: {IN_URL}"),
     (["runner=openai", "runner.base_url=https://u:sk-live-123@h/v1"], 2, f"in 'config': runner.base_url: {IN_URL}"),
-    (["runner_file=leaky.yml"], 2, f"in 'config': runner.api_key: {NAMED}"),
     (["-m", "runner.model=a,b", "+runner.api_key=sk-live-123"], 2, f"in 'config': runner.api_key: {NAMED}"),
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("args", "code", "message"), OVERRIDES, ids=[" ".join(row[0]) for row in OVERRIDES])
 def test_command_line(tmp_path, args, code, message):
+    assert_refused(call_benchrun, tmp_path, args, code, message)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("args", "code", "message"), SECRET_OVERRIDES,
+                         ids=[" ".join(row[0]) for row in SECRET_OVERRIDES])
+def test_command_line_credential(tmp_path, args, code, message):
+    assert_refused(run_benchrun, tmp_path, args, code, message)
+
+
+def assert_refused(benchrun, tmp_path: Path, args: list[str], code: int, message: str) -> None:
+    """`benchrun [-m] dry_run=true args...`: exit `code`, `message` alone on stderr, and no file holding the key."""
     (tmp_path / "leaky.yml").write_text("runner_type: ollama\nmodel: m\napi_key: sk-live-123\n")
     flags = [arg for arg in args if arg == "-m"]
-    result = run_benchrun(*flags, "dry_run=true", *[a for a in args if a != "-m"], cwd=tmp_path)
+    result = benchrun(*flags, "dry_run=true", *[a for a in args if a != "-m"], cwd=tmp_path)
     stderr = result.stderr.replace(os.path.expanduser("~"), "<home>")
     assert (result.returncode, stderr, result.stdout) == (code, f"benchrun: error: {message}\n", "")
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and b"sk-live-123" in p.read_bytes()
@@ -255,4 +269,4 @@ def test_command_line(tmp_path, args, code, message):
 
 
 def test_the_catalogue_is_long_enough():
-    assert len(FILES) + 3 + 2 + len(OVERRIDES) >= 60
+    assert len(FILES) + 3 + 2 + len(OVERRIDES) + len(SECRET_OVERRIDES) >= 60

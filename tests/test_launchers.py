@@ -9,25 +9,31 @@ import pytest
 
 from benchrun.testing.ollama_server import FakeOllama
 from tests.conftest import run_benchrun
-from tests.fakes import bench_run, listbench_answer, sweep_dir_of
+from tests.fakes import listbench_answer, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 
 
-def has(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+def needs(plugin: str) -> None:
+    """Skip unless Hydra's launcher plugin `plugin` (hydra_plugins.<plugin>) is installed: the `sweeps` extra."""
+    try:
+        found = importlib.util.find_spec(f"hydra_plugins.{plugin}") is not None
+    except ModuleNotFoundError:  # no hydra_plugins package at all
+        found = False
+    if not found:
+        pytest.skip(f"hydra_plugins.{plugin} is not installed (pip install -e '.[sweeps]')")
 
 
 @pytest.mark.parametrize("launcher, plugin", [
-    ("joblib", "hydra_plugins.hydra_joblib_launcher"),
-    ("submitit_local", "hydra_plugins.hydra_submitit_launcher"),
+    ("joblib", "hydra_joblib_launcher"),
+    ("submitit_local", "hydra_submitit_launcher"),
 ])
 def test_two_model_sweep_in_other_processes(tmp_path, launcher, plugin):
-    if not has(plugin):
-        pytest.skip(f"{plugin} is not installed (pip install -e '.[sweeps]')")
+    needs(plugin)
     with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server:
-        result = bench_run(tmp_path, server.url, f"hydra/launcher={launcher}", "task=folderbench",
-                           "runner.model=llama3.2,gemma3", multirun=True, timeout=180)
+        result = run_benchrun("-m", f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}",
+                              f"hydra/launcher={launcher}", "task=folderbench", "runner.model=llama3.2,gemma3",
+                              cwd=tmp_path, timeout=180)
     assert result.returncode == 0, result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
@@ -43,8 +49,7 @@ def test_two_model_sweep_in_other_processes(tmp_path, launcher, plugin):
 
 
 def test_slurm_preset_composes(tmp_path):
-    if not has("hydra_plugins.hydra_submitit_launcher"):
-        pytest.skip("hydra-submitit-launcher is not installed (pip install -e '.[sweeps]')")
+    needs("hydra_submitit_launcher")
     result = run_benchrun("hydra/launcher=slurm", "hydra.launcher.partition=a100", "--cfg", "hydra",
                           "--package", "hydra.launcher", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

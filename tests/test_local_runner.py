@@ -17,7 +17,7 @@ from benchrun.errors import ConfigError, RunnerError
 from benchrun.formats import IntAnswer, IntJustification, StringAnswer
 from benchrun.runners import make_runner
 from benchrun.runners.local import DEFAULT_FILE, Guard, bounded_strings
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun
 from tests.fakes import read_jsonl, run_dir_of
 
 llama_cpp = pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
@@ -34,9 +34,9 @@ SHORT = {**CONFIG, "options": {**CONFIG["options"], "num_predict": 48}, "max_str
 
 
 def local_run(root: Path, *overrides: str) -> Path:
-    """`python -m benchrun runner=local outputs=root/outputs ...` in root; its run directory."""
+    """`python -m benchrun runner=local outputs=root/outputs ...` in root (in this process); its run directory."""
     root.mkdir(parents=True, exist_ok=True)
-    result = run_benchrun("runner=local", f"outputs={root / 'outputs'}", *overrides, cwd=root, timeout=600)
+    result = call_benchrun("runner=local", f"outputs={root / 'outputs'}", *overrides, cwd=root)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     return run_dir_of(result.stdout)
@@ -91,8 +91,8 @@ def test_same_seed_same_answers(full_run, tmp_path):
 
 
 def test_missing_model_file_is_one_line(tmp_path):
-    result = run_benchrun("runner=local", "runner.model_path=models/missing.gguf", f"outputs={tmp_path / 'out'}",
-                          cwd=tmp_path)
+    result = call_benchrun("runner=local", "runner.model_path=models/missing.gguf", f"outputs={tmp_path / 'out'}",
+                           cwd=tmp_path)
     message = (f"model file '{tmp_path / 'models/missing.gguf'}' not found; "
                "set runner.model_path to a GGUF file")
     assert result.returncode == 3

@@ -1,4 +1,5 @@
-"""runner=openai end to end: real `python -m benchrun` subprocesses against a loopback chat-completions server."""
+"""runner=openai end to end: `python -m benchrun` (called in this process) against a loopback chat-completions server;
+a key given on the command line through a real process, refused before Hydra starts."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ import pytest
 
 from benchrun.runners.openai import PROBE_SCHEMA, response_format
 from benchrun.testing.openai_server import ChatRequest, FakeOpenAI, Reply
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun, run_benchrun
 from tests.fakes import listbench_answer, read_jsonl, run_dir_of
 from tests.test_run import LISTBENCH_SUMMARY, summary_of, validator
 
-pytestmark = pytest.mark.slow
 
 KEY = "sk-test-4f9c1e7a0b2d"
 TITLES = {"IntAnswer", "IntJustification", "StringAnswer", "NameSource"}
@@ -26,8 +26,8 @@ def no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def openai_run(tmp_path: Path, url: str, *args: str, key: str | None = None):
     """`python -m benchrun runner=openai runner.base_url=url outputs=... args...` with $OPENAI_API_KEY=key."""
-    return run_benchrun("runner=openai", f"runner.base_url={url}", f"outputs={tmp_path / 'outputs'}", *args,
-                        cwd=tmp_path, env={"OPENAI_API_KEY": key} if key else None)
+    return call_benchrun("runner=openai", f"runner.base_url={url}", f"outputs={tmp_path / 'outputs'}", *args,
+                         cwd=tmp_path, env={"OPENAI_API_KEY": key} if key else None)
 
 
 def failed_reason(tmp_path: Path) -> str:
@@ -137,8 +137,8 @@ def test_the_key_is_sent_but_never_written(tmp_path):
 ], ids=["missing", "wrong", "named-variable"])
 def test_a_refused_key_is_one_line_naming_the_variable(tmp_path, no_key, env, args, message):
     with FakeOpenAI(models=["llama3.2"], api_key=KEY) as srv:
-        result = run_benchrun("runner=openai", f"runner.base_url={srv.url}", f"outputs={tmp_path / 'outputs'}",
-                              *args, cwd=tmp_path, env=env)
+        result = call_benchrun("runner=openai", f"runner.base_url={srv.url}", f"outputs={tmp_path / 'outputs'}",
+                               *args, cwd=tmp_path, env=env)
     assert result.returncode == 3
     expected = message.format(url=srv.url)
     assert result.stderr == f"benchrun: error: {expected}\n"
@@ -195,6 +195,7 @@ def test_server_errors_and_timeouts_are_retried_and_recorded(tmp_path, no_key):
     assert [a["error"]["type"] for a in timed_out["failed_attempts"]] == ["TimeoutError", "TimeoutError"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("multirun", [False, True])
 def test_a_key_given_as_config_is_refused_and_not_kept(tmp_path, multirun):
     result = run_benchrun(*(["-m"] if multirun else []), "runner=openai", "+runner.api_key=sk-leak-me",

@@ -17,10 +17,9 @@ import pytest
 from benchrun.runners.local import DEFAULT_FILE
 from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun
 from tests.fakes import listbench_answer, read_jsonl, run_dir_of
 
-pytestmark = pytest.mark.slow
 SMALL = ("runner.max_string_length=64", "+runner.options.num_predict=128")
 """What a 135M-parameter model needs to close its JSON: bounded strings, bounded answers (as runner=local does)."""
 
@@ -64,10 +63,11 @@ def wait_until_up(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 def openai_run(tmp_path: Path, url: str, *args: str):
-    return run_benchrun("runner=openai", f"runner.base_url={url}", "runner.model=smollm2", f"outputs={tmp_path / 'o'}",
-                        *args, cwd=tmp_path, timeout=600)
+    return call_benchrun("runner=openai", f"runner.base_url={url}", "runner.model=smollm2",
+                         f"outputs={tmp_path / 'o'}", *args, cwd=tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["listbench", "folderbench"])
 def test_the_seed_benchmarks_on_a_real_server(llama_server, tmp_path, task):
     result = openai_run(tmp_path, llama_server, f"task={task}", *SMALL)
@@ -80,9 +80,10 @@ def test_the_seed_benchmarks_on_a_real_server(llama_server, tmp_path, task):
                               "format_invalid": 0}
     valid = [s["metrics"]["format_valid"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "format_valid"]
     assert valid == [1] * n
-    assert run_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0
+    assert call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_dialect_the_real_server_refuses_fails_fast_without_retries(llama_server, tmp_path):
     result = openai_run(tmp_path, llama_server, "task=folderbench", "runner.structured=json_schema",
                         "runner.max_consecutive_failures=3", *SMALL)
@@ -103,8 +104,8 @@ def test_a_dialect_the_real_server_refuses_fails_fast_without_retries(llama_serv
 ])
 def test_auto_takes_the_first_dialect_the_server_accepts(tmp_path, dialects, chosen, probes):
     with FakeOpenAI(models=["m"], responder=listbench_answer, dialects=dialects) as server:
-        result = run_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task=folderbench",
-                              f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task=folderbench",
+                               f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     info = json.loads((run_dir_of(result.stdout) / "run.json").read_text())
     assert info["identity"]["structured_dialect"] == chosen
@@ -119,8 +120,8 @@ def test_auto_takes_the_first_dialect_the_server_accepts(tmp_path, dialects, cho
 
 def test_a_server_that_takes_no_dialect_at_all(tmp_path):
     with FakeOpenAI(models=["m"], responder=listbench_answer, dialects=set()) as server:
-        result = run_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task=folderbench",
-                              f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task=folderbench",
+                               f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert result.returncode == 3
     assert result.stderr.startswith(f"benchrun: error: the server at {server.url} refused every structured-output "
                                     "dialect (json_schema: HTTP 500: ")

@@ -1,4 +1,4 @@
-"""End to end: real `python -m benchrun` subprocesses against a loopback Ollama-API server."""
+"""End to end: `python -m benchrun` (called in this process) against a loopback Ollama-API server."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 
 from benchrun.resources import demos_dir, schemas_dir
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
-from tests.conftest import run_benchrun
+from tests.conftest import call_benchrun
 from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
@@ -284,8 +284,8 @@ def test_seed_runner_file_with_two_models(server, tmp_path):
 
 def test_progress_bar_on_a_terminal(tmp_path):
     with FakeOllama(responder=flaky) as srv:
-        result = run_benchrun(f"runner.host={srv.url}", f"outputs={tmp_path / 'outputs'}", "task.only=[symbol]",
-                              "runner.retries=0", cwd=tmp_path, env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1"})
+        result = call_benchrun(f"runner.host={srv.url}", f"outputs={tmp_path / 'outputs'}", "task.only=[symbol]",
+                               "runner.retries=0", cwd=tmp_path, env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1"})
     assert result.returncode == 0, result.stderr
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", result.stdout)
     last = [line for line in plain.splitlines() if "asking" in line][-1]

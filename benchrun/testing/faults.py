@@ -3,8 +3,8 @@
 Each scenario breaks a run the way the world does (a reused directory, a second writer, a signal, SIGKILL, a lost
 server, a full disk, a tampered file, a scorer that exits) and then does what a user would do to recover. It
 returns an `Outcome`: how many processes it ran, how many samples ended without exactly one response, how many
-with more than one, whether `verify` calls the final archive intact, and what each process said. The tests assert
-on the details; `benchmarks/faults.py` prints the table.
+with more than one, whether `verify` (called in this process) calls the final archive intact, and what each process
+said. The tests assert on the details; `benchmarks/faults.py` prints the table.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from benchrun.errors import VERBOSE_ENV
 from benchrun.testing.http_fake import default_responder
+from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 
 SCORER = "import json\n\ndef times7(response, values):\n    return int(json.loads(response)['answer'] == values['a'] * 7)\n"
@@ -59,7 +59,8 @@ class Outcome:
 
 class Lab:
     """A scratch directory holding a benchmark of `n` samples (`find the product of A and 7`, a custom scorer) and a
-    fake Ollama server; runs benchrun and benchrun-audit processes there."""
+    fake Ollama server; runs benchrun and benchrun-audit there, as processes (`start`, `run`, `audit`) or in this
+    process (`call`)."""
 
     def __init__(self, root: Path, n: int = 20, latency_s: float = 0.05, scorer: str = SCORER,
                  responder: Callable[[ChatRequest], Reply | str] = half_right):
@@ -85,18 +86,18 @@ class Lab:
                 "runner.retries=1", "runner.backoff_s=0.05", *extra]
 
     def start(self, *args: str, module: str = "benchrun") -> subprocess.Popen:
-        env = {**{k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", VERBOSE_ENV)}, "COLUMNS": "200"}
-        return subprocess.Popen([sys.executable, "-m", module, *args], cwd=self.root, env=env,
+        return subprocess.Popen([sys.executable, "-m", module, *args], cwd=self.root, env=child_env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def run(self, *args: str, module: str = "benchrun", outcome: Outcome | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess:
         proc = self.start(*args, module=module)
         out, err = proc.communicate(timeout=timeout)
-        if outcome is not None:
-            outcome.runs += 1
-            outcome.said.append((proc.returncode, err))
-        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        return _noted(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), outcome)
+
+    def call(self, *args: str, module: str = "benchrun", outcome: Outcome | None = None) -> subprocess.CompletedProcess:
+        """`run`, in this process (benchrun.testing.inprocess)."""
+        return _noted(cli(*args, cwd=self.root, module=module), outcome)
 
     def audit(self, *args: str, outcome: Outcome | None = None) -> subprocess.CompletedProcess:
         return self.run(*args, module="benchrun.audit", outcome=outcome)
@@ -132,9 +133,17 @@ class Lab:
         expected = {f"times7:a={a}" for a in range(self.n)}
         outcome.lost = len(expected - ids.keys()) + len(ids.keys() - expected)
         outcome.duplicated = sum(1 for count in ids.values() if count > 1)
-        outcome.verified = self.audit("verify", str(run_dir)).returncode == 0
+        outcome.verified = self.call("verify", str(run_dir), module="benchrun.audit").returncode == 0
         outcome.run_dir = run_dir
         return outcome
+
+
+def _noted(result: subprocess.CompletedProcess, outcome: Outcome | None) -> subprocess.CompletedProcess:
+    """`result`, its exit code and stderr noted in `outcome` (when given)."""
+    if outcome is not None:
+        outcome.runs += 1
+        outcome.said.append((result.returncode, result.stderr))
+    return result
 
 
 def _scorer_name(source: str) -> str:
@@ -342,7 +351,7 @@ def signal_at(lab: Lab, delay_s: float, sig: int = signal.SIGTERM) -> Outcome:
     outcome.seen.update(status=info["status"], responses=lab.lines(dirs[0]))
     if info["manifest_id"] is None:  # stopped before anything could be asked: verified as it is, nothing to resume
         outcome.run_dir = dirs[0]
-        outcome.verified = lab.audit("verify", str(dirs[0])).returncode == 0
+        outcome.verified = lab.call("verify", str(dirs[0]), module="benchrun.audit").returncode == 0
         return outcome
     lab.audit("resume", str(dirs[0]), outcome=outcome)
     return lab.judge(outcome, dirs[0])
