@@ -20,13 +20,16 @@ from benchrun.sweep import write_sweep_summary
 
 _NEW_SWEEPS: list[tuple[Path, Path]] = []
 """(sweep directory, its first ancestor that did not exist) for each sweep this process started."""
+LAUNCHER_FILES = ".submitit"
+"""What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
 
 
 def take_back_unlaunched_sweeps() -> None:
-    """Remove what a sweep that failed before any job started (a job's config did not compose, say) created: its
-    directory, holding only Hydra's multirun.yaml, and the parents made for it."""
+    """Remove what a sweep that failed before any job started (a job's config did not compose, sbatch refused the
+    jobs) created: its directory, holding only Hydra's multirun.yaml and the launcher's files, and the parents made
+    for it."""
     for sweep_dir, top in _NEW_SWEEPS:
-        if sweep_dir.is_dir() and [p.name for p in sweep_dir.iterdir()] == [MULTIRUN_FILE]:
+        if sweep_dir.is_dir() and {p.name for p in sweep_dir.iterdir()} - {LAUNCHER_FILES} == {MULTIRUN_FILE}:
             shutil.rmtree(sweep_dir)
             for parent in sweep_dir.parents:
                 if parent == top.parent or any(parent.iterdir()):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from pathlib import Path
 
 import hydra
@@ -52,7 +53,11 @@ def hydra_main(cfg: DictConfig) -> None:
 
 
 def hydra_error(err: Exception) -> str | None:
-    """One line for an error of Hydra's or OmegaConf's (the composition, an override); None for any other error."""
+    """One line for an error of Hydra's or OmegaConf's (the composition, an override) or of a launcher plugin's
+    (sbatch refusing the jobs, say); None for any other error."""
+    if launched_by_plugin(err):
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        return f"hydra/launcher could not launch the sweep's jobs: {lines[-1] if lines else type(err).__name__}"
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return None
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
@@ -60,3 +65,8 @@ def hydra_error(err: Exception) -> str | None:
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
         return f"{lines[0]} (options: {', '.join(lines[2:])})"
     return " ".join(lines) or type(err).__name__
+
+
+def launched_by_plugin(err: BaseException) -> bool:
+    """Whether `err` was raised through a Hydra launcher plugin's code (`hydra_plugins.*`)."""
+    return any(f"{os.sep}hydra_plugins{os.sep}" in frame.filename for frame in traceback.extract_tb(err.__traceback__))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 
 import pytest
 
@@ -56,3 +57,18 @@ def test_slurm_preset_composes(tmp_path):
     assert "partition: a100" in result.stdout
     assert "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher" in result.stdout
     assert "gpus_per_node: 1" in result.stdout and "- ollama serve > ollama-$SLURM_JOB_ID.log 2>&1 &" in result.stdout
+
+
+def test_a_launcher_that_cannot_submit_is_one_line_and_leaves_nothing(tmp_path):
+    needs("hydra_submitit_launcher")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Unable to contact "
+                                    "slurm controller (connect failure)' >&2\nexit 1\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    result = run_benchrun("-m", "hydra/launcher=slurm", "runner.model=llama3.2,gemma3", f"outputs={tmp_path / 'outputs'}",
+                          cwd=tmp_path, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    said = "Batch job submission failed: Unable to contact slurm controller (connect failure)"
+    assert (result.returncode, result.stderr.splitlines()) == (2, [  # sbatch's own line (submitit passes it on), ours
+        f"sbatch: error: {said}", f"benchrun: error: hydra/launcher could not launch the sweep's jobs: sbatch: error: {said}"])
+    assert list((tmp_path / "outputs").rglob("*")) == []

@@ -386,7 +386,8 @@ def cli_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--max-parallel", type=int, default=None, help="chat requests processed at once")
     parser.add_argument("--models", default=DEMO_MODELS, help=f"comma-separated model names (default {DEMO_MODELS})")
     parser.add_argument("--wrong", action="store_true",
-                        help="answer every question of the shipped benchmarks wrongly (default: rightly)")
+                        help="answer every question of the shipped benchmarks wrongly (default: rightly, but mistral "
+                             "gets every product or sum above 10 wrong)")
     return parser
 
 

@@ -1,8 +1,9 @@
 """An oracle for the shipped benchmarks: the right answer to each prompt of listbench and folderbench (and any
 `find the product of A and B` or `what is A + B?`, `A - B`, `A * B`), in the response class asked for; `wrong` answers
-each wrongly.
+each wrongly; `demo` is the oracle with one weak model (mistral: every product or sum above 10 off by one).
 
-The loopback servers answer with it by default, so the README's commands show what a new user sees."""
+The loopback servers answer with `demo` from the command line, so the README's commands show what a new user sees,
+and comparing a model with the weak one has something to show."""
 
 from __future__ import annotations
 
@@ -23,9 +24,19 @@ _SYMBOL = re.compile(r"what is the name for the following symbol\? (.)")
 _DIRECTION = re.compile(r"what direction does the (.) symbol point\? and what is its name ")
 
 
+WEAK_MODEL = "mistral"
+"""The model that, in `demo`, gets every product or sum above WEAK_LIMIT wrong."""
+WEAK_LIMIT = 10
+
+
 def answers(args: argparse.Namespace) -> Responder:
-    """The responder a fake server's command line asks for: `wrong` with --wrong, else `oracle`."""
-    return wrong if args.wrong else oracle
+    """The responder a fake server's command line asks for: `wrong` with --wrong, else `demo`."""
+    return wrong if args.wrong else demo
+
+
+def demo(req: ChatRequest) -> Reply | str:
+    """The oracle's answer, except that WEAK_MODEL is off by one on every product or sum above WEAK_LIMIT."""
+    return _answer(req, wrong=False, weak=req.model.split(":")[0] == WEAK_MODEL)
 
 
 def oracle(req: ChatRequest) -> Reply | str:
@@ -38,13 +49,15 @@ def wrong(req: ChatRequest) -> Reply | str:
     return _answer(req, wrong=True)
 
 
-def _answer(req: ChatRequest, wrong: bool) -> Reply | str:
+def _answer(req: ChatRequest, wrong: bool, weak: bool = False) -> Reply | str:
     fields = _properties(req.format)
     if m := _PRODUCT.fullmatch(req.prompt):
         a, b = int(m[1]), int(m[2])
-        return _json(fields, a * b + wrong, f"add {a} to itself {b} times" if not wrong else "a guess")
+        off = wrong or (weak and a * b > WEAK_LIMIT)
+        return _json(fields, a * b + off, "a guess" if off else f"add {a} to itself {b} times")
     if m := _ARITHMETIC.fullmatch(req.prompt):
-        return _json(fields, _OPERATIONS[m[2]](int(m[1]), int(m[3])) + wrong, "count on from the first")
+        value = _OPERATIONS[m[2]](int(m[1]), int(m[3]))
+        return _json(fields, value + (wrong or (weak and value > WEAK_LIMIT)), "count on from the first")
     if m := _SYMBOL.fullmatch(req.prompt):
         return _json(fields, "no idea" if wrong else SYMBOLS.get(m[1], "unknown"), "")
     if m := _DIRECTION.fullmatch(req.prompt):
