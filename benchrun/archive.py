@@ -18,16 +18,18 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from benchrun.dirlock import DirLock
 from benchrun.errors import ArchiveError, RunDirTaken, WriteFailed
 from benchrun.interrupts import INTERRUPTS
 from benchrun.ledger import DIGESTS, digest_line
-from benchrun.manifest import Manifest
 from benchrun.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
 from benchrun.secrets import SECRETS
 from benchrun.summary import Tally
+
+if TYPE_CHECKING:
+    from benchrun.manifest import Manifest
 
 CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
 RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"

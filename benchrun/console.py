@@ -6,7 +6,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
@@ -14,9 +14,11 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.errors import EXIT
-from benchrun.manifest import Manifest
 from benchrun.secrets import SECRETS
 from benchrun.records import MetricSummary, RunInfo, Summary, SweepSummary
+
+if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
+    from benchrun.manifest import Manifest
 
 
 WIDE = 160

@@ -8,7 +8,6 @@ instead (through the loop, so asyncio's own state stays whole) and the run is re
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from contextlib import contextmanager
 from typing import Awaitable, Callable, Iterator, TypeVar
@@ -68,6 +67,8 @@ class Interrupts:
 
     def run(self, main: Callable[[], Awaitable[T]]) -> T:
         """asyncio.run(main()), a signal cancelling it through the loop; raised as KeyboardInterrupt once it unwound."""
+        import asyncio  # here: the audit commands that only read load no event loop
+
         async def cancellable() -> T:
             loop, task, active = asyncio.get_running_loop(), asyncio.current_task(), [True]
             self.received = None

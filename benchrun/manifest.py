@@ -6,17 +6,13 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from benchrun.frozen import Frozen
 
 SCHEMA_VERSION = 1
 Scalar = str | int | float | bool
 Reference = Scalar | list[Scalar] | None
-
-
-class Frozen(BaseModel):
-    """Base of every archived record: immutable, no unknown fields."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class SourceFile(Frozen):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from benchrun.manifest import Frozen
+from benchrun.frozen import Frozen
 
 RECORD_VERSION = 1
 FORMAT_VALID = "format_valid"

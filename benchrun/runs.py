@@ -15,11 +15,11 @@ from pydantic import ValidationError
 
 from benchrun.archive import CONFIG, MANIFEST, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
 from benchrun.errors import ArchiveError, BenchrunError, ConfigError
-from benchrun.manifest import Manifest
 from benchrun.records import Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.resources import bench_dir
 
 if TYPE_CHECKING:
+    from benchrun.manifest import Manifest
     import pandas
 
 PathLike = str | os.PathLike[str]
@@ -58,6 +58,8 @@ class Run:
 
     @cached_property
     def manifest(self) -> Manifest:
+        from benchrun.manifest import Manifest  # loaded only when a command needs the whole manifest
+
         try:
             return Manifest.model_validate_json(self.manifest_bytes)
         except ValidationError as err:

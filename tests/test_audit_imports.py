@@ -41,3 +41,7 @@ def test_rescore_loads_grading_but_no_hydra_or_omegaconf():
 def test_resume_and_retry_load_the_runner_but_not_hydra(command):
     assert loaded(f"benchrun.audit.{command}", "hydra", "benchrun.compiler", "benchrun.runners") == [
         "benchrun.compiler", "benchrun.runners"]
+
+
+def test_list_loads_no_manifest_models_and_no_event_loop():
+    assert loaded("benchrun.audit.listing", "benchrun.manifest", "asyncio") == []

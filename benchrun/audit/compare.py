@@ -23,7 +23,8 @@ from benchrun import console
 from benchrun.archive import UNFINISHED
 from benchrun.audit import significance
 from benchrun.errors import EXIT, BenchrunError
-from benchrun.manifest import Frozen, Manifest, canonical_json, sha256_bytes
+from benchrun.frozen import Frozen
+from benchrun.manifest import Manifest, canonical_json, sha256_bytes
 from benchrun.records import Number
 from benchrun.runs import DEFAULT_ROOT, Run, Values, expand_runs
 

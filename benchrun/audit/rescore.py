@@ -36,7 +36,8 @@ from benchrun.archive import SCORES, SUMMARY, RecordFile, count_response, count_
 from benchrun.dirlock import DirLock
 from benchrun.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.grading import Grader
-from benchrun.manifest import Frozen, Manifest, ScorerSpec, sha256_bytes
+from benchrun.frozen import Frozen
+from benchrun.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
