@@ -98,6 +98,7 @@ def test_the_readme_marks_what_it_does_not_run():
     assert sum(1 for b in blocks() if not b.skip) >= 8
 
 
+@pytest.mark.slow
 def test_every_readme_block_runs_as_written(workdir):
     """In README order, in one directory: a later block may read what an earlier one made. A console block's
     command may fail only where the README shows its error."""
