@@ -44,6 +44,8 @@ class ResponseRecord(Frozen):
 
     id: str
     task: str
+    repeat: int = Field(0, ge=0)
+    """Which of the sample's `repeats` answers this is (0..k-1); a response is identified by (id, repeat)."""
     text: str | None
     """The raw response text exactly as received; None when every attempt failed."""
     done_reason: str | None = None
@@ -62,6 +64,8 @@ class ResponseRecord(Frozen):
     """Runner-specific response metadata (e.g. the served model id, system_fingerprint)."""
     carried_from: str | None = None
     """The run id this answer was carried over from (a retry keeps its parent's good answers), else None."""
+    cached_from: str | None = None
+    """The run id that asked this answer, when it was taken from the response cache instead of the model."""
 
 
 class ScoreRecord(Frozen):
@@ -69,6 +73,8 @@ class ScoreRecord(Frozen):
 
     id: str
     task: str
+    repeat: int = Field(0, ge=0)
+    """The repeat of the response scored (see ResponseRecord.repeat)."""
     scorer: str
     """A scorer of the task, or `format_valid` (the response checked against its response class)."""
     metrics: dict[str, Number] | None
