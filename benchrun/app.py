@@ -20,7 +20,7 @@ from benchrun.executor import Executor
 from benchrun.grading import Grader
 from benchrun.interrupts import INTERRUPTS
 from benchrun.labels import MULTIRUN_FILE, dir_label, label
-from benchrun.manifest import Sample
+from benchrun.manifest import Query
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner
 from benchrun.sweep import write_sweep_summary
@@ -145,16 +145,17 @@ async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) ->
     try:
         identity = await runner.identify()
         writer.identified(identity, runner.public_config())
-        return await execute(plan, runner, writer, plan.manifest.samples)
+        return await execute(plan, runner, writer, list(plan.manifest.queries()))
     finally:
         await runner.aclose()
 
 
-async def execute(plan: Plan, runner: Runner, writer: RunWriter, samples: Sequence[Sample]) -> Status:
-    """Ask `samples` with an identified runner, record each, and finish the run with its status."""
-    with console.progress(len(samples)) as advance:
+async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query]) -> Status:
+    """Ask `queries` (samples' repeats) with an identified runner, record each, and finish the run with its
+    status."""
+    with console.progress(len(queries)) as advance:
         async with grader_for(plan, writer) as grader:
-            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(samples)
+            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(queries)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status

@@ -221,23 +221,24 @@ class RunWriter:
         """Write manifest.json, open the record files and record the manifest id and sample count."""
         write_atomic(self.dir / MANIFEST, manifest.canonical_json())
         self.info = self.info.model_copy(update={"manifest_id": manifest.id,
-                                                 "counts": Counts(samples=len(manifest.samples))})
-        self._counts["samples"] = len(manifest.samples)
+                                                 "counts": Counts(samples=manifest.n_answers)})
+        self._counts["samples"] = manifest.n_answers
         self.open_records(manifest, (), ())
 
     def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
                      scores: Iterable[ScoreRecord]) -> None:
         """Open the record files for appending; counts and tally start from the records they already hold."""
-        self._tally = Tally(t.name for t in manifest.tasks)
-        self._counts = Counts(samples=len(manifest.samples)).model_dump()
+        self._tally = Tally((t.name for t in manifest.tasks), manifest.k)
+        self._counts = Counts(samples=manifest.n_answers).model_dump()
         failed = set()
         for response in responses:
             count_response(self._counts, response)
+            self._tally.add_response(response)
             if response.error is not None:
-                failed.add(response.id)
+                failed.add((response.id, response.repeat))
         for score in scores:
             self._tally.add(score)
-            count_score(self._counts, score, score.id in failed)
+            count_score(self._counts, score, (score.id, score.repeat) in failed)
         self._sinks = {name: RecordFile(self.dir / name) for name in (*RECORD_FILES, DIGESTS)}
         self._write_info()
 
@@ -255,6 +256,7 @@ class RunWriter:
         with INTERRUPTS.held():
             self._commit(RESPONSES, [response.model_dump_json().encode() + b"\n"])
             count_response(self._counts, response)
+            self._tally.add_response(response)
 
     def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
         """Commit a response and then its score lines."""
@@ -287,8 +289,7 @@ class RunWriter:
             files = self._close_records()
             try:
                 if self._tally is not None and not self._broken:
-                    self.summary = Summary(manifest_id=self.info.manifest_id, model=self.info.model,
-                                           metrics=self._tally.summaries())
+                    self.summary = self._tally.summary(self.info.manifest_id, self.info.model)
                     data = self.summary.model_dump_json(indent=2).encode() + b"\n"
                     write_atomic(self.dir / SUMMARY, data)
                     files[SUMMARY] = FileDigest.of(data)

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from benchrun import formats, grid, scoring
 from benchrun.config import plain_config
 from benchrun.errors import ConfigError, TaskError
-from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
+from benchrun.manifest import FormatSpec, Manifest, Repeats, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
 from benchrun.resources import DEMO_SCHEME, bench_dir
 from benchrun.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.usercode import first_line
@@ -57,7 +57,7 @@ def compile_plan(config: Any, cwd: Path | None = None) -> Plan:
         samples.extend(task_samples)
     manifest = Manifest(
         benchmark=cfg["task"]["name"], config=manifest_config(cfg), files=source_files(bench),
-        runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples))
+        runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg))
     used = {s.name for t in tasks for s in t.scorers}
     return Plan(manifest, {name: known_scorers[name] for name in used}, bench, cfg["scorer_timeout_s"])
 
@@ -150,6 +150,12 @@ def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
             if k not in LIMITS and (k != "path" or v.startswith(DEMO_SCHEME))}
     runner = {k: v for k, v in cfg["runner"].items() if k not in EXECUTION_KEYS}
     return {"task": task, "runner": runner}
+
+
+def repeats(cfg: dict[str, Any]) -> Repeats | None:
+    """The manifest's repeats: None when each sample is asked once."""
+    k = cfg.get("repeats", 1)
+    return None if k == 1 else Repeats(k=k, seeds=cfg.get("repeat_seeds", "vary"))
 
 
 def runner_spec(runner: dict[str, Any]) -> RunnerSpec:

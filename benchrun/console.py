@@ -75,8 +75,9 @@ def plan_table(manifest: Manifest) -> Table:
 def print_plan(manifest: Manifest, console: Console) -> None:
     """The dry-run report: what would be asked, how often, and the manifest id."""
     console.print(plan_table(manifest))
-    n = len(manifest.samples)
-    console.print(f"{len(manifest.tasks)} tasks, {n} samples -> {n} model calls "
+    n, k = len(manifest.samples), manifest.k
+    each = f" x {k} repeats" if k > 1 else ""
+    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {n * k} model calls "
                   f"(dry run: no model was called)")
     console.print(f"manifest id: {manifest.id}")
 
@@ -127,7 +128,8 @@ def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console
     if summary is not None:
         console.print(metrics_table(summary))
     counts = info.counts
-    console.print(f"{info.status}: {counts.responses}/{counts.samples} samples, {counts.request_errors} request "
+    asked = "answers" if summary is not None and summary.repeats else "samples"
+    console.print(f"{info.status}: {counts.responses}/{counts.samples} {asked}, {counts.request_errors} request "
                   f"errors, {counts.scorer_errors} scorer errors, {counts.format_invalid} invalid formats")
     console.print(f"run directory: {run_dir.absolute()}")
 

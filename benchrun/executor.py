@@ -11,7 +11,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from benchrun.errors import FailFast, ServerLost
 from benchrun.grading import Grader
-from benchrun.manifest import Manifest, Sample
+from benchrun.manifest import Manifest, Query, Sample
 from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.runners import Completion, Refused, Retryable, Runner, Unreachable
 
@@ -46,12 +46,13 @@ class Executor:
 
     def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder):
         self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, runner.config
+        self.manifest = manifest
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
         self._held: list[tuple[Sample, ResponseRecord]] = []
 
-    async def run(self, samples: Iterable[Sample]) -> None:
-        """Ask every sample, `policy.concurrency` at a time; returns when all are recorded."""
-        queue = iter(samples)
+    async def run(self, queries: Iterable[Query]) -> None:
+        """Ask every query (a sample's repeat), `policy.concurrency` at a time; returns when all are recorded."""
+        queue = iter(queries)
         workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.policy.concurrency)]
         try:
             await asyncio.gather(*workers)
@@ -61,11 +62,11 @@ class Executor:
                 worker.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
 
-    async def _worker(self, queue: Iterator[Sample]) -> None:
-        for sample in queue:
+    async def _worker(self, queue: Iterator[Query]) -> None:
+        for sample, repeat in queue:
             started = time.perf_counter()
-            outcome = await self._ask(sample)
-            response = _response(sample, outcome, time.perf_counter() - started)
+            outcome = await self._ask(sample, self.manifest.seed(repeat))
+            response = _response(sample, repeat, outcome, time.perf_counter() - started)
             if response.error is None or (self._held and self._held[-1][1].error != response.error):
                 await self._release()
             if response.error is None:
@@ -86,10 +87,10 @@ class Executor:
         for sample, response in held:
             await self._record(sample, response)
 
-    async def _ask(self, sample: Sample) -> _Outcome:
+    async def _ask(self, sample: Sample, seed: int | None) -> _Outcome:
         outcome = _Outcome()
         try:
-            outcome.completion = await self._attempts(sample, outcome.failures)
+            outcome.completion = await self._attempts(sample, seed, outcome.failures)
         except Unreachable as err:
             raise ServerLost(f"lost the model server: {outcome.failures[-1].error} "
                              f"(after {len(outcome.failures)} attempts at sample '{sample.id}')") from err
@@ -97,11 +98,11 @@ class Executor:
             outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
         return outcome
 
-    async def _attempts(self, sample: Sample, failures: list[Attempt]) -> Completion:
+    async def _attempts(self, sample: Sample, seed: int | None, failures: list[Attempt]) -> Completion:
         """A first attempt without tenacity, whose per-call retry state costs more CPU and GC than all the
         rest of benchrun's per-sample work; after a retryable failure, tenacity replays it, then retries."""
         try:
-            return await self._timed(sample, failures)
+            return await self._timed(sample, seed, failures)
         except Retryable as err:
             if not self.policy.retries:
                 raise
@@ -111,7 +112,7 @@ class Executor:
                 if first is not None:  # counted by tenacity as attempt 1, so stop and backoff are unchanged
                     failure, first = first, None
                     raise failure
-                completion = await self._timed(sample, failures)
+                completion = await self._timed(sample, seed, failures)
         return completion
 
     def _retrying(self) -> AsyncRetrying:
@@ -120,13 +121,13 @@ class Executor:
                              wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S),
                              reraise=True)
 
-    async def _timed(self, sample: Sample, failures: list[Attempt]) -> Completion:
+    async def _timed(self, sample: Sample, seed: int | None, failures: list[Attempt]) -> Completion:
         """One attempt within `timeout_s`, from connecting to the answer's last byte (a server that drips an
         answer a byte at a time never beats it); a failed attempt is noted in `failures`."""
         started = time.perf_counter()
         try:
             try:
-                return await asyncio.wait_for(self.runner.complete(sample.prompt, self._schemas[sample.task]),
+                return await asyncio.wait_for(self.runner.complete(sample.prompt, self._schemas[sample.task], seed),
                                               self.policy.timeout_s)
             except asyncio.TimeoutError as err:
                 raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err
@@ -142,9 +143,9 @@ def _error_info(err: BaseException) -> ErrorInfo:
     return ErrorInfo(type=type(cause).__name__, message=str(err) or type(err).__name__)
 
 
-def _response(sample: Sample, outcome: _Outcome, seconds: float) -> ResponseRecord:
+def _response(sample: Sample, repeat: int, outcome: _Outcome, seconds: float) -> ResponseRecord:
     done = outcome.completion
-    base = {"id": sample.id, "task": sample.task, "seconds": round(seconds, 6),
+    base = {"id": sample.id, "task": sample.task, "repeat": repeat, "seconds": round(seconds, 6),
             "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
     if done is None:
         return ResponseRecord(**base, text=None, error=outcome.error)

@@ -160,19 +160,18 @@ class Grader:
 
     async def grade(self, sample: Sample, response: ResponseRecord) -> list[ScoreRecord]:
         """format_valid first, then one record per scorer, in the task's order."""
-        names = self._scorers[sample.task]
+        names, of = self._scorers[sample.task], {"id": sample.id, "task": sample.task, "repeat": response.repeat}
         if response.text is None:
             error = ErrorInfo(type="NoResponse", message=f"no response: {response.error.message}")
-            return [ScoreRecord(id=sample.id, task=sample.task, scorer=n, metrics=None, error=error)
-                    for n in [FORMAT_VALID, *names]]
+            return [ScoreRecord(**of, scorer=n, metrics=None, error=error) for n in [FORMAT_VALID, *names]]
         reference = scorer_reference(sample, sample.task in self._calculated)
         results = await asyncio.gather(*(self._process.call(name, response.text, reference) for name in names))
-        return [self._format(sample, response.text), *(_record(sample, n, r) for n, r in zip(names, results))]
+        return [self._format(of, sample.task, response.text), *(_record(of, n, r) for n, r in zip(names, results))]
 
-    def _format(self, sample: Sample, text: str) -> ScoreRecord:
-        problem = format_problem(self._validators[sample.task], text)
-        return ScoreRecord.model_construct(id=sample.id, task=sample.task, scorer=FORMAT_VALID,
-                                           metrics={FORMAT_VALID: int(problem is None)}, detail=problem)
+    def _format(self, of: dict[str, Any], task: str, text: str) -> ScoreRecord:
+        problem = format_problem(self._validators[task], text)
+        return ScoreRecord.model_construct(**of, scorer=FORMAT_VALID, metrics={FORMAT_VALID: int(problem is None)},
+                                           detail=problem)
 
 
 def scorer_reference(sample: Sample, calculated: bool) -> Any:
@@ -193,7 +192,8 @@ def format_problem(validator: Draft202012Validator, text: str) -> str | None:
     return f"{where}: {error.message}" if where else error.message
 
 
-def _record(sample: Sample, name: str, result: Result) -> ScoreRecord:
+def _record(of: dict[str, Any], name: str, result: Result) -> ScoreRecord:
+    """One scorer's record for the response `of` names (id, task, repeat)."""
     if isinstance(result, ErrorInfo):
-        return ScoreRecord(id=sample.id, task=sample.task, scorer=name, metrics=None, error=result)
-    return ScoreRecord.model_construct(id=sample.id, task=sample.task, scorer=name, metrics=result)
+        return ScoreRecord(**of, scorer=name, metrics=None, error=result)
+    return ScoreRecord.model_construct(**of, scorer=name, metrics=result)

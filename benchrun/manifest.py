@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, Iterable, Iterator, Literal, NamedTuple
 
 from pydantic import Field
 
@@ -66,6 +66,17 @@ class Sample(Frozen):
     """The reference from the task file; None for `calculated` (the scorer gets the values)."""
 
 
+class Query(NamedTuple):
+    """One answer to ask for: a sample and which of its repeats. An answer is identified by (sample id, repeat)."""
+
+    sample: Sample
+    repeat: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.sample.id, self.repeat
+
+
 class RunnerSpec(Frozen):
     """How the model is asked: everything but where the server is and secrets."""
 
@@ -74,6 +85,14 @@ class RunnerSpec(Frozen):
     options: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
     """Runner-specific request settings such as keep_alive and think."""
+
+
+class Repeats(Frozen):
+    """Each sample asked k times, and how the repeats' seeds follow from runner.options.seed."""
+
+    k: int = Field(ge=2)
+    seeds: Literal["vary", "same"]
+    """`vary`: repeat i is asked with seed + i; `same`: every repeat with the seed (no seed set: none is sent)."""
 
 
 class Manifest(Frozen):
@@ -87,6 +106,32 @@ class Manifest(Frozen):
     runner: RunnerSpec
     tasks: tuple[TaskEntry, ...]
     samples: tuple[Sample, ...]
+    repeats: Repeats | None = Field(None, exclude_if=lambda repeats: repeats is None)
+    """None: each sample asked once (left out of the JSON, so such a manifest is byte for byte what it was before
+    repeats existed, and keeps its id)."""
+
+    @property
+    def k(self) -> int:
+        """How many answers each sample gets."""
+        return 1 if self.repeats is None else self.repeats.k
+
+    @property
+    def n_answers(self) -> int:
+        """How many answers the run asks for: samples x repeats."""
+        return len(self.samples) * self.k
+
+    def queries(self, samples: Iterable[Sample] | None = None) -> Iterator[Query]:
+        """Every (sample, repeat) to ask, of `samples` (default: all), a sample's repeats one after another."""
+        for sample in self.samples if samples is None else samples:
+            for repeat in range(self.k):
+                yield Query(sample, repeat)
+
+    def seed(self, repeat: int) -> int | None:
+        """The seed repeat `repeat` is asked with, if other than runner.options.seed (None: as configured)."""
+        base = self.runner.options.get("seed")
+        if repeat == 0 or self.repeats is None or self.repeats.seeds == "same" or not isinstance(base, int):
+            return None
+        return base + repeat
 
     def canonical_json(self) -> bytes:
         return canonical_json(self.model_dump(mode="json"))

@@ -68,6 +68,11 @@ class ResponseRecord(Frozen):
     """The run id that asked this answer, when it was taken from the response cache instead of the model."""
 
 
+def answer_name(sample: str, repeat: int) -> str:
+    """How an answer is named to a reader: the sample id, and its repeat from the second on."""
+    return f"{sample} repeat {repeat}" if repeat else sample
+
+
 class ScoreRecord(Frozen):
     """One line of scores.jsonl: one scorer's result for one sample."""
 
@@ -84,18 +89,30 @@ class ScoreRecord(Frozen):
     """Why a value is what it is; for format_valid, the validation error."""
 
 
+def _absent(value: Any) -> bool:
+    """Left out of the JSON: what only runs with repeats have (a run without is written as before repeats)."""
+    return value is None
+
+
 class MetricSummary(Frozen):
     """One task x metric line of summary.json."""
 
     task: str
     metric: str
     n: int
-    """Samples with a value."""
+    """Answers with a value (samples x repeats, less the errors)."""
     mean: float | None
+    """The mean over all answers."""
     stderr: float | None
-    """Standard error of the mean (sample standard deviation / sqrt(n)); None when n < 2."""
+    """Standard error of the mean; with repeats, cluster-robust with each sample's answers one cluster (for one
+    answer per sample: sample standard deviation / sqrt(n)); None with fewer than two samples."""
     errors: int
-    """Samples with no value: the request or the scorer failed."""
+    """Answers with no value: the request or the scorer failed."""
+    pass_at_k: float | None = Field(None, exclude_if=_absent)
+    """0/1 metrics with repeats: the mean over samples of Chen et al.'s (2021) unbiased pass@k estimator, k the
+    repeats (samples with fewer valued answers than k left out); absent otherwise."""
+    majority_at_k: float | None = Field(None, exclude_if=_absent)
+    """0/1 metrics with repeats: the share of samples for which more than half of the answers score 1."""
 
 
 class Summary(Frozen):
@@ -105,6 +122,11 @@ class Summary(Frozen):
     manifest_id: str
     model: str
     metrics: tuple[MetricSummary, ...]
+    repeats: int | None = Field(None, exclude_if=_absent)
+    """k, the answers asked per sample, when more than one."""
+    consistency: dict[str, float] | None = Field(None, exclude_if=_absent)
+    """With repeats, per task: the share of samples whose k raw answers are identical (samples with a failed
+    request left out)."""
 
 
 class FileDigest(Frozen):
@@ -121,8 +143,9 @@ class FileDigest(Frozen):
 
 class Counts(Frozen):
     samples: int
+    """The answers the run asks for: the manifest's samples times its repeats."""
     responses: int = 0
-    """Samples with a response record (answered or failed)."""
+    """Answers with a response record (answered or failed)."""
     request_errors: int = 0
     scorer_errors: int = 0
     format_invalid: int = 0

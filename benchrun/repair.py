@@ -1,7 +1,7 @@
 """Checking an unfinished run's records before anything is appended to them (resume), and repairing them.
 
-Every line must match its digest in records.sha256 and belong to the manifest: one response per sample at most,
-score lines only for recorded responses, each of a task's scorers once. What follows the last digest is the sample
+Every line must match its digest in records.sha256 and belong to the manifest: one response per answer (sample id
+and repeat) at most, score lines only for recorded responses, each of a task's scorers once. What follows the last digest is the sample
 that was being recorded when the process died (a half-written line, or whole lines not yet committed): it is cut
 off quietly when it looks like exactly that, and that sample asked or graded again. Anything else (an edited,
 duplicated, reordered or foreign line, a written line gone) is a problem: refused, or with `force` dropped, the
@@ -20,7 +20,10 @@ from benchrun.archive import RECORD_FILES, RESPONSES, SCORES, write_atomic, writ
 from benchrun.ledger import (DIGESTS, Checked, Digests, Mismatch, aligned, check_file, digest_line, lines_of,
                              read_digests)
 from benchrun.manifest import Manifest
-from benchrun.records import FORMAT_VALID
+from benchrun.records import FORMAT_VALID, answer_name
+
+Key = tuple[str, int]
+"""An answer: (sample id, repeat)."""
 
 
 @dataclass
@@ -32,8 +35,8 @@ class Repair:
     checked: dict[str, Checked] = field(default_factory=dict)
     bad: dict[str, set[int]] = field(default_factory=dict)
     """Record file -> numbers of committed lines that do not belong (dropped by a forced repair)."""
-    regrade: set[str] = field(default_factory=set)
-    """Response ids with no score lines yet: graded again."""
+    regrade: set[Key] = field(default_factory=set)
+    """Answers with no score lines yet: graded again."""
 
     @property
     def cut(self) -> dict[str, int]:
@@ -43,7 +46,7 @@ class Repair:
     def note(self, dropped: dict[str, list[int]]) -> dict[str, Any]:
         """What resume records in run.json's history."""
         return {"tail_lines_cut": self.cut, "dropped_lines": dropped, "problems": [str(p) for p in self.problems],
-                "regraded": sorted(self.regrade)}
+                "regraded": [answer_name(*key) for key in sorted(self.regrade)]}
 
 
 def check(run_dir: Path, manifest: Manifest) -> Repair:
@@ -66,8 +69,9 @@ def check(run_dir: Path, manifest: Manifest) -> Repair:
 def _one_sample(name: str, lines: list[bytes], manifest: Manifest) -> bool:
     """Whether uncommitted lines look like one sample's response (or its score lines) cut off by a kill."""
     records = [_json(line) for line in lines]
-    ids = {record.get("id") if record else None for record in records}
-    task = next((s.task for s in manifest.samples if s.id in ids), None) if len(ids) == 1 else None
+    keys = {_key(record) if record else None for record in records}
+    ids = {key[0] for key in keys if key}
+    task = next((s.task for s in manifest.samples if s.id in ids), None) if len(keys) == 1 and ids else None
     if task is None:
         return False
     return len(records) == 1 if name == RESPONSES else len(records) <= 1 + len(manifest.task(task).scorers)
@@ -78,36 +82,39 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
     a sample's score lines complete."""
     tasks = {s.id: s.task for s in manifest.samples}
     expected = {t.name: {FORMAT_VALID, *(s.name for s in t.scorers)} for t in manifest.tasks}
-    answered: dict[str, int] = {}
-    groups: dict[str, dict[str, int]] = {}
+    answered: dict[Key, int] = {}
+    groups: dict[Key, dict[str, int]] = {}
 
     def response(number: int, record: dict[str, Any]) -> str | None:
-        sample = record.get("id")
-        if sample not in tasks:
-            return f"names sample {sample!r}, which the manifest does not have"
-        if sample in answered:
-            return f"repeats the response to {sample!r} (line {answered[sample]})"
-        answered[sample] = number
+        key = _key(record)
+        if key[0] not in tasks:
+            return f"names sample {key[0]!r}, which the manifest does not have"
+        if key[1] not in range(manifest.k):
+            return f"names repeat {key[1]!r} of {key[0]!r}; the run asks {manifest.k} per sample"
+        if key in answered:
+            return f"repeats the response to {answer_name(*key)!r} (line {answered[key]})"
+        answered[key] = number
         return None
 
     def score(number: int, record: dict[str, Any]) -> str | None:
-        sample, scorer = record.get("id"), record.get("scorer")
-        if sample not in answered:
-            return f"scores {sample!r}, which has no response"
-        group = groups.setdefault(sample, {})
-        if scorer not in expected[tasks[sample]]:
-            return f"has scorer {scorer!r}, not one of task {tasks[sample]!r}'s"
+        key, scorer = _key(record), record.get("scorer")
+        if key not in answered:
+            return f"scores {answer_name(*key)!r}, which has no response"
+        group = groups.setdefault(key, {})
+        if scorer not in expected[tasks[key[0]]]:
+            return f"has scorer {scorer!r}, not one of task {tasks[key[0]]!r}'s"
         if scorer in group:
-            return f"repeats scorer {scorer!r} of {sample!r} (line {group[scorer]})"
+            return f"repeats scorer {scorer!r} of {answer_name(*key)!r} (line {group[scorer]})"
         group[scorer] = number
         return None
 
     _judge(repair, RESPONSES, response)
     _judge(repair, SCORES, score)
-    incomplete = {sample for sample, group in groups.items() if group.keys() != expected[tasks[sample]]}
-    for sample in sorted(incomplete, key=lambda s: min(groups[s].values())):
-        _problem(repair, SCORES, min(groups[sample].values()), f"starts the incomplete score lines of {sample!r}")
-        repair.bad[SCORES].update(groups[sample].values())
+    incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
+    for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
+        _problem(repair, SCORES, min(groups[key].values()),
+                 f"starts the incomplete score lines of {answer_name(*key)!r}")
+        repair.bad[SCORES].update(groups[key].values())
     repair.regrade = (answered.keys() - groups.keys()) | incomplete
 
 
@@ -136,6 +143,11 @@ def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, dict[s
         yield number, _json(line) or {}
 
 
+def _key(record: dict[str, Any]) -> Key:
+    """The answer a record line belongs to (a line from before repeats has none: repeat 0)."""
+    return record.get("id"), record.get("repeat", 0)
+
+
 def _json(line: bytes) -> dict[str, Any] | None:
     try:
         data = json.loads(line)
@@ -157,7 +169,7 @@ def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[i
         return {}
     good = {name: [(n, line) for n, line in aligned(run_dir / name, repair.digests.lines.get(name, []))
                    if n not in repair.bad.get(name, set())] for name in RECORD_FILES}
-    answered = {(_json(line) or {}).get("id") for _, line in good[RESPONSES]}
+    answered = {_key(_json(line) or {}) for _, line in good[RESPONSES]}
     good[SCORES] = _complete_groups(good[SCORES], answered, manifest)
     _rewrite(run_dir, {name: [line for _, line in lines] for name, lines in good.items()})
     dropped = {}
@@ -168,18 +180,18 @@ def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[i
     return {name: numbers for name, numbers in dropped.items() if numbers}
 
 
-def _complete_groups(lines: list[tuple[int, bytes]], answered: set[str],
+def _complete_groups(lines: list[tuple[int, bytes]], answered: set[Key],
                      manifest: Manifest) -> list[tuple[int, bytes]]:
-    """The score lines of the answered samples whose every scorer has exactly one line."""
+    """The score lines of the answers whose every scorer has exactly one line."""
     tasks = {s.id: s.task for s in manifest.samples}
     expected = {t.name: sorted({FORMAT_VALID, *(s.name for s in t.scorers)}) for t in manifest.tasks}
-    groups: dict[str, list[str]] = {}
+    groups: dict[Key, list[str]] = {}
     for _, line in lines:
         record = _json(line) or {}
-        groups.setdefault(record.get("id"), []).append(record.get("scorer"))
-    complete = {sample for sample, scorers in groups.items()
-                if sample in answered and sorted(scorers) == expected[tasks[sample]]}
-    return [(n, line) for n, line in lines if (_json(line) or {}).get("id") in complete]
+        groups.setdefault(_key(record), []).append(record.get("scorer"))
+    complete = {key for key, scorers in groups.items()
+                if key in answered and sorted(scorers) == expected[tasks[key[0]]]}
+    return [(n, line) for n, line in lines if _key(_json(line) or {}) in complete]
 
 
 def _truncate(path: Path, size: int) -> None:

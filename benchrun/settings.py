@@ -175,6 +175,9 @@ class ModelPreset(Settings):
     """The runner type whose model and options the preset sets."""
 
 
+MAX_REPEATS = 1000
+
+
 class RunConfig(Settings):
     """The whole composed config of `python -m benchrun`."""
 
@@ -191,6 +194,11 @@ class RunConfig(Settings):
     """Where run directories go (relative to the working directory)."""
     scorer_timeout_s: float = Field(10, gt=0)
     """Each scorer call's time limit; a scorer that takes longer is that sample's scorer error."""
+    repeats: int = Field(1, ge=1, le=MAX_REPEATS)
+    """How many times each sample is asked (k); summary.json then has pass@k, majority@k and consistency."""
+    repeat_seeds: Literal["vary", "same"] = "vary"
+    """With runner.options.seed set: `vary` asks repeat i with seed + i, `same` every repeat with the seed (to
+    test whether the server is deterministic)."""
 
     @model_validator(mode="after")
     def _preset_fits_runner(self) -> RunConfig:

@@ -38,7 +38,7 @@ from benchrun.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.grading import Grader
 from benchrun.frozen import Frozen
 from benchrun.manifest import Manifest, ScorerSpec, sha256_bytes
-from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
+from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary, answer_name
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.settings import RunConfig
@@ -100,6 +100,7 @@ class SampleChange(Frozen):
 
     id: str
     task: str
+    repeat: int = 0
     metric: str
     old: Number | None
     new: Number | None
@@ -112,6 +113,7 @@ class ScorerFailure(Frozen):
 
     id: str
     task: str
+    repeat: int = 0
     scorer: str
     error: str
 
@@ -239,12 +241,15 @@ def claim_dir(parent: Path) -> Path:
             number += 1
 
 
-def _old_scores(run: Run, manifest: Manifest) -> tuple[dict[tuple[str, str], ScoreRecord], Tally]:
-    """The run's score records by (sample id, scorer), and their tally."""
-    tally, records = Tally(t.name for t in manifest.tasks), {}
+OldScores = dict[tuple[str, int, str], ScoreRecord]
+
+
+def _old_scores(run: Run, manifest: Manifest) -> tuple[OldScores, Tally]:
+    """The run's score records by (sample id, repeat, scorer), and their tally."""
+    tally, records = Tally((t.name for t in manifest.tasks), manifest.k), {}
     for record in run.scores():
         tally.add(record)
-        records[record.id, record.scorer] = record
+        records[record.id, record.repeat, record.scorer] = record
     return records, tally
 
 
@@ -271,14 +276,14 @@ def _used(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) 
                  for n in names)
 
 
-async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[tuple[str, str], ScoreRecord],
+async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldScores,
                         out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange], list[ScorerFailure]]:
     """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values and
     the scorers' errors. Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
     samples = {s.id: s for s in manifest.samples}
-    tally, changed, sink = Tally(t.name for t in manifest.tasks), [], RecordFile(out / SCORES, fresh=True)
+    tally, changed, sink = Tally((t.name for t in manifest.tasks), manifest.k), [], RecordFile(out / SCORES, fresh=True)
     errors: list[ScorerFailure] = []
-    counts = Counts(samples=len(samples)).model_dump()
+    counts = Counts(samples=manifest.n_answers).model_dump()
     async with grader:
         for chunk in _batched(run.responses(), CHUNK):
             unknown = next((r.id for r in chunk if r.id not in samples), None)
@@ -288,16 +293,17 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[
             graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
             for response, records in zip(chunk, graded):
                 count_response(counts, response)
+                tally.add_response(response)
                 sink.append([record.model_dump_json().encode() + b"\n" for record in records])
                 for record in records:
                     tally.add(record)
                     count_score(counts, record, response.error is not None)
-                    changed.extend(sample_changes(old.get((record.id, record.scorer)), record))
+                    changed.extend(sample_changes(old.get((record.id, record.repeat, record.scorer)), record))
                     if record.error is not None and response.error is None:
-                        errors.append(ScorerFailure(id=record.id, task=record.task, scorer=record.scorer,
-                                                    error=str(record.error)))
+                        errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
+                                                    scorer=record.scorer, error=str(record.error)))
     digest = sink.close()
-    summary = Summary(manifest_id=run.info.manifest_id, model=run.info.model, metrics=tally.summaries())
+    summary = tally.summary(run.info.manifest_id, run.info.model)
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
     return summary, digest, Counts(**counts), changed, errors
 
@@ -313,8 +319,8 @@ def sample_changes(old: ScoreRecord | None, new: ScoreRecord) -> list[SampleChan
     if old is None or (old.metrics is None and new.metrics is None):
         return []
     before, after = old.metrics or {}, new.metrics or {}
-    return [SampleChange(id=new.id, task=new.task, metric=m, old=before.get(m), new=after.get(m),
-                         old_error=_error(old), new_error=_error(new))
+    return [SampleChange(id=new.id, task=new.task, repeat=new.repeat, metric=m, old=before.get(m),
+                         new=after.get(m), old_error=_error(old), new_error=_error(new))
             for m in dict.fromkeys([*before, *after]) if m not in before or m not in after or before[m] != after[m]]
 
 
@@ -336,10 +342,10 @@ def print_rescore(result: Rescore, out: Console) -> None:
     """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), then
     where it was written."""
     out.print(means_table(result))
-    changes = [f"{c.id} {c.metric}: {_value(c.old, c.old_error)} -> {_value(c.new, c.new_error)}"
+    changes = [f"{answer_name(c.id, c.repeat)} {c.metric}: {_value(c.old, c.old_error)} -> {_value(c.new, c.new_error)}"
                for c in result.changed]
     _print_list(out, f"{len(changes)} sample values changed", changes)
-    failures = [f"{e.id} {e.scorer}: {e.error}" for e in result.errors]
+    failures = [f"{answer_name(e.id, e.repeat)} {e.scorer}: {e.error}" for e in result.errors]
     _print_list(out, f"{len(failures)} scorer errors", failures)
     out.print(f"rescore {result.info.rescore} written to {result.dir}", markup=False, soft_wrap=True)
 

@@ -23,7 +23,7 @@ from benchrun.dirlock import DirLock
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.interrupts import INTERRUPTS
 from benchrun.manifest import Manifest
-from benchrun.records import RunInfo
+from benchrun.records import RunInfo, answer_name
 from benchrun.runners import make_runner
 from benchrun.runs import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
 
@@ -131,10 +131,10 @@ async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repai
             samples = {s.id: s for s in plan.manifest.samples}
             async with grader_for(plan, writer) as grader:
                 for response in run.responses():
-                    if response.id in regrade:
+                    if (response.id, response.repeat) in regrade:
                         writer.record_scores(response, await grader.grade(samples[response.id], response))
-            done = {r.id for r in run.responses()}
-            await execute(plan, runner, writer, [s for s in plan.manifest.samples if s.id not in done])
+            done = {(r.id, r.repeat) for r in run.responses()}
+            await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key not in done])
         return writer.info
     finally:
         await runner.aclose()
@@ -150,7 +150,7 @@ def check_model(run: Run, identity: dict[str, Any], force: bool) -> None:
 
 
 def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, Any],
-            lock: DirLock) -> tuple[RunWriter, set[str]]:
+            lock: DirLock) -> tuple[RunWriter, set[repair.Key]]:
     """The first writes: the records repaired, the seal gone, run.json `running` with this session in its history;
     the writer and the responses to grade again."""
     dropped = repair.apply(run.path, found, manifest)
@@ -158,7 +158,8 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     (run.path / SEAL).unlink(missing_ok=True)
     info = run.info
     entry = {"resumed_at": now(), "previous_status": info.status, "previous_reason": info.reason,
-             "previous_ended_at": info.ended_at, **note, **found.note(dropped), "regraded": sorted(regrade)}
+             "previous_ended_at": info.ended_at, **note, **found.note(dropped),
+             "regraded": [answer_name(*key) for key in sorted(regrade)]}
     writer = RunWriter.reopen(run.path, info.model_copy(update={
         "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
     writer.open_records(manifest, run.responses(), run.scores())

@@ -81,19 +81,19 @@ def _parent_problems(parent: Run) -> list[str]:
     return [f"{f.file}: {f.message}" for f in findings if not f.ok]
 
 
-def _todo(parent: Run) -> set[str]:
-    """The parent's samples with no answer: a failed request, or none at all."""
-    answered = {r.id for r in parent.require_records().responses() if r.error is None}
-    return {s.id for s in parent.manifest.samples} - answered
+def _todo(parent: Run) -> set[tuple[str, int]]:
+    """The parent's answers (sample id, repeat) not given: a failed request, or none at all."""
+    answered = {(r.id, r.repeat) for r in parent.require_records().responses() if r.error is None}
+    return {query.key for query in parent.manifest.queries()} - answered
 
 
-async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[str], note: dict[str, Any],
-                 into: Path | None) -> tuple[RunInfo, Path]:
+async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[tuple[str, int]],
+                 note: dict[str, Any], into: Path | None) -> tuple[RunInfo, Path]:
     runner = make_runner(runner_cfg)
     try:
         identity = await runner.identify()
         check_model(parent, identity, note["forced"])
-        carried = len(plan.manifest.samples) - len(todo)
+        carried = plan.manifest.n_answers - len(todo)
         writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
                                               asked=len(todo)), note)
         with recording(writer):
@@ -104,9 +104,9 @@ async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[
                                    file=str(parent.path / "manifest.json"))
             writer.identified(identity, runner.public_config())
             for response, scores in joined(parent.responses(), parent.scores()):
-                if response.id not in todo:
+                if (response.id, response.repeat) not in todo:
                     writer.record(response.model_copy(update={"carried_from": parent.id}), scores)
-            await execute(plan, runner, writer, [s for s in plan.manifest.samples if s.id in todo])
+            await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo])
         return writer.info, writer.dir
     finally:
         await runner.aclose()

@@ -90,6 +90,11 @@ def free_strings(schema: Any, **keys: Any) -> Any:
     return updated
 
 
+def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:
+    """`options` with `key` set to `seed`, or as they are when there is no seed of a repeat's own."""
+    return options if seed is None else {**options, key: seed}
+
+
 def http_url(address: str) -> str:
     """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
     return (address if "://" in address else f"http://{address}").rstrip("/")
@@ -106,8 +111,9 @@ class Runner(Protocol):
 
         Raises RunnerError (one line, with the fix) when the run cannot start."""
 
-    async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
-        """One request: `prompt` answered in the JSON `schema`. Raises Retryable or another error."""
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        """One request: `prompt` answered in the JSON `schema`, with `seed` in place of options.seed when given (a
+        repeat's own seed). Raises Retryable or another error."""
 
     async def aclose(self) -> None:
         """Release connections."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from benchrun.archive import file_digest
 from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, free_strings
+from benchrun.runners.base import Completion, free_strings, with_seed
 from benchrun.settings import LocalConfig
 
 INSTALL = 'pip install -e ".[local]"'
@@ -71,13 +71,14 @@ class LocalRunner:
                 "size": digest.size, "llama_cpp_version": llama_cpp.__version__, "n_ctx": self._llm.n_ctx(),
                 "n_threads": self._llm.n_threads, "metadata": dict(self._llm.metadata)}
 
-    async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
         """One generation in a worker thread; called off (a deadline, a signal), it stops at its next token and
         the model is free again before this returns."""
         grammar = self._grammar(schema)
         async with self._lock:
             self._guard.begin()
-            generation = asyncio.ensure_future(self._in_thread(self._generate, prompt, grammar))
+            sampling = with_seed(self._sampling, seed)
+            generation = asyncio.ensure_future(self._in_thread(self._generate, prompt, grammar, sampling))
             try:
                 return await asyncio.shield(generation)
             except asyncio.CancelledError:
@@ -85,13 +86,13 @@ class LocalRunner:
                 await asyncio.gather(generation, return_exceptions=True)
                 raise
 
-    def _generate(self, prompt: str, grammar: Any) -> Completion:
+    def _generate(self, prompt: str, grammar: Any, sampling: dict[str, Any]) -> Completion:
         """One answer from a fresh context (no prefix reuse, so no answer depends on the ones before it)."""
         started, llm = time.perf_counter_ns(), self._llm
         llm.reset()
         out = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], grammar=grammar,
                                          logits_processor=self._llama_cpp.LogitsProcessorList([self._guard]),
-                                         **self._sampling)
+                                         **sampling)
         if self._guard.stopped.is_set():
             raise Stopped("the generation was stopped")
         choice, usage = out["choices"][0], out["usage"]

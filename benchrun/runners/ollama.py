@@ -10,7 +10,7 @@ import ollama
 
 from benchrun.errors import RunnerError
 from benchrun.runners.base import (Completion, Refused, Retryable, http_url, resolvable, transient,
-                                   transport_failure)
+                                   transport_failure, with_seed)
 from benchrun.settings import OllamaConfig
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
@@ -68,10 +68,11 @@ class OllamaRunner:
         except (ollama.ResponseError, httpx.HTTPStatusError) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
 
-    async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}
         try:
             response = await self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
-                                              format=schema, **self._request)
+                                              format=schema, **request)
         except ollama.ResponseError as err:
             failure = Retryable if transient(err.status_code, str(err.error)) else Refused
             raise failure(f"HTTP {err.status_code}: {err.error}") from err

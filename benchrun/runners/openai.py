@@ -11,7 +11,7 @@ import httpx
 
 from benchrun.errors import RunnerError
 from benchrun.runners.base import (Completion, Retryable, free_strings, http_url, resolvable, transient,
-                                   transport_failure)
+                                   transport_failure, with_seed)
 from benchrun.secrets import SECRETS
 from benchrun.settings import OpenAIConfig
 
@@ -103,8 +103,8 @@ class OpenAIRunner:
         return (f"the server at {self.base_url} refused the API key from ${self.key_env} ({status}); "
                 "check the key, or set runner.api_key_env to the variable that holds the right one")
 
-    async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
-        response = await self._chat(prompt, schema, self.dialect, self._options)
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        response = await self._chat(prompt, schema, self.dialect, with_seed(self._options, seed))
         if response.is_success:
             return self._completion(response)
         message = self._server_message(response)
