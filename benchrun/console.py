@@ -109,12 +109,18 @@ def progress(total: int) -> Iterator[Callable[[bool], None]]:
 
 
 def metrics_table(summary: Summary) -> Table:
-    """task x metric: mean, standard error, n and errors."""
-    table = Table(title=f"{summary.model}", title_justify="left")
-    for column in ("task", "metric", "mean", "stderr", "n", "errors"):
+    """task x metric: mean, standard error, n and errors; with repeats also pass@k, majority@k and consistency."""
+    k = summary.repeats
+    table = Table(title=f"{summary.model}" + (f" · {k} answers per sample" if k else ""), title_justify="left")
+    repeated = ("pass@k", "majority@k", "consistency") if k else ()
+    for column in ("task", "metric", "mean", "stderr", "n", "errors", *repeated):
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in summary.metrics:
-        table.add_row(line.task, line.metric, number(line.mean), number(line.stderr), str(line.n), str(line.errors))
+        cells = [line.task, line.metric, number(line.mean), number(line.stderr), str(line.n), str(line.errors)]
+        if k:
+            cells += [number(line.pass_at_k), number(line.majority_at_k),
+                      number((summary.consistency or {}).get(line.task))]
+        table.add_row(*cells)
     return table
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
@@ -28,7 +29,12 @@ DEFAULT_ROOT = Path("outputs")
 SWEEP_FILE = "sweep.json"
 PANDAS_INSTALL = "pip install 'benchrun[pandas]'"
 Values = dict[tuple[str, str], dict[str, Number]]
-"""(task, metric) -> sample id -> value."""
+"""(task, metric) -> sample id -> value (with repeats, the mean of the sample's answers)."""
+
+
+def _mean(n: int, total: Fraction) -> Number:
+    mean = total / n
+    return int(mean) if mean.denominator == 1 else float(mean)
 
 
 class Run:
@@ -129,12 +135,16 @@ class Run:
         yield from self._records(SCORES, ScoreRecord)
 
     def metric_values(self) -> Values:
-        """Every value of scores.jsonl by (task, metric) and sample id; failed scorers give no value."""
-        values: Values = {}
+        """Every sample's value by (task, metric) and sample id, with repeats the mean of its answers' values
+        (exact: a whole mean stays an int); failed scorers give no value."""
+        sums: dict[tuple[str, str], dict[str, tuple[int, Fraction]]] = {}
         for record in self.scores():
             for metric, value in (record.metrics or {}).items():
-                values.setdefault((record.task, metric), {})[record.id] = value
-        return values
+                by_sample = sums.setdefault((record.task, metric), {})
+                n, total = by_sample.get(record.id, (0, Fraction(0)))
+                by_sample[record.id] = n + 1, total + Fraction(value)
+        return {key: {sample: _mean(n, total) for sample, (n, total) in by_sample.items()}
+                for key, by_sample in sums.items()}
 
     def to_pandas(self, text: bool = False) -> pandas.DataFrame:
         """One row per sample x metric, with the columns of `benchrun-audit export` (`text`: also prompt and
@@ -266,16 +276,18 @@ def _job_order(path: Path) -> tuple[int, str]:
 
 def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
            ) -> Iterator[tuple[ResponseRecord, list[ScoreRecord]]]:
-    """Each response with its score records. Both files are written sample by sample, so they are read in step;
-    score records out of step (scores re-graded by a resume come last) wait in memory for their response."""
-    pending: dict[str, list[ScoreRecord]] = {}
+    """Each response with its score records (matched by sample id and repeat). Both files are written answer by
+    answer, so they are read in step; score records out of step (scores re-graded by a resume come last) wait in
+    memory for their response."""
+    pending: dict[tuple[str, int], list[ScoreRecord]] = {}
     records = iter(scores)
     for response in responses:
+        key = response.id, response.repeat
         for record in records:
-            pending.setdefault(record.id, []).append(record)
-            if record.id != response.id and response.id in pending:
+            pending.setdefault((record.id, record.repeat), []).append(record)
+            if (record.id, record.repeat) != key and key in pending:
                 break
-        yield response, pending.pop(response.id, [])
+        yield response, pending.pop(key, [])
 
 
 def distinct_labels(labels: Sequence[str], ids: Sequence[str]) -> list[str]:

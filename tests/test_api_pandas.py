@@ -20,21 +20,21 @@ def test_one_row_per_sample_and_metric_with_the_settings(tmp_path):
               "manifest_id": run.info.manifest_id, "runner.model": "gemma3", "runner.options.temperature": 0.7,
               "task": "t"}
     expected = pd.DataFrame([
-        {**common, "sample_id": "t:a=0", "scorer": "format_valid", "metric": "format_valid", "value": 1.0,
+        {**common, "sample_id": "t:a=0", "repeat": 0, "scorer": "format_valid", "metric": "format_valid",
+         "value": 1.0, "error": None, "value.a": 0, "reference": ["x", 2]},
+        {**common, "sample_id": "t:a=0", "repeat": 0, "scorer": "closeness", "metric": "closeness", "value": 1.0,
          "error": None, "value.a": 0, "reference": ["x", 2]},
-        {**common, "sample_id": "t:a=0", "scorer": "closeness", "metric": "closeness", "value": 1.0,
-         "error": None, "value.a": 0, "reference": ["x", 2]},
-        {**common, "sample_id": "t:a=1", "scorer": "format_valid", "metric": "format_valid", "value": 1.0,
-         "error": None, "value.a": 1, "reference": ["x", 2]},
-        {**common, "sample_id": "t:a=1", "scorer": "closeness", "metric": "closeness", "value": 0.5,
+        {**common, "sample_id": "t:a=1", "repeat": 0, "scorer": "format_valid", "metric": "format_valid",
+         "value": 1.0, "error": None, "value.a": 1, "reference": ["x", 2]},
+        {**common, "sample_id": "t:a=1", "repeat": 0, "scorer": "closeness", "metric": "closeness", "value": 0.5,
          "error": None, "value.a": 1, "reference": ["x", 2]}])
     pd.testing.assert_frame_equal(run.to_pandas(), expected)
 
 
 def test_text_columns_and_a_plain_run(tmp_path):
     frame = benchrun.load_run(synthetic_run(tmp_path / "run", [0])).to_pandas(text=True)
-    assert list(frame.columns) == ["run_id", "label", "model", "manifest_id", "task", "sample_id", "scorer", "metric",
-                                   "value", "error", "value.a", "reference", "prompt", "response"]
+    assert list(frame.columns) == ["run_id", "label", "model", "manifest_id", "task", "sample_id", "repeat", "scorer",
+                                   "metric", "value", "error", "value.a", "reference", "prompt", "response"]
     assert frame[["metric", "value", "prompt", "response"]].to_dict("records") == [
         {"metric": "format_valid", "value": 1, "prompt": "a is 0", "response": '{"answer": 1}'},
         {"metric": "closeness", "value": 0, "prompt": "a is 0", "response": '{"answer": 1}'}]

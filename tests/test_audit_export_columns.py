@@ -33,22 +33,22 @@ def test_varied_settings_and_label_as_columns(sweep_jobs):
     out = io.StringIO()
     assert write_csv(runs, out) == 6
     assert out.getvalue().splitlines() == [
-        "run_id,label,model,manifest_id,runner.model,runner.options.temperature,setting.task,task,sample_id,scorer,"
-        "metric,value,error,value.a,reference",
-        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=0,format_valid,format_valid,1,,0,",
-        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=0,closeness,closeness,1,,0,",
-        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=1,format_valid,format_valid,1,,1,",
-        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=1,closeness,closeness,0,,1,",
-        f"bbbbbbbbbbbb,m temperature=0.7 task=other,m,{runs[1].info.manifest_id},m,0.7,other,t,t:a=0,format_valid,"
+        "run_id,label,model,manifest_id,runner.model,runner.options.temperature,setting.task,task,sample_id,repeat,"
+        "scorer,metric,value,error,value.a,reference",
+        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=0,0,format_valid,format_valid,1,,0,",
+        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=0,0,closeness,closeness,1,,0,",
+        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=1,0,format_valid,format_valid,1,,1,",
+        f"aaaaaaaaaaaa,m temperature=0,m,{manifest_id},m,0,,t,t:a=1,0,closeness,closeness,0,,1,",
+        f"bbbbbbbbbbbb,m temperature=0.7 task=other,m,{runs[1].info.manifest_id},m,0.7,other,t,t:a=0,0,format_valid,"
         "format_valid,1,,0,",
-        f"bbbbbbbbbbbb,m temperature=0.7 task=other,m,{runs[1].info.manifest_id},m,0.7,other,t,t:a=0,closeness,"
+        f"bbbbbbbbbbbb,m temperature=0.7 task=other,m,{runs[1].info.manifest_id},m,0.7,other,t,t:a=0,0,closeness,"
         "closeness,0.5,,0,"]
 
 
 def test_a_single_run_has_no_setting_columns_and_its_model_as_label(tmp_path):
     run = load_run(synthetic_run(tmp_path / "run", [1], model="gemma3"))
-    assert columns([run]) == ["run_id", "label", "model", "manifest_id", "task", "sample_id", "scorer", "metric",
-                              "value", "error", "value.a", "reference"]
+    assert columns([run]) == ["run_id", "label", "model", "manifest_id", "task", "sample_id", "repeat", "scorer",
+                              "metric", "value", "error", "value.a", "reference"]
     out = io.StringIO()
     write_jsonl([run], out)
     assert {k: v for k, v in json.loads(out.getvalue().splitlines()[0]).items() if k in ("label", "model")} == {

@@ -308,13 +308,14 @@ def exported(run_dirs: list[Path]) -> tuple[list[str], list[dict]]:
 def test_export_csv_rows(runs):
     info = load_run(runs.folderbench).info
     columns, rows = exported([runs.folderbench])
-    assert columns == ["run_id", "label", "model", "manifest_id", "task", "sample_id", "scorer", "metric", "value",
-                       "error", "value.a", "value.b", "reference"]
+    assert columns == ["run_id", "label", "model", "manifest_id", "task", "sample_id", "repeat", "scorer", "metric",
+                       "value", "error", "value.a", "value.b", "reference"]
     common = {"run_id": info.run_id, "label": "llama3.2", "model": "llama3.2", "manifest_id": info.manifest_id,
               "task": "add", "error": ""}
     expected = []
     for a, b, reference, exact in ((2, 3, 5, 1), (4, 5, 9, 1), (8, 9, 17, 0)):
-        sample = {"sample_id": f"add:a={a},b={b}", "value.a": str(a), "value.b": str(b), "reference": str(reference)}
+        sample = {"sample_id": f"add:a={a},b={b}", "repeat": "0", "value.a": str(a), "value.b": str(b),
+                  "reference": str(reference)}
         expected += [{**common, **sample, "scorer": "format_valid", "metric": "format_valid", "value": "1"},
                      {**common, **sample, "scorer": "exact_match", "metric": "exact_match", "value": str(exact)}]
     assert rows == expected
@@ -323,7 +324,7 @@ def test_export_csv_rows(runs):
 @pytest.mark.slow
 def test_export_failed_scorers(runs):
     columns, rows = exported([runs.broken])
-    assert columns[10:] == ["value.a", "value.b", "value.direction", "value.name", "value.symb", "reference"]
+    assert columns[11:] == ["value.a", "value.b", "value.direction", "value.name", "value.symb", "reference"]
     failed = [(r["sample_id"], r["metric"], r["value"], r["error"]) for r in rows if r["error"]]
     not_json = "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
     busy = "NoResponse: no response: HTTP 503: server busy"
@@ -334,7 +335,7 @@ def test_export_failed_scorers(runs):
         (less, "check_name_dir.name", "", not_json), (less, "check_name_dir.direction", "", not_json)]
     assert len(rows) == 15
     row = next(r for r in rows if r["sample_id"] == less and r["metric"] == "format_valid")
-    assert {k: row[k] for k in columns[8:]} == {"value": "0", "error": "", "value.a": "", "value.b": "",
+    assert {k: row[k] for k in columns[9:]} == {"value": "0", "error": "", "value.a": "", "value.b": "",
                                                "value.direction": "left", "value.name": "less", "value.symb": "<",
                                                "reference": ""}
 
@@ -345,8 +346,8 @@ def test_export_jsonl_and_several_runs(runs):
     count = write_jsonl([load_run(runs.folderbench), load_run(runs.broken)], out)
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert count == len(rows) == 6 + 15
-    assert {tuple(r) for r in rows} == {("run_id", "label", "model", "manifest_id", "task", "sample_id", "scorer",
-                                         "metric", "value", "error", "value.a", "value.b", "value.direction",
+    assert {tuple(r) for r in rows} == {("run_id", "label", "model", "manifest_id", "task", "sample_id", "repeat",
+                                         "scorer", "metric", "value", "error", "value.a", "value.b", "value.direction",
                                          "value.name", "value.symb", "reference")}
     assert rows[5] == {**rows[5], "sample_id": "add:a=8,b=9", "value": 0, "value.a": 8, "value.symb": None,
                        "reference": 17}

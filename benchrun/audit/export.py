@@ -16,7 +16,7 @@ from benchrun.records import ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
 
 RUN_COLUMNS = ("run_id", "label", "model", "manifest_id")
-RECORD_COLUMNS = ("task", "sample_id", "scorer", "metric", "value", "error")
+RECORD_COLUMNS = ("task", "sample_id", "repeat", "scorer", "metric", "value", "error")
 TEXT_COLUMNS = ("prompt", "response")
 VALUE_PREFIX, SETTING_PREFIX = "value.", "setting."
 
@@ -77,8 +77,9 @@ def export_rows(run: Run, text: bool = False) -> Iterator[dict[str, Any]]:
         extra = {**_sample_columns(sample), **(_text_columns(sample, response) if text else {})}
         for record in records:
             for metric, value in _values(record, metrics_of):
-                yield {**run_columns, "task": record.task, "sample_id": record.id, "scorer": record.scorer,
-                       "metric": metric, "value": value, "error": _error(record.error), **extra}
+                yield {**run_columns, "task": record.task, "sample_id": record.id, "repeat": record.repeat,
+                       "scorer": record.scorer, "metric": metric, "value": value, "error": _error(record.error),
+                       **extra}
 
 
 def _values(record: ScoreRecord, metrics_of: dict[tuple[str, str], list[str]]) -> list[tuple[str, Any]]:

@@ -20,7 +20,7 @@ from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.manifest import Reference
-from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord
+from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, answer_name
 from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
 from benchrun.summary import Tally
 
@@ -38,8 +38,10 @@ class MetricRow(MetricSummary):
     def to_json(self) -> dict[str, Any]:
         low, high, method = (self.interval.low, self.interval.high, self.interval.method) if self.interval else (
             None, None, None)
+        repeated = {"pass_at_k": self.pass_at_k, "majority_at_k": self.majority_at_k} if self.pass_at_k is not None \
+            else {}
         return {"task": self.task, "metric": self.metric, "n": self.n, "mean": self.mean, "stderr": self.stderr,
-                "errors": self.errors, "low": low, "high": high, "interval": method}
+                "errors": self.errors, "low": low, "high": high, "interval": method, **repeated}
 
 
 class MetricScan:
@@ -48,7 +50,7 @@ class MetricScan:
 
     def __init__(self, run: Run):
         self.run = run
-        self._tally = None if run.summary is not None else Tally(task_names(run))
+        self._tally = None if run.summary is not None else Tally(task_names(run), run.manifest.k)
         self._non_binary: set[tuple[str, str]] = set()
         self._complete = False
 
@@ -70,8 +72,18 @@ class MetricScan:
         if not self._complete:
             deque(self.watch(self.run.scores()), maxlen=0)
         lines = self.run.summary.metrics if self._tally is None else self._tally.summaries()
-        return [MetricRow(**dict(m), interval=interval(m.n, m.mean, m.stderr, (m.task, m.metric) not in self._non_binary))
-                for m in lines if task in (None, m.task)]
+        return [MetricRow(**dict(m), interval=interval(m.n, m.mean, m.stderr, self._wilson(m))) for m in lines
+                if task in (None, m.task)]
+
+    def consistency(self, task: str | None = None) -> dict[str, float]:
+        """With repeats, task -> the share of samples whose answers are identical (of `task` only, if given)."""
+        shares = (self.run.summary.consistency if self._tally is None else self._tally.consistency()) or {}
+        return {name: share for name, share in shares.items() if task in (None, name)}
+
+    def _wilson(self, line: MetricSummary) -> bool:
+        """Wilson's interval needs independent 0/1 answers: not a sample's repeats (their interval is a t one, from
+        the clustered standard error)."""
+        return (line.task, line.metric) not in self._non_binary and line.pass_at_k is None
 
 
 def metric_rows(run: Run, task: str | None = None) -> list[MetricRow]:
@@ -165,15 +177,22 @@ def _pairs(data: dict[str, Any]) -> str:
     return "  ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items()) or "-"
 
 
-def metrics_table(rows: Iterable[MetricRow]) -> Table:
-    """task x metric: n, mean, 95% interval (Wilson or t), errors."""
+def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = None) -> Table:
+    """task x metric: n, mean, 95% interval (Wilson or t), errors; with repeats also pass@k, majority@k and each
+    task's consistency."""
+    repeated = bool(consistency) or any(row.pass_at_k is not None for row in rows)
     table = Table(title="metrics (95% intervals: wilson for 0/1 metrics, t otherwise)", title_justify="left")
-    for column in ("task", "metric", "n", "mean", "95% interval", "method", "errors"):
+    columns = ["task", "metric", "n", "mean", "95% interval", "method", "errors"]
+    for column in columns + (["pass@k", "majority@k", "consistency"] if repeated else []):
         table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")
     for row in rows:
         span = f"{row.interval.low:.3f}–{row.interval.high:.3f}" if row.interval else "-"
-        table.add_row(Text(row.task), Text(row.metric), str(row.n), console.number(row.mean), span,
-                      row.interval.method if row.interval else "-", str(row.errors))
+        cells = [Text(row.task), Text(row.metric), str(row.n), console.number(row.mean), span,
+                 row.interval.method if row.interval else "-", str(row.errors)]
+        if repeated:
+            cells += [console.number(row.pass_at_k), console.number(row.majority_at_k),
+                      console.number((consistency or {}).get(row.task))]
+        table.add_row(*cells)
     return table
 
 
@@ -181,7 +200,7 @@ def sample_text(view: SampleView) -> str:
     """One sample as indented lines: id and task, prompt, reference, response (or its error), one line per
     scorer."""
     response = view.response
-    lines = [f"{response.id}  [{response.task}]", f"  prompt    {_indented(view.prompt or '-')}",
+    lines = [f"{answer_name(response.id, response.repeat)}  [{response.task}]", f"  prompt    {_indented(view.prompt or '-')}",
              f"  reference {_indented(reference_text(view.reference))}"]
     if response.error is None:
         lines.append(f"  response  {_indented(response.text or '')}")
@@ -222,7 +241,9 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, t
         for i, view in enumerate(views):
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
-    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2) + "}\n")
+    consistency = scan.consistency(task)
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2)
+              + (f', "consistency": {json.dumps(consistency)}' if consistency else "") + "}\n")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -271,7 +292,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
         out.print(("\n" if shown else "") + f"{shown} samples shown" + (" (failed only)" if args.failed else ""))
     rows = scan.rows(args.task)
     out.print()
-    out.print(metrics_table(rows) if rows else "metrics: none (no score records)")
+    out.print(metrics_table(rows, scan.consistency(args.task)) if rows else "metrics: none (no score records)")
     return EXIT["ok"]
 
 
