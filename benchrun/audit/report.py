@@ -46,8 +46,10 @@ class Job:
 class Records:
     """A run's responses and scores for the samples shown, and the metrics with values other than 0 and 1."""
 
-    responses: dict[str, ResponseRecord] = field(default_factory=dict)
-    scores: dict[str, list[ScoreRecord]] = field(default_factory=dict)
+    responses: dict[str, list[ResponseRecord]] = field(default_factory=dict)
+    """Sample id -> its responses, one per repeat."""
+    scores: dict[tuple[str, int], list[ScoreRecord]] = field(default_factory=dict)
+    """(sample id, repeat) -> the scores of that answer."""
     scaled: set[str] = field(default_factory=set)
 
 
@@ -183,7 +185,9 @@ def _cells(line: MetricSummary | None) -> str:
     mean = "-" if line.mean is None else svg.number(line.mean)
     spread = f" ± {svg.number(line.stderr)}" if line.stderr is not None else ""
     errors = f'<span class="bad">{line.errors}</span>' if line.errors else "0"
-    return f'<td class="num">{mean}{spread}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
+    at_k = "" if line.pass_at_k is None else (f'<div class="sub">pass@k {svg.number(line.pass_at_k)}, majority@k '
+                                               f'{svg.number(line.majority_at_k)}</div>')
+    return f'<td class="num">{mean}{spread}{at_k}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
 
 
 def charts(scored: list[Job], records: dict[str, Records]) -> str:
@@ -225,10 +229,10 @@ def read_records(run: Run, shown: dict[str, tuple[list[Sample], int]]) -> Record
     records = Records()
     for response in run.responses():
         if response.id in keep:
-            records.responses[response.id] = response
+            records.responses.setdefault(response.id, []).append(response)
     for score in run.scores():
         if score.id in keep:
-            records.scores.setdefault(score.id, []).append(score)
+            records.scores.setdefault((score.id, score.repeat), []).append(score)
         records.scaled.update(m for m, v in (score.metrics or {}).items() if v not in (0, 1))
     return records
 
@@ -259,15 +263,21 @@ def _sample_cell(sample: Sample) -> str:
 
 
 def _answer_cell(records: Records, sample_id: str) -> str:
-    response = records.responses.get(sample_id)
-    if response is None:
-        answer = '<p class="note">not asked in this run, or no response recorded</p>'
-    elif response.text is None:
+    """Each of the sample's answers (one per repeat, numbered when there are several) with its scores."""
+    responses = records.responses.get(sample_id)
+    if not responses:
+        return '<p class="note">not asked in this run, or no response recorded</p>'
+    return "".join(_answer(records, response, len(responses) > 1) for response in responses)
+
+
+def _answer(records: Records, response: ResponseRecord, numbered: bool) -> str:
+    heading = f'<div class="sub">repeat {response.repeat}</div>' if numbered else ""
+    if response.text is None:
         answer = f'<p class="bad">no response: {_error(response.error)}</p>'
     else:
         answer = _text(response.text)
-    scores = "".join(f"<li>{_score(score)}</li>" for score in records.scores.get(sample_id, []))
-    return answer + (f'<ul class="scores">{scores}</ul>' if scores else "")
+    scores = "".join(f"<li>{_score(score)}</li>" for score in records.scores.get((response.id, response.repeat), []))
+    return heading + answer + (f'<ul class="scores">{scores}</ul>' if scores else "")
 
 
 def _error(error: ErrorInfo | None) -> str:
@@ -312,4 +322,14 @@ def _facts(run: Run) -> dict[str, str]:
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
         "sessions": str(1 + len(info.history)),
+        **_repeats(run),
     }
+
+
+def _repeats(run: Run) -> dict[str, str]:
+    """With repeats: k, and each task's consistency (the share of samples whose answers are identical)."""
+    summary = run.summary
+    if summary is None or not summary.repeats:
+        return {}
+    shares = ", ".join(f"{task} {svg.number(share)}" for task, share in (summary.consistency or {}).items())
+    return {"repeats": f"{summary.repeats} answers per sample", "consistency": shares or "-"}

@@ -1,0 +1,182 @@
+"""Repeats: each sample asked k times with its own seed (or the same), records identified by (sample id, repeat),
+and the statistics of repeated answers against hand-computed values."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from fractions import Fraction
+
+import pytest
+
+from benchrun.summary import clustered_stderr, pass_at_k
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from tests.conftest import call_benchrun
+from tests.fakes import bench_run, read_jsonl, run_dir_of
+
+SUMS = {(2, 3): 5, (4, 5): 9, (8, 9): 17}
+
+
+def by_seed(req: ChatRequest) -> str:
+    """folderbench's sums, wrong for a seed of 1 more than a multiple of 3: each sample 2 of 3 right with seeds 0..2."""
+    a, b = map(int, re.fullmatch(r"what is (\d+) \+ (\d+)\?", req.prompt).groups())
+    return json.dumps({"answer": str(SUMS[a, b] + (req.options.get("seed", 0) % 3 == 1))})
+
+
+@pytest.mark.parametrize(("n", "c", "k", "expected"), [
+    (3, 0, 3, 0.0), (3, 1, 3, 1.0), (5, 2, 3, 1 - 1 / 10), (5, 1, 2, 1 - 6 / 10), (4, 4, 1, 1.0), (10, 3, 1, 0.3),
+])
+def test_pass_at_k_is_chens_estimator(n, c, k, expected):
+    assert pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_the_clustered_standard_error_by_hand():
+    assert clustered_stderr([(2, 2), (2, 0)]) == pytest.approx(0.5)  # sqrt(2/1 * ((2-1)^2 + (0-1)^2)) / 4
+    assert clustered_stderr([(3, 2), (3, 2)]) == 0.0  # identical clusters: no spread between samples
+    one_each = [(1, 1), (1, 0), (1, 1)]  # one answer per sample: the sample sd / sqrt(n) of 1, 0, 1
+    assert clustered_stderr(one_each) == pytest.approx((1 / 3) ** 0.5 / 3 ** 0.5)
+    assert clustered_stderr([(3, Fraction(3, 2))]) is None
+
+
+def test_each_sample_is_asked_k_times_with_its_own_seed(tmp_path):
+    with FakeOllama(responder=by_seed) as srv:
+        result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3")
+    assert result.returncode == 0, result.stderr
+    run_dir = run_dir_of(result.stdout)
+    chats = [r for r in srv.requests if r["path"] == "/api/chat"]
+    assert [(c["messages"][0]["content"], c["options"]["seed"]) for c in chats] == [
+        (f"what is {a} + {b}?", seed) for (a, b), seed in itertools.product(SUMS, range(3))]
+    responses = read_jsonl(run_dir / "responses.jsonl")
+    assert [(r["id"], r["repeat"]) for r in responses] == [
+        (f"add:a={a},b={b}", repeat) for (a, b), repeat in itertools.product(SUMS, range(3))]
+    assert {(s["id"], s["repeat"]) for s in read_jsonl(run_dir / "scores.jsonl")} == {
+        (r["id"], r["repeat"]) for r in responses}
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["repeats"] == 3 and summary["consistency"] == {"add": 0.0}
+    assert summary["metrics"][0] == {"task": "add", "metric": "exact_match", "n": 9, "mean": pytest.approx(2 / 3),
+                                     "stderr": 0.0, "errors": 0, "pass_at_k": 1.0, "majority_at_k": 1.0}
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["repeats"] == {"k": 3, "seeds": "vary"}
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["counts"]["samples"], info["counts"]["responses"]) == (9, 9)
+    assert "completed: 9/9 answers" in result.stdout
+    assert "llama3.2 · 3 answers per sample" in result.stdout
+
+
+def test_the_same_seed_tells_a_deterministic_server_from_one_that_is_not(tmp_path):
+    calls = itertools.count()
+
+    def drifting(req: ChatRequest) -> str:  # a server whose answer changes from call to call whatever the seed
+        return json.dumps({"answer": str(SUMS[tuple(map(int, re.findall(r"\d+", req.prompt)))] + next(calls) % 2)})
+
+    summaries = {}
+    for name, responder in (("deterministic", by_seed), ("drifting", drifting)):
+        (tmp_path / name).mkdir()
+        with FakeOllama(responder=responder) as srv:
+            result = bench_run(tmp_path / name, srv.url, "task=folderbench", "repeats=4", "repeat_seeds=same")
+        assert result.returncode == 0, result.stderr
+        assert {c["options"]["seed"] for c in srv.requests if c["path"] == "/api/chat"} == {0}
+        summaries[name] = json.loads((run_dir_of(result.stdout) / "summary.json").read_text())
+    assert summaries["deterministic"]["consistency"] == {"add": 1.0}
+    assert summaries["deterministic"]["metrics"][0]["pass_at_k"] == 1.0
+    assert summaries["drifting"]["consistency"] == {"add": 0.0}
+    first = summaries["drifting"]["metrics"][0]  # calls 0..11: right on even calls, so 2 of each sample's 4
+    assert (first["mean"], first["pass_at_k"], first["majority_at_k"]) == (0.5, 1.0, 0.0)
+
+
+def test_one_answer_per_sample_is_written_as_before(tmp_path):
+    with FakeOllama(responder=by_seed) as srv:
+        result = bench_run(tmp_path, srv.url, "task=folderbench")
+    run_dir = run_dir_of(result.stdout)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert "repeats" not in summary and "consistency" not in summary
+    assert set(summary["metrics"][0]) == {"task", "metric", "n", "mean", "stderr", "errors"}
+    assert "repeats" not in json.loads((run_dir / "manifest.json").read_text())
+    assert {r["repeat"] for r in read_jsonl(run_dir / "responses.jsonl")} == {0}
+    assert "completed: 3/3 samples" in result.stdout
+
+
+def test_retry_asks_only_the_failed_repeat(tmp_path):
+    def third_repeat_of_8_fails(req: ChatRequest) -> Reply | str:
+        if req.prompt == "what is 8 + 9?" and req.options.get("seed") == 2:
+            return Reply(status=400, error="no")
+        return by_seed(req)
+
+    with FakeOllama(responder=third_repeat_of_8_fails) as srv:
+        result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3")
+        run_dir = run_dir_of(result.stdout)
+        srv.responder = by_seed
+        before = len(srv.requests)
+        retried = call_benchrun("retry", str(run_dir), "--host", srv.url, cwd=tmp_path, module="benchrun.audit")
+    assert retried.returncode == 0, retried.stderr
+    asked = [(r["messages"][0]["content"], r["options"]["seed"]) for r in srv.requests[before:]
+             if r["path"] == "/api/chat"]
+    assert asked == [("what is 8 + 9?", 2)]
+    child = run_dir.with_name(run_dir.name + ".retry1")
+    info = json.loads((child / "run.json").read_text())
+    assert (info["parent"]["carried"], info["parent"]["asked"]) == (8, 1)
+    assert json.loads((child / "summary.json").read_text())["metrics"][0]["n"] == 9
+
+
+def test_compare_pairs_samples_on_the_mean_of_their_repeats(tmp_path):
+    runs = []
+    for name, extra in (("once", ()), ("thrice", ("repeats=3",))):
+        (tmp_path / name).mkdir()
+        with FakeOllama(responder=by_seed) as srv:
+            runs.append(run_dir_of(bench_run(tmp_path / name, srv.url, "task=folderbench", *extra).stdout))
+    result = call_benchrun("compare", *map(str, runs), "--json", cwd=tmp_path, module="benchrun.audit")
+    assert result.returncode == 0, result.stderr
+    line = next(m for m in json.loads(result.stdout)["comparisons"][0]["metrics"] if m["metric"] == "exact_match")
+    assert (line["n"], line["baseline_mean"], line["delta"], line["test"]) == (
+        3, 1.0, pytest.approx(-1 / 3), "permutation")
+
+
+def test_resume_asks_the_missing_repeats_with_their_seeds(tmp_path):
+    calls = itertools.count()
+
+    def lost_after_four(req: ChatRequest) -> Reply | str:
+        return by_seed(req) if next(calls) < 4 else Reply(drop=True)
+
+    with FakeOllama(responder=lost_after_four) as srv:
+        result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3", "runner.retries=0")
+        assert result.returncode == 3, result.stderr
+        [run_dir] = (tmp_path / "outputs").glob("*/*")
+        srv.responder = by_seed
+        before = len(srv.requests)
+        resumed = call_benchrun("resume", str(run_dir), "--host", srv.url, cwd=tmp_path, module="benchrun.audit")
+    assert resumed.returncode == 0, resumed.stderr
+    asked = [(r["messages"][0]["content"], r["options"]["seed"]) for r in srv.requests[before:]
+             if r["path"] == "/api/chat"]
+    assert asked == [("what is 4 + 5?", 1), ("what is 4 + 5?", 2), ("what is 8 + 9?", 0), ("what is 8 + 9?", 1),
+                     ("what is 8 + 9?", 2)]
+    assert [(r["id"], r["repeat"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
+        (f"add:a={a},b={b}", repeat) for (a, b), repeat in itertools.product(SUMS, range(3))]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert (summary["metrics"][0]["n"], summary["metrics"][0]["mean"]) == (9, pytest.approx(2 / 3))
+    verified = call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert verified.returncode == 0, verified.stdout
+
+
+def test_show_and_the_report_give_pass_at_k_majority_and_consistency(tmp_path):
+    with FakeOllama(responder=by_seed) as srv:
+        run_dir = run_dir_of(bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3").stdout)
+    shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert shown.returncode == 0, shown.stderr
+    header, row = [line.split() for line in shown.stdout.splitlines() if "exact_match" in line or "pass@k" in line]
+    assert header[-6:] == ["pass@k", "┃", "majority@k", "┃", "consistency", "┃"]
+    assert row == ["│", "add", "│", "exact_match", "│", "9", "│", "0.667", "│", "0.667–0.667", "│", "t", "│", "0",
+                   "│", "1.000", "│", "1.000", "│", "0.000", "│"]
+    as_json = json.loads(call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit").stdout)
+    assert as_json["consistency"] == {"add": 0.0}
+    assert {m["metric"]: m["pass_at_k"] for m in as_json["metrics"]} == {"exact_match": 1.0, "format_valid": 1.0}
+    samples = call_benchrun("show", str(run_dir), "--samples", cwd=tmp_path, module="benchrun.audit").stdout
+    assert [line for line in samples.splitlines() if line.startswith("add:a=2")] == [
+        "add:a=2,b=3  [add]", "add:a=2,b=3 repeat 1  [add]", "add:a=2,b=3 repeat 2  [add]"]
+    report = tmp_path / "report.html"
+    made = call_benchrun("report", str(run_dir), "--output", str(report), cwd=tmp_path, module="benchrun.audit")
+    assert made.returncode == 0, made.stderr
+    html = report.read_text()
+    assert html.count("pass@k 1.000, majority@k 1.000") == 2
+    assert "<pre>3 answers per sample</pre>" in html and "<pre>add 0.000</pre>" in html
+    assert html.count('<div class="sub">repeat 2</div>') == 3
