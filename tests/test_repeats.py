@@ -6,7 +6,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import subprocess
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +24,16 @@ def by_seed(req: ChatRequest) -> str:
     """folderbench's sums, wrong for a seed of 1 more than a multiple of 3: each sample 2 of 3 right with seeds 0..2."""
     a, b = map(int, re.fullmatch(r"what is (\d+) \+ (\d+)\?", req.prompt).groups())
     return json.dumps({"answer": str(SUMS[a, b] + (req.options.get("seed", 0) % 3 == 1))})
+
+
+def ask_again(srv: FakeOllama, command: str, run_dir: Path) -> tuple[subprocess.CompletedProcess, list]:
+    """`benchrun-audit COMMAND RUN` with the server now answering by seed: its result, and the (prompt, seed) of
+    each chat request it made."""
+    srv.responder = by_seed
+    before = len(srv.requests)
+    result = call_benchrun(command, str(run_dir), "--host", srv.url, cwd=run_dir.parent, module="benchrun.audit")
+    return result, [(r["messages"][0]["content"], r["options"]["seed"]) for r in srv.requests[before:]
+                    if r["path"] == "/api/chat"]
 
 
 @pytest.mark.parametrize(("n", "c", "k", "expected"), [
@@ -106,12 +118,8 @@ def test_retry_asks_only_the_failed_repeat(tmp_path):
     with FakeOllama(responder=third_repeat_of_8_fails) as srv:
         result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3")
         run_dir = run_dir_of(result.stdout)
-        srv.responder = by_seed
-        before = len(srv.requests)
-        retried = call_benchrun("retry", str(run_dir), "--host", srv.url, cwd=tmp_path, module="benchrun.audit")
+        retried, asked = ask_again(srv, "retry", run_dir)
     assert retried.returncode == 0, retried.stderr
-    asked = [(r["messages"][0]["content"], r["options"]["seed"]) for r in srv.requests[before:]
-             if r["path"] == "/api/chat"]
     assert asked == [("what is 8 + 9?", 2)]
     child = run_dir.with_name(run_dir.name + ".retry1")
     info = json.loads((child / "run.json").read_text())
@@ -142,12 +150,8 @@ def test_resume_asks_the_missing_repeats_with_their_seeds(tmp_path):
         result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3", "runner.retries=0")
         assert result.returncode == 3, result.stderr
         [run_dir] = (tmp_path / "outputs").glob("*/*")
-        srv.responder = by_seed
-        before = len(srv.requests)
-        resumed = call_benchrun("resume", str(run_dir), "--host", srv.url, cwd=tmp_path, module="benchrun.audit")
+        resumed, asked = ask_again(srv, "resume", run_dir)
     assert resumed.returncode == 0, resumed.stderr
-    asked = [(r["messages"][0]["content"], r["options"]["seed"]) for r in srv.requests[before:]
-             if r["path"] == "/api/chat"]
     assert asked == [("what is 4 + 5?", 1), ("what is 4 + 5?", 2), ("what is 8 + 9?", 0), ("what is 8 + 9?", 1),
                      ("what is 8 + 9?", 2)]
     assert [(r["id"], r["repeat"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
