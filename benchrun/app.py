@@ -154,6 +154,7 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, samples: Sequen
     """Ask `samples` with an identified runner, record each, and finish the run with its status."""
     with console.progress(len(samples)) as advance:
         async with grader_for(plan, writer) as grader:
+            writer.asking()
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(samples)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors

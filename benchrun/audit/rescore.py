@@ -42,6 +42,7 @@ from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.settings import RunConfig
+from benchrun.speed import SpeedTally
 from benchrun.summary import Tally
 
 RESCORES = "rescores"
@@ -277,6 +278,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[
     the scorers' errors. Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
     samples = {s.id: s for s in manifest.samples}
     tally, changed, sink = Tally(t.name for t in manifest.tasks), [], RecordFile(out / SCORES, fresh=True)
+    speed = SpeedTally(_run_wall_s(run))
     errors: list[ScorerFailure] = []
     counts = Counts(samples=len(samples)).model_dump()
     async with grader:
@@ -288,6 +290,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[
             graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
             for response, records in zip(chunk, graded):
                 count_response(counts, response)
+                speed.add(response)
                 sink.append([record.model_dump_json().encode() + b"\n" for record in records])
                 for record in records:
                     tally.add(record)
@@ -297,9 +300,16 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: dict[
                         errors.append(ScorerFailure(id=record.id, task=record.task, scorer=record.scorer,
                                                     error=str(record.error)))
     digest = sink.close()
-    summary = Summary(manifest_id=run.info.manifest_id, model=run.info.model, metrics=tally.summaries())
+    summary = Summary(manifest_id=run.info.manifest_id, model=run.info.model, metrics=tally.summaries(),
+                      speed=speed.speed())
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
     return summary, digest, Counts(**counts), changed, errors
+
+
+def _run_wall_s(run: Run) -> float | None:
+    """The run's own wall time (what the responses cannot tell), from its summary; None when it has none."""
+    speed = run.summary.speed if run.summary else None
+    return speed.wall_s if speed else None
 
 
 def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -1,6 +1,6 @@
-"""`show RUN`: a run's provenance and per task x metric table with 95% intervals; `--samples` for each sample, with
-its reference; `--task` keeps one task everywhere. `show RUN [RUN ...] --wrong METRIC`: the samples below 1 on a
-metric in any of the runs, side by side."""
+"""`show RUN`: a run's provenance, per task x metric table with 95% intervals, and speed; `--samples` for each
+sample, with its reference; `--task` keeps one task in the samples and metrics. `show RUN [RUN ...] --wrong
+METRIC`: the samples below 1 on a metric in any of the runs, side by side."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.manifest import Reference
-from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord
+from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, Speed
 from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
+from benchrun.speed import FIGURES, speed_of
 from benchrun.summary import Tally
 
 CALCULATED = "calculated"
@@ -177,6 +178,19 @@ def metrics_table(rows: Iterable[MetricRow]) -> Table:
     return table
 
 
+def speed_section(speed: Speed | None) -> Table | str:
+    """Every speed figure of the whole run (answers from the cache or carried over left out), or why there are
+    none."""
+    if speed is None or not speed.n + speed.failed:
+        return "speed: none (no request was asked in this run)"
+    table = Table(title=f"speed ({speed.n} answers, {speed.failed} failed)", title_justify="left")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, text in console.speed_cells(speed).items():
+        table.add_row(FIGURES[key], text)
+    return table
+
+
 def sample_text(view: SampleView) -> str:
     """One sample as indented lines: id and task, prompt, reference, response (or its error), one line per
     scorer."""
@@ -215,14 +229,16 @@ def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
 def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, task: str | None,
                out: IO[str]) -> None:
     """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics (of
-    `task` only, if given)."""
+    `task` only, if given) and the run's speed."""
     out.write(json.dumps({"path": str(run.path), "run": run.info.model_dump(mode="json")})[:-1])
     if views is not None:
         out.write(', "samples": [')
         for i, view in enumerate(views):
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
-    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2) + "}\n")
+    speed = speed_of(run)
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2) + ', "speed": '
+              + json.dumps(None if speed is None else speed.model_dump(mode="json"), indent=2) + "}\n")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -239,7 +255,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wrong", metavar="METRIC",
                         help="list the samples whose value on METRIC is below 1 in any of the runs, one column per "
                              "run; not with --samples or --failed")
-    parser.add_argument("--json", action="store_true", help="print JSON: path, run, samples (with --samples), metrics")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON: path, run, samples (with --samples), metrics, speed")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -256,7 +273,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def show_one(run: Run, args: argparse.Namespace) -> int:
-    """The header, the samples if asked, then the metrics table, all of `args.task` only if given."""
+    """The header, the samples if asked, the metrics table, all of `args.task` only if given, then the run's speed."""
     scan = MetricScan(run)
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
     if args.json:
@@ -272,6 +289,8 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     rows = scan.rows(args.task)
     out.print()
     out.print(metrics_table(rows) if rows else "metrics: none (no score records)")
+    out.print()
+    out.print(speed_section(speed_of(run)))
     return EXIT["ok"]
 
 
