@@ -1,6 +1,7 @@
 """`show RUN`: a run's provenance, per task x metric table with 95% intervals, and speed; `--samples` for each
-sample, with its reference; `--task` keeps one task in the samples and metrics. `show RUN [RUN ...] --wrong
-METRIC`: the samples below 1 on a metric in any of the runs, side by side."""
+sample, with its reference; `--task` keeps one task in the samples and metrics (and leaves out the speed, a figure
+of the whole run). `show RUN [RUN ...] --wrong METRIC`: the samples below 1 on a metric in any of the runs, side
+by side."""
 
 from __future__ import annotations
 
@@ -229,16 +230,18 @@ def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
 def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, task: str | None,
                out: IO[str]) -> None:
     """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics (of
-    `task` only, if given) and the run's speed."""
+    `task` only, if given) or the metrics and the run's speed."""
     out.write(json.dumps({"path": str(run.path), "run": run.info.model_dump(mode="json")})[:-1])
     if views is not None:
         out.write(', "samples": [')
         for i, view in enumerate(views):
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
-    speed = speed_of(run)
-    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2) + ', "speed": '
-              + json.dumps(None if speed is None else speed.model_dump(mode="json"), indent=2) + "}\n")
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2))
+    if task is None:
+        speed = speed_of(run)
+        out.write(', "speed": ' + json.dumps(None if speed is None else speed.model_dump(mode="json"), indent=2))
+    out.write("}\n")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -256,7 +259,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="list the samples whose value on METRIC is below 1 in any of the runs, one column per "
                              "run; not with --samples or --failed")
     parser.add_argument("--json", action="store_true",
-                        help="print JSON: path, run, samples (with --samples), metrics, speed")
+                        help="print JSON: path, run, samples (with --samples), metrics, speed (without --task)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -273,7 +276,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def show_one(run: Run, args: argparse.Namespace) -> int:
-    """The header, the samples if asked, the metrics table, all of `args.task` only if given, then the run's speed."""
+    """The header, the samples if asked and the metrics table, of `args.task` only if given; else then the run's
+    speed (a figure of the whole run)."""
     scan = MetricScan(run)
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
     if args.json:
@@ -289,8 +293,9 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     rows = scan.rows(args.task)
     out.print()
     out.print(metrics_table(rows) if rows else "metrics: none (no score records)")
-    out.print()
-    out.print(speed_section(speed_of(run)))
+    if args.task is None:
+        out.print()
+        out.print(speed_section(speed_of(run)))
     return EXIT["ok"]
 
 
