@@ -155,6 +155,7 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
     status."""
     with console.progress(len(queries)) as advance:
         async with grader_for(plan, writer) as grader:
+            writer.asking()
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(queries)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors

@@ -26,6 +26,7 @@ from benchrun.interrupts import INTERRUPTS
 from benchrun.ledger import DIGESTS, digest_line
 from benchrun.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
 from benchrun.secrets import SECRETS
+from benchrun.speed import SpeedTally
 from benchrun.summary import Tally
 
 if TYPE_CHECKING:
@@ -178,6 +179,7 @@ class RunWriter:
         self.dir, self.info, self.lock = run_dir, info, lock
         self._sinks: dict[str, RecordFile] = {}
         self._tally: Tally | None = None
+        self._speed = SpeedTally()
         self.summary: Summary | None = None
         self._counts = Counts(samples=info.counts.samples).model_dump()
         self._broken = False
@@ -226,14 +228,17 @@ class RunWriter:
         self.open_records(manifest, (), ())
 
     def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
-                     scores: Iterable[ScoreRecord]) -> None:
-        """Open the record files for appending; counts and tally start from the records they already hold."""
+                     scores: Iterable[ScoreRecord], wall_s: float | None = 0.0) -> None:
+        """Open the record files for appending; counts, tally and speed start from the records they already hold
+        (`wall_s`: the time earlier sessions spent asking, None if unknown)."""
         self._tally = Tally((t.name for t in manifest.tasks), manifest.k)
+        self._speed = SpeedTally(wall_s)
         self._counts = Counts(samples=manifest.n_answers).model_dump()
         failed = set()
         for response in responses:
             count_response(self._counts, response)
             self._tally.add_response(response)
+            self._speed.add(response)
             if response.error is not None:
                 failed.add((response.id, response.repeat))
         for score in scores:
@@ -247,6 +252,10 @@ class RunWriter:
         self.info = self.info.model_copy(update={"identity": identity, "runner": runner})
         self._write_info()
 
+    def asking(self) -> None:
+        """The first request goes out now: this session's wall time starts."""
+        self._speed.start()
+
     @property
     def counts(self) -> Counts:
         return Counts(**self._counts)
@@ -257,6 +266,7 @@ class RunWriter:
             self._commit(RESPONSES, [response.model_dump_json().encode() + b"\n"])
             count_response(self._counts, response)
             self._tally.add_response(response)
+            self._speed.add(response)
 
     def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
         """Commit a response and then its score lines."""
@@ -289,7 +299,7 @@ class RunWriter:
             files = self._close_records()
             try:
                 if self._tally is not None and not self._broken:
-                    self.summary = self._tally.summary(self.info.manifest_id, self.info.model)
+                    self.summary = self._tally.summary(self.info.manifest_id, self.info.model, self._speed.speed())
                     data = self.summary.model_dump_json(indent=2).encode() + b"\n"
                     write_atomic(self.dir / SUMMARY, data)
                     files[SUMMARY] = FileDigest.of(data)

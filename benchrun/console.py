@@ -15,7 +15,8 @@ from rich.text import Text
 
 from benchrun.errors import EXIT
 from benchrun.secrets import SECRETS
-from benchrun.records import MetricSummary, RunInfo, Summary, SweepSummary
+from benchrun.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
+from benchrun.speed import FIGURES, SIDE_BY_SIDE, figures
 
 if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
     from benchrun.manifest import Manifest
@@ -146,9 +147,41 @@ def sweep_table(summary: SweepSummary) -> Table:
     table.add_column("task")
     table.add_column("metric")
     for job in summary.jobs:
-        table.add_column(job.label or job.model or job.dir, justify="right")
+        table.add_column(job_name(job), justify="right")
     for line in summary.metrics:
         table.add_row(line.task, line.metric, *(_cell(line.jobs.get(job.dir)) for job in summary.jobs))
+    return table
+
+
+def job_name(job: SweepJob) -> str:
+    """A sweep job's column: its label, else its model, else its directory."""
+    return job.label or job.model or job.dir
+
+
+def figure(key: str, value: float | None) -> str:
+    """A speed figure as printed: a rate to one decimal, seconds to three, - when there is none."""
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if key.endswith("per_s") else f"{value:.3f}"
+
+
+def speed_cells(speed: Speed | None) -> dict[str, str]:
+    """Every figure of a speed as printed, key -> text; tokens/s says what it was measured by (server or wall)."""
+    cells = {key: figure(key, value) for key, value in figures(speed).items()}
+    if speed is not None and speed.tokens_per_s_from:
+        cells["tokens_per_s"] += f" ({speed.tokens_per_s_from})"
+    return cells
+
+
+def sweep_speed_table(summary: SweepSummary) -> Table:
+    """The side-by-side speed figures, one column per job."""
+    table = Table(title="speed", title_justify="left")
+    table.add_column("figure")
+    for job in summary.jobs:
+        table.add_column(job_name(job), justify="right")
+    cells = [speed_cells(summary.speed.get(job.dir)) for job in summary.jobs]
+    for key in SIDE_BY_SIDE:
+        table.add_row(FIGURES[key], *(by_key[key] for by_key in cells))
     return table
 
 
@@ -162,6 +195,8 @@ def _cell(line: MetricSummary | None) -> str:
 def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> None:
     """The sweep table, each failed job with its reason, and where the sweep directory is."""
     console.print(sweep_table(summary))
+    if summary.speed:
+        console.print(sweep_speed_table(summary))
     for job in summary.failed:
         console.print(f"job {job.dir} ({job.label or job.model or 'unknown model'}) {job.status}: {job.reason}")
     console.print(f"sweep directory: {sweep_dir.absolute()}")

@@ -115,8 +115,39 @@ class MetricSummary(Frozen):
     """0/1 metrics with repeats: the share of samples for which more than half of the answers score 1."""
 
 
+class Latency(Frozen):
+    """Wall time per answered request, in seconds (percentiles by the nearest-rank rule)."""
+
+    p50: float
+    p95: float
+    max: float
+
+
+class Speed(Frozen):
+    """How fast the run went, from the responses asked in it (see benchrun.speed): answers from the response cache
+    (`cached_from`) or carried over by a retry (`carried_from`) are left out."""
+
+    n: int
+    """Answered responses the latency and token figures are from."""
+    failed: int
+    """Requests that got no answer: left out of latency and tokens, counted in samples_per_s."""
+    latency_s: Latency | None
+    tokens_per_s: float | None
+    """Generation speed: completion tokens over the server's eval time, or over wall time (tokens_per_s_from)."""
+    tokens_per_s_from: Literal["server", "wall"] | None
+    prompt_tokens_per_s: float | None
+    """Prompt tokens over the server's prompt_eval time; None when the server reports none."""
+    load_s: float | None
+    """The longest model load the server reported (the cold start); None when it reports none."""
+    wall_s: float | None
+    """From the first request to the last answer, summed over the run's sessions (a resume adds its own); None
+    when a session's time is unknown (it was killed before it could write it)."""
+    samples_per_s: float | None
+    """(n + failed) / wall_s."""
+
+
 class Summary(Frozen):
-    """summary.json: per task x metric statistics of scores.jsonl."""
+    """summary.json: per task x metric statistics of scores.jsonl, and the run's speed."""
 
     schema_version: Literal[1] = RECORD_VERSION
     manifest_id: str
@@ -127,6 +158,8 @@ class Summary(Frozen):
     consistency: dict[str, float] | None = Field(None, exclude_if=_absent)
     """With repeats, per task: the share of samples whose k raw answers are identical (samples with a failed
     request left out)."""
+    speed: Speed | None = None
+    """None in runs made before speed was recorded."""
 
 
 class FileDigest(Frozen):
@@ -239,6 +272,8 @@ class SweepSummary(Frozen):
     schema_version: Literal[1] = RECORD_VERSION
     jobs: tuple[SweepJob, ...]
     metrics: tuple[SweepLine, ...]
+    speed: dict[str, Speed] = Field(default_factory=dict)
+    """Job directory -> the job's speed (jobs with none are left out)."""
 
     @property
     def failed(self) -> list[SweepJob]:

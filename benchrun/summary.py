@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable
 
-from benchrun.records import MetricSummary, ResponseRecord, ScoreRecord, Summary
+from benchrun.records import MetricSummary, ResponseRecord, ScoreRecord, Speed, Summary
 
 Exact = int | Fraction
 
@@ -168,9 +168,9 @@ class Tally:
             stat = self._stats[task, metric] = _Clustered(k=self.k) if self.k > 1 else _Stats()
         return stat
 
-    def summary(self, manifest_id: str, model: str) -> Summary:
-        """summary.json: the metric lines, and with repeats k and each task's consistency."""
-        return Summary(manifest_id=manifest_id, model=model, metrics=self.summaries(),
+    def summary(self, manifest_id: str, model: str, speed: Speed | None) -> Summary:
+        """summary.json: the metric lines, the run's speed, and with repeats k and each task's consistency."""
+        return Summary(manifest_id=manifest_id, model=model, metrics=self.summaries(), speed=speed,
                        repeats=self.k if self.k > 1 else None, consistency=self.consistency())
 
     def summaries(self) -> tuple[MetricSummary, ...]:

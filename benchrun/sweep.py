@@ -12,14 +12,16 @@ from benchrun.runs import SWEEP_FILE, job_dirs, load_run
 
 def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
     """Read every job's run.json and summary.json, and write sweep.json."""
-    jobs, lines = [], {}
+    jobs, lines, speed = [], {}, {}
     for job_dir in job_dirs(sweep_dir):
         job, summary = _read_job(job_dir)
         jobs.append(job)
         for line in summary.metrics if summary else ():
             lines.setdefault((line.task, line.metric), {})[job_dir.name] = line
+        if summary is not None and summary.speed is not None:
+            speed[job_dir.name] = summary.speed
     sweep = SweepSummary(jobs=tuple(jobs), metrics=tuple(
-        SweepLine(task=task, metric=metric, jobs=by_job) for (task, metric), by_job in lines.items()))
+        SweepLine(task=task, metric=metric, jobs=by_job) for (task, metric), by_job in lines.items()), speed=speed)
     write_atomic(sweep_dir / SWEEP_FILE, sweep.model_dump_json(indent=2).encode() + b"\n")
     return sweep
 

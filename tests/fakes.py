@@ -55,6 +55,18 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+WALL_CLOCK = ("latency_s", "wall_s", "samples_per_s")
+"""The speed figures the wall clock measures, which differ from run to run."""
+
+
+def untimed_summary(run_dir: Path) -> dict:
+    """summary.json without the speed figures the wall clock measured."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for key in WALL_CLOCK:
+        summary["speed"].pop(key)
+    return summary
+
+
 def make_run(root: Path, *overrides: str, responder=listbench_answer, models=("llama3.2", "gemma3"),
              multirun: bool = False) -> Path:
     """A real run (or sweep) made by `python -m benchrun` (in this process) in `root` against a fresh fake server; its

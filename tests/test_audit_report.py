@@ -218,13 +218,13 @@ def test_not_a_run_nor_a_sweep(tmp_path):
 @slow
 @needs_chromium
 def test_a_run_renders_in_chromium(run_page):
-    assert render_check(run_page) == "ok:charts=6,bars=10,rows=10,tasks=4"
+    assert render_check(run_page) == "ok:charts=8,bars=12,rows=10,tasks=4"
 
 
 @slow
 @needs_chromium
 def test_a_sweep_renders_in_chromium(sweep_page, tmp_path):
-    assert render_check(sweep_page) == "ok:charts=6,bars=20,rows=10,tasks=4"
+    assert render_check(sweep_page) == "ok:charts=8,bars=24,rows=10,tasks=4"
     png = tmp_path / "sweep.png"
     chromium(sweep_page, f"--screenshot={png}", "--window-size=1200,2000")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 50_000
@@ -235,7 +235,7 @@ def test_a_sweep_renders_in_chromium(sweep_page, tmp_path):
 def test_hostile_markup_does_not_run_in_chromium(hostile_dir, tmp_path):
     page = report.write_report([str(hostile_dir)], tmp_path / "hostile.html")
     dom = chromium(page, "--dump-dom").stdout
-    assert 'data-render-check="ok:charts=2,bars=2,rows=2,tasks=1"' in dom
+    assert 'data-render-check="ok:charts=4,bars=4,rows=2,tasks=1"' in dom
     assert "<title>benchrun report: listbench · llama3.2</title>" in dom and "pwned" not in dom.split("<body")[0]
 
 

@@ -1,6 +1,7 @@
 """The README is executable: every shell block runs as written against the loopback Ollama (which answers as
 `python -m benchrun.testing.ollama_server` does and serves the models the README names), in a fresh directory, in README order; every
-`$ command` of a console block prints what the README shows, up to times, ids and paths.
+`$ command` of a console block prints what the README shows, up to times (the speed figures the wall clock measures
+among them), ids and paths.
 
 A block preceded by `<!-- not run by the README test: WHY -->` is left out (one needing a real Ollama, say)."""
 
@@ -28,6 +29,7 @@ VARYING = [  # what differs from run to run, and what stands for it
     (re.compile(r"\b[0-9a-f]{12,64}\b"), "<hex>"),
     (re.compile(r"(?<=\s)/\S+/outputs/"), "outputs/"),
     (re.compile(r"(?<=\s)/\S+/(?=benchrun/demos/)"), ""),
+    (re.compile(r"^(│ (?:latency p\d+ \(s\)|latency max \(s\)|wall \(s\)|samples/s)) .*"), r"\1 <measured>"),
     (re.compile(r"[━─ ]+"), " "),
 ]
 

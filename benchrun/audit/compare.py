@@ -2,7 +2,8 @@
 
 For each other run: which manifest inputs differ (config keys, benchmark files, prompts, scorers, formats),
 then per task x metric the paired means, their difference, a p-value and a 95% interval (see
-benchrun.audit.significance), and for 0/1 metrics the samples that flipped. A sweep directory stands for its
+benchrun.audit.significance), the speed figures beside the baseline's with their ratio, and for 0/1 metrics the
+samples that flipped. A sweep directory stands for its
 jobs, in job order. A run with no responses is named with its status and not compared; a run that did not
 finish is compared over the samples it answered, and says so.
 """
@@ -25,8 +26,9 @@ from benchrun.audit import significance
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.frozen import Frozen
 from benchrun.manifest import Manifest, canonical_json, sha256_bytes
-from benchrun.records import Number
+from benchrun.records import Number, Speed
 from benchrun.runs import DEFAULT_ROOT, Run, Values, expand_runs
+from benchrun.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 
 SHOWN = 10
 """Flipped sample ids printed per direction on a terminal (--json lists them all)."""
@@ -108,11 +110,23 @@ class MetricLine(Frozen):
     to_0: tuple[str, ...] | None
 
 
+class SpeedRatio(Frozen):
+    """One speed figure of a run beside the baseline's."""
+
+    figure: str
+    """A key of benchrun.speed.FIGURES: latency_p50_s, tokens_per_s, ..."""
+    baseline: float | None
+    value: float | None
+    ratio: float | None
+    """value / baseline; None when either is missing or the baseline's is 0."""
+
+
 class Comparison(Frozen):
     run: RunRef
     inputs: Inputs | None
     """None when the run has no responses: nothing was compared."""
     metrics: tuple[MetricLine, ...]
+    speed: tuple[SpeedRatio, ...] = ()
 
 
 class Report(Frozen):
@@ -151,18 +165,27 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     if not refs[0].answered:
         raise BenchrunError(f"the baseline, run {baseline.id} ({baseline.label}), has {refs[0].note}: nothing to "
                             "compare against", file=str(baseline.path))
-    base_values = baseline.metric_values()
-    comparisons = tuple(_comparison(baseline, base_values, run, ref, metric, task) for run, ref in zip(runs[1:],
-                                                                                                       refs[1:]))
+    base_values, base_speed = baseline.metric_values(), speed_of(baseline)
+    comparisons = tuple(_comparison(baseline, base_values, base_speed, run, ref, metric, task)
+                        for run, ref in zip(runs[1:], refs[1:]))
     return Report(baseline=refs[0], comparisons=comparisons, method=dict(significance.METHOD))
 
 
-def _comparison(baseline: Run, base_values: Values, run: Run, ref: RunRef, metric: str | None,
-                task: str | None) -> Comparison:
+def _comparison(baseline: Run, base_values: Values, base_speed: Speed | None, run: Run, ref: RunRef,
+                metric: str | None, task: str | None) -> Comparison:
     if not ref.answered:
         return Comparison(run=ref, inputs=None, metrics=())
     return Comparison(run=ref, inputs=inputs(baseline, run),
-                      metrics=metric_lines(base_values, run.metric_values(), baseline.manifest, metric, task))
+                      metrics=metric_lines(base_values, run.metric_values(), baseline.manifest, metric, task),
+                      speed=speed_ratios(base_speed, speed_of(run)))
+
+
+def speed_ratios(baseline: Speed | None, other: Speed | None) -> tuple[SpeedRatio, ...]:
+    """The side-by-side speed figures of a run and the baseline, with their ratio (run / baseline)."""
+    base, run = figures(baseline), figures(other)
+    return tuple(SpeedRatio(figure=key, baseline=base[key], value=run[key],
+                            ratio=run[key] / base[key] if base[key] and run[key] is not None else None)
+                 for key in SIDE_BY_SIDE)
 
 
 def _ref(run: Run) -> RunRef:
@@ -268,7 +291,8 @@ def print_report(report: Report, out: Console) -> None:
         out.print(f"\nvs {_named(comparison.run)}", markup=False, soft_wrap=True)
         if comparison.inputs is None:
             continue
-        for line in input_lines(comparison.inputs) + [metrics_table(base, comparison)] + flip_lines(comparison.metrics):
+        tables = [metrics_table(base, comparison), speed_table(base, comparison)]
+        for line in input_lines(comparison.inputs) + tables + flip_lines(comparison.metrics):
             out.print(line, markup=False, soft_wrap=True)
     out.print(f"\np: {report.method['binary']} for 0/1 metrics, else {report.method['other']}; "
               f"95% CI: {report.method['interval']}", markup=False, soft_wrap=True)
@@ -329,6 +353,18 @@ def metrics_table(base: RunRef, comparison: Comparison) -> Table:
         table.add_row(Text(line.task), Text(line.metric), str(line.n), console.number(line.baseline_mean), console.number(line.mean),
                       "-" if line.delta is None else f"{line.delta:+.3f}", ci,
                       "-" if line.p_value is None else f"{line.p_value:.4g}", line.test or "-")
+    return table
+
+
+def speed_table(base: RunRef, comparison: Comparison) -> Table:
+    """Each side-by-side speed figure: the baseline's, the run's, and their ratio (`2.05x`)."""
+    run = comparison.run
+    table = Table(title=f"speed: {run.label} {run.id} vs baseline {base.label} {base.id}", title_justify="left")
+    for column in ("figure", "baseline", run.label, "ratio"):
+        table.add_column(Text(column), justify="left" if column == "figure" else "right")
+    for line in comparison.speed:
+        table.add_row(FIGURES[line.figure], console.figure(line.figure, line.baseline),
+                      console.figure(line.figure, line.value), "-" if line.ratio is None else f"{line.ratio:.2f}x")
     return table
 
 

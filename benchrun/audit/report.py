@@ -15,17 +15,21 @@ from string import Template
 from typing import Sequence
 
 from benchrun.archive import RUN, write_atomic
+from benchrun.console import speed_cells
 from benchrun.audit import report_svg as svg
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.manifest import Sample
-from benchrun.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord
+from benchrun.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord, Speed
 from benchrun.runs import DEFAULT_ROOT, SWEEP_FILE, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run
+from benchrun.speed import FIGURES, figures, speed_of
 
 SAMPLE_CAP = 500
 """Samples shown per task; the rest are counted, not shown."""
 TEXT_CAP = 10_000
 """Characters shown of one prompt or response."""
 REPORT_FILE = "report.html"
+SPEED_CHARTS = ("tokens_per_s", "latency_p50_s")
+"""The speed figures charted by run."""
 
 
 @dataclass
@@ -122,10 +126,12 @@ def render(jobs: list[Job]) -> str:
     scored = [job for job in runs if job.run.summary and job.run.summary.metrics]
     shown = shown_samples(scored)
     records = {job.label: read_records(job.run, shown) for job in scored}
+    speeds = {job.label: speed_of(job.run) for job in runs}
     benchmarks = ", ".join(dict.fromkeys(job.run.info.benchmark for job in runs)) or "no runs"
     title = f"benchrun report: {benchmarks} · {', '.join(job.label for job in jobs)}"
     body = "".join([f"<h1>{escape(title)}</h1>", overview(jobs), headline(scored), charts(scored, records),
-                    samples_view(scored, shown, records) if scored else "", provenance(runs)])
+                    speed_charts(scored, speeds), samples_view(scored, shown, records) if scored else "",
+                    provenance(runs, speeds)])
     template = files("benchrun.audit").joinpath("report_template.html").read_text("utf-8")
     return Template(template).substitute(csp=_csp(template), title=escape(title), body=body)
 
@@ -204,6 +210,22 @@ def charts(scored: list[Job], records: dict[str, Records]) -> str:
     note = '<p class="note">Bars: the mean per task; whiskers: ± one standard error; hover a bar for n.</p>'
     legend = svg.legend([job.label for job in scored])
     return f'<h2>Charts</h2>{note}{legend}<div class="charts">{"".join(figures)}</div>'
+
+
+def speed_charts(scored: list[Job], speeds: dict[str, Speed | None]) -> str:
+    """A bar chart of each SPEED_CHARTS figure, one bar per run (in the metric charts' colours)."""
+    figures_html = []
+    for key in SPEED_CHARTS:
+        bars = [svg.Bar(i, job.label, value, None, speed.n) for i, job in enumerate(scored)
+                if (speed := speeds[job.label]) is not None and (value := figures(speed)[key]) is not None]
+        if bars:
+            chart = svg.chart(f"speed-{key}", FIGURES[key], {"whole run": bars}, False, len(scored),
+                              title=f"{FIGURES[key]} by run")
+            figures_html.append(f"<figure><figcaption>{escape(FIGURES[key])}</figcaption>{chart}</figure>")
+    if not figures_html:
+        return ""
+    note = '<p class="note">Answers from the cache or carried over by a retry are left out; hover a bar for n.</p>'
+    return f'<h2>Speed</h2>{note}<div class="charts">{"".join(figures_html)}</div>'
 
 
 def _binary(metric: str, records: dict[str, Records]) -> bool:
@@ -295,11 +317,11 @@ def _score(score: ScoreRecord) -> str:
     return f"{prefix}{values}{detail}"
 
 
-def provenance(runs: list[Job]) -> str:
-    """Who, when, where and what of each run, one column per run."""
+def provenance(runs: list[Job], speeds: dict[str, Speed | None]) -> str:
+    """Who, when, where, what and how fast of each run, one column per run."""
     if not runs:
         return ""
-    fields = [_facts(job.run) for job in runs]
+    fields = [{**_facts(job.run), "speed": _speed_fact(speeds[job.label])} for job in runs]
     rows = [[escape(name), *(f"<pre>{escape(facts.get(name, '-'))}</pre>" for facts in fields)]
             for name in dict.fromkeys(name for facts in fields for name in facts)]
     return "<h2>Provenance</h2>" + table(["", *(escape(job.label) for job in runs)], rows, ' id="provenance"')
@@ -333,3 +355,9 @@ def _repeats(run: Run) -> dict[str, str]:
         return {}
     shares = ", ".join(f"{task} {svg.number(share)}" for task, share in (summary.consistency or {}).items())
     return {"repeats": f"{summary.repeats} answers per sample", "consistency": shares or "-"}
+def _speed_fact(speed: Speed | None) -> str:
+    """Every speed figure on a line of its own, then how many answers they are from."""
+    if speed is None:
+        return "-"
+    lines = [f"{FIGURES[key]} {text}" for key, text in speed_cells(speed).items()]
+    return "\n".join([*lines, f"from {speed.n} answers, {speed.failed} failed requests"])

@@ -45,8 +45,10 @@ def number(value: float) -> str:
     return f"{value:.3g}" if abs(value) >= 1000 else f"{value:.3f}"
 
 
-def chart(key: str, metric: str, groups: dict[str, list[Bar]], binary: bool, n_series: int) -> str:
-    """An accessible SVG chart of `metric` (`key`: a unique id): groups keyed by task, each with its runs' bars."""
+def chart(key: str, metric: str, groups: dict[str, list[Bar]], binary: bool, n_series: int,
+          title: str | None = None) -> str:
+    """An accessible SVG chart of `metric` (`key`: a unique id): groups keyed by task, each with its runs' bars;
+    `title` says what the bars are (default: the mean by task and run)."""
     every = [bar for bars in groups.values() for bar in bars]
     scale = scale_for(every, binary)
     group_width = max(n_series * BAR, min(LABEL_CHARS, max(map(len, groups))) * 7) + GAP
@@ -55,7 +57,7 @@ def chart(key: str, metric: str, groups: dict[str, list[Bar]], binary: bool, n_s
     body = [_axis(scale, width)]
     for index, (task, bars) in enumerate(groups.items()):
         body.append(_group(task, bars, LEFT + GAP / 2 + index * group_width, group_width - GAP, n_series, scale))
-    title = f"{metric}: mean by task and run" + (" (0/1 metric, axis 0 to 1)" if binary else "")
+    title = title or f"{metric}: mean by task and run" + (" (0/1 metric, axis 0 to 1)" if binary else "")
     return (f'<svg class="chart" role="img" aria-labelledby="{key}" width="{width}" '
             f'height="{height}" viewBox="0 0 {width} {height}" data-metric="{escape(metric)}">'
             f'<title id="{key}">{escape(title)}</title>{"".join(body)}</svg>')

@@ -42,6 +42,7 @@ from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary, a
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.settings import RunConfig
+from benchrun.speed import SpeedTally
 from benchrun.summary import Tally
 
 RESCORES = "rescores"
@@ -282,6 +283,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
     the scorers' errors. Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
     samples = {s.id: s for s in manifest.samples}
     tally, changed, sink = Tally((t.name for t in manifest.tasks), manifest.k), [], RecordFile(out / SCORES, fresh=True)
+    speed = SpeedTally(_run_wall_s(run))
     errors: list[ScorerFailure] = []
     counts = Counts(samples=manifest.n_answers).model_dump()
     async with grader:
@@ -294,6 +296,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
             for response, records in zip(chunk, graded):
                 count_response(counts, response)
                 tally.add_response(response)
+                speed.add(response)
                 sink.append([record.model_dump_json().encode() + b"\n" for record in records])
                 for record in records:
                     tally.add(record)
@@ -303,9 +306,15 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
                         errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
                                                     scorer=record.scorer, error=str(record.error)))
     digest = sink.close()
-    summary = tally.summary(run.info.manifest_id, run.info.model)
+    summary = tally.summary(run.info.manifest_id, run.info.model, speed.speed())
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
     return summary, digest, Counts(**counts), changed, errors
+
+
+def _run_wall_s(run: Run) -> float | None:
+    """The run's own wall time (what the responses cannot tell), from its summary; None when it has none."""
+    speed = run.summary.speed if run.summary else None
+    return speed.wall_s if speed else None
 
 
 def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchrun import console, repair, scoring
 from benchrun.app import execute, grader_for, recording
-from benchrun.archive import SEAL, UNFINISHED, RunWriter, now
+from benchrun.archive import SEAL, SUMMARY, UNFINISHED, RunWriter, file_digest, now
 from benchrun.compiler import Plan, source_files
 from benchrun.config import plain_config
 from benchrun.dirlock import DirLock
@@ -162,5 +162,17 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
              "regraded": [answer_name(*key) for key in sorted(regrade)]}
     writer = RunWriter.reopen(run.path, info.model_copy(update={
         "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
-    writer.open_records(manifest, run.responses(), run.scores())
+    writer.open_records(manifest, run.responses(), run.scores(), earlier_wall_s(run))
     return writer, regrade
+
+
+def earlier_wall_s(run: Run) -> float | None:
+    """The time the run's earlier sessions spent asking, from the summary.json the last one wrote as it ended; None
+    when it was killed first (its summary.json is not the one run.json names) or the run predates speed figures."""
+    if next(run.responses(), None) is None:
+        return 0.0
+    recorded, path = run.info.files.get(SUMMARY), run.path / SUMMARY
+    if recorded is None or not path.is_file() or file_digest(path).sha256 != recorded.sha256:
+        return None
+    speed = run.summary.speed
+    return None if speed is None else speed.wall_s

@@ -1,6 +1,7 @@
-"""`show RUN`: a run's provenance and per task x metric table with 95% intervals; `--samples` for each sample, with
-its reference; `--task` keeps one task everywhere. `show RUN [RUN ...] --wrong METRIC`: the samples below 1 on a
-metric in any of the runs, side by side."""
+"""`show RUN`: a run's provenance, per task x metric table with 95% intervals, and speed; `--samples` for each
+sample, with its reference; `--task` keeps one task in the samples and metrics (and leaves out the speed, a figure
+of the whole run). `show RUN [RUN ...] --wrong METRIC`: the samples below 1 on a metric in any of the runs, side
+by side."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.manifest import Reference
-from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, answer_name
+from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
 from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
+from benchrun.speed import FIGURES, speed_of
 from benchrun.summary import Tally
 
 CALCULATED = "calculated"
@@ -196,12 +198,25 @@ def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = 
     return table
 
 
+def speed_section(speed: Speed | None) -> Table | str:
+    """Every speed figure of the whole run (answers from the cache or carried over left out), or why there are
+    none."""
+    if speed is None or not speed.n + speed.failed:
+        return "speed: none (no request was asked in this run)"
+    table = Table(title=f"speed ({speed.n} answers, {speed.failed} failed)", title_justify="left")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, text in console.speed_cells(speed).items():
+        table.add_row(FIGURES[key], text)
+    return table
+
+
 def sample_text(view: SampleView) -> str:
     """One sample as indented lines: id and task, prompt, reference, response (or its error), one line per
     scorer."""
     response = view.response
-    lines = [f"{answer_name(response.id, response.repeat)}  [{response.task}]", f"  prompt    {_indented(view.prompt or '-')}",
-             f"  reference {_indented(reference_text(view.reference))}"]
+    lines = [f"{answer_name(response.id, response.repeat)}  [{response.task}]",
+             f"  prompt    {_indented(view.prompt or '-')}", f"  reference {_indented(reference_text(view.reference))}"]
     if response.error is None:
         lines.append(f"  response  {_indented(response.text or '')}")
     else:
@@ -234,7 +249,7 @@ def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
 def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, task: str | None,
                out: IO[str]) -> None:
     """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics (of
-    `task` only, if given)."""
+    `task` only, if given) or the metrics and the run's speed."""
     out.write(json.dumps({"path": str(run.path), "run": run.info.model_dump(mode="json")})[:-1])
     if views is not None:
         out.write(', "samples": [')
@@ -242,8 +257,13 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, t
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
     consistency = scan.consistency(task)
-    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2)
-              + (f', "consistency": {json.dumps(consistency)}' if consistency else "") + "}\n")
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2))
+    if consistency:
+        out.write(f', "consistency": {json.dumps(consistency)}')
+    if task is None:
+        speed = speed_of(run)
+        out.write(', "speed": ' + json.dumps(None if speed is None else speed.model_dump(mode="json"), indent=2))
+    out.write("}\n")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -260,7 +280,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wrong", metavar="METRIC",
                         help="list the samples whose value on METRIC is below 1 in any of the runs, one column per "
                              "run; not with --samples or --failed")
-    parser.add_argument("--json", action="store_true", help="print JSON: path, run, samples (with --samples), metrics")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON: path, run, samples (with --samples), metrics, speed (without --task)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -277,7 +298,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def show_one(run: Run, args: argparse.Namespace) -> int:
-    """The header, the samples if asked, then the metrics table, all of `args.task` only if given."""
+    """The header, the samples if asked and the metrics table, of `args.task` only if given; else then the run's
+    speed (a figure of the whole run)."""
     scan = MetricScan(run)
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
     if args.json:
@@ -293,6 +315,9 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     rows = scan.rows(args.task)
     out.print()
     out.print(metrics_table(rows, scan.consistency(args.task)) if rows else "metrics: none (no score records)")
+    if args.task is None:
+        out.print()
+        out.print(speed_section(speed_of(run)))
     return EXIT["ok"]
 
 
