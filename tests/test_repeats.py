@@ -14,16 +14,16 @@ import pytest
 
 from benchrun.summary import clustered_stderr, pass_at_k
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from benchrun.testing.oracle import seeded
 from tests.conftest import call_benchrun
 from tests.fakes import bench_run, read_jsonl, run_dir_of
 
 SUMS = {(2, 3): 5, (4, 5): 9, (8, 9): 17}
 
 
-def by_seed(req: ChatRequest) -> str:
-    """folderbench's sums, wrong for a seed of 1 more than a multiple of 3: each sample 2 of 3 right with seeds 0..2."""
-    a, b = map(int, re.fullmatch(r"what is (\d+) \+ (\d+)\?", req.prompt).groups())
-    return json.dumps({"answer": str(SUMS[a, b] + (req.options.get("seed", 0) % 3 == 1))})
+by_seed = seeded
+"""The loopback server's --by-seed answers: wrong for a seed one more than a multiple of 3, so each sample gets 2 of
+3 right with seeds 0, 1, 2."""
 
 
 def ask_again(srv: FakeOllama, command: str, run_dir: Path) -> tuple[subprocess.CompletedProcess, list]:

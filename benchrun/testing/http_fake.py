@@ -385,6 +385,8 @@ def cli_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every chat request")
     parser.add_argument("--max-parallel", type=int, default=None, help="chat requests processed at once")
     parser.add_argument("--models", default=DEMO_MODELS, help=f"comma-separated model names (default {DEMO_MODELS})")
+    parser.add_argument("--by-seed", action="store_true",
+                        help="answer wrongly whenever the request's seed is one more than a multiple of 3")
     parser.add_argument("--wrong", action="store_true",
                         help="answer every question of the shipped benchmarks wrongly (default: rightly, but mistral "
                              "gets every product or sum above 10 wrong)")

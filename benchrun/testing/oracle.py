@@ -1,6 +1,7 @@
 """An oracle for the shipped benchmarks: the right answer to each prompt of listbench and folderbench (and any
 `find the product of A and B` or `what is A + B?`, `A - B`, `A * B`), in the response class asked for; `wrong` answers
-each wrongly; `demo` is the oracle with one weak model (mistral: every product or sum above 10 off by one).
+each wrongly; `demo` is the oracle with one weak model (mistral: every product or sum above 10 off by one), and
+`seeded` the demo with answers that vary with the request's seed.
 
 The loopback servers answer with `demo` from the command line, so the README's commands show what a new user sees,
 and comparing a model with the weak one has something to show."""
@@ -30,8 +31,16 @@ WEAK_LIMIT = 10
 
 
 def answers(args: argparse.Namespace) -> Responder:
-    """The responder a fake server's command line asks for: `wrong` with --wrong, else `demo`."""
-    return wrong if args.wrong else demo
+    """The responder a fake server's command line asks for: `wrong` with --wrong, `seeded` with --by-seed, else
+    `demo`."""
+    return wrong if args.wrong else seeded if args.by_seed else demo
+
+
+def seeded(req: ChatRequest) -> Reply | str:
+    """The demo's answer, but every answer wrong when the request's seed is one more than a multiple of 3 (so
+    repeats with seeds 0, 1, 2 get 2 of 3 right): a server whose answers vary with the seed."""
+    seed = req.options.get("seed", 0)
+    return _answer(req, wrong=isinstance(seed, int) and seed % 3 == 1, weak=req.model.split(":")[0] == WEAK_MODEL)
 
 
 def demo(req: ChatRequest) -> Reply | str:
