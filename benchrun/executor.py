@@ -9,6 +9,7 @@ from typing import Iterable, Iterator, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
+from benchrun.cache import Repeat, RunCache
 from benchrun.errors import FailFast, ServerLost
 from benchrun.grading import Grader
 from benchrun.manifest import Manifest, Sample
@@ -44,9 +45,12 @@ class Executor:
     success in between (FailFast). A failed sample is held back until the next answer (or a different failure)
     shows the failures were the samples' own."""
 
-    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder):
+    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder,
+                 cache: RunCache | None = None):
         self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, runner.config
+        self.cache = cache
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
+        self._first = Repeat(0, self.policy.options.get("seed"))
         self._held: list[tuple[Sample, ResponseRecord]] = []
 
     async def run(self, samples: Iterable[Sample]) -> None:
@@ -63,9 +67,7 @@ class Executor:
 
     async def _worker(self, queue: Iterator[Sample]) -> None:
         for sample in queue:
-            started = time.perf_counter()
-            outcome = await self._ask(sample)
-            response = _response(sample, outcome, time.perf_counter() - started)
+            response = await self._answer(sample, self._first)
             if response.error is None or (self._held and self._held[-1][1].error != response.error):
                 await self._release()
             if response.error is None:
@@ -75,6 +77,17 @@ class Executor:
             if len(self._held) >= self.policy.max_consecutive_failures:
                 raise FailFast(f"{len(self._held)} requests in a row failed the same way, so the setup is broken, "
                                f"not the benchmark: {response.error} (runner.max_consecutive_failures)")
+
+    async def _answer(self, sample: Sample, repeat: Repeat) -> ResponseRecord:
+        """The cache's answer when it has one (no request is sent), else the model's, kept in the cache if it came."""
+        started = time.perf_counter()
+        key = self.cache.key(sample.prompt, self._schemas[sample.task], repeat) if self.cache else None
+        if key and (hit := self.cache.get(key)) is not None:
+            return hit.record(sample.id, sample.task, repeat.index, time.perf_counter() - started)
+        response = _response(sample, await self._ask(sample), time.perf_counter() - started)
+        if key and response.error is None:
+            self.cache.put(key, response)
+        return response
 
     async def _record(self, sample: Sample, response: ResponseRecord) -> None:
         self.recorder.response(response)

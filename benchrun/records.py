@@ -126,6 +126,14 @@ class Counts(Frozen):
     request_errors: int = 0
     scorer_errors: int = 0
     format_invalid: int = 0
+    cached: int = 0
+    """Responses taken from the response cache (`cached_from` set)."""
+
+    def text(self) -> str:
+        """`18/18 samples, 0 request errors, 0 scorer errors, 0 invalid formats[, 18 from the cache]`."""
+        cached = f", {self.cached} from the cache" if self.cached else ""
+        return (f"{self.responses}/{self.samples} samples, {self.request_errors} request errors, "
+                f"{self.scorer_errors} scorer errors, {self.format_invalid} invalid formats{cached}")
 
 
 class Lineage(Frozen):

@@ -191,6 +191,13 @@ class RunConfig(Settings):
     """Where run directories go (relative to the working directory)."""
     scorer_timeout_s: float = Field(10, gt=0)
     """Each scorer call's time limit; a scorer that takes longer is that sample's scorer error."""
+    cache: bool | None = None
+    """Take answers from the response cache and keep new ones there; null = on for runners that pin the model by
+    digest (ollama, local), off for openai; false asks everything afresh and leaves the cache alone (neither read
+    nor written)."""
+    cache_dir: str | None = None
+    """The response cache's directory, on local disk (relative to the working directory); null =
+    $XDG_CACHE_HOME/benchrun, else ~/.cache/benchrun."""
 
     @model_validator(mode="after")
     def _preset_fits_runner(self) -> RunConfig:

@@ -99,7 +99,7 @@ def test_run_directory_contract(server, tmp_path):
     assert info["runner"]["host"] == server.url and info["runner"]["concurrency"] == 3
     assert info["environment"]["packages"]["ollama"]
     assert info["counts"] == {"samples": 18, "responses": 18, "request_errors": 0, "scorer_errors": 0,
-                              "format_invalid": 0}
+                              "format_invalid": 0, "cached": 0}
     for name in ("responses.jsonl", "scores.jsonl"):
         data = (run_dir / name).read_bytes()
         assert info["files"][name] == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),

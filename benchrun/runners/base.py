@@ -109,6 +109,10 @@ class Runner(Protocol):
     async def complete(self, prompt: str, schema: dict[str, Any]) -> Completion:
         """One request: `prompt` answered in the JSON `schema`. Raises Retryable or another error."""
 
+    def request_settings(self) -> dict[str, Any]:
+        """Everything each request sends besides the prompt and the format (model, options, ...): part of the
+        response cache's key. Called after `identify`."""
+
     async def aclose(self) -> None:
         """Release connections."""
 
