@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from benchrun.cache import Entry, Repeat, Store, cache_dir, cache_key, default_dir, mount_type
+from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.runs import load_run
 from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama, Reply, _tag, fake_digest
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.conftest import call_benchrun, run_benchrun
 from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of
 
@@ -295,3 +297,29 @@ def test_audit_cache_without_a_cache_makes_none(tmp_path):
     bad = audit_cache(tmp_path, "--digest", "xyz")
     assert (bad.returncode, bad.stderr) == (2, "benchrun: error: --digest: 'xyz' is not the start of a digest "
                                                "(hex digits, sha256: allowed)\n")
+
+
+def openai_chats(server) -> int:
+    """Chat requests, less the structured-output probe's."""
+    return sum(r["path"].endswith("/chat/completions") and r["messages"][0]["content"] != PROBE_PROMPT
+               for r in server.requests)
+
+
+def test_openai_caches_only_when_asked_and_keys_on_the_fingerprint(tmp_path):
+    def openai(server, *args: str) -> Path:
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", f"outputs={tmp_path / 'outputs'}",
+                               f"cache_dir={tmp_path / 'cache'}", "task.only=[product]", *args, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        return run_dir_of(result.stdout)
+
+    with FakeOpenAI(models=["llama3.2"], responder=listbench_answer, system_fingerprint="fp_1") as server:
+        openai(server)
+        assert not (tmp_path / "cache").exists()  # off by default: nothing pins the model
+        first = openai(server, "cache=true")
+        again = openai(server, "cache=true")
+        assert openai_chats(server) == 6
+    with FakeOpenAI(models=["llama3.2"], responder=listbench_answer, system_fingerprint="fp_2") as server:
+        openai(server, "cache=true")
+        assert openai_chats(server) == 3
+    assert {r["cached_from"] for r in read_jsonl(again / "responses.jsonl")} == {load_run(first).info.run_id}
+    assert load_run(first).info.identity["system_fingerprint"] == "fp_1"

@@ -241,7 +241,8 @@ def comparable(run_dir: Path, name: str) -> list[str]:
 
 
 def test_concurrency_does_not_change_the_records(server, tmp_path):
-    runs = [run_dir_of(bench_run(tmp_path, server.url, f"runner.concurrency={n}").stdout) for n in (1, 8)]
+    runs = [run_dir_of(bench_run(tmp_path, server.url, f"runner.concurrency={n}", "cache=false").stdout)
+            for n in (1, 8)]
     for name in ("responses.jsonl", "scores.jsonl"):
         assert comparable(runs[0], name) == comparable(runs[1], name)
     assert (runs[0] / "summary.json").read_text() == (runs[1] / "summary.json").read_text()
