@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs"
 SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
           "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, digest TEXT, "
           "run_id TEXT NOT NULL, created_at TEXT NOT NULL, answer TEXT NOT NULL)")
+OCTAL = re.compile(r"\\([0-7]{3})")
+"""How mountinfo escapes a space, tab, newline or backslash in a mount point (\\040)."""
 FIX = "set cache_dir= to a directory on local disk, or cache=false"
 
 
@@ -108,7 +111,7 @@ def cache_key(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any]
 
 
 def default_dir() -> Path:
-    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the spec says), else ~/.cache/benchrun."""
+    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "benchrun"
 
@@ -147,7 +150,7 @@ def _mounts(text: str) -> Iterator[tuple[Path, str]]:
             point, fstype = fields[1], fields[2]
         else:
             continue
-        yield Path(point.encode().decode("unicode_escape")), fstype
+        yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
 
 
 def refuse_network_fs(directory: Path) -> None:
