@@ -13,6 +13,7 @@ import yaml
 
 from benchrun import console
 from benchrun.archive import LOG, RunWriter, environment, new_run_id, now
+from benchrun.cache import RunCache, Store, model_pin, store_for
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config
 from benchrun.errors import EXIT, BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
@@ -97,8 +98,9 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
         writer.start(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         plan = compile_plan(cfg, cwd)
         writer.compiled(plan.manifest)
+        store = store_for(cfg, cwd)
         gc.freeze()  # the manifest lives for the whole run: keep the collector from scanning it again and again
-        INTERRUPTS.run(lambda: _ask_all(plan, cfg["runner"], writer))
+        INTERRUPTS.run(lambda: _ask_all(plan, cfg["runner"], writer, store))
     console.print_results(run_dir, writer.info, writer.summary, console.stdout())
     return EXIT["ok"]
 
@@ -140,23 +142,35 @@ def resume_hint(writer: RunWriter, when: str = "") -> str:
             f"in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}")
 
 
-async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter) -> Status:
+async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter, store: Store | None) -> Status:
     runner = make_runner(runner_cfg)
     try:
         identity = await runner.identify()
         writer.identified(identity, runner.public_config())
-        return await execute(plan, runner, writer, list(plan.manifest.queries()))
+        return await execute(plan, runner, writer, list(plan.manifest.queries()),
+                             cache_of(store, runner, identity, writer))
     finally:
         await runner.aclose()
+        if store is not None:
+            store.close()
 
 
-async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query]) -> Status:
-    """Ask `queries` (samples' repeats) with an identified runner, record each, and finish the run with its
-    status."""
+def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
+    """The run's view of the response cache: None when the cache is off or nothing pins the model."""
+    pin = model_pin(runner.config.type, identity) if store is not None else None
+    if pin is None:
+        return None
+    return RunCache(store, runner.config.type, pin, runner.request_settings(), writer.info.model, writer.info.run_id)
+
+
+async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
+                  cache: RunCache | None = None) -> Status:
+    """Ask `queries` (samples' repeats) with an identified runner (answers from `cache` where it has them), record
+    each, and finish the run with its status."""
     with console.progress(len(queries)) as advance:
         async with grader_for(plan, writer) as grader:
             writer.asking()
-            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance)).run(queries)
+            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status

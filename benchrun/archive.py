@@ -111,6 +111,7 @@ def count_response(counts: dict[str, int], response: ResponseRecord) -> None:
     """Add one response to run.json-style counts."""
     counts["responses"] += 1
     counts["request_errors"] += response.error is not None
+    counts["cached"] += response.cached_from is not None
 
 
 def count_score(counts: dict[str, int], score: ScoreRecord, response_failed: bool) -> None:

@@ -134,10 +134,8 @@ def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console
     """The end of a run: the metrics table, the status and where the run directory is."""
     if summary is not None:
         console.print(metrics_table(summary))
-    counts = info.counts
-    asked = "answers" if summary is not None and summary.repeats else "samples"
-    console.print(f"{info.status}: {counts.responses}/{counts.samples} {asked}, {counts.request_errors} request "
-                  f"errors, {counts.scorer_errors} scorer errors, {counts.format_invalid} invalid formats")
+    unit = "answers" if summary is not None and summary.repeats else "samples"
+    console.print(f"{info.status}: {info.counts.text(unit)}")
     console.print(f"run directory: {run_dir.absolute()}")
 
 

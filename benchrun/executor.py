@@ -9,6 +9,7 @@ from typing import Iterable, Iterator, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
+from benchrun.cache import Repeat, RunCache
 from benchrun.errors import FailFast, ServerLost
 from benchrun.grading import Grader
 from benchrun.manifest import Manifest, Query, Sample
@@ -44,9 +45,11 @@ class Executor:
     success in between (FailFast). A failed sample is held back until the next answer (or a different failure)
     shows the failures were the samples' own."""
 
-    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder):
+    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder,
+                 cache: RunCache | None = None):
         self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, runner.config
         self.manifest = manifest
+        self.cache = cache
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
         self._held: list[tuple[Sample, ResponseRecord]] = []
 
@@ -64,9 +67,7 @@ class Executor:
 
     async def _worker(self, queue: Iterator[Query]) -> None:
         for sample, repeat in queue:
-            started = time.perf_counter()
-            outcome = await self._ask(sample, self.manifest.seed(repeat))
-            response = _response(sample, repeat, outcome, time.perf_counter() - started)
+            response = await self._answer(sample, repeat, self.manifest.seed(repeat))
             if response.error is None or (self._held and self._held[-1][1].error != response.error):
                 await self._release()
             if response.error is None:
@@ -76,6 +77,21 @@ class Executor:
             if len(self._held) >= self.policy.max_consecutive_failures:
                 raise FailFast(f"{len(self._held)} requests in a row failed the same way, so the setup is broken, "
                                f"not the benchmark: {response.error} (runner.max_consecutive_failures)")
+
+    async def _answer(self, sample: Sample, repeat: int, seed: int | None) -> ResponseRecord:
+        """The cache's answer when it has one (no request is sent), else the model's, kept in the cache if it came.
+        `seed` is the repeat's own seed, None for the configured one."""
+        started = time.perf_counter()
+        key = None
+        if self.cache:
+            sent = self.policy.options.get("seed") if seed is None else seed
+            key = self.cache.key(sample.prompt, self._schemas[sample.task], Repeat(repeat, sent))
+        if key and (hit := self.cache.get(key)) is not None:
+            return hit.record(sample.id, sample.task, repeat, time.perf_counter() - started)
+        response = _response(sample, repeat, await self._ask(sample, seed), time.perf_counter() - started)
+        if key and response.error is None:
+            self.cache.put(key, response)
+        return response
 
     async def _record(self, sample: Sample, response: ResponseRecord) -> None:
         self.recorder.response(response)

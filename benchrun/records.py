@@ -182,6 +182,15 @@ class Counts(Frozen):
     request_errors: int = 0
     scorer_errors: int = 0
     format_invalid: int = 0
+    cached: int = 0
+    """Responses taken from the response cache (`cached_from` set)."""
+
+    def text(self, unit: str = "samples") -> str:
+        """`18/18 samples, 0 request errors, 0 scorer errors, 0 invalid formats[, 18 from the cache]` (`answers` for a
+        run with repeats)."""
+        cached = f", {self.cached} from the cache" if self.cached else ""
+        return (f"{self.responses}/{self.samples} {unit}, {self.request_errors} request errors, "
+                f"{self.scorer_errors} scorer errors, {self.format_invalid} invalid formats{cached}")
 
 
 class Lineage(Frozen):

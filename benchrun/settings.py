@@ -199,6 +199,13 @@ class RunConfig(Settings):
     repeat_seeds: Literal["vary", "same"] = "vary"
     """With runner.options.seed set: `vary` asks repeat i with seed + i, `same` every repeat with the seed (to
     test whether the server is deterministic)."""
+    cache: bool | None = None
+    """Take answers from the response cache and keep new ones there; null = on for runners that pin the model by
+    digest (ollama, local), off for openai; false asks everything afresh and leaves the cache alone (neither read
+    nor written)."""
+    cache_dir: str | None = None
+    """The response cache's directory, on local disk (relative to the working directory); null =
+    $XDG_CACHE_HOME/benchrun, else ~/.cache/benchrun."""
 
     @model_validator(mode="after")
     def _preset_fits_runner(self) -> RunConfig:

@@ -3,6 +3,7 @@ process (the run path), `run_benchrun` as a real process (signals, crashes, what
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,27 @@ from benchrun.testing.inprocess import child_env, cli
 
 call_benchrun = cli
 """`python -m benchrun ...` (or `module=...`) called in this process: benchrun.testing.inprocess.cli."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory) -> Iterator[None]:
+    """A response cache of the session's for fixtures of any scope (each test then gets its own, below)."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("session-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch) -> Path:
+    """Each test's own response cache ($XDG_CACHE_HOME, which in-process runs and child processes both read), so no
+    test reads or fills the user's cache, or another test's."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home / "benchrun"
 
 
 @pytest.fixture

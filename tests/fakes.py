@@ -70,12 +70,12 @@ def untimed_summary(run_dir: Path) -> dict:
 def make_run(root: Path, *overrides: str, responder=listbench_answer, models=("llama3.2", "gemma3"),
              multirun: bool = False) -> Path:
     """A real run (or sweep) made by `python -m benchrun` (in this process) in `root` against a fresh fake server; its
-    directory."""
+    directory. The answers are the responder's: the response cache is off (cache=false)."""
     from benchrun.testing.ollama_server import FakeOllama
 
     root.mkdir(parents=True, exist_ok=True)
     with FakeOllama(models=list(models), responder=responder) as server:
-        result = bench_run(root, server.url, *overrides, multirun=multirun)
+        result = bench_run(root, server.url, "cache=false", *overrides, multirun=multirun)
     if result.returncode not in (0, 1):
         raise AssertionError(f"benchrun failed ({result.returncode}): {result.stderr}")
     return sweep_dir_of(result.stdout) if multirun else run_dir_of(result.stdout)

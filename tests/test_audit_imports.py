@@ -12,7 +12,8 @@ import sys
 import pytest
 
 HEAVY = ("hydra", "omegaconf", "jsonschema", "benchrun.compiler", "benchrun.config", "benchrun.runners")
-READERS = ("listing", "show", "export", "compare", "report", "verify", "stats", "significance", "report_svg")
+READERS = ("listing", "show", "export", "compare", "report", "verify", "stats", "significance", "report_svg",
+           "cache")
 
 
 def loaded(module: str, *names: str) -> list[str]:

@@ -31,11 +31,11 @@ def run_in_process(root: Path, name: str, *overrides: str, responder=listbench_a
                    models=("llama3.2", "gemma3")) -> Path:
     """A real run, as `python -m benchrun OVERRIDES` makes it but in this process (Hydra composes the config,
     `benchrun.app.run` does the rest), against a fresh loopback Ollama; its directory root/outputs/name. A run
-    that fails is recorded as failed, as on the command line."""
+    that fails is recorded as failed, as on the command line. The answers are the responder's (cache=false)."""
     register_with_hydra()
     run_dir = root / "outputs" / name
     with FakeOllama(models=list(models), responder=responder) as server:
-        args = [f"runner.host={server.url}", *overrides]
+        args = [f"runner.host={server.url}", "cache=false", *overrides]
         try:
             with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="benchrun"):
                 cfg = compose("config", overrides=[f"outputs={root / 'outputs'}", *args])

@@ -125,7 +125,7 @@ def test_rescore_with_the_edited_scorer(archived, run_dir):
     assert info["benchrun"] == run.info.environment["benchrun"]
     assert datetime.fromisoformat(info["created_at"]).tzinfo is not None
     assert info["counts"] == {"samples": 18, "responses": 18, "request_errors": 0, "scorer_errors": 0,
-                              "format_invalid": 0}
+                              "format_invalid": 0, "cached": 0}
     data = (out / "scores.jsonl").read_bytes()
     assert info["files"] == {"scores.jsonl": {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
                                               "lines": 45}}

@@ -85,7 +85,7 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "completed" and info["run_id"] == before["run_id"]
     assert info["counts"] == {"samples": N, "responses": N, "request_errors": 0, "scorer_errors": 0,
-                              "format_invalid": 0}
+                              "format_invalid": 0, "cached": 0}
     [entry] = info["history"]
     assert (entry["previous_status"], entry["forced"], entry["changed_sources"]) == ("running", False, [])
 

@@ -64,7 +64,7 @@ def test_retry_asks_only_the_failed_samples_into_a_new_run(tmp_path):
         assert info["manifest_id"] == parent_info["manifest_id"]
         assert info["parent"] == {"run_id": parent_info["run_id"], "path": str(parent), "carried": 17, "asked": 3}
         assert info["counts"] == {"samples": 20, "responses": 20, "request_errors": 0, "scorer_errors": 0,
-                                  "format_invalid": 0}
+                                  "format_invalid": 0, "cached": 0}
         responses = read_jsonl(child / "responses.jsonl")
         assert sorted(r["id"] for r in responses) == sorted(f"times7:a={a}" for a in range(20))
         assert {r["id"] for r in responses if r["carried_from"] == parent_info["run_id"]} == {

@@ -35,7 +35,7 @@ def whole(outcome: faults.Outcome, n: int = 20) -> None:
     info = json.loads((outcome.run_dir / "run.json").read_text())
     assert info["status"] == "completed"
     assert info["counts"] == {"samples": n, "responses": n, "request_errors": 0, "scorer_errors": 0,
-                              "format_invalid": 0}
+                              "format_invalid": 0, "cached": 0}
     assert len(read_jsonl(outcome.run_dir / "scores.jsonl")) == 2 * n
 
 

@@ -69,7 +69,7 @@ def test_every_answer_is_format_valid_and_scored(full_run):
     info = json.loads((full_run / "run.json").read_text())
     assert info["status"] == "completed"
     assert info["counts"] == {"samples": 18, "responses": 18, "request_errors": 0, "scorer_errors": 0,
-                              "format_invalid": 0}
+                              "format_invalid": 0, "cached": 0}
 
 
 def test_identity_is_the_gguf_file_and_llama_cpp_version(full_run):

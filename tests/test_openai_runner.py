@@ -63,7 +63,8 @@ def test_listbench_end_to_end(tmp_path):
     info = json.loads((run_dir / "run.json").read_text())
     validator("run").validate(info)
     assert info["identity"] == {"name": "llama3.2", "owned_by": "library", "created": 1_704_067_200, "details": {},
-                                "base_url": srv.url, "structured_dialect": "json_schema"}
+                                "base_url": srv.url, "structured_dialect": "json_schema",
+                                "system_fingerprint": "fp_test"}
     assert info["runner"]["base_url"] == srv.url and info["runner"]["api_key_env"] == "OPENAI_API_KEY"
     assert srv.auth_headers == [f"Bearer {KEY}"] * 20  # GET /models, the dialect probe, 18 samples
 

@@ -87,6 +87,7 @@ def workdir(tmp_path_factory):
     with FakeOllama(models=model_names(DEMO_MODELS), responder=demo) as server:
         env = {**{k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "BENCHRUN_VERBOSE")},
                "OLLAMA_HOST": server.url, "HOME": str(root / "home"), "COLUMNS": "200",
+               "XDG_CACHE_HOME": str(root / "home" / ".cache"),
                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         yield root, env
 

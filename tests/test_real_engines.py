@@ -77,7 +77,7 @@ def test_the_seed_benchmarks_on_a_real_server(llama_server, tmp_path, task):
     assert info["identity"]["structured_dialect"] == "json_object"
     n = {"listbench": 18, "folderbench": 3}[task]
     assert info["counts"] == {"samples": n, "responses": n, "request_errors": 0, "scorer_errors": 0,
-                              "format_invalid": 0}
+                              "format_invalid": 0, "cached": 0}
     valid = [s["metrics"]["format_valid"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "format_valid"]
     assert valid == [1] * n
     assert call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0

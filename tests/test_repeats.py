@@ -86,7 +86,8 @@ def test_the_same_seed_tells_a_deterministic_server_from_one_that_is_not(tmp_pat
     for name, responder in (("deterministic", by_seed), ("drifting", drifting)):
         (tmp_path / name).mkdir()
         with FakeOllama(responder=responder) as srv:
-            result = bench_run(tmp_path / name, srv.url, "task=folderbench", "repeats=4", "repeat_seeds=same")
+            result = bench_run(tmp_path / name, srv.url, "task=folderbench", "repeats=4", "repeat_seeds=same",
+                               "cache=false")  # both servers are asked: their model has the same digest
         assert result.returncode == 0, result.stderr
         assert {c["options"]["seed"] for c in srv.requests if c["path"] == "/api/chat"} == {0}
         summaries[name] = json.loads((run_dir_of(result.stdout) / "summary.json").read_text())
@@ -184,3 +185,19 @@ def test_show_and_the_report_give_pass_at_k_majority_and_consistency(tmp_path):
     assert html.count("pass@k 1.000, majority@k 1.000") == 2
     assert "<pre>3 answers per sample</pre>" in html and "<pre>add 0.000</pre>" in html
     assert html.count('<div class="sub">repeat 2</div>') == 3
+
+
+def test_the_cache_keeps_each_repeat_apart(tmp_path):
+    runs = []
+    with FakeOllama(responder=by_seed) as srv:
+        for name in ("first", "again"):
+            (tmp_path / name).mkdir()
+            runs.append(run_dir_of(bench_run(tmp_path / name, srv.url, "task=folderbench", "repeats=3",
+                                             "repeat_seeds=same").stdout))
+    chats = [r for r in srv.requests if r["path"] == "/api/chat"]
+    assert len(chats) == 9  # the first run asks every repeat, though all have seed 0; the second asks nothing
+    first_id = json.loads((runs[0] / "run.json").read_text())["run_id"]
+    again = read_jsonl(runs[1] / "responses.jsonl")
+    assert [(r["repeat"], r["cached_from"]) for r in again] == [(i, first_id) for i in range(3)] * 3
+    assert json.loads((runs[1] / "summary.json").read_text())["metrics"] == json.loads(
+        (runs[0] / "summary.json").read_text())["metrics"]

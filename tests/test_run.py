@@ -99,7 +99,7 @@ def test_run_directory_contract(server, tmp_path):
     assert info["runner"]["host"] == server.url and info["runner"]["concurrency"] == 3
     assert info["environment"]["packages"]["ollama"]
     assert info["counts"] == {"samples": 18, "responses": 18, "request_errors": 0, "scorer_errors": 0,
-                              "format_invalid": 0}
+                              "format_invalid": 0, "cached": 0}
     for name in ("responses.jsonl", "scores.jsonl"):
         data = (run_dir / name).read_bytes()
         assert info["files"][name] == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
@@ -241,7 +241,8 @@ def comparable(run_dir: Path, name: str) -> list[str]:
 
 
 def test_concurrency_does_not_change_the_records(server, tmp_path):
-    runs = [run_dir_of(bench_run(tmp_path, server.url, f"runner.concurrency={n}").stdout) for n in (1, 8)]
+    runs = [run_dir_of(bench_run(tmp_path, server.url, f"runner.concurrency={n}", "cache=false").stdout)
+            for n in (1, 8)]
     for name in ("responses.jsonl", "scores.jsonl"):
         assert comparable(runs[0], name) == comparable(runs[1], name)
     assert untimed_summary(runs[0]) == untimed_summary(runs[1])

@@ -23,6 +23,7 @@ COMMANDS = {
     "resume": ("resume", "finish an interrupted run in place, from its own manifest"),
     "retry": ("retry", "ask a finished run's failed samples again, into a new run that names its parent"),
     "report": ("report", "a self-contained HTML report of runs or a sweep"),
+    "cache": ("cache", "the response cache: where it is, its size, entries per model; --clear empties it"),
 }
 
 

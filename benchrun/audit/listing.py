@@ -15,7 +15,7 @@ from rich.text import Text
 from benchrun import console
 from benchrun.errors import EXIT, ArchiveError
 from benchrun.records import FORMAT_VALID
-from benchrun.records import MetricSummary, Status
+from benchrun.records import Counts, MetricSummary, Status
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
 
 HEADLINE = 3
@@ -45,6 +45,7 @@ class ListedRun:
                 "ended_at": info.ended_at, "status": info.status, "reason": info.reason,
                 "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
                 "digest": self.run.model_digest, "samples": info.counts.samples, "responses": info.counts.responses,
+                "cached": info.counts.cached,
                 "manifest_id": info.manifest_id, "sweep": info.sweep,
                 "parent": info.parent.run_id if info.parent else None,
                 "metrics": [line.model_dump() for line in self.metrics]}
@@ -126,11 +127,16 @@ def runs_table(entries: Sequence[ListedRun | Unreadable]) -> Table:
             continue
         info = entry.run.info
         table.add_row(info.started_at[:19].replace("T", " "), info.run_id, _status(info),
-                      f"{info.counts.responses}/{info.counts.samples}",
+                      _samples(info.counts),
                       Text(info.model + _at(entry.run.model_digest)),
                       Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
                       Text("\n".join(f"{m.task}/{m.metric}={console.number(m.mean)}" for m in entry.headline())))
     return table
+
+
+def _samples(counts: Counts) -> str:
+    """`18/18` responses of samples, and below it how many came from the response cache, if any."""
+    return f"{counts.responses}/{counts.samples}" + (f"\n{counts.cached} cached" if counts.cached else "")
 
 
 def _at(digest: str | None) -> str:

@@ -151,7 +151,6 @@ def header(run: Run) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
-    counts = info.counts
     rows = {
         "run": f"{info.run_id}  {run.path}",
         "benchmark": info.benchmark,
@@ -163,8 +162,7 @@ def header(run: Run) -> Table:
                  f"server {identity.get('server_version', '-')}",
         "details": _pairs(identity.get("details") or {}),
         "runner": _pairs(info.runner),
-        "counts": f"{counts.responses}/{counts.samples} samples, {counts.request_errors} request errors, "
-                  f"{counts.scorer_errors} scorer errors, {counts.format_invalid} invalid formats",
+        "counts": info.counts.text(),
     }
     if info.parent:
         parent = info.parent

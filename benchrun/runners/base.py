@@ -115,6 +115,10 @@ class Runner(Protocol):
         """One request: `prompt` answered in the JSON `schema`, with `seed` in place of options.seed when given (a
         repeat's own seed). Raises Retryable or another error."""
 
+    def request_settings(self) -> dict[str, Any]:
+        """Everything each request sends besides the prompt and the format (model, options, ...): part of the
+        response cache's key. Called after `identify`."""
+
     async def aclose(self) -> None:
         """Release connections."""
 

@@ -110,6 +110,10 @@ class LocalRunner:
     def _in_thread(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
         return asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
 
+    def request_settings(self) -> dict[str, Any]:
+        """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""
+        return {"options": self.options, "max_string_length": self.config.max_string_length}
+
     async def aclose(self) -> None:
         """Stop a generation still running (at its next token); the model is freed when it is done."""
         if self._guard is not None:

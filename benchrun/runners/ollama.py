@@ -85,6 +85,9 @@ class OllamaRunner:
                           for name in _DURATIONS if getattr(response, name) is not None},
         )
 
+    def request_settings(self) -> dict[str, Any]:
+        return {"model": self.model, **self._request}
+
     async def aclose(self) -> None:
         await self.client.close()
 

@@ -49,6 +49,8 @@ class OpenAIRunner:
         self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
         self.dialect = config.structured
         """The structured-output dialect requests use (for `auto`, found at preflight)."""
+        self.fingerprint: str | None = None
+        """The system_fingerprint of the preflight's probe answer (runner.structured=auto), if the server sent one."""
         self.client = httpx.AsyncClient(
             base_url=self.base_url, timeout=None, headers=_auth(self._key),  # the deadline is timeout_s
             limits=httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None))
@@ -65,7 +67,7 @@ class OpenAIRunner:
         self.dialect = await self._dialect()
         return {"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
                 "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
-                "structured_dialect": self.dialect}
+                "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint}
 
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, "runner.base_url")
@@ -137,6 +139,8 @@ class OpenAIRunner:
                                   f"({err or 'no answer'}); runner.structured=json_schema, json_object or none "
                                   "skips it") from None
             if response.is_success:
+                body = _json(response)
+                self.fingerprint = body.get("system_fingerprint") if isinstance(body, dict) else None
                 return dialect
             refused.append(f"{dialect}: HTTP {response.status_code}: {self._server_message(response)}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
@@ -168,6 +172,11 @@ class OpenAIRunner:
             error = error.get("message") or error.get("detail") or error
         text = " ".join(str(response.text if error is None else error).split())[:300]
         return SECRETS.scrub(text or response.reason_phrase)
+
+    def request_settings(self) -> dict[str, Any]:
+        """The model, the options sent (as chat-completions fields) and how the schema is sent."""
+        return {"model": self.model, "options": self._options, "dialect": self.dialect, "strict": self.config.strict,
+                "max_string_length": self.config.max_string_length}
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -82,8 +82,9 @@ class Lab:
         self.server.stop()
 
     def args(self, *extra: str, outputs: Path | None = None) -> list[str]:
+        """A run of the lab's benchmark that asks the server every time (cache=false): faults are about asking."""
         return ["task.path=bench", f"runner.host={self.server.url}", f"outputs={outputs or self.root / 'outputs'}",
-                "runner.retries=1", "runner.backoff_s=0.05", *extra]
+                "runner.retries=1", "runner.backoff_s=0.05", "cache=false", *extra]
 
     def start(self, *args: str, module: str = "benchrun") -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-m", module, *args], cwd=self.root, env=child_env(),

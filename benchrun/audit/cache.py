@@ -1,0 +1,82 @@
+"""`cache [--cache-dir DIR] [--digest PREFIX] [--clear] [--json]`: where the response cache is, its size on disk and
+its entries per model; `--clear` deletes them (with `--digest`, one model's)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from benchrun import console
+from benchrun.cache import DB_FILE, Stats, Store, cache_dir
+from benchrun.errors import EXIT, ConfigError
+from benchrun.runs import short_digest
+
+HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", metavar="DIR", help="the cache's directory (default: $XDG_CACHE_HOME/benchrun, "
+                                                           "else ~/.cache/benchrun)")
+    parser.add_argument("--digest", metavar="PREFIX", help="only the models whose digest starts with PREFIX (shown, "
+                                                           "or with --clear cleared)")
+    parser.add_argument("--clear", action="store_true", help="delete the entries (every one, or --digest's)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.digest is not None and not HEX_PREFIX.fullmatch(args.digest):
+        raise ConfigError(f"'{args.digest}' is not the start of a digest (hex digits, sha256: allowed)", key="--digest")
+    directory = cache_dir(args.cache_dir)
+    if not (directory / DB_FILE).is_file():  # nothing to show or clear: the cache is not made just to say so
+        report(Stats(directory / DB_FILE, 0, ()), None if not args.clear else 0, args)
+        return EXIT["ok"]
+    store = Store(directory)
+    try:
+        cleared = store.clear(args.digest) if args.clear else None
+        report(store.stats(None if args.clear else args.digest), cleared, args)  # after a clear: what is left
+    finally:
+        store.close()
+    return EXIT["ok"]
+
+
+def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:
+    if args.json:
+        data = {"path": str(stats.path), "size": stats.size, "entries": stats.entries,
+                "models": [asdict(m) for m in stats.models]}
+        print(json.dumps(data if cleared is None else {"cleared": cleared, **data}, indent=2))
+        return
+    out = console.stdout()
+    if cleared is not None:
+        out.print(Text(f"cleared {_entries(cleared)}" + (f" of digest {args.digest}" if args.digest else "")))
+    out.print(Text(f"response cache: {stats.path}, {_entries(stats.entries)}, {human_size(stats.size)}"))
+    if stats.models:
+        out.print(table(stats))
+
+
+def table(stats: Stats) -> Table:
+    """model, short digest, entries and the newest entry's time (UTC)."""
+    grid = Table()
+    for column in ("model", "digest", "entries", "newest (UTC)"):
+        grid.add_column(column, no_wrap=True, justify="right" if column == "entries" else "left")
+    for line in stats.models:
+        grid.add_row(Text(line.model), short_digest(line.digest) if line.digest else "-", str(line.entries),
+                     line.newest[:19].replace("T", " "))
+    return grid
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def human_size(size: int) -> str:
+    """Bytes as `512 B`, `40.0 kB`, `3.2 MB` (powers of 1000)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"

@@ -1,0 +1,307 @@
+"""The response cache: successful answers of a pinned model, in SQLite under the user cache directory.
+
+An answer is found again by `cache_key`: the runner type, what pins the model (Ollama's digest, the GGUF's sha256,
+or for runner=openai the served model id and system_fingerprint), every setting the runner sends besides the prompt
+and format, the rendered prompt, the format's JSON schema, and the repeat index with its seed. The store is one
+SQLite file in WAL mode with a busy timeout and one short transaction per write, so parallel sweep jobs on one
+machine share it; on a network file system (where SQLite's locks cannot be trusted) it is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, NamedTuple
+
+from benchrun.archive import now
+from benchrun.errors import ConfigError
+from benchrun.manifest import canonical_json
+from benchrun.records import ResponseRecord
+from benchrun.runs import model_digest
+
+SCHEMA_VERSION = 1
+KEY_VERSION = 1
+"""Part of every key: a change to what a key covers gives every question a new one."""
+DB_FILE = "responses.sqlite3"
+BUSY_TIMEOUT_S = 30.0
+PINNED = ("ollama", "local")
+"""Runner types whose identity pins the model (a digest): the cache is on for them unless cache=false."""
+NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "glusterfs",
+                        "fuse.glusterfs", "ceph", "fuse.ceph-fuse", "afs", "panfs", "pvfs2", "orangefs", "ocfs2",
+                        "gfs2", "fuse.sshfs", "davfs", "fuse.s3fs"})
+"""File-system types on which SQLite's locking (and WAL's shared memory) is unsafe."""
+SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, digest TEXT, "
+          "run_id TEXT NOT NULL, created_at TEXT NOT NULL, answer TEXT NOT NULL)")
+OCTAL = re.compile(r"\\([0-7]{3})")
+"""How mountinfo escapes a space, tab, newline or backslash in a mount point (\\040)."""
+FIX = "set cache_dir= to a directory on local disk, or cache=false"
+
+
+class Repeat(NamedTuple):
+    """Which answer to a sample: the repeat index (0..k-1) and the seed sent with it."""
+
+    index: int
+    seed: Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached answer: what rebuilds its ResponseRecord, the model, and the run that asked it."""
+
+    text: str
+    done_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    durations_ns: dict[str, int]
+    extra: dict[str, Any]
+    model: str
+    digest: str | None
+    run_id: str
+    created_at: str
+
+    ANSWER = ("text", "done_reason", "prompt_tokens", "completion_tokens", "durations_ns", "extra")
+
+    def answer_json(self) -> str:
+        return json.dumps({name: getattr(self, name) for name in self.ANSWER}, ensure_ascii=False)
+
+    def record(self, sample_id: str, task: str, repeat: int, seconds: float) -> ResponseRecord:
+        """The answer as this run's response: no request sent, `cached_from` the run that asked it."""
+        return ResponseRecord.model_construct(  # built from an answer validated when it was first recorded
+            id=sample_id, task=task, repeat=repeat, text=self.text, done_reason=self.done_reason,
+            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+            durations_ns=self.durations_ns, seconds=round(seconds, 6), attempts=0, failed_attempts=(), error=None,
+            extra=self.extra, carried_from=None, cached_from=self.run_id)
+
+
+@dataclass(frozen=True)
+class ModelEntries:
+    """`stats` for one model: its name, digest, how many answers and the newest one's time."""
+
+    model: str
+    digest: str | None
+    entries: int
+    newest: str
+
+
+@dataclass(frozen=True)
+class Stats:
+    path: Path
+    size: int
+    """Bytes on disk: the database and its write-ahead log (not the shared-memory index beside them)."""
+    models: tuple[ModelEntries, ...]
+
+    @property
+    def entries(self) -> int:
+        return sum(m.entries for m in self.models)
+
+
+def cache_key(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str,
+              schema: Mapping[str, Any], repeat: Repeat) -> str:
+    """sha256 of the canonical JSON of everything that determines an answer (see the module docstring)."""
+    return hashlib.sha256(canonical_json({
+        "version": KEY_VERSION, "runner": runner, "model": model, "settings": settings, "prompt": prompt,
+        "schema": schema, "repeat": repeat.index, "seed": repeat.seed})).hexdigest()
+
+
+def default_dir() -> Path:
+    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "benchrun"
+
+
+def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
+    """The configured cache_dir (relative to `cwd`, ~ expanded), else the default."""
+    if not configured:
+        return default_dir()
+    path = Path(configured).expanduser()
+    return path if path.is_absolute() else (cwd or Path.cwd()) / path
+
+
+def enabled(cache: bool | None, runner_type: str) -> bool:
+    """cache=true/false as given; unset, on for the runners that pin the model by digest."""
+    return cache if cache is not None else runner_type in PINNED
+
+
+def mount_type(path: Path, mounts: str) -> str | None:
+    """The file-system type of the mount holding `path` (the longest mount point above it), from the text of
+    /proc/self/mountinfo or /proc/mounts."""
+    best: tuple[int, str] | None = None
+    for point, fstype in _mounts(mounts):
+        if (path == point or point in path.parents) and (best is None or len(point.parts) >= best[0]):
+            best = len(point.parts), fstype
+    return best[1] if best else None
+
+
+def _mounts(text: str) -> Iterator[tuple[Path, str]]:
+    """(mount point, type) per line: mountinfo's `... mount-point ... - type source ...`, or mounts' `source
+    mount-point type ...`; octal escapes (\\040 for a space) decoded."""
+    for line in text.splitlines():
+        fields = line.split()
+        if " - " in line:
+            point, fstype = fields[4], line.split(" - ", 1)[1].split()[0]
+        elif len(fields) >= 3:
+            point, fstype = fields[1], fields[2]
+        else:
+            continue
+        yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
+
+
+def refuse_network_fs(directory: Path) -> None:
+    """Raise ConfigError (key cache_dir) when `directory` (or, not made yet, its nearest parent) is on a network
+    file system."""
+    existing = next(p for p in (directory, *directory.parents) if p.exists())
+    mounts = next((text for name in ("/proc/self/mountinfo", "/proc/mounts") if (text := _read(name))), "")
+    fstype = mount_type(existing.resolve(), mounts)
+    if fstype in NETWORK_FS:
+        raise ConfigError(f"{directory} is on a network file system ({fstype}), where SQLite's locking is not "
+                          f"safe; {FIX}", key="cache_dir")
+
+
+def _read(name: str) -> str:
+    try:
+        return Path(name).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+class RunCache:
+    """The store as one run uses it: the parts of the key that one run never changes, bound once."""
+
+    def __init__(self, store: Store, runner: str, pin: dict[str, Any], settings: dict[str, Any], model: str,
+                 run_id: str):
+        self.store, self.runner, self.pin, self.settings = store, runner, pin, settings
+        self.model, self.digest, self.run_id = model, pin.get("digest"), run_id
+
+    def key(self, prompt: str, schema: Mapping[str, Any], repeat: Repeat) -> str:
+        return cache_key(self.runner, self.pin, self.settings, prompt, schema, repeat)
+
+    def get(self, key: str) -> Entry | None:
+        return self.store.get(key)
+
+    def put(self, key: str, response: ResponseRecord) -> None:
+        """Keep a successful answer, as asked by this run."""
+        self.store.put(key, Entry(
+            text=response.text, done_reason=response.done_reason, prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens, durations_ns=response.durations_ns, extra=response.extra,
+            model=self.model, digest=self.digest, run_id=self.run_id, created_at=now()))
+
+
+def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What says which model answers: its digest (Ollama's, a GGUF's sha256); for runner=openai the served model id
+    and the system_fingerprint of the preflight's answer (null when unknown). None: nothing pins the model."""
+    if runner == "openai":
+        return {"served": identity.get("name"), "system_fingerprint": identity.get("system_fingerprint")}
+    digest = model_digest(dict(identity))
+    return {"digest": digest} if digest else None
+
+
+def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
+    """The store a run's config asks for (`cache`, `cache_dir`), or None when the cache is off."""
+    if not enabled(cfg.get("cache"), cfg["runner"]["type"]):
+        return None
+    return Store(cache_dir(cfg.get("cache_dir"), cwd))
+
+
+class Store:
+    """The cache's SQLite database in `directory`; one connection, autocommit, a transaction per write."""
+
+    def __init__(self, directory: Path):
+        self.dir, self.path = directory, directory / DB_FILE
+        refuse_network_fs(directory)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._create()
+        except (OSError, sqlite3.Error) as err:
+            raise self.unusable(err) from None
+
+    def unusable(self, err: Exception) -> ConfigError:
+        return ConfigError(f"the response cache at {self.path} cannot be used ({type(err).__name__}: {err}); {FIX}",
+                           key="cache_dir")
+
+    def _create(self) -> None:
+        with _transaction(self._db):
+            for statement in SCHEMA:
+                self._db.execute(statement)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        (found,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+        if found != str(SCHEMA_VERSION):
+            raise ConfigError(f"the response cache at {self.path} has schema version {found}, not {SCHEMA_VERSION}; "
+                              "clear it with benchrun-audit cache --clear, or " + FIX, key="cache_dir")
+
+    @property
+    def journal_mode(self) -> str:
+        return self._db.execute("PRAGMA journal_mode").fetchone()[0]
+
+    def get(self, key: str) -> Entry | None:
+        try:
+            row = self._db.execute("SELECT answer, model, digest, run_id, created_at FROM answers WHERE key = ?",
+                                   (key,)).fetchone()
+        except sqlite3.Error as err:
+            raise self.unusable(err) from None
+        if row is None:
+            return None
+        answer, model, digest, run_id, created_at = row
+        return Entry(**json.loads(answer), model=model, digest=digest, run_id=run_id, created_at=created_at)
+
+    def put(self, key: str, entry: Entry) -> None:
+        """Store an answer (a key already stored keeps its first answer)."""
+        try:
+            self._db.execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
+                             (key, entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer_json()))
+        except sqlite3.Error as err:
+            raise self.unusable(err) from None
+
+    def stats(self, digest_prefix: str | None = None) -> Stats:
+        """Entries per model and digest (those whose digest starts with `digest_prefix`), newest first."""
+        where, args = _digest_filter(digest_prefix)
+        rows = self._db.execute(f"SELECT model, digest, count(*), max(created_at) FROM answers {where} "
+                                "GROUP BY model, digest ORDER BY max(created_at) DESC, model", args).fetchall()
+        return Stats(self.path, size_on_disk(self.path), tuple(ModelEntries(*row) for row in rows))
+
+    def clear(self, digest_prefix: str | None = None) -> int:
+        """Delete every entry (or those of the models whose digest starts with `digest_prefix`); how many."""
+        where, args = _digest_filter(digest_prefix)
+        with _transaction(self._db):
+            removed = self._db.execute(f"DELETE FROM answers {where}", args).rowcount
+        self._db.execute("VACUUM")
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return removed
+
+    def close(self) -> None:
+        self._db.close()
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an error): the write lock taken at once, held briefly."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _digest_filter(prefix: str | None) -> tuple[str, tuple[str, ...]]:
+    """A WHERE clause matching digests that start with `prefix`, with or without `sha256:` on either side."""
+    if prefix is None:
+        return "", ()
+    bare = prefix.removeprefix("sha256:")
+    return ("WHERE substr(replace(digest, 'sha256:', ''), 1, ?) = ?", (len(bare), bare))
+
+
+def size_on_disk(path: Path) -> int:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
