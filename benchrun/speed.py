@@ -23,6 +23,8 @@ FIGURES = {"latency_p50_s": "latency p50 (s)", "latency_p95_s": "latency p95 (s)
            "tokens_per_s": "tokens/s", "prompt_tokens_per_s": "prompt tokens/s", "load_s": "load (s)",
            "wall_s": "wall (s)", "samples_per_s": "samples/s"}
 """Every figure of a speed, key -> label, in the order shown."""
+WALL_CLOCK = ("latency_s", "wall_s", "samples_per_s")
+"""The figures the wall clock measures: they differ between two runs of the same answers."""
 SIDE_BY_SIDE = ("latency_p50_s", "latency_p95_s", "tokens_per_s", "prompt_tokens_per_s", "load_s", "samples_per_s")
 """The figures set side by side in the sweep table, compare and the report."""
 

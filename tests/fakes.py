@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from benchrun.runners.openai import PROBE_PROMPT
+from benchrun.speed import WALL_CLOCK
 from benchrun.testing.http_fake import default_responder
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.conftest import call_benchrun
@@ -55,7 +56,6 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-WALL_CLOCK = ("latency_s", "wall_s", "samples_per_s")
 """The speed figures the wall clock measures, which differ from run to run."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from benchrun.speed import WALL_CLOCK
 from benchrun.testing.http_fake import default_responder
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
@@ -158,8 +159,10 @@ def comparable(run_dir: Path) -> dict[str, Any]:
         for row in rows:
             row.pop("seconds", None)
         return sorted(json.dumps(row, sort_keys=True) for row in rows)
-    return {"responses": records("responses.jsonl"), "scores": records("scores.jsonl"),
-            "summary": (run_dir / "summary.json").read_text(),
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for figure in WALL_CLOCK:
+        summary["speed"].pop(figure)
+    return {"responses": records("responses.jsonl"), "scores": records("scores.jsonl"), "summary": summary,
             "counts": json.loads((run_dir / "run.json").read_text())["counts"]}
 
 
