@@ -37,6 +37,7 @@ def main() -> None:
         _error(str(err))
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
+        _take_back()
         _error("interrupted before the run started: nothing was asked or recorded")
         sys.exit(EXIT["interrupted"])
     except BenchrunError as err:
@@ -45,14 +46,18 @@ def main() -> None:
         _error(str(err))
         sys.exit(err.exit_code)
     except Exception as err:
-        from benchrun.callbacks import take_back_unlaunched_sweeps
-
-        take_back_unlaunched_sweeps()
+        _take_back()
         line = hydra_error(err)
         if verbose or line is None:
             raise
         _error(line)
         sys.exit(EXIT["usage"])
+
+
+def _take_back() -> None:
+    """Remove what Hydra made for a run or sweep that never started (nothing, if Hydra was not yet loaded)."""
+    if "benchrun.callbacks" in sys.modules:
+        sys.modules["benchrun.callbacks"].take_back_unstarted()
 
 
 def _home(arg: str) -> str:

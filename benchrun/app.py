@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import shutil
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -14,13 +13,14 @@ import yaml
 from benchrun import console
 from benchrun.archive import LOG, RunWriter, environment, new_run_id, now
 from benchrun.cache import RunCache, Store, model_pin, store_for
+from benchrun.callbacks import forget_hydra_copies
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config
 from benchrun.errors import EXIT, BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
 from benchrun.executor import Executor
 from benchrun.grading import Grader
 from benchrun.interrupts import INTERRUPTS
-from benchrun.labels import MULTIRUN_FILE, dir_label, label
+from benchrun.labels import dir_label, label
 from benchrun.manifest import Query
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner
@@ -69,19 +69,6 @@ def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: 
         run_one(cfg, run_dir, overrides, cwd, sweep, varied)
     except BenchrunError as err:
         console.error(str(err))
-
-
-def forget_hydra_copies(run_dir: Path, secret: bool = False) -> None:
-    """Delete what Hydra wrote for a run that will not start (.hydra/, the job's log, the sweep's multirun.yaml if
-    its overrides hold a secret), and the run directory and its date directory if that empties them."""
-    shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
-    if secret:
-        (run_dir.parent / MULTIRUN_FILE).unlink(missing_ok=True)
-    (run_dir / LOG).unlink(missing_ok=True)
-    for folder in (run_dir, run_dir.parent):
-        if not folder.is_dir() or any(folder.iterdir()):
-            break
-        folder.rmdir()
 
 
 def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path,

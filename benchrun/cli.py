@@ -15,7 +15,8 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from benchrun import console
-from benchrun.app import forget_hydra_copies, run
+from benchrun.app import run
+from benchrun.callbacks import forget_hydra_copies
 from benchrun.archive import RUN
 from benchrun.config import register_with_hydra
 from benchrun.labels import swept_keys, varied
