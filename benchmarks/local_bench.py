@@ -44,8 +44,8 @@ def benchrun_once(root: Path, bench: str) -> tuple[float, int, float, Path]:
     """(wall s, completion tokens, generation s, run directory) of one `python -m benchrun runner=local` process."""
     outputs = Path(tempfile.mkdtemp(dir=root, prefix="outputs-"))
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "benchrun", "runner=local", f"task.path={bench}", f"outputs={outputs}"],
-                   check=True, capture_output=True, cwd=root)
+    subprocess.run([sys.executable, "-m", "benchrun", "runner=local", f"task.path={bench}", f"outputs={outputs}",
+                    "cache=false"], check=True, capture_output=True, cwd=root)  # every prompt asked of the model
     wall = time.perf_counter() - started
     [run_dir] = [p.parent for p in outputs.glob("*/*/run.json")]
     responses = [json.loads(line) for line in (run_dir / "responses.jsonl").read_text().splitlines()]

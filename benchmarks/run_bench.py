@@ -171,7 +171,7 @@ def run_child(args: list[str], cwd: Path) -> Timing:
 
 def benchrun_args(bench: Path, url: str, concurrency: int, outputs: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "benchrun", f"task.path={bench}", f"runner.host={url}", f"runner.model={MODEL}",
-            f"runner.concurrency={concurrency}", f"outputs={outputs}", *extra]
+            f"runner.concurrency={concurrency}", f"outputs={outputs}", "cache=false", *extra]  # every prompt asked
 
 
 def execute_seconds(outputs: Path) -> float:

@@ -55,9 +55,10 @@ def main() -> None:
 
 
 def _take_back() -> None:
-    """Remove what Hydra made for a run or sweep that never started (nothing, if Hydra was not yet loaded)."""
-    if "benchrun.callbacks" in sys.modules:
-        sys.modules["benchrun.callbacks"].take_back_unstarted()
+    """Remove what Hydra made for a run or sweep that never started."""
+    from benchrun.takeback import take_back_unstarted
+
+    take_back_unstarted()
 
 
 def _home(arg: str) -> str:

@@ -13,7 +13,6 @@ import yaml
 from benchrun import console
 from benchrun.archive import LOG, RunWriter, environment, new_run_id, now
 from benchrun.cache import RunCache, Store, model_pin, store_for
-from benchrun.callbacks import forget_hydra_copies
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config
 from benchrun.errors import EXIT, BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
@@ -25,6 +24,7 @@ from benchrun.manifest import Query
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner
 from benchrun.sweep import write_sweep_summary
+from benchrun.takeback import forget_hydra_copies
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:

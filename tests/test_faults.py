@@ -198,11 +198,11 @@ def test_a_signal_while_hydra_writes_its_copies_leaves_nothing(tmp_path):
     claimed its directory when the signal arrives; what Hydra made is taken back."""
     from omegaconf import OmegaConf
 
-    from benchrun import callbacks
+    from benchrun import callbacks, takeback
 
     run_dir = tmp_path / "outputs" / "2026-12-01" / "12-00-00.000000_bench_llama3.2"
     callbacks.RunDirCheck().on_run_start(OmegaConf.create({"dry_run": False, "hydra": {"run": {"dir": str(run_dir)}}}))
     (run_dir / ".hydra").mkdir(parents=True)
     (run_dir / ".hydra" / "config.yaml").write_text("task: {}\n")
-    callbacks.take_back_unstarted()
+    takeback.take_back_unstarted()
     assert list((tmp_path / "outputs").rglob("*")) == []
