@@ -171,7 +171,7 @@ def run_child(args: list[str], cwd: Path) -> Timing:
 
 def benchrun_args(bench: Path, url: str, concurrency: int, outputs: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "benchrun", f"task.path={bench}", f"runner.host={url}", f"runner.model={MODEL}",
-            f"runner.concurrency={concurrency}", f"outputs={outputs}", "cache=false", *extra]  # every prompt asked
+            f"runner.concurrency={concurrency}", f"outputs={outputs}", *extra]
 
 
 def execute_seconds(outputs: Path) -> float:
@@ -189,7 +189,7 @@ def measure_benchrun(scenario: Scenario, bench: Path, scratch: Path) -> tuple[Ti
     outputs = Path(tempfile.mkdtemp(prefix="outputs-", dir=scratch))
     startup = run_child(benchrun_args(bench, NO_SERVER, scenario.concurrency, outputs, "dry_run=true"), scratch)
     with fake_server(scenario) as url:
-        run = run_child(benchrun_args(bench, url, scenario.concurrency, outputs), scratch)
+        run = run_child(benchrun_args(bench, url, scenario.concurrency, outputs, "cache=false"), scratch)  # all asked
     return run, startup, execute_seconds(outputs)
 
 
