@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NamedTuple
 
+from pydantic import Field, ValidationError
+
 from benchrun.archive import now
 from benchrun.errors import ConfigError
+from benchrun.frozen import Frozen
 from benchrun.manifest import canonical_json
 from benchrun.records import ResponseRecord
 from benchrun.runs import model_digest
@@ -51,6 +54,18 @@ class Repeat(NamedTuple):
     seed: Any
 
 
+class Answer(Frozen):
+    """The answer part of an entry, checked when it is read: a damaged entry (an edited or half-understood row) is a
+    miss, asked again, never a response without text."""
+
+    text: str
+    done_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    durations_ns: dict[str, int] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Entry:
     """One cached answer: what rebuilds its ResponseRecord, the model, and the run that asked it."""
@@ -66,10 +81,8 @@ class Entry:
     run_id: str
     created_at: str
 
-    ANSWER = ("text", "done_reason", "prompt_tokens", "completion_tokens", "durations_ns", "extra")
-
     def answer_json(self) -> str:
-        return json.dumps({name: getattr(self, name) for name in self.ANSWER}, ensure_ascii=False)
+        return json.dumps({name: getattr(self, name) for name in Answer.model_fields}, ensure_ascii=False)
 
     def record(self, sample_id: str, task: str, repeat: int, seconds: float) -> ResponseRecord:
         """The answer as this run's response: no request sent, `cached_from` the run that asked it."""
@@ -253,13 +266,22 @@ class Store:
         if row is None:
             return None
         answer, model, digest, run_id, created_at = row
-        return Entry(**json.loads(answer), model=model, digest=digest, run_id=run_id, created_at=created_at)
+        try:
+            checked = Answer.model_validate_json(answer)
+        except ValidationError:
+            self._execute("DELETE FROM answers WHERE key = ?", (key,))
+            return None
+        return Entry(**dict(checked), model=model, digest=digest, run_id=run_id, created_at=created_at)
 
     def put(self, key: str, entry: Entry) -> None:
         """Store an answer (a key already stored keeps its first answer)."""
+        self._execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
+                      (key, entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer_json()))
+
+    def _execute(self, statement: str, args: tuple[Any, ...]) -> None:
+        """One statement in its own transaction; a database that fails is unusable, in one line."""
         try:
-            self._db.execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
-                             (key, entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer_json()))
+            self._db.execute(statement, args)
         except sqlite3.Error as err:
             raise self.unusable(err) from None
 

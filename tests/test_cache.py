@@ -323,3 +323,20 @@ def test_openai_caches_only_when_asked_and_keys_on_the_fingerprint(tmp_path):
         assert openai_chats(server) == 3
     assert {r["cached_from"] for r in read_jsonl(again / "responses.jsonl")} == {load_run(first).info.run_id}
     assert load_run(first).info.identity["system_fingerprint"] == "fp_1"
+
+
+def test_a_damaged_entry_is_asked_again_and_replaced(tmp_path):
+    with FakeOllama(responder=listbench_answer) as server:
+        run(tmp_path, server)
+        with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+            (key_1, answer), (key_2, _) = db.execute("SELECT key, answer FROM answers ORDER BY key LIMIT 2")
+            db.execute("UPDATE answers SET answer = ? WHERE key = ?", (json.dumps({**json.loads(answer),
+                                                                                    "text": None}), key_1))
+            db.execute("UPDATE answers SET answer = '{not json' WHERE key = ?", (key_2,))
+        db.close()
+        second = run(tmp_path, server)
+        assert chats(server) == 18 + 2
+        run(tmp_path, server)
+        assert chats(server) == 18 + 2  # the fresh answers took the damaged entries' place
+    info = json.loads((second / "run.json").read_text())
+    assert (info["status"], info["counts"]["cached"], info["counts"]["request_errors"]) == ("completed", 16, 0)
