@@ -227,3 +227,14 @@ def test_no_token_with_a_raw_control_character_can_be_generated():
         json.loads(poem(newlines))  # without the guard they get into the string
     guarded = poem(newlines, guard)
     assert isinstance(json.loads(guarded)["answer"], str), repr(guarded)
+
+
+@pytest.mark.parametrize(("seeds", "consistency"), [("vary", 0.0), ("same", 1.0)])
+def test_repeats_on_the_real_engine_follow_their_seeds(tmp_path, seeds, consistency):
+    """Sampling at temperature 0.8: llama.cpp gives each repeat's own seed its own answers, and one seed one answer
+    (measured: every folderbench sample)."""
+    run_dir = local_run(tmp_path, "task=folderbench", "repeats=3", f"repeat_seeds={seeds}", "cache=false",
+                        "runner.options.temperature=0.8", "++runner.options.num_predict=48")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert (summary["repeats"], summary["consistency"]) == (3, {"add": consistency})
+    assert [r["repeat"] for r in read_jsonl(run_dir / "responses.jsonl")] == [0, 1, 2] * 3
