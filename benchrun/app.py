@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -80,8 +80,10 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
                    runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
                    sweep=str(sweep) if sweep else None, label=label(varied or {}, model) if sweep else None,
                    varied=dict(varied or {}))
-    writer = RunWriter.create(run_dir, info)
-    with recording(writer):
+    with ExitStack() as recorded:
+        with INTERRUPTS.held():  # a signal while the directory is claimed waits until it is recorded as interrupted
+            writer = RunWriter.create(run_dir, info)
+            recorded.enter_context(recording(writer))
         writer.start(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         plan = compile_plan(cfg, cwd)
         writer.compiled(plan.manifest)

@@ -206,3 +206,25 @@ def test_a_signal_while_hydra_writes_its_copies_leaves_nothing(tmp_path):
     (run_dir / ".hydra" / "config.yaml").write_text("task: {}\n")
     takeback.take_back_unstarted()
     assert list((tmp_path / "outputs").rglob("*")) == []
+
+
+def test_a_signal_as_the_directory_is_claimed_is_recorded_as_interrupted(tmp_path, monkeypatch):
+    """The moment after the run took its directory's lock and before run.json exists: the signal waits until the
+    run can be recorded as interrupted (it once left a bare run.lock behind)."""
+    import signal as signals
+
+    from benchrun import app
+    from tests.conftest import call_benchrun
+
+    create = app.RunWriter.create
+
+    def claimed_then_signalled(run_dir, info):
+        writer = create(run_dir, info)
+        signals.raise_signal(signals.SIGTERM)
+        return writer
+
+    monkeypatch.setattr(app.RunWriter, "create", claimed_then_signalled)
+    result = call_benchrun("runner.host=http://127.0.0.1:9", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
+    info = json.loads(run_json.read_text())
+    assert (result.returncode, info["status"], info["reason"]) == (130, "interrupted", "interrupted by SIGTERM")
