@@ -7,8 +7,11 @@ these tests hold it to exact exit codes and messages, and to an archive with eve
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -208,23 +211,33 @@ def test_a_signal_while_hydra_writes_its_copies_leaves_nothing(tmp_path):
     assert list((tmp_path / "outputs").rglob("*")) == []
 
 
-def test_a_signal_as_the_directory_is_claimed_is_recorded_as_interrupted(tmp_path, monkeypatch):
+CLAIMED_THEN_SIGNALLED = """
+import signal, sys
+from benchrun import app
+from benchrun.__main__ import main
+
+create = app.RunWriter.create
+
+
+def claimed_then_signalled(run_dir, info):
+    writer = create(run_dir, info)
+    signal.raise_signal(signal.SIGTERM)
+    return writer
+
+
+app.RunWriter.create = claimed_then_signalled
+sys.argv = ["benchrun", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_signal_as_the_directory_is_claimed_is_recorded_as_interrupted(tmp_path):
     """The moment after the run took its directory's lock and before run.json exists: the signal waits until the
-    run can be recorded as interrupted (it once left a bare run.lock behind)."""
-    import signal as signals
-
-    from benchrun import app
-    from tests.conftest import call_benchrun
-
-    create = app.RunWriter.create
-
-    def claimed_then_signalled(run_dir, info):
-        writer = create(run_dir, info)
-        signals.raise_signal(signals.SIGTERM)
-        return writer
-
-    monkeypatch.setattr(app.RunWriter, "create", claimed_then_signalled)
-    result = call_benchrun("runner.host=http://127.0.0.1:9", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    run can be recorded as interrupted (it once left a bare run.lock behind). A process of its own: the signal is
+    real."""
+    result = subprocess.run([sys.executable, "-c", CLAIMED_THEN_SIGNALLED, "runner.host=http://127.0.0.1:9",
+                             f"outputs={tmp_path / 'outputs'}"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
     info = json.loads(run_json.read_text())
     assert (result.returncode, info["status"], info["reason"]) == (130, "interrupted", "interrupted by SIGTERM")
