@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Protocol
 
@@ -11,7 +12,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from benchrun.cache import Repeat, RunCache
 from benchrun.errors import FailFast, ServerLost
-from benchrun.grading import Grader
+from benchrun.grading import Grader, Grading
 from benchrun.manifest import Manifest, Query, Sample
 from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.runners import Completion, Refused, Retryable, Runner, Unreachable
@@ -27,6 +28,8 @@ class Recorder(Protocol):
 
 BACKOFF_MAX_S = 8.0
 """The longest wait between two attempts."""
+GRADING_AHEAD = 32
+"""How many recorded answers (beyond one per worker) may wait for their scorers while the next samples are asked."""
 
 
 @dataclass
@@ -52,18 +55,24 @@ class Executor:
         self.cache = cache
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
         self._held: list[tuple[Sample, ResponseRecord]] = []
+        self._grading: deque[Grading] = deque()
+        self._ahead = self.policy.concurrency + GRADING_AHEAD
 
     async def run(self, queries: Iterable[Query]) -> None:
-        """Ask every query (a sample's repeat), `policy.concurrency` at a time; returns when all are recorded."""
+        """Ask every query (a sample's repeat), `policy.concurrency` at a time; returns when all are recorded and
+        graded. A broken setup stops the asking, but what was answered is still graded."""
         queue = iter(queries)
         workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.policy.concurrency)]
         try:
             await asyncio.gather(*workers)
-            await self._release()
+        except (FailFast, ServerLost):
+            await _stop(workers)
+            await self._collect(0)
+            raise
         finally:
-            for worker in workers:
-                worker.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await _stop(workers)
+        await self._release()
+        await self._collect(0)
 
     async def _worker(self, queue: Iterator[Query]) -> None:
         for sample, repeat in queue:
@@ -94,8 +103,19 @@ class Executor:
         return response
 
     async def _record(self, sample: Sample, response: ResponseRecord) -> None:
+        """Commit the response, send it to its scorers, and commit the scores that are ready: the next sample is
+        asked while the scorers work."""
         self.recorder.response(response)
-        self.recorder.scores(response, await self.grader.grade(sample, response))
+        self._grading.append(self.grader.start(sample, response))
+        await self._collect(self._ahead)
+
+    async def _collect(self, keep: int) -> None:
+        """Commit the scores of the gradings that are done, oldest first, waiting while more than `keep` are not."""
+        while self._grading and (len(self._grading) > keep or self._grading[0].done()):
+            grading = self._grading.popleft()
+            if not grading.done():
+                self.grader.send()
+            self.recorder.scores(grading.response, await grading.scores())
 
     async def _release(self) -> None:
         """Record the failed samples held back: they were failures of their own."""
@@ -143,14 +163,20 @@ class Executor:
         started = time.perf_counter()
         try:
             try:
-                return await asyncio.wait_for(self.runner.complete(sample.prompt, self._schemas[sample.task], seed),
-                                              self.policy.timeout_s)
-            except asyncio.TimeoutError as err:
+                async with asyncio.timeout(self.policy.timeout_s):  # no task of its own, unlike wait_for
+                    return await self.runner.complete(sample.prompt, self._schemas[sample.task], seed)
+            except TimeoutError as err:
                 raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err
         except Exception as err:
             failures.append(Attempt(number=len(failures) + 1, error=_error_info(err),
                                     seconds=round(time.perf_counter() - started, 6)))
             raise
+
+
+async def _stop(workers: list[asyncio.Task[None]]) -> None:
+    for worker in workers:
+        worker.cancel()
+    await asyncio.gather(*workers, return_exceptions=True)
 
 
 def _error_info(err: BaseException) -> ErrorInfo:

@@ -78,8 +78,8 @@ class OllamaRunner:
             raise failure(f"HTTP {err.status_code}: {err.error}") from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
-        return Completion(
-            text=response.message.content or "", done_reason=response.done_reason,
+        return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
+            text=response.message.content or "", extra={}, done_reason=response.done_reason,
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in _DURATIONS if getattr(response, name) is not None},
