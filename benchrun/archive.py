@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 from benchrun.dirlock import DirLock
 from benchrun.errors import ArchiveError, RunDirTaken, WriteFailed
 from benchrun.interrupts import INTERRUPTS
-from benchrun.ledger import DIGESTS, digest_line
+from benchrun.ledger import DIGESTS, RESPONSES, SCORES, digest_lines
 from benchrun.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
 from benchrun.secrets import SECRETS
 from benchrun.speed import SpeedTally
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from benchrun.manifest import Manifest
 
 CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
-RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
 LOG = "benchrun.log"
 """The run's log: Hydra's job log (hydra.job.name is benchrun), where what user code prints goes too."""
 RECORD_FILES = (RESPONSES, SCORES)
@@ -141,18 +140,15 @@ class RecordFile:
                 self.size += len(chunk)
                 self.lines += chunk.count(b"\n")
 
-    def append(self, lines: list[bytes]) -> list[bytes]:
-        """Write whole lines (newline included) in one write; their records.sha256 lines."""
-        digests = [digest_line(self.name, self.lines + i, line) for i, line in enumerate(lines, start=1)]
-        data = b"".join(lines)
+    def append(self, data: bytes) -> None:
+        """Write whole lines (each with its newline) in one write."""
         with writing(self.path):
             view = memoryview(data)
             while view:
                 view = view[self._file.write(view):]
         self._hash.update(data)
         self.size += len(data)
-        self.lines += len(lines)
-        return digests
+        self.lines += data.count(b"\n")
 
     def close(self) -> FileDigest:
         with writing(self.path):
@@ -287,7 +283,8 @@ class RunWriter:
         if SECRETS:  # a server that echoes the API key cannot put it in the archive
             lines = [SECRETS.scrub_bytes(line) for line in lines]
         try:
-            self._sinks[DIGESTS].append(self._sinks[name].append(lines))
+            self._sinks[name].append(b"".join(lines))
+            self._sinks[DIGESTS].append(digest_lines(name, lines))
         except WriteFailed:
             self._broken = True
             raise

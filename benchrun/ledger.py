@@ -1,5 +1,11 @@
 """`records.sha256`: one digest per record line, and checking record files against it.
 
+Each line is `<r|s> <the first 32 hex digits of the line's sha256>`: the record file (r responses.jsonl,
+s scores.jsonl) and, by its place among that file's digests, the line number. 128 bits of sha256 leave an
+accidental match at 2^-128; a deliberate edit of a line and its digest is as easy at any length, which only the seal,
+with its sha256 kept elsewhere, guards against. Runs written by benchrun 0.2 have `<file> <line number> <sha256>`
+lines, read alike (and a resume of such a run goes on in the lean form).
+
 A record line is committed once its digest is on disk. The writer flushes each record line (or one sample's score
 lines) before the digests of those lines, so after a crash the digests never run ahead of the lines: what follows
 the last committed line is at most the one sample being recorded when the process died, possibly half-written.
@@ -9,17 +15,31 @@ the last committed line is at most the one sample being recorded when the proces
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 DIGESTS = "records.sha256"
-"""One line per record line, `<file> <line number> <sha256 of the line>`, so verify can name the line that changed."""
+"""One line per record line, so verify can name the line that changed."""
+RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
+TAGS = {RESPONSES: b"r", SCORES: b"s"}
+_FILES = {tag: name for name, tag in TAGS.items()}
+_LEAN = re.compile(rb"([rs]) ([0-9a-f]{32})\n")
+_OLD = re.compile(rb"(\S+) ([0-9]+) ([0-9a-f]{64})\n")
+HEX = 32
+"""Hex digits of a line's sha256 kept: 128 bits."""
 
 
-def digest_line(name: str, number: int, line: bytes) -> bytes:
-    """The records.sha256 line for line `number` of record file `name`."""
-    return f"{name} {number} {hashlib.sha256(line).hexdigest()}\n".encode()
+def digest(line: bytes) -> str:
+    """A record line's digest as records.sha256 keeps it."""
+    return hashlib.sha256(line).digest()[:HEX // 2].hex()
+
+
+def digest_lines(name: str, lines: list[bytes]) -> bytes:
+    """The records.sha256 lines for `lines`, appended to record file `name`."""
+    tag = TAGS[name] + b" "
+    return b"".join(tag + digest(line).encode() + b"\n" for line in lines)
 
 
 @dataclass(frozen=True)
@@ -40,6 +60,7 @@ class Digests:
     """records.sha256 read: each record file's line digests in order, and what is wrong with the file itself."""
 
     lines: dict[str, list[str]] = field(default_factory=dict)
+    """Each record file's line digests (HEX digits, whichever form the file has)."""
     problems: list[Mismatch] = field(default_factory=list)
     committed_size: int = 0
     """Bytes up to the last whole digest line (a half-written last line is not counted)."""
@@ -56,19 +77,30 @@ def read_digests(run_dir: Path) -> Digests:
         for number, line in enumerate(handle, start=1):
             if not line.endswith(b"\n"):
                 break
-            parts = line.split()
-            if len(parts) != 3 or not parts[1].isdigit():
+            parsed = _parse(line, found.lines)
+            if parsed is None:
                 found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line"))
                 continue
-            name, index, digest = parts[0].decode("utf-8", "replace"), int(parts[1]), parts[2].decode("ascii", "replace")
+            name, index, hexdigest = parsed
             digests = found.lines.setdefault(name, [])
             if index != len(digests) + 1:
                 found.problems.append(Mismatch(DIGESTS, number, f"line {number} is the digest of {name} line {index} "
                                                                 f"where line {len(digests) + 1} was due"))
                 continue
-            digests.append(digest)
+            digests.append(hexdigest[:HEX])
             found.committed_size += len(line)
     return found
+
+
+def _parse(line: bytes, lines: dict[str, list[str]]) -> tuple[str, int, str] | None:
+    """(file, line number, hex digest) of a digest line, lean (`r <hex>`) or as benchrun 0.2 wrote it; None when it
+    is neither."""
+    if lean := _LEAN.fullmatch(line):
+        name = _FILES[lean[1]]
+        return name, len(lines.get(name, ())) + 1, lean[2].decode()
+    if old := _OLD.fullmatch(line):
+        return old[1].decode("utf-8", "replace"), int(old[2]), old[3].decode()
+    return None
 
 
 @dataclass
@@ -93,7 +125,7 @@ def check_file(run_dir: Path, name: str, digests: list[str]) -> Checked:
     for present, line in enumerate(lines_of(run_dir / name), start=1):
         if present > len(digests):
             tail.append(line)
-        elif hashlib.sha256(line).hexdigest() != digests[present - 1]:
+        elif digest(line) != digests[present - 1]:
             changed.append(present)
         elif not changed:
             committed, size = committed + 1, size + len(line)
@@ -111,11 +143,11 @@ def aligned(path: Path, digests: list[str]) -> list[tuple[int, bytes]]:
     """(number, line) of the lines that follow the written sequence in order: edited, inserted and duplicated lines
     fall out, lost ones are skipped over, and nothing after the last digest is kept."""
     positions: dict[str, list[int]] = {}
-    for index, digest in enumerate(digests):
-        positions.setdefault(digest, []).append(index)
+    for index, hexdigest in enumerate(digests):
+        positions.setdefault(hexdigest, []).append(index)
     kept, due = [], 0
     for number, line in enumerate(lines_of(path), start=1):
-        later = next((i for i in positions.get(hashlib.sha256(line).hexdigest(), ()) if i >= due), None)
+        later = next((i for i in positions.get(digest(line), ()) if i >= due), None)
         if later is not None:
             kept.append((number, line))
             due = later + 1

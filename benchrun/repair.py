@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from benchrun.archive import RECORD_FILES, RESPONSES, SCORES, write_atomic, writing
-from benchrun.ledger import (DIGESTS, Checked, Digests, Mismatch, aligned, check_file, digest_line, lines_of,
+from benchrun.ledger import (DIGESTS, Checked, Digests, Mismatch, aligned, check_file, digest_lines, lines_of,
                              read_digests)
 from benchrun.manifest import Manifest
 from benchrun.records import FORMAT_VALID, answer_name
@@ -201,8 +201,7 @@ def _truncate(path: Path, size: int) -> None:
 
 
 def _rewrite(run_dir: Path, keep: dict[str, list[bytes]]) -> None:
-    digests = [digest_line(name, number, line) for name in RECORD_FILES
-               for number, line in enumerate(keep[name], start=1)]
+    digests = [digest_lines(name, keep[name]) for name in RECORD_FILES]
     for name in RECORD_FILES:
         write_atomic(run_dir / name, b"".join(keep[name]))
     write_atomic(run_dir / DIGESTS, b"".join(digests))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -132,6 +133,35 @@ def test_resume_cuts_off_half_written_lines_quietly(tmp_path):
     assert entry["tail_lines_cut"] == {"responses.jsonl": 1, "scores.jsonl": 1}
     assert (entry["dropped_lines"], entry["problems"]) == ({}, [])
     assert verify(run_dir).returncode == 0
+
+
+def test_resume_of_a_run_written_by_0_2_goes_on_in_lean_digest_lines(tmp_path):
+    """A run killed under benchrun 0.2 (records.sha256 lines `<file> <line> <sha256>`) resumes and verifies; the
+    lines it adds are lean."""
+    write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right, latency_s=0.05) as server:
+        run_dir = killed_run(tmp_path, server)
+        old = digests_as_0_2(run_dir)
+        result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        assert result.returncode == 0, result.stderr
+    lines = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
+    assert lines[:len(old)] == old and len(lines) == 3 * N
+    assert all(len(line) == 35 and line[:2] in (b"r ", b"s ") for line in lines[len(old):])
+    assert verify(run_dir).returncode == 0
+
+
+def digests_as_0_2(run_dir: Path) -> list[bytes]:
+    """Rewrite the whole lines of records.sha256 as benchrun 0.2 wrote them (`<file> <line> <sha256>`); those lines."""
+    names, numbers, old = {b"r": "responses.jsonl", b"s": "scores.jsonl"}, {b"r": 0, b"s": 0}, []
+    records = {tag: (run_dir / name).read_bytes().splitlines(keepends=True) for tag, name in names.items()}
+    for lean in (run_dir / "records.sha256").read_bytes().splitlines(keepends=True):
+        if lean.endswith(b"\n"):
+            tag = lean[:1]
+            numbers[tag] += 1
+            line = records[tag][numbers[tag] - 1]
+            old.append(f"{names[tag]} {numbers[tag]} {hashlib.sha256(line).hexdigest()}\n".encode())
+    (run_dir / "records.sha256").write_bytes(b"".join(old))
+    return old
 
 
 def verify(run_dir: Path) -> subprocess.CompletedProcess:

@@ -16,6 +16,7 @@ import yaml
 from benchrun.archive import RunWriter, now
 from benchrun.audit.export import write_csv, write_jsonl
 from benchrun.audit.verify import Finding, verify_run
+from benchrun.ledger import Mismatch, read_digests
 from benchrun.records import Counts, RunInfo
 from benchrun.resources import demos_dir
 from benchrun.runs import expand_runs, load_run
@@ -94,12 +95,12 @@ def test_a_fresh_run_is_intact(runs):
 
 @pytest.mark.slow
 def test_records_sha256_has_a_digest_per_record_line(runs):
-    expected = set()
-    for name in ("responses.jsonl", "scores.jsonl"):
-        lines = (runs.listbench / name).read_bytes().splitlines(keepends=True)
-        expected |= {f"{name} {i} {sha(line)}" for i, line in enumerate(lines, start=1)}
+    """Lean lines, `r|s <128 bits of the line's sha256>`, in each record file's order (35 bytes a record line)."""
     written = (runs.listbench / "records.sha256").read_text().splitlines()
-    assert len(written) == 63 and set(written) == expected
+    for tag, name in (("r", "responses.jsonl"), ("s", "scores.jsonl")):
+        lines = (runs.listbench / name).read_bytes().splitlines(keepends=True)
+        assert [line for line in written if line[0] == tag] == [f"{tag} {sha(line)[:32]}" for line in lines]
+    assert len(written) == 63 and (runs.listbench / "records.sha256").stat().st_size == 63 * 35
     info = load_run(runs.listbench).info
     data = (runs.listbench / "summary.json").read_bytes()
     assert info.files["summary.json"].model_dump() == {"sha256": sha(data), "size": len(data),
@@ -210,6 +211,43 @@ def test_a_run_without_line_digests_still_names_the_file(copy):
     assert problems(copy) == [Finding(False, "responses.jsonl", f"changed since the run finished: sha256 "
                                                                 f"{sha(data + data[:50])[:12]}…, run.json has "
                                                                 f"{info.files['responses.jsonl'].sha256[:12]}…")]
+
+
+def as_written_by_0_2(run_dir: Path) -> None:
+    """records.sha256 in the form benchrun 0.2 wrote, `<file> <line number> <sha256>`, with run.json and the seal
+    updated to match (as that version sealed them)."""
+    lines = []
+    for name in ("responses.jsonl", "scores.jsonl"):
+        for number, line in enumerate((run_dir / name).read_bytes().splitlines(keepends=True), start=1):
+            lines.append(f"{name} {number} {sha(line)}\n")
+    (run_dir / "records.sha256").write_text("".join(lines))
+    info = json.loads((run_dir / "run.json").read_text())
+    info["files"]["records.sha256"] = digest_of(run_dir / "records.sha256")
+    (run_dir / "run.json").write_text(json.dumps(info))
+    reseal(run_dir)
+
+
+@pytest.mark.slow
+def test_a_run_written_by_0_2_verifies_and_names_the_line(copy):
+    as_written_by_0_2(copy)
+    assert problems(copy) == []
+    lines = (copy / "scores.jsonl").read_text().splitlines(keepends=True)
+    lines[6] = lines[6].replace('"scorer"', '"scorer" ', 1)
+    (copy / "scores.jsonl").write_text("".join(lines))
+    assert [p for p in problems(copy) if p.file == "scores.jsonl"] == [
+        Finding(False, "scores.jsonl", "line 7 is not the line written", 7)]
+
+
+def test_digest_lines_of_either_form_and_of_neither(tmp_path):
+    """What resume reads: lean lines and 0.2 lines alike (a resumed 0.2 run goes on in lean lines); a shortened
+    digest, an unknown file tag or an upper-case digest is not a digest line."""
+    full = sha(b"x\n")
+    (tmp_path / "records.sha256").write_text(
+        f"responses.jsonl 1 {full}\nr {full[:32]}\ns {full[:32]}\nr {full[:31]}\nq {full[:32]}\n"
+        f"scores.jsonl 2 {full.upper()}\ns {full[:32]}")
+    found = read_digests(tmp_path)
+    assert found.lines == {"responses.jsonl": [full[:32], full[:32]], "scores.jsonl": [full[:32]]}
+    assert found.problems == [Mismatch("records.sha256", n, f"line {n} is not a digest line") for n in (4, 5, 6)]
 
 
 @pytest.mark.slow

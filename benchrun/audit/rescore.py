@@ -297,7 +297,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
                 count_response(counts, response)
                 tally.add_response(response)
                 speed.add(response)
-                sink.append([record.model_dump_json().encode() + b"\n" for record in records])
+                sink.append(b"".join(record.model_dump_json().encode() + b"\n" for record in records))
                 for record in records:
                     tally.add(record)
                     count_score(counts, record, response.error is not None)
