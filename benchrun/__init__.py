@@ -7,7 +7,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 _API = {
     "compile": "compiler", "compile_plan": "compiler", "Plan": "compiler", "Manifest": "manifest",
     "Sample": "manifest", "Run": "runs", "find_runs": "runs", "load_run": "runs", "resolve_run": "runs",
