@@ -12,21 +12,12 @@ three wall times and the ratio all-cached / dry run (target: within 2x).
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from pathlib import Path
 
-from run_bench import NO_SERVER, Scenario, benchrun_args, fake_server, run_child, write_benchmark
+from run_bench import NO_SERVER, benchrun_args, completed_run, fake_server, run_child, write_benchmark
 
 TARGET = 2.0
-
-
-def cached_count(outputs: Path) -> int:
-    (run_json,) = outputs.rglob("run.json")
-    info = json.loads(run_json.read_text(encoding="utf-8"))
-    if info["status"] != "completed":
-        raise RuntimeError(f"{run_json}: status {info['status']}")
-    return info["counts"]["cached"]
 
 
 def main() -> None:
@@ -38,11 +29,11 @@ def main() -> None:
         scratch = Path(tmp)
         bench, cache = write_benchmark(scratch, args.n), f"cache_dir={scratch / 'cache'}"
         walls, cached = {}, {}
-        with fake_server(Scenario("cache", args.n, args.concurrency)) as url:
+        with fake_server() as url:
             for name in ("asked", "all cached"):
                 outputs = scratch / name.replace(" ", "-")
                 walls[name] = run_child(benchrun_args(bench, url, args.concurrency, outputs, cache), scratch).seconds
-                cached[name] = cached_count(outputs)
+                cached[name] = completed_run(outputs)[1]["counts"]["cached"]
         dry = benchrun_args(bench, NO_SERVER, args.concurrency, scratch / "dry", cache, "dry_run=true")
         walls["dry run"] = run_child(dry, scratch).seconds
     if cached != {"asked": 0, "all cached": args.n}:

@@ -1,48 +1,46 @@
-"""How much time and memory benchrun adds to the model's own time: benchrun vs. a bare asyncio loop.
+"""What benchrun costs over the loop a user would write, both measured as whole processes (issue 13).
 
-    python benchmarks/run_bench.py [--quick | --full | --n N] [--repeats K]
+    python benchmarks/run_bench.py [--quick] [--n N] [--latency-n N] [--pairs P] [--scenario a b c]
 
-Each scenario asks the same N structured prompts ("find the product of {a} and {b}", format IntAnswer)
-of the fake Ollama server (`python -m benchrun.testing.ollama_server`, a fresh process per measurement):
-- bare: a worker pool of C tasks around the official `ollama.AsyncClient().chat`, in this process;
-  nothing written, nothing scored;
-- benchrun: a real `python -m benchrun` subprocess on the same prompts as a list-style benchmark
+Each scenario asks N structured prompts ("find the product of {a} and 7", format IntAnswer) of the fake Ollama
+server (`python -m benchrun.testing.ollama_server`, a fresh process for every measurement), in P pairs A B A B:
+- A, the bare loop: `python benchmarks/bare_loop.py`, C workers around the official `ollama.AsyncClient().chat`
+  with the same schema and options, each answer kept as a JSON line;
+- B, benchrun: `python -m benchrun cache=false` on the same prompts as a list-style benchmark of one task
   (calculated reference, a custom scorer), the progress bar live as on a terminal.
-"execute s" is manifest.json written -> run.json's `ended_at` (preflight, asking, grading, archiving, summary);
-"wall - start-up" is the subprocess's wall time minus that of a dry run of the same benchmark. CPU columns
-are the client's CPU per sample (benchrun: run minus dry run), which shared machines disturb far less than
-wall time. Every figure is the best of K repeats, bare and benchrun measured in turn.
+Wall seconds and CPU seconds (the child's own rusage, from os.wait4) are of the whole process, start-up included.
+Per scenario it prints each pair's walls and ratio, the medians, the median of the pair ratios, and the CPU per
+sample of each (median CPU seconds / N) with their ratio. With scenario b it also prints the peak RSS of benchrun at
+N and N/5 (and of their dry runs: the compile) and the bytes written per sample: the run directory and each record
+file, against the bare loop's answers file.
 
-Targets (issue 3, "Speed"): instant server, concurrency 1 and 8: execute <= 1.3x bare; 50 ms per request
-and a server serving 8 at once, concurrency 8: execute <= 1.25x ideal (N x 50 ms / 8); memory flat in N.
-Scenario c uses N=2,000 by default (ideal 12.5 s); `--full` runs it at N=10,000 (ideal 62.5 s).
+Targets (issue 13; ratios from one sitting): a. zero latency, concurrency 1 and b. zero latency, concurrency 8:
+benchrun wall <= 1.15x the bare loop, CPU per sample <= 1.3x; c. 50 ms per request, the server serving 8 at once,
+concurrency 8: wall <= 1.05x the bare loop; memory flat in N. N is 10,000 for a and b, 2,000 for c.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-import ollama
 import yaml
 
+from bare_loop import B, MODEL, SCHEMA, TEMPLATE
 from benchrun.formats import IntAnswer
 
-MODEL = "llama3.2"
-OPTIONS = {"temperature": 0, "seed": 0}
-TEMPLATE = "find the product of {a} and {b}"
-B = 7
+BARE_LOOP = Path(__file__).with_name("bare_loop.py")
 SCORER = '''import json
 
 
@@ -53,68 +51,55 @@ LIVE_TERMINAL = {"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
 """Makes rich draw the progress bar into the pipe, so its per-sample cost is measured too."""
 NO_SERVER = "http://127.0.0.1:9"
 """The host given to dry runs, which call no model."""
-BARE_RATIO, IDEAL_RATIO = 1.3, 1.25
+RECORD_FILES = ("responses.jsonl", "scores.jsonl", "records.sha256", "manifest.json")
 FLAT_MB = 2.0
 """Memory is flat in N when what a run adds over its dry run's peak (the compile) grows by at most this."""
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """One row: N prompts at concurrency C against a server with this latency and parallelism."""
+    """N prompts at concurrency C against a server with this latency and parallelism; issue 13's targets."""
 
+    key: str
     label: str
     n: int
     concurrency: int
     latency_s: float = 0.0
     max_parallel: int | None = None
+    wall_target: float = 1.15
+    cpu_target: float | None = 1.3
 
     @property
-    def ideal_s(self) -> float | None:
-        """The model's own time when the server is the only cost: N x latency / requests served at once."""
-        if not self.latency_s:
-            return None
+    def ideal_s(self) -> float:
+        """The server's own time: N x latency / requests served at once (0 at zero latency)."""
         return self.n * self.latency_s / min(self.concurrency, self.max_parallel or self.concurrency)
 
 
 @dataclass(frozen=True)
 class Timing:
-    """Wall and CPU seconds of one measurement, and the peak RSS when it is a subprocess."""
+    """Wall and CPU seconds of one whole process, and its peak RSS."""
 
     seconds: float
     cpu_s: float
-    rss_mb: float = 0.0
+    rss_mb: float
 
 
 @dataclass(frozen=True)
-class Row:
-    """The measured figures of one scenario (each the best of the repeats)."""
+class Pair:
+    """The bare loop then benchrun, each against its own fresh server; where each left what it wrote."""
 
-    scenario: Scenario
     bare: Timing
     run: Timing
-    startup: Timing
-    execute_s: float
+    answers: Path
+    run_dir: Path
 
     @property
     def ratio(self) -> float:
-        return self.execute_s / self.bare.seconds
-
-    @property
-    def bare_cpu_us(self) -> float:
-        return self.bare.cpu_s / self.scenario.n * 1e6
-
-    @property
-    def run_cpu_us(self) -> float:
-        """The run's CPU per sample, less what its dry run (start-up and compile) took."""
-        return (self.run.cpu_s - self.startup.cpu_s) / self.scenario.n * 1e6
-
-
-def prompts(n: int) -> list[str]:
-    return [TEMPLATE.format(a=a, b=B) for a in range(n)]
+        return self.run.seconds / self.bare.seconds
 
 
 def write_benchmark(root: Path, n: int) -> Path:
-    """A list-style benchmark of one task whose n samples are exactly `prompts(n)`."""
+    """A list-style benchmark of one task whose n samples are bare_loop's n prompts."""
     bench = root / f"bench{n}"
     bench.mkdir()
     task = {"name": "product", "template": TEMPLATE, "values": {"a": list(range(n)), "b": [B] * n},
@@ -124,35 +109,24 @@ def write_benchmark(root: Path, n: int) -> Path:
     return bench
 
 
+def benchmark(scratch: Path, n: int) -> Path:
+    """The n-sample benchmark in `scratch`, written the first time it is asked for."""
+    bench = scratch / f"bench{n}"
+    return bench if bench.exists() else write_benchmark(scratch, n)
+
+
 @contextmanager
-def fake_server(scenario: Scenario) -> Iterator[str]:
-    """The fake Ollama in its own process, with the scenario's latency; yields its URL."""
+def fake_server(latency_s: float = 0.0, max_parallel: int | None = None) -> Iterator[str]:
+    """The fake Ollama in its own process, with this latency and parallelism; yields its URL."""
     args = [sys.executable, "-m", "benchrun.testing.ollama_server", "--port", "0", "--models", MODEL,
-            "--latency", str(scenario.latency_s)]
-    if scenario.max_parallel:
-        args += ["--max-parallel", str(scenario.max_parallel)]
+            "--latency", str(latency_s)]
+    if max_parallel:
+        args += ["--max-parallel", str(max_parallel)]
     with subprocess.Popen(args, stdout=subprocess.PIPE, text=True) as server:
         try:
             yield server.stdout.readline().strip()
         finally:
             server.terminate()
-
-
-async def bare_loop(url: str, questions: list[str], concurrency: int) -> Timing:
-    """Ask every question through `concurrency` workers sharing one official AsyncClient."""
-    client = ollama.AsyncClient(host=url)
-    schema = IntAnswer.model_json_schema()
-    queue = iter(questions)
-
-    async def worker() -> None:
-        for prompt in queue:
-            await client.chat(MODEL, messages=[{"role": "user", "content": prompt}], format=schema, options=OPTIONS)
-
-    started, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    timing = Timing(time.perf_counter() - started, time.process_time() - cpu)
-    await client.close()
-    return timing
 
 
 def run_child(args: list[str], cwd: Path) -> Timing:
@@ -174,93 +148,149 @@ def benchrun_args(bench: Path, url: str, concurrency: int, outputs: Path, *extra
             f"runner.concurrency={concurrency}", f"outputs={outputs}", *extra]
 
 
-def execute_seconds(outputs: Path) -> float:
-    """From the only run directory under `outputs`: manifest.json written -> run.json's ended_at."""
+def completed_run(outputs: Path) -> tuple[Path, dict[str, Any]]:
+    """The only run directory under `outputs` and its run.json; raises unless the run completed."""
     (run_json,) = outputs.rglob("run.json")
     info = json.loads(run_json.read_text(encoding="utf-8"))
     if info["status"] != "completed":
         raise RuntimeError(f"{run_json}: status {info['status']}")
-    ended = datetime.fromisoformat(info["ended_at"]).timestamp()
-    return ended - (run_json.parent / "manifest.json").stat().st_mtime
+    return run_json.parent, info
 
 
-def measure_benchrun(scenario: Scenario, bench: Path, scratch: Path) -> tuple[Timing, Timing, float]:
-    """A dry run, then a real run against a fresh server: both subprocesses and the execute seconds."""
-    outputs = Path(tempfile.mkdtemp(prefix="outputs-", dir=scratch))
-    startup = run_child(benchrun_args(bench, NO_SERVER, scenario.concurrency, outputs, "dry_run=true"), scratch)
-    with fake_server(scenario) as url:
-        run = run_child(benchrun_args(bench, url, scenario.concurrency, outputs, "cache=false"), scratch)  # all asked
-    return run, startup, execute_seconds(outputs)
+def time_bare(scenario: Scenario, answers: Path, scratch: Path) -> Timing:
+    """bare_loop.py against a fresh server; checks that it kept one answer per prompt."""
+    with fake_server(scenario.latency_s, scenario.max_parallel) as url:
+        timing = run_child([sys.executable, str(BARE_LOOP), url, str(scenario.n), str(scenario.concurrency),
+                            str(answers)], scratch)
+    with answers.open(encoding="utf-8") as lines:
+        if (kept := sum(1 for _ in lines)) != scenario.n:
+            raise RuntimeError(f"{answers}: {kept} answers, expected {scenario.n}")
+    return timing
 
 
-def measure(scenario: Scenario, bench: Path, scratch: Path, repeats: int) -> Row:
-    """Bare loop and benchrun in turn, `repeats` times, each against a fresh server; the best of each."""
-    bares, runs = [], []
-    for _ in range(repeats):
-        with fake_server(scenario) as url:
-            bares.append(asyncio.run(bare_loop(url, prompts(scenario.n), scenario.concurrency)))
-        runs.append(measure_benchrun(scenario, bench, scratch))
-    run, startup, execute_s = min(runs, key=lambda r: r[2])
-    return Row(scenario, min(bares, key=lambda t: t.seconds), run, startup, execute_s)
+def time_benchrun(scenario: Scenario, bench: Path, scratch: Path, name: str) -> tuple[Timing, Path]:
+    """`python -m benchrun cache=false` (all asked) against a fresh server, outputs in scratch/name; the timing and
+    the run directory."""
+    outputs = scratch / name
+    with fake_server(scenario.latency_s, scenario.max_parallel) as url:
+        timing = run_child(benchrun_args(bench, url, scenario.concurrency, outputs, "cache=false"), scratch)
+    run_dir, info = completed_run(outputs)
+    if info["counts"]["cached"]:
+        raise RuntimeError(f"{run_dir}: {info['counts']['cached']} answers from the cache, expected none")
+    return timing, run_dir
 
 
-def scenarios(n: int, latency_n: int) -> list[Scenario]:
-    return [Scenario("a. instant, c=1", n, 1), Scenario("b. instant, c=8", n, 8),
-            Scenario("c. 50 ms, 8 at once, c=8", latency_n, 8, latency_s=0.05, max_parallel=8)]
+def measure_pair(scenario: Scenario, bench: Path, scratch: Path, number: int) -> Pair:
+    """Pair `number`: the bare loop, then benchrun."""
+    answers = scratch / f"answers-{scenario.key}{number}.jsonl"
+    bare = time_bare(scenario, answers, scratch)
+    run, run_dir = time_benchrun(scenario, bench, scratch, f"outputs-{scenario.key}{number}")
+    print(f"{scenario.key} pair {number}: bare {bare.seconds:.2f} s, benchrun {run.seconds:.2f} s",
+          file=sys.stderr, flush=True)
+    return Pair(bare, run, answers, run_dir)
 
 
-def print_table(rows: list[Row]) -> None:
-    header = ("scenario", "N", "conc", "bare s", "wall s", "start-up s", "wall-start", "execute s", "ratio",
-              "ideal s", "x ideal", "bare CPU µs", "run CPU µs", "RSS MB", "dry MB")
-    print("{:<26}{:>7}{:>5}{:>8}{:>8}{:>11}{:>11}{:>10}{:>7}{:>8}{:>8}{:>12}{:>11}{:>8}{:>8}".format(*header))
-    for r in rows:
-        s, ideal = r.scenario, r.scenario.ideal_s
-        ideal_cells = f"{ideal:>8.2f}{r.execute_s / ideal:>8.2f}" if ideal else f"{'-':>8}{'-':>8}"
-        print(f"{s.label:<26}{s.n:>7,}{s.concurrency:>5}{r.bare.seconds:>8.2f}{r.run.seconds:>8.2f}"
-              f"{r.startup.seconds:>11.2f}{r.run.seconds - r.startup.seconds:>11.2f}{r.execute_s:>10.2f}"
-              f"{r.ratio:>7.2f}{ideal_cells}{r.bare_cpu_us:>12.0f}{r.run_cpu_us:>11.0f}"
-              f"{r.run.rss_mb:>8.1f}{r.startup.rss_mb:>8.1f}")
+def median_of(pairs: list[Pair], figure: Callable[[Pair], float]) -> float:
+    return statistics.median(figure(p) for p in pairs)
 
 
 def verdict(met: bool, text: str) -> None:
     print(f"[{'met' if met else 'NOT met'}] {text}")
 
 
-def print_verdicts(rows: list[Row], small: Row, big: Row) -> None:
-    """One line per target of issue 3; memory compares two runs alike but for N (`small` and `big`)."""
-    for r in rows:
-        if r.scenario.ideal_s:
-            x = r.execute_s / r.scenario.ideal_s
-            verdict(x <= IDEAL_RATIO, f"{r.scenario.label}: execute {x:.2f}x ideal (target <= {IDEAL_RATIO})")
-        else:
-            verdict(r.ratio <= BARE_RATIO, f"{r.scenario.label}: execute {r.ratio:.2f}x bare (target <= {BARE_RATIO})")
-    added = {r.scenario.n: r.run.rss_mb - r.startup.rss_mb for r in (small, big)}
-    verdict(added[big.scenario.n] - added[small.scenario.n] <= FLAT_MB,
+def print_scenario(scenario: Scenario, pairs: list[Pair]) -> None:
+    """Each pair's walls, CPU and ratio; the medians; CPU per sample; a verdict per target."""
+    ideal = f"; the server's own time N x latency / served at once = {scenario.ideal_s:.2f} s" \
+        if scenario.ideal_s else ""
+    print(f"\n{scenario.key}. {scenario.label}: {scenario.n:,} samples, concurrency {scenario.concurrency}{ideal}")
+    print("{:<8}{:>10}{:>12}{:>8}{:>12}{:>16}".format("pair", "bare s", "benchrun s", "ratio", "bare CPU s",
+                                                      "benchrun CPU s"))
+    for number, p in enumerate(pairs, 1):
+        print(f"{number:<8}{p.bare.seconds:>10.2f}{p.run.seconds:>12.2f}{p.ratio:>8.2f}{p.bare.cpu_s:>12.2f}"
+              f"{p.run.cpu_s:>16.2f}")
+    ratio = median_of(pairs, lambda p: p.ratio)
+    bare_cpu, run_cpu = median_of(pairs, lambda p: p.bare.cpu_s), median_of(pairs, lambda p: p.run.cpu_s)
+    print(f"{'median':<8}{median_of(pairs, lambda p: p.bare.seconds):>10.2f}"
+          f"{median_of(pairs, lambda p: p.run.seconds):>12.2f}{ratio:>8.2f}{bare_cpu:>12.2f}{run_cpu:>16.2f}")
+    cpu_ratio = run_cpu / bare_cpu
+    print(f"CPU per sample: bare {bare_cpu / scenario.n * 1e6:,.0f} µs, benchrun {run_cpu / scenario.n * 1e6:,.0f} µs"
+          f" ({cpu_ratio:.2f}x)")
+    verdict(ratio <= scenario.wall_target, f"{scenario.key}: benchrun wall {ratio:.2f}x the bare loop "
+            f"(median of {len(pairs)} pair ratios; target <= {scenario.wall_target})")
+    if scenario.cpu_target:
+        verdict(cpu_ratio <= scenario.cpu_target, f"{scenario.key}: CPU per sample {cpu_ratio:.2f}x the bare loop "
+                f"(target <= {scenario.cpu_target})")
+
+
+def print_disk(pair: Pair, n: int) -> None:
+    """Bytes per sample of benchrun's run directory and of each record file, and of the bare loop's answers."""
+    files = [path for path in pair.run_dir.rglob("*") if path.is_file()]
+    sizes = {"run directory": sum(path.stat().st_size for path in files),
+             **{name: (pair.run_dir / name).stat().st_size for name in RECORD_FILES},
+             "bare loop's answers": pair.answers.stat().st_size}
+    print(f"\ndisk written per sample (N={n:,}): " + ", ".join(f"{name} {size / n:,.0f} B"
+                                                               for name, size in sizes.items()))
+
+
+def peak_rss(scenario: Scenario, bench: Path, scratch: Path) -> tuple[float, float]:
+    """Peak RSS in MB of a dry run (the compile) and of a real run of `bench`, alike but for N."""
+    dry = run_child(benchrun_args(bench, NO_SERVER, scenario.concurrency, scratch / f"memory-dry{scenario.n}",
+                                  "dry_run=true"), scratch)
+    run, _ = time_benchrun(scenario, bench, scratch, f"memory-run{scenario.n}")
+    return dry.rss_mb, run.rss_mb
+
+
+def print_memory(scenario: Scenario, scratch: Path) -> None:
+    """Memory is flat in N: what a run adds over its dry run's peak, at N/5 and at N."""
+    small = replace(scenario, n=scenario.n // 5)
+    rss = {s.n: peak_rss(s, benchmark(scratch, s.n), scratch) for s in (small, scenario)}
+    added = {n: run - dry for n, (dry, run) in rss.items()}
+    verdict(added[scenario.n] - added[small.n] <= FLAT_MB,
             "memory: peak RSS over the dry run's (compile) peak "
             + ", ".join(f"{mb:+.1f} MB at N={n:,}" for n, mb in added.items())
-            + f" (target: grows <= {FLAT_MB} MB); whole run {small.run.rss_mb:.1f} -> {big.run.rss_mb:.1f} MB, "
-            f"dry run {small.startup.rss_mb:.1f} -> {big.startup.rss_mb:.1f} MB")
+            + f" (target: grows <= {FLAT_MB} MB); whole run "
+            + " -> ".join(f"{run:.1f}" for _, run in rss.values()) + " MB, dry run "
+            + " -> ".join(f"{dry:.1f}" for dry, _ in rss.values()) + " MB")
+
+
+def scenarios(n: int, latency_n: int) -> list[Scenario]:
+    return [Scenario("a", "zero latency", n, 1), Scenario("b", "zero latency", n, 8),
+            Scenario("c", "50 ms, 8 served at once", latency_n, 8, latency_s=0.05, max_parallel=8,
+                     wall_target=1.05, cpu_target=None)]
+
+
+def measure(scenario: Scenario, pairs: int, scratch: Path) -> None:
+    """P pairs of the scenario, printed; with scenario b, disk per sample and memory at N/5 and N too."""
+    measured = [measure_pair(scenario, benchmark(scratch, scenario.n), scratch, k) for k in range(1, pairs + 1)]
+    print_scenario(scenario, measured)
+    if scenario.key == "b":
+        print_disk(measured[-1], scenario.n)
+        print_memory(scenario, scratch)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, help="samples of scenarios a and b (default 10,000)")
+    parser.add_argument("--latency-n", type=int, help="samples of scenario c (default 2,000)")
+    parser.add_argument("--pairs", type=int, help="bare/benchrun pairs per scenario (default 5)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: N=1,000 everywhere, 2 pairs")
+    parser.add_argument("--scenario", nargs="+", choices="abc", default=list("abc"), help="run only these")
+    args = parser.parse_args()
+    args.n = args.n or (1_000 if args.quick else 10_000)
+    args.latency_n = args.latency_n or (args.n if args.quick else 2_000)
+    args.pairs = args.pairs or (2 if args.quick else 5)
+    return args
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000, help="prompts per scenario (default 10,000)")
-    parser.add_argument("--quick", action="store_true", help="N=1,000 everywhere, one repeat: a smoke run")
-    parser.add_argument("--full", action="store_true", help="scenario c at N as well (default 2,000)")
-    parser.add_argument("--repeats", type=int, default=3, help="measurements per figure, the best kept")
-    args = parser.parse_args()
-    n, repeats = (1_000, 1) if args.quick else (args.n, args.repeats)
-    latency_n = n if args.full or args.quick else min(n, 2_000)
-    small = Scenario("memory, instant, c=8", n // 5, 8)
+    args = parse_args()
+    if SCHEMA != IntAnswer.model_json_schema():
+        raise RuntimeError(f"bare_loop.SCHEMA is not IntAnswer's: {IntAnswer.model_json_schema()}")
+    print(f"{args.pairs} pairs per scenario, each a whole bare-loop process then a whole `python -m benchrun`")
     with tempfile.TemporaryDirectory(prefix="benchrun-run-bench-") as tmp:
-        scratch = Path(tmp)
-        benches = {k: write_benchmark(scratch, k) for k in {n, latency_n, small.n}}
-        rows = []
-        for scenario in [*scenarios(n, latency_n), small]:
-            rows.append(measure(scenario, benches[scenario.n], scratch, repeats))
-            print(f"measured {scenario.label}", file=sys.stderr, flush=True)
-    print_table(rows)
-    print_verdicts(rows[:-1], small=rows[-1], big=rows[1])
+        for scenario in scenarios(args.n, args.latency_n):
+            if scenario.key in args.scenario:
+                measure(scenario, args.pairs, Path(tmp))
 
 
 if __name__ == "__main__":
