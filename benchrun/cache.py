@@ -118,9 +118,19 @@ class Stats:
 def cache_key(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str,
               schema: Mapping[str, Any], repeat: Repeat) -> str:
     """sha256 of the canonical JSON of everything that determines an answer (see the module docstring)."""
-    return hashlib.sha256(canonical_json({
-        "version": KEY_VERSION, "runner": runner, "model": model, "settings": settings, "prompt": prompt,
-        "schema": schema, "repeat": repeat.index, "seed": repeat.seed})).hexdigest()
+    return hashlib.sha256(canonical_json(_keyed(runner, model, settings, prompt, schema, repeat))).hexdigest()
+
+
+def _keyed(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str,
+           schema: Mapping[str, Any], repeat: Repeat) -> dict[str, Any]:
+    return {"version": KEY_VERSION, "runner": runner, "model": model, "settings": settings, "prompt": prompt,
+            "schema": schema, "repeat": repeat.index, "seed": repeat.seed}
+
+
+LOOKUP_BATCH = 256
+"""Keys looked up in one query: a run looks its next answers up ahead, 256 at a time."""
+_PROMPT = "\x00benchrun-cache-key-prompt-0b6f2c\x00"
+"""Stands for the prompt in a key's canonical JSON rendered once per format and repeat (see RunCache.key)."""
 
 
 def default_dir() -> Path:
@@ -191,12 +201,21 @@ class RunCache:
                  run_id: str):
         self.store, self.runner, self.pin, self.settings = store, runner, pin, settings
         self.model, self.digest, self.run_id = model, pin.get("digest"), run_id
+        self._around: dict[tuple[int, Repeat], tuple[Any, ...]] = {}
 
     def key(self, prompt: str, schema: Mapping[str, Any], repeat: Repeat) -> str:
-        return cache_key(self.runner, self.pin, self.settings, prompt, schema, repeat)
+        """`cache_key`'s value, with the JSON around the prompt rendered once per format schema and repeat."""
+        around = self._around.get((id(schema), repeat))
+        if around is None:
+            whole = canonical_json(_keyed(self.runner, self.pin, self.settings, _PROMPT, schema, repeat))
+            around = (schema, *whole.split(canonical_json(_PROMPT)))  # the schema kept, so its id stays its own
+            self._around[(id(schema), repeat)] = around
+        if len(around) != 3:  # the stand-in is in the schema or the settings too: render it all
+            return cache_key(self.runner, self.pin, self.settings, prompt, schema, repeat)
+        return hashlib.sha256(around[1] + canonical_json(prompt) + around[2]).hexdigest()
 
-    def get(self, key: str) -> Entry | None:
-        return self.store.get(key)
+    def get_many(self, keys: list[str]) -> dict[str, Entry]:
+        return self.store.get_many(keys)
 
     def put(self, key: str, response: ResponseRecord) -> None:
         """Keep a successful answer, as asked by this run."""
@@ -258,20 +277,25 @@ class Store:
         return self._db.execute("PRAGMA journal_mode").fetchone()[0]
 
     def get(self, key: str) -> Entry | None:
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: list[str]) -> dict[str, Entry]:
+        """The entries stored under `keys` (at most LOOKUP_BATCH), by key, in one query; a damaged entry is deleted
+        and missing from the answer."""
         try:
-            row = self._db.execute("SELECT answer, model, digest, run_id, created_at FROM answers WHERE key = ?",
-                                   (key,)).fetchone()
+            rows = self._db.execute("SELECT key, answer, model, digest, run_id, created_at FROM answers WHERE key IN "
+                                    f"({','.join('?' * len(keys))})", keys).fetchall()
         except sqlite3.Error as err:
             raise self.unusable(err) from None
-        if row is None:
-            return None
-        answer, model, digest, run_id, created_at = row
-        try:
-            checked = Answer.model_validate_json(answer)
-        except ValidationError:
-            self._execute("DELETE FROM answers WHERE key = ?", (key,))
-            return None
-        return Entry(**dict(checked), model=model, digest=digest, run_id=run_id, created_at=created_at)
+        found = {}
+        for key, answer, model, digest, run_id, created_at in rows:
+            try:
+                checked = Answer.model_validate_json(answer)
+            except ValidationError:
+                self._execute("DELETE FROM answers WHERE key = ?", (key,))
+                continue
+            found[key] = Entry(**dict(checked), model=model, digest=digest, run_id=run_id, created_at=created_at)
+        return found
 
     def put(self, key: str, entry: Entry) -> None:
         """Store an answer (a key already stored keeps its first answer)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.cache import Entry, Repeat, Store, cache_dir, cache_key, default_dir, mount_type
+from benchrun.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
 from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.runs import load_run
 from benchrun.testing.http_fake import json_response
@@ -53,6 +53,27 @@ def test_the_key_is_stable_and_changes_with_each_part():
     keys["seed"] = cache_key(**{**KEY_PARTS, "repeat": Repeat(0, 1)})
     assert len({cache_key(**KEY_PARTS), *keys.values()}) == len(CHANGED) + 2
     assert len(cache_key(**KEY_PARTS)) == 64
+
+
+@pytest.mark.parametrize("prompt", ["2+2?", 'quote " and \\ and \u00e9 and \U0001f600', "", "\x00benchrun-cache-key-prompt-0b6f2c\x00"])
+def test_a_runs_keys_are_cache_key_with_the_fixed_parts_rendered_once(prompt):
+    run_cache = RunCache(None, "ollama", KEY_PARTS["model"], KEY_PARTS["settings"], "m", "run1")
+    for schema, repeat in ((KEY_PARTS["schema"], Repeat(0, 0)), (CHANGED["schema"], Repeat(3, 7)),
+                           ({"enum": ["\x00benchrun-cache-key-prompt-0b6f2c\x00"]}, Repeat(0, None))):
+        for _ in range(2):  # rendered, then taken from what was rendered
+            assert run_cache.key(prompt, schema, repeat) == cache_key(
+                **{**KEY_PARTS, "prompt": prompt, "schema": schema, "repeat": repeat})
+
+
+def test_many_keys_in_one_lookup_and_a_damaged_one_among_them(tmp_path):
+    store = Store(tmp_path)
+    for i in range(300):
+        store.put(f"k{i}", entry(text=f"answer {i}"))
+    store._db.execute("UPDATE answers SET answer = '{not json' WHERE key = 'k7'")
+    found = store.get_many([f"k{i}" for i in range(0, 256)] + ["missing"])
+    assert sorted(found) == sorted(f"k{i}" for i in range(256) if i != 7)
+    assert found["k255"] == entry(text="answer 255")
+    assert store._db.execute("SELECT count(*) FROM answers WHERE key = 'k7'").fetchone() == (0,)
 
 
 def test_stats_and_clear_by_digest(tmp_path):

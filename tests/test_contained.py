@@ -35,6 +35,17 @@ def moody(response, values):
 """
 
 
+WAITING = """import json, os, time
+from pathlib import Path
+
+def waiting(response, values):
+    release = Path(os.environ["BENCHRUN_TEST_RELEASE"])
+    while not release.exists():
+        time.sleep(0.01)
+    return int(json.loads(response)['answer'] == values['a'] * 7)
+"""
+
+
 def scores_of(run_dir: Path, scorer: str = "moody") -> dict[str, dict]:
     return {s["id"]: s for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == scorer}
 
@@ -131,3 +142,23 @@ def test_piped_into_head_ends_quietly(tmp_path):
                                 cwd=tmp_path, capture_output=True, text=True)
         lines = result.stdout.splitlines()
         assert len(lines) == 2 and "Traceback" not in lines[0] and lines[1] == "status 0", (args, lines)
+
+
+def test_the_next_samples_are_asked_while_the_scorers_work(tmp_path, monkeypatch):
+    """Concurrency 1 and a scorer that waits until the server has had every request: graded behind the asking,
+    every score comes; a run that waited for each sample's scores before asking the next would time them all out."""
+    release, asked = tmp_path / "release", []
+
+    def answer(req) -> str:
+        asked.append(req.prompt)
+        if len(asked) == 6:
+            release.touch()
+        return half_right(req)
+
+    monkeypatch.setenv("BENCHRUN_TEST_RELEASE", str(release))
+    with Lab(tmp_path, n=6, latency_s=0, scorer=WAITING, responder=answer) as lab:
+        result = lab.call(*lab.args("runner.concurrency=1", "scorer_timeout_s=5"))
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == 0, result.stderr
+    assert {s["id"]: s["metrics"] for s in scores_of(run_dir, "waiting").values()} == {
+        f"times7:a={a}": {"waiting": int(a % 2 == 0)} for a in range(6)}

@@ -190,7 +190,7 @@ def _snapshot(run_dir: Path) -> dict[str, bytes]:
 def resume_while_running(lab: Lab) -> Outcome:
     """`resume` on a run that is still being written: refused, naming the writer."""
     outcome = Outcome("resume while the run is going")
-    proc = lab.start(*lab.args())
+    proc = lab.start(*lab.args("runner.concurrency=1"))  # one at a time: still going when resume starts
     run_dir = lab.first_run_dir()
     lab.wait_for(lambda: lab.lines(run_dir) >= 2)
     lab.audit("resume", str(run_dir), outcome=outcome)
