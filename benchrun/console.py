@@ -6,10 +6,9 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -83,30 +82,12 @@ def print_plan(manifest: Manifest, console: Console) -> None:
     console.print(f"manifest id: {manifest.id}")
 
 
-class RateColumn(ProgressColumn):
-    """Samples per second."""
+def progress(total: int) -> ContextManager[Callable[[bool], None]]:
+    """A progress bar (done/total, errors, rate) on a terminal; yields `advance(failed)`. rich's progress machinery
+    is loaded only here, so the audit commands do not pay for it."""
+    from benchrun.progress import progress_bar
 
-    def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:.1f}/s" if task.speed else "-/s")
-
-
-@contextmanager
-def progress(total: int) -> Iterator[Callable[[bool], None]]:
-    """A progress bar (done/total, errors, rate) on a terminal; yields `advance(failed)`."""
-    console = stdout()
-    bar = Progress(TextColumn("asking", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("errors {task.fields[errors]}", markup=False), RateColumn(),
-                   TimeElapsedColumn(), console=console, disable=not console.is_terminal, refresh_per_second=4)
-    errors = 0
-    with bar:
-        task = bar.add_task("asking", total=total, errors=0)
-
-        def advance(failed: bool) -> None:
-            nonlocal errors
-            errors += failed
-            bar.update(task, advance=1, errors=errors)
-
-        yield advance
+    return progress_bar(stdout(), total)
 
 
 def metrics_table(summary: Summary) -> Table:

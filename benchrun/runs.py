@@ -128,11 +128,11 @@ class Run:
 
     def responses(self) -> Iterator[ResponseRecord]:
         """responses.jsonl, one record at a time."""
-        yield from self._records(RESPONSES, ResponseRecord)
+        return self._records(RESPONSES, ResponseRecord)
 
     def scores(self) -> Iterator[ScoreRecord]:
         """scores.jsonl, one record at a time."""
-        yield from self._records(SCORES, ScoreRecord)
+        return self._records(SCORES, ScoreRecord)
 
     def metric_values(self) -> Values:
         """Every sample's value by (task, metric) and sample id, with repeats the mean of its answers' values
@@ -163,17 +163,24 @@ class Run:
             return
         validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
         with open(path, "rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                try:
-                    yield validate(line)
-                except ValidationError as err:
-                    raise ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path)) from None
+            try:
+                yield from map(validate, handle)  # no Python frame per line
+            except ValidationError as err:
+                raise _invalid_line(path, handle.tell(), err) from None
 
     def _read(self, name: str) -> bytes:
         try:
             return (self.path / name).read_bytes()
         except FileNotFoundError:
             raise ArchiveError("missing", file=str(self.path / name)) from None
+
+
+def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
+    """The error of the record line of `path` that ends at byte `end`, named by its line number."""
+    with open(path, "rb") as handle:
+        before = handle.read(end)
+    number = before.count(b"\n") + (not before.endswith(b"\n"))
+    return ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path))
 
 
 def model_digest(identity: dict[str, Any]) -> str | None:
@@ -210,8 +217,12 @@ def load_run(path: PathLike) -> Run:
 
 def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
     """Every directory under `root` holding a run.json (sweep jobs included); Hydra's folders skipped."""
-    root = Path(root)
-    if (root / RUN).is_file():
+    return map(Path, _run_dir_paths(os.fspath(Path(root))))
+
+
+def _run_dir_paths(root: str) -> Iterator[str]:
+    """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json)."""
+    if os.path.isfile(os.path.join(root, RUN)):
         yield root
         return
     try:
@@ -220,7 +231,7 @@ def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
         return
     for entry in entries:
         if entry.is_dir() and not entry.name.startswith("."):
-            yield from run_dirs(Path(entry.path))
+            yield from _run_dir_paths(entry.path)
 
 
 def scan_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run | ArchiveError]:
@@ -284,8 +295,9 @@ def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
     for response in responses:
         key = response.id, response.repeat
         for record in records:
-            pending.setdefault((record.id, record.repeat), []).append(record)
-            if (record.id, record.repeat) != key and key in pending:
+            found = record.id, record.repeat
+            pending.setdefault(found, []).append(record)
+            if found != key and key in pending:
                 break
         yield response, pending.pop(key, [])
 

@@ -1,7 +1,9 @@
 """Fast audits: importing an audit command loads no compiler, Hydra, omegaconf, jsonschema or runner code (each in a
 fresh interpreter, so nothing another test imported counts); `rescore` may load what grading needs (jsonschema, for
 format_valid) but not Hydra or omegaconf; `resume` and `retry` ask a model, so they load the runner and the
-compiler's plan, but not Hydra. The start-up time itself is measured by benchmarks/audit_startup.py, not here."""
+compiler's plan, but not Hydra. No command that only reads loads rich's progress bar (a run's), and none loads
+scipy before it computes a t interval. The start-up time itself is measured by benchmarks/audit_startup.py, not
+here."""
 
 from __future__ import annotations
 
@@ -46,3 +48,12 @@ def test_resume_and_retry_load_the_runner_but_not_hydra(command):
 
 def test_list_loads_no_manifest_models_and_no_event_loop():
     assert loaded("benchrun.audit.listing", "benchrun.manifest", "asyncio") == []
+
+
+@pytest.mark.parametrize("command", [*READERS, "__main__", "rescore"])
+def test_no_audit_command_loads_the_progress_bar_or_scipy(command):
+    assert loaded(f"benchrun.audit.{command}", "rich.progress", "benchrun.progress", "scipy") == []
+
+
+def test_the_console_loads_the_progress_bar_only_for_a_run():
+    assert loaded("benchrun.console", "rich.progress", "benchrun.progress") == []

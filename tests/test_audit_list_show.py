@@ -17,6 +17,7 @@ from benchrun.audit.listing import list_runs, parse_time
 from benchrun.audit.show import is_failed, metric_rows, samples
 from benchrun.runs import joined
 from benchrun.audit.stats import interval, t_interval, wilson
+from benchrun.errors import ArchiveError
 from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
 from benchrun.records import Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
 from benchrun.runs import load_run
@@ -403,3 +404,20 @@ def test_is_failed():
     assert is_failed(response("a", error=True), [])
     assert is_failed(response("a"), [score("a", "format_valid", 0), score("a")])
     assert is_failed(response("a"), [score("a", "format_valid", 1), score("a", value=None)])
+
+
+@pytest.mark.parametrize("edit,line,why", [
+    (lambda lines: lines.__setitem__(3, lines[3].replace(b'"task"', b'"tusk"')), 4, "task: Field required"),
+    (lambda lines: lines.__setitem__(-1, lines[-1][:20]), 6, "Invalid JSON: EOF while parsing an object at line 1 "
+                                                             "column 20"),
+    (lambda lines: lines.insert(1, b"\n"), 2, "Invalid JSON: EOF while parsing a value at line 2 column 0"),
+])
+def test_an_invalid_record_line_is_named_by_its_number(tmp_path, edit, line, why):
+    run_dir = synthetic_run(tmp_path / "run", [0.5, 1, 0])
+    scores = run_dir / "scores.jsonl"
+    lines = scores.read_bytes().splitlines(keepends=True)
+    edit(lines)
+    scores.write_bytes(b"".join(lines))
+    with pytest.raises(ArchiveError) as err:
+        list(load_run(run_dir).scores())
+    assert str(err.value) == f"in '{scores}': line {line}: not a valid record: {why}"

@@ -6,6 +6,7 @@ import argparse
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence, get_args
 
@@ -17,6 +18,7 @@ from benchrun.errors import EXIT, ArchiveError
 from benchrun.records import FORMAT_VALID
 from benchrun.records import Counts, MetricSummary, Status
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
+from benchrun.tables import Row, print_table
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
@@ -114,24 +116,28 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
     return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]
 
 
-def runs_table(entries: Sequence[ListedRun | Unreadable]) -> Table:
-    """started, run id, status, samples, model and short digest, benchmark and tasks, headline metrics."""
-    table = Table(title=f"{len(entries)} run{'' if len(entries) == 1 else 's'}", title_justify="left", expand=True)
+def runs_table(count: int, rows: Sequence[Row]) -> Table:
+    """The table of `count` runs with `rows` (some or all of them): started, run id, status, samples, model and
+    short digest, benchmark and tasks, headline metrics."""
+    table = Table(title=f"{count} run{'' if count == 1 else 's'}", title_justify="left", expand=True)
     for column in ("started (UTC)", "run", "status", "samples", "model"):
         table.add_column(column, no_wrap=True, justify="right" if column == "samples" else "left")
     table.add_column("benchmark: tasks", overflow="fold", ratio=1)
     table.add_column("headline", overflow="fold", ratio=2)
-    for entry in entries:
-        if isinstance(entry, Unreadable):
-            table.add_row("-", "-", UNREADABLE, "-", "-", Text(str(entry.error.file)), Text(str(entry.error)))
-            continue
-        info = entry.run.info
-        table.add_row(info.started_at[:19].replace("T", " "), info.run_id, _status(info),
-                      _samples(info.counts),
-                      Text(info.model + _at(entry.run.model_digest)),
-                      Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
-                      Text("\n".join(f"{m.task}/{m.metric}={console.number(m.mean)}" for m in entry.headline())))
+    for row in rows:
+        table.add_row(*row)
     return table
+
+
+def run_row(entry: ListedRun | Unreadable) -> Row:
+    """One run's cells in `runs_table`."""
+    if isinstance(entry, Unreadable):
+        return "-", "-", UNREADABLE, "-", "-", Text(str(entry.error.file)), Text(str(entry.error))
+    info = entry.run.info
+    return (info.started_at[:19].replace("T", " "), info.run_id, _status(info), _samples(info.counts),
+            Text(info.model + _at(entry.run.model_digest)),
+            Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
+            Text("\n".join(f"{m.task}/{m.metric}={console.number(m.mean)}" for m in entry.headline())))
 
 
 def _samples(counts: Counts) -> str:
@@ -173,5 +179,5 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([entry.to_json() for entry in entries], indent=2))
     else:
-        console.stdout().print(runs_table(entries))
+        print_table(console.stdout(), partial(runs_table, len(entries)), [run_row(entry) for entry in entries])
     return EXIT["ok"]

@@ -58,12 +58,14 @@ class MetricScan:
 
     def watch(self, records: Iterable[ScoreRecord]) -> Iterator[ScoreRecord]:
         """Pass the records through, noting each; the scan is complete when they are exhausted."""
+        tally, non_binary = self._tally, self._non_binary
         for record in records:
-            if self._tally is not None:
-                self._tally.add(record)
-            for metric, value in (record.metrics or {}).items():
-                if value != 0 and value != 1:
-                    self._non_binary.add((record.task, metric))
+            if tally is not None:
+                tally.add(record)
+            if record.metrics:
+                for metric, value in record.metrics.items():
+                    if value != 0 and value != 1:
+                        non_binary.add((record.task, metric))
             yield record
         self._complete = True
 
