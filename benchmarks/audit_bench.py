@@ -32,10 +32,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from benchrun.archive import RESPONSES, RunWriter, environment
+from benchrun.archive import RunWriter, environment
 from benchrun.audit.listing import list_runs
 from benchrun.audit.show import metric_rows, samples
 from benchrun.audit.verify import Finding, verify_run
+from benchrun.layout import RESPONSES
 from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, SourceFile, TaskEntry
 from benchrun.records import Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
 from benchrun.runs import load_run

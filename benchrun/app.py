@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import yaml
 
 from benchrun import console
-from benchrun.archive import LOG, RunWriter, environment, new_run_id, now
+from benchrun.archive import RunWriter, environment, new_run_id, now
 from benchrun.cache import RunCache, Store, model_pin, store_for
 from benchrun.compiler import Plan, compile_plan
 from benchrun.config import SecretInConfig, plain_config
@@ -20,6 +20,7 @@ from benchrun.executor import Executor
 from benchrun.grading import Grader
 from benchrun.interrupts import INTERRUPTS
 from benchrun.labels import dir_label, label
+from benchrun.layout import LOG
 from benchrun.manifest import Query
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
 from benchrun.runners import Runner, make_runner

@@ -23,7 +23,9 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 from benchrun.dirlock import DirLock
 from benchrun.errors import ArchiveError, RunDirTaken, WriteFailed
 from benchrun.interrupts import INTERRUPTS
-from benchrun.ledger import DIGESTS, RESPONSES, SCORES, digest_lines
+from benchrun.layout import (CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RESPONSES, RUN, RUN_FILES, SCORES, SEAL, SUMMARY,
+                             UNFINISHED)
+from benchrun.ledger import digest_lines
 from benchrun.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
 from benchrun.secrets import SECRETS
 from benchrun.speed import SpeedTally
@@ -32,16 +34,8 @@ from benchrun.summary import Tally
 if TYPE_CHECKING:
     from benchrun.manifest import Manifest
 
-CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
-LOG = "benchrun.log"
-"""The run's log: Hydra's job log (hydra.job.name is benchrun), where what user code prints goes too."""
-RECORD_FILES = (RESPONSES, SCORES)
-RUN_FILES = (CONFIG, MANIFEST, RUN, *RECORD_FILES, DIGESTS, SUMMARY, SEAL)
-"""The files that make a run; a directory holding any of them holds a run."""
-UNFINISHED = ("running", "interrupted", "failed")
 RESERVE, RESERVE_BYTES = ".reserve", 32 * 1024
 """Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
-"""The statuses `resume` finishes in place."""
 PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
 _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
                 errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large"}

@@ -16,10 +16,10 @@ from omegaconf.errors import OmegaConfBaseException
 
 from benchrun import console
 from benchrun.app import run
-from benchrun.archive import RUN
 from benchrun.config import register_with_hydra
 from benchrun.labels import swept_keys, varied
 from benchrun.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
+from benchrun.layout import RUN
 from benchrun.resources import conf_dir
 from benchrun.takeback import forget_hydra_copies
 

@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-DIGESTS = "records.sha256"
-"""One line per record line, so verify can name the line that changed."""
-RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
+from benchrun.layout import DIGESTS, RESPONSES, SCORES
+
 TAGS = {RESPONSES: b"r", SCORES: b"s"}
 _FILES = {tag: name for name, tag in TAGS.items()}
 _LEAN = re.compile(rb"([rs]) ([0-9a-f]{32})\n")

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from benchrun.archive import RECORD_FILES, RESPONSES, SCORES, write_atomic, writing
-from benchrun.ledger import (DIGESTS, Checked, Digests, Mismatch, aligned, check_file, digest_lines, lines_of,
+from benchrun.archive import write_atomic, writing
+from benchrun.layout import DIGESTS, RECORD_FILES, RESPONSES, SCORES
+from benchrun.ledger import (Checked, Digests, Mismatch, aligned, check_file, digest_lines, lines_of,
                              read_digests)
 from benchrun.manifest import Manifest
 from benchrun.records import FORMAT_VALID, answer_name

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from benchrun.archive import CONFIG, MANIFEST, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
 from benchrun.errors import ArchiveError, BenchrunError, ConfigError
+from benchrun.layout import CONFIG, MANIFEST, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
 from benchrun.records import Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.resources import bench_dir
 

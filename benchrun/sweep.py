@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchrun.archive import RUN, write_atomic
+from benchrun.archive import write_atomic
 from benchrun.errors import ArchiveError
+from benchrun.layout import RUN
 from benchrun.records import Summary, SweepJob, SweepLine, SweepSummary
 from benchrun.runs import SWEEP_FILE, job_dirs, load_run
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from benchrun.archive import LOG, RUN
 from benchrun.labels import MULTIRUN_FILE
+from benchrun.layout import LOG, RUN
 
 NEW_SWEEPS: list[tuple[Path, Path]] = []
 """(sweep directory, its first ancestor that did not exist) for each sweep this process started."""

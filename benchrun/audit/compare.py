@@ -21,10 +21,10 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
-from benchrun.archive import UNFINISHED
 from benchrun.audit import significance
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.frozen import Frozen
+from benchrun.layout import UNFINISHED
 from benchrun.manifest import Manifest, canonical_json, sha256_bytes
 from benchrun.records import Number, Speed
 from benchrun.runs import DEFAULT_ROOT, Run, Values, expand_runs

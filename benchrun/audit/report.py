@@ -14,10 +14,11 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from benchrun.archive import RUN, write_atomic
+from benchrun.archive import write_atomic
 from benchrun.console import speed_cells
 from benchrun.audit import report_svg as svg
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.layout import RUN
 from benchrun.manifest import Sample
 from benchrun.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord, Speed
 from benchrun.runs import DEFAULT_ROOT, SWEEP_FILE, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run

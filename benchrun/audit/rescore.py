@@ -32,11 +32,12 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
-from benchrun.archive import SCORES, SUMMARY, RecordFile, count_response, count_score, environment, now, write_atomic
+from benchrun.archive import RecordFile, count_response, count_score, environment, now, write_atomic
 from benchrun.dirlock import DirLock
 from benchrun.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.grading import Grader
 from benchrun.frozen import Frozen
+from benchrun.layout import SCORES, SUMMARY
 from benchrun.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary, answer_name
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run

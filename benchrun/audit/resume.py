@@ -16,12 +16,13 @@ from typing import Any
 
 from benchrun import console, repair, scoring
 from benchrun.app import execute, grader_for, recording
-from benchrun.archive import SEAL, SUMMARY, UNFINISHED, RunWriter, file_digest, now
+from benchrun.archive import RunWriter, file_digest, now
 from benchrun.compiler import Plan, source_files
 from benchrun.config import plain_config
 from benchrun.dirlock import DirLock
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.interrupts import INTERRUPTS
+from benchrun.layout import SEAL, SUMMARY, UNFINISHED
 from benchrun.manifest import Manifest
 from benchrun.records import RunInfo, answer_name
 from benchrun.runners import make_runner

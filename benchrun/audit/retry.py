@@ -15,12 +15,13 @@ from typing import Any
 
 from benchrun import console
 from benchrun.app import execute, recording
-from benchrun.archive import CONFIG, RunWriter, environment, new_run_id, now
+from benchrun.archive import RunWriter, environment, new_run_id, now
 from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler import Plan
 from benchrun.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.interrupts import INTERRUPTS
+from benchrun.layout import CONFIG
 from benchrun.records import Counts, Lineage, RunInfo
 from benchrun.runners import make_runner
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run

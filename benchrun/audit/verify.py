@@ -18,10 +18,10 @@ from typing import Any, Iterator
 import yaml
 
 from benchrun import console
-from benchrun.archive import CONFIG, MANIFEST, RECORD_FILES, RUN, SEAL, file_digest
+from benchrun.archive import file_digest
 from benchrun import ledger
-from benchrun.ledger import DIGESTS
 from benchrun.errors import EXIT, BenchrunError
+from benchrun.layout import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN, SEAL
 from benchrun.manifest import SourceFile
 from benchrun.records import FileDigest
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
