@@ -3,7 +3,8 @@
 Scorers are the user's code, so they run in a child process (benchrun.scorer_worker), never on the event loop:
 each call has `scorer_timeout_s`; one that overruns is recorded as that sample's error ("timed out after 10 s"),
 the process is replaced and the calls behind it go on. A scorer that exits, or kills its process, costs only
-its own call. What scorers print goes to the run's log file.
+its own call. What scorers print goes to the run's log file. A grading is started (`Grader.start`) and its
+scores collected when done, so the run asks the next samples meanwhile; the process answers each call as it ends.
 """
 
 from __future__ import annotations
