@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NamedTuple
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from benchrun.archive import now
 from benchrun.errors import ConfigError
-from benchrun.frozen import Frozen
 from benchrun.manifest import canonical_json
-from benchrun.records import ResponseRecord
+from benchrun.records import Completion, ResponseRecord, answered
 from benchrun.runs import model_digest
 
 SCHEMA_VERSION = 1
@@ -54,43 +53,20 @@ class Repeat(NamedTuple):
     seed: Any
 
 
-class Answer(Frozen):
-    """The answer part of an entry, checked when it is read: a damaged entry (an edited or half-understood row) is a
-    miss, asked again, never a response without text."""
-
-    text: str
-    done_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    durations_ns: dict[str, int] = Field(default_factory=dict)
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-
 @dataclass(frozen=True)
 class Entry:
-    """One cached answer: what rebuilds its ResponseRecord, the model, and the run that asked it."""
+    """One cached answer: the answer, the model, and the run that asked it."""
 
-    text: str
-    done_reason: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    durations_ns: dict[str, int]
-    extra: dict[str, Any]
+    answer: Completion
     model: str
     digest: str | None
     run_id: str
     created_at: str
 
-    def answer_json(self) -> str:
-        return json.dumps({name: getattr(self, name) for name in Answer.model_fields}, ensure_ascii=False)
-
-    def record(self, sample_id: str, task: str, repeat: int, seconds: float) -> ResponseRecord:
+    def record(self, sample_id: str, task: str, repeat: int) -> ResponseRecord:
         """The answer as this run's response: no request sent, `cached_from` the run that asked it."""
-        return ResponseRecord.model_construct(  # built from an answer validated when it was first recorded
-            id=sample_id, task=task, repeat=repeat, text=self.text, done_reason=self.done_reason,
-            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
-            durations_ns=self.durations_ns, seconds=round(seconds, 6), attempts=0, failed_attempts=(), error=None,
-            extra=self.extra, carried_from=None, cached_from=self.run_id)
+        return answered(self.answer, id=sample_id, task=task, repeat=repeat, seconds=0.0, attempts=0,
+                        failed_attempts=(), cached_from=self.run_id)
 
 
 @dataclass(frozen=True)
@@ -217,12 +193,9 @@ class RunCache:
     def get_many(self, keys: list[str]) -> dict[str, Entry]:
         return self.store.get_many(keys)
 
-    def put(self, key: str, response: ResponseRecord) -> None:
-        """Keep a successful answer, as asked by this run."""
-        self.store.put(key, Entry(
-            text=response.text, done_reason=response.done_reason, prompt_tokens=response.prompt_tokens,
-            completion_tokens=response.completion_tokens, durations_ns=response.durations_ns, extra=response.extra,
-            model=self.model, digest=self.digest, run_id=self.run_id, created_at=now()))
+    def put(self, key: str, answer: Completion) -> None:
+        """Keep an answer, as asked by this run."""
+        self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
 
 
 def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -290,17 +263,17 @@ class Store:
         found = {}
         for key, answer, model, digest, run_id, created_at in rows:
             try:
-                checked = Answer.model_validate_json(answer)
+                checked = Completion.model_validate_json(answer)  # damaged: a miss, never a text-less response
             except ValidationError:
                 self._execute("DELETE FROM answers WHERE key = ?", (key,))
                 continue
-            found[key] = Entry(**dict(checked), model=model, digest=digest, run_id=run_id, created_at=created_at)
+            found[key] = Entry(checked, model, digest, run_id, created_at)
         return found
 
     def put(self, key: str, entry: Entry) -> None:
         """Store an answer (a key already stored keeps its first answer)."""
         self._execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
-                      (key, entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer_json()))
+                      (key, entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer.model_dump_json()))
 
     def _execute(self, statement: str, args: tuple[Any, ...]) -> None:
         """One statement in its own transaction; a database that fails is unusable, in one line."""

@@ -17,7 +17,7 @@ from benchrun.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
 from benchrun.errors import FailFast, ServerLost
 from benchrun.grading import Grader, Grading
 from benchrun.manifest import Manifest, Query, Sample
-from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord, answered
 from benchrun.runners import Completion, Refused, Retryable, Runner, Unreachable
 
 
@@ -112,13 +112,12 @@ class Executor:
         """The cache's answer `hit` when there is one (no request is sent), else the model's, kept in the cache
         under `key` if it came."""
         if hit is not None:
-            return hit.record(sample.id, sample.task, repeat, 0.0)
+            return hit.record(sample.id, sample.task, repeat)
         started = time.perf_counter()
         outcome = await self._ask(sample, self.manifest.seed(repeat))
-        response = _response(sample, repeat, outcome, time.perf_counter() - started)
-        if key and response.error is None:
-            self.cache.put(key, response)
-        return response
+        if key and outcome.completion is not None:
+            self.cache.put(key, outcome.completion)
+        return _response(sample, repeat, outcome, time.perf_counter() - started)
 
     async def _record(self, sample: Sample, response: ResponseRecord) -> None:
         """Commit the response, send it to its scorers, and commit the scores that are ready: the next sample is
@@ -222,6 +221,4 @@ def _response(sample: Sample, repeat: int, outcome: _Outcome, seconds: float) ->
             "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
     if done is None:
         return ResponseRecord(**base, text=None, error=outcome.error)
-    return ResponseRecord.model_construct(  # built from a validated Completion: no second validation per sample
-        **base, text=done.text, done_reason=done.done_reason, prompt_tokens=done.prompt_tokens,
-        completion_tokens=done.completion_tokens, durations_ns=done.durations_ns, extra=done.extra)
+    return answered(done, **base)

@@ -16,6 +16,18 @@ Status = Literal["running", "completed", "completed_with_errors", "failed", "int
 Number = int | float
 
 
+class Completion(Frozen):
+    """A model's answer to one prompt, with what the server says about it (what a runner returns and what the
+    response cache keeps)."""
+
+    text: str
+    done_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    durations_ns: dict[str, int] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
 class ErrorInfo(Frozen):
     """An error kept as data: the exception's type and message."""
 
@@ -71,6 +83,12 @@ class ResponseRecord(Frozen):
 def answer_name(sample: str, repeat: int) -> str:
     """How an answer is named to a reader: the sample id, and its repeat from the second on."""
     return f"{sample} repeat {repeat}" if repeat else sample
+
+
+def answered(completion: Completion, **record: Any) -> ResponseRecord:
+    """The response record of an answer already validated (as a Completion), built without validating it again:
+    `record` gives id, task, repeat, seconds, attempts, failed_attempts and, for a cached answer, cached_from."""
+    return ResponseRecord.model_construct(**dict(completion), **record)
 
 
 class ScoreRecord(Frozen):

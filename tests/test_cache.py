@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
+from benchrun.records import Completion
 from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.runs import load_run
 from benchrun.testing.http_fake import json_response
@@ -26,9 +27,9 @@ CHANGED = {"runner": "local", "model": {"digest": "sha256:ab"}, "settings": {"mo
 
 def entry(model: str = "llama3.2", digest: str | None = "sha256:" + "ab" * 32, run_id: str = "run1",
           created_at: str = "2026-12-01T10:00:00+00:00", text: str = '{"answer": 4}') -> Entry:
-    return Entry(text=text, done_reason="stop", prompt_tokens=7, completion_tokens=2,
-                 durations_ns={"total": 5}, extra={"k": "v"}, model=model, digest=digest, run_id=run_id,
-                 created_at=created_at)
+    answer = Completion(text=text, done_reason="stop", prompt_tokens=7, completion_tokens=2,
+                        durations_ns={"total": 5}, extra={"k": "v"})
+    return Entry(answer, model=model, digest=digest, run_id=run_id, created_at=created_at)
 
 
 # --- the store ----------------------------------------------------------------------------------------------------
@@ -44,7 +45,7 @@ def test_put_get_round_trip_and_wal(tmp_path):
     store.close()
     with sqlite3.connect(tmp_path / "c" / "responses.sqlite3") as db:
         assert db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone() == ("1",)
-    assert Store(tmp_path / "c").get("k").text == '{"answer": 4}'  # it persists
+    assert Store(tmp_path / "c").get("k").answer.text == '{"answer": 4}'  # it persists
 
 
 def test_the_key_is_stable_and_changes_with_each_part():

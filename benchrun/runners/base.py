@@ -9,23 +9,9 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
-
 from benchrun.errors import RunnerError
+from benchrun.records import Completion
 from benchrun.settings import RunnerConfig
-
-
-class Completion(BaseModel):
-    """A model's answer to one prompt, with what the server says about it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    done_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    durations_ns: dict[str, int] = Field(default_factory=dict)
-    extra: dict[str, Any] = Field(default_factory=dict)
 
 
 class Retryable(Exception):
