@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -89,7 +88,6 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
         plan = compile_plan(cfg, cwd)
         writer.compiled(plan.manifest)
         store = store_for(cfg, cwd)
-        gc.freeze()  # the manifest lives for the whole run: keep the collector from scanning it again and again
         INTERRUPTS.run(lambda: _ask_all(plan, cfg["runner"], writer, store))
     console.print_results(run_dir, writer.info, writer.summary, console.stdout())
     return EXIT["ok"]

@@ -192,9 +192,9 @@ class Executor:
 
 @contextmanager
 def frozen_heap() -> Iterator[None]:
-    """What exists before the asking (the manifest, the config, the libraries) is left out of the garbage
-    collector's passes until it ends (`gc.freeze`): a full pass over a 10,000-sample manifest's objects, every few
-    thousand allocations, cost a third of the time spent per answer."""
+    """What exists when the asking starts (the manifest, its queries, the config, the libraries) is left out of the
+    garbage collector's passes until it ends (`gc.freeze`; undone after, so nothing is kept for good): a full pass
+    over a 10,000-sample run's objects, every few thousand allocations, cost a third of the time per answer."""
     gc.collect()
     gc.freeze()
     try:
