@@ -1,11 +1,11 @@
 """Checking an unfinished run's records before anything is appended to them (resume), and repairing them.
 
 Every line must match its digest in records.sha256 and belong to the manifest: one response per answer (sample id
-and repeat) at most, score lines only for recorded responses, each of a task's scorers once. What follows the last digest is the sample
-that was being recorded when the process died (a half-written line, or whole lines not yet committed): it is cut
-off quietly when it looks like exactly that, and that sample asked or graded again. Anything else (an edited,
-duplicated, reordered or foreign line, a written line gone) is a problem: refused, or with `force` dropped, the
-files rewritten from the lines that remain, and every dropped line named in the run's history.
+and repeat) at most, score lines only for recorded responses, each of a task's scorers once. What follows the last
+digest is the sample that was being recorded when the process died (a half-written line, or whole lines not yet
+committed): it is cut off quietly when it looks like exactly that, and that sample asked or graded again. Anything
+else (an edited, duplicated, reordered or foreign line, a written line gone) is a problem: refused, or with `force`
+dropped, the files rewritten from the lines that remain, and every dropped line named in the run's history.
 """
 
 from __future__ import annotations

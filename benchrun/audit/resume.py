@@ -129,12 +129,12 @@ async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repai
         writer, regrade = _reopen(run, plan.manifest, found, note, lock)
         with recording(writer):
             writer.identified(identity, runner.public_config())
-            samples = {s.id: s for s in plan.manifest.samples}
+            samples, done = {s.id: s for s in plan.manifest.samples}, set()
             async with grader_for(plan, writer) as grader:
                 for response in run.responses():
+                    done.add((response.id, response.repeat))
                     if (response.id, response.repeat) in regrade:
                         writer.record_scores(response, await grader.grade(samples[response.id], response))
-            done = {(r.id, r.repeat) for r in run.responses()}
             await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key not in done])
         return writer.info
     finally:
