@@ -9,6 +9,7 @@ said. The tests assert on the details; `benchmarks/faults.py` prints the table.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -17,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -81,6 +83,23 @@ class Lab:
 
     def __exit__(self, *exc: object) -> None:
         self.server.stop()
+
+    @contextmanager
+    def holding_answers(self, after: int) -> Iterator[None]:
+        """The server answers `after` chat requests, then holds the others until the block ends."""
+        respond, released, answered = self.server.responder, threading.Event(), itertools.count()
+
+        def held(req: ChatRequest) -> Reply | str:
+            if next(answered) >= after:
+                released.wait(60)
+            return respond(req)
+
+        self.server.responder = held
+        try:
+            yield
+        finally:
+            released.set()
+            self.server.responder = respond
 
     def args(self, *extra: str, outputs: Path | None = None) -> list[str]:
         """A run of the lab's benchmark that asks the server every time (cache=false): faults are about asking."""
@@ -190,10 +209,11 @@ def _snapshot(run_dir: Path) -> dict[str, bytes]:
 def resume_while_running(lab: Lab) -> Outcome:
     """`resume` on a run that is still being written: refused, naming the writer."""
     outcome = Outcome("resume while the run is going")
-    proc = lab.start(*lab.args("runner.concurrency=1"))  # one at a time: still going when resume starts
-    run_dir = lab.first_run_dir()
-    lab.wait_for(lambda: lab.lines(run_dir) >= 2)
-    lab.audit("resume", str(run_dir), outcome=outcome)
+    with lab.holding_answers(after=2):  # the run is still going when resume comes, however fast it is
+        proc = lab.start(*lab.args())
+        run_dir = lab.first_run_dir()
+        lab.wait_for(lambda: lab.lines(run_dir) >= 2)
+        lab.audit("resume", str(run_dir), outcome=outcome)
     out, err = proc.communicate(timeout=120)
     outcome.runs += 1
     outcome.said.insert(0, (proc.returncode, err))
