@@ -125,9 +125,10 @@ def resume_hint(writer: RunWriter, when: str = "") -> str:
     info, where = writer.info, writer.dir.absolute()
     if info.manifest_id is None:
         return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
-    counts = info.counts
-    return (f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples "
-            f"in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}")
+    counts, ungraded = info.counts, writer.ungraded
+    graded = f" ({ungraded} not graded yet)" if ungraded else ""
+    return (f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
+            f"{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}")
 
 
 async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter, store: Store | None) -> Status:

@@ -173,6 +173,8 @@ class RunWriter:
         self._speed = SpeedTally()
         self.summary: Summary | None = None
         self._counts = Counts(samples=info.counts.samples).model_dump()
+        self._graded = 0
+        """Responses whose score lines are committed (each sample's begin with format_valid)."""
         self._broken = False
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
@@ -225,6 +227,7 @@ class RunWriter:
         self._tally = Tally((t.name for t in manifest.tasks), manifest.k)
         self._speed = SpeedTally(wall_s)
         self._counts = Counts(samples=manifest.n_answers).model_dump()
+        self._graded = 0
         failed = set()
         for response in responses:
             count_response(self._counts, response)
@@ -235,6 +238,7 @@ class RunWriter:
         for score in scores:
             self._tally.add(score)
             count_score(self._counts, score, (score.id, score.repeat) in failed)
+            self._graded += score.scorer == FORMAT_VALID
         self._sinks = {name: RecordFile(self.dir / name) for name in (*RECORD_FILES, DIGESTS)}
         self._write_info()
 
@@ -250,6 +254,11 @@ class RunWriter:
     @property
     def counts(self) -> Counts:
         return Counts(**self._counts)
+
+    @property
+    def ungraded(self) -> int:
+        """Responses recorded whose scores are not (their scorers were still at work when the run stopped)."""
+        return self._counts["responses"] - self._graded
 
     def record_response(self, response: ResponseRecord) -> None:
         """Commit one response line: the line flushed, then its digest."""
@@ -272,6 +281,7 @@ class RunWriter:
             for score in scores:
                 self._tally.add(score)
                 count_score(self._counts, score, failed)
+                self._graded += score.scorer == FORMAT_VALID
 
     def _commit(self, name: str, lines: list[bytes]) -> None:
         if SECRETS:  # a server that echoes the API key cannot put it in the archive

@@ -22,7 +22,8 @@ from tests.fakes import read_jsonl
 
 pytestmark = pytest.mark.slow
 INTERRUPTED = re.compile(r"benchrun: error: interrupted by (SIGTERM|SIGINT): run ([0-9a-f]{12}) is recorded as "
-                         r"'interrupted' with (\d+) of (\d+) samples in (\S+); finish it with: benchrun-audit "
+                         r"'interrupted' with (\d+) of (\d+) samples(?: \(\d+ not graded yet\))? in (\S+); finish it with: "
+                         r"benchrun-audit "
                          r"resume (\S+)\n")
 
 
@@ -241,3 +242,31 @@ def test_a_signal_as_the_directory_is_claimed_is_recorded_as_interrupted(tmp_pat
     [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
     info = json.loads(run_json.read_text())
     assert (result.returncode, info["status"], info["reason"]) == (130, "interrupted", "interrupted by SIGTERM")
+
+
+SLOW = """import json, time
+
+def slow(response, values):
+    time.sleep(0.5)
+    return int(json.loads(response)['answer'] == values['a'] * 7)
+"""
+
+
+def test_a_signal_while_the_scorers_are_behind_says_what_is_not_graded(tmp_path):
+    """Answers are recorded while a slow scorer works; a SIGTERM then leaves answers without scores, the message
+    says how many, and resume grades exactly those."""
+    with Lab(tmp_path, n=12, latency_s=0, scorer=SLOW) as lab:
+        proc = lab.start(*lab.args("runner.concurrency=1"))
+        run_dir = lab.first_run_dir()
+        lab.wait_for(lambda: lab.lines(run_dir) >= 12)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        graded = sum(s["scorer"] == "format_valid" for s in read_jsonl(run_dir / "scores.jsonl"))
+        assert proc.returncode == 130 and graded < 12, err
+        assert f"with 12 of 12 samples ({12 - graded} not graded yet) in {run_dir}" in err, err
+        assert INTERRUPTED.fullmatch(err), err
+        resumed = lab.audit("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    [entry] = json.loads((run_dir / "run.json").read_text())["history"]
+    assert len(entry["regraded"]) == 12 - graded
+    assert len(read_jsonl(run_dir / "scores.jsonl")) == 24
