@@ -39,7 +39,7 @@ def main() -> None:
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
         _take_back()
         _error("interrupted before the run started: nothing was asked or recorded")
-        sys.exit(EXIT["interrupted"])
+        _exit_now(EXIT["interrupted"])
     except BenchrunError as err:
         if verbose:
             raise
@@ -52,6 +52,17 @@ def main() -> None:
             raise
         _error(line)
         sys.exit(EXIT["usage"])
+
+
+def _exit_now(code: int) -> None:
+    """Exit with `code` as it is. After a KeyboardInterrupt that escaped code Python ran through exec (the signal
+    can land mid-import) CPython exits by SIGINT instead of with the code sys.exit gives; nothing is left to write."""
+    import logging  # loaded by Hydra already, as a rule; not before the signal handler
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _take_back() -> None:
