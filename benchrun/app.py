@@ -22,7 +22,8 @@ from benchrun.labels import dir_label, label
 from benchrun.layout import LOG
 from benchrun.manifest import Query
 from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord, Status
-from benchrun.runners import Runner, make_runner
+from benchrun.runners.base import Runner
+from benchrun.runners.registry import make_runner
 from benchrun.sweep import write_sweep_summary
 from benchrun.takeback import forget_hydra_copies
 
@@ -101,7 +102,7 @@ def recording(writer: RunWriter) -> Iterator[None]:
         yield
     except ServerLost as err:
         writer.finish("interrupted", str(err))
-        raise ServerLost(f"{err}; {resume_hint(writer, 'once the server is back')}") from None
+        raise type(err)(f"{err}; {resume_hint(writer, err.when)}") from None
     except FailFast as err:
         writer.finish("failed", str(err))
         raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended')}") from None

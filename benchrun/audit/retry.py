@@ -23,7 +23,7 @@ from benchrun.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.interrupts import INTERRUPTS
 from benchrun.layout import CONFIG
 from benchrun.records import Counts, Lineage, RunInfo
-from benchrun.runners import make_runner
+from benchrun.runners.registry import make_runner
 from benchrun.runs import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run
 
 RETRYABLE = ("completed", "completed_with_errors", "failed")

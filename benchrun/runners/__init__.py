@@ -1,31 +1,3 @@
-"""Runners: one module per way of reaching a model, behind the interface in `base`."""
-
-from __future__ import annotations
-
-import importlib
-from typing import Any
-
-from benchrun import settings
-from benchrun.config import checked, checked_options
-from benchrun.errors import ConfigError
-from benchrun.runners.base import Completion, Refused, Retryable, Runner, Unreachable
-
-__all__ = ["RUNNERS", "Completion", "Refused", "Retryable", "Runner", "Unreachable", "make_runner"]
-
-RUNNERS = {
-    "ollama": "benchrun.runners.ollama:OllamaRunner",
-    "openai": "benchrun.runners.openai:OpenAIRunner",
-    "local": "benchrun.runners.local:LocalRunner",
-}
-"""runner.type -> the class implementing it (imported only when used)."""
-
-
-def make_runner(runner: dict[str, Any]) -> Runner:
-    """The runner for a resolved `runner` config (one model), checked against its typed config."""
-    kind = runner.get("type")
-    if kind not in RUNNERS:
-        raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key="runner.type")
-    config = checked(settings.RUNNERS[kind], runner, ["runner"])
-    checked_options(config)
-    module, name = RUNNERS[kind].split(":")
-    return getattr(importlib.import_module(module), name)(config)
+"""Runners: one module per way of reaching a model, behind the interface in `base`; `registry` makes the one a
+config names. Nothing is imported here, so `python -m benchrun.runners.llama_build` runs before benchrun's
+dependencies are installed."""

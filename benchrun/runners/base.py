@@ -22,6 +22,11 @@ class Refused(Exception):
     """A request the server refused in a way another try would not change (a 4xx, or a 5xx saying it is invalid)."""
 
 
+class EngineDied(Exception):
+    """The process that runs the model ended (a signal, an abort, the out-of-memory killer): no later request can be
+    answered. The run stops as interrupted, as for a lost server; the message says how it ended."""
+
+
 class Unreachable(Retryable):
     """The connection itself failed (refused, reset, closed before an answer): the server, not the sample. When
     every retry fails this way the run stops as interrupted instead of burning the samples that remain."""

