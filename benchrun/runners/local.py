@@ -105,6 +105,7 @@ class EngineProcess:
         self._last_words: deque[str] = deque(maxlen=LAST_WORDS)
         self._readers: list[asyncio.Task[None]] = []
         self._greeting: asyncio.Future[dict[str, Any]] | None = None
+        self._killed: str | None = None
         self.death: str | None = None
         """How the process ended, once it has: `died of SIGKILL (signal 9)`, with its last line on stderr."""
 
@@ -145,7 +146,8 @@ class EngineProcess:
                 async with asyncio.timeout(STOP_GRACE_S):
                     await asyncio.gather(future, return_exceptions=True)
             except TimeoutError:
-                self._kill()
+                self._kill(f"was stopped by benchrun: a generation called off had not ended {STOP_GRACE_S:g} s "
+                           "later")
             raise
         if "error" in reply:  # llama-cpp-python refused this request (a prompt longer than the context, ...)
             kind, message = reply["error"]
@@ -165,7 +167,7 @@ class EngineProcess:
             async with asyncio.timeout(STOP_GRACE_S):
                 await self._proc.wait()
         except TimeoutError:
-            self._kill()
+            self._kill("did not end when the run did")
             await self._proc.wait()
         await asyncio.gather(*self._readers, return_exceptions=True)
 
@@ -175,8 +177,10 @@ class EngineProcess:
         except (ConnectionError, RuntimeError):  # the process is gone: its reader says how
             pass
 
-    def _kill(self) -> None:
+    def _kill(self, why: str) -> None:
+        """Kill the process; `why` says so in `death`."""
         if self._proc.returncode is None:
+            self._killed = why
             self._proc.kill()
 
     async def _replies(self) -> None:
@@ -198,7 +202,7 @@ class EngineProcess:
     def _ended(self, code: int) -> None:
         """The process is gone: every request waiting (and the greeting) learns how."""
         last = next((line for line in reversed(self._last_words)), None)
-        self.death = exit_words(code) + (f" after printing {json.dumps(last[:200])}" if last else "")
+        self.death = self._killed or exit_words(code) + (f" after printing {json.dumps(last[:200])}" if last else "")
         failure = EngineDied(self.death)
         if not self._greeting.done():
             self._greeting.set_exception(failure)
