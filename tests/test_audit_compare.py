@@ -225,14 +225,14 @@ def test_permutation_is_exact_for_few_samples_and_seeded_otherwise():
 
 
 def test_paired_uses_mcnemar_for_binary_and_permutation_otherwise():
-    binary = significance.paired([0, 0, 1, 1], [1, 1, 1, 0])
+    binary = significance.paired([0, 0, 1, 1], [1, 1, 1, 0], binary=True)
     assert (binary.test, binary.b, binary.c, binary.delta) == ("mcnemar", 2, 1, 0.25)
-    graded = significance.paired([0.5, 0.2, 0.9], [0.7, 0.4, 1.0])
+    graded = significance.paired([0.5, 0.2, 0.9], [0.7, 0.4, 1.0], binary=False)
     assert (graded.test, graded.b, graded.c) == ("permutation", None, None)
     assert graded.delta == pytest.approx(0.5 / 3)
     assert graded.p_value == 2 / 8
     assert graded.ci_low <= graded.delta <= graded.ci_high
-    assert significance.paired([], []).n == 0
+    assert significance.paired([], [], binary=True).n == 0
 
 
 def test_bootstrap_is_reproducible_and_exact_for_constant_differences():

@@ -67,7 +67,8 @@ def test_each_sample_is_asked_k_times_with_its_own_seed(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["repeats"] == 3 and summary["consistency"] == {"add": 0.0}
     assert summary["metrics"][0] == {"task": "add", "metric": "exact_match", "n": 9, "mean": pytest.approx(2 / 3),
-                                     "stderr": 0.0, "errors": 0, "pass_at_k": 1.0, "majority_at_k": 1.0}
+                                     "stderr": 0.0, "errors": 0, "binary": True, "samples": 3, "pass_at_k": 1.0,
+                                     "majority_at_k": 1.0}
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["repeats"] == {"k": 3, "seeds": "vary"}
     info = json.loads((run_dir / "run.json").read_text())
@@ -104,7 +105,7 @@ def test_one_answer_per_sample_is_written_as_before(tmp_path):
     run_dir = run_dir_of(result.stdout)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert "repeats" not in summary and "consistency" not in summary
-    assert set(summary["metrics"][0]) == {"task", "metric", "n", "mean", "stderr", "errors"}
+    assert list(summary["metrics"][0]) == ["task", "metric", "n", "mean", "stderr", "errors", "binary"]
     assert "repeats" not in json.loads((run_dir / "manifest.json").read_text())
     assert {r["repeat"] for r in read_jsonl(run_dir / "responses.jsonl")} == {0}
     assert "completed: 3/3 samples" in result.stdout

@@ -49,18 +49,15 @@ class Paired:
     """0/1 metrics: samples that went 1 -> 0."""
 
 
-def is_binary(values: np.ndarray) -> bool:
-    return bool(np.all((values == 0) | (values == 1)))
-
-
-def paired(a: Sequence[float], b: Sequence[float]) -> Paired:
-    """Compare values `b` with the baseline `a` (aligned: a[i] and b[i] are the same sample)."""
+def paired(a: Sequence[float], b: Sequence[float], binary: bool) -> Paired:
+    """Compare values `b` with the baseline `a` (aligned: a[i] and b[i] are the same sample), each a 0/1 answer
+    when `binary` (McNemar's test), else any number (the permutation test)."""
     if not a:
         return Paired(0, None, None, None, None, None, None, None, None, None)
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     diffs = y - x
     low, high = bootstrap_ci(diffs)
-    if is_binary(x) and is_binary(y):
+    if binary:
         to_1, to_0 = int(np.sum(diffs > 0)), int(np.sum(diffs < 0))
         return Paired(len(a), float(x.mean()), float(y.mean()), float(diffs.mean()), "mcnemar",
                       mcnemar_exact(to_1, to_0), low, high, to_1, to_0)
