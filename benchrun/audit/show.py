@@ -47,10 +47,11 @@ class MetricRow(MetricSummary):
 
 
 def with_intervals(lines: Iterable[MetricSummary]) -> list[MetricRow]:
-    """The lines with their 95% intervals: Wilson's for a share of independent 0/1 answers, a t interval
-    otherwise, none when n < 2."""
-    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, line.proportion))
-            for line in lines]
+    """The lines with their 95% intervals: Wilson's for a share of independent 0/1 answers, else a t interval
+    with a degree of freedom per sample but one (with repeats each sample's answers are one cluster), none with
+    fewer than two."""
+    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, line.proportion,
+                                                      line.samples)) for line in lines]
 
 
 def metric_rows(run: Run, task: str | None = None) -> list[MetricRow]:

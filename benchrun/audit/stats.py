@@ -31,17 +31,21 @@ def wilson(p: float, n: int) -> Interval:
 
 
 def t_interval(mean: float, stderr: float, n: int) -> Interval:
-    """mean ± t(0.975, n - 1) · stderr (n >= 2)."""
+    """mean ± t(0.975, n - 1) · stderr, for a standard error from n independent units (n >= 2)."""
     from scipy.special import stdtrit  # the quantile behind scipy.stats.t.ppf, at half the import time
 
     half = float(stdtrit(n - 1, 0.5 + LEVEL / 2)) * stderr
     return Interval(mean - half, mean + half, "t")
 
 
-def interval(n: int, mean: float | None, stderr: float | None, binary: bool) -> Interval | None:
-    """The 95% interval of a metric with `n` values (all 0 or 1 when `binary`); None when n < 2."""
-    if n < 2 or mean is None:
+def interval(n: int, mean: float | None, stderr: float | None, binary: bool,
+             units: int | None = None) -> Interval | None:
+    """The 95% interval of a metric with `n` values (independent 0/1 answers when `binary`), its standard error
+    from `units` independent units (default n; with repeats the samples, each one cluster of answers); None when
+    n or units < 2."""
+    units = n if units is None else units
+    if n < 2 or units < 2 or mean is None:
         return None
     if binary:
         return wilson(mean, n)
-    return t_interval(mean, stderr or 0.0, n)
+    return t_interval(mean, stderr or 0.0, units)
