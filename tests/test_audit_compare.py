@@ -197,6 +197,15 @@ def test_cli_errors_are_one_line(runs, tmp_path):
     assert result.stderr.count("\n") == 1 and "neither a run nor a sweep directory" in result.stderr
 
 
+@pytest.mark.slow
+def test_a_misspelt_metric_is_refused_in_one_line(runs, tmp_path):
+    both = str(runs["base"]), str(runs["changed"])
+    result = run_benchrun("compare", *both, "--metric", "calculated_answr", cwd=tmp_path, module="benchrun.audit")
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", (
+        "benchrun: error: no metric 'calculated_answr' in any of the 2 runs (metrics: add_justify, calculated_answer, "
+        "check_name_dir.direction, check_name_dir.name, contains, format_valid)\n"))
+
+
 def test_compare_needs_two_runs_and_a_sweep_needs_jobs(tmp_path):
     with pytest.raises(BenchrunError, match="at least two runs"):
         compare([])

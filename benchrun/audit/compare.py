@@ -24,11 +24,12 @@ from rich.text import Text
 from benchrun import console
 from benchrun.audit import significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
+from benchrun.audit.show import check_known, check_task
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.frozen import Frozen
 from benchrun.layout import UNFINISHED
 from benchrun.manifest import Manifest, canonical_json, sha256_bytes
-from benchrun.records import Number, Speed
+from benchrun.records import MetricSummary, Number, Speed
 from benchrun.runs import DEFAULT_ROOT, Run, Values, expand_runs
 from benchrun.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 
@@ -167,8 +168,14 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     if not refs[0].answered:
         raise BenchrunError(f"the baseline, run {baseline.id} ({baseline.label}), has {refs[0].note}: nothing to "
                             "compare against", file=str(baseline.path))
-    base = Side(baseline.metric_values(), proportions(baseline), speed_of(baseline))
-    comparisons = tuple(_comparison(baseline, base, run, ref, metric, task) for run, ref in zip(runs[1:], refs[1:]))
+    lines = [metric_lines_of(run) if ref.answered else [] for run, ref in zip(runs, refs)]
+    if task is not None:
+        check_task(runs, task)
+    if metric is not None:
+        check_known("metric", metric, runs, sorted({line.metric for found in lines for line in found}))
+    base = side(baseline, lines[0])
+    comparisons = tuple(_comparison(baseline, base, run, ref, found, metric, task)
+                        for run, ref, found in zip(runs[1:], refs[1:], lines[1:]))
     return Report(baseline=refs[0], comparisons=comparisons, method=dict(significance.METHOD))
 
 
@@ -181,16 +188,17 @@ class Side:
     speed: Speed | None
 
 
-def proportions(run: Run) -> set[tuple[str, str]]:
-    """The (task, metric)s whose mean is a share of independent 0/1 answers (MetricSummary.proportion)."""
-    return {(line.task, line.metric) for line in metric_lines_of(run) if line.proportion}
+def side(run: Run, lines: Iterable[MetricSummary]) -> Side:
+    """The run's values and speed, and of its metric `lines` those whose mean is a share of independent 0/1
+    answers (MetricSummary.proportion)."""
+    return Side(run.metric_values(), {(line.task, line.metric) for line in lines if line.proportion}, speed_of(run))
 
 
-def _comparison(baseline: Run, base: Side, run: Run, ref: RunRef, metric: str | None,
+def _comparison(baseline: Run, base: Side, run: Run, ref: RunRef, lines: list[MetricSummary], metric: str | None,
                 task: str | None) -> Comparison:
     if not ref.answered:
         return Comparison(run=ref, inputs=None, metrics=())
-    other = Side(run.metric_values(), proportions(run), speed_of(run))
+    other = side(run, lines)
     return Comparison(run=ref, inputs=inputs(baseline, run),
                       metrics=metric_lines(base, other, baseline.manifest, metric, task),
                       speed=speed_ratios(base.speed, other.speed))

@@ -62,10 +62,16 @@ def metric_rows(run: Run, task: str | None = None) -> list[MetricRow]:
 
 def check_task(runs: Sequence[Run], task: str) -> None:
     """Refuse a task that none of the runs has, naming the tasks they have."""
-    known = list(dict.fromkeys(name for run in runs for name in task_names(run)))
-    if task not in known:
+    check_known("task", task, runs, (name for run in runs for name in task_names(run)))
+
+
+def check_known(kind: str, name: str, runs: Sequence[Run], known: Iterable[str]) -> None:
+    """Refuse a `kind` (task, metric) `name` that none of the runs has, in one line naming those they have (in the
+    order of `known`)."""
+    known = list(dict.fromkeys(known))
+    if name not in known:
         which = f"run {runs[0].id}" if len(runs) == 1 else f"any of the {len(runs)} runs"
-        raise BenchrunError(f"no task '{task}' in {which} (tasks: {', '.join(known) or 'none'})")
+        raise BenchrunError(f"no {kind} '{name}' in {which} ({kind}s: {', '.join(known) or 'none'})")
 
 
 def reference_text(reference: Reference) -> str:
@@ -302,10 +308,7 @@ def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> 
     (the first run's, then samples only later runs have). An unknown metric is refused, naming those there are."""
     compiled = [run for run in runs if run.info.manifest_id is not None]
     values = {run.id: run.metric_values() for run in compiled}
-    known = sorted({name for found in values.values() for _, name in found})
-    if metric not in known:
-        which = f"run {runs[0].id}" if len(runs) == 1 else f"any of the {len(runs)} runs"
-        raise BenchrunError(f"no metric '{metric}' in {which} (metrics: {', '.join(known) or 'none'})")
+    check_known("metric", metric, runs, sorted({name for found in values.values() for _, name in found}))
     manifest: dict[str, dict[str, Any]] = {}
     for run in compiled:
         for sample in run.manifest_data()["samples"]:
