@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchrun.audit.compare import compare
@@ -15,6 +16,7 @@ from benchrun.audit.show import metric_rows
 from benchrun.errors import BenchrunError
 from benchrun.layout import SCORES, SUMMARY
 from benchrun.runs import Run, load_run
+from benchrun.testing.inprocess import cli
 from tests.test_audit_list_show import synthetic_run
 
 
@@ -98,3 +100,44 @@ def test_compare_refuses_a_metric_or_task_no_run_has(tmp_path):
         "no metric 'closenes' in any of the 2 runs (metrics: closeness, format_valid)",
         "no task 'u' in any of the 2 runs (tasks: t)")
     assert [line.metric for line in compare(runs, metric="closeness").comparisons[0].metrics] == ["closeness"]
+
+
+# -- the digits compare --json and show --json print for fixed inputs ----------------------------------------------
+
+PAIRED = {  # name: (baseline values, compared values) of one metric on the same samples
+    "mcnemar, 350 discordant": ([1] * 200 + [0] * 150 + [1] * 50, [0] * 200 + [1] * 150 + [1] * 50),
+    "mcnemar, 4 discordant": ([1, 1, 0, 1, 0, 0], [0, 1, 1, 1, 1, 1]),
+    "exact permutation": ([0.5, 0.25, 0.125, 1.0, 0.75, 0.0], [0.625, 0.25, 0.5, 0.875, 1.0, 0.25]),
+    "few distinct differences": ([0.25 * (i % 4) for i in range(40)], [0.25 * (i * 7 % 5) for i in range(40)]),
+    "many distinct differences": ([round(float(x), 6) for x in np.random.default_rng(3).random(200)],
+                                  [round(float(x), 6) for x in np.random.default_rng(4).random(200)]),
+}
+PRINTED = {  # name: (n, delta, test, p_value, ci_low, ci_high, b, c) as compare --json prints them
+    "mcnemar, 350 discordant": (400, -0.125, "mcnemar", 0.008720036530555949, -0.215, -0.035, 150, 200),
+    "mcnemar, 4 discordant": (6, 0.3333333333333333, "mcnemar", 0.625, -0.3333333333333333, 0.8333333333333334, 3,
+                              1),
+    "exact permutation": (6, 0.14583333333333334, "permutation", 0.1875, 0.0, 0.2708333333333333, None, None),
+    "few distinct differences": (40, 0.125, "permutation", 0.1131886811318868, -0.0125, 0.2625, None, None),
+    "many distinct differences": (200, 0.03846958500000001, "permutation", 0.15658434156584342,
+                                  -0.015470549624999988, 0.09098023237499994, None, None),
+}
+
+
+@pytest.mark.parametrize("name", PAIRED)
+def test_compare_json_prints_these_digits(tmp_path, name):
+    dirs = [synthetic_run(tmp_path / side, values, run_id=side * 12) for side, values in zip("ab", PAIRED[name])]
+    result = cli("compare", *map(str, dirs), "--json", "--metric", "closeness", cwd=tmp_path, module="benchrun.audit")
+    [line] = json.loads(result.stdout)["comparisons"][0]["metrics"]
+    assert tuple(line[key] for key in ("n", "delta", "test", "p_value", "ci_low", "ci_high", "b", "c")) == \
+        PRINTED[name]
+
+
+@pytest.mark.parametrize("values,low,high", [
+    ([1, 0, 1], 0.20765960080204782, 0.9385080552796038),
+    ([1, 0] * 50, 0.4038315303659957, 0.5961684696340044),
+    ([0] * 5, 0.0, 0.43448246478317465),
+])
+def test_show_json_prints_these_wilson_intervals(tmp_path, values, low, high):
+    result = cli("show", str(synthetic_run(tmp_path / "run", values)), "--json", cwd=tmp_path, module="benchrun.audit")
+    line = json.loads(result.stdout)["metrics"][0]
+    assert (line["metric"], line["low"], line["high"], line["interval"]) == ("closeness", low, high, "wilson")
