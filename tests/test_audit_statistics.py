@@ -5,14 +5,20 @@ written before it was recorded. compare refuses a metric or task no run has."""
 from __future__ import annotations
 
 import json
+import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.stats
+
+from benchrun.audit import significance
 
 from benchrun.audit.compare import compare
 from benchrun.audit.lines import MetricLines, metric_lines
 from benchrun.audit.show import metric_rows
+from benchrun.audit.stats import wilson
 from benchrun.errors import BenchrunError
 from benchrun.layout import SCORES, SUMMARY
 from benchrun.runs import Run, load_run
@@ -141,3 +147,25 @@ def test_show_json_prints_these_wilson_intervals(tmp_path, values, low, high):
     result = cli("show", str(synthetic_run(tmp_path / "run", values)), "--json", cwd=tmp_path, module="benchrun.audit")
     line = json.loads(result.stdout)["metrics"][0]
     assert (line["metric"], line["low"], line["high"], line["interval"]) == ("closeness", low, high, "wilson")
+
+
+# -- what stays hand-written, against scipy -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("b,c", [(1, 3), (12, 30), (150, 200), (1000, 1100)])
+def test_mcnemar_is_the_binomial_tail_correctly_rounded(b, c):
+    n = b + c
+    tail = min(Fraction(1), Fraction(2 * sum(math.comb(n, k) for k in range(min(b, c) + 1)), 2 ** n))
+    assert significance.mcnemar_exact(b, c) == float(tail)
+    assert significance.mcnemar_exact(b, c) == pytest.approx(scipy.stats.binomtest(min(b, c), n).pvalue, rel=1e-13)
+
+
+@pytest.mark.parametrize("k,n", [(2, 3), (50, 100), (0, 5), (5, 5), (1, 20), (123, 457)])
+def test_wilson_is_scipys_wilson_interval(k, n):
+    theirs, ours = scipy.stats.binomtest(k, n).proportion_ci(method="wilson"), wilson(k / n, n)
+    assert (ours.low, ours.high) == (pytest.approx(theirs.low, rel=1e-13), pytest.approx(theirs.high, rel=1e-13))
+
+
+def test_the_monte_carlo_permutation_test_is_scipys_test_in_distribution():
+    d = np.random.default_rng(5).normal(0.1, 1, 300)
+    theirs = scipy.stats.permutation_test((d,), np.sum, permutation_type="samples", n_resamples=20_000, rng=1).pvalue
+    assert significance.permutation_p(d) == pytest.approx(theirs, abs=0.02)  # 0.284 and 0.275: 1.6 Monte Carlo sd

@@ -91,25 +91,17 @@ class Inputs(Frozen):
     """What run.json says of the model and the software (digest, server version, package versions)."""
 
 
-class MetricLine(Frozen):
-    """One task x metric of a run against the baseline, over the samples both have a value for."""
-
+class MetricKey(Frozen):
     task: str
     metric: str
-    n: int
-    baseline_mean: float | None
-    mean: float | None
-    delta: float | None
-    test: str | None
-    """`mcnemar` (both runs' values all 0/1) or `permutation`."""
-    p_value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    b: int | None
-    """0/1 metrics: samples that went 0 -> 1."""
-    c: int | None
-    """0/1 metrics: samples that went 1 -> 0."""
+
+
+class MetricLine(significance.Paired, MetricKey):
+    """One task x metric (MetricKey's fields first: pydantic puts the last base's first) of a run against the
+    baseline: the paired statistics over the samples both have a value for, and the samples that flipped."""
+
     to_1: tuple[str, ...] | None
+    """0/1 metrics: the samples that went 0 -> 1."""
     to_0: tuple[str, ...] | None
 
 
@@ -302,9 +294,7 @@ def metric_line(task: str, metric: str, base: dict[str, Number], other: dict[str
     ids = sorted((i for i in base if i in other), key=lambda i: (order.get(i, len(order)), i))
     stats = significance.paired([base[i] for i in ids], [other[i] for i in ids], binary)
     flips = stats.test == "mcnemar"
-    return MetricLine(task=task, metric=metric, n=stats.n, baseline_mean=stats.mean_a, mean=stats.mean_b,
-                      delta=stats.delta, test=stats.test, p_value=stats.p_value, ci_low=stats.ci_low,
-                      ci_high=stats.ci_high, b=stats.b, c=stats.c,
+    return MetricLine(task=task, metric=metric, **dict(stats),
                       to_1=tuple(i for i in ids if base[i] < other[i]) if flips else None,
                       to_0=tuple(i for i in ids if base[i] > other[i]) if flips else None)
 

@@ -23,7 +23,10 @@ class Interval:
 
 
 def wilson(p: float, n: int) -> Interval:
-    """Wilson score interval of a proportion `p` observed in `n` trials (n >= 1)."""
+    """Wilson score interval of a proportion `p` observed in `n` trials (n >= 1).
+
+    scipy.stats.binomtest(k, n).proportion_ci(method="wilson") is the same interval to the last digit or two (a
+    test checks), but loading scipy.stats (0.6 s) would more than double the time of a `show` of 0/1 metrics."""
     scale = 1 + Z * Z / n
     centre = (p + Z * Z / (2 * n)) / scale
     half = Z / scale * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
