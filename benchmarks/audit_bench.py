@@ -10,10 +10,12 @@ metric and a float one, 1% request errors, 2% invalid JSON). Then times, best of
 - `show`'s metrics table (`metric_rows`) and the failed samples (`samples`) on the large run, and
   `python -m benchrun.audit show RUN` and `show RUN --samples --failed`;
 - `verify_run` and `audit verify` on the large run, intact and with one edited response line;
+- `audit show` on a 20-sample and a 20,000-sample run with the same metrics (`--scaling-only`: just this);
 and prints each figure with the peak memory (tracemalloc for the functions, the child's peak RSS for
 the command line), against its target where issue 13 sets one: as whole processes, `list` over 1,000 runs
 as a table under 1 s; `show` and `show --samples --failed` on a 100,000-sample run under 1 s and 1.5 s,
-each under 150 MB peak RSS.
+each under 150 MB peak RSS; `show` on 20,000 samples within SCALING times `show` on 20 (summary.json says
+everything the table needs, so nothing is read per sample).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ SMALL_SAMPLES = 10
 MB = 1024 * 1024
 TARGET_MB = 150
 """Peak RSS of `show` and `show --samples --failed` (issue 13)."""
+SCALING = 1.2
+"""`show` on 20,000 samples against `show` on 20: the most it may take (the issue "each fact one owner")."""
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 ENVIRONMENT = environment()
 FORMAT = FormatSpec(name="IntAnswer", origin="builtin",
@@ -267,23 +271,49 @@ def measure(root: Path, runs: int, n: int, repeats: int) -> list[Figure]:
     return figures
 
 
+def show_scaling(root: Path, repeats: int) -> list[Figure]:
+    """`audit show` on a 20-sample and a 20,000-sample run (the same tasks and metrics), and their ratio."""
+    rng, sizes = random.Random(1), (20, 20_000)
+    dirs = [root / "scaling" / f"{n}_samples" for n in sizes]
+    for n, run_dir in zip(sizes, dirs):
+        write_run(run_dir, manifest("large", ("add", "product"), "llama3.2", n // 2), START, "completed", rng)
+    rows = [timed(f"metric_rows ({n:,} samples)", lambda d=run_dir: metric_rows(load_run(d)), repeats)
+            for n, run_dir in zip(sizes, dirs)]
+    tries: list[list[Figure]] = [[] for _ in sizes]
+    for _ in range(repeats):  # alternately, so that both sizes meet the same load on the machine
+        for n, run_dir, found in zip(sizes, dirs, tries):
+            found.append(timed_cli(f"audit show ({n:,} samples)", ["show", str(run_dir)], 1))
+    shows = [min(found, key=lambda f: f.seconds) for found in tries]
+    ratio = shows[1].seconds / shows[0].seconds
+    print(f"show on {sizes[1]:,} samples takes {ratio:.2f}x show on {sizes[0]} "
+          f"(target {SCALING}x: {'met' if ratio <= SCALING else 'over'}); metric_rows "
+          f"{rows[1].seconds / rows[0].seconds:.2f}x")
+    return rows + shows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scaling-only", action="store_true", help="only show on 20 against 20,000 samples")
     parser.add_argument("--keep", type=Path, help="write the archive into this new or empty directory and keep it "
                                                   "(default: a temporary directory)")
     args = parser.parse_args()
     print(f"start-up: python -m benchrun.audit --help {startup(args.repeats):.3f} s")
+
+    def everything(root: Path) -> list[Figure]:
+        scaling = show_scaling(root, args.repeats)
+        return scaling if args.scaling_only else measure(root, args.runs, args.samples, args.repeats) + scaling
+
     if args.keep:
         if args.keep.exists() and any(args.keep.iterdir()):
             raise SystemExit(f"--keep {args.keep}: not empty (the archive is written afresh)")
         args.keep.mkdir(parents=True, exist_ok=True)
-        figures = measure(args.keep, args.runs, args.samples, args.repeats)
+        figures = everything(args.keep)
     else:
         with tempfile.TemporaryDirectory(prefix="benchrun-audit-bench-") as tmp:
-            figures = measure(Path(tmp), args.runs, args.samples, args.repeats)
+            figures = everything(Path(tmp))
     print(f"{'measurement':<44}{'best s':>8}{'memory MB':>11}  ")
     for f in figures:
         print(f"{f.label:<44}{f.seconds:>8.3f}{f.memory_mb:>11.1f}  {f.memory_kind}{f.verdict()}")

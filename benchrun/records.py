@@ -108,7 +108,8 @@ class ScoreRecord(Frozen):
 
 
 def _absent(value: Any) -> bool:
-    """Left out of the JSON: what only runs with repeats have (a run without is written as before repeats)."""
+    """Left out of the JSON: what only runs with repeats have (a run without is written as before repeats), and
+    what a record read from an older run lacks (it is written back as it was)."""
     return value is None
 
 
@@ -126,11 +127,22 @@ class MetricSummary(Frozen):
     answer per sample: sample standard deviation / sqrt(n)); None with fewer than two samples."""
     errors: int
     """Answers with no value: the request or the scorer failed."""
+    binary: bool | None = Field(None, exclude_if=_absent)
+    """Whether every value is 0 or 1 (true when there is none), found by the tally that wrote the line; None in a
+    summary.json written before benchrun recorded it (readers then scan the score records: benchrun.audit.lines)."""
+    samples: int | None = Field(None, exclude_if=_absent)
+    """With repeats: the samples with a valued answer, each one cluster of the standard error; absent otherwise."""
     pass_at_k: float | None = Field(None, exclude_if=_absent)
     """0/1 metrics with repeats: the mean over samples of Chen et al.'s (2021) unbiased pass@k estimator, k the
     repeats (samples with fewer valued answers than k left out); absent otherwise."""
     majority_at_k: float | None = Field(None, exclude_if=_absent)
     """0/1 metrics with repeats: the share of samples for which more than half of the answers score 1."""
+
+    @property
+    def proportion(self) -> bool:
+        """Whether the mean is a share of independent 0/1 answers (a 0/1 metric, one answer per sample): what
+        Wilson's interval and McNemar's test assume."""
+        return bool(self.binary) and self.samples is None
 
 
 class Latency(Frozen):

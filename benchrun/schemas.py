@@ -90,16 +90,19 @@ def _show(value: Any) -> str:
 
 
 def generated() -> dict[str, dict]:
-    """The schemas written from benchrun's own record models (regenerate: python -m benchrun.schemas)."""
+    """The schemas written from benchrun's own models (regenerate: python -m benchrun.schemas): the records as they
+    are written, and config.yaml (the composed config, `RunConfig`) as it is read."""
     from benchrun.manifest import Manifest  # the record models import nothing from here
     from benchrun.records import ResponseRecord, RunInfo, ScoreRecord, Seal, Summary, SweepSummary
+    from benchrun.settings import RunConfig
 
-    models = {"manifest": Manifest, "response": ResponseRecord, "score": ScoreRecord, "summary": Summary,
-              "run": RunInfo, "seal": Seal, "sweep": SweepSummary}
+    records = {"manifest": Manifest, "response": ResponseRecord, "score": ScoreRecord, "summary": Summary,
+               "run": RunInfo, "seal": Seal, "sweep": SweepSummary}
+    schemas = {name: model.model_json_schema(mode="serialization") for name, model in records.items()}
+    schemas["config"] = RunConfig.model_json_schema(mode="validation")
     return {name: {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                   "$id": f"https://benchrun.dev/schemas/{name}.schema.json",
-                   **model.model_json_schema(mode="serialization")}
-            for name, model in models.items()}
+                   "$id": f"https://benchrun.dev/schemas/{name}.schema.json", **schema}
+            for name, schema in schemas.items()}
 
 
 def write_generated() -> None:

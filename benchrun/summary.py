@@ -18,16 +18,23 @@ def exact(value: int | float) -> Exact:
     return value if isinstance(value, int) else Fraction(value)
 
 
+def zero_or_one(value: int | float) -> bool:
+    """Whether a metric's value is a 0/1 one (booleans included)."""
+    return value == 0 or value == 1
+
+
 @dataclass
 class _Stats:
-    """Exact running sums over every answer."""
+    """Exact running sums over every answer, and whether every value was 0 or 1."""
 
     n: int = 0
     total: Exact = 0
     total_sq: Exact = 0
     errors: int = 0
+    binary: bool = True
 
     def add(self, value: int | float) -> None:
+        self.binary = self.binary and zero_or_one(value)
         value = exact(value)
         self.n += 1
         self.total += value
@@ -40,7 +47,7 @@ class _Stats:
             variance = (self.total_sq - self.n * mean * mean) / (self.n - 1)
             stderr = math.sqrt(variance / self.n)
         return MetricSummary(task=task, metric=metric, n=self.n, mean=None if mean is None else float(mean),
-                             stderr=stderr, errors=self.errors)
+                             stderr=stderr, errors=self.errors, binary=self.binary)
 
 
 @dataclass
@@ -58,7 +65,6 @@ class _Clustered(_Stats):
 
     k: int = 1
     clusters: dict[str, _Cluster] = field(default_factory=dict)
-    binary: bool = True
 
     def add_answer(self, sample: str, value: int | float) -> None:
         self.add(value)
@@ -66,7 +72,6 @@ class _Clustered(_Stats):
         cluster.n += 1
         cluster.total += exact(value)
         cluster.ones += value == 1
-        self.binary = self.binary and value in (0, 1)
 
     def summary(self, task: str, metric: str) -> MetricSummary:
         full = [c for c in self.clusters.values() if c.n >= self.k]
@@ -74,6 +79,7 @@ class _Clustered(_Stats):
         return MetricSummary(
             task=task, metric=metric, n=self.n, mean=float(Fraction(self.total, self.n)) if self.n else None,
             stderr=clustered_stderr([(c.n, c.total) for c in self.clusters.values()]), errors=self.errors,
+            binary=self.binary, samples=len(self.clusters),
             pass_at_k=sum(pass_at_k(c.n, c.ones, self.k) for c in full) / len(full) if at_k else None,
             majority_at_k=sum(2 * c.ones > c.n for c in full) / len(full) if at_k else None)
 

@@ -197,6 +197,15 @@ def test_cli_errors_are_one_line(runs, tmp_path):
     assert result.stderr.count("\n") == 1 and "neither a run nor a sweep directory" in result.stderr
 
 
+@pytest.mark.slow
+def test_a_misspelt_metric_is_refused_in_one_line(runs, tmp_path):
+    both = str(runs["base"]), str(runs["changed"])
+    result = run_benchrun("compare", *both, "--metric", "calculated_answr", cwd=tmp_path, module="benchrun.audit")
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", (
+        "benchrun: error: no metric 'calculated_answr' in any of the 2 runs (metrics: add_justify, calculated_answer, "
+        "check_name_dir.direction, check_name_dir.name, contains, format_valid)\n"))
+
+
 def test_compare_needs_two_runs_and_a_sweep_needs_jobs(tmp_path):
     with pytest.raises(BenchrunError, match="at least two runs"):
         compare([])
@@ -225,14 +234,14 @@ def test_permutation_is_exact_for_few_samples_and_seeded_otherwise():
 
 
 def test_paired_uses_mcnemar_for_binary_and_permutation_otherwise():
-    binary = significance.paired([0, 0, 1, 1], [1, 1, 1, 0])
+    binary = significance.paired([0, 0, 1, 1], [1, 1, 1, 0], binary=True)
     assert (binary.test, binary.b, binary.c, binary.delta) == ("mcnemar", 2, 1, 0.25)
-    graded = significance.paired([0.5, 0.2, 0.9], [0.7, 0.4, 1.0])
+    graded = significance.paired([0.5, 0.2, 0.9], [0.7, 0.4, 1.0], binary=False)
     assert (graded.test, graded.b, graded.c) == ("permutation", None, None)
     assert graded.delta == pytest.approx(0.5 / 3)
     assert graded.p_value == 2 / 8
     assert graded.ci_low <= graded.delta <= graded.ci_high
-    assert significance.paired([], []).n == 0
+    assert significance.paired([], [], binary=True).n == 0
 
 
 def test_bootstrap_is_reproducible_and_exact_for_constant_differences():

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.audit.compare import compare
+from benchrun.runs import load_run
 from benchrun.summary import clustered_stderr, pass_at_k
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.oracle import seeded
@@ -67,7 +69,8 @@ def test_each_sample_is_asked_k_times_with_its_own_seed(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["repeats"] == 3 and summary["consistency"] == {"add": 0.0}
     assert summary["metrics"][0] == {"task": "add", "metric": "exact_match", "n": 9, "mean": pytest.approx(2 / 3),
-                                     "stderr": 0.0, "errors": 0, "pass_at_k": 1.0, "majority_at_k": 1.0}
+                                     "stderr": 0.0, "errors": 0, "binary": True, "samples": 3, "pass_at_k": 1.0,
+                                     "majority_at_k": 1.0}
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["repeats"] == {"k": 3, "seeds": "vary"}
     info = json.loads((run_dir / "run.json").read_text())
@@ -104,7 +107,7 @@ def test_one_answer_per_sample_is_written_as_before(tmp_path):
     run_dir = run_dir_of(result.stdout)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert "repeats" not in summary and "consistency" not in summary
-    assert set(summary["metrics"][0]) == {"task", "metric", "n", "mean", "stderr", "errors"}
+    assert list(summary["metrics"][0]) == ["task", "metric", "n", "mean", "stderr", "errors", "binary"]
     assert "repeats" not in json.loads((run_dir / "manifest.json").read_text())
     assert {r["repeat"] for r in read_jsonl(run_dir / "responses.jsonl")} == {0}
     assert "completed: 3/3 samples" in result.stdout
@@ -201,3 +204,26 @@ def test_the_cache_keeps_each_repeat_apart(tmp_path):
     assert [(r["repeat"], r["cached_from"]) for r in again] == [(i, first_id) for i in range(3)] * 3
     assert json.loads((runs[1] / "summary.json").read_text())["metrics"] == json.loads(
         (runs[0] / "summary.json").read_text())["metrics"]
+
+
+def test_show_takes_the_t_intervals_degrees_of_freedom_from_samples_not_answers(tmp_path):
+    def wrong_for_4_and_5(req: ChatRequest) -> str:  # every repeat alike: samples 1, 0, 1 on exact_match
+        a, b = map(int, re.findall(r"\d+", req.prompt))
+        return json.dumps({"answer": str(a + b + ((a, b) == (4, 5)))})
+
+    with FakeOllama(responder=wrong_for_4_and_5) as srv:
+        run_dir = run_dir_of(bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3").stdout)
+    shown = call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
+    line = json.loads(shown.stdout)["metrics"][0]
+    # mean 2/3, clustered stderr sqrt(3/2 * ((3-2)^2 + (0-2)^2 + (3-2)^2)) / 9 = 1/3, t(0.975, 3 - 1) = 4.302652...
+    assert line == {"task": "add", "metric": "exact_match", "n": 9, "mean": 0.6666666666666666,
+                    "stderr": 0.3333333333333333, "errors": 0, "low": -0.7675509099164873, "high": 2.1008842432498205,
+                    "interval": "t", "pass_at_k": 0.6666666666666666, "majority_at_k": 0.6666666666666666}
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for metric in summary["metrics"]:  # as written before summary.json gave each metric's samples
+        del metric["binary"], metric["samples"]
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    again = call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
+    assert json.loads(again.stdout)["metrics"][0] == line
+    compared = compare([load_run(run_dir), load_run(run_dir)]).comparisons[0].metrics[0]
+    assert (compared.metric, compared.test) == ("exact_match", "permutation")  # sample means 1, 0, 1: not answers

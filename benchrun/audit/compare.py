@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -22,11 +23,13 @@ from rich.text import Text
 
 from benchrun import console
 from benchrun.audit import significance
+from benchrun.audit.lines import metric_lines as metric_lines_of
+from benchrun.audit.show import check_known, check_task
 from benchrun.errors import EXIT, BenchrunError
 from benchrun.frozen import Frozen
 from benchrun.layout import UNFINISHED
 from benchrun.manifest import Manifest, canonical_json, sha256_bytes
-from benchrun.records import Number, Speed
+from benchrun.records import MetricSummary, Number, Speed
 from benchrun.runs import DEFAULT_ROOT, Run, Values, expand_runs
 from benchrun.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 
@@ -88,25 +91,17 @@ class Inputs(Frozen):
     """What run.json says of the model and the software (digest, server version, package versions)."""
 
 
-class MetricLine(Frozen):
-    """One task x metric of a run against the baseline, over the samples both have a value for."""
-
+class MetricKey(Frozen):
     task: str
     metric: str
-    n: int
-    baseline_mean: float | None
-    mean: float | None
-    delta: float | None
-    test: str | None
-    """`mcnemar` (both runs' values all 0/1) or `permutation`."""
-    p_value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    b: int | None
-    """0/1 metrics: samples that went 0 -> 1."""
-    c: int | None
-    """0/1 metrics: samples that went 1 -> 0."""
+
+
+class MetricLine(significance.Paired, MetricKey):
+    """One task x metric (MetricKey's fields first: pydantic puts the last base's first) of a run against the
+    baseline: the paired statistics over the samples both have a value for, and the samples that flipped."""
+
     to_1: tuple[str, ...] | None
+    """0/1 metrics: the samples that went 0 -> 1."""
     to_0: tuple[str, ...] | None
 
 
@@ -165,19 +160,40 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     if not refs[0].answered:
         raise BenchrunError(f"the baseline, run {baseline.id} ({baseline.label}), has {refs[0].note}: nothing to "
                             "compare against", file=str(baseline.path))
-    base_values, base_speed = baseline.metric_values(), speed_of(baseline)
-    comparisons = tuple(_comparison(baseline, base_values, base_speed, run, ref, metric, task)
-                        for run, ref in zip(runs[1:], refs[1:]))
+    lines = [metric_lines_of(run) if ref.answered else [] for run, ref in zip(runs, refs)]
+    if task is not None:
+        check_task(runs, task)
+    if metric is not None:
+        check_known("metric", metric, runs, sorted({line.metric for found in lines for line in found}))
+    base = side(baseline, lines[0])
+    comparisons = tuple(_comparison(baseline, base, run, ref, found, metric, task)
+                        for run, ref, found in zip(runs[1:], refs[1:], lines[1:]))
     return Report(baseline=refs[0], comparisons=comparisons, method=dict(significance.METHOD))
 
 
-def _comparison(baseline: Run, base_values: Values, base_speed: Speed | None, run: Run, ref: RunRef,
-                metric: str | None, task: str | None) -> Comparison:
+@dataclass(frozen=True)
+class Side:
+    """What a run brings to a comparison: its values, which of its metrics are shares of 0/1 answers, its speed."""
+
+    values: Values
+    proportions: set[tuple[str, str]]
+    speed: Speed | None
+
+
+def side(run: Run, lines: Iterable[MetricSummary]) -> Side:
+    """The run's values and speed, and of its metric `lines` those whose mean is a share of independent 0/1
+    answers (MetricSummary.proportion)."""
+    return Side(run.metric_values(), {(line.task, line.metric) for line in lines if line.proportion}, speed_of(run))
+
+
+def _comparison(baseline: Run, base: Side, run: Run, ref: RunRef, lines: list[MetricSummary], metric: str | None,
+                task: str | None) -> Comparison:
     if not ref.answered:
         return Comparison(run=ref, inputs=None, metrics=())
+    other = side(run, lines)
     return Comparison(run=ref, inputs=inputs(baseline, run),
-                      metrics=metric_lines(base_values, run.metric_values(), baseline.manifest, metric, task),
-                      speed=speed_ratios(base_speed, speed_of(run)))
+                      metrics=metric_lines(base, other, baseline.manifest, metric, task),
+                      speed=speed_ratios(base.speed, other.speed))
 
 
 def speed_ratios(baseline: Speed | None, other: Speed | None) -> tuple[SpeedRatio, ...]:
@@ -260,27 +276,27 @@ def _formats(manifest: Manifest) -> dict[str, dict[str, str]]:
             for t in manifest.tasks}
 
 
-def metric_lines(base: Values, other: Values, manifest: Manifest, metric: str | None,
+def metric_lines(base: Side, other: Side, manifest: Manifest, metric: str | None,
                  task: str | None) -> tuple[MetricLine, ...]:
     """One line per task x metric of either run (baseline task order, metrics by name), filtered."""
     tasks = {t.name: i for i, t in enumerate(manifest.tasks)}
     order = {s.id: i for i, s in enumerate(manifest.samples)}
-    keys = sorted(set(base) | set(other), key=lambda k: (tasks.get(k[0], len(tasks)), k))
-    return tuple(metric_line(*key, base.get(key, {}), other.get(key, {}), order) for key in keys
-                 if metric in (None, key[1]) and task in (None, key[0]))
+    keys = sorted(set(base.values) | set(other.values), key=lambda k: (tasks.get(k[0], len(tasks)), k))
+    return tuple(metric_line(*key, base.values.get(key, {}), other.values.get(key, {}), order,
+                             key in base.proportions and key in other.proportions)
+                 for key in keys if metric in (None, key[1]) and task in (None, key[0]))
 
 
-def metric_line(task: str, metric: str, base: dict[str, Number], other: dict[str, Number],
-                order: dict[str, int]) -> MetricLine:
-    """The paired statistics of one task x metric, samples in the baseline manifest's order."""
+def metric_line(task: str, metric: str, base: dict[str, Number], other: dict[str, Number], order: dict[str, int],
+                binary: bool) -> MetricLine:
+    """The paired statistics of one task x metric, samples in the baseline manifest's order; `binary` when both
+    runs' values are 0/1 answers (one per sample)."""
     ids = sorted((i for i in base if i in other), key=lambda i: (order.get(i, len(order)), i))
-    stats = significance.paired([base[i] for i in ids], [other[i] for i in ids])
-    binary = stats.test == "mcnemar"
-    return MetricLine(task=task, metric=metric, n=stats.n, baseline_mean=stats.mean_a, mean=stats.mean_b,
-                      delta=stats.delta, test=stats.test, p_value=stats.p_value, ci_low=stats.ci_low,
-                      ci_high=stats.ci_high, b=stats.b, c=stats.c,
-                      to_1=tuple(i for i in ids if base[i] < other[i]) if binary else None,
-                      to_0=tuple(i for i in ids if base[i] > other[i]) if binary else None)
+    stats = significance.paired([base[i] for i in ids], [other[i] for i in ids], binary)
+    flips = stats.test == "mcnemar"
+    return MetricLine(task=task, metric=metric, **dict(stats),
+                      to_1=tuple(i for i in ids if base[i] < other[i]) if flips else None,
+                      to_0=tuple(i for i in ids if base[i] > other[i]) if flips else None)
 
 
 def print_report(report: Report, out: Console) -> None:

@@ -17,6 +17,7 @@ from typing import Sequence
 from benchrun.archive import write_atomic
 from benchrun.console import speed_cells
 from benchrun.audit import report_svg as svg
+from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.layout import RUN
 from benchrun.manifest import Sample
@@ -49,13 +50,12 @@ class Job:
 
 @dataclass
 class Records:
-    """A run's responses and scores for the samples shown, and the metrics with values other than 0 and 1."""
+    """A run's responses and scores for the samples shown."""
 
     responses: dict[str, list[ResponseRecord]] = field(default_factory=dict)
     """Sample id -> its responses, one per repeat."""
     scores: dict[tuple[str, int], list[ScoreRecord]] = field(default_factory=dict)
     """(sample id, repeat) -> the scores of that answer."""
-    scaled: set[str] = field(default_factory=set)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -127,10 +127,11 @@ def render(jobs: list[Job]) -> str:
     scored = [job for job in runs if job.run.summary and job.run.summary.metrics]
     shown = shown_samples(scored)
     records = {job.label: read_records(job.run, shown) for job in scored}
+    lines = metric_lines(scored)
     speeds = {job.label: speed_of(job.run) for job in runs}
     benchmarks = ", ".join(dict.fromkeys(job.run.info.benchmark for job in runs)) or "no runs"
     title = f"benchrun report: {benchmarks} · {', '.join(job.label for job in jobs)}"
-    body = "".join([f"<h1>{escape(title)}</h1>", overview(jobs), headline(scored), charts(scored, records),
+    body = "".join([f"<h1>{escape(title)}</h1>", overview(jobs), headline(scored, lines), charts(scored, lines),
                     speed_charts(scored, speeds), samples_view(scored, shown, records) if scored else "",
                     provenance(runs, speeds)])
     template = files("benchrun.audit").joinpath("report_template.html").read_text("utf-8")
@@ -164,22 +165,26 @@ def _status(status: str) -> str:
     return f'<span class="{"good" if status == "completed" else "bad"}">{escape(status)}</span>'
 
 
-def metric_lines(scored: list[Job]) -> dict[tuple[str, str], dict[str, MetricSummary]]:
+Lines = dict[tuple[str, str], dict[str, MetricSummary]]
+"""(task, metric) -> run label -> its metric line."""
+
+
+def metric_lines(scored: list[Job]) -> Lines:
     """(task, metric) -> label -> summary line, in order of first appearance."""
-    lines: dict[tuple[str, str], dict[str, MetricSummary]] = {}
+    lines: Lines = {}
     for job in scored:
-        for line in job.run.summary.metrics:
+        for line in lines_of(job.run):
             lines.setdefault((line.task, line.metric), {})[job.label] = line
     return lines
 
 
-def headline(scored: list[Job]) -> str:
+def headline(scored: list[Job], lines: Lines) -> str:
     if not scored:
         return '<h2>Metrics</h2><p class="note">No run has any scores.</p>'
     top = "".join(f'<th colspan="3">{escape(job.label)}</th>' for job in scored)
     sub = "<th>mean ± stderr</th><th>n</th><th>errors</th>" * len(scored)
     rows = []
-    for (task, metric), by_label in metric_lines(scored).items():
+    for (task, metric), by_label in lines.items():
         cells = "".join(_cells(by_label.get(job.label)) for job in scored)
         rows.append(f"<tr><td>{escape(task)}</td><td>{escape(metric)}</td>{cells}</tr>")
     return ('<h2>Metrics</h2><table id="headline"><thead><tr><th rowspan="2">task</th><th rowspan="2">metric</th>'
@@ -197,16 +202,19 @@ def _cells(line: MetricSummary | None) -> str:
     return f'<td class="num">{mean}{spread}{at_k}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
 
 
-def charts(scored: list[Job], records: dict[str, Records]) -> str:
-    """One bar chart per metric: tasks grouped, one bar per run."""
+def charts(scored: list[Job], lines: Lines) -> str:
+    """One bar chart per metric: tasks grouped, one bar per run; a metric 0/1 in every task and run on an axis
+    from 0 to 1."""
     by_metric: dict[str, dict[str, list[svg.Bar]]] = {}
-    for (task, metric), by_label in metric_lines(scored).items():
+    binary: dict[str, bool] = {}
+    for (task, metric), by_label in lines.items():
+        binary[metric] = binary.get(metric, True) and all(line.binary for line in by_label.values())
         bars = [svg.Bar(i, job.label, line.mean, line.stderr, line.n) for i, job in enumerate(scored)
                 if (line := by_label.get(job.label)) is not None and line.mean is not None]
         if bars:
             by_metric.setdefault(metric, {})[task] = bars
     figures = [f"<figure><figcaption>{escape(metric)}</figcaption>"
-               f"{svg.chart(f'chart-{i}', metric, groups, _binary(metric, records), len(scored))}</figure>"
+               f"{svg.chart(f'chart-{i}', metric, groups, binary[metric], len(scored))}</figure>"
                for i, (metric, groups) in enumerate(by_metric.items())]
     note = '<p class="note">Bars: the mean per task; whiskers: ± one standard error; hover a bar for n.</p>'
     legend = svg.legend([job.label for job in scored])
@@ -227,11 +235,6 @@ def speed_charts(scored: list[Job], speeds: dict[str, Speed | None]) -> str:
         return ""
     note = '<p class="note">Answers from the cache or carried over by a retry are left out; hover a bar for n.</p>'
     return f'<h2>Speed</h2>{note}<div class="charts">{"".join(figures_html)}</div>'
-
-
-def _binary(metric: str, records: dict[str, Records]) -> bool:
-    """Whether every value of `metric` in every run is 0 or 1."""
-    return not any(metric in rec.scaled for rec in records.values())
 
 
 def shown_samples(scored: list[Job]) -> dict[str, tuple[list[Sample], int]]:
@@ -256,7 +259,6 @@ def read_records(run: Run, shown: dict[str, tuple[list[Sample], int]]) -> Record
     for score in run.scores():
         if score.id in keep:
             records.scores.setdefault((score.id, score.repeat), []).append(score)
-        records.scaled.update(m for m, v in (score.metrics or {}).items() if v not in (0, 1))
     return records
 
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun import console
+from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
 from benchrun.errors import EXIT, BenchrunError
@@ -24,7 +25,6 @@ from benchrun.manifest import Reference
 from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
 from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
 from benchrun.speed import FIGURES, speed_of
-from benchrun.summary import Tally
 
 CALCULATED = "calculated"
 """What a sample's reference is shown as when the scorer computes it from the sample's values (none is stored)."""
@@ -46,62 +46,32 @@ class MetricRow(MetricSummary):
                 "errors": self.errors, "low": low, "high": high, "interval": method, **repeated}
 
 
-class MetricScan:
-    """The 95% intervals need more than summary.json: whether every value of a metric is 0 or 1 (and, for a run
-    that did not finish, the statistics themselves). Collected from score records as they stream past."""
-
-    def __init__(self, run: Run):
-        self.run = run
-        self._tally = None if run.summary is not None else Tally(task_names(run), run.manifest.k)
-        self._non_binary: set[tuple[str, str]] = set()
-        self._complete = False
-
-    def watch(self, records: Iterable[ScoreRecord]) -> Iterator[ScoreRecord]:
-        """Pass the records through, noting each; the scan is complete when they are exhausted."""
-        tally, non_binary = self._tally, self._non_binary
-        for record in records:
-            if tally is not None:
-                tally.add(record)
-            if record.metrics:
-                for metric, value in record.metrics.items():
-                    if value != 0 and value != 1:
-                        non_binary.add((record.task, metric))
-            yield record
-        self._complete = True
-
-    def rows(self, task: str | None = None) -> list[MetricRow]:
-        """summary.json's lines (or those of the score records) with 95% intervals: Wilson's when every value is
-        0 or 1, a t interval otherwise, none when n < 2; only those of `task` if given. Reads scores.jsonl unless
-        already watched to the end."""
-        if not self._complete:
-            deque(self.watch(self.run.scores()), maxlen=0)
-        lines = self.run.summary.metrics if self._tally is None else self._tally.summaries()
-        return [MetricRow(**dict(m), interval=interval(m.n, m.mean, m.stderr, self._wilson(m))) for m in lines
-                if task in (None, m.task)]
-
-    def consistency(self, task: str | None = None) -> dict[str, float]:
-        """With repeats, task -> the share of samples whose answers are identical (of `task` only, if given)."""
-        shares = (self.run.summary.consistency if self._tally is None else self._tally.consistency()) or {}
-        return {name: share for name, share in shares.items() if task in (None, name)}
-
-    def _wilson(self, line: MetricSummary) -> bool:
-        """Wilson's interval needs independent 0/1 answers: not a sample's repeats (their interval is a t one, from
-        the clustered standard error)."""
-        return (line.task, line.metric) not in self._non_binary and line.pass_at_k is None
+def with_intervals(lines: Iterable[MetricSummary]) -> list[MetricRow]:
+    """The lines with their 95% intervals: Wilson's for a share of independent 0/1 answers, else a t interval
+    with a degree of freedom per sample but one (with repeats each sample's answers are one cluster), none with
+    fewer than two."""
+    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, line.proportion,
+                                                      line.samples)) for line in lines]
 
 
 def metric_rows(run: Run, task: str | None = None) -> list[MetricRow]:
     """Per task x metric (of `task` only, if given): n, mean, stderr, errors (as in summary.json) and the 95%
     interval."""
-    return MetricScan(run).rows(task)
+    return with_intervals(MetricLines(run).lines(task))
 
 
 def check_task(runs: Sequence[Run], task: str) -> None:
     """Refuse a task that none of the runs has, naming the tasks they have."""
-    known = list(dict.fromkeys(name for run in runs for name in task_names(run)))
-    if task not in known:
+    check_known("task", task, runs, (name for run in runs for name in task_names(run)))
+
+
+def check_known(kind: str, name: str, runs: Sequence[Run], known: Iterable[str]) -> None:
+    """Refuse a `kind` (task, metric) `name` that none of the runs has, in one line naming those they have (in the
+    order of `known`)."""
+    known = list(dict.fromkeys(known))
+    if name not in known:
         which = f"run {runs[0].id}" if len(runs) == 1 else f"any of the {len(runs)} runs"
-        raise BenchrunError(f"no task '{task}' in {which} (tasks: {', '.join(known) or 'none'})")
+        raise BenchrunError(f"no {kind} '{name}' in {which} ({kind}s: {', '.join(known) or 'none'})")
 
 
 def reference_text(reference: Reference) -> str:
@@ -133,7 +103,7 @@ def is_failed(response: ResponseRecord, scores: Iterable[ScoreRecord]) -> bool:
 
 
 def samples(run: Run, task: str | None = None, failed: bool = False,
-            scan: MetricScan | None = None) -> Iterator[SampleView]:
+            scan: MetricLines | None = None) -> Iterator[SampleView]:
     """The run's answered samples in record order, optionally of one task and only the failed ones; `scan`
     watches every score record on the way (so the metrics need no second pass)."""
     if run.info.manifest_id is None:
@@ -246,7 +216,7 @@ def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
     return count
 
 
-def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, task: str | None,
+def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, task: str | None,
                out: IO[str]) -> None:
     """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics (of
     `task` only, if given) or the metrics and the run's speed."""
@@ -257,7 +227,7 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricScan, t
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
     consistency = scan.consistency(task)
-    out.write(', "metrics": ' + json.dumps([row.to_json() for row in scan.rows(task)], indent=2))
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in with_intervals(scan.lines(task))], indent=2))
     if consistency:
         out.write(f', "consistency": {json.dumps(consistency)}')
     if task is None:
@@ -300,7 +270,7 @@ def main(args: argparse.Namespace) -> int:
 def show_one(run: Run, args: argparse.Namespace) -> int:
     """The header, the samples if asked and the metrics table, of `args.task` only if given; else then the run's
     speed (a figure of the whole run)."""
-    scan = MetricScan(run)
+    scan = MetricLines(run)
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
     if args.json:
         write_json(run, views, scan, args.task, sys.stdout)
@@ -312,9 +282,9 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
         out.file.flush()
         shown = print_samples(views, sys.stdout)
         out.print(("\n" if shown else "") + f"{shown} samples shown" + (" (failed only)" if args.failed else ""))
-    rows = scan.rows(args.task)
+    found = with_intervals(scan.lines(args.task))
     out.print()
-    out.print(metrics_table(rows, scan.consistency(args.task)) if rows else "metrics: none (no score records)")
+    out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
     if args.task is None:
         out.print()
         out.print(speed_section(speed_of(run)))
@@ -338,10 +308,7 @@ def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> 
     (the first run's, then samples only later runs have). An unknown metric is refused, naming those there are."""
     compiled = [run for run in runs if run.info.manifest_id is not None]
     values = {run.id: run.metric_values() for run in compiled}
-    known = sorted({name for found in values.values() for _, name in found})
-    if metric not in known:
-        which = f"run {runs[0].id}" if len(runs) == 1 else f"any of the {len(runs)} runs"
-        raise BenchrunError(f"no metric '{metric}' in {which} (metrics: {', '.join(known) or 'none'})")
+    check_known("metric", metric, runs, sorted({name for found in values.values() for _, name in found}))
     manifest: dict[str, dict[str, Any]] = {}
     for run in compiled:
         for sample in run.manifest_data()["samples"]:
