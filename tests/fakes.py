@@ -9,7 +9,7 @@ from pathlib import Path
 
 from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.speed import WALL_CLOCK
-from benchrun.testing.http_fake import default_responder
+from benchrun.testing.chat import default_responder
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.conftest import call_benchrun
 

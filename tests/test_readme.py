@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.testing.http_fake import DEMO_MODELS, model_names
+from benchrun.testing.fake_cli import DEMO_MODELS, model_names
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.oracle import demo
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from benchrun.speed import WALL_CLOCK
-from benchrun.testing.http_fake import default_responder
+from benchrun.testing.chat import default_responder
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 
