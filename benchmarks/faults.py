@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchrun.testing import faults
-from benchrun.testing.faults import Lab, Outcome
+from benchrun.testing.lab import Lab, Outcome
 
 
 def scenarios(kills: int, seed: int) -> list[tuple[Callable[[Lab], Outcome], dict]]:

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 from benchrun.runners.openai import PROBE_PROMPT
-from benchrun.speed import WALL_CLOCK
 from benchrun.testing.chat import default_responder
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.conftest import call_benchrun
@@ -54,17 +53,6 @@ def bench_run(tmp_path: Path, url: str, *args: str, multirun: bool = False):
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-"""The speed figures the wall clock measures, which differ from run to run."""
-
-
-def untimed_summary(run_dir: Path) -> dict:
-    """summary.json without the speed figures the wall clock measured."""
-    summary = json.loads((run_dir / "summary.json").read_text())
-    for key in WALL_CLOCK:
-        summary["speed"].pop(key)
-    return summary
 
 
 def make_run(root: Path, *overrides: str, responder=listbench_answer, models=("llama3.2", "gemma3"),

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from benchrun.resources import demos_dir
+from benchrun.testing.lab import untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama
 from tests.conftest import run_benchrun
-from tests.fakes import make_run, read_jsonl, untimed_summary
+from tests.fakes import make_run, read_jsonl
 
 pytestmark = pytest.mark.slow
 N = 60
@@ -55,13 +56,6 @@ def killed_run(tmp_path: Path, server: FakeOllama) -> Path:
     return found[0].parent
 
 
-def comparable(run_dir: Path, name: str) -> list[str]:
-    records = read_jsonl(run_dir / name)
-    for record in records:
-        record.pop("seconds", None)
-    return sorted(json.dumps(r, sort_keys=True) for r in records)
-
-
 def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
     write_bench(tmp_path / "bench")
     with FakeOllama(responder=half_right, latency_s=0.05) as server:
@@ -92,7 +86,7 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
 
     uninterrupted = make_run(tmp_path / "again", f"task.path={tmp_path / 'bench'}", responder=half_right)
     for name in ("responses.jsonl", "scores.jsonl"):
-        assert comparable(run_dir, name) == comparable(uninterrupted, name)
+        assert untimed_records(run_dir, name) == untimed_records(uninterrupted, name)
     assert untimed_summary(run_dir) == untimed_summary(uninterrupted)
     speed = json.loads((run_dir / "summary.json").read_text())["speed"]
     assert (speed["n"], speed["wall_s"], speed["samples_per_s"]) == (N, None, None)  # the killed session's time is lost

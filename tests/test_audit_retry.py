@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.testing.faults import Lab, half_right
+from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from tests.fakes import read_jsonl
 

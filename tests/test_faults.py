@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.testing import faults
-from benchrun.testing.faults import Lab
+from benchrun.testing.lab import Lab, Outcome, comparable
 from tests.fakes import read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def lab(tmp_path):
         yield lab
 
 
-def whole(outcome: faults.Outcome, n: int = 20) -> None:
+def whole(outcome: Outcome, n: int = 20) -> None:
     """The recovered archive: every sample once, intact, its counts those of its records."""
     assert (outcome.lost, outcome.duplicated, outcome.verified) == (0, 0, True), outcome.said
     info = json.loads((outcome.run_dir / "run.json").read_text())
@@ -194,7 +194,7 @@ def test_sigkill_at_twenty_random_moments(tmp_path):
         [uninterrupted] = lab.run_dirs()
     assert sum(code == -9 for code, _ in outcome.said) == 20, outcome.said
     whole(outcome, n=50)
-    assert faults.comparable(outcome.run_dir) == faults.comparable(uninterrupted)
+    assert comparable(outcome.run_dir) == comparable(uninterrupted)
 
 
 def test_a_signal_while_hydra_writes_its_copies_leaves_nothing(tmp_path):

@@ -13,9 +13,10 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from benchrun.resources import demos_dir, schemas_dir
+from benchrun.testing.lab import untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from tests.conftest import call_benchrun
-from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of, untimed_summary
+from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 
@@ -231,20 +232,11 @@ def test_invalid_json_and_a_raising_scorer_are_recorded(tmp_path):
     assert info["counts"]["scorer_errors"] == 4 and info["counts"]["format_invalid"] == 1
 
 
-def comparable(run_dir: Path, name: str) -> list[str]:
-    """A record file's lines without wall-clock fields, sorted."""
-    lines = []
-    for record in read_jsonl(run_dir / name):
-        record.pop("seconds", None)
-        lines.append(json.dumps(record, sort_keys=True))
-    return sorted(lines)
-
-
 def test_concurrency_does_not_change_the_records(server, tmp_path):
     runs = [run_dir_of(bench_run(tmp_path, server.url, f"runner.concurrency={n}", "cache=false").stdout)
             for n in (1, 8)]
     for name in ("responses.jsonl", "scores.jsonl"):
-        assert comparable(runs[0], name) == comparable(runs[1], name)
+        assert untimed_records(runs[0], name) == untimed_records(runs[1], name)
     assert untimed_summary(runs[0]) == untimed_summary(runs[1])
     assert (runs[0] / "manifest.json").read_bytes() == (runs[1] / "manifest.json").read_bytes()
 
