@@ -12,15 +12,18 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 from benchrun.speed import WALL_CLOCK
 from benchrun.testing.chat import default_responder
+from benchrun.testing.http_fake import FakeServer
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 
 SCORER = ("import json\n\ndef times7(response, values):\n"
           "    return int(json.loads(response)['answer'] == values['a'] * 7)\n")
+SCORE_LINES = 2
+"""Score lines per graded answer in a lab's run: format_valid and the lab's one scorer."""
 
 
 def half_right(req: ChatRequest) -> Reply | str:
@@ -97,16 +100,21 @@ class Lab:
     def __exit__(self, *exc: object) -> None:
         self.server.stop()
 
-    @contextmanager
-    def holding_answers(self, after: int) -> Iterator[Hold]:
+    def holding_answers(self, after: int) -> ContextManager[Hold]:
         """The server answers `after` chat requests, then holds the others until the block ends."""
-        respond = self.server.responder
-        hold = self.server.responder = Hold(respond, after)
-        try:
-            yield hold
-        finally:
-            hold.release()
-            self.server.responder = respond
+        return holding_answers(self.server, after)
+
+    @contextmanager
+    def held_after(self, answered: int, *args: str, module: str = "benchrun", outputs: Path | None = None,
+                   before: int = 0) -> Iterator[tuple[subprocess.Popen, Path]]:
+        """`start(*args)` with the server answering `answered` chat requests and holding the rest until the block
+        ends; yields the process and its run directory once it holds `before + answered` answers and waits for the
+        next. (The scores of the last answers may not be written yet: they are, as the next answer comes.)"""
+        with self.holding_answers(after=answered) as hold:
+            proc = self.start(*args, module=module)
+            run_dir, recorded = self.first_run_dir(outputs), before + answered
+            self.wait_for(lambda: hold.holding and self.lines(run_dir) == recorded)
+            yield proc, run_dir
 
     def args(self, *extra: str, outputs: Path | None = None) -> list[str]:
         """A run of the lab's benchmark that asks the server every time (cache=false): faults are about asking."""
@@ -145,19 +153,14 @@ class Lab:
         return sorted(p.parent for p in (outputs or self.root / "outputs").glob("*/*/run.json"))
 
     def wait_for(self, condition: Callable[[], bool], timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise TimeoutError("the condition did not come true in time")
-            time.sleep(0.01)
+        wait_for(condition, timeout)
 
     def lines(self, run_dir: Path, name: str = "responses.jsonl") -> int:
-        path = run_dir / name
-        return path.read_bytes().count(b"\n") if path.is_file() else 0
+        return line_count(run_dir / name)
 
-    def first_run_dir(self) -> Path:
-        self.wait_for(lambda: bool(self.run_dirs()))
-        return self.run_dirs()[0]
+    def first_run_dir(self, outputs: Path | None = None) -> Path:
+        self.wait_for(lambda: bool(self.run_dirs(outputs)))
+        return self.run_dirs(outputs)[0]
 
     def judge(self, outcome: Outcome, run_dir: Path) -> Outcome:
         """Count the samples lost and duplicated in `run_dir`, and verify it."""
@@ -168,6 +171,32 @@ class Lab:
         outcome.verified = self.call("verify", str(run_dir), module="benchrun.audit").returncode == 0
         outcome.run_dir = run_dir
         return outcome
+
+
+@contextmanager
+def holding_answers(server: FakeServer, after: int) -> Iterator[Hold]:
+    """`server` answers `after` chat requests, then holds the others until the block ends."""
+    respond = server.responder
+    hold = server.responder = Hold(respond, after)
+    try:
+        yield hold
+    finally:
+        hold.release()
+        server.responder = respond
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 60) -> None:
+    """Return once `condition()` is true; TimeoutError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the condition did not come true in time")
+        time.sleep(0.01)
+
+
+def line_count(path: Path) -> int:
+    """The whole lines of the file at `path` (0 when there is none)."""
+    return path.read_bytes().count(b"\n") if path.is_file() else 0
 
 
 def _noted(result: subprocess.CompletedProcess, outcome: Outcome | None) -> subprocess.CompletedProcess:
