@@ -9,13 +9,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from benchrun.resources import demos_dir
-from benchrun.testing.lab import untimed_records, untimed_summary
+from benchrun.testing.lab import (half_right, holding_answers, line_count, untimed_records, untimed_summary,
+                                  wait_for)
 from benchrun.testing.ollama_server import FakeOllama
 from tests.conftest import run_benchrun
 from tests.fakes import make_run, read_jsonl
@@ -34,26 +34,27 @@ def write_bench(path: Path) -> Path:
     return path
 
 
-def half_right(req) -> str:
-    a = int(req.prompt.split()[4])
-    return json.dumps({"answer": a * 7 if a % 2 == 0 else 0})
+KILLED_AT = 10
+"""The answers a killed run holds: the server holds every request after these until the run is killed."""
 
 
 def killed_run(tmp_path: Path, server: FakeOllama) -> Path:
-    """Start a run, SIGKILL it once at least 10 samples are recorded; its run directory."""
+    """Start a run (two samples at a time), SIGKILL it once it holds KILLED_AT answers and waits for the next;
+    its run directory."""
     env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
-                             f"outputs={tmp_path / 'outputs'}", "runner.concurrency=2"],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        found = list((tmp_path / "outputs").glob("*/*/responses.jsonl"))
-        if found and found[0].read_bytes().count(b"\n") >= 10:
-            break
-        time.sleep(0.02)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    return found[0].parent
+    with holding_answers(server, after=KILLED_AT) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
+                                 f"outputs={tmp_path / 'outputs'}", "runner.concurrency=2"],
+                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: hold.holding and [line_count(path) for path in responses_files(tmp_path)] == [KILLED_AT])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    [found] = responses_files(tmp_path)
+    return found.parent
+
+
+def responses_files(tmp_path: Path) -> list[Path]:
+    return list((tmp_path / "outputs").glob("*/*/responses.jsonl"))
 
 
 def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
@@ -64,7 +65,7 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
         asked_before = len(server.requests)
         assert before["status"] == "running"
         answered = {r["id"] for r in read_jsonl(run_dir / "responses.jsonl")}
-        assert 10 <= len(answered) < N
+        assert len(answered) == KILLED_AT
         result = run_benchrun("resume", before["run_id"][:8], "--root", "outputs", cwd=tmp_path,
                               module="benchrun.audit")
         assert result.returncode == 0, result.stderr
@@ -166,6 +167,8 @@ def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
     write_bench(tmp_path / "bench")
     with FakeOllama(responder=half_right, latency_s=0.05) as server:
         run_dir = killed_run(tmp_path, server)
+        ungraded = ({r["id"] for r in read_jsonl(run_dir / "responses.jsonl")}
+                    - {s["id"] for s in read_jsonl(run_dir / "scores.jsonl")})
         lines = (run_dir / "scores.jsonl").read_bytes().splitlines(keepends=True)
         first = json.loads(lines[0])
         assert first["scorer"] == "format_valid"
@@ -183,7 +186,7 @@ def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
     assert sorted(s["scorer"] for s in scores if s["id"] == first["id"]) == ["calculated_answer", "format_valid"]
     assert len(scores) == 2 * N
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
-    assert entry["forced"] is True and first["id"] in entry["regraded"]  # (and any sample the kill left ungraded)
+    assert entry["forced"] is True and sorted(entry["regraded"]) == sorted(ungraded | {first["id"]})
     assert entry["problems"][0].startswith("scores.jsonl: line 2 is not the line written")
     assert verify(run_dir).returncode == 0
 
