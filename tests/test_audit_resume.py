@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from benchrun.resources import demos_dir
-from benchrun.testing.lab import (half_right, holding_answers, line_count, untimed_records, untimed_summary,
-                                  wait_for)
+from benchrun.testing.holding import holding_answers
+from benchrun.testing.lab import half_right, line_count, untimed_records, untimed_summary, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.conftest import run_benchrun
 from tests.fakes import make_run, read_jsonl

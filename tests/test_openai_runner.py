@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.runners.openai import PROBE_SCHEMA, response_format
+from benchrun.runners.openai import PROBE_PROMPT, PROBE_SCHEMA, response_format
+from benchrun.testing.holding import Gathering
 from benchrun.testing.openai_server import ChatRequest, FakeOpenAI, Reply
 from tests.conftest import call_benchrun, run_benchrun
 from tests.fakes import listbench_answer, read_jsonl, run_dir_of
@@ -70,7 +71,8 @@ def test_listbench_end_to_end(tmp_path):
 
 
 def test_requests_carry_the_schema_and_the_options(tmp_path, no_key):
-    with FakeOpenAI(models=["gemma3"], responder=listbench_answer, latency_s=0.1) as srv:
+    three = Gathering(listbench_answer, 3, counted=lambda req: req.prompt != PROBE_PROMPT)  # in flight at once
+    with FakeOpenAI(models=["gemma3"], responder=three) as srv:
         result = openai_run(tmp_path, srv.url, "runner.model=gemma3", "runner.concurrency=3", "+runner.options.num_ctx=8192",
                             "+runner.options.top_k=64", "+runner.options.top_p=0.95", "+runner.options.num_predict=64",
                             "+runner.options.presence_penalty=0.5", "+runner.options.stop=[END]")

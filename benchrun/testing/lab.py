@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -15,8 +14,8 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 from benchrun.speed import WALL_CLOCK
-from benchrun.testing.chat import default_responder
-from benchrun.testing.http_fake import FakeServer
+from benchrun.testing.chat import Responder, default_responder
+from benchrun.testing.holding import Hold, holding_answers
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 
@@ -52,37 +51,13 @@ class Outcome:
     run_dir: Path | None = None
 
 
-class Hold:
-    """A responder that answers the first `after` chat requests and holds the others until `release()`."""
-
-    def __init__(self, respond: Callable[[ChatRequest], Reply | str], after: int):
-        self.respond, self.after, self.asked = respond, after, 0
-        self._lock, self._released = threading.Lock(), threading.Event()
-
-    def __call__(self, req: ChatRequest) -> Reply | str:
-        with self._lock:
-            self.asked += 1
-            held = self.asked > self.after
-        if held:
-            self._released.wait(60)
-        return self.respond(req)
-
-    @property
-    def holding(self) -> bool:
-        """Whether a request is being held: the asker waits for an answer that does not come."""
-        return self.asked > self.after
-
-    def release(self) -> None:
-        self._released.set()
-
-
 class Lab:
     """A scratch directory holding a benchmark of `n` samples (`find the product of A and 7`, a custom scorer) and a
     fake Ollama server; runs benchrun and benchrun-audit there, as processes (`start`, `run`, `audit`) or in this
     process (`call`)."""
 
     def __init__(self, root: Path, n: int = 20, latency_s: float = 0.05, scorer: str = SCORER,
-                 responder: Callable[[ChatRequest], Reply | str] = half_right):
+                 responder: Responder = half_right):
         self.root, self.n = root, n
         bench = root / "bench"
         bench.mkdir(parents=True, exist_ok=True)
@@ -171,18 +146,6 @@ class Lab:
         outcome.verified = self.call("verify", str(run_dir), module="benchrun.audit").returncode == 0
         outcome.run_dir = run_dir
         return outcome
-
-
-@contextmanager
-def holding_answers(server: FakeServer, after: int) -> Iterator[Hold]:
-    """`server` answers `after` chat requests, then holds the others until the block ends."""
-    respond = server.responder
-    hold = server.responder = Hold(respond, after)
-    try:
-        yield hold
-    finally:
-        hold.release()
-        server.responder = respond
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 60) -> None:
