@@ -17,8 +17,8 @@ from benchrun.errors import ArchiveError, BenchrunError
 from benchrun.resources import demos_dir
 from benchrun.runs import expand_runs, load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, make_run
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import make_run, run_benchrun
 
 PRODUCT = re.compile(r"(?:find|compute) the product of (\d+) and (\d+)")
 

@@ -16,7 +16,7 @@ from benchrun.audit.report import write_report
 from benchrun.audit.resume import check_model
 from benchrun.errors import ArchiveError
 from benchrun.runs import load_run
-from tests.test_audit_list_show import synthetic_run
+from tests.helpers.archives import synthetic_run
 
 GGUF = hashlib.sha256(b"a GGUF file").hexdigest()
 OTHER_GGUF = hashlib.sha256(b"another GGUF file").hexdigest()

@@ -12,8 +12,9 @@ import pytest
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.export import columns, write_csv, write_jsonl
 from benchrun.runs import load_run
-from tests.test_audit_list_show import BROKEN, broken_answer, synthetic_run
-from tests.test_audit_questions import run_in_process
+from tests.helpers.answers import BROKEN, broken_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
 
 
 @pytest.fixture

@@ -7,42 +7,24 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 import scipy.stats
 
-from benchrun.archive import RunWriter, now, write_atomic
 from benchrun.audit.listing import list_runs, parse_time
 from benchrun.audit.show import is_failed, metric_rows, samples
 from benchrun.runs import joined
 from benchrun.audit.stats import interval, t_interval, wilson
 from benchrun.errors import ArchiveError
-from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
-from benchrun.records import Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.records import ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.runs import load_run
-from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, make_run
-from tests.test_run import LISTBENCH_SUMMARY
+from benchrun.testing.ollama_server import fake_digest
+from tests.helpers.answers import BROKEN, LISTBENCH_SUMMARY, broken_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import audit, make_run
 
 Z = 1.959963984540054
 """The 0.975 quantile of the standard normal distribution."""
-
-
-def broken_answer(req: ChatRequest) -> Reply | str:
-    """listbench_answer, except: product (2,3) not JSON, product (5,5) HTTP 503, symbol_dir '<' not JSON."""
-    if req.prompt == "find the product of 2 and 3":
-        return "the answer is 6"
-    if req.prompt == "find the product of 5 and 5":
-        return Reply(status=503, error="server busy")
-    if req.prompt.startswith("what direction does the < symbol"):
-        return "not json"
-    return listbench_answer(req)
-
-
-BROKEN = ("task.only=[product,symbol_dir]", "runner.retries=0")
-"""The overrides of a run with broken_answer: every kind of failure in six samples."""
 
 
 @dataclass(frozen=True)
@@ -68,49 +50,11 @@ def archive(tmp_path_factory) -> Archive:
     return Archive(root, single, sweep / "0_llama3.2", sweep / "1_gemma3", broken)
 
 
-def audit(root: Path, *args: str):
-    return run_benchrun(*args, cwd=root, module="benchrun.audit")
-
-
 def wilson_expected(successes: int, n: int) -> tuple[float, float]:
     """(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
     p = successes / n
     centre, spread = p + Z ** 2 / (2 * n), Z * math.sqrt(p * (1 - p) / n + Z ** 2 / (4 * n * n))
     return (centre - spread) / (1 + Z ** 2 / n), (centre + spread) / (1 + Z ** 2 / n)
-
-
-def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config: str = "task: {path: nowhere}\n",
-                  reference: Any = None, status: str = "completed", reason: str | None = None, **info: Any) -> Path:
-    """A run of task `t` (value `a` = 0, 1, ...) whose scorer `closeness` gave `values`, written with RunWriter and
-    ended with `status`; unless `finish`, left as if killed after its last record. `info` sets run.json fields
-    (run_id, model, identity, label, varied, ...)."""
-    fmt = FormatSpec(name="FloatAnswer", origin="builtin", json_schema={"type": "object"})
-    task = TaskEntry(name="t", source="tasks.yml", template="a is {a}", reference="list", value_combinations="tuple",
-                     format=fmt, scorers=(ScorerSpec(name="closeness", origin="custom_scorer.py", sha256="0" * 64),),
-                     n_samples=len(values))
-    manifest = Manifest(benchmark="synthetic", config={}, files=(), runner=RunnerSpec(type="ollama", model="m"),
-                        tasks=(task,), samples=tuple(Sample(id=f"t:a={i}", task="t", prompt=f"a is {i}",
-                                                            values={"a": i}, reference=reference)
-                                                     for i in range(len(values))))
-    info = RunInfo(**{"run_id": "5" * 12, "model": "m", **info}, status="running", started_at=now(),
-                   benchmark="synthetic", manifest_id=manifest.id, runner={}, environment={},
-                   counts=Counts(samples=len(values)))
-    writer = RunWriter.create(run_dir, info)
-    writer.start(config)
-    writer.compiled(manifest)
-    for sample, value in zip(manifest.samples, values):
-        response = ResponseRecord(id=sample.id, task="t", text='{"answer": 1}', seconds=0.1, attempts=1)
-        writer.record(response, [ScoreRecord(id=sample.id, task="t", scorer="format_valid",
-                                             metrics={"format_valid": 1}),
-                                 ScoreRecord(id=sample.id, task="t", scorer="closeness", metrics={"closeness": value})])
-    info = writer.finish(status, reason)
-    writer.release()
-    if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json or seal
-        unfinished = info.model_copy(update={"status": "running", "ended_at": None, "files": {}})
-        write_atomic(run_dir / "run.json", unfinished.model_dump_json(indent=2).encode())
-        (run_dir / "summary.json").unlink()
-        (run_dir / "seal.json").unlink()
-    return run_dir
 
 
 # -- intervals --------------------------------------------------------------------------------------------------

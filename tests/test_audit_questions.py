@@ -4,46 +4,20 @@ reference, `show RUN... --wrong METRIC` side by side, `compare` against a run th
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 
-from benchrun.app import run
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.compare import compare
 from benchrun.audit.show import excerpt, wrong_samples
-from benchrun.config import register_with_hydra
-from benchrun.errors import BenchrunError
-from benchrun.resources import conf_dir
 from benchrun.runs import load_run
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
-from tests.fakes import listbench_answer
-from tests.test_audit_list_show import synthetic_run
-
-
-def run_in_process(root: Path, name: str, *overrides: str, responder=listbench_answer,
-                   models=("llama3.2", "gemma3")) -> Path:
-    """A real run, as `python -m benchrun OVERRIDES` makes it but in this process (Hydra composes the config,
-    `benchrun.app.run` does the rest), against a fresh loopback Ollama; its directory root/outputs/name. A run
-    that fails is recorded as failed, as on the command line. The answers are the responder's (cache=false)."""
-    register_with_hydra()
-    run_dir = root / "outputs" / name
-    with FakeOllama(models=list(models), responder=responder) as server:
-        args = [f"runner.host={server.url}", "cache=false", *overrides]
-        try:
-            with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="benchrun"):
-                cfg = compose("config", overrides=[f"outputs={root / 'outputs'}", *args])
-        finally:
-            GlobalHydra.instance().clear()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(BenchrunError):
-            run(cfg, run_dir, overrides=args, cwd=root)
-    return run_dir
+from benchrun.testing.ollama_server import ChatRequest, Reply
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
 
 
 def gemma_answer(req: ChatRequest) -> Reply | str:

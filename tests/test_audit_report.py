@@ -15,8 +15,8 @@ from benchrun.audit.__main__ import main as audit_main
 from benchrun.errors import ArchiveError
 from benchrun.runs import load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, make_run
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import make_run, run_benchrun
 
 slow = pytest.mark.slow
 CHROMIUM = Path("/usr/bin/chromium")

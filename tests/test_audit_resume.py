@@ -17,8 +17,8 @@ from benchrun.resources import demos_dir
 from benchrun.testing.holding import holding_answers
 from benchrun.testing.lab import half_right, line_count, untimed_records, untimed_summary, wait_for
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import make_run, read_jsonl
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import make_run, run_benchrun
 
 pytestmark = pytest.mark.slow
 N = 60

@@ -10,7 +10,7 @@ import pytest
 
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
-from tests.fakes import read_jsonl
+from tests.helpers.archives import read_jsonl
 
 pytestmark = pytest.mark.slow
 BROKEN = {3, 4, 11}

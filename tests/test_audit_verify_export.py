@@ -20,8 +20,9 @@ from benchrun.ledger import Mismatch, read_digests
 from benchrun.records import Counts, RunInfo
 from benchrun.resources import demos_dir
 from benchrun.runs import expand_runs, load_run
-from tests.fakes import make_run
-from tests.test_audit_list_show import BROKEN, audit, broken_answer, synthetic_run
+from tests.helpers.answers import BROKEN, broken_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import audit, make_run
 
 
 @dataclass(frozen=True)

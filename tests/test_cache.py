@@ -16,8 +16,9 @@ from benchrun.runs import load_run
 from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama, Reply, _tag, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.conftest import call_benchrun, run_benchrun
-from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import bench_run, call_benchrun, run_benchrun, run_dir_of, sweep_dir_of
 
 KEY_PARTS = {"runner": "ollama", "model": {"digest": "sha256:aa"}, "settings": {"model": "m", "options": {"seed": 0}},
              "prompt": "2+2?", "schema": {"type": "object"}, "repeat": Repeat(0, 0)}

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from benchrun import BenchrunError, ConfigError, TaskError, compile_plan
-from tests.benchfiles import config, folder_task, task, tasks_yml, write_bench
-from tests.conftest import call_benchrun, run_benchrun
+from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 BUILTIN_SCORERS = "built-in: contains, exact_match"
 BUILTIN_FORMATS = ("built-in: BoolAnswer, FloatAnswer, FloatJustification, IntAnswer, IntJustification, "

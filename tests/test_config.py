@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 
 import pytest
 
 from benchrun.config import plain_config
 from benchrun.resources import conf_dir, demos_dir
-from tests.conftest import call_benchrun, run_benchrun
-
-
-def manifest_ids(stdout: str) -> list[str]:
-    return re.findall(r"manifest id: ([0-9a-f]{64})", stdout)
+from tests.helpers.commands import call_benchrun, manifest_ids, run_benchrun
 
 
 def test_defaults(compose_cfg, monkeypatch):

@@ -16,8 +16,8 @@ import pytest
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.conftest import call_benchrun
-from tests.fakes import read_jsonl
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun
 
 pytestmark = pytest.mark.slow
 MOODY = """import json, os, sys, time

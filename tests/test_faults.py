@@ -20,7 +20,7 @@ from benchrun.testing import faults
 from benchrun.testing.lab import Lab, Outcome, comparable
 from benchrun.testing.pause import HOOKS
 from benchrun.testing.small_disk import can_mount
-from tests.fakes import read_jsonl
+from tests.helpers.archives import read_jsonl
 
 pytestmark = pytest.mark.slow
 

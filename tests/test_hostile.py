@@ -16,8 +16,8 @@ import pytest
 
 from benchrun.app import run
 from benchrun.errors import BenchrunError
-from tests.benchfiles import config, folder_task, task, tasks_yml, write_bench
-from tests.conftest import call_benchrun, run_benchrun
+from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 T = "in 'tasks.yml': task 't': tasks[0]"
 SECRET = ("secrets are never taken from the config, where they would be archived ({}); put an API key in an "

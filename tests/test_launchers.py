@@ -9,8 +9,8 @@ import os
 import pytest
 
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import run_benchrun, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 

@@ -12,14 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from benchrun import compile, compile_plan
 from benchrun.manifest import canonical_json
 from benchrun.resources import demos_dir, schemas_dir
 from benchrun.schemas import generated
-from tests.conftest import run_benchrun
-from tests.test_config import manifest_ids
+from tests.helpers.archives import validator
+from tests.helpers.commands import manifest_ids, run_benchrun
 
 LISTBENCH = demos_dir() / "listbench"
 
@@ -73,7 +72,7 @@ def test_canonical_json_and_id(bench):
     assert data == canonical_json(json.loads(data))
     assert b"\n" not in data and b", " not in data
     assert manifest.id == hashlib.sha256(data).hexdigest()
-    Draft202012Validator(json.loads((schemas_dir() / "manifest.schema.json").read_text())).validate(json.loads(data))
+    validator("manifest").validate(json.loads(data))
 
 
 def test_manifest_schema_file_is_generated_from_the_model():

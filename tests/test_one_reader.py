@@ -11,7 +11,7 @@ import pytest
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.listing import Unreadable, list_runs
 from benchrun.sweep import write_sweep_summary
-from tests.test_audit_list_show import synthetic_run
+from tests.helpers.archives import synthetic_run
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 from benchrun.runners.openai import PROBE_PROMPT, PROBE_SCHEMA, response_format
 from benchrun.testing.holding import Gathering
 from benchrun.testing.openai_server import ChatRequest, FakeOpenAI, Reply
-from tests.conftest import call_benchrun, run_benchrun
-from tests.fakes import listbench_answer, read_jsonl, run_dir_of
-from tests.test_run import LISTBENCH_SUMMARY, summary_of, validator
+from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
+from tests.helpers.archives import read_jsonl, summary_of, validator
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 
 
 KEY = "sk-test-4f9c1e7a0b2d"

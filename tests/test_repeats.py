@@ -15,8 +15,8 @@ import pytest
 from benchrun.summary import clustered_stderr, pass_at_k
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.oracle import seeded
-from tests.conftest import call_benchrun
-from tests.fakes import bench_run, read_jsonl, run_dir_of
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 SUMS = {(2, 3): 5, (4, 5): 9, (8, 9): 17}
 

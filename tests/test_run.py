@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from jsonschema import Draft202012Validator
 
-from benchrun.resources import demos_dir, schemas_dir
+from benchrun.resources import demos_dir
 from benchrun.testing.lab import untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
-from tests.conftest import call_benchrun
-from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of
+from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
+from tests.helpers.archives import read_jsonl, summary_of, validator
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 
@@ -27,32 +27,8 @@ def server():
         yield srv
 
 
-def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads((schemas_dir() / f"{name}.schema.json").read_text()))
-
-
 def scores_by(run_dir: Path) -> dict[tuple[str, str], dict]:
     return {(s["id"], s["scorer"]): s for s in read_jsonl(run_dir / "scores.jsonl")}
-
-
-def summary_of(run_dir: Path) -> dict[tuple[str, str], tuple]:
-    data = json.loads((run_dir / "summary.json").read_text())
-    return {(m["task"], m["metric"]): (m["n"], m["mean"], m["stderr"], m["errors"]) for m in data["metrics"]}
-
-
-THIRD, SIXTH, NINTH = 1 / 3, 1 / 6, 1 / 9
-LISTBENCH_SUMMARY = {
-    ("product", "calculated_answer"): (3, 2 / 3, THIRD, 0),
-    ("product", "format_valid"): (3, 1.0, 0.0, 0),
-    ("product_combination", "add_justify"): (9, THIRD, SIXTH, 0),
-    ("product_combination", "calculated_answer"): (9, 8 / 9, NINTH, 0),
-    ("product_combination", "format_valid"): (9, 1.0, 0.0, 0),
-    ("symbol", "contains"): (3, 2 / 3, THIRD, 0),
-    ("symbol", "format_valid"): (3, 1.0, 0.0, 0),
-    ("symbol_dir", "check_name_dir.direction"): (3, 2 / 3, THIRD, 0),
-    ("symbol_dir", "check_name_dir.name"): (3, 2 / 3, THIRD, 0),
-    ("symbol_dir", "format_valid"): (3, 1.0, 0.0, 0),
-}
 
 
 def test_listbench_end_to_end(server, tmp_path):
@@ -130,7 +106,7 @@ def test_folderbench_end_to_end(server, tmp_path):
     scores = scores_by(run_dir)
     assert {i: scores[i, "exact_match"]["metrics"]["exact_match"] for i, _ in scores if _ == "exact_match"} == {
         "add:a=2,b=3": 1, "add:a=4,b=5": 1, "add:a=8,b=9": 0}
-    assert summary_of(run_dir)[("add", "exact_match")] == (3, pytest.approx(2 / 3), pytest.approx(THIRD), 0)
+    assert summary_of(run_dir)[("add", "exact_match")] == (3, pytest.approx(2 / 3), pytest.approx(1 / 3), 0)
 
 
 def test_unreachable_server_is_one_line_and_recorded(tmp_path):

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import run_benchrun, sweep_dir_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("sbatch") is None,
                                                    reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")]

@@ -6,14 +6,14 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
 from benchrun import speed
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.records import ErrorInfo, Latency, ResponseRecord, Speed
 from benchrun.speed import SpeedTally, latency, nearest_rank
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
-from tests.fakes import bench_run, read_jsonl, run_dir_of, sweep_dir_of
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import bench_run, run_dir_of, sweep_dir_of
 
 MS = 1_000_000
 """Nanoseconds in a millisecond."""

@@ -16,8 +16,8 @@ from benchrun.errors import ConfigError
 from benchrun.labels import dir_label, label, swept_keys, varied
 from benchrun.resources import conf_dir
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import bench_run, listbench_answer, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import bench_run, run_benchrun, sweep_dir_of
 
 
 @pytest.mark.parametrize(("settings", "model", "expected", "directory"), [
