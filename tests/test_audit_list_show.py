@@ -15,7 +15,7 @@ from benchrun.audit.listing import list_runs, parse_time
 from benchrun.audit.show import is_failed, metric_rows, samples
 from benchrun.runs import joined
 from benchrun.audit.stats import interval, t_interval, wilson
-from benchrun.errors import ArchiveError
+from benchrun.errors import EXIT, ArchiveError
 from benchrun.records import ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.runs import load_run
 from benchrun.testing.ollama_server import fake_digest
@@ -138,7 +138,7 @@ def test_parse_time_defaults_to_utc():
 @pytest.mark.slow
 def test_list_command(archive):
     result = audit(archive.root, "list")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     ids = [load_run(p).id for p in (archive.broken, archive.gemma, archive.llama, archive.single)]
     assert result.stdout.startswith("4 runs")
     assert sorted(ids, key=result.stdout.index) == ids
@@ -152,11 +152,11 @@ def test_list_command(archive):
     assert [e["run_id"] for e in json.loads(result.stdout)] == [load_run(archive.gemma).id]
 
     result = audit(archive.root, "list", "--since", "last week")
-    assert result.returncode == 2
+    assert result.returncode == EXIT["usage"]
     assert "argument --since: not an ISO date or date-time: 'last week'" in result.stderr
 
     result = audit(archive.root, "list", "nowhere")
-    assert (result.returncode, result.stderr) == (4, "benchrun: error: no archive directory 'nowhere'\n")
+    assert (result.returncode, result.stderr) == (EXIT["archive"], "benchrun: error: no archive directory 'nowhere'\n")
 
 
 # -- show ---------------------------------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ def test_metric_rows_of_a_run_that_did_not_finish(tmp_path):
 @pytest.mark.slow
 def test_show_command_table(archive):
     result = audit(archive.root, "show", load_run(archive.single).id[:8])
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     info = load_run(archive.single).info
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     assert f"manifest id  {info.manifest_id}" in lines
@@ -215,7 +215,7 @@ def test_show_command_table(archive):
 @pytest.mark.slow
 def test_show_command_samples_of_a_task(archive):
     result = audit(archive.root, "show", str(archive.single), "--samples", "--task", "product")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert """
 product:a=2,b=3  [product]
   prompt    find the product of 2 and 3
@@ -258,7 +258,7 @@ def test_show_failed_samples(archive):
         "symbol_dir:symb=>,name=greater,direction=right"]
 
     result = audit(archive.root, "show", run.id, "--samples", "--failed")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert """
 product:a=2,b=3  [product]
   prompt    find the product of 2 and 3
@@ -291,7 +291,7 @@ symbol_dir:symb=<,name=less,direction=left  [symbol_dir]
 @pytest.mark.slow
 def test_show_command_json(archive):
     result = audit(archive.root, "show", str(archive.broken), "--json", "--samples", "--failed", "--task", "product")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     data = json.loads(result.stdout)
     assert data["run"]["run_id"] == load_run(archive.broken).id
     fmt = next(m for m in data["metrics"] if (m["task"], m["metric"]) == ("product", "format_valid"))
@@ -310,7 +310,7 @@ def test_show_command_json(archive):
 @pytest.mark.slow
 def test_show_unknown_run_is_one_line(archive):
     result = audit(archive.root, "show", "zzz")
-    assert result.returncode == 4
+    assert result.returncode == EXIT["archive"]
     assert result.stderr == "benchrun: error: no run directory or run id 'zzz' under outputs\n"
 
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from benchrun.audit.rescore import claim_dir, rescore
-from benchrun.errors import BenchrunError, TaskError
+from benchrun.errors import EXIT, BenchrunError, TaskError
 from benchrun.resources import demos_dir
 from benchrun.runs import load_run
 from tests.helpers.archives import read_jsonl, summary_of
@@ -140,7 +140,7 @@ def test_cli_rescore_without_server_or_runner_code(run_dir, tmp_path):
         [sys.executable, "-c", "import sys; from benchrun.audit.__main__ import main; code = main(sys.argv[1:]); "
          "print(*sorted(sys.modules), file=sys.stderr); sys.exit(code)", "rescore", str(run_dir)],
         cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     imported = set(result.stderr.split())
     assert "benchrun.audit.rescore" in imported
     assert not {m for m in imported if m.split(".")[0] in ("ollama", "httpx", "hydra") or m.startswith("benchrun.runners")}
@@ -151,7 +151,7 @@ def test_cli_rescore_without_server_or_runner_code(run_dir, tmp_path):
     assert originals(run_dir) == before
 
     result = audit(tmp_path, "rescore", str(run_dir), "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     data = json.loads(result.stdout)
     assert data["info"]["rescore"] == "002" and len(data["changed"]) == 6
 
@@ -220,14 +220,14 @@ def test_a_raising_scorer_is_recorded_as_an_error(run_dir, tmp_path):
 @pytest.mark.slow
 def test_cli_errors_are_one_line_and_leave_nothing(run_dir, tmp_path):
     result = audit(tmp_path, "rescore", str(run_dir), "--scorer", "nope")
-    assert (result.returncode, result.stderr) == (2, (
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
         "benchrun: error: unknown scorer 'nope' (available: add_justify, calculated_answer, check_name_dir, "
         "contains, exact_match)\n"))
     result = audit(tmp_path, "rescore", str(run_dir), "--scorers", str(tmp_path / "missing.py"))
     assert (result.returncode, result.stderr) == (
-        2, f"benchrun: error: in '{tmp_path / 'missing.py'}': no such scorer file\n")
+        EXIT["usage"], f"benchrun: error: in '{tmp_path / 'missing.py'}': no such scorer file\n")
     result = audit(tmp_path, "rescore", str(tmp_path))
-    assert result.returncode == 4 and result.stderr.count("\n") == 1
+    assert result.returncode == EXIT["archive"] and result.stderr.count("\n") == 1
     assert not (run_dir / "rescores").exists() or not any((run_dir / "rescores").iterdir())
 
 

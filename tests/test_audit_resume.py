@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.errors import EXIT
 from benchrun.resources import demos_dir
 from benchrun.testing.holding import holding_answers
 from benchrun.testing.lab import half_right, line_count, untimed_records, untimed_summary, wait_for
@@ -68,7 +69,7 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
         assert len(answered) == KILLED_AT
         result = run_benchrun("resume", before["run_id"][:8], "--root", "outputs", cwd=tmp_path,
                               module="benchrun.audit")
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
         asked_after = {r["messages"][-1]["content"] for r in server.requests[asked_before:] if r["path"] == "/api/chat"}
     responses = read_jsonl(run_dir / "responses.jsonl")
     assert sorted(r["id"] for r in responses) == sorted(f"times7:a={a},b=7" for a in range(N))
@@ -100,13 +101,13 @@ def test_resume_refuses_changed_sources_unless_forced(tmp_path):
         run_dir = killed_run(tmp_path, server)
         (bench / "custom_scorer.py").write_text((bench / "custom_scorer.py").read_text() + "\n# edited\n")
         refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert refused.returncode == 4
+        assert refused.returncode == EXIT["archive"]
         assert refused.stderr == (
             "benchrun: error: the benchmark's sources changed since run "
             f"{json.loads((run_dir / 'run.json').read_text())['run_id']}: custom_scorer.py (changed); "
             "resume with --force to use them anyway (recorded in run.json)\n")
         forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
-        assert forced.returncode == 0, forced.stderr
+        assert forced.returncode == EXIT["ok"], forced.stderr
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert (entry["forced"], entry["changed_sources"]) == (True, ["custom_scorer.py (changed)"])
 
@@ -120,14 +121,14 @@ def test_resume_cuts_off_half_written_lines_quietly(tmp_path):
         with open(run_dir / "scores.jsonl", "ab") as handle:
             handle.write(b'{"id": "half')
         result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
     ids = [r["id"] for r in read_jsonl(run_dir / "responses.jsonl")]
     assert sorted(ids) == sorted(f"times7:a={a},b=7" for a in range(N))
     assert len(read_jsonl(run_dir / "scores.jsonl")) == 2 * N
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert entry["tail_lines_cut"] == {"responses.jsonl": 1, "scores.jsonl": 1}
     assert (entry["dropped_lines"], entry["problems"]) == ({}, [])
-    assert verify(run_dir).returncode == 0
+    assert verify(run_dir).returncode == EXIT["ok"]
 
 
 def test_resume_of_a_run_written_by_0_2_goes_on_in_lean_digest_lines(tmp_path):
@@ -138,11 +139,11 @@ def test_resume_of_a_run_written_by_0_2_goes_on_in_lean_digest_lines(tmp_path):
         run_dir = killed_run(tmp_path, server)
         old = digests_as_0_2(run_dir)
         result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
     lines = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
     assert lines[:len(old)] == old and len(lines) == 3 * N
     assert all(len(line) == 35 and line[:2] in (b"r ", b"s ") for line in lines[len(old):])
-    assert verify(run_dir).returncode == 0
+    assert verify(run_dir).returncode == EXIT["ok"]
 
 
 def digests_as_0_2(run_dir: Path) -> list[bytes]:
@@ -174,21 +175,21 @@ def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
         assert first["scorer"] == "format_valid"
         (run_dir / "scores.jsonl").write_bytes(b"".join(lines[:1] + lines[2:]))
         refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert refused.returncode == 4
+        assert refused.returncode == EXIT["archive"]
         assert refused.stderr.startswith(f"benchrun: error: in '{run_dir / 'scores.jsonl'}': line 2 is not the line "
                                          "written (")
         assert refused.stderr.endswith("the records are not what the run wrote; resume with --force to drop what "
                                        "does not belong (recorded in run.json)\n")
         assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
         forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
-        assert forced.returncode == 0, forced.stderr
+        assert forced.returncode == EXIT["ok"], forced.stderr
     scores = read_jsonl(run_dir / "scores.jsonl")
     assert sorted(s["scorer"] for s in scores if s["id"] == first["id"]) == ["calculated_answer", "format_valid"]
     assert len(scores) == 2 * N
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert entry["forced"] is True and sorted(entry["regraded"]) == sorted(ungraded | {first["id"]})
     assert entry["problems"][0].startswith("scores.jsonl: line 2 is not the line written")
-    assert verify(run_dir).returncode == 0
+    assert verify(run_dir).returncode == EXIT["ok"]
 
 
 def test_a_finished_run_has_nothing_to_resume(tmp_path):
@@ -196,4 +197,4 @@ def test_a_finished_run_has_nothing_to_resume(tmp_path):
     result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
     assert (result.returncode, result.stderr) == (
-        4, f"benchrun: error: in '{run_dir}': run {run_id} is completed; nothing to resume\n")
+        EXIT["archive"], f"benchrun: error: in '{run_dir}': run {run_id} is completed; nothing to resume\n")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.errors import EXIT
 from benchrun.testing import faults
 from benchrun.testing.lab import Lab, Outcome, comparable
 from benchrun.testing.pause import HOOKS
@@ -54,9 +55,9 @@ def test_a_reused_directory_is_refused_and_left_as_it_was(lab):
     target = outcome.run_dir
     run_id = json.loads((target / "run.json").read_text())["run_id"]
     assert outcome.said == [
-        (0, ""),
-        (2, f"benchrun: error: {target} already holds run {run_id} (completed); nothing was changed; pick a new "
-            "directory (hydra.run.dir=...)\n")]
+        (EXIT["ok"], ""),
+        (EXIT["usage"], f"benchrun: error: {target} already holds run {run_id} (completed); nothing was changed; "
+                        "pick a new directory (hydra.run.dir=...)\n")]
     assert outcome.seen == {"unchanged": True}
     whole(outcome)
 
@@ -64,8 +65,8 @@ def test_a_reused_directory_is_refused_and_left_as_it_was(lab):
 def test_resume_of_a_run_being_written_names_the_writer(lab):
     outcome = faults.resume_while_running(lab)
     (refused, message), (code, err) = outcome.said
-    assert (code, err) == (0, "")
-    assert refused == 4
+    assert (code, err) == (EXIT["ok"], "")
+    assert refused == EXIT["archive"]
     assert re.fullmatch(rf"benchrun: error: in '{re.escape(str(outcome.run_dir))}': another process is writing this "
                         r"run \(pid \d+ on host \S+ since \S+\); wait for it to finish or stop it first\n", message)
     whole(outcome)
@@ -76,9 +77,10 @@ def test_a_second_run_into_a_directory_being_written_is_refused(lab):
     target = outcome.run_dir
     run_id = json.loads((target / "run.json").read_text())["run_id"]
     assert outcome.said == [
-        (2, f"benchrun: error: {target} already holds run {run_id} (running); nothing was changed; pick a new "
-            f"directory (hydra.run.dir=...), or finish that run with: benchrun-audit resume {target}\n"),
-        (0, "")]
+        (EXIT["usage"], f"benchrun: error: {target} already holds run {run_id} (running); nothing was changed; "
+                        f"pick a new directory (hydra.run.dir=...), or finish that run with: benchrun-audit resume "
+                        f"{target}\n"),
+        (EXIT["ok"], "")]
     whole(outcome)
 
 
@@ -87,8 +89,8 @@ def test_a_signal_then_resume_counts_each_sample_once(lab, sig):
     outcome = faults.signal_then_resume(lab, sig)
     (code, err), (resumed, _) = outcome.said
     ungraded = 10 - outcome.seen["graded"]
-    assert (code, err, resumed) == (130, interrupted(outcome.run_dir, 10, sig=signal.Signals(sig).name,
-                                                     ungraded=ungraded), 0)
+    expected = interrupted(outcome.run_dir, 10, sig=signal.Signals(sig).name, ungraded=ungraded)
+    assert (code, err, resumed) == (EXIT["interrupted"], expected, EXIT["ok"])
     assert outcome.seen["responses"] == 10
     whole(outcome)
     [entry] = json.loads((outcome.run_dir / "run.json").read_text())["history"]
@@ -98,7 +100,7 @@ def test_a_signal_then_resume_counts_each_sample_once(lab, sig):
 
 def test_sigkill_then_a_killed_resume_then_resume(lab):
     outcome = faults.killed_resume(lab)
-    assert [code for code, _ in outcome.said] == [-9, -9, 0]
+    assert [code for code, _ in outcome.said] == [-signal.SIGKILL, -signal.SIGKILL, EXIT["ok"]]
     whole(outcome)
     history = json.loads((outcome.run_dir / "run.json").read_text())["history"]
     assert len(history) == 2 and all(entry["stale_lock"]["pid"] for entry in history)
@@ -112,7 +114,8 @@ def test_sigkill_then_a_killed_resume_then_resume(lab):
 def test_tampered_records_are_refused_then_repaired_with_force(lab, how, problem):
     outcome = faults.tampered_then_resume(lab, how)
     (stopped, _), (refused, message), (forced, _) = outcome.said
-    assert (stopped, refused, outcome.seen["status"], forced) == (130, 4, "interrupted", 0)
+    assert (stopped, refused, outcome.seen["status"], forced) == (EXIT["interrupted"], EXIT["archive"], "interrupted",
+                                                                  EXIT["ok"])
     assert message.startswith(f"benchrun: error: in '{outcome.run_dir / 'responses.jsonl'}': {problem}")
     assert message.endswith(": the records are not what the run wrote; resume with --force to drop what does not "
                             "belong (recorded in run.json)\n")
@@ -124,7 +127,7 @@ def test_tampered_records_are_refused_then_repaired_with_force(lab, how, problem
 def test_a_lost_server_interrupts_the_run_instead_of_burning_samples(lab):
     outcome = faults.lost_server(lab)
     (code, err), (resumed, _) = outcome.said
-    assert (code, outcome.seen["status"], resumed) == (3, "interrupted", 0)
+    assert (code, outcome.seen["status"], resumed) == (EXIT["runner"], "interrupted", EXIT["ok"])
     assert re.fullmatch(r"benchrun: error: lost the model server: ConnectionError: Failed to connect to Ollama\. .* "
                         r"\(after 2 attempts "
                         r"at sample 'times7:a=6'\); run [0-9a-f]{12} is recorded as 'interrupted' with 6 of 20 "
@@ -136,7 +139,7 @@ def test_a_lost_server_interrupts_the_run_instead_of_burning_samples(lab):
 def test_a_scorer_that_exits_costs_no_answer(tmp_path):
     with Lab(tmp_path, scorer=faults.EXITING_SCORER) as lab:
         outcome = faults.exiting_scorer(lab)
-    assert outcome.said == [(0, "")]
+    assert outcome.said == [(EXIT["ok"], "")]
     assert (outcome.lost, outcome.duplicated, outcome.verified) == (0, 0, True)
     scores = [s for s in read_jsonl(outcome.run_dir / "scores.jsonl") if s["scorer"] == "quits"]
     assert len(scores) == 20 and {json.dumps(s["error"]) for s in scores} == {
@@ -148,7 +151,7 @@ def test_a_scorer_file_that_exits_at_import(lab, tmp_path):
     (tmp_path / "bench" / "custom_scorer.py").write_text("import sys\nsys.exit(0)\n")
     result = lab.run(*lab.args())
     assert (result.returncode, result.stderr) == (
-        2, "benchrun: error: in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)\n")
+        EXIT["usage"], "benchrun: error: in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)\n")
     [run_dir] = lab.run_dirs()
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["reason"]) == ("failed", "in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)")
@@ -159,7 +162,7 @@ def test_a_full_disk_is_one_line_and_resumable(lab):
     outcome = faults.disk_full(lab)
     (code, err), (resumed, _) = outcome.said
     assert re.fullmatch(r"benchrun: error: disk full writing \S+/disk/outputs/\S+/responses\.jsonl\n", err), err
-    assert (code, resumed) == (4, 0)
+    assert (code, resumed) == (EXIT["archive"], EXIT["ok"])
     assert outcome.seen == {"status": "failed", "reason": err.strip()[len("benchrun: error: "):], "leftovers": []}
     whole(outcome)
     [entry] = json.loads((outcome.run_dir / "run.json").read_text())["history"]
@@ -171,16 +174,17 @@ def test_a_signal_before_the_run_claimed_its_directory_leaves_nothing(lab, hook)
     """In Hydra's on_run_start nothing is written yet; in on_job_start Hydra has written its copies, and they are
     taken back."""
     outcome = faults.signal_in_hydra(lab, hook)
-    assert outcome.said == [(130, "benchrun: error: interrupted before the run started: nothing was asked or "
-                                  "recorded\n")]
+    assert outcome.said == [(EXIT["interrupted"], "benchrun: error: interrupted before the run started: nothing was "
+                                                  "asked or recorded\n")]
     assert outcome.seen == {"files": []}
 
 
 def test_a_signal_while_the_benchmark_compiles_is_recorded_with_nothing_asked(lab):
     outcome = faults.signal_while_compiling(lab)
     run_id = json.loads((outcome.run_dir / "run.json").read_text())["run_id"]
-    assert outcome.said == [(130, f"benchrun: error: interrupted by SIGTERM: nothing was asked; run {run_id} is "
-                                  f"recorded as 'interrupted' in {outcome.run_dir}; start it again\n")]
+    assert outcome.said == [(EXIT["interrupted"], f"benchrun: error: interrupted by SIGTERM: nothing was asked; run "
+                                                  f"{run_id} is recorded as 'interrupted' in {outcome.run_dir}; start "
+                                                  "it again\n")]
     assert (outcome.seen, outcome.verified) == ({"status": "interrupted"}, True)
 
 
@@ -189,7 +193,8 @@ def test_a_signal_at_any_answer_claims_exactly_what_was_written(lab, answered):
     outcome = faults.signal_then_resume(lab, answered=answered)
     (code, err), (resumed, _) = outcome.said
     ungraded = answered - outcome.seen["graded"]
-    assert (code, err, resumed) == (130, interrupted(outcome.run_dir, answered, ungraded=ungraded), 0)
+    expected = interrupted(outcome.run_dir, answered, ungraded=ungraded)
+    assert (code, err, resumed) == (EXIT["interrupted"], expected, EXIT["ok"])
     assert outcome.seen["responses"] == answered
     whole(outcome)
 
@@ -197,7 +202,8 @@ def test_a_signal_at_any_answer_claims_exactly_what_was_written(lab, answered):
 def test_a_signal_during_the_preflight(lab):
     outcome = faults.hanging_preflight(lab)
     (code, err), (resumed, _) = outcome.said
-    assert (code, err, outcome.seen["status"], resumed) == (130, interrupted(outcome.run_dir, 0), "interrupted", 0)
+    assert (code, err, outcome.seen["status"], resumed) == (EXIT["interrupted"], interrupted(outcome.run_dir, 0),
+                                                            "interrupted", EXIT["ok"])
     whole(outcome)
 
 
@@ -207,7 +213,7 @@ def test_sigkill_at_twenty_moments(tmp_path):
     with Lab(tmp_path / "whole", n=50) as lab:
         lab.call(*lab.args())
         [uninterrupted] = lab.run_dirs()
-    assert [code for code, _ in outcome.said] == [-9] * 20 + [0], outcome.said
+    assert [code for code, _ in outcome.said] == [-signal.SIGKILL] * 20 + [EXIT["ok"]], outcome.said
     whole(outcome, n=50)
     assert comparable(outcome.run_dir) == comparable(uninterrupted)
 
@@ -241,7 +247,8 @@ def test_a_signal_as_the_directory_is_claimed_is_recorded_as_interrupted(tmp_pat
                             timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
     info = json.loads(run_json.read_text())
-    assert (result.returncode, info["status"], info["reason"]) == (130, "interrupted", "interrupted by SIGTERM")
+    assert (result.returncode, info["status"], info["reason"]) == (EXIT["interrupted"], "interrupted",
+                                                                   "interrupted by SIGTERM")
 
 
 BEHIND = """import json, time
@@ -264,8 +271,8 @@ def test_a_signal_while_the_scorers_are_behind_says_what_is_not_graded(tmp_path)
         lab.stop(proc, signal.SIGTERM, outcome := Outcome("SIGTERM while the scorers are behind"))
         (tmp_path / "bench" / "release").touch()
         resumed = lab.audit("resume", str(run_dir))
-    assert outcome.said == [(130, interrupted(run_dir, 12, n=12, ungraded=9))]
-    assert resumed.returncode == 0, resumed.stderr
+    assert outcome.said == [(EXIT["interrupted"], interrupted(run_dir, 12, n=12, ungraded=9))]
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert sorted(entry["regraded"]) == sorted(f"times7:a={a}" for a in range(3, 12))
     assert len(read_jsonl(run_dir / "scores.jsonl")) == 24

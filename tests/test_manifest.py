@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchrun import compile, compile_plan
+from benchrun.errors import EXIT
 from benchrun.manifest import canonical_json
 from benchrun.resources import demos_dir, schemas_dir
 from benchrun.schemas import generated
@@ -126,7 +127,7 @@ def test_id_is_the_same_across_processes_and_working_directories(tmp_path):
         cwd = tmp_path / where
         shutil.copytree(LISTBENCH, cwd / "bench")
         result = run_benchrun("dry_run=true", "task.path=bench", cwd=cwd, env={"PYTHONHASHSEED": hash_seed})
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
         runs.append(manifest_ids(result.stdout))
     assert runs[0] == runs[1] and len(runs[0]) == 1
 
@@ -148,6 +149,6 @@ def test_wheel_ships_conf_schemas_and_demos(tmp_path):
     data = target / "benchrun" / "_data"
     assert where.stdout.split() == [str(data / "conf"), str(data / "schemas")]
     result = run_benchrun("dry_run=true", cwd=elsewhere, env=env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     in_checkout = run_benchrun("dry_run=true", cwd=repo)
     assert manifest_ids(result.stdout) == manifest_ids(in_checkout.stdout)

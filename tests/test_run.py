@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchrun.errors import EXIT
 from benchrun.resources import demos_dir
 from benchrun.testing.lab import untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
@@ -33,7 +34,7 @@ def scores_by(run_dir: Path) -> dict[tuple[str, str], dict]:
 
 def test_listbench_end_to_end(server, tmp_path):
     result = bench_run(tmp_path, server.url)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     assert run_dir.parent.parent == tmp_path / "outputs"
     assert run_dir.name.endswith("_listbench_llama3.2")
@@ -101,7 +102,7 @@ def test_run_directory_contract(server, tmp_path):
 
 def test_folderbench_end_to_end(server, tmp_path):
     result = bench_run(tmp_path, server.url, "task=folderbench")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     scores = scores_by(run_dir)
     assert {i: scores[i, "exact_match"]["metrics"]["exact_match"] for i, _ in scores if _ == "exact_match"} == {
@@ -113,7 +114,7 @@ def test_unreachable_server_is_one_line_and_recorded(tmp_path):
     with FakeOllama() as srv:
         url = srv.url
     result = bench_run(tmp_path, url)
-    assert result.returncode == 3
+    assert result.returncode == EXIT["runner"]
     message = (f"cannot reach Ollama at {url} (ConnectionError); start it with `ollama serve`, "
                "or point runner.host at a running server")
     assert result.stderr == f"benchrun: error: {message}\n"
@@ -124,7 +125,7 @@ def test_unreachable_server_is_one_line_and_recorded(tmp_path):
 
 def test_model_not_pulled_lists_the_models(server, tmp_path):
     result = bench_run(tmp_path, server.url, "runner.model=mistral")
-    assert result.returncode == 3
+    assert result.returncode == EXIT["runner"]
     message = (f"model 'mistral' is not pulled on {server.url} (it has: gemma3:latest, llama3.2:latest); "
                "run `ollama pull mistral` or pick another runner.model")
     assert result.stderr == f"benchrun: error: {message}\n"
@@ -144,7 +145,7 @@ def flaky(req):
 def test_server_errors_are_retried_and_recorded(tmp_path):
     with FakeOllama(responder=flaky) as srv:
         result = bench_run(tmp_path, srv.url, "runner.retries=2", "runner.backoff_s=0.01", "task.only=[symbol]")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     responses = {r["id"]: r for r in read_jsonl(run_dir / "responses.jsonl")}
     at = responses["symbol:symb=@,exmeta=internet"]
@@ -192,7 +193,7 @@ def test_invalid_json_and_a_raising_scorer_are_recorded(tmp_path):
 
     with FakeOllama(responder=garbled) as srv:
         result = bench_run(tmp_path, srv.url, "task.path=bench", "task.only=[product]")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     scores = scores_by(run_dir)
     bad = "product:a=2,b=3"
@@ -219,7 +220,7 @@ def test_concurrency_does_not_change_the_records(server, tmp_path):
 
 def test_two_model_sweep(server, tmp_path):
     result = bench_run(tmp_path, server.url, "runner.model=llama3.2,gemma3", "task=folderbench", multirun=True)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     assert sorted(p.name for p in sweep_dir.iterdir() if p.is_dir()) == ["0_llama3.2", "1_gemma3"]
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
@@ -233,7 +234,7 @@ def test_two_model_sweep(server, tmp_path):
 
 def test_a_failed_sweep_job_is_listed_and_fails_the_sweep(server, tmp_path):
     result = bench_run(tmp_path, server.url, "runner.model=llama3.2,mistral", "task=folderbench", multirun=True)
-    assert result.returncode == 1
+    assert result.returncode == EXIT["sweep_failed"]
     sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
     assert [(j["model"], j["status"]) for j in sweep["jobs"]] == [("llama3.2", "completed"), ("mistral", "failed")]
     assert sweep["jobs"][1]["reason"].startswith("model 'mistral' is not pulled")
@@ -242,7 +243,7 @@ def test_a_failed_sweep_job_is_listed_and_fails_the_sweep(server, tmp_path):
 
 def test_seed_runner_file_with_two_models(server, tmp_path):
     result = bench_run(tmp_path, server.url, "task=folderbench", "runner_file=multiple_models.yml")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
     assert [(j["dir"], j["model"], j["status"]) for j in jobs] == [
@@ -255,7 +256,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
     with FakeOllama(responder=flaky) as srv:
         result = call_benchrun(f"runner.host={srv.url}", f"outputs={tmp_path / 'outputs'}", "task.only=[symbol]",
                                "runner.retries=0", cwd=tmp_path, env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", result.stdout)
     last = [line for line in plain.splitlines() if "asking" in line][-1]
     assert re.fullmatch(r"asking ━+ 3/3 errors 3 \d+\.\d/s 0:00:0\d", last.strip()), last
@@ -263,7 +264,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 def test_a_model_list_goes_on_after_a_failed_model(server, tmp_path):
     result = bench_run(tmp_path, server.url, "task=folderbench", "runner.model=[mistral,gemma3]")
-    assert result.returncode == 1
+    assert result.returncode == EXIT["sweep_failed"]
     assert result.stderr.startswith("benchrun: error: model 'mistral' is not pulled")
     sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
     assert [(j["dir"], j["status"]) for j in sweep["jobs"]] == [("0_mistral", "failed"), ("1_gemma3", "completed")]

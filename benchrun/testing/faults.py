@@ -166,7 +166,7 @@ def signal_while_compiling(lab: Lab) -> Outcome:
     lab.stop(proc, signal.SIGTERM, outcome)
     [outcome.run_dir] = lab.run_dirs()
     outcome.seen["status"] = _status(outcome.run_dir)
-    outcome.verified = lab.call("verify", str(outcome.run_dir), module="benchrun.audit").returncode == 0
+    outcome.verified = lab.verified(outcome.run_dir)
     return outcome
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
+from benchrun.errors import EXIT
 from benchrun.speed import WALL_CLOCK
 from benchrun.testing.chat import Responder, default_responder
 from benchrun.testing.holding import Hold, holding_answers
@@ -143,9 +144,12 @@ class Lab:
         expected = {f"times7:a={a}" for a in range(self.n)}
         outcome.lost = len(expected - ids.keys()) + len(ids.keys() - expected)
         outcome.duplicated = sum(1 for count in ids.values() if count > 1)
-        outcome.verified = self.call("verify", str(run_dir), module="benchrun.audit").returncode == 0
-        outcome.run_dir = run_dir
+        outcome.verified, outcome.run_dir = self.verified(run_dir), run_dir
         return outcome
+
+    def verified(self, run_dir: Path) -> bool:
+        """Whether `benchrun-audit verify` (in this process) calls `run_dir` intact."""
+        return self.call("verify", str(run_dir), module="benchrun.audit").returncode == EXIT["ok"]
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 60) -> None:
