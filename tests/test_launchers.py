@@ -66,7 +66,9 @@ def test_a_launcher_that_cannot_submit_is_one_line_and_leaves_nothing(tmp_path):
     bin_dir.mkdir()
     (bin_dir / "sbatch").write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Unable to contact "
                                     "slurm controller (connect failure)' >&2\nexit 1\n")
-    (bin_dir / "sbatch").chmod(0o755)
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 1\n")  # submitit 1.5.4 wants srun on PATH to submit
+    for tool in ("sbatch", "srun"):
+        (bin_dir / tool).chmod(0o755)
     result = run_benchrun("-m", "hydra/launcher=slurm", "runner.model=llama3.2,gemma3", f"outputs={tmp_path / 'outputs'}",
                           cwd=tmp_path, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
     said = "Batch job submission failed: Unable to contact slurm controller (connect failure)"
