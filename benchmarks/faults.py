@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Callable
 
 from benchrun.testing import faults
-from benchrun.testing.faults import Lab, Outcome
+from benchrun.testing.lab import Lab, Outcome
+from benchrun.testing.pause import HOOKS
+from benchrun.testing.small_disk import can_mount
 
 
 def scenarios(kills: int, seed: int) -> list[tuple[Callable[[Lab], Outcome], dict]]:
     """(scenario, Lab options) in the order of the table."""
     found = [
-        (faults.reused_directory, {}), (faults.resume_while_running, {}), (faults.two_writers, {}),
+        (faults.reused_directory, {}), (faults.resume_while_running, {}), (faults.second_writer, {}),
         (faults.signal_then_resume, {}), (lambda lab: faults.signal_then_resume(lab, signal.SIGINT), {}),
         (faults.killed_resume, {}),
         (lambda lab: faults.tampered_then_resume(lab, "edited"), {}),
@@ -33,10 +35,11 @@ def scenarios(kills: int, seed: int) -> list[tuple[Callable[[Lab], Outcome], dic
         (lambda lab: faults.tampered_then_resume(lab, "foreign"), {}),
         (faults.lost_server, {}), (faults.exiting_scorer, {"scorer": faults.EXITING_SCORER}),
         (faults.hanging_preflight, {}),
-        *[((lambda d: lambda lab: faults.signal_at(lab, d))(delay), {}) for delay in (0.3, 0.9, 1.5)],
-        (lambda lab: faults.random_kills(lab, kills=kills, seed=seed), {"n": 50, "latency_s": 0.3}),
+        *[((lambda h: lambda lab: faults.signal_in_hydra(lab, h))(hook), {}) for hook in HOOKS],
+        (faults.signal_while_compiling, {}), (lambda lab: faults.signal_then_resume(lab, answered=0), {}),
+        (lambda lab: faults.random_kills(lab, kills=kills, seed=seed), {"n": 50}),
     ]
-    if faults.can_mount():
+    if can_mount():
         found.insert(10, (faults.disk_full, {}))
     return found
 

@@ -1,11 +1,9 @@
-"""Shared fixtures: Hydra composition with outputs in tmp_path, and helpers to run benchrun: `call_benchrun` in this
-process (the run path), `run_benchrun` as a real process (signals, crashes, what the interpreter itself does)."""
+"""Shared fixtures: each test's own response cache, and Hydra composition with outputs in tmp_path. Helpers live in
+tests/helpers."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -16,10 +14,6 @@ from omegaconf import DictConfig
 
 from benchrun.config import register_with_hydra
 from benchrun.resources import conf_dir
-from benchrun.testing.inprocess import child_env, cli
-
-call_benchrun = cli
-"""`python -m benchrun ...` (or `module=...`) called in this process: benchrun.testing.inprocess.cli."""
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -55,9 +49,3 @@ def compose_cfg(tmp_path: Path) -> Iterator:
     yield _compose
     GlobalHydra.instance().clear()
 
-
-def run_benchrun(*args: str, cwd: Path, env: dict[str, str] | None = None,
-                 module: str = "benchrun", timeout: float = 120) -> subprocess.CompletedProcess:
-    """A real `python -m benchrun ...` subprocess; stdout/stderr captured as text."""
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=child_env(env),
-                          capture_output=True, text=True, timeout=timeout)

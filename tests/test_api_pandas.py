@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 
 import benchrun
-from tests.test_audit_list_show import synthetic_run
+from tests.helpers.archives import synthetic_run
 
 
 def test_one_row_per_sample_and_metric_with_the_settings(tmp_path):

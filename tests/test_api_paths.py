@@ -14,9 +14,9 @@ from benchrun.audit.retry import retry_run
 from benchrun.resources import demos_dir
 from benchrun.runs import expand_runs, job_dirs, run_dirs, scan_runs
 from benchrun.testing.ollama_server import FakeOllama
-from tests.fakes import listbench_answer
-from tests.test_audit_list_show import BROKEN, broken_answer, synthetic_run
-from tests.test_audit_questions import run_in_process
+from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
 
 GOOD, OTHER = "a" * 12, "b" * 12
 

@@ -13,12 +13,12 @@ import pytest
 
 from benchrun.audit import significance
 from benchrun.audit.compare import Report, compare
-from benchrun.errors import ArchiveError, BenchrunError
+from benchrun.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.resources import demos_dir
 from benchrun.runs import expand_runs, load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, make_run
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import make_run, run_benchrun
 
 PRODUCT = re.compile(r"(?:find|compute) the product of (\d+) and (\d+)")
 
@@ -166,13 +166,13 @@ def test_sweep_directory_expands_to_its_jobs(runs):
 @pytest.mark.slow
 def test_cli_table_and_json(runs, tmp_path):
     result = run_benchrun("compare", str(runs["sweep"]), cwd=tmp_path, module="benchrun.audit")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert 'config runner.model: "llama3.2" -> "gemma3"' in result.stdout
     assert re.search(r"│ product\s+│ calculated_answer\s+│ 3 │\s+0\.667 │\s+0\.667 │\s+\+0\.000 │", result.stdout)
 
     result = run_benchrun("compare", str(runs["base"]), str(runs["changed"]), "--json", cwd=tmp_path,
                           module="benchrun.audit")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     data = json.loads(result.stdout)
     assert data["method"]["seed"] == significance.SEED
     line = next(m for m in data["comparisons"][0]["metrics"] if m["metric"] == "calculated_answer"
@@ -191,9 +191,9 @@ def test_cli_table_and_json(runs, tmp_path):
 def test_cli_errors_are_one_line(runs, tmp_path):
     result = run_benchrun("compare", str(runs["base"]), cwd=tmp_path, module="benchrun.audit")
     assert (result.returncode, result.stderr) == (
-        2, "benchrun: error: compare needs at least two runs (got 1); a sweep directory gives its jobs\n")
+        EXIT["usage"], "benchrun: error: compare needs at least two runs (got 1); a sweep directory gives its jobs\n")
     result = run_benchrun("compare", str(runs["base"]), str(tmp_path), cwd=tmp_path, module="benchrun.audit")
-    assert result.returncode == 4
+    assert result.returncode == EXIT["archive"]
     assert result.stderr.count("\n") == 1 and "neither a run nor a sweep directory" in result.stderr
 
 

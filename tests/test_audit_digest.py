@@ -14,9 +14,9 @@ from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.compare import compare
 from benchrun.audit.report import write_report
 from benchrun.audit.resume import check_model
-from benchrun.errors import ArchiveError
+from benchrun.errors import EXIT, ArchiveError
 from benchrun.runs import load_run
-from tests.test_audit_list_show import synthetic_run
+from tests.helpers.archives import synthetic_run
 
 GGUF = hashlib.sha256(b"a GGUF file").hexdigest()
 OTHER_GGUF = hashlib.sha256(b"another GGUF file").hexdigest()
@@ -41,17 +41,17 @@ def test_model_digest(tmp_path, identity, digest):
 
 
 def test_show_prints_the_gguf_sha256_as_the_digest(local_run, capsys):
-    assert audit_main(["show", str(local_run)]) == 0
+    assert audit_main(["show", str(local_run)]) == EXIT["ok"]
     lines = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
     assert f"model        smollm2  name -  digest sha256:{GGUF}  server -" in lines
 
 
 def test_list_prints_the_short_digest_and_json_the_whole(local_run, capsys):
     root = str(local_run.parent)
-    assert audit_main(["list", root]) == 0
+    assert audit_main(["list", root]) == EXIT["ok"]
     row = next(line for line in capsys.readouterr().out.splitlines() if "a" * 12 in line)
     assert f"│ smollm2 @{GGUF[:12]} │" in row
-    assert audit_main(["list", root, "--json"]) == 0
+    assert audit_main(["list", root, "--json"]) == EXIT["ok"]
     assert json.loads(capsys.readouterr().out)[0]["digest"] == f"sha256:{GGUF}"
 
 

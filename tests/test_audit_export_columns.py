@@ -11,9 +11,11 @@ import pytest
 
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.export import columns, write_csv, write_jsonl
+from benchrun.errors import EXIT
 from benchrun.runs import load_run
-from tests.test_audit_list_show import BROKEN, broken_answer, synthetic_run
-from tests.test_audit_questions import run_in_process
+from tests.helpers.answers import BROKEN, broken_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
 
 
 @pytest.fixture
@@ -70,7 +72,7 @@ def broken(tmp_path_factory) -> Path:
 
 def test_text_adds_the_prompt_and_the_raw_response(broken, tmp_path, capsys):
     target = tmp_path / "rows.jsonl"
-    assert audit_main(["export", str(broken), "--text", "--format", "jsonl", "--output", str(target)]) == 0
+    assert audit_main(["export", str(broken), "--text", "--format", "jsonl", "--output", str(target)]) == EXIT["ok"]
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     assert list(rows[0])[-3:] == ["reference", "prompt", "response"]
     assert [(r["sample_id"], r["metric"], r["prompt"], r["response"]) for r in rows if r["task"] == "product"] == [
@@ -81,7 +83,7 @@ def test_text_adds_the_prompt_and_the_raw_response(broken, tmp_path, capsys):
         ("product:a=5,b=5", "format_valid", "find the product of 5 and 5", None),
         ("product:a=5,b=5", "calculated_answer", "find the product of 5 and 5", None)]
 
-    assert audit_main(["export", str(broken), "--text"]) == 0
+    assert audit_main(["export", str(broken), "--text"]) == EXIT["ok"]
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(",reference,prompt,response")
     assert lines[1].endswith(',find the product of 2 and 3,the answer is 6')

@@ -7,42 +7,24 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 import scipy.stats
 
-from benchrun.archive import RunWriter, now, write_atomic
 from benchrun.audit.listing import list_runs, parse_time
 from benchrun.audit.show import is_failed, metric_rows, samples
 from benchrun.runs import joined
 from benchrun.audit.stats import interval, t_interval, wilson
-from benchrun.errors import ArchiveError
-from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
-from benchrun.records import Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.errors import EXIT, ArchiveError
+from benchrun.records import ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.runs import load_run
-from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, make_run
-from tests.test_run import LISTBENCH_SUMMARY
+from benchrun.testing.ollama_server import fake_digest
+from tests.helpers.answers import BROKEN, LISTBENCH_SUMMARY, broken_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import audit, make_run
 
 Z = 1.959963984540054
 """The 0.975 quantile of the standard normal distribution."""
-
-
-def broken_answer(req: ChatRequest) -> Reply | str:
-    """listbench_answer, except: product (2,3) not JSON, product (5,5) HTTP 503, symbol_dir '<' not JSON."""
-    if req.prompt == "find the product of 2 and 3":
-        return "the answer is 6"
-    if req.prompt == "find the product of 5 and 5":
-        return Reply(status=503, error="server busy")
-    if req.prompt.startswith("what direction does the < symbol"):
-        return "not json"
-    return listbench_answer(req)
-
-
-BROKEN = ("task.only=[product,symbol_dir]", "runner.retries=0")
-"""The overrides of a run with broken_answer: every kind of failure in six samples."""
 
 
 @dataclass(frozen=True)
@@ -68,49 +50,11 @@ def archive(tmp_path_factory) -> Archive:
     return Archive(root, single, sweep / "0_llama3.2", sweep / "1_gemma3", broken)
 
 
-def audit(root: Path, *args: str):
-    return run_benchrun(*args, cwd=root, module="benchrun.audit")
-
-
 def wilson_expected(successes: int, n: int) -> tuple[float, float]:
     """(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
     p = successes / n
     centre, spread = p + Z ** 2 / (2 * n), Z * math.sqrt(p * (1 - p) / n + Z ** 2 / (4 * n * n))
     return (centre - spread) / (1 + Z ** 2 / n), (centre + spread) / (1 + Z ** 2 / n)
-
-
-def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config: str = "task: {path: nowhere}\n",
-                  reference: Any = None, status: str = "completed", reason: str | None = None, **info: Any) -> Path:
-    """A run of task `t` (value `a` = 0, 1, ...) whose scorer `closeness` gave `values`, written with RunWriter and
-    ended with `status`; unless `finish`, left as if killed after its last record. `info` sets run.json fields
-    (run_id, model, identity, label, varied, ...)."""
-    fmt = FormatSpec(name="FloatAnswer", origin="builtin", json_schema={"type": "object"})
-    task = TaskEntry(name="t", source="tasks.yml", template="a is {a}", reference="list", value_combinations="tuple",
-                     format=fmt, scorers=(ScorerSpec(name="closeness", origin="custom_scorer.py", sha256="0" * 64),),
-                     n_samples=len(values))
-    manifest = Manifest(benchmark="synthetic", config={}, files=(), runner=RunnerSpec(type="ollama", model="m"),
-                        tasks=(task,), samples=tuple(Sample(id=f"t:a={i}", task="t", prompt=f"a is {i}",
-                                                            values={"a": i}, reference=reference)
-                                                     for i in range(len(values))))
-    info = RunInfo(**{"run_id": "5" * 12, "model": "m", **info}, status="running", started_at=now(),
-                   benchmark="synthetic", manifest_id=manifest.id, runner={}, environment={},
-                   counts=Counts(samples=len(values)))
-    writer = RunWriter.create(run_dir, info)
-    writer.start(config)
-    writer.compiled(manifest)
-    for sample, value in zip(manifest.samples, values):
-        response = ResponseRecord(id=sample.id, task="t", text='{"answer": 1}', seconds=0.1, attempts=1)
-        writer.record(response, [ScoreRecord(id=sample.id, task="t", scorer="format_valid",
-                                             metrics={"format_valid": 1}),
-                                 ScoreRecord(id=sample.id, task="t", scorer="closeness", metrics={"closeness": value})])
-    info = writer.finish(status, reason)
-    writer.release()
-    if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json or seal
-        unfinished = info.model_copy(update={"status": "running", "ended_at": None, "files": {}})
-        write_atomic(run_dir / "run.json", unfinished.model_dump_json(indent=2).encode())
-        (run_dir / "summary.json").unlink()
-        (run_dir / "seal.json").unlink()
-    return run_dir
 
 
 # -- intervals --------------------------------------------------------------------------------------------------
@@ -194,7 +138,7 @@ def test_parse_time_defaults_to_utc():
 @pytest.mark.slow
 def test_list_command(archive):
     result = audit(archive.root, "list")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     ids = [load_run(p).id for p in (archive.broken, archive.gemma, archive.llama, archive.single)]
     assert result.stdout.startswith("4 runs")
     assert sorted(ids, key=result.stdout.index) == ids
@@ -208,11 +152,11 @@ def test_list_command(archive):
     assert [e["run_id"] for e in json.loads(result.stdout)] == [load_run(archive.gemma).id]
 
     result = audit(archive.root, "list", "--since", "last week")
-    assert result.returncode == 2
+    assert result.returncode == EXIT["usage"]
     assert "argument --since: not an ISO date or date-time: 'last week'" in result.stderr
 
     result = audit(archive.root, "list", "nowhere")
-    assert (result.returncode, result.stderr) == (4, "benchrun: error: no archive directory 'nowhere'\n")
+    assert (result.returncode, result.stderr) == (EXIT["archive"], "benchrun: error: no archive directory 'nowhere'\n")
 
 
 # -- show ---------------------------------------------------------------------------------------------------------
@@ -253,7 +197,7 @@ def test_metric_rows_of_a_run_that_did_not_finish(tmp_path):
 @pytest.mark.slow
 def test_show_command_table(archive):
     result = audit(archive.root, "show", load_run(archive.single).id[:8])
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     info = load_run(archive.single).info
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     assert f"manifest id  {info.manifest_id}" in lines
@@ -271,7 +215,7 @@ def test_show_command_table(archive):
 @pytest.mark.slow
 def test_show_command_samples_of_a_task(archive):
     result = audit(archive.root, "show", str(archive.single), "--samples", "--task", "product")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert """
 product:a=2,b=3  [product]
   prompt    find the product of 2 and 3
@@ -314,7 +258,7 @@ def test_show_failed_samples(archive):
         "symbol_dir:symb=>,name=greater,direction=right"]
 
     result = audit(archive.root, "show", run.id, "--samples", "--failed")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert """
 product:a=2,b=3  [product]
   prompt    find the product of 2 and 3
@@ -347,7 +291,7 @@ symbol_dir:symb=<,name=less,direction=left  [symbol_dir]
 @pytest.mark.slow
 def test_show_command_json(archive):
     result = audit(archive.root, "show", str(archive.broken), "--json", "--samples", "--failed", "--task", "product")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     data = json.loads(result.stdout)
     assert data["run"]["run_id"] == load_run(archive.broken).id
     fmt = next(m for m in data["metrics"] if (m["task"], m["metric"]) == ("product", "format_valid"))
@@ -366,7 +310,7 @@ def test_show_command_json(archive):
 @pytest.mark.slow
 def test_show_unknown_run_is_one_line(archive):
     result = audit(archive.root, "show", "zzz")
-    assert result.returncode == 4
+    assert result.returncode == EXIT["archive"]
     assert result.stderr == "benchrun: error: no run directory or run id 'zzz' under outputs\n"
 
 

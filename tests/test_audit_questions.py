@@ -4,46 +4,21 @@ reference, `show RUN... --wrong METRIC` side by side, `compare` against a run th
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 
-from benchrun.app import run
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.compare import compare
 from benchrun.audit.show import excerpt, wrong_samples
-from benchrun.config import register_with_hydra
-from benchrun.errors import BenchrunError
-from benchrun.resources import conf_dir
+from benchrun.errors import EXIT
 from benchrun.runs import load_run
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
-from tests.fakes import listbench_answer
-from tests.test_audit_list_show import synthetic_run
-
-
-def run_in_process(root: Path, name: str, *overrides: str, responder=listbench_answer,
-                   models=("llama3.2", "gemma3")) -> Path:
-    """A real run, as `python -m benchrun OVERRIDES` makes it but in this process (Hydra composes the config,
-    `benchrun.app.run` does the rest), against a fresh loopback Ollama; its directory root/outputs/name. A run
-    that fails is recorded as failed, as on the command line. The answers are the responder's (cache=false)."""
-    register_with_hydra()
-    run_dir = root / "outputs" / name
-    with FakeOllama(models=list(models), responder=responder) as server:
-        args = [f"runner.host={server.url}", "cache=false", *overrides]
-        try:
-            with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="benchrun"):
-                cfg = compose("config", overrides=[f"outputs={root / 'outputs'}", *args])
-        finally:
-            GlobalHydra.instance().clear()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(BenchrunError):
-            run(cfg, run_dir, overrides=args, cwd=root)
-    return run_dir
+from benchrun.testing.ollama_server import ChatRequest, Reply
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
 
 
 def gemma_answer(req: ChatRequest) -> Reply | str:
@@ -86,7 +61,7 @@ def audit(capsys, *args: str) -> tuple[int, list[str], str]:
 
 def test_show_task_filters_the_samples_and_the_metrics(runs, capsys):
     code, lines, err = audit(capsys, "show", str(runs.llama), "--task", "symbol")
-    assert (code, err) == (0, "")
+    assert (code, err) == (EXIT["ok"], "")
     start = lines.index("symbol:symb=@,exmeta=internet  [symbol]")
     assert lines[start:] == [
         "symbol:symb=@,exmeta=internet  [symbol]",
@@ -123,14 +98,14 @@ def test_show_task_filters_the_samples_and_the_metrics(runs, capsys):
 
 def test_show_samples_say_calculated_where_the_scorer_computes_the_reference(runs, capsys):
     code, lines, _ = audit(capsys, "show", str(runs.llama), "--samples")
-    assert code == 0
+    assert code == EXIT["ok"]
     references = [line for line in lines if line.startswith("  reference ")]
     assert references == ["  reference calculated"] * 12 + [
         '  reference "at"', '  reference "dollar sign"', '  reference "pound"'] + ["  reference calculated"] * 3
 
 
 def test_show_task_json_has_only_that_task(runs, capsys):
-    assert audit_main(["show", str(runs.llama), "--task", "symbol", "--json"]) == 0
+    assert audit_main(["show", str(runs.llama), "--task", "symbol", "--json"]) == EXIT["ok"]
     data = json.loads(capsys.readouterr().out)
     assert [(m["task"], m["metric"]) for m in data["metrics"]] == [("symbol", "contains"), ("symbol", "format_valid")]
     assert [(s["id"], s["reference"]) for s in data["samples"]] == [
@@ -154,7 +129,7 @@ def test_show_refuses_an_unknown_task(runs, capsys):
 def test_wrong_lists_samples_below_1_in_any_run_side_by_side(runs, capsys):
     llama, gemma = load_run(runs.llama), load_run(runs.gemma)
     code, lines, err = audit(capsys, "show", str(runs.llama), str(runs.gemma), "--wrong", "calculated_answer")
-    assert (code, err) == (0, "")
+    assert (code, err) == (EXIT["ok"], "")
     assert lines == [
         "3 samples below 1 on calculated_answer",
         "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┓",
@@ -174,7 +149,8 @@ def test_wrong_with_a_task_a_list_reference_and_json(runs, capsys):
         ("symbol:symb=$,exmeta=world", "dollar sign", {llama.id: 0, gemma.id: 0})]
     assert wrong_samples([llama, gemma], "calculated_answer", task="product_combination")[0].values == {
         llama.id: 0, gemma.id: 1}
-    assert audit_main(["show", str(runs.gemma), "--wrong", "calculated_answer", "--task", "product", "--json"]) == 0
+    assert audit_main(["show", str(runs.gemma), "--wrong", "calculated_answer", "--task", "product",
+                       "--json"]) == EXIT["ok"]
     assert json.loads(capsys.readouterr().out) == {
         "metric": "calculated_answer", "task": "product",
         "runs": [{"run_id": gemma.id, "label": "gemma3", "path": str(runs.gemma)}],
@@ -186,7 +162,7 @@ def test_wrong_shows_a_dash_where_a_run_has_no_value(tmp_path, capsys):
     graded = synthetic_run(tmp_path / "a", [1, 0.5], run_id="a" * 12, label="m temperature=0.7", reference=["x", 2])
     short = synthetic_run(tmp_path / "b", [1], run_id="b" * 12, status="failed", reason="server gone")
     code, lines, _ = audit(capsys, "show", str(graded), str(short), "--wrong", "closeness")
-    assert code == 0
+    assert code == EXIT["ok"]
     assert lines == [
         "1 sample below 1 on closeness",
         "┏━━━━━━━━┳━━━━━━┳━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┓",
@@ -224,7 +200,7 @@ def test_compare_names_a_run_with_no_responses(runs, capsys):
     assert (report.comparisons[0].run.note, report.comparisons[0].inputs, report.comparisons[0].metrics) == (
         f"no responses (status failed: {failed.info.reason})", None, ())
     code, lines, err = audit(capsys, "compare", str(runs.llama), str(runs.failed), str(runs.gemma))
-    assert (code, err) == (0, "")
+    assert (code, err) == (EXIT["ok"], "")
     assert lines[:3] == [f"baseline: llama3.2 {llama.id} ({runs.llama})", "",
                          f"vs absent {failed.id} ({runs.failed}): not compared: no responses (status failed: "
                          f"{failed.info.reason})"]
@@ -244,7 +220,7 @@ def test_compare_says_a_run_did_not_finish(tmp_path, capsys):
     cut = synthetic_run(tmp_path / "cut", [1, 1, 1], run_id="b" * 12, status="interrupted",
                         reason="interrupted by SIGTERM")
     code, lines, _ = audit(capsys, "compare", str(base), str(cut))
-    assert code == 0
+    assert code == EXIT["ok"]
     assert lines[2] == (f"vs m {'b' * 12} ({cut}): not finished (status interrupted: interrupted by SIGTERM); "
                         "compared over the samples it answered")
     assert "│ t    │ closeness    │ 3 │    0.667 │ 1.000 │ +0.333 │" in "\n".join(lines)

@@ -12,11 +12,11 @@ import pytest
 
 from benchrun.audit import report, report_svg
 from benchrun.audit.__main__ import main as audit_main
-from benchrun.errors import ArchiveError
+from benchrun.errors import EXIT, ArchiveError
 from benchrun.runs import load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, make_run
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import make_run, run_benchrun
 
 slow = pytest.mark.slow
 CHROMIUM = Path("/usr/bin/chromium")
@@ -113,7 +113,7 @@ class Parts(HTMLParser):
 @slow
 def test_cli_writes_the_report_into_the_run_directory(run_dir):
     result = run_benchrun("report", str(run_dir), module="benchrun.audit", cwd=run_dir)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert result.stdout == f"{run_dir / 'report.html'}\n"
 
 
@@ -193,11 +193,11 @@ def test_sweep_expands_to_its_jobs_and_shows_the_failed_one(sweep_page, sweep_di
 @slow
 def test_several_runs_need_an_output_file(run_dir, sweep_dir, tmp_path, capsys):
     gemma = sweep_dir / "1_gemma3"
-    assert audit_main(["report", str(run_dir), str(gemma)]) == 2
+    assert audit_main(["report", str(run_dir), str(gemma)]) == EXIT["usage"]
     assert capsys.readouterr().err == ("benchrun: error: several runs: say where the report goes with "
                                        "--output FILE.html\n")
     page = tmp_path / "deep" / "both.html"
-    assert audit_main(["report", str(run_dir), str(gemma), "--output", str(page)]) == 0
+    assert audit_main(["report", str(run_dir), str(gemma), "--output", str(page)]) == EXIT["ok"]
     assert capsys.readouterr().out == f"{page}\n"
     assert '<th colspan="3">llama3.2</th><th colspan="3">gemma3</th>' in page.read_text()
 

@@ -18,11 +18,11 @@ import pytest
 import yaml
 
 from benchrun.audit.rescore import claim_dir, rescore
-from benchrun.errors import BenchrunError, TaskError
+from benchrun.errors import EXIT, BenchrunError, TaskError
 from benchrun.resources import demos_dir
 from benchrun.runs import load_run
-from tests.conftest import run_benchrun
-from tests.fakes import make_run, read_jsonl
+from tests.helpers.archives import read_jsonl, summary_of
+from tests.helpers.commands import audit, make_run
 
 ORIGINALS = ("run.json", "manifest.json", "config.yaml", "responses.jsonl", "scores.jsonl", "summary.json")
 NEW_JUSTIFY = """def add_justify(response,values):
@@ -67,20 +67,11 @@ def originals(run_dir: Path) -> dict[str, bytes]:
     return {name: (run_dir / name).read_bytes() for name in ORIGINALS}
 
 
-def summary_of(path: Path) -> dict[tuple[str, str], tuple]:
-    return {(m["task"], m["metric"]): (m["n"], m["mean"], m["stderr"], m["errors"])
-            for m in json.loads(path.read_text())["metrics"]}
-
-
-def assert_summary(path: Path, expected: dict[tuple[str, str], tuple]) -> None:
-    summary = summary_of(path)
+def assert_summary(run_dir: Path, expected: dict[tuple[str, str], tuple]) -> None:
+    summary = summary_of(run_dir)
     assert list(summary) == list(expected)
     for key, (n, mean, stderr, errors) in expected.items():
         assert summary[key] == (n, pytest.approx(mean, abs=1e-12), pytest.approx(stderr, abs=1e-12), errors), key
-
-
-def audit(*args: str, cwd: Path, env: dict[str, str] | None = None):
-    return run_benchrun(*args, cwd=cwd, env=env, module="benchrun.audit")
 
 
 @pytest.mark.slow
@@ -93,7 +84,7 @@ def test_rescore_with_the_edited_scorer(archived, run_dir):
     assert Path(result.dir) == out and sorted(p.name for p in out.iterdir()) == [
         "rescore.json", "rescore.log", "scores.jsonl", "summary.json"]
     assert originals(run_dir) == before
-    assert_summary(out / "summary.json", RESCORED_SUMMARY)
+    assert_summary(out, RESCORED_SUMMARY)
     assert [(c.id, c.metric, c.old, c.new) for c in result.changed] == [(i, "add_justify", 0, 1) for i in FLIPPED]
     justify = next(m for m in result.means if m.metric == "add_justify")
     assert (justify.old, justify.new) == (pytest.approx(1 / 3), 1.0) and justify.delta == pytest.approx(2 / 3)
@@ -149,7 +140,7 @@ def test_cli_rescore_without_server_or_runner_code(run_dir, tmp_path):
         [sys.executable, "-c", "import sys; from benchrun.audit.__main__ import main; code = main(sys.argv[1:]); "
          "print(*sorted(sys.modules), file=sys.stderr); sys.exit(code)", "rescore", str(run_dir)],
         cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     imported = set(result.stderr.split())
     assert "benchrun.audit.rescore" in imported
     assert not {m for m in imported if m.split(".")[0] in ("ollama", "httpx", "hydra") or m.startswith("benchrun.runners")}
@@ -159,8 +150,8 @@ def test_cli_rescore_without_server_or_runner_code(run_dir, tmp_path):
     assert f"rescore 001 written to {run_dir / 'rescores' / '001'}" in result.stdout
     assert originals(run_dir) == before
 
-    result = audit("rescore", str(run_dir), "--json", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    result = audit(tmp_path, "rescore", str(run_dir), "--json")
+    assert result.returncode == EXIT["ok"], result.stderr
     data = json.loads(result.stdout)
     assert data["info"]["rescore"] == "002" and len(data["changed"]) == 6
 
@@ -173,7 +164,7 @@ def test_scorers_file_and_selected_scorers(run_dir, tmp_path):
     run = load_run(run_dir)
     result = rescore(run, ["add_justify"], other)
     out = Path(result.dir)
-    assert_summary(out / "summary.json", {
+    assert_summary(out, {
         ("product", "format_valid"): (3, 1.0, 0.0, 0),
         ("product_combination", "add_justify"): (9, 0.5, 0.0, 0),
         ("product_combination", "format_valid"): (9, 1.0, 0.0, 0),
@@ -194,7 +185,7 @@ def test_scorers_file_and_selected_scorers(run_dir, tmp_path):
     lengths = {}
     for response in read_jsonl(run_dir / "responses.jsonl"):
         lengths.setdefault(response["task"], []).append(len(response["text"]))
-    summary = summary_of(Path(result.dir) / "summary.json")
+    summary = summary_of(Path(result.dir))
     assert {k: v[:2] for k, v in summary.items() if k[1] == "length"} == {
         (task, "length"): (len(values), pytest.approx(sum(values) / len(values))) for task, values in lengths.items()}
     assert summary["symbol", "contains"][:2] == (3, pytest.approx(2 / 3))
@@ -212,7 +203,7 @@ def test_a_raising_scorer_is_recorded_as_an_error(run_dir, tmp_path):
     records = [s for s in read_jsonl(Path(result.dir) / "scores.jsonl") if s["scorer"] == "boom"]
     assert len(records) == 18
     assert all(r["metrics"] is None and r["error"] == {"type": "ValueError", "message": "no good"} for r in records)
-    summary = summary_of(Path(result.dir) / "summary.json")
+    summary = summary_of(Path(result.dir))
     assert {k: v for k, v in summary.items() if k[1] == "boom"} == {
         ("product", "boom"): (0, None, None, 3), ("product_combination", "boom"): (0, None, None, 9),
         ("symbol", "boom"): (0, None, None, 3), ("symbol_dir", "boom"): (0, None, None, 3)}
@@ -228,15 +219,15 @@ def test_a_raising_scorer_is_recorded_as_an_error(run_dir, tmp_path):
 
 @pytest.mark.slow
 def test_cli_errors_are_one_line_and_leave_nothing(run_dir, tmp_path):
-    result = audit("rescore", str(run_dir), "--scorer", "nope", cwd=tmp_path)
-    assert (result.returncode, result.stderr) == (2, (
+    result = audit(tmp_path, "rescore", str(run_dir), "--scorer", "nope")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
         "benchrun: error: unknown scorer 'nope' (available: add_justify, calculated_answer, check_name_dir, "
         "contains, exact_match)\n"))
-    result = audit("rescore", str(run_dir), "--scorers", str(tmp_path / "missing.py"), cwd=tmp_path)
+    result = audit(tmp_path, "rescore", str(run_dir), "--scorers", str(tmp_path / "missing.py"))
     assert (result.returncode, result.stderr) == (
-        2, f"benchrun: error: in '{tmp_path / 'missing.py'}': no such scorer file\n")
-    result = audit("rescore", str(tmp_path), cwd=tmp_path)
-    assert result.returncode == 4 and result.stderr.count("\n") == 1
+        EXIT["usage"], f"benchrun: error: in '{tmp_path / 'missing.py'}': no such scorer file\n")
+    result = audit(tmp_path, "rescore", str(tmp_path))
+    assert result.returncode == EXIT["archive"] and result.stderr.count("\n") == 1
     assert not (run_dir / "rescores").exists() or not any((run_dir / "rescores").iterdir())
 
 

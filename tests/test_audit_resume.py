@@ -9,15 +9,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from benchrun.errors import EXIT
 from benchrun.resources import demos_dir
+from benchrun.testing.holding import holding_answers
+from benchrun.testing.lab import half_right, line_count, untimed_records, untimed_summary, wait_for
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import make_run, read_jsonl, untimed_summary
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import make_run, run_benchrun
 
 pytestmark = pytest.mark.slow
 N = 60
@@ -33,33 +35,27 @@ def write_bench(path: Path) -> Path:
     return path
 
 
-def half_right(req) -> str:
-    a = int(req.prompt.split()[4])
-    return json.dumps({"answer": a * 7 if a % 2 == 0 else 0})
+KILLED_AT = 10
+"""The answers a killed run holds: the server holds every request after these until the run is killed."""
 
 
 def killed_run(tmp_path: Path, server: FakeOllama) -> Path:
-    """Start a run, SIGKILL it once at least 10 samples are recorded; its run directory."""
+    """Start a run (two samples at a time), SIGKILL it once it holds KILLED_AT answers and waits for the next;
+    its run directory."""
     env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
-                             f"outputs={tmp_path / 'outputs'}", "runner.concurrency=2"],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        found = list((tmp_path / "outputs").glob("*/*/responses.jsonl"))
-        if found and found[0].read_bytes().count(b"\n") >= 10:
-            break
-        time.sleep(0.02)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    return found[0].parent
+    with holding_answers(server, after=KILLED_AT) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
+                                 f"outputs={tmp_path / 'outputs'}", "runner.concurrency=2"],
+                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: hold.holding and [line_count(path) for path in responses_files(tmp_path)] == [KILLED_AT])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    [found] = responses_files(tmp_path)
+    return found.parent
 
 
-def comparable(run_dir: Path, name: str) -> list[str]:
-    records = read_jsonl(run_dir / name)
-    for record in records:
-        record.pop("seconds", None)
-    return sorted(json.dumps(r, sort_keys=True) for r in records)
+def responses_files(tmp_path: Path) -> list[Path]:
+    return list((tmp_path / "outputs").glob("*/*/responses.jsonl"))
 
 
 def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
@@ -70,10 +66,10 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
         asked_before = len(server.requests)
         assert before["status"] == "running"
         answered = {r["id"] for r in read_jsonl(run_dir / "responses.jsonl")}
-        assert 10 <= len(answered) < N
+        assert len(answered) == KILLED_AT
         result = run_benchrun("resume", before["run_id"][:8], "--root", "outputs", cwd=tmp_path,
                               module="benchrun.audit")
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
         asked_after = {r["messages"][-1]["content"] for r in server.requests[asked_before:] if r["path"] == "/api/chat"}
     responses = read_jsonl(run_dir / "responses.jsonl")
     assert sorted(r["id"] for r in responses) == sorted(f"times7:a={a},b=7" for a in range(N))
@@ -92,7 +88,7 @@ def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
 
     uninterrupted = make_run(tmp_path / "again", f"task.path={tmp_path / 'bench'}", responder=half_right)
     for name in ("responses.jsonl", "scores.jsonl"):
-        assert comparable(run_dir, name) == comparable(uninterrupted, name)
+        assert untimed_records(run_dir, name) == untimed_records(uninterrupted, name)
     assert untimed_summary(run_dir) == untimed_summary(uninterrupted)
     speed = json.loads((run_dir / "summary.json").read_text())["speed"]
     assert (speed["n"], speed["wall_s"], speed["samples_per_s"]) == (N, None, None)  # the killed session's time is lost
@@ -105,13 +101,13 @@ def test_resume_refuses_changed_sources_unless_forced(tmp_path):
         run_dir = killed_run(tmp_path, server)
         (bench / "custom_scorer.py").write_text((bench / "custom_scorer.py").read_text() + "\n# edited\n")
         refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert refused.returncode == 4
+        assert refused.returncode == EXIT["archive"]
         assert refused.stderr == (
             "benchrun: error: the benchmark's sources changed since run "
             f"{json.loads((run_dir / 'run.json').read_text())['run_id']}: custom_scorer.py (changed); "
             "resume with --force to use them anyway (recorded in run.json)\n")
         forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
-        assert forced.returncode == 0, forced.stderr
+        assert forced.returncode == EXIT["ok"], forced.stderr
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert (entry["forced"], entry["changed_sources"]) == (True, ["custom_scorer.py (changed)"])
 
@@ -125,14 +121,14 @@ def test_resume_cuts_off_half_written_lines_quietly(tmp_path):
         with open(run_dir / "scores.jsonl", "ab") as handle:
             handle.write(b'{"id": "half')
         result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
     ids = [r["id"] for r in read_jsonl(run_dir / "responses.jsonl")]
     assert sorted(ids) == sorted(f"times7:a={a},b=7" for a in range(N))
     assert len(read_jsonl(run_dir / "scores.jsonl")) == 2 * N
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert entry["tail_lines_cut"] == {"responses.jsonl": 1, "scores.jsonl": 1}
     assert (entry["dropped_lines"], entry["problems"]) == ({}, [])
-    assert verify(run_dir).returncode == 0
+    assert verify(run_dir).returncode == EXIT["ok"]
 
 
 def test_resume_of_a_run_written_by_0_2_goes_on_in_lean_digest_lines(tmp_path):
@@ -143,11 +139,11 @@ def test_resume_of_a_run_written_by_0_2_goes_on_in_lean_digest_lines(tmp_path):
         run_dir = killed_run(tmp_path, server)
         old = digests_as_0_2(run_dir)
         result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
     lines = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
     assert lines[:len(old)] == old and len(lines) == 3 * N
     assert all(len(line) == 35 and line[:2] in (b"r ", b"s ") for line in lines[len(old):])
-    assert verify(run_dir).returncode == 0
+    assert verify(run_dir).returncode == EXIT["ok"]
 
 
 def digests_as_0_2(run_dir: Path) -> list[bytes]:
@@ -172,26 +168,28 @@ def test_resume_refuses_a_removed_line_and_force_regrades_its_sample(tmp_path):
     write_bench(tmp_path / "bench")
     with FakeOllama(responder=half_right, latency_s=0.05) as server:
         run_dir = killed_run(tmp_path, server)
+        ungraded = ({r["id"] for r in read_jsonl(run_dir / "responses.jsonl")}
+                    - {s["id"] for s in read_jsonl(run_dir / "scores.jsonl")})
         lines = (run_dir / "scores.jsonl").read_bytes().splitlines(keepends=True)
         first = json.loads(lines[0])
         assert first["scorer"] == "format_valid"
         (run_dir / "scores.jsonl").write_bytes(b"".join(lines[:1] + lines[2:]))
         refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-        assert refused.returncode == 4
+        assert refused.returncode == EXIT["archive"]
         assert refused.stderr.startswith(f"benchrun: error: in '{run_dir / 'scores.jsonl'}': line 2 is not the line "
                                          "written (")
         assert refused.stderr.endswith("the records are not what the run wrote; resume with --force to drop what "
                                        "does not belong (recorded in run.json)\n")
         assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
         forced = run_benchrun("resume", str(run_dir), "--force", cwd=tmp_path, module="benchrun.audit")
-        assert forced.returncode == 0, forced.stderr
+        assert forced.returncode == EXIT["ok"], forced.stderr
     scores = read_jsonl(run_dir / "scores.jsonl")
     assert sorted(s["scorer"] for s in scores if s["id"] == first["id"]) == ["calculated_answer", "format_valid"]
     assert len(scores) == 2 * N
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
-    assert entry["forced"] is True and first["id"] in entry["regraded"]  # (and any sample the kill left ungraded)
+    assert entry["forced"] is True and sorted(entry["regraded"]) == sorted(ungraded | {first["id"]})
     assert entry["problems"][0].startswith("scores.jsonl: line 2 is not the line written")
-    assert verify(run_dir).returncode == 0
+    assert verify(run_dir).returncode == EXIT["ok"]
 
 
 def test_a_finished_run_has_nothing_to_resume(tmp_path):
@@ -199,4 +197,4 @@ def test_a_finished_run_has_nothing_to_resume(tmp_path):
     result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
     assert (result.returncode, result.stderr) == (
-        4, f"benchrun: error: in '{run_dir}': run {run_id} is completed; nothing to resume\n")
+        EXIT["archive"], f"benchrun: error: in '{run_dir}': run {run_id} is completed; nothing to resume\n")

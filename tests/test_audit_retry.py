@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.testing.faults import Lab, half_right
+from benchrun.errors import EXIT
+from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
-from tests.fakes import read_jsonl
+from tests.helpers.archives import read_jsonl
 
 pytestmark = pytest.mark.slow
 BROKEN = {3, 4, 11}
@@ -37,7 +38,7 @@ def test_retry_asks_only_the_failed_samples_into_a_new_run(tmp_path):
     responder = Flaky()
     with Lab(tmp_path, responder=responder) as lab:
         first = lab.run(*lab.args())
-        assert first.returncode == 0, first.stderr
+        assert first.returncode == EXIT["ok"], first.stderr
         [parent] = lab.run_dirs()
         before = files_of(parent)
         parent_info = json.loads((parent / "run.json").read_text())
@@ -45,13 +46,13 @@ def test_retry_asks_only_the_failed_samples_into_a_new_run(tmp_path):
 
         resumed = lab.audit("resume", str(parent))
         assert (resumed.returncode, resumed.stderr) == (
-            4, f"benchrun: error: in '{parent}': run {parent_info['run_id']} is completed_with_errors; nothing to "
-               f"resume; to ask its failed samples again: benchrun-audit retry {parent}\n")
+            EXIT["archive"], f"benchrun: error: in '{parent}': run {parent_info['run_id']} is completed_with_errors; "
+                             f"nothing to resume; to ask its failed samples again: benchrun-audit retry {parent}\n")
 
         responder.fixed = True
         asked_before = len(lab.server.requests)
         result = lab.audit("retry", str(parent))
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
         asked = sorted(int(r["messages"][-1]["content"].split()[4]) for r in lab.server.requests[asked_before:]
                        if r["path"] == "/api/chat")
         assert asked == sorted(BROKEN)
@@ -70,8 +71,8 @@ def test_retry_asks_only_the_failed_samples_into_a_new_run(tmp_path):
         assert {r["id"] for r in responses if r["carried_from"] == parent_info["run_id"]} == {
             f"times7:a={a}" for a in range(20) if a not in BROKEN}
         assert len(read_jsonl(child / "scores.jsonl")) == 40
-        assert lab.audit("verify", str(child)).returncode == 0
-        assert lab.audit("verify", str(parent)).returncode == 0
+        assert lab.audit("verify", str(child)).returncode == EXIT["ok"]
+        assert lab.audit("verify", str(parent)).returncode == EXIT["ok"]
 
         listed = lab.audit("list", "--json")
         lineage = {row["run_id"]: row["parent"] for row in json.loads(listed.stdout)}
@@ -83,7 +84,8 @@ def test_retry_asks_only_the_failed_samples_into_a_new_run(tmp_path):
 
         again = lab.audit("retry", str(child))
         assert (again.returncode, again.stderr) == (
-            4, f"benchrun: error: in '{child}': every sample of run {info['run_id']} has an answer; nothing to retry\n")
+            EXIT["archive"], f"benchrun: error: in '{child}': every sample of run {info['run_id']} has an answer; "
+                             "nothing to retry\n")
 
 
 def test_retry_refuses_a_parent_that_does_not_verify(tmp_path):
@@ -94,7 +96,7 @@ def test_retry_refuses_a_parent_that_does_not_verify(tmp_path):
         lines = (parent / "scores.jsonl").read_text().splitlines(keepends=True)
         (parent / "scores.jsonl").write_text("".join(lines[:-1]))
         result = lab.audit("retry", str(parent))
-        assert result.returncode == 4
+        assert result.returncode == EXIT["archive"]
         assert result.stderr.startswith(f"benchrun: error: in '{parent}': scores.jsonl: ")
         assert result.stderr.endswith("; retry with --force to carry its records over anyway (recorded)\n")
         assert not parent.with_name(parent.name + ".retry1").exists()

@@ -23,7 +23,7 @@ from benchrun.errors import BenchrunError
 from benchrun.layout import SCORES, SUMMARY
 from benchrun.runs import Run, load_run
 from benchrun.testing.inprocess import cli
-from tests.test_audit_list_show import synthetic_run
+from tests.helpers.archives import synthetic_run
 
 
 def written_before_the_kinds(run_dir: Path) -> Path:

@@ -16,12 +16,14 @@ import yaml
 from benchrun.archive import RunWriter, now
 from benchrun.audit.export import write_csv, write_jsonl
 from benchrun.audit.verify import Finding, verify_run
+from benchrun.errors import EXIT
 from benchrun.ledger import Mismatch, read_digests
 from benchrun.records import Counts, RunInfo
 from benchrun.resources import demos_dir
 from benchrun.runs import expand_runs, load_run
-from tests.fakes import make_run
-from tests.test_audit_list_show import BROKEN, audit, broken_answer, synthetic_run
+from tests.helpers.answers import BROKEN, broken_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import audit, make_run
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ def test_an_edited_response_line(copy):
     assert problems(copy) == [Finding(False, "responses.jsonl", "line 2 is not the line written", 2)]
 
     result = audit(copy.parent, "verify", str(copy))
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == EXIT["not_intact"], result.stderr
     assert "FAIL  responses.jsonl: line 2 is not the line written\n" in result.stdout
     assert result.stdout.endswith("NOT intact: 1 problem\n")
 
@@ -317,19 +319,19 @@ def test_a_run_that_failed_before_it_compiled(tmp_path):
 @pytest.mark.slow
 def test_verify_command(runs, copy):
     result = audit(runs.root, "verify", load_run(runs.listbench).id)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert result.stdout.endswith("\nintact\n")
 
     (copy / "records.sha256").write_text("")
     result = audit(copy.parent, "verify", str(copy), "--json")
-    assert result.returncode == 1
+    assert result.returncode == EXIT["not_intact"]
     data = json.loads(result.stdout)
     assert data["intact"] is False
     assert [(f["file"], f["ok"]) for f in data["findings"] if not f["ok"]] == [("records.sha256", False)]
 
     result = audit(runs.root, "verify", "zzz")
-    assert (result.returncode, result.stderr) == (4, "benchrun: error: no run directory or run id 'zzz' under "
-                                                     "outputs\n")
+    assert (result.returncode, result.stderr) == (
+        EXIT["archive"], "benchrun: error: no run directory or run id 'zzz' under outputs\n")
 
 
 # -- export ---------------------------------------------------------------------------------------------------------
@@ -406,7 +408,7 @@ def test_export_list_reference_as_json(tmp_path):
 def test_export_command(runs, tmp_path):
     target = tmp_path / "rows.csv"
     result = audit(runs.root, "export", load_run(runs.folderbench).id, str(runs.broken), "--output", str(target))
-    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["ok"], "", "")
     expected = io.StringIO()
     write_csv([load_run(runs.folderbench), load_run(runs.broken)], expected)
     assert target.read_text() == expected.getvalue()

@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 
 from benchrun.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
+from benchrun.errors import EXIT
 from benchrun.records import Completion
 from benchrun.runners.openai import PROBE_PROMPT
 from benchrun.runs import load_run
 from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama, Reply, _tag, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.conftest import call_benchrun, run_benchrun
-from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import bench_run, call_benchrun, run_benchrun, run_dir_of, sweep_dir_of
 
 KEY_PARTS = {"runner": "ollama", "model": {"digest": "sha256:aa"}, "settings": {"model": "m", "options": {"seed": 0}},
              "prompt": "2+2?", "schema": {"type": "object"}, "repeat": Repeat(0, 0)}
@@ -143,7 +145,7 @@ def chats(server: FakeOllama) -> int:
 
 def run(tmp_path: Path, server: FakeOllama, *args: str) -> Path:
     result = bench_run(tmp_path, server.url, f"cache_dir={tmp_path / 'cache'}", *args)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     return run_dir_of(result.stdout)
 
 
@@ -182,7 +184,7 @@ def test_a_second_identical_run_asks_nothing(tmp_path):
                       "cached": 18}
     assert json.loads((first / "run.json").read_text())["counts"]["cached"] == 0
     verified = call_benchrun("verify", str(second), module="benchrun.audit", cwd=tmp_path)
-    assert verified.returncode == 0 and verified.stdout.splitlines()[-1] == "intact"
+    assert verified.returncode == EXIT["ok"] and verified.stdout.splitlines()[-1] == "intact"
 
 
 @pytest.mark.parametrize("change", [["+runner.options.num_predict=64"], ["cache=false"],
@@ -236,10 +238,10 @@ def test_two_parallel_sweep_jobs_share_one_cache(tmp_path):
             "runner.options.temperature=0,0.5"]
     with FakeOllama(responder=listbench_answer) as server:
         first = run_benchrun(*args, f"runner.host={server.url}", cwd=tmp_path, timeout=180)
-        assert first.returncode == 0, first.stderr
+        assert first.returncode == EXIT["ok"], first.stderr
         assert chats(server) == 36
         second = run_benchrun(*args, f"runner.host={server.url}", cwd=tmp_path, timeout=180)
-        assert second.returncode == 0, second.stderr
+        assert second.returncode == EXIT["ok"], second.stderr
         assert chats(server) == 36
     for job in ("0_temperature-0", "1_temperature-0.5"):
         assert load_run(sweep_dir_of(second.stdout) / job).info.counts.cached == 18
@@ -251,11 +253,12 @@ def test_a_cache_dir_on_a_network_file_system_stops_the_run(tmp_path, monkeypatc
     with FakeOllama(responder=listbench_answer) as server:
         result = bench_run(tmp_path, server.url, f"cache_dir={tmp_path / 'cache'}")
         assert chats(server) == 0
-    assert result.returncode == 2
+    assert result.returncode == EXIT["usage"]
     assert result.stderr == (f"benchrun: error: cache_dir: {tmp_path / 'cache'} is on a network file system "
                              "(lustre), where SQLite's locking is not safe; set cache_dir= to a directory on local "
                              "disk, or cache=false\n")
-    assert bench_run(tmp_path, server.url, "cache=false").returncode == 3  # no cache opened: on to the preflight
+    no_cache = bench_run(tmp_path, server.url, "cache=false")
+    assert no_cache.returncode == EXIT["runner"]  # no cache opened: on to the preflight
 
 
 def test_list_and_show_say_how_many_came_from_the_cache(tmp_path):
@@ -285,7 +288,7 @@ def test_audit_cache_shows_and_clears(tmp_path):
     newest = {m.model: m.newest[:19].replace("T", " ") for m in stats.models}
     shown = audit_cache(tmp_path)
     size = db.stat().st_size
-    assert shown.returncode == 0, shown.stderr
+    assert shown.returncode == EXIT["ok"], shown.stderr
     assert shown.stdout == (
         f"response cache: {db}, 9 entries, {size / 1000:.1f} kB\n"
         "┏━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┓\n"
@@ -317,8 +320,8 @@ def test_audit_cache_without_a_cache_makes_none(tmp_path):
     assert shown.stdout == f"response cache: {tmp_path / 'cache' / 'responses.sqlite3'}, 0 entries, 0 B\n"
     assert not (tmp_path / "cache").exists()
     bad = audit_cache(tmp_path, "--digest", "xyz")
-    assert (bad.returncode, bad.stderr) == (2, "benchrun: error: --digest: 'xyz' is not the start of a digest "
-                                               "(hex digits, sha256: allowed)\n")
+    assert (bad.returncode, bad.stderr) == (
+        EXIT["usage"], "benchrun: error: --digest: 'xyz' is not the start of a digest (hex digits, sha256: allowed)\n")
 
 
 def openai_chats(server) -> int:
@@ -331,7 +334,7 @@ def test_openai_caches_only_when_asked_and_keys_on_the_fingerprint(tmp_path):
     def openai(server, *args: str) -> Path:
         result = call_benchrun("runner=openai", f"runner.base_url={server.url}", f"outputs={tmp_path / 'outputs'}",
                                f"cache_dir={tmp_path / 'cache'}", "task.only=[product]", *args, cwd=tmp_path)
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
         return run_dir_of(result.stdout)
 
     with FakeOpenAI(models=["llama3.2"], responder=listbench_answer, system_fingerprint="fp_1") as server:

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from benchrun import BenchrunError, ConfigError, TaskError, compile_plan
-from tests.benchfiles import config, folder_task, task, tasks_yml, write_bench
-from tests.conftest import call_benchrun, run_benchrun
+from benchrun.errors import EXIT
+from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 BUILTIN_SCORERS = "built-in: contains, exact_match"
 BUILTIN_FORMATS = ("built-in: BoolAnswer, FloatAnswer, FloatJustification, IntAnswer, IntJustification, "
@@ -337,12 +338,12 @@ def assert_one_line(benchrun, tmp_path: Path, case: str) -> None:
     files, overrides, message = CLI_CASES[case]
     write_bench(tmp_path, files)
     result = benchrun("dry_run=true", "task.path=bench", *overrides, cwd=tmp_path)
-    assert (result.returncode, result.stderr, result.stdout) == (2, f"benchrun: error: {message}\n", "")
+    assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], f"benchrun: error: {message}\n", "")
 
 
 def test_command_line_missing_task_path(tmp_path):
     result = call_benchrun("dry_run=true", "task.path=nowhere", cwd=tmp_path)
-    assert result.returncode == 2
+    assert result.returncode == EXIT["usage"]
     assert result.stderr.replace(str(tmp_path.resolve()), "<tmp>") == (
         "benchrun: error: task.path: 'nowhere' is not a directory (looked in <tmp>/nowhere)\n")
 

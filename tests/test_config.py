@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 
 import pytest
 
 from benchrun.config import plain_config
+from benchrun.errors import EXIT
 from benchrun.resources import conf_dir, demos_dir
-from tests.conftest import call_benchrun, run_benchrun
-
-
-def manifest_ids(stdout: str) -> list[str]:
-    return re.findall(r"manifest id: ([0-9a-f]{64})", stdout)
+from tests.helpers.commands import call_benchrun, manifest_ids, run_benchrun
 
 
 def test_defaults(compose_cfg, monkeypatch):
@@ -85,7 +81,7 @@ def test_every_shipped_preset_compiles(compose_cfg, task, model):
 @pytest.mark.slow
 def test_multirun_composes_one_config_per_model(tmp_path):
     result = run_benchrun("-m", "dry_run=true", "task=folderbench", "runner.model=llama3.2,gemma3", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert "folderbench · ollama · llama3.2" in result.stdout
     assert "folderbench · ollama · gemma3" in result.stdout
     assert len(set(manifest_ids(result.stdout))) == 2
@@ -97,7 +93,7 @@ def test_user_presets_from_config_dir(tmp_path):
     (tmp_path / "myconf" / "runner" / "two.yaml").write_text(
         "runner_type: ollama\nmodel: [qwen2.5, mistral]\noptions: {temperature: 0.5, seed: 7}\n")
     result = call_benchrun("--config-dir", "myconf", "runner=two", "task=folderbench", "dry_run=true", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert "folderbench · ollama · qwen2.5" in result.stdout
     assert "folderbench · ollama · mistral" in result.stdout
     searchpath = call_benchrun(f"hydra.searchpath=[file://{tmp_path / 'myconf'}]", "runner=two",

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.testing.faults import Lab, half_right
+from benchrun.errors import EXIT
+from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.conftest import call_benchrun
-from tests.fakes import read_jsonl
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun
 
 pytestmark = pytest.mark.slow
 MOODY = """import json, os, sys, time
@@ -57,7 +58,7 @@ def test_a_scorer_that_hangs_exits_or_dies_costs_only_its_own_call(tmp_path):
         took = time.monotonic() - started
         [run_dir] = lab.run_dirs()
         rescored = lab.call("rescore", str(run_dir), "--json", "--scorer-timeout-s", "1", module="benchrun.audit")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert took < 30
     scores = scores_of(run_dir)
     assert {i: (s["metrics"], s["error"]) for i, s in scores.items()} == {
@@ -72,7 +73,7 @@ def test_a_scorer_that_hangs_exits_or_dies_costs_only_its_own_call(tmp_path):
     assert "scoring" not in result.stdout
     log = (run_dir / "benchrun.log").read_text()
     assert all(f"scoring {a}, like a chatty scorer does" in log for a in (0, 4, 5))
-    assert rescored.returncode == 0, rescored.stderr
+    assert rescored.returncode == EXIT["ok"], rescored.stderr
     report = json.loads(rescored.stdout)
     assert report["info"]["counts"]["scorer_errors"] == 3
     out = Path(report["dir"])
@@ -91,7 +92,7 @@ def test_a_server_that_drips_its_answer_is_held_to_the_deadline(tmp_path):
         result = lab.call(*lab.args("runner.timeout_s=1", "runner.retries=0"))
         took = time.monotonic() - started
         [run_dir] = lab.run_dirs()
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert took < 20
     responses = {r["id"]: r for r in read_jsonl(run_dir / "responses.jsonl")}
     assert responses["times7:a=2"]["error"] == {"type": "TimeoutError", "message": "no answer within 1 s"}
@@ -110,7 +111,7 @@ def test_a_server_that_echoes_the_api_key_cannot_put_it_in_the_archive(tmp_path)
                                f"outputs={tmp_path / 'outputs'}", "runner.retries=0", cwd=tmp_path,
                                env={"OPENAI_API_KEY": key})
         assert server.auth_headers and set(server.auth_headers) == {f"Bearer {key}"}
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     [run_dir] = lab.run_dirs()
     fingerprints = {r["extra"]["system_fingerprint"] for r in read_jsonl(run_dir / "responses.jsonl") if not r["error"]}
     assert fingerprints == {"Bearer ***"}
@@ -118,7 +119,7 @@ def test_a_server_that_echoes_the_api_key_cannot_put_it_in_the_archive(tmp_path)
     assert errors == ["HTTP 400: cannot do 3 (you sent Bearer ***)"]
     leaks = [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
     assert leaks == [] and key not in result.stdout + result.stderr
-    assert call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0
+    assert call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
 
 
 def test_markup_and_emoji_codes_in_prompts_are_printed_as_they_are(tmp_path):
@@ -127,7 +128,7 @@ def test_markup_and_emoji_codes_in_prompts_are_printed_as_they_are(tmp_path):
         "- name: t\n  template: '[bold]{a}[/] :x: [link=x]'\n  values: {a: ['[red]', ':smile:']}\n"
         "  reference: ['1', '2']\n")
     result = call_benchrun("dry_run=true", "task.path=bench", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert "[bold][red][/] :x: [link=x]" in result.stdout
     assert re.search(r"\bt\s+│\s+2\b", result.stdout)
 
@@ -141,7 +142,7 @@ def test_piped_into_head_ends_quietly(tmp_path):
         result = subprocess.run(["bash", "-c", f"{command} 2>&1 | head -1; echo status ${{PIPESTATUS[0]}}"],
                                 cwd=tmp_path, capture_output=True, text=True)
         lines = result.stdout.splitlines()
-        assert len(lines) == 2 and "Traceback" not in lines[0] and lines[1] == "status 0", (args, lines)
+        assert len(lines) == 2 and "Traceback" not in lines[0] and lines[1] == f"status {EXIT['ok']}", (args, lines)
 
 
 def test_the_next_samples_are_asked_while_the_scorers_work(tmp_path, monkeypatch):
@@ -159,6 +160,6 @@ def test_the_next_samples_are_asked_while_the_scorers_work(tmp_path, monkeypatch
     with Lab(tmp_path, n=6, latency_s=0, scorer=WAITING, responder=answer) as lab:
         result = lab.call(*lab.args("runner.concurrency=1", "scorer_timeout_s=5"))
         [run_dir] = lab.run_dirs()
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert {s["id"]: s["metrics"] for s in scores_of(run_dir, "waiting").values()} == {
         f"times7:a={a}": {"waiting": int(a % 2 == 0)} for a in range(6)}

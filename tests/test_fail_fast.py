@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from benchrun.testing.faults import Lab, half_right
+from benchrun.errors import EXIT
+from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
-from tests.fakes import read_jsonl
+from tests.helpers.archives import read_jsonl
 
 
 class Switch:
@@ -33,14 +34,14 @@ def test_identical_failures_stop_the_run_and_resume_asks_them_again(tmp_path):
         requests = len(lab.server.requests)
         broken.fixed = True
         resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
-    assert result.returncode == 3
+    assert result.returncode == EXIT["runner"]
     assert result.stderr == (
         "benchrun: error: 4 requests in a row failed the same way, so the setup is broken, not the benchmark: "
         "ResponseError: HTTP 400: option 'temprature' is not valid (runner.max_consecutive_failures); run "
         f"{json.loads((run_dir / 'run.json').read_text())['run_id']} is recorded as 'failed' with 0 of 20 samples in "
         f"{run_dir}; finish it once the setup is mended with: benchrun-audit resume {run_dir}\n")
     assert requests == 4, "a 400 is not retried, and the run stopped at the fourth"
-    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "completed" and info["counts"]["request_errors"] == 0
     assert len(read_jsonl(run_dir / "responses.jsonl")) == 20
@@ -51,7 +52,7 @@ def test_a_success_in_between_resets_the_count(tmp_path):
     with Lab(tmp_path, responder=Switch(400, "no", failing_below=4)) as lab:
         result = lab.call(*lab.args("runner.max_consecutive_failures=5"))
         [run_dir] = lab.run_dirs()
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     responses = {r["id"]: r for r in read_jsonl(run_dir / "responses.jsonl")}
     assert [responses[f"times7:a={a}"]["error"] is not None for a in range(6)] == [True] * 4 + [False] * 2
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed_with_errors"
@@ -71,6 +72,6 @@ def test_what_a_retry_cannot_fix_is_not_retried(tmp_path, status, error, attempt
     with Lab(tmp_path, n=3, responder=once) as lab:
         result = lab.call(*lab.args("runner.retries=2", "runner.backoff_s=0.01"))
         [run_dir] = lab.run_dirs()
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     first = next(r for r in read_jsonl(run_dir / "responses.jsonl") if r["id"] == "times7:a=0")
     assert (first["attempts"], first["error"]["message"]) == (attempts, f"HTTP {status}: {error}")

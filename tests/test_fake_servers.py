@@ -18,6 +18,7 @@ import ollama
 import pytest
 from pydantic import BaseModel, Field
 
+from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 
@@ -187,7 +188,12 @@ def test_max_parallel_bounds_the_requests_in_flight() -> None:
             calls = [client.chat(model="llama3.2", messages=[{"role": "user", "content": f"q{i}"}]) for i in range(6)]
             return [r.message.content or "" for r in await asyncio.gather(*calls)]
 
-    with FakeOllama(responder=lambda req: req.prompt, latency_s=0.2, max_parallel=2) as srv:
+    def once_all_came(req: ChatRequest) -> str:
+        """The prompt, once the server has all six requests: four wait for a slot while two are answered."""
+        wait_for(lambda: len(srv.requests) == 6)
+        return req.prompt
+
+    with FakeOllama(responder=once_all_came, max_parallel=2) as srv:
         assert asyncio.run(six_at_once(srv.url)) == [f"q{i}" for i in range(6)]
     assert srv.max_in_flight == 2
     assert len(srv.requests) == 6

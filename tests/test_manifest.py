@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from benchrun import compile, compile_plan
+from benchrun.errors import EXIT
 from benchrun.manifest import canonical_json
 from benchrun.resources import demos_dir, schemas_dir
 from benchrun.schemas import generated
-from tests.conftest import run_benchrun
-from tests.test_config import manifest_ids
+from tests.helpers.archives import validator
+from tests.helpers.commands import manifest_ids, run_benchrun
 
 LISTBENCH = demos_dir() / "listbench"
 
@@ -73,7 +73,7 @@ def test_canonical_json_and_id(bench):
     assert data == canonical_json(json.loads(data))
     assert b"\n" not in data and b", " not in data
     assert manifest.id == hashlib.sha256(data).hexdigest()
-    Draft202012Validator(json.loads((schemas_dir() / "manifest.schema.json").read_text())).validate(json.loads(data))
+    validator("manifest").validate(json.loads(data))
 
 
 def test_manifest_schema_file_is_generated_from_the_model():
@@ -127,7 +127,7 @@ def test_id_is_the_same_across_processes_and_working_directories(tmp_path):
         cwd = tmp_path / where
         shutil.copytree(LISTBENCH, cwd / "bench")
         result = run_benchrun("dry_run=true", "task.path=bench", cwd=cwd, env={"PYTHONHASHSEED": hash_seed})
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
         runs.append(manifest_ids(result.stdout))
     assert runs[0] == runs[1] and len(runs[0]) == 1
 
@@ -149,6 +149,6 @@ def test_wheel_ships_conf_schemas_and_demos(tmp_path):
     data = target / "benchrun" / "_data"
     assert where.stdout.split() == [str(data / "conf"), str(data / "schemas")]
     result = run_benchrun("dry_run=true", cwd=elsewhere, env=env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     in_checkout = run_benchrun("dry_run=true", cwd=repo)
     assert manifest_ids(result.stdout) == manifest_ids(in_checkout.stdout)

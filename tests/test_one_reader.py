@@ -10,8 +10,9 @@ import pytest
 
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.listing import Unreadable, list_runs
+from benchrun.errors import EXIT
 from benchrun.sweep import write_sweep_summary
-from tests.test_audit_list_show import synthetic_run
+from tests.helpers.archives import synthetic_run
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def test_list_shows_an_unreadable_run_last(archive, capsys):
     assert [type(e).__name__ for e in entries] == ["ListedRun", "Unreadable"]
     unreadable = entries[-1]
     assert isinstance(unreadable, Unreadable) and unreadable.error.file == str(archive / "day" / "bad" / "run.json")
-    assert audit_main(["list", str(archive), "--json"]) == 0
+    assert audit_main(["list", str(archive), "--json"]) == EXIT["ok"]
     rows = json.loads(capsys.readouterr().out)
     assert rows[-1] == {"path": str(archive / "day" / "bad" / "run.json"), "status": "unreadable",
                         "reason": f"in '{archive / 'day' / 'bad' / 'run.json'}': unreadable: Invalid JSON: key must "
@@ -52,7 +53,7 @@ def test_commands_refuse_a_run_whose_records_are_gone(archive, command, capsys):
     good = archive / "day" / "good"
     (good / "responses.jsonl").unlink()
     args = [command[0], str(good), *[str(good) for _ in command[1:]]]
-    assert audit_main(args) == 4
+    assert audit_main(args) == EXIT["archive"]
     run_id = json.loads((good / "run.json").read_text())["run_id"]
     assert capsys.readouterr().err == (f"benchrun: error: in '{good}': run {run_id} has no responses.jsonl: its "
                                        "records are gone\n")

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.runners.openai import PROBE_SCHEMA, response_format
+from benchrun.errors import EXIT
+from benchrun.runners.openai import PROBE_PROMPT, PROBE_SCHEMA, response_format
+from benchrun.testing.holding import Gathering
 from benchrun.testing.openai_server import ChatRequest, FakeOpenAI, Reply
-from tests.conftest import call_benchrun, run_benchrun
-from tests.fakes import listbench_answer, read_jsonl, run_dir_of
-from tests.test_run import LISTBENCH_SUMMARY, summary_of, validator
+from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
+from tests.helpers.archives import read_jsonl, summary_of, validator
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 
 
 KEY = "sk-test-4f9c1e7a0b2d"
@@ -41,7 +43,7 @@ def test_listbench_end_to_end(tmp_path):
     with FakeOpenAI(models=["llama3.2", "gemma3"], responder=listbench_answer, api_key=KEY,
                     system_fingerprint="fp_test") as srv:
         result = openai_run(tmp_path, srv.url, key=KEY)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     assert run_dir.name.endswith("_listbench_llama3.2")
     summary = summary_of(run_dir)
@@ -70,11 +72,12 @@ def test_listbench_end_to_end(tmp_path):
 
 
 def test_requests_carry_the_schema_and_the_options(tmp_path, no_key):
-    with FakeOpenAI(models=["gemma3"], responder=listbench_answer, latency_s=0.1) as srv:
+    three = Gathering(listbench_answer, 3, counted=lambda req: req.prompt != PROBE_PROMPT)  # in flight at once
+    with FakeOpenAI(models=["gemma3"], responder=three) as srv:
         result = openai_run(tmp_path, srv.url, "runner.model=gemma3", "runner.concurrency=3", "+runner.options.num_ctx=8192",
                             "+runner.options.top_k=64", "+runner.options.top_p=0.95", "+runner.options.num_predict=64",
                             "+runner.options.presence_penalty=0.5", "+runner.options.stop=[END]")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     schemas = {t["format"]["json_schema"]["title"]: t["format"]["json_schema"]
                for t in json.loads((run_dir / "manifest.json").read_text())["tasks"]}
@@ -109,7 +112,7 @@ def echoing_key(req: ChatRequest) -> Reply | str:
 def test_the_key_is_sent_but_never_written(tmp_path):
     with FakeOpenAI(models=["llama3.2"], responder=echoing_key, api_key=KEY) as srv:
         result = openai_run(tmp_path, srv.url, "runner.backoff_s=0.01", key=KEY)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     assert set(srv.auth_headers) == {f"Bearer {KEY}"}
     run_dir = run_dir_of(result.stdout)
     files = [path for path in run_dir.rglob("*") if path.is_file()]
@@ -140,7 +143,7 @@ def test_a_refused_key_is_one_line_naming_the_variable(tmp_path, no_key, env, ar
     with FakeOpenAI(models=["llama3.2"], api_key=KEY) as srv:
         result = call_benchrun("runner=openai", f"runner.base_url={srv.url}", f"outputs={tmp_path / 'outputs'}",
                                *args, cwd=tmp_path, env=env)
-    assert result.returncode == 3
+    assert result.returncode == EXIT["runner"]
     expected = message.format(url=srv.url)
     assert result.stderr == f"benchrun: error: {expected}\n"
     assert failed_reason(tmp_path) == expected
@@ -151,7 +154,7 @@ def test_a_refused_key_is_one_line_naming_the_variable(tmp_path, no_key, env, ar
 def test_unknown_model_lists_the_served_ids(tmp_path, no_key):
     with FakeOpenAI(models=["qwen2.5", "llama3.2"]) as srv:
         result = openai_run(tmp_path, srv.url, "runner.model=mistral")
-    assert result.returncode == 3
+    assert result.returncode == EXIT["runner"]
     message = (f"model 'mistral' is not served at {srv.url} (it serves: llama3.2, qwen2.5); "
                "pick one of those for runner.model, or start the server with it")
     assert result.stderr == f"benchrun: error: {message}\n"
@@ -167,7 +170,7 @@ def test_unreachable_server_and_wrong_api_root(tmp_path, no_key):
     unreachable = openai_run(tmp_path / "down", srv.url)
     assert wrong_root.stderr == (f"benchrun: error: the server at {root} has no /models (404); "
                                  "runner.base_url is the API root, usually ending in /v1\n")
-    assert unreachable.returncode == 3
+    assert unreachable.returncode == EXIT["runner"]
     assert unreachable.stderr == (f"benchrun: error: cannot reach the OpenAI-compatible server at {srv.url} "
                                   "(ConnectError); start it, or point runner.base_url at a running server\n")
 
@@ -185,7 +188,7 @@ def test_server_errors_and_timeouts_are_retried_and_recorded(tmp_path, no_key):
     with FakeOpenAI(models=["llama3.2"], responder=flaky) as srv:
         result = openai_run(tmp_path, srv.url, "runner.retries=1", "runner.backoff_s=0.01", "runner.timeout_s=0.5",
                             "task.only=[symbol]")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     responses = {r["id"]: r for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")}
     at = responses["symbol:symb=@,exmeta=internet"]
     assert (at["attempts"], at["text"], at["error"]) == (2, '{"answer": "at"}', None)
@@ -205,6 +208,6 @@ def test_a_key_given_as_config_is_refused_and_not_kept(tmp_path, multirun):
         "benchrun: error: in 'config': runner.api_key: secrets are never taken from the config, where they would be "
         "archived (a credential's name); put an API key in an environment variable and name it with "
         "runner.api_key_env, and give URLs without user names or passwords\n")
-    assert (result.returncode, result.stdout) == (2, "")  # refused before Hydra launches (or prints) anything
+    assert (result.returncode, result.stdout) == (EXIT["usage"], "")  # refused before Hydra launches or prints anything
     leaks = [p for p in (tmp_path / "outputs").rglob("*") if p.is_file() and b"sk-leak-me" in p.read_bytes()]
     assert leaks == []

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.testing.http_fake import DEMO_MODELS, model_names
+from benchrun.errors import EXIT
+from benchrun.testing.fake_cli import DEMO_MODELS, model_names
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.oracle import demo
 
@@ -113,6 +114,6 @@ def test_every_readme_block_runs_as_written(workdir):
             result = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=root, env=env,
                                     capture_output=True, text=True, timeout=300)
             where = f"README line {block.line}: {command}\n{result.stdout}\n{result.stderr}"
-            assert result.returncode == 0 or (shown is not None and "error:" in shown), where
+            assert result.returncode == EXIT["ok"] or (shown is not None and "error:" in shown), where
             if shown is not None:
                 assert normal(result.stdout + result.stderr) == normal(shown), where

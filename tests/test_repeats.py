@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from benchrun.audit.compare import compare
+from benchrun.errors import EXIT
 from benchrun.runs import load_run
 from benchrun.summary import clustered_stderr, pass_at_k
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.oracle import seeded
-from tests.conftest import call_benchrun
-from tests.fakes import bench_run, read_jsonl, run_dir_of
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 SUMS = {(2, 3): 5, (4, 5): 9, (8, 9): 17}
 
@@ -56,7 +57,7 @@ def test_the_clustered_standard_error_by_hand():
 def test_each_sample_is_asked_k_times_with_its_own_seed(tmp_path):
     with FakeOllama(responder=by_seed) as srv:
         result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     chats = [r for r in srv.requests if r["path"] == "/api/chat"]
     assert [(c["messages"][0]["content"], c["options"]["seed"]) for c in chats] == [
@@ -91,7 +92,7 @@ def test_the_same_seed_tells_a_deterministic_server_from_one_that_is_not(tmp_pat
         with FakeOllama(responder=responder) as srv:
             result = bench_run(tmp_path / name, srv.url, "task=folderbench", "repeats=4", "repeat_seeds=same",
                                "cache=false")  # both servers are asked: their model has the same digest
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == EXIT["ok"], result.stderr
         assert {c["options"]["seed"] for c in srv.requests if c["path"] == "/api/chat"} == {0}
         summaries[name] = json.loads((run_dir_of(result.stdout) / "summary.json").read_text())
     assert summaries["deterministic"]["consistency"] == {"add": 1.0}
@@ -123,7 +124,7 @@ def test_retry_asks_only_the_failed_repeat(tmp_path):
         result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3")
         run_dir = run_dir_of(result.stdout)
         retried, asked = ask_again(srv, "retry", run_dir)
-    assert retried.returncode == 0, retried.stderr
+    assert retried.returncode == EXIT["ok"], retried.stderr
     assert asked == [("what is 8 + 9?", 2)]
     child = run_dir.with_name(run_dir.name + ".retry1")
     info = json.loads((child / "run.json").read_text())
@@ -138,7 +139,7 @@ def test_compare_pairs_samples_on_the_mean_of_their_repeats(tmp_path):
         with FakeOllama(responder=by_seed) as srv:
             runs.append(run_dir_of(bench_run(tmp_path / name, srv.url, "task=folderbench", *extra).stdout))
     result = call_benchrun("compare", *map(str, runs), "--json", cwd=tmp_path, module="benchrun.audit")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     line = next(m for m in json.loads(result.stdout)["comparisons"][0]["metrics"] if m["metric"] == "exact_match")
     assert (line["n"], line["baseline_mean"], line["delta"], line["test"]) == (
         3, 1.0, pytest.approx(-1 / 3), "permutation")
@@ -152,10 +153,10 @@ def test_resume_asks_the_missing_repeats_with_their_seeds(tmp_path):
 
     with FakeOllama(responder=lost_after_four) as srv:
         result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3", "runner.retries=0")
-        assert result.returncode == 3, result.stderr
+        assert result.returncode == EXIT["runner"], result.stderr
         [run_dir] = (tmp_path / "outputs").glob("*/*")
         resumed, asked = ask_again(srv, "resume", run_dir)
-    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
     assert asked == [("what is 4 + 5?", 1), ("what is 4 + 5?", 2), ("what is 8 + 9?", 0), ("what is 8 + 9?", 1),
                      ("what is 8 + 9?", 2)]
     assert [(r["id"], r["repeat"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
@@ -163,14 +164,14 @@ def test_resume_asks_the_missing_repeats_with_their_seeds(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert (summary["metrics"][0]["n"], summary["metrics"][0]["mean"]) == (9, pytest.approx(2 / 3))
     verified = call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-    assert verified.returncode == 0, verified.stdout
+    assert verified.returncode == EXIT["ok"], verified.stdout
 
 
 def test_show_and_the_report_give_pass_at_k_majority_and_consistency(tmp_path):
     with FakeOllama(responder=by_seed) as srv:
         run_dir = run_dir_of(bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3").stdout)
     shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.returncode == EXIT["ok"], shown.stderr
     header, row = [line.split() for line in shown.stdout.splitlines() if "exact_match" in line or "pass@k" in line]
     assert header[-6:] == ["pass@k", "┃", "majority@k", "┃", "consistency", "┃"]
     assert row == ["│", "add", "│", "exact_match", "│", "9", "│", "0.667", "│", "0.667–0.667", "│", "t", "│", "0",
@@ -183,7 +184,7 @@ def test_show_and_the_report_give_pass_at_k_majority_and_consistency(tmp_path):
         "add:a=2,b=3  [add]", "add:a=2,b=3 repeat 1  [add]", "add:a=2,b=3 repeat 2  [add]"]
     report = tmp_path / "report.html"
     made = call_benchrun("report", str(run_dir), "--output", str(report), cwd=tmp_path, module="benchrun.audit")
-    assert made.returncode == 0, made.stderr
+    assert made.returncode == EXIT["ok"], made.stderr
     html = report.read_text()
     assert html.count("pass@k 1.000, majority@k 1.000") == 2
     assert "<pre>3 answers per sample</pre>" in html and "<pre>add 0.000</pre>" in html

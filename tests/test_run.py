@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from jsonschema import Draft202012Validator
 
-from benchrun.resources import demos_dir, schemas_dir
+from benchrun.errors import EXIT
+from benchrun.resources import demos_dir
+from benchrun.testing.lab import untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
-from tests.conftest import call_benchrun
-from tests.fakes import bench_run, listbench_answer, read_jsonl, run_dir_of, sweep_dir_of, untimed_summary
+from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
+from tests.helpers.archives import read_jsonl, summary_of, validator
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 
@@ -26,37 +28,13 @@ def server():
         yield srv
 
 
-def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads((schemas_dir() / f"{name}.schema.json").read_text()))
-
-
 def scores_by(run_dir: Path) -> dict[tuple[str, str], dict]:
     return {(s["id"], s["scorer"]): s for s in read_jsonl(run_dir / "scores.jsonl")}
 
 
-def summary_of(run_dir: Path) -> dict[tuple[str, str], tuple]:
-    data = json.loads((run_dir / "summary.json").read_text())
-    return {(m["task"], m["metric"]): (m["n"], m["mean"], m["stderr"], m["errors"]) for m in data["metrics"]}
-
-
-THIRD, SIXTH, NINTH = 1 / 3, 1 / 6, 1 / 9
-LISTBENCH_SUMMARY = {
-    ("product", "calculated_answer"): (3, 2 / 3, THIRD, 0),
-    ("product", "format_valid"): (3, 1.0, 0.0, 0),
-    ("product_combination", "add_justify"): (9, THIRD, SIXTH, 0),
-    ("product_combination", "calculated_answer"): (9, 8 / 9, NINTH, 0),
-    ("product_combination", "format_valid"): (9, 1.0, 0.0, 0),
-    ("symbol", "contains"): (3, 2 / 3, THIRD, 0),
-    ("symbol", "format_valid"): (3, 1.0, 0.0, 0),
-    ("symbol_dir", "check_name_dir.direction"): (3, 2 / 3, THIRD, 0),
-    ("symbol_dir", "check_name_dir.name"): (3, 2 / 3, THIRD, 0),
-    ("symbol_dir", "format_valid"): (3, 1.0, 0.0, 0),
-}
-
-
 def test_listbench_end_to_end(server, tmp_path):
     result = bench_run(tmp_path, server.url)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     assert run_dir.parent.parent == tmp_path / "outputs"
     assert run_dir.name.endswith("_listbench_llama3.2")
@@ -124,19 +102,19 @@ def test_run_directory_contract(server, tmp_path):
 
 def test_folderbench_end_to_end(server, tmp_path):
     result = bench_run(tmp_path, server.url, "task=folderbench")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     scores = scores_by(run_dir)
     assert {i: scores[i, "exact_match"]["metrics"]["exact_match"] for i, _ in scores if _ == "exact_match"} == {
         "add:a=2,b=3": 1, "add:a=4,b=5": 1, "add:a=8,b=9": 0}
-    assert summary_of(run_dir)[("add", "exact_match")] == (3, pytest.approx(2 / 3), pytest.approx(THIRD), 0)
+    assert summary_of(run_dir)[("add", "exact_match")] == (3, pytest.approx(2 / 3), pytest.approx(1 / 3), 0)
 
 
 def test_unreachable_server_is_one_line_and_recorded(tmp_path):
     with FakeOllama() as srv:
         url = srv.url
     result = bench_run(tmp_path, url)
-    assert result.returncode == 3
+    assert result.returncode == EXIT["runner"]
     message = (f"cannot reach Ollama at {url} (ConnectionError); start it with `ollama serve`, "
                "or point runner.host at a running server")
     assert result.stderr == f"benchrun: error: {message}\n"
@@ -147,7 +125,7 @@ def test_unreachable_server_is_one_line_and_recorded(tmp_path):
 
 def test_model_not_pulled_lists_the_models(server, tmp_path):
     result = bench_run(tmp_path, server.url, "runner.model=mistral")
-    assert result.returncode == 3
+    assert result.returncode == EXIT["runner"]
     message = (f"model 'mistral' is not pulled on {server.url} (it has: gemma3:latest, llama3.2:latest); "
                "run `ollama pull mistral` or pick another runner.model")
     assert result.stderr == f"benchrun: error: {message}\n"
@@ -167,7 +145,7 @@ def flaky(req):
 def test_server_errors_are_retried_and_recorded(tmp_path):
     with FakeOllama(responder=flaky) as srv:
         result = bench_run(tmp_path, srv.url, "runner.retries=2", "runner.backoff_s=0.01", "task.only=[symbol]")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     responses = {r["id"]: r for r in read_jsonl(run_dir / "responses.jsonl")}
     at = responses["symbol:symb=@,exmeta=internet"]
@@ -215,7 +193,7 @@ def test_invalid_json_and_a_raising_scorer_are_recorded(tmp_path):
 
     with FakeOllama(responder=garbled) as srv:
         result = bench_run(tmp_path, srv.url, "task.path=bench", "task.only=[product]")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     scores = scores_by(run_dir)
     bad = "product:a=2,b=3"
@@ -231,27 +209,18 @@ def test_invalid_json_and_a_raising_scorer_are_recorded(tmp_path):
     assert info["counts"]["scorer_errors"] == 4 and info["counts"]["format_invalid"] == 1
 
 
-def comparable(run_dir: Path, name: str) -> list[str]:
-    """A record file's lines without wall-clock fields, sorted."""
-    lines = []
-    for record in read_jsonl(run_dir / name):
-        record.pop("seconds", None)
-        lines.append(json.dumps(record, sort_keys=True))
-    return sorted(lines)
-
-
 def test_concurrency_does_not_change_the_records(server, tmp_path):
     runs = [run_dir_of(bench_run(tmp_path, server.url, f"runner.concurrency={n}", "cache=false").stdout)
             for n in (1, 8)]
     for name in ("responses.jsonl", "scores.jsonl"):
-        assert comparable(runs[0], name) == comparable(runs[1], name)
+        assert untimed_records(runs[0], name) == untimed_records(runs[1], name)
     assert untimed_summary(runs[0]) == untimed_summary(runs[1])
     assert (runs[0] / "manifest.json").read_bytes() == (runs[1] / "manifest.json").read_bytes()
 
 
 def test_two_model_sweep(server, tmp_path):
     result = bench_run(tmp_path, server.url, "runner.model=llama3.2,gemma3", "task=folderbench", multirun=True)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     assert sorted(p.name for p in sweep_dir.iterdir() if p.is_dir()) == ["0_llama3.2", "1_gemma3"]
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
@@ -265,7 +234,7 @@ def test_two_model_sweep(server, tmp_path):
 
 def test_a_failed_sweep_job_is_listed_and_fails_the_sweep(server, tmp_path):
     result = bench_run(tmp_path, server.url, "runner.model=llama3.2,mistral", "task=folderbench", multirun=True)
-    assert result.returncode == 1
+    assert result.returncode == EXIT["sweep_failed"]
     sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
     assert [(j["model"], j["status"]) for j in sweep["jobs"]] == [("llama3.2", "completed"), ("mistral", "failed")]
     assert sweep["jobs"][1]["reason"].startswith("model 'mistral' is not pulled")
@@ -274,7 +243,7 @@ def test_a_failed_sweep_job_is_listed_and_fails_the_sweep(server, tmp_path):
 
 def test_seed_runner_file_with_two_models(server, tmp_path):
     result = bench_run(tmp_path, server.url, "task=folderbench", "runner_file=multiple_models.yml")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
     assert [(j["dir"], j["model"], j["status"]) for j in jobs] == [
@@ -287,7 +256,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
     with FakeOllama(responder=flaky) as srv:
         result = call_benchrun(f"runner.host={srv.url}", f"outputs={tmp_path / 'outputs'}", "task.only=[symbol]",
                                "runner.retries=0", cwd=tmp_path, env={"TTY_COMPATIBLE": "1", "NO_COLOR": "1"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", result.stdout)
     last = [line for line in plain.splitlines() if "asking" in line][-1]
     assert re.fullmatch(r"asking ━+ 3/3 errors 3 \d+\.\d/s 0:00:0\d", last.strip()), last
@@ -295,7 +264,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 def test_a_model_list_goes_on_after_a_failed_model(server, tmp_path):
     result = bench_run(tmp_path, server.url, "task=folderbench", "runner.model=[mistral,gemma3]")
-    assert result.returncode == 1
+    assert result.returncode == EXIT["sweep_failed"]
     assert result.stderr.startswith("benchrun: error: model 'mistral' is not pulled")
     sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
     assert [(j["dir"], j["status"]) for j in sweep["jobs"]] == [("0_mistral", "failed"), ("1_gemma3", "completed")]

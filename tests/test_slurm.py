@@ -9,9 +9,10 @@ import subprocess
 
 import pytest
 
+from benchrun.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import listbench_answer, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import run_benchrun, sweep_dir_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("sbatch") is None,
                                                    reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")]
@@ -24,7 +25,7 @@ def test_a_sweep_of_slurm_jobs(tmp_path):
     with FakeOllama(models=["oracle"], responder=listbench_answer) as server:
         result = run_benchrun("-m", "runner.model=oracle,wrong", "hydra/launcher=slurm", *NODE, "task=folderbench",
                               f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path, timeout=300)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == EXIT["sweep_failed"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     assert [(job["dir"], job["model"], job["status"]) for job in sweep["jobs"]] == [
@@ -39,4 +40,5 @@ def test_a_sweep_of_slurm_jobs(tmp_path):
     assert len(job_ids) == 2, "each run was a Slurm array task"
     states = subprocess.run(["scontrol", "show", "job", job_ids[0].split("_")[0]], capture_output=True, text=True)
     assert states.returncode == 0 and states.stdout.count("JobState=COMPLETED") == 2, states.stdout
-    assert run_benchrun("verify", str(sweep_dir / "0_oracle"), cwd=tmp_path, module="benchrun.audit").returncode == 0
+    verified = run_benchrun("verify", str(sweep_dir / "0_oracle"), cwd=tmp_path, module="benchrun.audit")
+    assert verified.returncode == EXIT["ok"]

@@ -9,7 +9,7 @@ from typing import Any
 from benchrun import Manifest, compile
 from benchrun.app import model_configs
 from benchrun.config import plain_config
-from tests.benchfiles import config, folder_task, task, tasks_yml, write_bench
+from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 
 LISTBENCH = {"path": "demo:listbench", "name": "listbench", "only": None}
 FOLDERBENCH = {"path": "demo:folderbench", "name": "folderbench", "only": None}

@@ -6,14 +6,15 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
 from benchrun import speed
 from benchrun.audit.__main__ import main as audit_main
+from benchrun.errors import EXIT
 from benchrun.records import ErrorInfo, Latency, ResponseRecord, Speed
 from benchrun.speed import SpeedTally, latency, nearest_rank
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
-from tests.fakes import bench_run, read_jsonl, run_dir_of, sweep_dir_of
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import bench_run, run_dir_of, sweep_dir_of
 
 MS = 1_000_000
 """Nanoseconds in a millisecond."""
@@ -140,7 +141,7 @@ def measured(run_dir: Path) -> tuple[Latency, float, float]:
 def test_a_run_records_its_speed_and_show_prints_it(tmp_path, capsys):
     with FakeOllama(models=["llama3.2"], responder=timed_answer) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench", "runner.concurrency=1")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     run_dir = run_dir_of(result.stdout)
     lat, wall, rate = measured(run_dir)
     assert json.loads((run_dir / "summary.json").read_text())["speed"] == {
@@ -148,7 +149,7 @@ def test_a_run_records_its_speed_and_show_prints_it(tmp_path, capsys):
         "prompt_tokens_per_s": 600.0, "load_s": 1.5, "wall_s": wall, "samples_per_s": rate}
     assert lat.p50 >= 0.02 and 3 * 0.02 <= wall <= 3 * lat.max + 0.5 and rate == 3 / wall
 
-    assert audit_main(["show", str(run_dir)]) == 0
+    assert audit_main(["show", str(run_dir)]) == EXIT["ok"]
     shown = capsys.readouterr().out
     assert [line.rstrip() for line in shown.split("\n\n")[-1].splitlines()] == [
         "speed (3 answers, 0 failed)",
@@ -164,14 +165,14 @@ def test_a_run_records_its_speed_and_show_prints_it(tmp_path, capsys):
         f"│ wall (s)        │ {wall:13.3f} │",
         f"│ samples/s       │ {rate:13.1f} │",
         "└─────────────────┴───────────────┘"]
-    assert audit_main(["show", str(run_dir), "--json"]) == 0
+    assert audit_main(["show", str(run_dir), "--json"]) == EXIT["ok"]
     assert json.loads(capsys.readouterr().out)["speed"]["tokens_per_s"] == 40.0
 
 
 def test_a_sweep_sets_the_jobs_speed_side_by_side(tmp_path):
     with FakeOllama(models=["llama3.2", "gemma3"], responder=timed_answer) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench", "runner.model=llama3.2,gemma3", multirun=True)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     assert {job: (s["tokens_per_s"], s["prompt_tokens_per_s"], s["load_s"], s["n"])
@@ -197,12 +198,12 @@ def test_compare_sets_each_runs_speed_beside_the_baselines(tmp_path, capsys):
     with FakeOllama(models=["llama3.2", "gemma3"], responder=timed_answer) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench", "runner.model=llama3.2,gemma3", multirun=True)
     sweep_dir = sweep_dir_of(result.stdout)
-    assert audit_main(["compare", str(sweep_dir), "--json"]) == 0
+    assert audit_main(["compare", str(sweep_dir), "--json"]) == EXIT["ok"]
     [comparison] = json.loads(capsys.readouterr().out)["comparisons"]
     ratios = {line["figure"]: (line["baseline"], line["value"], line["ratio"]) for line in comparison["speed"]}
     assert {key: ratios[key] for key in ("tokens_per_s", "prompt_tokens_per_s", "load_s")} == {
         "tokens_per_s": (40.0, 20.0, 0.5), "prompt_tokens_per_s": (600.0, 600.0, 1.0), "load_s": (1.5, 1.5, 1.0)}
-    assert audit_main(["compare", str(sweep_dir)]) == 0
+    assert audit_main(["compare", str(sweep_dir)]) == EXIT["ok"]
     out = capsys.readouterr().out
     assert re.search(r"^│ tokens/s        │     40\.0 │   20\.0 │ 0\.50x │$", out, re.M), out
 
@@ -217,7 +218,7 @@ def test_a_retry_leaves_the_answers_it_carried_over_out(tmp_path):
         run_dir = run_dir_of(bench_run(tmp_path, server.url, "task=folderbench").stdout)
         first = json.loads((run_dir / "summary.json").read_text())["speed"]
         assert (first["n"], first["failed"]) == (2, 1)
-        assert audit_main(["retry", str(run_dir)]) == 0
+        assert audit_main(["retry", str(run_dir)]) == EXIT["ok"]
     retried = json.loads((run_dir.with_name(run_dir.name + ".retry1") / "summary.json").read_text())["speed"]
     assert (retried["n"], retried["failed"], retried["tokens_per_s"], retried["load_s"]) == (1, 0, 40.0, 0.002)
 
@@ -225,7 +226,7 @@ def test_a_retry_leaves_the_answers_it_carried_over_out(tmp_path):
 def test_a_rescore_keeps_the_runs_speed(tmp_path):
     with FakeOllama(models=["llama3.2"], responder=timed_answer) as server:
         run_dir = run_dir_of(bench_run(tmp_path, server.url, "task=folderbench").stdout)
-    assert audit_main(["rescore", str(run_dir)]) == 0
+    assert audit_main(["rescore", str(run_dir)]) == EXIT["ok"]
     original, rescored = (json.loads((d / "summary.json").read_text())["speed"]
                           for d in (run_dir, run_dir / "rescores" / "001"))
     assert rescored == original
@@ -240,11 +241,11 @@ def test_a_resume_adds_its_time_to_the_interrupted_sessions(tmp_path):
     with FakeOllama(models=["llama3.2"], responder=cut_off) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench", "runner.concurrency=1", "runner.retries=1",
                            "runner.backoff_s=0.01")
-        assert result.returncode == 3, result.stderr
+        assert result.returncode == EXIT["runner"], result.stderr
         run_dir = Path(re.search(r"benchrun-audit resume (\S+)", result.stderr)[1])
         before = json.loads((run_dir / "summary.json").read_text())["speed"]
         cut.clear()
-        assert audit_main(["resume", str(run_dir)]) == 0
+        assert audit_main(["resume", str(run_dir)]) == EXIT["ok"]
     after = json.loads((run_dir / "summary.json").read_text())["speed"]
     assert (before["n"], after["n"], after["tokens_per_s"], after["load_s"]) == (2, 3, 40.0, 1.5)
     assert before["wall_s"] > 0.04 and after["wall_s"] > before["wall_s"]

@@ -12,12 +12,12 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from benchrun.config import plain_config
-from benchrun.errors import ConfigError
+from benchrun.errors import EXIT, ConfigError
 from benchrun.labels import dir_label, label, swept_keys, varied
 from benchrun.resources import conf_dir
 from benchrun.testing.ollama_server import FakeOllama
-from tests.conftest import run_benchrun
-from tests.fakes import bench_run, listbench_answer, sweep_dir_of
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import bench_run, run_benchrun, sweep_dir_of
 
 
 @pytest.mark.parametrize(("settings", "model", "expected", "directory"), [
@@ -51,7 +51,7 @@ def test_a_sweep_names_each_job_by_what_varied(tmp_path):
     with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench", "runner.model=llama3.2,gemma3",
                            "runner.options.temperature=0,0.7", multirun=True)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     assert sweep_dir.is_absolute() and sweep_dir.name.endswith("_folderbench_sweep")
     labels = ["llama3.2 temperature=0", "llama3.2 temperature=0.7", "gemma3 temperature=0", "gemma3 temperature=0.7"]
@@ -73,7 +73,7 @@ def test_a_sweep_names_each_job_by_what_varied(tmp_path):
 def test_a_run_of_several_models_is_a_sweep_directory_too(tmp_path, models):
     with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench", *models)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     sweep_dir = sweep_dir_of(result.stdout)
     assert sweep_dir.name.endswith("_folderbench_sweep")
     assert sorted(p.name for p in sweep_dir.iterdir() if p.name[0].isdigit()) == ["0_llama3.2", "1_gemma3"]
@@ -85,7 +85,7 @@ def test_a_run_of_several_models_is_a_sweep_directory_too(tmp_path, models):
 def test_a_single_run_has_no_label_or_varied_settings(tmp_path):
     with FakeOllama(responder=listbench_answer) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT["ok"], result.stderr
     [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
     info = json.loads(run_json.read_text())
     assert (info["label"], info["varied"]) == (None, {})
@@ -97,7 +97,7 @@ def test_a_sweep_whose_jobs_cannot_compose_leaves_nothing_behind(tmp_path, exist
         (tmp_path / "outputs" / "kept").mkdir(parents=True)
     result = bench_run(tmp_path, "http://127.0.0.1:9", "runner.model=a,b", "+runner.options.temperature=0,1",
                        multirun=True)
-    assert result.returncode == 2
+    assert result.returncode == EXIT["usage"]
     assert result.stderr.startswith("benchrun: error: Could not append to config. An item is already at "
                                     "'runner.options.temperature'.")
     found = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
@@ -121,7 +121,7 @@ def test_a_model_preset_sets_its_runner_and_says_so(compose_cfg):
 
 def test_a_preset_for_another_runner_exits_2_in_one_line(tmp_path):
     result = run_benchrun("runner=local", "model=llama3.2", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (2, "")
+    assert (result.returncode, result.stdout) == (EXIT["usage"], "")
     assert result.stderr == ("benchrun: error: in 'config': model=llama3.2 is a preset for runner=ollama, not "
                              "runner=local: leave it out and name the model with runner.model\n")
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []

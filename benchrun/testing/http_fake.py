@@ -1,12 +1,9 @@
-"""The shared base of the fake model servers: a keep-alive HTTP/1.1 server on loopback plus the responder types."""
+"""The shared base of the fake model servers: a keep-alive HTTP/1.1 server on loopback, routing to its handlers."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import hashlib
 import json
-import signal
 import socket
 import socketserver
 import sys
@@ -17,102 +14,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from email.message import Message
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
+from benchrun.testing.chat import ChatRequest, Reply, Responder, default_responder, full_name
+
 HOST = "127.0.0.1"
-FIXED_TIME_ISO = "2024-01-01T00:00:00Z"
-FIXED_TIME_EPOCH = 1_704_067_200
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One chat or generate request, as a responder sees it."""
-
-    model: str
-    messages: list[dict[str, Any]]
-    prompt: str
-    format: dict[str, Any] | str | None
-    options: dict[str, Any]
-    keep_alive: float | str | None
-    think: bool | str | None
-    attempt: int
-    path: str
-
-
-@dataclass
-class Reply:
-    """What the fake answers; counts left as None are derived from the prompt and the content."""
-
-    content: str = ""
-    status: int = 200
-    error: str | None = None
-    delay_s: float = 0.0
-    drip_s: float = 0.0
-    """Send the answer one byte at a time, this long apart (a server that never quite stops answering)."""
-    drop: bool = False
-    done_reason: str = "stop"
-    prompt_eval_count: int | None = None
-    eval_count: int | None = None
-    total_duration: int = 50_000_000
-    load_duration: int = 5_000_000
-    prompt_eval_duration: int = 10_000_000
-    eval_duration: int = 30_000_000
-
-    @property
-    def error_text(self) -> str:
-        """The error message to send: `error`, else the status phrase."""
-        return self.error or HTTPStatus(self.status).phrase
-
-
-Responder = Callable[[ChatRequest], Reply | str]
-
-
-def fake_digest(name: str) -> str:
-    """The deterministic digest the fakes list for a model name: sha256 of the name, hex."""
-    return hashlib.sha256(name.encode()).hexdigest()
-
-
-def full_name(name: str) -> str:
-    """`name` with Ollama's implicit `:latest` tag."""
-    return name if ":" in name else f"{name}:latest"
-
-
-def sample_instance(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> Any:
-    """A deterministic instance of a JSON schema: first enum value, zeros, "ok" strings, empty arrays."""
-    defs = (schema.get("$defs") or schema.get("definitions") or {}) if defs is None else defs
-    if "$ref" in schema:
-        return sample_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
-    if "const" in schema:
-        return schema["const"]
-    if "enum" in schema:
-        return schema["enum"][0]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if key in schema:
-            return sample_instance(schema[key][0], defs)
-    kinds = schema.get("type") or "null"
-    kind = kinds[0] if isinstance(kinds, list) else kinds
-    if kind == "object":
-        return {name: sample_instance(sub, defs) for name, sub in schema.get("properties", {}).items()}
-    scalars = {"array": [], "string": "ok", "integer": int(schema.get("minimum", 0)),
-               "number": float(schema.get("minimum", 0)), "boolean": False}
-    return scalars.get(kind)
-
-
-def default_responder(req: ChatRequest) -> Reply:
-    """Valid JSON for the request's format (`{}` for "json"), else "ok"."""
-    if isinstance(req.format, Mapping):
-        return Reply(content=json.dumps(sample_instance(req.format)))
-    return Reply(content="{}" if req.format == "json" else "ok")
-
-
-def last_user_text(messages: Iterable[Mapping[str, Any]]) -> str:
-    """The text of the last user message; list-of-parts content is joined."""
-    content: Any = next((m.get("content") for m in reversed(list(messages)) if m.get("role") == "user"), "")
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
-    return content or ""
 
 
 class BadRequest(Exception):
@@ -372,36 +279,3 @@ class _HTTPServer(ThreadingHTTPServer):
 def _shut(conn: socket.socket) -> None:
     with contextlib.suppress(OSError):
         conn.shutdown(socket.SHUT_RDWR)
-
-
-DEMO_MODELS = "llama3.2,gemma3,qwen2.5,mistral"
-"""The models the fakes serve from the command line: every model the README's examples name."""
-
-
-def cli_parser(description: str) -> argparse.ArgumentParser:
-    """The command-line options both fakes share."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every chat request")
-    parser.add_argument("--max-parallel", type=int, default=None, help="chat requests processed at once")
-    parser.add_argument("--models", default=DEMO_MODELS, help=f"comma-separated model names (default {DEMO_MODELS})")
-    parser.add_argument("--by-seed", action="store_true",
-                        help="answer wrongly whenever the request's seed is one more than a multiple of 3")
-    parser.add_argument("--wrong", action="store_true",
-                        help="answer every question of the shipped benchmarks wrongly (default: rightly, but mistral "
-                             "gets every product or sum above 10 wrong)")
-    return parser
-
-
-def model_names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
-def serve_until_signal(server: FakeServer) -> None:
-    """Start `server`, print its URL on one line and serve until SIGTERM or SIGINT."""
-    stopping = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
-    with server:
-        print(server.url, flush=True)
-        stopping.wait()

@@ -13,23 +13,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from benchrun.testing.http_fake import (
-    FIXED_TIME_ISO,
-    ChatRequest,
-    FakeServer,
-    Reply,
-    Request,
-    Responder,
-    Response,
-    Route,
-    cli_parser,
-    fake_digest,
-    full_name,
-    json_response,
-    last_user_text,
-    model_names,
-    serve_until_signal,
-)
+from benchrun.testing.chat import FIXED_TIME_ISO, ChatRequest, Reply, Responder, fake_digest, full_name, last_user_text
+from benchrun.testing.fake_cli import cli_parser, model_names, serve_until_signal
+from benchrun.testing.http_fake import FakeServer, Request, Response, Route, json_response
 from benchrun.testing.oracle import answers
 
 __all__ = ["ChatRequest", "FakeOllama", "Reply", "Responder", "fake_digest", "main"]

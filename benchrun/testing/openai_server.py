@@ -9,21 +9,9 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
-from benchrun.testing.http_fake import (
-    FIXED_TIME_EPOCH,
-    ChatRequest,
-    FakeServer,
-    Reply,
-    Request,
-    Responder,
-    Response,
-    Route,
-    cli_parser,
-    json_response,
-    last_user_text,
-    model_names,
-    serve_until_signal,
-)
+from benchrun.testing.chat import FIXED_TIME_EPOCH, ChatRequest, Reply, Responder, last_user_text
+from benchrun.testing.fake_cli import cli_parser, model_names, serve_until_signal
+from benchrun.testing.http_fake import FakeServer, Request, Response, Route, json_response
 from benchrun.testing.oracle import answers
 
 __all__ = ["ChatRequest", "FakeOpenAI", "Reply", "Responder", "main"]

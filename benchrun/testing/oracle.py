@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from benchrun.testing.http_fake import ChatRequest, Reply, Responder, default_responder
+from benchrun.testing.chat import ChatRequest, Reply, Responder, default_responder
 
 SYMBOLS = {"@": "at", "$": "dollar sign", "#": "pound"}
 DIRECTIONS = {"^": ("carat", "up"), "<": ("less", "left"), ">": ("greater", "right")}

@@ -1,0 +1,64 @@
+"""Reading what a run left (its record lines, its summary, each file against its schema) and writing synthetic runs
+with the archive's own writer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from benchrun.archive import RunWriter, now, write_atomic
+from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
+from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.resources import schemas_dir
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def summary_of(run_dir: Path) -> dict[tuple[str, str], tuple]:
+    """The metrics of `run_dir`'s summary.json: (task, metric) -> (n, mean, stderr, errors)."""
+    data = json.loads((run_dir / "summary.json").read_text())
+    return {(m["task"], m["metric"]): (m["n"], m["mean"], m["stderr"], m["errors"]) for m in data["metrics"]}
+
+
+def validator(name: str) -> Draft202012Validator:
+    """The validator of schemas/<name>.schema.json."""
+    return Draft202012Validator(json.loads((schemas_dir() / f"{name}.schema.json").read_text()))
+
+
+def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config: str = "task: {path: nowhere}\n",
+                  reference: Any = None, status: str = "completed", reason: str | None = None, **info: Any) -> Path:
+    """A run of task `t` (value `a` = 0, 1, ...) whose scorer `closeness` gave `values`, written with RunWriter and
+    ended with `status`; unless `finish`, left as if killed after its last record. `info` sets run.json fields
+    (run_id, model, identity, label, varied, ...)."""
+    fmt = FormatSpec(name="FloatAnswer", origin="builtin", json_schema={"type": "object"})
+    task = TaskEntry(name="t", source="tasks.yml", template="a is {a}", reference="list", value_combinations="tuple",
+                     format=fmt, scorers=(ScorerSpec(name="closeness", origin="custom_scorer.py", sha256="0" * 64),),
+                     n_samples=len(values))
+    manifest = Manifest(benchmark="synthetic", config={}, files=(), runner=RunnerSpec(type="ollama", model="m"),
+                        tasks=(task,), samples=tuple(Sample(id=f"t:a={i}", task="t", prompt=f"a is {i}",
+                                                            values={"a": i}, reference=reference)
+                                                     for i in range(len(values))))
+    info = RunInfo(**{"run_id": "5" * 12, "model": "m", **info}, status="running", started_at=now(),
+                   benchmark="synthetic", manifest_id=manifest.id, runner={}, environment={},
+                   counts=Counts(samples=len(values)))
+    writer = RunWriter.create(run_dir, info)
+    writer.start(config)
+    writer.compiled(manifest)
+    for sample, value in zip(manifest.samples, values):
+        response = ResponseRecord(id=sample.id, task="t", text='{"answer": 1}', seconds=0.1, attempts=1)
+        writer.record(response, [ScoreRecord(id=sample.id, task="t", scorer="format_valid",
+                                             metrics={"format_valid": 1}),
+                                 ScoreRecord(id=sample.id, task="t", scorer="closeness", metrics={"closeness": value})])
+    info = writer.finish(status, reason)
+    writer.release()
+    if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json or seal
+        unfinished = info.model_copy(update={"status": "running", "ended_at": None, "files": {}})
+        write_atomic(run_dir / "run.json", unfinished.model_dump_json(indent=2).encode())
+        (run_dir / "summary.json").unlink()
+        (run_dir / "seal.json").unlink()
+    return run_dir
