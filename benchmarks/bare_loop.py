@@ -23,7 +23,7 @@ TEMPLATE = "find the product of {a} and {b}"
 B = 7
 SCHEMA = {"properties": {"answer": {"title": "Answer", "type": "integer"}}, "required": ["answer"],
           "title": "IntAnswer", "type": "object"}
-"""`benchrun.formats.IntAnswer.model_json_schema()`, written out (run_bench checks that they agree)."""
+"""`benchrun.compiler.formats.IntAnswer.model_json_schema()`, written out (run_bench checks that they agree)."""
 
 
 def prompts(n: int) -> list[str]:

@@ -67,8 +67,8 @@ def bare_loop(run_dir: Path) -> None:
     """The bare loop itself: the run's model, prompts, schemas and options, straight into llama-cpp-python."""
     import llama_cpp
 
-    from benchrun.runners.local import bounded_strings, model_file
-    from benchrun.runners.local_engine import LOADING, SAMPLING, Guard
+    from benchrun.execute.runners.local import bounded_strings, model_file
+    from benchrun.execute.runners.local_engine import LOADING, SAMPLING, Guard
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     runner = json.loads((run_dir / "run.json").read_text())["runner"]

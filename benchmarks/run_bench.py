@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 
 from bare_loop import B, MODEL, SCHEMA, TEMPLATE
-from benchrun.formats import IntAnswer
+from benchrun.compiler.formats import IntAnswer
 
 BARE_LOOP = Path(__file__).with_name("bare_loop.py")
 SCORER = '''import json

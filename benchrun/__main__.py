@@ -1,6 +1,6 @@
 """`python -m benchrun` (installed as `benchrun`): SIGINT/SIGTERM handled from the first moment, then Hydra.
 
-Every error is one line and an exit code from `benchrun.errors.EXIT`, Hydra's own included (a mistyped key, a
+Every error is one line and an exit code from `benchrun.core.errors.EXIT`, Hydra's own included (a mistyped key, a
 preset that does not exist, an override Hydra cannot parse); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks.
 """
 
@@ -10,8 +10,8 @@ import os
 import re
 import sys
 
-from benchrun.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted
-from benchrun.interrupts import INTERRUPTS
+from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted
+from benchrun.core.interrupts import INTERRUPTS
 
 VERBOSE_FLAG = "--verbose"
 _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
@@ -27,8 +27,8 @@ def main() -> None:
         os.environ[VERBOSE_ENV] = "1"
     try:
         from benchrun.cli import hydra_main, hydra_error  # imported here: an interrupt while Hydra loads is quiet too
-        from benchrun.config import refuse_secret_overrides
-        from benchrun.console import closing_pipe
+        from benchrun.compose.config import refuse_secret_overrides
+        from benchrun.console.output import closing_pipe
 
         refuse_secret_overrides(sys.argv[1:])
         with closing_pipe():
@@ -67,7 +67,7 @@ def _exit_now(code: int) -> None:
 
 def _take_back() -> None:
     """Remove what Hydra made for a run or sweep that never started."""
-    from benchrun.takeback import take_back_unstarted
+    from benchrun.compose.takeback import take_back_unstarted
 
     take_back_unstarted()
 
@@ -78,9 +78,9 @@ def _home(arg: str) -> str:
 
 
 def _error(message: str) -> None:
-    from benchrun import console  # loaded only now, so nothing but the standard library stands before the handler
+    from benchrun.console import output  # loaded only now, so nothing but the standard library stands before the handler
 
-    console.error(message)
+    output.error(message)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Hydra callbacks: refuse a directory that already holds a run before Hydra writes into it (noting the new ones,
-for benchrun.takeback); summarise a sweep."""
+for benchrun.compose.takeback); summarise a sweep."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from benchrun import console, takeback
-from benchrun.archive import holds_run, taken
-from benchrun.errors import EXIT
-from benchrun.runs import SWEEP_FILE, job_dirs
-from benchrun.sweep import write_sweep_summary
+from benchrun.console import output
+from benchrun.compose import takeback
+from benchrun.archive.writer import holds_run, taken
+from benchrun.core.errors import EXIT
+from benchrun.archive.reader import SWEEP_FILE, job_dirs
+from benchrun.archive.sweep import write_sweep_summary
 
 
 class RunDirCheck(Callback):
@@ -42,7 +43,7 @@ class RunDirCheck(Callback):
 
 
 def _refuse(message: str) -> None:
-    console.error(message)
+    output.error(message)
     sys.exit(EXIT["usage"])
 
 
@@ -54,6 +55,6 @@ class SweepSummaryCallback(Callback):
             return
         sweep_dir = Path(config.hydra.sweep.dir)
         summary = write_sweep_summary(sweep_dir)
-        console.print_sweep(summary, sweep_dir, console.stdout())
+        output.print_sweep(summary, sweep_dir, output.stdout())
         if summary.failed:
             sys.exit(EXIT["sweep_failed"])

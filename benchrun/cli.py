@@ -14,14 +14,14 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from benchrun import console
+from benchrun.console import output
 from benchrun.app import run
-from benchrun.config import register_with_hydra
-from benchrun.labels import swept_keys, varied
-from benchrun.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
-from benchrun.layout import RUN
-from benchrun.resources import conf_dir
-from benchrun.takeback import forget_hydra_copies
+from benchrun.compose.config import register_with_hydra
+from benchrun.compose.labels import swept_keys, varied
+from benchrun.core.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
+from benchrun.core.layout import RUN
+from benchrun.core.resources import conf_dir
+from benchrun.compose.takeback import forget_hydra_copies
 
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
@@ -35,7 +35,7 @@ def hydra_main(cfg: DictConfig) -> None:
     overrides = list(hydra_cfg.overrides.task)
     sweep = Path(hydra_cfg.sweep.dir).absolute() if multirun else None
     try:
-        with console.closing_pipe():  # here too: Hydra reports an error raised in a job before passing it on
+        with output.closing_pipe():  # here too: Hydra reports an error raised in a job before passing it on
             code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
                        varied=varied(overrides, swept_keys(sweep)) if sweep else None)
     except RunInterrupted:
@@ -47,7 +47,7 @@ def hydra_main(cfg: DictConfig) -> None:
     except BenchrunError as err:  # reported here: a task function that raises makes Hydra print more than one line
         if os.environ.get(VERBOSE_ENV) == "1":
             raise
-        console.error(str(err))
+        output.error(str(err))
         code = err.exit_code
     if code and not multirun:
         sys.exit(code)

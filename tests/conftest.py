@@ -12,8 +12,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
-from benchrun.config import register_with_hydra
-from benchrun.resources import conf_dir
+from benchrun.compose.config import register_with_hydra
+from benchrun.core.resources import conf_dir
 
 
 @pytest.fixture(scope="session", autouse=True)

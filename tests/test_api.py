@@ -20,6 +20,6 @@ def test_every_exported_name_exists():
 def test_auditing_imports_no_hydra_and_no_runner_code():
     code = ("import sys, benchrun, benchrun.audit as a; a.list_runs; a.verify_run; a.compare_runs; a.rescore_run; "
             "a.write_report; print(sorted(m for m in sys.modules if m.split('.')[0] in ('hydra', 'ollama', 'httpx') "
-            "or m.startswith('benchrun.runners')))")
+            "or m.startswith('benchrun.execute.runners')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout == "[]\n"

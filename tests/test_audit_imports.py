@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-HEAVY = ("hydra", "omegaconf", "jsonschema", "benchrun.compiler", "benchrun.config", "benchrun.runners")
+HEAVY = ("hydra", "omegaconf", "jsonschema", "benchrun.compiler.plan", "benchrun.compose.config", "benchrun.execute.runners")
 READERS = ("listing", "show", "export", "compare", "report", "verify", "stats", "significance", "report_svg",
            "cache")
 
@@ -33,7 +33,7 @@ def test_reading_commands_load_nothing_heavy(command):
 
 def test_the_audit_entry_point_and_the_package_load_nothing_heavy():
     assert loaded("benchrun.audit.__main__", *HEAVY) == []
-    assert loaded("benchrun", *HEAVY, "benchrun.runs", "benchrun.manifest", "pydantic") == []
+    assert loaded("benchrun", *HEAVY, "benchrun.archive.reader", "benchrun.core.manifest", "pydantic") == []
 
 
 def test_rescore_loads_grading_but_no_hydra_or_omegaconf():
@@ -42,18 +42,18 @@ def test_rescore_loads_grading_but_no_hydra_or_omegaconf():
 
 @pytest.mark.parametrize("command", ["resume", "retry"])
 def test_resume_and_retry_load_the_runner_but_not_hydra(command):
-    assert loaded(f"benchrun.audit.{command}", "hydra", "benchrun.compiler", "benchrun.runners") == [
-        "benchrun.compiler", "benchrun.runners"]
+    assert loaded(f"benchrun.audit.{command}", "hydra", "benchrun.compiler.plan", "benchrun.execute.runners") == [
+        "benchrun.compiler.plan", "benchrun.execute.runners"]
 
 
 def test_list_loads_no_manifest_models_and_no_event_loop():
-    assert loaded("benchrun.audit.listing", "benchrun.manifest", "asyncio") == []
+    assert loaded("benchrun.audit.listing", "benchrun.core.manifest", "asyncio") == []
 
 
 @pytest.mark.parametrize("command", [*READERS, "__main__", "rescore"])
 def test_no_audit_command_loads_the_progress_bar_or_scipy(command):
-    assert loaded(f"benchrun.audit.{command}", "rich.progress", "benchrun.progress", "scipy") == []
+    assert loaded(f"benchrun.audit.{command}", "rich.progress", "benchrun.console.progress", "scipy") == []
 
 
 def test_the_console_loads_the_progress_bar_only_for_a_run():
-    assert loaded("benchrun.console", "rich.progress", "benchrun.progress") == []
+    assert loaded("benchrun.console.output", "rich.progress", "benchrun.console.progress") == []

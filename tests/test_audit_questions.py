@@ -13,8 +13,8 @@ import pytest
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.compare import compare
 from benchrun.audit.show import excerpt, wrong_samples
-from benchrun.errors import EXIT
-from benchrun.runs import load_run
+from benchrun.core.errors import EXIT
+from benchrun.archive.reader import load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import synthetic_run

@@ -12,8 +12,8 @@ import pytest
 
 from benchrun.audit import report, report_svg
 from benchrun.audit.__main__ import main as audit_main
-from benchrun.errors import EXIT, ArchiveError
-from benchrun.runs import load_run
+from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.archive.reader import load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import make_run, run_benchrun

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from benchrun.audit.rescore import claim_dir, rescore
-from benchrun.errors import EXIT, BenchrunError, TaskError
-from benchrun.resources import demos_dir
-from benchrun.runs import load_run
+from benchrun.core.errors import EXIT, BenchrunError, TaskError
+from benchrun.core.resources import demos_dir
+from benchrun.archive.reader import load_run
 from tests.helpers.archives import read_jsonl, summary_of
 from tests.helpers.commands import audit, make_run
 
@@ -143,7 +143,7 @@ def test_cli_rescore_without_server_or_runner_code(run_dir, tmp_path):
     assert result.returncode == EXIT["ok"], result.stderr
     imported = set(result.stderr.split())
     assert "benchrun.audit.rescore" in imported
-    assert not {m for m in imported if m.split(".")[0] in ("ollama", "httpx", "hydra") or m.startswith("benchrun.runners")}
+    assert not {m for m in imported if m.split(".")[0] in ("ollama", "httpx", "hydra") or m.startswith("benchrun.execute.runners")}
     assert "│ product_combination │ add_justify              │    0.333 │    1.000 │ +0.667 │" in result.stdout
     assert "│ symbol              │ contains                 │    0.667 │    0.667 │ +0.000 │" in result.stdout
     assert "6 sample values changed\n" + "".join(f"  {i} add_justify: 0 -> 1\n" for i in FLIPPED) in result.stdout

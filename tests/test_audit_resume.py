@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.errors import EXIT
-from benchrun.resources import demos_dir
+from benchrun.core.errors import EXIT
+from benchrun.core.resources import demos_dir
 from benchrun.testing.holding import holding_answers
 from benchrun.testing.lab import half_right, line_count, untimed_records, untimed_summary, wait_for
 from benchrun.testing.ollama_server import FakeOllama

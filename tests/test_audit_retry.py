@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.errors import EXIT
+from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from tests.helpers.archives import read_jsonl

@@ -19,9 +19,9 @@ from benchrun.audit.compare import compare
 from benchrun.audit.lines import MetricLines, metric_lines
 from benchrun.audit.show import metric_rows
 from benchrun.audit.stats import wilson
-from benchrun.errors import BenchrunError
-from benchrun.layout import SCORES, SUMMARY
-from benchrun.runs import Run, load_run
+from benchrun.core.errors import BenchrunError
+from benchrun.core.layout import SCORES, SUMMARY
+from benchrun.archive.reader import Run, load_run
 from benchrun.testing.inprocess import cli
 from tests.helpers.archives import synthetic_run
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
-from benchrun.errors import EXIT
-from benchrun.records import Completion
-from benchrun.runners.openai import PROBE_PROMPT
-from benchrun.runs import load_run
+from benchrun.execute.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
+from benchrun.core.errors import EXIT
+from benchrun.core.records import Completion
+from benchrun.execute.runners.openai import PROBE_PROMPT
+from benchrun.archive.reader import load_run
 from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama, Reply, _tag, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
@@ -117,7 +117,7 @@ def test_proc_mounts_format_too():
 
 
 def test_a_network_cache_dir_is_refused_in_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr("benchrun.cache._read", lambda name: "1 0 0:1 / / rw - nfs4 srv:/ rw\n")
+    monkeypatch.setattr("benchrun.execute.cache._read", lambda name: "1 0 0:1 / / rw - nfs4 srv:/ rw\n")
     with pytest.raises(Exception) as err:
         Store(tmp_path / "c")
     assert str(err.value) == (f"cache_dir: {tmp_path / 'c'} is on a network file system (nfs4), where SQLite's "
@@ -249,7 +249,7 @@ def test_two_parallel_sweep_jobs_share_one_cache(tmp_path):
 
 
 def test_a_cache_dir_on_a_network_file_system_stops_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr("benchrun.cache._read", lambda name: "1 0 0:1 / / rw - lustre srv:/ rw\n")
+    monkeypatch.setattr("benchrun.execute.cache._read", lambda name: "1 0 0:1 / / rw - lustre srv:/ rw\n")
     with FakeOllama(responder=listbench_answer) as server:
         result = bench_run(tmp_path, server.url, f"cache_dir={tmp_path / 'cache'}")
         assert chats(server) == 0

@@ -10,8 +10,11 @@ from typing import Any
 
 import pytest
 
-from benchrun import BenchrunError, ConfigError, TaskError, compile_plan
-from benchrun.errors import EXIT
+from benchrun import BenchrunError
+from benchrun import ConfigError
+from benchrun import TaskError
+from benchrun import compile_plan
+from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
 
@@ -356,6 +359,6 @@ def test_full_traceback_on_request(tmp_path, args, env):
     assert result.returncode == 1  # Hydra's own exit code for an exception it re-raises
     assert "Traceback (most recent call last):" in result.stderr
     assert result.stderr.rstrip().splitlines()[-1] == (
-        "benchrun.errors.TaskError: in 'tasks.yml': task 't': tasks[0].scorrer: unknown key 'scorrer' "
+        "benchrun.core.errors.TaskError: in 'tasks.yml': task 't': tasks[0].scorrer: unknown key 'scorrer' "
         "(did you mean 'scorer'?)")
 

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from benchrun.config import plain_config
-from benchrun.errors import EXIT
-from benchrun.resources import conf_dir, demos_dir
+from benchrun.compose.config import plain_config
+from benchrun.core.errors import EXIT
+from benchrun.core.resources import conf_dir, demos_dir
 from tests.helpers.commands import call_benchrun, manifest_ids, run_benchrun
 
 

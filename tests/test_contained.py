@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.errors import EXIT
+from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI

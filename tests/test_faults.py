@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.errors import EXIT
+from benchrun.core.errors import EXIT
 from benchrun.testing import faults
 from benchrun.testing.lab import Lab, Outcome, comparable
 from benchrun.testing.pause import HOOKS

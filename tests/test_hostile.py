@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.app import run
-from benchrun.errors import EXIT, BenchrunError
+from benchrun.core.errors import EXIT, BenchrunError
 from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
 
@@ -184,7 +184,7 @@ def test_links_out_of_the_benchmark(tmp_path, name):
 def test_values_with_id_separators_are_not_duplicates(tmp_path):
     files = one(template="{a}{b}", values={"a": ["1,b=2", "1"], "b": [2, "2,b=3"]}, reference=["x", "y"])
     bench = write_bench(tmp_path, files)
-    from benchrun.compiler import compile_plan
+    from benchrun import compile_plan
 
     assert [s.id for s in compile_plan(config(bench), tmp_path).manifest.samples] == [
         "t:a=1%2Cb%3D2,b=2", "t:a=1,b=2%2Cb%3D3"]
@@ -194,7 +194,7 @@ def test_a_values_csv_with_a_byte_order_mark(tmp_path):
     bench = write_bench(tmp_path, folder_task("add", "{a}", "a,reference\n1,1\n"))
     (bench / "tasks/add/values.csv").write_bytes(b"\xef\xbb\xbfa,reference\n1,1\n")
     (bench / "tasks/add/template.txt").write_bytes(b"\xef\xbb\xbfwhat is {a}?")
-    from benchrun.compiler import compile_plan
+    from benchrun import compile_plan
 
     [sample] = compile_plan(config(bench), tmp_path).manifest.samples
     assert (sample.id, sample.prompt, sample.values) == ("add:a=1", "what is 1?", {"a": 1})

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from benchrun.errors import EXIT
+from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import run_benchrun, sweep_dir_of

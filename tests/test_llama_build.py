@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.runners.llama_build import amx_refusal, cmake_args, cpu_flags, reinstall_command
+from benchrun.execute.runners.llama_build import amx_refusal, cmake_args, cpu_flags, reinstall_command
 
 AMX_MACHINE = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
                "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | "
@@ -55,18 +55,18 @@ def test_x86_builds_for_the_avx2_level_and_other_machines_as_llama_cpp_chooses(m
 
 
 def test_the_install_commands_print_the_args_before_anything_is_installed(tmp_path):
-    """`python -m benchrun.runners.llama_build` runs in a bare interpreter (-I: no site-packages, so none of
+    """`python -m benchrun.execute.runners.llama_build` runs in a bare interpreter (-I: no site-packages, so none of
     benchrun's dependencies) from a checkout, as the README's install does before pip."""
     checkout = Path(__file__).resolve().parent.parent
     script = f"import sys; sys.path.insert(0, {str(checkout)!r}); import runpy; " \
-             "runpy.run_module('benchrun.runners.llama_build', run_name='__main__')"
+             "runpy.run_module('benchrun.execute.runners.llama_build', run_name='__main__')"
     out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout == cmake_args() + "\n"
 
 
 def test_the_readme_and_ci_install_with_these_args():
     checkout = Path(__file__).resolve().parent.parent
-    use = 'CMAKE_ARGS="$(python -m benchrun.runners.llama_build)" pip install'
+    use = 'CMAKE_ARGS="$(python -m benchrun.execute.runners.llama_build)" pip install'
     readme = (checkout / "README.md").read_text(encoding="utf-8")
     ci = (checkout / ".ci" / "run").read_text(encoding="utf-8")
     assert readme.count(use) == 2 and use in ci

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchrun.errors import EXIT, ConfigError, RunnerError
-from benchrun.formats import IntAnswer, IntJustification, StringAnswer
-from benchrun.runners.llama_build import build_refusal
-from benchrun.runners.local import DEFAULT_FILE, EngineProcess, bounded_strings, check_installed, supported
-from benchrun.runners.local_engine import STOPPED, Guard
-from benchrun.runners.registry import make_runner
+from benchrun.core.errors import EXIT, ConfigError, RunnerError
+from benchrun.compiler.formats import IntAnswer, IntJustification, StringAnswer
+from benchrun.execute.runners.llama_build import build_refusal
+from benchrun.execute.runners.local import DEFAULT_FILE, EngineProcess, bounded_strings, check_installed, supported
+from benchrun.execute.runners.local_engine import STOPPED, Guard
+from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.inprocess import child_env
 from tests.helpers.commands import call_benchrun, run_benchrun
 from tests.helpers.archives import read_jsonl
@@ -275,7 +275,7 @@ def engine_of(pid: int) -> int | None:
             command = (stat.parent / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if parent == pid and b"benchrun.runners.local_engine" in command:
+        if parent == pid and b"benchrun.execute.runners.local_engine" in command:
             return int(stat.parent.name)
     return None
 

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from benchrun import compile, compile_plan
-from benchrun.errors import EXIT
-from benchrun.manifest import canonical_json
-from benchrun.resources import demos_dir, schemas_dir
-from benchrun.schemas import generated
+from benchrun import compile
+from benchrun import compile_plan
+from benchrun.core.errors import EXIT
+from benchrun.core.manifest import canonical_json
+from benchrun.core.resources import demos_dir, schemas_dir
+from benchrun.compiler.schemas import generated
 from tests.helpers.archives import validator
 from tests.helpers.commands import manifest_ids, run_benchrun
 
@@ -144,7 +145,7 @@ def test_wheel_ships_conf_schemas_and_demos(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {"PYTHONPATH": str(target)}
-    where = subprocess.run([sys.executable, "-c", "import benchrun.resources as r; print(r.conf_dir(), r.schemas_dir())"],
+    where = subprocess.run([sys.executable, "-c", "import benchrun.core.resources as r; print(r.conf_dir(), r.schemas_dir())"],
                            cwd=elsewhere, env={**os.environ, **env}, capture_output=True, text=True, check=True)
     data = target / "benchrun" / "_data"
     assert where.stdout.split() == [str(data / "conf"), str(data / "schemas")]

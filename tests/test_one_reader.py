@@ -10,8 +10,8 @@ import pytest
 
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.listing import Unreadable, list_runs
-from benchrun.errors import EXIT
-from benchrun.sweep import write_sweep_summary
+from benchrun.core.errors import EXIT
+from benchrun.archive.sweep import write_sweep_summary
 from tests.helpers.archives import synthetic_run
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.errors import EXIT
-from benchrun.runners.openai import PROBE_PROMPT, PROBE_SCHEMA, response_format
+from benchrun.core.errors import EXIT
+from benchrun.execute.runners.openai import PROBE_PROMPT, PROBE_SCHEMA, response_format
 from benchrun.testing.holding import Gathering
 from benchrun.testing.openai_server import ChatRequest, FakeOpenAI, Reply
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.errors import EXIT
+from benchrun.core.errors import EXIT
 from benchrun.testing.fake_cli import DEMO_MODELS, model_names
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.oracle import demo

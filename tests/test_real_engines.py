@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchrun.runners.llama_build import build_refusal
-from benchrun.runners.local import DEFAULT_FILE, supported
-from benchrun.runners.openai import PROBE_PROMPT
+from benchrun.execute.runners.llama_build import build_refusal
+from benchrun.execute.runners.local import DEFAULT_FILE, supported
+from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.commands import call_benchrun
 from tests.helpers.answers import listbench_answer

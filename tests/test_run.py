@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchrun.errors import EXIT
-from benchrun.resources import demos_dir
+from benchrun.core.errors import EXIT
+from benchrun.core.resources import demos_dir
 from benchrun.testing.lab import untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer

@@ -1,4 +1,4 @@
-"""The schemas in schemas/ that benchrun's models generate are committed as generated (python -m benchrun.schemas),
+"""The schemas in schemas/ that benchrun's models generate are committed as generated (python -m benchrun.compiler.schemas),
 and config.schema.json, generated from the typed settings, describes the config every shipped preset composes."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from benchrun.config import plain_config
-from benchrun.resources import schemas_dir
-from benchrun.schemas import generated, validator
+from benchrun.compose.config import plain_config
+from benchrun.core.resources import schemas_dir
+from benchrun.compiler.schemas import generated, validator
 
 GENERATED = generated()
 

@@ -6,9 +6,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from benchrun import Manifest, compile
+from benchrun import Manifest
+from benchrun import compile
 from benchrun.app import model_configs
-from benchrun.config import plain_config
+from benchrun.compose.config import plain_config
 from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 
 LISTBENCH = {"path": "demo:listbench", "name": "listbench", "only": None}
@@ -17,7 +18,7 @@ SampleRow = tuple[str, str, dict[str, Any], Any]
 OLLAMA_DEFAULTS = {"type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
                    "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None, "concurrency": 1,
                    "timeout_s": 120.0, "retries": 2, "backoff_s": 0.5, "max_consecutive_failures": 5}
-"""benchrun.settings.OllamaConfig's defaults, as a resolved config holds them."""
+"""benchrun.core.settings.OllamaConfig's defaults, as a resolved config holds them."""
 
 
 def rows(manifest: Manifest) -> list[SampleRow]:

@@ -1,4 +1,4 @@
-"""Speed figures: benchrun.speed against hand-computed values, then end to end through a run, show and a sweep."""
+"""Speed figures: benchrun.archive.speed against hand-computed values, then end to end through a run, show and a sweep."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 
 
-from benchrun import speed
+from benchrun.archive import speed
 from benchrun.audit.__main__ import main as audit_main
-from benchrun.errors import EXIT
-from benchrun.records import ErrorInfo, Latency, ResponseRecord, Speed
-from benchrun.speed import SpeedTally, latency, nearest_rank
+from benchrun.core.errors import EXIT
+from benchrun.core.records import ErrorInfo, Latency, ResponseRecord, Speed
+from benchrun.archive.speed import SpeedTally, latency, nearest_rank
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import bench_run, run_dir_of, sweep_dir_of

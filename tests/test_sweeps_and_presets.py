@@ -11,10 +11,10 @@ import sys
 import pytest
 from hydra import compose, initialize_config_dir
 
-from benchrun.config import plain_config
-from benchrun.errors import EXIT, ConfigError
-from benchrun.labels import dir_label, label, swept_keys, varied
-from benchrun.resources import conf_dir
+from benchrun.compose.config import plain_config
+from benchrun.core.errors import EXIT, ConfigError
+from benchrun.compose.labels import dir_label, label, swept_keys, varied
+from benchrun.core.resources import conf_dir
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import bench_run, run_benchrun, sweep_dir_of

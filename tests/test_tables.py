@@ -1,4 +1,4 @@
-"""Long tables set by benchrun.tables print exactly what rich prints for the whole table, and rich lays out only the
+"""Long tables set by benchrun.console.long_tables print exactly what rich prints for the whole table, and rich lays out only the
 rows that decide the widths (unless the table is one it must set itself)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.console import _Console
-from benchrun.tables import FEW, Row, print_table
+from benchrun.console.output import _Console
+from benchrun.console.long_tables import FEW, Row, print_table
 
 WORDS = ("a", "llama3.2", "模型", "ünïcode", "tab\there", "two words", "bell\x07", " lead", "trail ", "line\nbreak",
          "exact_match=0.600", "a-rather-long-word-that-must-be-folded", "é", "🙂", "")

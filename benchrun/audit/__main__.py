@@ -8,9 +8,9 @@ import os
 import sys
 from typing import Sequence
 
-from benchrun import console
-from benchrun.errors import EXIT, BenchrunError, RunInterrupted
-from benchrun.interrupts import INTERRUPTS
+from benchrun.console import output
+from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted
+from benchrun.core.interrupts import INTERRUPTS
 
 COMMANDS = {
     "list": ("listing", "every run under the archive root, newest first"),
@@ -48,18 +48,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, module = parser_for(command)
     args = parser.parse_args(argv)
     try:
-        with console.closing_pipe():
+        with output.closing_pipe():
             return module.main(args)
     except BenchrunError as err:
         if args.verbose or os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
-        console.error(str(err))
+        output.error(str(err))
         return err.exit_code
     except RunInterrupted as err:
-        console.error(str(err))
+        output.error(str(err))
         return err.exit_code
     except KeyboardInterrupt:
-        console.error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}")
+        output.error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}")
         return EXIT["interrupted"]
 
 

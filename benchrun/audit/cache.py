@@ -12,10 +12,10 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from benchrun import console
-from benchrun.cache import DB_FILE, Stats, Store, cache_dir
-from benchrun.errors import EXIT, ConfigError
-from benchrun.runs import short_digest
+from benchrun.console import output
+from benchrun.execute.cache import DB_FILE, Stats, Store, cache_dir
+from benchrun.core.errors import EXIT, ConfigError
+from benchrun.archive.reader import short_digest
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
 
@@ -51,7 +51,7 @@ def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:
                 "models": [asdict(m) for m in stats.models]}
         print(json.dumps(data if cleared is None else {"cleared": cleared, **data}, indent=2))
         return
-    out = console.stdout()
+    out = output.stdout()
     if cleared is not None:
         out.print(Text(f"cleared {_entries(cleared)}" + (f" of digest {args.digest}" if args.digest else "")))
     out.print(Text(f"response cache: {stats.path}, {_entries(stats.entries)}, {human_size(stats.size)}"))

@@ -21,17 +21,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun import console
+from benchrun.console import output
 from benchrun.audit import significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
 from benchrun.audit.show import check_known, check_task
-from benchrun.errors import EXIT, BenchrunError
-from benchrun.frozen import Frozen
-from benchrun.layout import UNFINISHED
-from benchrun.manifest import Manifest, canonical_json, sha256_bytes
-from benchrun.records import MetricSummary, Number, Speed
-from benchrun.runs import DEFAULT_ROOT, Run, Values, expand_runs
-from benchrun.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
+from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.frozen import Frozen
+from benchrun.core.layout import UNFINISHED
+from benchrun.core.manifest import Manifest, canonical_json, sha256_bytes
+from benchrun.core.records import MetricSummary, Number, Speed
+from benchrun.archive.reader import DEFAULT_ROOT, Run, Values, expand_runs
+from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 
 SHOWN = 10
 """Flipped sample ids printed per direction on a terminal (--json lists them all)."""
@@ -109,7 +109,7 @@ class SpeedRatio(Frozen):
     """One speed figure of a run beside the baseline's."""
 
     figure: str
-    """A key of benchrun.speed.FIGURES: latency_p50_s, tokens_per_s, ..."""
+    """A key of benchrun.archive.speed.FIGURES: latency_p50_s, tokens_per_s, ..."""
     baseline: float | None
     value: float | None
     ratio: float | None
@@ -147,7 +147,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
-        print_report(report, console.stdout())
+        print_report(report, output.stdout())
     return EXIT["ok"]
 
 
@@ -366,7 +366,7 @@ def metrics_table(base: RunRef, comparison: Comparison) -> Table:
         table.add_column(Text(column), justify="left" if column in ("task", "metric", "test") else "right")
     for line in comparison.metrics:
         ci = "-" if line.ci_low is None else f"[{line.ci_low:+.3f}, {line.ci_high:+.3f}]"
-        table.add_row(Text(line.task), Text(line.metric), str(line.n), console.number(line.baseline_mean), console.number(line.mean),
+        table.add_row(Text(line.task), Text(line.metric), str(line.n), output.number(line.baseline_mean), output.number(line.mean),
                       "-" if line.delta is None else f"{line.delta:+.3f}", ci,
                       "-" if line.p_value is None else f"{line.p_value:.4g}", line.test or "-")
     return table
@@ -379,8 +379,8 @@ def speed_table(base: RunRef, comparison: Comparison) -> Table:
     for column in ("figure", "baseline", run.label, "ratio"):
         table.add_column(Text(column), justify="left" if column == "figure" else "right")
     for line in comparison.speed:
-        table.add_row(FIGURES[line.figure], console.figure(line.figure, line.baseline),
-                      console.figure(line.figure, line.value), "-" if line.ratio is None else f"{line.ratio:.2f}x")
+        table.add_row(FIGURES[line.figure], output.figure(line.figure, line.baseline),
+                      output.figure(line.figure, line.value), "-" if line.ratio is None else f"{line.ratio:.2f}x")
     return table
 
 

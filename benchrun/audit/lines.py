@@ -9,9 +9,9 @@ from collections import deque
 from typing import Iterable, Iterator
 
 from benchrun.audit.listing import task_names
-from benchrun.records import MetricSummary, ScoreRecord, Summary
-from benchrun.runs import Run
-from benchrun.summary import Tally, zero_or_one
+from benchrun.core.records import MetricSummary, ScoreRecord, Summary
+from benchrun.archive.reader import Run
+from benchrun.archive.tally import Tally, zero_or_one
 
 Key = tuple[str, str]
 """(task, metric)"""

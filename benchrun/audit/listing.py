@@ -13,12 +13,12 @@ from typing import Any, Iterable, Sequence, get_args
 from rich.table import Table
 from rich.text import Text
 
-from benchrun import console
-from benchrun.errors import EXIT, ArchiveError
-from benchrun.records import FORMAT_VALID
-from benchrun.records import Counts, MetricSummary, Status
-from benchrun.runs import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
-from benchrun.tables import Row, print_table
+from benchrun.console import output
+from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.core.records import FORMAT_VALID
+from benchrun.core.records import Counts, MetricSummary, Status
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
+from benchrun.console.long_tables import Row, print_table
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
@@ -137,7 +137,7 @@ def run_row(entry: ListedRun | Unreadable) -> Row:
     return (info.started_at[:19].replace("T", " "), info.run_id, _status(info), _samples(info.counts),
             Text(info.model + _at(entry.run.model_digest)),
             Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
-            Text("\n".join(f"{m.task}/{m.metric}={console.number(m.mean)}" for m in entry.headline())))
+            Text("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline())))
 
 
 def _samples(counts: Counts) -> str:
@@ -179,5 +179,5 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([entry.to_json() for entry in entries], indent=2))
     else:
-        print_table(console.stdout(), partial(runs_table, len(entries)), [run_row(entry) for entry in entries])
+        print_table(output.stdout(), partial(runs_table, len(entries)), [run_row(entry) for entry in entries])
     return EXIT["ok"]

@@ -14,16 +14,16 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from benchrun.archive import write_atomic
-from benchrun.console import speed_cells
+from benchrun.archive.writer import write_atomic
+from benchrun.console.output import speed_cells
 from benchrun.audit import report_svg as svg
 from benchrun.audit.lines import metric_lines as lines_of
-from benchrun.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.layout import RUN
-from benchrun.manifest import Sample
-from benchrun.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord, Speed
-from benchrun.runs import DEFAULT_ROOT, SWEEP_FILE, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run
-from benchrun.speed import FIGURES, figures, speed_of
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core.layout import RUN
+from benchrun.core.manifest import Sample
+from benchrun.core.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord, Speed
+from benchrun.archive.reader import DEFAULT_ROOT, SWEEP_FILE, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run
+from benchrun.archive.speed import FIGURES, figures, speed_of
 
 SAMPLE_CAP = 500
 """Samples shown per task; the rest are counted, not shown."""

@@ -31,20 +31,20 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun import console
-from benchrun.archive import RecordFile, count_response, count_score, environment, now, write_atomic
-from benchrun.dirlock import DirLock
-from benchrun.errors import EXIT, ArchiveError, BenchrunError, ConfigError
-from benchrun.grading import Grader
-from benchrun.frozen import Frozen
-from benchrun.layout import SCORES, SUMMARY
-from benchrun.manifest import Manifest, ScorerSpec, sha256_bytes
-from benchrun.records import Counts, FileDigest, Number, ScoreRecord, Summary, answer_name
-from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
-from benchrun.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
-from benchrun.settings import RunConfig
-from benchrun.speed import SpeedTally
-from benchrun.summary import Tally
+from benchrun.console import output
+from benchrun.archive.writer import RecordFile, count_response, count_score, environment, now, write_atomic
+from benchrun.archive.dirlock import DirLock
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
+from benchrun.execute.grading import Grader
+from benchrun.core.frozen import Frozen
+from benchrun.core.layout import SCORES, SUMMARY
+from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
+from benchrun.core.records import Counts, FileDigest, Number, ScoreRecord, Summary, answer_name
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
+from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
+from benchrun.core.settings import RunConfig
+from benchrun.archive.speed import SpeedTally
+from benchrun.archive.tally import Tally
 
 RESCORES = "rescores"
 RESCORE_FILE, RESCORE_LOG = "rescore.json", "rescore.log"
@@ -156,7 +156,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        print_rescore(result, console.stdout())
+        print_rescore(result, output.stdout())
     return EXIT["ok"]
 
 
@@ -375,7 +375,7 @@ def means_table(result: Rescore) -> Table:
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in result.means:
         delta = "-" if line.delta is None else f"{line.delta:+.3f}"
-        table.add_row(Text(line.task), Text(line.metric), console.number(line.old), console.number(line.new), delta)
+        table.add_row(Text(line.task), Text(line.metric), output.number(line.old), output.number(line.new), delta)
     return table
 
 

@@ -2,7 +2,7 @@
 
 Under the run directory's lock: the run must be unfinished (interrupted, failed, or `running` with no live writer),
 its manifest must hash to its id, its run.json must match its seal (if it has one), and every record line must be
-the one the run wrote (see benchrun.repair). A problem is refused with the file and line; `--force` drops what does
+the one the run wrote (see benchrun.archive.repair). A problem is refused with the file and line; `--force` drops what does
 not belong and says so in run.json's history. Counts are rebuilt from the records. Nothing is written before the
 model server has answered the preflight, so a resume that cannot start leaves the run exactly as it was.
 """
@@ -14,19 +14,21 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from benchrun import console, repair, scoring
-from benchrun.app import execute, grader_for, recording
-from benchrun.archive import RunWriter, file_digest, now
-from benchrun.compiler import Plan, source_files
-from benchrun.config import plain_config
-from benchrun.dirlock import DirLock
-from benchrun.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.interrupts import INTERRUPTS
-from benchrun.layout import SEAL, SUMMARY, UNFINISHED
-from benchrun.manifest import Manifest
-from benchrun.records import RunInfo, answer_name
-from benchrun.runners.registry import make_runner
-from benchrun.runs import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
+from benchrun.console import output
+from benchrun.archive import repair
+from benchrun.compiler import scoring
+from benchrun.execute.session import execute, grader_for, recording
+from benchrun.archive.writer import RunWriter, file_digest, now
+from benchrun.compiler.plan import Plan, source_files
+from benchrun.compose.config import plain_config
+from benchrun.archive.dirlock import DirLock
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.layout import SEAL, SUMMARY, UNFINISHED
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import RunInfo, answer_name
+from benchrun.execute.runners.registry import make_runner
+from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
 
 
 
@@ -42,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.root)
     info = resume_run(run, force=args.force, host=args.host)
-    console.print_results(run.path, info, load_run(run.path).summary, console.stdout())
+    output.print_results(run.path, info, load_run(run.path).summary, output.stdout())
     return EXIT["ok"]
 
 

@@ -13,18 +13,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from benchrun import console
-from benchrun.app import execute, recording
-from benchrun.archive import RunWriter, environment, new_run_id, now
+from benchrun.console import output
+from benchrun.execute.session import execute, recording
+from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config
 from benchrun.audit.verify import check_files, check_manifest, check_seal
-from benchrun.compiler import Plan
-from benchrun.errors import EXIT, ArchiveError, RunDirTaken
-from benchrun.interrupts import INTERRUPTS
-from benchrun.layout import CONFIG
-from benchrun.records import Counts, Lineage, RunInfo
-from benchrun.runners.registry import make_runner
-from benchrun.runs import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run
+from benchrun.compiler.plan import Plan
+from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
+from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.layout import CONFIG
+from benchrun.core.records import Counts, Lineage, RunInfo
+from benchrun.execute.runners.registry import make_runner
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run
 
 RETRYABLE = ("completed", "completed_with_errors", "failed")
 
@@ -40,9 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=args.host, into=args.into)
-    console.print_results(path, info, load_run(path).summary, console.stdout())
+    output.print_results(path, info, load_run(path).summary, output.stdout())
     lineage = info.parent
-    console.stdout().print(f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
+    output.stdout().print(f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
                            f"{lineage.asked} samples asked again", markup=False)
     return EXIT["ok"]
 

@@ -16,15 +16,15 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from benchrun import console
+from benchrun.console import output
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
-from benchrun.errors import EXIT, BenchrunError
-from benchrun.manifest import Reference
-from benchrun.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
-from benchrun.runs import DEFAULT_ROOT, Run, expand_runs, joined
-from benchrun.speed import FIGURES, speed_of
+from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.manifest import Reference
+from benchrun.core.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
+from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs, joined
+from benchrun.archive.speed import FIGURES, speed_of
 
 CALCULATED = "calculated"
 """What a sample's reference is shown as when the scorer computes it from the sample's values (none is stored)."""
@@ -159,11 +159,11 @@ def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = 
         table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")
     for row in rows:
         span = f"{row.interval.low:.3f}–{row.interval.high:.3f}" if row.interval else "-"
-        cells = [Text(row.task), Text(row.metric), str(row.n), console.number(row.mean), span,
+        cells = [Text(row.task), Text(row.metric), str(row.n), output.number(row.mean), span,
                  row.interval.method if row.interval else "-", str(row.errors)]
         if repeated:
-            cells += [console.number(row.pass_at_k), console.number(row.majority_at_k),
-                      console.number((consistency or {}).get(row.task))]
+            cells += [output.number(row.pass_at_k), output.number(row.majority_at_k),
+                      output.number((consistency or {}).get(row.task))]
         table.add_row(*cells)
     return table
 
@@ -176,7 +176,7 @@ def speed_section(speed: Speed | None) -> Table | str:
     table = Table(title=f"speed ({speed.n} answers, {speed.failed} failed)", title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
-    for key, text in console.speed_cells(speed).items():
+    for key, text in output.speed_cells(speed).items():
         table.add_row(FIGURES[key], text)
     return table
 
@@ -275,7 +275,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     if args.json:
         write_json(run, views, scan, args.task, sys.stdout)
         return EXIT["ok"]
-    out = console.stdout()
+    out = output.stdout()
     out.print(header(run))
     if views is not None:
         out.print()
@@ -353,5 +353,5 @@ def show_wrong(runs: Sequence[Run], metric: str, task: str | None, as_json: bool
                           "runs": [{"run_id": run.id, "label": run.label, "path": str(run.path)} for run in runs],
                           "samples": [asdict(sample) for sample in found]}, indent=2, ensure_ascii=False))
     else:
-        console.stdout().print(wrong_table(runs, metric, found))
+        output.stdout().print(wrong_table(runs, metric, found))
     return EXIT["ok"]

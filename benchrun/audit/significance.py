@@ -17,7 +17,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from benchrun.frozen import Frozen
+from benchrun.core.frozen import Frozen
 
 RESAMPLES = 10_000
 SEED = 0

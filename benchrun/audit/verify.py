@@ -17,14 +17,14 @@ from typing import Any, Iterator
 
 import yaml
 
-from benchrun import console
-from benchrun.archive import file_digest
-from benchrun import ledger
-from benchrun.errors import EXIT, BenchrunError
-from benchrun.layout import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN, SEAL
-from benchrun.manifest import SourceFile
-from benchrun.records import FileDigest
-from benchrun.runs import DEFAULT_ROOT, PathLike, Run, resolve_run
+from benchrun.console import output
+from benchrun.archive.writer import file_digest
+from benchrun.archive import ledger
+from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.layout import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.manifest import SourceFile
+from benchrun.core.records import FileDigest
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 
 
 
@@ -163,7 +163,7 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         bench = run.bench_dir(cwd)
     except BenchrunError:
         return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
-    from benchrun.compiler import source_files
+    from benchrun.compiler.plan import source_files
 
     try:
         recorded = manifest_files(run.manifest_bytes)
@@ -199,7 +199,7 @@ def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...],
 
 
 def print_verdict(verdict: Verdict) -> None:
-    out = console.stdout()
+    out = output.stdout()
     out.print(f"verify {verdict.run.id}  {verdict.run.path}", markup=False)
     for finding in verdict.findings:
         out.print(finding.text(), markup=False, style=None if finding.ok else "bold red", soft_wrap=True)

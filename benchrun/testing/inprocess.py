@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from benchrun.errors import VERBOSE_ENV
-from benchrun.secrets import SECRETS
+from benchrun.core.errors import VERBOSE_ENV
+from benchrun.core.secrets import SECRETS
 
 ENTRIES = {"benchrun": "main", "benchrun.audit": "entry"}
 """The function `python -m MODULE` calls, for each module."""

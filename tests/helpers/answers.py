@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from benchrun.runners.openai import PROBE_PROMPT
+from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.chat import default_responder
 from benchrun.testing.ollama_server import ChatRequest, Reply
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from benchrun.archive import RunWriter, now, write_atomic
-from benchrun.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
-from benchrun.records import Counts, ResponseRecord, RunInfo, ScoreRecord
-from benchrun.resources import schemas_dir
+from benchrun.archive.writer import RunWriter, now, write_atomic
+from benchrun.core.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
+from benchrun.core.records import Counts, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.core.resources import schemas_dir
 
 
 def read_jsonl(path: Path) -> list[dict]:

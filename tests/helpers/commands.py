@@ -15,9 +15,9 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from benchrun.app import run
-from benchrun.config import register_with_hydra
-from benchrun.errors import EXIT, BenchrunError
-from benchrun.resources import conf_dir
+from benchrun.compose.config import register_with_hydra
+from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.resources import conf_dir
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer

@@ -1,0 +1,102 @@
+"""The run directory's lock: one writer at a time (run, resume, retry, rescore), held for the writer's whole life.
+
+An exclusive `flock` on `<run>/run.lock`, which the kernel drops when its holder dies however it dies, so a lock
+left by a SIGKILLed process is simply free again. The holder writes its pid, host and command into the file and
+empties it when it lets go: finding the file non-empty when taking the lock means the last holder died holding
+it (a stale lock, taken over and reported). The file is never deleted, so two processes always lock one inode.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from benchrun.core.errors import ArchiveBusy
+
+LOCK = "run.lock"
+
+
+class DirLock:
+    """An exclusive lock on one run directory; `stale` describes the dead holder it took over, if any."""
+
+    def __init__(self, run_dir: Path):
+        self.path = run_dir / LOCK
+        self._fd: int | None = None
+        self.stale: dict[str, Any] | None = None
+
+    def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
+        """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
+                              file=str(self.path.parent)) from None
+        self._fd = fd
+        self.stale = _read(fd)
+        _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
+                               "command": " ".join(sys.argv)}).encode())
+        return self
+
+    def release(self) -> None:
+        """Empty the file (a clean exit) and let go."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            _write(fd, b"")
+        except OSError:
+            pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> DirLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def holder(path: Path) -> dict[str, Any] | None:
+    """What the lock file says of its holder (None when empty or unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return _read(fd)
+    finally:
+        os.close(fd)
+
+
+def describe(note: dict[str, Any] | None) -> str:
+    """`pid 4242 on host gpu1 since 2026-12-01T08:00:00+00:00`, or what is known of it."""
+    if not note:
+        return "holder unknown"
+    return f"pid {note.get('pid', '?')} on host {note.get('host', '?')} since {note.get('since', '?')}"
+
+
+def _read(fd: int) -> dict[str, Any] | None:
+    data = os.pread(fd, 4096, 0)
+    try:
+        note = json.loads(data) if data.strip() else None
+    except ValueError:
+        return {"unreadable": data[:80].decode("utf-8", "replace")}
+    return note if isinstance(note, dict) else None
+
+
+def _write(fd: int, data: bytes) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, data, 0)
+    os.fsync(fd)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,165 @@
+"""`records.sha256`: one digest per record line, and checking record files against it.
+
+Each line is `<r|s> <the first 32 hex digits of the line's sha256>`: the record file (r responses.jsonl,
+s scores.jsonl) and, by its place among that file's digests, the line number. 128 bits of sha256 leave an
+accidental match at 2^-128; a deliberate edit of a line and its digest is as easy at any length, which only the seal,
+with its sha256 kept elsewhere, guards against. Runs written by benchrun 0.2 have `<file> <line number> <sha256>`
+lines, read alike (and a resume of such a run goes on in the lean form).
+
+A record line is committed once its digest is on disk. The writer flushes each record line (or one sample's score
+lines) before the digests of those lines, so after a crash the digests never run ahead of the lines: what follows
+the last committed line is at most the one sample being recorded when the process died, possibly half-written.
+`verify` of a finished run allows no such tail; `resume` drops it (and asks or grades that sample again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from benchrun.core.layout import DIGESTS, RESPONSES, SCORES
+
+TAGS = {RESPONSES: b"r", SCORES: b"s"}
+_FILES = {tag: name for name, tag in TAGS.items()}
+_LEAN = re.compile(rb"([rs]) ([0-9a-f]{32})\n")
+_OLD = re.compile(rb"(\S+) ([0-9]+) ([0-9a-f]{64})\n")
+HEX = 32
+"""Hex digits of a line's sha256 kept: 128 bits."""
+
+
+def digest(line: bytes) -> str:
+    """A record line's digest as records.sha256 keeps it."""
+    return hashlib.sha256(line).digest()[:HEX // 2].hex()
+
+
+def digest_lines(name: str, lines: list[bytes]) -> bytes:
+    """The records.sha256 lines for `lines`, appended to record file `name`."""
+    tag = TAGS[name] + b" "
+    return b"".join(tag + digest(line).encode() + b"\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A line that is not what the run wrote (or a written line that is gone)."""
+
+    file: str
+    line: int
+    message: str
+    """The whole finding, its line number included: `line 7 is not the line written`."""
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+@dataclass
+class Digests:
+    """records.sha256 read: each record file's line digests in order, and what is wrong with the file itself."""
+
+    lines: dict[str, list[str]] = field(default_factory=dict)
+    """Each record file's line digests (HEX digits, whichever form the file has)."""
+    problems: list[Mismatch] = field(default_factory=list)
+    committed_size: int = 0
+    """Bytes up to the last whole digest line (a half-written last line is not counted)."""
+
+
+def read_digests(run_dir: Path) -> Digests:
+    """Parse records.sha256; a half-written last line is ignored, any other malformed or out-of-order line is a
+    problem."""
+    found = Digests()
+    path = run_dir / DIGESTS
+    if not path.is_file():
+        return found
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.endswith(b"\n"):
+                break
+            parsed = _parse(line, found.lines)
+            if parsed is None:
+                found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line"))
+                continue
+            name, index, hexdigest = parsed
+            digests = found.lines.setdefault(name, [])
+            if index != len(digests) + 1:
+                found.problems.append(Mismatch(DIGESTS, number, f"line {number} is the digest of {name} line {index} "
+                                                                f"where line {len(digests) + 1} was due"))
+                continue
+            digests.append(hexdigest[:HEX])
+            found.committed_size += len(line)
+    return found
+
+
+def _parse(line: bytes, lines: dict[str, list[str]]) -> tuple[str, int, str] | None:
+    """(file, line number, hex digest) of a digest line, lean (`r <hex>`) or as benchrun 0.2 wrote it; None when it
+    is neither."""
+    if lean := _LEAN.fullmatch(line):
+        name = _FILES[lean[1]]
+        return name, len(lines.get(name, ())) + 1, lean[2].decode()
+    if old := _OLD.fullmatch(line):
+        return old[1].decode("utf-8", "replace"), int(old[2]), old[3].decode()
+    return None
+
+
+@dataclass
+class Checked:
+    """One record file against its digests, line by line in order."""
+
+    path: Path
+    committed: int
+    """How many first lines match their digests (all lines with a digest, when none differs)."""
+    committed_size: int
+    """Their size in bytes."""
+    written: int
+    """How many lines have a digest."""
+    tail: list[bytes]
+    """The lines after the last digest: not committed (a half-written last line included)."""
+    problems: list[Mismatch]
+
+
+def check_file(run_dir: Path, name: str, digests: list[str]) -> Checked:
+    """Each line of `name` against its digest: the first changed line, written lines now missing, and the tail."""
+    committed, size, tail, changed, present = 0, 0, [], [], 0
+    for present, line in enumerate(lines_of(run_dir / name), start=1):
+        if present > len(digests):
+            tail.append(line)
+        elif digest(line) != digests[present - 1]:
+            changed.append(present)
+        elif not changed:
+            committed, size = committed + 1, size + len(line)
+    problems = []
+    if changed:
+        also = f" ({len(changed)} lines differ)" if len(changed) > 1 else ""
+        problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}"))
+    if present < len(digests):
+        problems.append(Mismatch(name, present + 1, f"truncated: {_lines(len(digests) - present)} of "
+                                                    f"{len(digests)} written missing after line {present}"))
+    return Checked(run_dir / name, committed, size, len(digests), tail, problems)
+
+
+def aligned(path: Path, digests: list[str]) -> list[tuple[int, bytes]]:
+    """(number, line) of the lines that follow the written sequence in order: edited, inserted and duplicated lines
+    fall out, lost ones are skipped over, and nothing after the last digest is kept."""
+    positions: dict[str, list[int]] = {}
+    for index, hexdigest in enumerate(digests):
+        positions.setdefault(hexdigest, []).append(index)
+    kept, due = [], 0
+    for number, line in enumerate(lines_of(path), start=1):
+        later = next((i for i in positions.get(digest(line), ()) if i >= due), None)
+        if later is not None:
+            kept.append((number, line))
+            due = later + 1
+    return kept
+
+
+def _lines(n: int) -> str:
+    return f"{n} line{'s' * (n != 1)}"
+
+
+def lines_of(path: Path) -> Iterator[bytes]:
+    """The lines of a file (the last one perhaps without its newline); none when it is missing."""
+    if not path.is_file():
+        return
+    with open(path, "rb") as handle:
+        yield from handle

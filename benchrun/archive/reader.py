@@ -1,0 +1,307 @@
+"""Reading run directories: `load_run(path)`, finding runs under an archive root, resolving id prefixes.
+
+The one reader of the archive: every audit command, the sweep summary and the report read run directories through
+it, so a run that cannot be read is reported the same way everywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+from fractions import Fraction
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+
+from pydantic import ValidationError
+
+from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError
+from benchrun.core.layout import CONFIG, MANIFEST, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
+from benchrun.core.records import Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.core.resources import bench_dir
+
+if TYPE_CHECKING:
+    from benchrun.core.manifest import Manifest
+    import pandas
+
+PathLike = str | os.PathLike[str]
+"""What every function that takes a path accepts."""
+DEFAULT_ROOT = Path("outputs")
+SWEEP_FILE = "sweep.json"
+PANDAS_INSTALL = "pip install 'benchrun[pandas]'"
+Values = dict[tuple[str, str], dict[str, Number]]
+"""(task, metric) -> sample id -> value (with repeats, the mean of the sample's answers)."""
+
+
+def _mean(n: int, total: Fraction) -> Number:
+    mean = total / n
+    return int(mean) if mean.denominator == 1 else float(mean)
+
+
+class Run:
+    """One run directory, read lazily: run.json at once, the rest when asked, records streamed."""
+
+    def __init__(self, path: Path, info: RunInfo):
+        self.path = path
+        self.info = info
+
+    @property
+    def id(self) -> str:
+        return self.info.run_id
+
+    @property
+    def label(self) -> str:
+        """What tables call the run: a sweep job's label (what varied), else its model."""
+        return self.info.label or self.info.model
+
+    @property
+    def model_digest(self) -> str | None:
+        """Which model answered (see `model_digest`)."""
+        return model_digest(self.info.identity)
+
+    @cached_property
+    def manifest_bytes(self) -> bytes:
+        return self._read(MANIFEST)
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        from benchrun.core.manifest import Manifest  # loaded only when a command needs the whole manifest
+
+        try:
+            return Manifest.model_validate_json(self.manifest_bytes)
+        except ValidationError as err:
+            raise ArchiveError(f"not a valid manifest: {_first(err)}", file=str(self.path / MANIFEST)) from None
+
+    def manifest_data(self) -> dict[str, Any]:
+        """manifest.json as plain JSON data, unvalidated: several times faster than `manifest` for large runs,
+        for readers that need a few fields (task names, prompts, values)."""
+        try:
+            data = json.loads(self.manifest_bytes)
+        except ValueError as err:
+            raise ArchiveError(f"not valid JSON: {err}", file=str(self.path / MANIFEST)) from None
+        if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
+            raise ArchiveError("not a manifest (no samples list)", file=str(self.path / MANIFEST))
+        return data
+
+    @cached_property
+    def summary(self) -> Summary | None:
+        return self._model(SUMMARY, Summary)
+
+    @cached_property
+    def seal(self) -> Seal | None:
+        """seal.json (written last when the run ended); None when there is none."""
+        return self._model(SEAL, Seal)
+
+    def _model(self, name: str, model: type) -> Any:
+        path = self.path / name
+        if not path.is_file():
+            return None
+        try:
+            return model.model_validate_json(path.read_bytes())
+        except ValueError as err:
+            raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
+                               file=str(path)) from None
+
+    def require_records(self) -> Run:
+        """This run, if its record files are there (a run that compiled must have both); else ArchiveError."""
+        missing = [name for name in RECORD_FILES if not (self.path / name).is_file()]
+        if self.info.manifest_id is not None and missing:
+            raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
+                               file=str(self.path))
+        return self
+
+    @cached_property
+    def config(self) -> dict[str, Any]:
+        import yaml  # only the commands that look at config.yaml pay for it
+
+        return yaml.safe_load(self._read(CONFIG)) or {}
+
+    def bench_dir(self, fallback: PathLike | None = None) -> Path:
+        """The run's benchmark directory: its task.path, resolved where the run was started, else in `fallback`."""
+        path = self.config.get("task", {}).get("path", "")
+        cwds = [Path(self.info.cwd)] if self.info.cwd else []
+        for cwd in [*cwds, fallback or Path.cwd()]:
+            try:
+                return bench_dir(path, cwd)
+            except ConfigError as err:
+                problem = err
+        raise problem
+
+    def responses(self) -> Iterator[ResponseRecord]:
+        """responses.jsonl, one record at a time."""
+        return self._records(RESPONSES, ResponseRecord)
+
+    def scores(self) -> Iterator[ScoreRecord]:
+        """scores.jsonl, one record at a time."""
+        return self._records(SCORES, ScoreRecord)
+
+    def metric_values(self) -> Values:
+        """Every sample's value by (task, metric) and sample id, with repeats the mean of its answers' values
+        (exact: a whole mean stays an int); failed scorers give no value."""
+        sums: dict[tuple[str, str], dict[str, tuple[int, Fraction]]] = {}
+        for record in self.scores():
+            for metric, value in (record.metrics or {}).items():
+                by_sample = sums.setdefault((record.task, metric), {})
+                n, total = by_sample.get(record.id, (0, Fraction(0)))
+                by_sample[record.id] = n + 1, total + Fraction(value)
+        return {key: {sample: _mean(n, total) for sample, (n, total) in by_sample.items()}
+                for key, by_sample in sums.items()}
+
+    def to_pandas(self, text: bool = False) -> pandas.DataFrame:
+        """One row per sample x metric, with the columns of `benchrun-audit export` (`text`: also prompt and
+        response). Needs pandas (`pip install 'benchrun[pandas]'`), imported only here."""
+        try:
+            import pandas
+        except ImportError:
+            raise BenchrunError(f"to_pandas needs pandas: {PANDAS_INSTALL}") from None
+        from benchrun.archive.rows import columns, export_rows
+
+        return pandas.DataFrame(list(export_rows(self, text)), columns=columns([self], text))
+
+    def _records(self, name: str, model: type) -> Iterator[Any]:
+        path = self.path / name
+        if not path.is_file():
+            return
+        validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
+        with open(path, "rb") as handle:
+            try:
+                yield from map(validate, handle)  # no Python frame per line
+            except ValidationError as err:
+                raise _invalid_line(path, handle.tell(), err) from None
+
+    def _read(self, name: str) -> bytes:
+        try:
+            return (self.path / name).read_bytes()
+        except FileNotFoundError:
+            raise ArchiveError("missing", file=str(self.path / name)) from None
+
+
+def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
+    """The error of the record line of `path` that ends at byte `end`, named by its line number."""
+    with open(path, "rb") as handle:
+        before = handle.read(end)
+    number = before.count(b"\n") + (not before.endswith(b"\n"))
+    return ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path))
+
+
+def model_digest(identity: dict[str, Any]) -> str | None:
+    """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
+    the server's digest (Ollama's); None when the runner reports none (OpenAI-compatible servers)."""
+    if identity.get("sha256"):
+        return f"sha256:{identity['sha256']}"
+    return identity.get("digest")
+
+
+def short_digest(digest: str) -> str:
+    """The first 12 hex digits of a model digest, as `ollama list` shows them."""
+    return digest.removeprefix("sha256:")[:12]
+
+
+def _first(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(map(str, first["loc"]))
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def load_run(path: PathLike) -> Run:
+    """The run in directory `path` (it must hold a run.json)."""
+    path = Path(path)
+    try:
+        info = RunInfo.model_validate_json((path / RUN).read_bytes())
+    except FileNotFoundError:
+        raise ArchiveError("not a run directory (no run.json)", file=str(path)) from None
+    except (ValidationError, json.JSONDecodeError, ValueError) as err:
+        why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
+        raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
+    return Run(path, info)
+
+
+def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
+    """Every directory under `root` holding a run.json (sweep jobs included); Hydra's folders skipped."""
+    return map(Path, _run_dir_paths(os.fspath(Path(root))))
+
+
+def _run_dir_paths(root: str) -> Iterator[str]:
+    """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json)."""
+    if os.path.isfile(os.path.join(root, RUN)):
+        yield root
+        return
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.is_dir() and not entry.name.startswith("."):
+            yield from _run_dir_paths(entry.path)
+
+
+def scan_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run | ArchiveError]:
+    """Every run under `root` in directory order, or for a run.json that cannot be read, the error saying so."""
+    for path in run_dirs(root):
+        try:
+            yield load_run(path)
+        except ArchiveError as err:
+            yield err
+
+
+def find_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run]:
+    """Every readable run under `root`, in directory order."""
+    return (run for run in scan_runs(root) if isinstance(run, Run))
+
+
+def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
+    """A run by path, or by an unambiguous prefix of its run id among the runs under `root`."""
+    ref = os.fspath(ref)
+    if Path(ref).is_dir():
+        return load_run(ref)
+    matches = [run for run in find_runs(root) if run.id.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ArchiveError(f"no run directory or run id '{ref}' under {root}")
+    shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
+    raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+
+
+def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
+    """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
+    path = Path(ref)
+    if not path.is_dir() or (path / RUN).is_file():
+        return [resolve_run(ref, root)]
+    jobs = [d for d in job_dirs(path) if (d / RUN).is_file()]
+    if not jobs:
+        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)",
+                           file=os.fspath(ref))
+    return [load_run(job) for job in jobs]
+
+
+def job_dirs(sweep_dir: PathLike) -> list[Path]:
+    """The job directories of a sweep (`<number>_<model>`): its subdirectories, by job number then name."""
+    dirs = [d for d in Path(sweep_dir).iterdir() if d.is_dir() and not d.name.startswith(".")]
+    return sorted(dirs, key=_job_order)
+
+
+def _job_order(path: Path) -> tuple[int, str]:
+    number = path.name.split("_")[0]
+    return (int(number) if number.isdigit() else 1 << 30, path.name)
+
+
+def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
+           ) -> Iterator[tuple[ResponseRecord, list[ScoreRecord]]]:
+    """Each response with its score records (matched by sample id and repeat). Both files are written answer by
+    answer, so they are read in step; score records out of step (scores re-graded by a resume come last) wait in
+    memory for their response."""
+    pending: dict[tuple[str, int], list[ScoreRecord]] = {}
+    records = iter(scores)
+    for response in responses:
+        key = response.id, response.repeat
+        for record in records:
+            found = record.id, record.repeat
+            pending.setdefault(found, []).append(record)
+            if found != key and key in pending:
+                break
+        yield response, pending.pop(key, [])
+
+
+def distinct_labels(labels: Sequence[str], ids: Sequence[str]) -> list[str]:
+    """Each label, with its id added (`label · id`) where labels repeat, so every column has a name of its own."""
+    return [label if labels.count(label) == 1 else f"{label} · {id_}" for label, id_ in zip(labels, ids)]

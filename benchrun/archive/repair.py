@@ -1,0 +1,208 @@
+"""Checking an unfinished run's records before anything is appended to them (resume), and repairing them.
+
+Every line must match its digest in records.sha256 and belong to the manifest: one response per answer (sample id
+and repeat) at most, score lines only for recorded responses, each of a task's scorers once. What follows the last
+digest is the sample that was being recorded when the process died (a half-written line, or whole lines not yet
+committed): it is cut off quietly when it looks like exactly that, and that sample asked or graded again. Anything
+else (an edited, duplicated, reordered or foreign line, a written line gone) is a problem: refused, or with `force`
+dropped, the files rewritten from the lines that remain, and every dropped line named in the run's history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from benchrun.archive.writer import write_atomic, writing
+from benchrun.core.layout import DIGESTS, RECORD_FILES, RESPONSES, SCORES
+from benchrun.archive.ledger import (Checked, Digests, Mismatch, aligned, check_file, digest_lines, lines_of,
+                             read_digests)
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import FORMAT_VALID, answer_name
+
+Key = tuple[str, int]
+"""An answer: (sample id, repeat)."""
+
+
+@dataclass
+class Repair:
+    """What checking the records found, and what repairing them does."""
+
+    problems: list[Mismatch] = field(default_factory=list)
+    digests: Digests = field(default_factory=Digests)
+    checked: dict[str, Checked] = field(default_factory=dict)
+    bad: dict[str, set[int]] = field(default_factory=dict)
+    """Record file -> numbers of committed lines that do not belong (dropped by a forced repair)."""
+    regrade: set[Key] = field(default_factory=set)
+    """Answers with no score lines yet: graded again."""
+
+    @property
+    def cut(self) -> dict[str, int]:
+        """Record file -> lines of the uncommitted tail cut off."""
+        return {name: len(found.tail) for name, found in self.checked.items() if found.tail}
+
+    def note(self, dropped: dict[str, list[int]]) -> dict[str, Any]:
+        """What resume records in run.json's history."""
+        return {"tail_lines_cut": self.cut, "dropped_lines": dropped, "problems": [str(p) for p in self.problems],
+                "regraded": [answer_name(*key) for key in sorted(self.regrade)]}
+
+
+def check(run_dir: Path, manifest: Manifest) -> Repair:
+    """Check the record files against records.sha256 and the manifest (see the module docstring)."""
+    digests = read_digests(run_dir)
+    repair = Repair(problems=list(digests.problems), digests=digests)
+    for name in RECORD_FILES:
+        found = check_file(run_dir, name, digests.lines.get(name, []))
+        repair.checked[name] = found
+        repair.problems += found.problems
+        whole = [line for line in found.tail if line.endswith(b"\n")]
+        if whole and not _one_sample(name, whole, manifest):
+            repair.problems.append(Mismatch(name, found.written + 1, f"{len(whole)} line{'s' * (len(whole) != 1)} "
+                                                                     f"after line {found.written} not written by "
+                                                                     "the run"))
+    _check_meaning(repair, manifest)
+    return repair
+
+
+def _one_sample(name: str, lines: list[bytes], manifest: Manifest) -> bool:
+    """Whether uncommitted lines look like one sample's response (or its score lines) cut off by a kill."""
+    records = [_json(line) for line in lines]
+    keys = {_key(record) if record else None for record in records}
+    ids = {key[0] for key in keys if key}
+    task = next((s.task for s in manifest.samples if s.id in ids), None) if len(keys) == 1 and ids else None
+    if task is None:
+        return False
+    return len(records) == 1 if name == RESPONSES else len(records) <= 1 + len(manifest.task(task).scorers)
+
+
+def _check_meaning(repair: Repair, manifest: Manifest) -> None:
+    """Committed lines must belong: known samples, one response each, score lines of recorded responses, each once,
+    a sample's score lines complete."""
+    tasks = {s.id: s.task for s in manifest.samples}
+    expected = {t.name: {FORMAT_VALID, *(s.name for s in t.scorers)} for t in manifest.tasks}
+    answered: dict[Key, int] = {}
+    groups: dict[Key, dict[str, int]] = {}
+
+    def response(number: int, record: dict[str, Any]) -> str | None:
+        key = _key(record)
+        if key[0] not in tasks:
+            return f"names sample {key[0]!r}, which the manifest does not have"
+        if key[1] not in range(manifest.k):
+            return f"names repeat {key[1]!r} of {key[0]!r}; the run asks {manifest.k} per sample"
+        if key in answered:
+            return f"repeats the response to {answer_name(*key)!r} (line {answered[key]})"
+        answered[key] = number
+        return None
+
+    def score(number: int, record: dict[str, Any]) -> str | None:
+        key, scorer = _key(record), record.get("scorer")
+        if key not in answered:
+            return f"scores {answer_name(*key)!r}, which has no response"
+        group = groups.setdefault(key, {})
+        if scorer not in expected[tasks[key[0]]]:
+            return f"has scorer {scorer!r}, not one of task {tasks[key[0]]!r}'s"
+        if scorer in group:
+            return f"repeats scorer {scorer!r} of {answer_name(*key)!r} (line {group[scorer]})"
+        group[scorer] = number
+        return None
+
+    _judge(repair, RESPONSES, response)
+    _judge(repair, SCORES, score)
+    incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
+    for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
+        _problem(repair, SCORES, min(groups[key].values()),
+                 f"starts the incomplete score lines of {answer_name(*key)!r}")
+        repair.bad[SCORES].update(groups[key].values())
+    repair.regrade = (answered.keys() - groups.keys()) | incomplete
+
+
+def _judge(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
+    """Each committed line of record file `name` through `problem_of`; a line it faults is a problem, and bad."""
+    bad = repair.bad.setdefault(name, set())
+    for number, record in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
+        what = problem_of(number, record)
+        if what is not None:
+            _problem(repair, name, number, what)
+            bad.add(number)
+
+
+def _problem(repair: Repair, name: str, number: int, what: str) -> None:
+    repair.problems.append(Mismatch(name, number, f"line {number} {what}"))
+
+
+def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(number, record) of the lines that stay: the committed ones, or with problems those that follow the
+    written sequence."""
+    if found.problems:
+        numbered: Iterable[tuple[int, bytes]] = aligned(found.path, digests)
+    else:
+        numbered = zip(range(1, found.committed + 1), lines_of(found.path))
+    for number, line in numbered:
+        yield number, _json(line) or {}
+
+
+def _key(record: dict[str, Any]) -> Key:
+    """The answer a record line belongs to (a line from before repeats has none: repeat 0)."""
+    return record.get("id"), record.get("repeat", 0)
+
+
+def _json(line: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[int]]:
+    """Make the files hold only what belongs; the numbers of the committed lines dropped, by file.
+
+    Without problems only uncommitted tails go: the files are cut short, which a kill cannot leave half done.
+    With problems (a forced resume) the files are rewritten, with new digests, from the lines that follow the
+    written sequence and belong, less the score lines of samples left incomplete (graded again)."""
+    if not repair.problems:
+        for found in repair.checked.values():
+            _truncate(found.path, found.committed_size)
+        _truncate(run_dir / DIGESTS, read_digests(run_dir).committed_size)
+        return {}
+    good = {name: [(n, line) for n, line in aligned(run_dir / name, repair.digests.lines.get(name, []))
+                   if n not in repair.bad.get(name, set())] for name in RECORD_FILES}
+    answered = {_key(_json(line) or {}) for _, line in good[RESPONSES]}
+    good[SCORES] = _complete_groups(good[SCORES], answered, manifest)
+    _rewrite(run_dir, {name: [line for _, line in lines] for name, lines in good.items()})
+    dropped = {}
+    for name, lines in good.items():
+        kept = {n for n, _ in lines}
+        written = repair.checked[name].written
+        dropped[name] = [n for n in range(1, written + 1) if n not in kept]
+    return {name: numbers for name, numbers in dropped.items() if numbers}
+
+
+def _complete_groups(lines: list[tuple[int, bytes]], answered: set[Key],
+                     manifest: Manifest) -> list[tuple[int, bytes]]:
+    """The score lines of the answers whose every scorer has exactly one line."""
+    tasks = {s.id: s.task for s in manifest.samples}
+    expected = {t.name: sorted({FORMAT_VALID, *(s.name for s in t.scorers)}) for t in manifest.tasks}
+    groups: dict[Key, list[str]] = {}
+    for _, line in lines:
+        record = _json(line) or {}
+        groups.setdefault(_key(record), []).append(record.get("scorer"))
+    complete = {key for key, scorers in groups.items()
+                if key in answered and sorted(scorers) == expected[tasks[key[0]]]}
+    return [(n, line) for n, line in lines if _key(_json(line) or {}) in complete]
+
+
+def _truncate(path: Path, size: int) -> None:
+    if path.is_file() and path.stat().st_size != size:
+        with writing(path):
+            os.truncate(path, size)
+
+
+def _rewrite(run_dir: Path, keep: dict[str, list[bytes]]) -> None:
+    digests = [digest_lines(name, keep[name]) for name in RECORD_FILES]
+    for name in RECORD_FILES:
+        write_atomic(run_dir / name, b"".join(keep[name]))
+    write_atomic(run_dir / DIGESTS, b"".join(digests))

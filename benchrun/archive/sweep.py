@@ -1,0 +1,42 @@
+"""Sweeps: the jobs' run directories on disk, summarised side by side (works whatever ran the jobs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchrun.archive.writer import write_atomic
+from benchrun.core.errors import ArchiveError
+from benchrun.core.layout import RUN
+from benchrun.core.records import Summary, SweepJob, SweepLine, SweepSummary
+from benchrun.archive.reader import SWEEP_FILE, job_dirs, load_run
+
+
+def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
+    """Read every job's run.json and summary.json, and write sweep.json."""
+    jobs, lines, speed = [], {}, {}
+    for job_dir in job_dirs(sweep_dir):
+        job, summary = _read_job(job_dir)
+        jobs.append(job)
+        for line in summary.metrics if summary else ():
+            lines.setdefault((line.task, line.metric), {})[job_dir.name] = line
+        if summary is not None and summary.speed is not None:
+            speed[job_dir.name] = summary.speed
+    sweep = SweepSummary(jobs=tuple(jobs), metrics=tuple(
+        SweepLine(task=task, metric=metric, jobs=by_job) for (task, metric), by_job in lines.items()), speed=speed)
+    write_atomic(sweep_dir / SWEEP_FILE, sweep.model_dump_json(indent=2).encode() + b"\n")
+    return sweep
+
+
+def _read_job(job_dir: Path) -> tuple[SweepJob, Summary | None]:
+    """A job as its run directory says (read like any run), or why it cannot be read."""
+    if not (job_dir / RUN).is_file():
+        return SweepJob(dir=job_dir.name, model=None, status="missing",
+                        reason="the job left no run.json; see its log"), None
+    try:
+        run = load_run(job_dir)
+        summary = run.summary
+    except ArchiveError as err:
+        return SweepJob(dir=job_dir.name, model=None, status="unreadable", reason=str(err)), None
+    info = run.info
+    return SweepJob(dir=job_dir.name, model=info.model, label=info.label, status=info.status, reason=info.reason,
+                    run_id=info.run_id, manifest_id=info.manifest_id), summary

@@ -1,0 +1,366 @@
+"""Writing a run directory: the one writer of config, manifest, records, summary, run.json and the seal.
+
+Whoever writes holds the directory's lock (`dirlock`) from before the first byte to after the last. A response
+line is committed (its line and then its digest flushed) before its scorers run; one sample's score lines follow
+the same way. Files that are rewritten (run.json, summary.json, the seal) are written to a temporary file, synced
+and renamed. A failed write is one line naming the file (`WriteFailed`), never a traceback or a temporary file left.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import platform
+import socket
+import uuid
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
+
+from benchrun.archive.dirlock import DirLock
+from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed
+from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.layout import (CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RESPONSES, RUN, RUN_FILES, SCORES, SEAL, SUMMARY,
+                             UNFINISHED)
+from benchrun.archive.ledger import digest_lines
+from benchrun.core.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
+from benchrun.core.secrets import SECRETS
+from benchrun.archive.speed import SpeedTally
+from benchrun.archive.tally import Tally
+
+if TYPE_CHECKING:
+    from benchrun.core.manifest import Manifest
+
+RESERVE, RESERVE_BYTES = ".reserve", 32 * 1024
+"""Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
+PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
+_ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
+                errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large"}
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def environment() -> dict[str, object]:
+    """benchrun, Python and package versions, and the machine, for run.json."""
+    return {
+        "benchrun": _version("benchrun"), "python": platform.python_version(),
+        "platform": platform.platform(), "hostname": socket.gethostname(),
+        "packages": {name: _version(name) for name in PACKAGES},
+    }
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn an OSError while writing `path` into one line: `disk full writing outputs/.../responses.jsonl`."""
+    try:
+        yield
+    except OSError as err:
+        words = _ERRNO_WORDS.get(err.errno) or (os.strerror(err.errno) if err.errno else str(err))
+        raise WriteFailed(f"{words} writing {path}") from None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, sync it, then rename it over `path`; no temporary file survives."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with INTERRUPTS.held(), writing(path):
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def file_digest(path: Path) -> FileDigest:
+    """sha256, size and line count of a file, read in 1 MiB chunks."""
+    sha, size, lines = hashlib.sha256(), 0, 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            sha.update(chunk)
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+    return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
+
+
+def count_response(counts: dict[str, int], response: ResponseRecord) -> None:
+    """Add one response to run.json-style counts."""
+    counts["responses"] += 1
+    counts["request_errors"] += response.error is not None
+    counts["cached"] += response.cached_from is not None
+
+
+def count_score(counts: dict[str, int], score: ScoreRecord, response_failed: bool) -> None:
+    """Add one score line; a failed request is not also counted as a scorer error or an invalid format."""
+    if not response_failed:
+        counts["scorer_errors"] += score.error is not None
+        counts["format_invalid"] += score.scorer == FORMAT_VALID and score.detail is not None
+
+
+class RecordFile:
+    """An append-only file of whole lines that keeps its sha256, size and line count as it grows.
+
+    Unbuffered: each `append` is one write of whole lines, so nothing of a record waits in memory."""
+
+    def __init__(self, path: Path, fresh: bool = False):
+        self.path, self.name = path, path.name
+        self._hash, self.size, self.lines = hashlib.sha256(), 0, 0
+        with writing(path):
+            if not fresh and path.exists():
+                self._absorb(path)
+            self._file: IO[bytes] = open(path, "wb" if fresh else "ab", buffering=0)
+
+    def _absorb(self, path: Path) -> None:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                self._hash.update(chunk)
+                self.size += len(chunk)
+                self.lines += chunk.count(b"\n")
+
+    def append(self, data: bytes) -> None:
+        """Write whole lines (each with its newline) in one write."""
+        with writing(self.path):
+            view = memoryview(data)
+            while view:
+                view = view[self._file.write(view):]
+        self._hash.update(data)
+        self.size += len(data)
+        self.lines += data.count(b"\n")
+
+    def close(self) -> FileDigest:
+        with writing(self.path):
+            self._file.close()
+        return FileDigest(sha256=self._hash.hexdigest(), size=self.size, lines=self.lines)
+
+    def abandon(self) -> None:
+        """Close without raising (after a failed write nothing more can go wrong here: nothing is buffered)."""
+        try:
+            self._file.close()
+        except OSError:
+            pass
+
+
+def holds_run(run_dir: Path) -> bool:
+    return any((run_dir / name).exists() for name in RUN_FILES)
+
+
+class RunWriter:
+    """Observes a run and keeps its directory current: records committed as they come, status rewritten atomically.
+
+    `create` claims a new run directory, `reopen` an existing one (for resume); both hold its lock until `release`."""
+
+    def __init__(self, run_dir: Path, info: RunInfo, lock: DirLock):
+        self.dir, self.info, self.lock = run_dir, info, lock
+        self._sinks: dict[str, RecordFile] = {}
+        self._tally: Tally | None = None
+        self._speed = SpeedTally()
+        self.summary: Summary | None = None
+        self._counts = Counts(samples=info.counts.samples).model_dump()
+        self._graded = 0
+        """Responses whose score lines are committed (each sample's begin with format_valid)."""
+        self._broken = False
+        self.finished = False
+        """Whether `finish` wrote the final status (and the seal)."""
+
+    @classmethod
+    def create(cls, run_dir: Path, info: RunInfo) -> RunWriter:
+        """Claim `run_dir` for a new run: refused when it holds a run or another process is writing it."""
+        with writing(run_dir):
+            run_dir.mkdir(parents=True, exist_ok=True)
+        lock = DirLock(run_dir)
+        try:
+            lock.acquire(hint=NEW_DIR)
+        except ArchiveError as err:
+            raise RunDirTaken(str(err)) from None
+        if holds_run(run_dir):
+            lock.release()
+            raise RunDirTaken(taken(run_dir))
+        return cls(run_dir, info, lock)
+
+    @classmethod
+    def reopen(cls, run_dir: Path, info: RunInfo, lock: DirLock) -> RunWriter:
+        """Continue a run whose records were checked (and repaired) by the caller, who holds its lock."""
+        writer = cls(run_dir, info, lock)
+        writer._reserve()
+        return writer
+
+    def start(self, config_yaml: str) -> None:
+        """Write the reserve, config.yaml and run.json (status running)."""
+        self._reserve()
+        write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
+        self._write_info()
+
+    def _reserve(self) -> None:
+        """Space set aside for the last run.json: a full disk still lets the run say it failed, and why."""
+        with writing(self.dir / RESERVE), open(self.dir / RESERVE, "wb") as handle:
+            handle.write(bytes(RESERVE_BYTES))
+
+    def compiled(self, manifest: Manifest) -> None:
+        """Write manifest.json, open the record files and record the manifest id and sample count."""
+        write_atomic(self.dir / MANIFEST, manifest.canonical_json())
+        self.info = self.info.model_copy(update={"manifest_id": manifest.id,
+                                                 "counts": Counts(samples=manifest.n_answers)})
+        self._counts["samples"] = manifest.n_answers
+        self.open_records(manifest, (), ())
+
+    def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
+                     scores: Iterable[ScoreRecord], wall_s: float | None = 0.0) -> None:
+        """Open the record files for appending; counts, tally and speed start from the records they already hold
+        (`wall_s`: the time earlier sessions spent asking, None if unknown)."""
+        self._tally = Tally((t.name for t in manifest.tasks), manifest.k)
+        self._speed = SpeedTally(wall_s)
+        self._counts = Counts(samples=manifest.n_answers).model_dump()
+        self._graded = 0
+        failed = set()
+        for response in responses:
+            count_response(self._counts, response)
+            self._tally.add_response(response)
+            self._speed.add(response)
+            if response.error is not None:
+                failed.add((response.id, response.repeat))
+        for score in scores:
+            self._tally.add(score)
+            count_score(self._counts, score, (score.id, score.repeat) in failed)
+            self._graded += score.scorer == FORMAT_VALID
+        self._sinks = {name: RecordFile(self.dir / name) for name in (*RECORD_FILES, DIGESTS)}
+        self._write_info()
+
+    def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
+        """Record the model's identity and the runner config as used (secrets excluded)."""
+        self.info = self.info.model_copy(update={"identity": identity, "runner": runner})
+        self._write_info()
+
+    def asking(self) -> None:
+        """The first request goes out now: this session's wall time starts."""
+        self._speed.start()
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(**self._counts)
+
+    @property
+    def ungraded(self) -> int:
+        """Responses recorded whose scores are not (their scorers were still at work when the run stopped)."""
+        return self._counts["responses"] - self._graded
+
+    def record_response(self, response: ResponseRecord) -> None:
+        """Commit one response line: the line flushed, then its digest."""
+        with INTERRUPTS.held():
+            self._commit(RESPONSES, [response.model_dump_json().encode() + b"\n"])
+            count_response(self._counts, response)
+            self._tally.add_response(response)
+            self._speed.add(response)
+
+    def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+        """Commit a response and then its score lines."""
+        self.record_response(response)
+        self.record_scores(response, scores)
+
+    def record_scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+        """Commit the score lines of a response already recorded."""
+        with INTERRUPTS.held():
+            self._commit(SCORES, [score.model_dump_json().encode() + b"\n" for score in scores])
+            failed = response.error is not None
+            for score in scores:
+                self._tally.add(score)
+                count_score(self._counts, score, failed)
+                self._graded += score.scorer == FORMAT_VALID
+
+    def _commit(self, name: str, lines: list[bytes]) -> None:
+        if SECRETS:  # a server that echoes the API key cannot put it in the archive
+            lines = [SECRETS.scrub_bytes(line) for line in lines]
+        try:
+            self._sinks[name].append(b"".join(lines))
+            self._sinks[DIGESTS].append(digest_lines(name, lines))
+        except WriteFailed:
+            self._broken = True
+            raise
+
+    def finish(self, status: Status, reason: str | None = None) -> RunInfo:
+        """Close the records, write summary.json, run.json with the final status, then the seal (last). After a
+        failed write only run.json is written, into the space the reserve gave back."""
+        with INTERRUPTS.held():
+            (self.dir / RESERVE).unlink(missing_ok=True)
+            files = self._close_records()
+            try:
+                if self._tally is not None and not self._broken:
+                    self.summary = self._tally.summary(self.info.manifest_id, self.info.model, self._speed.speed())
+                    data = self.summary.model_dump_json(indent=2).encode() + b"\n"
+                    write_atomic(self.dir / SUMMARY, data)
+                    files[SUMMARY] = FileDigest.of(data)
+                self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
+                                                         "files": files})
+                run_json = self._write_info()
+                if not self._broken:
+                    seal = Seal(run_id=self.info.run_id, sealed_at=self.info.ended_at,
+                                run_json=FileDigest.of(run_json))
+                    write_atomic(self.dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
+            except WriteFailed:
+                self._broken = True
+                raise
+            self.finished = True
+        return self.info
+
+    def fail(self, reason: str) -> None:
+        """Record `failed` as far as the disk still allows (after a failed write, run.json may be unwritable too)."""
+        if self.finished:
+            return
+        try:
+            self.finish("failed", reason)
+        except WriteFailed:
+            pass
+
+    def _close_records(self) -> dict[str, FileDigest]:
+        """The final digests of config.yaml and the record files (none after a failed write)."""
+        sinks, self._sinks = self._sinks, {}
+        if self._broken:
+            for sink in sinks.values():
+                sink.abandon()
+            return {}
+        config = {CONFIG: file_digest(self.dir / CONFIG)} if (self.dir / CONFIG).is_file() else {}
+        return {**config, **{name: sink.close() for name, sink in sinks.items()}}
+
+    def release(self) -> None:
+        """Let go of the directory (the record files are closed first if still open)."""
+        for sink in self._sinks.values():
+            sink.abandon()
+        self._sinks = {}
+        (self.dir / RESERVE).unlink(missing_ok=True)
+        self.lock.release()
+
+    def _write_info(self) -> bytes:
+        self.info = self.info.model_copy(update={"counts": self.counts})
+        data = SECRETS.scrub_bytes(self.info.model_dump_json(indent=2).encode() + b"\n")
+        write_atomic(self.dir / RUN, data)
+        return data
+
+
+NEW_DIR = "pick a new directory (hydra.run.dir=...)"
+
+
+def taken(run_dir: Path) -> str:
+    """Why a run cannot start in `run_dir`: the run it holds, and what to do instead."""
+    try:
+        info = RunInfo.model_validate_json((run_dir / RUN).read_bytes())
+    except (OSError, ValueError):
+        present = ", ".join(name for name in RUN_FILES if (run_dir / name).exists())
+        return f"{run_dir} already holds a run's files ({present}); nothing was changed; {NEW_DIR}"
+    finish = f", or finish that run with: benchrun-audit resume {run_dir}" if info.status in UNFINISHED else ""
+    return (f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {NEW_DIR}{finish}")

@@ -1,0 +1,177 @@
+"""Value grids into samples: zip (`tuple`) or every combination, rendered prompts and stable ids.
+
+A template is a `str.format` template held to plain value names: `{a}`, `{a!r}`, `{a:>8}`, `{a:{width}}` (a format
+spec's own fields are value names too). Indexing, attributes, other conversions and nested specs are refused
+before anything is rendered, and so are format widths and precisions above `task.max_prompt_chars`, so a template
+cannot reach into Python objects or render gigabytes. The sample count is known from the value lists before they
+are expanded, and refused above `task.max_samples`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from benchrun.core.errors import TaskError
+from benchrun.core.manifest import Sample
+from benchrun.compiler.sources import TaskSpec
+
+ID_COLUMN = "id"
+_MAX_ID = 80
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?")
+"""The format-spec mini-language, for the width and precision it asks for."""
+_ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D"})
+"""What a value must not carry unescaped into a sample id `task:a=1,b=2`."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a benchmark may ask for (task.max_samples, task.max_prompt_chars)."""
+
+    max_samples: int
+    max_prompt_chars: int
+
+
+@dataclass(frozen=True)
+class Field:
+    """One `{name!conversion:spec}` of a template."""
+
+    name: str
+    conversion: str | None
+    spec: str
+    spec_fields: tuple[str, ...]
+    """Value names inside the spec (`{a:{width}}`): the spec is known only per sample."""
+
+
+def template_fields(spec: TaskSpec, limits: Limits) -> list[Field]:
+    """The template's fields, each a plain value name with an allowed conversion and spec."""
+    try:
+        parsed = list(string.Formatter().parse(spec.template))
+    except ValueError as err:
+        raise _error(spec, "template", f"not a valid str.format template: {err}") from None
+    return [_field(spec, name, conversion, format_spec or "", limits)
+            for _, name, format_spec, conversion in parsed if name is not None]
+
+
+def _field(spec: TaskSpec, name: str, conversion: str | None, format_spec: str, limits: Limits) -> Field:
+    shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{format_spec}" if format_spec else "") + "}"
+    if not name or name.isdigit():
+        raise _error(spec, "template", "positional fields like {} are not allowed; name a value")
+    if not name.isidentifier():
+        raise _error(spec, "template", f"field {shown}: only a value's name can stand in a field (no indexing or "
+                                       "attributes)")
+    if name not in spec.values:
+        raise _error(spec, "template", f"field '{{{name}}}' is not in values (values: {', '.join(spec.values)})")
+    if conversion not in (None, "r", "s"):
+        raise _error(spec, "template", f"field {shown}: conversion !{conversion} is not allowed (only !r and !s)")
+    nested = [part for part in string.Formatter().parse(format_spec) if part[1] is not None]
+    for _, inner, inner_spec, inner_conversion in nested:
+        if not inner.isidentifier() or inner not in spec.values or inner_spec or inner_conversion:
+            raise _error(spec, "template", f"field {shown}: a format spec's own field must be a value's name, as "
+                                           "in {a:{width}}")
+    if not nested:
+        _check_spec(spec, shown, format_spec, limits)
+    return Field(name, conversion, format_spec, tuple(part[1] for part in nested))
+
+
+def _check_spec(spec: TaskSpec, shown: str, format_spec: str, limits: Limits, sample: str | None = None) -> None:
+    """Refuse a width or precision that alone would pass task.max_prompt_chars."""
+    match = _SPEC.fullmatch(format_spec)
+    asked = max(int(match["width"] or 0), int(match["precision"] or 0)) if match else 0
+    if asked > limits.max_prompt_chars:
+        where = f" for sample '{sample}'" if sample else ""
+        raise _error(spec, "template", f"field {shown}{where} asks for {asked:,} characters, more than "
+                                       f"task.max_prompt_chars ({limits.max_prompt_chars:,})")
+
+
+def sample_count(spec: TaskSpec) -> int:
+    """How many samples the task's value lists give, without expanding them."""
+    lengths = [len(column) for column in spec.values.values()]
+    if spec.value_combinations == "combinations":
+        return math.prod(lengths)
+    if len(set(lengths)) > 1:
+        shown = ", ".join(f"{name}={len(column)}" for name, column in spec.values.items())
+        raise _error(spec, "values", f"value lists differ in length ({shown}); "
+                                     "value_combinations: tuple needs equal lengths")
+    return lengths[0]
+
+
+def rows(spec: TaskSpec) -> Iterator[dict[str, Any]]:
+    """One dict of values per sample, in order."""
+    names = list(spec.values)
+    grid = itertools.product(*spec.values.values()) if spec.value_combinations == "combinations" \
+        else zip(*spec.values.values())
+    return (dict(zip(names, combo)) for combo in grid)
+
+
+def samples(spec: TaskSpec, limits: Limits) -> list[Sample]:
+    """Every sample of a task: rendered prompt, values, reference and a unique, stable id."""
+    fields = template_fields(spec, limits)
+    n = sample_count(spec)
+    references = _references(spec, n)
+    render = _renderer(spec, fields, limits)
+    seen: dict[str, int] = {}
+    out = []
+    for index, (values, reference) in enumerate(zip(rows(spec), references)):
+        sample_id = _unique(spec, sample_id_for(spec.name, values), index, seen)
+        prompt = render(values, sample_id)
+        if len(prompt) > limits.max_prompt_chars:
+            raise _error(spec, "template", f"the prompt of sample '{sample_id}' has {len(prompt):,} characters, more "
+                                           f"than task.max_prompt_chars ({limits.max_prompt_chars:,})")
+        out.append(Sample.model_construct(id=sample_id, task=spec.name, prompt=prompt, values=values,
+                                          reference=reference))
+    return out
+
+
+def _renderer(spec: TaskSpec, fields: list[Field], limits: Limits):
+    """values, sample id -> prompt; a value its field cannot format is an error naming the sample."""
+    nested = [field for field in fields if field.spec_fields]
+
+    def render(values: dict[str, Any], sample_id: str) -> str:
+        for field in nested:
+            shown = "{" + field.name + ":" + field.spec + "}"
+            _check_spec(spec, shown, field.spec.format_map(values), limits, sample_id)
+        try:
+            return spec.template.format_map(values)
+        except (ValueError, TypeError) as err:
+            raise _error(spec, "template", f"cannot render sample '{sample_id}': {err}") from None
+    return render
+
+
+def _references(spec: TaskSpec, n: int) -> Iterator[Any] | list[Any]:
+    if spec.reference == "calculated":
+        return itertools.repeat(None, n)
+    if len(spec.reference) != n:
+        raise _error(spec, "reference", f"{len(spec.reference)} references for {n} samples")
+    return spec.reference
+
+
+def sample_id_for(task: str, values: dict[str, Any]) -> str:
+    """`task:id` from an id column, else `task:a=2,b=3` (`%`, `,` and `=` in a value escaped as %25, %2C, %3D, so
+    no two samples share an id by accident); long ids keep a readable head and a hash."""
+    if ID_COLUMN in values:
+        return f"{task}:{values[ID_COLUMN]}"
+    text = f"{task}:" + ",".join(f"{name}={str(value).translate(_ESCAPED)}" for name, value in values.items())
+    if len(text) <= _MAX_ID:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return f"{text[:_MAX_ID - 14]}~{digest}"
+
+
+def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, int]) -> str:
+    if sample_id in seen:
+        has_ids = ID_COLUMN in spec.values
+        fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
+        raise _error(spec, "values.id" if has_ids else "values",
+                     f"duplicate sample id '{sample_id}' (samples {seen[sample_id] + 1} and {index + 1}); {fix}")
+    seen[sample_id] = index
+    return sample_id
+
+
+def _error(spec: TaskSpec, key: str, message: str) -> TaskError:
+    return TaskError(message, **spec.where(key))

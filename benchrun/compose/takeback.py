@@ -1,0 +1,52 @@
+"""What Hydra made for a run or sweep that never started (a config that fails, a signal while Hydra writes its
+copies, a launcher that cannot submit), taken back so that nothing is left but what a run recorded. Loads no Hydra."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from benchrun.compose.labels import MULTIRUN_FILE
+from benchrun.core.layout import LOG, RUN
+
+NEW_SWEEPS: list[tuple[Path, Path]] = []
+"""(sweep directory, its first ancestor that did not exist) for each sweep this process started."""
+NEW_RUNS: list[Path] = []
+"""The run directory of each single run this process started."""
+LAUNCHER_FILES = ".submitit"
+"""What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
+
+
+def forget_hydra_copies(run_dir: Path, secret: bool = False) -> None:
+    """Delete what Hydra wrote for a run that will not start (.hydra/, the job's log, the sweep's multirun.yaml if
+    its overrides hold a secret), and the run directory and its date directory if that empties them."""
+    shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
+    if secret:
+        (run_dir.parent / MULTIRUN_FILE).unlink(missing_ok=True)
+    (run_dir / LOG).unlink(missing_ok=True)
+    for folder in (run_dir, run_dir.parent):
+        if not folder.is_dir() or any(folder.iterdir()):
+            break
+        folder.rmdir()
+
+
+def take_back_unstarted() -> None:
+    """Remove what Hydra made for a run that stopped before it claimed its directory (a signal while Hydra wrote
+    its .hydra/ copies, say), then for sweeps that never launched a job."""
+    for run_dir in NEW_RUNS:
+        if not (run_dir / RUN).exists():
+            forget_hydra_copies(run_dir)
+    take_back_unlaunched_sweeps()
+
+
+def take_back_unlaunched_sweeps() -> None:
+    """Remove what a sweep that failed before any job started (a job's config did not compose, sbatch refused the
+    jobs) created: its directory, holding only Hydra's multirun.yaml and the launcher's files, and the parents made
+    for it."""
+    for sweep_dir, top in NEW_SWEEPS:
+        if sweep_dir.is_dir() and {p.name for p in sweep_dir.iterdir()} - {LAUNCHER_FILES} == {MULTIRUN_FILE}:
+            shutil.rmtree(sweep_dir)
+            for parent in sweep_dir.parents:
+                if parent == top.parent or any(parent.iterdir()):
+                    break
+                parent.rmdir()

@@ -1,0 +1,1 @@
+"""What benchrun prints: output streams and one-line errors, the run's tables, the progress bar."""

@@ -1,0 +1,181 @@
+"""What benchrun prints: the plan of a dry run, errors, and (later) run tables."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from benchrun.core.errors import EXIT
+from benchrun.core.secrets import SECRETS
+from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
+from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures
+
+if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
+    from benchrun.core.manifest import Manifest
+
+
+WIDE = 160
+"""Width when not printing to a terminal (pipes, logs, tests), so tables do not fold."""
+
+
+class _Console(Console):
+    """rich's Console, but a reader that stops early is not an error (rich's documented hook exits with 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def stdout() -> Console:
+    """Standard output. Prompts, answers, names and values are printed as they are: no markup, no emoji codes."""
+    console = _Console(highlight=False, markup=False, emoji=False)
+    if not console.is_terminal:
+        console.width = max(console.width, WIDE)
+    return console
+
+
+@contextmanager
+def closing_pipe() -> Iterator[None]:
+    """When the reader stops early (`benchrun-audit export RUN | head`), the output ends quietly (the recipe in
+    Python's documentation of SIGPIPE)."""
+    try:
+        yield
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(EXIT["ok"])
+
+
+def error(message: str) -> None:
+    """One line on stderr, no markup interpretation, every credential benchrun sends masked."""
+    print(f"benchrun: error: {SECRETS.scrub(message)}", file=sys.stderr, flush=True)
+
+
+def plan_table(manifest: Manifest) -> Table:
+    """Tasks with their sample counts, format, scorers and first rendered prompt."""
+    table = Table(title=f"{manifest.benchmark} · {manifest.runner.type} · {manifest.runner.model}",
+                  title_justify="left")
+    for column in ("task", "samples", "format", "scorers", "first prompt"):
+        table.add_column(column, overflow="fold", justify="right" if column == "samples" else "left")
+    first = {}
+    for sample in manifest.samples:
+        first.setdefault(sample.task, sample.prompt)
+    for task in manifest.tasks:
+        table.add_row(task.name, str(task.n_samples), task.format.name,
+                      ", ".join(s.name for s in task.scorers), first[task.name])
+    return table
+
+
+def print_plan(manifest: Manifest, console: Console) -> None:
+    """The dry-run report: what would be asked, how often, and the manifest id."""
+    console.print(plan_table(manifest))
+    n, k = len(manifest.samples), manifest.k
+    each = f" x {k} repeats" if k > 1 else ""
+    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {n * k} model calls "
+                  f"(dry run: no model was called)")
+    console.print(f"manifest id: {manifest.id}")
+
+
+def progress(total: int) -> ContextManager[Callable[[bool], None]]:
+    """A progress bar (done/total, errors, rate) on a terminal; yields `advance(failed)`. rich's progress machinery
+    is loaded only here, so the audit commands do not pay for it."""
+    from benchrun.console.progress import progress_bar
+
+    return progress_bar(stdout(), total)
+
+
+def metrics_table(summary: Summary) -> Table:
+    """task x metric: mean, standard error, n and errors; with repeats also pass@k, majority@k and consistency."""
+    k = summary.repeats
+    table = Table(title=f"{summary.model}" + (f" · {k} answers per sample" if k else ""), title_justify="left")
+    repeated = ("pass@k", "majority@k", "consistency") if k else ()
+    for column in ("task", "metric", "mean", "stderr", "n", "errors", *repeated):
+        table.add_column(column, justify="left" if column in ("task", "metric") else "right")
+    for line in summary.metrics:
+        cells = [line.task, line.metric, number(line.mean), number(line.stderr), str(line.n), str(line.errors)]
+        if k:
+            cells += [number(line.pass_at_k), number(line.majority_at_k),
+                      number((summary.consistency or {}).get(line.task))]
+        table.add_row(*cells)
+    return table
+
+
+def number(value: float | None) -> str:
+    """A mean or rate as printed in every table: three decimals, or - when there is none."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console: Console) -> None:
+    """The end of a run: the metrics table, the status and where the run directory is."""
+    if summary is not None:
+        console.print(metrics_table(summary))
+    unit = "answers" if summary is not None and summary.repeats else "samples"
+    console.print(f"{info.status}: {info.counts.text(unit)}")
+    console.print(f"run directory: {run_dir.absolute()}")
+
+
+def sweep_table(summary: SweepSummary) -> Table:
+    """task x metric rows, one column per job: mean ± stderr (n)."""
+    table = Table(title="sweep", title_justify="left")
+    table.add_column("task")
+    table.add_column("metric")
+    for job in summary.jobs:
+        table.add_column(job_name(job), justify="right")
+    for line in summary.metrics:
+        table.add_row(line.task, line.metric, *(_cell(line.jobs.get(job.dir)) for job in summary.jobs))
+    return table
+
+
+def job_name(job: SweepJob) -> str:
+    """A sweep job's column: its label, else its model, else its directory."""
+    return job.label or job.model or job.dir
+
+
+def figure(key: str, value: float | None) -> str:
+    """A speed figure as printed: a rate to one decimal, seconds to three, - when there is none."""
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if key.endswith("per_s") else f"{value:.3f}"
+
+
+def speed_cells(speed: Speed | None) -> dict[str, str]:
+    """Every figure of a speed as printed, key -> text; tokens/s says what it was measured by (server or wall)."""
+    cells = {key: figure(key, value) for key, value in figures(speed).items()}
+    if speed is not None and speed.tokens_per_s_from:
+        cells["tokens_per_s"] += f" ({speed.tokens_per_s_from})"
+    return cells
+
+
+def sweep_speed_table(summary: SweepSummary) -> Table:
+    """The side-by-side speed figures, one column per job."""
+    table = Table(title="speed", title_justify="left")
+    table.add_column("figure")
+    for job in summary.jobs:
+        table.add_column(job_name(job), justify="right")
+    cells = [speed_cells(summary.speed.get(job.dir)) for job in summary.jobs]
+    for key in SIDE_BY_SIDE:
+        table.add_row(FIGURES[key], *(by_key[key] for by_key in cells))
+    return table
+
+
+def _cell(line: MetricSummary | None) -> str:
+    if line is None or line.mean is None:
+        return "-"
+    stderr = f" ± {line.stderr:.3f}" if line.stderr is not None else ""
+    return f"{line.mean:.3f}{stderr} (n={line.n})"
+
+
+def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> None:
+    """The sweep table, each failed job with its reason, and where the sweep directory is."""
+    console.print(sweep_table(summary))
+    if summary.speed:
+        console.print(sweep_speed_table(summary))
+    for job in summary.failed:
+        console.print(f"job {job.dir} ({job.label or job.model or 'unknown model'}) {job.status}: {job.reason}")
+    console.print(f"sweep directory: {sweep_dir.absolute()}")

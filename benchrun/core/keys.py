@@ -1,0 +1,21 @@
+"""How a user error names a place and a mistyped key: `tasks[2].values.b`, `unknown key 'x' (did you mean 'y'?)`."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+
+def key_path(root: str, parts: Iterable[Any]) -> str:
+    """`tasks`, [2, 'values', 'b'] -> `tasks[2].values.b`."""
+    text = root
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def unknown_key(key: str, allowed: list[str], what: str = "key") -> str:
+    """`unknown key 'x' (did you mean 'y'?)`, or the allowed keys when none is close."""
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(allowed)}"
+    return f"unknown {what} '{key}' ({hint})"

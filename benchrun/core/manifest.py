@@ -1,0 +1,154 @@
+"""The frozen `Manifest`: everything that determines what a run asks, and its content hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable, Iterator, Literal, NamedTuple
+
+from pydantic import Field
+
+from benchrun.core.frozen import Frozen
+
+SCHEMA_VERSION = 1
+Scalar = str | int | float | bool
+Reference = Scalar | list[Scalar] | None
+
+
+class SourceFile(Frozen):
+    """One file of the benchmark, as it was when compiled."""
+
+    path: str
+    """Relative to the benchmark directory, with forward slashes."""
+    sha256: str
+    size: int
+
+
+class ScorerSpec(Frozen):
+    """A scorer by name, where it came from and the sha256 of its source code."""
+
+    name: str
+    origin: Literal["builtin", "custom_scorer.py"]
+    sha256: str
+
+
+class FormatSpec(Frozen):
+    """The response class a task asks for, with the JSON schema sent to the model."""
+
+    name: str
+    origin: Literal["builtin", "custom_response.py"]
+    json_schema: dict[str, Any]
+
+
+class TaskEntry(Frozen):
+    """One task after compilation."""
+
+    name: str
+    description: str | None = None
+    source: str
+    """The file or folder the task came from (relative to the benchmark)."""
+    template: str
+    reference: Literal["list", "calculated"]
+    value_combinations: Literal["tuple", "combinations"]
+    format: FormatSpec
+    scorers: tuple[ScorerSpec, ...]
+    n_samples: int
+
+
+class Sample(Frozen):
+    """One question: a rendered prompt, the values it came from and its reference."""
+
+    id: str
+    task: str
+    prompt: str
+    values: dict[str, Scalar]
+    reference: Reference = None
+    """The reference from the task file; None for `calculated` (the scorer gets the values)."""
+
+
+class Query(NamedTuple):
+    """One answer to ask for: a sample and which of its repeats. An answer is identified by (sample id, repeat)."""
+
+    sample: Sample
+    repeat: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.sample.id, self.repeat
+
+
+class RunnerSpec(Frozen):
+    """How the model is asked: everything but where the server is and secrets."""
+
+    type: str
+    model: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Runner-specific request settings such as keep_alive and think."""
+
+
+class Repeats(Frozen):
+    """Each sample asked k times, and how the repeats' seeds follow from runner.options.seed."""
+
+    k: int = Field(ge=2)
+    seeds: Literal["vary", "same"]
+    """`vary`: repeat i is asked with seed + i; `same`: every repeat with the seed (no seed set: none is sent)."""
+
+
+class Manifest(Frozen):
+    """The compiled run. Its canonical JSON's sha256 is the manifest id."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    benchmark: str
+    config: dict[str, Any]
+    """The resolved config, less what does not change the questions (host, concurrency, ...)."""
+    files: tuple[SourceFile, ...]
+    runner: RunnerSpec
+    tasks: tuple[TaskEntry, ...]
+    samples: tuple[Sample, ...]
+    repeats: Repeats | None = Field(None, exclude_if=lambda repeats: repeats is None)
+    """None: each sample asked once (left out of the JSON, so such a manifest is byte for byte what it was before
+    repeats existed, and keeps its id)."""
+
+    @property
+    def k(self) -> int:
+        """How many answers each sample gets."""
+        return 1 if self.repeats is None else self.repeats.k
+
+    @property
+    def n_answers(self) -> int:
+        """How many answers the run asks for: samples x repeats."""
+        return len(self.samples) * self.k
+
+    def queries(self, samples: Iterable[Sample] | None = None) -> Iterator[Query]:
+        """Every (sample, repeat) to ask, of `samples` (default: all), a sample's repeats one after another."""
+        for sample in self.samples if samples is None else samples:
+            for repeat in range(self.k):
+                yield Query(sample, repeat)
+
+    def seed(self, repeat: int) -> int | None:
+        """The seed repeat `repeat` is asked with, if other than runner.options.seed (None: as configured)."""
+        base = self.runner.options.get("seed")
+        if repeat == 0 or self.repeats is None or self.repeats.seeds == "same" or not isinstance(base, int):
+            return None
+        return base + repeat
+
+    def canonical_json(self) -> bytes:
+        return canonical_json(self.model_dump(mode="json"))
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha256(self.canonical_json()).hexdigest()
+
+    def task(self, name: str) -> TaskEntry:
+        return next(t for t in self.tasks if t.name == name)
+
+
+def canonical_json(data: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: the same data always gives the same bytes."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,319 @@
+"""The record shapes of a run directory: responses, scores, summary and run.json."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import Field
+
+from benchrun.core.frozen import Frozen
+
+RECORD_VERSION = 1
+FORMAT_VALID = "format_valid"
+"""The pseudo-scorer that checks each response against its response class; first of every sample's score lines."""
+Status = Literal["running", "completed", "completed_with_errors", "failed", "interrupted"]
+Number = int | float
+
+
+class Completion(Frozen):
+    """A model's answer to one prompt, with what the server says about it (what a runner returns and what the
+    response cache keeps)."""
+
+    text: str
+    done_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    durations_ns: dict[str, int] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorInfo(Frozen):
+    """An error kept as data: the exception's type and message."""
+
+    type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+    @classmethod
+    def of(cls, err: BaseException) -> ErrorInfo:
+        return cls(type=type(err).__name__, message=str(err) or type(err).__name__)
+
+
+class Attempt(Frozen):
+    """One try at a request that failed (a retried error, or the last one)."""
+
+    number: int
+    error: ErrorInfo
+    seconds: float
+    """Wall time of this try."""
+
+
+class ResponseRecord(Frozen):
+    """One line of responses.jsonl: what the model answered for one sample, or why it did not."""
+
+    id: str
+    task: str
+    repeat: int = Field(0, ge=0)
+    """Which of the sample's `repeats` answers this is (0..k-1); a response is identified by (id, repeat)."""
+    text: str | None
+    """The raw response text exactly as received; None when every attempt failed."""
+    done_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    durations_ns: dict[str, int] = Field(default_factory=dict)
+    """The server's own timings (total, load, prompt_eval, eval), when it reports them."""
+    seconds: float
+    """Wall time for the sample, retries included."""
+    attempts: int
+    """How many requests were sent for this sample."""
+    failed_attempts: tuple[Attempt, ...] = ()
+    error: ErrorInfo | None = None
+    """Set when no response was obtained."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Runner-specific response metadata (e.g. the served model id, system_fingerprint)."""
+    carried_from: str | None = None
+    """The run id this answer was carried over from (a retry keeps its parent's good answers), else None."""
+    cached_from: str | None = None
+    """The run id that asked this answer, when it was taken from the response cache instead of the model."""
+
+
+def answer_name(sample: str, repeat: int) -> str:
+    """How an answer is named to a reader: the sample id, and its repeat from the second on."""
+    return f"{sample} repeat {repeat}" if repeat else sample
+
+
+def answered(completion: Completion, **record: Any) -> ResponseRecord:
+    """The response record of an answer already validated (as a Completion), built without validating it again:
+    `record` gives id, task, repeat, seconds, attempts, failed_attempts and, for a cached answer, cached_from."""
+    return ResponseRecord.model_construct(**dict(completion), **record)
+
+
+class ScoreRecord(Frozen):
+    """One line of scores.jsonl: one scorer's result for one sample."""
+
+    id: str
+    task: str
+    repeat: int = Field(0, ge=0)
+    """The repeat of the response scored (see ResponseRecord.repeat)."""
+    scorer: str
+    """A scorer of the task, or `format_valid` (the response checked against its response class)."""
+    metrics: dict[str, Number] | None
+    """Metric name -> value; None when the scorer failed."""
+    error: ErrorInfo | None = None
+    detail: str | None = None
+    """Why a value is what it is; for format_valid, the validation error."""
+
+
+def _absent(value: Any) -> bool:
+    """Left out of the JSON: what only runs with repeats have (a run without is written as before repeats), and
+    what a record read from an older run lacks (it is written back as it was)."""
+    return value is None
+
+
+class MetricSummary(Frozen):
+    """One task x metric line of summary.json."""
+
+    task: str
+    metric: str
+    n: int
+    """Answers with a value (samples x repeats, less the errors)."""
+    mean: float | None
+    """The mean over all answers."""
+    stderr: float | None
+    """Standard error of the mean; with repeats, cluster-robust with each sample's answers one cluster (for one
+    answer per sample: sample standard deviation / sqrt(n)); None with fewer than two samples."""
+    errors: int
+    """Answers with no value: the request or the scorer failed."""
+    binary: bool | None = Field(None, exclude_if=_absent)
+    """Whether every value is 0 or 1 (true when there is none), found by the tally that wrote the line; None in a
+    summary.json written before benchrun recorded it (readers then scan the score records: benchrun.audit.lines)."""
+    samples: int | None = Field(None, exclude_if=_absent)
+    """With repeats: the samples with a valued answer, each one cluster of the standard error; absent otherwise."""
+    pass_at_k: float | None = Field(None, exclude_if=_absent)
+    """0/1 metrics with repeats: the mean over samples of Chen et al.'s (2021) unbiased pass@k estimator, k the
+    repeats (samples with fewer valued answers than k left out); absent otherwise."""
+    majority_at_k: float | None = Field(None, exclude_if=_absent)
+    """0/1 metrics with repeats: the share of samples for which more than half of the answers score 1."""
+
+    @property
+    def proportion(self) -> bool:
+        """Whether the mean is a share of independent 0/1 answers (a 0/1 metric, one answer per sample): what
+        Wilson's interval and McNemar's test assume."""
+        return bool(self.binary) and self.samples is None
+
+
+class Latency(Frozen):
+    """Wall time per answered request, in seconds (percentiles by the nearest-rank rule)."""
+
+    p50: float
+    p95: float
+    max: float
+
+
+class Speed(Frozen):
+    """How fast the run went, from the responses asked in it (see benchrun.archive.speed): answers from the response cache
+    (`cached_from`) or carried over by a retry (`carried_from`) are left out."""
+
+    n: int
+    """Answered responses the latency and token figures are from."""
+    failed: int
+    """Requests that got no answer: left out of latency and tokens, counted in samples_per_s."""
+    latency_s: Latency | None
+    tokens_per_s: float | None
+    """Generation speed: completion tokens over the server's eval time, or over wall time (tokens_per_s_from)."""
+    tokens_per_s_from: Literal["server", "wall"] | None
+    prompt_tokens_per_s: float | None
+    """Prompt tokens over the server's prompt_eval time; None when the server reports none."""
+    load_s: float | None
+    """The longest model load the server reported (the cold start); None when it reports none."""
+    wall_s: float | None
+    """From the first request to the last answer, summed over the run's sessions (a resume adds its own); None
+    when a session's time is unknown (it was killed before it could write it)."""
+    samples_per_s: float | None
+    """(n + failed) / wall_s."""
+
+
+class Summary(Frozen):
+    """summary.json: per task x metric statistics of scores.jsonl, and the run's speed."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    manifest_id: str
+    model: str
+    metrics: tuple[MetricSummary, ...]
+    repeats: int | None = Field(None, exclude_if=_absent)
+    """k, the answers asked per sample, when more than one."""
+    consistency: dict[str, float] | None = Field(None, exclude_if=_absent)
+    """With repeats, per task: the share of samples whose k raw answers are identical (samples with a failed
+    request left out)."""
+    speed: Speed | None = None
+    """None in runs made before speed was recorded."""
+
+
+class FileDigest(Frozen):
+    """A record file as it was when the run finished."""
+
+    sha256: str
+    size: int
+    lines: int
+
+    @classmethod
+    def of(cls, data: bytes) -> FileDigest:
+        return cls(sha256=hashlib.sha256(data).hexdigest(), size=len(data), lines=data.count(b"\n"))
+
+
+class Counts(Frozen):
+    samples: int
+    """The answers the run asks for: the manifest's samples times its repeats."""
+    responses: int = 0
+    """Answers with a response record (answered or failed)."""
+    request_errors: int = 0
+    scorer_errors: int = 0
+    format_invalid: int = 0
+    cached: int = 0
+    """Responses taken from the response cache (`cached_from` set)."""
+
+    def text(self, unit: str = "samples") -> str:
+        """`18/18 samples, 0 request errors, 0 scorer errors, 0 invalid formats[, 18 from the cache]` (`answers` for a
+        run with repeats)."""
+        cached = f", {self.cached} from the cache" if self.cached else ""
+        return (f"{self.responses}/{self.samples} {unit}, {self.request_errors} request errors, "
+                f"{self.scorer_errors} scorer errors, {self.format_invalid} invalid formats{cached}")
+
+
+class Lineage(Frozen):
+    """Where a retry came from."""
+
+    run_id: str
+    path: str
+    """The parent's run directory, as it was when the retry was made."""
+    carried: int
+    """How many of the parent's responses were carried over."""
+    asked: int
+    """How many samples were asked again (their requests had failed in the parent, or were never made)."""
+
+
+class Seal(Frozen):
+    """seal.json, written last when a run ends: the digest of the final run.json, whose `files` digest the rest."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    run_id: str
+    sealed_at: str
+    run_json: FileDigest
+
+
+class RunInfo(Frozen):
+    """run.json: who, when, where and how the run went. Rewritten atomically as the run goes."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    run_id: str
+    status: Status
+    reason: str | None = None
+    """Why a run failed or was interrupted."""
+    started_at: str
+    ended_at: str | None = None
+    benchmark: str
+    model: str
+    manifest_id: str | None
+    """None when the run failed before it compiled."""
+    overrides: tuple[str, ...] = ()
+    cwd: str | None = None
+    """The working directory the run was started in; a relative task.path resolves against it."""
+    runner: dict[str, Any]
+    """The runner config as used (host, concurrency, timeouts, ...), secrets excluded."""
+    identity: dict[str, Any] = Field(default_factory=dict)
+    """The model as the server describes it: digest, details, parameters, server version."""
+    environment: dict[str, Any]
+    counts: Counts
+    files: dict[str, FileDigest] = Field(default_factory=dict)
+    """sha256, size and lines of config.yaml, the record files, records.sha256 and summary.json when the run
+    finished (the manifest is covered by its id, run.json by the seal)."""
+    sweep: str | None = None
+    """The sweep directory this run belongs to, if any."""
+    label: str | None = None
+    """A sweep job's name: the values of the overrides that differ between the sweep's jobs (`gemma3 temperature=0.7`)."""
+    varied: dict[str, Any] = Field(default_factory=dict)
+    """A sweep job's settings that differ between the sweep's jobs, dotted key -> value; empty for a single run."""
+    history: tuple[dict[str, Any], ...] = ()
+    """Earlier sessions of this run (resumes), oldest first."""
+    parent: Lineage | None = None
+    """For a retry: the run whose failed samples this run asked again."""
+
+
+class SweepJob(Frozen):
+    """One job of a sweep, as found on disk."""
+
+    dir: str
+    """The job's run directory, relative to the sweep directory."""
+    model: str | None
+    label: str | None = None
+    """What the job is called: the values the sweep varies (run.json's label)."""
+    status: str
+    """The run's status, `missing` when the job left no run.json, `unreadable` when it cannot be read."""
+    reason: str | None = None
+    run_id: str | None = None
+    manifest_id: str | None = None
+
+
+class SweepLine(Frozen):
+    """One task x metric across the jobs of a sweep (keyed by job directory)."""
+
+    task: str
+    metric: str
+    jobs: dict[str, MetricSummary]
+
+
+class SweepSummary(Frozen):
+    """sweep.json: the jobs of a sweep and their metrics side by side."""
+
+    schema_version: Literal[1] = RECORD_VERSION
+    jobs: tuple[SweepJob, ...]
+    metrics: tuple[SweepLine, ...]
+    speed: dict[str, Speed] = Field(default_factory=dict)
+    """Job directory -> the job's speed (jobs with none are left out)."""
+
+    @property
+    def failed(self) -> list[SweepJob]:
+        return [job for job in self.jobs if job.status in ("failed", "missing", "unreadable", "running", "interrupted")]

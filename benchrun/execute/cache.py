@@ -1,0 +1,326 @@
+"""The response cache: successful answers of a pinned model, in SQLite under the user cache directory.
+
+An answer is found again by `cache_key`: the runner type, what pins the model (Ollama's digest, the GGUF's sha256,
+or for runner=openai the served model id and system_fingerprint), every setting the runner sends besides the prompt
+and format, the rendered prompt, the format's JSON schema, and the repeat index with its seed. The store is one
+SQLite file in WAL mode with a busy timeout and one short transaction per write, so parallel sweep jobs on one
+machine share it; on a network file system (where SQLite's locks cannot be trusted) it is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, NamedTuple
+
+from pydantic import ValidationError
+
+from benchrun.archive.writer import now
+from benchrun.core.errors import ConfigError
+from benchrun.core.manifest import canonical_json
+from benchrun.core.records import Completion, ResponseRecord, answered
+from benchrun.archive.reader import model_digest
+
+SCHEMA_VERSION = 1
+KEY_VERSION = 1
+"""Part of every key: a change to what a key covers gives every question a new one."""
+DB_FILE = "responses.sqlite3"
+BUSY_TIMEOUT_S = 30.0
+PINNED = ("ollama", "local")
+"""Runner types whose identity pins the model (a digest): the cache is on for them unless cache=false."""
+NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "glusterfs",
+                        "fuse.glusterfs", "ceph", "fuse.ceph-fuse", "afs", "panfs", "pvfs2", "orangefs", "ocfs2",
+                        "gfs2", "fuse.sshfs", "davfs", "fuse.s3fs"})
+"""File-system types on which SQLite's locking (and WAL's shared memory) is unsafe."""
+SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, digest TEXT, "
+          "run_id TEXT NOT NULL, created_at TEXT NOT NULL, answer TEXT NOT NULL)")
+OCTAL = re.compile(r"\\([0-7]{3})")
+"""How mountinfo escapes a space, tab, newline or backslash in a mount point (\\040)."""
+FIX = "set cache_dir= to a directory on local disk, or cache=false"
+
+
+class Repeat(NamedTuple):
+    """Which answer to a sample: the repeat index (0..k-1) and the seed sent with it."""
+
+    index: int
+    seed: Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached answer: the answer, the model, and the run that asked it."""
+
+    answer: Completion
+    model: str
+    digest: str | None
+    run_id: str
+    created_at: str
+
+    def record(self, sample_id: str, task: str, repeat: int) -> ResponseRecord:
+        """The answer as this run's response: no request sent, `cached_from` the run that asked it."""
+        return answered(self.answer, id=sample_id, task=task, repeat=repeat, seconds=0.0, attempts=0,
+                        failed_attempts=(), cached_from=self.run_id)
+
+
+@dataclass(frozen=True)
+class ModelEntries:
+    """`stats` for one model: its name, digest, how many answers and the newest one's time."""
+
+    model: str
+    digest: str | None
+    entries: int
+    newest: str
+
+
+@dataclass(frozen=True)
+class Stats:
+    path: Path
+    size: int
+    """Bytes on disk: the database and its write-ahead log (not the shared-memory index beside them)."""
+    models: tuple[ModelEntries, ...]
+
+    @property
+    def entries(self) -> int:
+        return sum(m.entries for m in self.models)
+
+
+def cache_key(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str,
+              schema: Mapping[str, Any], repeat: Repeat) -> str:
+    """sha256 of the canonical JSON of everything that determines an answer (see the module docstring)."""
+    return hashlib.sha256(canonical_json(_keyed(runner, model, settings, prompt, schema, repeat))).hexdigest()
+
+
+def _keyed(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str,
+           schema: Mapping[str, Any], repeat: Repeat) -> dict[str, Any]:
+    return {"version": KEY_VERSION, "runner": runner, "model": model, "settings": settings, "prompt": prompt,
+            "schema": schema, "repeat": repeat.index, "seed": repeat.seed}
+
+
+LOOKUP_BATCH = 256
+"""Keys looked up in one query: a run looks its next answers up ahead, 256 at a time."""
+_PROMPT = "\x00benchrun-cache-key-prompt-0b6f2c\x00"
+"""Stands for the prompt in a key's canonical JSON rendered once per format and repeat (see RunCache.key)."""
+
+
+def default_dir() -> Path:
+    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "benchrun"
+
+
+def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
+    """The configured cache_dir (relative to `cwd`, ~ expanded), else the default."""
+    if not configured:
+        return default_dir()
+    path = Path(configured).expanduser()
+    return path if path.is_absolute() else (cwd or Path.cwd()) / path
+
+
+def enabled(cache: bool | None, runner_type: str) -> bool:
+    """cache=true/false as given; unset, on for the runners that pin the model by digest."""
+    return cache if cache is not None else runner_type in PINNED
+
+
+def mount_type(path: Path, mounts: str) -> str | None:
+    """The file-system type of the mount holding `path` (the longest mount point above it), from the text of
+    /proc/self/mountinfo or /proc/mounts."""
+    best: tuple[int, str] | None = None
+    for point, fstype in _mounts(mounts):
+        if (path == point or point in path.parents) and (best is None or len(point.parts) >= best[0]):
+            best = len(point.parts), fstype
+    return best[1] if best else None
+
+
+def _mounts(text: str) -> Iterator[tuple[Path, str]]:
+    """(mount point, type) per line: mountinfo's `... mount-point ... - type source ...`, or mounts' `source
+    mount-point type ...`; octal escapes (\\040 for a space) decoded."""
+    for line in text.splitlines():
+        fields = line.split()
+        if " - " in line:
+            point, fstype = fields[4], line.split(" - ", 1)[1].split()[0]
+        elif len(fields) >= 3:
+            point, fstype = fields[1], fields[2]
+        else:
+            continue
+        yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
+
+
+def refuse_network_fs(directory: Path) -> None:
+    """Raise ConfigError (key cache_dir) when `directory` (or, not made yet, its nearest parent) is on a network
+    file system."""
+    existing = next(p for p in (directory, *directory.parents) if p.exists())
+    mounts = next((text for name in ("/proc/self/mountinfo", "/proc/mounts") if (text := _read(name))), "")
+    fstype = mount_type(existing.resolve(), mounts)
+    if fstype in NETWORK_FS:
+        raise ConfigError(f"{directory} is on a network file system ({fstype}), where SQLite's locking is not "
+                          f"safe; {FIX}", key="cache_dir")
+
+
+def _read(name: str) -> str:
+    try:
+        return Path(name).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+class RunCache:
+    """The store as one run uses it: the parts of the key that one run never changes, bound once."""
+
+    def __init__(self, store: Store, runner: str, pin: dict[str, Any], settings: dict[str, Any], model: str,
+                 run_id: str):
+        self.store, self.runner, self.pin, self.settings = store, runner, pin, settings
+        self.model, self.digest, self.run_id = model, pin.get("digest"), run_id
+        self._around: dict[tuple[int, Repeat], tuple[Any, ...]] = {}
+
+    def key(self, prompt: str, schema: Mapping[str, Any], repeat: Repeat) -> str:
+        """`cache_key`'s value, with the JSON around the prompt rendered once per format schema and repeat."""
+        around = self._around.get((id(schema), repeat))
+        if around is None:
+            whole = canonical_json(_keyed(self.runner, self.pin, self.settings, _PROMPT, schema, repeat))
+            around = (schema, *whole.split(canonical_json(_PROMPT)))  # the schema kept, so its id stays its own
+            self._around[(id(schema), repeat)] = around
+        if len(around) != 3:  # the stand-in is in the schema or the settings too: render it all
+            return cache_key(self.runner, self.pin, self.settings, prompt, schema, repeat)
+        return hashlib.sha256(around[1] + canonical_json(prompt) + around[2]).hexdigest()
+
+    def get_many(self, keys: list[str]) -> dict[str, Entry]:
+        return self.store.get_many(keys)
+
+    def put(self, key: str, answer: Completion) -> None:
+        """Keep an answer, as asked by this run."""
+        self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
+
+
+def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What says which model answers: its digest (Ollama's, a GGUF's sha256); for runner=openai the served model id
+    and the system_fingerprint of the preflight's answer (null when unknown). None: nothing pins the model."""
+    if runner == "openai":
+        return {"served": identity.get("name"), "system_fingerprint": identity.get("system_fingerprint")}
+    digest = model_digest(dict(identity))
+    return {"digest": digest} if digest else None
+
+
+def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
+    """The store a run's config asks for (`cache`, `cache_dir`), or None when the cache is off."""
+    if not enabled(cfg.get("cache"), cfg["runner"]["type"]):
+        return None
+    return Store(cache_dir(cfg.get("cache_dir"), cwd))
+
+
+class Store:
+    """The cache's SQLite database in `directory`; one connection, autocommit, a transaction per write."""
+
+    def __init__(self, directory: Path):
+        self.dir, self.path = directory, directory / DB_FILE
+        refuse_network_fs(directory)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._create()
+        except (OSError, sqlite3.Error) as err:
+            raise self.unusable(err) from None
+
+    def unusable(self, err: Exception) -> ConfigError:
+        return ConfigError(f"the response cache at {self.path} cannot be used ({type(err).__name__}: {err}); {FIX}",
+                           key="cache_dir")
+
+    def _create(self) -> None:
+        with _transaction(self._db):
+            for statement in SCHEMA:
+                self._db.execute(statement)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        (found,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+        if found != str(SCHEMA_VERSION):
+            raise ConfigError(f"the response cache at {self.path} has schema version {found}, not {SCHEMA_VERSION}; "
+                              "clear it with benchrun-audit cache --clear, or " + FIX, key="cache_dir")
+
+    @property
+    def journal_mode(self) -> str:
+        return self._db.execute("PRAGMA journal_mode").fetchone()[0]
+
+    def get(self, key: str) -> Entry | None:
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: list[str]) -> dict[str, Entry]:
+        """The entries stored under `keys` (at most LOOKUP_BATCH), by key, in one query; a damaged entry is deleted
+        and missing from the answer."""
+        try:
+            rows = self._db.execute("SELECT key, answer, model, digest, run_id, created_at FROM answers WHERE key IN "
+                                    f"({','.join('?' * len(keys))})", keys).fetchall()
+        except sqlite3.Error as err:
+            raise self.unusable(err) from None
+        found = {}
+        for key, answer, model, digest, run_id, created_at in rows:
+            try:
+                checked = Completion.model_validate_json(answer)  # damaged: a miss, never a text-less response
+            except ValidationError:
+                self._execute("DELETE FROM answers WHERE key = ?", (key,))
+                continue
+            found[key] = Entry(checked, model, digest, run_id, created_at)
+        return found
+
+    def put(self, key: str, entry: Entry) -> None:
+        """Store an answer (a key already stored keeps its first answer)."""
+        self._execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
+                      (key, entry.model, entry.digest, entry.run_id, entry.created_at, entry.answer.model_dump_json()))
+
+    def _execute(self, statement: str, args: tuple[Any, ...]) -> None:
+        """One statement in its own transaction; a database that fails is unusable, in one line."""
+        try:
+            self._db.execute(statement, args)
+        except sqlite3.Error as err:
+            raise self.unusable(err) from None
+
+    def stats(self, digest_prefix: str | None = None) -> Stats:
+        """Entries per model and digest (those whose digest starts with `digest_prefix`), newest first."""
+        where, args = _digest_filter(digest_prefix)
+        rows = self._db.execute(f"SELECT model, digest, count(*), max(created_at) FROM answers {where} "
+                                "GROUP BY model, digest ORDER BY max(created_at) DESC, model", args).fetchall()
+        return Stats(self.path, size_on_disk(self.path), tuple(ModelEntries(*row) for row in rows))
+
+    def clear(self, digest_prefix: str | None = None) -> int:
+        """Delete every entry (or those of the models whose digest starts with `digest_prefix`); how many."""
+        where, args = _digest_filter(digest_prefix)
+        with _transaction(self._db):
+            removed = self._db.execute(f"DELETE FROM answers {where}", args).rowcount
+        self._db.execute("VACUUM")
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return removed
+
+    def close(self) -> None:
+        self._db.close()
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an error): the write lock taken at once, held briefly."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _digest_filter(prefix: str | None) -> tuple[str, tuple[str, ...]]:
+    """A WHERE clause matching digests that start with `prefix`, with or without `sha256:` on either side."""
+    if prefix is None:
+        return "", ()
+    bare = prefix.removeprefix("sha256:")
+    return ("WHERE substr(replace(digest, 'sha256:', ''), 1, ?) = ?", (len(bare), bare))
+
+
+def size_on_disk(path: Path) -> int:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())

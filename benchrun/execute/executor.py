@@ -1,0 +1,226 @@
+"""Asking every sample of a manifest: bounded concurrency, retries with backoff, each answer recorded then graded."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import itertools
+import time
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Protocol
+
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
+from benchrun.core.errors import EngineLost, FailFast, ServerLost
+from benchrun.execute.grading import Grader, Grading
+from benchrun.core.manifest import Manifest, Query, Sample
+from benchrun.core.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord, answered
+from benchrun.execute.runners.base import Completion, EngineDied, Refused, Retryable, Runner, Unreachable
+
+
+class Recorder(Protocol):
+    """Where the executor puts what it gets: each response as soon as it is known, then its scores."""
+
+    def response(self, record: ResponseRecord) -> None: ...
+
+    def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None: ...
+
+
+BACKOFF_MAX_S = 8.0
+"""The longest wait between two attempts."""
+GRADING_AHEAD = 128
+"""How many recorded answers (beyond one per worker) may wait for their scorers while the next samples are asked."""
+
+
+@dataclass
+class _Outcome:
+    completion: Completion | None = None
+    failures: list[Attempt] = field(default_factory=list)
+    error: ErrorInfo | None = None
+
+
+class Executor:
+    """Sends samples to a runner; each response is recorded before it is graded, so no scorer can cost an answer.
+
+    Two kinds of failure are a broken setup, not a benchmark result, and stop the run without recording the
+    samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
+    (ServerLost, after the retries), and `max_consecutive_failures` samples in a row failing the same way with no
+    success in between (FailFast). A failed sample is held back until the next answer (or a different failure)
+    shows the failures were the samples' own."""
+
+    def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder,
+                 cache: RunCache | None = None):
+        self.runner, self.grader, self.recorder, self.policy = runner, grader, recorder, runner.config
+        self.manifest = manifest
+        self.cache = cache
+        self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
+        self._held: list[tuple[Sample, ResponseRecord]] = []
+        self._grading: deque[Grading] = deque()
+        self._ahead = self.policy.concurrency + GRADING_AHEAD
+
+    async def run(self, queries: Iterable[Query]) -> None:
+        """Ask every query (a sample's repeat), `policy.concurrency` at a time; returns when all are recorded and
+        graded. A broken setup stops the asking, but what was answered is still graded."""
+        queue = self._looked_up(queries)
+        with frozen_heap():
+            workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.policy.concurrency)]
+            try:
+                await asyncio.gather(*workers)
+            except (FailFast, ServerLost):
+                await _stop(workers)
+                await self._collect(0)
+                raise
+            finally:
+                await _stop(workers)
+            await self._release()
+            await self._collect(0)
+
+    def _looked_up(self, queries: Iterable[Query]) -> Iterator[tuple[Query, str | None, Entry | None]]:
+        """Each query with its cache key and the cache's answer (None, None without a cache), looked up
+        LOOKUP_BATCH at a time."""
+        queries = iter(queries)
+        while batch := list(itertools.islice(queries, LOOKUP_BATCH)):
+            if not self.cache:
+                yield from ((query, None, None) for query in batch)
+                continue
+            keys = [self._key(query) for query in batch]
+            found = self.cache.get_many(keys)
+            yield from ((query, key, found.get(key)) for query, key in zip(batch, keys))
+
+    def _key(self, query: Query) -> str:
+        seed = self.manifest.seed(query.repeat)
+        sent = self.policy.options.get("seed") if seed is None else seed
+        return self.cache.key(query.sample.prompt, self._schemas[query.sample.task], Repeat(query.repeat, sent))
+
+    async def _worker(self, queue: Iterator[tuple[Query, str | None, Entry | None]]) -> None:
+        for (sample, repeat), key, hit in queue:
+            response = await self._answer(sample, repeat, key, hit)
+            if response.error is None or (self._held and self._held[-1][1].error != response.error):
+                await self._release()
+            if response.error is None:
+                await self._record(sample, response)
+                continue
+            self._held.append((sample, response))
+            if len(self._held) >= self.policy.max_consecutive_failures:
+                raise FailFast(f"{len(self._held)} requests in a row failed the same way, so the setup is broken, "
+                               f"not the benchmark: {response.error} (runner.max_consecutive_failures)")
+
+    async def _answer(self, sample: Sample, repeat: int, key: str | None, hit: Entry | None) -> ResponseRecord:
+        """The cache's answer `hit` when there is one (no request is sent), else the model's, kept in the cache
+        under `key` if it came."""
+        if hit is not None:
+            return hit.record(sample.id, sample.task, repeat)
+        started = time.perf_counter()
+        outcome = await self._ask(sample, self.manifest.seed(repeat))
+        if key and outcome.completion is not None:
+            self.cache.put(key, outcome.completion)
+        return _response(sample, repeat, outcome, time.perf_counter() - started)
+
+    async def _record(self, sample: Sample, response: ResponseRecord) -> None:
+        """Commit the response, send it to its scorers, and commit the scores that are ready: the next sample is
+        asked while the scorers work."""
+        self.recorder.response(response)
+        self._grading.append(self.grader.start(sample, response))
+        await self._collect(self._ahead)
+
+    async def _collect(self, keep: int) -> None:
+        """Commit the scores of the gradings that are done, oldest first, waiting while more than `keep` are not."""
+        while self._grading and (len(self._grading) > keep or self._grading[0].done()):
+            grading = self._grading.popleft()
+            if not grading.done():
+                self.grader.send()
+            self.recorder.scores(grading.response, await grading.scores())
+
+    async def _release(self) -> None:
+        """Record the failed samples held back: they were failures of their own."""
+        held, self._held = self._held, []
+        for sample, response in held:
+            await self._record(sample, response)
+
+    async def _ask(self, sample: Sample, seed: int | None) -> _Outcome:
+        outcome = _Outcome()
+        try:
+            outcome.completion = await self._attempts(sample, seed, outcome.failures)
+        except Unreachable as err:
+            raise ServerLost(f"lost the model server: {outcome.failures[-1].error} "
+                             f"(after {len(outcome.failures)} attempts at sample '{sample.id}')") from err
+        except EngineDied as err:
+            raise EngineLost(f"the embedded engine (llama.cpp) {err} while answering sample '{sample.id}'") from err
+        except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
+            outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
+        return outcome
+
+    async def _attempts(self, sample: Sample, seed: int | None, failures: list[Attempt]) -> Completion:
+        """A first attempt without tenacity, whose per-call retry state costs more CPU and GC than all the
+        rest of benchrun's per-sample work; after a retryable failure, tenacity replays it, then retries."""
+        try:
+            return await self._timed(sample, seed, failures)
+        except Retryable as err:
+            if not self.policy.retries:
+                raise
+            first: Retryable | None = err
+        async for attempt in self._retrying():
+            with attempt:
+                if first is not None:  # counted by tenacity as attempt 1, so stop and backoff are unchanged
+                    failure, first = first, None
+                    raise failure
+                completion = await self._timed(sample, seed, failures)
+        return completion
+
+    def _retrying(self) -> AsyncRetrying:
+        policy = self.policy
+        return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
+                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S),
+                             reraise=True)
+
+    async def _timed(self, sample: Sample, seed: int | None, failures: list[Attempt]) -> Completion:
+        """One attempt within `timeout_s`, from connecting to the answer's last byte (a server that drips an
+        answer a byte at a time never beats it); a failed attempt is noted in `failures`."""
+        started = time.perf_counter()
+        try:
+            try:
+                async with asyncio.timeout(self.policy.timeout_s):  # no task of its own, unlike wait_for
+                    return await self.runner.complete(sample.prompt, self._schemas[sample.task], seed)
+            except TimeoutError as err:
+                raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err
+        except Exception as err:
+            failures.append(Attempt(number=len(failures) + 1, error=_error_info(err),
+                                    seconds=round(time.perf_counter() - started, 6)))
+            raise
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """What exists when the asking starts (the manifest, its queries, the config, the libraries) is left out of the
+    garbage collector's passes until it ends (`gc.freeze`; undone after, so nothing is kept for good): a full pass
+    over a 10,000-sample run's objects, every few thousand allocations, cost a third of the time per answer."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+async def _stop(workers: list[asyncio.Task[None]]) -> None:
+    for worker in workers:
+        worker.cancel()
+    await asyncio.gather(*workers, return_exceptions=True)
+
+
+def _error_info(err: BaseException) -> ErrorInfo:
+    """The error as recorded: for the runners' own wrappers, the type of what they wrapped (ReadError, ...)."""
+    cause = err.__cause__ if isinstance(err, (Retryable, Refused)) and err.__cause__ else err
+    return ErrorInfo(type=type(cause).__name__, message=str(err) or type(err).__name__)
+
+
+def _response(sample: Sample, repeat: int, outcome: _Outcome, seconds: float) -> ResponseRecord:
+    done = outcome.completion
+    base = {"id": sample.id, "task": sample.task, "repeat": repeat, "seconds": round(seconds, 6),
+            "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
+    if done is None:
+        return ResponseRecord(**base, text=None, error=outcome.error)
+    return answered(done, **base)

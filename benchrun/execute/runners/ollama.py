@@ -1,0 +1,95 @@
+"""The Ollama runner: the official `ollama` AsyncClient against `runner.host`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import ollama
+
+from benchrun.core.errors import RunnerError
+from benchrun.execute.runners.base import (Completion, Refused, Retryable, http_url, resolvable, transient,
+                                   transport_failure, with_seed)
+from benchrun.core.settings import OllamaConfig
+
+_DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+
+
+class OllamaRunner:
+    """One model on one Ollama server; options, keep_alive and think sent with every request."""
+
+    def __init__(self, config: OllamaConfig):
+        self.config = config
+        self.host = http_url(config.host)
+        self.model = config.model
+        limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None)
+        self.client = ollama.AsyncClient(host=self.host, timeout=None, limits=limits)  # the deadline is timeout_s
+        self._request: dict[str, Any] = {"options": config.options}
+        self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
+
+    async def identify(self) -> dict[str, Any]:
+        """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
+        await resolvable(self.host, "runner.host")
+        listed = await self._listed_model()
+        shown = await self._call(self.client.show(listed.model))
+        version = await self._call(self._version())
+        return {
+            "name": listed.model, "digest": listed.digest, "size": listed.size,
+            "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
+            "parameters": shown.parameters, "template": shown.template,
+            "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
+            "server_version": version.json().get("version"),
+        }
+
+    async def _version(self) -> httpx.Response:
+        async with httpx.AsyncClient(base_url=self.host, timeout=None) as http:
+            return (await http.get("/api/version")).raise_for_status()
+
+    async def _listed_model(self) -> Any:
+        models = (await self._call(self.client.list())).models
+        for entry in models:
+            if entry.model in (self.model, f"{self.model}:latest"):
+                return entry
+        have = ", ".join(sorted(m.model for m in models)) or "none"
+        raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
+                          f"run `ollama pull {self.model}` or pick another runner.model")
+
+    async def _call(self, awaitable: Any) -> Any:
+        """One preflight request within timeout_s; what goes wrong is one line with the fix."""
+        try:
+            return await asyncio.wait_for(awaitable, self.config.timeout_s)
+        except asyncio.TimeoutError:
+            raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
+                              "(runner.timeout_s)") from None
+        except (ConnectionError, httpx.TransportError) as err:
+            raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
+                              "`ollama serve`, or point runner.host at a running server") from None
+        except (ollama.ResponseError, httpx.HTTPStatusError) as err:
+            raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
+
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}
+        try:
+            response = await self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
+                                              format=schema, **request)
+        except ollama.ResponseError as err:
+            failure = Retryable if transient(err.status_code, str(err.error)) else Refused
+            raise failure(f"HTTP {err.status_code}: {err.error}") from err
+        except (ConnectionError, httpx.TransportError) as err:
+            raise transport_failure(err) from err
+        return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
+            text=response.message.content or "", extra={}, done_reason=response.done_reason,
+            prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
+            durations_ns={name.removesuffix("_duration"): getattr(response, name)
+                          for name in _DURATIONS if getattr(response, name) is not None},
+        )
+
+    def request_settings(self) -> dict[str, Any]:
+        return {"model": self.model, **self._request}
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    def public_config(self) -> dict[str, Any]:
+        return {**self.config.model_dump(mode="json"), "host": self.host}

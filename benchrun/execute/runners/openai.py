@@ -1,0 +1,221 @@
+"""The OpenAI-compatible runner: chat completions over httpx (vLLM, llama-server, LM Studio, Ollama's /v1, OpenAI)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Any
+
+import httpx
+
+from benchrun.core.errors import RunnerError
+from benchrun.execute.runners.base import (Completion, Retryable, free_strings, http_url, resolvable, transient,
+                                   transport_failure, with_seed)
+from benchrun.core.secrets import SECRETS
+from benchrun.core.settings import OpenAIConfig
+
+OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
+           "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
+           "frequency_penalty": "frequency_penalty"}
+"""Option -> chat-completions field. The others (num_ctx, top_k, min_p, repeat_penalty, num_thread, ...) have no
+OpenAI field and are not sent; run.json lists them under `runner.options_not_sent`."""
+_LISTED = ("id", "object", "owned_by", "created")
+DIALECTS = ("json_schema", "json_object", "none")
+"""The ways to send the response schema, in the order runner.structured=auto tries them."""
+JSON_CHAR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))'
+"""One character of a JSON string, escapes included, raw control characters not (as a regex pattern, which
+llama-cpp-python turns into grammar)."""
+PROBE_PROMPT = "Say ok."
+PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+                "additionalProperties": False, "title": "Probe"}
+
+
+class APIError(Exception):
+    """An answer that is not a chat completion: an HTTP error status with the server's message, or a malformed body."""
+
+
+class OpenAIRunner:
+    """One model on one OpenAI-compatible server; the API key is read from the variable named by `api_key_env`."""
+
+    def __init__(self, config: OpenAIConfig):
+        self.config = config
+        self.base_url = http_url(config.base_url)
+        self.model = config.model
+        self.key_env = config.api_key_env
+        self._key = os.environ.get(self.key_env) or None
+        SECRETS.add(self._key)
+        self._options = {OPTIONS[k]: v for k, v in config.options.items() if _sent(k, v)}
+        self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
+        self.dialect = config.structured
+        """The structured-output dialect requests use (for `auto`, found at preflight)."""
+        self.fingerprint: str | None = None
+        """The system_fingerprint of the preflight's probe answer (runner.structured=auto), if the server sent one."""
+        self.client = httpx.AsyncClient(
+            base_url=self.base_url, timeout=None, headers=_auth(self._key),  # the deadline is timeout_s
+            limits=httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None))
+
+    async def identify(self) -> dict[str, Any]:
+        """The served id, owned_by and created of the model in GET /models (other fields as details), base_url, and
+        the structured-output dialect the server takes."""
+        models = await self._models()
+        entry = next((m for m in models if m.get("id") in (self.model, f"{self.model}:latest")), None)
+        if entry is None:
+            have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
+            raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
+                              "pick one of those for runner.model, or start the server with it")
+        self.dialect = await self._dialect()
+        return {"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
+                "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
+                "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint}
+
+    async def _models(self) -> list[dict[str, Any]]:
+        await resolvable(self.base_url, "runner.base_url")
+        try:
+            response = await asyncio.wait_for(self.client.get("/models"), self.config.timeout_s)
+        except asyncio.TimeoutError:
+            raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
+                              f"{self.config.timeout_s:g} s (runner.timeout_s)") from None
+        except httpx.TransportError as err:
+            raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
+                              "start it, or point runner.base_url at a running server") from None
+        if not response.is_success:
+            raise RunnerError(self._preflight_refusal(response))
+        body = _json(response)
+        models = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(models, list):
+            raise RunnerError(f"the server at {self.base_url} answered GET /models without a model list; "
+                              "runner.base_url is the API root, usually ending in /v1")
+        return [m for m in models if isinstance(m, dict)]
+
+    def _preflight_refusal(self, response: httpx.Response) -> str:
+        status = response.status_code
+        if status in (401, 403):
+            return self._key_refused(status)
+        if status == 404:
+            return (f"the server at {self.base_url} has no /models (404); "
+                    "runner.base_url is the API root, usually ending in /v1")
+        return f"the server at {self.base_url} refused the preflight: HTTP {status}: {self._server_message(response)}"
+
+    def _key_refused(self, status: int) -> str:
+        """Why the server said 401/403, naming the variable and never the key."""
+        if self._key is None:
+            return (f"the server at {self.base_url} wants an API key ({status}) and ${self.key_env} is not set; "
+                    "export it, or set runner.api_key_env to the variable that holds the key")
+        return (f"the server at {self.base_url} refused the API key from ${self.key_env} ({status}); "
+                "check the key, or set runner.api_key_env to the variable that holds the right one")
+
+    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+        response = await self._chat(prompt, schema, self.dialect, with_seed(self._options, seed))
+        if response.is_success:
+            return self._completion(response)
+        message = self._server_message(response)
+        error = APIError(f"HTTP {response.status_code}: {message}")
+        if transient(response.status_code, message):
+            raise Retryable(str(error)) from error
+        raise error
+
+    async def _chat(self, prompt: str, schema: dict[str, Any], dialect: str, options: dict[str, Any]) -> httpx.Response:
+        body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], **options}
+        if dialect != "none":
+            body["response_format"] = response_format(schema, dialect, self.config.strict,
+                                                      self.config.max_string_length)
+        try:
+            return await self.client.post("/chat/completions", json=body)
+        except httpx.TransportError as err:
+            raise transport_failure(err) from err
+
+    async def _dialect(self) -> str:
+        """runner.structured, or for `auto` the first dialect the server takes a tiny request in."""
+        if self.config.structured != "auto":
+            return self.config.structured
+        refused = []
+        for dialect in DIALECTS:
+            try:
+                response = await asyncio.wait_for(self._chat(PROBE_PROMPT, PROBE_SCHEMA, dialect, {"max_tokens": 8}),
+                                                  self.config.timeout_s)
+            except (Retryable, asyncio.TimeoutError) as err:
+                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
+                                  f"({err or 'no answer'}); runner.structured=json_schema, json_object or none "
+                                  "skips it") from None
+            if response.is_success:
+                body = _json(response)
+                self.fingerprint = body.get("system_fingerprint") if isinstance(body, dict) else None
+                return dialect
+            refused.append(f"{dialect}: HTTP {response.status_code}: {self._server_message(response)}")
+        raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
+                          f"({'; '.join(refused)})")
+
+    def _completion(self, response: httpx.Response) -> Completion:
+        """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
+        body = _json(response)
+        try:
+            choice = body["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            raise APIError(SECRETS.scrub(f"not a chat completion: {' '.join(response.text.split())[:300]}")) from None
+        usage = body.get("usage") or {}
+        extra = {"model": body.get("model"), "system_fingerprint": body.get("system_fingerprint")}
+        if message.get("refusal"):
+            extra["refusal"] = message["refusal"]
+        return Completion(text=message.get("content") or "", done_reason=choice.get("finish_reason"),
+                          prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+                          extra=extra)
+
+    def _server_message(self, response: httpx.Response) -> str:
+        """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes) on one line, the key masked."""
+        if response.status_code in (401, 403):
+            return self._key_refused(response.status_code)
+        body = _json(response)
+        error = body.get("error", body) if isinstance(body, dict) else body
+        if isinstance(error, dict):
+            error = error.get("message") or error.get("detail") or error
+        text = " ".join(str(response.text if error is None else error).split())[:300]
+        return SECRETS.scrub(text or response.reason_phrase)
+
+    def request_settings(self) -> dict[str, Any]:
+        """The model, the options sent (as chat-completions fields) and how the schema is sent."""
+        return {"model": self.model, "options": self._options, "dialect": self.dialect, "strict": self.config.strict,
+                "max_string_length": self.config.max_string_length}
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def public_config(self) -> dict[str, Any]:
+        return {**self.config.model_dump(mode="json"), "base_url": self.base_url,
+                "options_not_sent": self.options_not_sent}
+
+
+def response_format(schema: dict[str, Any], dialect: str = "json_schema", strict: bool = True,
+                    max_length: int | None = None) -> dict[str, Any]:
+    """A task's schema as a response_format: OpenAI's `json_schema` (named after the schema's title, in the
+    characters allowed), or the `json_object` with a `schema` that llama-cpp-python's server takes. That server's
+    grammar lets raw control characters into strings, so there each free-form string carries a pattern of JSON's
+    string characters without them (which also bounds its length, the server ignoring maxLength beside a pattern)."""
+    if dialect == "json_object":
+        return {"type": "json_object", "schema": free_strings(schema, pattern=json_string(max_length))}
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "response"))[:64]
+    sent = schema if max_length is None else free_strings(schema, maxLength=max_length)
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": sent, "strict": strict}}
+
+
+def json_string(max_length: int | None) -> str:
+    """A pattern for JSON's string characters without raw control characters, at most `max_length` of them."""
+    return f"^{JSON_CHAR}{'*' if max_length is None else '{0,%d}' % max_length}$"
+
+
+def _sent(name: str, value: Any) -> bool:
+    """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
+    return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
+
+
+def _auth(key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _json(response: httpx.Response) -> Any:
+    """The body as JSON, or None when it is not JSON."""
+    try:
+        return response.json()
+    except ValueError:
+        return None

@@ -1,0 +1,29 @@
+"""The runner types and the one `make_runner` that builds the runner a config names (its module imported only then)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from benchrun.core import settings
+from benchrun.compose.config import checked, checked_options
+from benchrun.core.errors import ConfigError
+from benchrun.execute.runners.base import Runner
+
+RUNNERS = {
+    "ollama": "benchrun.execute.runners.ollama:OllamaRunner",
+    "openai": "benchrun.execute.runners.openai:OpenAIRunner",
+    "local": "benchrun.execute.runners.local:LocalRunner",
+}
+"""runner.type -> the class implementing it (imported only when used)."""
+
+
+def make_runner(runner: dict[str, Any]) -> Runner:
+    """The runner for a resolved `runner` config (one model), checked against its typed config."""
+    kind = runner.get("type")
+    if kind not in RUNNERS:
+        raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key="runner.type")
+    config = checked(settings.RUNNERS[kind], runner, ["runner"])
+    checked_options(config)
+    module, name = RUNNERS[kind].split(":")
+    return getattr(importlib.import_module(module), name)(config)

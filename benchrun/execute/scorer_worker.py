@@ -1,0 +1,83 @@
+"""The scorer process, `python -m benchrun.execute.scorer_worker LOG`: scorers called one at a time, away from the run.
+
+Requests arrive on stdin as JSON lines. The first names the scorers: {name: [file, sha256]}, file null for a
+built-in; each function must still hash to the sha256 the run recorded. Every later line is one call,
+[seq, name, response, reference], answered on the process's original stdout with one JSON line,
+[seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
+included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG; SIGINT is ignored, so
+Ctrl-C reaches the run, which decides. The run kills this process when a call overruns its time limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import IO, Any, Callable
+
+from benchrun.core.errors import BenchrunError
+from benchrun.compiler.scoring import BUILTIN, metrics, scorers_in, source_sha256
+
+Scorer = Callable[[str, Any], Any]
+
+
+def main() -> None:
+    replies = _take_stdout(Path(sys.argv[1]))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        scorers = load(json.loads(sys.stdin.readline()))
+    except BenchrunError as err:
+        _send(replies, {"error": str(err)})
+        return
+    _send(replies, {"ready": True})
+    for line in sys.stdin:
+        seq, name, response, reference = json.loads(line)
+        _send(replies, [seq, *call(name, scorers[name], response, reference)])
+
+
+def _take_stdout(log: Path) -> IO[str]:
+    """The original stdout, kept for replies; file descriptors 1 and 2 now write to `log`."""
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return replies
+
+
+def _send(replies: IO[str], message: Any) -> None:
+    replies.write(json.dumps(message) + "\n")
+    replies.flush()
+
+
+def load(named: dict[str, list[str | None]]) -> dict[str, Scorer]:
+    """The scorers by name, each checked against the sha256 of the source the run recorded."""
+    files: dict[str, dict[str, Scorer]] = {}
+    scorers = {}
+    for name, (file, sha256) in named.items():
+        if file is None:
+            fn = BUILTIN[name]
+        else:
+            found = files.setdefault(file, scorers_in(Path(file), file))
+            if name not in found:
+                raise BenchrunError(f"no scorer '{name}' any more", file=file)
+            fn = found[name]
+        if source_sha256(fn) != sha256:
+            raise BenchrunError(f"scorer '{name}' changed since the run started (its source no longer hashes to "
+                                f"{str(sha256)[:12]}…)", file=file or "benchrun.compiler.scoring")
+        scorers[name] = fn
+    return scorers
+
+
+def call(name: str, fn: Scorer, response: str, reference: Any) -> tuple[dict[str, Any] | None, list[str] | None]:
+    """(metrics, None), or (None, [type, message]) for whatever the scorer raised."""
+    try:
+        return metrics(name, fn(response, reference)), None
+    except BaseException as err:  # the user's code: anything it raises is its sample's error, never this process's end
+        return None, [type(err).__name__, str(err) or type(err).__name__]
+
+
+if __name__ == "__main__":
+    main()
