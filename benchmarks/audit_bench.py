@@ -34,6 +34,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from benchrun.archive.reader import load_run
 from benchrun.archive.writer import RunWriter, environment
 from benchrun.audit.listing import list_runs
 from benchrun.audit.show import metric_rows, samples
@@ -41,7 +42,6 @@ from benchrun.audit.verify import Finding, verify_run
 from benchrun.core.layout import RESPONSES
 from benchrun.core.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, SourceFile, TaskEntry
 from benchrun.core.records import Counts, ErrorInfo, ResponseRecord, RunInfo, ScoreRecord
-from benchrun.archive.reader import load_run
 
 MODELS = ("llama3.2", "gemma3", "qwen2.5", "mistral")
 BENCHMARKS = {"arith": ("add", "product"), "symbols": ("symbol", "symbol_dir"), "qa": ("qa",)}

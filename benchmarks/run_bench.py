@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from bare_loop import MODEL, SCHEMA, TEMPLATE, B
 
-from bare_loop import B, MODEL, SCHEMA, TEMPLATE
 from benchrun.compiler.formats import IntAnswer
 
 BARE_LOOP = Path(__file__).with_name("bare_loop.py")

@@ -26,7 +26,7 @@ def main() -> None:
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
     try:
-        from benchrun.cli import hydra_main, hydra_error  # imported here: an interrupt while Hydra loads is quiet too
+        from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
         from benchrun.compose.config import refuse_secret_overrides
         from benchrun.console.output import closing_pipe
 
@@ -78,7 +78,7 @@ def _home(arg: str) -> str:
 
 
 def _error(message: str) -> None:
-    from benchrun.console import output  # loaded only now, so nothing but the standard library stands before the handler
+    from benchrun.console import output  # loaded only now: nothing but the standard library before the handler
 
     output.error(message)
 

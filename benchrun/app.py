@@ -18,7 +18,8 @@ from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.records import Counts, RunInfo, Status
+from benchrun.core.layout import Status
+from benchrun.core.records import Counts, RunInfo
 from benchrun.execute.cache import RunCache, Store, model_pin, store_for
 from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_runner

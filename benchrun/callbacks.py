@@ -10,12 +10,13 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from benchrun.console import output
-from benchrun.compose import takeback
-from benchrun.archive.writer import holds_run, taken
-from benchrun.core.errors import EXIT
-from benchrun.archive.reader import SWEEP_FILE, job_dirs
+from benchrun.archive.reader import job_dirs
 from benchrun.archive.sweep import write_sweep_summary
+from benchrun.archive.writer import holds_run, taken
+from benchrun.compose import takeback
+from benchrun.console import output
+from benchrun.core.errors import EXIT
+from benchrun.core.layout import SWEEP_FILE
 
 
 class RunDirCheck(Callback):

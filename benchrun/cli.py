@@ -14,14 +14,14 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from benchrun.console import output
 from benchrun.app import run
 from benchrun.compose.config import register_with_hydra
 from benchrun.compose.labels import swept_keys, varied
+from benchrun.compose.takeback import forget_hydra_copies
+from benchrun.console import output
 from benchrun.core.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
-from benchrun.compose.takeback import forget_hydra_copies
 
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 

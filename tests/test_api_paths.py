@@ -10,9 +10,9 @@ import pytest
 
 import benchrun
 import benchrun.audit
+from benchrun.archive.reader import expand_runs, job_dirs, run_dirs, scan_runs
 from benchrun.audit.retry import retry_run
 from benchrun.core.resources import demos_dir
-from benchrun.archive.reader import expand_runs, job_dirs, run_dirs, scan_runs
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
 from tests.helpers.archives import synthetic_run

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchrun.archive.reader import expand_runs, load_run
 from benchrun.audit import significance
 from benchrun.audit.compare import Report, compare
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.resources import demos_dir
-from benchrun.archive.reader import expand_runs, load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply, fake_digest
 from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import make_run, run_benchrun

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.reader import load_run
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.compare import compare
 from benchrun.audit.report import write_report
 from benchrun.audit.resume import check_model
 from benchrun.core.errors import EXIT, ArchiveError
-from benchrun.archive.reader import load_run
 from tests.helpers.archives import synthetic_run
 
 GGUF = hashlib.sha256(b"a GGUF file").hexdigest()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.audit.__main__ import main as audit_main
+from benchrun.archive.reader import load_run
 from benchrun.archive.rows import columns
+from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.export import write_csv, write_jsonl
 from benchrun.core.errors import EXIT
-from benchrun.archive.reader import load_run
 from tests.helpers.answers import BROKEN, broken_answer
 from tests.helpers.archives import synthetic_run
 from tests.helpers.commands import run_in_process

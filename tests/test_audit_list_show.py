@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 import scipy.stats
 
+from benchrun.archive.reader import joined, load_run
 from benchrun.audit.listing import list_runs, parse_time
 from benchrun.audit.show import is_failed, metric_rows, samples
-from benchrun.archive.reader import joined
 from benchrun.audit.stats import interval, t_interval, wilson
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
-from benchrun.archive.reader import load_run
 from benchrun.testing.ollama_server import fake_digest
 from tests.helpers.answers import BROKEN, LISTBENCH_SUMMARY, broken_answer
 from tests.helpers.archives import synthetic_run

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.reader import load_run
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.compare import compare
 from benchrun.audit.show import excerpt, wrong_samples
 from benchrun.core.errors import EXIT
-from benchrun.archive.reader import load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import synthetic_run

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.reader import load_run
 from benchrun.audit import report, report_svg
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.core.errors import EXIT, ArchiveError
-from benchrun.archive.reader import load_run
 from benchrun.testing.ollama_server import ChatRequest, Reply
 from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import make_run, run_benchrun

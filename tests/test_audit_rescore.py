@@ -17,10 +17,10 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
+from benchrun.archive.reader import load_run
 from benchrun.audit.rescore import claim_dir, rescore
 from benchrun.core.errors import EXIT, BenchrunError, TaskError
 from benchrun.core.resources import demos_dir
-from benchrun.archive.reader import load_run
 from tests.helpers.archives import read_jsonl, summary_of
 from tests.helpers.commands import audit, make_run
 

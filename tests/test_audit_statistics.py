@@ -13,15 +13,14 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from benchrun.archive.reader import Run, load_run
 from benchrun.audit import significance
-
 from benchrun.audit.compare import compare
 from benchrun.audit.lines import MetricLines, metric_lines
 from benchrun.audit.show import metric_rows
 from benchrun.audit.stats import wilson
 from benchrun.core.errors import BenchrunError
 from benchrun.core.layout import SCORES, SUMMARY
-from benchrun.archive.reader import Run, load_run
 from benchrun.testing.inprocess import cli
 from tests.helpers.archives import synthetic_run
 

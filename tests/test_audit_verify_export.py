@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchrun.archive.ledger import Mismatch, read_digests
+from benchrun.archive.reader import expand_runs, load_run
 from benchrun.archive.writer import RunWriter, now
 from benchrun.audit.export import write_csv, write_jsonl
 from benchrun.audit.verify import Finding, verify_run
 from benchrun.core.errors import EXIT
-from benchrun.archive.ledger import Mismatch, read_digests
 from benchrun.core.records import Counts, RunInfo
 from benchrun.core.resources import demos_dir
-from benchrun.archive.reader import expand_runs, load_run
 from tests.helpers.answers import BROKEN, broken_answer
 from tests.helpers.archives import synthetic_run
 from tests.helpers.commands import audit, make_run

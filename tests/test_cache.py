@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.execute.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
+from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
 from benchrun.core.records import Completion
+from benchrun.execute.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
 from benchrun.execute.runners.openai import PROBE_PROMPT
-from benchrun.archive.reader import load_run
 from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama, Reply, _tag, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI

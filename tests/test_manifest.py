@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from benchrun import compile
-from benchrun import compile_plan
+from benchrun import compile, compile_plan
+from benchrun.compiler.schemas import generated
 from benchrun.core.errors import EXIT
 from benchrun.core.manifest import canonical_json
 from benchrun.core.resources import demos_dir, schemas_dir
-from benchrun.compiler.schemas import generated
 from tests.helpers.archives import validator
 from tests.helpers.commands import manifest_ids, run_benchrun
 

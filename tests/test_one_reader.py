@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.sweep import write_sweep_summary
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.audit.listing import Unreadable, list_runs
 from benchrun.core.errors import EXIT
-from benchrun.archive.sweep import write_sweep_summary
 from tests.helpers.archives import synthetic_run
 
 

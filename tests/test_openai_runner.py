@@ -16,7 +16,6 @@ from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of, validator
 from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 
-
 KEY = "sk-test-4f9c1e7a0b2d"
 TITLES = {"IntAnswer", "IntJustification", "StringAnswer", "NameSource"}
 

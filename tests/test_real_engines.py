@@ -18,10 +18,9 @@ from benchrun.execute.runners.llama_build import build_refusal
 from benchrun.execute.runners.local import DEFAULT_FILE, supported
 from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.commands import call_benchrun
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import run_dir_of
+from tests.helpers.commands import call_benchrun, run_dir_of
 
 SMALL = ("runner.max_string_length=64", "+runner.options.num_predict=128")
 """What a 135M-parameter model needs to close its JSON: bounded strings, bounded answers (as runner=local does)."""

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.audit.compare import compare
-from benchrun.core.errors import EXIT
 from benchrun.archive.reader import load_run
 from benchrun.archive.tally import clustered_stderr, pass_at_k
+from benchrun.audit.compare import compare
+from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.oracle import seeded
 from tests.helpers.archives import read_jsonl

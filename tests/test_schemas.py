@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from benchrun.compiler.schemas import generated, validator
 from benchrun.compose.config import plain_config
 from benchrun.core.resources import schemas_dir
-from benchrun.compiler.schemas import generated, validator
 
 GENERATED = generated()
 

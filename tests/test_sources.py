@@ -6,8 +6,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from benchrun import Manifest
-from benchrun import compile
+from benchrun import Manifest, compile
 from benchrun.app import model_configs
 from benchrun.compose.config import plain_config
 from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench

@@ -6,12 +6,11 @@ import json
 import re
 from pathlib import Path
 
-
 from benchrun.archive import speed
+from benchrun.archive.speed import SpeedTally, latency, nearest_rank
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.core.errors import EXIT
 from benchrun.core.records import ErrorInfo, Latency, ResponseRecord, Speed
-from benchrun.archive.speed import SpeedTally, latency, nearest_rank
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import bench_run, run_dir_of, sweep_dir_of

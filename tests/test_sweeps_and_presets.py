@@ -12,8 +12,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from benchrun.compose.config import plain_config
-from benchrun.core.errors import EXIT, ConfigError
 from benchrun.compose.labels import dir_label, label, swept_keys, varied
+from benchrun.core.errors import EXIT, ConfigError
 from benchrun.core.resources import conf_dir
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer

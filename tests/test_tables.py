@@ -11,8 +11,8 @@ import pytest
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.console.output import _Console
 from benchrun.console.long_tables import FEW, Row, print_table
+from benchrun.console.output import _Console
 
 WORDS = ("a", "llama3.2", "模型", "ünïcode", "tab\there", "two words", "bell\x07", " lead", "trail ", "line\nbreak",
          "exact_match=0.600", "a-rather-long-word-that-must-be-folded", "é", "🙂", "")

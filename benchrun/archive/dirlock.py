@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.core.errors import ArchiveBusy
-
-LOCK = "run.lock"
+from benchrun.core.layout import LOCK
 
 
 class DirLock:

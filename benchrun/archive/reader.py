@@ -20,13 +20,13 @@ from benchrun.core.records import Number, ResponseRecord, RunInfo, ScoreRecord, 
 from benchrun.core.resources import bench_dir
 
 if TYPE_CHECKING:
-    from benchrun.core.manifest import Manifest
     import pandas
+
+    from benchrun.core.manifest import Manifest
 
 PathLike = str | os.PathLike[str]
 """What every function that takes a path accepts."""
 DEFAULT_ROOT = Path("outputs")
-SWEEP_FILE = "sweep.json"
 PANDAS_INSTALL = "pip install 'benchrun[pandas]'"
 Values = dict[tuple[str, str], dict[str, Number]]
 """(task, metric) -> sample id -> value (with repeats, the mean of the sample's answers)."""

@@ -16,10 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from benchrun.archive.ledger import (
+    Checked,
+    Digests,
+    Mismatch,
+    aligned,
+    check_file,
+    digest_lines,
+    lines_of,
+    read_digests,
+)
 from benchrun.archive.writer import write_atomic, writing
 from benchrun.core.layout import DIGESTS, RECORD_FILES, RESPONSES, SCORES
-from benchrun.archive.ledger import (Checked, Digests, Mismatch, aligned, check_file, digest_lines, lines_of,
-                             read_digests)
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import FORMAT_VALID, answer_name
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchrun.archive.reader import job_dirs, load_run
 from benchrun.archive.writer import write_atomic
 from benchrun.core.errors import ArchiveError
-from benchrun.core.layout import RUN
+from benchrun.core.layout import NO_RUN, RUN, SWEEP_FILE, UNREADABLE
 from benchrun.core.records import Summary, SweepJob, SweepLine, SweepSummary
-from benchrun.archive.reader import SWEEP_FILE, job_dirs, load_run
 
 
 def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
@@ -30,13 +30,13 @@ def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
 def _read_job(job_dir: Path) -> tuple[SweepJob, Summary | None]:
     """A job as its run directory says (read like any run), or why it cannot be read."""
     if not (job_dir / RUN).is_file():
-        return SweepJob(dir=job_dir.name, model=None, status="missing",
+        return SweepJob(dir=job_dir.name, model=None, status=NO_RUN,
                         reason="the job left no run.json; see its log"), None
     try:
         run = load_run(job_dir)
         summary = run.summary
     except ArchiveError as err:
-        return SweepJob(dir=job_dir.name, model=None, status="unreadable", reason=str(err)), None
+        return SweepJob(dir=job_dir.name, model=None, status=UNREADABLE, reason=str(err)), None
     info = run.info
     return SweepJob(dir=job_dir.name, model=info.model, label=info.label, status=info.status, reason=info.reason,
                     run_id=info.run_id, manifest_id=info.manifest_id), summary

@@ -21,21 +21,34 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from benchrun.archive.dirlock import DirLock
-from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed
-from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import (CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RESPONSES, RUN, RUN_FILES, SCORES, SEAL, SUMMARY,
-                             UNFINISHED)
 from benchrun.archive.ledger import digest_lines
-from benchrun.core.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, Seal, ScoreRecord, Status, Summary
-from benchrun.core.secrets import SECRETS
 from benchrun.archive.speed import SpeedTally
 from benchrun.archive.tally import Tally
+from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed
+from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.layout import (
+    CONFIG,
+    DIGESTS,
+    MANIFEST,
+    RECORD_FILES,
+    RESERVE,
+    RESPONSES,
+    RUN,
+    RUN_FILES,
+    SCORES,
+    SEAL,
+    SUMMARY,
+    UNFINISHED,
+    Status,
+)
+from benchrun.core.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.core.secrets import SECRETS
 
 if TYPE_CHECKING:
     from benchrun.core.manifest import Manifest
 
-RESERVE, RESERVE_BYTES = ".reserve", 32 * 1024
-"""Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
+RESERVE_BYTES = 32 * 1024
+"""Space a writer holds while it writes (layout.RESERVE), given back for the final run.json."""
 PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
 _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
                 errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large"}

@@ -7,15 +7,14 @@ import argparse
 import json
 import re
 from dataclasses import asdict
-from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.console import output
-from benchrun.execute.cache import DB_FILE, Stats, Store, cache_dir
-from benchrun.core.errors import EXIT, ConfigError
 from benchrun.archive.reader import short_digest
+from benchrun.console import output
+from benchrun.core.errors import EXIT, ConfigError
+from benchrun.execute.cache import DB_FILE, Stats, Store, cache_dir
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
 

@@ -21,17 +21,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.console import output
+from benchrun.archive.reader import DEFAULT_ROOT, Run, Values, expand_runs
+from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
 from benchrun.audit.show import check_known, check_task
+from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import UNFINISHED
 from benchrun.core.manifest import Manifest, canonical_json, sha256_bytes
 from benchrun.core.records import MetricSummary, Number, Speed
-from benchrun.archive.reader import DEFAULT_ROOT, Run, Values, expand_runs
-from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 
 SHOWN = 10
 """Flipped sample ids printed per direction on a terminal (--json lists them all)."""

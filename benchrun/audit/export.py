@@ -15,6 +15,7 @@ from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
 from benchrun.archive.rows import columns, export_rows
 from benchrun.core.errors import EXIT
 
+
 def write_csv(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
     """CSV with a header; empty cells for missing values, a list or mapping (a reference, a setting) as JSON.
     Returns the row count."""

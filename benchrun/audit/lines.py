@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Iterable, Iterator
 
-from benchrun.audit.listing import task_names
-from benchrun.core.records import MetricSummary, ScoreRecord, Summary
 from benchrun.archive.reader import Run
 from benchrun.archive.tally import Tally, zero_or_one
+from benchrun.audit.listing import task_names
+from benchrun.core.records import MetricSummary, ScoreRecord, Summary
 
 Key = tuple[str, str]
 """(task, metric)"""

@@ -13,12 +13,12 @@ from typing import Any, Iterable, Sequence, get_args
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.console import output
-from benchrun.core.errors import EXIT, ArchiveError
-from benchrun.core.records import FORMAT_VALID
-from benchrun.core.records import Counts, MetricSummary, Status
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
+from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
+from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.core.layout import UNREADABLE, Status
+from benchrun.core.records import FORMAT_VALID, Counts, MetricSummary
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
@@ -85,7 +85,6 @@ class Unreadable:
         return {"path": self.error.file, "status": UNREADABLE, "reason": str(self.error)}
 
 
-UNREADABLE = "unreadable"
 
 
 def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str | None = None,

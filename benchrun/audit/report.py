@@ -14,16 +14,16 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run
+from benchrun.archive.speed import FIGURES, figures, speed_of
 from benchrun.archive.writer import write_atomic
-from benchrun.console.output import speed_cells
 from benchrun.audit import report_svg as svg
 from benchrun.audit.lines import metric_lines as lines_of
+from benchrun.console.output import speed_cells
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.core.layout import RUN
+from benchrun.core.layout import MULTIRUN_FILE, NO_RUN, RUN, SWEEP_FILE
 from benchrun.core.manifest import Sample
 from benchrun.core.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord, Speed
-from benchrun.archive.reader import DEFAULT_ROOT, SWEEP_FILE, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run
-from benchrun.archive.speed import FIGURES, figures, speed_of
 
 SAMPLE_CAP = 500
 """Samples shown per task; the rest are counted, not shown."""
@@ -45,7 +45,7 @@ class Job:
 
     @property
     def status(self) -> str:
-        return self.run.info.status if self.run else "missing"
+        return self.run.info.status if self.run else NO_RUN
 
 
 @dataclass
@@ -101,7 +101,7 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
 def is_sweep(path: Path) -> bool:
     """A sweep directory: no run.json of its own, and Hydra's multirun.yaml or benchrun's sweep.json."""
     return (path.is_dir() and not (path / RUN).is_file()
-            and ((path / SWEEP_FILE).is_file() or (path / "multirun.yaml").is_file()))
+            and ((path / SWEEP_FILE).is_file() or (path / MULTIRUN_FILE).is_file()))
 
 
 def _job(path: Path) -> Job:

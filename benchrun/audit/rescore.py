@@ -31,23 +31,21 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.console import output
-from benchrun.archive.writer import RecordFile, count_response, count_score, environment, now, write_atomic
 from benchrun.archive.dirlock import DirLock
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
-from benchrun.execute.grading import Grader
-from benchrun.core.frozen import Frozen
-from benchrun.core.layout import SCORES, SUMMARY
-from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
-from benchrun.core.records import Counts, FileDigest, Number, ScoreRecord, Summary, answer_name
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
-from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
-from benchrun.core.settings import RunConfig
 from benchrun.archive.speed import SpeedTally
 from benchrun.archive.tally import Tally
+from benchrun.archive.writer import RecordFile, count_response, count_score, environment, now, write_atomic
+from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
+from benchrun.console import output
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
+from benchrun.core.frozen import Frozen
+from benchrun.core.layout import RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY
+from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
+from benchrun.core.records import Counts, FileDigest, Number, ScoreRecord, Summary, answer_name
+from benchrun.core.settings import RunConfig
+from benchrun.execute.grading import Grader
 
-RESCORES = "rescores"
-RESCORE_FILE, RESCORE_LOG = "rescore.json", "rescore.log"
 CHUNK = 64
 T = TypeVar("T")
 SCORER_TIMEOUT_S = RunConfig.model_fields["scorer_timeout_s"].default

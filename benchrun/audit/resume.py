@@ -14,22 +14,21 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from benchrun.console import output
 from benchrun.archive import repair
-from benchrun.compiler import scoring
-from benchrun.execute.session import execute, grader_for, recording
+from benchrun.archive.dirlock import DirLock
+from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
 from benchrun.archive.writer import RunWriter, file_digest, now
+from benchrun.compiler import scoring
 from benchrun.compiler.plan import Plan, source_files
 from benchrun.compose.config import plain_config
-from benchrun.archive.dirlock import DirLock
+from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import SEAL, SUMMARY, UNFINISHED
+from benchrun.core.layout import MANIFEST, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.execute.runners.registry import make_runner
-from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
-
+from benchrun.execute.session import execute, grader_for, recording
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -86,12 +85,12 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
         raise ArchiveError(f"run {run.id} ended before it compiled ({info.reason}); start a new run")
     if hashlib.sha256(run.manifest_bytes).hexdigest() != info.manifest_id:
         raise ArchiveError("does not hash to the run's manifest id: the questions are not the ones the run asked",
-                           file=str(run.path / "manifest.json"))
+                           file=str(run.path / MANIFEST))
     seal = run.seal
-    if seal is not None and not force and hashlib.sha256((run.path / "run.json").read_bytes()).hexdigest() != \
+    if seal is not None and not force and hashlib.sha256((run.path / RUN).read_bytes()).hexdigest() != \
             seal.run_json.sha256:
         raise ArchiveError("changed since the run was sealed; resume with --force to continue anyway (recorded)",
-                           file=str(run.path / "run.json"))
+                           file=str(run.path / RUN))
     return run.manifest
 
 

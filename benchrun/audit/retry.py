@@ -13,20 +13,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from benchrun.console import output
-from benchrun.execute.session import execute, recording
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler.plan import Plan
+from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import CONFIG
+from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
 from benchrun.core.records import Counts, Lineage, RunInfo
 from benchrun.execute.runners.registry import make_runner
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run
-
-RETRYABLE = ("completed", "completed_with_errors", "failed")
+from benchrun.execute.session import execute, recording
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +71,7 @@ def retry_run(parent: Run, force: bool = False, host: str | None = None,
 
 def _parent_problems(parent: Run) -> list[str]:
     """Why the parent cannot be trusted as it is: unfinished, or any verify finding against it."""
-    if parent.info.status not in RETRYABLE:
+    if parent.info.status not in FINISHED:
         raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; finish it with "
                            f"benchrun-audit resume {parent.path}", file=str(parent.path))
     if parent.info.manifest_id is None:
@@ -102,7 +100,7 @@ async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[
             writer.compiled(plan.manifest)
             if writer.info.manifest_id != parent.info.manifest_id:
                 raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not canonical",
-                                   file=str(parent.path / "manifest.json"))
+                                   file=str(parent.path / MANIFEST))
             writer.identified(identity, runner.public_config())
             for response, scores in joined(parent.responses(), parent.scores()):
                 if (response.id, response.repeat) not in todo:

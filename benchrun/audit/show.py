@@ -16,15 +16,15 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.console import output
+from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs, joined
+from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
+from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.manifest import Reference
 from benchrun.core.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
-from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs, joined
-from benchrun.archive.speed import FIGURES, speed_of
 
 CALCULATED = "calculated"
 """What a sample's reference is shown as when the scorer computes it from the sample's values (none is stored)."""

@@ -13,19 +13,18 @@ import json
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
-from benchrun.console import output
-from benchrun.archive.writer import file_digest
 from benchrun.archive import ledger
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
+from benchrun.archive.writer import file_digest
+from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN, SEAL
 from benchrun.core.manifest import SourceFile
 from benchrun.core.records import FileDigest
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
-
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ import string
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Sample
-from benchrun.compiler.sources import TaskSpec
 
 ID_COLUMN = "id"
 _MAX_ID = 80

@@ -9,11 +9,20 @@ from typing import Any, Mapping
 from pydantic import BaseModel
 
 from benchrun.compiler import formats, grid, scoring
-from benchrun.core.errors import ConfigError, TaskError
-from benchrun.core.manifest import FormatSpec, Manifest, Repeats, RunnerSpec, ScorerSpec, SourceFile, TaskEntry, sha256_bytes
-from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
+from benchrun.core.errors import ConfigError, TaskError
+from benchrun.core.manifest import (
+    FormatSpec,
+    Manifest,
+    Repeats,
+    RunnerSpec,
+    ScorerSpec,
+    SourceFile,
+    TaskEntry,
+    sha256_bytes,
+)
+from benchrun.core.resources import DEMO_SCHEME, bench_dir
 
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
                   "max_consecutive_failures")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource

@@ -13,8 +13,8 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
 
-from benchrun.core.errors import TaskError
 from benchrun.compiler.usercode import defined_here, import_file
+from benchrun.core.errors import TaskError
 
 CUSTOM_FILE = "custom_scorer.py"
 Scorer = Callable[[str, Any], Any]

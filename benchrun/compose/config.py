@@ -11,11 +11,11 @@ from typing import Any, Iterable, Sequence, TypeVar
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from pydantic import BaseModel, ValidationError
 
+from benchrun.compose.labels import job_dir_label, slug
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.compose.labels import job_dir_label, slug
-from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.keys import key_path, unknown_key
+from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import RUNNERS, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
 from benchrun.core.yamlfile import load_yaml
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-MULTIRUN_FILE = "multirun.yaml"
-"""Hydra's copy of the sweep's config in the sweep directory, written before the first job starts."""
+from benchrun.core.layout import MULTIRUN_FILE
+
 BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "task.path")
 """Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from benchrun.compose.labels import MULTIRUN_FILE
-from benchrun.core.layout import LOG, RUN
+from benchrun.core.layout import LOG, MULTIRUN_FILE, RUN
 
 NEW_SWEEPS: list[tuple[Path, Path]] = []
 """(sweep directory, its first ancestor that did not exist) for each sweep this process started."""

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
-from benchrun.core.errors import EXIT
-from benchrun.core.secrets import SECRETS
-from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures
+from benchrun.core.errors import EXIT
+from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
+from benchrun.core.secrets import SECRETS
 
 if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
     from benchrun.core.manifest import Manifest

@@ -1,6 +1,9 @@
-"""The names of a run directory's files and the statuses of a run (the run-directory contract of DESIGN.md)."""
+"""The names of a run directory's files and the statuses of a run (the run-directory contract of DESIGN.md): each
+written here once, and nowhere else."""
 
 from __future__ import annotations
+
+from typing import Literal, get_args
 
 CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
 RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
@@ -8,8 +11,29 @@ DIGESTS = "records.sha256"
 """One line per record line, so verify can name the line that changed (the format is benchrun.archive.ledger's)."""
 LOG = "benchrun.log"
 """The run's log: Hydra's job log (hydra.job.name is benchrun), where what user code prints goes too."""
+LOCK = "run.lock"
+"""Held (flock) by the one process writing the directory (benchrun.archive.dirlock)."""
+RESERVE = ".reserve"
+"""Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
 RECORD_FILES = (RESPONSES, SCORES)
 RUN_FILES = (CONFIG, MANIFEST, RUN, *RECORD_FILES, DIGESTS, SUMMARY, SEAL)
 """The files that make a run; a directory holding any of them holds a run."""
-UNFINISHED = ("running", "interrupted", "failed")
+RESCORES, RESCORE_FILE, RESCORE_LOG = "rescores", "rescore.json", "rescore.log"
+"""`rescores/NNN/` under a run: each later re-scoring, its rescore.json written last, and what its scorers printed."""
+SWEEP_FILE = "sweep.json"
+"""In a sweep directory: its jobs and their metrics side by side."""
+MULTIRUN_FILE = "multirun.yaml"
+"""Hydra's copy of the sweep's config in the sweep directory, written before the first job starts."""
+
+Status = Literal["running", "completed", "completed_with_errors", "failed", "interrupted"]
+"""A run's status in run.json."""
+UNFINISHED: tuple[Status, ...] = ("running", "interrupted", "failed")
 """The statuses `resume` finishes in place."""
+FINISHED: tuple[Status, ...] = ("completed", "completed_with_errors", "failed")
+"""The statuses of a run that ended by itself, whose failed samples `retry` asks again."""
+NO_RUN, UNREADABLE = "missing", "unreadable"
+"""A sweep job that left no run.json; a run whose run.json cannot be read (as `list` and the sweep summary say)."""
+JobStatus = Literal[Status, "missing", "unreadable"]
+"""A sweep job's status: its run's, or NO_RUN, or UNREADABLE."""
+FAILED_JOB: frozenset[str] = frozenset(get_args(JobStatus)) - {"completed", "completed_with_errors"}
+"""The job statuses that make a sweep fail (exit 1)."""

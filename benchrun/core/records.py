@@ -8,11 +8,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from benchrun.core.frozen import Frozen
+from benchrun.core.layout import FAILED_JOB, JobStatus, Status
 
 RECORD_VERSION = 1
 FORMAT_VALID = "format_valid"
 """The pseudo-scorer that checks each response against its response class; first of every sample's score lines."""
-Status = Literal["running", "completed", "completed_with_errors", "failed", "interrupted"]
 Number = int | float
 
 
@@ -290,8 +290,8 @@ class SweepJob(Frozen):
     model: str | None
     label: str | None = None
     """What the job is called: the values the sweep varies (run.json's label)."""
-    status: str
-    """The run's status, `missing` when the job left no run.json, `unreadable` when it cannot be read."""
+    status: JobStatus
+    """The run's status; `missing` when the job left no run.json, `unreadable` when it cannot be read."""
     reason: str | None = None
     run_id: str | None = None
     manifest_id: str | None = None
@@ -316,4 +316,4 @@ class SweepSummary(Frozen):
 
     @property
     def failed(self) -> list[SweepJob]:
-        return [job for job in self.jobs if job.status in ("failed", "missing", "unreadable", "running", "interrupted")]
+        return [job for job in self.jobs if job.status in FAILED_JOB]

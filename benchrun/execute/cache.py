@@ -10,7 +10,6 @@ machine share it; on a network file system (where SQLite's locks cannot be trust
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import sqlite3
@@ -21,11 +20,11 @@ from typing import Any, Iterator, Mapping, NamedTuple
 
 from pydantic import ValidationError
 
+from benchrun.archive.reader import model_digest
 from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
-from benchrun.archive.reader import model_digest
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1

@@ -13,11 +13,11 @@ from typing import Iterable, Iterator, Protocol
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
 from benchrun.core.errors import EngineLost, FailFast, ServerLost
-from benchrun.execute.grading import Grader, Grading
 from benchrun.core.manifest import Manifest, Query, Sample
 from benchrun.core.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord, answered
+from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
+from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, Retryable, Runner, Unreachable
 
 

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from benchrun.core.errors import BenchrunError
 from benchrun.compiler.scoring import BUILTIN, metrics, scorers_in, source_sha256
+from benchrun.core.errors import BenchrunError
 
 Scorer = Callable[[str, Any], Any]
 

@@ -12,9 +12,9 @@ from benchrun.compiler.plan import Plan
 from benchrun.console import output
 from benchrun.core.errors import BenchrunError, FailFast, RunInterrupted, ServerLost
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import LOG
+from benchrun.core.layout import LOG, Status
 from benchrun.core.manifest import Query
-from benchrun.core.records import ResponseRecord, ScoreRecord, Status
+from benchrun.core.records import ResponseRecord, ScoreRecord
 from benchrun.execute.cache import RunCache
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader

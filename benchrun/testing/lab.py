@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
-from benchrun.core.errors import EXIT
 from benchrun.archive.speed import WALL_CLOCK
+from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Responder, default_responder
 from benchrun.testing.holding import Hold, holding_answers
 from benchrun.testing.inprocess import child_env, cli

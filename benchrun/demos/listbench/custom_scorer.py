@@ -1,4 +1,6 @@
 import json
+
+
 def calculated_answer(response,values):
     '''
     example function for calcuating the correct answer from the values

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
+
 from benchrun.core.errors import RunnerError
 from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig

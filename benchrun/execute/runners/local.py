@@ -21,8 +21,8 @@ from typing import Any
 
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import RunnerError, UnsafeBuild
-from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 from benchrun.core.settings import LocalConfig
+from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 
 INSTALL = 'pip install -e ".[local]"'
 DISTRIBUTION = "llama-cpp-python"

@@ -9,9 +9,17 @@ import httpx
 import ollama
 
 from benchrun.core.errors import RunnerError
-from benchrun.execute.runners.base import (Completion, Refused, Retryable, http_url, resolvable, transient,
-                                   transport_failure, with_seed)
 from benchrun.core.settings import OllamaConfig
+from benchrun.execute.runners.base import (
+    Completion,
+    Refused,
+    Retryable,
+    http_url,
+    resolvable,
+    transient,
+    transport_failure,
+    with_seed,
+)
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 

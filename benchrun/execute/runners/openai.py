@@ -10,10 +10,18 @@ from typing import Any
 import httpx
 
 from benchrun.core.errors import RunnerError
-from benchrun.execute.runners.base import (Completion, Retryable, free_strings, http_url, resolvable, transient,
-                                   transport_failure, with_seed)
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig
+from benchrun.execute.runners.base import (
+    Completion,
+    Retryable,
+    free_strings,
+    http_url,
+    resolvable,
+    transient,
+    transport_failure,
+    with_seed,
+)
 
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
            "num_predict": "max_tokens", "presence_penalty": "presence_penalty",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from benchrun.core import settings
 from benchrun.compose.config import checked, checked_options
+from benchrun.core import settings
 from benchrun.core.errors import ConfigError
 from benchrun.execute.runners.base import Runner
 
