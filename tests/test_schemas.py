@@ -8,6 +8,7 @@ import json
 import pytest
 
 from benchrun.compiler.schemas import generated, validator
+from benchrun.compiler.sources import DEFAULT_COMBINATIONS
 from benchrun.compose.config import plain_config
 from benchrun.core.resources import schemas_dir
 
@@ -37,3 +38,9 @@ def test_the_config_schema_knows_every_setting_and_refuses_unknown_keys(compose_
     assert [error.json_path for error in errors] == ["$.repeats", "$.runner"]
     assert errors[0].message == "0 is less than the minimum of 1"
     assert errors[1].context[0].message == "Additional properties are not allowed ('concurrencyy' was unexpected)"
+
+
+def test_the_editor_schema_gives_the_compilers_default():
+    """tasks.schema.json is written by hand for editors; the one default it states is the compiler's."""
+    schema = json.loads((schemas_dir() / "tasks.schema.json").read_text(encoding="utf-8"))
+    assert schema["$defs"]["task"]["properties"]["value_combinations"]["default"] == DEFAULT_COMBINATIONS

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 from pydantic import ValidationError
 
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError
-from benchrun.core.layout import CONFIG, MANIFEST, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
+from benchrun.core.layout import CONFIG, MANIFEST, OUTPUTS, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
 from benchrun.core.records import Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.resources import bench_dir
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 PathLike = str | os.PathLike[str]
 """What every function that takes a path accepts."""
-DEFAULT_ROOT = Path("outputs")
+DEFAULT_ROOT = Path(OUTPUTS)
 PANDAS_INSTALL = "pip install 'benchrun[pandas]'"
 Values = dict[tuple[str, str], dict[str, Number]]
 """(task, metric) -> sample id -> value (with repeats, the mean of the sample's answers)."""

@@ -20,10 +20,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
+from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.ledger import digest_lines
-from benchrun.archive.speed import SpeedTally
-from benchrun.archive.tally import Tally
 from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import (
@@ -41,7 +40,7 @@ from benchrun.core.layout import (
     UNFINISHED,
     Status,
 )
-from benchrun.core.records import FORMAT_VALID, Counts, FileDigest, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.core.records import Counts, FileDigest, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.secrets import SECRETS
 
 if TYPE_CHECKING:
@@ -113,20 +112,6 @@ def file_digest(path: Path) -> FileDigest:
     return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
 
 
-def count_response(counts: dict[str, int], response: ResponseRecord) -> None:
-    """Add one response to run.json-style counts."""
-    counts["responses"] += 1
-    counts["request_errors"] += response.error is not None
-    counts["cached"] += response.cached_from is not None
-
-
-def count_score(counts: dict[str, int], score: ScoreRecord, response_failed: bool) -> None:
-    """Add one score line; a failed request is not also counted as a scorer error or an invalid format."""
-    if not response_failed:
-        counts["scorer_errors"] += score.error is not None
-        counts["format_invalid"] += score.scorer == FORMAT_VALID and score.detail is not None
-
-
 class RecordFile:
     """An append-only file of whole lines that keeps its sha256, size and line count as it grows.
 
@@ -182,12 +167,9 @@ class RunWriter:
     def __init__(self, run_dir: Path, info: RunInfo, lock: DirLock):
         self.dir, self.info, self.lock = run_dir, info, lock
         self._sinks: dict[str, RecordFile] = {}
-        self._tally: Tally | None = None
-        self._speed = SpeedTally()
+        self._books: Books | None = None
+        """What the records add up to, from when the run compiled."""
         self.summary: Summary | None = None
-        self._counts = Counts(samples=info.counts.samples).model_dump()
-        self._graded = 0
-        """Responses whose score lines are committed (each sample's begin with format_valid)."""
         self._broken = False
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
@@ -228,30 +210,17 @@ class RunWriter:
     def compiled(self, manifest: Manifest) -> None:
         """Write manifest.json, open the record files and record the manifest id and sample count."""
         write_atomic(self.dir / MANIFEST, manifest.canonical_json())
-        self.info = self.info.model_copy(update={"manifest_id": manifest.id,
-                                                 "counts": Counts(samples=manifest.n_answers)})
-        self._counts["samples"] = manifest.n_answers
+        self.info = self.info.model_copy(update={"manifest_id": manifest.id})
         self.open_records(manifest, (), ())
 
     def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
                      scores: Iterable[ScoreRecord], wall_s: float | None = 0.0) -> None:
         """Open the record files for appending; counts, tally and speed start from the records they already hold
         (`wall_s`: the time earlier sessions spent asking, None if unknown)."""
-        self._tally = Tally((t.name for t in manifest.tasks), manifest.k)
-        self._speed = SpeedTally(wall_s)
-        self._counts = Counts(samples=manifest.n_answers).model_dump()
-        self._graded = 0
-        failed = set()
+        self._books = Books(manifest, wall_s)
         for response in responses:
-            count_response(self._counts, response)
-            self._tally.add_response(response)
-            self._speed.add(response)
-            if response.error is not None:
-                failed.add((response.id, response.repeat))
-        for score in scores:
-            self._tally.add(score)
-            count_score(self._counts, score, (score.id, score.repeat) in failed)
-            self._graded += score.scorer == FORMAT_VALID
+            self._books.response(response)
+        self._books.scores(scores)
         self._sinks = {name: RecordFile(self.dir / name) for name in (*RECORD_FILES, DIGESTS)}
         self._write_info()
 
@@ -262,39 +231,33 @@ class RunWriter:
 
     def asking(self) -> None:
         """The first request goes out now: this session's wall time starts."""
-        self._speed.start()
+        self._books.speed.start()
 
     @property
     def counts(self) -> Counts:
-        return Counts(**self._counts)
+        return self.info.counts if self._books is None else self._books.counts()
 
     @property
     def ungraded(self) -> int:
         """Responses recorded whose scores are not (their scorers were still at work when the run stopped)."""
-        return self._counts["responses"] - self._graded
+        return 0 if self._books is None else self._books.ungraded
 
     def record_response(self, response: ResponseRecord) -> None:
         """Commit one response line: the line flushed, then its digest."""
         with INTERRUPTS.held():
             self._commit(RESPONSES, [response.model_dump_json().encode() + b"\n"])
-            count_response(self._counts, response)
-            self._tally.add_response(response)
-            self._speed.add(response)
+            self._books.response(response)
 
     def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
         """Commit a response and then its score lines."""
         self.record_response(response)
-        self.record_scores(response, scores)
+        self.record_scores(scores)
 
-    def record_scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
+    def record_scores(self, scores: list[ScoreRecord]) -> None:
         """Commit the score lines of a response already recorded."""
         with INTERRUPTS.held():
             self._commit(SCORES, [score.model_dump_json().encode() + b"\n" for score in scores])
-            failed = response.error is not None
-            for score in scores:
-                self._tally.add(score)
-                count_score(self._counts, score, failed)
-                self._graded += score.scorer == FORMAT_VALID
+            self._books.scores(scores)
 
     def _commit(self, name: str, lines: list[bytes]) -> None:
         if SECRETS:  # a server that echoes the API key cannot put it in the archive
@@ -313,8 +276,8 @@ class RunWriter:
             (self.dir / RESERVE).unlink(missing_ok=True)
             files = self._close_records()
             try:
-                if self._tally is not None and not self._broken:
-                    self.summary = self._tally.summary(self.info.manifest_id, self.info.model, self._speed.speed())
+                if self._books is not None and not self._broken:
+                    self.summary = self._books.summary(self.info.manifest_id, self.info.model)
                     data = self.summary.model_dump_json(indent=2).encode() + b"\n"
                     write_atomic(self.dir / SUMMARY, data)
                     files[SUMMARY] = FileDigest.of(data)

@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Literal, TypeVar
 
@@ -31,11 +32,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
-from benchrun.archive.speed import SpeedTally
 from benchrun.archive.tally import Tally
-from benchrun.archive.writer import RecordFile, count_response, count_score, environment, now, write_atomic
+from benchrun.archive.writer import RecordFile, environment, now, write_atomic
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
@@ -173,16 +174,17 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
         out = claim_dir(run.path / RESCORES)
         try:
             grader = _grader(manifest, plan, loaded, out / RESCORE_LOG, timeout_s)
-            summary, digest, counts, changed, errors = asyncio.run(_write_scores(run, manifest, grader, old, out))
+            found = asyncio.run(_write_scores(run, manifest, grader, old, out))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
-                               scorers=_used(manifest, plan, loaded), counts=counts, files={SCORES: digest})
+                               scorers=_used(manifest, plan, loaded), counts=found.books.counts(),
+                               files={SCORES: found.digest})
             write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
             raise
-    return Rescore(dir=str(out), info=info, means=_means(old_tally, summary), changed=tuple(changed),
-                   errors=tuple(errors))
+    return Rescore(dir=str(out), info=info, means=_means(old_tally, found.summary), changed=tuple(found.changed),
+                   errors=tuple(found.errors))
 
 
 def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
@@ -276,15 +278,24 @@ def _used(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) 
                  for n in names)
 
 
-async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldScores,
-                        out: Path) -> tuple[Summary, FileDigest, Counts, list[SampleChange], list[ScorerFailure]]:
+@dataclass
+class _Graded:
+    """What grading every archived response again wrote (scores.jsonl's digest, the summary) and found."""
+
+    books: Books
+    digest: FileDigest
+    summary: Summary
+    changed: list[SampleChange] = field(default_factory=list)
+    errors: list[ScorerFailure] = field(default_factory=list)
+
+
+async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldScores, out: Path) -> _Graded:
     """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values and
     the scorers' errors. Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
     samples = {s.id: s for s in manifest.samples}
-    tally, changed, sink = Tally((t.name for t in manifest.tasks), manifest.k), [], RecordFile(out / SCORES, fresh=True)
-    speed = SpeedTally(_run_wall_s(run))
+    books, sink = Books(manifest, _run_wall_s(run)), RecordFile(out / SCORES, fresh=True)
+    changed: list[SampleChange] = []
     errors: list[ScorerFailure] = []
-    counts = Counts(samples=manifest.n_answers).model_dump()
     async with grader:
         for chunk in _batched(run.responses(), CHUNK):
             unknown = next((r.id for r in chunk if r.id not in samples), None)
@@ -293,21 +304,18 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
                                    file=str(run.path))
             graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
             for response, records in zip(chunk, graded):
-                count_response(counts, response)
-                tally.add_response(response)
-                speed.add(response)
+                books.response(response)
+                books.scores(records)
                 sink.append(b"".join(record.model_dump_json().encode() + b"\n" for record in records))
                 for record in records:
-                    tally.add(record)
-                    count_score(counts, record, response.error is not None)
                     changed.extend(sample_changes(old.get((record.id, record.repeat, record.scorer)), record))
                     if record.error is not None and response.error is None:
                         errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
                                                     scorer=record.scorer, error=str(record.error)))
     digest = sink.close()
-    summary = tally.summary(run.info.manifest_id, run.info.model, speed.speed())
+    summary = books.summary(run.info.manifest_id, run.info.model)
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
-    return summary, digest, Counts(**counts), changed, errors
+    return _Graded(books, digest, summary, changed, errors)
 
 
 def _run_wall_s(run: Run) -> float | None:

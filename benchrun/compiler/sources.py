@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
 from benchrun.core.errors import TaskError
+from benchrun.core.manifest import Combinations
 from benchrun.core.yamlfile import load_yaml
 
 TASKS_FILE = "tasks.yml"
@@ -22,6 +23,8 @@ FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")
 TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 """A task name, as tasks.schema.json's $defs/name says (a folder task's folder name too)."""
 Column = list[Any]
+DEFAULT_COMBINATIONS = "tuple"
+"""How a task's value lists make samples unless it says: zipped (`combinations`: every combination)."""
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
 
@@ -39,7 +42,7 @@ class TaskSpec(BaseModel):
     template: str
     values: dict[str, Column]
     reference: Column | Literal["calculated"]
-    value_combinations: Literal["tuple", "combinations"] = "tuple"
+    value_combinations: Combinations = DEFAULT_COMBINATIONS
     scorers: tuple[str, ...]
     format: str
     description: str | None = None
@@ -123,7 +126,7 @@ def _list_task(item: dict, index: int) -> TaskSpec:
     return _checked(TaskSpec(
         name=item["name"], source=TASKS_FILE, key=f"tasks[{index}]", template=item["template"],
         values=item["values"], reference=item.get("reference", "calculated"),
-        value_combinations=item.get("value_combinations", "tuple"),
+        value_combinations=item.get("value_combinations", DEFAULT_COMBINATIONS),
         scorers=_as_tuple(item.get("scorer", DEFAULT_SCORER)),
         format=item.get("format", DEFAULT_FORMAT), description=item.get("description"),
     ))

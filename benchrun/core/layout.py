@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+OUTPUTS = "outputs"
+"""The archive root, where run directories go unless `outputs=` says otherwise (relative to the working directory)."""
 CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
 RESPONSES, SCORES = "responses.jsonl", "scores.jsonl"
 DIGESTS = "records.sha256"

@@ -13,6 +13,8 @@ from benchrun.core.frozen import Frozen
 SCHEMA_VERSION = 1
 Scalar = str | int | float | bool
 Reference = Scalar | list[Scalar] | None
+Combinations = Literal["tuple", "combinations"]
+"""How a task's value lists make samples: zipped, or every combination."""
 
 
 class SourceFile(Frozen):
@@ -49,7 +51,7 @@ class TaskEntry(Frozen):
     """The file or folder the task came from (relative to the benchmark)."""
     template: str
     reference: Literal["list", "calculated"]
-    value_combinations: Literal["tuple", "combinations"]
+    value_combinations: Combinations
     format: FormatSpec
     scorers: tuple[ScorerSpec, ...]
     n_samples: int

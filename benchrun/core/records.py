@@ -16,16 +16,24 @@ FORMAT_VALID = "format_valid"
 Number = int | float
 
 
-class Completion(Frozen):
-    """A model's answer to one prompt, with what the server says about it (what a runner returns and what the
-    response cache keeps)."""
+class Answer(Frozen):
+    """What the server says about an answer besides its text: declared once, for the runner's `Completion` and the
+    archive's `ResponseRecord` alike."""
 
-    text: str
     done_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     durations_ns: dict[str, int] = Field(default_factory=dict)
+    """The server's own timings (total, load, prompt_eval, eval), when it reports them."""
     extra: dict[str, Any] = Field(default_factory=dict)
+    """Runner-specific response metadata (e.g. the served model id, system_fingerprint)."""
+
+
+class Completion(Answer):
+    """A model's answer to one prompt, with what the server says about it (what a runner returns and what the
+    response cache keeps)."""
+
+    text: str
 
 
 class ErrorInfo(Frozen):
@@ -51,7 +59,7 @@ class Attempt(Frozen):
     """Wall time of this try."""
 
 
-class ResponseRecord(Frozen):
+class ResponseRecord(Answer):
     """One line of responses.jsonl: what the model answered for one sample, or why it did not."""
 
     id: str
@@ -60,11 +68,6 @@ class ResponseRecord(Frozen):
     """Which of the sample's `repeats` answers this is (0..k-1); a response is identified by (id, repeat)."""
     text: str | None
     """The raw response text exactly as received; None when every attempt failed."""
-    done_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    durations_ns: dict[str, int] = Field(default_factory=dict)
-    """The server's own timings (total, load, prompt_eval, eval), when it reports them."""
     seconds: float
     """Wall time for the sample, retries included."""
     attempts: int
@@ -72,8 +75,6 @@ class ResponseRecord(Frozen):
     failed_attempts: tuple[Attempt, ...] = ()
     error: ErrorInfo | None = None
     """Set when no response was obtained."""
-    extra: dict[str, Any] = Field(default_factory=dict)
-    """Runner-specific response metadata (e.g. the served model id, system_fingerprint)."""
     carried_from: str | None = None
     """The run id this answer was carried over from (a retry keeps its parent's good answers), else None."""
     cached_from: str | None = None

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from benchrun.core.layout import OUTPUTS
+
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
                  "repeat_penalty": float, "presence_penalty": float, "frequency_penalty": float,
@@ -190,7 +192,7 @@ class RunConfig(Settings):
     runner_file: str | None = None
     """A runner file in the seed's format (runner_type, model); looked up in the working directory, then in the
     benchmark."""
-    outputs: str = "outputs"
+    outputs: str = OUTPUTS
     """Where run directories go (relative to the working directory)."""
     scorer_timeout_s: float = Field(10, gt=0)
     """Each scorer call's time limit; a scorer that takes longer is that sample's scorer error."""

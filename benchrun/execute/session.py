@@ -88,4 +88,4 @@ class _Recorder:
         self.advance(record.error is not None)
 
     def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
-        self.writer.record_scores(response, scores)
+        self.writer.record_scores(scores)

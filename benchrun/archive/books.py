@@ -1,0 +1,56 @@
+"""What a run's records add up to as they are committed: the counts of run.json, the metric tally and speed of
+summary.json, and how many answers are graded. The run's writer and a rescore keep them alike, one record at a
+time (memory flat in the number of samples)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from benchrun.archive.speed import SpeedTally
+from benchrun.archive.tally import Tally
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import FORMAT_VALID, Counts, ResponseRecord, ScoreRecord, Summary
+
+
+class Books:
+    """Counts, tally and speed of the records of one manifest. `wall_s` is the time earlier sessions spent asking
+    (None: unknown)."""
+
+    def __init__(self, manifest: Manifest, wall_s: float | None = 0.0):
+        self.samples = manifest.n_answers
+        self.tally = Tally((t.name for t in manifest.tasks), manifest.k)
+        self.speed = SpeedTally(wall_s)
+        self.responses = self.request_errors = self.scorer_errors = self.format_invalid = self.cached = 0
+        self.graded = 0
+        """Responses whose score lines are in (each answer's begin with format_valid)."""
+        self._failed: set[tuple[str, int]] = set()
+        """The answers whose request failed: their score lines are not also scorer errors or invalid formats."""
+
+    def response(self, response: ResponseRecord) -> None:
+        self.responses += 1
+        self.request_errors += response.error is not None
+        self.cached += response.cached_from is not None
+        self.tally.add_response(response)
+        self.speed.add(response)
+        if response.error is not None:
+            self._failed.add((response.id, response.repeat))
+
+    def scores(self, scores: Iterable[ScoreRecord]) -> None:
+        for score in scores:
+            self.tally.add(score)
+            self.graded += score.scorer == FORMAT_VALID
+            if (score.id, score.repeat) not in self._failed:
+                self.scorer_errors += score.error is not None
+                self.format_invalid += score.scorer == FORMAT_VALID and score.detail is not None
+
+    @property
+    def ungraded(self) -> int:
+        """Responses recorded whose scores are not (their scorers were still at work when the run stopped)."""
+        return self.responses - self.graded
+
+    def counts(self) -> Counts:
+        return Counts(samples=self.samples, responses=self.responses, request_errors=self.request_errors,
+                      scorer_errors=self.scorer_errors, format_invalid=self.format_invalid, cached=self.cached)
+
+    def summary(self, manifest_id: str, model: str) -> Summary:
+        return self.tally.summary(manifest_id, model, self.speed.speed())
