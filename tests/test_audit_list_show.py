@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import scipy.stats
 
-from benchrun.archive.reader import joined, load_run
+from benchrun.archive.reader import load_run
+from benchrun.archive.rows import joined
 from benchrun.audit.listing import list_runs, parse_time
 from benchrun.audit.show import is_failed, metric_rows, samples
 from benchrun.audit.stats import interval, t_interval, wilson

@@ -10,7 +10,7 @@ import os
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
@@ -283,23 +283,6 @@ def job_dirs(sweep_dir: PathLike) -> list[Path]:
 def _job_order(path: Path) -> tuple[int, str]:
     number = path.name.split("_")[0]
     return (int(number) if number.isdigit() else 1 << 30, path.name)
-
-
-def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
-           ) -> Iterator[tuple[ResponseRecord, list[ScoreRecord]]]:
-    """Each response with its score records (matched by sample id and repeat). Both files are written answer by
-    answer, so they are read in step; score records out of step (scores re-graded by a resume come last) wait in
-    memory for their response."""
-    pending: dict[tuple[str, int], list[ScoreRecord]] = {}
-    records = iter(scores)
-    for response in responses:
-        key = response.id, response.repeat
-        for record in records:
-            found = record.id, record.repeat
-            pending.setdefault(found, []).append(record)
-            if found != key and key in pending:
-                break
-        yield response, pending.pop(key, [])
 
 
 def distinct_labels(labels: Sequence[str], ids: Sequence[str]) -> list[str]:

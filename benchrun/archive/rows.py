@@ -4,10 +4,29 @@ returns them."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from benchrun.archive.reader import Run, joined
 from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
+
+if TYPE_CHECKING:  # the reader imports this module (Run.to_pandas)
+    from benchrun.archive.reader import Run
+
+def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
+           ) -> Iterator[tuple[ResponseRecord, list[ScoreRecord]]]:
+    """Each response with its score records (matched by sample id and repeat). Both files are written answer by
+    answer, so they are read in step; score records out of step (scores re-graded by a resume come last) wait in
+    memory for their response."""
+    pending: dict[tuple[str, int], list[ScoreRecord]] = {}
+    records = iter(scores)
+    for response in responses:
+        key = response.id, response.repeat
+        for record in records:
+            found = record.id, record.repeat
+            pending.setdefault(found, []).append(record)
+            if found != key and key in pending:
+                break
+        yield response, pending.pop(key, [])
+
 
 RUN_COLUMNS = ("run_id", "label", "model", "manifest_id")
 RECORD_COLUMNS = ("task", "sample_id", "repeat", "scorer", "metric", "value", "error")

@@ -13,7 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, joined, load_run, resolve_run
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run
+from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config
 from benchrun.audit.verify import check_files, check_manifest, check_seal
