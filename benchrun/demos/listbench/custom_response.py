@@ -1,7 +1,5 @@
-from enum import Enum
-
 from pydantic import BaseModel
-
+from enum import Enum
 
 class Direction(str,Enum):
     left="left"

@@ -1,6 +1,4 @@
 import json
-
-
 def calculated_answer(response,values):
     '''
     example function for calcuating the correct answer from the values
