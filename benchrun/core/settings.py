@@ -143,7 +143,7 @@ class OpenAIConfig(RunnerConfig):
 
 
 class LocalConfig(RunnerConfig):
-    """runner=local: a GGUF model run in-process by llama.cpp (llama-cpp-python); no server."""
+    """runner=local: a GGUF model run by llama.cpp (llama-cpp-python) in a process of its own; no server."""
 
     type: Literal["local"] = "local"
     model: str | list[str] = "${gguf_name:${.model_path}}"
