@@ -10,7 +10,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, half_right
-from benchrun.testing.ollama_server import Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from tests.helpers.archives import read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -28,6 +28,13 @@ class Flaky:
         if a in BROKEN and not self.fixed:
             return Reply(status=400, error=f"cannot answer {a}")
         return half_right(req)
+
+
+class Dropping(Flaky):
+    """Drops the connection of every chat until `fixed` (a server that went away)."""
+
+    def __call__(self, req):
+        return half_right(req) if self.fixed else Reply(drop=True)
 
 
 def files_of(run_dir: Path) -> dict[str, bytes]:
@@ -100,3 +107,40 @@ def test_retry_refuses_a_parent_that_does_not_verify(tmp_path):
         assert result.stderr.startswith(f"benchrun: error: in '{parent}': scores.jsonl: ")
         assert result.stderr.endswith("; retry with --force to carry its records over anyway (recorded)\n")
         assert not parent.with_name(parent.name + ".retry1").exists()
+
+
+def test_carried_answers_are_not_counted_as_taken_from_the_cache(tmp_path):
+    """The parent took its good answers from the response cache; the retry carries them over and asks none of them."""
+    responder = Flaky()
+    with Lab(tmp_path, responder=responder) as lab:
+        cached = [*lab.args(), "cache=true", f"cache_dir={tmp_path / 'cache'}"]
+        assert lab.run(*cached).returncode == EXIT["ok"]
+        second = lab.run(*[arg if not arg.startswith("outputs=") else f"outputs={tmp_path / 'second'}"
+                           for arg in cached])
+        [parent] = lab.run_dirs(tmp_path / "second")
+        assert json.loads((parent / "run.json").read_text())["counts"]["cached"] == 17, second.stderr
+        responder.fixed = True
+        result = lab.audit("retry", str(parent))
+    assert result.returncode == EXIT["ok"], result.stderr
+    retry = parent.with_name(parent.name + ".retry1")
+    assert json.loads((retry / "run.json").read_text())["counts"]["cached"] == 0
+    assert "from the cache" not in result.stdout
+
+
+def test_a_retry_on_another_host_is_resumed_on_that_host(tmp_path):
+    """retry --host asks a second server; when that retry is stopped and resumed without --host, the resume asks the
+    server the retry used, not the parent's (which still cannot answer)."""
+    second = Dropping()
+    with Lab(tmp_path, responder=Flaky()) as lab, FakeOllama(responder=second) as other:
+        assert lab.run(*lab.args()).returncode == EXIT["ok"]
+        [parent] = lab.run_dirs()
+        lost = lab.audit("retry", str(parent), "--host", other.url)
+        retry = parent.with_name(parent.name + ".retry1")
+        assert (lost.returncode, json.loads((retry / "run.json").read_text())["status"]) == \
+            (EXIT["runner"], "interrupted")
+        second.fixed = True
+        asked_before = len(lab.server.requests)
+        resumed = lab.audit("resume", str(retry))
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    assert len(lab.server.requests) == asked_before
+    assert json.loads((retry / "run.json").read_text())["status"] == "completed"

@@ -21,6 +21,7 @@ def test_defaults(compose_cfg, monkeypatch):
         "type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
         "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None,
         "concurrency": 1, "timeout_s": 120, "retries": 2, "backoff_s": 0.5, "max_consecutive_failures": 5,
+        "max_response_bytes": 8 * 2**20,
     }
     assert (cfg["dry_run"], cfg["runner_file"], cfg["scorer_timeout_s"]) == (False, None, 10)
 

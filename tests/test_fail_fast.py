@@ -9,8 +9,10 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
 
 
@@ -36,7 +38,7 @@ def test_identical_failures_stop_the_run_and_resume_asks_them_again(tmp_path):
         resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
     assert result.returncode == EXIT["runner"]
     assert result.stderr == (
-        "benchrun: error: 4 requests in a row failed the same way, so the setup is broken, not the benchmark: "
+        "benchrun: error: 4 samples in a row failed the same way, so the setup is broken, not the benchmark: "
         "ResponseError: HTTP 400: option 'temprature' is not valid (runner.max_consecutive_failures); run "
         f"{json.loads((run_dir / 'run.json').read_text())['run_id']} is recorded as 'failed' with 0 of 20 samples in "
         f"{run_dir}; finish it once the setup is mended with: benchrun-audit resume {run_dir}\n")
@@ -75,3 +77,49 @@ def test_what_a_retry_cannot_fix_is_not_retried(tmp_path, status, error, attempt
     assert result.returncode == EXIT["ok"], result.stderr
     first = next(r for r in read_jsonl(run_dir / "responses.jsonl") if r["id"] == "times7:a=0")
     assert (first["attempts"], first["error"]["message"]) == (attempts, f"HTTP {status}: {error}")
+
+
+def test_a_refused_prompt_with_many_repeats_is_that_samples_error_not_a_broken_setup(tmp_path):
+    """Its 5 repeats are one sample failing, not 5 samples: the run goes on, and a resume has nothing left to ask."""
+    refused = Switch(400, "prompt refused", failing_below=1)
+    with Lab(tmp_path, n=4, responder=refused) as lab:
+        result = lab.call(*lab.args("repeats=5", "runner.max_consecutive_failures=5"))
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["counts"]["responses"], info["counts"]["request_errors"]) == \
+        ("completed_with_errors", 20, 5)
+    assert {r["id"] for r in read_jsonl(run_dir / "responses.jsonl") if r["error"]} == {"times7:a=0"}
+
+
+def test_failures_of_one_kind_stop_the_run_whatever_their_text(tmp_path):
+    """A 400 quoting each sample's prompt differs in its text every time: it is still one kind of failure."""
+    def quoting(req):
+        return Reply(status=400, error=f"cannot take {req.prompt!r}")
+
+    with Lab(tmp_path, n=8, responder=quoting) as lab:
+        result = lab.call(*lab.args("runner.max_consecutive_failures=3"))
+        requests = len(lab.server.requests)
+    assert result.returncode == EXIT["runner"]
+    assert result.stderr.startswith("benchrun: error: 3 samples in a row failed the same way, so the setup is broken, "
+                                    "not the benchmark: ResponseError: HTTP 400: cannot take 'find the product of 2 "
+                                    "and 7' (runner.max_consecutive_failures); run ")
+    assert requests == 3
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_a_proxy_answering_in_another_protocol_fails_fast(tmp_path, runner):
+    """Every request answered as server-sent events, each differently: not 12 samples' own errors and exit 0."""
+    def events(req):
+        if req.prompt == PROBE_PROMPT:
+            return half_right(req)
+        return Reply(raw=f"data: {json.dumps({'delta': req.prompt})}\n\ndata: [DONE]\n\n")
+
+    with Lab(tmp_path, n=12, responder=events) as lab, FakeOpenAI(models=["m"], responder=events) as openai:
+        where = ([f"runner.host={lab.server.url}"] if runner == "ollama" else
+                 ["runner=openai", f"runner.base_url={openai.url}", "runner.model=m"])
+        result = lab.call("task.path=bench", *where, f"outputs={lab.root / 'outputs'}", "cache=false")
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["runner"], result.stderr
+    assert "5 samples in a row failed the same way" in result.stderr
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"

@@ -93,7 +93,7 @@ def test_a_dialect_the_real_server_refuses_fails_fast_without_retries(llama_serv
                         "runner.max_consecutive_failures=3", *SMALL)
     assert result.returncode == 3
     [line] = result.stderr.splitlines()
-    assert line.startswith("benchrun: error: 3 requests in a row failed the same way, so the setup is broken, not "
+    assert line.startswith("benchrun: error: 3 samples in a row failed the same way, so the setup is broken, not "
                            "the benchmark: APIError: HTTP 500: ")
     assert "Input should be 'text' or 'json_object'" in line and "runner.max_consecutive_failures" in line
     [run_json] = (tmp_path / "o").glob("*/*/run.json")

@@ -16,7 +16,8 @@ FOLDERBENCH = {"path": "demo:folderbench", "name": "folderbench", "only": None}
 SampleRow = tuple[str, str, dict[str, Any], Any]
 OLLAMA_DEFAULTS = {"type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
                    "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None, "concurrency": 1,
-                   "timeout_s": 120.0, "retries": 2, "backoff_s": 0.5, "max_consecutive_failures": 5}
+                   "timeout_s": 120.0, "retries": 2, "backoff_s": 0.5, "max_consecutive_failures": 5,
+                   "max_response_bytes": 8 * 2**20}
 """benchrun.core.settings.OllamaConfig's defaults, as a resolved config holds them."""
 
 

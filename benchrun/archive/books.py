@@ -8,8 +8,9 @@ from typing import Iterable
 
 from benchrun.archive.speed import SpeedTally
 from benchrun.archive.tally import Tally
+from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest
-from benchrun.core.records import FORMAT_VALID, Counts, ResponseRecord, ScoreRecord, Summary
+from benchrun.core.records import Counts, ResponseRecord, ScoreRecord, Summary
 
 
 class Books:
@@ -29,7 +30,7 @@ class Books:
     def response(self, response: ResponseRecord) -> None:
         self.responses += 1
         self.request_errors += response.error is not None
-        self.cached += response.cached_from is not None
+        self.cached += response.cached_from is not None and response.carried_from is None  # taken from it in this run
         self.tally.add_response(response)
         self.speed.add(response)
         if response.error is not None:

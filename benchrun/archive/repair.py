@@ -27,9 +27,9 @@ from benchrun.archive.ledger import (
     read_digests,
 )
 from benchrun.archive.writer import write_atomic, writing
-from benchrun.core.layout import DIGESTS, RECORD_FILES, RESPONSES, SCORES
+from benchrun.core.layout import DIGESTS, FORMAT_VALID, RECORD_FILES, RESPONSES, SCORES
 from benchrun.core.manifest import Manifest
-from benchrun.core.records import FORMAT_VALID, answer_name
+from benchrun.core.records import answer_name
 
 Key = tuple[str, int]
 """An answer: (sample id, repeat)."""

@@ -17,8 +17,8 @@ from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs, shor
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
 from benchrun.core.errors import EXIT, ArchiveError
-from benchrun.core.layout import UNREADABLE, Status
-from benchrun.core.records import FORMAT_VALID, Counts, MetricSummary
+from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
+from benchrun.core.records import Counts, MetricSummary
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""

@@ -27,6 +27,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import MANIFEST, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
+from benchrun.core.settings import RUNNERS
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import execute, grader_for, recording
 
@@ -64,9 +65,21 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
                                "resume with --force to use them anyway (recorded in run.json)")
         config = run_config(run)
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
-        runner_cfg = {**config["runner"], **({"host": host} if host else {})}
+        runner_cfg = runner_config(run, config, host)
         note = {"forced": force, "changed_sources": changed, "host": host, "stale_lock": lock.stale}
         return INTERRUPTS.run(lambda: _resume(run, plan, runner_cfg, found, note, lock))
+
+
+def runner_config(run: Run, config: dict[str, Any], host: str | None) -> dict[str, Any]:
+    """The runner config to ask with: the run's, at the server it last asked (run.json's runner, as used: a retry
+    or resume with --host asked another than config.yaml's), or at `host` (--host) when given."""
+    runner = config["runner"]
+    where = RUNNERS[runner["type"]].server_key
+    if where is None:
+        if host:
+            raise BenchrunError(f"runner={runner['type']} asks no server: --host does not apply")
+        return runner
+    return {**runner, where: host or run.info.runner.get(where) or runner[where]}
 
 
 def run_config(run: Run) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
-from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config
+from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config, runner_config
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
@@ -63,7 +63,7 @@ def retry_run(parent: Run, force: bool = False, host: str | None = None,
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry", file=str(parent.path))
     config = run_config(parent)
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
-    runner_cfg = {**config["runner"], **({"host": host} if host else {})}
+    runner_cfg = runner_config(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
             "host": host}
     into = None if into is None else Path(into)

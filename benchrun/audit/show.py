@@ -24,8 +24,9 @@ from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
 from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Reference
-from benchrun.core.records import FORMAT_VALID, MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
+from benchrun.core.records import MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
 
 CALCULATED = "calculated"
 """What a sample's reference is shown as when the scorer computes it from the sample's values (none is stored)."""

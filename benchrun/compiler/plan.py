@@ -12,6 +12,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
 from benchrun.core.errors import ConfigError, TaskError
+from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
     FormatSpec,
     Manifest,
@@ -25,7 +26,7 @@ from benchrun.core.manifest import (
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
-                  "max_consecutive_failures")
+                  "max_consecutive_failures", "max_response_bytes")
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
 LIMITS = ("max_samples", "max_prompt_chars")
 """Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""
@@ -117,6 +118,9 @@ def _format(spec: TaskSpec, known: dict[str, type[BaseModel]]) -> FormatSpec:
 
 
 def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:
+    if name in RESERVED_SCORERS:
+        raise TaskError(f"'{name}' is benchrun's own score (each answer checked against its format, always "
+                        "recorded): name the scorer otherwise", **spec.where("scorer"))
     fn = known.get(name)
     if fn is None:
         raise TaskError(f"unknown scorer '{name}' ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from benchrun.compiler.usercode import defined_here, import_file
 from benchrun.core.errors import TaskError
+from benchrun.core.layout import RESERVED_SCORERS
+from benchrun.core.text import writable
 
 CUSTOM_FILE = "custom_scorer.py"
 Scorer = Callable[[str, Any], Any]
@@ -66,10 +68,11 @@ BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
 
 
 def scorers_in(path: Path, rel: str) -> dict[str, Scorer]:
-    """The public functions defined in a scorer file (`rel` names it in errors)."""
+    """The public functions defined in a scorer file (`rel` names it in errors), but for one named like benchrun's
+    own scores (RESERVED_SCORERS), which no task can name and no rescore applies."""
     module = import_file(path, rel)
-    return {name: obj for name, obj in vars(module).items()
-            if inspect.isfunction(obj) and defined_here(module, obj) and not name.startswith("_")}
+    return {name: obj for name, obj in vars(module).items() if inspect.isfunction(obj) and defined_here(module, obj)
+            and not name.startswith("_") and name not in RESERVED_SCORERS}
 
 
 def custom_scorers(bench: Path) -> dict[str, Scorer]:
@@ -99,16 +102,48 @@ def check_signature(name: str, fn: Scorer, file: str) -> None:
         pass
 
 
+MAX_METRIC = 1e100
+"""The largest magnitude a metric's value may have: its square, summed over a million samples and a thousand
+repeats for the standard error, stays a finite float."""
+MAX_METRICS, MAX_NAME = 256, 200
+"""How many metrics one scorer result may give, and how long a metric's name may be."""
+
+
 def metrics(name: str, result: Any) -> dict[str, Metric]:
-    """A number or bool is one metric; a dict gives one metric per key."""
-    if isinstance(result, dict):
-        return {f"{name}.{key}": _metric(f"{name}.{key}", value) for key, value in result.items()}
-    return {name: _metric(name, result)}
+    """A number or bool is one metric; a dict gives one metric per key (a string). Anything else, or a value that
+    is not finite or beyond MAX_METRIC, is a TypeError: that sample's scorer error."""
+    if not isinstance(result, dict):
+        return {name: _metric(name, result)}
+    if len(result) > MAX_METRICS:
+        raise TypeError(f"scorer result {name} has {len(result):,} metrics, more than {MAX_METRICS}")
+    return {(full := _name(name, key)): _metric(full, value) for key, value in result.items()}
+
+
+def _name(scorer: str, key: Any) -> str:
+    if not isinstance(key, str) or not key or len(key) > MAX_NAME:
+        raise TypeError(f"scorer {scorer} gave a metric named {_shown(key)}: a name is a string of 1 to {MAX_NAME} "
+                        "characters")
+    return f"{scorer}.{writable(key)}"
 
 
 def _metric(name: str, value: Any) -> Metric:
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, Real) and math.isfinite(value):
+    if isinstance(value, Real) and _bounded(value):
         return value if isinstance(value, int) else float(value)
-    raise TypeError(f"scorer result {name} must be a finite number or bool, got {value!r}")
+    raise TypeError(f"scorer result {name} must be a finite number of magnitude at most {MAX_METRIC:g}, or a bool; "
+                    f"got {_shown(value)}")
+
+
+def _bounded(value: Real) -> bool:
+    try:
+        return math.isfinite(value) and abs(value) <= MAX_METRIC
+    except OverflowError:  # an int beyond any float
+        return False
+
+
+def _shown(value: Any) -> str:
+    """`value` as an error shows it: its repr, at most 60 characters (an int of any size included)."""
+    huge = isinstance(value, int) and value.bit_length() > 200
+    text = f"an int of {value.bit_length():,} bits" if huge else repr(value)
+    return writable(text if len(text) <= 60 else text[:57] + "...")

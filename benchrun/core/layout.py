@@ -27,6 +27,11 @@ SWEEP_FILE = "sweep.json"
 MULTIRUN_FILE = "multirun.yaml"
 """Hydra's copy of the sweep's config in the sweep directory, written before the first job starts."""
 
+FORMAT_VALID = "format_valid"
+"""The pseudo-scorer that checks each response against its response class; first of every sample's score lines."""
+RESERVED_SCORERS = frozenset({FORMAT_VALID})
+"""Names of benchrun's own scores, which no scorer function may take."""
+
 Status = Literal["running", "completed", "completed_with_errors", "failed", "interrupted"]
 """A run's status in run.json."""
 UNFINISHED: tuple[Status, ...] = ("running", "interrupted", "failed")

@@ -11,8 +11,6 @@ from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, JobStatus, Status
 
 RECORD_VERSION = 1
-FORMAT_VALID = "format_valid"
-"""The pseudo-scorer that checks each response against its response class; first of every sample's score lines."""
 Number = int | float
 
 
@@ -214,7 +212,7 @@ class Counts(Frozen):
     scorer_errors: int = 0
     format_invalid: int = 0
     cached: int = 0
-    """Responses taken from the response cache (`cached_from` set)."""
+    """Responses taken from the response cache in this run (`cached_from` set; not those a retry carried over)."""
 
     def text(self, unit: str = "samples") -> str:
         """`18/18 samples, 0 request errors, 0 scorer errors, 0 invalid formats[, 18 from the cache]` (`answers` for a

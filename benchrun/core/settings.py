@@ -9,7 +9,7 @@ and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
@@ -64,6 +64,9 @@ class TaskConfig(Settings):
 class RunnerConfig(Settings):
     """Keys every runner has: the model, its options, and how hard to try."""
 
+    server_key: ClassVar[str | None] = None
+    """The key naming the server this runner asks (`host`, `base_url`), if it asks one."""
+
     model: str | list[str]
     """A model name, or a list of names (one run each)."""
     options: dict[str, Any] = {"temperature": 0, "seed": 0}
@@ -78,6 +81,9 @@ class RunnerConfig(Settings):
     """The first wait before a retry; it doubles each time (with jitter), at most 8 s."""
     max_consecutive_failures: int = Field(5, ge=1)
     """Stop the run as failed (a broken setup, not a result) after this many samples in a row fail the same way."""
+    max_response_bytes: int = Field(8 * 2**20, ge=1024)
+    """The longest answer read (its whole body, for an HTTP server): a longer one is that sample's error, and no
+    more of it is read or kept (8 MiB by default, far beyond any answer a benchmark asks for)."""
 
     @field_validator("model")
     @classmethod
@@ -101,6 +107,7 @@ class OllamaConfig(RunnerConfig):
     """runner=ollama: a local Ollama server, reached with the official `ollama` client."""
 
     type: Literal["ollama"] = "ollama"
+    server_key: ClassVar[str] = "host"
     host: str = DEFAULT_OLLAMA_HOST
     """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama."""
     model: str | list[str] = "llama3.2"
@@ -119,6 +126,7 @@ class OpenAIConfig(RunnerConfig):
     """runner=openai: any OpenAI-compatible chat-completions server, reached with httpx."""
 
     type: Literal["openai"] = "openai"
+    server_key: ClassVar[str] = "base_url"
     base_url: str = DEFAULT_OPENAI_BASE_URL
     """The API root, usually ending in /v1 (conf/ takes it from $OPENAI_BASE_URL when set); empty means the
     default."""

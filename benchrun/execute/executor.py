@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
+import re
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from benchrun.core.manifest import Manifest, Query, Sample
 from benchrun.core.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord, answered
 from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
 from benchrun.execute.grading import Grader, Grading
-from benchrun.execute.runners.base import Completion, EngineDied, Refused, Retryable, Runner, Unreachable
+from benchrun.execute.runners.base import Completion, EngineDied, Refused, Retryable, Runner, Unreachable, received
 
 
 class Recorder(Protocol):
@@ -47,9 +48,9 @@ class Executor:
 
     Two kinds of failure are a broken setup, not a benchmark result, and stop the run without recording the
     samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
-    (ServerLost, after the retries), and `max_consecutive_failures` samples in a row failing the same way with no
-    success in between (FailFast). A failed sample is held back until the next answer (or a different failure)
-    shows the failures were the samples' own."""
+    (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
+    kind of way (`failure_kind`) with no success in between (FailFast). A failed sample is held back until the
+    next answer (or a failure of another kind) shows the failures were the samples' own."""
 
     def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder,
                  cache: RunCache | None = None):
@@ -98,15 +99,17 @@ class Executor:
     async def _worker(self, queue: Iterator[tuple[Query, str | None, Entry | None]]) -> None:
         for (sample, repeat), key, hit in queue:
             response = await self._answer(sample, repeat, key, hit)
-            if response.error is None or (self._held and self._held[-1][1].error != response.error):
+            if response.error is None or (self._held and failure_kind(self._held[-1][1].error) !=
+                                          failure_kind(response.error)):
                 await self._release()
             if response.error is None:
                 await self._record(sample, response)
                 continue
             self._held.append((sample, response))
-            if len(self._held) >= self.policy.max_consecutive_failures:
-                raise FailFast(f"{len(self._held)} requests in a row failed the same way, so the setup is broken, "
-                               f"not the benchmark: {response.error} (runner.max_consecutive_failures)")
+            failed = len({held.id for held, _ in self._held})
+            if failed >= self.policy.max_consecutive_failures:
+                raise FailFast(f"{failed} samples in a row failed the same way, so the setup is broken, not the "
+                               f"benchmark: {response.error} (runner.max_consecutive_failures)")
 
     async def _answer(self, sample: Sample, repeat: int, key: str | None, hit: Entry | None) -> ResponseRecord:
         """The cache's answer `hit` when there is one (no request is sent), else the model's, kept in the cache
@@ -183,7 +186,8 @@ class Executor:
         try:
             try:
                 async with asyncio.timeout(self.policy.timeout_s):  # no task of its own, unlike wait_for
-                    return await self.runner.complete(sample.prompt, self._schemas[sample.task], seed)
+                    answer = await self.runner.complete(sample.prompt, self._schemas[sample.task], seed)
+                return received(answer, self.policy.max_response_bytes)
             except TimeoutError as err:
                 raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err
         except Exception as err:
@@ -209,6 +213,16 @@ async def _stop(workers: list[asyncio.Task[None]]) -> None:
     for worker in workers:
         worker.cancel()
     await asyncio.gather(*workers, return_exceptions=True)
+
+
+HTTP_STATUS = re.compile(r"^HTTP (\d{3})\b")
+
+
+def failure_kind(error: ErrorInfo) -> tuple[str, str | None]:
+    """What kind of failure `error` is: its type and HTTP status, not its text (which names the sample, the
+    server's page, ...): failures of one kind sample after sample are a broken setup."""
+    status = HTTP_STATUS.match(error.message)
+    return error.type, status[1] if status else None
 
 
 def _error_info(err: BaseException) -> ErrorInfo:

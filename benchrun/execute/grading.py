@@ -23,8 +23,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from benchrun.compiler.scoring import BUILTIN, Metric, Scorer, source_sha256
+from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest, Sample
-from benchrun.core.records import FORMAT_VALID, ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
 
 Result = dict[str, Metric] | ErrorInfo
 SEND_BATCH, SEND_WITHIN_S = 64, 0.02

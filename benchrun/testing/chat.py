@@ -39,6 +39,10 @@ class Reply:
     drip_s: float = 0.0
     """Send the answer one byte at a time, this long apart (a server that never quite stops answering)."""
     drop: bool = False
+    endless: bool = False
+    raw: str | None = None
+    """Send this as the whole body instead of the API's answer (a proxy that speaks another protocol)."""
+    """Send the answer's start and then white space without end (a body that never stops coming)."""
     done_reason: str = "stop"
     prompt_eval_count: int | None = None
     eval_count: int | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import socket
 import socketserver
@@ -55,6 +56,8 @@ class Response:
     content_type: str = "application/json"
     drip_s: float = 0.0
     """Seconds between the bytes of the body (0: all at once)."""
+    endless: bool = False
+    """Send the body chunked, followed by white space until the client goes away."""
 
 
 def json_response(obj: Any, status: int = 200) -> Response:
@@ -210,6 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_response(response.status)
         self.send_header("Content-Type", response.content_type)
+        if response.endless:
+            self._send_endless(response.body)
+            return
         self.send_header("Content-Length", str(len(response.body)))
         if self.close_connection:
             self.send_header("Connection", "close")
@@ -221,6 +227,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(bytes([byte]))
             self.wfile.flush()
             time.sleep(response.drip_s)
+
+    def _send_endless(self, start: bytes) -> None:
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for chunk in itertools.chain([start], itertools.repeat(b" " * 65536)):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        except OSError:  # the client stopped reading
+            pass
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

@@ -72,10 +72,13 @@ class FakeOllama(FakeServer):
             return None
         if reply.status != 200:
             return json_response({"error": reply.error_text}, reply.status)
+        if reply.raw is not None:
+            return Response(200, reply.raw.encode(), "text/event-stream")
         key = "response" if request.path == "/api/generate" else "message"
         final = {**_chunk(name, key, ""), "done": True, **_stats(reply)}
         if not body.get("stream", True):
-            return replace(json_response({**final, **_chunk(name, key, reply.content)}), drip_s=reply.drip_s)
+            return replace(json_response({**final, **_chunk(name, key, reply.content)}), drip_s=reply.drip_s,
+                           endless=reply.endless)
         pieces = [{**_chunk(name, key, piece), "done": False} for piece in re.findall(r"\S+\s*|\s+", reply.content)]
         lines = b"".join(json.dumps(chunk).encode() + b"\n" for chunk in [*pieces, final])
         return Response(200, lines, "application/x-ndjson", drip_s=reply.drip_s)

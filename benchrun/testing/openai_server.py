@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from benchrun.testing.chat import FIXED_TIME_EPOCH, ChatRequest, Reply, Responder, last_user_text
@@ -75,8 +76,11 @@ class FakeOpenAI(FakeServer):
         echoed = request.headers.get("Authorization") if self.echo_auth else None
         if reply.status != 200:
             return _error(reply.status, f"{reply.error_text} (you sent {echoed})" if echoed else reply.error_text)
+        if reply.raw is not None:
+            return Response(200, reply.raw.encode(), "text/event-stream")
         completion = self._completion(name, reply)
-        return json_response({**completion, "system_fingerprint": echoed} if echoed else completion)
+        response = json_response({**completion, "system_fingerprint": echoed} if echoed else completion)
+        return replace(response, endless=reply.endless)
 
     def _completion(self, model: str, reply: Reply) -> dict[str, Any]:
         prompt_tokens, completion_tokens = reply.prompt_eval_count or 0, reply.eval_count or 0

@@ -12,7 +12,9 @@ import httpx
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.records import Completion
+from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import RunnerConfig
+from benchrun.core.text import writable, writable_data
 
 
 class Retryable(Exception):
@@ -26,6 +28,14 @@ class Refused(Exception):
 class EngineDied(Exception):
     """The process that runs the model ended (a signal, an abort, the out-of-memory killer): no later request can be
     answered. The run stops as interrupted, as for a lost server; the message says how it ended."""
+
+
+class TooLarge(Exception):
+    """An answer longer than runner.max_response_bytes: that sample's error, not worth another try."""
+
+
+def too_large(limit: int) -> TooLarge:
+    return TooLarge(f"the answer is longer than runner.max_response_bytes ({limit:,} bytes); the rest was not read")
 
 
 class Unreachable(Retryable):
@@ -80,6 +90,22 @@ def free_strings(schema: Any, **keys: Any) -> Any:
     if updated.get("type") == "string" and not FIXED_STRINGS & updated.keys():
         updated.update(keys)
     return updated
+
+
+def received(completion: Completion, max_bytes: int) -> Completion:
+    """A runner's answer as it may be kept: its text at most `max_bytes` of UTF-8 (else TooLarge), every string fit
+    to write (lone surrogates replaced), and every credential benchrun sends masked, so that neither the archive nor
+    the response cache can hold one a server echoed."""
+    text = writable(completion.text)
+    if len(text) * 4 > max_bytes and len(text.encode("utf-8")) > max_bytes:
+        raise too_large(max_bytes)
+    done = writable(completion.done_reason) if completion.done_reason else completion.done_reason
+    extra = writable_data(completion.extra) if completion.extra else completion.extra
+    if text is not completion.text or done is not completion.done_reason or extra != completion.extra:
+        completion = completion.model_copy(update={"text": text, "done_reason": done, "extra": extra})
+    if SECRETS:
+        completion = Completion.model_validate_json(SECRETS.scrub(completion.model_dump_json()))
+    return completion
 
 
 def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:

@@ -98,7 +98,9 @@ def exit_words(code: int | None) -> str:
 class EngineProcess:
     """The engine's process seen from the run: requests sent as JSON lines, replies matched to them by id."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int = 8 * 2**20) -> None:
+        self._line_limit = 16 * max_bytes
+        """The longest reply line read: an answer of `max_bytes` of text, JSON-escaped at worst."""
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count()
@@ -113,7 +115,7 @@ class EngineProcess:
         """Start the process and load the model; its greeting ({"ready": ...} or {"error": ...})."""
         self._proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "benchrun.execute.runners.local_engine", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=self._line_limit)
         self._greeting = asyncio.get_running_loop().create_future()
         self._readers = [asyncio.create_task(self._replies()), asyncio.create_task(self._stderr())]
         self._write(load)
@@ -184,15 +186,20 @@ class EngineProcess:
             self._proc.kill()
 
     async def _replies(self) -> None:
-        async for line in self._proc.stdout:
-            reply = json.loads(line)
-            if not self._greeting.done():
-                self._greeting.set_result(reply)
-                continue
-            future = self._pending.pop(reply["id"], None)
-            if future is not None and not future.done():
-                future.set_result(reply)
+        try:
+            async for line in self._proc.stdout:
+                self._reply(json.loads(line))
+        except ValueError:  # a line over the limit, or not JSON: nothing after it can be trusted
+            self._kill("sent a reply benchrun cannot read (too long, or not JSON)")
         self._ended(await self._proc.wait())
+
+    def _reply(self, reply: dict[str, Any]) -> None:
+        if not self._greeting.done():
+            self._greeting.set_result(reply)
+            return
+        future = self._pending.pop(reply["id"], None)
+        if future is not None and not future.done():
+            future.set_result(reply)
 
     async def _stderr(self) -> None:
         async for line in self._proc.stderr:
@@ -220,7 +227,7 @@ class LocalRunner:
         self.config = config
         self.options = config.options
         self._lock = asyncio.Lock()
-        self._engine = EngineProcess()
+        self._engine = EngineProcess(config.max_response_bytes)
 
     async def identify(self) -> dict[str, Any]:
         """Load the model; its file's sha256 and size, the llama.cpp version and build, and the GGUF metadata."""

@@ -20,6 +20,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
+from benchrun.execute.runners.http import client_options
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 
@@ -31,8 +32,8 @@ class OllamaRunner:
         self.config = config
         self.host = http_url(config.host)
         self.model = config.model
-        limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None)
-        self.client = ollama.AsyncClient(host=self.host, timeout=None, limits=limits)  # the deadline is timeout_s
+        self._http = client_options(config.max_response_bytes, config.concurrency)
+        self.client = ollama.AsyncClient(host=self.host, **self._http)
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
 
@@ -51,7 +52,7 @@ class OllamaRunner:
         }
 
     async def _version(self) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=self.host, timeout=None) as http:
+        async with httpx.AsyncClient(base_url=self.host, **self._http) as http:
             return (await http.get("/api/version")).raise_for_status()
 
     async def _listed_model(self) -> Any:

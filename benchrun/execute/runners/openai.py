@@ -22,6 +22,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
+from benchrun.execute.runners.http import client_options
 
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
            "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
@@ -59,9 +60,8 @@ class OpenAIRunner:
         """The structured-output dialect requests use (for `auto`, found at preflight)."""
         self.fingerprint: str | None = None
         """The system_fingerprint of the preflight's probe answer (runner.structured=auto), if the server sent one."""
-        self.client = httpx.AsyncClient(
-            base_url=self.base_url, timeout=None, headers=_auth(self._key),  # the deadline is timeout_s
-            limits=httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None))
+        self.client = httpx.AsyncClient(base_url=self.base_url, headers=_auth(self._key),
+                                        **client_options(config.max_response_bytes, config.concurrency))
 
     async def identify(self) -> dict[str, Any]:
         """The served id, owned_by and created of the model in GET /models (other fields as details), base_url, and
