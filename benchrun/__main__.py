@@ -46,6 +46,9 @@ def main() -> None:
         _error(str(err))
         sys.exit(err.exit_code)
     except Exception as err:
+        if (lost := _lost_sweep(err)) is not None:
+            _error(lost)
+            sys.exit(EXIT["sweep_failed"])
         _take_back()
         line = hydra_error(err)
         if verbose or line is None:
@@ -63,6 +66,12 @@ def _exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _lost_sweep(err: Exception) -> str | None:
+    """What to say of a sweep whose launcher lost its jobs (see benchrun.cli.lost_sweep); None otherwise."""
+    cli = sys.modules.get("benchrun.cli")  # not loaded: the error came before Hydra, no sweep was launched
+    return None if cli is None else cli.lost_sweep(err)
 
 
 def _take_back() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import yaml
+from omegaconf import OmegaConf
 
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -41,9 +42,10 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     cwd = cwd or Path.cwd()
     try:
         cfg = plain_config(config, cwd)
-    except ConfigError as err:  # nothing will run: a single run leaves nothing, a sweep's job its log
-        if sweep is None or isinstance(err, SecretInConfig):
-            forget_hydra_copies(run_dir, secret=isinstance(err, SecretInConfig))
+    except ConfigError as err:  # nothing will run: a single run leaves nothing, a sweep's job the record of it
+        forget_hydra_copies(run_dir, secret=isinstance(err, SecretInConfig), keep=sweep is not None)
+        if sweep is not None:
+            _record_refused(config, run_dir, overrides, cwd, sweep, varied or {}, err)
         raise
     configs = model_configs(cfg)
     if cfg.get("dry_run"):
@@ -59,6 +61,31 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     summary = write_sweep_summary(run_dir)
     output.print_sweep(summary, run_dir, output.stdout())
     return EXIT["sweep_failed"] if summary.failed else EXIT["ok"]
+
+
+def _record_refused(config: Any, run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path,
+                    varied: Mapping[str, Any], err: ConfigError) -> None:
+    """A sweep job whose config was refused is a job that failed: its run.json says so and why (the config itself,
+    which may hold what was refused, is not kept), so the sweep counts it and exits 1."""
+    model = _raw(config, "runner.model")
+    info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=_raw(config, "task.name"),
+                   model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd), runner={},
+                   environment=environment(), counts=Counts(samples=0), sweep=str(sweep), label=label(varied, model),
+                   varied=dict(varied))
+    writer = RunWriter.create(run_dir, info)
+    try:
+        writer.fail(str(err))
+    finally:
+        writer.release()
+
+
+def _raw(config: Any, key: str) -> str:
+    """A plain value of the composed config that did not pass its check, as text (`?` when it is not one)."""
+    try:
+        value = OmegaConf.select(OmegaConf.create(config) if isinstance(config, dict) else config, key)
+    except Exception:  # an interpolation that cannot be resolved, a value of the wrong type: all it says is `?`
+        value = None
+    return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else "?"
 
 
 def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path,

@@ -41,6 +41,7 @@ class RunDirCheck(Callback):
                     "(hydra.sweep.dir=...)")
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
+        takeback.SWEEPS.append(sweep_dir)
 
 
 def _refuse(message: str) -> None:

@@ -15,6 +15,9 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from benchrun.app import run
+from benchrun.archive.reader import job_dirs
+from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
+from benchrun.compose import takeback
 from benchrun.compose.config import register_with_hydra
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.takeback import forget_hydra_copies
@@ -66,6 +69,30 @@ def hydra_error(err: Exception) -> str | None:
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
         return f"{lines[0]} (options: {', '.join(lines[2:])})"
     return " ".join(lines) or type(err).__name__
+
+
+def lost_sweep(err: Exception) -> str | None:
+    """After a launcher plugin failed once a sweep's jobs had started (a worker killed, the out-of-memory killer):
+    every job whose process died recorded as `interrupted`, sweep.json written and the sweep printed; the one line
+    to say. None when no job had started, or the error is not a launcher's."""
+    if not launched_by_plugin(err):
+        return None
+    said = _launcher_words(err)
+    for sweep_dir in takeback.SWEEPS:
+        if not (sweep_dir.is_dir() and job_dirs(sweep_dir)):
+            continue
+        settled = settle_dead_jobs(sweep_dir, f"its process died while the sweep ran (hydra/launcher: {said})")
+        output.print_sweep(write_sweep_summary(sweep_dir), sweep_dir, output.stdout())
+        return (f"hydra/launcher lost the sweep's jobs: {said}; {len(settled)} recorded as 'interrupted' in "
+                f"{sweep_dir.absolute()}; finish each with: benchrun-audit resume RUN")
+    return None
+
+
+def _launcher_words(err: Exception) -> str:
+    """What a launcher's error says, in one line: its first line, and where its exit codes are."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    said = lines[:1] + [line for line in lines[1:] if "exit code" in line]
+    return " ".join(said) or type(err).__name__
 
 
 def launched_by_plugin(err: BaseException) -> bool:

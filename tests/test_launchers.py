@@ -5,10 +5,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.holding import holding_answers
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import run_benchrun, sweep_dir_of
@@ -75,3 +81,41 @@ def test_a_launcher_that_cannot_submit_is_one_line_and_leaves_nothing(tmp_path):
     assert (result.returncode, result.stderr.splitlines()) == (EXIT["usage"], [  # sbatch's line (via submitit), ours
         f"sbatch: error: {said}", f"benchrun: error: hydra/launcher could not launch the sweep's jobs: sbatch: error: {said}"])
     assert list((tmp_path / "outputs").rglob("*")) == []
+
+
+def test_a_joblib_worker_killed_mid_sweep_leaves_every_job_recorded_and_resumable(tmp_path):
+    """One worker SIGKILLed (as the out-of-memory killer would) while both jobs ask: joblib ends the other too. Each
+    job's run.json then says `interrupted` and why, sweep.json is written, the exit is 1, and resume finishes both."""
+    needs("hydra_joblib_launcher")
+    outputs = tmp_path / "outputs"
+    with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server, \
+            holding_answers(server, after=2) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "hydra/launcher=joblib", f"outputs={outputs}",
+                                 f"runner.host={server.url}", "runner.model=llama3.2,gemma3", "cache=false"],
+                                cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: hold.holding and len(writers(outputs)) == 2)
+        os.kill(writers(outputs)[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+        hold.release()
+        jobs = sorted(outputs.glob("*/*/*/run.json"))
+        infos = [json.loads(path.read_text()) for path in jobs]
+        resumed = [run_benchrun("resume", str(path.parent), cwd=tmp_path, module="benchrun.audit") for path in jobs]
+    sweep_dir = jobs[0].parent.parent
+    assert proc.returncode == EXIT["sweep_failed"]
+    assert err.startswith("benchrun: error: hydra/launcher lost the sweep's jobs: A worker process managed by the "
+                          "executor was unexpectedly terminated.")
+    assert err.endswith(f"The exit codes of the workers are {{SIGKILL(-9)}}; 2 recorded as 'interrupted' in "
+                        f"{sweep_dir}; finish each with: benchrun-audit resume RUN\n")
+    assert [info["status"] for info in infos] == ["interrupted", "interrupted"]
+    assert infos[0]["reason"].startswith("its process died while the sweep ran (hydra/launcher: A worker process")
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [job["status"] for job in sweep["jobs"]] == ["interrupted", "interrupted"]
+    assert f"sweep directory: {sweep_dir}" in out
+    assert [r.returncode for r in resumed] == [EXIT["ok"], EXIT["ok"]], [r.stderr for r in resumed]
+    assert [json.loads(path.read_text())["counts"]["responses"] for path in jobs] == [18, 18]
+
+
+def writers(outputs) -> list[int]:
+    """The pids holding the run directories' locks under `outputs`, by directory."""
+    notes = [path.read_text() for path in sorted(outputs.glob("*/*/*/run.lock"))]
+    return [json.loads(note)["pid"] for note in notes if note.strip()]

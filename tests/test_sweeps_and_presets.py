@@ -104,6 +104,29 @@ def test_a_sweep_whose_jobs_cannot_compose_leaves_nothing_behind(tmp_path, exist
     assert found == (["outputs", "outputs/kept"] if existing else [])
 
 
+REFUSED = ("in 'config': runner.api_key: secrets are never taken from the config, where they would be archived (a "
+           "credential's name); put an API key in an environment variable and name it with runner.api_key_env, and "
+           "give URLs without user names or passwords")
+
+
+@pytest.mark.parametrize(("runner_file", "reason"), [
+    ("runner_type: ollama\napi_key: sk-test-0123456789abcdef\n", REFUSED),
+    ("runner_type: ollama\ntimeout_s: -1\n", "in 'config': runner.timeout_s: Input should be greater than 0"),
+])
+def test_a_sweep_whose_jobs_are_all_refused_fails_and_records_why(tmp_path, runner_file, reason):
+    """Every job's config refused (a credential in the runner file, an impossible value): each job is a failed run
+    that says why, the sweep exits 1, and nothing written holds the refused config."""
+    (tmp_path / "r.yml").write_text(runner_file)
+    result = bench_run(tmp_path, "http://127.0.0.1:9", "runner.model=llama3.2,gemma3", "runner_file=r.yml",
+                       multirun=True)
+    assert result.returncode == EXIT["sweep_failed"], result.stderr
+    sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
+    assert [(job["dir"], job["status"], job["reason"]) for job in sweep["jobs"]] == [
+        ("0_llama3.2", "failed", reason), ("1_gemma3", "failed", reason)]
+    written = [p for p in tmp_path.joinpath("outputs").rglob("*") if p.is_file()]
+    assert not [p for p in written if "sk-test" in p.read_text(errors="replace")]
+
+
 @pytest.mark.parametrize("runner", ["local", "openai"])
 def test_a_model_preset_is_refused_with_another_runner(compose_cfg, runner):
     with pytest.raises(ConfigError) as err:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import job_dirs, load_run
-from benchrun.archive.writer import write_atomic
+from benchrun.archive.writer import now, write_atomic
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import NO_RUN, RUN, SWEEP_FILE, UNREADABLE
 from benchrun.core.records import Summary, SweepJob, SweepLine, SweepSummary
@@ -25,6 +26,33 @@ def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
         SweepLine(task=task, metric=metric, jobs=by_job) for (task, metric), by_job in lines.items()), speed=speed)
     write_atomic(sweep_dir / SWEEP_FILE, sweep.model_dump_json(indent=2).encode() + b"\n")
     return sweep
+
+
+def settle_dead_jobs(sweep_dir: Path, reason: str) -> list[Path]:
+    """Record as `interrupted` (with `reason`) every job of the sweep that says `running` while no process holds
+    its lock: its process died (a launcher's worker killed, the out-of-memory killer), so it cannot say so itself;
+    `resume` finishes it. The jobs settled."""
+    settled = []
+    for job_dir in job_dirs(sweep_dir):
+        if (job_dir / RUN).is_file() and _settle(job_dir, reason):
+            settled.append(job_dir)
+    return settled
+
+
+def _settle(job_dir: Path, reason: str) -> bool:
+    try:
+        lock = DirLock(job_dir).acquire()
+    except ArchiveError:  # a live writer holds it: that job speaks for itself
+        return False
+    try:
+        info = load_run(job_dir).info
+        if info.status != "running":
+            return False
+        dead = info.model_copy(update={"status": "interrupted", "reason": reason, "ended_at": now()})
+        write_atomic(job_dir / RUN, dead.model_dump_json(indent=2).encode() + b"\n")
+        return True
+    finally:
+        lock.release()
 
 
 def _read_job(job_dir: Path) -> tuple[SweepJob, Summary | None]:

@@ -10,18 +10,25 @@ from benchrun.core.layout import LOG, MULTIRUN_FILE, RUN
 
 NEW_SWEEPS: list[tuple[Path, Path]] = []
 """(sweep directory, its first ancestor that did not exist) for each sweep this process started."""
+SWEEPS: list[Path] = []
+"""The sweep directory of each sweep this process launched (its jobs may have started)."""
 NEW_RUNS: list[Path] = []
 """The run directory of each single run this process started."""
 LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
 
 
-def forget_hydra_copies(run_dir: Path, secret: bool = False) -> None:
-    """Delete what Hydra wrote for a run that will not start (.hydra/, the job's log, the sweep's multirun.yaml if
-    its overrides hold a secret), and the run directory and its date directory if that empties them."""
-    shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
+def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False) -> None:
+    """Delete what Hydra wrote for a run that will not start: its .hydra/ copies, the job's log, and the run
+    directory and its date directory if that empties them; with `secret` also the sweep's multirun.yaml (its config
+    may hold one). A sweep's job (`keep`) keeps its directory and log, the record of how it ended, and loses only
+    what may hold a secret."""
+    if secret or not keep:
+        shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
     if secret:
         (run_dir.parent / MULTIRUN_FILE).unlink(missing_ok=True)
+    if keep:
+        return
     (run_dir / LOG).unlink(missing_ok=True)
     for folder in (run_dir, run_dir.parent):
         if not folder.is_dir() or any(folder.iterdir()):
