@@ -19,5 +19,5 @@ def test_text_without_one_is_the_same_object():
 
 
 def test_data_is_cleaned_keys_and_values_alike():
-    data = json.loads('{"\\ud800": ["a\\udc00", 1, null, {"k": "\\ud83d"}], "n": 2.5}')
-    assert writable_data(data) == {"\ufffd": ["a\ufffd", 1, None, {"k": "\ufffd"}], "n": 2.5}
+    data = json.loads('{"\\ud800": ["a\\udc00", 1, null, {"k": "\\ud83d"}], "n": 2.5, "big": Infinity}')
+    assert writable_data(data) == {"\ufffd": ["a\ufffd", 1, None, {"k": "\ufffd"}], "n": 2.5, "big": None}

@@ -4,6 +4,7 @@ Python string) is replaced by U+FFFD where the text enters."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -19,9 +20,12 @@ def writable(text: str) -> str:
 
 
 def writable_data(value: Any) -> Any:
-    """JSON-like data (str, list, dict of them, numbers, None) with every string, keys included, `writable`."""
+    """JSON-like data (str, list, dict of them, numbers, None) as JSON can keep it: every string, keys included,
+    `writable`, and a float that is not finite (which JSON has no number for) None."""
     if isinstance(value, str):
         return writable(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, dict):
         return {writable(str(key)): writable_data(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
