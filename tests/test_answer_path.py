@@ -124,3 +124,15 @@ def test_a_metric_name_with_a_lone_surrogate_is_written_with_the_replacement_cha
         _, _, scores = records(lab)
     assert result.returncode == EXIT["ok"], result.stderr
     assert {tuple(s["metrics"]) for s in scores if s["scorer"] == "odd"} == {("odd.caf\ufffd",)}
+
+
+def test_the_key_the_ollama_client_sends_is_masked_too(tmp_path):
+    """The official client sends $OLLAMA_API_KEY as a bearer token: a server echoing it cannot put it in the archive."""
+    echo = odd_one(json.dumps({"answer": 21, "echo": f"Bearer {KEY}"}))
+    with Lab(tmp_path, n=6, responder=echo) as lab:
+        result = cli(*lab.args(), cwd=lab.root, env={"OLLAMA_API_KEY": KEY})
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert not [p for p in run_dir.rglob("*") if p.is_file() and KEY in p.read_text(errors="replace")]
+    assert [r["text"] for r in read_jsonl(run_dir / "responses.jsonl") if r["id"] == "times7:a=3"] == \
+        ['{"answer": 21, "echo": "Bearer ***"}']

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import httpx
 import ollama
 
 from benchrun.core.errors import RunnerError
+from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OllamaConfig
 from benchrun.execute.runners.base import (
     Completion,
@@ -22,6 +24,8 @@ from benchrun.execute.runners.base import (
 )
 from benchrun.execute.runners.http import client_options
 
+OLLAMA_KEY_ENV = "OLLAMA_API_KEY"
+"""The variable the official client takes an API key from (for an Ollama behind a proxy that asks for one)."""
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 
 
@@ -32,6 +36,7 @@ class OllamaRunner:
         self.config = config
         self.host = http_url(config.host)
         self.model = config.model
+        SECRETS.add(os.environ.get(OLLAMA_KEY_ENV))  # the official client sends it as a bearer token when set
         self._http = client_options(config.max_response_bytes, config.concurrency)
         self.client = ollama.AsyncClient(host=self.host, **self._http)
         self._request: dict[str, Any] = {"options": config.options}
