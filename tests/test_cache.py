@@ -64,8 +64,24 @@ def test_a_runs_keys_are_cache_key_with_the_fixed_parts_rendered_once(prompt):
     for schema, repeat in ((KEY_PARTS["schema"], Repeat(0, 0)), (CHANGED["schema"], Repeat(3, 7)),
                            ({"enum": ["\x00benchrun-cache-key-prompt-0b6f2c\x00"]}, Repeat(0, None))):
         for _ in range(2):  # rendered, then taken from what was rendered
-            assert run_cache.key(prompt, schema, repeat) == cache_key(
+            assert run_cache.key([{"role": "user", "content": prompt}], schema, repeat) == cache_key(
                 **{**KEY_PARTS, "prompt": prompt, "schema": schema, "repeat": repeat})
+
+
+CHAT = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": '{"answer": 4}'}, {"role": "user", "content": "3+3?"}]
+
+
+def test_a_chat_is_keyed_by_all_its_messages_and_a_lone_prompt_as_before():
+    """A lone user message keeps the key a prompt had before chats (caches stay warm); a chat's every message counts."""
+    run_cache = RunCache(None, "ollama", KEY_PARTS["model"], KEY_PARTS["settings"], "m", "run1")
+    schema, repeat = KEY_PARTS["schema"], Repeat(0, 0)
+    lone = run_cache.key([{"role": "user", "content": "3+3?"}], schema, repeat)
+    assert lone == cache_key(**{**KEY_PARTS, "prompt": "3+3?", "repeat": repeat})
+    chat = run_cache.key(CHAT, schema, repeat)
+    assert chat == cache_key(**{**KEY_PARTS, "prompt": CHAT, "repeat": repeat}) != lone
+    other_system = [{**CHAT[0], "content": "Answer briefly."}, *CHAT[1:]]
+    assert run_cache.key(other_system, schema, repeat) not in (chat, lone)
 
 
 def test_many_keys_in_one_lookup_and_a_damaged_one_among_them(tmp_path):

@@ -208,7 +208,8 @@ def test_concurrent_requests_answer_one_at_a_time_and_alike():
 
     async def session() -> list:
         await runner.identify()
-        answers = await asyncio.gather(*(runner.complete("find the product of 2 and 3", schema) for _ in range(2)))
+        chat = [{"role": "user", "content": "find the product of 2 and 3"}]
+        answers = await asyncio.gather(*(runner.complete(chat, schema) for _ in range(2)))
         await runner.aclose()
         return answers
     answers = asyncio.run(session())

@@ -42,6 +42,23 @@ class FormatSpec(Frozen):
     json_schema: dict[str, Any]
 
 
+class Turn(Frozen):
+    """One worked example of a few-shot prompt: what the user says and what the assistant answers."""
+
+    user: str
+    assistant: str
+
+
+Message = dict[str, str]
+"""One chat message as every runner sends it: {"role": "system" | "user" | "assistant", "content": text}."""
+
+
+def _empty(value: Any) -> bool:
+    """Left out of the JSON: a task without a system prompt or examples is written as before they existed (and
+    keeps its manifest id)."""
+    return not value
+
+
 class TaskEntry(Frozen):
     """One task after compilation."""
 
@@ -55,6 +72,17 @@ class TaskEntry(Frozen):
     format: FormatSpec
     scorers: tuple[ScorerSpec, ...]
     n_samples: int
+    system: str | None = Field(None, exclude_if=_empty)
+    """Sent as the first chat message of every sample of the task."""
+    fewshot: tuple[Turn, ...] = Field((), exclude_if=_empty)
+    """Worked examples sent before each sample's question, as alternating user and assistant messages, in order."""
+
+    def messages(self, prompt: str) -> list[Message]:
+        """The chat a sample of this task is asked as: the system prompt, the examples, then `prompt`."""
+        chat = [{"role": "system", "content": self.system}] if self.system else []
+        for turn in self.fewshot:
+            chat += [{"role": "user", "content": turn.user}, {"role": "assistant", "content": turn.assistant}]
+        return [*chat, {"role": "user", "content": prompt}]
 
 
 class Sample(Frozen):
@@ -144,6 +172,10 @@ class Manifest(Frozen):
 
     def task(self, name: str) -> TaskEntry:
         return next(t for t in self.tasks if t.name == name)
+
+    def messages(self, sample: Sample) -> list[Message]:
+        """The exact chat `sample` is asked as (its task's system prompt and examples, then its prompt)."""
+        return self.task(sample.task).messages(sample.prompt)
 
 
 def canonical_json(data: Any) -> bytes:

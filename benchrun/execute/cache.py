@@ -2,7 +2,7 @@
 
 An answer is found again by `cache_key`: the runner type, what pins the model (Ollama's digest, the GGUF's sha256,
 or for runner=openai the served model id and system_fingerprint), every setting the runner sends besides the prompt
-and format, the rendered prompt, the format's JSON schema, and the repeat index with its seed. The store is one
+and format, the rendered prompt (the whole chat when there is more than the prompt), the format's JSON schema, and the repeat index with its seed. The store is one
 SQLite file in WAL mode with a busy timeout and one short transaction per write, so parallel sweep jobs on one
 machine share it; on a network file system (where SQLite's locks cannot be trusted) it is refused.
 """
@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from benchrun.archive.reader import model_digest
 from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
-from benchrun.core.manifest import canonical_json
+from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
 
 SCHEMA_VERSION = 1
@@ -90,13 +90,21 @@ class Stats:
         return sum(m.entries for m in self.models)
 
 
-def cache_key(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str,
+def asked(messages: list[Message]) -> str | list[Message]:
+    """What a key holds of a chat: a lone user message's text (as keys held the prompt before chats, so those keys
+    are unchanged), else the whole chat."""
+    if len(messages) == 1 and messages[0]["role"] == "user":
+        return messages[0]["content"]
+    return messages
+
+
+def cache_key(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str | list[Message],
               schema: Mapping[str, Any], repeat: Repeat) -> str:
     """sha256 of the canonical JSON of everything that determines an answer (see the module docstring)."""
     return hashlib.sha256(canonical_json(_keyed(runner, model, settings, prompt, schema, repeat))).hexdigest()
 
 
-def _keyed(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str,
+def _keyed(runner: str, model: Mapping[str, Any], settings: Mapping[str, Any], prompt: str | list[Message],
            schema: Mapping[str, Any], repeat: Repeat) -> dict[str, Any]:
     return {"version": KEY_VERSION, "runner": runner, "model": model, "settings": settings, "prompt": prompt,
             "schema": schema, "repeat": repeat.index, "seed": repeat.seed}
@@ -178,8 +186,10 @@ class RunCache:
         self.model, self.digest, self.run_id = model, pin.get("digest"), run_id
         self._around: dict[tuple[int, Repeat], tuple[Any, ...]] = {}
 
-    def key(self, prompt: str, schema: Mapping[str, Any], repeat: Repeat) -> str:
-        """`cache_key`'s value, with the JSON around the prompt rendered once per format schema and repeat."""
+    def key(self, messages: list[Message], schema: Mapping[str, Any], repeat: Repeat) -> str:
+        """`cache_key`'s value for the chat `messages` (`asked`), with the JSON around it rendered once per format
+        schema and repeat."""
+        prompt = asked(messages)
         around = self._around.get((id(schema), repeat))
         if around is None:
             whole = canonical_json(_keyed(self.runner, self.pin, self.settings, _PROMPT, schema, repeat))

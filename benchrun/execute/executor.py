@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Protocol
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from benchrun.core.errors import EngineLost, FailFast, ServerLost
-from benchrun.core.manifest import Manifest, Query, Sample
+from benchrun.core.manifest import Manifest, Message, Query, Sample
 from benchrun.core.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord, answered
 from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
 from benchrun.execute.grading import Grader, Grading
@@ -58,6 +58,7 @@ class Executor:
         self.manifest = manifest
         self.cache = cache
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
+        self._tasks = {t.name: t for t in manifest.tasks}
         self._held: list[tuple[Sample, ResponseRecord]] = []
         self._grading: deque[Grading] = deque()
         self._ahead = self.policy.concurrency + GRADING_AHEAD
@@ -94,7 +95,11 @@ class Executor:
     def _key(self, query: Query) -> str:
         seed = self.manifest.seed(query.repeat)
         sent = self.policy.options.get("seed") if seed is None else seed
-        return self.cache.key(query.sample.prompt, self._schemas[query.sample.task], Repeat(query.repeat, sent))
+        sample = query.sample
+        return self.cache.key(self._messages(sample), self._schemas[sample.task], Repeat(query.repeat, sent))
+
+    def _messages(self, sample: Sample) -> list[Message]:
+        return self._tasks[sample.task].messages(sample.prompt)
 
     async def _worker(self, queue: Iterator[tuple[Query, str | None, Entry | None]]) -> None:
         for (sample, repeat), key, hit in queue:
@@ -186,7 +191,7 @@ class Executor:
         try:
             try:
                 async with asyncio.timeout(self.policy.timeout_s):  # no task of its own, unlike wait_for
-                    answer = await self.runner.complete(sample.prompt, self._schemas[sample.task], seed)
+                    answer = await self.runner.complete(self._messages(sample), self._schemas[sample.task], seed)
                 return received(answer, self.policy.max_response_bytes)
             except TimeoutError as err:
                 raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err

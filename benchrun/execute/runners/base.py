@@ -1,4 +1,4 @@
-"""The runner interface: identify the model once, then complete one prompt at a time."""
+"""The runner interface: identify the model once, then answer one chat at a time."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from benchrun.core.errors import RunnerError
+from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import RunnerConfig
@@ -129,12 +130,13 @@ class Runner(Protocol):
 
         Raises RunnerError (one line, with the fix) when the run cannot start."""
 
-    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
-        """One request: `prompt` answered in the JSON `schema`, with `seed` in place of options.seed when given (a
+    async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
+        """One request: the chat `messages` answered in the JSON `schema`, with `seed` in place of options.seed when
+        given (a
         repeat's own seed). Raises Retryable or another error."""
 
     def request_settings(self) -> dict[str, Any]:
-        """Everything each request sends besides the prompt and the format (model, options, ...): part of the
+        """Everything each request sends besides the messages and the format (model, options, ...): part of the
         response cache's key. Called after `identify`."""
 
     async def aclose(self) -> None:

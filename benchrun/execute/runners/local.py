@@ -21,6 +21,7 @@ from typing import Any
 
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import RunnerError, UnsafeBuild
+from benchrun.core.manifest import Message
 from benchrun.core.settings import LocalConfig
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 
@@ -121,7 +122,7 @@ class EngineProcess:
         self._write(load)
         return await self._greeting
 
-    def request(self, messages: list[dict[str, str]], schema: dict[str, Any],
+    def request(self, messages: list[Message], schema: dict[str, Any],
                 seed: int | None) -> tuple[int, asyncio.Future[dict[str, Any]]]:
         """Send one generation; its id, and the future of its reply. EngineDied once the process is gone."""
         if self.death is not None:
@@ -136,7 +137,7 @@ class EngineProcess:
         if self.death is None:
             self._write({"stop": number})
 
-    async def generate(self, messages: list[dict[str, str]], schema: dict[str, Any], seed: int | None) -> Completion:
+    async def generate(self, messages: list[Message], schema: dict[str, Any], seed: int | None) -> Completion:
         """One generation; called off (a deadline, a signal), it is stopped and the engine free again before this
         raises, or the engine is killed if it does not stop within STOP_GRACE_S."""
         number, future = self.request(messages, schema, seed)
@@ -249,12 +250,12 @@ class LocalRunner:
         return {"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
                 "size": found.size, **greeting["ready"]}
 
-    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+    async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         """One generation; called off (a deadline, a signal), it stops at its next token and the model is free
         again before this returns."""
         bounded = bounded_strings(schema, self.config.max_string_length)
         async with self._lock:
-            return await self._engine.generate([{"role": "user", "content": prompt}], bounded, seed)
+            return await self._engine.generate(messages, bounded, seed)
 
     def request_settings(self) -> dict[str, Any]:
         """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""

@@ -10,6 +10,7 @@ import httpx
 import ollama
 
 from benchrun.core.errors import RunnerError
+from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OllamaConfig
 from benchrun.execute.runners.base import (
@@ -82,11 +83,10 @@ class OllamaRunner:
         except (ollama.ResponseError, httpx.HTTPStatusError) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
 
-    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
+    async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}
         try:
-            response = await self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
-                                              format=schema, **request)
+            response = await self.client.chat(model=self.model, messages=messages, format=schema, **request)
         except ollama.ResponseError as err:
             failure = Retryable if transient(err.status_code, str(err.error)) else Refused
             raise failure(f"HTTP {err.status_code}: {err.error}") from err

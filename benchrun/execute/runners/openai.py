@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from benchrun.core.errors import RunnerError
+from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig
 from benchrun.execute.runners.base import (
@@ -36,6 +37,7 @@ JSON_CHAR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))'
 """One character of a JSON string, escapes included, raw control characters not (as a regex pattern, which
 llama-cpp-python turns into grammar)."""
 PROBE_PROMPT = "Say ok."
+PROBE_CHAT = [{"role": "user", "content": PROBE_PROMPT}]
 PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
                 "additionalProperties": False, "title": "Probe"}
 
@@ -113,8 +115,8 @@ class OpenAIRunner:
         return (f"the server at {self.base_url} refused the API key from ${self.key_env} ({status}); "
                 "check the key, or set runner.api_key_env to the variable that holds the right one")
 
-    async def complete(self, prompt: str, schema: dict[str, Any], seed: int | None = None) -> Completion:
-        response = await self._chat(prompt, schema, self.dialect, with_seed(self._options, seed))
+    async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
+        response = await self._chat(messages, schema, self.dialect, with_seed(self._options, seed))
         if response.is_success:
             return self._completion(response)
         message = self._server_message(response)
@@ -123,8 +125,9 @@ class OpenAIRunner:
             raise Retryable(str(error)) from error
         raise error
 
-    async def _chat(self, prompt: str, schema: dict[str, Any], dialect: str, options: dict[str, Any]) -> httpx.Response:
-        body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], **options}
+    async def _chat(self, messages: list[Message], schema: dict[str, Any], dialect: str,
+                    options: dict[str, Any]) -> httpx.Response:
+        body = {"model": self.model, "messages": messages, **options}
         if dialect != "none":
             body["response_format"] = response_format(schema, dialect, self.config.strict,
                                                       self.config.max_string_length)
@@ -140,8 +143,8 @@ class OpenAIRunner:
         refused = []
         for dialect in DIALECTS:
             try:
-                response = await asyncio.wait_for(self._chat(PROBE_PROMPT, PROBE_SCHEMA, dialect, {"max_tokens": 8}),
-                                                  self.config.timeout_s)
+                probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
+                response = await asyncio.wait_for(probe, self.config.timeout_s)
             except (Retryable, asyncio.TimeoutError) as err:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
                                   f"({err or 'no answer'}); runner.structured=json_schema, json_object or none "
