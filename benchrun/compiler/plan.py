@@ -9,12 +9,14 @@ from typing import Any, Mapping
 from pydantic import BaseModel
 
 from benchrun.compiler import formats, grid, scoring
+from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
     FormatSpec,
+    JudgeModel,
     Manifest,
     Repeats,
     RunnerSpec,
@@ -24,6 +26,7 @@ from benchrun.core.manifest import (
     sha256_bytes,
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
+from benchrun.core.settings import judge_runner_keys
 
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
                   "max_consecutive_failures", "max_response_bytes")
@@ -59,9 +62,12 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         task_samples = grid.samples(spec, limits)
         tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers))
         samples.extend(task_samples)
+    judges = compile_judges(bench, specs, [t.scorers for t in tasks],
+                            lambda name, where: format_spec(name, known_formats, where))
     manifest = Manifest(
         benchmark=cfg["task"]["name"], config=manifest_config(cfg), files=source_files(bench),
-        runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg))
+        runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg),
+        judges=judges, judge=judge_model(cfg, specs) if judges else None)
     used = {s.name for t in tasks for s in t.scorers}
     return Plan(manifest, {name: known_scorers[name] for name in used}, bench, cfg["scorer_timeout_s"])
 
@@ -100,21 +106,22 @@ def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]
         name=spec.name, description=spec.description, source=spec.source, template=spec.template,
         reference="calculated" if spec.reference == "calculated" else "list",
         value_combinations=spec.value_combinations, n_samples=n,
-        format=_format(spec, known_formats), scorers=tuple(_scorer(spec, s, known_scorers) for s in spec.scorers))
+        format=format_spec(spec.format, known_formats, spec.where("format")),
+        scorers=tuple(_scorer(spec, s, known_scorers) for s in spec.scorers), judges=spec.judges)
 
 
-def _format(spec: TaskSpec, known: dict[str, type[BaseModel]]) -> FormatSpec:
-    cls = known.get(spec.format)
+def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, str | None]) -> FormatSpec:
+    """Response class `name` with its JSON schema; refused (at `where`) when it is not one of `known`."""
+    cls = known.get(name)
     if cls is None:
-        raise TaskError(f"unknown format '{spec.format}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})",
-                        **spec.where("format"))
-    origin = "builtin" if formats.BUILTIN.get(spec.format) is cls else formats.CUSTOM_FILE
+        raise TaskError(f"unknown format '{name}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
+    origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
     try:
         schema = cls.model_json_schema()
     except Exception as err:  # the user's class: pydantic cannot schema a field, or the class overrides it badly
-        raise TaskError(f"format '{spec.format}' has no JSON schema: {type(err).__name__}: {first_line(err)}",
+        raise TaskError(f"format '{name}' has no JSON schema: {type(err).__name__}: {first_line(err)}",
                         file=formats.CUSTOM_FILE) from None
-    return FormatSpec(name=spec.format, origin=origin, json_schema=schema)
+    return FormatSpec(name=name, origin=origin, json_schema=schema)
 
 
 def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:
@@ -157,6 +164,15 @@ def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
             if k not in LIMITS and (k != "path" or v.startswith(DEMO_SCHEME))}
     runner = {k: v for k, v in cfg["runner"].items() if k not in EXECUTION_KEYS}
     return {"task": task, "runner": runner}
+
+
+def judge_model(cfg: Mapping[str, Any], specs: list[TaskSpec]) -> JudgeModel:
+    """The judge model of a benchmark with judges, as the manifest pins it; refused without judge.model."""
+    if cfg["judge"]["model"] is None:
+        judged = next(spec for spec in specs if spec.judges)
+        raise ConfigError(f"task '{judged.name}' is graded by judge '{judged.judges[0]}': name the judge model with "
+                          "judge.model=...", file="config", key="judge.model")
+    return JudgeModel(runner=runner_spec(judge_runner_keys(cfg["judge"])), repeats=cfg["judge"]["repeats"])
 
 
 def repeats(cfg: dict[str, Any]) -> Repeats | None:

@@ -18,7 +18,7 @@ from benchrun.core.yamlfile import load_yaml
 
 TASKS_FILE = "tasks.yml"
 TASKS_DIR = "tasks"
-TOP_FILES = (TASKS_FILE, "custom_scorer.py", "custom_response.py")
+TOP_FILES = (TASKS_FILE, "custom_scorer.py", "custom_response.py", "judges.yml")
 FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")
 TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 """A task name, as tasks.schema.json's $defs/name says (a folder task's folder name too)."""
@@ -46,6 +46,8 @@ class TaskSpec(BaseModel):
     scorers: tuple[str, ...]
     format: str
     description: str | None = None
+    judges: tuple[str, ...] = ()
+    """The judges (of judges.yml) that grade the task's answers."""
 
     def where(self, key: str) -> dict[str, str | None]:
         """File, task and key path for an error about `key` (e.g. `name`, `template`, `values.id`, `scorer`)."""
@@ -129,6 +131,7 @@ def _list_task(item: dict, index: int) -> TaskSpec:
         value_combinations=item.get("value_combinations", DEFAULT_COMBINATIONS),
         scorers=_as_tuple(item.get("scorer", DEFAULT_SCORER)),
         format=item.get("format", DEFAULT_FORMAT), description=item.get("description"),
+        judges=_as_tuple(item.get("judge", ())),
     ))
 
 
@@ -146,8 +149,9 @@ def _checked(spec: TaskSpec) -> TaskSpec:
     return spec
 
 
-def _as_tuple(scorer: str | list[str]) -> tuple[str, ...]:
-    return (scorer,) if isinstance(scorer, str) else tuple(scorer)
+def _as_tuple(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """A `scorer:` or `judge:` given as one name or a list."""
+    return (names,) if isinstance(names, str) else tuple(names)
 
 
 def _folder_tasks(bench: Path) -> list[TaskSpec]:
@@ -180,6 +184,7 @@ def _folder_task(folder: Path, rel: str) -> TaskSpec:
         reference=reference if reference is not None else "calculated",
         scorers=_as_tuple(info.get("scorer", DEFAULT_SCORER)),
         format=info.get("format", DEFAULT_FORMAT), description=description,
+        judges=_as_tuple(info.get("judge", ())),
     ))
 
 

@@ -16,7 +16,15 @@ from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
-from benchrun.core.settings import RUNNERS, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
+from benchrun.core.settings import (
+    RUNNERS,
+    Options,
+    RunConfig,
+    RunnerConfig,
+    TaskConfig,
+    hydra_defaults,
+    judge_runner_keys,
+)
 from benchrun.core.yamlfile import load_yaml
 
 M = TypeVar("M", bound=BaseModel)
@@ -83,6 +91,21 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     refuse_secrets(secrets.found(cfg))
     config = checked(RunConfig, cfg)
     checked_options(config.runner)
+    plain = config.model_dump(mode="json")
+    if plain["judge"]["model"] is not None:
+        judge_runner(plain)  # checked now: a mistyped judge key is refused before anything runs
+    return plain
+
+
+def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The judge's runner config, checked as its type's (keys under `judge.`): the judge model with its options, at
+    the model's own server when both are asked with one runner type and the judge names no server of its own."""
+    keys, runner = judge_runner_keys(cfg["judge"]), cfg["runner"]
+    server = RUNNERS[keys["type"]].server_key
+    if server is not None and server not in keys and keys["type"] == runner["type"]:
+        keys[server] = runner[server]
+    config = checked(RUNNERS[keys["type"]], keys, ["judge"])
+    checked_options(config, ("judge",))
     return config.model_dump(mode="json")
 
 

@@ -76,6 +76,8 @@ class TaskEntry(Frozen):
     """Sent as the first chat message of every sample of the task."""
     fewshot: tuple[Turn, ...] = Field((), exclude_if=_empty)
     """Worked examples sent before each sample's question, as alternating user and assistant messages, in order."""
+    judges: tuple[str, ...] = Field((), exclude_if=_empty)
+    """The judges (of the manifest's `judges`) that grade every answer of the task, each a metric of its name."""
 
     def messages(self, prompt: str) -> list[Message]:
         """The chat a sample of this task is asked as: the system prompt, the examples, then `prompt`."""
@@ -125,6 +127,35 @@ class Repeats(Frozen):
     """`vary`: repeat i is asked with seed + i; `same`: every repeat with the seed (no seed set: none is sent)."""
 
 
+class JudgeSpec(Frozen):
+    """A judge of judges.yml, as compiled: what the judge model is asked (the rubric, a str.format template over
+    prompt, response, reference and the sample's values), the format it answers in, and how its grade is read."""
+
+    name: str
+    rubric: str
+    format: FormatSpec
+    score: str
+    """The field of the format's answer that holds the grade."""
+    scores: dict[str, float] | None = Field(None, exclude_if=_empty)
+    """An Enum or string grade's numbers; None for a bool (1/0) or number grade."""
+
+    def grade(self, reply: dict[str, Any]) -> int | float:
+        """The number a reply (parsed, valid in the format) grades the answer: a bool 1 or 0, a number itself, an
+        Enum or string value its number in `scores` (KeyError for a value they do not map)."""
+        value = reply[self.score]
+        if self.scores is not None:
+            return self.scores[str(value)]
+        return int(value) if isinstance(value, bool) else value
+
+
+class JudgeModel(Frozen):
+    """The judge model every judge asks, as the manifest pins it: how it is asked, and how many times per answer."""
+
+    runner: RunnerSpec
+    repeats: int = Field(1, ge=1)
+    """Each answer is judged this many times (repeat j with the judge's seed + j); its grade is their mean."""
+
+
 class Manifest(Frozen):
     """The compiled run. Its canonical JSON's sha256 is the manifest id."""
 
@@ -139,6 +170,10 @@ class Manifest(Frozen):
     repeats: Repeats | None = Field(None, exclude_if=lambda repeats: repeats is None)
     """None: each sample asked once (left out of the JSON, so such a manifest is byte for byte what it was before
     repeats existed, and keeps its id)."""
+    judges: tuple[JudgeSpec, ...] = Field((), exclude_if=_empty)
+    """The benchmark's judges that its tasks name (none: left out, as for a benchmark before judges)."""
+    judge: JudgeModel | None = Field(None, exclude_if=_empty)
+    """The judge model, when a task has judges."""
 
     @property
     def k(self) -> int:

@@ -9,7 +9,7 @@ and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
@@ -188,6 +188,36 @@ class ModelPreset(Settings):
 MAX_REPEATS = 1000
 
 
+class JudgeSettings(Settings):
+    """`judge`: the judge model every judge of the benchmark asks (chosen at run time, like the model under test).
+    Keys beyond these are the judge runner's own (`+judge.timeout_s=60`), checked against its config."""
+
+    model_config = ConfigDict(extra="allow")
+    runner: Literal["ollama", "openai", "local"] = "ollama"
+    """The judge's runner type, with that runner's keys."""
+    model: str | None = None
+    """The judge model; a benchmark whose tasks have judges needs one."""
+    host: str | None = None
+    """runner=ollama's server; null: the model's server when it is asked with the same runner, else the default."""
+    base_url: str | None = None
+    """runner=openai's API root; null: as for host."""
+    options: dict[str, Any] = {"temperature": 0, "seed": 0}
+    """The judge model's options (temperature 0 and seed 0 unless set)."""
+    repeats: int = Field(1, ge=1, le=100)
+    """How many times each answer is judged (repeat j with seed + j); the metric is the mean of the grades."""
+    allow_self: bool = False
+    """Let the judge be the model under test (same digest), which is otherwise refused (and is then recorded)."""
+
+
+JUDGE_OWN = ("runner", "repeats", "allow_self")
+"""Keys of `judge` that are not its runner's."""
+
+
+def judge_runner_keys(judge: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge's runner config as given: its type and every key of `judge` that is the runner's (unset ones out)."""
+    return {"type": judge["runner"], **{k: v for k, v in judge.items() if k not in JUDGE_OWN and v is not None}}
+
+
 class RunConfig(Settings):
     """The whole composed config of `python -m benchrun`."""
 
@@ -204,6 +234,8 @@ class RunConfig(Settings):
     """Where run directories go (relative to the working directory)."""
     scorer_timeout_s: float = Field(10, gt=0)
     """Each scorer call's time limit; a scorer that takes longer is that sample's scorer error."""
+    judge: JudgeSettings = JudgeSettings()
+    """The judge model, for a benchmark with judges (judges.yml)."""
     repeats: int = Field(1, ge=1, le=MAX_REPEATS)
     """How many times each sample is asked (k); summary.json then has pass@k, majority@k and consistency."""
     repeat_seeds: Literal["vary", "same"] = "vary"
@@ -235,5 +267,7 @@ def hydra_defaults() -> dict[str, dict[str, Any]]:
 
 
 def _defaults(model: type[Settings]) -> dict[str, Any]:
-    return {name: info.get_default(call_default_factory=True) for name, info in model.model_fields.items()
-            if not info.is_required()}
+    defaults = {name: info.get_default(call_default_factory=True) for name, info in model.model_fields.items()
+                if not info.is_required()}
+    return {name: value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+            for name, value in defaults.items()}

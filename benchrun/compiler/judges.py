@@ -1,0 +1,137 @@
+"""A benchmark's judges.yml into `JudgeSpec`s: each judge's rubric, the format its model answers in, and how the
+grade is read, checked before anything is asked (a rubric field that does not exist, a grade field the format does
+not have, an Enum value the scores miss: one line naming judges.yml, the judge and the key)."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from benchrun.compiler import schemas
+from benchrun.compiler.sources import TaskSpec
+from benchrun.core.errors import TaskError
+from benchrun.core.keys import unknown_key
+from benchrun.core.layout import RESERVED_SCORERS
+from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec
+from benchrun.core.yamlfile import load_yaml
+
+JUDGES_FILE = "judges.yml"
+ANSWER_FIELDS = ("prompt", "response", "reference")
+"""What every rubric may name besides the sample's values: the question, the answer and the reference."""
+
+
+def read_judges(bench: Path) -> list[dict[str, Any]]:
+    """judges.yml's judges as written (none when there is no judges.yml), checked against judges.schema.json."""
+    path = bench / JUDGES_FILE
+    if not path.is_file():
+        return []
+    raw = load_yaml(path, JUDGES_FILE)
+    schemas.check("judges", raw, TaskError, file=JUDGES_FILE, root="judges")
+    names = [judge["name"] for judge in raw]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise TaskError(f"judge '{name}' is defined twice", file=JUDGES_FILE, key=f"judges[{index}].name")
+        if name in RESERVED_SCORERS:
+            raise TaskError(f"'{name}' is benchrun's own score: name the judge otherwise", file=JUDGES_FILE,
+                            key=f"judges[{index}].name")
+    return raw
+
+
+def where(index: int, key: str) -> dict[str, str]:
+    """File and key of judge `index`'s `key`, for an error about it."""
+    return {"file": JUDGES_FILE, "key": f"judges[{index}].{key}"}
+
+
+def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec) -> JudgeSpec:
+    """One judge compiled, in the format `fmt` (its class's schema), its grade field and scores checked against it."""
+    scores = _scores(raw, fmt.json_schema, index)
+    return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores)
+
+
+def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[str, float] | None:
+    """The judge's scores, checked against its grade field's kind: none for a bool or number, every value of an
+    Enum exactly, some for a free string."""
+    field = raw["score"]
+    properties = schema.get("properties", {})
+    if field not in properties:
+        raise TaskError(f"{unknown_key(field, list(properties), what='field')} of format '{raw['format']}'",
+                        **where(index, "score"))
+    try:
+        kind, values = _grade_kind(properties[field], schema.get("$defs", {}))
+    except TaskError as err:
+        raise TaskError(f"field '{field}': {err}", **where(index, "score")) from None
+    scores = raw.get("scores")
+    if kind in ("boolean", "number"):
+        if scores is not None:
+            raise TaskError(f"field '{field}' is a {kind}, its own grade: scores are for an Enum or string grade",
+                            **where(index, "scores"))
+        return None
+    if scores is None:
+        raise TaskError(f"field '{field}' is {'an Enum' if values else 'a string'}: give each value's number "
+                        "with scores", **where(index, "scores"))
+    if values is not None and set(scores) != set(values):
+        missing, extra = sorted(set(values) - set(scores)), sorted(set(scores) - set(values))
+        said = "; ".join(part for part in (f"missing {', '.join(missing)}" if missing else "",
+                                           f"not values of it: {', '.join(extra)}" if extra else "") if part)
+        raise TaskError(f"scores must give each value of field '{field}' ({', '.join(values)}) a number: {said}",
+                        **where(index, "scores"))
+    return {str(key): value for key, value in scores.items()}
+
+
+def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, list[str] | None]:
+    """("boolean" | "number" | "string", the Enum's values or None) of a grade field's schema."""
+    if "$ref" in prop:
+        prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+    if "enum" in prop:
+        return "string", [str(value) for value in prop["enum"]]
+    kind = prop.get("type")
+    if kind in ("integer", "number"):
+        return "number", None
+    if kind in ("boolean", "string"):
+        return kind, None
+    raise TaskError("the grade field must be a bool, a number, an Enum or a string")
+
+
+def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], calculated: bool) -> None:
+    """The rubric's fields are the answer's (prompt, response, reference) or the task's value names, plain."""
+    key = where(index, "rubric")["key"]
+    try:
+        parsed = list(string.Formatter().parse(judge.rubric))
+    except ValueError as err:
+        raise TaskError(f"not a valid str.format template: {err}", file=JUDGES_FILE, key=key) from None
+    allowed = [*ANSWER_FIELDS, *values]
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier() or conversion not in (None, "r", "s") or "{" in (spec or ""):
+            raise TaskError(f"field {{{name}}}: only a plain name can stand in a field", file=JUDGES_FILE, key=key)
+        if name not in allowed:
+            raise TaskError(f"field {{{name}}} of judge '{judge.name}' is neither the answer's nor a value of task "
+                            f"'{task}' ({unknown_key(name, allowed, what='field')})", file=JUDGES_FILE, key=key)
+        if name == "reference" and calculated:
+            raise TaskError(f"field {{reference}} of judge '{judge.name}': task '{task}' has no reference "
+                            "(reference: calculated)", file=JUDGES_FILE, key=key)
+
+
+def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[ScorerSpec, ...]],
+                   format_of: Callable[[str, dict[str, str]], FormatSpec]) -> tuple[JudgeSpec, ...]:
+    """The judges the tasks `specs` name (with their compiled `scorers`), in judges.yml's order, each checked
+    against every task that names it; `format_of(name, where)` compiles a response class."""
+    raw = read_judges(bench)
+    defined = {judge["name"]: (index, judge) for index, judge in enumerate(raw)}
+    used: dict[str, JudgeSpec] = {}
+    for spec, task_scorers in zip(specs, scorers):
+        for name in spec.judges:
+            if name not in defined:
+                why = unknown_key(name, list(defined), what="judge") if raw else \
+                    f"judge '{name}' is not defined: the benchmark has no {JUDGES_FILE}"
+                raise TaskError(why, **spec.where("judge"))
+            index, judge = defined[name]
+            if name not in used:
+                used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")))
+            check_rubric(used[name], index, spec.name, list(spec.values), spec.reference == "calculated")
+            if name in {scorer.name for scorer in task_scorers}:
+                raise TaskError(f"judge '{name}' has the name of a scorer of the task: their metrics would merge",
+                                **spec.where("judge"))
+    return tuple(used[judge["name"]] for judge in raw if judge["name"] in used)
