@@ -9,17 +9,15 @@ import re
 import time
 from collections import deque
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Protocol
 
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
-
-from benchrun.core.errors import EngineLost, FailFast, ServerLost
+from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
-from benchrun.core.records import Attempt, ErrorInfo, ResponseRecord, ScoreRecord, answered
+from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord, answered
+from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
 from benchrun.execute.grading import Grader, Grading
-from benchrun.execute.runners.base import Completion, EngineDied, Refused, Retryable, Runner, Unreachable, received
+from benchrun.execute.runners.base import Runner
 
 
 class Recorder(Protocol):
@@ -30,17 +28,8 @@ class Recorder(Protocol):
     def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None: ...
 
 
-BACKOFF_MAX_S = 8.0
-"""The longest wait between two attempts."""
 GRADING_AHEAD = 128
 """How many recorded answers (beyond one per worker) may wait for their scorers while the next samples are asked."""
-
-
-@dataclass
-class _Outcome:
-    completion: Completion | None = None
-    failures: list[Attempt] = field(default_factory=list)
-    error: ErrorInfo | None = None
 
 
 class Executor:
@@ -59,6 +48,7 @@ class Executor:
         self.cache = cache
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
         self._tasks = {t.name: t for t in manifest.tasks}
+        self._asker = Asker(runner)
         self._held: list[tuple[Sample, ResponseRecord]] = []
         self._grading: deque[Grading] = deque()
         self._ahead = self.policy.concurrency + GRADING_AHEAD
@@ -148,57 +138,8 @@ class Executor:
         for sample, response in held:
             await self._record(sample, response)
 
-    async def _ask(self, sample: Sample, seed: int | None) -> _Outcome:
-        outcome = _Outcome()
-        try:
-            outcome.completion = await self._attempts(sample, seed, outcome.failures)
-        except Unreachable as err:
-            raise ServerLost(f"lost the model server: {outcome.failures[-1].error} "
-                             f"(after {len(outcome.failures)} attempts at sample '{sample.id}')") from err
-        except EngineDied as err:
-            raise EngineLost(f"the embedded engine (llama.cpp) {err} while answering sample '{sample.id}'") from err
-        except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
-            outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
-        return outcome
-
-    async def _attempts(self, sample: Sample, seed: int | None, failures: list[Attempt]) -> Completion:
-        """A first attempt without tenacity, whose per-call retry state costs more CPU and GC than all the
-        rest of benchrun's per-sample work; after a retryable failure, tenacity replays it, then retries."""
-        try:
-            return await self._timed(sample, seed, failures)
-        except Retryable as err:
-            if not self.policy.retries:
-                raise
-            first: Retryable | None = err
-        async for attempt in self._retrying():
-            with attempt:
-                if first is not None:  # counted by tenacity as attempt 1, so stop and backoff are unchanged
-                    failure, first = first, None
-                    raise failure
-                completion = await self._timed(sample, seed, failures)
-        return completion
-
-    def _retrying(self) -> AsyncRetrying:
-        policy = self.policy
-        return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
-                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S),
-                             reraise=True)
-
-    async def _timed(self, sample: Sample, seed: int | None, failures: list[Attempt]) -> Completion:
-        """One attempt within `timeout_s`, from connecting to the answer's last byte (a server that drips an
-        answer a byte at a time never beats it); a failed attempt is noted in `failures`."""
-        started = time.perf_counter()
-        try:
-            try:
-                async with asyncio.timeout(self.policy.timeout_s):  # no task of its own, unlike wait_for
-                    answer = await self.runner.complete(self._messages(sample), self._schemas[sample.task], seed)
-                return received(answer, self.policy.max_response_bytes)
-            except TimeoutError as err:
-                raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err
-        except Exception as err:
-            failures.append(Attempt(number=len(failures) + 1, error=_error_info(err),
-                                    seconds=round(time.perf_counter() - started, 6)))
-            raise
+    async def _ask(self, sample: Sample, seed: int | None) -> Outcome:
+        return await self._asker.ask(self._messages(sample), self._schemas[sample.task], seed, f"sample '{sample.id}'")
 
 
 @contextmanager
@@ -230,13 +171,7 @@ def failure_kind(error: ErrorInfo) -> tuple[str, str | None]:
     return error.type, status[1] if status else None
 
 
-def _error_info(err: BaseException) -> ErrorInfo:
-    """The error as recorded: for the runners' own wrappers, the type of what they wrapped (ReadError, ...)."""
-    cause = err.__cause__ if isinstance(err, (Retryable, Refused)) and err.__cause__ else err
-    return ErrorInfo(type=type(cause).__name__, message=str(err) or type(err).__name__)
-
-
-def _response(sample: Sample, repeat: int, outcome: _Outcome, seconds: float) -> ResponseRecord:
+def _response(sample: Sample, repeat: int, outcome: Outcome, seconds: float) -> ResponseRecord:
     done = outcome.completion
     base = {"id": sample.id, "task": sample.task, "repeat": repeat, "seconds": round(seconds, 6),
             "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
