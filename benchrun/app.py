@@ -21,10 +21,9 @@ from benchrun.core.errors import EXIT, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import Status
 from benchrun.core.records import Counts, RunInfo
-from benchrun.execute.cache import RunCache, Store, model_pin, store_for
-from benchrun.execute.runners.base import Runner
+from benchrun.execute.cache import Store, store_for
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, recording
+from benchrun.execute.session import cache_of, execute, judging, recording
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -114,29 +113,20 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
         plan = compiled(cfg, cwd)
         writer.compiled(plan.manifest)
         store = store_for(cfg, cwd)
-        INTERRUPTS.run(lambda: _ask_all(plan, cfg["runner"], writer, store))
+        INTERRUPTS.run(lambda: _ask_all(plan, cfg, writer, store))
     output.print_results(run_dir, writer.info, writer.summary, output.stdout())
     return EXIT["ok"]
 
 
-async def _ask_all(plan: Plan, runner_cfg: dict[str, Any], writer: RunWriter, store: Store | None) -> Status:
-    runner = make_runner(runner_cfg)
+async def _ask_all(plan: Plan, cfg: dict[str, Any], writer: RunWriter, store: Store | None) -> Status:
+    runner = make_runner(cfg["runner"])
     try:
         identity = await runner.identify()
         writer.identified(identity, runner.public_config())
-        return await execute(plan, runner, writer, list(plan.manifest.queries()),
-                             cache_of(store, runner, identity, writer))
+        async with judging(plan, cfg, writer, store, identity) as judge:
+            return await execute(plan, runner, writer, list(plan.manifest.queries()),
+                                 cache_of(store, runner, identity, writer), judge)
     finally:
         await runner.aclose()
         if store is not None:
             store.close()
-
-
-def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
-    """The run's view of the response cache: None when the cache is off or nothing pins the model."""
-    pin = model_pin(runner.config.type, identity) if store is not None else None
-    if pin is None:
-        return None
-    return RunCache(store, runner.config.type, pin, runner.request_settings(), writer.info.model, writer.info.run_id)
-
-

@@ -1,7 +1,7 @@
 """`records.sha256`: one digest per record line, and checking record files against it.
 
-Each line is `<r|s> <the first 32 hex digits of the line's sha256>`: the record file (r responses.jsonl,
-s scores.jsonl) and, by its place among that file's digests, the line number. 128 bits of sha256 leave an
+Each line is `<r|s|j> <the first 32 hex digits of the line's sha256>`: the record file (r responses.jsonl,
+s scores.jsonl, j judgements.jsonl) and, by its place among that file's digests, the line number. 128 bits of sha256 leave an
 accidental match at 2^-128; a deliberate edit of a line and its digest is as easy at any length, which only the seal,
 with its sha256 kept elsewhere, guards against. Runs written by benchrun 0.2 have `<file> <line number> <sha256>`
 lines, read alike (and a resume of such a run goes on in the lean form).
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from benchrun.core.layout import DIGESTS, RESPONSES, SCORES
+from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 
-TAGS = {RESPONSES: b"r", SCORES: b"s"}
+TAGS = {RESPONSES: b"r", SCORES: b"s", JUDGEMENTS: b"j"}
 _FILES = {tag: name for name, tag in TAGS.items()}
-_LEAN = re.compile(rb"([rs]) ([0-9a-f]{32})\n")
+_LEAN = re.compile(rb"([rsj]) ([0-9a-f]{32})\n")
 _OLD = re.compile(rb"(\S+) ([0-9]+) ([0-9a-f]{64})\n")
 HEX = 32
 """Hex digits of a line's sha256 kept: 128 bits."""

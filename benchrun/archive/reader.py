@@ -15,8 +15,19 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from pydantic import ValidationError
 
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError
-from benchrun.core.layout import CONFIG, MANIFEST, OUTPUTS, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
-from benchrun.core.records import Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.core.layout import (
+    CONFIG,
+    JUDGEMENTS,
+    MANIFEST,
+    OUTPUTS,
+    RECORD_FILES,
+    RESPONSES,
+    RUN,
+    SCORES,
+    SEAL,
+    SUMMARY,
+)
+from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.resources import bench_dir
 
 if TYPE_CHECKING:
@@ -133,6 +144,10 @@ class Run:
     def scores(self) -> Iterator[ScoreRecord]:
         """scores.jsonl, one record at a time."""
         return self._records(SCORES, ScoreRecord)
+
+    def judgements(self) -> Iterator[JudgementRecord]:
+        """judgements.jsonl (a run with judges), one record at a time; none in a run without."""
+        return self._records(JUDGEMENTS, JudgementRecord)
 
     def metric_values(self) -> Values:
         """Every sample's value by (task, metric) and sample id, with repeats the mean of its answers' values

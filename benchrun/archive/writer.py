@@ -28,6 +28,8 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
+    JUDGED_FILES,
+    JUDGEMENTS,
     MANIFEST,
     RECORD_FILES,
     RESERVE,
@@ -40,7 +42,16 @@ from benchrun.core.layout import (
     UNFINISHED,
     Status,
 )
-from benchrun.core.records import Counts, FileDigest, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.core.records import (
+    Counts,
+    FileDigest,
+    JudgementRecord,
+    ResponseRecord,
+    RunInfo,
+    ScoreRecord,
+    Seal,
+    Summary,
+)
 from benchrun.core.secrets import SECRETS
 
 if TYPE_CHECKING:
@@ -221,12 +232,19 @@ class RunWriter:
         for response in responses:
             self._books.response(response)
         self._books.scores(scores)
-        self._sinks = {name: RecordFile(self.dir / name) for name in (*RECORD_FILES, DIGESTS)}
+        files = JUDGED_FILES if manifest.judges else RECORD_FILES
+        self._sinks = {name: RecordFile(self.dir / name) for name in (*files, DIGESTS)}
         self._write_info()
 
     def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
         """Record the model's identity and the runner config as used (secrets excluded)."""
         self.info = self.info.model_copy(update={"identity": identity, "runner": runner})
+        self._write_info()
+
+    def judged_by(self, identity: dict[str, Any], runner: dict[str, Any], allow_self: bool) -> None:
+        """Record the judge model's identity and its runner config as used (secrets excluded)."""
+        judge = {"identity": identity, "runner": runner, **({"allow_self": True} if allow_self else {})}
+        self.info = self.info.model_copy(update={"judge": judge})
         self._write_info()
 
     def asking(self) -> None:
@@ -248,14 +266,18 @@ class RunWriter:
             self._commit(RESPONSES, [response.model_dump_json().encode() + b"\n"])
             self._books.response(response)
 
-    def record(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
-        """Commit a response and then its score lines."""
+    def record(self, response: ResponseRecord, scores: list[ScoreRecord],
+               judgements: list[JudgementRecord] = ()) -> None:
+        """Commit a response and then its judgements and score lines."""
         self.record_response(response)
-        self.record_scores(scores)
+        self.record_scores(scores, judgements)
 
-    def record_scores(self, scores: list[ScoreRecord]) -> None:
-        """Commit the score lines of a response already recorded."""
+    def record_scores(self, scores: list[ScoreRecord], judgements: list[JudgementRecord] = ()) -> None:
+        """Commit the judge calls of a response already recorded, then its score lines (a judge's score follows
+        its calls, so a kill between them leaves calls a resume reads again, never asks again)."""
         with INTERRUPTS.held():
+            if judgements:
+                self._commit(JUDGEMENTS, [call.model_dump_json().encode() + b"\n" for call in judgements])
             self._commit(SCORES, [score.model_dump_json().encode() + b"\n" for score in scores])
             self._books.scores(scores)
 

@@ -21,114 +21,39 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import json
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Literal, TypeVar
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import Iterable, Iterator, TypeVar
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.tally import Tally
 from benchrun.archive.writer import RecordFile, environment, now, write_atomic
+from benchrun.audit.rescored import (
+    MeanChange,
+    Rescore,
+    RescoreInfo,
+    SampleChange,
+    ScorerFailure,
+    ScorerUsed,
+    print_rescore,
+)
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
-from benchrun.core.frozen import Frozen
 from benchrun.core.layout import RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
-from benchrun.core.records import Counts, FileDigest, Number, ScoreRecord, Summary, answer_name
+from benchrun.core.records import FileDigest, ScoreRecord, Summary
 from benchrun.core.settings import RunConfig
 from benchrun.execute.grading import Grader
+from benchrun.execute.judging import Judge
 
 CHUNK = 64
 T = TypeVar("T")
 SCORER_TIMEOUT_S = RunConfig.model_fields["scorer_timeout_s"].default
-SHOWN = 20
-"""Changed samples printed on a terminal (--json lists them all)."""
-
-
-class ScorerUsed(Frozen):
-    """One scorer of a rescore: where its code came from and the hashes of that code."""
-
-    name: str
-    origin: str
-    """`builtin`, or the absolute path of the scorer file."""
-    origin_sha256: str | None
-    """The sha256 of the scorer file (None for a built-in)."""
-    sha256: str
-    """The sha256 of the function's source, as in the manifest's scorers."""
-    run_sha256: str | None
-    """The sha256 the run's manifest gives for this scorer (None when the run did not use it)."""
-    tasks: tuple[str, ...]
-
-
-class RescoreInfo(Frozen):
-    """rescore.json: which scorers scored which run, when, and with which benchrun."""
-
-    schema_version: Literal[1] = 1
-    rescore: str
-    """The rescore's number (its directory name), e.g. 001."""
-    run_id: str
-    manifest_id: str
-    created_at: str
-    benchrun: str | None
-    selected: tuple[str, ...] | None
-    """The --scorer names, or None when every task was scored with its own scorers."""
-    scorers: tuple[ScorerUsed, ...]
-    counts: Counts
-    files: dict[str, FileDigest]
-
-
-class MeanChange(Frozen):
-    """One task x metric of the new summary beside the run's own."""
-
-    task: str
-    metric: str
-    old: float | None
-    new: float | None
-    delta: float | None
-
-
-class SampleChange(Frozen):
-    """A sample whose metric value changed; a value is None when there is none (error or not scored)."""
-
-    id: str
-    task: str
-    repeat: int = 0
-    metric: str
-    old: Number | None
-    new: Number | None
-    old_error: str | None = None
-    new_error: str | None = None
-
-
-class ScorerFailure(Frozen):
-    """A scorer that raised on an answered sample (no value: its error is in scores.jsonl)."""
-
-    id: str
-    task: str
-    repeat: int = 0
-    scorer: str
-    error: str
-
-
-class Rescore(Frozen):
-    """What a rescore wrote, what changed against the run's own scores, and what its scorers raised."""
-
-    dir: str
-    info: RescoreInfo
-    means: tuple[MeanChange, ...]
-    changed: tuple[SampleChange, ...]
-    errors: tuple[ScorerFailure, ...]
-    """One per score line whose scorer raised on a response (a failed request is not a scorer's error); as many as
-    info.counts.scorer_errors."""
 
 
 Loaded = dict[str, tuple[Scorer, str, str | None]]
@@ -173,7 +98,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     with DirLock(run.path):
         out = claim_dir(run.path / RESCORES)
         try:
-            grader = _grader(manifest, plan, loaded, out / RESCORE_LOG, timeout_s)
+            grader = _grader(manifest, plan, loaded, out / RESCORE_LOG, timeout_s, archived_judge(run, manifest))
             found = asyncio.run(_write_scores(run, manifest, grader, old, out))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
@@ -256,12 +181,20 @@ def _old_scores(run: Run, manifest: Manifest) -> tuple[OldScores, Tally]:
 
 
 def _grader(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded, log: Path,
-            timeout_s: float) -> Grader:
-    """A Grader over the manifest with each task's scorers replaced by the planned ones."""
+            timeout_s: float, judge: Judge | None = None) -> Grader:
+    """A Grader over the manifest with each task's scorers replaced by the planned ones (and its judges)."""
     tasks = tuple(t.model_copy(update={"scorers": tuple(_spec(n, loaded) for n in plan[t.name])})
                   for t in manifest.tasks)
     return Grader(manifest.model_copy(update={"tasks": tasks}), {name: fn for name, (fn, _, _) in loaded.items()},
-                  log, timeout_s)
+                  log, timeout_s, judge)
+
+
+def archived_judge(run: Run, manifest: Manifest) -> Judge | None:
+    """The run's judges reading its archived judgements again (no judge model asked); None without judges."""
+    if not manifest.judges:
+        return None
+    calls = {(c.id, c.repeat, c.judge, c.judge_repeat): c for c in run.judgements()}
+    return Judge(manifest, None, archived=calls)
 
 
 def _spec(name: str, loaded: Loaded) -> ScorerSpec:
@@ -303,7 +236,8 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
                 raise ArchiveError(f"a response for sample '{unknown}', which the manifest does not have",
                                    file=str(run.path))
             graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
-            for response, records in zip(chunk, graded):
+            for response, grading in zip(chunk, graded):
+                records = grading.records
                 books.response(response)
                 books.scores(records)
                 sink.append(b"".join(record.model_dump_json().encode() + b"\n" for record in records))
@@ -352,40 +286,3 @@ def _means(old_tally: Tally, summary: Summary) -> tuple[MeanChange, ...]:
 
 def _delta(old: float | None, new: float | None) -> float | None:
     return None if old is None or new is None else new - old
-
-
-def print_rescore(result: Rescore, out: Console) -> None:
-    """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), then
-    where it was written."""
-    out.print(means_table(result))
-    changes = [f"{answer_name(c.id, c.repeat)} {c.metric}: {_value(c.old, c.old_error)} -> {_value(c.new, c.new_error)}"
-               for c in result.changed]
-    _print_list(out, f"{len(changes)} sample values changed", changes)
-    failures = [f"{answer_name(e.id, e.repeat)} {e.scorer}: {e.error}" for e in result.errors]
-    _print_list(out, f"{len(failures)} scorer errors", failures)
-    out.print(f"rescore {result.info.rescore} written to {result.dir}", markup=False, soft_wrap=True)
-
-
-def _print_list(out: Console, title: str, lines: list[str]) -> None:
-    """A count, then at most SHOWN of its lines indented."""
-    for line in [title, *(f"  {line}" for line in lines[:SHOWN])]:
-        out.print(line, markup=False, soft_wrap=True)
-    if len(lines) > SHOWN:
-        out.print(f"  ... and {len(lines) - SHOWN} more (--json lists them all)", markup=False, soft_wrap=True)
-
-
-def means_table(result: Rescore) -> Table:
-    """task x metric: the run's mean, the rescore's mean and the difference."""
-    table = Table(title=f"rescore {result.info.rescore} of run {result.info.run_id}", title_justify="left")
-    for column in ("task", "metric", "old mean", "new mean", "delta"):
-        table.add_column(column, justify="left" if column in ("task", "metric") else "right")
-    for line in result.means:
-        delta = "-" if line.delta is None else f"{line.delta:+.3f}"
-        table.add_row(Text(line.task), Text(line.metric), output.number(line.old), output.number(line.new), delta)
-    return table
-
-
-def _value(value: Number | None, error: str | None) -> str:
-    if value is not None:
-        return json.dumps(value)
-    return f"error ({error})" if error else "-"

@@ -148,7 +148,8 @@ async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repai
                 for response in run.responses():
                     done.add((response.id, response.repeat))
                     if (response.id, response.repeat) in regrade:
-                        writer.record_scores(await grader.grade(samples[response.id], response))
+                        graded = await grader.grade(samples[response.id], response)
+                        writer.record_scores(graded.records, graded.judged)
             await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key not in done])
         return writer.info
     finally:

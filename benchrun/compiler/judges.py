@@ -49,7 +49,7 @@ def judge_spec(raw: Mapping[str, Any], index: int, fmt: FormatSpec) -> JudgeSpec
     return JudgeSpec(name=raw["name"], rubric=raw["rubric"], format=fmt, score=raw["score"], scores=scores)
 
 
-def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[str, float] | None:
+def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[str, int | float] | None:
     """The judge's scores, checked against its grade field's kind: none for a bool or number, every value of an
     Enum exactly, some for a free string."""
     field = raw["score"]

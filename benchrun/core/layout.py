@@ -17,8 +17,13 @@ LOCK = "run.lock"
 """Held (flock) by the one process writing the directory (benchrun.archive.dirlock)."""
 RESERVE = ".reserve"
 """Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
+JUDGEMENTS = "judgements.jsonl"
+"""One line per judge call, in a run whose tasks have judges."""
 RECORD_FILES = (RESPONSES, SCORES)
-RUN_FILES = (CONFIG, MANIFEST, RUN, *RECORD_FILES, DIGESTS, SUMMARY, SEAL)
+"""The record files of every run."""
+JUDGED_FILES = (*RECORD_FILES, JUDGEMENTS)
+"""The record files of a run with judges."""
+RUN_FILES = (CONFIG, MANIFEST, RUN, *JUDGED_FILES, DIGESTS, SUMMARY, SEAL)
 """The files that make a run; a directory holding any of them holds a run."""
 RESCORES, RESCORE_FILE, RESCORE_LOG = "rescores", "rescore.json", "rescore.log"
 """`rescores/NNN/` under a run: each later re-scoring, its rescore.json written last, and what its scorers printed."""

@@ -136,7 +136,7 @@ class JudgeSpec(Frozen):
     format: FormatSpec
     score: str
     """The field of the format's answer that holds the grade."""
-    scores: dict[str, float] | None = Field(None, exclude_if=_empty)
+    scores: dict[str, int | float] | None = Field(None, exclude_if=_empty)
     """An Enum or string grade's numbers; None for a bool (1/0) or number grade."""
 
     def grade(self, reply: dict[str, Any]) -> int | float:

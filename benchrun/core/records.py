@@ -90,6 +90,35 @@ def answered(completion: Completion, **record: Any) -> ResponseRecord:
     return ResponseRecord.model_construct(**dict(completion), **record)
 
 
+class JudgementRecord(Frozen):
+    """One line of judgements.jsonl: one judge's call on one answer (one judge repeat), as sent and as answered."""
+
+    id: str
+    task: str
+    repeat: int = Field(0, ge=0)
+    """The repeat of the answer judged (see ResponseRecord.repeat)."""
+    judge: str
+    judge_repeat: int = Field(0, ge=0)
+    """Which of the judge's `judge.repeats` calls on this answer this is (each with its own seed)."""
+    messages: tuple[dict[str, str], ...]
+    """The exact chat sent to the judge model: the rubric, rendered for this answer."""
+    reply: str | None
+    """The judge model's raw reply exactly as received; None when every attempt failed."""
+    grade: str | int | float | bool | None = None
+    """The reply's grade field as the judge gave it; None when the reply did not parse in the judge's format."""
+    value: int | float | None = None
+    """The grade's number (an Enum or string through the judge's scores); None when there is none."""
+    error: ErrorInfo | None = None
+    """Why this call gives no number: the request failed, or the reply did not parse, or its grade has none."""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+    attempts: int = 0
+    """Requests sent for this call (0: from the response cache, or read again from the archive)."""
+    cached_from: str | None = None
+    """The run id that asked this reply, when it came from the response cache."""
+
+
 class ScoreRecord(Frozen):
     """One line of scores.jsonl: one scorer's result for one sample."""
 
@@ -264,6 +293,9 @@ class RunInfo(Frozen):
     """The runner config as used (host, concurrency, timeouts, ...), secrets excluded."""
     identity: dict[str, Any] = Field(default_factory=dict)
     """The model as the server describes it: digest, details, parameters, server version."""
+    judge: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda judge: not judge)
+    """For a run with judges: the judge model's identity (as `identity` is the model's), its runner config as used,
+    and `allow_self` when it was let judge itself."""
     environment: dict[str, Any]
     counts: Counts
     files: dict[str, FileDigest] = Field(default_factory=dict)

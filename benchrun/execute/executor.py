@@ -13,7 +13,7 @@ from typing import Iterable, Iterator, Protocol
 
 from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
-from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord, answered
+from benchrun.core.records import ErrorInfo, ResponseRecord, answered
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
 from benchrun.execute.grading import Grader, Grading
@@ -21,11 +21,12 @@ from benchrun.execute.runners.base import Runner
 
 
 class Recorder(Protocol):
-    """Where the executor puts what it gets: each response as soon as it is known, then its scores."""
+    """Where the executor puts what it gets: each response as soon as it is known, then what grading it came to
+    (its judge calls and score records)."""
 
     def response(self, record: ResponseRecord) -> None: ...
 
-    def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None: ...
+    def graded(self, grading: Grading) -> None: ...
 
 
 GRADING_AHEAD = 128
@@ -130,7 +131,8 @@ class Executor:
             grading = self._grading.popleft()
             if not grading.done():
                 self.grader.send()
-            self.recorder.scores(grading.response, await grading.scores())
+            await grading.scores()
+            self.recorder.graded(grading)
 
     async def _release(self) -> None:
         """Record the failed samples held back: they were failures of their own."""

@@ -25,7 +25,8 @@ from jsonschema.exceptions import best_match
 from benchrun.compiler.scoring import BUILTIN, Metric, Scorer, source_sha256
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest, Sample
-from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
+from benchrun.execute.judging import Judge
 
 Result = dict[str, Metric] | ErrorInfo
 SEND_BATCH, SEND_WITHIN_S = 64, 0.02
@@ -230,7 +231,9 @@ class Grader:
     owns the scorer process. Records on the per-sample path are built with `model_construct`: their fields are
     checked here (scorer results by `scoring.metrics`), and validating them again costs more than the rest."""
 
-    def __init__(self, manifest: Manifest, scorers: dict[str, Scorer], log: Path, timeout_s: float):
+    def __init__(self, manifest: Manifest, scorers: dict[str, Scorer], log: Path, timeout_s: float,
+                 judge: Judge | None = None):
+        self._judge = judge
         self._validators = {t.name: Draft202012Validator(t.format.json_schema) for t in manifest.tasks}
         self._scorers = {t.name: [s.name for s in t.scorers] for t in manifest.tasks}
         self._calculated = {t.name for t in manifest.tasks if t.reference == "calculated"}
@@ -244,11 +247,13 @@ class Grader:
     async def __aexit__(self, *exc: object) -> None:
         await self._process.close()
 
-    async def grade(self, sample: Sample, response: ResponseRecord) -> list[ScoreRecord]:
-        """format_valid first, then one record per scorer, in the task's order."""
+    async def grade(self, sample: Sample, response: ResponseRecord) -> Grading:
+        """The answer graded: format_valid first, then one record per scorer and per judge, in the task's order
+        (`Grading.records`), and each judge call (`Grading.judged`)."""
         grading = self.start(sample, response)
         self.send()
-        return await grading.scores()
+        await grading.scores()
+        return grading
 
     def send(self) -> None:
         """Send the scorer calls still waiting for a batch (before waiting on a grading that is not done)."""
@@ -257,13 +262,16 @@ class Grader:
     def start(self, sample: Sample, response: ResponseRecord) -> Grading:
         """Check the format and send the scorer calls; the scores are collected from the `Grading` when done."""
         names, of = self._scorers[sample.task], {"id": sample.id, "task": sample.task, "repeat": response.repeat}
+        judges = self._judge.judges_of(sample.task) if self._judge else ()
         if response.text is None:
             error = ErrorInfo(type="NoResponse", message=f"no response: {response.error.message}")
             return Grading(response, [ScoreRecord(**of, scorer=n, metrics=None, error=error)
-                                      for n in [FORMAT_VALID, *names]])
+                                      for n in [FORMAT_VALID, *names, *judges]])
         reference = scorer_reference(sample, sample.task in self._calculated)
         calls = [self._process.call(name, response.text, reference) for name in names]
-        return Grading(response, [self._format(of, sample.task, response.text)], of, names, calls)
+        judging = self._judge.start(sample, response) if judges else []
+        return Grading(response, [self._format(of, sample.task, response.text)], of, names, calls, self._judge,
+                       judging)
 
     def _format(self, of: dict[str, Any], task: str, text: str) -> ScoreRecord:
         problem = format_problem(self._validators[task], text)
@@ -281,14 +289,25 @@ class Grading:
     of: dict[str, Any] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
     calls: list[asyncio.Future[Result]] = field(default_factory=list)
+    judge: Judge | None = None
+    judging: list[asyncio.Future[JudgementRecord]] = field(default_factory=list)
+    """The judge calls on the answer, under way."""
+    judged: list[JudgementRecord] = field(default_factory=list)
+    """The judge calls, once `scores` has waited for them."""
+    records: list[ScoreRecord] = field(default_factory=list)
+    """The score records, once `scores` has waited for them."""
 
     def done(self) -> bool:
-        return all(call.done() for call in self.calls)
+        return all(call.done() for call in self.calls) and all(call.done() for call in self.judging)
 
     async def scores(self) -> list[ScoreRecord]:
-        """The response's score records, in the task's order (waiting for the scorers still at work)."""
+        """The response's score records, in the task's order: format_valid, the scorers, the judges (waiting for
+        the scorers and judges still at work)."""
         results = [await call for call in self.calls]
-        return [*self.ready, *(_record(self.of, n, r) for n, r in zip(self.names, results))]
+        self.judged = list(await asyncio.gather(*self.judging))
+        judges = self.judge.scores(self.of, self.response.task, self.judged) if self.judging else []
+        self.records = [*self.ready, *(_record(self.of, n, r) for n, r in zip(self.names, results)), *judges]
+        return self.records
 
 
 def scorer_reference(sample: Sample, calculated: bool) -> Any:

@@ -4,21 +4,26 @@ what ends a run early, recorded before it is reported. `python -m benchrun`, `re
 from __future__ import annotations
 
 import asyncio
-from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 
+from benchrun.archive.reader import model_digest, short_digest
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
+from benchrun.compose.config import judge_runner
 from benchrun.console import output
-from benchrun.core.errors import BenchrunError, FailFast, RunInterrupted, ServerLost
+from benchrun.core.errors import BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, Status
 from benchrun.core.manifest import Query
-from benchrun.core.records import ResponseRecord, ScoreRecord
-from benchrun.execute.cache import RunCache
+from benchrun.core.records import JudgementRecord, ResponseRecord
+from benchrun.core.settings import RUNNERS
+from benchrun.execute.cache import RunCache, Store, model_pin
 from benchrun.execute.executor import Executor
-from benchrun.execute.grading import Grader
+from benchrun.execute.grading import Grader, Grading
+from benchrun.execute.judging import Judge, Key
 from benchrun.execute.runners.base import Runner
+from benchrun.execute.runners.registry import make_runner
 
 
 @contextmanager
@@ -60,11 +65,11 @@ def resume_hint(writer: RunWriter, when: str = "") -> str:
 
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
-                  cache: RunCache | None = None) -> Status:
+                  cache: RunCache | None = None, judge: Judge | None = None) -> Status:
     """Ask `queries` (samples' repeats) with an identified runner (answers from `cache` where it has them), record
-    each, and finish the run with its status."""
+    each, grade it (with `judge` for a benchmark with judges), and finish the run with its status."""
     with output.progress(len(queries)) as advance:
-        async with grader_for(plan, writer) as grader:
+        async with grader_for(plan, writer, judge) as grader:
             writer.asking()
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries)
     counts = writer.counts
@@ -72,9 +77,49 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
                          else "completed").status
 
 
-def grader_for(plan: Plan, writer: RunWriter) -> Grader:
-    """The run's grader: its scorers in a process of their own, printing into the run's log file."""
-    return Grader(plan.manifest, plan.scorers, writer.dir / LOG, plan.scorer_timeout_s)
+def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:
+    """The run's grader: its scorers in a process of their own, printing into the run's log file, and its judge."""
+    return Grader(plan.manifest, plan.scorers, writer.dir / LOG, plan.scorer_timeout_s, judge)
+
+
+@asynccontextmanager
+async def judging(plan: Plan, cfg: dict[str, Any], writer: RunWriter, store: Store | None, identity: dict[str, Any],
+                  archived: Mapping[Key, JudgementRecord] | None = None) -> AsyncIterator[Judge | None]:
+    """The run's judge (None without judges): its model identified and recorded beside the model's, refused when it
+    is the model under test unless judge.allow_self; calls in `archived` read again instead of asked."""
+    if plan.manifest.judge is None:
+        yield None
+        return
+    runner = make_runner(judge_runner(cfg))
+    try:
+        judge_identity = await runner.identify()
+        allow_self = cfg["judge"]["allow_self"]
+        if not allow_self and same_model(identity, judge_identity, cfg["runner"], runner.public_config()):
+            raise ConfigError(f"the judge {runner.config.model} is the model under test "
+                              f"({_digest_of(identity)}): a model grading "
+                              "its own answers favours them; pick another judge.model, or set judge.allow_self=true "
+                              "(recorded)", file="config", key="judge.model")
+        writer.judged_by(judge_identity, runner.public_config(), allow_self)
+        yield Judge(plan.manifest, runner, cache_of(store, runner, judge_identity, writer), archived)
+    finally:
+        await runner.aclose()
+
+
+def _digest_of(identity: dict[str, Any]) -> str:
+    digest = model_digest(identity)
+    return f"digest {short_digest(digest)}" if digest else "the same model on the same server"
+
+
+def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: dict[str, Any],
+               judge_cfg: dict[str, Any]) -> bool:
+    """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model asked of
+    the same server with the same runner."""
+    digests = model_digest(model), model_digest(judge)
+    if None not in digests:
+        return digests[0] == digests[1]
+    where = RUNNERS[model_cfg["type"]].server_key
+    return (model_cfg["type"], model_cfg["model"], model_cfg.get(where)) == \
+        (judge_cfg["type"], judge_cfg["model"], judge_cfg.get(where))
 
 
 class _Recorder:
@@ -87,5 +132,15 @@ class _Recorder:
         self.writer.record_response(record)
         self.advance(record.error is not None)
 
-    def scores(self, response: ResponseRecord, scores: list[ScoreRecord]) -> None:
-        self.writer.record_scores(scores)
+    def graded(self, grading: Grading) -> None:
+        self.writer.record_scores(grading.records, grading.judged)
+
+
+def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
+    """The run's view of the response cache: None when the cache is off or nothing pins the model."""
+    pin = model_pin(runner.config.type, identity) if store is not None else None
+    if pin is None:
+        return None
+    return RunCache(store, runner.config.type, pin, runner.request_settings(), writer.info.model, writer.info.run_id)
+
+

@@ -1,0 +1,134 @@
+"""What a rescore wrote and found: the shape of rescore.json, the means and sample values that changed, the scorers'
+errors, and how they are printed."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from benchrun.console import output
+from benchrun.core.frozen import Frozen
+from benchrun.core.records import Counts, FileDigest, Number, answer_name
+
+SHOWN = 20
+"""Changed samples printed on a terminal (--json lists them all)."""
+
+
+class ScorerUsed(Frozen):
+    """One scorer of a rescore: where its code came from and the hashes of that code."""
+
+    name: str
+    origin: str
+    """`builtin`, or the absolute path of the scorer file."""
+    origin_sha256: str | None
+    """The sha256 of the scorer file (None for a built-in)."""
+    sha256: str
+    """The sha256 of the function's source, as in the manifest's scorers."""
+    run_sha256: str | None
+    """The sha256 the run's manifest gives for this scorer (None when the run did not use it)."""
+    tasks: tuple[str, ...]
+
+
+class RescoreInfo(Frozen):
+    """rescore.json: which scorers scored which run, when, and with which benchrun."""
+
+    schema_version: Literal[1] = 1
+    rescore: str
+    """The rescore's number (its directory name), e.g. 001."""
+    run_id: str
+    manifest_id: str
+    created_at: str
+    benchrun: str | None
+    selected: tuple[str, ...] | None
+    """The --scorer names, or None when every task was scored with its own scorers."""
+    scorers: tuple[ScorerUsed, ...]
+    counts: Counts
+    files: dict[str, FileDigest]
+
+
+class MeanChange(Frozen):
+    """One task x metric of the new summary beside the run's own."""
+
+    task: str
+    metric: str
+    old: float | None
+    new: float | None
+    delta: float | None
+
+
+class SampleChange(Frozen):
+    """A sample whose metric value changed; a value is None when there is none (error or not scored)."""
+
+    id: str
+    task: str
+    repeat: int = 0
+    metric: str
+    old: Number | None
+    new: Number | None
+    old_error: str | None = None
+    new_error: str | None = None
+
+
+class ScorerFailure(Frozen):
+    """A scorer that raised on an answered sample (no value: its error is in scores.jsonl)."""
+
+    id: str
+    task: str
+    repeat: int = 0
+    scorer: str
+    error: str
+
+
+class Rescore(Frozen):
+    """What a rescore wrote, what changed against the run's own scores, and what its scorers raised."""
+
+    dir: str
+    info: RescoreInfo
+    means: tuple[MeanChange, ...]
+    changed: tuple[SampleChange, ...]
+    errors: tuple[ScorerFailure, ...]
+    """One per score line whose scorer raised on a response (a failed request is not a scorer's error); as many as
+    info.counts.scorer_errors."""
+
+
+
+
+def print_rescore(result: Rescore, out: Console) -> None:
+    """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), then
+    where it was written."""
+    out.print(means_table(result))
+    changes = [f"{answer_name(c.id, c.repeat)} {c.metric}: {_value(c.old, c.old_error)} -> {_value(c.new, c.new_error)}"
+               for c in result.changed]
+    _print_list(out, f"{len(changes)} sample values changed", changes)
+    failures = [f"{answer_name(e.id, e.repeat)} {e.scorer}: {e.error}" for e in result.errors]
+    _print_list(out, f"{len(failures)} scorer errors", failures)
+    out.print(f"rescore {result.info.rescore} written to {result.dir}", markup=False, soft_wrap=True)
+
+
+def _print_list(out: Console, title: str, lines: list[str]) -> None:
+    """A count, then at most SHOWN of its lines indented."""
+    for line in [title, *(f"  {line}" for line in lines[:SHOWN])]:
+        out.print(line, markup=False, soft_wrap=True)
+    if len(lines) > SHOWN:
+        out.print(f"  ... and {len(lines) - SHOWN} more (--json lists them all)", markup=False, soft_wrap=True)
+
+
+def means_table(result: Rescore) -> Table:
+    """task x metric: the run's mean, the rescore's mean and the difference."""
+    table = Table(title=f"rescore {result.info.rescore} of run {result.info.run_id}", title_justify="left")
+    for column in ("task", "metric", "old mean", "new mean", "delta"):
+        table.add_column(column, justify="left" if column in ("task", "metric") else "right")
+    for line in result.means:
+        delta = "-" if line.delta is None else f"{line.delta:+.3f}"
+        table.add_row(Text(line.task), Text(line.metric), output.number(line.old), output.number(line.new), delta)
+    return table
+
+
+def _value(value: Number | None, error: str | None) -> str:
+    if value is not None:
+        return json.dumps(value)
+    return f"error ({error})" if error else "-"

@@ -1,0 +1,146 @@
+"""Grading answers with a judge model: for each judge of a task and each of `judge.repeats` calls, the rubric
+rendered for the answer is asked of the judge model in the judge's format (through the response cache, like any
+answer), the reply read, and the call kept as a `JudgementRecord`. A reply that does not parse in the format, or
+whose grade has no number, is that answer's scorer error, its raw reply kept: there is no default grade.
+
+Calls archived already (a resume grading again what a killed run left ungraded, a rescore from the archive alone)
+are read again instead of asked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from jsonschema import Draft202012Validator
+
+from benchrun.compiler.scoring import metrics
+from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
+from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
+from benchrun.execute.cache import Repeat, RunCache
+
+if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
+    from benchrun.execute.runners.base import Runner
+
+Key = tuple[str, int, str, int]
+"""A judge call: (sample id, answer repeat, judge, judge repeat)."""
+INVALID = "JudgeReplyInvalid"
+
+
+def rubric_chat(spec: JudgeSpec, sample: Sample, response: str) -> list[Message]:
+    """What the judge model is asked about `response` to `sample`: its rubric, rendered."""
+    reference = "" if sample.reference is None else sample.reference
+    text = reference if isinstance(reference, str) else json.dumps(reference, ensure_ascii=False)
+    fields = {**sample.values, "prompt": sample.prompt, "response": response, "reference": text}
+    return [{"role": "user", "content": spec.rubric.format_map(fields)}]
+
+
+def read_reply(spec: JudgeSpec, validator: Draft202012Validator, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
+    """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number."""
+    try:
+        parsed = json.loads(reply)
+    except ValueError as err:
+        return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {err}")
+    problem = next(iter(validator.iter_errors(parsed)), None)
+    if problem is not None or not isinstance(parsed, dict):
+        said = problem.message if problem is not None else "not an object"
+        return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not in format "
+                                                           f"{spec.format.name}: {said}")
+    grade = parsed[spec.score]
+    try:
+        value = metrics(spec.name, spec.grade(parsed))[spec.name]
+    except KeyError:
+        return grade, None, ErrorInfo(type=INVALID, message=f"grade {json.dumps(grade)} has no number in the "
+                                                            f"scores of judge '{spec.name}'")
+    except TypeError as err:
+        return grade, None, ErrorInfo(type=INVALID, message=str(err))
+    return grade, value, None
+
+
+def judge_score(of: Mapping[str, Any], spec: JudgeSpec, calls: Iterable[JudgementRecord]) -> ScoreRecord:
+    """The judge's score of one answer: the mean of its calls' numbers, or the first call's error."""
+    calls = list(calls)
+    failed = next((call.error for call in calls if call.error is not None), None)
+    if failed is not None:
+        error = ErrorInfo(type=failed.type, message=f"{len(calls) - sum(c.error is None for c in calls)} of "
+                                                    f"{len(calls)} judgements give no grade: {failed.message}")
+        return ScoreRecord(**of, scorer=spec.name, metrics=None, error=error)
+    mean = sum(Fraction(call.value) for call in calls) / len(calls)
+    return ScoreRecord(**of, scorer=spec.name, metrics={spec.name: int(mean) if mean.denominator == 1 else float(mean)})
+
+
+def _asker(runner: Runner) -> Any:
+    from benchrun.execute.asking import Asker
+
+    return Asker(runner, "the judge's server", "judging")
+
+
+class Judge:
+    """The judges of one manifest, asking its judge model (`runner`, answers from `cache` where it has them);
+    `archived` holds the calls already in the archive, read again instead of asked. Without a runner (a rescore
+    from the archive alone) a call not archived is that answer's error."""
+
+    def __init__(self, manifest: Manifest, runner: Runner | None, cache: RunCache | None = None,
+                 archived: Mapping[Key, JudgementRecord] | None = None):
+        self.specs = {spec.name: spec for spec in manifest.judges}
+        self.tasks = {task.name: task.judges for task in manifest.tasks}
+        self.repeats = manifest.judge.repeats
+        self._seed = manifest.judge.runner.options.get("seed")
+        self._validators = {name: Draft202012Validator(spec.format.json_schema) for name, spec in self.specs.items()}
+        self._asker = _asker(runner) if runner else None
+        self._cache, self._archived = cache, dict(archived or {})
+        self._slots = asyncio.Semaphore(runner.config.concurrency if runner else 1)
+
+    def judges_of(self, task: str) -> tuple[str, ...]:
+        return self.tasks.get(task, ())
+
+    def start(self, sample: Sample, response: ResponseRecord) -> list[asyncio.Task[JudgementRecord]]:
+        """Every judge call on an answer, under way (judges in the task's order, then repeats)."""
+        return [asyncio.ensure_future(self._judgement(sample, response, self.specs[name], j))
+                for name in self.judges_of(sample.task) for j in range(self.repeats)]
+
+    def scores(self, of: Mapping[str, Any], task: str, calls: list[JudgementRecord]) -> list[ScoreRecord]:
+        """Each judge's score of an answer from its calls (as `start` ordered them)."""
+        return [judge_score(of, self.specs[name], calls[i * self.repeats:(i + 1) * self.repeats])
+                for i, name in enumerate(self.judges_of(task))]
+
+    async def _judgement(self, sample: Sample, response: ResponseRecord, spec: JudgeSpec, j: int) -> JudgementRecord:
+        archived = self._archived.get((sample.id, response.repeat, spec.name, j))
+        if archived is not None:
+            return self._read_again(spec, archived)
+        messages = rubric_chat(spec, sample, response.text)
+        of = {"id": sample.id, "task": sample.task, "repeat": response.repeat, "judge": spec.name,
+              "judge_repeat": j, "messages": tuple(messages)}
+        if self._asker is None:
+            return JudgementRecord(**of, reply=None, error=ErrorInfo(
+                type="NotJudged", message="the archive holds no judgement of this answer, and no judge model was "
+                                          "asked (benchrun-audit rescore --rejudge asks one)"))
+        seed = None if j == 0 or not isinstance(self._seed, int) else self._seed + j
+        key = self._cache.key(messages, spec.format.json_schema, Repeat(j, seed)) if self._cache else None
+        hit = self._cache.get_many([key]).get(key) if key else None
+        if hit is not None:
+            return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
+        started = time.perf_counter()
+        async with self._slots:
+            outcome = await self._asker.ask(messages, spec.format.json_schema, seed,
+                                            f"sample '{sample.id}' with judge '{spec.name}'")
+        seconds, attempts = round(time.perf_counter() - started, 6), len(outcome.failures)
+        if outcome.completion is None:
+            return JudgementRecord(**of, reply=None, error=outcome.error, seconds=seconds, attempts=attempts)
+        if key:
+            self._cache.put(key, outcome.completion)
+        return self._judged(spec, of, outcome.completion, seconds=seconds, attempts=attempts + 1)
+
+    def _judged(self, spec: JudgeSpec, of: dict[str, Any], answer: Completion, **how: Any) -> JudgementRecord:
+        grade, value, error = read_reply(spec, self._validators[spec.name], answer.text)
+        return JudgementRecord(**of, reply=answer.text, grade=grade, value=value, error=error,
+                               prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens, **how)
+
+    def _read_again(self, spec: JudgeSpec, call: JudgementRecord) -> JudgementRecord:
+        """An archived call, its reply read again with the judge as compiled (a failed request stays failed)."""
+        if call.reply is None:
+            return call
+        grade, value, error = read_reply(spec, self._validators[spec.name], call.reply)
+        return call.model_copy(update={"grade": grade, "value": value, "error": error})
