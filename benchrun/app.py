@@ -23,7 +23,7 @@ from benchrun.core.layout import Status
 from benchrun.core.records import Counts, RunInfo
 from benchrun.execute.cache import Store, store_for
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import cache_of, execute, judging, recording
+from benchrun.execute.session import cache_of, execute, judge_model, make_judge, recording
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,7 +123,8 @@ async def _ask_all(plan: Plan, cfg: dict[str, Any], writer: RunWriter, store: St
     try:
         identity = await runner.identify()
         writer.identified(identity, runner.public_config())
-        async with judging(plan, cfg, writer, store, identity) as judge:
+        async with judge_model(plan, cfg, identity) as judged:
+            judge = make_judge(plan, judged, cfg, writer, store)
             return await execute(plan, runner, writer, list(plan.manifest.queries()),
                                  cache_of(store, runner, identity, writer), judge)
     finally:

@@ -27,7 +27,7 @@ from benchrun.archive.ledger import (
     read_digests,
 )
 from benchrun.archive.writer import write_atomic, writing
-from benchrun.core.layout import DIGESTS, FORMAT_VALID, RECORD_FILES, RESPONSES, SCORES
+from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import answer_name
 
@@ -62,7 +62,7 @@ def check(run_dir: Path, manifest: Manifest) -> Repair:
     """Check the record files against records.sha256 and the manifest (see the module docstring)."""
     digests = read_digests(run_dir)
     repair = Repair(problems=list(digests.problems), digests=digests)
-    for name in RECORD_FILES:
+    for name in manifest.record_files:
         found = check_file(run_dir, name, digests.lines.get(name, []))
         repair.checked[name] = found
         repair.problems += found.problems
@@ -83,16 +83,21 @@ def _one_sample(name: str, lines: list[bytes], manifest: Manifest) -> bool:
     task = next((s.task for s in manifest.samples if s.id in ids), None) if len(keys) == 1 and ids else None
     if task is None:
         return False
-    return len(records) == 1 if name == RESPONSES else len(records) <= 1 + len(manifest.task(task).scorers)
+    entry = manifest.task(task)
+    if name == JUDGEMENTS:
+        return len(records) <= len(entry.judges) * manifest.judge_calls
+    return len(records) == 1 if name == RESPONSES else len(records) <= len(entry.score_names)
 
 
 def _check_meaning(repair: Repair, manifest: Manifest) -> None:
-    """Committed lines must belong: known samples, one response each, score lines of recorded responses, each once,
-    a sample's score lines complete."""
+    """Committed lines must belong: known samples, one response each, score lines (and judge calls) of recorded
+    responses, each once, a sample's score lines complete."""
     tasks = {s.id: s.task for s in manifest.samples}
-    expected = {t.name: {FORMAT_VALID, *(s.name for s in t.scorers)} for t in manifest.tasks}
+    expected = {t.name: set(t.score_names) for t in manifest.tasks}
+    judges = {t.name: set(t.judges) for t in manifest.tasks}
     answered: dict[Key, int] = {}
     groups: dict[Key, dict[str, int]] = {}
+    calls: dict[tuple[Key, str, int], int] = {}
 
     def response(number: int, record: dict[str, Any]) -> str | None:
         key = _key(record)
@@ -117,8 +122,21 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
         group[scorer] = number
         return None
 
-    _judge(repair, RESPONSES, response)
-    _judge(repair, SCORES, score)
+    def judgement(number: int, record: dict[str, Any]) -> str | None:
+        key, judge, j = _key(record), record.get("judge"), record.get("judge_repeat", 0)
+        if key not in answered:
+            return f"judges {answer_name(*key)!r}, which has no response"
+        if judge not in judges[tasks[key[0]]] or j not in range(manifest.judge_calls):
+            return f"is judge {judge!r}'s call {j!r}, not one of task {tasks[key[0]]!r}'s"
+        if (key, judge, j) in calls:
+            return f"repeats judge {judge!r}'s call {j} on {answer_name(*key)!r} (line {calls[key, judge, j]})"
+        calls[key, judge, j] = number
+        return None
+
+    _vet(repair, RESPONSES, response)
+    _vet(repair, SCORES, score)
+    if manifest.judges:
+        _vet(repair, JUDGEMENTS, judgement)
     incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
     for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
         _problem(repair, SCORES, min(groups[key].values()),
@@ -127,7 +145,7 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
     repair.regrade = (answered.keys() - groups.keys()) | incomplete
 
 
-def _judge(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
+def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
     """Each committed line of record file `name` through `problem_of`; a line it faults is a problem, and bad."""
     bad = repair.bad.setdefault(name, set())
     for number, record in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
@@ -177,7 +195,7 @@ def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[i
         _truncate(run_dir / DIGESTS, read_digests(run_dir).committed_size)
         return {}
     good = {name: [(n, line) for n, line in aligned(run_dir / name, repair.digests.lines.get(name, []))
-                   if n not in repair.bad.get(name, set())] for name in RECORD_FILES}
+                   if n not in repair.bad.get(name, set())] for name in manifest.record_files}
     answered = {_key(_json(line) or {}) for _, line in good[RESPONSES]}
     good[SCORES] = _complete_groups(good[SCORES], answered, manifest)
     _rewrite(run_dir, {name: [line for _, line in lines] for name, lines in good.items()})
@@ -193,7 +211,7 @@ def _complete_groups(lines: list[tuple[int, bytes]], answered: set[Key],
                      manifest: Manifest) -> list[tuple[int, bytes]]:
     """The score lines of the answers whose every scorer has exactly one line."""
     tasks = {s.id: s.task for s in manifest.samples}
-    expected = {t.name: sorted({FORMAT_VALID, *(s.name for s in t.scorers)}) for t in manifest.tasks}
+    expected = {t.name: sorted(t.score_names) for t in manifest.tasks}
     groups: dict[Key, list[str]] = {}
     for _, line in lines:
         record = _json(line) or {}
@@ -210,7 +228,7 @@ def _truncate(path: Path, size: int) -> None:
 
 
 def _rewrite(run_dir: Path, keep: dict[str, list[bytes]]) -> None:
-    digests = [digest_lines(name, keep[name]) for name in RECORD_FILES]
-    for name in RECORD_FILES:
+    digests = [digest_lines(name, keep[name]) for name in keep]
+    for name in keep:
         write_atomic(run_dir / name, b"".join(keep[name]))
     write_atomic(run_dir / DIGESTS, b"".join(digests))

@@ -49,7 +49,7 @@ from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
 from benchrun.core.settings import RunConfig
 from benchrun.execute.grading import Grader
-from benchrun.execute.judging import Judge
+from benchrun.execute.judging import Judge, archived_calls
 
 CHUNK = 64
 T = TypeVar("T")
@@ -193,8 +193,7 @@ def archived_judge(run: Run, manifest: Manifest) -> Judge | None:
     """The run's judges reading its archived judgements again (no judge model asked); None without judges."""
     if not manifest.judges:
         return None
-    calls = {(c.id, c.repeat, c.judge, c.judge_repeat): c for c in run.judgements()}
-    return Judge(manifest, None, archived=calls)
+    return Judge(manifest, None, archived=archived_calls(run))
 
 
 def _spec(name: str, loaded: Loaded) -> ScorerSpec:

@@ -28,8 +28,9 @@ from benchrun.core.layout import MANIFEST, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.settings import RUNNERS
+from benchrun.execute.judging import Judge, archived_calls
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, grader_for, recording
+from benchrun.execute.session import execute, grader_for, judge_model, make_judge, recording
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +68,7 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
         runner_cfg = runner_config(run, config, host)
         note = {"forced": force, "changed_sources": changed, "host": host, "stale_lock": lock.stale}
-        return INTERRUPTS.run(lambda: _resume(run, plan, runner_cfg, found, note, lock))
+        return INTERRUPTS.run(lambda: _resume(run, plan, config, runner_cfg, found, note, lock))
 
 
 def runner_config(run: Run, config: dict[str, Any], host: str | None) -> dict[str, Any]:
@@ -134,34 +135,46 @@ def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
     return {name: known[name] for name in names}
 
 
-async def _resume(run: Run, plan: Plan, runner_cfg: dict[str, Any], found: repair.Repair, note: dict[str, Any],
-                  lock: DirLock) -> RunInfo:
+async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any], found: repair.Repair,
+                  note: dict[str, Any], lock: DirLock) -> RunInfo:
     runner = make_runner(runner_cfg)
     try:
         identity = await runner.identify()
         check_model(run, identity, note["forced"])
-        writer, regrade = _reopen(run, plan.manifest, found, note, lock)
-        with recording(writer):
-            writer.identified(identity, runner.public_config())
-            samples, done = {s.id: s for s in plan.manifest.samples}, set()
-            async with grader_for(plan, writer) as grader:
-                for response in run.responses():
-                    done.add((response.id, response.repeat))
-                    if (response.id, response.repeat) in regrade:
-                        graded = await grader.grade(samples[response.id], response)
-                        writer.record_scores(graded.records, graded.judged)
-            await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key not in done])
+        async with judge_model(plan, config, identity) as judged:
+            if judged is not None:
+                check_model(run, judged[1], note["forced"], judge=True)
+            writer, regrade = _reopen(run, plan.manifest, found, note, lock)
+            with recording(writer):
+                writer.identified(identity, runner.public_config())
+                judge = make_judge(plan, judged, config, writer, None, archived_calls(run))
+                await _regrade(run, plan, writer, judge, regrade)
+                done = {(response.id, response.repeat) for response in run.responses()}
+                await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key not in done],
+                              judge=judge)
         return writer.info
     finally:
         await runner.aclose()
 
 
-def check_model(run: Run, identity: dict[str, Any], force: bool) -> None:
-    """Refuse (unless `force`) a model whose digest is not the one the run used."""
-    before, after = run.model_digest, model_digest(identity)
+async def _regrade(run: Run, plan: Plan, writer: RunWriter, judge: Judge | None, regrade: set[repair.Key]) -> None:
+    """Grade again the answers a killed run left without (all) their scores; judge calls archived are read again."""
+    samples = {s.id: s for s in plan.manifest.samples}
+    async with grader_for(plan, writer, judge) as grader:
+        for response in run.responses():
+            if (response.id, response.repeat) in regrade:
+                graded = await grader.grade(samples[response.id], response)
+                writer.record_scores(graded.records, graded.new_judgements)
+
+
+def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False) -> None:
+    """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used."""
+    used = run.info.judge.get("identity", {}) if judge else run.info.identity
+    before, after = model_digest(used), model_digest(identity)
     if before and after != before and not force:
         served = short_digest(after) if after else "without a digest"
-        raise ArchiveError(f"model {run.info.model} is now {served}, the run used {short_digest(before)}; "
+        which = f"judge model {used.get('name', '')}".rstrip() if judge else f"model {run.info.model}"
+        raise ArchiveError(f"{which} is now {served}, the run used {short_digest(before)}; "
                            "resume with --force to continue with it anyway (recorded in run.json)")
 
 

@@ -9,6 +9,7 @@ from typing import Any, Iterable, Iterator, Literal, NamedTuple
 from pydantic import Field
 
 from benchrun.core.frozen import Frozen
+from benchrun.core.layout import FORMAT_VALID, JUDGED_FILES, RECORD_FILES
 
 SCHEMA_VERSION = 1
 Scalar = str | int | float | bool
@@ -78,6 +79,11 @@ class TaskEntry(Frozen):
     """Worked examples sent before each sample's question, as alternating user and assistant messages, in order."""
     judges: tuple[str, ...] = Field((), exclude_if=_empty)
     """The judges (of the manifest's `judges`) that grade every answer of the task, each a metric of its name."""
+
+    @property
+    def score_names(self) -> tuple[str, ...]:
+        """The score lines of each of the task's answers, in order: format_valid, the scorers, the judges."""
+        return (FORMAT_VALID, *(scorer.name for scorer in self.scorers), *self.judges)
 
     def messages(self, prompt: str) -> list[Message]:
         """The chat a sample of this task is asked as: the system prompt, the examples, then `prompt`."""
@@ -211,6 +217,16 @@ class Manifest(Frozen):
     def messages(self, sample: Sample) -> list[Message]:
         """The exact chat `sample` is asked as (its task's system prompt and examples, then its prompt)."""
         return self.task(sample.task).messages(sample.prompt)
+
+    @property
+    def record_files(self) -> tuple[str, ...]:
+        """The record files of a run of this manifest (judgements.jsonl only with judges)."""
+        return JUDGED_FILES if self.judges else RECORD_FILES
+
+    @property
+    def judge_calls(self) -> int:
+        """The judge calls per answer of a task with one judge (the judge model's repeats), 0 without judges."""
+        return self.judge.repeats if self.judge else 0
 
 
 def canonical_json(data: Any) -> bytes:

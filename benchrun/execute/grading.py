@@ -300,6 +300,11 @@ class Grading:
     def done(self) -> bool:
         return all(call.done() for call in self.calls) and all(call.done() for call in self.judging)
 
+    @property
+    def new_judgements(self) -> list[JudgementRecord]:
+        """The judge calls made for this grading (not read again from the archive): what is written."""
+        return self.judge.new(self.judged) if self.judge else []
+
     async def scores(self) -> list[ScoreRecord]:
         """The response's score records, in the task's order: format_valid, the scorers, the judges (waiting for
         the scorers and judges still at work)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from jsonschema import Draft202012Validator
 
+from benchrun.archive.reader import Run
 from benchrun.compiler.scoring import metrics
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
@@ -77,6 +78,11 @@ def _asker(runner: Runner) -> Any:
     return Asker(runner, "the judge's server", "judging")
 
 
+def archived_calls(run: Run) -> dict[Key, JudgementRecord]:
+    """A run's judge calls as archived, by (sample id, repeat, judge, judge repeat)."""
+    return {(c.id, c.repeat, c.judge, c.judge_repeat): c for c in run.judgements()}
+
+
 class Judge:
     """The judges of one manifest, asking its judge model (`runner`, answers from `cache` where it has them);
     `archived` holds the calls already in the archive, read again instead of asked. Without a runner (a rescore
@@ -95,6 +101,10 @@ class Judge:
 
     def judges_of(self, task: str) -> tuple[str, ...]:
         return self.tasks.get(task, ())
+
+    def new(self, calls: Iterable[JudgementRecord]) -> list[JudgementRecord]:
+        """The calls not read again from the archive: those to write."""
+        return [c for c in calls if (c.id, c.repeat, c.judge, c.judge_repeat) not in self._archived]
 
     def start(self, sample: Sample, response: ResponseRecord) -> list[asyncio.Task[JudgementRecord]]:
         """Every judge call on an answer, under way (judges in the task's order, then repeats)."""

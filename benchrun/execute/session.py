@@ -82,27 +82,38 @@ def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Gra
     return Grader(plan.manifest, plan.scorers, writer.dir / LOG, plan.scorer_timeout_s, judge)
 
 
+Judged = tuple[Runner, dict[str, Any]]
+"""The judge model's runner, and its identity."""
+
+
 @asynccontextmanager
-async def judging(plan: Plan, cfg: dict[str, Any], writer: RunWriter, store: Store | None, identity: dict[str, Any],
-                  archived: Mapping[Key, JudgementRecord] | None = None) -> AsyncIterator[Judge | None]:
-    """The run's judge (None without judges): its model identified and recorded beside the model's, refused when it
-    is the model under test unless judge.allow_self; calls in `archived` read again instead of asked."""
+async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any]) -> AsyncIterator[Judged | None]:
+    """The judge model of a benchmark with judges (None without): identified, refused when it is the model under
+    test (`identity`) unless judge.allow_self, closed after."""
     if plan.manifest.judge is None:
         yield None
         return
     runner = make_runner(judge_runner(cfg))
     try:
         judge_identity = await runner.identify()
-        allow_self = cfg["judge"]["allow_self"]
-        if not allow_self and same_model(identity, judge_identity, cfg["runner"], runner.public_config()):
-            raise ConfigError(f"the judge {runner.config.model} is the model under test "
-                              f"({_digest_of(identity)}): a model grading "
-                              "its own answers favours them; pick another judge.model, or set judge.allow_self=true "
-                              "(recorded)", file="config", key="judge.model")
-        writer.judged_by(judge_identity, runner.public_config(), allow_self)
-        yield Judge(plan.manifest, runner, cache_of(store, runner, judge_identity, writer), archived)
+        if not cfg["judge"]["allow_self"] and same_model(identity, judge_identity, cfg["runner"],
+                                                         runner.public_config()):
+            raise ConfigError(f"the judge {runner.config.model} is the model under test ({_digest_of(identity)}): "
+                              "a model grading its own answers favours them; pick another judge.model, or set "
+                              "judge.allow_self=true (recorded)", file="config", key="judge.model")
+        yield runner, judge_identity
     finally:
         await runner.aclose()
+
+
+def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: RunWriter, store: Store | None,
+               archived: Mapping[Key, JudgementRecord] | None = None) -> Judge | None:
+    """The run's judge, its model recorded beside the model's (calls in `archived` read again, not asked)."""
+    if judged is None:
+        return None
+    runner, identity = judged
+    writer.judged_by(identity, runner.public_config(), cfg["judge"]["allow_self"])
+    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer), archived)
 
 
 def _digest_of(identity: dict[str, Any]) -> str:
@@ -133,7 +144,7 @@ class _Recorder:
         self.advance(record.error is not None)
 
     def graded(self, grading: Grading) -> None:
-        self.writer.record_scores(grading.records, grading.judged)
+        self.writer.record_scores(grading.records, grading.new_judgements)
 
 
 def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
