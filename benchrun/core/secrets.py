@@ -1,4 +1,4 @@
-"""Secrets never reach a file or the console: refused where a user might give one, scrubbed where a server echoes one.
+"""Secrets never reach a file or the console: refused where a user might give one, masked where a server echoes one.
 
 A config key that names a credential (api_key, token, secret, password, authorization, bearer, ...) at any depth,
 a value that is one (`Bearer ...`), or a URL with user info is refused before anything is written. A credential
@@ -9,8 +9,11 @@ it in the archive. The registry is process-wide because what must never be print
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Iterator
+
+from benchrun.core.errors import ConfigError
 
 SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passwd", "passphrase", "authorization",
                           "auth", "bearer", "credential", "credentials", "cookie"})
@@ -20,6 +23,13 @@ NOT_SECRET = frozenset({"api_key_env"})
 USER_INFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*@")
 BEARER = re.compile(r"(?i)^(bearer|basic|token)\s+\S")
 MASK = "***"
+KEY_CHARS = "A-Za-z0-9_-"
+"""What API keys are made of: a key is masked where it stands as a whole token, not inside a longer run of these."""
+MIN_KEY_CHARS = 20
+"""The shortest key benchrun sends. A key is masked wherever it stands as a token in what benchrun writes, so a short
+one ('x', 'EMPTY', 'ollama', 'lm-studio', 'sk-1234', the placeholders local servers take) would be masked in every
+answer that says it, and the records destroyed; 20 characters are beyond the words of an answer, while every hosted
+provider's keys are 32 characters or more (and 20 random key characters hold some 119 bits)."""
 
 
 def secret_key(name: str) -> bool:
@@ -58,32 +68,49 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
 
 
 class Secrets:
-    """The credentials this process sends; `scrub` masks each of them in text or bytes."""
+    """The credentials this process sends; `scrub` masks each of them, as a whole token, in text or bytes."""
 
     def __init__(self) -> None:
         self._values: set[str] = set()
+        self._text: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None
 
-    def add(self, value: str | None) -> None:
-        if value:
-            self._values.add(value)
+    def register_key(self, variable: str) -> str | None:
+        """The API key in $`variable` (None when unset or empty), registered to be masked; one too short to mask
+        safely is refused (a ConfigError naming runner.api_key_env)."""
+        key = os.environ.get(variable) or None
+        if key is None:
+            return None
+        if len(key) < MIN_KEY_CHARS:
+            raise ConfigError(
+                f"${variable} holds a {len(key)}-character key, too short to mask safely (benchrun masks the key "
+                f"wherever it stands in what it writes, and one under {MIN_KEY_CHARS} characters can be an answer's "
+                f"own text); unset {variable} for a server that needs no key, or use a real key", key="runner.api_key_env")
+        self._values.add(key)
+        whole = "|".join(re.escape(value) for value in sorted(self._values, key=len, reverse=True))
+        self._text = re.compile(f"(?<![{KEY_CHARS}])(?:{whole})(?![{KEY_CHARS}])")
+        self._bytes = re.compile(self._text.pattern.encode())
+        return key
 
     def clear(self) -> None:
         """Forget them all: one process running several benchrun commands (benchrun.testing.inprocess) starts each
         with none, as a new process would."""
         self._values.clear()
+        self._text = self._bytes = None
 
     def scrub(self, text: str) -> str:
-        for value in self._values:
-            text = text.replace(value, MASK)
-        return text
+        if self._text is None or not any(value in text for value in self._values):
+            return text
+        return self._text.sub(MASK, text)
 
     def scrub_bytes(self, data: bytes) -> bytes:
-        for value in self._values:
-            data = data.replace(value.encode(), MASK.encode())
-        return data
+        if self._bytes is None or not any(value.encode() in data for value in self._values):
+            return data
+        return self._bytes.sub(MASK.encode(), data)
 
     def __bool__(self) -> bool:
         return bool(self._values)
 
 
 SECRETS = Secrets()
+

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from typing import Any
 
@@ -51,8 +50,7 @@ class OpenAIRunner:
         self.base_url = http_url(config.base_url)
         self.model = config.model
         self.key_env = config.api_key_env
-        self._key = os.environ.get(self.key_env) or None
-        SECRETS.add(self._key)
+        self._key = SECRETS.register_key(self.key_env)
         self._options = {OPTIONS[k]: v for k, v in config.options.items() if _sent(k, v)}
         self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
         self.dialect = config.structured
