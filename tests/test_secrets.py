@@ -1,16 +1,32 @@
-"""A credential benchrun sends never reaches a file or the console: a key too short to mask safely is refused, and a
-key is masked as a whole token (benchrun called in this process)."""
+"""A credential benchrun sends never reaches a file, the console or a child process that does not send it: a key too
+short to mask safely is refused, a key is masked as a whole token, and the scorer process and the embedded engine get
+no variable holding it (benchrun called in this process)."""
 
 from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.core.secrets import SECRETS
+from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.commands import call_benchrun
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun, run_dir_of
 
 KEY = "sk-test-0123456789abcdef"
+PRYING = """import json, os
+
+def prying(response, values):
+    print("variables:", [n for n in ("OPENAI_API_KEY", "BENCH_AUTH", "BENCH_OTHER") if n in os.environ])
+    print("debug:", os.environ.get("OPENAI_API_KEY"), os.environ.get("BENCH_AUTH"))
+    return int(json.loads(response)['answer'] == values['a'] * 7)
+"""
+HELD = {"OPENAI_API_KEY": KEY, "BENCH_AUTH": f"Bearer {KEY}", "BENCH_OTHER": "1"}
+"""The environment of a run: the key, a variable holding it among other text, and one that does not."""
 
 
 @pytest.fixture
@@ -19,6 +35,21 @@ def registered(monkeypatch: pytest.MonkeyPatch):
     assert SECRETS.register_key("BENCH_TEST_KEY") == KEY
     yield
     SECRETS.clear()
+
+
+def openai_lab_run(tmp_path: Path, scorer: str):
+    """The lab's benchmark (3 samples, `scorer`) asked of a fake OpenAI server that wants KEY, with HELD's
+    environment; the result and the run directory."""
+    Lab(tmp_path, n=3, scorer=scorer)
+    with FakeOpenAI(models=["m"], responder=half_right, api_key=KEY) as server:
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task.path=bench",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path, env=HELD)
+    assert result.returncode == EXIT["ok"], result.stderr
+    return result, run_dir_of(result.stdout)
+
+
+def holding_the_key(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes())
 
 
 @pytest.mark.parametrize(("text", "masked"), [
@@ -52,3 +83,43 @@ def test_a_key_too_short_to_mask_is_refused_before_anything_is_asked(tmp_path, m
         f"answer's own text); unset {variable} for a server that needs no key, or use a real key\n")
     assert (server.requests, server.auth_headers) == ([], [])
     assert list((tmp_path / "outputs").rglob("*")) == []
+
+
+def test_the_scorer_process_gets_no_variable_holding_the_key(tmp_path):
+    _, run_dir = openai_lab_run(tmp_path, PRYING)
+    log = (run_dir / "benchrun.log").read_text()
+    assert log.count("variables: ['BENCH_OTHER']\n") == 3 and log.count("debug: None None\n") == 3
+    assert {s["id"]: s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "prying"} == {
+        "times7:a=0": {"prying": 1}, "times7:a=1": {"prying": 0}, "times7:a=2": {"prying": 1}}
+    assert holding_the_key(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_the_embedded_engine_gets_no_variable_holding_the_key(registered, monkeypatch):
+    pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
+    from benchrun.execute.runners.local import EngineProcess, model_file, supported
+
+    for name, value in {**HELD, "BENCH_TEST_KEY": KEY}.items():
+        monkeypatch.setenv(name, value)
+    engine = EngineProcess()
+
+    async def environment() -> dict[str, str]:
+        ready = await engine.start({"path": str(model_file(None)), "requirement": supported(),
+                                    "options": {"num_ctx": 256, "num_thread": 1}})
+        assert "ready" in ready, ready
+        [pid] = [p for p in os.listdir("/proc") if p.isdigit() and _child_engine(int(p))]
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        await engine.close()
+        return dict(item.decode().split("=", 1) for item in environ.split(b"\0") if item)
+    seen = asyncio.run(environment())
+    assert [name for name in (*HELD, "BENCH_TEST_KEY") if name in seen] == ["BENCH_OTHER"]
+
+
+def _child_engine(pid: int) -> bool:
+    """Whether process `pid` is an embedded engine started by this process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and b"runners.local_engine" in cmdline

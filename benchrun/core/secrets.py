@@ -1,10 +1,12 @@
-"""Secrets never reach a file or the console: refused where a user might give one, masked where a server echoes one.
+"""Secrets never reach a file, the console or a child process: refused where a user might give one, masked where a
+server echoes one.
 
 A config key that names a credential (api_key, token, secret, password, authorization, bearer, ...) at any depth,
 a value that is one (`Bearer ...`), or a URL with user info is refused before anything is written. A credential
 benchrun itself sends (the API key read from the variable `api_key_env` names) is registered here, and every file
 benchrun writes and every line it prints passes through `SECRETS.scrub`, so a server that echoes the key cannot put
-it in the archive. The registry is process-wide because what must never be printed is a fact about the process.
+it in the archive; child processes that do not send it get an environment without it (`SECRETS.child_env`). The
+registry is process-wide because what must never be printed is a fact about the process.
 """
 
 from __future__ import annotations
@@ -107,6 +109,11 @@ class Secrets:
         if self._bytes is None or not any(value.encode() in data for value in self._values):
             return data
         return self._bytes.sub(MASK.encode(), data)
+
+    def child_env(self) -> dict[str, str]:
+        """The environment a child process gets (the scorer process, the embedded engine): this one's, without any
+        variable holding a registered key."""
+        return {name: value for name, value in os.environ.items() if self.scrub(value) == value}
 
     def __bool__(self) -> bool:
         return bool(self._values)
