@@ -1,17 +1,22 @@
 """A credential benchrun sends never reaches a file, the console or a child process that does not send it: a key too
-short to mask safely is refused, a key is masked as a whole token, and the scorer process and the embedded engine get
-no variable holding it (benchrun called in this process)."""
+short to mask safely is refused, a key is masked as a whole token, logs are masked, and the scorer process and the
+embedded engine get no variable holding it (benchrun called in this process)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import OmegaConf
 
 from benchrun.core.errors import EXIT
-from benchrun.core.secrets import SECRETS
+from benchrun.core.resources import conf_dir
+from benchrun.core.secrets import SECRETS, MaskingFilter
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
@@ -25,6 +30,8 @@ def prying(response, values):
     print("debug:", os.environ.get("OPENAI_API_KEY"), os.environ.get("BENCH_AUTH"))
     return int(json.loads(response)['answer'] == values['a'] * 7)
 """
+CHATTY = PRYING.replace("import json, os\n", "import json, os\nprint('the key is', os.environ['OPENAI_API_KEY'])\n")
+"""A custom_scorer.py that prints the key as it is imported (by the run, into its log, and by the scorer process)."""
 HELD = {"OPENAI_API_KEY": KEY, "BENCH_AUTH": f"Bearer {KEY}", "BENCH_OTHER": "1"}
 """The environment of a run: the key, a variable holding it among other text, and one that does not."""
 
@@ -92,6 +99,41 @@ def test_the_scorer_process_gets_no_variable_holding_the_key(tmp_path):
     assert {s["id"]: s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "prying"} == {
         "times7:a=0": {"prying": 1}, "times7:a=1": {"prying": 0}, "times7:a=2": {"prying": 1}}
     assert holding_the_key(tmp_path) == []
+
+
+def test_what_user_code_logs_is_masked_in_the_log_and_on_the_console(tmp_path):
+    result, run_dir = openai_lab_run(tmp_path, CHATTY)
+    log = (run_dir / "benchrun.log").read_text()
+    assert "custom_scorer.py printed while it was imported:\nthe key is ***\n" in log
+    assert "the key is ***\n" in result.stdout
+    assert KEY not in result.stdout + result.stderr and holding_the_key(tmp_path) == []
+
+
+def test_the_job_log_masks_on_every_handler():
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name="benchrun"):
+        cfg = compose("config", return_hydra_config=True)
+    GlobalHydra.instance().clear()
+    logging_cfg = OmegaConf.to_container(cfg.hydra.job_logging)
+    assert logging_cfg["filters"] == {"secrets": {"()": "benchrun.core.secrets.MaskingFilter"}}
+    assert {name: handler["filters"] for name, handler in logging_cfg["handlers"].items()} == {
+        "console": ["secrets"], "file": ["secrets"]}
+
+
+def test_a_logged_traceback_is_masked(registered, tmp_path):
+    handler = logging.FileHandler(tmp_path / "job.log")
+    handler.addFilter(MaskingFilter())
+    logger = logging.getLogger("benchrun.test_secrets")
+    logger.addHandler(handler)
+    try:
+        raise RuntimeError(f"refused Bearer {KEY}")
+    except RuntimeError:
+        logger.error("asked with %s", KEY, exc_info=True, stack_info=True)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    text = (tmp_path / "job.log").read_text()
+    assert text.startswith("asked with ***\nTraceback") and "RuntimeError: refused Bearer ***\n" in text
+    assert KEY not in text
 
 
 @pytest.mark.slow

@@ -4,13 +4,15 @@ server echoes one.
 A config key that names a credential (api_key, token, secret, password, authorization, bearer, ...) at any depth,
 a value that is one (`Bearer ...`), or a URL with user info is refused before anything is written. A credential
 benchrun itself sends (the API key read from the variable `api_key_env` names) is registered here, and every file
-benchrun writes and every line it prints passes through `SECRETS.scrub`, so a server that echoes the key cannot put
-it in the archive; child processes that do not send it get an environment without it (`SECRETS.child_env`). The
-registry is process-wide because what must never be printed is a fact about the process.
+benchrun writes, every line it prints and every record it logs passes through `SECRETS.scrub` (logs through
+`MaskingFilter`), so a server that echoes the key cannot put it in the archive; child processes that do not send it
+get an environment without it (`SECRETS.child_env`). The registry is process-wide because what must never be
+printed is a fact about the process.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from typing import Any, Iterator
@@ -121,3 +123,16 @@ class Secrets:
 
 SECRETS = Secrets()
 
+
+class MaskingFilter(logging.Filter):
+    """Masks every registered credential in a log record (its message, traceback and stack), for the handlers of
+    Hydra's job logging (conf/config.yaml, `hydra.job_logging.filters`, made by dictConfig's `()` factory)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if SECRETS:
+            record.msg, record.args = SECRETS.scrub(record.getMessage()), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = record.exc_text and SECRETS.scrub(record.exc_text)
+            record.stack_info = record.stack_info and SECRETS.scrub(record.stack_info)
+        return True
