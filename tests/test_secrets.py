@@ -1,6 +1,8 @@
 """A credential benchrun sends never reaches a file, the console or a child process that does not send it: a key too
-short to mask safely is refused, a key is masked as a whole token, logs are masked, and the scorer process and the
-embedded engine get no variable holding it (benchrun called in this process)."""
+short to mask safely is refused, a key is masked as a whole token, logs are masked, the scorer process and the
+embedded engine get no variable holding it, and a URL with a credential in its query string is refused like user info.
+
+benchrun is called in this process, and as a real process where the command line is the point."""
 
 from __future__ import annotations
 
@@ -20,9 +22,11 @@ from benchrun.core.secrets import SECRETS, MaskingFilter
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 
 KEY = "sk-test-0123456789abcdef"
+SECRET = ("secrets are never taken from the config, where they would be archived ({}); put an API key in an "
+          "environment variable and name it with runner.api_key_env, and give URLs without user names or passwords")
 PRYING = """import json, os
 
 def prying(response, values):
@@ -165,3 +169,43 @@ def _child_engine(pid: int) -> bool:
     except OSError:
         return False
     return int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and b"runners.local_engine" in cmdline
+
+
+QUERY_OVERRIDES = [
+    (["runner.host=http://localhost:11434/?api_key=sk-live-123"], "runner.host", "api_key"),
+    (["runner=openai", "runner.base_url=https://h/v1?token=sk-live-123"], "runner.base_url", "token"),
+    (["runner.host='http://h:11434/?model=m&key=sk-live-123'"], "runner.host", "key"),
+    (["runner.host='http://h:11434/?access_token=sk-live-123'"], "runner.host", "access_token"),
+    (["runner.host=\"http://h:11434/?password=sk-live-123\""], "runner.host", "password"),
+    (["runner.host=http://h:11434/#access_token=sk-live-123"], "runner.host", "access_token"),
+    (["runner.host='http://[::1]:11434/?token=sk-live-123'"], "runner.host", "token"),
+    (["-m", "runner.model=a,b", "runner.host=http://h:11434/?api_key=sk-live-123"], "runner.host", "api_key"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("args", "key", "name"), QUERY_OVERRIDES, ids=[" ".join(row[0]) for row in QUERY_OVERRIDES])
+def test_a_credential_in_a_url_query_on_the_command_line_is_refused(tmp_path, args, key, name):
+    flags = [arg for arg in args if arg == "-m"]
+    result = run_benchrun(*flags, "dry_run=true", *[a for a in args if a != "-m"], cwd=tmp_path)
+    assert_refused(tmp_path, result, key, name)
+
+
+def test_a_credential_in_a_url_query_in_a_runner_file_is_refused(tmp_path):
+    (tmp_path / "leaky.yml").write_text("runner_type: ollama\nmodel: m\nhost: http://h:11434/?api_key=sk-live-123\n")
+    result = call_benchrun("dry_run=true", "runner_file=leaky.yml", cwd=tmp_path)
+    (tmp_path / "leaky.yml").unlink()
+    assert_refused(tmp_path, result, "runner.host", "api_key")
+
+
+def test_a_url_query_without_a_credential_is_taken(tmp_path):
+    result = call_benchrun("dry_run=true", "runner.host='http://h:11434/?keep_alive=1&api_key='", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+
+
+def assert_refused(tmp_path: Path, result, key: str, name: str) -> None:
+    """A usage error naming `key` and the query's `name`, nothing on stdout, and no file holding the credential."""
+    why = SECRET.format(f"a URL with a credential in its query string: {name}=")
+    assert (result.returncode, result.stderr, result.stdout) == (
+        EXIT["usage"], f"benchrun: error: in 'config': {key}: {why}\n", "")
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and b"sk-live-123" in p.read_bytes()]

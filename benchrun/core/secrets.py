@@ -2,12 +2,12 @@
 server echoes one.
 
 A config key that names a credential (api_key, token, secret, password, authorization, bearer, ...) at any depth,
-a value that is one (`Bearer ...`), or a URL with user info is refused before anything is written. A credential
-benchrun itself sends (the API key read from the variable `api_key_env` names) is registered here, and every file
-benchrun writes, every line it prints and every record it logs passes through `SECRETS.scrub` (logs through
-`MaskingFilter`), so a server that echoes the key cannot put it in the archive; child processes that do not send it
-get an environment without it (`SECRETS.child_env`). The registry is process-wide because what must never be
-printed is a fact about the process.
+a value that is one (`Bearer ...`), or a URL with user info or a credential in its query string is refused before
+anything is written. A credential benchrun itself sends (the API key read from the variable `api_key_env` names) is
+registered here, and every file benchrun writes, every line it prints and every record it logs passes through
+`SECRETS.scrub` (logs through `MaskingFilter`), so a server that echoes the key cannot put it in the archive; child
+processes that do not send it get an environment without it (`SECRETS.child_env`). The registry is process-wide
+because what must never be printed is a fact about the process.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import logging
 import os
 import re
 from typing import Any, Iterator
+from urllib.parse import parse_qsl
 
 from benchrun.core.errors import ConfigError
 
@@ -24,7 +25,10 @@ SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passw
 """Words of a key name that make it a credential's name (api_key, x-api-key, access_token, headers.Authorization)."""
 NOT_SECRET = frozenset({"api_key_env"})
 """Keys whose value is the name of a credential, not the credential."""
-USER_INFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*@")
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
+"""A URL anywhere in a value (quoted, or an item of a list, as Hydra's override grammar allows)."""
+USER_INFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*@")
+"""A URL whose authority holds a user name (and maybe a password)."""
 BEARER = re.compile(r"(?i)^(bearer|basic|token)\s+\S")
 MASK = "***"
 KEY_CHARS = "A-Za-z0-9_-"
@@ -45,14 +49,23 @@ def secret_key(name: str) -> bool:
 
 
 def secret_value(value: Any) -> str | None:
-    """Why a config value is a credential (a URL with user info, an Authorization value), or None."""
+    """Why a config value is a credential (a URL with user info or a credential in its query string, an
+    Authorization value), or None."""
     if not isinstance(value, str):
         return None
-    if USER_INFO.match(value):
-        return "a URL with a user name or password in it"
+    for url in URL.findall(value):
+        if (why := _secret_url(url)) is not None:
+            return why
     if BEARER.match(value):
         return "an Authorization header value"
     return None
+
+
+def _secret_url(url: str) -> str | None:
+    if USER_INFO.match(url):
+        return "a URL with a user name or password in it"
+    named = [name for text in re.split("[?#]", url)[1:] for name, given in parse_qsl(text) if secret_key(name)]
+    return f"a URL with a credential in its query string: {named[0]}=" if named else None
 
 
 def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
