@@ -89,6 +89,7 @@ class Secrets:
 
     def __init__(self) -> None:
         self._values: set[str] = set()
+        self._encoded: tuple[bytes, ...] = ()
         self._text: re.Pattern[str] | None = None
         self._bytes: re.Pattern[bytes] | None = None
 
@@ -96,24 +97,24 @@ class Secrets:
         """The API key in $`variable` (None when unset or empty), registered to be masked; one too short to mask
         safely is refused (a ConfigError naming runner.api_key_env)."""
         key = os.environ.get(variable) or None
-        if key is None:
-            return None
-        if len(key) < MIN_KEY_CHARS:
-            raise ConfigError(
-                f"${variable} holds a {len(key)}-character key, too short to mask safely (benchrun masks the key "
-                f"wherever it stands in what it writes, and one under {MIN_KEY_CHARS} characters can be an answer's "
-                f"own text); unset {variable} for a server that needs no key, or use a real key", key="runner.api_key_env")
-        self._values.add(key)
+        if key is not None:
+            _refuse_short(key, variable)
+            self._values.add(key)
+            self._compile()
+        return key
+
+    def _compile(self) -> None:
+        """One pattern for every key (the longest first), each matched as a whole token, for text and for bytes."""
         whole = "|".join(re.escape(value) for value in sorted(self._values, key=len, reverse=True))
         self._text = re.compile(f"(?<![{KEY_CHARS}])(?:{whole})(?![{KEY_CHARS}])")
         self._bytes = re.compile(self._text.pattern.encode())
-        return key
+        self._encoded = tuple(value.encode() for value in self._values)
 
     def clear(self) -> None:
         """Forget them all: one process running several benchrun commands (benchrun.testing.inprocess) starts each
         with none, as a new process would."""
         self._values.clear()
-        self._text = self._bytes = None
+        self._encoded, self._text, self._bytes = (), None, None
 
     def scrub(self, text: str) -> str:
         if self._text is None or not any(value in text for value in self._values):
@@ -121,7 +122,7 @@ class Secrets:
         return self._text.sub(MASK, text)
 
     def scrub_bytes(self, data: bytes) -> bytes:
-        if self._bytes is None or not any(value.encode() in data for value in self._values):
+        if self._bytes is None or not any(value in data for value in self._encoded):
             return data
         return self._bytes.sub(MASK.encode(), data)
 
@@ -135,6 +136,14 @@ class Secrets:
 
 
 SECRETS = Secrets()
+
+
+def _refuse_short(key: str, variable: str) -> None:
+    if len(key) < MIN_KEY_CHARS:
+        raise ConfigError(f"${variable} holds a {len(key)}-character key, too short to mask safely (benchrun masks the "
+                          f"key wherever it stands in what it writes, and one under {MIN_KEY_CHARS} characters can be "
+                          f"an answer's own text); unset {variable} for a server that needs no key, or use a real key",
+                          key="runner.api_key_env")
 
 
 class MaskingFilter(logging.Filter):
