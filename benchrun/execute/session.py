@@ -14,7 +14,7 @@ from benchrun.core.errors import BenchrunError, FailFast, RunInterrupted, Server
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, Status
 from benchrun.core.manifest import Query
-from benchrun.core.records import ResponseRecord, ScoreRecord
+from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
 from benchrun.execute.cache import RunCache
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader
@@ -42,7 +42,7 @@ def recording(writer: RunWriter) -> Iterator[None]:
             writer.finish("interrupted", f"interrupted by {signal_name}")
         raise RunInterrupted(f"interrupted by {signal_name}: {resume_hint(writer)}") from None
     except Exception as err:
-        writer.fail(f"benchrun failed: {type(err).__name__}: {err}")
+        writer.fail(f"benchrun failed: {ErrorInfo.of(err)}")
         raise
     finally:
         writer.release()
