@@ -131,10 +131,10 @@ def test_the_key_is_sent_but_never_written(tmp_path):
 @pytest.mark.parametrize(("env", "args", "message"), [
     ({}, (), "the server at {url} wants an API key (401) and $OPENAI_API_KEY is not set; "
              "export it, or set runner.api_key_env to the variable that holds the key"),
-    ({"OPENAI_API_KEY": "sk-wrong-1234"}, (),
+    ({"OPENAI_API_KEY": "sk-wrong-0123456789abcdef"}, (),
      "the server at {url} refused the API key from $OPENAI_API_KEY (401); "
      "check the key, or set runner.api_key_env to the variable that holds the right one"),
-    ({"BENCH_KEY": "sk-wrong-1234"}, ("runner.api_key_env=BENCH_KEY",),
+    ({"BENCH_KEY": "sk-wrong-0123456789abcdef"}, ("runner.api_key_env=BENCH_KEY",),
      "the server at {url} refused the API key from $BENCH_KEY (401); "
      "check the key, or set runner.api_key_env to the variable that holds the right one"),
 ], ids=["missing", "wrong", "named-variable"])
@@ -146,7 +146,7 @@ def test_a_refused_key_is_one_line_naming_the_variable(tmp_path, no_key, env, ar
     expected = message.format(url=srv.url)
     assert result.stderr == f"benchrun: error: {expected}\n"
     assert failed_reason(tmp_path) == expected
-    assert "sk-wrong-1234" not in result.stderr
+    assert "sk-wrong-0123456789abcdef" not in result.stderr
     assert len(srv.auth_headers) == 1
 
 

@@ -1,5 +1,6 @@
-"""The composed config as plain data: Hydra's resolvers and defaults, the seed's runner-file keys, secrets refused,
-and the typed check (benchrun.core.settings) with one-line errors."""
+"""The composed config as plain data: Hydra's resolvers and defaults, the seed's runner-file keys, secrets refused
+(and the API key the runner will send registered to be masked), and the typed check (benchrun.core.settings) with
+one-line errors."""
 
 from __future__ import annotations
 
@@ -91,9 +92,13 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     refuse_secrets(secrets.found(cfg))
     config = checked(RunConfig, cfg)
     checked_options(config.runner)
+    if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
+        secrets.SECRETS.register_key(key_env)
     plain = config.model_dump(mode="json")
     if plain["judge"]["model"] is not None:
-        judge_runner(plain)  # checked now: a mistyped judge key is refused before anything runs
+        judge = judge_runner(plain)  # checked now: a mistyped judge key is refused before anything runs
+        if judge.get("api_key_env"):
+            secrets.SECRETS.register_key(judge["api_key_env"], "judge.api_key_env")
     return plain
 
 

@@ -15,6 +15,7 @@ from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures
 from benchrun.core.errors import EXIT
 from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
 from benchrun.core.secrets import SECRETS
+from benchrun.core.text import LINE_CHARS, one_line
 
 if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
     from benchrun.core.manifest import Manifest
@@ -52,8 +53,9 @@ def closing_pipe() -> Iterator[None]:
 
 
 def error(message: str) -> None:
-    """One line on stderr, no markup interpretation, every credential benchrun sends masked."""
-    print(f"benchrun: error: {SECRETS.scrub(message)}", file=sys.stderr, flush=True)
+    """One line on stderr (benchrun.core.text.one_line), no markup interpretation, every credential benchrun sends
+    masked."""
+    print(f"benchrun: error: {one_line(SECRETS.scrub(message), LINE_CHARS)}", file=sys.stderr, flush=True)
 
 
 def plan_table(manifest: Manifest) -> Table:

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+from benchrun.core.text import LINE_CHARS, one_line
+
 EXIT = {"ok": 0, "sweep_failed": 1, "not_intact": 1, "usage": 2, "runner": 3, "archive": 4, "interrupted": 130}
 """Every exit code benchrun and benchrun-audit use."""
 VERBOSE_ENV = "BENCHRUN_VERBOSE"
@@ -24,14 +26,14 @@ VERBOSE_ENV = "BENCHRUN_VERBOSE"
 
 
 class BenchrunError(Exception):
-    """A problem the user can fix; `str(err)` is the whole one-line message."""
+    """A problem the user can fix; `str(err)` is the whole message, made one line (what a server said may hold many)."""
 
     exit_code = EXIT["usage"]
 
     def __init__(self, message: str, *, file: str | None = None, task: str | None = None, key: str | None = None):
         self.file, self.task, self.key = file, task, key
         where = ": ".join(part for part in (_quote(file), _task(task), key) if part)
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(one_line(f"{where}: {message}" if where else message, LINE_CHARS))
 
 
 class ConfigError(BenchrunError):

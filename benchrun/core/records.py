@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, JobStatus, Status
+from benchrun.core.secrets import SECRETS
+from benchrun.core.text import one_line
 
 RECORD_VERSION = 1
 Number = int | float
+
+
+def _kept(text: str) -> str:
+    """An error's text as a record keeps it: every credential masked, one line (benchrun.core.text.one_line)."""
+    return one_line(SECRETS.scrub(text))
+
+
+Message = Annotated[str, AfterValidator(_kept)]
+"""Where an error becomes data: a message (or a type's name) from a server, a runner or user code, as one line."""
 
 
 class Answer(Frozen):
@@ -37,8 +48,8 @@ class Completion(Answer):
 class ErrorInfo(Frozen):
     """An error kept as data: the exception's type and message."""
 
-    type: str
-    message: str
+    type: Message
+    message: Message
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}"

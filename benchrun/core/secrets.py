@@ -1,25 +1,43 @@
-"""Secrets never reach a file or the console: refused where a user might give one, scrubbed where a server echoes one.
+"""Secrets never reach a file, the console or a child process: refused where a user might give one, masked where a
+server echoes one.
 
 A config key that names a credential (api_key, token, secret, password, authorization, bearer, ...) at any depth,
-a value that is one (`Bearer ...`), or a URL with user info is refused before anything is written. A credential
-benchrun itself sends (the API key read from the variable `api_key_env` names) is registered here, and every file
-benchrun writes and every line it prints passes through `SECRETS.scrub`, so a server that echoes the key cannot put
-it in the archive. The registry is process-wide because what must never be printed is a fact about the process.
+a value that is one (`Bearer ...`), or a URL with user info or a credential in its query string is refused before
+anything is written. A credential benchrun itself sends (the API key read from the variable `api_key_env` names) is
+registered here, and every file benchrun writes, every line it prints and every record it logs passes through
+`SECRETS.scrub` (logs through `MaskingFilter`), so a server that echoes the key cannot put it in the archive; child
+processes that do not send it get an environment without it (`SECRETS.child_env`). The registry is process-wide
+because what must never be printed is a fact about the process.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from typing import Any, Iterator
+from urllib.parse import parse_qsl
+
+from benchrun.core.errors import ConfigError
 
 SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passwd", "passphrase", "authorization",
                           "auth", "bearer", "credential", "credentials", "cookie"})
 """Words of a key name that make it a credential's name (api_key, x-api-key, access_token, headers.Authorization)."""
 NOT_SECRET = frozenset({"api_key_env"})
 """Keys whose value is the name of a credential, not the credential."""
-USER_INFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*@")
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
+"""A URL anywhere in a value (quoted, or an item of a list, as Hydra's override grammar allows)."""
+USER_INFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*@")
+"""A URL whose authority holds a user name (and maybe a password)."""
 BEARER = re.compile(r"(?i)^(bearer|basic|token)\s+\S")
 MASK = "***"
+KEY_CHARS = "A-Za-z0-9_-"
+"""What API keys are made of: a key is masked where it stands as a whole token, not inside a longer run of these."""
+MIN_KEY_CHARS = 20
+"""The shortest key benchrun sends. A key is masked wherever it stands as a token in what benchrun writes, so a short
+one ('x', 'EMPTY', 'ollama', 'lm-studio', 'sk-1234', the placeholders local servers take) would be masked in every
+answer that says it, and the records destroyed; 20 characters are beyond the words of an answer, while every hosted
+provider's keys are 32 characters or more (and 20 random key characters hold some 119 bits)."""
 
 
 def secret_key(name: str) -> bool:
@@ -31,14 +49,23 @@ def secret_key(name: str) -> bool:
 
 
 def secret_value(value: Any) -> str | None:
-    """Why a config value is a credential (a URL with user info, an Authorization value), or None."""
+    """Why a config value is a credential (a URL with user info or a credential in its query string, an
+    Authorization value), or None."""
     if not isinstance(value, str):
         return None
-    if USER_INFO.match(value):
-        return "a URL with a user name or password in it"
+    for url in URL.findall(value):
+        if (why := _secret_url(url)) is not None:
+            return why
     if BEARER.match(value):
         return "an Authorization header value"
     return None
+
+
+def _secret_url(url: str) -> str | None:
+    if USER_INFO.match(url):
+        return "a URL with a user name or password in it"
+    named = [name for text in re.split("[?#]", url)[1:] for name, given in parse_qsl(text) if secret_key(name)]
+    return f"a URL with a credential in its query string: {named[0]}=" if named else None
 
 
 def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -58,32 +85,76 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
 
 
 class Secrets:
-    """The credentials this process sends; `scrub` masks each of them in text or bytes."""
+    """The credentials this process sends; `scrub` masks each of them, as a whole token, in text or bytes."""
 
     def __init__(self) -> None:
         self._values: set[str] = set()
+        self._encoded: tuple[bytes, ...] = ()
+        self._text: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None
 
-    def add(self, value: str | None) -> None:
-        if value:
-            self._values.add(value)
+    def register_key(self, variable: str, setting: str | None = "runner.api_key_env") -> str | None:
+        """The API key in $`variable` (None when unset or empty), registered to be masked; one too short to mask
+        safely is refused (a ConfigError naming the `setting` that names the variable, if one does)."""
+        key = os.environ.get(variable) or None
+        if key is not None:
+            _refuse_short(key, variable, setting)
+            self._values.add(key)
+            self._compile()
+        return key
+
+    def _compile(self) -> None:
+        """One pattern for every key (the longest first), each matched as a whole token, for text and for bytes."""
+        whole = "|".join(re.escape(value) for value in sorted(self._values, key=len, reverse=True))
+        self._text = re.compile(f"(?<![{KEY_CHARS}])(?:{whole})(?![{KEY_CHARS}])")
+        self._bytes = re.compile(self._text.pattern.encode())
+        self._encoded = tuple(value.encode() for value in self._values)
 
     def clear(self) -> None:
         """Forget them all: one process running several benchrun commands (benchrun.testing.inprocess) starts each
         with none, as a new process would."""
         self._values.clear()
+        self._encoded, self._text, self._bytes = (), None, None
 
     def scrub(self, text: str) -> str:
-        for value in self._values:
-            text = text.replace(value, MASK)
-        return text
+        if self._text is None or not any(value in text for value in self._values):
+            return text
+        return self._text.sub(MASK, text)
 
     def scrub_bytes(self, data: bytes) -> bytes:
-        for value in self._values:
-            data = data.replace(value.encode(), MASK.encode())
-        return data
+        if self._bytes is None or not any(value in data for value in self._encoded):
+            return data
+        return self._bytes.sub(MASK.encode(), data)
+
+    def child_env(self) -> dict[str, str]:
+        """The environment a child process gets (the scorer process, the embedded engine): this one's, without any
+        variable holding a registered key."""
+        return {name: value for name, value in os.environ.items() if self.scrub(value) == value}
 
     def __bool__(self) -> bool:
         return bool(self._values)
 
 
 SECRETS = Secrets()
+
+
+def _refuse_short(key: str, variable: str, setting: str | None) -> None:
+    if len(key) < MIN_KEY_CHARS:
+        raise ConfigError(f"${variable} holds a {len(key)}-character key, too short to mask safely (benchrun masks the "
+                          f"key wherever it stands in what it writes, and one under {MIN_KEY_CHARS} characters can be "
+                          f"an answer's own text); unset {variable} for a server that needs no key, or use a real key",
+                          key=setting)
+
+
+class MaskingFilter(logging.Filter):
+    """Masks every registered credential in a log record (its message, traceback and stack), for the handlers of
+    Hydra's job logging (conf/config.yaml, `hydra.job_logging.filters`, made by dictConfig's `()` factory)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if SECRETS:
+            record.msg, record.args = SECRETS.scrub(record.getMessage()), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = record.exc_text and SECRETS.scrub(record.exc_text)
+            record.stack_info = record.stack_info and SECRETS.scrub(record.stack_info)
+        return True

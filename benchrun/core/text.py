@@ -1,11 +1,13 @@
 """Text from outside (a server's answer or error, a scorer's metric name, a file's cell) made fit to keep: every
 string benchrun writes is valid UTF-8, so a lone UTF-16 surrogate (which JSON's `\\ud800` escapes can carry into a
-Python string) is replaced by U+FFFD where the text enters."""
+Python string) is replaced by U+FFFD where the text enters; and an error message is one line of bounded length
+(`one_line`), where an error becomes data and where it is printed."""
 
 from __future__ import annotations
 
 import math
 import re
+from html.parser import HTMLParser
 from typing import Any
 
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -31,3 +33,75 @@ def writable_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [writable_data(item) for item in value]
     return value
+
+
+MESSAGE_CHARS = 500
+"""The longest error message a record keeps (what a server, a runner or a scorer said): enough for any message
+written for a person, not for a proxy's whole HTML page or a traceback."""
+LINE_CHARS = 2_000
+"""The longest error line printed, or kept as a run's reason: a recorded message with the run's directory (twice)
+and the command that finishes the run."""
+SCAN = 16
+"""Of a text over 2 x SCAN x limit characters, only the first and last SCAN x limit are read: no more can be kept."""
+ELIDED = "[...]"
+HTML_PAGE = re.compile(r"(?i)<!doctype\s+html|<html[\s>]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""The control characters whitespace folding leaves (NUL, ESC, ...): each becomes U+FFFD, never reaching a terminal."""
+_OWN_TEXT = ("title", "script", "style")
+"""Elements whose text is the page's title, or no part of what the page says."""
+
+
+def one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """An error message as one line of at most `limit` characters: an HTML page reduced to its title and text, each
+    run of whitespace one space, other control characters and lone surrogates U+FFFD, and the middle of a longer
+    line left out (its head says what failed, its tail often what to do). No word is cut in two, so a key that the
+    text holds whole stays whole, for masking (benchrun.core.secrets)."""
+    if len(text) > 2 * SCAN * limit:
+        text = _ends(text, 2 * SCAN * limit)
+    if (page := HTML_PAGE.search(text)) is not None:
+        text = text[:page.start()] + page_text(text[page.start():])
+    line = CONTROL.sub(REPLACEMENT, " ".join(writable(text).split()))
+    return line if len(line) <= limit else _ends(line, limit - len(ELIDED) - 2)
+
+
+def _ends(text: str, keep: int) -> str:
+    """The head and the tail of `text`, `keep` characters in all at most, around ELIDED; the word at each cut is left
+    out whole (unless the cut is inside the only word)."""
+    head, tail = text[:keep // 2], text[len(text) - (keep - keep // 2):]
+    head = re.sub(r"\s+\S*\Z", "", head) or head
+    tail = re.sub(r"\A\S*\s+", "", tail) or tail
+    return f"{head} {ELIDED} {tail}"
+
+
+def page_text(page: str) -> str:
+    """What an HTML page says: its title, then its text unless that starts with the title (scripts, styles and tags
+    left out, entities decoded)."""
+    parser = _PageText()
+    parser.feed(page)
+    parser.close()
+    title, text = (" ".join(" ".join(parts).split()) for parts in (parser.title, parser.text))
+    if not title or text.startswith(title):
+        return text
+    return f"{title}: {text}" if text else title
+
+
+class _PageText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: list[str] = []
+        self.text: list[str] = []
+        self._inside: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _OWN_TEXT:
+            self._inside = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._inside:
+            self._inside = None
+
+    def handle_data(self, data: str) -> None:
+        if self._inside is None:
+            self.text.append(data)
+        elif self._inside == "title":
+            self.title.append(data)

@@ -26,6 +26,7 @@ from benchrun.compiler.scoring import BUILTIN, Metric, Scorer, source_sha256
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
+from benchrun.core.secrets import SECRETS
 from benchrun.execute.judging import Judge
 
 Result = dict[str, Metric] | ErrorInfo
@@ -142,7 +143,7 @@ class ScorerProcess:
         self._started = loop.create_future()
         _, self._pipe = await loop.subprocess_exec(
             lambda: _Pipe(self._line, self._exited), sys.executable, "-m", "benchrun.execute.scorer_worker", str(self.log),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None)
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None, env=SECRETS.child_env())
         self._pipe.transport.get_pipe_transport(0).write(self._setup)
         await self._started
 

@@ -16,7 +16,7 @@ from benchrun.core.errors import BenchrunError, ConfigError, FailFast, RunInterr
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, Status
 from benchrun.core.manifest import Query
-from benchrun.core.records import JudgementRecord, ResponseRecord
+from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
 from benchrun.core.settings import RUNNERS
 from benchrun.execute.cache import RunCache, Store, model_pin
 from benchrun.execute.executor import Executor
@@ -47,7 +47,7 @@ def recording(writer: RunWriter) -> Iterator[None]:
             writer.finish("interrupted", f"interrupted by {signal_name}")
         raise RunInterrupted(f"interrupted by {signal_name}: {resume_hint(writer)}") from None
     except Exception as err:
-        writer.fail(f"benchrun failed: {type(err).__name__}: {err}")
+        writer.fail(f"benchrun failed: {ErrorInfo.of(err)}")
         raise
     finally:
         writer.release()

@@ -22,6 +22,7 @@ from typing import Any
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import RunnerError, UnsafeBuild
 from benchrun.core.manifest import Message
+from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 
@@ -116,7 +117,8 @@ class EngineProcess:
         """Start the process and load the model; its greeting ({"ready": ...} or {"error": ...})."""
         self._proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "benchrun.execute.runners.local_engine", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=self._line_limit)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=self._line_limit,
+            env=SECRETS.child_env())
         self._greeting = asyncio.get_running_loop().create_future()
         self._readers = [asyncio.create_task(self._replies()), asyncio.create_task(self._stderr())]
         self._write(load)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
 import httpx
@@ -37,7 +36,7 @@ class OllamaRunner:
         self.config = config
         self.host = http_url(config.host)
         self.model = config.model
-        SECRETS.add(os.environ.get(OLLAMA_KEY_ENV))  # the official client sends it as a bearer token when set
+        SECRETS.register_key(OLLAMA_KEY_ENV, None)  # the official client sends it as a bearer token when set
         self._http = client_options(config.max_response_bytes, config.concurrency)
         self.client = ollama.AsyncClient(host=self.host, **self._http)
         self._request: dict[str, Any] = {"options": config.options}

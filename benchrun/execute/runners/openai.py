@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from typing import Any
 
@@ -54,8 +53,7 @@ class OpenAIRunner:
         self.base_url = http_url(config.base_url)
         self.model = config.model
         self.key_env = config.api_key_env
-        self._key = os.environ.get(self.key_env) or None
-        SECRETS.add(self._key)
+        self._key = SECRETS.register_key(self.key_env)
         self._options = {OPTIONS[k]: v for k, v in config.options.items() if _sent(k, v)}
         self.options_not_sent = sorted(k for k, v in config.options.items() if not _sent(k, v))
         self.dialect = config.structured
@@ -164,7 +162,7 @@ class OpenAIRunner:
             choice = body["choices"][0]
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
-            raise APIError(SECRETS.scrub(f"not a chat completion: {' '.join(response.text.split())[:300]}")) from None
+            raise APIError(f"not a chat completion: {response.text}") from None
         usage = body.get("usage") or {}
         extra = {"model": body.get("model"), "system_fingerprint": body.get("system_fingerprint")}
         if message.get("refusal"):
@@ -174,15 +172,15 @@ class OpenAIRunner:
                           extra=extra)
 
     def _server_message(self, response: httpx.Response) -> str:
-        """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes) on one line, the key masked."""
+        """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes), made one line where an error becomes
+        data (benchrun.core.records.ErrorInfo, benchrun.core.errors.BenchrunError) and where it is printed."""
         if response.status_code in (401, 403):
             return self._key_refused(response.status_code)
         body = _json(response)
         error = body.get("error", body) if isinstance(body, dict) else body
         if isinstance(error, dict):
             error = error.get("message") or error.get("detail") or error
-        text = " ".join(str(response.text if error is None else error).split())[:300]
-        return SECRETS.scrub(text or response.reason_phrase)
+        return str(response.text if error is None else error).strip() or response.reason_phrase
 
     def request_settings(self) -> dict[str, Any]:
         """The model, the options sent (as chat-completions fields) and how the schema is sent."""
