@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from benchrun.archive.agreement import Agreement
 from benchrun.archive.speed import SpeedTally
 from benchrun.archive.tally import Tally
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest
-from benchrun.core.records import Counts, ResponseRecord, ScoreRecord, Summary
+from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, ScoreRecord, Summary
 
 
 class Books:
@@ -25,6 +26,7 @@ class Books:
         self.graded = 0
         """Responses whose score lines are in (each answer's begin with format_valid)."""
         self._failed: set[tuple[str, int]] = set()
+        self.agreement = Agreement(manifest) if manifest.judges else None
         """The answers whose request failed: their score lines are not also scorer errors or invalid formats."""
 
     def response(self, response: ResponseRecord) -> None:
@@ -36,8 +38,14 @@ class Books:
         if response.error is not None:
             self._failed.add((response.id, response.repeat))
 
+    def judgements(self, calls: Iterable[JudgementRecord]) -> None:
+        if self.agreement is not None:
+            self.agreement.calls(calls)
+
     def scores(self, scores: Iterable[ScoreRecord]) -> None:
         for score in scores:
+            if self.agreement is not None:
+                self.agreement.score(score)
             self.tally.add(score)
             self.graded += score.scorer == FORMAT_VALID
             if (score.id, score.repeat) not in self._failed:
@@ -54,4 +62,7 @@ class Books:
                       scorer_errors=self.scorer_errors, format_invalid=self.format_invalid, cached=self.cached)
 
     def summary(self, manifest_id: str, model: str) -> Summary:
-        return self.tally.summary(manifest_id, model, self.speed.speed())
+        summary = self.tally.summary(manifest_id, model, self.speed.speed())
+        if self.agreement is None:
+            return summary
+        return summary.model_copy(update={"judges": self.agreement.summaries()})

@@ -28,10 +28,8 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
-    JUDGED_FILES,
     JUDGEMENTS,
     MANIFEST,
-    RECORD_FILES,
     RESERVE,
     RESPONSES,
     RUN,
@@ -225,15 +223,16 @@ class RunWriter:
         self.open_records(manifest, (), ())
 
     def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
-                     scores: Iterable[ScoreRecord], wall_s: float | None = 0.0) -> None:
+                     scores: Iterable[ScoreRecord], wall_s: float | None = 0.0,
+                     judgements: Iterable[JudgementRecord] = ()) -> None:
         """Open the record files for appending; counts, tally and speed start from the records they already hold
         (`wall_s`: the time earlier sessions spent asking, None if unknown)."""
         self._books = Books(manifest, wall_s)
         for response in responses:
             self._books.response(response)
+        self._books.judgements(judgements)
         self._books.scores(scores)
-        files = JUDGED_FILES if manifest.judges else RECORD_FILES
-        self._sinks = {name: RecordFile(self.dir / name) for name in (*files, DIGESTS)}
+        self._sinks = {name: RecordFile(self.dir / name) for name in (*manifest.record_files, DIGESTS)}
         self._write_info()
 
     def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
@@ -278,6 +277,7 @@ class RunWriter:
         with INTERRUPTS.held():
             if judgements:
                 self._commit(JUDGEMENTS, [call.model_dump_json().encode() + b"\n" for call in judgements])
+                self._books.judgements(judgements)
             self._commit(SCORES, [score.model_dump_json().encode() + b"\n" for score in scores])
             self._books.scores(scores)
 

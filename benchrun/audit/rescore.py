@@ -238,6 +238,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
             for response, grading in zip(chunk, graded):
                 records = grading.records
                 books.response(response)
+                books.judgements(grading.judged)
                 books.scores(records)
                 sink.append(b"".join(record.model_dump_json().encode() + b"\n" for record in records))
                 for record in records:

@@ -191,7 +191,7 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
              "regraded": [answer_name(*key) for key in sorted(regrade)]}
     writer = RunWriter.reopen(run.path, info.model_copy(update={
         "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
-    writer.open_records(manifest, run.responses(), run.scores(), earlier_wall_s(run))
+    writer.open_records(manifest, run.responses(), run.scores(), earlier_wall_s(run), run.judgements())
     return writer, regrade
 
 

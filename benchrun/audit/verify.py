@@ -22,7 +22,7 @@ from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.writer import file_digest
 from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError
-from benchrun.core.layout import CONFIG, DIGESTS, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.layout import CONFIG, DIGESTS, JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
 from benchrun.core.manifest import SourceFile
 from benchrun.core.records import FileDigest
 
@@ -110,7 +110,8 @@ def check_files(run: Run) -> list[Finding]:
     if not info.files:
         unfinished = Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; "
                                          f"record lines checked against {DIGESTS} only")
-        return [unfinished, *(f for name in RECORD_FILES for f in locate(run.path, name))]
+        present = [name for name in JUDGED_FILES if name in RECORD_FILES or (run.path / name).is_file()]
+        return [unfinished, *(f for name in present for f in locate(run.path, name))]
     return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
 
 
@@ -123,7 +124,7 @@ def check_file(run_dir: Path, name: str, expected: FileDigest) -> list[Finding]:
     actual = file_digest(path)
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
-    if name in RECORD_FILES and (run_dir / DIGESTS).is_file():
+    if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
         located = [f for f in locate(run_dir, name) if not f.ok]
         if located:
             return located

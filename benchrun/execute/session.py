@@ -148,10 +148,12 @@ class _Recorder:
 
 
 def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
-    """The run's view of the response cache: None when the cache is off or nothing pins the model."""
+    """The run's view of the response cache for the model `runner` asks (the model under test, or the judge): None
+    when the cache is off or nothing pins the model."""
     pin = model_pin(runner.config.type, identity) if store is not None else None
     if pin is None:
         return None
-    return RunCache(store, runner.config.type, pin, runner.request_settings(), writer.info.model, writer.info.run_id)
+    return RunCache(store, runner.config.type, pin, runner.request_settings(), runner.config.model,
+                    writer.info.run_id)
 
 

@@ -23,6 +23,8 @@ _ARITHMETIC = re.compile(r"what is (-?\d+) ([-+*]) (-?\d+)\?")
 _OPERATIONS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 _SYMBOL = re.compile(r"what is the name for the following symbol\? (.)")
 _DIRECTION = re.compile(r"what direction does the (.) symbol point\? and what is its name ")
+_RUBRIC = re.compile(r"^Answer: (?P<answer>.*)$.*^Reference: (?P<reference>.*)$", re.M | re.S)
+"""A judge's rubric as the README's example words it: the answer and the reference on lines of their own."""
 
 
 WEAK_MODEL = "mistral"
@@ -60,6 +62,9 @@ def wrong(req: ChatRequest) -> Reply | str:
 
 def _answer(req: ChatRequest, wrong: bool, weak: bool = False) -> Reply | str:
     fields = _properties(req.format)
+    if m := _RUBRIC.search(req.prompt):
+        named = (m["reference"].split() or [""])[0].casefold() in m["answer"].casefold()
+        return verdict(req, named is not wrong)
     if m := _PRODUCT.fullmatch(req.prompt):
         a, b = int(m[1]), int(m[2])
         off = wrong or (weak and a * b > WEAK_LIMIT)
@@ -74,6 +79,21 @@ def _answer(req: ChatRequest, wrong: bool, weak: bool = False) -> Reply | str:
         return json.dumps({"name": "arrow" if wrong else name, "direction": "left" if wrong and direction != "left"
                            else "right" if wrong else direction})
     return default_responder(req)
+
+
+def verdict(req: ChatRequest, right: bool) -> str:
+    """A judge's reply in the format asked: its first field `right`/`wrong` (an Enum that has them), true/false (a
+    bool), 1/0 (a number), or the Enum's first or last value."""
+    schema = req.format if isinstance(req.format, Mapping) else {}
+    field, prop = next(iter(_properties(schema).items()), ("verdict", {}))
+    if "$ref" in prop:
+        prop = schema.get("$defs", {}).get(prop["$ref"].rsplit("/", 1)[-1], {})
+    values = prop.get("enum")
+    if values:
+        grade = ("right" if right else "wrong") if {"right", "wrong"} <= set(values) else values[0 if right else -1]
+    else:
+        grade = right if prop.get("type") == "boolean" else int(right)
+    return json.dumps({field: grade})
 
 
 def _properties(schema: Any) -> dict[str, Any]:

@@ -1,0 +1,227 @@
+"""A judge model grades answers, pinned and archived like the model it grades: compile-time checks, the judge's
+calls in judgements.jsonl (verified), its identity in run.json, its replies cached, a rescore from the archive alone,
+self-judging refused, agreement reported, unparseable replies counted as errors. The judge is a loopback model that
+grades by rule (benchrun.testing.oracle's verdict), or a broken one."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from benchrun import compile
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import fake_digest
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from benchrun.testing.oracle import demo, verdict
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_dir_of
+
+TASKS = """- name: symbol
+  template: "what is the name for the following symbol? {symb}"
+  values:
+     symb: ["@","$","#"]
+  reference: ["at", "dollar sign", "pound"]
+  scorer: contains
+  judge: names
+"""
+RUBRIC = "Question: {prompt}\nAnswer: {response}\nReference: {reference}\nDoes the answer name the reference?\n"
+JUDGES = f"""- name: names
+  rubric: {json.dumps(RUBRIC)}
+  format: Verdict
+  score: verdict
+  scores: {{right: 1, wrong: 0}}
+"""
+RESPONSE = """from enum import Enum
+from pydantic import BaseModel
+
+
+class Grade(str, Enum):
+    right = "right"
+    wrong = "wrong"
+
+
+class Verdict(BaseModel):
+    verdict: Grade
+"""
+ANSWERS = {"@": "at", "$": "dollar", "#": "hash"}
+"""What the model under test answers: 'hash' is not 'pound' (both `contains` and the judge give 0), and 'dollar' is
+the dollar sign's name but does not contain 'dollar sign' (the judge, reading for meaning, gives 1; `contains` 0)."""
+
+
+def answer(req: ChatRequest) -> str:
+    """The model under test (llama3.2) answers the symbols above; qwen2.5 judges by rule."""
+    if req.model.startswith("qwen2.5"):
+        return demo(req)
+    return json.dumps({"answer": ANSWERS[req.prompt[-1]]})
+
+
+def bench(tmp_path: Path, judges: str = JUDGES, tasks: str = TASKS) -> Path:
+    return write_bench(tmp_path, {"tasks.yml": tasks, "judges.yml": judges, "custom_response.py": RESPONSE})
+
+
+def run(tmp_path: Path, server: FakeOllama, *args: str):
+    bench(tmp_path)
+    return call_benchrun("task.path=bench", f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}",
+                         "judge.model=qwen2.5", *args, cwd=tmp_path)
+
+
+@pytest.fixture
+def server():
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as fake:
+        yield fake
+
+
+def judge_requests(server: FakeOllama) -> list[dict]:
+    return [r for r in server.requests if r["path"] == "/api/chat" and r["model"].startswith("qwen2.5")]
+
+
+def test_a_judge_grades_every_answer_and_each_call_is_archived(tmp_path, server):
+    result = run(tmp_path, server, "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    run_dir = run_dir_of(result.stdout)
+    scores = {(s["id"], s["scorer"]): s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl")}
+    assert [scores[f"symbol:symb={s}", "names"] for s in "@$#"] == [{"names": 1}, {"names": 1}, {"names": 0}]
+    calls = read_jsonl(run_dir / "judgements.jsonl")
+    assert [(c["id"], c["judge"], c["judge_repeat"], c["grade"], c["value"], c["error"]) for c in calls] == [
+        ("symbol:symb=@", "names", 0, "right", 1, None), ("symbol:symb=$", "names", 0, "right", 1, None),
+        ("symbol:symb=#", "names", 0, "wrong", 0, None)]
+    assert calls[2]["messages"] == [{"role": "user", "content": RUBRIC.format(
+        prompt="what is the name for the following symbol? #", response='{"answer": "hash"}', reference="pound")}]
+    assert calls[2]["reply"] == '{"verdict": "wrong"}'
+    [sent] = [r for r in judge_requests(server) if r["messages"] == calls[2]["messages"]]
+    assert (sent["options"], sent["format"]["title"]) == ({"temperature": 0, "seed": 0}, "Verdict")
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["judge"]["identity"]["digest"] == fake_digest("qwen2.5")
+    assert info["judge"]["runner"]["model"] == "qwen2.5" and "allow_self" not in info["judge"]
+    summary = {(m["task"], m["metric"]): m for m in json.loads((run_dir / "summary.json").read_text())["metrics"]}
+    assert (summary["symbol", "names"]["mean"], summary["symbol", "names"]["n"]) == (2 / 3, 3)
+
+
+def test_the_manifest_pins_the_rubric_the_format_and_the_judge_model(tmp_path, compose_cfg):
+    path = bench(tmp_path)
+    manifest = compile(compose_cfg(f"task.path={path}", "judge.model=qwen2.5"))
+    [judge] = manifest.judges
+    assert (judge.name, judge.rubric, judge.score, judge.scores) == ("names", RUBRIC, "verdict", {"right": 1, "wrong": 0})
+    assert judge.format.json_schema["$defs"]["Grade"]["enum"] == ["right", "wrong"]
+    assert (manifest.judge.runner.model, manifest.judge.runner.options, manifest.judge.repeats) == (
+        "qwen2.5", {"temperature": 0, "seed": 0}, 1)
+    ids = {manifest.id, compile(compose_cfg(f"task.path={path}", "judge.model=gemma3")).id,
+           compile(compose_cfg(f"task.path={path}", "judge.model=qwen2.5", "judge.options.temperature=0.5")).id}
+    (path / "judges.yml").write_text(JUDGES.replace("Does the answer", "Does the reply"))
+    ids.add(compile(compose_cfg(f"task.path={path}", "judge.model=qwen2.5")).id)
+    assert len(ids) == 4, "another judge model, its options or another rubric is another manifest"
+
+
+def test_verify_names_an_edited_judgement(tmp_path, server):
+    run_dir = run_dir_of(run(tmp_path, server, "cache=false").stdout)
+    path = run_dir / "judgements.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace('"grade":"right"', '"grade":"wrong"')
+    path.write_text("".join(lines))
+    verified = call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert verified.returncode == EXIT["not_intact"]
+    assert "FAIL  judgements.jsonl: line 2 is not the line written" in verified.stdout
+
+
+def test_an_identical_run_takes_the_judges_replies_from_the_cache(tmp_path, server, private_cache):
+    assert run(tmp_path, server).returncode == EXIT["ok"]
+    asked = len(judge_requests(server))
+    again = run_dir_of(run(tmp_path, server).stdout)
+    assert len(judge_requests(server)) == asked == 3
+    assert {c["cached_from"] is not None for c in read_jsonl(again / "judgements.jsonl")} == {True}
+    with sqlite3.connect(private_cache / "responses.sqlite3") as db:
+        judged = [json.loads(a)["text"] for (a,) in db.execute("SELECT answer FROM answers WHERE model = 'qwen2.5'")]
+    assert sorted(judged) == ['{"verdict": "right"}', '{"verdict": "right"}', '{"verdict": "wrong"}']
+
+
+def test_a_rescore_regrades_from_the_archived_judgements_with_the_server_gone(tmp_path):
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        run_dir = run_dir_of(run(tmp_path, server, "cache=false").stdout)
+    rescored = call_benchrun("rescore", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
+    assert rescored.returncode == EXIT["ok"], rescored.stderr
+    scores = read_jsonl(Path(json.loads(rescored.stdout)["dir"]) / "scores.jsonl")
+    assert [s["metrics"] for s in scores if s["scorer"] == "names"] == [{"names": 1}, {"names": 1}, {"names": 0}]
+    assert json.loads(rescored.stdout)["changed"] == []
+
+
+def test_a_judge_that_is_the_model_under_test_is_refused_unless_allowed(tmp_path, server):
+    refused = run(tmp_path, server, "judge.model=llama3.2", "cache=false")
+    assert refused.returncode == EXIT["usage"]
+    assert refused.stderr == ("benchrun: error: in 'config': judge.model: the judge llama3.2 is the model under test "
+                              f"(digest {fake_digest('llama3.2')[:12]}): a model grading its own answers favours "
+                              "them; pick another judge.model, or set judge.allow_self=true (recorded)\n")
+    allowed = run(tmp_path, server, "judge.model=llama3.2", "judge.allow_self=true", "cache=false")
+    assert allowed.returncode == EXIT["ok"], allowed.stderr
+    assert json.loads((run_dir_of(allowed.stdout) / "run.json").read_text())["judge"]["allow_self"] is True
+
+
+def flipping(req: ChatRequest) -> str:
+    """A judge whose grade follows its seed: right on even seeds, wrong on odd ones (repeats disagree)."""
+    if req.model.startswith("qwen2.5"):
+        return verdict(req, req.options.get("seed", 0) % 2 == 0)
+    return answer(req)
+
+
+def test_repeated_judgements_report_the_judges_agreement_with_itself_and_the_scorer(tmp_path):
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=flipping) as server:
+        result = run(tmp_path, server, "judge.repeats=3", "cache=false")
+    run_dir = run_dir_of(result.stdout)
+    calls = read_jsonl(run_dir / "judgements.jsonl")
+    assert [c["grade"] for c in calls if c["id"] == "symbol:symb=@"] == ["right", "wrong", "right"]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    means = {m["metric"]: m["mean"] for m in summary["metrics"]}
+    assert means["names"] == 2 / 3
+    # every answer graded right, wrong, right: the judge agrees with itself on none (Fleiss' kappa -1/2); against
+    # `contains` (1, 0, 0) its majority verdicts (1, 1, 1) agree on one answer of three, no better than chance
+    assert summary["judges"]["names"] == {
+        "repeats": 3, "answers": 3, "self_agreement": 0.0, "kappa": pytest.approx(-0.5),
+        "with_scorers": {"contains": {"answers": 3, "agreement": 1 / 3, "kappa": 0.0}}}
+
+
+def test_a_reply_that_does_not_parse_is_that_answers_scorer_error_with_the_reply_kept(tmp_path):
+    def garbled(req: ChatRequest) -> str:
+        return "I think it is right" if req.model.startswith("qwen2.5") else answer(req)
+
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=garbled) as server:
+        result = run(tmp_path, server, "cache=false")
+    run_dir = run_dir_of(result.stdout)
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["counts"]["scorer_errors"]) == ("completed_with_errors", 3)
+    [call] = [c for c in read_jsonl(run_dir / "judgements.jsonl") if c["id"] == "symbol:symb=@"]
+    assert (call["reply"], call["grade"], call["value"]) == ("I think it is right", None, None)
+    assert call["error"]["type"] == "JudgeReplyInvalid"
+    [score] = [s for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "names" and s["id"] == call["id"]]
+    assert score["metrics"] is None and score["error"]["message"].startswith("1 of 1 judgements give no grade: the "
+                                                                             "judge's reply is not JSON")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"tasks": TASKS.replace("judge: names", "judge: nams")},
+     "in 'tasks.yml': task 'symbol': tasks[0].judge: unknown judge 'nams' (did you mean 'names'?)"),
+    ({"judges": JUDGES.replace("  score:", "  scroe:")},
+     "in 'judges.yml': judges[0].scroe: unknown key 'scroe' (did you mean 'score'?)"),
+    ({"judges": JUDGES.replace("{reference}", "{referens}")},
+     "in 'judges.yml': judges[0].rubric: field {referens} of judge 'names' is neither the answer's nor a value of "
+     "task 'symbol' (unknown field 'referens' (did you mean 'reference'?))"),
+    ({"judges": JUDGES.replace("score: verdict", "score: grade")},
+     "in 'judges.yml': judges[0].score: unknown field 'grade' (allowed: verdict) of format 'Verdict'"),
+    ({"judges": JUDGES.replace("{right: 1, wrong: 0}", "{right: 1}")},
+     "in 'judges.yml': judges[0].scores: scores must give each value of field 'verdict' (right, wrong) a number: "
+     "missing wrong"),
+])
+def test_a_judge_that_cannot_work_is_refused_at_compile_in_one_line(tmp_path, change, message):
+    bench(tmp_path, change.get("judges", JUDGES), change.get("tasks", TASKS))
+    result = call_benchrun("task.path=bench", "judge.model=qwen2.5", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {message}\n")
+
+
+def test_a_task_with_a_judge_and_no_judge_model_is_refused(tmp_path):
+    bench(tmp_path)
+    result = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], "benchrun: error: in 'config': judge.model: task "
+                                                  "'symbol' is graded by judge 'names': name the judge model with "
+                                                  "judge.model=...\n")
