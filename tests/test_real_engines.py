@@ -17,10 +17,13 @@ import pytest
 from benchrun.execute.runners.llama_build import build_refusal
 from benchrun.execute.runners.local import DEFAULT_FILE, supported
 from benchrun.execute.runners.openai import PROBE_PROMPT
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 SMALL = ("runner.max_string_length=64", "+runner.options.num_predict=128")
 """What a 135M-parameter model needs to close its JSON: bounded strings, bounded answers (as runner=local does)."""
@@ -129,3 +132,20 @@ def test_a_server_that_takes_no_dialect_at_all(tmp_path):
     assert result.returncode == 3
     assert result.stderr.startswith(f"benchrun: error: the server at {server.url} refused every structured-output "
                                     "dialect (json_schema: HTTP 500: ")
+
+
+@pytest.mark.slow
+def test_llama_cpp_pythons_server_judges_answers(llama_server, tmp_path):
+    """judge.runner=openai against the real server: every reply in the judge's format (the server's json_object
+    dialect), so every call gives a grade; run.json records the judge's dialect."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as server:
+        result = call_benchrun("task.path=bench", f"runner.host={server.url}", f"outputs={tmp_path / 'o'}",
+                               "judge.runner=openai", f"judge.base_url={llama_server}", "judge.model=smollm2",
+                               "+judge.options.num_predict=32", "cache=false", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    run_dir = run_dir_of(result.stdout)
+    calls = read_jsonl(run_dir / "judgements.jsonl")
+    assert len(calls) == 3 and {c["error"] for c in calls} == {None} and {c["value"] for c in calls} <= {0, 1}
+    judge = json.loads((run_dir / "run.json").read_text())["judge"]
+    assert (judge["identity"]["name"], judge["identity"]["structured_dialect"]) == ("smollm2", "json_object")

@@ -23,15 +23,16 @@ import asyncio
 import itertools
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.tally import Tally
 from benchrun.archive.writer import RecordFile, environment, now, write_atomic
+from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
 from benchrun.audit.rescored import (
     MeanChange,
     Rescore,
@@ -44,11 +45,11 @@ from benchrun.audit.rescored import (
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
-from benchrun.core.layout import RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY
+from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
 from benchrun.core.settings import RunConfig
-from benchrun.execute.grading import Grader
+from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.judging import Judge, archived_calls
 
 CHUNK = 64
@@ -72,11 +73,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "custom_scorer.py")
     parser.add_argument("--scorer-timeout-s", type=float, default=SCORER_TIMEOUT_S, metavar="S",
                         help=f"each scorer call's time limit (default {SCORER_TIMEOUT_S:g})")
+    parser.add_argument("--rejudge", nargs="*", metavar="judge.KEY=VALUE",
+                        help="ask the run's judges again (of its judge model, or of another: judge.model=... "
+                             "judge.host=...); without it the archived judgements are read again")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
-    result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s, args.only)
+    result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s, args.only,
+                     args.rejudge)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -85,10 +90,13 @@ def main(args: argparse.Namespace) -> int:
 
 
 def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | None = None,
-            timeout_s: float = SCORER_TIMEOUT_S, only: bool = False) -> Rescore:
+            timeout_s: float = SCORER_TIMEOUT_S, only: bool = False, rejudge: list[str] | None = None) -> Rescore:
     """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory, with the
-    benchmark's scorers plus those of `scorers_file` (`only`: those of `scorers_file` instead of the benchmark's)."""
+    benchmark's scorers plus those of `scorers_file` (`only`: those of `scorers_file` instead of the benchmark's);
+    its judges read again from judgements.jsonl, or with `rejudge` (judge.* overrides) asked again."""
     manifest = run.require_records().manifest
+    config = rejudged_config(run, rejudge) if rejudge is not None else None
+    asked = rejudged_manifest(manifest, config) if config is not None else None
     if only and scorers_file is None:
         raise BenchrunError("--only goes with --scorers FILE.py: it takes the scorers from FILE.py alone")
     added = load_scorers(Path(scorers_file)) if scorers_file is not None else {}
@@ -98,12 +106,12 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     with DirLock(run.path):
         out = claim_dir(run.path / RESCORES)
         try:
-            grader = _grader(manifest, plan, loaded, out / RESCORE_LOG, timeout_s, archived_judge(run, manifest))
-            found = asyncio.run(_write_scores(run, manifest, grader, old, out))
+            grading = _Grading(_grader(asked or manifest, plan, loaded, out / RESCORE_LOG, timeout_s), old, out)
+            found = asyncio.run(_judged_scores(run, asked or manifest, grading, config))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=_used(manifest, plan, loaded), counts=found.books.counts(),
-                               files={SCORES: found.digest})
+                               files=found.digests, judge=found.judge)
             write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
@@ -181,12 +189,12 @@ def _old_scores(run: Run, manifest: Manifest) -> tuple[OldScores, Tally]:
 
 
 def _grader(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded, log: Path,
-            timeout_s: float, judge: Judge | None = None) -> Grader:
-    """A Grader over the manifest with each task's scorers replaced by the planned ones (and its judges)."""
+            timeout_s: float) -> Callable[[Judge | None], Grader]:
+    """A Grader over the manifest with each task's scorers replaced by the planned ones, for a judge to come."""
     tasks = tuple(t.model_copy(update={"scorers": tuple(_spec(n, loaded) for n in plan[t.name])})
                   for t in manifest.tasks)
-    return Grader(manifest.model_copy(update={"tasks": tasks}), {name: fn for name, (fn, _, _) in loaded.items()},
-                  log, timeout_s, judge)
+    scorers = {name: fn for name, (fn, _, _) in loaded.items()}
+    return lambda judge: Grader(manifest.model_copy(update={"tasks": tasks}), scorers, log, timeout_s, judge)
 
 
 def archived_judge(run: Run, manifest: Manifest) -> Judge | None:
@@ -212,20 +220,43 @@ def _used(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) 
 
 @dataclass
 class _Graded:
-    """What grading every archived response again wrote (scores.jsonl's digest, the summary) and found."""
+    """What grading every archived response again wrote (its files' digests, the summary) and found."""
 
     books: Books
-    digest: FileDigest
+    digests: dict[str, FileDigest]
     summary: Summary
     changed: list[SampleChange] = field(default_factory=list)
     errors: list[ScorerFailure] = field(default_factory=list)
+    judge: dict[str, Any] | None = None
+    """With --rejudge: the judge model asked (its identity, its runner config as used)."""
 
 
-async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldScores, out: Path) -> _Graded:
-    """Grade every archived response into out/scores.jsonl and out/summary.json; collect the changed values and
-    the scorers' errors. Responses are graded CHUNK at a time, so the scorer process always has work waiting."""
-    samples = {s.id: s for s in manifest.samples}
-    books, sink = Books(manifest, _run_wall_s(run)), RecordFile(out / SCORES, fresh=True)
+@dataclass
+class _Grading:
+    """How a rescore grades: its grader (for the judge to come), the run's own scores to compare, where it writes."""
+
+    grader: Callable[[Judge | None], Grader]
+    old: OldScores
+    out: Path
+
+
+async def _judged_scores(run: Run, manifest: Manifest, grading: _Grading, config: dict[str, Any] | None) -> _Graded:
+    """Grade with the run's judgements read again, or (`config`: --rejudge) with its judge model asked again."""
+    if config is None:
+        return await _write_scores(run, manifest, grading.grader(archived_judge(run, manifest)), grading)
+    async with rejudging(manifest, config, run.info.identity) as (judge, judged):
+        found = await _write_scores(run, manifest, grading.grader(judge), grading, judgements=True)
+    return replace(found, judge=judged)
+
+
+async def _write_scores(run: Run, manifest: Manifest, grader: Grader, grading: _Grading,
+                        judgements: bool = False) -> _Graded:
+    """Grade every archived response into scores.jsonl and summary.json (and with `judgements` the judge calls made
+    into judgements.jsonl); collect the changed values and the scorers' errors. Responses are graded CHUNK at a
+    time, so the scorer process always has work waiting."""
+    samples, out = {s.id: s for s in manifest.samples}, grading.out
+    books = Books(manifest, _run_wall_s(run))
+    sinks = {name: RecordFile(out / name, fresh=True) for name in (SCORES, *([JUDGEMENTS] if judgements else []))}
     changed: list[SampleChange] = []
     errors: list[ScorerFailure] = []
     async with grader:
@@ -235,21 +266,26 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, old: OldSc
                 raise ArchiveError(f"a response for sample '{unknown}', which the manifest does not have",
                                    file=str(run.path))
             graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
-            for response, grading in zip(chunk, graded):
-                records = grading.records
+            for response, done in zip(chunk, graded):
                 books.response(response)
-                books.judgements(grading.judged)
-                books.scores(records)
-                sink.append(b"".join(record.model_dump_json().encode() + b"\n" for record in records))
-                for record in records:
-                    changed.extend(sample_changes(old.get((record.id, record.repeat, record.scorer)), record))
+                books.judgements(done.judged)
+                books.scores(done.records)
+                _append(sinks, done)
+                for record in done.records:
+                    changed.extend(sample_changes(grading.old.get((record.id, record.repeat, record.scorer)), record))
                     if record.error is not None and response.error is None:
                         errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
                                                     scorer=record.scorer, error=str(record.error)))
-    digest = sink.close()
+    digests = {name: sink.close() for name, sink in sinks.items()}
     summary = books.summary(run.info.manifest_id, run.info.model)
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
-    return _Graded(books, digest, summary, changed, errors)
+    return _Graded(books, digests, summary, changed, errors)
+
+
+def _append(sinks: dict[str, RecordFile], done: Grading) -> None:
+    sinks[SCORES].append(b"".join(record.model_dump_json().encode() + b"\n" for record in done.records))
+    if JUDGEMENTS in sinks and done.new_judgements:
+        sinks[JUDGEMENTS].append(b"".join(call.model_dump_json().encode() + b"\n" for call in done.new_judgements))
 
 
 def _run_wall_s(run: Run) -> float | None:

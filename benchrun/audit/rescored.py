@@ -4,8 +4,9 @@ errors, and how they are printed."""
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
+from pydantic import Field
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -48,6 +49,8 @@ class RescoreInfo(Frozen):
     scorers: tuple[ScorerUsed, ...]
     counts: Counts
     files: dict[str, FileDigest]
+    judge: dict[str, Any] | None = Field(None, exclude_if=lambda judge: judge is None)
+    """With --rejudge: the judge model asked again (its identity and its runner config as used)."""
 
 
 class MeanChange(Frozen):

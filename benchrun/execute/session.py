@@ -96,14 +96,19 @@ async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any])
     runner = make_runner(judge_runner(cfg))
     try:
         judge_identity = await runner.identify()
-        if not cfg["judge"]["allow_self"] and same_model(identity, judge_identity, cfg["runner"],
-                                                         runner.public_config()):
-            raise ConfigError(f"the judge {runner.config.model} is the model under test ({_digest_of(identity)}): "
-                              "a model grading its own answers favours them; pick another judge.model, or set "
-                              "judge.allow_self=true (recorded)", file="config", key="judge.model")
+        refuse_self(cfg, identity, judge_identity, runner)
         yield runner, judge_identity
     finally:
         await runner.aclose()
+
+
+def refuse_self(cfg: dict[str, Any], identity: dict[str, Any], judge_identity: dict[str, Any], judge: Runner) -> None:
+    """Refuse a judge that is the model under test (same digest, or the same model of the same server), unless
+    judge.allow_self: a model grading its own answers favours them."""
+    if not cfg["judge"]["allow_self"] and same_model(identity, judge_identity, cfg["runner"], judge.public_config()):
+        raise ConfigError(f"the judge {judge.config.model} is the model under test ({_digest_of(identity)}): a "
+                          "model grading its own answers favours them; pick another judge.model, or set "
+                          "judge.allow_self=true (recorded)", file="config", key="judge.model")
 
 
 def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: RunWriter, store: Store | None,

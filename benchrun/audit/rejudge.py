@@ -1,0 +1,66 @@
+"""`rescore --rejudge [judge.KEY=VALUE ...]`: the run's judges asked again, of the run's judge model or, with
+overrides, of another (`judge.model=`, `judge.host=`, `judge.options.temperature=`, ...), its identity recorded in
+the rescore's rescore.json. Without --rejudge a rescore reads the archived judgements again and asks no model."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import yaml
+
+from benchrun.archive.reader import Run
+from benchrun.core.errors import BenchrunError
+from benchrun.core.manifest import JudgeModel, Manifest
+from benchrun.execute.judging import Judge
+
+
+def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
+    """The run's config with `overrides` (judge.KEY=VALUE, values read as YAML) set, checked."""
+    from benchrun.compose.config import plain_config
+
+    config = run.config
+    judge = dict(config.get("judge") or {})
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        if not sep or not key.startswith("judge.") or len(key) == len("judge."):
+            raise BenchrunError(f"--rejudge takes judge.KEY=VALUE overrides, not {override!r}")
+        _set(judge, key.removeprefix("judge.").split("."), yaml.safe_load(value))
+    return plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)
+
+
+def _set(tree: dict[str, Any], keys: list[str], value: Any) -> None:
+    for key in keys[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[keys[-1]] = value
+
+
+def rejudged_manifest(manifest: Manifest, config: dict[str, Any]) -> Manifest:
+    """The run's manifest with the judge model the rescore asks (how it is asked, and how many times)."""
+    from benchrun.compiler.plan import runner_spec
+    from benchrun.core.settings import judge_runner_keys
+
+    if not manifest.judges:
+        raise BenchrunError("--rejudge asks the run's judges again, but its tasks have none")
+    judge = JudgeModel(runner=runner_spec(judge_runner_keys(config["judge"])), repeats=config["judge"]["repeats"])
+    return manifest.model_copy(update={"judge": judge})
+
+
+@asynccontextmanager
+async def rejudging(manifest: Manifest, config: dict[str, Any],
+                    identity: dict[str, Any]) -> AsyncIterator[tuple[Judge, dict[str, Any]]]:
+    """The judge asking `manifest`'s judge model (refused when it is the run's model, as for a run), and what
+    rescore.json keeps of it: its identity, its runner config as used and whether it may judge itself."""
+    from benchrun.compose.config import judge_runner
+    from benchrun.execute.runners.registry import make_runner
+    from benchrun.execute.session import refuse_self
+
+    runner = make_runner(judge_runner(config))
+    try:
+        judge_identity = await runner.identify()
+        refuse_self(config, identity, judge_identity, runner)
+        yield Judge(manifest, runner), {"identity": judge_identity, "runner": runner.public_config(),
+                                        "allow_self": config["judge"]["allow_self"]}
+    finally:
+        await runner.aclose()

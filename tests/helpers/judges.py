@@ -1,0 +1,47 @@
+"""A benchmark graded by a judge, for the tests of judges: the seed's symbol task with `contains` and a judge whose
+rubric gives the answer and the reference on lines of their own (as benchrun.testing.oracle's judge reads them)."""
+
+from __future__ import annotations
+
+import json
+
+from benchrun.testing.ollama_server import ChatRequest
+from benchrun.testing.oracle import demo
+
+TASKS = """- name: symbol
+  template: "what is the name for the following symbol? {symb}"
+  values:
+     symb: ["@","$","#"]
+  reference: ["at", "dollar sign", "pound"]
+  scorer: contains
+  judge: names
+"""
+RUBRIC = "Question: {prompt}\nAnswer: {response}\nReference: {reference}\nDoes the answer name the reference?\n"
+JUDGES = f"""- name: names
+  rubric: {json.dumps(RUBRIC)}
+  format: Verdict
+  score: verdict
+  scores: {{right: 1, wrong: 0}}
+"""
+RESPONSE = """from enum import Enum
+from pydantic import BaseModel
+
+
+class Grade(str, Enum):
+    right = "right"
+    wrong = "wrong"
+
+
+class Verdict(BaseModel):
+    verdict: Grade
+"""
+ANSWERS = {"@": "at", "$": "dollar", "#": "hash"}
+"""What the model under test answers: 'hash' is not 'pound' (both `contains` and the judge give 0), and 'dollar' is
+the dollar sign's name but does not contain 'dollar sign' (the judge, reading for meaning, gives 1; `contains` 0)."""
+
+
+def answer(req: ChatRequest) -> str:
+    """The model under test (llama3.2) answers the symbols above; qwen2.5 judges by rule."""
+    if req.model.startswith("qwen2.5"):
+        return demo(req)
+    return json.dumps({"answer": ANSWERS[req.prompt[-1]]})
