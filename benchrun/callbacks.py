@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from benchrun.archive.reader import job_dirs
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.archive.writer import holds_run, taken
+from benchrun.archive.writer import holds_run, refusal
 from benchrun.compose import takeback
 from benchrun.console import output
 from benchrun.core.errors import EXIT
@@ -20,16 +20,17 @@ from benchrun.core.layout import SWEEP_FILE
 
 
 class RunDirCheck(Callback):
-    """Before Hydra creates or writes the run (or sweep) directory: refuse one that already holds a run, so that
-    nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the directory, under its
-    lock, is what guarantees it; this only keeps Hydra's hands off."""
+    """Before Hydra creates or writes the run (or sweep) directory: refuse one that already holds a run (or is not a
+    directory), so that nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the
+    directory, under its lock, is what guarantees it; this only keeps Hydra's hands off."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
         run_dir = Path(config.hydra.run.dir)
-        if holds_run(run_dir):
-            _refuse(taken(run_dir))
+        why = refusal(run_dir)
+        if why:
+            _refuse(why)
         takeback.NEW_RUNS.append(run_dir)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchrun.core.errors import ArchiveBusy
+from benchrun.core.errors import ArchiveBusy, writing
 from benchrun.core.layout import LOCK
 
 
@@ -31,7 +31,8 @@ class DirLock:
 
     def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        with writing(self.path):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

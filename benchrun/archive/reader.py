@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError
+from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.layout import CONFIG, MANIFEST, OUTPUTS, RECORD_FILES, RESPONSES, RUN, SCORES, SEAL, SUMMARY
 from benchrun.core.records import Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.resources import bench_dir
@@ -96,7 +96,8 @@ class Run:
         if not path.is_file():
             return None
         try:
-            return model.model_validate_json(path.read_bytes())
+            with reading(path):
+                return model.model_validate_json(path.read_bytes())
         except ValueError as err:
             raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
@@ -162,17 +163,18 @@ class Run:
         if not path.is_file():
             return
         validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
-        with open(path, "rb") as handle:
+        with reading(path), open(path, "rb") as handle:
             try:
                 yield from map(validate, handle)  # no Python frame per line
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), err) from None
 
     def _read(self, name: str) -> bytes:
-        try:
-            return (self.path / name).read_bytes()
-        except FileNotFoundError:
-            raise ArchiveError("missing", file=str(self.path / name)) from None
+        path = self.path / name
+        if not path.exists():
+            raise ArchiveError("missing", file=str(path))
+        with reading(path):
+            return path.read_bytes()
 
 
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
@@ -205,10 +207,11 @@ def _first(err: ValidationError) -> str:
 def load_run(path: PathLike) -> Run:
     """The run in directory `path` (it must hold a run.json)."""
     path = Path(path)
+    if not (path / RUN).exists():
+        raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
-        info = RunInfo.model_validate_json((path / RUN).read_bytes())
-    except FileNotFoundError:
-        raise ArchiveError("not a run directory (no run.json)", file=str(path)) from None
+        with reading(path / RUN):
+            info = RunInfo.model_validate_json((path / RUN).read_bytes())
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None

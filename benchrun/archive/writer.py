@@ -8,22 +8,20 @@ and renamed. A failed write is one line naming the file (`WriteFailed`), never a
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import platform
 import socket
 import uuid
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterable
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.ledger import digest_lines
-from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed
+from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import (
     CONFIG,
@@ -49,8 +47,6 @@ if TYPE_CHECKING:
 RESERVE_BYTES = 32 * 1024
 """Space a writer holds while it writes (layout.RESERVE), given back for the final run.json."""
 PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
-_ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
-                errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large"}
 
 
 def now() -> str:
@@ -75,16 +71,6 @@ def _version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
-
-
-@contextmanager
-def writing(path: Path) -> Iterator[None]:
-    """Turn an OSError while writing `path` into one line: `disk full writing outputs/.../responses.jsonl`."""
-    try:
-        yield
-    except OSError as err:
-        words = _ERRNO_WORDS.get(err.errno) or (os.strerror(err.errno) if err.errno else str(err))
-        raise WriteFailed(f"{words} writing {path}") from None
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -177,6 +163,9 @@ class RunWriter:
     @classmethod
     def create(cls, run_dir: Path, info: RunInfo) -> RunWriter:
         """Claim `run_dir` for a new run: refused when it holds a run or another process is writing it."""
+        why = refusal(run_dir)
+        if why:
+            raise RunDirTaken(why)
         with writing(run_dir):
             run_dir.mkdir(parents=True, exist_ok=True)
         lock = DirLock(run_dir)
@@ -329,6 +318,13 @@ class RunWriter:
 
 
 NEW_DIR = "pick a new directory (hydra.run.dir=...)"
+
+
+def refusal(run_dir: Path) -> str | None:
+    """Why no run can start in `run_dir` (it is not a directory, or it holds a run), or None when one can."""
+    if run_dir.exists() and not run_dir.is_dir():
+        return f"{run_dir} is not a directory; nothing was changed; {NEW_DIR}"
+    return taken(run_dir) if holds_run(run_dir) else None
 
 
 def taken(run_dir: Path) -> str:

@@ -19,6 +19,8 @@ LAUNCHER_FILES = ".submitit"
 def forget_hydra_copies(run_dir: Path, secret: bool = False) -> None:
     """Delete what Hydra wrote for a run that will not start (.hydra/, the job's log, the sweep's multirun.yaml if
     its overrides hold a secret), and the run directory and its date directory if that empties them."""
+    if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
+        return
     shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
     if secret:
         (run_dir.parent / MULTIRUN_FILE).unlink(missing_ok=True)
