@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
-from benchrun.core.errors import ConfigError, TaskError
+from benchrun.core.errors import ConfigError, TaskError, reading
 from benchrun.core.manifest import (
     FormatSpec,
     Manifest,
@@ -48,7 +48,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
     if isinstance(cfg["runner"]["model"], list):
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)
-    specs = select(read_tasks(bench), cfg["task"].get("only"))
+    specs = select(read_tasks(bench, cfg["task"]["max_prompt_chars"]), cfg["task"].get("only"))
     limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"])
     check_sample_count(specs, limits)
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
@@ -143,8 +143,10 @@ def source_files(bench: Path) -> tuple[SourceFile, ...]:
 
 
 def _source_file(bench: Path, path: Path) -> SourceFile:
-    data = path.read_bytes()
-    return SourceFile(path=path.relative_to(bench).as_posix(), sha256=sha256_bytes(data), size=len(data))
+    rel = path.relative_to(bench).as_posix()
+    with reading(rel, TaskError):
+        data = path.read_bytes()
+    return SourceFile(path=rel, sha256=sha256_bytes(data), size=len(data))
 
 
 def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
