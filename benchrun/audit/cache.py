@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sqlite3
 from dataclasses import asdict
 
 from rich.table import Table
@@ -37,8 +38,11 @@ def main(args: argparse.Namespace) -> int:
         return EXIT["ok"]
     store = Store(directory)
     try:
-        cleared = store.clear(args.digest) if args.clear else None
-        report(store.stats(None if args.clear else args.digest), cleared, args)  # after a clear: what is left
+        stats = store.stats(None if args.clear else args.digest)  # read first: another program's database is
+        cleared = store.clear(args.digest) if args.clear else None  # refused before anything in it is deleted
+        report(store.stats() if args.clear else stats, cleared, args)  # after a clear: what is left
+    except sqlite3.Error as err:  # a database, but not the cache's (its tables are another program's)
+        raise store.unusable(err) from None
     finally:
         store.close()
     return EXIT["ok"]

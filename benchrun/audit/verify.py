@@ -166,7 +166,7 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
 
     try:
         recorded = manifest_files(run.manifest_bytes)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
         return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
     return compare_sources(recorded, source_files(bench), bench)
 
