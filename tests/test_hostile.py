@@ -147,6 +147,12 @@ FILES = {  # name: (benchmark files, message)
     "a CSV cell past the csv module's limit": (folder_task("add", "{a}", f"a,reference\n{'x' * 200_000},1\n"),
                                                "in 'tasks/add/values.csv': task 'add': line 2: a cell longer than "
                                                "task.max_prompt_chars (100,000 characters)"),
+    "prompts over task.max_total_chars": (one(template="{a:>99990}{b}", value_combinations="combinations",
+                                              values={"a": list(range(1000)), "b": list(range(1000))},
+                                              reference="calculated", scorer="s"),
+                                          "task.max_total_chars: the benchmark's prompts pass task.max_total_chars "
+                                          "(100,000,000 characters in all) at sample 1,001 of 1,000,000 of task 't'; "
+                                          "raise it, or pick tasks with task.only"),
 }
 
 

@@ -59,6 +59,9 @@ class TaskConfig(Settings):
     """Refuse a benchmark whose value grids expand to more samples than this (counted before expanding)."""
     max_prompt_chars: int = Field(100_000, ge=1)
     """Refuse a rendered prompt (or a template format width or precision) longer than this."""
+    max_total_chars: int = Field(100_000_000, ge=1)
+    """Refuse a benchmark whose prompts come to more characters than this in all (counted as they are rendered):
+    the two limits above hold one by one, not together (a million prompts of 100,000 characters)."""
 
 
 class RunnerConfig(Settings):
