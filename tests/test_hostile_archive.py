@@ -236,3 +236,14 @@ def test_a_run_directory_that_is_a_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["taken"] and taken.read_text() == "mine\n"
 
 
+def test_empty_outputs_is_refused_before_anything_is_made(tmp_path):
+    """`outputs=` would put the run's directory at the file system's root (`/<date>/...`)."""
+    before = sorted(os.listdir("/"))
+    for sweep in ([], ["-m", "runner.model=a,b"]):
+        result = call_benchrun(*sweep, NO_SERVER, "outputs=", cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (
+            EXIT["usage"], "benchrun: error: in 'config': outputs: empty: name a directory (by default, outputs); an "
+                           "empty one would put run directories at the file system's root\n")
+    assert (sorted(os.listdir("/")), list(tmp_path.iterdir())) == (before, [])
+
+
