@@ -1,0 +1,93 @@
+"""What the archive says is what is true, and what it prints and exports is inert: `verify` passes only a run whose
+run.json its seal covers (a run without a seal is explained, never passed); a forced resume onto another model keeps
+which model answered which answers, and `show` and `compare` say so; CSV exports hold no cell a spreadsheet would
+run; text from outside reaches the terminal with its control characters made visible."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from benchrun.archive.dirlock import DirLock
+from benchrun.core.errors import EXIT, ArchiveBusy
+from tests.helpers.archives import DEAD_WRITER, synthetic_run
+from tests.helpers.commands import audit, call_benchrun
+
+CHECKED = "(record lines checked against records.sha256 only)"
+
+
+def in_process(cwd: Path, *args: str):
+    return call_benchrun(*args, cwd=cwd, module="benchrun.audit")
+
+
+def failures(run_dir: Path) -> tuple[int, list[str]]:
+    """`verify RUN`'s exit code and its FAIL lines."""
+    result = in_process(run_dir.parent, "verify", str(run_dir))
+    assert result.stderr == ""
+    return result.returncode, [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+
+
+def edit_run_json(run_dir: Path, **changes) -> None:
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, **changes}, indent=2))
+
+
+# -- verify: only what the seal covers is intact --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_removed_seal_and_a_run_json_set_back_to_running_are_caught(tmp_path):
+    """The hostile pass's case: seal.json deleted, run.json back to `running` and claiming another model."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], model="llama3.2")
+    (run_dir / "seal.json").unlink()
+    edit_run_json(run_dir, status="running", ended_at=None, model="gpt-9")
+    result = audit(tmp_path, "verify", str(run_dir))
+    assert (result.returncode, result.stderr) == (EXIT["not_intact"], "")
+    assert [line for line in result.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  seal.json: missing: run.json says 'running' but holds the final digests of a run that ended: its seal "
+        "was removed and run.json edited"]
+    assert result.stdout.endswith("NOT intact: 1 problem\n")
+
+
+def test_a_run_json_set_back_to_running_without_its_digests(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    (run_dir / "seal.json").unlink()
+    edit_run_json(run_dir, status="running", ended_at=None, files={})
+    assert failures(run_dir) == (EXIT["not_intact"], [
+        "FAIL  run.json: says 'running', but no live process holds run.lock: its last writer let go of it cleanly, "
+        f"which a writer does once the run has ended: run.json was edited {CHECKED}"])
+
+
+def test_a_killed_run_is_said_to_be_one(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
+    writer = f"pid {DEAD_WRITER['pid']} on host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}"
+    assert failures(run_dir) == (EXIT["not_intact"], [
+        f"FAIL  run.json: says 'running', but no live process holds run.lock: its writer ({writer}) stopped before "
+        f"the run ended (killed, or its disk failed); finish it with: benchrun-audit resume {run_dir} {CHECKED}"])
+    (run_dir / "run.lock").unlink()
+    assert failures(run_dir) == (EXIT["not_intact"], [
+        "FAIL  run.json: says 'running', but no live process holds run.lock: there is none, so the directory was "
+        f"copied without it or run.json edited {CHECKED}"])
+
+
+def test_a_run_being_written_is_not_intact_yet_and_verify_leaves_its_writer_alone(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
+    lock = DirLock(run_dir).acquire()
+    try:
+        since = json.loads((run_dir / "run.lock").read_text())["since"]
+        assert failures(run_dir) == (EXIT["not_intact"], [
+            f"FAIL  run.json: not sealed yet: the run is being written (pid {os.getpid()} on host "
+            f"{socket.gethostname()} since {since}); verify it once it has ended {CHECKED}"])
+        with pytest.raises(ArchiveBusy):
+            DirLock(run_dir).acquire()
+    finally:
+        lock.release()
+    assert failures(run_dir)[1][0].endswith(f"its last writer let go of it cleanly, which a writer does once the run "
+                                            f"has ended: run.json was edited {CHECKED}")
+    DirLock(run_dir).acquire().release()
+
+
