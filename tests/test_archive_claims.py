@@ -5,6 +5,7 @@ run; text from outside reaches the terminal with its control characters made vis
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -14,6 +15,9 @@ import pytest
 
 from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT, ArchiveBusy
+from benchrun.testing import ollama_server
+from benchrun.testing.chat import fake_digest
+from benchrun.testing.lab import Lab
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.commands import audit, call_benchrun
 
@@ -89,5 +93,41 @@ def test_a_run_being_written_is_not_intact_yet_and_verify_leaves_its_writer_alon
     assert failures(run_dir)[1][0].endswith(f"its last writer let go of it cleanly, which a writer does once the run "
                                             f"has ended: run.json was edited {CHECKED}")
     DirLock(run_dir).acquire().release()
+
+
+# -- a forced resume onto another model -----------------------------------------------------------------------------
+
+
+def re_pulled(name: str) -> str:
+    """The digest the server lists once the model has been pulled again."""
+    return hashlib.sha256(f"re-pulled {name}".encode()).hexdigest()
+
+
+@pytest.mark.slow
+def test_a_forced_resume_onto_a_re_pulled_model_keeps_who_answered_what(tmp_path, monkeypatch):
+    with Lab(tmp_path) as lab:
+        with lab.held_after(8, *lab.args()) as (proc, run_dir):
+            proc.kill()
+            proc.communicate()
+        before, after = fake_digest("llama3.2"), re_pulled("llama3.2")
+        monkeypatch.setattr(ollama_server, "fake_digest", re_pulled)
+        refused = lab.call("resume", str(run_dir), module="benchrun.audit")
+        forced = lab.call("resume", str(run_dir), "--force", module="benchrun.audit")
+        baseline = lab.call(*lab.args()).stdout.splitlines()[-1].removeprefix("run directory: ")
+    assert (refused.returncode, refused.stderr) == (
+        EXIT["archive"], f"benchrun: error: model llama3.2 is now {after[:12]}, the run used {before[:12]}; resume "
+                         "with --force to continue with it anyway (recorded in run.json)\n")
+    assert (forced.returncode, forced.stderr) == (EXIT["ok"], "")
+    info = json.loads((run_dir / "run.json").read_text())
+    [entry] = info["history"]
+    assert (entry["identity"]["digest"], entry["answers"], entry["kept"], info["identity"]["digest"]) == (
+        before, 8, 8, after)
+    mixed = f"answers from 2 models: 8 by {before[:12]}, 12 by {after[:12]}"
+    shown = [line.rstrip() for line in in_process(tmp_path, "show", str(run_dir)).stdout.splitlines()]
+    assert f"answered by  {mixed}" in shown
+    compared = in_process(tmp_path, "compare", baseline, str(run_dir)).stdout.splitlines()
+    base_id = json.loads((Path(baseline) / "run.json").read_text())["run_id"]
+    assert compared[0] == f"baseline: llama3.2 {base_id} ({baseline})"
+    assert f"vs llama3.2 {info['run_id']} ({run_dir}): {mixed}" in compared
 
 

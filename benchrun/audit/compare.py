@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import DEFAULT_ROOT, Run, Values, expand_runs
+from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
@@ -48,8 +49,8 @@ class RunRef(Frozen):
     answered: bool
     """Whether the run has any responses (a run without is named, not compared)."""
     note: str | None = None
-    """What a reader must know first: the run has no responses, or it did not finish (it is compared over the
-    samples it answered); None for a run that finished with responses."""
+    """What a reader must know first: the run has no responses, or did not finish (compared over the samples it
+    answered), or more than one model answered it; None for a run that finished with one model's responses."""
 
 
 class Diff(Frozen):
@@ -212,14 +213,15 @@ def _ref(run: Run) -> RunRef:
 
 
 def status_note(run: Run, answered: bool) -> str | None:
-    """`no responses (status failed: why)`, `not finished (status interrupted: why); ...`, or None."""
+    """`no responses (status failed: why)`, `not finished (status interrupted: why); ...`, that more than one model
+    answered (`answers from 2 models: ...`), or None."""
     info = run.info
     state = info.status + (f": {info.reason}" if info.reason else "")
     if not answered:
         return f"no responses (status {state})"
-    if info.status in UNFINISHED:
-        return f"not finished (status {state}); compared over the samples it answered"
-    return None
+    unfinished = f"not finished (status {state}); compared over the samples it answered"
+    return "; ".join(note for note in (unfinished if info.status in UNFINISHED else None, mixed_models(run)) if note) \
+        or None
 
 
 def inputs(baseline: Run, run: Run) -> Inputs:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
 from benchrun.archive.rows import joined
+from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
@@ -119,7 +120,8 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
 
 
 def header(run: Run) -> Table:
-    """Where, what and who: status, overrides, manifest id, model identity, runner config, counts."""
+    """Where, what and who: status, overrides, manifest id, model identity (and, when more than one model answered,
+    which answered how many), runner config, counts."""
     info, identity = run.info, run.info.identity
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -133,6 +135,7 @@ def header(run: Run) -> Table:
         "manifest id": info.manifest_id or "- (the run failed before it compiled)",
         "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "
                  f"server {identity.get('server_version', '-')}",
+        "answered by": mixed_models(run),
         "details": _pairs(identity.get("details") or {}),
         "runner": _pairs(info.runner),
         "counts": info.counts.text(),
@@ -142,7 +145,8 @@ def header(run: Run) -> Table:
         rows["retry of"] = (f"{parent.run_id}  {parent.path}  ({parent.carried} answers carried over, "
                             f"{parent.asked} samples asked again)")
     for key, value in rows.items():
-        grid.add_row(key, Text(value))
+        if value is not None:
+            grid.add_row(key, Text(value))
     return grid
 
 
