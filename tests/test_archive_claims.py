@@ -5,6 +5,7 @@ run; text from outside reaches the terminal with its control characters made vis
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -19,7 +20,8 @@ from benchrun.testing import ollama_server
 from benchrun.testing.chat import fake_digest
 from benchrun.testing.lab import Lab
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
-from tests.helpers.commands import audit, call_benchrun
+from tests.helpers.benchfiles import task, tasks_yml, write_bench
+from tests.helpers.commands import audit, call_benchrun, make_run
 
 CHECKED = "(record lines checked against records.sha256 only)"
 
@@ -129,5 +131,30 @@ def test_a_forced_resume_onto_a_re_pulled_model_keeps_who_answered_what(tmp_path
     base_id = json.loads((Path(baseline) / "run.json").read_text())["run_id"]
     assert compared[0] == f"baseline: llama3.2 {base_id} ({baseline})"
     assert f"vs llama3.2 {info['run_id']} ({run_dir}): {mixed}" in compared
+
+
+# -- exports and the terminal ---------------------------------------------------------------------------------------
+
+FORMULAS = ["=1+1", "+1", "-1+2", "@SUM(A1)", "\tcmd", "\rcmd", "plain", "- a list item", "x\r=1+1"]
+ANSWER = "=HYPERLINK(\"http://evil.example\")"
+
+
+def neutral(value) -> str:
+    """A cell as OWASP would have it written: text a spreadsheet would run gets a leading ', numbers stay numbers."""
+    return str(value) if not isinstance(value, str) else "'" + value if value[:1] in "=+-@\t\r" else value
+
+
+def test_csv_exports_hold_no_cell_a_spreadsheet_would_run(tmp_path):
+    values = [*FORMULAS, -3]
+    bench = write_bench(tmp_path, {"tasks.yml": tasks_yml(task(template="{a}", values={"a": values},
+                                                               reference=[f"={n}" for n in range(len(values))]))})
+    run_dir = make_run(tmp_path, f"task.path={bench}", responder=lambda req: ANSWER)
+    assert in_process(tmp_path, "export", str(run_dir), "--text", "--output", "rows.csv").returncode == EXIT["ok"]
+    with open(tmp_path / "rows.csv", newline="", encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["scorer"] == "format_valid"]
+    assert [(row["value.a"], row["prompt"], row["reference"], row["response"], row["value"]) for row in rows] == [
+        (neutral(a), neutral(str(a)), neutral(f"={n}"), neutral(ANSWER), "0") for n, a in enumerate(values)]
+    lines = in_process(tmp_path, "export", str(run_dir), "--text", "--format", "jsonl").stdout.splitlines()
+    assert [json.loads(line)["prompt"] for line in lines][::2] == [str(a) for a in values]
 
 

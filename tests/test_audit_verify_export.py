@@ -409,7 +409,7 @@ def test_export_command(runs, tmp_path):
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["ok"], "", "")
     expected = io.StringIO()
     write_csv([load_run(runs.folderbench), load_run(runs.broken)], expected)
-    assert target.read_text() == expected.getvalue()
+    assert target.read_bytes() == expected.getvalue().encode()
 
     result = audit(runs.root, "export", str(runs.folderbench), "--format", "jsonl")
     assert [json.loads(line)["sample_id"] for line in result.stdout.splitlines()][::2] == [

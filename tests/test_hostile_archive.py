@@ -247,3 +247,32 @@ def test_empty_outputs_is_refused_before_anything_is_made(tmp_path):
     assert (sorted(os.listdir("/")), list(tmp_path.iterdir())) == (before, [])
 
 
+def test_export_to_a_place_it_cannot_write(run_dir, tmp_path):
+    for target, why in ((tmp_path, "is a directory"), (tmp_path / "nowhere" / "rows.csv", "no such file or directory")):
+        result = audit(tmp_path, "export", str(run_dir), "--output", str(target))
+        assert (result.returncode, result.stderr) == (EXIT["archive"], f"benchrun: error: {why} writing {target}\n")
+    assert [p for p in tmp_path.rglob(".*.tmp")] == []
+
+
+@NEEDS_MOUNT
+def test_export_to_a_read_only_file_system(run_dir, tmp_path):
+    place = tmp_path / "ro"
+    place.mkdir()
+    with read_only(place):
+        result = audit(tmp_path, "export", str(run_dir), "--output", str(place / "rows.csv"))
+    assert (result.returncode, result.stderr) == (
+        EXIT["archive"], f"benchrun: error: read-only file system writing {place / 'rows.csv'}\n")
+
+
+def test_an_export_that_fails_part_way_leaves_the_file_that_was_there(run_dir, tmp_path):
+    target = tmp_path / "rows.csv"
+    assert audit(tmp_path, "export", str(run_dir), "--text", "--output", str(target)).returncode == EXIT["ok"]
+    before = target.read_bytes()
+    broken = synthetic_run(tmp_path / "broken", [1, 1])
+    with open(broken / "scores.jsonl", "ab") as handle:
+        handle.write(b'{"id": "t:a=0"}\n')
+    result = audit(tmp_path, "export", str(run_dir), str(broken), "--output", str(target))
+    assert (result.returncode, result.stderr) == (
+        EXIT["archive"], f"benchrun: error: in '{broken / 'scores.jsonl'}': line 5: not a valid record: task: Field "
+                         "required\n")
+    assert (target.read_bytes(), [p for p in tmp_path.rglob(".*.tmp")]) == (before, [])

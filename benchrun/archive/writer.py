@@ -8,15 +8,17 @@ and renamed. A failed write is one line naming the file (`WriteFailed`), never a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import platform
 import socket
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterable
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock
@@ -74,12 +76,23 @@ def _version(name: str) -> str | None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, sync it, then rename it over `path`; no temporary file survives."""
+    """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done."""
+    with INTERRUPTS.held(), atomic_file(path) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def atomic_file(path: Path, mode: str = "wb", **options: Any) -> Iterator[IO[Any]]:
+    """A file to write `path` through: a temporary file beside it, synced and renamed over it when the block ends,
+    so `path` is the old file or the new one, never part of it; an OSError is one line naming `path` (WriteFailed),
+    and no temporary file survives."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with INTERRUPTS.held(), writing(path):
+    with writing(path):
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         try:
-            with open(tmp, "wb") as handle:
-                handle.write(data)
+            with open(tmp, mode, **options) as handle:
+                yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
