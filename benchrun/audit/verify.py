@@ -23,6 +23,7 @@ from benchrun.archive.dirlock import LockState, describe, probe
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.writer import file_digest
 from benchrun.console import output
+from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import CONFIG, DIGESTS, LOCK, MANIFEST, RECORD_FILES, RUN, SEAL
 from benchrun.core.manifest import SourceFile
@@ -230,9 +231,9 @@ def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...],
 
 def print_verdict(verdict: Verdict) -> None:
     out = output.stdout()
-    out.print(f"verify {verdict.run.id}  {verdict.run.path}", markup=False)
+    out.print(visible(f"verify {verdict.run.id}  {verdict.run.path}"), markup=False)
     for finding in verdict.findings:
-        out.print(finding.text(), markup=False, style=None if finding.ok else "bold red", soft_wrap=True)
+        out.print(visible(finding.text()), markup=False, style=None if finding.ok else "bold red", soft_wrap=True)
     problems = len(verdict.problems)
     out.print("intact" if verdict.intact else f"NOT intact: {problems} problem{'s' * (problems > 1)}",
               style="bold green" if verdict.intact else "bold red")
