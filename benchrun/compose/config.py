@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeVar
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
-from benchrun.core.settings import RUNNERS, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
+from benchrun.core.settings import RUNNERS, Directory, Options, RunConfig, RunnerConfig, TaskConfig, hydra_defaults
 from benchrun.core.yamlfile import load_yaml
 
 M = TypeVar("M", bound=BaseModel)
@@ -87,6 +87,14 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
         secrets.SECRETS.register_key(key_env)
     return config.model_dump(mode="json")
+
+
+def checked_outputs(value: Any) -> None:
+    """`outputs` alone, checked as RunConfig checks it, before Hydra makes any directory under it."""
+    try:
+        TypeAdapter(Directory).validate_python(value)
+    except ValidationError as err:
+        raise ConfigError(f"outputs: {err.errors()[0]['msg'].removeprefix('Value error, ')}", file="config") from None
 
 
 def checked(model: type[M], data: Any, prefix: Sequence[str] = ()) -> M:
