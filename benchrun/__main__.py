@@ -1,7 +1,8 @@
 """`python -m benchrun` (installed as `benchrun`): SIGINT/SIGTERM handled from the first moment, then Hydra.
 
 Every error is one line and an exit code from `benchrun.core.errors.EXIT`, Hydra's own included (a mistyped key, a
-preset that does not exist, an override Hydra cannot parse); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks.
+preset that does not exist, an override Hydra cannot parse), and a file system's (a read-only or full disk, a path
+that is not a directory, a link loop, ...); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 import re
 import sys
 
-from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted
+from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
 
 VERBOSE_FLAG = "--verbose"
@@ -50,11 +51,13 @@ def main() -> None:
             _error(lost)
             sys.exit(EXIT["sweep_failed"])
         _take_back()
-        line = hydra_error(err)
+        line, code = hydra_error(err), EXIT["usage"]
+        if line is None and isinstance(err, OSError):  # the last resort: a file system's error nothing nearer
+            line, code = os_error_line(err), EXIT["archive"]  # reported (Hydra making the run directory, say)
         if verbose or line is None:
             raise
         _error(line)
-        sys.exit(EXIT["usage"])
+        sys.exit(code)
 
 
 def _exit_now(code: int) -> None:

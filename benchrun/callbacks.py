@@ -1,5 +1,5 @@
-"""Hydra callbacks: refuse a directory that already holds a run before Hydra writes into it (noting the new ones,
-for benchrun.compose.takeback); summarise a sweep."""
+"""Hydra callbacks: refuse an empty `outputs` and a directory that already holds a run (or is a file) before Hydra
+writes into it (noting the new ones, for benchrun.compose.takeback); summarise a sweep."""
 
 from __future__ import annotations
 
@@ -12,29 +12,33 @@ from omegaconf import DictConfig
 
 from benchrun.archive.reader import job_dirs
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.archive.writer import holds_run, taken
+from benchrun.archive.writer import holds_run, refusal
 from benchrun.compose import takeback
+from benchrun.compose.config import checked_outputs
 from benchrun.console import output
-from benchrun.core.errors import EXIT
+from benchrun.core.errors import EXIT, ConfigError
 from benchrun.core.layout import SWEEP_FILE
 
 
 class RunDirCheck(Callback):
-    """Before Hydra creates or writes the run (or sweep) directory: refuse one that already holds a run, so that
-    nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the directory, under its
-    lock, is what guarantees it; this only keeps Hydra's hands off."""
+    """Before Hydra creates or writes the run (or sweep) directory: refuse one that already holds a run (or is not a
+    directory), so that nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the
+    directory, under its lock, is what guarantees it; this only keeps Hydra's hands off."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
+        _check_outputs(config)
         run_dir = Path(config.hydra.run.dir)
-        if holds_run(run_dir):
-            _refuse(taken(run_dir))
+        why = refusal(run_dir)
+        if why:
+            _refuse(why)
         takeback.NEW_RUNS.append(run_dir)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
+        _check_outputs(config)
         sweep_dir = Path(config.hydra.sweep.dir)
         if (sweep_dir / SWEEP_FILE).is_file() or (sweep_dir.is_dir() and any(map(holds_run, job_dirs(sweep_dir)))):
             _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
@@ -42,6 +46,14 @@ class RunDirCheck(Callback):
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
         takeback.SWEEPS.append(sweep_dir)
+
+
+def _check_outputs(config: DictConfig) -> None:
+    """Refuse an `outputs` the config check would refuse, before Hydra makes a directory under it."""
+    try:
+        checked_outputs(config.get("outputs"))
+    except ConfigError as err:
+        _refuse(str(err))
 
 
 def _refuse(message: str) -> None:

@@ -130,6 +130,29 @@ FILES = {  # name: (benchmark files, message)
         "schema for <class 'custom_response.Thing'> (line 3)"),
     "syntax error": ({**one(), "custom_response.py": "class F(:\n"},
                      "in 'custom_response.py': cannot import: SyntaxError: invalid syntax (line 1)"),
+    "nested 5,000 deep": ({"tasks.yml": f"- name: t\n  template: '{{a}}'\n  values: {{a: [{'[' * 5000}{']' * 5000}]}}\n"},
+                          "in 'tasks.yml': line 3, column 1012: lists and mappings nested more than 32 deep; a "
+                          "benchmark file needs 5 at most"),
+    "nested 40 deep": ({"tasks.yml": f"- name: t\n  template: '{{a}}'\n  values: {{a: [{'[' * 40}{']' * 40}]}}\n"},
+                       "in 'tasks.yml': lists and mappings nested more than 32 deep (at [0].values.a[0]…); a benchmark "
+                       "file needs 5 at most"),
+    "an integer of 5,000 digits": ({"tasks.yml": f"- name: t\n  template: '{{a}}'\n  values: {{a: [{'9' * 5000}]}}\n"},
+                                   "in 'tasks.yml': line 3, column 16: the integer 99999999999999999999…(5,000 "
+                                   "characters) is outside ±9,007,199,254,740,991 (2^53 - 1, the integers every JSON "
+                                   "reader keeps exactly); quote it to keep it as text"),
+    "an integer past 2^53": (one(reference=[9007199254740992, 1]),
+                             "in 'tasks.yml': line 8, column 5: the integer 9007199254740992 is outside "
+                             "±9,007,199,254,740,991 (2^53 - 1, the integers every JSON reader keeps exactly); quote "
+                             "it to keep it as text"),
+    "a CSV cell past the csv module's limit": (folder_task("add", "{a}", f"a,reference\n{'x' * 200_000},1\n"),
+                                               "in 'tasks/add/values.csv': task 'add': line 2: a cell longer than "
+                                               "task.max_prompt_chars (100,000 characters)"),
+    "prompts over task.max_total_chars": (one(template="{a:>99990}{b}", value_combinations="combinations",
+                                              values={"a": list(range(1000)), "b": list(range(1000))},
+                                              reference="calculated", scorer="s"),
+                                          "task.max_total_chars: the benchmark's prompts pass task.max_total_chars "
+                                          "(100,000,000 characters in all) at sample 1,001 of 1,000,000 of task 't'; "
+                                          "raise it, or pick tasks with task.only"),
 }
 
 
@@ -188,6 +211,20 @@ def test_values_with_id_separators_are_not_duplicates(tmp_path):
 
     assert [s.id for s in compile_plan(config(bench), tmp_path).manifest.samples] == [
         "t:a=1%2Cb%3D2,b=2", "t:a=1,b=2%2Cb%3D3"]
+
+
+def test_csv_cells_within_a_raised_limit_and_integers_past_2_53(tmp_path):
+    """A cell as long as task.max_prompt_chars allows is read, past the csv module's own limit; an integer cell
+    outside ±(2^53 - 1) stays the text it is (a CSV cannot quote a number into text), one inside is a number."""
+    cells = f"a,b,reference\n{'x' * 200_000},12345678901234567890,1\ny,-9007199254740991,2\n"
+    bench = write_bench(tmp_path, folder_task("add", "{a}{b}", cells))
+    from benchrun import compile_plan
+
+    cfg = config(bench)
+    cfg["task"]["max_prompt_chars"] = 300_000
+    samples = compile_plan(cfg, tmp_path).manifest.samples
+    assert [(len(s.values["a"]), s.values["b"]) for s in samples] == [(200_000, "12345678901234567890"),
+                                                                       (1, -9007199254740991)]
 
 
 def test_a_values_csv_with_a_byte_order_mark(tmp_path):

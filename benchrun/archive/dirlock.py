@@ -13,12 +13,18 @@ import json
 import os
 import socket
 import sys
+import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchrun.core.errors import ArchiveBusy
+from benchrun.core.errors import ArchiveBusy, reading, writing
 from benchrun.core.layout import LOCK
+
+PROBE_WAITS_S = (0.0, 0.005, 0.05)
+"""When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
+makes a writer give up."""
 
 
 class DirLock:
@@ -31,13 +37,12 @@ class DirLock:
 
     def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        with writing(self.path):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        if not _locked(fd, fcntl.LOCK_EX, PROBE_WAITS_S):
             os.close(fd)
             raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
-                              file=str(self.path.parent)) from None
+                              file=str(self.path.parent))
         self._fd = fd
         self.stale = _read(fd)
         _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
@@ -61,6 +66,45 @@ class DirLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+@dataclass(frozen=True)
+class LockState:
+    """What a run directory's lock says of its writer: whether the file is there, whether a live process holds it,
+    and the note its holder (live, or dead holding it) left."""
+
+    exists: bool
+    held: bool
+    note: dict[str, Any] | None
+
+
+def probe(path: Path) -> LockState:
+    """Whether a live process holds the lock at `path`, found by taking a shared lock and letting go at once (which
+    never blocks, and which a writer taking the lock waits out); read-only, it changes nothing."""
+    with reading(path):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return LockState(exists=False, held=False, note=None)
+    try:
+        held = not _locked(fd, fcntl.LOCK_SH, (0.0,))
+        if not held:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return LockState(exists=True, held=held, note=_read(fd))
+    finally:
+        os.close(fd)
+
+
+def _locked(fd: int, kind: int, waits: tuple[float, ...]) -> bool:
+    """Take a lock of `kind` on `fd` without blocking, trying again after each of `waits`; whether it was taken."""
+    for wait in waits:
+        time.sleep(wait)
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            continue
+    return False
 
 
 def holder(path: Path) -> dict[str, Any] | None:

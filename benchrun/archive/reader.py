@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError
+from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.layout import (
     CONFIG,
     JUDGEMENTS,
@@ -87,8 +87,9 @@ class Run:
         for readers that need a few fields (task names, prompts, values)."""
         try:
             data = json.loads(self.manifest_bytes)
-        except ValueError as err:
-            raise ArchiveError(f"not valid JSON: {err}", file=str(self.path / MANIFEST)) from None
+        except (ValueError, RecursionError) as err:
+            why = "nested too deep" if isinstance(err, RecursionError) else err
+            raise ArchiveError(f"not valid JSON: {why}", file=str(self.path / MANIFEST)) from None
         if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
             raise ArchiveError("not a manifest (no samples list)", file=str(self.path / MANIFEST))
         return data
@@ -107,7 +108,8 @@ class Run:
         if not path.is_file():
             return None
         try:
-            return model.model_validate_json(path.read_bytes())
+            with reading(path):
+                return model.model_validate_json(path.read_bytes())
         except ValueError as err:
             raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
@@ -122,13 +124,24 @@ class Run:
 
     @cached_property
     def config(self) -> dict[str, Any]:
-        import yaml  # only the commands that look at config.yaml pay for it
+        """config.yaml, read as a benchmark's YAML is (aliases refused, nesting bounded): a mapping, else
+        ArchiveError."""
+        from benchrun.core.yamlfile import load_yaml  # only the commands that look at config.yaml pay for yaml
 
-        return yaml.safe_load(self._read(CONFIG)) or {}
+        path = self.path / CONFIG
+        if not path.is_file():
+            raise ArchiveError("missing", file=str(path))
+        data = load_yaml(path, str(path), ArchiveError) or {}
+        if not isinstance(data, dict):
+            raise ArchiveError("not a config: not a mapping", file=str(path))
+        return data
 
     def bench_dir(self, fallback: PathLike | None = None) -> Path:
         """The run's benchmark directory: its task.path, resolved where the run was started, else in `fallback`."""
-        path = self.config.get("task", {}).get("path", "")
+        task = self.config.get("task")
+        path = task.get("path") if isinstance(task, dict) else None
+        if not isinstance(path, str):
+            raise ArchiveError("no task.path: the benchmark cannot be located", file=str(self.path / CONFIG))
         cwds = [Path(self.info.cwd)] if self.info.cwd else []
         for cwd in [*cwds, fallback or Path.cwd()]:
             try:
@@ -177,17 +190,18 @@ class Run:
         if not path.is_file():
             return
         validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
-        with open(path, "rb") as handle:
+        with reading(path), open(path, "rb") as handle:
             try:
                 yield from map(validate, handle)  # no Python frame per line
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), err) from None
 
     def _read(self, name: str) -> bytes:
-        try:
-            return (self.path / name).read_bytes()
-        except FileNotFoundError:
-            raise ArchiveError("missing", file=str(self.path / name)) from None
+        path = self.path / name
+        if not path.exists():
+            raise ArchiveError("missing", file=str(path))
+        with reading(path):
+            return path.read_bytes()
 
 
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
@@ -220,10 +234,11 @@ def _first(err: ValidationError) -> str:
 def load_run(path: PathLike) -> Run:
     """The run in directory `path` (it must hold a run.json)."""
     path = Path(path)
+    if not (path / RUN).exists():
+        raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
-        info = RunInfo.model_validate_json((path / RUN).read_bytes())
-    except FileNotFoundError:
-        raise ArchiveError("not a run directory (no run.json)", file=str(path)) from None
+        with reading(path / RUN):
+            info = RunInfo.model_validate_json((path / RUN).read_bytes())
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
@@ -231,29 +246,52 @@ def load_run(path: PathLike) -> Run:
 
 
 def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
-    """Every directory under `root` holding a run.json (sweep jobs included); Hydra's folders skipped."""
-    return map(Path, _run_dir_paths(os.fspath(Path(root))))
+    """Every directory under `root` holding a run.json (sweep jobs, and runs made inside another run's directory,
+    included); Hydra's folders skipped."""
+    return (Path(found) for found in _walk(os.fspath(Path(root))) if isinstance(found, str))
 
 
-def _run_dir_paths(root: str) -> Iterator[str]:
-    """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json)."""
-    if os.path.isfile(os.path.join(root, RUN)):
-        yield root
-        return
+def _walk(root: str) -> Iterator[str | ArchiveError]:
+    """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json), depth first
+    in name order, and for a directory that cannot be listed the error saying so. Each directory is visited once,
+    known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once."""
+    seen: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with reading(folder):
+                status = os.stat(folder)
+                if (status.st_dev, status.st_ino) in seen:
+                    continue
+                seen.add((status.st_dev, status.st_ino))
+                entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except ArchiveError as err:
+            if os.path.isdir(folder):  # not a link that leads nowhere, nor a root that is not there
+                yield err
+            continue
+        if os.path.isfile(os.path.join(folder, RUN)):
+            yield folder
+        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)]
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a directory (or a link to one); a link that leads nowhere (or in a loop) is not."""
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for entry in entries:
-        if entry.is_dir() and not entry.name.startswith("."):
-            yield from _run_dir_paths(entry.path)
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def scan_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run | ArchiveError]:
-    """Every run under `root` in directory order, or for a run.json that cannot be read, the error saying so."""
-    for path in run_dirs(root):
+    """Every run under `root` in directory order, or for a run.json (or a directory) that cannot be read, the error
+    saying so."""
+    for found in _walk(os.fspath(Path(root))):
+        if isinstance(found, ArchiveError):
+            yield found
+            continue
         try:
-            yield load_run(path)
+            yield load_run(found)
         except ArchiveError as err:
             yield err
 

@@ -26,7 +26,8 @@ from benchrun.archive.ledger import (
     lines_of,
     read_digests,
 )
-from benchrun.archive.writer import write_atomic, writing
+from benchrun.archive.writer import write_atomic
+from benchrun.core.errors import writing
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import answer_name

@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.ledger import digest_lines
-from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed
+from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import (
     CONFIG,
@@ -58,8 +58,6 @@ if TYPE_CHECKING:
 RESERVE_BYTES = 32 * 1024
 """Space a writer holds while it writes (layout.RESERVE), given back for the final run.json."""
 PACKAGES = ("ollama", "httpx", "pydantic", "hydra-core", "omegaconf", "jsonschema", "tenacity", "rich")
-_ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
-                errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large"}
 
 
 def now() -> str:
@@ -86,23 +84,24 @@ def _version(name: str) -> str | None:
         return None
 
 
-@contextmanager
-def writing(path: Path) -> Iterator[None]:
-    """Turn an OSError while writing `path` into one line: `disk full writing outputs/.../responses.jsonl`."""
-    try:
-        yield
-    except OSError as err:
-        words = _ERRNO_WORDS.get(err.errno) or (os.strerror(err.errno) if err.errno else str(err))
-        raise WriteFailed(f"{words} writing {path}") from None
-
-
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, sync it, then rename it over `path`; no temporary file survives."""
+    """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done."""
+    with INTERRUPTS.held(), atomic_file(path) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def atomic_file(path: Path, mode: str = "wb", **options: Any) -> Iterator[IO[Any]]:
+    """A file to write `path` through: a temporary file beside it, synced and renamed over it when the block ends,
+    so `path` is the old file or the new one, never part of it; an OSError is one line naming `path` (WriteFailed),
+    and no temporary file survives."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with INTERRUPTS.held(), writing(path):
+    with writing(path):
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         try:
-            with open(tmp, "wb") as handle:
-                handle.write(data)
+            with open(tmp, mode, **options) as handle:
+                yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
@@ -186,6 +185,9 @@ class RunWriter:
     @classmethod
     def create(cls, run_dir: Path, info: RunInfo) -> RunWriter:
         """Claim `run_dir` for a new run: refused when it holds a run or another process is writing it."""
+        why = refusal(run_dir)
+        if why:
+            raise RunDirTaken(why)
         with writing(run_dir):
             run_dir.mkdir(parents=True, exist_ok=True)
         lock = DirLock(run_dir)
@@ -351,6 +353,13 @@ class RunWriter:
 
 
 NEW_DIR = "pick a new directory (hydra.run.dir=...)"
+
+
+def refusal(run_dir: Path) -> str | None:
+    """Why no run can start in `run_dir` (it is not a directory, or it holds a run), or None when one can."""
+    if run_dir.exists() and not run_dir.is_dir():
+        return f"{run_dir} is not a directory; nothing was changed; {NEW_DIR}"
+    return taken(run_dir) if holds_run(run_dir) else None
 
 
 def taken(run_dir: Path) -> str:

@@ -1,4 +1,5 @@
-"""`python -m benchrun.audit <command>` (also `benchrun-audit`): each command lives in its own module."""
+"""`python -m benchrun.audit <command>` (also `benchrun-audit`): each command lives in its own module; an error is
+one line (an OSError nothing nearer reported too) and an exit code from `benchrun.core.errors.EXIT`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from typing import Sequence
 
 from benchrun.console import output
-from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted
+from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
 
 COMMANDS = {
@@ -47,14 +48,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if a in COMMANDS), None)
     parser, module = parser_for(command)
     args = parser.parse_args(argv)
+    verbose = args.verbose or os.environ.get("HYDRA_FULL_ERROR") == "1"
     try:
         with output.closing_pipe():
             return module.main(args)
     except BenchrunError as err:
-        if args.verbose or os.environ.get("HYDRA_FULL_ERROR") == "1":
+        if verbose:
             raise
         output.error(str(err))
         return err.exit_code
+    except OSError as err:  # the last resort: a file system problem nothing nearer reported
+        if verbose:
+            raise
+        output.error(os_error_line(err))
+        return EXIT["archive"]
     except RunInterrupted as err:
         output.error(str(err))
         return err.exit_code

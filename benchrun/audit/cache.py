@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sqlite3
 from dataclasses import asdict
 
 from rich.table import Table
@@ -13,6 +14,7 @@ from rich.text import Text
 
 from benchrun.archive.reader import short_digest
 from benchrun.console import output
+from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ConfigError
 from benchrun.execute.cache import DB_FILE, Stats, Store, cache_dir
 
@@ -37,8 +39,11 @@ def main(args: argparse.Namespace) -> int:
         return EXIT["ok"]
     store = Store(directory)
     try:
-        cleared = store.clear(args.digest) if args.clear else None
-        report(store.stats(None if args.clear else args.digest), cleared, args)  # after a clear: what is left
+        stats = store.stats(None if args.clear else args.digest)  # read first: another program's database is
+        cleared = store.clear(args.digest) if args.clear else None  # refused before anything in it is deleted
+        report(store.stats() if args.clear else stats, cleared, args)  # after a clear: what is left
+    except sqlite3.Error as err:  # a database, but not the cache's (its tables are another program's)
+        raise store.unusable(err) from None
     finally:
         store.close()
     return EXIT["ok"]
@@ -53,7 +58,7 @@ def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:
     out = output.stdout()
     if cleared is not None:
         out.print(Text(f"cleared {_entries(cleared)}" + (f" of digest {args.digest}" if args.digest else "")))
-    out.print(Text(f"response cache: {stats.path}, {_entries(stats.entries)}, {human_size(stats.size)}"))
+    out.print(Text(visible(f"response cache: {stats.path}, {_entries(stats.entries)}, {human_size(stats.size)}")))
     if stats.models:
         out.print(table(stats))
 
@@ -64,7 +69,7 @@ def table(stats: Stats) -> Table:
     for column in ("model", "digest", "entries", "newest (UTC)"):
         grid.add_column(column, no_wrap=True, justify="right" if column == "entries" else "left")
     for line in stats.models:
-        grid.add_row(Text(line.model), short_digest(line.digest) if line.digest else "-", str(line.entries),
+        grid.add_row(Text(visible(line.model)), short_digest(line.digest) if line.digest else "-", str(line.entries),
                      line.newest[:19].replace("T", " "))
     return grid
 

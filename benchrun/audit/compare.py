@@ -22,11 +22,13 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import DEFAULT_ROOT, Run, Values, expand_runs
+from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
 from benchrun.audit.show import check_known, check_task
 from benchrun.console import output
+from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import UNFINISHED
@@ -48,8 +50,8 @@ class RunRef(Frozen):
     answered: bool
     """Whether the run has any responses (a run without is named, not compared)."""
     note: str | None = None
-    """What a reader must know first: the run has no responses, or it did not finish (it is compared over the
-    samples it answered); None for a run that finished with responses."""
+    """What a reader must know first: the run has no responses, or did not finish (compared over the samples it
+    answered), or more than one model answered it; None for a run that finished with one model's responses."""
 
 
 class Diff(Frozen):
@@ -212,14 +214,15 @@ def _ref(run: Run) -> RunRef:
 
 
 def status_note(run: Run, answered: bool) -> str | None:
-    """`no responses (status failed: why)`, `not finished (status interrupted: why); ...`, or None."""
+    """`no responses (status failed: why)`, `not finished (status interrupted: why); ...`, that more than one model
+    answered (`answers from 2 models: ...`), or None."""
     info = run.info
     state = info.status + (f": {info.reason}" if info.reason else "")
     if not answered:
         return f"no responses (status {state})"
-    if info.status in UNFINISHED:
-        return f"not finished (status {state}); compared over the samples it answered"
-    return None
+    unfinished = f"not finished (status {state}); compared over the samples it answered"
+    return "; ".join(note for note in (unfinished if info.status in UNFINISHED else None, mixed_models(run)) if note) \
+        or None
 
 
 def inputs(baseline: Run, run: Run) -> Inputs:
@@ -302,14 +305,14 @@ def metric_line(task: str, metric: str, base: dict[str, Number], other: dict[str
 def print_report(report: Report, out: Console) -> None:
     """For each compared run: differing inputs, the metrics table, then the flipped samples."""
     base = report.baseline
-    out.print(f"baseline: {_named(base)}", markup=False, soft_wrap=True)
+    out.print(visible(f"baseline: {_named(base)}"), markup=False, soft_wrap=True)
     for comparison in report.comparisons:
-        out.print(f"\nvs {_named(comparison.run)}", markup=False, soft_wrap=True)
+        out.print(visible(f"\nvs {_named(comparison.run)}"), markup=False, soft_wrap=True)
         if comparison.inputs is None:
             continue
         tables = [metrics_table(base, comparison), speed_table(base, comparison)]
         for line in input_lines(comparison.inputs) + tables + flip_lines(comparison.metrics):
-            out.print(line, markup=False, soft_wrap=True)
+            out.print(visible(line) if isinstance(line, str) else line, markup=False, soft_wrap=True)
     out.print(f"\np: {report.method['binary']} for 0/1 metrics, else {report.method['other']}; "
               f"95% CI: {report.method['interval']}", markup=False, soft_wrap=True)
 
@@ -360,13 +363,14 @@ def _ids(ids: Iterable[str]) -> str:
 
 def metrics_table(base: RunRef, comparison: Comparison) -> Table:
     """task x metric: n paired, both means, the difference with its 95% interval, p-value and test."""
-    table = Table(title=f"{comparison.run.label} {comparison.run.id} vs baseline {base.label} {base.id}",
+    table = Table(title=visible(f"{comparison.run.label} {comparison.run.id} vs baseline {base.label} {base.id}"),
                   title_justify="left")
     for column in ("task", "metric", "n", "baseline", comparison.run.label, "delta", "95% CI", "p", "test"):
-        table.add_column(Text(column), justify="left" if column in ("task", "metric", "test") else "right")
+        table.add_column(Text(visible(column)), justify="left" if column in ("task", "metric", "test") else "right")
     for line in comparison.metrics:
         ci = "-" if line.ci_low is None else f"[{line.ci_low:+.3f}, {line.ci_high:+.3f}]"
-        table.add_row(Text(line.task), Text(line.metric), str(line.n), output.number(line.baseline_mean), output.number(line.mean),
+        table.add_row(*(Text(visible(name)) for name in (line.task, line.metric)), str(line.n),
+                      output.number(line.baseline_mean), output.number(line.mean),
                       "-" if line.delta is None else f"{line.delta:+.3f}", ci,
                       "-" if line.p_value is None else f"{line.p_value:.4g}", line.test or "-")
     return table
@@ -375,9 +379,10 @@ def metrics_table(base: RunRef, comparison: Comparison) -> Table:
 def speed_table(base: RunRef, comparison: Comparison) -> Table:
     """Each side-by-side speed figure: the baseline's, the run's, and their ratio (`2.05x`)."""
     run = comparison.run
-    table = Table(title=f"speed: {run.label} {run.id} vs baseline {base.label} {base.id}", title_justify="left")
+    title = visible(f"speed: {run.label} {run.id} vs baseline {base.label} {base.id}")
+    table = Table(title=title, title_justify="left")
     for column in ("figure", "baseline", run.label, "ratio"):
-        table.add_column(Text(column), justify="left" if column == "figure" else "right")
+        table.add_column(Text(visible(column)), justify="left" if column == "figure" else "right")
     for line in comparison.speed:
         table.add_row(FIGURES[line.figure], output.figure(line.figure, line.baseline),
                       output.figure(line.figure, line.value), "-" if line.ratio is None else f"{line.ratio:.2f}x")

@@ -13,13 +13,21 @@ from typing import IO, Any, Sequence
 
 from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
 from benchrun.archive.rows import columns, export_rows
+from benchrun.archive.writer import atomic_file
 from benchrun.core.errors import EXIT
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet takes a cell's formula to start with (OWASP's list, under CSV injection)."""
+LINE_END = "\r\n"
+"""RFC 4180's, with which the writer quotes a cell holding either line break (with "\n" alone a bare CR in a cell is
+left as it is, and a spreadsheet starts a row there: a formula after it would run)."""
 
 
 def write_csv(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
-    """CSV with a header; empty cells for missing values, a list or mapping (a reference, a setting) as JSON.
-    Returns the row count."""
-    writer = csv.DictWriter(out, fieldnames=columns(runs, text), lineterminator="\n")
+    """CSV (RFC 4180: CRLF line ends) with a header; empty cells for missing values, a list or mapping (a reference,
+    a setting) as JSON, text that a spreadsheet would run as a formula (`=1+1`, `@SUM(A1)`, `-2+3`) after a '
+    (OWASP's recommendation), and numbers as they are. Returns the row count."""
+    writer = csv.DictWriter(out, fieldnames=columns(runs, text), lineterminator=LINE_END)
     writer.writeheader()
     count = 0
     for run in runs:
@@ -30,7 +38,8 @@ def write_csv(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
 
 
 def _cell(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
+    return "'" + text if isinstance(text, str) and text.startswith(FORMULA_START) else text
 
 
 def write_jsonl(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
@@ -57,8 +66,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Write the rows to standard output, or to --output whole or not at all (a failed export leaves the file that
+    was there as it was)."""
     runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
-    target = open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
+    target = atomic_file(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
     with target as out:
         WRITERS[args.format](runs, out, args.text)
     return EXIT["ok"]

@@ -16,6 +16,7 @@ from rich.text import Text
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
+from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import Counts, MetricSummary
@@ -131,12 +132,12 @@ def runs_table(count: int, rows: Sequence[Row]) -> Table:
 def run_row(entry: ListedRun | Unreadable) -> Row:
     """One run's cells in `runs_table`."""
     if isinstance(entry, Unreadable):
-        return "-", "-", UNREADABLE, "-", "-", Text(str(entry.error.file)), Text(str(entry.error))
+        return "-", "-", UNREADABLE, "-", "-", Text(visible(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
     return (info.started_at[:19].replace("T", " "), info.run_id, _status(info), _samples(info.counts),
-            Text(info.model + _at(entry.run.model_digest)),
-            Text(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark),
-            Text("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline())))
+            Text(visible(info.model + _at(entry.run.model_digest))),
+            Text(visible(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
+            Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))
 
 
 def _samples(counts: Counts) -> str:
@@ -151,7 +152,7 @@ def _at(digest: str | None) -> str:
 
 def _status(info: Any) -> Text:
     """The status, and for a retry the run it retried."""
-    return Text(info.status + (f"\nretry of {info.parent.run_id}" if info.parent else ""))
+    return Text(visible(info.status + (f"\nretry of {info.parent.run_id}" if info.parent else "")))
 
 
 def _since(value: str) -> datetime:

@@ -20,7 +20,7 @@ from benchrun.archive.writer import write_atomic
 from benchrun.audit import report_svg as svg
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import speed_cells
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, writing
 from benchrun.core.layout import MULTIRUN_FILE, NO_RUN, RUN, SWEEP_FILE
 from benchrun.core.manifest import Sample
 from benchrun.core.records import ErrorInfo, MetricSummary, ResponseRecord, ScoreRecord, Speed
@@ -81,7 +81,8 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
             raise BenchrunError("several runs: say where the report goes with --output FILE.html")
         output = (Path(refs[0]) if is_sweep(Path(refs[0])) else jobs[0].path) / REPORT_FILE
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    with writing(output):
+        output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, render(label_jobs(jobs)).encode("utf-8"))
     return output
 

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.console import output
+from benchrun.console.visible import visible
 from benchrun.core.frozen import Frozen
 from benchrun.core.records import Counts, FileDigest, Number, answer_name
 
@@ -109,25 +110,26 @@ def print_rescore(result: Rescore, out: Console) -> None:
     _print_list(out, f"{len(changes)} sample values changed", changes)
     failures = [f"{answer_name(e.id, e.repeat)} {e.scorer}: {e.error}" for e in result.errors]
     _print_list(out, f"{len(failures)} scorer errors", failures)
-    out.print(f"rescore {result.info.rescore} written to {result.dir}", markup=False, soft_wrap=True)
+    out.print(visible(f"rescore {result.info.rescore} written to {result.dir}"), markup=False, soft_wrap=True)
 
 
 def _print_list(out: Console, title: str, lines: list[str]) -> None:
     """A count, then at most SHOWN of its lines indented."""
     for line in [title, *(f"  {line}" for line in lines[:SHOWN])]:
-        out.print(line, markup=False, soft_wrap=True)
+        out.print(visible(line), markup=False, soft_wrap=True)
     if len(lines) > SHOWN:
         out.print(f"  ... and {len(lines) - SHOWN} more (--json lists them all)", markup=False, soft_wrap=True)
 
 
 def means_table(result: Rescore) -> Table:
     """task x metric: the run's mean, the rescore's mean and the difference."""
-    table = Table(title=f"rescore {result.info.rescore} of run {result.info.run_id}", title_justify="left")
+    table = Table(title=visible(f"rescore {result.info.rescore} of run {result.info.run_id}"), title_justify="left")
     for column in ("task", "metric", "old mean", "new mean", "delta"):
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in result.means:
         delta = "-" if line.delta is None else f"{line.delta:+.3f}"
-        table.add_row(Text(line.task), Text(line.metric), output.number(line.old), output.number(line.new), delta)
+        table.add_row(*(Text(visible(name)) for name in (line.task, line.metric)), output.number(line.old),
+                      output.number(line.new), delta)
     return table
 
 

@@ -4,7 +4,9 @@ Under the run directory's lock: the run must be unfinished (interrupted, failed,
 its manifest must hash to its id, its run.json must match its seal (if it has one), and every record line must be
 the one the run wrote (see benchrun.archive.repair). A problem is refused with the file and line; `--force` drops what does
 not belong and says so in run.json's history. Counts are rebuilt from the records. Nothing is written before the
-model server has answered the preflight, so a resume that cannot start leaves the run exactly as it was.
+model server has answered the preflight, so a resume that cannot start leaves the run exactly as it was. `--force`
+never erases a fact: the history entry keeps the model identity of the session that ended and the answers it
+recorded, so a run resumed with a re-pulled model says which model answered which answers (benchrun.archive.sessions).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from benchrun.archive import repair
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
+from benchrun.archive.sessions import RESUMED, ended
 from benchrun.archive.writer import RunWriter, file_digest, now
 from benchrun.compiler import scoring
 from benchrun.compiler.plan import Plan, source_files
@@ -24,7 +27,7 @@ from benchrun.compose.config import plain_config
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import MANIFEST, RUN, SEAL, SUMMARY, UNFINISHED
+from benchrun.core.layout import MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.settings import RUNNERS
@@ -186,9 +189,11 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     regrade = repair.check(run.path, manifest).regrade if dropped else found.regrade
     (run.path / SEAL).unlink(missing_ok=True)
     info = run.info
-    entry = {"resumed_at": now(), "previous_status": info.status, "previous_reason": info.reason,
+    written = found.checked[RESPONSES].written
+    entry = {RESUMED: now(), "previous_status": info.status, "previous_reason": info.reason,
              "previous_ended_at": info.ended_at, **note, **found.note(dropped),
-             "regraded": [answer_name(*key) for key in sorted(regrade)]}
+             "regraded": [answer_name(*key) for key in sorted(regrade)],
+             **ended(info, written, written - len(dropped.get(RESPONSES, [])))}
     writer = RunWriter.reopen(run.path, info.model_copy(update={
         "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
     writer.open_records(manifest, run.responses(), run.scores(), earlier_wall_s(run), run.judgements())

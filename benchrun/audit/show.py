@@ -18,11 +18,13 @@ from rich.text import Text
 
 from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
 from benchrun.archive.rows import joined
+from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
 from benchrun.console import output
+from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Reference
@@ -120,7 +122,8 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
 
 
 def header(run: Run) -> Table:
-    """Where, what and who: status, overrides, manifest id, model identity, runner config, counts."""
+    """Where, what and who: status, overrides, manifest id, model identity (and, when more than one model answered,
+    which answered how many), runner config, counts."""
     info, identity = run.info, run.info.identity
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -134,6 +137,7 @@ def header(run: Run) -> Table:
         "manifest id": info.manifest_id or "- (the run failed before it compiled)",
         "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "
                  f"server {identity.get('server_version', '-')}",
+        "answered by": mixed_models(run),
         "details": _pairs(identity.get("details") or {}),
         "runner": _pairs(info.runner),
         "counts": info.counts.text(),
@@ -143,7 +147,8 @@ def header(run: Run) -> Table:
         rows["retry of"] = (f"{parent.run_id}  {parent.path}  ({parent.carried} answers carried over, "
                             f"{parent.asked} samples asked again)")
     for key, value in rows.items():
-        grid.add_row(key, Text(value))
+        if value is not None:
+            grid.add_row(key, Text(visible(value)))
     return grid
 
 
@@ -161,7 +166,7 @@ def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = 
         table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")
     for row in rows:
         span = f"{row.interval.low:.3f}–{row.interval.high:.3f}" if row.interval else "-"
-        cells = [Text(row.task), Text(row.metric), str(row.n), output.number(row.mean), span,
+        cells = [Text(visible(row.task)), Text(visible(row.metric)), str(row.n), output.number(row.mean), span,
                  row.interval.method if row.interval else "-", str(row.errors)]
         if repeated:
             cells += [output.number(row.pass_at_k), output.number(row.majority_at_k),
@@ -210,10 +215,10 @@ def _score_text(score: ScoreRecord) -> str:
 
 
 def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
-    """Each sample's text, a blank line between; how many were printed."""
+    """Each sample's text (its control characters made visible), a blank line between; how many were printed."""
     count = 0
     for view in views:
-        out.write(("\n" if count else "") + sample_text(view) + "\n")
+        out.write(("\n" if count else "") + visible(sample_text(view)) + "\n")
         count += 1
     return count
 
@@ -329,10 +334,10 @@ def wrong_table(runs: Sequence[Run], metric: str, found: Sequence[WrongSample]) 
     for column in ("sample", "task", "prompt", "reference"):
         table.add_column(column, overflow="fold")
     for run in runs:
-        table.add_column(Text(f"{run.label}\n{run.id}"), justify="right")
+        table.add_column(Text(visible(f"{run.label}\n{run.id}")), justify="right")
     for sample in found:
-        table.add_row(Text(sample.id), Text(sample.task), Text(excerpt(sample.prompt)),
-                      Text(reference_text(sample.reference)), *(_value(sample.values.get(run.id)) for run in runs))
+        cells = (sample.id, sample.task, excerpt(sample.prompt), reference_text(sample.reference))
+        table.add_row(*(Text(visible(cell)) for cell in cells), *(_value(sample.values.get(run.id)) for run in runs))
     return table
 
 

@@ -4,7 +4,8 @@ The chain: seal.json holds the digest of the final run.json; run.json holds the 
 manifest.json) and the digests of config.yaml, the record files, records.sha256 and summary.json; records.sha256
 holds one digest per record line, so a changed line is named. None of it is a signature: whoever rewrites a file
 and every digest above it consistently is not caught. What proves a run against that is a copy of the seal's
-sha256 kept somewhere else (verify prints it)."""
+sha256 kept somewhere else (verify prints it). Only a run whose run.json its seal covers is intact: one without a
+seal is explained (it ended and lost its seal, it is still being written, or its writer is gone), never passed."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from typing import Any
 import yaml
 
 from benchrun.archive import ledger
+from benchrun.archive.dirlock import LockState, describe, probe
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.writer import file_digest
 from benchrun.console import output
+from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
-from benchrun.core.layout import CONFIG, DIGESTS, JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.layout import CONFIG, DIGESTS, JUDGED_FILES, LOCK, MANIFEST, RECORD_FILES, RUN, SEAL
 from benchrun.core.manifest import SourceFile
 from benchrun.core.records import FileDigest
 
@@ -69,12 +72,10 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
 
 
 def check_seal(run: Run) -> list[Finding]:
-    """run.json against the seal written when the run ended (a run still going, or killed, has none yet)."""
+    """run.json against the seal written when the run ended; without one, why (`unsealed`)."""
     path = run.path / SEAL
     if not path.is_file():
-        if run.info.status == "running":
-            return []
-        return [Finding(False, SEAL, f"missing: the run ended ({run.info.status}) but nothing covers run.json")]
+        return [unsealed(run)]
     try:
         seal = run.seal
     except BenchrunError as err:
@@ -85,6 +86,37 @@ def check_seal(run: Run) -> list[Finding]:
                                     f"{seal.run_json.sha256[:12]}…")]
     return [Finding(True, RUN, f"matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
                                f"{file_digest(path).sha256}")]
+
+
+def unsealed(run: Run) -> Finding:
+    """Why a run without a seal is not intact: it ended, or run.json holds what only an ended run's does (a seal was
+    removed), or it is being written (run.lock is held: not intact yet), or it says `running` with no writer alive."""
+    info = run.info
+    if info.status != "running":
+        return Finding(False, SEAL, f"missing: the run ended ({info.status}) but nothing covers run.json")
+    if info.files:
+        return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
+                                    "ended: its seal was removed and run.json edited")
+    lock = probe(run.path / LOCK)
+    if lock.held:
+        return Finding(False, RUN, f"not sealed yet: the run is being written ({describe(lock.note)}); verify it once "
+                                   f"it has ended ({UNSEALED_LINES})")
+    return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {_not_held(run, lock)} "
+                               f"({UNSEALED_LINES})")
+
+
+UNSEALED_LINES = f"record lines checked against {DIGESTS} only"
+
+
+def _not_held(run: Run, lock: LockState) -> str:
+    """What the lock file tells of a `running` run's last writer: it died holding the lock, or let go cleanly
+    (which a writer does once it has ended the run), or there never was one here."""
+    if not lock.exists:
+        return "there is none, so the directory was copied without it or run.json edited"
+    if lock.note:
+        return (f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); "
+                f"finish it with: benchrun-audit resume {run.path}")
+    return "its last writer let go of it cleanly, which a writer does once the run has ended: run.json was edited"
 
 
 def check_manifest(run: Run) -> list[Finding]:
@@ -107,11 +139,11 @@ def check_files(run: Run) -> list[Finding]:
     info = run.info
     if info.manifest_id is None:
         return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
-    if not info.files:
-        unfinished = Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; "
-                                         f"record lines checked against {DIGESTS} only")
+    if not info.files:  # a run that says `running` was explained by check_seal
+        unfinished = [] if info.status == "running" else [
+            Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; {UNSEALED_LINES}")]
         present = [name for name in JUDGED_FILES if name in RECORD_FILES or (run.path / name).is_file()]
-        return [unfinished, *(f for name in present for f in locate(run.path, name))]
+        return [*unfinished, *(f for name in present for f in locate(run.path, name))]
     return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
 
 
@@ -167,7 +199,7 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
 
     try:
         recorded = manifest_files(run.manifest_bytes)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
         return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
     return compare_sources(recorded, source_files(bench), bench)
 
@@ -200,9 +232,9 @@ def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...],
 
 def print_verdict(verdict: Verdict) -> None:
     out = output.stdout()
-    out.print(f"verify {verdict.run.id}  {verdict.run.path}", markup=False)
+    out.print(visible(f"verify {verdict.run.id}  {verdict.run.path}"), markup=False)
     for finding in verdict.findings:
-        out.print(finding.text(), markup=False, style=None if finding.ok else "bold red", soft_wrap=True)
+        out.print(visible(finding.text()), markup=False, style=None if finding.ok else "bold red", soft_wrap=True)
     problems = len(verdict.problems)
     out.print("intact" if verdict.intact else f"NOT intact: {problems} problem{'s' * (problems > 1)}",
               style="bold green" if verdict.intact else "bold red")

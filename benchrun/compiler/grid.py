@@ -4,7 +4,9 @@ A template is a `str.format` template held to plain value names: `{a}`, `{a!r}`,
 spec's own fields are value names too). Indexing, attributes, other conversions and nested specs are refused
 before anything is rendered, and so are format widths and precisions above `task.max_prompt_chars`, so a template
 cannot reach into Python objects or render gigabytes. The sample count is known from the value lists before they
-are expanded, and refused above `task.max_samples`.
+are expanded, and refused above `task.max_samples`; the prompts' characters are counted as they are rendered, and
+refused above `task.max_total_chars` in all (limits that hold one by one may not hold together: a million samples
+of 100,000 characters each).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from benchrun.compiler.sources import TaskSpec
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample
 
 ID_COLUMN = "id"
@@ -31,10 +33,18 @@ _ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D"})
 
 @dataclass(frozen=True)
 class Limits:
-    """What a benchmark may ask for (task.max_samples, task.max_prompt_chars)."""
+    """What a benchmark may ask for (task.max_samples, task.max_prompt_chars, task.max_total_chars)."""
 
     max_samples: int
     max_prompt_chars: int
+    max_total_chars: int
+
+
+@dataclass
+class Rendered:
+    """The prompt characters rendered so far, the benchmark's tasks together (held to task.max_total_chars)."""
+
+    chars: int = 0
 
 
 @dataclass(frozen=True)
@@ -109,8 +119,9 @@ def rows(spec: TaskSpec) -> Iterator[dict[str, Any]]:
     return (dict(zip(names, combo)) for combo in grid)
 
 
-def samples(spec: TaskSpec, limits: Limits) -> list[Sample]:
-    """Every sample of a task: rendered prompt, values, reference and a unique, stable id."""
+def samples(spec: TaskSpec, limits: Limits, rendered: Rendered) -> list[Sample]:
+    """Every sample of a task: rendered prompt, values, reference and a unique, stable id; each prompt's characters
+    are added to what the tasks before it `rendered`."""
     fields = template_fields(spec, limits)
     n = sample_count(spec)
     references = _references(spec, n)
@@ -123,6 +134,11 @@ def samples(spec: TaskSpec, limits: Limits) -> list[Sample]:
         if len(prompt) > limits.max_prompt_chars:
             raise _error(spec, "template", f"the prompt of sample '{sample_id}' has {len(prompt):,} characters, more "
                                            f"than task.max_prompt_chars ({limits.max_prompt_chars:,})")
+        rendered.chars += len(prompt)
+        if rendered.chars > limits.max_total_chars:
+            raise ConfigError(f"the benchmark's prompts pass task.max_total_chars ({limits.max_total_chars:,} "
+                              f"characters in all) at sample {index + 1:,} of {n:,} of task '{spec.name}'; raise it, "
+                              "or pick tasks with task.only", key="task.max_total_chars")
         out.append(Sample.model_construct(id=sample_id, task=spec.name, prompt=prompt, values=values,
                                           reference=reference))
     return out

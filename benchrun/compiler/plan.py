@@ -12,7 +12,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
-from benchrun.core.errors import ConfigError, TaskError
+from benchrun.core.errors import ConfigError, TaskError, reading
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
     FormatSpec,
@@ -31,7 +31,7 @@ from benchrun.core.settings import judge_runner_keys
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
                   "max_consecutive_failures", "max_response_bytes")
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
-LIMITS = ("max_samples", "max_prompt_chars")
+LIMITS = ("max_samples", "max_prompt_chars", "max_total_chars")
 """Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""
 
 
@@ -52,14 +52,14 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
     if isinstance(cfg["runner"]["model"], list):
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)
-    specs = select(read_tasks(bench), cfg["task"].get("only"))
-    limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"])
+    specs = select(read_tasks(bench, cfg["task"]["max_prompt_chars"]), cfg["task"].get("only"))
+    limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"], cfg["task"]["max_total_chars"])
     check_sample_count(specs, limits)
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
     known_scorers = scoring.available(bench)
-    tasks, samples = [], []
+    tasks, samples, rendered = [], [], grid.Rendered()
     for spec in specs:
-        task_samples = grid.samples(spec, limits)
+        task_samples = grid.samples(spec, limits, rendered)
         tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers))
         samples.extend(task_samples)
     judges = compile_judges(bench, specs, [t.scorers for t in tasks],
@@ -154,8 +154,10 @@ def source_files(bench: Path) -> tuple[SourceFile, ...]:
 
 
 def _source_file(bench: Path, path: Path) -> SourceFile:
-    data = path.read_bytes()
-    return SourceFile(path=path.relative_to(bench).as_posix(), sha256=sha256_bytes(data), size=len(data))
+    rel = path.relative_to(bench).as_posix()
+    with reading(rel, TaskError):
+        data = path.read_bytes()
+    return SourceFile(path=rel, sha256=sha256_bytes(data), size=len(data))
 
 
 def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:

@@ -6,15 +6,16 @@ import csv
 import io
 import math
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import TaskError, reading
 from benchrun.core.manifest import Combinations
-from benchrun.core.yamlfile import load_yaml
+from benchrun.core.yamlfile import MAX_INT, load_yaml
 
 TASKS_FILE = "tasks.yml"
 TASKS_DIR = "tasks"
@@ -97,10 +98,11 @@ def _inside(bench: Path, path: Path) -> None:
                         "inside it", file=path.relative_to(bench).as_posix())
 
 
-def read_tasks(bench: Path) -> list[TaskSpec]:
-    """Every task of the benchmark at `bench`, list-style first, then folders by name."""
+def read_tasks(bench: Path, max_cell: int) -> list[TaskSpec]:
+    """Every task of the benchmark at `bench`, list-style first, then folders by name; a values.csv cell may hold
+    `max_cell` characters (task.max_prompt_chars)."""
     benchmark_files(bench)
-    specs = _list_tasks(bench) + _folder_tasks(bench)
+    specs = _list_tasks(bench) + _folder_tasks(bench, max_cell)
     if not specs:
         raise TaskError(f"no tasks found: expected {TASKS_FILE} or {TASKS_DIR}/<name>/template.txt",
                         file=str(bench))
@@ -154,7 +156,7 @@ def _as_tuple(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return (names,) if isinstance(names, str) else tuple(names)
 
 
-def _folder_tasks(bench: Path) -> list[TaskSpec]:
+def _folder_tasks(bench: Path, max_cell: int) -> list[TaskSpec]:
     root = bench / TASKS_DIR
     if not root.is_dir():
         return []
@@ -163,13 +165,13 @@ def _folder_tasks(bench: Path) -> list[TaskSpec]:
         if not TASK_NAME.fullmatch(folder.name):
             raise TaskError(f"'{folder.name}' is not a task name (letters, digits, _ . - ; not starting with . or -): "
                             "rename the folder", file=f"{TASKS_DIR}/{folder.name}")
-    return [_folder_task(d, f"{TASKS_DIR}/{d.name}") for d in folders]
+    return [_folder_task(d, f"{TASKS_DIR}/{d.name}", max_cell) for d in folders]
 
 
-def _folder_task(folder: Path, rel: str) -> TaskSpec:
+def _folder_task(folder: Path, rel: str, max_cell: int) -> TaskSpec:
     template = _read_text(folder / "template.txt", f"{rel}/template.txt", folder.name)
     info = _read_info(folder, rel)
-    header, rows = read_csv(folder / "values.csv", f"{rel}/values.csv", folder.name)
+    header, rows = read_csv(folder / "values.csv", f"{rel}/values.csv", folder.name, max_cell)
     columns = {name: [row[i] for row in rows] for i, name in enumerate(header)}
     reference = columns.pop("reference", None)
     if reference is not None and info.get("reference") == "calculated":
@@ -192,7 +194,8 @@ def _read_text(path: Path, rel: str, task: str) -> str:
     if not path.is_file():
         raise TaskError("file is missing", file=rel, task=task)
     try:
-        return path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's CSV default) is not text
+        with reading(rel, TaskError, task=task):
+            return path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's CSV default) is not text
     except UnicodeDecodeError as err:
         raise TaskError(f"not UTF-8 text ({err.reason})", file=rel, task=task) from None
 
@@ -207,10 +210,17 @@ def _read_info(folder: Path, rel: str) -> dict:
     return info
 
 
-def read_csv(path: Path, rel: str, task: str) -> tuple[list[str], list[list[Any]]]:
-    """Header and typed rows of a values.csv; cells stripped, numbers typed, blank lines skipped."""
+def read_csv(path: Path, rel: str, task: str, max_cell: int) -> tuple[list[str], list[list[Any]]]:
+    """Header and typed rows of a values.csv; cells stripped, numbers typed, blank lines skipped; a cell over
+    `max_cell` characters (task.max_prompt_chars) refused."""
     reader = csv.reader(io.StringIO(_read_text(path, rel, task), newline=""))
-    lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
+    try:
+        with _field_limit(max_cell):
+            lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as err:
+        why = f"a cell longer than task.max_prompt_chars ({max_cell:,} characters)" \
+            if str(err).startswith("field larger than field limit") else f"not CSV: {err}"
+        raise TaskError(why, file=rel, task=task, key=f"line {reader.line_num}") from None
     if not lines:
         raise TaskError("empty values: no header and no rows", file=rel, task=task)
     header = [cell.strip() for cell in lines[0][1]]
@@ -232,10 +242,24 @@ def _check_header(header: list[str], rel: str, task: str) -> None:
             raise TaskError(f"column '{name}' appears twice", file=rel, task=task, key="header")
 
 
+@contextmanager
+def _field_limit(chars: int) -> Iterator[None]:
+    """The csv module's bound on a cell (131,072 characters unless set) as `chars` while a file is read."""
+    before = csv.field_size_limit(chars)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
 def typed(cell: str) -> int | float | str:
-    """'2' -> 2, '2.5' -> 2.5, anything else stays a string."""
+    """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer outside ±MAX_INT (what every JSON
+    reader keeps exactly), as the text it is."""
     if _INT.fullmatch(cell):
-        return int(cell)
+        digits = cell.lstrip("+-").lstrip("0") or "0"
+        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT:
+            return cell
+        return -int(digits) if cell.startswith("-") else int(digits)
     if _FLOAT.fullmatch(cell):
         return float(cell)
     return cell

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeVar
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.core import secrets
@@ -19,6 +19,7 @@ from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import (
     RUNNERS,
+    Directory,
     Options,
     RunConfig,
     RunnerConfig,
@@ -112,6 +113,14 @@ def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
     config = checked(RUNNERS[keys["type"]], keys, ["judge"])
     checked_options(config, ("judge",))
     return config.model_dump(mode="json")
+
+
+def checked_outputs(value: Any) -> None:
+    """`outputs` alone, checked as RunConfig checks it, before Hydra makes any directory under it."""
+    try:
+        TypeAdapter(Directory).validate_python(value)
+    except ValidationError as err:
+        raise ConfigError(f"outputs: {err.errors()[0]['msg'].removeprefix('Value error, ')}", file="config") from None
 
 
 def checked(model: type[M], data: Any, prefix: Sequence[str] = ()) -> M:

@@ -23,6 +23,8 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
     directory and its date directory if that empties them; with `secret` also the sweep's multirun.yaml (its config
     may hold one). A sweep's job (`keep`) keeps its directory and log, the record of how it ended, and loses only
     what may hold a secret."""
+    if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
+        return
     if secret or not keep:
         shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
     if secret:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures
+from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT
 from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
 from benchrun.core.secrets import SECRETS
@@ -34,7 +35,8 @@ class _Console(Console):
 
 
 def stdout() -> Console:
-    """Standard output. Prompts, answers, names and values are printed as they are: no markup, no emoji codes."""
+    """Standard output. Prompts, answers, names and values are printed as they are: no markup, no emoji codes (and,
+    through `visible`, no control characters)."""
     console = _Console(highlight=False, markup=False, emoji=False)
     if not console.is_terminal:
         console.width = max(console.width, WIDE)
@@ -60,7 +62,7 @@ def error(message: str) -> None:
 
 def plan_table(manifest: Manifest) -> Table:
     """Tasks with their sample counts, format, scorers and first rendered prompt."""
-    table = Table(title=f"{manifest.benchmark} · {manifest.runner.type} · {manifest.runner.model}",
+    table = Table(title=visible(f"{manifest.benchmark} · {manifest.runner.type} · {manifest.runner.model}"),
                   title_justify="left")
     for column in ("task", "samples", "format", "scorers", "first prompt"):
         table.add_column(column, overflow="fold", justify="right" if column == "samples" else "left")
@@ -69,7 +71,7 @@ def plan_table(manifest: Manifest) -> Table:
         first.setdefault(sample.task, sample.prompt)
     for task in manifest.tasks:
         table.add_row(task.name, str(task.n_samples), task.format.name,
-                      ", ".join(s.name for s in task.scorers), first[task.name])
+                      ", ".join(s.name for s in task.scorers), visible(first[task.name]))
     return table
 
 
@@ -94,12 +96,13 @@ def progress(total: int) -> ContextManager[Callable[[bool], None]]:
 def metrics_table(summary: Summary) -> Table:
     """task x metric: mean, standard error, n and errors; with repeats also pass@k, majority@k and consistency."""
     k = summary.repeats
-    table = Table(title=f"{summary.model}" + (f" · {k} answers per sample" if k else ""), title_justify="left")
+    table = Table(title=visible(summary.model + (f" · {k} answers per sample" if k else "")), title_justify="left")
     repeated = ("pass@k", "majority@k", "consistency") if k else ()
     for column in ("task", "metric", "mean", "stderr", "n", "errors", *repeated):
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in summary.metrics:
-        cells = [line.task, line.metric, number(line.mean), number(line.stderr), str(line.n), str(line.errors)]
+        cells = [visible(line.task), visible(line.metric), number(line.mean), number(line.stderr), str(line.n),
+                 str(line.errors)]
         if k:
             cells += [number(line.pass_at_k), number(line.majority_at_k),
                       number((summary.consistency or {}).get(line.task))]
@@ -118,7 +121,7 @@ def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console
         console.print(metrics_table(summary))
     unit = "answers" if summary is not None and summary.repeats else "samples"
     console.print(f"{info.status}: {info.counts.text(unit)}")
-    console.print(f"run directory: {run_dir.absolute()}")
+    console.print(visible(f"run directory: {run_dir.absolute()}"))
 
 
 def sweep_table(summary: SweepSummary) -> Table:
@@ -127,9 +130,10 @@ def sweep_table(summary: SweepSummary) -> Table:
     table.add_column("task")
     table.add_column("metric")
     for job in summary.jobs:
-        table.add_column(job_name(job), justify="right")
+        table.add_column(visible(job_name(job)), justify="right")
     for line in summary.metrics:
-        table.add_row(line.task, line.metric, *(_cell(line.jobs.get(job.dir)) for job in summary.jobs))
+        table.add_row(visible(line.task), visible(line.metric),
+                      *(_cell(line.jobs.get(job.dir)) for job in summary.jobs))
     return table
 
 
@@ -158,7 +162,7 @@ def sweep_speed_table(summary: SweepSummary) -> Table:
     table = Table(title="speed", title_justify="left")
     table.add_column("figure")
     for job in summary.jobs:
-        table.add_column(job_name(job), justify="right")
+        table.add_column(visible(job_name(job)), justify="right")
     cells = [speed_cells(summary.speed.get(job.dir)) for job in summary.jobs]
     for key in SIDE_BY_SIDE:
         table.add_row(FIGURES[key], *(by_key[key] for by_key in cells))
@@ -178,5 +182,6 @@ def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> Non
     if summary.speed:
         console.print(sweep_speed_table(summary))
     for job in summary.failed:
-        console.print(f"job {job.dir} ({job.label or job.model or 'unknown model'}) {job.status}: {job.reason}")
-    console.print(f"sweep directory: {sweep_dir.absolute()}")
+        name = job.label or job.model or "unknown model"
+        console.print(visible(f"job {job.dir} ({name}) {job.status}: {job.reason}"))
+    console.print(visible(f"sweep directory: {sweep_dir.absolute()}"))

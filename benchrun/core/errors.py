@@ -13,9 +13,17 @@
         ├── ArchiveBusy           another process holds the run directory's lock
         └── WriteFailed           a file of the run could not be written (disk full, I/O error, ...)
     RunInterrupted (KeyboardInterrupt)  SIGINT or SIGTERM, after the run was recorded as interrupted  exit 130
+
+An OSError becomes one line naming its path here too: `writing` and `reading` where a file is written or read, and
+`os_error_line` as the entry points' last resort for one that nothing nearer reported (exit 4).
 """
 
 from __future__ import annotations
+
+import errno
+import os
+from contextlib import contextmanager
+from typing import Iterator
 
 from benchrun.core.text import LINE_CHARS, one_line
 
@@ -104,3 +112,39 @@ def _quote(file: str | None) -> str | None:
 
 def _task(task: str | None) -> str | None:
     return f"task '{task}'" if task else None
+
+
+_ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
+                errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large",
+                errno.ELOOP: "a loop of symbolic links"}
+
+
+def os_problem(err: OSError) -> str:
+    """What went wrong, in words: `disk full`, `read-only file system`, `not a directory`, ..."""
+    words = _ERRNO_WORDS.get(err.errno) or err.strerror or str(err) or type(err).__name__
+    return words[0].lower() + words[1:]
+
+
+def os_error_line(err: OSError) -> str:
+    """The last resort's line for an OSError nothing nearer reported: `read-only file system: outputs/2026-12-01`."""
+    paths = " -> ".join(os.fsdecode(path) for path in (err.filename, err.filename2) if path is not None)
+    return f"{os_problem(err)}: {paths}" if paths else os_problem(err)
+
+
+@contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An OSError while writing `path` as one line: `disk full writing outputs/.../responses.jsonl` (WriteFailed)."""
+    try:
+        yield
+    except OSError as err:
+        raise WriteFailed(f"{os_problem(err)} writing {os.fspath(path)}") from None
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str], error: type[BenchrunError] = ArchiveError, **where: str) -> Iterator[None]:
+    """An OSError while reading `path` as one line, `in 'path': unreadable: permission denied`, of class `error`
+    (an ArchiveError; a TaskError for a benchmark's file, `where` naming its task)."""
+    try:
+        yield
+    except OSError as err:
+        raise error(f"unreadable: {os_problem(err)}", file=os.fspath(path), **where) from None

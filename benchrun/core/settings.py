@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from benchrun.core.layout import OUTPUTS
 
@@ -59,6 +59,9 @@ class TaskConfig(Settings):
     """Refuse a benchmark whose value grids expand to more samples than this (counted before expanding)."""
     max_prompt_chars: int = Field(100_000, ge=1)
     """Refuse a rendered prompt (or a template format width or precision) longer than this."""
+    max_total_chars: int = Field(100_000_000, ge=1)
+    """Refuse a benchmark whose prompts come to more characters than this in all (counted as they are rendered):
+    the two limits above hold one by one, not together (a million prompts of 100,000 characters)."""
 
 
 class RunnerConfig(Settings):
@@ -188,6 +191,17 @@ class ModelPreset(Settings):
 MAX_REPEATS = 1000
 
 
+def _a_directory(path: str) -> str:
+    if not path.strip():
+        raise ValueError("empty: name a directory (by default, outputs); an empty one would put run directories at "
+                         "the file system's root")
+    return path
+
+
+Directory = Annotated[str, AfterValidator(_a_directory)]
+"""A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root."""
+
+
 class JudgeSettings(Settings):
     """`judge`: the judge model every judge of the benchmark asks (chosen at run time, like the model under test).
     Keys beyond these are the judge runner's own (`+judge.timeout_s=60`), checked against its config."""
@@ -230,8 +244,8 @@ class RunConfig(Settings):
     runner_file: str | None = None
     """A runner file in the seed's format (runner_type, model); looked up in the working directory, then in the
     benchmark."""
-    outputs: str = OUTPUTS
-    """Where run directories go (relative to the working directory)."""
+    outputs: Directory = OUTPUTS
+    """Where run directories go (relative to the working directory); not empty."""
     scorer_timeout_s: float = Field(10, gt=0)
     """Each scorer call's time limit; a scorer that takes longer is that sample's scorer error."""
     judge: JudgeSettings = JudgeSettings()

@@ -1,4 +1,5 @@
-"""Reading a benchmark's YAML files safely: libyaml when installed, aliases refused, errors naming line and column."""
+"""Reading a benchmark's YAML files safely: libyaml when installed, aliases refused, nesting and integers bounded,
+errors naming line and column."""
 
 from __future__ import annotations
 
@@ -7,43 +8,115 @@ from typing import Any
 
 import yaml
 
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import BenchrunError, TaskError, reading
+from benchrun.core.keys import key_path
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_DEPTH = 32
+"""How deep lists and mappings may nest: a task file needs 5 (tasks, a task, its values, a column, a list of
+acceptable answers); the parsers give out near 500 (PyYAML's, in Python's recursion) and 1,000 (libyaml)."""
+MAX_INT = 2**53 - 1
+"""The largest integer (and, negated, the smallest) a benchmark may hold: 9,007,199,254,740,991, the last of the
+integers that an IEEE 754 double holds exactly, so every JSON reader (JavaScript's, jq's, a spreadsheet's) reads the
+manifest's numbers as written (RFC 8259, section 6)."""
+INT_RANGE = f"±{MAX_INT:,} (2^53 - 1, the integers every JSON reader keeps exactly)"
 
 
-def load_yaml(path: Path, rel: str) -> Any:
-    """Parse a YAML file (with libyaml when installed); a syntax error names the line and column."""
+class _Refused(Exception):
+    """A value refused while the YAML was constructed, at `mark`."""
+
+    def __init__(self, mark: yaml.Mark, message: str):
+        super().__init__(message)
+        self.mark = mark
+
+
+def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """An integer, refused (with its line and column) outside ±MAX_INT, or with more digits than Python converts."""
     try:
-        text = path.read_text(encoding="utf-8")
+        value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:  # more than sys.get_int_max_str_digits() digits
+        value = None
+    if value is None or abs(value) > MAX_INT:
+        shown = node.value if len(node.value) <= 40 else f"{node.value[:20]}…({len(node.value):,} characters)"
+        raise _Refused(node.start_mark, f"the integer {shown} is outside {INT_RANGE}; quote it to keep it as text")
+    return value
+
+
+class _FastLoader(_FAST_LOADER):
+    """libyaml's safe loader (when installed), its integers bounded."""
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's own safe loader, whose errors say more; its integers bounded."""
+
+
+for _loader in (_FastLoader, _Loader):
+    _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+
+
+def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:
+    """Parse a YAML file (with libyaml when installed); a syntax error names the line and column. Errors are
+    `error`s (a config.yaml in the archive is read so too, as an ArchiveError)."""
+    try:
+        with reading(rel, error):
+            text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
+        raise error(f"not UTF-8 text ({err.reason})", file=rel) from None
     try:
-        _refuse_aliases(text, rel)
-        return yaml.load(text, Loader=_FAST_LOADER)
-    except yaml.YAMLError:
-        pass  # parsed again below: the pure-Python parser's messages name the problem and its context
+        loaded = _parsed(text, rel, error)
+    except _Refused as err:
+        raise error(f"{_position(err.mark)}: {err}", file=rel) from None
+    _check_depth(loaded, rel, error)
+    return loaded
+
+
+def _parsed(text: str, rel: str, error: type[BenchrunError]) -> Any:
     try:
-        return yaml.safe_load(text)
+        _refuse_aliases(text, rel, error)
+        return yaml.load(text, Loader=_FastLoader)
+    except (yaml.YAMLError, RecursionError) as err:  # parsed again below: PyYAML's messages say more
+        fast = err
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except RecursionError:  # nested deeper than Python recurses; libyaml, if it parsed this, said where
+        mark = getattr(fast, "problem_mark", None)
+        raise error((f"{_position(mark)}: " if mark else "") + _too_deep(), file=rel) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         context = f" ({err.context} at {_position(err.context_mark)})" if err.problem and err.context_mark else ""
         where = f"{_position(mark)}: " if mark else ""
-        raise TaskError(f"{where}YAML syntax error: {err.problem or err.context}{context}", file=rel) from None
+        raise error(f"{where}YAML syntax error: {err.problem or err.context}{context}", file=rel) from None
     except yaml.reader.ReaderError as err:  # a control character: no mark, an offset into the text
         line, column = text.count("\n", 0, err.position) + 1, err.position - text.rfind("\n", 0, err.position)
-        raise TaskError(f"line {line}, column {column}: YAML syntax error: {str(err).splitlines()[0]}",
-                        file=rel) from None
+        raise error(f"line {line}, column {column}: YAML syntax error: {str(err).splitlines()[0]}",
+                    file=rel) from None
 
 
-def _refuse_aliases(text: str, rel: str) -> None:
+def _refuse_aliases(text: str, rel: str, error: type[BenchrunError]) -> None:
     """YAML aliases (*name) are refused: a few lines of them expand to gigabytes (an alias bomb)."""
     if "*" not in text:
         return
     for event in yaml.parse(text, Loader=_FAST_LOADER):
         if isinstance(event, yaml.AliasEvent):
-            raise TaskError(f"{_position(event.start_mark)}: YAML aliases (*{event.anchor}) are not allowed in "
-                            "benchmark files; write the values out", file=rel)
+            raise error(f"{_position(event.start_mark)}: YAML aliases (*{event.anchor}) are not allowed in "
+                        "benchmark files; write the values out", file=rel)
+
+
+def _check_depth(data: Any, rel: str, error: type[BenchrunError]) -> None:
+    """Refuse lists and mappings nested deeper than MAX_DEPTH (walked without recursion: only containers are
+    visited, so a long list costs one check per item)."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        value, where = stack.pop()
+        children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        if len(where) >= MAX_DEPTH:
+            raise error(_too_deep(key_path("", where[:4]) + "…"), file=rel)
+        stack += [(child, (*where, key)) for key, child in children if isinstance(child, (dict, list))]
+
+
+def _too_deep(where: str = "") -> str:
+    at = f" (at {where})" if where else ""
+    return f"lists and mappings nested more than {MAX_DEPTH} deep{at}; a benchmark file needs 5 at most"
 
 
 def _position(mark: yaml.Mark) -> str:

@@ -1,4 +1,5 @@
-"""A small disk for the fault lab: a tmpfs mounted for a scenario (needs root), and filling it."""
+"""A small disk for the fault lab: a tmpfs mounted for a scenario (needs root), and filling it; a directory made a
+read-only file system."""
 
 from __future__ import annotations
 
@@ -16,6 +17,17 @@ def small_disk(path: Path, size_kb: int) -> Iterator[Path]:
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(path)], check=True,
                    capture_output=True)
     try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[Path]:
+    """`path` bound over itself and remounted read-only (needs root): a read-only file system there."""
+    subprocess.run(["mount", "--bind", str(path), str(path)], check=True, capture_output=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(path)], check=True, capture_output=True)
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], capture_output=True)

@@ -56,9 +56,14 @@ def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config:
                                  ScoreRecord(id=sample.id, task="t", scorer="closeness", metrics={"closeness": value})])
     info = writer.finish(status, reason)
     writer.release()
-    if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json or seal
-        unfinished = info.model_copy(update={"status": "running", "ended_at": None, "files": {}})
-        write_atomic(run_dir / "run.json", unfinished.model_dump_json(indent=2).encode())
+    if not finish:  # as a killed run leaves it: run.json as written at the start, no summary.json or seal, and in
+        unfinished = info.model_copy(update={"status": "running", "ended_at": None, "files": {}})  # run.lock the
+        write_atomic(run_dir / "run.json", unfinished.model_dump_json(indent=2).encode())  # note of its dead writer
         (run_dir / "summary.json").unlink()
         (run_dir / "seal.json").unlink()
+        (run_dir / "run.lock").write_text(json.dumps(DEAD_WRITER))
     return run_dir
+
+
+DEAD_WRITER = {"pid": 4242, "host": "gpu1", "since": "2026-12-01T08:00:00+00:00", "command": "python -m benchrun"}
+"""The note a killed writer left in the run.lock of a `synthetic_run(finish=False)`."""
