@@ -197,6 +197,11 @@ def test_a_reply_that_does_not_parse_is_that_answers_scorer_error_with_the_reply
      "in 'tasks.yml': task 'symbol': tasks[0].judge: unknown judge 'nams' (did you mean 'names'?)"),
     ({"judges": JUDGES.replace("  score:", "  scroe:")},
      "in 'judges.yml': judges[0].scroe: unknown key 'scroe' (did you mean 'score'?)"),
+    ({"judges": JUDGES.replace("{prompt}", "{prompt:>9999999999}")},
+     "in 'judges.yml': judges[0].rubric: field {prompt:>9999999999}: a rubric's field takes no format spec (a width "
+     "could ask for any size)"),
+    ({"judges": JUDGES.replace("{prompt}", "{prompt.__class__}")},
+     "in 'judges.yml': judges[0].rubric: field {prompt.__class__}: only a plain name can stand in a field"),
     ({"judges": JUDGES.replace("{reference}", "{referens}")},
      "in 'judges.yml': judges[0].rubric: field {referens} of judge 'names' is neither the answer's nor a value of "
      "task 'symbol' (unknown field 'referens' (did you mean 'reference'?))"),
@@ -288,3 +293,20 @@ def test_compare_reports_the_judge_models_identity_when_two_runs_differ(tmp_path
 def answer_or_judge(req: ChatRequest) -> str:
     """llama3.2 answers; qwen2.5 and gemma3 both judge by rule."""
     return answer(replace(req, model="qwen2.5") if req.model.startswith("gemma3") else req)
+
+
+@pytest.mark.parametrize(("args", "code", "message"), [
+    (("judge.host=http://127.0.0.1:1",), "runner",
+     "benchrun: error: the judge model: cannot reach Ollama at http://127.0.0.1:1 (ConnectionError); start it with "
+     "`ollama serve`, or point judge.host at a running server\n"),
+    (("judge.model=gemma3",), "runner",
+     "benchrun: error: the judge model: model 'gemma3' is not pulled on {url} (it has: llama3.2:latest, "
+     "qwen2.5:latest); run `ollama pull gemma3` or pick another judge.model\n"),
+    (("judge.repeats=0",), "usage",
+     "benchrun: error: in 'config': judge.repeats: Input should be greater than or equal to 1\n"),
+])
+def test_a_judge_model_that_cannot_be_used_is_refused_naming_the_judges_key(tmp_path, server, args, code, message):
+    refused = run(tmp_path, server, "cache=false", *args)
+    assert (refused.returncode, refused.stderr) == (EXIT[code], message.format(url=server.url))
+    for responses in (tmp_path / "outputs").rglob("responses.jsonl"):
+        assert responses.read_bytes() == b"", "nothing is asked before the judge model answers its preflight"
