@@ -19,14 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from benchrun.compiler.scoring import BUILTIN, Metric, Scorer, source_sha256
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.secrets import SECRETS
+from benchrun.execute.formatcheck import FormatCheck
 from benchrun.execute.judging import Judge
 
 Result = dict[str, Metric] | ErrorInfo
@@ -235,7 +233,7 @@ class Grader:
     def __init__(self, manifest: Manifest, scorers: dict[str, Scorer], log: Path, timeout_s: float,
                  judge: Judge | None = None):
         self._judge = judge
-        self._validators = {t.name: Draft202012Validator(t.format.json_schema) for t in manifest.tasks}
+        self._formats = {t.name: FormatCheck(t.format.json_schema) for t in manifest.tasks}
         self._scorers = {t.name: [s.name for s in t.scorers] for t in manifest.tasks}
         self._calculated = {t.name for t in manifest.tasks if t.reference == "calculated"}
         self._process = ScorerProcess({name: scorers[name] for names in self._scorers.values() for name in names},
@@ -275,7 +273,7 @@ class Grader:
                        judging)
 
     def _format(self, of: dict[str, Any], task: str, text: str) -> ScoreRecord:
-        problem = format_problem(self._validators[task], text)
+        problem = self._formats[task].problem(text)
         return ScoreRecord.model_construct(**of, scorer=FORMAT_VALID, metrics={FORMAT_VALID: int(problem is None)},
                                            detail=problem)
 
@@ -319,19 +317,6 @@ class Grading:
 def scorer_reference(sample: Sample, calculated: bool) -> Any:
     """What a scorer gets as its second argument: the reference, or for `calculated` the values + prompt_id."""
     return {**sample.values, "prompt_id": sample.id} if calculated else sample.reference
-
-
-def format_problem(validator: Draft202012Validator, text: str) -> str | None:
-    """None when `text` is JSON valid for the response class, else what is wrong."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        return f"invalid JSON: {err}"
-    error = best_match(validator.iter_errors(data))
-    if error is None:
-        return None
-    where = "/".join(map(str, error.absolute_path))
-    return f"{where}: {error.message}" if where else error.message
 
 
 def _record(of: dict[str, Any], name: str, result: Result) -> ScoreRecord:

@@ -14,13 +14,12 @@ import time
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from jsonschema import Draft202012Validator
-
 from benchrun.archive.reader import Run
 from benchrun.compiler.scoring import metrics
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.execute.cache import Repeat, RunCache
+from benchrun.execute.formatcheck import FormatCheck
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
     from benchrun.execute.runners.base import Runner
@@ -38,15 +37,15 @@ def rubric_chat(spec: JudgeSpec, sample: Sample, response: str) -> list[Message]
     return [{"role": "user", "content": spec.rubric.format_map(fields)}]
 
 
-def read_reply(spec: JudgeSpec, validator: Draft202012Validator, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
+def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
     """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number."""
     try:
         parsed = json.loads(reply)
     except ValueError as err:
         return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {err}")
-    problem = next(iter(validator.iter_errors(parsed)), None)
+    problem = check.data_problem(parsed)
     if problem is not None or not isinstance(parsed, dict):
-        said = problem.message if problem is not None else "not an object"
+        said = problem if problem is not None else "not an object"
         return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not in format "
                                                            f"{spec.format.name}: {said}")
     grade = parsed[spec.score]
@@ -94,7 +93,7 @@ class Judge:
         self.tasks = {task.name: task.judges for task in manifest.tasks}
         self.repeats = manifest.judge.repeats
         self._seed = manifest.judge.runner.options.get("seed")
-        self._validators = {name: Draft202012Validator(spec.format.json_schema) for name, spec in self.specs.items()}
+        self._formats = {name: FormatCheck(spec.format.json_schema) for name, spec in self.specs.items()}
         self._asker = _asker(runner) if runner else None
         self._cache, self._archived = cache, dict(archived or {})
         self._slots = asyncio.Semaphore(runner.config.concurrency if runner else 1)
@@ -144,7 +143,7 @@ class Judge:
         return self._judged(spec, of, outcome.completion, seconds=seconds, attempts=attempts + 1)
 
     def _judged(self, spec: JudgeSpec, of: dict[str, Any], answer: Completion, **how: Any) -> JudgementRecord:
-        grade, value, error = read_reply(spec, self._validators[spec.name], answer.text)
+        grade, value, error = read_reply(spec, self._formats[spec.name], answer.text)
         return JudgementRecord(**of, reply=answer.text, grade=grade, value=value, error=error,
                                prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens, **how)
 
@@ -152,5 +151,5 @@ class Judge:
         """An archived call, its reply read again with the judge as compiled (a failed request stays failed)."""
         if call.reply is None:
             return call
-        grade, value, error = read_reply(spec, self._validators[spec.name], call.reply)
+        grade, value, error = read_reply(spec, self._formats[spec.name], call.reply)
         return call.model_copy(update={"grade": grade, "value": value, "error": error})
