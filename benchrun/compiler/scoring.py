@@ -1,7 +1,7 @@
 """Scorers: the built-in ones, loading `custom_scorer.py`, checking their signature, and reading their results.
 
-Scorers are called in a separate process (benchrun.execute.scorer_worker); this module is what that process and the
-compiler share, so it imports nothing heavy."""
+The user's scorers are called in a separate process (benchrun.execute.scorer_worker), the built-ins in the run's;
+this module is what that process, the grader and the compiler share, so it imports nothing heavy."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
 """Grading one response: its format checked against the response class, then every scorer of its task.
 
-Scorers are the user's code, so they run in a child process (benchrun.execute.scorer_worker), never on the event loop:
+The user's scorers (custom_scorer.py) run in a child process (benchrun.execute.scorer_worker), never on the event loop:
 each call has `scorer_timeout_s`; one that overruns is recorded as that sample's error ("timed out after 10 s"),
 the process is replaced and the calls behind it go on. A scorer that exits, or kills its process, costs only
 its own call. What scorers print goes to the run's log file. A grading is started (`Grader.start`) and its
 scores collected when done, so the run asks the next samples meanwhile; the process answers each call as it ends.
+benchrun's own scorers (exact_match, contains) are called in this process, as the child would call them: they are
+not user code, and a round trip to the child costs more than they do.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, Sc
 from benchrun.core.secrets import SECRETS
 from benchrun.execute.formatcheck import FormatCheck
 from benchrun.execute.judging import Judge
+from benchrun.execute.scorer_worker import call
 
 Result = dict[str, Metric] | ErrorInfo
 SEND_BATCH, SEND_WITHIN_S = 64, 0.02
@@ -75,8 +78,8 @@ class ScorerProcess:
     """User scorers in a child process, called in order, each within `timeout_s` (see the module docstring)."""
 
     def __init__(self, scorers: dict[str, Scorer], log: Path, timeout_s: float):
-        self._setup = json.dumps({name: [None if BUILTIN.get(name) is fn else inspect.getsourcefile(fn),
-                                         source_sha256(fn)] for name, fn in scorers.items()}).encode() + b"\n"
+        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn)]
+                                  for name, fn in scorers.items()}).encode() + b"\n"
         self.log, self.timeout_s = log, timeout_s
         self._pending: OrderedDict[int, tuple[asyncio.Future[Result], bytes]] = OrderedDict()
         self._seq = itertools.count()
@@ -236,8 +239,10 @@ class Grader:
         self._formats = {t.name: FormatCheck(t.format.json_schema) for t in manifest.tasks}
         self._scorers = {t.name: [s.name for s in t.scorers] for t in manifest.tasks}
         self._calculated = {t.name for t in manifest.tasks if t.reference == "calculated"}
-        self._process = ScorerProcess({name: scorers[name] for names in self._scorers.values() for name in names},
-                                      log, timeout_s)
+        used = {name: scorers[name] for names in self._scorers.values() for name in names}
+        self._builtin = {name: fn for name, fn in used.items() if BUILTIN.get(name) is fn}
+        self._process = ScorerProcess({name: fn for name, fn in used.items() if name not in self._builtin}, log,
+                                      timeout_s)
 
     async def __aenter__(self) -> Grader:
         await self._process.start()
@@ -267,10 +272,20 @@ class Grader:
             return Grading(response, [ScoreRecord(**of, scorer=n, metrics=None, error=error)
                                       for n in [FORMAT_VALID, *names, *judges]])
         reference = scorer_reference(sample, sample.task in self._calculated)
-        calls = [self._process.call(name, response.text, reference) for name in names]
+        calls = [self._call(name, response.text, reference) for name in names]
         judging = self._judge.start(sample, response) if judges else []
         return Grading(response, [self._format(of, sample.task, response.text)], of, names, calls, self._judge,
                        judging)
+
+    def _call(self, name: str, text: str, reference: Any) -> asyncio.Future[Result]:
+        """One scorer call: a built-in's result at once, a user scorer's from the scorer process."""
+        fn = self._builtin.get(name)
+        if fn is None:
+            return self._process.call(name, text, reference)
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        found, error = call(name, fn, text, reference)
+        future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
+        return future
 
     def _format(self, of: dict[str, Any], task: str, text: str) -> ScoreRecord:
         problem = self._formats[task].problem(text)

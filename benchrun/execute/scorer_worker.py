@@ -1,7 +1,7 @@
 """The scorer process, `python -m benchrun.execute.scorer_worker LOG`: scorers called one at a time, away from the run.
 
-Requests arrive on stdin as JSON lines. The first names the scorers: {name: [file, sha256]}, file null for a
-built-in; each function must still hash to the sha256 the run recorded. Every later line is one call,
+Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256]} (benchrun's
+own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line is one call,
 [seq, name, response, reference], answered on the process's original stdout with one JSON line,
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
 included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG; SIGINT is ignored, so
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from benchrun.compiler.scoring import BUILTIN, metrics, scorers_in, source_sha256
+from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError
 
 Scorer = Callable[[str, Any], Any]
@@ -52,21 +52,18 @@ def _send(replies: IO[str], message: Any) -> None:
     replies.flush()
 
 
-def load(named: dict[str, list[str | None]]) -> dict[str, Scorer]:
+def load(named: dict[str, list[str]]) -> dict[str, Scorer]:
     """The scorers by name, each checked against the sha256 of the source the run recorded."""
     files: dict[str, dict[str, Scorer]] = {}
     scorers = {}
     for name, (file, sha256) in named.items():
-        if file is None:
-            fn = BUILTIN[name]
-        else:
-            found = files.setdefault(file, scorers_in(Path(file), file))
-            if name not in found:
-                raise BenchrunError(f"no scorer '{name}' any more", file=file)
-            fn = found[name]
+        found = files.setdefault(file, scorers_in(Path(file), file))
+        if name not in found:
+            raise BenchrunError(f"no scorer '{name}' any more", file=file)
+        fn = found[name]
         if source_sha256(fn) != sha256:
             raise BenchrunError(f"scorer '{name}' changed since the run started (its source no longer hashes to "
-                                f"{str(sha256)[:12]}…)", file=file or "benchrun.compiler.scoring")
+                                f"{sha256[:12]}…)", file=file)
         scorers[name] = fn
     return scorers
 
