@@ -1,29 +1,16 @@
 """`run(cfg, run_dir)`: what `python -m benchrun` does with a composed config: compose-check it, compile it, and
-for each model claim a run directory and ask (benchrun.execute.session)."""
+for each model claim a run directory and ask (benchrun.execute.job)."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import yaml
-from omegaconf import OmegaConf
-
-from benchrun.archive.sweep import write_sweep_summary
-from benchrun.archive.writer import RunWriter, environment, new_run_id, now
-from benchrun.compiler.plan import Plan, compiled
+from benchrun.compiler.plan import compiled
 from benchrun.compose.config import SecretInConfig, plain_config
-from benchrun.compose.labels import dir_label, label
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
-from benchrun.core.errors import EXIT, BenchrunError, ConfigError
-from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import Status
-from benchrun.core.records import Counts, RunInfo
-from benchrun.execute.cache import Store, store_for
-from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import cache_of, execute, judge_model, make_judge, recording
+from benchrun.core.errors import EXIT, ConfigError
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -44,7 +31,9 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     except ConfigError as err:  # nothing will run: a single run leaves nothing, a sweep's job the record of it
         forget_hydra_copies(run_dir, secret=isinstance(err, SecretInConfig), keep=sweep is not None)
         if sweep is not None:
-            _record_refused(config, run_dir, overrides, cwd, sweep, varied or {}, err)
+            from benchrun.execute.job import record_refused  # loaded only to write a run (see below)
+
+            record_refused(config, run_dir, overrides, cwd, sweep, varied or {}, err)
         raise
     configs = model_configs(cfg)
     if cfg.get("dry_run"):
@@ -52,82 +41,6 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
         for one in configs:
             output.print_plan(compiled(one, cwd).manifest, out)
         return EXIT["ok"]
-    if len(configs) == 1:
-        return run_one(configs[0], run_dir, overrides, cwd, sweep, varied or {})
-    for i, one in enumerate(configs):
-        settings = {"runner.model": one["runner"]["model"]}
-        _run_job(one, run_dir / f"{i}_{dir_label(label(settings, None))}", overrides, cwd, run_dir, settings)
-    summary = write_sweep_summary(run_dir)
-    output.print_sweep(summary, run_dir, output.stdout())
-    return EXIT["sweep_failed"] if summary.failed else EXIT["ok"]
+    from benchrun.execute.job import run_models  # here: --help and dry runs start without the runners and the cache
 
-
-def _record_refused(config: Any, run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path,
-                    varied: Mapping[str, Any], err: ConfigError) -> None:
-    """A sweep job whose config was refused is a job that failed: its run.json says so and why (the config itself,
-    which may hold what was refused, is not kept), so the sweep counts it and exits 1."""
-    model = _raw(config, "runner.model")
-    info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=_raw(config, "task.name"),
-                   model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd), runner={},
-                   environment=environment(), counts=Counts(samples=0), sweep=str(sweep), label=label(varied, model),
-                   varied=dict(varied))
-    writer = RunWriter.create(run_dir, info)
-    try:
-        writer.fail(str(err))
-    finally:
-        writer.release()
-
-
-def _raw(config: Any, key: str) -> str:
-    """A plain value of the composed config that did not pass its check, as text (`?` when it is not one)."""
-    try:
-        value = OmegaConf.select(OmegaConf.create(config) if isinstance(config, dict) else config, key)
-    except Exception:  # an interpolation that cannot be resolved, a value of the wrong type: all it says is `?`
-        value = None
-    return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else "?"
-
-
-def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path,
-             varied: dict[str, Any]) -> None:
-    """One model of an in-process sweep: a failure is recorded and reported, and the sweep goes on."""
-    try:
-        run_one(cfg, run_dir, overrides, cwd, sweep, varied)
-    except BenchrunError as err:
-        output.error(str(err))
-
-
-def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path,
-            sweep: Path | None = None, varied: Mapping[str, Any] | None = None) -> int:
-    """One model: compile, preflight, execute; every outcome, failures and interrupts included, is in run_dir."""
-    model = cfg["runner"]["model"]
-    info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=cfg["task"]["name"],
-                   model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
-                   runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
-                   sweep=str(sweep) if sweep else None, label=label(varied or {}, model) if sweep else None,
-                   varied=dict(varied or {}))
-    with ExitStack() as recorded:
-        with INTERRUPTS.held():  # a signal while the directory is claimed waits until it is recorded as interrupted
-            writer = RunWriter.create(run_dir, info)
-            recorded.enter_context(recording(writer))
-        writer.start(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
-        plan = compiled(cfg, cwd)
-        writer.compiled(plan.manifest)
-        store = store_for(cfg, cwd)
-        INTERRUPTS.run(lambda: _ask_all(plan, cfg, writer, store))
-    output.print_results(run_dir, writer.info, writer.summary, output.stdout())
-    return EXIT["ok"]
-
-
-async def _ask_all(plan: Plan, cfg: dict[str, Any], writer: RunWriter, store: Store | None) -> Status:
-    runner = make_runner(cfg["runner"])
-    try:
-        identity = await runner.identify()
-        writer.identified(identity, runner.public_config())
-        async with judge_model(plan, cfg, identity) as judged:
-            judge = make_judge(plan, judged, cfg, writer, store)
-            return await execute(plan, runner, writer, list(plan.manifest.queries()),
-                                 cache_of(store, runner, identity, writer), judge)
-    finally:
-        await runner.aclose()
-        if store is not None:
-            store.close()
+    return run_models(configs, run_dir, overrides, cwd, sweep, varied or {})

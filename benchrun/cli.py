@@ -15,8 +15,6 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from benchrun.app import run
-from benchrun.archive.reader import job_dirs
-from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
 from benchrun.compose import takeback
 from benchrun.compose.config import register_with_hydra
 from benchrun.compose.labels import swept_keys, varied
@@ -77,6 +75,9 @@ def lost_sweep(err: Exception) -> str | None:
     to say. None when no job had started, or the error is not a launcher's."""
     if not launched_by_plugin(err):
         return None
+    from benchrun.archive.reader import job_dirs  # loaded only when a sweep was lost: the archive, not at start-up
+    from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
+
     said = _launcher_words(err)
     for sweep_dir in takeback.SWEEPS:
         if not (sweep_dir.is_dir() and job_dirs(sweep_dir)):

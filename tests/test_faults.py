@@ -220,10 +220,10 @@ def test_sigkill_at_twenty_moments(tmp_path):
 
 CLAIMED_THEN_SIGNALLED = """
 import signal, sys
-from benchrun import app
 from benchrun.__main__ import main
+from benchrun.archive.writer import RunWriter
 
-create = app.RunWriter.create
+create = RunWriter.create
 
 
 def claimed_then_signalled(run_dir, info):
@@ -232,7 +232,7 @@ def claimed_then_signalled(run_dir, info):
     return writer
 
 
-app.RunWriter.create = claimed_then_signalled
+RunWriter.create = claimed_then_signalled
 sys.argv = ["benchrun", *sys.argv[1:]]
 main()
 """
