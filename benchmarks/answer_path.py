@@ -32,8 +32,9 @@ from run_bench import write_benchmark
 import benchrun
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.compiler.plan import Plan
-from benchrun.core.manifest import Sample
-from benchrun.core.records import Counts, ResponseRecord, RunInfo
+from benchrun.compiler.scoring import BUILTIN, source_sha256
+from benchrun.core.manifest import Sample, ScorerSpec
+from benchrun.core.records import Counts, ResponseRecord, RunInfo, ScoreRecord
 from benchrun.execute.cache import LOOKUP_BATCH, Repeat, RunCache, Store
 from benchrun.execute.formatcheck import FormatCheck
 from benchrun.execute.grading import Grader
@@ -86,9 +87,6 @@ def grading(plan: Plan, scorer: str, given: list[tuple[Sample, ResponseRecord]],
 
 def with_builtin(plan: Plan) -> Plan:
     """The plan with exact_match beside calculated_answer, so both can be timed on the same answers."""
-    from benchrun.compiler.scoring import BUILTIN, source_sha256
-    from benchrun.core.manifest import ScorerSpec
-
     spec = ScorerSpec(name="exact_match", origin="builtin", sha256=source_sha256(BUILTIN["exact_match"]))
     tasks = [task.model_copy(update={"scorers": (*task.scorers, spec)}) for task in plan.manifest.tasks]
     manifest = plan.manifest.model_copy(update={"tasks": tuple(tasks)})
@@ -106,7 +104,6 @@ def commits(plan: Plan, given: list[tuple[Sample, ResponseRecord]], root: Path) 
                        counts=Counts(samples=0))
         writer = RunWriter.create(root / f"run{next(rounds)}", info)
         writer.compiled(plan.manifest)
-        from benchrun.core.records import ScoreRecord
         for sample, response in given:
             of = {"id": sample.id, "task": sample.task, "repeat": 0}
             writer.record(response, [ScoreRecord.model_construct(**of, scorer="format_valid",
