@@ -15,6 +15,8 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+NESTED = "nested deeper than Python's JSON reader goes"
+
 
 class FormatCheck:
     """One format's check, compiled once from its JSON Schema."""
@@ -29,6 +31,8 @@ class FormatCheck:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             return f"invalid JSON: {err}"
+        except RecursionError:
+            return f"invalid JSON: {NESTED}"
         return self.data_problem(data)
 
     def data_problem(self, data: Any) -> str | None:

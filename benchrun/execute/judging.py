@@ -19,7 +19,7 @@ from benchrun.compiler.scoring import metrics
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.execute.cache import Repeat, RunCache
-from benchrun.execute.formatcheck import FormatCheck
+from benchrun.execute.formatcheck import NESTED, FormatCheck
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
     from benchrun.execute.runners.base import Runner
@@ -43,6 +43,8 @@ def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, An
         parsed = json.loads(reply)
     except ValueError as err:
         return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {err}")
+    except RecursionError:
+        return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {NESTED}")
     problem = check.data_problem(parsed)
     if problem is not None or not isinstance(parsed, dict):
         said = problem if problem is not None else "not an object"
