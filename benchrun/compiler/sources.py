@@ -84,9 +84,9 @@ DEFAULT_FORMAT = "StringAnswer"
 
 
 def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
-    """Every file of the benchmark that benchrun reads, its task files first, then the `data` files its tasks name
-    (values and examples) that are there; each must resolve inside the benchmark directory (a link to a file or
-    folder outside it is refused: a shared benchmark must not send /etc/passwd to a model)."""
+    """Every file of the benchmark that benchrun reads, its task files first, then those of the `data` files its tasks
+    name (values and examples) that are there inside it; each task file must resolve inside the benchmark directory
+    (a link to a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model)."""
     paths = [bench / name for name in TOP_FILES]
     tasks_dir = bench / TASKS_DIR
     if tasks_dir.is_dir():
@@ -96,7 +96,7 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
                 paths += [folder / name for name in FOLDER_FILES]
     found = [path for path in paths if path.is_file()]
     extra = sorted({bench / rel for rel in data if not Path(rel).is_absolute()} - set(found))
-    found += [path for path in extra if path.is_file()]
+    found += [path for path in extra if path.is_file() and path.resolve().is_relative_to(bench)]
     for path in found:
         inside(bench, path)
     return found
