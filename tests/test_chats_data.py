@@ -153,6 +153,9 @@ BAD = [  # (files replaced in the chat benchmark, the one line)
     ({"tasks.yml": TASKS.replace("  fewshot:\n", "  fewshot: {file: shots.jsonl, n: 3, seed: 0}\n").split("    -")[0],
       "shots.jsonl": '{"user": "hi", "assistant": "hello"}\n'},
      "in 'tasks.yml': task 'add': tasks[0].fewshot.n: n is 3 but 'shots.jsonl' has 1 examples"),
+    ({"tasks.yml": TASKS.replace("  fewshot:\n", "  fewshot: {file: shots.jsonl}\n").split("    -")[0],
+      "shots.jsonl": "\n"},
+     "in 'shots.jsonl': task 'add': no examples: a turn per line, as {\"user\": ..., \"assistant\": ...}"),
     ({"tasks.yml": TASKS.replace("data/add.jsonl", "data/add.csv"), "data/add.csv": "a,b,reference\n1,2,3\n4,5\n"},
      "in 'data/add.csv': task 'add': line 3: malformed row: 2 cells where the header has 3"),
     ({"data/add.jsonl": JSONL + '{"id": "q4", "a": 1, "reference": 2, "split": "dev"}\n'},
@@ -185,6 +188,14 @@ def test_every_bad_input_is_one_line(tmp_path, files, message):
     with pytest.raises(TaskError) as caught:
         compile_plan(config(bench), tmp_path)
     assert str(caught.value) == message
+
+
+def test_a_folder_task_with_both_values_files_is_refused(tmp_path):
+    bench = write_bench(tmp_path, {"tasks/t/template.txt": "say {a}", "tasks/t/values.csv": "a\n1\n",
+                                   "tasks/t/values.jsonl": '{"a": 1}\n'})
+    with pytest.raises(TaskError) as caught:
+        compile_plan(config(bench), tmp_path)
+    assert str(caught.value) == "in 'tasks/t': task 't': values.csv and values.jsonl are both here: keep one"
 
 
 def test_a_data_file_linked_outside_the_benchmark_is_refused(tmp_path):

@@ -123,6 +123,8 @@ def read_examples(bench: Path, spec: dict[str, Any], named_at: Where, max_lines:
     if not rel.endswith(JSONL):
         raise TaskError(f"not an examples file: name it .jsonl or .ndjson ('{rel}')", **named_at)
     lines = list(read_jsonl(path, rel, task, max_lines))
+    if not lines:
+        raise TaskError("no examples: a turn per line, as {\"user\": ..., \"assistant\": ...}", file=rel, task=task)
     for number, line in lines:
         schemas.check("tasks.schema.json#/$defs/turn", line, TaskError, file=rel, root=f"line {number}",
                       task_of=lambda _: task)

@@ -144,7 +144,7 @@ def _list_task(bench: Path, item: dict, index: int, max_cell: int, max_records: 
         scorers=_as_tuple(item.get("scorer", DEFAULT_SCORER)),
         format=item.get("format", DEFAULT_FORMAT), description=item.get("description"),
         judges=_as_tuple(item.get("judge", ())),
-        **_chat(bench, item, {"file": TASKS_FILE, "task": item["name"], "key": f"{key}.fewshot"}, max_records),
+        **_chat(bench, item, TASKS_FILE, item["name"], f"{key}.", max_records),
         files=_data_files(item)))
 
 
@@ -160,14 +160,17 @@ def _file_reference(columns: dict[str, Column], given: Any, named_at: Where) -> 
     return "calculated" if found is None else found
 
 
-def _chat(bench: Path, raw: dict, named_at: Where, max_records: int) -> dict[str, Any]:
-    """A task's system prompt, few-shot examples, `limit` and `sample` (of tasks.yml or info.yml)."""
+def _chat(bench: Path, raw: dict, file: str, task: str, prefix: str, max_records: int) -> dict[str, Any]:
+    """A task's system prompt, few-shot examples, `limit` and `sample` (of tasks.yml, its keys under `prefix`, or of
+    a folder's info.yml)."""
+    def at(key: str) -> Where:
+        return {"file": file, "task": task, "key": prefix + key}
+
     fewshot = raw.get("fewshot", [])
-    examples = inline_examples(fewshot, named_at) if isinstance(fewshot, list) \
-        else read_examples(bench, fewshot, named_at, max_records)
+    examples = inline_examples(fewshot, at("fewshot")) if isinstance(fewshot, list) \
+        else read_examples(bench, fewshot, at("fewshot"), max_records)
     if "limit" in raw and "sample" in raw:
-        raise TaskError("limit and sample are both given: take the first N (limit) or draw N (sample)",
-                        **{**named_at, "key": named_at["key"].removesuffix("fewshot") + "sample"})
+        raise TaskError("limit and sample are both given: take the first N (limit) or draw N (sample)", **at("sample"))
     draw = Draw(**raw["sample"]) if "sample" in raw else None
     return {"system": raw.get("system"), "fewshot": examples, "limit": raw.get("limit"), "sample": draw}
 
@@ -228,7 +231,7 @@ def _folder_task(bench: Path, folder: Path, rel: str, max_cell: int, max_records
         scorers=_as_tuple(info.get("scorer", DEFAULT_SCORER)),
         format=info.get("format", DEFAULT_FORMAT), description=description,
         judges=_as_tuple(info.get("judge", ())),
-        **_chat(bench, info, {"file": f"{rel}/info.yml", "task": folder.name, "key": "fewshot"}, max_records),
+        **_chat(bench, info, f"{rel}/info.yml", folder.name, "", max_records),
         files=_data_files(info)))
 
 
