@@ -305,3 +305,28 @@ def test_the_embedded_model_is_asked_each_chat_through_its_own_chat_template(tmp
 
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
     assert {r["id"]: r["prompt_tokens"] for r in responses} == {i: tokens(chat) for i, chat in EXPECTED.items()}
+
+
+def test_a_data_file_is_held_to_the_task_limits(tmp_path):
+    bench = chat_bench(tmp_path)
+    cfg = config(bench)
+    with pytest.raises(TaskError) as caught:
+        compile_plan({**cfg, "task": {**cfg["task"], "max_samples": 2}}, tmp_path)
+    assert str(caught.value) == "in 'data/add.jsonl': task 'add': line 3: more than 2 records (task.max_samples)"
+    with pytest.raises(TaskError) as caught:
+        compile_plan({**cfg, "task": {**cfg["task"], "max_prompt_chars": 60}}, tmp_path)
+    assert str(caught.value) == ("in 'tasks.yml': task 'add': tasks[0].template: the prompt of sample 'add:q1' with "
+                                 "the system prompt and examples sent before it has 98 characters, more than "
+                                 "task.max_prompt_chars (60)")
+
+
+def test_task_system_on_the_command_line_is_a_new_manifest_id(tmp_path):
+    chat_bench(tmp_path)
+    runs = [call_benchrun("task.path=chat", "dry_run=true", *extra, cwd=tmp_path)
+            for extra in ((), ("task.system=Think step by step.",))]
+    assert [r.returncode for r in runs] == [EXIT["ok"]] * 2
+    ids = [r.stdout.rsplit("manifest id: ", 1)[1].strip() for r in runs]
+    assert ids[0] != ids[1]
+    refused = call_benchrun("task.path=chat", "dry_run=true", "task.system=", cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (
+        EXIT["usage"], "benchrun: error: in 'config': task.system: String should have at least 1 character\n")
