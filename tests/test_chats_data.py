@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from benchrun import TaskError, compile_plan
+from benchrun.compiler.schemas import validator
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
@@ -162,6 +164,18 @@ BAD = [  # (files replaced in the chat benchmark, the one line)
      "in 'data/add.jsonl': task 'add': line 4: no 'b' (the first record's keys: id, a, b, reference, split)"),
     ({"data/add.jsonl": JSONL + '{"id": "q4", "a": null, "b": 1, "reference": 2, "split": "dev"}\n'},
      "in 'data/add.jsonl': task 'add': line 4: 'a' is null: a value must be a number, a string or a bool"),
+    ({"data/add.jsonl": JSONL + '{"id": "q4", "a": NaN, "b": 1, "reference": 2, "split": "dev"}\n'},
+     "in 'data/add.jsonl': task 'add': line 4: NaN is not a value: a value must be a finite number, a string or a bool"),
+    ({"data/add.jsonl": JSONL + '{"id": "q4", "a": 1e999, "b": 1, "reference": 2, "split": "dev"}\n'},
+     "in 'data/add.jsonl': task 'add': line 4: 1e999 is not a value: a value must be a finite number, a string or a "
+     "bool"),
+    ({"data/add.jsonl": JSONL + '{"id": "q4", "a": 9007199254740992, "b": 1, "reference": 2, "split": "dev"}\n'},
+     "in 'data/add.jsonl': task 'add': line 4: the integer 9007199254740992 is outside ±9,007,199,254,740,991 "
+     "(2^53 - 1, the integers every JSON reader keeps exactly); quote it to keep it as text"),
+    ({"data/add.jsonl": JSONL + "[" * 100_000 + "\n"},
+     "in 'data/add.jsonl': task 'add': line 4: not JSON a benchmark can hold: nested too deep"),
+    ({"data/add.jsonl": JSONL + '{"id": "q4", "a": [1], "b": 1, "reference": 2, "split": "dev"}\n'},
+     "in 'data/add.jsonl': task 'add': line 4: 'a' is a list: a value must be a number, a string or a bool"),
     ({"tasks.yml": TASKS.replace("{a: 2, b: 3}", "{a: 2}")},
      "in 'tasks.yml': task 'add': tasks[0].fewshot[1].values: no value 'b', which the template uses"),
     ({"tasks.yml": TASKS + "  sample: {n: 4, seed: 0}\n"},
@@ -188,6 +202,13 @@ def test_every_bad_input_is_one_line(tmp_path, files, message):
     with pytest.raises(TaskError) as caught:
         compile_plan(config(bench), tmp_path)
     assert str(caught.value) == message
+
+
+def test_the_editor_schema_takes_the_chat_keys():
+    validator("tasks").validate(yaml.safe_load(TASKS + "  sample: {n: 2, seed: 0}\n"))
+    validator("info").validate({"system": "s", "fewshot": {"file": "shots.jsonl", "n": 2, "seed": None}, "limit": 5})
+    assert [e.message for e in validator("tasks").iter_errors(yaml.safe_load(TASKS.replace("  system:", "  sytem:")))] \
+        == ["Additional properties are not allowed ('sytem' was unexpected)"]
 
 
 def test_a_folder_task_with_both_values_files_is_refused(tmp_path):
