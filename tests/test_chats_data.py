@@ -351,3 +351,12 @@ def test_task_system_on_the_command_line_is_a_new_manifest_id(tmp_path):
     refused = call_benchrun("task.path=chat", "dry_run=true", "task.system=", cwd=tmp_path)
     assert (refused.returncode, refused.stderr) == (
         EXIT["usage"], "benchrun: error: in 'config': task.system: String should have at least 1 character\n")
+
+
+def test_a_dry_run_says_what_is_sent_before_each_prompt(tmp_path):
+    chat_bench(tmp_path)
+    result = call_benchrun("task.path=chat", "dry_run=true", cwd=tmp_path)
+    rows = [" ".join(line.replace("│", " ").split()) for line in result.stdout.splitlines() if line.startswith("│")]
+    assert rows == ["add 3 IntAnswer exact_match system + 2 shots what is 10 + 20?"]
+    header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
+    assert header.replace("┃", " ").split() == ["task", "samples", "format", "scorers", "before", "first", "prompt"]
