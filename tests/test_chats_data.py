@@ -360,3 +360,17 @@ def test_a_dry_run_says_what_is_sent_before_each_prompt(tmp_path):
     assert rows == ["add 3 IntAnswer exact_match system + 2 shots what is 10 + 20?"]
     header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
     assert header.replace("┃", " ").split() == ["task", "samples", "format", "scorers", "before", "first", "prompt"]
+
+
+def test_resume_and_retry_see_a_data_file_changed_since_the_run(tmp_path):
+    from benchrun.archive.reader import load_run
+    from benchrun.audit.resume import changed_sources
+
+    chat_bench(tmp_path)
+    with FakeOllama(models=["llama3.2"], responder=oracle) as srv:
+        run = load_run(run_dir_of(bench_run(tmp_path, srv.url, "task.path=chat", "cache=false").stdout))
+    assert changed_sources(run, run.manifest) == []
+    (tmp_path / "chat/data/add.jsonl").write_text(JSONL + JSONL.replace("q", "r"), encoding="utf-8")
+    assert changed_sources(run, run.manifest) == ["data/add.jsonl (changed)"]
+    (tmp_path / "chat/data/add.jsonl").unlink()
+    assert changed_sources(run, run.manifest) == ["data/add.jsonl (missing)"]
