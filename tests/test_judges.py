@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from benchrun import compile
+from benchrun.archive.reader import load_run
+from benchrun.audit.compare import compare
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import fake_digest
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.oracle import verdict
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -62,6 +65,10 @@ def test_a_judge_grades_every_answer_and_each_call_is_archived(tmp_path, server)
     assert info["judge"]["runner"]["model"] == "qwen2.5" and "allow_self" not in info["judge"]
     summary = {(m["task"], m["metric"]): m for m in json.loads((run_dir / "summary.json").read_text())["metrics"]}
     assert (summary["symbol", "names"]["mean"], summary["symbol", "names"]["n"]) == (2 / 3, 3)
+    exported = call_benchrun("export", str(run_dir), "--format", "jsonl", cwd=tmp_path, module="benchrun.audit")
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert [(r["sample_id"], r["value"]) for r in rows if r["metric"] == "names"] == [
+        ("symbol:symb=@", 1), ("symbol:symb=$", 1), ("symbol:symb=#", 0)]
 
 
 def test_the_manifest_pins_the_rubric_the_format_and_the_judge_model(tmp_path, compose_cfg):
@@ -143,6 +150,25 @@ def test_repeated_judgements_report_the_judges_agreement_with_itself_and_the_sco
     assert summary["judges"]["names"] == {
         "repeats": 3, "answers": 3, "self_agreement": 0.0, "kappa": pytest.approx(-0.5),
         "with_scorers": {"contains": {"answers": 3, "agreement": 1 / 3, "kappa": 0.0}}}
+    shown = call_benchrun("show", str(run_dir), "--samples", cwd=tmp_path, module="benchrun.audit")
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    lines = [line.rstrip() for line in shown.stdout.splitlines()]
+    assert f"judge        qwen2.5  name qwen2.5:latest  digest {fake_digest('qwen2.5')}  server 0.12.6" in lines
+    at = lines.index("symbol:symb=@  [symbol]")
+    assert lines[at + 4:at + 7] == ["  judge     names#0: right -> 1", "  judge     names#1: wrong -> 0",
+                                    "  judge     names#2: right -> 1"]
+    assert "│ names │ itself (3 repeats) │       3 │     0.000 │ -0.500 │" in lines
+    assert "│ names │ contains           │       3 │     0.333 │  0.000 │" in lines
+    as_json = json.loads(call_benchrun("show", str(run_dir), "--samples", "--json", cwd=tmp_path,
+                                       module="benchrun.audit").stdout)
+    assert as_json["judges"] == summary["judges"]
+    assert [c["grade"] for c in as_json["samples"][0]["judgements"]] == ["right", "wrong", "right"]
+    page = (run_dir / "report.html")
+    assert call_benchrun("report", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
+    html = page.read_text()
+    assert f"<pre>qwen2.5  name qwen2.5:latest  digest {fake_digest('qwen2.5')}  server 0.12.6</pre>" in html
+    assert ("<pre>names with itself (3 repeats): 0.000 (kappa -0.500, 3 answers)\n"
+            "names with contains: 0.333 (kappa 0.000, 3 answers)</pre>") in html
 
 
 def test_a_reply_that_does_not_parse_is_that_answers_scorer_error_with_the_reply_kept(tmp_path):
@@ -160,6 +186,10 @@ def test_a_reply_that_does_not_parse_is_that_answers_scorer_error_with_the_reply
     [score] = [s for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "names" and s["id"] == call["id"]]
     assert score["metrics"] is None and score["error"]["message"].startswith("1 of 1 judgements give no grade: the "
                                                                              "judge's reply is not JSON")
+    shown = call_benchrun("show", str(run_dir), "--failed", cwd=tmp_path, module="benchrun.audit").stdout
+    [line] = [line for line in shown.splitlines() if line.startswith("  judge ")][:1]
+    assert line.startswith("  judge     names#0: error JudgeReplyInvalid: ") and line.endswith(
+        "; reply 'I think it is right'")
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -167,6 +197,11 @@ def test_a_reply_that_does_not_parse_is_that_answers_scorer_error_with_the_reply
      "in 'tasks.yml': task 'symbol': tasks[0].judge: unknown judge 'nams' (did you mean 'names'?)"),
     ({"judges": JUDGES.replace("  score:", "  scroe:")},
      "in 'judges.yml': judges[0].scroe: unknown key 'scroe' (did you mean 'score'?)"),
+    ({"judges": JUDGES.replace("{prompt}", "{prompt:>9999999999}")},
+     "in 'judges.yml': judges[0].rubric: field {prompt:>9999999999}: a rubric's field takes no format spec (a width "
+     "could ask for any size)"),
+    ({"judges": JUDGES.replace("{prompt}", "{prompt.__class__}")},
+     "in 'judges.yml': judges[0].rubric: field {prompt.__class__}: only a plain name can stand in a field"),
     ({"judges": JUDGES.replace("{reference}", "{referens}")},
      "in 'judges.yml': judges[0].rubric: field {referens} of judge 'names' is neither the answer's nor a value of "
      "task 'symbol' (unknown field 'referens' (did you mean 'reference'?))"),
@@ -212,3 +247,66 @@ def test_a_rescore_asks_the_judges_again_of_another_judge_model_and_records_it(t
         ("symbol:symb=@", "names", 1, 0), ("symbol:symb=$", "names", 1, 0)]
     assert (wrong.returncode, wrong.stderr) == (EXIT["usage"], "benchrun: error: --rejudge takes judge.KEY=VALUE "
                                                                "overrides, not 'model=gemma3'\n")
+
+
+def test_a_retry_carries_the_parents_judgements_and_judges_what_it_asks_again(tmp_path):
+    broken = {"fixed": False}
+
+    def flaky(req: ChatRequest):
+        if not req.model.startswith("qwen2.5") and req.prompt.endswith("#") and not broken["fixed"]:
+            return Reply(status=400, error="cannot answer")
+        return answer(req)
+
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=flaky) as server:
+        parent = run_dir_of(run(tmp_path, server, "cache=false").stdout)
+        broken["fixed"] = True
+        asked = len(judge_requests(server))
+        retried = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
+        assert retried.returncode == EXIT["ok"], retried.stderr
+        assert len(judge_requests(server)) == asked + 1, "only the answer asked again is judged"
+    child = parent.with_name(parent.name + ".retry1")
+    calls = read_jsonl(child / "judgements.jsonl")
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    assert [(c["id"], c["grade"], c.get("carried_from")) for c in calls] == [
+        ("symbol:symb=@", "right", parent_id), ("symbol:symb=$", "right", parent_id),
+        ("symbol:symb=#", "wrong", None)]
+    assert json.loads((child / "run.json").read_text())["judge"]["identity"]["digest"] == fake_digest("qwen2.5")
+    verified = call_benchrun("verify", str(child), cwd=tmp_path, module="benchrun.audit")
+    assert verified.returncode == EXIT["ok"], verified.stdout + verified.stderr
+    summary = {(m["task"], m["metric"]): m for m in json.loads((child / "summary.json").read_text())["metrics"]}
+    assert (summary["symbol", "names"]["mean"], summary["symbol", "names"]["n"]) == (2 / 3, 3)
+
+
+def test_compare_reports_the_judge_models_identity_when_two_runs_differ(tmp_path):
+    with FakeOllama(models=["llama3.2", "qwen2.5", "gemma3"], responder=answer_or_judge) as server:
+        first = run_dir_of(run(tmp_path, server, "cache=false").stdout)
+        second = run_dir_of(run(tmp_path, server, "cache=false", "judge.model=gemma3").stdout)
+    inputs = compare([load_run(first), load_run(second)]).comparisons[0].inputs
+    assert inputs.provenance.changed == {"judge.name": ("qwen2.5:latest", "gemma3:latest"),
+                                         "judge.digest": (fake_digest("qwen2.5"), fake_digest("gemma3"))}
+    assert inputs.judges.changed == {"model.runner.model": ("qwen2.5", "gemma3")}
+    shown = call_benchrun("compare", str(first), str(second), cwd=tmp_path, module="benchrun.audit").stdout
+    assert '  judge model.runner.model: "qwen2.5" -> "gemma3"' in shown.splitlines()
+    assert '  provenance judge.name: "qwen2.5:latest" -> "gemma3:latest"' in shown.splitlines()
+
+
+def answer_or_judge(req: ChatRequest) -> str:
+    """llama3.2 answers; qwen2.5 and gemma3 both judge by rule."""
+    return answer(replace(req, model="qwen2.5") if req.model.startswith("gemma3") else req)
+
+
+@pytest.mark.parametrize(("args", "code", "message"), [
+    (("judge.host=http://127.0.0.1:1",), "runner",
+     "benchrun: error: the judge model: cannot reach Ollama at http://127.0.0.1:1 (ConnectionError); start it with "
+     "`ollama serve`, or point judge.host at a running server\n"),
+    (("judge.model=gemma3",), "runner",
+     "benchrun: error: the judge model: model 'gemma3' is not pulled on {url} (it has: llama3.2:latest, "
+     "qwen2.5:latest); run `ollama pull gemma3` or pick another judge.model\n"),
+    (("judge.repeats=0",), "usage",
+     "benchrun: error: in 'config': judge.repeats: Input should be greater than or equal to 1\n"),
+])
+def test_a_judge_model_that_cannot_be_used_is_refused_naming_the_judges_key(tmp_path, server, args, code, message):
+    refused = run(tmp_path, server, "cache=false", *args)
+    assert (refused.returncode, refused.stderr) == (EXIT[code], message.format(url=server.url))
+    for responses in (tmp_path / "outputs").rglob("responses.jsonl"):
+        assert responses.read_bytes() == b"", "nothing is asked before the judge model answers its preflight"

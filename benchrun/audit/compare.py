@@ -1,6 +1,6 @@
 """`compare RUN RUN [RUN ...]`: runs aligned by sample id against the first (the baseline).
 
-For each other run: which manifest inputs differ (config keys, benchmark files, prompts, scorers, formats),
+For each other run: which manifest inputs differ (config keys, benchmark files, prompts, scorers, formats, judges),
 then per task x metric the paired means, their difference, a p-value and a 95% interval (see
 benchrun.audit.significance), the speed figures beside the baseline's with their ratio, and for 0/1 metrics the
 samples that flipped. A sweep directory stands for its
@@ -26,6 +26,7 @@ from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
+from benchrun.audit.provenance import flatten, provenance
 from benchrun.audit.show import check_known, check_task
 from benchrun.console import output
 from benchrun.console.visible import visible
@@ -89,8 +90,12 @@ class Inputs(Frozen):
     """`task/scorer` -> the sha256 of the scorer's source."""
     formats: Diff
     """task -> response class name and the sha256 of its JSON schema."""
+    judges: Diff
+    """The judge model as the manifest pins it (`model.runner.model`, options, repeats), and each judge by name ->
+    the sha256 of its rubric, format and grading."""
     provenance: Diff
-    """What run.json says of the model and the software (digest, server version, package versions)."""
+    """What run.json says of the model, the judge model and the software (digest, server version, package
+    versions)."""
 
 
 class MetricKey(Frozen):
@@ -231,31 +236,8 @@ def inputs(baseline: Run, run: Run) -> Inputs:
     return Inputs(same_manifest=a.id == b.id, config=diff(flatten(a.config), flatten(b.config)),
                   files=diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
                   prompts=prompt_diff(a, b), scorers=diff(_scorers(a), _scorers(b)),
-                  formats=diff(_formats(a), _formats(b)),
+                  formats=diff(_formats(a), _formats(b)), judges=diff(_judges(a), _judges(b)),
                   provenance=diff(provenance(baseline), provenance(run)))
-
-
-PROVENANCE_KEYS = ("server_version", "size", "llama_cpp_version", "name", "structured_dialect")
-"""Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered, beside its digest."""
-
-
-def provenance(run: Run) -> dict[str, Any]:
-    """The model's digest and identity and the software versions of a run, as dotted keys."""
-    digest = {"model.digest": run.model_digest} if run.model_digest else {}
-    identity = {**digest, **{f"model.{k}": v for k, v in run.info.identity.items() if k in PROVENANCE_KEYS}}
-    environment = {k: v for k, v in run.info.environment.items() if k in ("benchrun", "python")}
-    return {**identity, **flatten(environment), **flatten(run.info.environment.get("packages", {}), "packages.")}
-
-
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings as dotted keys: {"runner": {"model": "x"}} -> {"runner.model": "x"}."""
-    flat = {}
-    for key, value in data.items():
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 def diff(a: dict[str, Any], b: dict[str, Any]) -> Diff:
@@ -277,6 +259,11 @@ def _scorers(manifest: Manifest) -> dict[str, str]:
 def _formats(manifest: Manifest) -> dict[str, dict[str, str]]:
     return {t.name: {"name": t.format.name, "schema_sha256": sha256_bytes(canonical_json(t.format.json_schema))}
             for t in manifest.tasks}
+
+
+def _judges(manifest: Manifest) -> dict[str, Any]:
+    model = flatten(manifest.judge.model_dump(mode="json"), "model.") if manifest.judge else {}
+    return {**model, **{j.name: sha256_bytes(canonical_json(j.model_dump(mode="json"))) for j in manifest.judges}}
 
 
 def metric_lines(base: Side, other: Side, manifest: Manifest, metric: str | None,
@@ -330,7 +317,7 @@ def input_lines(inputs: Inputs) -> list[str]:
     lines = (["inputs: same manifest (the same questions asked the same way)"] if inputs.same_manifest
              else ["inputs that differ:"])
     for kind, found in (("config", inputs.config), ("file", inputs.files), ("scorer", inputs.scorers),
-                        ("format", inputs.formats), ("provenance", inputs.provenance)):
+                        ("format", inputs.formats), ("judge", inputs.judges), ("provenance", inputs.provenance)):
         lines += [f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()]
         lines += [f"  {kind} {key}: only in the compared run ({_show(v)})" for key, v in found.added.items()]
         lines += [f"  {kind} {key}: only in the baseline ({_show(v)})" for key, v in found.removed.items()]

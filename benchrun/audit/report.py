@@ -18,8 +18,9 @@ from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, distinct_labels
 from benchrun.archive.speed import FIGURES, figures, speed_of
 from benchrun.archive.writer import write_atomic
 from benchrun.audit import report_svg as svg
+from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
-from benchrun.console.output import speed_cells
+from benchrun.console.output import number, speed_cells
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, writing
 from benchrun.core.layout import MULTIRUN_FILE, NO_RUN, RUN, SWEEP_FILE
 from benchrun.core.manifest import Sample
@@ -366,7 +367,7 @@ def _facts(run: Run) -> dict[str, str]:
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
         "sessions": str(1 + len(info.history)),
-        **_repeats(run),
+        **_repeats(run), **_judges(run),
     }
 
 
@@ -377,6 +378,18 @@ def _repeats(run: Run) -> dict[str, str]:
         return {}
     shares = ", ".join(f"{task} {svg.number(share)}" for task, share in (summary.consistency or {}).items())
     return {"repeats": f"{summary.repeats} answers per sample", "consistency": shares or "-"}
+
+
+def _judges(run: Run) -> dict[str, str]:
+    """With judges: the judge model's identity, and each judge's agreement with itself and with the scorers."""
+    identity = judge_identity(run.info.judge)
+    if identity is None:
+        return {}
+    lines = [f"{name} with {other}: {number(agreement)} (kappa {number(kappa)}, {answers} answers)"
+             for name, other, answers, agreement, kappa in agreement_rows(agreements(run))]
+    return {"judge model": identity, "judges' agreement": "\n".join(lines) or "-"}
+
+
 def _speed_fact(speed: Speed | None) -> str:
     """Every speed figure on a line of its own, then how many answers they are from."""
     if speed is None:

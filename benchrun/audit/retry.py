@@ -2,14 +2,16 @@
 
 A finished run's files are never rewritten. The retry is a run of its own (beside the parent by default, named
 `<parent>.retry<N>`): the parent's manifest and config, the parent's good answers carried over with their scores
-(each marked `carried_from`), and a fresh request for every sample whose request failed or was never made. It holds
-every sample exactly once and verifies on its own. The parent must verify intact, and its benchmark sources and
+and judge calls (each marked `carried_from`), and a fresh request (judged by the run's judge model, checked to be the
+one the parent used) for every sample whose request failed or was never made. It holds every sample exactly once and
+verifies on its own. The parent must verify intact, and its benchmark sources and
 model must be what they were, unless `--force` (recorded in the retry's run.json history).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +26,9 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
-from benchrun.core.records import Counts, Lineage, RunInfo
+from benchrun.core.records import Counts, JudgementRecord, Lineage, RunInfo
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, recording
+from benchrun.execute.session import execute, judge_model, make_judge, recording
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -68,7 +70,7 @@ def retry_run(parent: Run, force: bool = False, host: str | None = None,
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
             "host": host}
     into = None if into is None else Path(into)
-    return INTERRUPTS.run(lambda: _retry(parent, plan, runner_cfg, todo, note, into))
+    return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, todo, note, into))
 
 
 def _parent_problems(parent: Run) -> list[str]:
@@ -88,29 +90,43 @@ def _todo(parent: Run) -> set[tuple[str, int]]:
     return {query.key for query in parent.manifest.queries()} - answered
 
 
-async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[tuple[str, int]],
-                 note: dict[str, Any], into: Path | None) -> tuple[RunInfo, Path]:
+async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any],
+                 todo: set[tuple[str, int]], note: dict[str, Any], into: Path | None) -> tuple[RunInfo, Path]:
     runner = make_runner(runner_cfg)
     try:
         identity = await runner.identify()
         check_model(parent, identity, note["forced"])
-        carried = plan.manifest.n_answers - len(todo)
-        writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
-                                              asked=len(todo)), note)
-        with recording(writer):
-            writer.start((parent.path / CONFIG).read_text(encoding="utf-8"))
-            writer.compiled(plan.manifest)
-            if writer.info.manifest_id != parent.info.manifest_id:
-                raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not canonical",
-                                   file=str(parent.path / MANIFEST))
-            writer.identified(identity, runner.public_config())
-            for response, scores in joined(parent.responses(), parent.scores()):
-                if (response.id, response.repeat) not in todo:
-                    writer.record(response.model_copy(update={"carried_from": parent.id}), scores)
-            await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo])
+        async with judge_model(plan, config, identity) as judged:
+            if judged is not None:
+                check_model(parent, judged[1], note["forced"], judge=True)
+            carried = plan.manifest.n_answers - len(todo)
+            writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
+                                                  asked=len(todo)), note)
+            with recording(writer):
+                writer.start((parent.path / CONFIG).read_text(encoding="utf-8"))
+                writer.compiled(plan.manifest)
+                if writer.info.manifest_id != parent.info.manifest_id:
+                    raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
+                                       "canonical", file=str(parent.path / MANIFEST))
+                writer.identified(identity, runner.public_config())
+                judge = make_judge(plan, judged, config, writer, None)
+                _carry(parent, writer, todo)
+                await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
+                              judge=judge)
         return writer.info, writer.dir
     finally:
         await runner.aclose()
+
+
+def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
+    """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from`."""
+    calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
+    for call in parent.judgements():
+        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": parent.id}))
+    for response, scores in joined(parent.responses(), parent.scores()):
+        if (response.id, response.repeat) not in todo:
+            writer.record(response.model_copy(update={"carried_from": parent.id}), scores,
+                          calls[response.id, response.repeat])
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:

@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Sequence
 
@@ -20,6 +20,7 @@ from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, speed_of
+from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer, judge_identity
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
@@ -28,7 +29,15 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Message, Reference, Turn, preamble
-from benchrun.core.records import MetricSummary, Number, ResponseRecord, ScoreRecord, Speed, answer_name
+from benchrun.core.records import (
+    JudgementRecord,
+    MetricSummary,
+    Number,
+    ResponseRecord,
+    ScoreRecord,
+    Speed,
+    answer_name,
+)
 
 CALCULATED = "calculated"
 """What a sample's reference is shown as when the scorer computes it from the sample's values (none is stored)."""
@@ -85,22 +94,24 @@ def reference_text(reference: Reference) -> str:
 
 @dataclass(frozen=True)
 class SampleView:
-    """One answered sample: its prompt and reference (from the manifest), the response record and its score
-    records."""
+    """One answered sample: its prompt and reference (from the manifest), the response record, its judge calls
+    and its score records."""
 
     prompt: str | None
     reference: Reference
     """None when the scorer computes it (`calculated`)."""
     response: ResponseRecord
     scores: list[ScoreRecord]
+    judgements: list[JudgementRecord] = field(default_factory=list)
     before: tuple[Message, ...] = ()
     """The messages sent before the prompt: the task's system prompt and few-shot turns."""
 
     def to_json(self) -> dict[str, Any]:
+        calls = {"judgements": [c.model_dump(mode="json") for c in self.judgements]} if self.judgements else {}
         turns = {"before_prompt": list(self.before)} if self.before else {}
         return {"id": self.response.id, "task": self.response.task, **turns, "prompt": self.prompt,
                 "reference": self.reference, "response": self.response.model_dump(mode="json"),
-                "scores": [s.model_dump(mode="json") for s in self.scores]}
+                "scores": [s.model_dump(mode="json") for s in self.scores], **calls}
 
 
 def is_failed(response: ResponseRecord, scores: Iterable[ScoreRecord]) -> bool:
@@ -120,11 +131,12 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
     chats = {t["name"]: tuple(preamble(t.get("system"), [Turn(**turn) for turn in t.get("fewshot", ())]))
              for t in data["tasks"]}
     records = run.scores() if scan is None else scan.watch(run.scores())
+    calls = calls_by_answer(run)
     for response, scores in joined(run.responses(), records):
         if (task is None or response.task == task) and (not failed or is_failed(response, scores)):
             sample = manifest.get(response.id, {})
             yield SampleView(sample.get("prompt"), sample.get("reference"), response, scores,
-                             chats.get(response.task, ()))
+                             calls.get((response.id, response.repeat), []), chats.get(response.task, ()))
     deque(records, maxlen=0)
 
 
@@ -146,6 +158,7 @@ def header(run: Run) -> Table:
                  f"server {identity.get('server_version', '-')}",
         "answered by": mixed_models(run),
         "details": _pairs(identity.get("details") or {}),
+        "judge": judge_identity(info.judge),
         "runner": _pairs(info.runner),
         "counts": info.counts.text(),
     }
@@ -207,6 +220,7 @@ def sample_text(view: SampleView) -> str:
     else:
         attempts = f"{response.attempts} attempt{'s' * (response.attempts != 1)}"
         lines.append(f"  response  none: {response.error} (after {attempts})")
+    lines += call_lines(view.judgements)
     lines += [f"  score     {_score_text(s)}" for s in view.scores]
     return "\n".join(lines)
 
@@ -245,6 +259,9 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, 
     out.write(', "metrics": ' + json.dumps([row.to_json() for row in with_intervals(scan.lines(task))], indent=2))
     if consistency:
         out.write(f', "consistency": {json.dumps(consistency)}')
+    judges = agreements(run)
+    if judges:
+        out.write(', "judges": ' + json.dumps({name: j.model_dump(mode="json") for name, j in judges.items()}))
     if task is None:
         speed = speed_of(run)
         out.write(', "speed": ' + json.dumps(None if speed is None else speed.model_dump(mode="json"), indent=2))
@@ -300,6 +317,10 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     found = with_intervals(scan.lines(args.task))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
+    judges = agreements(run)
+    if judges:
+        out.print()
+        out.print(agreement_table(judges))
     if args.task is None:
         out.print()
         out.print(speed_section(speed_of(run)))

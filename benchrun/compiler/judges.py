@@ -94,7 +94,8 @@ def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, lis
 
 
 def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], calculated: bool) -> None:
-    """The rubric's fields are the answer's (prompt, response, reference) or the task's value names, plain."""
+    """The rubric's fields are the answer's (prompt, response, reference) or the task's value names, plain (an
+    optional !r or !s, no format spec)."""
     key = where(index, "rubric")["key"]
     try:
         parsed = list(string.Formatter().parse(judge.rubric))
@@ -104,8 +105,11 @@ def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], cal
     for _, name, spec, conversion in parsed:
         if name is None:
             continue
-        if not name.isidentifier() or conversion not in (None, "r", "s") or "{" in (spec or ""):
+        if not name.isidentifier() or conversion not in (None, "r", "s"):
             raise TaskError(f"field {{{name}}}: only a plain name can stand in a field", file=JUDGES_FILE, key=key)
+        if spec:
+            raise TaskError(f"field {{{name}:{spec}}}: a rubric's field takes no format spec (a width could ask for "
+                            "any size)", file=JUDGES_FILE, key=key)
         if name not in allowed:
             raise TaskError(f"field {{{name}}} of judge '{judge.name}' is neither the answer's nor a value of task "
                             f"'{task}' ({unknown_key(name, allowed, what='field')})", file=JUDGES_FILE, key=key)

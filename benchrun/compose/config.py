@@ -5,6 +5,7 @@ one-line errors."""
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeVar
@@ -14,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.core import secrets
-from benchrun.core.errors import ConfigError
+from benchrun.core.errors import BenchrunError, ConfigError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import (
@@ -23,7 +24,6 @@ from benchrun.core.settings import (
     Options,
     RunConfig,
     RunnerConfig,
-    TaskConfig,
     hydra_defaults,
     judge_runner_keys,
 )
@@ -115,6 +115,13 @@ def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
     return config.model_dump(mode="json")
 
 
+def as_judge(err: BenchrunError) -> BenchrunError:
+    """An error of the judge's runner, its `runner.*` keys named as the judge's (judge.host, judge.runner=local)."""
+    text = re.sub(r"\brunner=", "judge.runner=", re.sub(r"\brunner\.(?=\w)", "judge.", str(err)))
+    err.args = (f"the judge model: {text}",)
+    return err
+
+
 def checked_outputs(value: Any) -> None:
     """`outputs` alone, checked as RunConfig checks it, before Hydra makes any directory under it."""
     try:
@@ -190,10 +197,17 @@ def _model_at(root: type[BaseModel], loc: list[Any]) -> tuple[type[BaseModel], l
     in `loc` left out)."""
     if root is RunConfig and loc[:1] == ["runner"] and len(loc) > 1 and loc[1] in RUNNERS:
         return RUNNERS[loc[1]], ["runner"], loc[2:]
-    if root is RunConfig and loc[:1] == ["task"] and len(loc) > 1:
-        return TaskConfig, ["task"], loc[1:]
-    return root, [], loc
+    model, head = root, []
+    while len(loc) > 1 and isinstance(loc[0], str) and (inner := _nested(model, loc[0])) is not None:
+        model, head, loc = inner, [*head, loc[0]], loc[1:]
+    return model, head, loc
 
+
+def _nested(model: type[BaseModel], key: str) -> type[BaseModel] | None:
+    """The settings model of `model`'s field `key` (task, judge), if it is one."""
+    field = model.model_fields.get(key)
+    kind = field.annotation if field is not None else None
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
 
 
 def _to_plain(config: Any) -> dict[str, Any]:

@@ -128,6 +128,8 @@ class JudgementRecord(Frozen):
     """Requests sent for this call (0: from the response cache, or read again from the archive)."""
     cached_from: str | None = None
     """The run id that asked this reply, when it came from the response cache."""
+    carried_from: str | None = None
+    """The run this call was carried over from by a retry, with the answer it judged (see ResponseRecord)."""
 
 
 class ScoreRecord(Frozen):

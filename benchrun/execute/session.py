@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from benchrun.archive.reader import model_digest, short_digest
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
-from benchrun.compose.config import judge_runner
+from benchrun.compose.config import as_judge, judge_runner
 from benchrun.console import output
 from benchrun.core.errors import BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
 from benchrun.core.interrupts import INTERRUPTS
@@ -95,7 +95,10 @@ async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any])
         return
     runner = make_runner(judge_runner(cfg))
     try:
-        judge_identity = await runner.identify()
+        try:
+            judge_identity = await runner.identify()
+        except BenchrunError as err:
+            raise as_judge(err) from None
         refuse_self(cfg, identity, judge_identity, runner)
         yield runner, judge_identity
     finally:

@@ -1,0 +1,36 @@
+"""What compare sets side by side beside the inputs: which models answered and judged, and which software ran."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchrun.archive.reader import Run, model_digest
+
+PROVENANCE_KEYS = ("server_version", "size", "llama_cpp_version", "name", "structured_dialect")
+"""Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered, beside its digest."""
+
+
+def provenance(run: Run) -> dict[str, Any]:
+    """The model's (and the judge model's) digest and identity and the software versions of a run, as dotted
+    keys."""
+    judge = run.info.judge.get("identity", {})
+    environment = {k: v for k, v in run.info.environment.items() if k in ("benchrun", "python")}
+    return {**_identity("model", run.info.identity), **_identity("judge", judge), **flatten(environment),
+            **flatten(run.info.environment.get("packages", {}), "packages.")}
+
+
+def _identity(prefix: str, identity: dict[str, Any]) -> dict[str, Any]:
+    digest = model_digest(identity)
+    return {**({f"{prefix}.digest": digest} if digest else {}),
+            **{f"{prefix}.{k}": v for k, v in identity.items() if k in PROVENANCE_KEYS}}
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as dotted keys: {"runner": {"model": "x"}} -> {"runner.model": "x"}."""
+    flat = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
