@@ -9,7 +9,8 @@ and the peak RSS growth of a fresh process that compiles it once. Also prints th
 of `python -c "import benchrun"`.
 
 Targets (issue 2): a 100x100 `combinations` grid (10,000 samples) well under a second beyond
-start-up; 100,000 samples in a few seconds, memory proportional to the samples.
+start-up; 100,000 samples in a few seconds, memory proportional to the samples. Issue 21: a 10,000-line
+JSONL values file, asked with a system prompt and two few-shot turns, within the 10,000-sample budget.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class Case:
     b: int
     combinations: bool = True
     references: bool = False
+    jsonl: bool = False
+    """The values (a, b, reference) as the lines of a JSONL file, asked with a system prompt and two turns."""
 
     @property
     def samples(self) -> int:
@@ -80,6 +83,13 @@ class Case:
             "value_combinations": "combinations" if self.combinations else "tuple",
             "scorer": "exact_match" if self.references else "times", "format": "IntAnswer",
         }
+        if self.jsonl:
+            lines = (json.dumps({"a": n, "b": n, "reference": str(2 * n)}) for n in range(self.samples))
+            (bench / "rows.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            del task["values"], task["reference"], task["value_combinations"]
+            task.update(values_file="rows.jsonl", scorer="exact_match", system="Answer with the number only.",
+                        fewshot=[{"user": "what is 1 times 1?", "assistant": '{"answer": 1}'},
+                                 {"values": {"a": 2, "b": 3}, "assistant": '{"answer": 6}'}])
         (bench / "tasks.yml").write_text(yaml.safe_dump([task], sort_keys=False), encoding="utf-8")
         (bench / "custom_scorer.py").write_text(SCORER, encoding="utf-8")
         return bench
@@ -90,6 +100,7 @@ CASES = (
     Case("1000x100 grid", 1000, 100),
     Case("100x100 grid + refs", 100, 100, references=True),
     Case("10k rows + refs", 10_000, 10_000, combinations=False, references=True),
+    Case("10k JSONL lines + chat", 10_000, 10_000, combinations=False, jsonl=True),
 )
 
 
@@ -175,8 +186,9 @@ def main() -> None:
             f = figures[case] = measure(case, Path(tmp), args.repeats)
             print(f"{case.label:<22}{f.samples:>9,}{f.best_s:>9.3f}{f.median_s:>10.3f}{f.samples / f.best_s:>11,.0f}"
                   f"{f.id_s:>8.3f}{f.peak_mb:>9.1f}{f.kept_bytes_per_sample:>15,.0f}{f.rss_growth_mb:>9.1f}")
-    small, large = figures[CASES[0]], figures[CASES[1]]
+    small, large, jsonl = figures[CASES[0]], figures[CASES[1]], figures[CASES[4]]
     print(f"\ntarget 10k grid < {SMALL_TARGET_S} s beyond start-up: {_verdict(small.median_s <= SMALL_TARGET_S)}; "
+          f"10k JSONL lines + chat < {SMALL_TARGET_S} s: {_verdict(jsonl.median_s <= SMALL_TARGET_S)}; "
           f"100k < {LARGE_TARGET_S} s: {_verdict(large.median_s <= LARGE_TARGET_S)}; memory per sample "
           f"100k/10k = {large.kept_bytes_per_sample / small.kept_bytes_per_sample:.2f} (1.00 = proportional)")
 

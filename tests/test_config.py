@@ -15,7 +15,7 @@ from tests.helpers.commands import call_benchrun, manifest_ids, run_benchrun
 def test_defaults(compose_cfg, monkeypatch):
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     cfg = plain_config(compose_cfg())
-    assert cfg["task"] == {"path": "demo:listbench", "name": "listbench", "only": None, "max_samples": 1_000_000,
+    assert cfg["task"] == {"path": "demo:listbench", "name": "listbench", "only": None, "system": None, "max_samples": 1_000_000,
                            "max_prompt_chars": 100_000, "max_total_chars": 100_000_000}
     assert cfg["runner"] == {
         "type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
@@ -57,7 +57,7 @@ def test_task_path_names_the_benchmark(compose_cfg, tmp_path):
     bench = tmp_path / "my-bench"
     shutil.copytree(demos_dir() / "folderbench", bench)
     cfg = plain_config(compose_cfg(f"task.path={bench}", "task.only=[add]"))
-    assert cfg["task"] == {"path": str(bench), "name": "my-bench", "only": ["add"], "max_samples": 1_000_000,
+    assert cfg["task"] == {"path": str(bench), "name": "my-bench", "only": ["add"], "system": None, "max_samples": 1_000_000,
                            "max_prompt_chars": 100_000, "max_total_chars": 100_000_000}
 
 

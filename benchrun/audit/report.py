@@ -274,7 +274,25 @@ def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], 
         rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample.id) for job in scored)]
                 for sample in samples]
         parts.append(f'<details class="task"><summary>{escape(task)} ({total} samples{left_out})</summary>'
+                     f'{_chat_view(scored, task)}'
                      f'{table(["sample", *(escape(job.label) for job in scored)], rows)}</details>')
+    return "".join(parts)
+
+
+def _chat_view(scored: list[Job], task: str) -> str:
+    """The messages each run sent before every prompt of `task` (its system prompt and few-shot turns), once per
+    distinct chat; nothing for a task asked as its prompts alone."""
+    chats: dict[tuple, list[str]] = {}
+    for job in scored:
+        entry = next((t for t in job.run.manifest.tasks if t.name == task), None)
+        before = tuple((m["role"], m["content"]) for m in entry.messages("")[:-1]) if entry else ()
+        if before:
+            chats.setdefault(before, []).append(job.label)
+    parts = []
+    for before, labels in chats.items():
+        sent = "".join(f'<div class="sub">{escape(role)}</div>{_text(content)}' for role, content in before)
+        whose = f" ({escape(', '.join(labels))})" if len(chats) > 1 else ""
+        parts.append(f'<div class="chat"><div class="sub">sent before each prompt{whose}:</div>{sent}</div>')
     return "".join(parts)
 
 

@@ -114,7 +114,7 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
 def changed_sources(run: Run, manifest: Manifest) -> list[str]:
     """Benchmark files (and built-in scorers) that differ from the manifest: 'tasks.yml (changed)', ..."""
     try:
-        current = {f.path: f.sha256 for f in source_files(run.bench_dir())}
+        current = {f.path: f.sha256 for f in source_files(run.bench_dir(), [f.path for f in manifest.files])}
     except BenchrunError:
         return ["the benchmark directory (missing)"]
     recorded = {f.path: f.sha256 for f in manifest.files}

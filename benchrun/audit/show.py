@@ -28,7 +28,7 @@ from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import FORMAT_VALID
-from benchrun.core.manifest import Reference
+from benchrun.core.manifest import Message, Reference, Turn, preamble
 from benchrun.core.records import (
     JudgementRecord,
     MetricSummary,
@@ -103,10 +103,13 @@ class SampleView:
     response: ResponseRecord
     scores: list[ScoreRecord]
     judgements: list[JudgementRecord] = field(default_factory=list)
+    before: tuple[Message, ...] = ()
+    """The messages sent before the prompt: the task's system prompt and few-shot turns."""
 
     def to_json(self) -> dict[str, Any]:
         calls = {"judgements": [c.model_dump(mode="json") for c in self.judgements]} if self.judgements else {}
-        return {"id": self.response.id, "task": self.response.task, "prompt": self.prompt,
+        turns = {"before_prompt": list(self.before)} if self.before else {}
+        return {"id": self.response.id, "task": self.response.task, **turns, "prompt": self.prompt,
                 "reference": self.reference, "response": self.response.model_dump(mode="json"),
                 "scores": [s.model_dump(mode="json") for s in self.scores], **calls}
 
@@ -123,14 +126,17 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
     watches every score record on the way (so the metrics need no second pass)."""
     if run.info.manifest_id is None:
         return
-    manifest = {s["id"]: s for s in run.manifest_data()["samples"] if task is None or s["task"] == task}
+    data = run.manifest_data()
+    manifest = {s["id"]: s for s in data["samples"] if task is None or s["task"] == task}
+    chats = {t["name"]: tuple(preamble(t.get("system"), [Turn(**turn) for turn in t.get("fewshot", ())]))
+             for t in data["tasks"]}
     records = run.scores() if scan is None else scan.watch(run.scores())
     calls = calls_by_answer(run)
     for response, scores in joined(run.responses(), records):
         if (task is None or response.task == task) and (not failed or is_failed(response, scores)):
             sample = manifest.get(response.id, {})
             yield SampleView(sample.get("prompt"), sample.get("reference"), response, scores,
-                             calls.get((response.id, response.repeat), []))
+                             calls.get((response.id, response.repeat), []), chats.get(response.task, ()))
     deque(records, maxlen=0)
 
 
@@ -207,6 +213,7 @@ def sample_text(view: SampleView) -> str:
     scorer."""
     response = view.response
     lines = [f"{answer_name(response.id, response.repeat)}  [{response.task}]",
+             *(f"  {m['role']:<9} {_indented(m['content'])}" for m in view.before),
              f"  prompt    {_indented(view.prompt or '-')}", f"  reference {_indented(reference_text(view.reference))}"]
     if response.error is None:
         lines.append(f"  response  {_indented(response.text or '')}")

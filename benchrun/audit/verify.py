@@ -201,7 +201,7 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         recorded = manifest_files(run.manifest_bytes)
     except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
         return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
-    return compare_sources(recorded, source_files(bench), bench)
+    return compare_sources(recorded, source_files(bench, [f.path for f in recorded]), bench)
 
 
 def manifest_files(data: bytes) -> list[SourceFile]:

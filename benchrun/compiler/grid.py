@@ -19,9 +19,10 @@ import string
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from benchrun.compiler.data import Example, draw
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
-from benchrun.core.manifest import Sample
+from benchrun.core.manifest import Sample, Turn
 
 ID_COLUMN = "id"
 _MAX_ID = 80
@@ -119,22 +120,26 @@ def rows(spec: TaskSpec) -> Iterator[dict[str, Any]]:
     return (dict(zip(names, combo)) for combo in grid)
 
 
-def samples(spec: TaskSpec, limits: Limits, rendered: Rendered) -> list[Sample]:
-    """Every sample of a task: rendered prompt, values, reference and a unique, stable id; each prompt's characters
-    are added to what the tasks before it `rendered`."""
+def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 0) -> list[Sample]:
+    """Every sample of a task (its first `limit`, or `sample.n` drawn): rendered prompt, values, reference and a
+    unique, stable id; each prompt's characters, with the `preamble` sent before it (the system prompt and
+    examples), are held to task.max_prompt_chars and added to what the tasks before it `rendered`."""
     fields = template_fields(spec, limits)
     n = sample_count(spec)
-    references = _references(spec, n)
-    render = _renderer(spec, fields, limits)
     seen: dict[str, int] = {}
+    grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
+            for index, (values, reference) in enumerate(zip(rows(spec), _references(spec, n)))]
+    render = _renderer(spec, fields, limits)
     out = []
-    for index, (values, reference) in enumerate(zip(rows(spec), references)):
-        sample_id = _unique(spec, sample_id_for(spec.name, values), index, seen)
+    for index in chosen(spec, [sample_id for sample_id, _, _ in grid]):
+        sample_id, values, reference = grid[index]
         prompt = render(values, sample_id)
-        if len(prompt) > limits.max_prompt_chars:
-            raise _error(spec, "template", f"the prompt of sample '{sample_id}' has {len(prompt):,} characters, more "
-                                           f"than task.max_prompt_chars ({limits.max_prompt_chars:,})")
-        rendered.chars += len(prompt)
+        chars = len(prompt) + preamble
+        if chars > limits.max_prompt_chars:
+            sent = " with the system prompt and examples sent before it" if preamble else ""
+            raise _error(spec, "template", f"the prompt of sample '{sample_id}'{sent} has {chars:,} characters, "
+                                           f"more than task.max_prompt_chars ({limits.max_prompt_chars:,})")
+        rendered.chars += chars
         if rendered.chars > limits.max_total_chars:
             raise ConfigError(f"the benchmark's prompts pass task.max_total_chars ({limits.max_total_chars:,} "
                               f"characters in all) at sample {index + 1:,} of {n:,} of task '{spec.name}'; raise it, "
@@ -142,6 +147,41 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered) -> list[Sample]:
         out.append(Sample.model_construct(id=sample_id, task=spec.name, prompt=prompt, values=values,
                                           reference=reference))
     return out
+
+
+def chosen(spec: TaskSpec, ids: list[str]) -> range | list[int]:
+    """The indices of the samples a task keeps: all, its first `limit`, or `sample.n` drawn by id with the seed."""
+    if spec.limit is not None:
+        return range(min(spec.limit, len(ids)))
+    if spec.sample is None:
+        return range(len(ids))
+    if spec.sample.n > len(ids):
+        raise _error(spec, "sample.n", f"{spec.sample.n:,} samples asked for, but the task has {len(ids):,}")
+    return draw(ids, spec.sample.n, spec.sample.seed)
+
+
+def turns(spec: TaskSpec, limits: Limits) -> tuple[Turn, ...]:
+    """The task's few-shot examples as sent: the user's text, or the template rendered with the example's values."""
+    fields = template_fields(spec, limits)
+    return tuple(Turn(user=_example_text(spec, example, fields, limits), assistant=example.assistant)
+                 for example in spec.fewshot)
+
+
+def _example_text(spec: TaskSpec, example: Example, fields: list[Field], limits: Limits) -> str:
+    if example.values is None:
+        return example.user or ""
+    where = {"file": example.file, "task": spec.name, "key": f"{example.key}.values"}
+    for name in [field.name for field in fields] + [name for field in fields for name in field.spec_fields]:
+        if name not in example.values:
+            raise TaskError(f"no value '{name}', which the template uses", **where)
+    for field in fields:
+        if field.spec_fields:
+            shown = "{" + field.name + ":" + field.spec + "}"
+            _check_spec(spec, shown, field.spec.format_map(example.values), limits, example.key)
+    try:
+        return spec.template.format_map(example.values)
+    except (ValueError, TypeError) as err:
+        raise TaskError(f"cannot render the example: {err}", **where) from None
 
 
 def _renderer(spec: TaskSpec, fields: list[Field], limits: Limits):

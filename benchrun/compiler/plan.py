@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
@@ -23,6 +23,7 @@ from benchrun.core.manifest import (
     ScorerSpec,
     SourceFile,
     TaskEntry,
+    Turn,
     sha256_bytes,
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
@@ -52,20 +53,24 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
     if isinstance(cfg["runner"]["model"], list):
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)
-    specs = select(read_tasks(bench, cfg["task"]["max_prompt_chars"]), cfg["task"].get("only"))
     limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"], cfg["task"]["max_total_chars"])
+    every_spec = read_tasks(bench, limits.max_prompt_chars, limits.max_samples)
+    specs = select(every_spec, cfg["task"].get("only"))
     check_sample_count(specs, limits)
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
     known_scorers = scoring.available(bench)
     tasks, samples, rendered = [], [], grid.Rendered()
     for spec in specs:
-        task_samples = grid.samples(spec, limits, rendered)
-        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers))
+        system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
+        preamble = len(system or "") + sum(len(turn.user) + len(turn.assistant) for turn in turns)
+        task_samples = grid.samples(spec, limits, rendered, preamble)
+        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns))
         samples.extend(task_samples)
     judges = compile_judges(bench, specs, [t.scorers for t in tasks],
                             lambda name, where: format_spec(name, known_formats, where))
     manifest = Manifest(
-        benchmark=cfg["task"]["name"], config=manifest_config(cfg), files=source_files(bench),
+        benchmark=cfg["task"]["name"], config=manifest_config(cfg),
+        files=source_files(bench, [name for spec in every_spec for name in spec.files]),
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg),
         judges=judges, judge=judge_model(cfg, specs) if judges else None)
     used = {s.name for t in tasks for s in t.scorers}
@@ -101,8 +106,8 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
 
 
 def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
-                known_scorers: dict[str, scoring.Scorer]) -> TaskEntry:
-    return TaskEntry(
+                known_scorers: dict[str, scoring.Scorer], system: str | None, turns: tuple[Turn, ...]) -> TaskEntry:
+    return TaskEntry(system=system, fewshot=turns,
         name=spec.name, description=spec.description, source=spec.source, template=spec.template,
         reference="calculated" if spec.reference == "calculated" else "list",
         value_combinations=spec.value_combinations, n_samples=n,
@@ -148,9 +153,9 @@ def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: 
     return text + (f"; in {custom_file}: {', '.join(custom)}" if custom else f"; {custom_file}: none")
 
 
-def source_files(bench: Path) -> tuple[SourceFile, ...]:
-    """Path, sha256 and size of every task source file of the benchmark."""
-    return tuple(_source_file(bench, path) for path in benchmark_files(bench))
+def source_files(bench: Path, data: Iterable[str] = ()) -> tuple[SourceFile, ...]:
+    """Path, sha256 and size of every task source file of the benchmark, and of the `data` files its tasks name."""
+    return tuple(_source_file(bench, path) for path in benchmark_files(bench, data))
 
 
 def _source_file(bench: Path, path: Path) -> SourceFile:
@@ -163,7 +168,7 @@ def _source_file(bench: Path, path: Path) -> SourceFile:
 def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """The resolved config without what varies by machine or speed (paths, host, concurrency)."""
     task = {k: v for k, v in cfg["task"].items()
-            if k not in LIMITS and (k != "path" or v.startswith(DEMO_SCHEME))}
+            if k not in LIMITS and (k != "path" or v.startswith(DEMO_SCHEME)) and (k != "system" or v is not None)}
     runner = {k: v for k, v in cfg["runner"].items() if k not in EXECUTION_KEYS}
     return {"task": task, "runner": runner}
 

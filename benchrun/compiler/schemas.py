@@ -26,8 +26,8 @@ def _registry() -> Registry:
 
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
-    """The validator for `schemas/<name>.schema.json`."""
-    schema = _registry().contents(f"{name}.schema.json")
+    """The validator for `schemas/<name>.schema.json`, or for one of its definitions (`tasks.schema.json#/$defs/turn`)."""
+    schema = {"$ref": name} if "#" in name else _registry().contents(f"{name}.schema.json")
     return Draft202012Validator(schema, registry=_registry())
 
 
@@ -54,6 +54,9 @@ def describe(err: ValidationError) -> str:
         return "; ".join(unknown_key(k, allowed) for k in extra)
     if err.validator == "required":
         return err.message.replace("is a required property", "is required")
+    if err.validator == "oneOf" and (keys := _alternatives(err.schema)):
+        given = [key for key in keys if key in err.instance]
+        return f"{' and '.join(given)} are both given; give one" if given else f"give {' or '.join(keys)}"
     if err.validator == "oneOf":
         return f"{_show(err.instance)} is not valid here ({_expected(err.schema)})"
     return err.message
@@ -63,6 +66,14 @@ def _unknown_keys(err: ValidationError) -> list[str]:
     if err.validator != "additionalProperties" or not isinstance(err.instance, dict):
         return []
     return [k for k in err.instance if k not in err.schema.get("properties", {})]
+
+
+def _alternatives(schema: dict) -> list[str]:
+    """The keys of a `oneOf` that asks for exactly one of them ([{"required": ["a"]}, {"required": ["b"]}])."""
+    options = schema.get("oneOf", [])
+    if not all(list(option) == ["required"] and len(option["required"]) == 1 for option in options):
+        return []
+    return [option["required"][0] for option in options]
 
 
 def _expected(schema: dict) -> str:

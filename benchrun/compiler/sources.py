@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.core.errors import TaskError, reading
+from benchrun.compiler.data import REFERENCE, Draw, Example, Where, inline_examples, read_examples, read_values
+from benchrun.compiler.files import inside, read_csv, read_text
+from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Combinations
-from benchrun.core.yamlfile import MAX_INT, load_yaml
+from benchrun.core.yamlfile import load_yaml
 
 TASKS_FILE = "tasks.yml"
 TASKS_DIR = "tasks"
 TOP_FILES = (TASKS_FILE, "custom_scorer.py", "custom_response.py", "judges.yml")
-FOLDER_FILES = ("template.txt", "values.csv", "info.yml", "description.txt")
+FOLDER_FILES = ("template.txt", "values.csv", "values.jsonl", "info.yml", "description.txt")
+FOLDER_VALUES = ("values.csv", "values.jsonl")
 TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 """A task name, as tasks.schema.json's $defs/name says (a folder task's folder name too)."""
 Column = list[Any]
 DEFAULT_COMBINATIONS = "tuple"
 """How a task's value lists make samples unless it says: zipped (`combinations`: every combination)."""
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
 
 
 class TaskSpec(BaseModel):
@@ -49,9 +47,23 @@ class TaskSpec(BaseModel):
     description: str | None = None
     judges: tuple[str, ...] = ()
     """The judges (of judges.yml) that grade the task's answers."""
+    values_file: str | None = None
+    """The file the values came from (`values_file:`, a folder's values.csv or values.jsonl), if any."""
+    system: str | None = None
+    fewshot: tuple[Example, ...] = ()
+    limit: int | None = None
+    """Only the first `limit` samples."""
+    sample: Draw | None = None
+    """Only `sample.n` samples, drawn with `sample.seed`."""
+    files: tuple[str, ...] = ()
+    """The data files the task read besides its task files (values and examples), relative to the benchmark."""
 
     def where(self, key: str) -> dict[str, str | None]:
         """File, task and key path for an error about `key` (e.g. `name`, `template`, `values.id`, `scorer`)."""
+        head, _, column = key.partition(".")
+        if self.values_file and head in ("values", REFERENCE):
+            named = column if head == "values" else REFERENCE
+            return {"file": self.values_file, "task": self.name, "key": f"column '{named}'" if named else None}
         if self.key:
             return {"file": self.source, "task": self.name, "key": f"{self.key}.{key}"}
         file, folder_key = _folder_place(key)
@@ -60,15 +72,10 @@ class TaskSpec(BaseModel):
 
 def _folder_place(key: str) -> tuple[str, str | None]:
     """Where a folder task keeps the setting `key`: the file (under the folder) and the key in it."""
-    head, _, column = key.partition(".")
-    if head == "name":  # a folder task is named by its folder
+    if key == "name":  # a folder task is named by its folder
         return "", None
-    if head == "template":
+    if key == "template":
         return "/template.txt", None
-    if head == "reference":
-        return "/values.csv", "column 'reference'"
-    if head == "values":
-        return "/values.csv", f"column '{column}'" if column else None
     return "/info.yml", key
 
 
@@ -76,47 +83,44 @@ DEFAULT_SCORER = "exact_match"
 DEFAULT_FORMAT = "StringAnswer"
 
 
-def benchmark_files(bench: Path) -> list[Path]:
-    """Every file of the benchmark that benchrun reads; each must resolve inside the benchmark directory (a link to
-    a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model)."""
+def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
+    """Every file of the benchmark that benchrun reads, its task files first, then those of the `data` files its tasks
+    name (values and examples) that are there inside it; each task file must resolve inside the benchmark directory
+    (a link to a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model)."""
     paths = [bench / name for name in TOP_FILES]
     tasks_dir = bench / TASKS_DIR
     if tasks_dir.is_dir():
         for folder in sorted(tasks_dir.iterdir()):
             if folder.is_dir():
-                _inside(bench, folder)
+                inside(bench, folder)
                 paths += [folder / name for name in FOLDER_FILES]
     found = [path for path in paths if path.is_file()]
+    extra = sorted({bench / rel for rel in data if not Path(rel).is_absolute()} - set(found))
+    found += [path for path in extra if path.is_file() and path.resolve().is_relative_to(bench)]
     for path in found:
-        _inside(bench, path)
+        inside(bench, path)
     return found
 
 
-def _inside(bench: Path, path: Path) -> None:
-    if not path.resolve().is_relative_to(bench):
-        raise TaskError(f"links outside the benchmark directory (to {path.resolve()}); benchrun reads only files "
-                        "inside it", file=path.relative_to(bench).as_posix())
-
-
-def read_tasks(bench: Path, max_cell: int) -> list[TaskSpec]:
-    """Every task of the benchmark at `bench`, list-style first, then folders by name; a values.csv cell may hold
-    `max_cell` characters (task.max_prompt_chars)."""
+def read_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
+    """Every task of the benchmark at `bench`, list-style first, then folders by name; a values cell may hold
+    `max_cell` characters (task.max_prompt_chars), a data file `max_records` records (task.max_samples)."""
     benchmark_files(bench)
-    specs = _list_tasks(bench) + _folder_tasks(bench, max_cell)
+    specs = _list_tasks(bench, max_cell, max_records) + _folder_tasks(bench, max_cell, max_records)
     if not specs:
         raise TaskError(f"no tasks found: expected {TASKS_FILE} or {TASKS_DIR}/<name>/template.txt",
                         file=str(bench))
     return specs
 
 
-def _list_tasks(bench: Path) -> list[TaskSpec]:
+def _list_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
     path = bench / TASKS_FILE
     if not path.is_file():
         return []
     raw = load_yaml(path, TASKS_FILE)
     schemas.check("tasks", raw, TaskError, file=TASKS_FILE, root="tasks",
                   task_of=lambda p: _name_at(raw, p))
-    return [_list_task(item, i) for i, item in enumerate(raw)]
+    return [_list_task(bench, item, i, max_cell, max_records) for i, item in enumerate(raw)]
 
 
 def _name_at(raw: Any, path: list) -> str | None:
@@ -126,22 +130,63 @@ def _name_at(raw: Any, path: list) -> str | None:
     return None
 
 
-def _list_task(item: dict, index: int) -> TaskSpec:
+def _list_task(bench: Path, item: dict, index: int, max_cell: int, max_records: int) -> TaskSpec:
+    key = f"tasks[{index}]"
+    values, reference, values_file = item.get("values"), item.get("reference", "calculated"), item.get("values_file")
+    if values_file is not None:
+        named_at = {"file": TASKS_FILE, "task": item["name"], "key": f"{key}.values_file"}
+        values = read_values(bench, values_file, named_at, max_cell, max_records)
+        reference = _file_reference(values, item.get("reference"), {**named_at, "key": f"{key}.reference"})
     return _checked(TaskSpec(
-        name=item["name"], source=TASKS_FILE, key=f"tasks[{index}]", template=item["template"],
-        values=item["values"], reference=item.get("reference", "calculated"),
+        name=item["name"], source=TASKS_FILE, key=key, template=item["template"],
+        values=values, reference=reference, values_file=values_file,
         value_combinations=item.get("value_combinations", DEFAULT_COMBINATIONS),
         scorers=_as_tuple(item.get("scorer", DEFAULT_SCORER)),
         format=item.get("format", DEFAULT_FORMAT), description=item.get("description"),
         judges=_as_tuple(item.get("judge", ())),
-    ))
+        **_chat(bench, item, TASKS_FILE, item["name"], f"{key}.", max_records),
+        files=_data_files(item)))
+
+
+def _file_reference(columns: dict[str, Column], given: Any, named_at: Where) -> Column | Literal["calculated"]:
+    """A values file's reference column (taken out of its values), or `calculated` without one; `given` is the
+    task's own `reference:` (None when absent)."""
+    if given not in (None, "calculated"):
+        raise TaskError("a task with values_file takes its references from the file's reference column; give "
+                        "none here, or reference: calculated", **named_at)
+    found = columns.pop(REFERENCE, None)
+    if found is not None and given == "calculated":
+        raise TaskError("reference is 'calculated' but the values file has a reference column", **named_at)
+    return "calculated" if found is None else found
+
+
+def _chat(bench: Path, raw: dict, file: str, task: str, prefix: str, max_records: int) -> dict[str, Any]:
+    """A task's system prompt, few-shot examples, `limit` and `sample` (of tasks.yml, its keys under `prefix`, or of
+    a folder's info.yml)."""
+    def at(key: str) -> Where:
+        return {"file": file, "task": task, "key": prefix + key}
+
+    fewshot = raw.get("fewshot", [])
+    examples = inline_examples(fewshot, at("fewshot")) if isinstance(fewshot, list) \
+        else read_examples(bench, fewshot, at("fewshot"), max_records)
+    if "limit" in raw and "sample" in raw:
+        raise TaskError("limit and sample are both given: take the first N (limit) or draw N (sample)", **at("sample"))
+    draw = Draw(**raw["sample"]) if "sample" in raw else None
+    return {"system": raw.get("system"), "fewshot": examples, "limit": raw.get("limit"), "sample": draw}
+
+
+def _data_files(raw: dict) -> tuple[str, ...]:
+    """The data files a task's settings name."""
+    fewshot = raw.get("fewshot")
+    named = [raw.get("values_file"), fewshot.get("file") if isinstance(fewshot, dict) else None]
+    return tuple(name for name in named if name is not None)
 
 
 def _checked(spec: TaskSpec) -> TaskSpec:
     """A task whose values and references are finite numbers, strings or bools (a .nan has no JSON and no id)."""
     columns = {f"values.{name}": column for name, column in spec.values.items()}
     if spec.reference != "calculated":
-        columns["reference"] = spec.reference
+        columns[REFERENCE] = spec.reference
     for key, column in columns.items():
         for number, value in enumerate(column, start=1):
             for item in value if isinstance(value, list) else [value]:
@@ -156,7 +201,7 @@ def _as_tuple(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return (names,) if isinstance(names, str) else tuple(names)
 
 
-def _folder_tasks(bench: Path, max_cell: int) -> list[TaskSpec]:
+def _folder_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
     root = bench / TASKS_DIR
     if not root.is_dir():
         return []
@@ -165,39 +210,42 @@ def _folder_tasks(bench: Path, max_cell: int) -> list[TaskSpec]:
         if not TASK_NAME.fullmatch(folder.name):
             raise TaskError(f"'{folder.name}' is not a task name (letters, digits, _ . - ; not starting with . or -): "
                             "rename the folder", file=f"{TASKS_DIR}/{folder.name}")
-    return [_folder_task(d, f"{TASKS_DIR}/{d.name}", max_cell) for d in folders]
+    return [_folder_task(bench, d, f"{TASKS_DIR}/{d.name}", max_cell, max_records) for d in folders]
 
 
-def _folder_task(folder: Path, rel: str, max_cell: int) -> TaskSpec:
-    template = _read_text(folder / "template.txt", f"{rel}/template.txt", folder.name)
+def _folder_task(bench: Path, folder: Path, rel: str, max_cell: int, max_records: int) -> TaskSpec:
+    template = read_text(folder / "template.txt", f"{rel}/template.txt", folder.name)
     info = _read_info(folder, rel)
-    header, rows = read_csv(folder / "values.csv", f"{rel}/values.csv", folder.name, max_cell)
-    columns = {name: [row[i] for row in rows] for i, name in enumerate(header)}
-    reference = columns.pop("reference", None)
+    values_file, columns = _folder_values(bench, folder, rel, max_cell, max_records)
+    reference = columns.pop(REFERENCE, None)
     if reference is not None and info.get("reference") == "calculated":
-        raise TaskError("reference is 'calculated' but values.csv has a reference column",
+        raise TaskError(f"reference is 'calculated' but {values_file.rsplit('/', 1)[-1]} has a reference column",
                         file=f"{rel}/info.yml", task=folder.name, key="reference")
     description_file = folder / "description.txt"
     description = info.get("description")
     if description_file.is_file():
-        description = _read_text(description_file, f"{rel}/description.txt", folder.name).strip()
+        description = read_text(description_file, f"{rel}/description.txt", folder.name).strip()
     return _checked(TaskSpec(
         name=folder.name, source=rel, key="", template=template.rstrip("\n"), values=columns,
-        reference=reference if reference is not None else "calculated",
+        reference=reference if reference is not None else "calculated", values_file=values_file,
         scorers=_as_tuple(info.get("scorer", DEFAULT_SCORER)),
         format=info.get("format", DEFAULT_FORMAT), description=description,
         judges=_as_tuple(info.get("judge", ())),
-    ))
+        **_chat(bench, info, f"{rel}/info.yml", folder.name, "", max_records),
+        files=_data_files(info)))
 
 
-def _read_text(path: Path, rel: str, task: str) -> str:
-    if not path.is_file():
-        raise TaskError("file is missing", file=rel, task=task)
-    try:
-        with reading(rel, TaskError, task=task):
-            return path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's CSV default) is not text
-    except UnicodeDecodeError as err:
-        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel, task=task) from None
+def _folder_values(bench: Path, folder: Path, rel: str, max_cell: int,
+                   max_records: int) -> tuple[str, dict[str, Column]]:
+    """A folder task's values file (values.csv, or values.jsonl) and its columns."""
+    csv_file, jsonl_file = (f"{rel}/{name}" for name in FOLDER_VALUES)
+    if (folder / "values.jsonl").is_file():
+        if (folder / "values.csv").is_file():
+            raise TaskError("values.csv and values.jsonl are both here: keep one", file=rel, task=folder.name)
+        named_at = {"file": jsonl_file, "task": folder.name, "key": None}
+        return jsonl_file, read_values(bench, jsonl_file, named_at, max_cell, max_records)
+    header, rows = read_csv(folder / "values.csv", csv_file, folder.name, max_cell)
+    return csv_file, {name: [row[i] for row in rows] for i, name in enumerate(header)}
 
 
 def _read_info(folder: Path, rel: str) -> dict:
@@ -208,58 +256,3 @@ def _read_info(folder: Path, rel: str) -> dict:
     info = {} if info is None else info
     schemas.check("info", info, TaskError, file=f"{rel}/info.yml", task_of=lambda _: folder.name)
     return info
-
-
-def read_csv(path: Path, rel: str, task: str, max_cell: int) -> tuple[list[str], list[list[Any]]]:
-    """Header and typed rows of a values.csv; cells stripped, numbers typed, blank lines skipped; a cell over
-    `max_cell` characters (task.max_prompt_chars) refused."""
-    reader = csv.reader(io.StringIO(_read_text(path, rel, task), newline=""))
-    try:
-        with _field_limit(max_cell):
-            lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
-    except csv.Error as err:
-        why = f"a cell longer than task.max_prompt_chars ({max_cell:,} characters)" \
-            if str(err).startswith("field larger than field limit") else f"not CSV: {err}"
-        raise TaskError(why, file=rel, task=task, key=f"line {reader.line_num}") from None
-    if not lines:
-        raise TaskError("empty values: no header and no rows", file=rel, task=task)
-    header = [cell.strip() for cell in lines[0][1]]
-    _check_header(header, rel, task)
-    if len(lines) < 2:
-        raise TaskError("empty values: a header but no rows", file=rel, task=task)
-    for number, row in lines[1:]:
-        if len(row) != len(header):
-            raise TaskError(f"malformed row: {len(row)} cells where the header has {len(header)}",
-                            file=rel, task=task, key=f"line {number}")
-    return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
-
-
-def _check_header(header: list[str], rel: str, task: str) -> None:
-    for i, name in enumerate(header):
-        if not name.isidentifier():
-            raise TaskError(f"column {i + 1} has an invalid name {name!r}", file=rel, task=task, key="header")
-        if header.index(name) != i:
-            raise TaskError(f"column '{name}' appears twice", file=rel, task=task, key="header")
-
-
-@contextmanager
-def _field_limit(chars: int) -> Iterator[None]:
-    """The csv module's bound on a cell (131,072 characters unless set) as `chars` while a file is read."""
-    before = csv.field_size_limit(chars)
-    try:
-        yield
-    finally:
-        csv.field_size_limit(before)
-
-
-def typed(cell: str) -> int | float | str:
-    """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer outside ±MAX_INT (what every JSON
-    reader keeps exactly), as the text it is."""
-    if _INT.fullmatch(cell):
-        digits = cell.lstrip("+-").lstrip("0") or "0"
-        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT:
-            return cell
-        return -int(digits) if cell.startswith("-") else int(digits)
-    if _FLOAT.fullmatch(cell):
-        return float(cell)
-    return cell

@@ -61,18 +61,28 @@ def error(message: str) -> None:
 
 
 def plan_table(manifest: Manifest) -> Table:
-    """Tasks with their sample counts, format, scorers and first rendered prompt."""
+    """Tasks with their sample counts, format, scorers, what is sent before each prompt (when a task sends anything:
+    a system prompt, few-shot turns) and first rendered prompt."""
     table = Table(title=visible(f"{manifest.benchmark} · {manifest.runner.type} · {manifest.runner.model}"),
                   title_justify="left")
-    for column in ("task", "samples", "format", "scorers", "first prompt"):
+    chats = any(task.system or task.fewshot for task in manifest.tasks)
+    for column in ("task", "samples", "format", "scorers", *(("before",) if chats else ()), "first prompt"):
         table.add_column(column, overflow="fold", justify="right" if column == "samples" else "left")
     first = {}
     for sample in manifest.samples:
         first.setdefault(sample.task, sample.prompt)
     for task in manifest.tasks:
+        before = (_before(task.system, len(task.fewshot)),) if chats else ()
         table.add_row(task.name, str(task.n_samples), task.format.name,
-                      ", ".join(s.name for s in task.scorers), visible(first[task.name]))
+                      ", ".join(s.name for s in task.scorers), *before, visible(first[task.name]))
     return table
+
+
+def _before(system: str | None, shots: int) -> str:
+    """`system + 2 shots`, `1 shot`, `system`, or `-`."""
+    parts = ["system"] if system else []
+    parts += [f"{shots} shot{'s' * (shots != 1)}"] if shots else []
+    return " + ".join(parts) or "-"
 
 
 def print_plan(manifest: Manifest, console: Console) -> None:

@@ -87,10 +87,16 @@ class TaskEntry(Frozen):
 
     def messages(self, prompt: str) -> list[Message]:
         """The chat a sample of this task is asked as: the system prompt, the examples, then `prompt`."""
-        chat = [{"role": "system", "content": self.system}] if self.system else []
-        for turn in self.fewshot:
-            chat += [{"role": "user", "content": turn.user}, {"role": "assistant", "content": turn.assistant}]
-        return [*chat, {"role": "user", "content": prompt}]
+        return [*preamble(self.system, self.fewshot), {"role": "user", "content": prompt}]
+
+
+def preamble(system: str | None, fewshot: Iterable[Turn]) -> list[Message]:
+    """The messages sent before a task's every prompt: its system prompt, then each example's user and assistant
+    turns, in order."""
+    chat = [{"role": "system", "content": system}] if system else []
+    for turn in fewshot:
+        chat += [{"role": "user", "content": turn.user}, {"role": "assistant", "content": turn.assistant}]
+    return chat
 
 
 class Sample(Frozen):

@@ -55,6 +55,9 @@ class TaskConfig(Settings):
     """The benchmark's name in run directory names and records (the directory's name by default)."""
     only: list[str] | None = Field(None, min_length=1)
     """Task names to run; null runs every task."""
+    system: str | None = Field(None, min_length=1)
+    """A system prompt sent first to every sample of every task, in place of the tasks' own `system:`; null keeps
+    theirs."""
     max_samples: int = Field(1_000_000, ge=1)
     """Refuse a benchmark whose value grids expand to more samples than this (counted before expanding)."""
     max_prompt_chars: int = Field(100_000, ge=1)

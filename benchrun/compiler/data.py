@@ -1,0 +1,141 @@
+"""A task's data files: values from JSONL or CSV (`values_file:`, a folder's values.jsonl), few-shot examples from
+JSONL (`fewshot: {file, n, seed}`), and the seeded draws of `sample:` and of examples."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from benchrun.compiler import schemas
+from benchrun.compiler.files import check_names, inside, read_csv, read_jsonl
+from benchrun.core.errors import TaskError
+from benchrun.core.manifest import Scalar, canonical_json
+
+REFERENCE = "reference"
+"""The column of a values file that holds the references (the others are values)."""
+JSONL = (".jsonl", ".ndjson")
+CSV = (".csv",)
+
+
+class Example(BaseModel):
+    """A few-shot turn as written: the user's text, or values for the task's template; the assistant's answer; and
+    where it was written (file and key), for errors."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user: str | None = None
+    values: dict[str, Scalar] | None = None
+    assistant: str
+    file: str
+    key: str
+
+
+class Draw(BaseModel):
+    """`sample: {n, seed}`: n samples drawn with seed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    seed: int
+
+
+Where = dict[str, str | None]
+"""File, task and key of the setting that names a data file (`tasks[0].values_file` in tasks.yml)."""
+
+
+def data_path(bench: Path, rel: str, named_at: Where) -> Path:
+    """The data file `rel` (relative to the benchmark), refused when missing or outside the benchmark."""
+    if Path(rel).is_absolute():
+        raise TaskError(f"'{rel}' is an absolute path: name a file inside the benchmark, relative to it", **named_at)
+    path = bench / rel
+    if not path.is_file():
+        raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory)", **named_at)
+    inside(bench, path)
+    return path
+
+
+def read_values(bench: Path, rel: str, named_at: Where, max_cell: int, max_records: int) -> dict[str, list[Any]]:
+    """The columns of a values file (JSONL by its suffix .jsonl or .ndjson, CSV by .csv), the reference column
+    among them; every record has the same keys."""
+    path, task = data_path(bench, rel, named_at), named_at["task"] or ""
+    if not rel.endswith((*CSV, *JSONL)):
+        raise TaskError(f"not a values file: name it .jsonl, .ndjson or .csv ('{rel}')", **named_at)
+    if rel.endswith(CSV):
+        header, rows = read_csv(path, rel, task, max_cell)
+        if len(rows) > max_records:
+            raise TaskError(f"more than {max_records:,} records (task.max_samples)", file=rel, task=task)
+        return {name: [row[i] for row in rows] for i, name in enumerate(header)}
+    columns: dict[str, list[Any]] = {}
+    for number, record in read_jsonl(path, rel, task, max_records):
+        _add_record(columns, record, rel, task, number, max_cell)
+    if not columns:
+        raise TaskError("empty values: no records", file=rel, task=task)
+    return columns
+
+
+def _add_record(columns: dict[str, list[Any]], record: Any, rel: str, task: str, number: int, max_cell: int) -> None:
+    where = {"file": rel, "task": task, "key": f"line {number}"}
+    if not isinstance(record, dict) or not record:
+        raise TaskError("a record must be a JSON object of values, as {\"a\": 2, \"reference\": 5}", **where)
+    if not columns:
+        check_names(list(record), rel, task)
+        columns.update({name: [] for name in record})
+    missing = [name for name in columns if name not in record]
+    extra = [name for name in record if name not in columns]
+    if missing or extra:
+        told = f"no '{missing[0]}'" if missing else f"'{extra[0]}' is not a column"
+        raise TaskError(f"{told} (the first record's keys: {', '.join(columns)})", **where)
+    for name, value in record.items():
+        _check_value(name, value, max_cell, where)
+        columns[name].append(value)
+
+
+def _check_value(name: str, value: Any, max_cell: int, where: dict[str, str]) -> None:
+    items = value if name == REFERENCE and isinstance(value, list) and value else [value]
+    for item in items:
+        if not isinstance(item, (str, int, float)):  # bool is an int
+            raise TaskError(f"'{name}' is {_json_type(item)}: a value must be a number, a string or a bool"
+                            + (" (a reference may be a list of them)" if name == REFERENCE else ""), **where)
+        if isinstance(item, str) and len(item) > max_cell:
+            raise TaskError(f"'{name}' is longer than task.max_prompt_chars ({max_cell:,} characters)", **where)
+
+
+def _json_type(value: Any) -> str:
+    return {type(None): "null", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def draw(keys: Sequence[str], n: int, seed: int) -> list[int]:
+    """The indices of `n` of `keys`, in order: those whose sha256 of seed and key ranks lowest (the same seed draws
+    the same keys on any machine, and a key added to the list leaves the others' ranks alone)."""
+    ranked = sorted(range(len(keys)), key=lambda i: (hashlib.sha256(f"{seed}\0{keys[i]}".encode()).digest(), i))
+    return sorted(ranked[:n])
+
+
+def read_examples(bench: Path, spec: dict[str, Any], named_at: Where, max_lines: int) -> tuple[Example, ...]:
+    """`fewshot: {file, n, seed}` (`named_at` the `fewshot` key): n examples of a JSONL file, the first n (seed
+    null or absent) or n drawn with the seed; every example when n is absent."""
+    rel, task = spec["file"], named_at["task"] or ""
+    key = named_at["key"]
+    path = data_path(bench, rel, {**named_at, "key": f"{key}.file"})
+    if not rel.endswith(JSONL):
+        raise TaskError(f"not an examples file: name it .jsonl or .ndjson ('{rel}')", **named_at)
+    lines = list(read_jsonl(path, rel, task, max_lines))
+    if not lines:
+        raise TaskError("no examples: a turn per line, as {\"user\": ..., \"assistant\": ...}", file=rel, task=task)
+    for number, line in lines:
+        schemas.check("tasks.schema.json#/$defs/turn", line, TaskError, file=rel, root=f"line {number}",
+                      task_of=lambda _: task)
+    n, seed = spec.get("n", len(lines)), spec.get("seed")
+    if n > len(lines):
+        raise TaskError(f"n is {n} but '{rel}' has {len(lines)} examples", **{**named_at, "key": f"{key}.n"})
+    chosen = range(n) if seed is None else draw([canonical_json(line).decode() for _, line in lines], n, seed)
+    return tuple(Example(**lines[i][1], file=rel, key=f"line {lines[i][0]}") for i in chosen)
+
+
+def inline_examples(turns: list[dict[str, Any]], named_at: Where) -> tuple[Example, ...]:
+    """`fewshot: [{user, assistant}, ...]` as written in a task (checked by the schema)."""
+    return tuple(Example(**turn, file=named_at["file"] or "", key=f"{named_at['key']}[{i}]")
+                 for i, turn in enumerate(turns))

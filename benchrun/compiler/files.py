@@ -1,0 +1,138 @@
+"""Reading one file of a benchmark: inside the benchmark only, UTF-8 (a byte-order mark tolerated), a CSV's cells
+stripped and typed, a JSONL file's lines parsed with numbers held to what every JSON reader keeps."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from benchrun.core.errors import TaskError, reading
+from benchrun.core.yamlfile import INT_RANGE, MAX_INT
+
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def inside(bench: Path, path: Path) -> None:
+    """Refuse `path` unless it resolves inside the benchmark directory (a link out of it included)."""
+    if not path.resolve().is_relative_to(bench):
+        raise TaskError(f"links outside the benchmark directory (to {path.resolve()}); benchrun reads only files "
+                        "inside it", file=path.relative_to(bench).as_posix())
+
+
+def read_text(path: Path, rel: str, task: str, key: str | None = None) -> str:
+    """A file's text as UTF-8 without a byte-order mark (Excel's CSV default is not text)."""
+    if not path.is_file():
+        raise TaskError("file is missing", file=rel, task=task, key=key)
+    try:
+        with reading(rel, TaskError, task=task):
+            return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel, task=task) from None
+
+
+def read_csv(path: Path, rel: str, task: str, max_cell: int) -> tuple[list[str], list[list[Any]]]:
+    """Header and typed rows of a CSV file; cells stripped, numbers typed, blank lines skipped; a cell over
+    `max_cell` characters (task.max_prompt_chars) refused."""
+    reader = csv.reader(io.StringIO(read_text(path, rel, task), newline=""))
+    try:
+        with _field_limit(max_cell):
+            lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as err:
+        why = f"a cell longer than task.max_prompt_chars ({max_cell:,} characters)" \
+            if str(err).startswith("field larger than field limit") else f"not CSV: {err}"
+        raise TaskError(why, file=rel, task=task, key=f"line {reader.line_num}") from None
+    if not lines:
+        raise TaskError("empty values: no header and no rows", file=rel, task=task)
+    header = [cell.strip() for cell in lines[0][1]]
+    check_names(header, rel, task)
+    if len(lines) < 2:
+        raise TaskError("empty values: a header but no rows", file=rel, task=task)
+    for number, row in lines[1:]:
+        if len(row) != len(header):
+            raise TaskError(f"malformed row: {len(row)} cells where the header has {len(header)}",
+                            file=rel, task=task, key=f"line {number}")
+    return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
+
+
+def read_jsonl(path: Path, rel: str, task: str, max_lines: int) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) of each non-blank line; a line that does not parse, or a file of more than
+    `max_lines` records, is refused naming the line."""
+    count = 0
+    for number, line in enumerate(read_text(path, rel, task).splitlines(), start=1):
+        if not line.strip():
+            continue
+        count += 1
+        if count > max_lines:
+            raise TaskError(f"more than {max_lines:,} records (task.max_samples)", file=rel, task=task,
+                            key=f"line {number}")
+        yield number, _parsed(line, rel, task, number)
+
+
+def _parsed(line: str, rel: str, task: str, number: int) -> Any:
+    where = {"file": rel, "task": task, "key": f"line {number}"}
+    try:
+        return json.loads(line, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float)
+    except json.JSONDecodeError as err:
+        raise TaskError(f"not JSON: {err.msg} (column {err.colno})", **where) from None
+    except RecursionError:
+        raise TaskError("not JSON a benchmark can hold: nested too deep", **where) from None
+    except ValueError as err:
+        raise TaskError(str(err), **where) from None
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a value: a value must be a finite number, a string or a bool")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        _no_constant(text)
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text) if len(text) <= len(str(MAX_INT)) + 1 else None
+    if value is None or abs(value) > MAX_INT:
+        shown = text if len(text) <= 40 else f"{text[:20]}…({len(text):,} characters)"
+        raise ValueError(f"the integer {shown} is outside {INT_RANGE}; quote it to keep it as text")
+    return value
+
+
+def check_names(names: list[str], rel: str, task: str) -> None:
+    """Value names (a CSV header, a JSONL record's keys) are identifiers, each once."""
+    for i, name in enumerate(names):
+        if not name.isidentifier():
+            raise TaskError(f"column {i + 1} has an invalid name {name!r}", file=rel, task=task, key="header")
+        if names.index(name) != i:
+            raise TaskError(f"column '{name}' appears twice", file=rel, task=task, key="header")
+
+
+@contextmanager
+def _field_limit(chars: int) -> Iterator[None]:
+    """The csv module's bound on a cell (131,072 characters unless set) as `chars` while a file is read."""
+    before = csv.field_size_limit(chars)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
+def typed(cell: str) -> int | float | str:
+    """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer outside ±MAX_INT (what every JSON
+    reader keeps exactly), as the text it is."""
+    if _INT.fullmatch(cell):
+        digits = cell.lstrip("+-").lstrip("0") or "0"
+        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT:
+            return cell
+        return -int(digits) if cell.startswith("-") else int(digits)
+    if _FLOAT.fullmatch(cell):
+        return float(cell)
+    return cell
