@@ -229,7 +229,7 @@ class RunWriter:
                      judgements: Iterable[JudgementRecord] = ()) -> None:
         """Open the record files for appending; counts, tally and speed start from the records they already hold
         (`wall_s`: the time earlier sessions spent asking, None if unknown)."""
-        self._books = Books(manifest, wall_s)
+        self._books = Books(manifest, wall_s, self.info.shard)
         for response in responses:
             self._books.response(response)
         self._books.judgements(judgements)

@@ -31,6 +31,7 @@ from benchrun.core.layout import MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINI
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.settings import RUNNERS
+from benchrun.core.shards import queries_of
 from benchrun.execute.judging import Judge, archived_calls
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import execute, grader_for, judge_model, make_judge, recording
@@ -153,7 +154,8 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict
                 judge = make_judge(plan, judged, config, writer, None, archived_calls(run))
                 await _regrade(run, plan, writer, judge, regrade)
                 done = {(response.id, response.repeat) for response in run.responses()}
-                await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key not in done],
+                await execute(plan, runner, writer, [q for q in queries_of(plan.manifest, run.info.shard)
+                                                     if q.key not in done],
                               judge=judge)
         return writer.info
     finally:

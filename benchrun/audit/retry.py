@@ -25,6 +25,7 @@ from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
 from benchrun.core.records import Counts, Lineage, RunInfo
+from benchrun.core.shards import answers_of, queries_of
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import execute, recording
 
@@ -85,7 +86,7 @@ def _parent_problems(parent: Run) -> list[str]:
 def _todo(parent: Run) -> set[tuple[str, int]]:
     """The parent's answers (sample id, repeat) not given: a failed request, or none at all."""
     answered = {(r.id, r.repeat) for r in parent.require_records().responses() if r.error is None}
-    return {query.key for query in parent.manifest.queries()} - answered
+    return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
 
 
 async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[tuple[str, int]],
@@ -94,7 +95,7 @@ async def _retry(parent: Run, plan: Plan, runner_cfg: dict[str, Any], todo: set[
     try:
         identity = await runner.identify()
         check_model(parent, identity, note["forced"])
-        carried = plan.manifest.n_answers - len(todo)
+        carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
         writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
                                               asked=len(todo)), note)
         with recording(writer):
@@ -118,7 +119,8 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
     info = parent.info
     fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
                     model=info.model, manifest_id=None, overrides=info.overrides, cwd=info.cwd, runner=info.runner,
-                    environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,))
+                    environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,),
+                    shard=info.shard)
     if into is not None:
         return RunWriter.create(into, fresh)
     number = 1

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, JobStatus, Status
 from benchrun.core.secrets import SECRETS
+from benchrun.core.shards import Shard
 from benchrun.core.text import one_line
 
 RECORD_VERSION = 1
@@ -348,6 +349,8 @@ class RunInfo(Frozen):
     """Earlier sessions of this run (resumes), oldest first."""
     parent: Lineage | None = None
     """For a retry: the run whose failed samples this run asked again."""
+    shard: Shard | None = Field(None, exclude_if=_absent)
+    """For a run of one part of the manifest (`shard=i/n`): which part; left out for a whole run."""
 
 
 class SweepJob(Frozen):

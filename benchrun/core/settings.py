@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from benchrun.core.layout import OUTPUTS
+from benchrun.core.shards import Shard
 
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
@@ -262,6 +263,15 @@ class RunConfig(Settings):
     cache_dir: str | None = None
     """The response cache's directory, on local disk (relative to the working directory); null =
     $XDG_CACHE_HOME/benchrun, else ~/.cache/benchrun."""
+    shard: str | None = None
+    """i/n: ask only the i-th of n disjoint parts of the manifest's samples (the sample at position p goes to part
+    p mod n + 1); the manifest and its id are the whole benchmark's. `benchrun-audit merge` joins the parts.
+    (`shards=n` on the command line is the sweep shard=1/n,...,n/n.)"""
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, shard: str | None) -> str | None:
+        return None if shard is None else str(Shard.parse(shard))
 
     @model_validator(mode="after")
     def _preset_fits_runner(self) -> RunConfig:
