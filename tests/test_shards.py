@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 from benchrun.core.errors import EXIT
-from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import call_benchrun, run_in_process
+from benchrun.testing.ollama_server import FakeOllama, fake_digest
+from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
+from tests.helpers.archives import read_jsonl, summary_of
+from tests.helpers.commands import audit, call_benchrun, run_in_process
 
 
 def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(tmp_path):
@@ -36,3 +38,92 @@ def test_a_shard_that_is_not_i_of_n_is_refused_in_one_line(tmp_path):
                                                   "shard=i/n)")]:
         result = call_benchrun(*args, cwd=tmp_path)
         assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {why}\n")
+
+
+def _lines(run_dir, name, *keys):
+    return [tuple(line.get(key) for key in keys) for line in read_jsonl(run_dir / name)]
+
+
+def test_merged_shards_are_the_unsplit_run_record_for_record_and_verify(tmp_path):
+    whole = run_in_process(tmp_path, "whole")
+    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/3") for i in (3, 1, 2)]
+    into = tmp_path / "merged"
+    result = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
+    assert result.returncode == EXIT["ok"], result.stderr
+    infos = {i: json.loads((tmp_path / "outputs" / f"part{i}" / "run.json").read_text()) for i in (1, 2, 3)}
+    assert result.stdout.splitlines()[-3:] == [
+        "completed: 18/18 samples, 0 request errors, 0 scorer errors, 0 invalid formats",
+        f"run directory: {into}",
+        "merge of 3 shards: " + ", ".join(f"{i}/3 ({infos[i]['run_id']})" for i in (1, 2, 3))]
+    answer = ("id", "repeat", "task", "text", "error")
+    assert _lines(into, "responses.jsonl", *answer) == _lines(whole, "responses.jsonl", *answer)
+    score = ("id", "repeat", "scorer", "metrics", "error", "detail")
+    assert _lines(into, "scores.jsonl", *score) == _lines(whole, "scores.jsonl", *score)
+    order = [s["id"] for s in json.loads((whole / "manifest.json").read_text())["samples"]]
+    assert [r["shard"] for r in read_jsonl(into / "responses.jsonl")] == [f"{p % 3 + 1}/3" for p in range(18)]
+    assert {s["shard"] for s in read_jsonl(into / "scores.jsonl")} == {"1/3", "2/3", "3/3"}
+    assert [r["id"] for r in read_jsonl(into / "responses.jsonl")] == order
+    assert summary_of(into) == summary_of(whole) == LISTBENCH_SUMMARY
+    assert (into / "manifest.json").read_bytes() == (whole / "manifest.json").read_bytes()
+    info = json.loads((into / "run.json").read_text())
+    assert "shard" not in info and info["overrides"] == infos[1]["overrides"][:-1]
+    assert info["merged"]["shards"] == [{"run_id": infos[i]["run_id"], "path": str(tmp_path / "outputs" / f"part{i}"),
+                                         "shard": f"{i}/3", "status": "completed", "responses": 6} for i in (1, 2, 3)]
+    assert (info["merged"]["partial"], info["merged"]["missing"]) == (False, [])
+    verified = audit(tmp_path, "verify", str(into))
+    assert verified.returncode == EXIT["ok"], verified.stdout
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path / "outputs"), "--json").stdout)
+    assert {(entry["shard"], entry["merged_from"]) for entry in listed} == {
+        ("1/3", None), ("2/3", None), ("3/3", None), (None, None)}
+    assert "merge of 3/3 shards" in audit(tmp_path, "list", str(tmp_path)).stdout
+    for part in parts:
+        assert audit(tmp_path, "verify", str(part)).returncode == EXIT["ok"]
+
+
+def test_shards_that_overlap_miss_a_part_or_do_not_match_are_refused_with_nothing_written(tmp_path):
+    one, two = (run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2))
+    again = run_in_process(tmp_path, "again", "shard=2/2")
+    other_model = run_in_process(tmp_path, "gemma", "shard=2/2", "runner.model=gemma3")
+    warmer = run_in_process(tmp_path, "warm", "shard=2/2", "runner.options.temperature=0.5")
+    thirds = run_in_process(tmp_path, "thirds", "shard=2/3")
+    whole = run_in_process(tmp_path, "whole")
+    ids = {p.name: json.loads((p / "run.json").read_text())["run_id"] for p in
+           (one, two, again, other_model, warmer, thirds, whole)}
+    digest = {m: fake_digest(m)[:12] for m in ("llama3.2", "gemma3")}
+    into = tmp_path / "merged"
+    cases = [
+        ([one, two, again], f"shard 2/2 is given twice: runs {ids['part2']} and {ids['again']}"),
+        ([one], "the shards are incomplete: no run of shard 2/2; merge with --partial to merge what there is "
+                "(recorded)"),
+        ([one, other_model], f"shard runs {ids['part1']} (1/2) and {ids['gemma']} (2/2) asked different models: "
+                             f"digest {digest['llama3.2']} and digest {digest['gemma3']}"),
+        ([one, warmer], f"shard runs {ids['part1']} (1/2) and {ids['warm']} (2/2) asked with different options: "
+                        "{'temperature': 0, 'seed': 0} and {'temperature': 0.5, 'seed': 0}"),
+        ([one, thirds], f"shard runs {ids['part1']} (1/2) and {ids['thirds']} (2/3) are parts of different splits: "
+                        "2 and 3 shards"),
+        ([one, whole], f"in '{whole}': run {ids['whole']} is not a shard run (it was not run with shard=i/n)"),
+    ]
+    for runs, why in cases:
+        result = audit(tmp_path, "merge", *map(str, runs), "--into", str(into))
+        assert (result.returncode, result.stderr) == (EXIT["archive"], f"benchrun: error: {why}\n")
+        assert not into.exists()
+
+
+def test_a_partial_merge_is_recorded_and_resume_asks_the_rest(tmp_path):
+    whole = run_in_process(tmp_path, "whole")
+    one = run_in_process(tmp_path, "part1", "shard=1/3")
+    three = run_in_process(tmp_path, "part3", "shard=3/3")
+    into = tmp_path / "merged"
+    result = audit(tmp_path, "merge", str(one), str(three), "--into", str(into), "--partial")
+    assert result.returncode == EXIT["ok"], result.stderr
+    info = json.loads((into / "run.json").read_text())
+    assert (info["status"], info["reason"]) == (
+        "interrupted", f"merged with --partial: no run of shard 2/3; 6 answers not asked; finish it with: "
+                       f"benchrun-audit resume {into}")
+    assert (info["merged"]["partial"], info["merged"]["missing"], info["counts"]["responses"]) == (True, ["2/3"], 12)
+    assert audit(tmp_path, "verify", str(into)).returncode == EXIT["ok"]
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        resumed = audit(tmp_path, "resume", str(into), "--host", server.url)
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    assert summary_of(into) == summary_of(whole)
+    assert [r.get("shard") for r in read_jsonl(into / "responses.jsonl")][-6:] == [None] * 6

@@ -218,11 +218,12 @@ class RunWriter:
         with writing(self.dir / RESERVE), open(self.dir / RESERVE, "wb") as handle:
             handle.write(bytes(RESERVE_BYTES))
 
-    def compiled(self, manifest: Manifest) -> None:
-        """Write manifest.json, open the record files and record the manifest id and sample count."""
+    def compiled(self, manifest: Manifest, wall_s: float | None = 0.0) -> None:
+        """Write manifest.json, open the record files and record the manifest id and sample count (`wall_s`: the
+        time spent asking before, None when unknown)."""
         write_atomic(self.dir / MANIFEST, manifest.canonical_json())
         self.info = self.info.model_copy(update={"manifest_id": manifest.id})
-        self.open_records(manifest, (), ())
+        self.open_records(manifest, (), (), wall_s)
 
     def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
                      scores: Iterable[ScoreRecord], wall_s: float | None = 0.0,

@@ -24,7 +24,8 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
-from benchrun.core.records import Counts, Lineage, RunInfo
+from benchrun.core.lineage import Lineage
+from benchrun.core.records import Counts, RunInfo
 from benchrun.core.shards import answers_of, queries_of
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import execute, recording
