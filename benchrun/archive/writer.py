@@ -249,6 +249,12 @@ class RunWriter:
         self.info = self.info.model_copy(update={"judge": judge})
         self._write_info()
 
+    def host_lost(self, host: str, why: str) -> None:
+        """Note in run.json's history a server of the list lost mid-run (the run goes on with the others)."""
+        self.info = self.info.model_copy(update={"history": (*self.info.history,
+                                                             {"host_lost": host, "at": now(), "reason": why})})
+        self._write_info()
+
     def asking(self) -> None:
         """The first request goes out now: this session's wall time starts."""
         self._books.speed.start()

@@ -54,6 +54,11 @@ def closing_pipe() -> Iterator[None]:
         sys.exit(EXIT["ok"])
 
 
+def warning(message: str) -> None:
+    """One line on stderr, as `error` writes it, for what is worth knowing but stops nothing."""
+    print(f"benchrun: warning: {one_line(SECRETS.scrub(message), LINE_CHARS)}", file=sys.stderr, flush=True)
+
+
 def error(message: str) -> None:
     """One line on stderr (benchrun.core.text.one_line), no markup interpretation, every credential benchrun sends
     masked."""

@@ -223,6 +223,9 @@ class Speed(Frozen):
     when a session's time is unknown (it was killed before it could write it)."""
     samples_per_s: float | None
     """(n + failed) / wall_s."""
+    hosts: dict[str, Speed] | None = Field(None, exclude_if=_absent)
+    """For a run over a list of servers: each server's figures, from the answers it gave (its wall time runs to its
+    last answer; None after a resume); left out for one server."""
 
 
 class ScorerAgreement(Frozen):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
@@ -76,7 +77,7 @@ class RunnerConfig(Settings):
     options: dict[str, Any] = {"temperature": 0, "seed": 0}
     """Model options, sent with every request and recorded in the manifest (temperature 0 and seed 0 by default)."""
     concurrency: int = Field(1, ge=1, le=256)
-    """Requests in flight at once."""
+    """Requests in flight at once (with a list of servers, at each)."""
     timeout_s: float = Field(120, gt=0)
     """Each request's deadline, from connecting to the last byte of the answer."""
     retries: int = Field(2, ge=0, le=20)
@@ -107,13 +108,49 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8000/v1"
 
 
+def http_url(address: str) -> str:
+    """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
+    return (address if "://" in address else f"http://{address}").rstrip("/")
+
+
+def servers(value: str | list[str], default: str) -> str | list[str]:
+    """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
+    URLs, each well formed (ValueError naming the fault)."""
+    if isinstance(value, str):
+        return value.strip() or default
+    if not value:
+        raise ValueError("an empty list of servers: give one URL, or a list of one or more")
+    urls = [url.strip() for url in value]
+    for url in urls:
+        _well_formed(url)
+    seen: dict[str, str] = {}
+    for url in urls:
+        if http_url(url) in seen:
+            raise ValueError(f"'{url}' is listed twice (as '{seen[http_url(url)]}'): list each server once")
+        seen[http_url(url)] = url
+    return urls
+
+
+def _well_formed(url: str) -> None:
+    parts = urlsplit(http_url(url))
+    try:
+        parts.port
+    except ValueError:
+        raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 0 to 65535") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
+
+
 class OllamaConfig(RunnerConfig):
     """runner=ollama: a local Ollama server, reached with the official `ollama` client."""
 
     type: Literal["ollama"] = "ollama"
     server_key: ClassVar[str] = "host"
-    host: str = DEFAULT_OLLAMA_HOST
-    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama."""
+    host: str | list[str] = DEFAULT_OLLAMA_HOST
+    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama. A list
+    of servers spreads the run over them: each must serve the model by the same digest, `concurrency` requests go to
+    each, every request to the one with the fewest outstanding, and a server lost mid-run leaves its work to the
+    rest."""
     model: str | list[str] = "llama3.2"
     keep_alive: str | float | None = None
     """How long the server keeps the model loaded after a request (e.g. 5m); null = the server's default."""
@@ -122,8 +159,8 @@ class OllamaConfig(RunnerConfig):
 
     @field_validator("host")
     @classmethod
-    def _default_when_empty(cls, host: str) -> str:
-        return host.strip() or DEFAULT_OLLAMA_HOST  # as the ollama client takes an empty OLLAMA_HOST
+    def _default_when_empty(cls, host: str | list[str]) -> str | list[str]:
+        return servers(host, DEFAULT_OLLAMA_HOST)  # as the ollama client takes an empty OLLAMA_HOST
 
 
 class OpenAIConfig(RunnerConfig):
@@ -131,9 +168,9 @@ class OpenAIConfig(RunnerConfig):
 
     type: Literal["openai"] = "openai"
     server_key: ClassVar[str] = "base_url"
-    base_url: str = DEFAULT_OPENAI_BASE_URL
+    base_url: str | list[str] = DEFAULT_OPENAI_BASE_URL
     """The API root, usually ending in /v1 (conf/ takes it from $OPENAI_BASE_URL when set); empty means the
-    default."""
+    default. A list of servers spreads the run over them, as for runner.host."""
     model: str | list[str] = "llama3.2"
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The NAME of the environment variable holding the API key, read at run time and never written; unset = no
@@ -150,8 +187,8 @@ class OpenAIConfig(RunnerConfig):
 
     @field_validator("base_url")
     @classmethod
-    def _default_when_empty(cls, base_url: str) -> str:
-        return base_url.strip() or DEFAULT_OPENAI_BASE_URL
+    def _default_when_empty(cls, base_url: str | list[str]) -> str | list[str]:
+        return servers(base_url, DEFAULT_OPENAI_BASE_URL)
 
 
 class LocalConfig(RunnerConfig):
