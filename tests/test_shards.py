@@ -9,7 +9,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
-from tests.helpers.commands import audit, call_benchrun, run_in_process
+from tests.helpers.commands import audit, call_benchrun, run_in_process, sweep_dir_of
 
 
 def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(tmp_path):
@@ -127,3 +127,13 @@ def test_a_partial_merge_is_recorded_and_resume_asks_the_rest(tmp_path):
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     assert summary_of(into) == summary_of(whole)
     assert [r.get("shard") for r in read_jsonl(into / "responses.jsonl")][-6:] == [None] * 6
+
+
+def test_shards_n_is_the_sweep_of_every_part(tmp_path):
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        result = call_benchrun("shards=2", f"runner.host={server.url}", "cache=false",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
+    assert [(job["dir"], job["label"], job["status"]) for job in sweep["jobs"]] == [
+        ("0_shard-1-2", "shard=1/2", "completed"), ("1_shard-2-2", "shard=2/2", "completed")]
