@@ -16,7 +16,7 @@ from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
-from tests.helpers.commands import audit, call_benchrun, run_dir_of
+from tests.helpers.commands import audit, call_benchrun, run_dir_of, squeezed
 
 QUICK = ("cache=false", "runner.backoff_s=0")
 
@@ -78,6 +78,9 @@ def test_a_server_lost_mid_run_leaves_its_samples_to_the_others_and_nothing_is_a
     speed = json.loads((run_dir / "summary.json").read_text())["speed"]
     assert {host: figures["n"] for host, figures in speed["hosts"].items()} == dict(answered)
     assert audit(tmp_path, "verify", str(run_dir)).returncode == EXIT["ok"]
+    digest = fake_digest("llama3.2")[:12]
+    servers_row = "servers" + "".join(f"{s.url}{digest}0.12.6" for s in (first, second, third))
+    assert servers_row in squeezed(audit(tmp_path, "show", str(run_dir)).stdout)
 
 
 def test_servers_that_serve_other_digests_are_refused_before_any_question(tmp_path):

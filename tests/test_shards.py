@@ -9,7 +9,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
-from tests.helpers.commands import audit, call_benchrun, run_in_process, sweep_dir_of
+from tests.helpers.commands import audit, call_benchrun, run_in_process, squeezed, sweep_dir_of
 
 
 def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(tmp_path):
@@ -76,6 +76,10 @@ def test_merged_shards_are_the_unsplit_run_record_for_record_and_verify(tmp_path
     assert {(entry["shard"], entry["merged_from"]) for entry in listed} == {
         ("1/3", None), ("2/3", None), ("3/3", None), (None, None)}
     assert "merge of 3/3 shards" in audit(tmp_path, "list", str(tmp_path)).stdout
+    merged_from = " ".join(f"{i}/3 {infos[i]['run_id']} {tmp_path / 'outputs' / f'part{i}'}" for i in (1, 2, 3))
+    assert squeezed(f"merge of {merged_from}") in squeezed(audit(tmp_path, "show", str(into)).stdout)
+    assert squeezed("shard 2/3 (samples at manifest positions 1 mod 3)") in squeezed(
+        audit(tmp_path, "show", str(parts[2])).stdout)
     for part in parts:
         assert audit(tmp_path, "verify", str(part)).returncode == EXIT["ok"]
 

@@ -16,7 +16,7 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
+from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs, model_digest, short_digest
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, speed_of
@@ -146,10 +146,25 @@ def header(run: Run) -> Table:
         parent = info.parent
         rows["retry of"] = (f"{parent.run_id}  {parent.path}  ({parent.carried} answers carried over, "
                             f"{parent.asked} samples asked again)")
+    rows.update(_parts(info))
     for key, value in rows.items():
         if value is not None:
             grid.add_row(key, Text(visible(value)))
     return grid
+
+
+def _parts(info: Any) -> dict[str, str]:
+    """The servers of a run over a list of them, the part of a shard run, the shards of a merged run."""
+    rows = {}
+    if hosts := info.identity.get("hosts"):
+        rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
+                                    f"{h.get('server_version') or '-'}" for h in hosts)
+    if info.shard:
+        rows["shard"] = f"{info.shard} (samples at manifest positions {info.shard.index - 1} mod {info.shard.count})"
+    if info.merged:
+        missing = f"; missing {', '.join(info.merged.missing)} (--partial)" if info.merged.missing else ""
+        rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {s.path}" for s in info.merged.shards) + missing
+    return rows
 
 
 def _pairs(data: dict[str, Any]) -> str:
