@@ -21,7 +21,7 @@ from benchrun.core.errors import EXIT, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import Status
 from benchrun.core.records import Counts, RunInfo
-from benchrun.core.shards import Shard, queries_of
+from benchrun.core.shards import configured, queries_of
 from benchrun.execute.cache import Store, store_for
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import cache_of, execute, judge_model, make_judge, recording
@@ -51,7 +51,7 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     if cfg.get("dry_run"):
         out = output.stdout()
         for one in configs:
-            output.print_plan(compiled(one, cwd).manifest, out)
+            output.print_plan(compiled(one, cwd).manifest, out, configured(one))
         return EXIT["ok"]
     if len(configs) == 1:
         return run_one(configs[0], run_dir, overrides, cwd, sweep, varied or {})
@@ -105,7 +105,7 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
                    model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
                    runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
                    sweep=str(sweep) if sweep else None, label=label(varied or {}, model) if sweep else None,
-                   varied=dict(varied or {}), shard=Shard.parse(cfg["shard"]) if cfg.get("shard") else None)
+                   varied=dict(varied or {}), shard=configured(cfg))
     with ExitStack() as recorded:
         with INTERRUPTS.held():  # a signal while the directory is claimed waits until it is recorded as interrupted
             writer = RunWriter.create(run_dir, info)

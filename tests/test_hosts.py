@@ -6,34 +6,19 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
+from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
 from tests.helpers.commands import audit, call_benchrun, run_dir_of, squeezed
+from tests.helpers.faults import DiesAfter
 
 QUICK = ("cache=false", "runner.backoff_s=0")
-
-
-class DiesAfter:
-    """Answers `answers` requests, then drops the next and shuts its server down (a server that dies mid-run)."""
-
-    def __init__(self, answers: int):
-        self.answers, self.server = answers, None
-
-    def __call__(self, req):
-        self.answers -= 1
-        if self.answers >= 0:
-            return listbench_answer(req)
-        if self.answers == -1:
-            threading.Thread(target=self.server.stop).start()
-        return Reply(drop=True)
 
 
 def servers(stack, *responders, **options):

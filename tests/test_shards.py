@@ -10,6 +10,7 @@ from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
 from tests.helpers.commands import audit, call_benchrun, run_in_process, squeezed, sweep_dir_of
+from tests.helpers.faults import DiesAfter
 
 
 def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(tmp_path):
@@ -25,6 +26,12 @@ def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(t
     ids = [[r["id"] for r in read_jsonl(part / "responses.jsonl")] for part in parts]
     assert ids == [order[0::3], order[1::3], order[2::3]]
     assert "shard" not in json.loads((whole / "run.json").read_text())
+
+
+def test_a_dry_run_of_a_shard_says_how_much_of_the_plan_it_asks(tmp_path):
+    result = call_benchrun("shard=2/4", "dry_run=true", cwd=tmp_path)
+    assert result.stdout.splitlines()[-2] == ("4 tasks, 18 samples -> 18 model calls; shard 2/4 asks 5 of them "
+                                              "(dry run: no model was called)")
 
 
 def test_a_shard_that_is_not_i_of_n_is_refused_in_one_line(tmp_path):
@@ -141,3 +148,23 @@ def test_shards_n_is_the_sweep_of_every_part(tmp_path):
     sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
     assert [(job["dir"], job["label"], job["status"]) for job in sweep["jobs"]] == [
         ("0_shard-1-2", "shard=1/2", "completed"), ("1_shard-2-2", "shard=2/2", "completed")]
+
+
+def test_a_shard_answered_by_two_models_is_not_merged(tmp_path):
+    one = run_in_process(tmp_path, "part1", "shard=1/2")
+    two = tmp_path / "outputs" / "part2"
+    dying = DiesAfter(3)
+    with FakeOllama(models=["llama3.2"], responder=dying) as server:
+        dying.server = server
+        result = call_benchrun(f"runner.host={server.url}", "cache=false", "runner.backoff_s=0", "shard=2/2",
+                               f"hydra.run.dir={two}", cwd=tmp_path)
+    assert result.returncode == EXIT["runner"], result.stderr
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer, digests={"llama3.2": "cd" * 32}) as pulled:
+        resumed = audit(tmp_path, "resume", str(two), "--force", "--host", pulled.url)
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    run_id = json.loads((two / "run.json").read_text())["run_id"]
+    merged = audit(tmp_path, "merge", str(one), str(two), "--into", str(tmp_path / "merged"))
+    assert (merged.returncode, merged.stderr) == (
+        EXIT["archive"], f"benchrun: error: in '{two}': run {run_id} (shard 2/2) holds answers from 2 models: 3 by "
+                         f"{fake_digest('llama3.2')[:12]}, 6 by cdcdcdcdcdcd: a merged run is of one model\n")
+    assert not (tmp_path / "merged").exists()

@@ -19,6 +19,7 @@ import yaml
 
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run, short_digest
 from benchrun.archive.rows import joined
+from benchrun.archive.sessions import mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
@@ -112,6 +113,9 @@ def _shard_of(run: Run) -> Shard:
     if findings:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) does not verify: {findings[0].file}: "
                            f"{findings[0].message}", file=str(run.path))
+    if mixed := mixed_models(run):
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) holds {mixed}: a merged run is of one model",
+                           file=str(run.path))
     return info.shard
 
 

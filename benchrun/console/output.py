@@ -16,6 +16,7 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT
 from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
 from benchrun.core.secrets import SECRETS
+from benchrun.core.shards import Shard, answers_of
 from benchrun.core.text import LINE_CHARS, one_line
 
 if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
@@ -80,12 +81,13 @@ def plan_table(manifest: Manifest) -> Table:
     return table
 
 
-def print_plan(manifest: Manifest, console: Console) -> None:
-    """The dry-run report: what would be asked, how often, and the manifest id."""
+def print_plan(manifest: Manifest, console: Console, shard: Shard | None = None) -> None:
+    """The dry-run report: what would be asked, how often (by a shard run, its part), and the manifest id."""
     console.print(plan_table(manifest))
     n, k = len(manifest.samples), manifest.k
     each = f" x {k} repeats" if k > 1 else ""
-    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {n * k} model calls "
+    part = f"; shard {shard} asks {answers_of(manifest, shard)} of them" if shard else ""
+    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {n * k} model calls{part} "
                   f"(dry run: no model was called)")
     console.print(f"manifest id: {manifest.id}")
 

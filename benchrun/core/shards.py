@@ -5,7 +5,7 @@ manifest, each with all its repeats: the parts are disjoint, together complete, 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
@@ -45,6 +45,11 @@ class Shard(Frozen):
     def samples(self, manifest: Manifest) -> tuple[Sample, ...]:
         """The manifest's samples this part holds, in manifest order."""
         return manifest.samples[self.index - 1::self.count]
+
+
+def configured(cfg: Mapping[str, Any]) -> Shard | None:
+    """The shard a checked config asks (`shard`), or None for the whole manifest."""
+    return Shard.parse(cfg["shard"]) if cfg.get("shard") else None
 
 
 def samples_of(manifest: Manifest, shard: Shard | None) -> tuple[Sample, ...]:
