@@ -9,8 +9,10 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
-from tests.helpers.commands import audit, call_benchrun, run_in_process, squeezed, sweep_dir_of
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import audit, call_benchrun, run_dir_of, run_in_process, squeezed, sweep_dir_of
 from tests.helpers.faults import DiesAfter
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
 def test_shards_are_disjoint_parts_of_one_manifest_that_together_are_the_whole(tmp_path):
@@ -168,3 +170,23 @@ def test_a_shard_answered_by_two_models_is_not_merged(tmp_path):
         EXIT["archive"], f"benchrun: error: in '{two}': run {run_id} (shard 2/2) holds answers from 2 models: 3 by "
                          f"{fake_digest('llama3.2')[:12]}, 6 by cdcdcdcdcdcd: a merged run is of one model\n")
     assert not (tmp_path / "merged").exists()
+
+
+def test_shards_of_a_benchmark_with_a_judge_merge_with_their_judge_calls(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    common = ("task.path=bench", "judge.model=qwen2.5", "cache=false", f"outputs={tmp_path / 'outputs'}")
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        runs = [call_benchrun(f"runner.host={server.url}", *common, *shard, cwd=tmp_path)
+                for shard in ([], ["shard=1/2"], ["shard=2/2"])]
+    assert [r.returncode for r in runs] == [EXIT["ok"]] * 3, runs[0].stderr
+    whole, *parts = (run_dir_of(r.stdout) for r in runs)
+    into = tmp_path / "merged"
+    assert audit(tmp_path, "merge", *map(str, parts), "--into", str(into)).returncode == EXIT["ok"]
+    call = ("id", "judge", "judge_repeat", "grade", "value", "error", "messages", "reply")
+    assert sorted(_lines(into, "judgements.jsonl", *call)) == sorted(_lines(whole, "judgements.jsonl", *call))
+    assert [c["shard"] for c in read_jsonl(into / "judgements.jsonl")] == ["1/2", "2/2", "1/2"]
+    assert summary_of(into) == summary_of(whole)
+    merged, unsplit = (json.loads((d / "summary.json").read_text())["judges"] for d in (into, whole))
+    assert merged == unsplit
+    assert json.loads((into / "run.json").read_text())["judge"] == json.loads((whole / "run.json").read_text())["judge"]
+    assert audit(tmp_path, "verify", str(into)).returncode == EXIT["ok"]
