@@ -143,3 +143,13 @@ def test_a_list_of_servers_with_a_duplicate_an_empty_list_or_a_malformed_url_is_
                                                       f"benchrun: error: in 'config': runner.host: {why}\n")
     result = call_benchrun("runner.host=[http://a:1,http://me:pw@b:2]", "dry_run=true", cwd=tmp_path)
     assert result.returncode == EXIT["usage"] and "a URL with a user name or password in it" in result.stderr
+
+
+def test_a_server_of_the_list_that_cannot_be_reached_at_the_preflight_is_named_and_nothing_is_asked(tmp_path):
+    gone = FakeOllama(models=["llama3.2"]).start()
+    gone.stop()
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as alive:
+        result = run_over(tmp_path, [alive.url, gone.url])
+    assert result.returncode == EXIT["runner"]
+    assert result.stderr.startswith(f"benchrun: error: cannot reach Ollama at {gone.url} (")
+    assert result.stderr.count("\n") == 1 and chats(alive) == 0

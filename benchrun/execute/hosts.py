@@ -38,7 +38,9 @@ class HostPool:
     async def identify(self) -> dict[str, Any]:
         """Every server identified; refused when their digests differ. The first server's identity, with every
         server's (`hosts`); server versions that differ are warned of."""
-        identities = await asyncio.gather(*(host.runner.identify() for host in self.hosts))
+        identities = await asyncio.gather(*(host.runner.identify() for host in self.hosts), return_exceptions=True)
+        if failed := next((found for found in identities if isinstance(found, BaseException)), None):
+            raise failed  # the first server's refusal, in list order; the others were all heard out
         pairs = [(host.url, identity) for host, identity in zip(self.hosts, identities)]
         _same_model(f"runner.{self.config.server_key}", self.config.model, pairs)
         if (versions := _versions(pairs)) is not None:

@@ -8,6 +8,7 @@ from typing import Any
 from benchrun.compose.config import checked, checked_options
 from benchrun.core import settings
 from benchrun.core.errors import ConfigError
+from benchrun.core.settings import http_url
 from benchrun.execute.hosts import HostPool
 from benchrun.execute.runners.base import Runner
 
@@ -33,4 +34,4 @@ def make_runner(runner: dict[str, Any]) -> Runner:
     urls = getattr(config, where) if where else None
     if not isinstance(urls, list):
         return make(config)
-    return HostPool(config, [(url, make(config.model_copy(update={where: url}))) for url in urls])
+    return HostPool(config, [(http_url(url), make(config.model_copy(update={where: url}))) for url in urls])
