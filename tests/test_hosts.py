@@ -153,3 +153,22 @@ def test_a_server_of_the_list_that_cannot_be_reached_at_the_preflight_is_named_a
     assert result.returncode == EXIT["runner"]
     assert result.stderr.startswith(f"benchrun: error: cannot reach Ollama at {gone.url} (")
     assert result.stderr.count("\n") == 1 and chats(alive) == 0
+
+
+def test_resume_with_host_repeated_asks_the_rest_of_a_list_of_servers(tmp_path):
+    dying = DiesAfter(5)
+    with FakeOllama(models=["llama3.2"], responder=dying) as lone:
+        dying.server = lone
+        result = call_benchrun(f"runner.host={lone.url}", *QUICK, f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert result.returncode == EXIT["runner"]
+    run_dir = run_dir_of_stderr(result.stderr)
+    with ExitStack() as stack:
+        one, two = servers(stack, listbench_answer, listbench_answer)
+        resumed = audit(tmp_path, "resume", str(run_dir), "--host", one.url, "--host", two.url)
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    responses = read_jsonl(run_dir / "responses.jsonl")
+    assert [r.get("host") for r in responses[:5]] == [None] * 5
+    assert {r["host"] for r in responses[5:]} == {one.url, two.url} and len(responses) == 18
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["history"][-1]["host"] == [one.url, two.url] and info["runner"]["host"] == [one.url, two.url]
+    assert summary_of(run_dir) == LISTBENCH_SUMMARY

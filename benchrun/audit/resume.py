@@ -43,17 +43,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="resume even if the sources, the model or the records changed: records that do not "
                              "belong are dropped (all of it recorded in run.json)")
-    parser.add_argument("--host", help="ask this server instead of the one the run used (recorded)")
+    parser.add_argument("--host", action="append", metavar="URL",
+                        help="ask this server instead of the ones the run used (recorded); repeat for a list of "
+                             "servers")
 
 
 def main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.root)
-    info = resume_run(run, force=args.force, host=args.host)
+    info = resume_run(run, force=args.force, host=servers_given(args.host))
     output.print_results(run.path, info, load_run(run.path).summary, output.stdout())
     return EXIT["ok"]
 
 
-def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInfo:
+def resume_run(run: Run, force: bool = False, host: str | list[str] | None = None) -> RunInfo:
     """Check the run and its records, then ask the samples without a response and finish the run."""
     with DirLock(run.path) as lock:
         run = load_run(run.path)  # read again under the lock: a writer may have finished just before
@@ -75,7 +77,7 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
         return INTERRUPTS.run(lambda: _resume(run, plan, config, runner_cfg, found, note, lock))
 
 
-def runner_config(run: Run, config: dict[str, Any], host: str | None) -> dict[str, Any]:
+def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None) -> dict[str, Any]:
     """The runner config to ask with: the run's, at the server it last asked (run.json's runner, as used: a retry
     or resume with --host asked another than config.yaml's), or at `host` (--host) when given."""
     runner = config["runner"]
@@ -85,6 +87,11 @@ def runner_config(run: Run, config: dict[str, Any], host: str | None) -> dict[st
             raise BenchrunError(f"runner={runner['type']} asks no server: --host does not apply")
         return runner
     return {**runner, where: host or run.info.runner.get(where) or runner[where]}
+
+
+def servers_given(hosts: list[str] | None) -> str | list[str] | None:
+    """`--host` as given: none, one server, or (repeated) a list of servers."""
+    return hosts[0] if hosts and len(hosts) == 1 else hosts
 
 
 def run_config(run: Run) -> dict[str, Any]:

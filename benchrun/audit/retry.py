@@ -16,7 +16,14 @@ from typing import Any
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
-from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config, runner_config
+from benchrun.audit.resume import (
+    changed_sources,
+    check_model,
+    current_scorers,
+    run_config,
+    runner_config,
+    servers_given,
+)
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
@@ -36,12 +43,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
     parser.add_argument("--force", action="store_true",
                         help="retry even if the parent does not verify, or its sources or model changed (recorded)")
-    parser.add_argument("--host", help="ask this server instead of the one the run used (recorded)")
+    parser.add_argument("--host", action="append", metavar="URL",
+                        help="ask this server instead of the ones the run used (recorded); repeat for a list of "
+                             "servers")
     parser.add_argument("--into", type=Path, metavar="DIR", help="the new run's directory (default: beside RUN)")
 
 
 def main(args: argparse.Namespace) -> int:
-    info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=args.host, into=args.into)
+    info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host), into=args.into)
     output.print_results(path, info, load_run(path).summary, output.stdout())
     lineage = info.parent
     output.stdout().print(visible(f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
@@ -49,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     return EXIT["ok"]
 
 
-def retry_run(parent: Run, force: bool = False, host: str | None = None,
+def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = None,
               into: PathLike | None = None) -> tuple[RunInfo, Path]:
     """The new run (its run.json and directory) that asks `parent`'s failed samples again."""
     problems = _parent_problems(parent)
