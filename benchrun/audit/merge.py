@@ -27,6 +27,7 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.layout import MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard
+from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, ScoreRecord
 from benchrun.core.shards import Shard, answers_of
 
@@ -66,10 +67,10 @@ def merge_runs(runs: Sequence[Run], into: PathLike, partial: bool = False) -> tu
     """The merged run (its run.json and directory) of the shard runs `runs`."""
     shards = _checked(runs)
     missing = _missing(shards)
+    manifest = shards[0][1].manifest  # every shard's: their manifest ids are one
     answers: dict[Key, _Answer] = {}
     for shard, run in shards:
-        answers.update(_answers(run, shard))
-    manifest = shards[0][1].manifest
+        answers.update(_answers(run, shard, manifest))
     short = answers_of(manifest, None) - len(answers)
     if (missing or short) and not partial:
         raise ArchiveError(f"the shards are incomplete: {_gaps(missing, shards)}; merge with --partial to merge "
@@ -152,9 +153,9 @@ def _gaps(missing: list[str], shards: list[tuple[Shard, Run]]) -> str:
     return "; ".join([*([f"no run of shard {', '.join(missing)}"] if missing else []), *short])
 
 
-def _answers(run: Run, shard: Shard) -> dict[Key, _Answer]:
+def _answers(run: Run, shard: Shard, manifest: Manifest) -> dict[Key, _Answer]:
     """The shard run's answers, each line marked with its shard; refused when one is not its shard's to give."""
-    mine = {query.key for query in run.manifest.queries(shard.samples(run.manifest))}
+    mine = {query.key for query in manifest.queries(shard.samples(manifest))}
     mark = {"shard": str(shard)}
     answers: dict[Key, _Answer] = {}
     for response, scores in joined(run.responses(), run.scores()):
