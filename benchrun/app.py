@@ -11,6 +11,7 @@ from benchrun.compose.config import SecretInConfig, plain_config
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ConfigError
+from benchrun.core.shards import configured
 
 
 def model_configs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -39,7 +40,7 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     if cfg.get("dry_run"):
         out = output.stdout()
         for one in configs:
-            output.print_plan(compiled(one, cwd).manifest, out)
+            output.print_plan(compiled(one, cwd).manifest, out, configured(one))
         return EXIT["ok"]
     from benchrun.execute.job import run_models  # here: --help and dry runs start without the runners and the cache
 

@@ -15,7 +15,7 @@ import pytest
 
 HEAVY = ("hydra", "omegaconf", "jsonschema", "benchrun.compiler.plan", "benchrun.compose.config", "benchrun.execute.runners")
 READERS = ("listing", "show", "export", "compare", "report", "verify", "stats", "significance", "report_svg",
-           "cache")
+           "cache", "merge")
 
 
 def loaded(module: str, *names: str) -> list[str]:

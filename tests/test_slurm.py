@@ -11,8 +11,9 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import run_benchrun, sweep_dir_of
+from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
+from tests.helpers.archives import read_jsonl, summary_of
+from tests.helpers.commands import run_benchrun, run_dir_of, sweep_dir_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("sbatch") is None,
                                                    reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")]
@@ -42,3 +43,25 @@ def test_a_sweep_of_slurm_jobs(tmp_path):
     assert states.returncode == 0 and states.stdout.count("JobState=COMPLETED") == 2, states.stdout
     verified = run_benchrun("verify", str(sweep_dir / "0_oracle"), cwd=tmp_path, module="benchrun.audit")
     assert verified.returncode == EXIT["ok"]
+
+
+def test_a_benchmark_split_into_slurm_shards_merges_into_the_unsplit_run(tmp_path):
+    outputs = f"outputs={tmp_path / 'outputs'}"
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        split = run_benchrun("shards=2", "hydra/launcher=slurm", *NODE, f"runner.host={server.url}", "cache=false",
+                             outputs, cwd=tmp_path, timeout=300)
+        whole = run_benchrun(f"runner.host={server.url}", "cache=false", outputs, cwd=tmp_path)
+    assert split.returncode == EXIT["ok"], split.stderr
+    sweep_dir = sweep_dir_of(split.stdout)
+    shards = [sweep_dir / "0_shard-1-2", sweep_dir / "1_shard-2-2"]
+    assert [json.loads((shard / "run.json").read_text())["shard"]["index"] for shard in shards] == [1, 2]
+    into = tmp_path / "merged"
+    merged = run_benchrun("merge", *map(str, shards), "--into", str(into), cwd=tmp_path, module="benchrun.audit")
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    unsplit = run_dir_of(whole.stdout)
+    assert summary_of(into) == summary_of(unsplit) == LISTBENCH_SUMMARY
+    answer = ("id", "repeat", "text", "error")
+    assert [tuple(r[k] for k in answer) for r in read_jsonl(into / "responses.jsonl")] == \
+        [tuple(r[k] for k in answer) for r in read_jsonl(unsplit / "responses.jsonl")]
+    verified = run_benchrun("verify", str(into), cwd=tmp_path, module="benchrun.audit")
+    assert verified.returncode == EXIT["ok"], verified.stdout

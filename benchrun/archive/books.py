@@ -12,14 +12,15 @@ from benchrun.archive.tally import Tally
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, ScoreRecord, Summary
+from benchrun.core.shards import Shard, answers_of
 
 
 class Books:
-    """Counts, tally and speed of the records of one manifest. `wall_s` is the time earlier sessions spent asking
-    (None: unknown)."""
+    """Counts, tally and speed of the records of one manifest (of its `shard`, for a run of one part). `wall_s` is
+    the time earlier sessions spent asking (None: unknown)."""
 
-    def __init__(self, manifest: Manifest, wall_s: float | None = 0.0):
-        self.samples = manifest.n_answers
+    def __init__(self, manifest: Manifest, wall_s: float | None = 0.0, shard: Shard | None = None):
+        self.samples = answers_of(manifest, shard)
         self.tally = Tally((t.name for t in manifest.tasks), manifest.k)
         self.speed = SpeedTally(wall_s)
         self.responses = self.request_errors = self.scorer_errors = self.format_invalid = self.cached = 0

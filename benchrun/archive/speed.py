@@ -86,6 +86,8 @@ class SpeedTally:
         self._load_ns: int | None = None
         self._started: float | None = None
         self._last: float | None = None
+        self._hosts: dict[str, SpeedTally] = {}
+        """Each server's own tally, for a run over a list of servers (responses naming their `host`)."""
 
     def start(self) -> None:
         """Requests begin now."""
@@ -94,6 +96,8 @@ class SpeedTally:
     def add(self, response: ResponseRecord) -> None:
         if not asked(response):
             return
+        if response.host is not None:
+            self._host(response.host).add(response.model_copy(update={"host": None}))
         if self._started is not None:
             self._last = time.perf_counter()
         if response.error is not None:
@@ -114,6 +118,13 @@ class SpeedTally:
         if response.prompt_tokens is not None and durations.get("prompt_eval"):
             self._prompt.add(response.prompt_tokens, durations["prompt_eval"])
 
+    def _host(self, host: str) -> SpeedTally:
+        """The tally of one server: its clock starts with this session's (its earlier sessions' time is unknown)."""
+        if host not in self._hosts:
+            tally = self._hosts[host] = SpeedTally(0.0 if self._earlier_s == 0 else None)
+            tally._started = tally._last = self._started
+        return self._hosts[host]
+
     def wall_s(self) -> float | None:
         """Earlier sessions' time plus this one's, from `start` to the last answer."""
         if self._earlier_s is None:
@@ -128,7 +139,8 @@ class SpeedTally:
         return Speed(n=len(self._seconds), failed=self._failed, latency_s=latency(self._seconds),
                      tokens_per_s=tokens, tokens_per_s_from=source, prompt_tokens_per_s=self._prompt.per_second(),
                      load_s=None if self._load_ns is None else self._load_ns / NS_PER_S, wall_s=wall,
-                     samples_per_s=None if wall is None else per_second(len(self._seconds) + self._failed, wall))
+                     samples_per_s=None if wall is None else per_second(len(self._seconds) + self._failed, wall),
+                     hosts={host: tally.speed() for host, tally in self._hosts.items()} or None)
 
 
 def speed_of(run: Run) -> Speed | None:

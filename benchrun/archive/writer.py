@@ -218,18 +218,19 @@ class RunWriter:
         with writing(self.dir / RESERVE), open(self.dir / RESERVE, "wb") as handle:
             handle.write(bytes(RESERVE_BYTES))
 
-    def compiled(self, manifest: Manifest) -> None:
-        """Write manifest.json, open the record files and record the manifest id and sample count."""
+    def compiled(self, manifest: Manifest, wall_s: float | None = 0.0) -> None:
+        """Write manifest.json, open the record files and record the manifest id and sample count (`wall_s`: the
+        time spent asking before, None when unknown)."""
         write_atomic(self.dir / MANIFEST, manifest.canonical_json())
         self.info = self.info.model_copy(update={"manifest_id": manifest.id})
-        self.open_records(manifest, (), ())
+        self.open_records(manifest, (), (), wall_s)
 
     def open_records(self, manifest: Manifest, responses: Iterable[ResponseRecord],
                      scores: Iterable[ScoreRecord], wall_s: float | None = 0.0,
                      judgements: Iterable[JudgementRecord] = ()) -> None:
         """Open the record files for appending; counts, tally and speed start from the records they already hold
         (`wall_s`: the time earlier sessions spent asking, None if unknown)."""
-        self._books = Books(manifest, wall_s)
+        self._books = Books(manifest, wall_s, self.info.shard)
         for response in responses:
             self._books.response(response)
         self._books.judgements(judgements)
@@ -246,6 +247,12 @@ class RunWriter:
         """Record the judge model's identity and its runner config as used (secrets excluded)."""
         judge = {"identity": identity, "runner": runner, **({"allow_self": True} if allow_self else {})}
         self.info = self.info.model_copy(update={"judge": judge})
+        self._write_info()
+
+    def host_lost(self, host: str, why: str) -> None:
+        """Note in run.json's history a server of the list lost mid-run (the run goes on with the others)."""
+        self.info = self.info.model_copy(update={"history": (*self.info.history,
+                                                             {"host_lost": host, "at": now(), "reason": why})})
         self._write_info()
 
     def asking(self) -> None:

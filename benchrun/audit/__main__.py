@@ -23,6 +23,7 @@ COMMANDS = {
     "export": ("export", "one row per sample x metric as CSV or JSON Lines"),
     "resume": ("resume", "finish an interrupted run in place, from its own manifest"),
     "retry": ("retry", "ask a finished run's failed samples again, into a new run that names its parent"),
+    "merge": ("merge", "join the runs of a manifest's shards (shard=i/n) into one verified run"),
     "report": ("report", "a self-contained HTML report of runs or a sweep"),
     "cache": ("cache", "the response cache: where it is, its size, entries per model; --clear empties it"),
 }

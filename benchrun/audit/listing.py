@@ -51,6 +51,8 @@ class ListedRun:
                 "cached": info.counts.cached,
                 "manifest_id": info.manifest_id, "sweep": info.sweep,
                 "parent": info.parent.run_id if info.parent else None,
+                "shard": str(info.shard) if info.shard else None,
+                "merged_from": [shard.run_id for shard in info.merged.shards] if info.merged else None,
                 "metrics": [line.model_dump() for line in self.metrics]}
 
 
@@ -151,8 +153,16 @@ def _at(digest: str | None) -> str:
 
 
 def _status(info: Any) -> Text:
-    """The status, and for a retry the run it retried."""
-    return Text(visible(info.status + (f"\nretry of {info.parent.run_id}" if info.parent else "")))
+    """The status, and for a retry the run it retried, for a shard run its shard, for a merged run its shards."""
+    return Text(visible(info.status + (f"\nretry of {info.parent.run_id}" if info.parent else "")
+                        + (f"\nshard {info.shard}" if info.shard else "") + _merged(info.merged)))
+
+
+def _merged(merge: Any) -> str:
+    if merge is None:
+        return ""
+    shards = merge.shards
+    return f"\nmerge of {len(shards)}/{shards[0].shard.split('/')[1]} shards{' (partial)' if merge.partial else ''}"
 
 
 def _since(value: str) -> datetime:

@@ -366,7 +366,7 @@ def _facts(run: Run) -> dict[str, str]:
         "benchrun": str(env.get("benchrun", "-")), "python": str(env.get("python", "-")),
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
-        "sessions": str(1 + len(info.history)),
+        "sessions": str(1 + sum("host_lost" not in entry for entry in info.history)),
         **_repeats(run), **_judges(run),
     }
 

@@ -255,7 +255,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, grading: _
     into judgements.jsonl); collect the changed values and the scorers' errors. Responses are graded CHUNK at a
     time, so the scorer process always has work waiting."""
     samples, out = {s.id: s for s in manifest.samples}, grading.out
-    books = Books(manifest, _run_wall_s(run))
+    books = Books(manifest, _run_wall_s(run), run.info.shard)
     sinks = {name: RecordFile(out / name, fresh=True) for name in (SCORES, *([JUDGEMENTS] if judgements else []))}
     changed: list[SampleChange] = []
     errors: list[ScorerFailure] = []

@@ -31,6 +31,7 @@ from benchrun.core.layout import MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINI
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.settings import RUNNERS
+from benchrun.core.shards import queries_of
 from benchrun.execute.judging import Judge, archived_calls
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import execute, grader_for, judge_model, make_judge, recording
@@ -42,17 +43,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="resume even if the sources, the model or the records changed: records that do not "
                              "belong are dropped (all of it recorded in run.json)")
-    parser.add_argument("--host", help="ask this server instead of the one the run used (recorded)")
+    parser.add_argument("--host", action="append", metavar="URL",
+                        help="ask this server instead of the ones the run used (recorded); repeat for a list of "
+                             "servers")
 
 
 def main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.root)
-    info = resume_run(run, force=args.force, host=args.host)
+    info = resume_run(run, force=args.force, host=servers_given(args.host))
     output.print_results(run.path, info, load_run(run.path).summary, output.stdout())
     return EXIT["ok"]
 
 
-def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInfo:
+def resume_run(run: Run, force: bool = False, host: str | list[str] | None = None) -> RunInfo:
     """Check the run and its records, then ask the samples without a response and finish the run."""
     with DirLock(run.path) as lock:
         run = load_run(run.path)  # read again under the lock: a writer may have finished just before
@@ -74,7 +77,7 @@ def resume_run(run: Run, force: bool = False, host: str | None = None) -> RunInf
         return INTERRUPTS.run(lambda: _resume(run, plan, config, runner_cfg, found, note, lock))
 
 
-def runner_config(run: Run, config: dict[str, Any], host: str | None) -> dict[str, Any]:
+def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None) -> dict[str, Any]:
     """The runner config to ask with: the run's, at the server it last asked (run.json's runner, as used: a retry
     or resume with --host asked another than config.yaml's), or at `host` (--host) when given."""
     runner = config["runner"]
@@ -84,6 +87,11 @@ def runner_config(run: Run, config: dict[str, Any], host: str | None) -> dict[st
             raise BenchrunError(f"runner={runner['type']} asks no server: --host does not apply")
         return runner
     return {**runner, where: host or run.info.runner.get(where) or runner[where]}
+
+
+def servers_given(hosts: list[str] | None) -> str | list[str] | None:
+    """`--host` as given: none, one server, or (repeated) a list of servers."""
+    return hosts[0] if hosts and len(hosts) == 1 else hosts
 
 
 def run_config(run: Run) -> dict[str, Any]:
@@ -153,7 +161,8 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict
                 judge = make_judge(plan, judged, config, writer, None, archived_calls(run))
                 await _regrade(run, plan, writer, judge, regrade)
                 done = {(response.id, response.repeat) for response in run.responses()}
-                await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key not in done],
+                await execute(plan, runner, writer, [q for q in queries_of(plan.manifest, run.info.shard)
+                                                     if q.key not in done],
                               judge=judge)
         return writer.info
     finally:

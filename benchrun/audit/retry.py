@@ -18,7 +18,14 @@ from typing import Any
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
-from benchrun.audit.resume import changed_sources, check_model, current_scorers, run_config, runner_config
+from benchrun.audit.resume import (
+    changed_sources,
+    check_model,
+    current_scorers,
+    run_config,
+    runner_config,
+    servers_given,
+)
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
@@ -26,7 +33,9 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
-from benchrun.core.records import Counts, JudgementRecord, Lineage, RunInfo
+from benchrun.core.lineage import Lineage
+from benchrun.core.records import Counts, JudgementRecord, RunInfo
+from benchrun.core.shards import answers_of, queries_of
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import execute, judge_model, make_judge, recording
 
@@ -36,12 +45,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
     parser.add_argument("--force", action="store_true",
                         help="retry even if the parent does not verify, or its sources or model changed (recorded)")
-    parser.add_argument("--host", help="ask this server instead of the one the run used (recorded)")
+    parser.add_argument("--host", action="append", metavar="URL",
+                        help="ask this server instead of the ones the run used (recorded); repeat for a list of "
+                             "servers")
     parser.add_argument("--into", type=Path, metavar="DIR", help="the new run's directory (default: beside RUN)")
 
 
 def main(args: argparse.Namespace) -> int:
-    info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=args.host, into=args.into)
+    info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host), into=args.into)
     output.print_results(path, info, load_run(path).summary, output.stdout())
     lineage = info.parent
     output.stdout().print(visible(f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
@@ -49,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
     return EXIT["ok"]
 
 
-def retry_run(parent: Run, force: bool = False, host: str | None = None,
+def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = None,
               into: PathLike | None = None) -> tuple[RunInfo, Path]:
     """The new run (its run.json and directory) that asks `parent`'s failed samples again."""
     problems = _parent_problems(parent)
@@ -87,7 +98,7 @@ def _parent_problems(parent: Run) -> list[str]:
 def _todo(parent: Run) -> set[tuple[str, int]]:
     """The parent's answers (sample id, repeat) not given: a failed request, or none at all."""
     answered = {(r.id, r.repeat) for r in parent.require_records().responses() if r.error is None}
-    return {query.key for query in parent.manifest.queries()} - answered
+    return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
 
 
 async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any],
@@ -99,7 +110,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
         async with judge_model(plan, config, identity) as judged:
             if judged is not None:
                 check_model(parent, judged[1], note["forced"], judge=True)
-            carried = plan.manifest.n_answers - len(todo)
+            carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
             writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
                                                   asked=len(todo)), note)
             with recording(writer):
@@ -134,7 +145,8 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
     info = parent.info
     fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
                     model=info.model, manifest_id=None, overrides=info.overrides, cwd=info.cwd, runner=info.runner,
-                    environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,))
+                    environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,),
+                    shard=info.shard)
     if into is not None:
         return RunWriter.create(into, fresh)
     number = 1

@@ -18,9 +18,9 @@ from rich.text import Text
 
 from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
 from benchrun.archive.rows import joined
-from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, speed_of
-from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer, judge_identity
+from benchrun.audit.heading import header
+from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.stats import Interval, interval
@@ -138,42 +138,6 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
             yield SampleView(sample.get("prompt"), sample.get("reference"), response, scores,
                              calls.get((response.id, response.repeat), []), chats.get(response.task, ()))
     deque(records, maxlen=0)
-
-
-def header(run: Run) -> Table:
-    """Where, what and who: status, overrides, manifest id, model identity (and, when more than one model answered,
-    which answered how many), runner config, counts."""
-    info, identity = run.info, run.info.identity
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column(overflow="fold")
-    rows = {
-        "run": f"{info.run_id}  {run.path}",
-        "benchmark": info.benchmark,
-        "status": info.status + (f": {info.reason}" if info.reason else ""),
-        "started": f"{info.started_at}  ended {info.ended_at or '-'}",
-        "overrides": " ".join(info.overrides) or "-",
-        "manifest id": info.manifest_id or "- (the run failed before it compiled)",
-        "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "
-                 f"server {identity.get('server_version', '-')}",
-        "answered by": mixed_models(run),
-        "details": _pairs(identity.get("details") or {}),
-        "judge": judge_identity(info.judge),
-        "runner": _pairs(info.runner),
-        "counts": info.counts.text(),
-    }
-    if info.parent:
-        parent = info.parent
-        rows["retry of"] = (f"{parent.run_id}  {parent.path}  ({parent.carried} answers carried over, "
-                            f"{parent.asked} samples asked again)")
-    for key, value in rows.items():
-        if value is not None:
-            grid.add_row(key, Text(visible(value)))
-    return grid
-
-
-def _pairs(data: dict[str, Any]) -> str:
-    return "  ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items()) or "-"
 
 
 def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = None) -> Table:

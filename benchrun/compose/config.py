@@ -159,7 +159,7 @@ def refuse_secret_overrides(argv: Sequence[str]) -> None:
             key = key.lstrip("+~")
             named = any(secrets.secret_key(part) for part in key.split("."))
             refuse_secrets([(key, "a credential's name")] if named and value else
-                           ((key, why) for item in value.split(",") if (why := secrets.secret_value(item))))
+                           ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
 
 
 def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:

@@ -19,6 +19,8 @@ from benchrun.core.layout import MULTIRUN_FILE
 
 BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "task.path")
 """Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
+WHOLE_KEYS = ("shard",)
+"""Keys whose value has a slash but is no path (`shard=2/8`): labelled whole."""
 
 
 def swept_keys(sweep_dir: str | Path) -> frozenset[str]:
@@ -45,8 +47,8 @@ def varied(overrides: Iterable[str], swept: frozenset[str]) -> dict[str, Any]:
 
 def label(settings: Mapping[str, Any], model: Any) -> str:
     """`gemma3 temperature=0.7`: the varied values, bare for the model, runner, model preset and benchmark, else
-    `last key=value` (a path by its file name); the model when nothing varied."""
-    parts = [_text(value) if key in BARE_KEYS else f"{key.rpartition('.')[2]}={_text(value)}"
+    `last key=value` (a path by its file name, a shard whole: `shard=2/8`); the model when nothing varied."""
+    parts = [_text(value) if key in BARE_KEYS else f"{key.rpartition('.')[2]}={_text(value, key in WHOLE_KEYS)}"
              for key, value in settings.items()]
     return " ".join(parts) or _text(model)
 
@@ -66,9 +68,9 @@ def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any) -> str:
     return dir_label(label(varied(overrides, swept_keys(sweep_dir)), model))
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, whole: bool = False) -> str:
     if isinstance(value, str):
-        return Path(value).name or value if "/" in value else value
+        return Path(value).name or value if "/" in value and not whole else value
     return json.dumps(value, separators=(",", ":"))
 
 

@@ -16,6 +16,7 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT
 from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
 from benchrun.core.secrets import SECRETS
+from benchrun.core.shards import Shard, answers_of
 from benchrun.core.text import LINE_CHARS, one_line
 
 if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
@@ -54,6 +55,11 @@ def closing_pipe() -> Iterator[None]:
         sys.exit(EXIT["ok"])
 
 
+def warning(message: str) -> None:
+    """One line on stderr, as `error` writes it, for what is worth knowing but stops nothing."""
+    print(f"benchrun: warning: {one_line(SECRETS.scrub(message), LINE_CHARS)}", file=sys.stderr, flush=True)
+
+
 def error(message: str) -> None:
     """One line on stderr (benchrun.core.text.one_line), no markup interpretation, every credential benchrun sends
     masked."""
@@ -85,12 +91,13 @@ def _before(system: str | None, shots: int) -> str:
     return " + ".join(parts) or "-"
 
 
-def print_plan(manifest: Manifest, console: Console) -> None:
-    """The dry-run report: what would be asked, how often, and the manifest id."""
+def print_plan(manifest: Manifest, console: Console, shard: Shard | None = None) -> None:
+    """The dry-run report: what would be asked, how often (by a shard run, its part), and the manifest id."""
     console.print(plan_table(manifest))
     n, k = len(manifest.samples), manifest.k
     each = f" x {k} repeats" if k > 1 else ""
-    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {n * k} model calls "
+    part = f"; shard {shard} asks {answers_of(manifest, shard)} of them" if shard else ""
+    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {n * k} model calls{part} "
                   f"(dry run: no model was called)")
     console.print(f"manifest id: {manifest.id}")
 

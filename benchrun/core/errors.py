@@ -67,6 +67,8 @@ class ServerLost(RunnerError):
 
     when = "once the server is back"
     """When `resume` can finish the run, as the message says it."""
+    attempts: tuple = ()
+    """The failed attempts of the request that found the server gone (set by the asker that raised it)."""
 
 
 class EngineLost(ServerLost):

@@ -9,7 +9,9 @@ from pydantic import AfterValidator, Field
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, JobStatus, Status
+from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.secrets import SECRETS
+from benchrun.core.shards import Shard
 from benchrun.core.text import one_line
 
 RECORD_VERSION = 1
@@ -23,6 +25,12 @@ def _kept(text: str) -> str:
 
 Message = Annotated[str, AfterValidator(_kept)]
 """Where an error becomes data: a message (or a type's name) from a server, a runner or user code, as one line."""
+
+
+def _absent(value: Any) -> bool:
+    """Left out of the JSON: what only runs with repeats have (a run without is written as before repeats), and
+    what a record read from an older run lacks (it is written back as it was)."""
+    return value is None
 
 
 class Answer(Frozen):
@@ -88,6 +96,10 @@ class ResponseRecord(Answer):
     """The run id this answer was carried over from (a retry keeps its parent's good answers), else None."""
     cached_from: str | None = None
     """The run id that asked this answer, when it was taken from the response cache instead of the model."""
+    host: str | None = Field(None, exclude_if=_absent)
+    """The server that answered, for a run asking a list of hosts (runner.host or runner.base_url)."""
+    shard: str | None = Field(None, exclude_if=_absent)
+    """In a run merged from shards (`benchrun-audit merge`): the shard (i/n) whose run made this line."""
 
 
 def answer_name(sample: str, repeat: int) -> str:
@@ -128,8 +140,10 @@ class JudgementRecord(Frozen):
     """Requests sent for this call (0: from the response cache, or read again from the archive)."""
     cached_from: str | None = None
     """The run id that asked this reply, when it came from the response cache."""
-    carried_from: str | None = None
+    carried_from: str | None = Field(None, exclude_if=_absent)
     """The run this call was carried over from by a retry, with the answer it judged (see ResponseRecord)."""
+    shard: str | None = Field(None, exclude_if=_absent)
+    """In a run merged from shards (`benchrun-audit merge`): the shard (i/n) whose run made this line."""
 
 
 class ScoreRecord(Frozen):
@@ -146,12 +160,8 @@ class ScoreRecord(Frozen):
     error: ErrorInfo | None = None
     detail: str | None = None
     """Why a value is what it is; for format_valid, the validation error."""
-
-
-def _absent(value: Any) -> bool:
-    """Left out of the JSON: what only runs with repeats have (a run without is written as before repeats), and
-    what a record read from an older run lacks (it is written back as it was)."""
-    return value is None
+    shard: str | None = Field(None, exclude_if=_absent)
+    """In a run merged from shards (`benchrun-audit merge`): the shard (i/n) whose run made this line."""
 
 
 class MetricSummary(Frozen):
@@ -215,6 +225,9 @@ class Speed(Frozen):
     when a session's time is unknown (it was killed before it could write it)."""
     samples_per_s: float | None
     """(n + failed) / wall_s."""
+    hosts: dict[str, Speed] | None = Field(None, exclude_if=_absent)
+    """For a run over a list of servers: each server's figures, from the answers it gave (its wall time runs to its
+    last answer; None after a resume); left out for one server."""
 
 
 class ScorerAgreement(Frozen):
@@ -290,18 +303,6 @@ class Counts(Frozen):
                 f"{self.scorer_errors} scorer errors, {self.format_invalid} invalid formats{cached}")
 
 
-class Lineage(Frozen):
-    """Where a retry came from."""
-
-    run_id: str
-    path: str
-    """The parent's run directory, as it was when the retry was made."""
-    carried: int
-    """How many of the parent's responses were carried over."""
-    asked: int
-    """How many samples were asked again (their requests had failed in the parent, or were never made)."""
-
-
 class Seal(Frozen):
     """seal.json, written last when a run ends: the digest of the final run.json, whose `files` digest the rest."""
 
@@ -350,6 +351,10 @@ class RunInfo(Frozen):
     """Earlier sessions of this run (resumes), oldest first."""
     parent: Lineage | None = None
     """For a retry: the run whose failed samples this run asked again."""
+    shard: Shard | None = Field(None, exclude_if=_absent)
+    """For a run of one part of the manifest (`shard=i/n`): which part; left out for a whole run."""
+    merged: Merge | None = Field(None, exclude_if=_absent)
+    """For a run merged from shard runs: the shards, as `parent` names a retry's run."""
 
 
 class SweepJob(Frozen):

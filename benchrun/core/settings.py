@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from benchrun.core.layout import OUTPUTS
+from benchrun.core.shards import Shard
 
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
@@ -78,7 +80,7 @@ class RunnerConfig(Settings):
     options: dict[str, Any] = {"temperature": 0, "seed": 0}
     """Model options, sent with every request and recorded in the manifest (temperature 0 and seed 0 by default)."""
     concurrency: int = Field(1, ge=1, le=256)
-    """Requests in flight at once."""
+    """Requests in flight at once (with a list of servers, at each)."""
     timeout_s: float = Field(120, gt=0)
     """Each request's deadline, from connecting to the last byte of the answer."""
     retries: int = Field(2, ge=0, le=20)
@@ -109,13 +111,49 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8000/v1"
 
 
+def http_url(address: str) -> str:
+    """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
+    return (address if "://" in address else f"http://{address}").rstrip("/")
+
+
+def servers(value: str | list[str], default: str) -> str | list[str]:
+    """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
+    URLs, each well formed (ValueError naming the fault)."""
+    if isinstance(value, str):
+        return value.strip() or default
+    if not value:
+        raise ValueError("an empty list of servers: give one URL, or a list of one or more")
+    urls = [url.strip() for url in value]
+    for url in urls:
+        _well_formed(url)
+    seen: dict[str, str] = {}
+    for url in urls:
+        if http_url(url) in seen:
+            raise ValueError(f"'{url}' is listed twice (as '{seen[http_url(url)]}'): list each server once")
+        seen[http_url(url)] = url
+    return urls
+
+
+def _well_formed(url: str) -> None:
+    parts = urlsplit(http_url(url))
+    try:
+        parts.port
+    except ValueError:
+        raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 0 to 65535") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
+
+
 class OllamaConfig(RunnerConfig):
     """runner=ollama: a local Ollama server, reached with the official `ollama` client."""
 
     type: Literal["ollama"] = "ollama"
     server_key: ClassVar[str] = "host"
-    host: str = DEFAULT_OLLAMA_HOST
-    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama."""
+    host: str | list[str] = DEFAULT_OLLAMA_HOST
+    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama. A list
+    of servers spreads the run over them: each must serve the model by the same digest, `concurrency` requests go to
+    each, every request to the one with the fewest outstanding, and a server lost mid-run leaves its work to the
+    rest."""
     model: str | list[str] = "llama3.2"
     keep_alive: str | float | None = None
     """How long the server keeps the model loaded after a request (e.g. 5m); null = the server's default."""
@@ -124,8 +162,8 @@ class OllamaConfig(RunnerConfig):
 
     @field_validator("host")
     @classmethod
-    def _default_when_empty(cls, host: str) -> str:
-        return host.strip() or DEFAULT_OLLAMA_HOST  # as the ollama client takes an empty OLLAMA_HOST
+    def _default_when_empty(cls, host: str | list[str]) -> str | list[str]:
+        return servers(host, DEFAULT_OLLAMA_HOST)  # as the ollama client takes an empty OLLAMA_HOST
 
 
 class OpenAIConfig(RunnerConfig):
@@ -133,9 +171,9 @@ class OpenAIConfig(RunnerConfig):
 
     type: Literal["openai"] = "openai"
     server_key: ClassVar[str] = "base_url"
-    base_url: str = DEFAULT_OPENAI_BASE_URL
+    base_url: str | list[str] = DEFAULT_OPENAI_BASE_URL
     """The API root, usually ending in /v1 (conf/ takes it from $OPENAI_BASE_URL when set); empty means the
-    default."""
+    default. A list of servers spreads the run over them, as for runner.host."""
     model: str | list[str] = "llama3.2"
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The NAME of the environment variable holding the API key, read at run time and never written; unset = no
@@ -152,8 +190,8 @@ class OpenAIConfig(RunnerConfig):
 
     @field_validator("base_url")
     @classmethod
-    def _default_when_empty(cls, base_url: str) -> str:
-        return base_url.strip() or DEFAULT_OPENAI_BASE_URL
+    def _default_when_empty(cls, base_url: str | list[str]) -> str | list[str]:
+        return servers(base_url, DEFAULT_OPENAI_BASE_URL)
 
 
 class LocalConfig(RunnerConfig):
@@ -265,6 +303,15 @@ class RunConfig(Settings):
     cache_dir: str | None = None
     """The response cache's directory, on local disk (relative to the working directory); null =
     $XDG_CACHE_HOME/benchrun, else ~/.cache/benchrun."""
+    shard: str | None = None
+    """i/n: ask only the i-th of n disjoint parts of the manifest's samples (the sample at position p goes to part
+    p mod n + 1); the manifest and its id are the whole benchmark's. `benchrun-audit merge` joins the parts.
+    (`shards=n` on the command line is the sweep shard=1/n,...,n/n.)"""
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, shard: str | None) -> str | None:
+        return None if shard is None else str(Shard.parse(shard))
 
     @model_validator(mode="after")
     def _preset_fits_runner(self) -> RunConfig:

@@ -43,8 +43,10 @@ class Asker:
         try:
             outcome.completion = await self._attempts(messages, schema, seed, outcome.failures)
         except Unreachable as err:
-            raise ServerLost(f"lost {self.server}: {outcome.failures[-1].error} "
-                             f"(after {len(outcome.failures)} attempts at {what})") from err
+            lost = ServerLost(f"lost {self.server}: {outcome.failures[-1].error} "
+                              f"(after {len(outcome.failures)} attempts at {what})")
+            lost.attempts = tuple(outcome.failures)
+            raise lost from err
         except EngineDied as err:
             raise EngineLost(f"the embedded engine (llama.cpp) {err} while {self.doing} {what}") from err
         except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on

@@ -14,9 +14,10 @@ from typing import Iterable, Iterator, Protocol
 from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
 from benchrun.core.records import ErrorInfo, ResponseRecord, answered
-from benchrun.execute.asking import Asker, Outcome
+from benchrun.execute.asking import Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
 from benchrun.execute.grading import Grader, Grading
+from benchrun.execute.hosts import Dispatch
 from benchrun.execute.runners.base import Runner
 
 
@@ -27,6 +28,8 @@ class Recorder(Protocol):
     def response(self, record: ResponseRecord) -> None: ...
 
     def graded(self, grading: Grading) -> None: ...
+
+    def host_lost(self, host: str, why: str) -> None: ...
 
 
 GRADING_AHEAD = 128
@@ -49,17 +52,17 @@ class Executor:
         self.cache = cache
         self._schemas = {t.name: t.format.json_schema for t in manifest.tasks}
         self._tasks = {t.name: t for t in manifest.tasks}
-        self._asker = Asker(runner)
+        self._dispatch = Dispatch(runner, recorder.host_lost)
         self._held: list[tuple[Sample, ResponseRecord]] = []
         self._grading: deque[Grading] = deque()
-        self._ahead = self.policy.concurrency + GRADING_AHEAD
+        self._ahead = self._dispatch.width + GRADING_AHEAD
 
     async def run(self, queries: Iterable[Query]) -> None:
-        """Ask every query (a sample's repeat), `policy.concurrency` at a time; returns when all are recorded and
-        graded. A broken setup stops the asking, but what was answered is still graded."""
+        """Ask every query (a sample's repeat), `policy.concurrency` at a time (at each server of a list); returns
+        when all are recorded and graded. A broken setup stops the asking, but what was answered is still graded."""
         queue = self._looked_up(queries)
         with frozen_heap():
-            workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.policy.concurrency)]
+            workers = [asyncio.create_task(self._worker(queue)) for _ in range(self._dispatch.width)]
             try:
                 await asyncio.gather(*workers)
             except (FailFast, ServerLost):
@@ -113,10 +116,10 @@ class Executor:
         if hit is not None:
             return hit.record(sample.id, sample.task, repeat)
         started = time.perf_counter()
-        outcome = await self._ask(sample, self.manifest.seed(repeat))
+        outcome, host = await self._ask(sample, self.manifest.seed(repeat))
         if key and outcome.completion is not None:
             self.cache.put(key, outcome.completion)
-        return _response(sample, repeat, outcome, time.perf_counter() - started)
+        return _response(sample, repeat, outcome, time.perf_counter() - started, host)
 
     async def _record(self, sample: Sample, response: ResponseRecord) -> None:
         """Commit the response, send it to its scorers, and commit the scores that are ready: the next sample is
@@ -140,8 +143,9 @@ class Executor:
         for sample, response in held:
             await self._record(sample, response)
 
-    async def _ask(self, sample: Sample, seed: int | None) -> Outcome:
-        return await self._asker.ask(self._messages(sample), self._schemas[sample.task], seed, f"sample '{sample.id}'")
+    async def _ask(self, sample: Sample, seed: int | None) -> tuple[Outcome, str | None]:
+        return await self._dispatch.ask(self._messages(sample), self._schemas[sample.task], seed,
+                                        f"sample '{sample.id}'")
 
 
 @contextmanager
@@ -173,10 +177,12 @@ def failure_kind(error: ErrorInfo) -> tuple[str, str | None]:
     return error.type, status[1] if status else None
 
 
-def _response(sample: Sample, repeat: int, outcome: Outcome, seconds: float) -> ResponseRecord:
+def _response(sample: Sample, repeat: int, outcome: Outcome, seconds: float, host: str | None) -> ResponseRecord:
     done = outcome.completion
     base = {"id": sample.id, "task": sample.task, "repeat": repeat, "seconds": round(seconds, 6),
             "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
+    if host is not None:
+        base["host"] = host
     if done is None:
         return ResponseRecord(**base, text=None, error=outcome.error)
     return answered(done, **base)

@@ -19,6 +19,7 @@ from benchrun.core.errors import EXIT, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import Status
 from benchrun.core.records import Counts, RunInfo
+from benchrun.core.shards import configured, queries_of
 from benchrun.execute.cache import Store, store_for
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import cache_of, execute, judge_model, make_judge, recording
@@ -80,7 +81,7 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
                    model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
                    runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
                    sweep=str(sweep) if sweep else None, label=label(varied or {}, model) if sweep else None,
-                   varied=dict(varied or {}))
+                   varied=dict(varied or {}), shard=configured(cfg))
     with ExitStack() as recorded:
         with INTERRUPTS.held():  # a signal while the directory is claimed waits until it is recorded as interrupted
             writer = RunWriter.create(run_dir, info)
@@ -101,7 +102,7 @@ async def _ask_all(plan: Plan, cfg: dict[str, Any], writer: RunWriter, store: St
         writer.identified(identity, runner.public_config())
         async with judge_model(plan, cfg, identity) as judged:
             judge = make_judge(plan, judged, cfg, writer, store)
-            return await execute(plan, runner, writer, list(plan.manifest.queries()),
+            return await execute(plan, runner, writer, list(queries_of(plan.manifest, writer.info.shard)),
                                  cache_of(store, runner, identity, writer), judge)
     finally:
         await runner.aclose()

@@ -154,6 +154,11 @@ class _Recorder:
     def graded(self, grading: Grading) -> None:
         self.writer.record_scores(grading.records, grading.new_judgements)
 
+    def host_lost(self, host: str, why: str) -> None:
+        """A server of the list lost mid-run: in run.json's history and on the console; the run goes on."""
+        self.writer.host_lost(host, why)
+        output.warning(f"{why}; its requests go to the others")
+
 
 def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
     """The run's view of the response cache for the model `runner` asks (the model under test, or the judge): None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -28,15 +28,18 @@ class FakeOllama(FakeServer):
 
     def __init__(self, models: Iterable[str] = ("llama3.2",), responder: Responder | None = None,
                  latency_s: float = 0.0, max_parallel: int | None = None, version: str = "0.12.6",
-                 port: int = 0) -> None:
+                 port: int = 0, digests: Mapping[str, str] | None = None) -> None:
         self.version = version
+        self.digests = dict(digests or {})
+        """A model's digest where it is not fake_digest(name) (a model pulled again, on one server of several)."""
         super().__init__(models, responder, latency_s, max_parallel, port)
 
     def routes(self) -> dict[tuple[str, str], Route]:
         return {
             ("GET", "/"): lambda _: Response(200, b"Ollama is running", "text/plain; charset=utf-8"),
             ("GET", "/api/version"): lambda _: json_response({"version": self.version}),
-            ("GET", "/api/tags"): lambda _: json_response({"models": [_tag(m) for m in self.models]}),
+            ("GET", "/api/tags"): lambda _: json_response({"models": [_tag(m, self.digests.get(m)) for m in
+                                                                        self.models]}),
             ("GET", "/api/ps"): lambda _: json_response({"models": []}),
             ("POST", "/api/show"): self._show,
             ("POST", "/api/chat"): self._chat,
@@ -104,9 +107,9 @@ def _details(name: str) -> dict[str, Any]:
             "parameter_size": "3.2B", "quantization_level": "Q4_K_M"}
 
 
-def _tag(name: str) -> dict[str, Any]:
+def _tag(name: str, digest: str | None = None) -> dict[str, Any]:
     return {"name": full_name(name), "model": full_name(name), "modified_at": FIXED_TIME_ISO,
-            "size": MODEL_SIZE, "digest": fake_digest(name), "details": _details(name)}
+            "size": MODEL_SIZE, "digest": digest or fake_digest(name), "details": _details(name)}
 
 
 def _chunk(model: str, key: str, text: str) -> dict[str, Any]:

@@ -85,3 +85,8 @@ def sweep_dir_of(stdout: str) -> Path:
 
 def manifest_ids(stdout: str) -> list[str]:
     return re.findall(r"manifest id: ([0-9a-f]{64})", stdout)
+
+
+def squeezed(text: str) -> str:
+    """`text` without its whitespace: what `show` prints, however its table folds long lines."""
+    return "".join(text.split())

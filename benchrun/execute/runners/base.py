@@ -114,11 +114,6 @@ def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> d
     return options if seed is None else {**options, key: seed}
 
 
-def http_url(address: str) -> str:
-    """`gpu1:11434` -> `http://gpu1:11434`; a URL is kept as it is (without a trailing slash)."""
-    return (address if "://" in address else f"http://{address}").rstrip("/")
-
-
 class Runner(Protocol):
     """What the executor needs from a way of reaching a model."""
 

@@ -11,12 +11,11 @@ import ollama
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
-from benchrun.core.settings import OllamaConfig
+from benchrun.core.settings import OllamaConfig, http_url
 from benchrun.execute.runners.base import (
     Completion,
     Refused,
     Retryable,
-    http_url,
     resolvable,
     transient,
     transport_failure,

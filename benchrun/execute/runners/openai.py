@@ -11,12 +11,11 @@ import httpx
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
-from benchrun.core.settings import OpenAIConfig
+from benchrun.core.settings import OpenAIConfig, http_url
 from benchrun.execute.runners.base import (
     Completion,
     Retryable,
     free_strings,
-    http_url,
     resolvable,
     transient,
     transport_failure,

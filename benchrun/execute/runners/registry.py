@@ -8,6 +8,8 @@ from typing import Any
 from benchrun.compose.config import checked, checked_options
 from benchrun.core import settings
 from benchrun.core.errors import ConfigError
+from benchrun.core.settings import http_url
+from benchrun.execute.hosts import HostPool
 from benchrun.execute.runners.base import Runner
 
 RUNNERS = {
@@ -19,11 +21,17 @@ RUNNERS = {
 
 
 def make_runner(runner: dict[str, Any]) -> Runner:
-    """The runner for a resolved `runner` config (one model), checked against its typed config."""
+    """The runner for a resolved `runner` config (one model), checked against its typed config: for a list of
+    servers, the pool of one runner per server."""
     kind = runner.get("type")
     if kind not in RUNNERS:
         raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key="runner.type")
     config = checked(settings.RUNNERS[kind], runner, ["runner"])
     checked_options(config)
     module, name = RUNNERS[kind].split(":")
-    return getattr(importlib.import_module(module), name)(config)
+    make = getattr(importlib.import_module(module), name)
+    where = config.server_key
+    urls = getattr(config, where) if where else None
+    if not isinstance(urls, list):
+        return make(config)
+    return HostPool(config, [(http_url(url), make(config.model_copy(update={where: url}))) for url in urls])

@@ -1,0 +1,65 @@
+"""What `show RUN` prints first: where, what and who of a run, one line each."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from benchrun.archive.reader import Run, model_digest, short_digest
+from benchrun.archive.sessions import mixed_models
+from benchrun.audit.judged import judge_identity
+from benchrun.console.visible import visible
+
+
+def header(run: Run) -> Table:
+    """Where, what and who: status, overrides, manifest id, model identity (and, when more than one model answered,
+    which answered how many), runner config, counts."""
+    info, identity = run.info, run.info.identity
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    rows = {
+        "run": f"{info.run_id}  {run.path}",
+        "benchmark": info.benchmark,
+        "status": info.status + (f": {info.reason}" if info.reason else ""),
+        "started": f"{info.started_at}  ended {info.ended_at or '-'}",
+        "overrides": " ".join(info.overrides) or "-",
+        "manifest id": info.manifest_id or "- (the run failed before it compiled)",
+        "model": f"{info.model}  name {identity.get('name', '-')}  digest {run.model_digest or '-'}  "
+                 f"server {identity.get('server_version', '-')}",
+        "answered by": mixed_models(run),
+        "details": _pairs(identity.get("details") or {}),
+        "judge": judge_identity(info.judge),
+        "runner": _pairs(info.runner),
+        "counts": info.counts.text(),
+    }
+    if info.parent:
+        parent = info.parent
+        rows["retry of"] = (f"{parent.run_id}  {parent.path}  ({parent.carried} answers carried over, "
+                            f"{parent.asked} samples asked again)")
+    rows.update(_parts(info))
+    for key, value in rows.items():
+        if value is not None:
+            grid.add_row(key, Text(visible(value)))
+    return grid
+
+
+def _parts(info: Any) -> dict[str, str]:
+    """The servers of a run over a list of them, the part of a shard run, the shards of a merged run."""
+    rows = {}
+    if hosts := info.identity.get("hosts"):
+        rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
+                                    f"{h.get('server_version') or '-'}" for h in hosts)
+    if info.shard:
+        rows["shard"] = f"{info.shard} (samples at manifest positions {info.shard.index - 1} mod {info.shard.count})"
+    if info.merged:
+        missing = f"; missing {', '.join(info.merged.missing)} (--partial)" if info.merged.missing else ""
+        rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {s.path}" for s in info.merged.shards) + missing
+    return rows
+
+
+def _pairs(data: dict[str, Any]) -> str:
+    return "  ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items()) or "-"

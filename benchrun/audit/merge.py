@@ -1,0 +1,208 @@
+"""`merge SHARD_RUN... --into DIR [--partial]`: the runs of a manifest's shards (`shard=i/n`) joined into one run.
+
+Refused in one line, with nothing written, unless every shard run verifies intact, they share the manifest id, the
+model digest and the options, no shard is given twice, each holds only its own shard's answers, and together they
+are complete (every shard, every answer), which --partial waives (recorded). The merged run holds the shards'
+records in manifest order, each line with its shard; its summary is what one unsplit run of those answers gives
+(but for the wall time, unknown: the shards ran apart); its run.json lists the shards (`merged`), as a retry's
+names its parent. The shard runs are never rewritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run, short_digest
+from benchrun.archive.rows import joined
+from benchrun.archive.sessions import mixed_models
+from benchrun.archive.writer import RunWriter, environment, new_run_id, now
+from benchrun.audit.verify import check_files, check_manifest, check_seal
+from benchrun.console import output
+from benchrun.console.visible import visible
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core.layout import MANIFEST, Status
+from benchrun.core.lineage import Merge, MergedShard
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.core.shards import Shard, answers_of
+
+Key = tuple[str, int]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runs", nargs="+", metavar="SHARD_RUN", help="the shard runs (directories or run id prefixes)")
+    parser.add_argument("--into", type=Path, required=True, metavar="DIR", help="the merged run's directory (new)")
+    parser.add_argument("--partial", action="store_true",
+                        help="merge even when shards or answers are missing (recorded; the merged run is then "
+                             "interrupted, and resume asks the rest)")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+
+
+def main(args: argparse.Namespace) -> int:
+    info, path = merge_runs([resolve_run(ref, args.root) for ref in args.runs], args.into, args.partial)
+    output.print_results(path, info, load_run(path).summary, output.stdout())
+    merged = info.merged
+    missing = f"; missing: {', '.join(merged.missing)}" if merged.missing else ""
+    output.stdout().print(visible(f"merge of {len(merged.shards)} shards: "
+                                  f"{', '.join(f'{s.shard} ({s.run_id})' for s in merged.shards)}{missing}"),
+                          markup=False)
+    return EXIT["ok"]
+
+
+@dataclass
+class _Answer:
+    """One answer of a shard, with its score lines and judge calls, each line marked with its shard."""
+
+    response: ResponseRecord
+    scores: list[ScoreRecord] = field(default_factory=list)
+    judgements: list[JudgementRecord] = field(default_factory=list)
+
+
+def merge_runs(runs: Sequence[Run], into: PathLike, partial: bool = False) -> tuple[RunInfo, Path]:
+    """The merged run (its run.json and directory) of the shard runs `runs`."""
+    shards = _checked(runs)
+    missing = _missing(shards)
+    manifest = shards[0][1].manifest  # every shard's: their manifest ids are one
+    answers: dict[Key, _Answer] = {}
+    for shard, run in shards:
+        answers.update(_answers(run, shard, manifest))
+    short = answers_of(manifest, None) - len(answers)
+    if (missing or short) and not partial:
+        raise ArchiveError(f"the shards are incomplete: {_gaps(missing, shards)}; merge with --partial to merge "
+                           "what there is (recorded)")
+    merge = Merge(shards=tuple(MergedShard(run_id=run.id, path=str(run.path), shard=str(shard),
+                                           status=run.info.status, responses=run.info.counts.responses)
+                               for shard, run in shards),
+                  partial=bool(missing or short), missing=tuple(missing), merged_at=now())
+    return _write(shards[0][1], Path(into), merge, [answers[q.key] for q in manifest.queries() if q.key in answers],
+                  short)
+
+
+def _checked(runs: Sequence[Run]) -> list[tuple[Shard, Run]]:
+    """The shard runs in shard order, once each is a finished shard run that verifies, and all are shards of one
+    split of one manifest, asked of one model with the same options."""
+    shards: dict[int, tuple[Shard, Run]] = {}
+    for run in runs:
+        shard = _shard_of(run)
+        if shard.index in shards:
+            raise ArchiveError(f"shard {shard} is given twice: runs {shards[shard.index][1].id} and {run.id}")
+        shards[shard.index] = shard, run
+    ordered = [shards[index] for index in sorted(shards)]
+    first_shard, first = ordered[0]
+    for shard, run in ordered[1:]:
+        _same_split(first_shard, first, shard, run)
+    return ordered
+
+
+def _shard_of(run: Run) -> Shard:
+    """The run's shard, once it is a shard run that ended, compiled and verifies intact."""
+    info = run.info
+    if info.shard is None:
+        raise ArchiveError(f"run {run.id} is not a shard run (it was not run with shard=i/n)", file=str(run.path))
+    if info.manifest_id is None:
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) ended before it compiled ({info.reason})",
+                           file=str(run.path))
+    if info.status == "running":
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) is running: merge it once it has ended",
+                           file=str(run.path))
+    findings = [f for f in (*check_seal(run), *check_manifest(run), *check_files(run)) if not f.ok]
+    if findings:
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) does not verify: {findings[0].file}: "
+                           f"{findings[0].message}", file=str(run.path))
+    if mixed := mixed_models(run):
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) holds {mixed}: a merged run is of one model",
+                           file=str(run.path))
+    return info.shard
+
+
+def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
+    """Refuse two shard runs that are not parts of one split of one manifest, asked alike."""
+    pair = f"shard runs {first.id} ({first_shard}) and {run.id} ({shard})"
+    if shard.count != first_shard.count:
+        raise ArchiveError(f"{pair} are parts of different splits: {first_shard.count} and {shard.count} shards")
+    digests = first.model_digest, run.model_digest
+    if digests[0] != digests[1]:
+        raise ArchiveError(f"{pair} asked different models: {' and '.join(_digest(d) for d in digests)}")
+    options = first.info.runner.get("options"), run.info.runner.get("options")
+    if options[0] != options[1]:
+        raise ArchiveError(f"{pair} asked with different options: {options[0]} and {options[1]}")
+    if first.info.manifest_id != run.info.manifest_id:
+        raise ArchiveError(f"{pair} are of different manifests: {first.info.manifest_id[:12]}… and "
+                           f"{run.info.manifest_id[:12]}…")
+
+
+def _digest(digest: str | None) -> str:
+    return f"digest {short_digest(digest)}" if digest else "no digest"
+
+
+def _missing(shards: list[tuple[Shard, Run]]) -> list[str]:
+    count = shards[0][0].count
+    given = {shard.index for shard, _ in shards}
+    return [f"{index}/{count}" for index in range(1, count + 1) if index not in given]
+
+
+def _gaps(missing: list[str], shards: list[tuple[Shard, Run]]) -> str:
+    """What is missing: shards no run was given for, and shard runs without all their answers."""
+    short = [f"run {run.id} ({shard}) has {run.info.counts.responses} of {run.info.counts.samples} answers "
+             f"({run.info.status})" for shard, run in shards if run.info.counts.responses < run.info.counts.samples]
+    return "; ".join([*([f"no run of shard {', '.join(missing)}"] if missing else []), *short])
+
+
+def _answers(run: Run, shard: Shard, manifest: Manifest) -> dict[Key, _Answer]:
+    """The shard run's answers, each line marked with its shard; refused when one is not its shard's to give."""
+    mine = {query.key for query in manifest.queries(shard.samples(manifest))}
+    mark = {"shard": str(shard)}
+    answers: dict[Key, _Answer] = {}
+    for response, scores in joined(run.responses(), run.scores()):
+        key = response.id, response.repeat
+        if key not in mine or key in answers:
+            why = "twice" if key in answers else f"that is not shard {shard}'s"
+            raise ArchiveError(f"run {run.id} holds an answer for sample '{response.id}' (repeat {response.repeat}) "
+                               f"{why}", file=str(run.path))
+        answers[key] = _Answer(response.model_copy(update=mark), [s.model_copy(update=mark) for s in scores])
+    for call in run.judgements():
+        answers[call.id, call.repeat].judgements.append(call.model_copy(update=mark))
+    return answers
+
+
+def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: int) -> tuple[RunInfo, Path]:
+    """Write the merged run into the new directory `into`: the first shard's config (without its shard), manifest,
+    model and runner, then every answer in manifest order."""
+    info = first.info
+    fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
+                    model=info.model, manifest_id=None, cwd=info.cwd, runner=info.runner, environment=environment(),
+                    overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
+                    merged=merge)
+    writer = RunWriter.create(into, fresh)
+    try:
+        writer.start(yaml.safe_dump({**first.config, "shard": None}, sort_keys=False, allow_unicode=True))
+        writer.compiled(first.manifest, wall_s=None)
+        if writer.info.manifest_id != info.manifest_id:
+            raise ArchiveError(f"the manifest of run {first.id} does not survive a round trip: not canonical",
+                               file=str(first.path / MANIFEST))
+        writer.identified(info.identity, info.runner)
+        if info.judge:
+            writer.judged_by(info.judge["identity"], info.judge["runner"], info.judge.get("allow_self", False))
+        for answer in answers:
+            writer.record(answer.response, answer.scores, answer.judgements)
+        writer.finish(*_status(writer.counts, merge, short, into))
+    except BenchrunError as err:
+        writer.fail(str(err))
+        raise
+    finally:
+        writer.release()
+    return writer.info, writer.dir
+
+
+def _status(counts: Counts, merge: Merge, short: int, into: Path) -> tuple[Status, str | None]:
+    """The merged run's status: as a run of its answers would end, or interrupted when answers are missing."""
+    if short:
+        gone = f"no run of shard {', '.join(merge.missing)}; " if merge.missing else ""
+        return "interrupted", (f"merged with --partial: {gone}{short} answers not asked; finish it with: "
+                               f"benchrun-audit resume {into.absolute()}")
+    return "completed_with_errors" if counts.request_errors or counts.scorer_errors else "completed", None

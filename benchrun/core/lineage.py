@@ -1,0 +1,42 @@
+"""Where a derived run came from: a retry's parent, a merged run's shards."""
+
+from __future__ import annotations
+
+from benchrun.core.frozen import Frozen
+from benchrun.core.layout import Status
+
+
+class Lineage(Frozen):
+    """Where a retry came from."""
+
+    run_id: str
+    path: str
+    """The parent's run directory, as it was when the retry was made."""
+    carried: int
+    """How many of the parent's responses were carried over."""
+    asked: int
+    """How many samples were asked again (their requests had failed in the parent, or were never made)."""
+
+
+class MergedShard(Frozen):
+    """One shard run a merged run was made of."""
+
+    run_id: str
+    path: str
+    """The shard's run directory, as it was when the merge was made."""
+    shard: str
+    """Which part it asked (i/n)."""
+    status: Status
+    responses: int
+    """How many of its response lines the merged run holds (all of them)."""
+
+
+class Merge(Frozen):
+    """Where a merged run came from (`benchrun-audit merge`): its shards, in shard order."""
+
+    shards: tuple[MergedShard, ...]
+    partial: bool = False
+    """Merged with --partial: shards or answers are missing (`missing`, and counts.responses < counts.samples)."""
+    missing: tuple[str, ...] = ()
+    """The shards (i/n) no run was given for."""
+    merged_at: str

@@ -1,0 +1,172 @@
+"""One run asked of a list of servers (`runner.host=[...]`, `runner.base_url=[...]`): every server identified and
+refused unless all serve the model by one digest; each request sent to the live server with the fewest outstanding
+(at most `runner.concurrency` each); a server lost mid-run left out, its requests asked of the others."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from benchrun.archive.reader import model_digest, short_digest
+from benchrun.console import output
+from benchrun.core.errors import RunnerError, ServerLost
+from benchrun.core.manifest import Message
+from benchrun.core.records import Attempt, Completion, ErrorInfo
+from benchrun.core.settings import RunnerConfig
+from benchrun.execute.asking import Asker, Outcome
+from benchrun.execute.runners.base import Runner
+
+
+@dataclass(eq=False)
+class Host:
+    """One server of the list: its URL, its runner, and the requests it has outstanding."""
+
+    url: str
+    runner: Runner
+    outstanding: int = 0
+    lost: bool = False
+
+
+class HostPool:
+    """The runner of a list of servers: each server's own runner, one config (the list's)."""
+
+    def __init__(self, config: RunnerConfig, hosts: list[tuple[str, Runner]]):
+        self.config = config
+        self.hosts = [Host(url, runner) for url, runner in hosts]
+
+    async def identify(self) -> dict[str, Any]:
+        """Every server identified; refused when their digests differ. The first server's identity, with every
+        server's (`hosts`); server versions that differ are warned of."""
+        identities = await asyncio.gather(*(host.runner.identify() for host in self.hosts), return_exceptions=True)
+        if failed := next((found for found in identities if isinstance(found, BaseException)), None):
+            raise failed  # the first server's refusal, in list order; the others were all heard out
+        pairs = [(host.url, identity) for host, identity in zip(self.hosts, identities)]
+        _same_model(f"runner.{self.config.server_key}", self.config.model, pairs)
+        if (versions := _versions(pairs)) is not None:
+            output.warning(versions)
+        return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
+
+    async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
+        """One request, of the live server with the fewest outstanding (for a judge that asks the pool itself)."""
+        host = min((h for h in self.hosts if not h.lost), key=lambda h: h.outstanding, default=self.hosts[0])
+        host.outstanding += 1
+        try:
+            return await host.runner.complete(messages, schema, seed)
+        finally:
+            host.outstanding -= 1
+
+    def request_settings(self) -> dict[str, Any]:
+        return self.hosts[0].runner.request_settings()
+
+    async def aclose(self) -> None:
+        for host in self.hosts:
+            await host.runner.aclose()
+
+    def public_config(self) -> dict[str, Any]:
+        key = self.config.server_key
+        return {**self.hosts[0].runner.public_config(), key: [host.url for host in self.hosts]}
+
+
+def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse servers that serve `model` by different digests (or, without digests, under different ids)."""
+    digests = [model_digest(identity) or identity.get("name") for _, identity in identities]
+    if len(set(digests)) > 1:
+        each = ", ".join(f"{url} {_digest(identity)}" for url, identity in identities)
+        raise RunnerError(f"the servers of {key} serve different models as '{model}': {each}; serve the same "
+                          "model on each, or leave the odd one out of the list")
+
+
+def _digest(identity: dict[str, Any]) -> str:
+    digest = model_digest(identity)
+    return f"digest {short_digest(digest)}" if digest else f"as '{identity.get('name')}' (no digest)"
+
+
+def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """What to warn of servers whose versions differ (None when they agree)."""
+    if len({identity.get("server_version") for _, identity in identities}) < 2:
+        return None
+    each = ", ".join(f"{url} {identity.get('server_version')}" for url, identity in identities)
+    return f"the servers run different versions: {each}; the same model may answer differently on each (recorded)"
+
+
+Lost = Callable[[str, str], None]
+"""Told of a server lost mid-run: its URL, and why."""
+
+
+class Dispatch:
+    """Where the executor's requests go. One server: straight to its asker. A list: to the live server with the
+    fewest requests outstanding (at most `concurrency` each); a server whose request found it unreachable after its
+    retries is lost (`on_lost` is told), and the request is asked of another, its failed attempts kept; when none is
+    left, ServerLost."""
+
+    def __init__(self, runner: Runner, on_lost: Lost):
+        self.hosts = list(runner.hosts) if isinstance(runner, HostPool) else []
+        self.named = bool(self.hosts)
+        """Whether responses name the server that answered (a list of servers)."""
+        self._single = None if self.named else Asker(runner)
+        self._askers = {host: Asker(host.runner, f"the server {host.url}") for host in self.hosts}
+        self._limit = runner.config.concurrency
+        self._on_lost = on_lost
+        self._free = asyncio.Condition()
+        self._last_loss = ""
+
+    @property
+    def width(self) -> int:
+        """How many requests may be in flight: `concurrency` per server."""
+        return self._limit * max(1, len(self.hosts))
+
+    async def ask(self, messages: list[Message], schema: dict[str, Any], seed: int | None,
+                  what: str) -> tuple[Outcome, str | None]:
+        """The outcome of asking, and the server that answered (None for a single server)."""
+        if self._single is not None:
+            return await self._single.ask(messages, schema, seed, what), None
+        failed: list[Attempt] = []
+        while True:
+            host = await self._acquire()
+            try:
+                outcome = await self._askers[host].ask(messages, schema, seed, what)
+            except ServerLost as err:
+                failed += [_at(host, attempt) for attempt in err.attempts]
+                await self._lose(host, err)
+                continue
+            finally:
+                await self._release(host)
+            outcome.failures = _numbered([*failed, *outcome.failures])
+            return outcome, host.url
+
+    async def _acquire(self) -> Host:
+        async with self._free:
+            while True:
+                live = [host for host in self.hosts if not host.lost]
+                if not live:
+                    raise ServerLost(f"lost every server of the list, the last: {self._last_loss}")
+                free = [host for host in live if host.outstanding < self._limit]
+                if free:
+                    host = min(free, key=lambda h: h.outstanding)
+                    host.outstanding += 1
+                    return host
+                await self._free.wait()
+
+    async def _release(self, host: Host) -> None:
+        async with self._free:
+            host.outstanding -= 1
+            self._free.notify()
+
+    async def _lose(self, host: Host, err: ServerLost) -> None:
+        async with self._free:
+            if not host.lost:
+                host.lost, self._last_loss = True, str(err)
+                left = sum(not h.lost for h in self.hosts)
+                self._on_lost(host.url, f"{err}; {left} of {len(self.hosts)} servers left")
+            self._free.notify_all()
+
+
+def _at(host: Host, attempt: Attempt) -> Attempt:
+    """A failed attempt at a server since lost, its error naming the server."""
+    error = ErrorInfo(type=attempt.error.type, message=f"at {host.url}: {attempt.error.message}")
+    return attempt.model_copy(update={"error": error})
+
+
+def _numbered(attempts: list[Attempt]) -> list[Attempt]:
+    return [a if a.number == i else a.model_copy(update={"number": i}) for i, a in enumerate(attempts, 1)]
