@@ -79,7 +79,7 @@ class OllamaRunner:
         except (ConnectionError, httpx.TransportError) as err:
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               "`ollama serve`, or point runner.host at a running server") from None
-        except (ollama.ResponseError, httpx.HTTPStatusError) as err:
+        except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:

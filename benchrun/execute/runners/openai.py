@@ -14,6 +14,7 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig
 from benchrun.execute.runners.base import (
     Completion,
+    Refused,
     Retryable,
     free_strings,
     http_url,
@@ -87,6 +88,8 @@ class OpenAIRunner:
         except httpx.TransportError as err:
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               "start it, or point runner.base_url at a running server") from None
+        except Refused as err:
+            raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
         body = _json(response)

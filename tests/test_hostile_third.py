@@ -1,0 +1,121 @@
+"""Hostile input, third pass (issue 19's fresh pass of the same kinds): the cases it found bad, each with the rule it
+now obeys.
+
+- a gzip bomb (a 50 KB body that decodes to 50 MB), also gzip twice over: the bound counts the decoded bytes, so it is
+  that sample's `TooLarge`; a body that is not the coding its Content-Encoding names is that sample's `DecodingError`
+- a redirect to another server: never followed (the other server's answer was recorded as the named model's), that
+  sample's `Redirected` error naming where it pointed; at preflight, one line
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.http_fake import Response
+from benchrun.testing.lab import Lab, half_right
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.archives import read_jsonl
+
+LIMIT = 100_000
+ANSWER = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
+          "message": {"role": "assistant", "content": '{"answer": 21}'}}
+"""Ollama's answer to the sample of a = 3, rightly."""
+
+
+def odd_one(odd: Reply | str):
+    """`odd` for the sample of a = 3, half_right's answers for the others."""
+    def answer(req: ChatRequest) -> Reply | str:
+        return odd if req.prompt.split()[4:5] == ["3"] else half_right(req)
+    return answer
+
+
+def wire(body: bytes, *headers: str, status: str = "200 OK") -> bytes:
+    """A whole HTTP response: `status`, `headers`, the body's length, and `body`."""
+    head = [f"HTTP/1.1 {status}", *headers, f"Content-Length: {len(body)}", "Connection: close"]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + body
+
+
+def encoded(body: bytes, coding: str) -> bytes:
+    return wire(body, "Content-Type: application/json", f"Content-Encoding: {coding}")
+
+
+def padded_gzip(padding: int) -> bytes:
+    """ANSWER gzipped, with `padding` spaces inside it, compressed as it is made (50 MB make 50 KB)."""
+    text = json.dumps(ANSWER).encode()
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    parts = [squeeze.compress(text[:-1])]
+    parts += [squeeze.compress(b" " * 2**20) for _ in range(padding // 2**20)]
+    return b"".join([*parts, squeeze.compress(b"}"), squeeze.flush()])
+
+
+def answers_to_three(lab: Lab) -> list[dict]:
+    [run_dir] = lab.run_dirs()
+    return [r for r in read_jsonl(run_dir / "responses.jsonl") if r["id"] == "times7:a=3"]
+
+
+BOMB = padded_gzip(50 * 2**20)
+ENCODED = {  # a = 3's body -> what is recorded for it (its text, else its error)
+    "a gzip bomb": (encoded(BOMB, "gzip"), {"type": "TooLarge", "message": "the answer is longer than "
+                                            f"runner.max_response_bytes ({LIMIT:,} bytes); the rest was not read"}),
+    "a bomb gzipped twice": (encoded(gzip.compress(BOMB), "gzip, gzip"),
+                             {"type": "TooLarge", "message": "the answer is longer than runner.max_response_bytes "
+                                                             f"({LIMIT:,} bytes); the rest was not read"}),
+    "not gzip": (encoded(b"{}", "gzip"), {"type": "DecodingError", "message": "the answer's body does not decode as "
+                                          "its Content-Encoding (gzip) says: Error -3 while decompressing data: "
+                                          "incorrect header check"}),
+    "gzip": (encoded(gzip.compress(json.dumps(ANSWER).encode()), "gzip"), '{"answer": 21}'),
+    "deflate": (encoded(zlib.compress(json.dumps(ANSWER).encode()), "deflate"), '{"answer": 21}'),
+}
+
+
+@pytest.mark.parametrize("body", list(ENCODED))
+def test_a_compressed_answer_is_bounded_once_decoded(tmp_path, body):
+    data, kept = ENCODED[body]
+    with Lab(tmp_path, n=6, responder=odd_one(Reply(wire=data))) as lab:
+        result = lab.call(*lab.args(f"runner.max_response_bytes={LIMIT}"))
+        [answer] = answers_to_three(lab)
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert (answer["text"], answer["error"]) == ((kept, None) if isinstance(kept, str) else (None, kept))
+
+
+def redirect(to: str) -> Reply:
+    return Reply(wire=wire(b"", f"Location: {to}", status="307 Temporary Redirect"))
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_a_redirect_is_never_followed(tmp_path, runner):
+    """The server redirected to would answer 999 (and, as another model, be recorded as the one the run names)."""
+    with FakeOllama(responder=lambda _: json.dumps({"answer": 999})) as other, \
+            FakeOpenAI(models=["m"], responder=lambda _: json.dumps({"answer": 999})) as other_openai:
+        target = f"{other.url}/api/chat" if runner == "ollama" else f"{other_openai.url}/chat/completions"
+        with Lab(tmp_path, n=6, responder=odd_one(redirect(target))) as lab, \
+                FakeOpenAI(models=["m"], responder=odd_one(redirect(target))) as openai:
+            args = lab.args() if runner == "ollama" else [
+                "runner=openai", f"runner.base_url={openai.url}", "runner.model=m", "task.path=bench",
+                f"outputs={lab.root / 'outputs'}", "cache=false"]
+            result = lab.call(*args)
+            [answer] = answers_to_three(lab)
+        assert (other.requests, other_openai.requests) == ([], [])
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert (answer["text"], answer["error"]) == (None, {
+        "type": "Redirected", "message": f"HTTP 307: redirected to {target}; benchrun follows no redirect, so that "
+                                         "every answer comes from the server the run names: point the runner at the "
+                                         "address it redirects to"})
+
+
+def test_a_redirect_at_preflight_is_one_line(tmp_path):
+    moved = Response(307, b"", wire=wire(b"", "Location: http://127.0.0.1:9/api/tags", status="307 Moved"))
+    with Lab(tmp_path, n=6) as lab:
+        served = lab.server.dispatch
+        lab.server.dispatch = lambda request: moved if request.path == "/api/tags" else served(request)
+        result = lab.call(*lab.args())
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: Ollama at {lab.server.url} refused the preflight: HTTP 307: redirected to "
+        "http://127.0.0.1:9/api/tags; benchrun follows no redirect, so that every answer comes from the server the "
+        "run names: point the runner at the address it redirects to\n"))
