@@ -5,6 +5,8 @@ now obeys.
   that sample's `TooLarge`; a body that is not the coding its Content-Encoding names is that sample's `DecodingError`
 - a redirect to another server: never followed (the other server's answer was recorded as the named model's), that
   sample's `Redirected` error naming where it pointed; at preflight, one line
+- a custom_scorer.py or custom_response.py that is not UTF-8 (Python imports a bad byte in a comment), and a scorer
+  made by exec: one line naming the file (it was exit 4, `could not get source code`, after a line of Hydra's)
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun
 
 LIMIT = 100_000
 ANSWER = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
@@ -119,3 +122,33 @@ def test_a_redirect_at_preflight_is_one_line(tmp_path):
         f"benchrun: error: Ollama at {lab.server.url} refused the preflight: HTTP 307: redirected to "
         "http://127.0.0.1:9/api/tags; benchrun follows no redirect, so that every answer comes from the server the "
         "run names: point the runner at the address it redirects to\n"))
+
+
+TASK = "- name: t\n  template: 'say {a}'\n  values:\n    a: [1, 2]\n  reference: ['1', '2']\n"
+USER_CODE = {  # benchmark files -> what a dry run says
+    "a scorer file not UTF-8": ({"tasks.yml": TASK + "  scorer: s\n",
+                                 "custom_scorer.py": b"def s(response, reference):\n    return 1  # \xff\n"},
+                                "in 'custom_scorer.py': not UTF-8 text (invalid start byte)"),
+    "a response file not UTF-8": ({"tasks.yml": TASK + "  format: F\n", "custom_response.py":
+                                   b"from pydantic import BaseModel\nclass F(BaseModel):\n    x: int  # \xff\n"},
+                                  "in 'custom_response.py': not UTF-8 text (invalid start byte)"),
+    "a scorer made by exec": ({"tasks.yml": TASK + "  scorer: s\n",
+                               "custom_scorer.py": "exec('def s(response, reference):\\n    return 1')\n"},
+                              "in 'custom_scorer.py': scorer 's': its source code cannot be read (could not get source "
+                              "code), and the manifest records its sha256; define it with def in the file"),
+}
+
+
+def dry_run(tmp_path, files: dict[str, str | bytes]):
+    for rel, data in files.items():
+        path = tmp_path / "bench" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return call_benchrun("dry_run=true", "task.path=bench", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+
+
+@pytest.mark.parametrize("case", list(USER_CODE))
+def test_user_code_whose_source_cannot_be_read(tmp_path, case):
+    files, message = USER_CODE[case]
+    result = dry_run(tmp_path, files)
+    assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], f"benchrun: error: {message}\n", "")

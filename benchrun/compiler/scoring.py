@@ -87,8 +87,14 @@ def available(bench: Path) -> dict[str, Scorer]:
 
 
 def source_sha256(fn: Scorer) -> str:
-    """The sha256 of a scorer's source code, so a changed scorer is visible in the record."""
-    return hashlib.sha256(inspect.getsource(fn).encode("utf-8")).hexdigest()
+    """The sha256 of a scorer's source code, so a changed scorer is visible in the record; one whose source cannot be
+    read (made by exec, say) is refused."""
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError) as err:
+        raise TaskError(f"scorer '{fn.__name__}': its source code cannot be read ({err}), and the manifest records "
+                        "its sha256; define it with def in the file", file=CUSTOM_FILE) from None
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def check_signature(name: str, fn: Scorer, file: str) -> None:

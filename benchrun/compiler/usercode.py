@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import TaskError, reading
 from benchrun.core.interrupts import INTERRUPTS
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
@@ -25,7 +25,9 @@ _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 
 
 def import_file(path: Path, rel: str) -> ModuleType:
-    """Import `path` under a name unique to its location; a failure names the file and the error."""
+    """Import `path` (UTF-8 text, as every benchmark file) under a name unique to its location; a failure names the
+    file and the error."""
+    utf8(path, rel)
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"benchrun_user_{digest}_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -45,6 +47,16 @@ def import_file(path: Path, rel: str) -> ModuleType:
         if printed.getvalue():
             LOG.info("%s printed while it was imported:\n%s", rel, printed.getvalue().rstrip("\n"))
     return module
+
+
+def utf8(path: Path, rel: str) -> None:
+    """Refuse a file that is not UTF-8 text, which Python imports (in a comment) but cannot show the source of."""
+    with reading(rel, TaskError):
+        data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
 
 
 def first_line(err: BaseException) -> str:
