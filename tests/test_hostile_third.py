@@ -7,6 +7,8 @@ now obeys.
   sample's `Redirected` error naming where it pointed; at preflight, one line
 - a custom_scorer.py or custom_response.py that is not UTF-8 (Python imports a bad byte in a comment), and a scorer
   made by exec: one line naming the file (it was exit 4, `could not get source code`, after a line of Hydra's)
+- the API key pasted as a value (`runner.model=$OPENAI_API_KEY`, a sweep's `task.name=a,KEY`, a runner file's
+  model): refused before Hydra writes (it was in config.yaml, .hydra/, the manifest and the run directory's name)
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 LIMIT = 100_000
+KEY = "sk-test-0123456789abcdef"
+NO_SERVER = "runner.host=http://127.0.0.1:9"
 ANSWER = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
           "message": {"role": "assistant", "content": '{"answer": 21}'}}
 """Ollama's answer to the sample of a = 3, rightly."""
@@ -152,3 +156,23 @@ def test_user_code_whose_source_cannot_be_read(tmp_path, case):
     files, message = USER_CODE[case]
     result = dry_run(tmp_path, files)
     assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], f"benchrun: error: {message}\n", "")
+
+
+PASTED = [  # where the key's value is given -> the key path named
+    (["runner.model=" + KEY], "runner.model"),
+    (["runner_file=pasted.yml"], "runner.model"),
+    (["-m", f"task.name=a,{KEY}"], "task.name"),
+    (["runner=openai", f"+runner.options.stop=[x,{KEY}]"], "runner.options.stop"),
+]
+
+
+@pytest.mark.parametrize(("args", "key"), PASTED, ids=[row[1] + " " + row[0][-1][:20] for row in PASTED])
+def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_path, args, key):
+    (tmp_path / "pasted.yml").write_text(f"runner_type: ollama\nmodel: {KEY}\n")
+    benchrun = run_benchrun if "-m" in args else call_benchrun
+    result = benchrun(*args, "dry_run=true", NO_SERVER, cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
+    assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: secrets are never taken from the config, where they would be archived "
+        "(the value of $OPENAI_API_KEY); put an API key in an environment variable and name it with "
+        "runner.api_key_env, and give URLs without user names or passwords\n"), "")
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()] == ["pasted.yml"]
