@@ -9,12 +9,17 @@ now obeys.
   made by exec: one line naming the file (it was exit 4, `could not get source code`, after a line of Hydra's)
 - the API key pasted as a value (`runner.model=$OPENAI_API_KEY`, a sweep's `task.name=a,KEY`, a runner file's
   model): refused before Hydra writes (it was in config.yaml, .hydra/, the manifest and the run directory's name)
+- `export --output` or `report --output` naming a device or a pipe (/dev/full, /dev/stdout, a FIFO): written into (it
+  was replaced by a regular file: as root, `--output /dev/full` put a CSV file in place of the device), a disk-full
+  device one line; a symbolic link is written through, not replaced
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 import zlib
 
 import pytest
@@ -24,7 +29,7 @@ from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.archives import read_jsonl
+from tests.helpers.archives import read_jsonl, synthetic_run
 from tests.helpers.commands import call_benchrun, run_benchrun
 
 LIMIT = 100_000
@@ -176,3 +181,30 @@ def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_
         "(the value of $OPENAI_API_KEY); put an API key in an environment variable and name it with "
         "runner.api_key_env, and give URLs without user names or passwords\n"), "")
     assert [p.name for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()] == ["pasted.yml"]
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_an_output_that_is_a_pipe_is_written_into(tmp_path, command):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    fifo = tmp_path / "rows"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        result = call_benchrun(command, str(run_dir), "--output", str(fifo), cwd=tmp_path, module="benchrun.audit")
+        received = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    first = b"run_id," if command == "export" else b"<!DOCTYPE html>"
+    assert received.startswith(first)
+
+
+def test_an_output_that_is_a_link_is_written_through(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    (tmp_path / "rows.csv").write_text("old\n")
+    (tmp_path / "link.csv").symlink_to(tmp_path / "rows.csv")
+    result = call_benchrun("export", str(run_dir), "--output", "link.csv", cwd=tmp_path, module="benchrun.audit")
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert os.readlink(tmp_path / "link.csv") == str(tmp_path / "rows.csv")
+    assert (tmp_path / "rows.csv").read_text().startswith("run_id,")

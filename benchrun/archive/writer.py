@@ -94,11 +94,18 @@ def write_atomic(path: Path, data: bytes) -> None:
 def atomic_file(path: Path, mode: str = "wb", **options: Any) -> Iterator[IO[Any]]:
     """A file to write `path` through: a temporary file beside it, synced and renamed over it when the block ends,
     so `path` is the old file or the new one, never part of it; an OSError is one line naming `path` (WriteFailed),
-    and no temporary file survives."""
+    and no temporary file survives. A symbolic link is written through (the file it names is replaced, not the
+    link), and what cannot be renamed over (a device, a pipe: /dev/stdout, /dev/full) is written into."""
+    named = Path(os.path.realpath(path)) if path.is_symlink() else path
+    path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with writing(path):
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if path.exists() and not path.is_file():
+            with open(path, mode, **options) as handle:
+                yield handle
+            return
         try:
             with open(tmp, mode, **options) as handle:
                 yield handle
