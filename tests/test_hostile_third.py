@@ -12,6 +12,9 @@ now obeys.
 - `export --output` or `report --output` naming a device or a pipe (/dev/full, /dev/stdout, a FIFO): written into (it
   was replaced by a regular file: as root, `--output /dev/full` put a CSV file in place of the device), a disk-full
   device one line; a symbolic link is written through, not replaced
+- a resume that refuses (tampered records, a server not there) after a writer was SIGKILLed: it let go of run.lock
+  cleanly, erasing the dead writer's note, so `verify` then said `run.json was edited` and gave no resume command;
+  the note is put back unless the holder ended the run
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 import stat
 import zlib
 
@@ -26,7 +30,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Response
-from benchrun.testing.lab import Lab, half_right
+from benchrun.testing.lab import Lab, Outcome, half_right
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl, synthetic_run
@@ -208,3 +212,24 @@ def test_an_output_that_is_a_link_is_written_through(tmp_path):
     assert result.returncode == EXIT["ok"], result.stderr
     assert os.readlink(tmp_path / "link.csv") == str(tmp_path / "rows.csv")
     assert (tmp_path / "rows.csv").read_text().startswith("run_id,")
+
+
+@pytest.mark.parametrize("refused", ["tampered records", "no server"])
+def test_a_refused_resume_leaves_the_killed_writers_note(tmp_path, refused):
+    with Lab(tmp_path, n=10) as lab:
+        with lab.held_after(5, *lab.args()) as (proc, run_dir):
+            lab.stop(proc, signal.SIGKILL, Outcome("killed"))
+        note = (run_dir / "run.lock").read_text()
+        if refused == "tampered records":
+            (run_dir / "responses.jsonl").write_bytes((run_dir / "responses.jsonl").read_bytes()[:-20])
+        else:
+            lab.server.stop()
+        resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
+        verified = lab.call("verify", str(run_dir), module="benchrun.audit")
+    assert resumed.returncode != EXIT["ok"]
+    assert (run_dir / "run.lock").read_text() == note
+    pid = json.loads(note)["pid"]
+    assert f"FAIL  run.json: says 'running', but no live process holds run.lock: its writer (pid {pid} on host " in \
+        verified.stdout
+    assert f"stopped before the run ended (killed, or its disk failed); finish it with: benchrun-audit resume {run_dir}" \
+        in verified.stdout

@@ -2,7 +2,7 @@
 
 An exclusive `flock` on `<run>/run.lock`, which the kernel drops when its holder dies however it dies, so a lock
 left by a SIGKILLed process is simply free again. The holder writes its pid, host and command into the file and
-empties it when it lets go: finding the file non-empty when taking the lock means the last holder died holding
+empties it when it lets go (or puts back a dead holder's note, unless it ended the run): finding the file non-empty when taking the lock means the last holder died holding
 it (a stale lock, taken over and reported). The file is never deleted, so two processes always lock one inode.
 """
 
@@ -49,13 +49,15 @@ class DirLock:
                                "command": " ".join(sys.argv)}).encode())
         return self
 
-    def release(self) -> None:
-        """Empty the file (a clean exit) and let go."""
+    def release(self, ended: bool = False) -> None:
+        """Let go: the file emptied (a clean exit), or, unless this holder `ended` the run, the note of the dead
+        holder it took over put back, so that a writer that refused (a resume of tampered records) or added beside
+        the run (a rescore) leaves the lock saying who stopped before the run ended."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            _write(fd, b"")
+            _write(fd, b"" if ended or self.stale is None else json.dumps(self.stale).encode())
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
         finally:

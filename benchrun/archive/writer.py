@@ -350,7 +350,7 @@ class RunWriter:
             sink.abandon()
         self._sinks = {}
         (self.dir / RESERVE).unlink(missing_ok=True)
-        self.lock.release()
+        self.lock.release(ended=self.finished)
 
     def _write_info(self) -> bytes:
         self.info = self.info.model_copy(update={"counts": self.counts})
