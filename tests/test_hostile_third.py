@@ -15,6 +15,9 @@ now obeys.
 - a resume that refuses (tampered records, a server not there) after a writer was SIGKILLed: it let go of run.lock
   cleanly, erasing the dead writer's note, so `verify` then said `run.json was edited` and gave no resume command;
   the note is put back unless the holder ended the run
+- a custom_*.py that calls os._exit(0) at import, kills its own process, or loops: a dry run exited 0 having printed
+  nothing, a run left a directory saying `running` and exited 0 (or hung for ever); now one line naming the file, found
+  by importing it first in a process of its own within IMPORT_TIMEOUT_S
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import zlib
 
 import pytest
 
+from benchrun.compiler import usercode
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab, Outcome, half_right
@@ -152,12 +156,12 @@ USER_CODE = {  # benchmark files -> what a dry run says
 }
 
 
-def dry_run(tmp_path, files: dict[str, str | bytes]):
+def dry_run(tmp_path, files: dict[str, str | bytes], benchrun=call_benchrun):
     for rel, data in files.items():
         path = tmp_path / "bench" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data if isinstance(data, bytes) else data.encode())
-    return call_benchrun("dry_run=true", "task.path=bench", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    return benchrun("dry_run=true", "task.path=bench", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
 
 
 @pytest.mark.parametrize("case", list(USER_CODE))
@@ -233,3 +237,26 @@ def test_a_refused_resume_leaves_the_killed_writers_note(tmp_path, refused):
         verified.stdout
     assert f"stopped before the run ended (killed, or its disk failed); finish it with: benchrun-audit resume {run_dir}" \
         in verified.stdout
+
+
+ENDING = {  # what custom_scorer.py does at import -> how it ended the process importing it
+    "import os\nos._exit(0)\n": "os._exit(0) or the like",
+    "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n": "killed by SIGKILL",
+}
+
+
+@pytest.mark.parametrize("source", list(ENDING), ids=list(ENDING.values()))
+@pytest.mark.parametrize("name", ["custom_scorer.py", "custom_response.py"])
+def test_user_code_that_ends_its_process_at_import(tmp_path, name, source):
+    result = dry_run(tmp_path, {"tasks.yml": TASK, name: source}, run_benchrun)  # a real process: it might end
+    assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], (
+        f"benchrun: error: in '{name}': cannot import: it ended the process importing it ({ENDING[source]}) before "
+        "its last line\n"), "")
+
+
+def test_user_code_that_loops_at_import(tmp_path, monkeypatch):
+    monkeypatch.setattr(usercode, "IMPORT_TIMEOUT_S", 1)
+    result = dry_run(tmp_path, {"tasks.yml": TASK + "  scorer: s\n", "custom_scorer.py": "while True:\n    pass\n"})
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'custom_scorer.py': cannot import: still running after 1 s; a benchmark's file must define "
+        "its functions and classes, not work at import\n"))

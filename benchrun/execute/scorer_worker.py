@@ -60,7 +60,7 @@ def load(named: dict[str, list[str | None]]) -> dict[str, Scorer]:
         if file is None:
             fn = BUILTIN[name]
         else:
-            found = files.setdefault(file, scorers_in(Path(file), file))
+            found = files.setdefault(file, scorers_in(Path(file), file, probe=False))  # contained already
             if name not in found:
                 raise BenchrunError(f"no scorer '{name}' any more", file=file)
             fn = found[name]
