@@ -18,6 +18,9 @@ now obeys.
 - a custom_*.py that calls os._exit(0) at import, kills its own process, or loops: a dry run exited 0 having printed
   nothing, a run left a directory saying `running` and exited 0 (or hung for ever); now one line naming the file, found
   by importing it first in a process of its own within IMPORT_TIMEOUT_S
+- a lone surrogate written as a YAML escape ("\\ud800") in a value, a template, a reference or a key, and a response
+  class whose schema holds one or a NaN default: a traceback (the manifest cannot be UTF-8 or JSON); now one line
+  naming the file (and for YAML the line and column)
 """
 
 from __future__ import annotations
@@ -260,3 +263,32 @@ def test_user_code_that_loops_at_import(tmp_path, monkeypatch):
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         "benchrun: error: in 'custom_scorer.py': cannot import: still running after 1 s; a benchmark's file must define "
         "its functions and classes, not work at import\n"))
+
+
+SURROGATE = ("is half of a UTF-16 surrogate pair, not a character; write the character itself (or \\U0001F600 for one "
+             "beyond U+FFFF)")
+NOT_TEXT = {  # benchmark files -> what a dry run says
+    "in a value": ({"tasks.yml": TASK.replace("a: [1, 2]", 'a: ["x\\ud800", 2]')},
+                   f"in 'tasks.yml': line 4, column 9: \\ud800 {SURROGATE}"),
+    "in a template": ({"tasks.yml": TASK.replace("'say {a}'", '"say {a} \\udfff"')},
+                      f"in 'tasks.yml': line 2, column 13: \\udfff {SURROGATE}"),
+    "in a reference": ({"tasks.yml": TASK.replace("['1', '2']", '["\\ud800", "2"]')},
+                       f"in 'tasks.yml': line 5, column 15: \\ud800 {SURROGATE}"),
+    "in a key": ({"tasks.yml": TASK.replace("    a: [1, 2]", '    "a\\ud800": [1, 2]')},
+                 f"in 'tasks.yml': line 4, column 5: \\ud800 {SURROGATE}"),
+    "in a schema": ({"tasks.yml": TASK + "  format: F\n", "custom_response.py": (
+        "from pydantic import BaseModel, Field\n\nclass F(BaseModel):\n    x: int = Field(description='\\ud800')\n")},
+        "in 'custom_response.py': format 'F' has no JSON schema: UnicodeEncodeError: 'utf-8' codec can't encode "
+        "character '\\ud800' in position 38: surrogates not allowed"),
+    "a NaN in a schema": ({"tasks.yml": TASK + "  format: F\n", "custom_response.py": (
+        "from pydantic import BaseModel\n\nclass F(BaseModel):\n    x: float = float('nan')\n")},
+        "in 'custom_response.py': format 'F' has no JSON schema: ValueError: Out of range float values are not JSON "
+        "compliant"),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_TEXT))
+def test_what_a_manifest_cannot_hold_is_refused(tmp_path, case):
+    files, message = NOT_TEXT[case]
+    result = dry_run(tmp_path, files)
+    assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], f"benchrun: error: {message}\n", "")

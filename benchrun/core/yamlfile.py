@@ -1,8 +1,9 @@
 """Reading a benchmark's YAML files safely: libyaml when installed, aliases refused, nesting and integers bounded,
-errors naming line and column."""
+strings real text (no lone surrogate), errors naming line and column."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ MAX_INT = 2**53 - 1
 """The largest integer (and, negated, the smallest) a benchmark may hold: 9,007,199,254,740,991, the last of the
 integers that an IEEE 754 double holds exactly, so every JSON reader (JavaScript's, jq's, a spreadsheet's) reads the
 manifest's numbers as written (RFC 8259, section 6)."""
+SURROGATE = re.compile("[\ud800-\udfff]")
 INT_RANGE = f"±{MAX_INT:,} (2^53 - 1, the integers every JSON reader keeps exactly)"
 
 
@@ -42,6 +44,16 @@ def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     return value
 
 
+def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    """A string, refused (with its line and column) if it holds a lone surrogate (YAML's "\\ud800"), which is not a
+    character: no UTF-8 file, manifest or request can hold it."""
+    value: str = yaml.constructor.SafeConstructor.construct_yaml_str(loader, node)
+    if (half := SURROGATE.search(value)) is not None:
+        raise _Refused(node.start_mark, f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; "
+                                        "write the character itself (or \\U0001F600 for one beyond U+FFFF)")
+    return value
+
+
 class _FastLoader(_FAST_LOADER):
     """libyaml's safe loader (when installed), its integers bounded."""
 
@@ -52,6 +64,7 @@ class _Loader(yaml.SafeLoader):
 
 for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+    _loader.add_constructor("tag:yaml.org,2002:str", _text)
 
 
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:
