@@ -21,6 +21,9 @@ now obeys.
 - a lone surrogate written as a YAML escape ("\\ud800") in a value, a template, a reference or a key, and a response
   class whose schema holds one or a NaN default: a traceback (the manifest cannot be UTF-8 or JSON); now one line
   naming the file (and for YAML the line and column)
+- a lone surrogate in what a server says of its model (Ollama's digest, details, /api/show, /api/version; an
+  OpenAI-compatible /models entry, the probe's system_fingerprint): a traceback writing run.json, the run left
+  `running`; now kept as U+FFFD, as in an answer (escapes and NUL shown visibly by `show`)
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import pytest
 
 from benchrun.compiler import usercode
 from benchrun.core.errors import EXIT
-from benchrun.testing.http_fake import Response
+from benchrun.testing.http_fake import Response, json_response
 from benchrun.testing.lab import Lab, Outcome, half_right
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -292,3 +295,39 @@ def test_what_a_manifest_cannot_hold_is_refused(tmp_path, case):
     files, message = NOT_TEXT[case]
     result = dry_run(tmp_path, files)
     assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], f"benchrun: error: {message}\n", "")
+
+
+ODD = "x\ud800\x1b[2J\x00y"
+KEPT = "x\ufffd\x1b[2J\x00y"
+
+
+def odd_identity(served, path: str, body: dict):
+    """The server's dispatch, but `body` as the answer to GET `path`."""
+    return lambda request: json_response(body) if request.path == path else served(request)
+
+
+def test_a_lone_surrogate_in_a_models_identity_is_kept_writable(tmp_path):
+    listed = {"name": "llama3.2:latest", "model": "llama3.2:latest", "modified_at": "2024-01-01T00:00:00Z", "size": 1,
+              "digest": ODD, "details": {"family": ODD}}
+    with Lab(tmp_path / "ollama", n=4) as lab:
+        lab.server.dispatch = odd_identity(lab.server.dispatch, "/api/tags", {"models": [listed]})
+        result = lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+        verified = lab.call("verify", str(run_dir), module="benchrun.audit")
+        shown = lab.call("show", str(run_dir), module="benchrun.audit")
+    assert (result.returncode, verified.returncode, shown.returncode) == (EXIT["ok"], EXIT["ok"], EXIT["ok"])
+    identity = json.loads((run_dir / "run.json").read_text())["identity"]
+    assert (identity["digest"], identity["details"]) == (KEPT, {"family": KEPT})
+    assert "digest x\ufffd\\x1b[2J\\x00y" in shown.stdout
+
+
+def test_a_lone_surrogate_in_an_openai_model_entry_is_kept_writable(tmp_path):
+    entry = {"id": "m", "object": "model", "owned_by": ODD, "created": 1, ODD: [ODD]}
+    with Lab(tmp_path, n=4) as lab, FakeOpenAI(models=["m"], responder=half_right) as server:
+        server.dispatch = odd_identity(server.dispatch, "/v1/models", {"object": "list", "data": [entry]})
+        result = lab.call("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task.path=bench",
+                          f"outputs={lab.root / 'outputs'}", "cache=false")
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    identity = json.loads((run_dir / "run.json").read_text())["identity"]
+    assert (identity["owned_by"], identity["details"]) == (KEPT, {KEPT: [KEPT]})

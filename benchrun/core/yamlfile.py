@@ -3,7 +3,6 @@ strings real text (no lone surrogate), errors naming line and column."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import yaml
 
 from benchrun.core.errors import BenchrunError, TaskError, reading
 from benchrun.core.keys import key_path
+from benchrun.core.text import SURROGATE
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 32
@@ -20,7 +20,6 @@ MAX_INT = 2**53 - 1
 """The largest integer (and, negated, the smallest) a benchmark may hold: 9,007,199,254,740,991, the last of the
 integers that an IEEE 754 double holds exactly, so every JSON reader (JavaScript's, jq's, a spreadsheet's) reads the
 manifest's numbers as written (RFC 8259, section 6)."""
-SURROGATE = re.compile("[\ud800-\udfff]")
 INT_RANGE = f"±{MAX_INT:,} (2^53 - 1, the integers every JSON reader keeps exactly)"
 
 

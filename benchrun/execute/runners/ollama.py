@@ -12,6 +12,7 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OllamaConfig
+from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
     Completion,
     Refused,
@@ -48,13 +49,13 @@ class OllamaRunner:
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
         version = await self._call(self._version())
-        return {
+        return writable_data({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
             "server_version": version.json().get("version"),
-        }
+        })
 
     async def _version(self) -> httpx.Response:
         async with httpx.AsyncClient(base_url=self.host, **self._http) as http:

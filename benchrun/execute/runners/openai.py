@@ -12,6 +12,7 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig
+from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
     Completion,
     Refused,
@@ -74,9 +75,10 @@ class OpenAIRunner:
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               "pick one of those for runner.model, or start the server with it")
         self.dialect = await self._dialect()
-        return {"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
-                "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
-                "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint}
+        return writable_data({"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
+                              "details": {k: v for k, v in entry.items() if k not in _LISTED},
+                              "base_url": self.base_url, "structured_dialect": self.dialect,
+                              "system_fingerprint": self.fingerprint})
 
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, "runner.base_url")
