@@ -24,13 +24,18 @@ now obeys.
 - a lone surrogate in what a server says of its model (Ollama's digest, details, /api/show, /api/version; an
   OpenAI-compatible /models entry, the probe's system_fingerprint): a traceback writing run.json, the run left
   `running`; now kept as U+FFFD, as in an answer (escapes and NUL shown visibly by `show`)
+- a benchmark name (`task.name`) with `/` in it, or too long for a file name: `task.name=../../../x` put the run
+  directory outside the date folders (more `../` put it outside outputs, where `list` never looks), 300 characters a
+  traceback (file name too long); now the name's slug, at most 64 characters, in the directory's name
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
+import re
 import signal
 import stat
 import zlib
@@ -331,3 +336,17 @@ def test_a_lone_surrogate_in_an_openai_model_entry_is_kept_writable(tmp_path):
     assert result.returncode == EXIT["ok"], result.stderr
     identity = json.loads((run_dir / "run.json").read_text())["identity"]
     assert (identity["owned_by"], identity["details"]) == (KEPT, {KEPT: [KEPT]})
+
+
+@pytest.mark.parametrize(("name", "part"), [
+    ("../../../../escaped", "..-..-..-..-escaped"),
+    ("x" * 300, "x" * 51 + "~" + hashlib.sha256(b"x" * 300).hexdigest()[:12]),
+], ids=["../", "300 characters"])
+def test_a_benchmark_name_is_a_slug_in_the_run_directory_name(tmp_path, name, part):
+    with Lab(tmp_path, n=2) as lab:
+        result = lab.call(*lab.args(f"task.name={name}"))
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert run_dir.parent.parent == tmp_path / "outputs"
+    assert re.fullmatch(rf"[0-9-]+\.[0-9]+_{re.escape(part)}_llama3\.2", run_dir.name)
+    assert json.loads((run_dir / "run.json").read_text())["benchmark"] == name
