@@ -46,8 +46,9 @@ from benchrun.compiler import usercode
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Response, json_response
 from benchrun.testing.lab import Lab, Outcome, half_right
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl, synthetic_run
 from tests.helpers.commands import call_benchrun, run_benchrun
 
@@ -58,12 +59,6 @@ ANSWER = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": Tru
           "message": {"role": "assistant", "content": '{"answer": 21}'}}
 """Ollama's answer to the sample of a = 3, rightly."""
 
-
-def odd_one(odd: Reply | str):
-    """`odd` for the sample of a = 3, half_right's answers for the others."""
-    def answer(req: ChatRequest) -> Reply | str:
-        return odd if req.prompt.split()[4:5] == ["3"] else half_right(req)
-    return answer
 
 
 def wire(body: bytes, *headers: str, status: str = "200 OK") -> bytes:
