@@ -27,6 +27,9 @@ now obeys.
 - a benchmark name (`task.name`) with `/` in it, or too long for a file name: `task.name=../../../x` put the run
   directory outside the date folders (more `../` put it outside outputs, where `list` never looks), 300 characters a
   traceback (file name too long); now the name's slug, at most 64 characters, in the directory's name
+- a preflight answer that is not the API's (Ollama's /api/tags, /api/show or /api/version as HTML, invalid JSON, JSON
+  nested 10,000 deep or of the wrong shape; an OpenAI-compatible /models nested 10,000 deep): a traceback; now one
+  line naming the server, exit 3
 """
 
 from __future__ import annotations
@@ -345,3 +348,43 @@ def test_a_benchmark_name_is_a_slug_in_the_run_directory_name(tmp_path, name, pa
     assert run_dir.parent.parent == tmp_path / "outputs"
     assert re.fullmatch(rf"[0-9-]+\.[0-9]+_{re.escape(part)}_llama3\.2", run_dir.name)
     assert json.loads((run_dir / "run.json").read_text())["benchmark"] == name
+
+
+NOT_THE_API = "answered the preflight with what is not Ollama's answer"
+PREFLIGHT = {  # (path, body) -> what the one line says after the server's address
+    "HTML": ("/api/tags", b"<html>hi</html>", f"{NOT_THE_API} (JSONDecodeError: Expecting value: line 1 column 1 "
+                                               "(char 0)); runner.host must name an Ollama server"),
+    "nested 10,000 deep": ("/api/tags", b"[" * 10_000 + b"]" * 10_000,
+                           f"{NOT_THE_API} (RecursionError: maximum recursion depth exceeded while decoding a JSON "
+                           "array from a unicode string); runner.host must name an Ollama server"),
+    "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: 1 validation error for "
+                        "ListResponse models 'str' instances are not allowed as a Sequence value [type=sequence_str, "
+                        "input_value='x', input_type=str]); runner.host must name an Ollama server"),
+    "show as a list": ("/api/show", b"[1, 2]", f"{NOT_THE_API} (TypeError: ollama._types.ShowResponse() argument "
+                                               "after ** must be a mapping, not list); runner.host must name an Ollama "
+                                               "server"),
+    "version as HTML": ("/api/version", b"<html>", f"{NOT_THE_API} (JSONDecodeError: Expecting value: line 1 column 1 "
+                                                   "(char 0)); runner.host must name an Ollama server"),
+}
+
+
+@pytest.mark.parametrize("case", list(PREFLIGHT))
+def test_a_preflight_answer_that_is_not_the_apis_is_one_line(tmp_path, case):
+    path, body, said = PREFLIGHT[case]
+    with Lab(tmp_path, n=2) as lab:
+        served = lab.server.dispatch
+        lab.server.dispatch = lambda request: Response(200, body) if request.path == path else served(request)
+        result = lab.call(*lab.args())
+    assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: Ollama at {lab.server.url} {said}\n")
+
+
+def test_an_openai_model_list_nested_too_deep_is_one_line(tmp_path):
+    with Lab(tmp_path, n=2) as lab, FakeOpenAI(models=["m"]) as server:
+        served = server.dispatch
+        server.dispatch = lambda request: Response(200, b"[" * 10_000 + b"]" * 10_000) \
+            if request.path == "/v1/models" else served(request)
+        result = lab.call("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task.path=bench",
+                          f"outputs={lab.root / 'outputs'}")
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: the server at {server.url} answered GET /models without a model list; runner.base_url is "
+        "the API root, usually ending in /v1\n"))

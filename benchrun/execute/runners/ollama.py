@@ -54,12 +54,13 @@ class OllamaRunner:
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
-            "server_version": version.json().get("version"),
+            "server_version": version,
         })
 
-    async def _version(self) -> httpx.Response:
+    async def _version(self) -> Any:
         async with httpx.AsyncClient(base_url=self.host, **self._http) as http:
-            return (await http.get("/api/version")).raise_for_status()
+            answer = (await http.get("/api/version")).raise_for_status().json()
+        return answer.get("version") if isinstance(answer, dict) else None
 
     async def _listed_model(self) -> Any:
         models = (await self._call(self.client.list())).models
@@ -82,6 +83,10 @@ class OllamaRunner:
                               "`ollama serve`, or point runner.host at a running server") from None
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
+        except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
+            said = " ".join(str(err).splitlines()[:3])  # a pydantic error's first problem, without its link
+            raise RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
+                              f"({type(err).__name__}: {said}); runner.host must name an Ollama server") from None
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}

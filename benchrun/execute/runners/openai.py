@@ -228,8 +228,8 @@ def _auth(key: str | None) -> dict[str, str]:
 
 
 def _json(response: httpx.Response) -> Any:
-    """The body as JSON, or None when it is not JSON."""
+    """The body as JSON, or None when it is not JSON (or nested deeper than Python's JSON reader goes)."""
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
