@@ -30,6 +30,9 @@ now obeys.
 - a preflight answer that is not the API's (Ollama's /api/tags, /api/show or /api/version as HTML, invalid JSON, JSON
   nested 10,000 deep or of the wrong shape; an OpenAI-compatible /models nested 10,000 deep): a traceback; now one
   line naming the server, exit 3
+- a shared run whose run.lock or responses.jsonl is a symbolic link out of it (`run.lock` -> `~/.bashrc`): `rescore`
+  and `resume` wrote through it, truncating the file it named; now refused in one line naming the link, and
+  run.json, summary.json and the seal are replaced, never written through
 """
 
 from __future__ import annotations
@@ -388,3 +391,21 @@ def test_an_openai_model_list_nested_too_deep_is_one_line(tmp_path):
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
         f"benchrun: error: the server at {server.url} answered GET /models without a model list; runner.base_url is "
         "the API root, usually ending in /v1\n"))
+
+
+@pytest.mark.parametrize(("command", "name"), [("rescore", "run.lock"), ("resume", "run.lock"),
+                                               ("resume", "responses.jsonl")])
+def test_a_run_file_that_is_a_link_out_of_the_run_is_never_written_through(tmp_path, command, name):
+    with Lab(tmp_path, n=6) as lab:
+        with lab.held_after(3, *lab.args()) as (proc, run_dir):
+            lab.stop(proc, signal.SIGKILL, Outcome("killed"))
+        victim = tmp_path / "precious"
+        victim.write_bytes((run_dir / name).read_bytes())
+        before = victim.read_bytes()
+        (run_dir / name).unlink()
+        (run_dir / name).symlink_to(victim)
+        result = lab.call(command, str(run_dir), module="benchrun.audit")
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir / name}': a symbolic link (to {victim}), where the run's own file belongs; "
+        "benchrun never writes through one: put the file itself there\n"))
+    assert victim.read_bytes() == before

@@ -19,12 +19,25 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchrun.core.errors import ArchiveBusy, reading, writing
+from benchrun.core.errors import ArchiveBusy, ArchiveError, reading, writing
 from benchrun.core.layout import LOCK
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
 """When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
 makes a writer give up."""
+
+
+def own_file(path: Path) -> None:
+    """Refuse to write into a run directory's file that is a symbolic link: its writes would land where it points
+    (a shared archive's `run.lock` -> `~/.bashrc`)."""
+    if path.is_symlink():
+        raise ArchiveError(f"a symbolic link (to {os.readlink(path)}), where the run's own file belongs; benchrun "
+                           "never writes through one: put the file itself there", file=str(path))
+
+
+def no_link(path: str, flags: int) -> int:
+    """`open`'s opener that will not follow a symbolic link (one put there after `own_file` looked)."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
 
 
 class DirLock:
@@ -33,17 +46,20 @@ class DirLock:
     def __init__(self, run_dir: Path):
         self.path = run_dir / LOCK
         self._fd: int | None = None
+        self._found = b""
         self.stale: dict[str, Any] | None = None
 
     def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
+        own_file(self.path)
         with writing(self.path):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = no_link(str(self.path), os.O_RDWR | os.O_CREAT)
         if not _locked(fd, fcntl.LOCK_EX, PROBE_WAITS_S):
             os.close(fd)
             raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
                               file=str(self.path.parent))
         self._fd = fd
+        self._found = os.pread(fd, 4096, 0)
         self.stale = _read(fd)
         _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
                                "command": " ".join(sys.argv)}).encode())
@@ -57,7 +73,7 @@ class DirLock:
             return
         fd, self._fd = self._fd, None
         try:
-            _write(fd, b"" if ended or self.stale is None else json.dumps(self.stale).encode())
+            _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
         finally:
