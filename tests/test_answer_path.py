@@ -10,19 +10,14 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
-from benchrun.testing.lab import Lab, half_right
-from benchrun.testing.ollama_server import ChatRequest, Reply
+from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
 
 LIMIT = 100_000
 
-
-def odd_one(odd: Reply | str):
-    """`odd` for the sample of a = 3, half_right's answers for the others."""
-    def answer(req: ChatRequest) -> Reply | str:
-        return odd if req.prompt.split()[4:5] == ["3"] else half_right(req)
-    return answer
 
 
 def six(lab: Lab, *extra: str):

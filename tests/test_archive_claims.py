@@ -91,7 +91,7 @@ def test_a_run_being_written_is_not_intact_yet_and_verify_leaves_its_writer_alon
         with pytest.raises(ArchiveBusy):
             DirLock(run_dir).acquire()
     finally:
-        lock.release()
+        lock.release(ended=True)  # as a writer lets go, once it has ended the run
     assert failures(run_dir)[1][0].endswith(f"its last writer let go of it cleanly, which a writer does once the run "
                                             f"has ended: run.json was edited {CHECKED}")
     DirLock(run_dir).acquire().release()

@@ -2,7 +2,7 @@
 
 An exclusive `flock` on `<run>/run.lock`, which the kernel drops when its holder dies however it dies, so a lock
 left by a SIGKILLed process is simply free again. The holder writes its pid, host and command into the file and
-empties it when it lets go: finding the file non-empty when taking the lock means the last holder died holding
+empties it when it lets go (or puts back a dead holder's note, unless it ended the run): finding the file non-empty when taking the lock means the last holder died holding
 it (a stale lock, taken over and reported). The file is never deleted, so two processes always lock one inode.
 """
 
@@ -19,12 +19,25 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchrun.core.errors import ArchiveBusy, reading, writing
+from benchrun.core.errors import ArchiveBusy, ArchiveError, reading, writing
 from benchrun.core.layout import LOCK
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
 """When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
 makes a writer give up."""
+
+
+def own_file(path: Path) -> None:
+    """Refuse to write into a run directory's file that is a symbolic link: its writes would land where it points
+    (a shared archive's `run.lock` -> `~/.bashrc`)."""
+    if path.is_symlink():
+        raise ArchiveError(f"a symbolic link (to {os.readlink(path)}), where the run's own file belongs; benchrun "
+                           "never writes through one: put the file itself there", file=str(path))
+
+
+def no_link(path: str, flags: int) -> int:
+    """`open`'s opener that will not follow a symbolic link (one put there after `own_file` looked)."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
 
 
 class DirLock:
@@ -33,29 +46,34 @@ class DirLock:
     def __init__(self, run_dir: Path):
         self.path = run_dir / LOCK
         self._fd: int | None = None
+        self._found = b""
         self.stale: dict[str, Any] | None = None
 
     def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
+        own_file(self.path)
         with writing(self.path):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = no_link(str(self.path), os.O_RDWR | os.O_CREAT)
         if not _locked(fd, fcntl.LOCK_EX, PROBE_WAITS_S):
             os.close(fd)
             raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
                               file=str(self.path.parent))
         self._fd = fd
+        self._found = os.pread(fd, 4096, 0)
         self.stale = _read(fd)
         _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
                                "command": " ".join(sys.argv)}).encode())
         return self
 
-    def release(self) -> None:
-        """Empty the file (a clean exit) and let go."""
+    def release(self, ended: bool = False) -> None:
+        """Let go: the file emptied (a clean exit), or, unless this holder `ended` the run, the note of the dead
+        holder it took over put back, so that a writer that refused (a resume of tampered records) or added beside
+        the run (a rescore) leaves the lock saying who stopped before the run ended."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            _write(fd, b"")
+            _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
         finally:

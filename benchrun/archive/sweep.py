@@ -44,15 +44,16 @@ def _settle(job_dir: Path, reason: str) -> bool:
         lock = DirLock(job_dir).acquire()
     except ArchiveError:  # a live writer holds it: that job speaks for itself
         return False
+    settled = False
     try:
         info = load_run(job_dir).info
-        if info.status != "running":
-            return False
-        dead = info.model_copy(update={"status": "interrupted", "reason": reason, "ended_at": now()})
-        write_atomic(job_dir / RUN, dead.model_dump_json(indent=2).encode() + b"\n")
-        return True
+        if info.status == "running":
+            dead = info.model_copy(update={"status": "interrupted", "reason": reason, "ended_at": now()})
+            write_atomic(job_dir / RUN, dead.model_dump_json(indent=2).encode() + b"\n")
+            settled = True
+        return settled
     finally:
-        lock.release()
+        lock.release(ended=settled)
 
 
 def _read_job(job_dir: Path) -> tuple[SweepJob, Summary | None]:

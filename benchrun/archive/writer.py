@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from benchrun.archive.books import Books
-from benchrun.archive.dirlock import DirLock
+from benchrun.archive.dirlock import DirLock, no_link, own_file
 from benchrun.archive.ledger import digest_lines
 from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
@@ -84,21 +84,31 @@ def _version(name: str) -> str | None:
         return None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, follow: bool = False) -> None:
     """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done."""
-    with INTERRUPTS.held(), atomic_file(path) as handle:
+    with INTERRUPTS.held(), atomic_file(path, follow=follow) as handle:
         handle.write(data)
 
 
 @contextmanager
-def atomic_file(path: Path, mode: str = "wb", **options: Any) -> Iterator[IO[Any]]:
+def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: Any) -> Iterator[IO[Any]]:
     """A file to write `path` through: a temporary file beside it, synced and renamed over it when the block ends,
     so `path` is the old file or the new one, never part of it; an OSError is one line naming `path` (WriteFailed),
-    and no temporary file survives."""
+    and no temporary file survives. A run directory's own files are replaced, a link among them too (never written
+    through); with `follow`, for a file the user named (`--output`), a symbolic link is written through (the file it
+    names is replaced, not the link), and what cannot be renamed over (a device, a pipe: /dev/stdout, /dev/full) is
+    written into."""
+    if follow:
+        named = Path(os.path.realpath(path)) if path.is_symlink() else path
+        path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with writing(path):
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if follow and path.exists() and not path.is_file():
+            with open(path, mode, **options) as handle:
+                yield handle
+            return
         try:
             with open(tmp, mode, **options) as handle:
                 yield handle
@@ -128,10 +138,11 @@ class RecordFile:
     def __init__(self, path: Path, fresh: bool = False):
         self.path, self.name = path, path.name
         self._hash, self.size, self.lines = hashlib.sha256(), 0, 0
+        own_file(path)
         with writing(path):
             if not fresh and path.exists():
                 self._absorb(path)
-            self._file: IO[bytes] = open(path, "wb" if fresh else "ab", buffering=0)
+            self._file: IO[bytes] = open(path, "wb" if fresh else "ab", buffering=0, opener=no_link)
 
     def _absorb(self, path: Path) -> None:
         with open(path, "rb") as handle:
@@ -350,7 +361,7 @@ class RunWriter:
             sink.abandon()
         self._sinks = {}
         (self.dir / RESERVE).unlink(missing_ok=True)
-        self.lock.release()
+        self.lock.release(ended=self.finished)
 
     def _write_info(self) -> bytes:
         self.info = self.info.model_copy(update={"counts": self.counts})

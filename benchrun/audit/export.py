@@ -69,7 +69,8 @@ def main(args: argparse.Namespace) -> int:
     """Write the rows to standard output, or to --output whole or not at all (a failed export leaves the file that
     was there as it was)."""
     runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
-    target = atomic_file(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout)
+    target = (atomic_file(args.output, "w", follow=True, encoding="utf-8", newline="") if args.output
+              else nullcontext(sys.stdout))
     with target as out:
         WRITERS[args.format](runs, out, args.text)
     return EXIT["ok"]

@@ -84,7 +84,7 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
     output = Path(output)
     with writing(output):
         output.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(output, render(label_jobs(jobs)).encode("utf-8"))
+    write_atomic(output, render(label_jobs(jobs)).encode("utf-8"), follow=True)
     return output
 
 

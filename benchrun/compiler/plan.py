@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -123,6 +124,7 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
     try:
         schema = cls.model_json_schema()
+        json.dumps(schema, ensure_ascii=False, allow_nan=False).encode("utf-8")  # as the manifest must hold it
     except Exception as err:  # the user's class: pydantic cannot schema a field, or the class overrides it badly
         raise TaskError(f"format '{name}' has no JSON schema: {type(err).__name__}: {first_line(err)}",
                         file=formats.CUSTOM_FILE) from None

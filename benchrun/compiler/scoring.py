@@ -67,10 +67,10 @@ def contains(response: str, reference: Any) -> int:
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
 
 
-def scorers_in(path: Path, rel: str) -> dict[str, Scorer]:
+def scorers_in(path: Path, rel: str, probe: bool = True) -> dict[str, Scorer]:
     """The public functions defined in a scorer file (`rel` names it in errors), but for one named like benchrun's
-    own scores (RESERVED_SCORERS), which no task can name and no rescore applies."""
-    module = import_file(path, rel)
+    own scores (RESERVED_SCORERS), which no task can name and no rescore applies; `probe`: as `import_file`."""
+    module = import_file(path, rel, probe)
     return {name: obj for name, obj in vars(module).items() if inspect.isfunction(obj) and defined_here(module, obj)
             and not name.startswith("_") and name not in RESERVED_SCORERS}
 
@@ -87,8 +87,14 @@ def available(bench: Path) -> dict[str, Scorer]:
 
 
 def source_sha256(fn: Scorer) -> str:
-    """The sha256 of a scorer's source code, so a changed scorer is visible in the record."""
-    return hashlib.sha256(inspect.getsource(fn).encode("utf-8")).hexdigest()
+    """The sha256 of a scorer's source code, so a changed scorer is visible in the record; one whose source cannot be
+    read (made by exec, say) is refused."""
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError) as err:
+        raise TaskError(f"scorer '{fn.__name__}': its source code cannot be read ({err}), and the manifest records "
+                        "its sha256; define it with def in the file", file=CUSTOM_FILE) from None
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def check_signature(name: str, fn: Scorer, file: str) -> None:

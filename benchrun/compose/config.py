@@ -41,12 +41,13 @@ class SecretInConfig(ConfigError):
 
 
 def register_with_hydra() -> None:
-    """The interpolations of conf/ (`${bench_name:...}`, `${run_name:...}`, `${sweep_label:...}`, `${scratch_if:...}`,
-    `${gguf_name:...}`), and the typed defaults that the presets in conf/ extend (see benchrun.core.settings)."""
+    """The interpolations of conf/ (`${bench_name:...}`, `${run_name:...}`, `${slug:...}`, `${sweep_label:...}`,
+    `${scratch_if:...}`, `${gguf_name:...}`), and the typed defaults that the presets in conf/ extend (see benchrun.core.settings)."""
     from hydra.core.config_store import ConfigStore
 
     OmegaConf.register_new_resolver("bench_name", bench_name, replace=True)
     OmegaConf.register_new_resolver("run_name", run_name, replace=True)
+    OmegaConf.register_new_resolver("slug", slug, replace=True)
     OmegaConf.register_new_resolver("sweep_label", job_dir_label, replace=True)
     OmegaConf.register_new_resolver("scratch_if", scratch_if, replace=True)
     OmegaConf.register_new_resolver("gguf_name", gguf_name, replace=True)

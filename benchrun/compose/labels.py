@@ -6,6 +6,7 @@ names the job's column in the sweep table, the report and exports, and run.json 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,6 +18,9 @@ import yaml
 
 from benchrun.core.layout import MULTIRUN_FILE
 
+MAX_SLUG = 64
+"""The longest name a directory's name takes from a model or a benchmark: a run directory's name (the time, the
+benchmark's, the model's) stays well within the 255 bytes a file system allows."""
 BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "task.path")
 """Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
 WHOLE_KEYS = ("shard",)
@@ -54,13 +58,21 @@ def label(settings: Mapping[str, Any], model: Any) -> str:
 
 
 def slug(value: Any) -> str:
-    """A file-name-safe form of a name: `hf.co/x:7b` -> `hf.co-x-7b`."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(value)).strip("-") or "model"
+    """A file-name-safe form of a name, part of a directory's name (no `/`, at most MAX_SLUG characters):
+    `hf.co/x:7b` -> `hf.co-x-7b`."""
+    return bounded(re.sub(r"[^A-Za-z0-9._-]+", "-", str(value)).strip("-") or "model", MAX_SLUG)
 
 
 def dir_label(text: str) -> str:
     """A label as the last part of a job directory's name: `gemma3 temperature=0.7` -> `gemma3_temperature-0.7`."""
-    return "_".join(slug(part) for part in text.split(" ")) or "job"
+    return bounded("_".join(slug(part) for part in text.split(" ")) or "job", 2 * MAX_SLUG)
+
+
+def bounded(text: str, limit: int) -> str:
+    """`text`, or when longer than `limit` its start and a digest of the whole (so two long names stay two)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 13]}~{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
 def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any) -> str:

@@ -2,7 +2,7 @@
 server echoes one.
 
 A config key that names a credential (api_key, token, secret, password, authorization, bearer, ...) at any depth,
-a value that is one (`Bearer ...`), or a URL with user info or a credential in its query string is refused before
+a value that is one (`Bearer ...`, the value of a variable named like one, $OPENAI_API_KEY), or a URL with user info or a credential in its query string is refused before
 anything is written. A credential benchrun itself sends (the API key read from the variable `api_key_env` names) is
 registered here, and every file benchrun writes, every line it prints and every record it logs passes through
 `SECRETS.scrub` (logs through `MaskingFilter`), so a server that echoes the key cannot put it in the archive; child
@@ -58,6 +58,16 @@ def secret_value(value: Any) -> str | None:
             return why
     if BEARER.match(value):
         return "an Authorization header value"
+    return _environment_key(value)
+
+
+def _environment_key(value: str) -> str | None:
+    """Why `value` holds, as a whole token, the value of an environment variable named like a credential
+    ($OPENAI_API_KEY, $HF_TOKEN, ...) and long enough to be one (a key pasted where a name or a model was meant)."""
+    for name, secret in os.environ.items():
+        if len(secret) >= MIN_KEY_CHARS and secret in value and secret_key(name) and re.search(
+                f"(?<![{KEY_CHARS}]){re.escape(secret)}(?![{KEY_CHARS}])", value):
+            return f"the value of ${name}"
     return None
 
 

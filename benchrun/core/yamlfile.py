@@ -1,5 +1,5 @@
 """Reading a benchmark's YAML files safely: libyaml when installed, aliases refused, nesting and integers bounded,
-errors naming line and column."""
+strings real text (no lone surrogate), errors naming line and column."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import yaml
 
 from benchrun.core.errors import BenchrunError, TaskError, reading
 from benchrun.core.keys import key_path
+from benchrun.core.text import SURROGATE
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 32
@@ -42,6 +43,16 @@ def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     return value
 
 
+def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    """A string, refused (with its line and column) if it holds a lone surrogate (YAML's "\\ud800"), which is not a
+    character: no UTF-8 file, manifest or request can hold it."""
+    value: str = yaml.constructor.SafeConstructor.construct_yaml_str(loader, node)
+    if (half := SURROGATE.search(value)) is not None:
+        raise _Refused(node.start_mark, f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; "
+                                        "write the character itself (or \\U0001F600 for one beyond U+FFFF)")
+    return value
+
+
 class _FastLoader(_FAST_LOADER):
     """libyaml's safe loader (when installed), its integers bounded."""
 
@@ -52,6 +63,7 @@ class _Loader(yaml.SafeLoader):
 
 for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+    _loader.add_constructor("tag:yaml.org,2002:str", _text)
 
 
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:

@@ -57,7 +57,7 @@ def load(named: dict[str, list[str]]) -> dict[str, Scorer]:
     files: dict[str, dict[str, Scorer]] = {}
     scorers = {}
     for name, (file, sha256) in named.items():
-        found = files.setdefault(file, scorers_in(Path(file), file))
+        found = files.setdefault(file, scorers_in(Path(file), file, probe=False))  # contained already
         if name not in found:
             raise BenchrunError(f"no scorer '{name}' any more", file=file)
         fn = found[name]

@@ -40,9 +40,11 @@ class Reply:
     """Send the answer one byte at a time, this long apart (a server that never quite stops answering)."""
     drop: bool = False
     endless: bool = False
+    """Send the answer's start and then white space without end (a body that never stops coming)."""
     raw: str | None = None
     """Send this as the whole body instead of the API's answer (a proxy that speaks another protocol)."""
-    """Send the answer's start and then white space without end (a body that never stops coming)."""
+    wire: bytes | None = None
+    """Send these bytes as the whole HTTP response, status line and headers included, then close (a broken server)."""
     done_reason: str = "stop"
     prompt_eval_count: int | None = None
     eval_count: int | None = None

@@ -58,6 +58,8 @@ class Response:
     """Seconds between the bytes of the body (0: all at once)."""
     endless: bool = False
     """Send the body chunked, followed by white space until the client goes away."""
+    wire: bytes | None = None
+    """Send these bytes instead, as the whole HTTP response, and close the connection."""
 
 
 def json_response(obj: Any, status: int = 200) -> Response:
@@ -210,6 +212,10 @@ class _Handler(BaseHTTPRequestHandler):
         response = self.server.app.dispatch(request)
         if response is None:
             self.close_connection = True
+            return
+        if response.wire is not None:
+            self.close_connection = True
+            self.wfile.write(response.wire)
             return
         self.send_response(response.status)
         self.send_header("Content-Type", response.content_type)

@@ -73,6 +73,8 @@ class FakeOllama(FakeServer):
         reply = self.answer(self._chat_request(request.path, name, body))
         if reply.drop:
             return None
+        if reply.wire is not None:
+            return Response(200, b"", wire=reply.wire)
         if reply.status != 200:
             return json_response({"error": reply.error_text}, reply.status)
         if reply.raw is not None:

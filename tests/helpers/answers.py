@@ -8,6 +8,7 @@ import re
 
 from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.chat import default_responder
+from benchrun.testing.lab import half_right
 from benchrun.testing.ollama_server import ChatRequest, Reply
 
 SYMBOLS = {"@": {"answer": "at"}, "$": {"answer": "dollar"}, "#": {"answer": "hash or pound"}}
@@ -64,3 +65,10 @@ def broken_answer(req: ChatRequest) -> Reply | str:
 
 BROKEN = ("task.only=[product,symbol_dir]", "runner.retries=0")
 """The overrides of a run with broken_answer: every kind of failure in six samples."""
+
+
+def odd_one(odd: Reply | str):
+    """`odd` for the sample of a = 3, half_right's answers for the others."""
+    def answer(req: ChatRequest) -> Reply | str:
+        return odd if req.prompt.split()[4:5] == ["3"] else half_right(req)
+    return answer

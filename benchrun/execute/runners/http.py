@@ -1,45 +1,78 @@
-"""What every HTTP runner's client reads of an answer: at most `runner.max_response_bytes` of its body (through
-httpx's documented response hook, the body wrapped before it is read), so a server whose answer never ends costs
-that much memory and no more, and the sample's error says so."""
+"""What every HTTP runner's client reads of an answer: at most `runner.max_response_bytes` of its body once decoded
+(through httpx's documented response hook, the body wrapped before it is read, gzip and deflate undone there with
+zlib's own output bound), so neither a server whose answer never ends nor a compressed bomb costs more memory than
+that, and the sample's error says so; and no redirect, so every answer comes from the server the run names."""
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Awaitable, Callable
+import zlib
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
 
-from benchrun.execute.runners.base import too_large
+from benchrun.execute.runners.base import Refused, too_large
+
+WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.MAX_WBITS | 16}
+"""The content codings httpx decodes (other than identity), as zlib's window bits; httpx passes others through."""
+
+
+class Redirected(Refused):
+    """A 3xx answer: benchrun follows no redirect, so an answer never comes from a server the run does not name."""
 
 
 class _Bounded(httpx.AsyncByteStream):
-    """A response body that raises TooLarge once more than `limit` bytes have come."""
+    """A response body, decoded as its Content-Encoding says, that raises TooLarge once more than `limit` bytes
+    have come out."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, limit: int):
-        self._stream, self._limit = stream, limit
+    def __init__(self, stream: httpx.AsyncByteStream, limit: int, codings: list[str]):
+        self._stream, self._limit, self._codings = stream, limit, codings
+        self._inflaters = [zlib.decompressobj(WBITS[coding]) for coding in reversed(codings)]
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         read = 0
         async for chunk in self._stream:
-            read += len(chunk)
-            if read > self._limit:
+            for piece in self._decoded(chunk):
+                read += len(piece)
+                if read > self._limit:
+                    raise too_large(self._limit)
+                yield piece
+
+    def _decoded(self, chunk: bytes) -> Iterator[bytes]:
+        """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""
+        for inflater in self._inflaters:
+            try:
+                chunk = inflater.decompress(chunk, self._limit + 1)
+            except zlib.error as err:
+                raise httpx.DecodingError(f"the answer's body does not decode as its Content-Encoding "
+                                          f"({', '.join(self._codings)}) says: {err}") from None
+            if inflater.unconsumed_tail:
                 raise too_large(self._limit)
-            yield chunk
+        yield chunk
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
 def bounded(limit: int) -> dict[str, list[Callable[[httpx.Response], Awaitable[None]]]]:
-    """httpx `event_hooks` that bound every response body to `limit` bytes."""
+    """httpx `event_hooks` that refuse a redirect and bound every response body to `limit` decoded bytes."""
 
     async def bound(response: httpx.Response) -> None:
-        response.stream = _Bounded(response.stream, limit)
+        if response.is_redirect:
+            raise Redirected(f"HTTP {response.status_code}: redirected to {response.headers['Location']}; benchrun "
+                             "follows no redirect, so that every answer comes from the server the run names: point "
+                             "the runner at the address it redirects to")
+        codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
+        decoded = [c for c in codings if c in WBITS]
+        if decoded:
+            del response.headers["Content-Encoding"]
+        response.stream = _Bounded(response.stream, limit, decoded)
 
     return {"response": [bound]}
 
 
 def client_options(limit: int, concurrency: int) -> dict[str, Any]:
-    """The httpx client options of a runner: `concurrency` connections kept alive, bodies bounded, no deadline of
-    httpx's own (the executor's timeout_s holds each request, from connecting to the last byte)."""
-    return {"timeout": None, "event_hooks": bounded(limit),
+    """The httpx client options of a runner: `concurrency` connections kept alive, bodies bounded, no redirect
+    followed, no deadline of httpx's own (the executor's timeout_s holds each request, from connecting to the last
+    byte)."""
+    return {"timeout": None, "event_hooks": bounded(limit), "follow_redirects": False,
             "limits": httpx.Limits(max_connections=concurrency, max_keepalive_connections=None)}

@@ -24,6 +24,7 @@ from benchrun.core.errors import RunnerError, UnsafeBuild
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
+from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 
 INSTALL = 'pip install -e ".[local]"'
@@ -249,8 +250,8 @@ class LocalRunner:
         if "error" in greeting:
             raise RunnerError(greeting["error"])
         found = await digest
-        return {"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
-                "size": found.size, **greeting["ready"]}
+        return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
+                              "size": found.size, **greeting["ready"]})
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         """One generation; called off (a deadline, a signal), it stops at its next token and the model is free

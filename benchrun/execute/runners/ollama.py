@@ -12,6 +12,7 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OllamaConfig, http_url
+from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
     Completion,
     Refused,
@@ -47,17 +48,18 @@ class OllamaRunner:
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
         version = await self._call(self._version())
-        return {
+        return writable_data({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
-            "server_version": version.json().get("version"),
-        }
+            "server_version": version,
+        })
 
-    async def _version(self) -> httpx.Response:
+    async def _version(self) -> Any:
         async with httpx.AsyncClient(base_url=self.host, **self._http) as http:
-            return (await http.get("/api/version")).raise_for_status()
+            answer = (await http.get("/api/version")).raise_for_status().json()
+        return answer.get("version") if isinstance(answer, dict) else None
 
     async def _listed_model(self) -> Any:
         models = (await self._call(self.client.list())).models
@@ -78,8 +80,12 @@ class OllamaRunner:
         except (ConnectionError, httpx.TransportError) as err:
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               "`ollama serve`, or point runner.host at a running server") from None
-        except (ollama.ResponseError, httpx.HTTPStatusError) as err:
+        except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
+        except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
+            said = " ".join(str(err).splitlines()[:3])  # a pydantic error's first problem, without its link
+            raise RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
+                              f"({type(err).__name__}: {said}); runner.host must name an Ollama server") from None
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}

@@ -12,8 +12,10 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig, http_url
+from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
     Completion,
+    Refused,
     Retryable,
     free_strings,
     resolvable,
@@ -72,9 +74,10 @@ class OpenAIRunner:
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               "pick one of those for runner.model, or start the server with it")
         self.dialect = await self._dialect()
-        return {"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
-                "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
-                "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint}
+        return writable_data({"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
+                              "details": {k: v for k, v in entry.items() if k not in _LISTED},
+                              "base_url": self.base_url, "structured_dialect": self.dialect,
+                              "system_fingerprint": self.fingerprint})
 
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, "runner.base_url")
@@ -86,6 +89,8 @@ class OpenAIRunner:
         except httpx.TransportError as err:
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               "start it, or point runner.base_url at a running server") from None
+        except Refused as err:
+            raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
         body = _json(response)
@@ -222,8 +227,8 @@ def _auth(key: str | None) -> dict[str, str]:
 
 
 def _json(response: httpx.Response) -> Any:
-    """The body as JSON, or None when it is not JSON."""
+    """The body as JSON, or None when it is not JSON (or nested deeper than Python's JSON reader goes)."""
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
