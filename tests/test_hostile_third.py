@@ -56,6 +56,7 @@ from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl, synthetic_run
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
 
 LIMIT = 100_000
@@ -201,6 +202,20 @@ def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_
         "(the value of $OPENAI_API_KEY); put an API key in an environment variable and name it with "
         "runner.api_key_env, and give URLs without user names or passwords\n"), "")
     assert [p.name for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()] == ["pasted.yml"]
+
+
+@pytest.mark.parametrize(("tasks", "holder"), [
+    ('- name: t\n  template: "say {a}"\n  values: {a: [x, KEY]}\n  reference: [x, y]\n', "sample 2 of task 1"),
+    ('- name: KEY\n  template: "say {a} KEY"\n  values: {a: [x]}\n  reference: [x]\n', "task 1"),
+])
+def test_a_benchmark_holding_the_api_key_is_refused_without_naming_it(tmp_path, tasks, holder):
+    """The manifest keeps the benchmark's text as written and is never masked: a key in it would be archived."""
+    result = run_benchrun("task.path=bench", NO_SERVER, f"outputs={tmp_path / 'outputs'}", cwd=write_bench(
+        tmp_path, {"tasks.yml": tasks.replace("KEY", KEY)}).parent, env={"OPENAI_API_KEY": KEY})
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {holder} holds the value of $OPENAI_API_KEY, which the manifest would keep as written; "
+        "take the key out of the benchmark\n"))
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()] == ["tasks.yml"]
 
 
 @pytest.mark.parametrize("command", ["export", "report"])

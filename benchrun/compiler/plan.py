@@ -13,6 +13,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
+from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError, reading
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
@@ -74,8 +75,32 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         files=source_files(bench, [name for spec in every_spec for name in spec.files]),
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg),
         judges=judges, judge=judge_model(cfg, specs) if judges else None)
+    refuse_keys(manifest)
     used = {s.name for t in tasks for s in t.scorers}
     return Plan(manifest, {name: known_scorers[name] for name in used}, bench, cfg["scorer_timeout_s"])
+
+
+def refuse_keys(manifest: Manifest) -> None:
+    """Refuse a benchmark whose text holds a credential (the value of $OPENAI_API_KEY, $HF_TOKEN, ... as a whole
+    token): the manifest keeps every prompt as written, and it is never masked (its id is its hash)."""
+    why = secrets.environment_key(manifest.canonical_json().decode())
+    if why is not None:
+        raise TaskError(f"{_holder(manifest)} holds {why}, which the manifest would keep as written; take the key "
+                        "out of the benchmark")
+
+
+def _holder(manifest: Manifest) -> str:
+    """Which task, sample or judge holds the key, by position (its name or id may hold the key itself)."""
+    tasks = {task.name: i for i, task in enumerate(manifest.tasks, 1)}
+    for name, i in tasks.items():
+        if secrets.environment_key(manifest.task(name).model_dump_json()):
+            return f"task {i}"
+    seen: dict[str, int] = {}
+    for sample in manifest.samples:
+        seen[sample.task] = seen.get(sample.task, 0) + 1
+        if secrets.environment_key(sample.model_dump_json()):
+            return f"sample {seen[sample.task]} of task {tasks[sample.task]}"
+    return "a judge"
 
 
 def check_sample_count(specs: list[TaskSpec], limits: grid.Limits) -> None:

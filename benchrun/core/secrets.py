@@ -58,10 +58,10 @@ def secret_value(value: Any) -> str | None:
             return why
     if BEARER.match(value):
         return "an Authorization header value"
-    return _environment_key(value)
+    return environment_key(value)
 
 
-def _environment_key(value: str) -> str | None:
+def environment_key(value: str) -> str | None:
     """Why `value` holds, as a whole token, the value of an environment variable named like a credential
     ($OPENAI_API_KEY, $HF_TOKEN, ...) and long enough to be one (a key pasted where a name or a model was meant)."""
     for name, secret in os.environ.items():
