@@ -64,11 +64,15 @@ def secret_value(value: Any) -> str | None:
 def environment_key(value: str) -> str | None:
     """Why `value` holds, as a whole token, the value of an environment variable named like a credential
     ($OPENAI_API_KEY, $HF_TOKEN, ...) and long enough to be one (a key pasted where a name or a model was meant)."""
-    for name, secret in os.environ.items():
-        if len(secret) >= MIN_KEY_CHARS and secret in value and secret_key(name) and re.search(
-                f"(?<![{KEY_CHARS}]){re.escape(secret)}(?![{KEY_CHARS}])", value):
+    for name, secret in environment_credentials():
+        if secret in value and re.search(f"(?<![{KEY_CHARS}]){re.escape(secret)}(?![{KEY_CHARS}])", value):
             return f"the value of ${name}"
     return None
+
+
+def environment_credentials() -> list[tuple[str, str]]:
+    """The environment's variables named like a credential whose value is long enough to be one."""
+    return [(name, value) for name, value in os.environ.items() if len(value) >= MIN_KEY_CHARS and secret_key(name)]
 
 
 def _secret_url(url: str) -> str | None:
