@@ -424,3 +424,23 @@ def test_a_run_file_that_is_a_link_out_of_the_run_is_never_written_through(tmp_p
         f"benchrun: error: in '{run_dir / name}': a symbolic link (to {victim}), where the run's own file belongs; "
         "benchrun never writes through one: put the file itself there\n"))
     assert victim.read_bytes() == before
+
+
+def test_token_counts_and_durations_a_server_cannot_have_measured_are_not_reported(tmp_path):
+    """A negative count over a negative duration gave 600,000,000 tokens/s, 10**30 tokens 1e32 prompt tokens/s."""
+    def odd_counts(req):
+        text = half_right(req)
+        a = int(req.prompt.split()[4])
+        return Reply(content=text, eval_count=-3, eval_duration=-5, prompt_eval_count=10**30,
+                     prompt_eval_duration=10**30) if a % 2 else Reply(content=text, eval_count=5,
+                                                                      eval_duration=50_000_000)
+    with Lab(tmp_path, n=4, responder=odd_counts) as lab:
+        result = lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    answers = {r["id"]: r for r in read_jsonl(run_dir / "responses.jsonl")}
+    odd = answers["times7:a=1"]
+    assert (odd["prompt_tokens"], odd["completion_tokens"]) == (None, None)
+    assert "eval" not in odd["durations_ns"] and "prompt_eval" not in odd["durations_ns"]
+    speed = json.loads((run_dir / "summary.json").read_text())["speed"]
+    assert (speed["tokens_per_s"], speed["tokens_per_s_from"]) == (100.0, "server")
