@@ -66,6 +66,11 @@ def test_merged_shards_are_the_unsplit_run_record_for_record_and_verify(tmp_path
         "merge of 3 shards: " + ", ".join(f"{i}/3 ({infos[i]['run_id']})" for i in (1, 2, 3))]
     answer = ("id", "repeat", "task", "text", "error")
     assert _lines(into, "responses.jsonl", *answer) == _lines(whole, "responses.jsonl", *answer)
+    again = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
+    merged_id = json.loads((into / "run.json").read_text())["run_id"]
+    assert (again.returncode, again.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {into} already holds run {merged_id} (completed); nothing was changed; pick a new "
+        "directory (--into DIR)\n"))
     score = ("id", "repeat", "scorer", "metrics", "error", "detail")
     assert _lines(into, "scores.jsonl", *score) == _lines(whole, "scores.jsonl", *score)
     order = [s["id"] for s in json.loads((whole / "manifest.json").read_text())["samples"]]

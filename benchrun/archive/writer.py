@@ -130,6 +130,10 @@ def file_digest(path: Path) -> FileDigest:
     return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
 
 
+HYDRA_DIR = "hydra.run.dir=..."
+"""What names a run's directory, for a run of `python -m benchrun` (retry and merge take --into DIR)."""
+
+
 class RecordFile:
     """An append-only file of whole lines that keeps its sha256, size and line count as it grows.
 
@@ -194,21 +198,22 @@ class RunWriter:
         """Whether `finish` wrote the final status (and the seal)."""
 
     @classmethod
-    def create(cls, run_dir: Path, info: RunInfo) -> RunWriter:
-        """Claim `run_dir` for a new run: refused when it holds a run or another process is writing it."""
-        why = refusal(run_dir)
+    def create(cls, run_dir: Path, info: RunInfo, chosen_by: str = HYDRA_DIR) -> RunWriter:
+        """Claim `run_dir` for a new run: refused when it holds a run or another process is writing it (the refusal
+        tells how to pick another with `chosen_by`, what named the directory)."""
+        why = refusal(run_dir, chosen_by)
         if why:
             raise RunDirTaken(why)
         with writing(run_dir):
             run_dir.mkdir(parents=True, exist_ok=True)
         lock = DirLock(run_dir)
         try:
-            lock.acquire(hint=NEW_DIR)
+            lock.acquire(hint=f"pick a new directory ({chosen_by})")
         except ArchiveError as err:
             raise RunDirTaken(str(err)) from None
         if holds_run(run_dir):
             lock.release()
-            raise RunDirTaken(taken(run_dir))
+            raise RunDirTaken(taken(run_dir, chosen_by))
         return cls(run_dir, info, lock)
 
     @classmethod
@@ -370,22 +375,20 @@ class RunWriter:
         return data
 
 
-NEW_DIR = "pick a new directory (hydra.run.dir=...)"
-
-
-def refusal(run_dir: Path) -> str | None:
+def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
     """Why no run can start in `run_dir` (it is not a directory, or it holds a run), or None when one can."""
     if run_dir.exists() and not run_dir.is_dir():
-        return f"{run_dir} is not a directory; nothing was changed; {NEW_DIR}"
-    return taken(run_dir) if holds_run(run_dir) else None
+        return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
+    return taken(run_dir, chosen_by) if holds_run(run_dir) else None
 
 
-def taken(run_dir: Path) -> str:
+def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
     """Why a run cannot start in `run_dir`: the run it holds, and what to do instead."""
+    new_dir = f"pick a new directory ({chosen_by})"
     try:
         info = RunInfo.model_validate_json((run_dir / RUN).read_bytes())
     except (OSError, ValueError):
         present = ", ".join(name for name in RUN_FILES if (run_dir / name).exists())
-        return f"{run_dir} already holds a run's files ({present}); nothing was changed; {NEW_DIR}"
+        return f"{run_dir} already holds a run's files ({present}); nothing was changed; {new_dir}"
     finish = f", or finish that run with: benchrun-audit resume {run_dir}" if info.status in UNFINISHED else ""
-    return (f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {NEW_DIR}{finish}")
+    return f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {new_dir}{finish}"

@@ -178,7 +178,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
                     model=info.model, manifest_id=None, cwd=info.cwd, runner=info.runner, environment=environment(),
                     overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
                     merged=merge)
-    writer = RunWriter.create(into, fresh)
+    writer = RunWriter.create(into, fresh, "--into DIR")
     try:
         writer.start(yaml.safe_dump({**first.config, "shard": None}, sort_keys=False, allow_unicode=True))
         writer.compiled(first.manifest, wall_s=None)

@@ -148,7 +148,7 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
                     environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,),
                     shard=info.shard)
     if into is not None:
-        return RunWriter.create(into, fresh)
+        return RunWriter.create(into, fresh, "--into DIR")
     number = 1
     while True:
         candidate = parent.path.with_name(f"{parent.path.name}.retry{number}")
