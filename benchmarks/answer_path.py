@@ -8,7 +8,8 @@ answer path runs it, timed over all N answers, best and median of R rounds, in Â
   (jsonschema-rs in front, jsonschema for an invalid answer);
 - scorer call: a user scorer (custom_scorer.py's calculated_answer) through the scorer process, as every scorer
   was before issue 23, against a built-in (exact_match) called in the run's process, as it is now;
-- commit: RunWriter.record of the response line, its score lines and their digests, into a real run directory;
+- commit: the response line, its score lines and their digests into a real run directory, each answer's scores in a
+  write of their own, or those of 8 answers together (the executor commits the gradings done by then together);
 - cache lookup: each answer's cache key, then the batched lookup of LOOKUP_BATCH keys in an empty cache.
 Whole runs against the bare loop are benchmarks/run_bench.py's.
 """
@@ -94,22 +95,28 @@ def with_builtin(plan: Plan) -> Plan:
                 plan.scorer_timeout_s)
 
 
-def commits(plan: Plan, given: list[tuple[Sample, ResponseRecord]], root: Path) -> Callable[[], None]:
-    """Every answer and its score lines committed by a RunWriter into a fresh run directory."""
+def commits(plan: Plan, given: list[tuple[Sample, ResponseRecord]], root: Path, together: int = 1) -> Callable[[], None]:
+    """Every answer and its score lines committed by a RunWriter into a fresh run directory: each response line in
+    a write of its own, the score lines of `together` answers in one (as the executor commits gradings done by
+    then)."""
     rounds = iter(range(10**6))
 
     def commit() -> None:
         info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark="b", model="m",
                        manifest_id=None, overrides=(), cwd=str(root), runner={}, environment=environment(),
                        counts=Counts(samples=0))
-        writer = RunWriter.create(root / f"run{next(rounds)}", info)
+        writer = RunWriter.create(root / f"run{together}-{next(rounds)}", info)
         writer.compiled(plan.manifest)
-        for sample, response in given:
+        waiting: list[ScoreRecord] = []
+        for n, (sample, response) in enumerate(given, 1):
             of = {"id": sample.id, "task": sample.task, "repeat": 0}
-            writer.record(response, [ScoreRecord.model_construct(**of, scorer="format_valid",
-                                                                 metrics={"format_valid": 1}, detail=None),
-                                     ScoreRecord.model_construct(**of, scorer="calculated_answer",
-                                                                 metrics={"calculated_answer": 1})])
+            writer.record_response(response)
+            waiting += [ScoreRecord.model_construct(**of, scorer="format_valid", metrics={"format_valid": 1},
+                                                    detail=None),
+                        ScoreRecord.model_construct(**of, scorer="calculated_answer", metrics={"calculated_answer": 1})]
+            if n % together == 0 or n == len(given):
+                writer.record_scores(waiting)
+                waiting = []
         writer.finish("completed")
         writer.release()
     return commit
@@ -149,7 +156,8 @@ def main() -> int:
             "scorer call through the scorer process (a user scorer; before: every scorer)":
                 grading(plan, "calculated_answer", given, root / "a.log"),
             "scorer call in the run's process (a built-in, after)": grading(plan, "exact_match", given, root / "b.log"),
-            "commit: response, 2 score lines, their digests": commits(plan, given, root),
+            "commit: response, 2 score lines, their digests, each answer's scores alone": commits(plan, given, root),
+            "commit: as above, the scores of 8 answers in one write": commits(plan, given, root, together=8),
             "cache: key and batched lookup, empty cache": lookups(plan, root),
         }
         print(f"{args.n} answers, best and median of {args.repeats} rounds, Âµs per answer "

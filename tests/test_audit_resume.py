@@ -131,6 +131,25 @@ def test_resume_cuts_off_half_written_lines_quietly(tmp_path):
     assert verify(run_dir).returncode == EXIT["ok"]
 
 
+def test_resume_cuts_off_the_score_lines_of_several_answers_written_together(tmp_path):
+    """The scores of every grading done by then are one write, then their digests: a kill between the two leaves the
+    score lines of several answers without digests, which is a kill's tail, not lines the run did not write."""
+    write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right, latency_s=0.05) as server:
+        run_dir = killed_run(tmp_path, server)
+        digests = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
+        scores = [i for i, line in enumerate(digests) if line.startswith(b"s ")]
+        (run_dir / "records.sha256").write_bytes(b"".join(d for i, d in enumerate(digests) if i not in scores[-4:]))
+        cut = {line["id"] for line in read_jsonl(run_dir / "scores.jsonl")[len(scores) - 4:len(scores)]}
+        result = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        assert result.returncode == EXIT["ok"], result.stderr
+    [entry] = json.loads((run_dir / "run.json").read_text())["history"]
+    assert (entry["tail_lines_cut"], entry["dropped_lines"], entry["problems"]) == ({"scores.jsonl": 4}, {}, [])
+    assert len(cut) == 2 and cut <= set(entry["regraded"])
+    assert len(read_jsonl(run_dir / "scores.jsonl")) == 2 * N
+    assert verify(run_dir).returncode == EXIT["ok"]
+
+
 def test_resume_of_a_run_written_by_0_2_goes_on_in_lean_digest_lines(tmp_path):
     """A run killed under benchrun 0.2 (records.sha256 lines `<file> <line> <sha256>`) resumes and verifies; the
     lines it adds are lean."""

@@ -6,10 +6,11 @@ accidental match at 2^-128; a deliberate edit of a line and its digest is as eas
 with its sha256 kept elsewhere, guards against. Runs written by benchrun 0.2 have `<file> <line number> <sha256>`
 lines, read alike (and a resume of such a run goes on in the lean form).
 
-A record line is committed once its digest is on disk. The writer flushes each record line (or one sample's score
-lines) before the digests of those lines, so after a crash the digests never run ahead of the lines: what follows
-the last committed line is at most the one sample being recorded when the process died, possibly half-written.
-`verify` of a finished run allows no such tail; `resume` drops it (and asks or grades that sample again).
+A record line is committed once its digest is on disk. The writer flushes each response line (or the score lines of
+the gradings done by then, in one write) before the digests of those lines, so after a crash the digests never run
+ahead of the lines: what follows the last committed line is at most what was being recorded when the process died,
+possibly half-written.
+`verify` of a finished run allows no such tail; `resume` drops it (and asks or grades those samples again).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Every line must match its digest in records.sha256 and belong to the manifest: one response per answer (sample id
 and repeat) at most, score lines only for recorded responses, each of a task's scorers once. What follows the last
-digest is the sample that was being recorded when the process died (a half-written line, or whole lines not yet
-committed): it is cut off quietly when it looks like exactly that, and that sample asked or graded again. Anything
+digest is what was being recorded when the process died (a half-written line, or whole lines not yet committed: one
+response, or the judge calls and score lines of the answers graded by then): it is cut off quietly when it looks like
+exactly that, and those samples asked or graded again. Anything
 else (an edited, duplicated, reordered or foreign line, a written line gone) is a problem: refused, or with `force`
 dropped, the files rewritten from the lines that remain, and every dropped line named in the run's history.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -29,7 +31,7 @@ from benchrun.archive.ledger import (
 from benchrun.archive.writer import write_atomic
 from benchrun.core.errors import writing
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
-from benchrun.core.manifest import Manifest
+from benchrun.core.manifest import Manifest, TaskEntry
 from benchrun.core.records import answer_name
 
 Key = tuple[str, int]
@@ -68,7 +70,7 @@ def check(run_dir: Path, manifest: Manifest) -> Repair:
         repair.checked[name] = found
         repair.problems += found.problems
         whole = [line for line in found.tail if line.endswith(b"\n")]
-        if whole and not _one_sample(name, whole, manifest):
+        if whole and not _cut_off(name, whole, manifest):
             repair.problems.append(Mismatch(name, found.written + 1, f"{len(whole)} line{'s' * (len(whole) != 1)} "
                                                                      f"after line {found.written} not written by "
                                                                      "the run"))
@@ -76,18 +78,22 @@ def check(run_dir: Path, manifest: Manifest) -> Repair:
     return repair
 
 
-def _one_sample(name: str, lines: list[bytes], manifest: Manifest) -> bool:
-    """Whether uncommitted lines look like one sample's response (or its score lines) cut off by a kill."""
+def _cut_off(name: str, lines: list[bytes], manifest: Manifest) -> bool:
+    """Whether uncommitted lines look like what a kill cut off: one response, or the judge calls or score lines of
+    answers of the manifest (one write holds those of every grading done by then), each at most its task's."""
     records = [_json(line) for line in lines]
-    keys = {_key(record) if record else None for record in records}
-    ids = {key[0] for key in keys if key}
-    task = next((s.task for s in manifest.samples if s.id in ids), None) if len(keys) == 1 and ids else None
-    if task is None:
+    tasks = {s.id: s.task for s in manifest.samples}
+    if any(record is None or _key(record)[0] not in tasks for record in records):
         return False
-    entry = manifest.task(task)
-    if name == JUDGEMENTS:
-        return len(records) <= len(entry.judges) * manifest.judge_calls
-    return len(records) == 1 if name == RESPONSES else len(records) <= len(entry.score_names)
+    if name == RESPONSES:
+        return len(records) == 1
+    per_answer = Counter(_key(record) for record in records)
+    return all(n <= _lines_per_answer(name, manifest.task(tasks[key[0]]), manifest)
+               for key, n in per_answer.items())
+
+
+def _lines_per_answer(name: str, task: TaskEntry, manifest: Manifest) -> int:
+    return len(task.judges) * manifest.judge_calls if name == JUDGEMENTS else len(task.score_names)
 
 
 def _check_meaning(repair: Repair, manifest: Manifest) -> None:

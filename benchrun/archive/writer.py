@@ -297,8 +297,8 @@ class RunWriter:
         self.record_scores(scores, judgements)
 
     def record_scores(self, scores: list[ScoreRecord], judgements: list[JudgementRecord] = ()) -> None:
-        """Commit the judge calls of a response already recorded, then its score lines (a judge's score follows
-        its calls, so a kill between them leaves calls a resume reads again, never asks again)."""
+        """Commit the judge calls of responses already recorded, then their score lines, each in one write (a judge's
+        score follows its calls, so a kill between them leaves calls a resume reads again, never asks again)."""
         with INTERRUPTS.held():
             if judgements:
                 self._commit(JUDGEMENTS, [call.model_dump_json().encode() + b"\n" for call in judgements])

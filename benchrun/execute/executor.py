@@ -22,12 +22,12 @@ from benchrun.execute.runners.base import Runner
 
 
 class Recorder(Protocol):
-    """Where the executor puts what it gets: each response as soon as it is known, then what grading it came to
-    (its judge calls and score records)."""
+    """Where the executor puts what it gets: each response as soon as it is known, then what the gradings done by
+    then came to (their judge calls and score records, oldest first)."""
 
     def response(self, record: ResponseRecord) -> None: ...
 
-    def graded(self, grading: Grading) -> None: ...
+    def graded(self, gradings: list[Grading]) -> None: ...
 
     def host_lost(self, host: str, why: str) -> None: ...
 
@@ -129,13 +129,22 @@ class Executor:
         await self._collect(self._ahead)
 
     async def _collect(self, keep: int) -> None:
-        """Commit the scores of the gradings that are done, oldest first, waiting while more than `keep` are not."""
+        """Commit the scores of the gradings that are done, oldest first and together (one write per record file),
+        waiting while more than `keep` are not."""
+        done: list[Grading] = []
         while self._grading and (len(self._grading) > keep or self._grading[0].done()):
             grading = self._grading.popleft()
             if not grading.done():
+                self._commit(done)  # what is done is not kept waiting behind a scorer at work
                 self.grader.send()
             await grading.scores()
-            self.recorder.graded(grading)
+            done.append(grading)
+        self._commit(done)
+
+    def _commit(self, done: list[Grading]) -> None:
+        if done:
+            self.recorder.graded(list(done))
+            done.clear()
 
     async def _release(self) -> None:
         """Record the failed samples held back: they were failures of their own."""

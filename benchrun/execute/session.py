@@ -151,8 +151,9 @@ class _Recorder:
         self.writer.record_response(record)
         self.advance(record.error is not None)
 
-    def graded(self, grading: Grading) -> None:
-        self.writer.record_scores(grading.records, grading.new_judgements)
+    def graded(self, gradings: list[Grading]) -> None:
+        self.writer.record_scores([record for grading in gradings for record in grading.records],
+                                  [call for grading in gradings for call in grading.new_judgements])
 
     def host_lost(self, host: str, why: str) -> None:
         """A server of the list lost mid-run: in run.json's history and on the console; the run goes on."""
