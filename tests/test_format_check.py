@@ -70,7 +70,7 @@ def test_a_valid_answer_of_each_shape_is_valid_and_an_invalid_one_says_what_is_w
     assert check.problem(json.dumps({**good, "extra": 1})) == (
         "Additional properties are not allowed ('extra' was unexpected)")
     assert check.problem('{"colour": ') == "invalid JSON: Expecting value: line 1 column 12 (char 11)"
-    assert check.problem("[" * 100_000 + "]" * 100_000) == "invalid JSON: nested deeper than Python's JSON reader goes"
+    assert check.problem("[" * 100_000 + "]" * 100_000) == "invalid JSON: nested deeper than Python can follow"
 
 
 def test_the_archive_promises_json_schema_not_pydantic():
@@ -83,3 +83,18 @@ def test_the_archive_promises_json_schema_not_pydantic():
         IntAnswer.model_validate_json('{"answer": 3.0}', strict=True)
     assert check.problem('{"answer": "3"}') == "answer: '3' is not of type 'integer'"
     assert IntAnswer.model_validate_json('{"answer": "3"}').answer == 3
+
+
+class Node(BaseModel):
+    v: int
+    child: Optional["Node"] = None
+
+
+def test_an_invalid_answer_too_deep_for_jsonschema_to_explain_is_still_one_finding():
+    """A recursive format and an answer nested 600 deep with its error at the bottom: jsonschema recurses past
+    Python's limit while looking for what is wrong."""
+    answer: dict = {"v": "x"}
+    for _ in range(600):
+        answer = {"v": 1, "child": answer}
+    assert FormatCheck(Node.model_json_schema()).problem(json.dumps(answer)) == (
+        "invalid: nested deeper than Python can follow")

@@ -142,6 +142,7 @@ class Executor:
         self._commit(done)
 
     def _commit(self, done: list[Grading]) -> None:
+        """Commit the gradings in `done` together, and empty it."""
         if done:
             self.recorder.graded(list(done))
             done.clear()

@@ -15,7 +15,7 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-NESTED = "nested deeper than Python's JSON reader goes"
+NESTED = "nested deeper than Python can follow"
 
 
 class FormatCheck:
@@ -39,7 +39,10 @@ class FormatCheck:
         """None when the parsed `data` is valid in the format, else what is wrong (jsonschema's best match)."""
         if self._fast.is_valid(data):
             return None
-        error = best_match(self._full.iter_errors(data))
+        try:
+            error = best_match(self._full.iter_errors(data))
+        except RecursionError:  # a recursive format and an answer nested as deep as JSON lets it
+            return f"invalid: {NESTED}"
         if error is None:
             return None
         where = "/".join(map(str, error.absolute_path))
