@@ -46,9 +46,11 @@ import signal
 import stat
 import zlib
 
+import numpy as np
 import pytest
 
 from benchrun.compiler import usercode
+from benchrun.compiler.scoring import metrics
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Response, json_response
 from benchrun.testing.lab import Lab, Outcome, half_right
@@ -444,3 +446,11 @@ def test_token_counts_and_durations_a_server_cannot_have_measured_are_not_report
     assert "eval" not in odd["durations_ns"] and "prompt_eval" not in odd["durations_ns"]
     speed = json.loads((run_dir / "summary.json").read_text())["speed"]
     assert (speed["tokens_per_s"], speed["tokens_per_s_from"]) == (100.0, "server")
+
+
+def test_a_scorers_numpy_scalars_are_its_numbers():
+    """np.isclose and np.sum return NumPy scalars: np.True_ was refused as not a bool, np.int64(1) kept as 1.0."""
+    assert metrics("s", np.bool_(True)) == {"s": 1} and type(metrics("s", np.int64(3))["s"]) is int
+    assert metrics("s", {"x": np.float32(0.5), "y": np.False_}) == {"s.x": 0.5, "s.y": 0}
+    with pytest.raises(TypeError, match=r"got array\(\[1, 2\]\)"):
+        metrics("s", np.array([1, 2]))

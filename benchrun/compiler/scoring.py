@@ -133,6 +133,8 @@ def _name(scorer: str, key: Any) -> str:
 
 
 def _metric(name: str, value: Any) -> Metric:
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:  # np.bool_, np.int64: as Python's
+        value = value.item()
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, Real) and _bounded(value):
