@@ -310,3 +310,12 @@ def test_a_judge_model_that_cannot_be_used_is_refused_naming_the_judges_key(tmp_
     assert (refused.returncode, refused.stderr) == (EXIT[code], message.format(url=server.url))
     for responses in (tmp_path / "outputs").rglob("responses.jsonl"):
         assert responses.read_bytes() == b"", "nothing is asked before the judge model answers its preflight"
+
+
+def test_a_dry_run_counts_the_judge_calls_beside_the_model_calls(tmp_path):
+    bench(tmp_path)
+    result = call_benchrun("task.path=bench", "dry_run=true", "judge.model=qwen2.5", "judge.repeats=3", "repeats=2",
+                           "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert result.stdout.splitlines()[-2] == (
+        "1 tasks, 3 samples x 2 repeats -> 6 model calls and 18 judge calls (dry run: no model was called)")

@@ -97,8 +97,10 @@ def print_plan(manifest: Manifest, console: Console, shard: Shard | None = None)
     n, k = len(manifest.samples), manifest.k
     each = f" x {k} repeats" if k > 1 else ""
     part = f"; shard {shard} asks {answers_of(manifest, shard)} of them" if shard else ""
-    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {n * k} model calls{part} "
-                  f"(dry run: no model was called)")
+    judges = {task.name: len(task.judges) for task in manifest.tasks}
+    judged = sum(judges[sample.task] for sample in manifest.samples) * k * manifest.judge_calls
+    calls = f"{n * k} model calls" + (f" and {judged} judge calls" if judged else "")
+    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {calls}{part} (dry run: no model was called)")
     console.print(f"manifest id: {manifest.id}")
 
 
