@@ -115,6 +115,11 @@ def test_a_joblib_worker_killed_mid_sweep_leaves_every_job_recorded_and_resumabl
     assert [json.loads(path.read_text())["counts"]["responses"] for path in jobs] == [18, 18]
 
 
+def compiled(outputs) -> list:
+    """The run directories under `outputs` whose manifest is written: a job killed before it is cannot be resumed."""
+    return sorted(outputs.glob("*/*/*/manifest.json"))
+
+
 def writers(outputs) -> list[int]:
     """The pids holding the run directories' locks under `outputs`, by directory."""
     notes = [path.read_text() for path in sorted(outputs.glob("*/*/*/run.lock"))]
