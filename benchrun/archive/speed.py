@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from benchrun.archive.reader import Run
 
 NS_PER_S = 10 ** 9
+US_PER_S = 10 ** 6
+"""A response's `seconds` are recorded to the microsecond, so their sum is exact in whole microseconds."""
 FIGURES = {"latency_p50_s": "latency p50 (s)", "latency_p95_s": "latency p95 (s)", "latency_max_s": "latency max (s)",
            "tokens_per_s": "tokens/s", "prompt_tokens_per_s": "prompt tokens/s", "load_s": "load (s)",
            "wall_s": "wall (s)", "samples_per_s": "samples/s"}
@@ -54,9 +56,9 @@ class _Rate:
 
     unit: int = 1
     count: int = 0
-    time: int | Fraction = 0
+    time: int = 0
 
-    def add(self, count: int, time: int | Fraction) -> None:
+    def add(self, count: int, time: int) -> None:
         self.count += count
         self.time += time
 
@@ -79,8 +81,8 @@ class SpeedTally:
         self._failed = 0
         self._eval = _Rate(NS_PER_S)
         """Completion tokens over eval time, of the responses whose server reports an eval duration."""
-        self._wall = _Rate()
-        """Completion tokens over wall time, of the answered responses with a completion token count."""
+        self._wall = _Rate(US_PER_S)
+        """Completion tokens over wall time (in µs), of the answered responses with a completion token count."""
         self._prompt = _Rate(NS_PER_S)
         """Prompt tokens over prompt_eval time, of the responses whose server reports both."""
         self._load_ns: int | None = None
@@ -114,7 +116,7 @@ class SpeedTally:
         if completion is not None:
             if durations.get("eval"):
                 self._eval.add(completion, durations["eval"])
-            self._wall.add(completion, Fraction(response.seconds))
+            self._wall.add(completion, round(response.seconds * US_PER_S))
         if response.prompt_tokens is not None and durations.get("prompt_eval"):
             self._prompt.add(response.prompt_tokens, durations["prompt_eval"])
 
