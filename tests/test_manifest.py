@@ -76,6 +76,16 @@ def test_canonical_json_and_id(bench):
     validator("manifest").validate(json.loads(data))
 
 
+def test_a_copy_of_a_manifest_has_its_own_bytes_and_id(bench):
+    """The bytes and id are made once per manifest; a copy with changes (as rejudge makes) must not keep them."""
+    manifest = compile(config(bench))
+    first_id = manifest.id
+    copied = manifest.model_copy(update={"tasks": manifest.tasks[:1]})
+    assert copied.id != first_id and copied.id == hashlib.sha256(copied.canonical_json()).hexdigest()
+    assert json.loads(copied.canonical_json())["tasks"] == json.loads(manifest.canonical_json())["tasks"][:1]
+    assert manifest.model_copy().id == first_id
+
+
 def test_manifest_schema_file_is_generated_from_the_model():
     assert json.loads((schemas_dir() / "manifest.schema.json").read_text()) == generated()["manifest"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cached_property
 from typing import Any, Iterable, Iterator, Literal, NamedTuple
 
 from pydantic import Field
@@ -211,11 +212,23 @@ class Manifest(Frozen):
         return base + repeat
 
     def canonical_json(self) -> bytes:
+        return self.canonical_bytes
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Manifest:
+        """A copy whose bytes and id are its own (pydantic would copy those made of this manifest)."""
+        copied = super().model_copy(update=update, deep=deep)
+        for made in ("canonical_bytes", "id"):
+            copied.__dict__.pop(made, None)
+        return copied
+
+    @cached_property
+    def canonical_bytes(self) -> bytes:
+        """The manifest as written (made once: a manifest is frozen, and a large one takes a while to serialize)."""
         return canonical_json(self.model_dump(mode="json"))
 
-    @property
+    @cached_property
     def id(self) -> str:
-        return hashlib.sha256(self.canonical_json()).hexdigest()
+        return hashlib.sha256(self.canonical_bytes).hexdigest()
 
     def task(self, name: str) -> TaskEntry:
         return next(t for t in self.tasks if t.name == name)
