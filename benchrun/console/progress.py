@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-
 STEP_S = 1 / 16
 """How often the bar's counts are brought up to date (rich draws it 4 times a second): rich's update costs more than
 the rest of the answer's bookkeeping put together."""

@@ -110,7 +110,7 @@ def answer_name(sample: str, repeat: int) -> str:
 def answered(completion: Completion, **record: Any) -> ResponseRecord:
     """The response record of an answer already validated (as a Completion), built without validating it again:
     `record` gives id, task, repeat, seconds, attempts, failed_attempts and, for a cached answer, cached_from."""
-    return ResponseRecord.model_construct(**dict(completion), **record)
+    return ResponseRecord.model_construct(**vars(completion), **record)  # its fields, without pydantic's __iter__
 
 
 class JudgementRecord(Frozen):
