@@ -14,9 +14,12 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OllamaConfig, http_url
 from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
+    BrokenAnswer,
     Completion,
     Refused,
     Retryable,
+    TooLarge,
+    Unreachable,
     resolvable,
     transient,
     transport_failure,
@@ -78,14 +81,20 @@ class OllamaRunner:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               "(runner.timeout_s)") from None
         except (ConnectionError, httpx.TransportError) as err:
+            if not isinstance(transport_failure(err), Unreachable):
+                raise self._not_ollama(err) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               "`ollama serve`, or point runner.host at a running server") from None
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
-        except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
-            said = " ".join(str(err).splitlines()[:3])  # a pydantic error's first problem, without its link
-            raise RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
-                              f"({type(err).__name__}: {said}); runner.host must name an Ollama server") from None
+        except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
+            raise self._not_ollama(err) from None
+
+    def _not_ollama(self, err: BaseException) -> RunnerError:
+        """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer."""
+        said = " ".join(str(err).splitlines()[:3])  # a pydantic error's first problem, without its link
+        return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
+                           f"({type(err).__name__}: {said}); runner.host must name an Ollama server")
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}

@@ -14,9 +14,12 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig, http_url
 from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
+    BrokenAnswer,
     Completion,
     Refused,
     Retryable,
+    TooLarge,
+    Unreachable,
     free_strings,
     resolvable,
     transient,
@@ -87,18 +90,27 @@ class OpenAIRunner:
             raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
                               f"{self.config.timeout_s:g} s (runner.timeout_s)") from None
         except httpx.TransportError as err:
+            if not isinstance(transport_failure(err), Unreachable):
+                raise self._no_list(err) from None
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               "start it, or point runner.base_url at a running server") from None
         except Refused as err:
             raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
+        except (TooLarge, BrokenAnswer) as err:
+            raise self._no_list(err) from None
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
         body = _json(response)
         models = body.get("data") if isinstance(body, dict) else None
         if not isinstance(models, list):
-            raise RunnerError(f"the server at {self.base_url} answered GET /models without a model list; "
-                              "runner.base_url is the API root, usually ending in /v1")
+            raise self._no_list()
         return [m for m in models if isinstance(m, dict)]
+
+    def _no_list(self, err: BaseException | None = None) -> RunnerError:
+        """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""
+        why = f" ({type(err).__name__}: {err})" if err else ""
+        return RunnerError(f"the server at {self.base_url} answered GET /models without a model list{why}; "
+                           "runner.base_url is the API root, usually ending in /v1")
 
     def _preflight_refusal(self, response: httpx.Response) -> str:
         status = response.status_code
@@ -147,7 +159,7 @@ class OpenAIRunner:
             try:
                 probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
                 response = await asyncio.wait_for(probe, self.config.timeout_s)
-            except (Retryable, asyncio.TimeoutError) as err:
+            except (Retryable, TooLarge, asyncio.TimeoutError) as err:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
                                   f"({err or 'no answer'}); runner.structured=json_schema, json_object or none "
                                   "skips it") from None

@@ -1,0 +1,105 @@
+"""Hostile input, fourth pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found bad, each
+with the rule it now obeys.
+
+- a server that began to answer and broke the answer (a body shorter than its Content-Length, a bad or conflicting
+  Content-Length, an illegal status line or chunk header): counted as a lost server, so one odd answer interrupted
+  the whole run; now that sample's error once its retries are used up (the server answered: it is there)
+- a preflight answer longer than runner.max_response_bytes, or broken off (/api/tags, /api/show, /api/version,
+  GET /models): a traceback; now one line naming the server
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.http_fake import Response
+from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import Reply
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import odd_one
+from tests.helpers.archives import read_jsonl
+
+LIMIT = 100_000
+ANSWER = json.dumps({"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
+                     "message": {"role": "assistant", "content": '{"answer": 21}'}}).encode()
+"""Ollama's answer to the sample of a = 3, rightly."""
+
+
+def wire(body: bytes, length: object = None, status: str = "200 OK") -> bytes:
+    """A whole HTTP response saying its body is `length` bytes long (by default, as long as it is)."""
+    head = [f"HTTP/1.1 {status}", "Content-Type: application/json",
+            f"Content-Length: {len(body) if length is None else length}", "Connection: close"]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + body
+
+
+def asking(lab: Lab, openai: FakeOpenAI, runner: str, *extra: str) -> list[str]:
+    """A lab's run of its Ollama, or (runner=openai) of `openai`'s model m."""
+    if runner == "ollama":
+        return lab.args(*extra)
+    served = ["runner=openai", f"runner.base_url={openai.url}", "runner.model=m"]
+    return [*served, *(arg for arg in lab.args(*extra) if not arg.startswith("runner.host="))]
+
+
+def records(lab: Lab, name: str = "responses.jsonl") -> list[dict]:
+    [run_dir] = lab.run_dirs()
+    return read_jsonl(run_dir / name)
+
+
+BROKEN = {  # what the server sends for a = 3 -> the error recorded for it
+    "a body cut short": (wire(ANSWER[:20], length=len(ANSWER)), "RemoteProtocolError", "the answer broke off: peer "
+                         f"closed connection without sending complete message body (received 20 bytes, expected "
+                         f"{len(ANSWER)})"),
+    "a bad Content-Length": (wire(ANSWER, length="-5"), "RemoteProtocolError", "bad Content-Length"),
+    "an illegal status line": (b"HTTX/9 abc\r\n\r\n", "RemoteProtocolError",
+                               "illegal status line: bytearray(b'HTTX/9 abc')"),
+    "an illegal chunk": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+                         "RemoteProtocolError", "the answer broke off: illegal chunk header: bytearray(b'zz\\r\\n')"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_an_answer_broken_mid_way_is_that_samples_error_not_a_lost_server(tmp_path, case):
+    data, kind, message = BROKEN[case]
+    with Lab(tmp_path, n=6, latency_s=0, responder=odd_one(Reply(wire=data))) as lab:
+        result = lab.call(*lab.args())
+        responses = records(lab)
+    assert result.returncode == EXIT["ok"], result.stderr
+    [odd] = [r for r in responses if r["id"] == "times7:a=3"]
+    error = {"type": kind, "message": message}
+    assert (odd["text"], odd["error"], odd["attempts"]) == (None, error, 2)
+    assert [a["error"] for a in odd["failed_attempts"]] == [error, error]
+    assert sorted(r["id"] for r in responses if r["error"] is None) == [f"times7:a={a}" for a in (0, 1, 2, 4, 5)]
+
+
+PREFLIGHT = {  # (runner, path, the answer) -> what the run says
+    ("ollama", "/api/tags", "endless"): "Ollama at {url} answered the preflight with what is not Ollama's answer "
+                                        "(TooLarge: the answer is longer than runner.max_response_bytes (100,000 "
+                                        "bytes); the rest was not read); runner.host must name an Ollama server",
+    ("ollama", "/api/version", "short"): "Ollama at {url} answered the preflight with what is not Ollama's answer "
+                                         "(BrokenAnswer: the answer broke off: peer closed connection without sending "
+                                         "complete message body (received 2 bytes, expected 100)); runner.host must "
+                                         "name an Ollama server",
+    ("openai", "/v1/models", "endless"): "the server at {url} answered GET /models without a model list (TooLarge: the "
+                                         "answer is longer than runner.max_response_bytes (100,000 bytes); the rest "
+                                         "was not read); runner.base_url is the API root, usually ending in /v1",
+    ("openai", "/v1/chat/completions", "endless"): "the server at {url} did not answer the structured-output probe "
+                                                   "(the answer is longer than runner.max_response_bytes (100,000 "
+                                                   "bytes); the rest was not read); runner.structured=json_schema, "
+                                                   "json_object or none skips it",
+}
+ODD = {"endless": Response(200, b'{"models": [', endless=True), "short": Response(200, b"", wire=wire(b"{}", 100))}
+
+
+@pytest.mark.parametrize("case", list(PREFLIGHT))
+def test_a_preflight_answer_too_large_or_broken_off_is_one_line(tmp_path, case):
+    runner, path, odd = case
+    with Lab(tmp_path, n=6, latency_s=0) as lab, FakeOpenAI(models=["m"]) as openai:
+        server = lab.server if runner == "ollama" else openai
+        served = server.dispatch
+        server.dispatch = lambda request: ODD[odd] if request.path == path else served(request)
+        result = lab.call(*asking(lab, openai, runner, f"runner.max_response_bytes={LIMIT}"))
+    message = PREFLIGHT[case].format(url=server.url)
+    assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {message}\n")
