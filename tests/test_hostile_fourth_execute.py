@@ -6,6 +6,9 @@ with the rule it now obeys.
   the whole run; now that sample's error once its retries are used up (the server answered: it is there)
 - a preflight answer longer than runner.max_response_bytes, or broken off (/api/tags, /api/show, /api/version,
   GET /models): a traceback; now one line naming the server
+- an answer holding an integer of more digits than Python reads (4,300): the format check's ValueError crashed the
+  run (exit 1, left `running`); every reader of an answer's JSON (the format check, the built-in scorers, the judge's
+  reply) now reads it one way (`core.text.json_value`), and that is the answer's format problem
 """
 
 from __future__ import annotations
@@ -103,3 +106,16 @@ def test_a_preflight_answer_too_large_or_broken_off_is_one_line(tmp_path, case):
         result = lab.call(*asking(lab, openai, runner, f"runner.max_response_bytes={LIMIT}"))
     message = PREFLIGHT[case].format(url=server.url)
     assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {message}\n")
+
+
+def test_an_answer_with_an_integer_too_long_for_python_is_invalid_json_not_a_crash(tmp_path):
+    with Lab(tmp_path, n=6, latency_s=0, responder=odd_one('{"answer": ' + "9" * 5000 + "}")) as lab:
+        result = lab.call(*lab.args())
+        scores = [s for s in records(lab, "scores.jsonl") if s["id"] == "times7:a=3"]
+        [run_dir] = lab.run_dirs()
+        rescored = lab.call("rescore", str(run_dir), module="benchrun.audit")
+    assert (result.returncode, rescored.returncode) == (EXIT["ok"], EXIT["ok"]), result.stderr
+    assert [(s["scorer"], s["metrics"], s["detail"]) for s in scores] == [
+        ("format_valid", {"format_valid": 0}, "invalid JSON: an integer of more than 4,300 digits, more than Python "
+                                              "reads"), ("times7", None, None)]
+    assert json.loads((run_dir / "run.json").read_text())["counts"]["format_invalid"] == 1

@@ -5,8 +5,10 @@ Python string) is replaced by U+FFFD where the text enters; and an error message
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import sys
 from html.parser import HTMLParser
 from typing import Any
 
@@ -33,6 +35,28 @@ def writable_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [writable_data(item) for item in value]
     return value
+
+
+NESTED = "nested deeper than Python can follow"
+
+
+class NotJSON(ValueError):
+    """A text Python's JSON reader refuses, and why."""
+
+
+def json_value(text: str) -> Any:
+    """An answer's text read as JSON, the one way every reader of answers does (the format check, the built-in
+    scorers, the judge's reply); NotJSON for any text Python refuses: not JSON, nested deeper than it follows, or an
+    integer of more digits than it converts (which is a ValueError of its own, not a JSONDecodeError)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise NotJSON(str(err)) from None
+    except ValueError:
+        raise NotJSON(f"an integer of more than {sys.get_int_max_str_digits():,} digits, more than Python reads") \
+            from None
+    except RecursionError:
+        raise NotJSON(NESTED) from None
 
 
 MESSAGE_CHARS = 500

@@ -18,8 +18,9 @@ from benchrun.archive.reader import Run
 from benchrun.compiler.scoring import metrics
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
+from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import Repeat, RunCache
-from benchrun.execute.formatcheck import NESTED, FormatCheck
+from benchrun.execute.formatcheck import FormatCheck
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
     from benchrun.execute.runners.base import Runner
@@ -40,11 +41,9 @@ def rubric_chat(spec: JudgeSpec, sample: Sample, response: str) -> list[Message]
 def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
     """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number."""
     try:
-        parsed = json.loads(reply)
-    except ValueError as err:
+        parsed = json_value(reply)
+    except NotJSON as err:
         return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {err}")
-    except RecursionError:
-        return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {NESTED}")
     problem = check.data_problem(parsed)
     if problem is not None or not isinstance(parsed, dict):
         said = problem if problem is not None else "not an object"
