@@ -9,6 +9,10 @@ with the rule it now obeys.
 - an answer holding an integer of more digits than Python reads (4,300): the format check's ValueError crashed the
   run (exit 1, left `running`); every reader of an answer's JSON (the format check, the built-in scorers, the judge's
   reply) now reads it one way (`core.text.json_value`), and that is the answer's format problem
+- an OpenAI-compatible answer whose token counts are not whole numbers (1.5, "many", 1e400): the answer was lost to a
+  pydantic error of three lines and a link; now kept, the counts not reported (as for a negative count). An answer of
+  the wrong shape (content a list or a number, message a string) is one line saying which field holds what, not
+  `AttributeError: 'str' object has no attribute 'get'`; Ollama's, `not Ollama's chat answer: ...` without the link
 """
 
 from __future__ import annotations
@@ -119,3 +123,43 @@ def test_an_answer_with_an_integer_too_long_for_python_is_invalid_json_not_a_cra
         ("format_valid", {"format_valid": 0}, "invalid JSON: an integer of more than 4,300 digits, more than Python "
                                               "reads"), ("times7", None, None)]
     assert json.loads((run_dir / "run.json").read_text())["counts"]["format_invalid"] == 1
+
+
+def chat_completion(content: object = '{"answer": 21}', message: object = None, **usage: object) -> bytes:
+    choice = {"index": 0, "message": {"role": "assistant", "content": content} if message is None else message,
+              "finish_reason": "stop"}
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [choice],
+                       "usage": usage}).encode()
+
+
+SHAPES = {  # runner, the answer to a = 3 -> what is recorded: (its text, counts), or its error
+    ("openai", "counts that are not whole numbers"): (wire(chat_completion(prompt_tokens=1.5, completion_tokens="x")),
+                                                      ('{"answer": 21}', None, None)),
+    ("openai", "a count past any float"): (wire(chat_completion(completion_tokens=7).replace(b"7", b"1e400")),
+                                           ('{"answer": 21}', None, None)),
+    ("openai", "content parts"): (wire(chat_completion([{"type": "text", "text": "{}"}])), {
+        "type": "APIError", "message": "not a chat completion: choices[0].message.content is a list, not a string"}),
+    ("openai", "a message that is a string"): (wire(chat_completion(message="hi")), {
+        "type": "APIError", "message": "not a chat completion: choices[0].message is a string, not an object"}),
+    ("ollama", "content a number"): (wire(ANSWER.replace(b'"{\\"answer\\": 21}"', b"5")), {
+        "type": "ValidationError", "message": "not Ollama's chat answer: 1 validation error for ChatResponse "
+                                              "message.content Input should be a valid string [type=string_type, "
+                                              "input_value=5, input_type=int]"}),
+    ("ollama", "a list"): (wire(b"[1, 2]"), {
+        "type": "TypeError", "message": "not Ollama's chat answer: ollama._types.ChatResponse() argument after ** "
+                                        "must be a mapping, not list"}),
+}
+
+
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_an_answer_of_an_odd_shape_keeps_what_it_can_and_says_what_is_wrong_in_one_line(tmp_path, case):
+    data, kept = SHAPES[case]
+    odd = odd_one(Reply(wire=data))
+    with Lab(tmp_path, n=6, latency_s=0, responder=odd) as lab, FakeOpenAI(models=["m"], responder=odd) as openai:
+        result = lab.call(*asking(lab, openai, case[0]))
+        [answer] = [r for r in records(lab) if r["id"] == "times7:a=3"]
+    assert result.returncode == EXIT["ok"], result.stderr
+    if isinstance(kept, tuple):
+        assert (answer["text"], answer["prompt_tokens"], answer["completion_tokens"], answer["error"]) == (*kept, None)
+    else:
+        assert (answer["text"], answer["error"]) == (None, kept)

@@ -179,13 +179,18 @@ class OpenAIRunner:
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise APIError(f"not a chat completion: {response.text}") from None
-        usage = body.get("usage") or {}
+        if not isinstance(message, dict):
+            raise APIError(f"not a chat completion: choices[0].message is {_kind(message)}, not an object")
+        if not isinstance(content := message.get("content"), (str, type(None))):
+            raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
+        usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": body.get("model"), "system_fingerprint": body.get("system_fingerprint")}
         if message.get("refusal"):
             extra["refusal"] = message["refusal"]
-        return Completion(text=message.get("content") or "", done_reason=choice.get("finish_reason"),
-                          prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-                          extra=extra)
+        finish = choice.get("finish_reason")
+        return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
+                          prompt_tokens=_count(usage.get("prompt_tokens")),
+                          completion_tokens=_count(usage.get("completion_tokens")), extra=extra)
 
     def _server_message(self, response: httpx.Response) -> str:
         """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes), made one line where an error becomes
@@ -232,6 +237,17 @@ def json_string(max_length: int | None) -> str:
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
+
+
+def _count(value: Any) -> int | None:
+    """A token count as given, or None for what is not a whole number (1.5, "many", 1e400): not reported."""
+    return value if type(value) is int else None
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, as an error names it."""
+    kinds = {bool: "a bool", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return kinds.get(type(value), "null" if value is None else "a string")
 
 
 def _auth(key: str | None) -> dict[str, str]:
