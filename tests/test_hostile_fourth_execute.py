@@ -13,21 +13,31 @@ with the rule it now obeys.
   pydantic error of three lines and a link; now kept, the counts not reported (as for a negative count). An answer of
   the wrong shape (content a list or a number, message a string) is one line saying which field holds what, not
   `AttributeError: 'str' object has no attribute 'get'`; Ollama's, `not Ollama's chat answer: ...` without the link
+- a list of servers of which one answers 5xx: that server's error was the sample's, though another server was there
+  to ask; now a request whose retries at one server failed in a way another try could mend is asked of one it has
+  not tried, its failed attempts kept (`at URL: ...`); the sample's error only when every live server failed it
+- a judge that inherits the model's list of servers: asked the first server only (the pool's `complete`), so one
+  server lost took the run down (`interrupted`) and one answering 5xx gave every answer a scorer error; the judge now
+  asks through the same dispatch as the model (fewest outstanding, failover, a lost server in run.json's history)
 """
 
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab
-from benchrun.testing.ollama_server import Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.answers import odd_one
-from tests.helpers.archives import read_jsonl
+from tests.helpers.answers import listbench_answer, odd_one
+from tests.helpers.archives import read_jsonl, summary_of
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 LIMIT = 100_000
 ANSWER = json.dumps({"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
@@ -163,3 +173,86 @@ def test_an_answer_of_an_odd_shape_keeps_what_it_can_and_says_what_is_wrong_in_o
         assert (answer["text"], answer["prompt_tokens"], answer["completion_tokens"], answer["error"]) == (*kept, None)
     else:
         assert (answer["text"], answer["error"]) == (None, kept)
+
+
+BUSY = Reply(status=503, error="overloaded")
+
+
+def over(tmp_path, servers, *args: str):
+    """A run of the seed's benchmark over a list of `servers`, each asked once (no retries)."""
+    urls = ",".join(server.url for server in servers)
+    return call_benchrun(f"runner.host=[{urls}]", "cache=false", "runner.retries=0", f"outputs={tmp_path / 'outputs'}",
+                         *args, cwd=tmp_path)
+
+
+def test_a_5xx_from_one_server_of_a_list_is_asked_of_another(tmp_path):
+    with FakeOllama(responder=lambda _: BUSY) as busy, FakeOllama(responder=listbench_answer) as well:
+        result = over(tmp_path, [busy, well])
+        busy_chats = sum(r["path"] == "/api/chat" for r in busy.requests)
+    assert result.returncode == EXIT["ok"], result.stderr
+    run_dir = run_dir_of(result.stdout)
+    responses = read_jsonl(run_dir / "responses.jsonl")
+    assert {(r["host"], r["error"]) for r in responses} == {(well.url, None)} and len(responses) == 18
+    moved = [r["failed_attempts"] for r in responses if r["failed_attempts"]]
+    assert busy_chats == len(moved) > 0
+    assert {(a["number"], a["error"]["type"], a["error"]["message"]) for attempts in moved for a in attempts} == {
+        (1, "ResponseError", f"at {busy.url}: HTTP 503: overloaded")}
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+def test_a_sample_every_server_of_a_list_fails_is_its_error_with_each_servers_attempts(tmp_path):
+    with FakeOllama(responder=lambda _: BUSY) as one, FakeOllama(responder=lambda _: BUSY) as two:
+        result = over(tmp_path, [one, two], "task.only=[symbol]", "runner.concurrency=1")
+    assert result.returncode == EXIT["ok"], result.stderr
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert len(responses) == 3
+    for response in responses:
+        first = one if response["host"] == two.url else two
+        assert (response["error"], response["attempts"]) == (
+            {"type": "ResponseError", "message": "HTTP 503: overloaded"}, 2)
+        assert [a["error"]["message"] for a in response["failed_attempts"]] == [
+            f"at {first.url}: HTTP 503: overloaded", "HTTP 503: overloaded"]
+
+
+def judged_over(tmp_path, servers, *args: str):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    return over(tmp_path, servers, "task.path=bench", "judge.model=qwen2.5", *args)
+
+
+MODELS = ["llama3.2", "qwen2.5"]
+GRADES = [("symbol:symb=@", 1, None), ("symbol:symb=$", 1, None), ("symbol:symb=#", 0, None)]
+
+
+def judge_grades(run_dir) -> list[tuple[str, int | None, dict | None]]:
+    return sorted((c["id"], c["value"], c["error"]) for c in read_jsonl(run_dir / "judgements.jsonl"))
+
+
+def test_a_judge_that_inherits_a_list_of_servers_fails_over_from_a_5xx(tmp_path):
+    def busy_judge(req):
+        return BUSY if req.model.startswith("qwen2.5") else answer(req)
+
+    with FakeOllama(models=MODELS, responder=busy_judge) as busy, FakeOllama(models=MODELS, responder=answer) as well:
+        result = judged_over(tmp_path, [busy, well])
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert judge_grades(run_dir_of(result.stdout)) == sorted(GRADES)
+
+
+def test_a_judge_that_inherits_a_list_of_servers_goes_on_when_one_is_lost(tmp_path):
+    def dying_judge(req):
+        if req.model.startswith("qwen2.5"):
+            threading.Thread(target=dying.stop).start()
+            return Reply(drop=True)
+        return answer(req)
+
+    with FakeOllama(models=MODELS, responder=dying_judge) as dying, \
+            FakeOllama(models=MODELS, responder=answer) as well:
+        result = judged_over(tmp_path, [dying, well], "runner.concurrency=1", "runner.backoff_s=0")
+    assert result.returncode == EXIT["ok"], result.stderr
+    run_dir = run_dir_of(result.stdout)
+    assert judge_grades(run_dir) == sorted(GRADES)
+    info = json.loads((run_dir / "run.json").read_text())
+    [lost] = info["history"]
+    assert (info["status"], lost["host_lost"]) == ("completed", dying.url)
+    assert lost["reason"].startswith(f"lost the judge's server {dying.url}: ")
+    assert lost["reason"].endswith("; 1 of 2 servers left")
+    assert summary_of(run_dir)[("symbol", "names")][:2] == (3, 2 / 3)
