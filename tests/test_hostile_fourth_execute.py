@@ -19,6 +19,8 @@ with the rule it now obeys.
 - a judge that inherits the model's list of servers: asked the first server only (the pool's `complete`), so one
   server lost took the run down (`interrupted`) and one answering 5xx gave every answer a scorer error; the judge now
   asks through the same dispatch as the model (fewest outstanding, failover, a lost server in run.json's history)
+- one server listed under two names (`localhost` and `127.0.0.1`): taken as two, so twice `runner.concurrency` went
+  to it and its figures were split in two; now refused before any question, naming the address both reach
 """
 
 from __future__ import annotations
@@ -256,3 +258,17 @@ def test_a_judge_that_inherits_a_list_of_servers_goes_on_when_one_is_lost(tmp_pa
     assert lost["reason"].startswith(f"lost the judge's server {dying.url}: ")
     assert lost["reason"].endswith("; 1 of 2 servers left")
     assert summary_of(run_dir)[("symbol", "names")][:2] == (3, 2 / 3)
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_one_server_listed_under_two_names_is_refused(tmp_path, runner):
+    with FakeOllama(responder=listbench_answer) as ollama, FakeOpenAI(responder=listbench_answer) as openai:
+        server = ollama if runner == "ollama" else openai
+        named = server.url.replace("127.0.0.1", "localhost")
+        key = "runner.host" if runner == "ollama" else "runner.base_url"
+        result = call_benchrun(f"runner={runner}", f"{key}=[{server.url},{named}]", "runner.model=qwen2.5",
+                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        asked = [r for r in server.requests if r["path"] in ("/api/chat", "/v1/chat/completions")]
+    assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: '{named}' is '{server.url}' again (both reach 127.0.0.1 port "
+        f"{server.port}): list each server once\n"), [])

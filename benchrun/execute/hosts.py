@@ -5,12 +5,14 @@ refused unless all serve the model by one digest; each request sent to the live 
 from __future__ import annotations
 
 import asyncio
+import socket
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from benchrun.archive.reader import model_digest, short_digest
 from benchrun.console import output
-from benchrun.core.errors import RunnerError, ServerLost
+from benchrun.core.errors import ConfigError, RunnerError, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
 from benchrun.core.settings import RunnerConfig
@@ -38,6 +40,7 @@ class HostPool:
     async def identify(self) -> dict[str, Any]:
         """Every server identified; refused when their digests differ. The first server's identity, with every
         server's (`hosts`); server versions that differ are warned of."""
+        await self._one_each()
         identities = await asyncio.gather(*(host.runner.identify() for host in self.hosts), return_exceptions=True)
         if failed := next((found for found in identities if isinstance(found, BaseException)), None):
             raise failed  # the first server's refusal, in list order; the others were all heard out
@@ -46,6 +49,25 @@ class HostPool:
         if (versions := _versions(pairs)) is not None:
             output.warning(versions)
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
+
+    async def _one_each(self) -> None:
+        """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address):
+        the same port and path at an address both names resolve to. A name that does not resolve is left to each
+        server's preflight to report."""
+        seen: list[tuple[str, set[str], int | None, str]] = []
+        for host in self.hosts:
+            parts = urlsplit(host.url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            try:
+                found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+            except (socket.gaierror, UnicodeError):
+                continue
+            addresses = {address[4][0] for address in found}
+            for url, known, known_port, path in seen:
+                if (known_port, path) == (port, parts.path) and (shared := addresses & known):
+                    raise ConfigError(f"runner.{self.config.server_key}: '{host.url}' is '{url}' again (both reach "
+                                      f"{min(shared)} port {port}): list each server once", file="config")
+            seen.append((host.url, addresses, port, parts.path))
 
     def request_settings(self) -> dict[str, Any]:
         return self.hosts[0].runner.request_settings()
