@@ -13,9 +13,10 @@ with the rule it now obeys.
   pydantic error of three lines and a link; now kept, the counts not reported (as for a negative count). An answer of
   the wrong shape (content a list or a number, message a string) is one line saying which field holds what, not
   `AttributeError: 'str' object has no attribute 'get'`; Ollama's, `not Ollama's chat answer: ...` without the link
-- a list of servers of which one answers 5xx: that server's error was the sample's, though another server was there
-  to ask; now a request whose retries at one server failed in a way another try could mend is asked of one it has
-  not tried, its failed attempts kept (`at URL: ...`); the sample's error only when every live server failed it
+- a list of servers of which one answers 5xx, or 404 (the model removed from that server alone): that server's error
+  was the sample's (half the samples lost to one node's 404, and no fail-fast, answers coming in between), though
+  another server was there to ask; now a request that failed at one server after its retries there is asked of a
+  live one it has not tried, its failed attempts kept (`at URL: ...`); the sample's error only when every one failed
 - a judge that inherits the model's list of servers: asked the first server only (the pool's `complete`), so one
   server lost took the run down (`interrupted`) and one answering 5xx gave every answer a scorer error; the judge now
   asks through the same dispatch as the model (fewest outstanding, failover, a lost server in run.json's history)
@@ -187,8 +188,12 @@ def over(tmp_path, servers, *args: str):
                          *args, cwd=tmp_path)
 
 
-def test_a_5xx_from_one_server_of_a_list_is_asked_of_another(tmp_path):
-    with FakeOllama(responder=lambda _: BUSY) as busy, FakeOllama(responder=listbench_answer) as well:
+GONE = Reply(status=404, error="model 'llama3.2' not found")
+
+
+@pytest.mark.parametrize("refusal", [BUSY, GONE])
+def test_a_request_one_server_of_a_list_fails_is_asked_of_another(tmp_path, refusal):
+    with FakeOllama(responder=lambda _: refusal) as busy, FakeOllama(responder=listbench_answer) as well:
         result = over(tmp_path, [busy, well])
         busy_chats = sum(r["path"] == "/api/chat" for r in busy.requests)
     assert result.returncode == EXIT["ok"], result.stderr
@@ -198,7 +203,7 @@ def test_a_5xx_from_one_server_of_a_list_is_asked_of_another(tmp_path):
     moved = [r["failed_attempts"] for r in responses if r["failed_attempts"]]
     assert busy_chats == len(moved) > 0
     assert {(a["number"], a["error"]["type"], a["error"]["message"]) for attempts in moved for a in attempts} == {
-        (1, "ResponseError", f"at {busy.url}: HTTP 503: overloaded")}
+        (1, "ResponseError", f"at {busy.url}: HTTP {refusal.status}: {refusal.error}")}
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
 
 

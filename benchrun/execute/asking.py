@@ -28,9 +28,6 @@ class Outcome:
     completion: Completion | None = None
     failures: list[Attempt] = field(default_factory=list)
     error: ErrorInfo | None = None
-    transient: bool = False
-    """Whether the last failure was one another try could mend (a 5xx, a 429, a timeout, a broken answer): another
-    server of a list is asked."""
 
 
 class Asker:
@@ -54,7 +51,6 @@ class Asker:
             raise EngineLost(f"the embedded engine (llama.cpp) {err} while {self.doing} {what}") from err
         except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
             outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
-            outcome.transient = isinstance(err, Retryable)
         return outcome
 
     async def _attempts(self, messages: list[Message], schema: dict[str, Any], seed: int | None,

@@ -115,8 +115,8 @@ def warned(host: str, why: str) -> None:
 class Dispatch:
     """Where the requests of the model (or of the judge: `server` and `doing` name it) go. One server: straight to its
     asker. A list: to the live server with the fewest requests outstanding (at most `concurrency` each); a request
-    whose retries at one server failed in a way another try could mend (a 5xx, a 429, a timeout) is asked of a server
-    it has not tried, its failed attempts kept; a server whose request found it unreachable after its retries is lost
+    that failed at one server (after its retries there: a 5xx, a 4xx such as a model removed from that server alone)
+    is asked of a live server it has not tried, its failed attempts kept; a server whose request found it unreachable after its retries is lost
     (`on_lost` is told), and the request is asked of another; when none is left, ServerLost."""
 
     def __init__(self, runner: Runner, on_lost: Lost = warned, server: str = "the model server",
@@ -155,7 +155,7 @@ class Dispatch:
             finally:
                 await self._release(host)
             tried.add(host)
-            if outcome.transient and any(not h.lost and h not in tried for h in self.hosts):
+            if outcome.completion is None and any(not h.lost and h not in tried for h in self.hosts):
                 failed += [_at(host, attempt) for attempt in outcome.failures]
                 continue
             outcome.failures = _numbered([*failed, *outcome.failures])
