@@ -20,6 +20,9 @@ with the rule it now obeys.
 - a judge that inherits the model's list of servers: asked the first server only (the pool's `complete`), so one
   server lost took the run down (`interrupted`) and one answering 5xx gave every answer a scorer error; the judge now
   asks through the same dispatch as the model (fewest outstanding, failover, a lost server in run.json's history)
+- an answer or a judge's reply whose JSON escapes half a surrogate pair (`{"answer": "\\ud800"}`, ASCII text): the
+  Rust validator of the format check cannot encode the string it holds, and the run crashed (exit 1, `failed`); the one
+  reader of answers' JSON now makes its strings writable (U+FFFD), the text kept as received
 - one server listed under two names (`localhost` and `127.0.0.1`): taken as two, so twice `runner.concurrency` went
   to it and its figures were split in two; now refused before any question, naming the address both reach
 """
@@ -277,3 +280,33 @@ def test_one_server_listed_under_two_names_is_refused(tmp_path, runner):
     assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}: '{named}' is '{server.url}' again (both reach 127.0.0.1 port "
         f"{server.port}): list each server once\n"), [])
+
+
+LONE = '{"verdict": "\\ud800"}'
+"""An answer whose JSON escapes half a surrogate pair: the text is ASCII, the string it holds a lone surrogate."""
+VERDICTS = "- name: v\n  template: 'grade {a}'\n  values:\n    a: [1, 2]\n  reference: [right, right]\n  format: Verdict\n"
+
+
+def test_an_answer_escaping_half_a_surrogate_pair_is_checked_not_a_crash(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": VERDICTS, "custom_response.py": RESPONSE})
+    with FakeOllama(responder=lambda req: LONE if req.prompt == "grade 1" else '{"verdict": "right"}') as server:
+        result = over(tmp_path, [server], "task.path=bench")
+    assert result.returncode == EXIT["ok"], result.stderr
+    run_dir = run_dir_of(result.stdout)
+    assert [(r["id"], r["text"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
+        ("v:a=1", LONE), ("v:a=2", '{"verdict": "right"}')]
+    assert [(s["id"], s["metrics"], s["detail"]) for s in read_jsonl(run_dir / "scores.jsonl")] == [
+        ("v:a=1", {"format_valid": 0}, "verdict: '\ufffd' is not one of ['right', 'wrong']"),
+        ("v:a=1", {"exact_match": 0}, None), ("v:a=2", {"format_valid": 1}, None), ("v:a=2", {"exact_match": 0}, None)]
+
+
+def test_a_judges_reply_escaping_half_a_surrogate_pair_is_its_error_not_a_crash(tmp_path):
+    def lone_judge(req):
+        return '{"verdict": "\\udfff"}' if req.model.startswith("qwen2.5") else answer(req)
+
+    with FakeOllama(models=MODELS, responder=lone_judge) as server:
+        result = judged_over(tmp_path, [server])
+    assert result.returncode == EXIT["ok"], result.stderr
+    error = {"type": "JudgeReplyInvalid", "message": "the judge's reply is not in format Verdict: verdict: '\ufffd' is "
+                                                     "not one of ['right', 'wrong']"}
+    assert judge_grades(run_dir_of(result.stdout)) == [(f"symbol:symb={s}", None, error) for s in "#$@"]
