@@ -226,7 +226,7 @@ def test_a_sample_every_server_of_a_list_fails_is_its_error_with_each_servers_at
 
 def judged_over(tmp_path, servers, *args: str):
     write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
-    return over(tmp_path, servers, "task.path=bench", "judge.model=qwen2.5", *args)
+    return over(tmp_path, servers, "task.path=bench", "judge.model=qwen2.5", "+judge.backoff_s=0", *args)
 
 
 MODELS = ["llama3.2", "qwen2.5"]
