@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 import math
 from numbers import Real
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any, Callable
 from benchrun.compiler.usercode import defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
-from benchrun.core.text import writable
+from benchrun.core.text import NotJSON, json_value, writable
 
 CUSTOM_FILE = "custom_scorer.py"
 Scorer = Callable[[str, Any], Any]
@@ -26,8 +25,8 @@ Metric = int | float
 def answer_of(response: str) -> Any:
     """The `answer` field of a JSON response; the raw text when it is not such an object."""
     try:
-        parsed = json.loads(response)
-    except (json.JSONDecodeError, TypeError):
+        parsed = json_value(response)
+    except (NotJSON, TypeError):
         return response
     return parsed.get("answer", response) if isinstance(parsed, dict) else parsed
 

@@ -5,8 +5,10 @@ Python string) is replaced by U+FFFD where the text enters; and an error message
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import sys
 from html.parser import HTMLParser
 from typing import Any
 
@@ -32,6 +34,45 @@ def writable_data(value: Any) -> Any:
         return {writable(str(key)): writable_data(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [writable_data(item) for item in value]
+    return value
+
+
+NESTED = "nested deeper than Python can follow"
+
+
+class NotJSON(ValueError):
+    """A text Python's JSON reader refuses, and why."""
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of half a UTF-16 surrogate pair, which JSON readers turn into a lone surrogate unless paired."""
+
+
+def json_value(text: str) -> Any:
+    """An answer's text read as JSON, the one way every reader of answers does (the format check, the built-in
+    scorers, the judge's reply): its strings `writable` (a `\\ud800` escape, which the Rust validator cannot encode
+    and no record can hold, is U+FFFD); NotJSON for any text Python refuses: not JSON, nested deeper than it follows,
+    or an integer of more digits than it converts (which is a ValueError of its own, not a JSONDecodeError)."""
+    try:
+        value = json.loads(text)
+        return _writable_strings(value) if "\\u" in text and SURROGATE_ESCAPE.search(text) else value
+    except json.JSONDecodeError as err:
+        raise NotJSON(str(err)) from None
+    except ValueError:
+        raise NotJSON(f"an integer of more than {sys.get_int_max_str_digits():,} digits, more than Python reads") \
+            from None
+    except RecursionError:
+        raise NotJSON(NESTED) from None
+
+
+def _writable_strings(value: Any) -> Any:
+    """Parsed JSON with every string, keys included, `writable` (numbers left as they are, NaN included)."""
+    if isinstance(value, str):
+        return writable(value)
+    if isinstance(value, list):
+        return [_writable_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {writable(key): _writable_strings(item) for key, item in value.items()}
     return value
 
 

@@ -8,14 +8,13 @@ tests/test_format_check.py pins that the two agree.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-NESTED = "nested deeper than Python can follow"
+from benchrun.core.text import NESTED, NotJSON, json_value
 
 
 class FormatCheck:
@@ -28,11 +27,9 @@ class FormatCheck:
     def problem(self, text: str) -> str | None:
         """None when `text` is JSON valid in the format, else what is wrong."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
+            data = json_value(text)
+        except NotJSON as err:
             return f"invalid JSON: {err}"
-        except RecursionError:
-            return f"invalid JSON: {NESTED}"
         return self.data_problem(data)
 
     def data_problem(self, data: Any) -> str | None:

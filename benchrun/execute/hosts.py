@@ -5,14 +5,16 @@ refused unless all serve the model by one digest; each request sent to the live 
 from __future__ import annotations
 
 import asyncio
+import socket
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from benchrun.archive.reader import model_digest, short_digest
 from benchrun.console import output
-from benchrun.core.errors import RunnerError, ServerLost
+from benchrun.core.errors import ConfigError, RunnerError, ServerLost
 from benchrun.core.manifest import Message
-from benchrun.core.records import Attempt, Completion, ErrorInfo
+from benchrun.core.records import Attempt, ErrorInfo
 from benchrun.core.settings import RunnerConfig
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.runners.base import Runner
@@ -38,6 +40,7 @@ class HostPool:
     async def identify(self) -> dict[str, Any]:
         """Every server identified; refused when their digests differ. The first server's identity, with every
         server's (`hosts`); server versions that differ are warned of."""
+        await self._one_each()
         identities = await asyncio.gather(*(host.runner.identify() for host in self.hosts), return_exceptions=True)
         if failed := next((found for found in identities if isinstance(found, BaseException)), None):
             raise failed  # the first server's refusal, in list order; the others were all heard out
@@ -47,14 +50,24 @@ class HostPool:
             output.warning(versions)
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
 
-    async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
-        """One request, of the live server with the fewest outstanding (for a judge that asks the pool itself)."""
-        host = min((h for h in self.hosts if not h.lost), key=lambda h: h.outstanding, default=self.hosts[0])
-        host.outstanding += 1
-        try:
-            return await host.runner.complete(messages, schema, seed)
-        finally:
-            host.outstanding -= 1
+    async def _one_each(self) -> None:
+        """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address):
+        the same port and path at an address both names resolve to. A name that does not resolve is left to each
+        server's preflight to report."""
+        seen: list[tuple[str, set[str], int | None, str]] = []
+        for host in self.hosts:
+            parts = urlsplit(host.url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            try:
+                found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+            except (socket.gaierror, UnicodeError):
+                continue
+            addresses = {address[4][0] for address in found}
+            for url, known, known_port, path in seen:
+                if (known_port, path) == (port, parts.path) and (shared := addresses & known):
+                    raise ConfigError(f"runner.{self.config.server_key}: '{host.url}' is '{url}' again (both reach "
+                                      f"{min(shared)} port {port}): list each server once", file="config")
+            seen.append((host.url, addresses, port, parts.path))
 
     def request_settings(self) -> dict[str, Any]:
         return self.hosts[0].runner.request_settings()
@@ -94,18 +107,26 @@ Lost = Callable[[str, str], None]
 """Told of a server lost mid-run: its URL, and why."""
 
 
-class Dispatch:
-    """Where the executor's requests go. One server: straight to its asker. A list: to the live server with the
-    fewest requests outstanding (at most `concurrency` each); a server whose request found it unreachable after its
-    retries is lost (`on_lost` is told), and the request is asked of another, its failed attempts kept; when none is
-    left, ServerLost."""
+def warned(host: str, why: str) -> None:
+    """A server of the list lost mid-run, on the console."""
+    output.warning(f"{why}; its requests go to the others")
 
-    def __init__(self, runner: Runner, on_lost: Lost):
+
+class Dispatch:
+    """Where the requests of the model (or of the judge: `server` and `doing` name it) go. One server: straight to its
+    asker. A list: to the live server with the fewest requests outstanding (at most `concurrency` each); a request
+    that failed at one server (after its retries there: a 5xx, a 4xx such as a model removed from that server alone)
+    is asked of a live server it has not tried, its failed attempts kept; a server whose request found it unreachable after its retries is lost
+    (`on_lost` is told), and the request is asked of another; when none is left, ServerLost."""
+
+    def __init__(self, runner: Runner, on_lost: Lost = warned, server: str = "the model server",
+                 doing: str = "answering"):
         self.hosts = list(runner.hosts) if isinstance(runner, HostPool) else []
         self.named = bool(self.hosts)
         """Whether responses name the server that answered (a list of servers)."""
-        self._single = None if self.named else Asker(runner)
-        self._askers = {host: Asker(host.runner, f"the server {host.url}") for host in self.hosts}
+        self._single = None if self.named else Asker(runner, server, doing)
+        each = "the server" if server == "the model server" else server
+        self._askers = {host: Asker(host.runner, f"{each} {host.url}", doing) for host in self.hosts}
         self._limit = runner.config.concurrency
         self._on_lost = on_lost
         self._free = asyncio.Condition()
@@ -122,8 +143,9 @@ class Dispatch:
         if self._single is not None:
             return await self._single.ask(messages, schema, seed, what), None
         failed: list[Attempt] = []
+        tried: set[Host] = set()
         while True:
-            host = await self._acquire()
+            host = await self._acquire(tried)
             try:
                 outcome = await self._askers[host].ask(messages, schema, seed, what)
             except ServerLost as err:
@@ -132,15 +154,21 @@ class Dispatch:
                 continue
             finally:
                 await self._release(host)
+            tried.add(host)
+            if outcome.completion is None and any(not h.lost and h not in tried for h in self.hosts):
+                failed += [_at(host, attempt) for attempt in outcome.failures]
+                continue
             outcome.failures = _numbered([*failed, *outcome.failures])
             return outcome, host.url
 
-    async def _acquire(self) -> Host:
+    async def _acquire(self, tried: set[Host]) -> Host:
+        """The live server with the fewest outstanding, of those the request has not tried if any is live."""
         async with self._free:
             while True:
                 live = [host for host in self.hosts if not host.lost]
                 if not live:
                     raise ServerLost(f"lost every server of the list, the last: {self._last_loss}")
+                live = [host for host in live if host not in tried] or live
                 free = [host for host in live if host.outstanding < self._limit]
                 if free:
                     host = min(free, key=lambda h: h.outstanding)

@@ -18,10 +18,12 @@ from benchrun.archive.reader import Run
 from benchrun.compiler.scoring import metrics
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
+from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import Repeat, RunCache
-from benchrun.execute.formatcheck import NESTED, FormatCheck
+from benchrun.execute.formatcheck import FormatCheck
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
+    from benchrun.execute.hosts import Lost
     from benchrun.execute.runners.base import Runner
 
 Key = tuple[str, int, str, int]
@@ -40,11 +42,9 @@ def rubric_chat(spec: JudgeSpec, sample: Sample, response: str) -> list[Message]
 def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
     """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number."""
     try:
-        parsed = json.loads(reply)
-    except ValueError as err:
+        parsed = json_value(reply)
+    except NotJSON as err:
         return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {err}")
-    except RecursionError:
-        return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not JSON: {NESTED}")
     problem = check.data_problem(parsed)
     if problem is not None or not isinstance(parsed, dict):
         said = problem if problem is not None else "not an object"
@@ -73,10 +73,12 @@ def judge_score(of: Mapping[str, Any], spec: JudgeSpec, calls: Iterable[Judgemen
     return ScoreRecord(**of, scorer=spec.name, metrics={spec.name: int(mean) if mean.denominator == 1 else float(mean)})
 
 
-def _asker(runner: Runner) -> Any:
-    from benchrun.execute.asking import Asker
+def _dispatch(runner: Runner, on_lost: Lost | None) -> Any:
+    """Where the judge's requests go: its server, or the live one of its list with the fewest outstanding (a judge
+    that inherits the model's list fails over as the model's requests do)."""
+    from benchrun.execute.hosts import Dispatch, warned
 
-    return Asker(runner, "the judge's server", "judging")
+    return Dispatch(runner, on_lost or warned, "the judge's server", "judging")
 
 
 def archived_calls(run: Run) -> dict[Key, JudgementRecord]:
@@ -86,19 +88,19 @@ def archived_calls(run: Run) -> dict[Key, JudgementRecord]:
 
 class Judge:
     """The judges of one manifest, asking its judge model (`runner`, answers from `cache` where it has them);
-    `archived` holds the calls already in the archive, read again instead of asked. Without a runner (a rescore
-    from the archive alone) a call not archived is that answer's error."""
+    `archived` holds the calls already in the archive, read again instead of asked; `on_lost` is told of a server of
+    its list lost. Without a runner (a rescore from the archive alone) a call not archived is that answer's error."""
 
     def __init__(self, manifest: Manifest, runner: Runner | None, cache: RunCache | None = None,
-                 archived: Mapping[Key, JudgementRecord] | None = None):
+                 archived: Mapping[Key, JudgementRecord] | None = None, on_lost: Lost | None = None):
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.tasks = {task.name: task.judges for task in manifest.tasks}
         self.repeats = manifest.judge.repeats
         self._seed = manifest.judge.runner.options.get("seed")
         self._formats = {name: FormatCheck(spec.format.json_schema) for name, spec in self.specs.items()}
-        self._asker = _asker(runner) if runner else None
+        self._asker = _dispatch(runner, on_lost) if runner else None
         self._cache, self._archived = cache, dict(archived or {})
-        self._slots = asyncio.Semaphore(runner.config.concurrency if runner else 1)
+        self._slots = asyncio.Semaphore(self._asker.width if runner else 1)
 
     def judges_of(self, task: str) -> tuple[str, ...]:
         return self.tasks.get(task, ())
@@ -135,8 +137,8 @@ class Judge:
             return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
         started = time.perf_counter()
         async with self._slots:
-            outcome = await self._asker.ask(messages, spec.format.json_schema, seed,
-                                            f"sample '{sample.id}' with judge '{spec.name}'")
+            outcome, _ = await self._asker.ask(messages, spec.format.json_schema, seed,
+                                               f"sample '{sample.id}' with judge '{spec.name}'")
         seconds, attempts = round(time.perf_counter() - started, 6), len(outcome.failures)
         if outcome.completion is None:
             return JudgementRecord(**of, reply=None, error=outcome.error, seconds=seconds, attempts=attempts)

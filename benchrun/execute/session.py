@@ -21,6 +21,7 @@ from benchrun.core.settings import RUNNERS
 from benchrun.execute.cache import RunCache, Store, model_pin
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader, Grading
+from benchrun.execute.hosts import Lost, warned
 from benchrun.execute.judging import Judge, Key
 from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_runner
@@ -121,7 +122,7 @@ def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: R
         return None
     runner, identity = judged
     writer.judged_by(identity, runner.public_config(), cfg["judge"]["allow_self"])
-    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer), archived)
+    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer), archived, lost_to(writer))
 
 
 def _digest_of(identity: dict[str, Any]) -> str:
@@ -156,9 +157,16 @@ class _Recorder:
                                   [call for grading in gradings for call in grading.new_judgements])
 
     def host_lost(self, host: str, why: str) -> None:
-        """A server of the list lost mid-run: in run.json's history and on the console; the run goes on."""
-        self.writer.host_lost(host, why)
-        output.warning(f"{why}; its requests go to the others")
+        lost_to(self.writer)(host, why)
+
+
+def lost_to(writer: RunWriter) -> Lost:
+    """What is told of a server of a list (the model's or the judge's) lost mid-run: it goes in run.json's history
+    and on the console; the run goes on."""
+    def lost(host: str, why: str) -> None:
+        writer.host_lost(host, why)
+        warned(host, why)
+    return lost
 
 
 def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:

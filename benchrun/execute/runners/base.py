@@ -8,6 +8,7 @@ import socket
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import h11
 import httpx
 
 from benchrun.core.errors import RunnerError
@@ -45,12 +46,30 @@ class Unreachable(Retryable):
     every retry fails this way the run stops as interrupted instead of burning the samples that remain."""
 
 
+class BrokenAnswer(Retryable):
+    """An answer the server began and broke: bytes HTTP does not allow (a bad status line, Content-Length or chunk),
+    or a body cut short or reset. Worth another try; but the server was there, so when the retries are used up it is
+    that sample's error, not a lost server (a server that died mid-answer is found unreachable by the retry)."""
+
+
 def transport_failure(err: Exception) -> Retryable:
-    """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: Unreachable when no
-    connection could be made or it broke before an answer, Retryable for a request that ran out of time."""
+    """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: BrokenAnswer when the
+    HTTP parser refused what the server sent, Unreachable when no connection could be made or it broke before an
+    answer, Retryable for a request that ran out of time."""
     message = str(err) or f"{type(err).__name__}: no answer"
+    if _unparsable(err):
+        return BrokenAnswer(message)
     unreachable = (ConnectionError, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
     return Unreachable(message) if isinstance(err, unreachable) else Retryable(message)
+
+
+def _unparsable(err: BaseException | None) -> bool:
+    """Whether the HTTP parser (h11) refused what the server sent: it answered, but not in HTTP."""
+    while err is not None:
+        if isinstance(err, h11.RemoteProtocolError):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
 
 
 INVALID_REQUEST = re.compile(r"(?i)invalid|validation|input should|not supported|unsupported|unrecognized|"

@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
 
-from benchrun.execute.runners.base import Refused, too_large
+from benchrun.execute.runners.base import BrokenAnswer, Refused, too_large
 
 WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.MAX_WBITS | 16}
 """The content codings httpx decodes (other than identity), as zlib's window bits; httpx passes others through."""
@@ -22,7 +22,7 @@ class Redirected(Refused):
 
 class _Bounded(httpx.AsyncByteStream):
     """A response body, decoded as its Content-Encoding says, that raises TooLarge once more than `limit` bytes
-    have come out."""
+    have come out, and BrokenAnswer when it breaks off (the status line and headers came: the server answered)."""
 
     def __init__(self, stream: httpx.AsyncByteStream, limit: int, codings: list[str]):
         self._stream, self._limit, self._codings = stream, limit, codings
@@ -30,12 +30,15 @@ class _Bounded(httpx.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         read = 0
-        async for chunk in self._stream:
-            for piece in self._decoded(chunk):
-                read += len(piece)
-                if read > self._limit:
-                    raise too_large(self._limit)
-                yield piece
+        try:
+            async for chunk in self._stream:
+                for piece in self._decoded(chunk):
+                    read += len(piece)
+                    if read > self._limit:
+                        raise too_large(self._limit)
+                    yield piece
+        except httpx.TransportError as err:
+            raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
 
     def _decoded(self, chunk: bytes) -> Iterator[bytes]:
         """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""

@@ -14,9 +14,12 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OllamaConfig, http_url
 from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
+    BrokenAnswer,
     Completion,
     Refused,
     Retryable,
+    TooLarge,
+    Unreachable,
     resolvable,
     transient,
     transport_failure,
@@ -78,14 +81,19 @@ class OllamaRunner:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               "(runner.timeout_s)") from None
         except (ConnectionError, httpx.TransportError) as err:
+            if not isinstance(transport_failure(err), Unreachable):
+                raise self._not_ollama(err) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               "`ollama serve`, or point runner.host at a running server") from None
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
-        except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
-            said = " ".join(str(err).splitlines()[:3])  # a pydantic error's first problem, without its link
-            raise RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
-                              f"({type(err).__name__}: {said}); runner.host must name an Ollama server") from None
+        except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
+            raise self._not_ollama(err) from None
+
+    def _not_ollama(self, err: BaseException) -> RunnerError:
+        """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer."""
+        return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
+                           f"({type(err).__name__}: {_said(err)}); runner.host must name an Ollama server")
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}
@@ -96,6 +104,8 @@ class OllamaRunner:
             raise failure(f"HTTP {err.status_code}: {err.error}") from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
+        except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
+            raise Refused(f"not Ollama's chat answer: {_said(err)}") from err
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", extra={}, done_reason=response.done_reason,
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
@@ -111,3 +121,8 @@ class OllamaRunner:
 
     def public_config(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json"), "host": self.host}
+
+
+def _said(err: BaseException) -> str:
+    """What is wrong with an answer, in one line: a pydantic error's first problem, without its link."""
+    return " ".join(str(err).splitlines()[:3])

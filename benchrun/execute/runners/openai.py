@@ -14,9 +14,12 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig, http_url
 from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
+    BrokenAnswer,
     Completion,
     Refused,
     Retryable,
+    TooLarge,
+    Unreachable,
     free_strings,
     resolvable,
     transient,
@@ -87,18 +90,27 @@ class OpenAIRunner:
             raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
                               f"{self.config.timeout_s:g} s (runner.timeout_s)") from None
         except httpx.TransportError as err:
+            if not isinstance(transport_failure(err), Unreachable):
+                raise self._no_list(err) from None
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               "start it, or point runner.base_url at a running server") from None
         except Refused as err:
             raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
+        except (TooLarge, BrokenAnswer) as err:
+            raise self._no_list(err) from None
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
         body = _json(response)
         models = body.get("data") if isinstance(body, dict) else None
         if not isinstance(models, list):
-            raise RunnerError(f"the server at {self.base_url} answered GET /models without a model list; "
-                              "runner.base_url is the API root, usually ending in /v1")
+            raise self._no_list()
         return [m for m in models if isinstance(m, dict)]
+
+    def _no_list(self, err: BaseException | None = None) -> RunnerError:
+        """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""
+        why = f" ({type(err).__name__}: {err})" if err else ""
+        return RunnerError(f"the server at {self.base_url} answered GET /models without a model list{why}; "
+                           "runner.base_url is the API root, usually ending in /v1")
 
     def _preflight_refusal(self, response: httpx.Response) -> str:
         status = response.status_code
@@ -147,7 +159,7 @@ class OpenAIRunner:
             try:
                 probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
                 response = await asyncio.wait_for(probe, self.config.timeout_s)
-            except (Retryable, asyncio.TimeoutError) as err:
+            except (Retryable, TooLarge, asyncio.TimeoutError) as err:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
                                   f"({err or 'no answer'}); runner.structured=json_schema, json_object or none "
                                   "skips it") from None
@@ -167,13 +179,18 @@ class OpenAIRunner:
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise APIError(f"not a chat completion: {response.text}") from None
-        usage = body.get("usage") or {}
+        if not isinstance(message, dict):
+            raise APIError(f"not a chat completion: choices[0].message is {_kind(message)}, not an object")
+        if not isinstance(content := message.get("content"), (str, type(None))):
+            raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
+        usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": body.get("model"), "system_fingerprint": body.get("system_fingerprint")}
         if message.get("refusal"):
             extra["refusal"] = message["refusal"]
-        return Completion(text=message.get("content") or "", done_reason=choice.get("finish_reason"),
-                          prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-                          extra=extra)
+        finish = choice.get("finish_reason")
+        return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
+                          prompt_tokens=_count(usage.get("prompt_tokens")),
+                          completion_tokens=_count(usage.get("completion_tokens")), extra=extra)
 
     def _server_message(self, response: httpx.Response) -> str:
         """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes), made one line where an error becomes
@@ -220,6 +237,17 @@ def json_string(max_length: int | None) -> str:
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
+
+
+def _count(value: Any) -> int | None:
+    """A token count as given, or None for what is not a whole number (1.5, "many", 1e400): not reported."""
+    return value if type(value) is int else None
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, as an error names it."""
+    kinds = {bool: "a bool", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return kinds.get(type(value), "null" if value is None else "a string")
 
 
 def _auth(key: str | None) -> dict[str, str]:
