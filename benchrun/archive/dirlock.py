@@ -27,12 +27,12 @@ PROBE_WAITS_S = (0.0, 0.005, 0.05)
 makes a writer give up."""
 
 
-def own_file(path: Path) -> None:
-    """Refuse to write into a run directory's file that is a symbolic link: its writes would land where it points
-    (a shared archive's `run.lock` -> `~/.bashrc`)."""
+def own_file(path: Path, what: str = "file") -> None:
+    """Refuse to write into a run directory's file (or `what`: folder) that is a symbolic link: its writes would land
+    where it points (a shared archive's `run.lock` -> `~/.bashrc`, `rescores/` -> another run's)."""
     if path.is_symlink():
-        raise ArchiveError(f"a symbolic link (to {os.readlink(path)}), where the run's own file belongs; benchrun "
-                           "never writes through one: put the file itself there", file=str(path))
+        raise ArchiveError(f"a symbolic link (to {os.readlink(path)}), where the run's own {what} belongs; benchrun "
+                           f"never writes through one: put the {what} itself there", file=str(path))
 
 
 def no_link(path: str, flags: int) -> int:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from benchrun.archive.books import Books
-from benchrun.archive.dirlock import DirLock
+from benchrun.archive.dirlock import DirLock, own_file
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.tally import Tally
 from benchrun.archive.writer import RecordFile, environment, now, write_atomic
@@ -163,7 +163,9 @@ def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
 
 
 def claim_dir(parent: Path) -> Path:
-    """A new numbered directory under `parent`, claimed atomically with os.mkdir (taken -> try the next)."""
+    """A new numbered directory under `parent` (the run's own folder, never a link), claimed atomically with os.mkdir
+    (taken -> try the next)."""
+    own_file(parent, "folder")
     parent.mkdir(exist_ok=True)
     taken = [int(p.name) for p in parent.iterdir() if p.name.isdigit()]
     number = max(taken, default=0) + 1
