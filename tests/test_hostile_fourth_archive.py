@@ -5,16 +5,27 @@ each with the rule it now obeys.
   run is named `not compared`, and a compare that compares nothing fails in one line
 - a run's `rescores/` that is a symbolic link: `rescore` wrote its new directory where the link pointed; now refused
   in one line naming it, as for the run's own files
+- a benchmark file that is a named pipe (a values file, tasks.yml): a values file was `missing`, a tasks.yml skipped
+  (its tasks silently not run); a directory where a file belongs likewise (custom_scorer.py skipped, description.txt
+  a traceback-free but wrong `missing`); a values file of 3 GB was read whole (a MemoryError traceback under a memory
+  limit); now each is read by one reader that takes regular files of at most MAX_FILE_BYTES only, in one line
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
+from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.testing.lab import Lab
+from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, make_run
+
+JSONL_TASK = tasks_yml({"name": "add", "template": "what is {a}?", "values_file": "data/add.jsonl"})
 
 
 def audit_call(cwd: Path, *args: str):
@@ -49,3 +60,40 @@ def test_a_rescores_folder_that_is_a_link_is_never_written_through(tmp_path):
         f"benchrun: error: in '{run_dir / 'rescores'}': a symbolic link (to {elsewhere}), where the run's own folder "
         "belongs; benchrun never writes through one: put the folder itself there\n"))
     assert list(elsewhere.iterdir()) == []
+
+
+def _pipe(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+def _huge(path: Path) -> None:
+    with open(path, "wb") as file:
+        file.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing written, nothing read
+
+
+ODD_FILES = {  # what stands where a benchmark file belongs -> how it is refused
+    "a pipe as a values file": ("data/add.jsonl", _pipe, "in 'data/add.jsonl': task 'add': a named pipe (FIFO), "
+                                "where a file belongs: benchrun reads only regular files"),
+    "a pipe as tasks.yml": ("tasks.yml", _pipe, "in 'tasks.yml': a named pipe (FIFO), where a file belongs: benchrun "
+                            "reads only regular files"),
+    "a folder as a values file": ("data/add.jsonl", _folder, "in 'data/add.jsonl': task 'add': a directory, where a "
+                                  "file belongs: benchrun reads only regular files"),
+    "a folder as custom_scorer.py": ("custom_scorer.py", _folder, "in 'custom_scorer.py': a directory, where a file "
+                                     "belongs: benchrun reads only regular files"),
+    "a huge values file": ("data/add.jsonl", _huge, f"in 'data/add.jsonl': task 'add': {MAX_FILE_BYTES + 1:,} bytes, "
+                           f"more than a benchmark's file may hold ({MAX_FILE_BYTES:,} bytes)"),
+}
+
+
+@pytest.mark.parametrize("case", list(ODD_FILES))
+def test_a_benchmark_file_is_a_regular_file_of_bounded_size(tmp_path, case):
+    rel, make, said = ODD_FILES[case]
+    bench = write_bench(tmp_path, {"tasks.yml": JSONL_TASK, "data/add.jsonl": '{"a": 1, "reference": "1"}\n'})
+    (bench / rel).unlink(missing_ok=True)
+    make(bench / rel)
+    result = call_benchrun(f"task.path={bench}", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {said}\n")

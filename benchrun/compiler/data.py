@@ -51,7 +51,7 @@ def data_path(bench: Path, rel: str, named_at: Where) -> Path:
     if Path(rel).is_absolute():
         raise TaskError(f"'{rel}' is an absolute path: name a file inside the benchmark, relative to it", **named_at)
     path = bench / rel
-    if not path.is_file():
+    if not path.exists():
         raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory)", **named_at)
     inside(bench, path)
     return path

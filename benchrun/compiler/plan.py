@@ -14,7 +14,8 @@ from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
 from benchrun.core import secrets
-from benchrun.core.errors import ConfigError, TaskError, reading
+from benchrun.core.errors import ConfigError, TaskError
+from benchrun.core.filebytes import read_bounded
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
     FormatSpec,
@@ -187,8 +188,7 @@ def source_files(bench: Path, data: Iterable[str] = ()) -> tuple[SourceFile, ...
 
 def _source_file(bench: Path, path: Path) -> SourceFile:
     rel = path.relative_to(bench).as_posix()
-    with reading(rel, TaskError):
-        data = path.read_bytes()
+    data = read_bounded(path, rel)
     return SourceFile(path=rel, sha256=sha256_bytes(data), size=len(data))
 
 

@@ -78,7 +78,7 @@ def scorers_in(path: Path, rel: str, probe: bool = True) -> dict[str, Scorer]:
 def custom_scorers(bench: Path) -> dict[str, Scorer]:
     """The functions defined in the benchmark's custom_scorer.py (none if absent)."""
     path = bench / CUSTOM_FILE
-    return scorers_in(path, CUSTOM_FILE) if path.is_file() else {}
+    return scorers_in(path, CUSTOM_FILE) if path.exists() else {}
 
 
 def available(bench: Path) -> dict[str, Scorer]:
