@@ -9,6 +9,8 @@ each with the rule it now obeys.
   (its tasks silently not run); a directory where a file belongs likewise (custom_scorer.py skipped, description.txt
   a traceback-free but wrong `missing`); a values file of 3 GB was read whole (a MemoryError traceback under a memory
   limit); now each is read by one reader that takes regular files of at most MAX_FILE_BYTES only, in one line
+- a signed or keyed URL (`?sig=`, Azure's SAS; `?X-Amz-Signature=`; `?code=`, Azure Functions' key) as runner.host:
+  taken, so the credential was in config.yaml and run.json; now refused as `?api_key=` is
 """
 
 from __future__ import annotations
@@ -97,3 +99,20 @@ def test_a_benchmark_file_is_a_regular_file_of_bounded_size(tmp_path, case):
     make(bench / rel)
     result = call_benchrun(f"task.path={bench}", "dry_run=true", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {said}\n")
+
+
+@pytest.mark.parametrize("query", ["sig=sv2024abcdefabcdefabcdef", "X-Amz-Signature=abcdefabcdefabcdefabcd",
+                                   "code=abcdefabcdefabcdefabcd", "x=1&session=abcdefabcdefabcdefabcd"])
+def test_a_signed_or_keyed_url_is_refused(tmp_path, query):
+    result = call_benchrun(f"runner.host='http://h:11434/?{query}'", "dry_run=true", cwd=tmp_path)
+    name = query.split("&")[-1].split("=")[0]
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner.host: secrets are never taken from the config, where they would be "
+        f"archived (a URL with a credential in its query string: {name}=); put an API key in an environment variable "
+        "and name it with runner.api_key_env, and give URLs without user names or passwords\n"))
+
+
+def test_a_url_query_of_no_credential_is_taken(tmp_path):
+    result = call_benchrun("runner.host='http://h:11434/?api-version=2024-02-01&codec=x'", "dry_run=true",
+                           cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
