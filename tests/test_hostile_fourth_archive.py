@@ -11,10 +11,15 @@ each with the rule it now obeys.
   limit); now each is read by one reader that takes regular files of at most MAX_FILE_BYTES only, in one line
 - a signed or keyed URL (`?sig=`, Azure's SAS; `?X-Amz-Signature=`; `?code=`, Azure Functions' key) as runner.host:
   taken, so the credential was in config.yaml and run.json; now refused as `?api_key=` is
+- `export --text` of a chat task: the prompt alone, the system prompt and the few-shot turns it was asked with
+  nowhere in the rows (a reader of the export could not tell two chats apart); now `system` and `fewshot` columns
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 from pathlib import Path
 
@@ -116,3 +121,20 @@ def test_a_url_query_of_no_credential_is_taken(tmp_path):
     result = call_benchrun("runner.host='http://h:11434/?api-version=2024-02-01&codec=x'", "dry_run=true",
                            cwd=tmp_path)
     assert result.returncode == EXIT["ok"], result.stderr
+
+
+CHAT = tasks_yml({"name": "add", "template": "what is {a}?", "values": {"a": [1]}, "reference": ["1"],
+                  "system": "=1+1 answer briefly", "fewshot": [{"user": "what is 0?", "assistant": '{"answer": "0"}'}]})
+
+
+def test_export_text_holds_the_chat_asked(tmp_path):
+    bench = write_bench(tmp_path, {"tasks.yml": CHAT})
+    run_dir = make_run(tmp_path, f"task.path={bench}")
+    result = audit_call(tmp_path, "export", str(run_dir), "--text", "--format", "jsonl")
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["system"], r["fewshot"], r["prompt"]) for r in rows] == [
+        ("=1+1 answer briefly", [{"assistant": '{"answer": "0"}', "user": "what is 0?"}], "what is 1?")] * 2
+    result = audit_call(tmp_path, "export", str(run_dir), "--text")
+    header, first = list(csv.reader(io.StringIO(result.stdout)))[:2]
+    assert dict(zip(header, first))["system"] == "'=1+1 answer briefly"
+    assert json.loads(dict(zip(header, first))["fewshot"]) == rows[0]["fewshot"]
