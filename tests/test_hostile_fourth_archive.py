@@ -13,6 +13,8 @@ each with the rule it now obeys.
   taken, so the credential was in config.yaml and run.json; now refused as `?api_key=` is
 - `export --text` of a chat task: the prompt alone, the system prompt and the few-shot turns it was asked with
   nowhere in the rows (a reader of the export could not tell two chats apart); now `system` and `fewshot` columns
+
+And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import pytest
 from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
 from benchrun.core.filebytes import MAX_FILE_BYTES
-from benchrun.testing.lab import Lab
+from benchrun.testing.lab import Lab, half_right
+from benchrun.testing.ollama_server import Reply
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, make_run
 
@@ -138,3 +141,33 @@ def test_export_text_holds_the_chat_asked(tmp_path):
     header, first = list(csv.reader(io.StringIO(result.stdout)))[:2]
     assert dict(zip(header, first))["system"] == "'=1+1 answer briefly"
     assert json.loads(dict(zip(header, first))["fewshot"]) == rows[0]["fewshot"]
+
+
+class FailsOdd:
+    """HTTP 400 for odd A until `fixed`, then half_right."""
+
+    def __init__(self) -> None:
+        self.fixed = False
+
+    def __call__(self, req):
+        if not self.fixed and int(req.prompt.split()[4]) % 2:
+            return Reply(status=400, error="no")
+        return half_right(req)
+
+
+def test_retry_into_a_directory_it_cannot_take_names_into(tmp_path):
+    responder = FailsOdd()
+    with Lab(tmp_path, n=4, responder=responder) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [parent] = lab.run_dirs()
+        responder.fixed = True
+        (tmp_path / "afile").write_text("x")
+        into_file = lab.call("retry", str(parent), "--into", "afile", module="benchrun.audit")
+        into_run = lab.call("retry", str(parent), "--into", str(parent), module="benchrun.audit")
+    run_id = load_run(parent).id
+    assert [(r.returncode, r.stderr) for r in (into_file, into_run)] == [
+        (EXIT["usage"], "benchrun: error: afile is not a directory; nothing was changed; pick a new directory "
+                        "(--into DIR)\n"),
+        (EXIT["usage"], f"benchrun: error: {parent} already holds run {run_id} (completed_with_errors); nothing was "
+                        "changed; pick a new directory (--into DIR)\n")]
+    assert (tmp_path / "afile").read_text() == "x"
