@@ -13,6 +13,11 @@ each with the rule it now obeys.
   taken, so the credential was in config.yaml and run.json; now refused as `?api_key=` is
 - `export --text` of a chat task: the prompt alone, the system prompt and the few-shot turns it was asked with
   nowhere in the rows (a reader of the export could not tell two chats apart); now `system` and `fewshot` columns
+- an archive's file that is a named pipe (a shared archive, a hostile one): `verify` of a run whose run.json is one,
+  and `export` or `compare` of one whose manifest.json is one, waited for ever; `list` left such a run out; verify
+  called a pipe `missing`; a run.lock that is one was `illegal seek` naming nothing; a `rescores` that is a file
+  `file exists`; now the archive's reader reads only regular files, and a writer writes only into them (one line
+  naming the file, exit 4)
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -33,7 +38,7 @@ from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from tests.helpers.benchfiles import tasks_yml, write_bench
-from tests.helpers.commands import call_benchrun, make_run
+from tests.helpers.commands import audit, call_benchrun, make_run
 
 JSONL_TASK = tasks_yml({"name": "add", "template": "what is {a}?", "values_file": "data/add.jsonl"})
 
@@ -171,3 +176,60 @@ def test_retry_into_a_directory_it_cannot_take_names_into(tmp_path):
         (EXIT["usage"], f"benchrun: error: {parent} already holds run {run_id} (completed_with_errors); nothing was "
                         "changed; pick a new directory (--into DIR)\n")]
     assert (tmp_path / "afile").read_text() == "x"
+
+
+def _fifo_in_place(run_dir: Path, name: str) -> Path:
+    (run_dir / name).unlink()
+    os.mkfifo(run_dir / name)
+    return run_dir / name
+
+
+PIPED = {  # file made a named pipe -> command, and what it says
+    "run.json, verify": ("run.json", ("verify",), "a named pipe (FIFO), where a file belongs: benchrun reads only "
+                                                  "regular files"),
+    "manifest.json, export": ("manifest.json", ("export",), "a named pipe (FIFO), where a file belongs: benchrun "
+                                                            "reads only regular files"),
+    "run.lock, rescore": ("run.lock", ("rescore",), "a named pipe (FIFO), where the run's own file belongs; benchrun "
+                                                    "writes only into its own files"),
+}
+
+
+@pytest.mark.parametrize("case", list(PIPED))
+def test_an_archive_file_that_is_a_pipe_is_one_line(tmp_path, case):
+    name, command, said = PIPED[case]
+    with Lab(tmp_path, n=2) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    pipe = _fifo_in_place(run_dir, name)
+    result = audit(tmp_path, *command, str(run_dir))  # a process of its own: were it to wait on the pipe, it times out
+    assert (result.returncode, result.stderr) == (EXIT["archive"], f"benchrun: error: in '{pipe}': {said}\n")
+
+
+def test_verify_names_a_pipe_where_a_record_file_was_and_list_keeps_the_run(tmp_path):
+    with Lab(tmp_path, n=2) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    info = load_run(run_dir).info
+    _fifo_in_place(run_dir, "scores.jsonl")
+    result = audit_call(tmp_path, "verify", str(run_dir))
+    assert result.returncode == EXIT["not_intact"]
+    assert [line for line in result.stdout.splitlines() if line.startswith("FAIL")] == [
+        f"FAIL  scores.jsonl: a named pipe (FIFO) in its place ({info.files['scores.jsonl'].lines} lines, "
+        f"{info.files['scores.jsonl'].size} bytes when the run finished)"]
+    _fifo_in_place(run_dir, "run.json")
+    listed = audit_call(tmp_path, "list", str(tmp_path / "outputs"), "--json")
+    assert [(run["status"], run["reason"]) for run in json.loads(listed.stdout)] == [
+        ("unreadable", f"in '{run_dir / 'run.json'}': a named pipe (FIFO), where a file belongs: benchrun reads only "
+                       "regular files")]
+
+
+def test_a_rescores_that_is_a_file_is_one_line(tmp_path):
+    with Lab(tmp_path, n=2) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    (run_dir / "rescores").write_text("mine")
+    result = audit_call(tmp_path, "rescore", str(run_dir))
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir / 'rescores'}': a file, where the run's own folder belongs; benchrun writes "
+        "only into its own folders\n"))
+    assert (run_dir / "rescores").read_text() == "mine"

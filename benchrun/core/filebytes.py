@@ -1,6 +1,6 @@
-"""Reading a file a user brings (a benchmark's tasks.yml, data files, custom_*.py) whole: a regular file only (a
-directory, a pipe or a device where a file belongs is refused, never waited on or read for ever), at most
-MAX_FILE_BYTES, UTF-8 text."""
+"""Reading a file whole that a user brings (a benchmark's tasks.yml, data files, custom_*.py: at most MAX_FILE_BYTES,
+UTF-8 text) or that an archive holds: a regular file only (a directory, a pipe or a device where a file belongs is
+refused, never waited on or read for ever)."""
 
 from __future__ import annotations
 
@@ -22,20 +22,21 @@ def not_a_file(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, **where: str) -> bytes:
+def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,
+                 **where: str) -> bytes:
     """The bytes of the regular file `path` (named `rel` in errors), refused when it is none or holds more than
-    MAX_FILE_BYTES."""
+    `limit` bytes (None: an archive's own file, as large as its run made it)."""
     with reading(rel, error, **where):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opened so does not wait for a writer
         info = os.fstat(fd)
         kind = not_a_file(info.st_mode)
-        if kind is not None or info.st_size > MAX_FILE_BYTES:
+        if kind is not None or (limit is not None and info.st_size > limit):
             os.close(fd)
             raise error(f"{kind}, where a file belongs: benchrun reads only regular files" if kind else
                         _too_large(info.st_size), file=rel, **where)
         with os.fdopen(fd, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)  # a file that grew since
-    if len(data) > MAX_FILE_BYTES:
+            data = file.read(-1 if limit is None else limit + 1)  # + 1: a file that grew since
+    if limit is not None and len(data) > limit:
         raise error(_too_large(len(data)), file=rel, **where)
     return data
 
