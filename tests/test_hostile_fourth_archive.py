@@ -18,6 +18,9 @@ each with the rule it now obeys.
   called a pipe `missing`; a run.lock that is one was `illegal seek` naming nothing; a `rescores` that is a file
   `file exists`; now the archive's reader reads only regular files, and a writer writes only into them (one line
   naming the file, exit 4)
+- a score line edited to hold 1e308, NaN or an integer of 147 digits (values no scorer can give): `rescore` an
+  OverflowError traceback, `compare` a mean of 3.3e307 and an interval of nan; now the record reader refuses the line
+  as the scorer boundary refuses the value, in one line naming it
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -28,6 +31,7 @@ import csv
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -233,3 +237,19 @@ def test_a_rescores_that_is_a_file_is_one_line(tmp_path):
         f"benchrun: error: in '{run_dir / 'rescores'}': a file, where the run's own folder belongs; benchrun writes "
         "only into its own folders\n"))
     assert (run_dir / "rescores").read_text() == "mine"
+
+
+@pytest.mark.parametrize("value, shown", [("1e308", "1e+308"), ("NaN", "nan"), ("1" + "0" * 146, "an integer of 147 digits")])
+def test_a_score_line_holding_what_no_scorer_can_give_is_refused_where_read(tmp_path, value, shown):
+    with Lab(tmp_path, n=2) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    scores = run_dir / "scores.jsonl"
+    lines = scores.read_text().splitlines(keepends=True)
+    lines[1] = re.sub(r'"times7":\s*\d+', f'"times7": {value}', lines[1])
+    scores.write_text("".join(lines))
+    said = (f"benchrun: error: in '{scores}': line 2: not a valid record: metrics.times7: Value error, a metric's value "
+            f"is a finite number of magnitude at most 1e+100, not {shown}\n")
+    for command in ("rescore", "export"):
+        result = audit_call(tmp_path, command, str(run_dir))
+        assert (result.returncode, result.stderr) == (EXIT["archive"], said)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import math
 from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
@@ -16,6 +15,7 @@ from typing import Any, Callable
 from benchrun.compiler.usercode import defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
+from benchrun.core.records import MAX_METRIC, in_bounds
 from benchrun.core.text import writable
 
 CUSTOM_FILE = "custom_scorer.py"
@@ -108,9 +108,6 @@ def check_signature(name: str, fn: Scorer, file: str) -> None:
         pass
 
 
-MAX_METRIC = 1e100
-"""The largest magnitude a metric's value may have: its square, summed over a million samples and a thousand
-repeats for the standard error, stays a finite float."""
 MAX_METRICS, MAX_NAME = 256, 200
 """How many metrics one scorer result may give, and how long a metric's name may be."""
 
@@ -137,17 +134,11 @@ def _metric(name: str, value: Any) -> Metric:
         value = value.item()
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, Real) and _bounded(value):
+    if isinstance(value, Real) and in_bounds(value):
         return value if isinstance(value, int) else float(value)
     raise TypeError(f"scorer result {name} must be a finite number of magnitude at most {MAX_METRIC:g}, or a bool; "
                     f"got {_shown(value)}")
 
-
-def _bounded(value: Real) -> bool:
-    try:
-        return math.isfinite(value) and abs(value) <= MAX_METRIC
-    except OverflowError:  # an int beyond any float
-        return False
 
 
 def _shown(value: Any) -> str:
