@@ -21,6 +21,8 @@ each with the rule it now obeys.
 - a score line edited to hold 1e308, NaN or an integer of 147 digits (values no scorer can give): `rescore` an
   OverflowError traceback, `compare` a mean of 3.3e307 and an interval of nan; now the record reader refuses the line
   as the scorer boundary refuses the value, in one line naming it
+- a data file whose name holds the API key (`values_file: data/<key>.jsonl`): refused, but as held by `a judge` in a
+  benchmark with none; now named by what holds it, the file's position among the manifest's files
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -43,6 +45,7 @@ from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import audit, call_benchrun, make_run
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 
 JSONL_TASK = tasks_yml({"name": "add", "template": "what is {a}?", "values_file": "data/add.jsonl"})
 
@@ -253,3 +256,22 @@ def test_a_score_line_holding_what_no_scorer_can_give_is_refused_where_read(tmp_
     for command in ("rescore", "export"):
         result = audit_call(tmp_path, command, str(run_dir))
         assert (result.returncode, result.stderr) == (EXIT["archive"], said)
+
+
+KEY = "sk-test-0123456789abcdef"
+
+
+@pytest.mark.parametrize("where", ["a data file's name", "a judge's rubric"])
+def test_the_api_key_in_a_benchmark_is_refused_naming_what_holds_it(tmp_path, where):
+    if where == "a data file's name":
+        files = {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values_file": f"data/{KEY}.jsonl"}),
+                 f"data/{KEY}.jsonl": '{"a": 1, "reference": "1"}\n'}
+        holder, extra = "the name of file 2 of the benchmark (as the manifest lists them)", []
+    else:
+        files = {"tasks.yml": TASKS, "custom_response.py": RESPONSE, "judges.yml": JUDGES.replace("Question:", KEY)}
+        holder, extra = "judge 1", ["judge.model=j"]
+    bench = write_bench(tmp_path, files)
+    result = call_benchrun(f"task.path={bench}", "dry_run=true", *extra, cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {holder} holds the value of $OPENAI_API_KEY, which the manifest would keep as written; "
+        "take the key out of the benchmark\n"))

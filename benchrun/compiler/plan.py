@@ -91,7 +91,8 @@ def refuse_keys(manifest: Manifest) -> None:
 
 
 def _holder(manifest: Manifest) -> str:
-    """Which task, sample or judge holds the key, by position (its name or id may hold the key itself)."""
+    """Which task, sample, judge or data file's name holds the key, by position (its name or id may hold the key
+    itself)."""
     tasks = {task.name: i for i, task in enumerate(manifest.tasks, 1)}
     for name, i in tasks.items():
         if secrets.environment_key(manifest.task(name).model_dump_json()):
@@ -101,7 +102,10 @@ def _holder(manifest: Manifest) -> str:
         seen[sample.task] = seen.get(sample.task, 0) + 1
         if secrets.environment_key(sample.model_dump_json()):
             return f"sample {seen[sample.task]} of task {tasks[sample.task]}"
-    return "a judge"
+    parts = [(f"judge {i}", judge.model_dump_json()) for i, judge in enumerate(manifest.judges, 1)]
+    parts += [(f"the name of file {i} of the benchmark (as the manifest lists them)", file.path)
+              for i, file in enumerate(manifest.files, 1)]
+    return next((where for where, text in parts if secrets.environment_key(text)), "the benchmark's config")
 
 
 def check_sample_count(specs: list[TaskSpec], limits: grid.Limits) -> None:
