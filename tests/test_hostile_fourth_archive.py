@@ -38,12 +38,13 @@ from pathlib import Path
 
 import pytest
 
+from benchrun import compile
 from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
-from tests.helpers.benchfiles import tasks_yml, write_bench
+from tests.helpers.benchfiles import config, tasks_yml, write_bench
 from tests.helpers.commands import audit, call_benchrun, make_run
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 
@@ -275,3 +276,16 @@ def test_the_api_key_in_a_benchmark_is_refused_naming_what_holds_it(tmp_path, wh
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: {holder} holds the value of $OPENAI_API_KEY, which the manifest would keep as written; "
         "take the key out of the benchmark\n"))
+
+
+def test_files_saved_with_windows_line_ends_ask_what_they_ask_on_linux(tmp_path):
+    """The one reader of benchmark files reads line ends as Python's text files do (the reader before it did)."""
+    files = {"tasks/add/template.txt": "what is\r\n{a}?\r\n", "tasks/add/values.csv": "a,reference\r\n2,2\r\n",
+             "tasks/add/info.yml": "description: \"one\r\n\r\n  two\"\r\n"}
+    bench = tmp_path / "bench"
+    for rel, text in files.items():
+        (bench / rel).parent.mkdir(parents=True, exist_ok=True)
+        (bench / rel).write_bytes(text.encode())
+    manifest = compile(config(bench))
+    assert ([s.prompt for s in manifest.samples], manifest.tasks[0].template, manifest.tasks[0].description) == (
+        ["what is\n2?"], "what is\n{a}?", "one\ntwo")

@@ -46,8 +46,10 @@ def _too_large(size: int) -> str:
 
 
 def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False, **where: str) -> str:
-    """The text of `path` (read_bounded), UTF-8 (with `bom`, a byte-order mark first is dropped)."""
+    """The text of `path` (read_bounded), UTF-8 (with `bom`, a byte-order mark first is dropped), its line ends read
+    as Python's text files read them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux)."""
     try:
-        return read_bounded(path, rel, error, **where).decode("utf-8-sig" if bom else "utf-8")
+        text = read_bounded(path, rel, error, **where).decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
         raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
