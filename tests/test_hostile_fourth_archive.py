@@ -23,6 +23,9 @@ each with the rule it now obeys.
   as the scorer boundary refuses the value, in one line naming it
 - a data file whose name holds the API key (`values_file: data/<key>.jsonl`): refused, but as held by `a judge` in a
   benchmark with none; now named by what holds it, the file's position among the manifest's files
+- `merge --into` the shards' own sweep directory (or a run with hydra.run.dir there): the run was written beside the
+  jobs, and the sweep directory then stood for that run, never again for its jobs (`compare SWEEP`: `needs at least two
+  runs (got 1)`); now refused in one line, nothing written
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -39,7 +42,7 @@ from pathlib import Path
 import pytest
 
 from benchrun import compile
-from benchrun.archive.reader import load_run
+from benchrun.archive.reader import expand_runs, load_run
 from benchrun.core.errors import EXIT
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.testing.lab import Lab, half_right
@@ -289,3 +292,15 @@ def test_files_saved_with_windows_line_ends_ask_what_they_ask_on_linux(tmp_path)
     manifest = compile(config(bench))
     assert ([s.prompt for s in manifest.samples], manifest.tasks[0].template, manifest.tasks[0].description) == (
         ["what is\n2?"], "what is\n{a}?", "one\ntwo")
+
+
+def test_a_run_is_never_made_in_a_sweep_directory(tmp_path):
+    sweep = make_run(tmp_path, "shards=2", multirun=True)
+    before = sorted(p.name for p in sweep.iterdir())
+    jobs = [str(job) for job in sorted(sweep.glob("*_shard-*"))]
+    merged = audit_call(tmp_path, "merge", *jobs, "--into", str(sweep))
+    assert (merged.returncode, merged.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {sweep} holds a sweep (its jobs' runs), which a run made there would hide; nothing was "
+        "changed; pick a new directory (--into DIR)\n"))
+    assert sorted(p.name for p in sweep.iterdir()) == before
+    assert [run.path for run in expand_runs(sweep)] == [Path(job) for job in jobs]

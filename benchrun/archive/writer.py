@@ -37,6 +37,7 @@ from benchrun.core.layout import (
     SCORES,
     SEAL,
     SUMMARY,
+    SWEEP_FILE,
     UNFINISHED,
     Status,
 )
@@ -180,6 +181,12 @@ class RecordFile:
 
 def holds_run(run_dir: Path) -> bool:
     return any((run_dir / name).exists() for name in RUN_FILES)
+
+
+def holds_sweep(folder: Path) -> bool:
+    """Whether `folder` is a sweep's directory: its sweep.json, or a job's run in a folder of it."""
+    return (folder / SWEEP_FILE).exists() or (folder.is_dir() and any(
+        holds_run(job) for job in folder.iterdir() if job.is_dir() and not job.name.startswith(".")))
 
 
 class RunWriter:
@@ -379,7 +386,12 @@ def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
     """Why no run can start in `run_dir` (it is not a directory, or it holds a run), or None when one can."""
     if run_dir.exists() and not run_dir.is_dir():
         return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
-    return taken(run_dir, chosen_by) if holds_run(run_dir) else None
+    if holds_run(run_dir):
+        return taken(run_dir, chosen_by)
+    if holds_sweep(run_dir):  # a run there would stand for the sweep in place of its jobs (benchrun.archive.reader)
+        return (f"{run_dir} holds a sweep (its jobs' runs), which a run made there would hide; nothing was changed; "
+                f"pick a new directory ({chosen_by})")
+    return None
 
 
 def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
