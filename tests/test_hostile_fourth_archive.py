@@ -8,7 +8,8 @@ each with the rule it now obeys.
 - a benchmark file that is a named pipe (a values file, tasks.yml): a values file was `missing`, a tasks.yml skipped
   (its tasks silently not run); a directory where a file belongs likewise (custom_scorer.py skipped, description.txt
   a traceback-free but wrong `missing`); a values file of 3 GB was read whole (a MemoryError traceback under a memory
-  limit); now each is read by one reader that takes regular files of at most MAX_FILE_BYTES only, in one line
+  limit); now each is read by one reader that takes regular files of at most MAX_FILE_BYTES only, in one line (and
+  `rescore --scorers FILE` that is a pipe or a folder, which was `no such scorer file`)
 - a signed or keyed URL (`?sig=`, Azure's SAS; `?X-Amz-Signature=`; `?code=`, Azure Functions' key) as runner.host:
   taken, so the credential was in config.yaml and run.json; now refused as `?api_key=` is
 - `export --text` of a chat task: the prompt alone, the system prompt and the few-shot turns it was asked with
@@ -304,3 +305,15 @@ def test_a_run_is_never_made_in_a_sweep_directory(tmp_path):
         "changed; pick a new directory (--into DIR)\n"))
     assert sorted(p.name for p in sweep.iterdir()) == before
     assert [run.path for run in expand_runs(sweep)] == [Path(job) for job in jobs]
+
+
+def test_rescore_scorers_that_are_a_pipe_is_one_line(tmp_path):
+    with Lab(tmp_path, n=2) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    _pipe(tmp_path / "mine.py")
+    result = audit_call(tmp_path, "rescore", str(run_dir), "--scorers", "mine.py")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'mine.py': a named pipe (FIFO), where a file belongs: benchrun reads only regular "
+        "files\n"))
+    assert not (run_dir / "rescores").exists()

@@ -45,6 +45,7 @@ from benchrun.audit.rescored import (
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
+from benchrun.core.filebytes import read_bounded
 from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
@@ -128,14 +129,14 @@ def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
         hint = "add --only to score with FILE.py's alone" if with_file else "give them with --scorers FILE.py --only"
         raise BenchrunError(f"cannot find the run's benchmark ({err}); {hint}", file=str(run.path)) from None
     file = bench / CUSTOM_FILE
-    return {**_builtins(), **(load_scorers(file) if file.is_file() else {})}
+    return {**_builtins(), **(load_scorers(file) if file.exists() else {})}
 
 
 def load_scorers(file: Path) -> Loaded:
     """The public functions defined in `file`."""
-    if not file.is_file():
+    if not file.exists():
         raise BenchrunError("no such scorer file", file=str(file))
-    digest, origin = sha256_bytes(file.read_bytes()), str(file.resolve())
+    digest, origin = sha256_bytes(read_bounded(file, str(file))), str(file.resolve())
     return {name: (fn, origin, digest) for name, fn in scorers_in(file, str(file)).items()}
 
 
