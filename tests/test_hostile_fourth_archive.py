@@ -27,6 +27,8 @@ each with the rule it now obeys.
 - `merge --into` the shards' own sweep directory (or a run with hydra.run.dir there): the run was written beside the
   jobs, and the sweep directory then stood for that run, never again for its jobs (`compare SWEEP`: `needs at least two
   runs (got 1)`); now refused in one line, nothing written
+- `export --output /` or `report --output ''`: a ValueError traceback (a path with no name to put the temporary file
+  beside); now `is a directory writing /`, as for any directory
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -48,6 +50,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
+from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import config, tasks_yml, write_bench
 from tests.helpers.commands import audit, call_benchrun, make_run
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
@@ -317,3 +320,11 @@ def test_rescore_scorers_that_are_a_pipe_is_one_line(tmp_path):
         "benchrun: error: in 'mine.py': a named pipe (FIFO), where a file belongs: benchrun reads only regular "
         "files\n"))
     assert not (run_dir / "rescores").exists()
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+@pytest.mark.parametrize("target, named", [("/", "/"), ("", ".")])
+def test_an_output_with_no_name_is_a_directory(tmp_path, command, target, named):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    result = audit_call(tmp_path, command, str(run_dir), "--output", target)
+    assert (result.returncode, result.stderr) == (EXIT["archive"], f"benchrun: error: is a directory writing {named}\n")

@@ -102,10 +102,10 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
     if follow:
         named = Path(os.path.realpath(path)) if path.is_symlink() else path
         path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with writing(path):
-        if path.is_dir():
+        if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         if follow and path.exists() and not path.is_file():
             with open(path, mode, **options) as handle:
                 yield handle
