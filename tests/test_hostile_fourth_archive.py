@@ -29,6 +29,8 @@ each with the rule it now obeys.
   runs (got 1)`); now refused in one line, nothing written
 - `export --output /` or `report --output ''`: a ValueError traceback (a path with no name to put the temporary file
   beside); now `is a directory writing /`, as for any directory
+- `retry` beside a parent whose `<run>.retry1` is a symbolic link (to another folder): the retry's run was written
+  where it pointed; now a name that anything holds (a file, a folder, a link) is passed over for the next
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -328,3 +330,19 @@ def test_an_output_with_no_name_is_a_directory(tmp_path, command, target, named)
     run_dir = synthetic_run(tmp_path / "run", [1, 0])
     result = audit_call(tmp_path, command, str(run_dir), "--output", target)
     assert (result.returncode, result.stderr) == (EXIT["archive"], f"benchrun: error: is a directory writing {named}\n")
+
+
+def test_retry_passes_over_a_name_beside_the_parent_that_something_holds(tmp_path):
+    responder = FailsOdd()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with Lab(tmp_path, n=4, responder=responder) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [parent] = lab.run_dirs()
+        responder.fixed = True
+        parent.with_name(parent.name + ".retry1").symlink_to(elsewhere)
+        parent.with_name(parent.name + ".retry2").write_text("mine")
+        result = lab.call("retry", str(parent), module="benchrun.audit")
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert f"run directory: {parent}.retry3\n" in result.stdout
+    assert list(elsewhere.iterdir()) == [] and parent.with_name(parent.name + ".retry2").read_text() == "mine"
