@@ -10,8 +10,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.archive.writer import holds_sweep, refusal
 from benchrun.compose import takeback
 from benchrun.compose.config import checked_outputs
 from benchrun.console import output

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from benchrun.compiler.usercode import defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
-from benchrun.core.records import MAX_METRIC, in_bounds
+from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.text import writable
 
 CUSTOM_FILE = "custom_scorer.py"

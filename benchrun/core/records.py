@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
@@ -11,35 +10,13 @@ from pydantic import AfterValidator, Field
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
+from benchrun.core.metricvalue import MetricValue
 from benchrun.core.secrets import SECRETS
 from benchrun.core.shards import Shard
 from benchrun.core.text import one_line
 
 RECORD_VERSION = 1
 Number = int | float
-MAX_METRIC = 1e100
-"""The largest magnitude a metric's value may have: its square, summed over a million samples and a thousand
-repeats for the standard error, stays a finite float."""
-
-
-def in_bounds(value: Number) -> bool:
-    """Whether `value` is finite and of magnitude at most MAX_METRIC."""
-    try:
-        return math.isfinite(value) and abs(value) <= MAX_METRIC
-    except OverflowError:  # an int beyond any float
-        return False
-
-
-def _bounded(value: Number) -> Number:
-    if not in_bounds(value):
-        shown = str(value) if len(str(value)) <= 40 else f"an integer of {len(str(value)):,} digits"
-        raise ValueError(f"a metric's value is a finite number of magnitude at most {MAX_METRIC:g}, not {shown}")
-    return value
-
-
-MetricValue = Annotated[Number, AfterValidator(_bounded)]
-"""A metric's value as scores.jsonl may hold it: what a scorer may give (benchrun.compiler.scoring.metrics), so a
-line edited to hold 1e308 or NaN is an invalid record where it is read, not an overflow in the statistics."""
 
 
 def _kept(text: str) -> str:
