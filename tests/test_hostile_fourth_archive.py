@@ -31,6 +31,9 @@ each with the rule it now obeys.
   beside); now `is a directory writing /`, as for any directory
 - `retry` beside a parent whose `<run>.retry1` is a symbolic link (to another folder): the retry's run was written
   where it pointed; now a name that anything holds (a file, a folder, a link) is passed over for the next
+- a 1 KB tasks.yml whose 20 tasks name one 18 MB values file (500,000 records): the file was parsed 20 times, 70 s and
+  1.2 GB before task.max_samples refused it (200 tasks: out of memory); now a data file is parsed once per compile
+  however many tasks name it (6 s, 0.27 GB)
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -346,3 +349,19 @@ def test_retry_passes_over_a_name_beside_the_parent_that_something_holds(tmp_pat
     assert result.returncode == EXIT["ok"], result.stderr
     assert f"run directory: {parent}.retry3\n" in result.stdout
     assert list(elsewhere.iterdir()) == [] and parent.with_name(parent.name + ".retry2").read_text() == "mine"
+
+
+def test_a_data_file_many_tasks_name_is_parsed_once(tmp_path, monkeypatch):
+    from benchrun.compiler import data
+    parsed = []
+    real = data.read_jsonl
+    monkeypatch.setattr(data, "read_jsonl", lambda path, *rest: parsed.append(path.name) or real(path, *rest))
+    tasks = [{"name": f"t{i}", "template": "x {a}", "values_file": "data/v.jsonl",
+              "fewshot": {"file": "data/s.jsonl", "n": 1}} for i in range(3)]
+    bench = write_bench(tmp_path, {"tasks.yml": tasks_yml(*tasks), "data/s.jsonl": '{"user": "u", "assistant": "a"}\n',
+                                   "data/v.jsonl": '{"a": 1, "reference": "1"}\n{"a": 2, "reference": "2"}\n'})
+    manifest = compile(config(bench))
+    assert sorted(parsed) == ["s.jsonl", "v.jsonl"]
+    assert [(s.task, s.prompt, s.reference) for s in manifest.samples] == [
+        (f"t{i}", f"x {a}", str(a)) for i in range(3) for a in (1, 2)]
+    assert [len(task.fewshot) for task in manifest.tasks] == [1, 1, 1]

@@ -10,7 +10,16 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.compiler.data import REFERENCE, Draw, Example, Where, inline_examples, read_examples, read_values
+from benchrun.compiler.data import (
+    REFERENCE,
+    Draw,
+    Example,
+    Where,
+    inline_examples,
+    read_examples,
+    read_once,
+    read_values,
+)
 from benchrun.compiler.files import inside, read_csv, read_text
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Combinations
@@ -106,7 +115,8 @@ def read_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
     """Every task of the benchmark at `bench`, list-style first, then folders by name; a values cell may hold
     `max_cell` characters (task.max_prompt_chars), a data file `max_records` records (task.max_samples)."""
     benchmark_files(bench)
-    specs = _list_tasks(bench, max_cell, max_records) + _folder_tasks(bench, max_cell, max_records)
+    with read_once():
+        specs = _list_tasks(bench, max_cell, max_records) + _folder_tasks(bench, max_cell, max_records)
     if not specs:
         raise TaskError(f"no tasks found: expected {TASKS_FILE} or {TASKS_DIR}/<name>/template.txt",
                         file=str(bench))
