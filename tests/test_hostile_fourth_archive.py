@@ -34,6 +34,8 @@ each with the rule it now obeys.
 - a 1 KB tasks.yml whose 20 tasks name one 18 MB values file (500,000 records): the file was parsed 20 times, 70 s and
   1.2 GB before task.max_samples refused it (200 tasks: out of memory); now a data file is parsed once per compile
   however many tasks name it (6 s, 0.27 GB)
+- `cache --cache-dir` naming a file, or a folder whose responses.sqlite3 is a pipe or a folder: `0 entries, 0 B`
+  (and `--clear`: `cleared 0 entries`), exit 0, as if an empty cache were there; now one line naming what is there
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -365,3 +367,19 @@ def test_a_data_file_many_tasks_name_is_parsed_once(tmp_path, monkeypatch):
     assert [(s.task, s.prompt, s.reference) for s in manifest.samples] == [
         (f"t{i}", f"x {a}", str(a)) for i in range(3) for a in (1, 2)]
     assert [len(task.fewshot) for task in manifest.tasks] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("case", ["a file", "a pipe", "a folder"])
+def test_cache_of_what_is_no_cache_says_what_is_there(tmp_path, case):
+    folder, database = tmp_path / "cache", tmp_path / "cache" / "responses.sqlite3"
+    if case == "a file":
+        folder.write_text("mine")
+        found, kind, what = folder, "a file", "folder"
+    else:
+        folder.mkdir()
+        _pipe(database) if case == "a pipe" else database.mkdir()
+        found, kind, what = database, "a named pipe (FIFO)" if case == "a pipe" else "a directory", "database"
+    for clear in ([], ["--clear"]):
+        result = audit_call(tmp_path, "cache", "--cache-dir", str(folder), *clear)
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+            f"benchrun: error: --cache-dir: {found} is {kind}, where the response cache's {what} belongs\n"))
