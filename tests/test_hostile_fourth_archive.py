@@ -36,6 +36,9 @@ each with the rule it now obeys.
   however many tasks name it (6 s, 0.27 GB)
 - `cache --cache-dir` naming a file, or a folder whose responses.sqlite3 is a pipe or a folder: `0 entries, 0 B`
   (and `--clear`: `cleared 0 entries`), exit 0, as if an empty cache were there; now one line naming what is there
+- `rescore` of a run whose responses.jsonl was edited (an answer changed): scored the edited answer, exit 0, `1 sample
+  values changed`, as if a scorer had changed; now the records are checked first, as `retry` checks its parent, and
+  refused naming the line unless --force, which rescore.json records (`unverified`)
 
 And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
 """
@@ -268,8 +271,8 @@ def test_a_score_line_holding_what_no_scorer_can_give_is_refused_where_read(tmp_
     scores.write_text("".join(lines))
     said = (f"benchrun: error: in '{scores}': line 2: not a valid record: metrics.times7: Value error, a metric's value "
             f"is a finite number of magnitude at most 1e+100, not {shown}\n")
-    for command in ("rescore", "export"):
-        result = audit_call(tmp_path, command, str(run_dir))
+    for command in (("rescore", "--force"), ("export",)):
+        result = audit_call(tmp_path, command[0], str(run_dir), *command[1:])
         assert (result.returncode, result.stderr) == (EXIT["archive"], said)
 
 
@@ -383,3 +386,20 @@ def test_cache_of_what_is_no_cache_says_what_is_there(tmp_path, case):
         result = audit_call(tmp_path, "cache", "--cache-dir", str(folder), *clear)
         assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
             f"benchrun: error: --cache-dir: {found} is {kind}, where the response cache's {what} belongs\n"))
+
+
+def test_rescore_refuses_records_that_do_not_verify_unless_forced(tmp_path):
+    with Lab(tmp_path, n=2) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    responses = run_dir / "responses.jsonl"
+    responses.write_text(responses.read_text().replace('{\\"answer\\": 0}', '{\\"answer\\": 7}', 1))
+    refused = audit_call(tmp_path, "rescore", str(run_dir))
+    assert (refused.returncode, refused.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': responses.jsonl: line 1 is not the line written; rescore with --force to "
+        "score its records anyway (recorded in rescore.json)\n"))
+    assert not (run_dir / "rescores").exists()
+    forced = audit_call(tmp_path, "rescore", str(run_dir), "--force")
+    assert forced.returncode == EXIT["ok"], forced.stderr
+    kept = json.loads((run_dir / "rescores" / "001" / "rescore.json").read_text())
+    assert kept["unverified"] == ["responses.jsonl: line 1 is not the line written"]

@@ -42,6 +42,7 @@ from benchrun.audit.rescored import (
     ScorerUsed,
     print_rescore,
 )
+from benchrun.audit.verify import record_problems
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
@@ -77,12 +78,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rejudge", nargs="*", metavar="judge.KEY=VALUE",
                         help="ask the run's judges again (of its judge model, or of another: judge.model=... "
                              "judge.host=...); without it the archived judgements are read again")
+    parser.add_argument("--force", action="store_true",
+                        help="score the run's records even if they do not verify (recorded in rescore.json)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
     result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s, args.only,
-                     args.rejudge)
+                     args.rejudge, args.force)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -91,11 +94,17 @@ def main(args: argparse.Namespace) -> int:
 
 
 def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | None = None,
-            timeout_s: float = SCORER_TIMEOUT_S, only: bool = False, rejudge: list[str] | None = None) -> Rescore:
+            timeout_s: float = SCORER_TIMEOUT_S, only: bool = False, rejudge: list[str] | None = None,
+            force: bool = False) -> Rescore:
     """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory, with the
     benchmark's scorers plus those of `scorers_file` (`only`: those of `scorers_file` instead of the benchmark's);
-    its judges read again from judgements.jsonl, or with `rejudge` (judge.* overrides) asked again."""
+    its judges read again from judgements.jsonl, or with `rejudge` (judge.* overrides) asked again. Records that do
+    not verify are refused, unless `force` (then rescore.json says what did not verify)."""
     manifest = run.require_records().manifest
+    unverified = record_problems(run)
+    if unverified and not force:
+        raise ArchiveError(f"{unverified[0]}; rescore with --force to score its records anyway (recorded in "
+                           f"{RESCORE_FILE})", file=str(run.path))
     config = rejudged_config(run, rejudge) if rejudge is not None else None
     asked = rejudged_manifest(manifest, config) if config is not None else None
     if only and scorers_file is None:
@@ -112,7 +121,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=_used(manifest, plan, loaded), counts=found.books.counts(),
-                               files=found.digests, judge=found.judge)
+                               files=found.digests, judge=found.judge, unverified=tuple(unverified))
             write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
