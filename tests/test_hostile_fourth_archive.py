@@ -40,7 +40,8 @@ each with the rule it now obeys.
   values changed`, as if a scorer had changed; now the records are checked first, as `retry` checks its parent, and
   refused naming the line unless --force, which rescore.json records (`unverified`)
 
-And one that held but was untested: `retry --into` a file or a run's directory names --into DIR as what chose it.
+And two that held but were untested: `retry --into` a file or a run's directory names --into DIR as what chose it;
+a template, values.csv or info.yml saved with Windows line ends asks what it asks with Unix ones.
 """
 
 from __future__ import annotations
