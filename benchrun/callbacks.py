@@ -10,14 +10,12 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from benchrun.archive.reader import job_dirs
+from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.archive.writer import holds_run, refusal
 from benchrun.compose import takeback
 from benchrun.compose.config import checked_outputs
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ConfigError
-from benchrun.core.layout import SWEEP_FILE
 
 
 class RunDirCheck(Callback):
@@ -40,7 +38,7 @@ class RunDirCheck(Callback):
             return
         _check_outputs(config)
         sweep_dir = Path(config.hydra.sweep.dir)
-        if (sweep_dir / SWEEP_FILE).is_file() or (sweep_dir.is_dir() and any(map(holds_run, job_dirs(sweep_dir)))):
+        if holds_sweep(sweep_dir):
             _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
                     "(hydra.sweep.dir=...)")
         if not sweep_dir.exists():

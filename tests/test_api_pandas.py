@@ -34,7 +34,8 @@ def test_one_row_per_sample_and_metric_with_the_settings(tmp_path):
 def test_text_columns_and_a_plain_run(tmp_path):
     frame = benchrun.load_run(synthetic_run(tmp_path / "run", [0])).to_pandas(text=True)
     assert list(frame.columns) == ["run_id", "label", "model", "manifest_id", "task", "sample_id", "repeat", "scorer",
-                                   "metric", "value", "error", "value.a", "reference", "prompt", "response"]
+                                   "metric", "value", "error", "value.a", "reference", "system", "fewshot", "prompt",
+                                   "response"]
     assert frame[["metric", "value", "prompt", "response"]].to_dict("records") == [
         {"metric": "format_valid", "value": 1, "prompt": "a is 0", "response": '{"answer": 1}'},
         {"metric": "closeness", "value": 0, "prompt": "a is 0", "response": '{"answer": 1}'}]

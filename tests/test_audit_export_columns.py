@@ -75,7 +75,7 @@ def test_text_adds_the_prompt_and_the_raw_response(broken, tmp_path, capsys):
     target = tmp_path / "rows.jsonl"
     assert audit_main(["export", str(broken), "--text", "--format", "jsonl", "--output", str(target)]) == EXIT["ok"]
     rows = [json.loads(line) for line in target.read_text().splitlines()]
-    assert list(rows[0])[-3:] == ["reference", "prompt", "response"]
+    assert list(rows[0])[-5:] == ["reference", "system", "fewshot", "prompt", "response"]
     assert [(r["sample_id"], r["metric"], r["prompt"], r["response"]) for r in rows if r["task"] == "product"] == [
         ("product:a=2,b=3", "format_valid", "find the product of 2 and 3", "the answer is 6"),
         ("product:a=2,b=3", "calculated_answer", "find the product of 2 and 3", "the answer is 6"),
@@ -86,7 +86,7 @@ def test_text_adds_the_prompt_and_the_raw_response(broken, tmp_path, capsys):
 
     assert audit_main(["export", str(broken), "--text"]) == EXIT["ok"]
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].endswith(",reference,prompt,response")
+    assert lines[0].endswith(",reference,system,fewshot,prompt,response")
     assert lines[1].endswith(',find the product of 2 and 3,the answer is 6')
     assert lines[3].endswith(',find the product of 3 and 4,"{""answer"": 11}"')
     assert lines[5].endswith(",find the product of 5 and 5,")

@@ -196,7 +196,7 @@ def test_wrong_refuses_an_unknown_metric_and_other_views(runs, capsys):
 def test_compare_names_a_run_with_no_responses(runs, capsys):
     llama, failed = load_run(runs.llama), load_run(runs.failed)
     assert failed.info.status == "failed"
-    report = compare([llama, failed])
+    report = compare([llama, failed, load_run(runs.gemma)])
     assert (report.comparisons[0].run.note, report.comparisons[0].inputs, report.comparisons[0].metrics) == (
         f"no responses (status failed: {failed.info.reason})", None, ())
     code, lines, err = audit(capsys, "compare", str(runs.llama), str(runs.failed), str(runs.gemma))

@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.core.errors import ArchiveBusy, ArchiveError, reading, writing
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
@@ -27,12 +29,21 @@ PROBE_WAITS_S = (0.0, 0.005, 0.05)
 makes a writer give up."""
 
 
-def own_file(path: Path) -> None:
-    """Refuse to write into a run directory's file that is a symbolic link: its writes would land where it points
-    (a shared archive's `run.lock` -> `~/.bashrc`)."""
+def own_file(path: Path, what: str = "file") -> None:
+    """Refuse to write into a run directory's file (or `what`: folder) that is a symbolic link, whose writes would
+    land where it points (a shared archive's `run.lock` -> `~/.bashrc`, `rescores/` -> another run's), or that is
+    not one (a pipe or a device where the run's file belongs)."""
     if path.is_symlink():
-        raise ArchiveError(f"a symbolic link (to {os.readlink(path)}), where the run's own file belongs; benchrun "
-                           "never writes through one: put the file itself there", file=str(path))
+        raise ArchiveError(f"a symbolic link (to {os.readlink(path)}), where the run's own {what} belongs; benchrun "
+                           f"never writes through one: put the {what} itself there", file=str(path))
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    kind = (None if stat.S_ISDIR(mode) else not_a_file(mode) or "a file") if what == "folder" else not_a_file(mode)
+    if kind is not None:
+        raise ArchiveError(f"{kind}, where the run's own {what} belongs; benchrun writes only into its own {what}s",
+                           file=str(path))
 
 
 def no_link(path: str, flags: int) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from pydantic import ValidationError
 
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
+from benchrun.core.filebytes import read_bounded
 from benchrun.core.layout import (
     CONFIG,
     JUDGEMENTS,
@@ -108,8 +109,7 @@ class Run:
         if not path.is_file():
             return None
         try:
-            with reading(path):
-                return model.model_validate_json(path.read_bytes())
+            return model.model_validate_json(archived(path))
         except ValueError as err:
             raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
@@ -200,8 +200,12 @@ class Run:
         path = self.path / name
         if not path.exists():
             raise ArchiveError("missing", file=str(path))
-        with reading(path):
-            return path.read_bytes()
+        return archived(path)
+
+
+def archived(path: Path) -> bytes:
+    """The bytes of an archive's own file, a regular file (a pipe there would be waited on for ever)."""
+    return read_bounded(path, str(path), ArchiveError, limit=None)
 
 
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
@@ -237,8 +241,7 @@ def load_run(path: PathLike) -> Run:
     if not (path / RUN).exists():
         raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
-        with reading(path / RUN):
-            info = RunInfo.model_validate_json((path / RUN).read_bytes())
+        info = RunInfo.model_validate_json(archived(path / RUN))
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
@@ -270,7 +273,7 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
             if os.path.isdir(folder):  # not a link that leads nowhere, nor a root that is not there
                 yield err
             continue
-        if os.path.isfile(os.path.join(folder, RUN)):
+        if os.path.exists(os.path.join(folder, RUN)):  # a run.json that is no file is an unreadable run
             yield folder
         stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)]
 

@@ -30,7 +30,8 @@ def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
 
 RUN_COLUMNS = ("run_id", "label", "model", "manifest_id")
 RECORD_COLUMNS = ("task", "sample_id", "repeat", "scorer", "metric", "value", "error")
-TEXT_COLUMNS = ("prompt", "response")
+TEXT_COLUMNS = ("system", "fewshot", "prompt", "response")
+"""The chat a sample was asked as (its task's system prompt and few-shot turns, its prompt) and the raw answer."""
 VALUE_PREFIX, SETTING_PREFIX = "value.", "setting."
 
 
@@ -80,14 +81,17 @@ def export_rows(run: Run, text: bool = False) -> Iterator[dict[str, Any]]:
     that failed before it compiled has none."""
     if not _compiled([run]):
         return
-    samples = {s["id"]: s for s in run.manifest_data()["samples"]}
+    manifest = run.manifest_data()
+    samples = {s["id"]: s for s in manifest["samples"]}
+    chats = {t["name"]: {"system": t.get("system"), "fewshot": t.get("fewshot") or None} for t in manifest["tasks"]}
     metrics_of = scorer_metrics(run)
     info = run.info
     run_columns = {"run_id": info.run_id, "label": run.label, "model": info.model, "manifest_id": info.manifest_id,
                    **{setting_column(key): value for key, value in info.varied.items()}}
     for response, records in joined(run.responses(), run.scores()):
         sample = samples.get(response.id)
-        extra = {**_sample_columns(sample), **(_text_columns(sample, response) if text else {})}
+        extra = {**_sample_columns(sample), **(_text_columns(sample, chats.get(response.task), response) if text
+                                               else {})}
         for record in records:
             for metric, value in _values(record, metrics_of):
                 yield {**run_columns, "task": record.task, "sample_id": record.id, "repeat": record.repeat,
@@ -108,9 +112,12 @@ def _sample_columns(sample: dict[str, Any] | None) -> dict[str, Any]:
     return {**{VALUE_PREFIX + k: v for k, v in sample["values"].items()}, "reference": sample.get("reference")}
 
 
-def _text_columns(sample: dict[str, Any] | None, response: ResponseRecord) -> dict[str, Any]:
-    """The prompt as the manifest has it and the raw response text (None when the request failed)."""
-    return {"prompt": sample["prompt"] if sample else None, "response": response.text}
+def _text_columns(sample: dict[str, Any] | None, chat: dict[str, Any] | None,
+                  response: ResponseRecord) -> dict[str, Any]:
+    """The task's system prompt and few-shot turns ({user, assistant} each), the prompt, as the manifest has them,
+    and the raw response text (None when the request failed)."""
+    return {**(chat or {"system": None, "fewshot": None}), "prompt": sample["prompt"] if sample else None,
+            "response": response.text}
 
 
 def _error(error: ErrorInfo | None) -> str | None:

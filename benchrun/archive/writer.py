@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from benchrun.archive.books import Books
+from benchrun.archive.claims import HYDRA_DIR, holds_run, refusal, taken
 from benchrun.archive.dirlock import DirLock, no_link, own_file
 from benchrun.archive.ledger import digest_lines
 from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
@@ -33,11 +34,9 @@ from benchrun.core.layout import (
     RESERVE,
     RESPONSES,
     RUN,
-    RUN_FILES,
     SCORES,
     SEAL,
     SUMMARY,
-    UNFINISHED,
     Status,
 )
 from benchrun.core.records import (
@@ -101,10 +100,10 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
     if follow:
         named = Path(os.path.realpath(path)) if path.is_symlink() else path
         path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with writing(path):
-        if path.is_dir():
+        if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         if follow and path.exists() and not path.is_file():
             with open(path, mode, **options) as handle:
                 yield handle
@@ -130,8 +129,6 @@ def file_digest(path: Path) -> FileDigest:
     return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
 
 
-HYDRA_DIR = "hydra.run.dir=..."
-"""What names a run's directory, for a run of `python -m benchrun` (retry and merge take --into DIR)."""
 
 
 class RecordFile:
@@ -176,10 +173,6 @@ class RecordFile:
             self._file.close()
         except OSError:
             pass
-
-
-def holds_run(run_dir: Path) -> bool:
-    return any((run_dir / name).exists() for name in RUN_FILES)
 
 
 class RunWriter:
@@ -373,22 +366,3 @@ class RunWriter:
         data = SECRETS.scrub_bytes(self.info.model_dump_json(indent=2).encode() + b"\n")
         write_atomic(self.dir / RUN, data)
         return data
-
-
-def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
-    """Why no run can start in `run_dir` (it is not a directory, or it holds a run), or None when one can."""
-    if run_dir.exists() and not run_dir.is_dir():
-        return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
-    return taken(run_dir, chosen_by) if holds_run(run_dir) else None
-
-
-def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
-    """Why a run cannot start in `run_dir`: the run it holds, and what to do instead."""
-    new_dir = f"pick a new directory ({chosen_by})"
-    try:
-        info = RunInfo.model_validate_json((run_dir / RUN).read_bytes())
-    except (OSError, ValueError):
-        present = ", ".join(name for name in RUN_FILES if (run_dir / name).exists())
-        return f"{run_dir} already holds a run's files ({present}); nothing was changed; {new_dir}"
-    finish = f", or finish that run with: benchrun-audit resume {run_dir}" if info.status in UNFINISHED else ""
-    return f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {new_dir}{finish}"

@@ -8,6 +8,7 @@ import json
 import re
 import sqlite3
 from dataclasses import asdict
+from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
@@ -16,6 +17,7 @@ from benchrun.archive.reader import short_digest
 from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ConfigError
+from benchrun.core.filebytes import not_a_file
 from benchrun.execute.cache import DB_FILE, Stats, Store, cache_dir
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
@@ -34,7 +36,8 @@ def main(args: argparse.Namespace) -> int:
     if args.digest is not None and not HEX_PREFIX.fullmatch(args.digest):
         raise ConfigError(f"'{args.digest}' is not the start of a digest (hex digits, sha256: allowed)", key="--digest")
     directory = cache_dir(args.cache_dir)
-    if not (directory / DB_FILE).is_file():  # nothing to show or clear: the cache is not made just to say so
+    check_kind(directory)
+    if not (directory / DB_FILE).exists():  # nothing to show or clear: the cache is not made just to say so
         report(Stats(directory / DB_FILE, 0, ()), None if not args.clear else 0, args)
         return EXIT["ok"]
     store = Store(directory)
@@ -47,6 +50,20 @@ def main(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return EXIT["ok"]
+
+
+def check_kind(directory: Path) -> None:
+    """Refuse a cache folder that is no folder, or a database that is no file (a pipe, a folder): there is no cache
+    there to say it is empty."""
+    database = directory / DB_FILE
+    if directory.exists() and not directory.is_dir():
+        found, what = directory, "folder"
+    elif database.exists() and not_a_file(database.stat().st_mode):
+        found, what = database, "database"
+    else:
+        return
+    kind = not_a_file(found.stat().st_mode) or "a file"
+    raise ConfigError(f"{found} is {kind}, where the response cache's {what} belongs", key="--cache-dir")
 
 
 def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:

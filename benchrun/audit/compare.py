@@ -5,7 +5,8 @@ then per task x metric the paired means, their difference, a p-value and a 95% i
 benchrun.audit.significance), the speed figures beside the baseline's with their ratio, and for 0/1 metrics the
 samples that flipped. A sweep directory stands for its
 jobs, in job order. A run with no responses is named with its status and not compared; a run that did not
-finish is compared over the samples it answered, and says so.
+finish is compared over the samples it answered, and says so; one that shares no scored sample with the baseline
+is named as such and not compared, and when no run is compared the command fails.
 """
 
 from __future__ import annotations
@@ -130,6 +131,11 @@ class Comparison(Frozen):
     metrics: tuple[MetricLine, ...]
     speed: tuple[SpeedRatio, ...] = ()
 
+    @property
+    def compared(self) -> bool:
+        """Whether any sample was scored in both this run and the baseline."""
+        return any(line.n for line in self.metrics)
+
 
 class Report(Frozen):
     """The baseline, one comparison per other run, and how the statistics were computed."""
@@ -175,6 +181,9 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     base = side(baseline, lines[0])
     comparisons = tuple(_comparison(baseline, base, run, ref, found, metric, task)
                         for run, ref, found in zip(runs[1:], refs[1:], lines[1:]))
+    if not any(comparison.compared for comparison in comparisons):
+        raise BenchrunError("nothing to compare: " + "; ".join(
+            f"run {c.run.id} ({c.run.label}) has {c.run.note}" for c in comparisons))
     return Report(baseline=refs[0], comparisons=comparisons, method=dict(significance.METHOD))
 
 
@@ -198,8 +207,11 @@ def _comparison(baseline: Run, base: Side, run: Run, ref: RunRef, lines: list[Me
     if not ref.answered:
         return Comparison(run=ref, inputs=None, metrics=())
     other = side(run, lines)
-    return Comparison(run=ref, inputs=inputs(baseline, run),
-                      metrics=metric_lines(base, other, baseline.manifest, metric, task),
+    found = metric_lines(base, other, baseline.manifest, metric, task)
+    if not any(line.n for line in found):
+        note = f"no sample scored in both it and the baseline, run {baseline.id}"
+        return Comparison(run=ref.model_copy(update={"note": note}), inputs=inputs(baseline, run), metrics=found)
+    return Comparison(run=ref, inputs=inputs(baseline, run), metrics=found,
                       speed=speed_ratios(base.speed, other.speed))
 
 
@@ -292,10 +304,10 @@ def metric_line(task: str, metric: str, base: dict[str, Number], other: dict[str
 def print_report(report: Report, out: Console) -> None:
     """For each compared run: differing inputs, the metrics table, then the flipped samples."""
     base = report.baseline
-    out.print(visible(f"baseline: {_named(base)}"), markup=False, soft_wrap=True)
+    out.print(visible(f"baseline: {_named(base, True)}"), markup=False, soft_wrap=True)
     for comparison in report.comparisons:
-        out.print(visible(f"\nvs {_named(comparison.run)}"), markup=False, soft_wrap=True)
-        if comparison.inputs is None:
+        out.print(visible(f"\nvs {_named(comparison.run, comparison.compared)}"), markup=False, soft_wrap=True)
+        if not comparison.compared:
             continue
         tables = [metrics_table(base, comparison), speed_table(base, comparison)]
         for line in input_lines(comparison.inputs) + tables + flip_lines(comparison.metrics):
@@ -304,10 +316,10 @@ def print_report(report: Report, out: Console) -> None:
               f"95% CI: {report.method['interval']}", markup=False, soft_wrap=True)
 
 
-def _named(run: RunRef) -> str:
-    """`label id (path)`, and what a reader must know first (`: no responses (status failed: ...), not compared`)."""
+def _named(run: RunRef, compared: bool) -> str:
+    """`label id (path)`, and what a reader must know first (`: not compared: no responses (status failed: ...)`)."""
     named = f"{run.label} {run.id} ({run.path})"
-    if not run.answered:
+    if not compared:
         return f"{named}: not compared: {run.note}"
     return f"{named}: {run.note}" if run.note else named
 

@@ -1,5 +1,5 @@
 """`export RUN ... --format csv|jsonl`: one row per sample x metric, with the run's varied settings and the sample's
-values as columns (`--text`: also the prompt and the response)."""
+values as columns (`--text`: also the chat asked, system prompt, few-shot turns and prompt, and the response)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
                                                                        f"(default: {DEFAULT_ROOT})")
     parser.add_argument("--format", choices=sorted(WRITERS), default="csv", help="csv (default) or jsonl")
-    parser.add_argument("--text", action="store_true", help="add the prompt and the raw response as columns")
+    parser.add_argument("--text", action="store_true", help="add the chat (system prompt, few-shot turns, prompt) and the raw response as columns")
     parser.add_argument("--output", type=Path, help="write to this file (default: standard output)")
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from benchrun.archive.books import Books
-from benchrun.archive.dirlock import DirLock
+from benchrun.archive.dirlock import DirLock, own_file
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.tally import Tally
 from benchrun.archive.writer import RecordFile, environment, now, write_atomic
@@ -42,9 +42,11 @@ from benchrun.audit.rescored import (
     ScorerUsed,
     print_rescore,
 )
+from benchrun.audit.verify import record_problems
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
+from benchrun.core.filebytes import read_bounded
 from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
@@ -76,12 +78,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rejudge", nargs="*", metavar="judge.KEY=VALUE",
                         help="ask the run's judges again (of its judge model, or of another: judge.model=... "
                              "judge.host=...); without it the archived judgements are read again")
+    parser.add_argument("--force", action="store_true",
+                        help="score the run's records even if they do not verify (recorded in rescore.json)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
     result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s, args.only,
-                     args.rejudge)
+                     args.rejudge, args.force)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -90,11 +94,17 @@ def main(args: argparse.Namespace) -> int:
 
 
 def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | None = None,
-            timeout_s: float = SCORER_TIMEOUT_S, only: bool = False, rejudge: list[str] | None = None) -> Rescore:
+            timeout_s: float = SCORER_TIMEOUT_S, only: bool = False, rejudge: list[str] | None = None,
+            force: bool = False) -> Rescore:
     """Score `run` again from responses.jsonl and manifest.json into a new `rescores/<NNN>/` directory, with the
     benchmark's scorers plus those of `scorers_file` (`only`: those of `scorers_file` instead of the benchmark's);
-    its judges read again from judgements.jsonl, or with `rejudge` (judge.* overrides) asked again."""
+    its judges read again from judgements.jsonl, or with `rejudge` (judge.* overrides) asked again. Records that do
+    not verify are refused, unless `force` (then rescore.json says what did not verify)."""
     manifest = run.require_records().manifest
+    unverified = record_problems(run)
+    if unverified and not force:
+        raise ArchiveError(f"{unverified[0]}; rescore with --force to score its records anyway (recorded in "
+                           f"{RESCORE_FILE})", file=str(run.path))
     config = rejudged_config(run, rejudge) if rejudge is not None else None
     asked = rejudged_manifest(manifest, config) if config is not None else None
     if only and scorers_file is None:
@@ -111,7 +121,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=_used(manifest, plan, loaded), counts=found.books.counts(),
-                               files=found.digests, judge=found.judge)
+                               files=found.digests, judge=found.judge, unverified=tuple(unverified))
             write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
@@ -128,14 +138,14 @@ def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
         hint = "add --only to score with FILE.py's alone" if with_file else "give them with --scorers FILE.py --only"
         raise BenchrunError(f"cannot find the run's benchmark ({err}); {hint}", file=str(run.path)) from None
     file = bench / CUSTOM_FILE
-    return {**_builtins(), **(load_scorers(file) if file.is_file() else {})}
+    return {**_builtins(), **(load_scorers(file) if file.exists() else {})}
 
 
 def load_scorers(file: Path) -> Loaded:
     """The public functions defined in `file`."""
-    if not file.is_file():
+    if not file.exists():
         raise BenchrunError("no such scorer file", file=str(file))
-    digest, origin = sha256_bytes(file.read_bytes()), str(file.resolve())
+    digest, origin = sha256_bytes(read_bounded(file, str(file))), str(file.resolve())
     return {name: (fn, origin, digest) for name, fn in scorers_in(file, str(file)).items()}
 
 
@@ -163,7 +173,9 @@ def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
 
 
 def claim_dir(parent: Path) -> Path:
-    """A new numbered directory under `parent`, claimed atomically with os.mkdir (taken -> try the next)."""
+    """A new numbered directory under `parent` (the run's own folder, never a link), claimed atomically with os.mkdir
+    (taken -> try the next)."""
+    own_file(parent, "folder")
     parent.mkdir(exist_ok=True)
     taken = [int(p.name) for p in parent.iterdir() if p.name.isdigit()]
     number = max(taken, default=0) + 1

@@ -52,6 +52,8 @@ class RescoreInfo(Frozen):
     files: dict[str, FileDigest]
     judge: dict[str, Any] | None = Field(None, exclude_if=lambda judge: judge is None)
     """With --rejudge: the judge model asked again (its identity and its runner config as used)."""
+    unverified: tuple[str, ...] = Field((), exclude_if=lambda found: not found)
+    """With --force: what of the run's records did not verify when they were scored (`file: why`)."""
 
 
 class MeanChange(Frozen):

@@ -11,6 +11,7 @@ model must be what they were, unless `--force` (recorded in the retry's run.json
 from __future__ import annotations
 
 import argparse
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,9 @@ def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:
-    """A new run directory for the retry: `into`, or the first free `<parent>.retry<N>` beside the parent."""
+    """A new run directory for the retry: `into`, or the first `<parent>.retry<N>` beside the parent that nothing holds
+    (a file, a directory or a symbolic link of that name is passed over: a link would have the retry written where it
+    points)."""
     info = parent.info
     fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
                     model=info.model, manifest_id=None, overrides=info.overrides, cwd=info.cwd, runner=info.runner,
@@ -152,6 +155,9 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
     number = 1
     while True:
         candidate = parent.path.with_name(f"{parent.path.name}.retry{number}")
+        if os.path.lexists(candidate):
+            number += 1
+            continue
         try:
             return RunWriter.create(candidate, fresh)
         except RunDirTaken:

@@ -25,6 +25,7 @@ from benchrun.archive.writer import file_digest
 from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import CONFIG, DIGESTS, JUDGED_FILES, LOCK, MANIFEST, RECORD_FILES, RUN, SEAL
 from benchrun.core.manifest import SourceFile
 from benchrun.core.records import FileDigest
@@ -69,6 +70,13 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     the run was started in, then from `cwd`)."""
     return Verdict(run, (*check_seal(run), *check_manifest(run), *check_files(run),
                          *check_sources(run, cwd or Path.cwd())))
+
+
+def record_problems(run: Run) -> list[str]:
+    """What of the run's manifest and record files (what a rescore scores) does not verify (`file: why`), whether or
+    not the run ended."""
+    findings = [*check_manifest(run), *check_files(run)]
+    return [f"{f.file}: {f.message}" for f in findings if not f.ok and f.file in (MANIFEST, DIGESTS, *JUDGED_FILES)]
 
 
 def check_seal(run: Run) -> list[Finding]:
@@ -126,7 +134,7 @@ def check_manifest(run: Run) -> list[Finding]:
         return [Finding(True, MANIFEST, f"none: the run failed before it compiled ({run.info.reason})")]
     path = run.path / MANIFEST
     if not path.is_file():
-        return [Finding(False, MANIFEST, "missing")]
+        return [Finding(False, MANIFEST, missing(path))]
     actual = file_digest(path).sha256
     if actual != expected:
         return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
@@ -147,12 +155,18 @@ def check_files(run: Run) -> list[Finding]:
     return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
 
 
+def missing(path: Path) -> str:
+    """Why the run's file `path`, which is not a regular file, is not there: `missing`, or what stands in its place
+    (`a named pipe (FIFO) in its place`)."""
+    return f"{not_a_file(path.stat().st_mode)} in its place" if path.exists() else "missing"
+
+
 def check_file(run_dir: Path, name: str, expected: FileDigest) -> list[Finding]:
     """One file against its digest; a changed record file is compared line by line to find where."""
     path = run_dir / name
     if not path.is_file():
-        return [Finding(False, name, f"missing ({_lines(expected.lines)}, {expected.size} bytes when the run "
-                                     "finished)")]
+        return [Finding(False, name, f"{missing(path)} ({_lines(expected.lines)}, {expected.size} bytes when the "
+                                     "run finished)")]
     actual = file_digest(path)
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
@@ -168,7 +182,7 @@ def check_file(run_dir: Path, name: str, expected: FileDigest) -> list[Finding]:
 def locate(run_dir: Path, name: str) -> list[Finding]:
     """A record file against its line digests in records.sha256: the first changed line, lines missing or added."""
     if not (run_dir / name).is_file():
-        return [Finding(False, name, "missing")]
+        return [Finding(False, name, missing(run_dir / name))]
     if not (run_dir / DIGESTS).is_file():
         return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
     found = ledger.check_file(run_dir, name, ledger.read_digests(run_dir).lines.get(name, []))

@@ -4,8 +4,9 @@ JSONL (`fewshot: {file, n, seed}`), and the seeded draws of `sample:` and of exa
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -51,18 +52,50 @@ def data_path(bench: Path, rel: str, named_at: Where) -> Path:
     if Path(rel).is_absolute():
         raise TaskError(f"'{rel}' is an absolute path: name a file inside the benchmark, relative to it", **named_at)
     path = bench / rel
-    if not path.is_file():
+    if not path.exists():
         raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory)", **named_at)
     inside(bench, path)
     return path
 
 
+_READ: dict[tuple[str, str, int, int], Any] | None = None
+"""While a benchmark's tasks are read (`read_once`): what each data file gave, by file, so a file many tasks name is
+read once (a 1 KB tasks.yml naming one 18 MB file 20 times took 70 s and 1.2 GB before it was refused)."""
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within the block, each data file is parsed once however many tasks name it."""
+    global _READ
+    _READ = {}
+    try:
+        yield
+    finally:
+        _READ = None
+
+
+def _once(kind: str, path: Path, limits: tuple[int, int], read: Callable[[], Any]) -> Any:
+    """What `read()` gives for the data file `path`, read once within `read_once` (`kind`: values or examples)."""
+    if _READ is None:
+        return read()
+    key = (kind, str(path.resolve()), *limits)
+    if key not in _READ:
+        _READ[key] = read()
+    return _READ[key]
+
+
 def read_values(bench: Path, rel: str, named_at: Where, max_cell: int, max_records: int) -> dict[str, list[Any]]:
     """The columns of a values file (JSONL by its suffix .jsonl or .ndjson, CSV by .csv), the reference column
-    among them; every record has the same keys."""
+    among them; every record has the same keys. Each call has a mapping of its own (its task takes the reference
+    column out), the columns shared."""
     path, task = data_path(bench, rel, named_at), named_at["task"] or ""
     if not rel.endswith((*CSV, *JSONL)):
         raise TaskError(f"not a values file: name it .jsonl, .ndjson or .csv ('{rel}')", **named_at)
+    return dict(_once("values", path, (max_cell, max_records), lambda: _columns(path, rel, task, max_cell,
+                                                                               max_records)))
+
+
+def _columns(path: Path, rel: str, task: str, max_cell: int, max_records: int) -> dict[str, list[Any]]:
     if rel.endswith(CSV):
         header, rows = read_csv(path, rel, task, max_cell)
         if len(rows) > max_records:
@@ -122,7 +155,7 @@ def read_examples(bench: Path, spec: dict[str, Any], named_at: Where, max_lines:
     path = data_path(bench, rel, {**named_at, "key": f"{key}.file"})
     if not rel.endswith(JSONL):
         raise TaskError(f"not an examples file: name it .jsonl or .ndjson ('{rel}')", **named_at)
-    lines = list(read_jsonl(path, rel, task, max_lines))
+    lines = _once("examples", path, (0, max_lines), lambda: list(read_jsonl(path, rel, task, max_lines)))
     if not lines:
         raise TaskError("no examples: a turn per line, as {\"user\": ..., \"assistant\": ...}", file=rel, task=task)
     for number, line in lines:

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchrun.core.errors import TaskError, reading
+from benchrun.core.errors import TaskError
+from benchrun.core.filebytes import read_utf8
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
 _INT = re.compile(r"[+-]?\d+")
@@ -28,13 +29,9 @@ def inside(bench: Path, path: Path) -> None:
 
 def read_text(path: Path, rel: str, task: str, key: str | None = None) -> str:
     """A file's text as UTF-8 without a byte-order mark (Excel's CSV default is not text)."""
-    if not path.is_file():
+    if not path.exists():
         raise TaskError("file is missing", file=rel, task=task, key=key)
-    try:
-        with reading(rel, TaskError, task=task):
-            return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel, task=task) from None
+    return read_utf8(path, rel, TaskError, bom=True, task=task)
 
 
 def read_csv(path: Path, rel: str, task: str, max_cell: int) -> tuple[list[str], list[list[Any]]]:

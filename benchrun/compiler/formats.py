@@ -67,7 +67,7 @@ BUILTIN: dict[str, type[BaseModel]] = {cls.__name__: cls for cls in (
 def custom_formats(bench: Path) -> dict[str, type[BaseModel]]:
     """The pydantic models defined in the benchmark's custom_response.py (none if absent)."""
     path = bench / CUSTOM_FILE
-    if not path.is_file():
+    if not path.exists():
         return {}
     module = import_file(path, CUSTOM_FILE)
     return {name: obj for name, obj in vars(module).items()

@@ -24,7 +24,7 @@ ANSWER_FIELDS = ("prompt", "response", "reference")
 def read_judges(bench: Path) -> list[dict[str, Any]]:
     """judges.yml's judges as written (none when there is no judges.yml), checked against judges.schema.json."""
     path = bench / JUDGES_FILE
-    if not path.is_file():
+    if not path.exists():
         return []
     raw = load_yaml(path, JUDGES_FILE)
     schemas.check("judges", raw, TaskError, file=JUDGES_FILE, root="judges")

@@ -14,7 +14,8 @@ from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
 from benchrun.core import secrets
-from benchrun.core.errors import ConfigError, TaskError, reading
+from benchrun.core.errors import ConfigError, TaskError
+from benchrun.core.filebytes import read_bounded
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
     FormatSpec,
@@ -90,7 +91,8 @@ def refuse_keys(manifest: Manifest) -> None:
 
 
 def _holder(manifest: Manifest) -> str:
-    """Which task, sample or judge holds the key, by position (its name or id may hold the key itself)."""
+    """Which task, sample, judge or data file's name holds the key, by position (its name or id may hold the key
+    itself)."""
     tasks = {task.name: i for i, task in enumerate(manifest.tasks, 1)}
     for name, i in tasks.items():
         if secrets.environment_key(manifest.task(name).model_dump_json()):
@@ -100,7 +102,10 @@ def _holder(manifest: Manifest) -> str:
         seen[sample.task] = seen.get(sample.task, 0) + 1
         if secrets.environment_key(sample.model_dump_json()):
             return f"sample {seen[sample.task]} of task {tasks[sample.task]}"
-    return "a judge"
+    parts = [(f"judge {i}", judge.model_dump_json()) for i, judge in enumerate(manifest.judges, 1)]
+    parts += [(f"the name of file {i} of the benchmark (as the manifest lists them)", file.path)
+              for i, file in enumerate(manifest.files, 1)]
+    return next((where for where, text in parts if secrets.environment_key(text)), "the benchmark's config")
 
 
 def check_sample_count(specs: list[TaskSpec], limits: grid.Limits) -> None:
@@ -187,8 +192,7 @@ def source_files(bench: Path, data: Iterable[str] = ()) -> tuple[SourceFile, ...
 
 def _source_file(bench: Path, path: Path) -> SourceFile:
     rel = path.relative_to(bench).as_posix()
-    with reading(rel, TaskError):
-        data = path.read_bytes()
+    data = read_bounded(path, rel)
     return SourceFile(path=rel, sha256=sha256_bytes(data), size=len(data))
 
 

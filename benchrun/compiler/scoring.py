@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import math
 from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
@@ -15,6 +14,7 @@ from typing import Any, Callable
 from benchrun.compiler.usercode import defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
+from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.text import NotJSON, json_value, writable
 
 CUSTOM_FILE = "custom_scorer.py"
@@ -77,7 +77,7 @@ def scorers_in(path: Path, rel: str, probe: bool = True) -> dict[str, Scorer]:
 def custom_scorers(bench: Path) -> dict[str, Scorer]:
     """The functions defined in the benchmark's custom_scorer.py (none if absent)."""
     path = bench / CUSTOM_FILE
-    return scorers_in(path, CUSTOM_FILE) if path.is_file() else {}
+    return scorers_in(path, CUSTOM_FILE) if path.exists() else {}
 
 
 def available(bench: Path) -> dict[str, Scorer]:
@@ -107,9 +107,6 @@ def check_signature(name: str, fn: Scorer, file: str) -> None:
         pass
 
 
-MAX_METRIC = 1e100
-"""The largest magnitude a metric's value may have: its square, summed over a million samples and a thousand
-repeats for the standard error, stays a finite float."""
 MAX_METRICS, MAX_NAME = 256, 200
 """How many metrics one scorer result may give, and how long a metric's name may be."""
 
@@ -136,17 +133,11 @@ def _metric(name: str, value: Any) -> Metric:
         value = value.item()
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, Real) and _bounded(value):
+    if isinstance(value, Real) and in_bounds(value):
         return value if isinstance(value, int) else float(value)
     raise TypeError(f"scorer result {name} must be a finite number of magnitude at most {MAX_METRIC:g}, or a bool; "
                     f"got {_shown(value)}")
 
-
-def _bounded(value: Real) -> bool:
-    try:
-        return math.isfinite(value) and abs(value) <= MAX_METRIC
-    except OverflowError:  # an int beyond any float
-        return False
 
 
 def _shown(value: Any) -> str:

@@ -10,7 +10,16 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.compiler.data import REFERENCE, Draw, Example, Where, inline_examples, read_examples, read_values
+from benchrun.compiler.data import (
+    REFERENCE,
+    Draw,
+    Example,
+    Where,
+    inline_examples,
+    read_examples,
+    read_once,
+    read_values,
+)
 from benchrun.compiler.files import inside, read_csv, read_text
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Combinations
@@ -94,9 +103,9 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
             if folder.is_dir():
                 inside(bench, folder)
                 paths += [folder / name for name in FOLDER_FILES]
-    found = [path for path in paths if path.is_file()]
+    found = [path for path in paths if path.exists()]
     extra = sorted({bench / rel for rel in data if not Path(rel).is_absolute()} - set(found))
-    found += [path for path in extra if path.is_file() and path.resolve().is_relative_to(bench)]
+    found += [path for path in extra if path.exists() and path.resolve().is_relative_to(bench)]
     for path in found:
         inside(bench, path)
     return found
@@ -106,7 +115,8 @@ def read_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
     """Every task of the benchmark at `bench`, list-style first, then folders by name; a values cell may hold
     `max_cell` characters (task.max_prompt_chars), a data file `max_records` records (task.max_samples)."""
     benchmark_files(bench)
-    specs = _list_tasks(bench, max_cell, max_records) + _folder_tasks(bench, max_cell, max_records)
+    with read_once():
+        specs = _list_tasks(bench, max_cell, max_records) + _folder_tasks(bench, max_cell, max_records)
     if not specs:
         raise TaskError(f"no tasks found: expected {TASKS_FILE} or {TASKS_DIR}/<name>/template.txt",
                         file=str(bench))
@@ -115,7 +125,7 @@ def read_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
 
 def _list_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
     path = bench / TASKS_FILE
-    if not path.is_file():
+    if not path.exists():
         return []
     raw = load_yaml(path, TASKS_FILE)
     schemas.check("tasks", raw, TaskError, file=TASKS_FILE, root="tasks",
@@ -223,7 +233,7 @@ def _folder_task(bench: Path, folder: Path, rel: str, max_cell: int, max_records
                         file=f"{rel}/info.yml", task=folder.name, key="reference")
     description_file = folder / "description.txt"
     description = info.get("description")
-    if description_file.is_file():
+    if description_file.exists():
         description = read_text(description_file, f"{rel}/description.txt", folder.name).strip()
     return _checked(TaskSpec(
         name=folder.name, source=rel, key="", template=template.rstrip("\n"), values=columns,
@@ -239,8 +249,8 @@ def _folder_values(bench: Path, folder: Path, rel: str, max_cell: int,
                    max_records: int) -> tuple[str, dict[str, Column]]:
     """A folder task's values file (values.csv, or values.jsonl) and its columns."""
     csv_file, jsonl_file = (f"{rel}/{name}" for name in FOLDER_VALUES)
-    if (folder / "values.jsonl").is_file():
-        if (folder / "values.csv").is_file():
+    if (folder / "values.jsonl").exists():
+        if (folder / "values.csv").exists():
             raise TaskError("values.csv and values.jsonl are both here: keep one", file=rel, task=folder.name)
         named_at = {"file": jsonl_file, "task": folder.name, "key": None}
         return jsonl_file, read_values(bench, jsonl_file, named_at, max_cell, max_records)
@@ -250,7 +260,7 @@ def _folder_values(bench: Path, folder: Path, rel: str, max_cell: int,
 
 def _read_info(folder: Path, rel: str) -> dict:
     path = folder / "info.yml"
-    if not path.is_file():
+    if not path.exists():
         return {}
     info = load_yaml(path, f"{rel}/info.yml")
     info = {} if info is None else info

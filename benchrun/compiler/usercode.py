@@ -20,7 +20,8 @@ import uuid
 from pathlib import Path
 from types import ModuleType
 
-from benchrun.core.errors import TaskError, reading
+from benchrun.core.errors import TaskError
+from benchrun.core.filebytes import read_utf8
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import SECRETS
 
@@ -63,12 +64,7 @@ def import_file(path: Path, rel: str, probe: bool = True) -> ModuleType:
 
 def utf8(path: Path, rel: str) -> None:
     """Refuse a file that is not UTF-8 text, which Python imports (in a comment) but cannot show the source of."""
-    with reading(rel, TaskError):
-        data = path.read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise TaskError(f"not UTF-8 text ({err.reason})", file=rel) from None
+    read_utf8(path, rel)
 
 
 def probed(path: Path, rel: str) -> None:

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
+from benchrun.core.metricvalue import MetricValue
 from benchrun.core.secrets import SECRETS
 from benchrun.core.shards import Shard
 from benchrun.core.text import one_line
@@ -155,7 +156,7 @@ class ScoreRecord(Frozen):
     """The repeat of the response scored (see ResponseRecord.repeat)."""
     scorer: str
     """A scorer of the task, or `format_valid` (the response checked against its response class)."""
-    metrics: dict[str, Number] | None
+    metrics: dict[str, MetricValue] | None
     """Metric name -> value; None when the scorer failed."""
     error: ErrorInfo | None = None
     detail: str | None = None

@@ -23,6 +23,9 @@ from benchrun.core.errors import ConfigError
 SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passwd", "passphrase", "authorization",
                           "auth", "bearer", "credential", "credentials", "cookie"})
 """Words of a key name that make it a credential's name (api_key, x-api-key, access_token, headers.Authorization)."""
+QUERY_WORDS = frozenset({"sig", "signature", "code", "session", "sessionid", "sid", "jwt", "hmac"})
+"""Words of a URL query parameter's name that make it a credential beside SECRET_WORDS: a signed URL's signature
+(Azure's SAS `sig=`, S3's `X-Amz-Signature=`), Azure Functions' key (`code=`), a session."""
 NOT_SECRET = frozenset({"api_key_env"})
 """Keys whose value is the name of a credential, not the credential."""
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
@@ -40,12 +43,12 @@ answer that says it, and the records destroyed; 20 characters are beyond the wor
 provider's keys are 32 characters or more (and 20 random key characters hold some 119 bits)."""
 
 
-def secret_key(name: str) -> bool:
-    """Whether a config key names a credential."""
+def secret_key(name: str, words_of_secrets: frozenset[str] = SECRET_WORDS) -> bool:
+    """Whether a config key (or a URL's query parameter, with QUERY_WORDS too) names a credential."""
     if name in NOT_SECRET:
         return False
     words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
-    return bool(SECRET_WORDS.intersection(words)) or "apikey" in "".join(words)
+    return bool(words_of_secrets.intersection(words)) or "apikey" in "".join(words)
 
 
 def secret_value(value: Any) -> str | None:
@@ -78,7 +81,8 @@ def environment_credentials() -> list[tuple[str, str]]:
 def _secret_url(url: str) -> str | None:
     if USER_INFO.match(url):
         return "a URL with a user name or password in it"
-    named = [name for text in re.split("[?#]", url)[1:] for name, given in parse_qsl(text) if secret_key(name)]
+    named = [name for text in re.split("[?#]", url)[1:] for name, given in parse_qsl(text)
+             if secret_key(name, SECRET_WORDS | QUERY_WORDS)]
     return f"a URL with a credential in its query string: {named[0]}=" if named else None
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from benchrun.core.errors import BenchrunError, TaskError, reading
+from benchrun.core.errors import BenchrunError, TaskError
+from benchrun.core.filebytes import read_utf8
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
 
@@ -69,11 +70,7 @@ for _loader in (_FastLoader, _Loader):
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:
     """Parse a YAML file (with libyaml when installed); a syntax error names the line and column. Errors are
     `error`s (a config.yaml in the archive is read so too, as an ArchiveError)."""
-    try:
-        with reading(rel, error):
-            text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise error(f"not UTF-8 text ({err.reason})", file=rel) from None
+    text = read_utf8(path, rel, error)
     try:
         loaded = _parsed(text, rel, error)
     except _Refused as err:

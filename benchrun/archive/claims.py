@@ -1,0 +1,48 @@
+"""Whether a directory can take a new run: not a file, holding no run's files and no sweep (a run made in a sweep's
+directory would stand for it in place of its jobs); why not, with what to do instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchrun.core.errors import ArchiveError, BenchrunError
+from benchrun.core.filebytes import read_bounded
+from benchrun.core.layout import RUN, RUN_FILES, SWEEP_FILE, UNFINISHED
+from benchrun.core.records import RunInfo
+
+HYDRA_DIR = "hydra.run.dir=..."
+"""What names a run's directory, for a run of `python -m benchrun` (retry and merge take --into DIR)."""
+
+
+def holds_run(run_dir: Path) -> bool:
+    return any((run_dir / name).exists() for name in RUN_FILES)
+
+
+def holds_sweep(folder: Path) -> bool:
+    """Whether `folder` is a sweep's directory: its sweep.json, or a job's run in a folder of it."""
+    return (folder / SWEEP_FILE).exists() or (folder.is_dir() and any(
+        holds_run(job) for job in folder.iterdir() if job.is_dir() and not job.name.startswith(".")))
+
+
+def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
+    """Why no run can start in `run_dir` (it is not a directory, or it holds a run), or None when one can."""
+    if run_dir.exists() and not run_dir.is_dir():
+        return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
+    if holds_run(run_dir):
+        return taken(run_dir, chosen_by)
+    if holds_sweep(run_dir):  # a run there would stand for the sweep in place of its jobs (benchrun.archive.reader)
+        return (f"{run_dir} holds a sweep (its jobs' runs), which a run made there would hide; nothing was changed; "
+                f"pick a new directory ({chosen_by})")
+    return None
+
+
+def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
+    """Why a run cannot start in `run_dir`: the run it holds, and what to do instead."""
+    new_dir = f"pick a new directory ({chosen_by})"
+    try:
+        info = RunInfo.model_validate_json(read_bounded(run_dir / RUN, str(run_dir / RUN), ArchiveError, limit=None))
+    except (BenchrunError, ValueError):
+        present = ", ".join(name for name in RUN_FILES if (run_dir / name).exists())
+        return f"{run_dir} already holds a run's files ({present}); nothing was changed; {new_dir}"
+    finish = f", or finish that run with: benchrun-audit resume {run_dir}" if info.status in UNFINISHED else ""
+    return f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {new_dir}{finish}"

@@ -1,0 +1,55 @@
+"""Reading a file whole that a user brings (a benchmark's tasks.yml, data files, custom_*.py: at most MAX_FILE_BYTES,
+UTF-8 text) or that an archive holds: a regular file only (a directory, a pipe or a device where a file belongs is
+refused, never waited on or read for ever)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from benchrun.core.errors import BenchrunError, TaskError, reading
+
+MAX_FILE_BYTES = 256 * 2**20
+"""The largest file of a benchmark read (256 MiB: a JSONL of a million records of 268 bytes; read whole, it costs
+several times that in memory), so a 3 GB values file is one line, not a MemoryError or a machine out of memory."""
+KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
+         stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def not_a_file(mode: int) -> str | None:
+    """What a file's `st_mode` names when it is not a regular file (`a named pipe (FIFO)`), else None."""
+    return None if stat.S_ISREG(mode) else KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,
+                 **where: str) -> bytes:
+    """The bytes of the regular file `path` (named `rel` in errors), refused when it is none or holds more than
+    `limit` bytes (None: an archive's own file, as large as its run made it)."""
+    with reading(rel, error, **where):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opened so does not wait for a writer
+        info = os.fstat(fd)
+        kind = not_a_file(info.st_mode)
+        if kind is not None or (limit is not None and info.st_size > limit):
+            os.close(fd)
+            raise error(f"{kind}, where a file belongs: benchrun reads only regular files" if kind else
+                        _too_large(info.st_size), file=rel, **where)
+        with os.fdopen(fd, "rb") as file:
+            data = file.read(-1 if limit is None else limit + 1)  # + 1: a file that grew since
+    if limit is not None and len(data) > limit:
+        raise error(_too_large(len(data)), file=rel, **where)
+    return data
+
+
+def _too_large(size: int) -> str:
+    return f"{size:,} bytes, more than a benchmark's file may hold ({MAX_FILE_BYTES:,} bytes)"
+
+
+def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False, **where: str) -> str:
+    """The text of `path` (read_bounded), UTF-8 (with `bom`, a byte-order mark first is dropped), its line ends read
+    as Python's text files read them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux)."""
+    try:
+        text = read_bounded(path, rel, error, **where).decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as err:
+        raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
