@@ -319,3 +319,18 @@ def test_a_dry_run_counts_the_judge_calls_beside_the_model_calls(tmp_path):
     assert result.returncode == EXIT["ok"], result.stderr
     assert result.stdout.splitlines()[-2] == (
         "1 tasks, 3 samples x 2 repeats -> 6 model calls and 18 judge calls (dry run: no model was called)")
+
+
+def test_a_rubric_can_show_the_judge_the_whole_chat_the_model_was_asked(tmp_path, server):
+    """`{chat}`: the system prompt and few-shot turns before the question, each turn `role: text`."""
+    tasks = TASKS.replace("  judge: names\n", "  judge: names\n  system: Answer in one word.\n  fewshot:\n"
+                          "    - {user: 'what is the name for the following symbol? &', assistant: ampersand}\n")
+    judges = JUDGES.replace(json.dumps(RUBRIC), json.dumps("{chat}\nAnswer: {response}\nReference: {reference}"))
+    bench(tmp_path, judges=judges, tasks=tasks)
+    result = call_benchrun("task.path=bench", f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}",
+                           "judge.model=qwen2.5", "cache=false", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    calls = read_jsonl(run_dir_of(result.stdout) / "judgements.jsonl")
+    assert calls[2]["messages"] == [{"role": "user", "content": (
+        "system: Answer in one word.\n\nuser: what is the name for the following symbol? &\n\nassistant: ampersand"
+        "\n\nuser: what is the name for the following symbol? #\nAnswer: {\"answer\": \"hash\"}\nReference: pound")}]

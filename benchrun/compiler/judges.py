@@ -17,8 +17,9 @@ from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec
 from benchrun.core.yamlfile import load_yaml
 
 JUDGES_FILE = "judges.yml"
-ANSWER_FIELDS = ("prompt", "response", "reference")
-"""What every rubric may name besides the sample's values: the question, the answer and the reference."""
+ANSWER_FIELDS = ("prompt", "response", "reference", "chat")
+"""What every rubric may name besides the sample's values: the question, the answer, the reference, and the whole chat
+the model was asked (its system prompt and few-shot turns, then the question: `role: text` each)."""
 
 
 def read_judges(bench: Path) -> list[dict[str, Any]]:
@@ -94,7 +95,7 @@ def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, lis
 
 
 def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], calculated: bool) -> None:
-    """The rubric's fields are the answer's (prompt, response, reference) or the task's value names, plain (an
+    """The rubric's fields are the answer's (prompt, response, reference, chat) or the task's value names, plain (an
     optional !r or !s, no format spec)."""
     key = where(index, "rubric")["key"]
     try:

@@ -31,11 +31,13 @@ Key = tuple[str, int, str, int]
 INVALID = "JudgeReplyInvalid"
 
 
-def rubric_chat(spec: JudgeSpec, sample: Sample, response: str) -> list[Message]:
-    """What the judge model is asked about `response` to `sample`: its rubric, rendered."""
+def rubric_chat(spec: JudgeSpec, sample: Sample, response: str, asked: list[Message]) -> list[Message]:
+    """What the judge model is asked about `response` to `sample` (which was `asked` as this chat): its rubric,
+    rendered."""
     reference = "" if sample.reference is None else sample.reference
     text = reference if isinstance(reference, str) else json.dumps(reference, ensure_ascii=False)
-    fields = {**sample.values, "prompt": sample.prompt, "response": response, "reference": text}
+    chat = "\n\n".join(f"{turn['role']}: {turn['content']}" for turn in asked)
+    fields = {**sample.values, "prompt": sample.prompt, "response": response, "reference": text, "chat": chat}
     return [{"role": "user", "content": spec.rubric.format_map(fields)}]
 
 
@@ -95,6 +97,7 @@ class Judge:
                  archived: Mapping[Key, JudgementRecord] | None = None, on_lost: Lost | None = None):
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.tasks = {task.name: task.judges for task in manifest.tasks}
+        self._entries = {task.name: task for task in manifest.tasks}
         self.repeats = manifest.judge.repeats
         self._seed = manifest.judge.runner.options.get("seed")
         self._formats = {name: FormatCheck(spec.format.json_schema) for name, spec in self.specs.items()}
@@ -123,7 +126,7 @@ class Judge:
         archived = self._archived.get((sample.id, response.repeat, spec.name, j))
         if archived is not None:
             return self._read_again(spec, archived)
-        messages = rubric_chat(spec, sample, response.text)
+        messages = rubric_chat(spec, sample, response.text, self._entries[sample.task].messages(sample.prompt))
         of = {"id": sample.id, "task": sample.task, "repeat": response.repeat, "judge": spec.name,
               "judge_repeat": j, "messages": tuple(messages)}
         if self._asker is None:
