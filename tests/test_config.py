@@ -16,7 +16,8 @@ def test_defaults(compose_cfg, monkeypatch):
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     cfg = plain_config(compose_cfg())
     assert cfg["task"] == {"path": "demo:listbench", "name": "listbench", "only": None, "system": None, "max_samples": 1_000_000,
-                           "max_prompt_chars": 100_000, "max_total_chars": 100_000_000}
+                           "max_prompt_chars": 100_000, "max_total_chars": 100_000_000,
+                           "max_file_bytes": 268_435_456}
     assert cfg["runner"] == {
         "type": "ollama", "host": "http://127.0.0.1:11434", "model": "llama3.2",
         "options": {"temperature": 0, "seed": 0}, "keep_alive": None, "think": None,
@@ -58,7 +59,8 @@ def test_task_path_names_the_benchmark(compose_cfg, tmp_path):
     shutil.copytree(demos_dir() / "folderbench", bench)
     cfg = plain_config(compose_cfg(f"task.path={bench}", "task.only=[add]"))
     assert cfg["task"] == {"path": str(bench), "name": "my-bench", "only": ["add"], "system": None, "max_samples": 1_000_000,
-                           "max_prompt_chars": 100_000, "max_total_chars": 100_000_000}
+                           "max_prompt_chars": 100_000, "max_total_chars": 100_000_000,
+                           "max_file_bytes": 268_435_456}
 
 
 def test_seed_runner_file_keys(compose_cfg):

@@ -63,7 +63,7 @@ from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import config, tasks_yml, write_bench
-from tests.helpers.commands import audit, call_benchrun, make_run
+from tests.helpers.commands import audit, call_benchrun, make_run, manifest_ids
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 
 JSONL_TASK = tasks_yml({"name": "add", "template": "what is {a}?", "values_file": "data/add.jsonl"})
@@ -126,8 +126,22 @@ ODD_FILES = {  # what stands where a benchmark file belongs -> how it is refused
     "a folder as custom_scorer.py": ("custom_scorer.py", _folder, "in 'custom_scorer.py': a directory, where a file "
                                      "belongs: benchrun reads only regular files"),
     "a huge values file": ("data/add.jsonl", _huge, f"in 'data/add.jsonl': task 'add': {MAX_FILE_BYTES + 1:,} bytes, "
-                           f"more than a benchmark's file may hold ({MAX_FILE_BYTES:,} bytes)"),
+                           f"more than task.max_file_bytes ({MAX_FILE_BYTES:,} bytes)"),
+    "a huge tasks.yml": ("tasks.yml", _huge, f"in 'tasks.yml': {MAX_FILE_BYTES + 1:,} bytes, more than a benchmark's "
+                         f"file may hold ({MAX_FILE_BYTES:,} bytes)"),
 }
+
+
+def test_task_max_file_bytes_sets_how_large_a_data_file_may_be_and_is_not_in_the_manifest(tmp_path):
+    """A data file over task.max_file_bytes is refused naming the setting; one under it is read; the limit bounds what
+    is read, not what is asked, so the manifest id does not change with it."""
+    bench = write_bench(tmp_path, {"tasks.yml": JSONL_TASK, "data/add.jsonl": '{"a": 1, "reference": "1"}\n'})
+    small = call_benchrun(f"task.path={bench}", "dry_run=true", "task.max_file_bytes=20", cwd=tmp_path)
+    assert (small.returncode, small.stderr) == (EXIT["usage"], "benchrun: error: in 'data/add.jsonl': task 'add': 27 "
+                                                "bytes, more than task.max_file_bytes (20 bytes)\n")
+    ids = [manifest_ids(call_benchrun(f"task.path={bench}", "dry_run=true", *limit, cwd=tmp_path).stdout)
+           for limit in ([], ["task.max_file_bytes=27"])]
+    assert ids[0] == ids[1] and len(ids[0]) == 1
 
 
 @pytest.mark.parametrize("case", list(ODD_FILES))

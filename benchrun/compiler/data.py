@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.compiler.files import check_names, inside, read_csv, read_jsonl
+from benchrun.compiler.files import Bounds, check_names, inside, read_csv, read_jsonl
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Scalar, canonical_json
 
@@ -74,36 +74,35 @@ def read_once() -> Iterator[None]:
         _READ = None
 
 
-def _once(kind: str, path: Path, limits: tuple[int, int], read: Callable[[], Any]) -> Any:
+def _once(kind: str, path: Path, bounds: Bounds, read: Callable[[], Any]) -> Any:
     """What `read()` gives for the data file `path`, read once within `read_once` (`kind`: values or examples)."""
     if _READ is None:
         return read()
-    key = (kind, str(path.resolve()), *limits)
+    key = (kind, str(path.resolve()), bounds)
     if key not in _READ:
         _READ[key] = read()
     return _READ[key]
 
 
-def read_values(bench: Path, rel: str, named_at: Where, max_cell: int, max_records: int) -> dict[str, list[Any]]:
+def read_values(bench: Path, rel: str, named_at: Where, bounds: Bounds) -> dict[str, list[Any]]:
     """The columns of a values file (JSONL by its suffix .jsonl or .ndjson, CSV by .csv), the reference column
     among them; every record has the same keys. Each call has a mapping of its own (its task takes the reference
     column out), the columns shared."""
     path, task = data_path(bench, rel, named_at), named_at["task"] or ""
     if not rel.endswith((*CSV, *JSONL)):
         raise TaskError(f"not a values file: name it .jsonl, .ndjson or .csv ('{rel}')", **named_at)
-    return dict(_once("values", path, (max_cell, max_records), lambda: _columns(path, rel, task, max_cell,
-                                                                               max_records)))
+    return dict(_once("values", path, bounds, lambda: _columns(path, rel, task, bounds)))
 
 
-def _columns(path: Path, rel: str, task: str, max_cell: int, max_records: int) -> dict[str, list[Any]]:
+def _columns(path: Path, rel: str, task: str, bounds: Bounds) -> dict[str, list[Any]]:
     if rel.endswith(CSV):
-        header, rows = read_csv(path, rel, task, max_cell)
-        if len(rows) > max_records:
-            raise TaskError(f"more than {max_records:,} records (task.max_samples)", file=rel, task=task)
+        header, rows = read_csv(path, rel, task, bounds)
+        if len(rows) > bounds.records:
+            raise TaskError(f"more than {bounds.records:,} records (task.max_samples)", file=rel, task=task)
         return {name: [row[i] for row in rows] for i, name in enumerate(header)}
     columns: dict[str, list[Any]] = {}
-    for number, record in read_jsonl(path, rel, task, max_records):
-        _add_record(columns, record, rel, task, number, max_cell)
+    for number, record in read_jsonl(path, rel, task, bounds):
+        _add_record(columns, record, rel, task, number, bounds.cell)
     if not columns:
         raise TaskError("empty values: no records", file=rel, task=task)
     return columns
@@ -147,7 +146,7 @@ def draw(keys: Sequence[str], n: int, seed: int) -> list[int]:
     return sorted(ranked[:n])
 
 
-def read_examples(bench: Path, spec: dict[str, Any], named_at: Where, max_lines: int) -> tuple[Example, ...]:
+def read_examples(bench: Path, spec: dict[str, Any], named_at: Where, bounds: Bounds) -> tuple[Example, ...]:
     """`fewshot: {file, n, seed}` (`named_at` the `fewshot` key): n examples of a JSONL file, the first n (seed
     null or absent) or n drawn with the seed; every example when n is absent."""
     rel, task = spec["file"], named_at["task"] or ""
@@ -155,7 +154,7 @@ def read_examples(bench: Path, spec: dict[str, Any], named_at: Where, max_lines:
     path = data_path(bench, rel, {**named_at, "key": f"{key}.file"})
     if not rel.endswith(JSONL):
         raise TaskError(f"not an examples file: name it .jsonl or .ndjson ('{rel}')", **named_at)
-    lines = _once("examples", path, (0, max_lines), lambda: list(read_jsonl(path, rel, task, max_lines)))
+    lines = _once("examples", path, bounds, lambda: list(read_jsonl(path, rel, task, bounds)))
     if not lines:
         raise TaskError("no examples: a turn per line, as {\"user\": ..., \"assistant\": ...}", file=rel, task=task)
     for number, line in lines:

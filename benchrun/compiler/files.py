@@ -9,12 +9,24 @@ import json
 import math
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one data file of a benchmark may hold: cells of `cell` characters (task.max_prompt_chars), `records`
+    records (task.max_samples), `size` bytes (task.max_file_bytes)."""
+
+    cell: int
+    records: int
+    size: int
+
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
@@ -34,10 +46,18 @@ def read_text(path: Path, rel: str, task: str, key: str | None = None) -> str:
     return read_utf8(path, rel, TaskError, bom=True, task=task)
 
 
-def read_csv(path: Path, rel: str, task: str, max_cell: int) -> tuple[list[str], list[list[Any]]]:
+def read_data(path: Path, rel: str, task: str, size: int) -> str:
+    """A data file's text (as read_text), at most `size` bytes (task.max_file_bytes)."""
+    if not path.exists():
+        raise TaskError("file is missing", file=rel, task=task)
+    return read_utf8(path, rel, TaskError, bom=True, limit=size, limit_key="task.max_file_bytes", task=task)
+
+
+def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str], list[list[Any]]]:
     """Header and typed rows of a CSV file; cells stripped, numbers typed, blank lines skipped; a cell over
-    `max_cell` characters (task.max_prompt_chars) refused."""
-    reader = csv.reader(io.StringIO(read_text(path, rel, task), newline=""))
+    `bounds.cell` characters (task.max_prompt_chars) refused."""
+    max_cell = bounds.cell
+    reader = csv.reader(io.StringIO(read_data(path, rel, task, bounds.size), newline=""))
     try:
         with _field_limit(max_cell):
             lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
@@ -58,11 +78,11 @@ def read_csv(path: Path, rel: str, task: str, max_cell: int) -> tuple[list[str],
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
 
 
-def read_jsonl(path: Path, rel: str, task: str, max_lines: int) -> Iterator[tuple[int, Any]]:
+def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON) of each non-blank line; a line that does not parse, or a file of more than
-    `max_lines` records, is refused naming the line."""
-    count = 0
-    for number, line in enumerate(read_text(path, rel, task).splitlines(), start=1):
+    `bounds.records` records, is refused naming the line."""
+    count, max_lines = 0, bounds.records
+    for number, line in enumerate(read_data(path, rel, task, bounds.size).splitlines(), start=1):
         if not line.strip():
             continue
         count += 1

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel
 
 from benchrun.compiler import formats, grid, scoring
+from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import first_line
@@ -35,7 +36,7 @@ from benchrun.core.settings import judge_runner_keys
 EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
                   "max_consecutive_failures", "max_response_bytes")
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
-LIMITS = ("max_samples", "max_prompt_chars", "max_total_chars")
+LIMITS = ("max_samples", "max_prompt_chars", "max_total_chars", "max_file_bytes")
 """Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""
 
 
@@ -57,7 +58,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)
     limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"], cfg["task"]["max_total_chars"])
-    every_spec = read_tasks(bench, limits.max_prompt_chars, limits.max_samples)
+    every_spec = read_tasks(bench, Bounds(limits.max_prompt_chars, limits.max_samples, cfg["task"]["max_file_bytes"]))
     specs = select(every_spec, cfg["task"].get("only"))
     check_sample_count(specs, limits)
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}

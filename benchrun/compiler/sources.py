@@ -20,7 +20,7 @@ from benchrun.compiler.data import (
     read_once,
     read_values,
 )
-from benchrun.compiler.files import inside, read_csv, read_text
+from benchrun.compiler.files import Bounds, inside, read_csv, read_text
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Combinations
 from benchrun.core.yamlfile import load_yaml
@@ -111,26 +111,26 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     return found
 
 
-def read_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
-    """Every task of the benchmark at `bench`, list-style first, then folders by name; a values cell may hold
-    `max_cell` characters (task.max_prompt_chars), a data file `max_records` records (task.max_samples)."""
+def read_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
+    """Every task of the benchmark at `bench`, list-style first, then folders by name; each data file held to
+    `bounds`."""
     benchmark_files(bench)
     with read_once():
-        specs = _list_tasks(bench, max_cell, max_records) + _folder_tasks(bench, max_cell, max_records)
+        specs = _list_tasks(bench, bounds) + _folder_tasks(bench, bounds)
     if not specs:
         raise TaskError(f"no tasks found: expected {TASKS_FILE} or {TASKS_DIR}/<name>/template.txt",
                         file=str(bench))
     return specs
 
 
-def _list_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
+def _list_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     path = bench / TASKS_FILE
     if not path.exists():
         return []
     raw = load_yaml(path, TASKS_FILE)
     schemas.check("tasks", raw, TaskError, file=TASKS_FILE, root="tasks",
                   task_of=lambda p: _name_at(raw, p))
-    return [_list_task(bench, item, i, max_cell, max_records) for i, item in enumerate(raw)]
+    return [_list_task(bench, item, i, bounds) for i, item in enumerate(raw)]
 
 
 def _name_at(raw: Any, path: list) -> str | None:
@@ -140,12 +140,12 @@ def _name_at(raw: Any, path: list) -> str | None:
     return None
 
 
-def _list_task(bench: Path, item: dict, index: int, max_cell: int, max_records: int) -> TaskSpec:
+def _list_task(bench: Path, item: dict, index: int, bounds: Bounds) -> TaskSpec:
     key = f"tasks[{index}]"
     values, reference, values_file = item.get("values"), item.get("reference", "calculated"), item.get("values_file")
     if values_file is not None:
         named_at = {"file": TASKS_FILE, "task": item["name"], "key": f"{key}.values_file"}
-        values = read_values(bench, values_file, named_at, max_cell, max_records)
+        values = read_values(bench, values_file, named_at, bounds)
         reference = _file_reference(values, item.get("reference"), {**named_at, "key": f"{key}.reference"})
     return _checked(TaskSpec(
         name=item["name"], source=TASKS_FILE, key=key, template=item["template"],
@@ -154,7 +154,7 @@ def _list_task(bench: Path, item: dict, index: int, max_cell: int, max_records: 
         scorers=_as_tuple(item.get("scorer", DEFAULT_SCORER)),
         format=item.get("format", DEFAULT_FORMAT), description=item.get("description"),
         judges=_as_tuple(item.get("judge", ())),
-        **_chat(bench, item, TASKS_FILE, item["name"], f"{key}.", max_records),
+        **_chat(bench, item, TASKS_FILE, item["name"], f"{key}.", bounds),
         files=_data_files(item)))
 
 
@@ -170,7 +170,7 @@ def _file_reference(columns: dict[str, Column], given: Any, named_at: Where) -> 
     return "calculated" if found is None else found
 
 
-def _chat(bench: Path, raw: dict, file: str, task: str, prefix: str, max_records: int) -> dict[str, Any]:
+def _chat(bench: Path, raw: dict, file: str, task: str, prefix: str, bounds: Bounds) -> dict[str, Any]:
     """A task's system prompt, few-shot examples, `limit` and `sample` (of tasks.yml, its keys under `prefix`, or of
     a folder's info.yml)."""
     def at(key: str) -> Where:
@@ -178,7 +178,7 @@ def _chat(bench: Path, raw: dict, file: str, task: str, prefix: str, max_records
 
     fewshot = raw.get("fewshot", [])
     examples = inline_examples(fewshot, at("fewshot")) if isinstance(fewshot, list) \
-        else read_examples(bench, fewshot, at("fewshot"), max_records)
+        else read_examples(bench, fewshot, at("fewshot"), bounds)
     if "limit" in raw and "sample" in raw:
         raise TaskError("limit and sample are both given: take the first N (limit) or draw N (sample)", **at("sample"))
     draw = Draw(**raw["sample"]) if "sample" in raw else None
@@ -211,7 +211,7 @@ def _as_tuple(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return (names,) if isinstance(names, str) else tuple(names)
 
 
-def _folder_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec]:
+def _folder_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     root = bench / TASKS_DIR
     if not root.is_dir():
         return []
@@ -220,13 +220,13 @@ def _folder_tasks(bench: Path, max_cell: int, max_records: int) -> list[TaskSpec
         if not TASK_NAME.fullmatch(folder.name):
             raise TaskError(f"'{folder.name}' is not a task name (letters, digits, _ . - ; not starting with . or -): "
                             "rename the folder", file=f"{TASKS_DIR}/{folder.name}")
-    return [_folder_task(bench, d, f"{TASKS_DIR}/{d.name}", max_cell, max_records) for d in folders]
+    return [_folder_task(bench, d, f"{TASKS_DIR}/{d.name}", bounds) for d in folders]
 
 
-def _folder_task(bench: Path, folder: Path, rel: str, max_cell: int, max_records: int) -> TaskSpec:
+def _folder_task(bench: Path, folder: Path, rel: str, bounds: Bounds) -> TaskSpec:
     template = read_text(folder / "template.txt", f"{rel}/template.txt", folder.name)
     info = _read_info(folder, rel)
-    values_file, columns = _folder_values(bench, folder, rel, max_cell, max_records)
+    values_file, columns = _folder_values(bench, folder, rel, bounds)
     reference = columns.pop(REFERENCE, None)
     if reference is not None and info.get("reference") == "calculated":
         raise TaskError(f"reference is 'calculated' but {values_file.rsplit('/', 1)[-1]} has a reference column",
@@ -241,20 +241,19 @@ def _folder_task(bench: Path, folder: Path, rel: str, max_cell: int, max_records
         scorers=_as_tuple(info.get("scorer", DEFAULT_SCORER)),
         format=info.get("format", DEFAULT_FORMAT), description=description,
         judges=_as_tuple(info.get("judge", ())),
-        **_chat(bench, info, f"{rel}/info.yml", folder.name, "", max_records),
+        **_chat(bench, info, f"{rel}/info.yml", folder.name, "", bounds),
         files=_data_files(info)))
 
 
-def _folder_values(bench: Path, folder: Path, rel: str, max_cell: int,
-                   max_records: int) -> tuple[str, dict[str, Column]]:
+def _folder_values(bench: Path, folder: Path, rel: str, bounds: Bounds) -> tuple[str, dict[str, Column]]:
     """A folder task's values file (values.csv, or values.jsonl) and its columns."""
     csv_file, jsonl_file = (f"{rel}/{name}" for name in FOLDER_VALUES)
     if (folder / "values.jsonl").exists():
         if (folder / "values.csv").exists():
             raise TaskError("values.csv and values.jsonl are both here: keep one", file=rel, task=folder.name)
         named_at = {"file": jsonl_file, "task": folder.name, "key": None}
-        return jsonl_file, read_values(bench, jsonl_file, named_at, max_cell, max_records)
-    header, rows = read_csv(folder / "values.csv", csv_file, folder.name, max_cell)
+        return jsonl_file, read_values(bench, jsonl_file, named_at, bounds)
+    header, rows = read_csv(folder / "values.csv", csv_file, folder.name, bounds)
     return csv_file, {name: [row[i] for row in rows] for i, name in enumerate(header)}
 
 

@@ -23,9 +23,10 @@ def not_a_file(mode: int) -> str | None:
 
 
 def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,
-                 **where: str) -> bytes:
+                 limit_key: str | None = None, **where: str) -> bytes:
     """The bytes of the regular file `path` (named `rel` in errors), refused when it is none or holds more than
-    `limit` bytes (None: an archive's own file, as large as its run made it)."""
+    `limit` bytes (None: an archive's own file, as large as its run made it), naming the setting `limit_key` that
+    sets it, if one does."""
     with reading(rel, error, **where):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opened so does not wait for a writer
         info = os.fstat(fd)
@@ -33,23 +34,26 @@ def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, l
         if kind is not None or (limit is not None and info.st_size > limit):
             os.close(fd)
             raise error(f"{kind}, where a file belongs: benchrun reads only regular files" if kind else
-                        _too_large(info.st_size), file=rel, **where)
+                        _too_large(info.st_size, limit, limit_key), file=rel, **where)
         with os.fdopen(fd, "rb") as file:
             data = file.read(-1 if limit is None else limit + 1)  # + 1: a file that grew since
     if limit is not None and len(data) > limit:
-        raise error(_too_large(len(data)), file=rel, **where)
+        raise error(_too_large(len(data), limit, limit_key), file=rel, **where)
     return data
 
 
-def _too_large(size: int) -> str:
-    return f"{size:,} bytes, more than a benchmark's file may hold ({MAX_FILE_BYTES:,} bytes)"
+def _too_large(size: int, limit: int, key: str | None) -> str:
+    bound = key or "a benchmark's file may hold"
+    return f"{size:,} bytes, more than {bound} ({limit:,} bytes)"
 
 
-def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False, **where: str) -> str:
-    """The text of `path` (read_bounded), UTF-8 (with `bom`, a byte-order mark first is dropped), its line ends read
-    as Python's text files read them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux)."""
+def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False,
+              limit: int = MAX_FILE_BYTES, limit_key: str | None = None, **where: str) -> str:
+    """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a byte-order
+    mark first is dropped), its line ends read as Python's text files read them (CRLF and CR are LF: a template
+    saved on Windows asks what it asked on Linux)."""
     try:
-        text = read_bounded(path, rel, error, **where).decode("utf-8-sig" if bom else "utf-8")
+        text = read_bounded(path, rel, error, limit, limit_key, **where).decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
         raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

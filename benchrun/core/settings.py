@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.core.layout import OUTPUTS
 from benchrun.core.shards import Shard
 
@@ -67,6 +68,9 @@ class TaskConfig(Settings):
     max_total_chars: int = Field(100_000_000, ge=1)
     """Refuse a benchmark whose prompts come to more characters than this in all (counted as they are rendered):
     the two limits above hold one by one, not together (a million prompts of 100,000 characters)."""
+    max_file_bytes: int = Field(MAX_FILE_BYTES, ge=1)
+    """Refuse a data file (values_file, a folder's values.csv or values.jsonl, a few-shot examples file) larger than
+    this, before it is read: it is read whole, at several times its size in memory."""
 
 
 class RunnerConfig(Settings):
