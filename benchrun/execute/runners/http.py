@@ -22,7 +22,8 @@ class Redirected(Refused):
 
 class _Bounded(httpx.AsyncByteStream):
     """A response body, decoded as its Content-Encoding says, that raises TooLarge once more than `limit` bytes
-    have come out, and BrokenAnswer when it breaks off (the status line and headers came: the server answered)."""
+    have come out, and BrokenAnswer when it breaks off or does not decode (the status line and headers came: the
+    server answered)."""
 
     def __init__(self, stream: httpx.AsyncByteStream, limit: int, codings: list[str]):
         self._stream, self._limit, self._codings = stream, limit, codings
@@ -39,6 +40,8 @@ class _Bounded(httpx.AsyncByteStream):
                     yield piece
         except httpx.TransportError as err:
             raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
+        except httpx.DecodingError as err:
+            raise BrokenAnswer(str(err)) from err
 
     def _decoded(self, chunk: bytes) -> Iterator[bytes]:
         """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""
