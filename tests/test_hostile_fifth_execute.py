@@ -3,17 +3,28 @@ with the rule it now obeys.
 
 - a preflight answer whose body does not decode as its Content-Encoding says (`gzip` over plain JSON): a traceback
   (exit 1) from /api/tags, /api/version or GET /models; now one line naming the server, as for any answer broken off
+- a server (or a proxy before it) that closes the connection of one sample's request without an answer, every time,
+  while it answers the others: taken as a lost server, so the run was interrupted, and `resume` stopped at the same
+  sample forever; in a list, that server was left out though it answered everything else. A server is lost now only
+  when, its retries used up, a new connection to it cannot be made; else the request is that sample's error (or, in
+  a list, asked of another server)
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.test_hostile_fourth_execute import asking, wire
+from tests.helpers.answers import listbench_answer, odd_one
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import run_dir_of
+from tests.test_hostile_fourth_execute import asking, over, records, wire
 
 NOT_GZIP = ("(BrokenAnswer: the answer's body does not decode as its Content-Encoding (gzip) says: Error -3 while "
             "decompressing data: incorrect header check)")
@@ -38,3 +49,42 @@ def test_a_preflight_answer_that_does_not_decode_as_its_content_encoding_is_one_
         result = lab.call(*asking(lab, openai, runner))
     message = UNDECODABLE[case].format(url=server.url)
     assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {message}\n")
+
+
+DROPPED = {"type": "RemoteProtocolError", "message": "Server disconnected without sending a response."}
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_a_request_the_server_always_drops_is_that_samples_error_not_a_lost_server(tmp_path, runner):
+    odd = odd_one(Reply(drop=True))
+    with Lab(tmp_path, n=6, latency_s=0, responder=odd) as lab, FakeOpenAI(models=["m"], responder=odd) as openai:
+        result = lab.call(*asking(lab, openai, runner, "runner.concurrency=1"))
+        responses = records(lab)
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert [(r["id"], r["error"], r["attempts"]) for r in responses] == [
+        (f"times7:a={a}", DROPPED if a == 3 else None, 2 if a == 3 else 1) for a in range(6)]
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["history"]) == ("completed_with_errors", [])
+
+
+def test_a_server_of_a_list_that_drops_one_request_stays_in_the_list(tmp_path):
+    dropped: list[str] = []
+
+    def dropping(req):
+        """Drops the first request it gets, every time it is asked again; answers the others."""
+        asked = json.dumps([req.prompt, req.format])
+        dropped[:] = dropped or [asked]
+        return Reply(drop=True) if asked == dropped[0] else listbench_answer(req)
+
+    with FakeOllama(responder=dropping) as first, FakeOllama(responder=listbench_answer) as second:
+        result = over(tmp_path, [first, second], "runner.concurrency=1")
+    assert result.returncode == EXIT["ok"], result.stderr
+    run_dir = run_dir_of(result.stdout)
+    responses = read_jsonl(run_dir / "responses.jsonl")
+    assert [r["error"] for r in responses] == [None] * 18
+    assert {r["host"] for r in responses} == {first.url, second.url}
+    [moved] = [r for r in responses if r["failed_attempts"]]
+    assert (moved["host"], [a["error"] for a in moved["failed_attempts"]]) == (
+        second.url, [{**DROPPED, "message": f"at {first.url}: {DROPPED['message']}"}])
+    assert json.loads((run_dir / "run.json").read_text())["history"] == []
