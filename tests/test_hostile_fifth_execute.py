@@ -8,11 +8,17 @@ with the rule it now obeys.
   sample forever; in a list, that server was left out though it answered everything else. A server is lost now only
   when, its retries used up, a new connection to it cannot be made; else the request is that sample's error (or, in
   a list, asked of another server)
+- a judge that inherits a list of servers and loses every one: the run was rightly interrupted, but the judge calls of
+  answers it stopped before grading failed unheard, and asyncio logged `Task exception was never retrieved` with a
+  traceback each once they were collected (in a process that goes on: the public `benchrun.run`, a test); now each
+  call's failure is marked heard, and `resume` grades the answers once the servers are back
 """
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
 
 import pytest
 
@@ -23,8 +29,9 @@ from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer, odd_one
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import run_dir_of
-from tests.test_hostile_fourth_execute import asking, over, records, wire
+from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import answer
+from tests.test_hostile_fourth_execute import GRADES, MODELS, asking, judge_grades, judged_over, over, records, wire
 
 NOT_GZIP = ("(BrokenAnswer: the answer's body does not decode as its Content-Encoding (gzip) says: Error -3 while "
             "decompressing data: incorrect header check)")
@@ -88,3 +95,29 @@ def test_a_server_of_a_list_that_drops_one_request_stays_in_the_list(tmp_path):
     assert (moved["host"], [a["error"] for a in moved["failed_attempts"]]) == (
         second.url, [{**DROPPED, "message": f"at {first.url}: {DROPPED['message']}"}])
     assert json.loads((run_dir / "run.json").read_text())["history"] == []
+
+
+def test_a_judge_that_loses_every_server_of_its_list_leaves_no_failure_unheard(tmp_path, caplog):
+    def judge_lost(req):
+        """The model answers; the judge's first request takes both servers down."""
+        if not req.model.startswith("qwen2.5"):
+            return answer(req)
+        for server in servers:
+            threading.Thread(target=server.stop).start()
+        return Reply(drop=True)
+
+    with FakeOllama(models=MODELS, responder=judge_lost) as one, FakeOllama(models=MODELS, responder=judge_lost) as two:
+        servers = [one, two]
+        result = judged_over(tmp_path, servers, "runner.backoff_s=0", "runner.concurrency=1")
+        gc.collect()  # asyncio tells of a task's unretrieved failure when the task is collected
+        [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
+        for server in servers:
+            server.responder = answer
+            server.start()
+        resumed = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert (result.returncode, resumed.returncode) == (EXIT["runner"], EXIT["ok"]), resumed.stderr
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("benchrun: error: lost every server of the list, the last: lost the judge's server ")
+    assert f"is recorded as 'interrupted' with 3 of 3 samples (3 not graded yet) in {run_dir}" in last
+    assert judge_grades(run_dir) == sorted(GRADES)
