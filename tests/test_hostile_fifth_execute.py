@@ -12,6 +12,9 @@ with the rule it now obeys.
   answers it stopped before grading failed unheard, and asyncio logged `Task exception was never retrieved` with a
   traceback each once they were collected (in a process that goes on: the public `benchrun.run`, a test); now each
   call's failure is marked heard, and `resume` grades the answers once the servers are back
+- `resume --host` and `retry --host` with a URL holding a password or an API key (`http://bob:PASSWORD@gpu1:11434`,
+  `?api_key=`): taken, and kept in run.json (history and runner) though the config refuses the same URL; now refused
+  the same way, before the run is touched
 """
 
 from __future__ import annotations
@@ -121,3 +124,20 @@ def test_a_judge_that_loses_every_server_of_its_list_leaves_no_failure_unheard(t
     assert last.startswith("benchrun: error: lost every server of the list, the last: lost the judge's server ")
     assert f"is recorded as 'interrupted' with 3 of 3 samples (3 not graded yet) in {run_dir}" in last
     assert judge_grades(run_dir) == sorted(GRADES)
+
+
+@pytest.mark.parametrize("command", ["resume", "retry"])
+@pytest.mark.parametrize("url", ["http://bob:hunter2hunter2@{at}", "http://{at}/?api_key=sk-abcdefabcdefabcdefabcd"])
+def test_resume_and_retry_refuse_a_host_url_holding_a_credential(tmp_path, command, url):
+    with Lab(tmp_path, n=6, latency_s=0, responder=odd_one(Reply(status=400, error="no"))) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+        before = {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}
+        given = url.format(at=lab.server.url.removeprefix("http://"))
+        result = lab.call(command, str(run_dir), "--host", lab.server.url, "--host", given, module="benchrun.audit")
+        why = ("a URL with a user name or password in it" if "@" in given else
+               "a URL with a credential in its query string: api_key=")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: --host http://...: secrets are never taken from --host, where they would be archived "
+        f"({why}); give URLs without user names or passwords\n"))
+    assert ({path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}, lab.run_dirs()) == (before, [run_dir])
