@@ -3,6 +3,9 @@ with the rule it now obeys.
 
 - a preflight answer whose body does not decode as its Content-Encoding says (`gzip` over plain JSON): a traceback
   (exit 1) from /api/tags, /api/version or GET /models; now one line naming the server, as for any answer broken off
+- an answer whose body is raw deflate (no zlib header) under `Content-Encoding: deflate`, as many servers send it and
+  httpx's own decoder (and curl's) reads it: benchrun's bounded decoder refused it (`DecodingError`, the answer lost);
+  now read as httpx reads it, bounded the same way
 - a server (or a proxy before it) that closes the connection of one sample's request without an answer, every time,
   while it answers the others: taken as a lost server, so the run was interrupted, and `resume` stopped at the same
   sample forever; in a list, that server was left out though it answered everything else. A server is lost now only
@@ -22,6 +25,7 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import zlib
 
 import pytest
 
@@ -35,6 +39,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import answer
 from tests.test_hostile_fourth_execute import GRADES, MODELS, asking, judge_grades, judged_over, over, records, wire
+from tests.test_hostile_third import ANSWER, LIMIT, encoded
 
 NOT_GZIP = ("(BrokenAnswer: the answer's body does not decode as its Content-Encoding (gzip) says: Error -3 while "
             "decompressing data: incorrect header check)")
@@ -59,6 +64,31 @@ def test_a_preflight_answer_that_does_not_decode_as_its_content_encoding_is_one_
         result = lab.call(*asking(lab, openai, runner))
     message = UNDECODABLE[case].format(url=server.url)
     assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {message}\n")
+
+
+
+def raw_deflate(padding: int = 0) -> bytes:
+    """ANSWER as raw deflate, with `padding` spaces inside it."""
+    text, squeeze = json.dumps(ANSWER).encode(), zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return b"".join([squeeze.compress(text[:-1] + b" " * padding), squeeze.compress(b"}"), squeeze.flush()])
+
+
+RAW = {  # a = 3's body as raw deflate -> what is recorded for it (its text, else its error)
+    "an answer": (raw_deflate(), '{"answer": 21}'),
+    "a bomb": (raw_deflate(padding=2 * LIMIT), {
+        "type": "TooLarge", "message": f"the answer is longer than runner.max_response_bytes ({LIMIT:,} bytes); the "
+                                       "rest was not read"}),
+}
+
+
+@pytest.mark.parametrize("body", list(RAW))
+def test_a_raw_deflate_answer_is_read_as_httpx_reads_it_and_bounded(tmp_path, body):
+    data, kept = RAW[body]
+    with Lab(tmp_path, n=6, latency_s=0, responder=odd_one(Reply(wire=encoded(data, "deflate")))) as lab:
+        result = lab.call(*lab.args(f"runner.max_response_bytes={LIMIT}"))
+        [answer] = [r for r in records(lab) if r["id"] == "times7:a=3"]
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert (answer["text"], answer["error"]) == ((kept, None) if isinstance(kept, str) else (None, kept))
 
 
 DROPPED = {"type": "RemoteProtocolError", "message": "Server disconnected without sending a response."}
