@@ -38,9 +38,9 @@ from tests.helpers.answers import listbench_answer, odd_one
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import answer
-from tests.test_hostile_fourth_execute import GRADES, MODELS, asking, judge_grades, judged_over, over, records, wire
-from tests.test_hostile_third import ANSWER, LIMIT, encoded
+from tests.helpers.wire import ANSWER, GRADES, MODELS, asking, coded, judge_grades, judged_over, over, records
 
+LIMIT = 100_000
 NOT_GZIP = ("(BrokenAnswer: the answer's body does not decode as its Content-Encoding (gzip) says: Error -3 while "
             "decompressing data: incorrect header check)")
 UNDECODABLE = {  # (runner, path) -> what the run says
@@ -56,7 +56,7 @@ UNDECODABLE = {  # (runner, path) -> what the run says
 @pytest.mark.parametrize("case", list(UNDECODABLE))
 def test_a_preflight_answer_that_does_not_decode_as_its_content_encoding_is_one_line(tmp_path, case):
     runner, path = case
-    lying = Response(200, b"", wire=wire(b'{"models": []}').replace(b"\r\n\r\n", b"\r\nContent-Encoding: gzip\r\n\r\n"))
+    lying = Response(200, b"", wire=coded(b'{"models": []}', "gzip"))
     with Lab(tmp_path, n=6, latency_s=0) as lab, FakeOpenAI(models=["m"]) as openai:
         server = lab.server if runner == "ollama" else openai
         served = server.dispatch
@@ -69,8 +69,8 @@ def test_a_preflight_answer_that_does_not_decode_as_its_content_encoding_is_one_
 
 def raw_deflate(padding: int = 0) -> bytes:
     """ANSWER as raw deflate, with `padding` spaces inside it."""
-    text, squeeze = json.dumps(ANSWER).encode(), zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
-    return b"".join([squeeze.compress(text[:-1] + b" " * padding), squeeze.compress(b"}"), squeeze.flush()])
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return b"".join([squeeze.compress(ANSWER[:-1] + b" " * padding), squeeze.compress(b"}"), squeeze.flush()])
 
 
 RAW = {  # a = 3's body as raw deflate -> what is recorded for it (its text, else its error)
@@ -84,7 +84,7 @@ RAW = {  # a = 3's body as raw deflate -> what is recorded for it (its text, els
 @pytest.mark.parametrize("body", list(RAW))
 def test_a_raw_deflate_answer_is_read_as_httpx_reads_it_and_bounded(tmp_path, body):
     data, kept = RAW[body]
-    with Lab(tmp_path, n=6, latency_s=0, responder=odd_one(Reply(wire=encoded(data, "deflate")))) as lab:
+    with Lab(tmp_path, n=6, latency_s=0, responder=odd_one(Reply(wire=coded(data, "deflate")))) as lab:
         result = lab.call(*lab.args(f"runner.max_response_bytes={LIMIT}"))
         [answer] = [r for r in records(lab) if r["id"] == "times7:a=3"]
     assert result.returncode == EXIT["ok"], result.stderr
