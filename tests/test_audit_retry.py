@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,10 +32,15 @@ class Flaky:
 
 
 class Dropping(Flaky):
-    """Drops the connection of every chat until `fixed` (a server that went away)."""
+    """Until `fixed`, goes away at the first chat: drops its connection and stops `server` (a server lost)."""
+
+    server: FakeOllama
 
     def __call__(self, req):
-        return half_right(req) if self.fixed else Reply(drop=True)
+        if self.fixed:
+            return half_right(req)
+        threading.Thread(target=self.server.stop).start()
+        return Reply(drop=True)
 
 
 def files_of(run_dir: Path) -> dict[str, bytes]:
@@ -132,6 +138,7 @@ def test_a_retry_on_another_host_is_resumed_on_that_host(tmp_path):
     server the retry used, not the parent's (which still cannot answer)."""
     second = Dropping()
     with Lab(tmp_path, responder=Flaky()) as lab, FakeOllama(responder=second) as other:
+        second.server = other
         assert lab.run(*lab.args()).returncode == EXIT["ok"]
         [parent] = lab.run_dirs()
         lost = lab.audit("retry", str(parent), "--host", other.url)
@@ -139,6 +146,7 @@ def test_a_retry_on_another_host_is_resumed_on_that_host(tmp_path):
         assert (lost.returncode, json.loads((retry / "run.json").read_text())["status"]) == \
             (EXIT["runner"], "interrupted")
         second.fixed = True
+        other.start()
         asked_before = len(lab.server.requests)
         resumed = lab.audit("resume", str(retry))
     assert resumed.returncode == EXIT["ok"], resumed.stderr

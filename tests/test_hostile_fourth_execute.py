@@ -43,34 +43,10 @@ from tests.helpers.answers import listbench_answer, odd_one
 from tests.helpers.archives import read_jsonl, summary_of
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
-from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.judges import RESPONSE, answer
+from tests.helpers.wire import ANSWER, GRADES, MODELS, asking, judge_grades, judged_over, over, records, wire
 
 LIMIT = 100_000
-ANSWER = json.dumps({"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
-                     "message": {"role": "assistant", "content": '{"answer": 21}'}}).encode()
-"""Ollama's answer to the sample of a = 3, rightly."""
-
-
-def wire(body: bytes, length: object = None, status: str = "200 OK") -> bytes:
-    """A whole HTTP response saying its body is `length` bytes long (by default, as long as it is)."""
-    head = [f"HTTP/1.1 {status}", "Content-Type: application/json",
-            f"Content-Length: {len(body) if length is None else length}", "Connection: close"]
-    return "\r\n".join(head).encode() + b"\r\n\r\n" + body
-
-
-def asking(lab: Lab, openai: FakeOpenAI, runner: str, *extra: str) -> list[str]:
-    """A lab's run of its Ollama, or (runner=openai) of `openai`'s model m."""
-    if runner == "ollama":
-        return lab.args(*extra)
-    served = ["runner=openai", f"runner.base_url={openai.url}", "runner.model=m"]
-    return [*served, *(arg for arg in lab.args(*extra) if not arg.startswith("runner.host="))]
-
-
-def records(lab: Lab, name: str = "responses.jsonl") -> list[dict]:
-    [run_dir] = lab.run_dirs()
-    return read_jsonl(run_dir / name)
-
-
 BROKEN = {  # what the server sends for a = 3 -> the error recorded for it
     "a body cut short": (wire(ANSWER[:20], length=len(ANSWER)), "RemoteProtocolError", "the answer broke off: peer "
                          f"closed connection without sending complete message body (received 20 bytes, expected "
@@ -184,13 +160,6 @@ def test_an_answer_of_an_odd_shape_keeps_what_it_can_and_says_what_is_wrong_in_o
 BUSY = Reply(status=503, error="overloaded")
 
 
-def over(tmp_path, servers, *args: str):
-    """A run of the seed's benchmark over a list of `servers`, each asked once (no retries)."""
-    urls = ",".join(server.url for server in servers)
-    return call_benchrun(f"runner.host=[{urls}]", "cache=false", "runner.retries=0", f"outputs={tmp_path / 'outputs'}",
-                         *args, cwd=tmp_path)
-
-
 GONE = Reply(status=404, error="model 'llama3.2' not found")
 
 
@@ -222,19 +191,6 @@ def test_a_sample_every_server_of_a_list_fails_is_its_error_with_each_servers_at
             {"type": "ResponseError", "message": "HTTP 503: overloaded"}, 2)
         assert [a["error"]["message"] for a in response["failed_attempts"]] == [
             f"at {first.url}: HTTP 503: overloaded", "HTTP 503: overloaded"]
-
-
-def judged_over(tmp_path, servers, *args: str):
-    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
-    return over(tmp_path, servers, "task.path=bench", "judge.model=qwen2.5", "+judge.backoff_s=0", *args)
-
-
-MODELS = ["llama3.2", "qwen2.5"]
-GRADES = [("symbol:symb=@", 1, None), ("symbol:symb=$", 1, None), ("symbol:symb=#", 0, None)]
-
-
-def judge_grades(run_dir) -> list[tuple[str, int | None, dict | None]]:
-    return sorted((c["id"], c["value"], c["error"]) for c in read_jsonl(run_dir / "judgements.jsonl"))
 
 
 def test_a_judge_that_inherits_a_list_of_servers_fails_over_from_a_5xx(tmp_path):

@@ -7,6 +7,7 @@ import itertools
 import json
 import re
 import subprocess
+import threading
 from fractions import Fraction
 from pathlib import Path
 
@@ -149,12 +150,17 @@ def test_resume_asks_the_missing_repeats_with_their_seeds(tmp_path):
     calls = itertools.count()
 
     def lost_after_four(req: ChatRequest) -> Reply | str:
-        return by_seed(req) if next(calls) < 4 else Reply(drop=True)
+        if next(calls) < 4:
+            return by_seed(req)
+        threading.Thread(target=srv.stop).start()  # the server goes away
+        return Reply(drop=True)
 
     with FakeOllama(responder=lost_after_four) as srv:
-        result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3", "runner.retries=0")
+        result = bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3", "runner.retries=0",
+                           "runner.concurrency=1")
         assert result.returncode == EXIT["runner"], result.stderr
         [run_dir] = (tmp_path / "outputs").glob("*/*")
+        srv.start()
         resumed, asked = ask_again(srv, "resume", run_dir)
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     assert asked == [("what is 4 + 5?", 1), ("what is 4 + 5?", 2), ("what is 8 + 9?", 0), ("what is 8 + 9?", 1),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -239,7 +240,10 @@ def test_a_resume_adds_its_time_to_the_interrupted_sessions(tmp_path):
     cut = {"what is 8 + 9?"}
 
     def cut_off(req: ChatRequest) -> Reply:
-        return Reply(drop=True) if req.prompt in cut else timed_answer(req)
+        if req.prompt not in cut:
+            return timed_answer(req)
+        threading.Thread(target=server.stop).start()  # the server goes away
+        return Reply(drop=True)
 
     with FakeOllama(models=["llama3.2"], responder=cut_off) as server:
         result = bench_run(tmp_path, server.url, "task=folderbench", "runner.concurrency=1", "runner.retries=1",
@@ -248,6 +252,7 @@ def test_a_resume_adds_its_time_to_the_interrupted_sessions(tmp_path):
         run_dir = Path(re.search(r"benchrun-audit resume (\S+)", result.stderr)[1])
         before = json.loads((run_dir / "summary.json").read_text())["speed"]
         cut.clear()
+        server.start()
         assert audit_main(["resume", str(run_dir)]) == EXIT["ok"]
     after = json.loads((run_dir / "summary.json").read_text())["speed"]
     assert (before["n"], after["n"], after["tokens_per_s"], after["load_s"]) == (2, 3, 40.0, 1.5)

@@ -25,7 +25,8 @@ from benchrun.compiler import scoring
 from benchrun.compiler.plan import Plan, source_files
 from benchrun.compose.config import plain_config
 from benchrun.console import output
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core import secrets
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
@@ -90,7 +91,12 @@ def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None
 
 
 def servers_given(hosts: list[str] | None) -> str | list[str] | None:
-    """`--host` as given: none, one server, or (repeated) a list of servers."""
+    """`--host` as given: none, one server, or (repeated) a list of servers; a URL holding a credential (user info,
+    `?api_key=`) is refused as in the config, since run.json would keep it."""
+    for url in hosts or []:
+        if (why := secrets.secret_value(url)) is not None:
+            raise ConfigError(f"--host {url.split('://')[0]}://...: secrets are never taken from --host, where they "
+                              f"would be archived ({why}); give URLs without user names or passwords")
     return hosts[0] if hosts and len(hosts) == 1 else hosts
 
 

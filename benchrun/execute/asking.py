@@ -1,7 +1,8 @@
 """One request as benchrun makes it, to the model or to a judge: within `timeout_s` from connecting to the answer's
 last byte, retried with backoff after a 5xx/429, a dropped connection or a timeout, and its answer taken through the
 boundary (`received`); every failed attempt is noted. A server that cannot be reached is lost (ServerLost), an
-embedded engine that died likewise (EngineLost): the run stops, and `resume` asks again."""
+embedded engine that died likewise (EngineLost): the run stops, and `resume` asks again. A server that dropped a
+request through all its retries but takes a new connection is there: that request's error."""
 
 from __future__ import annotations
 
@@ -15,7 +16,17 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from benchrun.core.errors import EngineLost, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
-from benchrun.execute.runners.base import Completion, EngineDied, Refused, Retryable, Runner, Unreachable, received
+from benchrun.execute.runners.base import (
+    Completion,
+    Dropped,
+    EngineDied,
+    Refused,
+    Retryable,
+    Runner,
+    Unreachable,
+    connects,
+    received,
+)
 
 BACKOFF_MAX_S = 8.0
 """The longest wait between two attempts."""
@@ -43,6 +54,9 @@ class Asker:
         try:
             outcome.completion = await self._attempts(messages, schema, seed, outcome.failures)
         except Unreachable as err:
+            if isinstance(err, Dropped) and await connects(self._url(), self.policy.timeout_s):
+                outcome.error = outcome.failures[-1].error  # the server is there: it dropped this request
+                return outcome
             lost = ServerLost(f"lost {self.server}: {outcome.failures[-1].error} "
                               f"(after {len(outcome.failures)} attempts at {what})")
             lost.attempts = tuple(outcome.failures)
@@ -52,6 +66,9 @@ class Asker:
         except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
             outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
         return outcome
+
+    def _url(self) -> str:
+        return self.runner.public_config()[self.runner.config.server_key]
 
     async def _attempts(self, messages: list[Message], schema: dict[str, Any], seed: int | None,
                         failures: list[Attempt]) -> Completion:

@@ -75,6 +75,12 @@ def judge_score(of: Mapping[str, Any], spec: JudgeSpec, calls: Iterable[Judgemen
     return ScoreRecord(**of, scorer=spec.name, metrics={spec.name: int(mean) if mean.denominator == 1 else float(mean)})
 
 
+def _heard(call: asyncio.Future[JudgementRecord]) -> None:
+    """Mark a finished call's failure as seen (awaiting it still raises it)."""
+    if not call.cancelled():
+        call.exception()
+
+
 def _dispatch(runner: Runner, on_lost: Lost | None) -> Any:
     """Where the judge's requests go: its server, or the live one of its list with the fewest outstanding (a judge
     that inherits the model's list fails over as the model's requests do)."""
@@ -113,9 +119,14 @@ class Judge:
         return [c for c in calls if (c.id, c.repeat, c.judge, c.judge_repeat) not in self._archived]
 
     def start(self, sample: Sample, response: ResponseRecord) -> list[asyncio.Task[JudgementRecord]]:
-        """Every judge call on an answer, under way (judges in the task's order, then repeats)."""
-        return [asyncio.ensure_future(self._judgement(sample, response, self.specs[name], j))
-                for name in self.judges_of(sample.task) for j in range(self.repeats)]
+        """Every judge call on an answer, under way (judges in the task's order, then repeats). A call's failure is
+        raised where its grading is awaited; the calls of gradings a run stopped before awaiting (every server of the
+        judge's list lost) fail unheard, not as asyncio's 'Task exception was never retrieved' on the console."""
+        calls = [asyncio.ensure_future(self._judgement(sample, response, self.specs[name], j))
+                 for name in self.judges_of(sample.task) for j in range(self.repeats)]
+        for call in calls:
+            call.add_done_callback(_heard)
+        return calls
 
     def scores(self, of: Mapping[str, Any], task: str, calls: list[JudgementRecord]) -> list[ScoreRecord]:
         """Each judge's score of an answer from its calls (as `start` ordered them)."""

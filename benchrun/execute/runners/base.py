@@ -46,6 +46,12 @@ class Unreachable(Retryable):
     every retry fails this way the run stops as interrupted instead of burning the samples that remain."""
 
 
+class Dropped(Unreachable):
+    """A connection made, then closed or reset before an answer: the server gone, or this request refused so (a
+    proxy that drops a request it will not take, a worker it crashes). When the retries are used up, the server is
+    lost only if a new connection to it cannot be made (`connects`); else it is that sample's error."""
+
+
 class BrokenAnswer(Retryable):
     """An answer the server began and broke: bytes HTTP does not allow (a bad status line, Content-Length or chunk),
     or a body cut short or reset. Worth another try; but the server was there, so when the retries are used up it is
@@ -54,13 +60,14 @@ class BrokenAnswer(Retryable):
 
 def transport_failure(err: Exception) -> Retryable:
     """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: BrokenAnswer when the
-    HTTP parser refused what the server sent, Unreachable when no connection could be made or it broke before an
-    answer, Retryable for a request that ran out of time."""
+    HTTP parser refused what the server sent, Unreachable when no connection could be made, Dropped when it broke
+    before an answer, Retryable for a request that ran out of time."""
     message = str(err) or f"{type(err).__name__}: no answer"
     if _unparsable(err):
         return BrokenAnswer(message)
-    unreachable = (ConnectionError, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
-    return Unreachable(message) if isinstance(err, unreachable) else Retryable(message)
+    if isinstance(err, (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout)):
+        return Unreachable(message)
+    return Dropped(message) if isinstance(err, (httpx.NetworkError, httpx.RemoteProtocolError)) else Retryable(message)
 
 
 def _unparsable(err: BaseException | None) -> bool:
@@ -96,6 +103,19 @@ async def resolvable(url: str, key: str) -> None:
                           "machine's address") from None
 
 
+async def connects(url: str, timeout_s: float) -> bool:
+    """Whether a new connection to the server of `url` is made within `timeout_s` (its port takes connections)."""
+    parts = urlsplit(url)
+    try:
+        async with asyncio.timeout(timeout_s):
+            _, writer = await asyncio.open_connection(parts.hostname, parts.port or _PORTS.get(parts.scheme, 80))
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
+_PORTS = {"http": 80, "https": 443}
 FIXED_STRINGS = {"enum", "const", "pattern", "format", "maxLength"}
 """What makes a string in a JSON schema more than free-form text."""
 

@@ -20,13 +20,38 @@ class Redirected(Refused):
     """A 3xx answer: benchrun follows no redirect, so an answer never comes from a server the run does not name."""
 
 
+class _Inflater:
+    """One content coding undone, through zlib. `deflate` is read as zlib's format, or as raw deflate when it does
+    not start as zlib's: the body many servers send as deflate, which httpx's own decoder (and curl's) reads too."""
+
+    def __init__(self, coding: str):
+        self._coding, self._start = coding, b""
+        self._zlib = zlib.decompressobj(WBITS[coding])
+
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return self._zlib.unconsumed_tail
+
+    def decompress(self, data: bytes, limit: int) -> bytes:
+        try:
+            out = self._zlib.decompress(data, limit)
+        except zlib.error:
+            if self._coding != "deflate" or self._start is None:
+                raise
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+            out = self._zlib.decompress(self._start + data, limit)
+        self._start = None if out else (self._start or b"") + data  # what came before zlib's header was judged
+        return out
+
+
 class _Bounded(httpx.AsyncByteStream):
     """A response body, decoded as its Content-Encoding says, that raises TooLarge once more than `limit` bytes
-    have come out, and BrokenAnswer when it breaks off (the status line and headers came: the server answered)."""
+    have come out, and BrokenAnswer when it breaks off or does not decode (the status line and headers came: the
+    server answered)."""
 
     def __init__(self, stream: httpx.AsyncByteStream, limit: int, codings: list[str]):
         self._stream, self._limit, self._codings = stream, limit, codings
-        self._inflaters = [zlib.decompressobj(WBITS[coding]) for coding in reversed(codings)]
+        self._inflaters = [_Inflater(coding) for coding in reversed(codings)]
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         read = 0
@@ -39,6 +64,8 @@ class _Bounded(httpx.AsyncByteStream):
                     yield piece
         except httpx.TransportError as err:
             raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
+        except httpx.DecodingError as err:
+            raise BrokenAnswer(str(err)) from err
 
     def _decoded(self, chunk: bytes) -> Iterator[bytes]:
         """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""
