@@ -58,7 +58,7 @@ def data_path(bench: Path, rel: str, named_at: Where) -> Path:
     return path
 
 
-_READ: dict[tuple[str, str, int, int], Any] | None = None
+_READ: dict[tuple[str, str, Bounds], Any] | None = None
 """While a benchmark's tasks are read (`read_once`): what each data file gave, by file, so a file many tasks name is
 read once (a 1 KB tasks.yml naming one 18 MB file 20 times took 70 s and 1.2 GB before it was refused)."""
 

@@ -39,17 +39,13 @@ def inside(bench: Path, path: Path) -> None:
                         "inside it", file=path.relative_to(bench).as_posix())
 
 
-def read_text(path: Path, rel: str, task: str, key: str | None = None) -> str:
-    """A file's text as UTF-8 without a byte-order mark (Excel's CSV default is not text)."""
+def read_text(path: Path, rel: str, task: str, key: str | None = None, size: int | None = None) -> str:
+    """A file's text as UTF-8 without a byte-order mark (Excel's CSV default is not text); a data file's at most
+    `size` bytes (task.max_file_bytes)."""
     if not path.exists():
         raise TaskError("file is missing", file=rel, task=task, key=key)
-    return read_utf8(path, rel, TaskError, bom=True, task=task)
-
-
-def read_data(path: Path, rel: str, task: str, size: int) -> str:
-    """A data file's text (as read_text), at most `size` bytes (task.max_file_bytes)."""
-    if not path.exists():
-        raise TaskError("file is missing", file=rel, task=task)
+    if size is None:
+        return read_utf8(path, rel, TaskError, bom=True, task=task)
     return read_utf8(path, rel, TaskError, bom=True, limit=size, limit_key="task.max_file_bytes", task=task)
 
 
@@ -57,7 +53,7 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
     """Header and typed rows of a CSV file; cells stripped, numbers typed, blank lines skipped; a cell over
     `bounds.cell` characters (task.max_prompt_chars) refused."""
     max_cell = bounds.cell
-    reader = csv.reader(io.StringIO(read_data(path, rel, task, bounds.size), newline=""))
+    reader = csv.reader(io.StringIO(read_text(path, rel, task, size=bounds.size), newline=""))
     try:
         with _field_limit(max_cell):
             lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
@@ -82,7 +78,7 @@ def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tupl
     """(line number, parsed JSON) of each non-blank line; a line that does not parse, or a file of more than
     `bounds.records` records, is refused naming the line."""
     count, max_lines = 0, bounds.records
-    for number, line in enumerate(read_data(path, rel, task, bounds.size).splitlines(), start=1):
+    for number, line in enumerate(read_text(path, rel, task, size=bounds.size).splitlines(), start=1):
         if not line.strip():
             continue
         count += 1

@@ -11,8 +11,9 @@ from pathlib import Path
 from benchrun.core.errors import BenchrunError, TaskError, reading
 
 MAX_FILE_BYTES = 256 * 2**20
-"""The largest file of a benchmark read (256 MiB: a JSONL of a million records of 268 bytes; read whole, it costs
-several times that in memory), so a 3 GB values file is one line, not a MemoryError or a machine out of memory."""
+"""The largest benchmark file read (tasks.yml, custom_*.py, a template; and by default a data file, whose bound is
+task.max_file_bytes): 256 MiB, a JSONL of a million records of 268 bytes; read whole, a file costs several times its
+size in memory, so a 3 GB file is one line, not a MemoryError or a machine out of memory."""
 KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
