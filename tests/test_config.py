@@ -102,3 +102,19 @@ def test_user_presets_from_config_dir(tmp_path):
     searchpath = call_benchrun(f"hydra.searchpath=[file://{tmp_path / 'myconf'}]", "runner=two",
                                "task=folderbench", "dry_run=true", cwd=tmp_path)
     assert manifest_ids(searchpath.stdout) == manifest_ids(result.stdout)
+
+
+@pytest.mark.parametrize(("override", "said"), [
+    ("+runner.options.num_predict=99999999999999999999", "runner.options.num_predict: the integer 99999999999999999999 "
+     "is outside ±9,007,199,254,740,991 (2^53 - 1, the integers every JSON reader keeps exactly)"),
+    ("runner.options.seed=-9007199254740992", "runner.options.seed: the integer -9007199254740992 is outside "
+     "±9,007,199,254,740,991 (2^53 - 1, the integers every JSON reader keeps exactly)"),
+    ("+runner.options.num_predict=" + "9" * 5000, "runner.options.num_predict: cannot read the value: Exceeds the "
+     "limit (4300 digits) for integer string conversion: value has 5000 digits"),
+])
+def test_an_integer_no_json_reader_keeps_is_refused_on_the_command_line(tmp_path, override, said):
+    """As in a benchmark's files: config.yaml and run.json would keep it (Hydra's parser raised a ValueError, a
+    traceback, on one of more digits than Python converts)."""
+    result = call_benchrun(override, "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in 'config': {said}\n")
+    assert not (tmp_path / "outputs").exists() or not any((tmp_path / "outputs").rglob("config.yaml"))

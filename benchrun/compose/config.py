@@ -27,7 +27,7 @@ from benchrun.core.settings import (
     hydra_defaults,
     judge_runner_keys,
 )
-from benchrun.core.yamlfile import load_yaml
+from benchrun.core.yamlfile import INT_RANGE, MAX_INT, load_yaml
 
 M = TypeVar("M", bound=BaseModel)
 SHIPPED_GGUF_NAME = "smollm2-135m-instruct"
@@ -92,6 +92,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner_file"] = None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     refuse_secrets(secrets.found(cfg))
+    refuse_huge_integers(cfg)
     config = checked(RunConfig, cfg)
     checked_options(config.runner)
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
@@ -102,6 +103,19 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         if judge.get("api_key_env"):
             secrets.SECRETS.register_key(judge["api_key_env"], "judge.api_key_env")
     return plain
+
+
+def refuse_huge_integers(data: Any, path: tuple[str, ...] = ()) -> None:
+    """Refuse an integer outside ±(2^53 - 1) anywhere in the config (`+runner.options.num_predict=1e20` written out),
+    as in a benchmark's files: config.yaml and run.json keep it, and not every JSON reader reads it as written."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            refuse_huge_integers(value, (*path, str(key)))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            refuse_huge_integers(value, (*path, str(i)))
+    elif isinstance(data, int) and not isinstance(data, bool) and abs(data) > MAX_INT:
+        raise ConfigError(f"the integer {data} is outside {INT_RANGE}", file="config", key=".".join(path))
 
 
 def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -161,6 +175,27 @@ def refuse_secret_overrides(argv: Sequence[str]) -> None:
             named = any(secrets.secret_key(part) for part in key.split("."))
             refuse_secrets([(key, "a credential's name")] if named and value else
                            ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
+
+
+def refuse_unreadable_overrides(argv: Sequence[str]) -> None:
+    """Refuse an override whose value Hydra's parser cannot read as a value (an integer of more digits than Python
+    converts raises ValueError in it, a traceback otherwise): one line naming its key. Its syntax errors are
+    Hydra's, said when it parses them."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
+    for arg in argv:
+        key, is_override, _ = arg.partition("=")
+        if not is_override or key.startswith("-"):
+            continue
+        try:
+            parser.parse_override(arg)
+        except ValueError as err:
+            raise ConfigError(f"cannot read the value: {str(err).split(';')[0]}", file="config",
+                              key=key.lstrip("+~")) from None
+        except HydraException:  # a syntax error: Hydra says it in its own words when it parses the overrides
+            continue
 
 
 def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:
