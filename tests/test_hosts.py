@@ -107,6 +107,8 @@ def test_when_every_server_is_lost_the_run_is_interrupted_and_resume_finishes_it
         assert info["status"] == "interrupted" and info["counts"]["responses"] == 6
         assert info["reason"].startswith("lost every server of the list, the last: lost the server ")
         assert sorted(entry["host_lost"] for entry in info["history"]) == sorted(s.url for s in both)
+        warnings = [line for line in result.stderr.splitlines() if line.startswith("benchrun: warning: lost")]
+        assert len(warnings) == 1 and warnings[0].endswith("1 of 2 servers left; its requests go to the others")
         for server, responder in zip(both, dying):
             responder.answers = 100
             server.start()

@@ -103,13 +103,15 @@ def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
     return f"the servers run different versions: {each}; the same model may answer differently on each (recorded)"
 
 
-Lost = Callable[[str, str], None]
-"""Told of a server lost mid-run: its URL, and why."""
+Lost = Callable[[str, str, int], None]
+"""Told of a server lost mid-run: its URL, why, and how many servers of the list are left."""
 
 
-def warned(host: str, why: str) -> None:
-    """A server of the list lost mid-run, on the console."""
-    output.warning(f"{why}; its requests go to the others")
+def warned(host: str, why: str, left: int) -> None:
+    """A server of the list lost mid-run, on the console, while others are left (the last one's loss stops the run,
+    which says so)."""
+    if left:
+        output.warning(f"{why}; its requests go to the others")
 
 
 class Dispatch:
@@ -186,7 +188,7 @@ class Dispatch:
             if not host.lost:
                 host.lost, self._last_loss = True, str(err)
                 left = sum(not h.lost for h in self.hosts)
-                self._on_lost(host.url, f"{err}; {left} of {len(self.hosts)} servers left")
+                self._on_lost(host.url, f"{err}; {left} of {len(self.hosts)} servers left", left)
             self._free.notify_all()
 
 

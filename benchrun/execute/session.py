@@ -156,16 +156,16 @@ class _Recorder:
         self.writer.record_scores([record for grading in gradings for record in grading.records],
                                   [call for grading in gradings for call in grading.new_judgements])
 
-    def host_lost(self, host: str, why: str) -> None:
-        lost_to(self.writer)(host, why)
+    def host_lost(self, host: str, why: str, left: int) -> None:
+        lost_to(self.writer)(host, why, left)
 
 
 def lost_to(writer: RunWriter) -> Lost:
     """What is told of a server of a list (the model's or the judge's) lost mid-run: it goes in run.json's history
     and on the console; the run goes on."""
-    def lost(host: str, why: str) -> None:
+    def lost(host: str, why: str, left: int) -> None:
         writer.host_lost(host, why)
-        warned(host, why)
+        warned(host, why, left)
     return lost
 
 
