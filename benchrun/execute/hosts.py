@@ -118,8 +118,9 @@ class Dispatch:
     """Where the requests of the model (or of the judge: `server` and `doing` name it) go. One server: straight to its
     asker. A list: to the live server with the fewest requests outstanding (at most `concurrency` each); a request
     that failed at one server (after its retries there: a 5xx, a 4xx such as a model removed from that server alone)
-    is asked of a live server it has not tried, its failed attempts kept; a server whose request found it unreachable after its retries is lost
-    (`on_lost` is told), and the request is asked of another; when none is left, ServerLost."""
+    is asked of a live server it has not tried, its failed attempts kept; a server whose request found it
+    unreachable after its retries is lost (`on_lost` is told), and the request is asked of another; when none is
+    left, ServerLost."""
 
     def __init__(self, runner: Runner, on_lost: Lost = warned, server: str = "the model server",
                  doing: str = "answering"):
