@@ -200,7 +200,9 @@ def test_a_judge_that_inherits_a_list_of_servers_fails_over_from_a_5xx(tmp_path)
     with FakeOllama(models=MODELS, responder=busy_judge) as busy, FakeOllama(models=MODELS, responder=answer) as well:
         result = judged_over(tmp_path, [busy, well])
     assert result.returncode == EXIT["ok"], result.stderr
-    assert judge_grades(run_dir_of(result.stdout)) == sorted(GRADES)
+    run_dir = run_dir_of(result.stdout)
+    assert judge_grades(run_dir) == sorted(GRADES)
+    assert {call["host"] for call in read_jsonl(run_dir / "judgements.jsonl")} == {well.url}  # who judged, kept
 
 
 def test_a_judge_that_inherits_a_list_of_servers_goes_on_when_one_is_lost(tmp_path):

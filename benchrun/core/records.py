@@ -143,6 +143,8 @@ class JudgementRecord(Frozen):
     """The run id that asked this reply, when it came from the response cache."""
     carried_from: str | None = Field(None, exclude_if=_absent)
     """The run this call was carried over from by a retry, with the answer it judged (see ResponseRecord)."""
+    host: str | None = Field(None, exclude_if=_absent)
+    """The server that answered (or last failed) this call, for a judge asking a list of servers."""
     shard: str | None = Field(None, exclude_if=_absent)
     """In a run merged from shards (`benchrun-audit merge`): the shard (i/n) whose run made this line."""
 

@@ -151,9 +151,11 @@ class Judge:
             return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
         started = time.perf_counter()
         async with self._slots:
-            outcome, _ = await self._asker.ask(messages, spec.format.json_schema, seed,
-                                               f"sample '{sample.id}' with judge '{spec.name}'")
+            outcome, host = await self._asker.ask(messages, spec.format.json_schema, seed,
+                                                  f"sample '{sample.id}' with judge '{spec.name}'")
         seconds, attempts = round(time.perf_counter() - started, 6), len(outcome.failures)
+        if host is not None:
+            of["host"] = host
         if outcome.completion is None:
             return JudgementRecord(**of, reply=None, error=outcome.error, seconds=seconds, attempts=attempts)
         if key:
