@@ -109,8 +109,10 @@ def test_user_presets_from_config_dir(tmp_path):
      "is outside ±9,007,199,254,740,991 (2^53 - 1, the integers every JSON reader keeps exactly)"),
     ("runner.options.seed=-9007199254740992", "runner.options.seed: the integer -9007199254740992 is outside "
      "±9,007,199,254,740,991 (2^53 - 1, the integers every JSON reader keeps exactly)"),
-    ("+runner.options.num_predict=" + "9" * 5000, "runner.options.num_predict: cannot read the value: Exceeds the "
-     "limit (4300 digits) for integer string conversion: value has 5000 digits"),
+    ("+runner.options.num_predict=" + "9" * 5000, "runner.options.num_predict: an integer of more than 4,300 digits, "
+     "more than Python reads"),
+    ("+runner.options.stop=[a," + "9" * 5000 + "]", "runner.options.stop: an integer of more than 4,300 digits, more "
+     "than Python reads"),
 ])
 def test_an_integer_no_json_reader_keeps_is_refused_on_the_command_line(tmp_path, override, said):
     """As in a benchmark's files: config.yaml and run.json would keep it (Hydra's parser raised a ValueError, a

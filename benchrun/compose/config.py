@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeVar
@@ -27,6 +28,7 @@ from benchrun.core.settings import (
     hydra_defaults,
     judge_runner_keys,
 )
+from benchrun.core.text import too_many_digits
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, load_yaml
 
 M = TypeVar("M", bound=BaseModel)
@@ -105,17 +107,17 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     return plain
 
 
-def refuse_huge_integers(data: Any, path: tuple[str, ...] = ()) -> None:
+def refuse_huge_integers(cfg: dict[str, Any]) -> None:
     """Refuse an integer outside ±(2^53 - 1) anywhere in the config (`+runner.options.num_predict=1e20` written out),
     as in a benchmark's files: config.yaml and run.json keep it, and not every JSON reader reads it as written."""
-    if isinstance(data, dict):
-        for key, value in data.items():
-            refuse_huge_integers(value, (*path, str(key)))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            refuse_huge_integers(value, (*path, str(i)))
-    elif isinstance(data, int) and not isinstance(data, bool) and abs(data) > MAX_INT:
-        raise ConfigError(f"the integer {data} is outside {INT_RANGE}", file="config", key=".".join(path))
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, (dict, list)):
+            stack += [(child, (*where, key)) for key, child in (value.items() if isinstance(value, dict)
+                                                                 else enumerate(value))]
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            raise ConfigError(f"the integer {value} is outside {INT_RANGE}", file="config", key=key_path("", where))
 
 
 def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -178,24 +180,13 @@ def refuse_secret_overrides(argv: Sequence[str]) -> None:
 
 
 def refuse_unreadable_overrides(argv: Sequence[str]) -> None:
-    """Refuse an override whose value Hydra's parser cannot read as a value (an integer of more digits than Python
-    converts raises ValueError in it, a traceback otherwise): one line naming its key. Its syntax errors are
-    Hydra's, said when it parses them."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    parser = OverridesParser.create()
+    """Refuse an override holding an integer of more digits than Python converts, which Hydra's parser would meet
+    with a ValueError (a traceback): one line naming its key, before Hydra parses anything."""
+    digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
-        key, is_override, _ = arg.partition("=")
-        if not is_override or key.startswith("-"):
-            continue
-        try:
-            parser.parse_override(arg)
-        except ValueError as err:
-            raise ConfigError(f"cannot read the value: {str(err).split(';')[0]}", file="config",
-                              key=key.lstrip("+~")) from None
-        except HydraException:  # a syntax error: Hydra says it in its own words when it parses the overrides
-            continue
+        key, is_override, value = arg.partition("=")
+        if is_override and not key.startswith("-") and digits.search(value):
+            raise ConfigError(too_many_digits(), file="config", key=key.lstrip("+~"))
 
 
 def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:

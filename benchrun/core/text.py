@@ -59,10 +59,14 @@ def json_value(text: str) -> Any:
     except json.JSONDecodeError as err:
         raise NotJSON(str(err)) from None
     except ValueError:
-        raise NotJSON(f"an integer of more than {sys.get_int_max_str_digits():,} digits, more than Python reads") \
-            from None
+        raise NotJSON(too_many_digits()) from None
     except RecursionError:
         raise NotJSON(NESTED) from None
+
+
+def too_many_digits() -> str:
+    """What is said of an integer of more digits than Python converts (`sys.get_int_max_str_digits`)."""
+    return f"an integer of more than {sys.get_int_max_str_digits():,} digits, more than Python reads"
 
 
 def _writable_strings(value: Any) -> Any:
