@@ -205,6 +205,9 @@ def test_a_reply_that_does_not_parse_is_that_answers_scorer_error_with_the_reply
     ({"judges": JUDGES.replace("{reference}", "{referens}")},
      "in 'judges.yml': judges[0].rubric: field {referens} of judge 'names' is neither the answer's nor a value of "
      "task 'symbol' (unknown field 'referens' (did you mean 'reference'?))"),
+    ({"tasks": TASKS.replace("symb:", "chat:").replace("{symb}", "{chat}"), "judges": JUDGES.replace("{prompt}", "{chat}")},
+     "in 'judges.yml': judges[0].rubric: field {chat} of judge 'names' is both the answer's chat and a value of task "
+     "'symbol'; rename the value"),
     ({"judges": JUDGES.replace("score: verdict", "score: grade")},
      "in 'judges.yml': judges[0].score: unknown field 'grade' (allowed: verdict) of format 'Verdict'"),
     ({"judges": JUDGES.replace("{right: 1, wrong: 0}", "{right: 1}")},

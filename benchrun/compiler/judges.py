@@ -111,6 +111,9 @@ def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], cal
         if spec:
             raise TaskError(f"field {{{name}:{spec}}}: a rubric's field takes no format spec (a width could ask for "
                             "any size)", file=JUDGES_FILE, key=key)
+        if name in ANSWER_FIELDS and name in values:
+            raise TaskError(f"field {{{name}}} of judge '{judge.name}' is both the answer's {name} and a value of task "
+                            f"'{task}'; rename the value", file=JUDGES_FILE, key=key)
         if name not in allowed:
             raise TaskError(f"field {{{name}}} of judge '{judge.name}' is neither the answer's nor a value of task "
                             f"'{task}' ({unknown_key(name, allowed, what='field')})", file=JUDGES_FILE, key=key)
