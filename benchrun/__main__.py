@@ -28,12 +28,11 @@ def main() -> None:
         os.environ[VERBOSE_ENV] = "1"
     try:
         from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
-        from benchrun.compose.config import refuse_secret_overrides, refuse_unreadable_overrides
+        from benchrun.compose.config import refuse_bad_overrides
         from benchrun.console.output import closing_pipe
         from benchrun.core.shards import expand_shards
 
-        refuse_secret_overrides(sys.argv[1:])
-        refuse_unreadable_overrides(sys.argv[1:])
+        refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
         with closing_pipe():
             hydra_main()

@@ -168,25 +168,20 @@ def refuse_secrets(found: Iterable[tuple[str, str]]) -> None:
                              "URLs without user names or passwords", file="config", key=where)
 
 
-def refuse_secret_overrides(argv: Sequence[str]) -> None:
-    """Refuse a credential among command-line overrides, before Hydra writes or prints any of them."""
-    for arg in argv:
-        key, is_override, value = arg.partition("=")
-        if is_override and not key.startswith("-"):
-            key = key.lstrip("+~")
-            named = any(secrets.secret_key(part) for part in key.split("."))
-            refuse_secrets([(key, "a credential's name")] if named and value else
-                           ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
-
-
-def refuse_unreadable_overrides(argv: Sequence[str]) -> None:
-    """Refuse an override holding an integer of more digits than Python converts, which Hydra's parser would meet
-    with a ValueError (a traceback): one line naming its key, before Hydra parses anything."""
+def refuse_bad_overrides(argv: Sequence[str]) -> None:
+    """Refuse, before Hydra writes, prints or parses any of them, a command-line override that holds a credential or
+    an integer of more digits than Python converts (which Hydra's parser would meet with a ValueError traceback)."""
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
         key, is_override, value = arg.partition("=")
-        if is_override and not key.startswith("-") and digits.search(value):
-            raise ConfigError(too_many_digits(), file="config", key=key.lstrip("+~"))
+        if not is_override or key.startswith("-"):
+            continue
+        key = key.lstrip("+~")
+        named = any(secrets.secret_key(part) for part in key.split("."))
+        refuse_secrets([(key, "a credential's name")] if named and value else
+                       ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
+        if digits.search(value):
+            raise ConfigError(too_many_digits(), file="config", key=key)
 
 
 def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:
