@@ -45,6 +45,8 @@ class Reply:
     """Send this as the whole body instead of the API's answer (a proxy that speaks another protocol)."""
     wire: bytes | None = None
     """Send these bytes as the whole HTTP response, status line and headers included, then close (a broken server)."""
+    keep_open: bool = False
+    """Keep the connection open after sending `wire` (bytes holding two responses: a server that answers twice)."""
     done_reason: str = "stop"
     prompt_eval_count: int | None = None
     eval_count: int | None = None

@@ -59,7 +59,8 @@ class Response:
     endless: bool = False
     """Send the body chunked, followed by white space until the client goes away."""
     wire: bytes | None = None
-    """Send these bytes instead, as the whole HTTP response, and close the connection."""
+    """Send these bytes instead, as the whole HTTP response, and close the connection (unless `keep_open`)."""
+    keep_open: bool = False
 
 
 def json_response(obj: Any, status: int = 200) -> Response:
@@ -83,6 +84,8 @@ class FakeServer(ABC):
         self.port = port
         self.requests: list[dict[str, Any]] = []
         self.max_in_flight = 0
+        self.connections = 0
+        """How many connections clients have made."""
         self._in_flight = 0
         self._attempts: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
@@ -214,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if response.wire is not None:
-            self.close_connection = True
+            self.close_connection = not response.keep_open
             self.wfile.write(response.wire)
             return
         self.send_response(response.status)
@@ -279,6 +282,7 @@ class _HTTPServer(ThreadingHTTPServer):
     def track(self, conn: socket.socket) -> None:
         with self._conn_lock:
             self._connections.add(conn)
+            self.app.connections += 1
             if self._closing:
                 _shut(conn)
 

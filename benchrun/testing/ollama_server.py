@@ -74,7 +74,7 @@ class FakeOllama(FakeServer):
         if reply.drop:
             return None
         if reply.wire is not None:
-            return Response(200, b"", wire=reply.wire)
+            return Response(200, b"", wire=reply.wire, keep_open=reply.keep_open)
         if reply.status != 200:
             return json_response({"error": reply.error_text}, reply.status)
         if reply.raw is not None:

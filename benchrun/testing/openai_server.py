@@ -74,7 +74,7 @@ class FakeOpenAI(FakeServer):
         if reply.drop:
             return None
         if reply.wire is not None:
-            return Response(200, b"", wire=reply.wire)
+            return Response(200, b"", wire=reply.wire, keep_open=reply.keep_open)
         echoed = request.headers.get("Authorization") if self.echo_auth else None
         if reply.status != 200:
             return _error(reply.status, f"{reply.error_text} (you sent {echoed})" if echoed else reply.error_text)

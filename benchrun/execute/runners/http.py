@@ -11,6 +11,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 import httpx
 
 from benchrun.execute.runners.base import BrokenAnswer, Refused, too_large
+from benchrun.execute.runners.transport import Transport
 
 WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.MAX_WBITS | 16}
 """The content codings httpx decodes (other than identity), as zlib's window bits; httpx passes others through."""
@@ -101,8 +102,8 @@ def bounded(limit: int) -> dict[str, list[Callable[[httpx.Response], Awaitable[N
 
 
 def client_options(limit: int, concurrency: int) -> dict[str, Any]:
-    """The httpx client options of a runner: `concurrency` connections kept alive, bodies bounded, no redirect
-    followed, no deadline of httpx's own (the executor's timeout_s holds each request, from connecting to the last
-    byte)."""
-    return {"timeout": None, "event_hooks": bounded(limit), "follow_redirects": False,
-            "limits": httpx.Limits(max_connections=concurrency, max_keepalive_connections=None)}
+    """The httpx client options of a runner: `concurrency` connections kept alive (a new transport: no response is
+    taken for a request it did not answer), bodies bounded, no redirect followed, no deadline of httpx's own (the
+    executor's timeout_s holds each request, from connecting to the last byte)."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=None)
+    return {"timeout": None, "event_hooks": bounded(limit), "follow_redirects": False, "transport": Transport(limits)}

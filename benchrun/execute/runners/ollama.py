@@ -40,10 +40,12 @@ class OllamaRunner:
         self.host = http_url(config.host)
         self.model = config.model
         SECRETS.register_key(OLLAMA_KEY_ENV, None)  # the official client sends it as a bearer token when set
-        self._http = client_options(config.max_response_bytes, config.concurrency)
-        self.client = ollama.AsyncClient(host=self.host, **self._http)
+        self.client = ollama.AsyncClient(host=self.host, **self._http())
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
+
+    def _http(self) -> dict[str, Any]:
+        return client_options(self.config.max_response_bytes, self.config.concurrency)
 
     async def identify(self) -> dict[str, Any]:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
@@ -60,7 +62,7 @@ class OllamaRunner:
         })
 
     async def _version(self) -> Any:
-        async with httpx.AsyncClient(base_url=self.host, **self._http) as http:
+        async with httpx.AsyncClient(base_url=self.host, **self._http()) as http:
             answer = (await http.get("/api/version")).raise_for_status().json()
         return answer.get("version") if isinstance(answer, dict) else None
 

@@ -1,0 +1,119 @@
+"""The HTTP transport of every runner: httpcore's connection pool, connections kept alive as httpx's own transport
+keeps them, over a network backend (httpcore's documented hook) that notes whether anything was read from a
+connection since its last request was written. A response whose head had all arrived before its request went out
+answers an earlier request (a server that sent two responses to one): it is refused and the connection closed, so
+no answer is ever recorded for a request it did not answer."""
+
+from __future__ import annotations
+
+import ssl
+from contextlib import contextmanager
+from typing import Any, AsyncIterator, Iterable, Iterator
+
+import httpcore
+import httpx
+
+ERRORS = ("ConnectError", "ConnectTimeout", "ReadError", "ReadTimeout", "WriteError", "WriteTimeout", "PoolTimeout",
+          "NetworkError", "TimeoutException", "ProxyError", "UnsupportedProtocol", "RemoteProtocolError",
+          "LocalProtocolError", "ProtocolError")
+"""httpcore's exceptions, most specific first, each raised as httpx's of the same name (as httpx's transport does)."""
+
+
+class _Watched(httpcore.AsyncNetworkStream):
+    """A connection's stream that knows whether it has been read from since it was last written to."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream):
+        self._stream = stream
+        self.heard = True
+        """Whether bytes were read after the last write: False while a request waits for its response."""
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data = await self._stream.read(max_bytes, timeout)
+        self.heard = True
+        return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.heard = False
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
+        return _Watched(await self._stream.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _Watching(httpcore.AsyncNetworkBackend):
+    """httpcore's own backend, each connection it makes watched."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        return _Watched(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        return _Watched(await self._backend.connect_unix_socket(path, timeout, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+@contextmanager
+def _as_httpx(request: httpx.Request) -> Iterator[None]:
+    """httpcore's exceptions raised as httpx's, which the runners know."""
+    try:
+        yield
+    except Exception as err:
+        for name in ERRORS:
+            if isinstance(err, getattr(httpcore, name)):
+                raise getattr(httpx, name)(str(err), request=request) from err
+        raise
+
+
+class _Body(httpx.AsyncByteStream):
+    def __init__(self, stream: Any, request: httpx.Request):
+        self._stream, self._request = stream, request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with _as_httpx(self._request):
+            async for part in self._stream:
+                yield part
+
+    async def aclose(self) -> None:
+        with _as_httpx(self._request):
+            await self._stream.aclose()
+
+
+class Transport(httpx.AsyncBaseTransport):
+    """Requests over watched connections: at most `limits.max_connections`, kept alive."""
+
+    def __init__(self, limits: httpx.Limits):
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(), max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_Watching())
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
+                           target=request.url.raw_path)
+        sent = httpcore.Request(method=request.method, url=url, headers=request.headers.raw, content=request.stream,
+                                extensions=request.extensions)
+        with _as_httpx(request):
+            response = await self._pool.handle_async_request(sent)
+            if not getattr(response.extensions.get("network_stream"), "heard", True):
+                await response.aclose()
+                raise httpx.RemoteProtocolError(
+                    "the server had sent this response before the request was (a second response to an earlier "
+                    "request on the connection): not taken as the answer, the connection closed", request=request)
+        return httpx.Response(status_code=response.status, headers=response.headers,
+                              stream=_Body(response.stream, request), extensions=response.extensions)
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
