@@ -109,13 +109,14 @@ def test_a_request_the_server_always_drops_is_that_samples_error_not_a_lost_serv
 
 
 def test_a_server_of_a_list_that_drops_one_request_stays_in_the_list(tmp_path):
-    dropped: list[str] = []
+    seen: list[str] = []
 
     def dropping(req):
-        """Drops the first request it gets, every time it is asked again; answers the others."""
+        """Drops the second request it gets, every time it is asked again; answers the others (which rest it for
+        REST_S once it has dropped one, so it answers the first)."""
         asked = json.dumps([req.prompt, req.format])
-        dropped[:] = dropped or [asked]
-        return Reply(drop=True) if asked == dropped[0] else listbench_answer(req)
+        seen[:] = seen if asked in seen or len(seen) == 2 else [*seen, asked]
+        return Reply(drop=True) if seen[1:] == [asked] else listbench_answer(req)
 
     with FakeOllama(responder=dropping) as first, FakeOllama(responder=listbench_answer) as second:
         result = over(tmp_path, [first, second], "runner.concurrency=1")

@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama, fake_digest
+from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
@@ -19,6 +19,7 @@ from tests.helpers.commands import audit, call_benchrun, run_dir_of, squeezed
 from tests.helpers.faults import DiesAfter
 
 QUICK = ("cache=false", "runner.backoff_s=0")
+BUSY = Reply(status=503, error="overloaded")
 
 
 def servers(stack, *responders, **options):
@@ -174,3 +175,32 @@ def test_resume_with_host_repeated_asks_the_rest_of_a_list_of_servers(tmp_path):
     info = json.loads((run_dir / "run.json").read_text())
     assert info["history"][-1]["host"] == [one.url, two.url] and info["runner"]["host"] == [one.url, two.url]
     assert summary_of(run_dir) == LISTBENCH_SUMMARY
+
+
+def test_a_server_that_fails_everything_rests_instead_of_being_every_samples_first_try(tmp_path):
+    with ExitStack() as stack:
+        busy = stack.enter_context(FakeOllama(models=["llama3.2"], responder=lambda _: BUSY))
+        [well] = servers(stack, listbench_answer)
+        result = run_over(tmp_path, [busy.url, well.url], "runner.concurrency=1", "runner.retries=0")
+        asked_busy, asked_well = chats(busy), chats(well)
+    assert result.returncode == EXIT["ok"], result.stderr
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert {(r["host"], r["error"]) for r in responses} == {(well.url, None)} and len(responses) == 18
+    assert (asked_busy, asked_well) == (1, 18)  # its one failure, then the others' for 10 seconds
+    [moved] = [r for r in responses if r["failed_attempts"]]
+    assert [a["error"]["message"] for a in moved["failed_attempts"]] == [f"at {busy.url}: HTTP 503: overloaded"]
+
+
+def test_each_servers_latency_is_its_own_time_not_the_failover_before_it(tmp_path):
+    with ExitStack() as stack:
+        slow_busy = stack.enter_context(FakeOllama(models=["llama3.2"], responder=lambda _: BUSY, latency_s=0.5))
+        [well] = servers(stack, listbench_answer)
+        result = run_over(tmp_path, [slow_busy.url, well.url], "runner.concurrency=1", "runner.retries=0")
+    assert result.returncode == EXIT["ok"], result.stderr
+    run_dir = run_dir_of(result.stdout)
+    [moved] = [r for r in read_jsonl(run_dir / "responses.jsonl") if r["failed_attempts"]]
+    assert moved["seconds"] >= 0.5 > moved["host_seconds"] > 0
+    assert moved["seconds"] - moved["host_seconds"] >= moved["failed_attempts"][0]["seconds"]
+    speed = json.loads((run_dir / "summary.json").read_text())["speed"]
+    assert speed["latency_s"]["max"] >= 0.5 > speed["hosts"][well.url]["latency_s"]["max"]
+    assert all("host_seconds" not in r for r in read_jsonl(run_dir / "responses.jsonl") if not r["failed_attempts"])

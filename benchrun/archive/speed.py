@@ -99,7 +99,7 @@ class SpeedTally:
         if not asked(response):
             return
         if response.host is not None:
-            self._host(response.host).add(response.model_copy(update={"host": None}))
+            self._host(response.host).add(response.model_copy(update={"host": None, **_at_host(response)}))
         if self._started is not None:
             self._last = time.perf_counter()
         if response.error is not None:
@@ -143,6 +143,13 @@ class SpeedTally:
                      load_s=None if self._load_ns is None else self._load_ns / NS_PER_S, wall_s=wall,
                      samples_per_s=None if wall is None else per_second(len(self._seconds) + self._failed, wall),
                      hosts={host: tally.speed() for host, tally in self._hosts.items()} or None)
+
+
+def _at_host(response: ResponseRecord) -> dict[str, float | None]:
+    """A response's own time at the server that answered it, for that server's figures (without the failover)."""
+    if response.host_seconds is None:
+        return {}
+    return {"seconds": response.host_seconds, "host_seconds": None}
 
 
 def speed_of(run: Run) -> Speed | None:

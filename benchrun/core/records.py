@@ -99,6 +99,8 @@ class ResponseRecord(Answer):
     """The run id that asked this answer, when it was taken from the response cache instead of the model."""
     host: str | None = Field(None, exclude_if=_absent)
     """The server that answered, for a run asking a list of hosts (runner.host or runner.base_url)."""
+    host_seconds: float | None = Field(None, exclude_if=_absent)
+    """Wall time at the server that answered, when the sample was asked of another server of the list first."""
     shard: str | None = Field(None, exclude_if=_absent)
     """In a run merged from shards (`benchrun-audit merge`): the shard (i/n) whose run made this line."""
 

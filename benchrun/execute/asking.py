@@ -39,6 +39,8 @@ class Outcome:
     completion: Completion | None = None
     failures: list[Attempt] = field(default_factory=list)
     error: ErrorInfo | None = None
+    host_seconds: float | None = None
+    """The time at the server of a list that answered, when the request was asked of another first."""
 
 
 class Asker:

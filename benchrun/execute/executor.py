@@ -193,6 +193,8 @@ def _response(sample: Sample, repeat: int, outcome: Outcome, seconds: float, hos
             "attempts": len(outcome.failures) + (done is not None), "failed_attempts": tuple(outcome.failures)}
     if host is not None:
         base["host"] = host
+    if outcome.host_seconds is not None:
+        base["host_seconds"] = round(outcome.host_seconds, 6)
     if done is None:
         return ResponseRecord(**base, text=None, error=outcome.error)
     return answered(done, **base)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -28,6 +29,9 @@ class Host:
     runner: Runner
     outstanding: int = 0
     lost: bool = False
+    resting_until: float = 0.0
+    """Its last request failed there, after its retries: until this time (monotonic) it is asked only by a request
+    that every other live server has failed."""
 
 
 class HostPool:
@@ -103,6 +107,9 @@ def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:
     return f"the servers run different versions: {each}; the same model may answer differently on each (recorded)"
 
 
+REST_S = 10.0
+"""How long a server of a list whose request failed there is left out of the others' requests."""
+
 Lost = Callable[[str, str, int], None]
 """Told of a server lost mid-run: its URL, why, and how many servers of the list are left."""
 
@@ -149,6 +156,7 @@ class Dispatch:
         tried: set[Host] = set()
         while True:
             host = await self._acquire(tried)
+            started = time.perf_counter()
             try:
                 outcome = await self._askers[host].ask(messages, schema, seed, what)
             except ServerLost as err:
@@ -158,20 +166,26 @@ class Dispatch:
             finally:
                 await self._release(host)
             tried.add(host)
+            host.resting_until = 0.0 if outcome.completion is not None else time.monotonic() + REST_S
             if outcome.completion is None and any(not h.lost and h not in tried for h in self.hosts):
                 failed += [_at(host, attempt) for attempt in outcome.failures]
                 continue
+            if failed:
+                outcome.host_seconds = time.perf_counter() - started
             outcome.failures = _numbered([*failed, *outcome.failures])
             return outcome, host.url
 
     async def _acquire(self, tried: set[Host]) -> Host:
-        """The live server with the fewest outstanding, of those the request has not tried if any is live."""
+        """The live server with the fewest outstanding, of those the request has not tried if any is live, and of
+        those of them not resting if any is."""
         async with self._free:
             while True:
                 live = [host for host in self.hosts if not host.lost]
                 if not live:
                     raise ServerLost(f"lost every server of the list, the last: {self._last_loss}")
                 live = [host for host in live if host not in tried] or live
+                now = time.monotonic()
+                live = [host for host in live if host.resting_until <= now] or live
                 free = [host for host in live if host.outstanding < self._limit]
                 if free:
                     host = min(free, key=lambda h: h.outstanding)
