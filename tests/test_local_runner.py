@@ -353,3 +353,27 @@ def test_the_embedded_model_judges_answers_in_the_judges_format(tmp_path):
     judge = json.loads((run_dir / "run.json").read_text())["judge"]
     assert judge["identity"]["sha256"] == hashlib.sha256(MODEL.read_bytes()).hexdigest()
     assert judge["runner"]["type"] == "local"
+
+
+def test_a_context_llama_cpp_rounds_up_is_the_one_used_and_said(tmp_path):
+    result = call_benchrun("runner=local", ONE_THREAD, "runner.options.num_ctx=32", "task.only=[symbol]",
+                           f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ("benchrun: warning: runner.options.num_ctx=32: llama.cpp makes the context 256 tokens "
+                             "(recorded in run.json)\n")
+    run_dir = run_dir_of(result.stdout)
+    assert json.loads((run_dir / "run.json").read_text())["identity"]["n_ctx"] == 256
+    assert [r["error"] for r in read_jsonl(run_dir / "responses.jsonl")] == [None] * 3
+
+
+def test_a_chat_longer_than_the_context_is_that_samples_error_naming_the_setting(tmp_path):
+    long = "word " * 300
+    result = call_benchrun("runner=local", ONE_THREAD, "runner.options.num_ctx=256", "task.only=[symbol]",
+                           f"task.system='{long}'", "runner.max_consecutive_failures=10",
+                           f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    errors = [r["error"] for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")]
+    assert [e["type"] for e in errors] == ["Refused"] * 3
+    assert {re.sub(r"\d+ tokens", "N tokens", e["message"]) for e in errors} == {
+        "ContextFull: the chat is N tokens, and the model's context holds 256 (runner.options.num_ctx): raise "
+        "runner.options.num_ctx, or shorten the chat"}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.archive.writer import file_digest
+from benchrun.console import output
 from benchrun.core.errors import RunnerError, UnsafeBuild
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
@@ -249,6 +250,9 @@ class LocalRunner:
             raise UnsafeBuild(greeting["refused"])
         if "error" in greeting:
             raise RunnerError(greeting["error"])
+        if (asked := self.options.get("num_ctx")) is not None and asked != greeting["ready"]["n_ctx"]:
+            output.warning(f"runner.options.num_ctx={asked}: llama.cpp makes the context {greeting['ready']['n_ctx']} "
+                           "tokens (recorded in run.json)")
         found = await digest
         return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
                               "size": found.size, **greeting["ready"]})

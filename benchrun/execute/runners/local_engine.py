@@ -107,14 +107,24 @@ class _JSONLexer:
         return False
 
 
+class ContextFull(ValueError):
+    """A chat as long as the model's context, or longer: no room for an answer."""
+
+
 class GuardedFormatter:
-    """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria."""
+    """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria and
+    refuses a chat that leaves no room in the context for an answer."""
 
     def __init__(self, llama_cpp: Any, formatter: Any, guard: Guard):
         self.llama_cpp, self.formatter, self.guard = llama_cpp, formatter, guard
 
     def __call__(self, **kwargs: Any) -> Any:
         response = self.formatter(**kwargs)
+        llm = self.guard.llm
+        tokens = len(llm.tokenize(response.prompt.encode("utf-8"), add_bos=False, special=True))
+        if tokens >= llm.n_ctx():
+            raise ContextFull(f"the chat is {tokens} tokens, and the model's context holds {llm.n_ctx()} "
+                              "(runner.options.num_ctx): raise runner.options.num_ctx, or shorten the chat")
         response.stopping_criteria = self.llama_cpp.StoppingCriteriaList(
             [self.guard.done, *(response.stopping_criteria or [])])
         return response
@@ -139,12 +149,17 @@ def _text(llm: Any, token: int) -> str:
 
 
 def load_model(llama_cpp: Any, path: str, options: dict[str, Any]) -> Any:
-    """Llama(path) with the loading options; llama.cpp's own logging silenced."""
+    """Llama(path) with the loading options (a context as large as llama.cpp makes it: it rounds num_ctx up, to a
+    multiple of 256 in this version); llama.cpp's own logging silenced."""
     arguments = {LOADING[k]: v for k, v in options.items() if k in LOADING and v is not None}
     arguments["n_threads"] = arguments.get("n_threads") or os.cpu_count() or 1
     arguments["n_threads_batch"] = arguments["n_threads"]
     try:
-        return llama_cpp.Llama(model_path=path, verbose=False, **arguments)
+        llm = llama_cpp.Llama(model_path=path, verbose=False, **arguments)
+        if (made := llm.n_ctx()) == arguments.get("n_ctx", made):
+            return llm
+        llm.close()  # llama.cpp rounded the context up, which llama-cpp-python's buffers do not follow
+        return llama_cpp.Llama(model_path=path, verbose=False, **{**arguments, "n_ctx": made})
     except (ValueError, RuntimeError):
         raise LoadFailed(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' (cut short, or a "
                          "model architecture it does not know); set runner.model_path to a GGUF file") from None
