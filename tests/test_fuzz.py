@@ -37,7 +37,7 @@ SCORES = NUMBERS | st.booleans() | ANY_TEXT | st.none() | st.dictionaries(ANY_TE
 def test_any_answer_is_kept_writable_or_refused_as_too_large(text, done, extra):
     completion = Completion(text=text, done_reason=done, extra=extra)
     try:
-        kept = received(completion, max_bytes=600)
+        kept = received(completion, max_bytes=600, key="runner.max_response_bytes")
     except TooLarge:
         assert len(text.encode("utf-8", "surrogatepass")) > 600
         return
@@ -56,7 +56,7 @@ def test_the_writer_commits_any_answer_and_the_reader_reads_it_back(tmp_path_fac
     try:
         writer.compiled(manifest(len(texts)))
         for i, text in enumerate(texts):
-            writer.record_response(answered(received(Completion(text=text), 1 << 20), id=f"t:i={i}", task="t",
+            writer.record_response(answered(received(Completion(text=text), 1 << 20, "runner.max_response_bytes"), id=f"t:i={i}", task="t",
                                             repeat=0, seconds=0.0, attempts=1, failed_attempts=()))
         writer.finish("completed")
     finally:

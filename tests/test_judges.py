@@ -337,3 +337,15 @@ def test_a_rubric_can_show_the_judge_the_whole_chat_the_model_was_asked(tmp_path
     assert calls[2]["messages"] == [{"role": "user", "content": (
         "system: Answer in one word.\n\nuser: what is the name for the following symbol? &\n\nassistant: ampersand"
         "\n\nuser: what is the name for the following symbol? #\nAnswer: {\"answer\": \"hash\"}\nReference: pound")}]
+
+
+def test_a_judge_call_past_the_judges_own_limits_names_the_judges_key(tmp_path):
+    def long_judge(req: ChatRequest) -> str:
+        return json.dumps({"verdict": "right", "why": "x" * 2000}) if req.model.startswith("qwen2.5") else answer(req)
+
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=long_judge) as fake:
+        result = run(tmp_path, fake, "cache=false", "+judge.max_response_bytes=1024", "+judge.retries=0")
+    assert result.returncode == EXIT["ok"], result.stderr
+    calls = read_jsonl(run_dir_of(result.stdout) / "judgements.jsonl")
+    assert {(c["error"]["type"], c["error"]["message"]) for c in calls} == {
+        ("TooLarge", "the answer is longer than judge.max_response_bytes (1,024 bytes); the rest was not read")}

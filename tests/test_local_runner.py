@@ -189,7 +189,7 @@ def test_a_generation_called_off_stops_and_frees_the_model():
     story = [{"role": "user", "content": "write a very long story about the sea"}]
 
     async def session() -> tuple[dict, str]:
-        ready = await engine.start({"path": str(MODEL), "requirement": supported(),
+        ready = await engine.start({"path": str(MODEL), "requirement": supported(), "context_key": "num_ctx",
                                     "options": {**CONFIG["options"], "num_predict": -1}})
         assert "ready" in ready, ready
         number, story_reply = engine.request(story, StringAnswer.model_json_schema(), None)

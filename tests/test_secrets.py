@@ -145,6 +145,7 @@ def test_a_logged_traceback_is_masked(registered, tmp_path):
 def test_the_embedded_engine_gets_no_variable_holding_the_key(registered, monkeypatch):
     if importlib.util.find_spec("llama_cpp") is None:  # looked for, not imported: the engine's process imports it
         pytest.skip('runner=local needs llama-cpp-python: pip install -e ".[local]"')
+    from benchrun.core.settings import LocalConfig
     from benchrun.execute.runners.local import EngineProcess, model_file, supported
 
     for name, value in {**HELD, "BENCH_TEST_KEY": KEY}.items():
@@ -152,8 +153,8 @@ def test_the_embedded_engine_gets_no_variable_holding_the_key(registered, monkey
     engine = EngineProcess()
 
     async def environment() -> dict[str, str]:
-        ready = await engine.start({"path": str(model_file(None)), "requirement": supported(),
-                                    "options": {"num_ctx": 256, "num_thread": 1}})
+        ready = await engine.start({"path": str(model_file(LocalConfig())), "requirement": supported(),
+                                    "options": {"num_ctx": 256, "num_thread": 1}, "context_key": "num_ctx"})
         assert "ready" in ready, ready
         [pid] = [p for p in os.listdir("/proc") if p.isdigit() and _child_engine(int(p))]
         environ = Path(f"/proc/{pid}/environ").read_bytes()

@@ -52,11 +52,10 @@ async def rejudging(manifest: Manifest, config: dict[str, Any],
                     identity: dict[str, Any]) -> AsyncIterator[tuple[Judge, dict[str, Any]]]:
     """The judge asking `manifest`'s judge model (refused when it is the run's model, as for a run), and what
     rescore.json keeps of it: its identity, its runner config as used and whether it may judge itself."""
-    from benchrun.compose.config import judge_runner
-    from benchrun.execute.runners.registry import make_runner
+    from benchrun.execute.runners.registry import make_judge_runner
     from benchrun.execute.session import refuse_self
 
-    runner = make_runner(judge_runner(config))
+    runner = make_judge_runner(config)
     try:
         judge_identity = await runner.identify()
         refuse_self(config, identity, judge_identity, runner)

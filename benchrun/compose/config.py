@@ -16,7 +16,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.core import secrets
-from benchrun.core.errors import BenchrunError, ConfigError
+from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import (
@@ -130,13 +130,6 @@ def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
     config = checked(RUNNERS[keys["type"]], keys, ["judge"])
     checked_options(config, ("judge",))
     return config.model_dump(mode="json")
-
-
-def as_judge(err: BenchrunError) -> BenchrunError:
-    """An error of the judge's runner, its `runner.*` keys named as the judge's (judge.host, judge.runner=local)."""
-    text = re.sub(r"\brunner=", "judge.runner=", re.sub(r"\brunner\.(?=\w)", "judge.", str(err)))
-    err.args = (f"the judge model: {text}",)
-    return err
 
 
 def checked_outputs(value: Any) -> None:

@@ -12,7 +12,16 @@ from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.core.layout import OUTPUTS
@@ -96,6 +105,17 @@ class RunnerConfig(Settings):
     max_response_bytes: int = Field(8 * 2**20, ge=1024)
     """The longest answer read (its whole body, for an HTTP server): a longer one is that sample's error, and no
     more of it is read or kept (8 MiB by default, far beyond any answer a benchmark asks for)."""
+    _section: str = PrivateAttr("runner")
+    """Where the user writes these keys: `runner`, or `judge` for the judge model's (never archived)."""
+
+    def key(self, name: str) -> str:
+        """One of these keys as the user writes it: runner.host, or judge.host for the judge model's."""
+        return f"{self._section}.{name}"
+
+    @property
+    def type_key(self) -> str:
+        """The key choosing this runner: `runner` (runner=local), or judge.runner for the judge model's."""
+        return "runner" if self._section == "runner" else self.key("runner")
 
     @field_validator("model")
     @classmethod

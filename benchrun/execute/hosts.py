@@ -49,7 +49,7 @@ class HostPool:
         if failed := next((found for found in identities if isinstance(found, BaseException)), None):
             raise failed  # the first server's refusal, in list order; the others were all heard out
         pairs = [(host.url, identity) for host, identity in zip(self.hosts, identities)]
-        _same_model(f"runner.{self.config.server_key}", self.config.model, pairs)
+        _same_model(self.config.key(self.config.server_key), self.config.model, pairs)
         if (versions := _versions(pairs)) is not None:
             output.warning(versions)
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
@@ -69,7 +69,7 @@ class HostPool:
             addresses = {address[4][0] for address in found}
             for url, known, known_port, path in seen:
                 if (known_port, path) == (port, parts.path) and (shared := addresses & known):
-                    raise ConfigError(f"runner.{self.config.server_key}: '{host.url}' is '{url}' again (both reach "
+                    raise ConfigError(f"{self.config.key(self.config.server_key)}: '{host.url}' is '{url}' again (both reach "
                                       f"{min(shared)} port {port}): list each server once", file="config")
             seen.append((host.url, addresses, port, parts.path))
 

@@ -10,7 +10,6 @@ from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from benchrun.archive.reader import model_digest, short_digest
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
-from benchrun.compose.config import as_judge, judge_runner
 from benchrun.console import output
 from benchrun.core.errors import BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
 from benchrun.core.interrupts import INTERRUPTS
@@ -24,7 +23,7 @@ from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Lost, warned
 from benchrun.execute.judging import Judge, Key
 from benchrun.execute.runners.base import Runner
-from benchrun.execute.runners.registry import make_runner
+from benchrun.execute.runners.registry import make_judge_runner
 
 
 @contextmanager
@@ -94,12 +93,13 @@ async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any])
     if plan.manifest.judge is None:
         yield None
         return
-    runner = make_runner(judge_runner(cfg))
+    runner = make_judge_runner(cfg)
     try:
         try:
             judge_identity = await runner.identify()
         except BenchrunError as err:
-            raise as_judge(err) from None
+            err.args = (f"the judge model: {err}",)
+            raise err from None
         refuse_self(cfg, identity, judge_identity, runner)
         yield runner, judge_identity
     finally:

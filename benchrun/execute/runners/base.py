@@ -34,11 +34,12 @@ class EngineDied(Exception):
 
 
 class TooLarge(Exception):
-    """An answer longer than runner.max_response_bytes: that sample's error, not worth another try."""
+    """An answer longer than max_response_bytes: that sample's error, not worth another try."""
 
 
-def too_large(limit: int) -> TooLarge:
-    return TooLarge(f"the answer is longer than runner.max_response_bytes ({limit:,} bytes); the rest was not read")
+def too_large(limit: int, key: str) -> TooLarge:
+    """TooLarge for an answer past `limit` bytes, the limit set by `key` (runner.max_response_bytes)."""
+    return TooLarge(f"the answer is longer than {key} ({limit:,} bytes); the rest was not read")
 
 
 class Unreachable(Retryable):
@@ -133,14 +134,15 @@ def free_strings(schema: Any, **keys: Any) -> Any:
     return updated
 
 
-def received(completion: Completion, max_bytes: int) -> Completion:
-    """A runner's answer as it may be kept: its text at most `max_bytes` of UTF-8 (else TooLarge), every string fit
+def received(completion: Completion, max_bytes: int, key: str) -> Completion:
+    """A runner's answer as it may be kept: its text at most `max_bytes` of UTF-8 (else TooLarge, naming the `key`
+    that sets it), every string fit
     to write (lone surrogates replaced), token counts and durations only as a server can have measured them, and
     every credential benchrun sends masked, so that neither the archive nor the response cache can hold one a server
     echoed."""
     text = writable(completion.text)
     if len(text) * 4 > max_bytes and len(text.encode("utf-8")) > max_bytes:
-        raise too_large(max_bytes)
+        raise too_large(max_bytes, key)
     done = writable(completion.done_reason) if completion.done_reason else completion.done_reason
     extra = writable_data(completion.extra) if completion.extra else completion.extra
     counted = {"prompt_tokens": _measured(completion.prompt_tokens),

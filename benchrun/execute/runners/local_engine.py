@@ -2,7 +2,8 @@
 GGUF model and makes one generation at a time, away from the run, so that whatever kills llama.cpp (a signal in
 its code, an abort on a file it dislikes, the out-of-memory killer) ends this process, which the run records.
 
-Requests come on stdin as JSON lines. The first loads the model: {path, options, requirement}; the answer is
+Requests come on stdin as JSON lines. The first loads the model: {path, options, requirement, context_key (the
+setting a chat too long for the context names)}; the answer is
 {"ready": {...}}, {"error": why}, or {"refused": why} for a build that would crash here (nothing loaded). Then each
 {"id", "messages", "schema", "seed"} is answered with {"id", "completion": {...}} or {"id", "error": [type, message]},
 and {"stop": id} ends that generation at its next token (its completion says done_reason "stopped"). Replies go to
@@ -115,8 +116,8 @@ class GuardedFormatter:
     """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria and
     refuses a chat that leaves no room in the context for an answer."""
 
-    def __init__(self, llama_cpp: Any, formatter: Any, guard: Guard):
-        self.llama_cpp, self.formatter, self.guard = llama_cpp, formatter, guard
+    def __init__(self, llama_cpp: Any, formatter: Any, guard: Guard, context_key: str):
+        self.llama_cpp, self.formatter, self.guard, self.context_key = llama_cpp, formatter, guard, context_key
 
     def __call__(self, **kwargs: Any) -> Any:
         response = self.formatter(**kwargs)
@@ -124,13 +125,13 @@ class GuardedFormatter:
         tokens = len(llm.tokenize(response.prompt.encode("utf-8"), add_bos=False, special=True))
         if tokens >= llm.n_ctx():
             raise ContextFull(f"the chat is {tokens} tokens, and the model's context holds {llm.n_ctx()} "
-                              "(runner.options.num_ctx): raise runner.options.num_ctx, or shorten the chat")
+                              f"({self.context_key}): raise {self.context_key}, or shorten the chat")
         response.stopping_criteria = self.llama_cpp.StoppingCriteriaList(
             [self.guard.done, *(response.stopping_criteria or [])])
         return response
 
 
-def chat_handler(llama_cpp: Any, llm: Any, guard: Guard, path: str) -> Any:
+def chat_handler(llama_cpp: Any, llm: Any, guard: Guard, path: str, context_key: str) -> Any:
     """The model's own chat template (as llama-cpp-python would use it), its generations ending when `guard` says."""
     from llama_cpp import llama_chat_format
 
@@ -141,7 +142,7 @@ def chat_handler(llama_cpp: Any, llm: Any, guard: Guard, path: str) -> Any:
     eos, bos = llm.token_eos(), llm.token_bos()
     formatter = llama_chat_format.Jinja2ChatFormatter(
         template=template, eos_token=_text(llm, eos), bos_token=_text(llm, bos), stop_token_ids=[eos])
-    return llama_chat_format.chat_formatter_to_chat_completion_handler(GuardedFormatter(llama_cpp, formatter, guard))
+    return llama_chat_format.chat_formatter_to_chat_completion_handler(GuardedFormatter(llama_cpp, formatter, guard, context_key))
 
 
 def _text(llm: Any, token: int) -> str:
@@ -168,11 +169,11 @@ def load_model(llama_cpp: Any, path: str, options: dict[str, Any]) -> Any:
 class Engine:
     """One model loaded, its guard, its grammars, and the sampling options every generation is made with."""
 
-    def __init__(self, llama_cpp: Any, path: str, options: dict[str, Any]):
+    def __init__(self, llama_cpp: Any, path: str, options: dict[str, Any], context_key: str):
         self.llama_cpp = llama_cpp
         self.llm = load_model(llama_cpp, path, options)
         self.guard = Guard(self.llm)
-        self.llm.chat_handler = chat_handler(llama_cpp, self.llm, self.guard, path)
+        self.llm.chat_handler = chat_handler(llama_cpp, self.llm, self.guard, path, context_key)
         self.sampling = {SAMPLING[k]: v for k, v in options.items() if k in SAMPLING and v is not None}
         self._grammars: dict[str, Any] = {}
 
@@ -183,7 +184,7 @@ class Engine:
 
         if refusal := build_refusal(request["requirement"]):
             raise Refused(refusal)
-        return cls(llama_cpp, request["path"], request["options"])
+        return cls(llama_cpp, request["path"], request["options"], request["context_key"])
 
     def description(self) -> dict[str, Any]:
         """What identifies the engine in run.json besides the file's digest."""

@@ -45,11 +45,11 @@ class OllamaRunner:
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
 
     def _http(self) -> dict[str, Any]:
-        return client_options(self.config.max_response_bytes, self.config.concurrency)
+        return client_options(self.config)
 
     async def identify(self) -> dict[str, Any]:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
-        await resolvable(self.host, "runner.host")
+        await resolvable(self.host, self.config.key("host"))
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
         version = await self._call(self._version())
@@ -73,7 +73,7 @@ class OllamaRunner:
                 return entry
         have = ", ".join(sorted(m.model for m in models)) or "none"
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
-                          f"run `ollama pull {self.model}` or pick another runner.model")
+                          f"run `ollama pull {self.model}` or pick another {self.config.key('model')}")
 
     async def _call(self, awaitable: Any) -> Any:
         """One preflight request within timeout_s; what goes wrong is one line with the fix."""
@@ -81,12 +81,12 @@ class OllamaRunner:
             return await asyncio.wait_for(awaitable, self.config.timeout_s)
         except asyncio.TimeoutError:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
-                              "(runner.timeout_s)") from None
+                              f"({self.config.key('timeout_s')})") from None
         except (ConnectionError, httpx.TransportError) as err:
             if not isinstance(transport_failure(err), Unreachable):
                 raise self._not_ollama(err) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
-                              "`ollama serve`, or point runner.host at a running server") from None
+                              f"`ollama serve`, or point {self.config.key('host')} at a running server") from None
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
@@ -95,7 +95,7 @@ class OllamaRunner:
     def _not_ollama(self, err: BaseException) -> RunnerError:
         """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer."""
         return RunnerError(f"Ollama at {self.host} answered the preflight with what is not Ollama's answer "
-                           f"({type(err).__name__}: {_said(err)}); runner.host must name an Ollama server")
+                           f"({type(err).__name__}: {_said(err)}); {self.config.key('host')} must name an Ollama server")
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}

@@ -65,7 +65,7 @@ class OpenAIRunner:
         self.fingerprint: str | None = None
         """The system_fingerprint of the preflight's probe answer (runner.structured=auto), if the server sent one."""
         self.client = httpx.AsyncClient(base_url=self.base_url, headers=_auth(self._key),
-                                        **client_options(config.max_response_bytes, config.concurrency))
+                                        **client_options(config))
 
     async def identify(self) -> dict[str, Any]:
         """The served id, owned_by and created of the model in GET /models (other fields as details), base_url, and
@@ -75,7 +75,7 @@ class OpenAIRunner:
         if entry is None:
             have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
-                              "pick one of those for runner.model, or start the server with it")
+                              f"pick one of those for {self.config.key('model')}, or start the server with it")
         self.dialect = await self._dialect()
         return writable_data({"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
                               "details": {k: v for k, v in entry.items() if k not in _LISTED},
@@ -83,17 +83,17 @@ class OpenAIRunner:
                               "system_fingerprint": self.fingerprint})
 
     async def _models(self) -> list[dict[str, Any]]:
-        await resolvable(self.base_url, "runner.base_url")
+        await resolvable(self.base_url, self.config.key("base_url"))
         try:
             response = await asyncio.wait_for(self.client.get("/models"), self.config.timeout_s)
         except asyncio.TimeoutError:
             raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
-                              f"{self.config.timeout_s:g} s (runner.timeout_s)") from None
+                              f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')})") from None
         except httpx.TransportError as err:
             if not isinstance(transport_failure(err), Unreachable):
                 raise self._no_list(err) from None
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
-                              "start it, or point runner.base_url at a running server") from None
+                              f"start it, or point {self.config.key('base_url')} at a running server") from None
         except Refused as err:
             raise RunnerError(f"the server at {self.base_url} refused the preflight: {err}") from None
         except (TooLarge, BrokenAnswer) as err:
@@ -110,24 +110,27 @@ class OpenAIRunner:
         """GET /models answered without a model list: not HTTP, too large, not JSON, or not its shape."""
         why = f" ({type(err).__name__}: {err})" if err else ""
         return RunnerError(f"the server at {self.base_url} answered GET /models without a model list{why}; "
-                           "runner.base_url is the API root, usually ending in /v1")
+                           f"{self._api_root}")
 
     def _preflight_refusal(self, response: httpx.Response) -> str:
         status = response.status_code
         if status in (401, 403):
             return self._key_refused(status)
         if status == 404:
-            return (f"the server at {self.base_url} has no /models (404); "
-                    "runner.base_url is the API root, usually ending in /v1")
+            return f"the server at {self.base_url} has no /models (404); {self._api_root}"
         return f"the server at {self.base_url} refused the preflight: HTTP {status}: {self._server_message(response)}"
+
+    @property
+    def _api_root(self) -> str:
+        return f"{self.config.key('base_url')} is the API root, usually ending in /v1"
 
     def _key_refused(self, status: int) -> str:
         """Why the server said 401/403, naming the variable and never the key."""
         if self._key is None:
             return (f"the server at {self.base_url} wants an API key ({status}) and ${self.key_env} is not set; "
-                    "export it, or set runner.api_key_env to the variable that holds the key")
+                    f"export it, or set {self.config.key('api_key_env')} to the variable that holds the key")
         return (f"the server at {self.base_url} refused the API key from ${self.key_env} ({status}); "
-                "check the key, or set runner.api_key_env to the variable that holds the right one")
+                f"check the key, or set {self.config.key('api_key_env')} to the variable that holds the right one")
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         response = await self._chat(messages, schema, self.dialect, with_seed(self._options, seed))
@@ -161,8 +164,8 @@ class OpenAIRunner:
                 response = await asyncio.wait_for(probe, self.config.timeout_s)
             except (Retryable, TooLarge, asyncio.TimeoutError) as err:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
-                                  f"({err or 'no answer'}); runner.structured=json_schema, json_object or none "
-                                  "skips it") from None
+                                  f"({err or 'no answer'}); {self.config.key('structured')}=json_schema, "
+                                  "json_object or none skips it") from None
             if response.is_success:
                 body = _json(response)
                 self.fingerprint = body.get("system_fingerprint") if isinstance(body, dict) else None

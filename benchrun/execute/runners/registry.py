@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from benchrun.compose.config import checked, checked_options
+from benchrun.compose.config import checked, checked_options, judge_runner
 from benchrun.core import settings
 from benchrun.core.errors import ConfigError
 from benchrun.core.settings import http_url
@@ -20,14 +20,15 @@ RUNNERS = {
 """runner.type -> the class implementing it (imported only when used)."""
 
 
-def make_runner(runner: dict[str, Any]) -> Runner:
-    """The runner for a resolved `runner` config (one model), checked against its typed config: for a list of
-    servers, the pool of one runner per server."""
+def make_runner(runner: dict[str, Any], section: str = "runner") -> Runner:
+    """The runner for a resolved runner config (one model) written under `section` (`runner`, `judge`), checked
+    against its typed config: for a list of servers, the pool of one runner per server."""
     kind = runner.get("type")
     if kind not in RUNNERS:
-        raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key="runner.type")
-    config = checked(settings.RUNNERS[kind], runner, ["runner"])
-    checked_options(config)
+        raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key=f"{section}.type")
+    config = checked(settings.RUNNERS[kind], runner, [section])
+    config._section = section
+    checked_options(config, (section,))
     module, name = RUNNERS[kind].split(":")
     make = getattr(importlib.import_module(module), name)
     where = config.server_key
@@ -35,3 +36,8 @@ def make_runner(runner: dict[str, Any]) -> Runner:
     if not isinstance(urls, list):
         return make(config)
     return HostPool(config, [(http_url(url), make(config.model_copy(update={where: url}))) for url in urls])
+
+
+def make_judge_runner(cfg: dict[str, Any]) -> Runner:
+    """The judge model's runner (its keys written under `judge`)."""
+    return make_runner(judge_runner(cfg), "judge")
