@@ -8,19 +8,28 @@ with the rule it now obeys.
 - a user's scorer that reads stdin (`input()`, a `breakpoint()` left in, `sys.stdin.readline()`): it read the calls
   behind it as its input, so other samples timed out (a `breakpoint()` cost every sample `scorer_timeout_s`, pdb
   evaluating the calls as it went); now stdin gives user code nothing, and the call that reads it fails at once
+- with a package installed that httpx decodes a content coding by (brotli's `br`, zstandard's `zstd`, which other
+  packages pull in): httpx asked for it and decoded it past runner.max_response_bytes (which counts what benchrun
+  decodes, gzip and deflate), so a brotli bomb was read whole; now every request asks for gzip and deflate only, and
+  an answer in another coding is that sample's error, read no further
 - a scorer raising an exception whose own `str()` raises: the scorer process died on every call (`ScorerProcessDied`,
   a new process each time); now that call's error, saying its message cannot be shown
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun
+from tests.helpers.wire import ANSWER, coded
 
 KEY = "sk-abcdefghijklmnopqrstuvwxyz0123"
 UNSENDABLE = {  # the key as the variable holds it -> the character named, and where
@@ -75,3 +84,34 @@ def test_a_scorer_error_whose_message_raises_is_that_calls_error(tmp_path):
         [run_dir] = lab.run_dirs()
     assert [s["error"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "s"] == [
         {"type": "Odd", "message": "(its message cannot be shown: str() raised ValueError)"}] * 3
+
+
+BROTLI = '''"""The brotli package as httpx finds it, standing in: every body decodes to itself with 2,000,000 spaces inside."""
+
+
+class error(Exception):
+    pass
+
+
+class Decompressor:
+    def process(self, data):
+        return data[:1] + b" " * 2_000_000 + data[1:]
+'''
+
+
+@pytest.mark.slow
+def test_an_answer_in_a_coding_httpx_decodes_past_the_bound_is_neither_asked_for_nor_read(tmp_path, monkeypatch):
+    (tmp_path / "installed").mkdir()
+    (tmp_path / "installed" / "brotli.py").write_text(BROTLI)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "installed"), os.environ.get("PYTHONPATH", "")]))
+    with Lab(tmp_path, n=4, latency_s=0, responder=odd_one(Reply(wire=coded(ANSWER, "br")))) as lab:
+        served, asked_for = lab.server.dispatch, []
+        lab.server.dispatch = lambda request: asked_for.append(request.headers["Accept-Encoding"]) or served(request)
+        result = lab.run(*lab.args("runner.max_response_bytes=100000"))
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    refused = {"type": "BrokenAnswer", "message": "the answer's body is in a content coding benchrun does not read "
+                                                  "within runner.max_response_bytes (br); it asks for gzip, deflate"}
+    assert [(r["id"], r["error"], r["attempts"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
+        (f"times7:a={a}", refused if a == 3 else None, 2 if a == 3 else 1) for a in range(4)]
+    assert set(asked_for) == {"gzip, deflate"} and len(asked_for) == 8  # tags, show, version, 4 chats, 1 retry

@@ -13,7 +13,10 @@ import httpx
 from benchrun.execute.runners.base import BrokenAnswer, Refused, too_large
 
 WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.MAX_WBITS | 16}
-"""The content codings httpx decodes (other than identity), as zlib's window bits; httpx passes others through."""
+"""The content codings benchrun reads, bounded, as zlib's window bits. httpx decodes others when a package for them
+is installed (brotli's `br`, zstandard's `zstd`), past any bound: they are neither asked for nor read."""
+ACCEPTED = "gzip, deflate"
+"""The Accept-Encoding of every request: the codings benchrun reads."""
 
 
 class Redirected(Refused):
@@ -83,8 +86,10 @@ class _Bounded(httpx.AsyncByteStream):
         await self._stream.aclose()
 
 
-def bounded(limit: int) -> dict[str, list[Callable[[httpx.Response], Awaitable[None]]]]:
-    """httpx `event_hooks` that refuse a redirect and bound every response body to `limit` decoded bytes."""
+def bounded(limit: int) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
+    """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
+    installed for something else turns on), refuse a redirect, an answer in another coding, and bound every response
+    body to `limit` decoded bytes."""
 
     async def bound(response: httpx.Response) -> None:
         if response.is_redirect:
@@ -92,12 +97,18 @@ def bounded(limit: int) -> dict[str, list[Callable[[httpx.Response], Awaitable[N
                              "follows no redirect, so that every answer comes from the server the run names: point "
                              "the runner at the address it redirects to")
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
+        if unread := [c for c in codings if c not in WBITS and c != "identity"]:
+            raise BrokenAnswer(f"the answer's body is in a content coding benchrun does not read within "
+                               f"runner.max_response_bytes ({', '.join(unread)}); it asks for {ACCEPTED}")
         decoded = [c for c in codings if c in WBITS]
         if decoded:
             del response.headers["Content-Encoding"]
         response.stream = _Bounded(response.stream, limit, decoded)
 
-    return {"response": [bound]}
+    async def accept(request: httpx.Request) -> None:
+        request.headers["Accept-Encoding"] = ACCEPTED
+
+    return {"request": [accept], "response": [bound]}
 
 
 def client_options(limit: int, concurrency: int) -> dict[str, Any]:
