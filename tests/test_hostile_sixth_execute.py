@@ -12,6 +12,11 @@ with the rule it now obeys.
   packages pull in): httpx asked for it and decoded it past runner.max_response_bytes (which counts what benchrun
   decodes, gzip and deflate), so a brotli bomb was read whole; now every request asks for gzip and deflate only, and
   an answer in another coding is that sample's error, read no further
+- runner.model_path naming a directory, a named pipe or a device (`/dev/zero`): `model file '/dev/zero' not found`,
+  though it is there; now what it is, `is a character device, not a GGUF file`
+- runner.options.num_ctx too large for the machine's memory (100,000,000): `cannot load model file ... (cut short, or a
+  model architecture it does not know)`, of the shipped model itself; now that the context cannot be made, and which
+  option to lower
 - a scorer raising an exception whose own `str()` raises: the scorer process died on every call (`ScorerProcessDied`,
   a new process each time); now that call's error, saying its message cannot be shown
 """
@@ -20,9 +25,11 @@ from __future__ import annotations
 
 import os
 
+import llama_cpp
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.execute.runners.local import model_file
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -115,3 +122,31 @@ def test_an_answer_in_a_coding_httpx_decodes_past_the_bound_is_neither_asked_for
     assert [(r["id"], r["error"], r["attempts"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
         (f"times7:a={a}", refused if a == 3 else None, 2 if a == 3 else 1) for a in range(4)]
     assert set(asked_for) == {"gzip, deflate"} and len(asked_for) == 8  # tags, show, version, 4 chats, 1 retry
+
+
+NOT_FILES = {"a directory": ("models", "a directory"), "a named pipe": ("pipe.gguf", "a named pipe (FIFO)"),
+             "a device": (os.devnull, "a character device")}
+
+
+@pytest.mark.parametrize("case", list(NOT_FILES))
+def test_a_model_path_that_is_not_a_file_is_named_for_what_it_is(tmp_path, case):
+    name, kind = NOT_FILES[case]
+    (tmp_path / "models").mkdir()
+    os.mkfifo(tmp_path / "pipe.gguf")
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        args = [arg for arg in lab.args("runner=local", f"runner.model_path={name}") if "runner.host" not in arg]
+        result = lab.call(*args)
+    path = tmp_path / name
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: model file '{path}' is {kind}, not a GGUF file; set runner.model_path to a GGUF file\n"))
+
+
+@pytest.mark.slow
+def test_a_context_too_large_for_the_memory_is_named_as_such(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        args = [arg for arg in lab.args("runner=local", "++runner.options.num_ctx=100000000") if "runner.host" not in arg]
+        result = lab.call(*args)
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: llama.cpp {llama_cpp.__version__} loaded model file '{model_file(None)}' but cannot make a "
+        "context of 100,000,000 tokens (runner.options.num_ctx): the memory it needs could not be had; lower "
+        "runner.options.num_ctx\n"))

