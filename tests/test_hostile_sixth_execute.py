@@ -17,6 +17,9 @@ with the rule it now obeys.
 - runner.options.num_ctx too large for the machine's memory (100,000,000): `cannot load model file ... (cut short, or a
   model architecture it does not know)`, of the shipped model itself; now that the context cannot be made, and which
   option to lower
+- a judge whose format gives its grade field a default (`score: float = 0.5`) and a judge model that replies `{}`,
+  valid in that format: a KeyError traceback (exit 1), the run `failed` with every answer in; now that answer's
+  scorer error (the reply gives no grade), for there is no default grade
 - a scorer raising an exception whose own `str()` raises: the scorer process died on every call (`ScorerProcessDied`,
   a new process each time); now that call's error, saying its message cannot be shown
 """
@@ -31,12 +34,14 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.local import model_file
 from benchrun.testing.lab import Lab
-from benchrun.testing.ollama_server import Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import call_benchrun
-from tests.helpers.wire import ANSWER, coded
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import TASKS, answer
+from tests.helpers.wire import ANSWER, MODELS, coded, judge_grades, over
 
 KEY = "sk-abcdefghijklmnopqrstuvwxyz0123"
 UNSENDABLE = {  # the key as the variable holds it -> the character named, and where
@@ -150,3 +155,20 @@ def test_a_context_too_large_for_the_memory_is_named_as_such(tmp_path):
         f"benchrun: error: llama.cpp {llama_cpp.__version__} loaded model file '{model_file(None)}' but cannot make a "
         "context of 100,000,000 tokens (runner.options.num_ctx): the memory it needs could not be had; lower "
         "runner.options.num_ctx\n"))
+
+
+SCORED = """- name: names
+  rubric: "Question: {prompt} Answer: {response}"
+  format: Score
+  score: score
+"""
+DEFAULTED = "from pydantic import BaseModel\n\n\nclass Score(BaseModel):\n    score: float = 0.5\n"
+
+
+def test_a_judges_reply_without_its_grade_field_is_that_answers_error_not_its_default(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": SCORED, "custom_response.py": DEFAULTED})
+    with FakeOllama(models=MODELS, responder=lambda req: "{}" if req.model.startswith("qwen2.5") else answer(req)) as server:
+        result = over(tmp_path, [server], "task.path=bench", "judge.model=qwen2.5")
+    assert result.returncode == EXIT["ok"], result.stderr
+    error = {"type": "JudgeReplyInvalid", "message": "the judge's reply gives no grade: it has no field 'score'"}
+    assert judge_grades(run_dir_of(result.stdout)) == [(f"symbol:symb={s}", None, error) for s in "#$@"]
