@@ -20,6 +20,8 @@ with the rule it now obeys.
 - a judge whose format gives its grade field a default (`score: float = 0.5`) and a judge model that replies `{}`,
   valid in that format: a KeyError traceback (exit 1), the run `failed` with every answer in; now that answer's
   scorer error (the reply gives no grade), for there is no default grade
+- a scorer raising an error of a 200 MB message: the message crossed the pipe whole, the run spending its memory and
+  the call's time limit on it (each call `TimeoutError`); now bounded as a record keeps it, in the scorer's process
 - a scorer raising an exception whose own `str()` raises: the scorer process died on every call (`ScorerProcessDied`,
   a new process each time); now that call's error, saying its message cannot be shown
 """
@@ -32,6 +34,7 @@ import llama_cpp
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.text import one_line
 from benchrun.execute.runners.local import model_file
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama, Reply
@@ -172,3 +175,11 @@ def test_a_judges_reply_without_its_grade_field_is_that_answers_error_not_its_de
     assert result.returncode == EXIT["ok"], result.stderr
     error = {"type": "JudgeReplyInvalid", "message": "the judge's reply gives no grade: it has no field 'score'"}
     assert judge_grades(run_dir_of(result.stdout)) == [(f"symbol:symb={s}", None, error) for s in "#$@"]
+
+
+def test_a_scorer_errors_huge_message_is_bounded_where_it_is_raised(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0, scorer=scorer("raise ValueError('x' * 200_000_000)")) as lab:
+        assert lab.call(*lab.args("scorer_timeout_s=3")).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    assert [s["error"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "s"] == [
+        {"type": "ValueError", "message": one_line("x" * 200_000_000)}] * 2

@@ -20,6 +20,7 @@ from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError
+from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
 
@@ -90,9 +91,11 @@ def call(name: str, fn: Scorer, response: str, reference: Any) -> tuple[dict[str
 
 
 def _said(err: BaseException) -> str:
-    """What an error says; one whose own str() raises (user code) says that, rather than ending this process."""
+    """What an error says, as a record keeps it (one line, bounded: a message of 300 MB crossed the pipe whole, the
+    run's memory and every call's time limit spent on it); one whose own str() raises says that instead of ending
+    this process."""
     try:
-        return str(err) or type(err).__name__
+        return one_line(str(err)) or type(err).__name__
     except BaseException as inner:
         return f"(its message cannot be shown: str() raised {type(inner).__name__})"
 
