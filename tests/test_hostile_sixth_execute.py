@@ -17,6 +17,9 @@ with the rule it now obeys.
 - runner.options.num_ctx too large for the machine's memory (100,000,000): `cannot load model file ... (cut short, or a
   model architecture it does not know)`, of the shipped model itself; now that the context cannot be made, and which
   option to lower
+- runner.model_path naming a large file llama.cpp refuses at once (a 40 GB file with GGUF's magic, a disk image):
+  the error came only once the file's sha256 was read to its end (80 s here for 40 GB of a sparse file); now the
+  digest, made beside the loading, is called off when the loading fails
 - a judge whose format gives its grade field a default (`score: float = 0.5`) and a judge model that replies `{}`,
   valid in that format: a KeyError traceback (exit 1), the run `failed` with every answer in; now that answer's
   scorer error (the reply gives no grade), for there is no default grade
@@ -29,6 +32,7 @@ with the rule it now obeys.
 from __future__ import annotations
 
 import os
+import time
 
 import llama_cpp
 import pytest
@@ -183,3 +187,18 @@ def test_a_scorer_errors_huge_message_is_bounded_where_it_is_raised(tmp_path):
         [run_dir] = lab.run_dirs()
     assert [s["error"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "s"] == [
         {"type": "ValueError", "message": one_line("x" * 200_000_000)}] * 2
+
+
+def test_a_model_file_that_cannot_be_loaded_is_refused_without_reading_it_whole(tmp_path):
+    with open(tmp_path / "image.gguf", "wb") as image:  # sparse: 40 GB of which nothing is on disk
+        image.write(b"GGUF" + bytes(60))
+        image.truncate(40 * 2**30)
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        args = [arg for arg in lab.args("runner=local", "runner.model_path=image.gguf") if "runner.host" not in arg]
+        started = time.monotonic()
+        result = lab.call(*args)
+        took = time.monotonic() - started
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: llama.cpp {llama_cpp.__version__} cannot load model file '{tmp_path / 'image.gguf'}' (cut "
+        "short, or a model architecture it does not know); set runner.model_path to a GGUF file\n"))
+    assert took < 20, f"{took:.0f} s: the file was read whole"

@@ -14,6 +14,7 @@ import itertools
 import json
 import signal
 import sys
+import threading
 from collections import deque
 from importlib import metadata
 from pathlib import Path
@@ -243,7 +244,20 @@ class LocalRunner:
         path = model_file(self.config.model_path)
         requirement = supported()
         check_installed(installed_version(), requirement)
-        digest = asyncio.create_task(asyncio.to_thread(file_digest, path))
+        stop = threading.Event()
+        digest = asyncio.create_task(asyncio.to_thread(file_digest, path, stop))
+        try:
+            greeting = await self._loaded(path, requirement)
+        except BaseException:  # no digest of a model not loaded: the file may be any size
+            stop.set()
+            digest.cancel()
+            raise
+        found = await digest
+        return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
+                              "size": found.size, **greeting["ready"]})
+
+    async def _loaded(self, path: Path, requirement: str) -> dict[str, Any]:
+        """The engine's greeting once it has loaded the model; RunnerError (or UnsafeBuild) when it cannot."""
         try:
             greeting = await self._engine.start({"path": str(path), "options": self.options,
                                                  "requirement": requirement})
@@ -254,9 +268,7 @@ class LocalRunner:
             raise UnsafeBuild(greeting["refused"])
         if "error" in greeting:
             raise RunnerError(greeting["error"])
-        found = await digest
-        return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
-                              "size": found.size, **greeting["ready"]})
+        return greeting
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         """One generation; called off (a deadline, a signal), it stops at its next token and the model is free
