@@ -5,6 +5,10 @@ with the rule it now obeys.
   ASCII: the line break's key was quoted whole in the transport's error (`Illegal header value b'Bearer sk-...\\n'`),
   which masking the key does not match, so it was printed and kept in run.json; the non-ASCII one a traceback. Now
   refused in one line naming the character, never the key, before anything is asked
+- a setting or an option that is not a finite number (`runner.options.temperature=nan`, `runner.timeout_s=inf`): taken,
+  and made null where the config became JSON, so the temperature was sent as null (the server's own default, 0.8 for
+  Ollama, where nan was asked) and run.json said `timeout_s: null`; now refused naming the key, before anything is
+  asked
 - a user's scorer that reads stdin (`input()`, a `breakpoint()` left in, `sys.stdin.readline()`): it read the calls
   behind it as its input, so other samples timed out (a `breakpoint()` cost every sample `scorer_timeout_s`, pdb
   evaluating the calls as it went); now stdin gives user code nothing, and the call that reads it fails at once
@@ -202,3 +206,17 @@ def test_a_model_file_that_cannot_be_loaded_is_refused_without_reading_it_whole(
         f"benchrun: error: llama.cpp {llama_cpp.__version__} cannot load model file '{tmp_path / 'image.gguf'}' (cut "
         "short, or a model architecture it does not know); set runner.model_path to a GGUF file\n"))
     assert took < 20, f"{took:.0f} s: the file was read whole"
+
+
+NOT_FINITE = ["runner.options.temperature=nan", "runner.timeout_s=inf", "++runner.options.top_p=-inf"]
+
+
+@pytest.mark.parametrize("setting", NOT_FINITE)
+def test_a_setting_that_is_not_a_finite_number_is_refused_not_sent_as_null(tmp_path, setting):
+    key, value = setting.lstrip("+").split("=")
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        result = lab.call(*lab.args(setting))
+        asked = lab.server.requests
+    assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: {value} is not a finite number, and JSON (config.yaml, run.json, the "
+        "manifest) has none for it: give a number\n"), [])
