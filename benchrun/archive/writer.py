@@ -13,6 +13,7 @@ import hashlib
 import os
 import platform
 import socket
+import threading
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -118,11 +119,14 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
             tmp.unlink(missing_ok=True)
 
 
-def file_digest(path: Path) -> FileDigest:
-    """sha256, size and line count of a file, read in 1 MiB chunks."""
+def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:
+    """sha256, size and line count of a file, read in 1 MiB chunks; InterruptedError once `stop` is set (a digest
+    made beside other work that failed: a model file of 60 GB read to the end after its load was refused)."""
     sha, size, lines = hashlib.sha256(), 0, 0
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
+            if stop is not None and stop.is_set():
+                raise InterruptedError(f"the digest of {path} was called off")
             sha.update(chunk)
             size += len(chunk)
             lines += chunk.count(b"\n")

@@ -5,6 +5,7 @@ one-line errors."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 import tempfile
@@ -94,7 +95,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner_file"] = None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     refuse_secrets(secrets.found(cfg))
-    refuse_huge_integers(cfg)
+    refuse_unkept_numbers(cfg)
     config = checked(RunConfig, cfg)
     checked_options(config.runner)
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
@@ -107,9 +108,12 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     return plain
 
 
-def refuse_huge_integers(cfg: dict[str, Any]) -> None:
-    """Refuse an integer outside ±(2^53 - 1) anywhere in the config (`+runner.options.num_predict=1e20` written out),
-    as in a benchmark's files: config.yaml and run.json keep it, and not every JSON reader reads it as written."""
+def refuse_unkept_numbers(cfg: dict[str, Any]) -> None:
+    """Refuse a number the archive cannot keep as given, anywhere in the config: an integer outside ±(2^53 - 1)
+    (`+runner.options.num_predict=1e20` written out), as in a benchmark's files, which config.yaml and run.json keep
+    and not every JSON reader reads as written; and a float that is not finite (`runner.options.temperature=nan`,
+    `runner.timeout_s=inf`), which JSON has no number for: it became null, the option sent as null (the server's
+    own default) and the setting recorded as null."""
     stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
     while stack:
         value, where = stack.pop()
@@ -118,6 +122,9 @@ def refuse_huge_integers(cfg: dict[str, Any]) -> None:
                                                                  else enumerate(value))]
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
             raise ConfigError(f"the integer {value} is outside {INT_RANGE}", file="config", key=key_path("", where))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{value} is not a finite number, and JSON (config.yaml, run.json, the manifest) has none "
+                              "for it: give a number", file="config", key=key_path("", where))
 
 
 def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:

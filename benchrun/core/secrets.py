@@ -116,6 +116,7 @@ class Secrets:
         safely is refused (a ConfigError naming the `setting` that names the variable, if one does)."""
         key = os.environ.get(variable) or None
         if key is not None:
+            _refuse_unsendable(key, variable, setting)
             _refuse_short(key, variable, setting)
             self._values.add(key)
             self._compile()
@@ -154,6 +155,25 @@ class Secrets:
 
 
 SECRETS = Secrets()
+
+
+SENT_CHARS = re.compile("[!-~]+")
+"""What a key sent in an HTTP header is made of: visible ASCII, no space, no line break."""
+CHAR_NAMES = {"\n": "a line break (\\n)", "\r": "a carriage return (\\r)", "\t": "a tab", " ": "a space"}
+
+
+def _refuse_unsendable(key: str, variable: str, setting: str | None) -> None:
+    """Refuse a key holding what no key holds (a line break read from a key file with it, a space, a character beyond
+    ASCII): sent, it was quoted whole (escaped) in the transport's error, which masking the key does not match, or
+    raised a traceback; one line naming the character, never the key."""
+    if SENT_CHARS.fullmatch(key):
+        return
+    at = next(i for i, char in enumerate(key) if not SENT_CHARS.fullmatch(char))
+    char = key[at]
+    named = CHAR_NAMES.get(char) or f"the character U+{ord(char):04X}"
+    raise ConfigError(f"${variable} holds a key with {named} at character {at + 1} of {len(key)}, which no API key "
+                      f"holds (a key is sent in an HTTP header: visible ASCII characters only); set {variable} to the "
+                      "key alone (a key read from a file often ends in a line break)", key=setting)
 
 
 def _refuse_short(key: str, variable: str, setting: str | None) -> None:

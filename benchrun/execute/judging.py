@@ -52,6 +52,9 @@ def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, An
         said = problem if problem is not None else "not an object"
         return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply is not in format "
                                                            f"{spec.format.name}: {said}")
+    if spec.score not in parsed:  # a grade field with a default: valid without it, but no default grades an answer
+        return None, None, ErrorInfo(type=INVALID, message=f"the judge's reply gives no grade: it has no field "
+                                                           f"'{spec.score}'")
     grade = parsed[spec.score]
     try:
         value = metrics(spec.name, spec.grade(parsed))[spec.name]

@@ -4,8 +4,9 @@ Requests arrive on stdin as JSON lines. The first names the user's scorers: {nam
 own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line is one call,
 [seq, name, response, reference], answered on the process's original stdout with one JSON line,
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
-included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG; SIGINT is ignored, so
-Ctrl-C reaches the run, which decides. The run kills this process when a call overruns its time limit.
+included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, and stdin gives it nothing
+(EOF: an `input()` or a `breakpoint()` left in ends its own call); SIGINT is ignored, so Ctrl-C reaches the run,
+which decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
@@ -19,22 +20,35 @@ from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError
+from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
 
 
 def main() -> None:
-    replies = _take_stdout(Path(sys.argv[1]))
+    calls, replies = _take_stdin(), _take_stdout(Path(sys.argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        scorers = load(json.loads(sys.stdin.readline()))
+        scorers = load(json.loads(calls.readline()))
     except BenchrunError as err:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
-    for line in sys.stdin:
+    for line in calls:
         seq, name, response, reference = json.loads(line)
         _send(replies, [seq, *call(name, scorers[name], response, reference)])
+
+
+def _take_stdin() -> IO[str]:
+    """The original stdin, kept for calls; file descriptor 0 (and sys.stdin) now reads nothing, so user code that
+    reads it (`input()`, a `breakpoint()` left in) gets EOF at once, in its own call, instead of taking the calls
+    behind it as its input."""
+    calls = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)
+    return calls
 
 
 def _take_stdout(log: Path) -> IO[str]:
@@ -73,7 +87,17 @@ def call(name: str, fn: Scorer, response: str, reference: Any) -> tuple[dict[str
     try:
         return metrics(name, fn(response, reference)), None
     except BaseException as err:  # the user's code: anything it raises is its sample's error, never this process's end
-        return None, [type(err).__name__, str(err) or type(err).__name__]
+        return None, [type(err).__name__, _said(err)]
+
+
+def _said(err: BaseException) -> str:
+    """What an error says, as a record keeps it (one line, bounded: a message of 300 MB crossed the pipe whole, the
+    run's memory and every call's time limit spent on it); one whose own str() raises says that instead of ending
+    this process."""
+    try:
+        return one_line(str(err)) or type(err).__name__
+    except BaseException as inner:
+        return f"(its message cannot be shown: str() raised {type(inner).__name__})"
 
 
 if __name__ == "__main__":

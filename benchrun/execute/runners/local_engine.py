@@ -149,7 +149,7 @@ def _text(llm: Any, token: int) -> str:
     return llm.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
 
 
-def load_model(llama_cpp: Any, path: str, options: dict[str, Any]) -> Any:
+def load_model(llama_cpp: Any, path: str, options: dict[str, Any], context_key: str) -> Any:
     """Llama(path) with the loading options (a context as large as llama.cpp makes it: it rounds num_ctx up, to a
     multiple of 256 in this version); llama.cpp's own logging silenced."""
     arguments = {LOADING[k]: v for k, v in options.items() if k in LOADING and v is not None}
@@ -161,7 +161,12 @@ def load_model(llama_cpp: Any, path: str, options: dict[str, Any]) -> Any:
             return llm
         llm.close()  # llama.cpp rounded the context up, which llama-cpp-python's buffers do not follow
         return llama_cpp.Llama(model_path=path, verbose=False, **{**arguments, "n_ctx": made})
-    except (ValueError, RuntimeError):
+    except (ValueError, RuntimeError) as err:
+        if "llama_context" in str(err):  # the model loaded; the memory for its context could not be had
+            tokens = f"{arguments['n_ctx']:,}" if arguments.get("n_ctx") else "its default number of"
+            raise LoadFailed(f"llama.cpp {llama_cpp.__version__} loaded model file '{path}' but cannot make a context "
+                             f"of {tokens} tokens ({context_key}): the memory it needs could not be had; "
+                             f"lower {context_key}") from None
         raise LoadFailed(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' (cut short, or a "
                          "model architecture it does not know); set runner.model_path to a GGUF file") from None
 
@@ -171,7 +176,7 @@ class Engine:
 
     def __init__(self, llama_cpp: Any, path: str, options: dict[str, Any], context_key: str):
         self.llama_cpp = llama_cpp
-        self.llm = load_model(llama_cpp, path, options)
+        self.llm = load_model(llama_cpp, path, options, context_key)
         self.guard = Guard(self.llm)
         self.llm.chat_handler = chat_handler(llama_cpp, self.llm, self.guard, path, context_key)
         self.sampling = {SAMPLING[k]: v for k, v in options.items() if k in SAMPLING and v is not None}
