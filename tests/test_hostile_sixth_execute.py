@@ -42,6 +42,7 @@ import llama_cpp
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.settings import LocalConfig
 from benchrun.core.text import one_line
 from benchrun.execute.runners.local import model_file
 from benchrun.testing.lab import Lab
@@ -163,7 +164,7 @@ def test_a_context_too_large_for_the_memory_is_named_as_such(tmp_path):
         args = [arg for arg in lab.args("runner=local", "++runner.options.num_ctx=100000000") if "runner.host" not in arg]
         result = lab.call(*args)
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
-        f"benchrun: error: llama.cpp {llama_cpp.__version__} loaded model file '{model_file(None)}' but cannot make a "
+        f"benchrun: error: llama.cpp {llama_cpp.__version__} loaded model file '{model_file(LocalConfig())}' but cannot make a "
         "context of 100,000,000 tokens (runner.options.num_ctx): the memory it needs could not be had; lower "
         "runner.options.num_ctx\n"))
 
