@@ -114,13 +114,24 @@ class Run:
             raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
 
-    def require_records(self) -> Run:
-        """This run, if its record files are there (a run that compiled must have both); else ArchiveError."""
+    def require_records(self, force: bool = False) -> Run:
+        """This run, if its record files are there (a run that compiled must have both) and, unless `force`, match
+        the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault."""
         missing = [name for name in RECORD_FILES if not (self.path / name).is_file()]
         if self.info.manifest_id is not None and missing:
             raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
                                file=str(self.path))
+        if self.unverified and not force:
+            raise ArchiveError(f"run {self.id}: {self.unverified[0]}, so what it says cannot be trusted; "
+                               f"benchrun-audit verify {self.path} says what changed", file=str(self.path))
         return self
+
+    @cached_property
+    def unverified(self) -> list[str]:
+        """What of the run does not match the digests written with it (`file: why`): benchrun.archive.trust."""
+        from benchrun.archive.trust import unverified
+
+        return unverified(self)
 
     @cached_property
     def config(self) -> dict[str, Any]:

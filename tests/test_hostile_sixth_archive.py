@@ -1,0 +1,173 @@
+"""Hostile input, sixth pass, the compile, archive and audit side (issue 19's fresh pass): the cases it found bad,
+each with the rule it now obeys.
+
+- a run whose records, summary.json, manifest.json or run.json were edited since it was written (a score line's 0
+  made 1): `show`, `compare`, `export` and `report` read them as they were and gave other numbers, exit 0 (only
+  `verify` said, and `rescore` and `retry` checked first); now the one reader checks a run against the digests written
+  with it before any command reads a number (`Run.require_records`), and refuses in one line naming the run and file
+- `export --output` or `report --output` naming a file of the archive (a run's responses.jsonl, its run.lock, a
+  link to its scores.jsonl, a rescore's files, a sweep's sweep.json): the archived answers were replaced by the export,
+  exit 0; now refused in one line, nothing written
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import cli
+from tests.helpers.archives import synthetic_run
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _edit_score(run_dir: Path) -> None:
+    """Line 4 of scores.jsonl (sample 1's closeness, 0) made 1, as a hand that wants a better number would."""
+    lines = (run_dir / "scores.jsonl").read_text().splitlines(keepends=True)
+    assert '"closeness":0' in lines[3]
+    lines[3] = lines[3].replace('"closeness":0', '"closeness":1')
+    (run_dir / "scores.jsonl").write_text("".join(lines))
+
+
+def _edit_summary(run_dir: Path) -> None:
+    data = json.loads((run_dir / "summary.json").read_text())
+    data["metrics"][-1]["mean"] = 1.0
+    (run_dir / "summary.json").write_text(json.dumps(data))
+
+
+def _edit_run_json(run_dir: Path) -> None:
+    data = json.loads((run_dir / "run.json").read_text())
+    data["model"] = "gpt-5"
+    (run_dir / "run.json").write_text(json.dumps(data))
+
+
+def _unseal(run_dir: Path) -> None:
+    (run_dir / "seal.json").unlink()
+    _edit_run_json(run_dir)
+
+
+def _edit_manifest(run_dir: Path) -> None:
+    (run_dir / "manifest.json").write_text((run_dir / "manifest.json").read_text().replace("a is 1", "a is 7"))
+
+
+EDITS = {  # how the run was changed -> what the reader says of it
+    "a score line": (_edit_score, "scores.jsonl: line 4 is not the line written"),
+    "summary.json": (_edit_summary, "summary.json: changed since the run ended"),
+    "run.json": (_edit_run_json, "run.json: changed since the run was sealed"),
+    "run.json, its seal removed": (_unseal, "seal.json: missing: the run ended (completed) but nothing covers run.json"),
+    "manifest.json": (_edit_manifest, "manifest.json: changed: its sha256 is not the manifest id in run.json"),
+}
+COMMANDS = {"show": ("show",), "show --samples": ("show", "--samples"), "export": ("export",),
+            "report": ("report", "--output", "r.html")}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_a_run_changed_since_it_was_written_is_refused_by_every_reader(tmp_path, edit, command):
+    change, why = EDITS[edit]
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    change(run_dir)
+    before = snapshot(tmp_path)
+    result = audit(tmp_path, *COMMANDS[command][:1], str(run_dir), *COMMANDS[command][1:])
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir}': run 555555555555: {why}, so what it says cannot be trusted; "
+        f"benchrun-audit verify {run_dir} says what changed\n"))
+    assert snapshot(tmp_path) == before
+
+
+def test_compare_refuses_a_changed_run_it_would_have_compared(tmp_path):
+    base = synthetic_run(tmp_path / "base", [1, 0, 1], run_id="1" * 12)
+    other = synthetic_run(tmp_path / "other", [0, 0, 1], run_id="2" * 12)
+    assert audit(tmp_path, "compare", str(base), str(other)).returncode == EXIT["ok"]
+    _edit_score(other)
+    result = audit(tmp_path, "compare", str(base), str(other))
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{other}': run 222222222222: scores.jsonl: line 4 is not the line written, so what it "
+        f"says cannot be trusted; benchrun-audit verify {other} says what changed\n"))
+
+
+def test_a_run_that_did_not_end_is_checked_line_by_line_its_uncommitted_tail_kept(tmp_path):
+    """A killed run has no final digests: its committed lines are checked against records.sha256, and what a killed
+    writer left after them (here a whole score line, of a repeat with no answer) is no reason to refuse the run."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
+    with open(run_dir / "scores.jsonl", "ab") as handle:
+        handle.write(b'{"id":"t:a=0","task":"t","repeat":1,"scorer":"closeness","metrics":{"closeness":1}}\n')
+    shown = audit(tmp_path, "export", str(run_dir), "--format", "jsonl")
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    assert len(shown.stdout.splitlines()) == 6
+    _edit_score(run_dir)
+    result = audit(tmp_path, "export", str(run_dir))
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': run 555555555555: scores.jsonl: line 4 is not the line written, so what it "
+        f"says cannot be trusted; benchrun-audit verify {run_dir} says what changed\n"))
+
+
+def test_rescore_and_verify_still_read_a_changed_run(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    _edit_summary(run_dir)
+    result = audit(tmp_path, "rescore", str(run_dir))
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': summary.json: changed since the run ended; rescore with --force to score "
+        "its records anyway (recorded in rescore.json)\n"))
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["not_intact"]
+    assert "FAIL  summary.json: changed since the run finished" in verified.stdout
+
+
+def _sweep_file(tmp_path: Path) -> Path:
+    (tmp_path / "sweep" / "0_m").mkdir(parents=True)
+    synthetic_run(tmp_path / "sweep" / "0_m" / "x", [1])
+    (tmp_path / "sweep" / "sweep.json").write_text("{}")
+    return tmp_path / "sweep" / "sweep.json"
+
+
+ARCHIVE_FILES = {  # what --output names -> what it is said to be
+    "responses.jsonl": (lambda tmp, run: run / "responses.jsonl", "the responses.jsonl of the run in {run}"),
+    "run.lock": (lambda tmp, run: run / "run.lock", "the run.lock of the run in {run}"),
+    "a link to scores.jsonl": (lambda tmp, run: _link(tmp / "out.csv", run / "scores.jsonl"),
+                               "the scores.jsonl of the run in {run}"),
+    "a rescore's file": (lambda tmp, run: _rescore_dir(run) / "scores.jsonl",
+                         "a file of rescore 001 of the run in {run}"),
+    "a sweep's sweep.json": (lambda tmp, run: _sweep_file(tmp), "the sweep.json of the sweep in {tmp}/sweep"),
+}
+
+
+def _link(link: Path, target: Path) -> Path:
+    link.symlink_to(target)
+    return link
+
+
+def _rescore_dir(run_dir: Path) -> Path:
+    (run_dir / "rescores" / "001").mkdir(parents=True)
+    (run_dir / "rescores" / "001" / "scores.jsonl").write_text("")
+    return run_dir / "rescores" / "001"
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+@pytest.mark.parametrize("name", list(ARCHIVE_FILES))
+def test_an_output_that_is_a_file_of_the_archive_is_refused(tmp_path, name, command):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    where, what = ARCHIVE_FILES[name]
+    target = where(tmp_path, run_dir)
+    before = snapshot(tmp_path)
+    result = audit(tmp_path, command, str(run_dir), "--output", str(target))
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in '{target}': --output: {what.format(run=run_dir, tmp=tmp_path)}, which only benchrun "
+        "writes; nothing was written; name another file\n"))
+    assert snapshot(tmp_path) == before
+
+
+def test_an_output_beside_the_archives_files_is_written(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    for target in (run_dir / "rows.csv", run_dir / "report.html"):
+        assert audit(tmp_path, "export", str(run_dir), "--output", str(target)).returncode == EXIT["ok"]
+        assert target.read_text().startswith("run_id,")
