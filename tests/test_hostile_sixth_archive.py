@@ -20,6 +20,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from tests.helpers.archives import synthetic_run
+from tests.helpers.benchfiles import write_bench
 
 
 def audit(cwd: Path, *args: str):
@@ -171,3 +172,76 @@ def test_an_output_beside_the_archives_files_is_written(tmp_path):
     for target in (run_dir / "rows.csv", run_dir / "report.html"):
         assert audit(tmp_path, "export", str(run_dir), "--output", str(target)).returncode == EXIT["ok"]
         assert target.read_text().startswith("run_id,")
+
+
+# -- benchmark files ---------------------------------------------------------------------------------------------
+
+def _dry_run(bench: Path, *overrides: str):
+    return cli("dry_run=true", f"task.path={bench}", "runner.host=http://127.0.0.1:9", *overrides, cwd=bench.parent)
+
+
+T = '- name: t\n  template: "say {a}"\n  values: {a: [1, 2]}\n  reference: ["1", "2"]\n'
+VERDICT = ("from enum import Enum\n\nfrom pydantic import BaseModel\n\n\nclass Grade(str, Enum):\n    right = 'right'\n"
+           "    wrong = 'wrong'\n\n\nclass Verdict(BaseModel):\n    verdict: Grade\n")
+JUDGE = ('- name: j\n  rubric: "{prompt} {response}: right or wrong?"\n  format: Verdict\n  score: verdict\n'
+         '  scores: {right: 1, wrong: WRONG}\n')
+BENCHES = {  # name: (files, message)
+    "a key given twice in a task": (
+        {"tasks.yml": T.replace('  values:', '  template: "shout {a}"\n  values:')},
+        "in 'tasks.yml': line 3, column 3: the key 'template' is given twice in one mapping (YAML would keep the last "
+        "without a word); give it once"),
+    "a value column given twice": (
+        {"tasks.yml": T.replace("{a: [1, 2]}", "{a: [1, 2], a: [3, 4]}")},
+        "in 'tasks.yml': line 3, column 23: the key 'a' is given twice in one mapping (YAML would keep the last "
+        "without a word); give it once"),
+    "a key given twice in judges.yml": (
+        {"tasks.yml": T + "  judge: j\n", "custom_response.py": VERDICT,
+         "judges.yml": JUDGE.replace("WRONG", "0") + "  format: StringAnswer\n"},
+        "in 'judges.yml': line 6, column 3: the key 'format' is given twice in one mapping (YAML would keep the last "
+        "without a word); give it once"),
+    "an async scorer": (
+        {"tasks.yml": T + "  scorer: s\n", "custom_scorer.py": "async def s(response, reference):\n    return 1\n"},
+        "in 'custom_scorer.py': scorer 's' is async: a scorer returns its value (a number, a bool or a dict of them); "
+        "define it with a plain def and return"),
+    "a scorer that yields": (
+        {"tasks.yml": T + "  scorer: s\n", "custom_scorer.py": "def s(response, reference):\n    yield 1\n"},
+        "in 'custom_scorer.py': scorer 's' is a generator (it yields): a scorer returns its value (a number, a bool or "
+        "a dict of them); define it with a plain def and return"),
+    "an empty reference": (
+        {"tasks.yml": T.replace('["1", "2"]', '["", "2"]') + "  scorer: contains\n"},
+        "in 'tasks.yml': task 't': tasks[0].reference: the reference of sample 1 is '': an empty answer, which every "
+        "answer contains; give the answer, or leave the sample out"),
+    "an empty reference cell": (
+        {"tasks/add/template.txt": "what is {a}?", "tasks/add/values.csv": "a,reference\n2,2\n3, \n"},
+        "in 'tasks/add/values.csv': task 'add': column 'reference': the reference of sample 2 is '': an empty answer, "
+        "which every answer contains; give the answer, or leave the sample out"),
+    "an empty acceptable answer in a values file": (
+        {"tasks.yml": '- name: t\n  template: "say {a}"\n  values_file: x.jsonl\n',
+         "x.jsonl": '{"a": 1, "reference": ["one", ""]}\n'},
+        "in 'x.jsonl': task 't': column 'reference': the reference of sample 1 is ['one', '']: an empty answer, which "
+        "every answer contains; give the answer, or leave the sample out"),
+    "an empty template.txt": (
+        {"tasks/add/template.txt": "\n", "tasks/add/values.csv": "a,reference\n2,2\n"},
+        "in 'tasks/add/template.txt': task 'add': empty: a task's template is the prompt it asks"),
+    "a judge's score of NaN": (
+        {"tasks.yml": T + "  judge: j\n", "custom_response.py": VERDICT, "judges.yml": JUDGE.replace("WRONG", ".nan")},
+        "in 'judges.yml': judges[0].scores.wrong: nan is not a finite number of magnitude at most 1e+100, as a "
+        "metric's value must be"),
+    "a judge's score beyond what a metric may be": (
+        {"tasks.yml": T + "  judge: j\n", "custom_response.py": VERDICT,
+         "judges.yml": JUDGE.replace("WRONG", "-1.0e+300")},
+        "in 'judges.yml': judges[0].scores.wrong: -1e+300 is not a finite number of magnitude at most 1e+100, as a "
+        "metric's value must be"),
+}
+
+
+@pytest.mark.parametrize("name", list(BENCHES))
+def test_a_benchmark_file_that_would_ask_or_score_other_than_it_reads_is_refused(tmp_path, name):
+    files, message = BENCHES[name]
+    result = _dry_run(write_bench(tmp_path, files), "judge.model=j")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {message}\n")
+
+
+def test_yaml_anchors_without_aliases_and_keys_given_once_still_compile(tmp_path):
+    bench = write_bench(tmp_path, {"tasks.yml": T.replace('"say {a}"', '&t "say {a}"')})
+    assert _dry_run(bench).returncode == EXIT["ok"]
