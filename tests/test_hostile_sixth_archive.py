@@ -19,6 +19,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
+from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import write_bench
 
@@ -245,3 +246,53 @@ def test_a_benchmark_file_that_would_ask_or_score_other_than_it_reads_is_refused
 def test_yaml_anchors_without_aliases_and_keys_given_once_still_compile(tmp_path):
     bench = write_bench(tmp_path, {"tasks.yml": T.replace('"say {a}"', '&t "say {a}"')})
     assert _dry_run(bench).returncode == EXIT["ok"]
+
+
+# -- the archive as found ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["run.json", "summary.json", "seal.json"])
+def test_a_planted_file_of_gigabytes_is_one_line_not_read_whole(tmp_path, name):
+    """A sparse file costs no disk; read whole, 3 GB was a MemoryError traceback (`list` of a shared archive)."""
+    run_dir = synthetic_run(tmp_path / "archive" / "run", [1, 0, 1])
+    with open(run_dir / name, "r+b") as handle:
+        handle.truncate(3 * 2**30)
+    said = f"in '{run_dir / name}': 3,221,225,472 bytes, more than benchrun writes in a {name} (67,108,864 bytes)"
+    if name == "seal.json":
+        verified = audit(tmp_path, "verify", str(run_dir))
+        assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], f"FAIL  seal.json: {said}")
+        return
+    listed = audit(tmp_path, "list", str(tmp_path / "archive"), "--json")
+    assert (listed.returncode, json.loads(listed.stdout)) == (EXIT["ok"], [
+        {"path": str(run_dir / name), "status": "unreadable", "reason": said}])
+
+
+def test_list_keeps_every_run_when_one_summary_cannot_be_read(tmp_path):
+    good = synthetic_run(tmp_path / "archive" / "good", [1], run_id="1" * 12)
+    bad = synthetic_run(tmp_path / "archive" / "bad", [1], run_id="2" * 12)
+    (bad / "summary.json").write_text('{"metrics": ')
+    listed = audit(tmp_path, "list", str(tmp_path / "archive"), "--json")
+    assert listed.returncode == EXIT["ok"], listed.stderr
+    runs = json.loads(listed.stdout)
+    assert [run.get("run_id") for run in runs] == ["1" * 12, None]
+    assert runs[1] == {"path": str(bad / "summary.json"), "status": "unreadable", "reason": (
+        f"in '{bad / 'summary.json'}': unreadable: Invalid JSON: EOF while parsing a value at line 1 column 12")}
+    assert str(good) == runs[0]["path"]
+
+
+NEEDS_MOUNT = pytest.mark.skipif(not can_mount(), reason="a small disk is mounted for it (needs root)")
+
+
+@NEEDS_MOUNT
+def test_a_full_disk_names_the_lock_it_could_not_write_and_lets_it_go(tmp_path):
+    """Taking the lock of a run on a full disk was `disk full`, naming nothing, and the lock stayed held by the
+    process (so `resume` after a `rescore` in one process: `another process is writing this run`)."""
+    bench = write_bench(tmp_path, {"tasks.yml": T + "  scorer: closeness\n",
+                                   "custom_scorer.py": "def closeness(response, reference):\n    return 1\n"})
+    with small_disk(tmp_path / "disk", 1024) as disk:
+        run_dir = synthetic_run(disk / "run", [1, 0], config=f"task: {{path: {bench}}}\n")
+        fill(disk / "filler")
+        for _ in range(2):
+            result = audit(tmp_path, "rescore", str(run_dir))
+            assert (result.returncode, result.stderr) == (
+                EXIT["archive"], f"benchrun: error: disk full writing {run_dir / 'run.lock'}\n")
+        assert (run_dir / "run.lock").read_bytes() == b"" and not (run_dir / "rescores").exists()

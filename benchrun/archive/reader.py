@@ -109,7 +109,7 @@ class Run:
         if not path.is_file():
             return None
         try:
-            return model.model_validate_json(archived(path))
+            return model.model_validate_json(archived(path, MAX_JSON_BYTES))
         except ValueError as err:
             raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
@@ -214,9 +214,17 @@ class Run:
         return archived(path)
 
 
-def archived(path: Path) -> bytes:
-    """The bytes of an archive's own file, a regular file (a pipe there would be waited on for ever)."""
-    return read_bounded(path, str(path), ArchiveError, limit=None)
+MAX_JSON_BYTES = 64 * 2**20
+"""The most a run.json, seal.json or summary.json is read of: far more than benchrun writes in one (a few KB, a
+summary of thousands of metrics a few MB), so a planted file of gigabytes (a sparse one costs no disk) is one line,
+not a MemoryError in `list`."""
+
+
+def archived(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of an archive's own file, a regular file (a pipe there would be waited on for ever) of at most
+    `limit` bytes (None: as large as its run made it, as a manifest or record file is)."""
+    return read_bounded(path, str(path), ArchiveError, limit=limit,
+                        limit_key=None if limit is None else f"benchrun writes in a {path.name}")
 
 
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
@@ -252,7 +260,7 @@ def load_run(path: PathLike) -> Run:
     if not (path / RUN).exists():
         raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
-        info = RunInfo.model_validate_json(archived(path / RUN))
+        info = RunInfo.model_validate_json(archived(path / RUN, MAX_JSON_BYTES))
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None

@@ -36,8 +36,8 @@ def _seal(run: Run) -> Iterator[str]:
         return
     try:
         sealed = run.seal.run_json.sha256
-    except BenchrunError as err:
-        yield f"{SEAL}: {err}"
+    except BenchrunError as err:  # it names the seal
+        yield str(err)
         return
     if file_digest(run.path / RUN).sha256 != sealed:
         yield f"{RUN}: changed since the run was sealed"
