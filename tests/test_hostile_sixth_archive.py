@@ -296,3 +296,35 @@ def test_a_full_disk_names_the_lock_it_could_not_write_and_lets_it_go(tmp_path):
             assert (result.returncode, result.stderr) == (
                 EXIT["archive"], f"benchrun: error: disk full writing {run_dir / 'run.lock'}\n")
         assert (run_dir / "run.lock").read_bytes() == b"" and not (run_dir / "rescores").exists()
+
+
+@pytest.mark.parametrize("text, said", [
+    ("runner_type: [ollama\n", "line 2, column 1: YAML syntax error: expected ',' or ']', but got '<stream end>' "
+                               "(while parsing a flow sequence at line 1, column 14)"),
+    ("runner_type: ollama\nmodel: llama3.2\nmodel: gemma3\n",
+     "line 3, column 1: the key 'model' is given twice in one mapping (YAML would keep the last without a word); give "
+     "it once"),
+])
+def test_a_runner_file_that_cannot_be_read_is_one_line(tmp_path, text, said):
+    """It was `TaskError raised while resolving interpolation: ... full_key: hydra.run.dir object_type=dict`: the
+    run directory's name is made from the runner file's models, and the error escaped that resolver."""
+    (tmp_path / "r.yml").write_text(text)
+    result = cli("runner_file=r.yml", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in 'r.yml': {said}\n")
+
+
+@pytest.mark.parametrize("source, said", [
+    ("async def closeness(response, reference):\n    return 1\n",
+     "scorer 'closeness' is async: a scorer returns its value (a number, a bool or a dict of them); define it with a "
+     "plain def and return"),
+    ("def closeness(response):\n    return 1\n",
+     "scorer 'closeness' must take two arguments, (response, reference); it is closeness(response)"),
+])
+def test_rescore_checks_the_scorers_it_is_given_as_a_run_checks_its_own(tmp_path, source, said):
+    """`rescore --scorers FILE.py` called them unchecked: every sample a scorer error, and a rescore written."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    (tmp_path / "mine.py").write_text(source)
+    result = audit(tmp_path, "rescore", str(run_dir), "--scorers", str(tmp_path / "mine.py"), "--only")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in '{tmp_path / 'mine.py'}': "
+                                                                 f"{said}\n")
+    assert not (run_dir / "rescores").exists()
