@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.layout import CONFIG, DIGESTS, JUDGED_FILES, SUMMARY, DigestedFile
 from benchrun.testing.inprocess import cli
 from benchrun.testing.small_disk import can_mount, fill, small_disk
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.benchfiles import write_bench
 
 
@@ -328,3 +330,18 @@ def test_rescore_checks_the_scorers_it_is_given_as_a_run_checks_its_own(tmp_path
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in '{tmp_path / 'mine.py'}': "
                                                                  f"{said}\n")
     assert not (run_dir / "rescores").exists()
+
+
+def test_a_planted_run_json_names_only_the_runs_own_files(tmp_path):
+    """A run.json (and its seal) rewritten to digest `/etc/shadow`: verify read it and printed its sha256 and line
+    count; now run.json's `files` names the run's own files only, the names of layout (checked here)."""
+    assert set(get_args(DigestedFile)) == {CONFIG, *JUDGED_FILES, DIGESTS, SUMMARY}
+    run_dir = synthetic_run(tmp_path / "run", [1])
+    info = json.loads((run_dir / "run.json").read_text())
+    info["files"]["/etc/shadow"] = info["files"]["summary.json"]
+    (run_dir / "run.json").write_text(json.dumps(info))
+    reseal(run_dir)
+    result = audit(tmp_path, "verify", str(run_dir))
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: files./etc/shadow.[key]: Input should be "
+        "'config.yaml', 'responses.jsonl', 'scores.jsonl', 'judgements.jsonl', 'records.sha256' or 'summary.json'\n"))
