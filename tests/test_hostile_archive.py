@@ -63,7 +63,7 @@ def test_rescore_of_a_damaged_file(run_dir, name, damage):
     data, why = DAMAGE[damage]
     (run_dir / name).write_bytes(data)
     before = snapshot(run_dir)
-    result = audit(run_dir.parent, "rescore", str(run_dir))
+    result = audit(run_dir.parent, "rescore", "--force", str(run_dir))  # read, not refused as changed
     assert (result.returncode, result.stderr) == (
         EXIT["archive"], f"benchrun: error: in '{run_dir / name}': {READ_AS[name]}: {why}\n")
     assert snapshot(run_dir) == before
@@ -268,8 +268,8 @@ def test_an_export_that_fails_part_way_leaves_the_file_that_was_there(run_dir, t
     target = tmp_path / "rows.csv"
     assert audit(tmp_path, "export", str(run_dir), "--text", "--output", str(target)).returncode == EXIT["ok"]
     before = target.read_bytes()
-    broken = synthetic_run(tmp_path / "broken", [1, 1])
-    with open(broken / "scores.jsonl", "ab") as handle:
+    broken = synthetic_run(tmp_path / "broken", [1, 1], finish=False)
+    with open(broken / "scores.jsonl", "ab") as handle:  # after its last committed line, as a killed writer leaves it
         handle.write(b'{"id": "t:a=0"}\n')
     result = audit(tmp_path, "export", str(run_dir), str(broken), "--output", str(target))
     assert (result.returncode, result.stderr) == (

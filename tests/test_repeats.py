@@ -19,7 +19,7 @@ from benchrun.audit.compare import compare
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.oracle import seeded
-from tests.helpers.archives import read_jsonl
+from tests.helpers.archives import read_jsonl, reseal
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 SUMS = {(2, 3): 5, (4, 5): 9, (8, 9): 17}
@@ -230,6 +230,7 @@ def test_show_takes_the_t_intervals_degrees_of_freedom_from_samples_not_answers(
     for metric in summary["metrics"]:  # as written before summary.json gave each metric's samples
         del metric["binary"], metric["samples"]
     (run_dir / "summary.json").write_text(json.dumps(summary))
+    reseal(run_dir, "summary.json")
     again = call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
     assert json.loads(again.stdout)["metrics"][0] == line
     compared = compare([load_run(run_dir), load_run(run_dir)]).comparisons[0].metrics[0]

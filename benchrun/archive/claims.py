@@ -1,13 +1,15 @@
 """Whether a directory can take a new run: not a file, holding no run's files and no sweep (a run made in a sweep's
-directory would stand for it in place of its jobs); why not, with what to do instead."""
+directory would stand for it in place of its jobs); why not, with what to do instead. And whether a file a user
+names to write (`--output`) is one of the archive's own, which nothing but its writer may replace."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import read_bounded
-from benchrun.core.layout import RUN, RUN_FILES, SWEEP_FILE, UNFINISHED
+from benchrun.core.layout import LOCK, RESCORES, RUN, RUN_FILES, SWEEP_FILE, UNFINISHED
 from benchrun.core.records import RunInfo
 
 HYDRA_DIR = "hydra.run.dir=..."
@@ -46,3 +48,17 @@ def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
         return f"{run_dir} already holds a run's files ({present}); nothing was changed; {new_dir}"
     finish = f", or finish that run with: benchrun-audit resume {run_dir}" if info.status in UNFINISHED else ""
     return f"{run_dir} already holds run {info.run_id} ({info.status}); nothing was changed; {new_dir}{finish}"
+
+
+def archive_file(path: Path) -> str | None:
+    """What of the archive `path` is, its links followed (a run's own file, a file of its rescores, a sweep's
+    sweep.json), which nothing but the archive's writer may replace; None when it is none of those."""
+    real = Path(os.path.realpath(path))
+    folder = real.parent
+    if folder.parent.name == RESCORES and holds_run(folder.parent.parent):
+        return f"a file of rescore {folder.name} of the run in {folder.parent.parent}"
+    if real.name in (*RUN_FILES, LOCK) and holds_run(folder):
+        return f"the {real.name} of the run in {folder}"
+    if real.name == SWEEP_FILE and holds_sweep(folder):
+        return f"the {real.name} of the sweep in {folder}"
+    return None

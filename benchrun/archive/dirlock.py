@@ -8,6 +8,7 @@ it (a stale lock, taken over and reported). The file is never deleted, so two pr
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -20,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchrun.core.errors import ArchiveBusy, ArchiveError, reading, writing
+from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, reading, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK
 
@@ -69,11 +70,16 @@ class DirLock:
             os.close(fd)
             raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
                               file=str(self.path.parent))
-        self._fd = fd
         self._found = os.pread(fd, 4096, 0)
         self.stale = _read(fd)
-        _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
-                               "command": " ".join(sys.argv)}).encode())
+        try:
+            with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
+                _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
+                                       "command": " ".join(sys.argv)}).encode())
+        except WriteFailed:
+            os.close(fd)
+            raise
+        self._fd = fd
         return self
 
     def release(self, ended: bool = False) -> None:
@@ -165,8 +171,11 @@ def _read(fd: int) -> dict[str, Any] | None:
 
 
 def _write(fd: int, data: bytes) -> None:
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, data, 0)
+    """The lock's note replaced by `data`: written over the old one, then cut to its length, so a write the disk
+    refuses leaves the old note (a killed writer's), which a truncation first would have erased."""
+    if os.pwrite(fd, data, 0) < len(data):  # a short write: the disk had room for part of it
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    os.ftruncate(fd, len(data))
     os.fsync(fd)
 
 

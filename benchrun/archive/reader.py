@@ -109,18 +109,29 @@ class Run:
         if not path.is_file():
             return None
         try:
-            return model.model_validate_json(archived(path))
+            return model.model_validate_json(archived(path, MAX_JSON_BYTES))
         except ValueError as err:
             raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
 
-    def require_records(self) -> Run:
-        """This run, if its record files are there (a run that compiled must have both); else ArchiveError."""
+    def require_records(self, force: bool = False) -> Run:
+        """This run, if its record files are there (a run that compiled must have both) and, unless `force`, match
+        the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault."""
         missing = [name for name in RECORD_FILES if not (self.path / name).is_file()]
         if self.info.manifest_id is not None and missing:
             raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
                                file=str(self.path))
+        if self.unverified and not force:
+            raise ArchiveError(f"run {self.id}: {self.unverified[0]}, so what it says cannot be trusted; "
+                               f"benchrun-audit verify {self.path} says what changed", file=str(self.path))
         return self
+
+    @cached_property
+    def unverified(self) -> list[str]:
+        """What of the run does not match the digests written with it (`file: why`): benchrun.archive.trust."""
+        from benchrun.archive.trust import unverified
+
+        return unverified(self)
 
     @cached_property
     def config(self) -> dict[str, Any]:
@@ -203,9 +214,17 @@ class Run:
         return archived(path)
 
 
-def archived(path: Path) -> bytes:
-    """The bytes of an archive's own file, a regular file (a pipe there would be waited on for ever)."""
-    return read_bounded(path, str(path), ArchiveError, limit=None)
+MAX_JSON_BYTES = 64 * 2**20
+"""The most a run.json, seal.json or summary.json is read of: far more than benchrun writes in one (a few KB, a
+summary of thousands of metrics a few MB), so a planted file of gigabytes (a sparse one costs no disk) is one line,
+not a MemoryError in `list`."""
+
+
+def archived(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of an archive's own file, a regular file (a pipe there would be waited on for ever) of at most
+    `limit` bytes (None: as large as its run made it, as a manifest or record file is)."""
+    return read_bounded(path, str(path), ArchiveError, limit=limit,
+                        limit_key=None if limit is None else f"benchrun writes in a {path.name}")
 
 
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
@@ -241,7 +260,7 @@ def load_run(path: PathLike) -> Run:
     if not (path / RUN).exists():
         raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
-        info = RunInfo.model_validate_json(archived(path / RUN))
+        info = RunInfo.model_validate_json(archived(path / RUN, MAX_JSON_BYTES))
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None

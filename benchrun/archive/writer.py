@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from benchrun.archive.books import Books
-from benchrun.archive.claims import HYDRA_DIR, holds_run, refusal, taken
+from benchrun.archive.claims import HYDRA_DIR, archive_file, holds_run, refusal, taken
 from benchrun.archive.dirlock import DirLock, no_link, own_file
 from benchrun.archive.ledger import digest_lines
-from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
+from benchrun.core.errors import ArchiveError, BenchrunError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import (
     CONFIG,
@@ -99,6 +99,9 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
     names is replaced, not the link), and what cannot be renamed over (a device, a pipe: /dev/stdout, /dev/full) is
     written into."""
     if follow:
+        if why := archive_file(path):
+            raise BenchrunError(f"--output: {why}, which only benchrun writes; nothing was written; name another "
+                                "file", file=str(path))
         named = Path(os.path.realpath(path)) if path.is_symlink() else path
         path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
     with writing(path):

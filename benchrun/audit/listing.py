@@ -111,7 +111,12 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
             continue
         if since and parse_time(info.started_at) < since:
             continue
-        entry = listed(run)
+        try:
+            entry = listed(run)
+        except ArchiveError as err:  # its summary.json: the run is listed as unreadable, never left out
+            if not task:
+                unreadable.append(Unreadable(err))
+            continue
         if task and task not in entry.tasks:
             continue
         found.append(entry)

@@ -42,8 +42,7 @@ from benchrun.audit.rescored import (
     ScorerUsed,
     print_rescore,
 )
-from benchrun.audit.verify import record_problems
-from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, scorers_in, source_sha256
+from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signature, scorers_in, source_sha256
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.filebytes import read_bounded
@@ -100,8 +99,8 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     benchmark's scorers plus those of `scorers_file` (`only`: those of `scorers_file` instead of the benchmark's);
     its judges read again from judgements.jsonl, or with `rejudge` (judge.* overrides) asked again. Records that do
     not verify are refused, unless `force` (then rescore.json says what did not verify)."""
-    manifest = run.require_records().manifest
-    unverified = record_problems(run)
+    unverified = run.require_records(force=True).unverified
+    manifest = run.manifest
     if unverified and not force:
         raise ArchiveError(f"{unverified[0]}; rescore with --force to score its records anyway (recorded in "
                            f"{RESCORE_FILE})", file=str(run.path))
@@ -112,6 +111,10 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     added = load_scorers(Path(scorers_file)) if scorers_file is not None else {}
     loaded = {**_builtins(), **added} if only else {**bench_scorers(run, scorers_file is not None), **added}
     plan = scorer_plan(manifest, loaded, names, () if only else tuple(added))
+    for name in sorted({name for chosen in plan.values() for name in chosen}):  # as a run checks those it calls
+        fn, origin, _ = loaded[name]
+        if origin != "builtin":
+            check_signature(name, fn, origin)
     old, old_tally = _old_scores(run, manifest)
     with DirLock(run.path):
         out = claim_dir(run.path / RESCORES)

@@ -98,7 +98,7 @@ def _parent_problems(parent: Run) -> list[str]:
 
 def _todo(parent: Run) -> set[tuple[str, int]]:
     """The parent's answers (sample id, repeat) not given: a failed request, or none at all."""
-    answered = {(r.id, r.repeat) for r in parent.require_records().responses() if r.error is None}
+    answered = {(r.id, r.repeat) for r in parent.require_records(force=True).responses() if r.error is None}
     return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
 
 

@@ -251,7 +251,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
+    runs = [run.require_records() for ref in args.runs for run in expand_runs(ref, args.root)]
     if args.task:
         check_task(runs, args.task)
     if args.wrong:

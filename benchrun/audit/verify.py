@@ -72,13 +72,6 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
                          *check_sources(run, cwd or Path.cwd())))
 
 
-def record_problems(run: Run) -> list[str]:
-    """What of the run's manifest and record files (what a rescore scores) does not verify (`file: why`), whether or
-    not the run ended."""
-    findings = [*check_manifest(run), *check_files(run)]
-    return [f"{f.file}: {f.message}" for f in findings if not f.ok and f.file in (MANIFEST, DIGESTS, *JUDGED_FILES)]
-
-
 def check_seal(run: Run) -> list[Finding]:
     """run.json against the seal written when the run ended; without one, why (`unsealed`)."""
     path = run.path / SEAL

@@ -204,7 +204,18 @@ def _references(spec: TaskSpec, n: int) -> Iterator[Any] | list[Any]:
         return itertools.repeat(None, n)
     if len(spec.reference) != n:
         raise _error(spec, "reference", f"{len(spec.reference)} references for {n} samples")
+    for index, reference in enumerate(spec.reference):
+        if reference == [] or any(isinstance(item, str) and not item.strip() for item in _answers(reference)):
+            what = "a list of no answers, which no answer matches" if reference == [] else (
+                "an empty answer, which every answer contains")
+            raise _error(spec, "reference", f"the reference of sample {index + 1:,} is {reference!r}: {what}; give "
+                                            "the answer, or leave the sample out")
     return spec.reference
+
+
+def _answers(reference: Any) -> list[Any]:
+    """A reference's acceptable answers: the items of a list, else the one."""
+    return reference if isinstance(reference, list) else [reference]
 
 
 def sample_id_for(task: str, values: dict[str, Any]) -> str:

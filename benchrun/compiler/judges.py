@@ -14,6 +14,7 @@ from benchrun.core.errors import TaskError
 from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec
+from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.yamlfile import load_yaml
 
 JUDGES_FILE = "judges.yml"
@@ -77,6 +78,10 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
                                            f"not values of it: {', '.join(extra)}" if extra else "") if part)
         raise TaskError(f"scores must give each value of field '{field}' ({', '.join(values)}) a number: {said}",
                         **where(index, "scores"))
+    for key, value in scores.items():  # a grade's number is the metric's value: held to what a scorer may give
+        if not in_bounds(value):
+            raise TaskError(f"{value} is not a finite number of magnitude at most {MAX_METRIC:g}, as a metric's "
+                            "value must be", **where(index, f"scores.{key}"))
     return {str(key): value for key, value in scores.items()}
 
 

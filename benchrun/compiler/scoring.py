@@ -97,7 +97,12 @@ def source_sha256(fn: Scorer) -> str:
 
 
 def check_signature(name: str, fn: Scorer, file: str) -> None:
-    """A scorer is called as fn(response, reference): refuse one that cannot be (one argument, three required, ...)."""
+    """A scorer is called as fn(response, reference) and returns its value: refuse one that cannot be (one argument,
+    three required, ...), and one whose call returns no value but a coroutine or a generator (async def, yield)."""
+    if inspect.iscoroutinefunction(fn) or inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        kind = "a generator (it yields)" if inspect.isgeneratorfunction(fn) else "async"
+        raise TaskError(f"scorer '{name}' is {kind}: a scorer returns its value (a number, a bool or a dict of "
+                        "them); define it with a plain def and return", file=file)
     try:
         inspect.signature(fn).bind("response", "reference")
     except TypeError:

@@ -225,6 +225,8 @@ def _folder_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
 
 def _folder_task(bench: Path, folder: Path, rel: str, bounds: Bounds) -> TaskSpec:
     template = read_text(folder / "template.txt", f"{rel}/template.txt", folder.name)
+    if not template.strip():  # as tasks.yml's template must be non-empty
+        raise TaskError("empty: a task's template is the prompt it asks", file=f"{rel}/template.txt", task=folder.name)
     info = _read_info(folder, rel)
     values_file, columns = _folder_values(bench, folder, rel, bounds)
     reference = columns.pop(REFERENCE, None)

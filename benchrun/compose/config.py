@@ -250,7 +250,7 @@ def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[s
     if found is None:
         raise ConfigError(f"runner file '{path}' not found (looked in {', '.join(map(str, candidates))})",
                           key="runner_file")
-    data = load_yaml(found, path)
+    data = load_yaml(found, path, ConfigError)
     if not isinstance(data, dict):
         raise ConfigError("a runner file is a mapping (runner_type, model, ...)", file=path)
     return data

@@ -23,6 +23,10 @@ RECORD_FILES = (RESPONSES, SCORES)
 """The record files of every run."""
 JUDGED_FILES = (*RECORD_FILES, JUDGEMENTS)
 """The record files of a run with judges."""
+DigestedFile = Literal["config.yaml", "responses.jsonl", "scores.jsonl", "judgements.jsonl", "records.sha256",
+                       "summary.json"]
+"""The files whose digests run.json holds when the run ended: no other name (`/etc/shadow`, which verify would
+digest and say how many lines it has) is read from a planted run.json."""
 RUN_FILES = (CONFIG, MANIFEST, RUN, *JUDGED_FILES, DIGESTS, SUMMARY, SEAL)
 """The files that make a run; a directory holding any of them holds a run."""
 RESCORES, RESCORE_FILE, RESCORE_LOG = "rescores", "rescore.json", "rescore.log"

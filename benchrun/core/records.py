@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from benchrun.core.frozen import Frozen
-from benchrun.core.layout import FAILED_JOB, JobStatus, Status
+from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue
 from benchrun.core.secrets import SECRETS
@@ -343,7 +343,7 @@ class RunInfo(Frozen):
     and `allow_self` when it was let judge itself."""
     environment: dict[str, Any]
     counts: Counts
-    files: dict[str, FileDigest] = Field(default_factory=dict)
+    files: dict[DigestedFile, FileDigest] = Field(default_factory=dict)
     """sha256, size and lines of config.yaml, the record files, records.sha256 and summary.json when the run
     finished (the manifest is covered by its id, run.json by the seal)."""
     sweep: str | None = None

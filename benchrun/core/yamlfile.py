@@ -1,5 +1,5 @@
-"""Reading a benchmark's YAML files safely: libyaml when installed, aliases refused, nesting and integers bounded,
-strings real text (no lone surrogate), errors naming line and column."""
+"""Reading a benchmark's YAML files safely: libyaml when installed, aliases and keys given twice refused, nesting
+and integers bounded, strings real text (no lone surrogate), errors naming line and column."""
 
 from __future__ import annotations
 
@@ -54,6 +54,19 @@ def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     return value
 
 
+def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+    """A mapping, refused (at the second) if a key is given twice: YAML keeps the last without a word, so the value a
+    reader of the file sees first would not be the one asked."""
+    keys: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+        if key in keys:
+            raise _Refused(key_node.start_mark, f"the key '{key}' is given twice in one mapping (YAML would keep the "
+                                                "last without a word); give it once")
+        keys.add(key)
+    return (yield from yaml.constructor.SafeConstructor.construct_yaml_map(loader, node))
+
+
 class _FastLoader(_FAST_LOADER):
     """libyaml's safe loader (when installed), its integers bounded."""
 
@@ -65,6 +78,7 @@ class _Loader(yaml.SafeLoader):
 for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
     _loader.add_constructor("tag:yaml.org,2002:str", _text)
+    _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
 
 
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:

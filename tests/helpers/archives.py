@@ -9,9 +9,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from benchrun.archive.writer import RunWriter, now, write_atomic
+from benchrun.archive.writer import RunWriter, file_digest, now, write_atomic
 from benchrun.core.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
-from benchrun.core.records import Counts, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.core.records import Counts, FileDigest, ResponseRecord, RunInfo, ScoreRecord, Seal
 from benchrun.core.resources import schemas_dir
 
 
@@ -67,3 +67,14 @@ def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config:
 
 DEAD_WRITER = {"pid": 4242, "host": "gpu1", "since": "2026-12-01T08:00:00+00:00", "command": "python -m benchrun"}
 """The note a killed writer left in the run.lock of a `synthetic_run(finish=False)`."""
+
+
+def reseal(run_dir: Path, *names: str) -> None:
+    """Digest files `names` of a finished run again in run.json, and seal that: the run as a writer that wrote them
+    so would have left it (an older benchrun's summary.json, say), which every reader then trusts."""
+    info = json.loads((run_dir / "run.json").read_text())
+    info["files"].update({name: file_digest(run_dir / name).model_dump() for name in names})
+    run_json = json.dumps(info, indent=2).encode()
+    write_atomic(run_dir / "run.json", run_json)
+    seal = Seal(run_id=info["run_id"], sealed_at=info["ended_at"], run_json=FileDigest.of(run_json))
+    write_atomic(run_dir / "seal.json", seal.model_dump_json(indent=2).encode() + b"\n")

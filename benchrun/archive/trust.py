@@ -1,0 +1,73 @@
+"""Whether what a run's files say can be read as the run wrote it: run.json against its seal, the manifest against
+its id, the files run.json digests that hold answers and numbers (the records, records.sha256, summary.json) against
+those digests, and for a run that did not end its record lines against records.sha256. What every audit command
+checks before it reads a number (`Run.require_records`); `verify` says in full what changed, config.yaml included
+(where the benchmark is, which a rescore reads, not a record)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from benchrun.archive import ledger
+from benchrun.archive.writer import file_digest
+from benchrun.core.errors import BenchrunError
+from benchrun.core.filebytes import not_a_file
+from benchrun.core.layout import CONFIG, JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.records import FileDigest
+
+if TYPE_CHECKING:
+    from benchrun.archive.reader import Run
+
+
+def unverified(run: Run) -> list[str]:
+    """What of the run does not match the digests written with it (`file: why`), seal first; none for a run that
+    failed before it compiled (it has no records)."""
+    if run.info.manifest_id is None:
+        return []
+    return [*_seal(run), *_manifest(run), *_files(run)]
+
+
+def _seal(run: Run) -> Iterator[str]:
+    if not (run.path / SEAL).exists():
+        if run.info.files:  # the digests only an ended run writes: it was sealed
+            yield f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
+        return
+    try:
+        sealed = run.seal.run_json.sha256
+    except BenchrunError as err:  # it names the seal
+        yield str(err)
+        return
+    if file_digest(run.path / RUN).sha256 != sealed:
+        yield f"{RUN}: changed since the run was sealed"
+
+
+def _manifest(run: Run) -> Iterator[str]:
+    if not (run.path / MANIFEST).is_file():
+        return  # require_records and every reader of the manifest say so
+    if hashlib.sha256(run.manifest_bytes).hexdigest() != run.info.manifest_id:
+        yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
+
+
+def _files(run: Run) -> Iterator[str]:
+    digests = ledger.read_digests(run.path)
+    if run.info.files:
+        for name, expected in run.info.files.items():
+            if name != CONFIG:
+                yield from _changed(run.path, name, expected, digests)
+        return
+    for name in JUDGED_FILES:  # a run that did not end: its committed lines (a killed writer's tail is not one)
+        if name in RECORD_FILES or (run.path / name).is_file():
+            found = ledger.check_file(run.path, name, digests.lines.get(name, []))
+            yield from (str(problem) for problem in found.problems)
+
+
+def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests) -> Iterator[str]:
+    """`name` against the digest run.json holds of it; a changed record file's first changed line, when known."""
+    path = run_dir / name
+    if not path.is_file():
+        yield f"{name}: {not_a_file(path.stat().st_mode) + ' in its place' if path.exists() else 'missing'}"
+    elif file_digest(path) != expected:
+        found = ledger.check_file(run_dir, name, digests.lines[name]) if name in digests.lines else None
+        yield str(found.problems[0]) if found and found.problems else f"{name}: changed since the run ended"
