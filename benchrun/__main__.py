@@ -13,6 +13,7 @@ import sys
 
 from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.stdfds import open_standard_fds
 
 VERBOSE_FLAG = "--verbose"
 _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
@@ -20,6 +21,7 @@ _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
 
 def main() -> None:
     """Handle SIGINT/SIGTERM, refuse credentials on the command line, hand over to Hydra, report in one line."""
+    open_standard_fds()
     INTERRUPTS.install()
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = [_home(arg) for arg in sys.argv if arg != VERBOSE_FLAG]

@@ -12,6 +12,7 @@ from typing import Sequence
 from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.stdfds import open_standard_fds
 
 COMMANDS = {
     "list": ("listing", "every run under the archive root, newest first"),
@@ -72,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
+    open_standard_fds()
     INTERRUPTS.install()
     sys.exit(main())
 
