@@ -11,9 +11,9 @@ import os
 import re
 import sys
 
-from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_error_line
+from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_error_line, os_problem
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.stdfds import open_standard_fds
+from benchrun.core.stdfds import display_stdout, open_standard_fds, stdout_failure
 
 VERBOSE_FLAG = "--verbose"
 _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
@@ -23,6 +23,7 @@ def main() -> None:
     """Handle SIGINT/SIGTERM, refuse credentials on the command line, hand over to Hydra, report in one line."""
     open_standard_fds()
     INTERRUPTS.install()
+    display_stdout()
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = [_home(arg) for arg in sys.argv if arg != VERBOSE_FLAG]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
@@ -31,13 +32,11 @@ def main() -> None:
     try:
         from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
         from benchrun.compose.config import refuse_bad_overrides
-        from benchrun.console.output import closing_pipe
         from benchrun.core.shards import expand_shards
 
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
-        with closing_pipe():
-            hydra_main()
+        hydra_main()
     except RunInterrupted as err:
         _error(str(err))
         sys.exit(err.exit_code)
@@ -62,6 +61,10 @@ def main() -> None:
             raise
         _error(line)
         sys.exit(code)
+    if (failure := stdout_failure()) is not None:
+        _error(f"{os_problem(failure)} writing standard output: what benchrun printed was cut short, not what it "
+               "recorded")
+        sys.exit(EXIT["archive"])
 
 
 def _exit_now(code: int) -> None:

@@ -23,6 +23,7 @@ from benchrun.console import output
 from benchrun.core.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
+from benchrun.core.stdfds import display_stdout
 
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
@@ -30,15 +31,15 @@ register_with_hydra()  # at import, so launchers' worker processes (joblib, subm
 @hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
 def hydra_main(cfg: DictConfig) -> None:
     """One job: run it; a user-facing error is one line (the job's exit code unless in a sweep)."""
+    display_stdout()  # here too, for a launcher's worker process: its output is a display as well
     hydra_cfg = HydraConfig.get()
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = list(hydra_cfg.overrides.task)
     sweep = Path(hydra_cfg.sweep.dir).absolute() if multirun else None
     try:
-        with output.closing_pipe():  # here too: Hydra reports an error raised in a job before passing it on
-            code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
-                       varied=varied(overrides, swept_keys(sweep)) if sweep else None)
+        code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
+                   varied=varied(overrides, swept_keys(sweep)) if sweep else None)
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # before the run claimed its directory: take back what Hydra put there

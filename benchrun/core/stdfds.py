@@ -1,10 +1,15 @@
 """The process's standard file descriptors 0, 1 and 2, always open: a process started with one closed (`2>&-`, a
 launcher that closes its children's streams) would give that number to the first file it opens, and whatever is
-written to it (a child process's stderr, a scorer's print) would land in that file."""
+written to it (a child process's stderr, a scorer's print) would land in that file. And standard output as a display
+that may go away: a reader that stops (`| head -1`) or a full disk (`> /dev/full`) never stops a run or a sweep."""
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import sys
+from typing import Any, TextIO
 
 STANDARD_FDS = (0, 1, 2)
 
@@ -17,3 +22,53 @@ def open_standard_fds() -> None:
             os.fstat(fd)
         except OSError:
             os.set_inheritable(os.open(os.devnull, os.O_RDWR), True)
+
+
+class Display:
+    """Standard output whose first failed write (or flush) is kept in `failure` instead of raised; from then on file
+    descriptor 1 is /dev/null, so what is printed (by this process or its children) goes nowhere and costs nothing."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.failure is None:
+            try:
+                return self.stream.write(text)
+            except OSError as err:
+                self._lost(err)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failure is None:
+            try:
+                self.stream.flush()
+            except OSError as err:
+                self._lost(err)
+
+    def _lost(self, err: OSError) -> None:
+        self.failure = err
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, self.stream.fileno())
+        os.close(null)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def display_stdout() -> Display:
+    """sys.stdout as a `Display` (once per process), with every logging handler that wrote to it moved onto it."""
+    if isinstance(sys.stdout, Display):
+        return sys.stdout
+    raw, sys.stdout = sys.stdout, Display(sys.stdout)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream is raw:
+            handler.setStream(sys.stdout)
+    return sys.stdout
+
+
+def stdout_failure() -> OSError | None:
+    """What made standard output fail, when it was more than a reader that stopped early (EPIPE): a full disk, say."""
+    failure = sys.stdout.failure if isinstance(sys.stdout, Display) else None
+    return None if failure is None or failure.errno == errno.EPIPE else failure
