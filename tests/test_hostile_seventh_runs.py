@@ -7,19 +7,25 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   Now standard output is a display (benchrun.core.stdfds.Display): a write that fails never stops the work, what is
   printed after it goes to /dev/null, and a failure other than a reader that stopped is one line naming standard
   output (exit 4) once everything is recorded
+- SIGHUP (a terminal or an ssh session that closes) killed a run as SIGKILL would, `running` with nothing said; the
+  scorer process, in the same process group, died of it too. Now a hang-up is an interrupt like SIGTERM (children
+  ignore it as they ignore Ctrl-C), unless the run was started ignoring it (`nohup`), which then goes on
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
-from benchrun.testing.lab import Lab
+from benchrun.testing.lab import Lab, Outcome
 from tests.test_launchers import needs
 
 pytestmark = pytest.mark.slow
@@ -64,3 +70,44 @@ def test_output_to_a_full_disk_is_one_line_naming_it_after_the_work_is_done(tmp_
             "recorded\n"))
         assert statuses(lab) == JOBS if sweep else [
             json.loads((run / "run.json").read_text())["status"] for run in lab.run_dirs()] == ["completed"]
+
+
+def hung_up(lab: Lab, *args: str, nohup: bool = False) -> subprocess.CompletedProcess:
+    """A run in a session of its own (a terminal's), sent SIGHUP to its whole process group, as a terminal or an ssh
+    session that closes sends it, once 2 answers are recorded; started ignoring SIGHUP with `nohup`."""
+    with lab.holding_answers(after=2) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", *args], cwd=lab.root, env=child_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if nohup else None)
+        run_dir = lab.first_run_dir()
+        lab.wait_for(lambda: hold.holding and lab.lines(run_dir) == 2)
+        os.killpg(proc.pid, signal.SIGHUP)
+        if nohup:
+            time.sleep(0.5)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_a_hang_up_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        done = hung_up(lab, *lab.args())
+        [run_dir] = lab.run_dirs()
+        assert (done.returncode, done.stderr.count("\n")) == (EXIT["interrupted"], 1)
+        assert done.stderr.startswith(f"benchrun: error: interrupted by SIGHUP: run {run_id(run_dir)} is recorded as "
+                                      "'interrupted' with 2 of 4 samples")
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
+        assert lab.judge(Outcome("hang-up"), run_dir).lost == 0 and lab.verified(run_dir)
+        assert [json.loads(line)["error"] for line in (run_dir / "scores.jsonl").read_text().splitlines()] == [None] * 8
+
+
+def test_a_run_started_with_nohup_goes_on_through_a_hang_up(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        done = hung_up(lab, *lab.args(), nohup=True)
+        [run_dir] = lab.run_dirs()
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+def run_id(run_dir) -> str:
+    return json.loads((run_dir / "run.json").read_text())["run_id"][:12]

@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM: a run stops where its records say it stopped, never in the middle of a write.
+"""SIGINT, SIGTERM and SIGHUP (a terminal or an ssh session that closes): a run stops where its records say it stopped, never in the middle of a write.
 
 A signal handler is process-wide by nature, so this module keeps the one `Interrupts` of the process. Outside the
 event loop a signal raises KeyboardInterrupt, except inside `held()` blocks (a file being replaced, a record being
@@ -14,11 +14,14 @@ from typing import Awaitable, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP)
+"""What a terminal sends its whole foreground process group (Ctrl-C, a hang-up): a child process ignores them, so that
+the run, which they reach too, ends its children itself."""
 
 
 class Interrupts:
-    """The process's SIGINT/SIGTERM handling (see the module docstring)."""
+    """The process's SIGINT/SIGTERM/SIGHUP handling (see the module docstring)."""
 
     def __init__(self) -> None:
         self._held = 0
@@ -32,8 +35,10 @@ class Interrupts:
         return signal.Signals(self.received).name if self.received else None
 
     def install(self) -> None:
+        """Handle every signal of SIGNALS, but a SIGHUP the process was started ignoring (`nohup`) stays ignored."""
         for sig in SIGNALS:
-            signal.signal(sig, self._handle)
+            if sig != signal.SIGHUP or signal.getsignal(sig) != signal.SIG_IGN:
+                signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: object) -> None:
         self.received = signum
@@ -86,6 +91,12 @@ class Interrupts:
                 active[0] = False
             raise KeyboardInterrupt(self.signal_name())
         return asyncio.run(cancellable())
+
+
+def ignore_terminal_signals() -> None:
+    """In a child process: ignore TERMINAL_SIGNALS."""
+    for sig in TERMINAL_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
 
 
 INTERRUPTS = Interrupts()

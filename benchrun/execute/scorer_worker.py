@@ -5,21 +5,21 @@ own are called in the run's process); each function must still hash to the sha25
 [seq, name, response, reference], answered on the process's original stdout with one JSON line,
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
 included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, and stdin gives it nothing
-(EOF: an `input()` or a `breakpoint()` left in ends its own call); SIGINT is ignored, so Ctrl-C reaches the run,
-which decides. The run kills this process when a call overruns its time limit.
+(EOF: an `input()` or a `breakpoint()` left in ends its own call); SIGINT and SIGHUP are ignored, so Ctrl-C or a
+hang-up reaches the run, which decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError
+from benchrun.core.interrupts import ignore_terminal_signals
 from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
@@ -27,7 +27,7 @@ Scorer = Callable[[str, Any], Any]
 
 def main() -> None:
     calls, replies = _take_stdin(), _take_stdout(Path(sys.argv[1]))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_terminal_signals()
     try:
         scorers = load(json.loads(calls.readline()))
     except BenchrunError as err:

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from benchrun.core.errors import VERBOSE_ENV
+from benchrun.core.interrupts import SIGNALS
 from benchrun.core.secrets import SECRETS
 
 ENTRIES = {"benchrun": "main", "benchrun.audit": "entry"}
 """The function `python -m MODULE` calls, for each module."""
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

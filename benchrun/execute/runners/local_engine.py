@@ -9,7 +9,8 @@ setting a chat too long for the context names)}; the answer is
 and {"stop": id} ends that generation at its next token (its completion says done_reason "stopped"). Replies go to
 the original stdout; what llama.cpp prints goes to stderr. Every llama.cpp call is made on the main thread (its
 OpenMP team belongs to the calling thread: a second calling thread halves the speed on two cores, measured); a
-reader thread only reads stdin. SIGINT is ignored: Ctrl-C reaches the run, which stops the generation.
+reader thread only reads stdin. SIGINT and SIGHUP are ignored: Ctrl-C or a hang-up reaches the run, which stops
+the generation.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ import json
 import math
 import os
 import queue
-import signal
 import sys
 import threading
 import time
 from typing import IO, Any, Iterator
 
+from benchrun.core.interrupts import ignore_terminal_signals
 from benchrun.execute.runners.llama_build import build_refusal
 
 SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_tokens", "top_p": "top_p",
@@ -281,7 +282,7 @@ def _reply(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     replies = _take_stdout()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_terminal_signals()
     try:
         engine = Engine.load(json.loads(sys.stdin.buffer.readline()))
     except LoadFailed as err:
