@@ -9,7 +9,7 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import HydraException, MissingConfigException
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
@@ -24,6 +24,9 @@ from benchrun.core.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_stdout
+
+ITEM_MARKS = ",[]{}()"
+"""What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
 
 register_with_hydra()  # at import, so launchers' worker processes (joblib, submitit) resolve conf/ too
 
@@ -63,11 +66,34 @@ def hydra_error(err: Exception) -> str | None:
         return f"hydra/launcher could not launch the sweep's jobs: {lines[-1] if lines else type(err).__name__}"
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return None
+    if isinstance(err, OverrideParseException) and (unquoted := _unquoted_character(err)) is not None:
+        return unquoted
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
         return f"{lines[0]} (options: {', '.join(lines[2:])})"
     return " ".join(lines) or type(err).__name__
+
+
+def _unquoted_character(err: OverrideParseException) -> str | None:
+    """Hydra's `LexerNoViableAltException: OVERRIDE` (with a caret under the character) for a character its grammar
+    takes only in quotes (`é`, `ö`, `😀`), as a line naming the override, the character and the fix; else None."""
+    prefix, lines = "LexerNoViableAltException: ", err.message.splitlines()
+    if len(lines) < 2 or not lines[0].startswith(prefix) or "^" not in lines[1]:
+        return None
+    at = lines[1].index("^") - len(prefix)
+    if not 0 <= at < len(err.override):
+        return None
+    return (f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1}) "
+            f"only inside quotes; quote it: {_quoted(err.override, at)}")
+
+
+def _quoted(override: str, at: int) -> str:
+    """`override` with the value, or the item of a sweep or a list, that holds character `at` in quotes:
+    `x=a,'gémma'`, `task.only=[a,'é']`."""
+    left = max(override.index("=") + 1, *(override.rfind(mark, 0, at) + 1 for mark in ITEM_MARKS))
+    right = min((found for mark in ITEM_MARKS if (found := override.find(mark, at)) >= 0), default=len(override))
+    return f"{override[:left]}'{override[left:right]}'{override[right:]}"
 
 
 def lost_sweep(err: Exception) -> str | None:

@@ -10,6 +10,8 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - SIGHUP (a terminal or an ssh session that closes) killed a run as SIGKILL would, `running` with nothing said; the
   scorer process, in the same process group, died of it too. Now a hang-up is an interrupt like SIGTERM (children
   ignore it as they ignore Ctrl-C), unless the run was started ignoring it (`nohup`), which then goes on
+- an override holding a character Hydra's grammar takes only in quotes (`outputs=/data/ö`, `runner.model=a,gémma`)
+  was `LexerNoViableAltException: outputs=/data/ö`; now one line naming the character and the override as quoted
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, Outcome
+from tests.helpers.commands import call_benchrun
 from tests.test_launchers import needs
 
 pytestmark = pytest.mark.slow
@@ -111,3 +114,19 @@ def test_a_run_started_with_nohup_goes_on_through_a_hang_up(tmp_path):
 
 def run_id(run_dir) -> str:
     return json.loads((run_dir / "run.json").read_text())["run_id"][:12]
+
+
+@pytest.mark.parametrize("override, fix", [
+    ("outputs=/data/ö", "outputs='/data/ö'"),
+    ("task.system=héllo", "task.system='héllo'"),
+    ("runner.model=llama3.2,gémma😀,x", "runner.model=llama3.2,'gémma😀',x"),
+    ("task.only=[a,é]", "task.only=[a,'é']"),
+])
+def test_an_override_holding_what_hydra_reads_only_in_quotes_says_how_to_quote_it(tmp_path, override, fix):
+    done = call_benchrun(*(["-m"] if "," in override else []), override, "dry_run=true", cwd=tmp_path)
+    at, char = next((i, c) for i, c in enumerate(override) if not c.isascii())
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: the override '{override}': Hydra's override grammar takes '{char}' (character {at + 1}) "
+        f"only inside quotes; quote it: {fix}\n"))
+    assert "override grammar" not in call_benchrun(*(["-m"] if "," in override else []), fix, "dry_run=true",
+                                                   cwd=tmp_path).stderr
