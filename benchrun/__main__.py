@@ -13,7 +13,7 @@ import sys
 
 from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_error_line, os_problem
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.stdfds import display_stdout, open_standard_fds, stdout_failure
+from benchrun.core.stdfds import display_stdout, encodable_streams, open_standard_fds, stdout_failure
 
 VERBOSE_FLAG = "--verbose"
 _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
@@ -22,6 +22,7 @@ _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
 def main() -> None:
     """Handle SIGINT/SIGTERM/SIGHUP, refuse credentials on the command line, hand over to Hydra, report in one line."""
     open_standard_fds()
+    encodable_streams()
     INTERRUPTS.install()
     display_stdout()
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"

@@ -12,6 +12,8 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   ignore it as they ignore Ctrl-C), unless the run was started ignoring it (`nohup`), which then goes on
 - an override holding a character Hydra's grammar takes only in quotes (`outputs=/data/ö`, `runner.model=a,gémma`)
   was `LexerNoViableAltException: outputs=/data/ö`; now one line naming the character and the override as quoted
+- an output encoding that cannot hold every character (PYTHONIOENCODING=ascii): a dry run of a prompt holding `é`
+  was a UnicodeEncodeError's traceback; now what the encoding cannot hold is printed as its escape (`\\xe9`)
 """
 
 from __future__ import annotations
@@ -130,3 +132,20 @@ def test_an_override_holding_what_hydra_reads_only_in_quotes_says_how_to_quote_i
         f"only inside quotes; quote it: {fix}\n"))
     assert "override grammar" not in call_benchrun(*(["-m"] if "," in override else []), fix, "dry_run=true",
                                                    cwd=tmp_path).stderr
+
+
+def test_an_ascii_only_output_encoding_prints_escapes_not_a_traceback(tmp_path):
+    (tmp_path / "ub").mkdir()
+    (tmp_path / "ub" / "tasks.yml").write_text(
+        "- name: t\n  template: 'say {a} ☃'\n  values: {a: ['é']}\n  reference: ['é']\n  scorer: contains\n",
+        encoding="utf-8")
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        ascii_only = {"PYTHONIOENCODING": "ascii"}
+        dry = subprocess.run([sys.executable, "-m", "benchrun", "task.path=ub", "dry_run=true"], cwd=tmp_path,
+                             env=child_env(ascii_only), capture_output=True, text=True, timeout=60)
+        ran = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=ub", "runner.model='gémma'")],
+                             cwd=tmp_path, env=child_env(ascii_only), capture_output=True, text=True, timeout=60)
+    assert (dry.returncode, dry.stderr, "say \\xe9 \\u2603" in dry.stdout) == (EXIT["ok"], "", True)
+    assert (ran.returncode, ran.stderr.splitlines()[0]) == (
+        EXIT["runner"], "benchrun: error: model 'g\\xe9mma' is not pulled on " + lab.server.url
+        + " (it has: llama3.2:latest); run `ollama pull g\\xe9mma` or pick another runner.model")

@@ -24,6 +24,14 @@ def open_standard_fds() -> None:
             os.set_inheritable(os.open(os.devnull, os.O_RDWR), True)
 
 
+def encodable_streams() -> None:
+    """sys.stdout and sys.stderr write what their encoding cannot hold as an escape (`\\xe9` under
+    PYTHONIOENCODING=ascii) instead of raising UnicodeEncodeError in the middle of a run's output."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 class Display:
     """Standard output whose first failed write (or flush) is kept in `failure` instead of raised; from then on file
     descriptor 1 is /dev/null, so what is printed (by this process or its children) goes nowhere and costs nothing."""
