@@ -11,7 +11,15 @@ import os
 import re
 import sys
 
-from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_error_line, os_problem
+from benchrun.core.errors import (
+    EXIT,
+    VERBOSE_ENV,
+    ArchiveError,
+    BenchrunError,
+    RunInterrupted,
+    os_error_line,
+    os_problem,
+)
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_stdout, encodable_streams, open_standard_fds, stdout_failure
 
@@ -35,6 +43,7 @@ def main() -> None:
         from benchrun.compose.config import refuse_bad_overrides
         from benchrun.core.shards import expand_shards
 
+        _working_directory()
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
@@ -66,6 +75,17 @@ def main() -> None:
         _error(f"{os_problem(failure)} writing standard output: what benchrun printed was cut short, not what it "
                "recorded")
         sys.exit(EXIT["archive"])
+
+
+def _working_directory() -> None:
+    """Refuse to start in a working directory that cannot be had (deleted since the shell entered it, say): Hydra
+    records it, and relative paths are read from it."""
+    try:
+        os.getcwd()
+    except OSError as err:
+        where = os.environ.get("PWD", "the working directory")
+        raise ArchiveError(f"the working directory {where}: {os_problem(err)} (deleted since the shell entered it?); "
+                           "cd to a directory that exists") from None
 
 
 def _exit_now(code: int) -> None:

@@ -14,6 +14,8 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   was `LexerNoViableAltException: outputs=/data/ö`; now one line naming the character and the override as quoted
 - an output encoding that cannot hold every character (PYTHONIOENCODING=ascii): a dry run of a prompt holding `é`
   was a UnicodeEncodeError's traceback; now what the encoding cannot hold is printed as its escape (`\\xe9`)
+- a working directory deleted under the shell: `no such file or directory`, naming nothing (Hydra records the working
+  directory); now one line naming it, before anything is made
 """
 
 from __future__ import annotations
@@ -149,3 +151,15 @@ def test_an_ascii_only_output_encoding_prints_escapes_not_a_traceback(tmp_path):
     assert (ran.returncode, ran.stderr.splitlines()[0]) == (
         EXIT["runner"], "benchrun: error: model 'g\\xe9mma' is not pulled on " + lab.server.url
         + " (it has: llama3.2:latest); run `ollama pull g\\xe9mma` or pick another runner.model")
+
+
+def test_a_working_directory_deleted_under_the_shell_is_one_line_naming_it(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    done = subprocess.run([sys.executable, "-m", "benchrun", f"outputs={tmp_path / 'outputs'}"], cwd=gone,
+                          env=child_env({"PWD": str(gone)}), capture_output=True, text=True, timeout=60,
+                          preexec_fn=gone.rmdir)
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: the working directory {gone}: no such file or directory (deleted since the shell entered "
+        "it?); cd to a directory that exists\n"))
+    assert not (tmp_path / "outputs").exists()
