@@ -66,7 +66,7 @@ def main() -> None:
         _take_back()
         line, code = hydra_error(err), EXIT["usage"]
         if line is None and isinstance(err, OSError):  # the last resort: a file system's error nothing nearer
-            line, code = os_error_line(err), EXIT["archive"]  # reported (Hydra making the run directory, say)
+            line, code = _os_error_line(err), EXIT["archive"]  # reported (Hydra making the run directory, say)
         if verbose or line is None:
             raise
         _error(line)
@@ -75,6 +75,16 @@ def main() -> None:
         _error(f"{os_problem(failure)} writing standard output: what benchrun printed was cut short, not what it "
                "recorded")
         sys.exit(EXIT["archive"])
+
+
+def _os_error_line(err: OSError) -> str:
+    """The last resort's line; an error that names no path (a write that failed) came from Hydra writing its files."""
+    from benchrun.compose.takeback import hydra_dir
+
+    where = hydra_dir() if err.filename is None else None
+    if where is None:
+        return os_error_line(err)
+    return f"{os_problem(err)} writing Hydra's files in {where} (its copies of the config); nothing was recorded"
 
 
 def _working_directory() -> None:

@@ -16,12 +16,16 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   was a UnicodeEncodeError's traceback; now what the encoding cannot hold is printed as its escape (`\\xe9`)
 - a working directory deleted under the shell: `no such file or directory`, naming nothing (Hydra records the working
   directory); now one line naming it, before anything is made
+- a file-size limit (`ulimit -f 1`) or a full disk met while Hydra writes its copies of the config: `file too large`,
+  naming nothing; now one line naming the directory Hydra was writing (taken back as before)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import resource
 import signal
 import subprocess
 import sys
@@ -163,3 +167,16 @@ def test_a_working_directory_deleted_under_the_shell_is_one_line_naming_it(tmp_p
         f"benchrun: error: the working directory {gone}: no such file or directory (deleted since the shell entered "
         "it?); cd to a directory that exists\n"))
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("sweep", [False, True])
+def test_a_file_size_limit_hydra_meets_writing_its_copies_is_one_line_naming_where(tmp_path, sweep):
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        done = subprocess.run([sys.executable, "-m", "benchrun", *(SWEEP if sweep else ()), *lab.args()],
+                              cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=60,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024)))
+    assert (done.returncode, done.stderr.count("\n")) == (EXIT["archive"], 1), done.stderr
+    assert re.fullmatch(rf"benchrun: error: file too large writing Hydra's files in {tmp_path}/outputs/[-0-9]+/"
+                        rf"[-.0-9]+_bench_{'sweep' if sweep else 'llama3.2'} \(its copies of the config\); nothing "
+                        r"was recorded\n", done.stderr)
+    assert not any((tmp_path / "outputs").rglob("*"))

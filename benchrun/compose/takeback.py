@@ -18,6 +18,11 @@ LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
 
 
+def hydra_dir() -> Path | None:
+    """The directory Hydra was last making for this process: a single run's, else a sweep's; None before either."""
+    return (NEW_RUNS or SWEEPS or [None])[-1]
+
+
 def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False) -> None:
     """Delete what Hydra wrote for a run that will not start: its .hydra/ copies, the job's log, and the run
     directory and its date directory if that empties them; with `secret` also the sweep's multirun.yaml (its config
