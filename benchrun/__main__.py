@@ -48,9 +48,13 @@ def main() -> None:
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
     except RunInterrupted as err:
-        _error(str(err))
+        sweep = _interrupted_sweep()
+        _error(str(err) if sweep is None else f"{err}; {sweep}")
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
+        if (sweep := _interrupted_sweep()) is not None:  # or a sweep's jobs, each in a process of its own, had begun
+            _error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}: {sweep}")
+            _exit_now(EXIT["interrupted"])
         _take_back()
         _error("interrupted before the run started: nothing was asked or recorded")
         _exit_now(EXIT["interrupted"])
@@ -113,6 +117,12 @@ def _lost_sweep(err: Exception) -> str | None:
     """What to say of a sweep whose launcher lost its jobs (see benchrun.cli.lost_sweep); None otherwise."""
     cli = sys.modules.get("benchrun.cli")  # not loaded: the error came before Hydra, no sweep was launched
     return None if cli is None else cli.lost_sweep(err)
+
+
+def _interrupted_sweep() -> str | None:
+    """What to say of a sweep a signal stopped once its jobs had begun (see benchrun.cli.interrupted_sweep)."""
+    cli = sys.modules.get("benchrun.cli")
+    return None if cli is None else cli.interrupted_sweep(INTERRUPTS.signal_name() or "SIGINT")
 
 
 def _take_back() -> None:

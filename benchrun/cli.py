@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections import Counter
 from pathlib import Path
 
 import hydra
@@ -102,17 +103,41 @@ def lost_sweep(err: Exception) -> str | None:
     to say. None when no job had started, or the error is not a launcher's."""
     if not launched_by_plugin(err):
         return None
-    from benchrun.archive.reader import job_dirs  # loaded only when a sweep was lost: the archive, not at start-up
+    said = _launcher_words(err)
+    settled = _settle_sweep(f"its process died while the sweep ran (hydra/launcher: {said})")
+    if settled is None:
+        return None
+    sweep_dir, dead, _ = settled
+    return (f"hydra/launcher lost the sweep's jobs: {said}; {dead} recorded as 'interrupted' in {sweep_dir}; finish "
+            "each with: benchrun-audit resume RUN")
+
+
+def interrupted_sweep(signal_name: str) -> str | None:
+    """After a signal stopped a sweep whose jobs had started: every job whose process died recorded as `interrupted`,
+    sweep.json written and the sweep printed; what the line says of it. None when no job had started."""
+    settled = _settle_sweep(f"interrupted by {signal_name}, with the sweep")
+    if settled is None:
+        return None
+    sweep_dir, _, statuses = settled
+    return (f"the sweep in {sweep_dir} is recorded in its sweep.json, {len(statuses)} "
+            f"job{'s' * (len(statuses) != 1)} started "
+            f"({', '.join(f'{n} {status}' for status, n in Counter(statuses).items())}); a job it does not list never "
+            "started; finish each interrupted one with: benchrun-audit resume RUN")
+
+
+def _settle_sweep(reason: str) -> tuple[Path, int, list[str]] | None:
+    """The sweep this process launched, once its dead jobs are recorded as `interrupted` (with `reason`) and
+    sweep.json is written and printed: its directory, the jobs settled, every job's status. None if no job started."""
+    from benchrun.archive.reader import job_dirs  # loaded only when a sweep was stopped: the archive, not at start-up
     from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
 
-    said = _launcher_words(err)
     for sweep_dir in takeback.SWEEPS:
         if not (sweep_dir.is_dir() and job_dirs(sweep_dir)):
             continue
-        settled = settle_dead_jobs(sweep_dir, f"its process died while the sweep ran (hydra/launcher: {said})")
-        output.print_sweep(write_sweep_summary(sweep_dir), sweep_dir, output.stdout())
-        return (f"hydra/launcher lost the sweep's jobs: {said}; {len(settled)} recorded as 'interrupted' in "
-                f"{sweep_dir.absolute()}; finish each with: benchrun-audit resume RUN")
+        dead = len(settle_dead_jobs(sweep_dir, reason))
+        summary = write_sweep_summary(sweep_dir)
+        output.print_sweep(summary, sweep_dir, output.stdout())
+        return sweep_dir.absolute(), dead, [job.status for job in summary.jobs]
     return None
 
 

@@ -18,6 +18,10 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   directory); now one line naming it, before anything is made
 - a file-size limit (`ulimit -f 1`) or a full disk met while Hydra writes its copies of the config: `file too large`,
   naming nothing; now one line naming the directory Hydra was writing (taken back as before)
+- a sweep stopped by SIGTERM or Ctrl-C: no sweep.json; the basic launcher's line named the job it stopped but not the
+  jobs never started; with joblib (or a Slurm sweep waiting on its jobs) it said `interrupted before the run started:
+  nothing was asked or recorded` while its jobs had answers, and left them `running`. Now every job that began is
+  recorded (a dead one as `interrupted`), sweep.json written, and the line says so
 """
 
 from __future__ import annotations
@@ -180,3 +184,24 @@ def test_a_file_size_limit_hydra_meets_writing_its_copies_is_one_line_naming_whe
                         rf"[-.0-9]+_bench_{'sweep' if sweep else 'llama3.2'} \(its copies of the config\); nothing "
                         r"was recorded\n", done.stderr)
     assert not any((tmp_path / "outputs").rglob("*"))
+
+
+@pytest.mark.parametrize("launcher", ["basic", "joblib"])
+def test_a_sweep_stopped_by_a_signal_records_every_job_that_began_and_says_so(tmp_path, launcher):
+    if launcher == "joblib":
+        needs("hydra_joblib_launcher")
+    with Lab(tmp_path, n=4, latency_s=0) as lab, lab.holding_answers(after=2) as hold:
+        proc = lab.start(*SWEEP, *lab.args(f"hydra/launcher={launcher}"))
+        lab.wait_for(lambda: hold.holding and sum(lab.lines(job.parent) for job in
+                                                  (tmp_path / "outputs").glob("*/*/*/run.json")) == 2)
+        time.sleep(0.5)
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    jobs = [(job["dir"], job["status"], job["reason"]) for job in json.loads((sweep_dir / "sweep.json").read_text())["jobs"]]
+    started = len(jobs)
+    assert (proc.returncode, err.count("\n")) == (EXIT["interrupted"], 1), err
+    assert err.endswith(f"the sweep in {sweep_dir} is recorded in its sweep.json, {started} job{'s' * (started != 1)} "
+                        f"started ({started} interrupted); a job it does not list never started; finish each "
+                        "interrupted one with: benchrun-audit resume RUN\n")
+    assert [status for _, status, _ in jobs] == ["interrupted"] * started and started == (2 if launcher == "joblib" else 1)
