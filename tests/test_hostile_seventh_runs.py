@@ -22,6 +22,8 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   jobs never started; with joblib (or a Slurm sweep waiting on its jobs) it said `interrupted before the run started:
   nothing was asked or recorded` while its jobs had answers, and left them `running`. Now every job that began is
   recorded (a dead one as `interrupted`), sweep.json written, and the line says so
+- a file system made read-only under a run: `Error executing job with overrides: [...]` and a bare OSError's line
+  (the writer's reserve could not be given back); now one line naming the file, and `resume` finishes the run
 """
 
 from __future__ import annotations
@@ -34,12 +36,14 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, Outcome
+from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.commands import call_benchrun
 from tests.test_launchers import needs
 
@@ -205,3 +209,17 @@ def test_a_sweep_stopped_by_a_signal_records_every_job_that_began_and_says_so(tm
                         f"started ({started} interrupted); a job it does not list never started; finish each "
                         "interrupted one with: benchrun-audit resume RUN\n")
     assert [status for _, status, _ in jobs] == ["interrupted"] * started and started == (2 if launcher == "joblib" else 1)
+
+
+@pytest.mark.skipif(not can_mount(), reason="needs root to mount")
+def test_a_file_system_made_read_only_under_a_run_is_one_line_and_resume_finishes_it(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        outputs = tmp_path / "outputs"
+        with ExitStack() as stack:
+            with lab.held_after(2, *lab.args()) as (proc, run_dir):
+                stack.enter_context(read_only(outputs))  # still read-only once the answers held come
+            _, err = proc.communicate(timeout=60)
+        assert (proc.returncode, err) == (EXIT["archive"],
+                                          f"benchrun: error: read-only file system writing {run_dir}/.reserve\n")
+        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
+        assert lab.judge(Outcome("read-only"), run_dir).lost == 0 and lab.verified(run_dir)

@@ -15,7 +15,7 @@ import platform
 import socket
 import threading
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -320,7 +320,7 @@ class RunWriter:
         """Close the records, write summary.json, run.json with the final status, then the seal (last). After a
         failed write only run.json is written, into the space the reserve gave back."""
         with INTERRUPTS.held():
-            (self.dir / RESERVE).unlink(missing_ok=True)
+            self._give_back_reserve()
             files = self._close_records()
             try:
                 if self._books is not None and not self._broken:
@@ -365,8 +365,13 @@ class RunWriter:
         for sink in self._sinks.values():
             sink.abandon()
         self._sinks = {}
-        (self.dir / RESERVE).unlink(missing_ok=True)
+        with suppress(WriteFailed):  # a read-only file system: nothing more can be written, nor taken away
+            self._give_back_reserve()
         self.lock.release(ended=self.finished)
+
+    def _give_back_reserve(self) -> None:
+        with writing(self.dir / RESERVE):
+            (self.dir / RESERVE).unlink(missing_ok=True)
 
     def _write_info(self) -> bytes:
         self.info = self.info.model_copy(update={"counts": self.counts})
