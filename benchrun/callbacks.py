@@ -41,6 +41,8 @@ class RunDirCheck(Callback):
         if holds_sweep(sweep_dir):
             _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
                     "(hydra.sweep.dir=...)")
+        if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
+            _refuse(why)
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
         takeback.SWEEPS.append(sweep_dir)

@@ -24,6 +24,8 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   recorded (a dead one as `interrupted`), sweep.json written, and the line says so
 - a file system made read-only under a run: `Error executing job with overrides: [...]` and a bare OSError's line
   (the writer's reserve could not be given back); now one line naming the file, and `resume` finishes the run
+- `hydra.sweep.dir=` naming a run's directory: the sweep was made inside it (its multirun.yaml, sweep.json and jobs
+  among the run's files); naming a file: `file exists`. Now both are refused as a run's directory is
 """
 
 from __future__ import annotations
@@ -223,3 +225,20 @@ def test_a_file_system_made_read_only_under_a_run_is_one_line_and_resume_finishe
                                           f"benchrun: error: read-only file system writing {run_dir}/.reserve\n")
         assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
         assert lab.judge(Outcome("read-only"), run_dir).lost == 0 and lab.verified(run_dir)
+
+
+def test_a_sweep_is_never_made_in_a_runs_directory_or_a_file(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+        before = sorted(p.name for p in run_dir.iterdir())
+        into_run = lab.call(*SWEEP, *lab.args(f"hydra.sweep.dir={run_dir}"))
+        into_file = lab.call(*SWEEP, *lab.args(f"hydra.sweep.dir={run_dir / 'run.json'}"))
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"][:12]
+    assert (into_run.returncode, into_run.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {run_dir} already holds run {run_id} (completed); nothing was changed; pick a new "
+        "directory (hydra.sweep.dir=...)\n"))
+    assert (into_file.returncode, into_file.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {run_dir / 'run.json'} is not a directory; nothing was changed; pick a new directory "
+        "(hydra.sweep.dir=...)\n"))
+    assert sorted(p.name for p in run_dir.iterdir()) == before
