@@ -24,6 +24,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_stdout, encodable_streams, open_standard_fds, stdout_failure
 
 VERBOSE_FLAG = "--verbose"
+MULTIRUN_FLAGS = ("-m", "--multirun")
 _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
 
 
@@ -34,7 +35,7 @@ def main() -> None:
     INTERRUPTS.install()
     display_stdout()
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
-    sys.argv = [_home(arg) for arg in sys.argv if arg != VERBOSE_FLAG]
+    sys.argv = _multirun_first([_home(arg) for arg in sys.argv if arg != VERBOSE_FLAG])
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
@@ -130,6 +131,13 @@ def _take_back() -> None:
     from benchrun.compose.takeback import take_back_unstarted
 
     take_back_unstarted()
+
+
+def _multirun_first(argv: list[str]) -> list[str]:
+    """`-m` (`--multirun`) put first, where Hydra's parser takes it: after an override it was a usage message of
+    nine lines (`unrecognized arguments: ...`), the overrides after it not taken."""
+    flags = [arg for arg in argv[1:] if arg in MULTIRUN_FLAGS]
+    return [argv[0], *flags[:1], *(arg for arg in argv[1:] if arg not in MULTIRUN_FLAGS)]
 
 
 def _home(arg: str) -> str:

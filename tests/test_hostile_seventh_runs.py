@@ -26,6 +26,8 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   (the writer's reserve could not be given back); now one line naming the file, and `resume` finishes the run
 - `hydra.sweep.dir=` naming a run's directory: the sweep was made inside it (its multirun.yaml, sweep.json and jobs
   among the run's files); naming a file: `file exists`. Now both are refused as a run's directory is
+- `-m` after an override (`python -m benchrun outputs=x -m runner.model=a,b`): Hydra's usage message of nine lines,
+  `__main__.py: error: unrecognized arguments`; now `-m` is taken wherever it stands
 """
 
 from __future__ import annotations
@@ -242,3 +244,10 @@ def test_a_sweep_is_never_made_in_a_runs_directory_or_a_file(tmp_path):
         f"benchrun: error: {run_dir / 'run.json'} is not a directory; nothing was changed; pick a new directory "
         "(hydra.sweep.dir=...)\n"))
     assert sorted(p.name for p in run_dir.iterdir()) == before
+
+
+def test_multirun_given_after_the_overrides_is_taken_as_hydra_takes_it_first(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        done = lab.call(*lab.args(), *SWEEP)
+        assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+        assert statuses(lab) == JOBS
