@@ -21,7 +21,7 @@ from benchrun.core.errors import (
     os_problem,
 )
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.stdfds import display_stdout, encodable_streams, open_standard_fds, stdout_failure
+from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, stdout_failure
 
 VERBOSE_FLAG = "--verbose"
 MULTIRUN_FLAGS = ("-m", "--multirun")
@@ -33,7 +33,7 @@ def main() -> None:
     open_standard_fds()
     encodable_streams()
     INTERRUPTS.install()
-    display_stdout()
+    display_streams()
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = _multirun_first([_home(arg) for arg in sys.argv if arg != VERBOSE_FLAG])
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here

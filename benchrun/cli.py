@@ -24,7 +24,7 @@ from benchrun.console import output
 from benchrun.core.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
-from benchrun.core.stdfds import display_stdout
+from benchrun.core.stdfds import display_streams
 
 ITEM_MARKS = ",[]{}()"
 """What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
@@ -35,7 +35,7 @@ register_with_hydra()  # at import, so launchers' worker processes (joblib, subm
 @hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
 def hydra_main(cfg: DictConfig) -> None:
     """One job: run it; a user-facing error is one line (the job's exit code unless in a sweep)."""
-    display_stdout()  # here too, for a launcher's worker process: its output is a display as well
+    display_streams()  # here too, for a launcher's worker process: its output is a display as well
     hydra_cfg = HydraConfig.get()
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     run_dir = Path(hydra_cfg.runtime.output_dir)

@@ -1,7 +1,8 @@
 """Hostile input, seventh pass, the process side (issue 19's fresh pass of the same kinds): real `python -m benchrun`
 processes under abuse, the cases it found bad, each with the rule it now obeys.
 
-- standard output that goes away (`| head -1`) or cannot be written (`> /dev/full`): a sweep piped into `head` ran
+- standard output (or standard error) that goes away (`| head -1`, `2>&1 | head -1`) or cannot be written
+  (`> /dev/full`): a sweep piped into `head` ran
   its first job only and exited 0 with no sweep.json (with joblib, a job left `running` and tracebacks of Hydra's
   logging); into /dev/full the run said `Error executing job with overrides: [...]` and `disk full`, naming nothing.
   Now standard output is a display (benchrun.core.stdfds.Display): a write that fails never stops the work, what is
@@ -49,7 +50,6 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, Outcome
 from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.commands import call_benchrun
-from tests.test_launchers import needs
 
 pytestmark = pytest.mark.slow
 
@@ -75,7 +75,7 @@ def statuses(lab: Lab) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("launcher", ["basic", "joblib"])
 def test_a_sweep_whose_reader_stops_early_runs_every_job(tmp_path, launcher):
     if launcher == "joblib":
-        needs("hydra_joblib_launcher")
+        pytest.importorskip("hydra_plugins.hydra_joblib_launcher", reason="the sweeps extra is not installed")
     with Lab(tmp_path, n=3, latency_s=0) as lab:
         code, err = first_line_only(lab, *SWEEP, *lab.args(f"hydra/launcher={launcher}"))
         assert (code, err.count("\n"), "Traceback" in err) == (EXIT["ok"], 0, False), err
@@ -197,7 +197,7 @@ def test_a_file_size_limit_hydra_meets_writing_its_copies_is_one_line_naming_whe
 @pytest.mark.parametrize("launcher", ["basic", "joblib"])
 def test_a_sweep_stopped_by_a_signal_records_every_job_that_began_and_says_so(tmp_path, launcher):
     if launcher == "joblib":
-        needs("hydra_joblib_launcher")
+        pytest.importorskip("hydra_plugins.hydra_joblib_launcher", reason="the sweeps extra is not installed")
     with Lab(tmp_path, n=4, latency_s=0) as lab, lab.holding_answers(after=2) as hold:
         proc = lab.start(*SWEEP, *lab.args(f"hydra/launcher={launcher}"))
         lab.wait_for(lambda: hold.holding and sum(lab.lines(job.parent) for job in
@@ -251,3 +251,15 @@ def test_multirun_given_after_the_overrides_is_taken_as_hydra_takes_it_first(tmp
         done = lab.call(*lab.args(), *SWEEP)
         assert (done.returncode, done.stderr) == (EXIT["ok"], "")
         assert statuses(lab) == JOBS
+
+
+def test_a_sweep_whose_errors_go_to_a_reader_that_stopped_runs_every_job(tmp_path):
+    """`python -m benchrun -m ... 2>&1 | head -1`, the second job refused: its error line met the closed pipe."""
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        with subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.options.temperature=0,nan",
+                               *lab.args()], cwd=lab.root, env=child_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) as proc:
+            proc.stdout.readline()
+            proc.stdout.close()
+        assert proc.wait(timeout=120) == EXIT["sweep_failed"]
+        assert statuses(lab) == [("0_temperature-0", "completed"), ("1_temperature-NaN", "failed")]

@@ -1,7 +1,8 @@
 """The process's standard file descriptors 0, 1 and 2, always open: a process started with one closed (`2>&-`, a
 launcher that closes its children's streams) would give that number to the first file it opens, and whatever is
 written to it (a child process's stderr, a scorer's print) would land in that file. And standard output as a display
-that may go away: a reader that stops (`| head -1`) or a full disk (`> /dev/full`) never stops a run or a sweep."""
+that may go away, standard error too: a reader that stops (`| head -1`) or a full disk (`> /dev/full`) never stops a run
+or a sweep."""
 
 from __future__ import annotations
 
@@ -65,15 +66,17 @@ class Display:
         return getattr(self.stream, name)
 
 
-def display_stdout() -> Display:
-    """sys.stdout as a `Display` (once per process), with every logging handler that wrote to it moved onto it."""
-    if isinstance(sys.stdout, Display):
-        return sys.stdout
-    raw, sys.stdout = sys.stdout, Display(sys.stdout)
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.StreamHandler) and handler.stream is raw:
-            handler.setStream(sys.stdout)
-    return sys.stdout
+def display_streams() -> None:
+    """sys.stdout and sys.stderr as `Display`s (once per process), with every logging handler that wrote to one moved
+    onto it: what benchrun prints is never what stops it."""
+    for name in ("stdout", "stderr"):
+        raw = getattr(sys, name)
+        if isinstance(raw, Display):
+            continue
+        setattr(sys, name, Display(raw))
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is raw:
+                handler.setStream(getattr(sys, name))
 
 
 def stdout_failure() -> OSError | None:
