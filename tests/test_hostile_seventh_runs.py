@@ -4,12 +4,12 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - standard output (or standard error) that goes away (`| head -1`, `2>&1 | head -1`) or cannot be written
   (`> /dev/full`): a sweep piped into `head` ran its first job only and exited 0 with no sweep.json (with joblib, a
   job left `running` and tracebacks of Hydra's logging); into /dev/full the run said `Error executing job with
-  overrides: [...]` and `disk full`, naming nothing. Now standard output is a display (benchrun.core.stdfds.Display): a write that fails never stops the work, what is
-  printed after it goes to /dev/null, and a failure other than a reader that stopped is one line naming standard
-  output (exit 4) once everything is recorded
-- SIGHUP (a terminal or an ssh session that closes) killed a run as SIGKILL would, `running` with nothing said (and the
-  scorer process, in the same process group, is sent it too). Now a hang-up is an interrupt like SIGTERM (children
-  ignore it as they ignore Ctrl-C), unless the run was started ignoring it (`nohup`), which then goes on
+  overrides: [...]` and `disk full`, naming nothing. Now both are displays (benchrun.core.stdfds.Display): a write
+  that fails never stops the work, what is printed after it goes to /dev/null, and a failure of standard output
+  other than a reader that stopped is one line naming it (exit 4) once everything is recorded
+- SIGHUP (a terminal or an ssh session that closes) killed a run as SIGKILL would, `running` with nothing said (and
+  the scorer process, in the same process group, is sent it too). Now a hang-up is an interrupt like SIGTERM
+  (children ignore it as they ignore Ctrl-C), unless the run was started ignoring it (`nohup`), which then goes on
 - an override holding a character Hydra's grammar takes only in quotes (`outputs=/data/ö`, `runner.model=a,gémma`)
   was `LexerNoViableAltException: outputs=/data/ö`; now one line naming the character and the override as quoted
 - an output encoding that cannot hold every character (PYTHONIOENCODING=ascii): a dry run of a prompt holding `é`
