@@ -71,7 +71,7 @@ def display_streams() -> None:
     onto it: what benchrun prints is never what stops it."""
     for name in ("stdout", "stderr"):
         raw = getattr(sys, name)
-        if isinstance(raw, Display):
+        if raw is None or isinstance(raw, Display):  # None: started with the descriptor closed (`2>&-`)
             continue
         setattr(sys, name, Display(raw))
         for handler in logging.getLogger().handlers:
