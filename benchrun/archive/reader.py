@@ -237,10 +237,12 @@ def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
 
 def model_digest(identity: dict[str, Any]) -> str | None:
     """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
-    the server's digest (Ollama's); None when the runner reports none (OpenAI-compatible servers)."""
+    the server's digest (Ollama's) as the hex it names, however the server writes it (`sha256:` before it, upper
+    case); None when the runner reports none (OpenAI-compatible servers)."""
     if identity.get("sha256"):
         return f"sha256:{identity['sha256']}"
-    return identity.get("digest")
+    digest = identity.get("digest")
+    return digest.lower().removeprefix("sha256:") or None if isinstance(digest, str) else None
 
 
 def short_digest(digest: str) -> str:
