@@ -3,15 +3,20 @@ with the rule it now obeys.
 
 - a list of servers where one lists the model's digest as `sha256:<hex>` or in upper case: refused as serving a
   different model, though the digest is the same; now digests are compared as the one hash they name
+- a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
+  sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
 
 from __future__ import annotations
 
 import json
 from contextlib import ExitStack
+from urllib.parse import quote, quote_plus
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama, fake_digest
+from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun, run_dir_of
@@ -31,3 +36,32 @@ def test_one_digest_written_two_ways_is_one_model_to_a_list_of_servers(tmp_path)
     assert len(read_jsonl(run_dir / "responses.jsonl")) == 18
     hosts = json.loads((run_dir / "run.json").read_text())["identity"]["hosts"]
     assert [host["digest"] for host in hosts] == spellings  # kept as each server wrote it
+
+
+KEY = 'sk-Ab+cd/ef=gh"ij\\kl~mn0123'
+"""A key of visible ASCII with what URLs and JSON escape: + / = " \\ ~."""
+ECHOED = {"percent-encoded": quote(KEY, safe=""), "percent-encoded in lower case": quote(KEY, safe="").replace(
+    "%2B", "%2b").replace("%2F", "%2f").replace("%3D", "%3d").replace("%22", "%22").replace("%5C", "%5c"),
+          "form-encoded": quote_plus(KEY), "JSON-escaped": json.dumps(KEY)[1:-1], "as it is": KEY}
+
+
+def test_a_key_a_server_echoes_url_or_json_encoded_is_masked_as_the_key_is(tmp_path):
+    said = " | ".join(ECHOED.values())
+
+    def echoing(req):
+        return Reply(status=400, error=f"bad {said}") if req.prompt.endswith(" 3 and 7") else f"{{\"x\": \"{said}\"}}"
+
+    with FakeOpenAI(models=["m"], responder=echoing, api_key=KEY) as server:
+        lab = Lab(tmp_path, n=5)
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "task.path=bench",
+                               f"outputs={tmp_path / 'outputs'}", "runner.retries=0", cwd=tmp_path,
+                               env={"OPENAI_API_KEY": KEY})
+    assert result.returncode == EXIT["ok"], result.stderr
+    [run_dir] = lab.run_dirs()
+    masked = " | ".join(["***"] * len(ECHOED))
+    assert [(r["text"], r["error"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [
+        (None, {"type": "APIError", "message": f"HTTP 400: bad {masked}"}) if a == 3 else (f'{{"x": "{masked}"}}', None)
+        for a in range(5)]
+    forms = {form.encode() for form in ECHOED.values()} | {json.dumps(KEY).encode()[1:-1]}
+    leaks = [p for p in tmp_path.rglob("*") if p.is_file() and any(form in p.read_bytes() for form in forms)]
+    assert leaks == [] and not any(form in result.stdout + result.stderr for form in ECHOED.values())
