@@ -3,6 +3,9 @@ with the rule it now obeys.
 
 - a list of servers where one lists the model's digest as `sha256:<hex>` or in upper case: refused as serving a
   different model, though the digest is the same; now digests are compared as the one hash they name
+- `runner.options.stop=['']`: taken, and every answer ended before its first token (an empty string is found at
+  once); `top_k=true`, `temperature=true`, `seed='5'`: taken as 1, 1.0 and 5, though config.yaml and run.json keep
+  (and the server gets) `true` and `'5'`; now refused, naming the option
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -12,6 +15,8 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from urllib.parse import quote, quote_plus
+
+import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
@@ -65,3 +70,23 @@ def test_a_key_a_server_echoes_url_or_json_encoded_is_masked_as_the_key_is(tmp_p
     forms = {form.encode() for form in ECHOED.values()} | {json.dumps(KEY).encode()[1:-1]}
     leaks = [p for p in tmp_path.rglob("*") if p.is_file() and any(form in p.read_bytes() for form in forms)]
     assert leaks == [] and not any(form in result.stdout + result.stderr for form in ECHOED.values())
+
+
+OPTIONS = {  # an option as given -> the key and what is wrong, for Ollama's options and runner=local's alike
+    "+runner.options.stop=['']": ("stop", "an empty stop string, which every text starts with: every answer would "
+                                          "end before its first token; leave it out"),
+    "+runner.options.stop=[END,'']": ("stop", "an empty stop string, which every text starts with: every answer "
+                                              "would end before its first token; leave it out"),
+    "+runner.options.top_k=true": ("top_k", "Input should be a valid integer, not true"),
+    "++runner.options.temperature=true": ("temperature", "Input should be a valid number, not true"),
+    "++runner.options.seed='5'": ("seed", 'Input should be a valid integer, not "5"'),
+}
+
+
+@pytest.mark.parametrize("runner", ["ollama", "local"])
+@pytest.mark.parametrize("option", list(OPTIONS))
+def test_an_option_no_server_takes_as_meant_is_refused_before_anything_is_asked(tmp_path, option, runner):
+    key, why = OPTIONS[option]
+    result = call_benchrun(f"runner={runner}", "dry_run=true", option, cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'config': runner.options.{key}: {why}\n")

@@ -184,6 +184,10 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
             raise ConfigError(too_many_digits(), file="config", key=key)
 
 
+STRICT_TYPES = {"int_type", "float_type", "bool_type", "string_type"}
+"""Where an option is of another type (strict: `true` is no number): the message says what was given."""
+
+
 def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:
     """The first problem pydantic found validating `root` (at key path `prefix`), as `key.path: what is wrong`
     (an unknown key with a 'did you mean')."""
@@ -209,6 +213,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         message = f"'type' is required ({', '.join(RUNNERS)})"
     elif kind == "missing":
         message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])
+    elif kind in STRICT_TYPES and model is not None and issubclass(model, Options):
+        message = f"{first['msg']}, not {json.dumps(first['input'], default=str)}"
     else:
         message = first["msg"].removeprefix("Value error, ")
     return f"{where}: {message}" if where else message

@@ -41,7 +41,18 @@ class Settings(BaseModel):
 
 
 class Options(Settings):
-    """The options a runner takes, each optional; used to check `options` (which is kept exactly as given)."""
+    """The options a runner takes, each optional; used to check `options` (which is kept exactly as given, so each
+    must be of its own type: `true` is not the number 1, nor `'5'` the number 5)."""
+
+    model_config = ConfigDict(strict=True)
+
+    @field_validator("stop", check_fields=False)
+    @classmethod
+    def _stops(cls, stop: Any) -> Any:
+        if stop is not None and "" in stop:
+            raise ValueError("an empty stop string, which every text starts with: every answer would end before its "
+                             "first token; leave it out")
+        return stop
 
 
 @cache
