@@ -6,6 +6,10 @@ with the rule it now obeys.
 - `runner.options.stop=['']`: taken, and every answer ended before its first token (an empty string is found at
   once); `top_k=true`, `temperature=true`, `seed='5'`: taken as 1, 1.0 and 5, though config.yaml and run.json keep
   (and the server gets) `true` and `'5'`; now refused, naming the option
+- a user scorer writing to file descriptor 3 or 4 (as a shell's `3>debug.log` would give one): those were the
+  scorer process's pipes, and a line there was taken as a reply (a traceback in benchrun.log for each, the call timed
+  out; `[seq, metrics, null]` was another call's score); now the pipes are kept at 100 and above, and a line there
+  that is not the reply to the call being made is that call's error, the process replaced
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -25,6 +29,7 @@ from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.test_hostile_sixth_execute import scorer
 
 DIGEST = fake_digest("llama3.2")
 
@@ -90,3 +95,17 @@ def test_an_option_no_server_takes_as_meant_is_refused_before_anything_is_asked(
     result = call_benchrun(f"runner={runner}", "dry_run=true", option, cwd=tmp_path)
     assert (result.returncode, result.stdout, result.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'config': runner.options.{key}: {why}\n")
+
+
+def test_a_scorer_writing_to_descriptors_it_does_not_own_costs_only_its_own_call(tmp_path):
+    writes = "if values['a'] == 1:\n    for fd in (3, 4, 100, 101):\n        try:\n            os.write(fd, b'debug\\n')\n" \
+             "        except OSError:\n            pass\nreturn 1"
+    with Lab(tmp_path, n=4, latency_s=0, scorer="import os\n" + scorer(writes)) as lab:
+        assert lab.call(*lab.args("scorer_timeout_s=5")).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    foreign = {"type": "ScorerProtocolError", "message": (
+        "the scorer wrote b'debug\\n' to the scorer process's reply pipe, a file descriptor of benchrun's: what a "
+        "scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")}
+    assert [(s["metrics"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "s"] == [
+        (None, foreign) if a == 1 else ({"s": 1}, None) for a in range(4)]
+    assert "Traceback" not in (run_dir / "benchrun.log").read_text()
