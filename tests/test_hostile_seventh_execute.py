@@ -10,6 +10,9 @@ with the rule it now obeys.
   scorer process's pipes, and a line there was taken as a reply (a traceback in benchrun.log for each, the call timed
   out; `[seq, metrics, null]` was another call's score); now the pipes are kept at 100 and above, and a line there
   that is not the reply to the call being made is that call's error, the process replaced
+- one server's URL (`runner.host`, `runner.base_url`, `judge.host`) with a port beyond 65535: a traceback's last line
+  (`ValueError: Port out of range 0-65535`, exit 1); `ftp://...`, `http://`: asked, then `the host name '' in
+  runner.host=http: does not resolve`; now held to what each URL of a list is, naming the key
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -28,7 +31,9 @@ from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 from tests.test_hostile_sixth_execute import scorer
 
 DIGEST = fake_digest("llama3.2")
@@ -109,3 +114,23 @@ def test_a_scorer_writing_to_descriptors_it_does_not_own_costs_only_its_own_call
     assert [(s["metrics"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "s"] == [
         (None, foreign) if a == 1 else ({"s": 1}, None) for a in range(4)]
     assert "Traceback" not in (run_dir / "benchrun.log").read_text()
+
+
+SERVERS = {  # one server's URL -> what is wrong with it
+    "runner.host=http://127.0.0.1:99999": "runner.host: 'http://127.0.0.1:99999' is not a server's URL: its port is "
+                                          "not a number from 0 to 65535",
+    "runner.host=ftp://gpu1:11434": "runner.host: 'ftp://gpu1:11434' is not a server's URL (http://host:port)",
+    "runner.host=http://": "runner.host: 'http://' is not a server's URL (http://host:port)",
+    "judge.host=http://gpu2:70000": "judge.host: 'http://gpu2:70000' is not a server's URL: its port is not a number "
+                                    "from 0 to 65535",
+}
+
+
+@pytest.mark.parametrize("given", list(SERVERS))
+def test_one_servers_url_is_held_to_what_a_list_of_them_is(tmp_path, given):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    result = call_benchrun(given, "task.path=bench", "judge.model=qwen2.5", f"outputs={tmp_path / 'outputs'}",
+                           cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'config': {SERVERS[given]}\n")
+    assert list((tmp_path / "outputs").rglob("*")) == []
