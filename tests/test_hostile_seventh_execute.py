@@ -13,6 +13,8 @@ with the rule it now obeys.
 - one server's URL (`runner.host`, `runner.base_url`, `judge.host`) with a port beyond 65535: a traceback's last line
   (`ValueError: Port out of range 0-65535`, exit 1); `ftp://...`, `http://`: asked, then `the host name '' in
   runner.host=http: does not resolve`; now held to what each URL of a list is, naming the key
+- an Ollama answer saying `"done": false` (a part of an answer, which no non-streamed answer is): taken and scored
+  as the whole answer; now retried, then that sample's error
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -29,11 +31,12 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.answers import listbench_answer
+from tests.helpers.answers import listbench_answer, odd_one
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
+from tests.helpers.wire import ANSWER, records, wire
 from tests.test_hostile_sixth_execute import scorer
 
 DIGEST = fake_digest("llama3.2")
@@ -134,3 +137,13 @@ def test_one_servers_url_is_held_to_what_a_list_of_them_is(tmp_path, given):
     assert (result.returncode, result.stdout, result.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'config': {SERVERS[given]}\n")
     assert list((tmp_path / "outputs").rglob("*")) == []
+
+
+def test_an_ollama_answer_that_says_it_is_not_done_is_not_taken_as_an_answer(tmp_path):
+    unfinished = ANSWER.replace(b'"done": true', b'"done": false')
+    with Lab(tmp_path, n=4, latency_s=0, responder=odd_one(Reply(wire=wire(unfinished)))) as lab:
+        assert lab.call(*lab.args("runner.backoff_s=0")).returncode == EXIT["ok"]
+    refused = {"type": "BrokenAnswer", "message": "the answer says it is not done (done: false): a part of an answer, "
+                                                  "not taken as one"}
+    assert [(r["id"], r["text"] is None, r["error"], r["attempts"]) for r in records(lab)] == [
+        (f"times7:a={a}", a == 3, refused if a == 3 else None, 2 if a == 3 else 1) for a in range(4)]

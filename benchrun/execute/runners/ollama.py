@@ -108,6 +108,8 @@ class OllamaRunner:
             raise transport_failure(err) from err
         except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
             raise Refused(f"not Ollama's chat answer: {_said(err)}") from err
+        if response.done is False:
+            raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", extra={}, done_reason=response.done_reason,
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
