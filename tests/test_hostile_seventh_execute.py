@@ -15,6 +15,9 @@ with the rule it now obeys.
   runner.host=http: does not resolve`; now held to what each URL of a list is, naming the key
 - an Ollama answer saying `"done": false` (a part of an answer, which no non-streamed answer is): taken and scored
   as the whole answer; now retried, then that sample's error
+- an OpenAI-compatible answer whose body is empty (a 200 or a 204), or not UTF-8: `not a chat completion:` and
+  nothing after it, or the body quoted with its bad byte replaced, as if it were JSON of the wrong shape; now it says
+  the body is not JSON, and why
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -36,7 +39,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
-from tests.helpers.wire import ANSWER, records, wire
+from tests.helpers.wire import ANSWER, asking, records, wire
 from tests.test_hostile_sixth_execute import scorer
 
 DIGEST = fake_digest("llama3.2")
@@ -147,3 +150,20 @@ def test_an_ollama_answer_that_says_it_is_not_done_is_not_taken_as_an_answer(tmp
                                                   "not taken as one"}
     assert [(r["id"], r["text"] is None, r["error"], r["attempts"]) for r in records(lab)] == [
         (f"times7:a={a}", a == 3, refused if a == 3 else None, 2 if a == 3 else 1) for a in range(4)]
+
+
+NOT_JSON = {  # an OpenAI-compatible answer's body -> what the sample's error says of it
+    b"": "not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): an empty body",
+    b'{"choices": [{"message": {"role": "assistant", "content": "caf\xe9"}}]}': (
+        "not JSON (UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 in position 62: invalid continuation "
+        "byte): {\"choices\": [{\"message\": {\"role\": \"assistant\", \"content\": \"caf\ufffd\"}}]}"),
+}
+
+
+@pytest.mark.parametrize("body", list(NOT_JSON), ids=["empty", "latin-1"])
+def test_an_answer_that_is_not_json_says_why(tmp_path, body):
+    odd = odd_one(Reply(wire=wire(body)))
+    with FakeOpenAI(models=["m"], responder=odd) as server, Lab(tmp_path, n=4, latency_s=0) as lab:
+        assert lab.call(*asking(lab, server, "openai", "runner.retries=0")).returncode == EXIT["ok"]
+    [error] = [r["error"] for r in records(lab) if r["error"]]
+    assert error == {"type": "APIError", "message": f"not a chat completion: {NOT_JSON[body]}"}
