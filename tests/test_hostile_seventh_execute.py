@@ -18,6 +18,10 @@ with the rule it now obeys.
 - an OpenAI-compatible answer whose body is empty (a 200 or a 204), or not UTF-8: `not a chat completion:` and
   nothing after it, or the body quoted with its bad byte replaced, as if it were JSON of the wrong shape; now it says
   the body is not JSON, and why
+- `OLLAMA_API_KEY` (which the official client sends) printed by a benchmark's `custom_*.py` as the run imports it:
+  kept in benchrun.log as printed, the key being registered for masking only when the runner was made, after the
+  compile; now registered with the config, as runner.api_key_env's is (a key too short to mask is refused on a dry
+  run too)
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -31,7 +35,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.lab import Lab
+from benchrun.testing.lab import SCORER, Lab
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer, odd_one
@@ -167,3 +171,14 @@ def test_an_answer_that_is_not_json_says_why(tmp_path, body):
         assert lab.call(*asking(lab, server, "openai", "runner.retries=0")).returncode == EXIT["ok"]
     [error] = [r["error"] for r in records(lab) if r["error"]]
     assert error == {"type": "APIError", "message": f"not a chat completion: {NOT_JSON[body]}"}
+
+
+def test_the_ollama_key_printed_by_a_benchmarks_code_as_it_is_imported_is_masked(tmp_path):
+    key = "ol-0123456789abcdefghijKLMN"
+    printing = "import os\n\nprint('the key:', os.environ.get('OLLAMA_API_KEY'))\n\n\n" + SCORER
+    with Lab(tmp_path, n=2, latency_s=0, scorer=printing) as lab:
+        result = call_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": key})
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert "custom_scorer.py printed while it was imported:\nthe key: ***\n" in (run_dir / "benchrun.log").read_text()
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in p.read_bytes()] == []

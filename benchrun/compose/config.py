@@ -21,6 +21,7 @@ from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import (
+    OLLAMA_KEY_ENV,
     RUNNERS,
     Directory,
     Options,
@@ -101,10 +102,11 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
         secrets.SECRETS.register_key(key_env)
     plain = config.model_dump(mode="json")
-    if plain["judge"]["model"] is not None:
-        judge = judge_runner(plain)  # checked now: a mistyped judge key is refused before anything runs
-        if judge.get("api_key_env"):
-            secrets.SECRETS.register_key(judge["api_key_env"], "judge.api_key_env")
+    judge = judge_runner(plain) if plain["judge"]["model"] is not None else {}  # a mistyped judge key refused now
+    if judge.get("api_key_env"):
+        secrets.SECRETS.register_key(judge["api_key_env"], "judge.api_key_env")
+    if "ollama" in (config.runner.type, judge.get("type")):  # the official client sends it, unnamed by any key
+        secrets.SECRETS.register_key(OLLAMA_KEY_ENV, None)
     return plain
 
 

@@ -181,6 +181,10 @@ def _well_formed(url: str) -> None:
         raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
 
 
+OLLAMA_KEY_ENV = "OLLAMA_API_KEY"
+"""The variable the official client takes an API key from (for an Ollama behind a proxy that asks for one)."""
+
+
 class OllamaConfig(RunnerConfig):
     """runner=ollama: a local Ollama server, reached with the official `ollama` client."""
 
