@@ -22,6 +22,8 @@ with the rule it now obeys.
   kept in benchrun.log as printed, the key being registered for masking only when the runner was made, after the
   compile; now registered with the config, as runner.api_key_env's is (a key too short to mask is refused on a dry
   run too)
+- a scorer's metric named with a line break, a tab or an escape (`{'two\\nlines': 1}`): kept, a summary row and the
+  console's table split across lines (an escape reaching the terminal); now that call's error, as a name too long is
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -34,6 +36,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
+from benchrun.compiler.scoring import metrics
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import SCORER, Lab
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
@@ -182,3 +185,11 @@ def test_the_ollama_key_printed_by_a_benchmarks_code_as_it_is_imported_is_masked
     assert result.returncode == EXIT["ok"], result.stderr
     assert "custom_scorer.py printed while it was imported:\nthe key: ***\n" in (run_dir / "benchrun.log").read_text()
     assert [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in p.read_bytes()] == []
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "a\ttab", "\x1b[31mred", "nul\x00"])
+def test_a_metric_name_holding_a_control_character_is_that_calls_error(name):
+    with pytest.raises(TypeError) as raised:
+        metrics("s", {name: 1, "fine": 1})
+    assert str(raised.value) == (f"scorer s gave a metric named {name!r}: a name is a string of 1 to 200 characters, "
+                                 "none of them a control character (a line break, a tab, ...)")
