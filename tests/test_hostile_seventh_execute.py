@@ -24,6 +24,9 @@ with the rule it now obeys.
   run too)
 - a scorer's metric named with a line break, a tab or an escape (`{'two\\nlines': 1}`): kept, a summary row and the
   console's table split across lines (an escape reaching the terminal); now that call's error, as a name too long is
+- a 5xx of the server's own fault whose message says "invalid" (an Ollama panic's `invalid memory address or nil
+  pointer dereference`, a proxy's 503 `invalid upstream response`): not retried, as if the request were invalid; now
+  only an invalid request, argument, value, ... is, and never a 502, 503 or 504
 - a server echoing the API key percent-encoded (`%2B`, `%2f`), or JSON-escaped, and a key holding `"` or `\\` even as
   sent: kept unmasked (answers are masked as JSON, where such a key is escaped); now each form is masked as the key is
 """
@@ -193,3 +196,20 @@ def test_a_metric_name_holding_a_control_character_is_that_calls_error(name):
         metrics("s", {name: 1, "fine": 1})
     assert str(raised.value) == (f"scorer s gave a metric named {name!r}: a name is a string of 1 to 200 characters, "
                                  "none of them a control character (a line break, a tab, ...)")
+
+
+SERVER_FAULTS = {  # a 5xx a retry can mend, though its message says "invalid" -> the runner asked
+    (500, "runtime error: invalid memory address or nil pointer dereference"): "ollama",
+    (503, "Service Unavailable: invalid upstream response"): "openai",
+    (502, "Bad Gateway: upstream sent an invalid request line"): "openai",
+}
+
+
+@pytest.mark.parametrize(("status", "said"), list(SERVER_FAULTS))
+def test_a_servers_own_fault_is_retried_though_it_says_invalid(tmp_path, status, said):
+    odd = odd_one(Reply(status=status, error=said))
+    with FakeOpenAI(models=["m"], responder=odd) as server, Lab(tmp_path, n=4, latency_s=0, responder=odd) as lab:
+        args = asking(lab, server, SERVER_FAULTS[status, said], "runner.retries=2", "runner.backoff_s=0")
+        assert lab.call(*args).returncode == EXIT["ok"]
+    [(attempts, error)] = [(r["attempts"], r["error"]["message"]) for r in records(lab) if r["error"]]
+    assert (attempts, error) == (3, f"HTTP {status}: {said}")
