@@ -46,11 +46,10 @@ from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer, odd_one
 from tests.helpers.archives import read_jsonl
-from tests.helpers.benchfiles import write_bench
+from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 from tests.helpers.wire import ANSWER, asking, records, wire
-from tests.test_hostile_sixth_execute import scorer
 
 DIGEST = fake_digest("llama3.2")
 
