@@ -93,7 +93,8 @@ ODD_SCORES = {  # what the scorer returns for a = 3 -> the error recorded for th
     "10 ** 400": "TypeError: scorer result odd must be a finite number of magnitude at most 1e+100, or a bool; got an "
                  "int of 1,329 bits",
     "'0.5'": "TypeError: scorer result odd must be a finite number of magnitude at most 1e+100, or a bool; got '0.5'",
-    "{1: 1}": "TypeError: scorer odd gave a metric named 1: a name is a string of 1 to 200 characters",
+    "{1: 1}": "TypeError: scorer odd gave a metric named 1: a name is a string of 1 to 200 characters, none of them a "
+              "control character (a line break, a tab, ...)",
     "{str(i): 1 for i in range(300)}": "TypeError: scorer result odd has 300 metrics, more than 256",
 }
 

@@ -252,7 +252,7 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
     (["runner.timeout_s=-1"], "in 'config': runner.timeout_s: Input should be greater than 0"),
     (["runner.retries=99"], "in 'config': runner.retries: Input should be less than or equal to 20"),
     (["runner.options.seed=1.5"],
-     "in 'config': runner.options.seed: Input should be a valid integer, got a number with a fractional part"),
+     "in 'config': runner.options.seed: Input should be a valid integer, not 1.5"),
     (["runner.think=maybe"], "in 'config': runner.think: \"maybe\" is not valid here (For thinking models: "
                                 "true/false (or low/medium/high); null = not sent.)"),
     (["runner.type=vllm"], "in 'config': runner.type: unknown runner type 'vllm' (did you mean 'ollama'?)"),

@@ -50,7 +50,7 @@ from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
-from tests.helpers.benchfiles import write_bench
+from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import TASKS, answer
 from tests.helpers.wire import ANSWER, MODELS, coded, judge_grades, over
@@ -76,11 +76,6 @@ def test_an_api_key_holding_what_no_key_holds_is_refused_naming_the_character(tm
         "is sent in an HTTP header: visible ASCII characters only); set OPENAI_API_KEY to the key alone (a key read "
         "from a file often ends in a line break)\n"))
     assert (server.requests, server.auth_headers, list(tmp_path.rglob("outputs/*"))) == ([], [], [])
-
-
-def scorer(body: str) -> str:
-    """A custom scorer `s` doing `body`, then scoring 1."""
-    return "import sys\n\ndef s(response, values):\n" + "".join(f"    {line}\n" for line in body.splitlines())
 
 
 READING = {  # what the scorer does -> the error each of its calls gets (None: it scores 1)

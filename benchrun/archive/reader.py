@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
@@ -235,12 +236,20 @@ def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
     return ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path))
 
 
+SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")
+"""A model digest that is a sha256 in hex, written in either case, `sha256:` before it or not."""
+
+
 def model_digest(identity: dict[str, Any]) -> str | None:
     """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
-    the server's digest (Ollama's); None when the runner reports none (OpenAI-compatible servers)."""
+    the server's digest (Ollama's), a sha256 in hex as the hex it names however the server writes it (`sha256:`
+    before it, upper case); None when the runner reports none (OpenAI-compatible servers)."""
     if identity.get("sha256"):
         return f"sha256:{identity['sha256']}"
-    return identity.get("digest")
+    digest = identity.get("digest")
+    if isinstance(digest, str) and SHA256_HEX.fullmatch(digest):
+        return digest.lower().removeprefix("sha256:")
+    return digest
 
 
 def short_digest(digest: str) -> str:

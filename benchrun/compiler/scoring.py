@@ -15,7 +15,7 @@ from benchrun.compiler.usercode import defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
-from benchrun.core.text import NotJSON, json_value, writable
+from benchrun.core.text import CONTROL, NotJSON, json_value, writable
 
 CUSTOM_FILE = "custom_scorer.py"
 Scorer = Callable[[str, Any], Any]
@@ -127,9 +127,9 @@ def metrics(name: str, result: Any) -> dict[str, Metric]:
 
 
 def _name(scorer: str, key: Any) -> str:
-    if not isinstance(key, str) or not key or len(key) > MAX_NAME:
+    if not isinstance(key, str) or not key or len(key) > MAX_NAME or CONTROL.search(key):
         raise TypeError(f"scorer {scorer} gave a metric named {_shown(key)}: a name is a string of 1 to {MAX_NAME} "
-                        "characters")
+                        "characters, none of them a control character (a line break, a tab, ...)")
     return f"{scorer}.{writable(key)}"
 
 

@@ -21,6 +21,7 @@ from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import (
+    OLLAMA_KEY_ENV,
     RUNNERS,
     Directory,
     Options,
@@ -101,10 +102,11 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
         secrets.SECRETS.register_key(key_env)
     plain = config.model_dump(mode="json")
-    if plain["judge"]["model"] is not None:
-        judge = judge_runner(plain)  # checked now: a mistyped judge key is refused before anything runs
-        if judge.get("api_key_env"):
-            secrets.SECRETS.register_key(judge["api_key_env"], "judge.api_key_env")
+    judge = judge_runner(plain) if plain["judge"]["model"] is not None else {}  # a mistyped judge key refused now
+    if judge.get("api_key_env"):
+        secrets.SECRETS.register_key(judge["api_key_env"], "judge.api_key_env")
+    if "ollama" in (config.runner.type, judge.get("type")):  # the official client sends it, unnamed by any key
+        secrets.SECRETS.register_key(OLLAMA_KEY_ENV, None)
     return plain
 
 
@@ -184,6 +186,10 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
             raise ConfigError(too_many_digits(), file="config", key=key)
 
 
+STRICT_TYPES = {"int_type", "float_type", "bool_type", "string_type"}
+"""Where an option is of another type (strict: `true` is no number): the message says what was given."""
+
+
 def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig, prefix: Sequence[str] = ()) -> str:
     """The first problem pydantic found validating `root` (at key path `prefix`), as `key.path: what is wrong`
     (an unknown key with a 'did you mean')."""
@@ -209,6 +215,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         message = f"'type' is required ({', '.join(RUNNERS)})"
     elif kind == "missing":
         message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])
+    elif kind in STRICT_TYPES and model is not None and issubclass(model, Options):
+        message = f"{first['msg']}, not {json.dumps(first['input'], default=str)}"
     else:
         message = first["msg"].removeprefix("Value error, ")
     return f"{where}: {message}" if where else message

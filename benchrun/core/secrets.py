@@ -12,11 +12,12 @@ because what must never be printed is a fact about the process.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 from typing import Any, Iterator
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 from benchrun.core.errors import ConfigError
 
@@ -102,6 +103,19 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
         yield path, why
 
 
+def echoed_forms(key: str) -> set[str]:
+    """The key as a server may echo it: as sent, percent-encoded (its hex digits in either case), JSON-escaped (a key
+    holding `"` or `\\`); and each as a JSON string holds it, since answers are masked as JSON (`runners.base`)."""
+    percent = quote(key, safe="")
+    once = {key, percent, re.sub("%[0-9A-F]{2}", lambda digits: digits[0].lower(), percent)}
+    once |= {_escaped(form) for form in once}
+    return once | {_escaped(form) for form in once}
+
+
+def _escaped(text: str) -> str:
+    return json.dumps(text)[1:-1]
+
+
 class Secrets:
     """The credentials this process sends; `scrub` masks each of them, as a whole token, in text or bytes."""
 
@@ -118,7 +132,7 @@ class Secrets:
         if key is not None:
             _refuse_unsendable(key, variable, setting)
             _refuse_short(key, variable, setting)
-            self._values.add(key)
+            self._values |= echoed_forms(key)
             self._compile()
         return key
 

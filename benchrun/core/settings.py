@@ -41,7 +41,18 @@ class Settings(BaseModel):
 
 
 class Options(Settings):
-    """The options a runner takes, each optional; used to check `options` (which is kept exactly as given)."""
+    """The options a runner takes, each optional; used to check `options` (which is kept exactly as given, so each
+    must be of its own type: `true` is not the number 1, nor `'5'` the number 5)."""
+
+    model_config = ConfigDict(strict=True)
+
+    @field_validator("stop", check_fields=False)
+    @classmethod
+    def _stops(cls, stop: Any) -> Any:
+        if stop is not None and "" in stop:
+            raise ValueError("an empty stop string, which every text starts with: every answer would end before its "
+                             "first token; leave it out")
+        return stop
 
 
 @cache
@@ -144,6 +155,8 @@ def servers(value: str | list[str], default: str) -> str | list[str]:
     """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
     URLs, each well formed (ValueError naming the fault)."""
     if isinstance(value, str):
+        if value.strip():
+            _well_formed(value.strip())
         return value.strip() or default
     if not value:
         raise ValueError("an empty list of servers: give one URL, or a list of one or more")
@@ -166,6 +179,10 @@ def _well_formed(url: str) -> None:
         raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 0 to 65535") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
+
+
+OLLAMA_KEY_ENV = "OLLAMA_API_KEY"
+"""The variable the official client takes an API key from (for an Ollama behind a proxy that asks for one)."""
 
 
 class OllamaConfig(RunnerConfig):

@@ -26,6 +26,7 @@ from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.secrets import SECRETS
+from benchrun.core.text import one_line
 from benchrun.execute.formatcheck import FormatCheck
 from benchrun.execute.judging import Judge
 from benchrun.execute.scorer_worker import call
@@ -151,10 +152,14 @@ class ScorerProcess:
     def _line(self, pipe: _Pipe, line: bytes) -> None:
         if pipe is not self._pipe:
             return
+        message = _message(line)
         if not self._ready:
-            self._greeted(json.loads(line))
+            self._greeted(message if isinstance(message, dict) else {"error": _foreign(line)})
             return
-        seq, found, error = json.loads(line)
+        if not (isinstance(message, list) and len(message) == 3 and message[0] == next(iter(self._pending), None)):
+            self._replace(ErrorInfo(type="ScorerProtocolError", message=_foreign(line)))
+            return
+        seq, found, error = message
         future, _ = self._pending.pop(seq)
         if not future.done():
             future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
@@ -202,10 +207,11 @@ class ScorerProcess:
             future, _ = self._pending.popitem(last=False)[1]
             if not future.done():
                 future.set_result(error)
-        self._replacing = asyncio.ensure_future(self._respawn())
+        retired, self._pipe = self._pipe, None  # what it writes from now on answers nothing
+        self._replacing = asyncio.ensure_future(self._respawn(retired))
 
-    async def _respawn(self) -> None:
-        await self._stop()
+    async def _respawn(self, retired: _Pipe | None) -> None:
+        await _ended(retired)
         try:
             await self._spawn()
         except OSError as err:
@@ -214,18 +220,37 @@ class ScorerProcess:
     async def _stop(self) -> None:
         self._ready = False
         pipe, self._pipe = self._pipe, None
-        if pipe is None:
-            return
-        if pipe.transport.get_returncode() is None:
-            pipe.transport.kill()
-            await pipe.exited
-        pipe.transport.close()
+        await _ended(pipe)
 
     def _fail_all(self, error: ErrorInfo) -> None:
         while self._pending:
             future, _ = self._pending.popitem(last=False)[1]
             if not future.done():
                 future.set_result(error)
+
+
+async def _ended(pipe: _Pipe | None) -> None:
+    """The process of `pipe` killed, if it is still running, and its pipes closed."""
+    if pipe is None:
+        return
+    if pipe.transport.get_returncode() is None:
+        pipe.transport.kill()
+        await pipe.exited
+    pipe.transport.close()
+
+
+def _message(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _foreign(line: bytes) -> str:
+    """What is wrong when the scorer process's reply pipe holds a line it did not write: the calls are answered in
+    order, so user code of the call being made wrote it there, to a file descriptor of benchrun's."""
+    return (f"the scorer wrote {one_line(repr(line[:200]))} to the scorer process's reply pipe, a file descriptor of "
+            "benchrun's: what a scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")
 
 
 class Grader:

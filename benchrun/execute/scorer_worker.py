@@ -4,13 +4,15 @@ Requests arrive on stdin as JSON lines. The first names the user's scorers: {nam
 own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line is one call,
 [seq, name, response, reference], answered on the process's original stdout with one JSON line,
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
-included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, and stdin gives it nothing
-(EOF: an `input()` or a `breakpoint()` left in ends its own call); SIGINT and SIGHUP are ignored, so Ctrl-C or a
-hang-up reaches the run, which decides. The run kills this process when a call overruns its time limit.
+included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, a line it writes to the
+process's pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
+`breakpoint()` left in ends its own call); SIGINT and SIGHUP are ignored, so Ctrl-C or a hang-up reaches the run,
+which decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -23,6 +25,8 @@ from benchrun.core.interrupts import ignore_terminal_signals
 from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
+KEPT_FROM = 100
+"""The lowest file descriptor number the process's own pipes are kept at (every system allows 256 open files)."""
 
 
 def main() -> None:
@@ -43,7 +47,7 @@ def _take_stdin() -> IO[str]:
     """The original stdin, kept for calls; file descriptor 0 (and sys.stdin) now reads nothing, so user code that
     reads it (`input()`, a `breakpoint()` left in) gets EOF at once, in its own call, instead of taking the calls
     behind it as its input."""
-    calls = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    calls = os.fdopen(_kept(0), "r", encoding="utf-8")
     nothing = os.open(os.devnull, os.O_RDONLY)
     os.dup2(nothing, 0)
     os.close(nothing)
@@ -53,12 +57,19 @@ def _take_stdin() -> IO[str]:
 
 def _take_stdout(log: Path) -> IO[str]:
     """The original stdout, kept for replies; file descriptors 1 and 2 now write to `log`."""
-    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    replies = os.fdopen(_kept(1), "w", encoding="utf-8")
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
     return replies
+
+
+def _kept(fd: int) -> int:
+    """A copy of `fd` for benchrun's own use, numbered from KEPT_FROM: out of the way of user code that writes to a
+    low number it takes for its own (`os.write(3, ...)`, as a shell's `3>debug.log` gives one), which fails in that
+    call instead of writing into the pipes."""
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, KEPT_FROM)
 
 
 def _send(replies: IO[str], message: Any) -> None:

@@ -10,6 +10,11 @@ import yaml
 RUNNER = {"type": "ollama", "model": "m", "options": {"temperature": 0, "seed": 0}}
 
 
+def scorer(body: str) -> str:
+    """A custom scorer `s` doing `body` (which returns its score)."""
+    return "import sys\n\ndef s(response, values):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+
+
 def write_bench(root: Path, files: dict[str, str], name: str = "bench") -> Path:
     """A benchmark directory `root/name` holding `files` (relative path -> text)."""
     bench = root / name

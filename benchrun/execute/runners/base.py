@@ -80,14 +80,21 @@ def _unparsable(err: BaseException | None) -> bool:
     return False
 
 
-INVALID_REQUEST = re.compile(r"(?i)invalid|validation|input should|not supported|unsupported|unrecognized|"
+INVALID_REQUEST = re.compile(r"(?i)invalid (request|argument|parameter|param|value|input|json|schema|format|type|"
+                             r"field|option|body)|validation|input should|not supported|unsupported|unrecognized|"
                              r"unknown (field|parameter|argument)|extra (fields|inputs)|bad request")
 """What a 5xx answer's message says when it is the request that is wrong (llama-cpp-python answers 500 to a
-response_format it does not take): another try would fail the same way."""
+response_format it does not take): another try would fail the same way. Not `invalid` alone, which a server's own
+fault says too (Go's `invalid memory address or nil pointer dereference`, a proxy's `invalid upstream response`)."""
+GATEWAY = frozenset({502, 503, 504})
+"""What a server or a proxy answers of itself (a bad gateway, unavailable, a gateway's timeout), whatever it says."""
 
 
 def transient(status: int, message: str = "") -> bool:
-    """Whether an HTTP error is worth another try: 408, 429 and 5xx, unless a 5xx says the request is invalid."""
+    """Whether an HTTP error is worth another try: 408, 429 and 5xx, unless a 5xx other than 502, 503 and 504 says
+    the request is invalid."""
+    if status in GATEWAY:
+        return True
     if status >= 500:
         return not INVALID_REQUEST.search(message)
     return status in (408, 429)

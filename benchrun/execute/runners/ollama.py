@@ -11,7 +11,7 @@ import ollama
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
-from benchrun.core.settings import OllamaConfig, http_url
+from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
 from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -27,8 +27,6 @@ from benchrun.execute.runners.base import (
 )
 from benchrun.execute.runners.http import client_options
 
-OLLAMA_KEY_ENV = "OLLAMA_API_KEY"
-"""The variable the official client takes an API key from (for an Ollama behind a proxy that asks for one)."""
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 
 
@@ -108,6 +106,8 @@ class OllamaRunner:
             raise transport_failure(err) from err
         except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
             raise Refused(f"not Ollama's chat answer: {_said(err)}") from err
+        if response.done is False:
+            raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", extra={}, done_reason=response.done_reason,
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,

@@ -176,7 +176,11 @@ class OpenAIRunner:
 
     def _completion(self, response: httpx.Response) -> Completion:
         """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
-        body = _json(response)
+        try:
+            body = response.json()
+        except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
+            raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
+                           f"{response.text.strip() or 'an empty body'}") from None
         try:
             choice = body["choices"][0]
             message = choice["message"]
