@@ -1,5 +1,5 @@
 """Reading a benchmark's YAML files safely: libyaml when installed, aliases and keys given twice refused, nesting
-and integers bounded, strings real text (no lone surrogate), errors naming line and column."""
+and integers bounded, bools only `true` and `false`, strings real text (no lone surrogate), errors naming line and column."""
 
 from __future__ import annotations
 
@@ -44,6 +44,17 @@ def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     return value
 
 
+def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
+    """`true` or `false`; YAML 1.1's other bools (`yes`, `no`, `on`, `off`) refused, with their line and column: a
+    reader of the file sees the word, which YAML would make `True` in a prompt, a reference or a sample's id."""
+    value: bool = yaml.constructor.SafeConstructor.construct_yaml_bool(loader, node)
+    if node.value.lower() not in ("true", "false"):
+        raise _Refused(node.start_mark, f"{node.value} is read by YAML as the bool {str(value).lower()}, not as the "
+                                        f"word; quote it ('{node.value}') to keep it as text, or write "
+                                        f"{str(value).lower()}")
+    return value
+
+
 def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     """A string, refused (with its line and column) if it holds a lone surrogate (YAML's "\\ud800"), which is not a
     character: no UTF-8 file, manifest or request can hold it."""
@@ -77,6 +88,7 @@ class _Loader(yaml.SafeLoader):
 
 for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+    _loader.add_constructor("tag:yaml.org,2002:bool", _bool)
     _loader.add_constructor("tag:yaml.org,2002:str", _text)
     _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
 

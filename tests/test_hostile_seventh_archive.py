@@ -1,0 +1,137 @@
+"""Hostile input, seventh pass, the compile, archive and audit side (issue 19's fresh pass): the cases it found bad,
+each with the rule it now obeys.
+
+- config.yaml edited after the run (`temperature: 0` made 0.9): `resume` asked the rest of the run at 0.9, its
+  manifest still saying 0, and the run then verified intact (the resume wrote config.yaml's new digest); `show`,
+  `export` and `report` read the run as intact. Now resume and retry ask only as the manifest pins (a killed run's
+  config.yaml has no digest), and every reader checks config.yaml against run.json's digest as it does the records
+- YAML 1.1's bools (`yes`, `no`, `on`, `off`) in a task file: `values: {a: [yes, no]}` asked `Is it True?`; now
+  refused naming line and column
+- a NUL byte in a data file (a CSV saved as UTF-16 without its mark reads as ASCII and NULs): read into a prompt and a
+  reference no answer matches; now refused naming its line and column
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.holding import holding_answers
+from benchrun.testing.inprocess import cli
+from benchrun.testing.lab import half_right, line_count, wait_for
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import synthetic_run
+from tests.helpers.benchfiles import write_bench
+from tests.test_audit_resume import killed_run, responses_files
+from tests.test_audit_resume import write_bench as write_times7
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# -- config.yaml ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [("show",), ("export",), ("report", "--output", "r.html")])
+def test_a_config_changed_since_the_run_ended_is_refused_by_every_reader(tmp_path, command):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    (run_dir / "config.yaml").write_text("task: {path: elsewhere}\n")
+    before = snapshot(tmp_path)
+    result = audit(tmp_path, command[0], str(run_dir), *command[1:])
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir}': run 555555555555: config.yaml: changed since the run ended, so what it "
+        f"says cannot be trusted; benchrun-audit verify {run_dir} says what changed\n"))
+    assert snapshot(tmp_path) == before
+
+
+def _interrupted_run(tmp_path: Path, server: FakeOllama) -> Path:
+    """A run SIGTERMed once it holds 10 answers: interrupted, its config.yaml digested in run.json and sealed."""
+    with holding_answers(server, after=10) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
+                                 f"outputs={tmp_path / 'outputs'}", "cache=false"], cwd=tmp_path,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: hold.holding and [line_count(path) for path in responses_files(tmp_path)] == [10])
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait()
+    [found] = responses_files(tmp_path)
+    return found.parent
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
+def test_resume_never_asks_otherwise_than_the_manifest_says_the_run_asked(tmp_path, stop):
+    """A SIGKILLed run's config.yaml has no digest: what catches its edit is the manifest, which pins the options."""
+    write_times7(tmp_path / "bench")
+    asked = []
+    with FakeOllama(models=["llama3.2"], responder=lambda req: asked.append(req) or half_right(req)) as server:
+        run_dir = (_interrupted_run if stop == "SIGTERM" else killed_run)(tmp_path, server)
+        config = run_dir / "config.yaml"
+        config.write_text(config.read_text().replace("temperature: 0\n", "temperature: 0.9\n", 1))
+        before, n_asked = snapshot(run_dir), len(asked)
+        result = audit(tmp_path, "resume", str(run_dir))
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{config}': runner.options.temperature: 0.9, but run {run_id} asked with 0 (its "
+        "manifest): config.yaml was changed since the run was made; put it back\n"))
+    assert (snapshot(run_dir), len(asked)) == (before, n_asked)
+
+
+# -- benchmark files --------------------------------------------------------------------------------------------
+
+def _dry_run(bench: Path):
+    return cli("dry_run=true", f"task.path={bench}", "runner.host=http://127.0.0.1:9", cwd=bench.parent)
+
+
+T = '- name: t\n  template: "is it {a}?"\n  values: {a: VALUES}\n  reference: REFERENCE\n  scorer: contains\n'
+BENCHES = {  # name: (files, message)
+    "yes and no as values": (
+        {"tasks.yml": T.replace("VALUES", "[yes, no]").replace("REFERENCE", '["y", "n"]')},
+        "in 'tasks.yml': line 3, column 16: yes is read by YAML as the bool true, not as the word; quote it ('yes') "
+        "to keep it as text, or write true"),
+    "off as a reference": (
+        {"tasks.yml": T.replace("VALUES", "[1, 2]").replace("REFERENCE", '["on", Off]')},
+        "in 'tasks.yml': line 4, column 21: Off is read by YAML as the bool false, not as the word; quote it ('Off') "
+        "to keep it as text, or write false"),
+    "ON as a system prompt": (
+        {"tasks.yml": T.replace("VALUES", "[1, 2]").replace("REFERENCE", '["1", "2"]') + "  system: ON\n"},
+        "in 'tasks.yml': line 6, column 11: ON is read by YAML as the bool true, not as the word; quote it ('ON') to "
+        "keep it as text, or write true"),
+    "a NUL byte in a CSV cell": (
+        {"tasks/add/template.txt": "what is {a}?", "tasks/add/values.csv": "a,reference\n2,2\n3\0x,3\n"},
+        "in 'tasks/add/values.csv': task 'add': line 3, column 2: a NUL byte, which no text holds (a file saved as "
+        "UTF-16, or not text?); save it as UTF-8"),
+    "a CSV saved as UTF-16 without its mark": (
+        {"tasks/add/template.txt": "what is {a}?",
+         "tasks/add/values.csv": "a,reference\n2,2\n".encode("utf-16-le").decode("ascii")},
+        "in 'tasks/add/values.csv': task 'add': line 1, column 2: a NUL byte, which no text holds (a file saved as "
+        "UTF-16, or not text?); save it as UTF-8"),
+    "a NUL byte in a JSONL line": (
+        {"tasks.yml": '- name: t\n  template: "say {a}"\n  values_file: x.jsonl\n',
+         "x.jsonl": '{"a": 1, "reference": "1"}\n{"a": 2, "reference": "2"}\0\n'},
+        "in 'x.jsonl': task 't': line 2, column 27: a NUL byte, which no text holds (a file saved as UTF-16, or not "
+        "text?); save it as UTF-8"),
+}
+
+
+@pytest.mark.parametrize("name", list(BENCHES))
+def test_a_benchmark_file_that_reads_other_than_it_says_is_refused(tmp_path, name):
+    files, message = BENCHES[name]
+    result = _dry_run(write_bench(tmp_path, files))
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {message}\n")
+
+
+def test_true_false_and_quoted_words_still_compile(tmp_path):
+    tasks = T.replace("VALUES", "['yes', \"no\", true, FALSE]").replace("REFERENCE", '["yes", "no", "T", "F"]')
+    result = _dry_run(write_bench(tmp_path, {"tasks.yml": tasks}))
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert "is it yes?" in result.stdout
