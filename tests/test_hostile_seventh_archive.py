@@ -96,16 +96,37 @@ T = '- name: t\n  template: "is it {a}?"\n  values: {a: VALUES}\n  reference: RE
 BENCHES = {  # name: (files, message)
     "yes and no as values": (
         {"tasks.yml": T.replace("VALUES", "[yes, no]").replace("REFERENCE", '["y", "n"]')},
-        "in 'tasks.yml': line 3, column 16: yes is read by YAML as the bool true, not as the word; quote it ('yes') "
+        "in 'tasks.yml': line 3, column 16: yes is read by YAML as the bool true, not as written; quote it ('yes') "
         "to keep it as text, or write true"),
     "off as a reference": (
         {"tasks.yml": T.replace("VALUES", "[1, 2]").replace("REFERENCE", '["on", Off]')},
-        "in 'tasks.yml': line 4, column 21: Off is read by YAML as the bool false, not as the word; quote it ('Off') "
+        "in 'tasks.yml': line 4, column 21: Off is read by YAML as the bool false, not as written; quote it ('Off') "
         "to keep it as text, or write false"),
     "ON as a system prompt": (
         {"tasks.yml": T.replace("VALUES", "[1, 2]").replace("REFERENCE", '["1", "2"]') + "  system: ON\n"},
-        "in 'tasks.yml': line 6, column 11: ON is read by YAML as the bool true, not as the word; quote it ('ON') to "
+        "in 'tasks.yml': line 6, column 11: ON is read by YAML as the bool true, not as written; quote it ('ON') to "
         "keep it as text, or write true"),
+    "1:30 as a value": (
+        {"tasks.yml": T.replace("VALUES", "[1:30, 2]").replace("REFERENCE", '["1", "2"]')},
+        "in 'tasks.yml': line 3, column 16: 1:30 is read by YAML as the int 90, not as written; quote it ('1:30') to "
+        "keep it as text, or write 90"),
+    "010 as a value": (
+        {"tasks.yml": T.replace("VALUES", "[010, 2]").replace("REFERENCE", '["1", "2"]')},
+        "in 'tasks.yml': line 3, column 16: 010 is read by YAML as the int 8, not as written; quote it ('010') to keep "
+        "it as text, or write 8"),
+    "0x1F and 1_000.5 as values": (
+        {"tasks.yml": T.replace("VALUES", "[0x1F, 1_000.5]").replace("REFERENCE", '["1", "2"]')},
+        "in 'tasks.yml': line 3, column 16: 0x1F is read by YAML as the int 31, not as written; quote it ('0x1F') to "
+        "keep it as text, or write 31"),
+    "a value column named by a number": (
+        {"tasks.yml": T.replace("{a: VALUES}", "{1: [1, 2]}").replace("{a}", "{1}").replace("REFERENCE", '["1", "2"]')},
+        "in 'tasks.yml': line 3, column 12: the key 1 is read by YAML as the int 1, not as a name; quote it ('1')"),
+    "a key that is null": (
+        {"tasks.yml": T.replace("VALUES", "[1, 2]").replace("REFERENCE", '["1", "2"]') + "  ~: x\n"},
+        "in 'tasks.yml': line 6, column 3: the key ~ is read by YAML as null, not as a name; quote it ('~')"),
+    "a key that is a list": (
+        {"tasks.yml": T.replace("VALUES", "[1, 2]").replace("REFERENCE", '["1", "2"]') + "  [a]: x\n"},
+        "in 'tasks.yml': line 6, column 3: a list or mapping as a key: a key is a name"),
     "a NUL byte in a CSV cell": (
         {"tasks/add/template.txt": "what is {a}?", "tasks/add/values.csv": "a,reference\n2,2\n3\0x,3\n"},
         "in 'tasks/add/values.csv': task 'add': line 3, column 2: a NUL byte, which no text holds (a file saved as "
@@ -130,8 +151,20 @@ def test_a_benchmark_file_that_reads_other_than_it_says_is_refused(tmp_path, nam
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {message}\n")
 
 
-def test_true_false_and_quoted_words_still_compile(tmp_path):
-    tasks = T.replace("VALUES", "['yes', \"no\", true, FALSE]").replace("REFERENCE", '["yes", "no", "T", "F"]')
+def test_numbers_bools_and_words_as_written_still_compile(tmp_path):
+    tasks = T.replace("VALUES", "['yes', \"010\", true, FALSE, -3, 0, 0.25, 1.5e3]").replace(
+        "REFERENCE", '["yes", "010", "T", "F", "-3", "0", "q", "x"]')
     result = _dry_run(write_bench(tmp_path, {"tasks.yml": tasks}))
     assert result.returncode == EXIT["ok"], result.stderr
-    assert "is it yes?" in result.stdout
+    assert "is it yes?" in result.stdout and "8 samples" in result.stdout
+
+
+def test_a_jsonl_string_holding_a_line_separator_is_one_record(tmp_path):
+    """JSON strings may hold U+2028, U+2029 and U+0085 as they are; str.splitlines broke the record there (`not
+    JSON: Unterminated string`)."""
+    bench = write_bench(tmp_path, {"tasks.yml": '- name: t\n  template: "say {a}"\n  values_file: x.jsonl\n',
+                                   "x.jsonl": '{"a": "one\u2028two", "reference": "1"}\n{"a": "x\x85y\u2029", '
+                                              '"reference": "2"}\n'})
+    result = _dry_run(bench)
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert "2 samples" in result.stdout

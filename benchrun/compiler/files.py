@@ -78,7 +78,8 @@ def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tupl
     """(line number, parsed JSON) of each non-blank line; a line that does not parse, or a file of more than
     `bounds.records` records, is refused naming the line."""
     count, max_lines = 0, bounds.records
-    for number, line in enumerate(read_text(path, rel, task, size=bounds.size).splitlines(), start=1):
+    lines = read_text(path, rel, task, size=bounds.size).split("\n")  # not splitlines: U+2028 is JSON string text
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         count += 1
