@@ -168,3 +168,37 @@ def test_a_jsonl_string_holding_a_line_separator_is_one_record(tmp_path):
     result = _dry_run(bench)
     assert result.returncode == EXIT["ok"], result.stderr
     assert "2 samples" in result.stdout
+
+
+# -- the archive as found ----------------------------------------------------------------------------------------
+
+def _in_place(path: Path, kind: str) -> None:
+    path.unlink()
+    if kind == "a directory":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+
+
+@pytest.mark.parametrize("kind, said", [("a directory", "a directory"), ("a pipe", "a named pipe (FIFO)")])
+def test_a_seal_that_is_not_a_file_is_one_line(tmp_path, kind, said):
+    """It was `AttributeError: 'NoneType' object has no attribute 'run_json'` from show, and verify said `missing`."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    _in_place(run_dir / "seal.json", kind)
+    why = f"in '{run_dir / 'seal.json'}': {said}, where a file belongs: benchrun reads only regular files"
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir}': run 555555555555: {why}, so what it says cannot be trusted; "
+        f"benchrun-audit verify {run_dir} says what changed\n"))
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], f"FAIL  seal.json: {why}")
+
+
+def test_a_run_whose_manifest_is_gone_is_not_shown_as_if_whole(tmp_path):
+    """show reads no manifest, and printed the run's table, exit 0."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    (run_dir / "manifest.json").unlink()
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir}': run 555555555555: manifest.json: missing, so what it says cannot be "
+        f"trusted; benchrun-audit verify {run_dir} says what changed\n"))

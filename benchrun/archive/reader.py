@@ -105,8 +105,9 @@ class Run:
         return self._model(SEAL, Seal)
 
     def _model(self, name: str, model: type) -> Any:
+        """`name` read as `model`; None when there is none (a directory or a pipe in its place is an ArchiveError)."""
         path = self.path / name
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             return None
         try:
             return model.model_validate_json(archived(path, MAX_JSON_BYTES))
