@@ -28,9 +28,10 @@ from benchrun.testing.inprocess import cli
 from benchrun.testing.lab import half_right, line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import synthetic_run
-from tests.helpers.benchfiles import write_bench
+from tests.helpers.benchfiles import folder_task, write_bench
 from tests.test_audit_resume import killed_run, responses_files
 from tests.test_audit_resume import write_bench as write_times7
+from tests.test_sources import compile_files
 
 
 def audit(cwd: Path, *args: str):
@@ -202,3 +203,11 @@ def test_a_run_whose_manifest_is_gone_is_not_shown_as_if_whole(tmp_path):
     assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", (
         f"benchrun: error: in '{run_dir}': run 555555555555: manifest.json: missing, so what it says cannot be "
         f"trusted; benchrun-audit verify {run_dir} says what changed\n"))
+
+
+def test_a_csv_number_with_a_leading_zero_stays_the_text_it_is(tmp_path):
+    """A code or an id ('007', a postcode '02139') was typed 7 and 2139: asked `what is 7?`, and the right answer
+    '02139' scored against 2139. A CSV cannot quote it into text, so the zero says it."""
+    manifest = compile_files(tmp_path, folder_task("codes", "what is {a}?", "a,reference\n007,02139\n-08,-8\n0,0\n"))
+    assert [(s.prompt, s.values, s.reference) for s in manifest.samples] == [
+        ("what is 007?", {"a": "007"}, "02139"), ("what is -08?", {"a": "-08"}, -8), ("what is 0?", {"a": 0}, 0)]

@@ -140,11 +140,13 @@ def _field_limit(chars: int) -> Iterator[None]:
 
 
 def typed(cell: str) -> int | float | str:
-    """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer outside ±MAX_INT (what every JSON
-    reader keeps exactly), as the text it is."""
+    """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer with a leading zero ('007', '02139':
+    a code or an id, which would be asked and scored as 7) or outside ±MAX_INT (what every JSON reader keeps
+    exactly), as the text it is."""
     if _INT.fullmatch(cell):
-        digits = cell.lstrip("+-").lstrip("0") or "0"
-        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT:
+        unsigned = cell.lstrip("+-")
+        digits = unsigned.lstrip("0") or "0"
+        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or (unsigned != "0" and unsigned[0] == "0"):
             return cell
         return -int(digits) if cell.startswith("-") else int(digits)
     if _FLOAT.fullmatch(cell):
