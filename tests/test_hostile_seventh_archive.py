@@ -211,3 +211,24 @@ def test_a_csv_number_with_a_leading_zero_stays_the_text_it_is(tmp_path):
     manifest = compile_files(tmp_path, folder_task("codes", "what is {a}?", "a,reference\n007,02139\n-08,-8\n0,0\n"))
     assert [(s.prompt, s.values, s.reference) for s in manifest.samples] == [
         ("what is 007?", {"a": "007"}, "02139"), ("what is -08?", {"a": "-08"}, -8), ("what is 0?", {"a": 0}, 0)]
+
+
+@pytest.mark.parametrize("kind", ["a link to nowhere", "a pipe"])
+def test_a_run_json_that_is_no_file_is_an_unreadable_run_never_dropped(tmp_path, kind):
+    """`list` dropped a run whose run.json is a link that leads nowhere; `show` of it (or of one that is a pipe) said
+    `neither a run nor a sweep directory`."""
+    run_dir = synthetic_run(tmp_path / "archive" / "run", [1])
+    (run_dir / "run.json").unlink()
+    if kind == "a pipe":
+        os.mkfifo(run_dir / "run.json")
+        why = "a named pipe (FIFO), where a file belongs: benchrun reads only regular files"
+    else:
+        (run_dir / "run.json").symlink_to(tmp_path / "gone" / "run.json")
+        why = "unreadable: no such file or directory"
+    listed = audit(tmp_path, "list", str(tmp_path / "archive"), "--json")
+    assert (listed.returncode, json.loads(listed.stdout)) == (EXIT["ok"], [
+        {"path": str(run_dir / "run.json"), "status": "unreadable", "reason": f"in '{run_dir / 'run.json'}': {why}"}])
+    for command in (("show",), ("export",), ("report", "--output", "r.html")):
+        result = audit(tmp_path, command[0], str(run_dir), *command[1:])
+        assert (result.returncode, result.stderr) == (EXIT["archive"],
+                                                      f"benchrun: error: in '{run_dir / 'run.json'}': {why}\n")
