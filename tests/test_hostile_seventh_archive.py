@@ -16,22 +16,19 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchrun import compile
 from benchrun.core.errors import EXIT
-from benchrun.testing.holding import holding_answers
 from benchrun.testing.inprocess import cli
-from benchrun.testing.lab import half_right, line_count, wait_for
+from benchrun.testing.lab import half_right
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import synthetic_run
-from tests.helpers.benchfiles import folder_task, write_bench
-from tests.test_audit_resume import killed_run, responses_files
-from tests.test_audit_resume import write_bench as write_times7
-from tests.test_sources import compile_files
+from tests.helpers.benchfiles import config, folder_task, write_bench
+from tests.helpers.killed import killed_run
+from tests.helpers.killed import write_bench as write_times7
 
 
 def audit(cwd: Path, *args: str):
@@ -56,35 +53,23 @@ def test_a_config_changed_since_the_run_ended_is_refused_by_every_reader(tmp_pat
     assert snapshot(tmp_path) == before
 
 
-def _interrupted_run(tmp_path: Path, server: FakeOllama) -> Path:
-    """A run SIGTERMed once it holds 10 answers: interrupted, its config.yaml digested in run.json and sealed."""
-    with holding_answers(server, after=10) as hold:
-        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
-                                 f"outputs={tmp_path / 'outputs'}", "cache=false"], cwd=tmp_path,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: hold.holding and [line_count(path) for path in responses_files(tmp_path)] == [10])
-        os.kill(proc.pid, signal.SIGTERM)
-        proc.wait()
-    [found] = responses_files(tmp_path)
-    return found.parent
-
-
-@pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
 def test_resume_never_asks_otherwise_than_the_manifest_says_the_run_asked(tmp_path, stop):
     """A SIGKILLed run's config.yaml has no digest: what catches its edit is the manifest, which pins the options."""
     write_times7(tmp_path / "bench")
     asked = []
     with FakeOllama(models=["llama3.2"], responder=lambda req: asked.append(req) or half_right(req)) as server:
-        run_dir = (_interrupted_run if stop == "SIGTERM" else killed_run)(tmp_path, server)
+        run_dir = killed_run(tmp_path, server, stop)
         config = run_dir / "config.yaml"
         config.write_text(config.read_text().replace("temperature: 0\n", "temperature: 0.9\n", 1))
-        before, n_asked = snapshot(run_dir), len(asked)
+        before = snapshot(run_dir)
         result = audit(tmp_path, "resume", str(run_dir))
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
     assert (result.returncode, result.stderr) == (EXIT["archive"], (
         f"benchrun: error: in '{config}': runner.options.temperature: 0.9, but run {run_id} asked with 0 (its "
         "manifest): config.yaml was changed since the run was made; put it back\n"))
-    assert (snapshot(run_dir), len(asked)) == (before, n_asked)
+    assert snapshot(run_dir) == before
+    assert [req.options for req in asked if req.options.get("temperature") != 0] == []
 
 
 # -- benchmark files --------------------------------------------------------------------------------------------
@@ -208,7 +193,8 @@ def test_a_run_whose_manifest_is_gone_is_not_shown_as_if_whole(tmp_path):
 def test_a_csv_number_with_a_leading_zero_stays_the_text_it_is(tmp_path):
     """A code or an id ('007', a postcode '02139') was typed 7 and 2139: asked `what is 7?`, and the right answer
     '02139' scored against 2139. A CSV cannot quote it into text, so the zero says it."""
-    manifest = compile_files(tmp_path, folder_task("codes", "what is {a}?", "a,reference\n007,02139\n-08,-8\n0,0\n"))
+    bench = write_bench(tmp_path, folder_task("codes", "what is {a}?", "a,reference\n007,02139\n-08,-8\n0,0\n"))
+    manifest = compile(config(bench), tmp_path)
     assert [(s.prompt, s.values, s.reference) for s in manifest.samples] == [
         ("what is 007?", {"a": "007"}, "02139"), ("what is -08?", {"a": "-08"}, -8), ("what is 0?", {"a": 0}, 0)]
 
