@@ -4,60 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.core.resources import demos_dir
-from benchrun.testing.holding import holding_answers
-from benchrun.testing.lab import half_right, line_count, untimed_records, untimed_summary, wait_for
+from benchrun.testing.lab import half_right, untimed_records, untimed_summary
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import make_run, run_benchrun
+from tests.helpers.killed import KILLED_AT, N, killed_run, write_bench
 
 pytestmark = pytest.mark.slow
-N = 60
-
-
-def write_bench(path: Path) -> Path:
-    path.mkdir(parents=True)
-    shutil.copy(demos_dir() / "listbench" / "custom_scorer.py", path)
-    (path / "tasks.yml").write_text(
-        "- name: times7\n  template: 'find the product of {a} and {b}'\n"
-        f"  values:\n    a: {list(range(N))}\n    b: {[7] * N}\n"
-        "  reference: calculated\n  scorer: calculated_answer\n  format: IntAnswer\n")
-    return path
-
-
-KILLED_AT = 10
-"""The answers a killed run holds: the server holds every request after these until the run is killed."""
-
-
-def killed_run(tmp_path: Path, server: FakeOllama) -> Path:
-    """Start a run (two samples at a time), SIGKILL it once it holds KILLED_AT answers and waits for the next;
-    its run directory."""
-    env = {**os.environ, "COLUMNS": "200"}
-    with holding_answers(server, after=KILLED_AT) as hold:
-        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
-                                 f"outputs={tmp_path / 'outputs'}", "runner.concurrency=2"],
-                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: hold.holding and [line_count(path) for path in responses_files(tmp_path)] == [KILLED_AT])
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-    [found] = responses_files(tmp_path)
-    return found.parent
-
-
-def responses_files(tmp_path: Path) -> list[Path]:
-    return list((tmp_path / "outputs").glob("*/*/responses.jsonl"))
-
-
 def test_resume_after_sigkill_asks_each_missing_sample_once(tmp_path):
     write_bench(tmp_path / "bench")
     with FakeOllama(responder=half_right, latency_s=0.05) as server:

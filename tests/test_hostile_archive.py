@@ -111,7 +111,7 @@ CONFIG_DAMAGE = {  # a damaged config.yaml, and what rescore (which finds the be
 def test_a_damaged_config(run_dir, damage):
     data, why = CONFIG_DAMAGE[damage]
     (run_dir / "config.yaml").write_bytes(data)
-    rescored = audit(run_dir.parent, "rescore", str(run_dir))
+    rescored = audit(run_dir.parent, "rescore", str(run_dir), "--force")  # unforced: changed since the run ended
     assert (rescored.returncode, rescored.stderr) == (
         EXIT["archive"], f"benchrun: error: in '{run_dir / 'config.yaml'}': {why}\n")
     verified = audit(run_dir.parent, "verify", str(run_dir))

@@ -106,8 +106,9 @@ class Run:
         return self._model(SEAL, Seal)
 
     def _model(self, name: str, model: type) -> Any:
+        """`name` read as `model`; None when there is none (a directory or a pipe in its place is an ArchiveError)."""
         path = self.path / name
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             return None
         try:
             return model.model_validate_json(archived(path, MAX_JSON_BYTES))
@@ -266,7 +267,7 @@ def _first(err: ValidationError) -> str:
 def load_run(path: PathLike) -> Run:
     """The run in directory `path` (it must hold a run.json)."""
     path = Path(path)
-    if not (path / RUN).exists():
+    if not (path / RUN).exists() and not (path / RUN).is_symlink():  # a link to nowhere: unreadable, said below
         raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
         info = RunInfo.model_validate_json(archived(path / RUN, MAX_JSON_BYTES))
@@ -301,7 +302,7 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
             if os.path.isdir(folder):  # not a link that leads nowhere, nor a root that is not there
                 yield err
             continue
-        if os.path.exists(os.path.join(folder, RUN)):  # a run.json that is no file is an unreadable run
+        if os.path.lexists(os.path.join(folder, RUN)):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
         stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)]
 
@@ -349,9 +350,9 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
 def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
     """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
     path = Path(ref)
-    if not path.is_dir() or (path / RUN).is_file():
+    if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
         return [resolve_run(ref, root)]
-    jobs = [d for d in job_dirs(path) if (d / RUN).is_file()]
+    jobs = [d for d in job_dirs(path) if os.path.lexists(d / RUN)]
     if not jobs:
         raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)",
                            file=os.fspath(ref))

@@ -1,8 +1,7 @@
 """Whether what a run's files say can be read as the run wrote it: run.json against its seal, the manifest against
-its id, the files run.json digests that hold answers and numbers (the records, records.sha256, summary.json) against
-those digests, and for a run that did not end its record lines against records.sha256. What every audit command
-checks before it reads a number (`Run.require_records`); `verify` says in full what changed, config.yaml included
-(where the benchmark is, which a rescore reads, not a record)."""
+its id, every file run.json digests (config.yaml, which resume and retry ask with, the records, records.sha256,
+summary.json) against those digests, and for a run that did not end its record lines against records.sha256. What
+every audit command checks before it reads a number (`Run.require_records`); `verify` says in full what changed."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from benchrun.archive import ledger
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import CONFIG, JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.layout import JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
 from benchrun.core.records import FileDigest
 
 if TYPE_CHECKING:
@@ -44,8 +43,10 @@ def _seal(run: Run) -> Iterator[str]:
 
 
 def _manifest(run: Run) -> Iterator[str]:
-    if not (run.path / MANIFEST).is_file():
-        return  # require_records and every reader of the manifest say so
+    path = run.path / MANIFEST
+    if not path.is_file():  # a compiled run's questions gone (show reads none); a pipe there its readers name
+        yield from [] if path.exists() else [f"{MANIFEST}: missing"]
+        return
     if hashlib.sha256(run.manifest_bytes).hexdigest() != run.info.manifest_id:
         yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
 
@@ -54,8 +55,7 @@ def _files(run: Run) -> Iterator[str]:
     digests = ledger.read_digests(run.path)
     if run.info.files:
         for name, expected in run.info.files.items():
-            if name != CONFIG:
-                yield from _changed(run.path, name, expected, digests)
+            yield from _changed(run.path, name, expected, digests)
         return
     for name in JUDGED_FILES:  # a run that did not end: its committed lines (a killed writer's tail is not one)
         if name in RECORD_FILES or (run.path / name).is_file():

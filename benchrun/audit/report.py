@@ -93,7 +93,7 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
     path = Path(ref)
     if is_sweep(path):
         return [_job(job_dir) for job_dir in job_dirs(path)]
-    if path.is_dir() and not (path / RUN).is_file():
+    if path.is_dir() and not os.path.lexists(path / RUN):
         raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)",
                            file=os.fspath(ref))
     run = resolve_run(ref, root).require_records()
@@ -102,7 +102,7 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
 
 def is_sweep(path: Path) -> bool:
     """A sweep directory: no run.json of its own, and Hydra's multirun.yaml or benchrun's sweep.json."""
-    return (path.is_dir() and not (path / RUN).is_file()
+    return (path.is_dir() and not os.path.lexists(path / RUN)
             and ((path / SWEEP_FILE).is_file() or (path / MULTIRUN_FILE).is_file()))
 
 

@@ -21,17 +21,18 @@ from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
 from benchrun.archive.sessions import RESUMED, ended
 from benchrun.archive.writer import RunWriter, file_digest, now
+from benchrun.audit.provenance import flatten
 from benchrun.compiler import scoring
-from benchrun.compiler.plan import Plan, source_files
+from benchrun.compiler.plan import Plan, manifest_config, runner_spec, source_files
 from benchrun.compose.config import plain_config
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
+from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
-from benchrun.core.settings import RUNNERS
+from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import Judge, archived_calls
 from benchrun.execute.runners.registry import make_runner
@@ -101,8 +102,23 @@ def servers_given(hosts: list[str] | None) -> str | list[str] | None:
 
 
 def run_config(run: Run) -> dict[str, Any]:
-    """The run's config.yaml as a checked config (keys added since the run was made take their defaults)."""
-    return plain_config(run.config, Path(run.info.cwd) if run.info.cwd else None)
+    """The run's config.yaml as a checked config (keys added since the run was made take their defaults), once it
+    asks as the manifest pins the run's asking: an edited config.yaml (a killed run's has no digest) would ask the
+    rest of the run otherwise than its manifest says."""
+    config = plain_config(run.config, Path(run.info.cwd) if run.info.cwd else None)
+    manifest = run.manifest
+    pinned = {"": (manifest.config, manifest_config(config))}
+    if manifest.judge is not None:
+        pinned["judge."] = (manifest.judge.runner.model_dump(),
+                            runner_spec(judge_runner_keys(config["judge"])).model_dump())
+    for prefix, (recorded, now_read) in pinned.items():
+        found = flatten(now_read, prefix)
+        for key, value in flatten(recorded, prefix).items():
+            if found.get(key, value) != value:
+                raise ArchiveError(f"{key}: {found[key]!r}, but run {run.id} asked with {value!r} (its manifest): "
+                                   "config.yaml was changed since the run was made; put it back",
+                                   file=str(run.path / CONFIG))
+    return config
 
 
 def checked_manifest(run: Run, force: bool) -> Manifest:

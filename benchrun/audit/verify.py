@@ -75,7 +75,7 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
 def check_seal(run: Run) -> list[Finding]:
     """run.json against the seal written when the run ended; without one, why (`unsealed`)."""
     path = run.path / SEAL
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return [unsealed(run)]
     try:
         seal = run.seal

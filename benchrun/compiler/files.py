@@ -78,7 +78,8 @@ def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tupl
     """(line number, parsed JSON) of each non-blank line; a line that does not parse, or a file of more than
     `bounds.records` records, is refused naming the line."""
     count, max_lines = 0, bounds.records
-    for number, line in enumerate(read_text(path, rel, task, size=bounds.size).splitlines(), start=1):
+    lines = read_text(path, rel, task, size=bounds.size).split("\n")  # not splitlines: U+2028 is JSON string text
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         count += 1
@@ -139,11 +140,13 @@ def _field_limit(chars: int) -> Iterator[None]:
 
 
 def typed(cell: str) -> int | float | str:
-    """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer outside ±MAX_INT (what every JSON
-    reader keeps exactly), as the text it is."""
+    """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer with a leading zero ('007', '02139':
+    a code or an id, which would be asked and scored as 7) or outside ±MAX_INT (what every JSON reader keeps
+    exactly), as the text it is."""
     if _INT.fullmatch(cell):
-        digits = cell.lstrip("+-").lstrip("0") or "0"
-        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT:
+        unsigned = cell.lstrip("+-")
+        digits = unsigned.lstrip("0") or "0"
+        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or (unsigned != "0" and unsigned[0] == "0"):
             return cell
         return -int(digits) if cell.startswith("-") else int(digits)
     if _FLOAT.fullmatch(cell):

@@ -52,9 +52,13 @@ def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom:
               limit: int = MAX_FILE_BYTES, limit_key: str | None = None, **where: str) -> str:
     """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a byte-order
     mark first is dropped), its line ends read as Python's text files read them (CRLF and CR are LF: a template
-    saved on Windows asks what it asked on Linux)."""
+    saved on Windows asks what it asked on Linux); a NUL byte refused, naming its line."""
     try:
         text = read_bounded(path, rel, error, limit, limit_key, **where).decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
         raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
+    if (nul := text.find("\0")) >= 0:  # valid UTF-8, never text: a file saved as UTF-16 without its mark is ASCII and NULs
+        line, column = text.count("\n", 0, nul) + 1, nul - text.rfind("\n", 0, nul)
+        raise error(f"line {line}, column {column}: a NUL byte, which no text holds (a file saved as UTF-16, or not "
+                    "text?); save it as UTF-8", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

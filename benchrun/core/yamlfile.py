@@ -1,8 +1,10 @@
 """Reading a benchmark's YAML files safely: libyaml when installed, aliases and keys given twice refused, nesting
-and integers bounded, strings real text (no lone surrogate), errors naming line and column."""
+and integers bounded, keys text, numbers and bools only as written (not YAML 1.1's `yes` or `010`), strings real
+text (no lone surrogate), errors naming line and column."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,8 @@ class _Refused(Exception):
 
 
 def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    """An integer, refused (with its line and column) outside ±MAX_INT, or with more digits than Python converts."""
+    """An integer, refused (with its line and column) outside ±MAX_INT, with more digits than Python converts, or
+    written other than in decimal (YAML 1.1's `010`, `0x1F`, `1_000`, `1:30`)."""
     try:
         value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
     except ValueError:  # more than sys.get_int_max_str_digits() digits
@@ -41,6 +44,35 @@ def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     if value is None or abs(value) > MAX_INT:
         shown = node.value if len(node.value) <= 40 else f"{node.value[:20]}…({len(node.value):,} characters)"
         raise _Refused(node.start_mark, f"the integer {shown} is outside {INT_RANGE}; quote it to keep it as text")
+    if not _DECIMAL.fullmatch(node.value):
+        _as_written(node, value)
+    return value
+
+
+def _float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    """A float; YAML 1.1's sexagesimal (`1:30.5`) and underscored (`1_000.5`) ones refused, as `_as_written` says."""
+    value: float = yaml.constructor.SafeConstructor.construct_yaml_float(loader, node)
+    if "_" in node.value or ":" in node.value:
+        _as_written(node, value)
+    return value
+
+
+_DECIMAL = re.compile(r"[-+]?(0|[1-9][0-9]*)")
+
+
+def _as_written(node: yaml.ScalarNode, value: Any) -> None:
+    """Refuse a scalar YAML 1.1 reads as other than it looks (`1:30` is 90, `010` is 8, `yes` is true): a reader of
+    the file sees the word, a prompt, a reference or a sample's id would hold the value."""
+    shown = str(value).lower() if isinstance(value, bool) else repr(value)
+    raise _Refused(node.start_mark, f"{node.value} is read by YAML as the {type(value).__name__} {shown}, not as "
+                                    f"written; quote it ('{node.value}') to keep it as text, or write {shown}")
+
+
+def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
+    """`true` or `false`; YAML 1.1's other bools (`yes`, `no`, `on`, `off`) refused, as `_as_written` says."""
+    value: bool = yaml.constructor.SafeConstructor.construct_yaml_bool(loader, node)
+    if node.value.lower() not in ("true", "false"):
+        _as_written(node, value)
     return value
 
 
@@ -55,16 +87,26 @@ def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
 
 
 def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
-    """A mapping, refused (at the second) if a key is given twice: YAML keeps the last without a word, so the value a
-    reader of the file sees first would not be the one asked."""
+    """A mapping of text keys, refused (at the second) if a key is given twice: YAML keeps the last without a word, so
+    the value a reader of the file sees first would not be the one asked."""
     keys: set[Any] = set()
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise _Refused(key_node.start_mark, "a list or mapping as a key: a key is a name")
+        key = loader.construct_object(key_node)
+        if not isinstance(key, str):  # JSON's keys (the manifest's) are text, and a schema's key names check only text
+            raise _Refused(key_node.start_mark, f"the key {key_node.value} is read by YAML as {_kind(key)}, not as a "
+                                                f"name; quote it ('{key_node.value}')")
         if key in keys:
             raise _Refused(key_node.start_mark, f"the key '{key}' is given twice in one mapping (YAML would keep the "
                                                 "last without a word); give it once")
         keys.add(key)
     return (yield from yaml.constructor.SafeConstructor.construct_yaml_map(loader, node))
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"the {type(value).__name__} {value!r}" if isinstance(value, (int, float)) \
+        else f"a {type(value).__name__}"
 
 
 class _FastLoader(_FAST_LOADER):
@@ -77,6 +119,8 @@ class _Loader(yaml.SafeLoader):
 
 for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+    _loader.add_constructor("tag:yaml.org,2002:bool", _bool)
+    _loader.add_constructor("tag:yaml.org,2002:float", _float)
     _loader.add_constructor("tag:yaml.org,2002:str", _text)
     _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
 
