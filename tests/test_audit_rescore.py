@@ -21,7 +21,7 @@ from benchrun.archive.reader import load_run
 from benchrun.audit.rescore import claim_dir, rescore
 from benchrun.core.errors import EXIT, BenchrunError, TaskError
 from benchrun.core.resources import demos_dir
-from tests.helpers.archives import read_jsonl, summary_of
+from tests.helpers.archives import read_jsonl, reseal, summary_of
 from tests.helpers.commands import audit, make_run
 
 ORIGINALS = ("run.json", "manifest.json", "config.yaml", "responses.jsonl", "scores.jsonl", "summary.json")
@@ -235,6 +235,7 @@ def test_cli_errors_are_one_line_and_leave_nothing(run_dir, tmp_path):
 def test_missing_benchmark_or_scorer_suggests_scorers_file(run_dir, tmp_path):
     config = run_dir / "config.yaml"
     config.write_text(config.read_text().replace("path: ", f"path: {tmp_path / 'gone'}  # ", 1))
+    reseal(run_dir, "config.yaml")  # a run whose benchmark was where config.yaml says, and is gone
     gone = (f"in '{run_dir}': cannot find the run's benchmark (task.path: '{tmp_path / 'gone'}' is not a directory "
             f"(looked in {tmp_path / 'gone'}))")
     with pytest.raises(BenchrunError) as raised:

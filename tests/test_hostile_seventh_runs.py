@@ -41,6 +41,7 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack
+from typing import IO
 
 import pytest
 
@@ -262,3 +263,26 @@ def test_a_sweep_whose_errors_go_to_a_reader_that_stopped_runs_every_job(tmp_pat
             proc.stdout.close()
         assert proc.wait(timeout=120) == EXIT["sweep_failed"]
         assert statuses(lab) == [("0_temperature-0", "completed"), ("1_temperature-NaN", "failed")]
+
+
+def test_the_audit_commands_under_an_ascii_only_encoding_and_a_full_disk(tmp_path):
+    (tmp_path / "ub").mkdir()
+    (tmp_path / "ub" / "tasks.yml").write_text(
+        "- name: t\n  template: 'say {a}'\n  values: {a: ['é']}\n  reference: ['é']\n  scorer: contains\n",
+        encoding="utf-8")
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        assert lab.run(*lab.args("task.path=ub")).returncode == EXIT["ok"]
+        [run] = lab.run_dirs()
+
+        def audit(*args: str, stdout: int | IO[str] = subprocess.PIPE) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "benchrun.audit", *args], cwd=tmp_path, timeout=60,
+                                  env=child_env({"PYTHONIOENCODING": "ascii"}), stdout=stdout, stderr=subprocess.PIPE)
+
+        shown = audit("show", str(run), "--samples")
+        exported = audit("export", str(run), "--text")
+        with open("/dev/full", "w") as full:
+            listed = audit("list", str(run.parent.parent), stdout=full)
+    assert (shown.returncode, shown.stderr, b"say \\xe9" in shown.stdout) == (EXIT["ok"], b"", True)
+    assert (exported.returncode, exported.stderr, "say é" in exported.stdout.decode("utf-8")) == (EXIT["ok"], b"", True)
+    assert (listed.returncode, listed.stderr) == (
+        EXIT["archive"], b"benchrun: error: disk full writing standard output: what was printed was cut short\n")

@@ -10,9 +10,9 @@ import sys
 from typing import Sequence
 
 from benchrun.console import output
-from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line
+from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line, os_problem
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.stdfds import open_standard_fds
+from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, stdout_failure
 
 COMMANDS = {
     "list": ("listing", "every run under the archive root, newest first"),
@@ -73,9 +73,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
+    """main() with standard output a display, as a run's is: an encoding that cannot hold a character prints its
+    escape, a reader that stops early ends the command quietly, any other failed write is one line at the end."""
     open_standard_fds()
+    encodable_streams()
     INTERRUPTS.install()
-    sys.exit(main())
+    display_streams()
+    code = main()
+    if (failure := stdout_failure()) is not None:
+        output.error(f"{os_problem(failure)} writing standard output: what was printed was cut short")
+        code = code or EXIT["archive"]
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -65,12 +65,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", type=Path, help="write to this file (default: standard output)")
 
 
+def utf8(stream: IO[str]) -> IO[str]:
+    """`stream` writing UTF-8 whatever the locale's encoding (PYTHONIOENCODING=ascii): an export is data, written as
+    --output's file is, never with a character escaped or refused."""
+    if hasattr(stream, "reconfigure"):
+        stream.reconfigure(encoding="utf-8", errors="strict")
+    return stream
+
+
 def main(args: argparse.Namespace) -> int:
     """Write the rows to standard output, or to --output whole or not at all (a failed export leaves the file that
     was there as it was)."""
     runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
     target = (atomic_file(args.output, "w", follow=True, encoding="utf-8", newline="") if args.output
-              else nullcontext(sys.stdout))
+              else nullcontext(utf8(sys.stdout)))
     with target as out:
         WRITERS[args.format](runs, out, args.text)
     return EXIT["ok"]
