@@ -49,6 +49,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, Outcome
 from benchrun.testing.small_disk import can_mount, read_only
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 
 pytestmark = pytest.mark.slow
@@ -152,11 +153,13 @@ def test_an_override_holding_what_hydra_reads_only_in_quotes_says_how_to_quote_i
                                                    cwd=tmp_path).stderr
 
 
+def unicode_task(template: str) -> str:
+    """A task of one sample whose prompt and reference hold an é."""
+    return f"- name: t\n  template: '{template}'\n  values: {{a: ['é']}}\n  reference: ['é']\n  scorer: contains\n"
+
+
 def test_an_ascii_only_output_encoding_prints_escapes_not_a_traceback(tmp_path):
-    (tmp_path / "ub").mkdir()
-    (tmp_path / "ub" / "tasks.yml").write_text(
-        "- name: t\n  template: 'say {a} ☃'\n  values: {a: ['é']}\n  reference: ['é']\n  scorer: contains\n",
-        encoding="utf-8")
+    write_bench(tmp_path, {"tasks.yml": unicode_task("say {a} ☃")}, name="ub")
     with Lab(tmp_path, n=1, latency_s=0) as lab:
         ascii_only = {"PYTHONIOENCODING": "ascii"}
         dry = subprocess.run([sys.executable, "-m", "benchrun", "task.path=ub", "dry_run=true"], cwd=tmp_path,
@@ -266,10 +269,7 @@ def test_a_sweep_whose_errors_go_to_a_reader_that_stopped_runs_every_job(tmp_pat
 
 
 def test_the_audit_commands_under_an_ascii_only_encoding_and_a_full_disk(tmp_path):
-    (tmp_path / "ub").mkdir()
-    (tmp_path / "ub" / "tasks.yml").write_text(
-        "- name: t\n  template: 'say {a}'\n  values: {a: ['é']}\n  reference: ['é']\n  scorer: contains\n",
-        encoding="utf-8")
+    write_bench(tmp_path, {"tasks.yml": unicode_task("say {a}")}, name="ub")
     with Lab(tmp_path, n=1, latency_s=0) as lab:
         assert lab.run(*lab.args("task.path=ub")).returncode == EXIT["ok"]
         [run] = lab.run_dirs()
