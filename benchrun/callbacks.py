@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
@@ -43,6 +43,7 @@ class RunDirCheck(Callback):
                     "(hydra.sweep.dir=...)")
         if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
             _refuse(why)
+        _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"])
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
         takeback.SWEEPS.append(sweep_dir)
@@ -54,6 +55,15 @@ def _check_outputs(config: DictConfig) -> None:
         checked_outputs(config.get("outputs"))
     except ConfigError as err:
         _refuse(str(err))
+
+
+def _check_subdir(subdir: Any) -> None:
+    """Refuse a job directory (hydra.sweep.subdir, as written) that would not sit directly in the sweep directory,
+    where sweep.json and every audit command look for the sweep's jobs."""
+    written = str(subdir)
+    if "/" in written or "\\" in written or written in ("", ".", ".."):
+        _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
+                "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
 
 
 def _refuse(message: str) -> None:

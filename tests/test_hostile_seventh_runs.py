@@ -286,3 +286,13 @@ def test_the_audit_commands_under_an_ascii_only_encoding_and_a_full_disk(tmp_pat
     assert (exported.returncode, exported.stderr, "say é" in exported.stdout.decode("utf-8")) == (EXIT["ok"], b"", True)
     assert (listed.returncode, listed.stderr) == (
         EXIT["archive"], b"benchrun: error: disk full writing standard output: what was printed was cut short\n")
+
+
+@pytest.mark.parametrize("subdir", ["../../escape${hydra.job.num}", "..", "a/b${hydra.job.num}"])
+def test_a_job_directory_outside_the_sweep_directory_is_refused(tmp_path, subdir):
+    refused = call_benchrun("-m", "runner.model=a,b", f"hydra.sweep.subdir={subdir}", f"outputs={tmp_path / 'out'}",
+                            cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        f"benchrun: error: hydra.sweep.subdir={subdir}: a job's directory is one name directly in the sweep directory "
+        "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out\n"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
