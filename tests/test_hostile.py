@@ -92,7 +92,7 @@ FILES = {  # name: (benchmark files, message)
                       "in 'tasks/add/values.csv': task 'add': column 'a': item 1 is inf: a value must be a finite "
                       "number, a string or a bool"),
     "null value": ({"tasks.yml": "- name: t\n  template: '{a}'\n  values: {a: [1, null]}\n  reference: ['1', '2']\n"},
-                   f"{T}.values.a[1]: None is not of type 'string', 'number', 'boolean'"),
+                   f"{T}.values.a[1]: nothing is given; give text or a number or true or false"),
     "lengths": (one(values={"a": [1, 2], "b": [1]}),
                 f"{T}.values: value lists differ in length (a=2, b=1); value_combinations: tuple needs equal lengths"),
     "folder with a space": (folder_task("my task", "{a}", "a,reference\n1,1\n"),

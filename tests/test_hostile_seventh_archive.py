@@ -218,3 +218,10 @@ def test_a_run_json_that_is_no_file_is_an_unreadable_run_never_dropped(tmp_path,
         result = audit(tmp_path, command[0], str(run_dir), *command[1:])
         assert (result.returncode, result.stderr) == (EXIT["archive"],
                                                       f"benchrun: error: in '{run_dir / 'run.json'}': {why}\n")
+
+
+@pytest.mark.parametrize("text", ["", "# the tasks, soon\n"])
+def test_a_benchmark_file_that_holds_nothing_says_so(tmp_path, text):
+    empty = _dry_run(write_bench(tmp_path, {"tasks.yml": text}))
+    assert (empty.returncode, empty.stderr) == (EXIT["usage"], "benchrun: error: in 'tasks.yml': tasks: the file holds "
+                                                "nothing (it is empty, or only comments); give a list\n")

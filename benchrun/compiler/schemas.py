@@ -47,6 +47,11 @@ def _error_order(err: ValidationError) -> tuple:
     return (list(map(str, err.absolute_path)), err.validator != "additionalProperties")
 
 
+YAML_KINDS = {"array": "a list", "object": "a mapping", "string": "text", "integer": "an integer", "number": "a number",
+              "boolean": "true or false"}
+"""A JSON schema type as a YAML file's writer says it."""
+
+
 def describe(err: ValidationError) -> str:
     """A short message for one violation; unknown keys get a 'did you mean' hint."""
     if extra := _unknown_keys(err):
@@ -59,6 +64,10 @@ def describe(err: ValidationError) -> str:
         return f"{' and '.join(given)} are both given; give one" if given else f"give {' or '.join(keys)}"
     if err.validator == "oneOf":
         return f"{_show(err.instance)} is not valid here ({_expected(err.schema)})"
+    if err.validator == "type" and err.instance is None:
+        where = "the file holds nothing (it is empty, or only comments)" if not err.absolute_path else "nothing is given"
+        kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        return f"{where}; give {' or '.join(YAML_KINDS.get(kind, kind) for kind in kinds)}"
     return err.message
 
 
