@@ -131,6 +131,19 @@ def test_a_scorer_writing_to_descriptors_it_does_not_own_costs_only_its_own_call
     assert "Traceback" not in (run_dir / "benchrun.log").read_text()
 
 
+
+def test_a_scorer_closing_the_reply_pipe_ends_its_process_in_one_line_of_the_log(tmp_path):
+    closes = "if values['a'] == 1:\n    os.close(101)\nreturn 1"
+    with Lab(tmp_path, n=3, latency_s=0, scorer="import os\n" + scorer(closes)) as lab:
+        assert lab.call(*lab.args("scorer_timeout_s=5")).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    died = {"type": "ScorerProcessDied", "message": "the scorer's process ended (exit code 1) during this call"}
+    assert [(s["metrics"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "s"] == [
+        ({"s": 1}, None), (None, died), ({"s": 1}, None)]
+    log = (run_dir / "benchrun.log").read_text()
+    assert ("Traceback" in log, "scorer 's' closed the scorer process's reply pipe (bad file descriptor): the "
+            "process ends, and the run starts another" in log) == (False, True)
+
 SERVERS = {  # one server's URL -> what is wrong with it
     "runner.host=http://127.0.0.1:99999": "runner.host: 'http://127.0.0.1:99999' is not a server's URL: its port is "
                                           "not a number from 0 to 65535",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
-from benchrun.core.errors import BenchrunError
+from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import ignore_terminal_signals
 from benchrun.core.text import one_line
 
@@ -40,7 +40,12 @@ def main() -> None:
     _send(replies, {"ready": True})
     for line in calls:
         seq, name, response, reference = json.loads(line)
-        _send(replies, [seq, *call(name, scorers[name], response, reference)])
+        result = call(name, scorers[name], response, reference)
+        try:
+            _send(replies, [seq, *result])
+        except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
+            sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
+                     "ends, and the run starts another")
 
 
 def _take_stdin() -> IO[str]:
