@@ -21,7 +21,7 @@ from benchrun.core.errors import (
     os_problem,
 )
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, stdout_failure
+from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 
 VERBOSE_FLAG = "--verbose"
 MULTIRUN_FLAGS = ("-m", "--multirun")
@@ -76,9 +76,8 @@ def main() -> None:
             raise
         _error(line)
         sys.exit(code)
-    if (failure := stdout_failure()) is not None:
-        _error(f"{os_problem(failure)} writing standard output: what benchrun printed was cut short, not what it "
-               "recorded")
+    if (lost := output_lost()) is not None:
+        _error(lost)
         sys.exit(EXIT["archive"])
 
 

@@ -90,7 +90,7 @@ def test_output_to_a_full_disk_is_one_line_naming_it_after_the_work_is_done(tmp_
         done = subprocess.run([sys.executable, "-m", "benchrun", *args], cwd=lab.root, env=child_env(),
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
         assert (done.returncode, done.stderr) == (EXIT["archive"], (
-            "benchrun: error: disk full writing standard output: what benchrun printed was cut short, not what it "
+            "benchrun: error: disk full writing standard output: what was printed was cut short, not what was "
             "recorded\n"))
         assert statuses(lab) == JOBS if sweep else [
             json.loads((run / "run.json").read_text())["status"] for run in lab.run_dirs()] == ["completed"]
@@ -285,7 +285,7 @@ def test_the_audit_commands_under_an_ascii_only_encoding_and_a_full_disk(tmp_pat
     assert (shown.returncode, shown.stderr, b"say \\xe9" in shown.stdout) == (EXIT["ok"], b"", True)
     assert (exported.returncode, exported.stderr, "say é" in exported.stdout.decode("utf-8")) == (EXIT["ok"], b"", True)
     assert (listed.returncode, listed.stderr) == (
-        EXIT["archive"], b"benchrun: error: disk full writing standard output: what was printed was cut short\n")
+        EXIT["archive"], b"benchrun: error: disk full writing standard output: what was printed was cut short, not what was recorded\n")
 
 
 @pytest.mark.parametrize("subdir", ["../../escape${hydra.job.num}", "..", "a/b${hydra.job.num}"])

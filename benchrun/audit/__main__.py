@@ -10,9 +10,9 @@ import sys
 from typing import Sequence
 
 from benchrun.console import output
-from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line, os_problem
+from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, stdout_failure
+from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 
 COMMANDS = {
     "list": ("listing", "every run under the archive root, newest first"),
@@ -80,8 +80,8 @@ def entry() -> None:
     INTERRUPTS.install()
     display_streams()
     code = main()
-    if (failure := stdout_failure()) is not None:
-        output.error(f"{os_problem(failure)} writing standard output: what was printed was cut short")
+    if (lost := output_lost()) is not None:
+        output.error(lost)
         code = code or EXIT["archive"]
     sys.exit(code)
 

@@ -12,6 +12,8 @@ import os
 import sys
 from typing import Any, TextIO
 
+from benchrun.core.errors import os_problem
+
 STANDARD_FDS = (0, 1, 2)
 
 
@@ -79,7 +81,10 @@ def display_streams() -> None:
                 handler.setStream(getattr(sys, name))
 
 
-def stdout_failure() -> OSError | None:
-    """What made standard output fail, when it was more than a reader that stopped early (EPIPE): a full disk, say."""
+def output_lost() -> str | None:
+    """The line saying standard output failed, when more than a reader that stopped early (EPIPE) made it fail: a
+    full disk, say; None when it did not."""
     failure = sys.stdout.failure if isinstance(sys.stdout, Display) else None
-    return None if failure is None or failure.errno == errno.EPIPE else failure
+    if failure is None or failure.errno == errno.EPIPE:
+        return None
+    return f"{os_problem(failure)} writing standard output: what was printed was cut short, not what was recorded"
