@@ -108,7 +108,7 @@ class Run:
     def _model(self, name: str, model: type) -> Any:
         """`name` read as `model`; None when there is none (a directory or a pipe in its place is an ArchiveError)."""
         path = self.path / name
-        if not path.exists() and not path.is_symlink():
+        if not os.path.lexists(path):
             return None
         try:
             return model.model_validate_json(archived(path, MAX_JSON_BYTES))
@@ -267,7 +267,7 @@ def _first(err: ValidationError) -> str:
 def load_run(path: PathLike) -> Run:
     """The run in directory `path` (it must hold a run.json)."""
     path = Path(path)
-    if not (path / RUN).exists() and not (path / RUN).is_symlink():  # a link to nowhere: unreadable, said below
+    if not os.path.lexists(path / RUN):  # a link to nowhere: unreadable, said below
         raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
         info = RunInfo.model_validate_json(archived(path / RUN, MAX_JSON_BYTES))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -75,7 +76,7 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
 def check_seal(run: Run) -> list[Finding]:
     """run.json against the seal written when the run ended; without one, why (`unsealed`)."""
     path = run.path / SEAL
-    if not path.exists() and not path.is_symlink():
+    if not os.path.lexists(path):
         return [unsealed(run)]
     try:
         seal = run.seal

@@ -155,9 +155,9 @@ def servers(value: str | list[str], default: str) -> str | list[str]:
     """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
     URLs, each well formed (ValueError naming the fault)."""
     if isinstance(value, str):
-        if value.strip():
-            _well_formed(value.strip())
-        return value.strip() or default
+        if address := value.strip():
+            _well_formed(address)
+        return address or default
     if not value:
         raise ValueError("an empty list of servers: give one URL, or a list of one or more")
     urls = [url.strip() for url in value]
