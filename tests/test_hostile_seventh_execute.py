@@ -72,7 +72,7 @@ KEY = 'sk-Ab+cd/ef=gh"ij\\kl~mn0123'
 """A key of visible ASCII with what URLs and JSON escape: + / = " \\ ~."""
 ECHOED = {"percent-encoded": quote(KEY, safe=""), "percent-encoded in lower case": quote(KEY, safe="").replace(
     "%2B", "%2b").replace("%2F", "%2f").replace("%3D", "%3d").replace("%22", "%22").replace("%5C", "%5c"),
-          "form-encoded": quote_plus(KEY), "JSON-escaped": json.dumps(KEY)[1:-1], "as it is": KEY}
+          "form-encoded": quote_plus(KEY), "with ~ percent-encoded too": quote(KEY, safe="").replace("~", "%7E"), "JSON-escaped": json.dumps(KEY)[1:-1], "as it is": KEY}
 
 
 def test_a_key_a_server_echoes_url_or_json_encoded_is_masked_as_the_key_is(tmp_path):

@@ -104,10 +104,11 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
 
 
 def echoed_forms(key: str) -> set[str]:
-    """The key as a server may echo it: as sent, percent-encoded (its hex digits in either case), JSON-escaped (a key
-    holding `"` or `\\`); and each as a JSON string holds it, since answers are masked as JSON (`runners.base`)."""
-    percent = quote(key, safe="")
-    once = {key, percent, re.sub("%[0-9A-F]{2}", lambda digits: digits[0].lower(), percent)}
+    """The key as a server may echo it: as sent, percent-encoded (`~` too or not, hex digits in either case),
+    JSON-escaped (a key holding `"` or `\\`); and each as a JSON string holds it, since answers are masked as JSON
+    (`runners.base`)."""
+    percent = {quote(key, safe=""), quote(key, safe="").replace("~", "%7E")}  # `~` left as it is, or not (RFC 2396)
+    once = {key, *percent, *(re.sub("%[0-9A-F]{2}", lambda digits: digits[0].lower(), form) for form in percent)}
     once |= {_escaped(form) for form in once}
     return once | {_escaped(form) for form in once}
 
