@@ -18,7 +18,9 @@ import pytest
 import yaml
 
 from benchrun.archive.reader import load_run
+from benchrun.archive.writer import file_digest
 from benchrun.audit.rescore import claim_dir, rescore
+from benchrun.audit.verify import Finding, verify_run
 from benchrun.core.errors import EXIT, BenchrunError, TaskError
 from benchrun.core.resources import demos_dir
 from tests.helpers.archives import read_jsonl, reseal, summary_of
@@ -117,9 +119,11 @@ def test_rescore_with_the_edited_scorer(archived, run_dir):
     assert datetime.fromisoformat(info["created_at"]).tzinfo is not None
     assert info["counts"] == {"samples": 18, "responses": 18, "request_errors": 0, "scorer_errors": 0,
                               "format_invalid": 0, "cached": 0}
-    data = (out / "scores.jsonl").read_bytes()
+    data, summary = (out / "scores.jsonl").read_bytes(), (out / "summary.json").read_bytes()
     assert info["files"] == {"scores.jsonl": {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
-                                              "lines": 45}}
+                                              "lines": 45},
+                             "summary.json": {"sha256": hashlib.sha256(summary).hexdigest(), "size": len(summary),
+                                              "lines": summary.count(b"\n")}}
 
     first = {p.name: p.read_bytes() for p in out.iterdir()}
     second = rescore(load_run(run_dir))
@@ -268,3 +272,42 @@ def test_claim_dir_numbers_concurrent_claims_uniquely(tmp_path):
     for thread in threads:
         thread.join()
     assert sorted(p.name for p in claimed) == [f"{n:03d}" for n in range(8, 24)]
+
+
+def rescore_findings(run_dir: Path) -> list[Finding]:
+    return [f for f in verify_run(load_run(run_dir)).findings if f.file.startswith("rescores/")]
+
+
+def test_verify_checks_each_rescore_against_its_rescore_json(run_dir):
+    rescore(load_run(run_dir))
+    folder = run_dir / "rescores" / "001"
+    digests = {name: file_digest(folder / name) for name in ("scores.jsonl", "summary.json")}
+    (run_dir / "rescores" / "002").mkdir()  # a rescore killed before it ended
+    assert rescore_findings(run_dir) == [
+        Finding(True, "rescores/001/scores.jsonl", f"45 lines as written (sha256 {digests['scores.jsonl'].sha256[:12]}…)"),
+        Finding(True, "rescores/001/summary.json",
+                f"{digests['summary.json'].lines} lines as written (sha256 {digests['summary.json'].sha256[:12]}…)"),
+        Finding(True, "rescores/002", "unfinished (no rescore.json: it was stopped): claims nothing, not checked")]
+
+    summary = folder / "summary.json"
+    summary.write_text(summary.read_text().replace("1.0", "0.5", 1))
+    changed = file_digest(summary).sha256
+    assert rescore_findings(run_dir)[1] == Finding(
+        False, "rescores/001/summary.json", f"changed since the rescore finished: sha256 {changed[:12]}…, "
+                                            f"rescore.json has {digests['summary.json'].sha256[:12]}…")
+    assert not verify_run(load_run(run_dir)).intact
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda info: {**info, "run_id": "0123456789ab"},
+     "is rescore 001 of run 0123456789ab (manifest {manifest}…), not of this run"),
+    (lambda info: {**info, "files": {"../run.json": info["files"]["scores.jsonl"]}},
+     "names a file outside its folder: '../run.json'"),
+    (lambda info: {**info, "counts": "many"}, "unreadable: not a rescore's JSON"),
+])
+def test_verify_refuses_a_rescore_json_that_claims_what_is_not_so(run_dir, edit, message):
+    rescore(load_run(run_dir))
+    path = run_dir / "rescores" / "001" / "rescore.json"
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    manifest = load_run(run_dir).info.manifest_id[:12]
+    assert rescore_findings(run_dir) == [Finding(False, "rescores/001/rescore.json", message.format(manifest=manifest))]

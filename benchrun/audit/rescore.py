@@ -31,7 +31,7 @@ from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock, own_file
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
 from benchrun.archive.tally import Tally
-from benchrun.archive.writer import RecordFile, environment, now, write_atomic
+from benchrun.archive.writer import RecordFile, environment, file_digest, now, write_atomic
 from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
 from benchrun.audit.rescored import (
     MeanChange,
@@ -294,7 +294,7 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, grading: _
     digests = {name: sink.close() for name, sink in sinks.items()}
     summary = books.summary(run.info.manifest_id, run.info.model)
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
-    return _Graded(books, digests, summary, changed, errors)
+    return _Graded(books, {**digests, SUMMARY: file_digest(out / SUMMARY)}, summary, changed, errors)
 
 
 def _append(sinks: dict[str, RecordFile], done: Grading) -> None:

@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +21,25 @@ import yaml
 
 from benchrun.archive import ledger
 from benchrun.archive.dirlock import LockState, describe, probe
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
+from benchrun.archive.reader import DEFAULT_ROOT, MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.writer import file_digest
+from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
 from benchrun.console.visible import visible
-from benchrun.core.errors import EXIT, BenchrunError
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import CONFIG, DIGESTS, JUDGED_FILES, LOCK, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.layout import (
+    CONFIG,
+    DIGESTS,
+    JUDGED_FILES,
+    LOCK,
+    MANIFEST,
+    RECORD_FILES,
+    RESCORE_FILE,
+    RESCORES,
+    RUN,
+    SEAL,
+)
 from benchrun.core.manifest import SourceFile
 from benchrun.core.records import FileDigest
 
@@ -69,7 +81,7 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
-    return Verdict(run, (*check_seal(run), *check_manifest(run), *check_files(run),
+    return Verdict(run, (*check_seal(run), *check_manifest(run), *check_files(run), *check_rescores(run),
                          *check_sources(run, cwd or Path.cwd())))
 
 
@@ -155,12 +167,14 @@ def missing(path: Path) -> str:
     return f"{not_a_file(path.stat().st_mode)} in its place" if path.exists() else "missing"
 
 
-def check_file(run_dir: Path, name: str, expected: FileDigest) -> list[Finding]:
-    """One file against its digest; a changed record file is compared line by line to find where."""
+def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN)) -> list[Finding]:
+    """One file against its digest in the `writer`'s file (the run's run.json, a rescore's rescore.json); a changed
+    record file is compared line by line to find where."""
+    made_by, holder = writer
     path = run_dir / name
     if not path.is_file():
         return [Finding(False, name, f"{missing(path)} ({_lines(expected.lines)}, {expected.size} bytes when the "
-                                     "run finished)")]
+                                     f"{made_by} finished)")]
     actual = file_digest(path)
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
@@ -169,7 +183,7 @@ def check_file(run_dir: Path, name: str, expected: FileDigest) -> list[Finding]:
         if located:
             return located
     lines = "" if actual.lines == expected.lines else f"; {expected.lines} lines when written, {actual.lines} now"
-    return [Finding(False, name, f"changed since the run finished: sha256 {actual.sha256[:12]}…, run.json has "
+    return [Finding(False, name, f"changed since the {made_by} finished: sha256 {actual.sha256[:12]}…, {holder} has "
                                  f"{expected.sha256[:12]}…{lines}")]
 
 
@@ -185,6 +199,35 @@ def locate(run_dir: Path, name: str) -> list[Finding]:
         findings.append(Finding(False, name, f"{_lines(len(found.tail))} after line {found.written} not written by "
                                              "the run", found.written + 1))
     return findings or [Finding(True, name, f"{_lines(found.written)} match {DIGESTS}")]
+
+
+def check_rescores(run: Run) -> list[Finding]:
+    """Each finished rescore under rescores/: its rescore.json names this run and its files match their digests."""
+    folder = run.path / RESCORES
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    numbered = sorted(p for p in folder.iterdir() if p.name.isdigit())
+    return [finding for path in numbered for finding in check_rescore(run, path)]
+
+
+def check_rescore(run: Run, path: Path) -> list[Finding]:
+    """One rescore: unfinished (no rescore.json: it was stopped, so it claims nothing), or its claims checked."""
+    name = f"{RESCORES}/{path.name}"
+    if not os.path.lexists(path / RESCORE_FILE):
+        return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: it was stopped): claims nothing, not checked")]
+    try:
+        info = RescoreInfo.model_validate_json(archived(path / RESCORE_FILE, MAX_JSON_BYTES))
+    except (ArchiveError, ValueError) as err:
+        why = str(err) if isinstance(err, ArchiveError) else "unreadable: not a rescore's JSON"
+        return [Finding(False, f"{name}/{RESCORE_FILE}", why)]
+    if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
+        return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "
+                                                        f"{str(info.manifest_id)[:12]}…), not of this run")]
+    strays = [file for file in info.files if Path(file).name != file or file in (".", "..")]
+    if strays:
+        return [Finding(False, f"{name}/{RESCORE_FILE}", f"names a file outside its folder: {strays[0]!r}")]
+    return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
+            for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
 
 
 def _lines(n: int) -> str:
