@@ -21,7 +21,8 @@ from benchrun.compose.config import register_with_hydra
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
-from benchrun.core.errors import VERBOSE_ENV, BenchrunError, RunInterrupted
+from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted
+from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_streams
@@ -38,18 +39,16 @@ def hydra_main(cfg: DictConfig) -> None:
     display_streams()  # here too, for a launcher's worker process: its output is a display as well
     hydra_cfg = HydraConfig.get()
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    worker = not INTERRUPTS.installed()  # a launcher's worker process (joblib's, a Slurm job's): see interrupted()
+    INTERRUPTS.install()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = list(hydra_cfg.overrides.task)
     sweep = Path(hydra_cfg.sweep.dir).absolute() if multirun else None
     try:
         code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
                    varied=varied(overrides, swept_keys(sweep)) if sweep else None)
-    except RunInterrupted:
-        raise
-    except KeyboardInterrupt:  # before the run claimed its directory: take back what Hydra put there
-        if not (run_dir / RUN).exists():
-            forget_hydra_copies(run_dir)
-        raise
+    except KeyboardInterrupt as err:
+        code = interrupted(err, run_dir, worker)
     except BenchrunError as err:  # reported here: a task function that raises makes Hydra print more than one line
         if os.environ.get(VERBOSE_ENV) == "1":
             raise
@@ -57,6 +56,21 @@ def hydra_main(cfg: DictConfig) -> None:
         code = err.exit_code
     if code and not multirun:
         sys.exit(code)
+
+
+def interrupted(err: KeyboardInterrupt, run_dir: Path, worker: bool) -> int:
+    """A signal stopped the job: before the run claimed its directory, take back what Hydra put there. In the process
+    that read the command line it stops the sweep too (raised); a worker's job ends with its line and its exit code,
+    as a failed job does: submitit passes on only an Exception (a job that raised KeyboardInterrupt left no result,
+    and the sweep waited for it for ever) and a Slurm job cancelled with `scancel` is that job's end only."""
+    if not isinstance(err, RunInterrupted) and not (run_dir / RUN).exists():
+        forget_hydra_copies(run_dir)
+    if not worker:
+        raise err
+    output.error(str(err) if isinstance(err, RunInterrupted) else
+                 f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'} before the run started: nothing was asked or "
+                 "recorded")
+    return EXIT["interrupted"]
 
 
 def hydra_error(err: Exception) -> str | None:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
+import time
+from typing import Callable, TypeVar
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
@@ -20,6 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("sbatch") is Non
 NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
         "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
 """This node's partition and size, and no private Ollama to start (the jobs ask the test's loopback server)."""
+T = TypeVar("T")
 
 
 def test_a_sweep_of_slurm_jobs(tmp_path):
@@ -43,6 +48,46 @@ def test_a_sweep_of_slurm_jobs(tmp_path):
     assert states.returncode == 0 and states.stdout.count("JobState=COMPLETED") == 2, states.stdout
     verified = run_benchrun("verify", str(sweep_dir / "0_oracle"), cwd=tmp_path, module="benchrun.audit")
     assert verified.returncode == EXIT["ok"]
+
+
+def test_a_slurm_job_cancelled_with_scancel_ends_as_interrupted_and_the_sweep_goes_on(tmp_path):
+    """scancel sends the job SIGTERM, which submitit's job ignores: the run was killed 'running' with no result, and
+    the sweep waited for it for ever (Slurm accounting off: sacct could not say it had ended)."""
+    outputs = tmp_path / "outputs"
+    with FakeOllama(models=["llama3.2", "gemma3"], latency_s=1.0) as server:
+        sweep = subprocess.Popen(
+            [sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *NODE,
+             f"runner.host={server.url}", "cache=false", f"outputs={outputs}"],
+            cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            answered = wait_for(lambda: next(outputs.glob("*/*_sweep/1_gemma3/responses.jsonl"), None), 120)
+            wait_for(lambda: answered.read_text().count("\n") >= 2, 60)
+            [task] = [p.name for p in answered.parent.parent.glob(".submitit/*_1")]
+            subprocess.run(["scancel", task], check=True)
+            stdout, stderr = sweep.communicate(timeout=240)
+        finally:
+            sweep.kill()
+        info = json.loads((answered.parent / "run.json").read_text())
+        resumed = run_benchrun("resume", str(answered.parent), cwd=tmp_path, module="benchrun.audit")
+    assert sweep.returncode == EXIT["sweep_failed"], stderr
+    sweep_dir = sweep_dir_of(stdout)
+    assert "job 1_gemma3 (gemma3) interrupted: interrupted by SIGTERM\n" in stdout
+    jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
+    assert [(job["dir"], job["status"]) for job in jobs] == [("0_llama3.2", "completed"), ("1_gemma3", "interrupted")]
+    assert (info["status"], info["reason"]) == ("interrupted", "interrupted by SIGTERM")
+    assert 2 <= info["counts"]["responses"] < 18
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    finished = json.loads((sweep_dir / "1_gemma3" / "run.json").read_text())
+    assert (finished["status"], finished["counts"]["responses"]) == ("completed", 18)
+
+
+def wait_for(found: Callable[[], T | None], timeout_s: float) -> T:
+    """What `found` returns once it is true, asked every 0.2 s for at most `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := found()):
+        assert time.monotonic() < deadline, "not there in time"
+        time.sleep(0.2)
+    return value
 
 
 def test_a_benchmark_split_into_slurm_shards_merges_into_the_unsplit_run(tmp_path):

@@ -34,6 +34,10 @@ class Interrupts:
         """`SIGTERM`, for the last signal received; None when there was none."""
         return signal.Signals(self.received).name if self.received else None
 
+    def installed(self) -> bool:
+        """Whether this process handles its signals here (a launcher's worker process does not until it installs)."""
+        return signal.getsignal(signal.SIGTERM) == self._handle
+
     def install(self) -> None:
         """Handle every signal of SIGNALS, but a SIGHUP the process was started ignoring (`nohup`) stays ignored."""
         for sig in SIGNALS:
