@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -113,6 +114,38 @@ def test_a_joblib_worker_killed_mid_sweep_leaves_every_job_recorded_and_resumabl
     assert f"sweep directory: {sweep_dir}" in out
     assert [r.returncode for r in resumed] == [EXIT["ok"], EXIT["ok"]], [r.stderr for r in resumed]
     assert [json.loads(path.read_text())["counts"]["responses"] for path in jobs] == [18, 18]
+
+
+def test_a_joblib_worker_sent_sigterm_records_its_job_interrupted_and_the_sweep_goes_on(tmp_path):
+    """SIGTERM to the worker of one job (as `scancel` sends a Slurm job's): that job is recorded `interrupted` with
+    what it had answered and ends with its line, the other job finishes, and resume completes the stopped one."""
+    needs("hydra_joblib_launcher")
+    outputs = tmp_path / "outputs"
+    with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server, \
+            holding_answers(server, after=2) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "hydra/launcher=joblib", f"outputs={outputs}",
+                                 f"runner.host={server.url}", "runner.model=llama3.2,gemma3", "cache=false"],
+                                cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: hold.holding and len(writers(outputs)) == 2)
+        os.kill(writers(outputs)[1], signal.SIGTERM)
+        wait_for(lambda: '"interrupted"' in sorted(outputs.glob("*/*/*/run.json"))[1].read_text())
+        hold.release()
+        out, err = proc.communicate(timeout=120)
+        jobs = sorted(outputs.glob("*/*/*/run.json"))
+        infos = [json.loads(path.read_text()) for path in jobs]
+        resumed = run_benchrun("resume", str(jobs[1].parent), cwd=tmp_path, module="benchrun.audit")
+    assert proc.returncode == EXIT["sweep_failed"], err
+    assert [(info["status"], info["reason"]) for info in infos] == [("completed", None),
+                                                                    ("interrupted", "interrupted by SIGTERM")]
+    assert re.fullmatch(re.escape(f"benchrun: error: interrupted by SIGTERM: run {infos[1]['run_id']} is recorded as "
+                                  f"'interrupted' with {infos[1]['counts']['responses']} of 18 samples") +
+                        r"( \(\d not graded yet\))? in " +
+                        re.escape(f"{jobs[1].parent}; finish it with: benchrun-audit resume {jobs[1].parent}\n"), err)
+    assert "job 1_gemma3 (gemma3) interrupted: interrupted by SIGTERM\n" in out
+    assert [job["status"] for job in json.loads((jobs[0].parent.parent / "sweep.json").read_text())["jobs"]] == [
+        "completed", "interrupted"]
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    assert json.loads(jobs[1].read_text())["counts"]["responses"] == 18
 
 
 def compiled(outputs) -> list:

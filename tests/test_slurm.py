@@ -4,16 +4,17 @@ server: the `slurm` launcher preset, with its per-node Ollama setup overridden (
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
-import time
-from typing import Callable, TypeVar
+from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import LISTBENCH_SUMMARY, listbench_answer
 from tests.helpers.archives import read_jsonl, summary_of
@@ -24,7 +25,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("sbatch") is Non
 NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
         "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
 """This node's partition and size, and no private Ollama to start (the jobs ask the test's loopback server)."""
-T = TypeVar("T")
 
 
 def test_a_sweep_of_slurm_jobs(tmp_path):
@@ -44,8 +44,7 @@ def test_a_sweep_of_slurm_jobs(tmp_path):
 
     job_ids = sorted(p.name for p in (sweep_dir / ".submitit").iterdir() if p.is_dir() and "_" in p.name)
     assert len(job_ids) == 2, "each run was a Slurm array task"
-    states = subprocess.run(["scontrol", "show", "job", job_ids[0].split("_")[0]], capture_output=True, text=True)
-    assert states.returncode == 0 and states.stdout.count("JobState=COMPLETED") == 2, states.stdout
+    wait_for(lambda: job_states(job_ids[0].split("_")[0]) == ["COMPLETED", "COMPLETED"], 60)  # past COMPLETING
     verified = run_benchrun("verify", str(sweep_dir / "0_oracle"), cwd=tmp_path, module="benchrun.audit")
     assert verified.returncode == EXIT["ok"]
 
@@ -60,8 +59,8 @@ def test_a_slurm_job_cancelled_with_scancel_ends_as_interrupted_and_the_sweep_go
              f"runner.host={server.url}", "cache=false", f"outputs={outputs}"],
             cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            answered = wait_for(lambda: next(outputs.glob("*/*_sweep/1_gemma3/responses.jsonl"), None), 120)
-            wait_for(lambda: answered.read_text().count("\n") >= 2, 60)
+            wait_for(lambda: line_count(job_dir(outputs) / "responses.jsonl") >= 2, 180)
+            answered = job_dir(outputs) / "responses.jsonl"
             [task] = [p.name for p in answered.parent.parent.glob(".submitit/*_1")]
             subprocess.run(["scancel", task], check=True)
             stdout, stderr = sweep.communicate(timeout=240)
@@ -81,13 +80,15 @@ def test_a_slurm_job_cancelled_with_scancel_ends_as_interrupted_and_the_sweep_go
     assert (finished["status"], finished["counts"]["responses"]) == ("completed", 18)
 
 
-def wait_for(found: Callable[[], T | None], timeout_s: float) -> T:
-    """What `found` returns once it is true, asked every 0.2 s for at most `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while not (value := found()):
-        assert time.monotonic() < deadline, "not there in time"
-        time.sleep(0.2)
-    return value
+def job_states(job_id: str) -> list[str]:
+    """The states of the array tasks of the Slurm job `job_id`, as scontrol shows them."""
+    shown = subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True, check=True).stdout
+    return re.findall(r"JobState=(\w+)", shown)
+
+
+def job_dir(outputs: Path) -> Path:
+    """The sweep's second job's directory under `outputs` (a path that is not there yet until it is made)."""
+    return next(outputs.glob("*/*_sweep/1_gemma3"), outputs / "none")
 
 
 def test_a_benchmark_split_into_slurm_shards_merges_into_the_unsplit_run(tmp_path):
