@@ -9,11 +9,14 @@ import re
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.holding import holding_answers
+from benchrun.testing.holding import Hold, holding_answers
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
@@ -87,14 +90,8 @@ def test_a_launcher_that_cannot_submit_is_one_line_and_leaves_nothing(tmp_path):
 def test_a_joblib_worker_killed_mid_sweep_leaves_every_job_recorded_and_resumable(tmp_path):
     """One worker SIGKILLed (as the out-of-memory killer would) while both jobs ask: joblib ends the other too. Each
     job's run.json then says `interrupted` and why, sweep.json is written, the exit is 1, and resume finishes both."""
-    needs("hydra_joblib_launcher")
     outputs = tmp_path / "outputs"
-    with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server, \
-            holding_answers(server, after=2) as hold:
-        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "hydra/launcher=joblib", f"outputs={outputs}",
-                                 f"runner.host={server.url}", "runner.model=llama3.2,gemma3", "cache=false"],
-                                cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_for(lambda: hold.holding and len(writers(outputs)) == 2)
+    with joblib_sweep(tmp_path, outputs) as (proc, hold):
         os.kill(writers(outputs)[0], signal.SIGKILL)
         out, err = proc.communicate(timeout=120)
         hold.release()
@@ -119,14 +116,8 @@ def test_a_joblib_worker_killed_mid_sweep_leaves_every_job_recorded_and_resumabl
 def test_a_joblib_worker_sent_sigterm_records_its_job_interrupted_and_the_sweep_goes_on(tmp_path):
     """SIGTERM to the worker of one job (as `scancel` sends a Slurm job's): that job is recorded `interrupted` with
     what it had answered and ends with its line, the other job finishes, and resume completes the stopped one."""
-    needs("hydra_joblib_launcher")
     outputs = tmp_path / "outputs"
-    with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server, \
-            holding_answers(server, after=2) as hold:
-        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "hydra/launcher=joblib", f"outputs={outputs}",
-                                 f"runner.host={server.url}", "runner.model=llama3.2,gemma3", "cache=false"],
-                                cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_for(lambda: hold.holding and len(writers(outputs)) == 2)
+    with joblib_sweep(tmp_path, outputs) as (proc, hold):
         os.kill(writers(outputs)[1], signal.SIGTERM)
         wait_for(lambda: '"interrupted"' in sorted(outputs.glob("*/*/*/run.json"))[1].read_text())
         hold.release()
@@ -146,6 +137,22 @@ def test_a_joblib_worker_sent_sigterm_records_its_job_interrupted_and_the_sweep_
         "completed", "interrupted"]
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     assert json.loads(jobs[1].read_text())["counts"]["responses"] == 18
+
+
+@contextmanager
+def joblib_sweep(cwd: Path, outputs: Path) -> Iterator[tuple[subprocess.Popen, Hold]]:
+    """A joblib sweep of two models into `outputs`, once each job has had two answers and waits for its third."""
+    needs("hydra_joblib_launcher")
+    with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server, \
+            holding_answers(server, after=2) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "hydra/launcher=joblib", f"outputs={outputs}",
+                                 f"runner.host={server.url}", "runner.model=llama3.2,gemma3", "cache=false"],
+                                cwd=cwd, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: hold.holding and len(writers(outputs)) == 2)
+            yield proc, hold
+        finally:
+            proc.kill()
 
 
 def compiled(outputs) -> list:
