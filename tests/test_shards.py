@@ -42,7 +42,10 @@ def test_a_shard_that_is_not_i_of_n_is_refused_in_one_line(tmp_path):
                        ("half", "'half' is not i/n (the i-th of n parts, e.g. 1/8)")]:
         result = call_benchrun(f"shard={shard}", "dry_run=true", cwd=tmp_path)
         assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in 'config': shard: {why}\n")
-    for args, why in [(["shards=0"], "shards=0: a whole number of parts from 1 (shards=8 runs shard=1/8,...,8/8)"),
+    for args, why in [(["shards=0"], "shards=0: a whole number of parts from 1 to 10000 (shards=8 runs "
+                                     "shard=1/8,...,8/8)"),
+                      (["shards=99999999999"], "shards=99999999999: a whole number of parts from 1 to 10000 (shards=8 "
+                                               "runs shard=1/8,...,8/8)"),
                       (["shards=2", "shard=1/2"], "shards=n and shard=i/n together: give one (shards=n runs every "
                                                   "shard=i/n)")]:
         result = call_benchrun(*args, cwd=tmp_path)

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from benchrun.core.manifest import Manifest, Query, Sample
 
 SHARD = re.compile(r"^(\d+)/(\d+)$")
+MAX_SHARDS = 10_000
+"""The most parts `shards=n` makes, one job each (Slurm's MaxArraySize is 1001 unless raised): a sweep of 10**11
+jobs was built whole, its list of overrides alone past any memory."""
 RULE = "position"
 """How samples are dealt to shards: by their position in the manifest, modulo the number of shards."""
 
@@ -74,8 +77,9 @@ def expand_shards(argv: list[str]) -> list[str]:
     if not found:
         return argv
     value = found[-1].removeprefix("shards=")
-    if not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"shards={value}: a whole number of parts from 1 (shards=8 runs shard=1/8,...,8/8)")
+    if not value.isdigit() or not 1 <= int(value) <= MAX_SHARDS:
+        raise ConfigError(f"shards={value}: a whole number of parts from 1 to {MAX_SHARDS} (shards=8 runs "
+                          "shard=1/8,...,8/8)")
     count = int(value)
     rest = [arg for arg in argv if not arg.startswith("shards=")]
     if any(arg.startswith("shard=") for arg in rest):
