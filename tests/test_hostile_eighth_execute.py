@@ -1,0 +1,53 @@
+"""Hostile input, eighth pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found bad, each
+with the rule it now obeys.
+
+- a response cache whose entries were planted or damaged (a shared cache, another program's writes): an entry whose
+  token counts or durations no server can have measured (-5, 10**30 tokens, a negative duration) was taken into the
+  run's records as it was (the integer beyond 2^53 - 1 in responses.jsonl), and one whose text passed
+  runner.max_response_bytes was recorded whole; now a cached answer passes the boundary a server's answer passes
+  (`received`): the counts not reported, and a text too long a miss (asked afresh, the entry deleted)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab
+from tests.helpers.archives import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def _planted(lab: Lab, cache, plant) -> list[dict]:
+    """A run that fills the cache, `plant` applied to every entry's answer, and the records of a second run."""
+    args = [arg for arg in lab.args("runner.max_response_bytes=2048") if arg != "cache=false"] + [f"cache_dir={cache}"]
+    assert lab.call(*args).returncode == EXIT["ok"]
+    with sqlite3.connect(cache / "responses.sqlite3") as db:
+        for key, answer in db.execute("SELECT key, answer FROM answers").fetchall():
+            db.execute("UPDATE answers SET answer = ? WHERE key = ?", (json.dumps(plant(json.loads(answer))), key))
+    assert lab.call(*args).returncode == EXIT["ok"]
+    return read_jsonl(lab.run_dirs()[1] / "responses.jsonl")
+
+
+def test_a_cached_answer_holds_only_what_a_server_can_have_measured(tmp_path):
+    def unmeasurable(answer: dict) -> dict:
+        return {**answer, "prompt_tokens": -5, "completion_tokens": 10**30,
+                "durations_ns": {"total": -1, "eval": 10**30, "load": 5}}
+
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        rows = _planted(lab, tmp_path / "cache", unmeasurable)
+    assert [(r["cached_from"] is not None, r["prompt_tokens"], r["completion_tokens"], r["durations_ns"])
+            for r in rows] == [(True, None, None, {"load": 5})] * 2
+
+
+def test_a_cached_answer_longer_than_max_response_bytes_is_asked_afresh(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        rows = _planted(lab, tmp_path / "cache", lambda answer: {**answer, "text": "x" * 3000})
+    assert [(r["cached_from"], r["text"], r["attempts"]) for r in rows] == [
+        (None, '{"answer": 0}', 1), (None, '{"answer": 0}', 1)]
+    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM answers WHERE length(answer) > 2048").fetchone() == (0,)
