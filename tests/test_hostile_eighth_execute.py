@@ -6,6 +6,9 @@ with the rule it now obeys.
   run's records as it was (the integer beyond 2^53 - 1 in responses.jsonl), and one whose text passed
   runner.max_response_bytes was recorded whole; now a cached answer passes the boundary a server's answer passes
   (`received`): the counts not reported, and a text too long a miss (asked afresh, the entry deleted)
+- a scorer returning an empty dict for a sample (a dict scorer whose every key was left out): no metric and no
+  error, so the sample left the scorer's statistics unseen (`n` one less, `errors` 0, the mean over the others); now
+  that call's scorer error, counted as one
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
 from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import scorer
 
 pytestmark = pytest.mark.slow
 
@@ -51,3 +55,17 @@ def test_a_cached_answer_longer_than_max_response_bytes_is_asked_afresh(tmp_path
         (None, '{"answer": 0}', 1), (None, '{"answer": 0}', 1)]
     with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
         assert db.execute("SELECT count(*) FROM answers WHERE length(answer) > 2048").fetchone() == (0,)
+
+
+def test_a_scorer_giving_an_empty_dict_is_that_samples_error_not_a_sample_left_out(tmp_path):
+    with Lab(tmp_path, n=3, latency_s=0, scorer=scorer("return {} if values['a'] == 1 else {'right': 1}")) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+    empty = {"type": "TypeError", "message": "scorer result s is an empty dict, which gives no metric (the sample "
+                                             "would be left out of the scorer's statistics unseen); return a number, a "
+                                             "bool or a dict of them"}
+    assert [(r["metrics"], r["error"]) for r in read_jsonl(run_dir / "scores.jsonl") if r["scorer"] == "s"] == [
+        ({"s.right": 1}, None), (None, empty), ({"s.right": 1}, None)]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert [(m["metric"], m["n"], m["errors"]) for m in summary["metrics"]] == [("format_valid", 3, 0),
+                                                                               ("s.right", 2, 1)]
