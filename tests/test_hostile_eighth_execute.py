@@ -9,6 +9,10 @@ with the rule it now obeys.
 - a scorer returning an empty dict for a sample (a dict scorer whose every key was left out): no metric and no
   error, so the sample left the scorer's statistics unseen (`n` one less, `errors` 0, the mean over the others); now
   that call's scorer error, counted as one
+- a server quoting the API key as a JSON encoder writes it (`/` as `\\/`, PHP's json_encode; `+` and `/` as
+  `\\u002B`, .NET's default encoder, or in lower case) in a body benchrun quotes as it came (an answer of the wrong
+  shape, Ollama's error body without an `error` field): kept unmasked in responses.jsonl; now each form is masked as
+  the key is
 """
 
 from __future__ import annotations
@@ -20,8 +24,13 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import Reply
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import scorer
+from tests.helpers.commands import call_benchrun
+from tests.helpers.wire import asking, records, wire
 
 pytestmark = pytest.mark.slow
 
@@ -69,3 +78,21 @@ def test_a_scorer_giving_an_empty_dict_is_that_samples_error_not_a_sample_left_o
     summary = json.loads((run_dir / "summary.json").read_text())
     assert [(m["metric"], m["n"], m["errors"]) for m in summary["metrics"]] == [("format_valid", 3, 0),
                                                                                ("s.right", 2, 1)]
+
+
+KEY = "sk-proj/AbCdEfGhIjKl+MnOpQrStUv0123"
+WRITTEN = {"PHP": KEY.replace("/", "\\/"), ".NET": KEY.replace("/", "\\u002F").replace("+", "\\u002B"),
+           "lower case": KEY.replace("/", "\\u002f").replace("+", "\\u002b")}
+
+
+@pytest.mark.parametrize("encoder", list(WRITTEN))
+def test_a_key_a_server_quotes_as_a_json_encoder_writes_it_is_masked(tmp_path, encoder):
+    body = f'{{"oops": "you sent {WRITTEN[encoder]}"}}'.encode()
+    with FakeOpenAI(models=["m"], responder=odd_one(Reply(wire=wire(body))), api_key=KEY) as server, \
+            Lab(tmp_path, n=4, latency_s=0) as lab:
+        result = call_benchrun(*asking(lab, server, "openai", "runner.retries=0"), cwd=tmp_path,
+                               env={"OPENAI_API_KEY": KEY})
+        errors = [r["error"] for r in records(lab) if r["error"]]
+    assert (result.returncode, errors) == (EXIT["ok"], [
+        {"type": "APIError", "message": 'not a chat completion: {"oops": "you sent ***"}'}])
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and b"AbCdEfGhIjKl" in p.read_bytes()] == []
