@@ -13,6 +13,10 @@ with the rule it now obeys.
   `\\u002B`, .NET's default encoder, or in lower case) in a body benchrun quotes as it came (an answer of the wrong
   shape, Ollama's error body without an `error` field): kept unmasked in responses.jsonl; now each form is masked as
   the key is
+- an answer or a judge's reply giving one key twice (`{"score": 0, "score": 1}`): read as its last, without a word, so
+  a judge that gave two grades was graded by the second and the format check passed an answer of two; now the one
+  reader of answers' JSON (`core.text.json_value`) refuses it, naming the key: the answer's format problem, the
+  reply's scorer error
 """
 
 from __future__ import annotations
@@ -24,12 +28,13 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
-from benchrun.testing.ollama_server import Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
-from tests.helpers.benchfiles import scorer
+from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.judges import TASKS
 from tests.helpers.wire import asking, records, wire
 
 pytestmark = pytest.mark.slow
@@ -96,3 +101,37 @@ def test_a_key_a_server_quotes_as_a_json_encoder_writes_it_is_masked(tmp_path, e
     assert (result.returncode, errors) == (EXIT["ok"], [
         {"type": "APIError", "message": 'not a chat completion: {"oops": "you sent ***"}'}])
     assert [p for p in tmp_path.rglob("*") if p.is_file() and b"AbCdEfGhIjKl" in p.read_bytes()] == []
+
+
+TWICE = 'the key "{}" is given twice in one object (which one is meant, JSON does not say); give each key once'
+
+
+def test_an_answer_giving_a_key_twice_is_its_format_problem(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0, responder=odd_one('{"answer": 0, "answer": 21}')) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        checks = [(s["metrics"], s["detail"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "format_valid"]
+    assert checks == [({"format_valid": 1}, None)] * 3 + [({"format_valid": 0}, "invalid JSON: " + TWICE.format("answer"))]
+
+
+SCORED = """- name: names
+  rubric: "Q {prompt} A {response} R {reference}"
+  format: Score
+  score: score
+"""
+
+
+def test_a_judges_reply_giving_two_grades_grades_nothing(tmp_path):
+    def replies(req):
+        return '{"score": 0, "score": 1}' if req.model.startswith("qwen2.5") else '{"answer": "at"}'
+
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": SCORED,
+                           "custom_response.py": "from pydantic import BaseModel\n\n\nclass Score(BaseModel):\n"
+                                                 "    score: float\n"})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=replies) as server:
+        result = call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    [scores] = (tmp_path / "outputs").rglob("scores.jsonl")
+    assert [(s["metrics"], s["error"]) for s in read_jsonl(scores) if s["scorer"] == "names"] == [
+        (None, {"type": "JudgeReplyInvalid", "message": "1 of 1 judgements give no grade: the judge's reply is not "
+                                                        "JSON: " + TWICE.format("score")})] * 3
