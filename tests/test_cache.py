@@ -60,7 +60,8 @@ def test_the_key_is_stable_and_changes_with_each_part():
 
 @pytest.mark.parametrize("prompt", ["2+2?", 'quote " and \\ and \u00e9 and \U0001f600', "", "\x00benchrun-cache-key-prompt-0b6f2c\x00"])
 def test_a_runs_keys_are_cache_key_with_the_fixed_parts_rendered_once(prompt):
-    run_cache = RunCache(None, "ollama", KEY_PARTS["model"], KEY_PARTS["settings"], "m", "run1")
+    run_cache = RunCache(None, "ollama", KEY_PARTS["model"], KEY_PARTS["settings"], "m", "run1", 2**20,
+                         "runner.max_response_bytes")
     for schema, repeat in ((KEY_PARTS["schema"], Repeat(0, 0)), (CHANGED["schema"], Repeat(3, 7)),
                            ({"enum": ["\x00benchrun-cache-key-prompt-0b6f2c\x00"]}, Repeat(0, None))):
         for _ in range(2):  # rendered, then taken from what was rendered
@@ -74,7 +75,8 @@ CHAT = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "cont
 
 def test_a_chat_is_keyed_by_all_its_messages_and_a_lone_prompt_as_before():
     """A lone user message keeps the key a prompt had before chats (caches stay warm); a chat's every message counts."""
-    run_cache = RunCache(None, "ollama", KEY_PARTS["model"], KEY_PARTS["settings"], "m", "run1")
+    run_cache = RunCache(None, "ollama", KEY_PARTS["model"], KEY_PARTS["settings"], "m", "run1", 2**20,
+                         "runner.max_response_bytes")
     schema, repeat = KEY_PARTS["schema"], Repeat(0, 0)
     lone = run_cache.key([{"role": "user", "content": "3+3?"}], schema, repeat)
     assert lone == cache_key(**{**KEY_PARTS, "prompt": "3+3?", "repeat": repeat})

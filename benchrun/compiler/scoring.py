@@ -117,10 +117,14 @@ MAX_METRICS, MAX_NAME = 256, 200
 
 
 def metrics(name: str, result: Any) -> dict[str, Metric]:
-    """A number or bool is one metric; a dict gives one metric per key (a string). Anything else, or a value that
-    is not finite or beyond MAX_METRIC, is a TypeError: that sample's scorer error."""
+    """A number or bool is one metric; a dict gives one metric per key (a string). Anything else, an empty dict (which
+    would leave the sample out of the scorer's statistics unseen), or a value that is not finite or beyond MAX_METRIC,
+    is a TypeError: that sample's scorer error."""
     if not isinstance(result, dict):
         return {name: _metric(name, result)}
+    if not result:
+        raise TypeError(f"scorer result {name} is an empty dict, which gives no metric (the sample would be left out "
+                        "of the scorer's statistics unseen); return a number, a bool or a dict of them")
     if len(result) > MAX_METRICS:
         raise TypeError(f"scorer result {name} has {len(result):,} metrics, more than {MAX_METRICS}")
     return {(full := _name(name, key)): _metric(full, value) for key, value in result.items()}

@@ -109,8 +109,17 @@ def echoed_forms(key: str) -> set[str]:
     (`runners.base`)."""
     percent = {quote(key, safe=""), quote(key, safe="").replace("~", "%7E")}  # `~` left as it is, or not (RFC 2396)
     once = {key, *percent, *(re.sub("%[0-9A-F]{2}", lambda digits: digits[0].lower(), form) for form in percent)}
+    once |= _json_written(key)
     once |= {_escaped(form) for form in once}
     return once | {_escaped(form) for form in once}
+
+
+def _json_written(key: str) -> set[str]:
+    """The key as a JSON encoder may write it, a server quoting it in a body benchrun quotes as it came: `/` as `\\/`
+    (PHP's json_encode), or every character but letters, digits, `-` and `_` as `\\u002B` (.NET's default encoder;
+    Go's for `<`, `>`, `&`), its hex digits in either case."""
+    coded = re.sub(f"[^{KEY_CHARS}]", lambda char: f"\\u{ord(char[0]):04X}", key)
+    return {key.replace("/", "\\/"), coded, re.sub(r"\\u00([0-9A-F]{2})", lambda u: u[0].lower(), coded)}
 
 
 def _escaped(text: str) -> str:

@@ -52,16 +52,30 @@ def json_value(text: str) -> Any:
     """An answer's text read as JSON, the one way every reader of answers does (the format check, the built-in
     scorers, the judge's reply): its strings `writable` (a `\\ud800` escape, which the Rust validator cannot encode
     and no record can hold, is U+FFFD); NotJSON for any text Python refuses: not JSON, nested deeper than it follows,
-    or an integer of more digits than it converts (which is a ValueError of its own, not a JSONDecodeError)."""
+    or an integer of more digits than it converts (which is a ValueError of its own, not a JSONDecodeError); and an
+    object giving one key twice (`{"score": 0, "score": 1}`), which JSON readers resolve each their own way."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_once_each)
         return _writable_strings(value) if "\\u" in text and SURROGATE_ESCAPE.search(text) else value
+    except NotJSON:
+        raise
     except json.JSONDecodeError as err:
         raise NotJSON(str(err)) from None
     except ValueError:
         raise NotJSON(too_many_digits()) from None
     except RecursionError:
         raise NotJSON(NESTED) from None
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once, else NotJSON naming the key given twice."""
+    value = dict(pairs)
+    if len(value) < len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise NotJSON(f"the key {json.dumps(twice, ensure_ascii=False)} is given twice in one object (which one is "
+                      "meant, JSON does not say); give each key once")
+    return value
 
 
 def too_many_digits() -> str:

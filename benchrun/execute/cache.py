@@ -14,7 +14,7 @@ import os
 import re
 import sqlite3
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NamedTuple
 
@@ -25,6 +25,7 @@ from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
+from benchrun.execute.runners.base import TooLarge, received
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -186,12 +187,14 @@ def _read(name: str) -> str:
 
 
 class RunCache:
-    """The store as one run uses it: the parts of the key that one run never changes, bound once."""
+    """The store as one run uses it: the parts of the key that one run never changes, bound once; answers read back
+    at most `max_bytes` long (the setting `bound`, runner.max_response_bytes), as the runner reads them."""
 
     def __init__(self, store: Store, runner: str, pin: dict[str, Any], settings: dict[str, Any], model: str,
-                 run_id: str):
+                 run_id: str, max_bytes: int, bound: str):
         self.store, self.runner, self.pin, self.settings = store, runner, pin, settings
         self.model, self.digest, self.run_id = model, pin.get("digest"), run_id
+        self.max_bytes, self.bound = max_bytes, bound
         self._around: dict[tuple[int, Repeat], tuple[Any, ...]] = {}
 
     def key(self, messages: list[Message], schema: Mapping[str, Any], repeat: Repeat) -> str:
@@ -208,7 +211,18 @@ class RunCache:
         return hashlib.sha256(around[1] + canonical_json(prompt) + around[2]).hexdigest()
 
     def get_many(self, keys: list[str]) -> dict[str, Entry]:
-        return self.store.get_many(keys)
+        """The store's entries under `keys`, each answer taken through the boundary a server's answer is (`received`),
+        so a planted or damaged entry cannot bring into a run what no server can have measured (a negative count,
+        10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, and its entry deleted."""
+        found = {}
+        for key, entry in self.store.get_many(keys).items():
+            try:
+                answer = received(entry.answer, self.max_bytes, self.bound)
+            except TooLarge:
+                self.store.delete(key)
+                continue
+            found[key] = entry if answer is entry.answer else replace(entry, answer=answer)
+        return found
 
     def put(self, key: str, answer: Completion) -> None:
         """Keep an answer, as asked by this run."""
@@ -289,10 +303,13 @@ class Store:
             try:
                 checked = Completion.model_validate_json(answer)  # damaged: a miss, never a text-less response
             except ValidationError:
-                self._execute("DELETE FROM answers WHERE key = ?", (key,))
+                self.delete(key)
                 continue
             found[key] = Entry(checked, model, digest, run_id, created_at)
         return found
+
+    def delete(self, key: str) -> None:
+        self._execute("DELETE FROM answers WHERE key = ?", (key,))
 
     def put(self, key: str, entry: Entry) -> None:
         """Store an answer (a key already stored keeps its first answer)."""
