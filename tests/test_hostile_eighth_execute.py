@@ -17,6 +17,9 @@ with the rule it now obeys.
   a judge that gave two grades was graded by the second and the format check passed an answer of two; now the one
   reader of answers' JSON (`core.text.json_value`) refuses it, naming the key: the answer's format problem, the
   reply's scorer error
+- a model pulled again while the run asked (Ollama's `ollama pull` of a new version under the name): the run said one
+  digest answered all its answers; now the digest is asked again as the run ends and one that changed fails the run
+  (its answers kept), naming both digests and the server
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ import sqlite3
 
 import pytest
 
+from benchrun.archive.reader import short_digest
 from benchrun.core.errors import EXIT
-from benchrun.testing.lab import Lab
-from benchrun.testing.ollama_server import FakeOllama, Reply
+from benchrun.testing.lab import Lab, half_right
+from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
@@ -135,3 +139,41 @@ def test_a_judges_reply_giving_two_grades_grades_nothing(tmp_path):
     assert [(s["metrics"], s["error"]) for s in read_jsonl(scores) if s["scorer"] == "names"] == [
         (None, {"type": "JudgeReplyInvalid", "message": "1 of 1 judgements give no grade: the judge's reply is not "
                                                         "JSON: " + TWICE.format("score")})] * 3
+
+
+def test_a_model_pulled_again_while_the_run_asks_fails_the_run_naming_both_digests(tmp_path):
+    asked = []
+
+    def repulled(req):
+        asked.append(req)
+        if len(asked) == 2:  # the second answer on, another model answers under the name
+            lab.server.digests["llama3.2"] = "f" * 64
+        return half_right(req)
+
+    with Lab(tmp_path, n=4, latency_s=0, responder=repulled) as lab:
+        result = lab.call(*lab.args("runner.concurrency=1"))
+        [run_dir] = lab.run_dirs()
+    began = fake_digest("llama3.2")
+    line = (f"model llama3.2 changed on {lab.server.url} while the run asked: digest {short_digest(began)} when it "
+            f"began, digest {short_digest('f' * 64)} as it ended (pulled again?); its answers may come from either "
+            "model and cannot be told apart: run it again")
+    assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {line}\n")
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["reason"], info["identity"]["digest"]) == ("failed", line, began)
+    assert len(read_jsonl(run_dir / "responses.jsonl")) == 4
+
+
+def test_a_server_that_cannot_say_its_digest_as_the_run_ends_changes_nothing(tmp_path):
+    asked = []
+
+    def gone_from_the_list(req):
+        asked.append(req)
+        if len(asked) == 4:
+            lab.server.models.remove("llama3.2")
+        return half_right(req)
+
+    with Lab(tmp_path, n=4, latency_s=0, responder=gone_from_the_list) as lab:
+        result = lab.call(*lab.args("runner.concurrency=1"))
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"

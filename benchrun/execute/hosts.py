@@ -54,6 +54,12 @@ class HostPool:
             output.warning(versions)
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
 
+    async def digests_now(self) -> dict[str, str | None]:
+        """What each server not lost serves the model by now; a server that cannot say is left out."""
+        found = await asyncio.gather(*(host.runner.digests_now() for host in self.hosts if not host.lost),
+                                     return_exceptions=True)
+        return {url: digest for each in found if not isinstance(each, BaseException) for url, digest in each.items()}
+
     async def _one_each(self) -> None:
         """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address):
         the same port and path at an address both names resolve to. A name that does not resolve is left to each

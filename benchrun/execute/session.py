@@ -11,7 +11,7 @@ from benchrun.archive.reader import model_digest, short_digest
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
-from benchrun.core.errors import BenchrunError, ConfigError, FailFast, RunInterrupted, ServerLost
+from benchrun.core.errors import BenchrunError, ConfigError, FailFast, RunInterrupted, RunnerError, ServerLost
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, Status
 from benchrun.core.manifest import Query
@@ -72,9 +72,28 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
         async with grader_for(plan, writer, judge) as grader:
             writer.asking()
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries)
+    await same_model_to_the_end(runner, writer)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
+
+
+async def same_model_to_the_end(runner: Runner, writer: RunWriter) -> None:
+    """RunnerError (the run recorded `failed`, its answers kept) when a server now serves the model by another digest
+    than the run was identified with: re-pulled mid-run, some answers came from each and which cannot be told. A
+    server that cannot say (it went away) says nothing."""
+    before = model_digest(writer.info.identity)
+    try:
+        now = await runner.digests_now()
+    except BenchrunError:
+        return
+    changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != before]
+    if changed:
+        url, digest = changed[0]
+        served = f"digest {short_digest(model_digest({'digest': digest}))}" if digest else "no digest"
+        raise RunnerError(f"model {writer.info.model} changed on {url} while the run asked: digest "
+                          f"{short_digest(before)} when it began, {served} as it ended (pulled again?); its answers "
+                          "may come from either model and cannot be told apart: run it again")
 
 
 def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:

@@ -190,6 +190,11 @@ class Runner(Protocol):
         given (a
         repeat's own seed). Raises Retryable or another error."""
 
+    async def digests_now(self) -> dict[str, str | None]:
+        """Server URL -> the digest it serves the model by now, asked again as the run ends (none where there is no
+        digest to ask: an OpenAI-compatible server gives none, and the embedded model in memory answered every
+        request). Raises RunnerError when a server cannot say."""
+
     def request_settings(self) -> dict[str, Any]:
         """Everything each request sends besides the messages and the format (model, options, ...): part of the
         response cache's key. Called after `identify`."""

@@ -287,6 +287,9 @@ class LocalRunner:
         """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""
         return {"options": self.options, "max_string_length": self.config.max_string_length}
 
+    async def digests_now(self) -> dict[str, str | None]:
+        return {}
+
     async def aclose(self) -> None:
         """Stop a generation still running (at its next token) and end the engine's process."""
         await self._engine.close()

@@ -59,6 +59,9 @@ class OllamaRunner:
             "server_version": version,
         })
 
+    async def digests_now(self) -> dict[str, str | None]:
+        return {self.host: (await self._listed_model()).digest}
+
     async def _version(self) -> Any:
         async with httpx.AsyncClient(base_url=self.host, **self._http()) as http:
             answer = (await http.get("/api/version")).raise_for_status().json()

@@ -215,6 +215,9 @@ class OpenAIRunner:
         return {"model": self.model, "options": self._options, "dialect": self.dialect, "strict": self.config.strict,
                 "max_string_length": self.config.max_string_length}
 
+    async def digests_now(self) -> dict[str, str | None]:
+        return {}
+
     async def aclose(self) -> None:
         await self.client.aclose()
 
