@@ -15,6 +15,7 @@ from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import takeback
 from benchrun.compose.config import checked_outputs
 from benchrun.console import output
+from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ConfigError
 
 
@@ -38,6 +39,10 @@ class RunDirCheck(Callback):
             return
         _check_outputs(config)
         sweep_dir = Path(config.hydra.sweep.dir)
+        for name, value in secrets.environment_credentials():  # its jobs would keep the name in their records
+            if value in str(sweep_dir):
+                _refuse(f"in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of ${name} "
+                        "(through task.name or an interpolation); secrets are never put in the archive")
         if holds_sweep(sweep_dir):
             _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
                     "(hydra.sweep.dir=...)")

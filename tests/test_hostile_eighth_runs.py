@@ -1,0 +1,85 @@
+"""Hostile input, eighth pass, the process side (issue 19's fresh pass of the same kinds): real `python -m benchrun`
+processes under abuse, the cases it found bad, each with the rule it now obeys.
+
+- an override reading a credential through OmegaConf's resolver (`task.name=${oc.env:MY_SECRET}`): refused for a
+  single run, but a sweep's directory was named with the secret (its jobs' run.json keeping the path), and
+  `--cfg job --resolve` printed it; now refused before Hydra writes or prints anything, as the key pasted is, and a
+  sweep directory whose name would hold a credential however it got there (an interpolation of an interpolation) is
+  refused before it is made
+- an override whose interpolation cannot be resolved (`task.system=${oc.env:NOPE}`, `${nope.x}`, a resolver given
+  too few arguments, `${hydra:job.override_dirname}`, which recurses): two lines, Hydra's `Error executing job with
+  overrides: [...]` and OmegaConf's message naming no key (or `full_key: hydra.run.dir`, the name it was resolved
+  into); run.json's `overrides` held the override resolved (`task.system=sys llama3.2` for `sys ${runner.model}`),
+  not as given. Now one line naming the key (and, for the run directory's name, the override), and run.json keeps
+  the overrides as given, as .hydra/overrides.yaml does
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab
+from tests.helpers.commands import call_benchrun, run_benchrun
+
+pytestmark = pytest.mark.slow
+
+SECRET = "supersecretvalue1234567890abcdef"
+REFUSED = ("put an API key in an environment variable and name it with runner.api_key_env, and give URLs without "
+           "user names or passwords")
+
+
+@pytest.mark.parametrize("args", [
+    ("-m", "task.name=${oc.env:MY_SECRET}", "runner.model=a,b"),
+    ("--cfg", "job", "--resolve", "task.name=${oc.env: 'MY_SECRET',x}"),
+    ("--cfg", "job", "--resolve", "task.name=${oc.env:ALIAS}"),
+])
+def test_an_override_reading_a_credential_through_oc_env_is_refused_before_hydra(tmp_path, args):
+    env = {"MY_SECRET": SECRET, "ALIAS": SECRET}
+    done = run_benchrun(*args, f"outputs={tmp_path / 'out'}", cwd=tmp_path, env=env)
+    name = "ALIAS" if "ALIAS" in args[-1] else "MY_SECRET"
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': task.name: secrets are never taken from the config, where they would be "
+        f"archived (${{oc.env:{name}}}, which reads the credential in ${name}); {REFUSED}\n"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_directory_whose_name_would_hold_a_credential_is_never_made(tmp_path):
+    done = run_benchrun("-m", "task.name='${oc.env:${task.description}}'", "+task.description=MY_SECRET",
+                        "runner.model=a,b", f"outputs={tmp_path / 'out'}", cwd=tmp_path, env={"MY_SECRET": SECRET})
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of $MY_SECRET "
+        "(through task.name or an interpolation); secrets are never put in the archive\n"))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("override, said", [
+    ("task.system=${oc.env:NOPE}",
+     "task.system: cannot resolve: KeyError raised while resolving interpolation: \"Environment variable 'NOPE' not "
+     "found\""),
+    ("task.system=${nope.x}", "task.system: cannot resolve: Interpolation key 'nope.x' not found"),
+    ("task.system=${slug:}", "task.system: cannot resolve: TypeError raised while resolving interpolation: slug() "
+                             "missing 1 required positional argument: 'value'"),
+    ("task.system=${hydra:job.override_dirname}",
+     "hydra.job.override_dirname: cannot resolve: RecursionError raised while resolving interpolation: maximum "
+     "recursion depth exceeded"),
+    ("task.name=${oc.env:NOPE}",
+     "task.name: cannot resolve: KeyError raised while resolving interpolation: \"Environment variable 'NOPE' not "
+     "found\" (resolving hydra.run.dir, from the override 'task.name=${oc.env:NOPE}')"),
+    ("runner.model=${runner.model}",
+     "runner.model: cannot resolve: Recursive interpolation detected (resolving hydra.run.dir, from the override "
+     "'runner.model=${runner.model}')"),
+])
+def test_an_interpolation_that_cannot_be_resolved_is_one_line_naming_the_key(tmp_path, override, said):
+    done = call_benchrun("dry_run=true", override, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], f"benchrun: error: in 'config': {said}\n")
+
+
+def test_run_json_keeps_the_overrides_as_given_not_resolved(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        done = lab.call(*lab.args("task.system=sys ${runner.model}"))
+        [run_dir] = lab.run_dirs()
+    assert done.returncode == EXIT["ok"]
+    assert json.loads((run_dir / "run.json").read_text())["overrides"][-1] == "task.system=sys ${runner.model}"
