@@ -12,11 +12,21 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   into); run.json's `overrides` held the override resolved (`task.system=sys llama3.2` for `sys ${runner.model}`),
   not as given. Now one line naming the key (and, for the run directory's name, the override), and run.json keeps
   the overrides as given, as .hydra/overrides.yaml does
+- a custom_*.py that starts a thread at import that never ends: the import check waited IMPORT_TIMEOUT_S (60 s) and
+  said `still running after 60 s` though the import had ended (the thread kept its process alive); one that starts
+  a process (`subprocess.Popen(["sleep", "300"])`): the same, the process holding the check's pipes. Now the check
+  ends at once and names what was left running, the process killed
+- a custom_*.py that ignores SIGTERM or Ctrl-C at import (`signal.signal(signal.SIGTERM, signal.SIG_IGN)`), imported in
+  the run's own process: the run could no longer be stopped but by SIGKILL (left `running`); one that sets
+  `signal.alarm(1)`: the run killed by SIGALRM a second on, `running` with nothing said. Now every signal's handling
+  is put back as it was after the import, and an alarm set in it cancelled
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import time
 
 import pytest
 
@@ -83,3 +93,40 @@ def test_run_json_keeps_the_overrides_as_given_not_resolved(tmp_path):
         [run_dir] = lab.run_dirs()
     assert done.returncode == EXIT["ok"]
     assert json.loads((run_dir / "run.json").read_text())["overrides"][-1] == "task.system=sys ${runner.model}"
+
+
+@pytest.mark.parametrize("work, what", [
+    ("threading.Thread(target=lambda: time.sleep(600)).start()", "a thread ('Thread-1 (<lambda>)')"),
+    ("subprocess.Popen(['sleep', '600'])", "a process"),
+])
+def test_a_file_that_leaves_work_running_at_import_is_one_line_at_once(tmp_path, work, what):
+    source = f"import subprocess, threading, time\n{work}\n\ndef s(response, values):\n    return 1\n"
+    with Lab(tmp_path, n=1, latency_s=0, scorer=source) as lab:
+        began = time.monotonic()
+        done = lab.call(*lab.args("dry_run=true"))
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'custom_scorer.py': cannot import: it starts {what} that is still running once it is "
+        "imported, which would keep the run from ending; a benchmark's file must define its functions and classes, "
+        "not work at import\n"))
+    assert time.monotonic() - began < 20
+
+
+def test_a_file_that_ignores_sigterm_at_import_leaves_the_run_stoppable(tmp_path):
+    source = ("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              "signal.signal(signal.SIGINT, signal.SIG_IGN)\n\ndef s(response, values):\n    return 1\n")
+    with Lab(tmp_path, n=4, latency_s=0, scorer=source) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=60)
+        assert (proc.returncode, err.count("\n")) == (EXIT["interrupted"], 1), err
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+
+
+def test_an_alarm_set_at_import_does_not_kill_the_run(tmp_path):
+    source = "import signal\nsignal.alarm(1)\n\ndef s(response, values):\n    return 1\n"
+    with Lab(tmp_path, n=4, latency_s=0, scorer=source) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            time.sleep(2)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (EXIT["ok"], "")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
