@@ -20,6 +20,9 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   the run's own process: the run could no longer be stopped but by SIGKILL (left `running`); one that sets
   `signal.alarm(1)`: the run killed by SIGALRM a second on, `running` with nothing said. Now every signal's handling
   is put back as it was after the import, and an alarm set in it cancelled
+- a response class whose JSON schema refers outside itself (`json_schema_extra={"$ref": "http://..."}`, a
+  `$dynamicRef`): compiled, then the format check's validator fetched the URL as the run began (a file:// one it
+  read), and failed in a traceback, the run `failed`; now refused at compile, naming the format and the reference
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
+from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
 
 pytestmark = pytest.mark.slow
@@ -130,3 +134,17 @@ def test_an_alarm_set_at_import_does_not_kill_the_run(tmp_path):
         _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (EXIT["ok"], "")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+@pytest.mark.parametrize("where", ["{'$ref': URL}", "{'properties': {'answer': {'$dynamicRef': URL}}}"])
+def test_a_response_schema_referring_outside_itself_is_refused_at_compile(tmp_path, where):
+    url = "http://127.0.0.1:9/evil.json"
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(format="F")), "custom_response.py": (
+        f"from pydantic import BaseModel, ConfigDict\n\nURL = {url!r}\n\n\nclass F(BaseModel):\n"
+        f"    model_config = ConfigDict(json_schema_extra={where})\n    answer: str\n")})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    key = "$ref" if "$ref" in where else "$dynamicRef"
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'custom_response.py': format 'F': its JSON schema refers to '{url}' ({key}), outside "
+        "the schema, and benchrun fetches nothing for a format (no URL, no file); define what it refers to in "
+        "custom_response.py\n"))
