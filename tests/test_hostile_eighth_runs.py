@@ -23,17 +23,24 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - a response class whose JSON schema refers outside itself (`json_schema_extra={"$ref": "http://..."}`, a
   `$dynamicRef`): compiled, then the format check's validator fetched the URL as the run began (a file:// one it
   read), and failed in a traceback, the run `failed`; now refused at compile, naming the format and the reference
+- a limit of open files under 100 (`ulimit -n 30`): the scorer process, which keeps its pipes at 100 and above,
+  could not start; a traceback on the console, every user scorer's score `ScorerUnavailable`, and exit 0. Now the
+  pipes are kept at the highest numbers such a limit allows
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
@@ -148,3 +155,15 @@ def test_a_response_schema_referring_outside_itself_is_refused_at_compile(tmp_pa
         f"benchrun: error: in 'custom_response.py': format 'F': its JSON schema refers to '{url}' ({key}), outside "
         "the schema, and benchrun fetches nothing for a format (no URL, no file); define what it refers to in "
         "custom_response.py\n"))
+
+
+def test_a_low_open_files_limit_leaves_the_scorer_process_working(tmp_path):
+    """`ulimit -n 30`: the scorer process kept its pipes at 100, which it could not; every user scorer's score was
+    `ScorerUnavailable: the scorer process did not start`, a traceback on the console, and the run exited 0."""
+    with Lab(tmp_path, n=3, latency_s=0) as lab:
+        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args()], cwd=tmp_path, env=child_env(),
+                              capture_output=True, text=True, timeout=120,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (30, 30)))
+        [run_dir] = lab.run_dirs()
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert [json.loads(line)["error"] for line in (run_dir / "scores.jsonl").read_text().splitlines()] == [None] * 6
