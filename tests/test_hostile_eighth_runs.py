@@ -26,6 +26,10 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - a limit of open files under 100 (`ulimit -n 30`): the scorer process, which keeps its pipes at 100 and above,
   could not start; a traceback on the console, every user scorer's score `ScorerUnavailable`, and exit 0. Now the
   pipes are kept at the highest numbers such a limit allows
+- a system's error met in a run where nothing nearer names it (`ulimit -n 16`: too many open files): the run was
+  recorded as `failed`, but the console said `Error executing job with overrides: [...]` and `too many open files
+  writing Hydra's files in DIR (its copies of the config); nothing was recorded`. Now one line saying what the run
+  directory records, and the command that finishes it
 """
 
 from __future__ import annotations
@@ -167,3 +171,22 @@ def test_a_low_open_files_limit_leaves_the_scorer_process_working(tmp_path):
         [run_dir] = lab.run_dirs()
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert [json.loads(line)["error"] for line in (run_dir / "scores.jsonl").read_text().splitlines()] == [None] * 6
+
+
+def test_a_system_error_met_in_a_run_says_what_is_recorded_and_resume_finishes_it(tmp_path):
+    """`ulimit -n 16`: the run was recorded as `failed`, but the console said `Error executing job with overrides:
+    [...]` and `too many open files writing Hydra's files in DIR (its copies of the config); nothing was recorded`."""
+    with Lab(tmp_path, n=3, latency_s=0) as lab:
+        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args()], cwd=tmp_path, env=child_env(),
+                              capture_output=True, text=True, timeout=120,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16)))
+        [run_dir] = lab.run_dirs()
+        where = run_dir.absolute()
+        assert (done.returncode, done.stderr) == (EXIT["archive"], (
+            f"benchrun: error: too many open files; run {run_id(run_dir)} is recorded as 'failed' with 0 of 3 samples "
+            f"in {where}; finish it with: benchrun-audit resume {where}\n"))
+        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"] and lab.verified(run_dir)
+
+
+def run_id(run_dir) -> str:
+    return json.loads((run_dir / "run.json").read_text())["run_id"][:12]
