@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
@@ -49,6 +50,7 @@ class RunDirCheck(Callback):
         if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
             _refuse(why)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"])
+        _check_swept_once(OmegaConf.to_container(config.hydra.overrides.task))
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
         takeback.SWEEPS.append(sweep_dir)
@@ -69,6 +71,18 @@ def _check_subdir(subdir: Any) -> None:
     if "/" in written or "\\" in written or written in ("", ".", ".."):
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
                 "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
+
+
+def _check_swept_once(overrides: list[str]) -> None:
+    """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
+    the sweep's table, its report and its exports could not tell apart (a list of models is refused alike)."""
+    for override in OverridesParser.create().parse_overrides(overrides):
+        if not override.is_sweep_override():
+            continue
+        values = list(override.sweep_string_iterator())
+        if twice := next((value for i, value in enumerate(values) if value in values[:i]), None):
+            _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
+                    "would have one label; list each value once (repeats=k asks every sample k times in one run)")
 
 
 def _refuse(message: str) -> None:

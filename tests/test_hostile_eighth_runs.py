@@ -30,6 +30,9 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   recorded as `failed`, but the console said `Error executing job with overrides: [...]` and `too many open files
   writing Hydra's files in DIR (its copies of the config); nothing was recorded`. Now one line saying what the run
   directory records, and the command that finishes it
+- a sweep listing one value twice (`-m runner.model=llama3.2,llama3.2`): two jobs of one label, two columns named
+  `llama3.2` in the sweep's table that nothing told apart (`runner.model=[a,a]` is refused); now refused before the
+  sweep directory is made
 """
 
 from __future__ import annotations
@@ -190,3 +193,13 @@ def test_a_system_error_met_in_a_run_says_what_is_recorded_and_resume_finishes_i
 
 def run_id(run_dir) -> str:
     return json.loads((run_dir / "run.json").read_text())["run_id"][:12]
+
+
+@pytest.mark.parametrize("swept", ["runner.model=llama3.2,llama3.2", "runner.options.temperature=choice(0,0.5,0)"])
+def test_a_sweep_listing_one_value_twice_is_refused_before_it_is_made(tmp_path, swept):
+    done = call_benchrun("-m", swept, f"outputs={tmp_path / 'out'}", cwd=tmp_path)
+    key, twice = swept.partition("=")[0], swept.rpartition(",")[2].rstrip(")")
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: the sweep lists '{twice}' twice, so two of its jobs would have one "
+        "label; list each value once (repeats=k asks every sample k times in one run)\n"))
+    assert not (tmp_path / "out").exists()
