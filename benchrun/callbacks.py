@@ -29,6 +29,7 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):
             return
         _check_outputs(config)
+        _check_inside(config)
         run_dir = Path(config.hydra.run.dir)
         why = refusal(run_dir)
         if why:
@@ -39,6 +40,7 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):
             return
         _check_outputs(config)
+        _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
         for name, value in secrets.environment_credentials():  # its jobs would keep the name in their records
             if value in str(sweep_dir):
@@ -71,6 +73,17 @@ def _check_subdir(subdir: Any) -> None:
     if "/" in written or "\\" in written or written in ("", ".", ".."):
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
                 "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
+
+
+def _check_inside(config: DictConfig) -> None:
+    """Refuse a name Hydra puts a run's own files under that would lead out of the run's directory:
+    hydra.output_subdir (its copies of the config, `.hydra`) and hydra.job.name (its log, `<name>.log`); `../x` put
+    them beside the runs, where the next run's replaced them."""
+    for key, fix in (("output_subdir", "leave it out (.hydra)"), ("job.name", "leave it out")):
+        value = OmegaConf.select(config.hydra, key)
+        if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
+            _refuse(f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
+                    f"are kept; {fix}")
 
 
 def _check_swept_once(overrides: list[str]) -> None:

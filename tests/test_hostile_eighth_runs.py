@@ -33,6 +33,9 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - a sweep listing one value twice (`-m runner.model=llama3.2,llama3.2`): two jobs of one label, two columns named
   `llama3.2` in the sweep's table that nothing told apart (`runner.model=[a,a]` is refused); now refused before the
   sweep directory is made
+- `hydra.output_subdir=../../escape` or `hydra.job.name=../../jn`: Hydra's copies of the config (`.hydra`) or its
+  log (`<job name>.log`) put outside the run's directory, in outputs/, where the next run's replaced them (the run
+  verified intact without them); now refused before anything is made, as hydra.sweep.subdir is
 """
 
 from __future__ import annotations
@@ -202,4 +205,18 @@ def test_a_sweep_listing_one_value_twice_is_refused_before_it_is_made(tmp_path, 
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}: the sweep lists '{twice}' twice, so two of its jobs would have one "
         "label; list each value once (repeats=k asks every sample k times in one run)\n"))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("override, fix", [
+    ("hydra.output_subdir=../../escape", "leave it out (.hydra)"),
+    ("hydra.job.name=../../jn", "leave it out"),
+])
+@pytest.mark.parametrize("sweep", [False, True])
+def test_hydras_files_of_a_run_are_never_put_outside_its_directory(tmp_path, override, fix, sweep):
+    done = call_benchrun(*(("-m", "runner.model=a,b") if sweep else ()), override, f"outputs={tmp_path / 'out'}",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {override}: a name in the run's directory (no '/', not '.' or '..'), where its files are "
+        f"kept; {fix}\n"))
     assert not (tmp_path / "out").exists()
