@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
@@ -15,6 +16,7 @@ from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import takeback
 from benchrun.compose.config import checked_outputs
 from benchrun.console import output
+from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ConfigError
 
 
@@ -27,6 +29,7 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):
             return
         _check_outputs(config)
+        _check_inside(config)
         run_dir = Path(config.hydra.run.dir)
         why = refusal(run_dir)
         if why:
@@ -37,13 +40,19 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):
             return
         _check_outputs(config)
+        _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
+        for name, value in secrets.environment_credentials():  # its jobs would keep the name in their records
+            if value in str(sweep_dir):
+                _refuse(f"in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of ${name} "
+                        "(through task.name or an interpolation); secrets are never put in the archive")
         if holds_sweep(sweep_dir):
             _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
                     "(hydra.sweep.dir=...)")
         if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
             _refuse(why)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"])
+        _check_swept_once(OmegaConf.to_container(config.hydra.overrides.task))
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
         takeback.SWEEPS.append(sweep_dir)
@@ -64,6 +73,29 @@ def _check_subdir(subdir: Any) -> None:
     if "/" in written or "\\" in written or written in ("", ".", ".."):
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
                 "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
+
+
+def _check_inside(config: DictConfig) -> None:
+    """Refuse a name Hydra puts a run's own files under that would lead out of the run's directory:
+    hydra.output_subdir (its copies of the config, `.hydra`) and hydra.job.name (its log, `<name>.log`); `../x` put
+    them beside the runs, where the next run's replaced them."""
+    for key, fix in (("output_subdir", "leave it out (.hydra)"), ("job.name", "leave it out")):
+        value = OmegaConf.select(config.hydra, key)
+        if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
+            _refuse(f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
+                    f"are kept; {fix}")
+
+
+def _check_swept_once(overrides: list[str]) -> None:
+    """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
+    the sweep's table, its report and its exports could not tell apart (a list of models is refused alike)."""
+    for override in OverridesParser.create().parse_overrides(overrides):
+        if not override.is_sweep_override():
+            continue
+        values = list(override.sweep_string_iterator())
+        if twice := next((value for i, value in enumerate(values) if value in values[:i]), None):
+            _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
+                    "would have one label; list each value once (repeats=k asks every sample k times in one run)")
 
 
 def _refuse(message: str) -> None:

@@ -12,12 +12,12 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from hydra.types import RunMode
-from omegaconf import DictConfig
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException
 
 from benchrun.app import run
 from benchrun.compose import takeback
-from benchrun.compose.config import register_with_hydra
+from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
@@ -42,7 +42,7 @@ def hydra_main(cfg: DictConfig) -> None:
     worker = not INTERRUPTS.installed()  # a launcher's worker process (joblib's, a Slurm job's): see interrupted()
     INTERRUPTS.install()
     run_dir = Path(hydra_cfg.runtime.output_dir)
-    overrides = list(hydra_cfg.overrides.task)
+    overrides = OmegaConf.to_container(hydra_cfg.overrides.task)  # as given: `${...}` in one is not resolved
     sweep = Path(hydra_cfg.sweep.dir).absolute() if multirun else None
     try:
         code = run(cfg, run_dir, overrides=overrides, sweep=sweep,
@@ -81,6 +81,8 @@ def hydra_error(err: Exception) -> str | None:
         return f"hydra/launcher could not launch the sweep's jobs: {lines[-1] if lines else type(err).__name__}"
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return None
+    if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had
+        return str(unresolvable(err, sys.argv[1:]))
     if isinstance(err, OverrideParseException) and (unquoted := _unquoted_character(err)) is not None:
         return unquoted
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(

@@ -10,15 +10,19 @@ import contextlib
 import hashlib
 import importlib.util
 import io
+import json
 import logging
+import os
 import re
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 import uuid
 from pathlib import Path
 from types import ModuleType
+from typing import Iterator
 
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_utf8
@@ -28,9 +32,14 @@ from benchrun.core.secrets import SECRETS
 LOG = logging.getLogger("benchrun.compiler.usercode")
 IMPORT_TIMEOUT_S = 60
 """How long importing a benchmark's Python file may take."""
-PROBE = ("import runpy, sys\ntry:\n    runpy.run_path(sys.argv[1], run_name='benchrun_probe')\n"
-         "except BaseException:\n    pass\nsys.stdout.write(sys.argv[2])\n")
-"""The child's import: whatever the file raises is reported by the import that follows; the token says it ended."""
+PROBE = ("import json, os, runpy, sys, threading\ntry:\n    runpy.run_path(sys.argv[1], run_name='benchrun_probe')\n"
+         "except BaseException:\n    pass\nleft = [t for t in threading.enumerate() if not t.daemon and t is not "
+         "threading.main_thread()]\nfor t in left:\n    t.join(THREAD_GRACE_S)\n"
+         "left = [t.name for t in left if t.is_alive()]\n"
+         "sys.stdout.write('\\n' + json.dumps(left) + sys.argv[2])\nsys.stdout.flush()\nos._exit(0)\n"
+         ).replace("THREAD_GRACE_S", "1")
+"""The child's import: whatever the file raises is reported by the import that follows; then the threads the import
+left running (which would keep a run's process from ever exiting), and the token that says it ended."""
 _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 """The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
@@ -48,7 +57,7 @@ def import_file(path: Path, rel: str, probe: bool = True) -> ModuleType:
     sys.modules[name] = module
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), _signals_kept():
             spec.loader.exec_module(module)
     except (Exception, SystemExit, KeyboardInterrupt) as err:  # anything user code raises is reported, not raised
         del sys.modules[name]
@@ -62,26 +71,63 @@ def import_file(path: Path, rel: str, probe: bool = True) -> ModuleType:
     return module
 
 
+@contextlib.contextmanager
+def _signals_kept() -> Iterator[None]:
+    """Every signal's handling as it was before the block, and no alarm set in it: a file that ignores SIGTERM or
+    Ctrl-C at import (`signal.signal(SIGINT, SIG_IGN)`) or sets `signal.alarm(5)` must not make the run one that
+    cannot be stopped, or one killed five seconds on."""
+    kept = {sig: signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig, handler in kept.items():
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                signal.signal(sig, handler)
+
+
 def utf8(path: Path, rel: str) -> None:
     """Refuse a file that is not UTF-8 text, which Python imports (in a comment) but cannot show the source of."""
     read_utf8(path, rel)
 
 
 def probed(path: Path, rel: str) -> None:
-    """Import `path` in a child process (without the API key): refuse a file whose import ends that process without
-    a Python error (os._exit, a signal) or does not end within IMPORT_TIMEOUT_S; errors it raises are left to the
-    import in this process, which reports them."""
+    """Import `path` in a child process of a session of its own (without the API key): refuse a file whose import
+    ends that process without a Python error (os._exit, a signal), does not end within IMPORT_TIMEOUT_S, or leaves a
+    thread or a process running (either would keep a run from ending, or hold its output open); errors it raises
+    are left to the import in this process, which reports them."""
     done = uuid.uuid4().hex
-    try:
-        child = subprocess.run([sys.executable, "-c", PROBE, str(path), done], stdin=subprocess.DEVNULL,
-                               capture_output=True, env=SECRETS.child_env(), timeout=IMPORT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise TaskError(f"cannot import: still running after {IMPORT_TIMEOUT_S} s; a benchmark's file must define its "
-                        "functions and classes, not work at import", file=rel) from None
-    if not child.stdout.endswith(done.encode()):
-        code = child.returncode
+    with tempfile.TemporaryFile() as out:
+        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done], stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=subprocess.DEVNULL, env=SECRETS.child_env(), start_new_session=True)
+        try:
+            code = child.wait(timeout=IMPORT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise TaskError(f"cannot import: still running after {IMPORT_TIMEOUT_S} s; a benchmark's file must define "
+                            "its functions and classes, not work at import", file=rel) from None
+        finally:
+            left = _end_group(child.pid)
+            child.wait()
+        out.seek(0)
+        said = out.read()
+    if not said.endswith(done.encode()):
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"os._exit({code}) or the like"
         raise TaskError(f"cannot import: it ended the process importing it ({how}) before its last line", file=rel)
+    threads = json.loads(said[:-len(done)].rsplit(b"\n", 1)[-1])
+    if threads or left:
+        what = f"a thread ({threads[0]!r})" if threads else "a process"
+        raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, which would keep "
+                        "the run from ending; a benchmark's file must define its functions and classes, not work at "
+                        "import", file=rel)
+
+
+def _end_group(pgid: int) -> bool:
+    """Kill what is left of the probe's process group; whether anything was."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def first_line(err: BaseException) -> str:

@@ -245,8 +245,21 @@ def _to_plain(config: Any) -> dict[str, Any]:
         try:
             return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)
         except Exception as err:  # an interpolation or missing value, reported as a config error
-            raise ConfigError(f"cannot resolve: {err}".splitlines()[0], file="config") from None
+            raise unresolvable(err) from None
     return dict(config)
+
+
+def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
+    """An interpolation (`${...}`) or a missing value that cannot be resolved, naming the key that holds it (OmegaConf
+    names it after the message, `full_key: task.system object_type=dict`); in Hydra's own keys (the run directory's
+    name, made of task.name and runner.model), the overrides that hold an interpolation or `???`."""
+    message = str(getattr(err, "msg", err)).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    key = getattr(err, "full_key", None) or None
+    held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
+    if key and key.startswith("hydra.") and held:
+        message += f" (resolving {key}, from the override {' '.join(map(repr, held))})"
+        key = held[0].partition("=")[0].lstrip("+~")
+    return ConfigError(f"cannot resolve: {message}", file="config", key=key)
 
 
 def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:

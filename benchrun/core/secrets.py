@@ -33,6 +33,8 @@ URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
 """A URL anywhere in a value (quoted, or an item of a list, as Hydra's override grammar allows)."""
 USER_INFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*@")
 """A URL whose authority holds a user name (and maybe a password)."""
+ENV_READ = re.compile(r"\$\{\s*(?:oc\.env|env)\s*:\s*['\"]?([^\s,'\"}]+)")
+"""OmegaConf's resolver of an environment variable, `${oc.env:NAME}` (`env` in older versions), and the name."""
 BEARER = re.compile(r"(?i)^(bearer|basic|token)\s+\S")
 MASK = "***"
 KEY_CHARS = "A-Za-z0-9_-"
@@ -62,7 +64,16 @@ def secret_value(value: Any) -> str | None:
             return why
     if BEARER.match(value):
         return "an Authorization header value"
-    return environment_key(value)
+    return environment_read(value) or environment_key(value)
+
+
+def environment_read(value: str) -> str | None:
+    """Why `value` reads a credential through OmegaConf's `${oc.env:NAME}` (a variable named like one, or holding the
+    value of one), which Hydra resolves into the run directory's name and what `--cfg job --resolve` prints; or None."""
+    for name in ENV_READ.findall(value):
+        if secret_key(name) or environment_key(os.environ.get(name, "")):
+            return f"${{oc.env:{name}}}, which reads the credential in ${name}"
+    return None
 
 
 def environment_key(value: str) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import resource
 import sys
 from pathlib import Path
 from typing import IO, Any, Callable
@@ -26,7 +27,9 @@ from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
 KEPT_FROM = 100
-"""The lowest file descriptor number the process's own pipes are kept at (every system allows 256 open files)."""
+"""The lowest file descriptor number the process's own pipes are kept at, where the open-files limit allows it."""
+KEPT_SPARE = 8
+"""Under a lower limit, how many numbers below it are left: the two pipes, and what user code opens."""
 
 
 def main() -> None:
@@ -74,7 +77,17 @@ def _kept(fd: int) -> int:
     """A copy of `fd` for benchrun's own use, numbered from KEPT_FROM: out of the way of user code that writes to a
     low number it takes for its own (`os.write(3, ...)`, as a shell's `3>debug.log` gives one), which fails in that
     call instead of writing into the pipes."""
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, KEPT_FROM)
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _lowest_kept())
+
+
+def _lowest_kept() -> int:
+    """KEPT_FROM, or under a limit of open files that does not reach past it (`ulimit -n 30`: the process could not
+    start, and every user scorer's score was `ScorerUnavailable`) the highest numbers it allows, as far from 3 as can
+    be."""
+    allowed = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if allowed == resource.RLIM_INFINITY or allowed > KEPT_FROM + KEPT_SPARE:
+        return KEPT_FROM
+    return max(3, allowed - KEPT_SPARE)
 
 
 def _send(replies: IO[str], message: Any) -> None:

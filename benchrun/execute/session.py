@@ -11,7 +11,16 @@ from benchrun.archive.reader import model_digest, short_digest
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
-from benchrun.core.errors import BenchrunError, ConfigError, FailFast, RunInterrupted, RunnerError, ServerLost
+from benchrun.core.errors import (
+    ArchiveError,
+    BenchrunError,
+    ConfigError,
+    FailFast,
+    RunInterrupted,
+    RunnerError,
+    ServerLost,
+    os_error_line,
+)
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, Status
 from benchrun.core.manifest import Query
@@ -46,6 +55,9 @@ def recording(writer: RunWriter) -> Iterator[None]:
         if not writer.finished:
             writer.finish("interrupted", f"interrupted by {signal_name}")
         raise RunInterrupted(f"interrupted by {signal_name}: {resume_hint(writer)}") from None
+    except OSError as err:  # the system's (too many open files, say), met where nothing nearer named it
+        writer.fail(f"benchrun failed: {ErrorInfo.of(err)}")
+        raise ArchiveError(f"{os_error_line(err)}; {resume_hint(writer)}") from None
     except Exception as err:
         writer.fail(f"benchrun failed: {ErrorInfo.of(err)}")
         raise
