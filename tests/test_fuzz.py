@@ -19,7 +19,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.manifest import FormatSpec, Manifest, RunnerSpec, Sample, TaskEntry
 from benchrun.core.records import Completion, Counts, RunInfo, ScoreRecord, answered
 from benchrun.core.text import writable
-from benchrun.execute.runners.base import TooLarge, received
+from benchrun.execute.boundary import TooLarge, received
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import ChatRequest
 

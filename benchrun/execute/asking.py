@@ -16,6 +16,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from benchrun.core.errors import EngineLost, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
+from benchrun.execute.boundary import received
 from benchrun.execute.runners.base import (
     Completion,
     Dropped,
@@ -25,7 +26,6 @@ from benchrun.execute.runners.base import (
     Runner,
     Unreachable,
     connects,
-    received,
 )
 
 BACKOFF_MAX_S = 8.0

@@ -25,7 +25,7 @@ from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
-from benchrun.execute.runners.base import TooLarge, received
+from benchrun.execute.boundary import TooLarge, received
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1

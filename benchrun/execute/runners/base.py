@@ -14,10 +14,7 @@ import httpx
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
-from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import RunnerConfig
-from benchrun.core.text import writable, writable_data
-from benchrun.core.yamlfile import MAX_INT
 
 
 class Retryable(Exception):
@@ -31,15 +28,6 @@ class Refused(Exception):
 class EngineDied(Exception):
     """The process that runs the model ended (a signal, an abort, the out-of-memory killer): no later request can be
     answered. The run stops as interrupted, as for a lost server; the message says how it ended."""
-
-
-class TooLarge(Exception):
-    """An answer longer than max_response_bytes: that sample's error, not worth another try."""
-
-
-def too_large(limit: int, key: str) -> TooLarge:
-    """TooLarge for an answer past `limit` bytes, the limit set by `key` (runner.max_response_bytes)."""
-    return TooLarge(f"the answer is longer than {key} ({limit:,} bytes); the rest was not read")
 
 
 class Unreachable(Retryable):
@@ -139,34 +127,6 @@ def free_strings(schema: Any, **keys: Any) -> Any:
     if updated.get("type") == "string" and not FIXED_STRINGS & updated.keys():
         updated.update(keys)
     return updated
-
-
-def received(completion: Completion, max_bytes: int, key: str) -> Completion:
-    """A runner's answer as it may be kept: its text at most `max_bytes` of UTF-8 (else TooLarge, naming the `key`
-    that sets it), every string fit
-    to write (lone surrogates replaced), token counts and durations only as a server can have measured them, and
-    every credential benchrun sends masked, so that neither the archive nor the response cache can hold one a server
-    echoed."""
-    text = writable(completion.text)
-    if len(text) * 4 > max_bytes and len(text.encode("utf-8")) > max_bytes:
-        raise too_large(max_bytes, key)
-    done = writable(completion.done_reason) if completion.done_reason else completion.done_reason
-    extra = writable_data(completion.extra) if completion.extra else completion.extra
-    counted = {"prompt_tokens": _measured(completion.prompt_tokens),
-               "completion_tokens": _measured(completion.completion_tokens),
-               "durations_ns": {k: v for k, v in completion.durations_ns.items() if _measured(v) is not None}}
-    if text is not completion.text or done is not completion.done_reason or extra != completion.extra or any(
-            value != getattr(completion, key) for key, value in counted.items()):
-        completion = completion.model_copy(update={"text": text, "done_reason": done, "extra": extra, **counted})
-    if SECRETS:
-        completion = Completion.model_validate_json(SECRETS.scrub(completion.model_dump_json()))
-    return completion
-
-
-def _measured(value: int | None) -> int | None:
-    """A token count or duration as a server may have measured it: a whole number from 0 to 2^53 - 1 (what every
-    JSON reader keeps exactly); anything else (a negative count, 10**30 tokens) is not reported."""
-    return value if value is not None and 0 <= value <= MAX_INT else None
 
 
 def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:

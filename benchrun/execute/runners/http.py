@@ -11,7 +11,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 import httpx
 
 from benchrun.core.settings import RunnerConfig
-from benchrun.execute.runners.base import BrokenAnswer, Refused, too_large
+from benchrun.execute.boundary import too_large
+from benchrun.execute.runners.base import BrokenAnswer, Refused
 from benchrun.execute.runners.transport import Transport
 
 WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.MAX_WBITS | 16}

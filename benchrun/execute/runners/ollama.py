@@ -13,12 +13,12 @@ from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
 from benchrun.core.text import writable_data
+from benchrun.execute.boundary import TooLarge
 from benchrun.execute.runners.base import (
     BrokenAnswer,
     Completion,
     Refused,
     Retryable,
-    TooLarge,
     Unreachable,
     resolvable,
     transient,
@@ -60,7 +60,8 @@ class OllamaRunner:
         })
 
     async def digests_now(self) -> dict[str, str | None]:
-        return {self.host: (await self._listed_model()).digest}
+        """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
+        return writable_data({self.host: (await self._listed_model()).digest})
 
     async def _version(self) -> Any:
         async with httpx.AsyncClient(base_url=self.host, **self._http()) as http:

@@ -13,12 +13,12 @@ from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig, http_url
 from benchrun.core.text import writable_data
+from benchrun.execute.boundary import TooLarge
 from benchrun.execute.runners.base import (
     BrokenAnswer,
     Completion,
     Refused,
     Retryable,
-    TooLarge,
     Unreachable,
     free_strings,
     resolvable,
