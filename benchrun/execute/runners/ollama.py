@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import json
+from typing import Any, AsyncIterator
 
 import httpx
 import ollama
@@ -20,6 +21,7 @@ from benchrun.execute.runners.base import (
     Refused,
     Retryable,
     Unreachable,
+    json_count,
     resolvable,
     transient,
     transport_failure,
@@ -28,6 +30,8 @@ from benchrun.execute.runners.base import (
 from benchrun.execute.runners.http import client_options
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+_MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
+"""The fields of Ollama's chat answer that are what the server measured: JSON integers, when it gives them."""
 
 
 class OllamaRunner:
@@ -43,7 +47,9 @@ class OllamaRunner:
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
 
     def _http(self) -> dict[str, Any]:
-        return client_options(self.config)
+        options = client_options(self.config)
+        options["event_hooks"]["response"].append(_measured_only)
+        return options
 
     async def identify(self) -> dict[str, Any]:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
@@ -127,6 +133,39 @@ class OllamaRunner:
 
     def public_config(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json"), "host": self.host}
+
+
+async def _measured_only(response: httpx.Response) -> None:
+    """An httpx response hook: a chat answer's body (bounded already) is read with each count and duration that is
+    not a JSON integer left out, before the official client reads it into its lax model (which takes `true` as 1,
+    `"7"` as 7 and `7.0` as 7, and refuses the whole answer for 1.5): not reported, as a count no server measured."""
+    if response.is_success and response.request.url.path.endswith("/api/chat"):
+        response.stream = _Measured(response.stream)
+
+
+class _Measured(httpx.AsyncByteStream):
+    """A chat answer's body, whole, without the counts and durations that are not JSON integers."""
+
+    def __init__(self, stream: httpx.AsyncByteStream):
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield _only_measured(b"".join([chunk async for chunk in self._stream]))
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+def _only_measured(body: bytes) -> bytes:
+    """`body` as it came, or, when a count or duration in it is not a JSON integer, its JSON without that field."""
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON: the client says so
+        return body
+    if not isinstance(answer, dict):
+        return body
+    odd = {key for key in _MEASURED if answer.get(key) is not None and json_count(answer[key]) is None}
+    return json.dumps({k: v for k, v in answer.items() if k not in odd}).encode() if odd else body
 
 
 def _said(err: BaseException) -> str:

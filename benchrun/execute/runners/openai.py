@@ -21,6 +21,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     free_strings,
+    json_count,
     resolvable,
     transient,
     transport_failure,
@@ -196,8 +197,8 @@ class OpenAIRunner:
             extra["refusal"] = message["refusal"]
         finish = choice.get("finish_reason")
         return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
-                          prompt_tokens=_count(usage.get("prompt_tokens")),
-                          completion_tokens=_count(usage.get("completion_tokens")), extra=extra)
+                          prompt_tokens=json_count(usage.get("prompt_tokens")),
+                          completion_tokens=json_count(usage.get("completion_tokens")), extra=extra)
 
     def _server_message(self, response: httpx.Response) -> str:
         """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes), made one line where an error becomes
@@ -247,11 +248,6 @@ def json_string(max_length: int | None) -> str:
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
-
-
-def _count(value: Any) -> int | None:
-    """A token count as given, or None for what is not a whole number (1.5, "many", 1e400): not reported."""
-    return value if type(value) is int else None
 
 
 def _kind(value: Any) -> str:

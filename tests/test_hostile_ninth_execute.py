@@ -1,0 +1,75 @@
+"""Hostile input, ninth pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found bad, each
+with the rule it now obeys.
+
+- an Ollama answer whose token counts or durations are not JSON integers (`"eval_count": true`,
+  `"prompt_eval_count": "7"`, `"total_duration": 5.0`): the official client's lax model took them as 1, 7 and 5, and
+  responses.jsonl said the server had measured those; one of 1.5 lost the whole answer (`not Ollama's chat answer:
+  ... got a number with a fractional part`), though an OpenAI-compatible answer keeps its text with such a count. Now
+  a count or duration that is not a JSON integer is left out of the answer before the client reads it: not reported,
+  the answer kept (one rule for both runners, `runners.base.json_count`)
+- a scorer returning an int subclass whose `__abs__` or `__float__` lies (`class Odd(int)` of 10**400, `abs()` 0):
+  it passed the bound on a metric's magnitude, 10**400 reached scores.jsonl whole and the run crashed summing it (a
+  traceback, exit 1, no summary.json); now a value is read as Python's own int or float (through those types' own
+  methods) before it is checked, so that call's scorer error says what it is (`got an int of 1,329 bits`)
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab, half_right
+from benchrun.testing.ollama_server import Reply
+from tests.helpers.benchfiles import scorer
+from tests.helpers.wire import records
+
+pytestmark = pytest.mark.slow
+
+DEFAULT_DURATIONS = {"load": 5_000_000, "prompt_eval": 10_000_000, "eval": 30_000_000}
+
+
+def _counted(**counts: object):
+    """The lab's answers, with these counts and durations as the server writes them."""
+    def respond(req):
+        reply = half_right(req)
+        return replace(Reply(content=reply) if isinstance(reply, str) else reply, **counts)
+    return respond
+
+
+@pytest.mark.parametrize("counts, reported", [
+    ({"eval_count": True, "prompt_eval_count": "7", "total_duration": 5.0}, (None, None, DEFAULT_DURATIONS)),
+    ({"eval_count": 1.5, "prompt_eval_count": 7, "eval_duration": "30"},
+     (7, None, {"total": 50_000_000, "load": 5_000_000, "prompt_eval": 10_000_000})),
+])
+def test_an_ollama_count_that_is_not_a_json_integer_is_not_reported_and_the_answer_kept(tmp_path, counts, reported):
+    with Lab(tmp_path, n=1, latency_s=0, responder=_counted(**counts)) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [row] = records(lab)
+    assert (row["prompt_tokens"], row["completion_tokens"], row["durations_ns"]) == reported
+    assert (row["text"], row["error"]) == ('{"answer": 0}', None)
+
+
+LYING_INT = """class Odd(int):
+    def __abs__(self):
+        return 0
+
+    def __float__(self):
+        return 0.0
+
+    def __repr__(self):
+        return '1'
+
+return Odd(10**400)"""
+
+
+def test_a_scorer_value_of_an_int_subclass_is_read_as_the_int_it_is(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0, scorer=scorer(LYING_INT)) as lab:
+        result = lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"] == [
+        (None, {"type": "TypeError", "message": "scorer result s must be a finite number of magnitude at most 1e+100, "
+                                                "or a bool; got an int of 1,329 bits"})]
+    assert (run_dir / "summary.json").exists()
