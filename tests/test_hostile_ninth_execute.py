@@ -11,6 +11,13 @@ with the rule it now obeys.
   it passed the bound on a metric's magnitude, 10**400 reached scores.jsonl whole and the run crashed summing it (a
   traceback, exit 1, no summary.json); now a value is read as Python's own int or float (through those types' own
   methods) before it is checked, so that call's scorer error says what it is (`got an int of 1,329 bits`)
+- a server describing its model at length (Ollama's /api/show with a template of 8 MiB, /api/version an 8 MiB
+  version, its /api/tags entry 8 MiB of details; an OpenAI-compatible /models entry likewise), each answer within
+  runner.max_response_bytes: kept whole in run.json, once for each server of a list (and once more for the list), so
+  a run over two such servers wrote a run.json of 75 MB and exited 0, and every reader of the run then refused it
+  (`verify`: `75,492,682 bytes, more than benchrun writes in a run.json (67,108,864 bytes)`, exit 4); now what one
+  server says of its model is at most 1 MiB of JSON (a real server's is a few KB), else the preflight's one line
+  naming the server (exit 3)
 """
 
 from __future__ import annotations
@@ -20,10 +27,13 @@ from dataclasses import replace
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.http_fake import json_response
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.benchfiles import scorer
-from tests.helpers.wire import records
+from tests.helpers.commands import call_benchrun
+from tests.helpers.wire import asking, records
 
 pytestmark = pytest.mark.slow
 
@@ -73,3 +83,33 @@ def test_a_scorer_value_of_an_int_subclass_is_read_as_the_int_it_is(tmp_path):
         (None, {"type": "TypeError", "message": "scorer result s must be a finite number of magnitude at most 1e+100, "
                                                 "or a bool; got an int of 1,329 bits"})]
     assert (run_dir / "summary.json").exists()
+
+
+LONG = "t" * 1_100_000
+
+
+def _described_at_length(server, path: str, described: dict) -> None:
+    """`server` answering GET or POST `path` with `described` (its answer otherwise as it was)."""
+    answered = server.dispatch
+    server.dispatch = lambda request: json_response(described) if request.path == path else answered(request)
+
+
+def test_an_ollama_describing_its_model_at_length_is_refused_at_the_preflight(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        _described_at_length(lab.server, "/api/show", {"template": LONG, "model_info": {}, "details": {}})
+        result = lab.call(*lab.args())
+        url = lab.server.url
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: Ollama at {url} describes the model in 1,100,378 bytes of JSON, more than run.json keeps of "
+        "a server's description (1,048,576 bytes; a real server's is a few KB): not what a model server says; "
+        "runner.host must name one\n"))
+
+
+def test_an_openai_server_describing_its_model_at_length_is_refused_at_the_preflight(tmp_path):
+    with FakeOpenAI(models=["m"]) as server, Lab(tmp_path, n=1, latency_s=0) as lab:
+        _described_at_length(server, "/v1/models", {"data": [{"id": "m", "object": "model", "notes": LONG}]})
+        result = call_benchrun(*asking(lab, server, "openai"), cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: the server at {server.url} describes the model in 1,100,185 bytes of JSON, more than "
+        "run.json keeps of a server's description (1,048,576 bytes; a real server's is a few KB): not what a model "
+        "server says; runner.base_url must name one\n"))

@@ -14,7 +14,7 @@ from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
 from benchrun.core.text import writable_data
-from benchrun.execute.boundary import TooLarge
+from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
     Completion,
@@ -57,13 +57,13 @@ class OllamaRunner:
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
         version = await self._call(self._version())
-        return writable_data({
+        return described(writable_data({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
             "server_version": version,
-        })
+        }), f"Ollama at {self.host}", self.config.key("host"))
 
     async def digests_now(self) -> dict[str, str | None]:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""

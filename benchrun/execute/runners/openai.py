@@ -13,7 +13,7 @@ from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig, http_url
 from benchrun.core.text import writable_data
-from benchrun.execute.boundary import TooLarge
+from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
     Completion,
@@ -78,10 +78,11 @@ class OpenAIRunner:
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               f"pick one of those for {self.config.key('model')}, or start the server with it")
         self.dialect = await self._dialect()
-        return writable_data({"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
-                              "details": {k: v for k, v in entry.items() if k not in _LISTED},
-                              "base_url": self.base_url, "structured_dialect": self.dialect,
-                              "system_fingerprint": self.fingerprint})
+        return described(writable_data({
+            "name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
+            "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
+            "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint,
+        }), f"the server at {self.base_url}", self.config.key("base_url"))
 
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
