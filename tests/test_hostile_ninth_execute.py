@@ -18,6 +18,11 @@ with the rule it now obeys.
   (`verify`: `75,492,682 bytes, more than benchrun writes in a run.json (67,108,864 bytes)`, exit 4); now what one
   server says of its model is at most 1 MiB of JSON (a real server's is a few KB), else the preflight's one line
   naming the server (exit 3)
+- a scorer writing, to the scorer process's reply pipe, a line in the shape of its call's reply whose score no
+  scorer may give (`[0, {"s": Infinity}, null]`): taken as the reply (the seventh pass refused only lines not in that
+  shape), so the run crashed summing an infinite score (`OverflowError`, exit 1) with `{"s": null}` in scores.jsonl;
+  now a reply is taken only as the scorer process writes one (names without control characters, finite numbers
+  within 1e100, or an error of two strings), else it is that call's `ScorerProtocolError`, the process replaced
 """
 
 from __future__ import annotations
@@ -113,3 +118,23 @@ def test_an_openai_server_describing_its_model_at_length_is_refused_at_the_prefl
         f"benchrun: error: the server at {server.url} describes the model in 1,100,185 bytes of JSON, more than "
         "run.json keeps of a server's description (1,048,576 bytes; a real server's is a few KB): not what a model "
         "server says; runner.base_url must name one\n"))
+
+
+FORGED = """import os
+for fd in range(100, 110):
+    try:
+        os.write(fd, b'[0, {"s": Infinity}, null]\\n')
+    except OSError:
+        pass
+return 1"""
+
+
+def test_a_reply_a_scorer_forges_on_the_reply_pipe_is_taken_only_if_a_scorer_could_give_it(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0, scorer=scorer(FORGED)) as lab:
+        result = lab.call(*lab.args())
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"] == [
+        (None, {"type": "ScorerProtocolError", "message": (
+            "the scorer wrote b'[0, {\"s\": Infinity}, null]\\n' to the scorer process's reply pipe, a file "
+            "descriptor of benchrun's: what a scorer prints goes to stdout or stderr (benchrun.log); a file it "
+            "writes, it opens")})]
