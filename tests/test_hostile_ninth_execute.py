@@ -23,6 +23,10 @@ with the rule it now obeys.
   shape), so the run crashed summing an infinite score (`OverflowError`, exit 1) with `{"s": null}` in scores.jsonl;
   now a reply is taken only as the scorer process writes one (names without control characters, finite numbers
   within 1e100, or an error of two strings), else it is that call's `ScorerProtocolError`, the process replaced
+- a server's URL with a query or a fragment (`runner.base_url='http://gpu1:8000/v1?x=1'`, `runner.host=...#f`):
+  taken, and recorded in run.json as given, though httpx adds the API's paths after the query
+  (`/v1?x=1/chat/completions`: the preflight said `has no /models (404)`), a fragment and Ollama's client drop it;
+  now refused with the other malformed URLs, naming the key, before anything is made
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from benchrun.testing.http_fake import json_response
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.benchfiles import scorer
+from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 from tests.helpers.wire import asking, records
 
 pytestmark = pytest.mark.slow
@@ -138,3 +143,21 @@ def test_a_reply_a_scorer_forges_on_the_reply_pipe_is_taken_only_if_a_scorer_cou
             "the scorer wrote b'[0, {\"s\": Infinity}, null]\\n' to the scorer process's reply pipe, a file "
             "descriptor of benchrun's: what a scorer prints goes to stdout or stderr (benchrun.log); a file it "
             "writes, it opens")})]
+
+
+NOT_A_ROOT = ("is not a server's URL: a query (?...) or a fragment (#...) has no place in it, for benchrun adds the "
+              "API's paths to it (the query sent as part of the path, or dropped); give http://host:port and the "
+              "path of the API's root")
+
+
+@pytest.mark.parametrize("key, url", [("runner.host", "http://gpu1:11434/?x=1"), ("runner.host", "http://gpu1:11434#f"),
+                                      ("judge.host", "http://gpu2:11434?"),
+                                      ("runner.base_url", "http://gpu1:8000/v1?x=1#f")])
+def test_a_servers_url_with_a_query_or_a_fragment_is_refused(tmp_path, key, url):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    runner = ["runner=openai", "runner.model=m"] if key == "runner.base_url" else []
+    result = call_benchrun(*runner, f"{key}='{url}'", "task.path=bench", "judge.model=qwen2.5",
+                           f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'config': {key}: '{url}' {NOT_A_ROOT}\n")
+    assert list((tmp_path / "outputs").rglob("*")) == []
