@@ -27,6 +27,9 @@ with the rule it now obeys.
   taken, and recorded in run.json as given, though httpx adds the API's paths after the query
   (`/v1?x=1/chat/completions`: the preflight said `has no /models (404)`), a fragment and Ollama's client drop it;
   now refused with the other malformed URLs, naming the key, before anything is made
+- an Ollama /api/tags entry that names no model (`{"name": "x"}`, which the official client takes, its `model`
+  None) while the model asked for is not listed: a traceback (`TypeError: '<' not supported between instances of
+  'str' and 'NoneType'`, exit 1) as the models it has were listed; now the one line saying what it has
 """
 
 from __future__ import annotations
@@ -99,7 +102,7 @@ LONG = "t" * 1_100_000
 
 
 def _described_at_length(server, path: str, described: dict) -> None:
-    """`server` answering GET or POST `path` with `described` (its answer otherwise as it was)."""
+    """`server` answering GET or POST `path` with `described` (its answers otherwise as they were)."""
     answered = server.dispatch
     server.dispatch = lambda request: json_response(described) if request.path == path else answered(request)
 
@@ -161,3 +164,13 @@ def test_a_servers_url_with_a_query_or_a_fragment_is_refused(tmp_path, key, url)
     assert (result.returncode, result.stdout, result.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'config': {key}: '{url}' {NOT_A_ROOT}\n")
     assert list((tmp_path / "outputs").rglob("*")) == []
+
+
+def test_an_ollama_listing_an_entry_without_a_model_name_says_what_it_has(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        _described_at_length(lab.server, "/api/tags", {"models": [{"name": "x"}, {"model": "y"}]})
+        result = lab.call(*lab.args())
+        url = lab.server.url
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: model 'llama3.2' is not pulled on {url} (it has: y); run `ollama pull llama3.2` or pick "
+        "another runner.model\n"))

@@ -79,7 +79,7 @@ class OllamaRunner:
         for entry in models:
             if entry.model in (self.model, f"{self.model}:latest"):
                 return entry
-        have = ", ".join(sorted(m.model for m in models)) or "none"
+        have = ", ".join(sorted(m.model for m in models if m.model)) or "none"  # an entry may name no model
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}` or pick another {self.config.key('model')}")
 
