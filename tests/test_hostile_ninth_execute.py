@@ -30,10 +30,18 @@ with the rule it now obeys.
 - an Ollama /api/tags entry that names no model (`{"name": "x"}`, which the official client takes, its `model`
   None) while the model asked for is not listed: a traceback (`TypeError: '<' not supported between instances of
   'str' and 'NoneType'`, exit 1) as the models it has were listed; now the one line saying what it has
+- an OpenAI-compatible answer whose `model`, `system_fingerprint` or `refusal` is not a string but JSON nested 300
+  deep: the run crashed writing the record (`PydanticSerializationError: ... Maximum serialization depth exceeded`,
+  a traceback, exit 1), or with an API key set the answer was lost to that error (900 deep: `RecursionError`); now
+  each is kept only as the API gives it, a string, else not kept (null), the answer kept
+- a server's description of its model nested deep (a /models entry's `owned_by`, Ollama's `model_info`, 300 deep):
+  a traceback as run.json was written (900 deep: `RecursionError` making its strings writable); now at most 32
+  levels, else the preflight's one line naming the server
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -43,10 +51,11 @@ from benchrun.testing.http_fake import json_response
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import odd_one
 from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
-from tests.helpers.wire import asking, records
+from tests.helpers.wire import asking, records, wire
 
 pytestmark = pytest.mark.slow
 
@@ -174,3 +183,41 @@ def test_an_ollama_listing_an_entry_without_a_model_name_says_what_it_has(tmp_pa
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
         f"benchrun: error: model 'llama3.2' is not pulled on {url} (it has: y); run `ollama pull llama3.2` or pick "
         "another runner.model\n"))
+
+
+DEEP = json.loads("[" * 300 + "]" * 300)
+
+
+def test_an_openai_answers_model_id_that_is_not_a_string_is_not_kept(tmp_path):
+    body = json.dumps({"choices": [{"message": {"content": '{"answer": 21}', "refusal": DEEP},
+                                    "finish_reason": "stop"}], "model": DEEP, "system_fingerprint": 7}).encode()
+    with FakeOpenAI(models=["m"], responder=odd_one(Reply(wire=wire(body)))) as server, \
+            Lab(tmp_path, n=4, latency_s=0) as lab:
+        result = call_benchrun(*asking(lab, server, "openai", "runner.retries=0"), cwd=tmp_path)
+        rows = records(lab)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert [(r["text"], r["error"], r["extra"]) for r in rows][3] == (
+        '{"answer": 21}', None, {"model": None, "system_fingerprint": None})
+
+
+def _served(lab: Lab, openai: FakeOpenAI, runner: str) -> tuple[object, str]:
+    """The server that describes the model, and the start of its error line."""
+    if runner == "ollama":
+        return lab.server, f"Ollama at {lab.server.url}"
+    return openai, f"the server at {openai.url}"
+
+
+@pytest.mark.parametrize("runner, path, described", [
+    ("ollama", "/api/show", {"model_info": {"a": DEEP}, "details": {}}),
+    ("openai", "/v1/models", {"data": [{"id": "m", "owned_by": DEEP}]}),
+])
+def test_a_description_of_the_model_nested_deep_is_refused_at_the_preflight(tmp_path, runner, path, described):
+    with FakeOpenAI(models=["m"]) as openai, Lab(tmp_path, n=1, latency_s=0) as lab:
+        server, named = _served(lab, openai, runner)
+        _described_at_length(server, path, described)
+        result = call_benchrun(*asking(lab, openai, runner), cwd=tmp_path)
+    key = "runner.host" if runner == "ollama" else "runner.base_url"
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: {named} describes the model in JSON nested more than 32 deep, deeper than run.json keeps "
+        f"of a server's description (a real server's is a few levels): not what a model server says; {key} must "
+        "name one\n"))

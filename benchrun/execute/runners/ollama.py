@@ -57,13 +57,13 @@ class OllamaRunner:
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
         version = await self._call(self._version())
-        return described(writable_data({
+        return described({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
             "server_version": version,
-        }), f"Ollama at {self.host}", self.config.key("host"))
+        }, f"Ollama at {self.host}", self.config.key("host"))
 
     async def digests_now(self) -> dict[str, str | None]:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
