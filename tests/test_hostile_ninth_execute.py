@@ -6,7 +6,8 @@ with the rule it now obeys.
   responses.jsonl said the server had measured those; one of 1.5 lost the whole answer (`not Ollama's chat answer:
   ... got a number with a fractional part`), though an OpenAI-compatible answer keeps its text with such a count. Now
   a count or duration that is not a JSON integer is left out of the answer before the client reads it: not reported,
-  the answer kept (one rule for both runners, `runners.base.json_count`)
+  the answer kept (one rule for both runners, `runners.base.json_count`); likewise a `done_reason` that is not a
+  string (`5`: the answer was lost, where an OpenAI-compatible `finish_reason` of 5 is not kept and the answer is)
 - a scorer returning an int subclass whose `__abs__` or `__float__` lies (`class Odd(int)` of 10**400, `abs()` 0):
   it passed the bound on a metric's magnitude, 10**400 reached scores.jsonl whole and the run crashed summing it (a
   traceback, exit 1, no summary.json); now a value is read as Python's own int or float (through those types' own
@@ -71,15 +72,16 @@ def _counted(**counts: object):
 
 
 @pytest.mark.parametrize("counts, reported", [
-    ({"eval_count": True, "prompt_eval_count": "7", "total_duration": 5.0}, (None, None, DEFAULT_DURATIONS)),
+    ({"eval_count": True, "prompt_eval_count": "7", "total_duration": 5.0}, (None, None, DEFAULT_DURATIONS, "stop")),
     ({"eval_count": 1.5, "prompt_eval_count": 7, "eval_duration": "30"},
-     (7, None, {"total": 50_000_000, "load": 5_000_000, "prompt_eval": 10_000_000})),
+     (7, None, {"total": 50_000_000, "load": 5_000_000, "prompt_eval": 10_000_000}, "stop")),
+    ({"eval_count": 2, "done_reason": 5}, (7, 2, {"total": 50_000_000, **DEFAULT_DURATIONS}, None)),
 ])
 def test_an_ollama_count_that_is_not_a_json_integer_is_not_reported_and_the_answer_kept(tmp_path, counts, reported):
     with Lab(tmp_path, n=1, latency_s=0, responder=_counted(**counts)) as lab:
         assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [row] = records(lab)
-    assert (row["prompt_tokens"], row["completion_tokens"], row["durations_ns"]) == reported
+    assert (row["prompt_tokens"], row["completion_tokens"], row["durations_ns"], row["done_reason"]) == reported
     assert (row["text"], row["error"]) == ('{"answer": 0}', None)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import httpx
 import ollama
@@ -32,6 +32,9 @@ from benchrun.execute.runners.http import client_options
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
 """The fields of Ollama's chat answer that are what the server measured: JSON integers, when it gives them."""
+_SAID: dict[str, Callable[[Any], Any]] = {
+    **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
+"""What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
 
 
 class OllamaRunner:
@@ -137,14 +140,15 @@ class OllamaRunner:
 
 async def _measured_only(response: httpx.Response) -> None:
     """An httpx response hook: a chat answer's body (bounded already) is read with each count and duration that is
-    not a JSON integer left out, before the official client reads it into its lax model (which takes `true` as 1,
-    `"7"` as 7 and `7.0` as 7, and refuses the whole answer for 1.5): not reported, as a count no server measured."""
+    not a JSON integer, and a done_reason that is not a string, left out before the official client reads it into
+    its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole answer for a count of 1.5
+    or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not, the answer kept."""
     if response.is_success and response.request.url.path.endswith("/api/chat"):
         response.stream = _Measured(response.stream)
 
 
 class _Measured(httpx.AsyncByteStream):
-    """A chat answer's body, whole, without the counts and durations that are not JSON integers."""
+    """A chat answer's body, whole, without what it says of itself that is not of the API's type (`_SAID`)."""
 
     def __init__(self, stream: httpx.AsyncByteStream):
         self._stream = stream
@@ -157,14 +161,14 @@ class _Measured(httpx.AsyncByteStream):
 
 
 def _only_measured(body: bytes) -> bytes:
-    """`body` as it came, or, when a count or duration in it is not a JSON integer, its JSON without that field."""
+    """`body` as it came, or, when a field of `_SAID` in it is not of the API's type, its JSON without that field."""
     try:
         answer = json.loads(body)
     except (ValueError, RecursionError):  # not JSON: the client says so
         return body
     if not isinstance(answer, dict):
         return body
-    odd = {key for key in _MEASURED if answer.get(key) is not None and json_count(answer[key]) is None}
+    odd = {key for key, kept in _SAID.items() if answer.get(key) is not None and kept(answer[key]) is None}
     return json.dumps({k: v for k, v in answer.items() if k not in odd}).encode() if odd else body
 
 
