@@ -32,7 +32,7 @@ from benchrun.execute.runners.http import client_options
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
 """The fields of Ollama's chat answer that are what the server measured: JSON integers, when it gives them."""
-_SAID: dict[str, Callable[[Any], Any]] = {
+_TYPED: dict[str, Callable[[Any], Any]] = {
     **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
 """What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
 
@@ -51,7 +51,7 @@ class OllamaRunner:
 
     def _http(self) -> dict[str, Any]:
         options = client_options(self.config)
-        options["event_hooks"]["response"].append(_measured_only)
+        options["event_hooks"]["response"].append(_as_typed_hook)
         return options
 
     async def identify(self) -> dict[str, Any]:
@@ -138,37 +138,37 @@ class OllamaRunner:
         return {**self.config.model_dump(mode="json"), "host": self.host}
 
 
-async def _measured_only(response: httpx.Response) -> None:
+async def _as_typed_hook(response: httpx.Response) -> None:
     """An httpx response hook: a chat answer's body (bounded already) is read with each count and duration that is
     not a JSON integer, and a done_reason that is not a string, left out before the official client reads it into
     its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole answer for a count of 1.5
     or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not, the answer kept."""
     if response.is_success and response.request.url.path.endswith("/api/chat"):
-        response.stream = _Measured(response.stream)
+        response.stream = _AsTyped(response.stream)
 
 
-class _Measured(httpx.AsyncByteStream):
-    """A chat answer's body, whole, without what it says of itself that is not of the API's type (`_SAID`)."""
+class _AsTyped(httpx.AsyncByteStream):
+    """A chat answer's body, whole, without what it says of itself that is not of the API's type (`_TYPED`)."""
 
     def __init__(self, stream: httpx.AsyncByteStream):
         self._stream = stream
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield _only_measured(b"".join([chunk async for chunk in self._stream]))
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]))
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def _only_measured(body: bytes) -> bytes:
-    """`body` as it came, or, when a field of `_SAID` in it is not of the API's type, its JSON without that field."""
+def _as_typed(body: bytes) -> bytes:
+    """`body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON without that field."""
     try:
         answer = json.loads(body)
     except (ValueError, RecursionError):  # not JSON: the client says so
         return body
     if not isinstance(answer, dict):
         return body
-    odd = {key for key, kept in _SAID.items() if answer.get(key) is not None and kept(answer[key]) is None}
+    odd = {key for key, kept in _TYPED.items() if answer.get(key) is not None and kept(answer[key]) is None}
     return json.dumps({k: v for k, v in answer.items() if k not in odd}).encode() if odd else body
 
 
