@@ -166,7 +166,8 @@ def test_a_signed_or_keyed_url_is_refused(tmp_path, query):
 
 
 def test_a_url_query_of_no_credential_is_taken(tmp_path):
-    result = call_benchrun("runner.host='http://h:11434/?api-version=2024-02-01&codec=x'", "dry_run=true",
+    """(In a value that may hold any text: a server's URL takes no query at all.)"""
+    result = call_benchrun("runner.model='http://h:11434/?api-version=2024-02-01&codec=x'", "dry_run=true",
                            cwd=tmp_path)
     assert result.returncode == EXIT["ok"], result.stderr
 

@@ -202,7 +202,8 @@ def test_a_credential_in_a_url_query_in_a_runner_file_is_refused(tmp_path):
 
 
 def test_a_url_query_without_a_credential_is_taken(tmp_path):
-    result = call_benchrun("dry_run=true", "runner.host='http://h:11434/?keep_alive=1&api_key='", cwd=tmp_path)
+    """(In a value that may hold any text: a server's URL takes no query at all.)"""
+    result = call_benchrun("dry_run=true", "runner.model='http://h:11434/?keep_alive=1&api_key='", cwd=tmp_path)
     assert result.returncode == EXIT["ok"], result.stderr
 
 

@@ -179,6 +179,10 @@ def _well_formed(url: str) -> None:
         raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 0 to 65535") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
+    if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
+        raise ValueError(f"'{url}' is not a server's URL: a query (?...) or a fragment (#...) has no place in it, for "
+                         "benchrun adds the API's paths to it (the query sent as part of the path, or dropped); give "
+                         "http://host:port and the path of the API's root")
 
 
 OLLAMA_KEY_ENV = "OLLAMA_API_KEY"

@@ -1,8 +1,13 @@
 """The boundary every answer passes before it is kept, whether a server sent it or the response cache held it: its
-size bounded, its strings fit to write, its counts as a server can have measured them, every credential masked."""
+size bounded, its strings fit to write, its counts as a server can have measured them, every credential masked; and
+what a server says of its model at the preflight, bounded as run.json keeps it."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from benchrun.core.errors import RunnerError
 from benchrun.core.records import Completion
 from benchrun.core.secrets import SECRETS
 from benchrun.core.text import writable, writable_data
@@ -43,3 +48,42 @@ def _measured(value: int | None) -> int | None:
     """A token count or duration as a server may have measured it: a whole number from 0 to 2^53 - 1 (what every
     JSON reader keeps exactly); anything else (a negative count, 10**30 tokens) is not reported."""
     return value if value is not None and 0 <= value <= MAX_INT else None
+
+
+MAX_DESCRIPTION_BYTES = 2**20
+"""The most JSON run.json keeps of what one server says of its model (Ollama's /api/tags entry, /api/show and
+/api/version; an OpenAI-compatible /models entry): a real server's is a few KB (a template, the GGUF's metadata).
+run.json keeps it once for each server of a list and for the judge's, and its readers take at most 64 MiB of it."""
+MAX_DESCRIPTION_DEPTH = 32
+"""The deepest a server's description may nest (a real server's: a few levels); run.json's writer fails on JSON
+nested some 250 deep, and making strings writable recursed out of Python's stack on 900."""
+
+
+def described(identity: dict[str, Any], server: str, key: str) -> dict[str, Any]:
+    """`identity` as run.json may keep it, its strings writable: RunnerError when it nests deeper than
+    MAX_DESCRIPTION_DEPTH or its JSON is longer than MAX_DESCRIPTION_BYTES (each answer of the preflight is bounded
+    by runner.max_response_bytes alone, so two servers' 8 MiB templates and versions made a run.json that every
+    reader of the run refused, and a /models entry nested 300 deep a traceback writing it)."""
+    if _nests_deeper(identity, MAX_DESCRIPTION_DEPTH):
+        raise RunnerError(f"{server} describes the model in JSON nested more than {MAX_DESCRIPTION_DEPTH} deep, "
+                          f"deeper than run.json keeps of a server's description (a real server's is a few levels): "
+                          f"not what a model server says; {key} must name one")
+    identity = writable_data(identity)
+    size = len(json.dumps(identity, ensure_ascii=False).encode())
+    if size > MAX_DESCRIPTION_BYTES:
+        raise RunnerError(f"{server} describes the model in {size:,} bytes of JSON, more than run.json keeps of a "
+                          f"server's description ({MAX_DESCRIPTION_BYTES:,} bytes; a real server's is a few KB): not "
+                          f"what a model server says; {key} must name one")
+    return identity
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether JSON-like `value` holds lists or dicts nested more than `limit` deep (walked without recursion)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth > limit:
+                return True
+            pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False

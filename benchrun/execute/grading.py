@@ -24,9 +24,10 @@ from typing import Any, Callable
 from benchrun.compiler.scoring import BUILTIN, Metric, Scorer, source_sha256
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest, Sample
+from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.secrets import SECRETS
-from benchrun.core.text import one_line
+from benchrun.core.text import CONTROL, one_line
 from benchrun.execute.formatcheck import FormatCheck
 from benchrun.execute.judging import Judge
 from benchrun.execute.scorer_worker import call
@@ -156,7 +157,7 @@ class ScorerProcess:
         if not self._ready:
             self._greeted(message if isinstance(message, dict) else {"error": _foreign(line)})
             return
-        if not (isinstance(message, list) and len(message) == 3 and message[0] == next(iter(self._pending), None)):
+        if not _reply_to(next(iter(self._pending), None), message):
             self._replace(ErrorInfo(type="ScorerProtocolError", message=_foreign(line)))
             return
         seq, found, error = message
@@ -244,6 +245,21 @@ def _message(line: bytes) -> Any:
         return json.loads(line)
     except ValueError:
         return None
+
+
+def _reply_to(seq: int | None, message: Any) -> bool:
+    """Whether `message` is what the scorer process writes in reply to call `seq`: `[seq, metrics, null]`, the
+    metrics as `scoring.metrics` gives them (names without control characters, finite numbers within MAX_METRIC), or
+    `[seq, null, [type, message]]`. A line user code wrote to the reply pipe in that shape (`[0, {"s": Infinity},
+    null]`) crashed the run summing an infinite score."""
+    if not (isinstance(message, list) and len(message) == 3 and seq is not None and message[0] == seq):
+        return False
+    _, found, error = message
+    if error is None:
+        return isinstance(found, dict) and bool(found) and all(
+            isinstance(name, str) and not CONTROL.search(name) and type(value) in (int, float) and in_bounds(value)
+            for name, value in found.items())
+    return found is None and isinstance(error, list) and len(error) == 2 and all(isinstance(e, str) for e in error)
 
 
 def _foreign(line: bytes) -> str:

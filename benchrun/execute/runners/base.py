@@ -129,6 +129,12 @@ def free_strings(schema: Any, **keys: Any) -> Any:
     return updated
 
 
+def json_count(value: Any) -> int | None:
+    """A token count or duration as a server wrote it: a JSON integer, else None (not reported): `true`, `"7"`, 7.0,
+    1.5, `"many"` and 1e400 are none, though a lax reader would take some of them for one."""
+    return value if type(value) is int else None
+
+
 def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:
     """`options` with `key` set to `seed`, or as they are when there is no seed of a repeat's own."""
     return options if seed is None else {**options, key: seed}

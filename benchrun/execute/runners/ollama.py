@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import json
+from typing import Any, AsyncIterator, Callable
 
 import httpx
 import ollama
@@ -13,13 +14,14 @@ from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
 from benchrun.core.text import writable_data
-from benchrun.execute.boundary import TooLarge
+from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
     Completion,
     Refused,
     Retryable,
     Unreachable,
+    json_count,
     resolvable,
     transient,
     transport_failure,
@@ -28,6 +30,11 @@ from benchrun.execute.runners.base import (
 from benchrun.execute.runners.http import client_options
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+_MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
+"""The fields of Ollama's chat answer that are what the server measured: JSON integers, when it gives them."""
+_TYPED: dict[str, Callable[[Any], Any]] = {
+    **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
+"""What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
 
 
 class OllamaRunner:
@@ -43,7 +50,9 @@ class OllamaRunner:
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
 
     def _http(self) -> dict[str, Any]:
-        return client_options(self.config)
+        options = client_options(self.config)
+        options["event_hooks"]["response"].append(_as_typed_hook)
+        return options
 
     async def identify(self) -> dict[str, Any]:
         """Digest and details from the model list, show()'s parameters/template/capabilities, server version."""
@@ -51,13 +60,13 @@ class OllamaRunner:
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
         version = await self._call(self._version())
-        return writable_data({
+        return described({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
             "details": listed.details.model_dump(exclude_none=True) if listed.details else {},
             "parameters": shown.parameters, "template": shown.template,
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
             "server_version": version,
-        })
+        }, f"Ollama at {self.host}", self.config.key("host"))
 
     async def digests_now(self) -> dict[str, str | None]:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""
@@ -73,7 +82,7 @@ class OllamaRunner:
         for entry in models:
             if entry.model in (self.model, f"{self.model}:latest"):
                 return entry
-        have = ", ".join(sorted(m.model for m in models)) or "none"
+        have = ", ".join(sorted(m.model for m in models if m.model)) or "none"  # an entry may name no model
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}` or pick another {self.config.key('model')}")
 
@@ -127,6 +136,40 @@ class OllamaRunner:
 
     def public_config(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json"), "host": self.host}
+
+
+async def _as_typed_hook(response: httpx.Response) -> None:
+    """An httpx response hook: a chat answer's body (bounded already) is read with each count and duration that is
+    not a JSON integer, and a done_reason that is not a string, left out before the official client reads it into
+    its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole answer for a count of 1.5
+    or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not, the answer kept."""
+    if response.is_success and response.request.url.path.endswith("/api/chat"):
+        response.stream = _AsTyped(response.stream)
+
+
+class _AsTyped(httpx.AsyncByteStream):
+    """A chat answer's body, whole, without what it says of itself that is not of the API's type (`_TYPED`)."""
+
+    def __init__(self, stream: httpx.AsyncByteStream):
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]))
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+def _as_typed(body: bytes) -> bytes:
+    """`body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON without that field."""
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON: the client says so
+        return body
+    if not isinstance(answer, dict):
+        return body
+    odd = {key for key, kept in _TYPED.items() if answer.get(key) is not None and kept(answer[key]) is None}
+    return json.dumps({k: v for k, v in answer.items() if k not in odd}).encode() if odd else body
 
 
 def _said(err: BaseException) -> str:

@@ -12,8 +12,7 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig, http_url
-from benchrun.core.text import writable_data
-from benchrun.execute.boundary import TooLarge
+from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
     Completion,
@@ -21,6 +20,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     free_strings,
+    json_count,
     resolvable,
     transient,
     transport_failure,
@@ -77,10 +77,11 @@ class OpenAIRunner:
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               f"pick one of those for {self.config.key('model')}, or start the server with it")
         self.dialect = await self._dialect()
-        return writable_data({"name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
-                              "details": {k: v for k, v in entry.items() if k not in _LISTED},
-                              "base_url": self.base_url, "structured_dialect": self.dialect,
-                              "system_fingerprint": self.fingerprint})
+        return described({
+            "name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
+            "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
+            "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint,
+        }, f"the server at {self.base_url}", self.config.key("base_url"))
 
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
@@ -168,7 +169,7 @@ class OpenAIRunner:
                                   "json_object or none skips it") from None
             if response.is_success:
                 body = _json(response)
-                self.fingerprint = body.get("system_fingerprint") if isinstance(body, dict) else None
+                self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None
                 return dialect
             refused.append(f"{dialect}: HTTP {response.status_code}: {self._server_message(response)}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
@@ -191,13 +192,13 @@ class OpenAIRunner:
         if not isinstance(content := message.get("content"), (str, type(None))):
             raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
-        extra = {"model": body.get("model"), "system_fingerprint": body.get("system_fingerprint")}
-        if message.get("refusal"):
-            extra["refusal"] = message["refusal"]
+        extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
+        if refusal := _text(message.get("refusal")):
+            extra["refusal"] = refusal
         finish = choice.get("finish_reason")
         return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
-                          prompt_tokens=_count(usage.get("prompt_tokens")),
-                          completion_tokens=_count(usage.get("completion_tokens")), extra=extra)
+                          prompt_tokens=json_count(usage.get("prompt_tokens")),
+                          completion_tokens=json_count(usage.get("completion_tokens")), extra=extra)
 
     def _server_message(self, response: httpx.Response) -> str:
         """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes), made one line where an error becomes
@@ -249,9 +250,10 @@ def _sent(name: str, value: Any) -> bool:
     return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
 
 
-def _count(value: Any) -> int | None:
-    """A token count as given, or None for what is not a whole number (1.5, "many", 1e400): not reported."""
-    return value if type(value) is int else None
+def _text(value: Any) -> str | None:
+    """An answer's served model id, system_fingerprint or refusal as the API gives it, a string; anything else (a
+    number, JSON nested 300 deep, which no record could be written of) is not kept."""
+    return value if isinstance(value, str) else None
 
 
 def _kind(value: Any) -> str:
