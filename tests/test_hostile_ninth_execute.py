@@ -35,6 +35,8 @@ with the rule it now obeys.
   deep: the run crashed writing the record (`PydanticSerializationError: ... Maximum serialization depth exceeded`,
   a traceback, exit 1), or with an API key set the answer was lost to that error (900 deep: `RecursionError`); now
   each is kept only as the API gives it, a string, else not kept (null), the answer kept
+- an Ollama model list giving the model asked for twice with two digests (a damaged or hand-edited store): the first
+  was taken without a word, though which one answers cannot be told; now refused at the preflight, naming both
 - a server's description of its model nested deep (a /models entry's `owned_by`, Ollama's `model_info`, 300 deep):
   a traceback as run.json was written (900 deep: `RecursionError` making its strings writable); now at most 32
   levels, else the preflight's one line naming the server
@@ -185,6 +187,17 @@ def test_an_ollama_listing_an_entry_without_a_model_name_says_what_it_has(tmp_pa
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
         f"benchrun: error: model 'llama3.2' is not pulled on {url} (it has: y); run `ollama pull llama3.2` or pick "
         "another runner.model\n"))
+
+
+def test_an_ollama_listing_the_model_twice_with_two_digests_is_refused_at_the_preflight(tmp_path):
+    twice = [{"model": "llama3.2:latest", "digest": digest} for digest in ("b" * 64, "a" * 64)]
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        _described_at_length(lab.server, "/api/tags", {"models": [{"model": "gemma3:latest"}, *twice]})
+        result = lab.call(*lab.args())
+        url = lab.server.url
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: Ollama at {url} lists model 'llama3.2:latest' 2 times with different digests ({'a' * 64}, "
+        f"{'b' * 64}): which one answers cannot be told; remove the copies with `ollama rm` and pull it again\n"))
 
 
 DEEP = json.loads("[" * 300 + "]" * 300)

@@ -13,7 +13,7 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
-from benchrun.core.text import writable_data
+from benchrun.core.text import one_line, writable_data
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -78,10 +78,17 @@ class OllamaRunner:
         return answer.get("version") if isinstance(answer, dict) else None
 
     async def _listed_model(self) -> Any:
+        """The model's entry in the server's list (its name as given, else with `:latest`); a list that gives it more
+        than once with different digests is refused, for which of them answers cannot be told."""
         models = (await self._call(self.client.list())).models
-        for entry in models:
-            if entry.model in (self.model, f"{self.model}:latest"):
-                return entry
+        named = [e for e in models if e.model == self.model] or [e for e in models if e.model == f"{self.model}:latest"]
+        if len({entry.digest for entry in named}) > 1:
+            digests = ", ".join(sorted(one_line(str(entry.digest), 80) for entry in named))
+            raise RunnerError(f"Ollama at {self.host} lists model '{named[0].model}' {len(named)} times with different "
+                              f"digests ({digests}): which one answers cannot be told; remove the copies with "
+                              f"`ollama rm` and pull it again")
+        if named:
+            return named[0]
         have = ", ".join(sorted(m.model for m in models if m.model)) or "none"  # an entry may name no model
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
                           f"run `ollama pull {self.model}` or pick another {self.config.key('model')}")
