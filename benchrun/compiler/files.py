@@ -4,16 +4,18 @@ stripped and typed, a JSONL file's lines parsed with numbers held to what every 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import math
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
@@ -30,6 +32,22 @@ class Bounds:
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def present(bench: Path, path: Path) -> bool:
+    """Whether the benchmark's file or folder `path` is there. A symbolic link that leads nowhere (to a path that is
+    not there, or round a loop of links) is refused, naming it: taken as absent, a tasks.yml's tasks were not run and
+    a custom_scorer.py's scorers unknown, without a word."""
+    if path.exists():
+        return True
+    if not path.is_symlink():
+        return False
+    try:
+        os.stat(path)
+    except OSError as err:
+        why = f"to '{os.readlink(path)}', which is not there" if err.errno == errno.ENOENT else os_problem(err)
+    raise TaskError(f"a symbolic link that leads nowhere ({why}); mend the link, or remove it",
+                    file=path.relative_to(bench).as_posix())
 
 
 def inside(bench: Path, path: Path) -> None:

@@ -20,7 +20,7 @@ from benchrun.compiler.data import (
     read_once,
     read_values,
 )
-from benchrun.compiler.files import Bounds, inside, read_csv, read_text
+from benchrun.compiler.files import Bounds, inside, present, read_csv, read_text
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Combinations
 from benchrun.core.yamlfile import load_yaml
@@ -95,15 +95,16 @@ DEFAULT_FORMAT = "StringAnswer"
 def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     """Every file of the benchmark that benchrun reads, its task files first, then those of the `data` files its tasks
     name (values and examples) that are there inside it; each task file must resolve inside the benchmark directory
-    (a link to a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model)."""
+    (a link to a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model), and
+    one that is a link leading nowhere is refused too (`present`)."""
     paths = [bench / name for name in TOP_FILES]
     tasks_dir = bench / TASKS_DIR
-    if tasks_dir.is_dir():
+    if present(bench, tasks_dir) and tasks_dir.is_dir():
         for folder in sorted(tasks_dir.iterdir()):
-            if folder.is_dir():
+            if present(bench, folder) and folder.is_dir():
                 inside(bench, folder)
                 paths += [folder / name for name in FOLDER_FILES]
-    found = [path for path in paths if path.exists()]
+    found = [path for path in paths if present(bench, path)]
     extra = sorted({bench / rel for rel in data if not Path(rel).is_absolute()} - set(found))
     found += [path for path in extra if path.exists() and path.resolve().is_relative_to(bench)]
     for path in found:
