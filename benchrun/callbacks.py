@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import takeback
-from benchrun.compose.config import checked_outputs
+from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ConfigError
@@ -28,7 +28,7 @@ class RunDirCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
-        _check_outputs(config)
+        _check_outputs(config, "hydra.run.dir")
         _check_inside(config)
         run_dir = Path(config.hydra.run.dir)
         why = refusal(run_dir)
@@ -39,7 +39,7 @@ class RunDirCheck(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
-        _check_outputs(config)
+        _check_outputs(config, "hydra.sweep.dir")
         _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
         for name, value in secrets.environment_credentials():  # its jobs would keep the name in their records
@@ -58,10 +58,12 @@ class RunDirCheck(Callback):
         takeback.SWEEPS.append(sweep_dir)
 
 
-def _check_outputs(config: DictConfig) -> None:
-    """Refuse an `outputs` the config check would refuse, before Hydra makes a directory under it."""
+def _check_outputs(config: DictConfig, directory: str) -> None:
+    """Refuse an `outputs` the config check would refuse, and a run or sweep directory (`directory`: hydra.run.dir or
+    hydra.sweep.dir) it would refuse as `outputs` (a line break in it), before Hydra makes a directory under it."""
     try:
-        checked_outputs(config.get("outputs"))
+        checked_directory("outputs", config.get("outputs"))
+        checked_directory(directory, OmegaConf.select(config, directory))
     except ConfigError as err:
         _refuse(str(err))
 

@@ -11,13 +11,30 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   folders was skipped and its tasks silently not run (exit 0), a custom_scorer.py's scorers were unknown, a task
   folder left out; a values file's was `missing`. Now refused in one line naming the link and where it leads
   (`compiler.files.present`), before anything is compiled
+- a folder task whose folder name is longer than a task name may be (tasks.schema.json's $defs/name: 100 characters,
+  which tasks.yml is held to): taken, names of 255 characters in every sample id, table and export; now refused as
+  tasks.yml's would be, naming the folder
+- a values.csv holding its header again as a row (two CSV files joined with `cat`): the header row was asked as a
+  sample (`what is a?`, scored against `reference`); now refused naming the line
+- a value named `prompt_id` (a column of a values file, a key of `values:`) in a task whose reference is calculated:
+  taken, and each scorer got the sample's id under that name in place of the value (the seed's format adds
+  `prompt_id` to the values a calculated reference gives); now refused naming the value
+- `outputs` (or `hydra.run.dir`, `hydra.sweep.dir`) holding a line break, a tab or another control character: the run
+  was made in `a<newline>b/...`, and every line that prints its path (`run directory:`, `finish it with:
+  benchrun-audit resume PATH`) was cut in two; now refused before anything is made, naming the character
+- `runner_file=` naming a device, a named pipe or a directory (`/dev/zero`): `runner file '/dev/zero' not found`,
+  though it is there; now what it is, as for every file benchrun reads
 """
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.resources import schemas_dir
 from benchrun.testing.lab import SCORER, Lab
 from tests.helpers.benchfiles import folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
@@ -60,3 +77,71 @@ def test_a_link_that_leads_nowhere_is_refused_not_taken_as_absent(tmp_path, link
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in '{link}': a symbolic link that leads nowhere ({why}); mend the link, or remove it\n"))
+
+
+def test_a_folder_task_name_longer_than_a_task_name_is_refused(tmp_path):
+    longest = json.loads((schemas_dir() / "tasks.schema.json").read_text())["$defs"]["name"]["maxLength"]
+    name = "t" * (longest + 1)
+    write_bench(tmp_path, {**folder_task("t" * longest, "what is {a}?", "a,reference\n2,2\n"),
+                           **folder_task(name, "what is {a}?", "a,reference\n2,2\n")})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'tasks/{name}': a task name of {longest + 1} characters, more than a task name has "
+        f"({longest}, as in tasks.yml): rename the folder\n"))
+
+
+@pytest.mark.parametrize("values", ["a,reference\n2,2\na,reference\n3,3\n", "a, reference\n2,2\n a ,reference \n"])
+def test_a_csv_holding_its_header_again_as_a_row_is_refused(tmp_path, values):
+    write_bench(tmp_path, folder_task("add", "what is {a}?", values))
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks/add/values.csv': task 'add': line 3: the header again, as a row of values (two CSV "
+        "files joined?): it would be asked as a sample; remove it\n"))
+
+
+@pytest.mark.parametrize("files, said", [
+    ({"tasks.yml": tasks_yml(task(values={"a": [1, 2], "prompt_id": ["p1", "p2"]}, reference="calculated"))},
+     "in 'tasks.yml': task 't': tasks[0].values.prompt_id"),
+    (folder_task("add", "what is {a}?", "a,prompt_id\n2,p1\n"), "in 'tasks/add/values.csv': task 'add': column "
+                                                                  "'prompt_id'"),
+    ({"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values_file": "v.jsonl"}),
+      "v.jsonl": '{"a": 1, "prompt_id": "p1"}\n'}, "in 'v.jsonl': task 't': column 'prompt_id'"),
+])
+def test_a_value_named_prompt_id_with_a_calculated_reference_is_refused(tmp_path, files, said):
+    write_bench(tmp_path, files)
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {said}: a value named 'prompt_id', which a calculated reference gives its scorers as the "
+        "sample's id, in place of the value: rename the value\n"))
+
+
+def test_a_value_named_prompt_id_with_references_given_is_kept(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(values={"a": [1, 2], "prompt_id": ["p1", "p2"]}))})
+    assert call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path).returncode == EXIT["ok"]
+
+
+@pytest.mark.parametrize("args, key", [
+    (("outputs='a\nb'",), "outputs"),
+    (("outputs='a\tb'",), "outputs"),
+    (("hydra.run.dir='a\nb'",), "hydra.run.dir"),
+    (("-m", "hydra.sweep.dir='a\nb'", "runner.model=x,y"), "hydra.sweep.dir"),
+])
+def test_a_run_directory_holding_a_control_character_is_refused_before_it_is_made(tmp_path, args, key):
+    done = call_benchrun(*args, "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    character = "\\t" if "\t" in args[-1] + args[0] else "\\n"
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: '{character}' at character 2, a control character, which a run "
+        "directory's path printed on the console and in the command that finishes a run (benchrun-audit resume PATH) "
+        "cannot hold: name a directory without one\n"))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("made, what", [
+    (lambda path: path.mkdir(), "a directory"),
+    (lambda path: os.mkfifo(path), "a named pipe (FIFO)"),
+])
+def test_a_runner_file_that_is_not_a_file_is_named_as_what_it_is(tmp_path, made, what):
+    made(tmp_path / "mine.yml")
+    done = call_benchrun("runner_file=mine.yml", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'mine.yml': {what}, where a file belongs: benchrun reads only regular files\n"))

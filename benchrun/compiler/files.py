@@ -69,7 +69,7 @@ def read_text(path: Path, rel: str, task: str, key: str | None = None, size: int
 
 def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str], list[list[Any]]]:
     """Header and typed rows of a CSV file; cells stripped, numbers typed, blank lines skipped; a cell over
-    `bounds.cell` characters (task.max_prompt_chars) refused."""
+    `bounds.cell` characters (task.max_prompt_chars), and a row that is the header again, refused."""
     max_cell = bounds.cell
     reader = csv.reader(io.StringIO(read_text(path, rel, task, size=bounds.size), newline=""))
     try:
@@ -89,6 +89,9 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
         if len(row) != len(header):
             raise TaskError(f"malformed row: {len(row)} cells where the header has {len(header)}",
                             file=rel, task=task, key=f"line {number}")
+        if [cell.strip() for cell in row] == header:
+            raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
+                            "sample; remove it", file=rel, task=task, key=f"line {number}")
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
 
 

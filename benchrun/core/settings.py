@@ -8,6 +8,7 @@ and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_
 
 from __future__ import annotations
 
+import unicodedata
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from urllib.parse import urlsplit
@@ -277,11 +278,17 @@ def _a_directory(path: str) -> str:
     if not path.strip():
         raise ValueError("empty: name a directory (by default, outputs); an empty one would put run directories at "
                          "the file system's root")
+    if (at := next((i for i, c in enumerate(path) if unicodedata.category(c) == "Cc"), None)) is not None:
+        raise ValueError(f"{path[at]!r} at character {at + 1}, a control character, which a run directory's path "
+                         "printed on the console and in the command that finishes a run (benchrun-audit resume PATH) "
+                         "cannot hold: name a directory without one")
     return path
 
 
 Directory = Annotated[str, AfterValidator(_a_directory)]
-"""A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root."""
+"""A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root, and
+without a control character (a line break, a tab, an escape), which the lines that print a run's path would not
+show as it is."""
 
 
 class JudgeSettings(Settings):
