@@ -24,12 +24,19 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   benchrun-audit resume PATH`) was cut in two; now refused before anything is made, naming the character
 - `runner_file=` naming a device, a named pipe or a directory (`/dev/zero`): `runner file '/dev/zero' not found`,
   though it is there; now what it is, as for every file benchrun reads
+- a sweep over what names the sweep's directory (`-m task.path=bench,other`, `task=listbench,folderbench`): Hydra
+  composes each job's config afresh, so each job went to a sweep directory of its own (`bench_sweep/0_llama3.2`,
+  `other_sweep/1_llama3.2`), while the sweep's own (`listbench_sweep`) held a sweep.json listing no job; a job that
+  failed (a benchmark not there) went unseen, and the sweep exited 0. Now the sweep directory, as resolved when the
+  sweep starts, is given to every job (`callbacks._pin_sweep_dir`): one directory, every job listed, exit 1 for a
+  failed one
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -145,3 +152,20 @@ def test_a_runner_file_that_is_not_a_file_is_named_as_what_it_is(tmp_path, made,
     done = call_benchrun("runner_file=mine.yml", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'mine.yml': {what}, where a file belongs: benchrun reads only regular files\n"))
+
+
+@pytest.mark.parametrize("other, statuses, code", [
+    ("bench2", ["completed", "completed"], EXIT["ok"]),
+    ("nothere", ["completed", "failed"], EXIT["sweep_failed"]),
+])
+def test_a_sweep_over_benchmarks_keeps_every_job_in_its_one_directory(tmp_path, other, statuses, code):
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        if other == "bench2":
+            shutil.copytree(tmp_path / "bench", tmp_path / "bench2")
+        args = [arg for arg in lab.args() if not arg.startswith("task.path=")]
+        done = lab.call("-m", f"task.path=bench,{other}", *args)
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*")
+    jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
+    assert (done.returncode, sweep_dir.name.endswith("_listbench_sweep")) == (code, True), done.stderr
+    assert sorted(p.name for p in sweep_dir.iterdir()) == ["0_bench", f"1_{other}", "multirun.yaml", "sweep.json"]
+    assert [(job["dir"], job["status"]) for job in jobs] == list(zip(["0_bench", f"1_{other}"], statuses))
