@@ -30,6 +30,9 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   failed (a benchmark not there) went unseen, and the sweep exited 0. Now the sweep directory, as resolved when the
   sweep starts, is given to every job (`callbacks._pin_sweep_dir`): one directory, every job listed, exit 1 for a
   failed one
+- a hydra setting that Hydra's own sweeper or plugin loader refuses with an error that is not one of Hydra's
+  (`hydra.sweeper.max_batch_size=0`: a bare AssertionError; `hydra.launcher._target_=os.system`: a RuntimeError):
+  a traceback and exit 1; now one line naming the error (and, for a bare assertion, the assertion), exit 2
 """
 
 from __future__ import annotations
@@ -169,3 +172,15 @@ def test_a_sweep_over_benchmarks_keeps_every_job_in_its_one_directory(tmp_path, 
     assert (done.returncode, sweep_dir.name.endswith("_listbench_sweep")) == (code, True), done.stderr
     assert sorted(p.name for p in sweep_dir.iterdir()) == ["0_bench", f"1_{other}", "multirun.yaml", "sweep.json"]
     assert [(job["dir"], job["status"]) for job in jobs] == list(zip(["0_bench", f"1_{other}"], statuses))
+
+
+@pytest.mark.parametrize("override, said", [
+    ("hydra.sweeper.max_batch_size=0", "AssertionError: assert max_batch_size is None or max_batch_size > 0"),
+    ("hydra.launcher._target_=os.system", "RuntimeError: Invalid plugin 'os.system': not the hydra_plugins package"),
+])
+def test_an_error_raised_in_hydras_own_code_is_one_line(tmp_path, override, said):
+    done = run_benchrun("-m", override, "runner.model=a,b", "runner.host=http://127.0.0.1:9", "outputs=out",
+                        cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: Hydra could not go on: {said}\n"))
+    assert list(tmp_path.iterdir()) == []
