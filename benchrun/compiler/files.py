@@ -44,6 +44,7 @@ def present(bench: Path, path: Path) -> bool:
         return False
     try:
         os.stat(path)
+        return True  # made since it was looked for
     except OSError as err:
         why = f"to '{os.readlink(path)}', which is not there" if err.errno == errno.ENOENT else os_problem(err)
     raise TaskError(f"a symbolic link that leads nowhere ({why}); mend the link, or remove it",
