@@ -22,6 +22,9 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - `outputs` (or `hydra.run.dir`, `hydra.sweep.dir`) holding a line break, a tab or another control character: the run
   was made in `a<newline>b/...`, and every line that prints its path (`run directory:`, `finish it with:
   benchrun-audit resume PATH`) was cut in two; now refused before anything is made, naming the character
+- `task.name` (the benchmark's name: run.json's `benchmark`, a run's heading, its row in `benchrun-audit list`)
+  holding a line break or an escape (`\x1b[31m`): the heading of a dry run split in two, the escape sent to the
+  terminal as it was; now refused as `outputs` is, naming the character
 - `runner_file=` naming a device, a named pipe or a directory (`/dev/zero`): `runner file '/dev/zero' not found`,
   though it is there; now what it is, as for every file benchrun reads
 - a sweep over what names the sweep's directory (`-m task.path=bench,other`, `task=listbench,folderbench`): Hydra
@@ -184,3 +187,12 @@ def test_an_error_raised_in_hydras_own_code_is_one_line(tmp_path, override, said
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: Hydra could not go on: {said}\n"))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, shown", [("a\nb", "\\n"), ("x\x1b[31mred", "\\x1b")])
+def test_a_benchmark_name_holding_a_control_character_is_refused(tmp_path, name, shown):
+    done = call_benchrun(f"task.name='{name}'", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': task.name: '{shown}' at character 2, a control character, which a benchmark's "
+        "name printed on the console (a run's heading, its row in benchrun-audit list) cannot hold: name the "
+        "benchmark without one\n"))
