@@ -25,6 +25,9 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - `task.name` (the benchmark's name: run.json's `benchmark`, a run's heading, its row in `benchrun-audit list`)
   holding a line break or an escape (`\x1b[31m`): the heading of a dry run split in two, the escape sent to the
   terminal as it was; now refused as `outputs` is, naming the character
+- `~` in an override (`outputs=~`, `task.path=~/b`) with $HOME set but empty (as some service managers and CI
+  runners leave it): ~ was taken as the file system's root, so `outputs=~` put run directories in `/` (the very thing
+  `outputs=` empty is refused for); now refused naming the override
 - `runner_file=` naming a device, a named pipe or a directory (`/dev/zero`): `runner file '/dev/zero' not found`,
   though it is there; now what it is, as for every file benchrun reads
 - a sweep over what names the sweep's directory (`-m task.path=bench,other`, `task=listbench,folderbench`): Hydra
@@ -196,3 +199,11 @@ def test_a_benchmark_name_holding_a_control_character_is_refused(tmp_path, name,
         f"benchrun: error: in 'config': task.name: '{shown}' at character 2, a control character, which a benchmark's "
         "name printed on the console (a run's heading, its row in benchrun-audit list) cannot hold: name the "
         "benchmark without one\n"))
+
+
+@pytest.mark.parametrize("override", ["outputs=~", "task.path=~/bench"])
+def test_a_tilde_with_home_set_empty_is_refused(tmp_path, override):
+    done = run_benchrun(override, "--cfg", "job", cwd=tmp_path, env={"HOME": ""})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: the override '{override}': ~ is the home directory, and $HOME is empty (~ would be the file "
+        "system's root); set HOME, or give the path itself\n"))
