@@ -16,6 +16,7 @@ from benchrun.core.errors import (
     VERBOSE_ENV,
     ArchiveError,
     BenchrunError,
+    ConfigError,
     RunInterrupted,
     os_error_line,
     os_problem,
@@ -35,11 +36,12 @@ def main() -> None:
     INTERRUPTS.install()
     display_streams()
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
-    sys.argv = _multirun_first([_home(arg) for arg in sys.argv if arg != VERBOSE_FLAG])
+    sys.argv = _multirun_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
     try:
+        sys.argv[1:] = [_home(arg) for arg in sys.argv[1:]]
         from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
         from benchrun.compose.config import refuse_bad_overrides
         from benchrun.core.shards import expand_shards
@@ -140,7 +142,11 @@ def _multirun_first(argv: list[str]) -> list[str]:
 
 
 def _home(arg: str) -> str:
-    """`task.path=~/benchmarks/arith` as a shell would give it for an assignment: ~ is the home directory."""
+    """`task.path=~/benchmarks/arith` as a shell would give it for an assignment: ~ is the home directory, $HOME; one
+    set empty is refused (~ was the file system's root: `outputs=~` put run directories there)."""
+    if _HOME_VALUE.match(arg) and os.environ.get("HOME") == "":
+        raise ConfigError(f"the override {arg!r}: ~ is the home directory, and $HOME is empty (~ would be the file "
+                          "system's root); set HOME, or give the path itself")
     return _HOME_VALUE.sub(lambda m: m[1] + os.path.expanduser("~"), arg)
 
 

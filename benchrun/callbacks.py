@@ -3,18 +3,19 @@ writes into it (noting the new ones, for benchrun.compose.takeback); summarise a
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import takeback
-from benchrun.compose.config import checked_outputs
+from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ConfigError
@@ -28,7 +29,7 @@ class RunDirCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
-        _check_outputs(config)
+        _check_outputs(config, "hydra.run.dir")
         _check_inside(config)
         run_dir = Path(config.hydra.run.dir)
         why = refusal(run_dir)
@@ -39,7 +40,7 @@ class RunDirCheck(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return
-        _check_outputs(config)
+        _check_outputs(config, "hydra.sweep.dir")
         _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
         for name, value in secrets.environment_credentials():  # its jobs would keep the name in their records
@@ -56,12 +57,31 @@ class RunDirCheck(Callback):
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
         takeback.SWEEPS.append(sweep_dir)
+        _pin_sweep_dir(config, sweep_dir)
 
 
-def _check_outputs(config: DictConfig) -> None:
-    """Refuse an `outputs` the config check would refuse, before Hydra makes a directory under it."""
+def _pin_sweep_dir(config: DictConfig, sweep_dir: Path) -> None:
+    """Every job of the sweep in `sweep_dir`. Hydra composes each job's config afresh from the command line's hydra
+    overrides and the job's own, so a sweep directory named by what the sweep varies (`-m task.path=a,b`, whose name
+    is `<task.name>_sweep`) was a directory per job, and the sweep's own (sweep.json) listed none of them: the
+    directory is added to those hydra overrides as it was resolved here."""
+    with read_write(config.hydra.overrides):
+        config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(sweep_dir))}")
+
+
+def _quoted(value: str) -> str:
+    """`value` as a quoted value of Hydra's override grammar: a quote escaped, and the backslashes before a quote or
+    at the end doubled (any other character stands as it is)."""
+    escaped = re.sub(r"(\\*)'", lambda found: found[1] * 2 + "\\'", value)
+    return "'" + re.sub(r"(\\+)$", lambda found: found[1] * 2, escaped) + "'"
+
+
+def _check_outputs(config: DictConfig, directory: str) -> None:
+    """Refuse an `outputs` the config check would refuse, and a run or sweep directory (`directory`: hydra.run.dir or
+    hydra.sweep.dir) it would refuse as `outputs` (a line break in it), before Hydra makes a directory under it."""
     try:
-        checked_outputs(config.get("outputs"))
+        checked_directory("outputs", config.get("outputs"))
+        checked_directory(directory, OmegaConf.select(config, directory))
     except ConfigError as err:
         _refuse(str(err))
 

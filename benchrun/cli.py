@@ -27,6 +27,8 @@ from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_streams
 
+HYDRA_CODE = str(Path(hydra.__file__).parent) + os.sep
+"""Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them)."""
 ITEM_MARKS = ",[]{}()"
 """What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
 
@@ -80,7 +82,7 @@ def hydra_error(err: Exception) -> str | None:
         lines = [line.strip() for line in str(err).splitlines() if line.strip()]
         return f"hydra/launcher could not launch the sweep's jobs: {lines[-1] if lines else type(err).__name__}"
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
-        return None
+        return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had
         return str(unresolvable(err, sys.argv[1:]))
     if isinstance(err, OverrideParseException) and (unquoted := _unquoted_character(err)) is not None:
@@ -90,6 +92,18 @@ def hydra_error(err: Exception) -> str | None:
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
         return f"{lines[0]} (options: {', '.join(lines[2:])})"
     return " ".join(lines) or type(err).__name__
+
+
+def _hydras_own(err: Exception) -> str | None:
+    """One line for an error raised in Hydra's own code that is not one of its errors: a sweeper or a launcher
+    refusing a value (`hydra.sweeper.max_batch_size=0`: a bare AssertionError, the failed assertion its message)
+    or a plugin that is none (`hydra.launcher._target_=os.system`); None for any other error, and for an OSError
+    (a file Hydra writes, said by the entry point's last resort)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if isinstance(err, OSError) or not frames or not frames[-1].filename.startswith(HYDRA_CODE):
+        return None
+    said = next((line.strip() for line in str(err).splitlines() if line.strip()), "") or (frames[-1].line or "")
+    return f"Hydra could not go on: {type(err).__name__}: {said}".rstrip(": ")
 
 
 def _unquoted_character(err: OverrideParseException) -> str | None:

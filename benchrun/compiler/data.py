@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.compiler.files import Bounds, check_names, inside, read_csv, read_jsonl
+from benchrun.compiler.files import Bounds, check_names, inside, present, read_csv, read_jsonl
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Scalar, canonical_json
 
@@ -52,7 +52,7 @@ def data_path(bench: Path, rel: str, named_at: Where) -> Path:
     if Path(rel).is_absolute():
         raise TaskError(f"'{rel}' is an absolute path: name a file inside the benchmark, relative to it", **named_at)
     path = bench / rel
-    if not path.exists():
+    if not present(bench, path):
         raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory)", **named_at)
     inside(bench, path)
     return path

@@ -4,16 +4,18 @@ stripped and typed, a JSONL file's lines parsed with numbers held to what every 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import math
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
@@ -30,6 +32,23 @@ class Bounds:
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def present(bench: Path, path: Path) -> bool:
+    """Whether the benchmark's file or folder `path` is there. A symbolic link that leads nowhere (to a path that is
+    not there, or round a loop of links) is refused, naming it: taken as absent, a tasks.yml's tasks were not run and
+    a custom_scorer.py's scorers unknown, without a word."""
+    if path.exists():
+        return True
+    if not path.is_symlink():
+        return False
+    try:
+        os.stat(path)
+        return True  # made since it was looked for
+    except OSError as err:
+        why = f"to '{os.readlink(path)}', which is not there" if err.errno == errno.ENOENT else os_problem(err)
+    raise TaskError(f"a symbolic link that leads nowhere ({why}); mend the link, or remove it",
+                    file=path.relative_to(bench).as_posix())
 
 
 def inside(bench: Path, path: Path) -> None:
@@ -51,7 +70,7 @@ def read_text(path: Path, rel: str, task: str, key: str | None = None, size: int
 
 def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str], list[list[Any]]]:
     """Header and typed rows of a CSV file; cells stripped, numbers typed, blank lines skipped; a cell over
-    `bounds.cell` characters (task.max_prompt_chars) refused."""
+    `bounds.cell` characters (task.max_prompt_chars), and a row that is the header again, refused."""
     max_cell = bounds.cell
     reader = csv.reader(io.StringIO(read_text(path, rel, task, size=bounds.size), newline=""))
     try:
@@ -71,6 +90,9 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
         if len(row) != len(header):
             raise TaskError(f"malformed row: {len(row)} cells where the header has {len(header)}",
                             file=rel, task=task, key=f"line {number}")
+        if [cell.strip() for cell in row] == header:
+            raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
+                            "sample; remove it", file=rel, task=task, key=f"line {number}")
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
 
 

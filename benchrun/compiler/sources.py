@@ -20,9 +20,9 @@ from benchrun.compiler.data import (
     read_once,
     read_values,
 )
-from benchrun.compiler.files import Bounds, inside, read_csv, read_text
+from benchrun.compiler.files import Bounds, inside, present, read_csv, read_text
 from benchrun.core.errors import TaskError
-from benchrun.core.manifest import Combinations
+from benchrun.core.manifest import PROMPT_ID, Combinations
 from benchrun.core.yamlfile import load_yaml
 
 TASKS_FILE = "tasks.yml"
@@ -32,6 +32,8 @@ FOLDER_FILES = ("template.txt", "values.csv", "values.jsonl", "info.yml", "descr
 FOLDER_VALUES = ("values.csv", "values.jsonl")
 TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 """A task name, as tasks.schema.json's $defs/name says (a folder task's folder name too)."""
+MAX_TASK_NAME = 100
+"""The most characters a task name has, as tasks.schema.json's $defs/name says (a folder task's folder name too)."""
 Column = list[Any]
 DEFAULT_COMBINATIONS = "tuple"
 """How a task's value lists make samples unless it says: zipped (`combinations`: every combination)."""
@@ -95,15 +97,16 @@ DEFAULT_FORMAT = "StringAnswer"
 def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     """Every file of the benchmark that benchrun reads, its task files first, then those of the `data` files its tasks
     name (values and examples) that are there inside it; each task file must resolve inside the benchmark directory
-    (a link to a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model)."""
+    (a link to a file or folder outside it is refused: a shared benchmark must not send /etc/passwd to a model), and
+    one that is a link leading nowhere is refused too (`present`)."""
     paths = [bench / name for name in TOP_FILES]
     tasks_dir = bench / TASKS_DIR
-    if tasks_dir.is_dir():
+    if present(bench, tasks_dir) and tasks_dir.is_dir():
         for folder in sorted(tasks_dir.iterdir()):
-            if folder.is_dir():
+            if present(bench, folder) and folder.is_dir():
                 inside(bench, folder)
                 paths += [folder / name for name in FOLDER_FILES]
-    found = [path for path in paths if path.exists()]
+    found = [path for path in paths if present(bench, path)]
     extra = sorted({bench / rel for rel in data if not Path(rel).is_absolute()} - set(found))
     found += [path for path in extra if path.exists() and path.resolve().is_relative_to(bench)]
     for path in found:
@@ -193,7 +196,11 @@ def _data_files(raw: dict) -> tuple[str, ...]:
 
 
 def _checked(spec: TaskSpec) -> TaskSpec:
-    """A task whose values and references are finite numbers, strings or bools (a .nan has no JSON and no id)."""
+    """A task whose values and references are finite numbers, strings or bools (a .nan has no JSON and no id), and
+    whose scorers get each value as written (a value named `prompt_id`, with a calculated reference, would not)."""
+    if spec.reference == "calculated" and PROMPT_ID in spec.values:
+        raise TaskError(f"a value named '{PROMPT_ID}', which a calculated reference gives its scorers as the sample's "
+                        "id, in place of the value: rename the value", **spec.where(f"values.{PROMPT_ID}"))
     columns = {f"values.{name}": column for name, column in spec.values.items()}
     if spec.reference != "calculated":
         columns[REFERENCE] = spec.reference
@@ -220,6 +227,9 @@ def _folder_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
         if not TASK_NAME.fullmatch(folder.name):
             raise TaskError(f"'{folder.name}' is not a task name (letters, digits, _ . - ; not starting with . or -): "
                             "rename the folder", file=f"{TASKS_DIR}/{folder.name}")
+        if len(folder.name) > MAX_TASK_NAME:
+            raise TaskError(f"a task name of {len(folder.name)} characters, more than a task name has "
+                            f"({MAX_TASK_NAME}, as in tasks.yml): rename the folder", file=f"{TASKS_DIR}/{folder.name}")
     return [_folder_task(bench, d, f"{TASKS_DIR}/{d.name}", bounds) for d in folders]
 
 

@@ -1,6 +1,7 @@
 """Importing a benchmark's own Python files (`custom_scorer.py`, `custom_response.py`).
 
-What the import prints goes to the `benchrun.compiler.usercode` logger (the run's log file), never to stdout; whatever it
+What the import prints goes to the `benchrun.compiler.usercode` logger (the run's log file), never to the console, even
+written to the file descriptors themselves (`os.write(1, ...)`, which masking could not reach there); whatever it
 raises, SystemExit included, is one line naming the file. What cannot be caught (os._exit, a signal, a loop) is found by
 importing the file first in a process of its own, within IMPORT_TIMEOUT_S."""
 
@@ -22,16 +23,19 @@ import traceback
 import uuid
 from pathlib import Path
 from types import ModuleType
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import SECRETS
+from benchrun.core.stdfds import output_fds_into
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
 IMPORT_TIMEOUT_S = 60
 """How long importing a benchmark's Python file may take."""
+PRINTED_KEPT = 1 << 20
+"""How much of what a file writes to the standard descriptors while it is imported the log keeps (bytes)."""
 PROBE = ("import json, os, runpy, sys, threading\ntry:\n    runpy.run_path(sys.argv[1], run_name='benchrun_probe')\n"
          "except BaseException:\n    pass\nleft = [t for t in threading.enumerate() if not t.daemon and t is not "
          "threading.main_thread()]\nfor t in left:\n    t.join(THREAD_GRACE_S)\n"
@@ -56,19 +60,34 @@ def import_file(path: Path, rel: str, probe: bool = True) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     printed = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), _signals_kept():
-            spec.loader.exec_module(module)
-    except (Exception, SystemExit, KeyboardInterrupt) as err:  # anything user code raises is reported, not raised
-        del sys.modules[name]
-        if isinstance(err, KeyboardInterrupt) and INTERRUPTS.received is not None:
-            raise  # a real Ctrl-C or SIGTERM, not the file's own doing
-        text = err.msg if isinstance(err, SyntaxError) else first_line(err)  # a SyntaxError's str repeats the place
-        raise TaskError(f"cannot import: {type(err).__name__}: {text}{_line(err, path)}", file=rel) from None
-    finally:
-        if printed.getvalue():
-            LOG.info("%s printed while it was imported:\n%s", rel, printed.getvalue().rstrip("\n"))
+    with tempfile.TemporaryFile() as written:
+        try:
+            with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
+                    _signals_kept():
+                spec.loader.exec_module(module)
+        except (Exception, SystemExit, KeyboardInterrupt) as err:  # anything user code raises is reported, not raised
+            del sys.modules[name]
+            if isinstance(err, KeyboardInterrupt) and INTERRUPTS.received is not None:
+                raise  # a real Ctrl-C or SIGTERM, not the file's own doing
+            text = err.msg if isinstance(err, SyntaxError) else first_line(err)  # a SyntaxError's str repeats the place
+            raise TaskError(f"cannot import: {type(err).__name__}: {text}{_line(err, path)}", file=rel) from None
+        finally:
+            _log_printed(rel, printed.getvalue() + _written_back(written))
     return module
+
+
+def _written_back(file: BinaryIO) -> str:
+    """What was written to `file` (the import's file descriptors 1 and 2), at most PRINTED_KEPT bytes of it."""
+    size = file.seek(0, os.SEEK_END)
+    file.seek(0)
+    text = file.read(PRINTED_KEPT).decode("utf-8", "replace")
+    return text if size <= PRINTED_KEPT else f"{text}\n[{size - PRINTED_KEPT:,} bytes more not kept]"
+
+
+def _log_printed(rel: str, printed: str) -> None:
+    """Log what a file printed while it was imported (the run's log file, through the masking every handler has)."""
+    if printed:
+        LOG.info("%s printed while it was imported:\n%s", rel, printed.rstrip("\n"))
 
 
 @contextlib.contextmanager

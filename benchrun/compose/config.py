@@ -141,12 +141,13 @@ def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
     return config.model_dump(mode="json")
 
 
-def checked_outputs(value: Any) -> None:
-    """`outputs` alone, checked as RunConfig checks it, before Hydra makes any directory under it."""
+def checked_directory(key: str, value: Any) -> None:
+    """A directory's setting (`outputs`, `hydra.run.dir`) alone, checked as RunConfig checks `outputs`, before Hydra
+    makes any directory under it."""
     try:
         TypeAdapter(Directory).validate_python(value)
     except ValidationError as err:
-        raise ConfigError(f"outputs: {err.errors()[0]['msg'].removeprefix('Value error, ')}", file="config") from None
+        raise ConfigError(f"{key}: {err.errors()[0]['msg'].removeprefix('Value error, ')}", file="config") from None
 
 
 def checked(model: type[M], data: Any, prefix: Sequence[str] = ()) -> M:
@@ -263,11 +264,12 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
 
 
 def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
-    """A runner file in the seed's format; a relative path is tried in `cwd`, then in the benchmark."""
+    """A runner file in the seed's format; a relative path is tried in `cwd`, then in the benchmark (a file first:
+    one that is there but is no file, a directory or a device, is refused as what it is, never as not found)."""
     candidates = [Path(path).expanduser()]
     if not candidates[0].is_absolute():
         candidates = [(cwd or Path.cwd()) / path, bench_dir(cfg["task"]["path"], cwd) / path]
-    found = next((c for c in candidates if c.is_file()), None)
+    found = next((c for c in candidates if c.is_file()), None) or next((c for c in candidates if c.exists()), None)
     if found is None:
         raise ConfigError(f"runner file '{path}' not found (looked in {', '.join(map(str, candidates))})",
                           key="runner_file")

@@ -111,6 +111,11 @@ class Sample(Frozen):
     """The reference from the task file; None for `calculated` (the scorer gets the values)."""
 
 
+PROMPT_ID = "prompt_id"
+"""What a `calculated` reference adds to the sample's values it gives a scorer: the sample's id (the seed's format:
+"a dictionary of the values ... with the prompt_id added")."""
+
+
 class Query(NamedTuple):
     """One answer to ask for: a sample and which of its repeats. An answer is identified by (sample id, repeat)."""
 

@@ -8,6 +8,7 @@ and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_
 
 from __future__ import annotations
 
+import unicodedata
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from urllib.parse import urlsplit
@@ -69,12 +70,24 @@ def local_options() -> type[Options]:
     return create_model("LocalOptions", __base__=Options, **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
 
 
+def _no_control_character(text: str, why: str) -> str:
+    """`text`, refused when it holds a control character (a line break, a tab, an escape), which `why` says."""
+    if (at := next((i for i, c in enumerate(text) if unicodedata.category(c) == "Cc"), None)) is not None:
+        raise ValueError(f"{text[at]!r} at character {at + 1}, a control character, which {why}")
+    return text
+
+
+def _a_name(name: str) -> str:
+    return _no_control_character(name, "a benchmark's name printed on the console (a run's heading, its row in "
+                                       "benchrun-audit list) cannot hold: name the benchmark without one")
+
+
 class TaskConfig(Settings):
     """`task`: which benchmark, which of its tasks, and the limits its task files are held to."""
 
     path: str = Field(min_length=1)
     """The benchmark directory (relative to the working directory), or demo:<name> for a shipped one."""
-    name: str = Field(min_length=1)
+    name: Annotated[str, AfterValidator(_a_name)] = Field(min_length=1)
     """The benchmark's name in run directory names and records (the directory's name by default)."""
     only: list[str] | None = Field(None, min_length=1)
     """Task names to run; null runs every task."""
@@ -281,11 +294,16 @@ def _a_directory(path: str) -> str:
     if not path.strip():
         raise ValueError("empty: name a directory (by default, outputs); an empty one would put run directories at "
                          "the file system's root")
-    return path
+    return _no_control_character(path, "a run directory's path printed on the console and in the command that "
+                                       "finishes a run (benchrun-audit resume PATH) cannot hold: name a directory "
+                                       "without one")
+
 
 
 Directory = Annotated[str, AfterValidator(_a_directory)]
-"""A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root."""
+"""A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root, and
+without a control character (a line break, a tab, an escape), which the lines that print a run's path would not
+show as it is."""
 
 
 class JudgeSettings(Settings):

@@ -6,15 +6,17 @@ or a sweep."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any, BinaryIO, Iterator, TextIO
 
 from benchrun.core.errors import os_problem
 
 STANDARD_FDS = (0, 1, 2)
+OUTPUT_FDS = (1, 2)
 
 
 def open_standard_fds() -> None:
@@ -88,3 +90,30 @@ def output_lost() -> str | None:
     if failure is None or failure.errno == errno.EPIPE:
         return None
     return f"{os_problem(failure)} writing standard output: what was printed was cut short, not what was recorded"
+
+
+@contextlib.contextmanager
+def output_fds_into(file: BinaryIO) -> Iterator[None]:
+    """File descriptors 1 and 2 pointed at `file` within the block, put back after it: what is written to them there
+    without passing through sys.stdout (`os.write(1, ...)`, `sys.__stdout__`, a C library's printf) lands in `file`,
+    not on the console."""
+    _flush_streams()
+    saved = [os.dup(fd) for fd in OUTPUT_FDS]
+    try:
+        for fd in OUTPUT_FDS:
+            os.dup2(file.fileno(), fd)
+        yield
+    finally:
+        _flush_streams()
+        for fd, kept in zip(OUTPUT_FDS, saved):
+            os.dup2(kept, fd)
+            os.close(kept)
+
+
+def _flush_streams() -> None:
+    """Flush every Python stream on 1 and 2 (sys.stdout, sys.__stdout__, ...), so that what each holds is written
+    where its descriptor points now."""
+    streams = (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
+    for stream in {id(s): s for s in streams if s is not None}.values():
+        with contextlib.suppress(Exception):
+            stream.flush()

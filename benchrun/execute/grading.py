@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from benchrun.compiler.scoring import BUILTIN, Metric, Scorer, source_sha256
 from benchrun.core.layout import FORMAT_VALID
-from benchrun.core.manifest import Manifest, Sample
+from benchrun.core.manifest import PROMPT_ID, Manifest, Sample
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.secrets import SECRETS
@@ -372,7 +372,7 @@ class Grading:
 
 def scorer_reference(sample: Sample, calculated: bool) -> Any:
     """What a scorer gets as its second argument: the reference, or for `calculated` the values + prompt_id."""
-    return {**sample.values, "prompt_id": sample.id} if calculated else sample.reference
+    return {**sample.values, PROMPT_ID: sample.id} if calculated else sample.reference
 
 
 def _record(of: dict[str, Any], name: str, result: Result) -> ScoreRecord:
