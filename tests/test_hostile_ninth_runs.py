@@ -25,6 +25,8 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - `task.name` (the benchmark's name: run.json's `benchmark`, a run's heading, its row in `benchrun-audit list`)
   holding a line break or an escape (`\x1b[31m`): the heading of a dry run split in two, the escape sent to the
   terminal as it was; now refused as `outputs` is, naming the character
+- the response cache's default place, ~/.cache/benchrun, with $HOME set empty: the cache was made at
+  /.cache/benchrun, the file system's root; now the run's one line naming cache_dir and what to set
 - `~` in an override (`outputs=~`, `task.path=~/b`) with $HOME set but empty (as some service managers and CI
   runners leave it): ~ was taken as the file system's root, so `outputs=~` put run directories in `/` (the very thing
   `outputs=` empty is refused for); now refused naming the override
@@ -207,3 +209,14 @@ def test_a_tilde_with_home_set_empty_is_refused(tmp_path, override):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: the override '{override}': ~ is the home directory, and $HOME is empty (~ would be the file "
         "system's root); set HOME, or give the path itself\n"))
+
+
+def test_the_response_caches_default_place_with_home_set_empty_is_refused(tmp_path):
+    with Lab(tmp_path, n=1, latency_s=0) as lab:
+        args = [a for a in lab.args() if a != "cache=false"]
+        ran = run_benchrun(*args, cwd=tmp_path, env={"HOME": "", "XDG_CACHE_HOME": ""})
+    assert (ran.returncode, ran.stderr) == (EXIT["usage"], (
+        "benchrun: error: cache_dir: the response cache's place is ~/.cache/benchrun, and $HOME is empty "
+        "(~ would be the file system's root); set HOME or XDG_CACHE_HOME, or cache_dir=, or cache=false\n"))
+    [run] = (tmp_path / "outputs").rglob("run.json")
+    assert json.loads(run.read_text())["status"] == "failed"

@@ -126,9 +126,15 @@ _PROMPT = "\x00benchrun-cache-key-prompt-0b6f2c\x00"
 
 
 def default_dir() -> Path:
-    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun."""
+    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun;
+    ConfigError when that needs the home directory and $HOME is set empty (it was the file system's root)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "benchrun"
+    if os.path.isabs(xdg):
+        return Path(xdg) / "benchrun"
+    if os.environ.get("HOME") == "":
+        raise ConfigError("the response cache's place is ~/.cache/benchrun, and $HOME is empty (~ would be the file "
+                          "system's root); set HOME or XDG_CACHE_HOME, or cache_dir=, or cache=false", key="cache_dir")
+    return Path.home() / ".cache" / "benchrun"
 
 
 def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
