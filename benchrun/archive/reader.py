@@ -28,6 +28,7 @@ from benchrun.core.layout import (
     SCORES,
     SEAL,
     SUMMARY,
+    number_in,
 )
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.resources import bench_dir
@@ -366,8 +367,8 @@ def job_dirs(sweep_dir: PathLike) -> list[Path]:
 
 
 def _job_order(path: Path) -> tuple[int, str]:
-    number = path.name.split("_")[0]
-    return (int(number) if number.isdigit() else 1 << 30, path.name)
+    number = number_in(path.name.split("_")[0])
+    return (1 << 30 if number is None else number, path.name)
 
 
 def distinct_labels(labels: Sequence[str], ids: Sequence[str]) -> list[str]:

@@ -22,6 +22,7 @@ import yaml
 from benchrun.archive import ledger
 from benchrun.archive.dirlock import LockState, describe, probe
 from benchrun.archive.reader import DEFAULT_ROOT, MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
+from benchrun.archive.trust import seal_broken
 from benchrun.archive.writer import file_digest
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
@@ -39,6 +40,7 @@ from benchrun.core.layout import (
     RESCORES,
     RUN,
     SEAL,
+    number_in,
 )
 from benchrun.core.manifest import SourceFile
 from benchrun.core.records import FileDigest
@@ -94,10 +96,11 @@ def check_seal(run: Run) -> list[Finding]:
         seal = run.seal
     except BenchrunError as err:
         return [Finding(False, SEAL, str(err))]
-    actual = file_digest(run.path / RUN)
-    if seal.run_id != run.id or actual.sha256 != seal.run_json.sha256:
-        return [Finding(False, RUN, f"changed since the run was sealed: sha256 {actual.sha256[:12]}…, the seal has "
-                                    f"{seal.run_json.sha256[:12]}…")]
+    if (broken := seal_broken(run, seal)) is not None:
+        file, why = broken
+        digests = (f": sha256 {file_digest(run.path / RUN).sha256[:12]}…, the seal has {seal.run_json.sha256[:12]}…"
+                   if file == RUN else "")
+        return [Finding(False, file, why + digests)]
     return [Finding(True, RUN, f"matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
                                f"{file_digest(path).sha256}")]
 
@@ -206,7 +209,7 @@ def check_rescores(run: Run) -> list[Finding]:
     folder = run.path / RESCORES
     if not folder.is_dir() or folder.is_symlink():
         return []
-    numbered = sorted(p for p in folder.iterdir() if p.name.isdigit())
+    numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
     return [finding for path in numbered for finding in check_rescore(run, path)]
 
 

@@ -1,0 +1,172 @@
+"""Hostile input, ninth pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it found
+bad, each with the rule it now obeys.
+
+- a folder named with digits that are not ASCII (`rescores/²`, a sweep's `²_x`; str.isdigit() takes them, int()
+  refuses `²` and reads `٣` as 3): `rescore` of the run, and `show`, `export`, `compare` or `report` of the sweep (and
+  the sweep's own summary as it ends), a ValueError traceback; now a name of the archive's numbers something only in
+  ASCII digits (`core.layout.number_in`), and any other folder is passed over
+- a seal.json copied from another run: `verify` said `run.json: changed since the run was sealed` (run.json was as
+  written), and the readers said the same, or (trust did not look at the seal's run id) nothing when the other run's
+  seal held this run's digest; now the seal of another run is said to be that, `seal.json: the seal of run
+  '666666666666', not of this run (555555555555): nothing covers run.json`, one verdict for verify and every reader
+- `export --output` or `report --output` naming a file `run.json` (or any name of a run's own files, or `sweep.json`)
+  in a folder that held no run: written, so `list` then showed an unreadable run there (and a run could no longer
+  start in it); naming the run's own log, `benchrun.log`, Hydra's copies in `.hydra/`, its `rescores` folder or a
+  file directly in it, or a sweep's `multirun.yaml`: the archived file replaced, or a rescore's number taken. Now
+  refused in one line, nothing written; a new name beside the run's files is still written
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchrun.archive.sweep import write_sweep_summary
+from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import cli
+from tests.helpers.archives import synthetic_run
+
+CLOSENESS = "def closeness(response, reference):\n    return 1\n"
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# -- names that number something ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("planted", ["²", "٣", "007x"])
+def test_a_rescores_folder_not_named_in_ascii_digits_numbers_nothing(tmp_path, planted):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    (run_dir / "rescores" / planted).mkdir(parents=True)
+    (tmp_path / "scorers.py").write_text(CLOSENESS)
+    result = audit(tmp_path, "rescore", str(run_dir), "--scorers", "scorers.py", "--only")
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert sorted(p.name for p in (run_dir / "rescores").iterdir()) == sorted(["001", planted])
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["ok"]
+    assert "ok    rescores/001/scores.jsonl: 6 lines as written" in verified.stdout
+    assert [line for line in verified.stdout.splitlines() if planted in line] == []
+
+
+def _sweep(tmp_path: Path) -> Path:
+    sweep = tmp_path / "sweep"
+    synthetic_run(sweep / "0_a", [1, 0], run_id="a" * 12, label="a")
+    synthetic_run(sweep / "1_b", [1, 1], run_id="b" * 12, label="b")
+    write_sweep_summary(sweep)
+    return sweep
+
+
+@pytest.mark.parametrize("command", [("export",), ("show", "--wrong", "closeness"), ("compare",),
+                                     ("report", "--output", "r.html")])
+def test_a_sweep_folder_not_named_in_ascii_digits_is_ordered_after_the_jobs(tmp_path, command):
+    sweep = _sweep(tmp_path)
+    (sweep / "²_x").mkdir()
+    result = audit(tmp_path, command[0], str(sweep), *command[1:])
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+
+
+def test_the_sweep_summary_passes_over_a_folder_not_named_in_ascii_digits(tmp_path):
+    sweep = _sweep(tmp_path)
+    (sweep / "²_x").mkdir()
+    summary = write_sweep_summary(sweep)
+    assert [(job.dir, job.status) for job in summary.jobs] == [("0_a", "completed"), ("1_b", "completed"),
+                                                               ("²_x", "missing")]
+
+
+# -- the seal ----------------------------------------------------------------------------------------------------
+
+def test_the_seal_of_another_run_is_said_to_be_that(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    other = synthetic_run(tmp_path / "other", [1, 0, 1], run_id="6" * 12)
+    shutil.copy(other / "seal.json", run_dir / "seal.json")
+    said = "seal.json: the seal of run '666666666666', not of this run (555555555555): nothing covers run.json"
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["not_intact"]
+    assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [f"FAIL  {said}"]
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir}': run 555555555555: {said}, so what it says cannot be trusted; "
+        f"benchrun-audit verify {run_dir} says what changed\n"))
+
+
+def test_a_seal_of_another_run_that_holds_this_runs_digest_is_not_trusted(tmp_path):
+    """A seal with this run.json's digest but another run's id (a hand that rewrote the digest, not the id): readers
+    looked at the digest only, verify at both."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    seal = run_dir / "seal.json"
+    seal.write_text(seal.read_text().replace('"555555555555"', '"666666666666"'))
+    exported = audit(tmp_path, "export", str(run_dir))
+    assert (exported.returncode, exported.stdout) == (EXIT["archive"], "")
+    assert "seal.json: the seal of run '666666666666', not of this run (555555555555)" in exported.stderr
+
+
+# -- what --output may name --------------------------------------------------------------------------------------
+
+def _plain_folder(tmp: Path, name: str) -> Path:
+    (tmp / "d").mkdir()
+    return tmp / "d" / name
+
+
+def _hydra(run_dir: Path) -> Path:
+    (run_dir / ".hydra").mkdir()
+    (run_dir / ".hydra" / "overrides.yaml").write_text("- runner.model=m\n")
+    return run_dir / ".hydra" / "overrides.yaml"
+
+
+def _multirun(tmp: Path) -> Path:
+    sweep = _sweep(tmp)
+    (sweep / "multirun.yaml").write_text("hydra: {}\n")
+    return sweep / "multirun.yaml"
+
+
+OUTPUTS = {  # what --output names -> what it is said to be
+    "run.json in a plain folder": (lambda tmp, run: _plain_folder(tmp, "run.json"),
+                                   "run.json is the name of a run's own file: {tmp}/d would be read as a run's "
+                                   "directory"),
+    "manifest.json in a plain folder": (lambda tmp, run: _plain_folder(tmp, "manifest.json"),
+                                        "manifest.json is the name of a run's own file: {tmp}/d would be read as a "
+                                        "run's directory"),
+    "sweep.json in a plain folder": (lambda tmp, run: _plain_folder(tmp, "sweep.json"),
+                                     "sweep.json is the name of a sweep's own file: {tmp}/d would be read as a "
+                                     "sweep's directory"),
+    "the run's log": (lambda tmp, run: run / "benchrun.log",
+                      "the benchrun.log of the run in {run}, which only benchrun writes"),
+    "the run's rescores folder": (lambda tmp, run: run / "rescores",
+                                  "the rescores of the run in {run}, which only benchrun writes"),
+    "a number in the rescores folder": (lambda tmp, run: (run / "rescores").mkdir() or run / "rescores" / "002",
+                                        "a file in the rescores of the run in {run}, which only benchrun writes"),
+    "Hydra's copy of the overrides": (lambda tmp, run: _hydra(run),
+                                      "a file in the .hydra of the run in {run}, which only benchrun writes"),
+    "a sweep's multirun.yaml": (lambda tmp, run: _multirun(tmp),
+                                "the multirun.yaml of the sweep in {tmp}/sweep, which only benchrun writes"),
+}
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+@pytest.mark.parametrize("name", list(OUTPUTS))
+def test_an_output_that_would_be_read_as_the_archives_is_refused(tmp_path, name, command):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    where, what = OUTPUTS[name]
+    target = where(tmp_path, run_dir)
+    before = snapshot(tmp_path)
+    result = audit(tmp_path, command, str(run_dir), "--output", str(target))
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in '{target}': --output: {what.format(run=run_dir, tmp=tmp_path)}; nothing was written; "
+        "name another file\n"))
+    assert snapshot(tmp_path) == before
+    assert audit(tmp_path, "list", str(tmp_path)).stdout.count("unreadable") == 0
+
+
+def test_an_output_of_a_new_name_in_a_run_or_a_sweep_is_written(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    sweep = _sweep(tmp_path)
+    for target in (run_dir / "rows.csv", sweep / "rows.csv", tmp_path / "run.json.csv"):
+        assert audit(tmp_path, "export", str(run_dir), "--output", str(target)).returncode == EXIT["ok"]
+        assert target.read_text().startswith("run_id,")
