@@ -14,6 +14,11 @@ bad, each with the rule it now obeys.
   start in it); naming the run's own log, `benchrun.log`, Hydra's copies in `.hydra/`, its `rescores` folder or a
   file directly in it, or a sweep's `multirun.yaml`: the archived file replaced, or a rescore's number taken. Now
   refused in one line, nothing written; a new name beside the run's files is still written
+- a model's name, a label, a metric's name or an answer holding characters that print nothing yet change what is seen
+  (a right-to-left override, U+202E, that shows `gpt\u202e5-ledom` as `gptmodel-5`; a zero-width space that makes two
+  names look one; a line separator): `list`, `show`, `compare` and `verify` printed them as they were (only control
+  characters were made visible); now every format character (Unicode's Cf) and line or paragraph separator is shown
+  as its escape, `gpt\u202e5-ledom`, as control characters are
 """
 
 from __future__ import annotations
@@ -170,3 +175,33 @@ def test_an_output_of_a_new_name_in_a_run_or_a_sweep_is_written(tmp_path):
     for target in (run_dir / "rows.csv", sweep / "rows.csv", tmp_path / "run.json.csv"):
         assert audit(tmp_path, "export", str(run_dir), "--output", str(target)).returncode == EXIT["ok"]
         assert target.read_text().startswith("run_id,")
+
+
+# -- what prints nothing ------------------------------------------------------------------------------------------
+
+UNSEEN_NAME = "gpt\u202e5-ledom\u200b\u2028x"
+"""A model's name with a right-to-left override (it shows as `gptmodel-5`), a zero-width space and a line separator."""
+UNSEEN_SHOWN = "gpt\\u202e5-ledom\\u200b\\u2028x"
+
+
+def test_a_name_with_characters_that_print_nothing_is_shown_as_written(tmp_path):
+    """list, show, compare and verify print a model's name, a label and a metric's name read from the archive."""
+    named = synthetic_run(tmp_path / "runs" / "a", [1, 0], model=UNSEEN_NAME, label=UNSEEN_NAME)
+    other = synthetic_run(tmp_path / "runs" / "b", [1, 1], run_id="6" * 12)
+    printed = {"list": audit(tmp_path, "list", str(tmp_path / "runs")),
+               "show": audit(tmp_path, "show", str(named)),
+               "compare": audit(tmp_path, "compare", str(other), str(named))}
+    assert {name: (r.returncode, r.stderr) for name, r in printed.items()} == dict.fromkeys(printed, (EXIT["ok"], ""))
+    assert [name for name, r in printed.items() if any(c in r.stdout for c in "\u202e\u200b\u2028")] == []
+    assert [name for name, r in printed.items() if UNSEEN_SHOWN not in "".join(r.stdout.split())] == []
+
+
+def test_what_prints_nothing_is_every_format_character_and_separator_unicode_has():
+    """console.visible's list against this Python's unicodedata: Cf, Zl, Zp, and the control characters."""
+    import unicodedata
+
+    from benchrun.console.visible import visible
+
+    unseen = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp")]
+    assert [c for c in unseen if visible(c) == c] == ["\t", "\n"]
+    assert visible("é 中文 \xa0 👨\u200d👩 ok\t\n") == "é 中文 \xa0 👨\\u200d👩 ok\t\n"
