@@ -19,11 +19,19 @@ bad, each with the rule it now obeys.
   names look one; a line separator): `list`, `show`, `compare` and `verify` printed them as they were (only control
   characters were made visible); now every format character (Unicode's Cf) and line or paragraph separator is shown
   as its escape, `gpt\u202e5-ledom`, as control characters are
+- a response cache of another schema version (a newer benchrun's): refused, in one line advising `benchrun-audit
+  cache --clear`, which refused it in the same line (no way out but finding the file); and opening it wrote this
+  version's tables into it first. Now nothing is written into a database before its version is read, and `--clear`
+  removes a cache of another version (its database and SQLite's files beside it), saying so
+- an SQLite file of another program's as the response cache (without a table named as the cache's): benchrun's
+  tables were written into it and it was listed as an empty cache, exit 0 (a run then kept its answers in it); now
+  refused in one line naming its tables, nothing written
 """
 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -205,3 +213,56 @@ def test_what_prints_nothing_is_every_format_character_and_separator_unicode_has
     unseen = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp")]
     assert [c for c in unseen if visible(c) == c] == ["\t", "\n"]
     assert visible("é 中文 \xa0 👨\u200d👩 ok\t\n") == "é 中文 \xa0 👨\\u200d👩 ok\t\n"
+
+
+# -- the response cache ------------------------------------------------------------------------------------------
+
+def _cache_of_version(folder: Path, version: str) -> Path:
+    """A response cache as a benchrun of schema `version` might make it: other tables, its version in meta."""
+    folder.mkdir()
+    db = sqlite3.connect(folder / "responses.sqlite3")
+    db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (version,))
+    db.execute("CREATE TABLE answers_v2 (key TEXT PRIMARY KEY, answer BLOB)")
+    db.commit()
+    db.close()
+    return folder / "responses.sqlite3"
+
+
+def _tables(database: Path) -> list[str]:
+    return sorted(name for (name,) in sqlite3.connect(database).execute("SELECT name FROM sqlite_master "
+                                                                        "WHERE type = 'table'"))
+
+
+def test_a_cache_of_another_version_is_never_written_and_clear_removes_it(tmp_path):
+    database = _cache_of_version(tmp_path / "cache", "2")
+    said = (f"benchrun: error: cache_dir: the response cache at {database} has schema version '2', not 1 (another "
+            "version of benchrun made it); benchrun-audit cache --clear removes it, or set cache_dir= to a directory "
+            "on local disk, or cache=false\n")
+    for args in ([], ["--clear", "--digest", "45b1"]):
+        result = audit(tmp_path, "cache", "--cache-dir", str(database.parent), *args)
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", said)
+    assert _tables(database) == ["answers_v2", "meta"]
+    cleared = audit(tmp_path, "cache", "--cache-dir", str(database.parent), "--clear")
+    assert (cleared.returncode, cleared.stdout, cleared.stderr) == (EXIT["ok"], (
+        f"removed the response cache at {database}, of schema version '2' (another version of benchrun made it)\n"),
+        "")
+    assert list(database.parent.iterdir()) == []
+    after = audit(tmp_path, "cache", "--cache-dir", str(database.parent))
+    assert (after.returncode, after.stdout) == (EXIT["ok"], f"response cache: {database}, 0 entries, 0 B\n")
+
+
+def test_another_programs_database_is_never_taken_for_an_empty_cache(tmp_path):
+    (tmp_path / "cache").mkdir()
+    database = tmp_path / "cache" / "responses.sqlite3"
+    db = sqlite3.connect(database)
+    db.execute("CREATE TABLE users (name TEXT)")
+    db.commit()
+    db.close()
+    for args in ([], ["--clear"]):
+        result = audit(tmp_path, "cache", "--cache-dir", str(database.parent), *args)
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+            f"benchrun: error: cache_dir: the response cache at {database} cannot be used (it holds another "
+            "program's tables, 'users', and no schema version); set cache_dir= to a directory on local disk, or "
+            "cache=false\n"))
+    assert _tables(database) == ["users"]
