@@ -19,6 +19,10 @@ bad, each with the rule it now obeys.
   names look one; a line separator): `list`, `show`, `compare` and `verify` printed them as they were (only control
   characters were made visible); now every format character (Unicode's Cf) and line or paragraph separator is shown
   as its escape, `gpt\u202e5-ledom`, as control characters are
+- a run edited since it was written, read through the Python API: `benchrun.audit.metric_rows(run)` and
+  `benchrun.audit.samples(run)` gave the edited numbers (a score line's 0 made 1), while `Run.to_pandas()`,
+  `export_rows`, `compare_runs` and `write_report` refused it; now every function of the API that reads a number
+  checks the run first, as the commands do (`Run.require_records`), and refuses in the same one line
 - a response cache of another schema version (a newer benchrun's): refused, in one line advising `benchrun-audit
   cache --clear`, which refused it in the same line (no way out but finding the file); and opening it wrote this
   version's tables into it first. Now nothing is written into a database before its version is read, and `--clear`
@@ -183,6 +187,24 @@ def test_an_output_of_a_new_name_in_a_run_or_a_sweep_is_written(tmp_path):
     for target in (run_dir / "rows.csv", sweep / "rows.csv", tmp_path / "run.json.csv"):
         assert audit(tmp_path, "export", str(run_dir), "--output", str(target)).returncode == EXIT["ok"]
         assert target.read_text().startswith("run_id,")
+
+
+# -- the Python API ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("read", ["metric_rows", "samples"])
+def test_the_api_refuses_a_run_edited_since_it_was_written(tmp_path, read):
+    import benchrun
+    import benchrun.audit
+    from benchrun.core.errors import ArchiveError
+
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    scores = run_dir / "scores.jsonl"
+    scores.write_text(scores.read_text().replace('"closeness":0', '"closeness":1'))
+    with pytest.raises(ArchiveError) as refused:
+        list(getattr(benchrun.audit, read)(benchrun.load_run(run_dir)))
+    assert str(refused.value) == (
+        f"in '{run_dir}': run 555555555555: scores.jsonl: line 4 is not the line written, so what it says cannot be "
+        f"trusted; benchrun-audit verify {run_dir} says what changed")
 
 
 # -- what prints nothing ------------------------------------------------------------------------------------------
