@@ -19,6 +19,10 @@ bad, each with the rule it now obeys.
   names look one; a line separator): `list`, `show`, `compare` and `verify` printed them as they were (only control
   characters were made visible); now every format character (Unicode's Cf) and line or paragraph separator is shown
   as its escape, `gpt\u202e5-ledom`, as control characters are
+- a rescore whose rescore.json was edited to digest none of its files (`"files": {}`), its scores.jsonl and
+  summary.json then edited at will: `verify` said nothing of that rescore, and called the run intact; now a finished
+  rescore must digest the scores.jsonl and summary.json every rescore writes, else `rescores/001/rescore.json: holds
+  no digest of scores.jsonl or summary.json, which every rescore writes: nothing covers what they say`
 - a run edited since it was written, read through the Python API: `benchrun.audit.metric_rows(run)` and
   `benchrun.audit.samples(run)` gave the edited numbers (a score line's 0 made 1), while `Run.to_pandas()`,
   `export_rows`, `compare_runs` and `write_report` refused it; now every function of the API that reads a number
@@ -34,6 +38,7 @@ bad, each with the rule it now obeys.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -122,6 +127,24 @@ def test_a_seal_of_another_run_that_holds_this_runs_digest_is_not_trusted(tmp_pa
     exported = audit(tmp_path, "export", str(run_dir))
     assert (exported.returncode, exported.stdout) == (EXIT["archive"], "")
     assert "seal.json: the seal of run '666666666666', not of this run (555555555555)" in exported.stderr
+
+
+# -- a rescore's claims ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dropped", [("scores.jsonl", "summary.json"), ("summary.json",)])
+def test_a_rescore_that_digests_none_of_its_files_is_not_intact(tmp_path, dropped):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
+    (tmp_path / "scorers.py").write_text(CLOSENESS)
+    assert audit(tmp_path, "rescore", str(run_dir), "--scorers", "scorers.py", "--only").returncode == EXIT["ok"]
+    claims = run_dir / "rescores" / "001" / "rescore.json"
+    info = json.loads(claims.read_text())
+    info["files"] = {name: digest for name, digest in info["files"].items() if name not in dropped}
+    claims.write_text(json.dumps(info))
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["not_intact"]
+    assert [line for line in verified.stdout.splitlines() if "rescores/" in line] == [
+        f"FAIL  rescores/001/rescore.json: holds no digest of {' or '.join(dropped)}, which every rescore writes: "
+        "nothing covers what they say"]
 
 
 # -- what --output may name --------------------------------------------------------------------------------------

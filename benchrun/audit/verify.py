@@ -39,7 +39,9 @@ from benchrun.core.layout import (
     RESCORE_FILE,
     RESCORES,
     RUN,
+    SCORES,
     SEAL,
+    SUMMARY,
     number_in,
 )
 from benchrun.core.manifest import SourceFile
@@ -229,6 +231,10 @@ def check_rescore(run: Run, path: Path) -> list[Finding]:
     strays = [file for file in info.files if Path(file).name != file or file in (".", "..")]
     if strays:
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"names a file outside its folder: {strays[0]!r}")]
+    undigested = [file for file in (SCORES, SUMMARY) if file not in info.files]
+    if undigested:
+        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {' or '.join(undigested)}, which "
+                                                        "every rescore writes: nothing covers what they say")]
     return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
             for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
 
