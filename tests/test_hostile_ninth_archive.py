@@ -23,6 +23,10 @@ bad, each with the rule it now obeys.
   summary.json then edited at will: `verify` said nothing of that rescore, and called the run intact; now a finished
   rescore must digest the scores.jsonl and summary.json every rescore writes, else `rescores/001/rescore.json: holds
   no digest of scores.jsonl or summary.json, which every rescore writes: nothing covers what they say`
+- a run.json whose `started_at` (or `ended_at`, or a seal's `sealed_at`) is not a time (`garbage`, edited or
+  damaged, JSON of the right shape): `list` a ValueError traceback (it sorts by the time), `list --since` too; now
+  the record model takes a time only as benchrun writes them (ISO 8601), so such a run.json is `unreadable` in `list`
+  and one line for every command, as any run.json of the wrong shape is
 - a run edited since it was written, read through the Python API: `benchrun.audit.metric_rows(run)` and
   `benchrun.audit.samples(run)` gave the edited numbers (a score line's 0 made 1), while `Run.to_pandas()`,
   `export_rows`, `compare_runs` and `write_report` refused it; now every function of the API that reads a number
@@ -127,6 +131,25 @@ def test_a_seal_of_another_run_that_holds_this_runs_digest_is_not_trusted(tmp_pa
     exported = audit(tmp_path, "export", str(run_dir))
     assert (exported.returncode, exported.stdout) == (EXIT["archive"], "")
     assert "seal.json: the seal of run '666666666666', not of this run (555555555555)" in exported.stderr
+
+
+# -- times ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field", ["started_at", "ended_at"])
+def test_a_run_json_whose_time_is_not_a_time_is_unreadable(tmp_path, field):
+    run_dir = synthetic_run(tmp_path / "runs" / "a", [1, 0, 1])
+    synthetic_run(tmp_path / "runs" / "b", [1, 1], run_id="6" * 12)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, field: "garbage"}))
+    why = (f"in '{run_dir / 'run.json'}': unreadable: {field}: Value error, not a time as benchrun writes them "
+           "(ISO 8601): 'garbage'")
+    for args in ([], ["--since", "2026-01-01"]):
+        listed = audit(tmp_path, "list", str(tmp_path / "runs"), "--json", *args)
+        assert (listed.returncode, listed.stderr) == (EXIT["ok"], "")
+        assert [(run.get("run_id"), run["status"], run.get("reason")) for run in json.loads(listed.stdout)] == (
+            [("6" * 12, "completed", None)] + ([] if args else [(None, "unreadable", why)]))
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", f"benchrun: error: {why}\n")
 
 
 # -- a rescore's claims ------------------------------------------------------------------------------------------

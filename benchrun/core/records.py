@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
@@ -26,6 +27,21 @@ def _kept(text: str) -> str:
 
 Message = Annotated[str, AfterValidator(_kept)]
 """Where an error becomes data: a message (or a type's name) from a server, a runner or user code, as one line."""
+
+
+def _moment(text: str) -> str:
+    """A time as benchrun writes them (ISO 8601, `2026-12-01T08:00:00.000000+00:00`), kept as written: a run.json
+    whose time is any other text (edited, damaged) is unreadable where it is read, not a traceback where it is
+    sorted by (`list`)."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"not a time as benchrun writes them (ISO 8601): {text[:40]!r}") from None
+    return text
+
+
+Moment = Annotated[str, AfterValidator(_moment)]
+"""An ISO 8601 date or date-time, as written."""
 
 
 def _absent(value: Any) -> bool:
@@ -313,7 +329,7 @@ class Seal(Frozen):
 
     schema_version: Literal[1] = RECORD_VERSION
     run_id: str
-    sealed_at: str
+    sealed_at: Moment
     run_json: FileDigest
 
 
@@ -325,8 +341,8 @@ class RunInfo(Frozen):
     status: Status
     reason: str | None = None
     """Why a run failed or was interrupted."""
-    started_at: str
-    ended_at: str | None = None
+    started_at: Moment
+    ended_at: Moment | None = None
     benchmark: str
     model: str
     manifest_id: str | None
