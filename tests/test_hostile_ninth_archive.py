@@ -27,6 +27,12 @@ bad, each with the rule it now obeys.
   damaged, JSON of the right shape): `list` a ValueError traceback (it sorts by the time), `list --since` too; now
   the record model takes a time only as benchrun writes them (ISO 8601), so such a run.json is `unreadable` in `list`
   and one line for every command, as any run.json of the wrong shape is
+- a run.json of the right JSON types whose free-form parts have shapes no run writes (an unfinished run's is covered
+  by no seal, and `list` reads none): a model digest that is a number or a list (`list` an AttributeError
+  traceback), a merged run of no shards or of a shard `x` (`list` an IndexError), `identity.hosts` that is not a
+  list of servers, `judge.identity` or `environment.packages` that is not a mapping (`show`, `compare` and `report`
+  tracebacks); now each is refused where run.json is read (the run `unreadable`, one line), and a digest that is not
+  a string is shown as its JSON text (`@5`), compared as what it is
 - a run edited since it was written, read through the Python API: `benchrun.audit.metric_rows(run)` and
   `benchrun.audit.samples(run)` gave the edited numbers (a score line's 0 made 1), while `Run.to_pandas()`,
   `export_rows`, `compare_runs` and `write_report` refused it; now every function of the API that reads a number
@@ -150,6 +156,53 @@ def test_a_run_json_whose_time_is_not_a_time_is_unreadable(tmp_path, field):
             [("6" * 12, "completed", None)] + ([] if args else [(None, "unreadable", why)]))
     shown = audit(tmp_path, "show", str(run_dir))
     assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["archive"], "", f"benchrun: error: {why}\n")
+
+
+# -- run.json's free-form parts ------------------------------------------------------------------------------------
+
+SHAPES = {  # what run.json was edited to hold -> why it is unreadable
+    "identity.hosts a number": ({"identity": {"hosts": 7}}, "identity: Value error, hosts: not a list of servers' "
+                                                            "identities, each a mapping with its URL as `host`"),
+    "a host without its URL": ({"identity": {"hosts": [{"digest": "abc"}]}},
+                               "identity: Value error, hosts: not a list of servers' identities, each a mapping with "
+                               "its URL as `host`"),
+    "judge.identity a number": ({"judge": {"identity": 5, "runner": {}}},
+                                "judge: Value error, identity: not a mapping"),
+    "environment.packages a number": ({"environment": {"packages": 5}},
+                                      "environment: Value error, packages: not a mapping"),
+    "a merge of no shards": ({"merged": {"shards": [], "merged_at": "2026-12-01T08:00:00+00:00"}},
+                             "merged.shards: Value error, a merged run is made of at least one shard run"),
+    "a merged shard x": ({"merged": {"shards": [{"run_id": "a", "path": "p", "shard": "x", "status": "completed",
+                                                 "responses": 1}], "merged_at": "2026-12-01T08:00:00+00:00"}},
+                         "merged.shards.0.shard: Value error, 'x' is not i/n (the i-th of n parts, e.g. 1/8)"),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_run_json_of_a_shape_no_run_writes_is_unreadable(tmp_path, shape):
+    patch, why = SHAPES[shape]
+    run_dir = synthetic_run(tmp_path / "runs" / "a", [1, 0, 1], finish=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, **patch}))
+    said = f"in '{run_dir / 'run.json'}': unreadable: {why}"
+    listed = audit(tmp_path, "list", str(tmp_path / "runs"), "--json")
+    assert (listed.returncode, listed.stderr) == (EXIT["ok"], "")
+    assert [(run["status"], run["reason"]) for run in json.loads(listed.stdout)] == [("unreadable", said)]
+    for command in (("show",), ("compare", str(run_dir)), ("report", "--output", "r.html")):
+        result = audit(tmp_path, command[0], str(run_dir), *command[1:])
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", f"benchrun: error: {said}\n")
+
+
+@pytest.mark.parametrize(("digest", "shown"), [(5, "5"), (["a"], '["a"]')])
+def test_a_model_digest_that_is_not_a_string_is_shown_as_its_json(tmp_path, digest, shown):
+    run_dir = synthetic_run(tmp_path / "runs" / "a", [1, 0, 1], finish=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "identity": {"digest": digest}}))
+    listed = audit(tmp_path, "list", str(tmp_path / "runs"))
+    assert (listed.returncode, listed.stderr) == (EXIT["ok"], "")
+    assert f"m @{shown}" in listed.stdout
+    assert [run["digest"] for run in json.loads(audit(tmp_path, "list", str(tmp_path / "runs"), "--json").stdout)] \
+        == [shown]
 
 
 # -- a rescore's claims ------------------------------------------------------------------------------------------

@@ -245,13 +245,14 @@ SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")
 def model_digest(identity: dict[str, Any]) -> str | None:
     """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
     the server's digest (Ollama's), a sha256 in hex as the hex it names however the server writes it (`sha256:`
-    before it, upper case); None when the runner reports none (OpenAI-compatible servers)."""
+    before it, upper case); None when the runner reports none (OpenAI-compatible servers). A digest that is not a
+    string (a run.json edited or damaged) is its JSON text, `5`, compared and shown as what it is."""
     if identity.get("sha256"):
         return f"sha256:{identity['sha256']}"
     digest = identity.get("digest")
     if isinstance(digest, str) and SHA256_HEX.fullmatch(digest):
         return digest.lower().removeprefix("sha256:")
-    return digest
+    return digest if digest is None or isinstance(digest, str) else json.dumps(digest)
 
 
 def short_digest(digest: str) -> str:

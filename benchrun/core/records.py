@@ -44,6 +44,26 @@ Moment = Annotated[str, AfterValidator(_moment)]
 """An ISO 8601 date or date-time, as written."""
 
 
+def _identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """A model's identity as a runner records it: what the servers say is free-form, but a run over a list of
+    servers keeps each one's identity, with its URL, under `hosts`."""
+    hosts = identity.get("hosts")
+    if hosts is not None and not (isinstance(hosts, list) and all(
+            isinstance(host, dict) and isinstance(host.get("host"), str) for host in hosts)):
+        raise ValueError("hosts: not a list of servers' identities, each a mapping with its URL as `host`")
+    return identity
+
+
+def _mappings(*keys: str) -> AfterValidator:
+    """A free-form mapping of run.json whose `keys`, where present, are mappings too."""
+    def checked(data: dict[str, Any]) -> dict[str, Any]:
+        for key in keys:
+            if not isinstance(data.get(key, {}), dict):
+                raise ValueError(f"{key}: not a mapping")
+        return data
+    return AfterValidator(checked)
+
+
 def _absent(value: Any) -> bool:
     """Left out of the JSON: what only runs with repeats have (a run without is written as before repeats), and
     what a record read from an older run lacks (it is written back as it was)."""
@@ -352,12 +372,13 @@ class RunInfo(Frozen):
     """The working directory the run was started in; a relative task.path resolves against it."""
     runner: dict[str, Any]
     """The runner config as used (host, concurrency, timeouts, ...), secrets excluded."""
-    identity: dict[str, Any] = Field(default_factory=dict)
+    identity: Annotated[dict[str, Any], AfterValidator(_identity)] = Field(default_factory=dict)
     """The model as the server describes it: digest, details, parameters, server version."""
-    judge: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda judge: not judge)
+    judge: Annotated[dict[str, Any], _mappings("identity", "runner")] = Field(default_factory=dict,
+                                                                             exclude_if=lambda judge: not judge)
     """For a run with judges: the judge model's identity (as `identity` is the model's), its runner config as used,
     and `allow_self` when it was let judge itself."""
-    environment: dict[str, Any]
+    environment: Annotated[dict[str, Any], _mappings("packages")]
     counts: Counts
     files: dict[DigestedFile, FileDigest] = Field(default_factory=dict)
     """sha256, size and lines of config.yaml, the record files, records.sha256 and summary.json when the run
