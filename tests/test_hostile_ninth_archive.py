@@ -33,6 +33,11 @@ bad, each with the rule it now obeys.
   list of servers, `judge.identity` or `environment.packages` that is not a mapping (`show`, `compare` and `report`
   tracebacks); now each is refused where run.json is read (the run `unreadable`, one line), and a digest that is not
   a string is shown as its JSON text (`@5`), compared as what it is
+- a manifest.json of valid JSON whose samples or tasks are not of a manifest's shape (a sample that is a number, one
+  without its id, values that are a list; a task that is a number or has no name), with run.json's manifest id made
+  to match (an unfinished run's run.json is covered by no seal): `export` and `show --wrong` TypeError and KeyError
+  tracebacks; now the manifest's plain-JSON reader (`Run.manifest_data`) checks the shapes its readers take and
+  refuses the file in one line naming the first sample or task at fault
 - a run edited since it was written, read through the Python API: `benchrun.audit.metric_rows(run)` and
   `benchrun.audit.samples(run)` gave the edited numbers (a score line's 0 made 1), while `Run.to_pandas()`,
   `export_rows`, `compare_runs` and `write_report` refused it; now every function of the API that reads a number
@@ -48,6 +53,7 @@ bad, each with the rule it now obeys.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
@@ -203,6 +209,39 @@ def test_a_model_digest_that_is_not_a_string_is_shown_as_its_json(tmp_path, dige
     assert f"m @{shown}" in listed.stdout
     assert [run["digest"] for run in json.loads(audit(tmp_path, "list", str(tmp_path / "runs"), "--json").stdout)] \
         == [shown]
+
+
+# -- manifest.json's shape -------------------------------------------------------------------------------------
+
+MANIFESTS = {  # how the manifest was edited -> what is said of it
+    "a sample that is a number": (lambda m: m["samples"].insert(0, 5), "samples[0] is not a sample (a mapping with "
+                                                                       "its id, task, prompt and values)"),
+    "a sample without its id": (lambda m: m["samples"][1].pop("id"), "samples[1] is not a sample (a mapping with its "
+                                                                     "id, task, prompt and values)"),
+    "values that are a list": (lambda m: m["samples"][2].update(values=[1]), "samples[2] is not a sample (a mapping "
+                                                                             "with its id, task, prompt and values)"),
+    "a task that is a number": (lambda m: m["tasks"].insert(0, 5), "tasks[0] is not a task (a mapping with its name, "
+                                                                   "and its few-shot turns as a list)"),
+    "a task without its name": (lambda m: m["tasks"][0].pop("name"), "tasks[0] is not a task (a mapping with its "
+                                                                     "name, and its few-shot turns as a list)"),
+    "tasks as a mapping": (lambda m: m.update(tasks={"t": {}}), "no samples list and tasks list"),
+}
+
+
+@pytest.mark.parametrize("command", [("export", "--text"), ("show", "--wrong", "closeness")])
+@pytest.mark.parametrize("edit", list(MANIFESTS))
+def test_a_manifest_of_another_shape_is_one_line(tmp_path, edit, command):
+    change, why = MANIFESTS[edit]
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    change(manifest)
+    raw = json.dumps(manifest).encode()
+    (run_dir / "manifest.json").write_bytes(raw)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "manifest_id": hashlib.sha256(raw).hexdigest()}))
+    result = audit(tmp_path, command[0], str(run_dir), *command[1:])
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir / 'manifest.json'}': not a manifest: {why}\n"))
 
 
 # -- a rescore's claims ------------------------------------------------------------------------------------------

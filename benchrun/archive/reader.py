@@ -86,15 +86,16 @@ class Run:
             raise ArchiveError(f"not a valid manifest: {_first(err)}", file=str(self.path / MANIFEST)) from None
 
     def manifest_data(self) -> dict[str, Any]:
-        """manifest.json as plain JSON data, unvalidated: several times faster than `manifest` for large runs,
-        for readers that need a few fields (task names, prompts, values)."""
+        """manifest.json as plain JSON data, not validated as a whole: several times faster than `manifest` for large
+        runs, for readers that need a few fields (task names, prompts, values), whose shapes are checked
+        (`not_a_manifest`)."""
         try:
             data = json.loads(self.manifest_bytes)
         except (ValueError, RecursionError) as err:
             why = "nested too deep" if isinstance(err, RecursionError) else err
             raise ArchiveError(f"not valid JSON: {why}", file=str(self.path / MANIFEST)) from None
-        if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
-            raise ArchiveError("not a manifest (no samples list)", file=str(self.path / MANIFEST))
+        if (why := not_a_manifest(data)) is not None:
+            raise ArchiveError(f"not a manifest: {why}", file=str(self.path / MANIFEST))
         return data
 
     @cached_property
@@ -215,6 +216,25 @@ class Run:
         if not path.exists():
             raise ArchiveError("missing", file=str(path))
         return archived(path)
+
+
+def not_a_manifest(data: Any) -> str | None:
+    """What of a manifest's plain JSON data is not of the shape its readers take (`Run.manifest_data`): a list of
+    tasks, each a mapping with its name (and its few-shot turns, if any, a list of mappings), and a list of samples,
+    each a mapping with its id, task and prompt as text and its values as a mapping; None when it is."""
+    if not isinstance(data, dict) or not isinstance(data.get("samples"), list) or not isinstance(data.get("tasks"),
+                                                                                               list):
+        return "no samples list and tasks list"
+    for number, task in enumerate(data["tasks"]):
+        turns = task.get("fewshot") or [] if isinstance(task, dict) else None
+        if not (isinstance(task, dict) and isinstance(task.get("name"), str) and isinstance(turns, list)
+                and all(isinstance(turn, dict) for turn in turns)):
+            return f"tasks[{number}] is not a task (a mapping with its name, and its few-shot turns as a list)"
+    for number, sample in enumerate(data["samples"]):
+        if not (isinstance(sample, dict) and all(isinstance(sample.get(key), str) for key in ("id", "task", "prompt"))
+                and isinstance(sample.get("values"), dict)):
+            return f"samples[{number}] is not a sample (a mapping with its id, task, prompt and values)"
+    return None
 
 
 MAX_JSON_BYTES = 64 * 2**20
