@@ -38,6 +38,10 @@ bad, each with the rule it now obeys.
   to match (an unfinished run's run.json is covered by no seal): `export` and `show --wrong` TypeError and KeyError
   tracebacks; now the manifest's plain-JSON reader (`Run.manifest_data`) checks the shapes its readers take and
   refuses the file in one line naming the first sample or task at fault
+- a response line whose wall time is none a run measures (`"seconds": 1e308`, in an unfinished run whose line
+  digest was rewritten to match): `show`, `compare` and `report` an OverflowError traceback (the speed's figures);
+  now a record's wall time (`seconds`, `host_seconds`, a failed attempt's, a judge call's) is refused where the line
+  is read unless it is from 0 to 1e9 s, as a score line's value beyond what a scorer gives is
 - a run edited since it was written, read through the Python API: `benchrun.audit.metric_rows(run)` and
   `benchrun.audit.samples(run)` gave the edited numbers (a score line's 0 made 1), while `Run.to_pandas()`,
   `export_rows`, `compare_runs` and `write_report` refused it; now every function of the API that reads a number
@@ -242,6 +246,28 @@ def test_a_manifest_of_another_shape_is_one_line(tmp_path, edit, command):
     result = audit(tmp_path, command[0], str(run_dir), *command[1:])
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
         f"benchrun: error: in '{run_dir / 'manifest.json'}': not a manifest: {why}\n"))
+
+
+# -- a record's wall time ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seconds", [1e308, -5])
+@pytest.mark.parametrize("command", [("show",), ("compare", "other"), ("report", "--output", "r.html")])
+def test_a_wall_time_no_run_measures_is_refused_where_it_is_read(tmp_path, seconds, command):
+    from benchrun.archive.ledger import digest_lines
+
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
+    synthetic_run(tmp_path / "other", [1, 1, 1], run_id="6" * 12)
+    lines = (run_dir / "responses.jsonl").read_bytes().splitlines(keepends=True)
+    lines[0] = (json.dumps({**json.loads(lines[0]), "seconds": seconds}) + "\n").encode()
+    (run_dir / "responses.jsonl").write_bytes(b"".join(lines))
+    digests = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
+    digests[0] = digest_lines("responses.jsonl", lines[:1])
+    (run_dir / "records.sha256").write_bytes(b"".join(digests))
+    args = [str(tmp_path / arg) if arg == "other" else arg for arg in command[1:]]
+    result = audit(tmp_path, command[0], *([*args, str(run_dir)] if command[0] == "compare" else [str(run_dir), *args]))
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (  # show has printed the run's heading
+        f"benchrun: error: in '{run_dir / 'responses.jsonl'}': line 1: not a valid record: seconds: Value error, "
+        f"{float(seconds)!r} s is no wall time a run measures (0 to 1e+09 s)\n"))
 
 
 # -- a rescore's claims ------------------------------------------------------------------------------------------

@@ -44,6 +44,23 @@ Moment = Annotated[str, AfterValidator(_moment)]
 """An ISO 8601 date or date-time, as written."""
 
 
+MAX_SECONDS = 1e9
+"""The longest wall time a record may hold, about 31 years: far beyond any request, and small enough that sums and
+percentiles of a million of them stay finite."""
+
+
+def _duration(seconds: float) -> float:
+    """A wall time as a run measures it (a difference of monotonic clock readings): from 0 to MAX_SECONDS; anything
+    else (1e308, -5, NaN, written by a hand) is refused where the record is read, never summed into the speed."""
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise ValueError(f"{seconds!r} s is no wall time a run measures (0 to {MAX_SECONDS:g} s)")
+    return seconds
+
+
+Seconds = Annotated[float, AfterValidator(_duration)]
+"""A measured wall time, in seconds."""
+
+
 def _identity(identity: dict[str, Any]) -> dict[str, Any]:
     """A model's identity as a runner records it: what the servers say is free-form, but a run over a list of
     servers keeps each one's identity, with its URL, under `hosts`."""
@@ -109,7 +126,7 @@ class Attempt(Frozen):
 
     number: int
     error: ErrorInfo
-    seconds: float
+    seconds: Seconds
     """Wall time of this try."""
 
 
@@ -122,7 +139,7 @@ class ResponseRecord(Answer):
     """Which of the sample's `repeats` answers this is (0..k-1); a response is identified by (id, repeat)."""
     text: str | None
     """The raw response text exactly as received; None when every attempt failed."""
-    seconds: float
+    seconds: Seconds
     """Wall time for the sample, retries included."""
     attempts: int
     """How many requests were sent for this sample."""
@@ -135,7 +152,7 @@ class ResponseRecord(Answer):
     """The run id that asked this answer, when it was taken from the response cache instead of the model."""
     host: str | None = Field(None, exclude_if=_absent)
     """The server that answered, for a run asking a list of hosts (runner.host or runner.base_url)."""
-    host_seconds: float | None = Field(None, exclude_if=_absent)
+    host_seconds: Seconds | None = Field(None, exclude_if=_absent)
     """Wall time at the server that answered, when the sample was asked of another server of the list first."""
     shard: str | None = Field(None, exclude_if=_absent)
     """In a run merged from shards (`benchrun-audit merge`): the shard (i/n) whose run made this line."""
@@ -174,7 +191,7 @@ class JudgementRecord(Frozen):
     """Why this call gives no number: the request failed, or the reply did not parse, or its grade has none."""
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    seconds: float = 0.0
+    seconds: Seconds = 0.0
     attempts: int = 0
     """Requests sent for this call (0: from the response cache, or read again from the archive)."""
     cached_from: str | None = None
