@@ -53,6 +53,16 @@ bad, each with the rule it now obeys.
 - an SQLite file of another program's as the response cache (without a table named as the cache's): benchrun's
   tables were written into it and it was listed as an empty cache, exit 0 (a run then kept its answers in it); now
   refused in one line naming its tables, nothing written
+
+What held, tried and found as the rules say: `merge` of one shard twice (or through a link to it), of shards of
+different manifests, of a shard without its seal, `--into` an existing run or the shards' sweep; a `--partial` merge
+then verified; `resume` of a killed run whose responses.jsonl ends in a run of NULs or a half line (cut quietly, asked
+again) or lost its last newline (refused, `--force` drops it); `verify` of a record line deleted with records.sha256
+edited to match, of counts or summary.json edited (run.json's digests and the seal name them); a sweep.json listing
+jobs elsewhere (no reader takes a path from it); `rescore` with a scorer that raises at import (one line), returns
+text or a metric name of 300 characters (each sample's scorer error), or is gone (one line); `show`, `compare`,
+`export` and `report` of runs of no samples; the HTML report (every text from outside escaped); a cache database that
+is not SQLite or is cut short (one line).
 """
 
 from __future__ import annotations
