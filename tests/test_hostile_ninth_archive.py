@@ -42,6 +42,11 @@ bad, each with the rule it now obeys.
   digest was rewritten to match): `show`, `compare` and `report` an OverflowError traceback (the speed's figures);
   now a record's wall time (`seconds`, `host_seconds`, a failed attempt's, a judge call's) is refused where the line
   is read unless it is from 0 to 1e9 s, as a score line's value beyond what a scorer gives is
+- a run resumed and killed again (or any run that did not end) with a summary.json in it, the one its earlier session
+  wrote as it was interrupted (a resume leaves it until it writes its own) or one planted: `show`, `list` and
+  `report` gave its numbers as the run's (n=2 where the records held 5 graded answers), though run.json's digests
+  did not name it; now summary.json is read only when run.json's final digests name it, and a run that did not end
+  has its metrics and speed tallied from its records
 - a run edited since it was written, read through the Python API: `benchrun.audit.metric_rows(run)` and
   `benchrun.audit.samples(run)` gave the edited numbers (a score line's 0 made 1), while `Run.to_pandas()`,
   `export_rows`, `compare_runs` and `write_report` refused it; now every function of the API that reads a number
@@ -256,6 +261,20 @@ def test_a_manifest_of_another_shape_is_one_line(tmp_path, edit, command):
     result = audit(tmp_path, command[0], str(run_dir), *command[1:])
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
         f"benchrun: error: in '{run_dir / 'manifest.json'}': not a manifest: {why}\n"))
+
+
+# -- summary.json ------------------------------------------------------------------------------------------------
+
+def test_a_summary_that_run_json_does_not_name_is_not_the_runs(tmp_path):
+    run_dir = synthetic_run(tmp_path / "runs" / "a", [1, 0, 1], finish=False)
+    other = synthetic_run(tmp_path / "other", [1, 1, 1], run_id="6" * 12)
+    shutil.copy(other / "summary.json", run_dir / "summary.json")
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stderr) == (EXIT["ok"], "")
+    rows = [[cell.strip() for cell in line.split("│")[2:5]] for line in shown.stdout.splitlines() if "closeness" in line]
+    assert rows == [["closeness", "3", "0.667"]]
+    listed = audit(tmp_path, "list", str(tmp_path / "runs"), "--json")
+    assert [(run["run_id"], run["metrics"]) for run in json.loads(listed.stdout)] == [("5" * 12, [])]
 
 
 # -- a record's wall time ---------------------------------------------------------------------------------------

@@ -100,7 +100,10 @@ class Run:
 
     @cached_property
     def summary(self) -> Summary | None:
-        return self._model(SUMMARY, Summary)
+        """summary.json, when it is the run's own: the one run.json's final digests name. A run that did not end has
+        none (one there is an earlier session's, left by a resume that was killed, or planted): its metrics and speed
+        are tallied from its records; None."""
+        return self._model(SUMMARY, Summary) if SUMMARY in self.info.files else None
 
     @cached_property
     def seal(self) -> Seal | None:
