@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
@@ -12,6 +11,7 @@ from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue
+from benchrun.core.recordvalues import Environment, Identity, JudgeInfo, Moment, Seconds
 from benchrun.core.secrets import SECRETS
 from benchrun.core.shards import Shard
 from benchrun.core.text import one_line
@@ -27,58 +27,6 @@ def _kept(text: str) -> str:
 
 Message = Annotated[str, AfterValidator(_kept)]
 """Where an error becomes data: a message (or a type's name) from a server, a runner or user code, as one line."""
-
-
-def _moment(text: str) -> str:
-    """A time as benchrun writes them (ISO 8601, `2026-12-01T08:00:00.000000+00:00`), kept as written: a run.json
-    whose time is any other text (edited, damaged) is unreadable where it is read, not a traceback where it is
-    sorted by (`list`)."""
-    try:
-        datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"not a time as benchrun writes them (ISO 8601): {text[:40]!r}") from None
-    return text
-
-
-Moment = Annotated[str, AfterValidator(_moment)]
-"""An ISO 8601 date or date-time, as written."""
-
-
-MAX_SECONDS = 1e9
-"""The longest wall time a record may hold, about 31 years: far beyond any request, and small enough that sums and
-percentiles of a million of them stay finite."""
-
-
-def _duration(seconds: float) -> float:
-    """A wall time as a run measures it (a difference of monotonic clock readings): from 0 to MAX_SECONDS; anything
-    else (1e308, -5, NaN, written by a hand) is refused where the record is read, never summed into the speed."""
-    if not 0 <= seconds <= MAX_SECONDS:
-        raise ValueError(f"{seconds!r} s is no wall time a run measures (0 to {MAX_SECONDS:g} s)")
-    return seconds
-
-
-Seconds = Annotated[float, AfterValidator(_duration)]
-"""A measured wall time, in seconds."""
-
-
-def _identity(identity: dict[str, Any]) -> dict[str, Any]:
-    """A model's identity as a runner records it: what the servers say is free-form, but a run over a list of
-    servers keeps each one's identity, with its URL, under `hosts`."""
-    hosts = identity.get("hosts")
-    if hosts is not None and not (isinstance(hosts, list) and all(
-            isinstance(host, dict) and isinstance(host.get("host"), str) for host in hosts)):
-        raise ValueError("hosts: not a list of servers' identities, each a mapping with its URL as `host`")
-    return identity
-
-
-def _mappings(*keys: str) -> AfterValidator:
-    """A free-form mapping of run.json whose `keys`, where present, are mappings too."""
-    def checked(data: dict[str, Any]) -> dict[str, Any]:
-        for key in keys:
-            if not isinstance(data.get(key, {}), dict):
-                raise ValueError(f"{key}: not a mapping")
-        return data
-    return AfterValidator(checked)
 
 
 def _absent(value: Any) -> bool:
@@ -389,13 +337,12 @@ class RunInfo(Frozen):
     """The working directory the run was started in; a relative task.path resolves against it."""
     runner: dict[str, Any]
     """The runner config as used (host, concurrency, timeouts, ...), secrets excluded."""
-    identity: Annotated[dict[str, Any], AfterValidator(_identity)] = Field(default_factory=dict)
+    identity: Identity = Field(default_factory=dict)
     """The model as the server describes it: digest, details, parameters, server version."""
-    judge: Annotated[dict[str, Any], _mappings("identity", "runner")] = Field(default_factory=dict,
-                                                                             exclude_if=lambda judge: not judge)
+    judge: JudgeInfo = Field(default_factory=dict, exclude_if=lambda judge: not judge)
     """For a run with judges: the judge model's identity (as `identity` is the model's), its runner config as used,
     and `allow_self` when it was let judge itself."""
-    environment: Annotated[dict[str, Any], _mappings("packages")]
+    environment: Environment
     counts: Counts
     files: dict[DigestedFile, FileDigest] = Field(default_factory=dict)
     """sha256, size and lines of config.yaml, the record files, records.sha256 and summary.json when the run
