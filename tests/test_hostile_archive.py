@@ -131,7 +131,7 @@ def foreign_database(path: Path) -> None:
 
 @pytest.mark.parametrize(("content", "why"), [
     ("text", "DatabaseError: file is not a database"), ("binary", "DatabaseError: file is not a database"),
-    ("another program's database", "OperationalError: no such column: model")])
+    ("another program's database", "it holds another program's tables, 'answers', and no schema version")])
 def test_a_cache_file_that_is_not_the_cache(tmp_path, content, why):
     path = tmp_path / "cache" / "responses.sqlite3"
     path.parent.mkdir()
@@ -146,6 +146,7 @@ def test_a_cache_file_that_is_not_the_cache(tmp_path, content, why):
                            "cache_dir= to a directory on local disk, or cache=false\n")
     if content == "another program's database":
         assert sqlite3.connect(path).execute("SELECT x FROM answers").fetchall() == [(1,)]
+        assert sqlite3.connect(path).execute("SELECT name FROM sqlite_master").fetchall() == [("answers",)]
 
 
 # -- runs in odd places ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import read_bounded
-from benchrun.core.layout import LOCK, RESCORES, RUN, RUN_FILES, SWEEP_FILE, UNFINISHED
+from benchrun.core.layout import LOCK, MULTIRUN_FILE, RESCORES, RUN, RUN_FILES, RUN_OWN, SWEEP_FILE, UNFINISHED
 from benchrun.core.records import RunInfo
 
 HYDRA_DIR = "hydra.run.dir=..."
@@ -51,14 +51,21 @@ def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
 
 
 def archive_file(path: Path) -> str | None:
-    """What of the archive `path` is, its links followed (a run's own file, a file of its rescores, a sweep's
-    sweep.json), which nothing but the archive's writer may replace; None when it is none of those."""
+    """Why `path`, its links followed, is no file for a user to write (`--output`): a run's own file or folder or a
+    file in one, a file of its rescores, a sweep's sweep.json, which nothing but the archive's writer may replace; or a
+    file named as a run's own are, which would make the folder it is in read as a run's (a run.json there, as
+    `unreadable` by `list`). None when it is none of those."""
     real = Path(os.path.realpath(path))
     folder = real.parent
     if folder.parent.name == RESCORES and holds_run(folder.parent.parent):
-        return f"a file of rescore {folder.name} of the run in {folder.parent.parent}"
-    if real.name in (*RUN_FILES, LOCK) and holds_run(folder):
-        return f"the {real.name} of the run in {folder}"
-    if real.name == SWEEP_FILE and holds_sweep(folder):
-        return f"the {real.name} of the sweep in {folder}"
+        return f"a file of rescore {folder.name} of the run in {folder.parent.parent}, which only benchrun writes"
+    if real.name in RUN_OWN and holds_run(folder):
+        return f"the {real.name} of the run in {folder}, which only benchrun writes"
+    if folder.name in RUN_OWN and holds_run(folder.parent):
+        return f"a file in the {folder.name} of the run in {folder.parent}, which only benchrun writes"
+    if real.name in (SWEEP_FILE, MULTIRUN_FILE) and holds_sweep(folder):
+        return f"the {real.name} of the sweep in {folder}, which only benchrun writes"
+    if real.name in (*RUN_FILES, LOCK, SWEEP_FILE):
+        whose = "a sweep's" if real.name == SWEEP_FILE else "a run's"
+        return f"{real.name} is the name of {whose} own file: {folder} would be read as {whose} directory"
     return None

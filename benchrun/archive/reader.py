@@ -28,6 +28,7 @@ from benchrun.core.layout import (
     SCORES,
     SEAL,
     SUMMARY,
+    number_in,
 )
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.resources import bench_dir
@@ -85,20 +86,24 @@ class Run:
             raise ArchiveError(f"not a valid manifest: {_first(err)}", file=str(self.path / MANIFEST)) from None
 
     def manifest_data(self) -> dict[str, Any]:
-        """manifest.json as plain JSON data, unvalidated: several times faster than `manifest` for large runs,
-        for readers that need a few fields (task names, prompts, values)."""
+        """manifest.json as plain JSON data, not validated as a whole: several times faster than `manifest` for large
+        runs, for readers that need a few fields (task names, prompts, values), whose shapes are checked
+        (`not_a_manifest`)."""
         try:
             data = json.loads(self.manifest_bytes)
         except (ValueError, RecursionError) as err:
             why = "nested too deep" if isinstance(err, RecursionError) else err
             raise ArchiveError(f"not valid JSON: {why}", file=str(self.path / MANIFEST)) from None
-        if not isinstance(data, dict) or not isinstance(data.get("samples"), list):
-            raise ArchiveError("not a manifest (no samples list)", file=str(self.path / MANIFEST))
+        if (why := not_a_manifest(data)) is not None:
+            raise ArchiveError(f"not a manifest: {why}", file=str(self.path / MANIFEST))
         return data
 
     @cached_property
     def summary(self) -> Summary | None:
-        return self._model(SUMMARY, Summary)
+        """summary.json, when it is the run's own: the one run.json's final digests name. A run that did not end has
+        none (one there is an earlier session's, left by a resume that was killed, or planted): its metrics and speed
+        are tallied from its records; None."""
+        return self._model(SUMMARY, Summary) if SUMMARY in self.info.files else None
 
     @cached_property
     def seal(self) -> Seal | None:
@@ -216,6 +221,25 @@ class Run:
         return archived(path)
 
 
+def not_a_manifest(data: Any) -> str | None:
+    """What of a manifest's plain JSON data is not of the shape its readers take (`Run.manifest_data`): a list of
+    tasks, each a mapping with its name (and its few-shot turns, if any, a list of mappings), and a list of samples,
+    each a mapping with its id, task and prompt as text and its values as a mapping; None when it is."""
+    if not isinstance(data, dict) or not isinstance(data.get("samples"), list) or not isinstance(data.get("tasks"),
+                                                                                               list):
+        return "no samples list and tasks list"
+    for number, task in enumerate(data["tasks"]):
+        turns = task.get("fewshot") or [] if isinstance(task, dict) else None
+        if not (isinstance(task, dict) and isinstance(task.get("name"), str) and isinstance(turns, list)
+                and all(isinstance(turn, dict) for turn in turns)):
+            return f"tasks[{number}] is not a task (a mapping with its name, and its few-shot turns as a list)"
+    for number, sample in enumerate(data["samples"]):
+        if not (isinstance(sample, dict) and all(isinstance(sample.get(key), str) for key in ("id", "task", "prompt"))
+                and isinstance(sample.get("values"), dict)):
+            return f"samples[{number}] is not a sample (a mapping with its id, task, prompt and values)"
+    return None
+
+
 MAX_JSON_BYTES = 64 * 2**20
 """The most a run.json, seal.json or summary.json is read of: far more than benchrun writes in one (a few KB, a
 summary of thousands of metrics a few MB), so a planted file of gigabytes (a sparse one costs no disk) is one line,
@@ -244,13 +268,14 @@ SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")
 def model_digest(identity: dict[str, Any]) -> str | None:
     """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
     the server's digest (Ollama's), a sha256 in hex as the hex it names however the server writes it (`sha256:`
-    before it, upper case); None when the runner reports none (OpenAI-compatible servers)."""
+    before it, upper case); None when the runner reports none (OpenAI-compatible servers). A digest that is not a
+    string (a run.json edited or damaged) is its JSON text, `5`, compared and shown as what it is."""
     if identity.get("sha256"):
         return f"sha256:{identity['sha256']}"
     digest = identity.get("digest")
     if isinstance(digest, str) and SHA256_HEX.fullmatch(digest):
         return digest.lower().removeprefix("sha256:")
-    return digest
+    return digest if digest is None or isinstance(digest, str) else json.dumps(digest)
 
 
 def short_digest(digest: str) -> str:
@@ -366,8 +391,8 @@ def job_dirs(sweep_dir: PathLike) -> list[Path]:
 
 
 def _job_order(path: Path) -> tuple[int, str]:
-    number = path.name.split("_")[0]
-    return (int(number) if number.isdigit() else 1 << 30, path.name)
+    number = number_in(path.name.split("_")[0])
+    return (1 << 30 if number is None else number, path.name)
 
 
 def distinct_labels(labels: Sequence[str], ids: Sequence[str]) -> list[str]:

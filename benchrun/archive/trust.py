@@ -14,7 +14,7 @@ from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
-from benchrun.core.records import FileDigest
+from benchrun.core.records import FileDigest, Seal
 
 if TYPE_CHECKING:
     from benchrun.archive.reader import Run
@@ -34,12 +34,22 @@ def _seal(run: Run) -> Iterator[str]:
             yield f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
         return
     try:
-        sealed = run.seal.run_json.sha256
+        seal = run.seal
     except BenchrunError as err:  # it names the seal
         yield str(err)
         return
-    if file_digest(run.path / RUN).sha256 != sealed:
-        yield f"{RUN}: changed since the run was sealed"
+    if (broken := seal_broken(run, seal)) is not None:
+        yield f"{broken[0]}: {broken[1]}"
+
+
+def seal_broken(run: Run, seal: Seal) -> tuple[str, str] | None:
+    """(file, why) when `seal` does not cover the run's run.json: it is another run's seal (copied over this one's),
+    or run.json changed since it was sealed; None when it covers it."""
+    if seal.run_id != run.id:
+        return SEAL, f"the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
+    if file_digest(run.path / RUN).sha256 != seal.run_json.sha256:
+        return RUN, "changed since the run was sealed"
+    return None
 
 
 def _manifest(run: Run) -> Iterator[str]:

@@ -100,8 +100,7 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
     written into."""
     if follow:
         if why := archive_file(path):
-            raise BenchrunError(f"--output: {why}, which only benchrun writes; nothing was written; name another "
-                                "file", file=str(path))
+            raise BenchrunError(f"--output: {why}; nothing was written; name another file", file=str(path))
         named = Path(os.path.realpath(path)) if path.is_symlink() else path
         path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
     with writing(path):

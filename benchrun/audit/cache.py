@@ -16,9 +16,9 @@ from rich.text import Text
 from benchrun.archive.reader import short_digest
 from benchrun.console import output
 from benchrun.console.visible import visible
-from benchrun.core.errors import EXIT, ConfigError
+from benchrun.core.errors import EXIT, ConfigError, writing
 from benchrun.core.filebytes import not_a_file
-from benchrun.execute.cache import DB_FILE, Stats, Store, cache_dir
+from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store, cache_dir
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
 
@@ -40,7 +40,13 @@ def main(args: argparse.Namespace) -> int:
     if not (directory / DB_FILE).exists():  # nothing to show or clear: the cache is not made just to say so
         report(Stats(directory / DB_FILE, 0, ()), None if not args.clear else 0, args)
         return EXIT["ok"]
-    store = Store(directory)
+    try:
+        store = Store(directory)
+    except OtherVersion as other:
+        if not args.clear or args.digest is not None:
+            raise
+        removed(remove_database(directory), other.version, args.json)
+        return EXIT["ok"]
     try:
         stats = store.stats(None if args.clear else args.digest)  # read first: another program's database is
         cleared = store.clear(args.digest) if args.clear else None  # refused before anything in it is deleted
@@ -50,6 +56,25 @@ def main(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return EXIT["ok"]
+
+
+def remove_database(directory: Path) -> Path:
+    """Remove the cache's database and SQLite's files beside it (a cache of another schema version, which cannot be
+    cleared entry by entry); its path."""
+    database = directory / DB_FILE
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with writing(database.with_name(database.name + suffix)):
+            database.with_name(database.name + suffix).unlink(missing_ok=True)
+    return database
+
+
+def removed(database: Path, version: str, as_json: bool) -> None:
+    """Say that the database of another schema version was removed."""
+    if as_json:
+        print(json.dumps({"removed": str(database), "schema_version": version}, indent=2))
+        return
+    output.stdout().print(Text(visible(f"removed the response cache at {database}, of schema version {version[:40]!r} "
+                                       "(another version of benchrun made it)")))
 
 
 def check_kind(directory: Path) -> None:

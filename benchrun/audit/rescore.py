@@ -46,7 +46,7 @@ from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signat
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.filebytes import read_bounded
-from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY
+from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY, number_in
 from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
 from benchrun.core.settings import RunConfig
@@ -180,8 +180,7 @@ def claim_dir(parent: Path) -> Path:
     (taken -> try the next)."""
     own_file(parent, "folder")
     parent.mkdir(exist_ok=True)
-    taken = [int(p.name) for p in parent.iterdir() if p.name.isdigit()]
-    number = max(taken, default=0) + 1
+    number = max((n for p in parent.iterdir() if (n := number_in(p.name)) is not None), default=0) + 1
     while True:
         path = parent / f"{number:03d}"
         try:

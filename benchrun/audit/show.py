@@ -69,8 +69,8 @@ def with_intervals(lines: Iterable[MetricSummary]) -> list[MetricRow]:
 
 def metric_rows(run: Run, task: str | None = None) -> list[MetricRow]:
     """Per task x metric (of `task` only, if given): n, mean, stderr, errors (as in summary.json) and the 95%
-    interval."""
-    return with_intervals(MetricLines(run).lines(task))
+    interval; a run that does not match the digests written with it is refused (`Run.require_records`)."""
+    return with_intervals(MetricLines(run.require_records()).lines(task))
 
 
 def check_task(runs: Sequence[Run], task: str) -> None:
@@ -123,8 +123,9 @@ def is_failed(response: ResponseRecord, scores: Iterable[ScoreRecord]) -> bool:
 def samples(run: Run, task: str | None = None, failed: bool = False,
             scan: MetricLines | None = None) -> Iterator[SampleView]:
     """The run's answered samples in record order, optionally of one task and only the failed ones; `scan`
-    watches every score record on the way (so the metrics need no second pass)."""
-    if run.info.manifest_id is None:
+    watches every score record on the way (so the metrics need no second pass). A run that does not match the
+    digests written with it is refused (`Run.require_records`)."""
+    if run.require_records().info.manifest_id is None:
         return
     data = run.manifest_data()
     manifest = {s["id"]: s for s in data["samples"] if task is None or s["task"] == task}

@@ -22,6 +22,7 @@ import yaml
 from benchrun.archive import ledger
 from benchrun.archive.dirlock import LockState, describe, probe
 from benchrun.archive.reader import DEFAULT_ROOT, MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
+from benchrun.archive.trust import seal_broken
 from benchrun.archive.writer import file_digest
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
@@ -38,7 +39,10 @@ from benchrun.core.layout import (
     RESCORE_FILE,
     RESCORES,
     RUN,
+    SCORES,
     SEAL,
+    SUMMARY,
+    number_in,
 )
 from benchrun.core.manifest import SourceFile
 from benchrun.core.records import FileDigest
@@ -94,10 +98,11 @@ def check_seal(run: Run) -> list[Finding]:
         seal = run.seal
     except BenchrunError as err:
         return [Finding(False, SEAL, str(err))]
-    actual = file_digest(run.path / RUN)
-    if seal.run_id != run.id or actual.sha256 != seal.run_json.sha256:
-        return [Finding(False, RUN, f"changed since the run was sealed: sha256 {actual.sha256[:12]}…, the seal has "
-                                    f"{seal.run_json.sha256[:12]}…")]
+    if (broken := seal_broken(run, seal)) is not None:
+        file, why = broken
+        digests = (f": sha256 {file_digest(run.path / RUN).sha256[:12]}…, the seal has {seal.run_json.sha256[:12]}…"
+                   if file == RUN else "")
+        return [Finding(False, file, why + digests)]
     return [Finding(True, RUN, f"matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
                                f"{file_digest(path).sha256}")]
 
@@ -206,7 +211,7 @@ def check_rescores(run: Run) -> list[Finding]:
     folder = run.path / RESCORES
     if not folder.is_dir() or folder.is_symlink():
         return []
-    numbered = sorted(p for p in folder.iterdir() if p.name.isdigit())
+    numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
     return [finding for path in numbered for finding in check_rescore(run, path)]
 
 
@@ -226,6 +231,10 @@ def check_rescore(run: Run, path: Path) -> list[Finding]:
     strays = [file for file in info.files if Path(file).name != file or file in (".", "..")]
     if strays:
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"names a file outside its folder: {strays[0]!r}")]
+    undigested = [file for file in (SCORES, SUMMARY) if file not in info.files]
+    if undigested:
+        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {' or '.join(undigested)}, which "
+                                                        "every rescore writes: nothing covers what they say")]
     return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
             for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
 

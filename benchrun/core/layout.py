@@ -17,6 +17,8 @@ LOCK = "run.lock"
 """Held (flock) by the one process writing the directory (benchrun.archive.dirlock)."""
 RESERVE = ".reserve"
 """Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
+HYDRA_COPIES = ".hydra"
+"""Hydra's own copies of the config and the overrides, in the run directory."""
 JUDGEMENTS = "judgements.jsonl"
 """One line per judge call, in a run whose tasks have judges."""
 RECORD_FILES = (RESPONSES, SCORES)
@@ -31,10 +33,21 @@ RUN_FILES = (CONFIG, MANIFEST, RUN, *JUDGED_FILES, DIGESTS, SUMMARY, SEAL)
 """The files that make a run; a directory holding any of them holds a run."""
 RESCORES, RESCORE_FILE, RESCORE_LOG = "rescores", "rescore.json", "rescore.log"
 """`rescores/NNN/` under a run: each later re-scoring, its rescore.json written last, and what its scorers printed."""
+
+
+def number_in(name: str) -> int | None:
+    """The number a name of the archive's spells in ASCII digits (a rescore's folder `003`, the `0` of a sweep job's
+    `0_llama3.2`), else None: a folder named `²` or `٣` (which str.isdigit() takes, and int() refuses or reads as
+    another number) numbers nothing."""
+    return int(name) if name.isascii() and name.isdigit() else None
+
 SWEEP_FILE = "sweep.json"
 """In a sweep directory: its jobs and their metrics side by side."""
 MULTIRUN_FILE = "multirun.yaml"
 """Hydra's copy of the sweep's config in the sweep directory, written before the first job starts."""
+RUN_OWN = (*RUN_FILES, LOCK, RESERVE, LOG, RESCORES, HYDRA_COPIES)
+"""The names in a run directory that are the run's own (its files, its lock, its log, Hydra's copies, its rescores):
+nothing but the run's writers makes or replaces them."""
 
 FORMAT_VALID = "format_valid"
 """The pseudo-scorer that checks each response against its response class; first of every sample's score lines."""

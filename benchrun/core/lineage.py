@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import AfterValidator
+
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
+from benchrun.core.shards import Shard
+
+
+def _part(text: str) -> str:
+    """A shard as `i/n`, kept as written (ValueError naming the fault otherwise)."""
+    Shard.parse(text)
+    return text
+
+
+def _some(shards: tuple[MergedShard, ...]) -> tuple[MergedShard, ...]:
+    if not shards:
+        raise ValueError("a merged run is made of at least one shard run")
+    return shards
 
 
 class Lineage(Frozen):
@@ -24,7 +41,7 @@ class MergedShard(Frozen):
     run_id: str
     path: str
     """The shard's run directory, as it was when the merge was made."""
-    shard: str
+    shard: Annotated[str, AfterValidator(_part)]
     """Which part it asked (i/n)."""
     status: Status
     responses: int
@@ -34,7 +51,7 @@ class MergedShard(Frozen):
 class Merge(Frozen):
     """Where a merged run came from (`benchrun-audit merge`): its shards, in shard order."""
 
-    shards: tuple[MergedShard, ...]
+    shards: Annotated[tuple[MergedShard, ...], AfterValidator(_some)]
     partial: bool = False
     """Merged with --partial: shards or answers are missing (`missing`, and counts.responses < counts.samples)."""
     missing: tuple[str, ...] = ()

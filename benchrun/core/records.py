@@ -11,6 +11,7 @@ from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue
+from benchrun.core.recordvalues import Environment, Identity, JudgeInfo, Moment, Seconds
 from benchrun.core.secrets import SECRETS
 from benchrun.core.shards import Shard
 from benchrun.core.text import one_line
@@ -73,7 +74,7 @@ class Attempt(Frozen):
 
     number: int
     error: ErrorInfo
-    seconds: float
+    seconds: Seconds
     """Wall time of this try."""
 
 
@@ -86,7 +87,7 @@ class ResponseRecord(Answer):
     """Which of the sample's `repeats` answers this is (0..k-1); a response is identified by (id, repeat)."""
     text: str | None
     """The raw response text exactly as received; None when every attempt failed."""
-    seconds: float
+    seconds: Seconds
     """Wall time for the sample, retries included."""
     attempts: int
     """How many requests were sent for this sample."""
@@ -99,7 +100,7 @@ class ResponseRecord(Answer):
     """The run id that asked this answer, when it was taken from the response cache instead of the model."""
     host: str | None = Field(None, exclude_if=_absent)
     """The server that answered, for a run asking a list of hosts (runner.host or runner.base_url)."""
-    host_seconds: float | None = Field(None, exclude_if=_absent)
+    host_seconds: Seconds | None = Field(None, exclude_if=_absent)
     """Wall time at the server that answered, when the sample was asked of another server of the list first."""
     shard: str | None = Field(None, exclude_if=_absent)
     """In a run merged from shards (`benchrun-audit merge`): the shard (i/n) whose run made this line."""
@@ -138,7 +139,7 @@ class JudgementRecord(Frozen):
     """Why this call gives no number: the request failed, or the reply did not parse, or its grade has none."""
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    seconds: float = 0.0
+    seconds: Seconds = 0.0
     attempts: int = 0
     """Requests sent for this call (0: from the response cache, or read again from the archive)."""
     cached_from: str | None = None
@@ -313,7 +314,7 @@ class Seal(Frozen):
 
     schema_version: Literal[1] = RECORD_VERSION
     run_id: str
-    sealed_at: str
+    sealed_at: Moment
     run_json: FileDigest
 
 
@@ -325,8 +326,8 @@ class RunInfo(Frozen):
     status: Status
     reason: str | None = None
     """Why a run failed or was interrupted."""
-    started_at: str
-    ended_at: str | None = None
+    started_at: Moment
+    ended_at: Moment | None = None
     benchmark: str
     model: str
     manifest_id: str | None
@@ -336,12 +337,12 @@ class RunInfo(Frozen):
     """The working directory the run was started in; a relative task.path resolves against it."""
     runner: dict[str, Any]
     """The runner config as used (host, concurrency, timeouts, ...), secrets excluded."""
-    identity: dict[str, Any] = Field(default_factory=dict)
+    identity: Identity = Field(default_factory=dict)
     """The model as the server describes it: digest, details, parameters, server version."""
-    judge: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda judge: not judge)
+    judge: JudgeInfo = Field(default_factory=dict, exclude_if=lambda judge: not judge)
     """For a run with judges: the judge model's identity (as `identity` is the model's), its runner config as used,
     and `allow_self` when it was let judge itself."""
-    environment: dict[str, Any]
+    environment: Environment
     counts: Counts
     files: dict[DigestedFile, FileDigest] = Field(default_factory=dict)
     """sha256, size and lines of config.yaml, the record files, records.sha256 and summary.json when the run

@@ -251,6 +251,16 @@ def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
     return Store(cache_dir(cfg.get("cache_dir"), cwd))
 
 
+class OtherVersion(ConfigError):
+    """A response cache of another schema version than this benchrun's: never written, but removed by `--clear`."""
+
+    def __init__(self, path: Path, version: str):
+        self.version = version
+        super().__init__(f"the response cache at {path} has schema version {version[:40]!r}, not {SCHEMA_VERSION} "
+                         f"(another version of benchrun made it); benchrun-audit cache --clear removes it, or {FIX}",
+                         key="cache_dir")
+
+
 class Store:
     """The cache's SQLite database in `directory`; one connection, autocommit, a transaction per write."""
 
@@ -280,14 +290,34 @@ class Store:
                            key="cache_dir")
 
     def _create(self) -> None:
+        """The tables made in a new database, under the write lock (so a cache another process holds locked is found
+        now, before anything is asked); one of another schema version (another benchrun's, OtherVersion) or holding
+        another program's tables refused with nothing written into it."""
         with _transaction(self._db):
-            for statement in SCHEMA:
-                self._db.execute(statement)
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        (found,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+            found = self._version()
+            if found is None:
+                self._refuse_foreign()
+                for statement in SCHEMA:
+                    self._db.execute(statement)
+                self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                found = str(SCHEMA_VERSION)
         if found != str(SCHEMA_VERSION):
-            raise ConfigError(f"the response cache at {self.path} has schema version {found}, not {SCHEMA_VERSION}; "
-                              "clear it with benchrun-audit cache --clear, or " + FIX, key="cache_dir")
+            raise OtherVersion(self.path, found)
+
+    def _refuse_foreign(self) -> None:
+        """Refuse a database without the cache's meta table that holds tables: another program's."""
+        tables = [name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        if tables:
+            named = ", ".join(repr(name[:40]) for name in tables[:3]) + ", ..." * (len(tables) > 3)
+            raise ConfigError(f"the response cache at {self.path} cannot be used (it holds another program's tables, "
+                              f"{named}, and no schema version); {FIX}", key="cache_dir")
+
+    def _version(self) -> str | None:
+        """The schema version the database says it has; None for a new one (no meta table)."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is None:
+            return None
+        row = self._db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+        return "none" if row is None else str(row[0])
 
     @property
     def journal_mode(self) -> str:

@@ -1,0 +1,70 @@
+"""What a run's records may hold where a value is free-form or measured, wherever a record is read: a time as
+benchrun writes them, a wall time a run can measure, a model's identity and the mappings of run.json that readers
+look into. A record holding anything else (a hand's edit, a damaged file) is refused where it is read, in one line."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+
+def _moment(text: str) -> str:
+    """A time as benchrun writes them (ISO 8601, `2026-12-01T08:00:00.000000+00:00`), kept as written: a run.json
+    whose time is any other text (edited, damaged) is unreadable where it is read, not a traceback where it is
+    sorted by (`list`)."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"not a time as benchrun writes them (ISO 8601): {text[:40]!r}") from None
+    return text
+
+
+Moment = Annotated[str, AfterValidator(_moment)]
+"""An ISO 8601 date or date-time, as written."""
+
+
+MAX_SECONDS = 1e9
+"""The longest wall time a record may hold, about 31 years: far beyond any request, and small enough that sums and
+percentiles of a million of them stay finite."""
+
+
+def _duration(seconds: float) -> float:
+    """A wall time as a run measures it (a difference of monotonic clock readings): from 0 to MAX_SECONDS; anything
+    else (1e308, -5, NaN, written by a hand) is refused where the record is read, never summed into the speed."""
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise ValueError(f"{seconds!r} s is no wall time a run measures (0 to {MAX_SECONDS:g} s)")
+    return seconds
+
+
+Seconds = Annotated[float, AfterValidator(_duration)]
+"""A measured wall time, in seconds."""
+
+
+def _identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """A model's identity as a runner records it: what the servers say is free-form, but a run over a list of
+    servers keeps each one's identity, with its URL, under `hosts`."""
+    hosts = identity.get("hosts")
+    if hosts is not None and not (isinstance(hosts, list) and all(
+            isinstance(host, dict) and isinstance(host.get("host"), str) for host in hosts)):
+        raise ValueError("hosts: not a list of servers' identities, each a mapping with its URL as `host`")
+    return identity
+
+
+def _mappings(*keys: str) -> AfterValidator:
+    """A free-form mapping of run.json whose `keys`, where present, are mappings too."""
+    def checked(data: dict[str, Any]) -> dict[str, Any]:
+        for key in keys:
+            if not isinstance(data.get(key, {}), dict):
+                raise ValueError(f"{key}: not a mapping")
+        return data
+    return AfterValidator(checked)
+
+
+Identity = Annotated[dict[str, Any], AfterValidator(_identity)]
+"""run.json's `identity`: the model as its server (or servers, under `hosts`) describes it."""
+JudgeInfo = Annotated[dict[str, Any], _mappings("identity", "runner")]
+"""run.json's `judge`: the judge model's identity and its runner config as used (mappings), `allow_self`."""
+Environment = Annotated[dict[str, Any], _mappings("packages")]
+"""run.json's `environment`: versions and the machine, the packages' versions as a mapping."""
