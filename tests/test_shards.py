@@ -39,10 +39,13 @@ def test_a_dry_run_of_a_shard_says_how_much_of_the_plan_it_asks(tmp_path):
 def test_a_shard_that_is_not_i_of_n_is_refused_in_one_line(tmp_path):
     for shard, why in [("3/2", "'3/2': i/n needs 1 <= i <= n (the i-th of n parts, e.g. 1/8 to 8/8)"),
                        ("0/4", "'0/4': i/n needs 1 <= i <= n (the i-th of n parts, e.g. 1/8 to 8/8)"),
-                       ("half", "'half' is not i/n (the i-th of n parts, e.g. 1/8)")]:
+                       ("half", "'half' is not i/n (the i-th of n parts, e.g. 1/8)"),
+                       ("'٣/٨'", "'٣/٨' is not i/n (the i-th of n parts, e.g. 1/8)")]:
         result = call_benchrun(f"shard={shard}", "dry_run=true", cwd=tmp_path)
         assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in 'config': shard: {why}\n")
     for args, why in [(["shards=0"], "shards=0: a whole number of parts from 1 to 10000 (shards=8 runs "
+                                     "shard=1/8,...,8/8)"),
+                      (["shards=²"], "shards=²: a whole number of parts from 1 to 10000 (shards=8 runs "
                                      "shard=1/8,...,8/8)"),
                       (["shards=99999999999"], "shards=99999999999: a whole number of parts from 1 to 10000 (shards=8 "
                                                "runs shard=1/8,...,8/8)"),

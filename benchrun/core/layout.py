@@ -41,6 +41,7 @@ def number_in(name: str) -> int | None:
     another number) numbers nothing."""
     return int(name) if name.isascii() and name.isdigit() else None
 
+
 SWEEP_FILE = "sweep.json"
 """In a sweep directory: its jobs and their metrics side by side."""
 MULTIRUN_FILE = "multirun.yaml"

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
+from benchrun.core.layout import number_in
 
 if TYPE_CHECKING:
     from benchrun.core.manifest import Manifest, Query, Sample
 
-SHARD = re.compile(r"^(\d+)/(\d+)$")
+SHARD = re.compile(r"^([0-9]+)/([0-9]+)$")
 MAX_SHARDS = 10_000
 """The most parts `shards=n` makes, one job each (Slurm's MaxArraySize is 1001 unless raised): a sweep of 10**11
 jobs was built whole, its list of overrides alone past any memory."""
@@ -77,10 +78,10 @@ def expand_shards(argv: list[str]) -> list[str]:
     if not found:
         return argv
     value = found[-1].removeprefix("shards=")
-    if not value.isdigit() or not 1 <= int(value) <= MAX_SHARDS:
+    count = number_in(value)
+    if count is None or not 1 <= count <= MAX_SHARDS:
         raise ConfigError(f"shards={value}: a whole number of parts from 1 to {MAX_SHARDS} (shards=8 runs "
                           "shard=1/8,...,8/8)")
-    count = int(value)
     rest = [arg for arg in argv if not arg.startswith("shards=")]
     if any(arg.startswith("shard=") for arg in rest):
         raise ConfigError("shards=n and shard=i/n together: give one (shards=n runs every shard=i/n)")
