@@ -12,7 +12,8 @@ import pytest
 from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
 from benchrun.core.records import Completion
-from benchrun.execute.cache import Entry, Repeat, RunCache, Store, cache_dir, cache_key, default_dir, mount_type
+from benchrun.execute.cache import Entry, Repeat, RunCache, Store, cache_key
+from benchrun.execute.cacheplace import cache_dir, default_dir, mount_type
 from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama, Reply, _tag, fake_digest
@@ -135,7 +136,7 @@ def test_proc_mounts_format_too():
 
 
 def test_a_network_cache_dir_is_refused_in_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr("benchrun.execute.cache._read", lambda name: "1 0 0:1 / / rw - nfs4 srv:/ rw\n")
+    monkeypatch.setattr("benchrun.execute.cacheplace._read", lambda name: "1 0 0:1 / / rw - nfs4 srv:/ rw\n")
     with pytest.raises(Exception) as err:
         Store(tmp_path / "c")
     assert str(err.value) == (f"cache_dir: {tmp_path / 'c'} is on a network file system (nfs4), where SQLite's "
@@ -267,7 +268,7 @@ def test_two_parallel_sweep_jobs_share_one_cache(tmp_path):
 
 
 def test_a_cache_dir_on_a_network_file_system_stops_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr("benchrun.execute.cache._read", lambda name: "1 0 0:1 / / rw - lustre srv:/ rw\n")
+    monkeypatch.setattr("benchrun.execute.cacheplace._read", lambda name: "1 0 0:1 / / rw - lustre srv:/ rw\n")
     with FakeOllama(responder=listbench_answer) as server:
         result = bench_run(tmp_path, server.url, f"cache_dir={tmp_path / 'cache'}")
         assert chats(server) == 0

@@ -18,7 +18,8 @@ from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ConfigError, writing
 from benchrun.core.filebytes import not_a_file
-from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store, cache_dir
+from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store
+from benchrun.execute.cacheplace import cache_dir
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
 

@@ -10,8 +10,6 @@ machine share it; on a network file system (where SQLite's locks cannot be trust
 from __future__ import annotations
 
 import hashlib
-import os
-import re
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -26,6 +24,7 @@ from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.execute.boundary import TooLarge, received
+from benchrun.execute.cacheplace import FIX, cache_dir, refuse_network_fs
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -42,16 +41,9 @@ LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 """SQLite's primary result codes for a database another connection holds locked."""
 PINNED = ("ollama", "local")
 """Runner types whose identity pins the model (a digest): the cache is on for them unless cache=false."""
-NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "glusterfs",
-                        "fuse.glusterfs", "ceph", "fuse.ceph-fuse", "afs", "panfs", "pvfs2", "orangefs", "ocfs2",
-                        "gfs2", "fuse.sshfs", "davfs", "fuse.s3fs"})
-"""File-system types on which SQLite's locking (and WAL's shared memory) is unsafe."""
 SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
           "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, digest TEXT, "
           "run_id TEXT NOT NULL, created_at TEXT NOT NULL, answer TEXT NOT NULL)")
-OCTAL = re.compile(r"\\([0-7]{3})")
-"""How mountinfo escapes a space, tab, newline or backslash in a mount point (\\040)."""
-FIX = "set cache_dir= to a directory on local disk, or cache=false"
 
 
 class Repeat(NamedTuple):
@@ -125,71 +117,9 @@ _PROMPT = "\x00benchrun-cache-key-prompt-0b6f2c\x00"
 """Stands for the prompt in a key's canonical JSON rendered once per format and repeat (see RunCache.key)."""
 
 
-def default_dir() -> Path:
-    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun;
-    ConfigError when that needs the home directory and $HOME is set empty (it was the file system's root)."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if os.path.isabs(xdg):
-        return Path(xdg) / "benchrun"
-    if os.environ.get("HOME") == "":
-        raise ConfigError("the response cache's place is ~/.cache/benchrun, and $HOME is empty (~ would be the file "
-                          "system's root); set HOME or XDG_CACHE_HOME, or cache_dir=, or cache=false", key="cache_dir")
-    return Path.home() / ".cache" / "benchrun"
-
-
-def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
-    """The configured cache_dir (relative to `cwd`, ~ expanded), else the default."""
-    if not configured:
-        return default_dir()
-    path = Path(configured).expanduser()
-    return path if path.is_absolute() else (cwd or Path.cwd()) / path
-
-
 def enabled(cache: bool | None, runner_type: str) -> bool:
     """cache=true/false as given; unset, on for the runners that pin the model by digest."""
     return cache if cache is not None else runner_type in PINNED
-
-
-def mount_type(path: Path, mounts: str) -> str | None:
-    """The file-system type of the mount holding `path` (the longest mount point above it), from the text of
-    /proc/self/mountinfo or /proc/mounts."""
-    best: tuple[int, str] | None = None
-    for point, fstype in _mounts(mounts):
-        if (path == point or point in path.parents) and (best is None or len(point.parts) >= best[0]):
-            best = len(point.parts), fstype
-    return best[1] if best else None
-
-
-def _mounts(text: str) -> Iterator[tuple[Path, str]]:
-    """(mount point, type) per line: mountinfo's `... mount-point ... - type source ...`, or mounts' `source
-    mount-point type ...`; octal escapes (\\040 for a space) decoded."""
-    for line in text.splitlines():
-        fields = line.split()
-        if " - " in line:
-            point, fstype = fields[4], line.split(" - ", 1)[1].split()[0]
-        elif len(fields) >= 3:
-            point, fstype = fields[1], fields[2]
-        else:
-            continue
-        yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
-
-
-def refuse_network_fs(directory: Path) -> None:
-    """Raise ConfigError (key cache_dir) when `directory` (or, not made yet, its nearest parent) is on a network
-    file system."""
-    existing = next(p for p in (directory, *directory.parents) if p.exists())
-    mounts = next((text for name in ("/proc/self/mountinfo", "/proc/mounts") if (text := _read(name))), "")
-    fstype = mount_type(existing.resolve(), mounts)
-    if fstype in NETWORK_FS:
-        raise ConfigError(f"{directory} is on a network file system ({fstype}), where SQLite's locking is not "
-                          f"safe; {FIX}", key="cache_dir")
-
-
-def _read(name: str) -> str:
-    try:
-        return Path(name).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 class RunCache:

@@ -1,0 +1,81 @@
+"""Where the response cache lives: its directory (`cache_dir`, else $XDG_CACHE_HOME or ~/.cache), and the file
+systems it may not be on (SQLite's locking is unsafe on network ones)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterator
+
+from benchrun.core.errors import ConfigError
+
+NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "glusterfs",
+                        "fuse.glusterfs", "ceph", "fuse.ceph-fuse", "afs", "panfs", "pvfs2", "orangefs", "ocfs2",
+                        "gfs2", "fuse.sshfs", "davfs", "fuse.s3fs"})
+"""File-system types on which SQLite's locking (and WAL's shared memory) is unsafe."""
+OCTAL = re.compile(r"\\([0-7]{3})")
+"""How mountinfo escapes a space, tab, newline or backslash in a mount point (\\040)."""
+FIX = "set cache_dir= to a directory on local disk, or cache=false"
+
+
+def default_dir() -> Path:
+    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun;
+    ConfigError when that needs the home directory and $HOME is set empty (it was the file system's root)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return Path(xdg) / "benchrun"
+    if os.environ.get("HOME") == "":
+        raise ConfigError("the response cache's place is ~/.cache/benchrun, and $HOME is empty (~ would be the file "
+                          "system's root); set HOME or XDG_CACHE_HOME, or cache_dir=, or cache=false", key="cache_dir")
+    return Path.home() / ".cache" / "benchrun"
+
+
+def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
+    """The configured cache_dir (relative to `cwd`, ~ expanded), else the default."""
+    if not configured:
+        return default_dir()
+    path = Path(configured).expanduser()
+    return path if path.is_absolute() else (cwd or Path.cwd()) / path
+
+
+def mount_type(path: Path, mounts: str) -> str | None:
+    """The file-system type of the mount holding `path` (the longest mount point above it), from the text of
+    /proc/self/mountinfo or /proc/mounts."""
+    best: tuple[int, str] | None = None
+    for point, fstype in _mounts(mounts):
+        if (path == point or point in path.parents) and (best is None or len(point.parts) >= best[0]):
+            best = len(point.parts), fstype
+    return best[1] if best else None
+
+
+def _mounts(text: str) -> Iterator[tuple[Path, str]]:
+    """(mount point, type) per line: mountinfo's `... mount-point ... - type source ...`, or mounts' `source
+    mount-point type ...`; octal escapes (\\040 for a space) decoded."""
+    for line in text.splitlines():
+        fields = line.split()
+        if " - " in line:
+            point, fstype = fields[4], line.split(" - ", 1)[1].split()[0]
+        elif len(fields) >= 3:
+            point, fstype = fields[1], fields[2]
+        else:
+            continue
+        yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
+
+
+def refuse_network_fs(directory: Path) -> None:
+    """Raise ConfigError (key cache_dir) when `directory` (or, not made yet, its nearest parent) is on a network
+    file system."""
+    existing = next(p for p in (directory, *directory.parents) if p.exists())
+    mounts = next((text for name in ("/proc/self/mountinfo", "/proc/mounts") if (text := _read(name))), "")
+    fstype = mount_type(existing.resolve(), mounts)
+    if fstype in NETWORK_FS:
+        raise ConfigError(f"{directory} is on a network file system ({fstype}), where SQLite's locking is not "
+                          f"safe; {FIX}", key="cache_dir")
+
+
+def _read(name: str) -> str:
+    try:
+        return Path(name).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
