@@ -430,6 +430,19 @@ def test_what_prints_nothing_is_every_format_character_and_separator_unicode_has
     assert visible("é 中文 \xa0 👨\u200d👩 ok\t\n") == "é 中文 \xa0 👨\\u200d👩 ok\t\n"
 
 
+def test_what_prints_nothing_follows_the_unicode_database_python_has(monkeypatch):
+    """A newer Python's Unicode has format characters an older one did not (Unicode 15's U+13439 to U+1343F): the
+    rule asks the running Python's unicodedata, never a list written for one version (which left them raw)."""
+    import types
+    import unicodedata
+
+    from benchrun.console import visible as module
+
+    newer = types.SimpleNamespace(category=lambda char: "Cf" if char == "\U00013439" else unicodedata.category(char))
+    monkeypatch.setattr(module, "unicodedata", newer)
+    assert module.visible("a\U00013439b é") == "a\\U00013439b é"
+
+
 # -- the response cache ------------------------------------------------------------------------------------------
 
 def _cache_of_version(folder: Path, version: str) -> Path:
