@@ -63,9 +63,9 @@ def remove_database(directory: Path) -> Path:
     """Remove the cache's database and SQLite's files beside it (a cache of another schema version, which cannot be
     cleared entry by entry); its path."""
     database = directory / DB_FILE
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with writing(database.with_name(database.name + suffix)):
-            database.with_name(database.name + suffix).unlink(missing_ok=True)
+    for path in (database.with_name(database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")):
+        with writing(path):
+            path.unlink(missing_ok=True)
     return database
 
 

@@ -8,7 +8,6 @@ and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_
 
 from __future__ import annotations
 
-import unicodedata
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 from urllib.parse import urlsplit
@@ -27,6 +26,7 @@ from pydantic import (
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.core.layout import OUTPUTS
 from benchrun.core.shards import Shard
+from benchrun.core.text import CONTROL
 
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
@@ -72,8 +72,8 @@ def local_options() -> type[Options]:
 
 def _no_control_character(text: str, why: str) -> str:
     """`text`, refused when it holds a control character (a line break, a tab, an escape), which `why` says."""
-    if (at := next((i for i, c in enumerate(text) if unicodedata.category(c) == "Cc"), None)) is not None:
-        raise ValueError(f"{text[at]!r} at character {at + 1}, a control character, which {why}")
+    if (found := CONTROL.search(text)) is not None:
+        raise ValueError(f"{found[0]!r} at character {found.start() + 1}, a control character, which {why}")
     return text
 
 
@@ -297,7 +297,6 @@ def _a_directory(path: str) -> str:
     return _no_control_character(path, "a run directory's path printed on the console and in the command that "
                                        "finishes a run (benchrun-audit resume PATH) cannot hold: name a directory "
                                        "without one")
-
 
 
 Directory = Annotated[str, AfterValidator(_a_directory)]
