@@ -16,11 +16,11 @@ from benchrun.core.errors import (
     VERBOSE_ENV,
     ArchiveError,
     BenchrunError,
-    ConfigError,
     RunInterrupted,
     os_error_line,
     os_problem,
 )
+from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 
@@ -66,6 +66,12 @@ def main() -> None:
             raise
         _error(str(err))
         sys.exit(err.exit_code)
+    except ModuleNotFoundError as err:  # one of benchrun's own dependencies (a user's file's imports are its error)
+        if verbose:
+            raise
+        print(f"benchrun: error: {err}: benchrun is not installed in this Python ({sys.executable}) with what it "
+              "needs; install it as the README says", file=sys.stderr)  # not _error: rich may be what is missing
+        sys.exit(EXIT["usage"])
     except Exception as err:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)
@@ -144,10 +150,7 @@ def _multirun_first(argv: list[str]) -> list[str]:
 def _home(arg: str) -> str:
     """`task.path=~/benchmarks/arith` as a shell would give it for an assignment: ~ is the home directory, $HOME; one
     set empty is refused (~ was the file system's root: `outputs=~` put run directories there)."""
-    if _HOME_VALUE.match(arg) and os.environ.get("HOME") == "":
-        raise ConfigError(f"the override {arg!r}: ~ is the home directory, and $HOME is empty (~ would be the file "
-                          "system's root); set HOME, or give the path itself")
-    return _HOME_VALUE.sub(lambda m: m[1] + os.path.expanduser("~"), arg)
+    return _HOME_VALUE.sub(lambda m: m[1] + str(home(f"the override {arg!r}", "give the path itself")), arg)
 
 
 def _error(message: str) -> None:

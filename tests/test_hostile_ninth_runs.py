@@ -216,7 +216,7 @@ def test_the_response_caches_default_place_with_home_set_empty_is_refused(tmp_pa
         args = [a for a in lab.args() if a != "cache=false"]
         ran = run_benchrun(*args, cwd=tmp_path, env={"HOME": "", "XDG_CACHE_HOME": ""})
     assert (ran.returncode, ran.stderr) == (EXIT["usage"], (
-        "benchrun: error: cache_dir: the response cache's place is ~/.cache/benchrun, and $HOME is empty "
-        "(~ would be the file system's root); set HOME or XDG_CACHE_HOME, or cache_dir=, or cache=false\n"))
+        "benchrun: error: cache_dir: the response cache's place, ~/.cache/benchrun: ~ is the home directory, and "
+        "$HOME is empty (~ would be the file system's root); set HOME, or XDG_CACHE_HOME, cache_dir= or cache=false\n"))
     [run] = (tmp_path / "outputs").rglob("run.json")
     assert json.loads(run.read_text())["status"] == "failed"

@@ -18,6 +18,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
+from benchrun.core.home import expanded
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import (
@@ -92,7 +93,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     cfg = _to_plain(config)
     cfg.pop("hydra", None)
     if cfg.get("runner_file"):  # merged once: the result is a plain config without a runner file
-        cfg["runner"] = {**cfg.get("runner", {}), **read_runner_file(cfg["runner_file"], cfg, cwd)}
+        cfg["runner"] = _with_runner_file(cfg, cwd)
         cfg["runner_file"] = None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     refuse_secrets(secrets.found(cfg))
@@ -263,10 +264,22 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     return ConfigError(f"cannot resolve: {message}", file="config", key=key)
 
 
+def _with_runner_file(cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
+    """The composed runner with its runner file's keys; a file of another runner type than the composed one is
+    refused, as a model preset for another runner is (that runner's preset keys, `host` say, would not apply)."""
+    path, runner = cfg["runner_file"], cfg.get("runner", {})
+    data = {RUNNER_ALIASES.get(k, k): v for k, v in read_runner_file(path, cfg, cwd).items()}
+    if data.get("type", runner.get("type")) != runner.get("type"):
+        raise ConfigError(f"{data['type']!r}, where the runner is {runner.get('type')!r}: give runner={data['type']} "
+                          "with the file (a runner file's keys go into that runner's preset)",
+                          file=path, key="runner_type")
+    return {**runner, **data}
+
+
 def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
     """A runner file in the seed's format; a relative path is tried in `cwd`, then in the benchmark (a file first:
     one that is there but is no file, a directory or a device, is refused as what it is, never as not found)."""
-    candidates = [Path(path).expanduser()]
+    candidates = [expanded(path, "runner_file")]
     if not candidates[0].is_absolute():
         candidates = [(cwd or Path.cwd()) / path, bench_dir(cfg["task"]["path"], cwd) / path]
     found = next((c for c in candidates if c.is_file()), None) or next((c for c in candidates if c.exists()), None)

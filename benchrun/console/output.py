@@ -57,13 +57,18 @@ def closing_pipe() -> Iterator[None]:
 
 def warning(message: str) -> None:
     """One line on stderr, as `error` writes it, for what is worth knowing but stops nothing."""
-    print(f"benchrun: warning: {one_line(SECRETS.scrub(message), LINE_CHARS)}", file=sys.stderr, flush=True)
+    print(f"benchrun: warning: {_line(message)}", file=sys.stderr, flush=True)
 
 
 def error(message: str) -> None:
-    """One line on stderr (benchrun.core.text.one_line), no markup interpretation, every credential benchrun sends
-    masked."""
-    print(f"benchrun: error: {one_line(SECRETS.scrub(message), LINE_CHARS)}", file=sys.stderr, flush=True)
+    """One line on stderr, no markup interpretation, every credential benchrun sends masked."""
+    print(f"benchrun: error: {_line(message)}", file=sys.stderr, flush=True)
+
+
+def _line(message: str) -> str:
+    """`message` as stderr shows it: one line (benchrun.core.text.one_line), its credentials masked, and what prints
+    nothing yet changes what is seen (a right-to-left override in a task's name) shown as its escape (`visible`)."""
+    return visible(one_line(SECRETS.scrub(message), LINE_CHARS))
 
 
 def plan_table(manifest: Manifest) -> Table:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from benchrun.core.errors import ConfigError
+from benchrun.core.home import expanded
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 """The benchrun package directory."""
@@ -43,7 +44,7 @@ def bench_dir(path: str, cwd: str | os.PathLike[str] | None = None) -> Path:
             raise ConfigError(f"no shipped benchmark '{name}' (shipped: {', '.join(demo_names())})",
                               key="task.path")
         return demos_dir() / name
-    folder = Path(path).expanduser()
+    folder = expanded(path, "task.path")
     folder = folder if folder.is_absolute() else Path(cwd or Path.cwd()) / folder
     if not folder.is_dir():
         raise ConfigError(f"'{path}' is not a directory (looked in {folder})", key="task.path")

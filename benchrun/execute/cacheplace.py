@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchrun.core.errors import ConfigError
+from benchrun.core.home import expanded, home
 
 NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "glusterfs",
                         "fuse.glusterfs", "ceph", "fuse.ceph-fuse", "afs", "panfs", "pvfs2", "orangefs", "ocfs2",
@@ -20,22 +21,20 @@ FIX = "set cache_dir= to a directory on local disk, or cache=false"
 
 
 def default_dir() -> Path:
-    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun;
-    ConfigError when that needs the home directory and $HOME is set empty (it was the file system's root)."""
+    """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun
+    (benchrun.core.home: refused when $HOME is set empty)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):
         return Path(xdg) / "benchrun"
-    if os.environ.get("HOME") == "":
-        raise ConfigError("the response cache's place is ~/.cache/benchrun, and $HOME is empty (~ would be the file "
-                          "system's root); set HOME or XDG_CACHE_HOME, or cache_dir=, or cache=false", key="cache_dir")
-    return Path.home() / ".cache" / "benchrun"
+    return home("the response cache's place, ~/.cache/benchrun", "XDG_CACHE_HOME, cache_dir= or cache=false",
+                "cache_dir") / ".cache" / "benchrun"
 
 
 def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
     """The configured cache_dir (relative to `cwd`, ~ expanded), else the default."""
     if not configured:
         return default_dir()
-    path = Path(configured).expanduser()
+    path = expanded(configured, "cache_dir")
     return path if path.is_absolute() else (cwd or Path.cwd()) / path
 
 

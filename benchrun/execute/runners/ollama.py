@@ -35,6 +35,8 @@ _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
 _TYPED: dict[str, Callable[[Any], Any]] = {
     **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
 """What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
+_LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count}
+"""What an entry of Ollama's model list says as a number (run.json's model size), a JSON integer else not kept."""
 
 
 class OllamaRunner:
@@ -149,34 +151,60 @@ async def _as_typed_hook(response: httpx.Response) -> None:
     """An httpx response hook: a chat answer's body (bounded already) is read with each count and duration that is
     not a JSON integer, and a done_reason that is not a string, left out before the official client reads it into
     its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole answer for a count of 1.5
-    or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not, the answer kept."""
-    if response.is_success and response.request.url.path.endswith("/api/chat"):
-        response.stream = _AsTyped(response.stream)
+    or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not, the answer kept; so is a model
+    list entry's size that is not a JSON integer."""
+    path = response.request.url.path
+    if response.is_success and path.endswith(("/api/chat", "/api/tags")):
+        response.stream = _AsTyped(response.stream, path.endswith("/api/tags"))
 
 
 class _AsTyped(httpx.AsyncByteStream):
-    """A chat answer's body, whole, without what it says of itself that is not of the API's type (`_TYPED`)."""
+    """An answer's body, whole, without what it says as a number or a reason that is not of the API's type."""
 
-    def __init__(self, stream: httpx.AsyncByteStream):
-        self._stream = stream
+    def __init__(self, stream: httpx.AsyncByteStream, listing: bool):
+        self._stream, self._listing = stream, listing
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield _as_typed(b"".join([chunk async for chunk in self._stream]))
+        body = b"".join([chunk async for chunk in self._stream])
+        yield _as_listed(body) if self._listing else _as_typed(body)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
 def _as_typed(body: bytes) -> bytes:
-    """`body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON without that field."""
+    """A chat answer's `body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON
+    without that field."""
+    answer = _json(body)
+    if not isinstance(answer, dict) or (typed := _without_odd(answer, _TYPED)) is answer:
+        return body
+    return json.dumps(typed).encode()
+
+
+def _as_listed(body: bytes) -> bytes:
+    """A model list's `body` as it came, or, when an entry's field of `_LISTED` is not of the API's type, its JSON
+    without that field in that entry."""
+    answer = _json(body)
+    if not isinstance(answer, dict) or not isinstance(models := answer.get("models"), list):
+        return body
+    typed = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
+    if all(new is old for new, old in zip(typed, models)):
+        return body
+    return json.dumps({**answer, "models": typed}).encode()
+
+
+def _json(body: bytes) -> Any:
+    """`body` read as JSON, else None (not JSON: the client says so)."""
     try:
-        answer = json.loads(body)
-    except (ValueError, RecursionError):  # not JSON: the client says so
-        return body
-    if not isinstance(answer, dict):
-        return body
-    odd = {key for key, kept in _TYPED.items() if answer.get(key) is not None and kept(answer[key]) is None}
-    return json.dumps({k: v for k, v in answer.items() if k not in odd}).encode() if odd else body
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    """`answer` itself, or a copy without each field of `typed` that is given and not of its type."""
+    odd = {key for key, kept in typed.items() if answer.get(key) is not None and kept(answer[key]) is None}
+    return {k: v for k, v in answer.items() if k not in odd} if odd else answer
 
 
 def _said(err: BaseException) -> str:

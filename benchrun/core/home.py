@@ -1,0 +1,26 @@
+"""The home directory, as `~` means it in every path benchrun is given (an override, cache_dir, model_path, a runner
+file's name, task.path): $HOME, refused when it is set empty, where Python's expanduser gives the file system's root
+(`outputs=~` put run directories in `/`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from benchrun.core.errors import ConfigError
+
+EMPTY = "~ is the home directory, and $HOME is empty (~ would be the file system's root)"
+
+
+def home(what: str, instead: str, key: str | None = None) -> Path:
+    """The home directory; ConfigError saying `what` needed it and what to do `instead` when $HOME is set empty."""
+    if os.environ.get("HOME") == "":
+        raise ConfigError(f"{what}: {EMPTY}; set HOME, or {instead}", key=key)
+    return Path.home()
+
+
+def expanded(path: str, key: str) -> Path:
+    """`path` with a leading `~` (alone or before a `/`) as the home directory; `~user` as Python expands it."""
+    if path == "~" or path.startswith("~/"):
+        return home(repr(path), "give the path itself", key) / path[2:]
+    return Path(path).expanduser()
