@@ -124,7 +124,14 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
 def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:
     """sha256, size and line count of a file, read in 1 MiB chunks; InterruptedError once `stop` is set (a digest
     made beside other work that failed: a model file of 60 GB read to the end after its load was refused)."""
-    sha, size, lines = hashlib.sha256(), 0, 0
+    sha = hashlib.sha256()
+    size, lines = _hash_into(sha, path, stop)
+    return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
+
+
+def _hash_into(sha: Any, path: Path, stop: threading.Event | None = None) -> tuple[int, int]:
+    """Feed the file at `path` to `sha` in 1 MiB chunks; its size and line count (see file_digest for `stop`)."""
+    size, lines = 0, 0
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             if stop is not None and stop.is_set():
@@ -132,9 +139,7 @@ def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:
             sha.update(chunk)
             size += len(chunk)
             lines += chunk.count(b"\n")
-    return FileDigest(sha256=sha.hexdigest(), size=size, lines=lines)
-
-
+    return size, lines
 
 
 class RecordFile:
@@ -148,15 +153,8 @@ class RecordFile:
         own_file(path)
         with writing(path):
             if not fresh and path.exists():
-                self._absorb(path)
+                self.size, self.lines = _hash_into(self._hash, path)
             self._file: IO[bytes] = open(path, "wb" if fresh else "ab", buffering=0, opener=no_link)
-
-    def _absorb(self, path: Path) -> None:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                self._hash.update(chunk)
-                self.size += len(chunk)
-                self.lines += chunk.count(b"\n")
 
     def append(self, data: bytes) -> None:
         """Write whole lines (each with its newline) in one write."""
