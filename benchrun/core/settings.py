@@ -59,9 +59,9 @@ class Options(Settings):
 @cache
 def ollama_options() -> type[Options]:
     """Ollama's options, field for field from the official client's `ollama.Options` (loaded when first needed)."""
-    import ollama
+    from benchrun.core.officialclient import ollama_package
 
-    fields = {name: (info.annotation, None) for name, info in ollama.Options.model_fields.items()}
+    fields = {name: (info.annotation, None) for name, info in ollama_package().Options.model_fields.items()}
     return create_model("OllamaOptions", __base__=Options, **fields)
 
 

@@ -7,10 +7,10 @@ import json
 from typing import Any, AsyncIterator, Callable
 
 import httpx
-import ollama
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
+from benchrun.core.officialclient import ollama_package
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
 from benchrun.core.text import one_line, writable_data
@@ -28,6 +28,8 @@ from benchrun.execute.runners.base import (
     with_seed,
 )
 from benchrun.execute.runners.http import client_options
+
+ollama = ollama_package()
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)

@@ -1,0 +1,78 @@
+"""Hostile input, tenth pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found bad, each
+with the rule it now obeys.
+
+- the environment of a run of any runner holding what the official Ollama client's default client cannot take:
+  `import ollama` builds that client (which benchrun never uses) from $OLLAMA_HOST, $OLLAMA_API_KEY and httpx's own
+  variables, so `ALL_PROXY=socks5://...` (a common setting; the socksio package not installed), `HTTP_PROXY=::::`,
+  `OLLAMA_HOST=x:99999` or `OLLAMA_HOST=[::1` ended every run, one of runner=openai too, in a traceback (ImportError,
+  httpx.InvalidURL, ValueError: exit 1), and an $OLLAMA_API_KEY beyond ASCII in a UnicodeEncodeError before
+  benchrun's own check of the key could name it; now the package is loaded in one place
+  (`core.officialclient`) with those variables held back: a run of another runner goes on, and a run of Ollama
+  has $OLLAMA_API_KEY checked as every key is (the one line naming the character)
+- $SSL_CERT_FILE naming no file of certificates (a path that is gone, a directory, a file that is not PEM): httpx's
+  SSL context, made for every runner's transport (an http:// server's too), raised an OSError that the last resort
+  took for Hydra's (`no such file or directory writing Hydra's files in ... (its copies of the config); nothing was
+  recorded`, exit 4); now the transport's one line names the variable and its value (exit 2), and run.json keeps it
+  as the failed run's reason
+
+What held (tried, nothing new): ...
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.commands import run_benchrun
+from tests.helpers.wire import asking, records
+
+pytestmark = pytest.mark.slow
+
+KEY = "k" * 24 + "é"
+
+
+@pytest.mark.parametrize("env", [{"ALL_PROXY": "socks5://127.0.0.1:9"}, {"HTTP_PROXY": "::::"},
+                                 {"OLLAMA_HOST": "x:99999"}, {"OLLAMA_HOST": "[::1"}, {"OLLAMA_API_KEY": KEY}])
+def test_the_official_clients_environment_ends_no_run_of_another_runner(tmp_path, env):
+    with Lab(tmp_path, n=2) as lab, FakeOpenAI(models=["m"]) as openai:
+        result = run_benchrun(*asking(lab, openai, "openai"), cwd=tmp_path, env=env)
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        assert [r["id"] for r in records(lab)] == ["times7:a=0", "times7:a=1"]
+
+
+@pytest.mark.parametrize("env", [{"ALL_PROXY": "socks5://127.0.0.1:9"}, {"HTTP_PROXY": "::::"},
+                                 {"https_proxy": "ftp://x"}])
+def test_a_proxy_in_the_environment_neither_ends_nor_carries_an_ollama_run(tmp_path, env):
+    with Lab(tmp_path, n=2) as lab:
+        result = run_benchrun(*lab.args(), cwd=tmp_path, env=env)
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        assert [r["text"] for r in records(lab)] == ['{"answer": 0}', '{"answer": 0}']
+
+
+def test_an_ollama_key_beyond_ascii_is_named_not_a_traceback(tmp_path):
+    with Lab(tmp_path, n=2) as lab:
+        result = run_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": KEY})
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: $OLLAMA_API_KEY holds a key with the character U+00E9 at character 25 of 25, which no API "
+        "key holds (a key is sent in an HTTP header: visible ASCII characters only); set OLLAMA_API_KEY to the key "
+        "alone (a key read from a file often ends in a line break)\n"))
+    assert lab.run_dirs() == []
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+@pytest.mark.parametrize("where, why", [("gone.pem", "no such file or directory"), (".", "is a directory"),
+                                        ("bench/tasks.yml", "NO_CERTIFICATE_OR_CRL_FOUND")])
+def test_a_certificate_file_that_cannot_be_read_is_named(tmp_path, runner, where, why):
+    certificates = str(tmp_path / where)
+    with Lab(tmp_path, n=2) as lab, FakeOpenAI(models=["m"]) as openai:
+        result = run_benchrun(*asking(lab, openai, runner), cwd=tmp_path, env={"SSL_CERT_FILE": certificates})
+    line = (f"$SSL_CERT_FILE names '{certificates}', which cannot be read as CA certificates ({why}); unset "
+            "SSL_CERT_FILE, or point it at a PEM file of certificates")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {line}\n")
+    [run_dir] = lab.run_dirs()
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["reason"]) == ("failed", line)
