@@ -14,6 +14,12 @@ with the rule it now obeys.
   took for Hydra's (`no such file or directory writing Hydra's files in ... (its copies of the config); nothing was
   recorded`, exit 4); now the transport's one line names the variable and its value (exit 2), and run.json keeps it
   as the failed run's reason
+- one server listed twice under spellings the list check did not compare (`http://0.0.0.0:P` beside
+  `http://127.0.0.1:P` or `localhost`, a connection to the unspecified address reaching the loopback; a path of
+  dot segments, `http://h:P/.` beside `http://h:P`, `/v1/../v1` beside `/v1`, which httpx sends to as one): asked
+  as two servers, its concurrency doubled and run.json listing it twice; now refused as every other second
+  spelling is (`execute.hosts`: an unspecified address compared as the loopback it reaches, a path as requests are
+  sent to it)
 
 What held (tried, nothing new): ...
 """
@@ -26,8 +32,10 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.commands import run_benchrun
+from tests.helpers.answers import listbench_answer
+from tests.helpers.commands import call_benchrun, run_benchrun
 from tests.helpers.wire import asking, records
 
 pytestmark = pytest.mark.slow
@@ -76,3 +84,23 @@ def test_a_certificate_file_that_cannot_be_read_is_named(tmp_path, runner, where
     [run_dir] = lab.run_dirs()
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["reason"]) == ("failed", line)
+
+
+@pytest.mark.parametrize("runner, first, second", [
+    ("ollama", "{url}", "http://0.0.0.0:{port}"),
+    ("ollama", "http://0.0.0.0:{port}", "http://localhost:{port}"),
+    ("ollama", "{url}", "{url}/."),
+    ("openai", "{url}", "{url}/../v1"),
+    ("openai", "{url}", "{url}/./"),
+])
+def test_one_server_under_two_more_spellings_is_refused(tmp_path, runner, first, second):
+    with FakeOllama(responder=listbench_answer) as ollama, FakeOpenAI(responder=listbench_answer) as openai:
+        server = ollama if runner == "ollama" else openai
+        first, second = (spelling.format(url=server.url, port=server.port) for spelling in (first, second))
+        key = "runner.host" if runner == "ollama" else "runner.base_url"
+        result = call_benchrun(f"runner={runner}", f"{key}=[{first},{second}]", "runner.model=qwen2.5",
+                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        asked = [r for r in server.requests if r["path"] in ("/api/chat", "/v1/chat/completions")]
+    assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: '{second.rstrip('/')}' is '{first}' again (both reach 127.0.0.1 port "
+        f"{server.port}): list each server once\n"), [])
