@@ -32,11 +32,9 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
-from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import call_benchrun, run_benchrun
-from tests.helpers.wire import asking, records
+from tests.helpers.commands import run_benchrun
+from tests.helpers.wire import asking, listed, records
 
 pytestmark = pytest.mark.slow
 
@@ -94,13 +92,9 @@ def test_a_certificate_file_that_cannot_be_read_is_named(tmp_path, runner, where
     ("openai", "{url}", "{url}/./"),
 ])
 def test_one_server_under_two_more_spellings_is_refused(tmp_path, runner, first, second):
-    with FakeOllama(responder=listbench_answer) as ollama, FakeOpenAI(responder=listbench_answer) as openai:
-        server = ollama if runner == "ollama" else openai
-        first, second = (spelling.format(url=server.url, port=server.port) for spelling in (first, second))
-        key = "runner.host" if runner == "ollama" else "runner.base_url"
-        result = call_benchrun(f"runner={runner}", f"{key}=[{first},{second}]", "runner.model=qwen2.5",
-                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
-        asked = [r for r in server.requests if r["path"] in ("/api/chat", "/v1/chat/completions")]
+    result, server, asked = listed(tmp_path, runner, first, second)
+    first, second = (spelling.format(url=server.url, port=server.port) for spelling in (first, second))
+    key = "runner.host" if runner == "ollama" else "runner.base_url"
     assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}: '{second.rstrip('/')}' is '{first}' again (both reach 127.0.0.1 port "
         f"{server.port}): list each server once\n"), [])
