@@ -20,6 +20,12 @@ with the rule it now obeys.
   as two servers, its concurrency doubled and run.json listing it twice; now refused as every other second
   spelling is (`execute.hosts`: an unspecified address compared as the loopback it reaches, a path as requests are
   sent to it)
+- a server's answer giving one key twice (`"content"` twice in one message, `"choices"`, `"done": true, "done":
+  false`, a usage count): read as its last, without a word, so the text kept was not the one a reader of the bytes
+  may see (the eighth pass refused this in an answer's own text, not in the server's answer around it); now each
+  runner reads a chat answer through `core.text.server_json`, which refuses it naming the key: that sample's error
+- an OpenAI-compatible answer of two choices where one was asked for (no `n` is sent): the first taken as the
+  answer without a word; now that sample's error (`2 choices, where one was asked for`)
 
 What held (tried, nothing new): ...
 """
@@ -32,9 +38,11 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.commands import run_benchrun
-from tests.helpers.wire import asking, listed, records
+from tests.helpers.answers import odd_one
+from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.wire import ANSWER, asking, listed, records, wire
 
 pytestmark = pytest.mark.slow
 
@@ -98,3 +106,41 @@ def test_one_server_under_two_more_spellings_is_refused(tmp_path, runner, first,
     assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}: '{second.rstrip('/')}' is '{first}' again (both reach 127.0.0.1 port "
         f"{server.port}): list each server once\n"), [])
+
+
+def _completion(**choice: object) -> bytes:
+    message = {"role": "assistant", "content": '{"answer": 21}'}
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "usage": {
+        "prompt_tokens": 3}, "choices": [{"index": 0, "message": message, "finish_reason": "stop", **choice}]}).encode()
+
+
+TWICE = 'the key "{}" is given twice in one object (which one is meant, JSON does not say); give each key once'
+CONTENT = b'"content": "{\\"answer\\": 21}"'
+ODD = {
+    "content twice": ("openai", _completion().replace(CONTENT, CONTENT + b', "content": "{}"'),
+                      ("APIError", "not a chat completion: " + TWICE.format("content"))),
+    "choices twice": ("openai", _completion().replace(b'"choices": [', b'"choices": [], "choices": ['),
+                      ("APIError", "not a chat completion: " + TWICE.format("choices"))),
+    "a count twice": ("openai", _completion().replace(b'"prompt_tokens": 3', b'"prompt_tokens": 3, "prompt_tokens": 9'),
+                      ("APIError", "not a chat completion: " + TWICE.format("prompt_tokens"))),
+    "two choices": ("openai", _completion().replace(b"}]}", b"}, " + json.dumps(
+        {"index": 1, "message": {"role": "assistant", "content": "{}"}}).encode() + b"]}"), ("APIError", (
+            "not a chat completion: 2 choices, where one was asked for (which of them is the answer cannot be told)"))),
+    "ollama's content twice": ("ollama", ANSWER.replace(CONTENT, CONTENT + b', "content": "{}"'),
+                               ("NotJSON", "not Ollama's chat answer: " + TWICE.format("content"))),
+    "done twice": ("ollama", ANSWER.replace(b'"done": true', b'"done": false, "done": true'),
+                   ("NotJSON", "not Ollama's chat answer: " + TWICE.format("done"))),
+}
+
+
+@pytest.mark.parametrize("case", ODD)
+def test_an_answer_giving_a_key_twice_or_two_choices_is_that_samples_error(tmp_path, case):
+    runner, body, (kind, message) = ODD[case]
+    odd = odd_one(Reply(wire=wire(body)))
+    with Lab(tmp_path, n=4, responder=odd) as lab, FakeOpenAI(models=["m"], responder=odd) as openai:
+        result = call_benchrun(*asking(lab, openai, runner, "runner.retries=0"), cwd=tmp_path)
+        answers = {r["id"]: (r["text"], r["error"]) for r in records(lab)}
+    assert result.returncode == EXIT["ok"]
+    assert answers.pop("times7:a=3") == (None, {"type": kind, "message": message})
+    assert answers == {"times7:a=0": ('{"answer": 0}', None), "times7:a=1": ('{"answer": 0}', None),
+                       "times7:a=2": ('{"answer": 14}', None)}

@@ -13,7 +13,7 @@ from benchrun.core.manifest import Message
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
-from benchrun.core.text import one_line, writable_data
+from benchrun.core.text import NotJSON, one_line, server_json, writable_data
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -170,9 +170,12 @@ class _AsTyped(httpx.AsyncByteStream):
 
 
 def _as_typed(body: bytes) -> bytes:
-    """`body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON without that field."""
+    """`body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON without that field;
+    NotJSON (the chat's error: not Ollama's answer) when it gives a key twice."""
     try:
-        answer = json.loads(body)
+        answer = server_json(body)
+    except NotJSON:
+        raise
     except (ValueError, RecursionError):  # not JSON: the client says so
         return body
     if not isinstance(answer, dict):
