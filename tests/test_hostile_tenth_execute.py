@@ -26,6 +26,10 @@ with the rule it now obeys.
   runner reads a chat answer through `core.text.server_json`, which refuses it naming the key: that sample's error
 - an OpenAI-compatible answer of two choices where one was asked for (no `n` is sent): the first taken as the
   answer without a word; now that sample's error (`2 choices, where one was asked for`)
+- a judge's reply grading by a whole number written as a float (`{"grade": 2.0}` for a format's `Literal[1, 2, 3]`
+  with `scores: {'1': 0, '2': 0.5, '3': 1}`): valid in the format (JSON Schema reads 2.0 as 2, and so did the
+  format check), yet the call's error `grade 2.0 has no number in the scores of judge`; now a grade is looked up in
+  `scores` as the JSON value it is (`core.manifest.JudgeSpec.grade`), so 2.0 is 2's number, as on a rescore
 
 What held (tried, nothing new): ...
 """
@@ -38,10 +42,13 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
-from benchrun.testing.ollama_server import Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.judges import TASKS, answer
 from tests.helpers.wire import ANSWER, asking, listed, records, wire
 
 pytestmark = pytest.mark.slow
@@ -144,3 +151,22 @@ def test_an_answer_giving_a_key_twice_or_two_choices_is_that_samples_error(tmp_p
     assert answers.pop("times7:a=3") == (None, {"type": kind, "message": message})
     assert answers == {"times7:a=0": ('{"answer": 0}', None), "times7:a=1": ('{"answer": 0}', None),
                        "times7:a=2": ('{"answer": 14}', None)}
+
+
+GRADED = {"tasks.yml": TASKS, "custom_response.py": (
+    "from typing import Literal\nfrom pydantic import BaseModel\n\n\nclass Graded(BaseModel):\n    grade: Literal[1, 2, 3]\n"),
+    "judges.yml": ("- name: names\n  rubric: 'Q {prompt} A {response} R {reference}'\n  format: Graded\n  score: grade\n"
+                   "  scores: {'1': 0.0, '2': 0.5, '3': 1.0}\n")}
+
+
+@pytest.mark.parametrize("grade, value", [("2", 0.5), ("2.0", 0.5), ("3e0", 1.0)])
+def test_a_grade_written_as_a_whole_float_is_that_numbers_grade(tmp_path, grade, value):
+    write_bench(tmp_path, GRADED)
+    reply = '{"grade": %s}' % grade
+    with FakeOllama(models=["llama3.2", "qwen2.5"],
+                    responder=lambda req: reply if req.model.startswith("qwen2.5") else answer(req)) as server:
+        result = call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    [run_dir] = sorted(p.parent for p in (tmp_path / "outputs").glob("*/*/run.json"))
+    judged = [(j["grade"], j["value"], j["error"]) for j in read_jsonl(run_dir / "judgements.jsonl")]
+    assert (result.returncode, judged) == (EXIT["ok"], [(json.loads(grade), value, None)] * 3)
