@@ -30,6 +30,12 @@ with the rule it now obeys.
   with `scores: {'1': 0, '2': 0.5, '3': 1}`): valid in the format (JSON Schema reads 2.0 as 2, and so did the
   format check), yet the call's error `grade 2.0 has no number in the scores of judge`; now a grade is looked up in
   `scores` as the JSON value it is (`core.manifest.JudgeSpec.grade`), so 2.0 is 2's number, as on a rescore
+- runner.host, which conf/ takes from $OLLAMA_HOST, read otherwise than Ollama's client reads that variable:
+  `OLLAMA_HOST=0.0.0.0` (the setting Ollama's FAQ gives for serving on every interface) or `gpu1` was port 80
+  (`cannot reach Ollama at http://0.0.0.0`, where `ollama list` reaches 0.0.0.0:11434), and `:11434` was refused
+  as no server's URL; now an address without a scheme is read as the client reads it
+  (`core.officialclient.ollama_address`: no port, Ollama's 11434; no host, 127.0.0.1), so `gpu1` and `gpu1:11434`
+  are also one server listed twice
 
 What held (tried, nothing new): ...
 """
@@ -170,3 +176,17 @@ def test_a_grade_written_as_a_whole_float_is_that_numbers_grade(tmp_path, grade,
     [run_dir] = sorted(p.parent for p in (tmp_path / "outputs").glob("*/*/run.json"))
     judged = [(j["grade"], j["value"], j["error"]) for j in read_jsonl(run_dir / "judgements.jsonl")]
     assert (result.returncode, judged) == (EXIT["ok"], [(json.loads(grade), value, None)] * 3)
+
+
+def test_an_ollama_host_is_read_as_ollamas_client_reads_it(tmp_path):
+    with Lab(tmp_path, n=2) as lab:
+        args = [arg for arg in lab.args() if not arg.startswith("runner.host=")]
+        result = run_benchrun(*args, cwd=tmp_path, env={"OLLAMA_HOST": f":{lab.server.port}"})
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        [run_dir] = lab.run_dirs()
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["runner"]["host"] == f"http://127.0.0.1:{lab.server.port}"
+    listed_twice = call_benchrun("runner.host=[gpu1,gpu1:11434]", cwd=tmp_path)
+    assert (listed_twice.returncode, listed_twice.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': runner.host: 'gpu1:11434' is listed twice (as 'gpu1'): list each "
+        "server once\n"))
