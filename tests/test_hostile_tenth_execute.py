@@ -23,7 +23,9 @@ with the rule it now obeys.
 - a server's answer giving one key twice (`"content"` twice in one message, `"choices"`, `"done": true, "done":
   false`, a usage count): read as its last, without a word, so the text kept was not the one a reader of the bytes
   may see (the eighth pass refused this in an answer's own text, not in the server's answer around it); now each
-  runner reads a chat answer through `core.text.server_json`, which refuses it naming the key: that sample's error
+  runner reads a chat answer through `core.text.server_json`, which refuses it naming the key: that sample's error;
+  likewise the preflight's answers (an Ollama model list giving the model's `digest` twice, a /models entry its
+  `owned_by` twice: the last was recorded as the model's identity), the preflight's one line naming the key (exit 3)
 - an OpenAI-compatible answer of two choices where one was asked for (no `n` is sent): the first taken as the
   answer without a word; now that sample's error (`2 choices, where one was asked for`)
 - a judge's reply grading by a whole number written as a float (`{"grade": 2.0}` for a format's `Literal[1, 2, 3]`
@@ -47,6 +49,7 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -190,3 +193,24 @@ def test_an_ollama_host_is_read_as_ollamas_client_reads_it(tmp_path):
     assert (listed_twice.returncode, listed_twice.stderr) == (EXIT["usage"], (
         "benchrun: error: in 'config': runner.host: 'gpu1:11434' is listed twice (as 'gpu1'): list each "
         "server once\n"))
+
+
+DIGEST = "a" * 64
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_a_preflight_answer_giving_a_key_twice_is_refused(tmp_path, runner):
+    entry = {"name": "llama3.2:latest", "model": "llama3.2:latest", "digest": DIGEST, "size": 1}
+    tags = json.dumps({"models": [entry]}).replace('"digest": ', f'"digest": "{"b" * 64}", "digest": ').encode()
+    models = b'{"object": "list", "data": [{"id": "m", "owned_by": "x", "owned_by": "y"}]}'
+    with Lab(tmp_path, n=2) as lab, FakeOpenAI(models=["m"]) as openai:
+        server, path, body = (lab.server, "/api/tags", tags) if runner == "ollama" else (openai, "/v1/models", models)
+        answered = server.dispatch
+        server.dispatch = lambda request: Response(200, body) if request.path == path else answered(request)
+        result = call_benchrun(*asking(lab, openai, runner), cwd=tmp_path)
+    twice = TWICE.format("digest" if runner == "ollama" else "owned_by")
+    said = (f"Ollama at {lab.server.url} answered the preflight with what is not Ollama's answer (NotJSON: {twice}); "
+            "runner.host must name an Ollama server") if runner == "ollama" else (
+        f"the server at {openai.url} answered GET /models without a model list (NotJSON: {twice}); runner.base_url is "
+        "the API root, usually ending in /v1")
+    assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {said}\n")

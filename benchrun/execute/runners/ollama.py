@@ -148,37 +148,39 @@ class OllamaRunner:
 
 
 async def _as_typed_hook(response: httpx.Response) -> None:
-    """An httpx response hook: a chat answer's body (bounded already) is read with each count and duration that is
-    not a JSON integer, and a done_reason that is not a string, left out before the official client reads it into
-    its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole answer for a count of 1.5
-    or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not, the answer kept."""
-    if response.is_success and response.request.url.path.endswith("/api/chat"):
-        response.stream = _AsTyped(response.stream)
+    """An httpx response hook: an answer's body (bounded already) giving a key twice is refused (a digest or a
+    chat's text given twice, which readers resolve each their own way); and a chat answer's is read with each count
+    and duration that is not a JSON integer, and a done_reason that is not a string, left out before the official
+    client reads it into its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole
+    answer for a count of 1.5 or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not."""
+    if response.is_success:
+        response.stream = _AsTyped(response.stream, response.request.url.path.endswith("/api/chat"))
 
 
 class _AsTyped(httpx.AsyncByteStream):
-    """A chat answer's body, whole, without what it says of itself that is not of the API's type (`_TYPED`)."""
+    """An answer's body, whole, each key given once; a chat answer's without what it says of itself that is not of
+    the API's type (`_TYPED`)."""
 
-    def __init__(self, stream: httpx.AsyncByteStream):
-        self._stream = stream
+    def __init__(self, stream: httpx.AsyncByteStream, chat: bool):
+        self._stream, self._chat = stream, chat
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield _as_typed(b"".join([chunk async for chunk in self._stream]))
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._chat)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def _as_typed(body: bytes) -> bytes:
-    """`body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON without that field;
-    NotJSON (the chat's error: not Ollama's answer) when it gives a key twice."""
+def _as_typed(body: bytes, chat: bool) -> bytes:
+    """`body` as it came, or, when a chat's field of `_TYPED` in it is not of the API's type, its JSON without that
+    field; NotJSON (not Ollama's answer) when it gives a key twice."""
     try:
         answer = server_json(body)
     except NotJSON:
         raise
     except (ValueError, RecursionError):  # not JSON: the client says so
         return body
-    if not isinstance(answer, dict):
+    if not chat or not isinstance(answer, dict):
         return body
     odd = {key for key, kept in _TYPED.items() if answer.get(key) is not None and kept(answer[key]) is None}
     return json.dumps({k: v for k, v in answer.items() if k not in odd}).encode() if odd else body

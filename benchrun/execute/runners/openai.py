@@ -102,7 +102,12 @@ class OpenAIRunner:
             raise self._no_list(err) from None
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
-        body = _json(response)
+        try:
+            body = server_json(response.content)
+        except NotJSON as err:
+            raise self._no_list(err) from None
+        except (ValueError, RecursionError):
+            body = None
         models = body.get("data") if isinstance(body, dict) else None
         if not isinstance(models, list):
             raise self._no_list()
