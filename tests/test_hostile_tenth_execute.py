@@ -38,6 +38,10 @@ with the rule it now obeys.
   as no server's URL; now an address without a scheme is read as the client reads it
   (`core.officialclient.ollama_address`: no port, Ollama's 11434; no host, 127.0.0.1), so `gpu1` and `gpu1:11434`
   are also one server listed twice
+- a scorer raising an exception whose class is named in 300 MB (`type('B' * 300_000_000, (Exception,), {})`): the
+  scorer process bounded the message (the seventh pass) but sent the name whole, so each such call overran its
+  time limit on the way (`TimeoutError: timed out after 10 s`, though the scorer had returned at once) and the run
+  held it in memory; now the name is bounded as the message is, in the scorer process (`scorer_worker._named`)
 
 What held (tried, nothing new): ...
 """
@@ -49,6 +53,8 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.text import ELIDED
+from benchrun.execute.scorer_worker import call
 from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama, Reply
@@ -214,3 +220,13 @@ def test_a_preflight_answer_giving_a_key_twice_is_refused(tmp_path, runner):
         f"the server at {openai.url} answered GET /models without a model list (NotJSON: {twice}); runner.base_url is "
         "the API root, usually ending in /v1")
     assert (result.returncode, result.stderr) == (EXIT["runner"], f"benchrun: error: {said}\n")
+
+
+def test_an_exception_named_at_length_crosses_the_pipe_bounded():
+    named = type("B" * 1_000_000, (Exception,), {})
+
+    def scorer(response, reference):
+        raise named("wrong")
+
+    result, [kind, said] = call("s", scorer, "{}", None)
+    assert (result, said, len(kind), ELIDED in kind) == (None, "wrong", 500, True)
