@@ -43,7 +43,26 @@ with the rule it now obeys.
   time limit on the way (`TimeoutError: timed out after 10 s`, though the scorer had returned at once) and the run
   held it in memory; now the name is bounded as the message is, in the scorer process (`scorer_worker._named`)
 
-What held (tried, nothing new): ...
+What held (tried, nothing new): a proxy in the environment (HTTP_PROXY, ALL_PROXY pointing at a loopback listener
+that notes what reaches it): benchrun's own clients go through its transport, which reads no proxy, so nothing
+(and no API key) reached it; $SSL_CERT_DIR naming no directory (read only for https); $OPENAI_API_KEY holding a
+line break, a character beyond ASCII or only spaces (refused naming the character), or 1 MB (the server's 431, one
+line); $OLLAMA_HOST with user info (refused as a credential), a path, `[::1]`, a port out of range, `[::1` (refused
+naming runner.host); one server listed as 127.0.0.1 and localhost or with a trailing slash (refused). HTTP framing:
+a bad chunk size, Content-Length and Transfer-Encoding together, two Content-Lengths, 50 interim `100 Continue`
+responses before the answer, an HTTP/1.0 answer without a length, a UTF-16 body with its charset, a UTF-8 BOM, an
+integer of 5,000 digits in `usage` (that sample's `not JSON` error, one line), NaN in `usage` (not reported).
+Answer shapes: `finish_reason: length` and `tool_calls` with null content (kept as done_reason, the text empty), a
+served `model` other than the one asked (kept in the record's extra), usage counts negative or past 2^53 (not
+reported, the eighth pass's boundary). The judge: a reply with extra keys, a grade `true` for `Literal[1, 2, 3]`
+(the format check refuses it), a grade 2.5 (refused), a judge that is the model it grades (refused unless
+judge.allow_self). The scorer process: a scorer returning 10,000 metrics (refused, more than 256), a metric named
+with a NUL or a line break or in 100,000 characters (refused), an exception class named with line breaks or with
+an empty name (one line), `os._exit(0)` mid-call (`ScorerProcessDied` for that call, the process replaced), a
+SIGTERM handler set to ignore, a thread that outlives its call and writes a reply of an earlier call's number to
+the reply pipe, a forked child holding the pipes: each run completed with every other score as it should be. The
+cache: an entry is keyed by the model's digest (a changed digest is a miss) and read under the
+runner.max_response_bytes of the run reading it (the eighth pass).
 """
 
 from __future__ import annotations
