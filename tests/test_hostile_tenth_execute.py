@@ -42,6 +42,10 @@ with the rule it now obeys.
   scorer process bounded the message (the seventh pass) but sent the name whole, so each such call overran its
   time limit on the way (`TimeoutError: timed out after 10 s`, though the scorer had returned at once) and the run
   held it in memory; now the name is bounded as the message is, in the scorer process (`scorer_worker._named`)
+- an Ollama server that needs $OLLAMA_API_KEY (behind a proxy that checks it): the official client sends the key,
+  but benchrun asked /api/version with a client of its own that did not, so the preflight was refused (`Client
+  error '401 Unauthorized' for url '.../api/version'`, exit 3) by a server every other request reached; now the
+  version is asked with the key as the client asks the rest (`runners.ollama`)
 
 What held (tried, nothing new): a proxy in the environment (HTTP_PROXY, ALL_PROXY pointing at a loopback listener
 that notes what reaches it): benchrun's own clients go through its transport, which reads no proxy, so nothing
@@ -74,7 +78,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.core.text import ELIDED
 from benchrun.execute.scorer_worker import call
-from benchrun.testing.http_fake import Response
+from benchrun.testing.http_fake import Response, json_response
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -249,3 +253,19 @@ def test_an_exception_named_at_length_crosses_the_pipe_bounded():
 
     result, [kind, said] = call("s", scorer, "{}", None)
     assert (result, said, len(kind), ELIDED in kind) == (None, "wrong", 500, True)
+
+
+def test_an_ollama_server_that_needs_the_key_is_asked_everything_with_it(tmp_path):
+    key, asked = "sk-" + "x" * 30, set()
+    with Lab(tmp_path, n=2) as lab:
+        answered = lab.server.dispatch
+
+        def guarded(request):
+            sent = request.headers.get("Authorization")
+            asked.add((request.path, sent == f"Bearer {key}"))
+            return answered(request) if sent == f"Bearer {key}" else json_response({"error": "unauthorized"}, 401)
+
+        lab.server.dispatch = guarded
+        result = call_benchrun(*lab.args(), cwd=tmp_path, env={"OLLAMA_API_KEY": key})
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert asked == {("/api/tags", True), ("/api/show", True), ("/api/version", True), ("/api/chat", True)}

@@ -46,7 +46,7 @@ class OllamaRunner:
         self.config = config
         self.host = http_url(config.host)
         self.model = config.model
-        SECRETS.register_key(OLLAMA_KEY_ENV, None)  # the official client sends it as a bearer token when set
+        self._key = SECRETS.register_key(OLLAMA_KEY_ENV, None)  # the official client sends it as a bearer token
         self.client = ollama.AsyncClient(host=self.host, **self._http())
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
@@ -75,7 +75,10 @@ class OllamaRunner:
         return writable_data({self.host: (await self._listed_model()).digest})
 
     async def _version(self) -> Any:
-        async with httpx.AsyncClient(base_url=self.host, **self._http()) as http:
+        """The server's version, asked as the official client asks the rest (which has no call for it): with
+        $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too."""
+        key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
             answer = (await http.get("/api/version")).raise_for_status().json()
         return answer.get("version") if isinstance(answer, dict) else None
 
