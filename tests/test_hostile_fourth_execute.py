@@ -42,9 +42,9 @@ from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer, odd_one
 from tests.helpers.archives import read_jsonl, summary_of
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.commands import run_dir_of
 from tests.helpers.judges import RESPONSE, answer
-from tests.helpers.wire import ANSWER, GRADES, MODELS, asking, judge_grades, judged_over, over, records, wire
+from tests.helpers.wire import ANSWER, GRADES, MODELS, asking, judge_grades, judged_over, listed, over, records, wire
 
 LIMIT = 100_000
 BROKEN = {  # what the server sends for a = 3 -> the error recorded for it
@@ -228,13 +228,9 @@ def test_a_judge_that_inherits_a_list_of_servers_goes_on_when_one_is_lost(tmp_pa
 
 @pytest.mark.parametrize("runner", ["ollama", "openai"])
 def test_one_server_listed_under_two_names_is_refused(tmp_path, runner):
-    with FakeOllama(responder=listbench_answer) as ollama, FakeOpenAI(responder=listbench_answer) as openai:
-        server = ollama if runner == "ollama" else openai
-        named = server.url.replace("127.0.0.1", "localhost")
-        key = "runner.host" if runner == "ollama" else "runner.base_url"
-        result = call_benchrun(f"runner={runner}", f"{key}=[{server.url},{named}]", "runner.model=qwen2.5",
-                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
-        asked = [r for r in server.requests if r["path"] in ("/api/chat", "/v1/chat/completions")]
+    result, server, asked = listed(tmp_path, runner, "{url}", "http://localhost:{port}{root}")
+    named = server.url.replace("127.0.0.1", "localhost")
+    key = "runner.host" if runner == "ollama" else "runner.base_url"
     assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}: '{named}' is '{server.url}' again (both reach 127.0.0.1 port "
         f"{server.port}): list each server once\n"), [])

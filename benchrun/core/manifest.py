@@ -159,10 +159,13 @@ class JudgeSpec(Frozen):
 
     def grade(self, reply: dict[str, Any]) -> int | float:
         """The number a reply (parsed, valid in the format) grades the answer: a bool 1 or 0, a number itself, an
-        Enum or string value its number in `scores` (KeyError for a value they do not map)."""
+        Enum or string value its number in `scores` (KeyError for a value they do not map). A number is looked up as
+        the JSON value it is: 2.0 as 2, as JSON Schema reads it (the format check passed `2.0` for a grade of
+        `Literal[1, 2, 3]`, and `scores` then had no '2.0')."""
         value = reply[self.score]
         if self.scores is not None:
-            return self.scores[str(value)]
+            whole = isinstance(value, float) and value.is_integer()
+            return self.scores[str(int(value)) if whole else str(value)]
         return int(value) if isinstance(value, bool) else value
 
 

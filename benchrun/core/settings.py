@@ -9,7 +9,7 @@ and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
+from typing import Annotated, Any, Callable, ClassVar, Literal, Mapping, Union
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -25,6 +25,7 @@ from pydantic import (
 
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.core.layout import OUTPUTS
+from benchrun.core.officialclient import ollama_address
 from benchrun.core.shards import Shard
 from benchrun.core.text import CONTROL
 
@@ -59,9 +60,9 @@ class Options(Settings):
 @cache
 def ollama_options() -> type[Options]:
     """Ollama's options, field for field from the official client's `ollama.Options` (loaded when first needed)."""
-    import ollama
+    from benchrun.core.officialclient import ollama_package
 
-    fields = {name: (info.annotation, None) for name, info in ollama.Options.model_fields.items()}
+    fields = {name: (info.annotation, None) for name, info in ollama_package().Options.model_fields.items()}
     return create_model("OllamaOptions", __base__=Options, **fields)
 
 
@@ -164,23 +165,23 @@ def http_url(address: str) -> str:
     return (address if "://" in address else f"http://{address}").rstrip("/")
 
 
-def servers(value: str | list[str], default: str) -> str | list[str]:
+def servers(value: str | list[str], default: str, read: Callable[[str], str] = str.strip) -> str | list[str]:
     """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
-    URLs, each well formed (ValueError naming the fault)."""
+    URLs, each well formed (ValueError naming the fault), each as `read` reads it."""
     if isinstance(value, str):
-        if address := value.strip():
+        if address := read(value):
             _well_formed(address)
         return address or default
     if not value:
         raise ValueError("an empty list of servers: give one URL, or a list of one or more")
-    urls = [url.strip() for url in value]
+    urls = [read(url) for url in value]
     for url in urls:
         _well_formed(url)
     seen: dict[str, str] = {}
-    for url in urls:
+    for given, url in zip(value, urls):
         if http_url(url) in seen:
-            raise ValueError(f"'{url}' is listed twice (as '{seen[http_url(url)]}'): list each server once")
-        seen[http_url(url)] = url
+            raise ValueError(f"'{given.strip()}' is listed twice (as '{seen[http_url(url)]}'): list each server once")
+        seen[http_url(url)] = given.strip()
     return urls
 
 
@@ -220,8 +221,8 @@ class OllamaConfig(RunnerConfig):
 
     @field_validator("host")
     @classmethod
-    def _default_when_empty(cls, host: str | list[str]) -> str | list[str]:
-        return servers(host, DEFAULT_OLLAMA_HOST)  # as the ollama client takes an empty OLLAMA_HOST
+    def _as_ollama_reads_it(cls, host: str | list[str]) -> str | list[str]:
+        return servers(host, DEFAULT_OLLAMA_HOST, ollama_address)  # as its client reads $OLLAMA_HOST
 
 
 class OpenAIConfig(RunnerConfig):

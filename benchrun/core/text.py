@@ -67,6 +67,13 @@ def json_value(text: str) -> Any:
         raise NotJSON(NESTED) from None
 
 
+def server_json(body: bytes) -> Any:
+    """A server's answer (its body, as bytes) read as JSON as Python reads it (UTF-8, -16 or -32, as the body's first
+    bytes say), each key of an object given once: NotJSON naming a key given twice (`"content"` in one message, which
+    readers resolve each their own way, so the text kept could be another than the one a reader of the bytes sees)."""
+    return json.loads(body, object_pairs_hook=_once_each)
+
+
 def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are each given once, else NotJSON naming the key given twice."""
     value = dict(pairs)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+import httpx
+
 from benchrun.archive.reader import model_digest, short_digest
 from benchrun.console import output
 from benchrun.core.errors import ConfigError, RunnerError, ServerLost
@@ -19,6 +21,9 @@ from benchrun.core.records import Attempt, ErrorInfo
 from benchrun.core.settings import RunnerConfig
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.runners.base import Runner
+
+UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
+"""The unspecified addresses, each as the loopback address a connection to it reaches (on Linux and macOS)."""
 
 
 @dataclass(eq=False)
@@ -61,9 +66,9 @@ class HostPool:
         return {url: digest for each in found if not isinstance(each, BaseException) for url, digest in each.items()}
 
     async def _one_each(self) -> None:
-        """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address):
-        the same port and path at an address both names resolve to. A name that does not resolve is left to each
-        server's preflight to report."""
+        """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address,
+        `0.0.0.0` and `127.0.0.1`): the same port and path (as requests are sent to it: `/.` is `/`) at an address
+        both reach. A name that does not resolve is left to each server's preflight to report."""
         seen: list[tuple[str, set[str], int | None, str]] = []
         for host in self.hosts:
             parts = urlsplit(host.url)
@@ -72,12 +77,13 @@ class HostPool:
                 found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
             except (socket.gaierror, UnicodeError):
                 continue
-            addresses = {address[4][0] for address in found}
-            for url, known, known_port, path in seen:
-                if (known_port, path) == (port, parts.path) and (shared := addresses & known):
+            addresses = {UNSPECIFIED.get(address[4][0], address[4][0]) for address in found}
+            path = httpx.URL(host.url).path.rstrip("/")
+            for url, known, known_port, known_path in seen:
+                if (known_port, known_path) == (port, path) and (shared := addresses & known):
                     raise ConfigError(f"{self.config.key(self.config.server_key)}: '{host.url}' is '{url}' again (both reach "
                                       f"{min(shared)} port {port}): list each server once", file="config")
-            seen.append((host.url, addresses, port, parts.path))
+            seen.append((host.url, addresses, port, path))
 
     def request_settings(self) -> dict[str, Any]:
         return self.hosts[0].runner.request_settings()

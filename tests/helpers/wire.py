@@ -4,9 +4,13 @@ list of fake servers."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from benchrun.testing.http_fake import FakeServer
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
@@ -47,6 +51,19 @@ def over(tmp_path, servers, *args: str):
     urls = ",".join(server.url for server in servers)
     return call_benchrun(f"runner.host=[{urls}]", "cache=false", "runner.retries=0", f"outputs={tmp_path / 'outputs'}",
                          *args, cwd=tmp_path)
+
+
+def listed(tmp_path, runner: str, *spellings: str) -> tuple[Any, FakeServer, list[dict]]:
+    """A run of a fake server of `runner` (ollama, openai) listed under `spellings` (`{url}`, `{port}` and
+    `{root}`, the API's path, filled in):
+    what benchrun said, the server, and the chat requests it was asked."""
+    with FakeOllama(responder=listbench_answer) as ollama, FakeOpenAI(responder=listbench_answer) as openai:
+        server = ollama if runner == "ollama" else openai
+        urls = ",".join(spelling.format(url=server.url, port=server.port, root=server.url_suffix) for spelling in spellings)
+        key = "runner.host" if runner == "ollama" else "runner.base_url"
+        result = call_benchrun(f"runner={runner}", f"{key}=[{urls}]", "runner.model=qwen2.5", "cache=false",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        return result, server, [r for r in server.requests if r["path"] in ("/api/chat", "/v1/chat/completions")]
 
 
 def judged_over(tmp_path, servers, *args: str):

@@ -7,13 +7,13 @@ import json
 from typing import Any, AsyncIterator, Callable
 
 import httpx
-import ollama
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
+from benchrun.core.officialclient import ollama_package
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
-from benchrun.core.text import one_line, writable_data
+from benchrun.core.text import NotJSON, one_line, server_json, writable_data
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -28,6 +28,8 @@ from benchrun.execute.runners.base import (
     with_seed,
 )
 from benchrun.execute.runners.http import client_options
+
+ollama = ollama_package()
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
@@ -46,7 +48,7 @@ class OllamaRunner:
         self.config = config
         self.host = http_url(config.host)
         self.model = config.model
-        SECRETS.register_key(OLLAMA_KEY_ENV, None)  # the official client sends it as a bearer token when set
+        self._key = SECRETS.register_key(OLLAMA_KEY_ENV, None)  # the official client sends it as a bearer token
         self.client = ollama.AsyncClient(host=self.host, **self._http())
         self._request: dict[str, Any] = {"options": config.options}
         self._request.update({k: v for k in ("keep_alive", "think") if (v := getattr(config, k)) is not None})
@@ -75,7 +77,10 @@ class OllamaRunner:
         return writable_data({self.host: (await self._listed_model()).digest})
 
     async def _version(self) -> Any:
-        async with httpx.AsyncClient(base_url=self.host, **self._http()) as http:
+        """The server's version, asked as the official client asks the rest (which has no call for it): with
+        $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too."""
+        key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
             answer = (await http.get("/api/version")).raise_for_status().json()
         return answer.get("version") if isinstance(answer, dict) else None
 
@@ -148,57 +153,47 @@ class OllamaRunner:
 
 
 async def _as_typed_hook(response: httpx.Response) -> None:
-    """An httpx response hook: a chat answer's body (bounded already) is read with each count and duration that is
-    not a JSON integer, and a done_reason that is not a string, left out before the official client reads it into
-    its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole answer for a count of 1.5
-    or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not, the answer kept; so is a model
-    list entry's size that is not a JSON integer."""
-    path = response.request.url.path
-    if response.is_success and path.endswith(("/api/chat", "/api/tags")):
-        response.stream = _AsTyped(response.stream, path.endswith("/api/tags"))
+    """An httpx response hook: an answer's body (bounded already) giving a key twice is refused (a digest or a
+    chat's text given twice, which readers resolve each their own way); and a chat answer's is read with each count
+    and duration that is not a JSON integer, and a done_reason that is not a string, left out before the official
+    client reads it into its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole
+    answer for a count of 1.5 or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not; so is
+    a model list entry's size that is not a JSON integer."""
+    if response.is_success:
+        response.stream = _AsTyped(response.stream, response.request.url.path)
 
 
 class _AsTyped(httpx.AsyncByteStream):
-    """An answer's body, whole, without what it says as a number or a reason that is not of the API's type."""
+    """An answer's body, whole, each key given once, without what it says that is not of the API's type."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, listing: bool):
-        self._stream, self._listing = stream, listing
+    def __init__(self, stream: httpx.AsyncByteStream, path: str):
+        self._stream, self._path = stream, path
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        body = b"".join([chunk async for chunk in self._stream])
-        yield _as_listed(body) if self._listing else _as_typed(body)
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def _as_typed(body: bytes) -> bytes:
-    """A chat answer's `body` as it came, or, when a field of `_TYPED` in it is not of the API's type, its JSON
-    without that field."""
-    answer = _json(body)
-    if not isinstance(answer, dict) or (typed := _without_odd(answer, _TYPED)) is answer:
-        return body
-    return json.dumps(typed).encode()
-
-
-def _as_listed(body: bytes) -> bytes:
-    """A model list's `body` as it came, or, when an entry's field of `_LISTED` is not of the API's type, its JSON
-    without that field in that entry."""
-    answer = _json(body)
-    if not isinstance(answer, dict) or not isinstance(models := answer.get("models"), list):
-        return body
-    typed = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
-    if all(new is old for new, old in zip(typed, models)):
-        return body
-    return json.dumps({**answer, "models": typed}).encode()
-
-
-def _json(body: bytes) -> Any:
-    """`body` read as JSON, else None (not JSON: the client says so)."""
+def _as_typed(body: bytes, path: str) -> bytes:
+    """`body` as it came, or its JSON without a chat answer's field of `_TYPED`, or a model list entry's of
+    `_LISTED`, that is not of the API's type; NotJSON (not Ollama's answer) when it gives a key twice."""
     try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+        answer = server_json(body)
+    except NotJSON:
+        raise
+    except (ValueError, RecursionError):  # not JSON: the client says so
+        return body
+    if not isinstance(answer, dict):
+        return body
+    typed = answer
+    if path.endswith("/api/chat"):
+        typed = _without_odd(answer, _TYPED)
+    elif path.endswith("/api/tags") and isinstance(models := answer.get("models"), list):
+        entries = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
+        typed = answer if all(new is old for new, old in zip(entries, models)) else {**answer, "models": entries}
+    return body if typed is answer else json.dumps(typed).encode()
 
 
 def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import OpenAIConfig, http_url
+from benchrun.core.text import NotJSON, server_json
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -101,7 +102,12 @@ class OpenAIRunner:
             raise self._no_list(err) from None
         if not response.is_success:
             raise RunnerError(self._preflight_refusal(response))
-        body = _json(response)
+        try:
+            body = server_json(response.content)
+        except NotJSON as err:
+            raise self._no_list(err) from None
+        except (ValueError, RecursionError):
+            body = None
         models = body.get("data") if isinstance(body, dict) else None
         if not isinstance(models, list):
             raise self._no_list()
@@ -178,15 +184,20 @@ class OpenAIRunner:
     def _completion(self, response: httpx.Response) -> Completion:
         """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
         try:
-            body = response.json()
+            body = server_json(response.content)
+        except NotJSON as err:
+            raise APIError(f"not a chat completion: {err}") from None
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
                            f"{response.text.strip() or 'an empty body'}") from None
         try:
-            choice = body["choices"][0]
+            choice, *others = body["choices"]
             message = choice["message"]
-        except (KeyError, IndexError, TypeError):
+        except (KeyError, ValueError, TypeError):
             raise APIError(f"not a chat completion: {response.text}") from None
+        if others:
+            raise APIError(f"not a chat completion: {len(others) + 1} choices, where one was asked for (which of them "
+                           "is the answer cannot be told)")
         if not isinstance(message, dict):
             raise APIError(f"not a chat completion: choices[0].message is {_kind(message)}, not an object")
         if not isinstance(content := message.get("content"), (str, type(None))):

@@ -6,6 +6,7 @@ no answer is ever recorded for a request it did not answer."""
 
 from __future__ import annotations
 
+import os
 import ssl
 from contextlib import contextmanager
 from typing import Any, AsyncIterator, Iterable, Iterator
@@ -13,10 +14,29 @@ from typing import Any, AsyncIterator, Iterable, Iterator
 import httpcore
 import httpx
 
+from benchrun.core.errors import ConfigError, os_problem
+
 ERRORS = ("ConnectError", "ConnectTimeout", "ReadError", "ReadTimeout", "WriteError", "WriteTimeout", "PoolTimeout",
           "NetworkError", "TimeoutException", "ProxyError", "UnsupportedProtocol", "RemoteProtocolError",
           "LocalProtocolError", "ProtocolError")
 """httpcore's exceptions, most specific first, each raised as httpx's of the same name (as httpx's transport does)."""
+
+
+CERTIFICATES_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+"""The variables httpx reads the CA certificates from, when set (else certifi's), in the order it reads them."""
+
+
+def ssl_context() -> ssl.SSLContext:
+    """httpx's SSL context, as it makes it from the environment; a $SSL_CERT_FILE that names no file of certificates
+    (or a $SSL_CERT_DIR that cannot be read) is the environment's one-line error naming it, not an OSError that
+    the last resort took for a file benchrun was writing."""
+    try:
+        return httpx.create_ssl_context()
+    except (OSError, ssl.SSLError) as err:
+        name = next((name for name in CERTIFICATES_ENV if os.environ.get(name)), CERTIFICATES_ENV[0])
+        why = os_problem(err) if type(err) is not ssl.SSLError else err.reason or str(err)
+        raise ConfigError(f"${name} names {os.environ.get(name)!r}, which cannot be read as CA certificates ({why}); "
+                          f"unset {name}, or point it at a PEM file of certificates") from None
 
 
 class _Watched(httpcore.AsyncNetworkStream):
@@ -96,7 +116,7 @@ class Transport(httpx.AsyncBaseTransport):
 
     def __init__(self, limits: httpx.Limits):
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(), max_connections=limits.max_connections,
+            ssl_context=ssl_context(), max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
             network_backend=_Watching())
 
