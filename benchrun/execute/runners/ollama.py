@@ -12,7 +12,8 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.secrets import SECRETS
-from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig, http_url
+from benchrun.core.serverurls import http_url
+from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
 from benchrun.core.text import NotJSON, one_line, server_json, writable_data
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (

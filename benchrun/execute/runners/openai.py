@@ -11,7 +11,8 @@ import httpx
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
-from benchrun.core.settings import OpenAIConfig, http_url
+from benchrun.core.serverurls import http_url
+from benchrun.core.settings import OpenAIConfig
 from benchrun.core.text import NotJSON, server_json
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (

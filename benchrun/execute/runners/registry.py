@@ -8,7 +8,7 @@ from typing import Any
 from benchrun.compose.config import checked, checked_options, judge_runner
 from benchrun.core import settings
 from benchrun.core.errors import ConfigError
-from benchrun.core.settings import http_url
+from benchrun.core.serverurls import http_url
 from benchrun.execute.hosts import HostPool
 from benchrun.execute.runners.base import Runner
 
