@@ -34,7 +34,7 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
-from benchrun.core.lineage import Lineage
+from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.core.shards import answers_of, queries_of
 from benchrun.execute.runners.registry import make_runner
@@ -112,7 +112,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
             if judged is not None:
                 check_model(parent, judged[1], note["forced"], judge=True)
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
-            writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
+            writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
             with recording(writer):
                 writer.start((parent.path / CONFIG).read_text(encoding="utf-8"))
