@@ -1,0 +1,232 @@
+"""Hostile input, tenth pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it found
+bad, each with the rule it now obeys.
+
+- `retry --into RUN/x` (or `RUN/rescores/y`, `RUN/.hydra/z`), `merge --into SHARD/x`, a run with
+  `hydra.run.dir=RUN/x`: the new run was written inside another run's directory, among its files (copying or
+  deleting that run took the other with it; one under `.hydra` was not even listed). Now a run is never made inside
+  another run's directory at any depth, its links followed (`archive.claims.refusal`): refused in one line naming
+  that run, nothing written
+- a run copied with `cp -al` (its files hard links of the copy's) and then resumed or rescored: the resume appended
+  its answers to the copy's files too and emptied the copy's run.lock, so the copy (never touched by name) then
+  verified as `run.json was edited`; a record file with another name had its uncommitted tail cut under both names.
+  Now the writer writes in place only into a file of one name (`archive.dirlock.own_file`, which the repair before a
+  resume asks of every record file before it cuts any): refused in one line naming the file, nothing changed
+- an empty run name (`show "$RUN"` with RUN unset): `show`, `export`, `compare` and `report` took it for the working
+  directory (a sweep of whatever runs were under it), `resume` and `retry` for a run id prefix every run has; now
+  refused in one line by the reader that resolves every run name (`archive.reader.named`)
+- `compare` of two runs whose scores (of a metric not 0/1) differ in exactly one sample: a ValueError traceback
+  (scipy's permutation test refuses one value); now that test's exact p, 1 (both signs of one difference give
+  one |sum|), in `audit.significance.permutation_p`
+- scores as large as a scorer may give (to 1e100): `show` and `compare` printed a mean of 3.3e99 as its hundred
+  digits, cut short to fit (`33333333333333332244…`, its magnitude lost); now every number of a table is printed by
+  `console.output.number`: three decimals, or four significant digits from 1e6 on (`3.333e+99`)
+- a retry or merge given its parent or shards by a relative path (`retry outputs/x`, a run id prefix under
+  `--root outputs`): run.json recorded that path as given, relative to a directory it names nowhere, so read from
+  anywhere else it named another folder or none; and `show` printed a recorded path as where the run is when it had
+  been moved or deleted. Now a derived run records its parent's and shards' directories absolute
+  (`core.lineage.recorded`), and `show` says of a recorded path that no longer holds that run `(not there now: no run
+  in it)` (or the run that is there)
+
+`tests/test_hostile_archive.py` made a run inside another's with the writer; it now moves one there, as an older
+benchrun could have left it (the readers still list and show both).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import cli
+from benchrun.testing.lab import Lab, half_right
+from benchrun.testing.ollama_server import FakeOllama, Reply
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
+from tests.helpers.killed import killed_run, write_bench
+
+pytestmark = pytest.mark.slow
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# -- a run inside another run's directory ------------------------------------------------------------------------
+
+def _inside(run_dir: Path, into: Path, chosen_by: str) -> str:
+    return (f"benchrun: error: {into} is inside the run directory {run_dir}: a run is never made among another run's "
+            f"files; nothing was changed; pick a new directory ({chosen_by})\n")
+
+
+class _FailsThree:
+    """A server that cannot answer sample a=3 (the run ends completed_with_errors, which retry asks again)."""
+
+    def __call__(self, req):
+        return Reply(status=400, error="cannot") if req.prompt.split()[4] == "3" else half_right(req)
+
+
+@pytest.mark.parametrize("inside", ["x", "rescores/y", ".hydra/z", "x/y"])
+def test_a_retry_is_never_made_inside_another_runs_directory(tmp_path, inside):
+    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [parent] = lab.run_dirs()
+        before = snapshot(parent)
+        result = lab.audit("retry", str(parent), "--into", str(parent / inside))
+    assert (result.returncode, result.stderr) == (EXIT["usage"], _inside(parent, parent / inside, "--into DIR"))
+    assert snapshot(parent) == before
+
+
+def test_a_retry_into_a_link_to_a_folder_of_a_run_is_refused(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1])
+    (tmp_path / "link").symlink_to(run_dir)
+    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [parent] = lab.run_dirs()
+        result = lab.audit("retry", str(parent), "--into", str(tmp_path / "link" / "x"))
+    assert (result.returncode, result.stderr) == (EXIT["usage"],
+                                                  _inside(run_dir, tmp_path / "link" / "x", "--into DIR"))
+    assert not (run_dir / "x").exists()
+
+
+def test_a_merge_is_never_made_inside_a_shards_directory(tmp_path):
+    one, two = (run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2))
+    before = snapshot(one)
+    result = audit(tmp_path, "merge", str(one), str(two), "--into", str(one / "merged"))
+    assert (result.returncode, result.stderr) == (EXIT["usage"], _inside(one, one / "merged", "--into DIR"))
+    assert snapshot(one) == before
+
+
+def test_a_run_is_never_made_inside_another_runs_directory(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1])
+    before = snapshot(run_dir)
+    result = cli("task.path=nowhere", f"hydra.run.dir={run_dir / 'x'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], _inside(run_dir, run_dir / "x", "hydra.run.dir=..."))
+    assert snapshot(run_dir) == before
+
+
+def test_a_project_folder_holding_a_config_yaml_is_no_run(tmp_path):
+    (tmp_path / "config.yaml").write_text("mine: 1\n")
+    run_dir = run_in_process(tmp_path, "inside")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+# -- files with other names --------------------------------------------------------------------------------------
+
+def _two_names(path: Path) -> str:
+    return (f"benchrun: error: in '{path}': a file of 2 names (hard links, as `cp -al` makes), which a write here "
+            "would change under every name, in another copy too; benchrun writes only into a run's own files: copy "
+            "the run with `cp -r` and use the copy\n")
+
+
+@pytest.mark.parametrize("command", ["resume", "rescore"])
+def test_a_run_copied_as_hard_links_is_never_written_through_them(tmp_path, command):
+    write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right) as server:
+        run_dir = killed_run(tmp_path, server)
+        copy = tmp_path / "copy"
+        subprocess.run(["cp", "-al", str(run_dir), str(copy)], check=True)
+        before = snapshot(copy)
+        result = audit(tmp_path, command, str(run_dir), *(["--host", server.url] if command == "resume" else []))
+    assert (result.returncode, result.stderr) == (EXIT["archive"], _two_names(run_dir / "run.lock"))
+    assert snapshot(copy) == before
+
+
+def test_a_record_file_of_two_names_is_not_cut_before_a_resume(tmp_path):
+    write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right) as server:
+        run_dir = killed_run(tmp_path, server)
+        with open(run_dir / "scores.jsonl", "ab") as handle:
+            handle.write(b'{"id": "half')  # a tail the repair would cut
+        os.link(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
+        before = snapshot(run_dir)
+        result = audit(tmp_path, "resume", str(run_dir), "--host", server.url)
+    assert (result.returncode, result.stderr) == (EXIT["archive"], _two_names(run_dir / "scores.jsonl"))
+    assert snapshot(run_dir) == before
+    assert os.path.samefile(run_dir / "scores.jsonl", tmp_path / "kept.jsonl")
+
+
+# -- names given to commands -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["show", ""], ["verify", ""], ["export", ""], ["rescore", ""], ["resume", ""],
+                                     ["retry", ""], ["compare", "outputs/run", ""], ["merge", "", "--into", "m"],
+                                     ["report", ""]])
+def test_an_empty_run_name_names_no_run(tmp_path, command):
+    synthetic_run(tmp_path / "outputs" / "run", [1, 0])
+    before = snapshot(tmp_path)
+    result = audit(tmp_path, *command)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        EXIT["archive"], "", "benchrun: error: an empty run directory or run id names no run; give a run directory or "
+                             "a run id prefix\n")
+    assert snapshot(tmp_path) == before
+
+
+# -- statistics of odd data --------------------------------------------------------------------------------------
+
+def _metric_row(stdout: str, metric: str = "closeness") -> list[str]:
+    [row] = [line for line in stdout.splitlines() if f" {metric} " in line and line.startswith("│")]
+    return [cell.strip() for cell in row.strip("│").split("│")]
+
+
+def test_a_compare_whose_runs_differ_in_one_sample_is_a_p_of_one(tmp_path):
+    base = synthetic_run(tmp_path / "base", [0.5, 0.5, 0.5], run_id="a" * 12)
+    other = synthetic_run(tmp_path / "other", [0.5, 0.7, 0.5], run_id="b" * 12)
+    result = audit(tmp_path, "compare", str(base), str(other))
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert _metric_row(result.stdout) == ["t", "closeness", "3", "0.500", "0.567", "+0.067", "[+0.000, +0.200]", "1",
+                                          "permutation"]
+
+
+def test_scores_as_large_as_a_scorer_may_give_are_printed_to_their_digits(tmp_path):
+    base = synthetic_run(tmp_path / "base", [1e100, -1e100, 1e100], run_id="a" * 12)
+    other = synthetic_run(tmp_path / "other", [1e100] * 3, run_id="b" * 12)
+    shown = audit(tmp_path, "show", str(base))
+    assert _metric_row(shown.stdout)[:5] == ["t", "closeness", "3", "3.333e+99", "-2.535e+100–3.202e+100"]
+    compared = audit(tmp_path, "compare", str(base), str(other))
+    assert _metric_row(compared.stdout) == ["t", "closeness", "3", "3.333e+99", "1e+100", "+6.667e+99",
+                                            "[+0.000, +2e+100]", "1", "permutation"]
+
+
+# -- paths a derived run records ---------------------------------------------------------------------------------
+
+def _row(stdout: str, key: str) -> str:
+    """A row of show's heading, its lines (wrapped at spaces) joined."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(key))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith(" " * 13))
+    return " ".join(line.strip() for line in [lines[start][len(key):], *lines[start + 1:end]])
+
+
+def test_a_retry_records_its_parent_absolute_and_show_says_when_it_is_gone(tmp_path):
+    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [parent] = lab.run_dirs()
+        given = parent.relative_to(tmp_path)
+        assert lab.audit("retry", str(given), "--into", "retried").returncode == EXIT["ok"]
+    info = json.loads((tmp_path / "retried" / "run.json").read_text())
+    assert info["parent"]["path"] == str(parent)
+    parent.rename(tmp_path / "elsewhere")
+    shown = audit(tmp_path, "show", "retried")
+    assert _row(shown.stdout, "retry of") == (f"{info['parent']['run_id']}  {parent} (not there now: no run in it)  "
+                                              "(4 answers carried over, 1 samples asked again)")
+
+
+def test_a_merge_records_its_shards_absolute_and_show_says_when_one_is_gone(tmp_path):
+    one, two = (run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2))
+    ids = [json.loads((part / "run.json").read_text())["run_id"] for part in (one, two)]
+    assert audit(tmp_path, "merge", "outputs/part1", "outputs/part2", "--into", "merged").returncode == EXIT["ok"]
+    info = json.loads((tmp_path / "merged" / "run.json").read_text())
+    assert [shard["path"] for shard in info["merged"]["shards"]] == [str(one), str(two)]
+    synthetic_run(tmp_path / "other", [1], run_id="9" * 12)
+    one.rename(tmp_path / "gone")
+    (tmp_path / "other").rename(one)
+    shown = audit(tmp_path, "show", "merged")
+    assert _row(shown.stdout, "merge of") == (f"1/2 {ids[0]} {one} (not there now: run 999999999999 in it)  "
+                                              f"2/2 {ids[1]} {two}")
