@@ -26,6 +26,12 @@ bad, each with the rule it now obeys.
   been moved or deleted. Now a derived run records its parent's and shards' directories absolute
   (`core.lineage.recorded`), and `show` says of a recorded path that no longer holds that run `(not there now: no run
   in it)` (or the run that is there)
+- a run committed to git and checked out with `core.autocrlf=true` (each `\\n` of its files made `\\r\\n`):
+  `verify` said every file changed, its records with `4 lines after line 0 not written by the run` (lines added,
+  which none were), and the readers that run.json changed; now a file whose line ends alone changed is said to be
+  that, in verify and in every reader's one line (`archive.trust.converted`): `changed since the run was sealed: its
+  line ends were made CRLF since it was written (...); with LF ones it is as written: check the run out again with
+  core.autocrlf=false`. The run is still not intact: its bytes are not the ones sealed
 
 `tests/test_hostile_archive.py` made a run inside another's with the writer; it now moves one there, as an older
 benchrun could have left it (the readers still list and show both).
@@ -230,3 +236,42 @@ def test_a_merge_records_its_shards_absolute_and_show_says_when_one_is_gone(tmp_
     shown = audit(tmp_path, "show", "merged")
     assert _row(shown.stdout, "merge of") == (f"1/2 {ids[0]} {one} (not there now: run 999999999999 in it)  "
                                               f"2/2 {ids[1]} {two}")
+
+
+# -- a run carried between machines ------------------------------------------------------------------------------
+
+CONVERTED = ("its line ends were made CRLF since it was written (as git's core.autocrlf=true does on checkout); with "
+             "LF ones it is as written: check the run out again with core.autocrlf=false")
+
+
+def _checked_out_with_crlf(run_dir: Path) -> None:
+    """Every file of the run as git's core.autocrlf=true checks it out: each \\n made \\r\\n."""
+    for path in run_dir.iterdir():
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+
+
+def test_a_run_whose_line_ends_were_made_crlf_is_said_to_be_that(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    manifest_id = json.loads((run_dir / "run.json").read_text())["manifest_id"]
+    _checked_out_with_crlf(run_dir)  # manifest.json is one line, with no line end
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["not_intact"]
+    said = dict(line.split(": ", 1) for line in verified.stdout.splitlines()[1:-2])
+    assert said == {f"FAIL  {name}": f"changed since the run finished: {CONVERTED}"
+                    for name in ("config.yaml", "responses.jsonl", "scores.jsonl", "records.sha256", "summary.json")
+                    } | {"FAIL  run.json": f"changed since the run was sealed: {CONVERTED}",
+                         "ok    manifest.json": f"hashes to the manifest id {manifest_id[:12]}…"}
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': run 555555555555: run.json: changed since the run was sealed: {CONVERTED}, "
+        f"so what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed\n"))
+
+
+def test_a_run_edited_as_well_as_made_crlf_is_changed(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    _checked_out_with_crlf(run_dir)
+    config = run_dir / "config.yaml"
+    config.write_bytes(config.read_bytes().replace(b"nowhere", b"elsewhere"))
+    verified = audit(tmp_path, "verify", str(run_dir))
+    [line] = [line for line in verified.stdout.splitlines() if "config.yaml" in line]
+    assert line.startswith("FAIL  config.yaml: changed since the run finished: sha256 ") and CONVERTED not in line

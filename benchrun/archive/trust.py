@@ -1,7 +1,8 @@
 """Whether what a run's files say can be read as the run wrote it: run.json against its seal, the manifest against
 its id, every file run.json digests (config.yaml, which resume and retry ask with, the records, records.sha256,
 summary.json) against those digests, and for a run that did not end its record lines against records.sha256. What
-every audit command checks before it reads a number (`Run.require_records`); `verify` says in full what changed."""
+every audit command checks before it reads a number (`Run.require_records`); `verify` says in full what changed. A
+file whose line ends alone changed (made CRLF, as git's core.autocrlf=true checks files out) is said to be that."""
 
 from __future__ import annotations
 
@@ -18,6 +19,22 @@ from benchrun.core.records import FileDigest, Seal
 
 if TYPE_CHECKING:
     from benchrun.archive.reader import Run
+
+
+CONVERTED = ("its line ends were made CRLF since it was written (as git's core.autocrlf=true does on checkout); with "
+             "LF ones it is as written: check the run out again with core.autocrlf=false")
+"""Why a file changed when only its line ends did: every `\\n` the run wrote is now `\\r\\n`."""
+
+
+def converted(path: Path, sha256: str) -> bool:
+    """Whether `path`, its CRLF line ends made LF again, is the file whose digest is `sha256` (and had any)."""
+    found, digest = False, hashlib.sha256()
+    with open(path, "rb") as handle:
+        for line in handle:
+            crlf = line.endswith(b"\r\n")
+            found |= crlf
+            digest.update(line[:-2] + b"\n" if crlf else line)
+    return found and digest.hexdigest() == sha256
 
 
 def unverified(run: Run) -> list[str]:
@@ -48,7 +65,8 @@ def seal_broken(run: Run, seal: Seal) -> tuple[str, str] | None:
     if seal.run_id != run.id:
         return SEAL, f"the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
     if file_digest(run.path / RUN).sha256 != seal.run_json.sha256:
-        return RUN, "changed since the run was sealed"
+        alone = f": {CONVERTED}" if converted(run.path / RUN, seal.run_json.sha256) else ""
+        return RUN, f"changed since the run was sealed{alone}"
     return None
 
 
@@ -78,6 +96,8 @@ def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Dig
     path = run_dir / name
     if not path.is_file():
         yield f"{name}: {not_a_file(path.stat().st_mode) + ' in its place' if path.exists() else 'missing'}"
+    elif file_digest(path) != expected and converted(path, expected.sha256):
+        yield f"{name}: changed since the run ended: {CONVERTED}"
     elif file_digest(path) != expected:
         found = ledger.check_file(run_dir, name, digests.lines[name]) if name in digests.lines else None
         yield str(found.problems[0]) if found and found.problems else f"{name}: changed since the run ended"
