@@ -35,6 +35,22 @@ bad, each with the rule it now obeys.
 
 `tests/test_hostile_archive.py` made a run inside another's with the writer; it now moves one there, as an older
 benchrun could have left it (the readers still list and show both).
+
+What held, tried and found as the rules say: a run copied with `cp -r` (times lost) verifies intact; a run moved or
+renamed after it ended verifies and shows from its new place (run.json's `cwd` is only where its sources are looked
+for, `not found: not checked` elsewhere); hard-linked copies that were edited fail `verify` each by its own digests;
+two `resume`s of one run, `resume` or `rescore` of a run being written, and `retry` of a run being resumed are
+refused (`another process is writing this run`, `it has not finished`); `verify` while a run is written says `not
+sealed yet: the run is being written` and checks the committed lines only, and `show`, `export`, `list` and `compare`
+read its committed lines; `cache --clear` deletes entries in one SQLite transaction, which a run's writes wait out;
+statistics of scores all equal (stderr 0, interval `0.500–0.500`), of n=1 (no interval), of one repeated sample
+(one cluster: no interval), McNemar with no discordant pairs (p=1), compare of runs sharing some or no samples; sums of 1e100 (no overflow: the scorer boundary bounds values at 1e100); a run-id
+prefix two runs share (`ambiguous`, both named), `.` and `..` (read as the sweep of the runs under them), a path to
+run.json itself (`no run directory or run id`), a path through a symbolic link to a run; `list --since` of year 0,
+10**20, `+25:00`, an empty value (each refused by argparse in one line) and of `9999-12-31T23:59:59-23:59` (no
+overflow); `list --model` and `--task` with regex metacharacters (compared as text); `export --output` onto an
+existing file (replaced whole, atomically), into a folder that does not exist (one line); the HTML report of a model
+and label `</script><script>alert(1)</script>]]>` (escaped) and of 10,000 samples (118 KB).
 """
 
 from __future__ import annotations
