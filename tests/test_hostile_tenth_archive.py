@@ -26,6 +26,10 @@ bad, each with the rule it now obeys.
   been moved or deleted. Now a derived run records its parent's and shards' directories absolute
   (`core.lineage.recorded`), and `show` says of a recorded path that no longer holds that run `(not there now: no run
   in it)` (or the run that is there)
+- a retry of a retry: the answers it carried over were marked `carried_from` the retry between (which asked none of
+  them), so with that retry deleted nothing told which run asked them; now `carried_from` names the run that asked
+  the answer however many retries carried it (`audit.retry._carry`), as `cached_from` names the run that asked a
+  cached one; run.json's `parent` still names the run it was retried from
 - a run committed to git and checked out with `core.autocrlf=true` (each `\\n` of its files made `\\r\\n`):
   `verify` said every file changed, its records with `4 lines after line 0 not written by the run` (lines added,
   which none were), and the readers that run.json changed; now a file whose line ends alone changed is said to be
@@ -58,6 +62,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -66,7 +71,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import FakeOllama, Reply
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import read_jsonl, synthetic_run
 from tests.helpers.commands import run_in_process
 from tests.helpers.killed import killed_run, write_bench
 
@@ -291,3 +296,17 @@ def test_a_run_edited_as_well_as_made_crlf_is_changed(tmp_path):
     verified = audit(tmp_path, "verify", str(run_dir))
     [line] = [line for line in verified.stdout.splitlines() if "config.yaml" in line]
     assert line.startswith("FAIL  config.yaml: changed since the run finished: sha256 ") and CONVERTED not in line
+
+
+def test_a_retry_of_a_retry_names_the_run_that_asked_each_answer(tmp_path):
+    with Lab(tmp_path, n=5, responder=_FailsThree()) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [first] = lab.run_dirs()
+        for into in ("retry1", "retry2"):
+            parent = first if into == "retry1" else tmp_path / "retry1"
+            assert lab.audit("retry", str(parent), "--into", into).returncode == EXIT["ok"]
+    ids = {path.name: json.loads((path / "run.json").read_text())["run_id"]
+           for path in (first, tmp_path / "retry1", tmp_path / "retry2")}
+    carried = [record["carried_from"] for record in read_jsonl(tmp_path / "retry2" / "responses.jsonl")]
+    assert Counter(carried) == {ids[first.name]: 4, None: 1}  # the failed sample, asked in each
+    assert json.loads((tmp_path / "retry2" / "run.json").read_text())["parent"]["run_id"] == ids["retry1"]
