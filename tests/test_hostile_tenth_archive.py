@@ -36,6 +36,10 @@ bad, each with the rule it now obeys.
   that, in verify and in every reader's one line (`archive.trust.converted`): `changed since the run was sealed: its
   line ends were made CRLF since it was written (...); with LF ones it is as written: check the run out again with
   core.autocrlf=false`. The run is still not intact: its bytes are not the ones sealed
+- `export --output -` and `report --output -`: a file named `-` written in the working directory (the report
+  replacing the export's), where `-` means standard output to every tool that reads it; now export writes standard
+  output, as without --output, and every other `--output -` is refused in one line, nothing written, by the one
+  writer of files a user names (`archive.writer.atomic_file`)
 
 `tests/test_hostile_archive.py` made a run inside another's with the writer; it now moves one there, as an older
 benchrun could have left it (the readers still list and show both).
@@ -310,3 +314,22 @@ def test_a_retry_of_a_retry_names_the_run_that_asked_each_answer(tmp_path):
     carried = [record["carried_from"] for record in read_jsonl(tmp_path / "retry2" / "responses.jsonl")]
     assert Counter(carried) == {ids[first.name]: 4, None: 1}  # the failed sample, asked in each
     assert json.loads((tmp_path / "retry2" / "run.json").read_text())["parent"]["run_id"] == ids["retry1"]
+
+
+# -- outputs ----------------------------------------------------------------------------------------------------
+
+def test_export_to_dash_is_standard_output(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    plain, dashed = audit(tmp_path, "export", str(run_dir)), audit(tmp_path, "export", str(run_dir), "--output", "-")
+    assert (dashed.returncode, dashed.stdout, dashed.stderr) == (EXIT["ok"], plain.stdout, "")
+    assert not (tmp_path / "-").exists()
+
+
+def test_a_report_to_dash_is_refused_and_no_file_named_dash_is_written(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    (tmp_path / "-").write_text("mine\n")
+    result = audit(tmp_path, "report", str(run_dir), "--output", "-")
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: --output -: '-' names standard output, not a file; nothing was written; name a file "
+        "(export writes to standard output without --output)\n"))
+    assert (tmp_path / "-").read_text() == "mine\n"
