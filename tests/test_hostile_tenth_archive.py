@@ -40,6 +40,12 @@ bad, each with the rule it now obeys.
   replacing the export's), where `-` means standard output to every tool that reads it; now export writes standard
   output, as without --output, and every other `--output -` is refused in one line, nothing written, by the one
   writer of files a user names (`archive.writer.atomic_file`)
+- a run that did not end (killed, or a resume killed) whose records.sha256 was emptied, deleted, or checked out with
+  CRLF line ends (no line of it a digest): every record line was an uncommitted tail, which no reader checks, so
+  `show`, `export` and the API read edited scores as the run's (a mean of 1.000 where it wrote 0); now such a run's
+  records.sha256 must be there, every line of it a digest, and what lies beyond its last digest no more than a writer
+  killed mid-write leaves (one commit's lines, in one file; one line of responses.jsonl), else the readers refuse in
+  one line (`archive.trust._unfinished`), as `verify` already said
 
 `tests/test_hostile_archive.py` made a run inside another's with the writer; it now moves one there, as an older
 benchrun could have left it (the readers still list and show both).
@@ -333,3 +339,45 @@ def test_a_report_to_dash_is_refused_and_no_file_named_dash_is_written(tmp_path)
         "benchrun: error: --output -: '-' names standard output, not a file; nothing was written; name a file "
         "(export writes to standard output without --output)\n"))
     assert (tmp_path / "-").read_text() == "mine\n"
+
+
+# -- an unfinished run's digests ---------------------------------------------------------------------------------
+
+def _emptied(run_dir: Path) -> None:
+    (run_dir / "records.sha256").write_bytes(b"")
+
+
+def _removed(run_dir: Path) -> None:
+    (run_dir / "records.sha256").unlink()
+
+
+def _crlf(run_dir: Path) -> None:
+    _checked_out_with_crlf(run_dir)
+
+
+@pytest.mark.parametrize("damage, why", [
+    (_emptied, "responses.jsonl: 3 lines after line 0 that records.sha256 does not cover, more than a writer killed "
+               "mid-write leaves"),
+    (_removed, "records.sha256: missing: nothing covers the record lines"),
+    (_crlf, "records.sha256: line 1 is not a digest line")])
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_an_unfinished_runs_records_are_read_only_as_its_digests_cover_them(tmp_path, damage, why, command):
+    run_dir = synthetic_run(tmp_path / "run", [0, 0, 0], finish=False)
+    scores = run_dir / "scores.jsonl"
+    scores.write_text(scores.read_text().replace('"closeness":0', '"closeness":1'))
+    damage(run_dir)
+    result = audit(tmp_path, command, str(run_dir))
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{run_dir}': run 555555555555: {why}, so what it says cannot be trusted; "
+        f"benchrun-audit verify {run_dir} says what changed\n"))
+
+
+def test_a_killed_writers_one_uncommitted_answer_is_still_read(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [0, 1], finish=False)
+    responses = run_dir / "responses.jsonl"  # a writer killed between its first answer and that answer's digest
+    responses.write_bytes(responses.read_bytes().split(b"\n", 1)[0] + b"\n")
+    (run_dir / "scores.jsonl").write_bytes(b"")
+    _emptied(run_dir)
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stderr) == (EXIT["ok"], "")
+    assert "speed (1 answers, 0 failed)" in shown.stdout

@@ -14,7 +14,7 @@ from benchrun.archive import ledger
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.layout import DIGESTS, JUDGED_FILES, MANIFEST, RECORD_FILES, RESPONSES, RUN, SEAL
 from benchrun.core.records import FileDigest, Seal
 
 if TYPE_CHECKING:
@@ -85,10 +85,26 @@ def _files(run: Run) -> Iterator[str]:
         for name, expected in run.info.files.items():
             yield from _changed(run.path, name, expected, digests)
         return
-    for name in JUDGED_FILES:  # a run that did not end: its committed lines (a killed writer's tail is not one)
+    yield from _unfinished(run, digests)
+
+
+def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
+    """A run that did not end: records.sha256 there and every line of it a digest, each record file's lines against
+    it, and no more lines beyond the last digest than a writer killed mid-commit leaves (one commit's, in one file:
+    one response line, or the score or judge lines written together), which readers would read as the run's."""
+    if not (run.path / DIGESTS).is_file():
+        yield f"{DIGESTS}: missing: nothing covers the record lines"
+        return
+    yield from (str(problem) for problem in digests.problems)
+    tails = []
+    for name in JUDGED_FILES:
         if name in RECORD_FILES or (run.path / name).is_file():
             found = ledger.check_file(run.path, name, digests.lines.get(name, []))
             yield from (str(problem) for problem in found.problems)
+            tails += [found] if found.tail else []
+    beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
+    yield from (f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
+                "cover, more than a writer killed mid-write leaves" for found in beyond[:1])
 
 
 def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests) -> Iterator[str]:
