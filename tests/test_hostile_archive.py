@@ -178,7 +178,7 @@ def test_loops_of_links_under_the_archive_root(tmp_path):
 def test_a_run_made_inside_another_runs_directory(tmp_path):
     root = tmp_path / "outputs"
     outer = synthetic_run(root / "outer", [1], run_id="a" * 12)
-    inner = synthetic_run(outer / "inner", [0], run_id="b" * 12)
+    inner = synthetic_run(tmp_path / "inner", [0], run_id="b" * 12).rename(outer / "inner")  # no writer makes one there
     assert listed(root) == [str(inner), str(outer)]  # newest first
     assert (shown(root, "aaaa"), shown(root, "bbbb")) == (str(outer), str(inner))
 

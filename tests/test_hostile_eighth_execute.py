@@ -29,8 +29,8 @@ import sqlite3
 
 import pytest
 
-from benchrun.archive.reader import short_digest
 from benchrun.core.errors import EXIT
+from benchrun.core.recordvalues import short_digest
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI

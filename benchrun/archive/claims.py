@@ -1,5 +1,7 @@
 """Whether a directory can take a new run: not a file, holding no run's files and no sweep (a run made in a sweep's
-directory would stand for it in place of its jobs); why not, with what to do instead. And whether a file a user
+directory would stand for it in place of its jobs), and not inside another run's directory at any depth (the run
+there would carry it in its files: `retry --into RUN/x`, a merge into a shard's folder, hydra.run.dir under a run);
+why not, with what to do instead. And whether a file a user
 names to write (`--output`) is one of the archive's own, which nothing but its writer may replace."""
 
 from __future__ import annotations
@@ -20,6 +22,18 @@ def holds_run(run_dir: Path) -> bool:
     return any((run_dir / name).exists() for name in RUN_FILES)
 
 
+def is_run(folder: Path) -> bool:
+    """Whether `folder` is a run's directory: its run.json and another of the files every run's writer makes (a
+    project's own `config.yaml` alone, or a `run.json` alone, makes no folder a run's)."""
+    return os.path.lexists(folder / RUN) and any(os.path.lexists(folder / name) for name in (*RUN_FILES, LOCK)
+                                                 if name != RUN)
+
+
+def enclosing_run(path: Path) -> Path | None:
+    """The run directory `path` is inside of, at any depth, its links followed; None when it is inside none."""
+    return next((folder for folder in Path(os.path.realpath(path)).parents if is_run(folder)), None)
+
+
 def holds_sweep(folder: Path) -> bool:
     """Whether `folder` is a sweep's directory: its sweep.json, or a job's run in a folder of it."""
     return (folder / SWEEP_FILE).exists() or (folder.is_dir() and any(
@@ -32,6 +46,9 @@ def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
         return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
     if holds_run(run_dir):
         return taken(run_dir, chosen_by)
+    if (outer := enclosing_run(run_dir)) is not None:
+        return (f"{run_dir} is inside the run directory {outer}: a run is never made among another run's files; "
+                f"nothing was changed; pick a new directory ({chosen_by})")
     if holds_sweep(run_dir):  # a run there would stand for the sweep in place of its jobs (benchrun.archive.reader)
         return (f"{run_dir} holds a sweep (its jobs' runs), which a run made there would hide; nothing was changed; "
                 f"pick a new directory ({chosen_by})")

@@ -32,8 +32,9 @@ makes a writer give up."""
 
 def own_file(path: Path, what: str = "file") -> None:
     """Refuse to write into a run directory's file (or `what`: folder) that is a symbolic link, whose writes would
-    land where it points (a shared archive's `run.lock` -> `~/.bashrc`, `rescores/` -> another run's), or that is
-    not one (a pipe or a device where the run's file belongs)."""
+    land where it points (a shared archive's `run.lock` -> `~/.bashrc`, `rescores/` -> another run's), that is not
+    one (a pipe or a device where the run's file belongs), or a file with other names (hard links, a copy made with
+    `cp -al`), whose every name a write in place (an append, a cut, the lock's note) would change."""
     if path.is_symlink():
         raise ArchiveError(f"a symbolic link (to {os.readlink(path)}), where the run's own {what} belongs; benchrun "
                            f"never writes through one: put the {what} itself there", file=str(path))
@@ -45,6 +46,10 @@ def own_file(path: Path, what: str = "file") -> None:
     if kind is not None:
         raise ArchiveError(f"{kind}, where the run's own {what} belongs; benchrun writes only into its own {what}s",
                            file=str(path))
+    if what == "file" and (names := path.lstat().st_nlink) > 1:
+        raise ArchiveError(f"a file of {names} names (hard links, as `cp -al` makes), which a write here would change "
+                           "under every name, in another copy too; benchrun writes only into a run's own files: copy "
+                           "the run with `cp -r` and use the copy", file=str(path))
 
 
 def no_link(path: str, flags: int) -> int:

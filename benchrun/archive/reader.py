@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +30,7 @@ from benchrun.core.layout import (
     number_in,
 )
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
+from benchrun.core.recordvalues import model_digest
 from benchrun.core.resources import bench_dir
 
 if TYPE_CHECKING:
@@ -260,28 +260,6 @@ def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
     return ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path))
 
 
-SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")
-"""A model digest that is a sha256 in hex, written in either case, `sha256:` before it or not."""
-
-
-def model_digest(identity: dict[str, Any]) -> str | None:
-    """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
-    the server's digest (Ollama's), a sha256 in hex as the hex it names however the server writes it (`sha256:`
-    before it, upper case); None when the runner reports none (OpenAI-compatible servers). A digest that is not a
-    string (a run.json edited or damaged) is its JSON text, `5`, compared and shown as what it is."""
-    if identity.get("sha256"):
-        return f"sha256:{identity['sha256']}"
-    digest = identity.get("digest")
-    if isinstance(digest, str) and SHA256_HEX.fullmatch(digest):
-        return digest.lower().removeprefix("sha256:")
-    return digest if digest is None or isinstance(digest, str) else json.dumps(digest)
-
-
-def short_digest(digest: str) -> str:
-    """The first 12 hex digits of a model digest, as `ollama list` shows them."""
-    return digest.removeprefix("sha256:")[:12]
-
-
 def _first(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(map(str, first["loc"]))
@@ -359,7 +337,7 @@ def find_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run]:
 
 def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     """A run by path, or by an unambiguous prefix of its run id among the runs under `root`."""
-    ref = os.fspath(ref)
+    ref = named(ref)
     if Path(ref).is_dir():
         return load_run(ref)
     matches = [run for run in find_runs(root) if run.id.startswith(ref)]
@@ -371,9 +349,17 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
 
 
+def named(ref: PathLike) -> str:
+    """`ref` as given, refused when empty: an unset variable (`show "$RUN"`) would name the working directory (as a
+    path) or every run (as a prefix of their ids)."""
+    if not (ref := os.fspath(ref)):
+        raise ArchiveError("an empty run directory or run id names no run; give a run directory or a run id prefix")
+    return ref
+
+
 def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
     """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
-    path = Path(ref)
+    path = Path(named(ref))
     if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
         return [resolve_run(ref, root)]
     jobs = [d for d in job_dirs(path) if os.path.lexists(d / RUN)]

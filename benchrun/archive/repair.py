@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from benchrun.archive.dirlock import own_file
 from benchrun.archive.ledger import (
     Checked,
     Digests,
@@ -196,6 +197,8 @@ def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[i
     Without problems only uncommitted tails go: the files are cut short, which a kill cannot leave half done.
     With problems (a forced resume) the files are rewritten, with new digests, from the lines that follow the
     written sequence and belong, less the score lines of samples left incomplete (graded again)."""
+    for path in (*(found.path for found in repair.checked.values()), run_dir / DIGESTS):
+        own_file(path)  # each of them, before any is cut
     if not repair.problems:
         for found in repair.checked.values():
             _truncate(found.path, found.committed_size)

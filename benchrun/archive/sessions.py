@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchrun.archive.reader import Run, model_digest, short_digest
+from benchrun.archive.reader import Run
 from benchrun.core.records import RunInfo
+from benchrun.core.recordvalues import model_digest, short_digest
 
 RESUMED = "resumed_at"
 """The key that marks a resume's entry in run.json's history."""

@@ -1,7 +1,8 @@
 """Whether what a run's files say can be read as the run wrote it: run.json against its seal, the manifest against
 its id, every file run.json digests (config.yaml, which resume and retry ask with, the records, records.sha256,
 summary.json) against those digests, and for a run that did not end its record lines against records.sha256. What
-every audit command checks before it reads a number (`Run.require_records`); `verify` says in full what changed."""
+every audit command checks before it reads a number (`Run.require_records`); `verify` says in full what changed. A
+file whose line ends alone changed (made CRLF, as git's core.autocrlf=true checks files out) is said to be that."""
 
 from __future__ import annotations
 
@@ -13,11 +14,27 @@ from benchrun.archive import ledger
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import JUDGED_FILES, MANIFEST, RECORD_FILES, RUN, SEAL
+from benchrun.core.layout import DIGESTS, JUDGED_FILES, MANIFEST, RECORD_FILES, RESPONSES, RUN, SEAL
 from benchrun.core.records import FileDigest, Seal
 
 if TYPE_CHECKING:
     from benchrun.archive.reader import Run
+
+
+CONVERTED = ("its line ends were made CRLF since it was written (as git's core.autocrlf=true does on checkout); with "
+             "LF ones it is as written: check the run out again with core.autocrlf=false")
+"""Why a file changed when only its line ends did: every `\\n` the run wrote is now `\\r\\n`."""
+
+
+def converted(path: Path, sha256: str) -> bool:
+    """Whether `path`, its CRLF line ends made LF again, is the file whose digest is `sha256` (and had any)."""
+    found, digest = False, hashlib.sha256()
+    with open(path, "rb") as handle:
+        for line in handle:
+            crlf = line.endswith(b"\r\n")
+            found |= crlf
+            digest.update(line[:-2] + b"\n" if crlf else line)
+    return found and digest.hexdigest() == sha256
 
 
 def unverified(run: Run) -> list[str]:
@@ -48,7 +65,8 @@ def seal_broken(run: Run, seal: Seal) -> tuple[str, str] | None:
     if seal.run_id != run.id:
         return SEAL, f"the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
     if file_digest(run.path / RUN).sha256 != seal.run_json.sha256:
-        return RUN, "changed since the run was sealed"
+        alone = f": {CONVERTED}" if converted(run.path / RUN, seal.run_json.sha256) else ""
+        return RUN, f"changed since the run was sealed{alone}"
     return None
 
 
@@ -67,10 +85,26 @@ def _files(run: Run) -> Iterator[str]:
         for name, expected in run.info.files.items():
             yield from _changed(run.path, name, expected, digests)
         return
-    for name in JUDGED_FILES:  # a run that did not end: its committed lines (a killed writer's tail is not one)
+    yield from _unfinished(run, digests)
+
+
+def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
+    """A run that did not end: records.sha256 there and every line of it a digest, each record file's lines against
+    it, and no more lines beyond the last digest than a writer killed mid-commit leaves (one commit's, in one file:
+    one response line, or the score or judge lines written together), which readers would read as the run's."""
+    if not (run.path / DIGESTS).is_file():
+        yield f"{DIGESTS}: missing: nothing covers the record lines"
+        return
+    yield from (str(problem) for problem in digests.problems)
+    tails = []
+    for name in JUDGED_FILES:
         if name in RECORD_FILES or (run.path / name).is_file():
             found = ledger.check_file(run.path, name, digests.lines.get(name, []))
             yield from (str(problem) for problem in found.problems)
+            tails += [found] if found.tail else []
+    beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
+    yield from (f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
+                "cover, more than a writer killed mid-write leaves" for found in beyond[:1])
 
 
 def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests) -> Iterator[str]:
@@ -78,6 +112,8 @@ def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Dig
     path = run_dir / name
     if not path.is_file():
         yield f"{name}: {not_a_file(path.stat().st_mode) + ' in its place' if path.exists() else 'missing'}"
+    elif file_digest(path) != expected and converted(path, expected.sha256):
+        yield f"{name}: changed since the run ended: {CONVERTED}"
     elif file_digest(path) != expected:
         found = ledger.check_file(run_dir, name, digests.lines[name]) if name in digests.lines else None
         yield str(found.problems[0]) if found and found.problems else f"{name}: changed since the run ended"

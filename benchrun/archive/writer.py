@@ -97,8 +97,11 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
     and no temporary file survives. A run directory's own files are replaced, a link among them too (never written
     through); with `follow`, for a file the user named (`--output`), a symbolic link is written through (the file it
     names is replaced, not the link), and what cannot be renamed over (a device, a pipe: /dev/stdout, /dev/full) is
-    written into."""
+    written into. `-` is refused: it names standard output to the tools that read it, no file."""
     if follow:
+        if os.fspath(path) == "-":
+            raise BenchrunError("--output -: '-' names standard output, not a file; nothing was written; name a file "
+                                "(export writes to standard output without --output)")
         if why := archive_file(path):
             raise BenchrunError(f"--output: {why}; nothing was written; name another file", file=str(path))
         named = Path(os.path.realpath(path)) if path.is_symlink() else path

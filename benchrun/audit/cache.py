@@ -13,11 +13,11 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import short_digest
 from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ConfigError, writing
 from benchrun.core.filebytes import not_a_file
+from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store
 from benchrun.execute.cacheplace import cache_dir
 

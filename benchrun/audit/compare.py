@@ -367,10 +367,10 @@ def metrics_table(base: RunRef, comparison: Comparison) -> Table:
     for column in ("task", "metric", "n", "baseline", comparison.run.label, "delta", "95% CI", "p", "test"):
         table.add_column(Text(visible(column)), justify="left" if column in ("task", "metric", "test") else "right")
     for line in comparison.metrics:
-        ci = "-" if line.ci_low is None else f"[{line.ci_low:+.3f}, {line.ci_high:+.3f}]"
+        ci = "-" if line.ci_low is None else f"[{output.number(line.ci_low, True)}, {output.number(line.ci_high, True)}]"
         table.add_row(*(Text(visible(name)) for name in (line.task, line.metric)), str(line.n),
                       output.number(line.baseline_mean), output.number(line.mean),
-                      "-" if line.delta is None else f"{line.delta:+.3f}", ci,
+                      output.number(line.delta, True), ci,
                       "-" if line.p_value is None else f"{line.p_value:.4g}", line.test or "-")
     return table
 

@@ -62,7 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                                                        f"(default: {DEFAULT_ROOT})")
     parser.add_argument("--format", choices=sorted(WRITERS), default="csv", help="csv (default) or jsonl")
     parser.add_argument("--text", action="store_true", help="add the chat (system prompt, few-shot turns, prompt) and the raw response as columns")
-    parser.add_argument("--output", type=Path, help="write to this file (default: standard output)")
+    parser.add_argument("--output", type=Path, help="write to this file (default, or -: standard output)")
 
 
 def utf8(stream: IO[str]) -> IO[str]:
@@ -77,7 +77,8 @@ def main(args: argparse.Namespace) -> int:
     """Write the rows to standard output, or to --output whole or not at all (a failed export leaves the file that
     was there as it was)."""
     runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
-    target = (atomic_file(args.output, "w", follow=True, encoding="utf-8", newline="") if args.output
+    named = args.output is not None and str(args.output) != "-"  # `-`: standard output, as without --output
+    target = (atomic_file(args.output, "w", follow=True, encoding="utf-8", newline="") if named
               else nullcontext(utf8(sys.stdout)))
     with target as out:
         WRITERS[args.format](runs, out, args.text)

@@ -8,10 +8,12 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import Run, model_digest, short_digest
+from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import mixed_models
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import visible
+from benchrun.core.errors import BenchrunError
+from benchrun.core.recordvalues import model_digest, short_digest
 
 
 def header(run: Run) -> Table:
@@ -38,8 +40,8 @@ def header(run: Run) -> Table:
     }
     if info.parent:
         parent = info.parent
-        rows["retry of"] = (f"{parent.run_id}  {parent.path}  ({parent.carried} answers carried over, "
-                            f"{parent.asked} samples asked again)")
+        rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({parent.carried} answers "
+                            f"carried over, {parent.asked} samples asked again)")
     rows.update(_parts(info))
     for key, value in rows.items():
         if value is not None:
@@ -57,8 +59,19 @@ def _parts(info: Any) -> dict[str, str]:
         rows["shard"] = f"{info.shard} (samples at manifest positions {info.shard.index - 1} mod {info.shard.count})"
     if info.merged:
         missing = f"; missing {', '.join(info.merged.missing)} (--partial)" if info.merged.missing else ""
-        rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {s.path}" for s in info.merged.shards) + missing
+        rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {_there(s.path, s.run_id)}"
+                                     for s in info.merged.shards) + missing
     return rows
+
+
+def _there(path: str, run_id: str) -> str:
+    """A run directory a derived run recorded (its parent's, a shard's), and when it holds that run no more (moved,
+    deleted, replaced), that said: the path is what it was, not where the run is."""
+    try:
+        found = load_run(path).id
+    except (BenchrunError, OSError):
+        found = None
+    return path if found == run_id else f"{path} (not there now: {f'run {found}' if found else 'no run'} in it)"
 
 
 def _pairs(data: dict[str, Any]) -> str:

@@ -7,9 +7,10 @@ from typing import Any, Iterable
 
 from rich.table import Table
 
-from benchrun.archive.reader import Run, model_digest
+from benchrun.archive.reader import Run
 from benchrun.console import output
 from benchrun.core.records import JudgeAgreement, JudgementRecord
+from benchrun.core.recordvalues import model_digest
 
 Calls = dict[tuple[str, int], list[JudgementRecord]]
 """(sample id, repeat) -> the judge calls on that answer, in record order."""

@@ -13,13 +13,14 @@ from typing import Any, Iterable, Sequence, get_args
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs, short_digest
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import Counts, MetricSummary
+from benchrun.core.recordvalues import short_digest
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""

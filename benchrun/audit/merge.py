@@ -17,7 +17,7 @@ from typing import Sequence
 
 import yaml
 
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run, short_digest
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -26,9 +26,10 @@ from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.layout import MANIFEST, Status
-from benchrun.core.lineage import Merge, MergedShard
+from benchrun.core.lineage import Merge, MergedShard, recorded
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, ScoreRecord
+from benchrun.core.recordvalues import short_digest
 from benchrun.core.shards import Shard, answers_of
 
 Key = tuple[str, int]
@@ -75,7 +76,7 @@ def merge_runs(runs: Sequence[Run], into: PathLike, partial: bool = False) -> tu
     if (missing or short) and not partial:
         raise ArchiveError(f"the shards are incomplete: {_gaps(missing, shards)}; merge with --partial to merge "
                            "what there is (recorded)")
-    merge = Merge(shards=tuple(MergedShard(run_id=run.id, path=str(run.path), shard=str(shard),
+    merge = Merge(shards=tuple(MergedShard(run_id=run.id, path=recorded(run.path), shard=str(shard),
                                            status=run.info.status, responses=run.info.counts.responses)
                                for shard, run in shards),
                   partial=bool(missing or short), missing=tuple(missing), merged_at=now())

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchrun.archive.reader import Run, model_digest
+from benchrun.archive.reader import Run
+from benchrun.core.recordvalues import model_digest
 
 PROVENANCE_KEYS = ("server_version", "size", "llama_cpp_version", "name", "structured_dialect")
 """Identity keys (Ollama, local and OpenAI-compatible runners) that say which model answered, beside its digest."""

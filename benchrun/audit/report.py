@@ -14,7 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, distinct_labels, job_dirs, load_run, resolve_run
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, distinct_labels, job_dirs, load_run, named, resolve_run
 from benchrun.archive.speed import FIGURES, figures, speed_of
 from benchrun.archive.writer import write_atomic
 from benchrun.audit import report_svg as svg
@@ -90,7 +90,7 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
 
 def expand(ref: PathLike, root: PathLike) -> list[Job]:
     """A run by path or id prefix, or every job of a sweep directory."""
-    path = Path(ref)
+    path = Path(named(ref))
     if is_sweep(path):
         return [_job(job_dir) for job_dir in job_dirs(path)]
     if path.is_dir() and not os.path.lexists(path / RUN):

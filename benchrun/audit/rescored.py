@@ -129,9 +129,8 @@ def means_table(result: Rescore) -> Table:
     for column in ("task", "metric", "old mean", "new mean", "delta"):
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in result.means:
-        delta = "-" if line.delta is None else f"{line.delta:+.3f}"
         table.add_row(*(Text(visible(name)) for name in (line.task, line.metric)), output.number(line.old),
-                      output.number(line.new), delta)
+                      output.number(line.new), output.number(line.delta, True))
     return table
 
 

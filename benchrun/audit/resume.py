@@ -18,7 +18,7 @@ from typing import Any
 
 from benchrun.archive import repair
 from benchrun.archive.dirlock import DirLock
-from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, model_digest, resolve_run, short_digest
+from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, resolve_run
 from benchrun.archive.sessions import RESUMED, ended
 from benchrun.archive.writer import RunWriter, file_digest, now
 from benchrun.audit.provenance import flatten
@@ -32,6 +32,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
+from benchrun.core.recordvalues import model_digest, short_digest
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import Judge, archived_calls

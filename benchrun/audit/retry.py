@@ -34,7 +34,7 @@ from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
-from benchrun.core.lineage import Lineage
+from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.core.shards import answers_of, queries_of
 from benchrun.execute.runners.registry import make_runner
@@ -112,7 +112,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
             if judged is not None:
                 check_model(parent, judged[1], note["forced"], judge=True)
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
-            writer = _claim(parent, into, Lineage(run_id=parent.id, path=str(parent.path), carried=carried,
+            writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
             with recording(writer):
                 writer.start((parent.path / CONFIG).read_text(encoding="utf-8"))
@@ -131,13 +131,16 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
 
 
 def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
-    """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from`."""
+    """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from` the
+    run that asked it: the parent, or the run the parent's own retry carried it from (a retry of a retry names the
+    first, which its parent, deleted, would no longer tell)."""
     calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
     for call in parent.judgements():
-        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": parent.id}))
+        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": call.carried_from or parent.id}))
     for response, scores in joined(parent.responses(), parent.scores()):
         if (response.id, response.repeat) not in todo:
-            writer.record(response.model_copy(update={"carried_from": parent.id}), scores,
+            asked_in = response.carried_from or parent.id
+            writer.record(response.model_copy(update={"carried_from": asked_in}), scores,
                           calls[response.id, response.repeat])
 
 

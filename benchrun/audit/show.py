@@ -150,7 +150,7 @@ def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = 
     for column in columns + (["pass@k", "majority@k", "consistency"] if repeated else []):
         table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")
     for row in rows:
-        span = f"{row.interval.low:.3f}–{row.interval.high:.3f}" if row.interval else "-"
+        span = f"{output.number(row.interval.low)}–{output.number(row.interval.high)}" if row.interval else "-"
         cells = [Text(visible(row.task)), Text(visible(row.metric)), str(row.n), output.number(row.mean), span,
                  row.interval.method if row.interval else "-", str(row.errors)]
         if repeated:

@@ -22,7 +22,7 @@ import yaml
 from benchrun.archive import ledger
 from benchrun.archive.dirlock import LockState, describe, probe
 from benchrun.archive.reader import DEFAULT_ROOT, MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
-from benchrun.archive.trust import seal_broken
+from benchrun.archive.trust import CONVERTED, converted, seal_broken
 from benchrun.archive.writer import file_digest
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
@@ -101,7 +101,7 @@ def check_seal(run: Run) -> list[Finding]:
     if (broken := seal_broken(run, seal)) is not None:
         file, why = broken
         digests = (f": sha256 {file_digest(run.path / RUN).sha256[:12]}…, the seal has {seal.run_json.sha256[:12]}…"
-                   if file == RUN else "")
+                   if file == RUN and not why.endswith(CONVERTED) else "")
         return [Finding(False, file, why + digests)]
     return [Finding(True, RUN, f"matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
                                f"{file_digest(path).sha256}")]
@@ -183,6 +183,8 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
     actual = file_digest(path)
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
+    if converted(path, expected.sha256):
+        return [Finding(False, name, f"changed since the {made_by} finished: {CONVERTED}")]
     if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
         located = [f for f in locate(run_dir, name) if not f.ok]
         if located:

@@ -134,9 +134,18 @@ def metrics_table(summary: Summary) -> Table:
     return table
 
 
-def number(value: float | None) -> str:
-    """A mean or rate as printed in every table: three decimals, or - when there is none."""
-    return "-" if value is None else f"{value:.3f}"
+LARGE = 1e6
+"""From this magnitude on a table's number is printed to four significant digits, not three decimals."""
+
+
+def number(value: float | None, signed: bool = False) -> str:
+    """A mean, rate, bound or difference as printed in every table: three decimals (a sign first when `signed`), four
+    significant digits from LARGE on (a scorer's 1e100 as `1e+100`, not a hundred digits cut short to fit), or -
+    when there is none."""
+    if value is None:
+        return "-"
+    sign = "+" if signed else ""
+    return f"{value:{sign}.3f}" if abs(value) < LARGE else f"{value:{sign}.4g}"
 
 
 def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console: Console) -> None:
@@ -196,8 +205,8 @@ def sweep_speed_table(summary: SweepSummary) -> Table:
 def _cell(line: MetricSummary | None) -> str:
     if line is None or line.mean is None:
         return "-"
-    stderr = f" ± {line.stderr:.3f}" if line.stderr is not None else ""
-    return f"{line.mean:.3f}{stderr} (n={line.n})"
+    stderr = f" ± {number(line.stderr)}" if line.stderr is not None else ""
+    return f"{number(line.mean)}{stderr} (n={line.n})"
 
 
 def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> None:

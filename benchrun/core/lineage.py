@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -17,6 +18,12 @@ def _part(text: str) -> str:
     return text
 
 
+def recorded(run_dir: os.PathLike[str]) -> str:
+    """A run directory as a derived run's run.json records it: absolute, so that it names the same folder read from
+    any directory (a path relative to where the command was given names another folder, or none, from elsewhere)."""
+    return os.path.abspath(run_dir)
+
+
 def _some(shards: tuple[MergedShard, ...]) -> tuple[MergedShard, ...]:
     if not shards:
         raise ValueError("a merged run is made of at least one shard run")
@@ -28,7 +35,8 @@ class Lineage(Frozen):
 
     run_id: str
     path: str
-    """The parent's run directory, as it was when the retry was made."""
+    """The parent's run directory, as it was when the retry was made (absolute, `recorded`; an older retry's may be
+    relative to where it was made)."""
     carried: int
     """How many of the parent's responses were carried over."""
     asked: int
@@ -40,7 +48,8 @@ class MergedShard(Frozen):
 
     run_id: str
     path: str
-    """The shard's run directory, as it was when the merge was made."""
+    """The shard's run directory, as it was when the merge was made (absolute, `recorded`; an older merge's may be
+    relative to where it was made)."""
     shard: Annotated[str, AfterValidator(_part)]
     """Which part it asked (i/n)."""
     status: Status

@@ -95,7 +95,7 @@ class ResponseRecord(Answer):
     error: ErrorInfo | None = None
     """Set when no response was obtained."""
     carried_from: str | None = None
-    """The run id this answer was carried over from (a retry keeps its parent's good answers), else None."""
+    """The run id that asked this answer, when a retry carried it over (through any retries between), else None."""
     cached_from: str | None = None
     """The run id that asked this answer, when it was taken from the response cache instead of the model."""
     host: str | None = Field(None, exclude_if=_absent)

@@ -1,9 +1,12 @@
 """What a run's records may hold where a value is free-form or measured, wherever a record is read: a time as
 benchrun writes them, a wall time a run can measure, a model's identity and the mappings of run.json that readers
-look into. A record holding anything else (a hand's edit, a damaged file) is refused where it is read, in one line."""
+look into. A record holding anything else (a hand's edit, a damaged file) is refused where it is read, in one line.
+And which model answered, as a model's identity says (its digest, compared and shown alike by every reader)."""
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -68,3 +71,25 @@ JudgeInfo = Annotated[dict[str, Any], _mappings("identity", "runner")]
 """run.json's `judge`: the judge model's identity and its runner config as used (mappings), `allow_self`."""
 Environment = Annotated[dict[str, Any], _mappings("packages")]
 """run.json's `environment`: versions and the machine, the packages' versions as a mapping."""
+
+
+SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")
+"""A model digest that is a sha256 in hex, written in either case, `sha256:` before it or not."""
+
+
+def model_digest(identity: dict[str, Any]) -> str | None:
+    """Which model answered, from a runner's identity: a GGUF file's sha256 as `sha256:<hex>` (runner=local), else
+    the server's digest (Ollama's), a sha256 in hex as the hex it names however the server writes it (`sha256:`
+    before it, upper case); None when the runner reports none (OpenAI-compatible servers). A digest that is not a
+    string (a run.json edited or damaged) is its JSON text, `5`, compared and shown as what it is."""
+    if identity.get("sha256"):
+        return f"sha256:{identity['sha256']}"
+    digest = identity.get("digest")
+    if isinstance(digest, str) and SHA256_HEX.fullmatch(digest):
+        return digest.lower().removeprefix("sha256:")
+    return digest if digest is None or isinstance(digest, str) else json.dumps(digest)
+
+
+def short_digest(digest: str) -> str:
+    """The first 12 hex digits of a model digest, as `ollama list` shows them."""
+    return digest.removeprefix("sha256:")[:12]

@@ -18,11 +18,11 @@ from typing import Any, Iterator, Mapping, NamedTuple
 
 from pydantic import ValidationError
 
-from benchrun.archive.reader import model_digest
 from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
+from benchrun.core.recordvalues import model_digest
 from benchrun.execute.boundary import TooLarge, received
 from benchrun.execute.cacheplace import FIX, cache_dir, refuse_network_fs
 

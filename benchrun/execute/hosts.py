@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from benchrun.archive.reader import model_digest, short_digest
 from benchrun.console import output
 from benchrun.core.errors import ConfigError, RunnerError, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
+from benchrun.core.recordvalues import model_digest, short_digest
 from benchrun.core.settings import RunnerConfig
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.runners.base import Runner

@@ -7,7 +7,6 @@ import asyncio
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 
-from benchrun.archive.reader import model_digest, short_digest
 from benchrun.archive.writer import RunWriter
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
@@ -25,6 +24,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, Status
 from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
+from benchrun.core.recordvalues import model_digest, short_digest
 from benchrun.core.settings import RUNNERS
 from benchrun.execute.cache import RunCache, Store, model_pin
 from benchrun.execute.executor import Executor
