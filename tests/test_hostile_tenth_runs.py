@@ -6,15 +6,28 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   manifest was written (exit 1), though tasks.yml refuses the same escape naming its line. Now refused where the line
   is read (`compiler.files`), naming the file, the task and the line; a pair of escapes (`\\ud83d\\ude00`) is the
   character it spells
+- SIGQUIT, a terminal's Ctrl-\\ (what an impatient user presses when Ctrl-C seems slow), sent to the run's process
+  group: the run and its scorer process dumped core, the run left `running` with nothing said. Now it is an
+  interrupt like Ctrl-C and a hang-up (`core.interrupts`: the run recorded `interrupted`, one line, exit 130, children
+  ignoring it), unless the run was started ignoring it, as a shell's background job is, which then goes on
 
 What held
 """
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import Lab, Outcome
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
@@ -41,3 +54,41 @@ def test_a_pair_of_surrogate_escapes_in_a_jsonl_file_is_the_character_it_spells(
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK), "v.jsonl": '{"a": "\\ud83d\\ude00", "reference": "1"}\n'})
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, "say \U0001F600" in done.stdout) == (EXIT["ok"], True)
+
+
+def quit_from_the_terminal(lab: Lab, ignored: bool = False) -> subprocess.CompletedProcess:
+    """A run in a session of its own (a terminal's), sent SIGQUIT to its whole process group, as a terminal's Ctrl-\\
+    sends it, once 2 answers are recorded; started ignoring SIGQUIT (a shell's background job) if `ignored`."""
+    with lab.holding_answers(after=2) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", *lab.args()], cwd=lab.root, env=child_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=(lambda: signal.signal(signal.SIGQUIT, signal.SIG_IGN)) if ignored else None)
+        run_dir = lab.first_run_dir()
+        lab.wait_for(lambda: hold.holding and lab.lines(run_dir) == 2)
+        os.killpg(proc.pid, signal.SIGQUIT)
+        if ignored:
+            time.sleep(0.5)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_ctrl_backslash_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        done = quit_from_the_terminal(lab)
+        [run_dir] = lab.run_dirs()
+        run_id = json.loads((run_dir / "run.json").read_text())["run_id"][:12]
+        assert (done.returncode, done.stderr.count("\n")) == (EXIT["interrupted"], 1)
+        assert done.stderr.startswith(f"benchrun: error: interrupted by SIGQUIT: run {run_id} is recorded as "
+                                      "'interrupted' with 2 of 4 samples")
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+        assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
+        assert lab.judge(Outcome("ctrl-backslash"), run_dir).lost == 0 and lab.verified(run_dir)
+        assert [json.loads(line)["error"] for line in (run_dir / "scores.jsonl").read_text().splitlines()] == [None] * 8
+
+
+def test_a_run_started_ignoring_sigquit_goes_on_through_it(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        done = quit_from_the_terminal(lab, ignored=True)
+        [run_dir] = lab.run_dirs()
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
