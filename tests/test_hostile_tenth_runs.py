@@ -17,19 +17,15 @@ What held
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, Outcome
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.killed import from_the_terminal
 
 pytestmark = pytest.mark.slow
 
@@ -56,25 +52,9 @@ def test_a_pair_of_surrogate_escapes_in_a_jsonl_file_is_the_character_it_spells(
     assert (done.returncode, "say \U0001F600" in done.stdout) == (EXIT["ok"], True)
 
 
-def quit_from_the_terminal(lab: Lab, ignored: bool = False) -> subprocess.CompletedProcess:
-    """A run in a session of its own (a terminal's), sent SIGQUIT to its whole process group, as a terminal's Ctrl-\\
-    sends it, once 2 answers are recorded; started ignoring SIGQUIT (a shell's background job) if `ignored`."""
-    with lab.holding_answers(after=2) as hold:
-        proc = subprocess.Popen([sys.executable, "-m", "benchrun", *lab.args()], cwd=lab.root, env=child_env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                preexec_fn=(lambda: signal.signal(signal.SIGQUIT, signal.SIG_IGN)) if ignored else None)
-        run_dir = lab.first_run_dir()
-        lab.wait_for(lambda: hold.holding and lab.lines(run_dir) == 2)
-        os.killpg(proc.pid, signal.SIGQUIT)
-        if ignored:
-            time.sleep(0.5)
-    out, err = proc.communicate(timeout=60)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
 def test_ctrl_backslash_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_path):
     with Lab(tmp_path, n=4, latency_s=0) as lab:
-        done = quit_from_the_terminal(lab)
+        done = from_the_terminal(lab, signal.SIGQUIT, *lab.args())
         [run_dir] = lab.run_dirs()
         run_id = json.loads((run_dir / "run.json").read_text())["run_id"][:12]
         assert (done.returncode, done.stderr.count("\n")) == (EXIT["interrupted"], 1)
@@ -88,7 +68,7 @@ def test_ctrl_backslash_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_pa
 
 def test_a_run_started_ignoring_sigquit_goes_on_through_it(tmp_path):
     with Lab(tmp_path, n=4, latency_s=0) as lab:
-        done = quit_from_the_terminal(lab, ignored=True)
+        done = from_the_terminal(lab, signal.SIGQUIT, *lab.args(), ignored=True)
         [run_dir] = lab.run_dirs()
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
