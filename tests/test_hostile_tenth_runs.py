@@ -10,6 +10,11 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   group: the run and its scorer process dumped core, the run left `running` with nothing said. Now it is an
   interrupt like Ctrl-C and a hang-up (`core.interrupts`: the run recorded `interrupted`, one line, exit 130, children
   ignoring it), unless the run was started ignoring it, as a shell's background job is, which then goes on
+- a run directory whose path is longer than the console is wide (160 characters when the output is a pipe or a file:
+  `outputs=` a deep folder): `run directory: PATH`, `sweep directory: PATH` and `verify`'s heading were folded by rich
+  into two or three lines (`run directory: ` alone, then the path cut in two), so a script reading the line got half a
+  path, and a terminal user could not copy it whole. Now every line naming a path or a reason is printed unfolded
+  (`console.output.say`), the terminal folding it as it folds any long line
 
 What held
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import json
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -56,9 +62,8 @@ def test_ctrl_backslash_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_pa
     with Lab(tmp_path, n=4, latency_s=0) as lab:
         done = from_the_terminal(lab, signal.SIGQUIT, *lab.args())
         [run_dir] = lab.run_dirs()
-        run_id = json.loads((run_dir / "run.json").read_text())["run_id"][:12]
         assert (done.returncode, done.stderr.count("\n")) == (EXIT["interrupted"], 1)
-        assert done.stderr.startswith(f"benchrun: error: interrupted by SIGQUIT: run {run_id} is recorded as "
+        assert done.stderr.startswith(f"benchrun: error: interrupted by SIGQUIT: run {run_id(run_dir)} is recorded as "
                                       "'interrupted' with 2 of 4 samples")
         assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
         assert lab.audit("resume", str(run_dir)).returncode == EXIT["ok"]
@@ -72,3 +77,22 @@ def test_a_run_started_ignoring_sigquit_goes_on_through_it(tmp_path):
         [run_dir] = lab.run_dirs()
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+def test_a_run_directory_longer_than_the_console_is_wide_is_printed_on_one_line(tmp_path):
+    outputs = tmp_path / ("x" * 80) / ("y" * 80)
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        done = lab.run(*lab.args(outputs=outputs))
+        [run_dir] = lab.run_dirs(outputs)
+        verified = lab.audit("verify", str(run_dir))
+        swept = lab.run("-m", *lab.args("runner.model=llama3.2,gone", outputs=outputs))
+    [sweep_dir] = [path for path in outputs.glob("*/*_sweep")]
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (EXIT["ok"], f"run directory: {run_dir}")
+    assert verified.stdout.splitlines()[0] == f"verify {run_id(run_dir)}  {run_dir}"
+    assert (swept.returncode, swept.stdout.splitlines()[-2:]) == (EXIT["sweep_failed"], [
+        f"job 1_gone (gone) failed: model 'gone' is not pulled on {lab.server.url} (it has: llama3.2:latest); run "
+        "`ollama pull gone` or pick another runner.model", f"sweep directory: {sweep_dir}"])
+
+
+def run_id(run_dir: Path) -> str:
+    return json.loads((run_dir / "run.json").read_text())["run_id"][:12]
