@@ -27,6 +27,7 @@ class RunDirCheck(Callback):
     directory, under its lock, is what guarantees it; this only keeps Hydra's hands off."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_stays(config)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.run.dir")
@@ -38,6 +39,7 @@ class RunDirCheck(Callback):
         takeback.NEW_RUNS.append(run_dir)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_stays(config)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.sweep.dir")
@@ -104,6 +106,16 @@ def _check_inside(config: DictConfig) -> None:
         if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
             _refuse(f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
                     f"are kept; {fix}")
+
+
+def _check_stays(config: DictConfig) -> None:
+    """Refuse hydra.job.chdir=true: a job that changed into its run directory read task.path and runner_file there
+    (`'bench' is not a directory`, of a benchmark that is there), and the user's code would write its own files among
+    the run's."""
+    if OmegaConf.select(config, "hydra.job.chdir") is True:
+        _refuse("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative paths "
+                "(task.path, runner_file) are found and a scorer's own files are written, never among the run's; "
+                "leave hydra.job.chdir out")
 
 
 def _check_swept_once(overrides: list[str]) -> None:

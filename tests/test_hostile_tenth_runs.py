@@ -15,6 +15,10 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   into two or three lines (`run directory: ` alone, then the path cut in two), so a script reading the line got half a
   path, and a terminal user could not copy it whole. Now every line naming a path or a reason is printed unfolded
   (`console.output.say`), the terminal folding it as it folds any long line
+- `hydra.job.chdir=true` (Hydra 1.1's default, which habit brings back): the job changed into its run directory and
+  read task.path there, so a run was made, recorded `failed` with `'bench' is not a directory (looked in
+  outputs/.../bench)` of a benchmark that is there (a dry run looked in its scratch directory); a scorer's own files
+  would have been written among the run's. Now refused before anything is made (`callbacks._check_stays`), one line
 
 What held
 """
@@ -96,3 +100,15 @@ def test_a_run_directory_longer_than_the_console_is_wide_is_printed_on_one_line(
 
 def run_id(run_dir: Path) -> str:
     return json.loads((run_dir / "run.json").read_text())["run_id"][:12]
+
+
+@pytest.mark.parametrize("flags", [(), ("dry_run=true",), ("-m",)])
+def test_hydra_job_chdir_is_refused_before_anything_is_made(tmp_path, flags):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1]},
+                                                   "reference": ["1"]})})
+    done = call_benchrun(*flags, "task.path=bench", "outputs=outputs", "hydra.job.chdir=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative "
+        "paths (task.path, runner_file) are found and a scorer's own files are written, never among the run's; leave "
+        "hydra.job.chdir out\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
