@@ -19,6 +19,11 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   read task.path there, so a run was made, recorded `failed` with `'bench' is not a directory (looked in
   outputs/.../bench)` of a benchmark that is there (a dry run looked in its scratch directory); a scorer's own files
   would have been written among the run's. Now refused before anything is made (`callbacks._check_stays`), one line
+- `outputs` (or `hydra.run.dir`, `hydra.sweep.dir`) holding a name longer than a file system takes (255 bytes), or so
+  long a path that a run's files would not fit under it: `outputs=x/<300 characters>/y` was a traceback of twelve
+  chained OSErrors (ENAMETOOLONG, exit 1) with `x/` left behind, `outputs=<300 characters>` Hydra's four-line
+  UserWarning before the error. Now refused as an empty `outputs` is (`core.layout.unusable_directory`), naming the
+  length, before anything is made
 
 What held
 """
@@ -112,3 +117,26 @@ def test_hydra_job_chdir_is_refused_before_anything_is_made(tmp_path, flags):
         "paths (task.path, runner_file) are found and a scorer's own files are written, never among the run's; leave "
         "hydra.job.chdir out\n"))
     assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
+
+
+@pytest.mark.parametrize("outputs, why", [
+    ("x/" + "a" * 256 + "/y", "a name of 256 bytes, more than a file system takes (255)"),
+    ("'" + "é" * 128 + "'", "a name of 256 bytes, more than a file system takes (255)"),
+    ("/".join(["b" * 200] * 18), "a path of 3,617 bytes, too long for a run's files under it (a file system takes "
+                                 "4,096 in all, and a run's own names need 512)"),
+])
+@pytest.mark.parametrize("flags", [(), ("-m",)])
+def test_an_outputs_no_file_system_takes_is_refused_before_anything_is_made(tmp_path, outputs, why, flags):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1]},
+                                                   "reference": ["1"]})})
+    done = call_benchrun(*flags, "task.path=bench", f"outputs={outputs}", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': outputs: {why}: name a shorter directory\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
+
+
+def test_an_outputs_of_a_name_a_file_system_takes_is_taken(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1]},
+                                                   "reference": ["1"]})})
+    done = call_benchrun("task.path=bench", "dry_run=true", f"outputs={'a' * 255}", cwd=tmp_path)
+    assert done.returncode == EXIT["ok"]
