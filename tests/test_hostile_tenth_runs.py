@@ -24,6 +24,11 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   chained OSErrors (ENAMETOOLONG, exit 1) with `x/` left behind, `outputs=<300 characters>` Hydra's four-line
   UserWarning before the error. Now refused as an empty `outputs` is (`core.layout.unusable_directory`), naming the
   length, before anything is made
+- a check of benchrun's Hydra callbacks that meets an error (a runner file's name too long, read to name the run
+  directory; a run directory benchrun may not look into): Hydra turns a callback's error into a UserWarning of four
+  lines and goes on past the check (after a sweep, without its summary). Now the runner file's error is what it is
+  (`runner_file: runner file '...': file name too long`, `compose.config.read_runner_file`), and any error in a
+  callback ends benchrun in one line with its exit code (`callbacks._one_line`), an OSError naming its path (exit 4)
 
 What held
 """
@@ -140,3 +145,25 @@ def test_an_outputs_of_a_name_a_file_system_takes_is_taken(tmp_path):
                                                    "reference": ["1"]})})
     done = call_benchrun("task.path=bench", "dry_run=true", f"outputs={'a' * 255}", cwd=tmp_path)
     assert done.returncode == EXIT["ok"]
+
+
+def test_a_runner_file_name_too_long_is_one_line(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1]},
+                                                   "reference": ["1"]})})
+    name = "r" * 300
+    done = call_benchrun("task.path=bench", f"runner_file={name}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: runner_file: runner file '{name}': file name too long\n"))
+
+
+def test_an_error_in_a_check_of_the_run_directory_is_one_line_and_stops_the_run(tmp_path, monkeypatch):
+    def cannot_look(run_dir: Path, *args: object) -> None:
+        raise PermissionError(13, "Permission denied", str(run_dir.parent))
+
+    monkeypatch.setattr("benchrun.callbacks.refusal", cannot_look)
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1]},
+                                                   "reference": ["1"]})})
+    done = call_benchrun("task.path=bench", "outputs=outputs", "hydra.run.dir=outputs/run", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
+        "benchrun: error: permission denied: outputs\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
