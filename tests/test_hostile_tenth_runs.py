@@ -29,6 +29,10 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   lines and goes on past the check (after a sweep, without its summary). Now the runner file's error is what it is
   (`runner_file: runner file '...': file name too long`, `compose.config.read_runner_file`), and any error in a
   callback ends benchrun in one line with its exit code (`callbacks._one_line`), an OSError naming its path (exit 4)
+- standard output closed when the command started (`benchrun-audit export RUN >&-`): Python's sys.stdout is None, and
+  export was a TypeError's traceback (exit 1); a run or `verify` printed into nothing and exited 0. Now a standard
+  output closed at start is a display whose first write fails (`core.stdfds`), as a full one does: the command does its
+  work, then says so in one line, exit 4; one that prints nothing there (`export --output FILE`) exits 0
 
 What held
 """
@@ -36,12 +40,16 @@ What held
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, Outcome
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
@@ -167,3 +175,20 @@ def test_an_error_in_a_check_of_the_run_directory_is_one_line_and_stops_the_run(
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
         "benchrun: error: permission denied: outputs\n"))
     assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
+
+
+def closed_stdout(lab: Lab, *args: str) -> subprocess.CompletedProcess:
+    """`benchrun-audit args` in the lab with file descriptor 1 closed, as `>&-` starts it."""
+    return subprocess.run([sys.executable, "-m", "benchrun.audit", *args], cwd=lab.root, env=child_env(),
+                          stderr=subprocess.PIPE, text=True, timeout=60, preexec_fn=lambda: os.close(1))
+
+
+def test_an_export_to_a_closed_standard_output_says_so_in_one_line(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        assert lab.run(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+        lost = closed_stdout(lab, "export", str(run_dir))
+        written = closed_stdout(lab, "export", str(run_dir), "--output", "x.csv")
+    assert (lost.returncode, lost.stderr) == (EXIT["archive"], (
+        "benchrun: error: standard output was closed (>&-): what was printed went nowhere, not what was recorded\n"))
+    assert (written.returncode, written.stderr, (tmp_path / "x.csv").read_text().count("\n")) == (EXIT["ok"], "", 5)
