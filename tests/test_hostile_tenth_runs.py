@@ -33,6 +33,11 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   export was a TypeError's traceback (exit 1); a run or `verify` printed into nothing and exited 0. Now a standard
   output closed at start is a display whose first write fails (`core.stdfds`), as a full one does: the command does its
   work, then says so in one line, exit 4; one that prints nothing there (`export --output FILE`) exits 0
+- a credential read through an environment variable whose name another interpolation makes
+  (`task.system='${oc.env:${oc.env:P}}'` with P=HF_TOKEN), or through text resolved in turn
+  (`${oc.decode:${oc.env:Q}}` with Q holding `${oc.env:HF_TOKEN}`): the eighth pass's check reads the name as written,
+  so `--cfg job --resolve` printed the token (exit 0; a run refused it only once resolved). Now refused before Hydra
+  prints or writes anything (`core.secrets.environment_read`), as `${oc.env:HF_TOKEN}` is
 
 What held
 """
@@ -192,3 +197,29 @@ def test_an_export_to_a_closed_standard_output_says_so_in_one_line(tmp_path):
     assert (lost.returncode, lost.stderr) == (EXIT["archive"], (
         "benchrun: error: standard output was closed (>&-): what was printed went nowhere, not what was recorded\n"))
     assert (written.returncode, written.stderr, (tmp_path / "x.csv").read_text().count("\n")) == (EXIT["ok"], "", 5)
+
+
+TOKEN = "hf_0123456789abcdefghijKLMNOP"
+
+
+@pytest.mark.parametrize("value", ["${oc.env:${oc.env:P}}", "${oc.decode:${oc.env:Q}}"])
+def test_a_credential_read_through_an_interpolation_made_at_run_time_is_refused(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    monkeypatch.setenv("P", "HF_TOKEN")
+    monkeypatch.setenv("Q", "${oc.env:HF_TOKEN}")
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1]},
+                                                   "reference": ["1"]})})
+    done = call_benchrun("--cfg", "job", "--resolve", "task.path=bench", f"task.system='{value}'", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': task.system: secrets are never taken from the config, where they would be "
+        "archived (an environment variable read by a name, or text resolved, that another interpolation makes "
+        "(${oc.env:${...}}, ${oc.decode:${...}}), which no check sees before Hydra resolves it); put an API key in an "
+        "environment variable and name it with runner.api_key_env, and give URLs without user names or passwords\n"))
+
+
+def test_an_environment_variable_read_by_its_name_is_still_taken(tmp_path, monkeypatch):
+    monkeypatch.setenv("GREETING", "Be brief.")
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1]},
+                                                   "reference": ["1"]})})
+    done = call_benchrun("--cfg", "job", "--resolve", "task.path=bench", "task.system=${oc.env:GREETING}", cwd=tmp_path)
+    assert (done.returncode, "system: Be brief." in done.stdout) == (EXIT["ok"], True)
