@@ -38,6 +38,12 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   (`${oc.decode:${oc.env:Q}}` with Q holding `${oc.env:HF_TOKEN}`): the eighth pass's check reads the name as written,
   so `--cfg job --resolve` printed the token (exit 0; a run refused it only once resolved). Now refused before Hydra
   prints or writes anything (`core.secrets.environment_read`), as `${oc.env:HF_TOKEN}` is
+- Ctrl-C while a `benchrun-audit` command's code is still loading (the first second of `rescore`, `resume`,
+  `export`): a KeyboardInterrupt traceback of forty lines through importlib and pydantic; now `interrupted by SIGINT`,
+  exit 130, as an interrupt later in the command is (`audit.__main__.main`)
+- Ctrl-C while `benchrun-audit rescore` grades: its one line, then `Task exception was never retrieved` and a
+  traceback of eighty lines (rescore ran its grading with asyncio.run, so the interrupt was raised inside a task); now
+  through `core.interrupts`' loop, as a run, `resume` and `retry` are: one line, exit 130, no rescores/ folder left
 
 What held: a tasks.yml's `${...}` is kept as the text written (a template's `${oc.env:X}` is refused as a field that
 names no value), and a runner file's `${oc.env:OPENAI_API_KEY}` or an override's (`runner.options.stop=[...]`,
@@ -241,3 +247,42 @@ def test_an_environment_variable_read_by_its_name_is_still_taken(tmp_path, monke
                                                    "reference": ["1"]})})
     done = call_benchrun("--cfg", "job", "--resolve", "task.path=bench", "task.system=${oc.env:GREETING}", cwd=tmp_path)
     assert (done.returncode, "system: Be brief." in done.stdout) == (EXIT["ok"], True)
+
+
+def test_ctrl_c_while_an_audit_command_loads_is_one_line(tmp_path, monkeypatch):
+    import importlib
+
+    loading = importlib.import_module
+
+    def interrupted(name: str, *args: object):
+        if name == "benchrun.audit.rescore":
+            raise KeyboardInterrupt("SIGINT")
+        return loading(name, *args)
+
+    monkeypatch.setattr("benchrun.audit.__main__.importlib.import_module", interrupted)
+    done = call_benchrun("rescore", str(tmp_path), cwd=tmp_path, module="benchrun.audit")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["interrupted"], "", (
+        "benchrun: error: interrupted by SIGINT\n"))
+
+
+INTERRUPTING_SCORER = """import os
+import signal
+import time
+
+
+def times7(response, values):
+    os.kill(os.getppid(), signal.SIGINT)
+    time.sleep(1)
+    return 1
+"""
+
+
+def test_ctrl_c_while_rescore_grades_is_one_line_and_leaves_no_rescore(tmp_path):
+    (tmp_path / "interrupting.py").write_text(INTERRUPTING_SCORER)
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        assert lab.run(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+        done = lab.audit("rescore", str(run_dir), "--scorers", str(tmp_path / "interrupting.py"), "--only")
+        assert (done.returncode, done.stderr) == (EXIT["interrupted"], "benchrun: error: interrupted by SIGINT\n")
+        rescores = run_dir / "rescores"
+        assert (list(rescores.iterdir()) if rescores.exists() else [], lab.verified(run_dir)) == ([], True)
