@@ -1,4 +1,4 @@
-"""`python -m benchrun` (installed as `benchrun`): SIGINT/SIGTERM/SIGHUP handled from the first moment, then Hydra.
+"""`python -m benchrun` (installed as `benchrun`): signals (core.interrupts) handled from the first moment, then Hydra.
 
 Every error is one line and an exit code from `benchrun.core.errors.EXIT`, Hydra's own included (a mistyped key, a
 preset that does not exist, an override Hydra cannot parse), and a file system's (a read-only or full disk, a path
@@ -30,7 +30,7 @@ _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
 
 
 def main() -> None:
-    """Handle SIGINT/SIGTERM/SIGHUP, refuse credentials on the command line, hand over to Hydra, report in one line."""
+    """Handle signals (core.interrupts), refuse credentials on the command line, hand over to Hydra, report in one line."""
     open_standard_fds()
     encodable_streams()
     INTERRUPTS.install()

@@ -3,10 +3,11 @@ writes into it (noting the new ones, for benchrun.compose.takeback); summarise a
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
@@ -18,7 +19,34 @@ from benchrun.compose import takeback
 from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
-from benchrun.core.errors import EXIT, ConfigError
+from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
+
+Hook = Callable[..., None]
+
+
+def _one_line(hook: Hook) -> Hook:
+    """`hook`, an error in which ends benchrun in one line with its exit code: Hydra turns a callback's error into a
+    warning of several lines and goes on, past the check (or, after a sweep, without its summary, exit 0)."""
+    @functools.wraps(hook)
+    def reported(self: Callback, config: DictConfig, **kwargs: Any) -> None:
+        try:
+            hook(self, config, **kwargs)
+        except Exception as err:
+            code, line = _said(err)
+            output.error(line)
+            sys.exit(code)
+    return reported
+
+
+def _said(err: Exception) -> tuple[int, str]:
+    """The exit code and the line for an error met in a callback."""
+    if isinstance(err, BenchrunError):
+        return err.exit_code, str(err)
+    if isinstance(err, OSError):
+        return EXIT["archive"], os_error_line(err)
+    from benchrun.cli import hydra_error  # loaded already: the application's entry, which Hydra calls back
+
+    return EXIT["usage"], hydra_error(err) or f"{type(err).__name__}: {err}"
 
 
 class RunDirCheck(Callback):
@@ -26,7 +54,9 @@ class RunDirCheck(Callback):
     directory), so that nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the
     directory, under its lock, is what guarantees it; this only keeps Hydra's hands off."""
 
+    @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_stays(config)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.run.dir")
@@ -37,7 +67,9 @@ class RunDirCheck(Callback):
             _refuse(why)
         takeback.NEW_RUNS.append(run_dir)
 
+    @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_stays(config)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.sweep.dir")
@@ -106,6 +138,16 @@ def _check_inside(config: DictConfig) -> None:
                     f"are kept; {fix}")
 
 
+def _check_stays(config: DictConfig) -> None:
+    """Refuse hydra.job.chdir=true: a job that changed into its run directory read task.path and runner_file there
+    (`'bench' is not a directory`, of a benchmark that is there), and the user's code would write its own files among
+    the run's."""
+    if OmegaConf.select(config, "hydra.job.chdir") is True:
+        _refuse("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative paths "
+                "(task.path, runner_file) are found and a scorer's own files are written, never among the run's; "
+                "leave hydra.job.chdir out")
+
+
 def _check_swept_once(overrides: list[str]) -> None:
     """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
     the sweep's table, its report and its exports could not tell apart (a list of models is refused alike)."""
@@ -126,6 +168,7 @@ def _refuse(message: str) -> None:
 class SweepSummaryCallback(Callback):
     """After a multirun, summarise the sweep from disk; exit 1 if any job failed."""
 
+    @_one_line
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
             return

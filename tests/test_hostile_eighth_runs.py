@@ -82,8 +82,9 @@ def test_a_sweep_directory_whose_name_would_hold_a_credential_is_never_made(tmp_
     done = run_benchrun("-m", "task.name='${oc.env:${task.description}}'", "+task.description=MY_SECRET",
                         "runner.model=a,b", f"outputs={tmp_path / 'out'}", cwd=tmp_path, env={"MY_SECRET": SECRET})
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
-        "benchrun: error: in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of $MY_SECRET "
-        "(through task.name or an interpolation); secrets are never put in the archive\n"))
+        "benchrun: error: in 'config': task.name: secrets are never taken from the config, where they would be "
+        "archived (an environment variable read by a name, or text resolved, that another interpolation makes "
+        "(${oc.env:${...}}, ${oc.decode:${...}}), which no check sees before Hydra resolves it); " + REFUSED + "\n"))
     assert not (tmp_path / "out").exists()
 
 

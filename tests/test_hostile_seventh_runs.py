@@ -33,7 +33,6 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 from __future__ import annotations
 
 import json
-import os
 import re
 import resource
 import signal
@@ -51,6 +50,7 @@ from benchrun.testing.lab import Lab, Outcome
 from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.killed import from_the_terminal
 
 pytestmark = pytest.mark.slow
 
@@ -96,25 +96,9 @@ def test_output_to_a_full_disk_is_one_line_naming_it_after_the_work_is_done(tmp_
             json.loads((run / "run.json").read_text())["status"] for run in lab.run_dirs()] == ["completed"]
 
 
-def hung_up(lab: Lab, *args: str, nohup: bool = False) -> subprocess.CompletedProcess:
-    """A run in a session of its own (a terminal's), sent SIGHUP to its whole process group, as a terminal or an ssh
-    session that closes sends it, once 2 answers are recorded; started ignoring SIGHUP with `nohup`."""
-    with lab.holding_answers(after=2) as hold:
-        proc = subprocess.Popen([sys.executable, "-m", "benchrun", *args], cwd=lab.root, env=child_env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if nohup else None)
-        run_dir = lab.first_run_dir()
-        lab.wait_for(lambda: hold.holding and lab.lines(run_dir) == 2)
-        os.killpg(proc.pid, signal.SIGHUP)
-        if nohup:
-            time.sleep(0.5)
-    out, err = proc.communicate(timeout=60)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
 def test_a_hang_up_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_path):
     with Lab(tmp_path, n=4, latency_s=0) as lab:
-        done = hung_up(lab, *lab.args())
+        done = from_the_terminal(lab, signal.SIGHUP, *lab.args())
         [run_dir] = lab.run_dirs()
         assert (done.returncode, done.stderr.count("\n")) == (EXIT["interrupted"], 1)
         assert done.stderr.startswith(f"benchrun: error: interrupted by SIGHUP: run {run_id(run_dir)} is recorded as "
@@ -127,7 +111,7 @@ def test_a_hang_up_is_an_interrupt_and_the_run_is_finished_by_resume(tmp_path):
 
 def test_a_run_started_with_nohup_goes_on_through_a_hang_up(tmp_path):
     with Lab(tmp_path, n=4, latency_s=0) as lab:
-        done = hung_up(lab, *lab.args(), nohup=True)
+        done = from_the_terminal(lab, signal.SIGHUP, *lab.args(), ignored=True)
         [run_dir] = lab.run_dirs()
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"

@@ -48,10 +48,10 @@ def parser_for(command: str | None) -> tuple[argparse.ArgumentParser, object | N
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if a in COMMANDS), None)
-    parser, module = parser_for(command)
-    args = parser.parse_args(argv)
-    verbose = args.verbose or os.environ.get("HYDRA_FULL_ERROR") == "1"
+    verbose = "--verbose" in argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     try:
+        parser, module = parser_for(command)  # in here: an interrupt while the command's code loads is one line too
+        args = parser.parse_args(argv)
         with output.closing_pipe():
             return module.main(args)
     except BenchrunError as err:

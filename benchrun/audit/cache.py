@@ -74,8 +74,8 @@ def removed(database: Path, version: str, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"removed": str(database), "schema_version": version}, indent=2))
         return
-    output.stdout().print(Text(visible(f"removed the response cache at {database}, of schema version {version[:40]!r} "
-                                       "(another version of benchrun made it)")))
+    output.say(output.stdout(), f"removed the response cache at {database}, of schema version {version[:40]!r} "
+                                "(another version of benchrun made it)")
 
 
 def check_kind(directory: Path) -> None:
@@ -101,7 +101,7 @@ def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:
     out = output.stdout()
     if cleared is not None:
         out.print(Text(f"cleared {_entries(cleared)}" + (f" of digest {args.digest}" if args.digest else "")))
-    out.print(Text(visible(f"response cache: {stats.path}, {_entries(stats.entries)}, {human_size(stats.size)}")))
+    output.say(out, f"response cache: {stats.path}, {_entries(stats.entries)}, {human_size(stats.size)}")
     if stats.models:
         out.print(table(stats))
 

@@ -23,7 +23,6 @@ from benchrun.archive.sessions import mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
-from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.layout import MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard, recorded
@@ -49,9 +48,8 @@ def main(args: argparse.Namespace) -> int:
     output.print_results(path, info, load_run(path).summary, output.stdout())
     merged = info.merged
     missing = f"; missing: {', '.join(merged.missing)}" if merged.missing else ""
-    output.stdout().print(visible(f"merge of {len(merged.shards)} shards: "
-                                  f"{', '.join(f'{s.shard} ({s.run_id})' for s in merged.shards)}{missing}"),
-                          markup=False)
+    output.say(output.stdout(), f"merge of {len(merged.shards)} shards: "
+                                f"{', '.join(f'{s.shard} ({s.run_id})' for s in merged.shards)}{missing}")
     return EXIT["ok"]
 
 

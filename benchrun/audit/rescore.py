@@ -46,6 +46,7 @@ from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signat
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.filebytes import read_bounded
+from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY, number_in
 from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
@@ -120,7 +121,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
         out = claim_dir(run.path / RESCORES)
         try:
             grading = _Grading(_grader(asked or manifest, plan, loaded, out / RESCORE_LOG, timeout_s), old, out)
-            found = asyncio.run(_judged_scores(run, asked or manifest, grading, config))
+            found = INTERRUPTS.run(lambda: _judged_scores(run, asked or manifest, grading, config))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=_used(manifest, plan, loaded), counts=found.books.counts(),

@@ -30,7 +30,6 @@ from benchrun.audit.resume import (
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
-from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
@@ -56,8 +55,8 @@ def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host), into=args.into)
     output.print_results(path, info, load_run(path).summary, output.stdout())
     lineage = info.parent
-    output.stdout().print(visible(f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
-                                  f"{lineage.asked} samples asked again"), markup=False)
+    output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
+                                f"{lineage.asked} samples asked again")
     return EXIT["ok"]
 
 

@@ -26,7 +26,6 @@ from benchrun.archive.trust import CONVERTED, converted, seal_broken
 from benchrun.archive.writer import file_digest
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
-from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
@@ -294,9 +293,9 @@ def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...],
 
 def print_verdict(verdict: Verdict) -> None:
     out = output.stdout()
-    out.print(visible(f"verify {verdict.run.id}  {verdict.run.path}"), markup=False)
+    output.say(out, f"verify {verdict.run.id}  {verdict.run.path}")
     for finding in verdict.findings:
-        out.print(visible(finding.text()), markup=False, style=None if finding.ok else "bold red", soft_wrap=True)
+        output.say(out, finding.text(), style=None if finding.ok else "bold red")
     problems = len(verdict.problems)
     out.print("intact" if verdict.intact else f"NOT intact: {problems} problem{'s' * (problems > 1)}",
               style="bold green" if verdict.intact else "bold red")

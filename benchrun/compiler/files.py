@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
+from benchrun.core.text import SURROGATE, SURROGATE_ESCAPE
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
 
@@ -114,13 +115,17 @@ def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tupl
 def _parsed(line: str, rel: str, task: str, number: int) -> Any:
     where = {"file": rel, "task": task, "key": f"line {number}"}
     try:
-        return json.loads(line, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float)
+        value = json.loads(line, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float)
     except json.JSONDecodeError as err:
         raise TaskError(f"not JSON: {err.msg} (column {err.colno})", **where) from None
     except RecursionError:
         raise TaskError("not JSON a benchmark can hold: nested too deep", **where) from None
     except ValueError as err:
         raise TaskError(str(err), **where) from None
+    if SURROGATE_ESCAPE.search(line) and (half := SURROGATE.search(json.dumps(value, ensure_ascii=False))):
+        raise TaskError(f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; write the "
+                        "character itself (or both halves of its pair, \\ud83d\\ude00)", **where)
+    return value
 
 
 def _no_constant(name: str) -> float:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.core import secrets
-from benchrun.core.errors import ConfigError
+from benchrun.core.errors import ConfigError, os_problem
 from benchrun.core.home import expanded
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
@@ -282,7 +282,10 @@ def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[s
     candidates = [expanded(path, "runner_file")]
     if not candidates[0].is_absolute():
         candidates = [(cwd or Path.cwd()) / path, bench_dir(cfg["task"]["path"], cwd) / path]
-    found = next((c for c in candidates if c.is_file()), None) or next((c for c in candidates if c.exists()), None)
+    try:
+        found = next((c for c in candidates if c.is_file()), None) or next((c for c in candidates if c.exists()), None)
+    except OSError as err:  # a name too long, a folder it may not search: what it is, never `not found` or a traceback
+        raise ConfigError(f"runner file '{path}': {os_problem(err)}", key="runner_file") from None
     if found is None:
         raise ConfigError(f"runner file '{path}' not found (looked in {', '.join(map(str, candidates))})",
                           key="runner_file")

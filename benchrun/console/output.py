@@ -96,6 +96,13 @@ def _before(system: str | None, shots: int) -> str:
     return " + ".join(parts) or "-"
 
 
+def say(console: Console, text: str, style: str | None = None) -> None:
+    """One line of text from outside (a path, a reason) printed as it is (`visible`) and never folded at the console's
+    width: a run directory's path is read whole from the output by the scripts that read it (`run directory: PATH`),
+    and a terminal folds a long line itself, which a copy joins again."""
+    console.print(visible(text), markup=False, style=style, soft_wrap=True)
+
+
 def print_plan(manifest: Manifest, console: Console, shard: Shard | None = None) -> None:
     """The dry-run report: what would be asked, how often (by a shard run, its part), and the manifest id."""
     console.print(plan_table(manifest))
@@ -154,7 +161,7 @@ def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console
         console.print(metrics_table(summary))
     unit = "answers" if summary is not None and summary.repeats else "samples"
     console.print(f"{info.status}: {info.counts.text(unit)}")
-    console.print(visible(f"run directory: {run_dir.absolute()}"))
+    say(console, f"run directory: {run_dir.absolute()}")
 
 
 def sweep_table(summary: SweepSummary) -> Table:
@@ -216,5 +223,5 @@ def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> Non
         console.print(sweep_speed_table(summary))
     for job in summary.failed:
         name = job.label or job.model or "unknown model"
-        console.print(visible(f"job {job.dir} ({name}) {job.status}: {job.reason}"))
-    console.print(visible(f"sweep directory: {sweep_dir.absolute()}"))
+        say(console, f"job {job.dir} ({name}) {job.status}: {job.reason}")
+    say(console, f"sweep directory: {sweep_dir.absolute()}")

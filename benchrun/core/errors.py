@@ -12,7 +12,7 @@
     └── ArchiveError              a run directory is missing, incomplete or inconsistent          exit 4
         ├── ArchiveBusy           another process holds the run directory's lock
         └── WriteFailed           a file of the run could not be written (disk full, I/O error, ...)
-    RunInterrupted (KeyboardInterrupt)  SIGINT, SIGTERM or SIGHUP, after the run was recorded as interrupted  exit 130
+    RunInterrupted (KeyboardInterrupt)  a signal (interrupts.SIGNALS), after the run was recorded as interrupted  exit 130
 
 An OSError becomes one line naming its path here too: `writing` and `reading` where a file is written or read, and
 `os_error_line` as the entry points' last resort for one that nothing nearer reported (exit 4).
@@ -103,7 +103,7 @@ class WriteFailed(ArchiveError):
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """SIGINT/SIGTERM/SIGHUP stopped a run after it was recorded as interrupted; `str(err)` says where and how to resume."""
+    """A signal (interrupts.SIGNALS) stopped a run after it was recorded as interrupted; `str(err)` says how to resume."""
 
     exit_code = EXIT["interrupted"]
 

@@ -1,4 +1,5 @@
-"""SIGINT, SIGTERM and SIGHUP (a terminal or an ssh session that closes): a run stops where its records say it stopped, never in the middle of a write.
+"""SIGINT, SIGTERM, SIGHUP (a terminal or an ssh session that closes) and SIGQUIT (a terminal's Ctrl-\\): a run stops
+where its records say it stopped, never in the middle of a write.
 
 A signal handler is process-wide by nature, so this module keeps the one `Interrupts` of the process. Outside the
 event loop a signal raises KeyboardInterrupt, except inside `held()` blocks (a file being replaced, a record being
@@ -14,14 +15,16 @@ from typing import Awaitable, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP)
-"""What a terminal sends its whole foreground process group (Ctrl-C, a hang-up): a child process ignores them, so that
-the run, which they reach too, ends its children itself."""
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+"""What a terminal sends its whole foreground process group (Ctrl-C, a hang-up, Ctrl-\\): a child process ignores
+them, so that the run, which they reach too, ends its children itself."""
+KEPT_IGNORED = (signal.SIGHUP, signal.SIGQUIT)
+"""What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGQUIT."""
 
 
 class Interrupts:
-    """The process's SIGINT/SIGTERM/SIGHUP handling (see the module docstring)."""
+    """The process's handling of SIGNALS (see the module docstring)."""
 
     def __init__(self) -> None:
         self._held = 0
@@ -39,9 +42,9 @@ class Interrupts:
         return signal.getsignal(signal.SIGTERM) == self._handle
 
     def install(self) -> None:
-        """Handle every signal of SIGNALS, but a SIGHUP the process was started ignoring (`nohup`) stays ignored."""
+        """Handle every signal of SIGNALS, but one of KEPT_IGNORED the process was started ignoring stays ignored."""
         for sig in SIGNALS:
-            if sig != signal.SIGHUP or signal.getsignal(sig) != signal.SIG_IGN:
+            if sig not in KEPT_IGNORED or signal.getsignal(sig) != signal.SIG_IGN:
                 signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: object) -> None:

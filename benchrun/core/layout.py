@@ -49,6 +49,31 @@ MULTIRUN_FILE = "multirun.yaml"
 RUN_OWN = (*RUN_FILES, LOCK, RESERVE, LOG, RESCORES, HYDRA_COPIES)
 """The names in a run directory that are the run's own (its files, its lock, its log, Hydra's copies, its rescores):
 nothing but the run's writers makes or replaces them."""
+NAME_MAX, PATH_MAX = 255, 4096
+"""The bytes a file system takes of one name in a path, and of a whole path (Linux's, and macOS's names)."""
+OWN_PATH_BYTES = 512
+"""What a run's own names add to the directory it is put in (its date, time, benchmark and model, a sweep job's folder,
+`.hydra/overrides.yaml`, `rescores/NNN/`), held back from PATH_MAX for them."""
+
+
+def unusable_directory(path: str) -> str | None:
+    """Why `path` cannot be a directory that run directories go under (`outputs`), else None: empty (as a prefix,
+    `${outputs}/<date>/...`, the file system's root), a name in it of more than NAME_MAX bytes (in UTF-8), or so long
+    a path that a run's files under it would pass PATH_MAX."""
+    if not path.strip():
+        return ("empty: name a directory (by default, outputs); an empty one would put run directories at the file "
+                "system's root")
+    if (name := max(_bytes(part) for part in path.split("/"))) > NAME_MAX:
+        return f"a name of {name:,} bytes, more than a file system takes ({NAME_MAX}): name a shorter directory"
+    if (size := _bytes(path)) > PATH_MAX - OWN_PATH_BYTES:
+        return (f"a path of {size:,} bytes, too long for a run's files under it (a file system takes {PATH_MAX:,} in "
+                f"all, and a run's own names need {OWN_PATH_BYTES}): name a shorter directory")
+    return None
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
 
 FORMAT_VALID = "format_valid"
 """The pseudo-scorer that checks each response against its response class; first of every sample's score lines."""

@@ -35,6 +35,9 @@ USER_INFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*@")
 """A URL whose authority holds a user name (and maybe a password)."""
 ENV_READ = re.compile(r"\$\{\s*(?:oc\.env|env)\s*:\s*['\"]?([^\s,'\"}]+)")
 """OmegaConf's resolver of an environment variable, `${oc.env:NAME}` (`env` in older versions), and the name."""
+MADE_AT_RUN_TIME = re.compile(r"\$\{\s*(?:oc\.env|env|oc\.decode)\s*:\s*['\"]?\$\{")
+"""An environment variable read by a name another interpolation makes (`${oc.env:${oc.env:P}}`), or text another
+makes resolved in turn (`${oc.decode:${oc.env:Q}}`): what it reads is known only as Hydra resolves it."""
 BEARER = re.compile(r"(?i)^(bearer|basic|token)\s+\S")
 MASK = "***"
 KEY_CHARS = "A-Za-z0-9_-"
@@ -70,6 +73,9 @@ def secret_value(value: Any) -> str | None:
 def environment_read(value: str) -> str | None:
     """Why `value` reads a credential through OmegaConf's `${oc.env:NAME}` (a variable named like one, or holding the
     value of one), which Hydra resolves into the run directory's name and what `--cfg job --resolve` prints; or None."""
+    if MADE_AT_RUN_TIME.search(value):
+        return ("an environment variable read by a name, or text resolved, that another interpolation makes "
+                "(${oc.env:${...}}, ${oc.decode:${...}}), which no check sees before Hydra resolves it")
     for name in ENV_READ.findall(value):
         if secret_key(name) or environment_key(os.environ.get(name, "")):
             return f"${{oc.env:{name}}}, which reads the credential in ${name}"

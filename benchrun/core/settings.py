@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from benchrun.core.filebytes import MAX_FILE_BYTES
-from benchrun.core.layout import OUTPUTS
+from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
 from benchrun.core.shards import Shard
@@ -249,18 +249,17 @@ MAX_REPEATS = 1000
 
 
 def _a_directory(path: str) -> str:
-    if not path.strip():
-        raise ValueError("empty: name a directory (by default, outputs); an empty one would put run directories at "
-                         "the file system's root")
+    if why := unusable_directory(path):
+        raise ValueError(why)
     return _no_control_character(path, "a run directory's path printed on the console and in the command that "
                                        "finishes a run (benchrun-audit resume PATH) cannot hold: name a directory "
                                        "without one")
 
 
 Directory = Annotated[str, AfterValidator(_a_directory)]
-"""A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root, and
-without a control character (a line break, a tab, an escape), which the lines that print a run's path would not
-show as it is."""
+"""A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root, not
+longer than a file system takes (layout.unusable_directory), and without a control character (a line break, a tab, an escape),
+which the lines that print a run's path would not show as it is."""
 
 
 class JudgeSettings(Settings):

@@ -70,9 +70,26 @@ class Display:
         return getattr(self.stream, name)
 
 
+CLOSED_OUTPUT = OSError(errno.EBADF, "closed")
+"""The failure of a standard output that was closed when the process started (`>&-`): Python's sys.stdout is None."""
+
+
+class _Closed(Display):
+    """Standard output closed when the process started: its first write fails (CLOSED_OUTPUT), as writing to a
+    closed descriptor would; a command that prints nothing there (`export --output FILE`) fails nothing."""
+
+    def write(self, text: str) -> int:
+        self.failure = self.failure or CLOSED_OUTPUT
+        return len(text)
+
+
 def display_streams() -> None:
     """sys.stdout and sys.stderr as `Display`s (once per process), with every logging handler that wrote to one moved
-    onto it: what benchrun prints is never what stops it."""
+    onto it: what benchrun prints is never what stops it. A standard output closed when the process started (`>&-`,
+    where open_standard_fds put /dev/null) is a display that failed from the start, so what is printed is known lost
+    (`benchrun-audit export RUN >&-` was a TypeError's traceback)."""
+    if sys.stdout is None:
+        sys.stdout = _Closed(open(1, "w", encoding="utf-8", closefd=False))
     for name in ("stdout", "stderr"):
         raw = getattr(sys, name)
         if raw is None or isinstance(raw, Display):  # None: started with the descriptor closed (`2>&-`)
@@ -89,6 +106,8 @@ def output_lost() -> str | None:
     failure = sys.stdout.failure if isinstance(sys.stdout, Display) else None
     if failure is None or failure.errno == errno.EPIPE:
         return None
+    if failure is CLOSED_OUTPUT:
+        return "standard output was closed (>&-): what was printed went nowhere, not what was recorded"
     return f"{os_problem(failure)} writing standard output: what was printed was cut short, not what was recorded"
 
 

@@ -6,7 +6,7 @@ own are called in the run's process); each function must still hash to the sha25
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
 included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, a line it writes to the
 process's pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
-`breakpoint()` left in ends its own call); SIGINT and SIGHUP are ignored, so Ctrl-C or a hang-up reaches the run,
+`breakpoint()` left in ends its own call); SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run,
 which decides. The run kills this process when a call overruns its time limit.
 """
 

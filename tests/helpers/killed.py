@@ -8,11 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from benchrun.core.resources import demos_dir
 from benchrun.testing.holding import holding_answers
-from benchrun.testing.lab import line_count, wait_for
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import Lab, line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 
 N = 60
@@ -49,3 +51,20 @@ def killed_run(tmp_path: Path, server: FakeOllama, signum: int = signal.SIGKILL)
 
 def responses_files(tmp_path: Path) -> list[Path]:
     return list((tmp_path / "outputs").glob("*/*/responses.jsonl"))
+
+
+def from_the_terminal(lab: Lab, signum: int, *args: str, ignored: bool = False) -> subprocess.CompletedProcess:
+    """A run in a session of its own (a terminal's), sent `signum` to its whole process group, as a terminal sends
+    SIGHUP when it closes (or Ctrl-\\ SIGQUIT), once 2 answers are recorded; started ignoring `signum` if `ignored`
+    (`nohup`, a shell's background job)."""
+    with lab.holding_answers(after=2) as hold:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", *args], cwd=lab.root, env=child_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=(lambda: signal.signal(signum, signal.SIG_IGN)) if ignored else None)
+        run_dir = lab.first_run_dir()
+        lab.wait_for(lambda: hold.holding and lab.lines(run_dir) == 2)
+        os.killpg(proc.pid, signum)
+        if ignored:
+            time.sleep(0.5)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

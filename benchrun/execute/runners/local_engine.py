@@ -9,7 +9,7 @@ setting a chat too long for the context names)}; the answer is
 and {"stop": id} ends that generation at its next token (its completion says done_reason "stopped"). Replies go to
 the original stdout; what llama.cpp prints goes to stderr. Every llama.cpp call is made on the main thread (its
 OpenMP team belongs to the calling thread: a second calling thread halves the speed on two cores, measured); a
-reader thread only reads stdin. SIGINT and SIGHUP are ignored: Ctrl-C or a hang-up reaches the run, which stops
+reader thread only reads stdin. SIGINT, SIGHUP and SIGQUIT are ignored: a terminal's signals reach the run, which stops
 the generation.
 """
 
