@@ -50,7 +50,6 @@ from dataclasses import replace
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.http_fake import json_response
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -58,7 +57,7 @@ from tests.helpers.answers import odd_one
 from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS
-from tests.helpers.wire import asking, records, wire
+from tests.helpers.wire import answering, asking, records, wire
 
 pytestmark = pytest.mark.slow
 
@@ -114,15 +113,9 @@ def test_a_scorer_value_of_an_int_subclass_is_read_as_the_int_it_is(tmp_path):
 LONG = "t" * 1_100_000
 
 
-def _described_at_length(server, path: str, described: dict) -> None:
-    """`server` answering GET or POST `path` with `described` (its answers otherwise as they were)."""
-    answered = server.dispatch
-    server.dispatch = lambda request: json_response(described) if request.path == path else answered(request)
-
-
 def test_an_ollama_describing_its_model_at_length_is_refused_at_the_preflight(tmp_path):
     with Lab(tmp_path, n=1, latency_s=0) as lab:
-        _described_at_length(lab.server, "/api/show", {"template": LONG, "model_info": {}, "details": {}})
+        answering(lab.server, "/api/show", {"template": LONG, "model_info": {}, "details": {}})
         result = lab.call(*lab.args())
         url = lab.server.url
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
@@ -133,7 +126,7 @@ def test_an_ollama_describing_its_model_at_length_is_refused_at_the_preflight(tm
 
 def test_an_openai_server_describing_its_model_at_length_is_refused_at_the_preflight(tmp_path):
     with FakeOpenAI(models=["m"]) as server, Lab(tmp_path, n=1, latency_s=0) as lab:
-        _described_at_length(server, "/v1/models", {"data": [{"id": "m", "object": "model", "notes": LONG}]})
+        answering(server, "/v1/models", {"data": [{"id": "m", "object": "model", "notes": LONG}]})
         result = call_benchrun(*asking(lab, server, "openai"), cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
         f"benchrun: error: the server at {server.url} describes the model in 1,100,185 bytes of JSON, more than "
@@ -181,7 +174,7 @@ def test_a_servers_url_with_a_query_or_a_fragment_is_refused(tmp_path, key, url)
 
 def test_an_ollama_listing_an_entry_without_a_model_name_says_what_it_has(tmp_path):
     with Lab(tmp_path, n=1, latency_s=0) as lab:
-        _described_at_length(lab.server, "/api/tags", {"models": [{"name": "x"}, {"model": "y"}]})
+        answering(lab.server, "/api/tags", {"models": [{"name": "x"}, {"model": "y"}]})
         result = lab.call(*lab.args())
         url = lab.server.url
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
@@ -192,7 +185,7 @@ def test_an_ollama_listing_an_entry_without_a_model_name_says_what_it_has(tmp_pa
 def test_an_ollama_listing_the_model_twice_with_two_digests_is_refused_at_the_preflight(tmp_path):
     twice = [{"model": "llama3.2:latest", "digest": digest} for digest in ("b" * 64, "a" * 64)]
     with Lab(tmp_path, n=1, latency_s=0) as lab:
-        _described_at_length(lab.server, "/api/tags", {"models": [{"model": "gemma3:latest"}, *twice]})
+        answering(lab.server, "/api/tags", {"models": [{"model": "gemma3:latest"}, *twice]})
         result = lab.call(*lab.args())
         url = lab.server.url
     assert (result.returncode, result.stderr) == (EXIT["runner"], (
@@ -229,7 +222,7 @@ def _served(lab: Lab, openai: FakeOpenAI, runner: str) -> tuple[object, str]:
 def test_a_description_of_the_model_nested_deep_is_refused_at_the_preflight(tmp_path, runner, path, described):
     with FakeOpenAI(models=["m"]) as openai, Lab(tmp_path, n=1, latency_s=0) as lab:
         server, named = _served(lab, openai, runner)
-        _described_at_length(server, path, described)
+        answering(server, path, described)
         result = call_benchrun(*asking(lab, openai, runner), cwd=tmp_path)
     key = "runner.host" if runner == "ollama" else "runner.base_url"
     assert (result.returncode, result.stderr) == (EXIT["runner"], (

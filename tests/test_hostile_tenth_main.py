@@ -14,7 +14,7 @@ error line, Ollama's model list): the cases it found bad, each with the rule it 
   the one way (`core.home`), refused naming the key when $HOME is empty
 - a runner file in the seed's format whose `runner_type` is not the composed runner's (`runner_type: local` without
   `runner=local`): `runner.host: unknown key 'host'` (the default Ollama preset's key, which the file never named);
-  now the line says which runner the file is for and what to give with it
+  now the file's type is the runner's, and the composed runner's keys that type does not take are left out
 - an Ollama model list whose entry for the model gives its `size` as `true` (or `"7"`, 7.0): the official client's
   lax model took them as 1 and 7, and run.json said the model's file held 1 byte; now a size that is not a JSON
   integer is left out of the entry before the client reads it (`identity.size` null), as a chat answer's counts are
@@ -36,7 +36,7 @@ from benchrun.core.home import expanded
 from benchrun.testing.lab import Lab
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
-from tests.test_hostile_ninth_execute import _described_at_length
+from tests.helpers.wire import answering
 
 HOME_EMPTY = "~ is the home directory, and $HOME is empty (~ would be the file system's root)"
 
@@ -80,19 +80,18 @@ def test_a_tilde_path_is_the_home_directory(monkeypatch, path, home):
     assert expanded(path, "cache_dir") == Path(home)
 
 
-def test_a_runner_file_of_another_runner_type_says_what_to_give_with_it(tmp_path):
+def test_a_runner_file_of_another_runner_type_is_that_runner(tmp_path):
     (tmp_path / "r.yml").write_text("runner_type: local\nmodel: smol\n")
-    done = call_benchrun("runner_file=r.yml", "dry_run=true", cwd=tmp_path)
-    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'r.yml': runner_type: 'local', where the runner is 'ollama': give runner=local with the "
-        "file (a runner file's keys go into that runner's preset)\n"))
+    done = call_benchrun("runner_file=r.yml", "dry_run=true", "task.only=[product]", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert done.stdout.splitlines()[0].split() == ["listbench", "·", "local", "·", "smol"]
 
 
 @pytest.mark.parametrize("size, kept", [(True, None), ("7", None), (7.0, None), (1234, 1234)])
 def test_an_ollama_model_size_that_is_not_a_json_integer_is_not_kept(tmp_path, size, kept):
     listed = {"models": [{"model": "llama3.2:latest", "digest": "d" * 64, "size": size}]}
     with Lab(tmp_path, n=1, latency_s=0) as lab:
-        _described_at_length(lab.server, "/api/tags", listed)
+        answering(lab.server, "/api/tags", listed)
         assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [run_dir] = lab.run_dirs()
     identity = json.loads((run_dir / "run.json").read_text())["identity"]

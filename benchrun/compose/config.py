@@ -265,14 +265,13 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
 
 
 def _with_runner_file(cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
-    """The composed runner with its runner file's keys; a file of another runner type than the composed one is
-    refused, as a model preset for another runner is (that runner's preset keys, `host` say, would not apply)."""
-    path, runner = cfg["runner_file"], cfg.get("runner", {})
-    data = {RUNNER_ALIASES.get(k, k): v for k, v in read_runner_file(path, cfg, cwd).items()}
-    if data.get("type", runner.get("type")) != runner.get("type"):
-        raise ConfigError(f"{data['type']!r}, where the runner is {runner.get('type')!r}: give runner={data['type']} "
-                          "with the file (a runner file's keys go into that runner's preset)",
-                          file=path, key="runner_type")
+    """The composed runner with its runner file's keys; a file of another runner type (the seed's `runner_type`)
+    keeps only the keys that type takes (`runner_type: local` over the Ollama preset: its `host` would not apply)."""
+    runner = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
+    data = {RUNNER_ALIASES.get(k, k): v for k, v in read_runner_file(cfg["runner_file"], cfg, cwd).items()}
+    kind = data.get("type", runner.get("type"))
+    if kind != runner.get("type") and kind in RUNNERS:  # another type is said to be unknown when checked
+        runner = {key: value for key, value in runner.items() if key in RUNNERS[kind].model_fields}
     return {**runner, **data}
 
 

@@ -4,9 +4,9 @@ The package's import builds a default client, which benchrun never uses, from th
 $OLLAMA_API_KEY, and httpx's own variables (a proxy in $ALL_PROXY or $HTTP_PROXY, the certificates in $SSL_CERT_FILE).
 A value that client cannot take (a port out of range, a key beyond ASCII, a `socks5://` proxy without the socksio
 package, a certificate file that is not there) was raised from the import itself: a traceback for every run, one of
-another runner too. The package is loaded with those variables held back. A runner's own client is given its host (runner.host, checked as a setting), reads the key after
-core.secrets has checked it, and goes through benchrun's transport, which reads no proxy and names a certificate
-file it cannot read (execute.runners.transport).
+another runner too. The package is loaded with those variables held back. A runner's own client is given its host
+(runner.host, checked as a setting), reads the key after core.secrets has checked it, and goes through benchrun's
+transport, which reads no proxy and names a certificate file it cannot read (execute.runners.transport).
 
 runner.host is taken from $OLLAMA_HOST (conf/runner/ollama.yaml), so it is read as the client reads that variable:
 `0.0.0.0`, the setting Ollama's FAQ gives for serving on every interface, is port 11434 there, not port 80."""

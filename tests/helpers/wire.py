@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchrun.testing.http_fake import FakeServer
+from benchrun.testing.http_fake import FakeServer, json_response
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
@@ -78,3 +78,9 @@ GRADES = [("symbol:symb=@", 1, None), ("symbol:symb=$", 1, None), ("symbol:symb=
 
 def judge_grades(run_dir) -> list[tuple[str, int | None, dict | None]]:
     return sorted((c["id"], c["value"], c["error"]) for c in read_jsonl(run_dir / "judgements.jsonl"))
+
+
+def answering(server: FakeServer, path: str, described: dict) -> None:
+    """`server` answering GET or POST `path` with `described` (its answers otherwise as they were)."""
+    answered = server.dispatch
+    server.dispatch = lambda request: json_response(described) if request.path == path else answered(request)
