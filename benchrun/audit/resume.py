@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from benchrun.archive import repair
 from benchrun.archive.dirlock import DirLock
@@ -36,8 +37,9 @@ from benchrun.core.recordvalues import model_digest, short_digest
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import Judge, archived_calls
+from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, grader_for, judge_model, make_judge, recording
+from benchrun.execute.session import Judged, execute, grader_for, judge_model, make_judge, recording
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -173,11 +175,7 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict
                   note: dict[str, Any], lock: DirLock) -> RunInfo:
     runner = make_runner(runner_cfg)
     try:
-        identity = await runner.identify()
-        check_model(run, identity, note["forced"])
-        async with judge_model(plan, config, identity) as judged:
-            if judged is not None:
-                check_model(run, judged[1], note["forced"], judge=True)
+        async with checked_models(run, plan, config, runner, note["forced"]) as (identity, judged):
             writer, regrade = _reopen(run, plan.manifest, found, note, lock)
             with recording(writer):
                 writer.identified(identity, runner.public_config())
@@ -200,6 +198,19 @@ async def _regrade(run: Run, plan: Plan, writer: RunWriter, judge: Judge | None,
             if (response.id, response.repeat) in regrade:
                 graded = await grader.grade(samples[response.id], response)
                 writer.record_scores(graded.records, graded.new_judgements)
+
+
+@asynccontextmanager
+async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: Runner,
+                         force: bool) -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
+    """The model's identity and the judge model (None without one), each refused (unless `force`) when its digest is
+    not the one `run` used."""
+    identity = await runner.identify()
+    check_model(run, identity, force)
+    async with judge_model(plan, config, identity) as judged:
+        if judged is not None:
+            check_model(run, judged[1], force, judge=True)
+        yield identity, judged
 
 
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False) -> None:

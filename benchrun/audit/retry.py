@@ -21,7 +21,7 @@ from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit.resume import (
     changed_sources,
-    check_model,
+    checked_models,
     current_scorers,
     run_config,
     runner_config,
@@ -37,7 +37,7 @@ from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.core.shards import answers_of, queries_of
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, judge_model, make_judge, recording
+from benchrun.execute.session import execute, make_judge, recording
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -105,11 +105,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
                  todo: set[tuple[str, int]], note: dict[str, Any], into: Path | None) -> tuple[RunInfo, Path]:
     runner = make_runner(runner_cfg)
     try:
-        identity = await runner.identify()
-        check_model(parent, identity, note["forced"])
-        async with judge_model(plan, config, identity) as judged:
-            if judged is not None:
-                check_model(parent, judged[1], note["forced"], judge=True)
+        async with checked_models(parent, plan, config, runner, note["forced"]) as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
             writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
