@@ -1,8 +1,8 @@
 """Whether a directory can take a new run: not a file, holding no run's files and no sweep (a run made in a sweep's
 directory would stand for it in place of its jobs), and not inside another run's directory at any depth (the run
 there would carry it in its files: `retry --into RUN/x`, a merge into a shard's folder, hydra.run.dir under a run);
-why not, with what to do instead. And whether a file a user
-names to write (`--output`) is one of the archive's own, which nothing but its writer may replace."""
+why not, with what to do instead. And whether a file a user names to write (`--output`) is one of the archive's
+own, which nothing but its writer may replace."""
 
 from __future__ import annotations
 
