@@ -18,6 +18,9 @@ error line, Ollama's model list): the cases it found bad, each with the rule it 
 - an Ollama model list whose entry for the model gives its `size` as `true` (or `"7"`, 7.0): the official client's
   lax model took them as 1 and 7, and run.json said the model's file held 1 byte; now a size that is not a JSON
   integer is left out of the entry before the client reads it (`identity.size` null), as a chat answer's counts are
+- an override deleting a key the run directory's name is made of (`~runner.model`, `~task.name`): the line named
+  `hydra.run.dir` (`in 'config': hydra.run.dir: cannot resolve: Interpolation key 'runner.model' not found`), a key
+  the user never gave; now it names the key deleted and the override that deleted it, as for an interpolation
 
 What held: a runner file of the composed runner's type merges its keys over the preset's (the seed's runner.yml and
 multiple_models.yml, tests/test_config.py).
@@ -96,3 +99,11 @@ def test_an_ollama_model_size_that_is_not_a_json_integer_is_not_kept(tmp_path, s
         [run_dir] = lab.run_dirs()
     identity = json.loads((run_dir / "run.json").read_text())["identity"]
     assert (identity["digest"], identity["size"]) == ("d" * 64, kept)
+
+
+@pytest.mark.parametrize("key", ["runner.model", "task.name"])
+def test_an_override_deleting_a_key_the_run_directory_needs_is_named(tmp_path, key):
+    done = call_benchrun(f"~{key}", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: cannot resolve: Interpolation key '{key}' not found (resolving "
+        f"hydra.run.dir, from the override '~{key}')\n"))

@@ -254,10 +254,12 @@ def _to_plain(config: Any) -> dict[str, Any]:
 def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     """An interpolation (`${...}`) or a missing value that cannot be resolved, naming the key that holds it (OmegaConf
     names it after the message, `full_key: task.system object_type=dict`); in Hydra's own keys (the run directory's
-    name, made of task.name and runner.model), the overrides that hold an interpolation or `???`."""
+    name, made of task.name and runner.model), the overrides that hold an interpolation or `???`, or delete the key
+    not found (`~runner.model`)."""
     message = str(getattr(err, "msg", err)).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
+    held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and f"'{arg[1:]}'" in message]
     if key and key.startswith("hydra.") and held:
         message += f" (resolving {key}, from the override {' '.join(map(repr, held))})"
         key = held[0].partition("=")[0].lstrip("+~")
