@@ -6,17 +6,21 @@ exactly once that `verify` calls intact."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.interrupts import SIGNALS, Interrupts
 from benchrun.testing import faults
 from benchrun.testing.lab import Lab, Outcome, comparable
 from benchrun.testing.pause import HOOKS
@@ -276,3 +280,36 @@ def test_a_signal_while_the_scorers_are_behind_says_what_is_not_graded(tmp_path)
     [entry] = json.loads((run_dir / "run.json").read_text())["history"]
     assert sorted(entry["regraded"]) == sorted(f"times7:a={a}" for a in range(3, 12))
     assert len(read_jsonl(run_dir / "scores.jsonl")) == 24
+
+
+def test_a_signal_another_thread_receives_wakes_the_idle_event_loop():
+    """The kernel may hand a process's signal to any of its threads (the event loop's helpers among them), but the
+    handler runs in the main thread: an event loop idle there is woken for it, so the run is interrupted at once, not
+    when some answer comes (a joblib worker sent SIGTERM once went on waiting for a held answer)."""
+    interrupts, woke, seen = Interrupts(), threading.Event(), []
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+
+    async def idle() -> None:
+        loop, answered = asyncio.get_running_loop(), asyncio.Event()
+
+        def other_thread() -> None:
+            time.sleep(0.5)  # the main thread is idle in the loop's select by then
+            signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+            seen.append(woke.wait(10))
+            if not seen[0]:
+                loop.call_soon_threadsafe(answered.set)
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        try:
+            await answered.wait()
+        finally:
+            woke.set()
+            await asyncio.to_thread(thread.join)
+    interrupts.install()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="^SIGTERM$"):
+            interrupts.run(idle)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    assert seen == [True]

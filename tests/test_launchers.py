@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
 
@@ -144,15 +144,17 @@ def joblib_sweep(cwd: Path, outputs: Path) -> Iterator[tuple[subprocess.Popen, H
     """A joblib sweep of two models into `outputs`, once each job has had two answers and waits for its third."""
     needs("hydra_joblib_launcher")
     with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server, \
-            holding_answers(server, after=2) as hold:
+            holding_answers(server, after=2, each_model=True) as hold:
         proc = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "hydra/launcher=joblib", f"outputs={outputs}",
                                  f"runner.host={server.url}", "runner.model=llama3.2,gemma3", "cache=false"],
-                                cwd=cwd, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                cwd=cwd, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
         try:
-            wait_for(lambda: hold.holding and len(writers(outputs)) == 2)
+            wait_for(lambda: hold.held_models == 2 and len(writers(outputs)) == 2)
             yield proc, hold
         finally:
-            proc.kill()
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # the workers too: they would keep the pipes open
 
 
 def compiled(outputs) -> list:

@@ -10,8 +10,12 @@ instead (through the loop, so asyncio's own state stays whole) and the run is re
 from __future__ import annotations
 
 import signal
+import socket
 from contextlib import contextmanager
-from typing import Awaitable, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Awaitable, Callable, Iterator, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -89,7 +93,7 @@ class Interrupts:
                 if active[0]:
                     task.cancel()
             try:
-                with self.cancelling(lambda: loop.call_soon_threadsafe(cancel)):
+                with self.cancelling(lambda: loop.call_soon_threadsafe(cancel)), _waking(loop):
                     return await main()
             except asyncio.CancelledError:
                 if self.received is None:
@@ -98,6 +102,33 @@ class Interrupts:
                 active[0] = False
             raise KeyboardInterrupt(self.signal_name())
         return asyncio.run(cancellable())
+
+
+@contextmanager
+def _waking(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """A signal wakes `loop` (`signal.set_wakeup_fd`), so that its handler runs at once. The kernel may hand a signal
+    to any thread of the process (the event loop's helper threads among them); the handler runs in the main thread
+    only, and a main thread idle in the loop's `select` would otherwise not run it until some answer came."""
+    receiving, waking = socket.socketpair()
+    for end in (receiving, waking):
+        end.setblocking(False)
+    loop.add_reader(receiving, _drained, receiving)
+    before = signal.set_wakeup_fd(waking.fileno(), warn_on_full_buffer=False)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(before)
+        loop.remove_reader(receiving)
+        receiving.close()
+        waking.close()
+
+
+def _drained(receiving: socket.socket) -> None:
+    try:
+        while receiving.recv(4096):
+            pass
+    except BlockingIOError:
+        pass
 
 
 def ignore_terminal_signals() -> None:

@@ -4,6 +4,7 @@ answers the first requests and holds the rest; `Gathering` holds the first reque
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -15,16 +16,19 @@ HELD_S = 60
 
 
 class Hold:
-    """A responder that answers the first `after` chat requests and holds the others until `release()`."""
+    """A responder that answers the first `after` chat requests (of each model, if `each_model`: a sweep's jobs
+    then all stop at the same point, however their asking interleaves) and holds the others until `release()`."""
 
-    def __init__(self, respond: Responder, after: int):
-        self.respond, self.after, self.asked = respond, after, 0
+    def __init__(self, respond: Responder, after: int, each_model: bool = False):
+        self.respond, self.after, self.each_model = respond, after, each_model
+        self.asked: Counter[str] = Counter()
         self._lock, self._released = threading.Lock(), threading.Event()
 
     def __call__(self, req: ChatRequest) -> Reply | str:
         with self._lock:
-            self.asked += 1
-            held = self.asked > self.after
+            key = req.model if self.each_model else ""
+            self.asked[key] += 1
+            held = self.asked[key] > self.after
         if held:
             self._released.wait(HELD_S)
         return self.respond(req)
@@ -32,17 +36,23 @@ class Hold:
     @property
     def holding(self) -> bool:
         """Whether a request is being held: the asker waits for an answer that does not come."""
-        return self.asked > self.after
+        return bool(self.held_models)
+
+    @property
+    def held_models(self) -> int:
+        """How many models have a request being held (1 at most unless `each_model`)."""
+        return sum(asked > self.after for asked in self.asked.values())
 
     def release(self) -> None:
         self._released.set()
 
 
 @contextmanager
-def holding_answers(server: FakeServer, after: int) -> Iterator[Hold]:
-    """`server` answers `after` chat requests, then holds the others until the block ends."""
+def holding_answers(server: FakeServer, after: int, each_model: bool = False) -> Iterator[Hold]:
+    """`server` answers `after` chat requests (of each model, if `each_model`), then holds the others until the block
+    ends."""
     respond = server.responder
-    hold = server.responder = Hold(respond, after)
+    hold = server.responder = Hold(respond, after, each_model)
     try:
         yield hold
     finally:
