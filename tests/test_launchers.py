@@ -155,6 +155,8 @@ def joblib_sweep(cwd: Path, outputs: Path) -> Iterator[tuple[subprocess.Popen, H
         finally:
             with suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # the workers too: they would keep the pipes open
+            if proc.returncode is None:
+                proc.communicate()
 
 
 def compiled(outputs) -> list:
