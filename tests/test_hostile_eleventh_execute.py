@@ -1,0 +1,78 @@
+"""Hostile input, eleventh pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found bad,
+each with the rule it now obeys.
+
+- an answer (or a judge's reply) failing a format whose regex backtracks (`pattern: ^(a+)+$`, a pydantic
+  `Field(pattern=...)`, or a `dict` whose keys have one, which pydantic writes as `patternProperties`) with a string
+  of 64 characters: jsonschema-rs settled that it is invalid at once, but jsonschema, asked to say what is wrong,
+  matched the regex with Python's `re`, in time exponential in the string's length, in the event loop: the run hung
+  on that one answer for good (40 characters: hours), no other answer asked or recorded; now every regex of a
+  format is matched by jsonschema-rs's engine, linear in the text (`execute.formatcheck.search`), and the answer's
+  detail is jsonschema's words as before
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from benchrun.core.errors import EXIT
+from benchrun.execute.formatcheck import FormatCheck
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import tasks_yml, write_bench
+from tests.helpers.commands import run_benchrun
+
+pytestmark = pytest.mark.slow
+
+WORDS = '''from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Word(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str = Field(pattern=r"^(a+)+$")
+    tags: dict[Annotated[str, Field(pattern=r"^(b+)+$")], int] = {}
+'''
+BACKTRACKS = {"1": {"answer": "a" * 64 + "!"}, "2": {"answer": "aa", "tags": {"b" * 64 + "!": 1}, "x": 1},
+              "3": {"answer": "aa", "tags": {"bb": "x"}}}
+
+
+def test_a_format_regex_that_backtracks_is_matched_in_linear_time(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1, 2, 3]},
+                                                   "reference": ["aa", "aa", "aa"], "format": "Word", "scorer": "exact_match"}),
+                           "custom_response.py": WORDS})
+    with FakeOllama(models=["llama3.2"], responder=lambda req: json.dumps(BACKTRACKS[req.prompt[-1]])) as server:
+        result = run_benchrun(f"runner.host={server.url}", "task.path=bench", "cache=false",
+                              f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    [scores] = (tmp_path / "outputs").rglob("scores.jsonl")
+    assert sorted((s["id"], s["metrics"], s["detail"]) for s in read_jsonl(scores) if s["scorer"] == "format_valid") == [
+        ("t:a=1", {"format_valid": 0}, f"answer: '{'a' * 64}!' does not match '^(a+)+$'"),
+        ("t:a=2", {"format_valid": 0}, "Additional properties are not allowed ('x' was unexpected)"),
+        ("t:a=3", {"format_valid": 0}, "tags/bb: 'x' is not of type 'integer'")]
+
+
+KEYED = {"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}, "^c": {}},
+         "additionalProperties": False}
+
+
+@pytest.mark.parametrize("schema, data", [
+    (KEYED, {"aa": "x"}), (KEYED, {"aa": 1, "q": 2, "r": 3}), (KEYED, {"aa!": 1}), (KEYED, {"cc": 1, "aa": "x", "zz": 1}),
+    ({**KEYED, "additionalProperties": {"type": "string"}}, {"q": 2}),
+    ({"type": "object", "properties": {"w": {"type": "string", "pattern": "^(a+)+$"}}}, {"w": "ab"}),
+    ({"type": "object", "propertyNames": {"pattern": "^(a+)+$"}}, {"ab": 1}),
+])
+def test_a_format_regex_is_explained_in_jsonschemas_words(schema, data):
+    error = best_match(Draft202012Validator(schema).iter_errors(data))
+    where = "/".join(map(str, error.absolute_path))
+    assert FormatCheck(schema).problem(json.dumps(data)) == (f"{where}: {error.message}" if where else error.message)
+
+
+def test_a_format_of_unevaluated_and_pattern_properties_is_explained_by_jsonschema_rs():
+    schema = {"type": "object", "patternProperties": KEYED["patternProperties"], "unevaluatedProperties": False}
+    assert FormatCheck(schema).problem(json.dumps({"a" * 64 + "!": 1})) == (
+        f"Unevaluated properties are not allowed ('{'a' * 64}!' was unexpected)")
