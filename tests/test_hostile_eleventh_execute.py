@@ -8,6 +8,12 @@ each with the rule it now obeys.
   on that one answer for good (40 characters: hours), no other answer asked or recorded; now every regex of a
   format is matched by jsonschema-rs's engine, linear in the text (`execute.formatcheck.search`), and the answer's
   detail is jsonschema's words as before
+- runner=local's `options.num_ctx` negative (`-1`): taken, and llama.cpp's refusal told as memory (`cannot make a
+  context of -1 tokens (runner.options.num_ctx): the memory it needs could not be had; lower
+  runner.options.num_ctx`, advice that cannot be followed); `options.num_thread` below 1 (`-5`, `0`): taken, and
+  llama.cpp silently used its default while run.json kept `-5`; now refused naming the option, before anything is
+  made (`core.settings.LOCAL_OPTIONS`: a context of 0 or more tokens, 0 being the model's own; 1 thread or more,
+  null for every core)
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from benchrun.execute.formatcheck import FormatCheck
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import tasks_yml, write_bench
-from tests.helpers.commands import run_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 pytestmark = pytest.mark.slow
 
@@ -76,3 +82,12 @@ def test_a_format_of_unevaluated_and_pattern_properties_is_explained_by_jsonsche
     schema = {"type": "object", "patternProperties": KEYED["patternProperties"], "unevaluatedProperties": False}
     assert FormatCheck(schema).problem(json.dumps({"a" * 64 + "!": 1})) == (
         f"Unevaluated properties are not allowed ('{'a' * 64}!' was unexpected)")
+
+
+@pytest.mark.parametrize("option, least", [("num_ctx=-1", 0), ("num_thread=-5", 1), ("num_thread=0", 1)])
+def test_a_local_context_or_thread_count_below_its_least_is_refused(tmp_path, option, least):
+    result = call_benchrun("runner=local", f"runner.options.{option}", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': runner.options.{option.split('=')[0]}: Input should be greater than or equal "
+        f"to {least}\n"))
+    assert list(tmp_path.rglob("run.json")) == []
