@@ -14,6 +14,13 @@ each with the rule it now obeys.
   llama.cpp silently used its default while run.json kept `-5`; now refused naming the option, before anything is
   made (`core.settings.LOCAL_OPTIONS`: a context of 0 or more tokens, 0 being the model's own; 1 thread or more,
   null for every core)
+- a judge whose every request fails (its server answering 500, its model gone, each call past timeout_s): each
+  answer's judge call failed after its retries and was recorded as that answer's judge error, the run went on
+  through every sample and ended `completed_with_errors` (exit 0), and as a run with every score line written it
+  was never graded again (`resume`: nothing to resume); fail-fast counted only the model's answers. Now the judge's
+  requests count as the model's do (`execute.judging`): the judge runner's `max_consecutive_failures` different
+  answers in a row whose judge request failed the same kind of way (no reply between) stop the run as `failed`
+  (FailFast, exit 3), the answers from that one on left ungraded, and `resume` grades them once the judge is mended
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ from jsonschema.exceptions import best_match
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.formatcheck import FormatCheck
-from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.wire import GRADES, judge_grades
 
 pytestmark = pytest.mark.slow
 
@@ -91,3 +100,22 @@ def test_a_local_context_or_thread_count_below_its_least_is_refused(tmp_path, op
         f"benchrun: error: in 'config': runner.options.{option.split('=')[0]}: Input should be greater than or equal "
         f"to {least}\n"))
     assert list(tmp_path.rglob("run.json")) == []
+
+
+def test_a_judge_whose_requests_fail_answer_after_answer_stops_the_run_for_resume(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as model, \
+            FakeOllama(models=["qwen2.5"], responder=lambda req: Reply(status=500, error="boom")) as judge:
+        result = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.model=qwen2.5",
+                               f"judge.host={judge.url}", "+judge.backoff_s=0", "+judge.max_consecutive_failures=1",
+                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
+        info = json.loads((run_dir / "run.json").read_text())
+        judge.responder = answer
+        resumed = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    line = ("the judge's requests failed the same way for answer after answer (1 in a row), so the judge's setup is "
+            "broken, not the benchmark: ResponseError: HTTP 500: boom (judge.max_consecutive_failures)")
+    assert (result.returncode, info["status"], info["reason"]) == (EXIT["runner"], "failed", line)
+    assert result.stderr.startswith(f"benchrun: error: {line}; run {info['run_id']} is recorded as 'failed' with ")
+    assert result.stderr.endswith(f"finish it once the setup is mended with: benchrun-audit resume {run_dir}\n")
+    assert (resumed.returncode, judge_grades(run_dir)) == (EXIT["ok"], sorted(GRADES))
