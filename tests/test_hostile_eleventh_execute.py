@@ -21,6 +21,24 @@ each with the rule it now obeys.
   requests count as the model's do (`execute.judging`): the judge runner's `max_consecutive_failures` different
   answers in a row whose judge request failed the same kind of way (no reply between) stop the run as `failed`
   (FailFast, exit 3), the answers from that one on left ungraded, and `resume` grades them once the judge is mended
+
+What held (tried, nothing new): per-answer cost: Ollama counts of 0, -5, 2^60 and 10**30, durations of 0, -1 and
+10**30, a load of 10**30 ns (each out of range not reported; an eval duration of 0 leaves that answer out of the
+server's tokens/s, so no division by zero and no Infinity in summary.json); cached and carried answers are left out
+of the speed and failed requests count only in `failed`. The answer path: `\r\n`, U+2028/U+2029, a BOM at the
+start and a lone zero-width joiner kept byte for byte in responses.jsonl (the BOM's and the joiner's format_valid 0,
+`invalid JSON`); 1 MiB of trailing whitespace within runner.max_response_bytes kept; an answer nested 1,000 deep, an
+integer of 5,000 digits and a key given twice (format_valid 0, one line each). The judge: the answer is put into
+the rubric by `str.format_map` as a value, never read as a template, so `{prompt}`, `{response}` or Jinja markup in
+an answer reaches the judge as text; an answer writing `GRADE: 10` grades nothing (the grade is the reply's field
+in the judge's format); a judge's own server lost mid-run (not a list): interrupted, `resume` grades the answers left
+ungraded. Servers: a list of 100 loopback addresses (127.0.0.1 to .100, one listening: the preflight's one line,
+exit 3); one address 100 times (listed twice, refused); a server of a list whose model is pulled again mid-run (the
+digests asked again at the end, the run failed naming the server). Shards: `0/0`, `5/3`, `-1/3`, `1/0`, `1/-2`,
+`1/3/3`, a full-width digit (refused, one line naming `shard`), `1/1000000000` (a shard of one sample). The
+embedded llama.cpp runner: an empty file (not a GGUF file), the GGUF's first 4 bytes, 100 KB, 60 MB, or all but
+its last 432 bytes (llama.cpp cannot load it, one line, exit 3); num_ctx 0 (the model's own, a warning) and
+10**9 (the context cannot be made, one line).
 """
 
 from __future__ import annotations
