@@ -43,6 +43,7 @@ its last 432 bytes (llama.cpp cannot load it, one line, exit 3); num_ctx 0 (the 
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -120,13 +121,14 @@ def test_a_local_context_or_thread_count_below_its_least_is_refused(tmp_path, op
     assert list(tmp_path.rglob("run.json")) == []
 
 
-def test_a_judge_whose_requests_fail_answer_after_answer_stops_the_run_for_resume(tmp_path):
+def test_a_judge_whose_requests_fail_answer_after_answer_stops_the_run_for_resume(tmp_path, caplog):
     write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
     with FakeOllama(models=["llama3.2"], responder=answer) as model, \
             FakeOllama(models=["qwen2.5"], responder=lambda req: Reply(status=500, error="boom")) as judge:
         result = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.model=qwen2.5",
                                f"judge.host={judge.url}", "+judge.backoff_s=0", "+judge.max_consecutive_failures=1",
                                "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        gc.collect()  # asyncio tells of a task's unretrieved failure when the task is collected
         [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
         info = json.loads((run_dir / "run.json").read_text())
         judge.responder = answer
@@ -137,3 +139,4 @@ def test_a_judge_whose_requests_fail_answer_after_answer_stops_the_run_for_resum
     assert result.stderr.startswith(f"benchrun: error: {line}; run {info['run_id']} is recorded as 'failed' with ")
     assert result.stderr.endswith(f"finish it once the setup is mended with: benchrun-audit resume {run_dir}\n")
     assert (resumed.returncode, judge_grades(run_dir)) == (EXIT["ok"], sorted(GRADES))
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
