@@ -32,8 +32,10 @@ from benchrun.core.text import CONTROL
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
                  "repeat_penalty": float, "presence_penalty": float, "frequency_penalty": float,
-                 "stop": list[str], "num_ctx": int, "num_thread": int}
-"""The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types."""
+                 "stop": list[str], "num_ctx": Annotated[int, Field(ge=0)], "num_thread": Annotated[int, Field(ge=1)]}
+"""The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types: a context
+of 0 tokens is the model's own; a negative one, which llama.cpp cannot make (benchrun then said to lower it), and
+fewer than one thread, which llama.cpp takes silently for its default, are refused naming the option."""
 
 
 class Settings(BaseModel):

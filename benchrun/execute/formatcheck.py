@@ -4,17 +4,87 @@ That validity is what the archive promises (`format_valid`), as the `jsonschema`
 asks jsonschema-rs first, a Rust validator of the same draft that takes 1-2 µs where jsonschema takes 15-30: a
 valid answer is settled there; an invalid one goes to jsonschema, which decides again and says what is wrong.
 tests/test_format_check.py pins that the two agree.
+
+A format's regexes (`pattern`, `patternProperties`, and the keys `additionalProperties` weighs against them) are
+matched by jsonschema-rs's regex engine on both sides, never by Python's `re`: `re` backtracks, so a regex such as
+`^(a+)+$` took time exponential in the length of an answer's string (40 characters: hours), and the run, whose
+event loop checks each answer, hung on one answer. jsonschema-rs's engine runs in time linear in the text (its
+backtracking, for lookarounds, is bounded), and it is the engine that settled every valid answer already. A format
+giving `unevaluatedProperties` beside `patternProperties` (which pydantic never writes), where jsonschema's search is
+out of reach of its keywords, is explained by jsonschema-rs alone.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from functools import lru_cache
+from typing import Any, Iterator
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import best_match
+from jsonschema.validators import extend
 
 from benchrun.core.text import NESTED, NotJSON, json_value
+
+
+@lru_cache(maxsize=1024)
+def _regex(pattern: str) -> jsonschema_rs.Validator:
+    """A check that a string holds a match of `pattern` (a JSON Schema regex, searched as `pattern` searches)."""
+    return jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+
+
+def search(pattern: str, text: str) -> bool:
+    """Whether `text` holds a match of `pattern`, found by jsonschema-rs's engine (bounded in time)."""
+    return _regex(pattern).is_valid(text)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
+                        schema: dict[str, Any]) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+ADDITIONAL = Draft202012Validator.VALIDATORS["additionalProperties"]
+
+
+def _additional_properties(validator: Any, additional: Any, instance: Any,
+                           schema: dict[str, Any]) -> Iterator[ValidationError]:
+    """jsonschema's own (its errors word for word), the keys matched against `patternProperties` by `search`."""
+    patterns = schema.get("patternProperties")
+    if not patterns or not validator.is_type(instance, "object"):
+        yield from ADDITIONAL(validator, additional, instance, schema)
+        return
+    known = schema.get("properties", {})
+    extras = sorted(key for key in instance if key not in known and not any(search(p, key) for p in patterns))
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        verb = "does" if len(extras) == 1 else "do"
+        yield ValidationError(f"{', '.join(map(repr, extras))} {verb} not match any of the regexes: "
+                              f"{', '.join(map(repr, sorted(patterns)))}")
+
+
+Explainer = extend(Draft202012Validator, {"pattern": _pattern, "patternProperties": _pattern_properties,
+                                          "additionalProperties": _additional_properties})
+"""jsonschema's draft 2020-12 validator, its regexes matched by `search`."""
+
+
+def _holds_both(schema: Any) -> bool:
+    """Whether a schema gives `unevaluatedProperties` and `patternProperties` (anywhere: jsonschema weighs the keys
+    of the first against the regexes of the second with `re`, in code no keyword of its own can replace)."""
+    text = json.dumps(schema)
+    return '"unevaluatedProperties"' in text and '"patternProperties"' in text
 
 
 class FormatCheck:
@@ -22,7 +92,7 @@ class FormatCheck:
 
     def __init__(self, schema: dict[str, Any]):
         self._fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=False)
-        self._full = Draft202012Validator(schema)
+        self._full = None if _holds_both(schema) else Explainer(schema)
 
     def problem(self, text: str) -> str | None:
         """None when `text` is JSON valid in the format, else what is wrong."""
@@ -33,14 +103,23 @@ class FormatCheck:
         return self.data_problem(data)
 
     def data_problem(self, data: Any) -> str | None:
-        """None when the parsed `data` is valid in the format, else what is wrong (jsonschema's best match)."""
+        """None when the parsed `data` is valid in the format, else what is wrong (jsonschema's best match; for a
+        format whose regexes jsonschema could only match with `re`, jsonschema-rs's first error)."""
         if self._fast.is_valid(data):
             return None
+        if self._full is None:
+            error = next(self._fast.iter_errors(data))
+            return _said(list(error.instance_path), error.message)
         try:
             error = best_match(self._full.iter_errors(data))
         except RecursionError:  # a recursive format and an answer nested as deep as JSON lets it
             return f"invalid: {NESTED}"
         if error is None:
             return None
-        where = "/".join(map(str, error.absolute_path))
-        return f"{where}: {error.message}" if where else error.message
+        return _said(list(error.absolute_path), error.message)
+
+
+def _said(path: list[Any], message: str) -> str:
+    """An error as the answer's detail: where in the answer, then what."""
+    where = "/".join(map(str, path))
+    return f"{where}: {message}" if where else message

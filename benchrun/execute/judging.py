@@ -4,7 +4,9 @@ answer), the reply read, and the call kept as a `JudgementRecord`. A reply that 
 whose grade has no number, is that answer's scorer error, its raw reply kept: there is no default grade.
 
 Calls archived already (a resume grading again what a killed run left ungraded, a rescore from the archive alone)
-are read again instead of asked."""
+are read again instead of asked. In a run, `max_consecutive_failures` different answers in a row whose judge request
+failed the same kind of way (`failure_kind`), no reply between, are a broken judge, not a benchmark result: FailFast,
+the answers from that one on left ungraded for `resume`."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from benchrun.archive.reader import Run
 from benchrun.compiler.scoring import metrics
+from benchrun.core.errors import FailFast
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.text import NotJSON, json_value
@@ -100,10 +103,12 @@ def archived_calls(run: Run) -> dict[Key, JudgementRecord]:
 class Judge:
     """The judges of one manifest, asking its judge model (`runner`, answers from `cache` where it has them);
     `archived` holds the calls already in the archive, read again instead of asked; `on_lost` is told of a server of
-    its list lost. Without a runner (a rescore from the archive alone) a call not archived is that answer's error."""
+    its list lost; `fail_fast` stops a run at the runner's max_consecutive_failures. Without a runner (a rescore from
+    the archive alone) a call not archived is that answer's error."""
 
     def __init__(self, manifest: Manifest, runner: Runner | None, cache: RunCache | None = None,
-                 archived: Mapping[Key, JudgementRecord] | None = None, on_lost: Lost | None = None):
+                 archived: Mapping[Key, JudgementRecord] | None = None, on_lost: Lost | None = None,
+                 fail_fast: bool = False):
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.tasks = {task.name: task.judges for task in manifest.tasks}
         self._entries = {task.name: task for task in manifest.tasks}
@@ -113,6 +118,10 @@ class Judge:
         self._asker = _dispatch(runner, on_lost) if runner else None
         self._cache, self._archived = cache, dict(archived or {})
         self._slots = asyncio.Semaphore(self._asker.width if runner else 1)
+        self._limit = runner.config.max_consecutive_failures if runner and fail_fast else None
+        self._key = runner.config.key("max_consecutive_failures") if runner else ""
+        self._failing: tuple[Any, set[str]] | None = None
+        """The kind of failure of the judge requests failing in a row, and the answers (sample ids) they were for."""
 
     def judges_of(self, task: str) -> tuple[str, ...]:
         return self.tasks.get(task, ())
@@ -159,11 +168,28 @@ class Judge:
         seconds, attempts = round(time.perf_counter() - started, 6), len(outcome.failures)
         if host is not None:
             of["host"] = host
+        self._tally(sample.id, outcome.error if outcome.completion is None else None)
         if outcome.completion is None:
             return JudgementRecord(**of, reply=None, error=outcome.error, seconds=seconds, attempts=attempts)
         if key:
             self._cache.put(key, outcome.completion)
         return self._judged(spec, of, outcome.completion, seconds=seconds, attempts=attempts + 1)
+
+    def _tally(self, sample_id: str, error: ErrorInfo | None) -> None:
+        """Count a request that failed with `error` (None: one replied to); FailFast once `_limit` different answers
+        in a row had their judge requests fail the same kind of way."""
+        from benchrun.execute.executor import failure_kind
+
+        if error is None or self._limit is None:
+            self._failing = None
+            return
+        kind = failure_kind(error)
+        if self._failing is None or self._failing[0] != kind:
+            self._failing = (kind, set())
+        self._failing[1].add(sample_id)
+        if len(self._failing[1]) >= self._limit:
+            raise FailFast(f"the judge's requests failed the same way for answer after answer ({self._limit} in a row), "
+                           f"so the judge's setup is broken, not the benchmark: {error} ({self._key})")
 
     def _judged(self, spec: JudgeSpec, of: dict[str, Any], answer: Completion, **how: Any) -> JudgementRecord:
         grade, value, error = read_reply(spec, self._formats[spec.name], answer.text)

@@ -153,7 +153,8 @@ def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: R
         return None
     runner, identity = judged
     writer.judged_by(identity, runner.public_config(), cfg["judge"]["allow_self"])
-    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer), archived, lost_to(writer))
+    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer), archived, lost_to(writer),
+                 fail_fast=True)
 
 
 def _digest_of(identity: dict[str, Any]) -> str:
