@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
-import re
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -13,9 +12,10 @@ from typing import Iterable, Iterator, Protocol
 
 from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
-from benchrun.core.records import ErrorInfo, ResponseRecord, answered
+from benchrun.core.records import ResponseRecord, answered
 from benchrun.execute.asking import Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
+from benchrun.execute.failurekind import failure_kind
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Dispatch
 from benchrun.execute.runners.base import Runner
@@ -175,16 +175,6 @@ async def _stop(workers: list[asyncio.Task[None]]) -> None:
     for worker in workers:
         worker.cancel()
     await asyncio.gather(*workers, return_exceptions=True)
-
-
-HTTP_STATUS = re.compile(r"^HTTP (\d{3})\b")
-
-
-def failure_kind(error: ErrorInfo) -> tuple[str, str | None]:
-    """What kind of failure `error` is: its type and HTTP status, not its text (which names the sample, the
-    server's page, ...): failures of one kind sample after sample are a broken setup."""
-    status = HTTP_STATUS.match(error.message)
-    return error.type, status[1] if status else None
 
 
 def _response(sample: Sample, repeat: int, outcome: Outcome, seconds: float, host: str | None) -> ResponseRecord:

@@ -23,6 +23,7 @@ from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import Repeat, RunCache
+from benchrun.execute.failurekind import failure_kind
 from benchrun.execute.formatcheck import FormatCheck
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
@@ -178,8 +179,6 @@ class Judge:
     def _tally(self, sample_id: str, error: ErrorInfo | None) -> None:
         """Count a request that failed with `error` (None: one replied to); FailFast once `_limit` different answers
         in a row had their judge requests fail the same kind of way."""
-        from benchrun.execute.executor import failure_kind
-
         if error is None or self._limit is None:
             self._failing = None
             return
