@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import number_in
+from benchrun.core.text import too_many_digits
 
 if TYPE_CHECKING:
     from benchrun.core.manifest import Manifest, Query, Sample
@@ -38,7 +39,10 @@ class Shard(Frozen):
         match = SHARD.match(text.strip())
         if not match:
             raise ValueError(f"'{text}' is not i/n (the i-th of n parts, e.g. 1/8)")
-        index, count = int(match[1]), int(match[2])
+        try:
+            index, count = int(match[1]), int(match[2])
+        except ValueError:  # past Python's limit of digits
+            raise ValueError(f"i/n holds {too_many_digits()}") from None
         if count < 1 or not 1 <= index <= count:
             raise ValueError(f"'{text}': i/n needs 1 <= i <= n (the i-th of n parts, e.g. 1/8 to 8/8)")
         return cls(index=index, count=count)
