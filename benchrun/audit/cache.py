@@ -112,8 +112,8 @@ def table(stats: Stats) -> Table:
     for column in ("model", "digest", "entries", "newest (UTC)"):
         grid.add_column(column, no_wrap=True, justify="right" if column == "entries" else "left")
     for line in stats.models:
-        grid.add_row(Text(visible(line.model)), short_digest(line.digest) if line.digest else "-", str(line.entries),
-                     line.newest[:19].replace("T", " "))
+        grid.add_row(Text(visible(line.model)), Text(visible(short_digest(line.digest))) if line.digest else "-",
+                     str(line.entries), Text(visible(line.newest[:19].replace("T", " "))))
     return grid
 
 

@@ -73,6 +73,16 @@ Environment = Annotated[dict[str, Any], _mappings("packages")]
 """run.json's `environment`: versions and the machine, the packages' versions as a mapping."""
 
 
+RUN_ID = re.compile("[0-9A-Za-z_-]{1,64}")
+"""What may name a run in another's records (`cached_from`): benchrun's run ids are 12 hex digits; letters, digits,
+`-` and `_`, at most 64, take any other's, but no path, control character or page of text."""
+
+
+def is_run_id(text: str) -> bool:
+    """Whether `text` can be a run's id (`RUN_ID`)."""
+    return RUN_ID.fullmatch(text) is not None
+
+
 SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")
 """A model digest that is a sha256 in hex, written in either case, `sha256:` before it or not."""
 

@@ -1,0 +1,75 @@
+"""Hostile input, eleventh pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it
+found bad, each with the rule it now obeys.
+
+- a response cache entry whose run id, model, digest or time is not text (a BLOB, bytes that are not UTF-8: SQLite
+  keeps whatever a hand or another program writes): a run that found it failed with a PydanticSerializationError's
+  traceback as its reason (exit 1, its run directory `failed` with no answer); `benchrun-audit cache` a TypeError's
+  traceback. And an entry whose run id is any text (`../../etc‮` and a newline, ten megabytes) had it copied into the
+  run's records as `cached_from`. Now the cache's reader takes an entry only as benchrun writes it
+  (`execute.cache._entry`: its columns UTF-8 text, its run id a run id, `core.recordvalues.RUN_ID`), else the entry
+  is damaged, deleted and asked afresh, as a damaged answer already was; `cache` shows what such an entry holds with
+  the bytes that are not UTF-8 replaced and its control characters made visible
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.execute.cache import Store
+from benchrun.testing.inprocess import cli
+from benchrun.testing.lab import Lab
+from tests.helpers.archives import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+# -- the response cache's entries ------------------------------------------------------------------------------------
+
+def _cached_twice(lab: Lab, cache: Path, column: str, value: object) -> list[dict]:
+    """A run that fills the cache, every entry's `column` set to `value`, and the records of a second run."""
+    args = [arg for arg in lab.args() if arg != "cache=false"] + [f"cache_dir={cache}"]
+    assert lab.call(*args).returncode == EXIT["ok"]
+    with sqlite3.connect(cache / "responses.sqlite3") as db:
+        db.execute(f"UPDATE answers SET {column} = ?", (value,))
+    second = lab.call(*args)
+    assert (second.returncode, second.stderr) == (EXIT["ok"], "")
+    return read_jsonl(lab.run_dirs()[1] / "responses.jsonl")
+
+
+@pytest.mark.parametrize(("column", "value"), [("run_id", b"\x00\xff"), ("run_id", "../../etc\u202e\n"),
+                                               ("run_id", "x" * 65), ("model", b"\xff"), ("digest", b"\xfe"),
+                                               ("created_at", b"\x00\xff")])
+def test_a_cache_entry_not_as_benchrun_writes_it_is_asked_afresh(tmp_path, column, value):
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        rows = _cached_twice(lab, tmp_path / "cache", column, value)
+        second = json.loads((lab.run_dirs()[1] / "run.json").read_text())
+    assert [(r["cached_from"], r["text"], r["attempts"]) for r in rows] == [
+        (None, '{"answer": 0}', 1), (None, '{"answer": 0}', 1)]
+    assert second["status"] == "completed"
+    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+        assert db.execute("SELECT run_id FROM answers").fetchall() == [(second["run_id"],)] * 2
+
+
+def test_cache_shows_an_entry_whose_columns_are_not_text(tmp_path):
+    cache = tmp_path / "cache"
+    Store(cache).close()
+    with sqlite3.connect(cache / "responses.sqlite3") as db:
+        db.execute("INSERT INTO answers VALUES ('k', ?, ?, ?, ?, '{}')", (b"m\xff", b"\x1b[31m", b"r", b"\x00\xff"))
+    listed = audit(tmp_path, "cache", "--cache-dir", str(cache), "--json")
+    shown = audit(tmp_path, "cache", "--cache-dir", str(cache))
+    assert (listed.returncode, listed.stderr) == (EXIT["ok"], "")
+    assert json.loads(listed.stdout)["models"] == [{"model": "m\ufffd", "digest": "\x1b[31m", "entries": 1,
+                                                     "newest": "\x00\ufffd"}]
+    assert (shown.returncode, shown.stderr) == (EXIT["ok"], "")
+    assert "│ m\ufffd    │ \\x1b[31m │       1 │ \\x00\ufffd        │" in shown.stdout
+    cleared = audit(tmp_path, "cache", "--cache-dir", str(cache), "--clear", "--json")
+    assert (cleared.returncode, json.loads(cleared.stdout)["cleared"]) == (EXIT["ok"], 1)
