@@ -9,6 +9,12 @@ found bad, each with the rule it now obeys.
   (`execute.cache._entry`: its columns UTF-8 text, its run id a run id, `core.recordvalues.RUN_ID`), else the entry
   is damaged, deleted and asked afresh, as a damaged answer already was; `cache` shows what such an entry holds with
   the bytes that are not UTF-8 replaced and its control characters made visible
+- `cache --cache-dir` naming a loop of symbolic links, a link to nothing, or a path under a file (`notes.txt/cache`):
+  `0 entries, 0 B`, exit 0 (and `--clear`: `cleared 0 entries`), as if an empty cache were there, where none can be;
+  a run given such a cache_dir said `cannot be used (FileExistsError: [Errno 17] File exists: ...)` of a loop or a
+  link to nothing. Now one rule says where a cache's folder can be (`execute.cacheplace.misplaced`), for the run and
+  the command alike, in one line naming what is there: `.../loop1: a loop of symbolic links`, `.../dangling is a
+  symbolic link to nothing (to nowhere)`, `.../notes.txt is a file, so .../notes.txt/cache cannot be made`
 """
 
 from __future__ import annotations
@@ -73,3 +79,37 @@ def test_cache_shows_an_entry_whose_columns_are_not_text(tmp_path):
     assert "│ m\ufffd    │ \\x1b[31m │       1 │ \\x00\ufffd        │" in shown.stdout
     cleared = audit(tmp_path, "cache", "--cache-dir", str(cache), "--clear", "--json")
     assert (cleared.returncode, json.loads(cleared.stdout)["cleared"]) == (EXIT["ok"], 1)
+
+
+def _place(tmp_path: Path, case: str) -> tuple[Path, str]:
+    """A cache_dir where no cache can be, and what is said of it."""
+    (tmp_path / "file").write_text("mine")
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    (tmp_path / "to-file").symlink_to("file")
+    return {"a loop of links": (tmp_path / "loop1", f"{tmp_path / 'loop1'}: a loop of symbolic links"),
+            "a link to nothing": (tmp_path / "dangling",
+                                  f"{tmp_path / 'dangling'} is a symbolic link to nothing (to nowhere)"),
+            "under a file": (tmp_path / "file" / "x" / "y",
+                             f"{tmp_path / 'file'} is a file, so {tmp_path / 'file' / 'x' / 'y'} cannot be made"),
+            "a link to a file": (tmp_path / "to-file",
+                                 f"{tmp_path / 'to-file'} is a file, where the response cache's folder belongs")}[case]
+
+
+@pytest.mark.parametrize("case", ["a loop of links", "a link to nothing", "under a file", "a link to a file"])
+def test_cache_of_a_place_no_cache_can_be_says_what_is_there(tmp_path, case):
+    folder, problem = _place(tmp_path, case)
+    for clear in ([], ["--clear"]):
+        result = audit(tmp_path, "cache", "--cache-dir", str(folder), *clear)
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "",
+                                                                     f"benchrun: error: --cache-dir: {problem}\n")
+
+
+@pytest.mark.parametrize("case", ["a loop of links", "a link to nothing", "under a file"])
+def test_a_run_whose_cache_dir_can_hold_no_cache_says_what_is_there(tmp_path, case):
+    folder, problem = _place(tmp_path, case)
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        result = lab.call(*[arg for arg in lab.args() if arg != "cache=false"], f"cache_dir={folder}")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: cache_dir: {problem}; set cache_dir= to a directory on local disk, or cache=false\n"))

@@ -24,7 +24,7 @@ from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.core.recordvalues import is_run_id, model_digest
 from benchrun.execute.boundary import TooLarge, received
-from benchrun.execute.cacheplace import FIX, cache_dir, refuse_network_fs
+from benchrun.execute.cacheplace import FIX, cache_dir, misplaced, refuse_network_fs
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -197,6 +197,9 @@ class Store:
     def __init__(self, directory: Path):
         self.dir, self.path = directory, directory / DB_FILE
         refuse_network_fs(directory)
+        problem = misplaced(directory)
+        if problem is not None:
+            raise ConfigError(f"{problem}; {FIX}", key="cache_dir")
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
