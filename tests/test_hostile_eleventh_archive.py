@@ -15,21 +15,32 @@ found bad, each with the rule it now obeys.
   link to nothing. Now one rule says where a cache's folder can be (`execute.cacheplace.misplaced`), for the run and
   the command alike, in one line naming what is there: `.../loop1: a loop of symbolic links`, `.../dangling is a
   symbolic link to nothing (to nowhere)`, `.../notes.txt is a file, so .../notes.txt/cache cannot be made`
+- a record file holding one line of 500 MB (a planted one; a sparse file of gigabytes costs no disk): `verify`,
+  `show`, `export` and every reader read the whole line into memory (1 GB of memory and 13 s for 500 MB; under an
+  800 MB limit a MemoryError traceback), checking its digest and whether its line ends were made CRLF, though no
+  line benchrun writes is near that long. Now a record line is held whole only up to `archive.ledger.MAX_HELD_LINE`
+  (256 MiB) and a longer one digested piece by piece (`ledger.pieces`; records.sha256 likewise by the line it may
+  hold), the CRLF check reads in pieces too (`archive.trust.converted`), and such a line that no digest covers (past
+  the last one) is said to be that: `responses.jsonl: line 3 is longer than any line benchrun reads whole
+  (268,435,456 bytes) and no digest covers it`, in verify and in every reader's one line
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.cache import Store
-from benchrun.testing.inprocess import cli
+from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab
-from tests.helpers.archives import read_jsonl
+from tests.helpers.archives import read_jsonl, synthetic_run
 
 pytestmark = pytest.mark.slow
 
@@ -113,3 +124,29 @@ def test_a_run_whose_cache_dir_can_hold_no_cache_says_what_is_there(tmp_path, ca
         result = lab.call(*[arg for arg in lab.args() if arg != "cache=false"], f"cache_dir={folder}")
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: cache_dir: {problem}; set cache_dir= to a directory on local disk, or cache=false\n"))
+
+
+# -- reading limits ----------------------------------------------------------------------------------------------
+
+def _limited(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`benchrun-audit ARGS` in a process of at most 800 MB of address space."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (800 * 2**20, 800 * 2**20))
+    return subprocess.run([sys.executable, "-m", "benchrun.audit", *args], cwd=cwd, env=child_env(), text=True,
+                          capture_output=True, preexec_fn=limit, timeout=300)
+
+
+@pytest.mark.parametrize("finish", [True, False])
+def test_a_record_line_of_900_mb_is_digested_in_pieces_never_held_whole(tmp_path, finish):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0], finish=finish)
+    with open(run_dir / "responses.jsonl", "ab") as handle:  # sparse: no disk
+        handle.truncate(handle.tell() + 900 * 2**20)
+    verified, shown = _limited(tmp_path, "verify", str(run_dir)), _limited(tmp_path, "show", str(run_dir))
+    (run_dir / "responses.jsonl").unlink()
+    overlong = ("responses.jsonl: line 3 is longer than any line benchrun reads whole (268,435,456 bytes) and no "
+                "digest covers it")
+    assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
+    assert f"FAIL  {overlong}\n" in verified.stdout
+    assert (shown.returncode, shown.stdout) == (EXIT["archive"], "")
+    assert shown.stderr == (f"benchrun: error: in '{run_dir}': run 555555555555: {overlong}, so what it says cannot "
+                            f"be trusted; benchrun-audit verify {run_dir} says what changed\n")

@@ -28,12 +28,15 @@ CONVERTED = ("its line ends were made CRLF since it was written (as git's core.a
 
 def converted(path: Path, sha256: str) -> bool:
     """Whether `path`, its CRLF line ends made LF again, is the file whose digest is `sha256` (and had any)."""
-    found, digest = False, hashlib.sha256()
+    found, digest, held = False, hashlib.sha256(), b""
     with open(path, "rb") as handle:
-        for line in handle:
-            crlf = line.endswith(b"\r\n")
-            found |= crlf
-            digest.update(line[:-2] + b"\n" if crlf else line)
+        while chunk := handle.read(ledger.PIECE_BYTES):  # in pieces: a line of gigabytes is never held whole
+            data = held + chunk
+            held = b"\r" if data.endswith(b"\r") else b""  # a CRLF may be split between two pieces
+            data = data[:len(data) - len(held)]
+            found |= b"\r\n" in data
+            digest.update(data.replace(b"\r\n", b"\n"))
+    digest.update(held)
     return found and digest.hexdigest() == sha256
 
 
