@@ -23,6 +23,13 @@ found bad, each with the rule it now obeys.
   hold), the CRLF check reads in pieces too (`archive.trust.converted`), and such a line that no digest covers (past
   the last one) is said to be that: `responses.jsonl: line 3 is longer than any line benchrun reads whole
   (268,435,456 bytes) and no digest covers it`, in verify and in every reader's one line
+- a run that did not end (killed) whose judgements.jsonl was edited to hold a judge call for a sample with no
+  response, another judge's call, or one call twice, records.sha256 rewritten to match (no seal covers a killed run's
+  files): `show`, `export` and `rescore` read those lines as the run's, exit 0, and `verify` said nothing of them,
+  while `resume` refused the same run naming the line. Now every reader and verify check a run that did not end as a
+  resume does before it appends (`archive.repair.check`, from `archive.trust._unfinished` and
+  `audit.verify.belonging`): `judgements.jsonl: line 4 judges 'symbol:symb=%', which has no response`, one line,
+  and rescore's `--force` to read it anyway, recorded
 """
 
 from __future__ import annotations
@@ -36,11 +43,16 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.ledger import digest_lines
+from benchrun.archive.writer import write_atomic
 from benchrun.core.errors import EXIT
 from benchrun.execute.cache import Store
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab
-from tests.helpers.archives import read_jsonl, synthetic_run
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import DEAD_WRITER, read_jsonl, synthetic_run
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 pytestmark = pytest.mark.slow
 
@@ -150,3 +162,69 @@ def test_a_record_line_of_900_mb_is_digested_in_pieces_never_held_whole(tmp_path
     assert (shown.returncode, shown.stdout) == (EXIT["archive"], "")
     assert shown.stderr == (f"benchrun: error: in '{run_dir}': run 555555555555: {overlong}, so what it says cannot "
                             f"be trusted; benchrun-audit verify {run_dir} says what changed\n")
+
+
+# -- a run that did not end, its records.sha256 rewritten to match lines no run writes ---------------------------
+
+def _judged_and_killed(tmp_path: Path) -> Path:
+    """A judged run (the seed's symbol task, judged by qwen2.5), left as a killed writer leaves it."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        result = cli("task.path=bench", f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}",
+                     "judge.model=qwen2.5", "cache=false", cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    [run_dir] = [path.parent for path in (tmp_path / "outputs").glob("*/*/run.json")]
+    info = json.loads((run_dir / "run.json").read_text())
+    write_atomic(run_dir / "run.json", json.dumps({**info, "status": "running", "ended_at": None, "files": {}}).encode())
+    for name in ("summary.json", "seal.json"):
+        (run_dir / name).unlink()
+    (run_dir / "run.lock").write_text(json.dumps(DEAD_WRITER))
+    return run_dir
+
+
+def _run_id(run_dir: Path) -> str:
+    return json.loads((run_dir / "run.json").read_text())["run_id"]
+
+
+def _edited(run_dir: Path, edit) -> None:
+    """`edit` the judge calls' lines, and records.sha256 rewritten to match every line."""
+    path = run_dir / "judgements.jsonl"
+    path.write_text("".join(edit(path.read_text().splitlines(keepends=True))))
+    files = ("responses.jsonl", "scores.jsonl", "judgements.jsonl")
+    (run_dir / "records.sha256").write_bytes(b"".join(
+        digest_lines(name, (run_dir / name).read_bytes().splitlines(keepends=True)) for name in files))
+
+
+EDITS = {"a call for a sample with no response": (
+             lambda lines: lines + [lines[2].replace("symb=#", "symb=%")],
+             "line 4 judges 'symbol:symb=%', which has no response"),
+         "another judge's call": (lambda lines: [*lines[:2], lines[2].replace('"judge":"names"', '"judge":"other"')],
+                                  "line 3 is judge 'other''s call 0, not one of task 'symbol''s"),
+         "a call repeated": (lambda lines: lines + lines[2:],
+                             "line 4 repeats judge 'names''s call 0 on 'symbol:symb=#' (line 3)")}
+
+
+@pytest.mark.parametrize("case", EDITS)
+def test_a_killed_runs_judge_calls_that_no_run_writes_are_refused_by_every_reader(tmp_path, case):
+    edit, problem = EDITS[case]
+    run_dir = _judged_and_killed(tmp_path)
+    _edited(run_dir, edit)
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["not_intact"]
+    assert f"FAIL  judgements.jsonl: {problem}\n" in verified.stdout
+    for command in ("show", "export"):
+        result = audit(tmp_path, command, str(run_dir))
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+            f"benchrun: error: in '{run_dir}': run {_run_id(run_dir)}: "
+            f"judgements.jsonl: {problem}, so what it says cannot be trusted; benchrun-audit verify {run_dir} says "
+            "what changed\n"))
+    rescored = audit(tmp_path, "rescore", str(run_dir))
+    assert (rescored.returncode, rescored.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': judgements.jsonl: {problem}; rescore with --force to score its records "
+        "anyway (recorded in rescore.json)\n"))
+
+
+def test_a_killed_judged_run_as_written_still_reads(tmp_path):
+    run_dir = _judged_and_killed(tmp_path)
+    shown, exported = audit(tmp_path, "show", str(run_dir)), audit(tmp_path, "export", str(run_dir))
+    assert (shown.returncode, shown.stderr, exported.returncode, exported.stderr) == (EXIT["ok"], "", EXIT["ok"], "")
