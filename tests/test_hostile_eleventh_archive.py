@@ -30,6 +30,11 @@ found bad, each with the rule it now obeys.
   resume does before it appends (`archive.repair.check`, from `archive.trust._unfinished` and
   `audit.verify.belonging`): `judgements.jsonl: line 4 judges 'symbol:symb=%', which has no response`, one line,
   and rescore's `--force` to read it anyway, recorded
+- a manifest.json replaced by a file of gigabytes (a sparse one costs no disk): every reader hashed it to compare
+  with the manifest id after reading it whole, and `verify` read it whole again to list the benchmark's sources: a
+  MemoryError traceback under a memory limit (3 GB asked of memory otherwise). Now the manifest is hashed in pieces
+  against its id (`archive.trust._manifest`), and verify reads it for the sources only once it is the run's
+  (`audit.verify.check_sources`: `not checked: manifest.json is not the run's`)
 """
 
 from __future__ import annotations
@@ -228,3 +233,19 @@ def test_a_killed_judged_run_as_written_still_reads(tmp_path):
     run_dir = _judged_and_killed(tmp_path)
     shown, exported = audit(tmp_path, "show", str(run_dir)), audit(tmp_path, "export", str(run_dir))
     assert (shown.returncode, shown.stderr, exported.returncode, exported.stderr) == (EXIT["ok"], "", EXIT["ok"], "")
+
+
+def test_a_manifest_of_900_mb_planted_in_a_run_is_never_read_whole(tmp_path):
+    (tmp_path / "bench").mkdir()
+    run_dir = synthetic_run(tmp_path / "run", [1, 0], config=f"task: {{path: {tmp_path / 'bench'}}}\n")
+    with open(run_dir / "manifest.json", "ab") as handle:  # sparse: no disk
+        handle.truncate(900 * 2**20)
+    verified, shown = _limited(tmp_path, "verify", str(run_dir)), _limited(tmp_path, "show", str(run_dir))
+    (run_dir / "manifest.json").unlink()
+    assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
+    assert "FAIL  manifest.json: changed: its sha256 " in verified.stdout
+    assert "ok    sources: not checked: manifest.json is not the run's\n" in verified.stdout
+    assert (shown.returncode, shown.stdout) == (EXIT["archive"], "")
+    assert shown.stderr == (f"benchrun: error: in '{run_dir}': run 555555555555: manifest.json: changed: its sha256 is "
+                            f"not the manifest id in run.json, so what it says cannot be trusted; benchrun-audit verify "
+                            f"{run_dir} says what changed\n")

@@ -270,6 +270,8 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
     from benchrun.compiler.plan import source_files
 
+    if not all(finding.ok for finding in check_manifest(run)):  # read whole only once it is the run's: a planted
+        return [Finding(True, "sources", "not checked: manifest.json is not the run's")]  # one may be gigabytes
     try:
         recorded = manifest_files(run.manifest_bytes)
     except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
