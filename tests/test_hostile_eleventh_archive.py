@@ -35,6 +35,13 @@ found bad, each with the rule it now obeys.
   MemoryError traceback under a memory limit (3 GB asked of memory otherwise). Now the manifest is hashed in pieces
   against its id (`archive.trust._manifest`), and verify reads it for the sources only once it is the run's
   (`audit.verify.check_sources`: `not checked: manifest.json is not the run's`)
+- a response line of a run that did not end holding a token count or a server duration no server measures
+  (`"completion_tokens": 10**30`, `"prompt_tokens": -5`, `"durations_ns": {"total": -1}`), records.sha256 rewritten
+  to match: `show`, `compare` and `report` gave `tokens/s 9999999999999999635896294965248.0`, exit 0, though the
+  server's boundary (`execute.boundary.received`) and the cache's drop such numbers. Now a record's counts and
+  durations are refused where the line is read unless from 0 to 2^53 - 1 (`core.recordvalues.Count`), as its wall
+  times are: `line 1: not a valid record: completion_tokens: Value error, 1000000000000000000000000000000 is no count
+  a server measures (0 to 2^53 - 1)`; what a runner returns is still taken and bounded at the server's boundary
 """
 
 from __future__ import annotations
@@ -195,9 +202,13 @@ def _edited(run_dir: Path, edit) -> None:
     """`edit` the judge calls' lines, and records.sha256 rewritten to match every line."""
     path = run_dir / "judgements.jsonl"
     path.write_text("".join(edit(path.read_text().splitlines(keepends=True))))
-    files = ("responses.jsonl", "scores.jsonl", "judgements.jsonl")
+    _redigest(run_dir, "responses.jsonl", "scores.jsonl", "judgements.jsonl")
+
+
+def _redigest(run_dir: Path, *names: str) -> None:
+    """records.sha256 rewritten to match every line of record files `names`, as anyone can rewrite a killed run's."""
     (run_dir / "records.sha256").write_bytes(b"".join(
-        digest_lines(name, (run_dir / name).read_bytes().splitlines(keepends=True)) for name in files))
+        digest_lines(name, (run_dir / name).read_bytes().splitlines(keepends=True)) for name in names))
 
 
 EDITS = {"a call for a sample with no response": (
@@ -249,3 +260,26 @@ def test_a_manifest_of_900_mb_planted_in_a_run_is_never_read_whole(tmp_path):
     assert shown.stderr == (f"benchrun: error: in '{run_dir}': run 555555555555: manifest.json: changed: its sha256 is "
                             f"not the manifest id in run.json, so what it says cannot be trusted; benchrun-audit verify "
                             f"{run_dir} says what changed\n")
+
+
+# -- figures no server measures ------------------------------------------------------------------------------------
+
+COUNTS = {"prompt_tokens": ({"prompt_tokens": -5}, "prompt_tokens: Value error, -5 is no count a server measures"),
+          "completion_tokens": ({"completion_tokens": 10**30}, "completion_tokens: Value error, "
+                                "1000000000000000000000000000000 is no count a server measures"),
+          "durations_ns": ({"durations_ns": {"total": -1}}, "durations_ns.total: Value error, -1 is no count a "
+                           "server measures")}
+
+
+@pytest.mark.parametrize("field", COUNTS)
+def test_a_killed_runs_response_holding_a_count_no_server_measures_is_refused(tmp_path, field):
+    patch, problem = COUNTS[field]
+    run_dir = synthetic_run(tmp_path / "run", [1, 0], finish=False)
+    path = run_dir / "responses.jsonl"
+    path.write_text("".join(json.dumps({**line, **patch}) + "\n" for line in read_jsonl(path)))
+    _redigest(run_dir, "responses.jsonl", "scores.jsonl")
+    for command in (["show", str(run_dir)], ["compare", str(run_dir), str(run_dir)]):
+        result = audit(tmp_path, *command)
+        assert (result.returncode, result.stderr) == (EXIT["archive"], (
+            f"benchrun: error: in '{path}': line 1: not a valid record: {problem} (0 to 2^53 - 1)\n"))
+
