@@ -42,6 +42,32 @@ found bad, each with the rule it now obeys.
   durations are refused where the line is read unless from 0 to 2^53 - 1 (`core.recordvalues.Count`), as its wall
   times are: `line 1: not a valid record: completion_tokens: Value error, 1000000000000000000000000000000 is no count
   a server measures (0 to 2^53 - 1)`; what a runner returns is still taken and bounded at the server's boundary
+- a run.json or a record line holding a key this benchrun does not know, or a schema version it does not read (as a
+  newer benchrun's run would): `unreadable: sharded_by: Extra inputs are not permitted`, pydantic's words, which do
+  not say why. Now the reader's one line says what it is (`archive.reader._first`): `sharded_by: a key which this
+  benchrun does not know (written by a newer benchrun? read it with that one)`, `schema_version: schema version 2,
+  which ...`; nothing is rewritten
+
+What held, tried and found as the rules say: `merge` of one shard (`the shards are incomplete: no run of shard 2/2`),
+of none (argparse's one line), of shards asked of different models (digests named) or with different options, of a
+whole run or an earlier merged run given as a shard (`not a shard run`), `--into` a run (refused) or a folder holding
+a file of the user's (the run made beside it, the file kept); a merged run verifies, and `show` names every shard
+with its directory, `(not there now: no run in it)` of one moved since; rescore, export and compare read it. A finished
+judged run whose judge call was edited fails `verify` naming the line (tests/test_judges.py); `rescore` with the judge
+server gone regrades from the archived calls, and `--rejudge judge.model=...` records the new judge in rescore.json,
+the run's own run.json untouched. JSON nested 200,000 deep in run.json, seal.json, summary.json, manifest.json (with
+the manifest id made to match) or config.yaml: one line each. A run.json of 100 MB: `104,857,600 bytes, more than
+benchrun writes in a run.json`, and `list` shows it unreadable. A record file with 10**6 lines past its digests:
+verify and show in 30 s and 94 MB, one line. An older run (run.json without label, varied, history, parent, sweep,
+cwd, overrides, identity or reason; an empty environment or runner; responses without token counts, durations,
+extra, failed_attempts, carried_from or cached_from, all resealed): list, show, verify, export, compare, report and
+rescore read it (speed figures it lacks shown as `-`), and none rewrites a byte of it. The response cache: an entry
+whose answer is over today's runner.max_response_bytes is asked afresh (the eighth pass's rule); cache_dir a link to
+a file is named a file; a cache left with its -wal and -shm files by a process killed (SIGKILL) inside a
+transaction lists its committed entries and `--clear` empties it, leaving the database alone; a non-text model or
+digest stored as a number is shown as its text. Not tried: a cache on a read-only directory (the tests run as root,
+whom permissions do not stop). An edited grade in a killed run whose records.sha256 was rewritten to match cannot be
+told from the grade written (no seal covers a run that did not end): by design, as the README says of unsealed runs.
 """
 
 from __future__ import annotations
@@ -283,3 +309,31 @@ def test_a_killed_runs_response_holding_a_count_no_server_measures_is_refused(tm
         assert (result.returncode, result.stderr) == (EXIT["archive"], (
             f"benchrun: error: in '{path}': line 1: not a valid record: {problem} (0 to 2^53 - 1)\n"))
 
+
+# -- a newer benchrun's run --------------------------------------------------------------------------------------
+
+NEWER = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
+
+
+@pytest.mark.parametrize(("change", "problem"), [({"sharded_by": "host"}, f"sharded_by: a key {NEWER}"),
+                                                 ({"schema_version": 2}, f"schema_version: schema version 2, {NEWER}")])
+def test_a_run_json_of_a_newer_benchrun_is_said_to_be_that(tmp_path, change, problem):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0], finish=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    written = json.dumps({**info, **change}).encode()
+    (run_dir / "run.json").write_bytes(written)
+    for command in ("show", "verify", "export"):
+        result = audit(tmp_path, command, str(run_dir))
+        assert (result.returncode, result.stdout, result.stderr) == (EXIT["archive"], "", (
+            f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: {problem}\n"))
+    assert (run_dir / "run.json").read_bytes() == written
+
+
+def test_a_record_line_of_a_newer_benchrun_is_said_to_be_that(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0], finish=False)
+    path = run_dir / "responses.jsonl"
+    path.write_text("".join(json.dumps({**line, "reasoning": "..."}) + "\n" for line in read_jsonl(path)))
+    _redigest(run_dir, "responses.jsonl", "scores.jsonl")
+    result = audit(tmp_path, "export", str(run_dir))
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{path}': line 1: not a valid record: reasoning: a key {NEWER}\n"))
