@@ -15,11 +15,12 @@ possibly half-written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 
@@ -74,9 +75,10 @@ def read_digests(run_dir: Path) -> Digests:
     if not path.is_file():
         return found
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.endswith(b"\n"):
+        for number, piece in enumerate(pieces(handle, DIGEST_LINE_BYTES), start=1):
+            if not piece.ended:
                 break
+            line = piece.line or b""  # one longer than a digest line is none
             parsed = _parse(line, found.lines)
             if parsed is None:
                 found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line"))
@@ -88,7 +90,7 @@ def read_digests(run_dir: Path) -> Digests:
                                                                 f"where line {len(digests) + 1} was due"))
                 continue
             digests.append(hexdigest[:HEX])
-            found.committed_size += len(line)
+            found.committed_size += piece.size
     return found
 
 
@@ -121,15 +123,21 @@ class Checked:
 
 def check_file(run_dir: Path, name: str, digests: list[str]) -> Checked:
     """Each line of `name` against its digest: the first changed line, written lines now missing, and the tail."""
-    committed, size, tail, changed, present = 0, 0, [], [], 0
-    for present, line in enumerate(lines_of(run_dir / name), start=1):
-        if present > len(digests):
-            tail.append(line)
-        elif digest(line) != digests[present - 1]:
-            changed.append(present)
-        elif not changed:
-            committed, size = committed + 1, size + len(line)
+    committed, size, tail, changed, present, overlong = 0, 0, [], [], 0, 0
+    path = run_dir / name
+    with open(path, "rb") if path.is_file() else contextlib.nullcontext(iter(())) as handle:
+        for present, piece in enumerate(pieces(handle, MAX_HELD_LINE), start=1):
+            if present > len(digests):
+                tail.append(piece.line or b"")
+                overlong = overlong or (piece.line is None and present)
+            elif piece.digest != digests[present - 1]:
+                changed.append(present)
+            elif not changed:
+                committed, size = committed + 1, size + piece.size
     problems = []
+    if overlong:
+        problems.append(Mismatch(name, overlong, f"line {overlong} is longer than any line benchrun reads whole "
+                                                 f"({MAX_HELD_LINE:,} bytes) and no digest covers it"))
     if changed:
         also = f" ({len(changed)} lines differ)" if len(changed) > 1 else ""
         problems.append(Mismatch(name, changed[0], f"line {changed[0]} is not the line written{also}"))
@@ -156,6 +164,40 @@ def aligned(path: Path, digests: list[str]) -> list[tuple[int, bytes]]:
 
 def _lines(n: int) -> str:
     return f"{n} line{'s' * (n != 1)}"
+
+
+MAX_HELD_LINE = 256 * 2**20
+"""The longest record line held whole before its digest is checked: far longer than benchrun writes one (an answer
+is at most runner.max_response_bytes, 8 MiB by default), so a planted line of gigabytes (a sparse file costs no
+disk) is digested in pieces, never read into memory (a MemoryError, or minutes of swapping, in `verify`)."""
+DIGEST_LINE_BYTES = 1024
+"""More than any records.sha256 line holds (`r <32 hex digits>`, or benchrun 0.2's `<file> <n> <64 hex digits>`)."""
+PIECE_BYTES = 2**20
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A line of a file as read in bounded pieces: its digest (as records.sha256 keeps it), its size, whether it
+    ends with a newline, and the line itself when it is at most the reader's bound (else None)."""
+
+    digest: str
+    size: int
+    ended: bool
+    line: bytes | None
+
+
+def pieces(handle: BinaryIO, keep: int) -> Iterator[Piece]:
+    """The lines of an open binary file, each held whole only up to `keep` bytes, a longer one digested piece by
+    piece."""
+    while first := handle.readline(keep + 1):
+        if len(first) <= keep or first.endswith(b"\n"):
+            yield Piece(digest(first), len(first), first.endswith(b"\n"), first)
+            continue
+        sha, size, last = hashlib.sha256(first), len(first), first
+        while not last.endswith(b"\n") and (last := handle.readline(PIECE_BYTES)):
+            sha.update(last)
+            size += len(last)
+        yield Piece(sha.digest()[:HEX // 2].hex(), size, last.endswith(b"\n"), None)
 
 
 def lines_of(path: Path) -> Iterator[bytes]:

@@ -261,9 +261,15 @@ def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
 
 
 def _first(err: ValidationError) -> str:
+    """The first of a validation's errors, as `key: what`; a key or a schema version this benchrun does not know is
+    said to be that, as a newer benchrun's file has them."""
     first = err.errors()[0]
     where = ".".join(map(str, first["loc"]))
-    return f"{where}: {first['msg']}" if where else first["msg"]
+    what = first["msg"]
+    if first["type"] == "extra_forbidden" or (where == "schema_version" and first["type"] == "literal_error"):
+        said = "a key" if first["type"] == "extra_forbidden" else f"schema version {first['input']!r},"
+        what = f"{said} which this benchrun does not know (written by a newer benchrun? read it with that one)"
+    return f"{where}: {what}" if where else what
 
 
 def load_run(path: PathLike) -> Run:

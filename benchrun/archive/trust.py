@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from benchrun.archive import ledger
+from benchrun.archive import ledger, repair
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
@@ -28,12 +28,15 @@ CONVERTED = ("its line ends were made CRLF since it was written (as git's core.a
 
 def converted(path: Path, sha256: str) -> bool:
     """Whether `path`, its CRLF line ends made LF again, is the file whose digest is `sha256` (and had any)."""
-    found, digest = False, hashlib.sha256()
+    found, digest, held = False, hashlib.sha256(), b""
     with open(path, "rb") as handle:
-        for line in handle:
-            crlf = line.endswith(b"\r\n")
-            found |= crlf
-            digest.update(line[:-2] + b"\n" if crlf else line)
+        while chunk := handle.read(ledger.PIECE_BYTES):  # in pieces: a line of gigabytes is never held whole
+            data = held + chunk
+            held = b"\r" if data.endswith(b"\r") else b""  # a CRLF may be split between two pieces
+            data = data[:len(data) - len(held)]
+            found |= b"\r\n" in data
+            digest.update(data.replace(b"\r\n", b"\n"))
+    digest.update(held)
     return found and digest.hexdigest() == sha256
 
 
@@ -75,7 +78,7 @@ def _manifest(run: Run) -> Iterator[str]:
     if not path.is_file():  # a compiled run's questions gone (show reads none); a pipe there its readers name
         yield from [] if path.exists() else [f"{MANIFEST}: missing"]
         return
-    if hashlib.sha256(run.manifest_bytes).hexdigest() != run.info.manifest_id:
+    if file_digest(path).sha256 != run.info.manifest_id:  # in pieces: a planted file of gigabytes is never held
         yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
 
 
@@ -91,20 +94,34 @@ def _files(run: Run) -> Iterator[str]:
 def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
     """A run that did not end: records.sha256 there and every line of it a digest, each record file's lines against
     it, and no more lines beyond the last digest than a writer killed mid-commit leaves (one commit's, in one file:
-    one response line, or the score or judge lines written together), which readers would read as the run's."""
+    one response line, or the score or judge lines written together), which readers would read as the run's; and
+    then, as a resume checks them (`repair.check`), every committed line belonging to the manifest: records.sha256,
+    which no seal covers yet, may have been rewritten to match lines no run writes (a judge call of a sample with no
+    response, a line repeated)."""
     if not (run.path / DIGESTS).is_file():
         yield f"{DIGESTS}: missing: nothing covers the record lines"
         return
-    yield from (str(problem) for problem in digests.problems)
+    problems = [str(problem) for problem in digests.problems]
     tails = []
     for name in JUDGED_FILES:
         if name in RECORD_FILES or (run.path / name).is_file():
             found = ledger.check_file(run.path, name, digests.lines.get(name, []))
-            yield from (str(problem) for problem in found.problems)
+            problems += [str(problem) for problem in found.problems]
             tails += [found] if found.tail else []
     beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
-    yield from (f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
-                "cover, more than a writer killed mid-write leaves" for found in beyond[:1])
+    problems += [f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
+                 "cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
+    yield from problems or _foreign(run)
+
+
+def _foreign(run: Run) -> list[str]:
+    """The committed lines that do not belong to the manifest, as a resume finds them (`repair.check`); none when
+    the manifest cannot be read as one (each reader says why as it reads it)."""
+    try:
+        manifest = run.manifest
+    except BenchrunError:
+        return []
+    return [str(problem) for problem in repair.check(run.path, manifest).problems]
 
 
 def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests) -> Iterator[str]:

@@ -19,7 +19,7 @@ from benchrun.core.errors import EXIT, ConfigError, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store
-from benchrun.execute.cacheplace import cache_dir
+from benchrun.execute.cacheplace import cache_dir, misplaced
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
 
@@ -81,15 +81,12 @@ def removed(database: Path, version: str, as_json: bool) -> None:
 def check_kind(directory: Path) -> None:
     """Refuse a cache folder that is no folder, or a database that is no file (a pipe, a folder): there is no cache
     there to say it is empty."""
-    database = directory / DB_FILE
-    if directory.exists() and not directory.is_dir():
-        found, what = directory, "folder"
-    elif database.exists() and not_a_file(database.stat().st_mode):
-        found, what = database, "database"
-    else:
-        return
-    kind = not_a_file(found.stat().st_mode) or "a file"
-    raise ConfigError(f"{found} is {kind}, where the response cache's {what} belongs", key="--cache-dir")
+    database, problem = directory / DB_FILE, misplaced(directory)
+    if problem is not None:
+        raise ConfigError(problem, key="--cache-dir")
+    if database.exists() and not_a_file(database.stat().st_mode):
+        kind = not_a_file(database.stat().st_mode)
+        raise ConfigError(f"{database} is {kind}, where the response cache's database belongs", key="--cache-dir")
 
 
 def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:
@@ -112,8 +109,8 @@ def table(stats: Stats) -> Table:
     for column in ("model", "digest", "entries", "newest (UTC)"):
         grid.add_column(column, no_wrap=True, justify="right" if column == "entries" else "left")
     for line in stats.models:
-        grid.add_row(Text(visible(line.model)), short_digest(line.digest) if line.digest else "-", str(line.entries),
-                     line.newest[:19].replace("T", " "))
+        grid.add_row(Text(visible(line.model)), Text(visible(short_digest(line.digest))) if line.digest else "-",
+                     str(line.entries), Text(visible(line.newest[:19].replace("T", " "))))
     return grid
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from benchrun.archive import ledger
+from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import LockState, describe, probe
 from benchrun.archive.reader import DEFAULT_ROOT, MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.trust import CONVERTED, converted, seal_broken
@@ -161,8 +161,20 @@ def check_files(run: Run) -> list[Finding]:
         unfinished = [] if info.status == "running" else [
             Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; {UNSEALED_LINES}")]
         present = [name for name in JUDGED_FILES if name in RECORD_FILES or (run.path / name).is_file()]
-        return [*unfinished, *(f for name in present for f in locate(run.path, name))]
+        located = [f for name in present for f in locate(run.path, name)]
+        return [*unfinished, *located, *(() if not all(f.ok for f in located) else belonging(run))]
     return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
+
+
+def belonging(run: Run) -> list[Finding]:
+    """The committed lines of a run that did not end that do not belong to its manifest, as a resume finds them
+    (`repair.check`): records.sha256 alone covers them, which anyone can have rewritten to match."""
+    try:
+        manifest = run.manifest
+    except BenchrunError:  # not a manifest: check_manifest and check_sources say what it is
+        return []
+    return [Finding(False, problem.file, problem.message, problem.line)
+            for problem in repair.check(run.path, manifest).problems]
 
 
 def missing(path: Path) -> str:
@@ -258,6 +270,8 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
     from benchrun.compiler.plan import source_files
 
+    if not all(finding.ok for finding in check_manifest(run)):  # read whole only once it is the run's: a planted
+        return [Finding(True, "sources", "not checked: manifest.json is not the run's")]  # one may be gigabytes
     try:
         recorded = manifest_files(run.manifest_bytes)
     except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses

@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue
-from benchrun.core.recordvalues import Environment, Identity, JudgeInfo, Moment, Seconds
-from benchrun.core.secrets import SECRETS
+from benchrun.core.recordvalues import Count, Environment, Identity, JudgeInfo, Message, Moment, Seconds
 from benchrun.core.shards import Shard
-from benchrun.core.text import one_line
 
 RECORD_VERSION = 1
 Number = int | float
-
-
-def _kept(text: str) -> str:
-    """An error's text as a record keeps it: every credential masked, one line (benchrun.core.text.one_line)."""
-    return one_line(SECRETS.scrub(text))
-
-
-Message = Annotated[str, AfterValidator(_kept)]
-"""Where an error becomes data: a message (or a type's name) from a server, a runner or user code, as one line."""
 
 
 def _absent(value: Any) -> bool:
@@ -87,6 +76,10 @@ class ResponseRecord(Answer):
     """Which of the sample's `repeats` answers this is (0..k-1); a response is identified by (id, repeat)."""
     text: str | None
     """The raw response text exactly as received; None when every attempt failed."""
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    durations_ns: dict[str, Count] = Field(default_factory=dict)
+    """The server's own timings (total, load, prompt_eval, eval), when it reports them."""
     seconds: Seconds
     """Wall time for the sample, retries included."""
     attempts: int
@@ -137,8 +130,8 @@ class JudgementRecord(Frozen):
     """The grade's number (an Enum or string through the judge's scores); None when there is none."""
     error: ErrorInfo | None = None
     """Why this call gives no number: the request failed, or the reply did not parse, or its grade has none."""
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
     seconds: Seconds = 0.0
     attempts: int = 0
     """Requests sent for this call (0: from the response cache, or read again from the archive)."""

@@ -12,6 +12,18 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from benchrun.core.secrets import SECRETS
+from benchrun.core.text import one_line
+
+
+def _kept(text: str) -> str:
+    """An error's text as a record keeps it: every credential masked, one line (benchrun.core.text.one_line)."""
+    return one_line(SECRETS.scrub(text))
+
+
+Message = Annotated[str, AfterValidator(_kept)]
+"""Where an error becomes data: a message (or a type's name) from a server, a runner or user code, as one line."""
+
 
 def _moment(text: str) -> str:
     """A time as benchrun writes them (ISO 8601, `2026-12-01T08:00:00.000000+00:00`), kept as written: a run.json
@@ -45,6 +57,24 @@ Seconds = Annotated[float, AfterValidator(_duration)]
 """A measured wall time, in seconds."""
 
 
+MAX_COUNT = 2**53 - 1
+"""The largest token count or duration (ns) a record may hold: the integers every JSON reader keeps exactly, as a
+server's are taken (`execute.boundary.received`)."""
+
+
+def _count(value: int) -> int:
+    """A token count or a server's duration (ns) as the run took it from the server: a whole number from 0 to
+    MAX_COUNT; anything else (-5 tokens, 10**30, written by a hand) is refused where the record is read, never made
+    into a speed."""
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{value!r} is no count a server measures (0 to 2^53 - 1)")
+    return value
+
+
+Count = Annotated[int, AfterValidator(_count)]
+"""A token count or a server's duration in ns, as measured."""
+
+
 def _identity(identity: dict[str, Any]) -> dict[str, Any]:
     """A model's identity as a runner records it: what the servers say is free-form, but a run over a list of
     servers keeps each one's identity, with its URL, under `hosts`."""
@@ -71,6 +101,16 @@ JudgeInfo = Annotated[dict[str, Any], _mappings("identity", "runner")]
 """run.json's `judge`: the judge model's identity and its runner config as used (mappings), `allow_self`."""
 Environment = Annotated[dict[str, Any], _mappings("packages")]
 """run.json's `environment`: versions and the machine, the packages' versions as a mapping."""
+
+
+RUN_ID = re.compile("[0-9A-Za-z_-]{1,64}")
+"""What may name a run in another's records (`cached_from`): benchrun's run ids are 12 hex digits; letters, digits,
+`-` and `_`, at most 64, take any other's, but no path, control character or page of text."""
+
+
+def is_run_id(text: str) -> bool:
+    """Whether `text` can be a run's id (`RUN_ID`)."""
+    return RUN_ID.fullmatch(text) is not None
 
 
 SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")

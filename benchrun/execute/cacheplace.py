@@ -3,12 +3,15 @@ systems it may not be on (SQLite's locking is unsafe on network ones)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Iterator
 
-from benchrun.core.errors import ConfigError
+from benchrun.core.errors import ConfigError, os_problem
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.home import expanded, home
 
 NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "glusterfs",
@@ -78,3 +81,24 @@ def _read(name: str) -> str:
         return Path(name).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def misplaced(directory: Path) -> str | None:
+    """What keeps the cache's folder from being `directory`, in words (`/x is a file, where the response cache's
+    folder belongs`, `/x is a loop of symbolic links`); None when it is a folder or can be made one. A run makes it
+    (its parents too), and `benchrun-audit cache` says an empty cache is only where one could be."""
+    for path in (directory, *directory.parents):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as err:
+            if os.path.islink(path) and err.errno == errno.ENOENT:
+                return f"{path} is a symbolic link to nothing (to {os.readlink(path)})"
+            if err.errno in (errno.ENOENT, errno.ENOTDIR):  # not there (yet), or under a file: look further up
+                continue
+            return f"{path}: {os_problem(err)}"
+        if stat.S_ISDIR(mode):
+            return None
+        kind = not_a_file(mode) or "a file"
+        where = "where the response cache's folder belongs" if path == directory else f"so {directory} cannot be made"
+        return f"{path} is {kind}, {where}"
+    return None
