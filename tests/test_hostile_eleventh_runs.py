@@ -26,6 +26,19 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
   unquoted date (`model: 2001-12-14`) was `"2001-12-14" is not valid here`. In tasks.yml the schema refused such values
   as not text, naming no line. Now the YAML reader (`core.yamlfile`) refuses `!!binary`, `!!set`, `!!omap`, `!!pairs`
   and a date where it reads them, naming the line and column, as `yes` and `010` are
+- a second Ctrl-C (or a SIGTERM) while the first is being recorded (run.json written as `interrupted`, 20 to 30 ms
+  after the first): raised as a new KeyboardInterrupt at the end of the held write, it took the place of the run's
+  RunInterrupted, so the console said `interrupted before the run started: nothing was asked or recorded` of a run
+  recorded `interrupted` with its answers (and a second signal at exit killed the process by SIGINT). Now the first
+  signal is the one the process ends for (`core.interrupts`): one after it is not raised again, and the line says
+  what the run directory records
+- a SIGTERM (or Ctrl-C) as a run that completed is sealed: the run was recorded `completed` and sealed, then the
+  line said `interrupted by SIGTERM: run ... is recorded as 'completed' ...; finish it with: benchrun-audit resume
+  DIR`, which says there is nothing to resume. Now the line says the run is sealed and nothing is left to finish
+  (`execute.session.resume_hint`), exit 130 for the signal
+- an override whose key holds a character Hydra's grammar takes only in quotes (`runner.mödel=x`, `+ключ=1`): told
+  to quote the value (`quote it: runner.mödel='x'`), which, done, gave the same line again, `''x''` suggested next.
+  Now the line says the character is in the key, which no key of the config holds (`cli._unquoted_character`)
 
 What held: see the end of this docstring's list in the report of the pass; each case below that is not a fix is a
 case tried that held.
@@ -33,9 +46,17 @@ case tried that held.
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.interrupts import SIGNALS, Interrupts
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import Lab
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
@@ -163,3 +184,99 @@ def test_a_tasks_yml_value_json_cannot_hold_is_refused_naming_its_line(tmp_path,
     write_bench(tmp_path, {"tasks.yml": f"- name: t\n  template: 'say {{a}}'\n  reference: ['1']\n  values:\n    a: {values}\n"})
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'tasks.yml': {said}\n")
+
+
+@pytest.fixture
+def interrupts():
+    """A fresh `Interrupts` handling this process's signals, the handlers before it put back after the test."""
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    handling = Interrupts()
+    handling.install()
+    yield handling
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+
+
+def test_a_second_signal_while_the_first_is_handled_is_not_raised_again(interrupts):
+    with pytest.raises(KeyboardInterrupt, match="^SIGINT$"):
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            signal.raise_signal(signal.SIGTERM)  # the user's second Ctrl-C, or a supervisor's SIGTERM, meanwhile
+            raise
+    assert interrupts.signal_name() == "SIGINT"
+
+
+def test_a_second_signal_while_the_run_is_recorded_as_interrupted_is_not_raised(interrupts):
+    with pytest.raises(KeyboardInterrupt, match="^SIGINT$"):
+        with interrupts.held():
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGTERM)
+    with interrupts.held():  # run.json written as `interrupted`, the seal after it
+        signal.raise_signal(signal.SIGINT)
+    assert interrupts.signal_name() == "SIGINT"
+
+
+SECOND_CTRL_C = """
+import os, runpy, signal, sys
+from benchrun.archive.writer import RunWriter
+finish = RunWriter.finish
+def finish_meanwhile_interrupted(self, status, reason=None):
+    if status == "interrupted":
+        signal.raise_signal(signal.SIGINT)
+    return finish(self, status, reason)
+RunWriter.finish = finish_meanwhile_interrupted
+sys.argv[0] = "benchrun"
+runpy.run_module("benchrun", run_name="__main__")
+"""
+
+
+def test_a_second_ctrl_c_while_the_first_is_recorded_leaves_the_first_ones_line_and_record(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        with lab.holding_answers(after=2) as hold:
+            proc = subprocess.Popen([sys.executable, "-c", SECOND_CTRL_C, *lab.args()], cwd=lab.root,
+                                    env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            run_dir = lab.first_run_dir()
+            lab.wait_for(lambda: hold.holding and lab.lines(run_dir) == 2)
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        run = json.loads((run_dir / "run.json").read_text())
+        head = f"benchrun: error: interrupted by SIGINT: run {run['run_id'][:12]} is recorded as 'interrupted' with 2 of 4"
+        assert (proc.returncode, err.count("\n"), err.startswith(head)) == (EXIT["interrupted"], 1, True)
+        assert err.endswith(f" in {run_dir}; finish it with: benchrun-audit resume {run_dir}\n")
+        assert (run["status"], run["reason"]) == ("interrupted", "interrupted by SIGINT") and lab.verified(run_dir)
+
+
+@pytest.mark.parametrize("override, at", [("runner.mödel='x'", 9), ("+ключ=1", 2), ("ö", 1)])
+def test_an_override_whose_key_holds_what_hydra_reads_only_in_quotes_is_not_told_to_quote_its_value(tmp_path, override,
+                                                                                                     at):
+    done = call_benchrun(override, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: the override {override!r}: Hydra's override grammar takes {override[at - 1]!r} (character "
+        f"{at}) in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)\n"))
+
+
+SIGTERM_AS_SEALED = """
+import runpy, signal, sys
+from benchrun.archive.writer import RunWriter
+finish = RunWriter.finish
+def finish_meanwhile_terminated(self, status, reason=None):
+    if status == "completed":
+        signal.raise_signal(signal.SIGTERM)
+    return finish(self, status, reason)
+RunWriter.finish = finish_meanwhile_terminated
+sys.argv[0] = "benchrun"
+runpy.run_module("benchrun", run_name="__main__")
+"""
+
+
+def test_a_sigterm_while_a_completed_run_is_sealed_says_nothing_is_left_to_finish(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        done = subprocess.run([sys.executable, "-c", SIGTERM_AS_SEALED, *lab.args()], cwd=lab.root, env=child_env(),
+                              capture_output=True, text=True, timeout=120)
+        [run_dir] = lab.run_dirs()
+        run = json.loads((run_dir / "run.json").read_text())
+        assert (done.returncode, done.stderr) == (EXIT["interrupted"], (
+            f"benchrun: error: interrupted by SIGTERM: run {run['run_id'][:12]} is recorded as 'completed' with 2 of 2 "
+            f"samples in {run_dir}, and sealed: nothing is left to finish\n"))
+        assert run["status"] == "completed" and lab.verified(run_dir)
