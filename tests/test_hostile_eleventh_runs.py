@@ -217,15 +217,18 @@ def test_a_second_signal_while_the_run_is_recorded_as_interrupted_is_not_raised(
     assert interrupts.signal_name() == "SIGINT"
 
 
-SECOND_CTRL_C = """
-import os, runpy, signal, sys
+def signalled_as_finished(status: str, signum: signal.Signals) -> str:
+    """`python -c` code running benchrun, which sends itself `signum` as its run is finished as `status` (a second
+    Ctrl-C while the first is recorded, a SIGTERM as a completed run is sealed)."""
+    return f"""
+import runpy, signal, sys
 from benchrun.archive.writer import RunWriter
 finish = RunWriter.finish
-def finish_meanwhile_interrupted(self, status, reason=None):
-    if status == "interrupted":
-        signal.raise_signal(signal.SIGINT)
+def finish_signalled(self, status, reason=None):
+    if status == {status!r}:
+        signal.raise_signal(signal.{signum.name})
     return finish(self, status, reason)
-RunWriter.finish = finish_meanwhile_interrupted
+RunWriter.finish = finish_signalled
 sys.argv[0] = "benchrun"
 runpy.run_module("benchrun", run_name="__main__")
 """
@@ -234,7 +237,8 @@ runpy.run_module("benchrun", run_name="__main__")
 def test_a_second_ctrl_c_while_the_first_is_recorded_leaves_the_first_ones_line_and_record(tmp_path):
     with Lab(tmp_path, n=4, latency_s=0) as lab:
         with lab.holding_answers(after=2) as hold:
-            proc = subprocess.Popen([sys.executable, "-c", SECOND_CTRL_C, *lab.args()], cwd=lab.root,
+            proc = subprocess.Popen([sys.executable, "-c", signalled_as_finished("interrupted", signal.SIGINT),
+                                     *lab.args()], cwd=lab.root,
                                     env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             run_dir = lab.first_run_dir()
             lab.wait_for(lambda: hold.holding and lab.lines(run_dir) == 2)
@@ -256,24 +260,10 @@ def test_an_override_whose_key_holds_what_hydra_reads_only_in_quotes_is_not_told
         f"{at}) in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)\n"))
 
 
-SIGTERM_AS_SEALED = """
-import runpy, signal, sys
-from benchrun.archive.writer import RunWriter
-finish = RunWriter.finish
-def finish_meanwhile_terminated(self, status, reason=None):
-    if status == "completed":
-        signal.raise_signal(signal.SIGTERM)
-    return finish(self, status, reason)
-RunWriter.finish = finish_meanwhile_terminated
-sys.argv[0] = "benchrun"
-runpy.run_module("benchrun", run_name="__main__")
-"""
-
-
 def test_a_sigterm_while_a_completed_run_is_sealed_says_nothing_is_left_to_finish(tmp_path):
     with Lab(tmp_path, n=2, latency_s=0) as lab:
-        done = subprocess.run([sys.executable, "-c", SIGTERM_AS_SEALED, *lab.args()], cwd=lab.root, env=child_env(),
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, "-c", signalled_as_finished("completed", signal.SIGTERM), *lab.args()],
+                              cwd=lab.root, env=child_env(), capture_output=True, text=True, timeout=120)
         [run_dir] = lab.run_dirs()
         run = json.loads((run_dir / "run.json").read_text())
         assert (done.returncode, done.stderr) == (EXIT["interrupted"], (
