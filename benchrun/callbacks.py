@@ -4,12 +4,14 @@ writes into it (noting the new ones, for benchrun.compose.takeback); summarise a
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override, RangeSweep
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, read_write
 
@@ -70,6 +72,7 @@ class RunDirCheck(Callback):
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
+        _check_sweep_size(OmegaConf.to_container(config.hydra.overrides.task))
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.sweep.dir")
@@ -148,14 +151,57 @@ def _check_stays(config: DictConfig) -> None:
                 "leave hydra.job.chdir out")
 
 
+MAX_SWEEP_JOBS = 10_000
+"""The most jobs a sweep makes: each is a run directory of its own, a column of the sweep's table and a row of its
+sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) would make a sweep of days."""
+
+
+def _check_sweep_size(overrides: list[str]) -> None:
+    """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
+    would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
+    exit 0)."""
+    swept = [override for override in OverridesParser.create().parse_overrides(overrides)
+             if override.is_sweep_override()]
+    counts = [(override.key_or_group, _values(override)) for override in swept]
+    if empty := next((override for override, (_, count) in zip(swept, counts) if not count), None):
+        _refuse(f"in 'config': the sweep makes no jobs: {empty.input_line} lists no value; give it one or more")
+    jobs = math.prod(count for _, count in counts)
+    if jobs > MAX_SWEEP_JOBS:
+        each = ", ".join(f"{key}: {_many(count)}" for key, count in counts)
+        _refuse(f"in 'config': the sweep makes {_many(jobs)} jobs ({each}), more than a sweep runs "
+                f"({MAX_SWEEP_JOBS:,}, "
+                "one after another, a run directory each); sweep fewer values, or split the sweep")
+
+
+def _values(override: Override) -> float:
+    """How many values a sweep override lists, a range's counted without listing them (math.inf for a range without
+    end, 0 for one Hydra refuses: a step of 0)."""
+    value = override.value()
+    if not isinstance(value, RangeSweep):
+        return sum(1 for _ in override.sweep_string_iterator())
+    try:
+        steps = (value.stop - value.start) / value.step
+    except ZeroDivisionError:
+        return 0
+    return math.ceil(steps) if math.isfinite(steps) and steps > 0 else (math.inf if steps > 0 else 0)
+
+
+def _many(count: float) -> str:
+    """A count as a person reads it: digits grouped, a count of over 15 digits as a power of ten, none as 'endless'."""
+    if math.isinf(count):
+        return "endlessly many"
+    return f"{count:,}" if count < 10**15 else f"about {float(count):.0e}".replace("e+", "e")
+
+
 def _check_swept_once(overrides: list[str]) -> None:
     """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
     the sweep's table, its report and its exports could not tell apart (a list of models is refused alike)."""
     for override in OverridesParser.create().parse_overrides(overrides):
         if not override.is_sweep_override():
             continue
-        values = list(override.sweep_string_iterator())
-        if twice := next((value for i, value in enumerate(values) if value in values[:i]), None):
+        seen: set[str] = set()
+        if twice := next((value for value in override.sweep_string_iterator() if value in seen or seen.add(value)),
+                         None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
 

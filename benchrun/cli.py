@@ -115,8 +115,10 @@ def _unquoted_character(err: OverrideParseException) -> str | None:
     at = lines[1].index("^") - len(prefix)
     if not 0 <= at < len(err.override):
         return None
-    return (f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1}) "
-            f"only inside quotes; quote it: {_quoted(err.override, at)}")
+    said = f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1})"
+    if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
+        return f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)"
+    return f"{said} only inside quotes; quote it: {_quoted(err.override, at)}"
 
 
 def _quoted(override: str, at: int) -> str:

@@ -26,6 +26,10 @@ from benchrun.core.manifest import Sample, Turn
 
 ID_COLUMN = "id"
 _MAX_ID = 80
+MAX_GIVEN_ID = 200
+"""The longest id an id column may give a sample (a task name has 100 characters): an id is printed in `show`'s
+headings and every error naming its sample, and kept in every record of it."""
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?")
 """The format-spec mini-language, for the width and precision it asks for."""
 _ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D"})
@@ -231,6 +235,9 @@ def sample_id_for(task: str, values: dict[str, Any]) -> str:
 
 
 def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, int]) -> str:
+    """`sample_id`, refused if another sample has it, or if an id column gave it unfit to name a sample."""
+    if ID_COLUMN in spec.values:
+        _check_given_id(spec, sample_id[len(spec.name) + 1:], index)
     if sample_id in seen:
         has_ids = ID_COLUMN in spec.values
         fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
@@ -238,6 +245,21 @@ def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, int]) ->
                      f"duplicate sample id '{sample_id}' (samples {seen[sample_id] + 1} and {index + 1}); {fix}")
     seen[sample_id] = index
     return sample_id
+
+
+def _check_given_id(spec: TaskSpec, given: str, index: int) -> None:
+    """Refuse an id column's id that is empty, longer than MAX_GIVEN_ID or holds a control character (a line break
+    split `show`'s heading of the sample in two)."""
+    if not given.strip():
+        why, fix = "is empty", "give every sample an id, or leave the id column out"
+    elif len(given) > MAX_GIVEN_ID:
+        why, fix = f"has {len(given):,} characters, more than a sample's id has ({MAX_GIVEN_ID})", "give a shorter one"
+    elif found := _CONTROL.search(given):
+        why = f"holds {found[0]!r} at character {found.start() + 1}, a control character, which an id cannot hold"
+        fix = "write the id without it (an id is printed on one line)"
+    else:
+        return
+    raise _error(spec, "values.id", f"the id of sample {index + 1} {why}; {fix}")
 
 
 def _error(spec: TaskSpec, key: str, message: str) -> TaskError:

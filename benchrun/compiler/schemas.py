@@ -68,7 +68,21 @@ def describe(err: ValidationError) -> str:
         where = "the file holds nothing (it is empty, or only comments)" if not err.absolute_path else "nothing is given"
         kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         return f"{where}; give {' or '.join(YAML_KINDS.get(kind, kind) for kind in kinds)}"
-    return err.message
+    return _bounded(err.message, err.instance)
+
+
+SHOWN = 60
+"""The most characters of a value's repr a violation shows (jsonschema's message holds it whole)."""
+
+
+def _bounded(message: str, instance: Any) -> str:
+    """jsonschema's `message` with the value it quotes (`'aaa...' is too long`, a 10,000-character name) cut to its
+    head and its length, so an error line of bounded length keeps the key it names."""
+    shown = repr(instance)
+    if len(shown) <= SHOWN or shown not in message:
+        return message
+    size = f" ({len(instance):,} characters)" if isinstance(instance, str) else ""
+    return message.replace(shown, f"{shown[:SHOWN - 3]}...{size}", 1)
 
 
 def _unknown_keys(err: ValidationError) -> list[str]:

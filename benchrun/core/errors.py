@@ -112,7 +112,14 @@ def _quote(file: str | None) -> str | None:
     return f"in '{file}'" if file else None
 
 
+NAME_SHOWN = 100
+"""The most characters of a task's name an error shows (a task name has at most 100): a longer one, refused for its
+length, is shown by its head and length, so the line keeps the key at fault and what is wrong."""
+
+
 def _task(task: str | None) -> str | None:
+    if task and len(task) > NAME_SHOWN:
+        return f"task '{task[:NAME_SHOWN - 40]}...' ({len(task):,} characters)"
     return f"task '{task}'" if task else None
 
 

@@ -5,6 +5,8 @@ A signal handler is process-wide by nature, so this module keeps the one `Interr
 event loop a signal raises KeyboardInterrupt, except inside `held()` blocks (a file being replaced, a record being
 committed), where it waits until the block ends. While samples are being asked, a signal cancels the asking task
 instead (through the loop, so asyncio's own state stays whole) and the run is recorded as interrupted after it.
+The first signal ends the process: one that comes after it (a second Ctrl-C while the first is being recorded) is
+not raised again, so what is said, and recorded, is what the first one did (SIGKILL still ends a process at once).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ class Interrupts:
         self._held = 0
         self._pending = False
         self._cancel: Callable[[], None] | None = None
+        self._ending = False
         self.received: int | None = None
-        """The last signal received, if any."""
+        """The signal the process is ending for, if any."""
 
     def signal_name(self) -> str | None:
         """`SIGTERM`, for the last signal received; None when there was none."""
@@ -47,17 +50,22 @@ class Interrupts:
 
     def install(self) -> None:
         """Handle every signal of SIGNALS, but one of KEPT_IGNORED the process was started ignoring stays ignored."""
+        self._ending = False
         for sig in SIGNALS:
             if sig not in KEPT_IGNORED or signal.getsignal(sig) != signal.SIG_IGN:
                 signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: object) -> None:
+        if self._ending or self._pending:  # a signal after the one the process is ending for: it ends the same way
+            return
         self.received = signum
         if self._cancel is not None:
+            self._ending = True
             self._cancel()
         elif self._held:
             self._pending = True
         else:
+            self._ending = True
             raise KeyboardInterrupt(self.signal_name())
 
     @contextmanager
@@ -69,7 +77,7 @@ class Interrupts:
         finally:
             self._held -= 1
         if not self._held and self._pending and self._cancel is None:
-            self._pending = False
+            self._pending, self._ending = False, True
             raise KeyboardInterrupt(self.signal_name())
 
     @contextmanager
@@ -87,7 +95,7 @@ class Interrupts:
 
         async def cancellable() -> T:
             loop, task, active = asyncio.get_running_loop(), asyncio.current_task(), [True]
-            self.received = None
+            self.received, self._ending = None, False
 
             def cancel() -> None:
                 if active[0]:

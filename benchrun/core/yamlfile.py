@@ -1,6 +1,6 @@
 """Reading a benchmark's YAML files safely: libyaml when installed, aliases and keys given twice refused, nesting
 and integers bounded, keys text, numbers and bools only as written (not YAML 1.1's `yes` or `010`), strings real
-text (no lone surrogate), errors naming line and column."""
+text (no lone surrogate), no value JSON cannot hold (`!!binary`, a date), errors naming line and column."""
 
 from __future__ import annotations
 
@@ -104,6 +104,24 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
     return (yield from yaml.constructor.SafeConstructor.construct_yaml_map(loader, node))
 
 
+NOT_JSON = {"binary": "bytes", "timestamp": "a date", "set": "a set", "omap": "an ordered mapping",
+            "pairs": "a list of pairs"}
+"""YAML's tags for what JSON has no value of (the manifest, run.json and config.yaml are JSON): a safe loader makes
+bytes of `!!binary` (a runner file's `base_url: !!binary aHR0c...` was a URL with a password in it, past the check for
+one, which reads text) and a date of an unquoted `2024-01-01`."""
+
+
+def _not_json(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """Refuse a value of one of the NOT_JSON tags, naming what YAML would have made of it."""
+    kind = NOT_JSON[node.tag.rpartition(":")[2]]
+    if node.tag.endswith(":timestamp"):
+        raise _Refused(node.start_mark, f"{node.value} is read by YAML as {kind}, not as written; quote it "
+                                        f"('{node.value}') to keep it as text")
+    raise _Refused(node.start_mark, f"a value tagged {node.tag.replace('tag:yaml.org,2002:', '!!')} is read by YAML as "
+                                    f"{kind}, which a benchmark's or a runner's value cannot be: write it as text, a "
+                                    "number, a list or a mapping")
+
+
 def _kind(value: Any) -> str:
     return "null" if value is None else f"the {type(value).__name__} {value!r}" if isinstance(value, (int, float)) \
         else f"a {type(value).__name__}"
@@ -123,6 +141,8 @@ for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:float", _float)
     _loader.add_constructor("tag:yaml.org,2002:str", _text)
     _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
+    for _tag in NOT_JSON:
+        _loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
 
 
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:

@@ -21,7 +21,7 @@ from benchrun.core.errors import (
     os_error_line,
 )
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import LOG, Status
+from benchrun.core.layout import LOG, UNFINISHED, Status
 from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
 from benchrun.core.recordvalues import model_digest, short_digest
@@ -66,14 +66,17 @@ def recording(writer: RunWriter) -> Iterator[None]:
 
 
 def resume_hint(writer: RunWriter, when: str = "") -> str:
-    """What the run directory now says of the run, and the command that finishes it."""
+    """What the run directory now says of the run, and the command that finishes it (none for a run sealed as
+    completed before what ended it came: a signal as its seal was written)."""
     info, where = writer.info, writer.dir.absolute()
     if info.manifest_id is None:
         return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
     counts, ungraded = info.counts, writer.ungraded
     graded = f" ({ungraded} not graded yet)" if ungraded else ""
-    return (f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
-            f"{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}")
+    said = f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
+    if info.status not in UNFINISHED:
+        return f"{said} in {where}, and sealed: nothing is left to finish"
+    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}"
 
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
