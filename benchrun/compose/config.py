@@ -172,9 +172,15 @@ def refuse_secrets(found: Iterable[tuple[str, str]]) -> None:
                              "URLs without user names or passwords", file="config", key=where)
 
 
+MAX_OVERRIDE_ITEMS = 10_000
+"""The most values one override lists (a sweep's, a list's: as many as a sweep runs jobs); Hydra's parser takes
+minutes over a list of 18,000 model names before anything can be said of it."""
+
+
 def refuse_bad_overrides(argv: Sequence[str]) -> None:
-    """Refuse, before Hydra writes, prints or parses any of them, a command-line override that holds a credential or
-    an integer of more digits than Python converts (which Hydra's parser would meet with a ValueError traceback)."""
+    """Refuse, before Hydra writes, prints or parses any of them, a command-line override that holds a credential, an
+    integer of more digits than Python converts (which Hydra's parser would meet with a ValueError traceback) or more
+    than MAX_OVERRIDE_ITEMS values."""
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
         key, is_override, value = arg.partition("=")
@@ -186,6 +192,9 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
                        ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
         if digits.search(value):
             raise ConfigError(too_many_digits(), file="config", key=key)
+        if (items := value.count(",") + 1) > MAX_OVERRIDE_ITEMS:
+            raise ConfigError(f"the override lists {items:,} values, more than an override takes "
+                              f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
 
 
 STRICT_TYPES = {"int_type", "float_type", "bool_type", "string_type"}
