@@ -85,7 +85,8 @@ TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference"
     (("runner.options.seed=range(0.0,1e300,0.5)",), "the sweep makes about 2e300 jobs (runner.options.seed: about 2e300)"),
     (("runner.options.seed=range(0,inf)",),
      "the sweep makes endlessly many jobs (runner.options.seed: endlessly many)"),
-    (("runner.model=" + ",".join(f"m{i}" for i in range(10_001)),), "the sweep makes 10,001 jobs (runner.model: 10,001)"),
+    (("runner.model=" + ",".join(f"m{i}" for i in range(101)), "runner.options.seed=" + ",".join(map(str, range(100)))),
+     "the sweep makes 10,100 jobs (runner.model: 101, runner.options.seed: 100)"),
 ])
 @pytest.mark.parametrize("dry", [(), ("dry_run=true",)])
 def test_a_sweep_of_more_jobs_than_a_sweep_runs_is_refused_before_they_are_listed(tmp_path, swept, said, dry):
