@@ -62,12 +62,14 @@ class Repair:
                 "regraded": [answer_name(*key) for key in sorted(self.regrade)]}
 
 
-def check(run_dir: Path, manifest: Manifest) -> Repair:
-    """Check the record files against records.sha256 and the manifest (see the module docstring)."""
-    digests = read_digests(run_dir)
+def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
+          checked: dict[str, Checked] | None = None) -> Repair:
+    """Check the record files against records.sha256 and the manifest (see the module docstring); `digests` and
+    `checked`, when given, are records.sha256 and the files already checked against it (not read again)."""
+    digests = digests or read_digests(run_dir)
     repair = Repair(problems=list(digests.problems), digests=digests)
     for name in manifest.record_files:
-        found = check_file(run_dir, name, digests.lines.get(name, []))
+        found = (checked or {}).get(name) or check_file(run_dir, name, digests.lines.get(name, []))
         repair.checked[name] = found
         repair.problems += found.problems
         whole = [line for line in found.tail if line.endswith(b"\n")]

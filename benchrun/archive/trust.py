@@ -101,27 +101,26 @@ def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
     if not (run.path / DIGESTS).is_file():
         yield f"{DIGESTS}: missing: nothing covers the record lines"
         return
+    checked = {name: ledger.check_file(run.path, name, digests.lines.get(name, [])) for name in JUDGED_FILES
+               if name in RECORD_FILES or (run.path / name).is_file()}
     problems = [str(problem) for problem in digests.problems]
-    tails = []
-    for name in JUDGED_FILES:
-        if name in RECORD_FILES or (run.path / name).is_file():
-            found = ledger.check_file(run.path, name, digests.lines.get(name, []))
-            problems += [str(problem) for problem in found.problems]
-            tails += [found] if found.tail else []
+    problems += [str(problem) for found in checked.values() for problem in found.problems]
+    tails = [found for found in checked.values() if found.tail]
     beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
     problems += [f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
                  "cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
-    yield from problems or _foreign(run)
+    yield from problems or _foreign(run, digests, checked)
 
 
-def _foreign(run: Run) -> list[str]:
-    """The committed lines that do not belong to the manifest, as a resume finds them (`repair.check`); none when
-    the manifest cannot be read as one (each reader says why as it reads it)."""
+def _foreign(run: Run, digests: ledger.Digests, checked: dict[str, ledger.Checked]) -> list[str]:
+    """The committed lines that do not belong to the manifest, as a resume finds them (`repair.check`, on the lines
+    already checked against their digests); none when the manifest cannot be read as one (each reader says why as
+    it reads it)."""
     try:
         manifest = run.manifest
     except BenchrunError:
         return []
-    return [str(problem) for problem in repair.check(run.path, manifest).problems]
+    return [str(problem) for problem in repair.check(run.path, manifest, digests, checked).problems]
 
 
 def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests) -> Iterator[str]:
