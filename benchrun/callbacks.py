@@ -7,6 +7,7 @@ import functools
 import math
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -72,7 +73,8 @@ class RunDirCheck(Callback):
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
-        _check_sweep_size(OmegaConf.to_container(config.hydra.overrides.task))
+        swept = _swept(config)
+        _check_sweep_size(swept)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.sweep.dir")
@@ -88,7 +90,7 @@ class RunDirCheck(Callback):
         if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
             _refuse(why)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"])
-        _check_swept_once(OmegaConf.to_container(config.hydra.overrides.task))
+        _check_swept_once(swept)
         if not sweep_dir.exists():
             takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
         takeback.SWEEPS.append(sweep_dir)
@@ -156,12 +158,16 @@ MAX_SWEEP_JOBS = 10_000
 sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) would make a sweep of days."""
 
 
-def _check_sweep_size(overrides: list[str]) -> None:
+def _swept(config: DictConfig) -> list[Override]:
+    """The command line's sweep overrides, parsed (once: the checks below each read them)."""
+    overrides = OverridesParser.create().parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
+    return [override for override in overrides if override.is_sweep_override()]
+
+
+def _check_sweep_size(swept: list[Override]) -> None:
     """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
     would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
     exit 0)."""
-    swept = [override for override in OverridesParser.create().parse_overrides(overrides)
-             if override.is_sweep_override()]
     counts = [(override.key_or_group, _values(override)) for override in swept]
     if empty := next((override for override, (_, count) in zip(swept, counts) if not count), None):
         _refuse(f"in 'config': the sweep makes no jobs: {empty.input_line} lists no value; give it one or more")
@@ -183,7 +189,9 @@ def _values(override: Override) -> float:
         steps = (value.stop - value.start) / value.step
     except ZeroDivisionError:
         return 0
-    return math.ceil(steps) if math.isfinite(steps) and steps > 0 else (math.inf if steps > 0 else 0)
+    if not steps > 0:  # none, or not a number (inf - inf)
+        return 0
+    return math.ceil(steps) if math.isfinite(steps) else math.inf
 
 
 def _many(count: float) -> str:
@@ -193,15 +201,12 @@ def _many(count: float) -> str:
     return f"{count:,}" if count < 10**15 else f"about {float(count):.0e}".replace("e+", "e")
 
 
-def _check_swept_once(overrides: list[str]) -> None:
+def _check_swept_once(swept: list[Override]) -> None:
     """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
     the sweep's table, its report and its exports could not tell apart (a list of models is refused alike)."""
-    for override in OverridesParser.create().parse_overrides(overrides):
-        if not override.is_sweep_override():
-            continue
-        seen: set[str] = set()
-        if twice := next((value for value in override.sweep_string_iterator() if value in seen or seen.add(value)),
-                         None):
+    for override in swept:
+        listed = Counter(override.sweep_string_iterator())
+        if twice := next((value for value, times in listed.items() if times > 1), None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
 
