@@ -313,3 +313,13 @@ def test_a_signal_another_thread_receives_wakes_the_idle_event_loop():
         for sig, handler in before.items():
             signal.signal(sig, handler)
     assert seen == [True]
+
+
+def test_the_asking_loop_runs_in_a_thread_that_is_not_the_main_one():
+    """The Python API called from a thread of its own (a notebook's worker, say): the loop there is not woken by
+    signals (Python lets only the main thread set the wakeup fd, which raised ValueError), and it runs."""
+    said = []
+    thread = threading.Thread(target=lambda: said.append(Interrupts().run(lambda: asyncio.sleep(0, "asked"))))
+    thread.start()
+    thread.join()
+    assert said == ["asked"]

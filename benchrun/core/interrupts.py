@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterator, TypeVar
 
@@ -116,7 +117,12 @@ class Interrupts:
 def _waking(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     """A signal wakes `loop` (`signal.set_wakeup_fd`), so that its handler runs at once. The kernel may hand a signal
     to any thread of the process (the event loop's helper threads among them); the handler runs in the main thread
-    only, and a main thread idle in the loop's `select` would otherwise not run it until some answer came."""
+    only, and a main thread idle in the loop's `select` would otherwise not run it until some answer came. A loop in
+    another thread (the Python API called from one) runs no handler, and Python lets only the main thread set the
+    wakeup fd: nothing is done there."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     receiving, waking = socket.socketpair()
     for end in (receiving, waking):
         end.setblocking(False)
