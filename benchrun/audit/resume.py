@@ -95,9 +95,13 @@ def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None
 
 
 def servers_given(hosts: list[str] | None) -> str | list[str] | None:
-    """`--host` as given: none, one server, or (repeated) a list of servers; a URL holding a credential (user info,
-    `?api_key=`) is refused as in the config, since run.json would keep it."""
+    """`--host` as given: none, one server, or (repeated) a list of servers; an empty one is refused (it would ask the
+    run's own servers unsaid), and so is a URL holding a credential (user info, `?api_key=`), since run.json would
+    keep it."""
     for url in hosts or []:
+        if not url.strip():
+            raise ConfigError(f"--host {url!r}: not a server's URL; give http://host:port, or leave --host out to ask "
+                              "the run's own servers")
         if (why := secrets.secret_value(url)) is not None:
             raise ConfigError(f"--host {url.split('://')[0]}://...: secrets are never taken from --host, where they "
                               f"would be archived ({why}); give URLs without user names or passwords")
