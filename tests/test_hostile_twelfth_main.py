@@ -4,6 +4,10 @@ each with the rule it now obeys.
 - `resume --host ''` / `retry --host ''` (an unset shell variable, `--host "$GPU"`): taken as no --host, so the run
   was asked of its own servers without a word, and the history noted `"host": ""`; now an empty or blank --host is
   refused in one line (`audit.resume.servers_given`)
+- an empty path argument of an audit command (`export --output ''`, `report --output ''`, `merge --into ''`,
+  `list ''`, `--root ''`): `Path('')` is the working directory, so an export failed as `is a directory writing .`
+  and `list ''` listed the runs under `.`; now argparse refuses it in one line (`audit.arguments.path`, which every
+  path argument of the audit commands takes, `--root` given by one owner)
 
 What held: a server listed twice in `runner.host` (also as `localhost` beside `127.0.0.1`, or with a trailing `/`),
 an empty list, a server at another loopback address; `resume --host` given twice the same, a URL with `?` or `#`,
@@ -16,6 +20,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
+from tests.helpers.commands import audit
 
 
 @pytest.mark.parametrize("command", ["resume", "retry"])
@@ -31,3 +36,18 @@ def test_resume_and_retry_refuse_an_empty_host(tmp_path, command, given):
         "the run's own servers\n"))
     assert ({path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}, lab.run_dirs()) == (
         before, [run_dir])
+
+
+@pytest.mark.parametrize(("command", "args", "name"), [
+    ("export", ["RUN", "--output", ""], "--output"), ("report", ["RUN", "--output", " "], "--output"),
+    ("merge", ["RUN", "--into", ""], "--into"), ("retry", ["RUN", "--into", ""], "--into"), ("list", [""], "ROOT"),
+    ("show", ["RUN", "--root", ""], "--root"), ("rescore", ["RUN", "--scorers", ""], "--scorers")])
+def test_an_empty_path_argument_is_refused_not_read_as_the_working_directory(tmp_path, command, args, name):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        assert lab.call(*lab.args()).returncode == EXIT["ok"]
+        [run_dir] = lab.run_dirs()
+        before = sorted(path for path in tmp_path.rglob("*"))
+        result = audit(tmp_path, command, *(str(run_dir) if arg == "RUN" else arg for arg in args))
+    assert (result.returncode, result.stdout, result.stderr.splitlines()[-1]) == (
+        EXIT["usage"], "", f"benchrun-audit {command}: error: argument {name}: an empty path names no file or directory")
+    assert sorted(path for path in tmp_path.rglob("*")) == before

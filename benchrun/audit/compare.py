@@ -15,17 +15,16 @@ import argparse
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import DEFAULT_ROOT, Run, Values, expand_runs
+from benchrun.archive.reader import Run, Values, expand_runs
 from benchrun.archive.sessions import mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
-from benchrun.audit import significance
+from benchrun.audit import arguments, significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
 from benchrun.audit.provenance import flatten, provenance
 from benchrun.audit.show import check_known, check_task
@@ -148,7 +147,7 @@ class Report(Frozen):
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN",
                         help="run directories, run id prefixes or sweep directories; the first run is the baseline")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    arguments.add_root(parser)
     parser.add_argument("--metric", metavar="NAME", help="only this metric")
     parser.add_argument("--task", metavar="NAME", help="only this task")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")

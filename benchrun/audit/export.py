@@ -8,12 +8,12 @@ import csv
 import json
 import sys
 from contextlib import nullcontext
-from pathlib import Path
 from typing import IO, Any, Sequence
 
-from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
+from benchrun.archive.reader import Run, expand_runs
 from benchrun.archive.rows import columns, export_rows
 from benchrun.archive.writer import atomic_file
+from benchrun.audit import arguments
 from benchrun.core.errors import EXIT
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -58,11 +58,10 @@ WRITERS = {"csv": write_csv, "jsonl": write_jsonl}
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory, run id prefix or sweep directory")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
-                                                                       f"(default: {DEFAULT_ROOT})")
+    arguments.add_root(parser)
     parser.add_argument("--format", choices=sorted(WRITERS), default="csv", help="csv (default) or jsonl")
     parser.add_argument("--text", action="store_true", help="add the chat (system prompt, few-shot turns, prompt) and the raw response as columns")
-    parser.add_argument("--output", type=Path, help="write to this file (default, or -: standard output)")
+    parser.add_argument("--output", type=arguments.path, help="write to this file (default, or -: standard output)")
 
 
 def utf8(stream: IO[str]) -> IO[str]:

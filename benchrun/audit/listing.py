@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
+from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import visible
@@ -179,7 +180,7 @@ def _since(value: str) -> datetime:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("root", nargs="?", type=Path, default=DEFAULT_ROOT, metavar="ROOT",
+    parser.add_argument("root", nargs="?", type=arguments.path, default=DEFAULT_ROOT, metavar="ROOT",
                         help=f"archive root (default: {DEFAULT_ROOT})")
     parser.add_argument("--model", help="only runs of this model (as configured, or as the server named it)")
     parser.add_argument("--task", help="only runs with this task")

@@ -17,10 +17,11 @@ from typing import Sequence
 
 import yaml
 
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run
+from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
+from benchrun.audit import arguments
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
@@ -36,11 +37,11 @@ Key = tuple[str, int]
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="SHARD_RUN", help="the shard runs (directories or run id prefixes)")
-    parser.add_argument("--into", type=Path, required=True, metavar="DIR", help="the merged run's directory (new)")
+    parser.add_argument("--into", type=arguments.path, required=True, metavar="DIR", help="the merged run's directory (new)")
     parser.add_argument("--partial", action="store_true",
                         help="merge even when shards or answers are missing (recorded; the merged run is then "
                              "interrupted, and resume asks the rest)")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    arguments.add_root(parser)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from typing import Sequence
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, distinct_labels, job_dirs, load_run, named, resolve_run
 from benchrun.archive.speed import FIGURES, figures, speed_of
 from benchrun.archive.writer import write_atomic
+from benchrun.audit import arguments
 from benchrun.audit import report_svg as svg
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
@@ -62,9 +63,9 @@ class Records:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("refs", nargs="+", metavar="RUN|SWEEP",
                         help="run directories, run id prefixes or a sweep directory")
-    parser.add_argument("--output", type=Path,
+    parser.add_argument("--output", type=arguments.path,
                         help=f"the HTML file to write (default: <run or sweep dir>/{REPORT_FILE})")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="where to look up run id prefixes")
+    arguments.add_root(parser)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -29,9 +29,10 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock, own_file
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, resolve_run
+from benchrun.archive.reader import PathLike, Run, resolve_run
 from benchrun.archive.tally import Tally
 from benchrun.archive.writer import RecordFile, environment, file_digest, now, write_atomic
+from benchrun.audit import arguments
 from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
 from benchrun.audit.rescored import (
     MeanChange,
@@ -65,10 +66,10 @@ Loaded = dict[str, tuple[Scorer, str, str | None]]
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    arguments.add_root(parser)
     parser.add_argument("--scorer", action="append", metavar="NAME",
                         help="score with this scorer only (repeatable); a name no task uses applies to every task")
-    parser.add_argument("--scorers", type=Path, metavar="FILE.py",
+    parser.add_argument("--scorers", type=arguments.path, metavar="FILE.py",
                         help="add this file's scorer functions to the benchmark's (its new ones on every task)")
     parser.add_argument("--only", action="store_true",
                         help="with --scorers: take scorer functions from FILE.py instead of the benchmark's "

@@ -19,9 +19,10 @@ from typing import Any, AsyncIterator
 
 from benchrun.archive import repair
 from benchrun.archive.dirlock import DirLock
-from benchrun.archive.reader import DEFAULT_ROOT, Run, load_run, resolve_run
+from benchrun.archive.reader import Run, load_run, resolve_run
 from benchrun.archive.sessions import RESUMED, ended
 from benchrun.archive.writer import RunWriter, file_digest, now
+from benchrun.audit import arguments
 from benchrun.audit.provenance import flatten
 from benchrun.compiler import scoring
 from benchrun.compiler.plan import Plan, manifest_config, runner_spec, source_files
@@ -44,7 +45,7 @@ from benchrun.execute.session import Judged, execute, grader_for, judge_model, m
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    arguments.add_root(parser)
     parser.add_argument("--force", action="store_true",
                         help="resume even if the sources, the model or the records changed: records that do not "
                              "belong are dropped (all of it recorded in run.json)")

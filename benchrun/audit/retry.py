@@ -16,9 +16,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run, resolve_run
+from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
+from benchrun.audit import arguments
 from benchrun.audit.resume import (
     changed_sources,
     checked_models,
@@ -42,13 +43,13 @@ from benchrun.execute.session import execute, make_judge, recording
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="archive root for run ids")
+    arguments.add_root(parser)
     parser.add_argument("--force", action="store_true",
                         help="retry even if the parent does not verify, or its sources or model changed (recorded)")
     parser.add_argument("--host", action="append", metavar="URL",
                         help="ask this server instead of the ones the run used (recorded); repeat for a list of "
                              "servers")
-    parser.add_argument("--into", type=Path, metavar="DIR", help="the new run's directory (default: beside RUN)")
+    parser.add_argument("--into", type=arguments.path, metavar="DIR", help="the new run's directory (default: beside RUN)")
 
 
 def main(args: argparse.Namespace) -> int:

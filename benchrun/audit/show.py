@@ -10,15 +10,15 @@ import json
 import sys
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Sequence
 
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import DEFAULT_ROOT, Run, expand_runs
+from benchrun.archive.reader import Run, expand_runs
 from benchrun.archive.rows import joined
 from benchrun.archive.speed import FIGURES, speed_of
+from benchrun.audit import arguments
 from benchrun.audit.heading import header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
@@ -236,8 +236,7 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN",
                         help="run directory or run id prefix (several, or a sweep directory, with --wrong)")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
-                                                                       f"(default: {DEFAULT_ROOT})")
+    arguments.add_root(parser)
     parser.add_argument("--samples", action="store_true",
                         help="also list each sample (prompt, response, scores), before the metrics table")
     parser.add_argument("--failed", action="store_true",

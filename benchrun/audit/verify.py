@@ -21,9 +21,10 @@ import yaml
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import LockState, describe, probe
-from benchrun.archive.reader import DEFAULT_ROOT, MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
+from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.trust import CONVERTED, converted, seal_broken
 from benchrun.archive.writer import file_digest
+from benchrun.audit import arguments
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
@@ -317,8 +318,7 @@ def print_verdict(verdict: Verdict) -> None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"archive root for run ids "
-                                                                       f"(default: {DEFAULT_ROOT})")
+    arguments.add_root(parser)
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
 
 
