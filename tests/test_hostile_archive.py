@@ -142,7 +142,7 @@ def test_a_cache_file_that_is_not_the_cache(tmp_path, content, why):
     for clear in ([], ["--clear"]):
         result = audit(tmp_path, "cache", "--cache-dir", str(path.parent), *clear)
         assert (result.returncode, result.stderr) == (
-            EXIT["usage"], f"benchrun: error: cache_dir: the response cache at {path} cannot be used ({why}); set "
+            EXIT["usage"], f"benchrun: error: --cache-dir: the response cache at {path} cannot be used ({why}); set "
                            "cache_dir= to a directory on local disk, or cache=false\n")
     if content == "another program's database":
         assert sqlite3.connect(path).execute("SELECT x FROM answers").fetchall() == [(1,)]

@@ -8,6 +8,10 @@ each with the rule it now obeys.
   `list ''`, `--root ''`): `Path('')` is the working directory, so an export failed as `is a directory writing .`
   and `list ''` listed the runs under `.`; now argparse refuses it in one line (`audit.arguments.path`, which every
   path argument of the audit commands takes, `--root` given by one owner)
+- a cache place chosen by $XDG_CACHE_HOME or $HOME (no `cache_dir` given) under a file: the one-line error blamed
+  `cache_dir:`, a setting the user never gave, and `benchrun-audit cache` blamed `--cache-dir:`; now each error names
+  what chose the place (`cache_dir` or `--cache-dir` when given, else `$XDG_CACHE_HOME`, else `$HOME`:
+  `execute.cacheplace.chosen_by`, carried by the cache's `Store`)
 
 What held: a server listed twice in `runner.host` (also as `localhost` beside `127.0.0.1`, or with a trailing `/`),
 an empty list, a server at another loopback address; `resume --host` given twice the same, a URL with `?` or `#`,
@@ -20,7 +24,8 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
-from tests.helpers.commands import audit
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.commands import audit, bench_run
 
 
 @pytest.mark.parametrize("command", ["resume", "retry"])
@@ -51,3 +56,21 @@ def test_an_empty_path_argument_is_refused_not_read_as_the_working_directory(tmp
     assert (result.returncode, result.stdout, result.stderr.splitlines()[-1]) == (
         EXIT["usage"], "", f"benchrun-audit {command}: error: argument {name}: an empty path names no file or directory")
     assert sorted(path for path in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("chooser", ["XDG_CACHE_HOME", "HOME"])
+def test_a_cache_place_no_option_chose_names_the_variable_that_did(tmp_path, monkeypatch, chooser):
+    (tmp_path / "afile").write_text("x")
+    place = tmp_path / "afile" / "sub"
+    monkeypatch.setenv(chooser, str(place))
+    if chooser == "HOME":
+        monkeypatch.delenv("XDG_CACHE_HOME")
+    made = place / ("benchrun" if chooser == "XDG_CACHE_HOME" else ".cache/benchrun")
+    with FakeOllama() as server:
+        ran = bench_run(tmp_path, server.url, "cache=true")
+    listed = audit(tmp_path, "cache")
+    assert (ran.returncode, ran.stdout, ran.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: ${chooser}: {tmp_path / 'afile'} is a file, so {made} cannot be made; set cache_dir= to a "
+        "directory on local disk, or cache=false\n"))
+    assert (listed.returncode, listed.stdout, listed.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: ${chooser}: {tmp_path / 'afile'} is a file, so {made} cannot be made\n"))

@@ -19,7 +19,7 @@ from benchrun.core.errors import EXIT, ConfigError, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store
-from benchrun.execute.cacheplace import cache_dir, misplaced
+from benchrun.execute.cacheplace import cache_dir, chosen_by, misplaced
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
 
@@ -36,13 +36,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     if args.digest is not None and not HEX_PREFIX.fullmatch(args.digest):
         raise ConfigError(f"'{args.digest}' is not the start of a digest (hex digits, sha256: allowed)", key="--digest")
-    directory = cache_dir(args.cache_dir)
-    check_kind(directory)
+    directory, key = cache_dir(args.cache_dir), chosen_by(args.cache_dir, "--cache-dir")
+    check_kind(directory, key)
     if not (directory / DB_FILE).exists():  # nothing to show or clear: the cache is not made just to say so
         report(Stats(directory / DB_FILE, 0, ()), None if not args.clear else 0, args)
         return EXIT["ok"]
     try:
-        store = Store(directory)
+        store = Store(directory, key)
     except OtherVersion as other:
         if not args.clear or args.digest is not None:
             raise
@@ -78,15 +78,15 @@ def removed(database: Path, version: str, as_json: bool) -> None:
                                 "(another version of benchrun made it)")
 
 
-def check_kind(directory: Path) -> None:
+def check_kind(directory: Path, key: str) -> None:
     """Refuse a cache folder that is no folder, or a database that is no file (a pipe, a folder): there is no cache
     there to say it is empty."""
     database, problem = directory / DB_FILE, misplaced(directory)
     if problem is not None:
-        raise ConfigError(problem, key="--cache-dir")
+        raise ConfigError(problem, key=key)
     if database.exists() and not_a_file(database.stat().st_mode):
         kind = not_a_file(database.stat().st_mode)
-        raise ConfigError(f"{database} is {kind}, where the response cache's database belongs", key="--cache-dir")
+        raise ConfigError(f"{database} is {kind}, where the response cache's database belongs", key=key)
 
 
 def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:

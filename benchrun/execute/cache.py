@@ -24,7 +24,7 @@ from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.core.recordvalues import is_run_id, model_digest
 from benchrun.execute.boundary import TooLarge, received
-from benchrun.execute.cacheplace import FIX, cache_dir, misplaced, refuse_network_fs
+from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced, refuse_network_fs
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -178,28 +178,29 @@ def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
     """The store a run's config asks for (`cache`, `cache_dir`), or None when the cache is off."""
     if not enabled(cfg.get("cache"), cfg["runner"]["type"]):
         return None
-    return Store(cache_dir(cfg.get("cache_dir"), cwd))
+    return Store(cache_dir(cfg.get("cache_dir"), cwd), chosen_by(cfg.get("cache_dir")))
 
 
 class OtherVersion(ConfigError):
     """A response cache of another schema version than this benchrun's: never written, but removed by `--clear`."""
 
-    def __init__(self, path: Path, version: str):
+    def __init__(self, path: Path, version: str, key: str):
         self.version = version
         super().__init__(f"the response cache at {path} has schema version {version[:40]!r}, not {SCHEMA_VERSION} "
                          f"(another version of benchrun made it); benchrun-audit cache --clear removes it, or {FIX}",
-                         key="cache_dir")
+                         key=key)
 
 
 class Store:
-    """The cache's SQLite database in `directory`; one connection, autocommit, a transaction per write."""
+    """The cache's SQLite database in `directory`; one connection, autocommit, a transaction per write. Its errors
+    name `key`, what chose the directory (cacheplace.chosen_by)."""
 
-    def __init__(self, directory: Path):
-        self.dir, self.path = directory, directory / DB_FILE
-        refuse_network_fs(directory)
+    def __init__(self, directory: Path, key: str = "cache_dir"):
+        self.dir, self.path, self.key = directory, directory / DB_FILE, key
+        refuse_network_fs(directory, key)
         problem = misplaced(directory)
         if problem is not None:
-            raise ConfigError(f"{problem}; {FIX}", key="cache_dir")
+            raise ConfigError(f"{problem}; {FIX}", key=self.key)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
@@ -218,9 +219,9 @@ class Store:
             return ConfigError(f"the response cache at {self.path} is locked by another process, which has held its "
                                f"write lock for over {BUSY_TIMEOUT_S:g} s (sweep jobs sharing a cache hold it for "
                                "milliseconds); let that process finish and try again, or run without the cache "
-                               "(cache=false) or with one of its own (cache_dir=DIR)", key="cache_dir")
+                               "(cache=false) or with one of its own (cache_dir=DIR)", key=self.key)
         return ConfigError(f"the response cache at {self.path} cannot be used ({type(err).__name__}: {err}); {FIX}",
-                           key="cache_dir")
+                           key=self.key)
 
     def _create(self) -> None:
         """The tables made in a new database, under the write lock (so a cache another process holds locked is found
@@ -235,7 +236,7 @@ class Store:
                 self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 found = str(SCHEMA_VERSION)
         if found != str(SCHEMA_VERSION):
-            raise OtherVersion(self.path, found)
+            raise OtherVersion(self.path, found, self.key)
 
     def _refuse_foreign(self) -> None:
         """Refuse a database without the cache's meta table that holds tables: another program's."""
@@ -243,7 +244,7 @@ class Store:
         if tables:
             named = ", ".join(repr(name[:40]) for name in tables[:3]) + ", ..." * (len(tables) > 3)
             raise ConfigError(f"the response cache at {self.path} cannot be used (it holds another program's tables, "
-                              f"{named}, and no schema version); {FIX}", key="cache_dir")
+                              f"{named}, and no schema version); {FIX}", key=self.key)
 
     def _version(self) -> str | None:
         """The schema version the database says it has; None for a new one (no meta table)."""

@@ -41,6 +41,14 @@ def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
     return path if path.is_absolute() else (cwd or Path.cwd()) / path
 
 
+def chosen_by(configured: str | None, option: str = "cache_dir") -> str:
+    """What chose the cache's place, as an error names it: the option when given (`cache_dir`, `--cache-dir`), else
+    $XDG_CACHE_HOME when it is absolute, else $HOME (~/.cache): a user who set neither reads what to look at."""
+    if configured:
+        return option
+    return "$XDG_CACHE_HOME" if os.path.isabs(os.environ.get("XDG_CACHE_HOME", "")) else "$HOME"
+
+
 def mount_type(path: Path, mounts: str) -> str | None:
     """The file-system type of the mount holding `path` (the longest mount point above it), from the text of
     /proc/self/mountinfo or /proc/mounts."""
@@ -65,15 +73,15 @@ def _mounts(text: str) -> Iterator[tuple[Path, str]]:
         yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
 
 
-def refuse_network_fs(directory: Path) -> None:
-    """Raise ConfigError (key cache_dir) when `directory` (or, not made yet, its nearest parent) is on a network
-    file system."""
+def refuse_network_fs(directory: Path, key: str) -> None:
+    """Raise ConfigError (naming `key`, what chose the place) when `directory` (or, not made yet, its nearest parent)
+    is on a network file system."""
     existing = next(p for p in (directory, *directory.parents) if p.exists())
     mounts = next((text for name in ("/proc/self/mountinfo", "/proc/mounts") if (text := _read(name))), "")
     fstype = mount_type(existing.resolve(), mounts)
     if fstype in NETWORK_FS:
         raise ConfigError(f"{directory} is on a network file system ({fstype}), where SQLite's locking is not "
-                          f"safe; {FIX}", key="cache_dir")
+                          f"safe; {FIX}", key=key)
 
 
 def _read(name: str) -> str:
