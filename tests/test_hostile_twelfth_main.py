@@ -12,6 +12,11 @@ each with the rule it now obeys.
   `cache_dir:`, a setting the user never gave, and `benchrun-audit cache` blamed `--cache-dir:`; now each error names
   what chose the place (`cache_dir` or `--cache-dir` when given, else `$XDG_CACHE_HOME`, else `$HOME`:
   `execute.cacheplace.chosen_by`, carried by the cache's `Store`)
+- a merge stopped part-way (SIGKILL, the OOM killer, Ctrl-C while it writes): `--into` held a `running` run whose
+  summary was missing; merging again was refused (`already holds run ... (running)`), and the advice given, `resume`,
+  needed the shards' model servers, gone with their Slurm jobs. Now the merged run is written in a hidden folder
+  beside `--into` and renamed to it once it has ended, so `--into` holds the whole merged run or nothing; `--into`
+  must be new or empty (`audit.merge._write`)
 
 What held: a server listed twice in `runner.host` (also as `localhost` beside `127.0.0.1`, or with a trailing `/`),
 an empty list, a server at another loopback address; `resume --host` given twice the same, a URL with `?` or `#`,
@@ -20,12 +25,18 @@ an unclosed IPv6 bracket, another scheme, a trailing `/`, an API path (`/api/cha
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.commands import audit, bench_run
+from tests.helpers.commands import audit, bench_run, run_in_process
 
 
 @pytest.mark.parametrize("command", ["resume", "retry"])
@@ -74,3 +85,61 @@ def test_a_cache_place_no_option_chose_names_the_variable_that_did(tmp_path, mon
         "directory on local disk, or cache=false\n"))
     assert (listed.returncode, listed.stdout, listed.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: ${chooser}: {tmp_path / 'afile'} is a file, so {made} cannot be made\n"))
+
+
+STOPPED = {
+    "SIGKILL before the rename": "merge._into_place = lambda staging, into: os.kill(os.getpid(), signal.SIGKILL)",
+    "Ctrl-C after two answers": "RunWriter.record = stopping(RunWriter.record)",
+}
+PATCHES = """
+import os, signal, sys
+from benchrun.archive.writer import RunWriter
+from benchrun.audit import merge
+from benchrun.audit.__main__ import main
+def stopping(record, calls=[]):
+    def stopped(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return record(*args)
+    return stopped
+{patch}
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _merge_stopped(root: Path, parts: list[Path], into: Path, stop: str) -> subprocess.CompletedProcess:
+    """`benchrun-audit merge PARTS --into INTO` in a process stopped as `stop` says."""
+    return subprocess.run([sys.executable, "-c", PATCHES.format(patch=STOPPED[stop]), "merge", *map(str, parts),
+                           "--into", str(into)], cwd=root, env=child_env(), capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("stop", sorted(STOPPED))
+def test_a_merge_stopped_part_way_leaves_no_merged_run_and_merging_again_works(tmp_path, stop):
+    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/3") for i in (1, 2, 3)]
+    into = tmp_path / "merged"
+    stopped = _merge_stopped(tmp_path, parts, into, stop)
+    assert stopped.returncode == (-9 if stop.startswith("SIGKILL") else EXIT["interrupted"]), stopped.stderr
+    assert not into.exists()
+    listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
+    assert sorted(run["path"] for run in listed) == sorted(map(str, parts))
+    again = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
+    assert again.returncode == EXIT["ok"], again.stderr
+    assert json.loads((into / "run.json").read_text())["status"] == "completed"
+    assert audit(tmp_path, "verify", str(into)).returncode == EXIT["ok"]
+
+
+def test_a_merge_into_a_folder_that_holds_files_is_refused_with_nothing_written(tmp_path):
+    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2)]
+    into = tmp_path / "merged"
+    into.mkdir()
+    (into / "notes.txt").write_text("mine\n")
+    refused = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {into} holds files (notes.txt): a merged run goes into a new or empty directory; nothing "
+        "was changed; pick a new directory (--into DIR)\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["merged", "outputs"]
+    assert [path.name for path in into.iterdir()] == ["notes.txt"]
+    into.joinpath("notes.txt").unlink()
+    assert audit(tmp_path, "merge", *map(str, parts), "--into", str(into)).returncode == EXIT["ok"]

@@ -5,18 +5,23 @@ model digest and the options, no shard is given twice, each holds only its own s
 are complete (every shard, every answer), which --partial waives (recorded). The merged run holds the shards'
 records in manifest order, each line with its shard; its summary is what one unsplit run of those answers gives
 (but for the wall time, unknown: the shards ran apart); its run.json lists the shards (`merged`), as a retry's
-names its parent. The shard runs are never rewritten.
+names its parent. The shard runs are never rewritten. The merged run is written whole or not at all: in a hidden
+folder beside --into, renamed to it once sealed, so a merge stopped part-way leaves no run a server would be needed
+to finish.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import yaml
 
+from benchrun.archive.claims import refusal
 from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_models
@@ -24,7 +29,7 @@ from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
 from benchrun.core.layout import MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard, recorded
 from benchrun.core.manifest import Manifest
@@ -33,6 +38,8 @@ from benchrun.core.recordvalues import short_digest
 from benchrun.core.shards import Shard, answers_of
 
 Key = tuple[str, int]
+CHOSEN_BY = "--into DIR"
+"""What names the merged run's directory, as a refusal says how to pick another."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -171,14 +178,18 @@ def _answers(run: Run, shard: Shard, manifest: Manifest) -> dict[Key, _Answer]:
 
 
 def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: int) -> tuple[RunInfo, Path]:
-    """Write the merged run into the new directory `into`: the first shard's config (without its shard), manifest,
-    model and runner, then every answer in manifest order."""
+    """Write the merged run into the new (or empty) directory `into`, whole or not at all: the first shard's config
+    (without its shard), manifest, model and runner, then every answer in manifest order, in a hidden folder beside
+    `into` that becomes `into` once the run has ended."""
     info = first.info
     fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
                     model=info.model, manifest_id=None, cwd=info.cwd, runner=info.runner, environment=environment(),
                     overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
                     merged=merge)
-    writer = RunWriter.create(into, fresh, "--into DIR")
+    if why := refusal(into, CHOSEN_BY) or _holding(into):
+        raise RunDirTaken(why)
+    staging = into.parent / f".{into.name}.merging-{fresh.run_id}"
+    writer = RunWriter.create(staging, fresh, CHOSEN_BY)
     try:
         writer.start(yaml.safe_dump({**first.config, "shard": None}, sort_keys=False, allow_unicode=True))
         writer.compiled(first.manifest, wall_s=None)
@@ -191,12 +202,33 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
         for answer in answers:
             writer.record(answer.response, answer.scores, answer.judgements)
         writer.finish(*_status(writer.counts, merge, short, into))
-    except BenchrunError as err:
-        writer.fail(str(err))
-        raise
-    finally:
         writer.release()
-    return writer.info, writer.dir
+        _into_place(staging, into)
+    except BaseException:
+        writer.release()
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return writer.info, into
+
+
+def _holding(into: Path) -> str | None:
+    """Why `into`, a folder already holding files, cannot take the merged run, which is renamed into place."""
+    held = sorted(entry.name for entry in os.scandir(into)) if into.is_dir() else []
+    if not held:
+        return None
+    named = ", ".join(held[:3]) + ", ..." * (len(held) > 3)
+    return (f"{into} holds files ({named}): a merged run goes into a new or empty directory; nothing was changed; "
+            f"pick a new directory ({CHOSEN_BY})")
+
+
+def _into_place(staging: Path, into: Path) -> None:
+    """The whole merged run renamed to `into` (an empty folder there is replaced); a directory filled meanwhile is
+    left as it is."""
+    try:
+        os.rename(staging, into)
+    except OSError as err:
+        raise RunDirTaken(refusal(into, CHOSEN_BY) or _holding(into) or
+                          f"{into}: {os_problem(err)}; nothing was changed; pick a new directory ({CHOSEN_BY})") from None
 
 
 def _status(counts: Counts, merge: Merge, short: int, into: Path) -> tuple[Status, str | None]:
