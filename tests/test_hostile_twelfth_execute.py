@@ -13,6 +13,11 @@ each with the rule it now obeys.
   by their text but apart by their `__hash__` (the first dropped without a word); now a dict and its keys are read
   through dict's and str's own methods (`compiler.scoring.metrics`), as the ninth pass reads an int, and a name
   given twice is that call's scorer error
+- a server's host name that no request can be sent to (`OLLAMA_HOST=ｇｐｕ１`, full-width letters; `http://①:1`, an
+  empty label `a..b`, a label of 64 characters, an IPv4 address `10.0.0.256`): taken by the config, then a
+  traceback as the runner was made or its name resolved (`httpx.InvalidURL: Invalid IDNA hostname`, `UnicodeError:
+  encoding with 'idna' codec failed`, exit 1); now refused with the other malformed URLs (`core.serverurls`), naming
+  the key and why, before anything is made (exit 2)
 
 What held (tried, nothing new):
 """
@@ -107,3 +112,32 @@ def test_a_scorers_dict_and_its_keys_are_read_as_dict_and_str_read_them(tmp_path
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     [(metrics, said)] = [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"]
     assert (metrics, said) == ((None, {"type": "TypeError", "message": error}) if error else ({"s.fine": 1}, None))
+
+
+LABEL = "encoding with 'idna' codec failed (UnicodeError: label empty or too long)"
+UNASKABLE = {  # (arguments, environment) -> the key at fault, the URL as read, its host, why
+    "full-width, from $OLLAMA_HOST": ((), {"OLLAMA_HOST": "ｇｐｕ１"}, "runner.host", "ｇｐｕ１:11434", "ｇｐｕ１",
+                                      "Codepoint U+FF47 at position 1 of 'ｇｐｕ１' not allowed"),
+    "an empty label": (("runner.host='http://a..b:1'",), {}, "runner.host", "http://a..b:1", "a..b", LABEL),
+    "a label of 64": ((f"runner.host='http://{'a' * 64}.b:1'",), {}, "runner.host", f"http://{'a' * 64}.b:1",
+                      f"{'a' * 64}.b", LABEL),
+    "a circled digit": (("runner=openai", "runner.model=m", "runner.base_url='http://①:1/v1'"), {}, "runner.base_url",
+                        "http://①:1/v1", "①", "Codepoint U+2460 at position 1 of '①' not allowed"),
+}
+
+
+@pytest.mark.parametrize("case", UNASKABLE)
+def test_a_host_name_no_request_can_be_sent_to_is_refused_naming_the_key(tmp_path, case):
+    args, env, key, url, host, why = UNASKABLE[case]
+    result = call_benchrun(*args, f"outputs={tmp_path / 'outputs'}", cwd=tmp_path, env=env)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: '{url}' is not a server's URL: its host '{host}' is not a host name "
+        f"that can be asked (each label 1 to 63 characters, in IDNA: {why})\n"))
+    assert list(tmp_path.rglob("run.json")) == []
+
+
+def test_an_ipv4_address_of_an_octet_past_255_is_refused_naming_the_key(tmp_path):
+    result = call_benchrun("judge.model=qwen2.5", "judge.host='http://10.0.0.256:1'", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': judge.host: 'http://10.0.0.256:1' is not a server's URL: its host '10.0.0.256' "
+        "is not an IPv4 address (four numbers from 0 to 255)\n"))
