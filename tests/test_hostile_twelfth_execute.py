@@ -18,6 +18,10 @@ each with the rule it now obeys.
   traceback as the runner was made or its name resolved (`httpx.InvalidURL: Invalid IDNA hostname`, `UnicodeError:
   encoding with 'idna' codec failed`, exit 1); now refused with the other malformed URLs (`core.serverurls`), naming
   the key and why, before anything is made (exit 2)
+- a custom scorer that moves the working directory (`os.chdir('/')`) or sets an environment variable: the change
+  reached every later call in the scorer process, so a score depended on which samples that process had scored
+  before it (and on whether a timeout had replaced it); now every call starts in the directory and environment the
+  first call found (`scorer_worker`)
 
 What held (tried, nothing new):
 """
@@ -141,3 +145,18 @@ def test_an_ipv4_address_of_an_octet_past_255_is_refused_naming_the_key(tmp_path
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         "benchrun: error: in 'config': judge.host: 'http://10.0.0.256:1' is not a server's URL: its host '10.0.0.256' "
         "is not an IPv4 address (four numbers from 0 to 255)\n"))
+
+
+MOVING = """import os
+found = {'cwd_moved': int(os.getcwd() == '/'), 'env_set': int(os.environ.get('LEFT_BY_A_SCORER') == 'x')}
+os.chdir('/')
+os.environ['LEFT_BY_A_SCORER'] = 'x'
+return found"""
+
+
+def test_a_scorer_moving_its_directory_or_setting_the_environment_leaves_the_next_call_as_it_was(tmp_path):
+    with Lab(tmp_path, n=3, latency_s=0, scorer=scorer(MOVING)) as lab:
+        result = lab.call(*lab.args())
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"] == [
+        ({"s.cwd_moved": 0, "s.env_set": 0}, None)] * 3

@@ -6,12 +6,13 @@ own are called in the run's process); each function must still hash to the sha25
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
 included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, a line it writes to the
 process's pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
-`breakpoint()` left in ends its own call); SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run,
-which decides. The run kills this process when a call overruns its time limit.
+`breakpoint()` left in ends its own call); each call starts in the working directory and environment the first
+found; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -41,14 +42,27 @@ def main() -> None:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
+    found = os.getcwd(), dict(os.environ)
     for line in calls:
         seq, name, response, reference = json.loads(line)
         result = call(name, scorers[name], response, reference)
+        _as_found(*found)
         try:
             _send(replies, [seq, *result])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
+
+
+def _as_found(cwd: str, environ: dict[str, str]) -> None:
+    """The working directory and environment put back as the first call found them: a scorer's `os.chdir` or
+    `os.environ[...] = ...` reached the calls after it, so a score depended on which samples this process had scored
+    before (and on whether a timeout had replaced it)."""
+    if os.environ != environ:
+        os.environ.clear()
+        os.environ.update(environ)
+    with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
+        os.chdir(cwd)
 
 
 def _take_stdin() -> IO[str]:
