@@ -22,6 +22,12 @@ each with the rule it now obeys.
   reached every later call in the scorer process, so a score depended on which samples that process had scored
   before it (and on whether a timeout had replaced it); now every call starts in the directory and environment the
   first call found (`scorer_worker`)
+- a scorer writing to the scorer process's reply pipe (a file descriptor of 100 or above) a line in the shape of
+  its call's reply with 300 metrics, a metric of another scorer (`{"other": 1}`) or a name of 201 characters after
+  the scorer's: taken as the reply (the ninth pass checked each name and number, not how many or whose), the bound
+  on metrics that `scoring.metrics` keeps passed by a line it never wrote; now a reply is taken only as that call's
+  scorer could give it (`grading`: at most 256 metrics, each named as that scorer's, of at most 200 characters
+  after it), else it is that call's `ScorerProtocolError`, the process replaced
 
 What held (tried, nothing new):
 """
@@ -160,3 +166,27 @@ def test_a_scorer_moving_its_directory_or_setting_the_environment_leaves_the_nex
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     assert [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"] == [
         ({"s.cwd_moved": 0, "s.env_set": 0}, None)] * 3
+
+
+FORGING = """import json
+import os
+line = json.dumps([0, {FORGED}, None]).encode() + b'\\n'
+for fd in range(100, 110):
+    try:
+        os.write(fd, line)
+    except OSError:
+        pass
+return 1"""
+FORGED = {"300 metrics": "{f's.k{i}': 1 for i in range(300)}", "another scorer's": "{'other': 1}",
+          "a name of 201": "{'s.' + 'n' * 201: 1}"}
+
+
+@pytest.mark.parametrize("case", FORGED)
+def test_a_reply_forged_on_the_reply_pipe_is_taken_only_as_the_called_scorer_could_give_it(tmp_path, case):
+    with Lab(tmp_path, n=1, latency_s=0, scorer=scorer(FORGING.replace("{FORGED}", FORGED[case]))) as lab:
+        result = lab.call(*lab.args())
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    [(metrics, error)] = [(s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "s"]
+    assert (metrics, error["type"]) == (None, "ScorerProtocolError")
+    assert error["message"].endswith("to the scorer process's reply pipe, a file descriptor of benchrun's: what a "
+                                     "scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from benchrun.compiler.scoring import BUILTIN, Metric, Scorer, source_sha256
+from benchrun.compiler.scoring import BUILTIN, MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import PROMPT_ID, Manifest, Sample
 from benchrun.core.metricvalue import in_bounds
@@ -83,7 +83,8 @@ class ScorerProcess:
         self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn)]
                                   for name, fn in scorers.items()}).encode() + b"\n"
         self.log, self.timeout_s = log, timeout_s
-        self._pending: OrderedDict[int, tuple[asyncio.Future[Result], bytes]] = OrderedDict()
+        self._pending: OrderedDict[int, tuple[asyncio.Future[Result], bytes, str]] = OrderedDict()
+        """Each call under way: its future, what was sent, the scorer it calls."""
         self._seq = itertools.count()
         self._since = 0.0
         """When the oldest pending call became the oldest: its time limit runs from here."""
@@ -113,7 +114,7 @@ class ScorerProcess:
         payload = _ENCODE([seq, name, response, reference]).encode() + b"\n"
         if not self._pending:
             self._since = loop.time()
-        self._pending[seq] = (future, payload)
+        self._pending[seq] = (future, payload, name)
         if self._ready:
             self._unsent.append(payload)
             if len(self._unsent) >= SEND_BATCH:
@@ -157,11 +158,12 @@ class ScorerProcess:
         if not self._ready:
             self._greeted(message if isinstance(message, dict) else {"error": _foreign(line)})
             return
-        if not _reply_to(next(iter(self._pending), None), message):
+        oldest = next(iter(self._pending.items()), None)
+        if not _reply_to(oldest and (oldest[0], oldest[1][2]), message):
             self._replace(ErrorInfo(type="ScorerProtocolError", message=_foreign(line)))
             return
         seq, found, error = message
-        future, _ = self._pending.pop(seq)
+        future = self._pending.pop(seq)[0]
         if not future.done():
             future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
         self._since = asyncio.get_running_loop().time()
@@ -172,7 +174,7 @@ class ScorerProcess:
             self._broken = ErrorInfo(type="ScorerUnavailable", message=hello["error"])
             self._fail_all(self._broken)
         else:
-            self._pipe.transport.get_pipe_transport(0).write(b"".join(p for _, p in self._pending.values()))
+            self._pipe.transport.get_pipe_transport(0).write(b"".join(p for _, p, _ in self._pending.values()))
             self._unsent.clear()
             self._ready = True
             self._since = asyncio.get_running_loop().time()
@@ -205,7 +207,7 @@ class ScorerProcess:
         """The oldest call fails with `error`; a new process takes the ones behind it."""
         self._ready = False
         if self._pending:
-            future, _ = self._pending.popitem(last=False)[1]
+            future = self._pending.popitem(last=False)[1][0]
             if not future.done():
                 future.set_result(error)
         retired, self._pipe = self._pipe, None  # what it writes from now on answers nothing
@@ -225,7 +227,7 @@ class ScorerProcess:
 
     def _fail_all(self, error: ErrorInfo) -> None:
         while self._pending:
-            future, _ = self._pending.popitem(last=False)[1]
+            future = self._pending.popitem(last=False)[1][0]
             if not future.done():
                 future.set_result(error)
 
@@ -247,19 +249,28 @@ def _message(line: bytes) -> Any:
         return None
 
 
-def _reply_to(seq: int | None, message: Any) -> bool:
-    """Whether `message` is what the scorer process writes in reply to call `seq`: `[seq, metrics, null]`, the
-    metrics as `scoring.metrics` gives them (names without control characters, finite numbers within MAX_METRIC), or
-    `[seq, null, [type, message]]`. A line user code wrote to the reply pipe in that shape (`[0, {"s": Infinity},
-    null]`) crashed the run summing an infinite score."""
-    if not (isinstance(message, list) and len(message) == 3 and seq is not None and message[0] == seq):
+def _reply_to(call: tuple[int, str] | None, message: Any) -> bool:
+    """Whether `message` is what the scorer process writes in reply to `call` (its seq, the scorer it calls):
+    `[seq, metrics, null]`, the metrics as `scoring.metrics` gives them for that scorer (at most MAX_METRICS, each
+    named as that scorer's, of at most MAX_NAME characters after it and no control character, finite numbers within
+    MAX_METRIC), or `[seq, null, [type, message]]`. A line user code wrote to the reply pipe in that shape (`[0, {"s":
+    Infinity}, null]`) crashed the run summing an infinite score; one of 100,000 metrics grew the summary to 16 MB."""
+    if not (isinstance(message, list) and len(message) == 3 and call is not None and message[0] == call[0]):
         return False
     _, found, error = message
     if error is None:
-        return isinstance(found, dict) and bool(found) and all(
-            isinstance(name, str) and not CONTROL.search(name) and type(value) in (int, float) and in_bounds(value)
+        return isinstance(found, dict) and 0 < len(found) <= MAX_METRICS and all(
+            isinstance(name, str) and _named_for(call[1], name) and type(value) in (int, float) and in_bounds(value)
             for name, value in found.items())
     return found is None and isinstance(error, list) and len(error) == 2 and all(isinstance(e, str) for e in error)
+
+
+def _named_for(scorer: str, name: str) -> bool:
+    """Whether `name` is a metric's name `scoring.metrics` gives for `scorer`: its own, or `scorer.key`."""
+    if name == scorer:
+        return True
+    key = name[len(scorer) + 1:]
+    return name.startswith(f"{scorer}.") and 0 < len(key) <= MAX_NAME and not CONTROL.search(key)
 
 
 def _foreign(line: bytes) -> str:
