@@ -28,6 +28,10 @@ each with the rule it now obeys.
   on metrics that `scoring.metrics` keeps passed by a line it never wrote; now a reply is taken only as that call's
   scorer could give it (`grading`: at most 256 metrics, each named as that scorer's, of at most 200 characters
   after it), else it is that call's `ScorerProtocolError`, the process replaced
+- a custom scorer printing without end (40 MB a call): the scorer process wrote stdout and stderr straight into
+  benchrun.log, which grew by all of it (80 MB for 2 samples, 40 GB for 1,000: the disk filled at the run's pace);
+  now the run reads what the scorers print from a pipe (`execute.scorerprocess`, split from `grading`) and keeps at
+  most 64 MiB of it in the log each session, then one line saying the rest is not kept
 
 What held (tried, nothing new):
 """
@@ -40,6 +44,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.core.recordvalues import short_digest
+from benchrun.execute.scorerprocess import PRINTED_MAX
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.archives import read_jsonl
@@ -190,3 +195,14 @@ def test_a_reply_forged_on_the_reply_pipe_is_taken_only_as_the_called_scorer_cou
     assert (metrics, error["type"]) == (None, "ScorerProtocolError")
     assert error["message"].endswith("to the scorer process's reply pipe, a file descriptor of benchrun's: what a "
                                      "scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")
+
+
+def test_what_scorers_print_is_kept_in_the_log_up_to_a_bound(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0, scorer=scorer("print('x' * 40_000_000)\nreturn 1")) as lab:
+        result = lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    printed = (b"x" * 40_000_000 + b"\n") * 2
+    assert (run_dir / "benchrun.log").read_bytes() == printed[:PRINTED_MAX] + (
+        b"\nbenchrun: the scorers printed more than 67,108,864 bytes; the rest of what they print is not kept\n")
+    assert [s["metrics"] for s in records(lab, "scores.jsonl") if s["scorer"] == "s"] == [{"s": 1}] * 2

@@ -1,13 +1,14 @@
-"""The scorer process, `python -m benchrun.execute.scorer_worker LOG`: scorers called one at a time, away from the run.
+"""The scorer process, `python -m benchrun.execute.scorer_worker`: scorers called one at a time, away from the run.
 
 Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256]} (benchrun's
-own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line is one call,
-[seq, name, response, reference], answered on the process's original stdout with one JSON line,
+own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line
+is one call, [seq, name, response, reference], answered on the process's original stdout with one JSON line,
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
-included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, a line it writes to the
-process's pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
-`breakpoint()` left in ends its own call); each call starts in the working directory and environment the first
-found; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The run kills this process when a call overruns its time limit.
+included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to the original stderr, which the
+run reads into its log (bounded); a line it writes to the process's pipes (kept at 100 and above) is that call's
+error, and stdin gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts
+in the working directory and environment the first found; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's
+signals reach the run, which decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ KEPT_SPARE = 8
 
 
 def main() -> None:
-    calls, replies = _take_stdin(), _take_stdout(Path(sys.argv[1]))
+    calls, replies = _take_stdin(), _take_stdout()
     ignore_terminal_signals()
     try:
         scorers = load(json.loads(calls.readline()))
@@ -77,13 +78,11 @@ def _take_stdin() -> IO[str]:
     return calls
 
 
-def _take_stdout(log: Path) -> IO[str]:
-    """The original stdout, kept for replies; file descriptors 1 and 2 now write to `log`."""
+def _take_stdout() -> IO[str]:
+    """The original stdout, kept for replies; file descriptor 1 now writes where 2 does (a pipe the run reads what
+    the scorers print from, into its log: bounded there, so a scorer printing without end does not fill the disk)."""
     replies = os.fdopen(_kept(1), "w", encoding="utf-8")
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    os.dup2(2, 1)
     return replies
 
 
