@@ -33,7 +33,23 @@ each with the rule it now obeys.
   now the run reads what the scorers print from a pipe (`execute.scorerprocess`, split from `grading`) and keeps at
   most 64 MiB of it in the log each session, then one line saying the rest is not kept
 
-What held (tried, nothing new):
+What held (tried, nothing new): HTTP: a 307 to another port (not followed, `Redirected`, so no key reaches another
+host), a gzip body of 200 MB decoded (`TooLarge` at runner.max_response_bytes, counted decoded), 10,000 response
+headers (the answer kept), one header of 1 MB (`RemoteProtocolError: Receive buffer too long`, that sample's error),
+a header echoing the API key (headers are not kept), a 503 with `Retry-After: 999999999` (not obeyed: the backoff's
+8 s cap), a `101 Switching Protocols`, an HTTP/2 preface, a body with no status line, a head then a short body (each
+that sample's error, one line). benchrun does not stream (one body per request), so no stream case applies. The
+environment: `OLLAMA_HOST` of `:0`, `[::1]:x`, spaces or a line break around it, `gpü`, `.../v1/v1/`, `%zz` in the
+path, a bare `?` or `#` (each read as a URL or refused naming runner.host); `resume --host` is checked by the same
+config model. The scorer: numpy's float64, float32, float16, longdouble, bool_, int64 and a 0-d array (read as
+Python's), a 1-d array and complex128 (refused), a Fraction (its float), a Fraction past any float (that call's
+OverflowError), a Decimal and the string "1.0" (refused, one line), `sys.exit(0)` in a call (that call's
+`SystemExit`), closing file descriptors 1 and 2 (each call's own OSError), `time.sleep(10**6)` (that call's
+`TimeoutError` at scorer_timeout_s). The judge: a grade of 11 or 0 for `Field(ge=1, le=10)`, `"7.5"`, `"٧"` (the
+format check refuses each, that answer's `JudgeReplyInvalid`), `7.0` for an int (7, as JSON Schema reads it), a reply
+echoing the API key beside its grade (masked, `***`, no file holds the key); a judge that is the model it grades
+(refused unless judge.allow_self, the tenth pass). Per-answer cost: benchrun has no price settings; token counts of
+every odd type were covered by the fourth, eighth and ninth passes.
 """
 
 from __future__ import annotations
