@@ -119,18 +119,25 @@ MAX_METRICS, MAX_NAME = 256, 200
 def metrics(name: str, result: Any) -> dict[str, Metric]:
     """A number or bool is one metric; a dict gives one metric per key (a string). Anything else, an empty dict (which
     would leave the sample out of the scorer's statistics unseen), or a value that is not finite or beyond MAX_METRIC,
-    is a TypeError: that sample's scorer error."""
+    is a TypeError: that sample's scorer error. A dict and its keys are read through dict's and str's own methods: a
+    subclass's `items`, `__len__` or `__format__` has no say (`items` giving 100,000 metrics where `len` said one,
+    a key whose `__len__` said 1 of a name of 5 MB, reached scores.jsonl and the summary)."""
     if not isinstance(result, dict):
         return {name: _metric(name, result)}
-    if not result:
+    entries = dict.items(result)
+    if not entries:
         raise TypeError(f"scorer result {name} is an empty dict, which gives no metric (the sample would be left out "
                         "of the scorer's statistics unseen); return a number, a bool or a dict of them")
-    if len(result) > MAX_METRICS:
-        raise TypeError(f"scorer result {name} has {len(result):,} metrics, more than {MAX_METRICS}")
-    return {(full := _name(name, key)): _metric(full, value) for key, value in result.items()}
+    if len(entries) > MAX_METRICS:
+        raise TypeError(f"scorer result {name} has {len(entries):,} metrics, more than {MAX_METRICS}")
+    found = {(full := _name(name, key)): _metric(full, value) for key, value in entries}
+    if len(found) < len(entries):  # keys of a str subclass whose __eq__ or __hash__ sets them apart from one name
+        raise TypeError(f"scorer result {name} names one metric twice (keys of a str subclass, equal as strings)")
+    return found
 
 
 def _name(scorer: str, key: Any) -> str:
+    key = str.__str__(key) if isinstance(key, str) else key
     if not isinstance(key, str) or not key or len(key) > MAX_NAME or CONTROL.search(key):
         raise TypeError(f"scorer {scorer} gave a metric named {_shown(key)}: a name is a string of 1 to {MAX_NAME} "
                         "characters, none of them a control character (a line break, a tab, ...)")

@@ -3,11 +3,15 @@ different servers' URLs, each well formed, none listed twice, and its URL as ben
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from typing import Callable
 from urllib.parse import urlsplit
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8000/v1"
+IPV4_STYLE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
+"""A host httpx reads as an IPv4 address, and refuses unless it is one."""
 
 
 def http_url(address: str) -> str:
@@ -43,7 +47,31 @@ def _well_formed(url: str) -> None:
         raise ValueError(f"'{url}' is not a server's URL: its port is not a number from 0 to 65535") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'{url}' is not a server's URL (http://host:port)")
+    if why := _unaskable(parts.hostname):
+        raise ValueError(f"'{url}' is not a server's URL: its host {parts.hostname!r} {why}")
     if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
         raise ValueError(f"'{url}' is not a server's URL: a query (?...) or a fragment (#...) has no place in it, for "
                          "benchrun adds the API's paths to it (the query sent as part of the path, or dropped); give "
                          "http://host:port and the path of the API's root")
+
+
+def _unaskable(host: str) -> str | None:
+    """Why no request can be sent to `host` (None: one can), as the socket and httpx read it: an IPv4 address of an
+    octet past 255, a label empty or longer than 63 characters (the socket's IDNA codec), a name beyond ASCII that
+    IDNA does not take (full-width letters, a circled digit: httpx's). A traceback as the runner was made, else."""
+    if IPV4_STYLE.match(host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return "is not an IPv4 address (four numbers from 0 to 255)"
+        return None
+    if ":" in host:  # an IPv6 address, which urlsplit has checked
+        return None
+    try:
+        host.encode("idna")
+        if not host.isascii():
+            import idna  # httpx's IDNA, loaded only for such a name (a dry run loads no HTTP library)
+            idna.encode(host)
+    except (UnicodeError, ValueError) as err:
+        return f"is not a host name that can be asked (each label 1 to 63 characters, in IDNA: {err})"
+    return None

@@ -116,6 +116,7 @@ class Judge:
         self.repeats = manifest.judge.repeats
         self._seed = manifest.judge.runner.options.get("seed")
         self._formats = {name: FormatCheck(spec.format.json_schema) for name, spec in self.specs.items()}
+        self.runner = runner
         self._asker = _dispatch(runner, on_lost) if runner else None
         self._cache, self._archived = cache, dict(archived or {})
         self._slots = asyncio.Semaphore(self._asker.width if runner else 1)

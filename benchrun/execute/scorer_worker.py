@@ -1,17 +1,19 @@
-"""The scorer process, `python -m benchrun.execute.scorer_worker LOG`: scorers called one at a time, away from the run.
+"""The scorer process, `python -m benchrun.execute.scorer_worker`: scorers called one at a time, away from the run.
 
 Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256]} (benchrun's
-own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line is one call,
-[seq, name, response, reference], answered on the process's original stdout with one JSON line,
+own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line
+is one call, [seq, name, response, reference], answered on the process's original stdout with one JSON line,
 [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
-included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to LOG, a line it writes to the
-process's pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
-`breakpoint()` left in ends its own call); SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run,
-which decides. The run kills this process when a call overruns its time limit.
+included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to the original stderr, which the
+run reads into its log (bounded); a line it writes to the process's pipes (kept at 100 and above) is that call's
+error, and stdin gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts
+in the working directory and environment the first found; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's
+signals reach the run, which decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -33,7 +35,7 @@ KEPT_SPARE = 8
 
 
 def main() -> None:
-    calls, replies = _take_stdin(), _take_stdout(Path(sys.argv[1]))
+    calls, replies = _take_stdin(), _take_stdout()
     ignore_terminal_signals()
     try:
         scorers = load(json.loads(calls.readline()))
@@ -41,14 +43,27 @@ def main() -> None:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
+    found = os.getcwd(), dict(os.environ)
     for line in calls:
         seq, name, response, reference = json.loads(line)
         result = call(name, scorers[name], response, reference)
+        _as_found(*found)
         try:
             _send(replies, [seq, *result])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
+
+
+def _as_found(cwd: str, environ: dict[str, str]) -> None:
+    """The working directory and environment put back as the first call found them: a scorer's `os.chdir` or
+    `os.environ[...] = ...` reached the calls after it, so a score depended on which samples this process had scored
+    before (and on whether a timeout had replaced it)."""
+    if os.environ != environ:
+        os.environ.clear()
+        os.environ.update(environ)
+    with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
+        os.chdir(cwd)
 
 
 def _take_stdin() -> IO[str]:
@@ -63,13 +78,11 @@ def _take_stdin() -> IO[str]:
     return calls
 
 
-def _take_stdout(log: Path) -> IO[str]:
-    """The original stdout, kept for replies; file descriptors 1 and 2 now write to `log`."""
+def _take_stdout() -> IO[str]:
+    """The original stdout, kept for replies; file descriptor 1 now writes where 2 does (a pipe the run reads what
+    the scorers print from, into its log: bounded there, so a scorer printing without end does not fill the disk)."""
     replies = os.fdopen(_kept(1), "w", encoding="utf-8")
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    os.dup2(2, 1)
     return replies
 
 

@@ -87,17 +87,24 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
         async with grader_for(plan, writer, judge) as grader:
             writer.asking()
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries)
-    await same_model_to_the_end(runner, writer)
+    await same_models_to_the_end(runner, writer, judge)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
 
 
-async def same_model_to_the_end(runner: Runner, writer: RunWriter) -> None:
-    """RunnerError (the run recorded `failed`, its answers kept) when a server now serves the model by another digest
-    than the run was identified with: re-pulled mid-run, some answers came from each and which cannot be told. A
-    server that cannot say (it went away) says nothing."""
-    before = model_digest(writer.info.identity)
+async def same_models_to_the_end(runner: Runner, writer: RunWriter, judge: Judge | None) -> None:
+    """RunnerError (the run recorded `failed`, its answers and grades kept) when a server now serves the model, or
+    the judge model, by another digest than the run was identified with: re-pulled mid-run, some answers (or grades)
+    came from each and which cannot be told. A server that cannot say (it went away) says nothing."""
+    await _same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers")
+    if judge is not None and judge.runner is not None and writer.info.judge:
+        await _same_to_the_end(judge.runner, model_digest(writer.info.judge["identity"]),
+                               f"the judge model {judge.runner.config.model}", "grades")
+
+
+async def _same_to_the_end(runner: Runner, before: str | None, model: str, given: str) -> None:
+    """RunnerError when a server of `runner` now serves `model` by another digest than `before`."""
     try:
         now = await runner.digests_now()
     except BenchrunError:
@@ -106,9 +113,9 @@ async def same_model_to_the_end(runner: Runner, writer: RunWriter) -> None:
     if changed:
         url, digest = changed[0]
         served = f"digest {short_digest(model_digest({'digest': digest}))}" if digest else "no digest"
-        raise RunnerError(f"model {writer.info.model} changed on {url} while the run asked: digest "
-                          f"{short_digest(before)} when it began, {served} as it ended (pulled again?); its answers "
-                          "may come from either model and cannot be told apart: run it again")
+        raise RunnerError(f"{model} changed on {url} while the run asked: digest {short_digest(before)} when it "
+                          f"began, {served} as it ended (pulled again?); its {given} may come from either model and "
+                          "cannot be told apart: run it again")
 
 
 def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:

@@ -1,0 +1,303 @@
+"""The scorer process as the run sees it: the user's scorers (custom_scorer.py) called in a child process
+(benchrun.execute.scorer_worker), never on the event loop, in batches; each call within `scorer_timeout_s`, one that
+overruns recorded as that call's error and the process replaced, the calls behind it going on; a reply taken only as
+the process writes one. What the scorers print (the process's stdout and stderr, a pipe read here) goes to the run's
+log file, at most PRINTED_MAX bytes of it."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import sys
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable
+
+from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
+from benchrun.core.metricvalue import in_bounds
+from benchrun.core.records import ErrorInfo
+from benchrun.core.secrets import SECRETS
+from benchrun.core.text import CONTROL, one_line
+
+Result = dict[str, Metric] | ErrorInfo
+SEND_BATCH, SEND_WITHIN_S = 64, 0.02
+"""Calls go to the scorer process in batches, one write (so one wake-up of the process) per 64 calls, the first of
+a batch waiting at most 20 ms; on a machine with few cores every wake-up costs the run and the server time."""
+_ENCODE = json.JSONEncoder(default=str).encode
+
+
+PRINTED_MAX = 64 * 2**20
+"""How much of what the scorers print a run's log keeps: a scorer printing 50 MB a call wrote them all to
+benchrun.log (50 GB for 1,000 samples), filling the disk at the run's pace."""
+
+
+class _Printed:
+    """What the scorers print (the process's stdout and stderr), appended to the run's log up to PRINTED_MAX bytes,
+    then one line saying that the rest is not kept."""
+
+    def __init__(self, log: Path):
+        self._log, self._left = log, PRINTED_MAX
+
+    def __call__(self, data: bytes) -> None:
+        if self._left < 0:
+            return
+        kept, self._left = data[:self._left], self._left - len(data)
+        try:
+            with open(self._log, "ab") as out:
+                out.write(kept)
+                if self._left < 0:
+                    out.write(f"\nbenchrun: the scorers printed more than {PRINTED_MAX:,} bytes; the rest of what they "
+                              "print is not kept\n".encode())
+        except OSError:  # the log cannot take it (a full disk): what they print is not kept, the run goes on
+            self._left = -1
+
+
+class _Pipe(asyncio.SubprocessProtocol):
+    """The scorer process's side of the pipes: each line it writes to stdout goes to `on_line`, what it writes to
+    stderr to `on_output`; once its stdout is closed and it has exited, `on_exit` gets the exit code. Callbacks
+    only: no task waits on a process."""
+
+    def __init__(self, on_line: Callable[[_Pipe, bytes], None], on_exit: Callable[[_Pipe, int | None], None],
+                 on_output: Callable[[bytes], None]):
+        self._on_line, self._on_exit, self._on_output = on_line, on_exit, on_output
+        self._buffer = bytearray()
+        self._open = 2
+        """What is left of the process: its stdout and its life."""
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 2:
+            self._on_output(data)
+            return
+        self._buffer += data
+        while (end := self._buffer.find(b"\n")) >= 0:
+            line = bytes(self._buffer[:end + 1])
+            del self._buffer[:end + 1]
+            self._on_line(self, line)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self._closed()
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+        self._closed()
+
+    def _closed(self) -> None:
+        self._open -= 1
+        if not self._open:
+            self._on_exit(self, self.transport.get_returncode())
+
+
+class ScorerProcess:
+    """User scorers in a child process, called in order, each within `timeout_s` (see the module docstring)."""
+
+    def __init__(self, scorers: dict[str, Scorer], log: Path, timeout_s: float):
+        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn)]
+                                  for name, fn in scorers.items()}).encode() + b"\n"
+        self.log, self.timeout_s = log, timeout_s
+        self._printed = _Printed(log)
+        self._pending: OrderedDict[int, tuple[asyncio.Future[Result], bytes, str]] = OrderedDict()
+        """Each call under way: its future, what was sent, the scorer it calls."""
+        self._seq = itertools.count()
+        self._since = 0.0
+        """When the oldest pending call became the oldest: its time limit runs from here."""
+        self._pipe: _Pipe | None = None
+        self._ready = False
+        """Whether `_pipe` takes calls (not before its greeting, nor while it is being replaced)."""
+        self._started: asyncio.Future[None] | None = None
+        self._broken: ErrorInfo | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._unsent: list[bytes] = []
+        self._send_at: asyncio.TimerHandle | None = None
+        self._replacing: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start the process (none when there is nothing to call)."""
+        if self._setup != b"{}\n":
+            await self._spawn()
+
+    def call(self, name: str, response: str, reference: Any) -> asyncio.Future[Result]:
+        """Send one scorer call; its future gets the metrics, or the error it raised (or that it timed out)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Result] = loop.create_future()
+        if self._broken is not None:
+            future.set_result(self._broken)
+            return future
+        seq = next(self._seq)
+        payload = _ENCODE([seq, name, response, reference]).encode() + b"\n"
+        if not self._pending:
+            self._since = loop.time()
+        self._pending[seq] = (future, payload, name)
+        if self._ready:
+            self._unsent.append(payload)
+            if len(self._unsent) >= SEND_BATCH:
+                self.send()
+            elif self._send_at is None:
+                self._send_at = loop.call_later(SEND_WITHIN_S, self.send)
+        self._arm()
+        return future
+
+    def send(self) -> None:
+        """Send the calls waiting for their batch to fill (before waiting on their results)."""
+        if self._send_at is not None:
+            self._send_at.cancel()
+            self._send_at = None
+        if self._unsent and self._ready:
+            self._pipe.transport.get_pipe_transport(0).write(b"".join(self._unsent))
+        self._unsent.clear()
+
+    async def close(self) -> None:
+        for timer in (self._timer, self._send_at):
+            if timer is not None:
+                timer.cancel()
+        if self._replacing is not None:
+            self._replacing.cancel()
+            await asyncio.gather(self._replacing, return_exceptions=True)
+        await self._stop()
+
+    async def _spawn(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._started = loop.create_future()
+        open(self.log, "ab").close()  # the log is there once the scorers are, as they print or not
+        _, self._pipe = await loop.subprocess_exec(
+            lambda: _Pipe(self._line, self._exited, self._printed), sys.executable, "-m",
+            "benchrun.execute.scorer_worker", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=SECRETS.child_env())
+        self._pipe.transport.get_pipe_transport(0).write(self._setup)
+        await self._started
+
+    def _line(self, pipe: _Pipe, line: bytes) -> None:
+        if pipe is not self._pipe:
+            return
+        message = _message(line)
+        if not self._ready:
+            self._greeted(message if isinstance(message, dict) else {"error": _foreign(line)})
+            return
+        oldest = next(iter(self._pending.items()), None)
+        if not _reply_to(oldest and (oldest[0], oldest[1][2]), message):
+            self._replace(ErrorInfo(type="ScorerProtocolError", message=_foreign(line)))
+            return
+        seq, found, error = message
+        future = self._pending.pop(seq)[0]
+        if not future.done():
+            future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
+        self._since = asyncio.get_running_loop().time()
+
+    def _greeted(self, hello: dict[str, Any]) -> None:
+        """The process's first line: ready (what waits is sent), or why it cannot score (every call fails so)."""
+        if "error" in hello:
+            self._broken = ErrorInfo(type="ScorerUnavailable", message=hello["error"])
+            self._fail_all(self._broken)
+        else:
+            self._pipe.transport.get_pipe_transport(0).write(b"".join(p for _, p, _ in self._pending.values()))
+            self._unsent.clear()
+            self._ready = True
+            self._since = asyncio.get_running_loop().time()
+            self._arm()
+        if not self._started.done():
+            self._started.set_result(None)
+
+    def _exited(self, pipe: _Pipe, code: int | None) -> None:
+        """The process ended: before its greeting it could not start; after, the call it was making ended it."""
+        if pipe is not self._pipe:
+            return
+        if not self._ready:
+            self._greeted({"error": "the scorer process did not start"})
+            return
+        self._replace(ErrorInfo(type="ScorerProcessDied",
+                                message=f"the scorer's process ended (exit code {code}) during this call"))
+
+    def _arm(self) -> None:
+        """Check the oldest call's time limit when it would run out (once: `_check` re-arms itself)."""
+        if self._timer is None and self._pending and self._ready:
+            self._timer = asyncio.get_running_loop().call_at(self._since + self.timeout_s, self._check)
+
+    def _check(self) -> None:
+        self._timer = None
+        if self._ready and self._pending and asyncio.get_running_loop().time() >= self._since + self.timeout_s:
+            self._replace(ErrorInfo(type="TimeoutError", message=f"timed out after {self.timeout_s:g} s"))
+        self._arm()
+
+    def _replace(self, error: ErrorInfo) -> None:
+        """The oldest call fails with `error`; a new process takes the ones behind it."""
+        self._ready = False
+        if self._pending:
+            future = self._pending.popitem(last=False)[1][0]
+            if not future.done():
+                future.set_result(error)
+        retired, self._pipe = self._pipe, None  # what it writes from now on answers nothing
+        self._replacing = asyncio.ensure_future(self._respawn(retired))
+
+    async def _respawn(self, retired: _Pipe | None) -> None:
+        await _ended(retired)
+        try:
+            await self._spawn()
+        except OSError as err:
+            self._greeted({"error": f"cannot start the scorer process: {err}"})
+
+    async def _stop(self) -> None:
+        self._ready = False
+        pipe, self._pipe = self._pipe, None
+        await _ended(pipe)
+
+    def _fail_all(self, error: ErrorInfo) -> None:
+        while self._pending:
+            future = self._pending.popitem(last=False)[1][0]
+            if not future.done():
+                future.set_result(error)
+
+
+async def _ended(pipe: _Pipe | None) -> None:
+    """The process of `pipe` killed, if it is still running, and its pipes closed."""
+    if pipe is None:
+        return
+    if pipe.transport.get_returncode() is None:
+        pipe.transport.kill()
+        await pipe.exited
+    pipe.transport.close()
+
+
+def _message(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _reply_to(call: tuple[int, str] | None, message: Any) -> bool:
+    """Whether `message` is what the scorer process writes in reply to `call` (its seq, the scorer it calls):
+    `[seq, metrics, null]`, the metrics as `scoring.metrics` gives them for that scorer (at most MAX_METRICS, each
+    named as that scorer's, of at most MAX_NAME characters after it and no control character, finite numbers within
+    MAX_METRIC), or `[seq, null, [type, message]]`. A line user code wrote to the reply pipe in that shape (`[0, {"s":
+    Infinity}, null]`) crashed the run summing an infinite score; one of 100,000 metrics grew the summary to 16 MB."""
+    if not (isinstance(message, list) and len(message) == 3 and call is not None and message[0] == call[0]):
+        return False
+    _, found, error = message
+    if error is None:
+        return isinstance(found, dict) and 0 < len(found) <= MAX_METRICS and all(
+            isinstance(name, str) and _named_for(call[1], name) and type(value) in (int, float) and in_bounds(value)
+            for name, value in found.items())
+    return found is None and isinstance(error, list) and len(error) == 2 and all(isinstance(e, str) for e in error)
+
+
+def _named_for(scorer: str, name: str) -> bool:
+    """Whether `name` is a metric's name `scoring.metrics` gives for `scorer`: its own, or `scorer.key`."""
+    if name == scorer:
+        return True
+    key = name[len(scorer) + 1:]
+    return name.startswith(f"{scorer}.") and 0 < len(key) <= MAX_NAME and not CONTROL.search(key)
+
+
+def _foreign(line: bytes) -> str:
+    """What is wrong when the scorer process's reply pipe holds a line it did not write: the calls are answered in
+    order, so user code of the call being made wrote it there, to a file descriptor of benchrun's."""
+    return (f"the scorer wrote {one_line(repr(line[:200]))} to the scorer process's reply pipe, a file descriptor of "
+            "benchrun's: what a scorer prints goes to stdout or stderr (benchrun.log); a file it writes, it opens")
