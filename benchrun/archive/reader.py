@@ -123,8 +123,10 @@ class Run:
 
     def require_records(self, force: bool = False) -> Run:
         """This run, if its record files are there (a run that compiled must have both) and, unless `force`, match
-        the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault."""
-        missing = [name for name in RECORD_FILES if not (self.path / name).is_file()]
+        the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault (a
+        pipe or a folder in a record file's place is not gone: `unverified` says what is there, and reading refuses
+        it)."""
+        missing = [name for name in RECORD_FILES if not os.path.lexists(self.path / name)]
         if self.info.manifest_id is not None and missing:
             raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
                                file=str(self.path))

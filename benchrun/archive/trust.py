@@ -75,8 +75,8 @@ def seal_broken(run: Run, seal: Seal) -> tuple[str, str] | None:
 
 def _manifest(run: Run) -> Iterator[str]:
     path = run.path / MANIFEST
-    if not path.is_file():  # a compiled run's questions gone (show reads none); a pipe there its readers name
-        yield from [] if path.exists() else [f"{MANIFEST}: missing"]
+    if not path.is_file():  # a compiled run's questions gone, or a pipe, a device or a folder there (never read)
+        yield f"{MANIFEST}: {not_a_file(path.stat().st_mode) + ' in its place' if path.exists() else 'missing'}"
         return
     if file_digest(path).sha256 != run.info.manifest_id:  # in pieces: a planted file of gigabytes is never held
         yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"

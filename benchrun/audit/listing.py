@@ -63,6 +63,16 @@ def parse_time(value: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
+def in_utc(moment: datetime) -> str:
+    """`2026-12-01 08:00:00`: `moment` in UTC, as `list` sorts by it and its column says (a run.json written
+    elsewhere, or edited, may give another offset); one that UTC's calendar cannot hold (year 1 at +01:00) as
+    written, its offset shown."""
+    try:
+        return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(sep=" ", timespec="seconds")
+    except OverflowError:
+        return moment.isoformat(sep=" ", timespec="seconds")
+
+
 def listed(run: Run) -> ListedRun:
     """A run with its tasks: from summary.json, or (a run that never finished) from its manifest."""
     summary = run.summary
@@ -142,7 +152,7 @@ def run_row(entry: ListedRun | Unreadable) -> Row:
     if isinstance(entry, Unreadable):
         return "-", "-", UNREADABLE, "-", "-", Text(visible(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
-    return (info.started_at[:19].replace("T", " "), info.run_id, _status(info), _samples(info.counts),
+    return (in_utc(entry.started), info.run_id, _status(info), _samples(info.counts),
             Text(visible(info.model + _at(entry.run.model_digest))),
             Text(visible(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
             Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))

@@ -116,6 +116,9 @@ def unsealed(run: Run) -> Finding:
         return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
                                     "ended: its seal was removed and run.json edited")
     lock = probe(run.path / LOCK)
+    if lock.misplaced is not None:
+        return Finding(False, LOCK, f"{lock.misplaced} in its place, which no writer can hold: the run says "
+                                    f"'running', but none is writing it ({UNSEALED_LINES})")
     if lock.held:
         return Finding(False, RUN, f"not sealed yet: the run is being written ({describe(lock.note)}); verify it once "
                                    f"it has ended ({UNSEALED_LINES})")
