@@ -16,7 +16,7 @@ from rich.text import Text
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
-from benchrun.console.visible import visible
+from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import Counts, MetricSummary
@@ -150,11 +150,11 @@ def runs_table(count: int, rows: Sequence[Row]) -> Table:
 def run_row(entry: ListedRun | Unreadable) -> Row:
     """One run's cells in `runs_table`."""
     if isinstance(entry, Unreadable):
-        return "-", "-", UNREADABLE, "-", "-", Text(visible(str(entry.error.file))), Text(visible(str(entry.error)))
+        return "-", "-", UNREADABLE, "-", "-", Text(shown_name(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
     return (in_utc(entry.started), info.run_id, _status(info), _samples(info.counts),
-            Text(visible(info.model + _at(entry.run.model_digest))),
-            Text(visible(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
+            Text(shown_name(info.model + _at(entry.run.model_digest))),
+            Text(shown_name(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
             Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))
 
 

@@ -26,6 +26,7 @@ from benchrun.archive.trust import CONVERTED, converted, seal_broken
 from benchrun.archive.writer import file_digest
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
+from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
@@ -310,9 +311,9 @@ def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...],
 
 def print_verdict(verdict: Verdict) -> None:
     out = output.stdout()
-    output.say(out, f"verify {verdict.run.id}  {verdict.run.path}")
+    output.say(out, f"verify {verdict.run.id}  {shown_name(str(verdict.run.path))}")
     for finding in verdict.findings:
-        output.say(out, finding.text(), style=None if finding.ok else "bold red")
+        output.say(out, shown_name(finding.text()), style=None if finding.ok else "bold red")
     problems = len(verdict.problems)
     out.print("intact" if verdict.intact else f"NOT intact: {problems} problem{'s' * (problems > 1)}",
               style="bold green" if verdict.intact else "bold red")
