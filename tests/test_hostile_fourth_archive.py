@@ -226,13 +226,16 @@ def _fifo_in_place(run_dir: Path, name: str) -> Path:
     return run_dir / name
 
 
-PIPED = {  # file made a named pipe -> command, and what it says
-    "run.json, verify": ("run.json", ("verify",), "a named pipe (FIFO), where a file belongs: benchrun reads only "
-                                                  "regular files"),
-    "manifest.json, export": ("manifest.json", ("export",), "a named pipe (FIFO), where a file belongs: benchrun "
-                                                            "reads only regular files"),
-    "run.lock, rescore": ("run.lock", ("rescore",), "a named pipe (FIFO), where the run's own file belongs; benchrun "
-                                                    "writes only into its own files"),
+PIPED = {  # file made a named pipe -> command, and what it says (a manifest in a pipe's place is no longer the run's,
+    # which the reader says before it reads any: the twelfth pass)
+    "run.json, verify": ("run.json", ("verify",), "in '{pipe}': a named pipe (FIFO), where a file belongs: benchrun "
+                                                  "reads only regular files"),
+    "manifest.json, export": ("manifest.json", ("export",), "in '{run_dir}': run {run_id}: manifest.json: a named "
+                                                            "pipe (FIFO) in its place, so what it says cannot be "
+                                                            "trusted; benchrun-audit verify {run_dir} says what "
+                                                            "changed"),
+    "run.lock, rescore": ("run.lock", ("rescore",), "in '{pipe}': a named pipe (FIFO), where the run's own file "
+                                                    "belongs; benchrun writes only into its own files"),
 }
 
 
@@ -242,9 +245,11 @@ def test_an_archive_file_that_is_a_pipe_is_one_line(tmp_path, case):
     with Lab(tmp_path, n=2) as lab:
         assert lab.call(*lab.args()).returncode == EXIT["ok"]
         [run_dir] = lab.run_dirs()
+    run_id = load_run(run_dir).id
     pipe = _fifo_in_place(run_dir, name)
     result = audit(tmp_path, *command, str(run_dir))  # a process of its own: were it to wait on the pipe, it times out
-    assert (result.returncode, result.stderr) == (EXIT["archive"], f"benchrun: error: in '{pipe}': {said}\n")
+    assert (result.returncode, result.stderr) == (
+        EXIT["archive"], f"benchrun: error: {said.format(pipe=pipe, run_dir=run_dir, run_id=run_id)}\n")
 
 
 def test_verify_names_a_pipe_where_a_record_file_was_and_list_keeps_the_run(tmp_path):

@@ -116,16 +116,23 @@ class LockState:
     exists: bool
     held: bool
     note: dict[str, Any] | None
+    misplaced: str | None = None
+    """What is in the lock file's place when it is not a file (`a named pipe (FIFO)`)."""
 
 
 def probe(path: Path) -> LockState:
     """Whether a live process holds the lock at `path`, found by taking a shared lock and letting go at once (which
-    never blocks, and which a writer taking the lock waits out); read-only, it changes nothing."""
+    never blocks, and which a writer taking the lock waits out); read-only, it changes nothing. A pipe, a device or
+    a folder in the lock's place is never waited on (a FIFO opened for reading waits for a writer) or read: its
+    kind is `misplaced`, and no writer holds it."""
     with reading(path):
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             return LockState(exists=False, held=False, note=None)
+    if (kind := not_a_file(os.fstat(fd).st_mode)) is not None:
+        os.close(fd)
+        return LockState(exists=True, held=False, note=None, misplaced=kind)
     try:
         held = not _locked(fd, fcntl.LOCK_SH, (0.0,))
         if not held:

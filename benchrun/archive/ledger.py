@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 
 TAGS = {RESPONSES: b"r", SCORES: b"s", JUDGEMENTS: b"j"}
@@ -122,10 +124,13 @@ class Checked:
 
 
 def check_file(run_dir: Path, name: str, digests: list[str]) -> Checked:
-    """Each line of `name` against its digest: the first changed line, written lines now missing, and the tail."""
+    """Each line of `name` against its digest: the first changed line, written lines now missing, and the tail. A
+    missing file has no lines; a pipe, a device or a folder in its place is never opened, said to be there."""
     committed, size, tail, changed, present, overlong = 0, 0, [], [], 0, 0
     path = run_dir / name
-    with open(path, "rb") if path.is_file() else contextlib.nullcontext(iter(())) as handle:
+    if path.exists() and (kind := not_a_file(path.stat().st_mode)) is not None:
+        return Checked(path, 0, 0, len(digests), [], [Mismatch(name, 1, f"{kind} in its place")])
+    with open(path, "rb") if path.exists() else contextlib.nullcontext(io.BytesIO()) as handle:
         for present, piece in enumerate(pieces(handle, MAX_HELD_LINE), start=1):
             if present > len(digests):
                 tail.append(piece.line or b"")

@@ -9,11 +9,13 @@ import json
 import os
 from fractions import Fraction
 from functools import cached_property
+from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
+from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.filebytes import read_bounded
 from benchrun.core.layout import (
@@ -36,6 +38,7 @@ from benchrun.core.resources import bench_dir
 if TYPE_CHECKING:
     import pandas
 
+    from benchrun.archive.trust import Trust
     from benchrun.core.manifest import Manifest
 
 PathLike = str | os.PathLike[str]
@@ -57,6 +60,7 @@ class Run:
     def __init__(self, path: Path, info: RunInfo):
         self.path = path
         self.info = info
+        self._trust: Trust | None = None
 
     @property
     def id(self) -> str:
@@ -123,8 +127,10 @@ class Run:
 
     def require_records(self, force: bool = False) -> Run:
         """This run, if its record files are there (a run that compiled must have both) and, unless `force`, match
-        the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault."""
-        missing = [name for name in RECORD_FILES if not (self.path / name).is_file()]
+        the digests written with them (`unverified`); else ArchiveError naming the run and the first file at fault (a
+        pipe or a folder in a record file's place is not gone: `unverified` says what is there, and reading refuses
+        it)."""
+        missing = [name for name in RECORD_FILES if not os.path.lexists(self.path / name)]
         if self.info.manifest_id is not None and missing:
             raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
                                file=str(self.path))
@@ -133,12 +139,17 @@ class Run:
                                f"benchrun-audit verify {self.path} says what changed", file=str(self.path))
         return self
 
-    @cached_property
-    def unverified(self) -> list[str]:
-        """What of the run does not match the digests written with it (`file: why`): benchrun.archive.trust."""
-        from benchrun.archive.trust import unverified
+    def trust(self) -> Trust:
+        """The run checked against its digests (benchrun.archive.trust), again once a file of it changed."""
+        from benchrun.archive.trust import checked
 
-        return unverified(self)
+        self._trust = checked(self, self._trust)
+        return self._trust
+
+    @property
+    def unverified(self) -> list[str]:
+        """What of the run does not match the digests written with it (`file: why`)."""
+        return list(self.trust().problems)
 
     @cached_property
     def config(self) -> dict[str, Any]:
@@ -208,9 +219,9 @@ class Run:
         if not path.is_file():
             return
         validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
-        with reading(path), open(path, "rb") as handle:
-            try:
-                yield from map(validate, handle)  # no Python frame per line
+        with reading(path), open(path, "rb") as handle:  # of a run that did not end, a last line cut short is not
+            try:  # read: its writer was killed writing it, or is writing it now (a live run)
+                yield from map(validate, handle if self.info.files else filter(_whole, handle))
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), err) from None
 
@@ -221,23 +232,8 @@ class Run:
         return archived(path)
 
 
-def not_a_manifest(data: Any) -> str | None:
-    """What of a manifest's plain JSON data is not of the shape its readers take (`Run.manifest_data`): a list of
-    tasks, each a mapping with its name (and its few-shot turns, if any, a list of mappings), and a list of samples,
-    each a mapping with its id, task and prompt as text and its values as a mapping; None when it is."""
-    if not (isinstance(data, dict) and isinstance(data.get("samples"), list) and isinstance(data.get("tasks"), list)):
-        return "no samples list and tasks list"
-    for number, task in enumerate(data["tasks"]):
-        turns = (task.get("fewshot") or []) if isinstance(task, dict) else None
-        if not (isinstance(task, dict) and isinstance(task.get("name"), str) and isinstance(turns, list)
-                and all(isinstance(turn, dict) for turn in turns)):
-            return f"tasks[{number}] is not a task (a mapping with its name, and its few-shot turns as a list)"
-    for number, sample in enumerate(data["samples"]):
-        if not (isinstance(sample, dict) and all(isinstance(sample.get(key), str) for key in ("id", "task", "prompt"))
-                and isinstance(sample.get("values"), dict)):
-            return f"samples[{number}] is not a sample (a mapping with its id, task, prompt and values)"
-    return None
-
+_whole = methodcaller("endswith", b"\n")
+"""Whether a record line was written whole (a line cut short has no newline: it is the file's last)."""
 
 MAX_JSON_BYTES = 64 * 2**20
 """The most a run.json, seal.json or summary.json is read of: far more than benchrun writes in one (a few KB, a

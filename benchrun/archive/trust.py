@@ -7,6 +7,7 @@ file whose line ends alone changed (made CRLF, as git's core.autocrlf=true check
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -14,7 +15,7 @@ from benchrun.archive import ledger, repair
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import DIGESTS, JUDGED_FILES, MANIFEST, RECORD_FILES, RESPONSES, RUN, SEAL
+from benchrun.core.layout import DIGESTS, JUDGED_FILES, MANIFEST, RECORD_FILES, RESPONSES, RUN, RUN_FILES, SEAL
 from benchrun.core.records import FileDigest, Seal
 
 if TYPE_CHECKING:
@@ -38,6 +39,32 @@ def converted(path: Path, sha256: str) -> bool:
             digest.update(data.replace(b"\r\n", b"\n"))
     digest.update(held)
     return found and digest.hexdigest() == sha256
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What a check of a run found (what does not match its digests), and of which state of its files."""
+
+    state: tuple[tuple[int, int, int] | None, ...]
+    problems: tuple[str, ...]
+
+
+def checked(run: Run, last: Trust | None) -> Trust:
+    """`last` while none of the run's files changed since it was made (an os.stat of each: inode, size, time), else
+    the run checked again: a Run kept open (in a notebook, over a run being written) never reads a line edited or
+    appended since it was checked as one that was."""
+    state = tuple(_stat(run.path / name) for name in RUN_FILES)
+    if last is not None and last.state == state:
+        return last
+    return Trust(state, tuple(unverified(run)))
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def unverified(run: Run) -> list[str]:
@@ -75,8 +102,8 @@ def seal_broken(run: Run, seal: Seal) -> tuple[str, str] | None:
 
 def _manifest(run: Run) -> Iterator[str]:
     path = run.path / MANIFEST
-    if not path.is_file():  # a compiled run's questions gone (show reads none); a pipe there its readers name
-        yield from [] if path.exists() else [f"{MANIFEST}: missing"]
+    if not path.is_file():  # a compiled run's questions gone, or a pipe, a device or a folder there (never read)
+        yield f"{MANIFEST}: {not_a_file(path.stat().st_mode) + ' in its place' if path.exists() else 'missing'}"
         return
     if file_digest(path).sha256 != run.info.manifest_id:  # in pieces: a planted file of gigabytes is never held
         yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"

@@ -29,7 +29,7 @@ from benchrun.audit.lines import metric_lines as metric_lines_of
 from benchrun.audit.provenance import flatten, provenance
 from benchrun.audit.show import check_known, check_task
 from benchrun.console import output
-from benchrun.console.visible import visible
+from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import UNFINISHED
@@ -317,7 +317,7 @@ def print_report(report: Report, out: Console) -> None:
 
 def _named(run: RunRef, compared: bool) -> str:
     """`label id (path)`, and what a reader must know first (`: not compared: no responses (status failed: ...)`)."""
-    named = f"{run.label} {run.id} ({run.path})"
+    named = f"{shown_name(run.label)} {run.id} ({shown_name(run.path)})"
     if not compared:
         return f"{named}: not compared: {run.note}"
     return f"{named}: {run.note}" if run.note else named

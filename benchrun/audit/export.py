@@ -26,9 +26,11 @@ left as it is, and a spreadsheet starts a row there: a formula after it would ru
 def write_csv(runs: Sequence[Run], out: IO[str], text: bool = False) -> int:
     """CSV (RFC 4180: CRLF line ends) with a header; empty cells for missing values, a list or mapping (a reference,
     a setting) as JSON, text that a spreadsheet would run as a formula (`=1+1`, `@SUM(A1)`, `-2+3`) after a '
-    (OWASP's recommendation), and numbers as they are. Returns the row count."""
-    writer = csv.DictWriter(out, fieldnames=columns(runs, text), lineterminator=LINE_END)
-    writer.writeheader()
+    (OWASP's recommendation), in the header too (a varied setting's name is a column's), and numbers as they are.
+    Returns the row count."""
+    names = columns(runs, text)
+    writer = csv.DictWriter(out, fieldnames=names, lineterminator=LINE_END)
+    writer.writerow({name: _cell(name) for name in names})
     count = 0
     for run in runs:
         for row in export_rows(run, text):

@@ -11,7 +11,7 @@ from rich.text import Text
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import mixed_models
 from benchrun.audit.judged import judge_identity
-from benchrun.console.visible import visible
+from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
 from benchrun.core.recordvalues import model_digest, short_digest
 
@@ -45,7 +45,7 @@ def header(run: Run) -> Table:
     rows.update(_parts(info))
     for key, value in rows.items():
         if value is not None:
-            grid.add_row(key, Text(visible(value)))
+            grid.add_row(key, Text(shown_name(value)))
     return grid
 
 

@@ -17,7 +17,7 @@ from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
 from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
-from benchrun.console.visible import visible
+from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import Counts, MetricSummary
@@ -62,6 +62,16 @@ def parse_time(value: str) -> datetime:
     """An ISO date or date-time; without an offset it is taken as UTC, like the times in run.json."""
     moment = datetime.fromisoformat(value)
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def in_utc(moment: datetime) -> str:
+    """`2026-12-01 08:00:00`: `moment` in UTC, as `list` sorts by it and its column says (a run.json written
+    elsewhere, or edited, may give another offset); one that UTC's calendar cannot hold (year 1 at +01:00) as
+    written, its offset shown."""
+    try:
+        return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(sep=" ", timespec="seconds")
+    except OverflowError:
+        return moment.isoformat(sep=" ", timespec="seconds")
 
 
 def listed(run: Run) -> ListedRun:
@@ -141,11 +151,11 @@ def runs_table(count: int, rows: Sequence[Row]) -> Table:
 def run_row(entry: ListedRun | Unreadable) -> Row:
     """One run's cells in `runs_table`."""
     if isinstance(entry, Unreadable):
-        return "-", "-", UNREADABLE, "-", "-", Text(visible(str(entry.error.file))), Text(visible(str(entry.error)))
+        return "-", "-", UNREADABLE, "-", "-", Text(shown_name(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
-    return (info.started_at[:19].replace("T", " "), info.run_id, _status(info), _samples(info.counts),
-            Text(visible(info.model + _at(entry.run.model_digest))),
-            Text(visible(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
+    return (in_utc(entry.started), info.run_id, _status(info), _samples(info.counts),
+            Text(shown_name(info.model + _at(entry.run.model_digest))),
+            Text(shown_name(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
             Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))
 
 

@@ -27,6 +27,7 @@ from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.console import output
+from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
@@ -117,6 +118,9 @@ def unsealed(run: Run) -> Finding:
         return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
                                     "ended: its seal was removed and run.json edited")
     lock = probe(run.path / LOCK)
+    if lock.misplaced is not None:
+        return Finding(False, LOCK, f"{lock.misplaced} in its place, which no writer can hold: the run says "
+                                    f"'running', but none is writing it ({UNSEALED_LINES})")
     if lock.held:
         return Finding(False, RUN, f"not sealed yet: the run is being written ({describe(lock.note)}); verify it once "
                                    f"it has ended ({UNSEALED_LINES})")
@@ -308,9 +312,9 @@ def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...],
 
 def print_verdict(verdict: Verdict) -> None:
     out = output.stdout()
-    output.say(out, f"verify {verdict.run.id}  {verdict.run.path}")
+    output.say(out, f"verify {verdict.run.id}  {shown_name(str(verdict.run.path))}")
     for finding in verdict.findings:
-        output.say(out, finding.text(), style=None if finding.ok else "bold red")
+        output.say(out, shown_name(finding.text()), style=None if finding.ok else "bold red")
     problems = len(verdict.problems)
     out.print("intact" if verdict.intact else f"NOT intact: {problems} problem{'s' * (problems > 1)}",
               style="bold green" if verdict.intact else "bold red")

@@ -32,3 +32,10 @@ def _escaped(found: re.Match[str]) -> str:
     if run.isprintable():
         return run
     return "".join(repr(char)[1:-1] if unicodedata.category(char) in UNSEEN else char for char in run)
+
+
+def shown_name(text: str) -> str:
+    """`text`, a name or a path (a run's directory, its model, label or benchmark), shown as `visible` shows it and
+    its newlines and tabs as escapes too (`\\n`): a name is one line, and a newline in one (a run directory made with
+    `hydra.run.dir=$'x\\nok    run.json: ...'`) would print a line that the command did not write."""
+    return visible(text).replace("\n", "\\n").replace("\t", "\\t")

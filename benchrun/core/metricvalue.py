@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
@@ -30,3 +30,36 @@ def _bounded(value: int | float) -> int | float:
 MetricValue = Annotated[int | float, AfterValidator(_bounded)]
 """A metric's value as scores.jsonl may hold it: what a scorer may give (benchrun.compiler.scoring.metrics), so a
 line edited to hold 1e308 or NaN is an invalid record where it is read, not an overflow in the statistics."""
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"{value} is no statistic of a run's scores (a finite number)")
+    return value
+
+
+Statistic = Annotated[float, AfterValidator(_finite)]
+"""A mean, standard error or estimate in summary.json: what a tally of bounded values gives, finite (a NaN or an
+infinity written by a hand is refused where the file is read, never made into an interval)."""
+
+
+def _tally(value: int) -> int:
+    if value < 0:
+        raise ValueError(f"{value} is no number of answers (0 or more)")
+    return value
+
+
+Tally = Annotated[int, AfterValidator(_tally)]
+"""A number of answers or samples in summary.json: 0 or more."""
+
+
+def shares(line: Any) -> Any:
+    """A summary line (`core.records.MetricSummary`) whose metric is 0/1 (`binary`) with its mean, pass@k and
+    majority@k shares, from 0 to 1, as every tally of 0/1 values gives them (Wilson's interval takes the mean for
+    one), and its standard error not negative."""
+    if line.stderr is not None and line.stderr < 0:
+        raise ValueError(f"stderr {line.stderr} is no standard error (0 or more)")
+    for name in ("mean", "pass_at_k", "majority_at_k") if line.binary else ():
+        if (value := getattr(line, name)) is not None and not 0 <= value <= 1:
+            raise ValueError(f"{name} {value} is no share of 0/1 values (from 0 to 1), as a 0/1 metric's must be")
+    return line

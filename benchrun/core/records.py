@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
-from benchrun.core.metricvalue import MetricValue
+from benchrun.core.metricvalue import MetricValue, Statistic, Tally, shares
 from benchrun.core.recordvalues import Count, Environment, Identity, JudgeInfo, Message, Moment, Seconds
 from benchrun.core.shards import Shard
 
@@ -168,24 +168,24 @@ class MetricSummary(Frozen):
 
     task: str
     metric: str
-    n: int
+    n: Tally
     """Answers with a value (samples x repeats, less the errors)."""
-    mean: float | None
+    mean: Statistic | None
     """The mean over all answers."""
-    stderr: float | None
+    stderr: Statistic | None
     """Standard error of the mean; with repeats, cluster-robust with each sample's answers one cluster (for one
     answer per sample: sample standard deviation / sqrt(n)); None with fewer than two samples."""
-    errors: int
+    errors: Tally
     """Answers with no value: the request or the scorer failed."""
     binary: bool | None = Field(None, exclude_if=_absent)
     """Whether every value is 0 or 1 (true when there is none), found by the tally that wrote the line; None in a
     summary.json written before benchrun recorded it (readers then scan the score records: benchrun.audit.lines)."""
-    samples: int | None = Field(None, exclude_if=_absent)
+    samples: Tally | None = Field(None, exclude_if=_absent)
     """With repeats: the samples with a valued answer, each one cluster of the standard error; absent otherwise."""
-    pass_at_k: float | None = Field(None, exclude_if=_absent)
+    pass_at_k: Statistic | None = Field(None, exclude_if=_absent)
     """0/1 metrics with repeats: the mean over samples of Chen et al.'s (2021) unbiased pass@k estimator, k the
     repeats (samples with fewer valued answers than k left out); absent otherwise."""
-    majority_at_k: float | None = Field(None, exclude_if=_absent)
+    majority_at_k: Statistic | None = Field(None, exclude_if=_absent)
     """0/1 metrics with repeats: the share of samples for which more than half of the answers score 1."""
 
     @property
@@ -259,7 +259,7 @@ class Summary(Frozen):
     schema_version: Literal[1] = RECORD_VERSION
     manifest_id: str
     model: str
-    metrics: tuple[MetricSummary, ...]
+    metrics: tuple[Annotated[MetricSummary, AfterValidator(shares)], ...]
     repeats: int | None = Field(None, exclude_if=_absent)
     """k, the answers asked per sample, when more than one."""
     consistency: dict[str, float] | None = Field(None, exclude_if=_absent)
