@@ -150,6 +150,9 @@ class RunnerConfig(Settings):
         names = [model] if isinstance(model, str) else model
         if not names or any(not name for name in names) or len(set(names)) != len(names):
             raise ValueError("a model name, or a list of different model names")
+        for name in names:
+            _no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
+                                        "benchrun-audit list) cannot hold: name the model without one")
         return model
 
     @classmethod

@@ -1,0 +1,74 @@
+"""Hostile input, twelfth pass, the process side (issue 19's fresh pass of the same kinds): benchmark files,
+configuration and real `python -m benchrun` processes under abuse, the cases it found bad, each with the rule it now
+obeys.
+
+- a template of many fields, each within the limits one by one (`{a:>99999}` 3,000 times, 30 KB of tasks.yml; or
+  `{a}` 100,000 times over a value of 100,000 characters): each field's width was held to task.max_prompt_chars, but
+  the prompt was rendered whole before its length was counted, so 30 KB rendered 300 MB per sample (a 300 KB
+  template 10 GB) before `the prompt ... has 299,997,000 characters` was said; a few-shot example rendered with the
+  template likewise. Now a prompt is rendered field by field and stops once past task.max_prompt_chars
+  (`compiler.grid.fill`): `has at least 199,998 characters, more than task.max_prompt_chars (100,000)`
+- a model's name holding a control character (`model: "ab\\ncd"` in a runner file, `runner.model=$'b\\tc'`,
+  `judge.model=...`): taken, sent to the server, and the run's heading printed in two lines (as task.name's was
+  before the ninth pass). Now refused where the config is checked (`core.settings.RunnerConfig`), naming the key and
+  the character, as task.name is
+
+What held: see the end of the file's tests and the report of the pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import tasks_yml, write_bench
+from tests.helpers.commands import call_benchrun
+
+TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
+LIMIT = "more than task.max_prompt_chars (100,000)"
+
+
+@pytest.mark.parametrize("template, values, said", [
+    ("{a:>99999}" * 3_000, [1, 2], "the prompt of sample 't:a=1' has at least 199,998 characters"),
+    ("{a}" * 3_000, ["x" * 60_000, "y"], f"the prompt of sample 't:a={'x' * 62}~ff43a56f1a4c' has at least 120,000 "
+                                         "characters"),
+])
+def test_a_template_of_many_fields_stops_rendering_past_the_limit(tmp_path, template, values, said):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "template": template, "values": {"a": values}})})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'tasks.yml': task 't': tasks[0].template: {said}, {LIMIT}\n"))
+
+
+def test_a_few_shot_example_of_many_fields_stops_rendering_past_the_limit(tmp_path):
+    shot = {"values": {"a": 7}, "assistant": "7"}
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "template": "{a:>99999}" * 3_000, "fewshot": [shot]})})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks.yml': task 't': tasks[0].fewshot[0].values: the example rendered has at least "
+        f"199,998 characters, {LIMIT}\n"))
+
+
+@pytest.mark.parametrize("template, values, prompt", [
+    ("{{a}} {a!r:>6} {a:{w}} {{{a}}}", {"a": ["x", "y"], "w": ["^5", "<3"]}, "{a}    'x'   x   {x}"),
+    ("{a:.2f}|{a:+08.3f}|{a:,}", {"a": [1234.5, 2.0]}, "1234.50|+1234.500|1,234.5"),
+])
+def test_a_template_renders_as_str_format_does(tmp_path, template, values, prompt):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "template": template, "values": values})})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, prompt in done.stdout) == (EXIT["ok"], True)
+
+
+@pytest.mark.parametrize("given, key, found", [
+    ('runner_file=r.yml', "runner.model", "'\\n' at character 3"),
+    ("runner.model=[a,\"b\tc\"]", "runner.model", "'\\t' at character 2"),
+    ("runner.model=\"b\x1bc\"", "runner.model", "'\\x1b' at character 2"),
+    ("judge.model=\"b\tc\"", "judge.model", "'\\t' at character 2"),
+])
+def test_a_model_name_holding_a_control_character_is_refused(tmp_path, given, key, found):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    (tmp_path / "r.yml").write_text('runner_type: ollama\nmodel: "ab\\ncd"\n')
+    done = call_benchrun("task.path=bench", given, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: {found}, a control character, which a model's name printed on the "
+        "console (a run's heading, its tables, benchrun-audit list) cannot hold: name the model without one\n"))
