@@ -18,9 +18,12 @@ What held: see the end of the file's tests and the report of the pass.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from tests.helpers import judges
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
@@ -72,3 +75,17 @@ def test_a_model_name_holding_a_control_character_is_refused(tmp_path, given, ke
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'config': {key}: {found}, a control character, which a model's name printed on the "
         "console (a run's heading, its tables, benchrun-audit list) cannot hold: name the model without one\n"))
+
+
+@pytest.mark.parametrize("rubric, name", [
+    ("{response}" * 10_000, "response"),
+    ("Q {prompt} A {response} again {response!r}", "response"),
+    ("{chat} {symb} {symb}", "symb"),
+])
+def test_a_rubric_naming_a_field_twice_is_refused(tmp_path, rubric, name):
+    write_bench(tmp_path, {"tasks.yml": judges.TASKS, "custom_response.py": judges.RESPONSE,
+                           "judges.yml": judges.JUDGES.replace(json.dumps(judges.RUBRIC), json.dumps(rubric))})
+    done = call_benchrun("task.path=bench", "judge.model=qwen2.5", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'judges.yml': judges[0].rubric: field {{{name}}} is named twice: a rubric names each "
+        "field once at most (each time is the whole text again, an answer of up to runner.max_response_bytes)\n"))
