@@ -58,6 +58,15 @@ class Options(Settings):
                              "first token; leave it out")
         return stop
 
+    @field_validator("seed", check_fields=False)
+    @classmethod
+    def _seed(cls, seed: Any) -> Any:
+        if isinstance(seed, int) and seed < 0:
+            raise ValueError(f"a negative seed ({seed}): -1 asks Ollama and llama.cpp for a random seed (and other "
+                             "negative ones wrap), so the run would not repeat though its seed is recorded; give 0 or "
+                             "more")
+        return seed
+
 
 @cache
 def ollama_options() -> type[Options]:
