@@ -2,7 +2,8 @@
 
 Every error is one line and an exit code from `benchrun.core.errors.EXIT`, Hydra's own included (a mistyped key, a
 preset that does not exist, an override Hydra cannot parse), and a file system's (a read-only or full disk, a path
-that is not a directory, a link loop, ...); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks.
+that is not a directory, a link loop, ...); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks. A Python warning
+(Hydra's of a `hydra.searchpath` that is not there, of `-m` with `hydra.mode=RUN`) is one line too.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 
 from benchrun.core.errors import (
     EXIT,
@@ -35,6 +37,7 @@ def main() -> None:
     encodable_streams()
     INTERRUPTS.install()
     display_streams()
+    warnings.showwarning = _warning_line
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = _multirun_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
@@ -151,6 +154,14 @@ def _home(arg: str) -> str:
     """`task.path=~/benchmarks/arith` as a shell would give it for an assignment: ~ is the home directory, $HOME; one
     set empty is refused (~ was the file system's root: `outputs=~` put run directories there)."""
     return _HOME_VALUE.sub(lambda m: m[1] + str(home(f"the override {arg!r}", "give the path itself")), arg)
+
+
+def _warning_line(message: Warning | str, *_: object, **__: object) -> None:
+    """`warnings.showwarning` for benchrun: the warning's words on one line, without the file and line of the library
+    that gave it (Hydra's were three lines naming its own source)."""
+    from benchrun.console import output
+
+    output.warning(" ".join(str(message).split()))
 
 
 def _error(message: str) -> None:

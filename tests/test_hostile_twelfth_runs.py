@@ -25,7 +25,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers import judges
 from tests.helpers.benchfiles import tasks_yml, write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
 LIMIT = "more than task.max_prompt_chars (100,000)"
@@ -89,3 +89,33 @@ def test_a_rubric_naming_a_field_twice_is_refused(tmp_path, rubric, name):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'judges.yml': judges[0].rubric: field {{{name}}} is named twice: a rubric names each "
         "field once at most (each time is the whole text again, an answer of up to runner.max_response_bytes)\n"))
+
+
+@pytest.mark.parametrize("given, key, seed", [
+    ("runner.options.seed=-1", "runner.options.seed", -1),
+    ("runner=local runner.options.seed=-1", "runner.options.seed", -1),
+    ("runner=openai runner.options.seed=-3", "runner.options.seed", -3),
+    ("judge.options.seed=-2", "judge.options.seed", -2),
+    ("runner_file=r.yml", "runner.options.seed", -7),
+])
+def test_a_negative_seed_is_refused_naming_its_key(tmp_path, given, key, seed):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    (tmp_path / "r.yml").write_text("runner_type: ollama\nmodel: m\noptions: {seed: -7}\n")
+    done = call_benchrun("task.path=bench", *given.split(), "judge.model=q", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: a negative seed ({seed}): -1 asks Ollama and llama.cpp for a random "
+        "seed (and other negative ones wrap), so the run would not repeat though its seed is recorded; give 0 or "
+        "more\n"))
+
+
+@pytest.mark.parametrize("given, said", [
+    (("hydra.searchpath=[file:///nonexistent/conf]", "runner=mine"),
+     "benchrun: warning: provider=hydra.searchpath in command-line, path=/nonexistent/conf is not available.\n"
+     "benchrun: error: In 'config': Could not find 'runner/mine' (options: local, ollama, openai)\n"),
+    (("-m", "hydra.mode=RUN", "hydra.sweep.dir=sweep"),
+     "benchrun: warning: Running Hydra app with --multirun, overriding with `hydra.mode=MULTIRUN`.\n"),
+])
+def test_a_warning_of_hydra_is_one_line(tmp_path, given, said):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = run_benchrun("task.path=bench", *given, "dry_run=true", cwd=tmp_path)
+    assert done.stderr == said
