@@ -19,10 +19,14 @@ What held: see the end of the file's tests and the report of the pass.
 from __future__ import annotations
 
 import json
+import resource
+import subprocess
+import sys
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from tests.helpers import judges
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
@@ -119,3 +123,15 @@ def test_a_warning_of_hydra_is_one_line(tmp_path, given, said):
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
     done = run_benchrun("task.path=bench", *given, "dry_run=true", cwd=tmp_path)
     assert done.stderr == said
+
+
+def _memory_limit() -> None:
+    """`ulimit -v` of 200 MiB for a child process: a dry run needs about 130."""
+    resource.setrlimit(resource.RLIMIT_AS, (200 * 2**20, 200 * 2**20))
+
+
+def test_a_dry_run_under_a_memory_limit_reads_the_benchmark(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", "dry_run=true"], cwd=tmp_path,
+                          env=child_env(None), capture_output=True, text=True, preexec_fn=_memory_limit, timeout=120)
+    assert (done.returncode, done.stderr, "1 tasks, 2 samples -> 2 model calls" in done.stdout) == (EXIT["ok"], "", True)
