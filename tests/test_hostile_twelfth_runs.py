@@ -12,8 +12,44 @@ obeys.
   `judge.model=...`): taken, sent to the server, and the run's heading printed in two lines (as task.name's was
   before the ninth pass). Now refused where the config is checked (`core.settings.RunnerConfig`), naming the key and
   the character, as task.name is
+- a judge's rubric naming a field many times (`{response}` ten thousand times, 100 KB of judges.yml): each judge
+  call rendered the answer (up to runner.max_response_bytes, 8 MiB) that many times, 80 GB for one call. Now a rubric
+  names each field once at most, refused at compile naming the field (`compiler.judges.check_rubric`)
+- a negative seed (`runner.options.seed=-1`, a runner file's `seed: -7`, `judge.options.seed=-2`): recorded as the
+  run's seed, though -1 asks Ollama and llama.cpp for a random one (and other negative ones wrap), so the run did not
+  repeat. Now refused naming the key (`core.settings.Options`)
+- a Python warning, Hydra's for a `hydra.searchpath` that is not there (a typo of the user's config folder) or for
+  `-m` with `hydra.mode=RUN`: three lines naming Hydra's own source file (`.../config_loader_impl.py:216:
+  UserWarning: ...`, `  warnings.warn(`). Now one line, `benchrun: warning: ...` (`__main__._warning_line`)
+- a memory limit (`ulimit -v 300000`, as a cluster's job or a container sets it): every file benchrun reads whole was
+  read with `read(limit + 1)`, which takes a buffer of 256 MiB (task.max_file_bytes) before reading a tasks.yml of
+  1 KB: a MemoryError's traceback for every run. Now read a chunk at a time (`core.filebytes`)
+- out of memory for real (a values.csv of 63 MB under `ulimit -v 200000`): a traceback after Hydra's `Error executing
+  job with overrides`, the run recorded `failed`. Now one line, as an OSError is: `out of memory; nothing was asked;
+  run ... is recorded as 'failed' in DIR; start it again` (`execute.session.recording`, `core.errors.os_problem`), or
+  `out of memory before the run started: nothing was asked or recorded` (`cli.hydra_main`), exit 4
+- an override of one of Hydra's typed keys with a value of the wrong type (`hydra.job.chdir=abc`,
+  `hydra.run.dir=[1]`, `hydra.launcher.n_jobs=abc`): `Error merging override hydra.job.chdir=abc` and nothing more,
+  OmegaConf's reason left in the exception's cause. Now the line gives it: `(Value 'abc' is not a valid bool (type
+  str))` (`cli.hydra_error`)
 
-What held: see the end of the file's tests and the report of the pass.
+What held: templates: `{a.__class__}`, `{a[0]}`, `{0}`, `{}`, `{a!a}`, an unbalanced `{`, `{a:>1000000000}`, a width
+from a value, `{{`/`}}` (the braces), a value holding `{b}` (filled once, sent as written), a field no value gives:
+one line each or taken as str.format takes it (the renderer gives str.format's text, tests here). A runner file:
+`model:` null, a number, a nested list (one line), 10,000 characters (taken: the directory's name is bounded),
+`${oc.decode:...}` (kept as the text written), `_target_:` and `defaults: [itself]` (unknown keys), `temperature:
+.nan`, `timeout_s: .inf`, `seed: 2**64`, `max_response_bytes: 10**30` (one line each), `1e308` (YAML 1.1 reads it as
+text: `not a valid number, not "1e308"`), an unknown option (named, the allowed ones listed). `runner.timeout_s=1e300`
+and `scorer_timeout_s=1e300` against a server answering in 1 s and a scorer taking 1.5 s: completed (asyncio's timers
+take them). Values: `0o10` (text, as YAML 1.1 reads it), `1_000`, `on` (refused naming the line), `.nan`/`.inf`
+(refused), value names `task`, `sample`, `__proto__` (export prefixes them `value.`), a reference that is a list of a
+list, an object or null (one line), `values_file: ../../etc/passwd` or `/etc/passwd` (refused). CSV headers `a,a`,
+an empty column name, `reference` twice, a row longer or shorter than the header: one line naming the line.
+`task.only` listing a task twice, `shard=1/100`, `repeats=10**6`, `shard=0/0`: taken or one line. The process: $HOME
+unset, TMPDIR unwritable, PYTHONWARNINGS=error (a run completes; Hydra's warnings then are one line of their own),
+stdin closed: completed. `ulimit -n 20`: one line, the run `failed` and resumable. `hydra.searchpath` to a folder of
+the user's with `config.yaml` in it: benchrun's own config stays the primary one. umask 0777: as root (the only user
+here) the run completes; its files' modes (000) were not tried as another user.
 """
 
 from __future__ import annotations
@@ -135,3 +171,36 @@ def test_a_dry_run_under_a_memory_limit_reads_the_benchmark(tmp_path):
     done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", "dry_run=true"], cwd=tmp_path,
                           env=child_env(None), capture_output=True, text=True, preexec_fn=_memory_limit, timeout=120)
     assert (done.returncode, done.stderr, "1 tasks, 2 samples -> 2 model calls" in done.stdout) == (EXIT["ok"], "", True)
+
+
+def _big_values(tmp_path) -> None:
+    """A folder task whose values.csv (63 MB) a run under a memory limit of 200 MiB cannot hold."""
+    rows = "".join(f"{i}{'x' * 90_000},1\n" for i in range(700))
+    write_bench(tmp_path, {"tasks/big/template.txt": "say {a}\n", "tasks/big/values.csv": "a,reference\n" + rows})
+
+
+def test_out_of_memory_is_one_line_saying_what_is_recorded(tmp_path):
+    _big_values(tmp_path)
+    run = [sys.executable, "-m", "benchrun", "task.path=bench", "runner.host=http://127.0.0.1:9", "cache=false"]
+    dry = subprocess.run([*run, "dry_run=true"], cwd=tmp_path, env=child_env(None), capture_output=True, text=True,
+                         preexec_fn=_memory_limit, timeout=120)
+    assert (dry.returncode, dry.stdout, dry.stderr) == (EXIT["archive"], "", (
+        "benchrun: error: out of memory before the run started: nothing was asked or recorded\n"))
+    done = subprocess.run([*run, "outputs=out"], cwd=tmp_path, env=child_env(None), capture_output=True, text=True,
+                          preexec_fn=_memory_limit, timeout=120)
+    [run_dir] = (tmp_path / "out").glob("*/*")
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (done.returncode, done.stderr, info["status"], info["reason"]) == (EXIT["archive"], (
+        f"benchrun: error: out of memory; nothing was asked; run {info['run_id']} is recorded as 'failed' in "
+        f"{run_dir}; start it again\n"), "failed", "benchrun failed: MemoryError: MemoryError")
+
+
+@pytest.mark.parametrize("given, why", [
+    ("hydra.job.chdir=abc", "Value 'abc' is not a valid bool (type str)"),
+    ("hydra.run.dir=[1]", "Cannot convert 'list' to string: '[1]'"),
+])
+def test_a_hydra_value_of_the_wrong_type_says_why(tmp_path, given, why):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = call_benchrun("task.path=bench", given, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: Error merging override {given} ({why})\n"))
