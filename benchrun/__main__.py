@@ -18,6 +18,7 @@ from benchrun.core.errors import (
     VERBOSE_ENV,
     ArchiveError,
     BenchrunError,
+    ConfigError,
     RunInterrupted,
     os_error_line,
     os_problem,
@@ -25,6 +26,7 @@ from benchrun.core.errors import (
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
+from benchrun.core.text import undecoded
 
 VERBOSE_FLAG = "--verbose"
 MULTIRUN_FLAGS = ("-m", "--multirun")
@@ -103,14 +105,18 @@ def _os_error_line(err: OSError) -> str:
 
 
 def _working_directory() -> None:
-    """Refuse to start in a working directory that cannot be had (deleted since the shell entered it, say): Hydra
-    records it, and relative paths are read from it."""
+    """Refuse to start in a working directory that cannot be had (deleted since the shell entered it, say) or whose
+    path is not UTF-8 (a run failed in a traceback writing it): Hydra and run.json record it, and relative paths are
+    read from it."""
     try:
-        os.getcwd()
+        cwd = os.getcwd()
     except OSError as err:
         where = os.environ.get("PWD", "the working directory")
         raise ArchiveError(f"the working directory {where}: {os_problem(err)} (deleted since the shell entered it?); "
                            "cd to a directory that exists") from None
+    if (shown := undecoded(cwd)) is not None:
+        raise ConfigError(f"the working directory {shown} is not UTF-8 text, and a run records it as text (run.json's "
+                          "cwd); cd to a directory whose path is")
 
 
 def _exit_now(code: int) -> None:

@@ -23,6 +23,7 @@ from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
+from benchrun.core.layout import LOG
 
 Hook = Callable[..., None]
 
@@ -60,6 +61,7 @@ class RunDirCheck(Callback):
     @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
+        _check_logging(config)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.run.dir")
@@ -73,6 +75,7 @@ class RunDirCheck(Callback):
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
+        _check_logging(config)
         swept = _swept(config)
         _check_sweep_size(swept)
         if config.get("dry_run"):
@@ -151,6 +154,17 @@ def _check_stays(config: DictConfig) -> None:
         _refuse("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative paths "
                 "(task.path, runner_file) are found and a scorer's own files are written, never among the run's; "
                 "leave hydra.job.chdir out")
+
+
+def _check_logging(config: DictConfig) -> None:
+    """Refuse an override of the job's logging (`hydra/job_logging=none`, `hydra.job_logging.handlers...`): it is the
+    run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
+    logged; `none` left the log empty, `disabled` was a traceback of logging's own."""
+    for override in OmegaConf.to_container(config.hydra.overrides.hydra):
+        key = override.lstrip("+~").split("=", 1)[0].split("@", 1)[0]
+        if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
+            _refuse(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and masks every "
+                    "credential in what is logged; leave hydra/job_logging out (hydra.verbose=true logs more)")
 
 
 MAX_SWEEP_JOBS = 10_000

@@ -32,6 +32,16 @@ obeys.
   `hydra.run.dir=[1]`, `hydra.launcher.n_jobs=abc`): `Error merging override hydra.job.chdir=abc` and nothing more,
   OmegaConf's reason left in the exception's cause. Now the line gives it: `(Value 'abc' is not a valid bool (type
   str))` (`cli.hydra_error`)
+- a working directory whose name is not UTF-8 (a folder made by a tool writing Latin-1 names, `bad\\xffdir`): a
+  dry run was a UnicodeEncodeError's traceback (a custom_*.py's path sent to the import check), a run a
+  PydanticSerializationError's (run.json's cwd); `outputs='o\\xff'` made the directory, then the same traceback.
+  Now refused before anything is made, the name shown with its byte escaped (`__main__._working_directory`,
+  `core.layout.unusable_directory`), as a control character in `outputs` is
+- an override of the job's logging, which is where the run's log (benchrun.log, what custom_*.py print) is written
+  and where every credential logged is masked: `hydra/job_logging=disabled` was a traceback of logging's own
+  (`ValueError: Unable to configure handler 'console'`), `hydra/job_logging=none` or
+  `hydra.job_logging.root.level=CRITICAL` a run whose log was empty, `~hydra.job_logging.filters` took the masking
+  away. Now refused before anything is made (`callbacks._check_logging`); `hydra.verbose=true` still logs more
 
 What held: templates: `{a.__class__}`, `{a[0]}`, `{0}`, `{}`, `{a!a}`, an unbalanced `{`, `{a:>1000000000}`, a width
 from a value, `{{`/`}}` (the braces), a value holding `{b}` (filled once, sent as written), a field no value gives:
@@ -55,9 +65,11 @@ here) the run completes; its files' modes (000) were not tried as another user.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -204,3 +216,40 @@ def test_a_hydra_value_of_the_wrong_type_says_why(tmp_path, given, why):
     done = call_benchrun("task.path=bench", given, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: Error merging override {given} ({why})\n"))
+
+
+def test_a_working_directory_whose_name_is_not_utf8_is_refused_before_anything_is_made(tmp_path):
+    where = os.path.join(os.fsencode(tmp_path), b"bad\xffdir")
+    os.mkdir(where)
+    write_bench(Path(os.fsdecode(where)), {"tasks.yml": tasks_yml(TASK)})
+    for dry in ("dry_run=true", "dry_run=false"):
+        done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", dry, "runner.host=http://127.0.0.1:9"],
+                              cwd=where, env=child_env(None), capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+            f"benchrun: error: the working directory {tmp_path}/bad\\xffdir is not UTF-8 text, and a run records it "
+            "as text (run.json's cwd); cd to a directory whose path is\n"))
+    assert sorted(os.listdir(where)) == [b"bench"]
+
+
+@pytest.mark.parametrize("given, key", [("outputs='o\udcff'", "outputs"), ("hydra.run.dir='o\udcff/x'", "hydra.run.dir")])
+def test_a_run_directory_whose_name_is_not_utf8_is_refused_before_anything_is_made(tmp_path, given, key):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = call_benchrun("task.path=bench", given, "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    shown = given.split("=", 1)[1].strip("'").replace("\udcff", "\\xff")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: '{shown}' is not UTF-8 text, and a run records its directory's path "
+        "as text (run.json): name a directory whose name is\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
+
+
+@pytest.mark.parametrize("given", ["hydra/job_logging=disabled", "hydra/job_logging=none",
+                                   "hydra.job_logging.root.level=CRITICAL", "~hydra.job_logging.filters"])
+@pytest.mark.parametrize("sweep", [(), ("-m", "runner.model=a,b")])
+def test_an_override_of_the_job_logging_is_refused_before_anything_is_made(tmp_path, given, sweep):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = call_benchrun(*sweep, "task.path=bench", given, "runner.host=http://127.0.0.1:9", "outputs=out",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {given}: the job's logging is benchrun's: it writes the run's log (benchrun.log) and masks "
+        "every credential in what is logged; leave hydra/job_logging out (hydra.verbose=true logs more)\n"))
+    assert not (tmp_path / "out").exists()
