@@ -138,12 +138,15 @@ def _check_subdir(subdir: Any) -> None:
 def _check_inside(config: DictConfig) -> None:
     """Refuse a name Hydra puts a run's own files under that would lead out of the run's directory:
     hydra.output_subdir (its copies of the config, `.hydra`) and hydra.job.name (its log, `<name>.log`); `../x` put
-    them beside the runs, where the next run's replaced them."""
+    them beside the runs, where the next run's replaced them. The job's name is benchrun's: its log is the run's."""
     for key, fix in (("output_subdir", "leave it out (.hydra)"), ("job.name", "leave it out")):
         value = OmegaConf.select(config.hydra, key)
         if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
             _refuse(f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
                     f"are kept; {fix}")
+    if (name := OmegaConf.select(config.hydra, "job.name")) != Path(LOG).stem:  # `foo`: the log went to foo.log
+        _refuse(f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
+                "hydra.job.name out")
 
 
 def _check_stays(config: DictConfig) -> None:

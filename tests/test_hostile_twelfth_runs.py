@@ -42,6 +42,8 @@ obeys.
   (`ValueError: Unable to configure handler 'console'`), `hydra/job_logging=none` or
   `hydra.job_logging.root.level=CRITICAL` a run whose log was empty, `~hydra.job_logging.filters` took the masking
   away. Now refused before anything is made (`callbacks._check_logging`); `hydra.verbose=true` still logs more
+- `hydra.job.name=foo` (the eighth pass refused `../x` only): the job's log went to `foo.log`, a file no audit
+  command knows, beside an empty benchrun.log. Now refused, as `../x` is (`callbacks._check_inside`)
 
 What held: templates: `{a.__class__}`, `{a[0]}`, `{0}`, `{}`, `{a!a}`, an unbalanced `{`, `{a:>1000000000}`, a width
 from a value, `{{`/`}}` (the braces), a value holding `{b}` (filled once, sent as written), a field no value gives:
@@ -252,4 +254,15 @@ def test_an_override_of_the_job_logging_is_refused_before_anything_is_made(tmp_p
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: {given}: the job's logging is benchrun's: it writes the run's log (benchrun.log) and masks "
         "every credential in what is logged; leave hydra/job_logging out (hydra.verbose=true logs more)\n"))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("sweep", [(), ("-m", "runner.model=a,b")])
+def test_a_job_name_of_the_users_is_refused_before_anything_is_made(tmp_path, sweep):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = call_benchrun(*sweep, "task.path=bench", "hydra.job.name=foo", "runner.host=http://127.0.0.1:9",
+                         "outputs=out", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: hydra.job.name=foo: the job's name is benchrun's, and names the run's log (benchrun.log); "
+        "leave hydra.job.name out\n"))
     assert not (tmp_path / "out").exists()
