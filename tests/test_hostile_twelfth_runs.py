@@ -44,6 +44,9 @@ obeys.
   away. Now refused before anything is made (`callbacks._check_logging`); `hydra.verbose=true` still logs more
 - `hydra.job.name=foo` (the eighth pass refused `../x` only): the job's log went to `foo.log`, a file no audit
   command knows, beside an empty benchrun.log. Now refused, as `../x` is (`callbacks._check_inside`)
+- `task.name=" "` or `runner.model=" "` (a name of only spaces): a run made, its directory named `..._model_...`
+  (the benchmark's slug falling back), a blank benchmark in run.json and `list`, the model ` ` asked of the server.
+  Now refused as an empty name is (`core.settings`)
 
 What held: templates: `{a.__class__}`, `{a[0]}`, `{0}`, `{}`, `{a!a}`, an unbalanced `{`, `{a:>1000000000}`, a width
 from a value, `{{`/`}}` (the braces), a value holding `{b}` (filled once, sent as written), a field no value gives:
@@ -266,3 +269,16 @@ def test_a_job_name_of_the_users_is_refused_before_anything_is_made(tmp_path, sw
         "benchrun: error: hydra.job.name=foo: the job's name is benchrun's, and names the run's log (benchrun.log); "
         "leave hydra.job.name out\n"))
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("given, said", [
+    ('task.name=" "', "task.name: only spaces: name the benchmark (its name is in the run directory's name and in "
+                      "benchrun-audit list)"),
+    ('runner.model=" "', "runner.model: a model name, or a list of different model names"),
+    ('runner.model=[a,"  "]', "runner.model: a model name, or a list of different model names"),
+])
+def test_a_name_of_only_spaces_is_refused(tmp_path, given, said):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = call_benchrun("task.path=bench", given, "runner.host=http://127.0.0.1:9", "outputs=out", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
+    assert not any((tmp_path / "out").rglob("*"))

@@ -90,6 +90,9 @@ def _no_control_character(text: str, why: str) -> str:
 
 
 def _a_name(name: str) -> str:
+    if not name.strip():  # the run directory's name said `model` for it, run.json and `list` a blank
+        raise ValueError("only spaces: name the benchmark (its name is in the run directory's name and in "
+                         "benchrun-audit list)")
     return _no_control_character(name, "a benchmark's name printed on the console (a run's heading, its row in "
                                        "benchrun-audit list) cannot hold: name the benchmark without one")
 
@@ -157,7 +160,7 @@ class RunnerConfig(Settings):
     @classmethod
     def _models(cls, model: str | list[str]) -> str | list[str]:
         names = [model] if isinstance(model, str) else model
-        if not names or any(not name for name in names) or len(set(names)) != len(names):
+        if not names or any(not name.strip() for name in names) or len(set(names)) != len(names):
             raise ValueError("a model name, or a list of different model names")
         for name in names:
             _no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
