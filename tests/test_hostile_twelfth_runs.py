@@ -47,6 +47,10 @@ obeys.
 - `task.name=" "` or `runner.model=" "` (a name of only spaces): a run made, its directory named `..._model_...`
   (the benchmark's slug falling back), a blank benchmark in run.json and `list`, the model ` ` asked of the server.
   Now refused as an empty name is (`core.settings`)
+- a runner file listing 20,000 models (the seed's multiple_models.yml, grown by a script): no limit, where a sweep
+  is held to 10,000 jobs and an override to 10,000 values; a dry run compiled them one by one (88 in a minute), a run
+  would have made 20,000 run directories one after another. Now a list of more than 10,000 models is refused in one
+  line (`core.settings.MAX_MODELS`)
 
 What held: templates: `{a.__class__}`, `{a[0]}`, `{0}`, `{}`, `{a!a}`, an unbalanced `{`, `{a:>1000000000}`, a width
 from a value, `{{`/`}}` (the braces), a value holding `{b}` (filled once, sent as written), a field no value gives:
@@ -64,7 +68,8 @@ an empty column name, `reference` twice, a row longer or shorter than the header
 unset, TMPDIR unwritable, PYTHONWARNINGS=error (a run completes; Hydra's warnings then are one line of their own),
 stdin closed: completed. `ulimit -n 20`: one line, the run `failed` and resumable. `hydra.searchpath` to a folder of
 the user's with `config.yaml` in it: benchrun's own config stays the primary one. umask 0777: as root (the only user
-here) the run completes; its files' modes (000) were not tried as another user.
+here) the run completes; its files' modes (000) were not tried as another user. `task.path=/dev/null`, `/proc/self`,
+`/`, `runner_file=/dev/stdin`: one line each. `hydra.launcher.n_jobs=0` with joblib: one line.
 """
 
 from __future__ import annotations
@@ -282,3 +287,12 @@ def test_a_name_of_only_spaces_is_refused(tmp_path, given, said):
     done = call_benchrun("task.path=bench", given, "runner.host=http://127.0.0.1:9", "outputs=out", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
     assert not any((tmp_path / "out").rglob("*"))
+
+
+def test_a_runner_file_listing_more_models_than_a_sweep_runs_jobs_is_refused(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    (tmp_path / "r.yml").write_text("runner_type: ollama\nmodel:\n" + "".join(f"  - m{i}\n" for i in range(10_001)))
+    done = call_benchrun("task.path=bench", "runner_file=r.yml", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner.model: 10,001 models, more than one command runs (10,000, one after "
+        "another, a run directory each, as a sweep's jobs); list fewer, or split the list\n"))

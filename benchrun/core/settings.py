@@ -82,6 +82,10 @@ def local_options() -> type[Options]:
     return create_model("LocalOptions", __base__=Options, **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
 
 
+MAX_MODELS = 10_000
+"""The most models one command asks (a runner file's list, `runner.model=[...]`): as many as a sweep runs jobs."""
+
+
 def _no_control_character(text: str, why: str) -> str:
     """`text`, refused when it holds a control character (a line break, a tab, an escape), which `why` says."""
     if (found := CONTROL.search(text)) is not None:
@@ -160,6 +164,9 @@ class RunnerConfig(Settings):
     @classmethod
     def _models(cls, model: str | list[str]) -> str | list[str]:
         names = [model] if isinstance(model, str) else model
+        if len(names) > MAX_MODELS:
+            raise ValueError(f"{len(names):,} models, more than one command runs ({MAX_MODELS:,}, one after another, a "
+                             "run directory each, as a sweep's jobs); list fewer, or split the list")
         if not names or any(not name.strip() for name in names) or len(set(names)) != len(names):
             raise ValueError("a model name, or a list of different model names")
         for name in names:
