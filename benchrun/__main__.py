@@ -2,7 +2,8 @@
 
 Every error is one line and an exit code from `benchrun.core.errors.EXIT`, Hydra's own included (a mistyped key, a
 preset that does not exist, an override Hydra cannot parse), and a file system's (a read-only or full disk, a path
-that is not a directory, a link loop, ...); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks.
+that is not a directory, a link loop, ...); `--verbose` or HYDRA_FULL_ERROR=1 shows tracebacks. A Python warning
+(Hydra's of a `hydra.searchpath` that is not there, of `-m` with `hydra.mode=RUN`) is one line too.
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 
 from benchrun.core.errors import (
     EXIT,
     VERBOSE_ENV,
     ArchiveError,
     BenchrunError,
+    ConfigError,
     RunInterrupted,
     os_error_line,
     os_problem,
@@ -23,6 +26,7 @@ from benchrun.core.errors import (
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
+from benchrun.core.text import undecoded
 
 VERBOSE_FLAG = "--verbose"
 MULTIRUN_FLAGS = ("-m", "--multirun")
@@ -35,6 +39,7 @@ def main() -> None:
     encodable_streams()
     INTERRUPTS.install()
     display_streams()
+    warnings.showwarning = _warning_line
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = _multirun_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
@@ -100,14 +105,18 @@ def _os_error_line(err: OSError) -> str:
 
 
 def _working_directory() -> None:
-    """Refuse to start in a working directory that cannot be had (deleted since the shell entered it, say): Hydra
-    records it, and relative paths are read from it."""
+    """Refuse to start in a working directory that cannot be had (deleted since the shell entered it, say) or whose
+    path is not UTF-8 (a run failed in a traceback writing it): Hydra and run.json record it, and relative paths are
+    read from it."""
     try:
-        os.getcwd()
+        cwd = os.getcwd()
     except OSError as err:
         where = os.environ.get("PWD", "the working directory")
         raise ArchiveError(f"the working directory {where}: {os_problem(err)} (deleted since the shell entered it?); "
                            "cd to a directory that exists") from None
+    if (shown := undecoded(cwd)) is not None:
+        raise ConfigError(f"the working directory {shown} is not UTF-8 text, and a run records it as text (run.json's "
+                          "cwd); cd to a directory whose path is")
 
 
 def _exit_now(code: int) -> None:
@@ -151,6 +160,14 @@ def _home(arg: str) -> str:
     """`task.path=~/benchmarks/arith` as a shell would give it for an assignment: ~ is the home directory, $HOME; one
     set empty is refused (~ was the file system's root: `outputs=~` put run directories there)."""
     return _HOME_VALUE.sub(lambda m: m[1] + str(home(f"the override {arg!r}", "give the path itself")), arg)
+
+
+def _warning_line(message: Warning | str, *_: object, **__: object) -> None:
+    """`warnings.showwarning` for benchrun: the warning's words on one line, without the file and line of the library
+    that gave it (Hydra's were three lines naming its own source)."""
+    from benchrun.console import output
+
+    output.warning(" ".join(str(message).split()))
 
 
 def _error(message: str) -> None:

@@ -23,6 +23,7 @@ from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
+from benchrun.core.layout import LOG
 
 Hook = Callable[..., None]
 
@@ -60,6 +61,7 @@ class RunDirCheck(Callback):
     @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
+        _check_logging(config)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.run.dir")
@@ -73,6 +75,7 @@ class RunDirCheck(Callback):
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
+        _check_logging(config)
         swept = _swept(config)
         _check_sweep_size(swept)
         if config.get("dry_run"):
@@ -135,12 +138,15 @@ def _check_subdir(subdir: Any) -> None:
 def _check_inside(config: DictConfig) -> None:
     """Refuse a name Hydra puts a run's own files under that would lead out of the run's directory:
     hydra.output_subdir (its copies of the config, `.hydra`) and hydra.job.name (its log, `<name>.log`); `../x` put
-    them beside the runs, where the next run's replaced them."""
+    them beside the runs, where the next run's replaced them. The job's name is benchrun's: its log is the run's."""
     for key, fix in (("output_subdir", "leave it out (.hydra)"), ("job.name", "leave it out")):
         value = OmegaConf.select(config.hydra, key)
         if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
             _refuse(f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
                     f"are kept; {fix}")
+    if (name := OmegaConf.select(config.hydra, "job.name")) != Path(LOG).stem:  # `foo`: the log went to foo.log
+        _refuse(f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
+                "hydra.job.name out")
 
 
 def _check_stays(config: DictConfig) -> None:
@@ -151,6 +157,17 @@ def _check_stays(config: DictConfig) -> None:
         _refuse("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative paths "
                 "(task.path, runner_file) are found and a scorer's own files are written, never among the run's; "
                 "leave hydra.job.chdir out")
+
+
+def _check_logging(config: DictConfig) -> None:
+    """Refuse an override of the job's logging (`hydra/job_logging=none`, `hydra.job_logging.handlers...`): it is the
+    run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
+    logged; `none` left the log empty, `disabled` was a traceback of logging's own."""
+    for override in OmegaConf.to_container(config.hydra.overrides.hydra):
+        key = override.lstrip("+~").split("=", 1)[0].split("@", 1)[0]
+        if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
+            _refuse(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and masks every "
+                    "credential in what is logged; leave hydra/job_logging out (hydra.verbose=true logs more)")
 
 
 MAX_SWEEP_JOBS = 10_000

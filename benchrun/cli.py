@@ -13,7 +13,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException
+from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException, ValidationError
 
 from benchrun.app import run
 from benchrun.compose import takeback
@@ -21,7 +21,7 @@ from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
-from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted
+from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_problem
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
@@ -56,6 +56,13 @@ def hydra_main(cfg: DictConfig) -> None:
             raise
         output.error(str(err))
         code = err.exit_code
+    except MemoryError as err:  # before a run claimed its directory (a run's own is said with what it records)
+        if os.environ.get(VERBOSE_ENV) == "1":
+            raise
+        if not (run_dir / RUN).exists():
+            forget_hydra_copies(run_dir)
+        output.error(f"{os_problem(err)} before the run started: nothing was asked or recorded")
+        code = EXIT["archive"]
     if code and not multirun:
         sys.exit(code)
 
@@ -91,7 +98,15 @@ def hydra_error(err: Exception) -> str | None:
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
         return f"{lines[0]} (options: {', '.join(lines[2:])})"
-    return " ".join(lines) or type(err).__name__
+    return " ".join(lines + _why(err)) or type(err).__name__
+
+
+def _why(err: Exception) -> list[str]:
+    """OmegaConf's reason for a value Hydra could not merge (`Error merging override hydra.job.chdir=abc` said
+    nothing more): `Value 'abc' is not a valid bool (type str)`; none for any other error."""
+    cause = err.__cause__
+    said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, ValidationError) else ""
+    return [f"({said.strip()})"] if said.strip() and said.strip() not in str(err) else []
 
 
 def _hydras_own(err: Exception) -> str | None:

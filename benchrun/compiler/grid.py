@@ -3,7 +3,9 @@
 A template is a `str.format` template held to plain value names: `{a}`, `{a!r}`, `{a:>8}`, `{a:{width}}` (a format
 spec's own fields are value names too). Indexing, attributes, other conversions and nested specs are refused
 before anything is rendered, and so are format widths and precisions above `task.max_prompt_chars`, so a template
-cannot reach into Python objects or render gigabytes. The sample count is known from the value lists before they
+cannot reach into Python objects. A prompt is rendered field by field and its characters counted as it grows: it
+stops once past `task.max_prompt_chars`, so many fields together (`{a:>99999}` or `{a}` a thousand times) cannot
+render gigabytes either. The sample count is known from the value lists before they
 are expanded, and refused above `task.max_samples`; the prompts' characters are counted as they are rendered, and
 refused above `task.max_total_chars` in all (limits that hold one by one may not hold together: a million samples
 of 100,000 characters each).
@@ -63,14 +65,44 @@ class Field:
     """Value names inside the spec (`{a:{width}}`): the spec is known only per sample."""
 
 
-def template_fields(spec: TaskSpec, limits: Limits) -> list[Field]:
-    """The template's fields, each a plain value name with an allowed conversion and spec."""
+Parts = list[tuple[str, "Field | None"]]
+"""A template as its literal texts, each with the field after it (None after the last)."""
+
+
+def template_parts(spec: TaskSpec, limits: Limits) -> Parts:
+    """The template's literal texts and fields, each field a plain value name with an allowed conversion and spec."""
     try:
         parsed = list(string.Formatter().parse(spec.template))
     except ValueError as err:
         raise _error(spec, "template", f"not a valid str.format template: {err}") from None
-    return [_field(spec, name, conversion, format_spec or "", limits)
-            for _, name, format_spec, conversion in parsed if name is not None]
+    return [(literal, None if name is None else _field(spec, name, conversion, format_spec or "", limits))
+            for literal, name, format_spec, conversion in parsed]
+
+
+def _fields(parts: Parts) -> list[Field]:
+    return [field for _, field in parts if field is not None]
+
+
+def fill(parts: Parts, values: dict[str, Any], limit: int) -> tuple[str, bool]:
+    """(the template filled with `values`, True), or (its first characters, False) once they pass `limit` with parts
+    left: no more is rendered then. A value its field cannot format raises ValueError or TypeError, as str.format
+    does."""
+    out: list[str] = []
+    used = 0
+    for index, (literal, field) in enumerate(parts):
+        piece = literal if field is None else literal + _filled(field, values)
+        out.append(piece)
+        used += len(piece)
+        if used > limit and index < len(parts) - 1:
+            return "".join(out), False
+    return "".join(out), True
+
+
+def _filled(field: Field, values: dict[str, Any]) -> str:
+    """One field as str.format renders it."""
+    value = values[field.name]
+    shown = repr(value) if field.conversion == "r" else str(value) if field.conversion == "s" else value
+    return format(shown, field.spec.format_map(values) if field.spec_fields else field.spec)
 
 
 def _field(spec: TaskSpec, name: str, conversion: str | None, format_spec: str, limits: Limits) -> Field:
@@ -128,21 +160,21 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     """Every sample of a task (its first `limit`, or `sample.n` drawn): rendered prompt, values, reference and a
     unique, stable id; each prompt's characters, with the `preamble` sent before it (the system prompt and
     examples), are held to task.max_prompt_chars and added to what the tasks before it `rendered`."""
-    fields = template_fields(spec, limits)
+    parts = template_parts(spec, limits)
     n = sample_count(spec)
     seen: dict[str, int] = {}
     grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
             for index, (values, reference) in enumerate(zip(rows(spec), _references(spec, n)))]
-    render = _renderer(spec, fields, limits)
+    render = _renderer(spec, parts, limits)
     out = []
     for index in chosen(spec, [sample_id for sample_id, _, _ in grid]):
         sample_id, values, reference = grid[index]
-        prompt = render(values, sample_id)
+        prompt, whole = render(values, sample_id, limits.max_prompt_chars)
         chars = len(prompt) + preamble
         if chars > limits.max_prompt_chars:
             sent = " with the system prompt and examples sent before it" if preamble else ""
-            raise _error(spec, "template", f"the prompt of sample '{sample_id}'{sent} has {chars:,} characters, "
-                                           f"more than task.max_prompt_chars ({limits.max_prompt_chars:,})")
+            raise _error(spec, "template", f"the prompt of sample '{sample_id}'{sent} has {_count(chars, whole)} "
+                                           f"characters, more than task.max_prompt_chars ({limits.max_prompt_chars:,})")
         rendered.chars += chars
         if rendered.chars > limits.max_total_chars:
             raise ConfigError(f"the benchmark's prompts pass task.max_total_chars ({limits.max_total_chars:,} "
@@ -151,6 +183,11 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
         out.append(Sample.model_construct(id=sample_id, task=spec.name, prompt=prompt, values=values,
                                           reference=reference))
     return out
+
+
+def _count(chars: int, whole: bool) -> str:
+    """A text's length as known: exact if it was rendered whole, else what was rendered before it stopped."""
+    return f"{chars:,}" if whole else f"at least {chars:,}"
 
 
 def chosen(spec: TaskSpec, ids: list[str]) -> range | list[int]:
@@ -166,15 +203,16 @@ def chosen(spec: TaskSpec, ids: list[str]) -> range | list[int]:
 
 def turns(spec: TaskSpec, limits: Limits) -> tuple[Turn, ...]:
     """The task's few-shot examples as sent: the user's text, or the template rendered with the example's values."""
-    fields = template_fields(spec, limits)
-    return tuple(Turn(user=_example_text(spec, example, fields, limits), assistant=example.assistant)
+    parts = template_parts(spec, limits)
+    return tuple(Turn(user=_example_text(spec, example, parts, limits), assistant=example.assistant)
                  for example in spec.fewshot)
 
 
-def _example_text(spec: TaskSpec, example: Example, fields: list[Field], limits: Limits) -> str:
+def _example_text(spec: TaskSpec, example: Example, parts: Parts, limits: Limits) -> str:
     if example.values is None:
         return example.user or ""
     where = {"file": example.file, "task": spec.name, "key": f"{example.key}.values"}
+    fields = _fields(parts)
     for name in [field.name for field in fields] + [name for field in fields for name in field.spec_fields]:
         if name not in example.values:
             raise TaskError(f"no value '{name}', which the template uses", **where)
@@ -183,21 +221,26 @@ def _example_text(spec: TaskSpec, example: Example, fields: list[Field], limits:
             shown = "{" + field.name + ":" + field.spec + "}"
             _check_spec(spec, shown, field.spec.format_map(example.values), limits, example.key)
     try:
-        return spec.template.format_map(example.values)
+        text, whole = fill(parts, example.values, limits.max_prompt_chars)
     except (ValueError, TypeError) as err:
         raise TaskError(f"cannot render the example: {err}", **where) from None
+    if len(text) > limits.max_prompt_chars:
+        raise TaskError(f"the example rendered has {_count(len(text), whole)} characters, more than "
+                        f"task.max_prompt_chars ({limits.max_prompt_chars:,})", **where)
+    return text
 
 
-def _renderer(spec: TaskSpec, fields: list[Field], limits: Limits):
-    """values, sample id -> prompt; a value its field cannot format is an error naming the sample."""
-    nested = [field for field in fields if field.spec_fields]
+def _renderer(spec: TaskSpec, parts: Parts, limits: Limits):
+    """values, sample id, limit -> (prompt, whole), as `fill`; a value its field cannot format is an error naming the
+    sample."""
+    nested = [field for field in _fields(parts) if field.spec_fields]
 
-    def render(values: dict[str, Any], sample_id: str) -> str:
+    def render(values: dict[str, Any], sample_id: str, limit: int) -> tuple[str, bool]:
         for field in nested:
             shown = "{" + field.name + ":" + field.spec + "}"
             _check_spec(spec, shown, field.spec.format_map(values), limits, sample_id)
         try:
-            return spec.template.format_map(values)
+            return fill(parts, values, limit)
         except (ValueError, TypeError) as err:
             raise _error(spec, "template", f"cannot render sample '{sample_id}': {err}") from None
     return render

@@ -101,16 +101,23 @@ def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, lis
 
 def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], calculated: bool) -> None:
     """The rubric's fields are the answer's (prompt, response, reference, chat) or the task's value names, plain (an
-    optional !r or !s, no format spec)."""
+    optional !r or !s, no format spec), each named once at most: a rubric rendered is then the size of its text and
+    each field's once, never a multiple of an answer (`{response}` ten thousand times over 8 MiB answers)."""
     key = where(index, "rubric")["key"]
     try:
         parsed = list(string.Formatter().parse(judge.rubric))
     except ValueError as err:
         raise TaskError(f"not a valid str.format template: {err}", file=JUDGES_FILE, key=key) from None
     allowed = [*ANSWER_FIELDS, *values]
+    named: set[str] = set()
     for _, name, spec, conversion in parsed:
         if name is None:
             continue
+        if name in named:
+            raise TaskError(f"field {{{name}}} is named twice: a rubric names each field once at most (each time is "
+                            "the whole text again, an answer of up to runner.max_response_bytes)", file=JUDGES_FILE,
+                            key=key)
+        named.add(name)
         if not name.isidentifier() or conversion not in (None, "r", "s"):
             raise TaskError(f"field {{{name}}}: only a plain name can stand in a field", file=JUDGES_FILE, key=key)
         if spec:

@@ -128,15 +128,20 @@ _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", 
                 errno.ELOOP: "a loop of symbolic links"}
 
 
-def os_problem(err: OSError) -> str:
-    """What went wrong, in words: `disk full`, `read-only file system`, `not a directory`, ..."""
+def os_problem(err: OSError | MemoryError) -> str:
+    """What went wrong, in words: `disk full`, `read-only file system`, `not a directory`, `out of memory` (a
+    MemoryError: the system's limit too, `ulimit -v` or the machine's), ..."""
+    if isinstance(err, MemoryError):
+        return "out of memory"
     words = _ERRNO_WORDS.get(err.errno) or err.strerror or str(err) or type(err).__name__
     return words[0].lower() + words[1:]
 
 
-def os_error_line(err: OSError) -> str:
-    """The last resort's line for an OSError nothing nearer reported: `read-only file system: outputs/2026-12-01`."""
-    paths = " -> ".join(os.fsdecode(path) for path in (err.filename, err.filename2) if path is not None)
+def os_error_line(err: OSError | MemoryError) -> str:
+    """The last resort's line for an OSError (or a MemoryError) nothing nearer reported: `read-only file system:
+    outputs/2026-12-01`."""
+    named = (getattr(err, "filename", None), getattr(err, "filename2", None))
+    paths = " -> ".join(os.fsdecode(path) for path in named if path is not None)
     return f"{os_problem(err)}: {paths}" if paths else os_problem(err)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from benchrun.core.errors import BenchrunError, TaskError, reading
 
@@ -14,6 +15,8 @@ MAX_FILE_BYTES = 256 * 2**20
 """The largest benchmark file read (tasks.yml, custom_*.py, a template; and by default a data file, whose bound is
 task.max_file_bytes): 256 MiB, a JSONL of a million records of 268 bytes; read whole, a file costs several times its
 size in memory, so a 3 GB file is one line, not a MemoryError or a machine out of memory."""
+CHUNK_BYTES = 2**20
+"""How much of a file is read at a time."""
 KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
@@ -37,10 +40,20 @@ def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, l
             raise error(f"{kind}, where a file belongs: benchrun reads only regular files" if kind else
                         _too_large(info.st_size, limit, limit_key), file=rel, **where)
         with os.fdopen(fd, "rb") as file:
-            data = file.read(-1 if limit is None else limit + 1)  # + 1: a file that grew since
+            data = file.read() if limit is None else _read_at_most(file, limit + 1)  # + 1: a file that grew since
     if limit is not None and len(data) > limit:
         raise error(_too_large(len(data), limit, limit_key), file=rel, **where)
     return data
+
+
+def _read_at_most(file: BinaryIO, most: int) -> bytes:
+    """The first `most` bytes of `file` (all, if fewer), read a chunk at a time: `read(most)` takes a buffer of `most`
+    bytes before reading, 256 MiB for a tasks.yml of 1 KB, a MemoryError under a memory limit (`ulimit -v`)."""
+    chunks, left = [], most
+    while left > 0 and (chunk := file.read(min(left, CHUNK_BYTES))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _too_large(size: int, limit: int, key: str | None) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from benchrun.core.text import undecoded
+
 OUTPUTS = "outputs"
 """The archive root, where run directories go unless `outputs=` says otherwise (relative to the working directory)."""
 CONFIG, MANIFEST, RUN, SUMMARY, SEAL = "config.yaml", "manifest.json", "run.json", "summary.json", "seal.json"
@@ -59,7 +61,11 @@ OWN_PATH_BYTES = 512
 def unusable_directory(path: str) -> str | None:
     """Why `path` cannot be a directory that run directories go under (`outputs`), else None: empty (as a prefix,
     `${outputs}/<date>/...`, the file system's root), a name in it of more than NAME_MAX bytes (in UTF-8), or so long
-    a path that a run's files under it would pass PATH_MAX."""
+    a path that a run's files under it would pass PATH_MAX, or a name that is not UTF-8 (run.json keeps the path as
+    text)."""
+    if (shown := undecoded(path)) is not None:
+        return (f"'{shown}' is not UTF-8 text, and a run records its directory's path as text (run.json): name a "
+                "directory whose name is")
     if not path.strip():
         return ("empty: name a directory (by default, outputs); an empty one would put run directories at the file "
                 "system's root")

@@ -58,6 +58,15 @@ class Options(Settings):
                              "first token; leave it out")
         return stop
 
+    @field_validator("seed", check_fields=False)
+    @classmethod
+    def _seed(cls, seed: Any) -> Any:
+        if isinstance(seed, int) and seed < 0:
+            raise ValueError(f"a negative seed ({seed}): -1 asks Ollama and llama.cpp for a random seed (and other "
+                             "negative ones wrap), so the run would not repeat though its seed is recorded; give 0 or "
+                             "more")
+        return seed
+
 
 @cache
 def ollama_options() -> type[Options]:
@@ -73,6 +82,10 @@ def local_options() -> type[Options]:
     return create_model("LocalOptions", __base__=Options, **{k: (t | None, None) for k, t in LOCAL_OPTIONS.items()})
 
 
+MAX_MODELS = 10_000
+"""The most models one command asks (a runner file's list, `runner.model=[...]`): as many as a sweep runs jobs."""
+
+
 def _no_control_character(text: str, why: str) -> str:
     """`text`, refused when it holds a control character (a line break, a tab, an escape), which `why` says."""
     if (found := CONTROL.search(text)) is not None:
@@ -81,6 +94,9 @@ def _no_control_character(text: str, why: str) -> str:
 
 
 def _a_name(name: str) -> str:
+    if not name.strip():  # the run directory's name said `model` for it, run.json and `list` a blank
+        raise ValueError("only spaces: name the benchmark (its name is in the run directory's name and in "
+                         "benchrun-audit list)")
     return _no_control_character(name, "a benchmark's name printed on the console (a run's heading, its row in "
                                        "benchrun-audit list) cannot hold: name the benchmark without one")
 
@@ -148,8 +164,14 @@ class RunnerConfig(Settings):
     @classmethod
     def _models(cls, model: str | list[str]) -> str | list[str]:
         names = [model] if isinstance(model, str) else model
-        if not names or any(not name for name in names) or len(set(names)) != len(names):
+        if len(names) > MAX_MODELS:
+            raise ValueError(f"{len(names):,} models, more than one command runs ({MAX_MODELS:,}, one after another, a "
+                             "run directory each, as a sweep's jobs); list fewer, or split the list")
+        if not names or any(not name.strip() for name in names) or len(set(names)) != len(names):
             raise ValueError("a model name, or a list of different model names")
+        for name in names:
+            _no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
+                                        "benchrun-audit list) cannot hold: name the model without one")
         return model
 
     @classmethod

@@ -23,6 +23,15 @@ def writable(text: str) -> str:
     return SURROGATE.sub(REPLACEMENT, text)
 
 
+def undecoded(name: str) -> str | None:
+    """How a file's `name` shows what it holds that is not UTF-8 (bytes Python keeps as lone surrogates, as
+    `bad\\xffdir`), or None when it is text."""
+    if name.isascii() or not SURROGATE.search(name):
+        return None
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if all(
+        "\udc80" <= found <= "\udcff" for found in SURROGATE.findall(name)) else ascii(name)[1:-1]
+
+
 def writable_data(value: Any) -> Any:
     """JSON-like data (str, list, dict of them, numbers, None) as JSON can keep it: every string, keys included,
     `writable`, and a float that is not finite (which JSON has no number for) None."""

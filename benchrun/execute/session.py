@@ -55,7 +55,7 @@ def recording(writer: RunWriter) -> Iterator[None]:
         if not writer.finished:
             writer.finish("interrupted", f"interrupted by {signal_name}")
         raise RunInterrupted(f"interrupted by {signal_name}: {resume_hint(writer)}") from None
-    except OSError as err:  # the system's (too many open files, say), met where nothing nearer named it
+    except (OSError, MemoryError) as err:  # the system's (too many open files, out of memory), unnamed nearer
         writer.fail(f"benchrun failed: {ErrorInfo.of(err)}")
         raise ArchiveError(f"{os_error_line(err)}; {resume_hint(writer)}") from None
     except Exception as err:
