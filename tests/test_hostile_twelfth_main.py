@@ -16,7 +16,8 @@ each with the rule it now obeys.
   summary was missing; merging again was refused (`already holds run ... (running)`), and the advice given, `resume`,
   needed the shards' model servers, gone with their Slurm jobs. Now the merged run is written in a hidden folder
   beside `--into` and renamed to it once it has ended, so `--into` holds the whole merged run or nothing; `--into`
-  must be new or empty (`audit.merge._write`)
+  must be new or empty (`audit.merge._write`); a `--into` that is a symbolic link is followed to its folder (the
+  rename would replace no link), and one to nothing is refused in one line
 
 What held: a server listed twice in `runner.host` (also as `localhost` beside `127.0.0.1`, or with a trailing `/`),
 an empty list, a server at another loopback address; `resume --host` given twice the same, a URL with `?` or `#`,
@@ -143,3 +144,18 @@ def test_a_merge_into_a_folder_that_holds_files_is_refused_with_nothing_written(
     assert [path.name for path in into.iterdir()] == ["notes.txt"]
     into.joinpath("notes.txt").unlink()
     assert audit(tmp_path, "merge", *map(str, parts), "--into", str(into)).returncode == EXIT["ok"]
+
+
+def test_a_merge_into_a_link_lands_in_its_folder_and_a_link_to_nothing_is_refused(tmp_path):
+    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2)]
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link").symlink_to("folder")
+    (tmp_path / "nowhere").symlink_to(tmp_path / "gone")
+    merged = audit(tmp_path, "merge", *map(str, parts), "--into", str(tmp_path / "link"))
+    refused = audit(tmp_path, "merge", *map(str, parts), "--into", str(tmp_path / "nowhere"))
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    assert (tmp_path / "link").is_symlink() and json.loads((tmp_path / "folder" / "run.json").read_text())["merged"]
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {tmp_path / 'nowhere'} is a symbolic link to nothing (to {tmp_path / 'gone'}); nothing was "
+        "changed; pick a new directory (--into DIR)\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder", "link", "nowhere", "outputs"]

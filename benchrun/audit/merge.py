@@ -186,6 +186,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
                     model=info.model, manifest_id=None, cwd=info.cwd, runner=info.runner, environment=environment(),
                     overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
                     merged=merge)
+    into = _followed(into)
     if why := refusal(into, CHOSEN_BY) or _holding(into):
         raise RunDirTaken(why)
     staging = into.parent / f".{into.name}.merging-{fresh.run_id}"
@@ -209,6 +210,17 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return writer.info, into
+
+
+def _followed(into: Path) -> Path:
+    """`into`, or the folder a symbolic link there leads to: the merged run is renamed onto a folder, never onto the
+    link (which the rename would not follow); a link to nothing is refused."""
+    if not os.path.islink(into):
+        return into
+    if not into.exists():
+        raise RunDirTaken(f"{into} is a symbolic link to nothing (to {os.readlink(into)}); nothing was changed; pick a "
+                          f"new directory ({CHOSEN_BY})")
+    return Path(os.path.realpath(into))
 
 
 def _holding(into: Path) -> str | None:
