@@ -17,7 +17,9 @@ each with the rule it now obeys.
   needed the shards' model servers, gone with their Slurm jobs. Now the merged run is written in a hidden folder
   beside `--into` and renamed to it once it has ended, so `--into` holds the whole merged run or nothing; `--into`
   must be new or empty (`audit.merge._write`); a `--into` that is a symbolic link is followed to its folder (the
-  rename would replace no link), and one to nothing is refused in one line
+  rename would replace no link), and one to nothing is refused in one line. (Thirteenth pass: the hidden folder a
+  SIGKILL left stayed for ever, beside every later merge; now the next merge into the same place removes each one
+  whose lock no live merge holds, `audit.merge._clear_killed`.)
 
 What held: a server listed twice in `runner.host` (also as `localhost` beside `127.0.0.1`, or with a trailing `/`),
 an empty list, a server at another loopback address; `resume --host` given twice the same, a URL with `?` or `#`,
@@ -33,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab
@@ -125,10 +128,27 @@ def test_a_merge_stopped_part_way_leaves_no_merged_run_and_merging_again_works(t
     assert not into.exists()
     listed = json.loads(audit(tmp_path, "list", str(tmp_path), "--json").stdout)
     assert sorted(run["path"] for run in listed) == sorted(map(str, parts))
+    assert len(_staged(tmp_path)) == (1 if stop.startswith("SIGKILL") else 0)
     again = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
     assert again.returncode == EXIT["ok"], again.stderr
+    assert _staged(tmp_path) == []
     assert json.loads((into / "run.json").read_text())["status"] == "completed"
     assert audit(tmp_path, "verify", str(into)).returncode == EXIT["ok"]
+
+
+def _staged(root: Path) -> list[str]:
+    """The hidden folders of merges into `root/merged` that are still there."""
+    return sorted(path.name for path in root.iterdir() if path.name.startswith(".merged.merging-"))
+
+
+def test_a_merge_leaves_the_hidden_folder_of_a_merge_still_running(tmp_path):
+    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2)]
+    live = tmp_path / ".merged.merging-0123456789ab"
+    live.mkdir()
+    with DirLock(live):
+        merged = audit(tmp_path, "merge", *map(str, parts), "--into", str(tmp_path / "merged"))
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    assert _staged(tmp_path) == [live.name]
 
 
 def test_a_merge_into_a_folder_that_holds_files_is_refused_with_nothing_written(tmp_path):

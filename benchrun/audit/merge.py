@@ -7,7 +7,8 @@ records in manifest order, each line with its shard; its summary is what one uns
 (but for the wall time, unknown: the shards ran apart); its run.json lists the shards (`merged`), as a retry's
 names its parent. The shard runs are never rewritten. The merged run is written whole or not at all: in a hidden
 folder beside --into, renamed to it once sealed, so a merge stopped part-way leaves no run a server would be needed
-to finish.
+to finish; the hidden folder of a merge killed before it ended (SIGKILL, the OOM killer) is removed by the next
+merge into the same place.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Sequence
 import yaml
 
 from benchrun.archive.claims import refusal
+from benchrun.archive.dirlock import probe
 from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_models
@@ -30,7 +32,7 @@ from benchrun.audit import arguments
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
-from benchrun.core.layout import MANIFEST, Status
+from benchrun.core.layout import LOCK, MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard, recorded
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, ScoreRecord
@@ -189,7 +191,8 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
     into = _followed(into)
     if why := refusal(into, CHOSEN_BY) or _holding(into):
         raise RunDirTaken(why)
-    staging = into.parent / f".{into.name}.merging-{fresh.run_id}"
+    _clear_killed(into)
+    staging = into.parent / f"{_staged(into)}{fresh.run_id}"
     writer = RunWriter.create(staging, fresh, CHOSEN_BY)
     try:
         writer.start(yaml.safe_dump({**first.config, "shard": None}, sort_keys=False, allow_unicode=True))
@@ -203,13 +206,30 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
         for answer in answers:
             writer.record(answer.response, answer.scores, answer.judgements)
         writer.finish(*_status(writer.counts, merge, short, into))
-        writer.release()
         _into_place(staging, into)
+        writer.release()
     except BaseException:
         writer.release()
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return writer.info, into
+
+
+def _staged(into: Path) -> str:
+    """The start of the name of a hidden folder in which a run merged into `into` is made."""
+    return f".{into.name}.merging-"
+
+
+def _clear_killed(into: Path) -> None:
+    """Remove the hidden folders of merges into `into` killed before they ended: their lock is held by no one (a live
+    merge holds its folder's lock until the folder is in place), and their shards can make the run again."""
+    if not into.parent.is_dir():
+        return
+    for entry in os.scandir(into.parent):
+        if entry.name.startswith(_staged(into)) and entry.is_dir(follow_symlinks=False):
+            lock = probe(Path(entry.path) / LOCK)
+            if lock.exists and not lock.held and lock.misplaced is None:
+                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _followed(into: Path) -> Path:
