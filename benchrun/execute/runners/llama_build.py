@@ -3,8 +3,10 @@
 llama-cpp-python with, before anything else is installed.
 
 A native build (pip's default) compiles llama.cpp for the building CPU, and on an Intel Xeon with AMX that enables
-its AMX matrix code, which crashes llama.cpp in its first decode (ggml-org/llama.cpp#20824). benchrun builds it for
-the AVX2 level instead (no native probe), and refuses to load a model with a build that would take the AMX path.
+its AMX matrix code, which crashes llama.cpp in its first decode (ggml-org/llama.cpp#20824). benchrun builds it
+without the native probe, with each instruction set up to AVX2 that the building CPU has (so a CPU without AVX, or
+without AVX2, gets a build it can run), and refuses to load a model with a build that would take the AMX path. A
+build made for another CPU stops llama.cpp with SIGILL, which the local runner reports with this rebuild command.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from pathlib import Path
 LEAN = ("-DLLAVA_BUILD=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_TOOLS=OFF",
         "-DLLAMA_BUILD_SERVER=OFF")
 """The parts of llama.cpp benchrun never uses, left out of the build."""
-PORTABLE_X86 = ("-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON",
-                "-DGGML_BMI2=ON")
-"""x86-64 at the AVX2 level, whatever the building CPU has beyond it (AVX-512, AMX)."""
+X86_LEVELS = {"GGML_SSE42": "sse4_2", "GGML_AVX": "avx", "GGML_F16C": "f16c", "GGML_FMA": "fma", "GGML_AVX2": "avx2",
+              "GGML_BMI2": "bmi2"}
+"""llama.cpp's x86-64 instruction-set options up to the AVX2 level, each with its /proc/cpuinfo flag; what the
+building CPU has beyond them (AVX-512, AMX) is never built in."""
 X86 = ("x86_64", "amd64", "AMD64")
 AMX_BUILT = re.compile(r"\bAMX_INT8 = 1\b")
 """What llama_print_system_info() says of a build with llama.cpp's AMX code."""
@@ -27,11 +30,16 @@ CPU_AMX = "amx_int8"
 ISSUE = "ggml-org/llama.cpp#20824"
 
 
-def cmake_args(machine: str | None = None) -> str:
-    """The CMAKE_ARGS for `machine` (this one's by default): lean everywhere, portable on x86-64; elsewhere (aarch64,
-    ...) llama.cpp's own choice, which builds and runs there."""
+def cmake_args(machine: str | None = None, flags: frozenset[str] | None = None) -> str:
+    """The CMAKE_ARGS for `machine` with CPU `flags` (this one's by default): lean everywhere; on x86-64 no native
+    probe, and each of X86_LEVELS that the CPU has (all of them when its flags are unknown); elsewhere (aarch64, ...)
+    llama.cpp's own choice, which builds and runs there."""
     machine = machine or platform.machine()
-    return " ".join((*LEAN, *(PORTABLE_X86 if machine in X86 else ())))
+    if machine not in X86:
+        return " ".join(LEAN)
+    flags = cpu_flags() if flags is None else flags
+    levels = (f"-D{option}={'ON' if flags is None or flag in flags else 'OFF'}" for option, flag in X86_LEVELS.items())
+    return " ".join((*LEAN, "-DGGML_NATIVE=OFF", *levels))
 
 
 def reinstall_command(requirement: str) -> str:
@@ -58,6 +66,12 @@ def amx_refusal(system_info: str, flags: frozenset[str] | None, requirement: str
     return (f"the installed llama-cpp-python was built for this CPU with llama.cpp's AMX code (AMX_INT8 = 1), which "
             f"crashes llama.cpp on AMX CPUs ({ISSUE}); nothing was loaded; rebuild it portably: "
             f"{reinstall_command(requirement)}")
+
+
+def illegal_instruction(requirement: str) -> str:
+    """Why llama.cpp died of SIGILL: a build for a CPU with instructions this one does not have, and the fix."""
+    return ("llama.cpp stopped on an instruction this CPU does not have (SIGILL): the installed llama-cpp-python was "
+            f"built for another CPU; nothing was asked; rebuild it on this machine: {reinstall_command(requirement)}")
 
 
 def build_refusal(requirement: str) -> str | None:

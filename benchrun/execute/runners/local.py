@@ -30,6 +30,7 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
 from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
+from benchrun.execute.runners.llama_build import illegal_instruction
 
 INSTALL = 'pip install -e ".[local]"'
 DISTRIBUTION = "llama-cpp-python"
@@ -122,6 +123,8 @@ class EngineProcess:
         self._killed: str | None = None
         self.death: str | None = None
         """How the process ended, once it has: `died of SIGKILL (signal 9)`, with its last line on stderr."""
+        self.exit_code: int | None = None
+        """The process's exit code once it has ended (-4: killed by SIGILL)."""
 
     async def start(self, load: dict[str, Any]) -> dict[str, Any]:
         """Start the process and load the model; its greeting ({"ready": ...} or {"error": ...})."""
@@ -222,6 +225,7 @@ class EngineProcess:
     def _ended(self, code: int) -> None:
         """The process is gone: every request waiting (and the greeting) learns how."""
         last = next((line for line in reversed(self._last_words)), None)
+        self.exit_code = code
         self.death = self._killed or exit_words(code) + (f" after printing {json.dumps(last[:200])}" if last else "")
         failure = EngineDied(self.death)
         if not self._greeting.done():
@@ -260,12 +264,15 @@ class LocalRunner:
                               "size": found.size, **greeting["ready"]})
 
     async def _loaded(self, path: Path, requirement: str) -> dict[str, Any]:
-        """The engine's greeting once it has loaded the model; RunnerError (or UnsafeBuild) when it cannot."""
+        """The engine's greeting once it has loaded the model; RunnerError when it cannot, UnsafeBuild when this build
+        would crash here or did (SIGILL: built for another CPU)."""
         try:
             greeting = await self._engine.start({"path": str(path), "options": self.options,
                                                  "requirement": requirement,
                                                  "context_key": self.config.key("options.num_ctx")})
         except EngineDied as err:
+            if self._engine.exit_code == -signal.SIGILL:
+                raise UnsafeBuild(illegal_instruction(requirement)) from None
             raise RunnerError(f"the embedded engine (llama.cpp) {err} while loading model file '{path}'; set "
                               f"{self.config.key('model_path')} to a GGUF file it can load") from None
         if "refused" in greeting:
