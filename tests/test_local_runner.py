@@ -108,6 +108,20 @@ def test_identity_is_the_gguf_file_and_llama_cpp_version(full_run):
     assert full_run.name.endswith("_listbench_smollm2-135m-instruct")
 
 
+def test_without_num_thread_the_engine_takes_the_cores_the_run_may_use_not_the_machines(tmp_path):
+    """A run held to one core (`taskset -c 0`, a Slurm job of one CPU on a larger node): llama.cpp had been given a
+    thread per core of the machine, threads that spin while they wait for each other on the one core (measured on 2
+    cores: 60 s for the listbench against 32 s with one thread)."""
+    one_core = min(os.sched_getaffinity(0))
+    result = subprocess.run([sys.executable, "-m", "benchrun", "runner=local", "runner.options.num_predict=1",
+                             "cache=false", f"outputs={tmp_path / 'out'}"], cwd=tmp_path, env=child_env(),
+                            capture_output=True, text=True, timeout=300,
+                            preexec_fn=lambda: os.sched_setaffinity(0, {one_core}))
+    assert result.returncode == EXIT["ok"], result.stderr
+    identity = json.loads((run_dir_of(result.stdout) / "run.json").read_text())["identity"]
+    assert identity["n_threads"] == 1
+
+
 def test_same_seed_same_answers(full_run, tmp_path):
     """Temperature 0, seed 0: a second run (other tasks asked before, and fewer) gives the same bytes."""
     again = texts(local_run(tmp_path, "task.only=[symbol_dir,product]"))

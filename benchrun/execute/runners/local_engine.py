@@ -150,11 +150,20 @@ def _text(llm: Any, token: int) -> str:
     return llm.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity: `taskset`, a Slurm job's CPUs, `docker --cpuset-cpus`),
+    not the machine's: llama.cpp's threads spin while they wait for each other, so two threads on one core answer
+    at a fraction of one thread's speed."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def load_model(llama_cpp: Any, path: str, options: dict[str, Any], context_key: str) -> Any:
     """Llama(path) with the loading options (a context as large as llama.cpp makes it: it rounds num_ctx up, to a
     multiple of 256 in this version); llama.cpp's own logging silenced."""
     arguments = {LOADING[k]: v for k, v in options.items() if k in LOADING and v is not None}
-    arguments["n_threads"] = arguments.get("n_threads") or os.cpu_count() or 1
+    arguments["n_threads"] = arguments.get("n_threads") or usable_cores()
     arguments["n_threads_batch"] = arguments["n_threads"]
     try:
         llm = llama_cpp.Llama(model_path=path, verbose=False, **arguments)
