@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, reading, writing
+from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK
 
@@ -71,7 +71,12 @@ class DirLock:
         own_file(self.path)
         with writing(self.path):
             fd = no_link(str(self.path), os.O_RDWR | os.O_CREAT)
-        if not _locked(fd, fcntl.LOCK_EX, PROBE_WAITS_S):
+        try:
+            taken = _locked(fd, fcntl.LOCK_EX, PROBE_WAITS_S, self.path)
+        except NoLocks:
+            os.close(fd)
+            raise
+        if not taken:
             os.close(fd)
             raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
                               file=str(self.path.parent))
@@ -134,16 +139,19 @@ def probe(path: Path) -> LockState:
         os.close(fd)
         return LockState(exists=True, held=False, note=None, misplaced=kind)
     try:
-        held = not _locked(fd, fcntl.LOCK_SH, (0.0,))
+        held = not _locked(fd, fcntl.LOCK_SH, (0.0,), path)
         if not held:
             fcntl.flock(fd, fcntl.LOCK_UN)
         return LockState(exists=True, held=held, note=_read(fd))
+    except NoLocks:  # no writer can hold a lock where there are none: a run there was written elsewhere
+        return LockState(exists=True, held=False, note=_read(fd))
     finally:
         os.close(fd)
 
 
-def _locked(fd: int, kind: int, waits: tuple[float, ...]) -> bool:
-    """Take a lock of `kind` on `fd` without blocking, trying again after each of `waits`; whether it was taken."""
+def _locked(fd: int, kind: int, waits: tuple[float, ...], path: Path) -> bool:
+    """Take a lock of `kind` on `fd` (the lock file `path`) without blocking, trying again after each of `waits`;
+    whether it was taken. NoLocks where the file system gives none."""
     for wait in waits:
         time.sleep(wait)
         try:
@@ -151,7 +159,16 @@ def _locked(fd: int, kind: int, waits: tuple[float, ...]) -> bool:
             return True
         except BlockingIOError:
             continue
+        except OSError as err:
+            raise NoLocks(f"{os_problem(err)} locking {path}: its file system gives no locks, and a run directory is "
+                          "locked so that no two processes write one; put outputs on a file system that does (a local "
+                          "disk, NFS with its lock service, Lustre mounted with -o flock)") from None
     return False
+
+
+class NoLocks(ArchiveError):
+    """The run directory's file system refuses flock (Lustre mounted without -o flock, NFS without its lock
+    service): no writer can run there."""
 
 
 def holder(path: Path) -> dict[str, Any] | None:
