@@ -4,7 +4,6 @@ runners' bounded bodies): one sample's odd answer is that sample's problem, neve
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -15,6 +14,7 @@ from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
+from tests.helpers.sqlitefile import sqlite_db
 
 LIMIT = 100_000
 
@@ -80,7 +80,7 @@ def test_a_server_echoing_the_key_cannot_put_it_in_the_response_cache(tmp_path):
                      cwd=lab.root, env={"OPENAI_API_KEY": KEY})
         _, responses, _ = records(lab)
     assert result.returncode == EXIT["ok"], result.stderr
-    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+    with sqlite_db(tmp_path / "cache" / "responses.sqlite3") as db:
         stored = [answer for (answer,) in db.execute("SELECT answer FROM answers")]
     assert len(stored) == 6 and not [a for a in stored if KEY in a]
     assert [json.loads(a)["text"] for a in stored if "echo" in a] == ['{"answer": 21, "echo": "Bearer ***"}']

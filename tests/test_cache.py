@@ -4,7 +4,6 @@ answers from it (against the loopback Ollama, counting the chat requests it gets
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import bench_run, call_benchrun, run_benchrun, run_dir_of, sweep_dir_of
+from tests.helpers.sqlitefile import sqlite_db
 
 KEY_PARTS = {"runner": "ollama", "model": {"digest": "sha256:aa"}, "settings": {"model": "m", "options": {"seed": 0}},
              "prompt": "2+2?", "schema": {"type": "object"}, "repeat": Repeat(0, 0)}
@@ -46,9 +46,10 @@ def test_put_get_round_trip_and_wal(tmp_path):
     assert store.get("k") == entry()
     assert store.journal_mode == "wal"
     store.close()
-    with sqlite3.connect(tmp_path / "c" / "responses.sqlite3") as db:
+    with sqlite_db(tmp_path / "c" / "responses.sqlite3") as db:
         assert db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone() == ("1",)
-    assert Store(tmp_path / "c").get("k").answer.text == '{"answer": 4}'  # it persists
+    with Store(tmp_path / "c") as again:
+        assert again.get("k").answer.text == '{"answer": 4}'  # it persists
 
 
 def test_the_key_is_stable_and_changes_with_each_part():
@@ -88,30 +89,30 @@ def test_a_chat_is_keyed_by_all_its_messages_and_a_lone_prompt_as_before():
 
 
 def test_many_keys_in_one_lookup_and_a_damaged_one_among_them(tmp_path):
-    store = Store(tmp_path)
-    for i in range(300):
-        store.put(f"k{i}", entry(text=f"answer {i}"))
-    store._db.execute("UPDATE answers SET answer = '{not json' WHERE key = 'k7'")
-    found = store.get_many([f"k{i}" for i in range(0, 256)] + ["missing"])
-    assert sorted(found) == sorted(f"k{i}" for i in range(256) if i != 7)
-    assert found["k255"] == entry(text="answer 255")
-    assert store._db.execute("SELECT count(*) FROM answers WHERE key = 'k7'").fetchone() == (0,)
+    with Store(tmp_path) as store:
+        for i in range(300):
+            store.put(f"k{i}", entry(text=f"answer {i}"))
+        store._db.execute("UPDATE answers SET answer = '{not json' WHERE key = 'k7'")
+        found = store.get_many([f"k{i}" for i in range(0, 256)] + ["missing"])
+        assert sorted(found) == sorted(f"k{i}" for i in range(256) if i != 7)
+        assert found["k255"] == entry(text="answer 255")
+        assert store._db.execute("SELECT count(*) FROM answers WHERE key = 'k7'").fetchone() == (0,)
 
 
 def test_stats_and_clear_by_digest(tmp_path):
-    store = Store(tmp_path)
-    for i in range(3):
-        store.put(f"a{i}", entry(created_at=f"2026-12-01T10:00:0{i}+00:00"))
-    store.put("b", entry(model="gemma3", digest="cd" * 32, created_at="2026-12-02T00:00:00+00:00"))
-    stats = store.stats()
-    assert [(m.model, m.digest, m.entries, m.newest) for m in stats.models] == [
-        ("gemma3", "cd" * 32, 1, "2026-12-02T00:00:00+00:00"),
-        ("llama3.2", "sha256:" + "ab" * 32, 3, "2026-12-01T10:00:02+00:00")]
-    assert stats.entries == 4 and stats.path == tmp_path / "responses.sqlite3" and stats.size > 0
-    assert [m.model for m in store.stats("sha256:cd").models] == ["gemma3"]
-    assert store.clear("abab") == 3  # sha256: or not, on either side
-    assert [m.model for m in store.stats().models] == ["gemma3"]
-    assert store.clear() == 1 and store.stats().entries == 0
+    with Store(tmp_path) as store:
+        for i in range(3):
+            store.put(f"a{i}", entry(created_at=f"2026-12-01T10:00:0{i}+00:00"))
+        store.put("b", entry(model="gemma3", digest="cd" * 32, created_at="2026-12-02T00:00:00+00:00"))
+        stats = store.stats()
+        assert [(m.model, m.digest, m.entries, m.newest) for m in stats.models] == [
+            ("gemma3", "cd" * 32, 1, "2026-12-02T00:00:00+00:00"),
+            ("llama3.2", "sha256:" + "ab" * 32, 3, "2026-12-01T10:00:02+00:00")]
+        assert stats.entries == 4 and stats.path == tmp_path / "responses.sqlite3" and stats.size > 0
+        assert [m.model for m in store.stats("sha256:cd").models] == ["gemma3"]
+        assert store.clear("abab") == 3  # sha256: or not, on either side
+        assert [m.model for m in store.stats().models] == ["gemma3"]
+        assert store.clear() == 1 and store.stats().entries == 0
 
 
 MOUNTINFO = """\
@@ -264,7 +265,8 @@ def test_two_parallel_sweep_jobs_share_one_cache(tmp_path):
         assert chats(server) == 36
     for job in ("0_temperature-0", "1_temperature-0.5"):
         assert load_run(sweep_dir_of(second.stdout) / job).info.counts.cached == 18
-    assert Store(tmp_path / "cache").stats().entries == 36
+    with Store(tmp_path / "cache") as store:
+        assert store.stats().entries == 36
 
 
 def test_a_cache_dir_on_a_network_file_system_stops_the_run(tmp_path, monkeypatch):
@@ -303,7 +305,8 @@ def test_audit_cache_shows_and_clears(tmp_path):
         run(tmp_path, server, "task.only=[product]")
         run(tmp_path, server, "task.only=[product,symbol]", "runner.model=gemma3")
     db = tmp_path / "cache" / "responses.sqlite3"
-    stats = Store(tmp_path / "cache").stats()
+    with Store(tmp_path / "cache") as store:
+        stats = store.stats()
     newest = {m.model: m.newest[:19].replace("T", " ") for m in stats.models}
     shown = audit_cache(tmp_path)
     size = db.stat().st_size
@@ -372,7 +375,7 @@ def test_openai_caches_only_when_asked_and_keys_on_the_fingerprint(tmp_path):
 def test_a_damaged_entry_is_asked_again_and_replaced(tmp_path):
     with FakeOllama(responder=listbench_answer) as server:
         run(tmp_path, server)
-        with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+        with sqlite_db(tmp_path / "cache" / "responses.sqlite3") as db:
             (key_1, answer), (key_2, _) = db.execute("SELECT key, answer FROM answers ORDER BY key LIMIT 2")
             db.execute("UPDATE answers SET answer = ? WHERE key = ?", (json.dumps({**json.loads(answer),
                                                                                     "text": None}), key_1))

@@ -21,6 +21,7 @@ from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.sqlitefile import rows
 
 NEEDS_MOUNT = pytest.mark.skipif(not can_mount(), reason="a read-only file system is mounted for it (needs root)")
 NO_SERVER = "runner.host=http://127.0.0.1:9"
@@ -145,8 +146,8 @@ def test_a_cache_file_that_is_not_the_cache(tmp_path, content, why):
             EXIT["usage"], f"benchrun: error: --cache-dir: the response cache at {path} cannot be used ({why}); set "
                            "cache_dir= to a directory on local disk, or cache=false\n")
     if content == "another program's database":
-        assert sqlite3.connect(path).execute("SELECT x FROM answers").fetchall() == [(1,)]
-        assert sqlite3.connect(path).execute("SELECT name FROM sqlite_master").fetchall() == [("answers",)]
+        assert rows(path, "SELECT x FROM answers") == [(1,)]
+        assert rows(path, "SELECT name FROM sqlite_master") == [("answers",)]
 
 
 # -- runs in odd places ---------------------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ with the rule it now obeys.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -39,6 +38,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.judges import TASKS
+from tests.helpers.sqlitefile import sqlite_db
 from tests.helpers.wire import asking, records, wire
 
 pytestmark = pytest.mark.slow
@@ -48,7 +48,7 @@ def _planted(lab: Lab, cache, plant) -> list[dict]:
     """A run that fills the cache, `plant` applied to every entry's answer, and the records of a second run."""
     args = [arg for arg in lab.args("runner.max_response_bytes=2048") if arg != "cache=false"] + [f"cache_dir={cache}"]
     assert lab.call(*args).returncode == EXIT["ok"]
-    with sqlite3.connect(cache / "responses.sqlite3") as db:
+    with sqlite_db(cache / "responses.sqlite3") as db:
         for key, answer in db.execute("SELECT key, answer FROM answers").fetchall():
             db.execute("UPDATE answers SET answer = ? WHERE key = ?", (json.dumps(plant(json.loads(answer))), key))
     assert lab.call(*args).returncode == EXIT["ok"]
@@ -71,7 +71,7 @@ def test_a_cached_answer_longer_than_max_response_bytes_is_asked_afresh(tmp_path
         rows = _planted(lab, tmp_path / "cache", lambda answer: {**answer, "text": "x" * 3000})
     assert [(r["cached_from"], r["text"], r["attempts"]) for r in rows] == [
         (None, '{"answer": 0}', 1), (None, '{"answer": 0}', 1)]
-    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+    with sqlite_db(tmp_path / "cache" / "responses.sqlite3") as db:
         assert db.execute("SELECT count(*) FROM answers WHERE length(answer) > 2048").fetchone() == (0,)
 
 

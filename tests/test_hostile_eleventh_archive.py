@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import json
 import resource
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +90,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import DEAD_WRITER, read_jsonl, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.sqlitefile import sqlite_db
 
 pytestmark = pytest.mark.slow
 
@@ -105,7 +105,7 @@ def _cached_twice(lab: Lab, cache: Path, column: str, value: object) -> list[dic
     """A run that fills the cache, every entry's `column` set to `value`, and the records of a second run."""
     args = [arg for arg in lab.args() if arg != "cache=false"] + [f"cache_dir={cache}"]
     assert lab.call(*args).returncode == EXIT["ok"]
-    with sqlite3.connect(cache / "responses.sqlite3") as db:
+    with sqlite_db(cache / "responses.sqlite3") as db:
         db.execute(f"UPDATE answers SET {column} = ?", (value,))
     second = lab.call(*args)
     assert (second.returncode, second.stderr) == (EXIT["ok"], "")
@@ -122,14 +122,14 @@ def test_a_cache_entry_not_as_benchrun_writes_it_is_asked_afresh(tmp_path, colum
     assert [(r["cached_from"], r["text"], r["attempts"]) for r in rows] == [
         (None, '{"answer": 0}', 1), (None, '{"answer": 0}', 1)]
     assert second["status"] == "completed"
-    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+    with sqlite_db(tmp_path / "cache" / "responses.sqlite3") as db:
         assert db.execute("SELECT run_id FROM answers").fetchall() == [(second["run_id"],)] * 2
 
 
 def test_cache_shows_an_entry_whose_columns_are_not_text(tmp_path):
     cache = tmp_path / "cache"
     Store(cache).close()
-    with sqlite3.connect(cache / "responses.sqlite3") as db:
+    with sqlite_db(cache / "responses.sqlite3") as db:
         db.execute("INSERT INTO answers VALUES ('k', ?, ?, ?, ?, '{}')", (b"m\xff", b"\x1b[31m", b"r", b"\x00\xff"))
     listed = audit(tmp_path, "cache", "--cache-dir", str(cache), "--json")
     shown = audit(tmp_path, "cache", "--cache-dir", str(cache))

@@ -84,6 +84,7 @@ from benchrun.archive.sweep import write_sweep_summary
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from tests.helpers.archives import synthetic_run
+from tests.helpers.sqlitefile import rows
 
 CLOSENESS = "def closeness(response, reference):\n    return 1\n"
 
@@ -458,8 +459,7 @@ def _cache_of_version(folder: Path, version: str) -> Path:
 
 
 def _tables(database: Path) -> list[str]:
-    return sorted(name for (name,) in sqlite3.connect(database).execute("SELECT name FROM sqlite_master "
-                                                                        "WHERE type = 'table'"))
+    return sorted(name for (name,) in rows(database, "SELECT name FROM sqlite_master WHERE type = 'table'"))
 
 
 def test_a_cache_of_another_version_is_never_written_and_clear_removes_it(tmp_path):

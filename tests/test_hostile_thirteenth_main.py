@@ -14,6 +14,10 @@ bad, each with the rule it now obeys.
   machine, spinning on the one core (60 s for the listbench against 32 s); now it gets the run's CPU affinity
   (tests/test_local_runner.py)
 
+- a response cache refused as it opens (another program's database, another schema version, locked): its SQLite
+  connection was left to the collector, which Python 3.13 reports as `ResourceWarning: unclosed database` (twelve
+  tests of the suite failed there); now `Store` closes it before it refuses (`execute.cache.Store`)
+
 What held: the read-only audit commands (`list`, `show`, `export`, `verify` of a sealed run) on a file system that
 gives no locks.
 """
@@ -23,14 +27,18 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 import subprocess
 
 import pytest
 
-from benchrun.core.errors import EXIT
+from benchrun.core.errors import EXIT, ConfigError
+from benchrun.execute import cache
+from benchrun.execute.cache import Store
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import run_benchrun
 from tests.helpers.killed import killed_run, write_bench
+from tests.helpers.sqlitefile import sqlite_db
 
 COMPILER = shutil.which("cc") or shutil.which("gcc")
 NO_FLOCK = "#include <errno.h>\nint flock(int fd, int op) { errno = ENOSYS; return -1; }\n"
@@ -72,3 +80,16 @@ def test_verify_reads_a_killed_run_on_a_file_system_without_locks(tmp_path, no_l
                         rf"benchrun-audit resume {re.escape(str(run_dir))} \(record lines checked against "
                         r"records\.sha256 only\)", finding)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
+
+
+def test_a_cache_refused_as_it_opens_closes_its_database(tmp_path, monkeypatch):
+    opened: list[sqlite3.Connection] = []
+    connect = sqlite3.connect
+    monkeypatch.setattr(cache.sqlite3, "connect", lambda *args, **kw: opened.append(connect(*args, **kw)) or opened[-1])
+    (tmp_path / "c").mkdir()
+    with sqlite_db(tmp_path / "c" / cache.DB_FILE) as db:
+        db.execute("CREATE TABLE users (name TEXT)")
+    with pytest.raises(ConfigError, match="holds another program's tables, 'users'"):
+        Store(tmp_path / "c")
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        opened[0].execute("SELECT 1")

@@ -6,7 +6,6 @@ grades by rule (benchrun.testing.oracle's verdict), or a broken one."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, RUBRIC, TASKS, answer
+from tests.helpers.sqlitefile import sqlite_db
 
 
 def bench(tmp_path: Path, judges: str = JUDGES, tasks: str = TASKS) -> Path:
@@ -103,7 +103,7 @@ def test_an_identical_run_takes_the_judges_replies_from_the_cache(tmp_path, serv
     again = run_dir_of(run(tmp_path, server).stdout)
     assert len(judge_requests(server)) == asked == 3
     assert {c["cached_from"] is not None for c in read_jsonl(again / "judgements.jsonl")} == {True}
-    with sqlite3.connect(private_cache / "responses.sqlite3") as db:
+    with sqlite_db(private_cache / "responses.sqlite3") as db:
         judged = [json.loads(a)["text"] for (a,) in db.execute("SELECT answer FROM answers WHERE model = 'qwen2.5'")]
     assert sorted(judged) == ['{"verdict": "right"}', '{"verdict": "right"}', '{"verdict": "wrong"}']
 

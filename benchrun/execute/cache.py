@@ -205,12 +205,24 @@ class Store:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                        check_same_thread=False)
+        except (OSError, sqlite3.Error) as err:
+            raise self.unusable(err) from None
+        try:
             self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._create()
-        except (OSError, sqlite3.Error) as err:
-            raise self.unusable(err) from None
+        except BaseException as err:  # a database refused is closed, not left to the collector (Python 3.13 warns)
+            self._db.close()
+            if isinstance(err, (OSError, sqlite3.Error)):
+                raise self.unusable(err) from None
+            raise
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def unusable(self, err: Exception) -> ConfigError:
         """What a failed operation on the database means: another process holding its lock, or a cache that cannot
