@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
+from benchrun.compiler.usercode import file_sha256
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.secrets import SECRETS
@@ -100,7 +101,7 @@ class ScorerProcess:
     """User scorers in a child process, called in order, each within `timeout_s` (see the module docstring)."""
 
     def __init__(self, scorers: dict[str, Scorer], log: Path, timeout_s: float):
-        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn)]
+        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn), file_sha256(fn)]
                                   for name, fn in scorers.items()}).encode() + b"\n"
         self.log, self.timeout_s = log, timeout_s
         self._printed = _Printed(log)
