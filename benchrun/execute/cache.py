@@ -24,7 +24,7 @@ from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.core.recordvalues import is_run_id, model_digest
 from benchrun.execute.boundary import TooLarge, received
-from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced, refuse_network_fs
+from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced, misplaced_file, refuse_network_fs
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -149,20 +149,33 @@ class RunCache:
     def get_many(self, keys: list[str]) -> dict[str, Entry]:
         """The store's entries under `keys`, each answer taken through the boundary a server's answer is (`received`),
         so a planted or damaged entry cannot bring into a run what no server can have measured (a negative count,
-        10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, and its entry deleted."""
+        10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, and its entry deleted, as is an
+        answer of another configuration than the key pins (`pinned_by`)."""
         found = {}
         for key, entry in self.store.get_many(keys).items():
             try:
                 answer = received(entry.answer, self.max_bytes, self.bound)
             except TooLarge:
+                answer = None
+            if answer is None or not pinned_by(answer, self.pin):
                 self.store.delete(key)
                 continue
             found[key] = entry if answer is entry.answer else replace(entry, answer=answer)
         return found
 
     def put(self, key: str, answer: Completion) -> None:
-        """Keep an answer, as asked by this run."""
-        self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
+        """Keep an answer, as asked by this run, when it says it comes from the model its key pins (`pinned_by`)."""
+        if pinned_by(answer, self.pin):
+            self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
+
+
+def pinned_by(answer: Completion, pin: Mapping[str, Any]) -> bool:
+    """Whether `answer` may be kept under a key of `pin`: an OpenAI-compatible answer whose own system_fingerprint is
+    not the one the preflight pinned the model by came from another configuration of the server than the key says
+    (restarted with another model or build mid-run), and a later run of the pinned one took it from the cache as its
+    model's answer; an answer that gives none, or a pin that has none, cannot be told apart."""
+    pinned, given = pin.get("system_fingerprint"), answer.extra.get("system_fingerprint")
+    return pinned is None or given is None or given == pinned
 
 
 def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -198,7 +211,7 @@ class Store:
     def __init__(self, directory: Path, key: str = "cache_dir"):
         self.dir, self.path, self.key = directory, directory / DB_FILE, key
         refuse_network_fs(directory, key)
-        problem = misplaced(directory)
+        problem = misplaced(directory) or next(filter(None, map(misplaced_file, _files(self.path))), None)
         if problem is not None:
             raise ConfigError(f"{problem}; {FIX}", key=self.key)
         try:
@@ -370,6 +383,11 @@ def _digest_filter(prefix: str | None) -> tuple[str, tuple[str, ...]]:
         return "", ()
     bare = prefix.removeprefix("sha256:")
     return ("WHERE substr(replace(digest, 'sha256:', ''), 1, ?) = ?", (len(bare), bare))
+
+
+def _files(path: Path) -> tuple[Path, Path, Path]:
+    """The database at `path` and the files SQLite keeps beside it in WAL mode: its write-ahead log and shared memory."""
+    return path, Path(f"{path}-wal"), Path(f"{path}-shm")
 
 
 def size_on_disk(path: Path) -> int:
