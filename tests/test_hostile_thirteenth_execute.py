@@ -23,16 +23,22 @@ each with the rule it now obeys.
   most as long as the longest reply that call's scorer can give (`scorerprocess.reply_bytes`: 256 metrics of the
   longest names, each character escaped), each piece searched once, and a longer one is that call's
   `ScorerProtocolError` as soon as it passes that, the process replaced
-- a named pipe, a folder or a device (a link to /dev/null) where the response cache keeps its database
+- a named pipe, a folder or a device (a link to /dev/null) where the response cache's database belongs
   (`responses.sqlite3`, or its `-wal` or `-shm` beside it): one line, but SQLite's words (`cannot be used
   (OperationalError: disk I/O error)`, `unable to open database file`), which say nothing of what is wrong; now the
-  line names the file and what it is (`execute.cacheplace.misplaced_file`), as one in the cache folder's place was
+  line names the file and what it is (`execute.cacheplace.misplaced_store`, by which `benchrun-audit cache` checks
+  its database too), as one in the cache folder's place was
 - an OpenAI-compatible server whose backend changed once the preflight had pinned it (restarted with another model
   or build under the same name: each answer's own `system_fingerprint` another than the preflight's), with
   cache=true: its answers were kept in the response cache under the key of the pinned one, and a later run of the
   pinned one took them from the cache as its model's answers (`cached_from`, nothing asked); now an answer is kept,
   and a cached one taken, only when its fingerprint is the pinned one's, or either gives none
   (`execute.cache.pinned_by`): an entry of another is a miss, deleted, and asked again
+- a model (or the judge model) pulled again while the run asked: the eighth and twelfth passes fail the run as it
+  ends, saying its answers (grades) may come from either model, yet each answer it had kept in the response cache
+  stayed there under the digest the run began with, so a later run of that digest took answers of the other model
+  as its own; now the answers that run kept are deleted from the cache as the change is found
+  (`execute.session`, `RunCache.forget`)
 
 What held (tried, nothing new): the scorer: a generator or a coroutine returned (that call's TypeError, one line),
 GeneratorExit, KeyboardInterrupt, MemoryError raised and a recursion without end (each that call's error, the calls
@@ -40,16 +46,17 @@ after scored), `sys.setrecursionlimit(30)`, `warnings.simplefilter('error')`, `s
 `sys.set_int_max_str_digits(640)` then an int of 700 digits (refused, `an int of 2,326 bits`), `json.dumps` patched
 in the scorer process (its own call's ScorerProtocolError), SIGINT given back its default handler by a scorer and
 the run's process group sent SIGINT mid-call (exit 130, `interrupted`, no score recorded of that call, so `resume`
-scores it). Server bytes: an Ollama answer holding JSON 100,000 deep, an OpenAI-compatible one whose `usage` or
-`content` is (that sample's error, one line), `eval_count: 1e400` and a count of 401 digits (not reported, the
-answer kept), an answer text 100,000 deep (format_valid 0, `nested deeper than Python can follow`), a `103 Early
-Hints` before the answer (taken), a status line `ICY 200 OK`, a body without a head, a status 999, a 204 without
-a body, a 200 of text/html (each that sample's error, one line). The logs: a server's error text holding line
-breaks, `\r`, ANSI escapes, bidi overrides, NEL, U+2028 and a line `benchrun: error: FORGED`: one line on stderr and
-in run.json's reason, the escapes shown as text, nothing in benchrun.log. The cache: a database of schema version 1
-without the answers table, or with other columns (one line, exit 2); a link to /dev/zero where the database belongs
-(one line, no hang). Servers: `http://127.1:P`, `http://2130706433:P`, `http://0x7f.0.0.1:P` beside
-`http://127.0.0.1:P` (refused, one server listed twice).
+scores it), a scorer appending a line to the run's responses.jsonl or half a line to its scores.jsonl (user code may
+write any file; `verify` names the line the run did not write). Server bytes: an Ollama answer holding JSON 100,000
+deep, an OpenAI-compatible one whose `usage` or `content` is (that sample's error, one line), `eval_count: 1e400`
+and a count of 401 digits (not reported, the answer kept), an answer text 100,000 deep (format_valid 0, `nested
+deeper than Python can follow`), a `103 Early Hints` before the answer (taken), a status line `ICY 200 OK`, a body
+without a head, a status 999, a 204 without a body, a 200 of text/html (each that sample's error, one line). The
+logs: a server's error text holding line breaks, `\\r`, ANSI escapes, bidi overrides, NEL, U+2028 and a line
+`benchrun: error: FORGED`: one line on stderr and in run.json's reason, the escapes shown as text, nothing in
+benchrun.log. The cache: a database of schema version 1 without the answers table, or with other columns (one line,
+exit 2); a link to /dev/zero where the database belongs (one line, no hang). Servers: `http://127.1:P`,
+`http://2130706433:P`, `http://0x7f.0.0.1:P` beside `http://127.0.0.1:P` (refused, one server listed twice).
 """
 
 from __future__ import annotations
@@ -65,11 +72,13 @@ from benchrun.core.records import Completion
 from benchrun.execute.cache import Entry, RunCache, Store
 from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.lab import Lab
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
-from tests.helpers.benchfiles import scorer
+from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, RepulledJudge
 from tests.helpers.wire import records
 
 pytestmark = pytest.mark.slow
@@ -181,7 +190,7 @@ def test_a_pipe_where_the_cache_keeps_its_database_is_named_in_one_line(tmp_path
     with Lab(tmp_path, n=1, latency_s=0) as lab:
         result = lab.call(*lab.args(), "cache=true", f"cache_dir={cache}")
         [run_dir] = lab.run_dirs()
-    line = (f"cache_dir: {cache / name} is a named pipe (FIFO), where the response cache keeps its database; set "
+    line = (f"cache_dir: {cache / name} is a named pipe (FIFO), where the response cache's database belongs; set "
             "cache_dir= to a directory on local disk, or cache=false")
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {line}\n")
     assert json.loads((run_dir / "run.json").read_text())["reason"] == line
@@ -217,3 +226,33 @@ def test_a_cached_openai_answer_of_another_fingerprint_than_the_pinned_one_is_a_
     store.put("k", Entry(answer, "m", None, "a1b2c3d4e5f6", "2026-01-01T00:00:00Z"))
     cache = RunCache(store, "openai", {"served": "m", "system_fingerprint": "fp_1"}, {}, "m", "r", 2**20, "b")
     assert (cache.get_many(["k"]), store.get("k")) == ({}, None)
+
+
+def test_a_model_pulled_again_mid_run_leaves_none_of_that_runs_answers_in_the_cache(tmp_path):
+    asked = []
+
+    def repulled(req):
+        asked.append(req)
+        if len(asked) == 2:  # the second answer on, another model answers under the name
+            server.digests["llama3.2"] = "f" * 64
+        return listbench_answer(req)
+
+    with FakeOllama(responder=repulled) as server:
+        result = call_benchrun(f"runner.host={server.url}", f"cache_dir={tmp_path / 'cache'}", "runner.concurrency=1",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr.startswith("benchrun: error: model llama3.2 changed on")) == (
+        EXIT["runner"], True)
+    assert (len(asked), Store(tmp_path / "cache").stats().entries) == (18, 0)
+
+
+def test_a_judge_pulled_again_mid_run_leaves_none_of_its_grades_in_the_cache(tmp_path):
+    repulled = RepulledJudge()
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=repulled) as server:
+        repulled.server = server
+        result = call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5",
+                               f"cache_dir={tmp_path / 'cache'}", "runner.concurrency=1",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr.startswith("benchrun: error: the judge model qwen2.5 changed on")) == (
+        EXIT["runner"], True)
+    assert [(m.model, m.entries) for m in Store(tmp_path / "cache").stats().models] == [("llama3.2", 3)]

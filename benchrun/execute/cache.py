@@ -24,7 +24,7 @@ from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.core.recordvalues import is_run_id, model_digest
 from benchrun.execute.boundary import TooLarge, received
-from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced, misplaced_file, refuse_network_fs
+from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced_store, refuse_network_fs
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -168,6 +168,11 @@ class RunCache:
         if pinned_by(answer, self.pin):
             self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
 
+    def forget(self) -> None:
+        """Delete the answers this run kept: its model changed while it asked (pulled again), so which of them came
+        from the model their keys pin cannot be told, and a later run of that model would take them as its own."""
+        self.store.forget(self.run_id, self.digest)
+
 
 def pinned_by(answer: Completion, pin: Mapping[str, Any]) -> bool:
     """Whether `answer` may be kept under a key of `pin`: an OpenAI-compatible answer whose own system_fingerprint is
@@ -211,7 +216,7 @@ class Store:
     def __init__(self, directory: Path, key: str = "cache_dir"):
         self.dir, self.path, self.key = directory, directory / DB_FILE, key
         refuse_network_fs(directory, key)
-        problem = misplaced(directory) or next(filter(None, map(misplaced_file, _files(self.path))), None)
+        problem = misplaced_store(directory, self.path)
         if problem is not None:
             raise ConfigError(f"{problem}; {FIX}", key=self.key)
         try:
@@ -292,6 +297,10 @@ class Store:
 
     def delete(self, key: str) -> None:
         self._execute("DELETE FROM answers WHERE key = ?", (key,))
+
+    def forget(self, run_id: str, digest: str | None) -> None:
+        """Delete the answers run `run_id` kept of the model of `digest`."""
+        self._execute("DELETE FROM answers WHERE run_id = ? AND digest IS ?", (run_id, digest))
 
     def put(self, key: str, entry: Entry) -> None:
         """Store an answer (a key already stored keeps its first answer)."""
@@ -383,11 +392,6 @@ def _digest_filter(prefix: str | None) -> tuple[str, tuple[str, ...]]:
         return "", ()
     bare = prefix.removeprefix("sha256:")
     return ("WHERE substr(replace(digest, 'sha256:', ''), 1, ?) = ?", (len(bare), bare))
-
-
-def _files(path: Path) -> tuple[Path, Path, Path]:
-    """The database at `path` and the files SQLite keeps beside it in WAL mode: its write-ahead log and shared memory."""
-    return path, Path(f"{path}-wal"), Path(f"{path}-shm")
 
 
 def size_on_disk(path: Path) -> int:
