@@ -39,6 +39,9 @@ each with the rule it now obeys.
   stayed there under the digest the run began with, so a later run of that digest took answers of the other model
   as its own; now the answers that run kept are deleted from the cache as the change is found
   (`execute.session`, `RunCache.forget`)
+- a scorer process that cannot score (its file's import failing there alone, or the file changed since the run
+  started, as above) when no call waited yet, as at a run's start: its greeting said why, then its exit overwrote
+  that with `the scorer process did not start`, each call's error; now the greeting's why stands (`scorerprocess`)
 
 What held (tried, nothing new): the scorer: a generator or a coroutine returned (that call's TypeError, one line),
 GeneratorExit, KeyboardInterrupt, MemoryError raised and a recursion without end (each that call's error, the calls
@@ -56,7 +59,9 @@ logs: a server's error text holding line breaks, `\\r`, ANSI escapes, bidi overr
 `benchrun: error: FORGED`: one line on stderr and in run.json's reason, the escapes shown as text, nothing in
 benchrun.log. The cache: a database of schema version 1 without the answers table, or with other columns (one line,
 exit 2); a link to /dev/zero where the database belongs (one line, no hang). Servers: `http://127.1:P`,
-`http://2130706433:P`, `http://0x7f.0.0.1:P` beside `http://127.0.0.1:P` (refused, one server listed twice).
+`http://2130706433:P`, `http://0x7f.0.0.1:P` beside `http://127.0.0.1:P` (refused, one server listed twice). Memory:
+answers of 7 MiB at runner.concurrency=18 under an address-space limit of 500 or 700 MB (`ulimit -v`): one line,
+`out of memory; run ... is recorded as 'failed' ...; finish it with: benchrun-audit resume ...` (exit 4).
 """
 
 from __future__ import annotations
@@ -180,6 +185,24 @@ LONGEST = "return {'\\U0001F600' * 197 + f'{i:03}': -10**100 for i in range(256)
 
 def test_the_longest_reply_a_scorer_can_give_is_taken_whole(tmp_path):
     assert scored(tmp_path, scorer(LONGEST)) == [({f"s.{chr(0x1F600) * 197}{i:03}": -10**100 for i in range(256)}, None)]
+
+
+REFUSED_THERE = """import sys
+
+
+def s(response, values):
+    return 1
+
+
+if 'scorer_worker' in sys.argv[0]:
+    raise ValueError('x' * 1_000_000)
+"""
+
+
+def test_why_the_scorer_process_cannot_score_is_each_calls_error_in_one_line(tmp_path):
+    path = tmp_path / "bench" / "custom_scorer.py"
+    assert scored(tmp_path, REFUSED_THERE) == [(None, {"type": "ScorerUnavailable", "message": (
+        f"in '{path}': cannot import: ValueError: [...] (line 9)")})]
 
 
 @pytest.mark.parametrize("name", ["responses.sqlite3", "responses.sqlite3-wal", "responses.sqlite3-shm"])

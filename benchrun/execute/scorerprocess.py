@@ -223,8 +223,9 @@ class ScorerProcess:
             self._started.set_result(None)
 
     def _exited(self, pipe: _Pipe, code: int | None) -> None:
-        """The process ended: before its greeting it could not start; after, the call it was making ended it."""
-        if pipe is not self._pipe:
+        """The process ended: before its greeting it could not start (after a greeting saying why it cannot score,
+        that why stands); after, the call it was making ended it."""
+        if pipe is not self._pipe or self._broken is not None:
             return
         if not self._ready:
             self._greeted({"error": "the scorer process did not start"})
