@@ -66,24 +66,17 @@ from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import scorer, write_bench
 from tests.helpers.commands import call_benchrun
-from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, RepulledJudge
 from tests.helpers.wire import records
 
 pytestmark = pytest.mark.slow
 
 
 def test_a_judge_pulled_again_while_the_run_asks_fails_the_run_naming_both_digests(tmp_path):
-    judged = []
-
-    def repulled(req):
-        if req.model.startswith("qwen2.5"):
-            judged.append(req)
-            if len(judged) == 2:  # the second grade on, another judge model answers under the name
-                server.digests["qwen2.5"] = "f" * 64
-        return answer(req)
-
+    repulled = RepulledJudge()
     write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
     with FakeOllama(models=["llama3.2", "qwen2.5"], responder=repulled) as server:
+        repulled.server = server
         result = call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
                                "runner.concurrency=1", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]

@@ -16,10 +16,9 @@ from rich.text import Text
 from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ConfigError, writing
-from benchrun.core.filebytes import not_a_file
 from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store
-from benchrun.execute.cacheplace import cache_dir, chosen_by, misplaced
+from benchrun.execute.cacheplace import cache_dir, chosen_by, misplaced_store
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
 
@@ -81,12 +80,9 @@ def removed(database: Path, version: str, as_json: bool) -> None:
 def check_kind(directory: Path, key: str) -> None:
     """Refuse a cache folder that is no folder, or a database that is no file (a pipe, a folder): there is no cache
     there to say it is empty."""
-    database, problem = directory / DB_FILE, misplaced(directory)
+    problem = misplaced_store(directory, directory / DB_FILE)
     if problem is not None:
         raise ConfigError(problem, key=key)
-    if database.exists() and not_a_file(database.stat().st_mode):
-        kind = not_a_file(database.stat().st_mode)
-        raise ConfigError(f"{database} is {kind}, where the response cache's database belongs", key=key)
 
 
 def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.abc
 import importlib.util
 import io
 import json
@@ -26,8 +27,8 @@ from types import ModuleType
 from typing import BinaryIO, Iterator
 
 from benchrun.core.errors import TaskError
-from benchrun.core.filebytes import read_utf8
-from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.filebytes import read_bounded, utf8_text
+from benchrun.core.interrupts import INTERRUPTS, handling_now
 from benchrun.core.secrets import SECRETS
 from benchrun.core.stdfds import output_fds_into
 
@@ -48,15 +49,27 @@ _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 """The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
 
-def import_file(path: Path, rel: str, probe: bool = True) -> ModuleType:
+SOURCES: dict[str, str] = {}
+"""The sha256 of the bytes each imported module was made of, by module name (`file_sha256`)."""
+
+
+def import_file(path: Path, rel: str, probe: bool = True, sha256: str | None = None) -> ModuleType:
     """Import `path` (UTF-8 text, as every benchmark file) under a name unique to its location, after a `probe`
-    import in a process of its own (unless this is one already); a failure names the file and the error."""
-    utf8(path, rel)
+    import in a process of its own (unless this is one already); a failure names the file and the error. The module
+    is made of the bytes read here, once (their sha256 in SOURCES), which must hash to `sha256` when it is given: a
+    scorer process started mid-run imported the file as it was then, so a helper or a constant edited since scored
+    the rest of the run unseen, under the digest of the file the run recorded."""
+    data = read_bounded(path, rel)
+    utf8_text(data, rel)
+    found = hashlib.sha256(data).hexdigest()
+    if sha256 is not None and found != sha256:
+        raise TaskError(f"changed since the run started: it hashes to {found[:12]}…, not to {sha256[:12]}… as when "
+                        "the run read it; its scores would come from other code than the run recorded", file=rel)
     if probe:
         probed(path, rel)
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"benchrun_user_{digest}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=_Held(path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     printed = io.StringIO()
@@ -73,7 +86,27 @@ def import_file(path: Path, rel: str, probe: bool = True) -> ModuleType:
             raise TaskError(f"cannot import: {type(err).__name__}: {text}{_line(err, path)}", file=rel) from None
         finally:
             _log_printed(rel, printed.getvalue() + _written_back(written))
+    SOURCES[name] = found
     return module
+
+
+def file_sha256(fn: object) -> str | None:
+    """The sha256 of the file the module defining `fn` was made of (`import_file`); None for one not imported so."""
+    return SOURCES.get(getattr(fn, "__module__", None) or "")
+
+
+class _Held(importlib.abc.SourceLoader):
+    """A loader of bytes already read: the module is the file as `import_file` read and hashed it, never read again
+    (and no bytecode written beside it)."""
+
+    def __init__(self, path: Path, data: bytes):
+        self._path, self._data = str(path), data
+
+    def get_filename(self, fullname: str) -> str:
+        return self._path
+
+    def get_data(self, path: str) -> bytes:
+        return self._data
 
 
 def _written_back(file: BinaryIO) -> str:
@@ -95,19 +128,11 @@ def _signals_kept() -> Iterator[None]:
     """Every signal's handling as it was before the block, and no alarm set in it: a file that ignores SIGTERM or
     Ctrl-C at import (`signal.signal(SIGINT, SIG_IGN)`) or sets `signal.alarm(5)` must not make the run one that
     cannot be stopped, or one killed five seconds on."""
-    kept = {sig: signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
+    put_back = handling_now()
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        for sig, handler in kept.items():
-            with contextlib.suppress(OSError, ValueError, TypeError):
-                signal.signal(sig, handler)
-
-
-def utf8(path: Path, rel: str) -> None:
-    """Refuse a file that is not UTF-8 text, which Python imports (in a comment) but cannot show the source of."""
-    read_utf8(path, rel)
+        put_back()
 
 
 def probed(path: Path, rel: str) -> None:

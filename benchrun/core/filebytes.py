@@ -66,8 +66,13 @@ def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom:
     """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a byte-order
     mark first is dropped), its line ends read as Python's text files read them (CRLF and CR are LF: a template
     saved on Windows asks what it asked on Linux); a NUL byte refused, naming its line."""
+    return utf8_text(read_bounded(path, rel, error, limit, limit_key, **where), rel, error, bom, **where)
+
+
+def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False, **where: str) -> str:
+    """`data`, the bytes of the file `rel`, as read_utf8 reads them."""
     try:
-        text = read_bounded(path, rel, error, limit, limit_key, **where).decode("utf-8-sig" if bom else "utf-8")
+        text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as err:
         raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
     if (nul := text.find("\0")) >= 0:  # valid UTF-8, never text: a file saved as UTF-16 without its mark is ASCII and NULs

@@ -14,7 +14,7 @@ from __future__ import annotations
 import signal
 import socket
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterator, TypeVar
 
 if TYPE_CHECKING:
@@ -149,6 +149,26 @@ def ignore_terminal_signals() -> None:
     """In a child process: ignore TERMINAL_SIGNALS."""
     for sig in TERMINAL_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+
+
+TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+"""The interval timers a process has (`signal.alarm` sets the first)."""
+
+
+def handling_now() -> Callable[[], None]:
+    """Every signal's handling as it is now, as a function that puts it back and stops every timer: what a user's
+    code sets there (a handler, `signal.alarm(5)`) must not outlive the code that set it."""
+    kept = {sig: signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
+
+    def put_back() -> None:
+        for timer in TIMERS:
+            signal.setitimer(timer, 0)
+        for sig, handler in kept.items():
+            if signal.getsignal(sig) is not handler:
+                with suppress(OSError, ValueError, TypeError):  # a handler Python did not set (None) stays
+                    signal.signal(sig, handler)
+
+    return put_back
 
 
 INTERRUPTS = Interrupts()

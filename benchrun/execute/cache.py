@@ -24,7 +24,7 @@ from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.core.recordvalues import is_run_id, model_digest
 from benchrun.execute.boundary import TooLarge, received
-from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced, refuse_network_fs
+from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced_store, refuse_network_fs
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -149,20 +149,38 @@ class RunCache:
     def get_many(self, keys: list[str]) -> dict[str, Entry]:
         """The store's entries under `keys`, each answer taken through the boundary a server's answer is (`received`),
         so a planted or damaged entry cannot bring into a run what no server can have measured (a negative count,
-        10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, and its entry deleted."""
+        10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, and its entry deleted, as is an
+        answer of another configuration than the key pins (`pinned_by`)."""
         found = {}
         for key, entry in self.store.get_many(keys).items():
             try:
                 answer = received(entry.answer, self.max_bytes, self.bound)
             except TooLarge:
+                answer = None
+            if answer is None or not pinned_by(answer, self.pin):
                 self.store.delete(key)
                 continue
             found[key] = entry if answer is entry.answer else replace(entry, answer=answer)
         return found
 
     def put(self, key: str, answer: Completion) -> None:
-        """Keep an answer, as asked by this run."""
-        self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
+        """Keep an answer, as asked by this run, when it says it comes from the model its key pins (`pinned_by`)."""
+        if pinned_by(answer, self.pin):
+            self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
+
+    def forget(self) -> None:
+        """Delete the answers this run kept: its model changed while it asked (pulled again), so which of them came
+        from the model their keys pin cannot be told, and a later run of that model would take them as its own."""
+        self.store.forget(self.run_id, self.digest)
+
+
+def pinned_by(answer: Completion, pin: Mapping[str, Any]) -> bool:
+    """Whether `answer` may be kept under a key of `pin`: an OpenAI-compatible answer whose own system_fingerprint is
+    not the one the preflight pinned the model by came from another configuration of the server than the key says
+    (restarted with another model or build mid-run), and a later run of the pinned one took it from the cache as its
+    model's answer; an answer that gives none, or a pin that has none, cannot be told apart."""
+    pinned, given = pin.get("system_fingerprint"), answer.extra.get("system_fingerprint")
+    return pinned is None or given is None or given == pinned
 
 
 def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -198,7 +216,7 @@ class Store:
     def __init__(self, directory: Path, key: str = "cache_dir"):
         self.dir, self.path, self.key = directory, directory / DB_FILE, key
         refuse_network_fs(directory, key)
-        problem = misplaced(directory)
+        problem = misplaced_store(directory, self.path)
         if problem is not None:
             raise ConfigError(f"{problem}; {FIX}", key=self.key)
         try:
@@ -291,6 +309,10 @@ class Store:
 
     def delete(self, key: str) -> None:
         self._execute("DELETE FROM answers WHERE key = ?", (key,))
+
+    def forget(self, run_id: str, digest: str | None) -> None:
+        """Delete the answers run `run_id` kept of the model of `digest`."""
+        self._execute("DELETE FROM answers WHERE run_id = ? AND digest IS ?", (run_id, digest))
 
     def put(self, key: str, entry: Entry) -> None:
         """Store an answer (a key already stored keeps its first answer)."""

@@ -110,3 +110,18 @@ def misplaced(directory: Path) -> str | None:
         where = "where the response cache's folder belongs" if path == directory else f"so {directory} cannot be made"
         return f"{path} is {kind}, {where}"
     return None
+
+
+def misplaced_store(directory: Path, database: Path) -> str | None:
+    """What keeps `directory` from holding the cache (`misplaced`), or its `database` (or the write-ahead log or
+    shared memory SQLite keeps beside it) from being a file, in words (`/x/responses.sqlite3 is a named pipe (FIFO),
+    where the response cache's database belongs`); None when the cache can be there. SQLite says only `disk I/O
+    error` or `unable to open database file` of a pipe, a folder or a device there."""
+    problem = misplaced(directory)
+    for path in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
+        try:
+            kind = not_a_file(os.stat(path).st_mode)
+        except OSError:  # not there, or a link to nothing: SQLite makes it, or says why it cannot
+            continue
+        problem = problem or (kind and f"{path} is {kind}, where the response cache's database belongs")
+    return problem

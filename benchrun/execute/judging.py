@@ -118,7 +118,7 @@ class Judge:
         self._formats = {name: FormatCheck(spec.format.json_schema) for name, spec in self.specs.items()}
         self.runner = runner
         self._asker = _dispatch(runner, on_lost) if runner else None
-        self._cache, self._archived = cache, dict(archived or {})
+        self.cache, self._archived = cache, dict(archived or {})
         self._slots = asyncio.Semaphore(self._asker.width if runner else 1)
         self._limit = runner.config.max_consecutive_failures if runner and fail_fast else None
         self._key = runner.config.key("max_consecutive_failures") if runner else ""
@@ -159,8 +159,8 @@ class Judge:
                 type="NotJudged", message="the archive holds no judgement of this answer, and no judge model was "
                                           "asked (benchrun-audit rescore --rejudge asks one)"))
         seed = None if j == 0 or not isinstance(self._seed, int) else self._seed + j
-        key = self._cache.key(messages, spec.format.json_schema, Repeat(j, seed)) if self._cache else None
-        hit = self._cache.get_many([key]).get(key) if key else None
+        key = self.cache.key(messages, spec.format.json_schema, Repeat(j, seed)) if self.cache else None
+        hit = self.cache.get_many([key]).get(key) if key else None
         if hit is not None:
             return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
         started = time.perf_counter()
@@ -174,7 +174,7 @@ class Judge:
         if outcome.completion is None:
             return JudgementRecord(**of, reply=None, error=outcome.error, seconds=seconds, attempts=attempts)
         if key:
-            self._cache.put(key, outcome.completion)
+            self.cache.put(key, outcome.completion)
         return self._judged(spec, of, outcome.completion, seconds=seconds, attempts=attempts + 1)
 
     def _tally(self, sample_id: str, error: ErrorInfo | None) -> None:

@@ -1,14 +1,15 @@
 """The scorer process, `python -m benchrun.execute.scorer_worker`: scorers called one at a time, away from the run.
 
-Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256]} (benchrun's
-own are called in the run's process); each function must still hash to the sha256 the run recorded. Every later line
-is one call, [seq, name, response, reference], answered on the process's original stdout with one JSON line,
-[seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises (SystemExit and KeyboardInterrupt
-included) is that call's error; whatever it prints (file descriptors 1 and 2) goes to the original stderr, which the
-run reads into its log (bounded); a line it writes to the process's pipes (kept at 100 and above) is that call's
-error, and stdin gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends its own call); each call starts
-in the working directory and environment the first found; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's
-signals reach the run, which decides. The run kills this process when a call overruns its time limit.
+Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, file's sha256]}
+(benchrun's own are called in the run's process); each function, and the file it is in, must still hash to the
+sha256 the run recorded. Every later line is one call, [seq, name, response, reference], answered on the process's
+original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises
+(SystemExit and KeyboardInterrupt included) is that call's error; whatever it prints (file descriptors 1 and 2) goes
+to the original stderr, which the run reads into its log (bounded); a line it writes to the process's pipes (kept at
+100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends
+its own call); each call starts in the working directory, environment, umask, resource limits and signal handling
+the first found, no timer set; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which
+decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
-from benchrun.core.interrupts import ignore_terminal_signals
+from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
@@ -43,11 +44,11 @@ def main() -> None:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
-    found = os.getcwd(), dict(os.environ)
+    found = _Found()
     for line in calls:
         seq, name, response, reference = json.loads(line)
         result = call(name, scorers[name], response, reference)
-        _as_found(*found)
+        found.put_back()
         try:
             _send(replies, [seq, *result])
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
@@ -55,15 +56,38 @@ def main() -> None:
                      "ends, and the run starts another")
 
 
-def _as_found(cwd: str, environ: dict[str, str]) -> None:
-    """The working directory and environment put back as the first call found them: a scorer's `os.chdir` or
-    `os.environ[...] = ...` reached the calls after it, so a score depended on which samples this process had scored
-    before (and on whether a timeout had replaced it)."""
-    if os.environ != environ:
-        os.environ.clear()
-        os.environ.update(environ)
-    with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
-        os.chdir(cwd)
+LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+"""The resource limits a process has (`resource.setrlimit`)."""
+
+
+class _Found:
+    """The process's state as the first call found it, which every call starts in (`put_back`): a scorer's
+    `os.chdir` or `os.environ[...] = ...` reached the calls after it, so a score depended on which samples this
+    process had scored before (and on whether a timeout had replaced it); so did a umask or a resource limit it set
+    (`resource.setrlimit(RLIMIT_AS, ...)` bounding its own work: the calls after it ran out of memory); a timer it
+    left set (`signal.alarm`, `setitimer`) went off in another sample's call, that sample's error (or the process's
+    end)."""
+
+    def __init__(self) -> None:
+        self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
+        self.umask = os.umask(0o022)
+        os.umask(self.umask)
+        self.limits = {limit: resource.getrlimit(limit) for limit in LIMITS}
+
+    def put_back(self) -> None:
+        """Signal handling (no timer set), limits, umask, environment and working directory as found; a limit whose
+        hard bound the scorer lowered is put back as far as the process may raise it again."""
+        self.signals()
+        for limit, found in self.limits.items():
+            if resource.getrlimit(limit) != found:
+                with contextlib.suppress(ValueError, OSError):
+                    resource.setrlimit(limit, found)
+        os.umask(self.umask)
+        if os.environ != self.environ:
+            os.environ.clear()
+            os.environ.update(self.environ)
+        with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
+            os.chdir(self.cwd)
 
 
 def _take_stdin() -> IO[str]:
@@ -108,12 +132,15 @@ def _send(replies: IO[str], message: Any) -> None:
     replies.flush()
 
 
-def load(named: dict[str, list[str]]) -> dict[str, Scorer]:
-    """The scorers by name, each checked against the sha256 of the source the run recorded."""
+def load(named: dict[str, list[Any]]) -> dict[str, Scorer]:
+    """The scorers by name, each checked against the sha256 of the source the run recorded, its file against the
+    sha256 of the file the run imported it from (the file edited since: refused, though the function is as it was)."""
     files: dict[str, dict[str, Scorer]] = {}
     scorers = {}
-    for name, (file, sha256) in named.items():
-        found = files.setdefault(file, scorers_in(Path(file), file, probe=False))  # contained already
+    for name, (file, sha256, file_sha256) in named.items():
+        if file not in files:  # contained already
+            files[file] = scorers_in(Path(file), file, probe=False, sha256=file_sha256)
+        found = files[file]
         if name not in found:
             raise BenchrunError(f"no scorer '{name}' any more", file=file)
         fn = found[name]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
+from benchrun.compiler.usercode import file_sha256
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.secrets import SECRETS
@@ -54,14 +55,24 @@ class _Printed:
             self._left = -1
 
 
+def reply_bytes(scorers: dict[str, Scorer]) -> int:
+    """The longest line the scorer process writes in reply to a call of one of `scorers`, as `json.dumps` writes it
+    (every character escaped, at most 12 bytes): MAX_METRICS metrics, each named `scorer.key` (a key of at most
+    MAX_NAME characters) with a number of at most 102 characters; an error's type and message are far shorter."""
+    longest = max(map(len, scorers), default=0)
+    return MAX_METRICS * (12 * (longest + 1 + MAX_NAME) + 108) + 64
+
+
 class _Pipe(asyncio.SubprocessProtocol):
     """The scorer process's side of the pipes: each line it writes to stdout goes to `on_line`, what it writes to
-    stderr to `on_output`; once its stdout is closed and it has exited, `on_exit` gets the exit code. Callbacks
-    only: no task waits on a process."""
+    stderr to `on_output`; once its stdout is closed and it has exited, `on_exit` gets the exit code. A line longer
+    than `most` bytes goes to `on_line` as far as it came, without its end (user code writing to the reply pipe
+    without end: the run kept it all, searching it again for a line's end with each piece, its loop busy until the
+    call's time limit). Callbacks only: no task waits on a process."""
 
     def __init__(self, on_line: Callable[[_Pipe, bytes], None], on_exit: Callable[[_Pipe, int | None], None],
-                 on_output: Callable[[bytes], None]):
-        self._on_line, self._on_exit, self._on_output = on_line, on_exit, on_output
+                 on_output: Callable[[bytes], None], most: int):
+        self._on_line, self._on_exit, self._on_output, self._most = on_line, on_exit, on_output, most
         self._buffer = bytearray()
         self._open = 2
         """What is left of the process: its stdout and its life."""
@@ -75,10 +86,16 @@ class _Pipe(asyncio.SubprocessProtocol):
         if fd == 2:
             self._on_output(data)
             return
+        start = len(self._buffer)
         self._buffer += data
-        while (end := self._buffer.find(b"\n")) >= 0:
+        while (end := self._buffer.find(b"\n", start)) >= 0:
             line = bytes(self._buffer[:end + 1])
             del self._buffer[:end + 1]
+            start = 0
+            self._on_line(self, line)
+        if len(self._buffer) > self._most:
+            line = bytes(self._buffer)
+            self._buffer.clear()
             self._on_line(self, line)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
@@ -100,9 +117,9 @@ class ScorerProcess:
     """User scorers in a child process, called in order, each within `timeout_s` (see the module docstring)."""
 
     def __init__(self, scorers: dict[str, Scorer], log: Path, timeout_s: float):
-        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn)]
+        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn), file_sha256(fn)]
                                   for name, fn in scorers.items()}).encode() + b"\n"
-        self.log, self.timeout_s = log, timeout_s
+        self.log, self.timeout_s, self._reply_bytes = log, timeout_s, reply_bytes(scorers)
         self._printed = _Printed(log)
         self._pending: OrderedDict[int, tuple[asyncio.Future[Result], bytes, str]] = OrderedDict()
         """Each call under way: its future, what was sent, the scorer it calls."""
@@ -168,7 +185,7 @@ class ScorerProcess:
         self._started = loop.create_future()
         open(self.log, "ab").close()  # the log is there once the scorers are, as they print or not
         _, self._pipe = await loop.subprocess_exec(
-            lambda: _Pipe(self._line, self._exited, self._printed), sys.executable, "-m",
+            lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes), sys.executable, "-m",
             "benchrun.execute.scorer_worker", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=SECRETS.child_env())
         self._pipe.transport.get_pipe_transport(0).write(self._setup)
@@ -177,7 +194,7 @@ class ScorerProcess:
     def _line(self, pipe: _Pipe, line: bytes) -> None:
         if pipe is not self._pipe:
             return
-        message = _message(line)
+        message = _message(line) if line.endswith(b"\n") else None  # a line without end is no reply
         if not self._ready:
             self._greeted(message if isinstance(message, dict) else {"error": _foreign(line)})
             return
@@ -206,8 +223,9 @@ class ScorerProcess:
             self._started.set_result(None)
 
     def _exited(self, pipe: _Pipe, code: int | None) -> None:
-        """The process ended: before its greeting it could not start; after, the call it was making ended it."""
-        if pipe is not self._pipe:
+        """The process ended: before its greeting it could not start (after a greeting saying why it cannot score,
+        that why stands); after, the call it was making ended it."""
+        if pipe is not self._pipe or self._broken is not None:
             return
         if not self._ready:
             self._greeted({"error": "the scorer process did not start"})

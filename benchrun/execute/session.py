@@ -87,30 +87,37 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
         async with grader_for(plan, writer, judge) as grader:
             writer.asking()
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries)
-    await same_models_to_the_end(runner, writer, judge)
+    await same_models_to_the_end(runner, writer, judge, cache)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
 
 
-async def same_models_to_the_end(runner: Runner, writer: RunWriter, judge: Judge | None) -> None:
+async def same_models_to_the_end(runner: Runner, writer: RunWriter, judge: Judge | None,
+                                 cache: RunCache | None = None) -> None:
     """RunnerError (the run recorded `failed`, its answers and grades kept) when a server now serves the model, or
     the judge model, by another digest than the run was identified with: re-pulled mid-run, some answers (or grades)
-    came from each and which cannot be told. A server that cannot say (it went away) says nothing."""
-    await _same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers")
+    came from each and which cannot be told, so those the run kept in the response cache are deleted there. A
+    server that cannot say (it went away) says nothing."""
+    await _same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers",
+                           cache)
     if judge is not None and judge.runner is not None and writer.info.judge:
         await _same_to_the_end(judge.runner, model_digest(writer.info.judge["identity"]),
-                               f"the judge model {judge.runner.config.model}", "grades")
+                               f"the judge model {judge.runner.config.model}", "grades", judge.cache)
 
 
-async def _same_to_the_end(runner: Runner, before: str | None, model: str, given: str) -> None:
-    """RunnerError when a server of `runner` now serves `model` by another digest than `before`."""
+async def _same_to_the_end(runner: Runner, before: str | None, model: str, given: str,
+                           cache: RunCache | None) -> None:
+    """RunnerError when a server of `runner` now serves `model` by another digest than `before`, the answers the run
+    kept in `cache` forgotten."""
     try:
         now = await runner.digests_now()
     except BenchrunError:
         return
     changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != before]
     if changed:
+        if cache is not None:
+            cache.forget()
         url, digest = changed[0]
         served = f"digest {short_digest(model_digest({'digest': digest}))}" if digest else "no digest"
         raise RunnerError(f"{model} changed on {url} while the run asked: digest {short_digest(before)} when it "

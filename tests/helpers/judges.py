@@ -4,6 +4,7 @@ rubric gives the answer and the reference on lines of their own (as benchrun.tes
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from benchrun.testing.ollama_server import ChatRequest
 from benchrun.testing.oracle import demo
@@ -45,3 +46,19 @@ def answer(req: ChatRequest) -> str:
     if req.model.startswith("qwen2.5"):
         return demo(req)
     return json.dumps({"answer": ANSWERS[req.prompt[-1]]})
+
+
+class RepulledJudge:
+    """`answer`, but the judge model qwen2.5 is pulled again on `server` from its second grade on (another model
+    answers under its name, by the digest f...f)."""
+
+    def __init__(self) -> None:
+        self.server: Any = None
+        self.judged = 0
+
+    def __call__(self, req: ChatRequest) -> str:
+        if req.model.startswith("qwen2.5"):
+            self.judged += 1
+            if self.judged == 2:
+                self.server.digests["qwen2.5"] = "f" * 64
+        return answer(req)
