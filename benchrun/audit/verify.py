@@ -113,7 +113,8 @@ def unsealed(run: Run) -> Finding:
     removed), or it is being written (run.lock is held: not intact yet), or it says `running` with no writer alive."""
     info = run.info
     if info.status != "running":
-        return Finding(False, SEAL, f"missing: the run ended ({info.status}) but nothing covers run.json")
+        return Finding(False, SEAL, f"missing: the run ended ({info.status}) but nothing covers run.json"
+                                    f"{_sealing(run, probe(run.path / LOCK)) if info.files else ''}")
     if info.files:
         return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
                                     "ended: its seal was removed and run.json edited")
@@ -126,6 +127,17 @@ def unsealed(run: Run) -> Finding:
                                    f"it has ended ({UNSEALED_LINES})")
     return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {_not_held(run, lock)} "
                                f"({UNSEALED_LINES})")
+
+
+def _sealing(run: Run, lock: LockState) -> str:
+    """What run.lock tells of a run that ended without a seal: its writer is sealing it now, or died holding the
+    lock after it wrote the final run.json (a writer that ends cleanly empties the lock), so a resume seals it."""
+    if lock.held:
+        return f": its writer is sealing it now ({describe(lock.note)}); verify it once it has"
+    if lock.note:
+        return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
+                f"failed); seal it with: benchrun-audit resume {run.path}")
+    return ""
 
 
 UNSEALED_LINES = f"record lines checked against {DIGESTS} only"

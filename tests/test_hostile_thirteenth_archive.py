@@ -1,0 +1,134 @@
+"""Hostile input, thirteenth pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it
+found bad, each with the rule it now obeys.
+
+- a run killed as it ended, after its final run.json and before its seal (SIGKILL, the OOM killer, a node lost in
+  the last milliseconds): every reader refused it as one whose seal was taken away (`seal.json: missing: the run
+  ended (completed) but nothing covers run.json, so what it says cannot be trusted`), `verify` said the same and
+  gave no way on, and `resume` said `run ... is completed; nothing to resume`: a whole run no command could read or
+  finish. Now `verify` says what run.lock tells (a writer that ends cleanly empties it): `its writer (pid ...) was
+  stopped before it sealed the run (killed, or its disk failed); seal it with: benchrun-audit resume RUN`, and
+  `resume` seals such a run once every file is as run.json digests it, asking nothing (`audit.resume.seal_left`;
+  the seal is written by `archive.writer.write_seal`, as at a run's end); a file changed since is refused in one
+  line, nothing written; a seal deleted from a run that ended cleanly is still `nothing to resume`
+- the temporary file every rewrite goes through (run.json, summary.json, the seal, `export --output`, `report
+  --output`) was opened by a name anyone could foresee (`.<name>.<pid>.tmp`) and followed a symbolic link there: a
+  link planted in a shared run directory or output folder had the writer overwrite the file it named (another
+  user's, the victim's) and then renamed the link into the file's place. Now the temporary file is made new under a
+  name holding random digits, never opened through a link or over a file already there
+  (`archive.writer._new_file`: O_CREAT | O_EXCL | O_NOFOLLOW)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env, cli
+from benchrun.testing.lab import Lab
+from tests.helpers.archives import synthetic_run
+
+pytestmark = pytest.mark.slow
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def files_of(run_dir: Path) -> dict[str, bytes]:
+    return {path.relative_to(run_dir).as_posix(): path.read_bytes() for path in run_dir.rglob("*") if path.is_file()}
+
+
+# -- a run killed as it sealed itself --------------------------------------------------------------------------------
+
+KILLED_SEALING = """
+import os, signal, sys
+from benchrun.archive import writer
+writer.write_seal = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+from benchrun.__main__ import main
+sys.argv = ["benchrun", *sys.argv[1:]]
+main()
+"""
+
+
+def _killed_sealing(lab: Lab) -> Path:
+    """A run of the lab's benchmark whose process is SIGKILLed as it is about to write the seal (run.json final)."""
+    killed = subprocess.run([sys.executable, "-c", KILLED_SEALING, *lab.args()], cwd=lab.root, env=child_env(),
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    [run_dir] = lab.run_dirs()
+    assert (json.loads((run_dir / "run.json").read_text())["status"], (run_dir / "seal.json").exists()) == (
+        "completed", False)
+    return run_dir
+
+
+def test_a_run_killed_as_it_sealed_itself_is_sealed_by_resume_asking_nothing(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        run_dir = _killed_sealing(lab)
+        asked = len(lab.server.requests)
+        holder = json.loads((run_dir / "run.lock").read_text())
+        before = files_of(run_dir)
+        verified = audit(tmp_path, "verify", str(run_dir))
+        resumed = audit(tmp_path, "resume", str(run_dir))
+        assert len(lab.server.requests) == asked
+    writer = f"pid {holder['pid']} on host {holder['host']} since {holder['since']}"
+    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
+        "FAIL  seal.json: missing: the run ended (completed) but nothing covers run.json: its writer "
+        f"({writer}) was stopped before it sealed the run (killed, or its disk failed); seal it with: "
+        f"benchrun-audit resume {run_dir}"))
+    assert (resumed.returncode, resumed.stderr) == (EXIT["ok"], (
+        f"benchrun: warning: run {json.loads(before['run.json'])['run_id']} ended (completed) but its writer "
+        f"({writer}) was stopped before it sealed it: sealed now, every file as run.json digests it\n"))
+    after = files_of(run_dir)
+    seal = json.loads(after.pop("seal.json"))
+    assert (after.pop("run.lock"), before.pop("run.lock")) == (b"", json.dumps(holder).encode())
+    assert (after, seal["run_id"], seal["run_json"]["sha256"]) == (
+        before, json.loads(before["run.json"])["run_id"], hashlib.sha256(before["run.json"]).hexdigest())
+    assert audit(tmp_path, "verify", str(run_dir)).returncode == EXIT["ok"]
+
+
+def test_a_run_killed_as_it_sealed_itself_then_edited_is_not_sealed(tmp_path):
+    with Lab(tmp_path, n=4, latency_s=0) as lab:
+        run_dir = _killed_sealing(lab)
+        scores = run_dir / "scores.jsonl"
+        scores.write_text(scores.read_text().replace('"times7":0', '"times7":1', 1))
+        before = files_of(run_dir)
+        resumed = audit(tmp_path, "resume", str(run_dir))
+    run_id = json.loads(before["run.json"])["run_id"]
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: scores.jsonl: line 4 is not the line written: run {run_id} "
+        "ended but its writer was stopped before it sealed it, and its files are not the ones run.json digests; "
+        "nothing was written\n"))
+    assert files_of(run_dir) == before
+
+
+def test_a_seal_deleted_from_a_run_that_ended_cleanly_is_not_sealed_again(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (run_dir / "seal.json").unlink()
+    before = files_of(run_dir)
+    verified = audit(tmp_path, "verify", str(run_dir))
+    resumed = audit(tmp_path, "resume", str(run_dir))
+    assert verified.stdout.splitlines()[1] == "FAIL  seal.json: missing: the run ended (completed) but nothing covers run.json"
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: run 555555555555 is completed; nothing to resume\n"))
+    assert files_of(run_dir) == before
+
+
+# -- the temporary file a rewrite goes through -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_a_link_planted_at_the_temporary_files_name_is_never_written_through(tmp_path, command):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    victim, output = tmp_path / "victim", tmp_path / "out" / "result"
+    victim.write_text("another user's file\n")
+    output.parent.mkdir()
+    (output.parent / f".result.{os.getpid()}.tmp").symlink_to(victim)  # this process's pid: the name it foresaw
+    result = audit(tmp_path, command, str(run_dir), "--output", str(output))
+    assert (result.returncode, victim.read_text(), output.is_symlink(), output.stat().st_size > 0) == (
+        EXIT["ok"], "another user's file\n", False, True)
