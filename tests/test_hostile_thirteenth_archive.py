@@ -16,11 +16,19 @@ found bad, each with the rule it now obeys.
   user's, the victim's) and then renamed the link into the file's place. Now the temporary file is made new under a
   name holding random digits, never opened through a link or over a file already there
   (`archive.writer._new_file`: O_CREAT | O_EXCL | O_NOFOLLOW)
+- the Python API given a path where it takes a run (`benchrun.audit.metric_rows("outputs/.../run")`, as the README
+  says the API takes paths): `metric_rows`, `verify_run`, `compare_runs`, `rescore_run`, `resume_run` an
+  AttributeError traceback (`'str' object has no attribute 'require_records'`), `samples`, `export_rows`, `write_csv`
+  and `write_jsonl` the same once read. Now every function of `benchrun.audit` that takes a run (or a list of runs)
+  takes a path to one as well, loaded as `load_run` loads it, and anything else is a TypeError saying what it takes
+  (`benchrun.audit._taking_paths`, at the API's one door): `a run (benchrun.load_run(path)) or a path to one, not
+  RunInfo`
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -29,6 +37,8 @@ from pathlib import Path
 
 import pytest
 
+import benchrun
+import benchrun.audit
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab
@@ -132,3 +142,25 @@ def test_a_link_planted_at_the_temporary_files_name_is_never_written_through(tmp
     result = audit(tmp_path, command, str(run_dir), "--output", str(output))
     assert (result.returncode, victim.read_text(), output.is_symlink(), output.stat().st_size > 0) == (
         EXIT["ok"], "another user's file\n", False, True)
+
+
+# -- the Python API given a path where it takes a run ----------------------------------------------------------------
+
+def test_every_api_function_that_takes_a_run_takes_a_path_to_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run_dir = synthetic_run(tmp_path / "outputs" / "run", [1.0, 0.0])
+    other = synthetic_run(tmp_path / "outputs" / "other", [1.0, 1.0], run_id="6" * 12)
+    run = benchrun.load_run(run_dir)
+    given = {"str": "outputs/run", "Path": run_dir}
+    for path in given.values():
+        assert benchrun.audit.metric_rows(path) == benchrun.audit.metric_rows(run)
+        assert list(benchrun.audit.samples(path)) == list(benchrun.audit.samples(run))
+        assert list(benchrun.audit.export_rows(path)) == list(benchrun.audit.export_rows(run))
+        assert benchrun.audit.verify_run(path).intact
+        assert benchrun.audit.compare_runs([path, other]) == benchrun.audit.compare_runs(
+            [benchrun.load_run(path), benchrun.load_run(other)])
+        written = io.StringIO()
+        assert benchrun.audit.write_csv(runs=[path], out=written) == 4
+    with pytest.raises(TypeError) as refused:
+        benchrun.audit.metric_rows(run.info)
+    assert str(refused.value) == "a run (benchrun.load_run(path)) or a path to one, not RunInfo"
