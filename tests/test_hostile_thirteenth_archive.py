@@ -23,6 +23,11 @@ found bad, each with the rule it now obeys.
   takes a path to one as well, loaded as `load_run` loads it, and anything else is a TypeError saying what it takes
   (`benchrun.audit._taking_paths`, at the API's one door): `a run (benchrun.load_run(path)) or a path to one, not
   RunInfo`
+- a run sought by an id prefix (`show 98e8`) under a root holding a folder it may not list, or a run.json it may
+  not read (a permission, a run.json cut mid-character): `no run directory or run id '98e8' under outputs`, as if
+  no such run were there, though the run sought may be the one that could not be read. Now the search says what it
+  could not look in (`archive.reader.resolve_run`): `no run directory or run id '98e8' under outputs that could be
+  read; 1 place under it could not be, the first: in 'outputs/2026-12-04': unreadable: permission denied`
 """
 
 from __future__ import annotations
@@ -164,3 +169,18 @@ def test_every_api_function_that_takes_a_run_takes_a_path_to_one(tmp_path, monke
     with pytest.raises(TypeError) as refused:
         benchrun.audit.metric_rows(run.info)
     assert str(refused.value) == "a run (benchrun.load_run(path)) or a path to one, not RunInfo"
+
+
+# -- a run sought by its id under a root holding what cannot be read -------------------------------------------------
+
+def test_a_run_id_not_found_says_what_under_the_root_could_not_be_read(tmp_path):
+    synthetic_run(tmp_path / "outputs" / "day" / "good", [1.0])
+    cut = synthetic_run(tmp_path / "outputs" / "day" / "cut", [1.0], run_id="6" * 12)
+    data = (cut / "run.json").read_bytes()
+    (cut / "run.json").write_bytes(data[:data.index(b'"synthetic"') + 1] + "é".encode()[:1])  # cut mid-character
+    shown = audit(tmp_path, "show", "666", "--root", "outputs")
+    assert (shown.returncode, shown.stderr) == (EXIT["archive"], (
+        "benchrun: error: no run directory or run id '666' under outputs that could be read; 1 place under it could "
+        "not be, the first: in 'outputs/day/cut/run.json': unreadable: Invalid JSON: EOF while parsing a string at "
+        "line 8 column 17\n"))
+    assert audit(tmp_path, "show", "555", "--root", "outputs").returncode == EXIT["ok"]

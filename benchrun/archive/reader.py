@@ -342,13 +342,24 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     ref = named(ref)
     if Path(ref).is_dir():
         return load_run(ref)
-    matches = [run for run in find_runs(root) if run.id.startswith(ref)]
+    found = list(scan_runs(root))
+    matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise ArchiveError(f"no run directory or run id '{ref}' under {root}")
+        raise ArchiveError(f"no run directory or run id '{ref}' under {root}{_unread(found)}")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+
+
+def _unread(found: list[Run | ArchiveError]) -> str:
+    """What a search of the runs could not look in (a folder it may not list, a run.json it may not read), which
+    may hold the run sought: said, never passed over unsaid."""
+    errors = [err for err in found if isinstance(err, ArchiveError)]
+    if not errors:
+        return ""
+    places = "place under it" if len(errors) == 1 else "places under it"
+    return f" that could be read; {len(errors)} {places} could not be, the first: {errors[0]}"
 
 
 def named(ref: PathLike) -> str:
