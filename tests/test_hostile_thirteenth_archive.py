@@ -28,6 +28,11 @@ found bad, each with the rule it now obeys.
   no such run were there, though the run sought may be the one that could not be read. Now the search says what it
   could not look in (`archive.reader.resolve_run`): `no run directory or run id '98e8' under outputs that could be
   read; 1 place under it could not be, the first: in 'outputs/2026-12-04': unreadable: permission denied`
+- `compare outputs` (or `show`, `export`, `report`, the archive's root where a sweep goes): `neither a run nor a
+  sweep directory (no run.json in it or its subdirectories)`, which is false of every archive (its runs lie in
+  dated folders, two levels down): it read as an empty archive. Now it says what it looked in and where the runs
+  are (`archive.reader.expand_runs`): `(no run.json in it or the folders directly in it); runs lie deeper in it
+  (outputs/2026-12-01/run): name them (benchrun-audit list outputs)`
 """
 
 from __future__ import annotations
@@ -184,3 +189,11 @@ def test_a_run_id_not_found_says_what_under_the_root_could_not_be_read(tmp_path)
         "not be, the first: in 'outputs/day/cut/run.json': unreadable: Invalid JSON: EOF while parsing a string at "
         "line 8 column 17\n"))
     assert audit(tmp_path, "show", "555", "--root", "outputs").returncode == EXIT["ok"]
+
+
+def test_an_archive_root_given_as_a_sweep_says_its_runs_lie_deeper(tmp_path):
+    synthetic_run(tmp_path / "outputs" / "2026-12-01" / "run", [1.0])
+    compared = audit(tmp_path, "compare", "outputs")
+    assert (compared.returncode, compared.stderr) == (EXIT["archive"], (
+        "benchrun: error: in 'outputs': neither a run nor a sweep directory (no run.json in it or the folders "
+        "directly in it); runs lie deeper in it (outputs/2026-12-01/run): name them (benchrun-audit list outputs)\n"))

@@ -353,8 +353,7 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
 
 
 def _unread(found: list[Run | ArchiveError]) -> str:
-    """What a search of the runs could not look in (a folder it may not list, a run.json it may not read), which
-    may hold the run sought: said, never passed over unsaid."""
+    """What a search could not look in (a folder, a run.json), which may hold the run sought: said, never unsaid."""
     errors = [err for err in found if isinstance(err, ArchiveError)]
     if not errors:
         return ""
@@ -377,7 +376,9 @@ def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
         return [resolve_run(ref, root)]
     jobs = [d for d in job_dirs(path) if os.path.lexists(d / RUN)]
     if not jobs:
-        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)",
+        deeper = next(run_dirs(path), None)  # an archive's root: its runs lie deeper, in dated folders
+        held = f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {ref})" if deeper else ""
+        raise ArchiveError(f"neither a run nor a sweep directory (no run.json in it or the folders directly in it){held}",
                            file=os.fspath(ref))
     return [load_run(job) for job in jobs]
 
