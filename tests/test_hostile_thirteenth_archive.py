@@ -33,6 +33,44 @@ found bad, each with the rule it now obeys.
   dated folders, two levels down): it read as an empty archive. Now it says what it looked in and where the runs
   are (`archive.reader.expand_runs`): `(no run.json in it or the folders directly in it); runs lie deeper in it
   (outputs/2026-12-01/run): name them (benchrun-audit list outputs)`
+- `verify` of a run that did not end holding lines beyond its last digest that a writer leaves mid-commit (a
+  response line whose digest a kill cut off, a last line cut short; or a live writer's, between its two appends):
+  `1 line after line 3 not written by the run`, a tamper alarm, though `resume` and every reader take those lines as
+  the kill's (the twelfth pass) and the run wrote them. Now verify asks the rule resume asks
+  (`archive.repair.left_by_a_writer`, one place for both) and says what they are: `1 line after line 3 that
+  records.sha256 does not cover yet: what a writer stopped mid-write (or writing now) leaves; a resume drops it and
+  asks again`; lines no writer leaves are still `not written by the run`
+
+What held, tried and found as the rules say. Permissions, as a user whom they stop (root with CAP_DAC_OVERRIDE,
+CAP_DAC_READ_SEARCH and CAP_FOWNER dropped, `setpriv`; the tests run as root, whom they do not stop): run.json,
+seal.json, summary.json, manifest.json, the records, records.sha256 and config.yaml unreadable, each in turn: `verify`,
+`show` and `export` one line naming the file (`permission denied: .../summary.json`, exit 4; verify's seal finding
+`FAIL seal.json: ... unreadable: permission denied`), `list` a row `unreadable` naming it; a date folder or the root
+it may not list: `list` a row `in 'outputs/2026-12-04': unreadable: permission denied`; a run directory it may not
+write: `rescore` `permission denied: .../rescores` (and a `rescores` it may not write: `.../rescores/001`),
+`resume` of a killed run `permission denied writing .../run.json` and of an interrupted one `permission denied:
+.../seal.json`, nothing changed, and the same resume as root then finishes it, nothing lost or duplicated.
+SIGKILL at 20 ms steps: `rescore` (40 steps; killed rescores are `unfinished (no rescore.json: it was stopped):
+claims nothing`, the next is numbered after them, the run intact), `export --output` onto an existing file (the old
+file or the new one whole, never part; a killed export leaves its hidden temporary file beside), `resume` (60 and 50
+steps from its start: no answer lost or duplicated, the last resume finishes and verifies), `retry` (the parent
+untouched; a killed retry is a run that `verify` sends to `resume`, which finishes it; a later retry makes
+`.retry2`). `merge` of a shard being resumed, or killed: `run ... (shard 2/2) is running: merge it once it has
+ended`, and once resumed it merges. Files in a place of their own: a sweep's sweep.json as a pipe, a folder, a link
+to /dev/zero or out of the sweep, empty, cut mid-UTF-8 or a sparse 1 GB: no command reads it (the jobs are found by
+their run.json); a rescore's scores.jsonl and summary.json as a pipe, a folder or a device: `a named pipe (FIFO) in
+its place`, a sparse 1 GB or cut one `changed since the rescore finished`, and rescore.json a sparse 1 GB `more than
+benchrun writes in a rescore.json`; the cache's database as a link to /dev/zero (`a character device, where the
+response cache's database belongs`), a link out of the cache, not a database or a sparse 1 GB (`cannot be used
+(DatabaseError: file is not a database)`), never written into; Hydra's .hydra/ files are read by no audit command.
+Time: no audit command subtracts run.json's times (speed is measured on the monotonic clock), so a clock set back
+between a run and its resume changes no figure; run.json's times are checked where read (the ninth pass) and `list`
+sorts and shows them in UTC (the twelfth). Scale: 5,000 runs under one root, `list` in 13 s and 149 MB (`--json` 11 s,
+175 MB); a run of 200,000 samples (600,000 record lines, 52 MB of responses): `verify` 1.3 s and 40 MB, `show` 6.7 s
+and 101 MB, `export` 33 s and 182 MB, `show --samples` under a 1.5 GB memory limit. The Python API: a Run's
+`info.runner` or `info.identity` changed by the caller is seen by later calls on that object (RunInfo is frozen,
+its mappings are plain dicts) but never written, and `verify_run` checks the files, not the object. Not tried:
+faketime (not installed), a records file of 200,000 lines past its digests (the eleventh pass tried 10**6).
 """
 
 from __future__ import annotations
@@ -197,3 +235,34 @@ def test_an_archive_root_given_as_a_sweep_says_its_runs_lie_deeper(tmp_path):
     assert (compared.returncode, compared.stderr) == (EXIT["archive"], (
         "benchrun: error: in 'outputs': neither a run nor a sweep directory (no run.json in it or the folders "
         "directly in it); runs lie deeper in it (outputs/2026-12-01/run): name them (benchrun-audit list outputs)\n"))
+
+
+# -- verify of what a writer leaves beyond its last digest -----------------------------------------------------------
+
+def _cut_before_its_digest(run_dir: Path) -> None:
+    """The last answer of a killed run as a kill between its response line and that line's digest leaves it: the
+    line written, neither its digest nor its score lines."""
+    digests = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
+    (run_dir / "records.sha256").write_bytes(b"".join(digests[:-3]))
+    scores = (run_dir / "scores.jsonl").read_bytes().splitlines(keepends=True)
+    (run_dir / "scores.jsonl").write_bytes(b"".join(scores[:-2]))
+
+
+@pytest.mark.parametrize(("tail", "said"), [
+    ("a whole answer", "1 line after line 2 that records.sha256 does not cover yet: what a writer stopped mid-write "
+                       "(or writing now) leaves; a resume drops it and asks again"),
+    ("half a line", "1 line after line 3 that records.sha256 does not cover yet: what a writer stopped mid-write "
+                    "(or writing now) leaves; a resume drops it and asks again"),
+    ("another's line", "1 line after line 3 not written by the run"),
+])
+def test_verify_says_lines_a_writer_left_beyond_its_digests_are_that(tmp_path, tail, said):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0, 1.0], finish=False)
+    if tail == "a whole answer":
+        _cut_before_its_digest(run_dir)
+    else:
+        with open(run_dir / "responses.jsonl", "ab") as records:
+            records.write(b'{"id":"t:a=3","task":"t","text":"\xc3' if tail == "half a line" else b'{"id":"x"}\n')
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert (verified.returncode, verified.stdout.splitlines()[3:5]) == (EXIT["not_intact"], [
+        f"FAIL  responses.jsonl: {said}", "ok    scores.jsonl: 6 lines match records.sha256"
+        if tail != "a whole answer" else "ok    scores.jsonl: 4 lines match records.sha256"])
