@@ -6,7 +6,8 @@ found bad, each with the rule it now obeys.
   ended (completed) but nothing covers run.json, so what it says cannot be trusted`), `verify` said the same and
   gave no way on, and `resume` said `run ... is completed; nothing to resume`: a whole run no command could read or
   finish. Now `verify` says what run.lock tells (a writer that ends cleanly empties it): `its writer (pid ...) was
-  stopped before it sealed the run (killed, or its disk failed); seal it with: benchrun-audit resume RUN`, and
+  stopped before it sealed the run (killed, or its disk failed); seal it with: benchrun-audit resume RUN` (of a
+  live writer holding it, `its writer is sealing it now (pid ...); verify it once it has`), and
   `resume` seals such a run once every file is as run.json digests it, asking nothing (`audit.resume.seal_left`;
   the seal is written by `archive.writer.write_seal`, as at a run's end); a file changed since is refused in one
   line, nothing written; a seal deleted from a run that ended cleanly is still `nothing to resume`
@@ -40,13 +41,17 @@ found bad, each with the rule it now obeys.
   (`archive.repair.left_by_a_writer`, one place for both) and says what they are: `1 line after line 3 that
   records.sha256 does not cover yet: what a writer stopped mid-write (or writing now) leaves; a resume drops it and
   asks again`; lines no writer leaves are still `not written by the run`
+- `list ROOT` of a root the user may not list (permissions; the tests run as root only without the capabilities
+  that pass over them): `1 run`, a row `unreadable`, exit 0, and with `--model` or `--since` `0 runs`, exit 0, as if
+  an empty archive were there. Now a root that cannot be listed is one line, exit 4 (`audit.listing.list_runs`):
+  `in 'outputs': unreadable: permission denied`; a folder under it that cannot be listed is still a row
 
 What held, tried and found as the rules say. Permissions, as a user whom they stop (root with CAP_DAC_OVERRIDE,
 CAP_DAC_READ_SEARCH and CAP_FOWNER dropped, `setpriv`; the tests run as root, whom they do not stop): run.json,
 seal.json, summary.json, manifest.json, the records, records.sha256 and config.yaml unreadable, each in turn: `verify`,
 `show` and `export` one line naming the file (`permission denied: .../summary.json`, exit 4; verify's seal finding
-`FAIL seal.json: ... unreadable: permission denied`), `list` a row `unreadable` naming it; a date folder or the root
-it may not list: `list` a row `in 'outputs/2026-12-04': unreadable: permission denied`; a run directory it may not
+`FAIL seal.json: ... unreadable: permission denied`), `list` a row `unreadable` naming it; a date folder under the
+root it may not list: `list` a row `in 'outputs/2026-12-04': unreadable: permission denied`; a run directory it may not
 write: `rescore` `permission denied: .../rescores` (and a `rescores` it may not write: `.../rescores/001`),
 `resume` of a killed run `permission denied writing .../run.json` and of an interrupted one `permission denied:
 .../seal.json`, nothing changed, and the same resume as root then finishes it, nothing lost or duplicated.
@@ -79,6 +84,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +93,7 @@ import pytest
 
 import benchrun
 import benchrun.audit
+from benchrun.archive.dirlock import DirLock, describe, holder
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab
@@ -266,3 +273,34 @@ def test_verify_says_lines_a_writer_left_beyond_its_digests_are_that(tmp_path, t
     assert (verified.returncode, verified.stdout.splitlines()[3:5]) == (EXIT["not_intact"], [
         f"FAIL  responses.jsonl: {said}", "ok    scores.jsonl: 6 lines match records.sha256"
         if tail != "a whole answer" else "ok    scores.jsonl: 4 lines match records.sha256"])
+
+
+# -- an archive root that cannot be listed ---------------------------------------------------------------------------
+
+UNPRIVILEGED = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--inh-caps", "-all"]
+"""A command run as root without the capabilities that pass over permissions: what a user whom they stop sees."""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
+@pytest.mark.parametrize("filters", [[], ["--model", "m"]])
+def test_list_of_a_root_it_may_not_list_is_one_line_not_an_archive_of_no_runs(tmp_path, filters):
+    synthetic_run(tmp_path / "outputs" / "day" / "run", [1.0])
+    (tmp_path / "outputs").chmod(0)
+    listed = subprocess.run([*UNPRIVILEGED, sys.executable, "-m", "benchrun.audit", "list", "outputs", *filters],
+                            cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=120)
+    (tmp_path / "outputs").chmod(0o755)
+    assert (listed.returncode, listed.stdout, listed.stderr) == (EXIT["archive"], "", (
+        "benchrun: error: in 'outputs': unreadable: permission denied\n"))
+
+
+def test_verify_of_a_run_whose_writer_is_sealing_it_now_says_so(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (run_dir / "seal.json").unlink()
+    lock = DirLock(run_dir).acquire()  # the writer between its final run.json and its seal
+    try:
+        verified, writer = audit(tmp_path, "verify", str(run_dir)), describe(holder(run_dir / "run.lock"))
+    finally:
+        lock.release(ended=True)
+    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
+        "FAIL  seal.json: missing: the run ended (completed) but nothing covers run.json: its writer is sealing it "
+        f"now ({writer}); verify it once it has"))
