@@ -6,8 +6,9 @@ found bad, each with the rule it now obeys.
   ended (completed) but nothing covers run.json, so what it says cannot be trusted`), `verify` said the same and
   gave no way on, and `resume` said `run ... is completed; nothing to resume`: a whole run no command could read or
   finish. Now `verify` says what run.lock tells (a writer that ends cleanly empties it): `its writer (pid ...) was
-  stopped before it sealed the run (killed, or its disk failed); seal it with: benchrun-audit resume RUN` (of a
-  live writer holding it, `its writer is sealing it now (pid ...); verify it once it has`), and
+  stopped before it sealed the run (killed, or its disk failed); seal it with: benchrun-audit resume RUN` (`finish
+  it with` of an interrupted run, which has samples left to ask; of a live writer holding the lock, `its writer is
+  sealing it now (pid ...); verify it once it has`), and
   `resume` seals such a run once every file is as run.json digests it, asking nothing (`audit.resume.seal_left`;
   the seal is written by `archive.writer.write_seal`, as at a run's end); a file changed since is refused in one
   line, nothing written; a seal deleted from a run that ended cleanly is still `nothing to resume`
@@ -97,7 +98,7 @@ from benchrun.archive.dirlock import DirLock, describe, holder
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import DEAD_WRITER, synthetic_run
 
 pytestmark = pytest.mark.slow
 
@@ -304,3 +305,14 @@ def test_verify_of_a_run_whose_writer_is_sealing_it_now_says_so(tmp_path):
     assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
         "FAIL  seal.json: missing: the run ended (completed) but nothing covers run.json: its writer is sealing it "
         f"now ({writer}); verify it once it has"))
+
+
+def test_verify_of_an_interrupted_run_killed_as_it_sealed_itself_sends_it_to_be_finished(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], status="interrupted", reason="interrupted by SIGTERM")
+    (run_dir / "seal.json").unlink()
+    (run_dir / "run.lock").write_text(json.dumps(DEAD_WRITER))
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
+        "FAIL  seal.json: missing: the run ended (interrupted) but nothing covers run.json: its writer (pid 4242 on "
+        "host gpu1 since 2026-12-01T08:00:00+00:00) was stopped before it sealed the run (killed, or its disk "
+        f"failed); finish it with: benchrun-audit resume {run_dir}"))

@@ -43,6 +43,7 @@ from benchrun.core.layout import (
     SCORES,
     SEAL,
     SUMMARY,
+    UNFINISHED,
     number_in,
 )
 from benchrun.core.manifest import Manifest, SourceFile
@@ -135,8 +136,9 @@ def _sealing(run: Run, lock: LockState) -> str:
     if lock.held:
         return f": its writer is sealing it now ({describe(lock.note)}); verify it once it has"
     if lock.note:
+        how = "finish" if run.info.status in UNFINISHED else "seal"  # an interrupted run has samples left to ask
         return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
-                f"failed); seal it with: benchrun-audit resume {run.path}")
+                f"failed); {how} it with: benchrun-audit resume {run.path}")
     return ""
 
 
