@@ -42,6 +42,12 @@ found bad, each with the rule it now obeys.
   (`archive.repair.left_by_a_writer`, one place for both) and says what they are: `1 line after line 3 that
   records.sha256 does not cover yet: what a writer stopped mid-write (or writing now) leaves; a resume drops it and
   asks again`; lines no writer leaves are still `not written by the run`
+- a run that did not end whose records.sha256 ends in bytes no writer leaves (a gigabyte of a sparse file, 2,000
+  bytes, 40 NULs) after its last whole digest line: taken as a digest line cut short, so `verify` said nothing of
+  them and every reader read the run. Now a last line without its newline is that only if a digest line can start
+  so and it is no longer than one (`archive.ledger.read_digests`), else `records.sha256: line 4 is not a digest
+  line, nor the start of one that its writer was stopped writing`, in verify, every reader and resume (whose
+  `--force` drops it and finishes the run, nothing lost or duplicated)
 - `list ROOT` of a root the user may not list (permissions; the tests run as root only without the capabilities
   that pass over them): `1 run`, a row `unreadable`, exit 0, and with `--model` or `--since` `0 runs`, exit 0, as if
   an empty archive were there. Now a root that cannot be listed is one line, exit 4 (`audit.listing.list_runs`):
@@ -97,7 +103,7 @@ import benchrun.audit
 from benchrun.archive.dirlock import DirLock, describe, holder
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env, cli
-from benchrun.testing.lab import Lab
+from benchrun.testing.lab import Lab, Outcome
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
 
 pytestmark = pytest.mark.slow
@@ -316,3 +322,27 @@ def test_verify_of_an_interrupted_run_killed_as_it_sealed_itself_sends_it_to_be_
         "FAIL  seal.json: missing: the run ended (interrupted) but nothing covers run.json: its writer (pid 4242 on "
         "host gpu1 since 2026-12-01T08:00:00+00:00) was stopped before it sealed the run (killed, or its disk "
         f"failed); finish it with: benchrun-audit resume {run_dir}"))
+
+
+# -- records.sha256 ending in what no writer leaves ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("junk", "refused"), [(b"x" * 2000, True), (b"\0" * 40, True), (b"r 40efd4c5", False)])
+def test_a_last_digest_line_no_writer_leaves_is_refused_and_resume_force_drops_it(tmp_path, junk, refused):
+    with Lab(tmp_path, n=6, latency_s=0) as lab:
+        with lab.held_after(3, *lab.args()) as (proc, run_dir):
+            proc.kill()
+            proc.communicate()
+        line = (run_dir / "records.sha256").read_bytes().count(b"\n") + 1
+        with open(run_dir / "records.sha256", "ab") as digests:
+            digests.write(junk)
+        verified = audit(tmp_path, "verify", str(run_dir))
+        shown = audit(tmp_path, "show", str(run_dir))
+        resumed = lab.call("resume", str(run_dir), *(["--force"] if refused else []), module="benchrun.audit")
+        outcome = lab.judge(Outcome("junk"), run_dir)
+    problem = f"records.sha256: line {line} is not a digest line, nor the start of one that its writer was stopped writing"
+    assert (f"FAIL  {problem}" in verified.stdout.splitlines(), shown.returncode) == (
+        refused, EXIT["archive"] if refused else EXIT["ok"])
+    if refused:
+        assert shown.stderr == (f"benchrun: error: in {str(run_dir)!r}: run {json.loads((run_dir / 'run.json').read_text())['run_id']}: "
+                                f"{problem}, so what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed\n")
+    assert (resumed.returncode, outcome.lost, outcome.duplicated, outcome.verified) == (EXIT["ok"], 0, 0, True)
