@@ -295,7 +295,9 @@ def test_a_run_that_did_not_finish(tmp_path):
     with open(run_dir / "responses.jsonl", "ab") as handle:
         handle.write(b'{"id": "t:a=3", "tas')
     assert verify_run(load_run(run_dir)).problems[1:] == [
-        Finding(False, "responses.jsonl", "1 line after line 3 not written by the run", 4)]
+        Finding(False, "responses.jsonl", "1 line after line 3 that records.sha256 does not cover yet: what a writer "
+                                          "stopped mid-write (or writing now) leaves; a resume drops it and asks again",
+                4)]
 
 
 def test_a_run_that_failed_before_it_compiled(tmp_path):

@@ -30,6 +30,8 @@ TAGS = {RESPONSES: b"r", SCORES: b"s", JUDGEMENTS: b"j"}
 _FILES = {tag: name for name, tag in TAGS.items()}
 _LEAN = re.compile(rb"([rsj]) ([0-9a-f]{32})\n")
 _OLD = re.compile(rb"(\S+) ([0-9]+) ([0-9a-f]{64})\n")
+_CUT = re.compile(rb"[rsj]( [0-9a-f]{0,32})?|[a-z_.]+( ([0-9]+( [0-9a-f]{0,64})?)?)?")
+"""What a digest line cut short (its writer stopped mid-write) can be: the start of a lean or an older one."""
 HEX = 32
 """Hex digits of a line's sha256 kept: 128 bits."""
 
@@ -70,7 +72,8 @@ class Digests:
 
 
 def read_digests(run_dir: Path) -> Digests:
-    """Parse records.sha256; a half-written last line is ignored, any other malformed or out-of-order line is a
+    """Parse records.sha256; a half-written last line is ignored (one that no digest line starts with, or longer
+    than any, a gigabyte of bytes no writer leaves, is a problem), any other malformed or out-of-order line is a
     problem."""
     found = Digests()
     path = run_dir / DIGESTS
@@ -79,6 +82,9 @@ def read_digests(run_dir: Path) -> Digests:
     with open(path, "rb") as handle:
         for number, piece in enumerate(pieces(handle, DIGEST_LINE_BYTES), start=1):
             if not piece.ended:
+                if piece.line is None or not _CUT.fullmatch(piece.line):
+                    found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line, nor the "
+                                                                    "start of one that its writer was stopped writing"))
                 break
             line = piece.line or b""  # one longer than a digest line is none
             parsed = _parse(line, found.lines)

@@ -342,13 +342,23 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     ref = named(ref)
     if Path(ref).is_dir():
         return load_run(ref)
-    matches = [run for run in find_runs(root) if run.id.startswith(ref)]
+    found = list(scan_runs(root))
+    matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise ArchiveError(f"no run directory or run id '{ref}' under {root}")
+        raise ArchiveError(f"no run directory or run id '{ref}' under {root}{_unread(found)}")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+
+
+def _unread(found: list[Run | ArchiveError]) -> str:
+    """What a search could not look in (a folder, a run.json), which may hold the run sought: said, never unsaid."""
+    errors = [err for err in found if isinstance(err, ArchiveError)]
+    if not errors:
+        return ""
+    places = "place under it" if len(errors) == 1 else "places under it"
+    return f" that could be read; {len(errors)} {places} could not be, the first: {errors[0]}"
 
 
 def named(ref: PathLike) -> str:
@@ -366,7 +376,9 @@ def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
         return [resolve_run(ref, root)]
     jobs = [d for d in job_dirs(path) if os.path.lexists(d / RUN)]
     if not jobs:
-        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or its subdirectories)",
+        deeper = next(run_dirs(path), None)  # an archive's root: its runs lie deeper, in dated folders
+        held = f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {ref})" if deeper else ""
+        raise ArchiveError(f"neither a run nor a sweep directory (no run.json in it or the folders directly in it){held}",
                            file=os.fspath(ref))
     return [load_run(job) for job in jobs]
 

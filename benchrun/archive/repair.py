@@ -73,12 +73,19 @@ def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
         repair.checked[name] = found
         repair.problems += found.problems
         whole = [line for line in found.tail if line.endswith(b"\n")]
-        if whole and not _cut_off(name, whole, manifest):
+        if not left_by_a_writer(name, found, manifest):
             repair.problems.append(Mismatch(name, found.written + 1, f"{len(whole)} line{'s' * (len(whole) != 1)} "
                                                                      f"after line {found.written} not written by "
                                                                      "the run"))
     _check_meaning(repair, manifest)
     return repair
+
+
+def left_by_a_writer(name: str, found: Checked, manifest: Manifest) -> bool:
+    """Whether the lines of `name` beyond its last digest are what a writer leaves mid-commit, stopped there (killed)
+    or writing now: none, a last line cut short, or whole lines a kill cuts off (`_cut_off`)."""
+    whole = [line for line in found.tail if line.endswith(b"\n")]
+    return not whole or _cut_off(name, whole, manifest)
 
 
 def _cut_off(name: str, lines: list[bytes], manifest: Manifest) -> bool:

@@ -109,19 +109,33 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
     with writing(path):
         if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         if follow and path.exists() and not path.is_file():
             with open(path, mode, **options) as handle:
                 yield handle
             return
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+        handle = os.fdopen(_new_file(tmp), mode, **options)
         try:
-            with open(tmp, mode, **options) as handle:
+            with handle:
                 yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def write_seal(run_dir: Path, run_id: str, run_json: bytes, sealed_at: str) -> None:
+    """seal.json, the last file a run's writer writes: the digest of its final run.json, `run_json`."""
+    seal = Seal(run_id=run_id, sealed_at=sealed_at, run_json=FileDigest.of(run_json))
+    write_atomic(run_dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
+
+
+def _new_file(path: Path) -> int:
+    """A descriptor of a file made new at `path` for writing, never one there before: a file or a symbolic link
+    that another process put at the name (a temporary file's name is not a secret) is an error, never written
+    through. Its mode is what the umask leaves of rw-rw-rw-, as `open` gives."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
 
 
 def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:
@@ -332,9 +346,7 @@ class RunWriter:
                                                          "files": files})
                 run_json = self._write_info()
                 if not self._broken:
-                    seal = Seal(run_id=self.info.run_id, sealed_at=self.info.ended_at,
-                                run_json=FileDigest.of(run_json))
-                    write_atomic(self.dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
+                    write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at)
             except WriteFailed:
                 self._broken = True
                 raise

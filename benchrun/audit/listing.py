@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
@@ -18,7 +19,7 @@ from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import shown_name, visible
-from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.core.errors import EXIT, ArchiveError, reading
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import Counts, MetricSummary
 from benchrun.core.recordvalues import short_digest
@@ -109,6 +110,8 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
     root = Path(root)
     if not root.is_dir():
         raise ArchiveError(f"no archive directory '{root}'")
+    with reading(root):  # a root it may not list: nothing can be listed, which is no archive of 0 runs
+        os.scandir(root).close()
     statuses = set(status)
     found, unreadable = [], []
     for run in scan_runs(root):

@@ -1,6 +1,8 @@
 """`resume RUN`: finish an interrupted run in place, from its own manifest, asking only what has no record yet.
 
-Under the run directory's lock: the run must be unfinished (interrupted, failed, or `running` with no live writer),
+A run whose writer was stopped as it sealed it (run.json final, no seal, run.lock left by a dead writer) is
+sealed, once every file is as run.json digests it, and nothing is asked. Otherwise, under the run directory's
+lock: the run must be unfinished (interrupted, failed, or `running` with no live writer),
 its manifest must hash to its id, its run.json must match its seal (if it has one), and every record line must be
 the one the run wrote (see benchrun.archive.repair). A problem is refused with the file and line; `--force` drops what does
 not belong and says so in run.json's history. Counts are rebuilt from the records. Nothing is written before the
@@ -13,15 +15,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from benchrun.archive import repair
-from benchrun.archive.dirlock import DirLock
+from benchrun.archive import repair, trust
+from benchrun.archive.dirlock import DirLock, describe
 from benchrun.archive.reader import Run, load_run, resolve_run
 from benchrun.archive.sessions import RESUMED, ended
-from benchrun.archive.writer import RunWriter, file_digest, now
+from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
 from benchrun.audit.provenance import flatten
 from benchrun.compiler import scoring
@@ -65,6 +68,8 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
     """Check the run and its records, then ask the samples without a response and finish the run."""
     with DirLock(run.path) as lock:
         run = load_run(run.path)  # read again under the lock: a writer may have finished just before
+        if stopped_sealing(run, lock):
+            return seal_left(run, lock)
         manifest = checked_manifest(run, force)
         found = repair.check(run.path, manifest)
         if found.problems and not force:
@@ -81,6 +86,26 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         runner_cfg = runner_config(run, config, host)
         note = {"forced": force, "changed_sources": changed, "host": host, "stale_lock": lock.stale}
         return INTERRUPTS.run(lambda: _resume(run, plan, config, runner_cfg, found, note, lock))
+
+
+def stopped_sealing(run: Run, lock: DirLock) -> bool:
+    """Whether the run's writer was stopped as it sealed the run: run.json says it ended and holds the final digests,
+    there is no seal.json, and run.lock held the note of a writer that died holding it (one that ends cleanly
+    empties it)."""
+    return (run.info.status not in UNFINISHED and bool(run.info.files) and lock.stale is not None
+            and not os.path.lexists(run.path / SEAL))
+
+
+def seal_left(run: Run, lock: DirLock) -> RunInfo:
+    """Write the seal a stopped writer did not, once every file is as run.json digests it; nothing is asked."""
+    if problems := trust.beneath_seal(run):
+        raise ArchiveError(f"{problems[0]}: run {run.id} ended but its writer was stopped before it sealed it, and its "
+                           "files are not the ones run.json digests; nothing was written", file=str(run.path))
+    write_seal(run.path, run.id, (run.path / RUN).read_bytes(), now())
+    lock.release(ended=True)
+    output.warning(f"run {run.id} ended ({run.info.status}) but its writer ({describe(lock.stale)}) was stopped "
+                   "before it sealed it: sealed now, every file as run.json digests it")
+    return run.info
 
 
 def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None) -> dict[str, Any]:

@@ -43,9 +43,10 @@ from benchrun.core.layout import (
     SCORES,
     SEAL,
     SUMMARY,
+    UNFINISHED,
     number_in,
 )
-from benchrun.core.manifest import SourceFile
+from benchrun.core.manifest import Manifest, SourceFile
 from benchrun.core.records import FileDigest
 
 
@@ -113,7 +114,8 @@ def unsealed(run: Run) -> Finding:
     removed), or it is being written (run.lock is held: not intact yet), or it says `running` with no writer alive."""
     info = run.info
     if info.status != "running":
-        return Finding(False, SEAL, f"missing: the run ended ({info.status}) but nothing covers run.json")
+        return Finding(False, SEAL, f"missing: the run ended ({info.status}) but nothing covers run.json"
+                                    f"{_sealing(run, probe(run.path / LOCK)) if info.files else ''}")
     if info.files:
         return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
                                     "ended: its seal was removed and run.json edited")
@@ -126,6 +128,18 @@ def unsealed(run: Run) -> Finding:
                                    f"it has ended ({UNSEALED_LINES})")
     return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {_not_held(run, lock)} "
                                f"({UNSEALED_LINES})")
+
+
+def _sealing(run: Run, lock: LockState) -> str:
+    """What run.lock tells of a run that ended without a seal: its writer is sealing it now, or died holding the
+    lock after it wrote the final run.json (a writer that ends cleanly empties the lock), so a resume seals it."""
+    if lock.held:
+        return f": its writer is sealing it now ({describe(lock.note)}); verify it once it has"
+    if lock.note:
+        how = "finish" if run.info.status in UNFINISHED else "seal"  # an interrupted run has samples left to ask
+        return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
+                f"failed); {how} it with: benchrun-audit resume {run.path}")
+    return ""
 
 
 UNSEALED_LINES = f"record lines checked against {DIGESTS} only"
@@ -166,7 +180,7 @@ def check_files(run: Run) -> list[Finding]:
         unfinished = [] if info.status == "running" else [
             Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; {UNSEALED_LINES}")]
         present = [name for name in JUDGED_FILES if name in RECORD_FILES or (run.path / name).is_file()]
-        located = [f for name in present for f in locate(run.path, name)]
+        located = [f for name in present for f in locate(run.path, name, run)]
         return [*unfinished, *located, *(() if not all(f.ok for f in located) else belonging(run))]
     return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
 
@@ -174,9 +188,7 @@ def check_files(run: Run) -> list[Finding]:
 def belonging(run: Run) -> list[Finding]:
     """The committed lines of a run that did not end that do not belong to its manifest, as a resume finds them
     (`repair.check`): records.sha256 alone covers them, which anyone can have rewritten to match."""
-    try:
-        manifest = run.manifest
-    except BenchrunError:  # not a manifest: check_manifest and check_sources say what it is
+    if (manifest := _manifest(run)) is None:
         return []
     return [Finding(False, problem.file, problem.message, problem.line)
             for problem in repair.check(run.path, manifest).problems]
@@ -210,15 +222,30 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
                                  f"{expected.sha256[:12]}…{lines}")]
 
 
-def locate(run_dir: Path, name: str) -> list[Finding]:
-    """A record file against its line digests in records.sha256: the first changed line, lines missing or added."""
+def _manifest(run: Run) -> Manifest | None:
+    """The run's manifest, or None when it cannot be read as one (check_manifest and check_sources say why)."""
+    try:
+        return run.manifest
+    except BenchrunError:
+        return None
+
+
+def locate(run_dir: Path, name: str, unfinished: Run | None = None) -> list[Finding]:
+    """A record file against its line digests in records.sha256: the first changed line, lines missing or added;
+    of a run that did not end (`unfinished`), lines beyond the last digest that a writer stopped mid-commit (or
+    writing now) leaves are said to be that, not lines the run did not write."""
     if not (run_dir / name).is_file():
         return [Finding(False, name, missing(run_dir / name))]
     if not (run_dir / DIGESTS).is_file():
         return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
     found = ledger.check_file(run_dir, name, ledger.read_digests(run_dir).lines.get(name, []))
     findings = [Finding(False, name, problem.message, problem.line) for problem in found.problems]
-    if found.tail:
+    manifest = _manifest(unfinished) if found.tail and unfinished is not None else None
+    if manifest is not None and repair.left_by_a_writer(name, found, manifest):
+        findings.append(Finding(False, name, f"{_lines(len(found.tail))} after line {found.written} that {DIGESTS} "
+                                             "does not cover yet: what a writer stopped mid-write (or writing now) "
+                                             "leaves; a resume drops it and asks again", found.written + 1))
+    elif found.tail:
         findings.append(Finding(False, name, f"{_lines(len(found.tail))} after line {found.written} not written by "
                                              "the run", found.written + 1))
     return findings or [Finding(True, name, f"{_lines(found.written)} match {DIGESTS}")]
