@@ -48,10 +48,11 @@ def main() -> None:
     try:
         sys.argv[1:] = [_home(arg) for arg in sys.argv[1:]]
         from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
-        from benchrun.compose.config import refuse_bad_overrides
+        from benchrun.compose.config import refuse_bad_overrides, refuse_replaced_config
         from benchrun.core.shards import expand_shards
 
         _working_directory()
+        refuse_replaced_config(sys.argv[1:])
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
