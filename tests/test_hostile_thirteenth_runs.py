@@ -10,6 +10,12 @@ obeys.
   config.yaml, `hydra.job.chdir=true` ran and the log's masking of credentials was gone. Now both are refused before
   Hydra composes anything, in one line (`compose.config.refuse_replaced_config`); `--config-dir DIR` (presets of the
   user's beside benchrun's, as the README shows) is taken as before
+- `hydra.run.dir=outputs` (the folder every run goes to, holding its runs two levels down, `DATE/TIME_bench_model`),
+  or `-m hydra.sweep.dir=outputs`: taken, since only the folder itself (and, for a sweep, the folders in it) was
+  looked at. The run made there held the others among its files, and every later run to outputs/ was refused as
+  `inside the run directory outputs`; the sweep's sweep.json listed the date folder as a job `missing`. Now a
+  directory holding a run at any depth takes no run and no sweep (`archive.claims.held_run`, looked for breadth first
+  in 10,000 folders at most, links not followed), one line naming the run found
 
 What held: a run interrupted, then tasks.yml and custom_scorer.py edited before `resume`: resume refuses in one line
 naming both files (`--force` to take them, recorded), verify names both as changed. `--cfg hydra`, `--cfg all
@@ -79,3 +85,18 @@ def test_a_flag_or_override_taking_benchruns_config_away_is_refused_before_hydra
     assert files_of(run_dir) == before
 
 
+
+
+@pytest.mark.parametrize("how", [("hydra.run.dir={outputs}",), ("-m", "hydra.sweep.dir={outputs}", "runner.model=a,b")])
+def test_a_run_or_sweep_is_never_made_around_runs_deeper_down(tmp_path, how):
+    run_dir = make_run(tmp_path)
+    outputs = tmp_path / "outputs"
+    before = files_of(outputs)
+    given = [arg.replace("{outputs}", str(outputs)) for arg in how]
+    done = call_benchrun(*given, "task.path=listbench", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    chosen_by = "hydra.sweep.dir" if "-m" in how else "hydra.run.dir"
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {outputs} holds the run directory {run_dir}: a run is never made around another run's "
+        f"files; nothing was changed; pick a new directory ({chosen_by}=...)\n"))
+    assert files_of(outputs) == before
+    assert make_run(tmp_path).parent.parent == outputs
