@@ -200,8 +200,9 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
 OWN_CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--experimental-rerun")
 """Hydra's flags that put another config in place of benchrun's conf/config.yaml (a primary config of the user's,
 a pickled one): its callbacks (the run directory's checks) and its logging's masking of credentials with it."""
-OWN_CONFIG_KEYS = ("hydra.callbacks", "hydra/callbacks")
-"""What names benchrun's Hydra callbacks, which check a run's directory before Hydra writes its copies there."""
+OWN_CALLBACKS = ("hydra.callbacks.run_dir_check", "hydra.callbacks.sweep_summary")
+"""benchrun's Hydra callbacks (conf/config.yaml): they check a run's directory before Hydra writes its copies there,
+and summarise a sweep. A callback of the user's may be added beside them (`+hydra.callbacks.mine._target_=...`)."""
 
 
 def refuse_replaced_config(argv: Sequence[str]) -> None:
@@ -214,7 +215,8 @@ def refuse_replaced_config(argv: Sequence[str]) -> None:
                               "directory, the masking of credentials in its log); add presets of your own with "
                               "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
         key = arg.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
-        if not arg.startswith("-") and any(key == own or key.startswith((f"{own}.", f"{own}/")) for own in OWN_CONFIG_KEYS):
+        whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
+        if not arg.startswith("-") and (whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS)):
             raise ConfigError(f"{arg}: benchrun's Hydra callbacks are its own (they check the run directory before "
                               "Hydra writes there, and summarise a sweep); leave hydra.callbacks out")
 
