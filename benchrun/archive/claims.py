@@ -58,8 +58,9 @@ def held_run(folder: Path) -> Path | None:
 
 
 def holds_sweep(folder: Path) -> bool:
-    """Whether `folder` is a sweep's directory: its sweep.json, or a job's run in a folder of it."""
-    return (folder / SWEEP_FILE).exists() or (folder.is_dir() and any(
+    """Whether `folder` is a sweep's directory: its sweep.json, its multirun.yaml (made as a sweep starts, before
+    any job: benchrun.callbacks), or a job's run in a folder of it."""
+    return (folder / SWEEP_FILE).exists() or (folder / MULTIRUN_FILE).exists() or (folder.is_dir() and any(
         holds_run(job) for job in folder.iterdir() if job.is_dir() and not job.name.startswith(".")))
 
 
