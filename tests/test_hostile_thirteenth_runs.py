@@ -9,13 +9,30 @@ obeys.
   copies of its config (`.hydra/config.yaml`, `overrides.yaml`) before the run's own claim refused it; with a user's
   config.yaml, `hydra.job.chdir=true` ran and the log's masking of credentials was gone. Now both are refused before
   Hydra composes anything, in one line (`compose.config.refuse_replaced_config`); `--config-dir DIR` (presets of the
-  user's beside benchrun's, as the README shows) is taken as before
+  user's beside benchrun's, as the README shows) and a callback of the user's added beside benchrun's
+  (`+hydra.callbacks.mine._target_=...`, as the fault lab adds its pauses) are taken as before
 - `hydra.run.dir=outputs` (the folder every run goes to, holding its runs two levels down, `DATE/TIME_bench_model`),
   or `-m hydra.sweep.dir=outputs`: taken, since only the folder itself (and, for a sweep, the folders in it) was
   looked at. The run made there held the others among its files, and every later run to outputs/ was refused as
   `inside the run directory outputs`; the sweep's sweep.json listed the date folder as a job `missing`. Now a
   directory holding a run at any depth takes no run and no sweep (`archive.claims.held_run`, looked for breadth first
   in 10,000 folders at most, links not followed), one line naming the run found
+- the same sweep started twice with one `hydra.sweep.dir` (a script run twice, two terminals): the second passed the
+  check (no sweep.json or job's run.json there yet) and went on into the first's directory; each sweep's jobs were
+  refused where the other's ran, one sweep exited 0 with a sweep.json listing the other's job as its own, the other
+  exited 1 printing `job 1_gemma3 (gemma3) running: None`. Now a sweep claims its directory by making its
+  multirun.yaml, as only one process can (`callbacks._claim`), and a directory holding a multirun.yaml (a sweep that
+  has started, no job yet) holds a sweep (`archive.claims.holds_sweep`): the second is refused in one line, nothing
+  of the first's touched
+- a flag of Hydra's after an override (`python -m benchrun task.path=b --cfg job runner.model=x`, `... --config-dir
+  DIR runner=gpu1`, `... --info runner.model=x`): Hydra's usage message of nine lines, `unrecognized arguments:
+  runner.model=x` (the seventh pass took `-m` wherever it stands, no other flag). Now every flag is put before the
+  overrides with its value, as argparse reads it (`--config-d DIR`, `--cfg=job`, a bare `--info`), and the command
+  runs as written (`__main__._flags_first`)
+- a benchmark file that cannot be read when a run is resumed (custom_scorer.py replaced by a link to /dev/zero, or by
+  a named pipe): `resume` said `the benchmark's sources changed since run ...: the benchmark directory (missing)` of
+  a directory that is there. Now it names the file and what is wrong with it, as a run's compile does
+  (`audit.resume.changed_sources`); a benchmark directory that is gone is still `(missing)`
 
 What held: a run interrupted, then tasks.yml and custom_scorer.py edited before `resume`: resume refuses in one line
 naming both files (`--force` to take them, recorded), verify names both as changed. `--cfg hydra`, `--cfg all
@@ -27,15 +44,21 @@ copies untouched.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
+from benchrun import callbacks
 from benchrun.core.errors import EXIT
 from benchrun.core.resources import conf_dir
-from tests.helpers.commands import call_benchrun, make_run
+from benchrun.testing.lab import half_right
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers import killed
+from tests.helpers.commands import call_benchrun, make_run, run_benchrun
 
 OWN_CONFIG = ("benchrun's config is its own (conf/config.yaml: the checks of the run directory, the masking of "
               "credentials in its log); add presets of your own with --config-dir DIR, or finish a run with "
@@ -100,3 +123,66 @@ def test_a_run_or_sweep_is_never_made_around_runs_deeper_down(tmp_path, how):
         f"files; nothing was changed; pick a new directory ({chosen_by}=...)\n"))
     assert files_of(outputs) == before
     assert make_run(tmp_path).parent.parent == outputs
+
+
+def test_a_sweep_directory_taken_by_another_sweep_as_this_one_starts_is_refused(tmp_path, monkeypatch):
+    """The other sweep (the same command started twice) makes the directory between this one's checks and its
+    claim; its multirun.yaml is left as it wrote it."""
+    sweep_dir = tmp_path / "sweep"
+
+    def other_sweep_starts(swept):
+        sweep_dir.mkdir()
+        (sweep_dir / "multirun.yaml").write_text("the other sweep's\n")
+
+    monkeypatch.setattr(callbacks, "_check_swept_once", other_sweep_starts)
+    done = call_benchrun("-m", f"hydra.sweep.dir={sweep_dir}", "runner.model=a,b", "task.path=listbench",
+                         "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {sweep_dir} was taken by another sweep as this one started (the same sweep started "
+        "twice?); nothing was changed; pick a new directory (hydra.sweep.dir=...)\n"))
+    assert files_of(sweep_dir) == {"multirun.yaml": b"the other sweep's\n"}
+
+
+def test_a_sweep_directory_whose_sweep_has_started_no_job_yet_is_refused(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    sweep_dir.mkdir()
+    (sweep_dir / "multirun.yaml").write_text("hydra: {}\n")
+    done = call_benchrun("-m", f"hydra.sweep.dir={sweep_dir}", "runner.model=a,b", "task.path=listbench",
+                         "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
+        "(hydra.sweep.dir=...)\n"))
+    assert files_of(sweep_dir) == {"multirun.yaml": b"hydra: {}\n"}
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["task.path=listbench", "--cfg", "job", "runner.model=after"], "  model: after\n"),
+    (["runner.model=after", "--cfg=job", "--resolve", "task.name=late"], "  name: late\n"),
+    (["task.path=listbench", "--info", "runner.model=after"], "  model: after\n"),
+    (["runner.model=before", "--info", "config", "runner.model=after"], "  model: after\n"),
+    (["runner.model=before", "--config-d", "myconf", "--cfg", "job", "runner.model=after"], "  model: after\n"),
+])
+def test_a_flag_among_the_overrides_is_taken_with_the_overrides_after_it(tmp_path, args, shown):
+    (tmp_path / "myconf").mkdir()
+    done = call_benchrun(*args, cwd=tmp_path)
+    assert (done.returncode, done.stderr, shown in done.stdout) == (EXIT["ok"], "", True)
+
+
+@pytest.mark.parametrize("replace, said", [
+    (lambda path: path.symlink_to("/dev/zero"),
+     "links outside the benchmark directory (to /dev/zero); benchrun reads only files inside it"),
+    (lambda path: os.mkfifo(path), "a named pipe (FIFO), where a file belongs: benchrun reads only regular files"),
+])
+def test_resume_names_a_benchmark_file_that_cannot_be_read_now(tmp_path, replace, said):
+    bench = killed.write_bench(tmp_path / "bench")
+    with FakeOllama(responder=half_right, latency_s=0.05) as server:
+        run_dir = killed.killed_run(tmp_path, server)
+    (bench / "custom_scorer.py").unlink()
+    replace(bench / "custom_scorer.py")
+    before = files_of(run_dir)
+    done = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: the benchmark's sources changed since run {run_id}: in 'custom_scorer.py': {said}; resume "
+        "with --force to use them anyway (recorded in run.json)\n"))
+    assert files_of(run_dir) == before
