@@ -39,7 +39,11 @@ naming both files (`--force` to take them, recorded), verify names both as chang
 --resolve`, `--info all`, `--help`, `--hydra-help` with $OPENAI_API_KEY and $HF_TOKEN set: neither printed. `-cp` or
 `--config-dir` naming a folder not there or /dev/null, `-cn nope`: one line each (now refused before Hydra looks). A
 preset under `--config-dir` (`# @package _global_`) setting hydra.callbacks: benchrun's check still ran, the run's
-copies untouched.
+copies untouched. custom_scorer.py edited between compile and the scorer process's import: refused by the source
+hash the run recorded. `hydra.mode=MULTIRUN` without `-m`: a sweep, with every check of one. `hydra.run.dir=` the
+benchmark's own folder: the run made there verifies intact, and the benchmark compiles as before (a run's files are
+not its sources). SIGTSTP then SIGCONT while samples are asked: completed, exit 0. `ulimit -v` of 250,000 to
+1,500,000 KiB over a joblib sweep: completed. `ulimit -n 40` with runner.concurrency=64 over 20 samples: completed.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ from benchrun.testing.lab import half_right
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers import killed
 from tests.helpers.commands import call_benchrun, make_run, run_benchrun
+
+pytestmark = pytest.mark.slow
 
 OWN_CONFIG = ("benchrun's config is its own (conf/config.yaml: the checks of the run directory, the masking of "
               "credentials in its log); add presets of your own with --config-dir DIR, or finish a run with "
