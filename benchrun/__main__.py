@@ -30,6 +30,14 @@ from benchrun.core.text import undecoded
 
 VERBOSE_FLAG = "--verbose"
 MULTIRUN_FLAGS = ("-m", "--multirun")
+VALUE_FLAGS = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
+               "--experimental-rerun")
+"""Hydra's flags that take the word after them as their value (unless given as `--flag=value`)."""
+INFO_FLAGS = ("--info", "-i")
+INFO_CHOICES = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
+"""`--info`'s value, which it may go without."""
+LONG_FLAGS = ("--help", "--hydra-help", "--version", "--resolve", "--run", "--multirun", "--shell-completion", "--info",
+              *(flag for flag in VALUE_FLAGS if flag.startswith("--")))
 _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
 
 
@@ -41,17 +49,18 @@ def main() -> None:
     display_streams()
     warnings.showwarning = _warning_line
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
-    sys.argv = _multirun_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
+    sys.argv = _flags_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
     try:
         sys.argv[1:] = [_home(arg) for arg in sys.argv[1:]]
         from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
-        from benchrun.compose.config import refuse_bad_overrides
+        from benchrun.compose.config import refuse_bad_overrides, refuse_replaced_config
         from benchrun.core.shards import expand_shards
 
         _working_directory()
+        refuse_replaced_config(sys.argv[1:])
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
@@ -149,11 +158,36 @@ def _take_back() -> None:
     take_back_unstarted()
 
 
-def _multirun_first(argv: list[str]) -> list[str]:
-    """`-m` (`--multirun`) put first, where Hydra's parser takes it: after an override it was a usage message of
-    nine lines (`unrecognized arguments: ...`), the overrides after it not taken."""
-    flags = [arg for arg in argv[1:] if arg in MULTIRUN_FLAGS]
-    return [argv[0], *flags[:1], *(arg for arg in argv[1:] if arg not in MULTIRUN_FLAGS)]
+def _flags_first(argv: list[str]) -> list[str]:
+    """Hydra's flags before the overrides, `-m` (`--multirun`) first, each other flag with its value in the order
+    given: after an override a flag (`-m`, `--cfg job`, `--config-dir DIR`) was Hydra's usage message of nine lines
+    (`unrecognized arguments: ...`), the overrides after it not taken."""
+    flags: list[str] = []
+    overrides: list[str] = []
+    at = 1
+    while at < len(argv):
+        word, at = argv[at], at + 1
+        if not word.startswith("-"):
+            overrides.append(word)
+            continue
+        given = at < len(argv) and (_takes_value(word) or (word in INFO_FLAGS and argv[at] in INFO_CHOICES))
+        flags.append(word if given or word not in INFO_FLAGS else "--info=all")  # bare, it took the next override
+        if given:
+            flags.append(argv[at])
+            at += 1
+    multirun = [flag for flag in flags if flag in MULTIRUN_FLAGS]
+    return [argv[0], *multirun[:1], *(flag for flag in flags if flag not in MULTIRUN_FLAGS), *overrides]
+
+
+def _takes_value(flag: str) -> bool:
+    """Whether Hydra's parser takes the word after `flag` as its value: a flag of VALUE_FLAGS without `=`, or a long
+    flag's head that only such flags begin with (`--config-d`)."""
+    if "=" in flag:
+        return False
+    if not flag.startswith("--"):
+        return flag in VALUE_FLAGS
+    named = [given for given in LONG_FLAGS if given.startswith(flag)]
+    return bool(named) and all(given in VALUE_FLAGS for given in named)
 
 
 def _home(arg: str) -> str:

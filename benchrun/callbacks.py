@@ -23,7 +23,7 @@ from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
-from benchrun.core.layout import LOG
+from benchrun.core.layout import LOG, MULTIRUN_FILE
 
 Hook = Callable[..., None]
 
@@ -94,10 +94,24 @@ class RunDirCheck(Callback):
             _refuse(why)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"])
         _check_swept_once(swept)
-        if not sweep_dir.exists():
-            takeback.NEW_SWEEPS.append((sweep_dir, next(p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists())))
+        top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
+        _claim(sweep_dir)
+        if top is not None:  # made for this sweep: taken back if it never launches a job
+            takeback.NEW_SWEEPS.append((sweep_dir, top))
         takeback.SWEEPS.append(sweep_dir)
         _pin_sweep_dir(config, sweep_dir)
+
+
+def _claim(sweep_dir: Path) -> None:
+    """Claim `sweep_dir` for this sweep by making its multirun.yaml, as only one process can (Hydra writes the file's
+    content next): a sweep started twice with one hydra.sweep.dir (a script run twice) went on into it, each sweep's
+    jobs refused where the other's ran, and each sweep.json telling of the other's jobs as its own."""
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        (sweep_dir / MULTIRUN_FILE).open("x").close()
+    except FileExistsError:
+        _refuse(f"{sweep_dir} was taken by another sweep as this one started (the same sweep started twice?); nothing "
+                "was changed; pick a new directory (hydra.sweep.dir=...)")
 
 
 def _pin_sweep_dir(config: DictConfig, sweep_dir: Path) -> None:

@@ -7,6 +7,7 @@ own, which nothing but its writer may replace."""
 from __future__ import annotations
 
 import os
+from collections import deque
 from pathlib import Path
 
 from benchrun.core.errors import ArchiveError, BenchrunError
@@ -34,9 +35,32 @@ def enclosing_run(path: Path) -> Path | None:
     return next((folder for folder in Path(os.path.realpath(path)).parents if is_run(folder)), None)
 
 
+MAX_FOLDERS_LOOKED_INTO = 10_000
+"""The most folders looked into for a run held in a directory that is to take a run or a sweep (outputs/ holds its
+runs two and three levels down); a tree larger than that is looked into that far."""
+
+
+def held_run(folder: Path) -> Path | None:
+    """A run's directory inside `folder` at any depth (found breadth first, links not followed, no deeper than a run),
+    looked for in MAX_FOLDERS_LOOKED_INTO folders at most; None when there is none."""
+    waiting, looked = deque([folder]), 0
+    while waiting and looked < MAX_FOLDERS_LOOKED_INTO:
+        looked += 1
+        try:
+            with os.scandir(waiting.popleft()) as entries:
+                inner = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+        except OSError:  # not a directory, or not there: it holds nothing
+            continue
+        if (run := next((path for path in inner if is_run(path)), None)) is not None:
+            return run
+        waiting.extend(inner)
+    return None
+
+
 def holds_sweep(folder: Path) -> bool:
-    """Whether `folder` is a sweep's directory: its sweep.json, or a job's run in a folder of it."""
-    return (folder / SWEEP_FILE).exists() or (folder.is_dir() and any(
+    """Whether `folder` is a sweep's directory: its sweep.json, its multirun.yaml (made as a sweep starts, before
+    any job: benchrun.callbacks), or a job's run in a folder of it."""
+    return (folder / SWEEP_FILE).exists() or (folder / MULTIRUN_FILE).exists() or (folder.is_dir() and any(
         holds_run(job) for job in folder.iterdir() if job.is_dir() and not job.name.startswith(".")))
 
 
@@ -52,6 +76,9 @@ def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
     if holds_sweep(run_dir):  # a run there would stand for the sweep in place of its jobs (benchrun.archive.reader)
         return (f"{run_dir} holds a sweep (its jobs' runs), which a run made there would hide; nothing was changed; "
                 f"pick a new directory ({chosen_by})")
+    if (inner := held_run(run_dir)) is not None:  # every later run made where that one is would be refused as inside
+        return (f"{run_dir} holds the run directory {inner}: a run is never made around another run's files; nothing "
+                f"was changed; pick a new directory ({chosen_by})")
     return None
 
 

@@ -175,11 +175,17 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
 
 
 def changed_sources(run: Run, manifest: Manifest) -> list[str]:
-    """Benchmark files (and built-in scorers) that differ from the manifest: 'tasks.yml (changed)', ..."""
+    """Benchmark files (and built-in scorers) that differ from the manifest: 'tasks.yml (changed)', ...; a file that
+    cannot be read now (a link out of the benchmark, a named pipe) named with what is wrong with it."""
+    missing = "the benchmark directory (missing)"
     try:
-        current = {f.path: f.sha256 for f in source_files(run.bench_dir(), [f.path for f in manifest.files])}
+        bench = run.bench_dir()
     except BenchrunError:
-        return ["the benchmark directory (missing)"]
+        return [missing]
+    try:
+        current = {f.path: f.sha256 for f in source_files(bench, [f.path for f in manifest.files])}
+    except BenchrunError as err:
+        return [str(err) if bench.is_dir() else missing]
     recorded = {f.path: f.sha256 for f in manifest.files}
     changed = [f"{path} ({_change(recorded.get(path), current.get(path))})"
                for path in sorted(recorded.keys() | current.keys()) if recorded.get(path) != current.get(path)]

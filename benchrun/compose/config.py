@@ -197,6 +197,40 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
 
 
+OWN_CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--experimental-rerun")
+"""Hydra's flags that put another config in place of benchrun's conf/config.yaml (a primary config of the user's,
+a pickled one): its callbacks (the run directory's checks) and its logging's masking of credentials with it."""
+OWN_CALLBACKS = ("hydra.callbacks.run_dir_check", "hydra.callbacks.sweep_summary")
+"""benchrun's Hydra callbacks (conf/config.yaml): they check a run's directory before Hydra writes its copies there,
+and summarise a sweep. A callback of the user's may be added beside them (`+hydra.callbacks.mine._target_=...`)."""
+
+
+def refuse_replaced_config(argv: Sequence[str]) -> None:
+    """Refuse, before Hydra composes anything, a flag or an override that takes benchrun's own config or callbacks
+    away: with `-cp DIR`, or `~hydra.callbacks.run_dir_check`, Hydra rewrote an existing run's copies of its config
+    (`.hydra/`), and a run changed into its directory (hydra.job.chdir) or logged credentials unmasked."""
+    for arg in argv:
+        if any(_names_flag(arg, given) for given in OWN_CONFIG_FLAGS):
+            raise ConfigError(f"{arg}: benchrun's config is its own (conf/config.yaml: the checks of the run "
+                              "directory, the masking of credentials in its log); add presets of your own with "
+                              "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
+        key = arg.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
+        whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
+        if not arg.startswith("-") and (whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS)):
+            raise ConfigError(f"{arg}: benchrun's Hydra callbacks are its own (they check the run directory before "
+                              "Hydra writes there, and summarise a sweep); leave hydra.callbacks out")
+
+
+def _names_flag(arg: str, given: str) -> bool:
+    """Whether the command-line word `arg` is Hydra's flag `given` as argparse reads it: whole, a long one's head
+    that names no other flag (`--config-p`, `--exp`), or a short one with its value attached (`-cpDIR`)."""
+    if not given.startswith("--"):
+        return arg.startswith(given)
+    flag = arg.split("=", 1)[0]
+    shortest = len("--e") if given == "--experimental-rerun" else len("--config-p")
+    return len(flag) >= shortest and given.startswith(flag)
+
+
 STRICT_TYPES = {"int_type", "float_type", "bool_type", "string_type"}
 """Where an option is of another type (strict: `true` is no number): the message says what was given."""
 
