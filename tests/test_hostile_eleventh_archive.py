@@ -6,7 +6,7 @@ found bad, each with the rule it now obeys.
   traceback as its reason (exit 1, its run directory `failed` with no answer); `benchrun-audit cache` a TypeError's
   traceback. And an entry whose run id is any text (`../../etc‮` and a newline, ten megabytes) had it copied into the
   run's records as `cached_from`. Now the cache's reader takes an entry only as benchrun writes it
-  (`execute.cache._entry`: its columns UTF-8 text, its run id a run id, `core.recordvalues.RUN_ID`), else the entry
+  (`execute.cacherows.entry_of`: its columns UTF-8 text, its run id a run id, `core.recordvalues.RUN_ID`), else the entry
   is damaged, deleted and asked afresh, as a damaged answer already was; `cache` shows what such an entry holds with
   the bytes that are not UTF-8 replaced and its control characters made visible
 - `cache --cache-dir` naming a loop of symbolic links, a link to nothing, or a path under a file (`notes.txt/cache`):

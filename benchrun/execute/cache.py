@@ -16,15 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NamedTuple
 
-from pydantic import ValidationError
-
 from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
-from benchrun.core.records import Completion, ResponseRecord, answered
-from benchrun.core.recordvalues import is_run_id, model_digest
+from benchrun.core.records import Completion
+from benchrun.core.recordvalues import model_digest
 from benchrun.execute.boundary import TooLarge, received
 from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced_store, refuse_network_fs
+from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, shown
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -51,22 +50,6 @@ class Repeat(NamedTuple):
 
     index: int
     seed: Any
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One cached answer: the answer, the model, and the run that asked it."""
-
-    answer: Completion
-    model: str
-    digest: str | None
-    run_id: str
-    created_at: str
-
-    def record(self, sample_id: str, task: str, repeat: int) -> ResponseRecord:
-        """The answer as this run's response: no request sent, `cached_from` the run that asked it."""
-        return answered(self.answer, id=sample_id, task=task, repeat=repeat, seconds=0.0, attempts=0,
-                        failed_attempts=(), cached_from=self.run_id)
 
 
 @dataclass(frozen=True)
@@ -294,13 +277,13 @@ class Store:
         """The entries stored under `keys` (at most LOOKUP_BATCH), by key, in one query; a damaged entry is deleted
         and missing from the answer."""
         try:
-            rows = self._db.execute(f"SELECT key, {_AS_BYTES} FROM answers WHERE key IN "
+            rows = self._db.execute(f"SELECT key, {AS_BYTES} FROM answers WHERE key IN "
                                     f"({','.join('?' * len(keys))})", keys).fetchall()
         except sqlite3.Error as err:
             raise self.unusable(err) from None
         found = {}
         for key, *columns in rows:
-            entry = _entry(*columns)
+            entry = entry_of(*columns)
             if entry is None:  # damaged: a miss, never a text-less response nor a run id that names no run
                 self.delete(key)
                 continue
@@ -333,7 +316,7 @@ class Store:
                                 f"CAST(max(created_at) AS BLOB) FROM answers {where} GROUP BY model, digest "
                                 "ORDER BY max(created_at) DESC, model", args).fetchall()
         return Stats(self.path, size_on_disk(self.path), tuple(
-            ModelEntries(_shown(model), None if digest is None else _shown(digest), count, _shown(newest))
+            ModelEntries(shown(model), None if digest is None else shown(digest), count, shown(newest))
             for model, digest, count, newest in rows))
 
     def clear(self, digest_prefix: str | None = None) -> int:
@@ -350,40 +333,6 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
-
-
-_AS_BYTES = ", ".join(f"CAST({name} AS BLOB)" for name in ("answer", "model", "digest", "run_id", "created_at"))
-"""An entry's columns as the bytes stored: SQLite keeps whatever a hand wrote (a BLOB, text that is not UTF-8), which
-the sqlite3 module would hand over as bytes or refuse to read at all."""
-
-
-def _entry(answer: bytes | None, model: bytes | None, digest: bytes | None, run_id: bytes | None,
-           created_at: bytes | None) -> Entry | None:
-    """The entry of a row's columns (`_AS_BYTES`), or None when it is not one benchrun writes: an answer that is not
-    a completion, a model, run id or time that is not UTF-8 text, a digest neither text nor none, or a run id that
-    is not one (`cached_from` would carry it into the run's records)."""
-    texts = [_text(column) for column in (model, run_id, created_at)]
-    if None in texts or (digest is not None and _text(digest) is None) or not is_run_id(texts[1]):
-        return None
-    try:
-        checked = Completion.model_validate_json(answer or b"")
-    except ValidationError:
-        return None
-    return Entry(checked, texts[0], None if digest is None else _text(digest), texts[1], texts[2])
-
-
-def _text(column: bytes | None) -> str | None:
-    """A column's bytes as UTF-8 text; None when there are none or they are not UTF-8."""
-    try:
-        return None if column is None else column.decode()
-    except UnicodeDecodeError:
-        return None
-
-
-def _shown(column: bytes | None) -> str:
-    """A column's bytes as text to show (what is not UTF-8 replaced, none as empty text): a damaged entry is listed
-    with the others, and `--clear` deletes it."""
-    return (column or b"").decode(errors="replace")
 
 
 @contextmanager
