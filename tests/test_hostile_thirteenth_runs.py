@@ -193,3 +193,9 @@ def test_resume_names_a_benchmark_file_that_cannot_be_read_now(tmp_path, replace
         f"benchrun: error: the benchmark's sources changed since run {run_id}: in 'custom_scorer.py': {said}; resume "
         "with --force to use them anyway (recorded in run.json)\n"))
     assert files_of(run_dir) == before
+
+
+@pytest.mark.parametrize("package, shown", [("hydra", "verbose: false"), ("hydra.callbacks", "run_dir_check:")])
+def test_a_flags_value_naming_hydra_is_no_override_of_its_callbacks(tmp_path, package, shown):
+    done = call_benchrun("--cfg", "hydra", "--package", package, cwd=tmp_path)
+    assert (done.returncode, done.stderr, shown in done.stdout) == (EXIT["ok"], "", True)

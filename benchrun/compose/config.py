@@ -214,9 +214,11 @@ def refuse_replaced_config(argv: Sequence[str]) -> None:
             raise ConfigError(f"{arg}: benchrun's config is its own (conf/config.yaml: the checks of the run "
                               "directory, the masking of credentials in its log); add presets of your own with "
                               "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
+        if arg.startswith("-") or not ("=" in arg or arg.startswith("~")):  # a flag, or a flag's value (`--cfg hydra`)
+            continue
         key = arg.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
         whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
-        if not arg.startswith("-") and (whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS)):
+        if whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS):
             raise ConfigError(f"{arg}: benchrun's Hydra callbacks are its own (they check the run directory before "
                               "Hydra writes there, and summarise a sweep); leave hydra.callbacks out")
 
