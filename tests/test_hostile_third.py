@@ -166,8 +166,9 @@ USER_CODE = {  # benchmark files -> what a dry run says
                                   "in 'custom_response.py': not UTF-8 text (invalid start byte)"),
     "a scorer made by exec": ({"tasks.yml": TASK + "  scorer: s\n",
                                "custom_scorer.py": "exec('def s(response, reference):\\n    return 1')\n"},
-                              "in 'custom_scorer.py': scorer 's': its source code cannot be read (could not get source "
-                              "code), and the manifest records its sha256; define it with def in the file"),
+                              "in 'custom_scorer.py': scorer 's': its source code cannot be read (it was compiled from a "
+                              "string, <string>, not read from a file), and the manifest records its sha256; define it "
+                              "with def in the file"),
 }
 
 

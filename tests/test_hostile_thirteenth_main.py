@@ -17,6 +17,10 @@ bad, each with the rule it now obeys.
 - a response cache refused as it opens (another program's database, another schema version, locked): its SQLite
   connection was left to the collector, which Python 3.13 reports as `ResourceWarning: unclosed database` (twelve
   tests of the suite failed there); now `Store` closes it before it refuses (`execute.cache.Store`)
+- a scorer made by exec in custom_scorer.py, in a process started with `python -c` (a pytest-xdist worker, a
+  launcher's): Python 3.13 files the `-c` text under `<string>`, so inspect gave that text as the scorer's source and
+  the run went on, recording its sha256 as the scorer's; now code compiled from a string is refused before its
+  source is sought (`compiler.scoring.source_sha256`)
 
 What held: the read-only audit commands (`list`, `show`, `export`, `verify` of a sealed run) on a file system that
 gives no locks.
@@ -25,6 +29,7 @@ gives no locks.
 from __future__ import annotations
 
 import json
+import linecache
 import re
 import shutil
 import sqlite3
@@ -36,7 +41,7 @@ from benchrun.core.errors import EXIT, ConfigError
 from benchrun.execute import cache
 from benchrun.execute.cache import Store
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.commands import run_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 from tests.helpers.killed import killed_run, write_bench
 from tests.helpers.sqlitefile import sqlite_db
 
@@ -93,3 +98,18 @@ def test_a_cache_refused_as_it_opens_closes_its_database(tmp_path, monkeypatch):
         Store(tmp_path / "c")
     with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
         opened[0].execute("SELECT 1")
+
+
+def test_a_scorer_made_by_exec_is_refused_where_a_string_has_source_filed(tmp_path, monkeypatch):
+    """As Python 3.13 files a `python -c` command's text under `<string>` (linecache), and inspect reads it there."""
+    monkeypatch.setitem(linecache.cache, "<string>", (29, None, ["def s(response, reference):\n", "    return 1\n"],
+                                                      "<string>"))
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "tasks.yml").write_text("- name: t\n  template: 'say {a}'\n  values:\n    a: [1, 2]\n"
+                                                  "  reference: ['1', '2']\n  scorer: s\n")
+    (tmp_path / "bench" / "custom_scorer.py").write_text("exec('def s(response, reference):\\n    return 1')\n")
+    result = call_benchrun("dry_run=true", "task.path=bench", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'custom_scorer.py': scorer 's': its source code cannot be read (it was compiled from a "
+        "string, <string>, not read from a file), and the manifest records its sha256; define it with def in the "
+        "file\n"))

@@ -88,8 +88,13 @@ def available(bench: Path) -> dict[str, Scorer]:
 
 def source_sha256(fn: Scorer) -> str:
     """The sha256 of a scorer's source code, so a changed scorer is visible in the record; one whose source cannot be
-    read (made by exec, say) is refused."""
+    read (made by exec, say) is refused. Code compiled from a string is refused before its source is sought: Python
+    3.13 files the text of a `python -c` command (a pytest-xdist worker's, a launcher's) under `<string>`, which
+    inspect would give as the source of any function exec made."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
     try:
+        if code is not None and code.co_filename.startswith("<"):
+            raise OSError(f"it was compiled from a string, {code.co_filename}, not read from a file")
         source = inspect.getsource(fn)
     except (OSError, TypeError) as err:
         raise TaskError(f"scorer '{fn.__name__}': its source code cannot be read ({err}), and the manifest records "
