@@ -131,14 +131,18 @@ def test_a_run_or_sweep_is_never_made_around_runs_deeper_down(tmp_path, how):
     assert make_run(tmp_path).parent.parent == outputs
 
 
-def sweep_refused_in(sweep_dir: Path, said: str, written: bytes) -> None:
-    """A sweep into `sweep_dir`, where another's multirun.yaml holds `written`: refused, saying `said`, the file as
-    it was."""
+def sweep_into(sweep_dir: Path) -> tuple[int, str, str, dict[str, bytes]]:
+    """A sweep into `sweep_dir`: its exit code, output, errors, and the files then in `sweep_dir`."""
     done = call_benchrun("-m", f"hydra.sweep.dir={sweep_dir}", "runner.model=a,b", "task.path=listbench",
                          "runner.host=http://127.0.0.1:9", cwd=sweep_dir.parent)
-    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        f"benchrun: error: {sweep_dir} {said}; nothing was changed; pick a new directory (hydra.sweep.dir=...)\n"))
-    assert files_of(sweep_dir) == {"multirun.yaml": written}
+    return done.returncode, done.stdout, done.stderr, files_of(sweep_dir)
+
+
+def refused(sweep_dir: Path, said: str, written: bytes) -> tuple[int, str, str, dict[str, bytes]]:
+    """What `sweep_into` gives where another sweep's multirun.yaml holds `written`: refused, saying `said`, the file
+    as it was."""
+    return (EXIT["usage"], "", f"benchrun: error: {sweep_dir} {said}; nothing was changed; pick a new directory "
+            "(hydra.sweep.dir=...)\n", {"multirun.yaml": written})
 
 
 def test_a_sweep_directory_taken_by_another_sweep_as_this_one_starts_is_refused(tmp_path, monkeypatch):
@@ -151,15 +155,16 @@ def test_a_sweep_directory_taken_by_another_sweep_as_this_one_starts_is_refused(
         (sweep_dir / "multirun.yaml").write_text("the other sweep's\n")
 
     monkeypatch.setattr(callbacks, "_check_swept_once", other_sweep_starts)
-    sweep_refused_in(sweep_dir, "was taken by another sweep as this one started (the same sweep started twice?)",
-                     b"the other sweep's\n")
+    assert sweep_into(sweep_dir) == refused(
+        sweep_dir, "was taken by another sweep as this one started (the same sweep started twice?)",
+        b"the other sweep's\n")
 
 
 def test_a_sweep_directory_whose_sweep_has_started_no_job_yet_is_refused(tmp_path):
     sweep_dir = tmp_path / "sweep"
     sweep_dir.mkdir()
     (sweep_dir / "multirun.yaml").write_text("hydra: {}\n")
-    sweep_refused_in(sweep_dir, "already holds a sweep", b"hydra: {}\n")
+    assert sweep_into(sweep_dir) == refused(sweep_dir, "already holds a sweep", b"hydra: {}\n")
 
 
 @pytest.mark.parametrize("args, shown", [
