@@ -26,6 +26,7 @@ from benchrun.execute.runners.base import (
     Runner,
     Unreachable,
     connects,
+    own_limit,
 )
 
 BACKOFF_MAX_S = 8.0
@@ -66,6 +67,8 @@ class Asker:
         except EngineDied as err:
             raise EngineLost(f"the embedded engine (llama.cpp) {err} while {self.doing} {what}") from err
         except Exception as err:  # retries used up, or a failure not worth retrying: recorded, the run goes on
+            if own_limit(err) is not None:  # out of file descriptors here: the run's own limit, not this sample's
+                raise
             outcome.error = outcome.failures[-1].error if outcome.failures else ErrorInfo.of(err)
         return outcome
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import re
 import socket
 from typing import Any, Protocol
@@ -47,10 +48,29 @@ class BrokenAnswer(Retryable):
     that sample's error, not a lost server (a server that died mid-answer is found unreachable by the retry)."""
 
 
-def transport_failure(err: Exception) -> Retryable:
-    """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: BrokenAnswer when the
-    HTTP parser refused what the server sent, Unreachable when no connection could be made, Dropped when it broke
-    before an answer, Retryable for a request that ran out of time."""
+OWN_LIMITS = frozenset({errno.EMFILE, errno.ENFILE})
+"""The errors of a connection that could not be made for want of a file descriptor here (this process's `ulimit -n`,
+or the system's table full): the run's own limit, not the server's state."""
+
+
+def own_limit(err: BaseException | None) -> OSError | None:
+    """The OSError of OWN_LIMITS behind `err` (as its cause or context: the ollama client raises its ConnectionError
+    `from None`), else None."""
+    while err is not None:
+        if isinstance(err, OSError) and err.errno in OWN_LIMITS:
+            return err
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def transport_failure(err: Exception) -> Retryable | OSError:
+    """An httpx transport error (or the ollama client's ConnectionError) as the runners' own: the OSError itself when
+    this process ran out of file descriptors (`ulimit -n` below what runner.concurrency connections need: not a
+    server lost, told as the system's error, the run resumable), BrokenAnswer when the HTTP parser refused what the
+    server sent, Unreachable when no connection could be made, Dropped when it broke before an answer, Retryable for
+    a request that ran out of time."""
+    if (limit := own_limit(err)) is not None:
+        return limit
     message = str(err) or f"{type(err).__name__}: no answer"
     if _unparsable(err):
         return BrokenAnswer(message)
@@ -105,7 +125,9 @@ async def connects(url: str, timeout_s: float) -> bool:
     try:
         async with asyncio.timeout(timeout_s):
             _, writer = await asyncio.open_connection(parts.hostname, parts.port or _PORTS.get(parts.scheme, 80))
-    except (OSError, TimeoutError):
+    except (OSError, TimeoutError) as err:
+        if own_limit(err) is not None:
+            raise
         return False
     writer.close()
     return True

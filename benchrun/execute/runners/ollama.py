@@ -109,7 +109,9 @@ class OllamaRunner:
             raise RunnerError(f"Ollama at {self.host} did not answer the preflight within {self.config.timeout_s:g} s "
                               f"({self.config.key('timeout_s')})") from None
         except (ConnectionError, httpx.TransportError) as err:
-            if not isinstance(transport_failure(err), Unreachable):
+            if isinstance(failure := transport_failure(err), OSError):
+                raise failure from None
+            if not isinstance(failure, Unreachable):
                 raise self._not_ollama(err) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               f"`ollama serve`, or point {self.config.key('host')} at a running server") from None

@@ -93,7 +93,9 @@ class OpenAIRunner:
             raise RunnerError(f"the server at {self.base_url} did not answer GET /models within "
                               f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')})") from None
         except httpx.TransportError as err:
-            if not isinstance(transport_failure(err), Unreachable):
+            if isinstance(failure := transport_failure(err), OSError):
+                raise failure from None
+            if not isinstance(failure, Unreachable):
                 raise self._no_list(err) from None
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               f"start it, or point {self.config.key('base_url')} at a running server") from None
