@@ -62,9 +62,11 @@ def json_value(text: str) -> Any:
     scorers, the judge's reply): its strings `writable` (a `\\ud800` escape, which the Rust validator cannot encode
     and no record can hold, is U+FFFD); NotJSON for any text Python refuses: not JSON, nested deeper than it follows,
     or an integer of more digits than it converts (which is a ValueError of its own, not a JSONDecodeError); and an
-    object giving one key twice (`{"score": 0, "score": 1}`), which JSON readers resolve each their own way."""
+    object giving one key twice (`{"score": 0, "score": 1}`), which JSON readers resolve each their own way; and
+    `NaN`, `Infinity` or `-Infinity`, which Python's reader takes though JSON has no such number (`{"x": NaN}` was
+    format_valid 1 for a `float` field, a JSON text no other reader of the answer takes)."""
     try:
-        value = json.loads(text, object_pairs_hook=_once_each)
+        value = json.loads(text, object_pairs_hook=_once_each, parse_constant=_no_constant)
         return _writable_strings(value) if "\\u" in text and SURROGATE_ESCAPE.search(text) else value
     except NotJSON:
         raise
@@ -74,6 +76,10 @@ def json_value(text: str) -> Any:
         raise NotJSON(too_many_digits()) from None
     except RecursionError:
         raise NotJSON(NESTED) from None
+
+
+def _no_constant(name: str) -> Any:
+    raise NotJSON(f"{name} is no JSON value (JSON has no NaN, Infinity or -Infinity)")
 
 
 def server_json(body: bytes) -> Any:
