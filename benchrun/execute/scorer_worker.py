@@ -3,17 +3,19 @@
 Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, file's sha256]}
 (benchrun's own are called in the run's process); each function, and the file it is in, must still hash to the
 sha256 the run recorded. Every later line is one call, [seq, name, response, reference], answered on the process's
-original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]]. Whatever user code raises
-(SystemExit and KeyboardInterrupt included) is that call's error; whatever it prints (file descriptors 1 and 2) goes
-to the original stderr, which the run reads into its log (bounded); a line it writes to the process's pipes (kept at
-100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a `breakpoint()` left in ends
-its own call); each call starts in the working directory, environment, umask, resource limits and signal handling
-the first found, no timer set; SIGINT, SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which
-decides. The run kills this process when a call overruns its time limit.
+original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]], read and written by a
+decoder and an encoder of the process's own (a scorer patching `json.loads` does not reach them). Whatever user
+code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it prints (file descriptors
+1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it writes to the process's
+pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
+`breakpoint()` left in ends its own call); each call starts in the working directory, environment, umask, resource
+limits, signal handling and builtins the first found, no timer set; SIGINT, SIGHUP and SIGQUIT are ignored, so a
+terminal's signals reach the run, which decides. The run kills this process when a call overruns its time limit.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import fcntl
 import json
@@ -29,6 +31,10 @@ from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
+_READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode
+"""The process's own reading of calls and writing of replies, bound before user code runs: a scorer that patched
+`json.loads` (or `json.dumps`) for its own work ended the process as it read the next call, which was recorded as
+that call's `ScorerProcessDied`: another sample's error."""
 KEPT_FROM = 100
 """The lowest file descriptor number the process's own pipes are kept at, where the open-files limit allows it."""
 KEPT_SPARE = 8
@@ -39,14 +45,14 @@ def main() -> None:
     calls, replies = _take_stdin(), _take_stdout()
     ignore_terminal_signals()
     try:
-        scorers = load(json.loads(calls.readline()))
+        scorers = load(_READ(calls.readline()))
     except BenchrunError as err:
         _send(replies, {"error": str(err)})
         return
     _send(replies, {"ready": True})
     found = _Found()
     for line in calls:
-        seq, name, response, reference = json.loads(line)
+        seq, name, response, reference = _READ(line)
         result = call(name, scorers[name], response, reference)
         found.put_back()
         try:
@@ -66,10 +72,12 @@ class _Found:
     process had scored before (and on whether a timeout had replaced it); so did a umask or a resource limit it set
     (`resource.setrlimit(RLIMIT_AS, ...)` bounding its own work: the calls after it ran out of memory); a timer it
     left set (`signal.alarm`, `setitimer`) went off in another sample's call, that sample's error (or the process's
-    end)."""
+    end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
+    rounded with it, or the process's own `len` broke)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
+        self.builtins = dict(vars(builtins))
         self.umask = os.umask(0o022)
         os.umask(self.umask)
         self.limits = {limit: resource.getrlimit(limit) for limit in LIMITS}
@@ -77,6 +85,7 @@ class _Found:
     def put_back(self) -> None:
         """Signal handling (no timer set), limits, umask, environment and working directory as found; a limit whose
         hard bound the scorer lowered is put back as far as the process may raise it again."""
+        _put_back(vars(builtins), self.builtins)
         self.signals()
         for limit, found in self.limits.items():
             if resource.getrlimit(limit) != found:
@@ -88,6 +97,13 @@ class _Found:
             os.environ.update(self.environ)
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
+
+
+def _put_back(names: dict[str, Any], found: dict[str, Any]) -> None:
+    """`names` (a namespace) holding what it held when `found` was copied of it, each the same object."""
+    for name in names.keys() - found.keys():
+        del names[name]
+    names.update(found)
 
 
 def _take_stdin() -> IO[str]:
@@ -128,7 +144,7 @@ def _lowest_kept() -> int:
 
 
 def _send(replies: IO[str], message: Any) -> None:
-    replies.write(json.dumps(message) + "\n")
+    replies.write(_WRITE(message) + "\n")
     replies.flush()
 
 
