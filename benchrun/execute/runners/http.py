@@ -20,6 +20,10 @@ WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.
 is installed (brotli's `br`, zstandard's `zstd`), past any bound: they are neither asked for nor read."""
 ACCEPTED = "gzip, deflate"
 """The Accept-Encoding of every request: the codings benchrun reads."""
+MAX_CODINGS = 4
+"""The most content codings, one over another, an answer's body is undone from. Each is a decoder of its own, of up
+to 44 KB once it reads: a Content-Encoding naming gzip 12,000 times (the 100 KB a header may hold) over a body
+gzipped so often cost 400 MB for one answer, runner.concurrency times over, before the bound on its length."""
 
 
 class Redirected(Refused):
@@ -91,8 +95,8 @@ class _Bounded(httpx.AsyncByteStream):
 
 def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
     """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
-    installed for something else turns on), refuse a redirect, an answer in another coding, and bound every response
-    body to `limit` decoded bytes (the setting `key`)."""
+    installed for something else turns on), refuse a redirect, an answer in another coding or in more than
+    MAX_CODINGS, and bound every response body to `limit` decoded bytes (the setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
         if response.is_redirect:
@@ -104,6 +108,9 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
             raise BrokenAnswer(f"the answer's body is in a content coding benchrun does not read within "
                                f"{key} ({', '.join(unread)}); it asks for {ACCEPTED}")
         decoded = [c for c in codings if c in WBITS]
+        if len(decoded) > MAX_CODINGS:
+            raise BrokenAnswer(f"the answer's body is in {len(decoded)} content codings, one over another; benchrun "
+                               f"undoes at most {MAX_CODINGS}")
         if decoded:
             del response.headers["Content-Encoding"]
         response.stream = _Bounded(response.stream, limit, key, decoded)
