@@ -8,20 +8,23 @@ decoder and an encoder of the process's own (a scorer patching `json.loads` does
 code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it prints (file descriptors
 1 and 2) goes to the original stderr, which the run reads into its log (bounded); a line it writes to the process's
 pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
-`breakpoint()` left in ends its own call); each call starts in the working directory, environment, umask, resource
-limits, signal handling and builtins the first found, no timer set; SIGINT, SIGHUP and SIGQUIT are ignored, so a
-terminal's signals reach the run, which decides. The run kills this process when a call overruns its time limit.
+`breakpoint()` left in ends its own call); each call starts in the working directory, environment (its time zone
+too), umask, resource limits, signal handling, builtins and decimal context the first found, no timer set; SIGINT,
+SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The run kills this process
+when a call overruns its time limit.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import decimal
 import fcntl
 import json
 import os
 import resource
 import sys
+import time
 from pathlib import Path
 from typing import IO, Any, Callable
 
@@ -73,19 +76,22 @@ class _Found:
     (`resource.setrlimit(RLIMIT_AS, ...)` bounding its own work: the calls after it ran out of memory); a timer it
     left set (`signal.alarm`, `setitimer`) went off in another sample's call, that sample's error (or the process's
     end); so did a name it set or replaced among the builtins (`builtins.round = ...`: the next sample's scorer
-    rounded with it, or the process's own `len` broke)."""
+    rounded with it, or the process's own `len` broke), and the decimal context (`decimal.getcontext().prec = 2`);
+    a time zone it set (`TZ` and `time.tzset()`) stayed in force though $TZ was put back."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.signals = os.getcwd(), dict(os.environ), handling_now()
-        self.builtins = dict(vars(builtins))
+        self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
         self.limits = {limit: resource.getrlimit(limit) for limit in LIMITS}
 
     def put_back(self) -> None:
-        """Signal handling (no timer set), limits, umask, environment and working directory as found; a limit whose
-        hard bound the scorer lowered is put back as far as the process may raise it again."""
+        """Builtins, decimal context, signal handling (no timer set), limits, umask, environment (the time zone it
+        says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
+        process may raise it again."""
         _put_back(vars(builtins), self.builtins)
+        decimal.setcontext(self.decimal.copy())
         self.signals()
         for limit, found in self.limits.items():
             if resource.getrlimit(limit) != found:
@@ -95,6 +101,7 @@ class _Found:
         if os.environ != self.environ:
             os.environ.clear()
             os.environ.update(self.environ)
+            time.tzset()  # the time zone as $TZ now says
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
 
