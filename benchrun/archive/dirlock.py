@@ -53,8 +53,9 @@ def own_file(path: Path, what: str = "file") -> None:
 
 
 def no_link(path: str, flags: int) -> int:
-    """`open`'s opener that will not follow a symbolic link (one put there after `own_file` looked)."""
-    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+    """`open`'s opener that will not follow a symbolic link (one put there after `own_file` looked); a file it makes
+    has the mode `open` gives, what the umask leaves of rw-rw-rw- (a group that shares the archive can resume it)."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o666)
 
 
 class DirLock:
