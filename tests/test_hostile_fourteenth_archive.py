@@ -23,8 +23,22 @@ found bad, each with the rule it now obeys.
   may not write), checks its schema version as a run does, and makes no entry, table or database (a 0-byte file
   stays one: `0 entries, 0 B`); `--clear` on a medium it may not write is one line before SQLite is asked:
   `read-only file system writing .../responses.sqlite3`, exit 4
+- a run directory copied while its writer wrote it (`cp -r`, rsync, a backup, `mv` to another file system): the
+  copy's run.lock, held by no one, was taken for a killed writer's, so `verify` said `its writer (pid ...) stopped
+  before the run ended (killed, or its disk failed); finish it with: benchrun-audit resume COPY`, and `resume` did:
+  it asked the rest of the questions again beside the live run and sealed a second run of the same run id. Now a
+  note naming a process of this host that still runs and started before the note was written (so no later process
+  that took its pid) is the writer of the run this directory was copied from (`archive.dirlock.writing_elsewhere`):
+  `verify` says `its writer (pid ... on host ... since ...) is still running but holds no lock here: this directory
+  is a copy of its run, made while it wrote (cp, rsync, a backup, a move to another file system); verify the run
+  where it is written`, and every writer that takes the lock (`resume`, `retry`, `rescore`) refuses it in one line
+  (`...; finish the run where it is written, and this copy only if that one is lost`), exit 4, nothing written.
+  Once that writer has ended the copy is again a killed run's, which `resume` finishes (the user's choice)
 
-What held, tried and found as the rules say. Copies: a run copied with `cp -r` (times and modes lost), `rsync -a`,
+What held, tried and found as the rules say. SIGKILL at 20 ms steps (the kinds the thirteenth pass did not
+kill): `report` of a run of 3,000 samples (60 steps: report.html the old file or the new one whole, never part, the
+run intact), `cache --clear` of 20,000 entries, and `--clear --digest` of half of them (80 steps across the clear
+and its VACUUM: every entry there or every cleared one gone, never part, and the cache listed after each). Copies: a run copied with `cp -r` (times and modes lost), `rsync -a`,
 a `tar` round trip, a `zip`/`unzip` round trip and onto tmpfs: `verify` intact, `rescore` then `verify` intact; model
 names with `:` never reach a file name (`gemma3:4b` is `..._gemma3-4b`). Read-only media (a read-only bind mount, a
 squashfs image): `list`, `show`, `verify`, `export`, `compare` work; `report`, `export --output`, `rescore`,
@@ -46,6 +60,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -56,6 +71,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.execute.cache import DB_FILE, Store
 from benchrun.testing.inprocess import child_env, cli
+from benchrun.testing.lab import Lab
 from tests.helpers.archives import synthetic_run
 from tests.test_cache import entry
 
@@ -203,3 +219,38 @@ def test_a_cache_on_a_read_only_medium_is_listed_and_its_clear_refused_in_one_li
     assert (shown.returncode, json.loads(shown.stdout)["entries"]) == (EXIT["ok"], 1)
     assert (cleared.returncode, cleared.stderr) == (
         EXIT["archive"], f"benchrun: error: read-only file system writing {read_only_cache / DB_FILE}\n")
+
+
+# -- a copy of a run made while it was written ------------------------------------------------------------------------
+
+def files_of(run_dir: Path) -> dict[str, bytes]:
+    return {path.relative_to(run_dir).as_posix(): path.read_bytes() for path in run_dir.rglob("*") if path.is_file()}
+
+
+def test_a_copy_of_a_run_made_while_it_ran_is_not_taken_for_a_killed_one(tmp_path):
+    """A run directory copied while its writer wrote it (`cp -r`, rsync, a backup, `mv` to another file system):
+    the copy's run.lock, which no one holds, was taken for a killed writer's, so `verify` told the user to `resume`
+    it and `resume` asked the rest of the questions again beside the live run, two runs of one run id."""
+    with Lab(tmp_path, n=30, latency_s=0.1) as lab:
+        writer = lab.start(*lab.args())
+        lab.wait_for(lambda: bool(lab.run_dirs()) and lab.lines(lab.run_dirs()[0]) > 3)
+        [run_dir] = lab.run_dirs()
+        copy = tmp_path / "copy"
+        shutil.copytree(run_dir, copy)
+        before = files_of(copy)
+        verified = audit(tmp_path, "verify", str(copy))
+        resumed = audit(tmp_path, "resume", str(copy))
+        after = files_of(copy)
+        writer.communicate(timeout=120)
+    assert writer.returncode == EXIT["ok"]
+    note = json.loads(before["run.lock"])
+    elsewhere = (f"its writer (pid {note['pid']} on host {note['host']} since {note['since']}) is still running but "
+                 "holds no lock here: this directory is a copy of its run, made while it wrote (cp, rsync, a backup, a "
+                 "move to another file system)")
+    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
+        f"FAIL  run.json: says 'running', but no live process holds run.lock: {elsewhere}; verify the run where it "
+        "is written (record lines checked against records.sha256 only)"))
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(copy)!r}: {elsewhere}; finish the run where it is written, and this copy only "
+        "if that one is lost\n"))
+    assert after == before
