@@ -53,8 +53,9 @@ def own_file(path: Path, what: str = "file") -> None:
 
 
 def no_link(path: str, flags: int) -> int:
-    """`open`'s opener that will not follow a symbolic link (one put there after `own_file` looked)."""
-    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+    """`open`'s opener that will not follow a symbolic link (one put there after `own_file` looked); a file it makes
+    has the mode `open` gives, what the umask leaves of rw-rw-rw- (a group that shares the archive can resume it)."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o666)
 
 
 class DirLock:
@@ -82,6 +83,10 @@ class DirLock:
                               file=str(self.path.parent))
         self._found = os.pread(fd, 4096, 0)
         self.stale = _read(fd)
+        if writing_elsewhere(self.stale):
+            os.close(fd)
+            raise ArchiveBusy(f"{ELSEWHERE.format(describe(self.stale))}; finish the run where it is written, and this "
+                              "copy only if that one is lost", file=str(self.path.parent))
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
@@ -181,6 +186,28 @@ def holder(path: Path) -> dict[str, Any] | None:
         return _read(fd)
     finally:
         os.close(fd)
+
+
+ELSEWHERE = ("its writer ({}) is still running but holds no lock here: this directory is a copy of its run, made "
+             "while it wrote (cp, rsync, a backup, a move to another file system)")
+"""What a run directory whose writer lives but holds no lock on it is."""
+
+
+def writing_elsewhere(note: dict[str, Any] | None) -> bool:
+    """Whether the writer a lock's note names still runs on this host, though it holds no lock here: the directory
+    is a copy of a run made while it was written. A process that took its pid later (one started after the note's
+    `since`) is not that writer, nor is this process; where /proc cannot tell, no writer is taken to live."""
+    pid = note.get("pid") if note else None
+    if not note or note.get("host") != socket.gethostname() or not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        since = datetime.fromisoformat(note["since"]).timestamp()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
+        return False
+    return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK") <= since + 1
 
 
 def describe(note: dict[str, Any] | None) -> str:

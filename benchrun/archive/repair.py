@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from benchrun.archive.atomic import write_atomic
 from benchrun.archive.dirlock import own_file
 from benchrun.archive.ledger import (
     Checked,
@@ -29,7 +30,6 @@ from benchrun.archive.ledger import (
     lines_of,
     read_digests,
 )
-from benchrun.archive.writer import write_atomic
 from benchrun.core.errors import writing
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 from benchrun.core.manifest import Manifest, TaskEntry

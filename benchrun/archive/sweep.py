@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchrun.archive.atomic import write_atomic
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import job_dirs, load_run
-from benchrun.archive.writer import now, write_atomic
+from benchrun.archive.writer import now
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import NO_RUN, RUN, SWEEP_FILE, UNREADABLE
 from benchrun.core.records import Summary, SweepJob, SweepLine, SweepSummary

@@ -2,30 +2,29 @@
 
 Whoever writes holds the directory's lock (`dirlock`) from before the first byte to after the last. A response
 line is committed (its line and then its digest flushed) before its scorers run; one sample's score lines follow
-the same way. Files that are rewritten (run.json, summary.json, the seal) are written to a temporary file, synced
-and renamed. A failed write is one line naming the file (`WriteFailed`), never a traceback or a temporary file left.
+the same way. Files that are rewritten (run.json, summary.json, the seal) are written whole or not at all
+(`atomic`). A failed write is one line naming the file (`WriteFailed`), never a traceback or a temporary file left.
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import os
 import platform
 import socket
 import threading
 import uuid
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterable
 
+from benchrun.archive.atomic import write_atomic
 from benchrun.archive.books import Books
-from benchrun.archive.claims import HYDRA_DIR, archive_file, holds_run, refusal, taken
+from benchrun.archive.claims import HYDRA_DIR, holds_run, refusal, taken
 from benchrun.archive.dirlock import DirLock, no_link, own_file
 from benchrun.archive.ledger import digest_lines
-from benchrun.core.errors import ArchiveError, BenchrunError, RunDirTaken, WriteFailed, writing
+from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import (
     CONFIG,
@@ -84,58 +83,10 @@ def _version(name: str) -> str | None:
         return None
 
 
-def write_atomic(path: Path, data: bytes, follow: bool = False) -> None:
-    """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done."""
-    with INTERRUPTS.held(), atomic_file(path, follow=follow) as handle:
-        handle.write(data)
-
-
-@contextmanager
-def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: Any) -> Iterator[IO[Any]]:
-    """A file to write `path` through: a temporary file beside it, synced and renamed over it when the block ends,
-    so `path` is the old file or the new one, never part of it; an OSError is one line naming `path` (WriteFailed),
-    and no temporary file survives. A run directory's own files are replaced, a link among them too (never written
-    through); with `follow`, for a file the user named (`--output`), a symbolic link is written through (the file it
-    names is replaced, not the link), and what cannot be renamed over (a device, a pipe: /dev/stdout, /dev/full) is
-    written into. `-` is refused: it names standard output to the tools that read it, no file."""
-    if follow:
-        if os.fspath(path) == "-":
-            raise BenchrunError("--output -: '-' names standard output, not a file; nothing was written; name a file "
-                                "(export writes to standard output without --output)")
-        if why := archive_file(path):
-            raise BenchrunError(f"--output: {why}; nothing was written; name another file", file=str(path))
-        named = Path(os.path.realpath(path)) if path.is_symlink() else path
-        path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
-    with writing(path):
-        if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if follow and path.exists() and not path.is_file():
-            with open(path, mode, **options) as handle:
-                yield handle
-            return
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-        handle = os.fdopen(_new_file(tmp), mode, **options)
-        try:
-            with handle:
-                yield handle
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-
-
 def write_seal(run_dir: Path, run_id: str, run_json: bytes, sealed_at: str) -> None:
     """seal.json, the last file a run's writer writes: the digest of its final run.json, `run_json`."""
     seal = Seal(run_id=run_id, sealed_at=sealed_at, run_json=FileDigest.of(run_json))
     write_atomic(run_dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
-
-
-def _new_file(path: Path) -> int:
-    """A descriptor of a file made new at `path` for writing, never one there before: a file or a symbolic link
-    that another process put at the name (a temporary file's name is not a secret) is an error, never written
-    through. Its mode is what the umask leaves of rw-rw-rw-, as `open` gives."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
 
 
 def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:

@@ -1,10 +1,13 @@
 """`cache [--cache-dir DIR] [--digest PREFIX] [--clear] [--json]`: where the response cache is, its size on disk and
-its entries per model; `--clear` deletes them (with `--digest`, one model's)."""
+its entries per model; `--clear` deletes them (with `--digest`, one model's). Listing only reads: the database is
+opened read-only (`Listing`), so a cache on a read-only medium, or another user's, is listed as it is, and no entry,
+table or database is made (SQLite's read-only readers of a database in WAL mode may leave its -shm file beside it)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 from dataclasses import asdict
@@ -17,7 +20,15 @@ from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, ConfigError, writing
 from benchrun.core.recordvalues import short_digest
-from benchrun.execute.cache import DB_FILE, OtherVersion, Stats, Store
+from benchrun.execute.cache import (
+    BUSY_TIMEOUT_S,
+    DB_FILE,
+    SCHEMA_VERSION,
+    OtherVersion,
+    Stats,
+    Store,
+    size_on_disk,
+)
 from benchrun.execute.cacheplace import cache_dir, chosen_by, misplaced_store
 
 HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
@@ -40,22 +51,62 @@ def main(args: argparse.Namespace) -> int:
     if not (directory / DB_FILE).exists():  # nothing to show or clear: the cache is not made just to say so
         report(Stats(directory / DB_FILE, 0, ()), None if not args.clear else 0, args)
         return EXIT["ok"]
+    if not args.clear:
+        with Listing(directory, key) as listing:
+            report(listing.stats(args.digest), None, args)
+        return EXIT["ok"]
+    with writing(directory / DB_FILE), open(directory / DB_FILE, "ab"):  # a medium or file it may not write: one
+        pass  # line naming the file, before SQLite's "unable to open database file"
     try:
         store = Store(directory, key)
     except OtherVersion as other:
-        if not args.clear or args.digest is not None:
+        if args.digest is not None:
             raise
         removed(remove_database(directory), other.version, args.json)
         return EXIT["ok"]
     try:
-        stats = store.stats(None if args.clear else args.digest)  # read first: another program's database is
-        cleared = store.clear(args.digest) if args.clear else None  # refused before anything in it is deleted
-        report(store.stats() if args.clear else stats, cleared, args)  # after a clear: what is left
+        store.stats()  # read first: another program's database is refused before anything in it is deleted
+        cleared = store.clear(args.digest)
+        report(store.stats(), cleared, args)  # after a clear: what is left
     except sqlite3.Error as err:  # a database, but not the cache's (its tables are another program's)
         raise store.unusable(err) from None
     finally:
         store.close()
     return EXIT["ok"]
+
+
+class Listing(Store):
+    """The cache's database opened read-only (SQLite's `mode=ro`; `immutable=1` in a folder it may not write, where
+    a database in WAL mode cannot otherwise be opened), its schema version checked as `Store` checks it: a database
+    without one (empty, or a 0-byte file) has no entries."""
+
+    def __init__(self, directory: Path, key: str):
+        self.dir, self.path, self.key = directory, directory / DB_FILE, key
+        mode = "mode=ro" if os.access(directory, os.W_OK) else "immutable=1"
+        try:
+            self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_S,
+                                       isolation_level=None)
+        except sqlite3.Error as err:
+            raise self.unusable(err) from None
+        try:
+            self.version = self._version()
+            if self.version is None:
+                self._refuse_foreign()
+            elif self.version != str(SCHEMA_VERSION):
+                raise OtherVersion(self.path, self.version, key)
+        except BaseException as err:
+            self._db.close()
+            if isinstance(err, sqlite3.Error):
+                raise self.unusable(err) from None
+            raise
+
+    def stats(self, digest_prefix: str | None = None) -> Stats:
+        if self.version is None:
+            return Stats(self.path, size_on_disk(self.path), ())
+        try:
+            return super().stats(digest_prefix)
+        except sqlite3.Error as err:  # a database, but not the cache's (its tables are another program's)
+            raise self.unusable(err) from None
 
 
 def remove_database(directory: Path) -> Path:

@@ -10,9 +10,9 @@ import sys
 from contextlib import nullcontext
 from typing import IO, Any, Sequence
 
+from benchrun.archive.atomic import atomic_file
 from benchrun.archive.reader import Run, expand_runs
 from benchrun.archive.rows import columns, export_rows
-from benchrun.archive.writer import atomic_file
 from benchrun.audit import arguments
 from benchrun.core.errors import EXIT
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
+from benchrun.archive.atomic import write_atomic
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, distinct_labels, job_dirs, load_run, named, resolve_run
 from benchrun.archive.speed import FIGURES, figures, speed_of
-from benchrun.archive.writer import write_atomic
 from benchrun.audit import arguments
 from benchrun.audit import report_svg as svg
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity

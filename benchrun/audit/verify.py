@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import LockState, describe, probe
+from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, probe, writing_elsewhere
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.trust import CONVERTED, converted, seal_broken
 from benchrun.archive.writer import file_digest
@@ -135,6 +135,8 @@ def _sealing(run: Run, lock: LockState) -> str:
     lock after it wrote the final run.json (a writer that ends cleanly empties the lock), so a resume seals it."""
     if lock.held:
         return f": its writer is sealing it now ({describe(lock.note)}); verify it once it has"
+    if writing_elsewhere(lock.note):
+        return f": {ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
     if lock.note:
         how = "finish" if run.info.status in UNFINISHED else "seal"  # an interrupted run has samples left to ask
         return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
@@ -150,6 +152,8 @@ def _not_held(run: Run, lock: LockState) -> str:
     (which a writer does once it has ended the run), or there never was one here."""
     if not lock.exists:
         return "there is none, so the directory was copied without it or run.json edited"
+    if writing_elsewhere(lock.note):
+        return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
     if lock.note:
         return (f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); "
                 f"finish it with: benchrun-audit resume {run.path}")

@@ -1,0 +1,119 @@
+"""Files rewritten whole or not at all: each through a temporary file beside it, synced and renamed over it, and
+the temporary files that a writer killed mid-write left, removed by the next write of the same file."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import stat
+import time
+import uuid
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from benchrun.archive.claims import archive_file
+from benchrun.core.errors import BenchrunError, writing
+from benchrun.core.interrupts import INTERRUPTS
+
+STALE_S = 60.0
+"""How long a temporary file is left unchanged before a later writer may take it for one a killed writer left: a
+live writer holds its file locked (flock) from just after it makes it, and this covers that instant."""
+
+
+def write_atomic(path: Path, data: bytes, follow: bool = False) -> None:
+    """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done."""
+    with INTERRUPTS.held(), atomic_file(path, follow=follow) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: Any) -> Iterator[IO[Any]]:
+    """A file to write `path` through: a temporary file beside it, synced and renamed over it when the block ends,
+    so `path` is the old file or the new one, never part of it; an OSError is one line naming `path` (WriteFailed),
+    and no temporary file survives (one that a killed writer left is removed, `remove_leftovers`). A run
+    directory's own files are replaced, a link among them too (never written through); with `follow`, for a file
+    the user named (`--output`), a symbolic link is written through (the file it names is replaced, not the link),
+    and what cannot be renamed over (a device, a pipe: /dev/stdout, /dev/full) is written into. `-` is refused: it
+    names standard output to the tools that read it, no file."""
+    if follow:
+        if os.fspath(path) == "-":
+            raise BenchrunError("--output -: '-' names standard output, not a file; nothing was written; name a file "
+                                "(export writes to standard output without --output)")
+        if why := archive_file(path):
+            raise BenchrunError(f"--output: {why}; nothing was written; name another file", file=str(path))
+        named = Path(os.path.realpath(path)) if path.is_symlink() else path
+        path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
+    with writing(path):
+        if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if follow and path.exists() and not path.is_file():
+            with open(path, mode, **options) as handle:
+                yield handle
+            return
+        remove_leftovers(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+        handle = os.fdopen(_new_file(tmp), mode, **options)
+        try:
+            with handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+                os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _new_file(path: Path) -> int:
+    """A descriptor of a file made new at `path` for writing, never one there before: a file or a symbolic link
+    that another process put at the name (a temporary file's name is not a secret) is an error, never written
+    through. Its mode is what the umask leaves of rw-rw-rw-, as `open` gives. It is locked while open (where the
+    file system locks at all), which tells a later writer that its writer lives."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    with suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def leftover_name(name: str) -> re.Pattern[str]:
+    """The names of the temporary files written on the way to the file named `name`."""
+    return re.compile(rf"\.{re.escape(name)}\.\d+\.[0-9a-f]{{12}}\.tmp")
+
+
+def remove_leftovers(path: Path) -> list[str]:
+    """Remove the temporary files beside `path` on their way to it that their writers left (killed, or their
+    machine lost): regular files of that name, unchanged for STALE_S and locked by no one. A writer that lives holds
+    its file locked; where the file system cannot lock, nothing is removed. The names removed."""
+    pattern, removed = leftover_name(path.name), []
+    try:
+        entries = [entry.name for entry in os.scandir(path.parent) if pattern.fullmatch(entry.name)]
+    except OSError:  # a folder that can be written but not listed: what a writer left there stays
+        return removed
+    for name in entries:
+        if _remove_if_left(path.parent / name):
+            removed.append(name)
+    return removed
+
+
+def _remove_if_left(tmp: Path) -> bool:
+    """Remove `tmp` if it is a regular file, unchanged for STALE_S, that no live writer holds locked."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or time.time() - found.st_mtime < STALE_S:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        named = os.lstat(tmp)
+        if (named.st_dev, named.st_ino) != (found.st_dev, found.st_ino):
+            return False
+        os.unlink(tmp)
+        return True
+    except OSError:  # locked by its writer, a file system that cannot lock, or a folder not ours to change
+        return False
+    finally:
+        os.close(fd)
