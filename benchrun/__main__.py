@@ -26,7 +26,7 @@ from benchrun.core.errors import (
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
-from benchrun.core.text import undecoded
+from benchrun.core.text import undecoded, unreadable_here
 
 VERBOSE_FLAG = "--verbose"
 MULTIRUN_FLAGS = ("-m", "--multirun")
@@ -60,6 +60,7 @@ def main() -> None:
         from benchrun.core.shards import expand_shards
 
         _working_directory()
+        _text_words(sys.argv[1:])
         refuse_replaced_config(sys.argv[1:])
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
@@ -124,8 +125,18 @@ def _working_directory() -> None:
         raise ArchiveError(f"the working directory {where}: {os_problem(err)} (deleted since the shell entered it?); "
                            "cd to a directory that exists") from None
     if (shown := undecoded(cwd)) is not None:
-        raise ConfigError(f"the working directory {shown} is not UTF-8 text, and a run records it as text (run.json's "
-                          "cwd); cd to a directory whose path is")
+        raise ConfigError(f"the working directory {shown} " + (unreadable_here(cwd) or (
+            "is not UTF-8 text, and a run records it as text (run.json's cwd); cd to a directory whose path is")))
+
+
+def _text_words(argv: list[str]) -> None:
+    """Refuse a word of the command line that is not text (bytes that are not UTF-8, or UTF-8 the locale left
+    undecoded): Python keeps such bytes as lone surrogates, which an override carried into run.json as a traceback,
+    after the run's directory was made."""
+    for word in argv:
+        if (shown := undecoded(word)) is not None:
+            raise ConfigError(f"the command line's word '{shown}' " + (unreadable_here(word) or (
+                "is not UTF-8 text (a run records its command line as text, in run.json); give it in UTF-8")))
 
 
 def _exit_now(code: int) -> None:
