@@ -54,13 +54,14 @@ def main() -> None:
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
     try:
-        sys.argv[1:] = [_home(arg) for arg in sys.argv[1:]]
+        typed = sys.argv[1:]
+        sys.argv[1:] = [_home(arg) for arg in typed]
+        _text_words(typed, sys.argv[1:])
         from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
         from benchrun.compose.config import refuse_bad_overrides, refuse_replaced_config
         from benchrun.core.shards import expand_shards
 
         _working_directory()
-        _text_words(sys.argv[1:])
         refuse_replaced_config(sys.argv[1:])
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
@@ -129,14 +130,16 @@ def _working_directory() -> None:
             "is not UTF-8 text, and a run records it as text (run.json's cwd); cd to a directory whose path is")))
 
 
-def _text_words(argv: list[str]) -> None:
+def _text_words(typed: list[str], given: list[str]) -> None:
     """Refuse a word of the command line that is not text (bytes that are not UTF-8, or UTF-8 the locale left
-    undecoded): Python keeps such bytes as lone surrogates, which an override carried into run.json as a traceback,
-    after the run's directory was made."""
-    for word in argv:
-        if (shown := undecoded(word)) is not None:
-            raise ConfigError(f"the command line's word '{shown}' " + (unreadable_here(word) or (
-                "is not UTF-8 text (a run records its command line as text, in run.json); give it in UTF-8")))
+    undecoded), as typed or once its `~` is $HOME (`given`): Python keeps such bytes as lone surrogates, which an
+    override carried into run.json as a traceback, after the run's directory was made."""
+    for word, expanded in zip(typed, given):
+        if (shown := undecoded(expanded)) is None:
+            continue
+        what = f"{shown}'" if undecoded(word) is not None else f"{word}' (~ is $HOME, '{undecoded(os.environ['HOME'])}')"
+        raise ConfigError(f"the command line's word '{what} " + (unreadable_here(expanded) or (
+            "is not UTF-8 text (a run records its command line as text, in run.json); give it in UTF-8")))
 
 
 def _exit_now(code: int) -> None:

@@ -7,7 +7,8 @@ obeys.
   failed in a PydanticSerializationError's traceback, leaving a directory of config.yaml and run.lock that no audit
   command reads (`not a run directory (no run.json)`); `task.name=...` said pydantic's `unable to parse raw data as a
   unicode string`, `hydra.job.name=...` showed U+FFFD in its advice. Now refused before Hydra reads anything, the byte
-  shown escaped (`__main__._text_words`)
+  shown escaped (`__main__._text_words`); a word whose `~` is a $HOME that is not UTF-8 (`cache_dir=~/cache`) is
+  refused naming $HOME
 - UTF-8 text that the locale's encoding cannot read (LC_ALL=C with PYTHONUTF8=0 and PYTHONCOERCECLOCALE=0, or a
   Latin-1 locale): `task.path='bänch'` was refused as `Input should be a valid string`, `runner.model='gemmä'` was
   the traceback above, and a working directory named `bänch` was said to be `not UTF-8 text`, which it is. Now the
@@ -113,3 +114,13 @@ def test_a_config_value_in_utf8_a_locale_cannot_read_is_said_to_be_that(tmp_path
     assert (done.returncode, done.stdout, done.stderr.decode()) == (EXIT["usage"], b"", (
         f"benchrun: error: in 'config': runner.model: 'gemm\\xe4' {LOCALE_FIX}\n"))
     assert kept_under_outputs(tmp_path) == []
+
+
+def test_a_word_whose_tilde_is_a_home_that_is_not_utf8_is_refused_naming_home(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    done = call_benchrun("task.path=bench", "cache_dir=~/cache", "runner.host=http://127.0.0.1:9", cwd=tmp_path,
+                         env={"HOME": f"{tmp_path}/h\udcff"})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: the command line's word 'cache_dir=~/cache' (~ is $HOME, '{tmp_path}/h\\xff') is not UTF-8 "
+        "text (a run records its command line as text, in run.json); give it in UTF-8\n"))
+    assert made(tmp_path) == ["bench"]
