@@ -71,12 +71,13 @@ def main() -> None:
         _error(str(err) if sweep is None else f"{err}; {sweep}")
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
+        why, code = INTERRUPTS.stopped_for, EXIT["archive"] if INTERRUPTS.stopped_for else EXIT["interrupted"]
         if (sweep := _interrupted_sweep()) is not None:  # or a sweep's jobs, each in a process of its own, had begun
-            _error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}: {sweep}")
-            _exit_now(EXIT["interrupted"])
+            _error(f"{why or 'interrupted by ' + (INTERRUPTS.signal_name() or 'SIGINT')}: {sweep}")
+            _exit_now(code)
         _take_back()
-        _error("interrupted before the run started: nothing was asked or recorded")
-        _exit_now(EXIT["interrupted"])
+        _error(f"{why or 'interrupted before the run started'}: nothing was asked or recorded")
+        _exit_now(code)
     except BenchrunError as err:
         if verbose:
             raise

@@ -17,10 +17,32 @@ obeys.
   `judge.model`, `+runner.options.stop=[${oc.env:M}]`) of an environment variable holding bytes that are not UTF-8:
   the traceback and the half-made directory above. Now every string of the composed config is text or refused,
   naming the key (`compose.config.refuse_unkept_values`), as a number JSON cannot keep is
+- a joblib sweep started by a user under `ulimit -u` (9 or 14 processes, as another user than root, whom the limit
+  does not hold): loky's ExecutorManagerThread could not start a thread and died, its traceback printed, and the
+  sweep waited for ever (16 minutes before it was killed) for jobs never handed over. Now a thread that dies in a
+  process whose launcher runs the jobs elsewhere (any launcher but Hydra's basic one) ends the sweep as a signal
+  would, in one line naming the thread, its error and the limit (`callbacks._launcher_thread_died`,
+  `core.interrupts.Interrupts.stop`), exit 4, what was started taken back
+
+What held: a user other than root (runs1, by `runuser`; Python 3.11 copied where that user can read it, benchrun and
+its dependencies from this checkout and its venv on PYTHONPATH, not installed as the README says): a run with the
+benchmark folder read-only to the user, with umask 077, with $HOME unset, with TMPDIR unwritable: completed; $HOME=/
+or XDG_CACHE_HOME=/etc: one line naming $HOME or $XDG_CACHE_HOME (the run recorded `failed`); `outputs=` a folder
+the user cannot write: one line. The locale: LANG=C, LC_ALL=POSIX (Python's UTF-8 mode), PYTHONIOENCODING=ascii or
+latin-1, with non-ASCII values and a benchmark folder named `bänch` (quoted): completed, what stdout cannot encode
+shown escaped; non-ASCII task names: refused by the name's pattern. COLUMNS=1, 0, -5, abc, LINES=1, TERM=dumb:
+completed. $HOME, $XDG_CACHE_HOME or $TMPDIR holding a byte that is not UTF-8: completed (a dry run too). `ulimit
+-f` of 8 to 30 KiB: one line (`file too large writing .../.reserve`), the run recorded `failed` and sealed; of 40
+KiB mid-records: one line naming responses.jsonl, the run `failed`, and `resume` without the limit completed it,
+verify intact. SIGINT sent twice at once at random moments of 8 runs: each exit 130 in one line, each run left
+intact (or nothing made, before the run started). SIGTERM to a joblib sweep before its jobs started: one line, the
+sweep directory taken back.
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +146,38 @@ def test_a_word_whose_tilde_is_a_home_that_is_not_utf8_is_refused_naming_home(tm
         f"benchrun: error: the command line's word 'cache_dir=~/cache' (~ is $HOME, '{tmp_path}/h\\xff') is not UTF-8 "
         "text (a run records its command line as text, in run.json); give it in UTF-8\n"))
     assert made(tmp_path) == ["bench"]
+
+
+DYING_THREAD = '''import threading
+
+from hydra.experimental.callback import Callback
+
+
+class DyingThread(Callback):
+    """A thread of the launching process that dies, as loky's does at the limit of processes (ulimit -u)."""
+
+    def on_multirun_start(self, config, **kwargs):
+        def dies():
+            raise RuntimeError("can't start new thread")
+        thread = threading.Thread(target=dies, name="ExecutorManagerThread")
+        thread.start()
+        thread.join()
+'''
+
+
+def test_a_launcher_thread_that_dies_ends_the_sweep_in_one_line_instead_of_a_wait_for_ever(tmp_path):
+    """Under `ulimit -u` (as a user other than root) loky's ExecutorManagerThread died and the sweep waited for ever
+    for jobs never handed over; a callback's thread stands for it here, deterministically."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    (tmp_path / "dying.py").write_text(DYING_THREAD)
+    env = child_env({"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
+    done = subprocess.run([sys.executable, "-m", "benchrun", "-m", "hydra/launcher=joblib", "task.path=bench",
+                           "runner.model=a,b", "runner.host=http://127.0.0.1:9", "outputs=out",
+                           "+hydra.callbacks.dying._target_=dying.DyingThread"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    limit = "" if soft == resource.RLIM_INFINITY else f"; this user may run {soft} processes and threads (ulimit -u)"
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
+        "benchrun: error: the launcher's thread ExecutorManagerThread failed (RuntimeError: can't start new thread)"
+        f"{limit}: nothing was asked or recorded\n"))
+    assert made(tmp_path) == ["bench", "dying.py"]
