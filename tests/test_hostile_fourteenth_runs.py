@@ -23,6 +23,9 @@ obeys.
   process whose launcher runs the jobs elsewhere (any launcher but Hydra's basic one) ends the sweep as a signal
   would, in one line naming the thread, its error and the limit (`callbacks._launcher_thread_died`,
   `core.interrupts.Interrupts.stop`), exit 4, what was started taken back
+- a folder-style task's folder whose name is not UTF-8 (`tasks/a\xffb`, made by a tool writing Latin-1 names): the
+  line showed `a\ufffdb`, a name not on the disk. Now its byte is shown escaped, as a working directory's is
+  (`compiler.sources`)
 
 What held: a user other than root (runs1, by `runuser`; Python 3.11 copied where that user can read it, benchrun and
 its dependencies from this checkout and its venv on PYTHONPATH, not installed as the README says): a run with the
@@ -51,7 +54,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
-from tests.helpers.benchfiles import tasks_yml, write_bench
+from tests.helpers.benchfiles import folder_task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
@@ -181,3 +184,12 @@ def test_a_launcher_thread_that_dies_ends_the_sweep_in_one_line_instead_of_a_wai
         "benchrun: error: the launcher's thread ExecutorManagerThread failed (RuntimeError: can't start new thread)"
         f"{limit}: nothing was asked or recorded\n"))
     assert made(tmp_path) == ["bench", "dying.py"]
+
+
+def test_a_task_folder_whose_name_is_not_utf8_is_named_with_its_byte_escaped(tmp_path):
+    bench = write_bench(tmp_path, folder_task("add", "add {a}", "a,reference\n1,1\n"))
+    os.mkdir(os.path.join(os.fsencode(bench / "tasks"), b"a\xffb"))
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks/a\\xffb': 'a\\xffb' is not a task name (letters, digits, _ . - ; not starting "
+        "with . or -): rename the folder\n"))
