@@ -39,7 +39,15 @@ completed. $HOME, $XDG_CACHE_HOME or $TMPDIR holding a byte that is not UTF-8: c
 KiB mid-records: one line naming responses.jsonl, the run `failed`, and `resume` without the limit completed it,
 verify intact. SIGINT sent twice at once at random moments of 8 runs: each exit 130 in one line, each run left
 intact (or nothing made, before the run started). SIGTERM to a joblib sweep before its jobs started: one line, the
-sweep directory taken back.
+sweep directory taken back; SIGTERM at six moments of a two-job sweep (basic launcher): each ended completed, or
+interrupted in one line with the job recorded `interrupted` and sweep.json written, or (sent as the process exited,
+its summary printed) by the signal itself, exit 143, everything recorded and intact. A clock set back a day between
+an interrupted run and its `resume` (faketime): completed, verify intact, run.json's ended_at the clock's (a day
+before started_at), the speed's wall time from the monotonic clock. A read-only bind mount as the benchmark folder:
+a run completes (from elsewhere) and, run inside it, `outputs` is one line (`read-only file system: outputs`).
+Folder-style tasks `add` and `Add` side by side: two tasks; a dangling link in tasks/: one line; a named pipe in
+tasks/: not a task, left out. Python 3.12.1 (a venv of the README's test extras without llama-cpp-python): this
+file, the thirteenth pass's, test_config.py and test_error_lines.py pass; one-line errors as under 3.11.
 """
 
 from __future__ import annotations
