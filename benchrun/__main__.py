@@ -26,7 +26,7 @@ from benchrun.core.errors import (
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
-from benchrun.core.text import undecoded
+from benchrun.core.text import undecoded, unreadable_here
 
 VERBOSE_FLAG = "--verbose"
 MULTIRUN_FLAGS = ("-m", "--multirun")
@@ -54,7 +54,9 @@ def main() -> None:
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
     try:
-        sys.argv[1:] = [_home(arg) for arg in sys.argv[1:]]
+        typed = sys.argv[1:]
+        sys.argv[1:] = [_home(arg) for arg in typed]
+        _text_words(typed, sys.argv[1:])
         from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
         from benchrun.compose.config import refuse_bad_overrides, refuse_replaced_config
         from benchrun.core.shards import expand_shards
@@ -69,12 +71,13 @@ def main() -> None:
         _error(str(err) if sweep is None else f"{err}; {sweep}")
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
+        why, code = INTERRUPTS.stopped_for, EXIT["archive"] if INTERRUPTS.stopped_for else EXIT["interrupted"]
         if (sweep := _interrupted_sweep()) is not None:  # or a sweep's jobs, each in a process of its own, had begun
-            _error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}: {sweep}")
-            _exit_now(EXIT["interrupted"])
+            _error(f"{why or 'interrupted by ' + (INTERRUPTS.signal_name() or 'SIGINT')}: {sweep}")
+            _exit_now(code)
         _take_back()
-        _error("interrupted before the run started: nothing was asked or recorded")
-        _exit_now(EXIT["interrupted"])
+        _error(f"{why or 'interrupted before the run started'}: nothing was asked or recorded")
+        _exit_now(code)
     except BenchrunError as err:
         if verbose:
             raise
@@ -124,8 +127,20 @@ def _working_directory() -> None:
         raise ArchiveError(f"the working directory {where}: {os_problem(err)} (deleted since the shell entered it?); "
                            "cd to a directory that exists") from None
     if (shown := undecoded(cwd)) is not None:
-        raise ConfigError(f"the working directory {shown} is not UTF-8 text, and a run records it as text (run.json's "
-                          "cwd); cd to a directory whose path is")
+        raise ConfigError(f"the working directory {shown} " + (unreadable_here(cwd) or (
+            "is not UTF-8 text, and a run records it as text (run.json's cwd); cd to a directory whose path is")))
+
+
+def _text_words(typed: list[str], given: list[str]) -> None:
+    """Refuse a word of the command line that is not text (bytes that are not UTF-8, or UTF-8 the locale left
+    undecoded), as typed or once its `~` is $HOME (`given`): Python keeps such bytes as lone surrogates, which an
+    override carried into run.json as a traceback, after the run's directory was made."""
+    for word, expanded in zip(typed, given):
+        if (shown := undecoded(expanded)) is None:
+            continue
+        what = f"{shown}'" if undecoded(word) is not None else f"{word}' (~ is $HOME, '{undecoded(os.environ['HOME'])}')"
+        raise ConfigError(f"the command line's word '{what} " + (unreadable_here(expanded) or (
+            "is not UTF-8 text (a run records its command line as text, in run.json); give it in UTF-8")))
 
 
 def _exit_now(code: int) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+import resource
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -23,6 +25,7 @@ from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
+from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, MULTIRUN_FILE
 
 Hook = Callable[..., None]
@@ -100,6 +103,20 @@ class RunDirCheck(Callback):
             takeback.NEW_SWEEPS.append((sweep_dir, top))
         takeback.SWEEPS.append(sweep_dir)
         _pin_sweep_dir(config, sweep_dir)
+        if not str(config.hydra.launcher.get("_target_", "")).endswith(".BasicLauncher"):
+            threading.excepthook = _launcher_thread_died
+
+
+def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:
+    """`threading.excepthook` of a process whose launcher runs the sweep's jobs in other processes (joblib, Slurm):
+    a thread of the launcher's that died (loky's, which could not start a thread at the limit of processes, `ulimit
+    -u`) left the sweep waiting for ever for jobs never handed over. It ends the sweep as a signal would."""
+    if issubclass(args.exc_type, SystemExit):
+        return
+    soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    limit = "" if soft == resource.RLIM_INFINITY else f"; this user may run {soft} processes and threads (ulimit -u)"
+    name = args.thread.name if args.thread is not None else "a thread"
+    INTERRUPTS.stop(f"the launcher's thread {name} failed ({args.exc_type.__name__}: {args.exc_value}){limit}")
 
 
 def _claim(sweep_dir: Path) -> None:

@@ -87,7 +87,8 @@ def hydra_error(err: Exception) -> str | None:
     (sbatch refusing the jobs, say); None for any other error."""
     if launched_by_plugin(err):
         lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        return f"hydra/launcher could not launch the sweep's jobs: {lines[-1] if lines else type(err).__name__}"
+        why = INTERRUPTS.stopped_for or (lines[-1] if lines else type(err).__name__)  # its own failure, not the stop's
+        return f"hydra/launcher could not launch the sweep's jobs: {why}"
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had

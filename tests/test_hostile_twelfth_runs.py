@@ -241,11 +241,14 @@ def test_a_working_directory_whose_name_is_not_utf8_is_refused_before_anything_i
     assert sorted(os.listdir(where)) == [b"bench"]
 
 
-@pytest.mark.parametrize("given, key", [("outputs='o\udcff'", "outputs"), ("hydra.run.dir='o\udcff/x'", "hydra.run.dir")])
-def test_a_run_directory_whose_name_is_not_utf8_is_refused_before_anything_is_made(tmp_path, given, key):
+@pytest.mark.parametrize("given, key, shown", [("outputs=${oc.env:OUT}", "outputs", "o\\xff"),
+                                               ("hydra.run.dir=${oc.env:OUT}/x", "hydra.run.dir", "o\\xff/x")])
+def test_a_run_directory_whose_name_is_not_utf8_is_refused_before_anything_is_made(tmp_path, given, key, shown):
+    """The name from an environment variable: on the command line, such a word is refused before Hydra reads it
+    (tests/test_hostile_fourteenth_runs.py)."""
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
-    done = call_benchrun("task.path=bench", given, "runner.host=http://127.0.0.1:9", cwd=tmp_path)
-    shown = given.split("=", 1)[1].strip("'").replace("\udcff", "\\xff")
+    done = call_benchrun("task.path=bench", given, "runner.host=http://127.0.0.1:9", cwd=tmp_path,
+                         env={"OUT": "o\udcff"})
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'config': {key}: '{shown}' is not UTF-8 text, and a run records its directory's path "
         "as text (run.json): name a directory whose name is\n"))

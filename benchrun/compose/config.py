@@ -31,7 +31,7 @@ from benchrun.core.settings import (
     hydra_defaults,
     judge_runner_keys,
 )
-from benchrun.core.text import too_many_digits
+from benchrun.core.text import too_many_digits, undecoded, unreadable_here
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, load_yaml
 
 M = TypeVar("M", bound=BaseModel)
@@ -97,7 +97,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner_file"] = None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     refuse_secrets(secrets.found(cfg))
-    refuse_unkept_numbers(cfg)
+    refuse_unkept_values(cfg)
     config = checked(RunConfig, cfg)
     checked_options(config.runner)
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
@@ -111,12 +111,14 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     return plain
 
 
-def refuse_unkept_numbers(cfg: dict[str, Any]) -> None:
-    """Refuse a number the archive cannot keep as given, anywhere in the config: an integer outside ±(2^53 - 1)
+def refuse_unkept_values(cfg: dict[str, Any]) -> None:
+    """Refuse a value the archive cannot keep as given, anywhere in the config: an integer outside ±(2^53 - 1)
     (`+runner.options.num_predict=1e20` written out), as in a benchmark's files, which config.yaml and run.json keep
-    and not every JSON reader reads as written; and a float that is not finite (`runner.options.temperature=nan`,
+    and not every JSON reader reads as written; a float that is not finite (`runner.options.temperature=nan`,
     `runner.timeout_s=inf`), which JSON has no number for: it became null, the option sent as null (the server's
-    own default) and the setting recorded as null."""
+    own default) and the setting recorded as null; and a string that is not text (`runner.model=${oc.env:M}` of an
+    environment variable holding bytes that are not UTF-8), which made the run's directory, then failed writing
+    run.json in a traceback."""
     stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
     while stack:
         value, where = stack.pop()
@@ -125,6 +127,9 @@ def refuse_unkept_numbers(cfg: dict[str, Any]) -> None:
                                                                  else enumerate(value))]
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
             raise ConfigError(f"the integer {value} is outside {INT_RANGE}", file="config", key=key_path("", where))
+        elif isinstance(value, str) and (shown := undecoded(value)) is not None:
+            raise ConfigError(f"'{shown}' " + (unreadable_here(value) or "is not UTF-8 text, and config.yaml and "
+                              "run.json keep it as text: give it in UTF-8"), file="config", key=key_path("", where))
         elif isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{value} is not a finite number, and JSON (config.yaml, run.json, the manifest) has none "
                               "for it: give a number", file="config", key=key_path("", where))

@@ -11,6 +11,7 @@ not raised again, so what is said, and recorded, is what the first one did (SIGK
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import threading
@@ -40,10 +41,18 @@ class Interrupts:
         self._ending = False
         self.received: int | None = None
         """The signal the process is ending for, if any."""
+        self.stopped_for: str | None = None
+        """Why the process stopped itself (`stop`), said in place of the signal."""
 
     def signal_name(self) -> str | None:
         """`SIGTERM`, for the last signal received; None when there was none."""
         return signal.Signals(self.received).name if self.received else None
+
+    def stop(self, why: str) -> None:
+        """End the process as SIGTERM would (what was started is recorded and said as for a signal), for `why`: a
+        thread the process waits on that died, which would leave it waiting for ever."""
+        self.stopped_for = self.stopped_for or why
+        os.kill(os.getpid(), signal.SIGTERM)
 
     def installed(self) -> bool:
         """Whether this process handles its signals here (a launcher's worker process does not until it installs)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
 from html.parser import HTMLParser
@@ -30,6 +31,19 @@ def undecoded(name: str) -> str | None:
         return None
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if all(
         "\udc80" <= found <= "\udcff" for found in SURROGATE.findall(name)) else ascii(name)[1:-1]
+
+
+def unreadable_here(name: str) -> str | None:
+    """What to do when `name` (a word of the command line, a path) holds UTF-8 that this locale's encoding left
+    undecoded (LC_ALL=C with PYTHONUTF8=0, a Latin-1 locale), else None (text, or bytes that are not UTF-8)."""
+    if undecoded(name) is None:
+        return None
+    try:
+        os.fsencode(name).decode("utf-8")
+    except (UnicodeError, ValueError):
+        return None
+    return (f"is UTF-8 text that this locale's encoding ({sys.getfilesystemencoding()}) cannot read: set "
+            "PYTHONUTF8=1 (or a UTF-8 locale, LANG=C.UTF-8)")
 
 
 def writable_data(value: Any) -> Any:
