@@ -10,8 +10,7 @@ import pytest
 
 from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
-from benchrun.core.records import Completion
-from benchrun.execute.cache import Entry, Repeat, RunCache, Store, cache_key
+from benchrun.execute.cache import Repeat, RunCache, Store, cache_key
 from benchrun.execute.cacheplace import cache_dir, default_dir, mount_type
 from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.http_fake import json_response
@@ -19,6 +18,7 @@ from benchrun.testing.ollama_server import FakeOllama, Reply, _tag, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
+from tests.helpers.cacheentry import entry
 from tests.helpers.commands import bench_run, call_benchrun, run_benchrun, run_dir_of, sweep_dir_of
 from tests.helpers.sqlitefile import sqlite_db
 
@@ -26,13 +26,6 @@ KEY_PARTS = {"runner": "ollama", "model": {"digest": "sha256:aa"}, "settings": {
              "prompt": "2+2?", "schema": {"type": "object"}, "repeat": Repeat(0, 0)}
 CHANGED = {"runner": "local", "model": {"digest": "sha256:ab"}, "settings": {"model": "m", "options": {"seed": 1}},
            "prompt": "2+3?", "schema": {"type": "array"}, "repeat": Repeat(1, 0)}
-
-
-def entry(model: str = "llama3.2", digest: str | None = "sha256:" + "ab" * 32, run_id: str = "run1",
-          created_at: str = "2026-12-01T10:00:00+00:00", text: str = '{"answer": 4}') -> Entry:
-    answer = Completion(text=text, done_reason="stop", prompt_tokens=7, completion_tokens=2,
-                        durations_ns={"total": 5}, extra={"k": "v"})
-    return Entry(answer, model=model, digest=digest, run_id=run_id, created_at=created_at)
 
 
 # --- the store ----------------------------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ from benchrun.execute.cache import DB_FILE, Store
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab
 from tests.helpers.archives import synthetic_run
-from tests.test_cache import entry
+from tests.helpers.cacheentry import entry
 
 pytestmark = pytest.mark.slow
 
