@@ -43,9 +43,10 @@ class Shapes(BaseModel):
 
 
 SCHEMAS = {name: cls.model_json_schema() for name, cls in {**BUILTIN, "Shapes": Shapes}.items()}
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70) | st.floats(allow_nan=False)
-    | st.text(max_size=8) | st.sampled_from(["red", "blue", "point", "yes", "no", "abc"]),
+JSON = st.recursive(  # JSON as RFC 8259 has it: no NaN, no Infinity (an answer holding them is not JSON)
+    st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8)
+    | st.sampled_from(["red", "blue", "point", "yes", "no", "abc"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
         st.sampled_from(["answer", "justification", "colour", "kind", "at", "x", "y", "note", "tags", "counts",
                          "extra"]), inner, max_size=6),
