@@ -32,12 +32,12 @@ CHANGED = {"runner": "local", "model": {"digest": "sha256:ab"}, "settings": {"mo
 
 
 def test_put_get_round_trip_and_wal(tmp_path):
-    store = Store(tmp_path / "c")
-    assert store.get("k") is None
-    store.put("k", entry())
-    store.put("k", entry(text="second"))  # a key keeps its first answer
-    assert store.get("k") == entry()
-    assert store.journal_mode == "wal"
+    with Store(tmp_path / "c") as store:
+        assert store.get("k") is None
+        store.put("k", entry())
+        store.put("k", entry(text="second"))  # a key keeps its first answer
+        assert store.get("k") == entry()
+        assert store.journal_mode == "wal"
     store.close()
     with sqlite_db(tmp_path / "c" / "responses.sqlite3") as db:
         assert db.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone() == ("1",)

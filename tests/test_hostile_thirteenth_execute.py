@@ -82,6 +82,7 @@ from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import scorer, write_bench
+from tests.helpers.cacheentry import stats
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, RepulledJudge
 from tests.helpers.wire import records
@@ -236,7 +237,7 @@ def test_an_openai_answer_of_another_fingerprint_than_the_pinned_one_is_not_cach
 
     with FakeOpenAI(models=["llama3.2"], responder=restarted, system_fingerprint="fp_1") as server:
         first = asked()
-        kept = Store(tmp_path / "cache").stats().entries
+        kept = stats(tmp_path / "cache").entries
         swapping[0], server.system_fingerprint = False, "fp_1"
         second = asked()
     assert ({r["extra"]["system_fingerprint"] for r in first}, kept) == ({"fp_2"}, 0)
@@ -244,11 +245,11 @@ def test_an_openai_answer_of_another_fingerprint_than_the_pinned_one_is_not_cach
 
 
 def test_a_cached_openai_answer_of_another_fingerprint_than_the_pinned_one_is_a_miss(tmp_path):
-    store = Store(tmp_path / "cache")
     answer = Completion(text="x", extra={"model": "m", "system_fingerprint": "fp_2"})
-    store.put("k", Entry(answer, "m", None, "a1b2c3d4e5f6", "2026-01-01T00:00:00Z"))
-    cache = RunCache(store, "openai", {"served": "m", "system_fingerprint": "fp_1"}, {}, "m", "r", 2**20, "b")
-    assert (cache.get_many(["k"]), store.get("k")) == ({}, None)
+    with Store(tmp_path / "cache") as store:
+        store.put("k", Entry(answer, "m", None, "a1b2c3d4e5f6", "2026-01-01T00:00:00Z"))
+        cache = RunCache(store, "openai", {"served": "m", "system_fingerprint": "fp_1"}, {}, "m", "r", 2**20, "b")
+        assert (cache.get_many(["k"]), store.get("k")) == ({}, None)
 
 
 def test_a_model_pulled_again_mid_run_leaves_none_of_that_runs_answers_in_the_cache(tmp_path):
@@ -265,7 +266,7 @@ def test_a_model_pulled_again_mid_run_leaves_none_of_that_runs_answers_in_the_ca
                                f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (result.returncode, result.stderr.startswith("benchrun: error: model llama3.2 changed on")) == (
         EXIT["runner"], True)
-    assert (len(asked), Store(tmp_path / "cache").stats().entries) == (18, 0)
+    assert (len(asked), stats(tmp_path / "cache").entries) == (18, 0)
 
 
 def test_a_judge_pulled_again_mid_run_leaves_none_of_its_grades_in_the_cache(tmp_path):
@@ -278,4 +279,4 @@ def test_a_judge_pulled_again_mid_run_leaves_none_of_its_grades_in_the_cache(tmp
                                f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (result.returncode, result.stderr.startswith("benchrun: error: the judge model qwen2.5 changed on")) == (
         EXIT["runner"], True)
-    assert [(m.model, m.entries) for m in Store(tmp_path / "cache").stats().models] == [("llama3.2", 3)]
+    assert [(m.model, m.entries) for m in stats(tmp_path / "cache").models] == [("llama3.2", 3)]

@@ -138,15 +138,17 @@ def test_a_scorers_dict_and_its_keys_are_read_as_dict_and_str_read_them(tmp_path
     assert (metrics, said) == ((None, {"type": "TypeError", "message": error}) if error else ({"s.fine": 1}, None))
 
 
-LABEL = "encoding with 'idna' codec failed (UnicodeError: label empty or too long)"
 UNASKABLE = {  # (arguments, environment) -> the key at fault, the URL as read, its host, why
     "full-width, from $OLLAMA_HOST": ((), {"OLLAMA_HOST": "ｇｐｕ１"}, "runner.host", "ｇｐｕ１:11434", "ｇｐｕ１",
-                                      "Codepoint U+FF47 at position 1 of 'ｇｐｕ１' not allowed"),
-    "an empty label": (("runner.host='http://a..b:1'",), {}, "runner.host", "http://a..b:1", "a..b", LABEL),
+                                      "each label 1 to 63 characters, in IDNA: Codepoint U+FF47 at position 1 of 'ｇｐｕ１' not "
+                                      "allowed"),
+    "an empty label": (("runner.host='http://a..b:1'",), {}, "runner.host", "http://a..b:1", "a..b",
+                       "an empty label; each label is 1 to 63 characters"),
     "a label of 64": ((f"runner.host='http://{'a' * 64}.b:1'",), {}, "runner.host", f"http://{'a' * 64}.b:1",
-                      f"{'a' * 64}.b", LABEL),
+                      f"{'a' * 64}.b", "a label of 64 characters; each label is 1 to 63 characters"),
     "a circled digit": (("runner=openai", "runner.model=m", "runner.base_url='http://①:1/v1'"), {}, "runner.base_url",
-                        "http://①:1/v1", "①", "Codepoint U+2460 at position 1 of '①' not allowed"),
+                        "http://①:1/v1", "①",
+                        "each label 1 to 63 characters, in IDNA: Codepoint U+2460 at position 1 of '①' not allowed"),
 }
 
 
@@ -156,7 +158,7 @@ def test_a_host_name_no_request_can_be_sent_to_is_refused_naming_the_key(tmp_pat
     result = call_benchrun(*args, f"outputs={tmp_path / 'outputs'}", cwd=tmp_path, env=env)
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'config': {key}: '{url}' is not a server's URL: its host '{host}' is not a host name "
-        f"that can be asked (each label 1 to 63 characters, in IDNA: {why})\n"))
+        f"that can be asked ({why})\n"))
     assert list(tmp_path.rglob("run.json")) == []
 
 

@@ -67,6 +67,8 @@ def _unaskable(host: str) -> str | None:
         return None
     if ":" in host:  # an IPv6 address, which urlsplit has checked
         return None
+    if (label := _bad_label(host)) is not None:
+        return f"is not a host name that can be asked ({label}; each label is 1 to 63 characters)"
     try:
         host.encode("idna")
         if not host.isascii():
@@ -74,4 +76,14 @@ def _unaskable(host: str) -> str | None:
             idna.encode(host)
     except (UnicodeError, ValueError) as err:
         return f"is not a host name that can be asked (each label 1 to 63 characters, in IDNA: {err})"
+    return None
+
+
+def _bad_label(host: str) -> str | None:
+    """`host`'s first label that is empty or longer than 63 characters, said alike on every Python (the socket's IDNA
+    codec words it otherwise from release to release); None when there is none. A last dot ends a name."""
+    labels = host.split(".")
+    for label in labels[:-1] if len(labels) > 1 and not labels[-1] else labels:
+        if not label or len(label) > 63:
+            return f"a label of {len(label)} characters" if label else "an empty label"
     return None
