@@ -11,9 +11,11 @@ not raised again, so what is said, and recorded, is what the first one did (SIGK
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
+import sys
 import threading
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterator, TypeVar
@@ -158,6 +160,21 @@ def ignore_terminal_signals() -> None:
     """In a child process: ignore TERMINAL_SIGNALS."""
     for sig in TERMINAL_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2)'s option: the signal a process is sent when the thread that started it ends."""
+
+
+def die_with(parent: int) -> None:
+    """In a child process: be killed when `parent` ends, however it ends (SIGKILL, the OOM killer, a run's last call
+    left running), even in user code that never reads again. Linux's PR_SET_PDEATHSIG; elsewhere a child ends when it
+    next reads its closed stdin."""
+    if sys.platform != "linux":
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before it could be watched
+        os._exit(1)
 
 
 TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)

@@ -10,6 +10,7 @@ import asyncio
 import inspect
 import itertools
 import json
+import os
 import sys
 from collections import OrderedDict
 from pathlib import Path
@@ -135,6 +136,8 @@ class ScorerProcess:
         self._unsent: list[bytes] = []
         self._send_at: asyncio.TimerHandle | None = None
         self._replacing: asyncio.Task[None] | None = None
+        self._retired: _Pipe | None = None
+        """The process last replaced, which `_replacing` ends (and `close`, if that was cancelled first)."""
 
     async def start(self) -> None:
         """Start the process (none when there is nothing to call)."""
@@ -178,6 +181,7 @@ class ScorerProcess:
         if self._replacing is not None:
             self._replacing.cancel()
             await asyncio.gather(self._replacing, return_exceptions=True)
+        await _ended(self._retired)  # a replacement cancelled before it ended it: the last call overran, say
         await self._stop()
 
     async def _spawn(self) -> None:
@@ -186,7 +190,7 @@ class ScorerProcess:
         open(self.log, "ab").close()  # the log is there once the scorers are, as they print or not
         _, self._pipe = await loop.subprocess_exec(
             lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes), sys.executable, "-m",
-            "benchrun.execute.scorer_worker", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            "benchrun.execute.scorer_worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=SECRETS.child_env())
         self._pipe.transport.get_pipe_transport(0).write(self._setup)
         await self._started
@@ -251,8 +255,8 @@ class ScorerProcess:
             future = self._pending.popitem(last=False)[1][0]
             if not future.done():
                 future.set_result(error)
-        retired, self._pipe = self._pipe, None  # what it writes from now on answers nothing
-        self._replacing = asyncio.ensure_future(self._respawn(retired))
+        self._retired, self._pipe = self._pipe, None  # what it writes from now on answers nothing
+        self._replacing = asyncio.ensure_future(self._respawn(self._retired))
 
     async def _respawn(self, retired: _Pipe | None) -> None:
         await _ended(retired)

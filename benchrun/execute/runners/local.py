@@ -12,6 +12,7 @@ import asyncio
 import importlib.util
 import itertools
 import json
+import os
 import signal
 import sys
 import threading
@@ -129,8 +130,9 @@ class EngineProcess:
     async def start(self, load: dict[str, Any]) -> dict[str, Any]:
         """Start the process and load the model; its greeting ({"ready": ...} or {"error": ...})."""
         self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "benchrun.execute.runners.local_engine", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=self._line_limit,
+            sys.executable, "-m", "benchrun.execute.runners.local_engine", str(os.getpid()),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            limit=self._line_limit,
             env=SECRETS.child_env())
         self._greeting = asyncio.get_running_loop().create_future()
         self._readers = [asyncio.create_task(self._replies()), asyncio.create_task(self._stderr())]

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import IO, Any, Iterator
 
-from benchrun.core.interrupts import ignore_terminal_signals
+from benchrun.core.interrupts import die_with, ignore_terminal_signals
 from benchrun.execute.runners.llama_build import build_refusal
 
 SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_tokens", "top_p": "top_p",
@@ -290,6 +290,7 @@ def _reply(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
+    die_with(int(sys.argv[1]))
     replies = _take_stdout()
     ignore_terminal_signals()
     try:
