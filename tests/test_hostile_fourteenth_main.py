@@ -14,6 +14,11 @@ bad, each with the rule it now obeys.
   process, whose replacement the end of the run cancelled before it could kill it, went on spinning a core after
   benchrun exited (97% CPU, for ever); now the end of the run kills a process it was replacing
   (`execute.scorerprocess.ScorerProcess.close`)
+- a response cache's place in a folder the user may not enter (`XDG_CACHE_HOME=/root/x` for a user other than
+  root; reported by the runs side): the network file-system check looked first and its PermissionError escaped, so
+  the run was recorded `failed` by `permission denied: /root/x/benchrun`, with advice to resume that would fail the
+  same way; now the place is checked first: one line naming `$XDG_CACHE_HOME` and the fix (exit 2), nothing asked, the
+  run recorded `failed` for that reason (`execute.cache.Store`)
 - the same scorer when benchrun itself is killed (SIGKILL, the OOM killer): its process went on for ever too; now the
   scorer process and the embedded engine's die with the run that started them (`core.interrupts.die_with`, Linux's
   PR_SET_PDEATHSIG)
@@ -24,14 +29,19 @@ unclosed SQLite connection in whichever test the collector runs); Python 3.12 ra
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
 from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.commands import call_benchrun
 
@@ -96,3 +106,25 @@ def test_a_host_name_of_good_labels_is_taken(tmp_path, host):
     result = call_benchrun(f"runner.host='http://{host}:1'", "dry_run=true", f"outputs={tmp_path / 'outputs'}",
                            cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+
+
+UNPRIVILEGED = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--inh-caps", "-all"]
+"""A command run as root without the capabilities that pass over permissions: what a user whom they stop sees."""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
+def test_a_cache_place_the_user_may_not_enter_is_one_line_naming_what_chose_it(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x").chmod(0)
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        result = subprocess.run([*UNPRIVILEGED, sys.executable, "-m", "benchrun", "task.path=bench",
+                                 f"runner.host={lab.server.url}", f"outputs={tmp_path / 'outputs'}"], cwd=tmp_path,
+                                env={**child_env(), "XDG_CACHE_HOME": str(tmp_path / "x")}, capture_output=True,
+                                text=True, timeout=120)
+        asked = list(lab.server.requests)
+    (tmp_path / "x").chmod(0o755)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: $XDG_CACHE_HOME: {tmp_path / 'x' / 'benchrun'}: permission denied; set cache_dir= to a "
+        "directory on local disk, or cache=false\n"))
+    [recorded] = [json.loads(path.read_text()) for path in (tmp_path / "outputs").rglob("run.json")]
+    assert (asked, recorded["status"], recorded["reason"]) == ([], "failed", result.stderr[17:-1])

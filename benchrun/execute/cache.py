@@ -198,10 +198,10 @@ class Store:
 
     def __init__(self, directory: Path, key: str = "cache_dir"):
         self.dir, self.path, self.key = directory, directory / DB_FILE, key
-        refuse_network_fs(directory, key)
-        problem = misplaced_store(directory, self.path)
+        problem = misplaced_store(directory, self.path)  # first: a place it may not look into is named so
         if problem is not None:
             raise ConfigError(f"{problem}; {FIX}", key=self.key)
+        refuse_network_fs(directory, key)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
