@@ -4,6 +4,9 @@ bad, each with the rule it now obeys.
 - a command-line word whose `~` stands for a home directory that is not UTF-8, with HOME unset (the home is then the
   user's entry in the password database): the refusal read $HOME to name it, and its KeyError escaped as a
   traceback; now it names where the home came from (`__main__._home_named`)
+- `benchrun-audit report` of a run directory renamed (or copied) to a name that is not UTF-8: the HTML could not be
+  written (UnicodeEncodeError, a traceback, no report); now the path is shown as every other text from outside is,
+  its bytes escaped (`run\\xff`), in the report and on the terminal (`console.visible`)
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from pathlib import Path
 import pytest
 
 from benchrun.__main__ import _text_words
-from benchrun.core.errors import ConfigError
+from benchrun.console.visible import shown_name
+from benchrun.core.errors import EXIT, ConfigError
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import audit
 
 NOT_UTF8_HOME = os.fsdecode(b"/tmp/h\xff")
 
@@ -27,3 +33,17 @@ def test_a_tilde_for_a_home_that_is_not_utf8_with_home_unset_names_the_users_ent
     assert str(refused.value) == (
         "the command line's word 'cache_dir=~/cache' (~ is the home directory of this user's entry (HOME is unset), "
         "'/tmp/h\\xff') is not UTF-8 text (a run records its command line as text, in run.json); give it in UTF-8")
+
+
+def test_a_report_of_a_run_whose_directory_is_not_utf8_shows_its_bytes_escaped(tmp_path):
+    run_dir = synthetic_run(tmp_path / os.fsdecode(b"run\xff"), [1.0, 0.0], run_id="b0b0b0b0b0b0")
+    done = audit(tmp_path, "report", str(run_dir), "--output", "page.html")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    page = (tmp_path / "page.html").read_text("utf-8")
+    assert page.count(f"<code>{tmp_path}/run\\xff</code>") == 1
+    assert f"<pre>{tmp_path}/run\\xff</pre>" in page
+
+
+def test_a_byte_of_a_name_that_is_not_utf8_is_shown_as_that_byte():
+    assert shown_name(os.fsdecode(b"/tmp/r\xffn\x80")) == "/tmp/r\\xffn\\x80"
+    assert shown_name("a\ud800b") == "a\\ud800b"
