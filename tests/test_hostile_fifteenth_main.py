@@ -7,11 +7,18 @@ bad, each with the rule it now obeys.
 - `benchrun-audit report` of a run directory renamed (or copied) to a name that is not UTF-8: the HTML could not be
   written (UnicodeEncodeError, a traceback, no report); now the path is shown as every other text from outside is,
   its bytes escaped (`run\\xff`), in the report and on the terminal (`console.visible`)
+- a machine whose name is not UTF-8 (the kernel takes any bytes; set in a UTS namespace here): every run ended in a
+  traceback writing run.json, after its directory was made; now the name is recorded with its bytes escaped, in
+  run.json and run.lock alike (`core.text.host_name`)
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +26,10 @@ import pytest
 from benchrun.__main__ import _text_words
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ConfigError
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import synthetic_run
-from tests.helpers.commands import audit
+from tests.helpers.commands import audit, run_dir_of
 
 NOT_UTF8_HOME = os.fsdecode(b"/tmp/h\xff")
 
@@ -47,3 +56,17 @@ def test_a_report_of_a_run_whose_directory_is_not_utf8_shows_its_bytes_escaped(t
 def test_a_byte_of_a_name_that_is_not_utf8_is_shown_as_that_byte():
     assert shown_name(os.fsdecode(b"/tmp/r\xffn\x80")) == "/tmp/r\\xffn\\x80"
     assert shown_name("a\ud800b") == "a\\ud800b"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="a host name of its own needs root")
+def test_a_machine_whose_name_is_not_utf8_records_it_escaped(tmp_path):
+    named = 'printf "h\\377st" > /proc/sys/kernel/hostname && exec "$@"'
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run(["unshare", "--uts", "sh", "-c", named, "sh", sys.executable, "-m", "benchrun",
+                               f"runner.host={server.url}", "cache=false"], cwd=tmp_path, env=child_env(),
+                              capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    run = json.loads((run_dir_of(done.stdout) / "run.json").read_text("utf-8"))
+    assert run["environment"]["hostname"] == "h\\xffst"
+    assert audit(tmp_path, "verify", str(run_dir_of(done.stdout))).stdout.splitlines()[-1] == "intact"
