@@ -10,13 +10,20 @@ bad, each with the rule it now obeys.
 - a machine whose name is not UTF-8 (the kernel takes any bytes; set in a UTS namespace here): every run ended in a
   traceback writing run.json, after its directory was made; now the name is recorded with its bytes escaped, in
   run.json and run.lock alike (`core.text.host_name`)
+- the embedded model under a memory limit (`ulimit -v 200000`, a batch system's limit): the one line blamed the model
+  file (`cut short, or a model architecture it does not know; set runner.model_path to a GGUF file`, or the engine's
+  death `while loading model file ...; set runner.model_path to a GGUF file it can load`), a file that loads with the
+  memory; now it names the limit first, and an engine killed while loading (SIGKILL: the out-of-memory killer) is
+  said to be that (`execute.runners.local_engine.memory_limit`, `execute.runners.local.load_died`)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +33,9 @@ import pytest
 from benchrun.__main__ import _text_words
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ConfigError
+from benchrun.execute.runners import local_engine
+from benchrun.execute.runners.base import EngineDied
+from benchrun.execute.runners.local import load_died
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import synthetic_run
@@ -70,3 +80,32 @@ def test_a_machine_whose_name_is_not_utf8_records_it_escaped(tmp_path):
     run = json.loads((run_dir_of(done.stdout) / "run.json").read_text("utf-8"))
     assert run["environment"]["hostname"] == "h\\xffst"
     assert audit(tmp_path, "verify", str(run_dir_of(done.stdout))).stdout.splitlines()[-1] == "intact"
+
+
+MODEL = Path("/models/m.gguf")
+KEY = "runner.model_path"
+
+
+def test_an_engine_killed_while_loading_is_said_to_be_out_of_memory(monkeypatch):
+    monkeypatch.setattr(local_engine, "LIMITS", {})
+    assert load_died(EngineDied("died of SIGKILL (signal 9)"), MODEL, -signal.SIGKILL, KEY) == (
+        "the embedded engine (llama.cpp) died of SIGKILL (signal 9) while loading model file '/models/m.gguf' (the "
+        "kernel kills a process so when the memory it may use runs out); set runner.model_path to a GGUF file it can "
+        "load in less")
+    assert load_died(EngineDied("exited with code 1"), MODEL, 1, KEY) == (
+        "the embedded engine (llama.cpp) exited with code 1 while loading model file '/models/m.gguf'; set "
+        "runner.model_path to a GGUF file it can load")
+
+
+@pytest.mark.slow
+def test_the_embedded_model_under_a_memory_limit_is_told_the_limit_not_the_file(tmp_path):
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (200_000 * 1024, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "benchrun", "runner=local", "cache=false"], cwd=tmp_path,
+                          env=child_env(), capture_output=True, text=True, timeout=300, preexec_fn=limited)
+    assert done.returncode == EXIT["runner"]
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("benchrun: error: ")
+    assert "within this process's memory limit (195 MiB, ulimit -v)" in done.stderr
+    assert done.stderr.endswith(("raise the limit, or set runner.model_path to another GGUF file\n",
+                                 "raise the limit, or set runner.model_path to a GGUF file it can load\n"))
