@@ -15,6 +15,10 @@ bad, each with the rule it now obeys.
   death `while loading model file ...; set runner.model_path to a GGUF file it can load`), a file that loads with the
   memory; now it names the limit first, and an engine killed while loading (SIGKILL: the out-of-memory killer) is
   said to be that (`execute.runners.local_engine.memory_limit`, `execute.runners.local.load_died`)
+- `shard=1/99999999999999999999`: taken (a run of one sample, run.json recording a count past what JSON readers keep
+  exactly), and `merge --partial` of such shards listed the 10**20 shards missing until memory ran out (18 GB in a
+  minute); now a split is at most 10,000 parts, as `shards=n` is: the override refused in one line, and a run.json
+  saying more refused where it is read (`core.shards.Shard`)
 """
 
 from __future__ import annotations
@@ -38,8 +42,8 @@ from benchrun.execute.runners.base import EngineDied
 from benchrun.execute.runners.local import load_died
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.archives import synthetic_run
-from tests.helpers.commands import audit, run_dir_of
+from tests.helpers.archives import reseal, synthetic_run
+from tests.helpers.commands import audit, call_benchrun, run_dir_of, run_in_process
 
 NOT_UTF8_HOME = os.fsdecode(b"/tmp/h\xff")
 
@@ -109,3 +113,24 @@ def test_the_embedded_model_under_a_memory_limit_is_told_the_limit_not_the_file(
     assert "within this process's memory limit (195 MiB, ulimit -v)" in done.stderr
     assert done.stderr.endswith(("raise the limit, or set runner.model_path to another GGUF file\n",
                                  "raise the limit, or set runner.model_path to a GGUF file it can load\n"))
+
+
+def test_a_split_into_more_parts_than_a_sweep_takes_is_refused_in_one_line(tmp_path):
+    for shard in ("1/10001", "2/99999999999999999999"):
+        done = call_benchrun(f"shard={shard}", "dry_run=true", cwd=tmp_path)
+        assert (done.returncode, done.stderr) == (
+            EXIT["usage"], f"benchrun: error: in 'config': shard: '{shard}': n is at most 10,000 parts\n")
+
+
+@pytest.mark.slow
+def test_a_shard_run_claiming_a_huge_split_is_refused_where_it_is_read_not_merged(tmp_path):
+    run_dir = run_in_process(tmp_path, "part", "shard=1/2")
+    info = json.loads((run_dir / "run.json").read_text())
+    info["shard"]["count"] = 10**20
+    (run_dir / "run.json").write_text(json.dumps(info, indent=2))
+    reseal(run_dir)
+    done = audit(tmp_path, "merge", str(run_dir), "--into", "merged", "--partial")
+    assert (done.returncode, done.stdout) == (EXIT["archive"], "")
+    assert done.stderr == (f"benchrun: error: in '{run_dir}/run.json': unreadable: shard.count: Input should be less "
+                           "than or equal to 10000\n")
+    assert not (tmp_path / "merged").exists()

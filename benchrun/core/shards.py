@@ -5,7 +5,9 @@ manifest, each with all its repeats: the parts are disjoint, together complete, 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, Mapping
+
+from pydantic import Field
 
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
@@ -17,8 +19,8 @@ if TYPE_CHECKING:
 
 SHARD = re.compile(r"^([0-9]+)/([0-9]+)$")
 MAX_SHARDS = 10_000
-"""The most parts `shards=n` makes, one job each (Slurm's MaxArraySize is 1001 unless raised): a sweep of 10**11
-jobs was built whole, its list of overrides alone past any memory."""
+"""The most parts a manifest is split into (`shard=i/n`, `shards=n`, one job each; Slurm's MaxArraySize is 1001 unless
+raised): a sweep of 10**11 jobs was built whole, its list of overrides alone past any memory."""
 RULE = "position"
 """How samples are dealt to shards: by their position in the manifest, modulo the number of shards."""
 
@@ -26,10 +28,11 @@ RULE = "position"
 class Shard(Frozen):
     """run.json's `shard`: which part of the manifest the run asks."""
 
-    index: int
+    index: Annotated[int, Field(ge=1)]
     """Which part, from 1."""
-    count: int
-    """Of how many parts."""
+    count: Annotated[int, Field(ge=1, le=MAX_SHARDS)]
+    """Of how many parts, at most MAX_SHARDS (a run.json saying more is refused where it is read: `merge` listed the
+    shards missing from 10**20 until memory ran out)."""
     rule: str = RULE
     """How samples are dealt: `position` (the sample at manifest position p goes to part p mod count + 1)."""
 
@@ -45,6 +48,8 @@ class Shard(Frozen):
             raise ValueError(f"i/n holds {too_many_digits()}") from None
         if count < 1 or not 1 <= index <= count:
             raise ValueError(f"'{text}': i/n needs 1 <= i <= n (the i-th of n parts, e.g. 1/8 to 8/8)")
+        if count > MAX_SHARDS:
+            raise ValueError(f"'{text}': n is at most {MAX_SHARDS:,} parts")
         return cls(index=index, count=count)
 
     def __str__(self) -> str:
