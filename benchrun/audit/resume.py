@@ -71,6 +71,10 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if stopped_sealing(run, lock):
             return seal_left(run, lock)
         manifest = checked_manifest(run, force)
+        if planted := trust.strays(run):
+            name, why = planted[0]
+            raise ArchiveError(f"{why}: a resume would seal the run beside it; move it out of the run's directory, "
+                               "then resume", file=str(run.path / name))
         found = repair.check(run.path, manifest)
         if found.problems and not force:
             first, more = found.problems[0], len(found.problems) - 1

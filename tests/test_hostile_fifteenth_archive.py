@@ -1,0 +1,213 @@
+"""Hostile input, fifteenth pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it
+found bad, each with the rule it now obeys.
+
+- a file of a run's own names that the run never wrote, put in its directory after it ended: a `judgements.jsonl`
+  beside a sealed run without judges, or records (responses.jsonl, scores.jsonl, a manifest.json, a summary.json)
+  beside a sealed run that failed before it compiled. `verify` said `intact` (it checked only the files run.json
+  digests), `show` of the run that never compiled printed the planted scores as its metrics (`product
+  calculated_answer n 3 mean 1.000`, status `failed`, 0/0 samples), `merge` of a shard run with planted judge calls
+  ended in a KeyError traceback (`self._sinks[name]`, 'judgements.jsonl') and `resume` sealed an interrupted run
+  beside them (verify then intact). Now a run that ended names in its final digests every file it wrote, and one that
+  failed before it compiled wrote no manifest and no records, so any other file of those names is none of the run's
+  (`archive.trust.strays`): `verify` fails naming it (`judgements.jsonl: not the run's: the run ended (completed), and
+  the final digests in run.json, which name every file it wrote, do not name it; it was put there since`), every
+  reader, `retry` and `merge` refuse the run in one line, and `resume` refuses to seal a run beside it (exit 4)
+- `merge` of shard runs graded by two judge models of one name (the judge pulled again between the shards: qwen2.5 by
+  digest 4a65eed368b0, then ffffffffffff): merged, its run.json naming the first shard's judge for every grade,
+  though the manifests, the model's digest and the options matched. Now shards graded by different judge digests are
+  refused as shards asked of different models are (`audit.merge._same_split`): `shard runs ... (1/2) and ... (2/2)
+  were graded by different judge models: digest 4a65eed368b0 and digest ffffffffffff; a merged run names one judge
+  model for every grade`, exit 4, nothing written
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from benchrun.archive.reader import load_run
+from benchrun.archive.writer import RunWriter, now
+from benchrun.audit import metric_rows, resume_run, verify_run
+from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.core.records import Counts, JudgementRecord, RunInfo
+from benchrun.testing.inprocess import cli
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+
+ENDED = ("not the run's: the run ended ({}), and the final digests in run.json, which name every file it wrote, do "
+         "not name it; it was put there since")
+NEVER_COMPILED = ("not the run's: the run ended (failed) before it compiled, and wrote no manifest and no records; it "
+                  "was put there since")
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def plant_judge_call(run_dir: Path, sample: str, task: str) -> None:
+    """A judge call no judge made, written into `run_dir`'s judgements.jsonl."""
+    call = JudgementRecord(id=sample, task=task, judge="names", judge_repeat=0, messages=[], reply='{"v": 1}',
+                           grade="right", value=1, seconds=0.1, attempts=1)
+    (run_dir / "judgements.jsonl").write_text(call.model_dump_json() + "\n")
+
+
+def failed_before_it_compiled(run_dir: Path) -> Path:
+    """A sealed run that failed before it compiled (a sweep job whose config was refused): run.json, config.yaml and
+    the seal, no manifest and no records."""
+    info = RunInfo(run_id="6" * 12, model="m", status="running", started_at=now(), benchmark="b", manifest_id=None,
+                   runner={}, environment={}, counts=Counts(samples=0))
+    writer = RunWriter.create(run_dir, info)
+    writer.start("task: {path: nowhere}\n")
+    writer.finish("failed", "task.only: no task named 'x'")
+    writer.release()
+    return run_dir
+
+
+# -- files a run never wrote -----------------------------------------------------------------------------------------
+
+def test_judge_calls_put_beside_a_run_without_judges_are_none_of_the_runs(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    assert verify_run(load_run(run_dir)).intact
+    plant_judge_call(run_dir, "t:a=0", "t")
+    verdict = verify_run(load_run(run_dir))
+    assert [(f.file, f.message) for f in verdict.problems] == [("judgements.jsonl", ENDED.format("completed"))]
+    with pytest.raises(ArchiveError) as refused:
+        metric_rows(load_run(run_dir))
+    assert str(refused.value) == (f"in '{run_dir}': run 555555555555: judgements.jsonl: {ENDED.format('completed')}, "
+                                  f"so what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed")
+
+
+def test_records_put_beside_a_run_that_failed_before_it_compiled_are_none_of_the_runs(tmp_path):
+    """`show` printed the planted scores as the metrics of a run that asked nothing, and verify said intact."""
+    donor = synthetic_run(tmp_path / "donor", [1.0, 1.0])
+    run_dir = failed_before_it_compiled(tmp_path / "run")
+    assert verify_run(load_run(run_dir)).intact
+    for name in ("manifest.json", "responses.jsonl", "scores.jsonl"):
+        (run_dir / name).write_bytes((donor / name).read_bytes())
+    verdict = verify_run(load_run(run_dir))
+    assert [(f.file, f.message) for f in verdict.problems] == [
+        (name, NEVER_COMPILED) for name in ("manifest.json", "responses.jsonl", "scores.jsonl")]
+    with pytest.raises(ArchiveError, match="manifest.json: not the run's: the run ended"):
+        metric_rows(load_run(run_dir))
+
+
+def test_an_interrupted_run_is_not_sealed_beside_judge_calls_it_never_made(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], status="interrupted")
+    plant_judge_call(run_dir, "t:a=0", "t")
+    before = {path.name: path.read_bytes() for path in run_dir.iterdir()}
+    with pytest.raises(ArchiveError) as refused:
+        resume_run(load_run(run_dir))
+    assert str(refused.value) == (f"in '{run_dir / 'judgements.jsonl'}': {ENDED.format('interrupted')}: a resume would "
+                                  "seal the run beside it; move it out of the run's directory, then resume")
+    assert {path.name: path.read_bytes() for path in run_dir.iterdir()} == before
+
+
+def shard_runs(tmp_path: Path, digests: list[dict[str, str]], bench: tuple[str, ...] = (),
+               models: tuple[str, ...] = ("llama3.2",), responder=listbench_answer) -> list[Path]:
+    """The runs of shards 1/2 and 2/2, each against a fresh loopback Ollama whose models have `digests`."""
+    found = []
+    for shard, digest in zip(("1/2", "2/2"), digests):
+        with FakeOllama(models=list(models), responder=responder, digests=digest) as server:
+            made = cli(f"runner.host={server.url}", "cache=false", f"outputs={tmp_path / 'outputs'}", *bench,
+                       f"shard={shard}", cwd=tmp_path)
+        assert made.returncode == EXIT["ok"], made.stderr
+        found.append(run_dir_of(made.stdout))
+    return found
+
+
+@pytest.mark.slow
+def test_a_shard_with_judge_calls_it_never_made_is_not_merged(tmp_path):
+    """merge ended in a KeyError traceback (the merged run has no judgements.jsonl to append them to)."""
+    first, second = shard_runs(tmp_path, [{}, {}])
+    sample = json.loads((first / "responses.jsonl").read_text().splitlines()[0])
+    plant_judge_call(first, sample["id"], sample["task"])
+    merged = audit(tmp_path, "merge", str(first), str(second), "--into", str(tmp_path / "merged"))
+    run_id = json.loads((first / "run.json").read_text())["run_id"]
+    assert (merged.returncode, merged.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{first}': run {run_id} (shard 1/2) does not verify: judgements.jsonl: "
+        f"{ENDED.format('completed')}\n"))
+    assert not (tmp_path / "merged").exists()
+
+
+# -- merging what two judge models graded ----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_shards_graded_by_two_judge_models_of_one_name_are_not_merged(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    first, second = shard_runs(tmp_path, [{}, {"qwen2.5": "f" * 64}], ("task.path=bench", "judge.model=qwen2.5"),
+                               ("llama3.2", "qwen2.5"), answer)
+    merged = audit(tmp_path, "merge", str(first), str(second), "--into", str(tmp_path / "merged"))
+    ids = [json.loads((run / "run.json").read_text())["run_id"] for run in (first, second)]
+    digest = json.loads((first / "run.json").read_text())["judge"]["identity"]["digest"]
+    assert (merged.returncode, merged.stderr) == (EXIT["archive"], (
+        f"benchrun: error: shard runs {ids[0]} (1/2) and {ids[1]} (2/2) were graded by different judge models: digest "
+        f"{digest[:12]} and digest ffffffffffff; a merged run names one judge model for every grade\n"))
+    assert not (tmp_path / "merged").exists()
+
+
+# -- a writer known by its process, not by the clock -----------------------------------------------------------------
+
+def process_of(pid: int) -> tuple[str, int, float]:
+    """The boot id of this machine, the start of process `pid` in clock ticks since boot, and that start on the wall
+    clock as it reads now."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                 if line.startswith("btime "))
+    return boot, started, btime + started / os.sysconf("SC_CLK_TCK")
+
+
+def leave_note(run_dir: Path, pid: int, since: float, boot: str, started: int) -> None:
+    """run.lock's note as the writer `pid` left it, at `since` on its clock."""
+    note = {"pid": pid, "host": socket.gethostname(), "command": "python -m benchrun", "boot": boot,
+            "started": started, "since": datetime.fromtimestamp(since, timezone.utc).isoformat(timespec="seconds")}
+    (run_dir / "run.lock").write_text(json.dumps(note))
+
+
+@pytest.fixture
+def live_process():
+    process = subprocess.Popen(["sleep", "60"])
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+@pytest.mark.slow
+def test_a_copy_of_a_run_being_written_is_known_after_the_clock_stepped_forward(tmp_path, live_process):
+    """The wall clock stepped forward an hour (an NTP step, a virtual machine restored) after the writer took its lock:
+    its start, read against the stepped clock, came after the note's `since`, so verify called the copy a killed
+    run, with `finish it with: benchrun-audit resume COPY`, and resume asked the rest again beside the live run."""
+    copy = synthetic_run(tmp_path / "copy", [1.0], finish=False)
+    boot, started, wall = process_of(live_process)
+    leave_note(copy, live_process, wall - 3600, boot, started)
+    [finding] = [f for f in verify_run(load_run(copy)).problems if f.file == "run.json"]
+    assert f"its writer (pid {live_process} on host {socket.gethostname()} since " in finding.message
+    assert "is still running but holds no lock here: this directory is a copy of its run" in finding.message
+    before = {path.name: path.read_bytes() for path in copy.iterdir()}
+    with pytest.raises(ArchiveError, match="this directory is a copy of its run.*finish the run where it is written"):
+        resume_run(load_run(copy))
+    assert {path.name: path.read_bytes() for path in copy.iterdir()} == before
+
+
+@pytest.mark.slow
+def test_a_killed_writers_pid_taken_by_another_process_is_no_writer_whatever_the_clock_said(tmp_path, live_process):
+    """The writer was killed, and its pid taken by a later process; the note's `since` was written by a clock an hour
+    ahead (stepped back since): the later process seemed to have started before the note, so the killed run was
+    called a copy of a live one, and resume refused it for as long as that process ran."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0], finish=False)
+    boot, started, wall = process_of(live_process)
+    leave_note(run_dir, live_process, wall + 3600, boot, started + 1)
+    [finding] = [f for f in verify_run(load_run(run_dir)).problems if f.file == "run.json"]
+    assert finding.message.endswith(f"stopped before the run ended (killed, or its disk failed); finish it with: "
+                                    f"benchrun-audit resume {run_dir} (record lines checked against records.sha256 "
+                                    "only)")
