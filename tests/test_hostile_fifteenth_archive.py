@@ -26,17 +26,20 @@ import json
 import os
 import socket
 import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from benchrun.archive.dirlock import DirLock
 from benchrun.archive.reader import load_run
 from benchrun.archive.writer import RunWriter, now
 from benchrun.audit import metric_rows, resume_run, verify_run
+from benchrun.audit.retry import retry_run
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
-from benchrun.testing.inprocess import cli
+from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import synthetic_run
@@ -211,3 +214,45 @@ def test_a_killed_writers_pid_taken_by_another_process_is_no_writer_whatever_the
     assert finding.message.endswith(f"stopped before the run ended (killed, or its disk failed); finish it with: "
                                     f"benchrun-audit resume {run_dir} (record lines checked against records.sha256 "
                                     "only)")
+
+
+# -- a writer that could not end its run -----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_run_whose_directory_moved_while_it_wrote_is_a_stopped_writers_not_an_edited_one(tmp_path):
+    """The run's directory moved (mv) while it was written: the records went on into the moved directory, summary.json
+    could not be written where the run had been, and the writer, which had not ended the run, emptied run.lock's note
+    as one that ended it does, so verify said `its last writer let go of it cleanly, which a writer does once the run
+    has ended: run.json was edited`, an accusation of tampering with no way on."""
+    run_dir, moved = tmp_path / "run", tmp_path / "moved"
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer, latency_s=0.5) as server:
+        writer = subprocess.Popen([sys.executable, "-m", "benchrun", f"runner.host={server.url}", "cache=false",
+                                   "task.only=[product]", f"hydra.run.dir={run_dir}"], cwd=tmp_path, env=child_env(),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while not (run_dir / "responses.jsonl").is_file() or not (run_dir / "responses.jsonl").read_bytes():
+            assert writer.poll() is None, writer.communicate()
+        run_dir.rename(moved)
+        _, stderr = writer.communicate(timeout=120)
+    assert (writer.returncode, stderr) == (EXIT["archive"], f"benchrun: error: no such file or directory writing "
+                                                            f"{run_dir}/summary.json\n")
+    [finding] = [f for f in verify_run(load_run(moved)).problems if f.file == "run.json"]
+    assert f"its writer (pid {writer.pid} on host " in finding.message
+    assert finding.message.endswith(f"since {json.loads((moved / 'run.lock').read_text())['since']}) stopped before "
+                                    f"the run ended (killed, or its disk failed); finish it with: benchrun-audit "
+                                    f"resume {moved} (record lines checked against records.sha256 only)")
+
+
+def test_retry_of_a_run_being_written_says_to_wait_not_to_resume_it(tmp_path):
+    """retry of a run whose writer lives (asking, or stopped with SIGSTOP) said `finish it with benchrun-audit resume
+    RUN`, which refuses it: `another process is writing this run`."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0], finish=False)
+    lock = DirLock(run_dir).acquire()
+    try:
+        note = json.loads((run_dir / "run.lock").read_text())
+        with pytest.raises(ArchiveError) as refused:
+            retry_run(load_run(run_dir))
+    finally:
+        lock.release()
+    assert str(refused.value) == (f"in '{run_dir}': run 555555555555 is running: it has not finished; it is being "
+                                  f"written (pid {os.getpid()} on host {socket.gethostname()} since {note['since']}): "
+                                  "retry it once it has ended")

@@ -97,15 +97,18 @@ class DirLock:
         self._fd = fd
         return self
 
-    def release(self, ended: bool = False) -> None:
+    def release(self, ended: bool = False, stopped: bool = False) -> None:
         """Let go: the file emptied (a clean exit), or, unless this holder `ended` the run, the note of the dead
         holder it took over put back, so that a writer that refused (a resume of tampered records) or added beside
-        the run (a rescore) leaves the lock saying who stopped before the run ended."""
+        the run (a rescore) leaves the lock saying who stopped before the run ended. A holder that wrote the run and
+        `stopped` before it could end it (its last run.json unwritten: the directory moved, the disk failed) leaves
+        its own note, as a killed writer does: the file is emptied only by a writer that let the run end."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            _write(fd, b"" if ended or self.stale is None else self._found)
+            if not stopped or ended:
+                _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
         finally:

@@ -330,7 +330,7 @@ class RunWriter:
         self._sinks = {}
         with suppress(WriteFailed):  # a read-only file system: nothing more can be written, nor taken away
             self._give_back_reserve()
-        self.lock.release(ended=self.finished)
+        self.lock.release(ended=self.finished, stopped=not self.finished)
 
     def _give_back_reserve(self) -> None:
         with writing(self.dir / RESERVE):
