@@ -37,12 +37,13 @@ from benchrun.archive.reader import load_run
 from benchrun.archive.writer import RunWriter, now
 from benchrun.audit import metric_rows, resume_run, verify_run
 from benchrun.audit.retry import retry_run
-from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.core.errors import EXIT, ArchiveError, WriteFailed
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.testing.inprocess import child_env, cli
-from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.ollama_server import FakeOllama, fake_digest
+from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -256,3 +257,74 @@ def test_retry_of_a_run_being_written_says_to_wait_not_to_resume_it(tmp_path):
     assert str(refused.value) == (f"in '{run_dir}': run 555555555555 is running: it has not finished; it is being "
                                   f"written (pid {os.getpid()} on host {socket.gethostname()} since {note['since']}): "
                                   "retry it once it has ended")
+
+
+# -- a resume the disk refuses ---------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.skipif(not can_mount(), reason="a small disk is mounted for it (needs root)")
+def test_a_resume_the_disk_refuses_leaves_the_run_sealed_as_it_was(tmp_path):
+    """An interrupted run (sealed) resumed on a disk with less room than a writer's reserve: the resume removed the
+    seal, then failed writing `.reserve` (leaving the part it wrote), so the run, which it had not changed, was one
+    every reader refused as if edited (`seal.json: missing: the run ended (interrupted) but nothing covers
+    run.json`), and verify gave no way on."""
+    with small_disk(tmp_path / "disk", 256) as disk:
+        with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+            made = cli(f"runner.host={server.url}", "cache=false", "task.only=[product]",
+                       f"hydra.run.dir={disk / 'run'}", cwd=tmp_path)
+            assert made.returncode == EXIT["ok"], made.stderr
+            run_dir = disk / "run"
+            info = json.loads((run_dir / "run.json").read_text())
+            (run_dir / "run.json").write_text(json.dumps({**info, "status": "interrupted"}, indent=2))
+            reseal(run_dir)
+            fill(disk / "filler")
+            os.truncate(disk / "filler", (disk / "filler").stat().st_size - 16384)
+            before = {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}
+            with pytest.raises(WriteFailed) as refused:
+                resume_run(load_run(run_dir), host=server.url)
+        assert str(refused.value) == f"disk full writing {run_dir}/.reserve"
+        assert {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()} == before
+        assert verify_run(load_run(run_dir)).intact
+
+
+# -- run.json's shapes -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("details", ["x", 5, [["family", "llama"]]])
+def test_a_models_details_that_are_not_a_mapping_make_run_json_unreadable(tmp_path, details):
+    """identity.details as text, a number or a list (a sealed run.json so written): `show` and `report` an
+    AttributeError traceback (`'str' object has no attribute 'items'`), though list and verify read the run."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0], identity={"digest": "a" * 64, "details": {"family": "llama"}})
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "identity": {**info["identity"], "details": details}}))
+    reseal(run_dir)
+    with pytest.raises(ArchiveError) as refused:
+        load_run(run_dir)
+    assert str(refused.value) == f"in '{run_dir / 'run.json'}': unreadable: identity: Value error, details: not a mapping"
+
+
+# -- a judge model pulled again before a forced resume ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_forced_resume_onto_another_judge_model_keeps_which_judge_graded_before(tmp_path):
+    """resume --force onto a judge model pulled again: run.json's `judge` was replaced by the new judge's identity and
+    the resume's history entry kept only the model's, so the run said the new judge graded every answer, the first
+    session's grades included (the README's "--force never erases a fact already recorded", for the model only)."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        made = cli(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
+                   f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert made.returncode == EXIT["ok"], made.stderr
+    run_dir = run_dir_of(made.stdout)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "status": "interrupted"}, indent=2))
+    reseal(run_dir)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer, digests={"qwen2.5": "f" * 64},
+                    port=int(server.url.rsplit(":", 1)[1])) as again:
+        resumed = audit(tmp_path, "resume", str(run_dir), "--host", again.url, "--force")
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    [entry] = json.loads((run_dir / "run.json").read_text())["history"]
+    assert entry["judge_identity"]["digest"] == fake_digest("qwen2.5")
+    shown = audit(tmp_path, "show", str(run_dir)).stdout
+    assert f"graded by    grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff" in shown
+    compared = audit(tmp_path, "compare", str(run_dir), str(run_dir)).stdout.splitlines()[0]
+    assert compared.endswith(f"): grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff")

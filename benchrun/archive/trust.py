@@ -95,11 +95,12 @@ def beneath_seal(run: Run) -> list[str]:
 
 def strays(run: Run) -> list[tuple[str, str]]:
     """The files of a run's own names that a run which ended did not write, (file, why): the final digests in its
-    run.json name every file it wrote (judge calls only with judges), and a run that failed before it compiled wrote
-    no manifest and no records. Such a file was put there since (a judgements.jsonl beside a run without judges,
+    run.json name every file it wrote (judge calls only with judges), and a run its writer sealed before it compiled
+    wrote no manifest and no records (a sweep job settled as interrupted by another process, unsealed, may have been
+    killed as it wrote its manifest). Such a file was put there since (a judgements.jsonl beside a run without judges,
     records beside one that asked nothing), and no reader may take it for the run's."""
     info = run.info
-    if info.manifest_id is None and info.status != "running":
+    if info.manifest_id is None and info.status != "running" and os.path.lexists(run.path / SEAL):
         why = f"the run ended ({info.status}) before it compiled, and wrote no manifest and no records"
         candidates = (MANIFEST, *JUDGED_FILES, DIGESTS, SUMMARY)
     elif info.files:

@@ -26,7 +26,7 @@ from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import probe
 from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
-from benchrun.archive.sessions import mixed_models
+from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.verify import check_files, check_manifest, check_seal
@@ -123,7 +123,7 @@ def _shard_of(run: Run) -> Shard:
     if findings:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) does not verify: {findings[0].file}: "
                            f"{findings[0].message}", file=str(run.path))
-    if mixed := mixed_models(run):
+    if mixed := mixed_models(run) or mixed_judges(run):
         raise ArchiveError(f"run {run.id} (shard {info.shard}) holds {mixed}: a merged run is of one model",
                            file=str(run.path))
     return info.shard
