@@ -22,6 +22,7 @@ found bad, each with the rule it now obeys.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -328,3 +329,21 @@ def test_a_forced_resume_onto_another_judge_model_keeps_which_judge_graded_befor
     assert f"graded by    grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff" in shown
     compared = audit(tmp_path, "compare", str(run_dir), str(run_dir)).stdout.splitlines()[0]
     assert compared.endswith(f"): grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff")
+
+
+@pytest.mark.parametrize("files", [None, 5, True])
+def test_a_manifest_whose_files_are_no_list_is_verified_without_a_traceback(tmp_path, files):
+    """A manifest.json that hashes to its run's id (resealed) but whose `files` is null or a number: verify's check of
+    the benchmark's sources raised `TypeError: 'NoneType' object is not iterable`."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "tasks.yml").write_text("[]\n")
+    run_dir = synthetic_run(tmp_path / "run", [1.0], config="task: {path: bench}\n")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    data = json.dumps({**manifest, "files": files}, sort_keys=True, separators=(",", ":")).encode()
+    (run_dir / "manifest.json").write_bytes(data)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "manifest_id": hashlib.sha256(data).hexdigest()}))
+    reseal(run_dir)
+    verdict = verify_run(load_run(run_dir), cwd=tmp_path)
+    assert [(f.ok, f.file, f.message) for f in verdict.findings if f.file == "sources"] == [
+        (True, "sources", "not checked: manifest.json is not canonical JSON")]

@@ -327,6 +327,8 @@ def manifest_files(data: bytes) -> list[SourceFile]:
         key, pos = decoder.raw_decode(text, pos)
         value, pos = decoder.raw_decode(text, pos + 1)
         if key == "files":
+            if not isinstance(value, list):  # a manifest hashing to its id may still not be benchrun's
+                raise ValueError("files: not a list")
             return [SourceFile.model_validate(f) for f in value]
         pos += text[pos] == ","
     return []
