@@ -23,11 +23,13 @@ found bad, each with the rule it now obeys.
 from __future__ import annotations
 
 import hashlib
+import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -347,3 +349,66 @@ def test_a_manifest_whose_files_are_no_list_is_verified_without_a_traceback(tmp_
     verdict = verify_run(load_run(run_dir), cwd=tmp_path)
     assert [(f.ok, f.file, f.message) for f in verdict.findings if f.file == "sources"] == [
         (True, "sources", "not checked: manifest.json is not canonical JSON")]
+
+
+# -- a manifest that hashes to its id but is not one benchrun writes -------------------------------------------------
+
+def replace_manifest(run_dir: Path, change) -> None:
+    """`run_dir`'s manifest.json changed by `change` (its data, changed in place), its id in run.json and the seal made
+    to match: a run as a writer that wrote it so would have left it (a shared archive's run may be anyone's)."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    change(manifest)
+    data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    (run_dir / "manifest.json").write_bytes(data)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "manifest_id": hashlib.sha256(data).hexdigest()}))
+    reseal(run_dir)
+
+
+class Fetched(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with a JSON schema, and counts it."""
+
+    asked: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        Fetched.asked.append(self.path)
+        body = b'{"type": "integer"}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.slow
+def test_rescore_fetches_nothing_a_manifests_format_names_outside_itself(tmp_path):
+    """A run whose manifest's format schema holds `{"$ref": "http://host/x.json"}` (sealed so): `rescore` fetched the
+    URL (twice) and checked every answer's format against what that server answered then, though the compiler
+    refuses such a format because benchrun fetches nothing for one, and an audit works from the archive alone."""
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        made = cli(f"runner.host={server.url}", "cache=false", "task.only=[product]", f"outputs={tmp_path / 'out'}",
+                   cwd=tmp_path)
+    run_dir = run_dir_of(made.stdout)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fetched) as web:
+        threading.Thread(target=web.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{web.server_address[1]}/x.json"
+        replace_manifest(run_dir, lambda m: m["tasks"][0]["format"]["json_schema"].update({"$ref": url}))
+        rescored = audit(tmp_path, "rescore", str(run_dir))
+        web.shutdown()
+    assert (rescored.returncode, rescored.stderr, Fetched.asked) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir / 'manifest.json'}': not a valid manifest: tasks.0.format.json_schema: Value "
+        f"error, refers to '{url}' ($ref), outside the schema, and benchrun fetches nothing for a format (no URL, no "
+        "file)\n"), [])
+    assert not (run_dir / "rescores").exists()
+
+
+def test_a_manifest_whose_samples_are_of_no_task_of_it_is_one_line(tmp_path):
+    """A manifest (sealed so) whose `tasks` are empty while its samples name a task: `rescore` a KeyError traceback."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0])
+    replace_manifest(run_dir, lambda m: m.update(tasks=[]))
+    with pytest.raises(ArchiveError) as refused:
+        load_run(run_dir).manifest
+    assert str(refused.value) == (f"in '{run_dir / 'manifest.json'}': not a valid manifest: Value error, sample "
+                                  "'t:a=0' is of task 't', which the manifest does not have")
