@@ -30,6 +30,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -235,6 +236,7 @@ def test_a_run_whose_directory_moved_while_it_wrote_is_a_stopped_writers_not_an_
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while not (run_dir / "responses.jsonl").is_file() or not (run_dir / "responses.jsonl").read_bytes():
             assert writer.poll() is None, writer.communicate()
+            time.sleep(0.02)
         run_dir.rename(moved)
         _, stderr = writer.communicate(timeout=120)
     assert (writer.returncode, stderr) == (EXIT["archive"], f"benchrun: error: no such file or directory writing "
