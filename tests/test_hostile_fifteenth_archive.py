@@ -43,6 +43,7 @@ from benchrun.audit import metric_rows, resume_run, verify_run
 from benchrun.audit.retry import retry_run
 from benchrun.core.errors import EXIT, ArchiveError, WriteFailed
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
+from benchrun.testing.chat import Reply
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from benchrun.testing.small_disk import can_mount, fill, small_disk
@@ -414,3 +415,25 @@ def test_a_manifest_whose_samples_are_of_no_task_of_it_is_one_line(tmp_path):
         load_run(run_dir).manifest
     assert str(refused.value) == (f"in '{run_dir / 'manifest.json'}': not a valid manifest: Value error, sample "
                                   "'t:a=0' is of task 't', which the manifest does not have")
+
+
+def refusing_one(req):
+    """listbench's answers, but HTTP 400 for the product of 2 and 3 (that sample's error, the run goes on)."""
+    return Reply(status=400, error="no") if req.prompt.endswith("2 and 3") else listbench_answer(req)
+
+
+@pytest.mark.slow
+def test_a_forced_retry_carries_no_judge_calls_of_a_run_without_judges(tmp_path):
+    """`retry --force` of a run without judges beside which judge calls were put (refused without --force, as
+    `judgements.jsonl: not the run's`): a KeyError traceback ('judgements.jsonl'), the retry's directory left
+    `running`. A run's judge calls are read only of a run with judges (`Run.judgements`)."""
+    with FakeOllama(models=["llama3.2"], responder=refusing_one) as server:
+        made = cli(f"runner.host={server.url}", "cache=false", "task.only=[product]", f"outputs={tmp_path / 'out'}",
+                   cwd=tmp_path)
+        parent = run_dir_of(made.stdout)
+        plant_judge_call(parent, "product:a=3,b=4", "product")
+        retried = audit(tmp_path, "retry", str(parent), "--force", "--host", server.url)
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    child = run_dir_of(retried.stdout)
+    assert not (child / "judgements.jsonl").exists()
+    assert verify_run(load_run(child)).intact
