@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 
 from benchrun.core.errors import (
     EXIT,
@@ -138,9 +139,15 @@ def _text_words(typed: list[str], given: list[str]) -> None:
     for word, expanded in zip(typed, given):
         if (shown := undecoded(expanded)) is None:
             continue
-        what = f"{shown}'" if undecoded(word) is not None else f"{word}' (~ is $HOME, '{undecoded(os.environ['HOME'])}')"
+        what = f"{shown}'" if undecoded(word) is not None else f"{word}' (~ is {_home_named()})"
         raise ConfigError(f"the command line's word '{what} " + (unreadable_here(expanded) or (
             "is not UTF-8 text (a run records its command line as text, in run.json); give it in UTF-8")))
+
+
+def _home_named() -> str:
+    """`$HOME, '/home/me'`: what `~` stood for, and where it came from ($HOME, or the user's entry when it is unset)."""
+    where = "$HOME" if "HOME" in os.environ else "the home directory of this user's entry (HOME is unset)"
+    return f"{where}, '{undecoded(str(Path.home())) or Path.home()}'"
 
 
 def _exit_now(code: int) -> None:

@@ -26,7 +26,6 @@ import hashlib
 import http.server
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -43,6 +42,7 @@ from benchrun.audit import metric_rows, resume_run, verify_run
 from benchrun.audit.retry import retry_run
 from benchrun.core.errors import EXIT, ArchiveError, WriteFailed
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
+from benchrun.core.text import host_name
 from benchrun.testing.chat import Reply
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
@@ -178,7 +178,7 @@ def process_of(pid: int) -> tuple[str, int, float]:
 
 def leave_note(run_dir: Path, pid: int, since: float, boot: str, started: int) -> None:
     """run.lock's note as the writer `pid` left it, at `since` on its clock."""
-    note = {"pid": pid, "host": socket.gethostname(), "command": "python -m benchrun", "boot": boot,
+    note = {"pid": pid, "host": host_name(), "command": "python -m benchrun", "boot": boot,
             "started": started, "since": datetime.fromtimestamp(since, timezone.utc).isoformat(timespec="seconds")}
     (run_dir / "run.lock").write_text(json.dumps(note))
 
@@ -200,7 +200,7 @@ def test_a_copy_of_a_run_being_written_is_known_after_the_clock_stepped_forward(
     boot, started, wall = process_of(live_process)
     leave_note(copy, live_process, wall - 3600, boot, started)
     [finding] = [f for f in verify_run(load_run(copy)).problems if f.file == "run.json"]
-    assert f"its writer (pid {live_process} on host {socket.gethostname()} since " in finding.message
+    assert f"its writer (pid {live_process} on host {host_name()} since " in finding.message
     assert "is still running but holds no lock here: this directory is a copy of its run" in finding.message
     before = {path.name: path.read_bytes() for path in copy.iterdir()}
     with pytest.raises(ArchiveError, match="this directory is a copy of its run.*finish the run where it is written"):
@@ -261,7 +261,7 @@ def test_retry_of_a_run_being_written_says_to_wait_not_to_resume_it(tmp_path):
     finally:
         lock.release()
     assert str(refused.value) == (f"in '{run_dir}': run 555555555555 is running: it has not finished; it is being "
-                                  f"written (pid {os.getpid()} on host {socket.gethostname()} since {note['since']}): "
+                                  f"written (pid {os.getpid()} on host {host_name()} since {note['since']}): "
                                   "retry it once it has ended")
 
 

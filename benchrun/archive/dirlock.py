@@ -12,7 +12,6 @@ import errno
 import fcntl
 import json
 import os
-import socket
 import stat
 import sys
 import time
@@ -24,6 +23,7 @@ from typing import Any
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK
+from benchrun.core.text import host_name
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
 """When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
@@ -89,7 +89,7 @@ class DirLock:
                               "copy only if that one is lost", file=str(self.path.parent))
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
-                _write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _now(),
+                _write(fd, json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(),
                                        "command": " ".join(sys.argv), **_process(os.getpid())}).encode())
         except WriteFailed:
             os.close(fd)
@@ -203,7 +203,7 @@ def writing_elsewhere(note: dict[str, Any] | None) -> bool:
     (an older benchrun's note without them: one started after its `since` is not the writer). Where /proc cannot
     tell, no writer is taken to live."""
     pid = note.get("pid") if note else None
-    if not note or note.get("host") != socket.gethostname() or not isinstance(pid, int) or pid == os.getpid():
+    if not note or note.get("host") != host_name() or not isinstance(pid, int) or pid == os.getpid():
         return False
     if "started" in note:
         live = _process(pid)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import platform
-import socket
 import threading
 import uuid
 from contextlib import suppress
@@ -50,6 +49,7 @@ from benchrun.core.records import (
     Summary,
 )
 from benchrun.core.secrets import SECRETS
+from benchrun.core.text import host_name
 
 if TYPE_CHECKING:
     from benchrun.core.manifest import Manifest
@@ -71,7 +71,7 @@ def environment() -> dict[str, object]:
     """benchrun, Python and package versions, and the machine, for run.json."""
     return {
         "benchrun": _version("benchrun"), "python": platform.python_version(),
-        "platform": platform.platform(), "hostname": socket.gethostname(),
+        "platform": platform.platform(), "hostname": host_name(),
         "packages": {name: _version(name) for name in PACKAGES},
     }
 

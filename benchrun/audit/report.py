@@ -22,6 +22,7 @@ from benchrun.audit import report_svg as svg
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import number, speed_cells
+from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, writing
 from benchrun.core.layout import MULTIRUN_FILE, NO_RUN, RUN, SWEEP_FILE
 from benchrun.core.manifest import Sample
@@ -117,8 +118,8 @@ def _job(path: Path) -> Job:
 def label_jobs(jobs: list[Job]) -> list[Job]:
     """Label each job by its run's label (what varied in a sweep, else the model), adding the run id (or
     directory) where labels repeat."""
-    labels = distinct_labels([job.run.label if job.run else job.path.name for job in jobs],
-                             [job.run.id if job.run else job.path.name for job in jobs])
+    labels = distinct_labels([job.run.label if job.run else shown_name(job.path.name) for job in jobs],
+                             [job.run.id if job.run else shown_name(job.path.name) for job in jobs])
     for job, label in zip(jobs, labels):
         job.label = label
     return jobs
@@ -160,7 +161,7 @@ def table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
 def overview(jobs: list[Job]) -> str:
     rows = [[escape(job.label), _status(job.status), escape(job.run.id if job.run else "-"),
              escape(job.reason or (job.run.info.reason if job.run else None) or ""),
-             f"<code>{escape(str(job.path))}</code>"] for job in jobs]
+             f"<code>{escape(shown_name(str(job.path)))}</code>"] for job in jobs]
     return "<h2>Runs</h2>" + table(["run", "status", "run id", "reason", "directory"], rows, ' id="runs"')
 
 
@@ -355,7 +356,7 @@ def _facts(run: Run) -> dict[str, str]:
     info, identity, env = run.info, run.info.identity, run.info.environment
     details = identity.get("details") or {}
     return {
-        "run id": info.run_id, "directory": str(run.path), "benchmark": info.benchmark,
+        "run id": info.run_id, "directory": shown_name(str(run.path)), "benchmark": info.benchmark,
         "status": info.status + (f": {info.reason}" if info.reason else ""),
         "started": info.started_at, "ended": info.ended_at or "-", "manifest id": info.manifest_id or "-",
         "model": str(identity.get("name") or info.model), "model digest": run.model_digest or "-",

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-UNSEEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+UNSEEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Unicode's categories of what a terminal acts on or prints nothing of its own: control characters (C0 but tab and
 newline, DEL, C1: ESC, CSI, BEL, CR, backspace, ...), format characters (bidirectional overrides and isolates,
-zero-width spaces and joiners, the byte-order mark, the soft hyphen, tags), line and paragraph separators; as the
+zero-width spaces and joiners, the byte-order mark, the soft hyphen, tags), line and paragraph separators, and lone
+surrogates (a path's bytes that are not UTF-8, which no UTF-8 output can hold); as the
 running Python's unicodedata has them, so a newer Unicode's format characters are shown too."""
 SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f]|[^\x00-\x7f]+")
 """An ASCII control character but tab and newline, or a run of characters beyond ASCII (checked in `_escaped`)."""
@@ -31,7 +32,13 @@ def _escaped(found: re.Match[str]) -> str:
     run = found[0]
     if run.isprintable():
         return run
-    return "".join(repr(char)[1:-1] if unicodedata.category(char) in UNSEEN else char for char in run)
+    return "".join(_escape(char) if unicodedata.category(char) in UNSEEN else char for char in run)
+
+
+def _escape(char: str) -> str:
+    """`char` as its Python escape; a byte of a name that is not UTF-8 (which Python keeps as a lone surrogate,
+    U+DC80 to U+DCFF) as that byte, `\\xff`, as `core.text.undecoded` shows it."""
+    return f"\\x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else repr(char)[1:-1]
 
 
 def shown_name(text: str) -> str:

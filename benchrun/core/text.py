@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import socket
 import sys
 from html.parser import HTMLParser
 from typing import Any
@@ -31,6 +32,13 @@ def undecoded(name: str) -> str | None:
         return None
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") if all(
         "\udc80" <= found <= "\udcff" for found in SURROGATE.findall(name)) else ascii(name)[1:-1]
+
+
+def host_name() -> str:
+    """This machine's name as a run records it (run.json, run.lock): text, its bytes that are not UTF-8 (which the
+    kernel takes in a name) escaped as `undecoded` shows them (`h\\xffst`)."""
+    name = socket.gethostname()
+    return undecoded(name) or name
 
 
 def unreadable_here(name: str) -> str | None:

@@ -32,6 +32,7 @@ from benchrun.core.settings import LocalConfig
 from benchrun.core.text import writable_data
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 from benchrun.execute.runners.llama_build import illegal_instruction
+from benchrun.execute.runners.local_engine import memory_limit
 
 INSTALL = 'pip install -e ".[local]"'
 DISTRIBUTION = "llama-cpp-python"
@@ -107,6 +108,17 @@ def exit_words(code: int | None) -> str:
         except ValueError:
             return f"died of signal {-code}"
     return f"exited with code {code}"
+
+
+def load_died(err: EngineDied, path: Path, code: int | None, key: str) -> str:
+    """Why the engine died loading the model at `path`, and what to do: memory first where it is the likelier reason
+    (a limit set on this process's memory, or the kernel's SIGKILL when the memory it may use runs out)."""
+    said, fix = f"the embedded engine (llama.cpp) {err} while loading model file '{path}'", f"set {key} to a GGUF file"
+    if limit := memory_limit():
+        return f"{said}, within {limit}; raise the limit, or {fix} it can load"
+    if code == -signal.SIGKILL:
+        return f"{said} (the kernel kills a process so when the memory it may use runs out); {fix} it can load in less"
+    return f"{said}; {fix} it can load"
 
 
 class EngineProcess:
@@ -275,8 +287,7 @@ class LocalRunner:
         except EngineDied as err:
             if self._engine.exit_code == -signal.SIGILL:
                 raise UnsafeBuild(illegal_instruction(requirement)) from None
-            raise RunnerError(f"the embedded engine (llama.cpp) {err} while loading model file '{path}'; set "
-                              f"{self.config.key('model_path')} to a GGUF file it can load") from None
+            raise RunnerError(load_died(err, path, self._engine.exit_code, self.config.key("model_path"))) from None
         if "refused" in greeting:
             raise UnsafeBuild(greeting["refused"])
         if "error" in greeting:

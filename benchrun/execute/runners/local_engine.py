@@ -19,6 +19,7 @@ import json
 import math
 import os
 import queue
+import resource
 import sys
 import threading
 import time
@@ -177,8 +178,25 @@ def load_model(llama_cpp: Any, path: str, options: dict[str, Any], context_key: 
             raise LoadFailed(f"llama.cpp {llama_cpp.__version__} loaded model file '{path}' but cannot make a context "
                              f"of {tokens} tokens ({context_key}): the memory it needs could not be had; "
                              f"lower {context_key}") from None
+        if limit := memory_limit():  # the likelier reason, where a model that loads elsewhere cannot load here
+            raise LoadFailed(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' within {limit}, or "
+                             "the file is cut short or of an architecture it does not know; raise the limit, or set "
+                             "runner.model_path to another GGUF file") from None
         raise LoadFailed(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' (cut short, or a "
                          "model architecture it does not know); set runner.model_path to a GGUF file") from None
+
+
+LIMITS = {resource.RLIMIT_AS: "ulimit -v", resource.RLIMIT_DATA: "ulimit -d"}
+"""The limits on a process's memory that a shell sets, and how."""
+
+
+def memory_limit() -> str | None:
+    """`this process's memory limit (195 MiB, ulimit -v)`, the lowest this process runs under; None without one."""
+    limits = [(soft, how) for limit, how in LIMITS.items() if (soft := resource.getrlimit(limit)[0]) >= 0]
+    if not limits:  # RLIM_INFINITY is -1
+        return None
+    soft, how = min(limits)
+    return f"this process's memory limit ({soft / 2**20:,.0f} MiB, {how})"
 
 
 class Engine:

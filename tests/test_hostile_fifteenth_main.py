@@ -1,0 +1,111 @@
+"""Hostile input, fifteenth pass, what the lead session tried beside the three sides' passes: the cases it found
+bad, each with the rule it now obeys.
+
+- a command-line word whose `~` stands for a home directory that is not UTF-8, with HOME unset (the home is then the
+  user's entry in the password database): the refusal read $HOME to name it, and its KeyError escaped as a
+  traceback; now it names where the home came from (`__main__._home_named`)
+- `benchrun-audit report` of a run directory renamed (or copied) to a name that is not UTF-8: the HTML could not be
+  written (UnicodeEncodeError, a traceback, no report); now the path is shown as every other text from outside is,
+  its bytes escaped (`run\\xff`), in the report and on the terminal (`console.visible`)
+- a machine whose name is not UTF-8 (the kernel takes any bytes; set in a UTS namespace here): every run ended in a
+  traceback writing run.json, after its directory was made; now the name is recorded with its bytes escaped, in
+  run.json and run.lock alike (`core.text.host_name`)
+- the embedded model under a memory limit (`ulimit -v 200000`, a batch system's limit): the one line blamed the model
+  file (`cut short, or a model architecture it does not know; set runner.model_path to a GGUF file`, or the engine's
+  death `while loading model file ...; set runner.model_path to a GGUF file it can load`), a file that loads with the
+  memory; now it names the limit first, and an engine killed while loading (SIGKILL: the out-of-memory killer) is
+  said to be that (`execute.runners.local_engine.memory_limit`, `execute.runners.local.load_died`)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchrun.__main__ import _text_words
+from benchrun.console.visible import shown_name
+from benchrun.core.errors import EXIT, ConfigError
+from benchrun.execute.runners import local_engine
+from benchrun.execute.runners.base import EngineDied
+from benchrun.execute.runners.local import load_died
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import audit, run_dir_of
+
+NOT_UTF8_HOME = os.fsdecode(b"/tmp/h\xff")
+
+
+def test_a_tilde_for_a_home_that_is_not_utf8_with_home_unset_names_the_users_entry(monkeypatch):
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: cls(NOT_UTF8_HOME)))
+    with pytest.raises(ConfigError) as refused:
+        _text_words(["cache_dir=~/cache"], [f"cache_dir={NOT_UTF8_HOME}/cache"])
+    assert str(refused.value) == (
+        "the command line's word 'cache_dir=~/cache' (~ is the home directory of this user's entry (HOME is unset), "
+        "'/tmp/h\\xff') is not UTF-8 text (a run records its command line as text, in run.json); give it in UTF-8")
+
+
+def test_a_report_of_a_run_whose_directory_is_not_utf8_shows_its_bytes_escaped(tmp_path):
+    run_dir = synthetic_run(tmp_path / os.fsdecode(b"run\xff"), [1.0, 0.0], run_id="b0b0b0b0b0b0")
+    done = audit(tmp_path, "report", str(run_dir), "--output", "page.html")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    page = (tmp_path / "page.html").read_text("utf-8")
+    assert page.count(f"<code>{tmp_path}/run\\xff</code>") == 1
+    assert f"<pre>{tmp_path}/run\\xff</pre>" in page
+
+
+def test_a_byte_of_a_name_that_is_not_utf8_is_shown_as_that_byte():
+    assert shown_name(os.fsdecode(b"/tmp/r\xffn\x80")) == "/tmp/r\\xffn\\x80"
+    assert shown_name("a\ud800b") == "a\\ud800b"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="a host name of its own needs root")
+def test_a_machine_whose_name_is_not_utf8_records_it_escaped(tmp_path):
+    named = 'printf "h\\377st" > /proc/sys/kernel/hostname && exec "$@"'
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run(["unshare", "--uts", "sh", "-c", named, "sh", sys.executable, "-m", "benchrun",
+                               f"runner.host={server.url}", "cache=false"], cwd=tmp_path, env=child_env(),
+                              capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    run = json.loads((run_dir_of(done.stdout) / "run.json").read_text("utf-8"))
+    assert run["environment"]["hostname"] == "h\\xffst"
+    assert audit(tmp_path, "verify", str(run_dir_of(done.stdout))).stdout.splitlines()[-1] == "intact"
+
+
+MODEL = Path("/models/m.gguf")
+KEY = "runner.model_path"
+
+
+def test_an_engine_killed_while_loading_is_said_to_be_out_of_memory(monkeypatch):
+    monkeypatch.setattr(local_engine, "LIMITS", {})
+    assert load_died(EngineDied("died of SIGKILL (signal 9)"), MODEL, -signal.SIGKILL, KEY) == (
+        "the embedded engine (llama.cpp) died of SIGKILL (signal 9) while loading model file '/models/m.gguf' (the "
+        "kernel kills a process so when the memory it may use runs out); set runner.model_path to a GGUF file it can "
+        "load in less")
+    assert load_died(EngineDied("exited with code 1"), MODEL, 1, KEY) == (
+        "the embedded engine (llama.cpp) exited with code 1 while loading model file '/models/m.gguf'; set "
+        "runner.model_path to a GGUF file it can load")
+
+
+@pytest.mark.slow
+def test_the_embedded_model_under_a_memory_limit_is_told_the_limit_not_the_file(tmp_path):
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (200_000 * 1024, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "benchrun", "runner=local", "cache=false"], cwd=tmp_path,
+                          env=child_env(), capture_output=True, text=True, timeout=300, preexec_fn=limited)
+    assert done.returncode == EXIT["runner"]
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("benchrun: error: ")
+    assert "within this process's memory limit (195 MiB, ulimit -v)" in done.stderr
+    assert done.stderr.endswith(("raise the limit, or set runner.model_path to another GGUF file\n",
+                                 "raise the limit, or set runner.model_path to a GGUF file it can load\n"))
