@@ -2,22 +2,39 @@
 found bad, each with the rule it now obeys.
 
 - a file of a run's own names that the run never wrote, put in its directory after it ended: a `judgements.jsonl`
-  beside a sealed run without judges, or records (responses.jsonl, scores.jsonl, a manifest.json, a summary.json)
-  beside a sealed run that failed before it compiled. `verify` said `intact` (it checked only the files run.json
-  digests), `show` of the run that never compiled printed the planted scores as its metrics (`product
-  calculated_answer n 3 mean 1.000`, status `failed`, 0/0 samples), `merge` of a shard run with planted judge calls
-  ended in a KeyError traceback (`self._sinks[name]`, 'judgements.jsonl') and `resume` sealed an interrupted run
-  beside them (verify then intact). Now a run that ended names in its final digests every file it wrote, and one that
-  failed before it compiled wrote no manifest and no records, so any other file of those names is none of the run's
-  (`archive.trust.strays`): `verify` fails naming it (`judgements.jsonl: not the run's: the run ended (completed), and
-  the final digests in run.json, which name every file it wrote, do not name it; it was put there since`), every
-  reader, `retry` and `merge` refuse the run in one line, and `resume` refuses to seal a run beside it (exit 4)
-- `merge` of shard runs graded by two judge models of one name (the judge pulled again between the shards: qwen2.5 by
-  digest 4a65eed368b0, then ffffffffffff): merged, its run.json naming the first shard's judge for every grade,
-  though the manifests, the model's digest and the options matched. Now shards graded by different judge digests are
-  refused as shards asked of different models are (`audit.merge._same_split`): `shard runs ... (1/2) and ... (2/2)
-  were graded by different judge models: digest 4a65eed368b0 and digest ffffffffffff; a merged run names one judge
-  model for every grade`, exit 4, nothing written
+  beside a sealed run without judges, or records (responses.jsonl, scores.jsonl, a manifest.json) beside a sealed
+  run that failed before it compiled. `verify` said `intact`, `show` of the run that never compiled printed the
+  planted scores as its metrics, `merge` of a shard run with planted judge calls (and `retry --force`) ended in a
+  KeyError traceback ('judgements.jsonl') and `resume` sealed an interrupted run beside them. Now a run that ended
+  names in its final digests every file it wrote, and one its writer sealed before it compiled wrote no manifest and
+  no records, so any other file of those names is none of the run's (`archive.trust.strays`): verify fails naming
+  it, every reader, retry and merge refuse the run, resume refuses to seal beside it; and judge calls are read only
+  of a run with judges (`archive.reader.Run.judgements`)
+- `merge` of shard runs graded by two judge models of one name (the judge pulled again between them): merged, naming
+  the first shard's judge for every grade. Now refused as shards of two models are (`audit.merge._same_split`)
+- a live writer told by the wall clock: a clock stepped forward after the writer took run.lock made a copy of the run
+  being written look killed (`verify`: `finish it with: benchrun-audit resume COPY`, and resume asked the rest beside
+  the live run); one stepped back made a later process holding a killed writer's pid look like the writer. Now
+  run.lock's note holds the writer's boot id and start in clock ticks (`archive.dirlock._process`), which no clock
+  step changes
+- a writer that could not end its run (its directory moved while it wrote) emptied run.lock's note as one that ended
+  it does, so verify called run.json edited. Now it leaves its note, as a killed writer's (`DirLock.release(stopped=)`)
+- `retry` of a run being written advised `benchrun-audit resume`, which refuses it; now it says to wait
+- a resume the disk refused (no room for the writer's reserve) removed the seal first, then failed, leaving part of
+  `.reserve`: the untouched run was refused by every reader as edited. Now the seal goes only once run.json says
+  `running` (`audit.resume._reopen`), and a refused reserve leaves nothing (`RunWriter._reserve`)
+- a model's `identity.details` that is not a mapping (a sealed run.json so written): `show` and `report` an
+  AttributeError traceback. Now run.json is unreadable in one line (`core.recordvalues._identity`)
+- `resume --force` onto a judge model pulled again replaced run.json's judge and kept no trace of the judge that
+  graded before. Now the history entry keeps it (`judge_identity`), `show` and `compare` say `grades from 2 judge
+  models: ...`, and merge refuses such a shard (`archive.sessions.mixed_judges`)
+- a sealed manifest (its id made to match) whose `files` is no list (verify: TypeError traceback), whose format schema
+  refers outside itself (`rescore` fetched the URL it named), or whose samples name a task it does not have
+  (`rescore`: KeyError traceback): one line each, nothing fetched (`core.manifest`: `FormatSpec`'s
+  `_self_contained`, the Manifest's `_samples_of_its_tasks`; `audit.verify.manifest_files`)
+
+What held is in the pass's note (fuzzers of run.json, summary.json and rescore.json over every audit command, merges
+of hostile combinations, inode exhaustion, chattr +a/+i, a SIGSTOPped writer, output to /dev/full).
 """
 
 from __future__ import annotations
