@@ -110,7 +110,8 @@ def test_judge_calls_put_beside_a_run_without_judges_are_none_of_the_runs(tmp_pa
     with pytest.raises(ArchiveError) as refused:
         metric_rows(load_run(run_dir))
     assert str(refused.value) == (f"in '{run_dir}': run 555555555555: judgements.jsonl: {ENDED.format('completed')}, "
-                                  f"so what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed")
+                                  f"so what it says cannot be trusted; benchrun-audit verify {run_dir} says what "
+                                  "changed")
 
 
 def test_records_put_beside_a_run_that_failed_before_it_compiled_are_none_of_the_runs(tmp_path):
@@ -322,7 +323,8 @@ def test_a_models_details_that_are_not_a_mapping_make_run_json_unreadable(tmp_pa
     reseal(run_dir)
     with pytest.raises(ArchiveError) as refused:
         load_run(run_dir)
-    assert str(refused.value) == f"in '{run_dir / 'run.json'}': unreadable: identity: Value error, details: not a mapping"
+    assert str(refused.value) == (f"in '{run_dir / 'run.json'}': unreadable: identity: Value error, details: not a "
+                                  "mapping")
 
 
 # -- a judge model pulled again before a forced resume ---------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Which model answered which answers. A run is asked in sessions, the run's own and then each resume's, each by the
 model its runner identified then: run.json's `identity` is the latest session's, and each resume's history entry
 keeps the identity of the session that ended (and its judge model's, `judge_identity`), how many answers that session
-recorded (`answers`) and how many the resume went on from (`kept`). A forced resume may go on with another model (a re-pulled digest); what the first
-sessions asked stays said."""
+recorded (`answers`) and how many the resume went on from (`kept`). A forced resume may go on with another model (a
+re-pulled digest); what the first sessions asked stays said."""
 
 from __future__ import annotations
 

@@ -92,7 +92,8 @@ def _parent_problems(parent: Run) -> list[str]:
         lock = probe(parent.path / LOCK)
         how = (f"it is being written ({describe(lock.note)}): retry it once it has ended" if lock.held else
                f"finish it with benchrun-audit resume {parent.path}")
-        raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; {how}", file=str(parent.path))
+        raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; {how}",
+                           file=str(parent.path))
     if parent.info.manifest_id is None:
         raise ArchiveError(f"run {parent.id} ended before it compiled ({parent.info.reason}); start a new run")
     findings = [*check_manifest(parent), *check_seal(parent), *check_files(parent)]
