@@ -90,22 +90,25 @@ class DirLock:
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(),
-                                       "command": " ".join(sys.argv)}).encode())
+                                       "command": " ".join(sys.argv), **_process(os.getpid())}).encode())
         except WriteFailed:
             os.close(fd)
             raise
         self._fd = fd
         return self
 
-    def release(self, ended: bool = False) -> None:
+    def release(self, ended: bool = False, stopped: bool = False) -> None:
         """Let go: the file emptied (a clean exit), or, unless this holder `ended` the run, the note of the dead
         holder it took over put back, so that a writer that refused (a resume of tampered records) or added beside
-        the run (a rescore) leaves the lock saying who stopped before the run ended."""
+        the run (a rescore) leaves the lock saying who stopped before the run ended. A holder that wrote the run and
+        `stopped` before it could end it (its last run.json unwritten: the directory moved, the disk failed) leaves
+        its own note, as a killed writer does: the file is emptied only by a writer that let the run end."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            _write(fd, b"" if ended or self.stale is None else self._found)
+            if not stopped or ended:
+                _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
         finally:
@@ -195,11 +198,16 @@ ELSEWHERE = ("its writer ({}) is still running but holds no lock here: this dire
 
 def writing_elsewhere(note: dict[str, Any] | None) -> bool:
     """Whether the writer a lock's note names still runs on this host, though it holds no lock here: the directory
-    is a copy of a run made while it was written. A process that took its pid later (one started after the note's
-    `since`) is not that writer, nor is this process; where /proc cannot tell, no writer is taken to live."""
+    is a copy of a run made while it was written. A process that took its pid later is not that writer, nor is this
+    process: the note's boot and start (`_process`) must be the live process's, which no clock stepped since changes
+    (an older benchrun's note without them: one started after its `since` is not the writer). Where /proc cannot
+    tell, no writer is taken to live."""
     pid = note.get("pid") if note else None
     if not note or note.get("host") != host_name() or not isinstance(pid, int) or pid == os.getpid():
         return False
+    if "started" in note:
+        live = _process(pid)
+        return bool(live) and (live["boot"], live["started"]) == (note.get("boot"), note["started"])
     try:
         since = datetime.fromisoformat(note["since"]).timestamp()
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -208,6 +216,18 @@ def writing_elsewhere(note: dict[str, Any] | None) -> bool:
     except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
         return False
     return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK") <= since + 1
+
+
+def _process(pid: int) -> dict[str, Any]:
+    """What tells the process `pid` from every other that had its pid: the id of the boot it runs in and its start,
+    in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
+    say (the process gone, another system)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return {}
+    return {"boot": boot, "started": started}
 
 
 def describe(note: dict[str, Any] | None) -> str:

@@ -188,8 +188,8 @@ class Run:
         return self._records(SCORES, ScoreRecord)
 
     def judgements(self) -> Iterator[JudgementRecord]:
-        """judgements.jsonl (a run with judges), one record at a time; none in a run without."""
-        return self._records(JUDGEMENTS, JudgementRecord)
+        """judgements.jsonl (a run with judges), one record at a time; none in a run without (one there is not its)."""
+        return self._records(JUDGEMENTS, JudgementRecord) if self.info.judge else iter(())
 
     def metric_values(self) -> Values:
         """Every sample's value by (task, metric) and sample id, with repeats the mean of its answers' values

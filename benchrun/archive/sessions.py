@@ -1,8 +1,8 @@
 """Which model answered which answers. A run is asked in sessions, the run's own and then each resume's, each by the
 model its runner identified then: run.json's `identity` is the latest session's, and each resume's history entry
-keeps the identity of the session that ended, how many answers that session recorded (`answers`) and how many the
-resume went on from (`kept`). A forced resume may go on with another model (a re-pulled digest); what the first
-sessions asked stays said."""
+keeps the identity of the session that ended (and its judge model's, `judge_identity`), how many answers that session
+recorded (`answers`) and how many the resume went on from (`kept`). A forced resume may go on with another model (a
+re-pulled digest); what the first sessions asked stays said."""
 
 from __future__ import annotations
 
@@ -27,11 +27,13 @@ class Session:
 
 
 def ended(info: RunInfo, written: int, kept: int) -> dict[str, Any]:
-    """What a resume records of the session that ended, from run.json before the resume (`info`), the response
-    lines the run had committed (`written`) and those the resume keeps after its repair (`kept`)."""
+    """What a resume records of the session that ended, from run.json before the resume (`info`): its model's and
+    its judge model's identity, the response lines the run had committed (`written`) and those the resume keeps after
+    its repair (`kept`)."""
     resumes = [entry for entry in info.history if RESUMED in entry]
     before = resumes[-1].get("kept") if resumes else 0
-    return {"identity": info.identity, "answers": None if before is None else written - before, "kept": kept}
+    judge = {"judge_identity": info.judge["identity"]} if info.judge and "identity" in info.judge else {}
+    return {"identity": info.identity, **judge, "answers": None if before is None else written - before, "kept": kept}
 
 
 def sessions(run: Run) -> list[Session]:
@@ -58,3 +60,15 @@ def mixed_models(run: Run) -> str | None:
 
 def _count(counts: list[int | None]) -> str:
     return "?" if None in counts else str(sum(counts))
+
+
+def mixed_judges(run: Run) -> str | None:
+    """`grades from 2 judge models: 4a65eed368b0, then ffffffffffff`, when a forced resume went on grading with another
+    judge model (digest) than an earlier session's; None when one judge model graded the run."""
+    resumes = [entry["judge_identity"] for entry in run.info.history if RESUMED in entry and "judge_identity" in entry]
+    now = [run.info.judge["identity"]] if run.info.judge and "identity" in run.info.judge else []
+    digests = list(dict.fromkeys(model_digest(identity) for identity in [*resumes, *now] if isinstance(identity, dict)))
+    if len(digests) < 2:
+        return None
+    named = (short_digest(digest) if digest else "a judge model without a digest" for digest in digests)
+    return f"grades from {len(digests)} judge models: {', then '.join(named)}"

@@ -7,6 +7,7 @@ file whose line ends alone changed (made CRLF, as git's core.autocrlf=true check
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -15,7 +16,17 @@ from benchrun.archive import ledger, repair
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import DIGESTS, JUDGED_FILES, MANIFEST, RECORD_FILES, RESPONSES, RUN, RUN_FILES, SEAL
+from benchrun.core.layout import (
+    DIGESTS,
+    JUDGED_FILES,
+    MANIFEST,
+    RECORD_FILES,
+    RESPONSES,
+    RUN,
+    RUN_FILES,
+    SEAL,
+    SUMMARY,
+)
 from benchrun.core.records import FileDigest, Seal
 
 if TYPE_CHECKING:
@@ -68,17 +79,38 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
 
 
 def unverified(run: Run) -> list[str]:
-    """What of the run does not match the digests written with it (`file: why`), seal first; none for a run that
-    failed before it compiled (it has no records)."""
+    """What of the run does not match the digests written with it (`file: why`), seal first; of a run that failed
+    before it compiled (it wrote no records), only the files it never wrote."""
     if run.info.manifest_id is None:
-        return []
+        return [f"{name}: {why}" for name, why in strays(run)]
     return [*_seal(run), *beneath_seal(run)]
 
 
 def beneath_seal(run: Run) -> list[str]:
     """What of the run does not match the digests its run.json holds (`file: why`), the seal aside: the manifest
-    against its id, and each file against its digest (a run that did not end: its record lines)."""
-    return [*_manifest(run), *_files(run)]
+    against its id, each file against its digest (a run that did not end: its record lines), and the files it never
+    wrote."""
+    return [*_manifest(run), *_files(run), *(f"{name}: {why}" for name, why in strays(run))]
+
+
+def strays(run: Run) -> list[tuple[str, str]]:
+    """The files of a run's own names that a run which ended did not write, (file, why): the final digests in its
+    run.json name every file it wrote (judge calls only with judges), and a run its writer sealed before it compiled
+    wrote no manifest and no records (a sweep job settled as interrupted by another process, unsealed, may have been
+    killed as it wrote its manifest). Such a file was put there since (a judgements.jsonl beside a run without judges,
+    records beside one that asked nothing), and no reader may take it for the run's."""
+    info = run.info
+    if info.manifest_id is None and info.status != "running" and os.path.lexists(run.path / SEAL):
+        why = f"the run ended ({info.status}) before it compiled, and wrote no manifest and no records"
+        candidates = (MANIFEST, *JUDGED_FILES, DIGESTS, SUMMARY)
+    elif info.files:
+        why = (f"the run ended ({info.status}), and the final digests in {RUN}, which name every file it wrote, do not "
+               "name it")
+        candidates = (*JUDGED_FILES, DIGESTS, SUMMARY)
+    else:
+        return []
+    return [(name, f"not the run's: {why}; it was put there since") for name in candidates
+            if name not in info.files and os.path.lexists(run.path / name)]
 
 
 def _seal(run: Run) -> Iterator[str]:

@@ -195,9 +195,15 @@ class RunWriter:
         self._write_info()
 
     def _reserve(self) -> None:
-        """Space set aside for the last run.json: a full disk still lets the run say it failed, and why."""
-        with writing(self.dir / RESERVE), open(self.dir / RESERVE, "wb") as handle:
-            handle.write(bytes(RESERVE_BYTES))
+        """Space set aside for the last run.json: a full disk still lets the run say it failed, and why. A disk too
+        full for it keeps none of it (no part of a reserve is left behind)."""
+        with writing(self.dir / RESERVE):
+            try:
+                with open(self.dir / RESERVE, "wb") as handle:
+                    handle.write(bytes(RESERVE_BYTES))
+            except OSError:
+                (self.dir / RESERVE).unlink(missing_ok=True)
+                raise
 
     def compiled(self, manifest: Manifest, wall_s: float | None = 0.0) -> None:
         """Write manifest.json, open the record files and record the manifest id and sample count (`wall_s`: the
@@ -330,7 +336,7 @@ class RunWriter:
         self._sinks = {}
         with suppress(WriteFailed):  # a read-only file system: nothing more can be written, nor taken away
             self._give_back_reserve()
-        self.lock.release(ended=self.finished)
+        self.lock.release(ended=self.finished, stopped=not self.finished)
 
     def _give_back_reserve(self) -> None:
         with writing(self.dir / RESERVE):

@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import Run, Values, expand_runs
-from benchrun.archive.sessions import mixed_models
+from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
@@ -231,14 +231,14 @@ def _ref(run: Run) -> RunRef:
 
 def status_note(run: Run, answered: bool) -> str | None:
     """`no responses (status failed: why)`, `not finished (status interrupted: why); ...`, that more than one model
-    answered (`answers from 2 models: ...`), or None."""
+    answered (`answers from 2 models: ...`) or graded (`grades from 2 judge models: ...`), or None."""
     info = run.info
     state = info.status + (f": {info.reason}" if info.reason else "")
     if not answered:
         return f"no responses (status {state})"
     unfinished = f"not finished (status {state}); compared over the samples it answered"
-    return "; ".join(note for note in (unfinished if info.status in UNFINISHED else None, mixed_models(run)) if note) \
-        or None
+    notes = (unfinished if info.status in UNFINISHED else None, mixed_models(run), mixed_judges(run))
+    return "; ".join(note for note in notes if note) or None
 
 
 def inputs(baseline: Run, run: Run) -> Inputs:

@@ -71,6 +71,10 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if stopped_sealing(run, lock):
             return seal_left(run, lock)
         manifest = checked_manifest(run, force)
+        if planted := trust.strays(run):
+            name, why = planted[0]
+            raise ArchiveError(f"{why}: a resume would seal the run beside it; move it out of the run's directory, "
+                               "then resume", file=str(run.path / name))
         found = repair.check(run.path, manifest)
         if found.problems and not force:
             first, more = found.problems[0], len(found.problems) - 1
@@ -262,11 +266,11 @@ def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = F
 
 def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, Any],
             lock: DirLock) -> tuple[RunWriter, set[repair.Key]]:
-    """The first writes: the records repaired, the seal gone, run.json `running` with this session in its history;
-    the writer and the responses to grade again."""
+    """The first writes: the records repaired, run.json `running` with this session in its history, then the seal
+    gone (a resume the disk or a file refuses before run.json says `running` leaves the run sealed as it was); the
+    writer and the responses to grade again."""
     dropped = repair.apply(run.path, found, manifest)
     regrade = repair.check(run.path, manifest).regrade if dropped else found.regrade
-    (run.path / SEAL).unlink(missing_ok=True)
     info = run.info
     written = found.checked[RESPONSES].written
     entry = {RESUMED: now(), "previous_status": info.status, "previous_reason": info.reason,
@@ -276,6 +280,7 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     writer = RunWriter.reopen(run.path, info.model_copy(update={
         "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
     writer.open_records(manifest, run.responses(), run.scores(), earlier_wall_s(run), run.judgements())
+    (run.path / SEAL).unlink(missing_ok=True)
     return writer, regrade
 
 

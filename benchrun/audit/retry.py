@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchrun.archive.dirlock import describe, probe
 from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -33,7 +34,7 @@ from benchrun.compiler.plan import Plan
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import CONFIG, FINISHED, MANIFEST
+from benchrun.core.layout import CONFIG, FINISHED, LOCK, MANIFEST
 from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.core.shards import answers_of, queries_of
@@ -88,8 +89,11 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
 def _parent_problems(parent: Run) -> list[str]:
     """Why the parent cannot be trusted as it is: unfinished, or any verify finding against it."""
     if parent.info.status not in FINISHED:
-        raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; finish it with "
-                           f"benchrun-audit resume {parent.path}", file=str(parent.path))
+        lock = probe(parent.path / LOCK)
+        how = (f"it is being written ({describe(lock.note)}): retry it once it has ended" if lock.held else
+               f"finish it with benchrun-audit resume {parent.path}")
+        raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; {how}",
+                           file=str(parent.path))
     if parent.info.manifest_id is None:
         raise ArchiveError(f"run {parent.id} ended before it compiled ({parent.info.reason}); start a new run")
     findings = [*check_manifest(parent), *check_seal(parent), *check_files(parent)]

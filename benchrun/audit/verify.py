@@ -22,7 +22,7 @@ import yaml
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, probe, writing_elsewhere
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
-from benchrun.archive.trust import CONVERTED, converted, seal_broken
+from benchrun.archive.trust import CONVERTED, converted, seal_broken, strays
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RescoreInfo
@@ -176,7 +176,12 @@ def check_manifest(run: Run) -> list[Finding]:
 
 
 def check_files(run: Run) -> list[Finding]:
-    """Each file digest in run.json; for a run that did not finish, each record line against records.sha256."""
+    """Each file digest in run.json; for a run that did not finish, each record line against records.sha256; and
+    the files of a run's own names that a run which ended never wrote (`trust.strays`)."""
+    return [*_digested(run), *(Finding(False, name, why) for name, why in strays(run))]
+
+
+def _digested(run: Run) -> list[Finding]:
     info = run.info
     if info.manifest_id is None:
         return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
@@ -322,6 +327,8 @@ def manifest_files(data: bytes) -> list[SourceFile]:
         key, pos = decoder.raw_decode(text, pos)
         value, pos = decoder.raw_decode(text, pos + 1)
         if key == "files":
+            if not isinstance(value, list):  # a manifest hashing to its id may still not be benchrun's
+                raise ValueError("files: not a list")
             return [SourceFile.model_validate(f) for f in value]
         pos += text[pos] == ","
     return []

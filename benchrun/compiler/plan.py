@@ -28,6 +28,7 @@ from benchrun.core.manifest import (
     SourceFile,
     TaskEntry,
     Turn,
+    outside_reference,
     sha256_bytes,
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
@@ -38,8 +39,6 @@ EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency"
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
 LIMITS = ("max_samples", "max_prompt_chars", "max_total_chars", "max_file_bytes")
 """Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""
-REF_KEYS = ("$ref", "$dynamicRef")
-"""The keywords by which a JSON schema refers to another; one that does not begin with `#` points outside it."""
 
 
 @dataclass(frozen=True)
@@ -168,18 +167,11 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
 def _refs_inside(name: str, schema: Any) -> None:
     """Refuse a schema with a `$ref` (or `$dynamicRef`) to what is outside it, a URL or a file, which the format
     check's validator would fetch or read as the run began (it was a traceback, the run `failed`)."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in REF_KEYS and isinstance(value, str) and not value.startswith("#"):
-                    raise TaskError(f"format '{name}': its JSON schema refers to {value!r} ({key}), outside the "
-                                    "schema, and benchrun fetches nothing for a format (no URL, no file); define what "
-                                    "it refers to in custom_response.py", file=formats.CUSTOM_FILE)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+    if (found := outside_reference(schema)) is not None:
+        key, value = found
+        raise TaskError(f"format '{name}': its JSON schema refers to {value!r} ({key}), outside the schema, and "
+                        "benchrun fetches nothing for a format (no URL, no file); define what it refers to in "
+                        "custom_response.py", file=formats.CUSTOM_FILE)
 
 
 def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cached_property
-from typing import Any, Iterable, Iterator, Literal, NamedTuple
+from typing import Annotated, Any, Iterable, Iterator, Literal, NamedTuple
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, model_validator
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FORMAT_VALID, JUDGED_FILES, RECORD_FILES
@@ -36,12 +36,41 @@ class ScorerSpec(Frozen):
     sha256: str
 
 
+REF_KEYS = ("$ref", "$dynamicRef")
+"""The keywords by which a JSON schema refers to another; one that does not begin with `#` points outside it."""
+
+
+def outside_reference(schema: Any) -> tuple[str, str] | None:
+    """The first (keyword, target) by which `schema` refers to what is outside it (a URL, a file), which the format
+    check's validator would fetch or read; None when it refers to nothing outside itself."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in REF_KEYS and isinstance(value, str) and not value.startswith("#"):
+                    return key, value
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
+def _self_contained(schema: dict[str, Any]) -> dict[str, Any]:
+    """A format's schema refers to nothing outside itself (the compiler refuses such a format, naming its file): a
+    manifest read from an archive is held to it too, or a rescore or a resume would fetch what it names."""
+    if (found := outside_reference(schema)) is not None:
+        raise ValueError(f"refers to {found[1]!r} ({found[0]}), outside the schema, and benchrun fetches nothing for a "
+                         "format (no URL, no file)")
+    return schema
+
+
 class FormatSpec(Frozen):
     """The response class a task asks for, with the JSON schema sent to the model."""
 
     name: str
     origin: Literal["builtin", "custom_response.py"]
-    json_schema: dict[str, Any]
+    json_schema: Annotated[dict[str, Any], AfterValidator(_self_contained)]
 
 
 class Turn(Frozen):
@@ -195,6 +224,14 @@ class Manifest(Frozen):
     """The benchmark's judges that its tasks name (none: left out, as for a benchmark before judges)."""
     judge: JudgeModel | None = Field(None, exclude_if=_empty)
     """The judge model, when a task has judges."""
+
+    @model_validator(mode="after")
+    def _samples_of_its_tasks(self) -> Manifest:
+        """Every sample is of one of the manifest's tasks (a manifest read from an archive may say otherwise)."""
+        names = {task.name for task in self.tasks}
+        if stray := next((sample for sample in self.samples if sample.task not in names), None):
+            raise ValueError(f"sample {stray.id!r} is of task {stray.task!r}, which the manifest does not have")
+        return self
 
     @property
     def k(self) -> int:

@@ -77,11 +77,14 @@ Count = Annotated[int, AfterValidator(_count)]
 
 def _identity(identity: dict[str, Any]) -> dict[str, Any]:
     """A model's identity as a runner records it: what the servers say is free-form, but a run over a list of
-    servers keeps each one's identity, with its URL, under `hosts`."""
+    servers keeps each one's identity, with its URL, under `hosts`, and the model's `details` (which `show` and the
+    report list) are a mapping."""
     hosts = identity.get("hosts")
     if hosts is not None and not (isinstance(hosts, list) and all(
             isinstance(host, dict) and isinstance(host.get("host"), str) for host in hosts)):
         raise ValueError("hosts: not a list of servers' identities, each a mapping with its URL as `host`")
+    if not isinstance(identity.get("details") or {}, dict):
+        raise ValueError("details: not a mapping")
     return identity
 
 
