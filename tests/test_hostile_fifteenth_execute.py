@@ -6,6 +6,12 @@ each with the rule it now obeys.
   running the answer's code (a loop without end) was left running for good, reparented to init, after benchrun had
   exited; so was a child a call left behind when the run ended. Now the scorer process leads a process group of its
   own and is ended with the whole group (`scorerprocess._ended`), as its call overruns, as it dies, and as the run ends
+- an https:// server whose TLS handshake fails (a self-signed certificate, one for another name, or a server that
+  speaks plain HTTP named with https://): the preflight said `cannot reach ... (ConnectError); start it, or point
+  runner.base_url at a running server` (the Ollama runner likewise, `start it with ollama serve`), wrong advice for a
+  server that is running; now the line says what failed in the handshake and its fix (`runners.base.tls_refusal`,
+  both runners' preflight): trust its certificate with $SSL_CERT_FILE, name the server as its certificate does, or
+  name a plain HTTP server with http://
 """
 
 from __future__ import annotations
@@ -18,6 +24,10 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, wait_for
+from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.commands import call_benchrun
+from tests.helpers.tls import answering_with, certificate
 from tests.helpers.wire import records
 
 pytestmark = pytest.mark.slow
@@ -66,3 +76,48 @@ def test_the_processes_a_scorer_starts_end_with_its_call_or_the_run(tmp_path):
     assert scored == {"times7:a=0": ({"spawns": 1}, None), "times7:a=1": ({"spawns": 0}, None),
                       "times7:a=2": (None, {"type": "TimeoutError", "message": "timed out after 2 s"}),
                       "times7:a=3": ({"spawns": 0}, None)}
+
+
+def _served_in_tls(tmp_path, runner: str, monkeypatch, name: str | None, trusted: bool):
+    """A run of a fake server of `runner` named by its https:// URL, answering with a certificate for `name` (None:
+    in plain HTTP), which $SSL_CERT_FILE names if `trusted`: the server's URL and what benchrun said."""
+    with FakeOllama() as ollama, FakeOpenAI(models=["m"]) as openai:
+        server = ollama if runner == "ollama" else openai
+        if name is None:
+            url = server.url.replace("http://", "https://", 1)
+        else:
+            cert, key = certificate(tmp_path, name)
+            url = server.serve_tls(answering_with(cert, key))
+            if trusted:
+                monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        named = ["runner.host=" + url] if runner == "ollama" else ["runner=openai", f"runner.base_url={url}",
+                                                                    "runner.model=m"]
+        return url, call_benchrun(*named, "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+
+
+TLS = {  # the server's certificate (None: it speaks plain HTTP), whether $SSL_CERT_FILE names it -> what is said
+    "self-signed": ("127.0.0.1", False, "answers with a TLS certificate this machine does not trust (self-signed "
+                    "certificate); point $SSL_CERT_FILE at a PEM file of the authority that signed it (of the "
+                    "certificate itself, for a self-signed one)"),
+    "for another name": ("example.org", True, "answers with a TLS certificate for another name (IP address "
+                         "mismatch, certificate is not valid for '127.0.0.1'); name the server in {key} as its "
+                         "certificate does"),
+    "plain HTTP": (None, False, "does not answer in TLS (wrong version number): a server of plain HTTP is named "
+                   "with http:// in {key}"),
+}
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+@pytest.mark.parametrize("case", list(TLS))
+def test_a_server_whose_tls_handshake_fails_is_said_to_be_there_with_the_fix(tmp_path, monkeypatch, runner, case):
+    name, trusted, said = TLS[case]
+    url, result = _served_in_tls(tmp_path, runner, monkeypatch, name, trusted)
+    key = "runner.host" if runner == "ollama" else "runner.base_url"
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: the server at {url} {said.format(key=key)}\n")
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+def test_the_fix_said_of_a_self_signed_certificate_works(tmp_path, monkeypatch, runner):
+    _, result = _served_in_tls(tmp_path, runner, monkeypatch, "127.0.0.1", trusted=True)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")

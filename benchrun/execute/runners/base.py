@@ -6,6 +6,7 @@ import asyncio
 import errno
 import re
 import socket
+import ssl
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -86,6 +87,36 @@ def _unparsable(err: BaseException | None) -> bool:
             return True
         err = err.__cause__ or err.__context__
     return False
+
+
+CERTIFICATE_FOR_ANOTHER = frozenset({62, 64})
+"""OpenSSL's verify codes of a certificate that is not for the name connected to (X509_V_ERR_HOSTNAME_MISMATCH,
+X509_V_ERR_IP_ADDRESS_MISMATCH)."""
+NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
+"""What OpenSSL (1.1 to 3.x) calls the first bytes of a server that answered a TLS handshake in plain HTTP."""
+
+
+def tls_refusal(err: BaseException | None, url: str, key: str) -> str | None:
+    """Why no connection to the server of `url` (the value of config `key`) could be made when its TLS handshake
+    failed, with the fix: the server is there, so "cannot reach it, start it" would be wrong advice. None when the
+    failure was not TLS's."""
+    while err is not None and not isinstance(err, ssl.SSLError):
+        err = err.__cause__ or err.__context__
+    if err is None:
+        return None
+    if isinstance(err, ssl.SSLCertVerificationError):
+        if err.verify_code in CERTIFICATE_FOR_ANOTHER:
+            return (f"the server at {url} answers with a TLS certificate for another name "
+                    f"({err.verify_message.rstrip('.')}); name the server in {key} as its certificate does")
+        return (f"the server at {url} answers with a TLS certificate this machine does not trust "
+                f"({err.verify_message}); point $SSL_CERT_FILE at a PEM file of the authority that signed it (of "
+                "the certificate itself, for a self-signed one)")
+    why = (err.reason or "").lower().replace("_", " ") or str(err)
+    if err.reason in NOT_TLS:
+        return (f"the server at {url} does not answer in TLS ({why}): a server of plain HTTP is named with http:// "
+                f"in {key}")
+    return f"the TLS handshake with the server at {url} failed ({why}): it is there, but its TLS is not one this " \
+           "machine takes"
 
 
 INVALID_REQUEST = re.compile(r"(?i)invalid (request|argument|parameter|param|value|input|json|schema|format|type|"
