@@ -12,6 +12,12 @@ each with the rule it now obeys.
   server that is running; now the line says what failed in the handshake and its fix (`runners.base.tls_refusal`,
   both runners' preflight): trust its certificate with $SSL_CERT_FILE, name the server as its certificate does, or
   name a plain HTTP server with http://
+- a killed run's `benchrun.log` replaced by a symbolic link (a shared archive's `benchrun.log` -> `~/.bashrc`) or a
+  named pipe: `benchrun-audit resume` appended what the scorers printed to the file the link named (exit 0), and
+  waited for good to open the pipe, SIGTERM unheard (the open never returned); the log is among a run's own files,
+  which are never written through a link. Now the scorer process's log is checked as the writer checks every file
+  of the run (`archive.dirlock.own_file`) before the process starts, and opened without following a link
+  (`scorerprocess.ScorerProcess.start`, `_Printed`): one line naming it, exit 4, the run resumable once it is a file
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 from tests.helpers.tls import answering_with, certificate
 from tests.helpers.wire import records
 
@@ -121,3 +127,38 @@ def test_a_server_whose_tls_handshake_fails_is_said_to_be_there_with_the_fix(tmp
 def test_the_fix_said_of_a_self_signed_certificate_works(tmp_path, monkeypatch, runner):
     _, result = _served_in_tls(tmp_path, runner, monkeypatch, "127.0.0.1", trusted=True)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+
+
+PRINTING = ("import json\n\ndef times7(response, values):\n    print('scored', values['a'])\n"
+            "    return int(json.loads(response)['answer'] == values['a'] * 7)\n")
+
+
+PLANTED = {  # what is put where a killed run's log belongs -> what resume says of it (after "in 'LOG': ")
+    "a link": "a symbolic link (to {victim}), where the run's own file belongs; benchrun never writes through one: put "
+              "the file itself there",
+    "a named pipe": "a named pipe (FIFO), where the run's own file belongs; benchrun writes only into its own files",
+}
+
+
+@pytest.mark.parametrize("planted", list(PLANTED))
+def test_a_resume_writes_what_scorers_print_only_into_the_runs_own_log(tmp_path, planted):
+    """The link's writes would land in the file it names; opening the pipe waited for a reader for good (SIGTERM
+    too)."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    with Lab(tmp_path, n=4, latency_s=0, scorer=PRINTING) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            proc.kill()
+            proc.communicate()
+        log = run_dir / "benchrun.log"
+        log.unlink()
+        log.symlink_to(victim) if planted == "a link" else os.mkfifo(log)
+        refused = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit", timeout=60)
+        log.unlink()
+        resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
+    assert (refused.returncode, refused.stderr) == (
+        EXIT["archive"], f"benchrun: error: in '{log}': {PLANTED[planted].format(victim=victim)}\n")
+    assert victim.read_text() == "precious\n"
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    assert sorted(s["id"] for s in records(lab, "scores.jsonl") if s["scorer"] == "times7") == [
+        f"times7:a={a}" for a in range(4)]

@@ -18,6 +18,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, Callable
 
+from benchrun.archive.dirlock import no_link, own_file
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
 from benchrun.compiler.usercode import file_sha256
 from benchrun.core.metricvalue import in_bounds
@@ -49,7 +50,7 @@ class _Printed:
             return
         kept, self._left = data[:self._left], self._left - len(data)
         try:
-            with open(self._log, "ab") as out:
+            with open(self._log, "ab", opener=no_link) as out:
                 out.write(kept)
                 if self._left < 0:
                     out.write(f"\nbenchrun: the scorers printed more than {PRINTED_MAX:,} bytes; the rest of what they "
@@ -142,8 +143,10 @@ class ScorerProcess:
         """The process last replaced, which `_replacing` ends (and `close`, if that was cancelled first)."""
 
     async def start(self) -> None:
-        """Start the process (none when there is nothing to call)."""
+        """Start the process (none when there is nothing to call). Its log is the run's own file, never written
+        through a symbolic link (a resume's scorers printed through `benchrun.log` -> `~/.bashrc` into that file)."""
         if self._setup != b"{}\n":
+            own_file(self.log)
             await self._spawn()
 
     def call(self, name: str, response: str, reference: Any) -> asyncio.Future[Result]:
@@ -189,7 +192,7 @@ class ScorerProcess:
     async def _spawn(self) -> None:
         loop = asyncio.get_running_loop()
         self._started = loop.create_future()
-        open(self.log, "ab").close()  # the log is there once the scorers are, as they print or not
+        open(self.log, "ab", opener=no_link).close()  # the log is there once the scorers are, as they print or not
         _, self._pipe = await loop.subprocess_exec(
             lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes), sys.executable, "-m",
             "benchrun.execute.scorer_worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
