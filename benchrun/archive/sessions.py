@@ -1,8 +1,9 @@
 """Which model answered which answers. A run is asked in sessions, the run's own and then each resume's, each by the
 model its runner identified then: run.json's `identity` is the latest session's, and each resume's history entry
 keeps the identity of the session that ended, how many answers that session recorded (`answers`) and how many the
-resume went on from (`kept`). A forced resume may go on with another model (a re-pulled digest); what the first
-sessions asked stays said."""
+resume went on from (`kept`), and, for a judged run, the identity of the judge model that graded in it
+(`judge_identity`). A forced resume may go on with another model or judge model (a re-pulled digest); what the first
+sessions asked and graded stays said."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def ended(info: RunInfo, written: int, kept: int) -> dict[str, Any]:
     lines the run had committed (`written`) and those the resume keeps after its repair (`kept`)."""
     resumes = [entry for entry in info.history if RESUMED in entry]
     before = resumes[-1].get("kept") if resumes else 0
-    return {"identity": info.identity, "answers": None if before is None else written - before, "kept": kept}
+    judged = {"judge_identity": info.judge["identity"]} if "identity" in (info.judge or {}) else {}
+    return {"identity": info.identity, "answers": None if before is None else written - before, "kept": kept,
+            **judged}
 
 
 def sessions(run: Run) -> list[Session]:

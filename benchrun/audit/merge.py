@@ -1,7 +1,7 @@
 """`merge SHARD_RUN... --into DIR [--partial]`: the runs of a manifest's shards (`shard=i/n`) joined into one run.
 
 Refused in one line, with nothing written, unless every shard run verifies intact, they share the manifest id, the
-model digest and the options, no shard is given twice, each holds only its own shard's answers, and together they
+model digest, the judge model's digest and the options, no shard is given twice, each holds only its own shard's answers, and together they
 are complete (every shard, every answer), which --partial waives (recorded). The merged run holds the shards'
 records in manifest order, each line with its shard; its summary is what one unsplit run of those answers gives
 (but for the wall time, unknown: the shards ran apart); its run.json lists the shards (`merged`), as a retry's
@@ -36,7 +36,7 @@ from benchrun.core.layout import LOCK, MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard, recorded
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, ScoreRecord
-from benchrun.core.recordvalues import short_digest
+from benchrun.core.recordvalues import model_digest, short_digest
 from benchrun.core.shards import Shard, answers_of
 
 Key = tuple[str, int]
@@ -137,12 +137,21 @@ def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
     digests = first.model_digest, run.model_digest
     if digests[0] != digests[1]:
         raise ArchiveError(f"{pair} asked different models: {' and '.join(_digest(d) for d in digests)}")
+    judges = _judge_digest(first), _judge_digest(run)
+    if judges[0] != judges[1]:
+        raise ArchiveError(f"{pair} were graded by different judge models: "
+                           f"{' and '.join(_digest(d) for d in judges)}")
     options = first.info.runner.get("options"), run.info.runner.get("options")
     if options[0] != options[1]:
         raise ArchiveError(f"{pair} asked with different options: {options[0]} and {options[1]}")
     if first.info.manifest_id != run.info.manifest_id:
         raise ArchiveError(f"{pair} are of different manifests: {first.info.manifest_id[:12]}… and "
                            f"{run.info.manifest_id[:12]}…")
+
+
+def _judge_digest(run: Run) -> str | None:
+    """The digest of the judge model that graded `run` (None: no judge, or one without a digest)."""
+    return model_digest(run.info.judge.get("identity", {})) if run.info.judge else None
 
 
 def _digest(digest: str | None) -> str:
