@@ -25,6 +25,10 @@ each with the rule it now obeys.
   merge refuses shards of different judge digests as it refuses different models (`audit.merge._same_split`), and a
   resume's history entry keeps the judge identity of the session that ended (`archive.sessions.ended`,
   `judge_identity`), as it keeps the model's
+- a redirect (3xx) answering runner=openai's structured-output probe (runner.structured=auto, the default; the
+  judge's too): a traceback (exit 1), run.json `failed` by `benchrun failed: Redirected: ...`; the third pass refused
+  a redirect of an answer and of GET /models, not of the probe. Now the probe's refusal is one line as the
+  preflight's is (`runners.openai.OpenAIRunner._dialect`), exit 3
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import fake_digest
+from benchrun.testing.http_fake import Response
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -45,7 +50,7 @@ from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.tls import answering_with, certificate
-from tests.helpers.wire import records
+from tests.helpers.wire import records, wire
 
 pytestmark = pytest.mark.slow
 
@@ -220,3 +225,17 @@ def test_a_forced_resume_onto_a_judge_pulled_again_keeps_which_judge_graded_befo
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     assert (info["judge"]["identity"]["digest"], info["history"][-1]["judge_identity"]["digest"]) == (
         REPULLED, fake_digest("qwen2.5"))
+
+
+def test_a_redirect_at_the_structured_output_probe_is_one_line(tmp_path):
+    moved = Response(307, b"", wire=wire(b"", status="307 Temporary Redirect").replace(
+        b"\r\n\r\n", b"\r\nLocation: http://127.0.0.1:9/v1/chat/completions\r\n\r\n", 1))
+    with FakeOpenAI(models=["m"]) as server:
+        served = server.dispatch
+        server.dispatch = lambda request: moved if request.path.endswith("/chat/completions") else served(request)
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "cache=false",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: the server at {server.url} refused the structured-output probe: HTTP 307: redirected to "
+        "http://127.0.0.1:9/v1/chat/completions; benchrun follows no redirect, so that every answer comes from the "
+        "server the run names: point the runner at the address it redirects to\n"))

@@ -179,6 +179,8 @@ class OpenAIRunner:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
                                   f"({err or 'no answer'}); {self.config.key('structured')}=json_schema, "
                                   "json_object or none skips it") from None
+            except Refused as err:  # a redirect: every request of the run would be
+                raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
             if response.is_success:
                 body = _json(response)
                 self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None
