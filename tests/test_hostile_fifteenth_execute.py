@@ -7,11 +7,12 @@ each with the rule it now obeys.
   exited; so was a child a call left behind when the run ended. Now the scorer process leads a process group of its
   own and is ended with the whole group (`scorerprocess._ended`), as its call overruns, as it dies, and as the run ends
 - an https:// server whose TLS handshake fails (a self-signed certificate, one for another name, or a server that
-  speaks plain HTTP named with https://): the preflight said `cannot reach ... (ConnectError); start it, or point
-  runner.base_url at a running server` (the Ollama runner likewise, `start it with ollama serve`), wrong advice for a
-  server that is running; now the line says what failed in the handshake and its fix (`runners.base.tls_refusal`,
-  both runners' preflight): trust its certificate with $SSL_CERT_FILE, name the server as its certificate does, or
-  name a plain HTTP server with http://
+  speaks plain HTTP named with https://), or an https server named with http:// (it closes the connection without
+  an answer): the preflight said `cannot reach ... (ConnectError); start it, or point runner.base_url at a running
+  server` (the Ollama runner likewise, `start it with ollama serve`), wrong advice for a server that is running; now
+  the line says what TLS did and its fix (`runners.base.tls_trouble`, both runners' preflight): trust its
+  certificate with $SSL_CERT_FILE, name the server as its certificate does, name a plain HTTP server with http://,
+  or a server that completes a TLS handshake with https://
 - a killed run's `benchrun.log` replaced by a symbolic link (a shared archive's `benchrun.log` -> `~/.bashrc`) or a
   named pipe: `benchrun-audit resume` appended what the scorers printed to the file the link named (exit 0), and
   waited for good to open the pipe, SIGTERM unheard (the open never returned); the log is among a run's own files,
@@ -100,40 +101,42 @@ def test_the_processes_a_scorer_starts_end_with_its_call_or_the_run(tmp_path):
                       "times7:a=3": ({"spawns": 0}, None)}
 
 
-def _served_in_tls(tmp_path, runner: str, monkeypatch, name: str | None, trusted: bool):
-    """A run of a fake server of `runner` named by its https:// URL, answering with a certificate for `name` (None:
-    in plain HTTP), which $SSL_CERT_FILE names if `trusted`: the server's URL and what benchrun said."""
+def _served_in_tls(tmp_path, runner: str, monkeypatch, name: str | None, trusted: bool, scheme: str = "https"):
+    """A run of a fake server of `runner` named with `scheme`, answering with a certificate for `name` (None: in plain
+    HTTP), which $SSL_CERT_FILE names if `trusted`: the URL it was named by and what benchrun said."""
     with FakeOllama() as ollama, FakeOpenAI(models=["m"]) as openai:
         server = ollama if runner == "ollama" else openai
-        if name is None:
-            url = server.url.replace("http://", "https://", 1)
-        else:
+        if name is not None:
             cert, key = certificate(tmp_path, name)
-            url = server.serve_tls(answering_with(cert, key))
+            server.serve_tls(answering_with(cert, key))
             if trusted:
                 monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        url = server.url.replace("http://", f"{scheme}://", 1)
         named = ["runner.host=" + url] if runner == "ollama" else ["runner=openai", f"runner.base_url={url}",
                                                                     "runner.model=m"]
         return url, call_benchrun(*named, "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
 
 
-TLS = {  # the server's certificate (None: it speaks plain HTTP), whether $SSL_CERT_FILE names it -> what is said
-    "self-signed": ("127.0.0.1", False, "answers with a TLS certificate this machine does not trust (self-signed "
-                    "certificate); point $SSL_CERT_FILE at a PEM file of the authority that signed it (of the "
-                    "certificate itself, for a self-signed one)"),
-    "for another name": ("example.org", True, "answers with a TLS certificate for another name (IP address "
+TLS = {  # the server's certificate (None: it speaks plain HTTP), whether $SSL_CERT_FILE names it, the scheme it is
+    # named with -> what is said
+    "self-signed": ("127.0.0.1", False, "https", "answers with a TLS certificate this machine does not trust "
+                    "(self-signed certificate); point $SSL_CERT_FILE at a PEM file of the authority that signed it "
+                    "(of the certificate itself, for a self-signed one)"),
+    "for another name": ("example.org", True, "https", "answers with a TLS certificate for another name (IP address "
                          "mismatch, certificate is not valid for '127.0.0.1'); name the server in {key} as its "
                          "certificate does"),
-    "plain HTTP": (None, False, "does not answer in TLS (wrong version number): a server of plain HTTP is named "
-                   "with http:// in {key}"),
+    "plain HTTP named https": (None, False, "https", "does not answer in TLS (wrong version number): a server of "
+                               "plain HTTP is named with http:// in {key}"),
+    "TLS named http": ("127.0.0.1", True, "http", "answers in TLS, not in plain HTTP: name it with https:// in {key} "
+                       "(its certificate trusted by this machine, or named by $SSL_CERT_FILE)"),
 }
 
 
 @pytest.mark.parametrize("runner", ["ollama", "openai"])
 @pytest.mark.parametrize("case", list(TLS))
 def test_a_server_whose_tls_handshake_fails_is_said_to_be_there_with_the_fix(tmp_path, monkeypatch, runner, case):
-    name, trusted, said = TLS[case]
-    url, result = _served_in_tls(tmp_path, runner, monkeypatch, name, trusted)
+    name, trusted, scheme, said = TLS[case]
+    url, result = _served_in_tls(tmp_path, runner, monkeypatch, name, trusted, scheme)
     key = "runner.host" if runner == "ollama" else "runner.base_url"
     assert (result.returncode, result.stderr) == (
         EXIT["runner"], f"benchrun: error: the server at {url} {said.format(key=key)}\n")

@@ -96,10 +96,37 @@ NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LEN
 """What OpenSSL (1.1 to 3.x) calls the first bytes of a server that answered a TLS handshake in plain HTTP."""
 
 
-def tls_refusal(err: BaseException | None, url: str, key: str) -> str | None:
-    """Why no connection to the server of `url` (the value of config `key`) could be made when its TLS handshake
-    failed, with the fix: the server is there, so "cannot reach it, start it" would be wrong advice. None when the
-    failure was not TLS's."""
+async def tls_trouble(err: Exception, url: str, key: str, timeout_s: float) -> str | None:
+    """Why the preflight's request to the server of `url` (the value of config `key`) failed when TLS is why, with
+    the fix: the server is there, so "cannot reach it, start it" would be wrong advice. An https:// server whose
+    handshake failed (`_handshake_failed`), or an http:// one that closed the connection without an answer and
+    completes a TLS handshake (an https server named with http://). None when TLS is not why."""
+    if (why := _handshake_failed(err, url, key)) is not None:
+        return why
+    if urlsplit(url).scheme == "http" and isinstance(transport_failure(err), Dropped) and await _speaks_tls(
+            url, timeout_s):
+        return (f"the server at {url} answers in TLS, not in plain HTTP: name it with https:// in {key} (its "
+                "certificate trusted by this machine, or named by $SSL_CERT_FILE)")
+    return None
+
+
+async def _speaks_tls(url: str, timeout_s: float) -> bool:
+    """Whether the server of `url` completes a TLS handshake within `timeout_s` (its certificate not checked)."""
+    parts = urlsplit(url)
+    unchecked = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    unchecked.check_hostname, unchecked.verify_mode = False, ssl.CERT_NONE
+    try:
+        async with asyncio.timeout(timeout_s):
+            _, writer = await asyncio.open_connection(parts.hostname, parts.port or 80, ssl=unchecked)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
+def _handshake_failed(err: BaseException | None, url: str, key: str) -> str | None:
+    """Why no connection to the https:// server of `url` could be made when its TLS handshake failed, with the fix;
+    None when the failure was not TLS's."""
     while err is not None and not isinstance(err, ssl.SSLError):
         err = err.__cause__ or err.__context__
     if err is None:

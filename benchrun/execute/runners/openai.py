@@ -24,7 +24,7 @@ from benchrun.execute.runners.base import (
     free_strings,
     json_count,
     resolvable,
-    tls_refusal,
+    tls_trouble,
     transient,
     transport_failure,
     with_seed,
@@ -98,7 +98,7 @@ class OpenAIRunner:
                 raise failure from None
             if not isinstance(failure, Unreachable):
                 raise self._no_list(err) from None
-            if tls := tls_refusal(err, self.base_url, self.config.key("base_url")):
+            if tls := await tls_trouble(err, self.base_url, self.config.key("base_url"), self.config.timeout_s):
                 raise RunnerError(tls) from None
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               f"start it, or point {self.config.key('base_url')} at a running server") from None
