@@ -30,6 +30,20 @@ each with the rule it now obeys.
   judge's too): a traceback (exit 1), run.json `failed` by `benchrun failed: Redirected: ...`; the third pass refused
   a redirect of an answer and of GET /models, not of the probe. Now the probe's refusal is one line as the
   preflight's is (`runners.openai.OpenAIRunner._dialect`), exit 3
+
+What held (tried, nothing new): an https:// server whose certificate $SSL_CERT_FILE trusts (completed, both
+runners), `/dev/zero` as $SSL_CERT_FILE (one line at once); a gzip that does not decode, a `br` body and a body past
+runner.max_response_bytes answering the structured-output probe (one line each); an IPv6 literal host
+(`runner.host='http://[::1]:P'`, quoted) and a list of it with `127.0.0.1` (completed); `localhost` for a server on
+127.0.0.1; a server of a list answering what is no chat answer (asked of another); a judge pulled again before a
+plain resume (refused, naming both digests); the scorer process's group and the terminal: SIGINT, SIGTERM and
+SIGKILL of the run at work (test_faults, the thirteenth and fourteenth passes' tests pass unchanged).
+
+Found and not fixed: $SSL_CERT_FILE naming a named pipe without a writer hangs the run at its start (OpenSSL opens
+it blocking; a SIGTERM then gives exit 2 `... (interrupted system call)`), left because refusing every pipe would
+break `SSL_CERT_FILE=<(...)`; a judge's reply keeps only its text (an OpenAI-compatible judge's `refusal` and served
+`model` are not archived); a run killed by SIGKILL leaves the processes its scorers started (the scorer process
+dies with the run, its group then has no one to end it).
 """
 
 from __future__ import annotations
