@@ -96,6 +96,11 @@ NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LEN
 """What OpenSSL (1.1 to 3.x) calls the first bytes of a server that answered a TLS handshake in plain HTTP."""
 
 
+TLS_PROBE_S = 5.0
+"""The longest the preflight waits for a TLS handshake with a server that closed its http:// connection (a handshake
+takes milliseconds; a server of plain HTTP may wait for the rest of what it takes for a request's head)."""
+
+
 async def tls_trouble(err: Exception, url: str, key: str, timeout_s: float) -> str | None:
     """Why the preflight's request to the server of `url` (the value of config `key`) failed when TLS is why, with
     the fix: the server is there, so "cannot reach it, start it" would be wrong advice. An https:// server whose
@@ -104,7 +109,7 @@ async def tls_trouble(err: Exception, url: str, key: str, timeout_s: float) -> s
     if (why := _handshake_failed(err, url, key)) is not None:
         return why
     if urlsplit(url).scheme == "http" and isinstance(transport_failure(err), Dropped) and await _speaks_tls(
-            url, timeout_s):
+            url, min(timeout_s, TLS_PROBE_S)):
         return (f"the server at {url} answers in TLS, not in plain HTTP: name it with https:// in {key} (its "
                 "certificate trusted by this machine, or named by $SSL_CERT_FILE)")
     return None
