@@ -5,7 +5,10 @@ each with the rule it now obeys.
   `subprocess`): when the call overran scorer_timeout_s, the scorer process was killed and replaced, but the child
   running the answer's code (a loop without end) was left running for good, reparented to init, after benchrun had
   exited; so was a child a call left behind when the run ended. Now the scorer process leads a process group of its
-  own and is ended with the whole group (`scorerprocess._ended`), as its call overruns, as it dies, and as the run ends
+  own and is ended with the whole group (`scorerprocess._ended`), as its call overruns, as it dies, and as the run ends;
+  and a scorer signalling its process group (`os.killpg(0, signal.SIGTERM)`, ending what it started) no longer
+  signals the run's own (which ended `interrupted`, exit 130, with a shell pipeline's other commands): that call's
+  `ScorerProcessDied`, the run goes on
 - an https:// server whose TLS handshake fails (a self-signed certificate, one for another name, or a server that
   speaks plain HTTP named with https://), or an https server named with http:// (it closes the connection without
   an answer): the preflight said `cannot reach ... (ConnectError); start it, or point runner.base_url at a running
@@ -51,6 +54,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +63,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import fake_digest
 from benchrun.testing.http_fake import Response
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -160,6 +166,23 @@ def test_a_server_whose_tls_handshake_fails_is_said_to_be_there_with_the_fix(tmp
 def test_the_fix_said_of_a_self_signed_certificate_works(tmp_path, monkeypatch, runner):
     _, result = _served_in_tls(tmp_path, runner, monkeypatch, "127.0.0.1", trusted=True)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+
+
+SIGNALLING = ("import json\nimport os\nimport signal\n\n\ndef grp(response, values):\n    if values['a'] == 1:\n"
+              "        os.killpg(0, signal.SIGTERM)\n    return int(json.loads(response)['answer'] == values['a'] * 7)\n")
+
+
+def test_a_scorer_signalling_its_process_group_ends_its_own_call_not_the_run(tmp_path):
+    """`os.killpg(0, ...)`, a scorer ending what it started: the run's own group (and a shell pipeline's) before."""
+    with Lab(tmp_path, n=4, latency_s=0, scorer=SIGNALLING) as lab:
+        result = subprocess.run([sys.executable, "-m", "benchrun", *lab.args()], cwd=tmp_path, env=child_env(),
+                                capture_output=True, text=True, timeout=120, start_new_session=True)
+        scored = {s["id"]: (s["metrics"], s["error"]) for s in records(lab, "scores.jsonl") if s["scorer"] == "grp"}
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert scored == {"times7:a=0": ({"grp": 1}, None), "times7:a=2": ({"grp": 1}, None),
+                      "times7:a=1": (None, {"type": "ScorerProcessDied",
+                                            "message": "the scorer's process ended (exit code -15) during this call"}),
+                      "times7:a=3": ({"grp": 0}, None)}
 
 
 PRINTING = ("import json\n\ndef times7(response, values):\n    print('scored', values['a'])\n"
