@@ -33,6 +33,11 @@ each with the rule it now obeys.
   judge's too): a traceback (exit 1), run.json `failed` by `benchrun failed: Redirected: ...`; the third pass refused
   a redirect of an answer and of GET /models, not of the probe. Now the probe's refusal is one line as the
   preflight's is (`runners.openai.OpenAIRunner._dialect`), exit 3
+- an OpenAI-compatible judge's reply kept only its text: a judge that refused (`content: null`, `refusal: "..."`)
+  was recorded as the reply `""` (`JudgeReplyInvalid`), its refusal written nowhere, and the served model id of each
+  reply (a router answering from another model than the judge named) and its system_fingerprint, which a model's
+  answers keep (`extra`), were dropped. Now a judge call keeps them as an answer does (`JudgementRecord.extra`, left
+  out of the line when empty, so an Ollama judge's lines are as before; `execute.judging.Judge._judged`)
 
 What held (tried, nothing new): an https:// server whose certificate $SSL_CERT_FILE trusts (completed, both
 runners), `/dev/zero` as $SSL_CERT_FILE (one line at once); a gzip that does not decode, a `br` body and a body past
@@ -44,8 +49,7 @@ SIGKILL of the run at work (test_faults, the thirteenth and fourteenth passes' t
 
 Found and not fixed: $SSL_CERT_FILE naming a named pipe without a writer hangs the run at its start (OpenSSL opens
 it blocking; a SIGTERM then gives exit 2 `... (interrupted system call)`), left because refusing every pipe would
-break `SSL_CERT_FILE=<(...)`; a judge's reply keeps only its text (an OpenAI-compatible judge's `refusal` and served
-`model` are not archived); a run killed by SIGKILL leaves the processes its scorers started (the scorer process
+break `SSL_CERT_FILE=<(...)`; a run killed by SIGKILL leaves the processes its scorers started (the scorer process
 dies with the run, its group then has no one to end it).
 """
 
@@ -67,6 +71,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -279,3 +284,23 @@ def test_a_redirect_at_the_structured_output_probe_is_one_line(tmp_path):
         f"benchrun: error: the server at {server.url} refused the structured-output probe: HTTP 307: redirected to "
         "http://127.0.0.1:9/v1/chat/completions; benchrun follows no redirect, so that every answer comes from the "
         "server the run names: point the runner at the address it redirects to\n"))
+
+
+REFUSED = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "judge-v2", "choices": [
+    {"index": 0, "message": {"role": "assistant", "content": None, "refusal": "I cannot grade this answer."},
+     "finish_reason": "stop"}]}).encode()
+"""An OpenAI-compatible judge's refusal, answered by another model than the one asked."""
+
+
+def test_what_an_openai_judges_server_says_of_its_reply_is_archived_with_it(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as model, FakeOpenAI(
+            models=["qwen2.5"], responder=lambda req: Reply(wire=wire(REFUSED)) if "Reference:" in req.prompt else
+            answer(req)) as judge:
+        result = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.runner=openai",
+                               f"judge.base_url={judge.url}", "judge.model=qwen2.5", "cache=false",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    calls = read_jsonl(run_dir_of(result.stdout) / "judgements.jsonl")
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert {(call["reply"], json.dumps(call["extra"])) for call in calls} == {("", json.dumps(
+        {"model": "judge-v2", "system_fingerprint": None, "refusal": "I cannot grade this answer."}))}
