@@ -7,6 +7,7 @@ import errno
 import re
 import socket
 import ssl
+from contextlib import suppress
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -125,7 +126,9 @@ async def _speaks_tls(url: str, timeout_s: float) -> bool:
             _, writer = await asyncio.open_connection(parts.hostname, parts.port or 80, ssl=unchecked)
     except (OSError, TimeoutError):
         return False
-    writer.close()
+    writer.transport.abort()  # no TLS goodbye to wait for: the connection was only a question
+    with suppress(OSError):
+        await writer.wait_closed()
     return True
 
 
