@@ -38,6 +38,11 @@ each with the rule it now obeys.
   reply (a router answering from another model than the judge named) and its system_fingerprint, which a model's
   answers keep (`extra`), were dropped. Now a judge call keeps them as an answer does (`JudgementRecord.extra`, left
   out of the line when empty, so an Ollama judge's lines are as before; `execute.judging.Judge._judged`)
+- $SSL_CERT_FILE naming a named pipe (a typo, a process substitution's leftover): OpenSSL opened it blocking, so
+  with nothing writing to it every run waited at its start for good, and a SIGTERM then ended it as `... cannot be
+  read as CA certificates (interrupted system call)`, exit 2; now a pipe or a device there is refused before it is
+  opened (`runners.transport.ssl_context`), one line naming it, exit 2 (a pipe could not serve anyway: every
+  runner's transport reads the file again, and a pipe gives its bytes once)
 
 What held (tried, nothing new): an https:// server whose certificate $SSL_CERT_FILE trusts (completed, both
 runners), `/dev/zero` as $SSL_CERT_FILE (one line at once); a gzip that does not decode, a `br` body and a body past
@@ -47,9 +52,7 @@ runner.max_response_bytes answering the structured-output probe (one line each);
 plain resume (refused, naming both digests); the scorer process's group and the terminal: SIGINT, SIGTERM and
 SIGKILL of the run at work (test_faults, the thirteenth and fourteenth passes' tests pass unchanged).
 
-Found and not fixed: $SSL_CERT_FILE naming a named pipe without a writer hangs the run at its start (OpenSSL opens
-it blocking; a SIGTERM then gives exit 2 `... (interrupted system call)`), left because refusing every pipe would
-break `SSL_CERT_FILE=<(...)`; a run killed by SIGKILL leaves the processes its scorers started (the scorer process
+Found and not fixed: a run killed by SIGKILL leaves the processes its scorers started (the scorer process
 dies with the run, its group then has no one to end it).
 """
 
@@ -304,3 +307,15 @@ def test_what_an_openai_judges_server_says_of_its_reply_is_archived_with_it(tmp_
     assert result.returncode == EXIT["ok"], result.stderr
     assert {(call["reply"], json.dumps(call["extra"])) for call in calls} == {("", json.dumps(
         {"model": "judge-v2", "system_fingerprint": None, "refusal": "I cannot grade this answer."}))}
+
+
+def test_a_named_pipe_as_the_certificate_file_is_refused_not_waited_on(tmp_path):
+    """OpenSSL opened it blocking: with nothing writing to it the run waited at its start for good."""
+    pipe = tmp_path / "certificates.pem"
+    os.mkfifo(pipe)
+    with FakeOllama() as server:
+        result = run_benchrun(f"runner.host={server.url}", "cache=false", f"outputs={tmp_path / 'outputs'}",
+                              cwd=tmp_path, env={"SSL_CERT_FILE": str(pipe)}, timeout=60)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: $SSL_CERT_FILE names '{pipe}', which cannot be read as CA certificates (a named pipe "
+        "(FIFO), not a file); unset SSL_CERT_FILE, or point it at a PEM file of certificates\n"))
