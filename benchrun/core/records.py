@@ -137,6 +137,9 @@ class JudgementRecord(Frozen):
     """Requests sent for this call (0: from the response cache, or read again from the archive)."""
     cached_from: str | None = None
     """The run id that asked this reply, when it came from the response cache."""
+    extra: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda extra: not extra)
+    """What the judge's server said of its reply besides its text, as a model's answer keeps it (Answer.extra): for
+    runner=openai the served model id, the system_fingerprint and a refusal."""
     carried_from: str | None = Field(None, exclude_if=_absent)
     """The run this call was carried over from by a retry, with the answer it judged (see ResponseRecord)."""
     host: str | None = Field(None, exclude_if=_absent)

@@ -194,7 +194,8 @@ class Judge:
     def _judged(self, spec: JudgeSpec, of: dict[str, Any], answer: Completion, **how: Any) -> JudgementRecord:
         grade, value, error = read_reply(spec, self._formats[spec.name], answer.text)
         return JudgementRecord(**of, reply=answer.text, grade=grade, value=value, error=error,
-                               prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens, **how)
+                               prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
+                               extra=answer.extra, **how)
 
     def _read_again(self, spec: JudgeSpec, call: JudgementRecord) -> JudgementRecord:
         """An archived call, its reply read again with the judge as compiled (a failed request stays failed)."""

@@ -10,8 +10,9 @@ code raises (SystemExit and KeyboardInterrupt included) is that call's error; wh
 pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (EOF: an `input()` or a
 `breakpoint()` left in ends its own call); each call starts in the working directory, environment (its time zone
 too), umask, resource limits, signal handling, builtins and decimal context the first found, no timer set; SIGINT,
-SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The run kills this process
-when a call overruns its time limit.
+SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The process leads a process
+group of its own, which the run kills, with whatever the scorers started, when a call overruns its time limit, when
+the process dies, and when the run ends.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The scorer process as the run sees it: the user's scorers (custom_scorer.py) called in a child process
 (benchrun.execute.scorer_worker), never on the event loop, in batches; each call within `scorer_timeout_s`, one that
-overruns recorded as that call's error and the process replaced, the calls behind it going on; a reply taken only as
-the process writes one. What the scorers print (the process's stdout and stderr, a pipe read here) goes to the run's
-log file, at most PRINTED_MAX bytes of it."""
+overruns recorded as that call's error and the process replaced (ended with every process its scorers started), the
+calls behind it going on; a reply taken only as the process writes one. What the scorers print (the process's
+stdout and stderr, a pipe read here) goes to the run's log file, at most PRINTED_MAX bytes of it."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import inspect
 import itertools
 import json
 import os
+import signal
 import sys
 from collections import OrderedDict
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, Callable
 
+from benchrun.archive.dirlock import no_link, own_file
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
 from benchrun.compiler.usercode import file_sha256
 from benchrun.core.metricvalue import in_bounds
@@ -47,7 +50,7 @@ class _Printed:
             return
         kept, self._left = data[:self._left], self._left - len(data)
         try:
-            with open(self._log, "ab") as out:
+            with open(self._log, "ab", opener=no_link) as out:
                 out.write(kept)
                 if self._left < 0:
                     out.write(f"\nbenchrun: the scorers printed more than {PRINTED_MAX:,} bytes; the rest of what they "
@@ -140,8 +143,10 @@ class ScorerProcess:
         """The process last replaced, which `_replacing` ends (and `close`, if that was cancelled first)."""
 
     async def start(self) -> None:
-        """Start the process (none when there is nothing to call)."""
+        """Start the process (none when there is nothing to call). Its log is the run's own file, never written
+        through a symbolic link (a resume's scorers printed through `benchrun.log` -> `~/.bashrc` into that file)."""
         if self._setup != b"{}\n":
+            own_file(self.log)
             await self._spawn()
 
     def call(self, name: str, response: str, reference: Any) -> asyncio.Future[Result]:
@@ -187,11 +192,11 @@ class ScorerProcess:
     async def _spawn(self) -> None:
         loop = asyncio.get_running_loop()
         self._started = loop.create_future()
-        open(self.log, "ab").close()  # the log is there once the scorers are, as they print or not
+        open(self.log, "ab", opener=no_link).close()  # the log is there once the scorers are, as they print or not
         _, self._pipe = await loop.subprocess_exec(
             lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes), sys.executable, "-m",
             "benchrun.execute.scorer_worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=SECRETS.child_env())
+            stderr=asyncio.subprocess.PIPE, env=SECRETS.child_env(), process_group=0)
         self._pipe.transport.get_pipe_transport(0).write(self._setup)
         await self._started
 
@@ -278,11 +283,14 @@ class ScorerProcess:
 
 
 async def _ended(pipe: _Pipe | None) -> None:
-    """The process of `pipe` killed, if it is still running, and its pipes closed."""
+    """The process of `pipe` killed, if it is still running, with every process its scorers started (its process
+    group: a scorer running an answer's code in a child that never ends, as a HumanEval-like scorer does, left that
+    child running for good when its call overran or the run ended), and its pipes closed."""
     if pipe is None:
         return
+    with suppress(ProcessLookupError, PermissionError):  # nothing of the group is left
+        os.killpg(pipe.transport.get_pid(), signal.SIGKILL)
     if pipe.transport.get_returncode() is None:
-        pipe.transport.kill()
         await pipe.exited
     pipe.transport.close()
 

@@ -7,6 +7,7 @@ import itertools
 import json
 import socket
 import socketserver
+import ssl
 import sys
 import threading
 import time
@@ -111,6 +112,12 @@ class FakeServer(ABC):
             thread.start()
             self._running = server, thread
         return self
+
+    def serve_tls(self, context: ssl.SSLContext) -> str:
+        """Answer in TLS (`context`, a server's) from now on, on the same port; the server's https:// URL."""
+        server = self.start()._running[0]
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        return self.url.replace("http://", "https://", 1)
 
     def stop(self) -> None:
         """Close the listening socket and every open connection; new connections are refused."""

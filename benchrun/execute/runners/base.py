@@ -6,6 +6,8 @@ import asyncio
 import errno
 import re
 import socket
+import ssl
+from contextlib import suppress
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -86,6 +88,70 @@ def _unparsable(err: BaseException | None) -> bool:
             return True
         err = err.__cause__ or err.__context__
     return False
+
+
+CERTIFICATE_FOR_ANOTHER = frozenset({62, 64})
+"""OpenSSL's verify codes of a certificate that is not for the name connected to (X509_V_ERR_HOSTNAME_MISMATCH,
+X509_V_ERR_IP_ADDRESS_MISMATCH)."""
+NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
+"""What OpenSSL (1.1 to 3.x) calls the first bytes of a server that answered a TLS handshake in plain HTTP."""
+
+
+TLS_PROBE_S = 5.0
+"""The longest the preflight waits for a TLS handshake with a server that closed its http:// connection (a handshake
+takes milliseconds; a server of plain HTTP may wait for the rest of what it takes for a request's head)."""
+
+
+async def tls_trouble(err: Exception, url: str, key: str, timeout_s: float) -> str | None:
+    """Why the preflight's request to the server of `url` (the value of config `key`) failed when TLS is why, with
+    the fix: the server is there, so "cannot reach it, start it" would be wrong advice. An https:// server whose
+    handshake failed (`_handshake_failed`), or an http:// one that closed the connection without an answer and
+    completes a TLS handshake (an https server named with http://). None when TLS is not why."""
+    if (why := _handshake_failed(err, url, key)) is not None:
+        return why
+    if urlsplit(url).scheme == "http" and isinstance(transport_failure(err), Dropped) and await _speaks_tls(
+            url, min(timeout_s, TLS_PROBE_S)):
+        return (f"the server at {url} answers in TLS, not in plain HTTP: name it with https:// in {key} (its "
+                "certificate trusted by this machine, or named by $SSL_CERT_FILE)")
+    return None
+
+
+async def _speaks_tls(url: str, timeout_s: float) -> bool:
+    """Whether the server of `url` completes a TLS handshake within `timeout_s` (its certificate not checked)."""
+    parts = urlsplit(url)
+    unchecked = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    unchecked.check_hostname, unchecked.verify_mode = False, ssl.CERT_NONE
+    try:
+        async with asyncio.timeout(timeout_s):
+            _, writer = await asyncio.open_connection(parts.hostname, parts.port or 80, ssl=unchecked)
+    except (OSError, TimeoutError):
+        return False
+    writer.transport.abort()  # no TLS goodbye to wait for: the connection was only a question
+    with suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+def _handshake_failed(err: BaseException | None, url: str, key: str) -> str | None:
+    """Why no connection to the https:// server of `url` could be made when its TLS handshake failed, with the fix;
+    None when the failure was not TLS's."""
+    while err is not None and not isinstance(err, ssl.SSLError):
+        err = err.__cause__ or err.__context__
+    if err is None:
+        return None
+    if isinstance(err, ssl.SSLCertVerificationError):
+        if err.verify_code in CERTIFICATE_FOR_ANOTHER:
+            return (f"the server at {url} answers with a TLS certificate for another name "
+                    f"({err.verify_message.rstrip('.')}); name the server in {key} as its certificate does")
+        return (f"the server at {url} answers with a TLS certificate this machine does not trust "
+                f"({err.verify_message}); point $SSL_CERT_FILE at a PEM file of the authority that signed it (of "
+                "the certificate itself, for a self-signed one)")
+    why = (err.reason or "").lower().replace("_", " ") or str(err)
+    if err.reason in NOT_TLS:
+        return (f"the server at {url} does not answer in TLS ({why}): a server of plain HTTP is named with http:// "
+                f"in {key}")
+    return f"the TLS handshake with the server at {url} failed ({why}): it is there, but its TLS is not one this " \
+           "machine takes"
 
 
 INVALID_REQUEST = re.compile(r"(?i)invalid (request|argument|parameter|param|value|input|json|schema|format|type|"

@@ -24,6 +24,7 @@ from benchrun.execute.runners.base import (
     Unreachable,
     json_count,
     resolvable,
+    tls_trouble,
     transient,
     transport_failure,
     with_seed,
@@ -113,6 +114,8 @@ class OllamaRunner:
                 raise failure from None
             if not isinstance(failure, Unreachable):
                 raise self._not_ollama(err) from None
+            if tls := await tls_trouble(err, self.host, self.config.key("host"), self.config.timeout_s):
+                raise RunnerError(tls) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               f"`ollama serve`, or point {self.config.key('host')} at a running server") from None
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:

@@ -24,6 +24,7 @@ from benchrun.execute.runners.base import (
     free_strings,
     json_count,
     resolvable,
+    tls_trouble,
     transient,
     transport_failure,
     with_seed,
@@ -97,6 +98,8 @@ class OpenAIRunner:
                 raise failure from None
             if not isinstance(failure, Unreachable):
                 raise self._no_list(err) from None
+            if tls := await tls_trouble(err, self.base_url, self.config.key("base_url"), self.config.timeout_s):
+                raise RunnerError(tls) from None
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               f"start it, or point {self.config.key('base_url')} at a running server") from None
         except Refused as err:
@@ -176,6 +179,8 @@ class OpenAIRunner:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
                                   f"({err or 'no answer'}); {self.config.key('structured')}=json_schema, "
                                   "json_object or none skips it") from None
+            except Refused as err:  # a redirect: every request of the run would be
+                raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
             if response.is_success:
                 body = _json(response)
                 self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None

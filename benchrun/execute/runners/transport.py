@@ -15,6 +15,7 @@ import httpcore
 import httpx
 
 from benchrun.core.errors import ConfigError, os_problem
+from benchrun.core.filebytes import not_a_file
 
 ERRORS = ("ConnectError", "ConnectTimeout", "ReadError", "ReadTimeout", "WriteError", "WriteTimeout", "PoolTimeout",
           "NetworkError", "TimeoutException", "ProxyError", "UnsupportedProtocol", "RemoteProtocolError",
@@ -29,14 +30,29 @@ CERTIFICATES_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 def ssl_context() -> ssl.SSLContext:
     """httpx's SSL context, as it makes it from the environment; a $SSL_CERT_FILE that names no file of certificates
     (or a $SSL_CERT_DIR that cannot be read) is the environment's one-line error naming it, not an OSError that
-    the last resort took for a file benchrun was writing."""
+    the last resort took for a file benchrun was writing. One that names a pipe or a device is refused before
+    OpenSSL opens it: a named pipe nothing writes to held the run at its start for good."""
+    if kind := _not_a_file(os.environ.get(CERTIFICATES_ENV[0])):
+        raise _unreadable(CERTIFICATES_ENV[0], f"{kind}, not a file")
     try:
         return httpx.create_ssl_context()
     except (OSError, ssl.SSLError) as err:
         name = next((name for name in CERTIFICATES_ENV if os.environ.get(name)), CERTIFICATES_ENV[0])
-        why = os_problem(err) if type(err) is not ssl.SSLError else err.reason or str(err)
-        raise ConfigError(f"${name} names {os.environ.get(name)!r}, which cannot be read as CA certificates ({why}); "
-                          f"unset {name}, or point it at a PEM file of certificates") from None
+        raise _unreadable(name, os_problem(err) if type(err) is not ssl.SSLError else err.reason or str(err)) from None
+
+
+def _not_a_file(path: str | None) -> str | None:
+    """What `path` is when it is there and is neither a file nor a directory (a named pipe, a device), else None."""
+    try:
+        kind = not_a_file(os.stat(path).st_mode) if path else None
+    except OSError:  # not there, or not to be looked at: OpenSSL says so
+        return None
+    return None if kind == "a directory" else kind
+
+
+def _unreadable(name: str, why: str) -> ConfigError:
+    return ConfigError(f"${name} names {os.environ.get(name)!r}, which cannot be read as CA certificates ({why}); "
+                       f"unset {name}, or point it at a PEM file of certificates")
 
 
 class _Watched(httpcore.AsyncNetworkStream):
