@@ -13,7 +13,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
-from benchrun.compiler.usercode import first_line
+from benchrun.compiler.usercode import contained
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.filebytes import read_bounded
@@ -155,12 +155,9 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
     if cls is None:
         raise TaskError(f"unknown format '{name}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
-    try:
+    with contained(formats.CUSTOM_FILE, f"format '{name}' has no JSON schema"):  # the user's class runs its code
         schema = cls.model_json_schema()
         json.dumps(schema, ensure_ascii=False, allow_nan=False).encode("utf-8")  # as the manifest must hold it
-    except Exception as err:  # the user's class: pydantic cannot schema a field, or the class overrides it badly
-        raise TaskError(f"format '{name}' has no JSON schema: {type(err).__name__}: {first_line(err)}",
-                        file=formats.CUSTOM_FILE) from None
     _refs_inside(name, schema)
     return FormatSpec(name=name, origin=origin, json_schema=schema)
 
