@@ -19,11 +19,18 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun, run_dir_of
@@ -31,6 +38,9 @@ from tests.helpers.commands import run_benchrun, run_dir_of
 pytestmark = pytest.mark.slow
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
 KEY = "sk-fifteenth0123456789abcdefghij"
+SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
+              "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
+"""The single-node cluster's partition and size (`.ci/slurm-up`), no private Ollama started."""
 SCHEMA_CLASS = ("import os\nfrom pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: str\n\n"
                 "    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n")
 
@@ -113,3 +123,65 @@ def test_a_fork_the_import_check_did_not_see_never_runs_twice(tmp_path):
     assert sorted(ids) == ["t:a=1", "t:a=2"]
     assert [json.loads(line)["metrics"] for line in (run_dir / "scores.jsonl").read_text().splitlines()
             if json.loads(line)["scorer"] == "s"] == [{"s": 1}, {"s": 1}]
+
+
+def started(root: Path, *args: str) -> subprocess.Popen:
+    """`python -m benchrun ARGS` started in `root` in a session of its own (a process group of its own, as a batch
+    job's), its output piped."""
+    return subprocess.Popen([sys.executable, "-m", "benchrun", *args], cwd=root, env=child_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_a_scheduler_signal_to_a_run_records_it_interrupted(tmp_path):
+    """SIGUSR1 (or SIGUSR2) sent to a plain run's process group, as a batch scheduler sends it: the run, which had
+    died of it `running`, is recorded `interrupted` and resumed; its scorer process does not die of it."""
+    outputs = tmp_path / "outputs"
+    with FakeOllama(models=["llama3.2"], latency_s=0.5) as server:
+        run = started(tmp_path, f"runner.host={server.url}", "cache=false", f"outputs={outputs}")
+        try:
+            wait_for(lambda: line_count(next(outputs.glob("*/*/responses.jsonl"), outputs / "none")) >= 2, 120)
+            os.killpg(run.pid, signal.SIGUSR1)
+            stdout, stderr = run.communicate(timeout=120)
+        finally:
+            run.kill()
+        [run_dir] = outputs.glob("*/*")
+        info = json.loads((run_dir / "run.json").read_text())
+        resumed = run_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert run.returncode == EXIT["interrupted"], stderr
+    assert stderr.startswith(f"benchrun: error: interrupted by SIGUSR1: run {info['run_id']} is recorded as "
+                             "'interrupted' with "), stderr
+    assert (info["status"], info["reason"]) == ("interrupted", "interrupted by SIGUSR1")
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    assert [json.loads(line)["error"] for line in (run_dir / "scores.jsonl").read_text().splitlines()] == [None] * 45
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_jobs_time_limit_warning_records_it_interrupted(tmp_path):
+    """Slurm's warning that a job's time is nearly up (SIGUSR2, `--signal=USR2@120` as submitit asks it, sent here by
+    `scancel --signal=USR2` as Slurm sends it): submitit's handler raised its error in the middle of the run (a
+    traceback in benchrun.log, a write to the scorer process broken), the scorer process died of the signal (a
+    sample's `ScorerProcessDied`), and the run went on into its time limit. Now the job's run stops at once,
+    recorded `interrupted`, and `resume` finishes it."""
+    outputs = tmp_path / "outputs"
+    job = outputs / "none"
+    with FakeOllama(models=["llama3.2", "gemma3"], latency_s=1.0) as server:
+        sweep = started(tmp_path, "-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                        f"runner.host={server.url}", "cache=false", f"outputs={outputs}")
+        try:
+            wait_for(lambda: line_count(next(outputs.glob("*/*_sweep/1_gemma3/responses.jsonl"), job)) >= 2, 180)
+            job = next(outputs.glob("*/*_sweep/1_gemma3"))
+            [task] = [p.name for p in job.parent.glob(".submitit/*_1")]
+            subprocess.run(["scancel", "--signal=USR2", task], check=True)
+            stdout, stderr = sweep.communicate(timeout=240)
+        finally:
+            sweep.kill()
+        info = json.loads((job / "run.json").read_text())
+        resumed = run_benchrun("resume", str(job), cwd=tmp_path, module="benchrun.audit")
+    assert sweep.returncode == EXIT["sweep_failed"], stderr
+    assert "job 1_gemma3 (gemma3) interrupted: interrupted by SIGUSR2\n" in stdout
+    assert (info["status"], info["reason"]) == ("interrupted", "interrupted by SIGUSR2")
+    assert "Traceback" not in (job / "benchrun.log").read_text()
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    finished = json.loads((job / "run.json").read_text())
+    assert (finished["status"], finished["counts"]["responses"], finished["counts"]["scorer_errors"]) == (
+        "completed", 18, 0)
