@@ -185,3 +185,21 @@ def test_a_slurm_jobs_time_limit_warning_records_it_interrupted(tmp_path):
     finished = json.loads((job / "run.json").read_text())
     assert (finished["status"], finished["counts"]["responses"], finished["counts"]["scorer_errors"]) == (
         "completed", 18, 0)
+
+
+def test_a_file_reading_standard_input_at_import_gets_nothing(tmp_path):
+    """`input()` at import, benchrun's standard input a pipe that stays open (as a terminal does): the run's own
+    import read it (a run from a terminal waited for ever; here it took the line as the file's), while the scorer
+    process's import got EOF. Now both get EOF: one line."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "scorer": "s"}), "custom_scorer.py": (
+        "threshold = input('threshold? ')\n\n\ndef s(response, reference):\n    return 1\n")})
+    read, write = os.pipe()
+    try:
+        os.write(write, b"5\n")
+        done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", "dry_run=true"], cwd=tmp_path,
+                              env=child_env(), stdin=read, capture_output=True, text=True, timeout=120)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'custom_scorer.py': cannot import: EOFError: EOF when reading a line (line 1)\n"))

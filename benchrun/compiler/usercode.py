@@ -32,7 +32,7 @@ from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS, handling_now
 from benchrun.core.secrets import SECRETS
-from benchrun.core.stdfds import output_fds_into
+from benchrun.core.stdfds import input_from_nothing, output_fds_into
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
 IMPORT_TIMEOUT_S = 60
@@ -113,14 +113,15 @@ def import_file(path: Path, rel: str, probe: bool = True, sha256: str | None = N
 @contextlib.contextmanager
 def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
     """A block running the code of benchmark file `rel` in this process: what it prints is logged (`_log_printed`),
-    its signal handling put back after it (`_signals_kept`), whatever it raises (SystemExit, KeyboardInterrupt, any
-    BaseException) a TaskError saying `doing` (and, given the file's `path`, the line it raised at), and a copy of
-    the process it forked (os.fork) ended at once, so that it never goes on as a second run."""
+    what it reads of standard input is nothing (EOF), its signal handling is put back after it (`_signals_kept`),
+    whatever it raises (SystemExit, KeyboardInterrupt, any BaseException) is a TaskError saying `doing` (and, given
+    the file's `path`, the line it raised at), and a copy of the process it forked (os.fork) is ended at once, so
+    that it never goes on as a second run."""
     pid, printed = os.getpid(), io.StringIO()
     with tempfile.TemporaryFile() as written:
         try:
             with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
-                    _signals_kept():
+                    input_from_nothing(), _signals_kept():
                 yield
         except BaseException as err:  # anything user code raises is reported, not raised
             _end_copy(pid)
