@@ -203,3 +203,18 @@ def test_a_file_reading_standard_input_at_import_gets_nothing(tmp_path):
         os.close(write)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'custom_scorer.py': cannot import: EOFError: EOF when reading a line (line 1)\n"))
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_sweep_launched_from_inside_a_slurm_job_runs_its_jobs(tmp_path):
+    """The sweep started inside an allocation made with --mem-per-cpu (an sbatch script, an `salloc` session; its
+    variables given here): sbatch passed them on, each job's srun failed at once (`SLURM_MEM_PER_CPU, ... are
+    mutually exclusive`) writing no result, and with Slurm's accounting off (as here) the sweep waited for ever."""
+    outer = {"SLURM_JOB_ID": "999999", "SLURM_MEM_PER_CPU": "100", "SLURM_CPUS_ON_NODE": "1"}
+    with FakeOllama(models=["llama3.2", "gemma3"]) as server:
+        done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                            f"runner.host={server.url}", "cache=false", "outputs=outputs", cwd=tmp_path, env=outer,
+                            timeout=300)
+    assert done.returncode == EXIT["ok"], done.stderr
+    jobs = json.loads((next((tmp_path / "outputs").glob("*/*_sweep")) / "sweep.json").read_text())["jobs"]
+    assert [(job["dir"], job["status"]) for job in jobs] == [("0_llama3.2", "completed"), ("1_gemma3", "completed")]
