@@ -41,6 +41,9 @@ KEY = "sk-fifteenth0123456789abcdefghij"
 SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
               "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
 """The single-node cluster's partition and size (`.ci/slurm-up`), no private Ollama started."""
+FORKS_REFUSED = ("it forks the process importing it (os.fork, a multiprocessing process), and a copy that went on "
+                 "would be a second run, writing the same run directory; a benchmark's file must define its functions "
+                 "and classes, not work at import")
 SCHEMA_CLASS = ("import os\nfrom pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: str\n\n"
                 "    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n")
 
@@ -58,9 +61,7 @@ def dry_run(root: Path, files: dict[str, str]):
      "format 'F' has no JSON schema: SystemExit: 0"),
     ("raise KeyboardInterrupt", "format 'F' has no JSON schema: KeyboardInterrupt: KeyboardInterrupt"),
     ("raise GeneratorExit('done')", "format 'F' has no JSON schema: GeneratorExit: done"),
-    ("os.fork()\n        return {}", "cannot import: it forks the process importing it (os.fork), and the copy would "
-                                    "go on as a second run, writing the same run directory; a benchmark's file must "
-                                    "define its functions and classes, not work at import"),
+    ("os.fork()\n        return {}", f"cannot import: {FORKS_REFUSED}"),
 ])
 def test_a_response_class_whose_schema_ends_exits_or_prints_is_one_line(tmp_path, body, line):
     done = dry_run(tmp_path, {"tasks.yml": tasks_yml({**TASK, "format": "F"}),
@@ -103,9 +104,7 @@ def forking_run(root: Path, scorer_file: str):
 def test_a_scorer_file_that_forks_at_import_is_refused(tmp_path):
     done = forking_run(tmp_path, FORKS + "pid = os.fork()\nif pid:\n    os.waitpid(pid, 0)\n")
     assert (done.returncode, done.stderr) == (EXIT["usage"], (
-        "benchrun: error: in 'custom_scorer.py': cannot import: it forks the process importing it (os.fork), and the "
-        "copy would go on as a second run, writing the same run directory; a benchmark's file must define its "
-        "functions and classes, not work at import\n"))
+        f"benchrun: error: in 'custom_scorer.py': cannot import: {FORKS_REFUSED}\n"))
     [run_dir] = (tmp_path / "outputs").glob("*/*")
     assert not (run_dir / "responses.jsonl").exists()
     assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"

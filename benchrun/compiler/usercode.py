@@ -218,9 +218,9 @@ def probed(path: Path, rel: str) -> None:
         raise TaskError(f"cannot import: it ended the process importing it ({how}) before its last line", file=rel)
     threads, forked = json.loads(said[:-len(done)].rsplit(b"\n", 1)[-1])
     if forked:
-        raise TaskError("cannot import: it forks the process importing it (os.fork), and the copy would go on as a "
-                        "second run, writing the same run directory; a benchmark's file must define its functions and "
-                        "classes, not work at import", file=rel)
+        raise TaskError("cannot import: it forks the process importing it (os.fork, a multiprocessing process), and "
+                        "a copy that went on would be a second run, writing the same run directory; a benchmark's file "
+                        "must define its functions and classes, not work at import", file=rel)
     if threads or left:
         what = f"a thread ({threads[0]!r})" if threads else "a process"
         raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, which would keep "
