@@ -217,3 +217,15 @@ def test_a_slurm_sweep_launched_from_inside_a_slurm_job_runs_its_jobs(tmp_path):
     assert done.returncode == EXIT["ok"], done.stderr
     jobs = json.loads((next((tmp_path / "outputs").glob("*/*_sweep")) / "sweep.json").read_text())["jobs"]
     assert [(job["dir"], job["status"]) for job in jobs] == [("0_llama3.2", "completed"), ("1_gemma3", "completed")]
+
+
+@pytest.mark.parametrize("override", ["+hydra.sweeper.params={runner.model:'llama3.2,gemma3'}",
+                                      "hydra.sweeper.params={runner.model:'llama3.2,gemma3'}"])
+def test_sweeper_params_on_the_command_line_are_one_line(tmp_path, override):
+    """Hydra's `hydra.sweeper.params` (a sweep written as a mapping), which OmegaConf cannot merge into the basic
+    sweeper's None: an AttributeError raised in OmegaConf's code, a traceback of forty lines (exit 1)."""
+    done = run_benchrun("-m", override, "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: Hydra could not go on: AttributeError: 'NoneType' object has no attribute 'get' (at "
+        "hydra.sweeper.params)\n"))
+    assert list(tmp_path.iterdir()) == []
