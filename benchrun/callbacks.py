@@ -104,7 +104,7 @@ class RunDirCheck(Callback):
             takeback.NEW_SWEEPS.append((sweep_dir, top))
         takeback.SWEEPS.append(sweep_dir)
         _pin_sweep_dir(config, sweep_dir)
-        launcher = str(config.hydra.launcher.get("_target_", ""))
+        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if not launcher.endswith(".BasicLauncher"):
             threading.excepthook = _launcher_thread_died
         if launcher.endswith(".SlurmLauncher"):

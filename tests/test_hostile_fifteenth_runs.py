@@ -229,3 +229,13 @@ def test_sweeper_params_on_the_command_line_are_one_line(tmp_path, override):
         "benchrun: error: Hydra could not go on: AttributeError: 'NoneType' object has no attribute 'get' (at "
         "hydra.sweeper.params)\n"))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_without_a_launcher_is_one_line_and_leaves_nothing(tmp_path):
+    """`hydra.launcher=null`: benchrun's check read the launcher's target after it had claimed the sweep's directory,
+    and failed there (`AttributeError: 'NoneType' object has no attribute 'get'`), leaving that directory with an empty
+    multirun.yaml, which a later sweep into it was refused as holding a sweep."""
+    done = run_benchrun("-m", "hydra.launcher=null", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: Hydra could not go on: RuntimeError: Hydra launcher is not configured\n"))
+    assert list(tmp_path.iterdir()) == []
