@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +156,8 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
     if cls is None:
         raise TaskError(f"unknown format '{name}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
-    with contained(formats.CUSTOM_FILE, f"format '{name}' has no JSON schema"):  # the user's class runs its code
+    custom = origin == formats.CUSTOM_FILE  # the class runs the user's code, contained (0.6 ms a task)
+    with contained(formats.CUSTOM_FILE, f"format '{name}' has no JSON schema") if custom else contextlib.nullcontext():
         schema = cls.model_json_schema()
         json.dumps(schema, ensure_ascii=False, allow_nan=False).encode("utf-8")  # as the manifest must hold it
     _refs_inside(name, schema)
