@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -239,3 +240,23 @@ def test_a_sweep_without_a_launcher_is_one_line_and_leaves_nothing(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: Hydra could not go on: RuntimeError: Hydra launcher is not configured\n"))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_cpu_time_soft_limit_records_the_run_interrupted(tmp_path):
+    """`ulimit -S -t 2` (a batch system's CPU-time limit: SIGXCPU at the soft limit, SIGKILL at the hard one): the
+    run was killed by SIGXCPU, left `running` with nothing said; now it is recorded `interrupted` in its line."""
+    n = 3000  # about 1 ms of CPU an answer: the limit is met in the middle of the run
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "values": {"a": list(range(n))},
+                                                    "reference": [str(i) for i in range(n)]})})
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}", "cache=false",
+             "outputs=outputs"], cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=300,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (2, 120)))
+    [run_dir] = (tmp_path / "outputs").glob("*/*")
+    info = json.loads((run_dir / "run.json").read_text())
+    assert done.returncode == EXIT["interrupted"], done.stderr
+    assert done.stderr.startswith(f"benchrun: error: interrupted by SIGXCPU: run {info['run_id']} is recorded as "
+                                  "'interrupted' with "), done.stderr
+    assert (info["status"], info["reason"]) == ("interrupted", "interrupted by SIGXCPU")
+    assert 0 < info["counts"]["responses"] < n

@@ -1,5 +1,5 @@
 """SIGINT, SIGTERM, SIGHUP (a terminal or an ssh session that closes), SIGQUIT (a terminal's Ctrl-\\) and a batch
-scheduler's SIGUSR1 and SIGUSR2 (a Slurm job's time nearly up): a run stops where its records say it stopped, never
+scheduler's SIGUSR1, SIGUSR2 and SIGXCPU (a job's time nearly up): a run stops where its records say it stopped, never
 in the middle of a write.
 
 A signal handler is process-wide by nature, so this module keeps the one `Interrupts` of the process. Outside the
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SCHEDULER_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2)
-"""What a batch scheduler sends every process of a job to say its end is near (Slurm's `--signal`, which the `slurm`
-launcher's submitit sets to SIGUSR2 120 s before the time limit, and sends a job it preempts): the run stops while
-there is time, recorded as interrupted. submitit's own handler raised its error wherever the run was (in a write to
-the scorer process: a traceback in the log, and that sample's score an error), and the scorer process died of it."""
+SCHEDULER_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+"""What a batch scheduler sends a job's processes to say their end is near (Slurm's `--signal`, which the `slurm`
+launcher's submitit sets to SIGUSR2 120 s before the time limit, and sends a job it preempts; SGE's and LSF's SIGUSR1
+or SIGXCPU), and what the kernel sends at a CPU-time soft limit (`ulimit -S -t`, a scheduler's `cput`), before the
+hard limit's SIGKILL: the run stops while there is time, recorded as interrupted. submitit's own handler raised its
+error wherever the run was (in a write to the scorer process: a traceback in the log, and that sample's score an
+error), the scorer process died of it, and SIGXCPU killed the run, left `running`."""
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
 TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
 """What reaches a whole process group, a child process with the run: what a terminal sends its foreground process
