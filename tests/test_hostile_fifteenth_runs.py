@@ -136,7 +136,7 @@ def test_a_scheduler_signal_to_a_run_records_it_interrupted(tmp_path):
     """SIGUSR1 (or SIGUSR2) sent to a plain run's process group, as a batch scheduler sends it: the run, which had
     died of it `running`, is recorded `interrupted` and resumed; its scorer process does not die of it."""
     outputs = tmp_path / "outputs"
-    with FakeOllama(models=["llama3.2"], latency_s=0.5) as server:
+    with FakeOllama(models=["llama3.2"], latency_s=0.25) as server:
         run = started(tmp_path, f"runner.host={server.url}", "cache=false", f"outputs={outputs}")
         try:
             wait_for(lambda: line_count(next(outputs.glob("*/*/responses.jsonl"), outputs / "none")) >= 2, 120)
