@@ -14,6 +14,23 @@
   in the run's process ends where the import ends, never going on as a run (`usercode.contained`)
 - a custom_*.py raising a BaseException that is not an Exception (`class Boom(BaseException)`) at import: a traceback
   of twenty lines, exit 1. Now `cannot import: Boom: ... (line N)`, as for any error it raises
+- a custom_*.py reading standard input at import (`input()`): the run's import read benchrun's own stdin (a run from a
+  terminal waited for ever, a piped line was taken), while the scorer process's got EOF. Now EOF there too
+  (`core.stdfds.input_from_nothing`)
+- a batch scheduler's signals: Slurm's SIGUSR2 before a job's time limit (as submitit asks for it) ran submitit's
+  handler inside the run (its error raised in a write to the scorer process, which died of the signal: a sample's
+  `ScorerProcessDied`) and the run went on into its time limit; SIGUSR1/SIGUSR2 killed a plain run, and SIGXCPU (a
+  CPU-time soft limit) too, each left `running`. Now interrupts (`core.interrupts.SCHEDULER_SIGNALS`), ignored by the
+  run's children
+- a Slurm sweep launched from inside a Slurm job (`SLURM_MEM_PER_CPU` of the outer allocation passed on by sbatch):
+  every job's srun failed at once, and with accounting off the sweep waited for ever. Now the outer job's variables
+  are left behind (`callbacks._leave_outer_job`)
+- `hydra.sweeper.params={...}` (a traceback from OmegaConf's code) and `hydra.launcher=null` (an AttributeError's line
+  and the sweep's directory left behind): one line each, nothing made (`cli._hydras_own`, `callbacks`)
+
+What held is listed in the pass's notes (the issue's note): SIGTERM to the process group mid-scoring, YAML merge keys,
+PYTHONHASHSEED, `python -O` and `-X dev`, joblib's threading and multiprocessing backends under SIGINT, a bad Slurm
+partition, a scorer file's `os.chdir` at import.
 """
 
 from __future__ import annotations
