@@ -109,6 +109,7 @@ class RunDirCheck(Callback):
             threading.excepthook = _launcher_thread_died
         if launcher.endswith(".SlurmLauncher"):
             _leave_outer_job()
+            takeback.SLURM_SWEEPS.append(sweep_dir)
 
 
 OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")

@@ -27,6 +27,8 @@
   are left behind (`callbacks._leave_outer_job`)
 - `hydra.sweeper.params={...}` (a traceback from OmegaConf's code) and `hydra.launcher=null` (an AttributeError's line
   and the sweep's directory left behind): one line each, nothing made (`cli._hydras_own`, `callbacks`)
+- Ctrl-C on a Slurm sweep whose jobs are queued: `nothing was asked or recorded`, but the jobs stayed queued, to run
+  later into the directory said to hold nothing. Now they are cancelled (`compose.takeback.cancel_slurm_jobs`)
 
 What held is listed in the pass's notes (the issue's note): SIGTERM to the process group mid-scoring, YAML merge keys,
 PYTHONHASHSEED, `python -O` and `-X dev`, joblib's threading and multiprocessing backends under SIGINT, a bad Slurm
@@ -277,3 +279,27 @@ def test_a_cpu_time_soft_limit_records_the_run_interrupted(tmp_path):
                                   "'interrupted' with "), done.stderr
     assert (info["status"], info["reason"]) == ("interrupted", "interrupted by SIGXCPU")
     assert 0 < info["counts"]["responses"] < n
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_sweep_stopped_by_a_signal_leaves_no_job_queued(tmp_path):
+    """Ctrl-C on a Slurm sweep whose jobs wait in the queue (here for ever: more CPUs than the node has): benchrun said
+    `nothing was asked or recorded` and took the sweep's directory back, but the jobs stayed queued, to run later and
+    ask the model into that directory. Now the sweep's jobs are cancelled (scancel) as it stops."""
+    outputs = tmp_path / "outputs"
+    sweep = started(tmp_path, "-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                    "hydra.launcher.cpus_per_task=64", "runner.host=http://127.0.0.1:9", f"outputs={outputs}")
+    jobs: list[str] = []
+    try:
+        wait_for(lambda: bool(list(outputs.glob("*/*_sweep/.submitit/*_1"))), 120)
+        jobs = [path.name.split("_")[0] for path in outputs.glob("*/*_sweep/.submitit/*_1")]
+        os.kill(sweep.pid, signal.SIGINT)
+        _, stderr = sweep.communicate(timeout=120)
+        queued = subprocess.run(["squeue", "-h", "-o", "%i", "-j", jobs[0]], capture_output=True, text=True).stdout
+    finally:
+        sweep.kill()
+        subprocess.run(["scancel", *jobs], check=False)
+    assert (sweep.returncode, stderr.splitlines()[-1]) == (  # submitit's lines of sacct (accounting off) before it
+        EXIT["interrupted"], "benchrun: error: interrupted before the run started: nothing was asked or recorded")
+    assert queued == ""
+    assert list(tmp_path.iterdir()) == []
