@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 import resource
 import sys
@@ -103,8 +104,31 @@ class RunDirCheck(Callback):
             takeback.NEW_SWEEPS.append((sweep_dir, top))
         takeback.SWEEPS.append(sweep_dir)
         _pin_sweep_dir(config, sweep_dir)
-        if not str(config.hydra.launcher.get("_target_", "")).endswith(".BasicLauncher"):
+        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
+        if not launcher.endswith(".BasicLauncher"):
             threading.excepthook = _launcher_thread_died
+        if launcher.endswith(".SlurmLauncher"):
+            _leave_outer_job()
+            takeback.SLURM_SWEEPS.append(sweep_dir)
+
+
+OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")
+"""What the variables a Slurm job or step sets in its processes' environment begin with (submitit's `clean_env`
+drops these, and SBATCH_*, which are a user's own defaults for sbatch)."""
+KEPT_OUTSIDE_JOBS = ("SLURM_CONF",)
+"""Of those, what a site or a user sets outside any job: where Slurm's configuration is."""
+
+
+def _leave_outer_job() -> None:
+    """A sweep of Slurm jobs launched from inside a Slurm job or step (an `salloc` session, an sbatch script, an
+    `srun`): drop what that job set in this process's environment (as submitit's `clean_env` does), which sbatch
+    passes on to every job of the sweep. Each job's srun then failed at once (`SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU,
+    and SLURM_MEM_PER_NODE are mutually exclusive`, the outer job's memory beside the sweep's `mem_gb`), leaving no
+    result, and with Slurm's accounting off the sweep waited for it for ever."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return
+    for name in [name for name in os.environ if name.startswith(OUTER_JOB) and name not in KEPT_OUTSIDE_JOBS]:
+        del os.environ[name]
 
 
 def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import hydra
+import omegaconf
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from hydra.types import RunMode
@@ -27,8 +28,9 @@ from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_streams
 
-HYDRA_CODE = str(Path(hydra.__file__).parent) + os.sep
-"""Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them)."""
+HYDRA_CODE = tuple(str(Path(package.__file__).parent) + os.sep for package in (hydra, omegaconf))
+"""Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them), and OmegaConf's,
+which Hydra composes the config with."""
 ITEM_MARKS = ",[]{}()"
 """What ends an item of a value in Hydra's override grammar: a sweep's or a list's comma, brackets."""
 
@@ -111,15 +113,18 @@ def _why(err: Exception) -> list[str]:
 
 
 def _hydras_own(err: Exception) -> str | None:
-    """One line for an error raised in Hydra's own code that is not one of its errors: a sweeper or a launcher
-    refusing a value (`hydra.sweeper.max_batch_size=0`: a bare AssertionError, the failed assertion its message)
-    or a plugin that is none (`hydra.launcher._target_=os.system`); None for any other error, and for an OSError
-    (a file Hydra writes, said by the entry point's last resort)."""
+    """One line for an error raised in Hydra's (or OmegaConf's) own code that is not one of its errors: a sweeper or
+    a launcher refusing a value (`hydra.sweeper.max_batch_size=0`: a bare AssertionError, the failed assertion its
+    message), a plugin that is none (`hydra.launcher._target_=os.system`), a merge OmegaConf cannot make
+    (`hydra.sweeper.params={...}` into its None: an AttributeError, the key it was merging said after it); None for
+    any other error, and for an OSError (a file Hydra writes, said by the entry point's last resort)."""
     frames = traceback.extract_tb(err.__traceback__)
     if isinstance(err, OSError) or not frames or not frames[-1].filename.startswith(HYDRA_CODE):
         return None
-    said = next((line.strip() for line in str(err).splitlines() if line.strip()), "") or (frames[-1].line or "")
-    return f"Hydra could not go on: {type(err).__name__}: {said}".rstrip(": ")
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    said = next(iter(lines), "") or (frames[-1].line or "")
+    at = next((f" (at {line.removeprefix('full_key:').strip()})" for line in lines if line.startswith("full_key:")), "")
+    return f"Hydra could not go on: {type(err).__name__}: {said}".rstrip(": ") + at
 
 
 def _unquoted_character(err: OverrideParseException) -> str | None:

@@ -1,9 +1,11 @@
-"""Importing a benchmark's own Python files (`custom_scorer.py`, `custom_response.py`).
+"""Importing a benchmark's own Python files (`custom_scorer.py`, `custom_response.py`), and running their code.
 
-What the import prints goes to the `benchrun.compiler.usercode` logger (the run's log file), never to the console, even
-written to the file descriptors themselves (`os.write(1, ...)`, which masking could not reach there); whatever it
-raises, SystemExit included, is one line naming the file. What cannot be caught (os._exit, a signal, a loop) is found by
-importing the file first in a process of its own, within IMPORT_TIMEOUT_S."""
+What their code prints as it is imported, or as a response class makes its JSON schema, goes to the
+`benchrun.compiler.usercode` logger (the run's log file), never to the console, even written to the file descriptors
+themselves (`os.write(1, ...)`, which masking could not reach there); whatever it raises, SystemExit and any other
+BaseException included, is one line naming the file. What cannot be caught (os._exit, a signal, a loop, os.fork) is
+found by importing the file, and making the JSON schemas of its classes, first in a process of its own, within
+IMPORT_TIMEOUT_S."""
 
 from __future__ import annotations
 
@@ -30,21 +32,47 @@ from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS, handling_now
 from benchrun.core.secrets import SECRETS
-from benchrun.core.stdfds import output_fds_into
+from benchrun.core.stdfds import input_from_nothing, output_fds_into
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
 IMPORT_TIMEOUT_S = 60
 """How long importing a benchmark's Python file may take."""
 PRINTED_KEPT = 1 << 20
 """How much of what a file writes to the standard descriptors while it is imported the log keeps (bytes)."""
-PROBE = ("import json, os, runpy, sys, threading\ntry:\n    runpy.run_path(sys.argv[1], run_name='benchrun_probe')\n"
-         "except BaseException:\n    pass\nleft = [t for t in threading.enumerate() if not t.daemon and t is not "
-         "threading.main_thread()]\nfor t in left:\n    t.join(THREAD_GRACE_S)\n"
-         "left = [t.name for t in left if t.is_alive()]\n"
-         "sys.stdout.write('\\n' + json.dumps(left) + sys.argv[2])\nsys.stdout.flush()\nos._exit(0)\n"
-         ).replace("THREAD_GRACE_S", "1")
-"""The child's import: whatever the file raises is reported by the import that follows; then the threads the import
-left running (which would keep a run's process from ever exiting), and the token that says it ended."""
+SCHEMA_MARK = "schema of "
+"""What the probe writes before it makes a class's JSON schema, with the class's name."""
+PROBE = """import json, os, runpy, sys, threading
+me, forked = os.getpid(), []
+os.register_at_fork(after_in_parent=lambda: forked.append(True),
+                    after_in_child=lambda: os.dup2(os.open(os.devnull, os.O_WRONLY), 1))
+try:
+    found = runpy.run_path(sys.argv[1], run_name='benchrun_probe')
+    for name, value in list(found.items()):
+        if isinstance(value, type) and value.__module__ == 'benchrun_probe' and hasattr(value, 'model_json_schema'):
+            sys.stdout.write('\\nSCHEMA' + name)
+            sys.stdout.flush()
+            try:
+                value.model_json_schema()
+            except BaseException:
+                pass
+    sys.stdout.write('\\nSCHEMA')
+except BaseException:
+    pass
+if os.getpid() != me:
+    os._exit(0)
+left = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+for t in left:
+    t.join(1)
+left = [t.name for t in left if t.is_alive()]
+sys.stdout.write('\\n' + json.dumps([left, bool(forked)]) + sys.argv[2])
+sys.stdout.flush()
+os._exit(0)
+""".replace("SCHEMA", SCHEMA_MARK)
+"""The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
+plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
+running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
+run, writing the same run directory), and the token that says it ended. A copy it forked writes nothing here and
+ends without a word."""
 _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 """The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
@@ -72,22 +100,45 @@ def import_file(path: Path, rel: str, probe: bool = True, sha256: str | None = N
     spec = importlib.util.spec_from_file_location(name, path, loader=_Held(path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    printed = io.StringIO()
+    try:
+        with contained(rel, "cannot import", path):
+            spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    SOURCES[name] = found
+    return module
+
+
+@contextlib.contextmanager
+def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
+    """A block running the code of benchmark file `rel` in this process: what it prints is logged (`_log_printed`),
+    what it reads of standard input is nothing (EOF), its signal handling is put back after it (`_signals_kept`),
+    whatever it raises (SystemExit, KeyboardInterrupt, any BaseException) is a TaskError saying `doing` (and, given
+    the file's `path`, the line it raised at), and a copy of the process it forked (os.fork) is ended at once, so
+    that it never goes on as a second run."""
+    pid, printed = os.getpid(), io.StringIO()
     with tempfile.TemporaryFile() as written:
         try:
             with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
-                    _signals_kept():
-                spec.loader.exec_module(module)
-        except (Exception, SystemExit, KeyboardInterrupt) as err:  # anything user code raises is reported, not raised
-            del sys.modules[name]
+                    input_from_nothing(), _signals_kept():
+                yield
+        except BaseException as err:  # anything user code raises is reported, not raised
+            _end_copy(pid)
             if isinstance(err, KeyboardInterrupt) and INTERRUPTS.received is not None:
                 raise  # a real Ctrl-C or SIGTERM, not the file's own doing
             text = err.msg if isinstance(err, SyntaxError) else first_line(err)  # a SyntaxError's str repeats the place
-            raise TaskError(f"cannot import: {type(err).__name__}: {text}{_line(err, path)}", file=rel) from None
+            line = _line(err, path) if path is not None else ""
+            raise TaskError(f"{doing}: {type(err).__name__}: {text}{line}", file=rel) from None
         finally:
+            _end_copy(pid)
             _log_printed(rel, printed.getvalue() + _written_back(written))
-    SOURCES[name] = found
-    return module
+
+
+def _end_copy(pid: int) -> None:
+    """In a copy of process `pid` that user code forked: end it there, without a word."""
+    if os.getpid() != pid:
+        os._exit(0)
 
 
 def file_sha256(fn: object) -> str | None:
@@ -147,6 +198,11 @@ def probed(path: Path, rel: str) -> None:
         try:
             code = child.wait(timeout=IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            out.seek(0)
+            if schema := _schema_made(out.read()):
+                raise TaskError(f"class '{schema}': making its JSON schema still running after {IMPORT_TIMEOUT_S} s; "
+                                "a response class must define its fields, not work as its schema is made",
+                                file=rel) from None
             raise TaskError(f"cannot import: still running after {IMPORT_TIMEOUT_S} s; a benchmark's file must define "
                             "its functions and classes, not work at import", file=rel) from None
         finally:
@@ -156,13 +212,29 @@ def probed(path: Path, rel: str) -> None:
         said = out.read()
     if not said.endswith(done.encode()):
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"os._exit({code}) or the like"
+        if schema := _schema_made(said):
+            raise TaskError(f"class '{schema}': making its JSON schema ended the process ({how}); a response class "
+                            "must define its fields, not work as its schema is made", file=rel)
         raise TaskError(f"cannot import: it ended the process importing it ({how}) before its last line", file=rel)
-    threads = json.loads(said[:-len(done)].rsplit(b"\n", 1)[-1])
+    threads, forked = json.loads(said[:-len(done)].rsplit(b"\n", 1)[-1])
+    if forked:
+        raise TaskError("cannot import: it forks the process importing it (os.fork, a multiprocessing process), and "
+                        "a copy that went on would be a second run, writing the same run directory; a benchmark's file "
+                        "must define its functions and classes, not work at import", file=rel)
     if threads or left:
         what = f"a thread ({threads[0]!r})" if threads else "a process"
         raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, which would keep "
                         "the run from ending; a benchmark's file must define its functions and classes, not work at "
                         "import", file=rel)
+
+
+def _schema_made(said: bytes) -> str | None:
+    """The class whose JSON schema the probe was making when it stopped writing (`said`), by the last mark it wrote;
+    None (or '', all of them made) if it made none: it stopped importing the file, or after the schemas."""
+    at = said.rfind(b"\n" + SCHEMA_MARK.encode())
+    if at < 0:
+        return None
+    return said[at + 1 + len(SCHEMA_MARK):].split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
 def _end_group(pgid: int) -> bool:

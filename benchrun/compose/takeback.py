@@ -3,7 +3,9 @@ copies, a launcher that cannot submit), taken back so that nothing is left but w
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from benchrun.core.layout import LOG, MULTIRUN_FILE, RUN
@@ -16,6 +18,10 @@ NEW_RUNS: list[Path] = []
 """The run directory of each single run this process started."""
 LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
+SLURM_SWEEPS: list[Path] = []
+"""The sweep directory of each sweep this process launched as Slurm jobs."""
+SLURM_JOB = re.compile(r"([0-9]+)(_[0-9]+)?")
+"""The name of the folder submitit keeps a Slurm job's files in (`<job id>` or `<array job id>_<task>`)."""
 
 
 def hydra_dir() -> Path | None:
@@ -63,3 +69,17 @@ def take_back_unlaunched_sweeps() -> None:
                 if parent == top.parent or any(parent.iterdir()):
                     break
                 parent.rmdir()
+
+
+def cancel_slurm_jobs() -> None:
+    """Cancel (scancel) the Slurm jobs of the sweeps this process launched, queued or running: a sweep stopped by a
+    signal left them queued, to run later into a sweep directory it had said held nothing, or beside a sweep.json that
+    did not list them; a running one is then recorded `interrupted`, as a cancelled job is."""
+    ids = sorted({found[1] for sweep_dir in SLURM_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
+                  if (found := SLURM_JOB.fullmatch(entry.name))})
+    if ids:
+        subprocess.run(["scancel", *ids], capture_output=True, check=False, timeout=60)
+
+
+def _entries(folder: Path) -> list[Path]:
+    return list(folder.iterdir()) if folder.is_dir() else []

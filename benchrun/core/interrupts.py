@@ -1,5 +1,6 @@
-"""SIGINT, SIGTERM, SIGHUP (a terminal or an ssh session that closes) and SIGQUIT (a terminal's Ctrl-\\): a run stops
-where its records say it stopped, never in the middle of a write.
+"""SIGINT, SIGTERM, SIGHUP (a terminal or an ssh session that closes), SIGQUIT (a terminal's Ctrl-\\) and a batch
+scheduler's SIGUSR1, SIGUSR2 and SIGXCPU (a job's time nearly up): a run stops where its records say it stopped, never
+in the middle of a write.
 
 A signal handler is process-wide by nature, so this module keeps the one `Interrupts` of the process. Outside the
 event loop a signal raises KeyboardInterrupt, except inside `held()` blocks (a file being replaced, a record being
@@ -25,11 +26,19 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
-"""What a terminal sends its whole foreground process group (Ctrl-C, a hang-up, Ctrl-\\): a child process ignores
-them, so that the run, which they reach too, ends its children itself."""
-KEPT_IGNORED = (signal.SIGHUP, signal.SIGQUIT)
+SCHEDULER_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)
+"""What a batch scheduler sends a job's processes to say their end is near (Slurm's `--signal`, which the `slurm`
+launcher's submitit sets to SIGUSR2 120 s before the time limit, and sends a job it preempts; SGE's and LSF's SIGUSR1
+or SIGXCPU), and what the kernel sends at a CPU-time soft limit (`ulimit -S -t`, a scheduler's `cput`), before the
+hard limit's SIGKILL: the run stops while there is time, recorded as interrupted. submitit's own handler raised its
+error wherever the run was (in a write to the scorer process: a traceback in the log, and that sample's score an
+error), the scorer process died of it, and SIGXCPU killed the run, left `running`."""
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
+TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
+"""What reaches a whole process group, a child process with the run: what a terminal sends its foreground process
+group (Ctrl-C, a hang-up, Ctrl-\\) and a batch scheduler's SCHEDULER_SIGNALS. A child process ignores them, so that
+the run, which they reach too, ends its children itself."""
+KEPT_IGNORED = (signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
 """What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGQUIT."""
 
 

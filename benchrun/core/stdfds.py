@@ -129,6 +129,23 @@ def output_fds_into(file: BinaryIO) -> Iterator[None]:
             os.close(kept)
 
 
+@contextlib.contextmanager
+def input_from_nothing() -> Iterator[None]:
+    """File descriptor 0 (and sys.stdin) reading nothing within the block, put back after it: code there that reads
+    standard input (`input()`, `sys.stdin.read()`) gets EOF at once, instead of waiting on a terminal for ever or
+    taking as its input what was piped to benchrun."""
+    saved, stdin, nothing = os.dup(0), sys.stdin, os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(nothing, 0)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        yield
+    finally:
+        sys.stdin = stdin
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(nothing)
+
+
 def _flush_streams() -> None:
     """Flush every Python stream on 1 and 2 (sys.stdout, sys.__stdout__, ...), so that what each holds is written
     where its descriptor points now."""
