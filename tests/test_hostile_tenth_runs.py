@@ -53,8 +53,8 @@ list as a value, a field missing from some rows, a reference that is null, NaN, 
 turn with roles (`role: tool`), a number or a list as content, an empty turn, a turn's value missing or an object,
 UTF-16 files and NUL bytes (a template, a CSV, a description), a byte-order mark (tasks.yml, values.csv,
 template.txt, a JSONL) are each one line naming the file, task and line, or taken as written. A run sent SIGHUP or
-SIGTERM is `interrupted` and finished by `resume`; one killed by SIGUSR1 or SIGUSR2 is left `running` under a lock
-the kernel dropped, as SIGKILL leaves it (which `resume` takes over); a background job's SIGQUIT stays ignored. `ulimit -f` of 8 to 40 KiB: one line naming the file (`.reserve` or
+SIGTERM is `interrupted` and finished by `resume` (so, since the fifteenth pass, is one sent SIGUSR1 or SIGUSR2, a
+batch scheduler's); a background job's SIGQUIT stays ignored. `ulimit -f` of 8 to 40 KiB: one line naming the file (`.reserve` or
 responses.jsonl), `failed`, and `resume` finishes it once the limit is lifted (or says the run ended before it
 compiled). COLUMNS=5, 10**9, -3 or `abc`, LINES=0, TERM=dumb, NO_COLOR, FORCE_COLOR (and both): exit 0, the same
 records. PYTHONIOENCODING=ascii with LC_ALL=C and a non-ASCII `outputs` and `task.name`: the run, `show`, `list` and
