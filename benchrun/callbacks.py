@@ -183,11 +183,37 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
 
 def _check_subdir(subdir: Any) -> None:
     """Refuse a job directory (hydra.sweep.subdir, as written) that would not sit directly in the sweep directory,
-    where sweep.json and every audit command look for the sweep's jobs."""
+    where sweep.json and every audit command look for the sweep's jobs: one that names a folder, or interpolates what
+    may, for some job, hold a '/' (`${hydra.job.override_dirname}` of `runner.host=http://...`, `${runner.model}` of
+    `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed)."""
     written = str(subdir)
     if "/" in written or "\\" in written or written in ("", ".", ".."):
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
                 "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
+    if unsafe := [found for found in _interpolations(written) if not SAFE_SUBDIR.fullmatch(found)]:
+        _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory, and "
+                f"{unsafe[0]} may hold a '/' for some job (an override's value: runner.host=http://...), which puts the "
+                "job out of the sweep's sight; leave hydra.sweep.subdir out (benchrun names each job by what it "
+                "varies), or name jobs by ${hydra.job.num}")
+
+
+SAFE_SUBDIR = re.compile(r"\$\{hydra\.job\.(num|id)\}|\$\{sweep_label:.*\}", re.S)
+"""The interpolations a job's directory may be named by: a job's number or id, and benchrun's own label (`/`-free)."""
+
+
+def _interpolations(text: str) -> list[str]:
+    """The outermost `${...}` interpolations of `text`, as written."""
+    found, depth, start, at = [], 0, 0, 0
+    while at < len(text):
+        if text.startswith("${", at):
+            start, depth, at = (at if depth == 0 else start), depth + 1, at + 2
+            continue
+        if text[at] == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                found.append(text[start:at + 1])
+        at += 1
+    return found
 
 
 def _check_inside(config: DictConfig) -> None:

@@ -19,6 +19,11 @@ bad, each with the rule it now obeys.
   exactly), and `merge --partial` of such shards listed the 10**20 shards missing until memory ran out (18 GB in a
   minute); now a split is at most 10,000 parts, as `shards=n` is: the override refused in one line, and a run.json
   saying more refused where it is read (`core.shards.Shard`)
+- `hydra.sweep.subdir=${hydra.job.override_dirname}` (Hydra's documented way to name jobs; reported by the runs side),
+  or `${runner.model}`: an interpolation that holds a '/' for a job (`runner.host=http://...`, a model named
+  `hf.co/org/model`) made that job two folders down, and sweep.json listed one job `missing` where two completed
+  (exit 1); now a job's directory may interpolate only a job's number or id and benchrun's own label, refused before
+  anything is made otherwise (`callbacks._check_subdir`)
 """
 
 from __future__ import annotations
@@ -134,3 +139,16 @@ def test_a_shard_run_claiming_a_huge_split_is_refused_where_it_is_read_not_merge
     assert done.stderr == (f"benchrun: error: in '{run_dir}/run.json': unreadable: shard.count: Input should be less "
                            "than or equal to 10000\n")
     assert not (tmp_path / "merged").exists()
+
+
+@pytest.mark.parametrize("subdir", ["${hydra.job.override_dirname}", "job_${runner.model}"])
+def test_a_job_directory_named_by_what_may_hold_a_slash_is_refused(tmp_path, subdir):
+    refused = call_benchrun("-m", "runner.model=a,b", f"hydra.sweep.subdir={subdir}", "runner.host=http://127.0.0.1:9",
+                            f"outputs={tmp_path / 'out'}", cwd=tmp_path)
+    bad = subdir.removeprefix("job_")
+    assert (refused.returncode, refused.stdout, refused.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: hydra.sweep.subdir={subdir}: a job's directory is one name directly in the sweep directory, "
+        f"and {bad} may hold a '/' for some job (an override's value: runner.host=http://...), which puts the job out "
+        "of the sweep's sight; leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs "
+        "by ${hydra.job.num}\n"))
+    assert not (tmp_path / "out").exists()
