@@ -95,8 +95,8 @@ def hydra_error(err: Exception) -> str | None:
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had
         return str(unresolvable(err, sys.argv[1:]))
-    if isinstance(err, OverrideParseException) and (unquoted := _unquoted_character(err)) is not None:
-        return unquoted
+    if isinstance(err, OverrideParseException):
+        return _unquoted_character(err) or _unreadable_override(err)
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
@@ -140,6 +140,18 @@ def _unquoted_character(err: OverrideParseException) -> str | None:
     if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
         return f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)"
     return f"{said} only inside quotes; quote it: {_quoted(err.override, at)}"
+
+
+def _unreadable_override(err: OverrideParseException) -> str:
+    """An override Hydra's grammar cannot read, as a line naming it (Hydra's `mismatched input '[' expecting <EOF>`
+    named none: `runner.host=http://[::1]:11434`), its reason, and how a value that is one text is written."""
+    why = next((line.strip() for line in err.message.splitlines()
+                if line.strip() and not line.startswith(("Error parsing override", "See https://hydra.cc"))), "")
+    said = f"the override {err.override!r}: Hydra's override grammar cannot read it ({why})"
+    if "=" not in err.override:
+        return said
+    key, value = err.override.split("=", 1)
+    return f"{said}; a value that is one text is written in quotes: {key}='{value}'"
 
 
 def _quoted(override: str, at: int) -> str:

@@ -247,7 +247,8 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
     (["model=nosuch"], "In 'config': Could not find 'model/nosuch' (options: gemma3, llama3.2)"),
     (["task.path=~/benchrun-nowhere"], "task.path: '<home>/benchrun-nowhere' is not a directory (looked in "
                                           "<home>/benchrun-nowhere)"),
-    (["task.only=[a,"], "no viable alternative at input '[a,'"),
+    (["task.only=[a,"], "the override 'task.only=[a,': Hydra's override grammar cannot read it (no viable alternative "
+                        "at input '[a,'); a value that is one text is written in quotes: task.only='[a,'"),
     (["runner.concurrency=0"], "in 'config': runner.concurrency: Input should be greater than or equal to 1"),
     (["runner.timeout_s=-1"], "in 'config': runner.timeout_s: Input should be greater than 0"),
     (["runner.retries=99"], "in 'config': runner.retries: Input should be less than or equal to 20"),

@@ -24,6 +24,9 @@ bad, each with the rule it now obeys.
   `hf.co/org/model`) made that job two folders down, and sweep.json listed one job `missing` where two completed
   (exit 1); now a job's directory may interpolate only a job's number or id and benchrun's own label, refused before
   anything is made otherwise (`callbacks._check_subdir`)
+- an override Hydra's grammar cannot read, where its reason names no override (`runner.host=http://[::1]:11434`, an
+  IPv6 host unquoted: `mismatched input '[' expecting <EOF>`; reported by the asking side): now the line names the
+  override and says how a value that is one text is written (`cli._unreadable_override`)
 """
 
 from __future__ import annotations
@@ -152,3 +155,11 @@ def test_a_job_directory_named_by_what_may_hold_a_slash_is_refused(tmp_path, sub
         "of the sweep's sight; leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs "
         "by ${hydra.job.num}\n"))
     assert not (tmp_path / "out").exists()
+
+
+def test_an_override_hydra_cannot_read_is_named_with_how_to_quote_it(tmp_path):
+    refused = call_benchrun("runner.host=http://[::1]:11434", "dry_run=true", cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        "benchrun: error: the override 'runner.host=http://[::1]:11434': Hydra's override grammar cannot read it "
+        "(mismatched input '[' expecting <EOF>); a value that is one text is written in quotes: "
+        "runner.host='http://[::1]:11434'\n"))
