@@ -27,6 +27,10 @@ bad, each with the rule it now obeys.
 - an override Hydra's grammar cannot read, where its reason names no override (`runner.host=http://[::1]:11434`, an
   IPv6 host unquoted: `mismatched input '[' expecting <EOF>`; reported by the asking side): now the line names the
   override and says how a value that is one text is written (`cli._unreadable_override`)
+- a sealed run whose writer wrote a sample's answer twice (as a second writer did, one that a fork at import made, a
+  case the runs side closed): `verify` checked its files against the final digests only and said intact; now a run
+  that ended has its committed lines checked against its manifest too, as a killed run's are (`audit.verify`,
+  `belonging`; reported by the runs side)
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.__main__ import _text_words
+from benchrun.archive.ledger import digest_lines
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ConfigError
 from benchrun.execute.runners import local_engine
@@ -163,3 +168,20 @@ def test_an_override_hydra_cannot_read_is_named_with_how_to_quote_it(tmp_path):
         "benchrun: error: the override 'runner.host=http://[::1]:11434': Hydra's override grammar cannot read it "
         "(mismatched input '[' expecting <EOF>); a value that is one text is written in quotes: "
         "runner.host='http://[::1]:11434'\n"))
+
+
+@pytest.mark.slow
+def test_a_sealed_run_holding_an_answer_twice_is_not_intact(tmp_path):
+    run_dir = run_in_process(tmp_path, "twice")
+    lines = (run_dir / "responses.jsonl").read_bytes().splitlines(keepends=True)
+    (run_dir / "responses.jsonl").write_bytes(b"".join([*lines, lines[0]]))
+    kept = [line for line in (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
+            if not line.startswith(b"r ")]
+    (run_dir / "records.sha256").write_bytes(digest_lines("responses.jsonl", [*lines, lines[0]]) + b"".join(kept))
+    reseal(run_dir, "responses.jsonl", "records.sha256")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    said = done.stdout.splitlines()
+    assert [line for line in said if line.startswith("FAIL")] == [
+        "FAIL  responses.jsonl: line 19 repeats the response to 'product:a=2,b=3' (line 1)"]
+    assert said[-1] == "NOT intact: 1 problem"

@@ -191,12 +191,15 @@ def _digested(run: Run) -> list[Finding]:
         present = [name for name in JUDGED_FILES if name in RECORD_FILES or (run.path / name).is_file()]
         located = [f for name in present for f in locate(run.path, name, run)]
         return [*unfinished, *located, *(() if not all(f.ok for f in located) else belonging(run))]
-    return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
+    digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
+    return [*digested, *(() if not all(f.ok for f in digested) else belonging(run))]
 
 
 def belonging(run: Run) -> list[Finding]:
-    """The committed lines of a run that did not end that do not belong to its manifest, as a resume finds them
-    (`repair.check`): records.sha256 alone covers them, which anyone can have rewritten to match."""
+    """The committed lines of a run that do not belong to its manifest, as a resume finds them (`repair.check`): of a
+    run that did not end, records.sha256 alone covers them, which anyone can have rewritten to match; of one that
+    ended, its writer wrote them (a sample answered twice, by a second writer a fork at import made, was sealed
+    intact)."""
     if (manifest := _manifest(run)) is None:
         return []
     return [Finding(False, problem.file, problem.message, problem.line)
@@ -232,7 +235,10 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
 
 
 def _manifest(run: Run) -> Manifest | None:
-    """The run's manifest, or None when it cannot be read as one (check_manifest and check_sources say why)."""
+    """The run's manifest, or None when it is not the run's (read whole only once it hashes to the manifest id: a
+    planted file of gigabytes is never held) or cannot be read as one (check_manifest and check_sources say why)."""
+    if not all(finding.ok for finding in check_manifest(run)):
+        return None
     try:
         return run.manifest
     except BenchrunError:
