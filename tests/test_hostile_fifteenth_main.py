@@ -31,6 +31,10 @@ bad, each with the rule it now obeys.
   case the runs side closed): `verify` checked its files against the final digests only and said intact; now a run
   that ended has its committed lines checked against its manifest too, as a killed run's are (`audit.verify`,
   `belonging`; reported by the runs side)
+- a benchmark's own module that its scorers import (`from helpers import same`, beside custom_scorer.py): its code
+  scored the run, but the manifest did not name it, so an edit to it changed the scores under the same manifest id and
+  verify said intact; now the modules a benchmark's files imported from inside it are among the manifest's files
+  (`compiler.usercode.local_modules`; reported by the runs side)
 """
 
 from __future__ import annotations
@@ -185,3 +189,23 @@ def test_a_sealed_run_holding_an_answer_twice_is_not_intact(tmp_path):
     assert [line for line in said if line.startswith("FAIL")] == [
         "FAIL  responses.jsonl: line 19 repeats the response to 'product:a=2,b=3' (line 1)"]
     assert said[-1] == "NOT intact: 1 problem"
+
+
+@pytest.mark.slow
+def test_a_module_the_scorers_import_from_the_benchmark_is_recorded_and_verified(tmp_path):
+    bench = tmp_path / "bench"
+    shutil.copytree(Path(__file__).parents[1] / "benchrun" / "demos" / "listbench", bench)
+    (bench / "helpers.py").write_text("def same(a, b):\n    return int(a == b)\n")
+    scorer = (bench / "custom_scorer.py").read_text()
+    (bench / "custom_scorer.py").write_text("from helpers import same\n" + scorer.replace(
+        "return int(ref == response_object['answer'])", "return same(ref, response_object['answer'])"))
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=.", f"runner.host={server.url}",
+                               "cache=false"], cwd=bench, env=child_env(), capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    run_dir = run_dir_of(done.stdout)
+    files = [entry["path"] for entry in json.loads((run_dir / "manifest.json").read_text())["files"]]
+    assert files == ["tasks.yml", "custom_scorer.py", "custom_response.py", "helpers.py"]
+    (bench / "helpers.py").write_text("def same(a, b):\n    return 1\n")
+    said = audit(bench, "verify", str(run_dir)).stdout.splitlines()
+    assert [line[:40] for line in said if line.startswith("FAIL")] == ["FAIL  sources helpers.py: changed since "]

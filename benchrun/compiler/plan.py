@@ -14,7 +14,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
-from benchrun.compiler.usercode import contained
+from benchrun.compiler.usercode import contained, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.filebytes import read_bounded
@@ -76,7 +76,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
                             lambda name, where: format_spec(name, known_formats, where))
     manifest = Manifest(
         benchmark=cfg["task"]["name"], config=manifest_config(cfg),
-        files=source_files(bench, [name for spec in every_spec for name in spec.files]),
+        files=source_files(bench, [*(name for spec in every_spec for name in spec.files), *local_modules(bench)]),
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg),
         judges=judges, judge=judge_model(cfg, specs) if judges else None)
     refuse_keys(manifest)

@@ -141,6 +141,30 @@ def _end_copy(pid: int) -> None:
         os._exit(0)
 
 
+def local_modules(bench: Path) -> list[str]:
+    """The benchmark's own modules that its files imported (`from helpers import norm`), by their paths in `bench`: code
+    that scores, recorded as the files that import it are. Those of a folder of installed packages (a virtual
+    environment kept in the benchmark), benchrun's own (a benchmark around its checkout) and benchrun's imports of
+    the files themselves are not among them."""
+    root, found = bench.resolve(), set()
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if not where or _INTERNAL_NAME.match(name):
+            continue
+        path = Path(where).resolve()
+        if not path.is_relative_to(root) or path.is_relative_to(BENCHRUN):
+            continue
+        if not INSTALLED.intersection(rel := path.relative_to(root).parts):
+            found.add("/".join(rel))
+    return sorted(found)
+
+
+BENCHRUN = Path(__file__).resolve().parents[1]
+"""benchrun's own package."""
+INSTALLED = frozenset({"site-packages", "dist-packages"})
+"""The folders installed packages are kept in, which a benchmark's own modules are not."""
+
+
 def file_sha256(fn: object) -> str | None:
     """The sha256 of the file the module defining `fn` was made of (`import_file`); None for one not imported so."""
     return SOURCES.get(getattr(fn, "__module__", None) or "")
