@@ -65,7 +65,7 @@ from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
-from tests.helpers.archives import reseal, synthetic_run
+from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -374,18 +374,6 @@ def test_a_manifest_whose_files_are_no_list_is_verified_without_a_traceback(tmp_
 
 
 # -- a manifest that hashes to its id but is not one benchrun writes -------------------------------------------------
-
-def replace_manifest(run_dir: Path, change) -> None:
-    """`run_dir`'s manifest.json changed by `change` (its data, changed in place), its id in run.json and the seal made
-    to match: a run as a writer that wrote it so would have left it (a shared archive's run may be anyone's)."""
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    change(manifest)
-    data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
-    (run_dir / "manifest.json").write_bytes(data)
-    info = json.loads((run_dir / "run.json").read_text())
-    (run_dir / "run.json").write_text(json.dumps({**info, "manifest_id": hashlib.sha256(data).hexdigest()}))
-    reseal(run_dir)
-
 
 class Fetched(http.server.BaseHTTPRequestHandler):
     """Answers every GET with a JSON schema, and counts it."""

@@ -35,6 +35,11 @@ bad, each with the rule it now obeys.
   scored the run, but the manifest did not name it, so an edit to it changed the scores under the same manifest id and
   verify said intact; now the modules a benchmark's files imported from inside it are among the manifest's files
   (`compiler.usercode.local_modules`; reported by the runs side)
+- a custom response class whose JSON schema is not a JSON Schema (`model_json_schema` returning
+  `{"properties": "x"}`): the run began and ended in a jsonschema_rs traceback (exit 1); a manifest sealed so made
+  `rescore` do the same (reported by the archive side). Now the compiler refuses such a format in one line
+  (`compiler.plan._a_json_schema`), and the format check says it of a manifest it never wrote
+  (`execute.formatcheck.FormatCheck`)
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ from benchrun.execute.runners.base import EngineDied
 from benchrun.execute.runners.local import load_died
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.archives import reseal, synthetic_run
+from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.commands import audit, call_benchrun, run_dir_of, run_in_process
 
 NOT_UTF8_HOME = os.fsdecode(b"/tmp/h\xff")
@@ -209,3 +214,36 @@ def test_a_module_the_scorers_import_from_the_benchmark_is_recorded_and_verified
     (bench / "helpers.py").write_text("def same(a, b):\n    return 1\n")
     said = audit(bench, "verify", str(run_dir)).stdout.splitlines()
     assert [line[:40] for line in said if line.startswith("FAIL")] == ["FAIL  sources helpers.py: changed since "]
+
+
+JUNK_FORMAT = """
+class Junk(BaseModel):
+    answer: int
+
+    @classmethod
+    def model_json_schema(cls, *args, **kwargs):
+        return {"type": "object", "properties": "x"}
+"""
+
+
+def test_a_custom_format_whose_schema_is_no_json_schema_is_refused_at_compile(tmp_path):
+    bench = tmp_path / "bench"
+    shutil.copytree(Path(__file__).parents[1] / "benchrun" / "demos" / "listbench", bench)
+    (bench / "custom_response.py").write_text((bench / "custom_response.py").read_text() + JUNK_FORMAT)
+    (bench / "tasks.yml").write_text((bench / "tasks.yml").read_text().replace('format: "IntAnswer"', 'format: "Junk"', 1))
+    refused = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'custom_response.py': format 'Junk': its JSON schema is not a JSON Schema ('x' is not "
+        "of type 'object', at properties); let pydantic make it from the class's fields\n"))
+
+
+@pytest.mark.slow
+def test_rescore_of_a_manifest_whose_format_is_no_json_schema_is_one_line(tmp_path):
+    run_dir = run_in_process(tmp_path, "junk", "task.only=[product]")
+    replace_manifest(run_dir, lambda m: m["tasks"][0]["format"]["json_schema"].update({"properties": "x"}))
+    rescored = audit(tmp_path, "rescore", str(run_dir))
+    assert (rescored.returncode, rescored.stderr) == (EXIT["archive"], (
+        "benchrun: error: in 'manifest.json': a format's JSON schema is not a JSON Schema (\"x\" is not of type "
+        "\"object\" Failed validating \"type\" in schema[\"properties\"][\"properties\"] On instance[\"properties\"]: \"x\"); "
+        "the compiler writes none such\n"))
+    assert list((run_dir / "rescores").iterdir()) == []  # the rescore's folder taken back, as for any failed one

@@ -160,7 +160,22 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
         schema = cls.model_json_schema()
         json.dumps(schema, ensure_ascii=False, allow_nan=False).encode("utf-8")  # as the manifest must hold it
     _refs_inside(name, schema)
+    if custom:
+        _a_json_schema(name, schema)
     return FormatSpec(name=name, origin=origin, json_schema=schema)
+
+
+def _a_json_schema(name: str, schema: dict[str, Any]) -> None:
+    """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
+    `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun."""
+    from jsonschema import Draft202012Validator, SchemaError  # only for a custom format: 50 ms of import
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as err:
+        where = "/".join(map(str, err.absolute_path)) or "its top"
+        raise TaskError(f"format '{name}': its JSON schema is not a JSON Schema ({err.message}, at {where}); let "
+                        "pydantic make it from the class's fields", file=formats.CUSTOM_FILE) from None
 
 
 def _refs_inside(name: str, schema: Any) -> None:

@@ -25,7 +25,9 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import best_match
 from jsonschema.validators import extend
 
-from benchrun.core.text import NESTED, NotJSON, json_value
+from benchrun.core.errors import ArchiveError
+from benchrun.core.layout import MANIFEST
+from benchrun.core.text import NESTED, NotJSON, json_value, one_line
 
 
 @lru_cache(maxsize=1024)
@@ -91,7 +93,11 @@ class FormatCheck:
     """One format's check, compiled once from its JSON Schema."""
 
     def __init__(self, schema: dict[str, Any]):
-        self._fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=False)
+        try:
+            self._fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=False)
+        except jsonschema_rs.ValidationError as err:  # a manifest the compiler never wrote (its id made to match)
+            raise ArchiveError(f"a format's JSON schema is not a JSON Schema ({one_line(str(err), 200)}); the "
+                               "compiler writes none such", file=MANIFEST) from None
         self._full = None if _holds_both(schema) else Explainer(schema)
 
     def problem(self, text: str) -> str | None:

@@ -3,6 +3,7 @@ with the archive's own writer."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -78,3 +79,15 @@ def reseal(run_dir: Path, *names: str) -> None:
     write_atomic(run_dir / "run.json", run_json)
     seal = Seal(run_id=info["run_id"], sealed_at=info["ended_at"], run_json=FileDigest.of(run_json))
     write_atomic(run_dir / "seal.json", seal.model_dump_json(indent=2).encode() + b"\n")
+
+
+def replace_manifest(run_dir: Path, change) -> None:
+    """`run_dir`'s manifest.json changed by `change` (its data, changed in place), its id in run.json and the seal made
+    to match: a run as a writer that wrote it so would have left it (a shared archive's run may be anyone's)."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    change(manifest)
+    data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    (run_dir / "manifest.json").write_bytes(data)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "manifest_id": hashlib.sha256(data).hexdigest()}))
+    reseal(run_dir)
