@@ -40,6 +40,9 @@ bad, each with the rule it now obeys.
   `rescore` do the same (reported by the archive side). Now the compiler refuses such a format in one line
   (`compiler.plan._a_json_schema`), and the format check says it of a manifest it never wrote
   (`execute.formatcheck.FormatCheck`)
+- a Slurm sweep stopped by a signal on a machine where `scancel` is missing or hangs (found in review): the cancel
+  of its jobs raised FileNotFoundError or TimeoutExpired out of the interrupt handler, a traceback where one line
+  was due; now the stop is said whatever scancel does (`compose.takeback.cancel_slurm_jobs`)
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ import pytest
 
 from benchrun.__main__ import _text_words
 from benchrun.archive.ledger import digest_lines
+from benchrun.compose import takeback
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ConfigError
 from benchrun.execute.runners import local_engine
@@ -247,3 +251,10 @@ def test_rescore_of_a_manifest_whose_format_is_no_json_schema_is_one_line(tmp_pa
         "\"object\" Failed validating \"type\" in schema[\"properties\"][\"properties\"] On instance[\"properties\"]: \"x\"); "
         "the compiler writes none such\n"))
     assert list((run_dir / "rescores").iterdir()) == []  # the rescore's folder taken back, as for any failed one
+
+
+def test_a_stopped_slurm_sweep_without_scancel_here_is_no_traceback(tmp_path, monkeypatch):
+    (tmp_path / ".submitit" / "4242").mkdir(parents=True)
+    monkeypatch.setattr(takeback, "SLURM_SWEEPS", [tmp_path])
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    takeback.cancel_slurm_jobs()

@@ -109,27 +109,18 @@ async def tls_trouble(err: Exception, url: str, key: str, timeout_s: float) -> s
     completes a TLS handshake (an https server named with http://). None when TLS is not why."""
     if (why := _handshake_failed(err, url, key)) is not None:
         return why
-    if urlsplit(url).scheme == "http" and isinstance(transport_failure(err), Dropped) and await _speaks_tls(
-            url, min(timeout_s, TLS_PROBE_S)):
+    if urlsplit(url).scheme == "http" and isinstance(transport_failure(err), Dropped) and await connects(
+            url, min(timeout_s, TLS_PROBE_S), tls=_unchecked()):
         return (f"the server at {url} answers in TLS, not in plain HTTP: name it with https:// in {key} (its "
                 "certificate trusted by this machine, or named by $SSL_CERT_FILE)")
     return None
 
 
-async def _speaks_tls(url: str, timeout_s: float) -> bool:
-    """Whether the server of `url` completes a TLS handshake within `timeout_s` (its certificate not checked)."""
-    parts = urlsplit(url)
-    unchecked = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    unchecked.check_hostname, unchecked.verify_mode = False, ssl.CERT_NONE
-    try:
-        async with asyncio.timeout(timeout_s):
-            _, writer = await asyncio.open_connection(parts.hostname, parts.port or 80, ssl=unchecked)
-    except (OSError, TimeoutError):
-        return False
-    writer.transport.abort()  # no TLS goodbye to wait for: the connection was only a question
-    with suppress(OSError):
-        await writer.wait_closed()
-    return True
+def _unchecked() -> ssl.SSLContext:
+    """A TLS context that checks no certificate: for asking whether a server speaks TLS at all."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context
 
 
 def _handshake_failed(err: BaseException | None, url: str, key: str) -> str | None:
@@ -185,17 +176,21 @@ async def resolvable(url: str, key: str) -> None:
                           "machine's address") from None
 
 
-async def connects(url: str, timeout_s: float) -> bool:
-    """Whether a new connection to the server of `url` is made within `timeout_s` (its port takes connections)."""
+async def connects(url: str, timeout_s: float, tls: ssl.SSLContext | None = None) -> bool:
+    """Whether a new connection to the server of `url` is made within `timeout_s` (its port takes connections); with
+    `tls`, whether its TLS handshake completes too. The connection is only a question: closed at once."""
     parts = urlsplit(url)
     try:
         async with asyncio.timeout(timeout_s):
-            _, writer = await asyncio.open_connection(parts.hostname, parts.port or _PORTS.get(parts.scheme, 80))
+            _, writer = await asyncio.open_connection(parts.hostname, parts.port or _PORTS.get(parts.scheme, 80),
+                                                      ssl=tls)
     except (OSError, TimeoutError) as err:
         if own_limit(err) is not None:
             raise
         return False
-    writer.close()
+    writer.transport.abort()  # no goodbye (TLS's either) to wait for
+    with suppress(OSError):
+        await writer.wait_closed()
     return True
 
 
