@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, probe, writing_elsewhere
+from benchrun.archive.dirlock import ELSEWHERE, REMOTE, LockState, describe, probe, writing_elsewhere, writing_remotely
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.trust import CONVERTED, converted, seal_broken, strays
 from benchrun.archive.writer import file_digest
@@ -137,6 +137,8 @@ def _sealing(run: Run, lock: LockState) -> str:
         return f": its writer is sealing it now ({describe(lock.note)}); verify it once it has"
     if writing_elsewhere(lock.note):
         return f": {ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
+    if writing_remotely(lock.note, run.path / LOCK):
+        return f": {REMOTE.format(describe(lock.note))}; verify it once it has sealed the run"
     if lock.note:
         how = "finish" if run.info.status in UNFINISHED else "seal"  # an interrupted run has samples left to ask
         return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
@@ -154,6 +156,8 @@ def _not_held(run: Run, lock: LockState) -> str:
         return "there is none, so the directory was copied without it or run.json edited"
     if writing_elsewhere(lock.note):
         return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
+    if writing_remotely(lock.note, run.path / LOCK):
+        return f"{REMOTE.format(describe(lock.note))}; verify it once it has ended"
     if lock.note:
         return (f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); "
                 f"finish it with: benchrun-audit resume {run.path}")

@@ -1,0 +1,93 @@
+"""Hostile input, sixteenth pass, what the lead session tried beside the three sides' passes: the cases it found
+bad, each with the rule it now obeys.
+
+- a run written on one machine of a cluster whose shared file system keeps locks to each machine (Lustre mounted with
+  `localflock`, BeeGFS): from another machine the run looked unlocked, as a killed writer's run does, and `resume`
+  there took it over while its writer went on, two writers appending to one run; verify called it killed. Now a writer
+  renews a lease on run.lock while it holds it (`archive.lease`), and a writer or verify that finds another machine's
+  note watches the lease for a few seconds before it takes the writer for dead (`archive.dirlock.writing_remotely`)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from benchrun.archive.dirlock import DirLock
+from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab, wait_for
+from tests.helpers.archives import DEAD_WRITER, synthetic_run
+from tests.helpers.commands import audit
+
+REMOTE = (f"its writer (pid {DEAD_WRITER['pid']} on host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}) runs on "
+          "another machine and still renews its lease on run.lock: this file system keeps each machine's locks to "
+          "that machine (Lustre mounted with localflock, BeeGFS)")
+RENEWING = """
+import os, sys, time
+while True:
+    os.utime(sys.argv[1])
+    time.sleep(0.5)
+"""
+"""A writer on another machine, as this one sees it: its lock unseen, its lease on run.lock renewed."""
+
+
+def _mtime(path: Path) -> int:
+    return path.stat().st_mtime_ns
+
+
+def test_a_holder_renews_its_lease_on_run_lock_until_it_lets_go(tmp_path):
+    lock = DirLock(tmp_path).acquire()
+    os.utime(lock.path, ns=(0, 0))
+    wait_for(lambda: _mtime(lock.path) != 0, timeout=10)
+    lock.release(ended=True)
+    assert [t for t in threading.enumerate() if t.name == "run.lock lease"] == []
+
+
+@pytest.mark.slow
+def test_a_real_writer_renews_its_lease_while_it_waits_on_the_model(tmp_path):
+    with Lab(tmp_path, n=4) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            os.utime(run_dir / "run.lock", ns=(0, 0))
+            wait_for(lambda: _mtime(run_dir / "run.lock") != 0, timeout=10)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == EXIT["ok"], err
+
+
+@pytest.mark.slow
+def test_a_run_whose_writer_on_another_machine_renews_its_lease_is_not_taken_over(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
+    records = (run_dir / "responses.jsonl").read_bytes()
+    writer = subprocess.Popen([sys.executable, "-c", RENEWING, str(run_dir / "run.lock")])
+    try:
+        resumed = audit(tmp_path, "resume", str(run_dir))
+        verified = audit(tmp_path, "verify", str(run_dir))
+    finally:
+        writer.kill()
+        writer.wait()
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: {REMOTE}; wait for it to finish or stop it first\n"))
+    assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
+        f"FAIL  run.json: says 'running', but no live process holds run.lock: {REMOTE}; verify it once it has ended "
+        "(record lines checked against records.sha256 only)"))
+    assert (run_dir / "responses.jsonl").read_bytes() == records
+
+
+@pytest.mark.slow
+def test_a_lease_that_stopped_moving_is_a_dead_writers_and_resume_finishes_the_run(tmp_path):
+    with Lab(tmp_path, n=4) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            proc.kill()
+            proc.communicate()
+        lock = run_dir / "run.lock"
+        note = {**json.loads(lock.read_text()), "host": "gpu1"}  # killed a moment ago on another machine: its lease
+        lock.write_text(json.dumps(note))  # not old yet, but no longer renewed
+        resumed = lab.audit("resume", str(run_dir))
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["history"][-1]["stale_lock"]) == ("completed", note)
