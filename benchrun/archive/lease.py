@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-RENEW_S = 2.0
+RENEW_S = 1.0
 """How often a holder touches its lock file."""
 WATCH_S = 3 * RENEW_S
 """How long a lock file whose time does not move is watched before its holder is taken to be dead."""
