@@ -6,6 +6,10 @@ bad, each with the rule it now obeys.
   there took it over while its writer went on, two writers appending to one run; verify called it killed. Now a writer
   renews a lease on run.lock while it holds it (`archive.lease`), and a writer or verify that finds another machine's
   note watches the lease for a few seconds before it takes the writer for dead (`archive.dirlock.writing_remotely`)
+- a run killed by SIGKILL (the out-of-memory killer, a batch system past its time) while its scorers ran an answer's
+  code in processes of their own (a HumanEval-like scorer): the scorer process died with the run, and those processes
+  lived on for good, reparented to init; now a copy of the scorer process that holds nothing ends its process group
+  once it dies, however it dies (`core.interrupts.group_ends_with_me`)
 """
 
 from __future__ import annotations
@@ -91,3 +95,33 @@ def test_a_lease_that_stopped_moving_is_a_dead_writers_and_resume_finishes_the_r
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["history"][-1]["stale_lock"]) == ("completed", note)
+
+
+STARTING = """import json, subprocess, sys
+
+def times7(response, values):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    with open(PIDS, "a") as pids:
+        pids.write(f"{child.pid}\\n")
+    return int(json.loads(response)["answer"] == values["a"] * 7)
+"""
+"""A scorer that runs something in a process of its own and leaves it running (an answer's code that never ends)."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_what_scorers_started_ends_with_a_run_killed_by_sigkill(tmp_path):
+    pids = tmp_path / "pids"
+    with Lab(tmp_path / "lab", n=4, scorer=STARTING.replace("PIDS", repr(str(pids)))) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, _):
+            wait_for(lambda: pids.is_file() and len(pids.read_text().split()) == 2)
+            proc.kill()
+            proc.communicate()
+    started = [int(pid) for pid in pids.read_text().split()]
+    wait_for(lambda: not any(map(_alive, started)), timeout=10)
