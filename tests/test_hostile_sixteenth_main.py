@@ -25,6 +25,7 @@ import pytest
 
 from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT
+from benchrun.core.interrupts import group_ends_with_me
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.commands import audit
@@ -125,3 +126,11 @@ def test_what_scorers_started_ends_with_a_run_killed_by_sigkill(tmp_path):
             proc.communicate()
     started = [int(pid) for pid in pids.read_text().split()]
     wait_for(lambda: not any(map(_alive, started)), timeout=10)
+
+
+def test_a_scorer_process_with_no_process_to_spare_goes_on_without_its_reaper(monkeypatch):
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    assert group_ends_with_me() is None
