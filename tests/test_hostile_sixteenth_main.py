@@ -10,25 +10,30 @@ bad, each with the rule it now obeys.
   code in processes of their own (a HumanEval-like scorer): the scorer process died with the run, and those processes
   lived on for good, reparented to init; now a copy of the scorer process that holds nothing ends its process group
   once it dies, however it dies (`core.interrupts.group_ends_with_me`)
+- an override Hydra cannot read whose value holds a quote (`runner.model='a`, `runner.model=it's [x`): the line's
+  advice quoted the value in single quotes around its own, a form Hydra cannot read either; now it is quoted as
+  Hydra reads it back (`cli._in_quotes`)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT
 from benchrun.core.interrupts import group_ends_with_me
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
-from tests.helpers.commands import audit
+from tests.helpers.commands import audit, call_benchrun
 
 REMOTE = (f"its writer (pid {DEAD_WRITER['pid']} on host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}) runs on "
           "another machine and still renews its lease on run.lock: this file system keeps each machine's locks to "
@@ -134,3 +139,11 @@ def test_a_scorer_process_with_no_process_to_spare_goes_on_without_its_reaper(mo
 
     monkeypatch.setattr(os, "fork", refused)
     assert group_ends_with_me() is None
+
+
+@pytest.mark.parametrize("value", ["'a", "it's [x", "a'b\"[c"])
+def test_the_quoted_form_an_unreadable_override_is_given_is_read_back_as_its_value(tmp_path, value):
+    refused = call_benchrun(f"runner.model={value}", "dry_run=true", cwd=tmp_path)
+    assert refused.returncode == EXIT["usage"]
+    advised = re.split("written in quotes: |quote it: ", refused.stderr.rstrip("\n"))[1]
+    assert OverridesParser.create().parse_override(advised).value() == value
