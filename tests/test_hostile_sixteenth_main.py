@@ -6,10 +6,6 @@ bad, each with the rule it now obeys.
   there took it over while its writer went on, two writers appending to one run; verify called it killed. Now a writer
   renews a lease on run.lock while it holds it (`archive.lease`), and a writer or verify that finds another machine's
   note watches the lease for a few seconds before it takes the writer for dead (`archive.dirlock.writing_remotely`)
-- a run killed by SIGKILL (the out-of-memory killer, a batch system past its time) while its scorers ran an answer's
-  code in processes of their own (a HumanEval-like scorer): the scorer process died with the run, and those processes
-  lived on for good, reparented to init; now a copy of the scorer process that holds nothing ends its process group
-  once it dies, however it dies (`core.interrupts.group_ends_with_me`)
 - an override Hydra cannot read whose value holds a quote (`runner.model='a`, `runner.model=it's [x`): the line's
   advice quoted the value in single quotes around its own, a form Hydra cannot read either; now it is quoted as
   Hydra reads it back (`cli._in_quotes`)
@@ -30,7 +26,6 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT
-from benchrun.core.interrupts import group_ends_with_me
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.commands import audit, call_benchrun
@@ -101,44 +96,6 @@ def test_a_lease_that_stopped_moving_is_a_dead_writers_and_resume_finishes_the_r
     assert resumed.returncode == EXIT["ok"], resumed.stderr
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["history"][-1]["stale_lock"]) == ("completed", note)
-
-
-STARTING = """import json, subprocess, sys
-
-def times7(response, values):
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
-    with open(PIDS, "a") as pids:
-        pids.write(f"{child.pid}\\n")
-    return int(json.loads(response)["answer"] == values["a"] * 7)
-"""
-"""A scorer that runs something in a process of its own and leaves it running (an answer's code that never ends)."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-@pytest.mark.slow
-def test_what_scorers_started_ends_with_a_run_killed_by_sigkill(tmp_path):
-    pids = tmp_path / "pids"
-    with Lab(tmp_path / "lab", n=4, scorer=STARTING.replace("PIDS", repr(str(pids)))) as lab:
-        with lab.held_after(2, *lab.args()) as (proc, _):
-            wait_for(lambda: pids.is_file() and len(pids.read_text().split()) == 2)
-            proc.kill()
-            proc.communicate()
-    started = [int(pid) for pid in pids.read_text().split()]
-    wait_for(lambda: not any(map(_alive, started)), timeout=10)
-
-
-def test_a_scorer_process_with_no_process_to_spare_goes_on_without_its_reaper(monkeypatch):
-    def refused() -> int:
-        raise BlockingIOError(11, "Resource temporarily unavailable")
-
-    monkeypatch.setattr(os, "fork", refused)
-    assert group_ends_with_me() is None
 
 
 @pytest.mark.parametrize("value", ["'a", "it's [x", "a'b\"[c"])

@@ -186,29 +186,6 @@ def die_with(parent: int) -> None:
         os._exit(1)
 
 
-def group_ends_with_me() -> None:
-    """In a process that leads its process group (a scorer process): a copy of it, holding no file, that ends the whole
-    group once this process dies, however it dies (die_with's SIGKILL when the run is killed), so that what it started
-    (an answer's code run by a scorer) never outlives it. The copy takes no signal but the one its parent's death
-    sends it. Linux's PR_SET_PDEATHSIG; elsewhere, or with no process to spare, nothing."""
-    if sys.platform != "linux":
-        return
-    me = os.getpid()
-    try:
-        if os.fork() != 0:
-            return
-    except OSError:  # no process to spare (ulimit -u): the scorer process goes on without
-        return
-    os.closerange(0, os.sysconf("SC_OPEN_MAX"))
-    for sig in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
-        signal.signal(sig, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, lambda *_: os.getppid() != me and os.killpg(0, signal.SIGKILL))
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGHUP)
-    while os.getppid() == me:
-        signal.pause()
-    os.killpg(0, signal.SIGKILL)
-
-
 TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 """The interval timers a process has (`signal.alarm` sets the first)."""
 

@@ -31,7 +31,7 @@ from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
-from benchrun.core.interrupts import die_with, group_ends_with_me, handling_now, ignore_terminal_signals
+from benchrun.core.interrupts import die_with, handling_now, ignore_terminal_signals
 from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
@@ -47,7 +47,6 @@ KEPT_SPARE = 8
 
 def main() -> None:
     die_with(int(sys.argv[1]))
-    group_ends_with_me()
     calls, replies = _take_stdin(), _take_stdout()
     ignore_terminal_signals()
     try:
