@@ -9,6 +9,9 @@ bad, each with the rule it now obeys.
 - an override Hydra cannot read whose value holds a quote (`runner.model='a`, `runner.model=it's [x`): the line's
   advice quoted the value in single quotes around its own, a form Hydra cannot read either; now it is quoted as
   Hydra reads it back (`cli._in_quotes`)
+- a run under a file-size limit (`ulimit -f`, a batch system's) that its records outgrow: `file too large writing
+  .../responses.jsonl`, on a disk with room, and nothing said of the limit; now the line names it
+  (`core.errors.os_problem`). The run is recorded as failed, and a resume without the limit finishes it
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -26,6 +30,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.commands import audit, call_benchrun
@@ -104,3 +109,21 @@ def test_the_quoted_form_an_unreadable_override_is_given_is_read_back_as_its_val
     assert refused.returncode == EXIT["usage"]
     advised = re.split("written in quotes: |quote it: ", refused.stderr.rstrip("\n"))[1]
     assert OverridesParser.create().parse_override(advised).value() == value
+
+
+@pytest.mark.slow
+def test_a_run_past_the_file_size_limit_names_the_limit_and_a_resume_finishes_it(tmp_path):
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))
+
+    with Lab(tmp_path, n=120, latency_s=0) as lab:
+        cut = subprocess.run([sys.executable, "-m", "benchrun", *lab.args()], cwd=tmp_path, env=child_env(),
+                             capture_output=True, text=True, preexec_fn=limited)
+        [run_dir] = lab.run_dirs()
+        assert (cut.returncode, cut.stderr) == (EXIT["archive"], (
+            "benchrun: error: file too large for this process's file-size limit (ulimit -f: 40000 bytes) writing "
+            f"{run_dir / 'responses.jsonl'}\n"))
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+        resumed = lab.audit("resume", str(run_dir))
+        assert resumed.returncode == EXIT["ok"], resumed.stderr
+        assert (lab.lines(run_dir), lab.audit("verify", str(run_dir)).stdout.splitlines()[-1]) == (120, "intact")
