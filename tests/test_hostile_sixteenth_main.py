@@ -83,8 +83,9 @@ def test_a_run_whose_writer_on_another_machine_renews_its_lease_is_not_taken_ove
     assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
         f"benchrun: error: in {str(run_dir)!r}: {REMOTE}; wait for it to finish or stop it first\n"))
     assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
-        f"FAIL  run.json: says 'running', but no live process holds run.lock: {REMOTE}; verify it once it has ended "
-        "(record lines checked against records.sha256 only)"))
+        f"FAIL  run.json: not sealed yet: the run is being written on another machine (pid {DEAD_WRITER['pid']} on "
+        f"host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}, which renews its lease on run.lock); verify it once "
+        "it has ended (record lines checked against records.sha256 only)"))
     assert (run_dir / "responses.jsonl").read_bytes() == records
 
 

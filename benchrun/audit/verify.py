@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import ELSEWHERE, REMOTE, LockState, describe, probe, writing_elsewhere, writing_remotely
+from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, probe, writing_elsewhere, writing_remotely
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.trust import CONVERTED, converted, seal_broken, strays
 from benchrun.archive.writer import file_digest
@@ -126,6 +126,9 @@ def unsealed(run: Run) -> Finding:
     if lock.held:
         return Finding(False, RUN, f"not sealed yet: the run is being written ({describe(lock.note)}); verify it once "
                                    f"it has ended ({UNSEALED_LINES})")
+    if writing_remotely(lock.note, run.path / LOCK):
+        return Finding(False, RUN, f"not sealed yet: the run is being written on another machine ({_remote(lock)}); "
+                                   f"verify it once it has ended ({UNSEALED_LINES})")
     return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {_not_held(run, lock)} "
                                f"({UNSEALED_LINES})")
 
@@ -138,7 +141,7 @@ def _sealing(run: Run, lock: LockState) -> str:
     if writing_elsewhere(lock.note):
         return f": {ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
     if writing_remotely(lock.note, run.path / LOCK):
-        return f": {REMOTE.format(describe(lock.note))}; verify it once it has sealed the run"
+        return f": its writer is sealing it now on another machine ({_remote(lock)}); verify it once it has"
     if lock.note:
         how = "finish" if run.info.status in UNFINISHED else "seal"  # an interrupted run has samples left to ask
         return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
@@ -149,6 +152,11 @@ def _sealing(run: Run, lock: LockState) -> str:
 UNSEALED_LINES = f"record lines checked against {DIGESTS} only"
 
 
+def _remote(lock: LockState) -> str:
+    """A writer on another machine, whose lock this machine cannot see (`dirlock.writing_remotely`)."""
+    return f"{describe(lock.note)}, which renews its lease on {LOCK}"
+
+
 def _not_held(run: Run, lock: LockState) -> str:
     """What the lock file tells of a `running` run's last writer: it died holding the lock, or let go cleanly
     (which a writer does once it has ended the run), or there never was one here."""
@@ -156,8 +164,6 @@ def _not_held(run: Run, lock: LockState) -> str:
         return "there is none, so the directory was copied without it or run.json edited"
     if writing_elsewhere(lock.note):
         return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
-    if writing_remotely(lock.note, run.path / LOCK):
-        return f"{REMOTE.format(describe(lock.note))}; verify it once it has ended"
     if lock.note:
         return (f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); "
                 f"finish it with: benchrun-audit resume {run.path}")
