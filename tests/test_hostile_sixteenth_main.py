@@ -6,6 +6,10 @@ bad, each with the rule it now obeys.
   there took it over while its writer went on, two writers appending to one run; verify called it killed. Now a writer
   renews a lease on run.lock while it holds it (`archive.lease`), and a writer or verify that finds another machine's
   note watches the lease for a few seconds before it takes the writer for dead (`archive.dirlock.writing_remotely`)
+- a run whose run.lock was deleted while its writer wrote (a cleanup's `rm */run.lock`, `find -name '*.lock'
+  -delete`): resume made a new lock, took it, and asked the rest of the samples beside the live writer; verify said
+  the directory was copied without its lock. Now a writer that makes the lock of a run finds the process of this
+  machine that holds the run's files open for writing (`archive.openwriters`, from /proc) and refuses, as verify says
 - an override Hydra cannot read whose value holds a quote (`runner.model='a`, `runner.model=it's [x`): the line's
   advice quoted the value in single quotes around its own, a form Hydra cannot read either; now it is quoted as
   Hydra reads it back (`cli._in_quotes`)
@@ -128,3 +132,22 @@ def test_a_run_past_the_file_size_limit_names_the_limit_and_a_resume_finishes_it
         resumed = lab.audit("resume", str(run_dir))
         assert resumed.returncode == EXIT["ok"], resumed.stderr
         assert (lab.lines(run_dir), lab.audit("verify", str(run_dir)).stdout.splitlines()[-1]) == (120, "intact")
+
+
+@pytest.mark.slow
+def test_a_run_whose_lock_was_deleted_under_its_writer_is_not_taken_over(tmp_path):
+    with Lab(tmp_path, n=6) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            (run_dir / "run.lock").unlink()
+            resumed = lab.audit("resume", str(run_dir))
+            verified = lab.audit("verify", str(run_dir))
+            assert not (run_dir / "run.lock").exists()
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == EXIT["ok"], err
+        assert (lab.lines(run_dir), lab.audit("verify", str(run_dir)).stdout.splitlines()[-1]) == (6, "intact")
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: another process (pid {proc.pid}) is writing this run, though its "
+        "run.lock was deleted (a cleanup of lock files?); wait for it to finish or stop it first\n"))
+    assert verified.stdout.splitlines()[1] == (
+        f"FAIL  run.json: not sealed yet: the run is being written (pid {proc.pid}, whose run.lock was deleted); "
+        "verify it once it has ended (record lines checked against records.sha256 only)")

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.archive.lease import Lease, renewed
+from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import LOCK
+from benchrun.core.layout import LOCK, RUN
 from benchrun.core.text import host_name
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
@@ -74,6 +75,7 @@ class DirLock:
     def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
         own_file(self.path)
+        made = not os.path.lexists(self.path)
         with writing(self.path):
             fd = no_link(str(self.path), os.O_RDWR | os.O_CREAT)
         try:
@@ -85,6 +87,11 @@ class DirLock:
             os.close(fd)
             raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
                               file=str(self.path.parent))
+        if made and (self.path.parent / RUN).exists() and (pid := writer_of(self.path.parent)) is not None:
+            os.close(fd)
+            self.path.unlink(missing_ok=True)  # so the next writer asks again
+            raise ArchiveBusy(f"another process (pid {pid}) is writing this run, though its {LOCK} was deleted (a "
+                              f"cleanup of lock files?); {hint}", file=str(self.path.parent))
         self._found = os.pread(fd, 4096, 0)
         self.stale = _read(fd)
         if writing_elsewhere(self.stale):

@@ -21,6 +21,7 @@ import yaml
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, probe, writing_elsewhere, writing_remotely
+from benchrun.archive.openwriters import writer_of
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.trust import CONVERTED, converted, seal_broken, strays
 from benchrun.archive.writer import file_digest
@@ -126,6 +127,9 @@ def unsealed(run: Run) -> Finding:
     if lock.held:
         return Finding(False, RUN, f"not sealed yet: the run is being written ({describe(lock.note)}); verify it once "
                                    f"it has ended ({UNSEALED_LINES})")
+    if not lock.exists and (pid := writer_of(run.path)) is not None:
+        return Finding(False, RUN, f"not sealed yet: the run is being written (pid {pid}, whose {LOCK} was deleted); "
+                                   f"verify it once it has ended ({UNSEALED_LINES})")
     if writing_remotely(lock.note, run.path / LOCK):
         return Finding(False, RUN, f"not sealed yet: the run is being written on another machine ({_remote(lock)}); "
                                    f"verify it once it has ended ({UNSEALED_LINES})")
