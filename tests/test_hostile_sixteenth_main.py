@@ -10,6 +10,10 @@ bad, each with the rule it now obeys.
   -delete`): resume made a new lock, took it, and asked the rest of the samples beside the live writer; verify said
   the directory was copied without its lock. Now a writer that makes the lock of a run finds the process of this
   machine that holds the run's files open for writing (`archive.openwriters`, from /proc) and refuses, as verify says
+- shards answered on machines of different versions (another llama-cpp-python, another Ollama) merged into one run:
+  the merged run.json named the first shard's servers and the merging machine's versions and host, a machine that
+  answered nothing, for every answer; now each shard's identity and environment are kept in `merged.shards`
+  (`core.lineage.MergedShard`)
 - an override Hydra cannot read whose value holds a quote (`runner.model='a`, `runner.model=it's [x`): the line's
   advice quoted the value in single quotes around its own, a form Hydra cannot read either; now it is quoted as
   Hydra reads it back (`cli._in_quotes`)
@@ -36,8 +40,8 @@ from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
-from tests.helpers.archives import DEAD_WRITER, synthetic_run
-from tests.helpers.commands import audit, call_benchrun
+from tests.helpers.archives import DEAD_WRITER, reseal, synthetic_run
+from tests.helpers.commands import audit, call_benchrun, run_in_process, squeezed
 
 REMOTE = (f"its writer (pid {DEAD_WRITER['pid']} on host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}) runs on "
           "another machine and still renews its lease on run.lock: this file system keeps each machine's locks to "
@@ -151,3 +155,23 @@ def test_a_run_whose_lock_was_deleted_under_its_writer_is_not_taken_over(tmp_pat
     assert verified.stdout.splitlines()[1] == (
         f"FAIL  run.json: not sealed yet: the run is being written (pid {proc.pid}, whose run.lock was deleted); "
         "verify it once it has ended (record lines checked against records.sha256 only)")
+
+
+def test_a_merged_run_keeps_each_shards_servers_and_machine(tmp_path):
+    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2)]
+    info = json.loads((parts[1] / "run.json").read_text())
+    elsewhere = {**info["environment"], "hostname": "node2", "packages": {**info["environment"]["packages"],
+                                                                           "ollama": "0.0.1"}}
+    (parts[1] / "run.json").write_text(json.dumps({**info, "environment": elsewhere}, indent=2))
+    reseal(parts[1])
+    into = tmp_path / "merged"
+    merged = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    shards = json.loads((into / "run.json").read_text())["merged"]["shards"]
+    firsts = json.loads((parts[0] / "run.json").read_text())
+    assert [(s["environment"], s["identity"]) for s in shards] == [
+        (firsts["environment"], firsts["identity"]), (elsewhere, info["identity"])]
+    shown = squeezed(audit(tmp_path, "show", str(into)).stdout)
+    server = info["identity"]["server_version"]
+    assert squeezed(f"shards ran on 1/2 {firsts['environment']['hostname']} server {server} ollama "
+                    f"{firsts['environment']['packages']['ollama']} 2/2 node2 server {server} ollama 0.0.1") in shown
