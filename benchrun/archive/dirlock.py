@@ -3,7 +3,8 @@
 An exclusive `flock` on `<run>/run.lock`, which the kernel drops when its holder dies however it dies, so a lock
 left by a SIGKILLed process is simply free again. The holder writes its pid, host and command into the file and
 empties it when it lets go (or puts back a dead holder's note, unless it ended the run): finding the file non-empty when taking the lock means the last holder died holding
-it (a stale lock, taken over and reported). The file is never deleted, so two processes always lock one inode. A
+it (a stale lock, taken over and reported). benchrun never deletes the file (but one it made and then refused, as a
+run whose lock someone deleted is still written: `openwriters`), so two processes always lock one inode. A
 holder renews a lease on the file while it holds it (`lease`), which tells it alive to other machines where the file
 system keeps locks to each machine.
 """
