@@ -6,6 +6,10 @@ bad, each with the rule it now obeys.
   there took it over while its writer went on, two writers appending to one run; verify called it killed. Now a writer
   renews a lease on run.lock while it holds it (`archive.lease`), and a writer or verify that finds another machine's
   note watches the lease for a few seconds before it takes the writer for dead (`archive.dirlock.writing_remotely`)
+- a sweep whose jobs were killed on other machines, settled at its end (each job's lock watched in turn, 3 s each:
+  a sweep of 100 jobs killed at their time limit waited 5 minutes before it said so); now all are watched at once
+  (`archive.dirlock.remotely_written`, `lease.renewing`), and a job whose writer there still renews its lease is left
+  to speak for itself
 - a run whose run.lock was deleted while its writer wrote (a cleanup's `rm */run.lock`, `find -name '*.lock'
   -delete`): resume made a new lock, took it, and asked the rest of the samples beside the live writer; verify said
   the directory was copied without its lock. Now a writer that makes the lock of a run finds the process of this
@@ -36,7 +40,10 @@ from pathlib import Path
 import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
+from benchrun.archive import dirlock
 from benchrun.archive.dirlock import DirLock
+from benchrun.archive.lease import renewing
+from benchrun.archive.sweep import settle_dead_jobs
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
@@ -175,3 +182,22 @@ def test_a_merged_run_keeps_each_shards_servers_and_machine(tmp_path):
     server = info["identity"]["server_version"]
     assert squeezed(f"shards ran on 1/2 {firsts['environment']['hostname']} server {server} ollama "
                     f"{firsts['environment']['packages']['ollama']} 2/2 node2 server {server} ollama 0.0.1") in shown
+
+
+@pytest.mark.slow
+def test_a_sweeps_jobs_killed_on_other_machines_are_settled_after_one_watch(tmp_path, monkeypatch):
+    jobs = [synthetic_run(tmp_path / "sweep" / f"{i}_m", [1, 0], run_id=f"{i}" * 12, finish=False) for i in range(3)]
+    for job in jobs:
+        os.utime(job / "run.lock")  # killed a moment ago, on another machine
+    watches = []
+    monkeypatch.setattr(dirlock, "renewing", lambda paths: watches.append(paths) or renewing(paths))
+    monkeypatch.setattr(dirlock, "renewed", lambda path: pytest.fail("a job's lease watched on its own"))
+    writer = subprocess.Popen([sys.executable, "-c", RENEWING, str(jobs[1] / "run.lock")])
+    try:
+        settled = settle_dead_jobs(tmp_path / "sweep", "its Slurm job was killed")
+    finally:
+        writer.kill()
+        writer.wait()
+    assert (settled, watches) == ([jobs[0], jobs[2]], [[job / "run.lock" for job in jobs]])
+    assert [json.loads((job / "run.json").read_text())["status"] for job in jobs] == [
+        "interrupted", "running", "interrupted"]

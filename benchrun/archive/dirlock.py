@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchrun.archive.lease import Lease, renewed
+from benchrun.archive.lease import Lease, renewed, renewing
 from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
@@ -73,8 +73,9 @@ class DirLock:
         self._found = b""
         self.stale: dict[str, Any] | None = None
 
-    def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
-        """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
+    def acquire(self, hint: str = "wait for it to finish or stop it first", watched: bool = False) -> DirLock:
+        """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`; a lease already
+        `watched` (`remotely_written`) is not watched again."""
         own_file(self.path)
         made = not os.path.lexists(self.path)
         with writing(self.path):
@@ -99,7 +100,7 @@ class DirLock:
             os.close(fd)
             raise ArchiveBusy(f"{ELSEWHERE.format(describe(self.stale))}; finish the run where it is written, and this "
                               "copy only if that one is lost", file=str(self.path.parent))
-        if writing_remotely(self.stale, self.path):
+        if not watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
         try:
@@ -242,8 +243,17 @@ REMOTE = ("its writer ({}) runs on another machine and still renews its lease on
 def writing_remotely(note: dict[str, Any] | None, path: Path) -> bool:
     """Whether the writer a lock's note names runs on another machine and still renews its lease on the lock file
     `path` (watched for a few seconds, `lease.renewed`): a writer alive there, whose lock does not reach here."""
+    return _of_another_machine(note) and renewed(path)
+
+
+def remotely_written(run_dirs: list[Path]) -> set[Path]:
+    """Those of `run_dirs` that a writer on another machine still writes (`writing_remotely`), all watched at once."""
+    return {lock.parent for lock in renewing([d / LOCK for d in run_dirs if _of_another_machine(holder(d / LOCK))])}
+
+
+def _of_another_machine(note: dict[str, Any] | None) -> bool:
     host = note.get("host") if note else None
-    return isinstance(host, str) and host != host_name() and renewed(path)
+    return isinstance(host, str) and host != host_name()
 
 
 def _process(pid: int) -> dict[str, Any]:

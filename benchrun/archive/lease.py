@@ -47,15 +47,20 @@ class Lease:
 
 def renewed(path: Path) -> bool:
     """Whether the lease on the lock file `path` is still renewed by its holder: its time moves within WATCH_S."""
-    first = _time_of(path)
-    if first is None or time.time() - first / 1e9 > LAPSED_S:
-        return False
+    return path in renewing([path])
+
+
+def renewing(paths: list[Path]) -> set[Path]:
+    """Those of the lock files `paths` whose lease is still renewed, all watched at once (a sweep's jobs: one watch,
+    not one each)."""
+    first = {path: found for path in paths if (found := _time_of(path)) is not None
+             and time.time() - found / 1e9 <= LAPSED_S}
+    moved: set[Path] = set()
     deadline = time.monotonic() + WATCH_S
-    while time.monotonic() < deadline:
+    while first.keys() - moved and time.monotonic() < deadline:
         time.sleep(LOOK_S)
-        if (now := _time_of(path)) != first:
-            return now is not None
-    return False
+        moved |= {path for path in first.keys() - moved if _time_of(path) not in (first[path], None)}
+    return moved
 
 
 def _time_of(path: Path) -> int | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchrun.archive.atomic import write_atomic
-from benchrun.archive.dirlock import DirLock
+from benchrun.archive.dirlock import DirLock, remotely_written
 from benchrun.archive.reader import job_dirs, load_run
 from benchrun.archive.writer import now
 from benchrun.core.errors import ArchiveError
@@ -33,16 +33,14 @@ def settle_dead_jobs(sweep_dir: Path, reason: str) -> list[Path]:
     """Record as `interrupted` (with `reason`) every job of the sweep that says `running` while no process holds
     its lock: its process died (a launcher's worker killed, the out-of-memory killer), so it cannot say so itself;
     `resume` finishes it. The jobs settled."""
-    settled = []
-    for job_dir in job_dirs(sweep_dir):
-        if (job_dir / RUN).is_file() and _settle(job_dir, reason):
-            settled.append(job_dir)
-    return settled
+    jobs = [job_dir for job_dir in job_dirs(sweep_dir) if (job_dir / RUN).is_file()]
+    written = remotely_written(jobs)  # its writer on another machine, whose lock this one cannot see, lives
+    return [job_dir for job_dir in jobs if job_dir not in written and _settle(job_dir, reason)]
 
 
 def _settle(job_dir: Path, reason: str) -> bool:
     try:
-        lock = DirLock(job_dir).acquire()
+        lock = DirLock(job_dir).acquire(watched=True)
     except ArchiveError:  # a live writer holds it: that job speaks for itself
         return False
     settled = False
