@@ -13,7 +13,8 @@ bad, each with the rule it now obeys.
 - a run whose run.lock was deleted while its writer wrote (a cleanup's `rm */run.lock`, `find -name '*.lock'
   -delete`): resume made a new lock, took it, and asked the rest of the samples beside the live writer; verify said
   the directory was copied without its lock. Now a writer that makes the lock of a run finds the process of this
-  machine that holds the run's files open for writing (`archive.openwriters`, from /proc) and refuses, as verify says
+  machine that holds the run's files open for writing (`archive.openwriters`, from /proc) and refuses, as verify and
+  retry say (retry had advised a resume)
 - shards answered on machines of different versions (another llama-cpp-python, another Ollama) merged into one run:
   the merged run.json named the first shard's servers and the merging machine's versions and host, a machine that
   answered nothing, for every answer; now each shard's identity and environment are kept in `merged.shards`
@@ -98,9 +99,9 @@ def test_a_run_whose_writer_on_another_machine_renews_its_lease_is_not_taken_ove
     assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
         f"benchrun: error: in {str(run_dir)!r}: {REMOTE}; wait for it to finish or stop it first\n"))
     assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
-        f"FAIL  run.json: not sealed yet: the run is being written on another machine (pid {DEAD_WRITER['pid']} on "
-        f"host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}, which renews its lease on run.lock); verify it once "
-        "it has ended (record lines checked against records.sha256 only)"))
+        f"FAIL  run.json: not sealed yet: the run is being written (pid {DEAD_WRITER['pid']} on host "
+        f"{DEAD_WRITER['host']} since {DEAD_WRITER['since']}, on another machine); verify it once it has ended (record "
+        "lines checked against records.sha256 only)"))
     assert (run_dir / "responses.jsonl").read_bytes() == records
 
 
@@ -152,6 +153,7 @@ def test_a_run_whose_lock_was_deleted_under_its_writer_is_not_taken_over(tmp_pat
             (run_dir / "run.lock").unlink()
             resumed = lab.audit("resume", str(run_dir))
             verified = lab.audit("verify", str(run_dir))
+            retried = lab.audit("retry", str(run_dir))
             assert not (run_dir / "run.lock").exists()
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == EXIT["ok"], err
@@ -162,6 +164,10 @@ def test_a_run_whose_lock_was_deleted_under_its_writer_is_not_taken_over(tmp_pat
     assert verified.stdout.splitlines()[1] == (
         f"FAIL  run.json: not sealed yet: the run is being written (pid {proc.pid}, whose run.lock was deleted); "
         "verify it once it has ended (record lines checked against records.sha256 only)")
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    assert (retried.returncode, retried.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: run {run_id} is running: it has not finished; it is being written "
+        f"(pid {proc.pid}, whose run.lock was deleted): retry it once it has ended\n"))
 
 
 def test_a_merged_run_keeps_each_shards_servers_and_machine(tmp_path):

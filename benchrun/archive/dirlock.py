@@ -251,6 +251,19 @@ def remotely_written(run_dirs: list[Path]) -> set[Path]:
     return {lock.parent for lock in renewing([d / LOCK for d in run_dirs if _of_another_machine(holder(d / LOCK))])}
 
 
+def live_writer(path: Path, lock: LockState) -> str | None:
+    """The live writer of the run whose lock file is `path` (`lock` as `probe` found it), described: the lock's holder,
+    one that renews its lease from another machine, or one holding the run's files open though the lock was deleted;
+    None when none writes it."""
+    if lock.held:
+        return describe(lock.note)
+    if writing_remotely(lock.note, path):
+        return f"{describe(lock.note)}, on another machine"
+    if not lock.exists and (pid := writer_of(path.parent)) is not None:
+        return f"pid {pid}, whose {LOCK} was deleted"
+    return None
+
+
 def _of_another_machine(note: dict[str, Any] | None) -> bool:
     host = note.get("host") if note else None
     return isinstance(host, str) and host != host_name()

@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchrun.archive.dirlock import describe, probe
+from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -90,7 +90,8 @@ def _parent_problems(parent: Run) -> list[str]:
     """Why the parent cannot be trusted as it is: unfinished, or any verify finding against it."""
     if parent.info.status not in FINISHED:
         lock = probe(parent.path / LOCK)
-        how = (f"it is being written ({describe(lock.note)}): retry it once it has ended" if lock.held else
+        writer = live_writer(parent.path / LOCK, lock)
+        how = (f"it is being written ({writer}): retry it once it has ended" if writer else
                f"finish it with benchrun-audit resume {parent.path}")
         raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; {how}",
                            file=str(parent.path))
