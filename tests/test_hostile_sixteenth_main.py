@@ -10,6 +10,10 @@ bad, each with the rule it now obeys.
   a sweep of 100 jobs killed at their time limit waited 5 minutes before it said so); now all are watched at once
   (`archive.dirlock.remotely_written`, `lease.renewing`), and a job whose writer there still renews its lease is left
   to speak for itself
+- a merge into a folder another machine is merging into at the same time (two nodes of a cluster whose file system
+  keeps locks to each machine): the second merge took the first one's hidden folder for a killed merge's, its lock
+  held by no one, and removed it while the first wrote it; now a folder whose writer renews its lease is left alone
+  (`audit.merge._clear_killed`, `archive.dirlock.live_writer`)
 - a run whose run.lock was deleted while its writer wrote (a cleanup's `rm */run.lock`, `find -name '*.lock'
   -delete`): resume made a new lock, took it, and asked the rest of the samples beside the live writer; verify said
   the directory was copied without its lock. Now a writer that makes the lock of a run finds the process of this
@@ -207,3 +211,20 @@ def test_a_sweeps_jobs_killed_on_other_machines_are_settled_after_one_watch(tmp_
     assert (settled, watches) == ([jobs[0], jobs[2]], [[job / "run.lock" for job in jobs]])
     assert [json.loads((job / "run.json").read_text())["status"] for job in jobs] == [
         "interrupted", "running", "interrupted"]
+
+
+@pytest.mark.slow
+def test_a_merge_leaves_the_folder_another_machine_is_merging_into(tmp_path):
+    parts = [run_in_process(tmp_path, f"part{i}", f"shard={i}/2") for i in (1, 2)]
+    into = tmp_path / "merged"
+    busy = tmp_path / ".merged.merging-0123456789ab"
+    busy.mkdir()
+    (busy / "run.lock").write_text(json.dumps(DEAD_WRITER))  # a merge on node gpu1, alive: it renews its lease
+    writer = subprocess.Popen([sys.executable, "-c", RENEWING, str(busy / "run.lock")])
+    try:
+        merged = audit(tmp_path, "merge", *map(str, parts), "--into", str(into))
+    finally:
+        writer.kill()
+        writer.wait()
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    assert (busy / "run.lock").is_file()

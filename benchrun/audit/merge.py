@@ -23,7 +23,7 @@ from typing import Sequence
 import yaml
 
 from benchrun.archive.claims import refusal
-from benchrun.archive.dirlock import probe
+from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_judges, mixed_models
@@ -231,14 +231,15 @@ def _staged(into: Path) -> str:
 
 
 def _clear_killed(into: Path) -> None:
-    """Remove the hidden folders of merges into `into` killed before they ended: their lock is held by no one (a live
-    merge holds its folder's lock until the folder is in place), and their shards can make the run again."""
+    """Remove the hidden folders of merges into `into` killed before they ended: no live writer writes them (a live
+    merge holds its folder's lock until the folder is in place, and renews its lease there from another machine), and
+    their shards can make the run again."""
     if not into.parent.is_dir():
         return
     for entry in os.scandir(into.parent):
         if entry.name.startswith(_staged(into)) and entry.is_dir(follow_symlinks=False):
-            lock = probe(Path(entry.path) / LOCK)
-            if lock.exists and not lock.held and lock.misplaced is None:
+            lock = probe(path := Path(entry.path) / LOCK)
+            if lock.exists and lock.misplaced is None and live_writer(path, lock) is None:
                 shutil.rmtree(entry.path, ignore_errors=True)
 
 
