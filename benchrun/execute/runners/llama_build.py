@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import platform
 import re
+from importlib import metadata
 from pathlib import Path
 
 LEAN = ("-DLLAVA_BUILD=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_TOOLS=OFF",
@@ -72,6 +73,35 @@ def illegal_instruction(requirement: str) -> str:
     """Why llama.cpp died of SIGILL: a build for a CPU with instructions this one does not have, and the fix."""
     return ("llama.cpp stopped on an instruction this CPU does not have (SIGILL): the installed llama-cpp-python was "
             f"built for another CPU; nothing was asked; rebuild it on this machine: {reinstall_command(requirement)}")
+
+
+NUMPY_V2 = frozenset({"ssse3", "sse4_1", "sse4_2", "popcnt", "cx16"})
+"""The /proc/cpuinfo flags of x86-64-v2, which numpy's wheels need from 2.4 on (their baseline): on an older CPU (a
+Core 2, an AMD before 2011, some Pentiums and Celerons) numpy's import stops with SIGILL or with its own error."""
+NUMPY_FOR_V1 = "numpy<2.4"
+"""The numpy releases whose wheels run on any x86-64 CPU (baseline SSE3)."""
+
+
+def numpy_refusal(version: str | None = None, machine: str | None = None,
+                  flags: frozenset[str] | None = None) -> str | None:
+    """Why numpy `version` (the installed one by default, which llama-cpp-python imports) cannot run on this CPU,
+    and the fix; None when it can, or when that cannot be told."""
+    version = version or _installed("numpy")
+    machine = machine or platform.machine()
+    flags = cpu_flags() if flags is None else flags
+    release = tuple(int(part) for part in re.findall(r"\d+", version or "")[:2])
+    if machine not in X86 or flags is None or not release or release < (2, 4) or not (lacking := NUMPY_V2 - flags):
+        return None
+    return (f"numpy {version}, which llama-cpp-python imports, needs an x86-64-v2 CPU, and this one lacks "
+            f"{', '.join(sorted(lacking))}; nothing was asked; install a numpy that runs here: "
+            f"pip install '{NUMPY_FOR_V1}'")
+
+
+def _installed(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def build_refusal(requirement: str) -> str | None:

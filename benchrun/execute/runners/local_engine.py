@@ -26,7 +26,7 @@ import time
 from typing import IO, Any, Iterator
 
 from benchrun.core.interrupts import die_with, ignore_terminal_signals
-from benchrun.execute.runners.llama_build import build_refusal
+from benchrun.execute.runners.llama_build import build_refusal, numpy_refusal
 
 SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_tokens", "top_p": "top_p",
             "top_k": "top_k", "min_p": "min_p", "repeat_penalty": "repeat_penalty",
@@ -213,6 +213,8 @@ class Engine:
     @classmethod
     def load(cls, request: dict[str, Any]) -> Engine:
         """The engine the load request asks for; LoadFailed when this build would crash here, or cannot load it."""
+        if refusal := numpy_refusal():
+            raise Refused(refusal)
         import llama_cpp
 
         if refusal := build_refusal(request["requirement"]):
