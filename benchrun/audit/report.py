@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import errno
 import hashlib
 import os
 from html import escape
@@ -50,9 +51,17 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
         output = (Path(refs[0]) if is_sweep(Path(refs[0])) else jobs[0].path) / REPORT_FILE
     output = Path(output)
     with writing(output):
-        output.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(output.parent)
     write_atomic(output, render(label_jobs(jobs)).encode("utf-8"), follow=True)
     return output
+
+
+def _make_folder(folder: Path) -> None:
+    """Make `folder` and those above it; one that is there as a file is `not a directory`, as writing into it would
+    say (mkdir says `file exists`)."""
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(folder))
+    folder.mkdir(parents=True, exist_ok=True)
 
 
 def expand(ref: PathLike, root: PathLike) -> list[Job]:

@@ -277,9 +277,9 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
              "previous_ended_at": info.ended_at, **note, **found.note(dropped),
              "regraded": [answer_name(*key) for key in sorted(regrade)],
              **ended(info, written, written - len(dropped.get(RESPONSES, [])))}
-    writer = RunWriter.reopen(run.path, info.model_copy(update={
-        "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
-    writer.open_records(manifest, run.responses(), run.scores(), earlier_wall_s(run), run.judgements())
+    writer = RunWriter.reopen(run, info.model_copy(update={
+        "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock,
+        manifest, earlier_wall_s(run))
     (run.path / SEAL).unlink(missing_ok=True)
     return writer, regrade
 

@@ -1,0 +1,75 @@
+"""Hostile input, sixteenth pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it
+found bad, each with the rule it now obeys.
+
+- `report --output FILE/x.html`, FILE a regular file: `file exists writing FILE/x.html` (mkdir's word, as if the report
+  were there). Now `not a directory writing FILE/x.html`, as export says (`audit.report._make_folder`)
+- a resume that failed after making its reserve (run.json not writable: a disk with room for the reserve and no more)
+  left the 32 KiB `.reserve` in the run directory. Now a reopen that fails leaves none of itself
+  (`archive.writer.RunWriter.reopen`)
+
+What held is in the pass's note.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from benchrun.archive.reader import load_run
+from benchrun.archive.writer import RESERVE_BYTES
+from benchrun.audit import resume_run, verify_run
+from benchrun.core.errors import EXIT, WriteFailed
+from benchrun.testing.inprocess import cli
+from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.small_disk import can_mount, fill, small_disk
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import reseal, synthetic_run
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def files_of(run_dir: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}
+
+
+# -- where a report goes ---------------------------------------------------------------------------------------------
+
+def test_a_report_into_a_folder_that_is_a_file_says_not_a_directory(tmp_path):
+    """`report --output FILE/x.html` with FILE a regular file: `file exists writing FILE/x.html`."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (tmp_path / "notes").write_text("mine\n")
+    done = audit(tmp_path, "report", str(run_dir), "--output", str(tmp_path / "notes" / "x.html"))
+    assert (done.returncode, done.stdout) == (EXIT["archive"], "")
+    assert done.stderr == f"benchrun: error: not a directory writing {tmp_path / 'notes' / 'x.html'}\n"
+    assert (tmp_path / "notes").read_text() == "mine\n"
+
+
+# -- a resume that could not start -----------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.skipif(not can_mount(), reason="a small disk is mounted for it (needs root)")
+def test_a_resume_that_could_not_write_run_json_leaves_no_reserve(tmp_path):
+    """An interrupted run resumed on a disk with room for the writer's reserve and no more: the resume failed writing
+    run.json (the run sealed as it was) and left its 32 KiB `.reserve` on the full disk."""
+    with small_disk(tmp_path / "disk", 256) as disk:
+        with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+            made = cli(f"runner.host={server.url}", "cache=false", "task.only=[product]",
+                       f"hydra.run.dir={disk / 'run'}", cwd=tmp_path)
+            assert made.returncode == EXIT["ok"], made.stderr
+            run_dir = disk / "run"
+            info = json.loads((run_dir / "run.json").read_text())
+            (run_dir / "run.json").write_text(json.dumps({**info, "status": "interrupted"}, indent=2))
+            reseal(run_dir)
+            fill(disk / "filler")
+            os.truncate(disk / "filler", (disk / "filler").stat().st_size - RESERVE_BYTES - 4096)
+            before = files_of(run_dir)
+            with pytest.raises(WriteFailed) as refused:
+                resume_run(load_run(run_dir), host=server.url)
+        assert str(refused.value) == f"disk full writing {run_dir}/run.json"
+        assert files_of(run_dir) == before
+        assert verify_run(load_run(run_dir)).intact
