@@ -12,7 +12,6 @@ What held is in the pass's note.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -26,7 +25,8 @@ from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
-from tests.helpers.archives import reseal, synthetic_run
+from tests.helpers.archives import synthetic_run
+from tests.helpers.sealed import interrupted_run
 
 
 def audit(cwd: Path, *args: str):
@@ -58,13 +58,7 @@ def test_a_resume_that_could_not_write_run_json_leaves_no_reserve(tmp_path):
     run.json (the run sealed as it was) and left its 32 KiB `.reserve` on the full disk."""
     with small_disk(tmp_path / "disk", 256) as disk:
         with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
-            made = cli(f"runner.host={server.url}", "cache=false", "task.only=[product]",
-                       f"hydra.run.dir={disk / 'run'}", cwd=tmp_path)
-            assert made.returncode == EXIT["ok"], made.stderr
-            run_dir = disk / "run"
-            info = json.loads((run_dir / "run.json").read_text())
-            (run_dir / "run.json").write_text(json.dumps({**info, "status": "interrupted"}, indent=2))
-            reseal(run_dir)
+            run_dir = interrupted_run(disk / "run", server.url, tmp_path)
             fill(disk / "filler")
             os.truncate(disk / "filler", (disk / "filler").stat().st_size - RESERVE_BYTES - 4096)
             before = files_of(run_dir)
