@@ -12,6 +12,7 @@ What held is in the pass's note.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.sealed import interrupted_run
 
 
@@ -67,3 +68,25 @@ def test_a_resume_that_could_not_write_run_json_leaves_no_reserve(tmp_path):
         assert str(refused.value) == f"disk full writing {run_dir}/run.json"
         assert files_of(run_dir) == before
         assert verify_run(load_run(run_dir)).intact
+
+
+# -- a run's id ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("run_id", ["ab\n\x1b[31mcd\u202eef", "../../etc", "a" * 65, ""])
+def test_a_run_id_that_is_no_run_id_makes_run_json_unreadable(tmp_path, run_id):
+    """A sealed run.json whose run id holds a line break, an escape sequence or a right-to-left override: `list`
+    printed the escape sequence raw (the terminal's colours changed) and the id over two lines, `verify` and `compare`
+    printed their heading in two; a path or a page of text passed as an id as well."""
+    run_dir = synthetic_run(tmp_path / "o" / "2026-12-01" / "r1", [1.0])
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "run_id": run_id}, indent=2))
+    reseal(run_dir)
+    unreadable = (f"in '{run_dir / 'run.json'}': unreadable: run_id: Value error, not a run id (letters, digits, '-' "
+                  f"and '_', at most 64): {run_id[:40]!r}")
+    for command in ("show", "verify", "export", "report"):
+        done = audit(tmp_path, command, str(run_dir))
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", f"benchrun: error: {unreadable}\n")
+    listed = audit(tmp_path, "list", str(tmp_path / "o"), "--json")
+    assert listed.returncode == EXIT["ok"]
+    assert json.loads(listed.stdout)[0]["status"] == "unreadable"
+
