@@ -90,3 +90,18 @@ def test_a_run_id_that_is_no_run_id_makes_run_json_unreadable(tmp_path, run_id):
     assert listed.returncode == EXIT["ok"]
     assert json.loads(listed.stdout)[0]["status"] == "unreadable"
 
+
+# -- the report's charts ---------------------------------------------------------------------------------------------
+
+def test_a_metric_below_zero_everywhere_is_charted_from_zero(tmp_path):
+    """A metric every run scored below 0 (a log-likelihood, a signed error): the axis ran from the lowest whisker to
+    the highest (-5.577 to -4.423), so the zero line each bar stands on, and the bar's value, were drawn 700 pixels
+    above the chart: the bar filled the plot whatever its value, and no value was shown."""
+    run_dir = synthetic_run(tmp_path / "run", [-5.0, -4.0, -6.0])
+    html = audit(tmp_path, "report", str(run_dir), "--output", str(tmp_path / "r.html"))
+    assert html.returncode == EXIT["ok"], html.stderr
+    chart = (tmp_path / "r.html").read_text().split('data-metric="closeness">')[1].split("</svg>")[0]
+    assert '<text class="tick" x="40" y="22.0">0.000</text><line class="zero" x1="44" x2="102" y1="18.0" ' in chart
+    assert ('<rect class="bar" data-value="-5.0" x="57.0" y="18.0" width="28" height="161.4" fill="#0072b2"/>'
+            '<line class="err" x1="71.0" x2="71.0" y1="160.7" y2="198.0"/>'
+            '<text class="value" x="71.0" y="157.7">-5.000</text>') in chart
