@@ -105,3 +105,28 @@ def test_a_metric_below_zero_everywhere_is_charted_from_zero(tmp_path):
     assert ('<rect class="bar" data-value="-5.0" x="57.0" y="18.0" width="28" height="161.4" fill="#0072b2"/>'
             '<line class="err" x1="71.0" x2="71.0" y1="160.7" y2="198.0"/>'
             '<text class="value" x="71.0" y="157.7">-5.000</text>') in chart
+
+
+# -- `~` in an audit command's paths ---------------------------------------------------------------------------------
+
+def test_a_tilde_in_an_audit_commands_path_is_the_home_directory(tmp_path):
+    """`report --output=~/r.html` (a `~` no shell expands, after `=` or quoted in a script) made a folder named `~`
+    in the working directory and said `~/r.html`, as if the report were in the home directory; `export '~/run'`
+    looked for a run id `~/run`. Every other path benchrun is given (an override, cache_dir, `cache --cache-dir`)
+    reads `~` as the home directory."""
+    home = tmp_path / "home"
+    synthetic_run(home / "run", [1.0])
+    (tmp_path / "work").mkdir()
+    env = {"HOME": str(home)}
+    reported = cli("report", "~/run", "--output=~/r.html", cwd=tmp_path / "work", env=env, module="benchrun.audit")
+    assert (reported.returncode, reported.stdout) == (EXIT["ok"], f"{home / 'r.html'}\n"), reported.stderr
+    exported = cli("export", "~/run", "--output=~/x.csv", cwd=tmp_path / "work", env=env, module="benchrun.audit")
+    assert exported.returncode == EXIT["ok"], exported.stderr
+    assert (home / "x.csv").read_text().startswith("run_id,label,model,manifest_id,task,sample_id,")
+    assert list((tmp_path / "work").iterdir()) == []
+    refused = cli("report", "~/run", "--output=~/r.html", cwd=tmp_path / "work", env={"HOME": ""},
+                  module="benchrun.audit")
+    assert refused.returncode == EXIT["usage"]
+    assert refused.stderr.splitlines()[-1] == (
+        "benchrun-audit report: error: argument --output: '~/r.html': ~ is the home directory, and $HOME is empty (~ "
+        "would be the file system's root); set HOME, or give the path itself")

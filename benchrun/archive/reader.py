@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.filebytes import read_bounded
+from benchrun.core.home import expanded
 from benchrun.core.layout import (
     CONFIG,
     JUDGEMENTS,
@@ -363,10 +364,10 @@ def _unread(found: list[Run | ArchiveError]) -> str:
 
 def named(ref: PathLike) -> str:
     """`ref` as given, refused when empty: an unset variable (`show "$RUN"`) would name the working directory (as a
-    path) or every run (as a prefix of their ids)."""
+    path) or every run (as a prefix of their ids). A leading `~` is the home directory (no run id holds one)."""
     if not (ref := os.fspath(ref)):
         raise ArchiveError("an empty run directory or run id names no run; give a run directory or a run id prefix")
-    return ref
+    return os.fspath(expanded(ref, "")) if ref.startswith("~") else ref
 
 
 def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
