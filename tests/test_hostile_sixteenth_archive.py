@@ -12,8 +12,11 @@ What held is in the pass's note.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,11 +25,12 @@ from benchrun.archive.reader import load_run
 from benchrun.archive.writer import RESERVE_BYTES
 from benchrun.audit import resume_run, verify_run
 from benchrun.core.errors import EXIT, WriteFailed
-from benchrun.testing.inprocess import cli
+from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import reseal, synthetic_run
+from tests.helpers.helperbench import SAME, helper_bench_run
 from tests.helpers.sealed import interrupted_run
 
 
@@ -130,3 +134,31 @@ def test_a_tilde_in_an_audit_commands_path_is_the_home_directory(tmp_path):
     assert refused.stderr.splitlines()[-1] == (
         "benchrun-audit report: error: argument --output: '~/r.html': ~ is the home directory, and $HOME is empty (~ "
         "would be the file system's root); set HOME, or give the path itself")
+
+
+# -- what a rescore scored with --------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_rescore_says_which_modules_its_scorers_imported(tmp_path):
+    """A benchmark whose custom_scorer.py imports helpers.py, rescored after helpers.py changed: 12 values changed,
+    and rescore.json gave every scorer the sha256 of the run's (the scorer's own source, and custom_scorer.py, were
+    the run's): it said the run's code scored them, and nothing said which helpers.py did."""
+    bench, run_dir = helper_bench_run(tmp_path)
+    helpers = (bench / "helpers.py").resolve()
+    sha = {text: hashlib.sha256(text.encode()).hexdigest() for text in (SAME, "def same(a, b):\n    return 1\n")}
+
+    def rescored(number: str) -> tuple[list[str], list[dict]]:
+        done = subprocess.run([sys.executable, "-m", "benchrun.audit", "rescore", str(run_dir)], cwd=bench,
+                              env=child_env(), capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+        info = json.loads((run_dir / "rescores" / number / "rescore.json").read_text())
+        return done.stdout.splitlines()[-3:], info["modules"]
+
+    said, modules = rescored("001")
+    assert said[0:2] == ["0 sample values changed", "0 scorer errors"]
+    assert modules == [{"path": str(helpers), "sha256": sha[SAME], "run_sha256": sha[SAME]}]
+    (bench / "helpers.py").write_text("def same(a, b):\n    return 1\n")
+    said, modules = rescored("002")
+    assert said[-2] == f"modules the scorers import that are not the run's: {helpers}"
+    assert modules == [{"path": str(helpers), "sha256": sha["def same(a, b):\n    return 1\n"],
+                        "run_sha256": sha[SAME]}]
