@@ -24,7 +24,7 @@ import pytest
 from benchrun.archive.reader import load_run
 from benchrun.archive.writer import RESERVE_BYTES
 from benchrun.audit import resume_run, verify_run
-from benchrun.core.errors import EXIT, WriteFailed
+from benchrun.core.errors import EXIT, ArchiveError, WriteFailed
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.small_disk import can_mount, fill, small_disk
@@ -177,3 +177,52 @@ def test_compare_gives_each_runs_mean_exactly_as_its_summary_does(tmp_path):
     assert (line["baseline_mean"], line["mean"], line["delta"]) == (1 / 3, 2 / 3, 1 / 3)
     summary = json.loads((base / "summary.json").read_text())["metrics"]
     assert [m["mean"] for m in summary if m["metric"] == "closeness"] == [1 / 3]
+
+
+# -- a run that did not end, checked out with CRLF line ends ---------------------------------------------------------
+
+def test_a_killed_run_checked_out_with_crlf_line_ends_is_said_to_be_that(tmp_path):
+    """A killed run committed to git and checked out with core.autocrlf=true (every LF of its text files made CRLF):
+    readers said `records.sha256: line 1 is not a digest line`, verify `responses.jsonl: 3 lines after line 0 not
+    written by the run` and of scores.jsonl `a resume drops it and asks again`, and resume `resume with --force to drop
+    what does not belong`: a forced resume would have dropped every answer the run had, none of them edited."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0, 1.0], finish=False)
+    for name in ("responses.jsonl", "scores.jsonl", "records.sha256", "run.json", "config.yaml"):
+        (run_dir / name).write_bytes((run_dir / name).read_bytes().replace(b"\n", b"\r\n"))
+    before = files_of(run_dir)
+    converted = ("its line ends were made CRLF since it was written (as git's core.autocrlf=true does on checkout); "
+                 "with LF ones it is as written: check the run out again with core.autocrlf=false")
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': run 555555555555: records.sha256: {converted}, so what it says cannot be "
+        f"trusted; benchrun-audit verify {run_dir} says what changed\n"))
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")][1:] == [
+        f"FAIL  records.sha256: {converted}"]
+    for force in (False, True):
+        with pytest.raises(ArchiveError) as refused:
+            resume_run(load_run(run_dir), force=force)
+        assert str(refused.value) == f"in '{run_dir / 'records.sha256'}': {converted}"
+    after = files_of(run_dir)
+    assert {name: after[name] for name in before if name != "run.lock"} == {
+        name: data for name, data in before.items() if name != "run.lock"}
+    for name in ("responses.jsonl", "scores.jsonl", "records.sha256"):
+        (run_dir / name).write_bytes((run_dir / name).read_bytes().replace(b"\r\n", b"\n"))
+    assert audit(tmp_path, "show", str(run_dir)).returncode == EXIT["ok"]
+
+
+def test_an_interrupted_run_checked_out_with_crlf_line_ends_is_not_resumed_by_force(tmp_path):
+    """A sealed interrupted run checked out with core.autocrlf=true: resume said `run.json: changed since the run was
+    sealed; resume with --force to continue anyway`, and a forced resume went on to drop every record line."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], status="interrupted", reason="interrupted by SIGTERM")
+    for name in ("responses.jsonl", "scores.jsonl", "records.sha256", "run.json", "config.yaml", "summary.json"):
+        (run_dir / name).write_bytes((run_dir / name).read_bytes().replace(b"\n", b"\r\n"))
+    converted = ("its line ends were made CRLF since it was written (as git's core.autocrlf=true does on checkout); "
+                 "with LF ones it is as written: check the run out again with core.autocrlf=false")
+    refusals = []
+    for force in (False, True):
+        with pytest.raises(ArchiveError) as refused:
+            resume_run(load_run(run_dir), force=force)
+        refusals.append(str(refused.value))
+    assert refusals == [f"in '{run_dir / 'run.json'}': changed since the run was sealed: {converted}",
+                        f"in '{run_dir / 'records.sha256'}': {converted}"]

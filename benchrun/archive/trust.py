@@ -52,6 +52,22 @@ def converted(path: Path, sha256: str) -> bool:
     return found and digest.hexdigest() == sha256
 
 
+def records_converted(run_dir: Path) -> bool:
+    """Whether a run's records, checked line by line (of a run that did not end, or as a resume checks them), are as
+    its writer wrote them but for their line ends, made CRLF (as a checkout with git's core.autocrlf=true makes them):
+    records.sha256 holds CRLF line ends, and read with LF ones every line of it is a digest line and every record
+    line the one its digest names."""
+    if not (run_dir / DIGESTS).is_file():
+        return False
+    with open(run_dir / DIGESTS, "rb") as handle:
+        if b"\r\n" not in handle.readline(ledger.DIGEST_LINE_BYTES):
+            return False
+    digests = ledger.read_digests(run_dir, as_lf=True)
+    return not digests.problems and not any(
+        ledger.check_file(run_dir, name, digests.lines.get(name, []), as_lf=True).problems
+        for name in JUDGED_FILES if name in RECORD_FILES or (run_dir / name).is_file())
+
+
 @dataclass(frozen=True)
 class Trust:
     """What a check of a run found (what does not match its digests), and of which state of its files."""
@@ -174,6 +190,8 @@ def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
     beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
     problems += [f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
                  "cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
+    if problems and records_converted(run.path):
+        problems = [f"{DIGESTS}: {CONVERTED}"]
     yield from problems or _foreign(run, digests, checked)
 
 
