@@ -181,28 +181,32 @@ def test_compare_gives_each_runs_mean_exactly_as_its_summary_does(tmp_path):
 
 # -- a run that did not end, checked out with CRLF line ends ---------------------------------------------------------
 
-def test_a_killed_run_checked_out_with_crlf_line_ends_is_said_to_be_that(tmp_path):
-    """A killed run committed to git and checked out with core.autocrlf=true (every LF of its text files made CRLF):
-    readers said `records.sha256: line 1 is not a digest line`, verify `responses.jsonl: 3 lines after line 0 not
-    written by the run` and of scores.jsonl `a resume drops it and asks again`, and resume `resume with --force to drop
-    what does not belong`: a forced resume would have dropped every answer the run had, none of them edited."""
+@pytest.mark.parametrize(("made_crlf", "named"), [
+    (("responses.jsonl", "scores.jsonl", "records.sha256", "run.json", "config.yaml"), "records.sha256"),
+    (("responses.jsonl", "scores.jsonl"), "responses.jsonl")])
+def test_a_killed_run_checked_out_with_crlf_line_ends_is_said_to_be_that(tmp_path, made_crlf, named):
+    """A killed run committed to git and checked out with core.autocrlf=true (every LF of its text files made CRLF,
+    or of its .jsonl files alone, as `*.jsonl text` in .gitattributes does): readers said `records.sha256: line 1 is
+    not a digest line` (or `responses.jsonl: line 1 is not the line written`), verify `responses.jsonl: 3 lines after
+    line 0 not written by the run`, and resume `resume with --force to drop what does not belong`: a forced resume
+    would have dropped every answer the run had, none of them edited."""
     run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0, 1.0], finish=False)
-    for name in ("responses.jsonl", "scores.jsonl", "records.sha256", "run.json", "config.yaml"):
+    for name in made_crlf:
         (run_dir / name).write_bytes((run_dir / name).read_bytes().replace(b"\n", b"\r\n"))
     before = files_of(run_dir)
     converted = ("its line ends were made CRLF since it was written (as git's core.autocrlf=true does on checkout); "
                  "with LF ones it is as written: check the run out again with core.autocrlf=false")
     shown = audit(tmp_path, "show", str(run_dir))
     assert (shown.returncode, shown.stderr) == (EXIT["archive"], (
-        f"benchrun: error: in '{run_dir}': run 555555555555: records.sha256: {converted}, so what it says cannot be "
+        f"benchrun: error: in '{run_dir}': run 555555555555: {named}: {converted}, so what it says cannot be "
         f"trusted; benchrun-audit verify {run_dir} says what changed\n"))
     verified = audit(tmp_path, "verify", str(run_dir))
     assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")][1:] == [
-        f"FAIL  records.sha256: {converted}"]
+        f"FAIL  {named}: {converted}"]
     for force in (False, True):
         with pytest.raises(ArchiveError) as refused:
             resume_run(load_run(run_dir), force=force)
-        assert str(refused.value) == f"in '{run_dir / 'records.sha256'}': {converted}"
+        assert str(refused.value) == f"in '{run_dir / named}': {converted}"
     after = files_of(run_dir)
     assert {name: after[name] for name in before if name != "run.lock"} == {
         name: data for name, data in before.items() if name != "run.lock"}

@@ -34,7 +34,7 @@ from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import CONFIG, DIGESTS, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
+from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.recordvalues import model_digest, short_digest
@@ -76,8 +76,8 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             raise ArchiveError(f"{why}: a resume would seal the run beside it; move it out of the run's directory, "
                                "then resume", file=str(run.path / name))
         found = repair.check(run.path, manifest)
-        if found.problems and trust.records_converted(run.path):  # --force would drop every line: none is edited
-            raise ArchiveError(trust.CONVERTED, file=str(run.path / DIGESTS))
+        if found.problems and (crlf := trust.records_converted(run.path)):  # --force would drop every line
+            raise ArchiveError(trust.CONVERTED, file=str(run.path / crlf))
         if found.problems and not force:
             first, more = found.problems[0], len(found.problems) - 1
             also = f" ({more} more problem{'s' * (more > 1)})" if more else ""
