@@ -230,3 +230,19 @@ def test_an_interrupted_run_checked_out_with_crlf_line_ends_is_not_resumed_by_fo
         refusals.append(str(refused.value))
     assert refusals == [f"in '{run_dir / 'run.json'}': changed since the run was sealed: {converted}",
                         f"in '{run_dir / 'records.sha256'}': {converted}"]
+
+
+def test_a_tilde_naming_no_user_is_one_line(tmp_path):
+    """`~nosuchuser/x` (a user this system does not have): Python's expanduser raises RuntimeError, a traceback from
+    every path benchrun reads `~` in: `task.path='~nosuchuser/b'` in a run, `cache --cache-dir`, and the audit paths."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0])
+    nobody = ("~nosuchuser is the home directory of user 'nosuchuser', and this system has no such user; give the path "
+              "itself")
+    reported = audit(tmp_path, "report", str(run_dir), "--output", "~nosuchuser/r.html")
+    assert (reported.returncode, reported.stderr.splitlines()[-1]) == (
+        EXIT["usage"], f"benchrun-audit report: error: argument --output: '~nosuchuser/r.html': {nobody}")
+    shown = audit(tmp_path, "show", "~nosuchuser/run")
+    assert (shown.returncode, shown.stderr) == (EXIT["usage"], f"benchrun: error: '~nosuchuser/run': {nobody}\n")
+    planned = cli("task.path='~nosuchuser/b'", "dry_run=true", cwd=tmp_path)
+    assert (planned.returncode, planned.stderr) == (
+        EXIT["usage"], f"benchrun: error: task.path: '~nosuchuser/b': {nobody}\n")
