@@ -11,6 +11,7 @@ from pathlib import Path
 import hydra
 import omegaconf
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
@@ -139,7 +140,8 @@ def _unquoted_character(err: OverrideParseException) -> str | None:
     said = f"the override {err.override!r}: Hydra's override grammar takes {err.override[at]!r} (character {at + 1})"
     if at < err.override.find("=") or "=" not in err.override:  # quoting the value would not help: it is the key's
         return f"{said} in no key, and no key of the config holds it: keys are written in ASCII (runner.model, task.path)"
-    return f"{said} only inside quotes; quote it: {_quoted(err.override, at)}"
+    advice = _quote_advice(err.override, at)
+    return f"{said} only inside quotes" + (f"; quote it: {advice}" if advice else "")
 
 
 def _unreadable_override(err: OverrideParseException) -> str:
@@ -148,10 +150,34 @@ def _unreadable_override(err: OverrideParseException) -> str:
     why = next((line.strip() for line in err.message.splitlines()
                 if line.strip() and not line.startswith(("Error parsing override", "See https://hydra.cc"))), "")
     said = f"the override {err.override!r}: Hydra's override grammar cannot read it ({why})"
-    if "=" not in err.override:
-        return said
-    key, value = err.override.split("=", 1)
-    return f"{said}; a value that is one text is written in quotes: {key}='{value}'"
+    advice = _quote_advice(err.override) if "=" in err.override else None
+    return said + (f"; a value that is one text is written in quotes: {advice}" if advice else "")
+
+
+def _quote_advice(override: str, at: int | None = None) -> str | None:
+    """`override` in a form Hydra's grammar reads: the item of a sweep or a list that holds character `at` quoted,
+    else the whole value; None when neither is read."""
+    key, value = override.split("=", 1)
+    forms = ([_quoted(override, at)] if at is not None else []) + [f"{key}={_in_quotes(value)}"]
+    return next((form for form in forms if _readable(form)), None)
+
+
+def _readable(override: str) -> bool:
+    try:
+        OverridesParser.create().parse_override(override)
+    except HydraException:
+        return False
+    return True
+
+
+def _in_quotes(text: str) -> str:
+    """`text` quoted as Hydra's grammar reads it back: in single quotes, or in double quotes when it holds a single
+    one (`x="it's"`), or with its single quotes escaped when it holds both."""
+    if "'" not in text:
+        return f"'{text}'"
+    if '"' not in text:
+        return f'"{text}"'
+    return "'" + text.replace("'", "\\'") + "'"
 
 
 def _quoted(override: str, at: int) -> str:
@@ -159,7 +185,7 @@ def _quoted(override: str, at: int) -> str:
     `x=a,'gémma'`, `task.only=[a,'é']`."""
     left = max(override.index("=") + 1, *(override.rfind(mark, 0, at) + 1 for mark in ITEM_MARKS))
     right = min((found for mark in ITEM_MARKS if (found := override.find(mark, at)) >= 0), default=len(override))
-    return f"{override[:left]}'{override[left:right]}'{override[right:]}"
+    return f"{override[:left]}{_in_quotes(override[left:right])}{override[right:]}"
 
 
 def lost_sweep(err: Exception) -> str | None:

@@ -87,7 +87,7 @@ from benchrun.execute.cache import Store
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.archives import DEAD_WRITER, read_jsonl, synthetic_run
+from tests.helpers.archives import left_by_dead_writer, read_jsonl, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.sqlitefile import sqlite_db
@@ -216,7 +216,7 @@ def _judged_and_killed(tmp_path: Path) -> Path:
     write_atomic(run_dir / "run.json", json.dumps({**info, "status": "running", "ended_at": None, "files": {}}).encode())
     for name in ("summary.json", "seal.json"):
         (run_dir / name).unlink()
-    (run_dir / "run.lock").write_text(json.dumps(DEAD_WRITER))
+    left_by_dead_writer(run_dir)
     return run_dir
 
 

@@ -175,7 +175,8 @@ def test_a_file_size_limit_hydra_meets_writing_its_copies_is_one_line_naming_whe
                               cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=60,
                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024)))
     assert (done.returncode, done.stderr.count("\n")) == (EXIT["archive"], 1), done.stderr
-    assert re.fullmatch(rf"benchrun: error: file too large writing Hydra's files in {tmp_path}/outputs/[-0-9]+/"
+    assert re.fullmatch(rf"benchrun: error: file too large for this process's file-size limit \(ulimit -f: 1024 "
+                        rf"bytes\) writing Hydra's files in {tmp_path}/outputs/[-0-9]+/"
                         rf"[-.0-9]+_bench_{'sweep' if sweep else 'llama3.2'} \(its copies of the config\); nothing "
                         r"was recorded\n", done.stderr)
     assert not any((tmp_path / "outputs").rglob("*"))

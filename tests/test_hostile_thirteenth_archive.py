@@ -104,7 +104,7 @@ from benchrun.archive.dirlock import DirLock, describe, holder
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import Lab, Outcome
-from tests.helpers.archives import DEAD_WRITER, synthetic_run
+from tests.helpers.archives import left_by_dead_writer, synthetic_run
 
 pytestmark = pytest.mark.slow
 
@@ -316,7 +316,7 @@ def test_verify_of_a_run_whose_writer_is_sealing_it_now_says_so(tmp_path):
 def test_verify_of_an_interrupted_run_killed_as_it_sealed_itself_sends_it_to_be_finished(tmp_path):
     run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], status="interrupted", reason="interrupted by SIGTERM")
     (run_dir / "seal.json").unlink()
-    (run_dir / "run.lock").write_text(json.dumps(DEAD_WRITER))
+    left_by_dead_writer(run_dir)
     verified = audit(tmp_path, "verify", str(run_dir))
     assert (verified.returncode, verified.stdout.splitlines()[1]) == (EXIT["not_intact"], (
         "FAIL  seal.json: missing: the run ended (interrupted) but nothing covers run.json: its writer (pid 4242 on "

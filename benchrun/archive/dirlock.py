@@ -3,7 +3,10 @@
 An exclusive `flock` on `<run>/run.lock`, which the kernel drops when its holder dies however it dies, so a lock
 left by a SIGKILLed process is simply free again. The holder writes its pid, host and command into the file and
 empties it when it lets go (or puts back a dead holder's note, unless it ended the run): finding the file non-empty when taking the lock means the last holder died holding
-it (a stale lock, taken over and reported). The file is never deleted, so two processes always lock one inode.
+it (a stale lock, taken over and reported). benchrun never deletes the file (but one it made and then refused, as a
+run whose lock someone deleted is still written: `openwriters`), so two processes always lock one inode. A
+holder renews a lease on the file while it holds it (`lease`), which tells it alive to other machines where the file
+system keeps locks to each machine.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchrun.archive.lease import Lease, renewed
+from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
-from benchrun.core.layout import LOCK
+from benchrun.core.layout import LOCK, RUN
 from benchrun.core.text import host_name
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
@@ -64,12 +69,14 @@ class DirLock:
     def __init__(self, run_dir: Path):
         self.path = run_dir / LOCK
         self._fd: int | None = None
+        self._lease: Lease | None = None
         self._found = b""
         self.stale: dict[str, Any] | None = None
 
     def acquire(self, hint: str = "wait for it to finish or stop it first") -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`."""
         own_file(self.path)
+        made = not os.path.lexists(self.path)
         with writing(self.path):
             fd = no_link(str(self.path), os.O_RDWR | os.O_CREAT)
         try:
@@ -81,12 +88,20 @@ class DirLock:
             os.close(fd)
             raise ArchiveBusy(f"another process is writing this run ({describe(holder(self.path))}); {hint}",
                               file=str(self.path.parent))
+        if made and (self.path.parent / RUN).exists() and (pid := writer_of(self.path.parent)) is not None:
+            os.close(fd)
+            self.path.unlink(missing_ok=True)  # so the next writer asks again
+            raise ArchiveBusy(f"another process (pid {pid}) is writing this run, though its {LOCK} was deleted (a "
+                              f"cleanup of lock files?); {hint}", file=str(self.path.parent))
         self._found = os.pread(fd, 4096, 0)
         self.stale = _read(fd)
         if writing_elsewhere(self.stale):
             os.close(fd)
             raise ArchiveBusy(f"{ELSEWHERE.format(describe(self.stale))}; finish the run where it is written, and this "
                               "copy only if that one is lost", file=str(self.path.parent))
+        if writing_remotely(self.stale, self.path):
+            os.close(fd)
+            raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(),
@@ -94,7 +109,7 @@ class DirLock:
         except WriteFailed:
             os.close(fd)
             raise
-        self._fd = fd
+        self._fd, self._lease = fd, Lease(fd)
         return self
 
     def release(self, ended: bool = False, stopped: bool = False) -> None:
@@ -106,6 +121,7 @@ class DirLock:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
+        self._lease.end()
         try:
             if not stopped or ended:
                 _write(fd, b"" if ended or self.stale is None else self._found)
@@ -216,6 +232,18 @@ def writing_elsewhere(note: dict[str, Any] | None) -> bool:
     except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
         return False
     return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK") <= since + 1
+
+
+REMOTE = ("its writer ({}) runs on another machine and still renews its lease on run.lock: this file system keeps "
+          "each machine's locks to that machine (Lustre mounted with localflock, BeeGFS)")
+"""What a run directory whose writer on another machine holds a lock this machine cannot see is."""
+
+
+def writing_remotely(note: dict[str, Any] | None, path: Path) -> bool:
+    """Whether the writer a lock's note names runs on another machine and still renews its lease on the lock file
+    `path` (watched for a few seconds, `lease.renewed`): a writer alive there, whose lock does not reach here."""
+    host = note.get("host") if note else None
+    return isinstance(host, str) and host != host_name() and renewed(path)
 
 
 def _process(pid: int) -> dict[str, Any]:

@@ -62,7 +62,25 @@ def _parts(info: Any) -> dict[str, str]:
         missing = f"; missing {', '.join(info.merged.missing)} (--partial)" if info.merged.missing else ""
         rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {_there(s.path, s.run_id)}"
                                      for s in info.merged.shards) + missing
+        rows["shards ran on"] = _machines(info.merged.shards)
     return rows
+
+
+def _machines(shards: Any) -> str | None:
+    """Each shard's host and server version, with every version the shards' environments differ in (`2/2 node2
+    server 0.6.1 ollama 0.0.1`); None for a merge that did not keep them (an older benchrun's)."""
+    kept = [(s, _versions(s.environment)) for s in shards if s.environment is not None]
+    names = sorted({name for _, versions in kept for name in versions})
+    differ = [name for name in names if len({versions.get(name) for _, versions in kept}) > 1]
+    return "  ".join(f"{s.shard} {s.environment.get('hostname', '-')} server "
+                     f"{(s.identity or {}).get('server_version', '-')}"
+                     + "".join(f" {name} {versions.get(name, '-')}" for name in differ) for s, versions in kept) or None
+
+
+def _versions(environment: dict[str, Any]) -> dict[str, str]:
+    packages = environment.get("packages") or {}
+    return {name: str(version) for name, version in {"benchrun": environment.get("benchrun"),
+                                                     "python": environment.get("python"), **packages}.items()}
 
 
 def _there(path: str, run_id: str) -> str:

@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, probe, writing_elsewhere
+from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, probe, writing_elsewhere, writing_remotely
+from benchrun.archive.openwriters import writer_of
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
 from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays
 from benchrun.archive.writer import file_digest
@@ -126,6 +127,12 @@ def unsealed(run: Run) -> Finding:
     if lock.held:
         return Finding(False, RUN, f"not sealed yet: the run is being written ({describe(lock.note)}); verify it once "
                                    f"it has ended ({UNSEALED_LINES})")
+    if not lock.exists and (pid := writer_of(run.path)) is not None:
+        return Finding(False, RUN, f"not sealed yet: the run is being written (pid {pid}, whose {LOCK} was deleted); "
+                                   f"verify it once it has ended ({UNSEALED_LINES})")
+    if writing_remotely(lock.note, run.path / LOCK):
+        return Finding(False, RUN, f"not sealed yet: the run is being written on another machine ({_remote(lock)}); "
+                                   f"verify it once it has ended ({UNSEALED_LINES})")
     return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {_not_held(run, lock)} "
                                f"({UNSEALED_LINES})")
 
@@ -137,6 +144,8 @@ def _sealing(run: Run, lock: LockState) -> str:
         return f": its writer is sealing it now ({describe(lock.note)}); verify it once it has"
     if writing_elsewhere(lock.note):
         return f": {ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
+    if writing_remotely(lock.note, run.path / LOCK):
+        return f": its writer is sealing it now on another machine ({_remote(lock)}); verify it once it has"
     if lock.note:
         how = "finish" if run.info.status in UNFINISHED else "seal"  # an interrupted run has samples left to ask
         return (f": its writer ({describe(lock.note)}) was stopped before it sealed the run (killed, or its disk "
@@ -145,6 +154,11 @@ def _sealing(run: Run, lock: LockState) -> str:
 
 
 UNSEALED_LINES = f"record lines checked against {DIGESTS} only"
+
+
+def _remote(lock: LockState) -> str:
+    """A writer on another machine, whose lock this machine cannot see (`dirlock.writing_remotely`)."""
+    return f"{describe(lock.note)}, which renews its lease on {LOCK}"
 
 
 def _not_held(run: Run, lock: LockState) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -124,7 +125,7 @@ def _task(task: str | None) -> str | None:
 
 
 _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EIO: "I/O error",
-                errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EFBIG: "file too large",
+                errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
                 errno.ELOOP: "a loop of symbolic links"}
 
 
@@ -133,8 +134,18 @@ def os_problem(err: OSError | MemoryError) -> str:
     MemoryError: the system's limit too, `ulimit -v` or the machine's), ..."""
     if isinstance(err, MemoryError):
         return "out of memory"
+    if err.errno == errno.EFBIG:
+        return _too_large()
     words = _ERRNO_WORDS.get(err.errno) or err.strerror or str(err) or type(err).__name__
     return words[0].lower() + words[1:]
+
+
+def _too_large() -> str:
+    """A write past the largest file allowed: by this process's file-size limit (`ulimit -f`, a batch system's), which
+    a disk with room gives no other sign of, or by the file system's own (FAT32's 4 GiB)."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return "file too large" if limit == resource.RLIM_INFINITY else \
+        f"file too large for this process's file-size limit (ulimit -f: {limit} bytes)"
 
 
 def os_error_line(err: OSError | MemoryError) -> str:

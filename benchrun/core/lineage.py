@@ -9,7 +9,7 @@ from pydantic import AfterValidator
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
-from benchrun.core.recordvalues import RunId
+from benchrun.core.recordvalues import Environment, Identity, RunId
 from benchrun.core.shards import Shard
 
 
@@ -56,6 +56,12 @@ class MergedShard(Frozen):
     status: Status
     responses: int
     """How many of its response lines the merged run holds (all of them)."""
+    identity: Identity | None = None
+    """The model as the shard's servers described it (its run.json's `identity`: hosts, server version), which the
+    merged run's names only for the first shard; None in an older merge."""
+    environment: Environment | None = None
+    """The shard's machine and versions (its run.json's `environment`): the merged run's own is the machine that
+    merged, which answered nothing; None in an older merge."""
 
 
 class Merge(Frozen):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +64,21 @@ def synthetic_run(run_dir: Path, values: list[Any], finish: bool = True, config:
         write_atomic(run_dir / "run.json", unfinished.model_dump_json(indent=2).encode())  # note of its dead writer
         (run_dir / "summary.json").unlink()
         (run_dir / "seal.json").unlink()
-        (run_dir / "run.lock").write_text(json.dumps(DEAD_WRITER))
+        left_by_dead_writer(run_dir)
     return run_dir
 
 
 DEAD_WRITER = {"pid": 4242, "host": "gpu1", "since": "2026-12-01T08:00:00+00:00", "command": "python -m benchrun"}
 """The note a killed writer left in the run.lock of a `synthetic_run(finish=False)`."""
+
+
+def left_by_dead_writer(run_dir: Path) -> None:
+    """run.lock as DEAD_WRITER (on another machine) left it when it was killed: its note, its lease last renewed
+    then."""
+    lock = run_dir / "run.lock"
+    lock.write_text(json.dumps(DEAD_WRITER))
+    since = datetime.fromisoformat(DEAD_WRITER["since"]).timestamp()
+    os.utime(lock, (since, since))
 
 
 def reseal(run_dir: Path, *names: str) -> None:
