@@ -246,3 +246,15 @@ def test_a_tilde_naming_no_user_is_one_line(tmp_path):
     planned = cli("task.path='~nosuchuser/b'", "dry_run=true", cwd=tmp_path)
     assert (planned.returncode, planned.stderr) == (
         EXIT["usage"], f"benchrun: error: task.path: '~nosuchuser/b': {nobody}\n")
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_an_output_ending_in_a_slash_is_no_file_of_that_name(tmp_path, command):
+    """`--output reports/` (a folder, to hold the file): pathlib drops the slash, so a file named `reports` was
+    written, and the folder the user meant could not be made there later."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0])
+    done = audit(tmp_path, command, str(run_dir), "--output", "reports/")
+    assert (done.returncode, done.stdout) == (EXIT["usage"], "")
+    assert done.stderr.splitlines()[-1] == (f"benchrun-audit {command}: error: argument --output: 'reports/' ends "
+                                            "with '/', so it names a folder, and there is none: name the file to write")
+    assert not os.path.lexists(tmp_path / "reports")

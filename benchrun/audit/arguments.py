@@ -23,6 +23,17 @@ def path(text: str) -> Path:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def output(text: str) -> Path:
+    """`--output FILE` (a `path`): one ending in `/` names a folder, a slash pathlib drops (`--output reports/` wrote
+    a file named `reports`), so one that is no folder here is refused; an existing folder is said to be one where
+    the file is written."""
+    found = path(text)
+    if text.endswith("/") and not found.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' ends with '/', so it names a folder, and there is none: name the "
+                                         "file to write")
+    return found
+
+
 def add_root(parser: argparse.ArgumentParser) -> None:
     """`--root`: where a command looks up run id prefixes."""
     parser.add_argument("--root", type=path, default=DEFAULT_ROOT,

@@ -30,7 +30,7 @@ REPORT_FILE = "report.html"
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("refs", nargs="+", metavar="RUN|SWEEP",
                         help="run directories, run id prefixes or a sweep directory")
-    parser.add_argument("--output", type=arguments.path,
+    parser.add_argument("--output", type=arguments.output,
                         help=f"the HTML file to write (default: <run or sweep dir>/{REPORT_FILE})")
     arguments.add_root(parser)
 
