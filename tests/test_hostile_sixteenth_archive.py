@@ -258,3 +258,15 @@ def test_an_output_ending_in_a_slash_is_no_file_of_that_name(tmp_path, command):
     assert done.stderr.splitlines()[-1] == (f"benchrun-audit {command}: error: argument --output: 'reports/' ends "
                                             "with '/', so it names a folder, and there is none: name the file to write")
     assert not os.path.lexists(tmp_path / "reports")
+
+
+def test_a_run_id_given_whole_names_its_run_though_it_begins_another(tmp_path):
+    """Runs of ids `abc` and `abcdef` (ids of different lengths: another tool's, or renamed by hand) under one root:
+    `show abc` was ambiguous, and no id could name run `abc` alone."""
+    for run_id in ("abc", "abcdef"):
+        synthetic_run(tmp_path / "outputs" / "day" / run_id, [1.0], run_id=run_id)
+    shown = audit(tmp_path, "show", "abc", "--json")
+    assert (shown.returncode, json.loads(shown.stdout)["run"]["run_id"]) == (EXIT["ok"], "abc")
+    ambiguous = audit(tmp_path, "show", "ab")
+    assert ambiguous.stderr == ("benchrun: error: run id prefix 'ab' is ambiguous: abc (outputs/day/abc), abcdef "
+                                "(outputs/day/abcdef)\n")

@@ -339,14 +339,14 @@ def find_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run]:
 
 
 def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
-    """A run by path, or by an unambiguous prefix of its run id among the runs under `root`."""
+    """A run by path, or among the runs under `root` by its run id: whole, or a prefix of no other run's id."""
     ref = named(ref)
     if Path(ref).is_dir():
         return load_run(ref)
     found = list(scan_runs(root))
     matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
-    if len(matches) == 1:
-        return matches[0]
+    if len(whole := [run for run in matches if run.id == ref] or matches) == 1:  # an id given whole names its run
+        return whole[0]
     if not matches:
         raise ArchiveError(f"no run directory or run id '{ref}' under {root}{_unread(found)}")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
