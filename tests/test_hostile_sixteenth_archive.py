@@ -25,11 +25,13 @@ from benchrun.archive.reader import load_run
 from benchrun.archive.writer import RESERVE_BYTES
 from benchrun.audit import resume_run, verify_run
 from benchrun.core.errors import EXIT, ArchiveError, WriteFailed
+from benchrun.execute.cache import Store
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.small_disk import can_mount, fill, small_disk
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import reseal, synthetic_run
+from tests.helpers.cacheentry import entry
 from tests.helpers.helperbench import SAME, helper_bench_run
 from tests.helpers.sealed import interrupted_run
 
@@ -270,3 +272,19 @@ def test_a_run_id_given_whole_names_its_run_though_it_begins_another(tmp_path):
     ambiguous = audit(tmp_path, "show", "ab")
     assert ambiguous.stderr == ("benchrun: error: run id prefix 'ab' is ambiguous: abc (outputs/day/abc), abcdef "
                                 "(outputs/day/abcdef)\n")
+
+
+# -- the response cache ----------------------------------------------------------------------------------------------
+
+def test_cache_takes_a_digest_in_upper_case_as_every_reader_does(tmp_path):
+    """`cache --digest AB12` (a digest copied as a server or a tool writes it, in upper case): `'AB12' is not the start
+    of a digest (hex digits, sha256: allowed)`, though upper-case hex is hex and every reader compares digests in
+    either case (`model_digest`)."""
+    with Store(tmp_path / "cache") as store:
+        store.put("k1", entry(digest="sha256:" + "ab" * 32))
+        store.put("k2", entry(model="gemma3", digest="sha256:" + "cd" * 32))
+    listed = audit(tmp_path, "cache", "--cache-dir", str(tmp_path / "cache"), "--digest", "SHA256:ABAB", "--json")
+    assert listed.returncode == EXIT["ok"], listed.stderr
+    assert [(m["model"], m["entries"]) for m in json.loads(listed.stdout)["models"]] == [("llama3.2", 1)]
+    cleared = audit(tmp_path, "cache", "--cache-dir", str(tmp_path / "cache"), "--clear", "--digest", "AB", "--json")
+    assert (cleared.returncode, json.loads(cleared.stdout)["cleared"]) == (EXIT["ok"], 1)
