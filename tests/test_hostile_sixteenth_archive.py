@@ -6,10 +6,24 @@ found bad, each with the rule it now obeys.
 - a resume that failed after making its reserve (run.json not writable: a disk with room for the reserve and no more)
   left the 32 KiB `.reserve` in the run directory. Now a reopen that fails leaves none of itself
   (`archive.writer.RunWriter.reopen`)
+- a sealed run.json whose run id holds a line break, an escape sequence, a path: printed raw by list, verify's heading
+  in two. Now unreadable where it is read (`core.recordvalues.RunId`); an id given whole names its run though it
+  begins another's (`archive.reader.resolve_run`)
+- the report's chart of a metric below 0 everywhere drew its zero line and values far above the chart
+  (`audit.report_svg.scale_for`)
+- `~` in an audit command's path (`--output=~/r.html` made a folder named `~`), and a `~user` naming no user (a
+  RuntimeError traceback, in runs too): the home directory, or one line (`audit.arguments.path`, `core.home.expanded`)
+- a rescore after a module its scorers import changed said the run's code scored it: rescore.json's `modules`
+- compare's means summed as floats (1e100, 1, -1e100: both means 0.000, their difference +0.333):
+  `archive.tally.exact_mean`
+- a run that did not end checked out with CRLF line ends: not said to be that, and resume advised --force, which drops
+  every line (`archive.trust.records_converted`)
+- `--output reports/` wrote a file named `reports` (`audit.arguments.output`); `cache --digest` in upper case refused
+- a rescore whose scorer overruns `--scorer-timeout-s`: a CancelledError traceback (`execute.scorerprocess._ended`);
+  `--scorer-timeout-s 0`, `-1`, `nan` taken
 
 What held is in the pass's note.
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -288,3 +302,33 @@ def test_cache_takes_a_digest_in_upper_case_as_every_reader_does(tmp_path):
     assert [(m["model"], m["entries"]) for m in json.loads(listed.stdout)["models"]] == [("llama3.2", 1)]
     cleared = audit(tmp_path, "cache", "--cache-dir", str(tmp_path / "cache"), "--clear", "--digest", "AB", "--json")
     assert (cleared.returncode, json.loads(cleared.stdout)["cleared"]) == (EXIT["ok"], 1)
+
+
+# -- a rescore's time limit ------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_rescore_whose_scorer_overruns_its_time_limit_records_the_timeouts(tmp_path):
+    """`rescore --scorer-timeout-s 0.1` of a scorer taking 0.5 s (the time limit used as meant): an
+    `asyncio.CancelledError` then `RuntimeError: Event loop is closed` traceback (exit 1), no rescore: the last call's
+    replacement process, cancelled as it waited for the overrun one to die, cancelled that wait for the close after
+    it too (execute.scorerprocess._ended)."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (tmp_path / "slow.py").write_text("import time\n\ndef closeness(response, reference):\n    time.sleep(0.5)\n"
+                                      "    return 1\n")
+    done = audit(tmp_path, "rescore", str(run_dir), "--scorers", str(tmp_path / "slow.py"), "--only",
+                 "--scorer-timeout-s", "0.1")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert done.stdout.splitlines()[-4:] == ["2 scorer errors", "  t:a=0 closeness: TimeoutError: timed out after 0.1 s",
+                                             "  t:a=1 closeness: TimeoutError: timed out after 0.1 s",
+                                             f"rescore 001 written to {run_dir / 'rescores' / '001'}"]
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "nan"])
+def test_a_rescore_time_limit_is_seconds_over_zero(tmp_path, limit):
+    """`--scorer-timeout-s 0` (or -1, nan), which a run's scorer_timeout_s refuses: taken, and the rescore ended in
+    the traceback above."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0])
+    done = audit(tmp_path, "rescore", str(run_dir), "--scorer-timeout-s", limit)
+    assert done.returncode == EXIT["usage"]
+    assert done.stderr.splitlines()[-1] == (f"benchrun-audit rescore: error: argument --scorer-timeout-s: '{limit}' is "
+                                            "no time limit: give seconds over 0, as scorer_timeout_s takes")

@@ -25,7 +25,9 @@ import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Annotated, Any, Callable, Iterable, Iterator, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock, own_file
@@ -76,7 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="store_true",
                         help="with --scorers: take scorer functions from FILE.py instead of the benchmark's "
                              "custom_scorer.py")
-    parser.add_argument("--scorer-timeout-s", type=float, default=SCORER_TIMEOUT_S, metavar="S",
+    parser.add_argument("--scorer-timeout-s", type=_time_limit, default=SCORER_TIMEOUT_S, metavar="S",
                         help=f"each scorer call's time limit (default {SCORER_TIMEOUT_S:g})")
     parser.add_argument("--rejudge", nargs="*", metavar="judge.KEY=VALUE",
                         help="ask the run's judges again (of its judge model, or of another: judge.model=... "
@@ -84,6 +86,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="score the run's records even if they do not verify (recorded in rescore.json)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _time_limit(text: str) -> float:
+    """--scorer-timeout-s as a run's scorer_timeout_s takes it: seconds over 0 (`-1`, `0`, `nan` refused)."""
+    field = RunConfig.model_fields["scorer_timeout_s"]
+    try:
+        return TypeAdapter(Annotated[float, *field.metadata]).validate_python(text)
+    except ValidationError:
+        raise argparse.ArgumentTypeError(f"'{text}' is no time limit: give seconds over 0, as scorer_timeout_s "
+                                         "takes") from None
 
 
 def main(args: argparse.Namespace) -> int:
