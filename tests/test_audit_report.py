@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.archive.reader import load_run
-from benchrun.audit import report, report_svg
+from benchrun.audit import report, report_samples, report_svg
 from benchrun.audit.__main__ import main as audit_main
 from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.testing.ollama_server import ChatRequest, Reply
@@ -163,7 +163,7 @@ def test_samples_show_prompt_response_and_scores(run_page):
 
 @slow
 def test_long_tasks_are_capped(run_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "SAMPLE_CAP", 2)
+    monkeypatch.setattr(report_samples, "SAMPLE_CAP", 2)
     html = report.write_report([str(run_dir)], tmp_path / "capped.html").read_text()
     assert "<summary>product_combination (9 samples; showing the first 2, 7 left out)</summary>" in html
     assert "product_combination:a=2,b=4" in html and "product_combination:a=3,b=3" not in html

@@ -69,6 +69,7 @@ from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.sealed import interrupted_run
 
 ENDED = ("not the run's: the run ended ({}), and the final digests in run.json, which name every file it wrote, do "
          "not name it; it was put there since")
@@ -294,13 +295,7 @@ def test_a_resume_the_disk_refuses_leaves_the_run_sealed_as_it_was(tmp_path):
     run.json`), and verify gave no way on."""
     with small_disk(tmp_path / "disk", 256) as disk:
         with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
-            made = cli(f"runner.host={server.url}", "cache=false", "task.only=[product]",
-                       f"hydra.run.dir={disk / 'run'}", cwd=tmp_path)
-            assert made.returncode == EXIT["ok"], made.stderr
-            run_dir = disk / "run"
-            info = json.loads((run_dir / "run.json").read_text())
-            (run_dir / "run.json").write_text(json.dumps({**info, "status": "interrupted"}, indent=2))
-            reseal(run_dir)
+            run_dir = interrupted_run(disk / "run", server.url, tmp_path)
             fill(disk / "filler")
             os.truncate(disk / "filler", (disk / "filler").stat().st_size - 16384)
             before = {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}

@@ -70,6 +70,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.commands import audit, call_benchrun, run_dir_of, run_in_process
+from tests.helpers.helperbench import helper_bench_run
 
 NOT_UTF8_HOME = os.fsdecode(b"/tmp/h\xff")
 
@@ -202,17 +203,7 @@ def test_a_sealed_run_holding_an_answer_twice_is_not_intact(tmp_path):
 
 @pytest.mark.slow
 def test_a_module_the_scorers_import_from_the_benchmark_is_recorded_and_verified(tmp_path):
-    bench = tmp_path / "bench"
-    shutil.copytree(Path(__file__).parents[1] / "benchrun" / "demos" / "listbench", bench)
-    (bench / "helpers.py").write_text("def same(a, b):\n    return int(a == b)\n")
-    scorer = (bench / "custom_scorer.py").read_text()
-    (bench / "custom_scorer.py").write_text("from helpers import same\n" + scorer.replace(
-        "return int(ref == response_object['answer'])", "return same(ref, response_object['answer'])"))
-    with FakeOllama(models=["llama3.2"]) as server:
-        done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=.", f"runner.host={server.url}",
-                               "cache=false"], cwd=bench, env=child_env(), capture_output=True, text=True, timeout=120)
-    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
-    run_dir = run_dir_of(done.stdout)
+    bench, run_dir = helper_bench_run(tmp_path)
     files = [entry["path"] for entry in json.loads((run_dir / "manifest.json").read_text())["files"]]
     assert files == ["tasks.yml", "custom_scorer.py", "custom_response.py", "helpers.py"]
     (bench / "helpers.py").write_text("def same(a, b):\n    return 1\n")

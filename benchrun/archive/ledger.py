@@ -71,15 +71,15 @@ class Digests:
     """Bytes up to the last whole digest line (a half-written last line is not counted)."""
 
 
-def read_digests(run_dir: Path) -> Digests:
-    """Parse records.sha256; a half-written last line is ignored (one that no digest line starts with, or longer
-    than any, a gigabyte of bytes no writer leaves, is a problem), any other malformed or out-of-order line is a
-    problem."""
+def read_digests(run_dir: Path, as_lf: bool = False) -> Digests:
+    """Parse records.sha256 (`as_lf`: its CRLF line ends read as LF); a half-written last line is ignored (one that
+    no digest line starts with, or longer than any, a gigabyte of bytes no writer leaves, is a problem), any other
+    malformed or out-of-order line is a problem."""
     found = Digests()
     path = run_dir / DIGESTS
     if not path.is_file():
         return found
-    with open(path, "rb") as handle:
+    with _opened(path, as_lf) as handle:
         for number, piece in enumerate(pieces(handle, DIGEST_LINE_BYTES), start=1):
             if not piece.ended:
                 if piece.line is None or not _CUT.fullmatch(piece.line):
@@ -129,14 +129,15 @@ class Checked:
     problems: list[Mismatch]
 
 
-def check_file(run_dir: Path, name: str, digests: list[str]) -> Checked:
-    """Each line of `name` against its digest: the first changed line, written lines now missing, and the tail. A
-    missing file has no lines; a pipe, a device or a folder in its place is never opened, said to be there."""
+def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False) -> Checked:
+    """Each line of `name` (`as_lf`: its CRLF line ends read as LF) against its digest: the first changed line,
+    written lines now missing, and the tail. A missing file has no lines; a pipe, a device or a folder in its place
+    is never opened, said to be there."""
     committed, size, tail, changed, present, overlong = 0, 0, [], [], 0, 0
     path = run_dir / name
     if path.exists() and (kind := not_a_file(path.stat().st_mode)) is not None:
         return Checked(path, 0, 0, len(digests), [], [Mismatch(name, 1, f"{kind} in its place")])
-    with open(path, "rb") if path.exists() else contextlib.nullcontext(io.BytesIO()) as handle:
+    with _opened(path, as_lf) if path.exists() else contextlib.nullcontext(io.BytesIO()) as handle:
         for present, piece in enumerate(pieces(handle, MAX_HELD_LINE), start=1):
             if present > len(digests):
                 tail.append(piece.line or b"")
@@ -156,6 +157,24 @@ def check_file(run_dir: Path, name: str, digests: list[str]) -> Checked:
         problems.append(Mismatch(name, present + 1, f"truncated: {_lines(len(digests) - present)} of "
                                                     f"{len(digests)} written missing after line {present}"))
     return Checked(run_dir / name, committed, size, len(digests), tail, problems)
+
+
+@contextlib.contextmanager
+def _opened(path: Path, as_lf: bool) -> Iterator[BinaryIO]:
+    """`path` open for reading in binary; `as_lf`: each line's CRLF end read as LF (`LineEnds`)."""
+    with open(path, "rb") as handle:
+        yield LineEnds(handle) if as_lf else handle
+
+
+class LineEnds:
+    """A binary file read line by line with each CRLF line end as the LF it was before a checkout made it CRLF."""
+
+    def __init__(self, handle: BinaryIO):
+        self._handle = handle
+
+    def readline(self, limit: int = -1) -> bytes:
+        line = self._handle.readline(limit)
+        return line[:-2] + b"\n" if line.endswith(b"\r\n") else line
 
 
 def aligned(path: Path, digests: list[str]) -> list[tuple[int, bytes]]:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.filebytes import read_bounded
+from benchrun.core.home import expanded
 from benchrun.core.layout import (
     CONFIG,
     JUDGEMENTS,
@@ -338,14 +339,14 @@ def find_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run]:
 
 
 def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
-    """A run by path, or by an unambiguous prefix of its run id among the runs under `root`."""
+    """A run by path, or among the runs under `root` by its run id: whole, or a prefix of no other run's id."""
     ref = named(ref)
     if Path(ref).is_dir():
         return load_run(ref)
     found = list(scan_runs(root))
     matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
-    if len(matches) == 1:
-        return matches[0]
+    if len(whole := [run for run in matches if run.id == ref] or matches) == 1:  # an id given whole names its run
+        return whole[0]
     if not matches:
         raise ArchiveError(f"no run directory or run id '{ref}' under {root}{_unread(found)}")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
@@ -363,10 +364,10 @@ def _unread(found: list[Run | ArchiveError]) -> str:
 
 def named(ref: PathLike) -> str:
     """`ref` as given, refused when empty: an unset variable (`show "$RUN"`) would name the working directory (as a
-    path) or every run (as a prefix of their ids)."""
+    path) or every run (as a prefix of their ids). A leading `~` is the home directory (no run id holds one)."""
     if not (ref := os.fspath(ref)):
         raise ArchiveError("an empty run directory or run id names no run; give a run directory or a run id prefix")
-    return ref
+    return os.fspath(expanded(ref, "")) if ref.startswith("~") else ref
 
 
 def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:

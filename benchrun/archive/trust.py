@@ -52,6 +52,30 @@ def converted(path: Path, sha256: str) -> bool:
     return found and digest.hexdigest() == sha256
 
 
+def records_converted(run_dir: Path) -> str | None:
+    """Of a run's records, checked line by line (of a run that did not end, or as a resume checks them), the first
+    file whose line ends were made CRLF (as a checkout with git's core.autocrlf=true makes them) when that is all
+    that changed: read with LF ones, every line of records.sha256 is a digest line and every record line the one its
+    digest names. None when no file starts with a CRLF line, or the records differ otherwise."""
+    names = [name for name in JUDGED_FILES if name in RECORD_FILES or (run_dir / name).is_file()]
+    crlf = next((name for name in (DIGESTS, *names) if _crlf(run_dir / name)), None)
+    if crlf is None or not (run_dir / DIGESTS).is_file():
+        return None
+    digests = ledger.read_digests(run_dir, as_lf=True)
+    if digests.problems or any(ledger.check_file(run_dir, name, digests.lines.get(name, []), as_lf=True).problems
+                               for name in names):
+        return None
+    return crlf
+
+
+def _crlf(path: Path) -> bool:
+    """Whether the first line of the regular file `path` ends with CRLF (a first line over 1 MiB is not looked at)."""
+    if not path.is_file():
+        return False
+    with open(path, "rb") as handle:
+        return handle.readline(ledger.PIECE_BYTES).endswith(b"\r\n")
+
+
 @dataclass(frozen=True)
 class Trust:
     """What a check of a run found (what does not match its digests), and of which state of its files."""
@@ -174,6 +198,8 @@ def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
     beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
     problems += [f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
                  "cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
+    if problems and (crlf := records_converted(run.path)):
+        problems = [f"{crlf}: {CONVERTED}"]
     yield from problems or _foreign(run, digests, checked)
 
 

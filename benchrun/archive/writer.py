@@ -52,6 +52,7 @@ from benchrun.core.secrets import SECRETS
 from benchrun.core.text import host_name
 
 if TYPE_CHECKING:
+    from benchrun.archive.reader import Run
     from benchrun.core.manifest import Manifest
 
 RESERVE_BYTES = 32 * 1024
@@ -182,10 +183,16 @@ class RunWriter:
         return cls(run_dir, info, lock)
 
     @classmethod
-    def reopen(cls, run_dir: Path, info: RunInfo, lock: DirLock) -> RunWriter:
-        """Continue a run whose records were checked (and repaired) by the caller, who holds its lock."""
-        writer = cls(run_dir, info, lock)
+    def reopen(cls, run: Run, info: RunInfo, lock: DirLock, manifest: Manifest, wall_s: float | None) -> RunWriter:
+        """Continue `run`, whose records were checked (and repaired) by the caller, who holds its lock: the reserve,
+        the record files opened on what they hold, run.json as `info`. One that fails leaves none of it (no reserve)."""
+        writer = cls(run.path, info, lock)
         writer._reserve()
+        try:
+            writer.open_records(manifest, run.responses(), run.scores(), wall_s, run.judgements())
+        except BaseException:
+            writer._let_go()
+            raise
         return writer
 
     def start(self, config_yaml: str) -> None:
@@ -331,12 +338,16 @@ class RunWriter:
 
     def release(self) -> None:
         """Let go of the directory (the record files are closed first if still open)."""
+        self._let_go()
+        self.lock.release(ended=self.finished, stopped=not self.finished)
+
+    def _let_go(self) -> None:
+        """The record files left open abandoned, the reserve given back."""
         for sink in self._sinks.values():
             sink.abandon()
         self._sinks = {}
         with suppress(WriteFailed):  # a read-only file system: nothing more can be written, nor taken away
             self._give_back_reserve()
-        self.lock.release(ended=self.finished, stopped=not self.finished)
 
     def _give_back_reserve(self) -> None:
         with writing(self.dir / RESERVE):

@@ -6,14 +6,32 @@ import argparse
 from pathlib import Path
 
 from benchrun.archive.reader import DEFAULT_ROOT
+from benchrun.core.errors import ConfigError
+from benchrun.core.home import expanded
 
 
 def path(text: str) -> Path:
     """A path argument (`--output`, `--into`, `--root`, ...); argparse's one-line error for an empty one, which
-    `Path('')` would take for `.` (an export written as `is a directory writing .`, the runs under `.` listed)."""
+    `Path('')` would take for `.` (an export written as `is a directory writing .`, the runs under `.` listed). A
+    leading `~` is the home directory, as in every path benchrun is given (`--output=~/r.html`, which no shell
+    expands, made a folder named `~` in the working directory)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path names no file or directory")
-    return Path(text)
+    try:
+        return expanded(text, "")
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def output(text: str) -> Path:
+    """`--output FILE` (a `path`): one ending in `/` names a folder, a slash pathlib drops (`--output reports/` wrote
+    a file named `reports`), so one that is no folder here is refused; an existing folder is said to be one where
+    the file is written."""
+    found = path(text)
+    if text.endswith("/") and not found.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' ends with '/', so it names a folder, and there is none: name the "
+                                         "file to write")
+    return found
 
 
 def add_root(parser: argparse.ArgumentParser) -> None:

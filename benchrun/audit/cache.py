@@ -31,7 +31,8 @@ from benchrun.execute.cache import (
 )
 from benchrun.execute.cacheplace import cache_dir, chosen_by, misplaced_store
 
-HEX_PREFIX = re.compile(r"(sha256:)?[0-9a-f]+")
+HEX_PREFIX = re.compile(r"(?i)(sha256:)?[0-9a-f]+")
+"""What --digest takes, in either case: a digest is kept and compared in lower case (`model_digest`)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     if args.digest is not None and not HEX_PREFIX.fullmatch(args.digest):
         raise ConfigError(f"'{args.digest}' is not the start of a digest (hex digits, sha256: allowed)", key="--digest")
+    args.digest = None if args.digest is None else args.digest.lower()
     directory, key = cache_dir(args.cache_dir), chosen_by(args.cache_dir, "--cache-dir")
     check_kind(directory, key)
     if not (directory / DB_FILE).exists():  # nothing to show or clear: the cache is not made just to say so

@@ -63,7 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     arguments.add_root(parser)
     parser.add_argument("--format", choices=sorted(WRITERS), default="csv", help="csv (default) or jsonl")
     parser.add_argument("--text", action="store_true", help="add the chat (system prompt, few-shot turns, prompt) and the raw response as columns")
-    parser.add_argument("--output", type=arguments.path, help="write to this file (default, or -: standard output)")
+    parser.add_argument("--output", type=arguments.output, help="write to this file (default, or -: standard output)")
 
 
 def utf8(stream: IO[str]) -> IO[str]:

@@ -33,10 +33,11 @@ class Scale:
 
 
 def scale_for(bars: list[Bar], binary: bool) -> Scale:
-    """0..1 for 0/1 metrics, else from min(0, lowest) to the highest mean + stderr."""
+    """0..1 for 0/1 metrics, else from min(0, lowest) to max(0, highest), whiskers included: every bar stands on the
+    zero line, one of a metric below 0 everywhere too."""
     if binary:
         return Scale(0.0, 1.0)
-    hi = max(b.mean + (b.stderr or 0.0) for b in bars)
+    hi = max(0.0, *(b.mean + (b.stderr or 0.0) for b in bars))
     lo = min(0.0, *(b.mean - (b.stderr or 0.0) for b in bars))
     return Scale(lo, hi if hi > lo else lo + 1.0)
 

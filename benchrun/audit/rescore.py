@@ -25,7 +25,9 @@ import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Annotated, Any, Callable, Iterable, Iterator, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock, own_file
@@ -36,6 +38,7 @@ from benchrun.audit import arguments
 from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
 from benchrun.audit.rescored import (
     MeanChange,
+    ModuleUsed,
     Rescore,
     RescoreInfo,
     SampleChange,
@@ -44,6 +47,7 @@ from benchrun.audit.rescored import (
     print_rescore,
 )
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signature, scorers_in, source_sha256
+from benchrun.compiler.usercode import local_modules
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.filebytes import read_bounded
@@ -74,7 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", action="store_true",
                         help="with --scorers: take scorer functions from FILE.py instead of the benchmark's "
                              "custom_scorer.py")
-    parser.add_argument("--scorer-timeout-s", type=float, default=SCORER_TIMEOUT_S, metavar="S",
+    parser.add_argument("--scorer-timeout-s", type=_time_limit, default=SCORER_TIMEOUT_S, metavar="S",
                         help=f"each scorer call's time limit (default {SCORER_TIMEOUT_S:g})")
     parser.add_argument("--rejudge", nargs="*", metavar="judge.KEY=VALUE",
                         help="ask the run's judges again (of its judge model, or of another: judge.model=... "
@@ -82,6 +86,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="score the run's records even if they do not verify (recorded in rescore.json)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _time_limit(text: str) -> float:
+    """--scorer-timeout-s as a run's scorer_timeout_s takes it: seconds over 0 (`-1`, `0`, `nan` refused)."""
+    field = RunConfig.model_fields["scorer_timeout_s"]
+    try:
+        return TypeAdapter(Annotated[float, *field.metadata]).validate_python(text)
+    except ValidationError:
+        raise argparse.ArgumentTypeError(f"'{text}' is no time limit: give seconds over 0, as scorer_timeout_s "
+                                         "takes") from None
 
 
 def main(args: argparse.Namespace) -> int:
@@ -126,7 +140,8 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
                                scorers=_used(manifest, plan, loaded), counts=found.books.counts(),
-                               files=found.digests, judge=found.judge, unverified=tuple(unverified))
+                               files=found.digests, judge=found.judge, unverified=tuple(unverified),
+                               modules=modules_used(run, manifest, loaded))
             write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
@@ -144,6 +159,20 @@ def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
         raise BenchrunError(f"cannot find the run's benchmark ({err}); {hint}", file=str(run.path)) from None
     file = bench / CUSTOM_FILE
     return {**_builtins(), **(load_scorers(file) if file.exists() else {})}
+
+
+def modules_used(run: Run, manifest: Manifest, loaded: Loaded) -> tuple[ModuleUsed, ...]:
+    """The modules beside the loaded scorer files that those imported, with their sha256 now and, of the run's
+    benchmark, in the run's manifest."""
+    try:
+        bench: Path | None = run.bench_dir().resolve()
+    except BenchrunError:
+        bench = None
+    recorded = {source.path: source.sha256 for source in manifest.files}
+    folders = sorted({Path(origin).parent for _, origin, _ in loaded.values() if origin != "builtin"})
+    return tuple(ModuleUsed(path=str(path), sha256=sha256_bytes(read_bounded(path, str(path))),
+                            run_sha256=recorded.get(rel) if folder == bench else None)
+                 for folder in folders for rel in local_modules(folder) if (path := folder / rel))
 
 
 def load_scorers(file: Path) -> Loaded:

@@ -35,6 +35,17 @@ class ScorerUsed(Frozen):
     tasks: tuple[str, ...]
 
 
+class ModuleUsed(Frozen):
+    """A module beside a scorer file that the file imported (`from helpers import same`): code that scored, whose
+    change a scorer's own sha256 does not show."""
+
+    path: str
+    """Its absolute path."""
+    sha256: str
+    run_sha256: str | None
+    """The sha256 the run's manifest gives for it (None when the run's benchmark did not import it)."""
+
+
 class RescoreInfo(Frozen):
     """rescore.json: which scorers scored which run, when, and with which benchrun."""
 
@@ -54,6 +65,8 @@ class RescoreInfo(Frozen):
     """With --rejudge: the judge model asked again (its identity and its runner config as used)."""
     unverified: tuple[str, ...] = Field((), exclude_if=lambda found: not found)
     """With --force: what of the run's records did not verify when they were scored (`file: why`)."""
+    modules: tuple[ModuleUsed, ...] = Field((), exclude_if=lambda modules: not modules)
+    """The modules the scorer files imported from their own folders, as they were when scored."""
 
 
 class MeanChange(Frozen):
@@ -112,6 +125,9 @@ def print_rescore(result: Rescore, out: Console) -> None:
     _print_list(out, f"{len(changes)} sample values changed", changes)
     failures = [f"{answer_name(e.id, e.repeat)} {e.scorer}: {e.error}" for e in result.errors]
     _print_list(out, f"{len(failures)} scorer errors", failures)
+    if others := [module.path for module in result.info.modules if module.sha256 != module.run_sha256]:
+        out.print(visible(f"modules the scorers import that are not the run's: {', '.join(others)}"), markup=False,
+                  soft_wrap=True)
     out.print(visible(f"rescore {result.info.rescore} written to {result.dir}"), markup=False, soft_wrap=True)
 
 

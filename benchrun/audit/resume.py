@@ -76,6 +76,8 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             raise ArchiveError(f"{why}: a resume would seal the run beside it; move it out of the run's directory, "
                                "then resume", file=str(run.path / name))
         found = repair.check(run.path, manifest)
+        if found.problems and (crlf := trust.records_converted(run.path)):  # --force would drop every line
+            raise ArchiveError(trust.CONVERTED, file=str(run.path / crlf))
         if found.problems and not force:
             first, more = found.problems[0], len(found.problems) - 1
             also = f" ({more} more problem{'s' * (more > 1)})" if more else ""
@@ -171,10 +173,10 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
         raise ArchiveError("does not hash to the run's manifest id: the questions are not the ones the run asked",
                            file=str(run.path / MANIFEST))
     seal = run.seal
-    if seal is not None and not force and hashlib.sha256((run.path / RUN).read_bytes()).hexdigest() != \
-            seal.run_json.sha256:
-        raise ArchiveError("changed since the run was sealed; resume with --force to continue anyway (recorded)",
-                           file=str(run.path / RUN))
+    if seal is not None and not force and (broken := trust.seal_broken(run, seal)) is not None:
+        file, why = broken
+        advice = "" if why.endswith(trust.CONVERTED) else "; resume with --force to continue anyway (recorded)"
+        raise ArchiveError(why + advice, file=str(run.path / file))
     return run.manifest
 
 
@@ -277,9 +279,9 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
              "previous_ended_at": info.ended_at, **note, **found.note(dropped),
              "regraded": [answer_name(*key) for key in sorted(regrade)],
              **ended(info, written, written - len(dropped.get(RESPONSES, [])))}
-    writer = RunWriter.reopen(run.path, info.model_copy(update={
-        "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock)
-    writer.open_records(manifest, run.responses(), run.scores(), earlier_wall_s(run), run.judgements())
+    writer = RunWriter.reopen(run, info.model_copy(update={
+        "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock,
+        manifest, earlier_wall_s(run))
     (run.path / SEAL).unlink(missing_ok=True)
     return writer, regrade
 

@@ -17,6 +17,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from benchrun.archive.tally import exact_mean
 from benchrun.core.frozen import Frozen
 
 RESAMPLES = 10_000
@@ -65,7 +66,8 @@ def paired(a: Sequence[float], b: Sequence[float], binary: bool) -> Paired:
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     diffs = y - x
     low, high = bootstrap_ci(diffs)
-    means = {"n": len(a), "baseline_mean": float(x.mean()), "mean": float(y.mean()), "delta": float(diffs.mean()),
+    base, mean = exact_mean(a), exact_mean(b)
+    means = {"n": len(a), "baseline_mean": float(base), "mean": float(mean), "delta": float(mean - base),
              "ci_low": low, "ci_high": high}
     if binary:
         to_1, to_0 = int(np.sum(diffs > 0)), int(np.sum(diffs < 0))

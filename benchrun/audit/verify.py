@@ -22,7 +22,7 @@ import yaml
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
-from benchrun.archive.trust import CONVERTED, converted, seal_broken, strays
+from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RescoreInfo
@@ -190,6 +190,8 @@ def _digested(run: Run) -> list[Finding]:
             Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; {UNSEALED_LINES}")]
         present = [name for name in JUDGED_FILES if name in RECORD_FILES or (run.path / name).is_file()]
         located = [f for name in present for f in locate(run.path, name, run)]
+        if not all(f.ok for f in located) and (crlf := records_converted(run.path)):
+            located = [Finding(False, crlf, CONVERTED)]
         return [*unfinished, *located, *(() if not all(f.ok for f in located) else belonging(run))]
     digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     return [*digested, *(() if not all(f.ok for f in digested) else belonging(run))]

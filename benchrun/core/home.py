@@ -20,7 +20,13 @@ def home(what: str, instead: str, key: str | None = None) -> Path:
 
 
 def expanded(path: str, key: str) -> Path:
-    """`path` with a leading `~` (alone or before a `/`) as the home directory; `~user` as Python expands it."""
+    """`path` with a leading `~` (alone or before a `/`) as the home directory; `~user` as Python expands it, and
+    refused in one line when there is no such user (Python's RuntimeError)."""
     if path == "~" or path.startswith("~/"):
         return home(repr(path), "give the path itself", key) / path[2:]
-    return Path(path).expanduser()
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        user = path[1:].split("/", 1)[0]
+        raise ConfigError(f"{path!r}: ~{user} is the home directory of user {user!r}, and this system has no such "
+                          "user; give the path itself", key=key) from None

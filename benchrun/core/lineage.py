@@ -9,7 +9,7 @@ from pydantic import AfterValidator
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
-from benchrun.core.recordvalues import Environment, Identity
+from benchrun.core.recordvalues import Environment, Identity, RunId
 from benchrun.core.shards import Shard
 
 
@@ -34,7 +34,7 @@ def _some(shards: tuple[MergedShard, ...]) -> tuple[MergedShard, ...]:
 class Lineage(Frozen):
     """Where a retry came from."""
 
-    run_id: str
+    run_id: RunId
     path: str
     """The parent's run directory, as it was when the retry was made (absolute, `recorded`; an older retry's may be
     relative to where it was made)."""
@@ -47,7 +47,7 @@ class Lineage(Frozen):
 class MergedShard(Frozen):
     """One shard run a merged run was made of."""
 
-    run_id: str
+    run_id: RunId
     path: str
     """The shard's run directory, as it was when the merge was made (absolute, `recorded`; an older merge's may be
     relative to where it was made)."""

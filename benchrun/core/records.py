@@ -11,7 +11,7 @@ from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue, Statistic, Tally, shares
-from benchrun.core.recordvalues import Count, Environment, Identity, JudgeInfo, Message, Moment, Seconds
+from benchrun.core.recordvalues import Count, Environment, Identity, JudgeInfo, Message, Moment, RunId, Seconds
 from benchrun.core.shards import Shard
 
 RECORD_VERSION = 1
@@ -87,9 +87,9 @@ class ResponseRecord(Answer):
     failed_attempts: tuple[Attempt, ...] = ()
     error: ErrorInfo | None = None
     """Set when no response was obtained."""
-    carried_from: str | None = None
+    carried_from: RunId | None = None
     """The run id that asked this answer, when a retry carried it over (through any retries between), else None."""
-    cached_from: str | None = None
+    cached_from: RunId | None = None
     """The run id that asked this answer, when it was taken from the response cache instead of the model."""
     host: str | None = Field(None, exclude_if=_absent)
     """The server that answered, for a run asking a list of hosts (runner.host or runner.base_url)."""
@@ -135,12 +135,12 @@ class JudgementRecord(Frozen):
     seconds: Seconds = 0.0
     attempts: int = 0
     """Requests sent for this call (0: from the response cache, or read again from the archive)."""
-    cached_from: str | None = None
+    cached_from: RunId | None = None
     """The run id that asked this reply, when it came from the response cache."""
     extra: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda extra: not extra)
     """What the judge's server said of its reply besides its text, as a model's answer keeps it (Answer.extra): for
     runner=openai the served model id, the system_fingerprint and a refusal."""
-    carried_from: str | None = Field(None, exclude_if=_absent)
+    carried_from: RunId | None = Field(None, exclude_if=_absent)
     """The run this call was carried over from by a retry, with the answer it judged (see ResponseRecord)."""
     host: str | None = Field(None, exclude_if=_absent)
     """The server that answered (or last failed) this call, for a judge asking a list of servers."""
@@ -309,7 +309,7 @@ class Seal(Frozen):
     """seal.json, written last when a run ends: the digest of the final run.json, whose `files` digest the rest."""
 
     schema_version: Literal[1] = RECORD_VERSION
-    run_id: str
+    run_id: RunId
     sealed_at: Moment
     run_json: FileDigest
 
@@ -318,7 +318,7 @@ class RunInfo(Frozen):
     """run.json: who, when, where and how the run went. Rewritten atomically as the run goes."""
 
     schema_version: Literal[1] = RECORD_VERSION
-    run_id: str
+    run_id: RunId
     status: Status
     reason: str | None = None
     """Why a run failed or was interrupted."""

@@ -116,6 +116,18 @@ def is_run_id(text: str) -> bool:
     return RUN_ID.fullmatch(text) is not None
 
 
+def _run_id(text: str) -> str:
+    """A run's id as `RUN_ID` takes them, kept as written: a run.json or a record whose run id is any other text (a
+    line break, an escape sequence, a path) is unreadable where it is read, never printed or looked up as an id."""
+    if not is_run_id(text):
+        raise ValueError(f"not a run id (letters, digits, '-' and '_', at most 64): {text[:40]!r}")
+    return text
+
+
+RunId = Annotated[str, AfterValidator(_run_id)]
+"""A run's id, or the id of the run a record names (`carried_from`, `cached_from`, a retry's parent, a shard)."""
+
+
 SHA256_HEX = re.compile("(?i)(sha256:)?[0-9a-f]{64}")
 """A model digest that is a sha256 in hex, written in either case, `sha256:` before it or not."""
 

@@ -291,7 +291,7 @@ async def _ended(pipe: _Pipe | None) -> None:
     with suppress(ProcessLookupError, PermissionError):  # nothing of the group is left
         os.killpg(pipe.transport.get_pid(), signal.SIGKILL)
     if pipe.transport.get_returncode() is None:
-        await pipe.exited
+        await asyncio.shield(pipe.exited)  # a caller cancelled as it waits (a replacement) leaves it for the next
     pipe.transport.close()
 
 

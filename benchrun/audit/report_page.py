@@ -1,0 +1,183 @@
+"""The report page's parts about whole runs: the runs, the metrics, the charts, speed and provenance, as HTML."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+from benchrun.archive.reader import Run
+from benchrun.archive.speed import FIGURES, figures
+from benchrun.audit import report_svg as svg
+from benchrun.audit.judged import agreement_rows, agreements, judge_identity
+from benchrun.audit.lines import metric_lines as lines_of
+from benchrun.console.output import number, speed_cells
+from benchrun.console.visible import shown_name
+from benchrun.core.layout import NO_RUN
+from benchrun.core.records import MetricSummary, Speed
+
+SPEED_CHARTS = ("tokens_per_s", "latency_p50_s")
+"""The speed figures charted by run."""
+
+
+@dataclass
+class Job:
+    """One run (or a sweep job that left no readable run) and its column label."""
+
+    path: Path
+    run: Run | None
+    reason: str | None = None
+    label: str = ""
+
+    @property
+    def status(self) -> str:
+        return self.run.info.status if self.run else NO_RUN
+
+
+def table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
+    """A table from already-escaped cells."""
+    ths = "".join(f"<th>{h}</th>" for h in head)
+    trs = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table{attrs}><thead><tr>{ths}</tr></thead><tbody>{trs}</tbody></table>"
+
+
+def overview(jobs: list[Job]) -> str:
+    rows = [[escape(job.label), _status(job.status), escape(job.run.id if job.run else "-"),
+             escape(job.reason or (job.run.info.reason if job.run else None) or ""),
+             f"<code>{escape(shown_name(str(job.path)))}</code>"] for job in jobs]
+    return "<h2>Runs</h2>" + table(["run", "status", "run id", "reason", "directory"], rows, ' id="runs"')
+
+
+def _status(status: str) -> str:
+    return f'<span class="{"good" if status == "completed" else "bad"}">{escape(status)}</span>'
+
+
+Lines = dict[tuple[str, str], dict[str, MetricSummary]]
+"""(task, metric) -> run label -> its metric line."""
+
+
+def metric_lines(scored: list[Job]) -> Lines:
+    """(task, metric) -> label -> summary line, in order of first appearance."""
+    lines: Lines = {}
+    for job in scored:
+        for line in lines_of(job.run):
+            lines.setdefault((line.task, line.metric), {})[job.label] = line
+    return lines
+
+
+def headline(scored: list[Job], lines: Lines) -> str:
+    if not scored:
+        return '<h2>Metrics</h2><p class="note">No run has any scores.</p>'
+    top = "".join(f'<th colspan="3">{escape(job.label)}</th>' for job in scored)
+    sub = "<th>mean ± stderr</th><th>n</th><th>errors</th>" * len(scored)
+    rows = []
+    for (task, metric), by_label in lines.items():
+        cells = "".join(_cells(by_label.get(job.label)) for job in scored)
+        rows.append(f"<tr><td>{escape(task)}</td><td>{escape(metric)}</td>{cells}</tr>")
+    return ('<h2>Metrics</h2><table id="headline"><thead><tr><th rowspan="2">task</th><th rowspan="2">metric</th>'
+            f'{top}</tr><tr>{sub}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def _cells(line: MetricSummary | None) -> str:
+    if line is None:
+        return '<td class="num">-</td>' * 3
+    mean = "-" if line.mean is None else svg.number(line.mean)
+    spread = f" ± {svg.number(line.stderr)}" if line.stderr is not None else ""
+    errors = f'<span class="bad">{line.errors}</span>' if line.errors else "0"
+    at_k = "" if line.pass_at_k is None else (f'<div class="sub">pass@k {svg.number(line.pass_at_k)}, majority@k '
+                                               f'{svg.number(line.majority_at_k)}</div>')
+    return f'<td class="num">{mean}{spread}{at_k}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
+
+
+def charts(scored: list[Job], lines: Lines) -> str:
+    """One bar chart per metric: tasks grouped, one bar per run; a metric 0/1 in every task and run on an axis
+    from 0 to 1."""
+    by_metric: dict[str, dict[str, list[svg.Bar]]] = {}
+    binary: dict[str, bool] = {}
+    for (task, metric), by_label in lines.items():
+        binary[metric] = binary.get(metric, True) and all(line.binary for line in by_label.values())
+        bars = [svg.Bar(i, job.label, line.mean, line.stderr, line.n) for i, job in enumerate(scored)
+                if (line := by_label.get(job.label)) is not None and line.mean is not None]
+        if bars:
+            by_metric.setdefault(metric, {})[task] = bars
+    figures = [f"<figure><figcaption>{escape(metric)}</figcaption>"
+               f"{svg.chart(f'chart-{i}', metric, groups, binary[metric], len(scored))}</figure>"
+               for i, (metric, groups) in enumerate(by_metric.items())]
+    note = '<p class="note">Bars: the mean per task; whiskers: ± one standard error; hover a bar for n.</p>'
+    legend = svg.legend([job.label for job in scored])
+    return f'<h2>Charts</h2>{note}{legend}<div class="charts">{"".join(figures)}</div>'
+
+
+def speed_charts(scored: list[Job], speeds: dict[str, Speed | None]) -> str:
+    """A bar chart of each SPEED_CHARTS figure, one bar per run (in the metric charts' colours)."""
+    figures_html = []
+    for key in SPEED_CHARTS:
+        bars = [svg.Bar(i, job.label, value, None, speed.n) for i, job in enumerate(scored)
+                if (speed := speeds[job.label]) is not None and (value := figures(speed)[key]) is not None]
+        if bars:
+            chart = svg.chart(f"speed-{key}", FIGURES[key], {"whole run": bars}, False, len(scored),
+                              title=f"{FIGURES[key]} by run")
+            figures_html.append(f"<figure><figcaption>{escape(FIGURES[key])}</figcaption>{chart}</figure>")
+    if not figures_html:
+        return ""
+    note = '<p class="note">Answers from the cache or carried over by a retry are left out; hover a bar for n.</p>'
+    return f'<h2>Speed</h2>{note}<div class="charts">{"".join(figures_html)}</div>'
+
+
+def provenance(runs: list[Job], speeds: dict[str, Speed | None]) -> str:
+    """Who, when, where, what and how fast of each run, one column per run."""
+    if not runs:
+        return ""
+    fields = [{**_facts(job.run), "speed": _speed_fact(speeds[job.label])} for job in runs]
+    rows = [[escape(name), *(f"<pre>{escape(facts.get(name, '-'))}</pre>" for facts in fields)]
+            for name in dict.fromkeys(name for facts in fields for name in facts)]
+    return "<h2>Provenance</h2>" + table(["", *(escape(job.label) for job in runs)], rows, ' id="provenance"')
+
+
+def _facts(run: Run) -> dict[str, str]:
+    info, identity, env = run.info, run.info.identity, run.info.environment
+    details = identity.get("details") or {}
+    return {
+        "run id": info.run_id, "directory": shown_name(str(run.path)), "benchmark": info.benchmark,
+        "status": info.status + (f": {info.reason}" if info.reason else ""),
+        "started": info.started_at, "ended": info.ended_at or "-", "manifest id": info.manifest_id or "-",
+        "model": str(identity.get("name") or info.model), "model digest": run.model_digest or "-",
+        "model details": ", ".join(f"{k}={v}" for k, v in details.items() if isinstance(v, str) and v),
+        "server version": str(identity.get("server_version", "-")),
+        "runner": "\n".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in info.runner.items()),
+        "overrides": "\n".join(info.overrides) or "-",
+        "counts": ", ".join(f"{k}={v}" for k, v in info.counts.model_dump().items()),
+        "benchrun": str(env.get("benchrun", "-")), "python": str(env.get("python", "-")),
+        "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
+        "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
+        "sessions": str(1 + sum("host_lost" not in entry for entry in info.history)),
+        **_repeats(run), **_judges(run),
+    }
+
+
+def _repeats(run: Run) -> dict[str, str]:
+    """With repeats: k, and each task's consistency (the share of samples whose answers are identical)."""
+    summary = run.summary
+    if summary is None or not summary.repeats:
+        return {}
+    shares = ", ".join(f"{task} {svg.number(share)}" for task, share in (summary.consistency or {}).items())
+    return {"repeats": f"{summary.repeats} answers per sample", "consistency": shares or "-"}
+
+
+def _judges(run: Run) -> dict[str, str]:
+    """With judges: the judge model's identity, and each judge's agreement with itself and with the scorers."""
+    identity = judge_identity(run.info.judge)
+    if identity is None:
+        return {}
+    lines = [f"{name} with {other}: {number(agreement)} (kappa {number(kappa)}, {answers} answers)"
+             for name, other, answers, agreement, kappa in agreement_rows(agreements(run))]
+    return {"judge model": identity, "judges' agreement": "\n".join(lines) or "-"}
+
+
+def _speed_fact(speed: Speed | None) -> str:
+    """Every speed figure on a line of its own, then how many answers they are from."""
+    if speed is None:
+        return "-"
+    lines = [f"{FIGURES[key]} {text}" for key, text in speed_cells(speed).items()]
+    return "\n".join([*lines, f"from {speed.n} answers, {speed.failed} failed requests"])

@@ -1,0 +1,127 @@
+"""The report page's samples: per task, each sample with every run's answers and scores, as HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from benchrun.archive.reader import Run
+from benchrun.audit.report_page import Job, table
+from benchrun.core.manifest import Sample
+from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
+
+SAMPLE_CAP = 500
+"""Samples shown per task; the rest are counted, not shown."""
+TEXT_CAP = 10_000
+"""Characters shown of one prompt or response."""
+
+
+@dataclass
+class Records:
+    """A run's responses and scores for the samples shown."""
+
+    responses: dict[str, list[ResponseRecord]] = field(default_factory=dict)
+    """Sample id -> its responses, one per repeat."""
+    scores: dict[tuple[str, int], list[ScoreRecord]] = field(default_factory=dict)
+    """(sample id, repeat) -> the scores of that answer."""
+
+
+def shown_samples(scored: list[Job]) -> dict[str, tuple[list[Sample], int]]:
+    """task -> (the first SAMPLE_CAP samples, how many distinct samples the runs have), across the runs."""
+    tasks: dict[str, tuple[dict[str, Sample], set[str]]] = {}
+    for job in scored:
+        for sample in job.run.manifest.samples:
+            kept, ids = tasks.setdefault(sample.task, ({}, set()))
+            ids.add(sample.id)
+            if len(kept) < SAMPLE_CAP:
+                kept.setdefault(sample.id, sample)
+    return {task: (list(kept.values()), len(ids)) for task, (kept, ids) in tasks.items()}
+
+
+def read_records(run: Run, shown: dict[str, tuple[list[Sample], int]]) -> Records:
+    """Stream the run's records, keeping those of the samples shown."""
+    keep = {sample.id for samples, _ in shown.values() for sample in samples}
+    records = Records()
+    for response in run.responses():
+        if response.id in keep:
+            records.responses.setdefault(response.id, []).append(response)
+    for score in run.scores():
+        if score.id in keep:
+            records.scores.setdefault((score.id, score.repeat), []).append(score)
+    return records
+
+
+def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], records: dict[str, Records]) -> str:
+    """Per task, a collapsible table: the sample, then each run's raw response and scores."""
+    parts = ["<h2>Samples</h2>"]
+    for task, (samples, total) in shown.items():
+        left_out = ""
+        if total > len(samples):
+            left_out = f"; showing the first {len(samples)}, {total - len(samples)} left out"
+        rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample.id) for job in scored)]
+                for sample in samples]
+        parts.append(f'<details class="task"><summary>{escape(task)} ({total} samples{left_out})</summary>'
+                     f'{_chat_view(scored, task)}'
+                     f'{table(["sample", *(escape(job.label) for job in scored)], rows)}</details>')
+    return "".join(parts)
+
+
+def _chat_view(scored: list[Job], task: str) -> str:
+    """The messages each run sent before every prompt of `task` (its system prompt and few-shot turns), once per
+    distinct chat; nothing for a task asked as its prompts alone."""
+    chats: dict[tuple, list[str]] = {}
+    for job in scored:
+        entry = next((t for t in job.run.manifest.tasks if t.name == task), None)
+        before = tuple((m["role"], m["content"]) for m in entry.messages("")[:-1]) if entry else ()
+        if before:
+            chats.setdefault(before, []).append(job.label)
+    parts = []
+    for before, labels in chats.items():
+        sent = "".join(f'<div class="sub">{escape(role)}</div>{_text(content)}' for role, content in before)
+        whose = f" ({escape(', '.join(labels))})" if len(chats) > 1 else ""
+        parts.append(f'<div class="chat"><div class="sub">sent before each prompt{whose}:</div>{sent}</div>')
+    return "".join(parts)
+
+
+def _text(text: str) -> str:
+    more = f'<span class="note">… {len(text) - TEXT_CAP} more characters</span>' if len(text) > TEXT_CAP else ""
+    return f"<pre>{escape(text[:TEXT_CAP])}</pre>{more}"
+
+
+def _sample_cell(sample: Sample) -> str:
+    reference = "" if sample.reference is None else \
+        f'<div class="sub">reference: <code>{escape(repr(sample.reference))}</code></div>'
+    return f"<code>{escape(sample.id)}</code>{_text(sample.prompt)}{reference}"
+
+
+def _answer_cell(records: Records, sample_id: str) -> str:
+    """Each of the sample's answers (one per repeat, numbered when there are several) with its scores."""
+    responses = records.responses.get(sample_id)
+    if not responses:
+        return '<p class="note">not asked in this run, or no response recorded</p>'
+    return "".join(_answer(records, response, len(responses) > 1) for response in responses)
+
+
+def _answer(records: Records, response: ResponseRecord, numbered: bool) -> str:
+    heading = f'<div class="sub">repeat {response.repeat}</div>' if numbered else ""
+    if response.text is None:
+        answer = f'<p class="bad">no response: {_error(response.error)}</p>'
+    else:
+        answer = _text(response.text)
+    scores = "".join(f"<li>{_score(score)}</li>" for score in records.scores.get((response.id, response.repeat), []))
+    return heading + answer + (f'<ul class="scores">{scores}</ul>' if scores else "")
+
+
+def _error(error: ErrorInfo | None) -> str:
+    return escape(str(error) if error else "no value")
+
+
+def _score(score: ScoreRecord) -> str:
+    """`contains 1`, `check_name_dir: name 1, direction 0`, or the scorer's error; then its detail."""
+    detail = f' <span class="sub">({escape(score.detail)})</span>' if score.detail else ""
+    if score.metrics is None:
+        return f'{escape(score.scorer)}: <span class="bad">{_error(score.error)}</span>{detail}'
+    values = ", ".join(f'{escape(m.removeprefix(score.scorer + "."))} <span class="{"v0" if v == 0 else "good"}">'
+                       f'{escape(str(v))}</span>' for m, v in score.metrics.items())
+    prefix = "" if list(score.metrics) == [score.scorer] else f"{escape(score.scorer)}: "
+    return f"{prefix}{values}{detail}"
