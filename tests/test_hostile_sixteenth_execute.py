@@ -7,6 +7,13 @@ each with the rule it now obeys.
   good, the fifteenth pass's "found and not fixed"; now the scorer process's group holds a keeper that runs no user
   code and takes no signal but SIGKILL, and kills the group once the scorer process has ended
   (`scorer_worker._keep_group`)
+- a seed llama.cpp does not take as given (it reads a seed as 32 bits: Ollama's engine, runner=local,
+  llama-cpp-python's server): `runner.options.seed=4294967295` (2^32 - 1, LLAMA_DEFAULT_SEED) was sent as recorded
+  and asked for a random seed, so every answer of a run at a temperature above 0 was drawn anew though run.json
+  recorded its seed (seen on the embedded model: three answers of one prompt, three texts); 4294967296 and up
+  were another seed (2^32 + 7 answered as 7 did); and a seed whose repeats (`repeats=k`, seed + i; `judge.repeats`,
+  seed + j) reach 2^32 - 1 drew that repeat at random. Now a seed past 4,294,967,294, or one whose last repeat is, is
+  refused naming its key before anything is made (`core.settings.Options`, `RunConfig`), as a negative seed is
 """
 
 from __future__ import annotations
@@ -17,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, wait_for
-
-pytestmark = pytest.mark.slow
+from tests.helpers.commands import call_benchrun
 
 LEAVING = """import json
 import os
@@ -53,6 +60,7 @@ def _in_group(pgid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 def test_the_processes_a_scorer_started_end_with_a_run_killed_by_sigkill(tmp_path):
     group = tmp_path / "group"
@@ -67,3 +75,32 @@ def test_the_processes_a_scorer_started_end_with_a_run_killed_by_sigkill(tmp_pat
     finally:
         for pid in _in_group(pgid):
             os.kill(pid, signal.SIGKILL)
+
+
+PAST = ("is past the seeds llama.cpp takes as given (0 to 4,294,967,294): it reads a seed as 32 bits, so "
+        "4,294,967,295 asks it for a random seed and a larger one is another seed (modulo 2^32), and the run would not "
+        "repeat as its seed is recorded; give a smaller seed")
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("runner.options.seed=4294967295", "runner.options.seed: a seed of 4,294,967,295"),
+    ("runner=local runner.options.seed=4294967296", "runner.options.seed: a seed of 4,294,967,296"),
+    ("runner=openai runner.options.seed=99999999999", "runner.options.seed: a seed of 99,999,999,999"),
+    ("judge.options.seed=4294967295", "judge.options.seed: a seed of 4,294,967,295"),
+    ("runner.options.seed=4294967290 repeats=10",
+     "runner.options.seed: the seed of repeat 9 (4,294,967,290 + 9, repeats=10)"),
+    ("judge.options.seed=4294967294 judge.repeats=2",
+     "judge.options.seed: the seed of repeat 1 (4,294,967,294 + 1, judge.repeats=2)"),
+])
+def test_a_seed_llama_cpp_reads_otherwise_is_refused_naming_its_key(tmp_path, given, said):
+    done = call_benchrun("task=folderbench", *given.split(), "judge.model=q", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'config': {said} {PAST}\n")
+
+
+@pytest.mark.parametrize("given", ["runner.options.seed=4294967294", "runner.options.seed=4294967290 repeats=5",
+                                   "runner.options.seed=4294967290 repeats=10 repeat_seeds=same",
+                                   "judge.options.seed=4294967285 judge.repeats=10"])
+def test_every_seed_llama_cpp_takes_as_given_is_taken(tmp_path, given):
+    done = call_benchrun("task=folderbench", *given.split(), "judge.model=q", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
