@@ -14,21 +14,30 @@ each with the rule it now obeys.
   were another seed (2^32 + 7 answered as 7 did); and a seed whose repeats (`repeats=k`, seed + i; `judge.repeats`,
   seed + j) reach 2^32 - 1 drew that repeat at random. Now a seed past 4,294,967,294, or one whose last repeat is, is
   refused naming its key before anything is made (`core.settings.Options`, `RunConfig`), as a negative seed is
+- `exact_match` comparing numbers as floats: an answer of 18446744073709551617 to a reference of 2**64
+  (18446744073709551616) matched (exact_match 1: both are 1.8446744073709552e19), as did any two integers past 2**53
+  a float cannot tell apart, and any two numbers past 1e308 (400 nines and 400 eights, both infinity); and an answer
+  "NaN" to a reference "NaN" did not (NaN equals nothing). Now a number is compared by its exact value (a text as
+  written, a float as its shortest text, so 0.1 is still "0.1"), and NaN and the infinities as text
+  (`compiler.scoring._number`)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
 
 import pytest
 
+from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.commands import call_benchrun
 
 LEAVING = """import json
+import json
 import os
 import subprocess
 import sys
@@ -104,3 +113,25 @@ def test_a_seed_llama_cpp_reads_otherwise_is_refused_naming_its_key(tmp_path, gi
 def test_every_seed_llama_cpp_takes_as_given_is_taken(tmp_path, given):
     done = call_benchrun("task=folderbench", *given.split(), "judge.model=q", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+BIG = 2**64
+
+
+@pytest.mark.parametrize(("answer", "reference", "matched"), [
+    ({"answer": BIG + 1}, BIG, 0),
+    ({"answer": BIG}, BIG, 1),
+    ({"answer": str(BIG + 1)}, str(BIG), 0),
+    ({"answer": 2**53 + 1}, [2**53, "x"], 0),
+    ({"answer": "9" * 400}, "8" * 400, 0),
+    ({"answer": "9" * 400}, "9" * 400, 1),
+    ({"answer": "NaN"}, "NaN", 1),
+    ({"answer": "nan"}, "NaN", 0),
+    ({"answer": 0.1}, "0.1", 1),
+    ({"answer": 10}, "10.0", 1),
+    ({"answer": " 7 "}, 7, 1),
+    ({"answer": 1e16}, 10**16, 1),
+    ({"answer": True}, 1, 0),
+])
+def test_exact_match_compares_numbers_by_their_exact_value(answer, reference, matched):
+    assert exact_match(json.dumps(answer), reference) == matched
