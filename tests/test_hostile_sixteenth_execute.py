@@ -20,6 +20,10 @@ each with the rule it now obeys.
   "NaN" to a reference "NaN" did not (NaN equals nothing). Now a number is compared by its exact value (a text as
   written, a float as its shortest text, so 0.1 is still "0.1"), and NaN and the infinities as text
   (`compiler.scoring._number`)
+- a thinking model's thinking (`runner.think=true`: Ollama gives it apart from the content, `message.thinking`; an
+  OpenAI-compatible reasoning model's `reasoning_content` or `reasoning`, vLLM's, llama.cpp's, DeepSeek's): dropped,
+  so the archive could not say all that came back (a judge's reasoning for its grade too); now kept with the
+  answer, as a refusal is (`extra`: `runners.ollama._thought`, `runners.openai.SAID_APART`)
 """
 
 from __future__ import annotations
@@ -34,7 +38,10 @@ import pytest
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, wait_for
-from tests.helpers.commands import call_benchrun
+from benchrun.testing.ollama_server import FakeOllama, Reply
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun, run_dir_of
 
 LEAVING = """import json
 import json
@@ -135,3 +142,32 @@ BIG = 2**64
 ])
 def test_exact_match_compares_numbers_by_their_exact_value(answer, reference, matched):
     assert exact_match(json.dumps(answer), reference) == matched
+
+
+THOUGHT = "2 and 3 make 5"
+
+
+def _thinking(req) -> Reply:
+    """Ollama's answer of a thinking model: its thinking apart from its content."""
+    return Reply(raw=json.dumps({"model": req.model, "created_at": "2026-12-04T00:00:00Z", "done": True,
+                                 "message": {"role": "assistant", "content": '{"answer": 5}', "thinking": THOUGHT}}))
+
+
+def _reasoning(req) -> Reply:
+    """An OpenAI-compatible reasoning model's answer: its reasoning apart from its content."""
+    message = {"role": "assistant", "content": '{"answer": 5}', "reasoning_content": THOUGHT, "reasoning": "r"}
+    return Reply(raw=json.dumps({"object": "chat.completion", "model": req.model, "choices": [
+        {"index": 0, "message": message, "finish_reason": "stop"}]}))
+
+
+@pytest.mark.parametrize(("runner", "kept"), [("ollama", {"thinking": THOUGHT}),
+                                              ("openai", {"reasoning_content": THOUGHT, "reasoning": "r"})])
+def test_a_thinking_models_thinking_is_kept_with_its_answer(tmp_path, runner, kept):
+    with FakeOllama(responder=_thinking) as ollama, FakeOpenAI(models=["m"], responder=_reasoning) as openai:
+        named = ([f"runner.host={ollama.url}", "runner.think=true"] if runner == "ollama" else
+                 ["runner=openai", f"runner.base_url={openai.url}", "runner.model=m", "runner.structured=json_schema"])
+        done = call_benchrun(*named, "task=folderbench", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    answers = read_jsonl(run_dir_of(done.stdout) / "responses.jsonl")
+    assert [(a["text"], {k: v for k, v in a["extra"].items() if k in kept}) for a in answers] == [
+        ('{"answer": 5}', kept)] * 3
