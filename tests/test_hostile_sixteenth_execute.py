@@ -24,6 +24,12 @@ each with the rule it now obeys.
   OpenAI-compatible reasoning model's `reasoning_content` or `reasoning`, vLLM's, llama.cpp's, DeepSeek's): dropped,
   so the archive could not say all that came back (a judge's reasoning for its grade too); now kept with the
   answer, as a refusal is (`extra`: `runners.ollama._thought`, `runners.openai.SAID_APART`)
+- a judge that is the model under test on an OpenAI-compatible server (no digest to tell), named by another spelling
+  of the model's server (`judge.base_url=http://localhost:P/v1` beside `runner.base_url=http://127.0.0.1:P/v1`,
+  `0.0.0.0`), or a server of the model's list so: taken without a word (exit 0), the model grading its own answers and run.json
+  saying `allow_self: false`; the tenth pass compared the two URLs as written. Now they are compared as a list's
+  servers are, by where they reach (`execute.hosts.one_server_among`, `session.same_model`): refused unless
+  judge.allow_self (exit 2)
 """
 
 from __future__ import annotations
@@ -41,7 +47,9 @@ from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 LEAVING = """import json
 import json
@@ -171,3 +179,21 @@ def test_a_thinking_models_thinking_is_kept_with_its_answer(tmp_path, runner, ke
     answers = read_jsonl(run_dir_of(done.stdout) / "responses.jsonl")
     assert [(a["text"], {k: v for k, v in a["extra"].items() if k in kept}) for a in answers] == [
         ('{"answer": 5}', kept)] * 3
+
+
+SELF = ("benchrun: error: in 'config': judge.model: the judge m is the model under test (the same model on the same "
+        "server): a model grading its own answers favours them; pick another judge.model, or set "
+        "judge.allow_self=true (recorded)\n")
+
+
+@pytest.mark.parametrize("spelled", ["localhost", "0.0.0.0", "a list"])
+def test_a_judge_that_is_the_model_under_another_name_of_its_server_is_refused(tmp_path, spelled):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOpenAI(models=["m"], responder=answer) as server, FakeOpenAI(models=["m"], responder=answer) as other:
+        judged = server.url.replace("127.0.0.1", "localhost" if spelled == "a list" else spelled)
+        asked = f"[{other.url},{server.url}]" if spelled == "a list" else server.url
+        done = call_benchrun("runner=openai", f"runner.base_url={asked}", "runner.model=m", "task.path=bench",
+                             "judge.runner=openai", f"judge.base_url={judged}", "judge.model=m",
+                             "runner.structured=json_schema", "+judge.structured=json_schema",
+                             f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], SELF)
