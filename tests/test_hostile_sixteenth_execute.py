@@ -30,10 +30,19 @@ each with the rule it now obeys.
   saying `allow_self: false`; the tenth pass compared the two URLs as written. Now they are compared as a list's
   servers are, by where they reach (`execute.hosts.one_server_among`, `session.same_model`): refused unless
   judge.allow_self (exit 2)
+- an answer's gzip (or deflate) stream that ends before its end (the body complete as its Content-Length says, the
+  stream cut: a proxy that compresses and is stopped): decoded as far as it went and taken, zlib never asked whether
+  the stream had ended, so it was `not Ollama's chat answer: Unterminated string ...` (JSONDecodeError, not retried),
+  or, cut inside gzip's trailer, taken without its check (CRC and length); and a gzip body of two members (RFC 1952
+  allows several, one after another): the second dropped without a word, the first half of the answer read as the
+  whole. Now a stream that ends inside itself is `the answer broke off` (BrokenAnswer, retried, as a body shorter
+  than its Content-Length is), gzip's members are read one after another, and bytes after a deflate stream's end or
+  a gzip member that is not one do not decode (`runners.http._Inflater`, `_Bounded`)
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -46,12 +55,15 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import odd_one
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.wire import ANSWER, coded
 
 LEAVING = """import json
+import gzip
 import json
 import os
 import subprocess
@@ -197,3 +209,28 @@ def test_a_judge_that_is_the_model_under_another_name_of_its_server_is_refused(t
                              "runner.structured=json_schema", "+judge.structured=json_schema",
                              f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["usage"], SELF)
+
+
+BROKE_OFF = {"type": "BrokenAnswer", "message": "the answer broke off: its body ended inside its gzip stream (what came "
+                                                "was a part of the answer)"}
+ZIPPED = gzip.compress(ANSWER, mtime=0)
+CODED = {  # the body of a = 3's answer under Content-Encoding: gzip -> (its text, its error, attempts)
+    "cut in its data": (ZIPPED[:-20], (None, BROKE_OFF, 2)),
+    "cut in its trailer": (ZIPPED[:-4], (None, BROKE_OFF, 2)),
+    "two members": (gzip.compress(ANSWER[:50], mtime=0) + gzip.compress(ANSWER[50:], mtime=0),
+                    ('{"answer": 21}', None, 1)),
+    "a member, then bytes": (ZIPPED + b"junk", (None, {
+        "type": "DecodingError", "message": "the answer's body does not decode as its Content-Encoding (gzip) says: "
+                                            "Error -3 while decompressing data: incorrect header check"}, 2)),
+}
+
+
+@pytest.mark.parametrize("body", list(CODED))
+def test_a_gzip_answer_is_read_to_the_end_of_its_stream_or_broke_off(tmp_path, body):
+    data, kept = CODED[body]
+    with Lab(tmp_path, n=6, responder=odd_one(Reply(wire=coded(data, "gzip")))) as lab:
+        result = lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+    assert result.returncode == EXIT["ok"], result.stderr
+    assert [(r["text"], r["error"], r["attempts"]) for r in read_jsonl(run_dir / "responses.jsonl")
+            if r["id"] == "times7:a=3"] == [kept]
