@@ -38,6 +38,12 @@ each with the rule it now obeys.
   whole. Now a stream that ends inside itself is `the answer broke off` (BrokenAnswer, retried, as a body shorter
   than its Content-Length is), gzip's members are read one after another, and bytes after a deflate stream's end or
   a gzip member that is not one do not decode (`runners.http._Inflater`, `_Bounded`)
+- a response cache row planted (or damaged) with an answer far longer than any server's answer can be kept as (a
+  shared cache_dir): its text is bounded as it is read back (the thirteenth pass), but not the rest of it, so a row
+  whose `extra` held 300 MB was taken into the run as a cached answer (responses.jsonl of 300 MB, the run at 955 MB
+  of memory, 256 such rows are looked up at once); now a row longer than a runner's answer can be kept as
+  (`cacherows.row_bytes`: 6 bytes for each of runner.max_response_bytes, and 1 MiB) is not read, a miss, and deleted
+  (`cache.Store.get_many`)
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ import gzip
 import json
 import os
 import signal
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -234,3 +241,32 @@ def test_a_gzip_answer_is_read_to_the_end_of_its_stream_or_broke_off(tmp_path, b
     assert result.returncode == EXIT["ok"], result.stderr
     assert [(r["text"], r["error"], r["attempts"]) for r in read_jsonl(run_dir / "responses.jsonl")
             if r["id"] == "times7:a=3"] == [kept]
+
+
+def _planted(tmp_path, extra: int) -> list[tuple[str, int, bool]]:
+    """A run of the folderbench into a cache that a first run filled, one row of which is then given an `extra` of
+    `extra` bytes: (sample, the length of its kept extra, whether it came from the cache) of each answer."""
+    asked = ["task=folderbench", f"cache_dir={tmp_path / 'cache'}", "runner.max_response_bytes=1024",
+             f"outputs={tmp_path / 'o'}"]
+    with FakeOllama(responder=lambda req: json.dumps({"answer": 5})) as server:
+        assert call_benchrun(f"runner.host={server.url}", *asked, cwd=tmp_path).returncode == EXIT["ok"]
+        with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+            key, answer = db.execute("SELECT key, answer FROM answers ORDER BY key LIMIT 1").fetchone()
+            db.execute("UPDATE answers SET answer = ? WHERE key = ?",
+                       (json.dumps({**json.loads(answer), "extra": {"x": "a" * extra}}), key))
+        done = call_benchrun(f"runner.host={server.url}", *asked, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    return sorted((a["id"], len(json.dumps(a["extra"])), a["cached_from"] is not None)
+                  for a in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl"))
+
+
+def test_a_cache_row_longer_than_any_answer_is_a_miss_never_read(tmp_path):
+    kept = _planted(tmp_path, 2**20 + 6 * 1024)
+    assert sorted(cached for _, _, cached in kept) == [False, True, True]
+    assert max(length for _, length, _ in kept) < 100
+
+
+def test_a_cache_row_within_the_bound_is_read(tmp_path):
+    kept = _planted(tmp_path, 2**20 - 1000)
+    assert [cached for _, _, cached in kept] == [True] * 3
+    assert max(length for _, length, _ in kept) == 2**20 - 1000 + len('{"x": ""}')
