@@ -6,7 +6,7 @@ each with the rule it now obeys.
   run (PR_SET_PDEATHSIG), but the process it had started, in its process group, was reparented to init and ran for
   good, the fifteenth pass's "found and not fixed"; now the scorer process's group holds a keeper that runs no user
   code and takes no signal but SIGKILL, and kills the group once the scorer process has ended
-  (`scorer_worker._keep_group`)
+  (`scorer_worker._keep_group`); it is not the scorer process's child, so a scorer's `os.wait()` waits for its own
 - a seed llama.cpp does not take as given (it reads a seed as 32 bits: Ollama's engine, runner=local,
   llama-cpp-python's server): `runner.options.seed=4294967295` (2^32 - 1, LLAMA_DEFAULT_SEED) was sent as recorded
   and asked for a random seed, so every answer of a run at a temperature above 0 was drawn anew though run.json
@@ -270,3 +270,16 @@ def test_a_cache_row_within_the_bound_is_read(tmp_path):
     kept = _planted(tmp_path, 2**20 - 1000)
     assert [cached for _, _, cached in kept] == [True] * 3
     assert max(length for _, length, _ in kept) == 2**20 - 1000 + len('{"x": ""}')
+
+
+WAITING = ("import os\n\n\ndef waits(response, values):\n    try:\n        os.wait()\n"
+           "    except ChildProcessError:\n        return 1\n    return 0\n")
+
+
+def test_a_scorer_waiting_for_any_child_of_its_own_finds_none_but_its_own(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0, scorer=WAITING) as lab:
+        result = lab.call(*lab.args("scorer_timeout_s=5"))
+        [run_dir] = lab.run_dirs()
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert [(s["metrics"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "waits"] == [
+        ({"waits": 1}, None)] * 2

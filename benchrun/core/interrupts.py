@@ -181,14 +181,9 @@ def die_with(parent: int) -> None:
     next reads its closed stdin."""
     if sys.platform != "linux":
         return
-    on_parent_death(signal.SIGKILL)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it ended before it could be watched
         os._exit(1)
-
-
-def on_parent_death(signum: int) -> None:
-    """In a child process on Linux: be sent `signum` when the thread that started it ends (PR_SET_PDEATHSIG)."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
 
 
 TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)

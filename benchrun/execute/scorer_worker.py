@@ -25,6 +25,7 @@ import fcntl
 import json
 import os
 import resource
+import select
 import signal
 import sys
 import time
@@ -33,7 +34,7 @@ from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
-from benchrun.core.interrupts import die_with, handling_now, ignore_terminal_signals, on_parent_death
+from benchrun.core.interrupts import die_with, handling_now, ignore_terminal_signals
 from benchrun.core.text import one_line
 
 Scorer = Callable[[str, Any], Any]
@@ -71,19 +72,24 @@ def main() -> None:
 
 
 def _keep_group() -> None:
-    """Start the group's keeper: a process of the scorer process's group that runs no user code, holds no pipe and
-    takes no signal but SIGKILL; once the scorer process has ended, however (the run SIGKILLed, which kills it), it
-    kills the group, so what the scorers started ends with the run (reparented to init, it had run for good)."""
-    worker = os.getpid()
-    if sys.platform != "linux" or os.fork():
+    """Start the group's keeper: a process of the scorer process's group, not its child (so a scorer's `os.wait()`
+    waits only for its own), that runs no user code, holds no pipe and takes no signal but SIGKILL; once the scorer
+    process has ended, however (the run SIGKILLed kills it), it kills the group, so what the scorers started ends
+    with the run (reparented to init, it had run for good). Linux's pidfd tells it the end."""
+    if not hasattr(os, "pidfd_open"):
+        return
+    watched = os.pidfd_open(os.getpid())
+    if middle := os.fork():
+        os.close(watched)
+        os.waitpid(middle, 0)
         return
     try:
-        os.closerange(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-        on_parent_death(signal.SIGTERM)
-        while os.getppid() == worker:  # a SIGTERM the scorers sent their group is not the scorer process's end
-            signal.sigwait({signal.SIGTERM})
-        os.killpg(0, signal.SIGKILL)
+        if os.fork() == 0:
+            os.closerange(0, watched)
+            os.closerange(watched + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+            select.select([watched], [], [])
+            os.killpg(0, signal.SIGKILL)
     finally:
         os._exit(0)
 
