@@ -7,6 +7,12 @@ each with the rule it now obeys.
   good, the fifteenth pass's "found and not fixed"; now the scorer process's group holds a keeper that runs no user
   code and takes no signal but SIGKILL, and kills the group once the scorer process has ended
   (`scorer_worker._keep_group`); it is not the scorer process's child, so a scorer's `os.wait()` waits for its own
+- a custom scorer whose process starts a child in a session of its own (`subprocess.Popen(...,
+  start_new_session=True)`, as a sandbox for an answer's code is often made, so that it can kill what it starts):
+  the fifteenth pass ends the scorer process's group as a call overruns and as the run ends, but that child is in
+  another group, and ran for good after the run (exit 0); now the scorer process is ended with every process below
+  it, whatever its group or session, each stopped first so none starts another (`execute.proctree.end_tree`, from
+  `scorerprocess._ended`)
 - a seed llama.cpp does not take as given (it reads a seed as 32 bits: Ollama's engine, runner=local,
   llama-cpp-python's server): `runner.options.seed=4294967295` (2^32 - 1, LLAMA_DEFAULT_SEED) was sent as recorded
   and asked for a random seed, so every answer of a run at a temperature above 0 was drawn anew though run.json
@@ -88,19 +94,23 @@ def leaves(response, values):
 """
 
 
+def _stat(pid: int) -> tuple[str, int] | None:
+    """Process `pid`'s state (`Z`: a zombie, dead and waiting to be reaped) and process group; None when it is gone."""
+    try:
+        state, _, group = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:3]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return state, int(group)
+
+
+def _running(pid: int) -> bool:
+    return (_stat(pid) or ("Z", 0))[0] != "Z"
+
+
 def _in_group(pgid: int) -> list[int]:
-    """The processes of process group `pgid` still running (not zombies)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            state, _, group = entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[:3]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        if int(group) == pgid and state != "Z":
-            found.append(int(entry.name))
-    return found
+    """The processes of process group `pgid` still running."""
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+            and _running(int(entry.name)) and (_stat(int(entry.name)) or ("", 0))[1] == pgid]
 
 
 @pytest.mark.slow
@@ -283,3 +293,40 @@ def test_a_scorer_waiting_for_any_child_of_its_own_finds_none_but_its_own(tmp_pa
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     assert [(s["metrics"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "waits"] == [
         ({"waits": 1}, None)] * 2
+
+
+APART = """import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def apart(response, values):
+    if values['a'] in (1, 2):
+        child = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)'],
+                                 start_new_session=True)
+        Path({pids!r}, str(values['a'])).write_text(str(child.pid))
+        if values['a'] == 2:
+            child.wait()
+    return int(json.loads(response)['answer'] == values['a'] * 7)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_a_process_a_scorer_starts_in_a_session_of_its_own_ends_with_its_call_or_the_run(tmp_path):
+    """a = 1 leaves its child running and returns; a = 2 waits on a child that never ends, overrunning its time."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    with Lab(tmp_path, n=3, latency_s=0, scorer=APART.format(pids=str(pids))) as lab:
+        result = lab.call(*lab.args("scorer_timeout_s=2"))
+        [run_dir] = lab.run_dirs()
+    children = [int(pids.joinpath(name).read_text()) for name in ("1", "2")]
+    try:
+        wait_for(lambda: not any(map(_running, children)), timeout=20)
+    finally:
+        for pid in filter(_running, children):
+            os.kill(pid, signal.SIGKILL)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert [(s["id"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "apart"] == [
+        ("times7:a=0", None), ("times7:a=1", None),
+        ("times7:a=2", {"type": "TimeoutError", "message": "timed out after 2 s"})]
