@@ -45,9 +45,9 @@ def _same(answer: Any, reference: Any) -> bool:
 
 
 def _number(value: Any) -> Decimal | None:
-    """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written (`
-    7 `, `1e3`); None for a bool, a text that is no number, NaN or an infinity (which are compared as text). As
-    floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong
+    """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
+    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, NaN or an infinity (which are compared as text).
+    As floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong
     answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None

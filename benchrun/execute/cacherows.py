@@ -33,7 +33,7 @@ AS_BYTES = "CASE WHEN length(CAST(answer AS BLOB)) <= ? THEN CAST(answer AS BLOB
 the sqlite3 module would hand over as bytes or refuse to read at all; an answer longer than the query's parameter
 (`row_bytes`) is not read, but given as none (not an entry)."""
 ESCAPED = 6
-"""The most bytes one byte of an answer's body is kept as in the cache's JSON (a character escaped, `\u0001`)."""
+"""The most bytes one byte of an answer's body is kept as in the cache's JSON (a control character escaped, six)."""
 
 
 def row_bytes(max_bytes: int) -> int:
@@ -45,8 +45,8 @@ def row_bytes(max_bytes: int) -> int:
 def entry_of(answer: bytes | None, model: bytes | None, digest: bytes | None, run_id: bytes | None,
              created_at: bytes | None) -> Entry | None:
     """The entry of a row's columns (`AS_BYTES`), or None when it is not one benchrun writes: an answer that is not
-    a completion (or too long to be read), a model, run id or time that is not UTF-8 text, a digest neither text nor none, or a run id that
-    is not one (`cached_from` would carry it into the run's records)."""
+    a completion (or too long to be read), a model, run id or time that is not UTF-8 text, a digest neither text nor
+    none, or a run id that is not one (`cached_from` would carry it into the run's records)."""
     texts = [text_of(column) for column in (model, run_id, created_at)]
     if None in texts or (digest is not None and text_of(digest) is None) or not is_run_id(texts[1]):
         return None
