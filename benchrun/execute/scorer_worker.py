@@ -78,10 +78,18 @@ def _keep_group() -> None:
     with the run (reparented to init, it had run for good). Linux's pidfd tells it the end."""
     if not hasattr(os, "pidfd_open"):
         return
-    watched = os.pidfd_open(os.getpid())
-    if middle := os.fork():
+    try:
+        watched = os.pidfd_open(os.getpid())
+    except OSError:  # a kernel before 5.3
+        return
+    try:
+        middle: int | None = os.fork()
+    except OSError:  # no process to spare (`ulimit -u`): scoring goes on without a keeper
+        middle = None
+    if middle != 0:
         os.close(watched)
-        os.waitpid(middle, 0)
+        if middle:
+            os.waitpid(middle, 0)
         return
     try:
         signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
