@@ -35,7 +35,8 @@ each with the rule it now obeys.
   `0.0.0.0`), or a server of the model's list so: taken without a word (exit 0), the model grading its own answers and run.json
   saying `allow_self: false`; the tenth pass compared the two URLs as written. Now they are compared as a list's
   servers are, by where they reach (`execute.hosts.one_server_among`, `session.same_model`): refused unless
-  judge.allow_self (exit 2)
+  judge.allow_self (exit 2); so is the same model of one server asked through its two APIs (runner=openai at
+  Ollama's /v1, which gives no digest, and a judge of runner=ollama at the same server)
 - an answer's gzip (or deflate) stream that ends before its end (the body complete as its Content-Length says, the
   stream cut: a proxy that compresses and is stopped): decoded as far as it went and taken, zlib never asked whether
   the stream had ended, so it was `not Ollama's chat answer: Unterminated string ...` (JSONDecodeError, not retried),
@@ -330,3 +331,20 @@ def test_a_process_a_scorer_starts_in_a_session_of_its_own_ends_with_its_call_or
     assert [(s["id"], s["error"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "apart"] == [
         ("times7:a=0", None), ("times7:a=1", None),
         ("times7:a=2", {"type": "TimeoutError", "message": "timed out after 2 s"})]
+
+
+class _BothAPIs(FakeOllama):
+    """Ollama with its OpenAI-compatible API beside its own, on one port, as Ollama serves them."""
+
+    def routes(self):
+        return {**super().routes(), **FakeOpenAI(models=self.models, responder=answer).routes()}
+
+
+def test_a_judge_that_is_the_model_through_the_other_api_of_its_server_is_refused(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with _BothAPIs(models=["llama3.2"], responder=answer) as server:
+        done = call_benchrun("runner=openai", f"runner.base_url={server.url}/v1", "runner.model=llama3.2",
+                             "runner.structured=json_schema", "task.path=bench", "judge.runner=ollama",
+                             f"judge.host={server.url.replace('127.0.0.1', 'localhost')}", "judge.model=llama3.2",
+                             f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], SELF.replace("judge m ", "judge llama3.2 "))

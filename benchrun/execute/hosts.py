@@ -113,19 +113,22 @@ async def reached_at(url: str) -> Reached | None:
                    httpx.URL(url).path.rstrip("/"))
 
 
-def _shared(one: Reached, other: Reached) -> str | None:
-    """An address at which `one` and `other` are one server (the same port and path), else None."""
-    shared = one.addresses & other.addresses if (one.port, one.path) == (other.port, other.path) else set()
+def _shared(one: Reached, other: Reached, paths: bool = True) -> str | None:
+    """An address at which `one` and `other` are one server (the same port, and path unless not `paths`), else
+    None."""
+    same = one.port == other.port and (one.path == other.path or not paths)
+    shared = one.addresses & other.addresses if same else set()
     return min(shared) if shared else None
 
 
-async def one_server_among(urls: list[str], others: list[str]) -> bool:
-    """Whether a server of `urls` is a server of `others`, under any of its names (`localhost`, `127.0.0.1`)."""
+async def one_server_among(urls: list[str], others: list[str], paths: bool = True) -> bool:
+    """Whether a server of `urls` is a server of `others`, under any of its names (`localhost`, `127.0.0.1`); not
+    `paths`: whatever the path (one server's two APIs, Ollama's own and its OpenAI-compatible /v1)."""
     if set(urls) & set(others):
         return True
     ones = await asyncio.gather(*map(reached_at, urls))
     theirs = await asyncio.gather(*map(reached_at, others))
-    return any(_shared(one, other) is not None for one in ones if one for other in theirs if other)
+    return any(_shared(one, other, paths) is not None for one in ones if one for other in theirs if other)
 
 
 def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]]]) -> None:

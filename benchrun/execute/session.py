@@ -183,15 +183,19 @@ def _digest_of(identity: dict[str, Any]) -> str:
 
 async def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: dict[str, Any],
                      judge_cfg: dict[str, Any]) -> bool:
-    """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model asked with
-    the same runner of a server they share, under any of its names (`localhost` and `127.0.0.1`; a list's)."""
+    """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model (its name
+    but for `:latest`) of a server they share, under any of its names (`localhost` and `127.0.0.1`; a list's), and
+    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest)."""
     digests = model_digest(model), model_digest(judge)
     if None not in digests:
         return digests[0] == digests[1]
-    if (model_cfg["type"], model_cfg["model"]) != (judge_cfg["type"], judge_cfg["model"]):
+    if model_cfg["model"].removesuffix(":latest") != judge_cfg["model"].removesuffix(":latest"):
         return False
-    where = RUNNERS[model_cfg["type"]].server_key
-    return where is None or await one_server_among(_listed(model_cfg[where]), _listed(judge_cfg[where]))
+    where, judged = (RUNNERS[cfg["type"]].server_key for cfg in (model_cfg, judge_cfg))
+    if where is None or judged is None:  # the embedded model: its own, or none of a server
+        return model_cfg["type"] == judge_cfg["type"]
+    return await one_server_among(_listed(model_cfg[where]), _listed(judge_cfg[judged]),
+                                  paths=model_cfg["type"] == judge_cfg["type"])
 
 
 def _listed(urls: str | list[str]) -> list[str]:
