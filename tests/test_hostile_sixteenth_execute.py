@@ -19,7 +19,7 @@ each with the rule it now obeys.
   recorded its seed (seen on the embedded model: three answers of one prompt, three texts); 4294967296 and up
   were another seed (2^32 + 7 answered as 7 did); and a seed whose repeats (`repeats=k`, seed + i; `judge.repeats`,
   seed + j) reach 2^32 - 1 drew that repeat at random. Now a seed past 4,294,967,294, or one whose last repeat is, is
-  refused naming its key before anything is made (`core.settings.Options`, `RunConfig`), as a negative seed is
+  refused naming its key before anything is made (`core.seeds`, from `core.settings`), as a negative seed is
 - `exact_match` comparing numbers as floats: an answer of 18446744073709551617 to a reference of 2**64
   (18446744073709551616) matched (exact_match 1: both are 1.8446744073709552e19), as did any two integers past 2**53
   a float cannot tell apart, and any two numbers past 1e308 (400 nines and 400 eights, both infinity); and an answer
@@ -32,8 +32,8 @@ each with the rule it now obeys.
   answer, as a refusal is (`extra`: `runners.ollama._thought`, `runners.openai.SAID_APART`)
 - a judge that is the model under test on an OpenAI-compatible server (no digest to tell), named by another spelling
   of the model's server (`judge.base_url=http://localhost:P/v1` beside `runner.base_url=http://127.0.0.1:P/v1`,
-  `0.0.0.0`), or a server of the model's list so: taken without a word (exit 0), the model grading its own answers and run.json
-  saying `allow_self: false`; the tenth pass compared the two URLs as written. Now they are compared as a list's
+  `0.0.0.0`), or a server of the model's list so: taken without a word (exit 0), the model grading its own answers
+  and run.json saying `allow_self: false`; the tenth pass compared the two URLs as written. Now they are compared as a list's
   servers are, by where they reach (`execute.hosts.one_server_among`, `session.same_model`): refused unless
   judge.allow_self (exit 2); so is the same model of one server asked through its two APIs (runner=openai at
   Ollama's /v1, which gives no digest, and a judge of runner=ollama at the same server)
@@ -51,6 +51,13 @@ each with the rule it now obeys.
   of memory, 256 such rows are looked up at once); now a row longer than a runner's answer can be kept as
   (`cacherows.row_bytes`: 6 bytes for each of runner.max_response_bytes, and 1 MiB) is not read, a miss, and deleted
   (`cache.Store.get_many`)
+
+What held (tried, nothing new): the real llama-cpp-python server started with `--api_key` (no key, a wrong key:
+one line naming $OPENAI_API_KEY, exit 3), `--model_alias` other than runner.model (one line naming what it serves),
+`--n_ctx 64` (each prompt past the context that sample's error, the server's own words), `--ssl_keyfile` with a
+self-signed certificate (the fifteenth pass's TLS advice, both ways, and the fix working), stopped mid-run and
+started again (`interrupted`, `resume` completes, `verify` intact); a server answering 429 to everything (fail-fast
+in one line, exit 3); an OpenAI-compatible answer of no choices padded to megabytes (its error line bounded).
 """
 
 from __future__ import annotations
