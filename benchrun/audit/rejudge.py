@@ -58,7 +58,7 @@ async def rejudging(manifest: Manifest, config: dict[str, Any],
     runner = make_judge_runner(config)
     try:
         judge_identity = await runner.identify()
-        refuse_self(config, identity, judge_identity, runner)
+        await refuse_self(config, identity, judge_identity, runner)
         yield Judge(manifest, runner), {"identity": judge_identity, "runner": runner.public_config(),
                                         "allow_self": config["judge"]["allow_self"]}
     finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from decimal import Decimal, InvalidOperation
 from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
@@ -36,19 +37,25 @@ def _references(reference: Any) -> list[Any]:
 
 
 def _same(answer: Any, reference: Any) -> bool:
+    """Equal as numbers when both are (exactly: 2**64 + 1 is not 2**64), else as whitespace-stripped text."""
     number = _number(answer), _number(reference)
     if None not in number:
         return number[0] == number[1]
     return str(answer).strip() == str(reference).strip()
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
+def _number(value: Any) -> Decimal | None:
+    """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
+    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, NaN or an infinity (which are compared as text).
+    As floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong
+    answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = Decimal(repr(value) if isinstance(value, float) else value)
+    except (InvalidOperation, ValueError):
         return None
+    return number if number.is_finite() else None
 
 
 def exact_match(response: str, reference: Any) -> int:

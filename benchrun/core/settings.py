@@ -25,6 +25,7 @@ from pydantic import (
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address
+from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
 from benchrun.core.shards import Shard
 from benchrun.core.text import CONTROL
@@ -61,11 +62,7 @@ class Options(Settings):
     @field_validator("seed", check_fields=False)
     @classmethod
     def _seed(cls, seed: Any) -> Any:
-        if isinstance(seed, int) and seed < 0:
-            raise ValueError(f"a negative seed ({seed}): -1 asks Ollama and llama.cpp for a random seed (and other "
-                             "negative ones wrap), so the run would not repeat though its seed is recorded; give 0 or "
-                             "more")
-        return seed
+        return a_seed(seed)
 
 
 @cache
@@ -355,6 +352,13 @@ class RunConfig(Settings):
     @classmethod
     def _shard(cls, shard: str | None) -> str | None:
         return None if shard is None else str(Shard.parse(shard))
+
+    @model_validator(mode="after")
+    def _seeds_fit(self) -> RunConfig:
+        if self.repeat_seeds == "vary":
+            repeat_seeds_fit(self.runner.options, self.repeats, "runner.options.seed", "repeats")
+        repeat_seeds_fit(self.judge.options, self.judge.repeats, "judge.options.seed", "judge.repeats")
+        return self
 
     @model_validator(mode="after")
     def _preset_fits_runner(self) -> RunConfig:

@@ -23,7 +23,7 @@ from benchrun.core.records import Completion
 from benchrun.core.recordvalues import model_digest
 from benchrun.execute.boundary import TooLarge, received
 from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced_store, refuse_network_fs
-from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, shown
+from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, row_bytes, shown
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
@@ -36,6 +36,8 @@ measured on 2 cores, 8 processes each writing 2,000 answers as fast as they coul
 the lock (0.13 ms on average), 32 such processes 1.1 s. A lock held for seconds is a process keeping a transaction
 open (a sqlite3 shell, `benchrun-audit cache --clear` vacuuming a large cache), which a longer wait would only
 freeze the run for."""
+ANY_SIZE = 2**63 - 1
+"""No bound on the answers read (SQLite's own, 1 GB, holds)."""
 LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 """SQLite's primary result codes for a database another connection holds locked."""
 PINNED = ("ollama", "local")
@@ -135,7 +137,7 @@ class RunCache:
         10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, and its entry deleted, as is an
         answer of another configuration than the key pins (`pinned_by`)."""
         found = {}
-        for key, entry in self.store.get_many(keys).items():
+        for key, entry in self.store.get_many(keys, row_bytes(self.max_bytes)).items():
             try:
                 answer = received(entry.answer, self.max_bytes, self.bound)
             except TooLarge:
@@ -273,12 +275,12 @@ class Store:
     def get(self, key: str) -> Entry | None:
         return self.get_many([key]).get(key)
 
-    def get_many(self, keys: list[str]) -> dict[str, Entry]:
-        """The entries stored under `keys` (at most LOOKUP_BATCH), by key, in one query; a damaged entry is deleted
-        and missing from the answer."""
+    def get_many(self, keys: list[str], most: int = ANY_SIZE) -> dict[str, Entry]:
+        """The entries stored under `keys` (at most LOOKUP_BATCH), by key, in one query; a damaged entry, or an
+        answer longer than `most` bytes (never read), is deleted and missing from the answer."""
         try:
             rows = self._db.execute(f"SELECT key, {AS_BYTES} FROM answers WHERE key IN "
-                                    f"({','.join('?' * len(keys))})", keys).fetchall()
+                                    f"({','.join('?' * len(keys))})", [most, *keys]).fetchall()
         except sqlite3.Error as err:
             raise self.unusable(err) from None
         found = {}

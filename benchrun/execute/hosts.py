@@ -69,21 +69,15 @@ class HostPool:
         """Refuse two URLs of the list that reach one server (`localhost` and `127.0.0.1`, a name and its address,
         `0.0.0.0` and `127.0.0.1`): the same port and path (as requests are sent to it: `/.` is `/`) at an address
         both reach. A name that does not resolve is left to each server's preflight to report."""
-        seen: list[tuple[str, set[str], int | None, str]] = []
+        seen: list[tuple[str, Reached]] = []
         for host in self.hosts:
-            parts = urlsplit(host.url)
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-            try:
-                found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-            except (socket.gaierror, UnicodeError):
+            if (reached := await reached_at(host.url)) is None:
                 continue
-            addresses = {UNSPECIFIED.get(address[4][0], address[4][0]) for address in found}
-            path = httpx.URL(host.url).path.rstrip("/")
-            for url, known, known_port, known_path in seen:
-                if (known_port, known_path) == (port, path) and (shared := addresses & known):
-                    raise ConfigError(f"{self.config.key(self.config.server_key)}: '{host.url}' is '{url}' again (both reach "
-                                      f"{min(shared)} port {port}): list each server once", file="config")
-            seen.append((host.url, addresses, port, path))
+            for url, known in seen:
+                if (shared := _shared(reached, known)) is not None:
+                    raise ConfigError(f"{self.config.key(self.config.server_key)}: '{host.url}' is '{url}' again (both "
+                                      f"reach {shared} port {reached.port}): list each server once", file="config")
+            seen.append((host.url, reached))
 
     def request_settings(self) -> dict[str, Any]:
         return self.hosts[0].runner.request_settings()
@@ -95,6 +89,46 @@ class HostPool:
     def public_config(self) -> dict[str, Any]:
         key = self.config.server_key
         return {**self.hosts[0].runner.public_config(), key: [host.url for host in self.hosts]}
+
+
+@dataclass(frozen=True)
+class Reached:
+    """Where the requests to a URL go: the addresses its host resolves to (an unspecified one as the loopback it
+    reaches), its port, and its path as requests are sent to it (`/.` is `/`)."""
+
+    addresses: frozenset[str]
+    port: int
+    path: str
+
+
+async def reached_at(url: str) -> Reached | None:
+    """Where the requests to `url` go; None when its host name does not resolve (each server's preflight says so)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return None
+    return Reached(frozenset(UNSPECIFIED.get(address[4][0], address[4][0]) for address in found), port,
+                   httpx.URL(url).path.rstrip("/"))
+
+
+def _shared(one: Reached, other: Reached, paths: bool = True) -> str | None:
+    """An address at which `one` and `other` are one server (the same port, and path unless not `paths`), else
+    None."""
+    same = one.port == other.port and (one.path == other.path or not paths)
+    shared = one.addresses & other.addresses if same else set()
+    return min(shared) if shared else None
+
+
+async def one_server_among(urls: list[str], others: list[str], paths: bool = True) -> bool:
+    """Whether a server of `urls` is a server of `others`, under any of its names (`localhost`, `127.0.0.1`); not
+    `paths`: whatever the path (one server's two APIs, Ollama's own and its OpenAI-compatible /v1)."""
+    if set(urls) & set(others):
+        return True
+    ones = await asyncio.gather(*map(reached_at, urls))
+    theirs = await asyncio.gather(*map(reached_at, others))
+    return any(_shared(one, other, paths) is not None for one in ones if one for other in theirs if other)
 
 
 def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]]]) -> None:

@@ -25,6 +25,7 @@ from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.secrets import SECRETS
 from benchrun.core.text import CONTROL, one_line
+from benchrun.execute.proctree import end_tree
 
 Result = dict[str, Metric] | ErrorInfo
 SEND_BATCH, SEND_WITHIN_S = 64, 0.02
@@ -285,13 +286,16 @@ class ScorerProcess:
 async def _ended(pipe: _Pipe | None) -> None:
     """The process of `pipe` killed, if it is still running, with every process its scorers started (its process
     group: a scorer running an answer's code in a child that never ends, as a HumanEval-like scorer does, left that
-    child running for good when its call overran or the run ended), and its pipes closed."""
+    child running for good when its call overran or the run ended; and every process below it, in a session of its
+    own too: `proctree.end_tree`), and its pipes closed."""
     if pipe is None:
         return
-    with suppress(ProcessLookupError, PermissionError):  # nothing of the group is left
-        os.killpg(pipe.transport.get_pid(), signal.SIGKILL)
-    if pipe.transport.get_returncode() is None:
+    if pipe.transport.get_returncode() is None:  # not reaped: its pid, and its children's parent, are still its
+        end_tree(pipe.transport.get_pid())
         await asyncio.shield(pipe.exited)  # a caller cancelled as it waits (a replacement) leaves it for the next
+    else:
+        with suppress(ProcessLookupError, PermissionError):  # nothing of the group is left
+            os.killpg(pipe.transport.get_pid(), signal.SIGKILL)
     pipe.transport.close()
 
 

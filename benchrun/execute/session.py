@@ -29,7 +29,7 @@ from benchrun.core.settings import RUNNERS
 from benchrun.execute.cache import RunCache, Store, model_pin
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader, Grading
-from benchrun.execute.hosts import Lost, warned
+from benchrun.execute.hosts import Lost, one_server_among, warned
 from benchrun.execute.judging import Judge, Key
 from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_judge_runner
@@ -148,16 +148,18 @@ async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any])
         except BenchrunError as err:
             err.args = (f"the judge model: {err}",)
             raise err from None
-        refuse_self(cfg, identity, judge_identity, runner)
+        await refuse_self(cfg, identity, judge_identity, runner)
         yield runner, judge_identity
     finally:
         await runner.aclose()
 
 
-def refuse_self(cfg: dict[str, Any], identity: dict[str, Any], judge_identity: dict[str, Any], judge: Runner) -> None:
+async def refuse_self(cfg: dict[str, Any], identity: dict[str, Any], judge_identity: dict[str, Any],
+                      judge: Runner) -> None:
     """Refuse a judge that is the model under test (same digest, or the same model of the same server), unless
     judge.allow_self: a model grading its own answers favours them."""
-    if not cfg["judge"]["allow_self"] and same_model(identity, judge_identity, cfg["runner"], judge.public_config()):
+    if not cfg["judge"]["allow_self"] and await same_model(identity, judge_identity, cfg["runner"],
+                                                           judge.public_config()):
         raise ConfigError(f"the judge {judge.config.model} is the model under test ({_digest_of(identity)}): a "
                           "model grading its own answers favours them; pick another judge.model, or set "
                           "judge.allow_self=true (recorded)", file="config", key="judge.model")
@@ -179,16 +181,25 @@ def _digest_of(identity: dict[str, Any]) -> str:
     return f"digest {short_digest(digest)}" if digest else "the same model on the same server"
 
 
-def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: dict[str, Any],
-               judge_cfg: dict[str, Any]) -> bool:
-    """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model asked of
-    the same server with the same runner."""
+async def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: dict[str, Any],
+                     judge_cfg: dict[str, Any]) -> bool:
+    """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model (its name
+    but for `:latest`) of a server they share, under any of its names (`localhost` and `127.0.0.1`; a list's), and
+    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest)."""
     digests = model_digest(model), model_digest(judge)
     if None not in digests:
         return digests[0] == digests[1]
-    where = RUNNERS[model_cfg["type"]].server_key
-    return (model_cfg["type"], model_cfg["model"], model_cfg.get(where)) == \
-        (judge_cfg["type"], judge_cfg["model"], judge_cfg.get(where))
+    if model_cfg["model"].removesuffix(":latest") != judge_cfg["model"].removesuffix(":latest"):
+        return False
+    where, judged = (RUNNERS[cfg["type"]].server_key for cfg in (model_cfg, judge_cfg))
+    if where is None or judged is None:  # the embedded model: its own, or none of a server
+        return model_cfg["type"] == judge_cfg["type"]
+    return await one_server_among(_listed(model_cfg[where]), _listed(judge_cfg[judged]),
+                                  paths=model_cfg["type"] == judge_cfg["type"])
+
+
+def _listed(urls: str | list[str]) -> list[str]:
+    return [urls] if isinstance(urls, str) else list(urls)
 
 
 class _Recorder:

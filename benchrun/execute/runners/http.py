@@ -42,6 +42,11 @@ class _Inflater:
     def unconsumed_tail(self) -> bytes:
         return self._zlib.unconsumed_tail
 
+    @property
+    def cut_short(self) -> bool:
+        """Whether its stream began and has not ended: the body broke off inside it (a stream holds its own end)."""
+        return self._start != b"" and not self._zlib.eof
+
     def decompress(self, data: bytes, limit: int) -> bytes:
         try:
             out = self._zlib.decompress(data, limit)
@@ -51,7 +56,17 @@ class _Inflater:
             self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
             out = self._zlib.decompress(self._start + data, limit)
         self._start = None if out else (self._start or b"") + data  # what came before zlib's header was judged
+        while self._zlib.eof and self._zlib.unused_data and len(out) <= limit:
+            out += self._next_member(self._zlib.unused_data, limit + 1 - len(out))
         return out
+
+    def _next_member(self, data: bytes, limit: int) -> bytes:
+        """What follows the end of a stream: gzip's next member (a gzip body may be several, RFC 1952), decoded; in
+        deflate, nothing may follow."""
+        if self._coding == "deflate":
+            raise zlib.error("bytes follow the end of the deflate stream")
+        self._zlib = zlib.decompressobj(WBITS[self._coding])
+        return self._zlib.decompress(data, limit)
 
 
 class _Bounded(httpx.AsyncByteStream):
@@ -76,6 +91,9 @@ class _Bounded(httpx.AsyncByteStream):
             raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
         except httpx.DecodingError as err:
             raise BrokenAnswer(str(err)) from err
+        if any(inflater.cut_short for inflater in self._inflaters):
+            raise BrokenAnswer(f"the answer broke off: its body ended inside its {', '.join(self._codings)} stream "
+                               "(what came was a part of the answer)")
 
     def _decoded(self, chunk: bytes) -> Iterator[bytes]:
         """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""

@@ -142,7 +142,7 @@ class OllamaRunner:
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
-            text=response.message.content or "", extra={}, done_reason=response.done_reason,
+            text=response.message.content or "", extra=_thought(response.message), done_reason=response.done_reason,
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in _DURATIONS if getattr(response, name) is not None},
@@ -206,6 +206,12 @@ def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]])
     """`answer` itself, or a copy without each field of `typed` that is given and not of its type."""
     odd = {key for key, kept in typed.items() if answer.get(key) is not None and kept(answer[key]) is None}
     return {k: v for k, v in answer.items() if k not in odd} if odd else answer
+
+
+def _thought(message: Any) -> dict[str, str]:
+    """What an answer keeps besides its text: a thinking model's thinking (runner.think), which Ollama gives apart
+    from the content, so the archive holds all that came back."""
+    return {"thinking": message.thinking} if message.thinking else {}
 
 
 def _said(err: BaseException) -> str:

@@ -42,6 +42,9 @@ DIALECTS = ("json_schema", "json_object", "none")
 JSON_CHAR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))'
 """One character of a JSON string, escapes included, raw control characters not (as a regex pattern, which
 llama-cpp-python turns into grammar)."""
+SAID_APART = ("refusal", "reasoning_content", "reasoning")
+"""What a chat completion's message may say apart from its content, kept with the answer (`extra`): a refusal, and a
+reasoning model's reasoning (vLLM's, llama.cpp's and DeepSeek's `reasoning_content`; `reasoning` of others)."""
 PROBE_PROMPT = "Say ok."
 PROBE_CHAT = [{"role": "user", "content": PROBE_PROMPT}]
 PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
@@ -212,8 +215,7 @@ class OpenAIRunner:
             raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
-        if refusal := _text(message.get("refusal")):
-            extra["refusal"] = refusal
+        extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
         finish = choice.get("finish_reason")
         return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
                           prompt_tokens=json_count(usage.get("prompt_tokens")),
