@@ -14,7 +14,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
-from benchrun.compiler.usercode import contained, local_modules
+from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.filebytes import read_bounded
@@ -63,6 +63,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
     every_spec = read_tasks(bench, Bounds(limits.max_prompt_chars, limits.max_samples, cfg["task"]["max_file_bytes"]))
     specs = select(every_spec, cfg["task"].get("only"))
     check_sample_count(specs, limits)
+    forget_local_modules()
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
     known_scorers = scoring.available(bench)
     tasks, samples, rendered = [], [], grid.Rendered()

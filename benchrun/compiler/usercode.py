@@ -26,7 +26,7 @@ import traceback
 import uuid
 from pathlib import Path
 from types import ModuleType
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
@@ -143,21 +143,35 @@ def _end_copy(pid: int) -> None:
 
 def local_modules(bench: Path) -> list[str]:
     """The benchmark's own modules that its files imported (`from helpers import norm`), by their paths in `bench`: code
-    that scores, recorded as the files that import it are. Those of a folder of installed packages (a virtual
-    environment kept in the benchmark), benchrun's own (a benchmark around its checkout) and benchrun's imports of
-    the files themselves are not among them."""
-    root, found = bench.resolve(), set()
-    named = tuple({str(root) + os.sep, str(bench.absolute()) + os.sep})  # resolved only beneath them: 1 ms, not 16
-    for name, module in list(sys.modules.items()):
+    that scores, recorded as the files that import it are."""
+    return sorted({"/".join(path.relative_to(root).parts) for _, path, root in _own_modules([bench])})
+
+
+def forget_local_modules() -> None:
+    """Take the modules of the benchmarks whose files were imported so far (their `helpers.py`) out of sys.modules, so
+    that a compile imports its benchmark's own modules afresh: a second benchmark compiled in one process (a sweep
+    over task.path, the API) got the first's `helpers` from sys.modules, its code unnamed by its manifest."""
+    folders = {Path(module.__file__).parent for name, module in list(sys.modules.items())
+               if _INTERNAL_NAME.match(name) and getattr(module, "__file__", None)}
+    for name, _, _ in _own_modules(folders):
+        sys.modules.pop(name, None)
+
+
+def _own_modules(benches: Iterable[Path]) -> Iterator[tuple[str, Path, Path]]:
+    """(name, resolved path, resolved benchmark folder) of each module in sys.modules that is a benchmark's own: beneath
+    one of `benches`, and not of a folder of installed packages (a virtual environment kept in the benchmark), nor
+    benchrun's own (a benchmark around its checkout), nor benchrun's imports of the benchmark's files themselves."""
+    roots = {bench.resolve(): bench for bench in benches}
+    named = tuple({str(p) + os.sep for root, bench in roots.items() for p in (root, bench.absolute())})
+    for name, module in list(sys.modules.items()):  # resolved only beneath them: 1 ms, not 16
         where = getattr(module, "__file__", None)
         if not where or _INTERNAL_NAME.match(name) or not os.path.abspath(where).startswith(named):
             continue
         path = Path(where).resolve()
-        if not path.is_relative_to(root) or path.is_relative_to(BENCHRUN):
+        root = next((root for root in roots if path.is_relative_to(root)), None)
+        if root is None or path.is_relative_to(BENCHRUN) or INSTALLED.intersection(path.relative_to(root).parts):
             continue
-        if not INSTALLED.intersection(rel := path.relative_to(root).parts):
-            found.add("/".join(rel))
-    return sorted(found)
+        yield name, path, root
 
 
 BENCHRUN = Path(__file__).resolve().parents[1]

@@ -1,0 +1,49 @@
+"""Hostile input, sixteenth pass, the files-and-processes side (issue 19's fresh pass of the same kinds): real
+`python -m benchrun` processes given hostile benchmark files, command lines and machines, the cases it found bad,
+each with the rule it now obeys.
+
+- two benchmarks, each with its own `helpers.py` that its custom_*.py imports (`sys.path.insert(0, dirname(__file__))`
+  then `from helpers import ...`), compiled in one process (a sweep over task.path; the API compiling twice): the
+  second got the first's `helpers` from sys.modules, so its manifest did not name its own helpers.py (an edit to it
+  changed the scores under the same manifest id) and its response class was built with the first benchmark's
+  values (its format, and every format_valid, the other benchmark's). Now each compile imports its benchmark's own
+  modules afresh (`compiler.usercode.forget_local_modules`)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import tasks_yml, write_bench
+from tests.helpers.commands import run_benchrun, sweep_dir_of
+
+pytestmark = pytest.mark.slow
+TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
+HELPED = "import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n"
+"""The head of a benchmark file that imports its benchmark's own modules (`from helpers import ...`)."""
+
+
+def test_two_benchmarks_helpers_in_one_process_are_each_their_own(tmp_path):
+    for name, value in (("A", 1), ("B", 2)):
+        write_bench(tmp_path, {
+            "tasks.yml": tasks_yml({**TASK, "scorer": "s", "format": "F"}),
+            "helpers.py": f"VALUE = {value}\nPATTERN = '^{name}$'\n",
+            "custom_scorer.py": f"{HELPED}from helpers import VALUE\n\n\ndef s(response, reference):\n    return VALUE\n",
+            "custom_response.py": (f"{HELPED}from pydantic import BaseModel, Field\n\nfrom helpers import PATTERN\n\n\n"
+                                   "class F(BaseModel):\n    answer: str = Field(pattern=PATTERN)\n")}, name)
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = run_benchrun("-m", f"task.path={tmp_path / 'A'},{tmp_path / 'B'}", f"runner.host={server.url}",
+                            "cache=false", "outputs=outputs", cwd=tmp_path, timeout=300)
+    assert done.returncode == EXIT["ok"], done.stderr
+    sweep = sweep_dir_of(done.stdout)
+    for job, name in enumerate("AB"):
+        manifest = json.loads((sweep / f"{job}_{name}" / "manifest.json").read_text())
+        helpers = (tmp_path / name / "helpers.py").read_bytes()
+        assert {"path": "helpers.py", "sha256": hashlib.sha256(helpers).hexdigest(), "size": len(helpers)} in \
+            manifest["files"]
+        assert manifest["tasks"][0]["format"]["json_schema"]["properties"]["answer"]["pattern"] == f"^{name}$"
