@@ -8,24 +8,39 @@ each with the rule it now obeys.
   changed the scores under the same manifest id) and its response class was built with the first benchmark's
   values (its format, and every format_valid, the other benchmark's). Now each compile imports its benchmark's own
   modules afresh (`compiler.usercode.forget_local_modules`)
+- a benchmark's `helpers.py` edited while a run goes on (an editor's save), its scorer process then replaced (a call
+  over its time limit, a crash): the new process imported the helpers as they were then, so the rest of the run was
+  scored by code the manifest did not name (its digest was the old file's); with the file put back, `verify` said
+  intact. Now the scorer process checks the benchmark's own modules its file imports against the digests of those
+  the run imported, as it checks the file itself (`compiler.usercode.import_file`, `imported_as`): those calls are
+  `ScorerUnavailable`, naming the module
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
-from tests.helpers.commands import run_benchrun, sweep_dir_of
+from tests.helpers.commands import run_benchrun, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
 HELPED = "import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n"
 """The head of a benchmark file that imports its benchmark's own modules (`from helpers import ...`)."""
+
+
+def run_of(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m benchrun task.path=bench ARGS` in `root` against a fresh loopback Ollama, writing root/outputs."""
+    with FakeOllama(models=["llama3.2"]) as server:
+        return run_benchrun("task.path=bench", f"runner.host={server.url}", "cache=false", "outputs=outputs", *args,
+                            cwd=root, timeout=300)
 
 
 def test_two_benchmarks_helpers_in_one_process_are_each_their_own(tmp_path):
@@ -47,3 +62,32 @@ def test_two_benchmarks_helpers_in_one_process_are_each_their_own(tmp_path):
         assert {"path": "helpers.py", "sha256": hashlib.sha256(helpers).hexdigest(), "size": len(helpers)} in \
             manifest["files"]
         assert manifest["tasks"][0]["format"]["json_schema"]["properties"]["answer"]["pattern"] == f"^{name}$"
+
+
+REWRITES_HELPERS = f"""{HELPED}from helpers import VALUE
+
+
+def s(response, reference):
+    if reference == "1":
+        with open(os.path.join(os.path.dirname(__file__), "helpers.py"), "w") as helpers:
+            helpers.write("VALUE = 5\\n")
+        os._exit(1)
+    return VALUE
+"""
+
+
+def test_a_helpers_module_edited_mid_run_does_not_score_the_rest_of_it(tmp_path):
+    bench = write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, "values": {"a": [1, 2, 3]}, "scorer": "s",
+                                                           "reference": ["1", "2", "3"]}),
+                                   "helpers.py": "VALUE = 1\n", "custom_scorer.py": REWRITES_HELPERS})
+    done = run_of(tmp_path, "runner.concurrency=1")
+    assert (done.returncode, (bench / "helpers.py").read_text()) == (EXIT["ok"], "VALUE = 5\n"), done.stderr
+    began, now = (hashlib.sha256(text).hexdigest() for text in (b"VALUE = 1\n", b"VALUE = 5\n"))
+    unavailable = {"type": "ScorerUnavailable", "message": (
+        f"in '{bench / 'custom_scorer.py'}': changed since the run started: helpers.py, which it imports, hashes to "
+        f"{now[:12]}…, not to {began[:12]}… as when the run read it; its scores would come from other code than the "
+        "run recorded")}
+    records = [json.loads(line) for line in (run_dir_of(done.stdout) / "scores.jsonl").read_text().splitlines()]
+    assert sorted([(r["metrics"], r["error"]) for r in records if r["scorer"] == "s"], key=json.dumps) == sorted(
+        [(None, {"type": "ScorerProcessDied", "message": "the scorer's process ended (exit code 1) during this call"}),
+         (None, unavailable), (None, unavailable)], key=json.dumps)
