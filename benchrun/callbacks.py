@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.compose import takeback
+from benchrun.compose import slurmqueue, takeback
 from benchrun.compose.config import checked_directory
 from benchrun.console import output
 from benchrun.core import secrets
@@ -110,6 +110,7 @@ class RunDirCheck(Callback):
         if launcher.endswith(".SlurmLauncher"):
             _leave_outer_job()
             takeback.SLURM_SWEEPS.append(sweep_dir)
+            slurmqueue.watch(lambda why: INTERRUPTS.stop(why, EXIT["usage"]))
 
 
 OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")

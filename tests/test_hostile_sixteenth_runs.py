@@ -14,12 +14,18 @@ each with the rule it now obeys.
   intact. Now the scorer process checks the benchmark's own modules its file imports against the digests of those
   the run imported, as it checks the file itself (`compiler.usercode.import_file`, `imported_as`): those calls are
   `ScorerUnavailable`, naming the module
+- a Slurm sweep whose job can never start as it asks (more CPUs than any node of the partition has, memory or time
+  over its limits, constraints no node meets: squeue's `PartitionConfig` and the like): the job pended for ever and,
+  with Slurm's accounting off, the sweep waited for it for ever, saying nothing. Now the queue is watched
+  (`compose.slurmqueue`): one line naming the job and squeue's reason, the jobs cancelled, nothing left, exit 2
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -32,6 +38,9 @@ from tests.helpers.commands import run_benchrun, run_dir_of, sweep_dir_of
 
 pytestmark = pytest.mark.slow
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
+SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
+              "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
+"""The single-node cluster's partition and size (`.ci/slurm-up`), no private Ollama started."""
 HELPED = "import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n"
 """The head of a benchmark file that imports its benchmark's own modules (`from helpers import ...`)."""
 
@@ -91,3 +100,17 @@ def test_a_helpers_module_edited_mid_run_does_not_score_the_rest_of_it(tmp_path)
     assert sorted([(r["metrics"], r["error"]) for r in records if r["scorer"] == "s"], key=json.dumps) == sorted(
         [(None, {"type": "ScorerProcessDied", "message": "the scorer's process ended (exit code 1) during this call"}),
          (None, unavailable), (None, unavailable)], key=json.dumps)
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_job_that_can_never_start_ends_the_sweep_in_one_line(tmp_path):
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                        "hydra.launcher.cpus_per_task=64", "runner.host=http://127.0.0.1:9", "outputs=outputs",
+                        cwd=tmp_path, timeout=120)
+    job = re.search(r"'-j', '([0-9]+)'", done.stderr) or re.search(r"Slurm job ([0-9]+) ", done.stderr)
+    queued = subprocess.run(["squeue", "-h", "-o", "%i", "-j", job[1]], capture_output=True, text=True).stdout
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["usage"], (  # after Hydra's and submitit's
+        f"benchrun: error: Slurm job {job[1]} can never start as it asks (squeue: PartitionConfig): its request is "
+        "more than the partition allows or its nodes have; change hydra.launcher's partition, cpus_per_task, mem_gb, "
+        "gpus_per_node, timeout_min or constraint: nothing was asked or recorded"))  # lines of sacct (accounting off)
+    assert (queued, list(tmp_path.iterdir())) == ("", [])
