@@ -81,7 +81,7 @@ class RunDirCheck(Callback):
         _check_stays(config)
         _check_logging(config)
         swept = _swept(config)
-        _check_sweep_size(swept)
+        jobs = _check_sweep_size(swept)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.sweep.dir")
@@ -96,7 +96,7 @@ class RunDirCheck(Callback):
                     "(hydra.sweep.dir=...)")
         if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
             _refuse(why)
-        _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"])
+        _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)
@@ -182,11 +182,13 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
         _refuse(str(err))
 
 
-def _check_subdir(subdir: Any) -> None:
+def _check_subdir(subdir: Any, jobs: float) -> None:
     """Refuse a job directory (hydra.sweep.subdir, as written) that would not sit directly in the sweep directory,
     where sweep.json and every audit command look for the sweep's jobs: one that names a folder, or interpolates what
     may, for some job, hold a '/' (`${hydra.job.override_dirname}` of `runner.host=http://...`, `${runner.model}` of
-    `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed)."""
+    `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed); and,
+    for a sweep of more than one job, one that names no job (`same`: every job's directory, the second refused there,
+    and the sweep summed up as the first alone, exit 0)."""
     written = str(subdir)
     if "/" in written or "\\" in written or written in ("", ".", ".."):
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
@@ -196,6 +198,11 @@ def _check_subdir(subdir: Any) -> None:
                 f"{unsafe[0]} may hold a '/' for some job (an override's value: runner.host=http://...), which puts the "
                 "job out of the sweep's sight; leave hydra.sweep.subdir out (benchrun names each job by what it "
                 "varies), or name jobs by ${hydra.job.num}")
+    if jobs > 1 and not _interpolations(written):
+        _refuse(f"hydra.sweep.subdir={written}: every job of the sweep would have this one directory, and a run "
+                "directory holds one run (each job after the first refused there, the sweep summed up without it); "
+                "leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs by "
+                "${hydra.job.num}")
 
 
 SAFE_SUBDIR = re.compile(r"\$\{hydra\.job\.(num|id)\}|\$\{sweep_label:.*\}", re.S)
@@ -263,10 +270,10 @@ def _swept(config: DictConfig) -> list[Override]:
     return [override for override in overrides if override.is_sweep_override()]
 
 
-def _check_sweep_size(swept: list[Override]) -> None:
+def _check_sweep_size(swept: list[Override]) -> float:
     """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
     would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
-    exit 0)."""
+    exit 0); how many jobs it makes."""
     counts = [(override.key_or_group, _values(override)) for override in swept]
     if empty := next((override for override, (_, count) in zip(swept, counts) if not count), None):
         _refuse(f"in 'config': the sweep makes no jobs: {empty.input_line} lists no value; give it one or more")
@@ -276,6 +283,7 @@ def _check_sweep_size(swept: list[Override]) -> None:
         _refuse(f"in 'config': the sweep makes {_many(jobs)} jobs ({each}), more than a sweep runs "
                 f"({MAX_SWEEP_JOBS:,}, "
                 "one after another, a run directory each); sweep fewer values, or split the sweep")
+    return jobs
 
 
 def _values(override: Override) -> float:

@@ -18,6 +18,9 @@ each with the rule it now obeys.
   over its limits, constraints no node meets: squeue's `PartitionConfig` and the like): the job pended for ever and,
   with Slurm's accounting off, the sweep waited for it for ever, saying nothing. Now the queue is watched
   (`compose.slurmqueue`): one line naming the job and squeue's reason, the jobs cancelled, nothing left, exit 2
+- `hydra.sweep.subdir=same` (a job directory that names no job) in a sweep of two models: both jobs were given one
+  directory, the second refused there (`already holds run ...`), and the sweep exited 0 with a sweep.json of one job,
+  the other model never asked and not listed. Now refused before anything is made (`callbacks._check_subdir`)
 """
 
 from __future__ import annotations
@@ -114,3 +117,13 @@ def test_a_slurm_job_that_can_never_start_ends_the_sweep_in_one_line(tmp_path):
         "more than the partition allows or its nodes have; change hydra.launcher's partition, cpus_per_task, mem_gb, "
         "gpus_per_node, timeout_min or constraint: nothing was asked or recorded"))  # lines of sacct (accounting off)
     assert (queued, list(tmp_path.iterdir())) == ("", [])
+
+
+def test_a_job_directory_that_names_no_job_is_refused_in_a_sweep_of_two(tmp_path):
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra.sweep.subdir=same", "runner.host=http://127.0.0.1:9",
+                        "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: hydra.sweep.subdir=same: every job of the sweep would have this one directory, and a run "
+        "directory holds one run (each job after the first refused there, the sweep summed up without it); leave "
+        "hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs by ${hydra.job.num}\n"))
+    assert list(tmp_path.iterdir()) == []
