@@ -110,7 +110,7 @@ class RunDirCheck(Callback):
         if launcher.endswith(".SlurmLauncher"):
             _leave_outer_job()
             takeback.SLURM_SWEEPS.append(sweep_dir)
-            slurmqueue.watch(lambda why: INTERRUPTS.stop(why, EXIT["usage"]))
+            slurmqueue.watch(INTERRUPTS.stop)
 
 
 OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")

@@ -15,9 +15,11 @@ each with the rule it now obeys.
   the run imported, as it checks the file itself (`compiler.usercode.import_file`, `imported_as`): those calls are
   `ScorerUnavailable`, naming the module
 - a Slurm sweep whose job can never start as it asks (more CPUs than any node of the partition has, memory or time
-  over its limits, constraints no node meets: squeue's `PartitionConfig` and the like): the job pended for ever and,
-  with Slurm's accounting off, the sweep waited for it for ever, saying nothing. Now the queue is watched
-  (`compose.slurmqueue`): one line naming the job and squeue's reason, the jobs cancelled, nothing left, exit 2
+  over its limits, constraints no node meets: squeue's `PartitionConfig` and the like), or whose job left the queue
+  without a result (its `setup` failed, as the preset's private Ollama may; `scancel` of a queued job): the job
+  pended for ever, or was waited for for ever, as with Slurm's accounting off submitit follows a job by its result
+  file alone; the sweep said nothing. Now the queue is watched (`compose.slurmqueue`): one line naming the job and
+  squeue's reason (or the last line of the job's log), the jobs cancelled, nothing left; exit 2 (1 for a lost job)
 - `hydra.sweep.subdir=same` (a job directory that names no job) in a sweep of two models: both jobs were given one
   directory, the second refused there (`already holds run ...`), and the sweep exited 0 with a sweep.json of one job,
   the other model never asked and not listed. Now refused before anything is made (`callbacks._check_subdir`)
@@ -105,18 +107,36 @@ def test_a_helpers_module_edited_mid_run_does_not_score_the_rest_of_it(tmp_path)
          (None, unavailable), (None, unavailable)], key=json.dumps)
 
 
+def slurm_sweep(root: Path, *args: str) -> tuple[subprocess.CompletedProcess, str]:
+    """A Slurm sweep of two models on the single-node cluster, in a real process in `root`; its (array) job id."""
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, *args,
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=root, timeout=120)
+    return done, re.search(r"'-j', '([0-9]+)'", done.stderr)[1]  # submitit's lines of sacct (accounting off)
+
+
+def queued(job: str) -> str:
+    return subprocess.run(["squeue", "-h", "-o", "%i", "-j", job], capture_output=True, text=True).stdout
+
+
 @pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
 def test_a_slurm_job_that_can_never_start_ends_the_sweep_in_one_line(tmp_path):
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
-                        "hydra.launcher.cpus_per_task=64", "runner.host=http://127.0.0.1:9", "outputs=outputs",
-                        cwd=tmp_path, timeout=120)
-    job = re.search(r"'-j', '([0-9]+)'", done.stderr) or re.search(r"Slurm job ([0-9]+) ", done.stderr)
-    queued = subprocess.run(["squeue", "-h", "-o", "%i", "-j", job[1]], capture_output=True, text=True).stdout
-    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["usage"], (  # after Hydra's and submitit's
-        f"benchrun: error: Slurm job {job[1]} can never start as it asks (squeue: PartitionConfig): its request is "
+    done, job = slurm_sweep(tmp_path, "hydra.launcher.cpus_per_task=64")
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["usage"], (
+        f"benchrun: error: Slurm job {job}_0 can never start as it asks (squeue: PartitionConfig): its request is "
         "more than the partition allows or its nodes have; change hydra.launcher's partition, cpus_per_task, mem_gb, "
-        "gpus_per_node, timeout_min or constraint: nothing was asked or recorded"))  # lines of sacct (accounting off)
-    assert (queued, list(tmp_path.iterdir())) == ("", [])
+        "gpus_per_node, timeout_min or constraint: nothing was asked or recorded"))
+    assert (queued(job), list(tmp_path.iterdir())) == ("", [])
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_job_whose_setup_fails_ends_the_sweep_in_one_line(tmp_path):
+    """The launcher's `setup` (the preset's starts a private Ollama) failing: each job ended before benchrun started
+    in it, writing no result, and the sweep waited for them for ever."""
+    done, job = slurm_sweep(tmp_path, "hydra.launcher.setup=['echo ollama: command not found >&2','exit 3']")
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["sweep_failed"], (
+        f"benchrun: error: Slurm job {job}_0 left the queue without a result (cancelled before it ran, or it ended "
+        "before benchrun started in it); its log ends: ollama: command not found: nothing was asked or recorded"))
+    assert (queued(job), list(tmp_path.iterdir())) == ("", [])
 
 
 def test_a_job_directory_that_names_no_job_is_refused_in_a_sweep_of_two(tmp_path):

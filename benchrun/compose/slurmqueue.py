@@ -1,54 +1,103 @@
-"""What Slurm's queue says of the jobs of the sweeps this process launched: a job that can never start as it asks
-(more CPUs or memory than any node of its partition has, a time over the partition's limit, constraints no node
-meets, a dependency that can never hold) ends the sweep in one line. It pended for ever, and with Slurm's
-accounting off (no sacct) the sweep waited for it for ever, saying nothing."""
+"""What Slurm's queue says of the jobs of the sweeps this process launched, asked every POLL_S while the sweep waits
+for them: with Slurm's accounting off (no sacct) submitit follows a job by its result file alone, so a job that can
+never start as it asks (more CPUs or memory than any node of its partition has, a time over the partition's limit)
+pended for ever, and one that left the queue without a result (cancelled before it ran, its srun failed at once)
+was waited for for ever, the sweep saying nothing. Either now ends the sweep in one line."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Callable
 
-from benchrun.compose.takeback import slurm_job_ids
+from benchrun.compose.takeback import LAUNCHER_FILES, SLURM_JOB, SLURM_SWEEPS
+from benchrun.core.errors import EXIT
+from benchrun.core.text import one_line
 
 NEVER = frozenset({"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints",
                    "DependencyNeverSatisfied", "InvalidAccount", "InvalidQOS", "AccountNotAllowed"})
 """The reasons squeue gives for a pending job that only a change of its request (or of the cluster's configuration)
 lets start: the job reason codes that say the request itself cannot be met."""
 POLL_S = 5.0
-"""How often the queue is asked."""
+"""How often the queue is asked; a job is taken to have left it without a result when two askings in a row miss it
+and its result."""
+LOG_TAIL = 300
+"""How much of the end of a lost job's log is read for its last line (characters)."""
+Stop = Callable[[str, int], None]
 
 
-def watch(stop: Callable[[str], None]) -> None:
+def watch(stop: Stop) -> None:
     """Ask the queue every POLL_S, in a thread of its own, for as long as the process lives; `stop` the process with
-    the line for a job that can never start."""
+    the line and exit code for a job that can never start or that left the queue without a result."""
     threading.Thread(target=_watching, args=(stop,), name="benchrun-slurm-queue", daemon=True).start()
 
 
-def _watching(stop: Callable[[str], None]) -> None:
+def _watching(stop: Stop) -> None:
+    missed: set[str] = set()
     while True:
         time.sleep(POLL_S)
-        if (why := never_starts(slurm_job_ids())) is not None:
-            stop(why)
+        if (queued := _queue()) is None:
+            continue
+        if (why := never_starts(queued)) is not None:
+            stop(why, EXIT["usage"])
+            return
+        lost, missed = missed & (now := _without_result(queued)), now
+        if lost:
+            job = min(lost)
+            stop(f"Slurm job {job} left the queue without a result (cancelled before it ran, or it ended before "
+                 f"benchrun started in it){_last_said(_tasks()[job] / f'{job}_0_log.err')}", EXIT["sweep_failed"])
             return
 
 
-def never_starts(ids: list[str]) -> str | None:
-    """The line for the first of jobs `ids` (array job ids) that pends for a reason of NEVER; None when none does, or
-    when squeue cannot say."""
-    if not ids:
-        return None
+def _queue() -> dict[str, tuple[str, str]] | None:
+    """This user's jobs in Slurm's queue, each task of an array on its own: (state, reason) by job id (`123_4`); None
+    when squeue cannot say (none here, a controller that hangs or fails)."""
     try:
-        listed = subprocess.run(["squeue", "-h", "-u", str(os.getuid()), "-o", "%F|%i|%T|%r"], capture_output=True,
-                                text=True, timeout=60, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):  # no squeue here, or a controller that hangs: ask again later
+        listed = subprocess.run(["squeue", "-h", "-r", "-u", str(os.getuid()), "-o", "%i|%T|%r"], capture_output=True,
+                                text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    for line in listed.splitlines():
-        array, job, state, reason = (line.split("|") + ["", "", ""])[:4]
-        if array in ids and state == "PENDING" and reason in NEVER:
-            return (f"Slurm job {array if '[' in job else job} can never start as it asks (squeue: {reason}): its request is more than the "
+    if listed.returncode:
+        return None
+    return {job: (state, reason) for job, state, reason in
+            (((line.split("|") + ["", ""])[:3]) for line in listed.stdout.splitlines())}
+
+
+def never_starts(queued: dict[str, tuple[str, str]]) -> str | None:
+    """The line for the first of the sweeps' jobs that pends for a reason of NEVER; None when none does."""
+    for job in sorted(_tasks()):
+        state, reason = queued.get(job, ("", ""))
+        if state == "PENDING" and reason in NEVER:
+            return (f"Slurm job {job} can never start as it asks (squeue: {reason}): its request is more than the "
                     "partition allows or its nodes have; change hydra.launcher's partition, cpus_per_task, mem_gb, "
                     "gpus_per_node, timeout_min or constraint")
     return None
+
+
+def _without_result(queued: dict[str, tuple[str, str]]) -> set[str]:
+    """The sweeps' jobs that are not in the queue and have written no result."""
+    return {job for job, folder in _tasks().items()
+            if job not in queued and not (folder / f"{job}_0_result.pkl").exists()}
+
+
+def _last_said(log: Path) -> str:
+    """The last line the job's standard error holds (srun's error, say), to be said after the job's line."""
+    with contextlib.suppress(OSError):
+        with log.open("rb") as file:
+            file.seek(max(0, file.seek(0, os.SEEK_END) - LOG_TAIL))
+            lines = [line for line in file.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        if lines:
+            return f"; its log ends: {one_line(lines[-1], LOG_TAIL)}"
+    return ""
+
+
+def _tasks() -> dict[str, Path]:
+    """The folder submitit keeps each job of the sweeps in, by job id (an array's tasks, not the array's own)."""
+    folders = {entry.name: entry for sweep_dir in SLURM_SWEEPS if (sweep_dir / LAUNCHER_FILES).is_dir()
+               for entry in (sweep_dir / LAUNCHER_FILES).iterdir() if SLURM_JOB.fullmatch(entry.name)}
+    arrays = {name.split("_")[0] for name in folders if "_" in name}
+    return {name: folder for name, folder in folders.items() if name not in arrays}

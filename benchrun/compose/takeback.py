@@ -76,15 +76,11 @@ def cancel_slurm_jobs() -> None:
     """Cancel (scancel) the Slurm jobs of the sweeps this process launched, queued or running: a sweep stopped by a
     signal left them queued, to run later into a sweep directory it had said held nothing, or beside a sweep.json that
     did not list them; a running one is then recorded `interrupted`, as a cancelled job is."""
-    if ids := slurm_job_ids():
+    ids = sorted({found[1] for sweep_dir in SLURM_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
+                  if (found := SLURM_JOB.fullmatch(entry.name))})
+    if ids:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # no scancel here, or a controller that hangs:
             subprocess.run(["scancel", *ids], capture_output=True, check=False, timeout=60)  # the stop is said anyway
-
-
-def slurm_job_ids() -> list[str]:
-    """The (array) job ids of the sweeps this process launched as Slurm jobs, as submitit's files name them."""
-    return sorted({found[1] for sweep_dir in SLURM_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
-                   if (found := SLURM_JOB.fullmatch(entry.name))})
 
 
 def _entries(folder: Path) -> list[Path]:
