@@ -134,8 +134,8 @@ def test_a_slurm_job_whose_setup_fails_ends_the_sweep_in_one_line(tmp_path):
     in it, writing no result, and the sweep waited for them for ever."""
     done, job = slurm_sweep(tmp_path, "hydra.launcher.setup=['echo ollama: command not found >&2','exit 3']")
     assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["sweep_failed"], (
-        f"benchrun: error: Slurm job {job}_0 left the queue without a result (cancelled before it ran, or it ended "
-        "before benchrun started in it); its log ends: ollama: command not found: nothing was asked or recorded"))
+        f"benchrun: error: Slurm job {job}_0 left the queue without a result (cancelled before it ran, killed, or its "
+        "setup failed); its log ends: ollama: command not found: nothing was asked or recorded"))
     assert (queued(job), list(tmp_path.iterdir())) == ("", [])
 
 

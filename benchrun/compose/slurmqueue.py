@@ -48,8 +48,8 @@ def _watching(stop: Stop) -> None:
         lost, missed = missed & (now := _without_result(queued)), now
         if lost:
             job = min(lost)
-            stop(f"Slurm job {job} left the queue without a result (cancelled before it ran, or it ended before "
-                 f"benchrun started in it){_last_said(_tasks()[job] / f'{job}_0_log.err')}", EXIT["sweep_failed"])
+            stop(f"Slurm job {job} left the queue without a result (cancelled before it ran, killed, or its setup "
+                 f"failed){_last_said(_tasks()[job] / f'{job}_0_log.err')}", EXIT["sweep_failed"])
             return
 
 
