@@ -23,6 +23,10 @@ each with the rule it now obeys.
 - `hydra.sweep.subdir=same` (a job directory that names no job) in a sweep of two models: both jobs were given one
   directory, the second refused there (`already holds run ...`), and the sweep exited 0 with a sweep.json of one job,
   the other model never asked and not listed. Now refused before anything is made (`callbacks._check_subdir`)
+- a Slurm sweep with `hydra.launcher.timeout_min=1` (or 2): submitit asks Slurm for its warning (SIGUSR2)
+  `signal_delay_s` (120 s) before the time limit, that is at once, and a run ends at the warning: every job was
+  recorded `interrupted by SIGUSR2` with nothing asked, exit 1. Now refused before anything is made
+  (`callbacks._check_slurm_time`)
 """
 
 from __future__ import annotations
@@ -146,4 +150,14 @@ def test_a_job_directory_that_names_no_job_is_refused_in_a_sweep_of_two(tmp_path
         "benchrun: error: hydra.sweep.subdir=same: every job of the sweep would have this one directory, and a run "
         "directory holds one run (each job after the first refused there, the sweep summed up without it); leave "
         "hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs by ${hydra.job.num}\n"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_slurm_jobs_whose_time_is_all_warning_are_refused(tmp_path):
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                        "hydra.launcher.timeout_min=1", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: hydra.launcher.timeout_min=1: Slurm warns a job hydra.launcher.signal_delay_s=120 seconds "
+        "before its time is up, and a run ends at that warning (interrupted, to be resumed), so every job would stop "
+        "as it starts; give jobs more than 2 minutes, or a smaller hydra.launcher.signal_delay_s\n"))
     assert list(tmp_path.iterdir()) == []
