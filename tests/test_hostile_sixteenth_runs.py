@@ -27,6 +27,11 @@ each with the rule it now obeys.
   `signal_delay_s` (120 s) before the time limit, that is at once, and a run ends at the warning: every job was
   recorded `interrupted by SIGUSR2` with nothing asked, exit 1. Now refused before anything is made
   (`callbacks._check_slurm_time`)
+- a custom_scorer.py that writes the task's values file at import (a cache of the data made as the file is
+  imported): the samples were made of the file as first read, but the manifest named the file by the bytes written
+  at import, so `verify` said the sources unchanged while the prompts came from other data. Now the manifest names
+  the files as they were read before the benchmark's code ran (`compiler.plan.source_files`), and verify says the
+  data file changed since
 """
 
 from __future__ import annotations
@@ -161,3 +166,27 @@ def test_slurm_jobs_whose_time_is_all_warning_are_refused(tmp_path):
         "before its time is up, and a run ends at that warning (interrupted, to be resumed), so every job would stop "
         "as it starts; give jobs more than 2 minutes, or a smaller hydra.launcher.signal_delay_s\n"))
     assert list(tmp_path.iterdir()) == []
+
+
+WRITES_DATA = """import os
+
+with open(os.path.join(os.path.dirname(__file__), "data", "v.jsonl"), "w") as data:
+    data.write('{"a": 7, "reference": "7"}\\n')
+
+
+def s(response, reference):
+    return 1
+"""
+
+
+def test_a_data_file_written_by_a_scorer_files_import_is_named_as_it_was_read(tmp_path):
+    first = b'{"a": 1, "reference": "1"}\n{"a": 2, "reference": "2"}\n'
+    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values_file": "data/v.jsonl",
+                                                   "scorer": "s"}),
+                           "custom_scorer.py": WRITES_DATA, "data/v.jsonl": first.decode()})
+    done = run_of(tmp_path)
+    assert done.returncode == EXIT["ok"], done.stderr
+    manifest = json.loads((run_dir_of(done.stdout) / "manifest.json").read_text())
+    assert [sample["prompt"] for sample in manifest["samples"]] == ["say 1", "say 2"]
+    assert {"path": "data/v.jsonl", "sha256": hashlib.sha256(first).hexdigest(), "size": len(first)} in \
+        manifest["files"]
