@@ -62,7 +62,8 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
     limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"], cfg["task"]["max_total_chars"])
     every_spec = read_tasks(bench, Bounds(limits.max_prompt_chars, limits.max_samples, cfg["task"]["max_file_bytes"]))
     named = [name for spec in every_spec for name in spec.files]
-    as_read = {path: _source_file(bench, path) for path in benchmark_files(bench, named)}  # before its code runs
+    as_read = {path: _source_file(bench, path) for path in benchmark_files(bench, named)  # before its code runs
+               if path.suffix != ".py"}  # its Python files: as imported, below
     specs = select(every_spec, cfg["task"].get("only"))
     check_sample_count(specs, limits)
     forget_local_modules()
