@@ -38,18 +38,20 @@ def watch(stop: Stop) -> None:
 
 def _watching(stop: Stop) -> None:
     missed: set[str] = set()
+    known: dict[str, Path] = {}
     while True:
         time.sleep(POLL_S)
         if (queued := _queue()) is None:
             continue
-        if (why := never_starts(queued)) is not None:
+        known.update(_tasks())  # and those whose folder went since (the sweep's directory removed): no result comes
+        if (why := never_starts(queued, known)) is not None:
             stop(why, EXIT["usage"])
             return
-        lost, missed = missed & (now := _without_result(queued)), now
+        lost, missed = missed & (now := _without_result(queued, known)), now
         if lost:
             job = min(lost)
             stop(f"Slurm job {job} left the queue without a result (cancelled before it ran, killed, or its setup "
-                 f"failed){_last_said(_tasks()[job] / f'{job}_0_log.err')}", EXIT["sweep_failed"])
+                 f"failed){_last_said(known[job] / f'{job}_0_log.err')}", EXIT["sweep_failed"])
             return
 
 
@@ -67,9 +69,9 @@ def _queue() -> dict[str, tuple[str, str]] | None:
             (((line.split("|") + ["", ""])[:3]) for line in listed.stdout.splitlines())}
 
 
-def never_starts(queued: dict[str, tuple[str, str]]) -> str | None:
-    """The line for the first of the sweeps' jobs that pends for a reason of NEVER; None when none does."""
-    for job in sorted(_tasks()):
+def never_starts(queued: dict[str, tuple[str, str]], known: dict[str, Path]) -> str | None:
+    """The line for the first of the `known` jobs that pends for a reason of NEVER; None when none does."""
+    for job in sorted(known):
         state, reason = queued.get(job, ("", ""))
         if state == "PENDING" and reason in NEVER:
             return (f"Slurm job {job} can never start as it asks (squeue: {reason}): its request is more than the "
@@ -78,10 +80,9 @@ def never_starts(queued: dict[str, tuple[str, str]]) -> str | None:
     return None
 
 
-def _without_result(queued: dict[str, tuple[str, str]]) -> set[str]:
-    """The sweeps' jobs that are not in the queue and have written no result."""
-    return {job for job, folder in _tasks().items()
-            if job not in queued and not (folder / f"{job}_0_result.pkl").exists()}
+def _without_result(queued: dict[str, tuple[str, str]], known: dict[str, Path]) -> set[str]:
+    """The `known` jobs that are not in the queue and have written no result."""
+    return {job for job, folder in known.items() if job not in queued and not (folder / f"{job}_0_result.pkl").exists()}
 
 
 def _last_said(log: Path) -> str:
