@@ -109,6 +109,8 @@ class RunDirCheck(Callback):
         _pin_sweep_dir(config, sweep_dir)
         if not launcher.endswith(".BasicLauncher"):
             threading.excepthook = _launcher_thread_died
+        if launcher.endswith(".JoblibLauncher"):
+            os.environ[LAUNCHER_PID] = str(os.getpid())  # its workers' parent, which they outlived (LauncherGone)
         if launcher.endswith(".SlurmLauncher"):
             _leave_outer_job()
             takeback.SLURM_SWEEPS.append(sweep_dir)
@@ -348,3 +350,20 @@ class SweepSummaryCallback(Callback):
         output.print_sweep(summary, sweep_dir, output.stdout())
         if summary.failed:
             sys.exit(EXIT["sweep_failed"])
+
+
+LAUNCHER_PID = "BENCHRUN_LAUNCHER_PID"
+"""The pid of a sweep's launching process, set for the worker processes it starts (joblib's)."""
+
+
+class LauncherGone(Callback):
+    """In a launcher's worker process (joblib's), after a job: a worker whose launching process has gone (SIGKILLed,
+    the OOM killer) ends too. Its job's run was finished and recorded, but the worker, and loky's resource tracker,
+    then waited for ever for jobs that could never come: each such sweep left its processes behind."""
+
+    def on_job_end(self, config: DictConfig, **kwargs: Any) -> None:
+        launcher = os.environ.get(LAUNCHER_PID, "")
+        if launcher.isdigit() and int(launcher) not in (os.getpid(), os.getppid()):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT["ok"])

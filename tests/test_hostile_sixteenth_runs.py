@@ -32,20 +32,28 @@ each with the rule it now obeys.
   at import, so `verify` said the sources unchanged while the prompts came from other data. Now the manifest names
   the files as they were read before the benchmark's code ran (`compiler.plan.source_files`), and verify says the
   data file changed since
+- a joblib sweep whose launching process is SIGKILLed (the OOM killer): its workers finished their runs, then waited
+  for ever for jobs that could never come, with loky's resource trackers: every such sweep left four processes
+  behind. Now a worker whose launching process has gone ends after its job (`callbacks.LauncherGone`)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun, run_dir_of, sweep_dir_of
@@ -190,3 +198,38 @@ def test_a_data_file_written_by_a_scorer_files_import_is_named_as_it_was_read(tm
     assert [sample["prompt"] for sample in manifest["samples"]] == ["say 1", "say 2"]
     assert {"path": "data/v.jsonl", "sha256": hashlib.sha256(first).hexdigest(), "size": len(first)} in \
         manifest["files"]
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (not ended, nor ended and not yet reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def statuses(outputs: Path) -> list[str]:
+    """The status of each run of the sweep in `outputs`."""
+    return [json.loads(path.read_text())["status"] for path in sorted(outputs.glob("*/*_sweep/*/run.json"))]
+
+
+def test_a_joblib_sweeps_workers_end_when_its_launching_process_is_killed(tmp_path):
+    outputs = tmp_path / "outputs"
+    with FakeOllama(models=["llama3.2", "gemma3"], latency_s=0.25) as server:
+        sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
+                                  "hydra/launcher=joblib", f"runner.host={server.url}", "cache=false",
+                                  "runner.concurrency=1", f"outputs={outputs}"], cwd=tmp_path, env=child_env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        workers: list[int] = []
+        try:
+            wait_for(lambda: line_count(next(outputs.glob("*/*_sweep/1_gemma3/responses.jsonl"), outputs)) >= 2, 120)
+            workers = [int(pid) for pid in Path(f"/proc/{sweep.pid}/task/{sweep.pid}/children").read_text().split()]
+            assert len(workers) >= 2  # loky's workers and resource trackers
+            os.kill(sweep.pid, signal.SIGKILL)
+            sweep.wait(60)
+            wait_for(lambda: statuses(outputs) == ["completed", "completed"], 120)
+            wait_for(lambda: not any(alive(pid) for pid in workers), 60)
+        finally:
+            for pid in workers:
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
