@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, RangeSweep
 from hydra.experimental.callback import Callback
@@ -280,8 +281,10 @@ sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) w
 
 
 def _swept(config: DictConfig) -> list[Override]:
-    """The command line's sweep overrides, parsed (once: the checks below each read them)."""
-    overrides = OverridesParser.create().parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
+    """The command line's sweep overrides, parsed (once: the checks below each read them) with Hydra's config loader,
+    which lists a group's options for a `glob(...)` sweep (`task=glob(*)`: without it, `ConfigLoader is not set`)."""
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    overrides = parser.parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
     return [override for override in overrides if override.is_sweep_override()]
 
 

@@ -35,6 +35,9 @@ each with the rule it now obeys.
 - a joblib sweep whose launching process is SIGKILLed (the OOM killer): its workers finished their runs, then waited
   for ever for jobs that could never come, with loky's resource trackers: every such sweep left four processes
   behind. Now a worker whose launching process has gone ends after its job (`callbacks.LauncherGone`)
+- a glob sweep over a config group (`-m 'task=glob(*)'`, Hydra's documented sweep): benchrun's own checks parsed the
+  sweep without Hydra's config loader and refused it, `ConfigLoader is not set` (exit 2, naming nothing). Now parsed
+  with it (`callbacks._swept`): one job per preset
 """
 
 from __future__ import annotations
@@ -233,3 +236,10 @@ def test_a_joblib_sweeps_workers_end_when_its_launching_process_is_killed(tmp_pa
             for pid in workers:
                 if alive(pid):
                     os.kill(pid, signal.SIGKILL)
+
+
+def test_a_glob_sweep_over_a_config_group_runs_a_job_per_preset(tmp_path):
+    done = run_benchrun("-m", "task=glob(*)", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr.count("error")) == (EXIT["ok"], 0), done.stderr
+    assert [line.split(", ")[0] for line in done.stdout.splitlines() if "dry run: no model was called" in line] == [
+        "1 tasks", "4 tasks"]  # folderbench, then listbench
