@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override, RangeSweep
+from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, read_write
 
@@ -308,6 +308,10 @@ def _values(override: Override) -> float:
     """How many values a sweep override lists, a range's counted without listing them (math.inf for a range without
     end, 0 for one Hydra refuses: a step of 0)."""
     value = override.value()
+    if isinstance(value, IntervalSweep):  # Hydra's enumeration refuses it naming its type alone
+        key = override.key_or_group
+        _refuse(f"in 'config': {override.input_line}: an interval is sampled by an optimising sweeper (Optuna, "
+                f"Nevergrad), and a benchrun sweep lists its values: {key}=a,b,c or {key}=range(start,stop,step)")
     if not isinstance(value, RangeSweep):
         return sum(1 for _ in override.sweep_string_iterator())
     try:

@@ -38,6 +38,9 @@ each with the rule it now obeys.
 - a glob sweep over a config group (`-m 'task=glob(*)'`, Hydra's documented sweep): benchrun's own checks parsed the
   sweep without Hydra's config loader and refused it, `ConfigLoader is not set` (exit 2, naming nothing). Now parsed
   with it (`callbacks._swept`): one job per preset
+- `-m 'runner.options.temperature=interval(0,1)'` (an optimising sweeper's interval, given to benchrun's basic
+  sweeper): `Can only enumerate CHOICE and RANGE sweeps, type is ValueType.INTERVAL_SWEEP`, naming no override. Now
+  one line naming it and saying what a benchrun sweep takes (`callbacks._values`)
 """
 
 from __future__ import annotations
@@ -243,3 +246,11 @@ def test_a_glob_sweep_over_a_config_group_runs_a_job_per_preset(tmp_path):
     assert (done.returncode, done.stderr.count("error")) == (EXIT["ok"], 0), done.stderr
     assert [line.split(", ")[0] for line in done.stdout.splitlines() if "dry run: no model was called" in line] == [
         "1 tasks", "4 tasks"]  # folderbench, then listbench
+
+
+def test_an_interval_sweep_is_refused_naming_its_override(tmp_path):
+    done = run_benchrun("-m", "runner.options.temperature=interval(0,1)", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner.options.temperature=interval(0,1): an interval is sampled by an "
+        "optimising sweeper (Optuna, Nevergrad), and a benchrun sweep lists its values: "
+        "runner.options.temperature=a,b,c or runner.options.temperature=range(start,stop,step)\n"))
