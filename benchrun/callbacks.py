@@ -83,6 +83,9 @@ class RunDirCheck(Callback):
         _check_logging(config)
         swept = _swept(config)
         jobs = _check_sweep_size(swept)
+        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
+        if launcher.endswith(".JoblibLauncher"):  # a dry run's jobs are launched too
+            _check_joblib_workers(config.hydra.launcher, jobs)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.sweep.dir")
@@ -99,7 +102,6 @@ class RunDirCheck(Callback):
             _refuse(why)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
-        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if launcher.endswith(".SlurmLauncher"):
             _check_slurm_time(config.hydra.launcher)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
@@ -146,6 +148,15 @@ def _check_slurm_time(launcher: DictConfig) -> None:
                 "seconds before its time is up, and a run ends at that warning (interrupted, to be resumed), so every "
                 f"job would stop as it starts; give jobs more than {delay / 60:g} minutes, or a smaller "
                 "hydra.launcher.signal_delay_s")
+
+
+def _check_joblib_workers(launcher: DictConfig, jobs: float) -> None:
+    """Refuse more joblib workers than the sweep has jobs and the machine has CPUs: joblib started every one of them
+    at once (`n_jobs=100000` for a sweep of two jobs: processes without end, the machine brought to a halt)."""
+    workers, most = launcher.get("n_jobs"), max(int(jobs), os.cpu_count() or 1)
+    if isinstance(workers, int) and workers > most:
+        _refuse(f"hydra.launcher.n_jobs={workers}: joblib starts that many worker processes at once, and the sweep has "
+                f"{int(jobs)} jobs on {os.cpu_count() or 1} CPUs; give at most {most} (or leave it out: one a CPU)")
 
 
 def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:

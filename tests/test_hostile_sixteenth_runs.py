@@ -41,6 +41,9 @@ each with the rule it now obeys.
 - `-m 'runner.options.temperature=interval(0,1)'` (an optimising sweeper's interval, given to benchrun's basic
   sweeper): `Can only enumerate CHOICE and RANGE sweeps, type is ValueType.INTERVAL_SWEEP`, naming no override. Now
   one line naming it and saying what a benchrun sweep takes (`callbacks._values`)
+- `hydra/launcher=joblib hydra.launcher.n_jobs=100000` for a sweep of two jobs (a dry run too): joblib started worker
+  processes by the hundred (a load of 50 on two CPUs, hundreds of leaked semaphores) until stopped. Now more workers
+  than the sweep's jobs and the machine's CPUs are refused before any starts (`callbacks._check_joblib_workers`)
 """
 
 from __future__ import annotations
@@ -254,3 +257,12 @@ def test_an_interval_sweep_is_refused_naming_its_override(tmp_path):
         "benchrun: error: in 'config': runner.options.temperature=interval(0,1): an interval is sampled by an "
         "optimising sweeper (Optuna, Nevergrad), and a benchrun sweep lists its values: "
         "runner.options.temperature=a,b,c or runner.options.temperature=range(start,stop,step)\n"))
+
+
+def test_more_joblib_workers_than_jobs_and_cpus_are_refused(tmp_path):
+    cpus = os.cpu_count() or 1
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", f"hydra.launcher.n_jobs={cpus + 3}",
+                        "dry_run=true", cwd=tmp_path)  # a few more than allowed: without the check, only a few started
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: hydra.launcher.n_jobs={cpus + 3}: joblib starts that many worker processes at once, and the "
+        f"sweep has 2 jobs on {cpus} CPUs; give at most {max(2, cpus)} (or leave it out: one a CPU)\n"))
