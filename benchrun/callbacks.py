@@ -24,6 +24,7 @@ from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import slurmqueue, takeback
 from benchrun.compose.config import checked_directory
+from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
@@ -349,6 +350,12 @@ def _check_swept_once(swept: list[Override]) -> None:
         if twice := next((value for value, times in listed.items() if times > 1), None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
+        named: dict[str, str] = {}
+        for value in listed:  # two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing
+            if (other := named.setdefault(label({override.key_or_group: value}, None), value)) != value:
+                _refuse(f"in 'config': {override.key_or_group}: the sweep lists {other!r} and {value!r}, whose jobs "
+                        f"would both be labelled {Path(value).name!r} (a path by its last part), which the sweep's "
+                        "table, its report and its exports could not tell apart; list each once, under a name of its own")
 
 
 def _refuse(message: str) -> None:

@@ -44,6 +44,10 @@ each with the rule it now obeys.
 - `hydra/launcher=joblib hydra.launcher.n_jobs=100000` for a sweep of two jobs (a dry run too): joblib started worker
   processes by the hundred (a load of 50 on two CPUs, hundreds of leaked semaphores) until stopped. Now more workers
   than the sweep's jobs and the machine's CPUs are refused before any starts (`callbacks._check_joblib_workers`)
+- `-m task.path=v1/mmlu,v2/mmlu` (two benchmarks of one folder name; or `A,A/`, one benchmark spelt twice; or
+  `runner.model_path=a/model.gguf,b/model.gguf`): every job labelled by the path's last part, so the sweep's table,
+  report and exports had columns that could not be told apart. Now refused as a value listed twice is
+  (`callbacks._check_swept_once`)
 """
 
 from __future__ import annotations
@@ -266,3 +270,13 @@ def test_more_joblib_workers_than_jobs_and_cpus_are_refused(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: hydra.launcher.n_jobs={cpus + 3}: joblib starts that many worker processes at once, and the "
         f"sweep has 2 jobs on {cpus} CPUs; give at most {max(2, cpus)} (or leave it out: one a CPU)\n"))
+
+
+@pytest.mark.parametrize("paths, first, second", [("v1/A,v2/A", "v1/A", "v2/A"), ("A,A/", "A", "A/")])
+def test_two_paths_of_one_label_in_a_sweep_are_refused(tmp_path, paths, first, second):
+    done = run_benchrun("-m", f"task.path={paths}", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': task.path: the sweep lists {first!r} and {second!r}, whose jobs would both be "
+        "labelled 'A' (a path by its last part), which the sweep's table, its report and its exports could not tell "
+        "apart; list each once, under a name of its own\n"))
+    assert list(tmp_path.iterdir()) == []
