@@ -24,7 +24,7 @@ NEVER = frozenset({"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit"
 lets start: the job reason codes that say the request itself cannot be met."""
 POLL_S = 5.0
 """How often the queue is asked; a job is taken to have left it without a result when two askings in a row miss it
-and its result."""
+and its result, and Slurm says it did not complete."""
 LOG_TAIL = 300
 """How much of the end of a lost job's log is read for its last line (characters)."""
 Stop = Callable[[str, int], None]
@@ -47,7 +47,8 @@ def _watching(stop: Stop) -> None:
         if (why := never_starts(queued, known)) is not None:
             stop(why, EXIT["usage"])
             return
-        lost, missed = missed & (now := _without_result(queued, known)), now
+        now = _without_result(queued, known)
+        lost, missed = {job for job in missed & now if _ended_badly(job)}, now
         if lost:
             job = min(lost)
             stop(f"Slurm job {job} left the queue without a result (cancelled before it ran, killed, or its setup "
@@ -83,6 +84,20 @@ def never_starts(queued: dict[str, tuple[str, str]], known: dict[str, Path]) -> 
 def _without_result(queued: dict[str, tuple[str, str]], known: dict[str, Path]) -> set[str]:
     """The `known` jobs that are not in the queue and have written no result."""
     return {job for job, folder in known.items() if job not in queued and not (folder / f"{job}_0_result.pkl").exists()}
+
+
+def _ended_badly(job: str) -> bool:
+    """Whether Slurm says job `job` ended in a state that leaves no result (failed, cancelled, killed), or no longer
+    knows it (forgotten MinJobAge after it ended); not for one that completed, whose result a shared file system
+    may show late."""
+    try:
+        said = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True, timeout=60,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if said.returncode:  # `Invalid job id specified`; `Job 12_1 not found` (an array's task cancelled as it waited)
+        return any(words in said.stdout + said.stderr for words in ("Invalid job id", "not found"))
+    return not any(word in ("JobState=COMPLETED", "JobState=COMPLETING") for word in said.stdout.split())
 
 
 def _last_said(log: Path) -> str:
