@@ -74,7 +74,7 @@ def main() -> None:
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
         _cancel_slurm_jobs()
-        why, code = INTERRUPTS.stopped_for, EXIT["archive"] if INTERRUPTS.stopped_for else EXIT["interrupted"]
+        why, code = INTERRUPTS.stopped_for, INTERRUPTS.stopped_code if INTERRUPTS.stopped_for else EXIT["interrupted"]
         if (sweep := _interrupted_sweep()) is not None:  # or a sweep's jobs, each in a process of its own, had begun
             _error(f"{why or 'interrupted by ' + (INTERRUPTS.signal_name() or 'SIGINT')}: {sweep}")
             _exit_now(code)

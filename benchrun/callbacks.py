@@ -14,15 +14,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override, RangeSweep
+from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.compose import takeback
+from benchrun.compose import slurmqueue, takeback
 from benchrun.compose.config import checked_directory
+from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
@@ -81,7 +83,10 @@ class RunDirCheck(Callback):
         _check_stays(config)
         _check_logging(config)
         swept = _swept(config)
-        _check_sweep_size(swept)
+        jobs = _check_sweep_size(swept)
+        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
+        if launcher.endswith(".JoblibLauncher"):  # a dry run's jobs are launched too
+            _check_joblib_workers(config.hydra.launcher, jobs)
         if config.get("dry_run"):
             return
         _check_outputs(config, "hydra.sweep.dir")
@@ -96,20 +101,24 @@ class RunDirCheck(Callback):
                     "(hydra.sweep.dir=...)")
         if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
             _refuse(why)
-        _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"])
+        _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
+        if launcher.endswith(".SlurmLauncher"):
+            _check_slurm_time(config.hydra.launcher)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
             takeback.NEW_SWEEPS.append((sweep_dir, top))
         takeback.SWEEPS.append(sweep_dir)
         _pin_sweep_dir(config, sweep_dir)
-        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if not launcher.endswith(".BasicLauncher"):
             threading.excepthook = _launcher_thread_died
+        if launcher.endswith(".JoblibLauncher"):
+            os.environ[LAUNCHER_PID] = str(os.getpid())  # its workers' parent, which they outlived (LauncherGone)
         if launcher.endswith(".SlurmLauncher"):
             _leave_outer_job()
             takeback.SLURM_SWEEPS.append(sweep_dir)
+            slurmqueue.watch(INTERRUPTS.stop)
 
 
 OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")
@@ -129,6 +138,26 @@ def _leave_outer_job() -> None:
         return
     for name in [name for name in os.environ if name.startswith(OUTER_JOB) and name not in KEPT_OUTSIDE_JOBS]:
         del os.environ[name]
+
+
+def _check_slurm_time(launcher: DictConfig) -> None:
+    """Refuse Slurm jobs whose time limit is no longer than the warning Slurm is asked to send before it
+    (`signal_delay_s`, SIGUSR2, which ends a run as an interrupt): every job was stopped as it started, nothing asked."""
+    minutes, delay = launcher.get("timeout_min"), launcher.get("signal_delay_s")
+    if isinstance(minutes, (int, float)) and isinstance(delay, (int, float)) and minutes * 60 <= delay:
+        _refuse(f"hydra.launcher.timeout_min={minutes}: Slurm warns a job hydra.launcher.signal_delay_s={delay} "
+                "seconds before its time is up, and a run ends at that warning (interrupted, to be resumed), so every "
+                f"job would stop as it starts; give jobs more than {delay / 60:g} minutes, or a smaller "
+                "hydra.launcher.signal_delay_s")
+
+
+def _check_joblib_workers(launcher: DictConfig, jobs: float) -> None:
+    """Refuse more joblib workers than the sweep has jobs and the machine has CPUs: joblib started every one of them
+    at once (`n_jobs=100000` for a sweep of two jobs: processes without end, the machine brought to a halt)."""
+    workers, most = launcher.get("n_jobs"), max(int(jobs), os.cpu_count() or 1)
+    if isinstance(workers, int) and workers > most:
+        _refuse(f"hydra.launcher.n_jobs={workers}: joblib starts that many worker processes at once, and the sweep has "
+                f"{int(jobs)} jobs on {os.cpu_count() or 1} CPUs; give at most {most} (or leave it out: one a CPU)")
 
 
 def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:
@@ -181,11 +210,13 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
         _refuse(str(err))
 
 
-def _check_subdir(subdir: Any) -> None:
+def _check_subdir(subdir: Any, jobs: float) -> None:
     """Refuse a job directory (hydra.sweep.subdir, as written) that would not sit directly in the sweep directory,
     where sweep.json and every audit command look for the sweep's jobs: one that names a folder, or interpolates what
     may, for some job, hold a '/' (`${hydra.job.override_dirname}` of `runner.host=http://...`, `${runner.model}` of
-    `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed)."""
+    `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed); and,
+    for a sweep of more than one job, one that names no job (`same`: every job's directory, the second refused there,
+    and the sweep summed up as the first alone, exit 0)."""
     written = str(subdir)
     if "/" in written or "\\" in written or written in ("", ".", ".."):
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
@@ -195,6 +226,11 @@ def _check_subdir(subdir: Any) -> None:
                 f"{unsafe[0]} may hold a '/' for some job (an override's value: runner.host=http://...), which puts the "
                 "job out of the sweep's sight; leave hydra.sweep.subdir out (benchrun names each job by what it "
                 "varies), or name jobs by ${hydra.job.num}")
+    if jobs > 1 and not _interpolations(written):
+        _refuse(f"hydra.sweep.subdir={written}: every job of the sweep would have this one directory, and a run "
+                "directory holds one run (each job after the first refused there, the sweep summed up without it); "
+                "leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs by "
+                "${hydra.job.num}")
 
 
 SAFE_SUBDIR = re.compile(r"\$\{hydra\.job\.(num|id)\}|\$\{sweep_label:.*\}", re.S)
@@ -257,15 +293,17 @@ sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) w
 
 
 def _swept(config: DictConfig) -> list[Override]:
-    """The command line's sweep overrides, parsed (once: the checks below each read them)."""
-    overrides = OverridesParser.create().parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
+    """The command line's sweep overrides, parsed (once: the checks below each read them) with Hydra's config loader,
+    which lists a group's options for a `glob(...)` sweep (`task=glob(*)`: without it, `ConfigLoader is not set`)."""
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    overrides = parser.parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
     return [override for override in overrides if override.is_sweep_override()]
 
 
-def _check_sweep_size(swept: list[Override]) -> None:
+def _check_sweep_size(swept: list[Override]) -> float:
     """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
     would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
-    exit 0)."""
+    exit 0); how many jobs it makes."""
     counts = [(override.key_or_group, _values(override)) for override in swept]
     if empty := next((override for override, (_, count) in zip(swept, counts) if not count), None):
         _refuse(f"in 'config': the sweep makes no jobs: {empty.input_line} lists no value; give it one or more")
@@ -275,12 +313,17 @@ def _check_sweep_size(swept: list[Override]) -> None:
         _refuse(f"in 'config': the sweep makes {_many(jobs)} jobs ({each}), more than a sweep runs "
                 f"({MAX_SWEEP_JOBS:,}, "
                 "one after another, a run directory each); sweep fewer values, or split the sweep")
+    return jobs
 
 
 def _values(override: Override) -> float:
     """How many values a sweep override lists, a range's counted without listing them (math.inf for a range without
     end, 0 for one Hydra refuses: a step of 0)."""
     value = override.value()
+    if isinstance(value, IntervalSweep):  # Hydra's enumeration refuses it naming its type alone
+        key = override.key_or_group
+        _refuse(f"in 'config': {override.input_line}: an interval is sampled by an optimising sweeper (Optuna, "
+                f"Nevergrad), and a benchrun sweep lists its values: {key}=a,b,c or {key}=range(start,stop,step)")
     if not isinstance(value, RangeSweep):
         return sum(1 for _ in override.sweep_string_iterator())
     try:
@@ -307,6 +350,12 @@ def _check_swept_once(swept: list[Override]) -> None:
         if twice := next((value for value, times in listed.items() if times > 1), None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
+        named: dict[str, str] = {}
+        for value in listed:  # two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing
+            if (other := named.setdefault(label({override.key_or_group: value}, None), value)) != value:
+                _refuse(f"in 'config': {override.key_or_group}: the sweep lists {other!r} and {value!r}, whose jobs "
+                        f"would both be labelled {Path(value).name!r} (a path by its last part), which the sweep's "
+                        "table, its report and its exports could not tell apart; list each once, under a name of its own")
 
 
 def _refuse(message: str) -> None:
@@ -326,3 +375,20 @@ class SweepSummaryCallback(Callback):
         output.print_sweep(summary, sweep_dir, output.stdout())
         if summary.failed:
             sys.exit(EXIT["sweep_failed"])
+
+
+LAUNCHER_PID = "BENCHRUN_LAUNCHER_PID"
+"""The pid of a sweep's launching process, set for the worker processes it starts (joblib's)."""
+
+
+class LauncherGone(Callback):
+    """In a launcher's worker process (joblib's), after a job: a worker whose launching process has gone (SIGKILLed,
+    the OOM killer) ends too. Its job's run was finished and recorded, but the worker, and loky's resource tracker,
+    then waited for ever for jobs that could never come: each such sweep left its processes behind."""
+
+    def on_job_end(self, config: DictConfig, **kwargs: Any) -> None:
+        launcher = os.environ.get(LAUNCHER_PID, "")
+        if launcher.isdigit() and int(launcher) not in (os.getpid(), os.getppid()):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT["ok"])

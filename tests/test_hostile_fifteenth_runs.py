@@ -283,12 +283,13 @@ def test_a_cpu_time_soft_limit_records_the_run_interrupted(tmp_path):
 
 @pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
 def test_a_slurm_sweep_stopped_by_a_signal_leaves_no_job_queued(tmp_path):
-    """Ctrl-C on a Slurm sweep whose jobs wait in the queue (here for ever: more CPUs than the node has): benchrun said
+    """Ctrl-C on a Slurm sweep whose jobs wait in the queue (here for an hour: sbatch --begin=now+3600): benchrun said
     `nothing was asked or recorded` and took the sweep's directory back, but the jobs stayed queued, to run later and
     ask the model into that directory. Now the sweep's jobs are cancelled (scancel) as it stops."""
     outputs = tmp_path / "outputs"
     sweep = started(tmp_path, "-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
-                    "hydra.launcher.cpus_per_task=64", "runner.host=http://127.0.0.1:9", f"outputs={outputs}")
+                    "+hydra.launcher.additional_parameters.begin=now+3600", "runner.host=http://127.0.0.1:9",
+                    f"outputs={outputs}")
     jobs: list[str] = []
     try:
         wait_for(lambda: bool(list(outputs.glob("*/*_sweep/.submitit/*_1"))), 120)

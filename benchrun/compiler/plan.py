@@ -14,7 +14,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
-from benchrun.compiler.usercode import contained, local_modules
+from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.filebytes import read_bounded
@@ -61,8 +61,12 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
     bench = bench_dir(cfg["task"]["path"], cwd)
     limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"], cfg["task"]["max_total_chars"])
     every_spec = read_tasks(bench, Bounds(limits.max_prompt_chars, limits.max_samples, cfg["task"]["max_file_bytes"]))
+    named = [name for spec in every_spec for name in spec.files]
+    as_read = {path: _source_file(bench, path) for path in benchmark_files(bench, named)  # before its code runs
+               if path.suffix != ".py"}  # its Python files: as imported, below
     specs = select(every_spec, cfg["task"].get("only"))
     check_sample_count(specs, limits)
+    forget_local_modules()
     known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
     known_scorers = scoring.available(bench)
     tasks, samples, rendered = [], [], grid.Rendered()
@@ -76,7 +80,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
                             lambda name, where: format_spec(name, known_formats, where))
     manifest = Manifest(
         benchmark=cfg["task"]["name"], config=manifest_config(cfg),
-        files=source_files(bench, [*(name for spec in every_spec for name in spec.files), *local_modules(bench)]),
+        files=source_files(bench, [*named, *local_modules(bench)], as_read),
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg),
         judges=judges, judge=judge_model(cfg, specs) if judges else None)
     refuse_keys(manifest)
@@ -212,9 +216,13 @@ def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: 
     return text + (f"; in {custom_file}: {', '.join(custom)}" if custom else f"; {custom_file}: none")
 
 
-def source_files(bench: Path, data: Iterable[str] = ()) -> tuple[SourceFile, ...]:
-    """Path, sha256 and size of every task source file of the benchmark, and of the `data` files its tasks name."""
-    return tuple(_source_file(bench, path) for path in benchmark_files(bench, data))
+def source_files(bench: Path, data: Iterable[str] = (),
+                 as_read: Mapping[Path, SourceFile] | None = None) -> tuple[SourceFile, ...]:
+    """Path, sha256 and size of every task source file of the benchmark, and of the `data` files its tasks name;
+    those of `as_read` as they were read before the benchmark's code ran (a custom_scorer.py that writes its data
+    file at import: the manifest named the bytes written, not those the samples were made of, and verify said the
+    sources unchanged)."""
+    return tuple((as_read or {}).get(path) or _source_file(bench, path) for path in benchmark_files(bench, data))
 
 
 def _source_file(bench: Path, path: Path) -> SourceFile:

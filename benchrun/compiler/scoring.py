@@ -12,7 +12,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
 
-from benchrun.compiler.usercode import defined_here, import_file
+from benchrun.compiler.usercode import Digests, defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
@@ -73,11 +73,11 @@ def contains(response: str, reference: Any) -> int:
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
 
 
-def scorers_in(path: Path, rel: str, probe: bool = True, sha256: str | None = None) -> dict[str, Scorer]:
+def scorers_in(path: Path, rel: str, probe: bool = True, digests: Digests | None = None) -> dict[str, Scorer]:
     """The public functions defined in a scorer file (`rel` names it in errors), but for one named like benchrun's
-    own scores (RESERVED_SCORERS), which no task can name and no rescore applies; `probe`, `sha256`: as
+    own scores (RESERVED_SCORERS), which no task can name and no rescore applies; `probe`, `digests`: as
     `import_file`."""
-    module = import_file(path, rel, probe, sha256)
+    module = import_file(path, rel, probe, digests)
     return {name: obj for name, obj in vars(module).items() if inspect.isfunction(obj) and defined_here(module, obj)
             and not name.startswith("_") and name not in RESERVED_SCORERS}
 

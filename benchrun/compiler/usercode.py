@@ -26,7 +26,7 @@ import traceback
 import uuid
 from pathlib import Path
 from types import ModuleType
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
@@ -77,22 +77,27 @@ _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 """The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
 
-SOURCES: dict[str, str] = {}
-"""The sha256 of the bytes each imported module was made of, by module name (`file_sha256`)."""
+Digests = dict[str, str]
+"""The sha256 of the files a benchmark file's module was made of, by path in its folder: the file itself, and the
+benchmark's own modules it had as it was imported (`helpers.py`)."""
+SOURCES: dict[str, Digests] = {}
+"""The digests of each imported module, by module name (`imported_as`)."""
+CHANGED = "changed since the run started: {0} to {1}…, not to {2}… as when the run read it; its scores would come " \
+          "from other code than the run recorded"
 
 
-def import_file(path: Path, rel: str, probe: bool = True, sha256: str | None = None) -> ModuleType:
+def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | None = None) -> ModuleType:
     """Import `path` (UTF-8 text, as every benchmark file) under a name unique to its location, after a `probe`
     import in a process of its own (unless this is one already); a failure names the file and the error. The module
-    is made of the bytes read here, once (their sha256 in SOURCES), which must hash to `sha256` when it is given: a
-    scorer process started mid-run imported the file as it was then, so a helper or a constant edited since scored
-    the rest of the run unseen, under the digest of the file the run recorded."""
+    is made of the bytes read here, once (their digests in SOURCES), which must hash as `digests` say when they are
+    given, and so must the benchmark's own modules it imports: a scorer process started mid-run imported the file
+    (or its helpers.py) as it was then, so a helper or a constant edited since scored the rest of the run unseen,
+    under the digests of the files the run recorded."""
     data = read_bounded(path, rel)
     utf8_text(data, rel)
     found = hashlib.sha256(data).hexdigest()
-    if sha256 is not None and found != sha256:
-        raise TaskError(f"changed since the run started: it hashes to {found[:12]}…, not to {sha256[:12]}… as when "
-                        "the run read it; its scores would come from other code than the run recorded", file=rel)
+    if digests is not None and found != digests.get(path.name):
+        raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)
     if probe:
         probed(path, rel)
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
@@ -103,11 +108,26 @@ def import_file(path: Path, rel: str, probe: bool = True, sha256: str | None = N
     try:
         with contained(rel, "cannot import", path):
             spec.loader.exec_module(module)
+        SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
     except BaseException:
         del sys.modules[name]
         raise
-    SOURCES[name] = found
     return module
+
+
+def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:
+    """The sha256 of each of the benchmark's own modules imported so far, by path in `folder`; each must be as
+    `digests` say, when they are given (file `rel` imported them)."""
+    found = {}
+    for module in local_modules(folder):
+        try:
+            found[module] = hashlib.sha256((folder / module).read_bytes()).hexdigest()
+        except OSError as err:
+            found[module] = type(err).__name__
+        if digests is not None and found[module] != digests.get(module):
+            raise TaskError(CHANGED.format(f"{module}, which it imports, hashes", found[module][:12],
+                                           str(digests.get(module))[:12]), file=rel)
+    return found
 
 
 @contextlib.contextmanager
@@ -143,21 +163,35 @@ def _end_copy(pid: int) -> None:
 
 def local_modules(bench: Path) -> list[str]:
     """The benchmark's own modules that its files imported (`from helpers import norm`), by their paths in `bench`: code
-    that scores, recorded as the files that import it are. Those of a folder of installed packages (a virtual
-    environment kept in the benchmark), benchrun's own (a benchmark around its checkout) and benchrun's imports of
-    the files themselves are not among them."""
-    root, found = bench.resolve(), set()
-    named = tuple({str(root) + os.sep, str(bench.absolute()) + os.sep})  # resolved only beneath them: 1 ms, not 16
-    for name, module in list(sys.modules.items()):
+    that scores, recorded as the files that import it are."""
+    return sorted({"/".join(path.relative_to(root).parts) for _, path, root in _own_modules([bench])})
+
+
+def forget_local_modules() -> None:
+    """Take the modules of the benchmarks whose files were imported so far (their `helpers.py`) out of sys.modules, so
+    that a compile imports its benchmark's own modules afresh: a second benchmark compiled in one process (a sweep
+    over task.path, the API) got the first's `helpers` from sys.modules, its code unnamed by its manifest."""
+    folders = {Path(module.__file__).parent for name, module in list(sys.modules.items())
+               if _INTERNAL_NAME.match(name) and getattr(module, "__file__", None)}
+    for name, _, _ in _own_modules(folders):
+        sys.modules.pop(name, None)
+
+
+def _own_modules(benches: Iterable[Path]) -> Iterator[tuple[str, Path, Path]]:
+    """(name, resolved path, resolved benchmark folder) of each module in sys.modules that is a benchmark's own: beneath
+    one of `benches`, and not of a folder of installed packages (a virtual environment kept in the benchmark), nor
+    benchrun's own (a benchmark around its checkout), nor benchrun's imports of the benchmark's files themselves."""
+    roots = {bench.resolve(): bench for bench in benches}
+    named = tuple({str(p) + os.sep for root, bench in roots.items() for p in (root, bench.absolute())})
+    for name, module in list(sys.modules.items()):  # resolved only beneath them: 1 ms, not 16
         where = getattr(module, "__file__", None)
         if not where or _INTERNAL_NAME.match(name) or not os.path.abspath(where).startswith(named):
             continue
         path = Path(where).resolve()
-        if not path.is_relative_to(root) or path.is_relative_to(BENCHRUN):
+        root = next((root for root in roots if path.is_relative_to(root)), None)
+        if root is None or path.is_relative_to(BENCHRUN) or INSTALLED.intersection(path.relative_to(root).parts):
             continue
-        if not INSTALLED.intersection(rel := path.relative_to(root).parts):
-            found.add("/".join(rel))
-    return sorted(found)
+        yield name, path, root
 
 
 BENCHRUN = Path(__file__).resolve().parents[1]
@@ -166,8 +200,8 @@ INSTALLED = frozenset({"site-packages", "dist-packages"})
 """The folders installed packages are kept in, which a benchmark's own modules are not."""
 
 
-def file_sha256(fn: object) -> str | None:
-    """The sha256 of the file the module defining `fn` was made of (`import_file`); None for one not imported so."""
+def imported_as(fn: object) -> Digests | None:
+    """The digests of the files the module defining `fn` was made of (`import_file`); None for one not imported so."""
     return SOURCES.get(getattr(fn, "__module__", None) or "")
 
 

@@ -205,9 +205,9 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
 OWN_CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--experimental-rerun")
 """Hydra's flags that put another config in place of benchrun's conf/config.yaml (a primary config of the user's,
 a pickled one): its callbacks (the run directory's checks) and its logging's masking of credentials with it."""
-OWN_CALLBACKS = ("hydra.callbacks.run_dir_check", "hydra.callbacks.sweep_summary")
+OWN_CALLBACKS = ("hydra.callbacks.run_dir_check", "hydra.callbacks.sweep_summary", "hydra.callbacks.launcher_gone")
 """benchrun's Hydra callbacks (conf/config.yaml): they check a run's directory before Hydra writes its copies there,
-and summarise a sweep. A callback of the user's may be added beside them (`+hydra.callbacks.mine._target_=...`)."""
+summarise a sweep, and end a launcher's worker that outlived its launching process. A callback of the user's may be added beside them (`+hydra.callbacks.mine._target_=...`)."""
 
 
 def refuse_replaced_config(argv: Sequence[str]) -> None:

@@ -21,6 +21,8 @@ import threading
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterator, TypeVar
 
+from benchrun.core.errors import EXIT
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -54,15 +56,19 @@ class Interrupts:
         """The signal the process is ending for, if any."""
         self.stopped_for: str | None = None
         """Why the process stopped itself (`stop`), said in place of the signal."""
+        self.stopped_code = EXIT["archive"]
+        """The exit code of a process that stopped itself (`stop`)."""
 
     def signal_name(self) -> str | None:
         """`SIGTERM`, for the last signal received; None when there was none."""
         return signal.Signals(self.received).name if self.received else None
 
-    def stop(self, why: str) -> None:
-        """End the process as SIGTERM would (what was started is recorded and said as for a signal), for `why`: a
-        thread the process waits on that died, which would leave it waiting for ever."""
-        self.stopped_for = self.stopped_for or why
+    def stop(self, why: str, code: int = EXIT["archive"]) -> None:
+        """End the process as SIGTERM would (what was started is recorded and said as for a signal), for `why`, with
+        exit code `code`: a thread the process waits on that died, or a job it waits on that can never start, which
+        would leave it waiting for ever."""
+        if self.stopped_for is None:
+            self.stopped_for, self.stopped_code = why, code
         os.kill(os.getpid(), signal.SIGTERM)
 
     def installed(self) -> bool:

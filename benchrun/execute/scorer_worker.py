@@ -1,8 +1,8 @@
 """The scorer process, `python -m benchrun.execute.scorer_worker`: scorers called one at a time, away from the run.
 
-Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, file's sha256]}
-(benchrun's own are called in the run's process); each function, and the file it is in, must still hash to the
-sha256 the run recorded. Every later line is one call, [seq, name, response, reference], answered on the process's
+Requests arrive on stdin as JSON lines. The first names the user's scorers: {name: [file, sha256, digests]}
+(benchrun's own are called in the run's process); each function, the file it is in and the benchmark's own
+modules that file imports must still hash as when the run imported them. Every later line is one call, [seq, name, response, reference], answered on the process's
 original stdout with one JSON line, [seq, metrics, null] or [seq, null, [type, message]], read and written by a
 decoder and an encoder of the process's own (a scorer patching `json.loads` does not reach them). Whatever user
 code raises (SystemExit and KeyboardInterrupt included) is that call's error; whatever it prints (file descriptors
@@ -193,13 +193,14 @@ def _send(replies: IO[str], message: Any) -> None:
 
 
 def load(named: dict[str, list[Any]]) -> dict[str, Scorer]:
-    """The scorers by name, each checked against the sha256 of the source the run recorded, its file against the
-    sha256 of the file the run imported it from (the file edited since: refused, though the function is as it was)."""
+    """The scorers by name, each checked against the sha256 of the source the run recorded, its file and the
+    benchmark's own modules it imports against the digests of those the run imported (a file edited since: refused,
+    though the function is as it was)."""
     files: dict[str, dict[str, Scorer]] = {}
     scorers = {}
-    for name, (file, sha256, file_sha256) in named.items():
+    for name, (file, sha256, digests) in named.items():
         if file not in files:  # contained already
-            files[file] = scorers_in(Path(file), file, probe=False, sha256=file_sha256)
+            files[file] = scorers_in(Path(file), file, probe=False, digests=digests)
         found = files[file]
         if name not in found:
             raise BenchrunError(f"no scorer '{name}' any more", file=file)

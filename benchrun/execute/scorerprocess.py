@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from benchrun.archive.dirlock import no_link, own_file
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
-from benchrun.compiler.usercode import file_sha256
+from benchrun.compiler.usercode import imported_as
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.secrets import SECRETS
@@ -122,7 +122,7 @@ class ScorerProcess:
     """User scorers in a child process, called in order, each within `timeout_s` (see the module docstring)."""
 
     def __init__(self, scorers: dict[str, Scorer], log: Path, timeout_s: float):
-        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn), file_sha256(fn)]
+        self._setup = json.dumps({name: [inspect.getsourcefile(fn), source_sha256(fn), imported_as(fn)]
                                   for name, fn in scorers.items()}).encode() + b"\n"
         self.log, self.timeout_s, self._reply_bytes = log, timeout_s, reply_bytes(scorers)
         self._printed = _Printed(log)
