@@ -73,9 +73,11 @@ class DirLock:
         self._found = b""
         self.stale: dict[str, Any] | None = None
 
-    def acquire(self, hint: str = "wait for it to finish or stop it first", watched: bool = False) -> DirLock:
+    def acquire(self, hint: str = "wait for it to finish or stop it first",
+                watched: dict[str, Any] | None = None) -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`; a lease already
-        `watched` (`remotely_written`) is not watched again."""
+        watched under the note `watched` (`not_remotely_written`) is not watched again, unless another note is found
+        now (a writer that took the run since)."""
         own_file(self.path)
         made = not os.path.lexists(self.path)
         with writing(self.path):
@@ -100,7 +102,7 @@ class DirLock:
             os.close(fd)
             raise ArchiveBusy(f"{ELSEWHERE.format(describe(self.stale))}; finish the run where it is written, and this "
                               "copy only if that one is lost", file=str(self.path.parent))
-        if not watched and writing_remotely(self.stale, self.path):
+        if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
         try:
@@ -246,9 +248,12 @@ def writing_remotely(note: dict[str, Any] | None, path: Path) -> bool:
     return _of_another_machine(note) and renewed(path)
 
 
-def remotely_written(run_dirs: list[Path]) -> set[Path]:
-    """Those of `run_dirs` that a writer on another machine still writes (`writing_remotely`), all watched at once."""
-    return {lock.parent for lock in renewing([d / LOCK for d in run_dirs if _of_another_machine(holder(d / LOCK))])}
+def not_remotely_written(run_dirs: list[Path]) -> dict[Path, dict[str, Any] | None]:
+    """Those of `run_dirs` that no writer on another machine still writes (`writing_remotely`), all watched at once,
+    each with the note its lock held when watched (`DirLock.acquire(watched=)`)."""
+    notes = {run_dir: holder(run_dir / LOCK) for run_dir in run_dirs}
+    live = renewing([run_dir / LOCK for run_dir, note in notes.items() if _of_another_machine(note)])
+    return {run_dir: note for run_dir, note in notes.items() if run_dir / LOCK not in live}
 
 
 def live_writer(path: Path, lock: LockState) -> str | None:
