@@ -1,4 +1,4 @@
-"""Hostile input, sixteenth pass, the review side: the code this session added (run.lock's lease, the writers /proc
+r"""Hostile input, sixteenth pass, the review side: the code this session added (run.lock's lease, the writers /proc
 finds, merged shards' machines, the quoted advice, the file-size limit), attacked; the cases found bad, each with the
 rule it now obeys.
 
@@ -7,6 +7,10 @@ rule it now obeys.
   new writer's lease being watched (`acquire(watched=True)` skipped the watch whatever note it found), run.json
   rewritten under a live writer. Now the watch is skipped only for the note that was watched
   (`archive.dirlock.not_remotely_written`, `DirLock.acquire(watched=)`)
+- an unreadable override whose value ends in backslashes (`runner.model=it's\\`, a Windows folder `'C:\models\`):
+  the quoted form advised did not read back as the value (Hydra halves the backslashes before a quote: `"it's\\"` is
+  `it's\`, one backslash lost), or none was advised (`"it's\"` is not read at all). Now
+  the backslashes before a quote are doubled (`cli._in_quotes`)
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ import sys
 from datetime import datetime, timezone
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from benchrun.archive import dirlock
 from benchrun.archive.lease import renewing
 from benchrun.archive.sweep import settle_dead_jobs
+from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import call_benchrun
 
 RENEWING = """
 import os, sys, time
@@ -55,3 +62,17 @@ def test_a_sweep_job_taken_up_on_another_machine_after_the_watch_is_not_settled(
             writer.wait()
     assert (settled, json.loads((job / "run.json").read_text())["status"]) == ([], "running")
     assert json.loads(lock.read_text())["host"] == "gpu2"
+
+
+@pytest.mark.parametrize(("value", "advised"), [
+    ("it's\\", 'runner.model="it\'s\\\\"'),
+    ("it's\\\\", 'runner.model="it\'s\\\\\\\\"'),
+    ("'C:\\models\\", 'runner.model="\'C:\\models\\\\"'),
+])
+def test_the_quoted_form_advised_for_a_value_ending_in_backslashes_reads_back_as_the_value(tmp_path, value, advised):
+    refused = call_benchrun(f"runner.model={value}", "dry_run=true", cwd=tmp_path)
+    at = len("runner.model=") + value.index("'") + 1
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        f"benchrun: error: the override {'runner.model=' + value!r}: Hydra's override grammar takes \"'\" (character "
+        f"{at}) only inside quotes; quote it: {advised}\n"))
+    assert OverridesParser.create().parse_override(advised).value() == value
