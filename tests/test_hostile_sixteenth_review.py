@@ -11,11 +11,17 @@ rule it now obeys.
   the quoted form advised did not read back as the value (Hydra halves the backslashes before a quote: `"it's\\"` is
   `it's\`, one backslash lost), or none was advised (`"it's\"` is not read at all). Now
   the backslashes before a quote are doubled (`cli._in_quotes`)
+- `export`/`report --output RUN/Run.json` where the run is on a disk that finds names whatever their case (FAT,
+  exFAT, an SMB share): the guard against writing a run's own files compared names as written, so the export replaced
+  the run's run.json with its CSV (exit 0; the run unreadable after). Now a name is compared as the folder's file
+  system finds it (`archive.claims.found_name`), and refused in one line as the run's own
 """
+
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -28,7 +34,8 @@ from benchrun.archive.lease import renewing
 from benchrun.archive.sweep import settle_dead_jobs
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import audit, call_benchrun
+from tests.helpers.fatdisk import can_mount_fat, fat_disk
 
 RENEWING = """
 import os, sys, time
@@ -76,3 +83,19 @@ def test_the_quoted_form_advised_for_a_value_ending_in_backslashes_reads_back_as
         f"benchrun: error: the override {'runner.model=' + value!r}: Hydra's override grammar takes \"'\" (character "
         f"{at}) only inside quotes; quote it: {advised}\n"))
     assert OverridesParser.create().parse_override(advised).value() == value
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not can_mount_fat(), reason="a FAT disk is mounted for it (needs root, dosfstools and fusefat)")
+def test_an_output_named_as_a_runs_own_file_in_other_case_on_a_fat_disk_is_refused(tmp_path):
+    with fat_disk(tmp_path / "fat") as disk:
+        run_dir = disk / "run"
+        run_dir.mkdir()
+        for file in synthetic_run(tmp_path / "run", [1, 0]).iterdir():  # FAT keeps no modes: copied, no more
+            shutil.copyfile(file, run_dir / file.name)
+        kept = (run_dir / "run.json").read_bytes()
+        exported = audit(tmp_path, "export", str(run_dir), "--output", str(run_dir / "Run.json"))
+        assert (exported.returncode, exported.stderr) == (EXIT["usage"], (
+            f"benchrun: error: in {str(run_dir / 'Run.json')!r}: --output: the run.json of the run in {run_dir}, "
+            "which only benchrun writes; nothing was written; name another file\n"))
+        assert (run_dir / "run.json").read_bytes() == kept
