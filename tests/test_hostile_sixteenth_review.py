@@ -15,6 +15,10 @@ rule it now obeys.
   exFAT, an SMB share): the guard against writing a run's own files compared names as written, so the export replaced
   the run's run.json with its CSV (exit 0; the run unreadable after). Now a name is compared as the folder's file
   system finds it (`archive.claims.found_name`), and refused in one line as the run's own
+- `benchrun-audit cache` on a damaged cache (or another program's database, one locked for long, one on NFS): its
+  line advised what only a run takes (`set cache_dir= to a directory on local disk, or cache=false`, `run without
+  the cache (cache=false) or with one of its own (cache_dir=DIR)`). Now the advice is the opener's: the command's own
+  (`audit.cache.ADVICE`, given to `execute.cache.Store` as its `advice`)
 """
 
 
@@ -99,3 +103,15 @@ def test_an_output_named_as_a_runs_own_file_in_other_case_on_a_fat_disk_is_refus
             f"benchrun: error: in {str(run_dir / 'Run.json')!r}: --output: the run.json of the run in {run_dir}, "
             "which only benchrun writes; nothing was written; name another file\n"))
         assert (run_dir / "run.json").read_bytes() == kept
+
+
+@pytest.mark.slow
+def test_the_cache_command_on_a_damaged_cache_gives_its_own_advice_not_a_runs(tmp_path):
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "responses.sqlite3").write_bytes(b"not a database, written over by a crash" * 200)
+    listed = audit(tmp_path, "cache", "--cache-dir", str(tmp_path / "cache"))
+    assert (listed.returncode, listed.stderr) == (EXIT["usage"], (
+        f"benchrun: error: --cache-dir: the response cache at {tmp_path / 'cache' / 'responses.sqlite3'} cannot be "
+        "used (DatabaseError: file is not a database); this command lists and clears only a cache it can open: name "
+        "the cache's own folder with --cache-dir, or move this file aside (a run makes a new cache where there is "
+        "none)\n"))
