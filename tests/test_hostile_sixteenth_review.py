@@ -19,6 +19,10 @@ rule it now obeys.
   line advised what only a run takes (`set cache_dir= to a directory on local disk, or cache=false`, `run without
   the cache (cache=false) or with one of its own (cache_dir=DIR)`). Now the advice is the opener's: the command's own
   (`audit.cache.ADVICE`, given to `execute.cache.Store` as its `advice`)
+- a run written on another machine of the same host name (a swarm's replicas of `hostname: worker`, cloned machines,
+  `localhost`), on a file system that keeps locks to each machine: its note's host was this machine's, so its lease
+  was never watched, and resume took the run over beside its live writer. Now a note of this host name but another
+  boot's id is another machine's (`archive.dirlock._of_another_machine`), and its lease is watched
 """
 
 
@@ -37,7 +41,8 @@ from benchrun.archive import dirlock
 from benchrun.archive.lease import renewing
 from benchrun.archive.sweep import settle_dead_jobs
 from benchrun.core.errors import EXIT
-from tests.helpers.archives import synthetic_run
+from benchrun.core.text import host_name
+from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.commands import audit, call_benchrun
 from tests.helpers.fatdisk import can_mount_fat, fat_disk
 
@@ -115,3 +120,23 @@ def test_the_cache_command_on_a_damaged_cache_gives_its_own_advice_not_a_runs(tm
         "used (DatabaseError: file is not a database); this command lists and clears only a cache it can open: name "
         "the cache's own folder with --cache-dir, or move this file aside (a run makes a new cache where there is "
         "none)\n"))
+
+
+@pytest.mark.slow
+def test_a_run_written_on_another_machine_of_the_same_host_name_is_not_taken_over(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1, 0, 1], finish=False)
+    note = {**DEAD_WRITER, "host": host_name(), "boot": "5d0ae4a2-0000-4000-8000-another0boot", "started": 4242}
+    (run_dir / "run.lock").write_text(json.dumps(note))
+    records = (run_dir / "responses.jsonl").read_bytes()
+    writer = subprocess.Popen([sys.executable, "-c", RENEWING, str(run_dir / "run.lock")])
+    try:
+        resumed = audit(tmp_path, "resume", str(run_dir))
+    finally:
+        writer.kill()
+        writer.wait()
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: its writer (pid 4242 on host {host_name()} since {note['since']}) runs "
+        "on another machine and still renews its lease on run.lock: this file system keeps each machine's locks to "
+        "that machine (Lustre mounted with localflock, BeeGFS); wait for it to finish or stop it first\n"))
+    assert (run_dir / "responses.jsonl").read_bytes() == records
+    assert json.loads((run_dir / "run.lock").read_text()) == note

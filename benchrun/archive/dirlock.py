@@ -30,6 +30,7 @@ from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK, RUN
 from benchrun.core.text import host_name
 
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
 """When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
 makes a writer give up."""
@@ -270,8 +271,19 @@ def live_writer(path: Path, lock: LockState) -> str | None:
 
 
 def _of_another_machine(note: dict[str, Any] | None) -> bool:
-    host = note.get("host") if note else None
-    return isinstance(host, str) and host != host_name()
+    """Whether a lock's note is of a writer on another machine: another host name, or this one's name and another
+    boot's id (machines given one name: a swarm's replicas of `hostname: worker`, cloned machines, `localhost`)."""
+    host, boot = (note.get("host"), note.get("boot")) if note else (None, None)
+    return isinstance(host, str) and (host != host_name() or (
+        isinstance(boot, str) and bool(here := _boot_id()) and boot != here))
+
+
+def _boot_id() -> str:
+    """The id of the boot this machine runs in (empty where /proc cannot say)."""
+    try:
+        return Path(BOOT_ID).read_text().strip()
+    except OSError:
+        return ""
 
 
 def _process(pid: int) -> dict[str, Any]:
@@ -279,11 +291,10 @@ def _process(pid: int) -> dict[str, Any]:
     in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
     say (the process gone, another system)."""
     try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
         started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     except (OSError, ValueError, IndexError):
         return {}
-    return {"boot": boot, "started": started}
+    return {"boot": boot, "started": started} if (boot := _boot_id()) else {}
 
 
 def describe(note: dict[str, Any] | None) -> str:
