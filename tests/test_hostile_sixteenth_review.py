@@ -23,12 +23,17 @@ rule it now obeys.
   `localhost`), on a file system that keeps locks to each machine: its note's host was this machine's, so its lease
   was never watched, and resume took the run over beside its live writer. Now a note of this host name but another
   boot's id is another machine's (`archive.dirlock._of_another_machine`), and its lease is watched
+- a sweep settling its jobs at its end, one job's run.lock a named pipe: the one watch of the jobs' leases read each
+  lock's note, opening the pipe and waiting for a writer for ever (the sweep never ended; before the watch, the job's
+  lock was refused as a pipe and the job skipped). Now a lock's note is read without waiting, and none is read from
+  what is not a file (`archive.dirlock.holder`)
 """
 
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -42,6 +47,7 @@ from benchrun.archive.lease import renewing
 from benchrun.archive.sweep import settle_dead_jobs
 from benchrun.core.errors import EXIT
 from benchrun.core.text import host_name
+from benchrun.testing.inprocess import child_env
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
 from tests.helpers.commands import audit, call_benchrun
 from tests.helpers.fatdisk import can_mount_fat, fat_disk
@@ -140,3 +146,24 @@ def test_a_run_written_on_another_machine_of_the_same_host_name_is_not_taken_ove
         "that machine (Lustre mounted with localflock, BeeGFS); wait for it to finish or stop it first\n"))
     assert (run_dir / "responses.jsonl").read_bytes() == records
     assert json.loads((run_dir / "run.lock").read_text()) == note
+
+
+SETTLE = """
+import sys
+from pathlib import Path
+from benchrun.archive.sweep import settle_dead_jobs
+print([job.name for job in settle_dead_jobs(Path(sys.argv[1]), "its Slurm job was killed")])
+"""
+
+
+@pytest.mark.slow
+def test_a_sweep_whose_job_has_a_pipe_for_its_lock_is_settled_without_waiting_on_it(tmp_path):
+    piped = synthetic_run(tmp_path / "sweep" / "0_m", [1, 0], run_id="0" * 12, finish=False)
+    killed = synthetic_run(tmp_path / "sweep" / "1_m", [1, 0], run_id="1" * 12, finish=False)
+    (piped / "run.lock").unlink()
+    os.mkfifo(piped / "run.lock")
+    settled = subprocess.run([sys.executable, "-c", SETTLE, str(tmp_path / "sweep")], env=child_env(),
+                             capture_output=True, text=True, timeout=60)
+    assert (settled.returncode, settled.stdout, settled.stderr) == (0, "['1_m']\n", "")
+    assert [json.loads((job / "run.json").read_text())["status"] for job in (piped, killed)] == [
+        "running", "interrupted"]

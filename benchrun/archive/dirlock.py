@@ -200,13 +200,14 @@ class NoLocks(ArchiveError):
 
 
 def holder(path: Path) -> dict[str, Any] | None:
-    """What the lock file says of its holder (None when empty or unreadable)."""
+    """What the lock file says of its holder (None when empty or unreadable, or no file: a pipe in its place is not
+    waited on for a writer)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        return _read(fd)
+        return None if not_a_file(os.fstat(fd).st_mode) else _read(fd)
     finally:
         os.close(fd)
 
