@@ -27,6 +27,9 @@ rule it now obeys.
   lock's note, opening the pipe and waiting for a writer for ever (the sweep never ended; before the watch, the job's
   lock was refused as a pipe and the job skipped). Now a lock's note is read without waiting, and none is read from
   what is not a file (`archive.dirlock.holder`)
+- `export`/`report --output reports/.` (a folder that is not there, named as `reports/` is): pathlib drops the `/.`
+  as it drops a trailing `/`, so a file named `reports` was written (exit 0). Now refused in one line, as `reports/`
+  is (`audit.arguments.output`)
 """
 
 
@@ -167,3 +170,13 @@ def test_a_sweep_whose_job_has_a_pipe_for_its_lock_is_settled_without_waiting_on
     assert (settled.returncode, settled.stdout, settled.stderr) == (0, "['1_m']\n", "")
     assert [json.loads((job / "run.json").read_text())["status"] for job in (piped, killed)] == [
         "running", "interrupted"]
+
+
+@pytest.mark.slow
+def test_an_output_ending_in_slash_dot_is_no_file_of_that_name(tmp_path):
+    run_dir = synthetic_run(tmp_path / "run", [1.0])
+    done = audit(tmp_path, "export", str(run_dir), "--output", "reports/.")
+    assert (done.returncode, done.stdout, done.stderr.splitlines()[-1]) == (EXIT["usage"], "", (
+        "benchrun-audit export: error: argument --output: 'reports/.' ends with '/.', so it names a folder, and there "
+        "is none: name the file to write"))
+    assert not os.path.lexists(tmp_path / "reports")
