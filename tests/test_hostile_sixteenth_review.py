@@ -30,6 +30,10 @@ rule it now obeys.
 - `export`/`report --output reports/.` (a folder that is not there, named as `reports/` is): pathlib drops the `/.`
   as it drops a trailing `/`, so a file named `reports` was written (exit 0). Now refused in one line, as `reports/`
   is (`audit.arguments.output`)
+- `benchrun-audit compare` with a numpy that cannot run on this CPU (numpy 2.4 on one without x86-64-v2, the pin
+  overridden by `pip install -U numpy`, or Python 3.15, which the pin leaves free): numpy's import error was a
+  traceback (exit 1). Now one line with numpy's words and the numpy that runs here (`audit.significance`,
+  `execute.runners.llama_build.numpy_unusable`); a stand-in numpy raising numpy's own error plays it
 """
 
 
@@ -52,7 +56,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.text import host_name
 from benchrun.testing.inprocess import child_env
 from tests.helpers.archives import DEAD_WRITER, synthetic_run
-from tests.helpers.commands import audit, call_benchrun
+from tests.helpers.commands import audit, call_benchrun, run_benchrun
 from tests.helpers.fatdisk import can_mount_fat, fat_disk
 
 RENEWING = """
@@ -180,3 +184,23 @@ def test_an_output_ending_in_slash_dot_is_no_file_of_that_name(tmp_path):
         "benchrun-audit export: error: argument --output: 'reports/.' ends with '/.', so it names a folder, and there "
         "is none: name the file to write"))
     assert not os.path.lexists(tmp_path / "reports")
+
+
+NUMPY_ON_AN_OLD_CPU = """raise RuntimeError(
+    "NumPy was built with baseline optimizations: \\n(X86_V2) but your machine doesn't support:\\n(X86_V2).")
+"""
+"""numpy 2.4's import on an x86-64 CPU without SSE4.2 and POPCNT (a Core 2), as its own words go."""
+
+
+@pytest.mark.slow
+def test_compare_with_a_numpy_that_cannot_run_on_this_cpu_says_so_in_one_line(tmp_path):
+    (tmp_path / "standin" / "numpy").mkdir(parents=True)
+    (tmp_path / "standin" / "numpy" / "__init__.py").write_text(NUMPY_ON_AN_OLD_CPU)
+    runs = [synthetic_run(tmp_path / f"run{i}", [1, 0], run_id=f"{i}" * 12) for i in (1, 2)]
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(tmp_path / "standin")]))
+    compared = run_benchrun("compare", *map(str, runs), cwd=tmp_path, env={"PYTHONPATH": path},
+                            module="benchrun.audit")
+    assert (compared.returncode, compared.stdout, compared.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: numpy cannot be imported here (RuntimeError: NumPy was built with baseline optimizations: "
+        "(X86_V2) but your machine doesn't support: (X86_V2).), and benchrun-audit compare needs it; install a numpy "
+        "that runs here: pip install 'numpy<2.4'\n"))
