@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from collections import Counter
@@ -172,12 +173,11 @@ def _readable(override: str) -> bool:
 
 def _in_quotes(text: str) -> str:
     """`text` quoted as Hydra's grammar reads it back: in single quotes, or in double quotes when it holds a single
-    one (`x="it's"`), or with its single quotes escaped when it holds both."""
-    if "'" not in text:
-        return f"'{text}'"
-    if '"' not in text:
-        return f'"{text}"'
-    return "'" + text.replace("'", "\\'") + "'"
+    one (`x="it's"`), or with its single quotes escaped when it holds both; the backslashes before a quote (the
+    closing one too: `'C:\\dir\\\\'`) doubled, as Hydra halves them."""
+    quote = '"' if "'" in text and '"' not in text else "'"
+    return quote + re.sub(f"(\\\\*)({quote}|$)", lambda found: found[1] * 2 + "\\" * bool(found[2]) + found[2],
+                          text) + quote
 
 
 def _quoted(override: str, at: int) -> str:

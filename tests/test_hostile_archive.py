@@ -143,8 +143,9 @@ def test_a_cache_file_that_is_not_the_cache(tmp_path, content, why):
     for clear in ([], ["--clear"]):
         result = audit(tmp_path, "cache", "--cache-dir", str(path.parent), *clear)
         assert (result.returncode, result.stderr) == (
-            EXIT["usage"], f"benchrun: error: --cache-dir: the response cache at {path} cannot be used ({why}); set "
-                           "cache_dir= to a directory on local disk, or cache=false\n")
+            EXIT["usage"], f"benchrun: error: --cache-dir: the response cache at {path} cannot be used ({why}); this "
+                           "command lists and clears only a cache it can open: name the cache's own folder with "
+                           "--cache-dir, or move this file aside (a run makes a new cache where there is none)\n")
     if content == "another program's database":
         assert rows(path, "SELECT x FROM answers") == [(1,)]
         assert rows(path, "SELECT name FROM sqlite_master") == [("answers",)]

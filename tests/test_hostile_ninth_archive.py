@@ -465,8 +465,7 @@ def _tables(database: Path) -> list[str]:
 def test_a_cache_of_another_version_is_never_written_and_clear_removes_it(tmp_path):
     database = _cache_of_version(tmp_path / "cache", "2")
     said = (f"benchrun: error: --cache-dir: the response cache at {database} has schema version '2', not 1 (another "
-            "version of benchrun made it); benchrun-audit cache --clear removes it, or set cache_dir= to a directory "
-            "on local disk, or cache=false\n")
+            "version of benchrun made it); benchrun-audit cache --clear removes it\n")
     for args in ([], ["--clear", "--digest", "45b1"]):
         result = audit(tmp_path, "cache", "--cache-dir", str(database.parent), *args)
         assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", said)
@@ -491,6 +490,7 @@ def test_another_programs_database_is_never_taken_for_an_empty_cache(tmp_path):
         result = audit(tmp_path, "cache", "--cache-dir", str(database.parent), *args)
         assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
             f"benchrun: error: --cache-dir: the response cache at {database} cannot be used (it holds another "
-            "program's tables, 'users', and no schema version); set cache_dir= to a directory on local disk, or "
-            "cache=false\n"))
+            "program's tables, 'users', and no schema version); this command lists and clears only a cache it can "
+            "open: name the cache's own folder with --cache-dir, or move this file aside (a run makes a new cache "
+            "where there is none)\n"))
     assert _tables(database) == ["users"]

@@ -8,7 +8,7 @@ bad, each with the rule it now obeys.
   note watches the lease for a few seconds before it takes the writer for dead (`archive.dirlock.writing_remotely`)
 - a sweep whose jobs were killed on other machines, settled at its end (each job's lock watched in turn, 3 s each:
   a sweep of 100 jobs killed at their time limit waited 5 minutes before it said so); now all are watched at once
-  (`archive.dirlock.remotely_written`, `lease.renewing`), and a job whose writer there still renews its lease is left
+  (`archive.dirlock.not_remotely_written`, `lease.renewing`), and a job whose writer there still renews its lease is left
   to speak for itself
 - a merge into a folder another machine is merging into at the same time (two nodes of a cluster whose file system
   keeps locks to each machine): the second merge took the first one's hidden folder for a killed merge's, its lock

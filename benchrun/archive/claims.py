@@ -101,15 +101,35 @@ def archive_file(path: Path) -> str | None:
     `unreadable` by `list`). None when it is none of those."""
     real = Path(os.path.realpath(path))
     folder = real.parent
-    if folder.parent.name == RESCORES and holds_run(folder.parent.parent):
+    name, folder_name = found_name(real), found_name(folder)
+    if found_name(folder.parent) == RESCORES and holds_run(folder.parent.parent):
         return f"a file of rescore {folder.name} of the run in {folder.parent.parent}, which only benchrun writes"
-    if real.name in RUN_OWN and holds_run(folder):
-        return f"the {real.name} of the run in {folder}, which only benchrun writes"
-    if folder.name in RUN_OWN and holds_run(folder.parent):
-        return f"a file in the {folder.name} of the run in {folder.parent}, which only benchrun writes"
-    if real.name in (SWEEP_FILE, MULTIRUN_FILE) and holds_sweep(folder):
-        return f"the {real.name} of the sweep in {folder}, which only benchrun writes"
-    if real.name in (*RUN_FILES, LOCK, SWEEP_FILE):
-        whose = "a sweep's" if real.name == SWEEP_FILE else "a run's"
+    if name in RUN_OWN and holds_run(folder):
+        return f"the {name} of the run in {folder}, which only benchrun writes"
+    if folder_name in RUN_OWN and holds_run(folder.parent):
+        return f"a file in the {folder_name} of the run in {folder.parent}, which only benchrun writes"
+    if name in (SWEEP_FILE, MULTIRUN_FILE) and holds_sweep(folder):
+        return f"the {name} of the sweep in {folder}, which only benchrun writes"
+    if name in (*RUN_FILES, LOCK, SWEEP_FILE):
+        whose = "a sweep's" if name == SWEEP_FILE else "a run's"
         return f"{real.name} is the name of {whose} own file: {folder} would be read as {whose} directory"
     return None
+
+
+def found_name(path: Path) -> str:
+    """`path`'s name as its folder's file system finds it: in lower case, as the archive's own names are, where
+    names are found whatever their case (a FAT or exFAT disk, an SMB share, ext4's casefold folders), so that
+    `Run.json` there is the run's run.json."""
+    return path.name.lower() if path.name != path.name.lower() and _ignores_case(path.parent) else path.name
+
+
+def _ignores_case(folder: Path) -> bool:
+    """Whether `folder` finds names whatever their case: its first entry with a letter is found in the other case
+    too, under a name the folder does not list (a FUSE file system's inode numbers tell nothing); an empty folder
+    tells nothing: no."""
+    try:
+        with os.scandir(folder) as entries:
+            other = next((entry.name.swapcase() for entry in entries if entry.name.swapcase() != entry.name), None)
+        return other is not None and os.path.lexists(folder / other) and other not in os.listdir(folder)
+    except OSError:  # no such folder, or one that cannot be read
+        return False

@@ -30,6 +30,7 @@ from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK, RUN
 from benchrun.core.text import host_name
 
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
 """When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
 makes a writer give up."""
@@ -73,9 +74,11 @@ class DirLock:
         self._found = b""
         self.stale: dict[str, Any] | None = None
 
-    def acquire(self, hint: str = "wait for it to finish or stop it first", watched: bool = False) -> DirLock:
+    def acquire(self, hint: str = "wait for it to finish or stop it first",
+                watched: dict[str, Any] | None = None) -> DirLock:
         """Take the lock or raise ArchiveBusy naming the live holder's pid and host, and `hint`; a lease already
-        `watched` (`remotely_written`) is not watched again."""
+        watched under the note `watched` (`not_remotely_written`) is not watched again, unless another note is found
+        now (a writer that took the run since)."""
         own_file(self.path)
         made = not os.path.lexists(self.path)
         with writing(self.path):
@@ -100,7 +103,7 @@ class DirLock:
             os.close(fd)
             raise ArchiveBusy(f"{ELSEWHERE.format(describe(self.stale))}; finish the run where it is written, and this "
                               "copy only if that one is lost", file=str(self.path.parent))
-        if not watched and writing_remotely(self.stale, self.path):
+        if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
         try:
@@ -197,13 +200,14 @@ class NoLocks(ArchiveError):
 
 
 def holder(path: Path) -> dict[str, Any] | None:
-    """What the lock file says of its holder (None when empty or unreadable)."""
+    """What the lock file says of its holder (None when empty or unreadable, or no file: a pipe in its place is not
+    waited on for a writer)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        return _read(fd)
+        return None if not_a_file(os.fstat(fd).st_mode) else _read(fd)
     finally:
         os.close(fd)
 
@@ -246,9 +250,12 @@ def writing_remotely(note: dict[str, Any] | None, path: Path) -> bool:
     return _of_another_machine(note) and renewed(path)
 
 
-def remotely_written(run_dirs: list[Path]) -> set[Path]:
-    """Those of `run_dirs` that a writer on another machine still writes (`writing_remotely`), all watched at once."""
-    return {lock.parent for lock in renewing([d / LOCK for d in run_dirs if _of_another_machine(holder(d / LOCK))])}
+def not_remotely_written(run_dirs: list[Path]) -> dict[Path, dict[str, Any] | None]:
+    """Those of `run_dirs` that no writer on another machine still writes (`writing_remotely`), all watched at once,
+    each with the note its lock held when watched (`DirLock.acquire(watched=)`)."""
+    notes = {run_dir: holder(run_dir / LOCK) for run_dir in run_dirs}
+    live = renewing([run_dir / LOCK for run_dir, note in notes.items() if _of_another_machine(note)])
+    return {run_dir: note for run_dir, note in notes.items() if run_dir / LOCK not in live}
 
 
 def live_writer(path: Path, lock: LockState) -> str | None:
@@ -265,8 +272,19 @@ def live_writer(path: Path, lock: LockState) -> str | None:
 
 
 def _of_another_machine(note: dict[str, Any] | None) -> bool:
-    host = note.get("host") if note else None
-    return isinstance(host, str) and host != host_name()
+    """Whether a lock's note is of a writer on another machine: another host name, or this one's name and another
+    boot's id (machines given one name: a swarm's replicas of `hostname: worker`, cloned machines, `localhost`)."""
+    host, boot = (note.get("host"), note.get("boot")) if note else (None, None)
+    return isinstance(host, str) and (host != host_name() or (
+        isinstance(boot, str) and bool(here := _boot_id()) and boot != here))
+
+
+def _boot_id() -> str:
+    """The id of the boot this machine runs in (empty where /proc cannot say)."""
+    try:
+        return Path(BOOT_ID).read_text().strip()
+    except OSError:
+        return ""
 
 
 def _process(pid: int) -> dict[str, Any]:
@@ -274,11 +292,10 @@ def _process(pid: int) -> dict[str, Any]:
     in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
     say (the process gone, another system)."""
     try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
         started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     except (OSError, ValueError, IndexError):
         return {}
-    return {"boot": boot, "started": started}
+    return {"boot": boot, "started": started} if (boot := _boot_id()) else {}
 
 
 def describe(note: dict[str, Any] | None) -> str:

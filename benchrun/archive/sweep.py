@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from benchrun.archive.atomic import write_atomic
-from benchrun.archive.dirlock import DirLock, remotely_written
+from benchrun.archive.dirlock import DirLock, not_remotely_written
 from benchrun.archive.reader import job_dirs, load_run
 from benchrun.archive.writer import now
 from benchrun.core.errors import ArchiveError
@@ -34,13 +35,13 @@ def settle_dead_jobs(sweep_dir: Path, reason: str) -> list[Path]:
     its lock: its process died (a launcher's worker killed, the out-of-memory killer), so it cannot say so itself;
     `resume` finishes it. The jobs settled."""
     jobs = [job_dir for job_dir in job_dirs(sweep_dir) if (job_dir / RUN).is_file()]
-    written = remotely_written(jobs)  # its writer on another machine, whose lock this one cannot see, lives
-    return [job_dir for job_dir in jobs if job_dir not in written and _settle(job_dir, reason)]
+    unwritten = not_remotely_written(jobs)  # not those a writer on another machine, whose lock is unseen here, writes
+    return [job_dir for job_dir, note in unwritten.items() if _settle(job_dir, reason, note)]
 
 
-def _settle(job_dir: Path, reason: str) -> bool:
+def _settle(job_dir: Path, reason: str, watched: dict[str, Any] | None) -> bool:
     try:
-        lock = DirLock(job_dir).acquire(watched=True)
+        lock = DirLock(job_dir).acquire(watched=watched)
     except ArchiveError:  # a live writer holds it: that job speaks for itself
         return False
     settled = False

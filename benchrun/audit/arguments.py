@@ -24,13 +24,14 @@ def path(text: str) -> Path:
 
 
 def output(text: str) -> Path:
-    """`--output FILE` (a `path`): one ending in `/` names a folder, a slash pathlib drops (`--output reports/` wrote
-    a file named `reports`), so one that is no folder here is refused; an existing folder is said to be one where
-    the file is written."""
+    """`--output FILE` (a `path`): one ending in `/` or `/.` names a folder, which pathlib drops (`--output reports/`,
+    `reports/.` wrote a file named `reports`), so one that is no folder here is refused; an existing folder is said to
+    be one where the file is written."""
     found = path(text)
-    if text.endswith("/") and not found.is_dir():
-        raise argparse.ArgumentTypeError(f"'{text}' ends with '/', so it names a folder, and there is none: name the "
-                                         "file to write")
+    end = "/" if text.endswith("/") else "/." if text.endswith("/.") else None
+    if end and not found.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' ends with '{end}', so it names a folder, and there is none: name "
+                                         "the file to write")
     return found
 
 

@@ -29,8 +29,13 @@ from benchrun.execute.cache import (
     Store,
     size_on_disk,
 )
-from benchrun.execute.cacheplace import cache_dir, chosen_by, misplaced_store
+from benchrun.execute.cacheplace import Advice, cache_dir, chosen_by, misplaced_store
 
+ADVICE = Advice("this command lists and clears only a cache it can open: name the cache's own folder with "
+                "--cache-dir, or move this file aside (a run makes a new cache where there is none)",
+                "let that process finish and try again", "benchrun-audit cache --clear removes it")
+"""What to do about a cache this command cannot open: not a run's cache_dir= or cache=false, which it takes no more
+than --cache-dir."""
 HEX_PREFIX = re.compile(r"(?i)(sha256:)?[0-9a-f]+")
 """What --digest takes, in either case: a digest is kept and compared in lower case (`model_digest`)."""
 
@@ -60,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
     with writing(directory / DB_FILE), open(directory / DB_FILE, "ab"):  # a medium or file it may not write: one
         pass  # line naming the file, before SQLite's "unable to open database file"
     try:
-        store = Store(directory, key)
+        store = Store(directory, key, ADVICE)
     except OtherVersion as other:
         if args.digest is not None:
             raise
@@ -83,7 +88,7 @@ class Listing(Store):
     without one (empty, or a 0-byte file) has no entries."""
 
     def __init__(self, directory: Path, key: str):
-        self.dir, self.path, self.key = directory, directory / DB_FILE, key
+        self.dir, self.path, self.key, self.advice = directory, directory / DB_FILE, key, ADVICE
         mode = "mode=ro" if os.access(directory, os.W_OK) else "immutable=1"
         try:
             self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_S,
@@ -95,7 +100,7 @@ class Listing(Store):
             if self.version is None:
                 self._refuse_foreign()
             elif self.version != str(SCHEMA_VERSION):
-                raise OtherVersion(self.path, self.version, key)
+                raise OtherVersion(self.path, self.version, key, ADVICE)
         except BaseException as err:
             self._db.close()
             if isinstance(err, sqlite3.Error):

@@ -22,7 +22,14 @@ from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion
 from benchrun.core.recordvalues import model_digest
 from benchrun.execute.boundary import TooLarge, received
-from benchrun.execute.cacheplace import FIX, cache_dir, chosen_by, misplaced_store, refuse_network_fs
+from benchrun.execute.cacheplace import (
+    RUN_ADVICE,
+    Advice,
+    cache_dir,
+    chosen_by,
+    misplaced_store,
+    refuse_network_fs,
+)
 from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, row_bytes, shown
 
 SCHEMA_VERSION = 1
@@ -187,23 +194,22 @@ def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
 class OtherVersion(ConfigError):
     """A response cache of another schema version than this benchrun's: never written, but removed by `--clear`."""
 
-    def __init__(self, path: Path, version: str, key: str):
+    def __init__(self, path: Path, version: str, key: str, advice: Advice = RUN_ADVICE):
         self.version = version
         super().__init__(f"the response cache at {path} has schema version {version[:40]!r}, not {SCHEMA_VERSION} "
-                         f"(another version of benchrun made it); benchrun-audit cache --clear removes it, or {FIX}",
-                         key=key)
+                         f"(another version of benchrun made it); {advice.other_version}", key=key)
 
 
 class Store:
     """The cache's SQLite database in `directory`; one connection, autocommit, a transaction per write. Its errors
-    name `key`, what chose the directory (cacheplace.chosen_by)."""
+    name `key`, what chose the directory (cacheplace.chosen_by), and `advice`, what its opener can do."""
 
-    def __init__(self, directory: Path, key: str = "cache_dir"):
-        self.dir, self.path, self.key = directory, directory / DB_FILE, key
+    def __init__(self, directory: Path, key: str = "cache_dir", advice: Advice = RUN_ADVICE):
+        self.dir, self.path, self.key, self.advice = directory, directory / DB_FILE, key, advice
         problem = misplaced_store(directory, self.path)  # first: a place it may not look into is named so
         if problem is not None:
-            raise ConfigError(f"{problem}; {FIX}", key=self.key)
-        refuse_network_fs(directory, key)
+            raise ConfigError(f"{problem}; {advice.unusable}", key=self.key)
+        refuse_network_fs(directory, key, self.advice.unusable)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
@@ -233,10 +239,9 @@ class Store:
         if isinstance(err, sqlite3.OperationalError) and err.sqlite_errorcode & 0xFF in LOCKED:
             return ConfigError(f"the response cache at {self.path} is locked by another process, which has held its "
                                f"write lock for over {BUSY_TIMEOUT_S:g} s (sweep jobs sharing a cache hold it for "
-                               "milliseconds); let that process finish and try again, or run without the cache "
-                               "(cache=false) or with one of its own (cache_dir=DIR)", key=self.key)
-        return ConfigError(f"the response cache at {self.path} cannot be used ({type(err).__name__}: {err}); {FIX}",
-                           key=self.key)
+                               f"milliseconds); {self.advice.busy}", key=self.key)
+        return ConfigError(f"the response cache at {self.path} cannot be used ({type(err).__name__}: {err}); "
+                           f"{self.advice.unusable}", key=self.key)
 
     def _create(self) -> None:
         """The tables made in a new database, under the write lock (so a cache another process holds locked is found
@@ -251,7 +256,7 @@ class Store:
                 self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 found = str(SCHEMA_VERSION)
         if found != str(SCHEMA_VERSION):
-            raise OtherVersion(self.path, found, self.key)
+            raise OtherVersion(self.path, found, self.key, self.advice)
 
     def _refuse_foreign(self) -> None:
         """Refuse a database without the cache's meta table that holds tables: another program's."""
@@ -259,7 +264,7 @@ class Store:
         if tables:
             named = ", ".join(repr(name[:40]) for name in tables[:3]) + ", ..." * (len(tables) > 3)
             raise ConfigError(f"the response cache at {self.path} cannot be used (it holds another program's tables, "
-                              f"{named}, and no schema version); {FIX}", key=self.key)
+                              f"{named}, and no schema version); {self.advice.unusable}", key=self.key)
 
     def _version(self) -> str | None:
         """The schema version the database says it has; None for a new one (no meta table)."""

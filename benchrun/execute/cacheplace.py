@@ -7,6 +7,7 @@ import errno
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -21,6 +22,23 @@ NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs"
 OCTAL = re.compile(r"\\([0-7]{3})")
 """How mountinfo escapes a space, tab, newline or backslash in a mount point (\\040)."""
 FIX = "set cache_dir= to a directory on local disk, or cache=false"
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What the one who opens the cache can do about it, said in its errors: a run (`RUN_ADVICE`: set cache_dir= or
+    cache=false) or `benchrun-audit cache`, which takes neither."""
+
+    unusable: str
+    """For a cache that cannot be used where it is (damaged, another program's database, on a network file system)."""
+    busy: str
+    """For one another process holds locked."""
+    other_version: str
+    """For one of another schema version."""
+
+
+RUN_ADVICE = Advice(FIX, "let that process finish and try again, or run without the cache (cache=false) or with one of "
+                    "its own (cache_dir=DIR)", f"benchrun-audit cache --clear removes it, or {FIX}")
 
 
 def default_dir() -> Path:
@@ -73,15 +91,15 @@ def _mounts(text: str) -> Iterator[tuple[Path, str]]:
         yield Path(OCTAL.sub(lambda found: chr(int(found[1], 8)), point)), fstype
 
 
-def refuse_network_fs(directory: Path, key: str) -> None:
-    """Raise ConfigError (naming `key`, what chose the place) when `directory` (or, not made yet, its nearest parent)
-    is on a network file system."""
+def refuse_network_fs(directory: Path, key: str, fix: str = FIX) -> None:
+    """Raise ConfigError (naming `key`, what chose the place, and `fix`) when `directory` (or, not made yet, its
+    nearest parent) is on a network file system."""
     existing = next(p for p in (directory, *directory.parents) if p.exists())
     mounts = next((text for name in ("/proc/self/mountinfo", "/proc/mounts") if (text := _read(name))), "")
     fstype = mount_type(existing.resolve(), mounts)
     if fstype in NETWORK_FS:
         raise ConfigError(f"{directory} is on a network file system ({fstype}), where SQLite's locking is not "
-                          f"safe; {FIX}", key=key)
+                          f"safe; {fix}", key=key)
 
 
 def _read(name: str) -> str:

@@ -97,6 +97,15 @@ def numpy_refusal(version: str | None = None, machine: str | None = None,
             f"pip install '{NUMPY_FOR_V1}'")
 
 
+def numpy_unusable(err: Exception, needed_by: str) -> str:
+    """One line for a numpy whose import failed here (`err`), which `needed_by` needs: numpy's own words, and the
+    numpy that runs on this CPU when this one cannot (`numpy_refusal`, or numpy's own `X86_V2`), else a reinstall."""
+    said = " ".join(str(err).split()) or "no message"
+    fix = (f"install a numpy that runs here: pip install '{NUMPY_FOR_V1}'" if numpy_refusal() or "X86_V2" in said
+           else "reinstall it: pip install --force-reinstall numpy")
+    return f"numpy cannot be imported here ({type(err).__name__}: {said}), and {needed_by} needs it; {fix}"
+
+
 def _installed(name: str) -> str | None:
     try:
         return metadata.version(name)
