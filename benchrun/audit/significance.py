@@ -18,11 +18,12 @@ from typing import Literal, Sequence
 from benchrun.archive.tally import exact_mean
 from benchrun.core.errors import BenchrunError
 from benchrun.core.frozen import Frozen
-from benchrun.execute.runners.llama_build import numpy_unusable
 
 try:
     import numpy as np
 except (ImportError, RuntimeError) as err:  # a numpy built for another CPU (2.4 needs x86-64-v2), or a broken one
+    from benchrun.execute.runners.llama_build import numpy_unusable  # only then: auditing loads no runner code
+
     raise BenchrunError(numpy_unusable(err, "benchrun-audit compare")) from None
 
 RESAMPLES = 10_000
