@@ -248,4 +248,7 @@ def test_a_stopped_slurm_sweep_without_scancel_here_is_no_traceback(tmp_path, mo
     (tmp_path / ".submitit" / "4242").mkdir(parents=True)
     monkeypatch.setattr(takeback, "SLURM_SWEEPS", [tmp_path])
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
-    takeback.cancel_slurm_jobs()
+    asked, run = [], subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda args, **kwargs: asked.append(args) or run(args, **kwargs))
+    takeback.cancel_slurm_jobs()  # scancel's FileNotFoundError is not raised out of the stop
+    assert asked == [["scancel", "4242"]]

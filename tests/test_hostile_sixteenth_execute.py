@@ -62,6 +62,7 @@ in one line, exit 3); an OpenAI-compatible answer of no choices padded to megaby
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -131,11 +132,12 @@ def test_the_processes_a_scorer_started_end_with_a_run_killed_by_sigkill(tmp_pat
         pgid = int(group.read_text())
         proc.send_signal(signal.SIGKILL)
         proc.communicate()
-    try:
+    with contextlib.suppress(TimeoutError):
         wait_for(lambda: not _in_group(pgid), timeout=20)
-    finally:
-        for pid in _in_group(pgid):
-            os.kill(pid, signal.SIGKILL)
+    left = _in_group(pgid)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert (proc.returncode, left) == (-signal.SIGKILL, [])
 
 
 PAST = ("is past the seeds llama.cpp takes as given (0 to 4,294,967,294): it reads a seed as 32 bits, so "
