@@ -28,6 +28,7 @@ from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK, RUN
+from benchrun.core.procfs import STARTED, stat_fields
 from benchrun.core.text import host_name
 
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -231,12 +232,12 @@ def writing_elsewhere(note: dict[str, Any] | None) -> bool:
         return bool(live) and (live["boot"], live["started"]) == (note.get("boot"), note["started"])
     try:
         since = datetime.fromisoformat(note["since"]).timestamp()
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        started = int((stat_fields(pid) or [])[STARTED])
         boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
                     if line.startswith("btime "))
     except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
         return False
-    return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK") <= since + 1
+    return boot + started / os.sysconf("SC_CLK_TCK") <= since + 1
 
 
 REMOTE = ("its writer ({}) runs on another machine and still renews its lease on run.lock: this file system keeps "
@@ -292,8 +293,8 @@ def _process(pid: int) -> dict[str, Any]:
     in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
     say (the process gone, another system)."""
     try:
-        started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
+        started = int((stat_fields(pid) or [])[STARTED])
+    except (ValueError, IndexError):
         return {}
     return {"boot": boot, "started": started} if (boot := _boot_id()) else {}
 

@@ -9,6 +9,8 @@ import signal
 from contextlib import suppress
 from pathlib import Path
 
+from benchrun.core.procfs import PARENT, stat_fields
+
 PROC = Path("/proc")
 
 
@@ -16,10 +18,8 @@ def descendants(pid: int) -> set[int]:
     """Every process below `pid` (its children, theirs, ...), as /proc lists them now (none without /proc)."""
     children: dict[int, list[int]] = {}
     for entry in PROC.iterdir() if PROC.is_dir() else ():
-        if entry.name.isdigit():
-            with suppress(OSError, ValueError, IndexError):  # gone meanwhile, or not a process's stat
-                parent = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
+        if entry.name.isdigit() and (fields := stat_fields(entry.name)):  # gone meanwhile: no fields
+            children.setdefault(int(fields[PARENT]), []).append(int(entry.name))
     found: set[int] = set()
     pending = [pid]
     while pending:
