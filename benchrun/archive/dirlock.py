@@ -73,6 +73,8 @@ class DirLock:
         self._fd: int | None = None
         self._lease: Lease | None = None
         self._found = b""
+        self._note: bytes | None = None
+        """The note this holder wrote into the lock file, which stays there while the run is its."""
         self.stale: dict[str, Any] | None = None
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
@@ -107,15 +109,42 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
+        note = json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(), "command": " ".join(sys.argv),
+                           **_process(os.getpid())}).encode()
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
-                _write(fd, json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(),
-                                       "command": " ".join(sys.argv), **_process(os.getpid())}).encode())
+                _write(fd, note)
         except WriteFailed:
             os.close(fd)
             raise
-        self._fd, self._lease = fd, Lease(fd)
+        self._fd, self._note = fd, note
+        self._lease = Lease(fd, lambda: self.taken_over() is None)
         return self
+
+    def taken_over(self) -> dict[str, Any] | None:
+        """The note of a writer that took the run over from this holder (empty once that writer let go), which a
+        writer on another machine does where locks stay on each machine once this holder stopped renewing its lease
+        (Ctrl-Z, SIGSTOP, a Slurm suspend); None while the lock file holds this holder's note, or is gone (which no
+        writer taking the run leaves). Read anew each time: NFS asks its server at each open."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            found = os.pread(fd, 4096, 0)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return None if self._note is None or found == self._note else _parsed(found) or {}
+
+    def still_held(self) -> None:
+        """Raise TakenOver once another writer took the run over (`taken_over`): this holder writes nothing more."""
+        if (note := self.taken_over()) is not None:
+            raise TakenOver(f"another writer ({describe(note) if note else 'since ended'}) took this run over while "
+                            "this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, "
+                            "on a file system that keeps locks to each machine); this process wrote nothing more to "
+                            "it: the run is that writer's", file=str(self.path.parent))
 
     def release(self, ended: bool = False, stopped: bool = False) -> None:
         """Let go: the file emptied (a clean exit), or, unless this holder `ended` the run, the note of the dead
@@ -128,7 +157,7 @@ class DirLock:
         fd, self._fd = self._fd, None
         self._lease.end()
         try:
-            if not stopped or ended:
+            if (not stopped or ended) and self.taken_over() is None:
                 _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
@@ -193,6 +222,10 @@ def _locked(fd: int, kind: int, waits: tuple[float, ...], path: Path) -> bool:
                           "locked so that no two processes write one; put outputs on a file system that does (a local "
                           "disk, NFS with its lock service, Lustre mounted with -o flock)") from None
     return False
+
+
+class TakenOver(WriteFailed):
+    """Another writer took the run over from this lock's holder (`DirLock.still_held`)."""
 
 
 class NoLocks(ArchiveError):
@@ -307,7 +340,11 @@ def describe(note: dict[str, Any] | None) -> str:
 
 
 def _read(fd: int) -> dict[str, Any] | None:
-    data = os.pread(fd, 4096, 0)
+    return _parsed(os.pread(fd, 4096, 0))
+
+
+def _parsed(data: bytes) -> dict[str, Any] | None:
+    """A lock's note read from its bytes (None when empty; its first characters when not JSON)."""
     try:
         note = json.loads(data) if data.strip() else None
     except ValueError:

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterable
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.books import Books
 from benchrun.archive.claims import HYDRA_DIR, holds_run, refusal, taken
-from benchrun.archive.dirlock import DirLock, no_link, own_file
+from benchrun.archive.dirlock import DirLock, TakenOver, no_link, own_file
 from benchrun.archive.ledger import digest_lines
 from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
@@ -160,6 +160,8 @@ class RunWriter:
         """What the records add up to, from when the run compiled."""
         self.summary: Summary | None = None
         self._broken = False
+        self._taken = False
+        """Whether another writer took the run over (`_held`): nothing of the run is this writer's to write."""
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
 
@@ -197,6 +199,7 @@ class RunWriter:
 
     def start(self, config_yaml: str) -> None:
         """Write the reserve, config.yaml and run.json (status running)."""
+        self._held()
         self._reserve()
         write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
         self._write_info()
@@ -215,6 +218,7 @@ class RunWriter:
     def compiled(self, manifest: Manifest, wall_s: float | None = 0.0) -> None:
         """Write manifest.json, open the record files and record the manifest id and sample count (`wall_s`: the
         time spent asking before, None when unknown)."""
+        self._held()
         write_atomic(self.dir / MANIFEST, manifest.canonical_json())
         self.info = self.info.model_copy(update={"manifest_id": manifest.id})
         self.open_records(manifest, (), (), wall_s)
@@ -285,6 +289,7 @@ class RunWriter:
             self._books.scores(scores)
 
     def _commit(self, name: str, lines: list[bytes]) -> None:
+        self._held()
         if SECRETS:  # a server that echoes the API key cannot put it in the archive
             lines = [SECRETS.scrub_bytes(line) for line in lines]
         try:
@@ -298,6 +303,7 @@ class RunWriter:
         """Close the records, write summary.json, run.json with the final status, then the seal (last). After a
         failed write only run.json is written, into the space the reserve gave back."""
         with INTERRUPTS.held():
+            self._held()
             self._give_back_reserve()
             files = self._close_records()
             try:
@@ -347,13 +353,24 @@ class RunWriter:
             sink.abandon()
         self._sinks = {}
         with suppress(WriteFailed):  # a read-only file system: nothing more can be written, nor taken away
-            self._give_back_reserve()
+            if not self._taken:  # the reserve there is the writer's that took the run over
+                self._give_back_reserve()
 
     def _give_back_reserve(self) -> None:
         with writing(self.dir / RESERVE):
             (self.dir / RESERVE).unlink(missing_ok=True)
 
+    def _held(self) -> None:
+        """Before each write: once another writer took the run over (this process stopped past its lease,
+        `DirLock.still_held`), raise TakenOver, and write nothing more."""
+        try:
+            self.lock.still_held()
+        except TakenOver:
+            self._broken = self._taken = True
+            raise
+
     def _write_info(self) -> bytes:
+        self._held()
         self.info = self.info.model_copy(update={"counts": self.counts})
         data = SECRETS.scrub_bytes(self.info.model_dump_json(indent=2).encode() + b"\n")
         write_atomic(self.dir / RUN, data)
