@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from benchrun.archive.dirlock import DirLock
+from benchrun.archive.dirlock import DirLock, TakenOver
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab, wait_for
 
@@ -64,3 +64,16 @@ def test_a_writer_continued_after_its_run_was_taken_over_writes_nothing_more(tmp
         "is that writer's\n"))
     assert {name: (run_dir / name).read_bytes() for name in before} == before
     assert (run_dir / "run.lock").read_bytes() == note
+
+
+def test_a_holder_whose_lock_was_deleted_and_made_anew_by_another_writer_says_so(tmp_path):
+    lock = DirLock(tmp_path).acquire()
+    lock.path.unlink()
+    lock.path.write_text(json.dumps(TAKER))
+    with pytest.raises(TakenOver) as refused:
+        lock.still_held()
+    lock.release(ended=True)
+    assert (str(refused.value), json.loads(lock.path.read_text())) == (
+        f"in {str(tmp_path)!r}: another writer (pid 4242 on host gpu9 since 2026-12-04T08:00:00+00:00) took this run "
+        "over after this process's run.lock was deleted (a cleanup of lock files?) and made anew; this process wrote "
+        "nothing more to it: the run is that writer's", TAKER)

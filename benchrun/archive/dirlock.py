@@ -140,11 +140,21 @@ class DirLock:
 
     def still_held(self) -> None:
         """Raise TakenOver once another writer took the run over (`taken_over`): this holder writes nothing more."""
-        if (note := self.taken_over()) is not None:
-            raise TakenOver(f"another writer ({describe(note) if note else 'since ended'}) took this run over while "
-                            "this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, "
-                            "on a file system that keeps locks to each machine); this process wrote nothing more to "
-                            "it: the run is that writer's", file=str(self.path.parent))
+        if (note := self.taken_over()) is None:
+            return
+        how = ("while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, on a file "
+               "system that keeps locks to each machine)" if self._same_file() else
+               "after this process's run.lock was deleted (a cleanup of lock files?) and made anew")
+        raise TakenOver(f"another writer ({describe(note) if note else 'since ended'}) took this run over {how}; this "
+                        "process wrote nothing more to it: the run is that writer's", file=str(self.path.parent))
+
+    def _same_file(self) -> bool:
+        """Whether the lock file now at the lock's path is the one this holder locked."""
+        try:
+            found, held = os.stat(self.path), os.fstat(self._fd)
+        except (OSError, TypeError):
+            return False
+        return (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino)
 
     def release(self, ended: bool = False, stopped: bool = False) -> None:
         """Let go: the file emptied (a clean exit), or, unless this holder `ended` the run, the note of the dead
