@@ -6,7 +6,13 @@ bad, each with the rule it now obeys.
   new writer, rewrote run.json and emptied the new writer's note in run.lock. Now a writer checks, before each write,
   that run.lock still holds its own note, and once another writer's is there it writes nothing more, stops renewing
   its lease, leaves the lock and the reserve to that writer, and says so in one line (`archive.dirlock.still_held`,
-  `archive.writer.RunWriter._held`)
+  `archive.writer.RunWriter._held`); a writer whose run.lock was deleted and made anew by another machine's writer
+  is told that
+- the embedded model in a container with a CPU quota (`docker --cpus=2`, a Kubernetes CPU limit, a systemd slice's
+  CPUQuota): llama.cpp ran a thread per CPU of the affinity, which a quota does not narrow, and its threads, which spin
+  while they wait for each other, answered 4-5 times slower than one thread under half a CPU's quota here (96 tokens:
+  2.5 s with 1 thread, 9-13 s with 2). Now its threads are the fewer of the affinity's CPUs and the quota's, read from
+  the process's cgroup and every cgroup above it, v1 and v2 (`core.cpus.usable_cores`)
 """
 
 from __future__ import annotations
@@ -14,13 +20,19 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from benchrun.archive.dirlock import DirLock, TakenOver
+from benchrun.core.cpus import cpu_quota
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
+from tests.helpers.commands import run_dir_of
 
 TAKER = {"pid": 4242, "host": "gpu9", "since": "2026-12-04T08:00:00+00:00", "command": "benchrun-audit resume"}
 """The note of a writer on another machine that took a run over (its lock unseen here)."""
@@ -77,3 +89,80 @@ def test_a_holder_whose_lock_was_deleted_and_made_anew_by_another_writer_says_so
         f"in {str(tmp_path)!r}: another writer (pid 4242 on host gpu9 since 2026-12-04T08:00:00+00:00) took this run "
         "over after this process's run.lock was deleted (a cleanup of lock files?) and made anew; this process wrote "
         "nothing more to it: the run is that writer's", TAKER)
+
+
+def _cgroups(tmp_path: Path, memberships: str, mounts: list[tuple[str, str, str, str]],
+             quotas: dict[str, dict[str, str]]) -> Path:
+    """A /proc/self of `memberships` (its cgroup file) and `mounts` (mount root, mount point under tmp_path, file
+    system type, super options), with cgroup folders holding `quotas` (folder under tmp_path: file name: content)."""
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "cgroup").write_text(memberships)
+    (proc / "mountinfo").write_text("".join(
+        f"{n} 1 0:{n} {root} {str(tmp_path / point).replace(' ', chr(92) + '040')} rw,relatime - {kind} {kind} "
+        f"{options}\n" for n, (root, point, kind, options) in enumerate(mounts, start=30)))
+    for folder, files in quotas.items():
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            (tmp_path / folder / name).write_text(content)
+    return proc
+
+
+V2 = ("0::/", [("/", "sys/fs/cgroup", "cgroup2", "rw")])
+NESTED_V2 = ("0::/slice/job.scope\n", [("/", "sys/fs/cgroup", "cgroup2", "rw")])
+V1 = ("4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n",
+      [("/docker/abc", "sys/fs/cgroup/cpu,cpuacct", "cgroup", "rw,cpu,cpuacct"),
+       ("/", "sys/fs/cgroup/unified", "cgroup2", "rw")])
+
+
+@pytest.mark.parametrize(("cgroups", "quotas", "cpus"), [
+    (V2, {"sys/fs/cgroup": {"cpu.max": "200000 100000\n"}}, 2),  # docker --cpus=2, its own cgroup namespace
+    (V2, {"sys/fs/cgroup": {"cpu.max": "50000 100000\n"}}, 1),  # half a CPU is one thread's
+    (V2, {"sys/fs/cgroup": {"cpu.max": "150001 50000\n"}}, 4),
+    (V2, {"sys/fs/cgroup": {"cpu.max": "max 100000\n"}}, None),
+    (V2, {}, None),
+    (NESTED_V2, {"sys/fs/cgroup/slice": {"cpu.max": "300000 100000"},
+                 "sys/fs/cgroup/slice/job.scope": {"cpu.max": "max 100000"}}, 3),  # the slice above limits
+    (NESTED_V2, {"sys/fs/cgroup/slice": {"cpu.max": "300000 100000"},
+                 "sys/fs/cgroup/slice/job.scope": {"cpu.max": "100000 100000"}}, 1),
+    (V1, {"sys/fs/cgroup/cpu,cpuacct": {"cpu.cfs_quota_us": "400000\n", "cpu.cfs_period_us": "100000\n"}}, 4),
+    (V1, {"sys/fs/cgroup/cpu,cpuacct": {"cpu.cfs_quota_us": "-1\n", "cpu.cfs_period_us": "100000\n"}}, None),
+    (("1:cpu:/a b\n", [("/", "sys/fs/cgroup/cpu", "cgroup", "rw,cpu")]),
+     {"sys/fs/cgroup/cpu/a b": {"cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000"}}, 1),
+    (("1:cpu:/x\n", [("/", "sys/fs/cgroup/memory", "cgroup", "rw,memory")]), {}, None),
+    (("garbage", []), {}, None),
+])
+def test_the_cpus_a_cgroup_quota_gives_are_read_from_the_process_cgroup_and_those_above(tmp_path, cgroups, quotas,
+                                                                                       cpus):
+    assert cpu_quota(_cgroups(tmp_path, *cgroups, quotas)) == cpus
+
+
+def _cpu_hierarchy() -> Path | None:
+    """A cgroup folder this process may make a cgroup with a CPU quota in (as root), v1's or v2's; None if none."""
+    for folder in (Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")):
+        if (folder / "cpu.cfs_quota_us").exists() or "cpu" in _text(folder / "cgroup.subtree_control").split():
+            return folder if os.access(folder, os.W_OK) else None
+    return None
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
+
+
+@pytest.mark.skipif(_cpu_hierarchy() is None, reason="no cgroup with a CPU quota can be made here (not root)")
+def test_the_embedded_runner_runs_as_many_threads_as_a_real_cgroup_quota_gives(tmp_path):
+    group = _cpu_hierarchy() / f"benchrun-test-{os.getpid()}"
+    group.mkdir()
+    try:
+        if (group / "cpu.max").exists():
+            (group / "cpu.max").write_text("100000 100000")
+        else:
+            (group / "cpu.cfs_quota_us").write_text("100000")
+        done = subprocess.run([sys.executable, "-m", "benchrun", "runner=local", "runner.options.num_predict=1",
+                               "cache=false", f"outputs={tmp_path / 'out'}"], cwd=tmp_path, env=child_env(),
+                              capture_output=True, text=True, timeout=300,
+                              preexec_fn=lambda: (group / "cgroup.procs").write_text(str(os.getpid())))
+    finally:
+        group.rmdir()
+    assert done.returncode == EXIT["ok"], done.stderr
+    assert json.loads((run_dir_of(done.stdout) / "run.json").read_text())["identity"]["n_threads"] == 1
