@@ -78,12 +78,41 @@ def test_a_writer_continued_after_its_run_was_taken_over_writes_nothing_more(tmp
     assert (run_dir / "run.lock").read_bytes() == note
 
 
+@pytest.mark.slow
+def test_a_writer_continued_after_its_run_was_taken_over_and_ended_elsewhere_writes_nothing_more(tmp_path):
+    with Lab(tmp_path, n=4) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            proc.send_signal(signal.SIGSTOP)
+            (run_dir / "run.lock").write_bytes(b"")  # the writer that took it over has ended the run since
+            ended = (run_dir / "run.json").read_text().replace('"status": "running"', '"status": "interrupted"')
+            (run_dir / "run.json").write_text(ended)
+            records = (run_dir / "responses.jsonl").read_bytes()
+            proc.send_signal(signal.SIGCONT)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: another writer (since ended) took this run over while this process "
+        "was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, on a file system that keeps locks "
+        "to each machine); this process wrote nothing more to it: the run is that writer's\n"))
+    assert ((run_dir / "run.json").read_text(), (run_dir / "responses.jsonl").read_bytes()) == (ended, records)
+    assert (run_dir / "run.lock").read_bytes() == b""
+
+
+@pytest.mark.slow
+def test_a_run_whose_lock_note_was_emptied_by_hand_goes_on_and_ends_intact(tmp_path):
+    with Lab(tmp_path, n=4) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            (run_dir / "run.lock").write_bytes(b"")
+        _, err = proc.communicate(timeout=60)
+        verified = lab.audit("verify", str(run_dir))
+    assert (proc.returncode, verified.returncode, verified.stdout.splitlines()[-1]) == (0, 0, "intact"), err
+
+
 def test_a_holder_whose_lock_was_deleted_and_made_anew_by_another_writer_says_so(tmp_path):
     lock = DirLock(tmp_path).acquire()
     lock.path.unlink()
     lock.path.write_text(json.dumps(TAKER))
     with pytest.raises(TakenOver) as refused:
-        lock.still_held()
+        lock.still_held(None)
     lock.release(ended=True)
     assert (str(refused.value), json.loads(lock.path.read_text())) == (
         f"in {str(tmp_path)!r}: another writer (pid 4242 on host gpu9 since 2026-12-04T08:00:00+00:00) took this run "

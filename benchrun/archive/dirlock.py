@@ -118,14 +118,16 @@ class DirLock:
             os.close(fd)
             raise
         self._fd, self._note = fd, note
-        self._lease = Lease(fd, lambda: self.taken_over() is None)
+        self._lease = Lease(fd, lambda: not self.taken_over())
         return self
 
     def taken_over(self) -> dict[str, Any] | None:
-        """The note of a writer that took the run over from this holder (empty once that writer let go), which a
-        writer on another machine does where locks stay on each machine once this holder stopped renewing its lease
-        (Ctrl-Z, SIGSTOP, a Slurm suspend); None while the lock file holds this holder's note, or is gone (which no
-        writer taking the run leaves). Read anew each time: NFS asks its server at each open."""
+        """What the lock file holds once it no longer holds this holder's note: another writer's note (one that took
+        the run over, which a writer on another machine does where locks stay on each machine once this holder
+        stopped renewing its lease: Ctrl-Z, SIGSTOP, a Slurm suspend), or {} for no writer's note (emptied, as a
+        writer that took the run and ended it leaves it, or as `: > run.lock` does). None while it holds this
+        holder's note, or is gone (no writer taking the run leaves that). Read anew each time: NFS asks its server at
+        each open."""
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError:
@@ -136,11 +138,16 @@ class DirLock:
             return None
         finally:
             os.close(fd)
-        return None if self._note is None or found == self._note else _parsed(found) or {}
+        if self._note is None or found == self._note:
+            return None
+        note = _parsed(found)
+        return note if note and "pid" in note else {}
 
-    def still_held(self) -> None:
-        """Raise TakenOver once another writer took the run over (`taken_over`): this holder writes nothing more."""
-        if (note := self.taken_over()) is None:
+    def still_held(self, run_json: bytes | None) -> None:
+        """Raise TakenOver once another writer took the run over: its note is in the lock file, or the note was
+        emptied and run.json is no longer `run_json`, this holder's last (a writer that took the run and ended it).
+        A note emptied by hand, run.json this holder's, leaves the run this holder's."""
+        if (note := self.taken_over()) is None or not note and run_json == _contents(self.path.parent / RUN):
             return
         how = ("while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, on a file "
                "system that keeps locks to each machine)" if self._same_file() else
@@ -167,7 +174,7 @@ class DirLock:
         fd, self._fd = self._fd, None
         self._lease.end()
         try:
-            if (not stopped or ended) and self.taken_over() is None:
+            if (not stopped or ended) and not self.taken_over():
                 _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
@@ -360,6 +367,14 @@ def _parsed(data: bytes) -> dict[str, Any] | None:
     except ValueError:
         return {"unreadable": data[:80].decode("utf-8", "replace")}
     return note if isinstance(note, dict) else None
+
+
+def _contents(path: Path) -> bytes | None:
+    """The bytes of the file at `path`, None when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _write(fd: int, data: bytes) -> None:

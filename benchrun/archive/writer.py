@@ -161,6 +161,8 @@ class RunWriter:
         self.summary: Summary | None = None
         self._broken = False
         self._taken = False
+        self._run_json: bytes | None = None
+        """run.json as this writer last wrote it."""
         """Whether another writer took the run over (`_held`): nothing of the run is this writer's to write."""
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
@@ -364,7 +366,7 @@ class RunWriter:
         """Before each write: once another writer took the run over (this process stopped past its lease,
         `DirLock.still_held`), raise TakenOver, and write nothing more."""
         try:
-            self.lock.still_held()
+            self.lock.still_held(self._run_json)
         except TakenOver:
             self._broken = self._taken = True
             raise
@@ -374,4 +376,5 @@ class RunWriter:
         self.info = self.info.model_copy(update={"counts": self.counts})
         data = SECRETS.scrub_bytes(self.info.model_dump_json(indent=2).encode() + b"\n")
         write_atomic(self.dir / RUN, data)
+        self._run_json = data
         return data
