@@ -13,12 +13,16 @@ bad, each with the rule it now obeys.
   while they wait for each other, answered 4-5 times slower than one thread under half a CPU's quota here (96 tokens:
   2.5 s with 1 thread, 9-13 s with 2). Now its threads are the fewer of the affinity's CPUs and the quota's, read from
   the process's cgroup and every cgroup above it, v1 and v2 (`core.cpus.usable_cores`)
+- the embedded model in a Slurm job on a cluster that does not pin jobs to their CPUs (TaskPlugin=task/none, as the
+  cluster here): a job given one CPU of the node ran llama.cpp with a thread per CPU of the node, on CPUs other jobs
+  were given. Now it keeps to the job's `--cpus-per-task`, else to the job's CPUs on the node (`core.cpus.slurm_cpus`)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.archive.dirlock import DirLock, TakenOver
-from benchrun.core.cpus import cpu_quota
+from benchrun.core.cpus import cpu_quota, slurm_cpus
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
@@ -193,5 +197,28 @@ def test_the_embedded_runner_runs_as_many_threads_as_a_real_cgroup_quota_gives(t
                               preexec_fn=lambda: (group / "cgroup.procs").write_text(str(os.getpid())))
     finally:
         group.rmdir()
+    assert done.returncode == EXIT["ok"], done.stderr
+    assert json.loads((run_dir_of(done.stdout) / "run.json").read_text())["identity"]["n_threads"] == 1
+
+
+@pytest.mark.parametrize(("environ", "cpus"), [
+    ({"SLURM_CPUS_PER_TASK": "2", "SLURM_CPUS_ON_NODE": "8"}, 2),
+    ({"SLURM_CPUS_ON_NODE": "3"}, 3),
+    ({"SLURM_CPUS_PER_TASK": "0", "SLURM_CPUS_ON_NODE": "4"}, 4),
+    ({"SLURM_CPUS_PER_TASK": "\u0663", "SLURM_CPUS_ON_NODE": "x"}, None),  # an Arabic-Indic 3 is no count of Slurm's
+    ({"SLURM_CPUS_ON_NODE": "-2"}, None),
+    ({}, None),
+])
+def test_a_slurm_jobs_share_of_its_node_is_read_from_its_environment(environ, cpus):
+    assert slurm_cpus(environ) == cpus
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("srun") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_the_embedded_runner_in_a_real_slurm_job_of_one_cpu_runs_one_thread(tmp_path):
+    done = subprocess.run(["srun", "--ntasks=1", "--cpus-per-task=1", "--mem=1G", "--time=5", sys.executable, "-m",
+                           "benchrun", "runner=local", "runner.options.num_predict=1", "cache=false",
+                           f"outputs={tmp_path / 'out'}"], cwd=tmp_path, env=child_env(), capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == EXIT["ok"], done.stderr
     assert json.loads((run_dir_of(done.stdout) / "run.json").read_text())["identity"]["n_threads"] == 1

@@ -1,6 +1,6 @@
-"""The CPUs this process may use: its affinity (`taskset`, a Slurm job's CPUs, `docker --cpuset-cpus`) and the CPU
-quota of its cgroup and every cgroup above it (`docker --cpus`, a Kubernetes CPU limit, a systemd slice's CPUQuota),
-not the machine's count."""
+"""The CPUs this process may use: its affinity (`taskset`, a Slurm job's CPUs, `docker --cpuset-cpus`), the CPU
+quota of its cgroup and every cgroup above it (`docker --cpus`, a Kubernetes CPU limit, a systemd slice's CPUQuota)
+and a Slurm job's share of its node, not the machine's count."""
 
 from __future__ import annotations
 
@@ -8,16 +8,26 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import Mapping
 
 PROC = Path("/proc/self")
 
 
-def usable_cores(proc: Path = PROC) -> int:
+def usable_cores(proc: Path = PROC, environ: Mapping[str, str] = os.environ) -> int:
     """How many CPUs this process may keep busy at once: the fewer of its affinity's and its cgroups' quota's
     (llama.cpp's threads spin while they wait for each other: two threads on one CPU's time answer at a fraction of
     one thread's speed)."""
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(affinity, cpu_quota(proc) or affinity))
+    return max(1, min(affinity, cpu_quota(proc) or affinity, slurm_cpus(environ) or affinity))
+
+
+def slurm_cpus(environ: Mapping[str, str]) -> int | None:
+    """The CPUs Slurm gave this job's task (its `--cpus-per-task`, else the job's CPUs on this node), which a cluster
+    that does not pin jobs to their CPUs (TaskPlugin=task/none) leaves the job to keep to; None outside a job."""
+    for name in ("SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE"):
+        if (value := environ.get(name, "").strip()).isascii() and value.isdigit() and int(value) > 0:
+            return int(value)
+    return None
 
 
 def cpu_quota(proc: Path = PROC) -> int | None:
