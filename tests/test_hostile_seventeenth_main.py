@@ -16,6 +16,9 @@ bad, each with the rule it now obeys.
 - the embedded model in a Slurm job on a cluster that does not pin jobs to their CPUs (TaskPlugin=task/none, as the
   cluster here): a job given one CPU of the node ran llama.cpp with a thread per CPU of the node, on CPUs other jobs
   were given. Now it keeps to the job's `--cpus-per-task`, else to the job's CPUs on the node (`core.cpus.slurm_cpus`)
+- the README's install on a machine without a C or C++ compiler (a slim container image): pip's build of llama.cpp
+  ended in pages of CMake's output. Now the step that prints the CMAKE_ARGS, which runs first, says in one line that
+  the install will fail and what to install (`execute.runners.llama_build.compilers_missing`)
 """
 
 from __future__ import annotations
@@ -222,3 +225,22 @@ def test_the_embedded_runner_in_a_real_slurm_job_of_one_cpu_runs_one_thread(tmp_
                           text=True, timeout=300)
     assert done.returncode == EXIT["ok"], done.stderr
     assert json.loads((run_dir_of(done.stdout) / "run.json").read_text())["identity"]["n_threads"] == 1
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    ({}, "no C (cc, gcc, clang) and no C++ (c++, g++, clang++) compiler here"),
+    ({"CC": "/bin/sh", "CXX": "/opt/none/g++ -O2"}, "no C++ (/opt/none/g++ -O2) compiler here"),
+])
+def test_the_install_step_says_in_one_line_when_no_compiler_can_build_llama_cpp(tmp_path, extra, said):
+    done = subprocess.run([sys.executable, "-m", "benchrun.execute.runners.llama_build"], capture_output=True,
+                          text=True, env={**child_env(), "PATH": str(tmp_path), **extra})
+    assert (done.returncode, done.stdout.startswith("-DLLAVA_BUILD=OFF")) == (0, True)
+    assert done.stderr == (f"benchrun: {said}, and llama-cpp-python builds llama.cpp from source: its install will "
+                           "fail; install them first (Debian, Ubuntu: apt-get install build-essential; Fedora: dnf "
+                           "install gcc-c++)\n")
+
+
+def test_the_install_step_says_nothing_more_where_compilers_are_found():
+    done = subprocess.run([sys.executable, "-m", "benchrun.execute.runners.llama_build"], capture_output=True,
+                          text=True, env={**child_env(), "PATH": "/usr/bin:/bin"})
+    assert (done.returncode, done.stderr) == (0, "")
