@@ -19,12 +19,21 @@ bad, each with the rule it now obeys.
 - the README's install on a machine without a C or C++ compiler (a slim container image): pip's build of llama.cpp
   ended in pages of CMake's output. Now the step that prints the CMAKE_ARGS, which runs first, says in one line that
   the install will fail and what to install (`execute.runners.llama_build.compilers_missing`)
+- a disk out of inodes, with room left (a file system of many small files; tmpfs's nr_inodes here), at each file a
+  run makes in turn: every failure said `disk full` of a disk `df -h` showed nearly empty; Hydra's log file it could
+  not make was a traceback (logging's `Unable to configure handler 'file'`, exit 1); the lock it could not make was
+  exit 2 as a directory taken; and a record file it could not open left the run `running`, the reserve's inode taken
+  by summary.json before run.json. Now the line says `no free inodes (... df -i)` (`core.errors.os_problem`), an
+  OSError under another exception is the last resort's too (`__main__._os_error_of`), the lock's failed write is the
+  disk's (exit 4), and any failed write leaves only run.json to write (`archive.writer.RunWriter._failing_writes`):
+  the run is `failed`, and resumed once inodes are freed
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -244,3 +253,56 @@ def test_the_install_step_says_nothing_more_where_compilers_are_found():
     done = subprocess.run([sys.executable, "-m", "benchrun.execute.runners.llama_build"], capture_output=True,
                           text=True, env={**child_env(), "PATH": "/usr/bin:/bin"})
     assert (done.returncode, done.stderr) == (0, "")
+
+
+NO_INODES = "no free inodes (the disk has room, but no more files can be made on it: df -i)"
+
+
+@pytest.fixture
+def few_inodes(tmp_path):
+    """A tmpfs of 64 inodes and room to spare, mounted at tmp_path/disk (as root), unmounted after."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,nr_inodes=64", "tmpfs", str(disk)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("no tmpfs can be mounted here (not root)")
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+def _leave_inodes(disk: Path, free: int) -> Path:
+    """Fill `disk` with empty files until `free` inodes are left; the folder that holds them."""
+    filler = disk / "filler"
+    filler.mkdir()
+    for n in range(os.statvfs(disk).f_favail - free):
+        (filler / str(n)).touch()
+    return filler
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("free", "at"), [(3, r": .*/[^/]+_bench_llama3\.2/benchrun\.log"),
+                                          (8, r" writing .*/[^/]+_bench_llama3\.2/run\.lock")])
+def test_a_disk_out_of_inodes_before_the_run_began_is_said_so_in_one_line(tmp_path, few_inodes, free, at):
+    _leave_inodes(few_inodes, free)
+    with Lab(tmp_path, n=3) as lab:
+        done = lab.run(*lab.args(outputs=few_inodes / "out"))
+    assert done.returncode == EXIT["archive"]
+    assert re.fullmatch(f"benchrun: error: {re.escape(NO_INODES)}{at}\n", done.stderr), done.stderr
+    assert list((few_inodes / "out").glob("*/*/run.json")) == []
+
+
+@pytest.mark.slow
+def test_a_run_whose_record_file_found_no_inode_is_failed_and_resumed_once_inodes_are_freed(tmp_path, few_inodes):
+    filler = _leave_inodes(few_inodes, 13)
+    with Lab(tmp_path, n=3) as lab:
+        done = lab.run(*lab.args(outputs=few_inodes / "out"))
+        [run_json] = (few_inodes / "out").glob("*/*/run.json")
+        info = json.loads(run_json.read_text())
+        summarised = (run_json.parent / "summary.json").exists()
+        shutil.rmtree(filler)
+        resumed = lab.audit("resume", str(run_json.parent))
+        verified = lab.audit("verify", str(run_json.parent))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: {NO_INODES} writing {run_json.parent / 'responses.jsonl'}\n"))
+    assert (info["status"], info["files"], summarised) == ("failed", {}, False)
+    assert (resumed.returncode, verified.returncode, verified.stdout.splitlines()[-1]) == (0, 0, "intact")
