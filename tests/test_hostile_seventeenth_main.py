@@ -27,6 +27,10 @@ bad, each with the rule it now obeys.
   OSError under another exception is the last resort's too (`__main__._os_error_of`), the lock's failed write is the
   disk's (exit 4), and any failed write leaves only run.json to write (`archive.writer.RunWriter._failing_writes`):
   the run is `failed`, and resumed once inodes are freed
+- a run stopped whole (a Slurm job suspended, `scontrol suspend`; SIGSTOP to its processes) while a scorer was at a
+  call: once continued, the call was `timed out after 5 s` (scorer_timeout_s=5), a sample's score lost, though the
+  scorer had run 0.5 s of its 2. A scorer call's time limit now runs on the run's running time, which leaves out the
+  time the process was stopped (`core.runclock.RUN_CLOCK`, a heartbeat's late beats)
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +51,7 @@ import pytest
 from benchrun.archive.dirlock import DirLock, TakenOver
 from benchrun.core.cpus import cpu_quota, slurm_cpus
 from benchrun.core.errors import EXIT
+from benchrun.execute.proctree import descendants
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from tests.helpers.commands import run_dir_of
@@ -306,3 +312,23 @@ def test_a_run_whose_record_file_found_no_inode_is_failed_and_resumed_once_inode
         f"benchrun: error: {NO_INODES} writing {run_json.parent / 'responses.jsonl'}\n"))
     assert (info["status"], info["files"], summarised) == ("failed", {}, False)
     assert (resumed.returncode, verified.returncode, verified.stdout.splitlines()[-1]) == (0, 0, "intact")
+
+
+SLOW_SCORER = ("import json, time\n\ndef times7(response, values):\n    time.sleep(2)\n"
+               "    return int(json.loads(response)['answer'] == values['a'] * 7)\n")
+
+
+@pytest.mark.slow
+def test_a_run_suspended_whole_while_a_scorer_works_spends_none_of_its_time_limit(tmp_path):
+    with Lab(tmp_path, n=2, scorer=SLOW_SCORER) as lab:
+        proc = lab.start(*lab.args("scorer_timeout_s=5"))
+        lab.wait_for(lambda: lab.run_dirs() and lab.lines(lab.first_run_dir()) == 1)
+        tree = [proc.pid, *descendants(proc.pid)]  # as Slurm suspends a job: every process of it
+        for pid in tree:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(7)
+        for pid in tree:
+            os.kill(pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=120)
+        info = json.loads((lab.first_run_dir() / "run.json").read_text())
+    assert (proc.returncode, info["status"], info["counts"]["scorer_errors"]) == (EXIT["ok"], "completed", 0), err
