@@ -26,7 +26,7 @@ from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
 from benchrun.core.recordvalues import model_digest, short_digest
 from benchrun.core.settings import RUNNERS
-from benchrun.execute.cache import RunCache, Store, model_pin
+from benchrun.execute.cache import RunCache, Store, enabled, model_pin
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Lost, one_server_among, warned
@@ -172,8 +172,8 @@ def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: R
         return None
     runner, identity = judged
     writer.judged_by(identity, runner.public_config(), cfg["judge"]["allow_self"])
-    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer), archived, lost_to(writer),
-                 fail_fast=True)
+    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer, cfg.get("cache")), archived,
+                 lost_to(writer), fail_fast=True)
 
 
 def _digest_of(identity: dict[str, Any]) -> str:
@@ -229,10 +229,13 @@ def lost_to(writer: RunWriter) -> Lost:
     return lost
 
 
-def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
+def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter,
+             cache: bool | None) -> RunCache | None:
     """The run's view of the response cache for the model `runner` asks (the model under test, or the judge): None
-    when the cache is off or nothing pins the model."""
-    pin = model_pin(runner.config.type, identity) if store is not None else None
+    when the cache is off for it (`cache`, the setting, as `enabled` reads it for its runner: a judge of runner=openai
+    beside a model of Ollama is pinned by no digest) or nothing pins the model."""
+    on = store is not None and enabled(cache, runner.config.type)
+    pin = model_pin(runner.config.type, identity) if on else None
     if pin is None:
         return None
     return RunCache(store, runner.config.type, pin, runner.request_settings(), runner.config.model,
