@@ -16,6 +16,14 @@ each with the rule it now obeys.
   runner.options.num_ctx, which the manifest pins: the run could never be finished. Now a chat longer than the
   context the manifest pins is the sample's (the answer's) own failure whatever the setup, never counted for
   fail-fast (`execute.failurekind`, in `executor` and `judging`)
+- a server broken mid-run (every request answered 500: Ollama's runner killed) in a run whose answers come partly from
+  the response cache between its requests (`repeats=3` after a run of `repeats=2`: two of every three answers
+  cached): each cached answer was taken for a success that showed the setup works, so no streak of failures ever
+  reached `max_consecutive_failures`; the run ended `completed_with_errors` (exit 0) with every answer it asked
+  recorded as that sample's `HTTP 500` (nothing left for `resume`), where the same run without the cache stops as
+  `failed` (exit 3) and `resume` asks them once the server is mended. Now an answer from the cache, which asked
+  nothing, neither ends a streak nor shows failures to be the samples' own (`executor`), as the judge's cached grades
+  already did not
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.lab import Lab, half_right
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -108,3 +117,37 @@ def test_a_local_judge_whose_context_cannot_hold_the_answers_grades_them_as_erro
     assert _context_full([c["error"] for c in read_jsonl(run_dir / "judgements.jsonl")]) == [
         FULL.format(key="judge.options.num_ctx")] * 3
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed_with_errors"
+
+
+class _Breaks:
+    """`half_right` until `broken`, then Ollama's 500 of a runner that was killed for every request."""
+
+    def __init__(self) -> None:
+        self.broken = False
+
+    def __call__(self, req):
+        if self.broken:
+            return Reply(status=500, error="llama runner process has terminated: signal: killed")
+        return half_right(req)
+
+
+def test_answers_from_the_cache_between_failures_do_not_hide_a_broken_server(tmp_path):
+    """repeats=3 after a run of repeats=2 (two of every three answers cached) against a server now answering 500: the
+    run stops as a broken setup at the fifth failed sample, as without the cache, and resume asks the rest."""
+    server = _Breaks()
+    with Lab(tmp_path, n=10, latency_s=0, responder=server) as lab:
+        asked = ["task.path=bench", f"runner.host={lab.server.url}", "runner.retries=0", "runner.options.seed=1",
+                 f"cache_dir={tmp_path / 'cache'}"]
+        assert lab.call(*asked, "repeats=2", f"outputs={tmp_path / 'o1'}").returncode == EXIT["ok"]
+        server.broken = True
+        done = lab.call(*asked, "repeats=3", f"outputs={tmp_path / 'o2'}")
+        [run_dir] = lab.run_dirs(tmp_path / "o2")
+        server.broken = False
+        resumed = lab.call("resume", str(run_dir), module="benchrun.audit")
+    assert done.returncode == EXIT["runner"]
+    assert done.stderr.startswith("benchrun: error: 5 samples in a row failed the same way, so the setup is broken, "
+                                  "not the benchmark: ResponseError: HTTP 500: llama runner process has terminated: "
+                                  "signal: killed (runner.max_consecutive_failures); run ")
+    assert (resumed.returncode, resumed.stderr) == (EXIT["ok"], "")
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["counts"]["request_errors"], info["counts"]["cached"]) == ("completed", 0, 10)
