@@ -24,6 +24,12 @@ each with the rule it now obeys.
   `failed` (exit 3) and `resume` asks them once the server is mended. Now an answer from the cache, which asked
   nothing, neither ends a streak nor shows failures to be the samples' own (`executor`), as the judge's cached grades
   already did not
+- a run asked at a temperature above 0 without a seed (`runner.options.seed=null runner.options.temperature=0.8`),
+  each answer a draw at random: the response cache (on by default for Ollama and runner=local) kept the first run's
+  draws and a second run of the same config took every answer from it (`4 from the cache`, nothing asked), so two
+  runs meant as two draws (run-to-run variance, a second sample of answers) were one draw twice, their difference 0.
+  Now the cache is on by default only for requests that get the same answer again, a temperature of 0 or a seed
+  (`cache.enabled`, `drawn_at_random`); `cache=true` still keeps and takes them, as asked
 """
 
 from __future__ import annotations
@@ -151,3 +157,26 @@ def test_answers_from_the_cache_between_failures_do_not_hide_a_broken_server(tmp
     assert (resumed.returncode, resumed.stderr) == (EXIT["ok"], "")
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["counts"]["request_errors"], info["counts"]["cached"]) == ("completed", 0, 10)
+
+
+class _Draws:
+    """A model drawing at random: every answer another (the request's number), right or wrong."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def __call__(self, req):
+        self.asked += 1
+        return json.dumps({"answer": self.asked})
+
+
+@pytest.mark.parametrize(("cache", "cached"), [((), [0, 0]), (("cache=true",), [0, 4])])
+def test_answers_drawn_at_random_are_cached_only_when_asked(tmp_path, cache, cached):
+    """Two runs at temperature 0.8 without a seed: two draws (8 requests), unless cache=true is given."""
+    model = _Draws()
+    with Lab(tmp_path, n=4, latency_s=0, responder=model) as lab:
+        counts = [json.loads((run_dir_of(lab.call(
+            "task.path=bench", f"runner.host={lab.server.url}", "runner.options.seed=null",
+            "runner.options.temperature=0.8", f"cache_dir={tmp_path / 'cache'}", *cache,
+            f"outputs={tmp_path / f'o{i}'}").stdout) / "run.json").read_text())["counts"]["cached"] for i in range(2)]
+    assert (counts, model.asked) == (cached, 8 - cached[1])

@@ -232,9 +232,9 @@ def lost_to(writer: RunWriter) -> Lost:
 def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter,
              cache: bool | None) -> RunCache | None:
     """The run's view of the response cache for the model `runner` asks (the model under test, or the judge): None
-    when the cache is off for it (`cache`, the setting, as `enabled` reads it for its runner: a judge of runner=openai
-    beside a model of Ollama is pinned by no digest) or nothing pins the model."""
-    on = store is not None and enabled(cache, runner.config.type)
+    when the cache is off for it (`cache`, the setting, as `enabled` reads it for its runner and options: a judge of
+    runner=openai beside a model of Ollama is pinned by no digest) or nothing pins the model."""
+    on = store is not None and enabled(cache, runner.config.type, runner.config.options)
     pin = model_pin(runner.config.type, identity) if on else None
     if pin is None:
         return None
