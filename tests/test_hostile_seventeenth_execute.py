@@ -36,6 +36,11 @@ each with the rule it now obeys.
   `verify` said intact. Now the judge's digest is asked again once the rescore has graded
   (`audit.rejudge.rejudging`, through `execute.session.same_to_the_end`): the rescore fails in one line naming both
   digests (exit 3), nothing of it written
+- `rescore --rejudge` of a judge whose every request fails (its server answering 500): the eleventh pass stops a run
+  whose judge fails answer after answer, but a rescore asked the judge without fail-fast, so it was written (exit 0)
+  with every judge grade an error, a broken setup recorded as the rescore's result; now the rescore's judge counts
+  its requests as a run's does (`audit.rejudge.rejudging`: `Judge(..., fail_fast=True)`): one line naming
+  judge.max_consecutive_failures (exit 3), nothing of the rescore written
 """
 
 from __future__ import annotations
@@ -200,4 +205,26 @@ def test_a_judge_pulled_again_while_a_rescore_asks_it_fails_the_rescore(tmp_path
         f"benchrun: error: the judge model qwen2.5 changed on {server.url} while the rescore asked: digest "
         "4a65eed368b0 when it began, digest ffffffffffff as it ended (pulled again?); its grades may come from either "
         "model and cannot be told apart: rescore it again\n"))
+    assert list((run_dir / "rescores").glob("*")) == []
+
+
+def _judge_broken(req):
+    """The model answers; the judge model's runner was killed, every request a 500."""
+    if req.model.startswith("qwen2.5"):
+        return Reply(status=500, error="llama runner process has terminated: signal: killed")
+    return answer(req)
+
+
+def test_a_judge_failing_answer_after_answer_stops_a_rescore(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        run_dir = run_dir_of(call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5",
+                                           "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path).stdout)
+        server.responder = _judge_broken
+        done = call_benchrun("rescore", str(run_dir), "--rejudge", "judge.backoff_s=0",
+                             "judge.max_consecutive_failures=2", module="benchrun.audit", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        "benchrun: error: the judge's requests failed the same way for answer after answer (2 in a row), so the "
+        "judge's setup is broken, not the benchmark: ResponseError: HTTP 500: llama runner process has terminated: "
+        "signal: killed (judge.max_consecutive_failures)\n"))
     assert list((run_dir / "rescores").glob("*")) == []
