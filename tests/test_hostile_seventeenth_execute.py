@@ -41,6 +41,10 @@ each with the rule it now obeys.
   with every judge grade an error, a broken setup recorded as the rescore's result; now the rescore's judge counts
   its requests as a run's does (`audit.rejudge.rejudging`: `Judge(..., fail_fast=True)`): one line naming
   judge.max_consecutive_failures (exit 3), nothing of the rescore written
+- `runner.host` naming a server that is not Ollama (an OpenAI-compatible server, llama-server or vLLM, at its root
+  or its /v1; a proxy's other route) or `judge.host` so: `Ollama at URL refused the preflight: 404 page not found
+  (status code: 404)`, naming no key and no fix; now a 404 from the preflight (Ollama answers every path it asks) is
+  said as any other answer that is not Ollama's, naming the key (`runners.ollama.OllamaRunner._call`)
 """
 
 from __future__ import annotations
@@ -228,3 +232,11 @@ def test_a_judge_failing_answer_after_answer_stops_a_rescore(tmp_path):
         "judge's setup is broken, not the benchmark: ResponseError: HTTP 500: llama runner process has terminated: "
         "signal: killed (judge.max_consecutive_failures)\n"))
     assert list((run_dir / "rescores").glob("*")) == []
+
+
+def test_a_server_that_is_not_ollama_is_said_to_be_so_naming_the_key(tmp_path):
+    with FakeOpenAI(models=["m"]) as server:
+        done = call_benchrun(f"runner.host={server.url}", "runner.model=m", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: Ollama at {server.url} answered the preflight with what is not Ollama's answer "
+        "(ResponseError: 404 page not found (status code: 404)); runner.host must name an Ollama server\n"))

@@ -119,6 +119,8 @@ class OllamaRunner:
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               f"`ollama serve`, or point {self.config.key('host')} at a running server") from None
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
+            if _status(err) == 404:  # no such path: Ollama answers every call of its preflight
+                raise self._not_ollama(err) from None
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
@@ -212,6 +214,13 @@ def _thought(message: Any) -> dict[str, str]:
     """What an answer keeps besides its text: a thinking model's thinking (runner.think), which Ollama gives apart
     from the content, so the archive holds all that came back."""
     return {"thinking": message.thinking} if message.thinking else {}
+
+
+def _status(err: BaseException) -> int | None:
+    """The HTTP status of a refused preflight call (the official client's ResponseError, or httpx's)."""
+    if isinstance(err, httpx.HTTPStatusError):
+        return err.response.status_code
+    return getattr(err, "status_code", None)
 
 
 def _said(err: BaseException) -> str:
