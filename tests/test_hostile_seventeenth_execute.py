@@ -45,6 +45,10 @@ each with the rule it now obeys.
   or its /v1; a proxy's other route) or `judge.host` so: `Ollama at URL refused the preflight: 404 page not found
   (status code: 404)`, naming no key and no fix; now a 404 from the preflight (Ollama answers every path it asks) is
   said as any other answer that is not Ollama's, naming the key (`runners.ollama.OllamaRunner._call`)
+- an Ollama answer saying it is of another model than the one asked (`"model": "other"`: a proxy before Ollama that
+  routed the request elsewhere; Ollama itself names the model as asked): what it said was dropped, so the archive
+  held the answer as the asked model's with no word of it, where an OpenAI-compatible answer's served model is kept;
+  now kept in the answer's `extra` when it is not the model asked (`runners.ollama._served`)
 """
 
 from __future__ import annotations
@@ -240,3 +244,21 @@ def test_a_server_that_is_not_ollama_is_said_to_be_so_naming_the_key(tmp_path):
     assert (done.returncode, done.stderr) == (EXIT["runner"], (
         f"benchrun: error: Ollama at {server.url} answered the preflight with what is not Ollama's answer "
         "(ResponseError: 404 page not found (status code: 404)); runner.host must name an Ollama server\n"))
+
+
+def _served_by(model: str):
+    """An Ollama answer saying it is of `model` whatever was asked (a proxy that routed the request elsewhere)."""
+    def reply(req) -> Reply:
+        return Reply(raw=json.dumps({"model": model, "created_at": "2026-12-04T00:00:00Z", "done": True,
+                                     "done_reason": "stop", "message": {"role": "assistant",
+                                                                        "content": half_right(req)}}))
+    return reply
+
+
+@pytest.mark.parametrize(("said", "kept"), [("qwen2.5:7b", {"model": "qwen2.5:7b"}), ("llama3.2:latest", {})])
+def test_an_ollama_answer_of_another_model_says_so_in_the_archive(tmp_path, said, kept):
+    with Lab(tmp_path, n=3, latency_s=0, responder=_served_by(said)) as lab:
+        done = lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert [r.get("extra", {}) for r in read_jsonl(run_dir / "responses.jsonl")] == [kept] * 3
