@@ -49,6 +49,13 @@ each with the rule it now obeys.
   routed the request elsewhere; Ollama itself names the model as asked): what it said was dropped, so the archive
   held the answer as the asked model's with no word of it, where an OpenAI-compatible answer's served model is kept;
   now kept in the answer's `extra` when it is not the model asked (`runners.ollama._served`)
+- runner=local (or judge.runner=local) with `runner.concurrency` above 1: the engine makes one generation at a time,
+  and the requests beyond it waited for it inside their own `runner.timeout_s`, so requests the engine never began
+  failed `TimeoutError: no answer within 2 s` (each generation well within it), five in a row stopped the run as a
+  broken setup (`failed`, exit 3), and every resume, asked with the same concurrency, stopped the same way. Now a
+  runner that answers fewer requests at once says so (`LocalRunner.parallel`), the requests asked of it are at
+  most that many (`hosts.at_once`, the width of the model's and the judge's dispatch), each timed from its own
+  start, and the setting is warned of
 """
 
 from __future__ import annotations
@@ -61,6 +68,8 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
+from benchrun.execute.hosts import Dispatch
+from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.lab import Lab, half_right
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
@@ -262,3 +271,22 @@ def test_an_ollama_answer_of_another_model_says_so_in_the_archive(tmp_path, said
         [run_dir] = lab.run_dirs()
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert [r.get("extra", {}) for r in read_jsonl(run_dir / "responses.jsonl")] == [kept] * 3
+
+
+@pytest.mark.parametrize(("runner", "width"), [("local", 1), ("ollama", 8)])
+def test_requests_asked_at_once_are_at_most_what_the_runner_answers_at_once(runner, width):
+    """runner=local makes one generation at a time: a second request asked meanwhile would wait inside its timeout."""
+    assert Dispatch(make_runner({"type": runner, "model": "m", "concurrency": 8})).width == width
+
+
+@needs_local
+@pytest.mark.slow
+def test_runner_local_with_a_concurrency_above_one_is_asked_one_at_a_time_and_says_so(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([
+        {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"], "scorer": "contains"}])})
+    done = call_benchrun("runner=local", ONE_THREAD, "runner.options.num_predict=8", "runner.concurrency=8",
+                         "task.path=bench", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], (
+        "benchrun: warning: runner.concurrency=8: runner=local makes one generation at a time, so its requests are "
+        "asked one at a time (each timed from its own start)\n"))
+    assert [r["error"] for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl")] == [None, None]
