@@ -56,6 +56,10 @@ each with the rule it now obeys.
   runner that answers fewer requests at once says so (`LocalRunner.parallel`), the requests asked of it are at
   most that many (`hosts.at_once`, the width of the model's and the judge's dispatch), each timed from its own
   start, and the setting is warned of
+- a judge's reply cut at its token limit (`done_reason: length`, `{"verdict": "ri`): never graded (that answer's
+  `JudgeReplyInvalid: the judge's reply is not JSON: Unterminated string ...`), but judgements.jsonl kept no word of
+  why, where an answer's record keeps its done_reason; now a judge call keeps in its `extra` a done_reason other than
+  `stop` (`judging._ended`), nothing for a reply that ended as it should
 """
 
 from __future__ import annotations
@@ -290,3 +294,20 @@ def test_runner_local_with_a_concurrency_above_one_is_asked_one_at_a_time_and_sa
         "benchrun: warning: runner.concurrency=8: runner=local makes one generation at a time, so its requests are "
         "asked one at a time (each timed from its own start)\n"))
     assert [r["error"] for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl")] == [None, None]
+
+
+def _judge_cut(req):
+    """The model answers; the judge's reply is cut at its token limit."""
+    if req.model.startswith("qwen2.5"):
+        return Reply(content='{"verdict": "ri', done_reason="length")
+    return answer(req)
+
+
+@pytest.mark.parametrize(("judged", "kept"), [(_judge_cut, {"done_reason": "length"}), (answer, None)])
+def test_a_judge_call_keeps_how_its_reply_ended_when_it_was_cut(tmp_path, judged, kept):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=judged) as server:
+        done = call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
+                             f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert [call.get("extra") for call in read_jsonl(run_dir_of(done.stdout) / "judgements.jsonl")] == [kept] * 3
