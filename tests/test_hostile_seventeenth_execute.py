@@ -60,6 +60,16 @@ each with the rule it now obeys.
   `JudgeReplyInvalid: the judge's reply is not JSON: Unterminated string ...`), but judgements.jsonl kept no word of
   why, where an answer's record keeps its done_reason; now a judge call keeps in its `extra` a done_reason other than
   `stop` (`judging._ended`), nothing for a reply that ended as it should
+
+What held (tried, nothing new): a judge's reply cut at its token limit is never graded (its JudgeReplyInvalid); a
+judge and the run sharing one cache never share a key (the key holds the rendered chat, the format and the pin);
+server URLs `http://[fe80::1%lo]:P`, `http://[::ffff:127.0.0.1]:P`, ports 0, a punycode host, `/v1/../..` (one line
+each); runner=openai at Ollama's root (`has no /models (404); runner.base_url is the API root ...`).
+
+Found and not fixed: fail-fast can still strand a run whose consecutive failures are each a sample's own but not
+known as such (a provider's content filter answering 400 to a safety benchmark's prompts, timeouts on a slow
+machine): `resume` cannot change runner.max_consecutive_failures or timeout_s; control tokens in a sample's text
+are read as tokens by runner=local's chat handler (as by Ollama and llama-server), the archive keeping the text.
 """
 
 from __future__ import annotations
