@@ -304,23 +304,29 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, grading: _
     sinks = {name: RecordFile(out / name, fresh=True) for name in (SCORES, *([JUDGEMENTS] if judgements else []))}
     changed: list[SampleChange] = []
     errors: list[ScorerFailure] = []
-    async with grader:
-        for chunk in _batched(run.responses(), CHUNK):
-            unknown = next((r.id for r in chunk if r.id not in samples), None)
-            if unknown is not None:
-                raise ArchiveError(f"a response for sample '{unknown}', which the manifest does not have",
-                                   file=str(run.path))
-            graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
-            for response, done in zip(chunk, graded):
-                books.response(response)
-                books.judgements(done.judged)
-                books.scores(done.records)
-                _append(sinks, done)
-                for record in done.records:
-                    changed.extend(sample_changes(grading.old.get((record.id, record.repeat, record.scorer)), record))
-                    if record.error is not None and response.error is None:
-                        errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
-                                                    scorer=record.scorer, error=str(record.error)))
+    try:
+        async with grader:
+            for chunk in _batched(run.responses(), CHUNK):
+                unknown = next((r.id for r in chunk if r.id not in samples), None)
+                if unknown is not None:
+                    raise ArchiveError(f"a response for sample '{unknown}', which the manifest does not have",
+                                       file=str(run.path))
+                graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
+                for response, done in zip(chunk, graded):
+                    books.response(response)
+                    books.judgements(done.judged)
+                    books.scores(done.records)
+                    _append(sinks, done)
+                    for record in done.records:
+                        changed.extend(sample_changes(grading.old.get((record.id, record.repeat, record.scorer)),
+                                                      record))
+                        if record.error is not None and response.error is None:
+                            errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
+                                                        scorer=record.scorer, error=str(record.error)))
+    except BaseException:  # a judge that stops the rescore, a signal: its files closed, then removed with its folder
+        for sink in sinks.values():
+            sink.abandon()
+        raise
     digests = {name: sink.close() for name, sink in sinks.items()}
     summary = books.summary(run.info.manifest_id, run.info.model)
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")
