@@ -6,6 +6,10 @@ found bad, each with the rule it now obeys.
   255 bytes, `file name too long: .DIR.merging-<id>`, a name the user never gave: their temporary files' names were
   the name and a suffix. Now a temporary file's (or folder's) name begins with the name's first 223 bytes
   (`archive.atomic.stem`)
+- lines planted after a killed run's last digest (30 MB of newlines) were each held, digested and parsed as JSON by
+  every reader (verify, show, resume: 4 minutes and 1 GB each, growing with the file). Now they are held only up to
+  256 MiB, the rest counted (`archive.ledger.check_file`), and a tail not held whole is none a killed writer left
+  (`archive.repair.left_by_a_writer`)
 
 What held is in the pass's note.
 """
@@ -14,7 +18,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchrun.core.errors import EXIT
+import pytest
+
+from benchrun.archive import ledger
+from benchrun.archive.reader import load_run
+from benchrun.audit import resume_run
+from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.layout import NAME_MAX
 from benchrun.core.shards import Shard
 from benchrun.testing.inprocess import cli
@@ -50,3 +59,27 @@ def test_a_merge_into_a_directory_named_as_long_as_a_file_system_takes_is_made(t
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert audit(tmp_path, "verify", str(into)).stdout.splitlines()[-1] == "intact"
     assert sorted(p.name for p in tmp_path.iterdir()) == [into.name, "shard"]
+
+
+# -- what follows a killed run's last digest -------------------------------------------------------------------------
+
+def test_millions_of_lines_after_a_killed_runs_last_digest_are_counted_not_held(tmp_path, monkeypatch):
+    """A killed run's scores.jsonl with lines planted after its last digest: every one was held in memory, digested
+    and parsed as JSON by verify, show and resume (30 MB of newlines: 4 minutes and 1 GB each). Now what follows the
+    last digest is held only up to `ledger.MAX_HELD_TAIL` (here made 1 KiB), the rest counted, and the count said."""
+    monkeypatch.setattr(ledger, "MAX_HELD_TAIL", 1024, raising=False)
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], finish=False)
+    with open(run_dir / "scores.jsonl", "ab") as records:
+        records.write(b'{"id": "t:a=0"}\n' * 9_999 + b'{"id": "t:a=0", "cut sh')
+    found = ledger.check_file(run_dir, "scores.jsonl", ledger.read_digests(run_dir).lines["scores.jsonl"])
+    assert (found.written, found.tail_lines, found.tail_whole) == (4, 10_000, 9_999)
+    assert len(found.tail) <= 1024 // ledger.LINE_COST
+    said = "scores.jsonl: 9999 lines after line 4 not written by the run"  # whole lines; verify counts the last too
+    assert "FAIL  scores.jsonl: 10000 lines after line 4 not written by the run" in audit(
+        tmp_path, "verify", str(run_dir)).stdout.splitlines()
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], f"benchrun: error: in '{run_dir}': run {'5' * 12}: "
+                                                               f"{said}, so what it says cannot be trusted; "
+                                                               f"benchrun-audit verify {run_dir} says what changed\n")
+    with pytest.raises(ArchiveError, match="9999 lines after line 4 not written by the run: the records are not"):
+        resume_run(load_run(run_dir))

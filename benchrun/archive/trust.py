@@ -194,9 +194,9 @@ def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
                if name in RECORD_FILES or (run.path / name).is_file()}
     problems = [str(problem) for problem in digests.problems]
     problems += [str(problem) for found in checked.values() for problem in found.problems]
-    tails = [found for found in checked.values() if found.tail]
-    beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
-    problems += [f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
+    tails = [found for found in checked.values() if found.tail_lines]
+    beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and found.tail_lines > 1)]
+    problems += [f"{found.path.name}: {found.tail_lines} lines after line {found.written} that {DIGESTS} does not "
                  "cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
     if problems and (crlf := records_converted(run.path)):
         problems = [f"{crlf}: {CONVERTED}"]
