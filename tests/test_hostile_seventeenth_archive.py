@@ -9,7 +9,8 @@ found bad, each with the rule it now obeys.
 - lines planted after a killed run's last digest (30 MB of newlines) were each held, digested and parsed as JSON by
   every reader (verify, show, resume: 4 minutes and 1 GB each, growing with the file). Now they are held only up to
   256 MiB, the rest counted (`archive.ledger.check_file`), and a tail not held whole is none a killed writer left
-  (`archive.repair.left_by_a_writer`)
+  (`archive.repair.left_by_a_writer`); a records.sha256 of millions of lines that are no digests was a problem each
+  (1.1 GB held, verify printed them all): the first ten are listed, the rest counted in one (`ledger.Digests.fault`)
 
 What held is in the pass's note.
 """
@@ -83,3 +84,20 @@ def test_millions_of_lines_after_a_killed_runs_last_digest_are_counted_not_held(
                                                                f"benchrun-audit verify {run_dir} says what changed\n")
     with pytest.raises(ArchiveError, match="9999 lines after line 4 not written by the run: the records are not"):
         resume_run(load_run(run_dir))
+
+
+def test_a_records_sha256_of_millions_of_lines_that_are_no_digests_is_one_problem_past_the_first_ten(tmp_path):
+    """records.sha256 of a killed run with lines that are no digests appended: a problem each, all held and all printed
+    by verify (3,000,000 such lines: 1.1 GB, 4 minutes, 3 million lines printed). Now the first ten are listed and the
+    rest counted in one."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], finish=False)
+    with open(run_dir / "records.sha256", "ab") as digests:
+        digests.write(b"zz\n" * 100_000)
+    problems = ledger.read_digests(run_dir).problems
+    assert [problem.message for problem in problems] == [
+        *(f"line {n} is not a digest line" for n in range(7, 17)), "99,990 more lines from line 17 on are at fault too"]
+    shown = audit(tmp_path, "verify", str(run_dir))
+    assert shown.returncode == EXIT["not_intact"]
+    assert [line for line in shown.stdout.splitlines() if line.startswith("FAIL  records.sha256")][-2:] == [
+        "FAIL  records.sha256: line 16 is not a digest line",
+        "FAIL  records.sha256: 99,990 more lines from line 17 on are at fault too"]

@@ -70,6 +70,25 @@ class Digests:
     problems: list[Mismatch] = field(default_factory=list)
     committed_size: int = 0
     """Bytes up to the last whole digest line (a half-written last line is not counted)."""
+    unlisted: int = 0
+    """How many lines at fault follow the first MAX_LISTED (counted, not listed)."""
+    first_unlisted: int = 0
+
+    def fault(self, number: int, message: str) -> None:
+        """Line `number` of records.sha256 is at fault: listed among the first MAX_LISTED, else counted."""
+        if len(self.problems) < MAX_LISTED:
+            self.problems.append(Mismatch(DIGESTS, number, message))
+            return
+        self.unlisted += 1
+        self.first_unlisted = self.first_unlisted or number
+
+    def counted(self) -> Digests:
+        """The lines at fault past the first MAX_LISTED, as one problem."""
+        if self.unlisted:
+            self.problems.append(Mismatch(DIGESTS, self.first_unlisted, f"{self.unlisted:,} more lines from line "
+                                                                        f"{self.first_unlisted} on are at fault too"))
+        return self
+
 
 
 def read_digests(run_dir: Path, as_lf: bool = False) -> Digests:
@@ -84,23 +103,23 @@ def read_digests(run_dir: Path, as_lf: bool = False) -> Digests:
         for number, piece in enumerate(pieces(handle, DIGEST_LINE_BYTES), start=1):
             if not piece.ended:
                 if piece.line is None or not _CUT.fullmatch(piece.line):
-                    found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line, nor the "
-                                                                    "start of one that its writer was stopped writing"))
+                    found.fault(number, f"line {number} is not a digest line, nor the start of one that its "
+                                        "writer was stopped writing")
                 break
             line = piece.line or b""  # one longer than a digest line is none
             parsed = _parse(line, found.lines)
             if parsed is None:
-                found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line"))
+                found.fault(number, f"line {number} is not a digest line")
                 continue
             name, index, hexdigest = parsed
             digests = found.lines.setdefault(name, [])
             if index != len(digests) + 1:
-                found.problems.append(Mismatch(DIGESTS, number, f"line {number} is the digest of {name} line {index} "
-                                                                f"where line {len(digests) + 1} was due"))
+                found.fault(number, f"line {number} is the digest of {name} line {index} where line "
+                                    f"{len(digests) + 1} was due")
                 continue
             digests.append(hexdigest[:HEX])
             found.committed_size += piece.size
-    return found
+    return found.counted()
 
 
 def _parse(line: bytes, lines: dict[str, list[str]]) -> tuple[str, int, str] | None:
@@ -262,6 +281,9 @@ than one commit writes (one response, or the score lines or judge calls of the g
 tail a killed writer left is held whole and one of millions of lines planted there is counted, never held."""
 LINE_COST = 64
 """What holding a line costs beyond its bytes (a bytes object and its place in a list)."""
+MAX_LISTED = 10
+"""The lines of records.sha256 at fault listed one by one; more are counted in one problem (a file of millions of
+lines that are no digests was a problem each: a gigabyte held, and verify printed millions of lines)."""
 DIGEST_LINE_BYTES = 1024
 """More than any records.sha256 line holds (`r <32 hex digits>`, or benchrun 0.2's `<file> <n> <64 hex digits>`)."""
 PIECE_BYTES = 2**20
