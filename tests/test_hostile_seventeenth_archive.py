@@ -11,6 +11,10 @@ found bad, each with the rule it now obeys.
   256 MiB, the rest counted (`archive.ledger.check_file`), and a tail not held whole is none a killed writer left
   (`archive.repair.left_by_a_writer`); a records.sha256 of millions of lines that are no digests was a problem each
   (1.1 GB held, verify printed them all): the first ten are listed, the rest counted in one (`ledger.Digests.fault`)
+- `rescore --rejudge judge.model=[1,2` (or a `!!python/...` tag): a yaml traceback; `judge.model=&a [*a]` (a list
+  holding itself): a RecursionError traceback from the secrets check; `judge.x=1 judge.x.y=2`: a TypeError traceback,
+  all exit 1. Now each value is read as a benchmark file's values are (`core.yamlfile.parse_yaml`) and a key below a
+  value that is no mapping is refused: one line, exit 2 (`audit.rejudge._override`, `_set`)
 
 What held is in the pass's note.
 """
@@ -101,3 +105,26 @@ def test_a_records_sha256_of_millions_of_lines_that_are_no_digests_is_one_proble
     assert [line for line in shown.stdout.splitlines() if line.startswith("FAIL  records.sha256")][-2:] == [
         "FAIL  records.sha256: line 16 is not a digest line",
         "FAIL  records.sha256: 99,990 more lines from line 17 on are at fault too"]
+
+
+# -- rescore --rejudge's overrides -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("overrides", "refused"), [
+    (["judge.model=[1,2"], "in '--rejudge judge.model': line 1, column 5: YAML syntax error: expected ',' or ']', but got "
+                         "'<stream end>' (while parsing a flow sequence at line 1, column 1)"),
+    (["judge.model=!!python/name:os.system"], "in '--rejudge judge.model': line 1, column 1: YAML syntax error: could "
+                                            "not determine a constructor for the tag "
+                                            "'tag:yaml.org,2002:python/name:os.system'"),
+    (["judge.model=&a [*a]"], "in '--rejudge judge.model': line 1, column 5: YAML aliases (*a) are not allowed in "
+                            "benchmark files; write the values out"),
+    (["judge.options.seed=1", "judge.options.seed.x=2"], "--rejudge judge.options.seed.x: judge.options.seed is 1, not a "
+                                                    "mapping to set x in"),
+])
+def test_a_rejudge_override_that_is_no_value_is_one_line(tmp_path, overrides, refused):
+    """`rescore --rejudge` overrides whose value YAML cannot read (a syntax error, a tag), an alias of itself (a list
+    holding itself) and a key below a value that is no mapping: a yaml traceback, a RecursionError traceback (in the
+    secrets check) and a TypeError traceback, exit 1. Now one line, exit 2, before anything is made."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    done = audit(tmp_path, "rescore", str(run_dir), "--rejudge", *overrides)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {refused}\n")
+    assert not (run_dir / "rescores").exists()
