@@ -15,6 +15,9 @@ found bad, each with the rule it now obeys.
   holding itself): a RecursionError traceback from the secrets check; `judge.x=1 judge.x.y=2`: a TypeError traceback,
   all exit 1. Now each value is read as a benchmark file's values are (`core.yamlfile.parse_yaml`) and a key below a
   value that is no mapping is refused: one line, exit 2 (`audit.rejudge._override`, `_set`)
+- a filter given empty (`show --wrong "$METRIC"`, `show --task "$T"`, `list --model "$M"`, `list --task "$T"`, the
+  variable unset) was dropped: the run shown whole, every run listed. Now it names no metric, task or model, as
+  `compare --metric ""` already did (`audit.show.main`, `audit.listing.list_runs`)
 
 What held is in the pass's note.
 """
@@ -128,3 +131,25 @@ def test_a_rejudge_override_that_is_no_value_is_one_line(tmp_path, overrides, re
     done = audit(tmp_path, "rescore", str(run_dir), "--rejudge", *overrides)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {refused}\n")
     assert not (run_dir / "rescores").exists()
+
+
+# -- a filter given empty --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("option", "refused"), [("--wrong", "no metric '' in run 555555555555 (metrics: closeness, "
+                                                             "format_valid)"),
+                                                 ("--task", "no task '' in run 555555555555 (tasks: t)")])
+def test_show_of_a_metric_or_task_given_empty_names_none(tmp_path, option, refused):
+    """`show RUN --wrong "$METRIC"` and `--task "$T"` with the variable unset: the run shown whole, all its tasks, exit
+    0, as if no filter were given (compare --metric "" was refused). Now it names no metric or task: one line, exit 2."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    done = audit(tmp_path, "show", str(run_dir), option, "")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {refused}\n")
+
+
+@pytest.mark.parametrize("option", ["--model", "--task"])
+def test_list_of_a_model_or_task_given_empty_lists_no_run(tmp_path, option):
+    """`list --model "$M"` (or `--task`) with the variable unset listed every run, as if no filter were given. Now no
+    run has that model or task."""
+    synthetic_run(tmp_path / "outputs" / "run", [1.0, 0.0])
+    done = audit(tmp_path, "list", "--json", option, "")
+    assert (done.returncode, json.loads(done.stdout), done.stderr) == (EXIT["ok"], [], "")
