@@ -18,6 +18,9 @@ found bad, each with the rule it now obeys.
 - a filter given empty (`show --wrong "$METRIC"`, `show --task "$T"`, `list --model "$M"`, `list --task "$T"`, the
   variable unset) was dropped: the run shown whole, every run listed. Now it names no metric, task or model, as
   `compare --metric ""` already did (`audit.show.main`, `audit.listing.list_runs`)
+- a run killed after writing score lines and before their digests: `show`, `compare`, `export` counted those lines,
+  which a resume drops and grades again (README: "A run that did not end is read only as far as its records.sha256
+  covers it"). Now every reader reads only the lines records.sha256 covers (`archive.reader.Run._records`)
 
 What held is in the pass's note.
 """
@@ -153,3 +156,20 @@ def test_list_of_a_model_or_task_given_empty_lists_no_run(tmp_path, option):
     synthetic_run(tmp_path / "outputs" / "run", [1.0, 0.0])
     done = audit(tmp_path, "list", "--json", option, "")
     assert (done.returncode, json.loads(done.stdout), done.stderr) == (EXIT["ok"], [], "")
+
+
+# -- a killed run read as far as records.sha256 covers it ------------------------------------------------------------
+
+def test_a_killed_run_is_read_only_as_far_as_its_digests_cover_it(tmp_path):
+    """A run killed after writing its last answer's score lines and before their digests: `show`, `compare` and
+    `export` counted those score lines (n 3), which a resume drops and grades again. Now every reader reads the lines
+    records.sha256 covers (n 2), as verify checks them."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0, 0.0], finish=False)
+    digests = (run_dir / "records.sha256").read_bytes().splitlines(keepends=True)
+    (run_dir / "records.sha256").write_bytes(b"".join(digests[:-2]))  # the last answer's two score lines uncommitted
+    run = load_run(run_dir).require_records()
+    assert [(r.id, r.scorer) for r in run.scores()] == [("t:a=0", "format_valid"), ("t:a=0", "closeness"),
+                                                        ("t:a=1", "format_valid"), ("t:a=1", "closeness")]
+    rows = [json.loads(line) for line in audit(tmp_path, "export", str(run_dir), "--format", "jsonl").stdout.splitlines()]
+    assert sorted({row["sample_id"] for row in rows}) == ["t:a=0", "t:a=1"]
+    assert run.metric_values()[("t", "closeness")] == {"t:a=0": 1.0, "t:a=1": 0.0}

@@ -5,16 +5,17 @@ it, so a run that cannot be read is reported the same way everywhere."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from fractions import Fraction
 from functools import cached_property
-from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
+from benchrun.archive.ledger import read_digests
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.filebytes import read_bounded
@@ -220,9 +221,10 @@ class Run:
         if not path.is_file():
             return
         validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
-        with reading(path), open(path, "rb") as handle:  # of a run that did not end, a last line cut short is not
-            try:  # read: its writer was killed writing it, or is writing it now (a live run)
-                yield from map(validate, handle if self.info.files else filter(_whole, handle))
+        committed = None if self.info.files else len(read_digests(self.path).lines.get(name, ()))  # of a run that
+        with reading(path), open(path, "rb") as handle:  # did not end, the lines records.sha256 covers: not what its
+            try:  # writer, killed or writing now, has not committed (a line cut short, scores a resume grades again)
+                yield from map(validate, itertools.islice(handle, committed))
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), err) from None
 
@@ -231,10 +233,6 @@ class Run:
         if not path.exists():
             raise ArchiveError("missing", file=str(path))
         return archived(path)
-
-
-_whole = methodcaller("endswith", b"\n")
-"""Whether a record line was written whole (a line cut short has no newline: it is the file's last)."""
 
 MAX_JSON_BYTES = 64 * 2**20
 """The most a run.json, seal.json or summary.json is read of: far more than benchrun writes in one (a few KB, a
