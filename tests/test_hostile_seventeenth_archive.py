@@ -20,7 +20,9 @@ found bad, each with the rule it now obeys.
   `compare --metric ""` already did (`audit.show.main`, `audit.listing.list_runs`)
 - a run killed after writing score lines and before their digests: `show`, `compare`, `export` counted those lines,
   which a resume drops and grades again (README: "A run that did not end is read only as far as its records.sha256
-  covers it"). Now every reader reads only the lines records.sha256 covers (`archive.reader.Run._records`)
+  covers it"). Now every reader reads only the lines records.sha256 covers (`archive.reader.Run._records`); and a
+  run that ended, checked and then appended to (a resume begun after the check, a merge reading a shard being
+  resumed), only as far as run.json's digests count its lines (`archive.trust.covered`)
 
 What held is in the pass's note.
 """
@@ -172,4 +174,17 @@ def test_a_killed_run_is_read_only_as_far_as_its_digests_cover_it(tmp_path):
                                                         ("t:a=1", "format_valid"), ("t:a=1", "closeness")]
     rows = [json.loads(line) for line in audit(tmp_path, "export", str(run_dir), "--format", "jsonl").stdout.splitlines()]
     assert sorted({row["sample_id"] for row in rows}) == ["t:a=0", "t:a=1"]
+    assert run.metric_values()[("t", "closeness")] == {"t:a=0": 1.0, "t:a=1": 0.0}
+
+
+def test_a_finished_run_is_read_only_as_far_as_run_json_digests_it(tmp_path):
+    """A run checked (`require_records`), then a score line appended to it (as by a resume begun after the check, or
+    a merge reading a shard being resumed): `scores()` and `metric_values()` read it as the run's (closeness 0 became
+    0.5 for sample t:a=1). Now a run that ended is read as far as run.json's digests count its lines."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    run = load_run(run_dir).require_records()
+    last = (run_dir / "scores.jsonl").read_bytes().splitlines(keepends=True)[-1]
+    with open(run_dir / "scores.jsonl", "ab") as scores:
+        scores.write(last.replace(b'"closeness":0', b'"closeness":1'))
+    assert len(list(run.scores())) == 4
     assert run.metric_values()[("t", "closeness")] == {"t:a=0": 1.0, "t:a=1": 0.0}

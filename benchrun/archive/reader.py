@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from benchrun.archive.ledger import read_digests
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.filebytes import read_bounded
@@ -221,10 +220,11 @@ class Run:
         if not path.is_file():
             return
         validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
-        committed = None if self.info.files else len(read_digests(self.path).lines.get(name, ()))  # of a run that
-        with reading(path), open(path, "rb") as handle:  # did not end, the lines records.sha256 covers: not what its
-            try:  # writer, killed or writing now, has not committed (a line cut short, scores a resume grades again)
-                yield from map(validate, itertools.islice(handle, committed))
+        from benchrun.archive.trust import covered
+
+        with reading(path), open(path, "rb") as handle:
+            try:
+                yield from map(validate, itertools.islice(handle, covered(self, name)))
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), err) from None
 

@@ -38,6 +38,16 @@ CONVERTED = ("its line ends were made CRLF since it was written (as git's core.a
 """Why a file changed when only its line ends did: every `\\n` the run wrote is now `\\r\\n`."""
 
 
+def covered(run: Run, name: str) -> int:
+    """How many first lines of record file `name` the digests written with the run cover, all a reader reads: of a
+    run that ended, run.json's (not a line appended since: by a resume begun after it was checked, say); of one that
+    did not, records.sha256's (not what its writer, killed or writing now, had not committed: a line cut short, score
+    lines a resume grades again)."""
+    if run.info.files:
+        return digest.lines if (digest := run.info.files.get(name)) else 0
+    return len(ledger.read_digests(run.path).lines.get(name, ()))
+
+
 def converted(path: Path, sha256: str) -> bool:
     """Whether `path`, its CRLF line ends made LF again, is the file whose digest is `sha256` (and had any)."""
     found, digest, held = False, hashlib.sha256(), b""
