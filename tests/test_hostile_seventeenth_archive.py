@@ -23,6 +23,9 @@ found bad, each with the rule it now obeys.
   covers it"). Now every reader reads only the lines records.sha256 covers (`archive.reader.Run._records`); and a
   run that ended, checked and then appended to (a resume begun after the check, a merge reading a shard being
   resumed), only as far as run.json's digests count its lines (`archive.trust.covered`)
+- `show ID --root MISTYPED` (or `show ID` where there is no `outputs`): `no run directory or run id 'ID' under
+  MISTYPED`, as if it had been looked in; now `(no archive directory 'MISTYPED' to look it up in)`
+  (`archive.reader.resolve_run`)
 
 What held is in the pass's note.
 """
@@ -188,3 +191,14 @@ def test_a_finished_run_is_read_only_as_far_as_run_json_digests_it(tmp_path):
         scores.write(last.replace(b'"closeness":0', b'"closeness":1'))
     assert len(list(run.scores())) == 4
     assert run.metric_values()[("t", "closeness")] == {"t:a=0": 1.0, "t:a=1": 0.0}
+
+
+# -- a run id looked up where there is no archive --------------------------------------------------------------------
+
+def test_a_run_id_looked_up_under_no_archive_says_there_is_none(tmp_path):
+    """`show ID --root MISTYPED` (or `show ID` where there is no `outputs`): `no run directory or run id 'ID' under
+    MISTYPED`, as if it had been looked in. Now the root is said to be no archive directory, as `list` says it."""
+    synthetic_run(tmp_path / "outputs" / "run", [1.0])
+    done = audit(tmp_path, "show", "555", "--root", "outptus")
+    assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: no run directory or run id '555' (no "
+                                                               "archive directory 'outptus' to look it up in)\n")

@@ -345,8 +345,9 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
     if len(whole := [run for run in matches if run.id == ref] or matches) == 1:  # an id given whole names its run
         return whole[0]
-    if not matches:
-        raise ArchiveError(f"no run directory or run id '{ref}' under {root}{_unread(found)}")
+    if not matches:  # a root that is no folder (`--root` mistyped) was said to be looked in
+        where = f"under {root}" if os.path.isdir(root) else f"(no archive directory '{root}' to look it up in)"
+        raise ArchiveError(f"no run directory or run id '{ref}' {where}{_unread(found)}")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
 
