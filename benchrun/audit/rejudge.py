@@ -4,16 +4,16 @@ the rescore's rescore.json. Without --rejudge a rescore reads the archived judge
 
 from __future__ import annotations
 
+import copy
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
-
-import yaml
 
 from benchrun.archive.reader import Run
 from benchrun.core.errors import BenchrunError
 from benchrun.core.manifest import JudgeModel, Manifest
 from benchrun.core.recordvalues import model_digest
+from benchrun.core.yamlfile import parse_yaml
 from benchrun.execute.judging import Judge
 
 
@@ -22,18 +22,34 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     from benchrun.compose.config import plain_config
 
     config = run.config
-    judge = dict(config.get("judge") or {})
+    judge = copy.deepcopy(config.get("judge") or {})
     for override in overrides:
-        key, sep, value = override.partition("=")
-        if not sep or not key.startswith("judge.") or len(key) == len("judge."):
-            raise BenchrunError(f"--rejudge takes judge.KEY=VALUE overrides, not {override!r}")
-        _set(judge, key.removeprefix("judge.").split("."), yaml.safe_load(value))
+        keys, value = _override(override)
+        _set(judge, keys, value)
     return plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)
 
 
+def _override(override: str) -> tuple[list[str], Any]:
+    """The keys below `judge` and the value of a `judge.KEY=VALUE` override, the value read as YAML as a benchmark
+    file's values are (a syntax error, a tag or an alias is refused in one line naming the key)."""
+    key, sep, value = override.partition("=")
+    keys = key.removeprefix("judge.").split(".")
+    if not sep or not key.startswith("judge.") or not all(keys):
+        raise BenchrunError(f"--rejudge takes judge.KEY=VALUE overrides, not {override!r}")
+    return keys, parse_yaml(value, f"--rejudge {key}", BenchrunError)
+
+
 def _set(tree: dict[str, Any], keys: list[str], value: Any) -> None:
-    for key in keys[:-1]:
-        tree = tree.setdefault(key, {})
+    """Set `value` at `keys` below the judge's config, making the mappings on the way (where none is, or null); one
+    that holds another value is refused."""
+    for depth, key in enumerate(keys[:-1], start=1):
+        if tree.get(key) is None:
+            tree[key] = {}
+        tree = tree[key]
+        if not isinstance(tree, dict):
+            where = ".".join(keys[:depth])
+            raise BenchrunError(f"--rejudge judge.{'.'.join(keys)}: judge.{where} is {tree!r}, not a mapping to set "
+                                f"{keys[depth]} in")
     tree[keys[-1]] = value
 
 
