@@ -6,21 +6,36 @@ found bad, each with the rule it now obeys.
   out, so the same files scored 1 where they score 0 (under the same manifest id, and a rescore of a run made without
   it rewrote its scores so), and with -OO a response class's docstring left its JSON schema (the model asked
   otherwise). Now a benchmark's code is imported only as written (`compiler.usercode.import_file`): one line, exit 2
+- a Slurm sweep launched by a user whose environment gives squeue and scancel options of their own
+  (`SQUEUE_STATES=RUNNING`, `SCANCEL_STATE=RUNNING`, as a shell's profile may): the queue was listed without the
+  sweep's pending jobs, which were then taken for lost, cancelled, and the sweep ended in 10 s (`Slurm job 337_0 left
+  the queue without a result`, exit 1) where it would have run; stopped by Ctrl-C, its queued jobs were left queued,
+  to run into the directory taken back. Now Slurm's commands run with benchrun's options only
+  (`compose.slurmcommands`)
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import line_count
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun
+from tests.helpers.slurmsweeps import interrupted_while_queued
 
 pytestmark = pytest.mark.slow
+SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
+              "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
+"""The single-node cluster's partition and size (`.ci/slurm-up`), no private Ollama started."""
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
 
 
@@ -45,3 +60,25 @@ def test_a_benchmark_run_by_an_optimising_python_is_refused(tmp_path, level, fil
     write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, **keys}), file: text})
     done = run_of(tmp_path, env={"PYTHONOPTIMIZE": level})
     assert (done.returncode, done.stderr) == (EXIT["usage"], f"benchrun: error: in '{file}': {OPTIMISED}\n")
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_sweep_keeps_to_its_own_options_of_squeue_and_scancel(tmp_path):
+    """Jobs queued for an hour (sbatch --begin=now+3600), squeue and scancel given options by the environment: the
+    queue asked three times (two askings missing a job and its result took it for lost), the sweep still waits; on
+    Ctrl-C its jobs are cancelled. squeue is asked through a script that counts the askings."""
+    logged = tmp_path / "askings"
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "squeue").write_text(f"#!/bin/sh\necho >> {logged}\nexec {shutil.which('squeue')} \"$@\"\n")
+    (shim / "squeue").chmod(0o755)
+    outputs = tmp_path / "outputs"
+    env = child_env({"SQUEUE_STATES": "RUNNING", "SCANCEL_STATE": "RUNNING", "PATH": f"{shim}:{os.environ['PATH']}"})
+    sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
+                              "hydra/launcher=slurm", *SLURM_NODE, "+hydra.launcher.additional_parameters.begin=now+3600",
+                              "runner.host=http://127.0.0.1:9", f"outputs={outputs}"], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stderr, queued = interrupted_while_queued(sweep, outputs, lambda: line_count(logged) >= 3)
+    assert (sweep.returncode, stderr.splitlines()[-1]) == (  # submitit's lines of sacct (accounting off) before it
+        EXIT["interrupted"], "benchrun: error: interrupted before the run started: nothing was asked or recorded")
+    assert queued == ""
