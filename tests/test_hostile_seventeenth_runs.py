@@ -12,6 +12,11 @@ found bad, each with the rule it now obeys.
   the queue without a result`, exit 1) where it would have run; stopped by Ctrl-C, its queued jobs were left queued,
   to run into the directory taken back. Now Slurm's commands run with benchrun's options only
   (`compose.slurmcommands`)
+- a Slurm sweep whose jobs' time is all warning, given otherwise than by `hydra.launcher.timeout_min` (the sixteenth
+  pass's check): `+hydra.launcher.additional_parameters.time=1` (which submitit writes over timeout_min),
+  `additional_parameters.signal=USR2@3600`, or `$SBATCH_TIMELIMIT=2` (sbatch takes it over its script's `--time`):
+  every job recorded `interrupted by SIGUSR2`, exit 1. Now the time and warning sbatch will take are checked
+  (`compose.slurmtime`), named where they were given
 """
 
 from __future__ import annotations
@@ -82,3 +87,22 @@ def test_a_slurm_sweep_keeps_to_its_own_options_of_squeue_and_scancel(tmp_path):
     assert (sweep.returncode, stderr.splitlines()[-1]) == (  # submitit's lines of sacct (accounting off) before it
         EXIT["interrupted"], "benchrun: error: interrupted before the run started: nothing was asked or recorded")
     assert queued == ""
+
+
+WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that warning (interrupted, to be resumed), so "
+          "every job would stop as it starts; give jobs more than {} minutes, or a smaller {}")
+
+
+@pytest.mark.parametrize(("given", "env", "line"), [
+    ("+hydra.launcher.additional_parameters.time=1", {}, "hydra.launcher.additional_parameters.time=1: " + WARNED.format(
+        "hydra.launcher.signal_delay_s=120 seconds", 2, "hydra.launcher.signal_delay_s")),
+    ("+hydra.launcher.additional_parameters.signal=USR2@3600", {}, "hydra.launcher.timeout_min=10: " + WARNED.format(
+        "3600 seconds (hydra.launcher.additional_parameters.signal=USR2@3600)", 60,
+        "hydra.launcher.additional_parameters.signal")),
+    ("hydra.launcher.timeout_min=10", {"SBATCH_TIMELIMIT": "0:01:30"}, "$SBATCH_TIMELIMIT=0:01:30: " + WARNED.format(
+        "hydra.launcher.signal_delay_s=120 seconds", 2, "hydra.launcher.signal_delay_s"))])
+def test_slurm_jobs_whose_time_is_all_warning_however_given_are_refused(tmp_path, given, env, line):
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {line}\n")
+    assert list(tmp_path.iterdir()) == []

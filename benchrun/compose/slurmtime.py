@@ -1,0 +1,63 @@
+"""How long a sweep's Slurm job may run, and how long before its end Slurm warns it (SIGUSR2, which ends a run as an
+interrupt), as sbatch will take them: the launcher's `timeout_min` and `signal_delay_s`, unless its
+`additional_parameters` give `time` or `signal` (submitit writes those over its own), unless `$SBATCH_TIMELIMIT` or
+`$SBATCH_SIGNAL` do (sbatch takes its variables over what its script says)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Mapping
+
+SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
+"""Slurm's time limits: minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes,
+days-hours:minutes:seconds."""
+SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
+"""Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
+
+
+def all_warning(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of jobs whose time is no longer than their warning (every one stopped as it starts, nothing
+    asked), naming where each was given; None when the jobs have time to run."""
+    extra = launcher.get("additional_parameters") or {}
+    time_key, minutes = _given(("$SBATCH_TIMELIMIT", os.environ.get("SBATCH_TIMELIMIT")),
+                               ("hydra.launcher.additional_parameters.time", extra.get("time")),
+                               ("hydra.launcher.timeout_min", launcher.get("timeout_min")))
+    delay_key, delay = _given(("$SBATCH_SIGNAL", os.environ.get("SBATCH_SIGNAL")),
+                              ("hydra.launcher.additional_parameters.signal", extra.get("signal")),
+                              ("hydra.launcher.signal_delay_s", launcher.get("signal_delay_s")))
+    limit, warning = _seconds(minutes), _warning(delay)
+    if limit is None or warning is None or limit > warning:
+        return None
+    said = f"{delay_key}={delay} seconds" if delay_key.endswith("_s") else f"{warning} seconds ({delay_key}={delay})"
+    return (f"{time_key}={minutes}: Slurm warns a job {said} before its time is up, and a run ends at that warning "
+            f"(interrupted, to be resumed), so every job would stop as it starts; give jobs more than {warning / 60:g} "
+            f"minutes, or a smaller {delay_key}")
+
+
+def _given(*places: tuple[str, Any]) -> tuple[str, Any]:
+    """The first of (where, value) that gives a value, else the last."""
+    return next((place for place in places if place[1] is not None), places[-1])
+
+
+def _seconds(limit: Any) -> float | None:
+    """A Slurm time limit in seconds (a number is minutes); None for none (`UNLIMITED`) or one not understood."""
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        return limit * 60
+    if not isinstance(limit, str) or not (found := SLURM_TIME.fullmatch(limit.strip())):
+        return None
+    days, first, second, third = (int(part) if part else None for part in found.groups())
+    if days is not None:
+        return days * 86400 + first * 3600 + (second or 0) * 60 + (third or 0)
+    if third is not None:
+        return first * 3600 + second * 60 + third
+    return first * 60 + (second or 0)
+
+
+def _warning(delay: Any) -> int | None:
+    """How many seconds before a job's end its warning comes: signal_delay_s, or a `--signal` value's."""
+    if isinstance(delay, int) and not isinstance(delay, bool):
+        return delay
+    if not isinstance(delay, str) or not (found := SIGNAL_TIME.fullmatch(delay.strip())):
+        return None
+    return int(found[1] or 60)
