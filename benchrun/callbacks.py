@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.compose import slurmqueue, slurmtime, takeback
+from benchrun.compose import slurmoptions, slurmqueue, takeback
 from benchrun.compose.config import checked_directory
 from benchrun.compose.labels import label
 from benchrun.console import output
@@ -104,7 +104,7 @@ class RunDirCheck(Callback):
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
         if launcher.endswith(".SlurmLauncher"):
-            if why := slurmtime.all_warning(config.hydra.launcher):
+            if why := slurmoptions.all_warning(config.hydra.launcher) or slurmoptions.moved_away(config.hydra.launcher):
                 _refuse(why)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)

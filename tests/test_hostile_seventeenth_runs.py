@@ -16,7 +16,11 @@ found bad, each with the rule it now obeys.
   pass's check): `+hydra.launcher.additional_parameters.time=1` (which submitit writes over timeout_min),
   `additional_parameters.signal=USR2@3600`, or `$SBATCH_TIMELIMIT=2` (sbatch takes it over its script's `--time`):
   every job recorded `interrupted by SIGUSR2`, exit 1. Now the time and warning sbatch will take are checked
-  (`compose.slurmtime`), named where they were given
+  (`compose.slurmoptions`), named where they were given
+- a Slurm sweep whose jobs start in another directory (`+hydra.launcher.additional_parameters.chdir=DIR`,
+  `$SBATCH_CHDIR`): each job found `task.path=bench` and `outputs=out` there, asked that other benchmark and wrote its
+  run there, while the sweep's own directory listed no job (`sweep.json` `jobs: []`, an empty table). Now refused
+  as `hydra.job.chdir=true` is (`compose.slurmoptions.moved_away`)
 """
 
 from __future__ import annotations
@@ -106,3 +110,24 @@ def test_slurm_jobs_whose_time_is_all_warning_however_given_are_refused(tmp_path
                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {line}\n")
     assert list(tmp_path.iterdir()) == []
+
+
+MOVED = ("{}: a job of the sweep would start in that directory, where its relative paths (task.path, outputs, "
+         "runner_file) name other files than where the sweep was started, and its run would be written there, outside "
+         "the sweep; leave it out (jobs start where the sweep is started)")
+
+
+@pytest.mark.parametrize(("given", "env", "said"), [
+    ("+hydra.launcher.additional_parameters.chdir={}", {}, "hydra.launcher.additional_parameters.chdir={}"),
+    ("hydra.launcher.timeout_min=10", {"SBATCH_CHDIR": "{}"}, "$SBATCH_CHDIR={}")])
+def test_slurm_jobs_started_in_another_directory_are_refused(tmp_path, given, env, said):
+    elsewhere = tmp_path / "elsewhere"
+    write_bench(elsewhere, {"tasks.yml": tasks_yml({**TASK, "template": "other {a}"})})
+    write_bench(tmp_path / "here", {"tasks.yml": tasks_yml(TASK)})
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                        given.format(elsewhere), "task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=out",
+                        cwd=tmp_path / "here", env={name: value.format(elsewhere) for name, value in env.items()})
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: {MOVED.format(said.format(elsewhere))}\n")
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["bench", "bench", "elsewhere", "here", "tasks.yml",
+                                                                 "tasks.yml"]

@@ -1,7 +1,7 @@
-"""How long a sweep's Slurm job may run, and how long before its end Slurm warns it (SIGUSR2, which ends a run as an
-interrupt), as sbatch will take them: the launcher's `timeout_min` and `signal_delay_s`, unless its
-`additional_parameters` give `time` or `signal` (submitit writes those over its own), unless `$SBATCH_TIMELIMIT` or
-`$SBATCH_SIGNAL` do (sbatch takes its variables over what its script says)."""
+"""The options a sweep's Slurm jobs are given, as sbatch will take them: the launcher's (`timeout_min`,
+`signal_delay_s`), unless its `additional_parameters` give them (submitit writes those over its own), unless a
+`$SBATCH_...` variable does (sbatch takes its variables over what its script says). Those that would stop every job
+as it starts, or run it elsewhere than the sweep was started, are refused."""
 
 from __future__ import annotations
 
@@ -14,6 +14,25 @@ SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
 days-hours:minutes:seconds."""
 SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
 """Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
+
+
+WORKING_DIR = (("$SBATCH_CHDIR", None), ("hydra.launcher.additional_parameters.chdir", "chdir"),
+               ("hydra.launcher.additional_parameters.workdir", "workdir"))
+"""Where a job's working directory can be given (`--workdir`, `--chdir`'s older name)."""
+
+
+def moved_away(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of jobs started in another directory than this one, where the sweep's relative paths (task.path,
+    outputs, runner_file) are found: they asked the benchmark of that name there and wrote their runs there, the
+    sweep listing none of them; None when they start here."""
+    extra = launcher.get("additional_parameters") or {}
+    for where, key in WORKING_DIR:
+        given = os.environ.get("SBATCH_CHDIR") if key is None else extra.get(key)
+        if given is not None and os.path.realpath(str(given)) != os.path.realpath(os.getcwd()):
+            return (f"{where}={given}: a job of the sweep would start in that directory, where its relative paths "
+                    "(task.path, outputs, runner_file) name other files than where the sweep was started, and its run "
+                    "would be written there, outside the sweep; leave it out (jobs start where the sweep is started)")
+    return None
 
 
 def all_warning(launcher: Mapping[str, Any]) -> str | None:
