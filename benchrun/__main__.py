@@ -23,6 +23,7 @@ from benchrun.core.errors import (
     RunInterrupted,
     os_error_line,
     os_problem,
+    refused_by_system,
 )
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
@@ -98,7 +99,7 @@ def main() -> None:
             sys.exit(EXIT["sweep_failed"])
         _take_back()
         line, code = hydra_error(err), EXIT["usage"]
-        if line is None and isinstance(err, OSError):  # the last resort: a file system's error nothing nearer
+        if line is None and refused_by_system(err):  # the last resort: a file system's error nothing nearer
             line, code = _os_error_line(err), EXIT["archive"]  # reported (Hydra making the run directory, say)
         if verbose or line is None:
             raise
@@ -109,11 +110,12 @@ def main() -> None:
         sys.exit(EXIT["archive"])
 
 
-def _os_error_line(err: OSError) -> str:
-    """The last resort's line; an error that names no path (a write that failed) came from Hydra writing its files."""
+def _os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
+    """The last resort's line; an OSError that names no path (a write that failed) came from Hydra writing its
+    files."""
     from benchrun.compose.takeback import hydra_dir
 
-    where = hydra_dir() if err.filename is None else None
+    where = hydra_dir() if isinstance(err, OSError) and err.filename is None else None
     if where is None:
         return os_error_line(err)
     return f"{os_problem(err)} writing Hydra's files in {where} (its copies of the config); nothing was recorded"

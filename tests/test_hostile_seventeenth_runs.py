@@ -21,11 +21,19 @@ found bad, each with the rule it now obeys.
   `$SBATCH_CHDIR`): each job found `task.path=bench` and `outputs=out` there, asked that other benchmark and wrote its
   run there, while the sweep's own directory listed no job (`sweep.json` `jobs: []`, an empty table). Now refused
   as `hydra.job.chdir=true` is (`compose.slurmoptions.moved_away`)
+- a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
+  `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
+  (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
+  it. Now the system's refusal, as an OSError is (`core.errors.refused_by_system`): one line with what the run
+  directory records and the command that finishes it, exit 4, or before the run started `nothing was asked or
+  recorded`; a cancelled wait is no error asyncio logs (`core.interrupts`)
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -131,3 +139,41 @@ def test_slurm_jobs_started_in_another_directory_are_refused(tmp_path, given, en
         EXIT["usage"], "", f"benchrun: error: {MOVED.format(said.format(elsewhere))}\n")
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["bench", "bench", "elsewhere", "here", "tasks.yml",
                                                                  "tasks.yml"]
+
+
+NO_THREAD = ("no thread could be started (can't start new thread): the system's limit of processes and threads is "
+             "reached (ulimit -u, a container's or cgroup's pids.max), or of memory (ulimit -v)")
+
+
+def run_with_threads(root: Path, threads: int) -> subprocess.CompletedProcess:
+    """A run in `root` in a process that can start `threads` threads and no more: each thread's stack takes
+    RLIMIT_STACK (4 GiB) of the address space, which RLIMIT_AS bounds 2 GiB above that many stacks."""
+    stack = 4 << 30
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
+        resource.setrlimit(resource.RLIMIT_AS, ((threads * 2 + 1) * stack // 2, (threads * 2 + 1) * stack // 2))
+    write_bench(root, {"tasks.yml": tasks_yml({**TASK, "scorer": "s"}),
+                       "custom_scorer.py": "def s(response, reference):\n    return 1\n"})
+    with FakeOllama(models=["llama3.2"]) as server:
+        return subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
+                               "cache=false", "outputs=outputs"], cwd=root, env=child_env(), capture_output=True,
+                              text=True, timeout=300, preexec_fn=limited)
+
+
+def test_a_run_that_can_start_no_more_threads_is_one_line_and_resumable(tmp_path):
+    """Two threads: the run's lock's and the one that looks the server up; the scorer process's watcher is refused
+    (asyncio then logged a cancelled wait for its pipes as a traceback, on standard output)."""
+    done = run_with_threads(tmp_path, 2)
+    [run_dir] = (tmp_path / "outputs").glob("*/*")
+    info, where = json.loads((run_dir / "run.json").read_text()), run_dir.absolute()
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: {NO_THREAD}; run {info['run_id'][:12]} is recorded as 'failed' with 0 of 2 samples in "
+        f"{where}; finish it with: benchrun-audit resume {where}\n"))
+    assert (info["status"], info["reason"]) == ("failed", "benchrun failed: RuntimeError: can't start new thread")
+
+
+def test_a_run_that_can_start_no_thread_is_one_line(tmp_path):
+    done = run_with_threads(tmp_path, 0)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["archive"], "", f"benchrun: error: {NO_THREAD} before the run started: nothing was asked or recorded\n")

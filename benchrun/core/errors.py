@@ -129,11 +129,24 @@ _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", 
                 errno.ELOOP: "a loop of symbolic links"}
 
 
-def os_problem(err: OSError | MemoryError) -> str:
+NO_THREAD = "can't start new thread"
+"""What Python's RuntimeError says when the system starts no thread (a limit of processes and threads reached)."""
+
+
+def refused_by_system(err: BaseException) -> bool:
+    """Whether `err` is the system refusing what was asked of it: an OSError, a MemoryError, or a thread it would not
+    start (a RuntimeError that says so: Python's only sign of a limit of threads reached)."""
+    return isinstance(err, (OSError, MemoryError)) or (isinstance(err, RuntimeError) and str(err) == NO_THREAD)
+
+
+def os_problem(err: OSError | MemoryError | RuntimeError) -> str:
     """What went wrong, in words: `disk full`, `read-only file system`, `not a directory`, `out of memory` (a
-    MemoryError: the system's limit too, `ulimit -v` or the machine's), ..."""
+    MemoryError: the system's limit too, `ulimit -v` or the machine's), a thread that could not be started, ..."""
     if isinstance(err, MemoryError):
         return "out of memory"
+    if isinstance(err, RuntimeError):
+        return (f"no thread could be started ({NO_THREAD}): the system's limit of processes and threads is reached "
+                "(ulimit -u, a container's or cgroup's pids.max), or of memory (ulimit -v)")
     if err.errno == errno.EFBIG:
         return _too_large()
     words = _ERRNO_WORDS.get(err.errno) or err.strerror or str(err) or type(err).__name__
@@ -148,7 +161,7 @@ def _too_large() -> str:
         f"file too large for this process's file-size limit (ulimit -f: {limit} bytes)"
 
 
-def os_error_line(err: OSError | MemoryError) -> str:
+def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
     """The last resort's line for an OSError (or a MemoryError) nothing nearer reported: `read-only file system:
     outputs/2026-12-01`."""
     named = (getattr(err, "filename", None), getattr(err, "filename2", None))
