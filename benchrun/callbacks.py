@@ -104,7 +104,9 @@ class RunDirCheck(Callback):
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
         if launcher.endswith(".SlurmLauncher"):
-            if why := slurmoptions.all_warning(config.hydra.launcher) or slurmoptions.moved_away(config.hydra.launcher):
+            launcher_config = config.hydra.launcher
+            if why := (slurmoptions.all_warning(launcher_config) or slurmoptions.moved_away(launcher_config)
+                       or slurmoptions.patterned(sweep_dir)):
                 _refuse(why)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)

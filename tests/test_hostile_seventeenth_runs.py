@@ -21,6 +21,11 @@ found bad, each with the rule it now obeys.
   `$SBATCH_CHDIR`): each job found `task.path=bench` and `outputs=out` there, asked that other benchmark and wrote its
   run there, while the sweep's own directory listed no job (`sweep.json` `jobs: []`, an empty table). Now refused
   as `hydra.job.chdir=true` is (`compose.slurmoptions.moved_away`)
+- a Slurm sweep whose directory holds '%' (`outputs=/data/o%j`, `o%%`): sbatch read it in each job's log paths as
+  its own patterns, so submitit's files of each job were written beside the sweep (`o390_0/...`, three stray
+  directories), or for `%%` nowhere: the job lost, `Slurm job 392_0 left the queue without a result (cancelled before
+  it ran, killed, or its setup failed)`, exit 1. Now refused before anything is made
+  (`compose.slurmoptions.patterned`)
 - a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
   `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
   (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -177,3 +183,16 @@ def test_a_run_that_can_start_no_thread_is_one_line(tmp_path):
     done = run_with_threads(tmp_path, 0)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["archive"], "", f"benchrun: error: {NO_THREAD} before the run started: nothing was asked or recorded\n")
+
+
+@pytest.mark.parametrize("name", ["o%j", "o%%"])
+def test_a_slurm_sweep_directory_holding_a_percent_sign_is_refused(tmp_path, name):
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                        "runner.host=http://127.0.0.1:9", f"outputs={tmp_path / name}", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (EXIT["usage"], "")
+    assert re.fullmatch(
+        f"benchrun: error: hydra.sweep.dir={re.escape(str(tmp_path / name))}/[0-9-]+/[0-9.-]+_listbench_sweep: Slurm "
+        "reads a '%' in the paths of a job's files as a pattern of its own \\(%j the job's id, %% a '%'\\), so each "
+        "job's files would be written to another directory than the sweep's, or to none \\(the job lost\\); name "
+        "the directory without '%' \\(outputs=..., hydra.sweep.dir=...\\)\n", done.stderr), done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any, Mapping
 
 SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
@@ -33,6 +34,17 @@ def moved_away(launcher: Mapping[str, Any]) -> str | None:
                     "(task.path, outputs, runner_file) name other files than where the sweep was started, and its run "
                     "would be written there, outside the sweep; leave it out (jobs start where the sweep is started)")
     return None
+
+
+def patterned(sweep_dir: Path) -> str | None:
+    """The refusal of a sweep directory holding '%', which sbatch reads in the paths of each job's log as its file
+    name patterns (`%j` the job's id, `%%` a '%'): submitit's files of each job were written beside the sweep, in
+    `out123_0/...`, or nowhere, the job then lost unstarted; None for a directory without."""
+    if "%" not in str(sweep_dir):
+        return None
+    return (f"hydra.sweep.dir={sweep_dir}: Slurm reads a '%' in the paths of a job's files as a pattern of its own "
+            "(%j the job's id, %% a '%'), so each job's files would be written to another directory than the "
+            "sweep's, or to none (the job lost); name the directory without '%' (outputs=..., hydra.sweep.dir=...)")
 
 
 def all_warning(launcher: Mapping[str, Any]) -> str | None:
