@@ -26,6 +26,11 @@ found bad, each with the rule it now obeys.
   directories), or for `%%` nowhere: the job lost, `Slurm job 392_0 left the queue without a result (cancelled before
   it ran, killed, or its setup failed)`, exit 1. Now refused before anything is made
   (`compose.slurmoptions.patterned`)
+- a Slurm sweep whose jobs start without this environment (`$SBATCH_EXPORT=NONE`, as some sites' profiles set,
+  `+hydra.launcher.additional_parameters.export=PATH`): submitit could not tell in the job that it ran in Slurm, every
+  job ended unstarted, and the sweep said `Slurm job 399_0 left the queue without a result (...); its log ends: srun:
+  error: vm: task 0: Exited with exit code 1` (exit 1). Now refused before anything is made
+  (`compose.slurmoptions.no_environment`)
 - a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
   `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
   (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
@@ -195,4 +200,19 @@ def test_a_slurm_sweep_directory_holding_a_percent_sign_is_refused(tmp_path, nam
         "reads a '%' in the paths of a job's files as a pattern of its own \\(%j the job's id, %% a '%'\\), so each "
         "job's files would be written to another directory than the sweep's, or to none \\(the job lost\\); name "
         "the directory without '%' \\(outputs=..., hydra.sweep.dir=...\\)\n", done.stderr), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+EXPORT = ("{}: each job would start without this process's environment, in which submitit tells that it runs in Slurm "
+          "(and benchrun finds PATH, HOME and the API key): every job would end before it starts; leave it out, or "
+          "give ALL (ALL,NAME=value adds to it)")
+
+
+@pytest.mark.parametrize(("given", "env", "said"), [
+    ("+hydra.launcher.additional_parameters.export=PATH", {}, "hydra.launcher.additional_parameters.export=PATH"),
+    ("hydra.launcher.timeout_min=10", {"SBATCH_EXPORT": "NONE"}, "$SBATCH_EXPORT=NONE")])
+def test_slurm_jobs_started_without_this_environment_are_refused(tmp_path, given, env, said):
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {EXPORT.format(said)}\n")
     assert list(tmp_path.iterdir()) == []

@@ -36,6 +36,21 @@ def moved_away(launcher: Mapping[str, Any]) -> str | None:
     return None
 
 
+def no_environment(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of jobs started without this process's environment (`--export=NONE`, or naming only some
+    variables, as some sites' profiles set `$SBATCH_EXPORT`): submitit could not tell in it that it ran in Slurm, and
+    every job ended before it started, the sweep said only `srun: error: ...: Exited with exit code 1`; None for
+    ALL (the default) or ALL with more."""
+    where, given = _given(("$SBATCH_EXPORT", os.environ.get("SBATCH_EXPORT")),
+                          ("hydra.launcher.additional_parameters.export",
+                           (launcher.get("additional_parameters") or {}).get("export")))
+    if given is None or str(given).strip().upper().split(",")[0] == "ALL":
+        return None
+    return (f"{where}={given}: each job would start without this process's environment, in which submitit tells "
+            "that it runs in Slurm (and benchrun finds PATH, HOME and the API key): every job would end before it "
+            "starts; leave it out, or give ALL (ALL,NAME=value adds to it)")
+
+
 def patterned(sweep_dir: Path) -> str | None:
     """The refusal of a sweep directory holding '%', which sbatch reads in the paths of each job's log as its file
     name patterns (`%j` the job's id, `%%` a '%'): submitit's files of each job were written beside the sweep, in
