@@ -112,6 +112,9 @@ def test_a_slurm_sweep_keeps_to_its_own_options_of_squeue_and_scancel(tmp_path):
     assert queued == ""
 
 
+EXPORT = ("{}: each job would start without this process's environment, in which submitit tells that it runs in Slurm "
+          "(and benchrun finds PATH, HOME and the API key): every job would end before it starts; leave it out, or "
+          "give ALL (ALL,NAME=value adds to it)")
 WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that warning (interrupted, to be resumed), so "
           "every job would stop as it starts; give jobs more than {} minutes, or a smaller {}")
 
@@ -123,8 +126,12 @@ WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that wa
         "3600 seconds (hydra.launcher.additional_parameters.signal=USR2@3600)", 60,
         "hydra.launcher.additional_parameters.signal")),
     ("hydra.launcher.timeout_min=10", {"SBATCH_TIMELIMIT": "0:01:30"}, "$SBATCH_TIMELIMIT=0:01:30: " + WARNED.format(
-        "hydra.launcher.signal_delay_s=120 seconds", 2, "hydra.launcher.signal_delay_s"))])
-def test_slurm_jobs_whose_time_is_all_warning_however_given_are_refused(tmp_path, given, env, line):
+        "hydra.launcher.signal_delay_s=120 seconds", 2, "hydra.launcher.signal_delay_s")),
+    ("+hydra.launcher.additional_parameters.export=PATH", {},
+     EXPORT.format("hydra.launcher.additional_parameters.export=PATH")),
+    ("hydra.launcher.timeout_min=10", {"SBATCH_EXPORT": "NONE"}, EXPORT.format("$SBATCH_EXPORT=NONE"))])
+def test_slurm_jobs_that_would_all_end_as_they_start_are_refused(tmp_path, given, env, line):
+    """Jobs whose time is all warning, however given; jobs started without this process's environment."""
     done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {line}\n")
@@ -202,17 +209,3 @@ def test_a_slurm_sweep_directory_holding_a_percent_sign_is_refused(tmp_path, nam
         "the directory without '%' \\(outputs=..., hydra.sweep.dir=...\\)\n", done.stderr), done.stderr
     assert list(tmp_path.iterdir()) == []
 
-
-EXPORT = ("{}: each job would start without this process's environment, in which submitit tells that it runs in Slurm "
-          "(and benchrun finds PATH, HOME and the API key): every job would end before it starts; leave it out, or "
-          "give ALL (ALL,NAME=value adds to it)")
-
-
-@pytest.mark.parametrize(("given", "env", "said"), [
-    ("+hydra.launcher.additional_parameters.export=PATH", {}, "hydra.launcher.additional_parameters.export=PATH"),
-    ("hydra.launcher.timeout_min=10", {"SBATCH_EXPORT": "NONE"}, "$SBATCH_EXPORT=NONE")])
-def test_slurm_jobs_started_without_this_environment_are_refused(tmp_path, given, env, said):
-    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
-                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
-    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {EXPORT.format(said)}\n")
-    assert list(tmp_path.iterdir()) == []
