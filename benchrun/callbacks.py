@@ -106,7 +106,8 @@ class RunDirCheck(Callback):
         if launcher.endswith(".SlurmLauncher"):
             launcher_config = config.hydra.launcher
             if why := (slurmoptions.all_warning(launcher_config) or slurmoptions.moved_away(launcher_config)
-                       or slurmoptions.no_environment(launcher_config) or slurmoptions.patterned(sweep_dir)):
+                       or slurmoptions.no_environment(launcher_config) or slurmoptions.patterned(sweep_dir)
+                       or slurmoptions.files_elsewhere(launcher_config, sweep_dir)):
                 _refuse(why)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)

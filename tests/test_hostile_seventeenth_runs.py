@@ -31,6 +31,10 @@ found bad, each with the rule it now obeys.
   job ended unstarted, and the sweep said `Slurm job 399_0 left the queue without a result (...); its log ends: srun:
   error: vm: task 0: Exited with exit code 1` (exit 1). Now refused before anything is made
   (`compose.slurmoptions.no_environment`)
+- a Slurm sweep whose submitit folder is elsewhere (`hydra.launcher.submitit_folder=/scratch/jobs/%j`): benchrun
+  found none of its jobs, so its queue watch saw none, and Ctrl-C said `nothing was asked or recorded` and took the
+  sweep's directory back while its jobs stayed queued (`421_[0-1%2] PD`). Now refused
+  (`compose.slurmoptions.files_elsewhere`)
 - a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
   `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
   (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
@@ -115,6 +119,9 @@ def test_a_slurm_sweep_keeps_to_its_own_options_of_squeue_and_scancel(tmp_path):
 EXPORT = ("{}: each job would start without this process's environment, in which submitit tells that it runs in Slurm "
           "(and benchrun finds PATH, HOME and the API key): every job would end before it starts; leave it out, or "
           "give ALL (ALL,NAME=value adds to it)")
+ELSEWHERE = ("hydra.launcher.submitit_folder={}/%j: benchrun finds a sweep's Slurm jobs by their files in the sweep's "
+             "directory (.submitit/%j there), to watch them and to cancel them if the sweep stops; elsewhere they "
+             "would be left queued; leave it out")
 WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that warning (interrupted, to be resumed), so "
           "every job would stop as it starts; give jobs more than {} minutes, or a smaller {}")
 
@@ -129,9 +136,12 @@ WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that wa
         "hydra.launcher.signal_delay_s=120 seconds", 2, "hydra.launcher.signal_delay_s")),
     ("+hydra.launcher.additional_parameters.export=PATH", {},
      EXPORT.format("hydra.launcher.additional_parameters.export=PATH")),
-    ("hydra.launcher.timeout_min=10", {"SBATCH_EXPORT": "NONE"}, EXPORT.format("$SBATCH_EXPORT=NONE"))])
-def test_slurm_jobs_that_would_all_end_as_they_start_are_refused(tmp_path, given, env, line):
-    """Jobs whose time is all warning, however given; jobs started without this process's environment."""
+    ("hydra.launcher.timeout_min=10", {"SBATCH_EXPORT": "NONE"}, EXPORT.format("$SBATCH_EXPORT=NONE")),
+    ("hydra.launcher.submitit_folder={}/%j", {}, ELSEWHERE)])
+def test_slurm_jobs_that_would_all_end_as_they_start_or_be_lost_are_refused(tmp_path, given, env, line):
+    """Jobs whose time is all warning, however given; jobs started without this process's environment; jobs whose
+    files are outside the sweep's directory, where it finds them."""
+    given, line = given.format(tmp_path / "jobs"), line.format(tmp_path / "jobs")
     done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {line}\n")

@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from benchrun.compose.takeback import LAUNCHER_FILES
+
 SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
 """Slurm's time limits: minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes,
 days-hours:minutes:seconds."""
@@ -49,6 +51,18 @@ def no_environment(launcher: Mapping[str, Any]) -> str | None:
     return (f"{where}={given}: each job would start without this process's environment, in which submitit tells "
             "that it runs in Slurm (and benchrun finds PATH, HOME and the API key): every job would end before it "
             "starts; leave it out, or give ALL (ALL,NAME=value adds to it)")
+
+
+def files_elsewhere(launcher: Mapping[str, Any], sweep_dir: Path) -> str | None:
+    """The refusal of a `submitit_folder` outside the sweep's directory, where benchrun finds the sweep's jobs: it
+    watched none of them (a job that can never start pended for ever) and cancelled none when the sweep stopped (left
+    queued, to run into the directory taken back); None for the preset's."""
+    folder = str(launcher.get("submitit_folder"))
+    if folder == str(sweep_dir / LAUNCHER_FILES / "%j"):
+        return None
+    return (f"hydra.launcher.submitit_folder={folder}: benchrun finds a sweep's Slurm jobs by their files in the "
+            f"sweep's directory ({LAUNCHER_FILES}/%j there), to watch them and to cancel them if the sweep stops; "
+            "elsewhere they would be left queued; leave it out")
 
 
 def patterned(sweep_dir: Path) -> str | None:
