@@ -1,7 +1,8 @@
 """The options a sweep's Slurm jobs are given, as sbatch will take them: the launcher's (`timeout_min`,
-`signal_delay_s`), unless its `additional_parameters` give them (submitit writes those over its own), unless a
-`$SBATCH_...` variable does (sbatch takes its variables over what its script says). Those that would stop every job
-as it starts, or run it elsewhere than the sweep was started, are refused."""
+`signal_delay_s`, `submitit_folder`), unless its `additional_parameters` give them (submitit writes those over its
+own), unless a `$SBATCH_...` variable does (sbatch takes its variables over what its script says). Those that would
+stop every job as it starts, start it elsewhere or without this environment, or keep its files where benchrun does not
+find them, are refused."""
 
 from __future__ import annotations
 
@@ -19,23 +20,19 @@ SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
 """Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
 
 
-WORKING_DIR = (("$SBATCH_CHDIR", None), ("hydra.launcher.additional_parameters.chdir", "chdir"),
-               ("hydra.launcher.additional_parameters.workdir", "workdir"))
-"""Where a job's working directory can be given (`--workdir`, `--chdir`'s older name)."""
-
-
 def moved_away(launcher: Mapping[str, Any]) -> str | None:
     """The refusal of jobs started in another directory than this one, where the sweep's relative paths (task.path,
     outputs, runner_file) are found: they asked the benchmark of that name there and wrote their runs there, the
     sweep listing none of them; None when they start here."""
     extra = launcher.get("additional_parameters") or {}
-    for where, key in WORKING_DIR:
-        given = os.environ.get("SBATCH_CHDIR") if key is None else extra.get(key)
-        if given is not None and os.path.realpath(str(given)) != os.path.realpath(os.getcwd()):
-            return (f"{where}={given}: a job of the sweep would start in that directory, where its relative paths "
-                    "(task.path, outputs, runner_file) name other files than where the sweep was started, and its run "
-                    "would be written there, outside the sweep; leave it out (jobs start where the sweep is started)")
-    return None
+    where, given = _given(("$SBATCH_CHDIR", os.environ.get("SBATCH_CHDIR")),
+                          ("hydra.launcher.additional_parameters.chdir", extra.get("chdir")),
+                          ("hydra.launcher.additional_parameters.workdir", extra.get("workdir")))  # its older name
+    if given is None or os.path.realpath(str(given)) == os.path.realpath(os.getcwd()):
+        return None
+    return (f"{where}={given}: a job of the sweep would start in that directory, where its relative paths (task.path, "
+            "outputs, runner_file) name other files than where the sweep was started, and its run would be written "
+            "there, outside the sweep; leave it out (jobs start where the sweep is started)")
 
 
 def no_environment(launcher: Mapping[str, Any]) -> str | None:
@@ -57,8 +54,8 @@ def files_elsewhere(launcher: Mapping[str, Any], sweep_dir: Path) -> str | None:
     """The refusal of a `submitit_folder` outside the sweep's directory, where benchrun finds the sweep's jobs: it
     watched none of them (a job that can never start pended for ever) and cancelled none when the sweep stopped (left
     queued, to run into the directory taken back); None for the preset's."""
-    folder = str(launcher.get("submitit_folder"))
-    if folder == str(sweep_dir / LAUNCHER_FILES / "%j"):
+    folder = launcher.get("submitit_folder")
+    if Path(str(folder)) == sweep_dir / LAUNCHER_FILES / "%j":
         return None
     return (f"hydra.launcher.submitit_folder={folder}: benchrun finds a sweep's Slurm jobs by their files in the "
             f"sweep's directory ({LAUNCHER_FILES}/%j there), to watch them and to cancel them if the sweep stops; "
