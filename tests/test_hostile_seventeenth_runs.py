@@ -35,6 +35,10 @@ found bad, each with the rule it now obeys.
   found none of its jobs, so its queue watch saw none, and Ctrl-C said `nothing was asked or recorded` and took the
   sweep's directory back while its jobs stayed queued (`421_[0-1%2] PD`). Now refused
   (`compose.slurmoptions.files_elsewhere`)
+- a Slurm sweep given `+hydra.launcher.additional_parameters.parsable=true` (or `test_only`): sbatch submitted the
+  jobs and answered with their bare id, which submitit could not read: `hydra/launcher could not launch the sweep's
+  jobs: (you may however set the job job_id manually if needed)` (exit 2), the sweep's directory taken back and its
+  jobs left queued (`448_[0-1%2] PD`), to run into it. Now refused (`compose.slurmoptions.other_answer`)
 - a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
   `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
   (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
@@ -122,6 +126,9 @@ EXPORT = ("{}: each job would start without this process's environment, in which
 ELSEWHERE = ("hydra.launcher.submitit_folder={}/%j: benchrun finds a sweep's Slurm jobs by their files in the sweep's "
              "directory (.submitit/%j there), to watch them and to cancel them if the sweep stops; elsewhere they "
              "would be left queued; leave it out")
+OTHER_ANSWER = ("hydra.launcher.additional_parameters.{}: submitit reads each job's id from what sbatch says as it "
+                "submits it ('Submitted batch job N'), which this changes, so the sweep could not follow its jobs "
+                "(submitted, or not at all); leave it out")
 WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that warning (interrupted, to be resumed), so "
           "every job would stop as it starts; give jobs more than {} minutes, or a smaller {}")
 
@@ -137,10 +144,12 @@ WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that wa
     ("+hydra.launcher.additional_parameters.export=PATH", {},
      EXPORT.format("hydra.launcher.additional_parameters.export=PATH")),
     ("hydra.launcher.timeout_min=10", {"SBATCH_EXPORT": "NONE"}, EXPORT.format("$SBATCH_EXPORT=NONE")),
-    ("hydra.launcher.submitit_folder={}/%j", {}, ELSEWHERE)])
+    ("hydra.launcher.submitit_folder={}/%j", {}, ELSEWHERE),
+    ("+hydra.launcher.additional_parameters.parsable=true", {}, OTHER_ANSWER.format("parsable=true")),
+    ("+hydra.launcher.additional_parameters.test_only=true", {}, OTHER_ANSWER.format("test_only=true"))])
 def test_slurm_jobs_that_would_all_end_as_they_start_or_be_lost_are_refused(tmp_path, given, env, line):
     """Jobs whose time is all warning, however given; jobs started without this process's environment; jobs whose
-    files are outside the sweep's directory, where it finds them."""
+    files are outside the sweep's directory, where it finds them; sbatch told to answer otherwise than submitit reads."""
     given, line = given.format(tmp_path / "jobs"), line.format(tmp_path / "jobs")
     done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE, given,
                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=env)

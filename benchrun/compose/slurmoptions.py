@@ -18,6 +18,8 @@ SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
 days-hours:minutes:seconds."""
 SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
 """Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
+OTHER_ANSWER = ("parsable", "test_only", "test-only")
+"""sbatch's options that change what it says (`Submitted batch job N`), from which submitit reads the jobs' id."""
 
 
 def moved_away(launcher: Mapping[str, Any]) -> str | None:
@@ -33,6 +35,20 @@ def moved_away(launcher: Mapping[str, Any]) -> str | None:
     return (f"{where}={given}: a job of the sweep would start in that directory, where its relative paths (task.path, "
             "outputs, runner_file) name other files than where the sweep was started, and its run would be written "
             "there, outside the sweep; leave it out (jobs start where the sweep is started)")
+
+
+def other_answer(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of sbatch options that change what it says: with `parsable` the jobs were submitted, submitit could
+    not read their id, and the sweep said it launched nothing (`you may however set the job job_id manually`), took
+    its directory back and left them queued, to run into it; None when none is given."""
+    extra = launcher.get("additional_parameters") or {}
+    given = next((key for key in OTHER_ANSWER if key in extra), None)
+    if given is None:
+        return None
+    value = str(extra[given]).lower() if isinstance(extra[given], bool) else extra[given]
+    return (f"hydra.launcher.additional_parameters.{given}={value}: submitit reads each job's id from what sbatch "
+            "says as it submits it ('Submitted batch job N'), which this changes, so the sweep could not follow its "
+            "jobs (submitted, or not at all); leave it out")
 
 
 def no_environment(launcher: Mapping[str, Any]) -> str | None:
