@@ -108,7 +108,7 @@ class RunDirCheck(Callback):
             if why := (slurmoptions.all_warning(launcher_config) or slurmoptions.moved_away(launcher_config)
                        or slurmoptions.no_environment(launcher_config) or slurmoptions.patterned(sweep_dir)
                        or slurmoptions.files_elsewhere(launcher_config, sweep_dir)
-                       or slurmoptions.other_answer(launcher_config)):
+                       or slurmoptions.submitits_own(launcher_config)):
                 _refuse(why)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)

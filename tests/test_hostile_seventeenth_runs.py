@@ -38,7 +38,8 @@ found bad, each with the rule it now obeys.
 - a Slurm sweep given `+hydra.launcher.additional_parameters.parsable=true` (or `test_only`): sbatch submitted the
   jobs and answered with their bare id, which submitit could not read: `hydra/launcher could not launch the sweep's
   jobs: (you may however set the job job_id manually if needed)` (exit 2), the sweep's directory taken back and its
-  jobs left queued (`448_[0-1%2] PD`), to run into it. Now refused (`compose.slurmoptions.other_answer`)
+  jobs left queued (`448_[0-1%2] PD`), to run into it. Now refused (`compose.slurmoptions.submitits_own`); so is `array=0-0` (the second job never submitted, then
+  `Slurm job 461_1 left the queue without a result (cancelled before it ran, killed, or its setup failed)`, exit 1)
 - a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
   `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
   (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
@@ -146,7 +147,10 @@ WARNED = ("Slurm warns a job {} before its time is up, and a run ends at that wa
     ("hydra.launcher.timeout_min=10", {"SBATCH_EXPORT": "NONE"}, EXPORT.format("$SBATCH_EXPORT=NONE")),
     ("hydra.launcher.submitit_folder={}/%j", {}, ELSEWHERE),
     ("+hydra.launcher.additional_parameters.parsable=true", {}, OTHER_ANSWER.format("parsable=true")),
-    ("+hydra.launcher.additional_parameters.test_only=true", {}, OTHER_ANSWER.format("test_only=true"))])
+    ("+hydra.launcher.additional_parameters.test_only=true", {}, OTHER_ANSWER.format("test_only=true")),
+    ("+hydra.launcher.additional_parameters.array=0-0", {}, "hydra.launcher.additional_parameters.array=0-0: submitit "
+     "makes the sweep's jobs one array itself, a task per job, and this would leave some out, each then taken for lost "
+     "(hydra.launcher.array_parallelism sets how many run at once); leave it out")])
 def test_slurm_jobs_that_would_all_end_as_they_start_or_be_lost_are_refused(tmp_path, given, env, line):
     """Jobs whose time is all warning, however given; jobs started without this process's environment; jobs whose
     files are outside the sweep's directory, where it finds them; sbatch told to answer otherwise than submitit reads."""

@@ -18,8 +18,12 @@ SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
 days-hours:minutes:seconds."""
 SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
 """Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
-OTHER_ANSWER = ("parsable", "test_only", "test-only")
-"""sbatch's options that change what it says (`Submitted batch job N`), from which submitit reads the jobs' id."""
+SAYS_OTHERWISE = ("submitit reads each job's id from what sbatch says as it submits it ('Submitted batch job N'), "
+                  "which this changes, so the sweep could not follow its jobs (submitted, or not at all)")
+SUBMITITS_OWN = {"parsable": SAYS_OTHERWISE, "test_only": SAYS_OTHERWISE, "test-only": SAYS_OTHERWISE,
+                 "array": "submitit makes the sweep's jobs one array itself, a task per job, and this would leave some "
+                          "out, each then taken for lost (hydra.launcher.array_parallelism sets how many run at once)"}
+"""sbatch's options that submitit sets or reads itself, and why one given otherwise loses the sweep's jobs."""
 
 
 def moved_away(launcher: Mapping[str, Any]) -> str | None:
@@ -37,18 +41,17 @@ def moved_away(launcher: Mapping[str, Any]) -> str | None:
             "there, outside the sweep; leave it out (jobs start where the sweep is started)")
 
 
-def other_answer(launcher: Mapping[str, Any]) -> str | None:
-    """The refusal of sbatch options that change what it says: with `parsable` the jobs were submitted, submitit could
-    not read their id, and the sweep said it launched nothing (`you may however set the job job_id manually`), took
-    its directory back and left them queued, to run into it; None when none is given."""
+def submitits_own(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of sbatch options that submitit sets or reads itself: with `parsable` the jobs were submitted,
+    submitit could not read their id, and the sweep said it launched nothing (`you may however set the job job_id
+    manually`), took its directory back and left them queued; with `array=0-0` the second job was never submitted
+    and said lost; None when none is given."""
     extra = launcher.get("additional_parameters") or {}
-    given = next((key for key in OTHER_ANSWER if key in extra), None)
+    given = next((key for key in SUBMITITS_OWN if key in extra), None)
     if given is None:
         return None
     value = str(extra[given]).lower() if isinstance(extra[given], bool) else extra[given]
-    return (f"hydra.launcher.additional_parameters.{given}={value}: submitit reads each job's id from what sbatch "
-            "says as it submits it ('Submitted batch job N'), which this changes, so the sweep could not follow its "
-            "jobs (submitted, or not at all); leave it out")
+    return f"hydra.launcher.additional_parameters.{given}={value}: {SUBMITITS_OWN[given]}; leave it out"
 
 
 def no_environment(launcher: Mapping[str, Any]) -> str | None:
