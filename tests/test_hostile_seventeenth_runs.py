@@ -38,8 +38,9 @@ found bad, each with the rule it now obeys.
 - a Slurm sweep given `+hydra.launcher.additional_parameters.parsable=true` (or `test_only`): sbatch submitted the
   jobs and answered with their bare id, which submitit could not read: `hydra/launcher could not launch the sweep's
   jobs: (you may however set the job job_id manually if needed)` (exit 2), the sweep's directory taken back and its
-  jobs left queued (`448_[0-1%2] PD`), to run into it. Now refused (`compose.slurmoptions.submitits_own`); so is `array=0-0` (the second job never submitted, then
-  `Slurm job 461_1 left the queue without a result (cancelled before it ran, killed, or its setup failed)`, exit 1)
+  jobs left queued (`448_[0-1%2] PD`), to run into it. Now refused (`compose.slurmoptions.submitits_own`); so is
+  `array=0-0` (the second job never submitted, then `Slurm job 461_1 left the queue without a result (cancelled
+  before it ran, killed, or its setup failed)`, exit 1)
 - a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
   `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
   (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
