@@ -23,6 +23,7 @@ from benchrun.core.errors import (
     RunInterrupted,
     os_error_line,
     os_problem,
+    refused_by_system,
 )
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
@@ -97,7 +98,7 @@ def main() -> None:
             _error(lost)
             sys.exit(EXIT["sweep_failed"])
         line, code = hydra_error(err), EXIT["usage"]
-        if line is None and (cause := _os_error_of(err)) is not None:  # the last resort: a file system's error
+        if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
             line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
         _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
         if verbose or line is None:
@@ -109,19 +110,20 @@ def main() -> None:
         sys.exit(EXIT["archive"])
 
 
-def _os_error_of(err: BaseException | None) -> OSError | None:
-    """The OSError `err` is, or was raised from (logging's `Unable to configure handler 'file'`, over the run's log
-    file that Hydra could not make)."""
-    while err is not None and not isinstance(err, OSError):
+def _refusal_of(err: BaseException | None) -> BaseException | None:
+    """The system's refusal (`refused_by_system`) `err` is, or was raised from (logging's `Unable to configure
+    handler 'file'`, over the run's log file that Hydra could not make)."""
+    while err is not None and not refused_by_system(err):
         err = err.__cause__
     return err
 
 
-def _os_error_line(err: OSError) -> str:
-    """The last resort's line; an error that names no path (a write that failed) came from Hydra writing its files."""
+def _os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
+    """The last resort's line; an OSError that names no path (a write that failed) came from Hydra writing its
+    files."""
     from benchrun.compose.takeback import hydra_dir
 
-    where = hydra_dir() if err.filename is None else None
+    where = hydra_dir() if isinstance(err, OSError) and err.filename is None else None
     if where is None:
         return os_error_line(err)
     return f"{os_problem(err)} writing Hydra's files in {where} (its copies of the config); nothing was recorded"

@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.compose import slurmqueue, takeback
+from benchrun.compose import slurmoptions, slurmqueue, takeback
 from benchrun.compose.config import checked_directory
 from benchrun.compose.labels import label
 from benchrun.console import output
@@ -104,7 +104,12 @@ class RunDirCheck(Callback):
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
         if launcher.endswith(".SlurmLauncher"):
-            _check_slurm_time(config.hydra.launcher)
+            launcher_config = config.hydra.launcher
+            if why := (slurmoptions.all_warning(launcher_config) or slurmoptions.moved_away(launcher_config)
+                       or slurmoptions.no_environment(launcher_config) or slurmoptions.patterned(sweep_dir)
+                       or slurmoptions.files_elsewhere(launcher_config, sweep_dir)
+                       or slurmoptions.submitits_own(launcher_config)):
+                _refuse(why)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
@@ -138,17 +143,6 @@ def _leave_outer_job() -> None:
         return
     for name in [name for name in os.environ if name.startswith(OUTER_JOB) and name not in KEPT_OUTSIDE_JOBS]:
         del os.environ[name]
-
-
-def _check_slurm_time(launcher: DictConfig) -> None:
-    """Refuse Slurm jobs whose time limit is no longer than the warning Slurm is asked to send before it
-    (`signal_delay_s`, SIGUSR2, which ends a run as an interrupt): every job was stopped as it started, nothing asked."""
-    minutes, delay = launcher.get("timeout_min"), launcher.get("signal_delay_s")
-    if isinstance(minutes, (int, float)) and isinstance(delay, (int, float)) and minutes * 60 <= delay:
-        _refuse(f"hydra.launcher.timeout_min={minutes}: Slurm warns a job hydra.launcher.signal_delay_s={delay} "
-                "seconds before its time is up, and a run ends at that warning (interrupted, to be resumed), so every "
-                f"job would stop as it starts; give jobs more than {delay / 60:g} minutes, or a smaller "
-                "hydra.launcher.signal_delay_s")
 
 
 def _check_joblib_workers(launcher: DictConfig, jobs: float) -> None:

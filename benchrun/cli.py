@@ -24,7 +24,7 @@ from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
-from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_problem
+from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_problem, refused_by_system
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
@@ -60,8 +60,8 @@ def hydra_main(cfg: DictConfig) -> None:
             raise
         output.error(str(err))
         code = err.exit_code
-    except MemoryError as err:  # before a run claimed its directory (a run's own is said with what it records)
-        if os.environ.get(VERBOSE_ENV) == "1":
+    except (MemoryError, RuntimeError) as err:  # before a run claimed its directory (a run's own is said with what it
+        if os.environ.get(VERBOSE_ENV) == "1" or not refused_by_system(err):  # records): out of memory, or of threads
             raise
         if not (run_dir / RUN).exists():
             forget_hydra_copies(run_dir)

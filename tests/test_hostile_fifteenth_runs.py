@@ -54,6 +54,7 @@ from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun, run_dir_of
+from tests.helpers.slurmsweeps import interrupted_while_queued
 
 pytestmark = pytest.mark.slow
 TASK = {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"]}
@@ -290,16 +291,7 @@ def test_a_slurm_sweep_stopped_by_a_signal_leaves_no_job_queued(tmp_path):
     sweep = started(tmp_path, "-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
                     "+hydra.launcher.additional_parameters.begin=now+3600", "runner.host=http://127.0.0.1:9",
                     f"outputs={outputs}")
-    jobs: list[str] = []
-    try:
-        wait_for(lambda: bool(list(outputs.glob("*/*_sweep/.submitit/*_1"))), 120)
-        jobs = [path.name.split("_")[0] for path in outputs.glob("*/*_sweep/.submitit/*_1")]
-        os.kill(sweep.pid, signal.SIGINT)
-        _, stderr = sweep.communicate(timeout=120)
-        queued = subprocess.run(["squeue", "-h", "-o", "%i", "-j", jobs[0]], capture_output=True, text=True).stdout
-    finally:
-        sweep.kill()
-        subprocess.run(["scancel", *jobs], check=False)
+    stderr, queued = interrupted_while_queued(sweep, outputs)
     assert (sweep.returncode, stderr.splitlines()[-1]) == (  # submitit's lines of sacct (accounting off) before it
         EXIT["interrupted"], "benchrun: error: interrupted before the run started: nothing was asked or recorded")
     assert queued == ""

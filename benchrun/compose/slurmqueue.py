@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Callable
 
+from benchrun.compose.slurmcommands import slurm
 from benchrun.compose.takeback import LAUNCHER_FILES, SLURM_JOB, SLURM_SWEEPS
 from benchrun.core.errors import EXIT
 from benchrun.core.text import one_line
@@ -59,12 +59,8 @@ def _watching(stop: Stop) -> None:
 def _queue() -> dict[str, tuple[str, str]] | None:
     """This user's jobs in Slurm's queue, each task of an array on its own: (state, reason) by job id (`123_4`); None
     when squeue cannot say (none here, a controller that hangs or fails)."""
-    try:
-        listed = subprocess.run(["squeue", "-h", "-r", "-u", str(os.getuid()), "-o", "%i|%T|%r"], capture_output=True,
-                                text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if listed.returncode:
+    listed = slurm("squeue", "-h", "-r", "-u", str(os.getuid()), "-o", "%i|%T|%r")
+    if listed is None or listed.returncode:
         return None
     return {job: (state, reason) for job, state, reason in
             (((line.split("|") + ["", ""])[:3]) for line in listed.stdout.splitlines())}
@@ -90,10 +86,7 @@ def _ended_badly(job: str) -> bool:
     """Whether Slurm says job `job` ended in a state that leaves no result (failed, cancelled, killed), or no longer
     knows it (forgotten MinJobAge after it ended); not for one that completed, whose result a shared file system
     may show late."""
-    try:
-        said = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True, timeout=60,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    if (said := slurm("scontrol", "show", "job", "-o", job)) is None:
         return False
     if said.returncode:  # `Invalid job id specified`; `Job 12_1 not found` (an array's task cancelled as it waited)
         return any(words in said.stdout + said.stderr for words in ("Invalid job id", "not found"))

@@ -3,12 +3,11 @@ copies, a launcher that cannot submit), taken back so that nothing is left but w
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
+from benchrun.compose.slurmcommands import slurm
 from benchrun.core.layout import LOG, MULTIRUN_FILE, RUN
 
 NEW_SWEEPS: list[tuple[Path, Path]] = []
@@ -78,9 +77,8 @@ def cancel_slurm_jobs() -> None:
     did not list them; a running one is then recorded `interrupted`, as a cancelled job is."""
     ids = sorted({found[1] for sweep_dir in SLURM_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
                   if (found := SLURM_JOB.fullmatch(entry.name))})
-    if ids:
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # no scancel here, or a controller that hangs:
-            subprocess.run(["scancel", *ids], capture_output=True, check=False, timeout=60)  # the stop is said anyway
+    if ids:  # no scancel here, or a controller that hangs: the stop is said anyway
+        slurm("scancel", *ids)
 
 
 def _entries(folder: Path) -> list[Path]:

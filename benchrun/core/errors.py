@@ -129,12 +129,25 @@ _ERRNO_WORDS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", 
                 errno.ELOOP: "a loop of symbolic links"}
 
 
-def os_problem(err: OSError | MemoryError, path: str | os.PathLike[str] | None = None) -> str:
+NO_THREAD = "can't start new thread"
+"""What Python's RuntimeError says when the system starts no thread (a limit of processes and threads reached)."""
+
+
+def refused_by_system(err: BaseException) -> bool:
+    """Whether `err` is the system refusing what was asked of it: an OSError, a MemoryError, or a thread it would not
+    start (a RuntimeError that says so: Python's only sign of a limit of threads reached)."""
+    return isinstance(err, (OSError, MemoryError)) or (isinstance(err, RuntimeError) and str(err) == NO_THREAD)
+
+
+def os_problem(err: OSError | MemoryError | RuntimeError, path: str | os.PathLike[str] | None = None) -> str:
     """What went wrong, in words: `disk full`, `read-only file system`, `not a directory`, `out of memory` (a
-    MemoryError: the system's limit too, `ulimit -v` or the machine's), ... (`path`: the file it went wrong at, where
-    the error does not name it)."""
+    MemoryError: the system's limit too, `ulimit -v` or the machine's), a thread that could not be started, ...
+    (`path`: the file it went wrong at, where the error does not name it)."""
     if isinstance(err, MemoryError):
         return "out of memory"
+    if isinstance(err, RuntimeError):
+        return (f"no thread could be started ({NO_THREAD}): the system's limit of processes and threads is reached "
+                "(ulimit -u, a container's or cgroup's pids.max), or of memory (ulimit -v)")
     if err.errno == errno.EFBIG:
         return _too_large()
     if err.errno == errno.ENOSPC and _out_of_inodes(path or err.filename):
@@ -166,7 +179,7 @@ def _out_of_inodes(path: str | bytes | os.PathLike[str] | None) -> bool:
     return room.f_files > 0 and room.f_favail == 0 and room.f_bavail > 0
 
 
-def os_error_line(err: OSError | MemoryError) -> str:
+def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
     """The last resort's line for an OSError (or a MemoryError) nothing nearer reported: `read-only file system:
     outputs/2026-12-01`."""
     named = (getattr(err, "filename", None), getattr(err, "filename2", None))

@@ -122,6 +122,7 @@ class Interrupts:
 
         async def cancellable() -> T:
             loop, task, active = asyncio.get_running_loop(), asyncio.current_task(), [True]
+            loop.set_exception_handler(_unless_cancelled)
             self.received, self._ending = None, False
 
             def cancel() -> None:
@@ -137,6 +138,15 @@ class Interrupts:
                 active[0] = False
             raise KeyboardInterrupt(self.signal_name())
         return asyncio.run(cancellable())
+
+
+def _unless_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """asyncio's report of an error nothing retrieved, but for a cancellation (a subprocess's pipes, cancelled as a
+    run ended on the system's refusal of a thread, were logged as a traceback on standard output after its line)."""
+    import asyncio
+
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
 
 
 @contextmanager

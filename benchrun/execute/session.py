@@ -19,6 +19,7 @@ from benchrun.core.errors import (
     RunnerError,
     ServerLost,
     os_error_line,
+    refused_by_system,
 )
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, UNFINISHED, Status
@@ -55,11 +56,10 @@ def recording(writer: RunWriter) -> Iterator[None]:
         if not writer.finished:
             writer.finish("interrupted", f"interrupted by {signal_name}")
         raise RunInterrupted(f"interrupted by {signal_name}: {resume_hint(writer)}") from None
-    except (OSError, MemoryError) as err:  # the system's (too many open files, out of memory), unnamed nearer
-        writer.fail(f"benchrun failed: {ErrorInfo.of(err)}")
-        raise ArchiveError(f"{os_error_line(err)}; {resume_hint(writer)}") from None
     except Exception as err:
         writer.fail(f"benchrun failed: {ErrorInfo.of(err)}")
+        if refused_by_system(err):  # the system's (too many open files, out of memory, no thread), unnamed nearer
+            raise ArchiveError(f"{os_error_line(err)}; {resume_hint(writer)}") from None
         raise
     finally:
         writer.release()

@@ -1,0 +1,139 @@
+"""The options a sweep's Slurm jobs are given, as sbatch will take them: the launcher's (`timeout_min`,
+`signal_delay_s`, `submitit_folder`), unless its `additional_parameters` give them (submitit writes those over its
+own), unless a `$SBATCH_...` variable does (sbatch takes its variables over what its script says). Those that would
+stop every job as it starts, start it elsewhere or without this environment, or keep its files where benchrun does not
+find them, are refused."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from benchrun.compose.takeback import LAUNCHER_FILES
+
+SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
+"""Slurm's time limits: minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes,
+days-hours:minutes:seconds."""
+SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
+"""Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
+SAYS_OTHERWISE = ("submitit reads each job's id from what sbatch says as it submits it ('Submitted batch job N'), "
+                  "which this changes, so the sweep could not follow its jobs (submitted, or not at all)")
+SUBMITITS_OWN = {"parsable": SAYS_OTHERWISE, "test_only": SAYS_OTHERWISE, "test-only": SAYS_OTHERWISE,
+                 "array": "submitit makes the sweep's jobs one array itself, a task per job, and this would leave some "
+                          "out, each then taken for lost (hydra.launcher.array_parallelism sets how many run at once)"}
+"""sbatch's options that submitit sets or reads itself, and why one given otherwise loses the sweep's jobs."""
+
+
+def moved_away(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of jobs started in another directory than this one, where the sweep's relative paths (task.path,
+    outputs, runner_file) are found: they asked the benchmark of that name there and wrote their runs there, the
+    sweep listing none of them; None when they start here."""
+    extra = launcher.get("additional_parameters") or {}
+    where, given = _given(("$SBATCH_CHDIR", os.environ.get("SBATCH_CHDIR")),
+                          ("hydra.launcher.additional_parameters.chdir", extra.get("chdir")),
+                          ("hydra.launcher.additional_parameters.workdir", extra.get("workdir")))  # its older name
+    if given is None or os.path.realpath(str(given)) == os.path.realpath(os.getcwd()):
+        return None
+    return (f"{where}={given}: a job of the sweep would start in that directory, where its relative paths (task.path, "
+            "outputs, runner_file) name other files than where the sweep was started, and its run would be written "
+            "there, outside the sweep; leave it out (jobs start where the sweep is started)")
+
+
+def submitits_own(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of sbatch options that submitit sets or reads itself: with `parsable` the jobs were submitted,
+    submitit could not read their id, and the sweep said it launched nothing (`you may however set the job job_id
+    manually`), took its directory back and left them queued; with `array=0-0` the second job was never submitted
+    and said lost; None when none is given."""
+    extra = launcher.get("additional_parameters") or {}
+    given = next((key for key in SUBMITITS_OWN if key in extra), None)
+    if given is None:
+        return None
+    value = str(extra[given]).lower() if isinstance(extra[given], bool) else extra[given]
+    return f"hydra.launcher.additional_parameters.{given}={value}: {SUBMITITS_OWN[given]}; leave it out"
+
+
+def no_environment(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of jobs started without this process's environment (`--export=NONE`, or naming only some
+    variables, as some sites' profiles set `$SBATCH_EXPORT`): submitit could not tell in it that it ran in Slurm, and
+    every job ended before it started, the sweep said only `srun: error: ...: Exited with exit code 1`; None for
+    ALL (the default) or ALL with more."""
+    where, given = _given(("$SBATCH_EXPORT", os.environ.get("SBATCH_EXPORT")),
+                          ("hydra.launcher.additional_parameters.export",
+                           (launcher.get("additional_parameters") or {}).get("export")))
+    if given is None or str(given).strip().upper().split(",")[0] == "ALL":
+        return None
+    return (f"{where}={given}: each job would start without this process's environment, in which submitit tells "
+            "that it runs in Slurm (and benchrun finds PATH, HOME and the API key): every job would end before it "
+            "starts; leave it out, or give ALL (ALL,NAME=value adds to it)")
+
+
+def files_elsewhere(launcher: Mapping[str, Any], sweep_dir: Path) -> str | None:
+    """The refusal of a `submitit_folder` outside the sweep's directory, where benchrun finds the sweep's jobs: it
+    watched none of them (a job that can never start pended for ever) and cancelled none when the sweep stopped (left
+    queued, to run into the directory taken back); None for the preset's."""
+    folder = launcher.get("submitit_folder")
+    if Path(str(folder)) == sweep_dir / LAUNCHER_FILES / "%j":
+        return None
+    return (f"hydra.launcher.submitit_folder={folder}: benchrun finds a sweep's Slurm jobs by their files in the "
+            f"sweep's directory ({LAUNCHER_FILES}/%j there), to watch them and to cancel them if the sweep stops; "
+            "elsewhere they would be left queued; leave it out")
+
+
+def patterned(sweep_dir: Path) -> str | None:
+    """The refusal of a sweep directory holding '%', which sbatch reads in the paths of each job's log as its file
+    name patterns (`%j` the job's id, `%%` a '%'): submitit's files of each job were written beside the sweep, in
+    `out123_0/...`, or nowhere, the job then lost unstarted; None for a directory without."""
+    if "%" not in str(sweep_dir):
+        return None
+    return (f"hydra.sweep.dir={sweep_dir}: Slurm reads a '%' in the paths of a job's files as a pattern of its own "
+            "(%j the job's id, %% a '%'), so each job's files would be written to another directory than the "
+            "sweep's, or to none (the job lost); name the directory without '%' (outputs=..., hydra.sweep.dir=...)")
+
+
+def all_warning(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of jobs whose time is no longer than their warning (every one stopped as it starts, nothing
+    asked), naming where each was given; None when the jobs have time to run."""
+    extra = launcher.get("additional_parameters") or {}
+    time_key, minutes = _given(("$SBATCH_TIMELIMIT", os.environ.get("SBATCH_TIMELIMIT")),
+                               ("hydra.launcher.additional_parameters.time", extra.get("time")),
+                               ("hydra.launcher.timeout_min", launcher.get("timeout_min")))
+    delay_key, delay = _given(("$SBATCH_SIGNAL", os.environ.get("SBATCH_SIGNAL")),
+                              ("hydra.launcher.additional_parameters.signal", extra.get("signal")),
+                              ("hydra.launcher.signal_delay_s", launcher.get("signal_delay_s")))
+    limit, warning = _seconds(minutes), _warning(delay)
+    if limit is None or warning is None or limit > warning:
+        return None
+    said = f"{delay_key}={delay} seconds" if delay_key.endswith("_s") else f"{warning} seconds ({delay_key}={delay})"
+    return (f"{time_key}={minutes}: Slurm warns a job {said} before its time is up, and a run ends at that warning "
+            f"(interrupted, to be resumed), so every job would stop as it starts; give jobs more than {warning / 60:g} "
+            f"minutes, or a smaller {delay_key}")
+
+
+def _given(*places: tuple[str, Any]) -> tuple[str, Any]:
+    """The first of (where, value) that gives a value, else the last."""
+    return next((place for place in places if place[1] is not None), places[-1])
+
+
+def _seconds(limit: Any) -> float | None:
+    """A Slurm time limit in seconds (a number is minutes); None for none (`UNLIMITED`) or one not understood."""
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        return limit * 60
+    if not isinstance(limit, str) or not (found := SLURM_TIME.fullmatch(limit.strip())):
+        return None
+    days, first, second, third = (int(part) if part else None for part in found.groups())
+    if days is not None:
+        return days * 86400 + first * 3600 + (second or 0) * 60 + (third or 0)
+    if third is not None:
+        return first * 3600 + second * 60 + third
+    return first * 60 + (second or 0)
+
+
+def _warning(delay: Any) -> int | None:
+    """How many seconds before a job's end its warning comes: signal_delay_s, or a `--signal` value's."""
+    if isinstance(delay, int) and not isinstance(delay, bool):
+        return delay
+    if not isinstance(delay, str) or not (found := SIGNAL_TIME.fullmatch(delay.strip())):
+        return None
+    return int(found[1] or 60)
