@@ -6,15 +6,27 @@ bad, each with the rule it now obeys.
   was read with floats first, so `2.00000000000000001` matched 2, `1e-999999999` matched 0, and the right answer
   `18446744073709551616.0` did not match 2**64. Now the answer's JSON numbers are read as written
   (`compiler.scoring.exact_match`, through `core.text.json_value(parse_float=)`)
+- a custom scorer that starts a process which leaves one behind (a daemon's double fork, `sh -c 'cmd &'`, an
+  answer's code that forks and returns, in a session of its own or not): the one left was given to init, out of the
+  scorer process's tree and group, and ran for good after the run (exit 0), and after a run killed by SIGKILL. Now
+  the process the run starts stays above the scorers' as the reaper of all below it (Linux's child subreaper), so
+  what is left is given to it and ended with the rest (`execute.proctree.reap_below`, from
+  `scorer_worker.main`; it replaces the sixteenth pass's keeper, and needs no pidfd)
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
+from pathlib import Path
 
 import pytest
 
 from benchrun.compiler.scoring import exact_match
+from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab, wait_for
 
 
 @pytest.mark.parametrize(("response", "reference", "matched"), [
@@ -30,3 +42,54 @@ from benchrun.compiler.scoring import exact_match
 ])
 def test_exact_match_reads_an_answers_json_numbers_as_written(response, reference, matched):
     assert exact_match(response, reference) == matched
+
+
+LEAVES = """import json
+import subprocess
+import sys
+import time
+
+
+def leaves(response, values):
+    if values['a'] == 1:
+        subprocess.run([sys.executable, {daemon!r}], start_new_session=True)
+        if {stays}:
+            time.sleep(1000)
+    return int(json.loads(response)['answer'] == values['a'] * 7)
+"""
+DAEMON = ("import os\nimport time\nif os.fork() == 0:\n    open({pid!r}, 'w').write(str(os.getpid()))\n"
+          "    while True:\n        time.sleep(1)\n")
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` is there and not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _left_running(pid_file: Path) -> bool:
+    """Whether the daemon that wrote `pid_file` still runs once the run is over (killed here if it does)."""
+    pid = int(pid_file.read_text())
+    try:
+        wait_for(lambda: not _running(pid), timeout=20)
+    except TimeoutError:
+        os.kill(pid, signal.SIGKILL)
+        return True
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux's child subreaper")
+@pytest.mark.parametrize("killed", [False, True], ids=["the run ends", "the run is SIGKILLed"])
+def test_a_process_a_scorer_leaves_behind_ends_with_the_run(tmp_path, killed):
+    pid_file, daemon = tmp_path / "pid", tmp_path / "daemon.py"
+    daemon.write_text(DAEMON.format(pid=str(pid_file)))
+    with Lab(tmp_path, n=3, latency_s=0, scorer=LEAVES.format(daemon=str(daemon), stays=killed)) as lab:
+        proc = lab.start(*lab.args("scorer_timeout_s=600"))
+        if killed:
+            wait_for(pid_file.exists)
+            proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate()
+    assert (proc.returncode, err, _left_running(pid_file)) == (-signal.SIGKILL if killed else EXIT["ok"], "", False)
