@@ -12,13 +12,21 @@ bad, each with the rule it now obeys.
   the process the run starts stays above the scorers' as the reaper of all below it (Linux's child subreaper), so
   what is left is given to it and ended with the rest (`execute.proctree.reap_below`, from
   `scorer_worker.main`; it replaces the sixteenth pass's keeper, and needs no pidfd)
+- a benchmark's own module (`helpers.py`, imported by custom_scorer.py) edited within the second Python cached its
+  bytecode, or put back with its old time (`cp -p`, `rsync -a`, `tar x`), at the same size: Python's import took the
+  stale `__pycache__/helpers.cpython-311.pyc` (it checks the source's size and time in whole seconds), so the run was
+  scored by the old code while its manifest named the new file's digest, and verify said intact. Now the benchmark's
+  own modules are made of their source as read and hashed, once, never of bytecode
+  (`compiler.ownsource.from_source`, from `compiler.usercode.import_file`)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import py_compile
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,7 +34,10 @@ import pytest
 
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import run_dir_of
 
 
 @pytest.mark.parametrize(("response", "reference", "matched"), [
@@ -93,3 +104,24 @@ def test_a_process_a_scorer_leaves_behind_ends_with_the_run(tmp_path, killed):
             proc.send_signal(signal.SIGKILL)
         _, err = proc.communicate()
     assert (proc.returncode, err, _left_running(pid_file)) == (-signal.SIGKILL if killed else EXIT["ok"], "", False)
+
+
+HELPED = "import json\nfrom helpers import same\n\n\ndef helped(response, values):\n" \
+         "    return same(json.loads(response)['answer'], values['a'] * 7)\n"
+OLD, NEW = "def same(a, b):\n    return int(a == b)\n", "def same(a, b):\n    return int(a != b)\n"
+
+
+@pytest.mark.slow
+def test_a_helper_module_with_a_stale_bytecode_cache_scores_as_its_source_says(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0, scorer=HELPED) as lab:
+        helpers = tmp_path / "bench" / "helpers.py"
+        helpers.write_text(OLD)
+        py_compile.compile(str(helpers), doraise=True)  # __pycache__/helpers.cpython-*.pyc, as an import leaves it
+        found = helpers.stat()
+        helpers.write_text(NEW)  # as long, and given the old time (within its second, or `cp -p`)
+        os.utime(helpers, ns=(found.st_atime_ns, found.st_mtime_ns))
+        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=.")], cwd=helpers.parent,
+                              env=child_env(), capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert [s["metrics"] for s in read_jsonl(run_dir_of(done.stdout) / "scores.jsonl") if s["scorer"] == "helped"] == [
+        {"helped": 0}, {"helped": 1}]

@@ -1,0 +1,79 @@
+"""A benchmark's own modules (`helpers.py` beside custom_scorer.py, which its files import) made of their source as
+read, once: Python's import takes a module's bytecode cache (`__pycache__/helpers.cpython-311.pyc`) whenever the
+source's size and modification time in whole seconds match it, so a helpers.py edited within the second it was cached,
+or put back with its time (`cp -p`, `rsync -a`, `tar x`), scored by its old code under its new file's digest."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from typing import Iterable, Sequence
+
+BENCHRUN = Path(__file__).resolve().parents[1]
+"""benchrun's own package."""
+INSTALLED = frozenset({"site-packages", "dist-packages"})
+"""The folders installed packages are kept in, which a benchmark's own modules are not."""
+LOADED: dict[Path, str] = {}
+"""The sha256 of the bytes each of the benchmarks' own modules was made of, by its resolved path."""
+
+
+def own_root(path: Path, roots: Iterable[Path]) -> Path | None:
+    """The folder of `roots` (resolved benchmark folders) that resolved `path` is a benchmark's own module beneath;
+    None for one beneath none, of a folder of installed packages (a virtual environment kept in the benchmark), or
+    benchrun's own (a benchmark around its checkout)."""
+    root = next((root for root in roots if path.is_relative_to(root)), None)
+    if root is None or path.is_relative_to(BENCHRUN) or INSTALLED.intersection(path.relative_to(root).parts):
+        return None
+    return root
+
+
+class Held(importlib.abc.SourceLoader):
+    """A loader of bytes already read: the module is the file as it was read and hashed, never read again (and no
+    bytecode read or written beside it)."""
+
+    def __init__(self, path: Path, data: bytes):
+        self._path, self._data = str(path), data
+
+    def get_filename(self, fullname: str) -> str:
+        return self._path
+
+    def get_data(self, path: str) -> bytes:
+        return self._data
+
+
+class _FromSource(importlib.abc.MetaPathFinder):
+    """Finds a module where Python's path finder does; one of the benchmarks' own it loads from its source, read and
+    hashed once (LOADED)."""
+
+    def __init__(self) -> None:
+        self.benches: set[Path] = set()
+
+    def find_spec(self, name: str, path: Sequence[str] | None, target: object = None) -> ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        origin = Path(spec.origin).resolve()
+        if own_root(origin, self.benches) is None:
+            return None
+        data = origin.read_bytes()
+        LOADED[origin] = hashlib.sha256(data).hexdigest()
+        return importlib.util.spec_from_file_location(name, spec.origin, loader=Held(Path(spec.origin), data),
+                                                      submodule_search_locations=spec.submodule_search_locations)
+
+
+FINDER = _FromSource()
+
+
+def from_source(bench: Path) -> None:
+    """Load the own modules of the benchmark in folder `bench` from their source (FINDER, placed before Python's
+    path finder once)."""
+    FINDER.benches.add(bench.resolve())
+    if FINDER not in sys.meta_path:
+        at = sys.meta_path.index(importlib.machinery.PathFinder) if importlib.machinery.PathFinder in sys.meta_path \
+            else len(sys.meta_path)
+        sys.meta_path.insert(at, FINDER)
