@@ -18,6 +18,10 @@ bad, each with the rule it now obeys.
   scored by the old code while its manifest named the new file's digest, and verify said intact. Now the benchmark's
   own modules are made of their source as read and hashed, once, never of bytecode
   (`compiler.ownsource.from_source`, from `compiler.usercode.import_file`)
+- a sweep launched with `BENCHRUN_LAUNCHER_PID` in its environment (set by hand, or inherited from a joblib sweep's
+  job): its first job's end took the process for a joblib worker whose launcher had gone, and ended it (exit 0): the
+  other jobs never ran and no sweep.json was written. Now only a joblib launch names itself there; any other launch
+  clears what it found (`callbacks.LauncherGone.on_multirun_start`, `on_run_start`)
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import run_dir_of
+from tests.helpers.commands import run_benchrun, run_dir_of
 
 
 @pytest.mark.parametrize(("response", "reference", "matched"), [
@@ -125,3 +130,14 @@ def test_a_helper_module_with_a_stale_bytecode_cache_scores_as_its_source_says(t
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert [s["metrics"] for s in read_jsonl(run_dir_of(done.stdout) / "scores.jsonl") if s["scorer"] == "helped"] == [
         {"helped": 0}, {"helped": 1}]
+
+
+@pytest.mark.slow
+def test_a_sweep_launched_with_a_launcher_pid_in_its_environment_runs_every_job(tmp_path):
+    with FakeOllama(models=["llama3.2", "gemma3"]) as server:
+        done = run_benchrun("-m", "task.path=demo:listbench", f"runner.host={server.url}", "runner.model=llama3.2,gemma3",
+                            "cache=false", f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path,
+                            env={"BENCHRUN_LAUNCHER_PID": "1"})
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert sorted(path.name for path in (tmp_path / "sweep").iterdir()) == [
+        "0_llama3.2", "1_gemma3", "multirun.yaml", "sweep.json"]
