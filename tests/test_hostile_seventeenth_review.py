@@ -22,6 +22,11 @@ bad, each with the rule it now obeys.
   job): its first job's end took the process for a joblib worker whose launcher had gone, and ended it (exit 0): the
   other jobs never ran and no sweep.json was written. Now only a joblib launch names itself there; any other launch
   clears what it found (`callbacks.LauncherGone.on_multirun_start`, `on_run_start`)
+- an unreadable override whose value holds `${` that starts no interpolation (`runner.model=${x`, `é${x`): the
+  quoted form advised (`runner.model='${x'`) is read by Hydra's grammar but refused by OmegaConf, which reads `${` in
+  quotes too as an interpolation's start (`Error merging override runner.model='${x'`): advice that does not work.
+  Now a form is advised only when OmegaConf takes its value as well, the `${` escaped (`'\${x'`) when it must be
+  (`cli._quote_advice`, `_readable`, `_in_quotes(escaped=)`)
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
 
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
@@ -42,7 +49,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import run_benchrun, run_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 
 
 @pytest.mark.parametrize(("response", "reference", "matched"), [
@@ -141,3 +148,19 @@ def test_a_sweep_launched_with_a_launcher_pid_in_its_environment_runs_every_job(
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert sorted(path.name for path in (tmp_path / "sweep").iterdir()) == [
         "0_llama3.2", "1_gemma3", "multirun.yaml", "sweep.json"]
+
+
+@pytest.mark.parametrize(("value", "why", "advised"), [
+    ("${x", "cannot read it (mismatched input '{' expecting <EOF>); a value that is one text is written in quotes",
+     "runner.model='\\${x'"),
+    ("é${x", "takes 'é' (character 14) only inside quotes; quote it", "runner.model='é\\${x'"),
+    ("${x}=b", "cannot read it (mismatched input '=' expecting <EOF>); a value that is one text is written in quotes",
+     "runner.model='${x}=b'"),
+])
+def test_the_quoted_form_advised_for_a_value_holding_an_interpolations_mark_is_taken_as_the_value(tmp_path, value,
+                                                                                                  why, advised):
+    refused = call_benchrun(f"runner.model={value}", "dry_run=true", cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        f"benchrun: error: the override {'runner.model=' + value!r}: Hydra's override grammar {why}: {advised}\n"))
+    taken = OmegaConf.create({"model": OverridesParser.create().parse_override(advised).value(), "x": "X"})
+    assert OmegaConf.to_container(taken, resolve=True)["model"] == value.replace("${x}", "X")
