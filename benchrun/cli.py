@@ -16,7 +16,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException, ValidationError
+from omegaconf.errors import GrammarParseError, InterpolationResolutionError, OmegaConfBaseException, ValidationError
 
 from benchrun.app import run
 from benchrun.compose import takeback
@@ -108,9 +108,11 @@ def hydra_error(err: Exception) -> str | None:
 
 def _why(err: Exception) -> list[str]:
     """OmegaConf's reason for a value Hydra could not merge (`Error merging override hydra.job.chdir=abc` said
-    nothing more): `Value 'abc' is not a valid bool (type str)`; none for any other error."""
+    nothing more): `Value 'abc' is not a valid bool (type str)`, `no viable alternative at input '${x'` (an
+    interpolation begun, never ended); none for any other error."""
     cause = err.__cause__
-    said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, ValidationError) else ""
+    said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, (ValidationError, GrammarParseError)) \
+        else ""
     return [f"({said.strip()})"] if said.strip() and said.strip() not in str(err) else []
 
 

@@ -26,7 +26,8 @@ bad, each with the rule it now obeys.
   quoted form advised (`runner.model='${x'`) is read by Hydra's grammar but refused by OmegaConf, which reads `${` in
   quotes too as an interpolation's start (`Error merging override runner.model='${x'`): advice that does not work.
   Now a form is advised only when OmegaConf takes its value as well, the `${` escaped (`'\${x'`) when it must be
-  (`cli._quote_advice`, `_readable`, `_in_quotes(escaped=)`)
+  (`cli._quote_advice`, `_readable`, `_in_quotes(escaped=)`); and that quoted form given by hand is said with
+  OmegaConf's reason (`cli._why`), where `Error merging override runner.model='${x'` said nothing more
 """
 
 from __future__ import annotations
@@ -164,3 +165,9 @@ def test_the_quoted_form_advised_for_a_value_holding_an_interpolations_mark_is_t
         f"benchrun: error: the override {'runner.model=' + value!r}: Hydra's override grammar {why}: {advised}\n"))
     taken = OmegaConf.create({"model": OverridesParser.create().parse_override(advised).value(), "x": "X"})
     assert OmegaConf.to_container(taken, resolve=True)["model"] == value.replace("${x}", "X")
+
+
+def test_a_quoted_value_holding_an_interpolation_never_ended_is_refused_with_omegaconfs_reason(tmp_path):
+    refused = call_benchrun("runner.model='${x'", "dry_run=true", cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        "benchrun: error: Error merging override runner.model='${x' (no viable alternative at input '${x')\n"))
