@@ -28,10 +28,16 @@ bad, each with the rule it now obeys.
   Now a form is advised only when OmegaConf takes its value as well, the `${` escaped (`'\${x'`) when it must be
   (`cli._quote_advice`, `_readable`, `_in_quotes(escaped=)`); and that quoted form given by hand is said with
   OmegaConf's reason (`cli._why`), where `Error merging override runner.model='${x'` said nothing more
+- a data file written as the run starts (a generator still appending to values.jsonl, a file replaced): the
+  samples were made of the bytes read first, but the manifest named the file as read a second time, to be hashed,
+  so it named rows never asked (and verify, the file finished, said the sources unchanged). Now the manifest names
+  each file the tasks were read from by the bytes they were made of (`core.filebytes.digests_read`, from
+  `compiler.plan.compiled`)
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import py_compile
@@ -44,6 +50,7 @@ import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from benchrun.compiler import plan
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
@@ -171,3 +178,30 @@ def test_a_quoted_value_holding_an_interpolation_never_ended_is_refused_with_ome
     refused = call_benchrun("runner.model='${x'", "dry_run=true", cwd=tmp_path)
     assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
         "benchrun: error: Error merging override runner.model='${x' (no viable alternative at input '${x')\n"))
+
+
+FIRST = b'{"q": "2+2", "reference": 4}\n{"q": "3+3", "reference": 6}\n'
+
+
+def test_a_data_file_written_as_the_run_starts_is_named_as_its_samples_were_made_of(tmp_path, monkeypatch):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "tasks.yml").write_text("- name: sums\n  template: 'what is {q}?'\n  values_file: values.jsonl\n")
+    (bench / "values.jsonl").write_bytes(FIRST)
+    read_tasks = plan.read_tasks
+
+    def then_written(*args, **kwargs):
+        """The tasks as read; then the generator writing the file appends its last row."""
+        specs = read_tasks(*args, **kwargs)
+        with (bench / "values.jsonl").open("ab") as file:
+            file.write(b'{"q": "4+4", "reference": 8}\n')
+        return specs
+
+    monkeypatch.setattr(plan, "read_tasks", then_written)
+    with FakeOllama() as server:
+        done = call_benchrun("task.path=bench", f"runner.host={server.url}", "cache=false", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    manifest = json.loads((run_dir_of(done.stdout) / "manifest.json").read_text())
+    assert [(f["path"], f["sha256"], f["size"]) for f in manifest["files"] if f["path"] == "values.jsonl"] == [
+        ("values.jsonl", hashlib.sha256(FIRST).hexdigest(), len(FIRST))]
+    assert len(manifest["samples"]) == 2
