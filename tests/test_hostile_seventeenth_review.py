@@ -70,6 +70,8 @@ from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
     ("1e999999999999999999999", 1, 0),
     (json.dumps({"answer": 1e16}), 10**16, 1),
     ('{"answer": 0.1}', "0.1", 1),
+    ('{"answer": [0.5, 0.5]}', "[0.5, 0.5]", 1),
+    ('{"answer": {"x": 1.5}}', "{'x': 1.5}", 1),
 ])
 def test_exact_match_reads_an_answers_json_numbers_as_written(response, reference, matched):
     assert exact_match(response, reference) == matched

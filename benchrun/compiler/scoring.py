@@ -37,12 +37,13 @@ def _references(reference: Any) -> list[Any]:
     return reference if isinstance(reference, list) else [reference]
 
 
-def _same(answer: Any, reference: Any) -> bool:
-    """Equal as numbers when both are (exactly: 2**64 + 1 is not 2**64), else as whitespace-stripped text."""
-    number = _number(answer), _number(reference)
+def _same(exact: Any, text: Any, reference: Any) -> bool:
+    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
+    text (the answer's `text`)."""
+    number = _number(exact), _number(reference)
     if None not in number:
         return number[0] == number[1]
-    return str(answer).strip() == str(reference).strip()
+    return str(text).strip() == str(reference).strip()
 
 
 def _number(value: Any) -> Decimal | None:
@@ -70,8 +71,9 @@ def _as_written(text: str) -> Decimal | str:
 
 def exact_match(response: str, reference: Any) -> int:
     """1 when the answer equals a reference (numerically, or as stripped text), else 0."""
-    answer = answer_of(response, _as_written)
-    return int(any(_same(answer, ref) for ref in _references(reference)))
+    exact = answer_of(response, _as_written)
+    text = exact if isinstance(exact, str) else answer_of(response)  # a list's floats as Python writes them: [0.5]
+    return int(any(_same(exact, text, ref) for ref in _references(reference)))
 
 
 def contains(response: str, reference: Any) -> int:
