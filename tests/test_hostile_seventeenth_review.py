@@ -128,6 +128,22 @@ def test_a_process_a_scorer_leaves_behind_ends_with_the_run(tmp_path, killed):
     assert (proc.returncode, err, _left_running(pid_file)) == (-signal.SIGKILL if killed else EXIT["ok"], "", False)
 
 
+
+KILLED = ("import json\nimport os\nimport signal\n\n\ndef k9(response, values):\n    if values['a'] == 1:\n"
+          "        os.kill(os.getpid(), signal.SIGKILL)\n    return int(json.loads(response)['answer'] == values['a'] * 7)\n")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux's child subreaper")
+def test_a_scorer_process_killed_by_sigkill_is_said_so_through_its_reaper(tmp_path):
+    """The OOM killer's SIGKILL: the reaper the run started ends as the scorers' process did, by the same signal."""
+    with Lab(tmp_path, n=3, latency_s=0, scorer=KILLED) as lab:
+        result = lab.call(*lab.args())
+        [run_dir] = lab.run_dirs()
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert [s["error"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "k9"] == [None, {
+        "type": "ScorerProcessDied", "message": "the scorer's process ended (exit code -9) during this call"}, None]
+
+
 HELPED = "import json\nfrom helpers import same\n\n\ndef helped(response, values):\n" \
          "    return same(json.loads(response)['answer'], values['a'] * 7)\n"
 OLD, NEW = "def same(a, b):\n    return int(a == b)\n", "def same(a, b):\n    return int(a != b)\n"

@@ -93,7 +93,8 @@ def _reap(parent: int, child: int) -> None:
                 status = os.waitstatus_to_exitcode(ended[1]) if ended[0] == child else status
     _end_below(os.getpid(), set())
     if status is not None and status < 0:  # ended by a signal: so is the reaper
-        signal.signal(-status, signal.SIG_DFL)
+        with suppress(OSError):  # SIGKILL's handling is SIG_DFL for good
+            signal.signal(-status, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {-status})
         os.kill(os.getpid(), -status)
     os._exit(1 if status is None else status)
