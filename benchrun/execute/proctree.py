@@ -70,13 +70,13 @@ def reap_below(parent: int) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # an ignored SIGCHLD (inherited) reaps unseen, and tells nothing
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
     reaper = os.getpid()
     try:
         child = os.fork() if os.getppid() == parent else 0
     except OSError:
         child = 0
-    if child:
+    if child:  # a reaper only when it runs no user code (none in the child yet: it cannot have left one)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
         _reap(parent, child)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     die_with(reaper if os.getpid() != reaper else parent)
