@@ -33,6 +33,12 @@ bad, each with the rule it now obeys.
   so it named rows never asked (and verify, the file finished, said the sources unchanged). Now the manifest names
   each file the tasks were read from by the bytes they were made of (`core.filebytes.digests_read`, from
   `compiler.plan.compiled`)
+- a benchmark's own module imported inside a scorer function (`def s(...): from helpers import same`), by no file as
+  it is imported: its code scored every sample (the scorer process imported it at the first call), but the manifest,
+  which names a benchmark's own modules as its files import them, did not name helpers.py, nor did the scorer
+  process check it: an edit changed the scores under the same manifest, verify intact. Now refused before anything
+  is asked, naming the file, the module and the line (`compiler.ownsource.refuse_unrecorded`, from
+  `compiler.usercode.import_file`)
 """
 
 from __future__ import annotations
@@ -223,3 +229,21 @@ def test_a_data_file_written_as_the_run_starts_is_named_as_its_samples_were_made
     assert [(f["path"], f["sha256"], f["size"]) for f in manifest["files"] if f["path"] == "values.jsonl"] == [
         ("values.jsonl", hashlib.sha256(FIRST).hexdigest(), len(FIRST))]
     assert len(manifest["samples"]) == 2
+
+
+LAZY = "import json\n\n\ndef lazy(response, values):\n    from helpers import same\n" \
+       "    return same(json.loads(response)['answer'], values['a'] * 7)\n"
+
+
+@pytest.mark.slow
+def test_a_benchmark_module_imported_only_inside_a_scorer_function_is_refused(tmp_path):
+    with Lab(tmp_path, n=2, latency_s=0, scorer=LAZY) as lab:
+        (tmp_path / "bench" / "helpers.py").write_text(OLD)
+        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=.")], cwd=tmp_path / "bench",
+                              env=child_env(), capture_output=True, text=True, timeout=120)
+        asked = lab.server.requests
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'custom_scorer.py': 'helpers', a module of the benchmark, is imported inside a function "
+        "(line 5), and by no file as it is imported: the run records a benchmark's own modules as its files import "
+        "them; import it at the top of the file\n"))
+    assert [request["path"] for request in asked if request["path"].endswith("/chat")] == []

@@ -5,6 +5,7 @@ or put back with its time (`cp -p`, `rsync -a`, `tar x`), scored by its old code
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -12,7 +13,9 @@ import importlib.util
 import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
+
+from benchrun.core.errors import TaskError
 
 BENCHRUN = Path(__file__).resolve().parents[1]
 """benchrun's own package."""
@@ -77,3 +80,48 @@ def from_source(bench: Path) -> None:
         at = sys.meta_path.index(importlib.machinery.PathFinder) if importlib.machinery.PathFinder in sys.meta_path \
             else len(sys.meta_path)
         sys.meta_path.insert(at, FINDER)
+
+
+def refuse_unrecorded(sources: dict[str, Path], bench: Path) -> None:
+    """Refuse a benchmark's own module imported inside a function of `sources` (its Python files, by the name errors
+    give them) and by none as they were imported: that code scores, imported by the scorer process as it calls the
+    function, but the manifest names a benchmark's own modules as its files import them, so it was not among the
+    run's files (an edit changed the scores under the same manifest, verify intact)."""
+    for rel, path in sources.items():
+        for line, name in _imported_in_functions(path):
+            where = _not_imported(name)
+            if where and own_root(Path(where).resolve(), [bench.resolve()]) is not None:
+                raise TaskError(f"'{name}', a module of the benchmark, is imported inside a function (line {line}), "
+                                "and by no file as it is imported: the run records a benchmark's own modules as its "
+                                "files import them; import it at the top of the file", file=rel)
+
+
+def _not_imported(name: str) -> str | None:
+    """Where the module `name` (dotted) would be imported from, found without importing anything, when it or a
+    package it is in is not imported yet; None when all are, or it is none (an attribute: `from pkg import name`)."""
+    parts, path = name.split("."), None
+    for at in range(1, len(parts) + 1):
+        qualified = ".".join(parts[:at])
+        if qualified in sys.modules:
+            if (path := getattr(sys.modules[qualified], "__path__", None)) is None:
+                return None  # a module: what follows is its attribute
+            continue
+        found = importlib.machinery.PathFinder.find_spec(qualified, path)
+        return found and (found.origin or next(iter(found.submodule_search_locations or ()), None))
+    return None
+
+
+def _imported_in_functions(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module name) of each absolute import inside a function of the Python file `path`."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):  # gone, or not Python: its import said so, or will
+        return
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    yield from ((node.lineno, alias.name) for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    yield node.lineno, node.module
+                    yield from ((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
