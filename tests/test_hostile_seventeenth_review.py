@@ -39,6 +39,10 @@ bad, each with the rule it now obeys.
   process check it: an edit changed the scores under the same manifest, verify intact. Now refused before anything
   is asked, naming the file, the module and the line (`compiler.ownsource.refuse_unrecorded`, from
   `compiler.usercode.import_file`)
+- ending a scorer process's tree (`proctree.end_tree`, as a call overruns and as the run ends) signalled each pid
+  /proc had listed below it a moment before: a pid freed and taken by another process meanwhile (a fork storm wraps
+  the pids within moments) had that process stopped and killed. Now each is held by a pidfd once its parent is seen
+  to be in the tree still, and signalled through it (`proctree._held`, `_send`)
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from omegaconf import OmegaConf
 from benchrun.compiler import plan
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
+from benchrun.execute import proctree
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab, wait_for
 from benchrun.testing.ollama_server import FakeOllama
@@ -247,3 +252,22 @@ def test_a_benchmark_module_imported_only_inside_a_scorer_function_is_refused(tm
         "(line 5), and by no file as it is imported: the run records a benchmark's own modules as its files import "
         "them; import it at the top of the file\n"))
     assert [request["path"] for request in asked if request["path"].endswith("/chat")] == []
+
+
+SLEEPER = [sys.executable, "-c", "import time\nwhile True:\n    time.sleep(1)"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_a_pid_taken_by_another_process_since_it_was_listed_below_a_tree_is_not_killed(monkeypatch):
+    """/proc listed `other`'s pid below the scorer process a moment ago; it is another process's now."""
+    scorer, other = subprocess.Popen(SLEEPER), subprocess.Popen(SLEEPER)
+    listed = iter([{other.pid}])
+    monkeypatch.setattr(proctree, "descendants", lambda pid: next(listed, set()))
+    try:
+        proctree.end_tree(scorer.pid)
+        ended = scorer.wait(timeout=60)
+        assert (ended, _running(other.pid)) == (-signal.SIGKILL, True)
+    finally:
+        for process in (scorer, other):
+            process.kill()
+            process.wait()

@@ -47,15 +47,51 @@ def end_tree(pid: int) -> None:
 
 
 def _end_below(pid: int, stopped: set[int]) -> None:
-    """Kill every process below `pid`, and those of `stopped`, each stopped first as `end_tree` says."""
-    while new := descendants(pid) - stopped:
-        for each in new:
-            with suppress(ProcessLookupError, PermissionError):
-                os.kill(each, signal.SIGSTOP)
-        stopped |= new
-    for each in stopped:
-        with suppress(ProcessLookupError, PermissionError):
-            os.kill(each, signal.SIGKILL)
+    """Kill every process below `pid`, and those of `stopped`, each stopped first as `end_tree` says; each one found
+    held by a pidfd once it is seen to be below still, so that a pid freed and taken by another process since /proc
+    listed it (a fork storm wraps the pids within moments) is never signalled."""
+    held: dict[int, int | None] = dict.fromkeys(stopped)
+    try:
+        while new := descendants(pid) - held.keys():
+            tree = held.keys() | new | {pid}
+            for each in new:
+                held[each] = _held(each, tree)
+                _send(each, held[each], signal.SIGSTOP)
+        for each, fd in held.items():
+            _send(each, fd, signal.SIGKILL)
+    finally:
+        for fd in held.values():
+            if fd is not None and fd >= 0:
+                os.close(fd)
+
+
+NOT_BELOW = -1
+"""`_held`'s word for a process no longer below: gone, or its pid another process's since it was listed."""
+
+
+def _held(each: int, tree: set[int]) -> int | None:
+    """A pidfd of process `each` once its parent is seen to be one of `tree`; NOT_BELOW when it is not; None where no
+    pidfd can be had (a kernel before 5.3, seccomp, no descriptor to spare): it is then signalled by its pid."""
+    try:
+        fd: int | None = os.pidfd_open(each)
+    except ProcessLookupError:
+        return NOT_BELOW
+    except (OSError, AttributeError):
+        fd = None
+    if (fields := stat_fields(each)) is None or int(fields[PARENT]) not in tree:
+        if fd is not None:
+            os.close(fd)
+        return NOT_BELOW
+    return fd
+
+
+def _send(each: int, fd: int | None, sig: int) -> None:
+    """Signal process `each` through its pidfd `fd` (by its pid when None; not at all when NOT_BELOW)."""
+    with suppress(ProcessLookupError, PermissionError):
+        if fd is None:
+            os.kill(each, sig)
+        elif fd != NOT_BELOW:
+            signal.pidfd_send_signal(fd, sig)
 
 
 def reap_below(parent: int) -> None:
