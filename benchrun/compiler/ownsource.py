@@ -13,6 +13,7 @@ import importlib.util
 import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import CodeType
 from typing import Iterable, Iterator, Sequence
 
 from benchrun.compiler.sources import TOP_FILES
@@ -48,6 +49,11 @@ class Held(importlib.abc.SourceLoader):
 
     def get_data(self, path: str) -> bytes:
         return self._data
+
+    def source_to_code(self, data: bytes, path: str, *, _optimize: int = -1) -> CodeType:
+        """The module's code as written, whatever Python's optimisation (`python -O`/`-OO`, $PYTHONOPTIMIZE, which
+        would leave out its asserts, a scorer's check, and its docstrings, a response class's description)."""
+        return compile(data, path, "exec", dont_inherit=True, optimize=0)
 
 
 class _FromSource(importlib.abc.MetaPathFinder):

@@ -82,9 +82,6 @@ Digests = dict[str, str]
 benchmark's own modules it had as it was imported (`helpers.py`)."""
 SOURCES: dict[str, Digests] = {}
 """The digests of each imported module, by module name (`imported_as`)."""
-OPTIMIZED = "cannot import: Python runs optimised (python -O or -OO, or $PYTHONOPTIMIZE set), which leaves out " \
-            "a benchmark's asserts (and with -OO its docstrings, a response class's description), so its code would " \
-            "ask and score otherwise than as written; run python without -O, with PYTHONOPTIMIZE unset"
 CHANGED = "changed since the run started: {0} to {1}…, not to {2}… as when the run read it; its scores would come " \
           "from other code than the run recorded"
 
@@ -95,10 +92,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     is made of the bytes read here, once (their digests in SOURCES), which must hash as `digests` say when they are
     given, and so must the benchmark's own modules it imports: a scorer process started mid-run imported the file
     (or its helpers.py) as it was then, so a helper or a constant edited since scored the rest of the run unseen,
-    under the digests of the files the run recorded. Under `python -O` it is refused: the same files would not be
-    the same code (an assert in a scorer skipped, the scores other under the same manifest id)."""
-    if sys.flags.optimize:
-        raise TaskError(OPTIMIZED, file=rel)
+    under the digests of the files the run recorded."""
     data = read_bounded(path, rel)
     utf8_text(data, rel)
     found = hashlib.sha256(data).hexdigest()
