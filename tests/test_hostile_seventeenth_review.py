@@ -43,6 +43,10 @@ bad, each with the rule it now obeys.
   /proc had listed below it a moment before: a pid freed and taken by another process meanwhile (a fork storm wraps
   the pids within moments) had that process stopped and killed. Now each is held by a pidfd once its parent is seen
   to be in the tree still, and signalled through it (`proctree._held`, `_send`)
+- `rescore` of a benchmark whose scorers import its own module (helpers.py) edited (or removed) while the rescore
+  scored: rescore.json named the module by its bytes read again once scoring was over, not those that scored (and a
+  module removed meanwhile failed the whole rescore, its work thrown away). Now it names the bytes the scorers were
+  made of, checked by the scorer process (`audit.rescore.modules_used`, from `compiler.ownsource.LOADED`)
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from benchrun.archive.reader import load_run
+from benchrun.audit import rescore
 from benchrun.compiler import plan
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
@@ -275,3 +281,31 @@ def test_a_pid_taken_by_another_process_since_it_was_listed_below_a_tree_is_not_
         for process in (scorer, other):
             process.kill()
             process.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["edited", "removed"])
+def test_a_rescore_names_the_helper_module_its_scorers_were_made_of(tmp_path, monkeypatch, after):
+    with Lab(tmp_path, n=2, latency_s=0, scorer=HELPED) as lab:
+        helpers = tmp_path / "bench" / "helpers.py"
+        helpers.write_text(OLD)
+        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=.")], cwd=helpers.parent,
+                              env=child_env(), capture_output=True, text=True, timeout=120)
+    scoring = rescore._judged_scores
+
+    async def then_changed(*args, **kwargs):
+        """The scores; then helpers.py edited (or removed) before rescore.json is written."""
+        scored = await scoring(*args, **kwargs)
+        helpers.write_text(NEW) if after == "edited" else helpers.unlink()
+        return scored
+
+    monkeypatch.setattr(rescore, "_judged_scores", then_changed)
+    monkeypatch.chdir(helpers.parent)
+    monkeypatch.syspath_prepend(str(helpers.parent))
+    sys.modules.pop("helpers", None)  # a rescore's process imports the benchmark's helpers afresh, as this one does
+    try:
+        made = rescore.rescore(load_run(run_dir_of(done.stdout)))
+    finally:
+        sys.modules.pop("helpers", None)
+    assert [(module.path, module.sha256) for module in made.info.modules] == [
+        (str(helpers.resolve()), hashlib.sha256(OLD.encode()).hexdigest())]
