@@ -47,6 +47,10 @@ bad, each with the rule it now obeys.
   scored: rescore.json named the module by its bytes read again once scoring was over, not those that scored (and a
   module removed meanwhile failed the whole rescore, its work thrown away). Now it names the bytes the scorers were
   made of, checked by the scorer process (`audit.rescore.modules_used`, from `compiler.ownsource.LOADED`)
+- a benchmark's Python files (custom_scorer.py, its helpers.py) edited as the run starts, just after they were
+  imported: the manifest named them as read again to be hashed, not as imported, so the run recorded code that did
+  not score. Now they are named by the bytes they were imported from (`compiler.plan.compiled`, its
+  `core.filebytes.digests_read` block taking the imports in, `compiler.ownsource` reading through `read_bounded`)
 """
 
 from __future__ import annotations
@@ -309,3 +313,32 @@ def test_a_rescore_names_the_helper_module_its_scorers_were_made_of(tmp_path, mo
         sys.modules.pop("helpers", None)
     assert [(module.path, module.sha256) for module in made.info.modules] == [
         (str(helpers.resolve()), hashlib.sha256(OLD.encode()).hexdigest())]
+
+
+def test_a_helper_module_edited_as_the_run_starts_is_named_as_it_was_imported(tmp_path, monkeypatch):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "tasks.yml").write_text("- name: t\n  template: 'what is {a} times 7?'\n  values:\n    a: [1]\n"
+                                     "  scorer: helped\n")
+    (bench / "custom_scorer.py").write_text(HELPED)
+    (bench / "helpers.py").write_text(OLD)
+    available = plan.scoring.available
+
+    def then_edited(*args, **kwargs):
+        """The scorers, imported; then helpers.py edited before the manifest is made."""
+        found = available(*args, **kwargs)
+        (bench / "helpers.py").write_text(NEW)
+        return found
+
+    monkeypatch.setattr(plan.scoring, "available", then_edited)
+    monkeypatch.syspath_prepend(str(bench))
+    sys.modules.pop("helpers", None)
+    try:
+        with FakeOllama() as server:
+            done = call_benchrun("task.path=.", f"runner.host={server.url}", "cache=false",
+                                 f"outputs={tmp_path / 'outputs'}", cwd=bench)
+    finally:
+        sys.modules.pop("helpers", None)
+    manifest = json.loads((run_dir_of(done.stdout) / "manifest.json").read_text())
+    assert [(f["sha256"], f["size"]) for f in manifest["files"] if f["path"] == "helpers.py"] == [
+        (hashlib.sha256(OLD.encode()).hexdigest(), len(OLD))]
