@@ -154,6 +154,7 @@ KILLED = ("import json\nimport os\nimport signal\n\n\ndef k9(response, values):\
           "        os.kill(os.getpid(), signal.SIGKILL)\n    return int(json.loads(response)['answer'] == values['a'] * 7)\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux's child subreaper")
 def test_a_scorer_process_killed_by_sigkill_is_said_so_through_its_reaper(tmp_path):
     """The OOM killer's SIGKILL: the reaper the run started ends as the scorers' process did, by the same signal."""
@@ -271,6 +272,7 @@ def test_a_benchmark_module_imported_only_inside_a_scorer_function_is_refused(tm
 SLEEPER = [sys.executable, "-c", "import time\nwhile True:\n    time.sleep(1)"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 def test_a_pid_taken_by_another_process_since_it_was_listed_below_a_tree_is_not_killed(monkeypatch):
     """/proc listed `other`'s pid below the scorer process a moment ago; it is another process's now."""
@@ -315,6 +317,7 @@ def test_a_rescore_names_the_helper_module_its_scorers_were_made_of(tmp_path, mo
         (str(helpers.resolve()), hashlib.sha256(OLD.encode()).hexdigest())]
 
 
+@pytest.mark.slow
 def test_a_helper_module_edited_as_the_run_starts_is_named_as_it_was_imported(tmp_path, monkeypatch):
     bench = tmp_path / "bench"
     bench.mkdir()
