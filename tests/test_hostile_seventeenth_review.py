@@ -43,6 +43,14 @@ bad, each with the rule it now obeys.
   /proc had listed below it a moment before: a pid freed and taken by another process meanwhile (a fork storm wraps
   the pids within moments) had that process stopped and killed. Now each is held by a pidfd once its parent is seen
   to be in the tree still, and signalled through it (`proctree._held`, `_send`)
+- `rescore` of a benchmark whose scorers import its own module (helpers.py) edited (or removed) while the rescore
+  scored: rescore.json named the module by its bytes read again once scoring was over, not those that scored (and a
+  module removed meanwhile failed the whole rescore, its work thrown away). Now it names the bytes the scorers were
+  made of, checked by the scorer process (`audit.rescore.modules_used`, from `compiler.ownsource.LOADED`)
+- a benchmark's Python files (custom_scorer.py, its helpers.py) edited as the run starts, just after they were
+  imported: the manifest named them as read again to be hashed, not as imported, so the run recorded code that did
+  not score. Now they are named by the bytes they were imported from (`compiler.plan.compiled`, its
+  `core.filebytes.digests_read` block taking the imports in, `compiler.ownsource` reading through `read_bounded`)
 """
 
 from __future__ import annotations
@@ -60,6 +68,8 @@ import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from benchrun.archive.reader import load_run
+from benchrun.audit import rescore
 from benchrun.compiler import plan
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
@@ -144,6 +154,7 @@ KILLED = ("import json\nimport os\nimport signal\n\n\ndef k9(response, values):\
           "        os.kill(os.getpid(), signal.SIGKILL)\n    return int(json.loads(response)['answer'] == values['a'] * 7)\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux's child subreaper")
 def test_a_scorer_process_killed_by_sigkill_is_said_so_through_its_reaper(tmp_path):
     """The OOM killer's SIGKILL: the reaper the run started ends as the scorers' process did, by the same signal."""
@@ -261,6 +272,7 @@ def test_a_benchmark_module_imported_only_inside_a_scorer_function_is_refused(tm
 SLEEPER = [sys.executable, "-c", "import time\nwhile True:\n    time.sleep(1)"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 def test_a_pid_taken_by_another_process_since_it_was_listed_below_a_tree_is_not_killed(monkeypatch):
     """/proc listed `other`'s pid below the scorer process a moment ago; it is another process's now."""
@@ -275,3 +287,61 @@ def test_a_pid_taken_by_another_process_since_it_was_listed_below_a_tree_is_not_
         for process in (scorer, other):
             process.kill()
             process.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["edited", "removed"])
+def test_a_rescore_names_the_helper_module_its_scorers_were_made_of(tmp_path, monkeypatch, after):
+    with Lab(tmp_path, n=2, latency_s=0, scorer=HELPED) as lab:
+        helpers = tmp_path / "bench" / "helpers.py"
+        helpers.write_text(OLD)
+        done = subprocess.run([sys.executable, "-m", "benchrun", *lab.args("task.path=.")], cwd=helpers.parent,
+                              env=child_env(), capture_output=True, text=True, timeout=120)
+    scoring = rescore._judged_scores
+
+    async def then_changed(*args, **kwargs):
+        """The scores; then helpers.py edited (or removed) before rescore.json is written."""
+        scored = await scoring(*args, **kwargs)
+        helpers.write_text(NEW) if after == "edited" else helpers.unlink()
+        return scored
+
+    monkeypatch.setattr(rescore, "_judged_scores", then_changed)
+    monkeypatch.chdir(helpers.parent)
+    monkeypatch.syspath_prepend(str(helpers.parent))
+    sys.modules.pop("helpers", None)  # a rescore's process imports the benchmark's helpers afresh, as this one does
+    try:
+        made = rescore.rescore(load_run(run_dir_of(done.stdout)))
+    finally:
+        sys.modules.pop("helpers", None)
+    assert [(module.path, module.sha256) for module in made.info.modules] == [
+        (str(helpers.resolve()), hashlib.sha256(OLD.encode()).hexdigest())]
+
+
+@pytest.mark.slow
+def test_a_helper_module_edited_as_the_run_starts_is_named_as_it_was_imported(tmp_path, monkeypatch):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "tasks.yml").write_text("- name: t\n  template: 'what is {a} times 7?'\n  values:\n    a: [1]\n"
+                                     "  scorer: helped\n")
+    (bench / "custom_scorer.py").write_text(HELPED)
+    (bench / "helpers.py").write_text(OLD)
+    available = plan.scoring.available
+
+    def then_edited(*args, **kwargs):
+        """The scorers, imported; then helpers.py edited before the manifest is made."""
+        found = available(*args, **kwargs)
+        (bench / "helpers.py").write_text(NEW)
+        return found
+
+    monkeypatch.setattr(plan.scoring, "available", then_edited)
+    monkeypatch.syspath_prepend(str(bench))
+    sys.modules.pop("helpers", None)
+    try:
+        with FakeOllama() as server:
+            done = call_benchrun("task.path=.", f"runner.host={server.url}", "cache=false",
+                                 f"outputs={tmp_path / 'outputs'}", cwd=bench)
+    finally:
+        sys.modules.pop("helpers", None)
+    manifest = json.loads((run_dir_of(done.stdout) / "manifest.json").read_text())
+    assert [(f["sha256"], f["size"]) for f in manifest["files"] if f["path"] == "helpers.py"] == [
+        (hashlib.sha256(OLD.encode()).hexdigest(), len(OLD))]

@@ -18,6 +18,7 @@ from typing import Iterable, Iterator, Sequence
 
 from benchrun.compiler.sources import TOP_FILES
 from benchrun.core.errors import TaskError
+from benchrun.core.filebytes import read_bounded
 
 BENCHRUN = Path(__file__).resolve().parents[1]
 """benchrun's own package."""
@@ -70,7 +71,7 @@ class _FromSource(importlib.abc.MetaPathFinder):
         origin = Path(spec.origin).resolve()
         if own_root(origin, self.benches) is None:
             return None
-        data = origin.read_bytes()
+        data = read_bounded(origin, str(origin))
         LOADED[origin] = hashlib.sha256(data).hexdigest()
         return importlib.util.spec_from_file_location(name, spec.origin, loader=Held(Path(spec.origin), data),
                                                       submodule_search_locations=spec.submodule_search_locations)

@@ -60,17 +60,19 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)
     limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"], cfg["task"]["max_total_chars"])
-    with digests_read() as read:
+    with digests_read() as read:  # each file named by the bytes first read of it: the tasks', the code's as imported
         every_spec = read_tasks(bench, Bounds(limits.max_prompt_chars, limits.max_samples,
                                               cfg["task"]["max_file_bytes"]))
-    named = [name for spec in every_spec for name in spec.files]
-    as_read = {path: _source_file(bench, path, read) for path in benchmark_files(bench, named)  # before its code runs
-               if path.suffix != ".py"}  # its Python files: as imported, below
-    specs = select(every_spec, cfg["task"].get("only"))
-    check_sample_count(specs, limits)
-    forget_local_modules()
-    known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
-    known_scorers = scoring.available(bench)
+        named = [name for spec in every_spec for name in spec.files]
+        as_read = {path: _source_file(bench, path, read) for path in benchmark_files(bench, named)  # before its code
+                   if path.suffix != ".py"}  # runs; its Python files: as imported, below
+        specs = select(every_spec, cfg["task"].get("only"))
+        check_sample_count(specs, limits)
+        forget_local_modules()
+        known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
+        known_scorers = scoring.available(bench)
+    imported = {path: _source_file(bench, path, read) for path in benchmark_files(bench, local_modules(bench))
+                if path.suffix == ".py"}
     tasks, samples, rendered = [], [], grid.Rendered()
     for spec in specs:
         system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
@@ -82,7 +84,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
                             lambda name, where: format_spec(name, known_formats, where))
     manifest = Manifest(
         benchmark=cfg["task"]["name"], config=manifest_config(cfg),
-        files=source_files(bench, [*named, *local_modules(bench)], as_read),
+        files=source_files(bench, [*named, *local_modules(bench)], {**as_read, **imported}),
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg),
         judges=judges, judge=judge_model(cfg, specs) if judges else None)
     refuse_keys(manifest)
