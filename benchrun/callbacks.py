@@ -120,6 +120,8 @@ class RunDirCheck(Callback):
             threading.excepthook = _launcher_thread_died
         if launcher.endswith(".JoblibLauncher"):
             os.environ[LAUNCHER_PID] = str(os.getpid())  # its workers' parent, which they outlived (LauncherGone)
+        if launcher.endswith(".LocalLauncher"):
+            takeback.LOCAL_SWEEPS.append(sweep_dir)
         if launcher.endswith(".SlurmLauncher"):
             _leave_outer_job()
             takeback.SLURM_SWEEPS.append(sweep_dir)
