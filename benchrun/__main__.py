@@ -97,10 +97,10 @@ def main() -> None:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)
             sys.exit(EXIT["sweep_failed"])
-        _take_back()
         line, code = hydra_error(err), EXIT["usage"]
-        if line is None and refused_by_system(err):  # the last resort: a file system's error nothing nearer
-            line, code = _os_error_line(err), EXIT["archive"]  # reported (Hydra making the run directory, say)
+        if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
+            line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
+        _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
         if verbose or line is None:
             raise
         _error(line)
@@ -108,6 +108,14 @@ def main() -> None:
     if (lost := output_lost()) is not None:
         _error(lost)
         sys.exit(EXIT["archive"])
+
+
+def _refusal_of(err: BaseException | None) -> BaseException | None:
+    """The system's refusal (`refused_by_system`) `err` is, or was raised from (logging's `Unable to configure
+    handler 'file'`, over the run's log file that Hydra could not make)."""
+    while err is not None and not refused_by_system(err):
+        err = err.__cause__
+    return err
 
 
 def _os_error_line(err: OSError | MemoryError | RuntimeError) -> str:

@@ -118,8 +118,6 @@ class RunDirCheck(Callback):
         _pin_sweep_dir(config, sweep_dir)
         if not launcher.endswith(".BasicLauncher"):
             threading.excepthook = _launcher_thread_died
-        if launcher.endswith(".JoblibLauncher"):
-            os.environ[LAUNCHER_PID] = str(os.getpid())  # its workers' parent, which they outlived (LauncherGone)
         if launcher.endswith(".LocalLauncher"):
             takeback.LOCAL_SWEEPS.append(sweep_dir)
         if launcher.endswith(".SlurmLauncher"):
@@ -379,8 +377,16 @@ LAUNCHER_PID = "BENCHRUN_LAUNCHER_PID"
 
 class LauncherGone(Callback):
     """In a launcher's worker process (joblib's), after a job: a worker whose launching process has gone (SIGKILLed,
-    the OOM killer) ends too. Its job's run was finished and recorded, but the worker, and loky's resource tracker,
-    then waited for ever for jobs that could never come: each such sweep left its processes behind."""
+    the OOM killer) ends too, not waiting for ever for jobs that could never come (loky's resource tracker too). Any
+    other launch clears a LAUNCHER_PID it found (one set by hand ended a basic sweep after its first job)."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        os.environ.pop(LAUNCHER_PID, None)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        os.environ.pop(LAUNCHER_PID, None)
+        if str(OmegaConf.select(config, "hydra.launcher._target_", default="")).endswith(".JoblibLauncher"):
+            os.environ[LAUNCHER_PID] = str(os.getpid())  # its workers' parent, which they may outlive
 
     def on_job_end(self, config: DictConfig, **kwargs: Any) -> None:
         launcher = os.environ.get(LAUNCHER_PID, "")

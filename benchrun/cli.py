@@ -16,7 +16,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationResolutionError, OmegaConfBaseException, ValidationError
+from omegaconf.errors import GrammarParseError, InterpolationResolutionError, OmegaConfBaseException, ValidationError
 
 from benchrun.app import run
 from benchrun.compose import takeback
@@ -108,9 +108,11 @@ def hydra_error(err: Exception) -> str | None:
 
 def _why(err: Exception) -> list[str]:
     """OmegaConf's reason for a value Hydra could not merge (`Error merging override hydra.job.chdir=abc` said
-    nothing more): `Value 'abc' is not a valid bool (type str)`; none for any other error."""
+    nothing more): `Value 'abc' is not a valid bool (type str)`, `no viable alternative at input '${x'` (an
+    interpolation begun, never ended); none for any other error."""
     cause = err.__cause__
-    said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, ValidationError) else ""
+    said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, (ValidationError, GrammarParseError)) \
+        else ""
     return [f"({said.strip()})"] if said.strip() and said.strip() not in str(err) else []
 
 
@@ -159,33 +161,41 @@ def _quote_advice(override: str, at: int | None = None) -> str | None:
     """`override` in a form Hydra's grammar reads: the item of a sweep or a list that holds character `at` quoted,
     else the whole value; None when neither is read."""
     key, value = override.split("=", 1)
-    forms = ([_quoted(override, at)] if at is not None else []) + [f"{key}={_in_quotes(value)}"]
+    items = [_quoted(override, at, escaped) for escaped in (False, True)] if at is not None else []
+    forms = items + [f"{key}={_in_quotes(value, escaped)}" for escaped in (False, True)]
     return next((form for form in forms if _readable(form)), None)
 
 
 def _readable(override: str) -> bool:
+    """Whether Hydra's grammar reads `override`, and OmegaConf the interpolations its texts hold (`'${x'` is read by
+    Hydra, then refused as a value)."""
     try:
-        OverridesParser.create().parse_override(override)
-    except HydraException:
+        value = OverridesParser.create().parse_override(override).value()
+        if isinstance(items := getattr(value, "list", value), (str, list, dict)):
+            OmegaConf.create({"value": items})
+    except (HydraException, OmegaConfBaseException):
         return False
     return True
 
 
-def _in_quotes(text: str) -> str:
+def _in_quotes(text: str, escaped: bool = False) -> str:
     """`text` quoted as Hydra's grammar reads it back: in single quotes, or in double quotes when it holds a single
     one (`x="it's"`), or with its single quotes escaped when it holds both; the backslashes before a quote (the
-    closing one too: `'C:\\dir\\\\'`) doubled, as Hydra halves them."""
+    closing one too: `'C:\\dir\\\\'`) doubled, as Hydra halves them; `escaped`: each `${` as text (`\\${`, the
+    backslashes before it doubled), not an interpolation's start, which OmegaConf reads it as in quotes too."""
     quote = '"' if "'" in text and '"' not in text else "'"
+    if escaped:
+        text = re.sub(r"(\\*)\$\{", lambda found: found[1] * 2 + "\\${", text)
     return quote + re.sub(f"(\\\\*)({quote}|$)", lambda found: found[1] * 2 + "\\" * bool(found[2]) + found[2],
                           text) + quote
 
 
-def _quoted(override: str, at: int) -> str:
+def _quoted(override: str, at: int, escaped: bool = False) -> str:
     """`override` with the value, or the item of a sweep or a list, that holds character `at` in quotes:
     `x=a,'gémma'`, `task.only=[a,'é']`."""
     left = max(override.index("=") + 1, *(override.rfind(mark, 0, at) + 1 for mark in ITEM_MARKS))
     right = min((found for mark in ITEM_MARKS if (found := override.find(mark, at)) >= 0), default=len(override))
-    return f"{override[:left]}{_in_quotes(override[left:right])}{override[right:]}"
+    return f"{override[:left]}{_in_quotes(override[left:right], escaped)}{override[right:]}"
 
 
 def lost_sweep(err: Exception) -> str | None:

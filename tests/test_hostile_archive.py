@@ -18,7 +18,7 @@ import pytest
 from benchrun.archive.reader import Run, scan_runs
 from benchrun.core.errors import EXIT
 from benchrun.testing.small_disk import can_mount, read_only
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
 from tests.helpers.sqlitefile import rows
@@ -271,9 +271,10 @@ def test_an_export_that_fails_part_way_leaves_the_file_that_was_there(run_dir, t
     target = tmp_path / "rows.csv"
     assert audit(tmp_path, "export", str(run_dir), "--text", "--output", str(target)).returncode == EXIT["ok"]
     before = target.read_bytes()
-    broken = synthetic_run(tmp_path / "broken", [1, 1], finish=False)
-    with open(broken / "scores.jsonl", "ab") as handle:  # after its last committed line, as a killed writer leaves it
+    broken = synthetic_run(tmp_path / "broken", [1, 1])
+    with open(broken / "scores.jsonl", "ab") as handle:  # sealed so: a line no reader reads past its digest (pass 17)
         handle.write(b'{"id": "t:a=0"}\n')
+    reseal(broken, "scores.jsonl")
     result = audit(tmp_path, "export", str(run_dir), str(broken), "--output", str(target))
     assert (result.returncode, result.stderr) == (
         EXIT["archive"], f"benchrun: error: in '{broken / 'scores.jsonl'}': line 5: not a valid record: task: Field "

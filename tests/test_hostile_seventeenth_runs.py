@@ -5,7 +5,7 @@ found bad, each with the rule it now obeys.
 - a benchmark run by an optimising Python (`PYTHONOPTIMIZE=1`, `python -O`/`-OO`): a scorer's `assert` was left
   out, so the same files scored 1 where they score 0 (under the same manifest id, and a rescore of a run made without
   it rewrote its scores so), and with -OO a response class's docstring left its JSON schema (the model asked
-  otherwise). Now a benchmark's code is imported only as written (`compiler.usercode.import_file`): one line, exit 2
+  otherwise). Now a benchmark's code is compiled as written whatever Python's optimisation (`compiler.ownsource.Held`)
 - a Slurm sweep launched by a user whose environment gives squeue and scancel options of their own
   (`SQUEUE_STATES=RUNNING`, `SCANCEL_STATE=RUNNING`, as a shell's profile may): the queue was listed without the
   sweep's pending jobs, which were then taken for lost, cancelled, and the sweep ended in 10 s (`Slurm job 337_0 left
@@ -69,7 +69,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
-from benchrun.testing.lab import line_count, wait_for
+from benchrun.testing.lab import line_count, untimed_records, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun
@@ -89,20 +89,22 @@ def run_of(root: Path, *args: str, env: dict[str, str] | None = None) -> subproc
                             cwd=root, env=env, timeout=300)
 
 
-OPTIMISED = ("cannot import: Python runs optimised (python -O or -OO, or $PYTHONOPTIMIZE set), which leaves out a "
-             "benchmark's asserts (and with -OO its docstrings, a response class's description), so its code would "
-             "ask and score otherwise than as written; run python without -O, with PYTHONOPTIMIZE unset")
-
-
 @pytest.mark.parametrize(("level", "file", "text", "keys"), [
     ("1", "custom_scorer.py", "def s(response, reference):\n    try:\n        assert reference in response\n"
      "        return 1\n    except AssertionError:\n        return 0\n", {"scorer": "s"}),
     ("2", "custom_response.py", 'from pydantic import BaseModel\n\n\nclass F(BaseModel):\n    """One number."""\n\n'
      "    answer: str\n", {"format": "F"})])
-def test_a_benchmark_run_by_an_optimising_python_is_refused(tmp_path, level, file, text, keys):
-    write_bench(tmp_path, {"tasks.yml": tasks_yml({**TASK, **keys}), file: text})
-    done = run_of(tmp_path, env={"PYTHONOPTIMIZE": level})
-    assert (done.returncode, done.stderr) == (EXIT["usage"], f"benchrun: error: in '{file}': {OPTIMISED}\n")
+def test_a_benchmark_run_by_an_optimising_python_runs_as_written(tmp_path, level, file, text, keys):
+    made = {}
+    for optimising in ("", level):
+        root = tmp_path / f"optimise{optimising}"
+        write_bench(root, {"tasks.yml": tasks_yml({**TASK, **keys}), file: text})
+        done = run_of(root, env={"PYTHONOPTIMIZE": optimising} if optimising else None)
+        assert done.returncode == EXIT["ok"], done.stderr
+        [run_dir] = (root / "outputs").glob("*/*")
+        made[optimising] = (json.loads((run_dir / "run.json").read_text())["manifest_id"],
+                            untimed_records(run_dir, "scores.jsonl"))
+    assert made[level] == made[""]
 
 
 @pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")

@@ -372,7 +372,9 @@ def test_an_unfinished_runs_records_are_read_only_as_its_digests_cover_them(tmp_
         f"benchrun-audit verify {run_dir} says what changed\n"))
 
 
-def test_a_killed_writers_one_uncommitted_answer_is_still_read(tmp_path):
+def test_a_killed_writers_one_uncommitted_answer_leaves_the_run_readable_without_it(tmp_path):
+    """The run is read, not refused; the answer its writer had not committed is not read as the run's (a resume asks
+    that sample again): pass 17 (`archive.reader.Run._records`; this test had it read, `speed (1 answers, ...)`)."""
     run_dir = synthetic_run(tmp_path / "run", [0, 1], finish=False)
     responses = run_dir / "responses.jsonl"  # a writer killed between its first answer and that answer's digest
     responses.write_bytes(responses.read_bytes().split(b"\n", 1)[0] + b"\n")
@@ -380,4 +382,4 @@ def test_a_killed_writers_one_uncommitted_answer_is_still_read(tmp_path):
     _emptied(run_dir)
     shown = audit(tmp_path, "show", str(run_dir))
     assert (shown.returncode, shown.stderr) == (EXIT["ok"], "")
-    assert "speed (1 answers, 0 failed)" in shown.stdout
+    assert "speed: none (no request was asked in this run)" in shown.stdout

@@ -271,7 +271,8 @@ import time
 
 
 def times7(response, values):
-    os.kill(os.getppid(), signal.SIGINT)
+    reaper = open(f'/proc/{os.getppid()}/stat').read().rsplit(')', 1)[1].split()
+    os.kill(int(reaper[1]), signal.SIGINT)  # the rescore: the scorers' process's parent is the reaper it started
     time.sleep(1)
     return 1
 """

@@ -17,7 +17,12 @@ from typing import IO, Any, Iterator
 from benchrun.archive.claims import archive_file
 from benchrun.core.errors import BenchrunError, writing
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.layout import NAME_MAX
 
+TMP_STEM_MAX = NAME_MAX - 32
+"""The most bytes of a file's name its temporary files' names begin with: room for `.`, `.<pid>.<12 hex>.tmp` (or
+a merge's `.merging-<run id>`), so a file whose name the file system takes (up to NAME_MAX bytes) has temporary
+files whose names it takes too."""
 STALE_S = 60.0
 """How long a temporary file is left unchanged before a later writer may take it for one a killed writer left: a
 live writer holds its file locked (flock) from just after it makes it, and this covers that instant."""
@@ -54,7 +59,7 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
                 yield handle
             return
         remove_leftovers(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+        tmp = path.with_name(f".{stem(path.name)}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
         handle = os.fdopen(_new_file(tmp), mode, **options)
         try:
             with handle:
@@ -77,9 +82,14 @@ def _new_file(path: Path) -> int:
     return fd
 
 
+def stem(name: str) -> str:
+    """What the names of `name`'s temporary files begin with: `name`, its first TMP_STEM_MAX bytes if longer."""
+    return os.fsdecode(os.fsencode(name)[:TMP_STEM_MAX])
+
+
 def leftover_name(name: str) -> re.Pattern[str]:
     """The names of the temporary files written on the way to the file named `name`."""
-    return re.compile(rf"\.{re.escape(name)}\.\d+\.[0-9a-f]{{12}}\.tmp")
+    return re.compile(rf"\.{re.escape(stem(name))}\.\d+\.[0-9a-f]{{12}}\.tmp")
 
 
 def remove_leftovers(path: Path) -> list[str]:

@@ -73,6 +73,8 @@ class DirLock:
         self._fd: int | None = None
         self._lease: Lease | None = None
         self._found = b""
+        self._note: bytes | None = None
+        """The note this holder wrote into the lock file, which stays there while the run is its."""
         self.stale: dict[str, Any] | None = None
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
@@ -107,15 +109,59 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
+        note = json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(), "command": " ".join(sys.argv),
+                           **_process(os.getpid())}).encode()
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
-                _write(fd, json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(),
-                                       "command": " ".join(sys.argv), **_process(os.getpid())}).encode())
+                _write(fd, note)
         except WriteFailed:
             os.close(fd)
             raise
-        self._fd, self._lease = fd, Lease(fd)
+        self._fd, self._note = fd, note
+        self._lease = Lease(fd, lambda: not self.taken_over())
         return self
+
+    def taken_over(self) -> dict[str, Any] | None:
+        """What the lock file holds once it no longer holds this holder's note: another writer's note (one that took
+        the run over, which a writer on another machine does where locks stay on each machine once this holder
+        stopped renewing its lease: Ctrl-Z, SIGSTOP, a Slurm suspend), or {} for no writer's note (emptied, as a
+        writer that took the run and ended it leaves it, or as `: > run.lock` does). None while it holds this
+        holder's note, or is gone (no writer taking the run leaves that). Read anew each time: NFS asks its server at
+        each open."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            found = os.pread(fd, 4096, 0)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if self._note is None or found == self._note:
+            return None
+        note = _parsed(found)
+        return note if note and "pid" in note else {}
+
+    def still_held(self, run_json: bytes | None) -> None:
+        """Raise TakenOver once another writer took the run over: its note is in the lock file, or the note was
+        emptied and run.json is no longer `run_json`, this holder's last (a writer that took the run and ended it).
+        A note emptied by hand, run.json this holder's, leaves the run this holder's."""
+        if (note := self.taken_over()) is None or not note and run_json == _contents(self.path.parent / RUN):
+            return
+        how = ("while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, on a file "
+               "system that keeps locks to each machine)" if self._same_file() else
+               "after this process's run.lock was deleted (a cleanup of lock files?) and made anew")
+        raise TakenOver(f"another writer ({describe(note) if note else 'since ended'}) took this run over {how}; this "
+                        "process wrote nothing more to it: the run is that writer's", file=str(self.path.parent))
+
+    def _same_file(self) -> bool:
+        """Whether the lock file now at the lock's path is the one this holder locked."""
+        try:
+            found, held = os.stat(self.path), os.fstat(self._fd)
+        except (OSError, TypeError):
+            return False
+        return (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino)
 
     def release(self, ended: bool = False, stopped: bool = False) -> None:
         """Let go: the file emptied (a clean exit), or, unless this holder `ended` the run, the note of the dead
@@ -128,7 +174,7 @@ class DirLock:
         fd, self._fd = self._fd, None
         self._lease.end()
         try:
-            if not stopped or ended:
+            if (not stopped or ended) and not self.taken_over():
                 _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
@@ -193,6 +239,10 @@ def _locked(fd: int, kind: int, waits: tuple[float, ...], path: Path) -> bool:
                           "locked so that no two processes write one; put outputs on a file system that does (a local "
                           "disk, NFS with its lock service, Lustre mounted with -o flock)") from None
     return False
+
+
+class TakenOver(WriteFailed):
+    """Another writer took the run over from this lock's holder (`DirLock.still_held`)."""
 
 
 class NoLocks(ArchiveError):
@@ -307,12 +357,24 @@ def describe(note: dict[str, Any] | None) -> str:
 
 
 def _read(fd: int) -> dict[str, Any] | None:
-    data = os.pread(fd, 4096, 0)
+    return _parsed(os.pread(fd, 4096, 0))
+
+
+def _parsed(data: bytes) -> dict[str, Any] | None:
+    """A lock's note read from its bytes (None when empty; its first characters when not JSON)."""
     try:
         note = json.loads(data) if data.strip() else None
     except ValueError:
         return {"unreadable": data[:80].decode("utf-8", "replace")}
     return note if isinstance(note, dict) else None
+
+
+def _contents(path: Path) -> bytes | None:
+    """The bytes of the file at `path`, None when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _write(fd: int, data: bytes) -> None:

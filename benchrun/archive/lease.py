@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 RENEW_S = 1.0
 """How often a holder touches its lock file."""
@@ -26,16 +27,17 @@ LOOK_S = 0.25
 
 
 class Lease:
-    """The renewal of the lock file open as `fd`, by a thread of its own, until `end`."""
+    """The renewal of the lock file open as `fd`, by a thread of its own, until `end` or until `held` says the lock
+    is another writer's (`DirLock.taken_over`), whose lease this holder must not renew."""
 
-    def __init__(self, fd: int):
-        self._fd = fd
+    def __init__(self, fd: int, held: Callable[[], bool]):
+        self._fd, self._held = fd, held
         self._ended = threading.Event()
         self._thread = threading.Thread(target=self._renew, name="run.lock lease", daemon=True)
         self._thread.start()
 
     def _renew(self) -> None:
-        while not self._ended.wait(RENEW_S):
+        while not self._ended.wait(RENEW_S) and self._held():
             with contextlib.suppress(OSError):  # a file system gone read-only: the lease lapses, as a dead writer's
                 os.utime(self._fd)
 

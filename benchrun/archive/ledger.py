@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,25 @@ class Digests:
     problems: list[Mismatch] = field(default_factory=list)
     committed_size: int = 0
     """Bytes up to the last whole digest line (a half-written last line is not counted)."""
+    unlisted: int = 0
+    """How many lines at fault follow the first MAX_LISTED (counted, not listed)."""
+    first_unlisted: int = 0
+
+    def fault(self, number: int, message: str) -> None:
+        """Line `number` of records.sha256 is at fault: listed among the first MAX_LISTED, else counted."""
+        if len(self.problems) < MAX_LISTED:
+            self.problems.append(Mismatch(DIGESTS, number, message))
+            return
+        self.unlisted += 1
+        self.first_unlisted = self.first_unlisted or number
+
+    def counted(self) -> Digests:
+        """The lines at fault past the first MAX_LISTED, as one problem."""
+        if self.unlisted:
+            self.problems.append(Mismatch(DIGESTS, self.first_unlisted, f"{self.unlisted:,} more lines from line "
+                                                                        f"{self.first_unlisted} on are at fault too"))
+        return self
+
 
 
 def read_digests(run_dir: Path, as_lf: bool = False) -> Digests:
@@ -83,23 +103,23 @@ def read_digests(run_dir: Path, as_lf: bool = False) -> Digests:
         for number, piece in enumerate(pieces(handle, DIGEST_LINE_BYTES), start=1):
             if not piece.ended:
                 if piece.line is None or not _CUT.fullmatch(piece.line):
-                    found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line, nor the "
-                                                                    "start of one that its writer was stopped writing"))
+                    found.fault(number, f"line {number} is not a digest line, nor the start of one that its "
+                                        "writer was stopped writing")
                 break
             line = piece.line or b""  # one longer than a digest line is none
             parsed = _parse(line, found.lines)
             if parsed is None:
-                found.problems.append(Mismatch(DIGESTS, number, f"line {number} is not a digest line"))
+                found.fault(number, f"line {number} is not a digest line")
                 continue
             name, index, hexdigest = parsed
             digests = found.lines.setdefault(name, [])
             if index != len(digests) + 1:
-                found.problems.append(Mismatch(DIGESTS, number, f"line {number} is the digest of {name} line {index} "
-                                                                f"where line {len(digests) + 1} was due"))
+                found.fault(number, f"line {number} is the digest of {name} line {index} where line "
+                                    f"{len(digests) + 1} was due")
                 continue
             digests.append(hexdigest[:HEX])
             found.committed_size += piece.size
-    return found
+    return found.counted()
 
 
 def _parse(line: bytes, lines: dict[str, list[str]]) -> tuple[str, int, str] | None:
@@ -125,27 +145,40 @@ class Checked:
     written: int
     """How many lines have a digest."""
     tail: list[bytes]
-    """The lines after the last digest: not committed (a half-written last line included)."""
+    """The lines after the last digest: not committed (a half-written last line included); held only as far as
+    MAX_HELD_TAIL, the rest counted (`tail_lines`)."""
     problems: list[Mismatch]
+    tail_lines: int = 0
+    """How many lines follow the last digest, a last one cut short included."""
+    tail_cut: bool = False
+    """Whether the last of them is cut short (no newline)."""
+
+    @property
+    def tail_held(self) -> bool:
+        """Whether `tail` holds every line after the last digest."""
+        return len(self.tail) == self.tail_lines
+
+    @property
+    def tail_whole(self) -> int:
+        """How many lines after the last digest were written whole (with their newline)."""
+        return self.tail_lines - self.tail_cut
 
 
 def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False) -> Checked:
     """Each line of `name` (`as_lf`: its CRLF line ends read as LF) against its digest: the first changed line,
     written lines now missing, and the tail. A missing file has no lines; a pipe, a device or a folder in its place
     is never opened, said to be there."""
-    committed, size, tail, changed, present, overlong = 0, 0, [], [], 0, 0
+    committed, size, changed, present = 0, 0, [], 0
     path = run_dir / name
     if path.exists() and (kind := not_a_file(path.stat().st_mode)) is not None:
         return Checked(path, 0, 0, len(digests), [], [Mismatch(name, 1, f"{kind} in its place")])
     with _opened(path, as_lf) if path.exists() else contextlib.nullcontext(io.BytesIO()) as handle:
-        for present, piece in enumerate(pieces(handle, MAX_HELD_LINE), start=1):
-            if present > len(digests):
-                tail.append(piece.line or b"")
-                overlong = overlong or (piece.line is None and present)
-            elif piece.digest != digests[present - 1]:
+        for present, piece in enumerate(itertools.islice(pieces(handle, MAX_HELD_LINE), len(digests)), start=1):
+            if piece.digest != digests[present - 1]:
                 changed.append(present)
             elif not changed:
                 committed, size = committed + 1, size + piece.size
+        tail, overlong = _tail(handle, present)
     problems = []
     if overlong:
         problems.append(Mismatch(name, overlong, f"line {overlong} is longer than any line benchrun reads whole "
@@ -156,7 +189,45 @@ def check_file(run_dir: Path, name: str, digests: list[str], as_lf: bool = False
     if present < len(digests):
         problems.append(Mismatch(name, present + 1, f"truncated: {_lines(len(digests) - present)} of "
                                                     f"{len(digests)} written missing after line {present}"))
-    return Checked(run_dir / name, committed, size, len(digests), tail, problems)
+    return Checked(run_dir / name, committed, size, len(digests), tail.held, problems, tail.lines, tail.cut)
+
+
+@dataclass
+class _Tail:
+    """The lines after the last digest as read: the first ones held, how many there are, and whether the last is cut
+    short (no newline)."""
+
+    held: list[bytes] = field(default_factory=list)
+    lines: int = 0
+    cut: bool = False
+
+
+def _tail(handle: BinaryIO, written: int) -> tuple[_Tail, int]:
+    """The lines of `handle` after its `written` digested ones, held while they fit MAX_HELD_TAIL, then only counted
+    (no digest covers them: more is what no writer left, a planted file of millions of lines never held); and the
+    number of the first line longer than MAX_HELD_LINE (0: none)."""
+    tail, held_bytes = _Tail(), 0
+    while line := handle.readline(MAX_HELD_LINE + 1):
+        held_bytes += len(line) + LINE_COST
+        if len(line) > MAX_HELD_LINE and not line.endswith(b"\n"):
+            return _counted(handle, tail, line), written + len(tail.held) + 1
+        if held_bytes > MAX_HELD_TAIL:
+            return _counted(handle, tail, line), 0
+        tail.held.append(line)
+    tail.lines, tail.cut = len(tail.held), bool(tail.held) and not tail.held[-1].endswith(b"\n")
+    return tail, 0
+
+
+def _counted(handle: BinaryIO, tail: _Tail, line: bytes) -> _Tail:
+    """`tail` with the lines from `line` (the first not held, perhaps only its start) to the end of `handle`
+    counted."""
+    newlines, last = line.count(b"\n"), line[-1:]
+    while chunk := handle.read(PIECE_BYTES):
+        newlines += chunk.count(b"\n")
+        last = chunk[-1:]
+    tail.cut = last != b"\n"
+    tail.lines = len(tail.held) + newlines + tail.cut
+    return tail
 
 
 @contextlib.contextmanager
@@ -175,6 +246,10 @@ class LineEnds:
     def readline(self, limit: int = -1) -> bytes:
         line = self._handle.readline(limit)
         return line[:-2] + b"\n" if line.endswith(b"\r\n") else line
+
+    def read(self, size: int = -1) -> bytes:
+        """Bytes as they are (enough to count lines by)."""
+        return self._handle.read(size)
 
 
 def aligned(path: Path, digests: list[str]) -> list[tuple[int, bytes]]:
@@ -200,6 +275,15 @@ MAX_HELD_LINE = 256 * 2**20
 """The longest record line held whole before its digest is checked: far longer than benchrun writes one (an answer
 is at most runner.max_response_bytes, 8 MiB by default), so a planted line of gigabytes (a sparse file costs no
 disk) is digested in pieces, never read into memory (a MemoryError, or minutes of swapping, in `verify`)."""
+MAX_HELD_TAIL = 256 * 2**20
+"""The most held of the lines after a record file's last digest (each line counted LINE_COST bytes more): far more
+than one commit writes (one response, or the score lines or judge calls of the gradings a run keeps going), so a
+tail a killed writer left is held whole and one of millions of lines planted there is counted, never held."""
+LINE_COST = 64
+"""What holding a line costs beyond its bytes (a bytes object and its place in a list)."""
+MAX_LISTED = 10
+"""The lines of records.sha256 at fault listed one by one; more are counted in one problem (a file of millions of
+lines that are no digests was a problem each: a gigabyte held, and verify printed millions of lines)."""
 DIGEST_LINE_BYTES = 1024
 """More than any records.sha256 line holds (`r <32 hex digits>`, or benchrun 0.2's `<file> <n> <64 hex digits>`)."""
 PIECE_BYTES = 2**20

@@ -5,11 +5,11 @@ it, so a run that cannot be read is reported the same way everywhere."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from fractions import Fraction
 from functools import cached_property
-from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
@@ -220,9 +220,11 @@ class Run:
         if not path.is_file():
             return
         validate = model.__pydantic_validator__.validate_json  # model_validate_json without its Python frame
-        with reading(path), open(path, "rb") as handle:  # of a run that did not end, a last line cut short is not
-            try:  # read: its writer was killed writing it, or is writing it now (a live run)
-                yield from map(validate, handle if self.info.files else filter(_whole, handle))
+        from benchrun.archive.trust import covered
+
+        with reading(path), open(path, "rb") as handle:
+            try:
+                yield from map(validate, itertools.islice(handle, covered(self, name)))
             except ValidationError as err:
                 raise _invalid_line(path, handle.tell(), err) from None
 
@@ -231,10 +233,6 @@ class Run:
         if not path.exists():
             raise ArchiveError("missing", file=str(path))
         return archived(path)
-
-
-_whole = methodcaller("endswith", b"\n")
-"""Whether a record line was written whole (a line cut short has no newline: it is the file's last)."""
 
 MAX_JSON_BYTES = 64 * 2**20
 """The most a run.json, seal.json or summary.json is read of: far more than benchrun writes in one (a few KB, a
@@ -347,8 +345,9 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
     if len(whole := [run for run in matches if run.id == ref] or matches) == 1:  # an id given whole names its run
         return whole[0]
-    if not matches:
-        raise ArchiveError(f"no run directory or run id '{ref}' under {root}{_unread(found)}")
+    if not matches:  # a root that is no folder (`--root` mistyped) was said to be looked in
+        where = f"under {root}" if os.path.isdir(root) else f"(no archive directory '{root}' to look it up in)"
+        raise ArchiveError(f"no run directory or run id '{ref}' {where}{_unread(found)}")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
 

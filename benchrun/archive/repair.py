@@ -54,7 +54,7 @@ class Repair:
     @property
     def cut(self) -> dict[str, int]:
         """Record file -> lines of the uncommitted tail cut off."""
-        return {name: len(found.tail) for name, found in self.checked.items() if found.tail}
+        return {name: found.tail_lines for name, found in self.checked.items() if found.tail_lines}
 
     def note(self, dropped: dict[str, list[int]]) -> dict[str, Any]:
         """What resume records in run.json's history."""
@@ -72,9 +72,9 @@ def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
         found = (checked or {}).get(name) or check_file(run_dir, name, digests.lines.get(name, []))
         repair.checked[name] = found
         repair.problems += found.problems
-        whole = [line for line in found.tail if line.endswith(b"\n")]
         if not left_by_a_writer(name, found, manifest):
-            repair.problems.append(Mismatch(name, found.written + 1, f"{len(whole)} line{'s' * (len(whole) != 1)} "
+            whole = found.tail_whole
+            repair.problems.append(Mismatch(name, found.written + 1, f"{whole} line{'s' * (whole != 1)} "
                                                                      f"after line {found.written} not written by "
                                                                      "the run"))
     _check_meaning(repair, manifest)
@@ -83,18 +83,21 @@ def check(run_dir: Path, manifest: Manifest, digests: Digests | None = None,
 
 def left_by_a_writer(name: str, found: Checked, manifest: Manifest) -> bool:
     """Whether the lines of `name` beyond its last digest are what a writer leaves mid-commit, stopped there (killed)
-    or writing now: none, a last line cut short, or whole lines a kill cuts off (`_cut_off`)."""
+    or writing now: none, a last line cut short, or whole lines a kill cuts off (`_cut_off`); never more than is
+    held of them (a tail of millions of lines)."""
     whole = [line for line in found.tail if line.endswith(b"\n")]
-    return not whole or _cut_off(name, whole, manifest)
+    return found.tail_held and (not whole or _cut_off(name, whole, manifest))
 
 
 def _cut_off(name: str, lines: list[bytes], manifest: Manifest) -> bool:
     """Whether uncommitted lines look like what a kill cut off: one response, or the judge calls or score lines of
     answers of the manifest (one write holds those of every grading done by then), each at most its task's."""
-    records = [_json(line) for line in lines]
     tasks = {s.id: s.task for s in manifest.samples}
-    if any(record is None or _key(record)[0] not in tasks for record in records):
-        return False
+    records = []
+    for line in lines:  # the first line no writer wrote ends the search
+        if (record := _json(line)) is None or _key(record)[0] not in tasks:
+            return False
+        records.append(record)
     if name == RESPONSES:
         return len(records) == 1
     per_answer = Counter(_key(record) for record in records)

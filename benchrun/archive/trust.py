@@ -38,6 +38,16 @@ CONVERTED = ("its line ends were made CRLF since it was written (as git's core.a
 """Why a file changed when only its line ends did: every `\\n` the run wrote is now `\\r\\n`."""
 
 
+def covered(run: Run, name: str) -> int:
+    """How many first lines of record file `name` the digests written with the run cover, all a reader reads: of a
+    run that ended, run.json's (not a line appended since: by a resume begun after it was checked, say); of one that
+    did not, records.sha256's (not what its writer, killed or writing now, had not committed: a line cut short, score
+    lines a resume grades again)."""
+    if run.info.files:
+        return digest.lines if (digest := run.info.files.get(name)) else 0
+    return len(ledger.read_digests(run.path).lines.get(name, ()))
+
+
 def converted(path: Path, sha256: str) -> bool:
     """Whether `path`, its CRLF line ends made LF again, is the file whose digest is `sha256` (and had any)."""
     found, digest, held = False, hashlib.sha256(), b""
@@ -194,9 +204,9 @@ def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
                if name in RECORD_FILES or (run.path / name).is_file()}
     problems = [str(problem) for problem in digests.problems]
     problems += [str(problem) for found in checked.values() for problem in found.problems]
-    tails = [found for found in checked.values() if found.tail]
-    beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and len(found.tail) > 1)]
-    problems += [f"{found.path.name}: {len(found.tail)} lines after line {found.written} that {DIGESTS} does not "
+    tails = [found for found in checked.values() if found.tail_lines]
+    beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and found.tail_lines > 1)]
+    problems += [f"{found.path.name}: {found.tail_lines} lines after line {found.written} that {DIGESTS} does not "
                  "cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
     if problems and (crlf := records_converted(run.path)):
         problems = [f"{crlf}: {CONVERTED}"]

@@ -12,16 +12,16 @@ import hashlib
 import platform
 import threading
 import uuid
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterable
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.books import Books
 from benchrun.archive.claims import HYDRA_DIR, holds_run, refusal, taken
-from benchrun.archive.dirlock import DirLock, no_link, own_file
+from benchrun.archive.dirlock import DirLock, TakenOver, no_link, own_file
 from benchrun.archive.ledger import digest_lines
 from benchrun.core.errors import ArchiveError, RunDirTaken, WriteFailed, writing
 from benchrun.core.interrupts import INTERRUPTS
@@ -160,6 +160,10 @@ class RunWriter:
         """What the records add up to, from when the run compiled."""
         self.summary: Summary | None = None
         self._broken = False
+        self._taken = False
+        self._run_json: bytes | None = None
+        """run.json as this writer last wrote it."""
+        """Whether another writer took the run over (`_held`): nothing of the run is this writer's to write."""
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
 
@@ -175,6 +179,8 @@ class RunWriter:
         lock = DirLock(run_dir)
         try:
             lock.acquire(hint=f"pick a new directory ({chosen_by})")
+        except WriteFailed:
+            raise  # the disk's failure (no inode for the lock), not a directory taken
         except ArchiveError as err:
             raise RunDirTaken(str(err)) from None
         if holds_run(run_dir):
@@ -197,8 +203,10 @@ class RunWriter:
 
     def start(self, config_yaml: str) -> None:
         """Write the reserve, config.yaml and run.json (status running)."""
-        self._reserve()
-        write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
+        with self._failing_writes():
+            self._held()
+            self._reserve()
+            write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
         self._write_info()
 
     def _reserve(self) -> None:
@@ -215,7 +223,9 @@ class RunWriter:
     def compiled(self, manifest: Manifest, wall_s: float | None = 0.0) -> None:
         """Write manifest.json, open the record files and record the manifest id and sample count (`wall_s`: the
         time spent asking before, None when unknown)."""
-        write_atomic(self.dir / MANIFEST, manifest.canonical_json())
+        with self._failing_writes():
+            self._held()
+            write_atomic(self.dir / MANIFEST, manifest.canonical_json())
         self.info = self.info.model_copy(update={"manifest_id": manifest.id})
         self.open_records(manifest, (), (), wall_s)
 
@@ -229,7 +239,8 @@ class RunWriter:
             self._books.response(response)
         self._books.judgements(judgements)
         self._books.scores(scores)
-        self._sinks = {name: RecordFile(self.dir / name) for name in (*manifest.record_files, DIGESTS)}
+        with self._failing_writes():
+            self._sinks = {name: RecordFile(self.dir / name) for name in (*manifest.record_files, DIGESTS)}
         self._write_info()
 
     def identified(self, identity: dict[str, Any], runner: dict[str, Any]) -> None:
@@ -287,33 +298,28 @@ class RunWriter:
     def _commit(self, name: str, lines: list[bytes]) -> None:
         if SECRETS:  # a server that echoes the API key cannot put it in the archive
             lines = [SECRETS.scrub_bytes(line) for line in lines]
-        try:
+        with self._failing_writes():
+            self._held()
             self._sinks[name].append(b"".join(lines))
             self._sinks[DIGESTS].append(digest_lines(name, lines))
-        except WriteFailed:
-            self._broken = True
-            raise
 
     def finish(self, status: Status, reason: str | None = None) -> RunInfo:
         """Close the records, write summary.json, run.json with the final status, then the seal (last). After a
         failed write only run.json is written, into the space the reserve gave back."""
-        with INTERRUPTS.held():
+        with INTERRUPTS.held(), self._failing_writes():
+            self._held()
             self._give_back_reserve()
             files = self._close_records()
-            try:
-                if self._books is not None and not self._broken:
-                    self.summary = self._books.summary(self.info.manifest_id, self.info.model)
-                    data = self.summary.model_dump_json(indent=2).encode() + b"\n"
-                    write_atomic(self.dir / SUMMARY, data)
-                    files[SUMMARY] = FileDigest.of(data)
-                self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
-                                                         "files": files})
-                run_json = self._write_info()
-                if not self._broken:
-                    write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at)
-            except WriteFailed:
-                self._broken = True
-                raise
+            if self._books is not None and not self._broken:
+                self.summary = self._books.summary(self.info.manifest_id, self.info.model)
+                data = self.summary.model_dump_json(indent=2).encode() + b"\n"
+                write_atomic(self.dir / SUMMARY, data)
+                files[SUMMARY] = FileDigest.of(data)
+            self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
+                                                     "files": files})
+            run_json = self._write_info()
+            if not self._broken:
+                write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at)
             self.finished = True
         return self.info
 
@@ -347,14 +353,37 @@ class RunWriter:
             sink.abandon()
         self._sinks = {}
         with suppress(WriteFailed):  # a read-only file system: nothing more can be written, nor taken away
-            self._give_back_reserve()
+            if not self._taken:  # the reserve there is the writer's that took the run over
+                self._give_back_reserve()
 
     def _give_back_reserve(self) -> None:
         with writing(self.dir / RESERVE):
             (self.dir / RESERVE).unlink(missing_ok=True)
 
+    def _held(self) -> None:
+        """Before each write: once another writer took the run over (this process stopped past its lease,
+        `DirLock.still_held`), raise TakenOver, and write nothing more."""
+        try:
+            self.lock.still_held(self._run_json)
+        except TakenOver:
+            self._taken = True
+            raise
+
+    @contextmanager
+    def _failing_writes(self) -> Iterator[None]:
+        """Any write that fails in the block (a full disk, no inode left, a takeover) leaves the run broken: all that
+        is written after it is run.json, into the room the reserve gives back (an inode too)."""
+        try:
+            yield
+        except WriteFailed:
+            self._broken = True
+            raise
+
     def _write_info(self) -> bytes:
         self.info = self.info.model_copy(update={"counts": self.counts})
         data = SECRETS.scrub_bytes(self.info.model_dump_json(indent=2).encode() + b"\n")
-        write_atomic(self.dir / RUN, data)
+        with self._failing_writes():
+            self._held()
+            write_atomic(self.dir / RUN, data)
+        self._run_json = data
         return data

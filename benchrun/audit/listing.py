@@ -116,11 +116,11 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
     found, unreadable = [], []
     for run in scan_runs(root):
         if isinstance(run, ArchiveError):
-            if not (model or task or since) and (not statuses or UNREADABLE in statuses):
+            if (model, task, since) == (None, None, None) and (not statuses or UNREADABLE in statuses):
                 unreadable.append(Unreadable(run))
             continue
         info = run.info
-        if model and model not in (info.model, info.identity.get("name")):
+        if model is not None and model not in (info.model, info.identity.get("name")):  # `--model ""`: none
             continue
         if statuses and info.status not in statuses:
             continue
@@ -129,10 +129,10 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
         try:
             entry = listed(run)
         except ArchiveError as err:  # its summary.json: the run is listed as unreadable, never left out
-            if not task:
+            if task is None:
                 unreadable.append(Unreadable(err))
             continue
-        if task and task not in entry.tasks:
+        if task is not None and task not in entry.tasks:
             continue
         found.append(entry)
     return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]

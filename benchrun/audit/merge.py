@@ -22,6 +22,7 @@ from typing import Sequence
 
 import yaml
 
+from benchrun.archive.atomic import stem
 from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
@@ -227,7 +228,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
 
 def _staged(into: Path) -> str:
     """The start of the name of a hidden folder in which a run merged into `into` is made."""
-    return f".{into.name}.merging-"
+    return f".{stem(into.name)}.merging-"
 
 
 def _clear_killed(into: Path) -> None:

@@ -4,15 +4,16 @@ the rescore's rescore.json. Without --rejudge a rescore reads the archived judge
 
 from __future__ import annotations
 
+import copy
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-import yaml
-
 from benchrun.archive.reader import Run
 from benchrun.core.errors import BenchrunError
 from benchrun.core.manifest import JudgeModel, Manifest
+from benchrun.core.recordvalues import model_digest
+from benchrun.core.yamlfile import parse_yaml
 from benchrun.execute.judging import Judge
 
 
@@ -21,18 +22,34 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     from benchrun.compose.config import plain_config
 
     config = run.config
-    judge = dict(config.get("judge") or {})
+    judge = copy.deepcopy(config.get("judge") or {})
     for override in overrides:
-        key, sep, value = override.partition("=")
-        if not sep or not key.startswith("judge.") or len(key) == len("judge."):
-            raise BenchrunError(f"--rejudge takes judge.KEY=VALUE overrides, not {override!r}")
-        _set(judge, key.removeprefix("judge.").split("."), yaml.safe_load(value))
+        keys, value = _override(override)
+        _set(judge, keys, value)
     return plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)
 
 
+def _override(override: str) -> tuple[list[str], Any]:
+    """The keys below `judge` and the value of a `judge.KEY=VALUE` override, the value read as YAML as a benchmark
+    file's values are (a syntax error, a tag or an alias is refused in one line naming the key)."""
+    key, sep, value = override.partition("=")
+    keys = key.removeprefix("judge.").split(".")
+    if not sep or not key.startswith("judge.") or not all(keys):
+        raise BenchrunError(f"--rejudge takes judge.KEY=VALUE overrides, not {override!r}")
+    return keys, parse_yaml(value, f"--rejudge {key}", BenchrunError)
+
+
 def _set(tree: dict[str, Any], keys: list[str], value: Any) -> None:
-    for key in keys[:-1]:
-        tree = tree.setdefault(key, {})
+    """Set `value` at `keys` below the judge's config, making the mappings on the way (where none is, or null); one
+    that holds another value is refused."""
+    for depth, key in enumerate(keys[:-1], start=1):
+        if tree.get(key) is None:
+            tree[key] = {}
+        tree = tree[key]
+        if not isinstance(tree, dict):
+            where = ".".join(keys[:depth])
+            raise BenchrunError(f"--rejudge judge.{'.'.join(keys)}: judge.{where} is {tree!r}, not a mapping to set "
+                                f"{keys[depth]} in")
     tree[keys[-1]] = value
 
 
@@ -51,15 +68,19 @@ def rejudged_manifest(manifest: Manifest, config: dict[str, Any]) -> Manifest:
 async def rejudging(manifest: Manifest, config: dict[str, Any],
                     identity: dict[str, Any]) -> AsyncIterator[tuple[Judge, dict[str, Any]]]:
     """The judge asking `manifest`'s judge model (refused when it is the run's model, as for a run), and what
-    rescore.json keeps of it: its identity, its runner config as used and whether it may judge itself."""
+    rescore.json keeps of it: its identity, its runner config as used and whether it may judge itself. A judge whose
+    requests fail answer after answer stops the rescore (FailFast, as in a run), and so does one pulled again
+    meanwhile, once the grading is done (RunnerError: its grades of two models)."""
     from benchrun.execute.runners.registry import make_judge_runner
-    from benchrun.execute.session import refuse_self
+    from benchrun.execute.session import refuse_self, same_to_the_end
 
     runner = make_judge_runner(config)
     try:
         judge_identity = await runner.identify()
         await refuse_self(config, identity, judge_identity, runner)
-        yield Judge(manifest, runner), {"identity": judge_identity, "runner": runner.public_config(),
-                                        "allow_self": config["judge"]["allow_self"]}
+        yield Judge(manifest, runner, fail_fast=True), {
+            "identity": judge_identity, "runner": runner.public_config(), "allow_self": config["judge"]["allow_self"]}
+        await same_to_the_end(runner, model_digest(judge_identity), f"the judge model {runner.config.model}", "grades",
+                              None, "the rescore", "rescore it again")
     finally:
         await runner.aclose()

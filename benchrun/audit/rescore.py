@@ -46,6 +46,7 @@ from benchrun.audit.rescored import (
     ScorerUsed,
     print_rescore,
 )
+from benchrun.compiler.ownsource import LOADED
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signature, scorers_in, source_sha256
 from benchrun.compiler.usercode import local_modules
 from benchrun.console import output
@@ -162,17 +163,22 @@ def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
 
 
 def modules_used(run: Run, manifest: Manifest, loaded: Loaded) -> tuple[ModuleUsed, ...]:
-    """The modules beside the loaded scorer files that those imported, with their sha256 now and, of the run's
-    benchmark, in the run's manifest."""
+    """The modules beside the loaded scorer files that those imported, with the sha256 of the bytes they were made
+    of (which the scorer process checked: read again once scoring is over, an edit or a removal meanwhile was named,
+    or failed the rescore) and, of the run's benchmark, the one in the run's manifest."""
     try:
         bench: Path | None = run.bench_dir().resolve()
     except BenchrunError:
         bench = None
     recorded = {source.path: source.sha256 for source in manifest.files}
     folders = sorted({Path(origin).parent for _, origin, _ in loaded.values() if origin != "builtin"})
-    return tuple(ModuleUsed(path=str(path), sha256=sha256_bytes(read_bounded(path, str(path))),
-                            run_sha256=recorded.get(rel) if folder == bench else None)
+    return tuple(ModuleUsed(path=str(path), sha256=_made_of(path), run_sha256=recorded.get(rel) if folder == bench else None)
                  for folder in folders for rel in local_modules(folder) if (path := folder / rel))
+
+
+def _made_of(module: Path) -> str:
+    """The sha256 of the bytes the module at `module` was made of (one not made of its source: of its file now)."""
+    return LOADED.get(module.resolve()) or sha256_bytes(read_bounded(module, str(module)))
 
 
 def load_scorers(file: Path) -> Loaded:
@@ -304,23 +310,29 @@ async def _write_scores(run: Run, manifest: Manifest, grader: Grader, grading: _
     sinks = {name: RecordFile(out / name, fresh=True) for name in (SCORES, *([JUDGEMENTS] if judgements else []))}
     changed: list[SampleChange] = []
     errors: list[ScorerFailure] = []
-    async with grader:
-        for chunk in _batched(run.responses(), CHUNK):
-            unknown = next((r.id for r in chunk if r.id not in samples), None)
-            if unknown is not None:
-                raise ArchiveError(f"a response for sample '{unknown}', which the manifest does not have",
-                                   file=str(run.path))
-            graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
-            for response, done in zip(chunk, graded):
-                books.response(response)
-                books.judgements(done.judged)
-                books.scores(done.records)
-                _append(sinks, done)
-                for record in done.records:
-                    changed.extend(sample_changes(grading.old.get((record.id, record.repeat, record.scorer)), record))
-                    if record.error is not None and response.error is None:
-                        errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
-                                                    scorer=record.scorer, error=str(record.error)))
+    try:
+        async with grader:
+            for chunk in _batched(run.responses(), CHUNK):
+                unknown = next((r.id for r in chunk if r.id not in samples), None)
+                if unknown is not None:
+                    raise ArchiveError(f"a response for sample '{unknown}', which the manifest does not have",
+                                       file=str(run.path))
+                graded = await asyncio.gather(*(grader.grade(samples[r.id], r) for r in chunk))
+                for response, done in zip(chunk, graded):
+                    books.response(response)
+                    books.judgements(done.judged)
+                    books.scores(done.records)
+                    _append(sinks, done)
+                    for record in done.records:
+                        changed.extend(sample_changes(grading.old.get((record.id, record.repeat, record.scorer)),
+                                                      record))
+                        if record.error is not None and response.error is None:
+                            errors.append(ScorerFailure(id=record.id, task=record.task, repeat=record.repeat,
+                                                        scorer=record.scorer, error=str(record.error)))
+    except BaseException:  # a judge that stops the rescore, a signal: its files closed, then removed with its folder
+        for sink in sinks.values():
+            sink.abandon()
+        raise
     digests = {name: sink.close() for name, sink in sinks.items()}
     summary = books.summary(run.info.manifest_id, run.info.model)
     write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode() + b"\n")

@@ -252,9 +252,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     runs = [run.require_records() for ref in args.runs for run in expand_runs(ref, args.root)]
-    if args.task:
+    if args.task is not None:  # given empty too (`--task "$T"`, T unset): it names no task, never every task
         check_task(runs, args.task)
-    if args.wrong:
+    if args.wrong is not None:
         if args.samples or args.failed:
             raise BenchrunError("--wrong lists samples side by side across runs; it takes no --samples or --failed")
         return show_wrong(runs, args.wrong, args.task, args.json)
@@ -267,7 +267,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     """The header, the samples if asked and the metrics table, of `args.task` only if given; else then the run's
     speed (a figure of the whole run)."""
     scan = MetricLines(run)
-    views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task else None
+    views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task is not None else None
     if args.json:
         write_json(run, views, scan, args.task, sys.stdout)
         return EXIT["ok"]

@@ -257,13 +257,13 @@ def locate(run_dir: Path, name: str, unfinished: Run | None = None) -> list[Find
         return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
     found = ledger.check_file(run_dir, name, ledger.read_digests(run_dir).lines.get(name, []))
     findings = [Finding(False, name, problem.message, problem.line) for problem in found.problems]
-    manifest = _manifest(unfinished) if found.tail and unfinished is not None else None
+    manifest = _manifest(unfinished) if found.tail_lines and unfinished is not None else None
     if manifest is not None and repair.left_by_a_writer(name, found, manifest):
-        findings.append(Finding(False, name, f"{_lines(len(found.tail))} after line {found.written} that {DIGESTS} "
+        findings.append(Finding(False, name, f"{_lines(found.tail_lines)} after line {found.written} that {DIGESTS} "
                                              "does not cover yet: what a writer stopped mid-write (or writing now) "
                                              "leaves; a resume drops it and asks again", found.written + 1))
-    elif found.tail:
-        findings.append(Finding(False, name, f"{_lines(len(found.tail))} after line {found.written} not written by "
+    elif found.tail_lines:
+        findings.append(Finding(False, name, f"{_lines(found.tail_lines)} after line {found.written} not written by "
                                              "the run", found.written + 1))
     return findings or [Finding(True, name, f"{_lines(found.written)} match {DIGESTS}")]
 

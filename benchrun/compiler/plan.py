@@ -17,7 +17,7 @@ from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
-from benchrun.core.filebytes import read_bounded
+from benchrun.core.filebytes import digests_read, read_bounded
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.manifest import (
     FormatSpec,
@@ -60,15 +60,19 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         raise ConfigError("compile one model at a time; this config lists several", key="runner.model")
     bench = bench_dir(cfg["task"]["path"], cwd)
     limits = grid.Limits(cfg["task"]["max_samples"], cfg["task"]["max_prompt_chars"], cfg["task"]["max_total_chars"])
-    every_spec = read_tasks(bench, Bounds(limits.max_prompt_chars, limits.max_samples, cfg["task"]["max_file_bytes"]))
-    named = [name for spec in every_spec for name in spec.files]
-    as_read = {path: _source_file(bench, path) for path in benchmark_files(bench, named)  # before its code runs
-               if path.suffix != ".py"}  # its Python files: as imported, below
-    specs = select(every_spec, cfg["task"].get("only"))
-    check_sample_count(specs, limits)
-    forget_local_modules()
-    known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
-    known_scorers = scoring.available(bench)
+    with digests_read() as read:  # each file named by the bytes first read of it: the tasks', the code's as imported
+        every_spec = read_tasks(bench, Bounds(limits.max_prompt_chars, limits.max_samples,
+                                              cfg["task"]["max_file_bytes"]))
+        named = [name for spec in every_spec for name in spec.files]
+        as_read = {path: _source_file(bench, path, read) for path in benchmark_files(bench, named)  # before its code
+                   if path.suffix != ".py"}  # runs; its Python files: as imported, below
+        specs = select(every_spec, cfg["task"].get("only"))
+        check_sample_count(specs, limits)
+        forget_local_modules()
+        known_formats = {**formats.BUILTIN, **formats.custom_formats(bench)}
+        known_scorers = scoring.available(bench)
+    imported = {path: _source_file(bench, path, read) for path in benchmark_files(bench, local_modules(bench))
+                if path.suffix == ".py"}
     tasks, samples, rendered = [], [], grid.Rendered()
     for spec in specs:
         system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
@@ -80,7 +84,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
                             lambda name, where: format_spec(name, known_formats, where))
     manifest = Manifest(
         benchmark=cfg["task"]["name"], config=manifest_config(cfg),
-        files=source_files(bench, [*named, *local_modules(bench)], as_read),
+        files=source_files(bench, [*named, *local_modules(bench)], {**as_read, **imported}),
         runner=runner_spec(cfg["runner"]), tasks=tuple(tasks), samples=tuple(samples), repeats=repeats(cfg),
         judges=judges, judge=judge_model(cfg, specs) if judges else None)
     refuse_keys(manifest)
@@ -225,8 +229,11 @@ def source_files(bench: Path, data: Iterable[str] = (),
     return tuple((as_read or {}).get(path) or _source_file(bench, path) for path in benchmark_files(bench, data))
 
 
-def _source_file(bench: Path, path: Path) -> SourceFile:
+def _source_file(bench: Path, path: Path, read: Mapping[Path, tuple[str, int]] | None = None) -> SourceFile:
+    """The file `path` of the benchmark as its bytes were `read` (sha256 and size), or as read now."""
     rel = path.relative_to(bench).as_posix()
+    if (found := (read or {}).get(path.resolve())) is not None:
+        return SourceFile(path=rel, sha256=found[0], size=found[1])
     data = read_bounded(path, rel)
     return SourceFile(path=rel, sha256=sha256_bytes(data), size=len(data))
 

@@ -23,10 +23,11 @@ Scorer = Callable[[str, Any], Any]
 Metric = int | float
 
 
-def answer_of(response: str) -> Any:
-    """The `answer` field of a JSON response; the raw text when it is not such an object."""
+def answer_of(response: str, parse_float: Callable[[str], Any] = float) -> Any:
+    """The `answer` field of a JSON response (its numbers with fractions or exponents through `parse_float`); the raw
+    text when it is not such an object."""
     try:
-        parsed = json_value(response)
+        parsed = json_value(response, parse_float)
     except (NotJSON, TypeError):
         return response
     return parsed.get("answer", response) if isinstance(parsed, dict) else parsed
@@ -36,12 +37,13 @@ def _references(reference: Any) -> list[Any]:
     return reference if isinstance(reference, list) else [reference]
 
 
-def _same(answer: Any, reference: Any) -> bool:
-    """Equal as numbers when both are (exactly: 2**64 + 1 is not 2**64), else as whitespace-stripped text."""
-    number = _number(answer), _number(reference)
+def _same(exact: Any, text: Any, reference: Any) -> bool:
+    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
+    text (the answer's `text`)."""
+    number = _number(exact), _number(reference)
     if None not in number:
         return number[0] == number[1]
-    return str(answer).strip() == str(reference).strip()
+    return str(text).strip() == str(reference).strip()
 
 
 def _number(value: Any) -> Decimal | None:
@@ -49,7 +51,7 @@ def _number(value: Any) -> Decimal | None:
     (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, NaN or an infinity (which are compared as text).
     As floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong
     answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
     try:
         number = Decimal(repr(value) if isinstance(value, float) else value)
@@ -58,10 +60,20 @@ def _number(value: Any) -> Decimal | None:
     return number if number.is_finite() else None
 
 
+def _as_written(text: str) -> Decimal | str:
+    """A JSON number of the answer as its text says: as a float, `2.00000000000000001` was 2 and `1e-400` was 0 (both
+    matched them), and 18446744073709551616.0 was not 2**64; the text itself when Decimal cannot hold it."""
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return text
+
+
 def exact_match(response: str, reference: Any) -> int:
     """1 when the answer equals a reference (numerically, or as stripped text), else 0."""
-    answer = answer_of(response)
-    return int(any(_same(answer, ref) for ref in _references(reference)))
+    exact = answer_of(response, _as_written)
+    text = exact if isinstance(exact, str) else answer_of(response)  # a list's floats as Python writes them: [0.5]
+    return int(any(_same(exact, text, ref) for ref in _references(reference)))
 
 
 def contains(response: str, reference: Any) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.abc
 import importlib.util
 import io
 import json
@@ -28,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, Iterable, Iterator
 
+from benchrun.compiler.ownsource import LOADED, Held, from_source, own_root, refuse_unrecorded
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS, handling_now
@@ -82,9 +82,6 @@ Digests = dict[str, str]
 benchmark's own modules it had as it was imported (`helpers.py`)."""
 SOURCES: dict[str, Digests] = {}
 """The digests of each imported module, by module name (`imported_as`)."""
-OPTIMIZED = "cannot import: Python runs optimised (python -O or -OO, or $PYTHONOPTIMIZE set), which leaves out " \
-            "a benchmark's asserts (and with -OO its docstrings, a response class's description), so its code would " \
-            "ask and score otherwise than as written; run python without -O, with PYTHONOPTIMIZE unset"
 CHANGED = "changed since the run started: {0} to {1}…, not to {2}… as when the run read it; its scores would come " \
           "from other code than the run recorded"
 
@@ -95,10 +92,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     is made of the bytes read here, once (their digests in SOURCES), which must hash as `digests` say when they are
     given, and so must the benchmark's own modules it imports: a scorer process started mid-run imported the file
     (or its helpers.py) as it was then, so a helper or a constant edited since scored the rest of the run unseen,
-    under the digests of the files the run recorded. Under `python -O` it is refused: the same files would not be
-    the same code (an assert in a scorer skipped, the scores other under the same manifest id)."""
-    if sys.flags.optimize:
-        raise TaskError(OPTIMIZED, file=rel)
+    under the digests of the files the run recorded."""
     data = read_bounded(path, rel)
     utf8_text(data, rel)
     found = hashlib.sha256(data).hexdigest()
@@ -106,15 +100,18 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
         raise TaskError(CHANGED.format("it hashes", found[:12], str(digests.get(path.name))[:12]), file=rel)
     if probe:
         probed(path, rel)
+    from_source(path.parent)
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"benchrun_user_{digest}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path, loader=_Held(path, data))
+    spec = importlib.util.spec_from_file_location(name, path, loader=Held(path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         with contained(rel, "cannot import", path):
             spec.loader.exec_module(module)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
+        refuse_unrecorded({rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}},
+                          path.parent)
     except BaseException:
         del sys.modules[name]
         raise
@@ -127,7 +124,8 @@ def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:
     found = {}
     for module in local_modules(folder):
         try:
-            found[module] = hashlib.sha256((folder / module).read_bytes()).hexdigest()
+            found[module] = LOADED.get((folder / module).resolve()) or \
+                hashlib.sha256((folder / module).read_bytes()).hexdigest()
         except OSError as err:
             found[module] = type(err).__name__
         if digests is not None and found[module] != digests.get(module):
@@ -194,35 +192,13 @@ def _own_modules(benches: Iterable[Path]) -> Iterator[tuple[str, Path, Path]]:
         if not where or _INTERNAL_NAME.match(name) or not os.path.abspath(where).startswith(named):
             continue
         path = Path(where).resolve()
-        root = next((root for root in roots if path.is_relative_to(root)), None)
-        if root is None or path.is_relative_to(BENCHRUN) or INSTALLED.intersection(path.relative_to(root).parts):
-            continue
-        yield name, path, root
-
-
-BENCHRUN = Path(__file__).resolve().parents[1]
-"""benchrun's own package."""
-INSTALLED = frozenset({"site-packages", "dist-packages"})
-"""The folders installed packages are kept in, which a benchmark's own modules are not."""
+        if (root := own_root(path, roots)) is not None:
+            yield name, path, root
 
 
 def imported_as(fn: object) -> Digests | None:
     """The digests of the files the module defining `fn` was made of (`import_file`); None for one not imported so."""
     return SOURCES.get(getattr(fn, "__module__", None) or "")
-
-
-class _Held(importlib.abc.SourceLoader):
-    """A loader of bytes already read: the module is the file as `import_file` read and hashed it, never read again
-    (and no bytecode written beside it)."""
-
-    def __init__(self, path: Path, data: bytes):
-        self._path, self._data = str(path), data
-
-    def get_filename(self, fullname: str) -> str:
-        return self._path
-
-    def get_data(self, path: str) -> bytes:
-        return self._data
 
 
 def _written_back(file: BinaryIO) -> str:

@@ -139,9 +139,10 @@ def refused_by_system(err: BaseException) -> bool:
     return isinstance(err, (OSError, MemoryError)) or (isinstance(err, RuntimeError) and str(err) == NO_THREAD)
 
 
-def os_problem(err: OSError | MemoryError | RuntimeError) -> str:
+def os_problem(err: OSError | MemoryError | RuntimeError, path: str | os.PathLike[str] | None = None) -> str:
     """What went wrong, in words: `disk full`, `read-only file system`, `not a directory`, `out of memory` (a
-    MemoryError: the system's limit too, `ulimit -v` or the machine's), a thread that could not be started, ..."""
+    MemoryError: the system's limit too, `ulimit -v` or the machine's), a thread that could not be started, ...
+    (`path`: the file it went wrong at, where the error does not name it)."""
     if isinstance(err, MemoryError):
         return "out of memory"
     if isinstance(err, RuntimeError):
@@ -149,6 +150,8 @@ def os_problem(err: OSError | MemoryError | RuntimeError) -> str:
                 "(ulimit -u, a container's or cgroup's pids.max), or of memory (ulimit -v)")
     if err.errno == errno.EFBIG:
         return _too_large()
+    if err.errno == errno.ENOSPC and _out_of_inodes(path or err.filename):
+        return "no free inodes (the disk has room, but no more files can be made on it: df -i)"
     words = _ERRNO_WORDS.get(err.errno) or err.strerror or str(err) or type(err).__name__
     return words[0].lower() + words[1:]
 
@@ -159,6 +162,21 @@ def _too_large() -> str:
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     return "file too large" if limit == resource.RLIM_INFINITY else \
         f"file too large for this process's file-size limit (ulimit -f: {limit} bytes)"
+
+
+def _out_of_inodes(path: str | bytes | os.PathLike[str] | None) -> bool:
+    """Whether the file system of `path` (or of its nearest folder that exists) has blocks free but no inode, which
+    a disk that looks far from full gives as ENOSPC (a file system without a count of inodes, btrfs's, never)."""
+    if path is None:
+        return False
+    folder = os.path.abspath(os.fsdecode(path))
+    while not os.path.isdir(folder) and folder != os.path.dirname(folder):
+        folder = os.path.dirname(folder)
+    try:
+        room = os.statvfs(folder)
+    except OSError:
+        return False
+    return room.f_files > 0 and room.f_favail == 0 and room.f_bavail > 0
 
 
 def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
@@ -175,7 +193,7 @@ def writing(path: str | os.PathLike[str]) -> Iterator[None]:
     try:
         yield
     except OSError as err:
-        raise WriteFailed(f"{os_problem(err)} writing {os.fspath(path)}") from None
+        raise WriteFailed(f"{os_problem(err, path)} writing {os.fspath(path)}") from None
 
 
 @contextmanager

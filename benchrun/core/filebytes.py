@@ -4,10 +4,12 @@ refused, never waited on or read for ever)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterator
 
 from benchrun.core.errors import BenchrunError, TaskError, reading
 
@@ -43,7 +45,25 @@ def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, l
             data = file.read() if limit is None else _read_at_most(file, limit + 1)  # + 1: a file that grew since
     if limit is not None and len(data) > limit:
         raise error(_too_large(len(data), limit, limit_key), file=rel, **where)
+    if _DIGESTS is not None:
+        _DIGESTS.setdefault(path.resolve(), (hashlib.sha256(data).hexdigest(), len(data)))
     return data
+
+
+_DIGESTS: dict[Path, tuple[str, int]] | None = None
+
+
+@contextmanager
+def digests_read() -> Iterator[dict[Path, tuple[str, int]]]:
+    """Within the block, the sha256 and size of the bytes of each file read (its first reading), by resolved path:
+    what a compile made its samples of, for its manifest to name (a file read again to be hashed was another, once
+    written meanwhile: a data file still being written or replaced as the run started)."""
+    global _DIGESTS
+    _DIGESTS = {}
+    try:
+        yield _DIGESTS
+    finally:
+        _DIGESTS = None
 
 
 def _read_at_most(file: BinaryIO, most: int) -> bytes:

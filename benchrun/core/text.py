@@ -12,7 +12,7 @@ import re
 import socket
 import sys
 from html.parser import HTMLParser
-from typing import Any
+from typing import Any, Callable
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -79,8 +79,8 @@ SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 """A JSON escape of half a UTF-16 surrogate pair, which JSON readers turn into a lone surrogate unless paired."""
 
 
-def json_value(text: str) -> Any:
-    """An answer's text read as JSON, the one way every reader of answers does (the format check, the built-in
+def json_value(text: str, parse_float: Callable[[str], Any] = float) -> Any:
+    """An answer's text read as JSON (its fractions and exponents through `parse_float`), the one way every reader of answers does (the format check, the built-in
     scorers, the judge's reply): its strings `writable` (a `\\ud800` escape, which the Rust validator cannot encode
     and no record can hold, is U+FFFD); NotJSON for any text Python refuses: not JSON, nested deeper than it follows,
     or an integer of more digits than it converts (which is a ValueError of its own, not a JSONDecodeError); and an
@@ -88,7 +88,7 @@ def json_value(text: str) -> Any:
     `NaN`, `Infinity` or `-Infinity`, which Python's reader takes though JSON has no such number (`{"x": NaN}` was
     format_valid 1 for a `float` field, a JSON text no other reader of the answer takes)."""
     try:
-        value = json.loads(text, object_pairs_hook=_once_each, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_once_each, parse_constant=_no_constant, parse_float=parse_float)
         return _writable_strings(value) if "\\u" in text and SURROGATE_ESCAPE.search(text) else value
     except NotJSON:
         raise

@@ -148,7 +148,11 @@ for _loader in (_FastLoader, _Loader):
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:
     """Parse a YAML file (with libyaml when installed); a syntax error names the line and column. Errors are
     `error`s (a config.yaml in the archive is read so too, as an ArchiveError)."""
-    text = read_utf8(path, rel, error)
+    return parse_yaml(read_utf8(path, rel, error), rel, error)
+
+
+def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError) -> Any:
+    """YAML text (a file's, or a value given on the command line, named `rel`) parsed as `load_yaml` parses a file."""
     try:
         loaded = _parsed(text, rel, error)
     except _Refused as err:

@@ -109,9 +109,17 @@ _PROMPT = "\x00benchrun-cache-key-prompt-0b6f2c\x00"
 """Stands for the prompt in a key's canonical JSON rendered once per format and repeat (see RunCache.key)."""
 
 
-def enabled(cache: bool | None, runner_type: str) -> bool:
-    """cache=true/false as given; unset, on for the runners that pin the model by digest."""
-    return cache if cache is not None else runner_type in PINNED
+def enabled(cache: bool | None, runner_type: str, options: Mapping[str, Any]) -> bool:
+    """cache=true/false as given; unset, on for the runners that pin the model by digest, asked with `options` that
+    give the same request the same answer (`drawn_at_random`)."""
+    return cache if cache is not None else runner_type in PINNED and not drawn_at_random(options)
+
+
+def drawn_at_random(options: Mapping[str, Any]) -> bool:
+    """Whether answers asked with `options` are draws at random: a temperature above 0 (or the server's own, unset)
+    and no seed, so that the same request gets another answer each time (a run asked so twice is two draws, not one
+    answer kept and taken again)."""
+    return options.get("temperature") != 0 and not isinstance(options.get("seed"), int)
 
 
 class RunCache:
@@ -186,7 +194,7 @@ def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None
 
 def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
     """The store a run's config asks for (`cache`, `cache_dir`), or None when the cache is off."""
-    if not enabled(cfg.get("cache"), cfg["runner"]["type"]):
+    if not enabled(cfg.get("cache"), cfg["runner"]["type"], cfg["runner"].get("options") or {}):
         return None
     return Store(cache_dir(cfg.get("cache_dir"), cwd), chosen_by(cfg.get("cache_dir")))
 

@@ -42,8 +42,10 @@ class Executor:
     Two kinds of failure are a broken setup, not a benchmark result, and stop the run without recording the
     samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
     (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
-    kind of way (`failure_kind`) with no success in between (FailFast). A failed sample is held back until the
-    next answer (or a failure of another kind) shows the failures were the samples' own."""
+    kind of way (`failure_kind`) with no answer of the model in between (one from the response cache asked nothing)
+    (FailFast). A failed sample is held back until the next answer of the model (or a failure of another kind) shows
+    the failures were the samples' own; one that is the sample's own whatever the setup (a chat longer than the
+    context the manifest pins) is recorded at once."""
 
     def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder,
                  cache: RunCache | None = None):
@@ -98,10 +100,11 @@ class Executor:
     async def _worker(self, queue: Iterator[tuple[Query, str | None, Entry | None]]) -> None:
         for (sample, repeat), key, hit in queue:
             response = await self._answer(sample, repeat, key, hit)
-            if response.error is None or (self._held and failure_kind(self._held[-1][1].error) !=
-                                          failure_kind(response.error)):
-                await self._release()
-            if response.error is None:
+            kind = None if response.error is None else failure_kind(response.error)
+            if hit is None and (response.error is None or (self._held and kind is not None and
+                                                           failure_kind(self._held[-1][1].error) != kind)):
+                await self._release()  # a cached answer asked nothing: it shows nothing of the setup
+            if kind is None:  # an answer, or a failure of the sample's own: recorded at once, never held
                 await self._record(sample, response)
                 continue
             self._held.append((sample, response))

@@ -8,10 +8,18 @@ import re
 from benchrun.core.records import ErrorInfo
 
 HTTP_STATUS = re.compile(r"^HTTP (\d{3})\b")
+OWN = re.compile(r"^ContextFull: ")
+"""The embedded engine's refusal of a chat longer than the model's context (`runners.local_engine.ContextFull`): the
+context is runner.options.num_ctx (judge.options.num_ctx), which the manifest pins, so no mending of the setup that a
+resume could ask with changes it."""
 
 
-def failure_kind(error: ErrorInfo) -> tuple[str, str | None]:
+def failure_kind(error: ErrorInfo) -> tuple[str, str | None] | None:
     """What kind of failure `error` is: its type and HTTP status, not its text (which names the sample, the
-    server's page, ...): failures of one kind sample after sample are a broken setup."""
+    server's page, ...): failures of one kind sample after sample are a broken setup. None for the sample's own,
+    whatever the setup (`OWN`): however many come in a row, they are those samples' errors, or a run of them could
+    never be finished."""
+    if error.type == "Refused" and OWN.match(error.message):
+        return None
     status = HTTP_STATUS.match(error.message)
     return error.type, status[1] if status else None

@@ -183,7 +183,7 @@ class Dispatch:
         self._single = None if self.named else Asker(runner, server, doing)
         each = "the server" if server == "the model server" else server
         self._askers = {host: Asker(host.runner, f"{each} {host.url}", doing) for host in self.hosts}
-        self._limit = runner.config.concurrency
+        self._limit = at_once(runner)
         self._on_lost = on_lost
         self._free = asyncio.Condition()
         self._last_loss = ""
@@ -251,6 +251,15 @@ class Dispatch:
                 left = sum(not h.lost for h in self.hosts)
                 self._on_lost(host.url, f"{err}; {left} of {len(self.hosts)} servers left", left)
             self._free.notify_all()
+
+
+def at_once(runner: Runner) -> int:
+    """How many requests are asked of one server at once: runner.concurrency, or fewer for a runner that answers
+    fewer (its `parallel`: runner=local makes one generation at a time, and a request waiting for another's was
+    timed by runner.timeout_s from before its own began, so a run of runner.concurrency=8 failed requests the engine
+    never started, `no answer within ... s`, and stopped as a broken setup)."""
+    parallel = getattr(runner, "parallel", None)
+    return runner.config.concurrency if parallel is None else min(parallel, runner.config.concurrency)
 
 
 def _at(host: Host, attempt: Attempt) -> Attempt:

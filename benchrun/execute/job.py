@@ -103,7 +103,7 @@ async def _ask_all(plan: Plan, cfg: dict[str, Any], writer: RunWriter, store: St
         async with judge_model(plan, cfg, identity) as judged:
             judge = make_judge(plan, judged, cfg, writer, store)
             return await execute(plan, runner, writer, list(queries_of(plan.manifest, writer.info.shard)),
-                                 cache_of(store, runner, identity, writer), judge)
+                                 cache_of(store, runner, identity, writer, cfg.get("cache")), judge)
     finally:
         await runner.aclose()
         if store is not None:

@@ -82,6 +82,13 @@ def judge_score(of: Mapping[str, Any], spec: JudgeSpec, calls: Iterable[Judgemen
     return ScoreRecord(**of, scorer=spec.name, metrics={spec.name: int(mean) if mean.denominator == 1 else float(mean)})
 
 
+def _ended(done_reason: str | None) -> dict[str, str]:
+    """What a judge call keeps of how its reply ended, beside what the server said of it (`extra`): its done_reason
+    when the reply did not end as the judge meant (`length`: cut at its token limit, which is why it does not parse),
+    nothing for a reply that ended as it should (`stop`)."""
+    return {} if done_reason in (None, "stop") else {"done_reason": done_reason}
+
+
 def _heard(call: asyncio.Future[JudgementRecord]) -> None:
     """Mark a finished call's failure as seen (awaiting it still raises it)."""
     if not call.cancelled():
@@ -183,7 +190,8 @@ class Judge:
         if error is None or self._limit is None:
             self._failing = None
             return
-        kind = failure_kind(error)
+        if (kind := failure_kind(error)) is None:  # the answer's own: neither counted nor a reply
+            return
         if self._failing is None or self._failing[0] != kind:
             self._failing = (kind, set())
         self._failing[1].add(sample_id)
@@ -195,7 +203,7 @@ class Judge:
         grade, value, error = read_reply(spec, self._formats[spec.name], answer.text)
         return JudgementRecord(**of, reply=answer.text, grade=grade, value=value, error=error,
                                prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
-                               extra=answer.extra, **how)
+                               extra={**answer.extra, **_ended(answer.done_reason)}, **how)
 
     def _read_again(self, spec: JudgeSpec, call: JudgementRecord) -> JudgementRecord:
         """An archived call, its reply read again with the judge as compiled (a failed request stays failed)."""

@@ -12,8 +12,9 @@ pipes (kept at 100 and above) is that call's error, and stdin gives it nothing (
 too), umask, resource limits, signal handling, builtins and decimal context the first found, no timer set; SIGINT,
 SIGHUP and SIGQUIT are ignored, so a terminal's signals reach the run, which decides. The process leads a process
 group of its own, which the run kills, with whatever the scorers started, when a call overruns its time limit, when
-the process dies, and when the run ends; a keeper in the group kills it once the process has ended, however (a run
-SIGKILLed kills it, and could end nothing).
+the process dies, and when the run ends; the process the run starts stays above the scorers' as their reaper
+(`proctree.reap_below`), so what they start and leave stays below it, and it kills all below once the scorers'
+process or the run has ended, however (a run SIGKILLed could end nothing).
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ import fcntl
 import json
 import os
 import resource
-import select
-import signal
 import sys
 import time
 from pathlib import Path
@@ -34,8 +33,9 @@ from typing import IO, Any, Callable
 
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
-from benchrun.core.interrupts import die_with, handling_now, ignore_terminal_signals
+from benchrun.core.interrupts import handling_now, ignore_terminal_signals
 from benchrun.core.text import one_line
+from benchrun.execute.proctree import reap_below
 
 Scorer = Callable[[str, Any], Any]
 _READ, _WRITE = json.JSONDecoder().decode, json.JSONEncoder().encode
@@ -49,8 +49,7 @@ KEPT_SPARE = 8
 
 
 def main() -> None:
-    die_with(int(sys.argv[1]))
-    _keep_group()
+    reap_below(int(sys.argv[1]))
     calls, replies = _take_stdin(), _take_stdout()
     ignore_terminal_signals()
     try:
@@ -69,37 +68,6 @@ def main() -> None:
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
-
-
-def _keep_group() -> None:
-    """Start the group's keeper: a process of the scorer process's group, not its child (so a scorer's `os.wait()`
-    waits only for its own), that runs no user code, holds no pipe and takes no signal but SIGKILL; once the scorer
-    process has ended, however (the run SIGKILLed kills it), it kills the group, so what the scorers started ends
-    with the run (reparented to init, it had run for good). Linux's pidfd tells it the end."""
-    if not hasattr(os, "pidfd_open"):
-        return
-    try:
-        watched = os.pidfd_open(os.getpid())
-    except OSError:  # a kernel before 5.3
-        return
-    try:
-        middle: int | None = os.fork()
-    except OSError:  # no process to spare (`ulimit -u`): scoring goes on without a keeper
-        middle = None
-    if middle != 0:
-        os.close(watched)
-        if middle:
-            os.waitpid(middle, 0)
-        return
-    try:
-        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-        if os.fork() == 0:
-            os.closerange(0, watched)
-            os.closerange(watched + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-            select.select([watched], [], [])
-            os.killpg(0, signal.SIGKILL)
-    finally:
-        os._exit(0)
 
 
 LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))

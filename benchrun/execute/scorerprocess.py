@@ -23,6 +23,7 @@ from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, sou
 from benchrun.compiler.usercode import imported_as
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
+from benchrun.core.runclock import RUN_CLOCK
 from benchrun.core.secrets import SECRETS
 from benchrun.core.text import CONTROL, one_line
 from benchrun.execute.proctree import end_tree
@@ -160,7 +161,7 @@ class ScorerProcess:
         seq = next(self._seq)
         payload = _ENCODE([seq, name, response, reference]).encode() + b"\n"
         if not self._pending:
-            self._since = loop.time()
+            self._since = RUN_CLOCK.now()
         self._pending[seq] = (future, payload, name)
         if self._ready:
             self._unsent.append(payload)
@@ -216,7 +217,7 @@ class ScorerProcess:
         future = self._pending.pop(seq)[0]
         if not future.done():
             future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
-        self._since = asyncio.get_running_loop().time()
+        self._since = RUN_CLOCK.now()
 
     def _greeted(self, hello: dict[str, Any]) -> None:
         """The process's first line: ready (what waits is sent), or why it cannot score (every call fails so)."""
@@ -227,7 +228,7 @@ class ScorerProcess:
             self._pipe.transport.get_pipe_transport(0).write(b"".join(p for _, p, _ in self._pending.values()))
             self._unsent.clear()
             self._ready = True
-            self._since = asyncio.get_running_loop().time()
+            self._since = RUN_CLOCK.now()
             self._arm()
         if not self._started.done():
             self._started.set_result(None)
@@ -244,13 +245,15 @@ class ScorerProcess:
                                 message=f"the scorer's process ended (exit code {code}) during this call"))
 
     def _arm(self) -> None:
-        """Check the oldest call's time limit when it would run out (once: `_check` re-arms itself)."""
+        """Check the oldest call's time limit when it would run out (once: `_check` re-arms itself). The limit is on
+        the run's running time (`RUN_CLOCK`): a run stopped with its scorers (a Slurm suspend) spends none of it."""
         if self._timer is None and self._pending and self._ready:
-            self._timer = asyncio.get_running_loop().call_at(self._since + self.timeout_s, self._check)
+            left = self._since + self.timeout_s - RUN_CLOCK.now()
+            self._timer = asyncio.get_running_loop().call_later(max(0.0, left), self._check)
 
     def _check(self) -> None:
         self._timer = None
-        if self._ready and self._pending and asyncio.get_running_loop().time() >= self._since + self.timeout_s:
+        if self._ready and self._pending and RUN_CLOCK.now() >= self._since + self.timeout_s:
             self._replace(ErrorInfo(type="TimeoutError", message=f"timed out after {self.timeout_s:g} s"))
         self._arm()
 

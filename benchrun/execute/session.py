@@ -27,7 +27,7 @@ from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
 from benchrun.core.recordvalues import model_digest, short_digest
 from benchrun.core.settings import RUNNERS
-from benchrun.execute.cache import RunCache, Store, model_pin
+from benchrun.execute.cache import RunCache, Store, enabled, model_pin
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Lost, one_server_among, warned
@@ -99,17 +99,16 @@ async def same_models_to_the_end(runner: Runner, writer: RunWriter, judge: Judge
     the judge model, by another digest than the run was identified with: re-pulled mid-run, some answers (or grades)
     came from each and which cannot be told, so those the run kept in the response cache are deleted there. A
     server that cannot say (it went away) says nothing."""
-    await _same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers",
-                           cache)
+    await same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers", cache)
     if judge is not None and judge.runner is not None and writer.info.judge:
-        await _same_to_the_end(judge.runner, model_digest(writer.info.judge["identity"]),
-                               f"the judge model {judge.runner.config.model}", "grades", judge.cache)
+        await same_to_the_end(judge.runner, model_digest(writer.info.judge["identity"]),
+                              f"the judge model {judge.runner.config.model}", "grades", judge.cache)
 
 
-async def _same_to_the_end(runner: Runner, before: str | None, model: str, given: str,
-                           cache: RunCache | None) -> None:
-    """RunnerError when a server of `runner` now serves `model` by another digest than `before`, the answers the run
-    kept in `cache` forgotten."""
+async def same_to_the_end(runner: Runner, before: str | None, model: str, given: str, cache: RunCache | None,
+                          asking: str = "the run", again: str = "run it again") -> None:
+    """RunnerError when a server of `runner` now serves `model` by another digest than `before`, the answers `asking`
+    (the run, a rescore) kept in `cache` forgotten; `again` is the advice."""
     try:
         now = await runner.digests_now()
     except BenchrunError:
@@ -120,9 +119,9 @@ async def _same_to_the_end(runner: Runner, before: str | None, model: str, given
             cache.forget()
         url, digest = changed[0]
         served = f"digest {short_digest(model_digest({'digest': digest}))}" if digest else "no digest"
-        raise RunnerError(f"{model} changed on {url} while the run asked: digest {short_digest(before)} when it "
+        raise RunnerError(f"{model} changed on {url} while {asking} asked: digest {short_digest(before)} when it "
                           f"began, {served} as it ended (pulled again?); its {given} may come from either model and "
-                          "cannot be told apart: run it again")
+                          f"cannot be told apart: {again}")
 
 
 def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:
@@ -172,8 +171,8 @@ def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: R
         return None
     runner, identity = judged
     writer.judged_by(identity, runner.public_config(), cfg["judge"]["allow_self"])
-    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer), archived, lost_to(writer),
-                 fail_fast=True)
+    return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer, cfg.get("cache")), archived,
+                 lost_to(writer), fail_fast=True)
 
 
 def _digest_of(identity: dict[str, Any]) -> str:
@@ -229,10 +228,13 @@ def lost_to(writer: RunWriter) -> Lost:
     return lost
 
 
-def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter) -> RunCache | None:
+def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writer: RunWriter,
+             cache: bool | None) -> RunCache | None:
     """The run's view of the response cache for the model `runner` asks (the model under test, or the judge): None
-    when the cache is off or nothing pins the model."""
-    pin = model_pin(runner.config.type, identity) if store is not None else None
+    when the cache is off for it (`cache`, the setting, as `enabled` reads it for its runner and options: a judge of
+    runner=openai beside a model of Ollama is pinned by no digest) or nothing pins the model."""
+    on = store is not None and enabled(cache, runner.config.type, runner.config.options)
+    pin = model_pin(runner.config.type, identity) if on else None
     if pin is None:
         return None
     return RunCache(store, runner.config.type, pin, runner.request_settings(), runner.config.model,

@@ -11,10 +11,14 @@ build made for another CPU stops llama.cpp with SIGILL, which the local runner r
 
 from __future__ import annotations
 
+import os
 import platform
 import re
+import shutil
+import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Mapping, Sequence
 
 LEAN = ("-DLLAVA_BUILD=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_TOOLS=OFF",
         "-DLLAMA_BUILD_SERVER=OFF")
@@ -29,6 +33,8 @@ AMX_BUILT = re.compile(r"\bAMX_INT8 = 1\b")
 CPU_AMX = "amx_int8"
 """The /proc/cpuinfo flag of a CPU whose AMX such a build uses."""
 ISSUE = "ggml-org/llama.cpp#20824"
+COMPILERS = (("C", "CC", ("cc", "gcc", "clang")), ("C++", "CXX", ("c++", "g++", "clang++")))
+"""The C and C++ compilers CMake takes: the one its environment variable names, else the first of these on PATH."""
 
 
 def cmake_args(machine: str | None = None, flags: frozenset[str] | None = None) -> str:
@@ -120,5 +126,24 @@ def build_refusal(requirement: str) -> str | None:
     return amx_refusal(llama_cpp.llama_print_system_info().decode(), cpu_flags(), requirement)
 
 
+def compilers_missing(environ: Mapping[str, str] = os.environ) -> str | None:
+    """What the README's install says before pip builds llama.cpp on a machine without a C or C++ compiler (a slim
+    container image), whose build would end in pages of CMake's output: one line with the fix; None with both."""
+    missing = [f"{language} ({environ.get(variable) or ', '.join(names)})" for language, variable, names in COMPILERS
+               if not _found(environ.get(variable, "").split()[:1] or names, environ.get("PATH"))]
+    if not missing:
+        return None
+    return (f"benchrun: no {' and no '.join(missing)} compiler here, and llama-cpp-python builds llama.cpp from "
+            "source: its install will fail; install them first (Debian, Ubuntu: apt-get install build-essential; "
+            "Fedora: dnf install gcc-c++)")
+
+
+def _found(names: Sequence[str], path: str | None) -> bool:
+    """Whether any of the programs `names` is on `path` (or is a path to one)."""
+    return any(shutil.which(name, path=path) for name in names)
+
+
 if __name__ == "__main__":
+    if warning := compilers_missing():
+        print(warning, file=sys.stderr)
     print(cmake_args())

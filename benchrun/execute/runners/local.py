@@ -254,7 +254,13 @@ class LocalRunner:
     """One GGUF model loaded once at preflight in the engine's process; one generation at a time, each held to its
     JSON schema by the library's grammar API and guarded against raw control characters in strings."""
 
+    parallel = 1
+    """How many requests it answers at once (`hosts.at_once`): whatever runner.concurrency says, one."""
+
     def __init__(self, config: LocalConfig):
+        if config.concurrency > self.parallel:
+            output.warning(f"{config.key('concurrency')}={config.concurrency}: runner=local makes one generation at a "
+                           "time, so its requests are asked one at a time (each timed from its own start)")
         self.config = config
         self.options = config.options
         self._lock = asyncio.Lock()

@@ -25,6 +25,7 @@ import threading
 import time
 from typing import IO, Any, Iterator
 
+from benchrun.core.cpus import usable_cores
 from benchrun.core.interrupts import die_with, ignore_terminal_signals
 from benchrun.execute.runners.llama_build import build_refusal, numpy_refusal
 
@@ -149,15 +150,6 @@ def chat_handler(llama_cpp: Any, llm: Any, guard: Guard, path: str, context_key:
 
 def _text(llm: Any, token: int) -> str:
     return llm.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity: `taskset`, a Slurm job's CPUs, `docker --cpuset-cpus`),
-    not the machine's: llama.cpp's threads spin while they wait for each other, so two threads on one core answer
-    at a fraction of one thread's speed."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
 
 
 def load_model(llama_cpp: Any, path: str, options: dict[str, Any], context_key: str) -> Any:

@@ -119,6 +119,8 @@ class OllamaRunner:
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               f"`ollama serve`, or point {self.config.key('host')} at a running server") from None
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
+            if _status(err) == 404:  # no such path: Ollama answers every call of its preflight
+                raise self._not_ollama(err) from None
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
@@ -142,7 +144,8 @@ class OllamaRunner:
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
-            text=response.message.content or "", extra=_thought(response.message), done_reason=response.done_reason,
+            text=response.message.content or "", done_reason=response.done_reason,
+            extra={**_thought(response.message), **_served(response.model, self.model)},
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in _DURATIONS if getattr(response, name) is not None},
@@ -212,6 +215,22 @@ def _thought(message: Any) -> dict[str, str]:
     """What an answer keeps besides its text: a thinking model's thinking (runner.think), which Ollama gives apart
     from the content, so the archive holds all that came back."""
     return {"thinking": message.thinking} if message.thinking else {}
+
+
+def _served(said: Any, asked: str) -> dict[str, str]:
+    """What an answer keeps of the model it says it is of: nothing when that is the model asked (Ollama names it as
+    asked), else its name, as an OpenAI-compatible answer's served model is kept (a proxy before Ollama that answered
+    with another model)."""
+    if isinstance(said, str) and said.removesuffix(":latest") != asked.removesuffix(":latest"):
+        return {"model": said}
+    return {}
+
+
+def _status(err: BaseException) -> int | None:
+    """The HTTP status of a refused preflight call (the official client's ResponseError, or httpx's)."""
+    if isinstance(err, httpx.HTTPStatusError):
+        return err.response.status_code
+    return getattr(err, "status_code", None)
 
 
 def _said(err: BaseException) -> str:

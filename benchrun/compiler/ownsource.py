@@ -1,0 +1,142 @@
+"""A benchmark's own modules (`helpers.py` beside custom_scorer.py, which its files import) made of their source as
+read, once: Python's import takes a module's bytecode cache (`__pycache__/helpers.cpython-311.pyc`) whenever the
+source's size and modification time in whole seconds match it, so a helpers.py edited within the second it was cached,
+or put back with its time (`cp -p`, `rsync -a`, `tar x`), scored by its old code under its new file's digest."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import CodeType
+from typing import Iterable, Iterator, Sequence
+
+from benchrun.compiler.sources import TOP_FILES
+from benchrun.core.errors import TaskError
+from benchrun.core.filebytes import read_bounded
+
+BENCHRUN = Path(__file__).resolve().parents[1]
+"""benchrun's own package."""
+INSTALLED = frozenset({"site-packages", "dist-packages"})
+"""The folders installed packages are kept in, which a benchmark's own modules are not."""
+LOADED: dict[Path, str] = {}
+"""The sha256 of the bytes each of the benchmarks' own modules was made of, by its resolved path."""
+
+
+def own_root(path: Path, roots: Iterable[Path]) -> Path | None:
+    """The folder of `roots` (resolved benchmark folders) that resolved `path` is a benchmark's own module beneath;
+    None for one beneath none, of a folder of installed packages (a virtual environment kept in the benchmark), or
+    benchrun's own (a benchmark around its checkout)."""
+    root = next((root for root in roots if path.is_relative_to(root)), None)
+    if root is None or path.is_relative_to(BENCHRUN) or INSTALLED.intersection(path.relative_to(root).parts):
+        return None
+    return root
+
+
+class Held(importlib.abc.SourceLoader):
+    """A loader of bytes already read: the module is the file as it was read and hashed, never read again (and no
+    bytecode read or written beside it)."""
+
+    def __init__(self, path: Path, data: bytes):
+        self._path, self._data = str(path), data
+
+    def get_filename(self, fullname: str) -> str:
+        return self._path
+
+    def get_data(self, path: str) -> bytes:
+        return self._data
+
+    def source_to_code(self, data: bytes, path: str, *, _optimize: int = -1) -> CodeType:
+        """The module's code as written, whatever Python's optimisation (`python -O`/`-OO`, $PYTHONOPTIMIZE, which
+        would leave out its asserts, a scorer's check, and its docstrings, a response class's description)."""
+        return compile(data, path, "exec", dont_inherit=True, optimize=0)
+
+
+class _FromSource(importlib.abc.MetaPathFinder):
+    """Finds a module where Python's path finder does; one of the benchmarks' own it loads from its source, read and
+    hashed once (LOADED)."""
+
+    def __init__(self) -> None:
+        self.benches: set[Path] = set()
+
+    def find_spec(self, name: str, path: Sequence[str] | None, target: object = None) -> ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        origin = Path(spec.origin).resolve()
+        if own_root(origin, self.benches) is None:
+            return None
+        data = read_bounded(origin, str(origin))
+        LOADED[origin] = hashlib.sha256(data).hexdigest()
+        return importlib.util.spec_from_file_location(name, spec.origin, loader=Held(Path(spec.origin), data),
+                                                      submodule_search_locations=spec.submodule_search_locations)
+
+
+FINDER = _FromSource()
+
+
+def from_source(bench: Path) -> None:
+    """Load the own modules of the benchmark in folder `bench` from their source (FINDER, placed before Python's
+    path finder once)."""
+    FINDER.benches.add(bench.resolve())
+    if FINDER not in sys.meta_path:
+        at = sys.meta_path.index(importlib.machinery.PathFinder) if importlib.machinery.PathFinder in sys.meta_path \
+            else len(sys.meta_path)
+        sys.meta_path.insert(at, FINDER)
+
+
+def refuse_unrecorded(sources: dict[str, Path], bench: Path) -> None:
+    """Refuse a benchmark's own module imported inside a function of `sources` (its Python files, by the name errors
+    give them) and by none as they were imported: that code scores, imported by the scorer process as it calls the
+    function, but the manifest names a benchmark's own modules as its files import them, so it was not among the
+    run's files (an edit changed the scores under the same manifest, verify intact)."""
+    for rel, path in sources.items():
+        for line, name in _imported_in_functions(path):
+            where = _not_imported(name)
+            if where is None or _named(Path(where), bench) or own_root(Path(where).resolve(), [bench.resolve()]) is None:
+                continue
+            raise TaskError(f"'{name}', a module of the benchmark, is imported inside a function (line {line}), and "
+                            "by no file as it is imported: the run records a benchmark's own modules as its files "
+                            "import them; import it at the top of the file", file=rel)
+
+
+def _named(path: Path, bench: Path) -> bool:
+    """Whether `path` is one of the benchmark's own files, which the manifest names whoever imports them
+    (`from custom_response import Answer` in a scorer)."""
+    return path.name in TOP_FILES and path.resolve().parent == bench.resolve()
+
+
+def _not_imported(name: str) -> str | None:
+    """Where the module `name` (dotted) would be imported from, found without importing anything, when it or a
+    package it is in is not imported yet; None when all are, or it is none (an attribute: `from pkg import name`)."""
+    parts, path = name.split("."), None
+    for at in range(1, len(parts) + 1):
+        qualified = ".".join(parts[:at])
+        if qualified in sys.modules:
+            if (path := getattr(sys.modules[qualified], "__path__", None)) is None:
+                return None  # a module: what follows is its attribute
+            continue
+        found = importlib.machinery.PathFinder.find_spec(qualified, path)
+        return found and (found.origin or next(iter(found.submodule_search_locations or ()), None))
+    return None
+
+
+def _imported_in_functions(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module name) of each absolute import inside a function of the Python file `path`."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):  # gone, or not Python: its import said so, or will
+        return
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    yield from ((node.lineno, alias.name) for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    yield node.lineno, node.module
+                    yield from ((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
