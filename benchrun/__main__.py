@@ -69,12 +69,12 @@ def main() -> None:
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
     except RunInterrupted as err:
-        _cancel_slurm_jobs()
+        _stop_launched_jobs()
         sweep = _interrupted_sweep()
         _error(str(err) if sweep is None else f"{err}; {sweep}")
         sys.exit(err.exit_code)
     except KeyboardInterrupt:  # before a run claimed its directory (or a dry run): nothing of benchrun's was written
-        _cancel_slurm_jobs()
+        _stop_launched_jobs()
         why, code = INTERRUPTS.stopped_for, INTERRUPTS.stopped_code if INTERRUPTS.stopped_for else EXIT["interrupted"]
         if (sweep := _interrupted_sweep()) is not None:  # or a sweep's jobs, each in a process of its own, had begun
             _error(f"{why or 'interrupted by ' + (INTERRUPTS.signal_name() or 'SIGINT')}: {sweep}")
@@ -185,11 +185,11 @@ def _interrupted_sweep() -> str | None:
     return None if cli is None else cli.interrupted_sweep(INTERRUPTS.signal_name() or "SIGINT")
 
 
-def _cancel_slurm_jobs() -> None:
-    """Cancel the Slurm jobs of a sweep a signal stopped (see benchrun.compose.takeback.cancel_slurm_jobs)."""
-    from benchrun.compose.takeback import cancel_slurm_jobs
+def _stop_launched_jobs() -> None:
+    """Stop the jobs of a sweep a signal stopped (see benchrun.compose.takeback.stop_launched_jobs)."""
+    from benchrun.compose.takeback import stop_launched_jobs
 
-    cancel_slurm_jobs()
+    stop_launched_jobs()
 
 
 def _take_back() -> None:

@@ -118,6 +118,8 @@ class RunDirCheck(Callback):
         _pin_sweep_dir(config, sweep_dir)
         if not launcher.endswith(".BasicLauncher"):
             threading.excepthook = _launcher_thread_died
+        if launcher.endswith(".LocalLauncher"):
+            takeback.LOCAL_SWEEPS.append(sweep_dir)
         if launcher.endswith(".SlurmLauncher"):
             _leave_outer_job()
             takeback.SLURM_SWEEPS.append(sweep_dir)

@@ -41,6 +41,10 @@ found bad, each with the rule it now obeys.
   jobs left queued (`448_[0-1%2] PD`), to run into it. Now refused (`compose.slurmoptions.submitits_own`); so is
   `array=0-0` (the second job never submitted, then `Slurm job 461_1 left the queue without a result (cancelled
   before it ran, killed, or its setup failed)`, exit 1)
+- a submitit_local sweep stopped by a signal to its process alone (`kill PID`, as a script or a service manager
+  stops it): it said `2 jobs started (2 running)` and exited 130, while its job processes went on asking and
+  completed, its sweep.json saying `running` for ever. Now its job processes are stopped as submitit cancels them
+  (SIGINT) and waited for (`compose.takeback.stop_launched_jobs`): `2 jobs started (2 interrupted)`, each resumable
 - a run on a machine that starts no more threads (a container's or cgroup's pids limit reached, `ulimit -u`, or
   `ulimit -v` below what a thread's stack takes): `RuntimeError: can't start new thread`, a traceback of sixty lines
   (a second one from asyncio's shutdown replacing the first), exit 1, the run `failed` with no word of how to finish
@@ -56,6 +60,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +69,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
-from benchrun.testing.lab import line_count, untimed_records
+from benchrun.testing.lab import line_count, untimed_records, wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun
@@ -235,3 +240,26 @@ def test_a_slurm_sweep_directory_holding_a_percent_sign_is_refused(tmp_path, nam
         "the directory without '%' \\(outputs=..., hydra.sweep.dir=...\\)\n", done.stderr), done.stderr
     assert list(tmp_path.iterdir()) == []
 
+
+
+def test_a_local_sweep_stopped_by_a_signal_to_its_process_stops_its_jobs(tmp_path):
+    outputs = tmp_path / "outputs"
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
+    with FakeOllama(models=["llama3.2", "gemma3"], latency_s=60) as server:
+        sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
+                                  "hydra/launcher=submitit_local", "task.path=bench", f"runner.host={server.url}",
+                                  "cache=false", f"outputs={outputs}"], cwd=tmp_path, env=child_env(),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: len(list(outputs.glob("*/*_sweep/*/responses.jsonl"))) == 2, 120)
+            sweep.send_signal(signal.SIGTERM)
+            _, stderr = sweep.communicate(timeout=120)
+        finally:
+            sweep.kill()
+    [sweep_dir] = outputs.glob("*/*_sweep")
+    assert (sweep.returncode, stderr.splitlines()[-1]) == (EXIT["interrupted"], (
+        f"benchrun: error: interrupted by SIGTERM: the sweep in {sweep_dir} is recorded in its sweep.json, 2 jobs "
+        "started (2 interrupted); a job it does not list never started; finish each interrupted one with: "
+        "benchrun-audit resume RUN"))
+    assert [json.loads((job / "run.json").read_text())["status"] for job in sorted(sweep_dir.glob("[01]_*"))] == \
+        ["interrupted", "interrupted"]

@@ -3,12 +3,17 @@ copies, a launcher that cannot submit), taken back so that nothing is left but w
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
+import signal
+import time
 from pathlib import Path
 
 from benchrun.compose.slurmcommands import slurm
 from benchrun.core.layout import LOG, MULTIRUN_FILE, RUN
+from benchrun.core.procfs import PARENT, stat_fields
 
 NEW_SWEEPS: list[tuple[Path, Path]] = []
 """(sweep directory, its first ancestor that did not exist) for each sweep this process started."""
@@ -20,6 +25,11 @@ LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
 SLURM_SWEEPS: list[Path] = []
 """The sweep directory of each sweep this process launched as Slurm jobs."""
+LOCAL_SWEEPS: list[Path] = []
+"""The sweep directory of each sweep this process launched as processes of its own (submitit_local), whose launcher
+files are named by each job's process id."""
+LOCAL_STOP_S = 60
+"""How long a stopped sweep waits for its local jobs to record how they ended."""
 SLURM_JOB = re.compile(r"([0-9]+)(_[0-9]+)?")
 """The name of the folder submitit keeps a Slurm job's files in (`<job id>` or `<array job id>_<task>`)."""
 
@@ -79,6 +89,28 @@ def cancel_slurm_jobs() -> None:
                   if (found := SLURM_JOB.fullmatch(entry.name))})
     if ids:  # no scancel here, or a controller that hangs: the stop is said anyway
         slurm("scancel", *ids)
+
+
+def stop_launched_jobs() -> None:
+    """Stop the jobs of the sweeps this process launched that a signal to it alone (`kill PID`) does not reach: its
+    Slurm jobs, and its submitit_local job processes (stopped as submitit cancels them, SIGINT, then waited for: they
+    went on after the sweep said they were running, and its sweep.json said so for ever)."""
+    cancel_slurm_jobs()
+    me = str(os.getpid())
+    pids = [int(entry.name) for sweep_dir in LOCAL_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
+            if entry.name.isdigit() and (stat_fields(entry.name) or [None, None])[PARENT] == me]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
+    deadline = time.monotonic() + LOCAL_STOP_S
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (neither gone nor ended, a zombie its parent has not yet waited for)."""
+    fields = stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def _entries(folder: Path) -> list[Path]:
