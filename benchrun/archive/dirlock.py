@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import stat
-import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchrun.archive.lease import Lease, renewed, renewing
+from benchrun.archive.locknote import NOTE_MAX, boot_id, describe, parsed, process, read, this_note
 from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
@@ -31,7 +30,6 @@ from benchrun.core.layout import LOCK, RUN
 from benchrun.core.procfs import STARTED, stat_fields
 from benchrun.core.text import host_name
 
-BOOT_ID = "/proc/sys/kernel/random/boot_id"
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
 """When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
 makes a writer give up."""
@@ -100,8 +98,8 @@ class DirLock:
             self.path.unlink(missing_ok=True)  # so the next writer asks again
             raise ArchiveBusy(f"another process (pid {pid}) is writing this run, though its {LOCK} was deleted (a "
                               f"cleanup of lock files?); {hint}", file=str(self.path.parent))
-        self._found = os.pread(fd, 4096, 0)
-        self.stale = _read(fd)
+        self._found = os.pread(fd, NOTE_MAX, 0)
+        self.stale = read(fd)
         if writing_elsewhere(self.stale):
             os.close(fd)
             raise ArchiveBusy(f"{ELSEWHERE.format(describe(self.stale))}; finish the run where it is written, and this "
@@ -109,8 +107,7 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
-        note = json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(), "command": " ".join(sys.argv),
-                           **_process(os.getpid())}).encode()
+        note = this_note()
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)
@@ -133,14 +130,14 @@ class DirLock:
         except OSError:
             return None
         try:
-            found = os.pread(fd, 4096, 0)
+            found = os.pread(fd, NOTE_MAX, 0)
         except OSError:
             return None
         finally:
             os.close(fd)
-        if self._note is None or found == self._note:
+        if self._note is None or parsed(found) == parsed(self._note):  # its own, an editor's newline added or not
             return None
-        note = _parsed(found)
+        note = parsed(found)
         return note if note and "pid" in note else {}
 
     def still_held(self, run_json: bytes | None) -> None:
@@ -217,9 +214,9 @@ def probe(path: Path) -> LockState:
         held = not _locked(fd, fcntl.LOCK_SH, (0.0,), path)
         if not held:
             fcntl.flock(fd, fcntl.LOCK_UN)
-        return LockState(exists=True, held=held, note=_read(fd))
+        return LockState(exists=True, held=held, note=read(fd))
     except NoLocks:  # no writer can hold a lock where there are none: a run there was written elsewhere
-        return LockState(exists=True, held=False, note=_read(fd))
+        return LockState(exists=True, held=False, note=read(fd))
     finally:
         os.close(fd)
 
@@ -258,7 +255,7 @@ def holder(path: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        return None if not_a_file(os.fstat(fd).st_mode) else _read(fd)
+        return None if not_a_file(os.fstat(fd).st_mode) else read(fd)
     finally:
         os.close(fd)
 
@@ -271,14 +268,14 @@ ELSEWHERE = ("its writer ({}) is still running but holds no lock here: this dire
 def writing_elsewhere(note: dict[str, Any] | None) -> bool:
     """Whether the writer a lock's note names still runs on this host, though it holds no lock here: the directory
     is a copy of a run made while it was written. A process that took its pid later is not that writer, nor is this
-    process: the note's boot and start (`_process`) must be the live process's, which no clock stepped since changes
+    process: the note's boot and start (`locknote.process`) must be the live process's, which no clock stepped since changes
     (an older benchrun's note without them: one started after its `since` is not the writer). Where /proc cannot
     tell, no writer is taken to live."""
     pid = note.get("pid") if note else None
     if not note or note.get("host") != host_name() or not isinstance(pid, int) or pid == os.getpid():
         return False
     if "started" in note:
-        live = _process(pid)
+        live = process(pid)
         return bool(live) and (live["boot"], live["started"]) == (note.get("boot"), note["started"])
     try:
         since = datetime.fromisoformat(note["since"]).timestamp()
@@ -327,46 +324,7 @@ def _of_another_machine(note: dict[str, Any] | None) -> bool:
     boot's id (machines given one name: a swarm's replicas of `hostname: worker`, cloned machines, `localhost`)."""
     host, boot = (note.get("host"), note.get("boot")) if note else (None, None)
     return isinstance(host, str) and (host != host_name() or (
-        isinstance(boot, str) and bool(here := _boot_id()) and boot != here))
-
-
-def _boot_id() -> str:
-    """The id of the boot this machine runs in (empty where /proc cannot say)."""
-    try:
-        return Path(BOOT_ID).read_text().strip()
-    except OSError:
-        return ""
-
-
-def _process(pid: int) -> dict[str, Any]:
-    """What tells the process `pid` from every other that had its pid: the id of the boot it runs in and its start,
-    in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
-    say (the process gone, another system)."""
-    try:
-        started = int((stat_fields(pid) or [])[STARTED])
-    except (ValueError, IndexError):
-        return {}
-    return {"boot": boot, "started": started} if (boot := _boot_id()) else {}
-
-
-def describe(note: dict[str, Any] | None) -> str:
-    """`pid 4242 on host gpu1 since 2026-12-01T08:00:00+00:00`, or what is known of it."""
-    if not note:
-        return "holder unknown"
-    return f"pid {note.get('pid', '?')} on host {note.get('host', '?')} since {note.get('since', '?')}"
-
-
-def _read(fd: int) -> dict[str, Any] | None:
-    return _parsed(os.pread(fd, 4096, 0))
-
-
-def _parsed(data: bytes) -> dict[str, Any] | None:
-    """A lock's note read from its bytes (None when empty; its first characters when not JSON)."""
-    try:
-        note = json.loads(data) if data.strip() else None
-    except ValueError:
-        return {"unreadable": data[:80].decode("utf-8", "replace")}
-    return note if isinstance(note, dict) else None
+        isinstance(boot, str) and bool(here := boot_id()) and boot != here))
 
 
 def _contents(path: Path) -> bytes | None:
@@ -384,7 +342,3 @@ def _write(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     os.ftruncate(fd, len(data))
     os.fsync(fd)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
