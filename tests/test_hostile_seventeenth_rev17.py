@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -69,3 +71,23 @@ def test_a_copy_of_a_run_whose_live_writers_command_is_long_is_refused_as_a_copy
         "only if that one is lost")
     assert str(busy.value).startswith(f"in {str(run_dir)!r}: another process is writing this run (pid {holder.pid} "
                                       f"on host {json.loads(note)['host']} since {since}); ")
+
+
+@pytest.mark.slow
+def test_a_resume_whose_lock_note_was_emptied_by_hand_before_it_wrote_goes_on_and_ends_intact(tmp_path):
+    with Lab(tmp_path, n=4) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        asked, answer = threading.Event(), threading.Event()
+        show = lab.server._routes["POST", "/api/show"]
+        lab.server._routes["POST", "/api/show"] = lambda request: (asked.set(), answer.wait(60), show(request))[-1]
+        resume = lab.start("resume", str(run_dir), module="benchrun.audit")
+        assert asked.wait(60)  # the resume holds the lock and asks the model server, nothing written yet
+        (run_dir / "run.lock").write_bytes(b"")
+        answer.set()
+        _, err = resume.communicate(timeout=60)
+        verified = lab.audit("verify", str(run_dir))
+    assert (resume.returncode, verified.stdout.splitlines()[-1], lab.lines(run_dir)) == (0, "intact", 4), err
+    assert (run_dir / "run.lock").read_bytes() == b""
+

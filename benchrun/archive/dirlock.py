@@ -74,6 +74,8 @@ class DirLock:
         self._note: bytes | None = None
         """The note this holder wrote into the lock file, which stays there while the run is its."""
         self.stale: dict[str, Any] | None = None
+        self._run_found: tuple[int, ...] | None = None
+        """run.json's file as it was when this holder took the lock (`_file_of`), its own until it writes one."""
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
                 watched: dict[str, Any] | None = None) -> DirLock:
@@ -114,7 +116,7 @@ class DirLock:
         except WriteFailed:
             os.close(fd)
             raise
-        self._fd, self._note = fd, note
+        self._fd, self._note, self._run_found = fd, note, _file_of(self.path.parent / RUN)
         self._lease = Lease(fd, lambda: not self.taken_over())
         return self
 
@@ -142,15 +144,21 @@ class DirLock:
 
     def still_held(self, run_json: bytes | None) -> None:
         """Raise TakenOver once another writer took the run over: its note is in the lock file, or the note was
-        emptied and run.json is no longer `run_json`, this holder's last (a writer that took the run and ended it).
-        A note emptied by hand, run.json this holder's, leaves the run this holder's."""
-        if (note := self.taken_over()) is None or not note and run_json == _contents(self.path.parent / RUN):
+        emptied and run.json is no longer `run_json`, this holder's last, or before it wrote one, the file it found on
+        taking the lock (a writer that took the run and ended it). A note emptied by hand, run.json this holder's,
+        leaves the run this holder's (a resume reading its records too)."""
+        if (note := self.taken_over()) is None or not note and self._run_is_mine(run_json):
             return
         how = ("while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, on a file "
                "system that keeps locks to each machine)" if self._same_file() else
                "after this process's run.lock was deleted (a cleanup of lock files?) and made anew")
         raise TakenOver(f"another writer ({describe(note) if note else 'since ended'}) took this run over {how}; this "
                         "process wrote nothing more to it: the run is that writer's", file=str(self.path.parent))
+
+    def _run_is_mine(self, run_json: bytes | None) -> bool:
+        """Whether run.json is as this holder last wrote it (`run_json`), or, before it wrote one, as it found it."""
+        run = self.path.parent / RUN
+        return run_json == _contents(run) if run_json is not None else _file_of(run) == self._run_found
 
     def _same_file(self) -> bool:
         """Whether the lock file now at the lock's path is the one this holder locked."""
@@ -333,6 +341,16 @@ def _contents(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
+
+
+def _file_of(path: Path) -> tuple[int, ...] | None:
+    """Which file is at `path` and how it was last written (device, inode, size, time): another when rewritten (an
+    atomic write makes a new inode); None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def _write(fd: int, data: bytes) -> None:
