@@ -10,11 +10,21 @@ bad, each with the rule it now obeys.
   of its run made while it wrote was taken over as a dead writer's (`unreadable`) and another writer was told
   `pid ? on host ? since ?`. A holder's note is kept within what readers read, its command cut
   (`archive.locknote.this_note`)
+- a resume whose run.lock note was emptied by hand (`: > run.lock`) while it read its records and asked the model
+  server, before it first wrote run.json: it said another writer (since ended) took the run over, exit 4, nothing
+  asked. Before its first write a holder compares run.json with the file it found on taking the lock
+  (`archive.dirlock.DirLock.still_held`, `_file_of`)
+- a live run's run.lock saved by an editor as a new file in its place (vim's save by rename, `sed -i`): the writer
+  held, renewed and at the end emptied the file it had locked, no longer at the path; meanwhile a resume was told the
+  directory was a copy of its run (wrong advice), and the completed run's run.lock kept the writer's note, which says
+  it died holding it. The holder now locks the file at the path anew when it holds its own note
+  (`archive.dirlock.DirLock._lock_anew`, the lease's check; `archive.lease.Lease` renews the file held now)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -23,9 +33,9 @@ import threading
 
 import pytest
 
-from benchrun.archive.dirlock import DirLock
-from benchrun.archive.locknote import NOTE_MAX
-from benchrun.core.errors import ArchiveBusy
+from benchrun.archive.dirlock import DirLock, probe
+from benchrun.archive.locknote import NOTE_MAX, describe
+from benchrun.core.errors import EXIT, ArchiveBusy
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import Lab
 
@@ -91,3 +101,19 @@ def test_a_resume_whose_lock_note_was_emptied_by_hand_before_it_wrote_goes_on_an
     assert (resume.returncode, verified.stdout.splitlines()[-1], lab.lines(run_dir)) == (0, "intact", 4), err
     assert (run_dir / "run.lock").read_bytes() == b""
 
+
+@pytest.mark.slow
+def test_a_live_runs_lock_saved_by_an_editor_as_a_new_file_is_locked_anew_and_emptied_at_the_end(tmp_path):
+    with Lab(tmp_path, n=4) as lab:
+        with lab.held_after(2, *lab.args()) as (proc, run_dir):
+            note = json.loads((run_dir / "run.lock").read_bytes())
+            saved = run_dir / "run.lock.swp"
+            saved.write_bytes((run_dir / "run.lock").read_bytes() + b"\n")
+            os.replace(saved, run_dir / "run.lock")  # vim's save (backupcopy=auto), `sed -i`: a new file in its place
+            lab.wait_for(lambda: probe(run_dir / "run.lock").held)
+            resumed = lab.audit("resume", str(run_dir))
+        _, err = proc.communicate(timeout=60)
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: another process is writing this run ({describe(note)}); wait for it "
+        "to finish or stop it first\n"))
+    assert (proc.returncode, err, (run_dir / "run.lock").read_bytes()) == (0, "", b"")

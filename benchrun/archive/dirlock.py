@@ -117,7 +117,7 @@ class DirLock:
             os.close(fd)
             raise
         self._fd, self._note, self._run_found = fd, note, _file_of(self.path.parent / RUN)
-        self._lease = Lease(fd, lambda: not self.taken_over())
+        self._lease = Lease(lambda: self._fd, self._still_renewed)
         return self
 
     def taken_over(self) -> dict[str, Any] | None:
@@ -155,6 +155,34 @@ class DirLock:
         raise TakenOver(f"another writer ({describe(note) if note else 'since ended'}) took this run over {how}; this "
                         "process wrote nothing more to it: the run is that writer's", file=str(self.path.parent))
 
+    def _still_renewed(self) -> bool:
+        """The lease's check, each renewal: whether the lock is still this holder's. Where the file at the lock's
+        path is a new one holding this holder's note (an editor saved run.lock as a new file, `sed -i`), that file is
+        locked in its place, so that the lock, the lease and the emptying at the end stay where others look."""
+        if (note := self.taken_over()) is not None:
+            return not note
+        if not self._same_file():
+            self._lock_anew()
+        return True
+
+    def _lock_anew(self) -> None:
+        """Take the lock on the file now at the lock's path, which holds this holder's note, in place of the one it
+        locked; nothing when another process holds that file's lock, or it holds another note by then."""
+        try:
+            fd = no_link(str(self.path), os.O_RDWR)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return
+        if parsed(os.pread(fd, NOTE_MAX, 0)) != parsed(self._note):
+            os.close(fd)
+            return
+        fd, self._fd = self._fd, fd
+        os.close(fd)
+
     def _run_is_mine(self, run_json: bytes | None) -> bool:
         """Whether run.json is as this holder last wrote it (`run_json`), or, before it wrote one, as it found it."""
         run = self.path.parent / RUN
@@ -176,8 +204,8 @@ class DirLock:
         its own note, as a killed writer does: the file is emptied only by a writer that let the run end."""
         if self._fd is None:
             return
+        self._lease.end()  # first: it may lock the file at the path anew (`_lock_anew`) until it ends
         fd, self._fd = self._fd, None
-        self._lease.end()
         try:
             if (not stopped or ended) and not self.taken_over():
                 _write(fd, b"" if ended or self.stale is None else self._found)
