@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import stat
-import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchrun.archive.lease import Lease, renewed, renewing
+from benchrun.archive.locknote import NOTE_MAX, boot_id, describe, parsed, process, read, this_note
 from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
@@ -31,7 +30,6 @@ from benchrun.core.layout import LOCK, RUN
 from benchrun.core.procfs import STARTED, stat_fields
 from benchrun.core.text import host_name
 
-BOOT_ID = "/proc/sys/kernel/random/boot_id"
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
 """When taking the lock: the waits before each try, so that a probe (`probe`, which holds it for microseconds) never
 makes a writer give up."""
@@ -76,6 +74,8 @@ class DirLock:
         self._note: bytes | None = None
         """The note this holder wrote into the lock file, which stays there while the run is its."""
         self.stale: dict[str, Any] | None = None
+        self._run_found: tuple[int, ...] | None = None
+        """run.json's file as it was when this holder took the lock (`_file_of`), its own until it writes one."""
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
                 watched: dict[str, Any] | None = None) -> DirLock:
@@ -100,8 +100,8 @@ class DirLock:
             self.path.unlink(missing_ok=True)  # so the next writer asks again
             raise ArchiveBusy(f"another process (pid {pid}) is writing this run, though its {LOCK} was deleted (a "
                               f"cleanup of lock files?); {hint}", file=str(self.path.parent))
-        self._found = os.pread(fd, 4096, 0)
-        self.stale = _read(fd)
+        self._found = os.pread(fd, NOTE_MAX, 0)
+        self.stale = read(fd)
         if writing_elsewhere(self.stale):
             os.close(fd)
             raise ArchiveBusy(f"{ELSEWHERE.format(describe(self.stale))}; finish the run where it is written, and this "
@@ -109,16 +109,15 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
-        note = json.dumps({"pid": os.getpid(), "host": host_name(), "since": _now(), "command": " ".join(sys.argv),
-                           **_process(os.getpid())}).encode()
+        note = this_note()
         try:
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)
         except WriteFailed:
             os.close(fd)
             raise
-        self._fd, self._note = fd, note
-        self._lease = Lease(fd, lambda: not self.taken_over())
+        self._fd, self._note, self._run_found = fd, note, _file_of(self.path.parent / RUN)
+        self._lease = Lease(lambda: self._fd, self._still_renewed)
         return self
 
     def taken_over(self) -> dict[str, Any] | None:
@@ -133,27 +132,61 @@ class DirLock:
         except OSError:
             return None
         try:
-            found = os.pread(fd, 4096, 0)
+            found = os.pread(fd, NOTE_MAX, 0)
         except OSError:
             return None
         finally:
             os.close(fd)
-        if self._note is None or found == self._note:
+        if self._note is None or parsed(found) == parsed(self._note):  # its own, an editor's newline added or not
             return None
-        note = _parsed(found)
+        note = parsed(found)
         return note if note and "pid" in note else {}
 
     def still_held(self, run_json: bytes | None) -> None:
         """Raise TakenOver once another writer took the run over: its note is in the lock file, or the note was
-        emptied and run.json is no longer `run_json`, this holder's last (a writer that took the run and ended it).
-        A note emptied by hand, run.json this holder's, leaves the run this holder's."""
-        if (note := self.taken_over()) is None or not note and run_json == _contents(self.path.parent / RUN):
+        emptied and run.json is no longer `run_json`, this holder's last, or before it wrote one, the file it found on
+        taking the lock (a writer that took the run and ended it). A note emptied by hand, run.json this holder's,
+        leaves the run this holder's (a resume reading its records too)."""
+        if (note := self.taken_over()) is None or not note and self._run_is_mine(run_json):
             return
         how = ("while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, on a file "
                "system that keeps locks to each machine)" if self._same_file() else
                "after this process's run.lock was deleted (a cleanup of lock files?) and made anew")
         raise TakenOver(f"another writer ({describe(note) if note else 'since ended'}) took this run over {how}; this "
                         "process wrote nothing more to it: the run is that writer's", file=str(self.path.parent))
+
+    def _still_renewed(self) -> bool:
+        """The lease's check, each renewal: whether the lock is still this holder's. Where the file at the lock's
+        path is a new one holding this holder's note (an editor saved run.lock as a new file, `sed -i`), that file is
+        locked in its place, so that the lock, the lease and the emptying at the end stay where others look."""
+        if (note := self.taken_over()) is not None:
+            return not note
+        if not self._same_file():
+            self._lock_anew()
+        return True
+
+    def _lock_anew(self) -> None:
+        """Take the lock on the file now at the lock's path, which holds this holder's note, in place of the one it
+        locked; nothing when another process holds that file's lock, or it holds another note by then."""
+        try:
+            fd = no_link(str(self.path), os.O_RDWR)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return
+        if parsed(os.pread(fd, NOTE_MAX, 0)) != parsed(self._note):
+            os.close(fd)
+            return
+        fd, self._fd = self._fd, fd
+        os.close(fd)
+
+    def _run_is_mine(self, run_json: bytes | None) -> bool:
+        """Whether run.json is as this holder last wrote it (`run_json`), or, before it wrote one, as it found it."""
+        run = self.path.parent / RUN
+        return run_json == _contents(run) if run_json is not None else _file_of(run) == self._run_found
 
     def _same_file(self) -> bool:
         """Whether the lock file now at the lock's path is the one this holder locked."""
@@ -171,8 +204,8 @@ class DirLock:
         its own note, as a killed writer does: the file is emptied only by a writer that let the run end."""
         if self._fd is None:
             return
+        self._lease.end()  # first: it may lock the file at the path anew (`_lock_anew`) until it ends
         fd, self._fd = self._fd, None
-        self._lease.end()
         try:
             if (not stopped or ended) and not self.taken_over():
                 _write(fd, b"" if ended or self.stale is None else self._found)
@@ -217,9 +250,9 @@ def probe(path: Path) -> LockState:
         held = not _locked(fd, fcntl.LOCK_SH, (0.0,), path)
         if not held:
             fcntl.flock(fd, fcntl.LOCK_UN)
-        return LockState(exists=True, held=held, note=_read(fd))
+        return LockState(exists=True, held=held, note=read(fd))
     except NoLocks:  # no writer can hold a lock where there are none: a run there was written elsewhere
-        return LockState(exists=True, held=False, note=_read(fd))
+        return LockState(exists=True, held=False, note=read(fd))
     finally:
         os.close(fd)
 
@@ -258,7 +291,7 @@ def holder(path: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        return None if not_a_file(os.fstat(fd).st_mode) else _read(fd)
+        return None if not_a_file(os.fstat(fd).st_mode) else read(fd)
     finally:
         os.close(fd)
 
@@ -271,14 +304,14 @@ ELSEWHERE = ("its writer ({}) is still running but holds no lock here: this dire
 def writing_elsewhere(note: dict[str, Any] | None) -> bool:
     """Whether the writer a lock's note names still runs on this host, though it holds no lock here: the directory
     is a copy of a run made while it was written. A process that took its pid later is not that writer, nor is this
-    process: the note's boot and start (`_process`) must be the live process's, which no clock stepped since changes
+    process: the note's boot and start (`locknote.process`) must be the live process's, which no clock stepped since changes
     (an older benchrun's note without them: one started after its `since` is not the writer). Where /proc cannot
     tell, no writer is taken to live."""
     pid = note.get("pid") if note else None
     if not note or note.get("host") != host_name() or not isinstance(pid, int) or pid == os.getpid():
         return False
     if "started" in note:
-        live = _process(pid)
+        live = process(pid)
         return bool(live) and (live["boot"], live["started"]) == (note.get("boot"), note["started"])
     try:
         since = datetime.fromisoformat(note["since"]).timestamp()
@@ -327,46 +360,7 @@ def _of_another_machine(note: dict[str, Any] | None) -> bool:
     boot's id (machines given one name: a swarm's replicas of `hostname: worker`, cloned machines, `localhost`)."""
     host, boot = (note.get("host"), note.get("boot")) if note else (None, None)
     return isinstance(host, str) and (host != host_name() or (
-        isinstance(boot, str) and bool(here := _boot_id()) and boot != here))
-
-
-def _boot_id() -> str:
-    """The id of the boot this machine runs in (empty where /proc cannot say)."""
-    try:
-        return Path(BOOT_ID).read_text().strip()
-    except OSError:
-        return ""
-
-
-def _process(pid: int) -> dict[str, Any]:
-    """What tells the process `pid` from every other that had its pid: the id of the boot it runs in and its start,
-    in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
-    say (the process gone, another system)."""
-    try:
-        started = int((stat_fields(pid) or [])[STARTED])
-    except (ValueError, IndexError):
-        return {}
-    return {"boot": boot, "started": started} if (boot := _boot_id()) else {}
-
-
-def describe(note: dict[str, Any] | None) -> str:
-    """`pid 4242 on host gpu1 since 2026-12-01T08:00:00+00:00`, or what is known of it."""
-    if not note:
-        return "holder unknown"
-    return f"pid {note.get('pid', '?')} on host {note.get('host', '?')} since {note.get('since', '?')}"
-
-
-def _read(fd: int) -> dict[str, Any] | None:
-    return _parsed(os.pread(fd, 4096, 0))
-
-
-def _parsed(data: bytes) -> dict[str, Any] | None:
-    """A lock's note read from its bytes (None when empty; its first characters when not JSON)."""
-    try:
-        note = json.loads(data) if data.strip() else None
-    except ValueError:
-        return {"unreadable": data[:80].decode("utf-8", "replace")}
-    return note if isinstance(note, dict) else None
+        isinstance(boot, str) and bool(here := boot_id()) and boot != here))
 
 
 def _contents(path: Path) -> bytes | None:
@@ -377,6 +371,16 @@ def _contents(path: Path) -> bytes | None:
         return None
 
 
+def _file_of(path: Path) -> tuple[int, ...] | None:
+    """Which file is at `path` and how it was last written (device, inode, size, time): another when rewritten (an
+    atomic write makes a new inode); None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
 def _write(fd: int, data: bytes) -> None:
     """The lock's note replaced by `data`: written over the old one, then cut to its length, so a write the disk
     refuses leaves the old note (a killed writer's), which a truncation first would have erased."""
@@ -384,7 +388,3 @@ def _write(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     os.ftruncate(fd, len(data))
     os.fsync(fd)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -27,10 +27,11 @@ LOOK_S = 0.25
 
 
 class Lease:
-    """The renewal of the lock file open as `fd`, by a thread of its own, until `end` or until `held` says the lock
-    is another writer's (`DirLock.taken_over`), whose lease this holder must not renew."""
+    """The renewal of the lock file open as `fd()` (the one its holder holds now), by a thread of its own, until `end`
+    or until `held` says the lock is another writer's (`DirLock.taken_over`), whose lease this holder must not
+    renew."""
 
-    def __init__(self, fd: int, held: Callable[[], bool]):
+    def __init__(self, fd: Callable[[], int], held: Callable[[], bool]):
         self._fd, self._held = fd, held
         self._ended = threading.Event()
         self._thread = threading.Thread(target=self._renew, name="run.lock lease", daemon=True)
@@ -39,7 +40,7 @@ class Lease:
     def _renew(self) -> None:
         while not self._ended.wait(RENEW_S) and self._held():
             with contextlib.suppress(OSError):  # a file system gone read-only: the lease lapses, as a dead writer's
-                os.utime(self._fd)
+                os.utime(self._fd())
 
     def end(self) -> None:
         """Stop renewing, before the file is closed (its descriptor's number may be another file's after)."""

@@ -1,0 +1,75 @@
+"""run.lock's note: what a writer holding a run directory's lock writes into it (its pid, host, start and command),
+and how a reader reads it back."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from benchrun.core.procfs import STARTED, stat_fields
+from benchrun.core.text import host_name
+
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+NOTE_MAX = 4096
+"""The most of a lock's note any reader reads: a holder's own note is kept within it (`this_note`)."""
+
+
+def this_note() -> bytes:
+    """This process's note for the lock it takes: pid, host, start and command, the command cut to keep the note
+    within NOTE_MAX bytes (a command of many overrides), so that every reader of the lock reads all of it."""
+    fields = {"pid": os.getpid(), "host": host_name(), "since": _now(), "command": " ".join(sys.argv),
+              **process(os.getpid())}
+    if len(json.dumps(fields)) > NOTE_MAX:
+        room = NOTE_MAX - len(json.dumps({**fields, "command": "..."}))
+        sizes = accumulate(len(json.dumps(char)) - 2 for char in fields["command"])  # as JSON writes each
+        fields["command"] = fields["command"][:sum(1 for size in sizes if size <= room)] + "..."
+    return json.dumps(fields).encode()
+
+
+def process(pid: int) -> dict[str, Any]:
+    """What tells the process `pid` from every other that had its pid: the id of the boot it runs in and its start,
+    in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
+    say (the process gone, another system)."""
+    try:
+        started = int((stat_fields(pid) or [])[STARTED])
+    except (ValueError, IndexError):
+        return {}
+    return {"boot": boot, "started": started} if (boot := boot_id()) else {}
+
+
+def boot_id() -> str:
+    """The id of the boot this machine runs in (empty where /proc cannot say)."""
+    try:
+        return Path(BOOT_ID).read_text().strip()
+    except OSError:
+        return ""
+
+
+def describe(note: dict[str, Any] | None) -> str:
+    """`pid 4242 on host gpu1 since 2026-12-01T08:00:00+00:00`, or what is known of it."""
+    if not note:
+        return "holder unknown"
+    return f"pid {note.get('pid', '?')} on host {note.get('host', '?')} since {note.get('since', '?')}"
+
+
+def read(fd: int) -> dict[str, Any] | None:
+    """The note in the lock file open as `fd`, as far as any reader reads (`parsed`)."""
+    return parsed(os.pread(fd, NOTE_MAX, 0))
+
+
+def parsed(data: bytes) -> dict[str, Any] | None:
+    """A lock's note read from its bytes (None when empty; its first characters when not JSON)."""
+    try:
+        note = json.loads(data) if data.strip() else None
+    except ValueError:
+        return {"unreadable": data[:80].decode("utf-8", "replace")}
+    return note if isinstance(note, dict) else None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
