@@ -182,6 +182,9 @@ V1 = ("4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n0::/\n",
      {"sys/fs/cgroup/cpu/a b": {"cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000"}}, 1),
     (("1:cpu:/x\n", [("/", "sys/fs/cgroup/memory", "cgroup", "rw,memory")]), {}, None),
     (("garbage", []), {}, None),
+    (("1:cpu:/docker/abcdef\n", [("/docker/abc", "sys/fs/cgroup/cpu", "cgroup", "rw,cpu")]),  # another's root
+     {"sys/fs/cgroup/cpu": {"cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000"},
+      "sys/fs/cgroup/cpu/def": {"cpu.cfs_quota_us": "300000", "cpu.cfs_period_us": "100000"}}, 1),
 ])
 def test_the_cpus_a_cgroup_quota_gives_are_read_from_the_process_cgroup_and_those_above(tmp_path, cgroups, quotas,
                                                                                        cpus):

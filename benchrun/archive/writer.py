@@ -161,9 +161,9 @@ class RunWriter:
         self.summary: Summary | None = None
         self._broken = False
         self._taken = False
+        """Whether another writer took the run over (`_held`): nothing of the run is this writer's to write."""
         self._run_json: bytes | None = None
         """run.json as this writer last wrote it."""
-        """Whether another writer took the run over (`_held`): nothing of the run is this writer's to write."""
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
 

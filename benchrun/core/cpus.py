@@ -65,7 +65,8 @@ def _mounts_cpu(fields: list[str], controllers: str) -> bool:
 def _upwards(mount_point: Path, mount_root: str, path: str) -> list[Path]:
     """The folder of cgroup `path` under a hierarchy mounted at `mount_point` from its cgroup `mount_root`, and each
     folder above it up to the mount point (a container's own cgroup namespace mounts its root)."""
-    inside = path[len(mount_root):] if path.startswith(mount_root) else ""
+    root = mount_root.rstrip("/")
+    inside = path[len(root):] if path == root or path.startswith(f"{root}/") else ""
     folder = mount_point / inside.lstrip("/")
     return [folder, *(parent for parent in folder.parents if parent.is_relative_to(mount_point))]
 
