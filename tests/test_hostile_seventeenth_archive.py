@@ -26,12 +26,18 @@ found bad, each with the rule it now obeys.
 - `show ID --root MISTYPED` (or `show ID` where there is no `outputs`): `no run directory or run id 'ID' under
   MISTYPED`, as if it had been looked in; now `(no archive directory 'MISTYPED' to look it up in)`
   (`archive.reader.resolve_run`)
+- a run directory renamed with latin-1 bytes by another tool: `merge` of it as a shard (and `retry` of it as a parent)
+  ended in a PydanticSerializationError traceback writing run.json, which records that path as text; `compare --json`
+  and `rescore --json` of it too (the rescore written, then not said). Now the derived run is refused in one line,
+  nothing made (`core.lineage.recorded`), and their JSON escapes the name as every other `--json` does
+  (`audit.compare.main`, `audit.rescore.main`)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -202,3 +208,30 @@ def test_a_run_id_looked_up_under_no_archive_says_there_is_none(tmp_path):
     done = audit(tmp_path, "show", "555", "--root", "outptus")
     assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: no run directory or run id '555' (no "
                                                                "archive directory 'outptus' to look it up in)\n")
+
+
+# -- a run directory whose name is not UTF-8 -------------------------------------------------------------------------
+
+def test_a_shard_in_a_directory_named_not_in_utf8_is_refused_before_a_merge_writes(tmp_path):
+    """A shard run's directory renamed with latin-1 bytes by another tool (`sh\\xe9`): merge ended in a
+    PydanticSerializationError traceback (exit 1) writing the merged run.json, which records the shard's path as text.
+    Now it is refused in one line, as a run's own directory is, and nothing is made."""
+    shard = synthetic_run(tmp_path / os.fsdecode(b"sh\xe9"), [1.0], run_id="c" * 12, shard=Shard.parse("1/1"))
+    done = audit(tmp_path, "merge", str(shard), "--into", str(tmp_path / "merged"))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: '{tmp_path}/sh\\xe9' is not UTF-8 text, and a run records the runs it is made from by "
+        "their directories' paths as text (run.json): rename that directory; nothing was written\n"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [shard.name]
+
+
+def test_compare_and_rescore_print_json_of_a_run_named_not_in_utf8(tmp_path):
+    """`compare --json` and `rescore --json` of a run whose directory's name holds latin-1 bytes: a
+    PydanticSerializationError traceback, exit 1 (the rescore written, then not said). Now their JSON escapes it as
+    `list --json`, `show --json` and `verify --json` do."""
+    run_dir = synthetic_run(tmp_path / os.fsdecode(b"lat\xe9"), [1.0, 0.0])
+    (tmp_path / "mine.py").write_text("def closeness(response, sample):\n    return 1.0\n")
+    compared = audit(tmp_path, "compare", str(run_dir), str(run_dir), "--json")
+    rescored = audit(tmp_path, "rescore", str(run_dir), "--scorers", "mine.py", "--only", "--json")
+    assert (compared.returncode, compared.stderr, rescored.returncode, rescored.stderr) == (EXIT["ok"], "", EXIT["ok"], "")
+    assert json.loads(compared.stdout)["baseline"]["path"] == str(run_dir)
+    assert json.loads(rescored.stdout)["dir"] == str(run_dir / "rescores" / "001")
