@@ -31,6 +31,9 @@ found bad, each with the rule it now obeys.
   and `rescore --json` of it too (the rescore written, then not said). Now the derived run is refused in one line,
   nothing made (`core.lineage.recorded`), and their JSON escapes the name as every other `--json` does
   (`audit.compare.main`, `audit.rescore.main`)
+- `show A B --wrong METRIC`, B a copy of A (one run id) resumed or graded apart since: one column, B's values under
+  the id they share, exit 0 (runs were made one by id). Now refused in one line; a directory named twice is one
+  column (`audit.show.show_wrong`)
 
 What held is in the pass's note.
 """
@@ -235,3 +238,19 @@ def test_compare_and_rescore_print_json_of_a_run_named_not_in_utf8(tmp_path):
     assert (compared.returncode, compared.stderr, rescored.returncode, rescored.stderr) == (EXIT["ok"], "", EXIT["ok"], "")
     assert json.loads(compared.stdout)["baseline"]["path"] == str(run_dir)
     assert json.loads(rescored.stdout)["dir"] == str(run_dir / "rescores" / "001")
+
+
+# -- two directories of one run id -----------------------------------------------------------------------------------
+
+def test_show_wrong_of_two_directories_of_one_run_id_is_refused_not_shown_as_one(tmp_path):
+    """`show A B --wrong closeness`, B a copy of A (`cp -r`) resumed or edited apart since: one column, B's values
+    under the id A and B share, exit 0 (runs were made one by their id). Now refused in one line; one directory named
+    twice is still one column."""
+    first = synthetic_run(tmp_path / "outputs" / "a", [1.0, 0.0])
+    copy = synthetic_run(tmp_path / "outputs" / "b", [0.0, 0.0])  # the copy, since graded otherwise: same run id
+    done = audit(tmp_path, "show", str(first), str(copy), "--wrong", "closeness")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run?): --wrong shows each "
+        "run in a column of its id; name one of them\n"))
+    twice = audit(tmp_path, "show", str(first), str(first) + "/.", "--wrong", "closeness", "--json")
+    assert (twice.returncode, [run["path"] for run in json.loads(twice.stdout)["runs"]]) == (EXIT["ok"], [str(first)])

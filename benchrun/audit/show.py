@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -345,8 +346,14 @@ def _value(value: Number | None) -> str:
 
 
 def show_wrong(runs: Sequence[Run], metric: str, task: str | None, as_json: bool) -> int:
-    """The --wrong table (or JSON), each run once."""
-    runs = list({run.id: run for run in runs}.values())
+    """The --wrong table (or JSON), each run once (named twice, by path and id, it is one column); two directories of
+    one run id (a copy, perhaps resumed apart since) are refused: their columns, keyed by run id, would be one."""
+    runs = list({os.path.realpath(run.path): run for run in runs}.values())
+    ids: dict[str, Run] = {}
+    for run in runs:
+        if (twin := ids.setdefault(run.id, run)) is not run:
+            raise BenchrunError(f"{twin.path} and {run.path} hold one run id, {run.id} (a copy of a run?): --wrong "
+                                "shows each run in a column of its id; name one of them")
     found = wrong_samples(runs, metric, task)
     if as_json:
         print(json.dumps({"metric": metric, "task": task,
