@@ -33,7 +33,8 @@ found bad, each with the rule it now obeys.
   (`audit.compare.main`, `audit.rescore.main`)
 - `show A B --wrong METRIC`, B a copy of A (one run id) resumed or graded apart since: one column, B's values under
   the id they share, exit 0 (runs were made one by id). Now refused in one line; a directory named twice is one
-  column (`audit.show.show_wrong`)
+  column (`audit.show.show_wrong`); `report A B` of such two showed both columns headed `m · <id>` with B's numbers
+  in both (keyed by label): now a label repeated after the id gets the directory (`audit.report.distinct_labels`)
 
 What held is in the pass's note.
 """
@@ -254,3 +255,19 @@ def test_show_wrong_of_two_directories_of_one_run_id_is_refused_not_shown_as_one
         "run in a column of its id; name one of them\n"))
     twice = audit(tmp_path, "show", str(first), str(first) + "/.", "--wrong", "closeness", "--json")
     assert (twice.returncode, [run["path"] for run in json.loads(twice.stdout)["runs"]]) == (EXIT["ok"], [str(first)])
+
+
+def test_a_report_of_two_directories_of_one_run_id_keeps_each_ones_numbers(tmp_path):
+    """`report A B`, B a copy of A (one run id) graded apart since (closeness 1.0 and 0.0): both columns headed
+    `m · 555555555555` and both showing 0.000, A's numbers lost (the report keyed its columns by label). Now a label
+    still repeated after the run id gets the directory too, and each column has its own run's numbers."""
+    first = synthetic_run(tmp_path / "a", [1.0, 1.0])
+    copy = synthetic_run(tmp_path / "b", [0.0, 0.0])
+    done = audit(tmp_path, "report", str(first), str(copy), "--output", "r.html")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    page = (tmp_path / "r.html").read_text()
+    headline = page[page.index('id="headline"'):page.index("</table>", page.index('id="headline"'))]
+    assert [f"m · 555555555555 · {first}", f"m · 555555555555 · {copy}"] == [
+        head.split("</th>")[0] for head in headline.split('<th colspan="3">')[1:]]
+    cells = '<td class="num">{}</td><td class="num">2</td><td class="num">0</td>'
+    assert (f'<td>closeness</td>{cells.format("1.000 ± 0.000")}{cells.format("0.000 ± 0.000")}</tr>') in headline
