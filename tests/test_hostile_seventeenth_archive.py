@@ -34,7 +34,9 @@ found bad, each with the rule it now obeys.
 - `show A B --wrong METRIC`, B a copy of A (one run id) resumed or graded apart since: one column, B's values under
   the id they share, exit 0 (runs were made one by id). Now refused in one line; a directory named twice is one
   column (`audit.show.show_wrong`); `report A B` of such two showed both columns headed `m · <id>` with B's numbers
-  in both (keyed by label): now a label repeated after the id gets the directory (`audit.report.distinct_labels`)
+  in both (keyed by label): now a label repeated after the id gets the directory (`audit.report.distinct_labels`);
+  `export A B` of such two gave rows of both under one run id, and `export A A/.` every row twice: now refused, or
+  each row once (`audit.show.one_each`)
 
 What held is in the pass's note.
 """
@@ -271,3 +273,16 @@ def test_a_report_of_two_directories_of_one_run_id_keeps_each_ones_numbers(tmp_p
         head.split("</th>")[0] for head in headline.split('<th colspan="3">')[1:]]
     cells = '<td class="num">{}</td><td class="num">2</td><td class="num">0</td>'
     assert (f'<td>closeness</td>{cells.format("1.000 ± 0.000")}{cells.format("0.000 ± 0.000")}</tr>') in headline
+
+
+def test_an_export_of_two_directories_of_one_run_id_is_refused_and_of_one_named_twice_is_its_rows_once(tmp_path):
+    """`export A B`, B a copy of A graded apart: rows of both under one run id, which no reader of the export can tell
+    apart; `export A A/.`: every row twice. Now the first is refused in one line and the second gives its rows once."""
+    first = synthetic_run(tmp_path / "a", [1.0, 1.0])
+    copy = synthetic_run(tmp_path / "b", [0.0, 0.0])
+    done = audit(tmp_path, "export", str(first), str(copy))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run?): an export tells its "
+        "rows' runs apart by run id; name one of them\n"))
+    twice = audit(tmp_path, "export", str(first), f"{first}/.", "--format", "jsonl")
+    assert (twice.returncode, len(twice.stdout.splitlines())) == (EXIT["ok"], 4)
