@@ -271,7 +271,7 @@ def test_an_export_that_fails_part_way_leaves_the_file_that_was_there(run_dir, t
     target = tmp_path / "rows.csv"
     assert audit(tmp_path, "export", str(run_dir), "--text", "--output", str(target)).returncode == EXIT["ok"]
     before = target.read_bytes()
-    broken = synthetic_run(tmp_path / "broken", [1, 1])
+    broken = synthetic_run(tmp_path / "broken", [1, 1], run_id="6" * 12)  # of another id: two of one are refused (pass 17)
     with open(broken / "scores.jsonl", "ab") as handle:  # sealed so: a line no reader reads past its digest (pass 17)
         handle.write(b'{"id": "t:a=0"}\n')
     reseal(broken, "scores.jsonl")

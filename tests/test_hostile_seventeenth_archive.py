@@ -26,12 +26,24 @@ found bad, each with the rule it now obeys.
 - `show ID --root MISTYPED` (or `show ID` where there is no `outputs`): `no run directory or run id 'ID' under
   MISTYPED`, as if it had been looked in; now `(no archive directory 'MISTYPED' to look it up in)`
   (`archive.reader.resolve_run`)
+- a run directory renamed with latin-1 bytes by another tool: `merge` of it as a shard (and `retry` of it as a parent)
+  ended in a PydanticSerializationError traceback writing run.json, which records that path as text; `compare --json`
+  and `rescore --json` of it too (the rescore written, then not said). Now the derived run is refused in one line,
+  nothing made (`core.lineage.recorded`), and their JSON escapes the name as every other `--json` does
+  (`audit.compare.main`, `audit.rescore.main`)
+- `show A B --wrong METRIC`, B a copy of A (one run id) resumed or graded apart since: one column, B's values under
+  the id they share, exit 0 (runs were made one by id). Now refused in one line; a directory named twice is one
+  column (`audit.show.show_wrong`); `report A B` of such two showed both columns headed `m · <id>` with B's numbers
+  in both (keyed by label): now a label repeated after the id gets the directory (`audit.report.distinct_labels`);
+  `export A B` of such two gave rows of both under one run id, and `export A A/.` every row twice: now refused, or
+  each row once (`audit.show.one_each`)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -202,3 +214,75 @@ def test_a_run_id_looked_up_under_no_archive_says_there_is_none(tmp_path):
     done = audit(tmp_path, "show", "555", "--root", "outptus")
     assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: no run directory or run id '555' (no "
                                                                "archive directory 'outptus' to look it up in)\n")
+
+
+# -- a run directory whose name is not UTF-8 -------------------------------------------------------------------------
+
+def test_a_shard_in_a_directory_named_not_in_utf8_is_refused_before_a_merge_writes(tmp_path):
+    """A shard run's directory renamed with latin-1 bytes by another tool (`sh\\xe9`): merge ended in a
+    PydanticSerializationError traceback (exit 1) writing the merged run.json, which records the shard's path as text.
+    Now it is refused in one line, as a run's own directory is, and nothing is made."""
+    shard = synthetic_run(tmp_path / os.fsdecode(b"sh\xe9"), [1.0], run_id="c" * 12, shard=Shard.parse("1/1"))
+    done = audit(tmp_path, "merge", str(shard), "--into", str(tmp_path / "merged"))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: '{tmp_path}/sh\\xe9' is not UTF-8 text, and a run records the runs it is made from by "
+        "their directories' paths as text (run.json): rename that directory; nothing was written\n"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [shard.name]
+
+
+def test_compare_and_rescore_print_json_of_a_run_named_not_in_utf8(tmp_path):
+    """`compare --json` and `rescore --json` of a run whose directory's name holds latin-1 bytes: a
+    PydanticSerializationError traceback, exit 1 (the rescore written, then not said). Now their JSON escapes it as
+    `list --json`, `show --json` and `verify --json` do."""
+    run_dir = synthetic_run(tmp_path / os.fsdecode(b"lat\xe9"), [1.0, 0.0])
+    (tmp_path / "mine.py").write_text("def closeness(response, sample):\n    return 1.0\n")
+    compared = audit(tmp_path, "compare", str(run_dir), str(run_dir), "--json")
+    rescored = audit(tmp_path, "rescore", str(run_dir), "--scorers", "mine.py", "--only", "--json")
+    assert (compared.returncode, compared.stderr, rescored.returncode, rescored.stderr) == (EXIT["ok"], "", EXIT["ok"], "")
+    assert json.loads(compared.stdout)["baseline"]["path"] == str(run_dir)
+    assert json.loads(rescored.stdout)["dir"] == str(run_dir / "rescores" / "001")
+
+
+# -- two directories of one run id -----------------------------------------------------------------------------------
+
+def test_show_wrong_of_two_directories_of_one_run_id_is_refused_not_shown_as_one(tmp_path):
+    """`show A B --wrong closeness`, B a copy of A (`cp -r`) resumed or edited apart since: one column, B's values
+    under the id A and B share, exit 0 (runs were made one by their id). Now refused in one line; one directory named
+    twice is still one column."""
+    first = synthetic_run(tmp_path / "outputs" / "a", [1.0, 0.0])
+    copy = synthetic_run(tmp_path / "outputs" / "b", [0.0, 0.0])  # the copy, since graded otherwise: same run id
+    done = audit(tmp_path, "show", str(first), str(copy), "--wrong", "closeness")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run?): --wrong shows each "
+        "run in a column of its id; name one of them\n"))
+    twice = audit(tmp_path, "show", str(first), str(first) + "/.", "--wrong", "closeness", "--json")
+    assert (twice.returncode, [run["path"] for run in json.loads(twice.stdout)["runs"]]) == (EXIT["ok"], [str(first)])
+
+
+def test_a_report_of_two_directories_of_one_run_id_keeps_each_ones_numbers(tmp_path):
+    """`report A B`, B a copy of A (one run id) graded apart since (closeness 1.0 and 0.0): both columns headed
+    `m · 555555555555` and both showing 0.000, A's numbers lost (the report keyed its columns by label). Now a label
+    still repeated after the run id gets the directory too, and each column has its own run's numbers."""
+    first = synthetic_run(tmp_path / "a", [1.0, 1.0])
+    copy = synthetic_run(tmp_path / "b", [0.0, 0.0])
+    done = audit(tmp_path, "report", str(first), str(copy), "--output", "r.html")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    page = (tmp_path / "r.html").read_text()
+    headline = page[page.index('id="headline"'):page.index("</table>", page.index('id="headline"'))]
+    assert [f"m · 555555555555 · {first}", f"m · 555555555555 · {copy}"] == [
+        head.split("</th>")[0] for head in headline.split('<th colspan="3">')[1:]]
+    cells = '<td class="num">{}</td><td class="num">2</td><td class="num">0</td>'
+    assert (f'<td>closeness</td>{cells.format("1.000 ± 0.000")}{cells.format("0.000 ± 0.000")}</tr>') in headline
+
+
+def test_an_export_of_two_directories_of_one_run_id_is_refused_and_of_one_named_twice_is_its_rows_once(tmp_path):
+    """`export A B`, B a copy of A graded apart: rows of both under one run id, which no reader of the export can tell
+    apart; `export A A/.`: every row twice. Now the first is refused in one line and the second gives its rows once."""
+    first = synthetic_run(tmp_path / "a", [1.0, 1.0])
+    copy = synthetic_run(tmp_path / "b", [0.0, 0.0])
+    done = audit(tmp_path, "export", str(first), str(copy))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {first} and {copy} hold one run id, 555555555555 (a copy of a run?): an export tells its "
+        "rows' runs apart by run id; name one of them\n"))
+    twice = audit(tmp_path, "export", str(first), f"{first}/.", "--format", "jsonl")
+    assert (twice.returncode, len(twice.stdout.splitlines())) == (EXIT["ok"], 4)

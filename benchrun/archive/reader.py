@@ -11,7 +11,7 @@ import os
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import ValidationError
 
@@ -392,8 +392,3 @@ def job_dirs(sweep_dir: PathLike) -> list[Path]:
 def _job_order(path: Path) -> tuple[int, str]:
     number = number_in(path.name.split("_")[0])
     return (1 << 30 if number is None else number, path.name)
-
-
-def distinct_labels(labels: Sequence[str], ids: Sequence[str]) -> list[str]:
-    """Each label, with its id added (`label · id`) where labels repeat, so every column has a name of its own."""
-    return [label if labels.count(label) == 1 else f"{label} · {id_}" for label, id_ in zip(labels, ids)]

@@ -157,7 +157,7 @@ def main(args: argparse.Namespace) -> int:
     runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
     report = compare(runs, metric=args.metric, task=args.task)
     if args.json:
-        print(report.model_dump_json(indent=2))
+        print(json.dumps(report.model_dump(mode="json"), indent=2))  # as every --json: a path not UTF-8 escaped
     else:
         print_report(report, output.stdout())
     return EXIT["ok"]

@@ -15,7 +15,7 @@ from string import Template
 from typing import Sequence
 
 from benchrun.archive.atomic import write_atomic
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, distinct_labels, job_dirs, load_run, named, resolve_run
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, job_dirs, load_run, named, resolve_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
 from benchrun.audit.report_page import Job, charts, headline, metric_lines, overview, provenance, speed_charts
@@ -91,12 +91,22 @@ def _job(path: Path) -> Job:
 
 def label_jobs(jobs: list[Job]) -> list[Job]:
     """Label each job by its run's label (what varied in a sweep, else the model), adding the run id (or
-    directory) where labels repeat."""
+    directory), then the directory (two copies of a run: their columns, keyed by label, were one), where labels
+    repeat."""
     labels = distinct_labels([job.run.label if job.run else shown_name(job.path.name) for job in jobs],
-                             [job.run.id if job.run else shown_name(job.path.name) for job in jobs])
+                             [job.run.id if job.run else shown_name(job.path.name) for job in jobs],
+                             [shown_name(str(job.path)) for job in jobs])
     for job, label in zip(jobs, labels):
         job.label = label
     return jobs
+
+
+def distinct_labels(labels: Sequence[str], *tells: Sequence[str]) -> list[str]:
+    """Each label, with each of `tells` in turn (its run's id, then its directory: a copy has its run's id) added
+    (`label · id`) where labels still repeat, so every column has a name of its own."""
+    for tell in tells:
+        labels = [label if labels.count(label) == 1 else f"{label} · {told}" for label, told in zip(labels, tell)]
+    return list(labels)
 
 
 def render(jobs: list[Job]) -> str:

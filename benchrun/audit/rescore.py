@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import os
 import shutil
 from dataclasses import dataclass, field, replace
@@ -103,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
     result = rescore(resolve_run(args.run, args.root), args.scorer, args.scorers, args.scorer_timeout_s, args.only,
                      args.rejudge, args.force)
     if args.json:
-        print(result.model_dump_json(indent=2))
+        print(json.dumps(result.model_dump(mode="json"), indent=2))  # as every --json: a path not UTF-8 escaped
     else:
         print_rescore(result, output.stdout())
     return EXIT["ok"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -307,6 +308,7 @@ def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> 
     """The samples (of `task`, if given) whose value on `metric` is below 1 in any of `runs`, in manifest order
     (the first run's, then samples only later runs have). An unknown metric is refused, naming those there are."""
     compiled = [run for run in runs if run.info.manifest_id is not None]
+    runs = one_each(runs, WRONG_COLUMNS)
     values = {run.id: run.metric_values() for run in compiled}
     check_known("metric", metric, runs, sorted({name for found in values.values() for _, name in found}))
     manifest: dict[str, dict[str, Any]] = {}
@@ -319,6 +321,21 @@ def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> 
         if task in (None, sample["task"]) and any(v is not None and v < 1 for v in by_run.values()):
             found.append(WrongSample(sample["id"], sample["task"], sample["prompt"], sample.get("reference"), by_run))
     return found
+
+
+WRONG_COLUMNS = "--wrong shows each run in a column of its id"
+
+
+def one_each(runs: Sequence[Run], told_by: str) -> list[Run]:
+    """Each run once, where a command tells runs apart by their id (`told_by`: how): a directory named twice (by path
+    and id) once; two directories of one run id (a copy, perhaps resumed apart since), which would be read as one,
+    refused."""
+    ids: dict[str, Run] = {}
+    for run in {os.path.realpath(run.path): run for run in runs}.values():
+        if (twin := ids.setdefault(run.id, run)) is not run:
+            raise BenchrunError(f"{twin.path} and {run.path} hold one run id, {run.id} (a copy of a run?): {told_by}; "
+                                "name one of them")
+    return list(ids.values())
 
 
 def wrong_table(runs: Sequence[Run], metric: str, found: Sequence[WrongSample]) -> Table:
@@ -346,7 +363,7 @@ def _value(value: Number | None) -> str:
 
 def show_wrong(runs: Sequence[Run], metric: str, task: str | None, as_json: bool) -> int:
     """The --wrong table (or JSON), each run once."""
-    runs = list({run.id: run for run in runs}.values())
+    runs = one_each(runs, WRONG_COLUMNS)
     found = wrong_samples(runs, metric, task)
     if as_json:
         print(json.dumps({"metric": metric, "task": task,

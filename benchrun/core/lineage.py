@@ -7,10 +7,12 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
+from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
 from benchrun.core.recordvalues import Environment, Identity, RunId
 from benchrun.core.shards import Shard
+from benchrun.core.text import undecoded
 
 
 def _part(text: str) -> str:
@@ -21,8 +23,13 @@ def _part(text: str) -> str:
 
 def recorded(run_dir: os.PathLike[str]) -> str:
     """A run directory as a derived run's run.json records it: absolute, so that it names the same folder read from
-    any directory (a path relative to where the command was given names another folder, or none, from elsewhere)."""
-    return os.path.abspath(run_dir)
+    any directory (a path relative to where the command was given names another folder, or none, from elsewhere);
+    one whose name is not UTF-8 (renamed so by another tool), which run.json cannot hold as text, refused."""
+    path = os.path.abspath(run_dir)
+    if (shown := undecoded(path)) is not None:
+        raise ConfigError(f"'{shown}' is not UTF-8 text, and a run records the runs it is made from by their "
+                          "directories' paths as text (run.json): rename that directory; nothing was written")
+    return path
 
 
 def _some(shards: tuple[MergedShard, ...]) -> tuple[MergedShard, ...]:
