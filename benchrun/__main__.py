@@ -112,10 +112,13 @@ def main() -> None:
 
 def _refusal_of(err: BaseException | None) -> BaseException | None:
     """The system's refusal (`refused_by_system`) `err` is, or was raised from (logging's `Unable to configure
-    handler 'file'`, over the run's log file that Hydra could not make)."""
-    while err is not None and not refused_by_system(err):
+    handler 'file'`, over the run's log file that Hydra could not make); None when none is (a chain of causes that
+    comes back to itself, `raise err from err`, ends the search)."""
+    seen: set[int] = set()
+    while err is not None and not refused_by_system(err) and id(err) not in seen:
+        seen.add(id(err))
         err = err.__cause__
-    return err
+    return err if err is not None and refused_by_system(err) else None
 
 
 def _os_error_line(err: OSError | MemoryError | RuntimeError) -> str:

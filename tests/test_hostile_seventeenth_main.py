@@ -335,3 +335,11 @@ def test_a_run_suspended_whole_while_a_scorer_works_spends_none_of_its_time_limi
         _, err = proc.communicate(timeout=120)
         info = json.loads((lab.first_run_dir() / "run.json").read_text())
     assert (proc.returncode, info["status"], info["counts"]["scorer_errors"]) == (EXIT["ok"], "completed", 0), err
+
+
+def test_the_last_resort_finds_the_systems_refusal_under_another_error_and_ends_a_chain_that_comes_back():
+    from benchrun.__main__ import _refusal_of
+
+    looped, refused, over = ValueError("loop"), OSError(28, "No space left on device"), ValueError("over it")
+    looped.__cause__, over.__cause__ = looped, refused
+    assert (_refusal_of(looped), _refusal_of(over)) == (None, refused)
