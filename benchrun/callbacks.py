@@ -27,6 +27,7 @@ from benchrun.compose.config import checked_directory
 from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
+from benchrun.core.cpus import usable_cores
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, MULTIRUN_FILE
@@ -148,10 +149,11 @@ def _leave_outer_job() -> None:
 def _check_joblib_workers(launcher: DictConfig, jobs: float) -> None:
     """Refuse more joblib workers than the sweep has jobs and the machine has CPUs: joblib started every one of them
     at once (`n_jobs=100000` for a sweep of two jobs: processes without end, the machine brought to a halt)."""
-    workers, most = launcher.get("n_jobs"), max(int(jobs), os.cpu_count() or 1)
+    workers, cpus = launcher.get("n_jobs"), usable_cores()
+    most = max(int(jobs), cpus)
     if isinstance(workers, int) and workers > most:
         _refuse(f"hydra.launcher.n_jobs={workers}: joblib starts that many worker processes at once, and the sweep has "
-                f"{int(jobs)} jobs on {os.cpu_count() or 1} CPUs; give at most {most} (or leave it out: one a CPU)")
+                f"{int(jobs)} jobs on {cpus} CPUs; give at most {most} (or leave it out: one a CPU)")
 
 
 def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:

@@ -343,3 +343,15 @@ def test_the_last_resort_finds_the_systems_refusal_under_another_error_and_ends_
     looped, refused, over = ValueError("loop"), OSError(28, "No space left on device"), ValueError("over it")
     looped.__cause__, over.__cause__ = looped, refused
     assert (_refusal_of(looped), _refusal_of(over)) == (None, refused)
+
+
+def test_the_install_step_takes_a_compiler_path_holding_a_space(tmp_path):
+    tools = tmp_path / "my tools"
+    tools.mkdir()
+    for name in ("gcc", "g++"):
+        (tools / name).write_text("#!/bin/sh\n")
+        (tools / name).chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "benchrun.execute.runners.llama_build"], capture_output=True,
+                          text=True, env={**child_env(), "PATH": str(tmp_path), "CC": str(tools / "gcc"),
+                                          "CXX": f"{tools / 'g++'}"})
+    assert (done.returncode, done.stderr) == (0, "")

@@ -130,12 +130,18 @@ def compilers_missing(environ: Mapping[str, str] = os.environ) -> str | None:
     """What the README's install says before pip builds llama.cpp on a machine without a C or C++ compiler (a slim
     container image), whose build would end in pages of CMake's output: one line with the fix; None with both."""
     missing = [f"{language} ({environ.get(variable) or ', '.join(names)})" for language, variable, names in COMPILERS
-               if not _found(environ.get(variable, "").split()[:1] or names, environ.get("PATH"))]
+               if not _found(_named(environ.get(variable, "")) or names, environ.get("PATH"))]
     if not missing:
         return None
     return (f"benchrun: no {' and no '.join(missing)} compiler here, and llama-cpp-python builds llama.cpp from "
             "source: its install will fail; install them first (Debian, Ubuntu: apt-get install build-essential; "
             "Fedora: dnf install gcc-c++)")
+
+
+def _named(value: str) -> list[str]:
+    """What a compiler variable may name: its whole value (a path holding a space, `/opt/my tools/gcc`), or its first
+    word (a launcher or flags after it, `ccache gcc`, `gcc -O2`); none when it is empty."""
+    return [value.strip(), *value.split()[:1]] if value.strip() else []
 
 
 def _found(names: Sequence[str], path: str | None) -> bool:
