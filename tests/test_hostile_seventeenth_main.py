@@ -134,7 +134,7 @@ def test_a_holder_whose_lock_was_deleted_and_made_anew_by_another_writer_says_so
     lock.path.unlink()
     lock.path.write_text(json.dumps(TAKER))
     with pytest.raises(TakenOver) as refused:
-        lock.still_held(None)
+        lock.still_held()
     lock.release(ended=True)
     assert (str(refused.value), json.loads(lock.path.read_text())) == (
         f"in {str(tmp_path)!r}: another writer (pid 4242 on host gpu9 since 2026-12-04T08:00:00+00:00) took this run "

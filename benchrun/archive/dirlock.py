@@ -74,8 +74,8 @@ class DirLock:
         self._note: bytes | None = None
         """The note this holder wrote into the lock file, which stays there while the run is its."""
         self.stale: dict[str, Any] | None = None
-        self._run_found: tuple[int, ...] | None = None
-        """run.json's file as it was when this holder took the lock (`_file_of`), its own until it writes one."""
+        self._run_seen: tuple[int, ...] | None = None
+        """run.json's file as this holder last wrote it (`run_written`), or found it on taking the lock (`_file_of`)."""
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
                 watched: dict[str, Any] | None = None) -> DirLock:
@@ -116,7 +116,7 @@ class DirLock:
         except WriteFailed:
             os.close(fd)
             raise
-        self._fd, self._note, self._run_found = fd, note, _file_of(self.path.parent / RUN)
+        self._fd, self._note, self._run_seen = fd, note, _file_of(self.path.parent / RUN)
         self._lease = Lease(lambda: self._fd, self._still_renewed)
         return self
 
@@ -137,17 +137,17 @@ class DirLock:
             return None
         finally:
             os.close(fd)
-        if self._note is None or parsed(found) == parsed(self._note):  # its own, an editor's newline added or not
+        if self._note is None or found == self._note or parsed(found) == parsed(self._note):  # an editor's newline
             return None
         note = parsed(found)
         return note if note and "pid" in note else {}
 
-    def still_held(self, run_json: bytes | None) -> None:
+    def still_held(self) -> None:
         """Raise TakenOver once another writer took the run over: its note is in the lock file, or the note was
-        emptied and run.json is no longer `run_json`, this holder's last, or before it wrote one, the file it found on
-        taking the lock (a writer that took the run and ended it). A note emptied by hand, run.json this holder's,
-        leaves the run this holder's (a resume reading its records too)."""
-        if (note := self.taken_over()) is None or not note and self._run_is_mine(run_json):
+        emptied and run.json is another file than this holder last wrote (`run_written`), or before it wrote one, than
+        it found on taking the lock (a writer that took the run and ended it). A note emptied by hand, run.json this
+        holder's, leaves the run this holder's (a resume reading its records too)."""
+        if (note := self.taken_over()) is None or not note and _file_of(self.path.parent / RUN) == self._run_seen:
             return
         how = ("while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm suspend, on a file "
                "system that keeps locks to each machine)" if self._same_file() else
@@ -183,10 +183,9 @@ class DirLock:
         fd, self._fd = self._fd, fd
         os.close(fd)
 
-    def _run_is_mine(self, run_json: bytes | None) -> bool:
-        """Whether run.json is as this holder last wrote it (`run_json`), or, before it wrote one, as it found it."""
-        run = self.path.parent / RUN
-        return run_json == _contents(run) if run_json is not None else _file_of(run) == self._run_found
+    def run_written(self) -> None:
+        """This holder has just written run.json (as a new file: an atomic write): the one `still_held` expects."""
+        self._run_seen = _file_of(self.path.parent / RUN)
 
     def _same_file(self) -> bool:
         """Whether the lock file now at the lock's path is the one this holder locked."""
@@ -361,14 +360,6 @@ def _of_another_machine(note: dict[str, Any] | None) -> bool:
     host, boot = (note.get("host"), note.get("boot")) if note else (None, None)
     return isinstance(host, str) and (host != host_name() or (
         isinstance(boot, str) and bool(here := boot_id()) and boot != here))
-
-
-def _contents(path: Path) -> bytes | None:
-    """The bytes of the file at `path`, None when it cannot be read."""
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def _file_of(path: Path) -> tuple[int, ...] | None:

@@ -162,8 +162,6 @@ class RunWriter:
         self._broken = False
         self._taken = False
         """Whether another writer took the run over (`_held`): nothing of the run is this writer's to write."""
-        self._run_json: bytes | None = None
-        """run.json as this writer last wrote it."""
         self.finished = False
         """Whether `finish` wrote the final status (and the seal)."""
 
@@ -364,7 +362,7 @@ class RunWriter:
         """Before each write: once another writer took the run over (this process stopped past its lease,
         `DirLock.still_held`), raise TakenOver, and write nothing more."""
         try:
-            self.lock.still_held(self._run_json)
+            self.lock.still_held()
         except TakenOver:
             self._taken = True
             raise
@@ -385,5 +383,5 @@ class RunWriter:
         with self._failing_writes():
             self._held()
             write_atomic(self.dir / RUN, data)
-        self._run_json = data
+        self.lock.run_written()
         return data
