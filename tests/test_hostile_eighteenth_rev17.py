@@ -18,7 +18,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.core.runclock import RunClock
-from tests.helpers.threadlimit import failed_for_a_thread, run_with_threads
+from tests.helpers.threadlimit import NO_THREAD, audit_with_threads, failed_for_a_thread, run_with_threads
 
 
 @pytest.mark.slow
@@ -41,3 +41,14 @@ def test_a_run_clock_whose_heartbeat_did_not_start_starts_it_at_its_next_reading
         clock.now()
     clock.now()
     assert asked == ["run clock", "run clock"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [0, 1])
+def test_an_audit_command_that_can_start_no_thread_is_one_line(tmp_path, threads):
+    """0: the lease on run.lock; 1: the run clock's heartbeat as the rescore's scorer process starts."""
+    assert run_with_threads(tmp_path, 16).returncode == 0
+    [run_dir] = (tmp_path / "outputs").glob("*/*")
+    done = audit_with_threads(tmp_path, threads, "rescore", str(run_dir))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", f"benchrun: error: {NO_THREAD}\n")
+    assert not (run_dir / "rescores").exists() or list((run_dir / "rescores").iterdir()) == []
