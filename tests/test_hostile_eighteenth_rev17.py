@@ -8,6 +8,14 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   so no scorer's time limit could have run out. Now the heartbeat starts as the scorer process does
   (`execute.scorerprocess.ScorerProcess.start`), where the system's refusal fails the run in one line, exit 4, and a
   clock whose heartbeat did not start is left unstarted, to start at its next reading
+- `benchrun-audit` (rescore, resume, retry, merge) where no thread can be started or memory is out: a traceback,
+  exit 1; its last resort took OSError alone. Now the system's refusal is one line there too, exit 4
+  (`audit.__main__`, `core.errors.refused_by_system`)
+- a benchmark's helpers.py that is a symbolic link to a file outside the benchmark (a shared helper linked in): it
+  scored every sample, but a benchmark's own modules are told by where they resolve, so the manifest did not name
+  it, its bytecode cache was taken, and an edit there changed the scores under the same manifest, verify intact.
+  Now refused before anything is asked, as a benchmark file linking out is (`compiler.ownsource.refuse_linked_out`);
+  one imported only inside a scorer function is refused as the benchmark's own module imported so
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.core.runclock import RunClock
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import task, tasks_yml, write_bench
+from tests.helpers.commands import run_benchrun
 from tests.helpers.threadlimit import NO_THREAD, audit_with_threads, failed_for_a_thread, run_with_threads
 
 
@@ -52,3 +63,25 @@ def test_an_audit_command_that_can_start_no_thread_is_one_line(tmp_path, threads
     done = audit_with_threads(tmp_path, threads, "rescore", str(run_dir))
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", f"benchrun: error: {NO_THREAD}\n")
     assert not (run_dir / "rescores").exists() or list((run_dir / "rescores").iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scorer", "said"), [
+    ("from helpers import same\n\n\ndef s(response, reference):\n    return same(response, reference)\n",
+     "imports helpers.py, which links outside the benchmark directory (to {}): the run records only modules inside "
+     "it as the benchmark's own; copy the module into the benchmark"),
+    ("def s(response, reference):\n    from helpers import same\n    return same(response, reference)\n",
+     "'helpers', a module of the benchmark, is imported inside a function (line 2), and by no file as it is "
+     "imported: the run records a benchmark's own modules as its files import them; import it at the top of the file"),
+], ids=["at the top", "in a function"])
+def test_a_helper_module_linked_in_from_outside_the_benchmark_is_refused(tmp_path, scorer, said):
+    shared = tmp_path / "shared" / "helpers.py"
+    shared.parent.mkdir()
+    shared.write_text("def same(a, b):\n    return int(a == b)\n")
+    bench = write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorer="s")), "custom_scorer.py": scorer})
+    (bench / "helpers.py").symlink_to(shared)
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = run_benchrun("task.path=.", f"runner.host={server.url}", "cache=false", "outputs=outputs", cwd=bench)
+        asked = [request["path"] for request in server.requests if request["path"].endswith("/chat")]
+    assert (done.returncode, done.stdout, done.stderr, asked) == (
+        EXIT["usage"], "", f"benchrun: error: in 'custom_scorer.py': {said.format(shared)}\n", [])

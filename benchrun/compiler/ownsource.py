@@ -10,6 +10,7 @@ import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -98,11 +99,37 @@ def refuse_unrecorded(sources: dict[str, Path], bench: Path) -> None:
     for rel, path in sources.items():
         for line, name in _imported_in_functions(path):
             where = _not_imported(name)
-            if where is None or _named(Path(where), bench) or own_root(Path(where).resolve(), [bench.resolve()]) is None:
+            if where is None or _named(Path(where), bench) or not _beneath(Path(where), bench):
                 continue
             raise TaskError(f"'{name}', a module of the benchmark, is imported inside a function (line {line}), and "
                             "by no file as it is imported: the run records a benchmark's own modules as its files "
                             "import them; import it at the top of the file", file=rel)
+
+
+def refuse_linked_out(bench: Path, rel: str) -> None:
+    """Refuse a module imported from beneath the benchmark folder `bench` as named that is a symbolic link (or beneath
+    one) to a file outside it (file `rel` imported it): its code scores, but a benchmark's own modules are told by
+    where they resolve (`own_root`), so the manifest did not name it and its bytecode cache was taken (an edit
+    there changed the scores under the same manifest, verify intact). A benchmark's files are refused so too."""
+    named_as = (bench.absolute(), bench.resolve())
+    named = tuple(f"{folder}{os.sep}" for folder in named_as)
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str) or not os.path.abspath(where).startswith(named) or \
+                own_root(Path(where).resolve(), [bench.resolve()]) is not None or not _beneath(Path(where), bench):
+            continue
+        found = Path(os.path.abspath(where))
+        as_named = next(found.relative_to(folder) for folder in named_as if found.is_relative_to(folder))
+        raise TaskError(f"imports {as_named.as_posix()}, which links outside the benchmark directory (to "
+                        f"{found.resolve()}): the run records only modules inside it as the benchmark's own; copy the "
+                        "module into the benchmark", file=rel)
+
+
+def _beneath(path: Path, bench: Path) -> bool:
+    """Whether `path` is a benchmark's own module in the folder `bench` as named, or as resolved (a link out of it
+    is beneath it as named)."""
+    return any(own_root(found, [folder]) is not None
+               for found, folder in ((Path(os.path.abspath(path)), bench.absolute()), (path.resolve(), bench.resolve())))
 
 
 def _named(path: Path, bench: Path) -> bool:
