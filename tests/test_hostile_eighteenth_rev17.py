@@ -16,11 +16,19 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   it, its bytecode cache was taken, and an edit there changed the scores under the same manifest, verify intact.
   Now refused before anything is asked, as a benchmark file linking out is (`compiler.ownsource.refuse_linked_out`);
   one imported only inside a scorer function is refused as the benchmark's own module imported so
+- a benchmark's helper package reading its own data file (`pkgutil.get_data("pkg", "answers.txt")`,
+  `importlib.resources.files("pkg")`): since the seventeenth pass loads a benchmark's own modules from the source
+  it read (`compiler.ownsource.Held`), the first got the package's source for any file it asked for (a wrong score,
+  silently) and the second `FileNotFoundError: Can't open orphan path`. Now any file but the module's own is read as
+  Python's loader reads it (`Held` is a SourceFileLoader given the module's bytes)
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +36,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.runclock import RunClock
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
-from tests.helpers.commands import run_benchrun
+from tests.helpers.commands import run_benchrun, run_dir_of
 from tests.helpers.threadlimit import NO_THREAD, audit_with_threads, failed_for_a_thread, run_with_threads
 
 
@@ -65,6 +73,14 @@ def test_an_audit_command_that_can_start_no_thread_is_one_line(tmp_path, threads
     assert not (run_dir / "rescores").exists() or list((run_dir / "rescores").iterdir()) == []
 
 
+def run_in(bench: Path) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """A run of the benchmark `bench` from its folder (whose modules it imports), against a fresh loopback Ollama;
+    the chats it asked."""
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = run_benchrun("task.path=.", f"runner.host={server.url}", "cache=false", "outputs=outputs", cwd=bench)
+    return done, [request["path"] for request in server.requests if request["path"].endswith("/chat")]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("scorer", "said"), [
     ("from helpers import same\n\n\ndef s(response, reference):\n    return same(response, reference)\n",
@@ -80,8 +96,20 @@ def test_a_helper_module_linked_in_from_outside_the_benchmark_is_refused(tmp_pat
     shared.write_text("def same(a, b):\n    return int(a == b)\n")
     bench = write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorer="s")), "custom_scorer.py": scorer})
     (bench / "helpers.py").symlink_to(shared)
-    with FakeOllama(models=["llama3.2"]) as server:
-        done = run_benchrun("task.path=.", f"runner.host={server.url}", "cache=false", "outputs=outputs", cwd=bench)
-        asked = [request["path"] for request in server.requests if request["path"].endswith("/chat")]
+    done, asked = run_in(bench)
     assert (done.returncode, done.stdout, done.stderr, asked) == (
         EXIT["usage"], "", f"benchrun: error: in 'custom_scorer.py': {said.format(shared)}\n", [])
+
+
+@pytest.mark.slow
+def test_a_helper_package_reads_its_own_data_files_as_they_are(tmp_path):
+    read = "pkgutil.get_data('pkg', 'answers.txt'), (importlib.resources.files('pkg') / 'answers.txt').read_bytes()"
+    bench = write_bench(tmp_path, {
+        "tasks.yml": tasks_yml(task(scorer="s")), "pkg/__init__.py": "P = 1\n", "pkg/answers.txt": "42\n",
+        "custom_scorer.py": f"import importlib.resources\nimport pkgutil\n\nimport pkg\n\n\ndef s(response, reference):\n"
+                            f"    return {{'data': int(({read}) == (b'42\\n', b'42\\n'))}}\n"})
+    done, _ = run_in(bench)
+    scores = [json.loads(line) for line in (run_dir_of(done.stdout) / "scores.jsonl").read_text().splitlines()]
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert [(score["metrics"], score["error"]) for score in scores if score["scorer"] == "s"] == [
+        ({"s.data": 1}, None), ({"s.data": 1}, None)]

@@ -39,18 +39,21 @@ def own_root(path: Path, roots: Iterable[Path]) -> Path | None:
     return root
 
 
-class Held(importlib.abc.SourceLoader):
-    """A loader of bytes already read: the module is the file as it was read and hashed, never read again (and no
-    bytecode read or written beside it)."""
+class Held(importlib.machinery.SourceFileLoader):
+    """A loader of bytes already read: the module `name` is the file `path` as it was read and hashed, never read
+    again (and no bytecode read or written beside it); any other file is read as Python's own loader reads it (a
+    package's data: `pkgutil.get_data`, `importlib.resources`, which got the package's source or no file)."""
 
-    def __init__(self, path: Path, data: bytes):
-        self._path, self._data = str(path), data
-
-    def get_filename(self, fullname: str) -> str:
-        return self._path
+    def __init__(self, name: str, path: Path, data: bytes):
+        super().__init__(name, str(path))
+        self._data = data
 
     def get_data(self, path: str) -> bytes:
-        return self._data
+        return self._data if path == self.path else super().get_data(path)
+
+    def path_stats(self, path: str) -> dict[str, float]:
+        """None to give (the documented OSError): a module made of its source as read has no bytecode to match."""
+        raise OSError(f"{path} is made of its source as read, never of bytecode")
 
     def source_to_code(self, data: bytes, path: str, *, _optimize: int = -1) -> CodeType:
         """The module's code as written, whatever Python's optimisation (`python -O`/`-OO`, $PYTHONOPTIMIZE, which
@@ -74,7 +77,7 @@ class _FromSource(importlib.abc.MetaPathFinder):
             return None
         data = read_bounded(origin, str(origin))
         LOADED[origin] = hashlib.sha256(data).hexdigest()
-        return importlib.util.spec_from_file_location(name, spec.origin, loader=Held(Path(spec.origin), data),
+        return importlib.util.spec_from_file_location(name, spec.origin, loader=Held(name, Path(spec.origin), data),
                                                       submodule_search_locations=spec.submodule_search_locations)
 
 

@@ -103,7 +103,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     from_source(path.parent)
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"benchrun_user_{digest}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path, loader=Held(path, data))
+    spec = importlib.util.spec_from_file_location(name, path, loader=Held(name, path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
