@@ -21,6 +21,11 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   it read (`compiler.ownsource.Held`), the first got the package's source for any file it asked for (a wrong score,
   silently) and the second `FileNotFoundError: Can't open orphan path`. Now any file but the module's own is read as
   Python's loader reads it (`Held` is a SourceFileLoader given the module's bytes)
+- a Slurm sweep's `additional_parameters` naming an option by a beginning of its name (`chd=/elsewhere`,
+  `pars=true`, `ar=0-0`, `sig=USR2@3600`), which sbatch takes as the option (getopt_long's abbreviations): every
+  check the seventeenth pass made of sbatch's options by their whole names was passed; with `chd` the jobs asked the
+  benchmark of that name elsewhere and wrote their runs there, the sweep's table empty, exit 0. Each key is now read
+  as the option sbatch takes it for (`compose.slurmoptions._extra`)
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.compose.slurmoptions import all_warning
 from benchrun.core.errors import EXIT
 from benchrun.core.runclock import RunClock
 from benchrun.testing.ollama_server import FakeOllama
@@ -113,3 +119,35 @@ def test_a_helper_package_reads_its_own_data_files_as_they_are(tmp_path):
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert [(score["metrics"], score["error"]) for score in scores if score["scorer"] == "s"] == [
         ({"s.data": 1}, None), ({"s.data": 1}, None)]
+
+
+SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
+              "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("given", "line"), [
+    ("chd={}", "chd={}: a job of the sweep would start in that directory, where its relative paths (task.path, "
+     "outputs, runner_file) name other files than where the sweep was started, and its run would be written there, "
+     "outside the sweep; leave it out (jobs start where the sweep is started)"),
+    ("pars=true", "pars=true: submitit reads each job's id from what sbatch says as it submits it ('Submitted batch "
+     "job N'), which this changes, so the sweep could not follow its jobs (submitted, or not at all); leave it out"),
+    ("ar=0-0", "ar=0-0: submitit makes the sweep's jobs one array itself, a task per job, and this would leave some "
+     "out, each then taken for lost (hydra.launcher.array_parallelism sets how many run at once); leave it out")])
+def test_a_slurm_option_given_by_a_beginning_of_its_name_is_checked_as_sbatch_takes_it(tmp_path, given, line):
+    elsewhere = tmp_path / "elsewhere"
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                        f"+hydra.launcher.additional_parameters.{given.format(elsewhere)}",
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: hydra.launcher.additional_parameters.{line.format(elsewhere)}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_slurm_signal_given_by_a_beginning_of_its_name_is_read_as_the_jobs_warning():
+    launcher = {"timeout_min": 10, "signal_delay_s": 120, "additional_parameters": {"sig": "USR2@3600"}}
+    assert all_warning(launcher) == (
+        "hydra.launcher.timeout_min=10: Slurm warns a job 3600 seconds (hydra.launcher.additional_parameters.sig="
+        "USR2@3600) before its time is up, and a run ends at that warning (interrupted, to be resumed), so every job "
+        "would stop as it starts; give jobs more than 60 minutes, or a smaller hydra.launcher.additional_parameters.sig")
+    assert all_warning({**launcher, "additional_parameters": {"tim": "1", "expo": "NONE"}}) is None  # sbatch: ambiguous
