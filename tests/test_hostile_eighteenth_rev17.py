@@ -26,6 +26,10 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   check the seventeenth pass made of sbatch's options by their whole names was passed; with `chd` the jobs asked the
   benchmark of that name elsewhere and wrote their runs there, the sweep's table empty, exit 0. Each key is now read
   as the option sbatch takes it for (`compose.slurmoptions._extra`)
+- `$SBATCH_ARRAY_INX=0-0` (sbatch's variable for --array, taken over the script's): the second job of the sweep was
+  never submitted, and said to have `left the queue without a result (cancelled before it ran, killed, or its setup
+  failed)`, exit 1, as the seventeenth pass's `additional_parameters.array=0-0` was. Now refused as that is
+  (`compose.slurmoptions.submitits_own`)
 """
 
 from __future__ import annotations
@@ -125,22 +129,31 @@ SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0"
               "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
 
 
+ARRAY = ("submitit makes the sweep's jobs one array itself, a task per job, and this would leave some out, each then "
+         "taken for lost (hydra.launcher.array_parallelism sets how many run at once); leave it out")
+EXTRA = "+hydra.launcher.additional_parameters."
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("given", "line"), [
-    ("chd={}", "chd={}: a job of the sweep would start in that directory, where its relative paths (task.path, "
-     "outputs, runner_file) name other files than where the sweep was started, and its run would be written there, "
-     "outside the sweep; leave it out (jobs start where the sweep is started)"),
-    ("pars=true", "pars=true: submitit reads each job's id from what sbatch says as it submits it ('Submitted batch "
-     "job N'), which this changes, so the sweep could not follow its jobs (submitted, or not at all); leave it out"),
-    ("ar=0-0", "ar=0-0: submitit makes the sweep's jobs one array itself, a task per job, and this would leave some "
-     "out, each then taken for lost (hydra.launcher.array_parallelism sets how many run at once); leave it out")])
-def test_a_slurm_option_given_by_a_beginning_of_its_name_is_checked_as_sbatch_takes_it(tmp_path, given, line):
+@pytest.mark.parametrize(("given", "env", "line"), [
+    (EXTRA + "chd={}", {}, "hydra.launcher.additional_parameters.chd={}: a job of the sweep would start in that "
+     "directory, where its relative paths (task.path, outputs, runner_file) name other files than where the sweep "
+     "was started, and its run would be written there, outside the sweep; leave it out (jobs start where the sweep "
+     "is started)"),
+    (EXTRA + "pars=true", {}, "hydra.launcher.additional_parameters.pars=true: submitit reads each job's id from what "
+     "sbatch says as it submits it ('Submitted batch job N'), which this changes, so the sweep could not follow its "
+     "jobs (submitted, or not at all); leave it out"),
+    (EXTRA + "ar=0-0", {}, "hydra.launcher.additional_parameters.ar=0-0: " + ARRAY),
+    ("hydra.launcher.timeout_min=10", {"SBATCH_ARRAY_INX": "0-0"}, "$SBATCH_ARRAY_INX=0-0: " + ARRAY)],
+    ids=["chd", "pars", "ar", "SBATCH_ARRAY_INX"])
+def test_a_slurm_option_given_by_a_beginning_of_its_name_or_its_variable_is_checked_as_sbatch_takes_it(
+        tmp_path, given, env, line):
     elsewhere = tmp_path / "elsewhere"
     done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
-                        f"+hydra.launcher.additional_parameters.{given.format(elsewhere)}",
-                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+                        given.format(elsewhere), "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path,
+                        env=env)
     assert (done.returncode, done.stdout, done.stderr) == (
-        EXIT["usage"], "", f"benchrun: error: hydra.launcher.additional_parameters.{line.format(elsewhere)}\n")
+        EXIT["usage"], "", f"benchrun: error: {line.format(elsewhere)}\n")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -24,6 +24,8 @@ SUBMITITS_OWN = {"parsable": SAYS_OTHERWISE, "test-only": SAYS_OTHERWISE,
                  "array": "submitit makes the sweep's jobs one array itself, a task per job, and this would leave some "
                           "out, each then taken for lost (hydra.launcher.array_parallelism sets how many run at once)"}
 """sbatch's options that submitit sets or reads itself, and why one given otherwise loses the sweep's jobs."""
+SUBMITITS_VARIABLES = {"array": "SBATCH_ARRAY_INX"}
+"""The variables through which sbatch takes those of SUBMITITS_OWN that have one (over what its script says)."""
 CHECKED = {"chdir": "ch", "workdir": "workdir", "export": "export", "time": "time", "signal": "si", "parsable": "pars",
            "test-only": "te", "array": "ar"}
 """The sbatch options benchrun checks in `additional_parameters`, each with the shortest beginning of its name that
@@ -48,14 +50,15 @@ def moved_away(launcher: Mapping[str, Any]) -> str | None:
 def submitits_own(launcher: Mapping[str, Any]) -> str | None:
     """The refusal of sbatch options that submitit sets or reads itself: with `parsable` the jobs were submitted,
     submitit could not read their id, and the sweep said it launched nothing (`you may however set the job job_id
-    manually`), took its directory back and left them queued; with `array=0-0` the second job was never submitted
-    and said lost; None when none is given."""
+    manually`), took its directory back and left them queued; with `array=0-0` (or `$SBATCH_ARRAY_INX=0-0`) the
+    second job was never submitted and said lost; None when none is given."""
     extra = _extra(launcher)
-    given = next((name for name in SUBMITITS_OWN if name in extra), None)
-    if given is None:
-        return None
-    where, value = extra[given]
-    return f"{where}={str(value).lower() if isinstance(value, bool) else value}: {SUBMITITS_OWN[given]}; leave it out"
+    for name, why in SUBMITITS_OWN.items():
+        variable = SUBMITITS_VARIABLES.get(name, "")
+        where, value = _given((f"${variable}", os.environ.get(variable)), _of(extra, name))
+        if value is not None:
+            return f"{where}={str(value).lower() if isinstance(value, bool) else value}: {why}; leave it out"
+    return None
 
 
 def no_environment(launcher: Mapping[str, Any]) -> str | None:
