@@ -30,17 +30,26 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   never submitted, and said to have `left the queue without a result (cancelled before it ran, killed, or its setup
   failed)`, exit 1, as the seventeenth pass's `additional_parameters.array=0-0` was. Now refused as that is
   (`compose.slurmoptions.submitits_own`)
+- the seventeenth pass's fence left a window (its note's left item): a writer stopped past its lease between its
+  check that run.lock still holds its note and its append (Ctrl-Z, SIGSTOP, a Slurm suspend, where locks stay on
+  each machine), its run taken over from another machine meanwhile, made that append once continued, among the new
+  writer's records (its digests then disagreeing with the files). Now a writer that takes a run over from another
+  machine's writer makes the record files anew (`archive.detach`, from `DirLock.acquire`): the files the old writer
+  holds open are no longer the run's, and its last append lands in none of them (on NFS it fails)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
+from benchrun.archive.dirlock import DirLock
+from benchrun.archive.writer import RecordFile
 from benchrun.compose.slurmoptions import all_warning
 from benchrun.core.errors import EXIT
 from benchrun.core.runclock import RunClock
@@ -164,3 +173,20 @@ def test_a_slurm_signal_given_by_a_beginning_of_its_name_is_read_as_the_jobs_war
         "USR2@3600) before its time is up, and a run ends at that warning (interrupted, to be resumed), so every job "
         "would stop as it starts; give jobs more than 60 minutes, or a smaller hydra.launcher.additional_parameters.sig")
     assert all_warning({**launcher, "additional_parameters": {"tim": "1", "expo": "NONE"}}) is None  # sbatch: ambiguous
+
+
+def test_a_writers_append_checked_before_another_machines_writer_took_its_run_over_lands_in_none_of_its_files(
+        tmp_path):
+    kept = {"responses.jsonl": b'{"id": "t:a=1"}\n', "records.sha256": b"responses.jsonl 1 ab12\n"}
+    for name, data in kept.items():
+        (tmp_path / name).write_bytes(data)
+    stopped = {name: RecordFile(tmp_path / name) for name in kept}  # its check made, its append not yet
+    (tmp_path / "run.lock").write_text(json.dumps({"pid": 4242, "host": "gpu9", "since": "2026-12-04T08:00:00+00:00"}))
+    os.utime(tmp_path / "run.lock", (0, 0))  # its lease lapsed long ago
+    taker = DirLock(tmp_path).acquire()
+    for sink in stopped.values():
+        sink.append(b'{"id": "t:a=2"}\n')
+        sink.close()
+    assert {name: (tmp_path / name).read_bytes() for name in kept} == kept
+    assert (taker.stale["host"], json.loads((tmp_path / "run.lock").read_text())["pid"]) == ("gpu9", os.getpid())
+    taker.release(ended=True)

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from benchrun.archive.detach import detach
 from benchrun.archive.lease import Lease, renewed, renewing
 from benchrun.archive.locknote import NOTE_MAX, boot_id, describe, parsed, process, read, this_note
 from benchrun.archive.openwriters import writer_of
@@ -111,6 +112,8 @@ class DirLock:
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
         note = this_note()
         try:
+            if _of_another_machine(self.stale):  # taken over: what its writer, continued, appends lands nowhere
+                detach(self.path.parent)
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)
         except WriteFailed:
