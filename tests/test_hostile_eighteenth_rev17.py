@@ -36,6 +36,10 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   writer's records (its digests then disagreeing with the files). Now a writer that takes a run over from another
   machine's writer makes the record files anew (`archive.detach`, from `DirLock.acquire`): the files the old writer
   holds open are no longer the run's, and its last append lands in none of them (on NFS it fails)
+- a live run's run.lock replaced by a named pipe (`rm run.lock; mkfifo run.lock`): the lease's check, which locks
+  anew a file saved in the lock's place by an editor, read the pipe and died with a traceback (`OSError: [Errno 29]
+  Illegal seek`, `Exception in thread run.lock lease`) in the run's output, its lease renewed no more. Now only a
+  file is locked anew (`archive.dirlock.DirLock._lock_anew`)
 """
 
 from __future__ import annotations
@@ -190,3 +194,14 @@ def test_a_writers_append_checked_before_another_machines_writer_took_its_run_ov
     assert {name: (tmp_path / name).read_bytes() for name in kept} == kept
     assert (taker.stale["host"], json.loads((tmp_path / "run.lock").read_text())["pid"]) == ("gpu9", os.getpid())
     taker.release(ended=True)
+
+
+def test_a_live_runs_lock_replaced_by_a_named_pipe_is_not_locked_anew_and_the_lease_goes_on(tmp_path):
+    lock = DirLock(tmp_path).acquire()
+    held = os.fstat(lock._fd)
+    lock.path.unlink()
+    os.mkfifo(lock.path)
+    renewed = lock._still_renewed()  # the lease's check, each renewal
+    found = os.fstat(lock._fd)
+    lock.release(ended=True)
+    assert (renewed, (found.st_dev, found.st_ino)) == (True, (held.st_dev, held.st_ino))

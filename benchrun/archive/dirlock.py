@@ -170,21 +170,20 @@ class DirLock:
 
     def _lock_anew(self) -> None:
         """Take the lock on the file now at the lock's path, which holds this holder's note, in place of the one it
-        locked; nothing when another process holds that file's lock, or it holds another note by then."""
+        locked; nothing when another process holds that file's lock, it holds another note by then, or it is no file
+        (a FIFO put there, which holds no note and is never waited on)."""
         try:
-            fd = no_link(str(self.path), os.O_RDWR)
+            fd = no_link(str(self.path), os.O_RDWR | os.O_NONBLOCK)
         except OSError:
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if not_a_file(os.fstat(fd).st_mode) is None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if parsed(os.pread(fd, NOTE_MAX, 0)) == parsed(self._note):
+                    fd, self._fd = self._fd, fd
         except OSError:
-            os.close(fd)
-            return
-        if parsed(os.pread(fd, NOTE_MAX, 0)) != parsed(self._note):
-            os.close(fd)
-            return
-        fd, self._fd = self._fd, fd
-        os.close(fd)
+            pass
+        os.close(fd)  # the one no longer held
 
     def run_written(self) -> None:
         """This holder has just written run.json (as a new file: an atomic write): the one `still_held` expects."""
