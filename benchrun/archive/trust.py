@@ -17,6 +17,7 @@ from benchrun.archive.writer import file_digest
 from benchrun.core.errors import BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
+    CONFIG,
     DIGESTS,
     JUDGED_FILES,
     MANIFEST,
@@ -125,6 +126,12 @@ def beneath_seal(run: Run) -> list[str]:
     against its id, each file against its digest (a run that did not end: its record lines), and the files it never
     wrote."""
     return [*_manifest(run), *_files(run), *(f"{name}: {why}" for name, why in strays(run))]
+
+
+def config_changed(run: Run) -> str | None:
+    """Why config.yaml is not the one run.json digests (None when it is, or run.json digests none yet)."""
+    expected = run.info.files.get(CONFIG)
+    return None if expected is None else next(_changed(run.path, CONFIG, expected, ledger.read_digests(run.path)), None)
 
 
 def strays(run: Run) -> list[tuple[str, str]]:

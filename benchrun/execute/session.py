@@ -47,7 +47,7 @@ def recording(writer: RunWriter) -> Iterator[None]:
         raise type(err)(f"{err}; {resume_hint(writer, err.when)}") from None
     except FailFast as err:
         writer.finish("failed", str(err))
-        raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended')}") from None
+        raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended', err.longer)}") from None
     except BenchrunError as err:
         writer.fail(str(err))
         raise
@@ -65,9 +65,10 @@ def recording(writer: RunWriter) -> Iterator[None]:
         writer.release()
 
 
-def resume_hint(writer: RunWriter, when: str = "") -> str:
+def resume_hint(writer: RunWriter, when: str = "", longer: str | None = None) -> str:
     """What the run directory now says of the run, and the command that finishes it (none for a run sealed as
-    completed before what ended it came: a signal as its seal was written)."""
+    completed before what ended it came: a signal as its seal was written); with `longer` (FailFast's), the one that
+    finishes it giving a server that is only slow more time."""
     info, where = writer.info, writer.dir.absolute()
     if info.manifest_id is None:
         return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
@@ -76,7 +77,8 @@ def resume_hint(writer: RunWriter, when: str = "") -> str:
     said = f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
     if info.status not in UNFINISHED:
         return f"{said} in {where}, and sealed: nothing is left to finish"
-    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}"
+    slow = f", or, if the server is only slow, with: benchrun-audit resume {where} --set {longer}" if longer else ""
+    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}{slow}"
 
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
