@@ -68,6 +68,10 @@ REFUSED = [
     (["runner.concurrency=lots"], "--set runner.concurrency: Input should be a valid integer, unable to parse string "
      "as an integer"),
     (["judge.timeout_s=60"], "--set judge.timeout_s: run {run_id} has no judge"),
+    (["runner.timeout_s=.inf"], "--set runner.timeout_s: inf is not a finite number, and JSON (config.yaml, run.json, the manifest) has "
+     "none for it: give a number"),
+    (["runner.max_response_bytes=100000000000000000000"], "--set runner.max_response_bytes: the integer "
+     "100000000000000000000 is outside ±9,007,199,254,740,991 (2^53 - 1, the integers every JSON reader keeps exactly)"),
 ]
 """`--set`s a resume refuses, and what it says."""
 

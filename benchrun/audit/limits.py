@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from benchrun.archive.reader import Run
 from benchrun.compiler.plan import ASKING_LIMITS
-from benchrun.compose.config import describe_validation
+from benchrun.compose.config import describe_validation, unkept_value
 from benchrun.core.errors import ConfigError
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 
@@ -58,6 +58,8 @@ def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict
     says (`--set`): a judge's limits are refused for a run without one."""
     for key, value in given.items():
         _refuse_other(key, f"{key}={value}")
+    if (unkept := unkept_value(given)) is not None:
+        raise ConfigError(f"--set {unkept[0]}: {unkept[1]}")
     info, judged = run.info, run.manifest.judge is not None
     if not judged and (key := next((key for key in given if key.startswith("judge.")), None)):
         raise ConfigError(f"--set {key}: run {info.run_id} has no judge")
