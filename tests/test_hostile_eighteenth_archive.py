@@ -4,6 +4,9 @@ found bad, each with the rule it now obeys.
 - a folder of 255 digits planted under a run's rescores/: every later `rescore` of the run failed `file name too
   long: .../rescores/1000...0` (exit 4), numbering on from it. Now a rescore numbers on from the largest number
   below 10**9 there (`audit.rescore.claim_dir`)
+- `retry` of a run whose directory's name is 249 bytes or more (`hydra.run.dir=` so chosen): the server asked, then
+  `file name too long: .../<name>.retry1` (exit 4), no word of `--into`. Now refused before the server is asked, with
+  that advice (`audit.retry._beside`)
 
 What held is in the pass's note.
 """
@@ -11,10 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
 from benchrun.core.layout import NAME_MAX
 from benchrun.testing.inprocess import cli
+from tests.helpers.answers import BROKEN, broken_answer
 from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
 
 
 def audit(cwd: Path, *args: str):
@@ -35,3 +41,18 @@ def test_a_rescore_numbers_on_past_a_planted_folder_of_too_many_digits(tmp_path)
         assert (done.returncode, done.stderr) == (EXIT["ok"], "")
         assert done.stdout.splitlines()[-1] == f"rescore {expected} written to {run_dir / 'rescores' / expected}"
     assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+# -- retry ---------------------------------------------------------------------------------------------------------
+
+def test_a_retry_whose_default_directory_name_is_too_long_says_into_before_asking(tmp_path):
+    """A parent named with 250 bytes: `<name>.retry1` is 257. The server was asked, then `file name too long` (exit
+    4), with no way out said. Now refused first (the server here is none), naming --into; nothing is made."""
+    parent = run_in_process(tmp_path, "b" * 250, *BROKEN, responder=broken_answer)
+    before = sorted(p.name for p in parent.parent.iterdir())
+    done = audit(tmp_path, "retry", str(parent), "--host", "http://127.0.0.1:9")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: the retry's directory beside run {load_run(parent).id} would be named "
+        f"{'b' * 24}….retry1, 257 bytes, more than a file system takes ({NAME_MAX}); nothing was written; name its "
+        "directory with --into DIR\n"))
+    assert sorted(p.name for p in parent.parent.iterdir()) == before
