@@ -7,6 +7,10 @@ found bad, each with the rule it now obeys.
 - `retry` of a run whose directory's name is 249 bytes or more (`hydra.run.dir=` so chosen): the server asked, then
   `file name too long: .../<name>.retry1` (exit 4), no word of `--into`. Now refused before the server is asked, with
   that advice (`audit.retry._beside`)
+- `verify`, `rescore`, `resume` or `retry` of a sweep's directory (`resume SWEEP` after a sweep was stopped) said
+  only `not a run directory (no run.json)`; of an archive root too, where show, compare, export and report say where
+  its runs are. Now each says it is a sweep's directory and names a job, or that runs lie deeper
+  (`archive.reader.resolve_run`, `_runs_in`)
 
 What held is in the pass's note.
 """
@@ -14,7 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchrun.archive.reader import load_run
+from benchrun.archive.sweep import write_sweep_summary
 from benchrun.core.errors import EXIT
 from benchrun.core.layout import NAME_MAX
 from benchrun.testing.inprocess import cli
@@ -56,3 +63,21 @@ def test_a_retry_whose_default_directory_name_is_too_long_says_into_before_askin
         f"{'b' * 24}….retry1, 257 bytes, more than a file system takes ({NAME_MAX}); nothing was written; name its "
         "directory with --into DIR\n"))
     assert sorted(p.name for p in parent.parent.iterdir()) == before
+
+
+# -- a command of one run given many ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["verify", "rescore", "resume", "retry"])
+def test_a_command_of_one_run_given_a_sweep_or_an_archive_says_where_its_runs_are(tmp_path, command):
+    """A sweep's directory (or an archive root) given to a command of one run: `not a run directory (no run.json)`,
+    where the commands of many runs say which runs it holds."""
+    synthetic_run(tmp_path / "sweep" / "0_a", [1, 0], run_id="a" * 12, label="a")
+    synthetic_run(tmp_path / "sweep" / "1_b", [1, 1], run_id="b" * 12, label="b")
+    write_sweep_summary(tmp_path / "sweep")
+    synthetic_run(tmp_path / "outputs" / "2026-12-05" / "run", [1])
+    said = {"sweep": "it is a sweep's directory: name one of its 2 jobs (sweep/0_a, ...)",
+            "outputs": "runs lie deeper in it (outputs/2026-12-05/run): name them (benchrun-audit list outputs)"}
+    for folder, where in said.items():
+        done = audit(tmp_path, command, folder)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
+            f"benchrun: error: in '{folder}': not a run directory (no run.json); {where}\n"))
