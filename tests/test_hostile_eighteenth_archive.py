@@ -11,6 +11,10 @@ found bad, each with the rule it now obeys.
   only `not a run directory (no run.json)`; of an archive root too, where show, compare, export and report say where
   its runs are. Now each says it is a sweep's directory and names a job, or that runs lie deeper
   (`archive.reader.resolve_run`, `_runs_in`)
+- a sealed run holding a record line that no reader reads as a record (an older benchrun's: a metric of 1e200, which
+  this one bounds at 1e100; a run rewritten and sealed again): `verify` said `intact` (exit 0), while show, compare,
+  export and rescore stop at `line 4: not a valid record: ...`. Now verify says that line too, NOT intact
+  (`archive.trust.unreadable`, from `audit.verify.belonging`)
 
 What held is in the pass's note.
 """
@@ -20,13 +24,14 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.ledger import digest_lines
 from benchrun.archive.reader import load_run
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.core.errors import EXIT
 from benchrun.core.layout import NAME_MAX
 from benchrun.testing.inprocess import cli
 from tests.helpers.answers import BROKEN, broken_answer
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.commands import run_in_process
 
 
@@ -81,3 +86,24 @@ def test_a_command_of_one_run_given_a_sweep_or_an_archive_says_where_its_runs_ar
         done = audit(tmp_path, command, folder)
         assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
             f"benchrun: error: in '{folder}': not a run directory (no run.json); {where}\n"))
+
+
+# -- what verify passes ----------------------------------------------------------------------------------------------
+
+def test_verify_says_a_sealed_record_line_no_reader_reads_as_a_record(tmp_path):
+    """scores.jsonl's line 4 holding a metric of 1e200 (what an older benchrun let a scorer give), its digests and
+    the seal made again to match: verify said `intact`, exit 0, and every other command refused the line."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    scores = run_dir / "scores.jsonl"
+    scores.write_bytes(scores.read_bytes().replace(b'"closeness":0}', b'"closeness":1e200}'))
+    (run_dir / "records.sha256").write_bytes(b"".join(
+        digest_lines(name, (run_dir / name).read_bytes().splitlines(keepends=True))
+        for name in ("responses.jsonl", "scores.jsonl")))
+    reseal(run_dir, "scores.jsonl", "records.sha256")
+    why = ("line 4: not a valid record: metrics.closeness: Value error, a metric's value is a finite number of "
+           "magnitude at most 1e+100, not 1e+200")
+    verified, exported = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "export", str(run_dir))
+    assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
+    assert [line for line in verified.stdout.splitlines() if not line.startswith("ok")][1:] == [
+        f"FAIL  scores.jsonl: {why}", "NOT intact: 1 problem"]
+    assert (exported.returncode, exported.stderr) == (EXIT["archive"], f"benchrun: error: in '{scores}': {why}\n")

@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.writer import file_digest
-from benchrun.core.errors import BenchrunError
+from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
     DIGESTS,
     JUDGED_FILES,
+    JUDGEMENTS,
     MANIFEST,
     RECORD_FILES,
     RESPONSES,
     RUN,
     RUN_FILES,
+    SCORES,
     SEAL,
     SUMMARY,
 )
@@ -110,6 +114,18 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def unreadable(run: Run) -> tuple[str, str, int | None] | None:
+    """The first line of the record lines every reader reads that is no record of its file's kind (an older
+    benchrun's, one sealed again since it was rewritten), as (file, what is wrong, its line); None when all are."""
+    for name, records in ((RESPONSES, run.responses), (SCORES, run.scores), (JUDGEMENTS, run.judgements)):
+        try:
+            deque(records(), maxlen=0)
+        except ArchiveError as err:
+            why = str(err).removeprefix(f"in '{err.file}': ")
+            return name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
+    return None
 
 
 def unverified(run: Run) -> list[str]:

@@ -22,7 +22,7 @@ import yaml
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
-from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays
+from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RescoreInfo
@@ -201,11 +201,12 @@ def belonging(run: Run) -> list[Finding]:
     """The committed lines of a run that do not belong to its manifest, as a resume finds them (`repair.check`): of a
     run that did not end, records.sha256 alone covers them, which anyone can have rewritten to match; of one that
     ended, its writer wrote them (a sample answered twice, by a second writer a fork at import made, was sealed
-    intact)."""
+    intact); else the first that no reader reads as a record (`trust.unreadable`), which every other command stops at."""
     if (manifest := _manifest(run)) is None:
         return []
-    return [Finding(False, problem.file, problem.message, problem.line)
-            for problem in repair.check(run.path, manifest).problems]
+    found = [Finding(False, problem.file, problem.message, problem.line)
+             for problem in repair.check(run.path, manifest).problems]
+    return found or [Finding(False, *line) for line in [unreadable(run)] if line]
 
 
 def missing(path: Path) -> str:
