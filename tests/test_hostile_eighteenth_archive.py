@@ -12,14 +12,15 @@ found bad, each with the rule it now obeys.
   its runs are. Now each says it is a sweep's directory and names a job, or that runs lie deeper
   (`archive.reader.resolve_run`, `_runs_in`)
 - a sealed run holding a record line that no reader reads as a record (an older benchrun's: a metric of 1e200, which
-  this one bounds at 1e100; a run rewritten and sealed again): `verify` said `intact` (exit 0), while show, compare,
-  export and rescore stop at `line 4: not a valid record: ...`. Now verify says that line too, NOT intact
-  (`archive.trust.unreadable`, from `audit.verify.belonging`)
+  this one bounds at 1e100; a run rewritten and sealed again), or a summary.json or manifest.json no reader reads:
+  `verify` said `intact` (exit 0), while show, compare, export and rescore stop at `line 4: not a valid record: ...`.
+  Now verify names that file (and line) too, NOT intact (`archive.trust.unreadable`, from `audit.verify.belonging`)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.layout import NAME_MAX
 from benchrun.testing.inprocess import cli
 from tests.helpers.answers import BROKEN, broken_answer
-from tests.helpers.archives import reseal, synthetic_run
+from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.commands import run_in_process
 
 
@@ -90,20 +91,39 @@ def test_a_command_of_one_run_given_a_sweep_or_an_archive_says_where_its_runs_ar
 
 # -- what verify passes ----------------------------------------------------------------------------------------------
 
-def test_verify_says_a_sealed_record_line_no_reader_reads_as_a_record(tmp_path):
-    """scores.jsonl's line 4 holding a metric of 1e200 (what an older benchrun let a scorer give), its digests and
-    the seal made again to match: verify said `intact`, exit 0, and every other command refused the line."""
-    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+def _a_metric_of_1e200(run_dir: Path) -> str:
     scores = run_dir / "scores.jsonl"
     scores.write_bytes(scores.read_bytes().replace(b'"closeness":0}', b'"closeness":1e200}'))
     (run_dir / "records.sha256").write_bytes(b"".join(
         digest_lines(name, (run_dir / name).read_bytes().splitlines(keepends=True))
         for name in ("responses.jsonl", "scores.jsonl")))
     reseal(run_dir, "scores.jsonl", "records.sha256")
-    why = ("line 4: not a valid record: metrics.closeness: Value error, a metric's value is a finite number of "
-           "magnitude at most 1e+100, not 1e+200")
-    verified, exported = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "export", str(run_dir))
+    return ("scores.jsonl", "line 4: not a valid record: metrics.closeness: Value error, a metric's value is a finite "
+            "number of magnitude at most 1e+100, not 1e+200")
+
+
+def _a_count_below_0(run_dir: Path) -> str:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["metrics"][0]["n"] = -2
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    reseal(run_dir, "summary.json")
+    return "summary.json", "unreadable: metrics.0.n: Value error, -2 is no number of answers (0 or more)"
+
+
+def _values_no_mapping(run_dir: Path) -> str:
+    replace_manifest(run_dir, lambda manifest: manifest["samples"][0].update(values=7))
+    return "manifest.json", "not a valid manifest: samples.0.values: Input should be an object"
+
+
+@pytest.mark.parametrize("plant", [_a_metric_of_1e200, _a_count_below_0, _values_no_mapping])
+def test_verify_says_a_sealed_file_no_reader_reads_as_what_it_is(tmp_path, plant):
+    """A sealed run whose scores.jsonl line 4 holds a metric of 1e200 (what an older benchrun let a scorer give),
+    whose summary.json counts -2 answers, or whose manifest's sample holds values 7, every digest and the seal made
+    again to match: verify said `intact`, exit 0, while the other commands refuse the file in one line."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    name, why = plant(run_dir)
+    verified, compared = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "compare", str(run_dir), str(run_dir))
     assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
     assert [line for line in verified.stdout.splitlines() if not line.startswith("ok")][1:] == [
-        f"FAIL  scores.jsonl: {why}", "NOT intact: 1 problem"]
-    assert (exported.returncode, exported.stderr) == (EXIT["archive"], f"benchrun: error: in '{scores}': {why}\n")
+        f"FAIL  {name}: {why}", "NOT intact: 1 problem"]
+    assert (compared.returncode, compared.stderr) == (EXIT["archive"], f"benchrun: error: in '{run_dir / name}': {why}\n")

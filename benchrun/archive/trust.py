@@ -21,13 +21,11 @@ from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
     DIGESTS,
     JUDGED_FILES,
-    JUDGEMENTS,
     MANIFEST,
     RECORD_FILES,
     RESPONSES,
     RUN,
     RUN_FILES,
-    SCORES,
     SEAL,
     SUMMARY,
 )
@@ -117,14 +115,16 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
 
 
 def unreadable(run: Run) -> tuple[str, str, int | None] | None:
-    """The first line of the record lines every reader reads that is no record of its file's kind (an older
-    benchrun's, one sealed again since it was rewritten), as (file, what is wrong, its line); None when all are."""
-    for name, records in ((RESPONSES, run.responses), (SCORES, run.scores), (JUDGEMENTS, run.judgements)):
-        try:
+    """The first of the run's files that a reader does not read as what it is, its digests matching: its manifest,
+    summary.json, then the record lines it reads (an older benchrun's, one sealed again since it was rewritten), as
+    (file, what is wrong, its line); None when every reader can read them."""
+    try:
+        run.manifest, run.summary
+        for records in (run.responses, run.scores, run.judgements):
             deque(records(), maxlen=0)
-        except ArchiveError as err:
-            why = str(err).removeprefix(f"in '{err.file}': ")
-            return name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
+    except ArchiveError as err:
+        why = str(err).removeprefix(f"in '{err.file}': ")
+        return Path(err.file or RUN).name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
     return None
 
 
