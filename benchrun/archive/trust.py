@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.writer import file_digest
-from benchrun.core.errors import BenchrunError
+from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
     CONFIG,
@@ -111,6 +113,20 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def unreadable(run: Run) -> tuple[str, str, int | None] | None:
+    """The first of the run's files that a reader does not read as what it is, its digests matching: its manifest,
+    summary.json, then the record lines it reads (an older benchrun's, one sealed again since it was rewritten), as
+    (file, what is wrong, its line); None when every reader can read them."""
+    try:
+        run.manifest, run.summary
+        for records in (run.responses, run.scores, run.judgements):
+            deque(records(), maxlen=0)
+    except ArchiveError as err:
+        why = str(err).removeprefix(f"in '{err.file}': ")
+        return Path(err.file or RUN).name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
+    return None
 
 
 def unverified(run: Run) -> list[str]:

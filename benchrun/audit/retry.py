@@ -33,9 +33,9 @@ from benchrun.audit.resume import (
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
-from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
+from benchrun.core.errors import EXIT, ArchiveError, ConfigError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import CONFIG, FINISHED, LOCK, MANIFEST
+from benchrun.core.layout import CONFIG, FINISHED, LOCK, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.core.shards import answers_of, queries_of
@@ -87,6 +87,8 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
             "host": host, **({"set": limits} if limits else {})}
     into = None if into is None else Path(into)
+    if into is None:
+        _beside(parent, 1)  # a name the file system refuses is said before the server is asked
     return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, todo, note, into))
 
 
@@ -162,7 +164,7 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
         return RunWriter.create(into, fresh, "--into DIR")
     number = 1
     while True:
-        candidate = parent.path.with_name(f"{parent.path.name}.retry{number}")
+        candidate = _beside(parent, number)
         if os.path.lexists(candidate):
             number += 1
             continue
@@ -170,3 +172,14 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
             return RunWriter.create(candidate, fresh)
         except RunDirTaken:
             number += 1
+
+
+def _beside(parent: Run, number: int) -> Path:
+    """`<parent>.retry<N>` beside the parent; refused, with the way to name another, when that name is longer than a
+    file system takes (a parent's own name of 249 bytes or more)."""
+    path = parent.path.with_name(f"{parent.path.name}.retry{number}")
+    if (size := len(os.fsencode(path.name))) > NAME_MAX:
+        raise ConfigError(f"the retry's directory beside run {parent.id} would be named {path.name[:24]}….retry{number}"
+                          f", {size} bytes, more than a file system takes ({NAME_MAX}); nothing was written; name "
+                          "its directory with --into DIR")
+    return path
