@@ -145,6 +145,20 @@ def model_digest(identity: dict[str, Any]) -> str | None:
     return digest if digest is None or isinstance(digest, str) else json.dumps(digest)
 
 
+WEIGHTS_SAID = ("root", "meta")
+"""What an OpenAI-compatible server's model entry says of the weights behind its served name, where it says it: vLLM's
+and SGLang's `root` (the model it loaded, whatever `--served-model-name` calls it), llama-server's `meta` (the GGUF's
+parameter count, size, vocabulary and trained context, which differ between two quantisations of one model)."""
+
+
+def weights_said(identity: dict[str, Any]) -> dict[str, Any] | None:
+    """What a model's identity says of its weights besides a digest (`WEIGHTS_SAID`, from its `details`); None when
+    it says nothing of them (Ollama's details are its family and quantisation, pinned by its digest already)."""
+    details = identity.get("details")
+    said = {key: details[key] for key in WEIGHTS_SAID if key in details} if isinstance(details, dict) else {}
+    return said or None
+
+
 def short_digest(digest: str) -> str:
     """The first 12 hex digits of a model digest, as `ollama list` shows them."""
     return digest.removeprefix("sha256:")[:12]

@@ -1,0 +1,84 @@
+"""Hostile input, eighteenth pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found bad,
+each with the rule it now obeys.
+
+- a list of OpenAI-compatible servers (`runner.base_url=[...]`) serving one name from different weights (vLLM's
+  `--served-model-name qwen` on Qwen2.5-7B-Instruct at one node and on its AWQ quantisation at another;
+  llama-server's `--alias` on two GGUFs): the servers were compared by the served name alone, so the run mixed two
+  models' answers into one score and ended `completed` (exit 0), its run.json's identity naming the first server's
+  weights for all, though each server's /models entry said what it loaded (vLLM's `root`, llama-server's `meta`).
+  Now what a server says of its weights is compared as a digest is (`core.recordvalues.weights_said`, in
+  `execute.hosts._same_model`): refused in one line naming each server and what it said (exit 3), nothing asked
+- the same with `cache=true` and one server restarted on other weights under the name: the cache key held the served
+  name and system_fingerprint only, so the second run took every answer of the first model from the cache as its
+  own. Now what the server says of its weights is part of the pin (`execute.cache.model_pin`), only where it says it
+  (keys of servers that say nothing are unchanged)
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.http_fake import Request, Response, json_response
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun, run_dir_of
+
+FULL = "Qwen/Qwen2.5-7B-Instruct"
+AWQ = "Qwen/Qwen2.5-7B-Instruct-AWQ"
+
+
+class Served(FakeOpenAI):
+    """An OpenAI-compatible server whose /models entry says, as vLLM's does, which weights it loaded (`root`)."""
+
+    def __init__(self, root: str, **options):
+        self.root = root
+        super().__init__(models=["qwen"], responder=listbench_answer, **options)
+
+    def _models(self, request: Request) -> Response:
+        listed = json.loads(super()._models(request).body)
+        return json_response({**listed, "data": [{**entry, "root": self.root} for entry in listed["data"]]})
+
+
+def _chats(server: FakeOpenAI) -> int:
+    return sum(r["path"] == "/v1/chat/completions" for r in server.requests)
+
+
+def _openai(base_url: str, tmp_path, *args: str):
+    return call_benchrun("runner=openai", f"runner.base_url={base_url}", "runner.model=qwen",
+                         f"outputs={tmp_path / 'outputs'}", *args, cwd=tmp_path)
+
+
+def test_servers_of_a_list_that_say_they_serve_other_weights_under_one_name_are_refused(tmp_path):
+    with ExitStack() as stack:
+        full, awq = (stack.enter_context(Served(root)) for root in (FULL, AWQ))
+        result = _openai(f"[{full.url},{awq.url}]", tmp_path, "cache=false")
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], "benchrun: error: the servers of runner.base_url serve different models as 'qwen': "
+                        f"{full.url} as 'qwen' (no digest, root \"{FULL}\"), {awq.url} as 'qwen' (no digest, root "
+                        f"\"{AWQ}\"); serve the same model on each, or leave the odd one out of the list\n")
+    assert (_chats(full), _chats(awq)) == (1, 1)  # the structured-output probe of each preflight, no sample
+
+
+def test_servers_of_a_list_that_say_they_serve_the_same_weights_are_one_model(tmp_path):
+    with ExitStack() as stack:
+        one, two = (stack.enter_context(Served(FULL)) for _ in range(2))
+        result = _openai(f"[{one.url},{two.url}]", tmp_path, "cache=false")
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert {r["host"] for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")} == {one.url, two.url}
+
+
+def test_a_cached_answer_is_not_taken_for_one_of_other_weights_served_under_its_name(tmp_path):
+    """cache=true, one server: the first run's answers are kept; the server restarted on the AWQ weights under the
+    same name is asked again; restarted on the first weights, the answers come from the cache."""
+    asked, cached = [], []
+    for root in (FULL, AWQ, FULL):
+        with Served(root) as server:
+            result = _openai(server.url, tmp_path, "cache=true", f"cache_dir={tmp_path / 'cache'}")
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        asked.append(_chats(server) - 1)  # less the structured-output probe
+        cached.append(sum(r.get("cached_from") is not None
+                          for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")))
+    assert (asked, cached) == ([18, 18, 0], [0, 0, 18])
