@@ -12,6 +12,10 @@ each with the rule it now obeys.
   name and system_fingerprint only, so the second run took every answer of the first model from the cache as its
   own. Now what the server says of its weights is part of the pin (`execute.cache.model_pin`), only where it says it
   (keys of servers that say nothing are unchanged)
+- a judge of runner=openai served from the weights of the model under test under another name (two vLLM servers of
+  one `root`, `--served-model-name qwen` and `judge`): neither has a digest and the names differ, so the model graded
+  its own answers (exit 0), where the README promises a judge that is the model under test is refused. Now the same
+  weights as their servers say them are the same model (`execute.session.same_model`): refused in one line (exit 2)
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from benchrun.testing.http_fake import Request, Response, json_response
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 FULL = "Qwen/Qwen2.5-7B-Instruct"
 AWQ = "Qwen/Qwen2.5-7B-Instruct-AWQ"
@@ -33,9 +39,9 @@ AWQ = "Qwen/Qwen2.5-7B-Instruct-AWQ"
 class Served(FakeOpenAI):
     """An OpenAI-compatible server whose /models entry says, as vLLM's does, which weights it loaded (`root`)."""
 
-    def __init__(self, root: str, **options):
+    def __init__(self, root: str, name: str = "qwen", responder=listbench_answer):
         self.root = root
-        super().__init__(models=["qwen"], responder=listbench_answer, **options)
+        super().__init__(models=[name], responder=responder)
 
     def _models(self, request: Request) -> Response:
         listed = json.loads(super()._models(request).body)
@@ -82,3 +88,18 @@ def test_a_cached_answer_is_not_taken_for_one_of_other_weights_served_under_its_
         cached.append(sum(r.get("cached_from") is not None
                           for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")))
     assert (asked, cached) == ([18, 18, 0], [0, 0, 18])
+
+
+def test_a_judge_served_from_the_weights_of_the_model_under_another_name_is_refused(tmp_path):
+    """The model under test `qwen` and the judge `judge`, two servers loaded with one model's weights: the judge is
+    the model grading its own answers."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with Served(FULL, responder=answer) as model, Served(FULL, "judge", responder=answer) as judge:
+        result = _openai(model.url, tmp_path, "task.path=bench", "judge.runner=openai", f"judge.base_url={judge.url}",
+                         "judge.model=judge", "runner.structured=json_schema", "+judge.structured=json_schema",
+                         "cache=false")
+    assert (result.returncode, result.stderr) == (
+        EXIT["usage"], f"benchrun: error: in 'config': judge.model: the judge judge is the model under test (no digest, "
+                       f"root \"{FULL}\"): a model grading its own answers favours them; pick another judge.model, or "
+                       "set judge.allow_self=true (recorded)\n")
+    assert (_chats(model), _chats(judge)) == (0, 0)

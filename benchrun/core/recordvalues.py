@@ -159,6 +159,13 @@ def weights_said(identity: dict[str, Any]) -> dict[str, Any] | None:
     return said or None
 
 
+def said_of_weights(identity: dict[str, Any]) -> str:
+    """A model without a digest, as said in one line with what its server says of its weights: `no digest, root
+    "Qwen/..."`."""
+    return "".join(["no digest", *(f", {key} {one_line(json.dumps(value, sort_keys=True), 160)}"
+                                   for key, value in (weights_said(identity) or {}).items())])
+
+
 def short_digest(digest: str) -> str:
     """The first 12 hex digits of a model digest, as `ollama list` shows them."""
     return digest.removeprefix("sha256:")[:12]

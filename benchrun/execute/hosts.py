@@ -18,9 +18,8 @@ from benchrun.console import output
 from benchrun.core.errors import ConfigError, RunnerError, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
-from benchrun.core.recordvalues import model_digest, short_digest, weights_said
+from benchrun.core.recordvalues import model_digest, said_of_weights, short_digest, weights_said
 from benchrun.core.settings import RunnerConfig
-from benchrun.core.text import one_line
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.runners.base import Runner
 
@@ -146,11 +145,8 @@ def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]
 
 def _digest(identity: dict[str, Any]) -> str:
     digest = model_digest(identity)
-    if digest:
-        return f"digest {short_digest(digest)}"
-    said = "".join(f", {key} {one_line(json.dumps(value, sort_keys=True), 160)}"
-                   for key, value in (weights_said(identity) or {}).items())
-    return f"as '{identity.get('name')}' (no digest{said})"
+    return f"digest {short_digest(digest)}" if digest else f"as '{identity.get('name')}' ({said_of_weights(identity)})"
+
 
 
 def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:

@@ -25,7 +25,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, UNFINISHED, Status
 from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import model_digest, said_of_weights, short_digest, weights_said
 from benchrun.core.settings import RUNNERS
 from benchrun.execute.cache import RunCache, Store, enabled, model_pin
 from benchrun.execute.executor import Executor
@@ -177,17 +177,22 @@ def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: R
 
 def _digest_of(identity: dict[str, Any]) -> str:
     digest = model_digest(identity)
-    return f"digest {short_digest(digest)}" if digest else "the same model on the same server"
+    if digest:
+        return f"digest {short_digest(digest)}"
+    return said_of_weights(identity) if weights_said(identity) else "the same model on the same server"
 
 
 async def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: dict[str, Any],
                      judge_cfg: dict[str, Any]) -> bool:
     """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model (its name
     but for `:latest`) of a server they share, under any of its names (`localhost` and `127.0.0.1`; a list's), and
-    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest)."""
+    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest); or, without
+    digests, the same weights as their servers say (`weights_said`: one model's loaded under two names)."""
     digests = model_digest(model), model_digest(judge)
     if None not in digests:
         return digests[0] == digests[1]
+    if (weights := weights_said(model)) is not None and weights == weights_said(judge):
+        return True
     if model_cfg["model"].removesuffix(":latest") != judge_cfg["model"].removesuffix(":latest"):
         return False
     where, judged = (RUNNERS[cfg["type"]].server_key for cfg in (model_cfg, judge_cfg))
