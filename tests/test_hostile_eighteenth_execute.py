@@ -16,6 +16,11 @@ each with the rule it now obeys.
   one `root`, `--served-model-name qwen` and `judge`): neither has a digest and the names differ, so the model graded
   its own answers (exit 0), where the README promises a judge that is the model under test is refused. Now the same
   weights as their servers say them are the same model (`execute.session.same_model`): refused in one line (exit 2)
+- an Ollama answer saying it is of another model than the one asked (a proxy before Ollama that routed llama3.2's
+  requests to qwen2.5:7b): the seventeenth pass keeps what it says in the answer's `extra`, but the response cache
+  kept it under llama3.2's digest, so a later run of llama3.2 reached directly took all its answers from the cache
+  (`18 from the cache`), qwen2.5's answers scored as llama3.2's. Now such an answer is neither kept nor taken
+  (`execute.cache.pinned_by`), as an OpenAI-compatible answer of another system_fingerprint is not
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from contextlib import ExitStack
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.http_fake import Request, Response, json_response
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
@@ -103,3 +109,30 @@ def test_a_judge_served_from_the_weights_of_the_model_under_another_name_is_refu
                        f"root \"{FULL}\"): a model grading its own answers favours them; pick another judge.model, or "
                        "set judge.allow_self=true (recorded)\n")
     assert (_chats(model), _chats(judge)) == (0, 0)
+
+
+class Proxied(FakeOllama):
+    """Ollama behind a proxy that routes every chat to `model`, whose answers say so (`"model": "qwen2.5:7b"`)."""
+
+    def __init__(self, model: str):
+        self.routed_to = model
+        super().__init__(models=["llama3.2"], responder=listbench_answer)
+
+    def _chat(self, request: Request) -> Response | None:
+        answer = super()._chat(request)
+        return json_response({**json.loads(answer.body), "model": self.routed_to})
+
+
+def test_an_answer_saying_it_is_of_another_model_is_not_kept_in_the_cache_as_the_models(tmp_path):
+    """A proxy before Ollama answers llama3.2's requests with qwen2.5's answers (each says so), then the server is
+    reached directly: the second run asks llama3.2 and keeps nothing of qwen2.5's."""
+    said, cached = [], []
+    for proxied in (True, False, False):
+        with Proxied("qwen2.5:7b") if proxied else FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+            result = call_benchrun(f"runner.host={server.url}", f"cache_dir={tmp_path / 'cache'}",
+                                   f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        records = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+        said.append({r.get("extra", {}).get("model") for r in records})
+        cached.append(sum(r.get("cached_from") is not None for r in records))
+    assert (said, cached) == ([{"qwen2.5:7b"}, {None}, {None}], [0, 0, 18])

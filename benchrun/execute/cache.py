@@ -179,7 +179,11 @@ def pinned_by(answer: Completion, pin: Mapping[str, Any]) -> bool:
     """Whether `answer` may be kept under a key of `pin`: an OpenAI-compatible answer whose own system_fingerprint is
     not the one the preflight pinned the model by came from another configuration of the server than the key says
     (restarted with another model or build mid-run), and a later run of the pinned one took it from the cache as its
-    model's answer; an answer that gives none, or a pin that has none, cannot be told apart."""
+    model's answer; an answer that gives none, or a pin that has none, cannot be told apart. Likewise an answer of a
+    model pinned by its digest that says it is of another model than the one asked (Ollama's answer naming another
+    model, which its `extra` keeps only then: a proxy before the server that routed the request elsewhere)."""
+    if "digest" in pin and answer.extra.get("model") is not None:
+        return False
     pinned, given = pin.get("system_fingerprint"), answer.extra.get("system_fingerprint")
     return pinned is None or given is None or given == pinned
 
