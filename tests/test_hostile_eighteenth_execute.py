@@ -21,6 +21,12 @@ each with the rule it now obeys.
   kept it under llama3.2's digest, so a later run of llama3.2 reached directly took all its answers from the cache
   (`18 from the cache`), qwen2.5's answers scored as llama3.2's. Now such an answer is neither kept nor taken
   (`execute.cache.pinned_by`), as an OpenAI-compatible answer of another system_fingerprint is not
+- an OpenAI-compatible server restarted mid-run on other weights under the served name (vLLM's `root` another as the
+  run ends): its runner said no digest, so the end-of-run check of the model (the twelfth pass's, for a model pulled
+  again) had nothing to compare: the run ended `completed` (exit 0) with answers of two models, and with
+  `cache=true` they stayed cached under the first weights. Now what the server says of its weights is compared from
+  the start to the end as a digest is (`OpenAIRunner.digests_now`, `core.recordvalues.pinned_as`,
+  `execute.session.same_to_the_end`): the run fails in one line naming both (exit 3), its answers kept, none cached
 """
 
 from __future__ import annotations
@@ -136,3 +142,34 @@ def test_an_answer_saying_it_is_of_another_model_is_not_kept_in_the_cache_as_the
         said.append({r.get("extra", {}).get("model") for r in records})
         cached.append(sum(r.get("cached_from") is not None for r in records))
     assert (said, cached) == ([{"qwen2.5:7b"}, {None}, {None}], [0, 0, 18])
+
+
+class Restarted(Served):
+    """A server that says, from its `after`-th answer on, that other weights (`AWQ`) are behind the served name."""
+
+    def __init__(self, after: int):
+        super().__init__(FULL, responder=self._answer)
+        self.after, self.answered = after, 0
+
+    def _answer(self, req):
+        self.answered += 1
+        if self.answered == self.after:
+            self.root = AWQ
+        return listbench_answer(req)
+
+
+def test_a_server_restarted_on_other_weights_under_its_name_mid_run_fails_the_run(tmp_path):
+    with Restarted(after=5) as server:
+        result = _openai(server.url, tmp_path, "runner.structured=json_schema", "cache=true",
+                         f"cache_dir={tmp_path / 'cache'}")
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: model qwen changed on {server.url} while the run asked: root \"{FULL}\" when "
+                        f"it began, root \"{AWQ}\" as it ended (the server restarted on other weights?); its answers "
+                        "may come from either model and cannot be told apart: run it again\n")
+    run_dir = next((tmp_path / "outputs").glob("*/*"))
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+    assert len(read_jsonl(run_dir / "responses.jsonl")) == 18
+    with Served(FULL) as again:  # the first run kept none of its answers in the cache
+        second = _openai(again.url, tmp_path, "runner.structured=json_schema", "cache=true",
+                         f"cache_dir={tmp_path / 'cache'}")
+    assert (second.returncode, _chats(again)) == (EXIT["ok"], 18)

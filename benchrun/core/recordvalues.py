@@ -159,6 +159,27 @@ def weights_said(identity: dict[str, Any]) -> dict[str, Any] | None:
     return said or None
 
 
+SAID = "said "
+"""Before the canonical JSON of what a server says of its model's weights, where `pinned_as` gives that for a digest."""
+
+
+def pinned_as(identity: dict[str, Any]) -> str | None:
+    """Which model answered, as a run compares it from its start to its end: its digest, else what its server says of
+    its weights (`weights_said`, as `said {...}`), else None (nothing to compare)."""
+    if digest := model_digest(identity):
+        return digest
+    said = weights_said(identity)
+    return None if said is None else SAID + json.dumps(said, sort_keys=True, ensure_ascii=False)
+
+
+def pin_shown(pin: str) -> str:
+    """A `pinned_as` value in one line: `digest 4a65eed368b0`, or `root "Qwen/..."`."""
+    if not pin.startswith(SAID):
+        return f"digest {short_digest(pin)}"
+    said = json.loads(pin.removeprefix(SAID))
+    return ", ".join(f"{key} {one_line(json.dumps(value, sort_keys=True), 160)}" for key, value in said.items())
+
+
 def said_of_weights(identity: dict[str, Any]) -> str:
     """A model without a digest, as said in one line with what its server says of its weights: `no digest, root
     "Qwen/..."`."""
