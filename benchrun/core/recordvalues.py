@@ -1,7 +1,8 @@
 """What a run's records may hold where a value is free-form or measured, wherever a record is read: a time as
 benchrun writes them, a wall time a run can measure, a model's identity and the mappings of run.json that readers
 look into. A record holding anything else (a hand's edit, a damaged file) is refused where it is read, in one line.
-And which model answered, as a model's identity says (its digest, compared and shown alike by every reader)."""
+And which model answered, as a model's identity says (its digest, or without one what its server says of its
+weights; compared and shown alike by every reader)."""
 
 from __future__ import annotations
 
@@ -173,18 +174,25 @@ def pinned_as(identity: dict[str, Any]) -> str | None:
 
 
 def pin_shown(pin: str) -> str:
-    """A `pinned_as` value in one line: `digest 4a65eed368b0`, or `root "Qwen/..."`."""
-    if not pin.startswith(SAID):
-        return f"digest {short_digest(pin)}"
-    said = json.loads(pin.removeprefix(SAID))
+    """A `pinned_as` value in one line: `digest 4a65eed368b0`, or `root "Qwen/..."` (a digest that a server wrote as
+    `said ...` is shown as the digest it is)."""
+    try:
+        said = json.loads(pin.removeprefix(SAID)) if pin.startswith(SAID) else None
+    except (ValueError, RecursionError):
+        said = None
+    return _shown(said) if isinstance(said, dict) and said else f"digest {short_digest(pin)}"
+
+
+def _shown(said: dict[str, Any]) -> str:
+    """What a server says of its weights, in one line: `root "Qwen/...", meta {...}`."""
     return ", ".join(f"{key} {one_line(json.dumps(value, sort_keys=True), 160)}" for key, value in said.items())
 
 
 def said_of_weights(identity: dict[str, Any]) -> str:
     """A model without a digest, as said in one line with what its server says of its weights: `no digest, root
     "Qwen/..."`."""
-    return "".join(["no digest", *(f", {key} {one_line(json.dumps(value, sort_keys=True), 160)}"
-                                   for key, value in (weights_said(identity) or {}).items())])
+    said = weights_said(identity)
+    return f"no digest, {_shown(said)}" if said else "no digest"
 
 
 def short_digest(digest: str) -> str:
