@@ -34,7 +34,10 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 
+import pytest
+
 from benchrun.core.errors import EXIT
+from benchrun.core.recordvalues import pin_shown
 from benchrun.testing.http_fake import Request, Response, json_response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
@@ -173,3 +176,12 @@ def test_a_server_restarted_on_other_weights_under_its_name_mid_run_fails_the_ru
         second = _openai(again.url, tmp_path, "runner.structured=json_schema", "cache=true",
                          f"cache_dir={tmp_path / 'cache'}")
     assert (second.returncode, _chats(again)) == (EXIT["ok"], 18)
+
+
+@pytest.mark.parametrize(("pin", "shown"), [("said {", "digest said {"), ("said []", "digest said []"),
+                                            ("ab" * 32, "digest abababababab"),
+                                            ('said {"root": "a"}', 'root "a"')])
+def test_a_pin_is_shown_in_one_line_whatever_a_server_wrote_as_its_digest(pin, shown):
+    """A digest an Ollama server writes as `said {` (what benchrun writes before a server's word on its weights) is
+    shown as the digest it is, not read as JSON into a traceback."""
+    assert pin_shown(pin) == shown
