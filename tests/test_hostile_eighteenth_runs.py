@@ -10,11 +10,18 @@ the rule it now obeys.
   exit 0 (a bad benchmark included), and the sweep's Slurm options that a real launch refuses were not checked. Now a
   dry run's jobs are launched in this process, whatever hydra.launcher (`callbacks._launch_here`), after the checks
   of the Slurm options (`callbacks._check_slurm`)
+- a Slurm job whose Python fails as it starts (a module missing or broken in the job's environment): the sweep said
+  `Slurm job 610_0 left the queue without a result (...); its log ends: srun: error: vm: task 0: Exited with exit code
+  1`, srun's word that the task ended, and took the sweep's directory back with the job's log, so the cause (the
+  line before: `ImportError: ...`) was nowhere to read. Now srun's line of how a task ended is passed over for the
+  task's own last line (`compose.slurmqueue._last_said`)
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -77,3 +84,19 @@ def test_a_dry_run_of_a_slurm_sweep_refuses_the_options_its_launch_would(tmp_pat
         "sweep was started, and its run would be written there, outside the sweep; leave it out (jobs start where "
         "the sweep is started)\n"))
     assert not (tmp_path / "submitted").exists()
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_job_whose_python_fails_as_it_starts_is_said_with_its_cause(tmp_path):
+    """The job's environment holds a broken `submitit` (PYTHONPATH set by the launcher's setup): the job's Python ends
+    before benchrun starts in it, its traceback's last line the cause, srun's line after it."""
+    (tmp_path / "broken" / "submitit").mkdir(parents=True)
+    (tmp_path / "broken" / "submitit" / "__init__.py").write_text("raise ImportError('no submitit here')\n")
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE[:-1],
+                        f"hydra.launcher.setup=['export PYTHONPATH={tmp_path / 'broken'}']",
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, timeout=120)
+    job = re.search(r"'-j', '([0-9]+)'", done.stderr)[1]  # submitit's lines of sacct (accounting off)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["sweep_failed"], (
+        f"benchrun: error: Slurm job {job}_0 left the queue without a result (cancelled before it ran, killed, or its "
+        "setup failed); its log ends: ImportError: no submitit here: nothing was asked or recorded"))
+    assert not (tmp_path / "outputs").exists()
