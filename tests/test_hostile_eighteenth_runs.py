@@ -15,6 +15,10 @@ the rule it now obeys.
   1`, srun's word that the task ended, and took the sweep's directory back with the job's log, so the cause (the
   line before: `ImportError: ...`) was nowhere to read. Now srun's line of how a task ended is passed over for the
   task's own last line (`compose.slurmqueue._last_said`)
+- a values.csv (or `values_file:` CSV) written in other digits than 0-9 (Bengali `৩`, Arabic-Indic `٣`, full-width
+  `３`, as a multilingual benchmark's are): each was typed as the number, so `৩,৪` was asked `what is 3 + 4?`, the
+  prompt and the recorded values not those of the file, and `3` and `৩` in one file the same sample id. Now a cell
+  is a number only in the digits JSON and YAML write numbers in, the others text as written (`compiler.files`)
 """
 
 from __future__ import annotations
@@ -100,3 +104,16 @@ def test_a_slurm_job_whose_python_fails_as_it_starts_is_said_with_its_cause(tmp_
         f"benchrun: error: Slurm job {job}_0 left the queue without a result (cancelled before it ran, killed, or its "
         "setup failed); its log ends: ImportError: no submitit here: nothing was asked or recorded"))
     assert not (tmp_path / "outputs").exists()
+
+
+def test_a_csv_written_in_other_digits_is_asked_as_written(compose_cfg, tmp_path):
+    from benchrun import compile
+
+    bench = write_bench(tmp_path, {"tasks/add/template.txt": "what is {a} + {b}?",
+                                   "tasks/add/values.csv": "a,b,reference\n৩,৪,৭\n３,٤,7\n3,4,7\n1.5,২.৫,-4\n"})
+    manifest = compile(compose_cfg(f"task.path={bench}"))
+    assert [(s.id, s.prompt, s.values, s.reference) for s in manifest.samples] == [
+        ("add:a=৩,b=৪", "what is ৩ + ৪?", {"a": "৩", "b": "৪"}, "৭"),
+        ("add:a=３,b=٤", "what is ３ + ٤?", {"a": "３", "b": "٤"}, 7),
+        ("add:a=3,b=4", "what is 3 + 4?", {"a": 3, "b": 4}, 7),
+        ("add:a=1.5,b=২.৫", "what is 1.5 + ২.৫?", {"a": 1.5, "b": "২.৫"}, -4)]
