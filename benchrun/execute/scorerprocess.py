@@ -149,6 +149,7 @@ class ScorerProcess:
         through a symbolic link (a resume's scorers printed through `benchrun.log` -> `~/.bashrc` into that file)."""
         if self._setup != b"{}\n":
             own_file(self.log)
+            RUN_CLOCK.now()  # its heartbeat's thread started here, where the system's refusal fails the run
             await self._spawn()
 
     def call(self, name: str, response: str, reference: Any) -> asyncio.Future[Result]:
