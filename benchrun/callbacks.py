@@ -17,8 +17,9 @@ from typing import Any, Callable
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
+from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf, read_write
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
@@ -86,9 +87,12 @@ class RunDirCheck(Callback):
         swept = _swept(config)
         jobs = _check_sweep_size(swept)
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
-        if launcher.endswith(".JoblibLauncher"):  # a dry run's jobs are launched too
+        if launcher.endswith(".JoblibLauncher"):
             _check_joblib_workers(config.hydra.launcher, jobs)
         if config.get("dry_run"):
+            _check_slurm(config, launcher)
+            with read_write(config.hydra), open_dict(config.hydra):
+                config.hydra.launcher = {"_target_": BASIC_LAUNCHER}
             return
         _check_outputs(config, "hydra.sweep.dir")
         _check_inside(config)
@@ -104,13 +108,7 @@ class RunDirCheck(Callback):
             _refuse(why)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
-        if launcher.endswith(".SlurmLauncher"):
-            launcher_config = config.hydra.launcher
-            if why := (slurmoptions.all_warning(launcher_config) or slurmoptions.moved_away(launcher_config)
-                       or slurmoptions.no_environment(launcher_config) or slurmoptions.patterned(sweep_dir)
-                       or slurmoptions.files_elsewhere(launcher_config, sweep_dir)
-                       or slurmoptions.submitits_own(launcher_config)):
-                _refuse(why)
+        _check_slurm(config, launcher)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
@@ -122,28 +120,22 @@ class RunDirCheck(Callback):
         if launcher.endswith(".LocalLauncher"):
             takeback.LOCAL_SWEEPS.append(sweep_dir)
         if launcher.endswith(".SlurmLauncher"):
-            _leave_outer_job()
+            slurmoptions.leave_outer_job()
             takeback.SLURM_SWEEPS.append(sweep_dir)
             slurmqueue.watch(INTERRUPTS.stop)
 
 
-OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")
-"""What the variables a Slurm job or step sets in its processes' environment begin with (submitit's `clean_env`
-drops these, and SBATCH_*, which are a user's own defaults for sbatch)."""
-KEPT_OUTSIDE_JOBS = ("SLURM_CONF",)
-"""Of those, what a site or a user sets outside any job: where Slurm's configuration is."""
+def _check_slurm(config: DictConfig, launcher: str) -> None:
+    """Refuse a Slurm sweep whose job options would stop, lose or misplace every job; a dry run's too."""
+    if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.refusal(config.hydra.launcher,
+                                                                              Path(config.hydra.sweep.dir))):
+        _refuse(why)
 
 
-def _leave_outer_job() -> None:
-    """A sweep of Slurm jobs launched from inside a Slurm job or step (an `salloc` session, an sbatch script, an
-    `srun`): drop what that job set in this process's environment (as submitit's `clean_env` does), which sbatch
-    passes on to every job of the sweep. Each job's srun then failed at once (`SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU,
-    and SLURM_MEM_PER_NODE are mutually exclusive`, the outer job's memory beside the sweep's `mem_gb`), leaving no
-    result, and with Slurm's accounting off the sweep waited for it for ever."""
-    if "SLURM_JOB_ID" not in os.environ:
-        return
-    for name in [name for name in os.environ if name.startswith(OUTER_JOB) and name not in KEPT_OUTSIDE_JOBS]:
-        del os.environ[name]
+BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
+"""Hydra's launcher of a sweep's jobs one after another in this process (`hydra/launcher=basic`): a dry run's, whatever
+hydra.launcher says, so that each job's plan (or its benchmark's mistake) is printed here and nothing is submitted (a
+Slurm sweep's dry run was submitted as jobs, their plans and errors in their logs, exit 0)."""
 
 
 def _check_joblib_workers(launcher: DictConfig, jobs: float) -> None:
@@ -360,11 +352,21 @@ def _refuse(message: str) -> None:
 
 
 class SweepSummaryCallback(Callback):
-    """After a multirun, summarise the sweep from disk; exit 1 if any job failed."""
+    """After a multirun, summarise the sweep from disk; exit 1 if any job failed (a dry run's too: its jobs' codes,
+    each job's mistake said as it was met)."""
+
+    def __init__(self) -> None:
+        self.dry_run_failed = False
+
+    def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
+        if config.get("dry_run") and job_return.status == JobStatus.COMPLETED and job_return.return_value:
+            self.dry_run_failed = True
 
     @_one_line
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("dry_run"):
+            if self.dry_run_failed:
+                sys.exit(EXIT["sweep_failed"])
             return
         sweep_dir = Path(config.hydra.sweep.dir)
         summary = write_sweep_summary(sweep_dir)

@@ -40,8 +40,9 @@ register_with_hydra()  # at import, so launchers' worker processes (joblib, subm
 
 
 @hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")
-def hydra_main(cfg: DictConfig) -> None:
-    """One job: run it; a user-facing error is one line (the job's exit code unless in a sweep)."""
+def hydra_main(cfg: DictConfig) -> int:
+    """One job: run it; a user-facing error is one line. Its exit code ends the process, or in a sweep is returned to
+    the launcher (a dry run's jobs: benchrun.callbacks.SweepSummaryCallback)."""
     display_streams()  # here too, for a launcher's worker process: its output is a display as well
     hydra_cfg = HydraConfig.get()
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
@@ -69,6 +70,7 @@ def hydra_main(cfg: DictConfig) -> None:
         code = EXIT["archive"]
     if code and not multirun:
         sys.exit(code)
+    return code
 
 
 def interrupted(err: KeyboardInterrupt, run_dir: Path, worker: bool) -> int:

@@ -340,6 +340,8 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     """A run by path, or among the runs under `root` by its run id: whole, or a prefix of no other run's id."""
     ref = named(ref)
     if Path(ref).is_dir():
+        if not os.path.lexists(Path(ref) / RUN):  # a sweep's directory, an archive root: where its runs are said
+            raise ArchiveError(f"not a run directory (no run.json){_runs_in(Path(ref))}", file=ref)
         return load_run(ref)
     found = list(scan_runs(root))
     matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
@@ -354,8 +356,7 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
 
 def _unread(found: list[Run | ArchiveError]) -> str:
     """What a search could not look in (a folder, a run.json), which may hold the run sought: said, never unsaid."""
-    errors = [err for err in found if isinstance(err, ArchiveError)]
-    if not errors:
+    if not (errors := [err for err in found if isinstance(err, ArchiveError)]):
         return ""
     places = "place under it" if len(errors) == 1 else "places under it"
     return f" that could be read; {len(errors)} {places} could not be, the first: {errors[0]}"
@@ -374,13 +375,18 @@ def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
     path = Path(named(ref))
     if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
         return [resolve_run(ref, root)]
-    jobs = [d for d in job_dirs(path) if os.path.lexists(d / RUN)]
-    if not jobs:
-        deeper = next(run_dirs(path), None)  # an archive's root: its runs lie deeper, in dated folders
-        held = f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {ref})" if deeper else ""
-        raise ArchiveError(f"neither a run nor a sweep directory (no run.json in it or the folders directly in it){held}",
-                           file=os.fspath(ref))
+    if not (jobs := [d for d in job_dirs(path) if os.path.lexists(d / RUN)]):
+        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or the folders directly in it)"
+                           f"{_runs_in(path)}", file=os.fspath(ref))
     return [load_run(job) for job in jobs]
+
+
+def _runs_in(folder: Path) -> str:
+    """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, or runs deeper in it."""
+    if jobs := [d for d in job_dirs(folder) if os.path.lexists(d / RUN)]:
+        return f"; it is a sweep's directory: name one of its {len(jobs)} jobs ({jobs[0]}, ...)"
+    deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
+    return f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {folder})" if deeper else ""
 
 
 def job_dirs(sweep_dir: PathLike) -> list[Path]:

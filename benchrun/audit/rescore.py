@@ -213,12 +213,18 @@ def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
     return {task: tuple(n for n in chosen if n in scorers or n not in used) for task, scorers in own.items()}
 
 
+RESCORE_NUMBERS = 10**9
+"""A rescore's number is below this: a folder of a larger one under rescores/ (255 digits, planted) is no rescore's
+to count on from, whose next number would make a name the file system refuses, and no rescore could be made."""
+
+
 def claim_dir(parent: Path) -> Path:
     """A new numbered directory under `parent` (the run's own folder, never a link), claimed atomically with os.mkdir
-    (taken -> try the next)."""
+    (taken -> try the next), numbered on from the largest rescore's number there."""
     own_file(parent, "folder")
     parent.mkdir(exist_ok=True)
-    number = max((n for p in parent.iterdir() if (n := number_in(p.name)) is not None), default=0) + 1
+    numbers = (n for p in parent.iterdir() if (n := number_in(p.name)) is not None and n < RESCORE_NUMBERS)
+    number = max(numbers, default=0) + 1
     while True:
         path = parent / f"{number:03d}"
         try:

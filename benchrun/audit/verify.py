@@ -22,7 +22,7 @@ import yaml
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
-from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays
+from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RescoreInfo
@@ -201,11 +201,14 @@ def belonging(run: Run) -> list[Finding]:
     """The committed lines of a run that do not belong to its manifest, as a resume finds them (`repair.check`): of a
     run that did not end, records.sha256 alone covers them, which anyone can have rewritten to match; of one that
     ended, its writer wrote them (a sample answered twice, by a second writer a fork at import made, was sealed
-    intact)."""
-    if (manifest := _manifest(run)) is None:
-        return []
-    return [Finding(False, problem.file, problem.message, problem.line)
-            for problem in repair.check(run.path, manifest).problems]
+    intact); else the first file or line that no reader reads as what it is (`trust.unreadable`), which every other
+    command would stop at."""
+    if (manifest := _manifest(run)) is not None:
+        if problems := repair.check(run.path, manifest).problems:
+            return [Finding(False, problem.file, problem.message, problem.line) for problem in problems]
+    elif not all(finding.ok for finding in check_manifest(run)):
+        return []  # check_manifest says why; a manifest that is not the run's is never read whole
+    return [Finding(False, *found) for found in [unreadable(run)] if found]
 
 
 def missing(path: Path) -> str:

@@ -31,8 +31,9 @@ class Bounds:
     size: int
 
 
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+_INT = re.compile(r"[+-]?\d+", re.ASCII)
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?", re.ASCII)
+"""A number as a CSV cell is typed: in the digits 0-9, as JSON and YAML write one (`৩`, `٣` or `３` is text)."""
 
 
 def present(bench: Path, path: Path) -> bool:
@@ -169,7 +170,7 @@ def _field_limit(chars: int) -> Iterator[None]:
 def typed(cell: str) -> int | float | str:
     """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer with a leading zero ('007', '02139':
     a code or an id, which would be asked and scored as 7) or outside ±MAX_INT (what every JSON reader keeps
-    exactly), as the text it is."""
+    exactly), and a number in other digits than 0-9 ('৩ + ৪' was asked as '3 + 4'), as the text it is."""
     if _INT.fullmatch(cell):
         unsigned = cell.lstrip("+-")
         digits = unsigned.lstrip("0") or "0"

@@ -157,3 +157,28 @@ def _warning(delay: Any) -> int | None:
     if not isinstance(delay, str) or not (found := SIGNAL_TIME.fullmatch(delay.strip())):
         return None
     return int(found[1] or 60)
+
+
+def refusal(launcher: Mapping[str, Any], sweep_dir: Path) -> str | None:
+    """Why the sweep's Slurm job options would stop, lose or misplace every job; None when none would."""
+    return (all_warning(launcher) or moved_away(launcher) or no_environment(launcher) or patterned(sweep_dir)
+            or files_elsewhere(launcher, sweep_dir) or submitits_own(launcher))
+
+
+OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")
+"""What the variables a Slurm job or step sets in its processes' environment begin with (submitit's `clean_env`
+drops these, and SBATCH_*, which are a user's own defaults for sbatch)."""
+KEPT_OUTSIDE_JOBS = ("SLURM_CONF",)
+"""Of those, what a site or a user sets outside any job: where Slurm's configuration is."""
+
+
+def leave_outer_job() -> None:
+    """A sweep of Slurm jobs launched from inside a Slurm job or step (an `salloc` session, an sbatch script, an
+    `srun`): drop what that job set in this process's environment (as submitit's `clean_env` does), which sbatch
+    passes on to every job of the sweep. Each job's srun then failed at once (`SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU,
+    and SLURM_MEM_PER_NODE are mutually exclusive`, the outer job's memory beside the sweep's `mem_gb`), leaving no
+    result, and with Slurm's accounting off the sweep waited for it for ever."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return
+    for name in [name for name in os.environ if name.startswith(OUTER_JOB) and name not in KEPT_OUTSIDE_JOBS]:
+        del os.environ[name]

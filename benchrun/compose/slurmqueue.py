@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -27,6 +28,9 @@ POLL_S = 5.0
 and its result, and Slurm says it did not complete."""
 LOG_TAIL = 300
 """How much of the end of a lost job's log is read for its last line (characters)."""
+TASK_ENDED = re.compile(r"srun: error: \S+: tasks? [0-9,\-]+: ")
+"""srun's line saying how a job's task ended (`srun: error: vm: task 0: Exited with exit code 1`), written after
+the task's own last line, which says why."""
 Stop = Callable[[str, int], None]
 
 
@@ -94,13 +98,16 @@ def _ended_badly(job: str) -> bool:
 
 
 def _last_said(log: Path) -> str:
-    """The last line the job's standard error holds (srun's error, say), to be said after the job's line."""
+    """The last line the job's standard error holds (srun's error, say), to be said after the job's line; srun's
+    word of how the task ended passed over for the task's own last line (`ImportError: ...`), the cause, which the
+    sweep's directory taken back with its logs left nowhere else to read."""
     with contextlib.suppress(OSError):
         with log.open("rb") as file:
             file.seek(max(0, file.seek(0, os.SEEK_END) - LOG_TAIL))
             lines = [line for line in file.read().decode("utf-8", "replace").splitlines() if line.strip()]
         if lines:
-            return f"; its log ends: {one_line(lines[-1], LOG_TAIL)}"
+            said = [line for line in lines if not TASK_ENDED.match(line)] or lines
+            return f"; its log ends: {one_line(said[-1], LOG_TAIL)}"
     return ""
 
 

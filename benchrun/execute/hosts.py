@@ -5,6 +5,7 @@ refused unless all serve the model by one digest; each request sent to the live 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from benchrun.console import output
 from benchrun.core.errors import ConfigError, RunnerError, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import model_digest, said_of_weights, short_digest, weights_said
 from benchrun.core.settings import RunnerConfig
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.runners.base import Runner
@@ -132,8 +133,10 @@ async def one_server_among(urls: list[str], others: list[str], paths: bool = Tru
 
 
 def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]]]) -> None:
-    """Refuse servers that serve `model` by different digests (or, without digests, under different ids)."""
-    digests = [model_digest(identity) or identity.get("name") for _, identity in identities]
+    """Refuse servers that serve `model` by different digests (or, without digests, under different ids, or saying
+    of its weights different things: `weights_said`)."""
+    digests = [model_digest(identity) or json.dumps([identity.get("name"), weights_said(identity)], sort_keys=True)
+               for _, identity in identities]
     if len(set(digests)) > 1:
         each = ", ".join(f"{url} {_digest(identity)}" for url, identity in identities)
         raise RunnerError(f"the servers of {key} serve different models as '{model}': {each}; serve the same "
@@ -142,7 +145,8 @@ def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]
 
 def _digest(identity: dict[str, Any]) -> str:
     digest = model_digest(identity)
-    return f"digest {short_digest(digest)}" if digest else f"as '{identity.get('name')}' (no digest)"
+    return f"digest {short_digest(digest)}" if digest else f"as '{identity.get('name')}' ({said_of_weights(identity)})"
+
 
 
 def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:

@@ -1,0 +1,129 @@
+"""Hostile input, eighteenth pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it
+found bad, each with the rule it now obeys.
+
+- a folder of 255 digits planted under a run's rescores/: every later `rescore` of the run failed `file name too
+  long: .../rescores/1000...0` (exit 4), numbering on from it. Now a rescore numbers on from the largest number
+  below 10**9 there (`audit.rescore.claim_dir`)
+- `retry` of a run whose directory's name is 249 bytes or more (`hydra.run.dir=` so chosen): the server asked, then
+  `file name too long: .../<name>.retry1` (exit 4), no word of `--into`. Now refused before the server is asked, with
+  that advice (`audit.retry._beside`)
+- `verify`, `rescore`, `resume` or `retry` of a sweep's directory (`resume SWEEP` after a sweep was stopped) said
+  only `not a run directory (no run.json)`; of an archive root too, where show, compare, export and report say where
+  its runs are. Now each says it is a sweep's directory and names a job, or that runs lie deeper
+  (`archive.reader.resolve_run`, `_runs_in`)
+- a sealed run holding a record line that no reader reads as a record (an older benchrun's: a metric of 1e200, which
+  this one bounds at 1e100; a run rewritten and sealed again), or a summary.json or manifest.json no reader reads:
+  `verify` said `intact` (exit 0), while show, compare, export and rescore stop at `line 4: not a valid record: ...`.
+  Now verify names that file (and line) too, NOT intact (`archive.trust.unreadable`, from `audit.verify.belonging`)
+
+What held is in the pass's note.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchrun.archive.ledger import digest_lines
+from benchrun.archive.reader import load_run
+from benchrun.archive.sweep import write_sweep_summary
+from benchrun.core.errors import EXIT
+from benchrun.core.layout import NAME_MAX
+from benchrun.testing.inprocess import cli
+from tests.helpers.answers import BROKEN, broken_answer
+from tests.helpers.archives import replace_manifest, reseal, synthetic_run
+from tests.helpers.commands import run_in_process
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+# -- rescores/ ---------------------------------------------------------------------------------------------------------
+
+def test_a_rescore_numbers_on_past_a_planted_folder_of_too_many_digits(tmp_path):
+    """A folder named with 255 nines under rescores/ (anyone's, in a shared archive): the next rescore's number was
+    one more, 256 digits, and every rescore of the run failed `file name too long`. Now it is passed over."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (run_dir / "rescores" / ("9" * NAME_MAX)).mkdir(parents=True)
+    (run_dir / "rescores" / "999999999").mkdir()
+    (tmp_path / "mine.py").write_text("def closeness(response, sample):\n    return 1.0\n")
+    for expected in ("1000000000", "1000000001"):
+        done = audit(tmp_path, "rescore", str(run_dir), "--scorers", "mine.py", "--only")
+        assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+        assert done.stdout.splitlines()[-1] == f"rescore {expected} written to {run_dir / 'rescores' / expected}"
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+# -- retry ---------------------------------------------------------------------------------------------------------
+
+def test_a_retry_whose_default_directory_name_is_too_long_says_into_before_asking(tmp_path):
+    """A parent named with 250 bytes: `<name>.retry1` is 257. The server was asked, then `file name too long` (exit
+    4), with no way out said. Now refused first (the server here is none), naming --into; nothing is made."""
+    parent = run_in_process(tmp_path, "b" * 250, *BROKEN, responder=broken_answer)
+    before = sorted(p.name for p in parent.parent.iterdir())
+    done = audit(tmp_path, "retry", str(parent), "--host", "http://127.0.0.1:9")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: the retry's directory beside run {load_run(parent).id} would be named "
+        f"{'b' * 24}….retry1, 257 bytes, more than a file system takes ({NAME_MAX}); nothing was written; name its "
+        "directory with --into DIR\n"))
+    assert sorted(p.name for p in parent.parent.iterdir()) == before
+
+
+# -- a command of one run given many ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["verify", "rescore", "resume", "retry"])
+def test_a_command_of_one_run_given_a_sweep_or_an_archive_says_where_its_runs_are(tmp_path, command):
+    """A sweep's directory (or an archive root) given to a command of one run: `not a run directory (no run.json)`,
+    where the commands of many runs say which runs it holds."""
+    synthetic_run(tmp_path / "sweep" / "0_a", [1, 0], run_id="a" * 12, label="a")
+    synthetic_run(tmp_path / "sweep" / "1_b", [1, 1], run_id="b" * 12, label="b")
+    write_sweep_summary(tmp_path / "sweep")
+    synthetic_run(tmp_path / "outputs" / "2026-12-05" / "run", [1])
+    said = {"sweep": "it is a sweep's directory: name one of its 2 jobs (sweep/0_a, ...)",
+            "outputs": "runs lie deeper in it (outputs/2026-12-05/run): name them (benchrun-audit list outputs)"}
+    for folder, where in said.items():
+        done = audit(tmp_path, command, folder)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
+            f"benchrun: error: in '{folder}': not a run directory (no run.json); {where}\n"))
+
+
+# -- what verify passes ----------------------------------------------------------------------------------------------
+
+def _a_metric_of_1e200(run_dir: Path) -> str:
+    scores = run_dir / "scores.jsonl"
+    scores.write_bytes(scores.read_bytes().replace(b'"closeness":0}', b'"closeness":1e200}'))
+    (run_dir / "records.sha256").write_bytes(b"".join(
+        digest_lines(name, (run_dir / name).read_bytes().splitlines(keepends=True))
+        for name in ("responses.jsonl", "scores.jsonl")))
+    reseal(run_dir, "scores.jsonl", "records.sha256")
+    return ("scores.jsonl", "line 4: not a valid record: metrics.closeness: Value error, a metric's value is a finite "
+            "number of magnitude at most 1e+100, not 1e+200")
+
+
+def _a_count_below_0(run_dir: Path) -> str:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["metrics"][0]["n"] = -2
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    reseal(run_dir, "summary.json")
+    return "summary.json", "unreadable: metrics.0.n: Value error, -2 is no number of answers (0 or more)"
+
+
+def _values_no_mapping(run_dir: Path) -> str:
+    replace_manifest(run_dir, lambda manifest: manifest["samples"][0].update(values=7))
+    return "manifest.json", "not a valid manifest: samples.0.values: Input should be an object"
+
+
+@pytest.mark.parametrize("plant", [_a_metric_of_1e200, _a_count_below_0, _values_no_mapping])
+def test_verify_says_a_sealed_file_no_reader_reads_as_what_it_is(tmp_path, plant):
+    """A sealed run whose scores.jsonl line 4 holds a metric of 1e200 (what an older benchrun let a scorer give),
+    whose summary.json counts -2 answers, or whose manifest's sample holds values 7, every digest and the seal made
+    again to match: verify said `intact`, exit 0, while the other commands refuse the file in one line."""
+    run_dir = synthetic_run(tmp_path / "run", [1, 0])
+    name, why = plant(run_dir)
+    verified, compared = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "compare", str(run_dir), str(run_dir))
+    assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
+    assert [line for line in verified.stdout.splitlines() if not line.startswith("ok")][1:] == [
+        f"FAIL  {name}: {why}", "NOT intact: 1 problem"]
+    assert (compared.returncode, compared.stderr) == (EXIT["archive"], f"benchrun: error: in '{run_dir / name}': {why}\n")

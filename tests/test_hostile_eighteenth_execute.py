@@ -1,0 +1,187 @@
+"""Hostile input, eighteenth pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found bad,
+each with the rule it now obeys.
+
+- a list of OpenAI-compatible servers (`runner.base_url=[...]`) serving one name from different weights (vLLM's
+  `--served-model-name qwen` on Qwen2.5-7B-Instruct at one node and on its AWQ quantisation at another;
+  llama-server's `--alias` on two GGUFs): the servers were compared by the served name alone, so the run mixed two
+  models' answers into one score and ended `completed` (exit 0), its run.json's identity naming the first server's
+  weights for all, though each server's /models entry said what it loaded (vLLM's `root`, llama-server's `meta`).
+  Now what a server says of its weights is compared as a digest is (`core.recordvalues.weights_said`, in
+  `execute.hosts._same_model`): refused in one line naming each server and what it said (exit 3), nothing asked
+- the same with `cache=true` and one server restarted on other weights under the name: the cache key held the served
+  name and system_fingerprint only, so the second run took every answer of the first model from the cache as its
+  own. Now what the server says of its weights is part of the pin (`execute.cache.model_pin`), only where it says it
+  (keys of servers that say nothing are unchanged)
+- a judge of runner=openai served from the weights of the model under test under another name (two vLLM servers of
+  one `root`, `--served-model-name qwen` and `judge`): neither has a digest and the names differ, so the model graded
+  its own answers (exit 0), where the README promises a judge that is the model under test is refused. Now the same
+  weights as their servers say them are the same model (`execute.session.same_model`): refused in one line (exit 2)
+- an Ollama answer saying it is of another model than the one asked (a proxy before Ollama that routed llama3.2's
+  requests to qwen2.5:7b): the seventeenth pass keeps what it says in the answer's `extra`, but the response cache
+  kept it under llama3.2's digest, so a later run of llama3.2 reached directly took all its answers from the cache
+  (`18 from the cache`), qwen2.5's answers scored as llama3.2's. Now such an answer is neither kept nor taken
+  (`execute.cache.pinned_by`), as an OpenAI-compatible answer of another system_fingerprint is not
+- an OpenAI-compatible server restarted mid-run on other weights under the served name (vLLM's `root` another as the
+  run ends): its runner said no digest, so the end-of-run check of the model (the twelfth pass's, for a model pulled
+  again) had nothing to compare: the run ended `completed` (exit 0) with answers of two models, and with
+  `cache=true` they stayed cached under the first weights. Now what the server says of its weights is compared from
+  the start to the end as a digest is (`OpenAIRunner.digests_now`, `core.recordvalues.pinned_as`,
+  `execute.session.same_to_the_end`): the run fails in one line naming both (exit 3), its answers kept, none cached
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.core.recordvalues import pin_shown
+from benchrun.testing.http_fake import Request, Response, json_response
+from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+
+FULL = "Qwen/Qwen2.5-7B-Instruct"
+AWQ = "Qwen/Qwen2.5-7B-Instruct-AWQ"
+
+
+class Served(FakeOpenAI):
+    """An OpenAI-compatible server whose /models entry says, as vLLM's does, which weights it loaded (`root`)."""
+
+    def __init__(self, root: str, name: str = "qwen", responder=listbench_answer):
+        self.root = root
+        super().__init__(models=[name], responder=responder)
+
+    def _models(self, request: Request) -> Response:
+        listed = json.loads(super()._models(request).body)
+        return json_response({**listed, "data": [{**entry, "root": self.root} for entry in listed["data"]]})
+
+
+def _chats(server: FakeOpenAI) -> int:
+    return sum(r["path"] == "/v1/chat/completions" for r in server.requests)
+
+
+def _openai(base_url: str, tmp_path, *args: str):
+    return call_benchrun("runner=openai", f"runner.base_url={base_url}", "runner.model=qwen",
+                         f"outputs={tmp_path / 'outputs'}", *args, cwd=tmp_path)
+
+
+def test_servers_of_a_list_that_say_they_serve_other_weights_under_one_name_are_refused(tmp_path):
+    with ExitStack() as stack:
+        full, awq = (stack.enter_context(Served(root)) for root in (FULL, AWQ))
+        result = _openai(f"[{full.url},{awq.url}]", tmp_path, "cache=false")
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], "benchrun: error: the servers of runner.base_url serve different models as 'qwen': "
+                        f"{full.url} as 'qwen' (no digest, root \"{FULL}\"), {awq.url} as 'qwen' (no digest, root "
+                        f"\"{AWQ}\"); serve the same model on each, or leave the odd one out of the list\n")
+    assert (_chats(full), _chats(awq)) == (1, 1)  # the structured-output probe of each preflight, no sample
+
+
+def test_servers_of_a_list_that_say_they_serve_the_same_weights_are_one_model(tmp_path):
+    with ExitStack() as stack:
+        one, two = (stack.enter_context(Served(FULL)) for _ in range(2))
+        result = _openai(f"[{one.url},{two.url}]", tmp_path, "cache=false")
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert {r["host"] for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")} == {one.url, two.url}
+
+
+def test_a_cached_answer_is_not_taken_for_one_of_other_weights_served_under_its_name(tmp_path):
+    """cache=true, one server: the first run's answers are kept; the server restarted on the AWQ weights under the
+    same name is asked again; restarted on the first weights, the answers come from the cache."""
+    asked, cached = [], []
+    for root in (FULL, AWQ, FULL):
+        with Served(root) as server:
+            result = _openai(server.url, tmp_path, "cache=true", f"cache_dir={tmp_path / 'cache'}")
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        asked.append(_chats(server) - 1)  # less the structured-output probe
+        cached.append(sum(r.get("cached_from") is not None
+                          for r in read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")))
+    assert (asked, cached) == ([18, 18, 0], [0, 0, 18])
+
+
+def test_a_judge_served_from_the_weights_of_the_model_under_another_name_is_refused(tmp_path):
+    """The model under test `qwen` and the judge `judge`, two servers loaded with one model's weights: the judge is
+    the model grading its own answers."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with Served(FULL, responder=answer) as model, Served(FULL, "judge", responder=answer) as judge:
+        result = _openai(model.url, tmp_path, "task.path=bench", "judge.runner=openai", f"judge.base_url={judge.url}",
+                         "judge.model=judge", "runner.structured=json_schema", "+judge.structured=json_schema",
+                         "cache=false")
+    assert (result.returncode, result.stderr) == (
+        EXIT["usage"], f"benchrun: error: in 'config': judge.model: the judge judge is the model under test (no digest, "
+                       f"root \"{FULL}\"): a model grading its own answers favours them; pick another judge.model, or "
+                       "set judge.allow_self=true (recorded)\n")
+    assert (_chats(model), _chats(judge)) == (0, 0)
+
+
+class Proxied(FakeOllama):
+    """Ollama behind a proxy that routes every chat to `model`, whose answers say so (`"model": "qwen2.5:7b"`)."""
+
+    def __init__(self, model: str):
+        self.routed_to = model
+        super().__init__(models=["llama3.2"], responder=listbench_answer)
+
+    def _chat(self, request: Request) -> Response | None:
+        answer = super()._chat(request)
+        return json_response({**json.loads(answer.body), "model": self.routed_to})
+
+
+def test_an_answer_saying_it_is_of_another_model_is_not_kept_in_the_cache_as_the_models(tmp_path):
+    """A proxy before Ollama answers llama3.2's requests with qwen2.5's answers (each says so), then the server is
+    reached directly: the second run asks llama3.2 and keeps nothing of qwen2.5's."""
+    said, cached = [], []
+    for proxied in (True, False, False):
+        with Proxied("qwen2.5:7b") if proxied else FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+            result = call_benchrun(f"runner.host={server.url}", f"cache_dir={tmp_path / 'cache'}",
+                                   f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        records = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+        said.append({r.get("extra", {}).get("model") for r in records})
+        cached.append(sum(r.get("cached_from") is not None for r in records))
+    assert (said, cached) == ([{"qwen2.5:7b"}, {None}, {None}], [0, 0, 18])
+
+
+class Restarted(Served):
+    """A server that says, from its `after`-th answer on, that other weights (`AWQ`) are behind the served name."""
+
+    def __init__(self, after: int):
+        super().__init__(FULL, responder=self._answer)
+        self.after, self.answered = after, 0
+
+    def _answer(self, req):
+        self.answered += 1
+        if self.answered == self.after:
+            self.root = AWQ
+        return listbench_answer(req)
+
+
+def test_a_server_restarted_on_other_weights_under_its_name_mid_run_fails_the_run(tmp_path):
+    with Restarted(after=5) as server:
+        result = _openai(server.url, tmp_path, "runner.structured=json_schema", "cache=true",
+                         f"cache_dir={tmp_path / 'cache'}")
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: model qwen changed on {server.url} while the run asked: root \"{FULL}\" when "
+                        f"it began, root \"{AWQ}\" as it ended (the server restarted on other weights?); its answers "
+                        "may come from either model and cannot be told apart: run it again\n")
+    run_dir = next((tmp_path / "outputs").glob("*/*"))
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+    assert len(read_jsonl(run_dir / "responses.jsonl")) == 18
+    with Served(FULL) as again:  # the first run kept none of its answers in the cache
+        second = _openai(again.url, tmp_path, "runner.structured=json_schema", "cache=true",
+                         f"cache_dir={tmp_path / 'cache'}")
+    assert (second.returncode, _chats(again)) == (EXIT["ok"], 18)
+
+
+@pytest.mark.parametrize(("pin", "shown"), [("said {", "digest said {"), ("said []", "digest said []"),
+                                            ("ab" * 32, "digest abababababab"),
+                                            ('said {"root": "a"}', 'root "a"')])
+def test_a_pin_is_shown_in_one_line_whatever_a_server_wrote_as_its_digest(pin, shown):
+    """A digest an Ollama server writes as `said {` (what benchrun writes before a server's word on its weights) is
+    shown as the digest it is, not read as JSON into a traceback."""
+    assert pin_shown(pin) == shown

@@ -1,0 +1,119 @@
+"""Hostile input, eighteenth pass, the files-and-processes side (issue 19's fresh pass of the same kinds): real
+`python -m benchrun` processes given hostile command lines, sweeps and machines, the cases it found bad, each with
+the rule it now obeys.
+
+- a dry run of a sweep (`-m ... dry_run=true`) whose benchmark has a mistake: each job said it in one line, and the
+  process exited 0, so `benchrun -m ... dry_run=true && sbatch ...` went on as if the check had passed. Now a dry
+  run's failed job makes the sweep's exit 1, as a sweep's failed job does (`callbacks.SweepSummaryCallback`)
+- a dry run of a Slurm (or submitit_local) sweep: its jobs were submitted to the cluster, each printing its plan, or
+  the benchmark's mistake, in its log under a scratch directory of /tmp; the terminal showed no plan and no error,
+  exit 0 (a bad benchmark included), and the sweep's Slurm options that a real launch refuses were not checked. Now a
+  dry run's jobs are launched in this process, whatever hydra.launcher (`callbacks._launch_here`), after the checks
+  of the Slurm options (`callbacks._check_slurm`)
+- a Slurm job whose Python fails as it starts (a module missing or broken in the job's environment): the sweep said
+  `Slurm job 610_0 left the queue without a result (...); its log ends: srun: error: vm: task 0: Exited with exit code
+  1`, srun's word that the task ended, and took the sweep's directory back with the job's log, so the cause (the
+  line before: `ImportError: ...`) was nowhere to read. Now srun's line of how a task ended is passed over for the
+  task's own last line (`compose.slurmqueue._last_said`)
+- a values.csv (or `values_file:` CSV) written in other digits than 0-9 (Bengali `৩`, Arabic-Indic `٣`, full-width
+  `３`, as a multilingual benchmark's are): each was typed as the number, so `৩,৪` was asked `what is 3 + 4?`, the
+  prompt and the recorded values not those of the file, and `3` and `৩` in one file the same sample id. Now a cell
+  is a number only in the digits JSON and YAML write numbers in, the others text as written (`compiler.files`)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import manifest_ids, run_benchrun
+
+pytestmark = pytest.mark.slow
+SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
+              "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=10", "hydra.launcher.setup=[]"]
+"""The single-node cluster's partition and size (`.ci/slurm-up`)."""
+MISTAKE = "benchrun: error: in 'tasks.yml': task 't': tasks[0].valuez: unknown key 'valuez' (did you mean 'values'?)\n"
+
+
+def bad_bench(root: Path) -> Path:
+    return write_bench(root, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  valuez: {a: [1]}\n"})
+
+
+def no_sbatch(root: Path) -> dict[str, str]:
+    """An environment whose `sbatch` only notes that it was called (root/submitted), and submits nothing."""
+    shim = root / "bin"
+    shim.mkdir()
+    (shim / "sbatch").write_text(f"#!/bin/sh\necho \"$@\" >> {root / 'submitted'}\nexit 1\n")
+    (shim / "sbatch").chmod(0o755)
+    return {"PATH": f"{shim}:{os.environ['PATH']}"}
+
+
+def test_a_dry_run_sweep_whose_benchmark_has_a_mistake_exits_as_a_failed_sweep(tmp_path):
+    bad_bench(tmp_path)
+    done = run_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], MISTAKE * 2)
+    assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("launcher", [["hydra/launcher=slurm", *SLURM_NODE], ["hydra/launcher=submitit_local"]])
+def test_a_dry_run_of_a_submitit_sweep_prints_its_plans_here_and_submits_nothing(tmp_path, launcher):
+    env = no_sbatch(tmp_path)
+    done = run_benchrun("-m", "task=folderbench", "runner.model=llama3.2,gemma3", *launcher, "dry_run=true",
+                        cwd=tmp_path, env=env)
+    assert done.returncode == EXIT["ok"], done.stderr
+    assert "folderbench · ollama · llama3.2" in done.stdout and "folderbench · ollama · gemma3" in done.stdout
+    assert len(set(manifest_ids(done.stdout))) == 2
+    assert not (tmp_path / "submitted").exists()
+    bad_bench(tmp_path)
+    done = run_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", *launcher, "dry_run=true",
+                        cwd=tmp_path, env=env)
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], MISTAKE * 2)
+    assert not (tmp_path / "submitted").exists() and not (tmp_path / "outputs").exists()
+
+
+def test_a_dry_run_of_a_slurm_sweep_refuses_the_options_its_launch_would(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE,
+                        f"+hydra.launcher.additional_parameters.chdir={elsewhere}", "dry_run=true", cwd=tmp_path,
+                        env=no_sbatch(tmp_path))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: hydra.launcher.additional_parameters.chdir={elsewhere}: a job of the sweep would start in "
+        "that directory, where its relative paths (task.path, outputs, runner_file) name other files than where the "
+        "sweep was started, and its run would be written there, outside the sweep; leave it out (jobs start where "
+        "the sweep is started)\n"))
+    assert not (tmp_path / "submitted").exists()
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_job_whose_python_fails_as_it_starts_is_said_with_its_cause(tmp_path):
+    """The job's environment holds a broken `submitit` (PYTHONPATH set by the launcher's setup): the job's Python ends
+    before benchrun starts in it, its traceback's last line the cause, srun's line after it."""
+    (tmp_path / "broken" / "submitit").mkdir(parents=True)
+    (tmp_path / "broken" / "submitit" / "__init__.py").write_text("raise ImportError('no submitit here')\n")
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE[:-1],
+                        f"hydra.launcher.setup=['export PYTHONPATH={tmp_path / 'broken'}']",
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, timeout=120)
+    job = re.search(r"'-j', '([0-9]+)'", done.stderr)[1]  # submitit's lines of sacct (accounting off)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["sweep_failed"], (
+        f"benchrun: error: Slurm job {job}_0 left the queue without a result (cancelled before it ran, killed, or its "
+        "setup failed); its log ends: ImportError: no submitit here: nothing was asked or recorded"))
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_a_csv_written_in_other_digits_is_asked_as_written(compose_cfg, tmp_path):
+    from benchrun import compile
+
+    bench = write_bench(tmp_path, {"tasks/add/template.txt": "what is {a} + {b}?",
+                                   "tasks/add/values.csv": "a,b,reference\n৩,৪,৭\n３,٤,7\n3,4,7\n1.5,২.৫,-4\n"})
+    manifest = compile(compose_cfg(f"task.path={bench}"))
+    assert [(s.id, s.prompt, s.values, s.reference) for s in manifest.samples] == [
+        ("add:a=৩,b=৪", "what is ৩ + ৪?", {"a": "৩", "b": "৪"}, "৭"),
+        ("add:a=３,b=٤", "what is ３ + ٤?", {"a": "３", "b": "٤"}, 7),
+        ("add:a=3,b=4", "what is 3 + 4?", {"a": 3, "b": 4}, 7),
+        ("add:a=1.5,b=২.৫", "what is 1.5 + ২.৫?", {"a": 1.5, "b": "২.৫"}, -4)]
