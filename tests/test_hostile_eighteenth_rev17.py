@@ -40,10 +40,16 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   anew a file saved in the lock's place by an editor, read the pipe and died with a traceback (`OSError: [Errno 29]
   Illegal seek`, `Exception in thread run.lock lease`) in the run's output, its lease renewed no more. Now only a
   file is locked anew (`archive.dirlock.DirLock._lock_anew`)
+- a run at its limit of threads whose scorer calls overran (a pids limit; four threads, scorer_timeout_s=0.2 here,
+  3 runs in 4): the process replacing the scorers' process could not start its child watcher's thread (`can't start
+  new thread`), which the replacement's task took silently, and every call behind waited for ever: the run hung, 12
+  of 12 samples asked and 10 never graded. Now such a refusal fails the calls behind as an OSError there does
+  (`ScorerUnavailable: cannot start the scorer process: ...`, `execute.scorerprocess.ScorerProcess._respawn`)
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -54,9 +60,11 @@ import pytest
 
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.writer import RecordFile
+from benchrun.compiler.scoring import scorers_in
 from benchrun.compose.slurmoptions import all_warning
 from benchrun.core.errors import EXIT
 from benchrun.core.runclock import RunClock
+from benchrun.execute.scorerprocess import ScorerProcess
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun, run_dir_of
@@ -205,3 +213,29 @@ def test_a_live_runs_lock_replaced_by_a_named_pipe_is_not_locked_anew_and_the_le
     found = os.fstat(lock._fd)
     lock.release(ended=True)
     assert (renewed, (found.st_dev, found.st_ino)) == (True, (held.st_dev, held.st_ino))
+
+
+@pytest.mark.slow
+def test_calls_behind_one_that_overran_fail_when_no_thread_can_be_started_for_the_next_scorer_process(
+        tmp_path, monkeypatch):
+    bench = write_bench(tmp_path, {"custom_scorer.py": "import time\n\n\ndef s(response, reference):\n"
+                                                       "    time.sleep(30)\n    return 1\n"})
+    scorers = scorers_in(bench / "custom_scorer.py", "custom_scorer.py", probe=False)
+
+    async def graded() -> list:
+        process = ScorerProcess(scorers, tmp_path / "benchrun.log", 0.2)
+        await process.start()
+
+        async def refused(self: ScorerProcess) -> None:  # a pids limit reached: no thread to watch a new process
+            raise RuntimeError("can't start new thread")
+        monkeypatch.setattr(ScorerProcess, "_spawn", refused)
+        calls = [process.call("s", "1", "1"), process.call("s", "2", "2")]
+        process.send()
+        try:
+            return await asyncio.wait_for(asyncio.gather(*calls), 60)
+        finally:
+            await process.close()
+    first, behind = asyncio.run(graded())
+    assert ((first.type, first.message), (behind.type, behind.message)) == (
+        ("TimeoutError", "timed out after 0.2 s"),
+        ("ScorerUnavailable", "cannot start the scorer process: can't start new thread"))
