@@ -187,21 +187,42 @@ def test_a_slurm_signal_given_by_a_beginning_of_its_name_is_read_as_the_jobs_war
     assert all_warning({**launcher, "additional_parameters": {"tim": "1", "expo": "NONE"}}) is None  # sbatch: ambiguous
 
 
+STOPPED_ELSEWHERE = {"pid": 4242, "host": "gpu9", "since": "2026-12-04T08:00:00+00:00"}
+"""The note of a writer on another machine stopped past its lease (its lock unseen here)."""
+
+
+def _stopped_elsewhere(run_dir: Path, kept: dict[str, bytes]) -> dict[str, RecordFile]:
+    """`run_dir` holding the record files `kept`, which STOPPED_ELSEWHERE holds open, its lease lapsed long ago."""
+    for name, data in kept.items():
+        (run_dir / name).write_bytes(data)
+    (run_dir / "run.lock").write_text(json.dumps(STOPPED_ELSEWHERE))
+    os.utime(run_dir / "run.lock", (0, 0))
+    return {name: RecordFile(run_dir / name) for name in kept}
+
+
+KEPT = {"responses.jsonl": b'{"id": "t:a=1"}\n', "records.sha256": b"responses.jsonl 1 ab12\n"}
+
+
 def test_a_writers_append_checked_before_another_machines_writer_took_its_run_over_lands_in_none_of_its_files(
         tmp_path):
-    kept = {"responses.jsonl": b'{"id": "t:a=1"}\n', "records.sha256": b"responses.jsonl 1 ab12\n"}
-    for name, data in kept.items():
-        (tmp_path / name).write_bytes(data)
-    stopped = {name: RecordFile(tmp_path / name) for name in kept}  # its check made, its append not yet
-    (tmp_path / "run.lock").write_text(json.dumps({"pid": 4242, "host": "gpu9", "since": "2026-12-04T08:00:00+00:00"}))
-    os.utime(tmp_path / "run.lock", (0, 0))  # its lease lapsed long ago
+    stopped = _stopped_elsewhere(tmp_path, KEPT)  # its check made, its append not yet
     taker = DirLock(tmp_path).acquire()
     for sink in stopped.values():
         sink.append(b'{"id": "t:a=2"}\n')
         sink.close()
-    assert {name: (tmp_path / name).read_bytes() for name in kept} == kept
-    assert (taker.stale["host"], json.loads((tmp_path / "run.lock").read_text())["pid"]) == ("gpu9", os.getpid())
+    assert {name: (tmp_path / name).read_bytes() for name in KEPT} == KEPT
+    assert (taker.stale, json.loads((tmp_path / "run.lock").read_text())["pid"]) == (STOPPED_ELSEWHERE, os.getpid())
     taker.release(ended=True)
+
+
+def test_a_holder_that_took_a_run_over_from_another_machine_does_not_give_its_note_back_to_that_writer(tmp_path):
+    """A rescore (which puts back a dead holder's note) over a writer of another machine only stopped: given its note
+    back, that writer, continued, would find the run its own and append to files no longer the run's."""
+    for sink in _stopped_elsewhere(tmp_path, KEPT).values():
+        sink.close()
+    taker = DirLock(tmp_path).acquire()
+    taker.release()
+    assert json.loads((tmp_path / "run.lock").read_text())["pid"] == os.getpid()
 
 
 def test_a_live_runs_lock_replaced_by_a_named_pipe_is_not_locked_anew_and_the_lease_goes_on(tmp_path):

@@ -76,6 +76,8 @@ class DirLock:
         """The note this holder wrote into the lock file, which stays there while the run is its."""
         self.stale: dict[str, Any] | None = None
         self._run_seen: tuple[int, ...] | None = None
+        self._detached = False
+        """Whether this holder took the run over from another machine's writer, its record files made anew."""
         """run.json's file as this holder last wrote it (`run_written`), or found it on taking the lock (`_file_of`)."""
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
@@ -110,9 +112,9 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
-        note = this_note()
+        note, self._detached = this_note(), _of_another_machine(self.stale)
         try:
-            if _of_another_machine(self.stale):  # taken over: what its writer, continued, appends lands nowhere
+            if self._detached:  # taken over: what its writer, continued, appends lands nowhere
                 detach(self.path.parent)
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)
@@ -202,13 +204,15 @@ class DirLock:
         holder it took over put back, so that a writer that refused (a resume of tampered records) or added beside
         the run (a rescore) leaves the lock saying who stopped before the run ended. A holder that wrote the run and
         `stopped` before it could end it (its last run.json unwritten: the directory moved, the disk failed) leaves
-        its own note, as a killed writer does: the file is emptied only by a writer that let the run end."""
+        its own note, as a killed writer does: the file is emptied only by a writer that let the run end. So does one
+        that took the run over from another machine's writer (`detach`): that writer, if it was only stopped, must find
+        the run another's once continued, not its note put back (it would append to the files no longer the run's)."""
         if self._fd is None:
             return
         self._lease.end()  # first: it may lock the file at the path anew (`_lock_anew`) until it ends
         fd, self._fd = self._fd, None
         try:
-            if (not stopped or ended) and not self.taken_over():
+            if (ended or not (stopped or self._detached)) and not self.taken_over():
                 _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth
