@@ -22,10 +22,12 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   silently) and the second `FileNotFoundError: Can't open orphan path`. Now any file but the module's own is read as
   Python's loader reads it (`Held` is a SourceFileLoader given the module's bytes)
 - a Slurm sweep's `additional_parameters` naming an option by a beginning of its name (`chd=/elsewhere`,
-  `pars=true`, `ar=0-0`, `sig=USR2@3600`), which sbatch takes as the option (getopt_long's abbreviations): every
-  check the seventeenth pass made of sbatch's options by their whole names was passed; with `chd` the jobs asked the
-  benchmark of that name elsewhere and wrote their runs there, the sweep's table empty, exit 0. Each key is now read
-  as the option sbatch takes it for (`compose.slurmoptions._extra`)
+  `pars=true`, `test_on=true`), which sbatch takes as the option (getopt_long's abbreviations): every check the
+  seventeenth pass made of sbatch's options by their whole names was passed; with `chd` the jobs asked the benchmark
+  of that name elsewhere and wrote their runs there, the sweep's table empty, exit 0. Each key is now read as the
+  option sbatch takes it for, the last in the job's script where two name one option (`compose.slurmoptions._extra`);
+  a beginning of an option submitit writes itself (`ar=`, `sig=`: its own --array, --signal follow and are taken)
+  is no refusal
 - `$SBATCH_ARRAY_INX=0-0` (sbatch's variable for --array, taken over the script's): the second job of the sweep was
   never submitted, and said to have `left the queue without a result (cancelled before it ran, killed, or its setup
   failed)`, exit 1, as the seventeenth pass's `additional_parameters.array=0-0` was. Now refused as that is
@@ -61,7 +63,7 @@ import pytest
 from benchrun.archive.dirlock import DirLock
 from benchrun.archive.writer import RecordFile
 from benchrun.compiler.scoring import scorers_in
-from benchrun.compose.slurmoptions import all_warning
+from benchrun.compose.slurmoptions import all_warning, moved_away, no_environment, submitits_own
 from benchrun.core.errors import EXIT
 from benchrun.core.runclock import RunClock
 from benchrun.execute.scorerprocess import ScorerProcess
@@ -164,9 +166,11 @@ EXTRA = "+hydra.launcher.additional_parameters."
     (EXTRA + "pars=true", {}, "hydra.launcher.additional_parameters.pars=true: submitit reads each job's id from what "
      "sbatch says as it submits it ('Submitted batch job N'), which this changes, so the sweep could not follow its "
      "jobs (submitted, or not at all); leave it out"),
-    (EXTRA + "ar=0-0", {}, "hydra.launcher.additional_parameters.ar=0-0: " + ARRAY),
+    (EXTRA + "test_on=true", {}, "hydra.launcher.additional_parameters.test_on=true: submitit reads each job's id "
+     "from what sbatch says as it submits it ('Submitted batch job N'), which this changes, so the sweep could not "
+     "follow its jobs (submitted, or not at all); leave it out"),
     ("hydra.launcher.timeout_min=10", {"SBATCH_ARRAY_INX": "0-0"}, "$SBATCH_ARRAY_INX=0-0: " + ARRAY)],
-    ids=["chd", "pars", "ar", "SBATCH_ARRAY_INX"])
+    ids=["chd", "pars", "test_on", "SBATCH_ARRAY_INX"])
 def test_a_slurm_option_given_by_a_beginning_of_its_name_or_its_variable_is_checked_as_sbatch_takes_it(
         tmp_path, given, env, line):
     elsewhere = tmp_path / "elsewhere"
@@ -178,13 +182,17 @@ def test_a_slurm_option_given_by_a_beginning_of_its_name_or_its_variable_is_chec
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_slurm_signal_given_by_a_beginning_of_its_name_is_read_as_the_jobs_warning():
-    launcher = {"timeout_min": 10, "signal_delay_s": 120, "additional_parameters": {"sig": "USR2@3600"}}
-    assert all_warning(launcher) == (
-        "hydra.launcher.timeout_min=10: Slurm warns a job 3600 seconds (hydra.launcher.additional_parameters.sig="
-        "USR2@3600) before its time is up, and a run ends at that warning (interrupted, to be resumed), so every job "
-        "would stop as it starts; give jobs more than 60 minutes, or a smaller hydra.launcher.additional_parameters.sig")
-    assert all_warning({**launcher, "additional_parameters": {"tim": "1", "expo": "NONE"}}) is None  # sbatch: ambiguous
+@pytest.mark.parametrize(("extra", "refused"), [
+    ({"chdir": ".", "chd": "{}"}, None),  # submitit writes them sorted: sbatch takes the last, chdir
+    ({"chd": ".", "chdir": "{}"}, "hydra.launcher.additional_parameters.chdir={}"),
+    ({"ar": "0-0"}, None), ({"sig": "USR2@3600"}, None),  # submitit's own --array, --signal come after: sbatch's
+    ({"tim": "1"}, None), ({"expo": "NONE"}, None)])  # sbatch refuses these itself: no advice of benchrun's
+def test_slurm_options_given_twice_or_overridden_by_submitits_own_are_read_as_sbatch_takes_them(tmp_path, extra,
+                                                                                                refused):
+    launcher = {"timeout_min": 10, "signal_delay_s": 120,
+                "additional_parameters": {key: value.format(tmp_path) for key, value in extra.items()}}
+    said = moved_away(launcher) or submitits_own(launcher) or no_environment(launcher) or all_warning(launcher)
+    assert (said and said.split(": ")[0]) == (refused and refused.format(tmp_path))
 
 
 STOPPED_ELSEWHERE = {"pid": 4242, "host": "gpu9", "since": "2026-12-04T08:00:00+00:00"}

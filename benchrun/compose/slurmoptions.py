@@ -26,11 +26,12 @@ SUBMITITS_OWN = {"parsable": SAYS_OTHERWISE, "test-only": SAYS_OTHERWISE,
 """sbatch's options that submitit sets or reads itself, and why one given otherwise loses the sweep's jobs."""
 SUBMITITS_VARIABLES = {"array": "SBATCH_ARRAY_INX"}
 """The variables through which sbatch takes those of SUBMITITS_OWN that have one (over what its script says)."""
-CHECKED = {"chdir": "ch", "workdir": "workdir", "export": "export", "time": "time", "signal": "si", "parsable": "pars",
-           "test-only": "te", "array": "ar"}
-"""The sbatch options benchrun checks in `additional_parameters`, each with the shortest beginning of its name that
-sbatch takes as that option alone (getopt_long's abbreviations: `--chd` is --chdir; `--tim` is --time or --time-min,
-which sbatch refuses itself)."""
+CHECKED = {"chdir": "ch", "workdir": "workdir", "export": "export", "parsable": "pars", "test-only": "te"}
+"""The sbatch options benchrun checks in `additional_parameters` that submitit does not write itself, each with the
+shortest beginning of its name that sbatch takes as that option alone (getopt_long's abbreviations: `--chd` is
+--chdir; `--expo` is --export or --export-file, which sbatch refuses itself). One submitit writes (--time, --signal,
+--array) follows any beginning of its name in the job's script, whose options it sorts, and is the one sbatch
+takes."""
 
 
 def moved_away(launcher: Mapping[str, Any]) -> str | None:
@@ -116,10 +117,11 @@ def all_warning(launcher: Mapping[str, Any]) -> str | None:
 
 def _extra(launcher: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
     """The launcher's `additional_parameters` by the sbatch option each is, with where it was given and its value:
-    submitit writes `test_only` as --test-only, and sbatch takes any beginning of an option's name as the option
-    (`chd` as --chdir), which passed every check made of the whole name."""
+    submitit writes `test_only` as --test-only, and sbatch takes a beginning of an option's name as the option
+    (`chd` as --chdir), which passed every check made of the whole name; of two naming one option, the one sbatch
+    takes, the last in the script (submitit writes them sorted)."""
     found = {}
-    for key, value in (launcher.get("additional_parameters") or {}).items():
+    for key, value in sorted((launcher.get("additional_parameters") or {}).items(), key=lambda item: str(item[0])):
         flag = str(key).replace("_", "-")
         name = next((name for name, least in CHECKED.items() if name.startswith(flag) and flag.startswith(least)), flag)
         found[name] = (f"hydra.launcher.additional_parameters.{key}", value)
