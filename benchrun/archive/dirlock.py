@@ -76,9 +76,9 @@ class DirLock:
         """The note this holder wrote into the lock file, which stays there while the run is its."""
         self.stale: dict[str, Any] | None = None
         self._run_seen: tuple[int, ...] | None = None
+        """run.json's file as this holder last wrote it (`run_written`), or found it on taking the lock (`_file_of`)."""
         self._detached = False
         """Whether this holder took the run over from another machine's writer, its record files made anew."""
-        """run.json's file as this holder last wrote it (`run_written`), or found it on taking the lock (`_file_of`)."""
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
                 watched: dict[str, Any] | None = None) -> DirLock:
