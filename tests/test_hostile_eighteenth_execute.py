@@ -27,6 +27,11 @@ each with the rule it now obeys.
   `cache=true` they stayed cached under the first weights. Now what the server says of its weights is compared from
   the start to the end as a digest is (`OpenAIRunner.digests_now`, `core.recordvalues.pinned_as`,
   `execute.session.same_to_the_end`): the run fails in one line naming both (exit 3), its answers kept, none cached
+- a list of OpenAI-compatible servers with `runner.structured=auto` (the default) where one server takes the schema
+  as `json_schema` and another only as `json_object` (an older llama-cpp-python): each server's probe found its own
+  dialect and each was asked in it, while run.json's identity and the response cache's keys said `json_schema` for
+  every answer (a later run at the first server alone took the json_object answers from the cache). Now servers
+  found to take different dialects are refused in one line naming each and the setting (`execute.hosts`), exit 3
 """
 
 from __future__ import annotations
@@ -185,3 +190,19 @@ def test_a_pin_is_shown_in_one_line_whatever_a_server_wrote_as_its_digest(pin, s
     """A digest an Ollama server writes as `said {` (what benchrun writes before a server's word on its weights) is
     shown as the digest it is, not read as JSON into a traceback."""
     assert pin_shown(pin) == shown
+
+
+def test_servers_of_a_list_that_take_the_schema_in_different_dialects_are_refused(tmp_path):
+    """runner.structured=auto probes each server: one takes json_schema, the other (an older llama-cpp-python) only
+    json_object; a run asks in one dialect, as run.json and the cache's keys say."""
+    with FakeOpenAI(models=["qwen"], responder=listbench_answer) as full, \
+            FakeOpenAI(models=["qwen"], responder=listbench_answer, dialects=["json_object", "none"]) as older:
+        result = _openai(f"[{full.url},{older.url}]", tmp_path, "cache=false")
+        asked = (_chats(full), _chats(older))  # the probes: no sample asked
+        advised = _openai(f"[{full.url},{older.url}]", tmp_path, "cache=false", "runner.structured=json_object")
+    assert (advised.returncode, advised.stderr) == (EXIT["ok"], "")
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], "benchrun: error: the servers of runner.base_url take the response schema in different "
+                        f"structured-output dialects: {full.url} json_schema, {older.url} json_object; set "
+                        "runner.structured to one that every server takes, or leave the odd one out of the list\n")
+    assert asked == (1, 2)
