@@ -155,15 +155,15 @@ def test_an_answer_saying_it_is_of_another_model_is_not_kept_in_the_cache_as_the
 class Restarted(Served):
     """A server that says, from its `after`-th answer on, that other weights (`AWQ`) are behind the served name."""
 
-    def __init__(self, after: int):
-        super().__init__(FULL, responder=self._answer)
-        self.after, self.answered = after, 0
+    def __init__(self, after: int, name: str = "qwen", responder=listbench_answer):
+        super().__init__(FULL, name, self._answer)
+        self.after, self.answered, self.answers = after, 0, responder
 
     def _answer(self, req):
         self.answered += 1
         if self.answered == self.after:
             self.root = AWQ
-        return listbench_answer(req)
+        return self.answers(req)
 
 
 def test_a_server_restarted_on_other_weights_under_its_name_mid_run_fails_the_run(tmp_path):
@@ -206,3 +206,17 @@ def test_servers_of_a_list_that_take_the_schema_in_different_dialects_are_refuse
                         f"structured-output dialects: {full.url} json_schema, {older.url} json_object; set "
                         "runner.structured to one that every server takes, or leave the odd one out of the list\n")
     assert asked == (1, 2)
+
+
+def test_a_judge_server_restarted_on_other_weights_mid_run_fails_the_run(tmp_path):
+    """The judge (runner=openai, `qwen2.5` at a vLLM-like server) restarted on other weights after its second grade:
+    grades of two judges are never recorded as one judge's."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as model, Restarted(2, "qwen2.5", answer) as judge:
+        result = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.runner=openai",
+                               f"judge.base_url={judge.url}", "judge.model=qwen2.5", "+judge.structured=json_schema",
+                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: the judge model qwen2.5 changed on {judge.url} while the run asked: root "
+                        f"\"{FULL}\" when it began, root \"{AWQ}\" as it ended (the server restarted on other "
+                        "weights?); its grades may come from either model and cannot be told apart: run it again\n")
