@@ -300,6 +300,8 @@ class LocalRunner:
         path = model_file(self.config)
         requirement = supported()
         check_installed(installed_version(), requirement)
+        if self._file is not None:  # identified again: the file as loaded this time
+            self._file.close()
         self._file = HeldFile(path)
         stop = threading.Event()
         digest = asyncio.create_task(asyncio.to_thread(file_digest, path, stop))
