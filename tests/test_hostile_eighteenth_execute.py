@@ -53,7 +53,7 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.core.recordvalues import pin_shown
+from benchrun.core.recordvalues import pin_shown, weights_said
 from benchrun.testing.http_fake import Request, Response, json_response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
@@ -288,3 +288,11 @@ def test_a_model_files_path_given_to_another_file_mid_run_changes_nothing_the_en
     the file it loaded, which no one wrote to, so the run completes."""
     result, _, _ = _local_run_writing_its_model(tmp_path, in_place=False)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+
+
+@pytest.mark.parametrize(("details", "said"), [({"root": None, "meta": {}}, None), ({"root": ""}, None),
+                                               ({"root": FULL, "meta": None}, {"root": FULL}), ("not a mapping", None)])
+def test_a_server_saying_null_of_its_weights_says_nothing_of_them(details, said):
+    """A proxy answering `"root": null` for every model must not make two models one (a judge refused as the model
+    under test, two servers of a list taken for one weights)."""
+    assert weights_said({"details": details}) == said
