@@ -38,6 +38,10 @@ each with the rule it now obeys.
   hashes it again at the end once its size or times say it was written to (`runners.local.HeldFile`), and the end of
   the run compares as for a model pulled again (`session.same_to_the_end`): exit 3, naming both digests. A path given
   to another file (`mv`) changes nothing the engine reads, and is no failure
+- runner=openai's structured-output probe not answered within runner.timeout_s (a server loading the model on its
+  first request): `did not answer the structured-output probe (); runner.structured=... skips it`, an empty reason
+  (a TimeoutError's text is empty) and no word of the timeout. Now it names the timeout and its key
+  (`OpenAIRunner._dialect`)
 """
 
 from __future__ import annotations
@@ -296,3 +300,14 @@ def test_a_server_saying_null_of_its_weights_says_nothing_of_them(details, said)
     """A proxy answering `"root": null` for every model must not make two models one (a judge refused as the model
     under test, two servers of a list taken for one weights)."""
     assert weights_said({"details": details}) == said
+
+
+def test_a_structured_output_probe_not_answered_in_time_names_the_timeout(tmp_path):
+    """An OpenAI-compatible server slower than runner.timeout_s to answer (LM Studio loading the model on its first
+    request): the probe's line said `(...probe ()` with nothing between the brackets and named no timeout."""
+    with FakeOpenAI(models=["qwen"], responder=listbench_answer, latency_s=1) as server:
+        result = _openai(server.url, tmp_path, "runner.timeout_s=0.2")
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: the server at {server.url} did not answer the structured-output probe "
+                        "within 0.2 s (runner.timeout_s); raise it (a server that loads the model on its first request "
+                        "answers it late), or runner.structured=json_schema, json_object or none skips the probe\n")
