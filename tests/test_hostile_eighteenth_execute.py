@@ -42,6 +42,10 @@ each with the rule it now obeys.
   first request): `did not answer the structured-output probe (); runner.structured=... skips it`, an empty reason
   (a TimeoutError's text is empty) and no word of the timeout. Now it names the timeout and its key
   (`OpenAIRunner._dialect`)
+- Ollama behind a proxy that checks `$OLLAMA_API_KEY` (a setup the README names), the key unset or wrong: the
+  preflight's 401 said `Ollama at URL refused the preflight: unauthorized (status code: 401)`, naming neither the
+  variable nor the fix, where runner=openai's says which variable and what to do. Now it does
+  (`OllamaRunner._key_refused`)
 """
 
 from __future__ import annotations
@@ -311,3 +315,31 @@ def test_a_structured_output_probe_not_answered_in_time_names_the_timeout(tmp_pa
         EXIT["runner"], f"benchrun: error: the server at {server.url} did not answer the structured-output probe "
                         "within 0.2 s (runner.timeout_s); raise it (a server that loads the model on its first request "
                         "answers it late), or runner.structured=json_schema, json_object or none skips the probe\n")
+
+
+class KeyChecked(FakeOllama):
+    """Ollama behind a proxy that takes only requests bearing its key (`RIGHT_KEY`), else 401 as such proxies do."""
+
+    def dispatch(self, request: Request) -> Response | None:
+        if request.headers.get("Authorization") != f"Bearer {RIGHT_KEY}":
+            return json_response({"error": "unauthorized"}, 401)
+        return super().dispatch(request)
+
+
+RIGHT_KEY = "sk-right-key-0123456789"
+
+
+@pytest.mark.parametrize(("key", "said"), [
+    (None, "wants an API key (401) and $OLLAMA_API_KEY is not set; export it (the official client sends it as a bearer "
+           "token), or point runner.host at a server that needs none"),
+    ("sk-wrong-key-0123456789", "refused the API key from $OLLAMA_API_KEY (401); check the key, or point runner.host at "
+                                "a server that takes it"),
+    (RIGHT_KEY, None)])
+def test_an_ollama_server_that_wants_a_key_says_which_variable_holds_it(tmp_path, key, said):
+    """The README's Ollama behind a proxy that checks $OLLAMA_API_KEY: a preflight refused 401 said `refused the
+    preflight: unauthorized (status code: 401)`, naming neither the variable nor the fix."""
+    with KeyChecked(models=["llama3.2"], responder=listbench_answer) as server:
+        result = call_benchrun(f"runner.host={server.url}", "cache=false", f"outputs={tmp_path / 'outputs'}",
+                               cwd=tmp_path, env={"OLLAMA_API_KEY": key or ""})
+    assert (result.returncode, result.stderr) == ((EXIT["runner"], f"benchrun: error: Ollama at {server.url} {said}\n")
+                                                  if said else (EXIT["ok"], ""))
