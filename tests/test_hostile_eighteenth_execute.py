@@ -46,6 +46,13 @@ each with the rule it now obeys.
   preflight's 401 said `Ollama at URL refused the preflight: unauthorized (status code: 401)`, naming neither the
   variable nor the fix, where runner=openai's says which variable and what to do. Now it does
   (`OllamaRunner._key_refused`)
+
+What held (tried, nothing new): one server listed twice as `LOCALHOST`/`localhost`, `HTTP://`/`http://`, `/.`,
+`127.1` (refused); a server of a list that 404s every chat after its preflight (failed over, rested, 18/18 from the
+other); a judge at the model's own server taking one request at a time with concurrency 8 (no deadlock); Ollama
+answers of HTTP 200 that are no answers (`{"error": ...}`, `message: null`: that sample's one line); Retry-After at its
+edges (the backoff's 8 s cap); structured answers and judge grades at their edges (refused by `json_value`, the
+format check or `scoring.metrics`, as earlier passes' tests pin); benchrun has no per-answer prices to attack.
 """
 
 from __future__ import annotations
