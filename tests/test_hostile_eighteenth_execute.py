@@ -77,21 +77,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
-
-FULL = "Qwen/Qwen2.5-7B-Instruct"
-AWQ = "Qwen/Qwen2.5-7B-Instruct-AWQ"
-
-
-class Served(FakeOpenAI):
-    """An OpenAI-compatible server whose /models entry says, as vLLM's does, which weights it loaded (`root`)."""
-
-    def __init__(self, root: str, name: str = "qwen", responder=listbench_answer):
-        self.root = root
-        super().__init__(models=[name], responder=responder)
-
-    def _models(self, request: Request) -> Response:
-        listed = json.loads(super()._models(request).body)
-        return json_response({**listed, "data": [{**entry, "root": self.root} for entry in listed["data"]]})
+from tests.helpers.served import AWQ, FULL, Restarted, Served
 
 
 def _chats(server: FakeOpenAI) -> int:
@@ -176,20 +162,6 @@ def test_an_answer_saying_it_is_of_another_model_is_not_kept_in_the_cache_as_the
         said.append({r.get("extra", {}).get("model") for r in records})
         cached.append(sum(r.get("cached_from") is not None for r in records))
     assert (said, cached) == ([{"qwen2.5:7b"}, {None}, {None}], [0, 0, 18])
-
-
-class Restarted(Served):
-    """A server that says, from its `after`-th answer on, that other weights (`AWQ`) are behind the served name."""
-
-    def __init__(self, after: int, name: str = "qwen", responder=listbench_answer):
-        super().__init__(FULL, name, self._answer)
-        self.after, self.answered, self.answers = after, 0, responder
-
-    def _answer(self, req):
-        self.answered += 1
-        if self.answered == self.after:
-            self.root = AWQ
-        return self.answers(req)
 
 
 def test_a_server_restarted_on_other_weights_under_its_name_mid_run_fails_the_run(tmp_path):

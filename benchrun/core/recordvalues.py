@@ -185,6 +185,12 @@ def pin_shown(pin: str) -> str:
     return _shown(said) if isinstance(said, dict) and said else f"digest {short_digest(pin)}"
 
 
+def pin_named(pin: str) -> str:
+    """A `pinned_as` value as tables name a model: a digest's first 12 digits, else what its server says of its
+    weights."""
+    return pin_shown(pin).removeprefix("digest ")
+
+
 def _shown(said: dict[str, Any]) -> str:
     """What a server says of its weights, in one line: `root "Qwen/...", meta {...}`."""
     return ", ".join(f"{key} {one_line(json.dumps(value, sort_keys=True), 160)}" for key, value in said.items())
