@@ -15,6 +15,9 @@ found bad, each with the rule it now obeys.
   this one bounds at 1e100; a run rewritten and sealed again), or a summary.json or manifest.json no reader reads:
   `verify` said `intact` (exit 0), while show, compare, export and rescore stop at `line 4: not a valid record: ...`.
   Now verify names that file (and line) too, NOT intact (`archive.trust.unreadable`, from `audit.verify.belonging`)
+- `list` showed a run's headline means from a summary.json edited since the run ended (`t/closeness=0.990` where the
+  run found 0.667), the one command that reads a number without checking it first. Now the run is listed as
+  unreadable with the line every other reader gives (`archive.trust.headline_unverified`, `audit.listing.listed`)
 
 What held is in the pass's note.
 """
@@ -127,3 +130,25 @@ def test_verify_says_a_sealed_file_no_reader_reads_as_what_it_is(tmp_path, plant
     assert [line for line in verified.stdout.splitlines() if not line.startswith("ok")][1:] == [
         f"FAIL  {name}: {why}", "NOT intact: 1 problem"]
     assert (compared.returncode, compared.stderr) == (EXIT["archive"], f"benchrun: error: in '{run_dir / name}': {why}\n")
+
+
+# -- list ------------------------------------------------------------------------------------------------------------
+
+def test_list_shows_no_headline_from_a_summary_edited_since_the_run_ended(tmp_path):
+    """summary.json's mean edited from 0.6666… to 0.99: `list` showed `t/closeness=0.990`, exit 0. Now the run is
+    listed as unreadable, saying why as show does; a run.json edited under its seal the same."""
+    edited, renamed = synthetic_run(tmp_path / "outputs" / "a", [1, 0, 1]), synthetic_run(
+        tmp_path / "outputs" / "b", [1, 0, 1], run_id="6" * 12)
+    summary = edited / "summary.json"
+    summary.write_text(summary.read_text().replace('"mean": 0.6666666666666666', '"mean": 0.99'))
+    (renamed / "run.json").write_text((renamed / "run.json").read_text().replace('"model": "m"', '"model": "n"'))
+    listed = audit(tmp_path, "list", "--json")
+    assert (listed.returncode, listed.stderr) == (EXIT["ok"], "")
+    said = "so what it says cannot be trusted; benchrun-audit verify {} says what changed"
+    assert json.loads(listed.stdout) == [
+        {"path": "outputs/a", "status": "unreadable", "reason": "in 'outputs/a': run 555555555555: summary.json: "
+                                                                f"changed since the run ended, {said.format('outputs/a')}"},
+        {"path": "outputs/b", "status": "unreadable", "reason": "in 'outputs/b': run 666666666666: run.json: changed "
+                                                                f"since the run was sealed, {said.format('outputs/b')}"}]
+    shown = audit(tmp_path, "show", "outputs/a")
+    assert shown.stderr == f"benchrun: error: in 'outputs/a': run 555555555555: summary.json: changed since the run ended, {said.format('outputs/a')}\n"

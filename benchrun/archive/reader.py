@@ -136,8 +136,8 @@ class Run:
             raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
                                file=str(self.path))
         if self.unverified and not force:
-            raise ArchiveError(f"run {self.id}: {self.unverified[0]}, so what it says cannot be trusted; "
-                               f"benchrun-audit verify {self.path} says what changed", file=str(self.path))
+            from benchrun.archive.trust import distrusted
+            raise distrusted(self, self.unverified[0])
         return self
 
     def trust(self) -> Trust:

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
+from benchrun.archive.trust import distrusted, headline_unverified
 from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
@@ -76,9 +77,12 @@ def in_utc(moment: datetime) -> str:
 
 
 def listed(run: Run) -> ListedRun:
-    """A run with its tasks: from summary.json, or (a run that never finished) from its manifest."""
+    """A run with its tasks: from summary.json, or (a run that never finished) from its manifest; a run whose
+    summary.json or run.json changed since it ended is refused (listed as unreadable), never shown with its numbers."""
     summary = run.summary
     if summary is not None:
+        if problems := headline_unverified(run):
+            raise distrusted(run, problems[0])
         return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics)
     return ListedRun(run, task_names(run), ())
 
