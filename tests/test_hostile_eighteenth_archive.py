@@ -18,6 +18,11 @@ found bad, each with the rule it now obeys.
 - `list` showed a run's headline means from a summary.json edited since the run ended (`t/closeness=0.990` where the
   run found 0.667), the one command that reads a number without checking it first. Now the run is listed as
   unreadable with the line every other reader gives (`archive.trust.headline_unverified`, `audit.listing.listed`)
+- `show A B --wrong M` and `report A B` of two runs whose benchmark was edited between them (a prompt reworded, the
+  references fixed, a system prompt added): one prompt and one reference shown for the sample, the first run's, with
+  the second run's answer and score beside them, as if it had been asked that; the report's "sent before each
+  prompt" showed the one run's system prompt as every run's. Now each run asked otherwise says how it was asked
+  (`audit.show.wrong_samples`, `asked_otherwise`; `audit.report_samples._answer_cell`, `_chat_view`)
 
 What held is in the pass's note.
 """
@@ -152,3 +157,44 @@ def test_list_shows_no_headline_from_a_summary_edited_since_the_run_ended(tmp_pa
                                                                 f"since the run was sealed, {said.format('outputs/b')}"}]
     shown = audit(tmp_path, "show", "outputs/a")
     assert shown.stderr == f"benchrun: error: in 'outputs/a': run 555555555555: summary.json: changed since the run ended, {said.format('outputs/a')}\n"
+
+
+# -- runs that asked a sample otherwise ------------------------------------------------------------------------------
+
+def _asked_otherwise(tmp_path: Path) -> tuple[Path, Path]:
+    """Two runs of one benchmark edited between them: the second's prompts reworded, references fixed (3 -> 1), a
+    system prompt added."""
+    first = synthetic_run(tmp_path / "a", [1, 0], reference=3)
+    second = synthetic_run(tmp_path / "b", [1, 1], run_id="6" * 12, reference=3)
+
+    def edited(manifest: dict) -> None:
+        manifest["tasks"][0]["system"] = "Always answer 1."
+        for sample in manifest["samples"]:
+            sample.update(prompt="what is " + sample["prompt"], reference=1)
+    replace_manifest(second, edited)
+    return first, second
+
+
+def test_show_wrong_says_how_each_run_asked_a_sample_it_asked_otherwise(tmp_path):
+    """The prompt and reference columns held the first run's alone, the second run's value beside them."""
+    first, second = _asked_otherwise(tmp_path)
+    table = audit(tmp_path, "show", str(first), str(second), "--wrong", "closeness")
+    assert (table.returncode, table.stderr) == (EXIT["ok"], "")
+    assert [[cell.strip() for cell in line.split("│")[3:5]] for line in table.stdout.splitlines()
+            if line.startswith("│")] == [["a is 1", "3"], ["(run 666666666666: what is a is 1)", "(run 666666666666: 1)"]]
+    shown = json.loads(audit(tmp_path, "show", str(first), str(second), "--wrong", "closeness", "--json").stdout)
+    assert shown["samples"] == [{"id": "t:a=1", "task": "t", "prompt": "a is 1", "reference": 3,
+                                 "values": {"555555555555": 0, "666666666666": 1},
+                                 "asked_otherwise": {"666666666666": {"prompt": "what is a is 1", "reference": 1}}}]
+
+
+def test_a_report_says_how_each_run_asked_a_sample_it_asked_otherwise(tmp_path):
+    """The samples view showed the first run's prompt and reference for every run's answer, and the second run's
+    system prompt as sent before every run's prompts."""
+    first, second = _asked_otherwise(tmp_path)
+    done = audit(tmp_path, "report", str(first), str(second), "--output", "r.html")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    page = (tmp_path / "r.html").read_text()
+    assert '<div class="sub">sent before each prompt (m · 666666666666):</div>' in page
+    assert page.count('<div class="sub">asked in this run as:</div><pre>what is a is ') == 2
+    assert page.count('<div class="sub">reference in this run: <code>1</code></div>') == 2
