@@ -23,6 +23,9 @@ found bad, each with the rule it now obeys.
   the second run's answer and score beside them, as if it had been asked that; the report's "sent before each
   prompt" showed the one run's system prompt as every run's. Now each run asked otherwise says how it was asked
   (`audit.show.wrong_samples`, `asked_otherwise`; `audit.report_samples._answer_cell`, `_chat_view`)
+- `compare` of a run of `repeats=3` with one of a single answer per sample said `inputs that differ:` and listed
+  nothing: repeats are kept in the manifest beside its config, which alone was compared. Now `config repeats: 1 ->
+  3` and `config repeats.seeds: only in the compared run ("vary")` (`audit.provenance.settings`)
 
 What held is in the pass's note.
 """
@@ -198,3 +201,18 @@ def test_a_report_says_how_each_run_asked_a_sample_it_asked_otherwise(tmp_path):
     assert '<div class="sub">sent before each prompt (m · 666666666666):</div>' in page
     assert page.count('<div class="sub">asked in this run as:</div><pre>what is a is ') == 2
     assert page.count('<div class="sub">reference in this run: <code>1</code></div>') == 2
+
+
+# -- compare's inputs ------------------------------------------------------------------------------------------------
+
+def test_compare_says_that_two_runs_differ_in_their_repeats(tmp_path):
+    """`repeats=3` against one answer a sample: `inputs that differ:` and nothing under it."""
+    once = run_in_process(tmp_path, "once", "task.only=[product]")
+    thrice = run_in_process(tmp_path, "thrice", "task.only=[product]", "repeats=3")
+    done = audit(tmp_path, "compare", str(once), str(thrice))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    lines = done.stdout.splitlines()
+    start = lines.index("inputs that differ:")
+    assert lines[start:start + 4] == ["inputs that differ:", "  config repeats: 1 -> 3",
+                                      '  config repeats.seeds: only in the compared run ("vary")',
+                                      f"llama3.2 {load_run(thrice).id} vs baseline llama3.2 {load_run(once).id}"]

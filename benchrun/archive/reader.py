@@ -136,7 +136,7 @@ class Run:
             raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
                                file=str(self.path))
         if self.unverified and not force:
-            from benchrun.archive.trust import distrusted
+            from benchrun.archive.headline import distrusted
             raise distrusted(self, self.unverified[0])
         return self
 

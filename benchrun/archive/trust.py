@@ -128,20 +128,6 @@ def unreadable(run: Run) -> tuple[str, str, int | None] | None:
     return None
 
 
-def headline_unverified(run: Run) -> list[str]:
-    """What of the files a listing takes a run's headline from does not match the digests written with them:
-    run.json under its seal, summary.json under run.json's digest (two small files hashed, never the records)."""
-    expected = run.info.files.get(SUMMARY)
-    changed = expected is not None and run.summary is not None and file_digest(run.path / SUMMARY) != expected
-    return [*_seal(run), *([f"{SUMMARY}: changed since the run ended"] if changed else [])]
-
-
-def distrusted(run: Run, problem: str) -> ArchiveError:
-    """The error of a reader that found `problem` (`file: why`) in the run before reading a number of it."""
-    return ArchiveError(f"run {run.id}: {problem}, so what it says cannot be trusted; benchrun-audit verify {run.path} "
-                        "says what changed", file=str(run.path))
-
-
 def unverified(run: Run) -> list[str]:
     """What of the run does not match the digests written with it (`file: why`), seal first; of a run that failed
     before it compiled (it wrote no records), only the files it never wrote."""

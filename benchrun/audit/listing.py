@@ -14,8 +14,8 @@ from typing import Any, Iterable, Sequence, get_args
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.headline import distrusted, headline_unverified
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
-from benchrun.archive.trust import distrusted, headline_unverified
 from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
@@ -81,8 +81,8 @@ def listed(run: Run) -> ListedRun:
     summary.json or run.json changed since it ended is refused (listed as unreadable), never shown with its numbers."""
     summary = run.summary
     if summary is not None:
-        if problems := headline_unverified(run):
-            raise distrusted(run, problems[0])
+        if problem := headline_unverified(run):
+            raise distrusted(run, problem)
         return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics)
     return ListedRun(run, task_names(run), ())
 
