@@ -26,12 +26,18 @@ found bad, each with the rule it now obeys.
 - `compare` of a run of `repeats=3` with one of a single answer per sample said `inputs that differ:` and listed
   nothing: repeats are kept in the manifest beside its config, which alone was compared. Now `config repeats: 1 ->
   3` and `config repeats.seeds: only in the compared run ("vary")` (`audit.provenance.settings`)
+- `verify` of a run while a `rescore` of it runs said of the rescore's folder `unfinished (no rescore.json: it was
+  stopped)`. Now `being written now (pid … on host … since …); verify it once it has ended`
+  (`audit.verify.check_rescores`: the newest folder, while a live writer holds the run's lock)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -41,7 +47,7 @@ from benchrun.archive.reader import load_run
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.core.errors import EXIT
 from benchrun.core.layout import NAME_MAX
-from benchrun.testing.inprocess import cli
+from benchrun.testing.inprocess import child_env, cli
 from tests.helpers.answers import BROKEN, broken_answer
 from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.commands import run_in_process
@@ -216,3 +222,27 @@ def test_compare_says_that_two_runs_differ_in_their_repeats(tmp_path):
     assert lines[start:start + 4] == ["inputs that differ:", "  config repeats: 1 -> 3",
                                       '  config repeats.seeds: only in the compared run ("vary")',
                                       f"llama3.2 {load_run(thrice).id} vs baseline llama3.2 {load_run(once).id}"]
+
+
+# -- a rescore being written -----------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_verify_says_a_rescore_being_written_is_being_written(tmp_path):
+    """A rescore whose scorer waits for a file: verify, meanwhile, said its folder's rescore `was stopped`."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (tmp_path / "slow.py").write_text("import os, time\n\ndef closeness(response, sample):\n"
+                                      f"    while not os.path.exists({str(tmp_path / 'go')!r}):\n"
+                                      "        time.sleep(0.05)\n    return 1.0\n")
+    rescore = subprocess.Popen([sys.executable, "-m", "benchrun.audit", "rescore", str(run_dir), "--scorers",
+                                "slow.py", "--only"], cwd=tmp_path, env=child_env(), stdout=subprocess.DEVNULL)
+    try:
+        while not (run_dir / "rescores" / "001" / "rescore.log").exists() and rescore.poll() is None:
+            time.sleep(0.01)  # the rescore's folder made: it holds the run's lock
+        during = audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()
+    finally:
+        (tmp_path / "go").touch()
+        assert rescore.wait(timeout=120) == EXIT["ok"]
+    [said] = [line for line in during if line.startswith("ok    rescores/001")]
+    assert said.startswith(f"ok    rescores/001: unfinished (no rescore.json: being written now (pid {rescore.pid} on host ")
+    assert said.endswith("); verify it once it has ended): claims nothing, not checked")
+    assert "ok    rescores/001/scores.jsonl: 4 lines as written" in audit(tmp_path, "verify", str(run_dir)).stdout
