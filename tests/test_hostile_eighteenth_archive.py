@@ -29,6 +29,11 @@ found bad, each with the rule it now obeys.
 - `verify` of a run while a `rescore` of it runs said of the rescore's folder `unfinished (no rescore.json: it was
   stopped)`. Now `being written now (pid … on host … since …); verify it once it has ended`
   (`audit.verify.check_rescores`: the newest folder, while a live writer holds the run's lock)
+- the response cache's database a symbolic link to a run's own file (`responses.sqlite3 -> RUN/run.lock`, empty
+  once the run ended, or to a `judgements.jsonl` a run without judges does not have): `benchrun-audit cache --clear`
+  (and a run with that cache) wrote SQLite's tables into it, a 20 KB database in the run's run.lock, through the
+  link; and listed it as an empty cache. Now refused in one line naming the run's file, nothing written
+  (`execute.cacheplace.misplaced_store`, with `archive.claims.archive_file`)
 
 What held is in the pass's note.
 """
@@ -246,3 +251,23 @@ def test_verify_says_a_rescore_being_written_is_being_written(tmp_path):
     assert said.startswith(f"ok    rescores/001: unfinished (no rescore.json: being written now (pid {rescore.pid} on host ")
     assert said.endswith("); verify it once it has ended): claims nothing, not checked")
     assert "ok    rescores/001/scores.jsonl: 4 lines as written" in audit(tmp_path, "verify", str(run_dir)).stdout
+
+
+# -- the response cache ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", ["run.lock", "judgements.jsonl"])
+def test_a_cache_database_linked_to_a_runs_file_is_never_written_into_it(tmp_path, target):
+    """`responses.sqlite3 -> ../run/run.lock` (empty: SQLite takes it for a new database) or to the judgements.jsonl
+    a run without judges lacks (SQLite would make it): `cache --clear` wrote the cache's tables there."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "responses.sqlite3").symlink_to(f"../run/{target}")
+    said = (f"benchrun: error: --cache-dir: {tmp_path / 'cache' / 'responses.sqlite3'} is a symbolic link to the "
+            f"{target} of the run in {run_dir}, which only benchrun writes\n")
+    for clear in ((), ("--clear",)):
+        done = audit(tmp_path, "cache", "--cache-dir", "cache", *clear)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", said)
+    assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml", "manifest.json", "records.sha256",
+                                                         "responses.jsonl", "run.json", "run.lock", "scores.jsonl",
+                                                         "seal.json", "summary.json"]
+    assert (run_dir / "run.lock").read_bytes() == b""
