@@ -32,8 +32,9 @@ found bad, each with the rule it now obeys.
 - the response cache's database a symbolic link to a run's own file (`responses.sqlite3 -> RUN/run.lock`, empty
   once the run ended, or to a `judgements.jsonl` a run without judges does not have): `benchrun-audit cache --clear`
   (and a run with that cache) wrote SQLite's tables into it, a 20 KB database in the run's run.lock, through the
-  link; and listed it as an empty cache. Now refused in one line naming the run's file, nothing written
-  (`execute.cacheplace.misplaced_store`, with `archive.claims.archive_file`)
+  link; and listed it as an empty cache; a cache_dir in a run's own folder (`RUN/.hydra`) the same. Now refused in
+  one line naming the run's file, nothing written (`execute.cacheplace.misplaced_store`, with
+  `archive.claims.archive_file`)
 
 What held is in the pass's note.
 """
@@ -103,7 +104,7 @@ def test_a_command_of_one_run_given_a_sweep_or_an_archive_says_where_its_runs_ar
     synthetic_run(tmp_path / "sweep" / "1_b", [1, 1], run_id="b" * 12, label="b")
     write_sweep_summary(tmp_path / "sweep")
     synthetic_run(tmp_path / "outputs" / "2026-12-05" / "run", [1])
-    said = {"sweep": "it is a sweep's directory: name one of its 2 jobs (sweep/0_a, ...)",
+    said = {"sweep": "it is a sweep's directory: name one of its jobs (sweep/0_a, sweep/1_b)",
             "outputs": "runs lie deeper in it (outputs/2026-12-05/run): name them (benchrun-audit list outputs)"}
     for folder, where in said.items():
         done = audit(tmp_path, command, folder)
@@ -264,9 +265,15 @@ def test_a_cache_database_linked_to_a_runs_file_is_never_written_into_it(tmp_pat
     (tmp_path / "cache" / "responses.sqlite3").symlink_to(f"../run/{target}")
     said = (f"benchrun: error: --cache-dir: {tmp_path / 'cache' / 'responses.sqlite3'} is a symbolic link to the "
             f"{target} of the run in {run_dir}, which only benchrun writes\n")
+    (run_dir / ".hydra").mkdir()
+    in_hydra = (f"benchrun: error: --cache-dir: {run_dir / '.hydra' / 'responses.sqlite3'} is a file in the .hydra "
+                f"of the run in {run_dir}, which only benchrun writes\n")
     for clear in ((), ("--clear",)):
         done = audit(tmp_path, "cache", "--cache-dir", "cache", *clear)
         assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", said)
+        done = audit(tmp_path, "cache", "--cache-dir", "run/.hydra", *clear)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", in_hydra)
+    (run_dir / ".hydra").rmdir()
     assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml", "manifest.json", "records.sha256",
                                                          "responses.jsonl", "run.json", "run.lock", "scores.jsonl",
                                                          "seal.json", "summary.json"]

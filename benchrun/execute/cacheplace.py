@@ -134,13 +134,13 @@ def misplaced(directory: Path) -> str | None:
 def misplaced_store(directory: Path, database: Path) -> str | None:
     """What keeps `directory` from holding the cache (`misplaced`), or its `database` (or the write-ahead log or
     shared memory SQLite keeps beside it) from being a file, in words (`/x/responses.sqlite3 is a named pipe (FIFO),
-    where the response cache's database belongs`), or a link to a run's own file (`run.lock`, which SQLite would
-    rewrite); None when the cache can be there. SQLite says only `disk I/O
+    where the response cache's database belongs`), or a run's own file or one in its own folders (`run.lock` through
+    a link, `.hydra/`), which SQLite would write; None when the cache can be there. SQLite says only `disk I/O
     error` or `unable to open database file` of a pipe, a folder or a device there."""
     problem = misplaced(directory)
     for path in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
-        if os.path.islink(path) and (owned := archive_file(path)):  # SQLite would write into it, or make it
-            return f"{path} is a symbolic link to {owned}"
+        if owned := archive_file(path):  # SQLite would write into it, or make it
+            return f"{path} is {'a symbolic link to ' * os.path.islink(path)}{owned}"
         try:
             kind = not_a_file(os.stat(path).st_mode)
         except OSError:  # not there, or a link to nothing: SQLite makes it, or says why it cannot
