@@ -17,7 +17,8 @@ found bad, each with the rule it now obeys.
   Now verify names that file (and line) too, NOT intact (`archive.trust.unreadable`, from `audit.verify.belonging`)
 - `list` showed a run's headline means from a summary.json edited since the run ended (`t/closeness=0.990` where the
   run found 0.667), the one command that reads a number without checking it first. Now the run is listed as
-  unreadable with the line every other reader gives (`archive.trust.headline_unverified`, `audit.listing.listed`)
+  unreadable with the line every other reader gives (`archive.headline.headline_unverified`,
+  `audit.listing.listed`), and `list --status unreadable` lists it (a run.json read whole passed only its own status)
 - `show A B --wrong M` and `report A B` of two runs whose benchmark was edited between them (a prompt reworded, the
   references fixed, a system prompt added): one prompt and one reference shown for the sample, the first run's, with
   the second run's answer and score beside them, as if it had been asked that; the report's "sent before each
@@ -170,6 +171,9 @@ def test_list_shows_no_headline_from_a_summary_edited_since_the_run_ended(tmp_pa
                                                                 f"changed since the run ended, {said.format('outputs/a')}"},
         {"path": "outputs/b", "status": "unreadable", "reason": "in 'outputs/b': run 666666666666: run.json: changed "
                                                                 f"since the run was sealed, {said.format('outputs/b')}"}]
+    assert [run["path"] for run in json.loads(audit(tmp_path, "list", "--status", "unreadable", "--json").stdout)] == [
+        "outputs/a", "outputs/b"]
+    assert json.loads(audit(tmp_path, "list", "--status", "running", "--json").stdout) == []
     shown = audit(tmp_path, "show", "outputs/a")
     assert shown.stderr == f"benchrun: error: in 'outputs/a': run 555555555555: summary.json: changed since the run ended, {said.format('outputs/a')}\n"
 

@@ -126,7 +126,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
         info = run.info
         if model is not None and model not in (info.model, info.identity.get("name")):  # `--model ""`: none
             continue
-        if statuses and info.status not in statuses:
+        if statuses and not statuses & {info.status, UNREADABLE}:
             continue
         if since and parse_time(info.started_at) < since:
             continue
@@ -136,7 +136,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
             if task is None:
                 unreadable.append(Unreadable(err))
             continue
-        if task is not None and task not in entry.tasks:
+        if (task is not None and task not in entry.tasks) or (statuses and info.status not in statuses):
             continue
         found.append(entry)
     return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]
