@@ -9,12 +9,15 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.served import AWQ, FULL, Restarted, Served
 from tests.helpers.wire import GRADES, judge_grades
 
 pytestmark = pytest.mark.slow
@@ -136,3 +139,71 @@ def test_a_judge_that_failed_fast_on_timeouts_is_given_longer_by_resume(tmp_path
     assert (resumed.returncode, resumed.stderr, judge_grades(run_dir)) == (EXIT["ok"], "", sorted(GRADES))
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["judge"]["runner"]["timeout_s"], info["history"][-1]["set"]) == (5.0, {"judge.timeout_s": 5})
+
+
+class _Breaks:
+    """listbench's answers for the first `answered` chats, then HTTP 500 for every chat: a server that broke."""
+
+    def __init__(self, answered: int) -> None:
+        self.left = answered
+
+    def __call__(self, req):
+        self.left -= 1
+        return listbench_answer(req) if self.left >= 0 else Reply(status=500, error="boom")
+
+
+def _openai(url: str, tmp_path, *more: str):
+    return call_benchrun("runner=openai", f"runner.base_url={url}", "runner.model=qwen", "runner.retries=0",
+                         "runner.structured=json_schema", "cache=false", *more, cwd=tmp_path)
+
+
+def test_a_resume_onto_other_weights_under_the_served_name_is_refused_and_a_forced_one_says_so(tmp_path):
+    """An OpenAI-compatible server (vLLM) restarted on the AWQ weights under the served name: a resume went on with
+    them unsaid (no digest to compare), and the run's answers came from two models as one's."""
+    with Served(FULL, responder=_Breaks(6)) as first:
+        done = _openai(first.url, tmp_path, f"outputs={tmp_path / 'o'}")
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    with Served(AWQ) as other:
+        refused = call_benchrun("resume", str(run_dir), "--host", other.url, cwd=tmp_path, module="benchrun.audit")
+        forced = call_benchrun("resume", str(run_dir), "--host", other.url, "--force", cwd=tmp_path,
+                               module="benchrun.audit")
+    shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert done.returncode == EXIT["runner"]
+    assert (refused.returncode, refused.stderr) == (EXIT["archive"], (
+        f"benchrun: error: model qwen is now root \"{AWQ}\", the run used root \"{FULL}\"; resume with --force to "
+        "continue with it anyway (recorded in run.json)\n"))
+    assert (forced.returncode, json.loads((run_dir / "run.json").read_text())["status"]) == (EXIT["ok"], "completed")
+    assert f"answers from 2 models: 6 by root \"{FULL}\", 12 by root \"{AWQ}\"" in shown.stdout
+
+
+def test_shards_asked_of_other_weights_under_one_served_name_are_not_merged(tmp_path):
+    runs = []
+    for shard, root in enumerate((FULL, AWQ), start=1):
+        with Served(root) as server:
+            done = _openai(server.url, tmp_path, f"shard={shard}/2", f"outputs={tmp_path / str(shard)}")
+        assert done.returncode == EXIT["ok"], done.stderr
+        runs.append(run_dir_of(done.stdout))
+    merged = call_benchrun("merge", *map(str, runs), "--into", str(tmp_path / "m"), cwd=tmp_path,
+                           module="benchrun.audit")
+    ids = [json.loads((run / "run.json").read_text())["run_id"] for run in runs]
+    assert (merged.returncode, merged.stderr) == (EXIT["archive"], (
+        f"benchrun: error: shard runs {ids[0]} (1/2) and {ids[1]} (2/2) asked different models: root \"{FULL}\" and "
+        f"root \"{AWQ}\"\n"))
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_judge_restarted_on_other_weights_while_a_rescore_asks_it_fails_the_rescore(tmp_path):
+    """A judge of runner=openai (vLLM) restarted on the AWQ weights under its name after the run's three grades and
+    two of the rescore's: the rescore was written with grades of two judges as one's."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as model, Restarted(6, "qwen2.5", answer) as judge:
+        run_dir = run_dir_of(call_benchrun(
+            f"runner.host={model.url}", "task.path=bench", "judge.runner=openai", f"judge.base_url={judge.url}",
+            "judge.model=qwen2.5", "+judge.structured=json_schema", "cache=false", f"outputs={tmp_path / 'o'}",
+            cwd=tmp_path).stdout)
+        done = call_benchrun("rescore", str(run_dir), "--rejudge", module="benchrun.audit", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: the judge model qwen2.5 changed on {judge.url} while the rescore asked: root \"{FULL}\" when "
+        f"it began, root \"{AWQ}\" as it ended (the server restarted on other weights?); its grades may come from "
+        "either model and cannot be told apart: rescore it again\n"))
+    assert list((run_dir / "rescores").glob("*")) == []

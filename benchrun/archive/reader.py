@@ -136,8 +136,8 @@ class Run:
             raise ArchiveError(f"run {self.id} has no {' or '.join(missing)}: its records are gone",
                                file=str(self.path))
         if self.unverified and not force:
-            raise ArchiveError(f"run {self.id}: {self.unverified[0]}, so what it says cannot be trusted; "
-                               f"benchrun-audit verify {self.path} says what changed", file=str(self.path))
+            from benchrun.archive.headline import distrusted
+            raise distrusted(self, self.unverified[0])
         return self
 
     def trust(self) -> Trust:
@@ -384,7 +384,7 @@ def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
 def _runs_in(folder: Path) -> str:
     """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, or runs deeper in it."""
     if jobs := [d for d in job_dirs(folder) if os.path.lexists(d / RUN)]:
-        return f"; it is a sweep's directory: name one of its {len(jobs)} jobs ({jobs[0]}, ...)"
+        return f"; it is a sweep's directory: name one of its jobs ({', '.join(map(str, jobs[:2]))}{', ...' * (len(jobs) > 2)})"
     deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
     return f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {folder})" if deeper else ""
 

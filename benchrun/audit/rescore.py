@@ -38,6 +38,7 @@ from benchrun.archive.writer import RecordFile, environment, file_digest, now, w
 from benchrun.audit import arguments
 from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
 from benchrun.audit.rescored import (
+    RESCORE_NUMBERS,
     MeanChange,
     ModuleUsed,
     Rescore,
@@ -211,11 +212,6 @@ def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
         raise BenchrunError(f"unknown scorer {', '.join(map(repr, unknown))} (available: {', '.join(sorted(loaded))})")
     chosen = list(dict.fromkeys(names))
     return {task: tuple(n for n in chosen if n in scorers or n not in used) for task, scorers in own.items()}
-
-
-RESCORE_NUMBERS = 10**9
-"""A rescore's number is below this: a folder of a larger one under rescores/ (255 digits, planted) is no rescore's
-to count on from, whose next number would make a name the file system refuses, and no rescore could be made."""
 
 
 def claim_dir(parent: Path) -> Path:

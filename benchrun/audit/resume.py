@@ -38,7 +38,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import pin_named, pinned_as
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import Judge, archived_calls
@@ -268,11 +268,11 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False) -> None:
     """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used."""
     used = run.info.judge.get("identity", {}) if judge else run.info.identity
-    before, after = model_digest(used), model_digest(identity)
+    before, after = pinned_as(used), pinned_as(identity)
     if before and after != before and not force:
-        served = short_digest(after) if after else "without a digest"
+        served = pin_named(after) if after else "without a digest"
         which = f"judge model {used.get('name', '')}".rstrip() if judge else f"model {run.info.model}"
-        raise ArchiveError(f"{which} is now {served}, the run used {short_digest(before)}; "
+        raise ArchiveError(f"{which} is now {served}, the run used {pin_named(before)}; "
                            "resume with --force to continue with it anyway (recorded in run.json)")
 
 

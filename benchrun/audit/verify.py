@@ -25,7 +25,7 @@ from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, res
 from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
-from benchrun.audit.rescored import RescoreInfo
+from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
@@ -277,14 +277,19 @@ def check_rescores(run: Run) -> list[Finding]:
     if not folder.is_dir() or folder.is_symlink():
         return []
     numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
-    return [finding for path in numbered for finding in check_rescore(run, path)]
+    newest = max((p for p in numbered if number_in(p.name) < RESCORE_NUMBERS), key=lambda p: number_in(p.name),
+                 default=None)  # the one a live rescore, holding the run's lock, writes
+    writer = live_writer(run.path / LOCK, probe(run.path / LOCK)) if newest else None
+    return [finding for path in numbered for finding in check_rescore(run, path, writer if path == newest else None)]
 
 
-def check_rescore(run: Run, path: Path) -> list[Finding]:
-    """One rescore: unfinished (no rescore.json: it was stopped, so it claims nothing), or its claims checked."""
+def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Finding]:
+    """One rescore: unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or
+    its claims checked."""
     name = f"{RESCORES}/{path.name}"
     if not os.path.lexists(path / RESCORE_FILE):
-        return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: it was stopped): claims nothing, not checked")]
+        how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
+        return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
     try:
         info = RescoreInfo.model_validate_json(archived(path / RESCORE_FILE, MAX_JSON_BYTES))
     except (ArchiveError, ValueError) as err:

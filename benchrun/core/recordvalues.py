@@ -153,11 +153,13 @@ parameter count, size, vocabulary and trained context, which differ between two 
 
 
 def weights_said(identity: dict[str, Any]) -> dict[str, Any] | None:
-    """What a model's identity says of its weights besides a digest (`WEIGHTS_SAID`, from its `details`); None when
-    it says nothing of them (Ollama's details are its family and quantisation, pinned by its digest already)."""
+    """What a model's identity says of its weights besides a digest (`WEIGHTS_SAID`, from its `details`, each given
+    and not null or empty); None when it says nothing of them (Ollama's details are its family and quantisation,
+    pinned by its digest already)."""
     details = identity.get("details")
-    said = {key: details[key] for key in WEIGHTS_SAID if key in details} if isinstance(details, dict) else {}
-    return said or None
+    if not isinstance(details, dict):
+        return None
+    return {key: details[key] for key in WEIGHTS_SAID if details.get(key) not in (None, "", {}, [])} or None
 
 
 SAID = "said "
@@ -181,6 +183,12 @@ def pin_shown(pin: str) -> str:
     except (ValueError, RecursionError):
         said = None
     return _shown(said) if isinstance(said, dict) and said else f"digest {short_digest(pin)}"
+
+
+def pin_named(pin: str) -> str:
+    """A `pinned_as` value as tables name a model: a digest's first 12 digits, else what its server says of its
+    weights."""
+    return pin_shown(pin).removeprefix("digest ")
 
 
 def _shown(said: dict[str, Any]) -> str:

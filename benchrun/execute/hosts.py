@@ -56,6 +56,7 @@ class HostPool:
             raise failed  # the first server's refusal, in list order; the others were all heard out
         pairs = [(host.url, identity) for host, identity in zip(self.hosts, identities)]
         _same_model(self.config.key(self.config.server_key), self.config.model, pairs)
+        _same_dialect(self.config.key(self.config.server_key), self.config, pairs)
         if (versions := _versions(pairs)) is not None:
             output.warning(versions)
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
@@ -141,6 +142,17 @@ def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]
         each = ", ".join(f"{url} {_digest(identity)}" for url, identity in identities)
         raise RunnerError(f"the servers of {key} serve different models as '{model}': {each}; serve the same "
                           "model on each, or leave the odd one out of the list")
+
+
+def _same_dialect(key: str, config: RunnerConfig, identities: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse servers that were found to take the schema in different structured-output dialects (runner.structured
+    =auto, each server probed): one run asks in one dialect, as run.json and the response cache's keys say."""
+    dialects = {url: identity.get("structured_dialect") for url, identity in identities}
+    if len(set(dialects.values())) > 1:
+        each = ", ".join(f"{url} {dialect}" for url, dialect in dialects.items())
+        raise RunnerError(f"the servers of {key} take the response schema in different structured-output dialects: "
+                          f"{each}; set {config.key('structured')} to one that every server takes, or leave the odd "
+                          "one out of the list")
 
 
 def _digest(identity: dict[str, Any]) -> str:

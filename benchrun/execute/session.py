@@ -124,13 +124,15 @@ async def same_to_the_end(runner: Runner, before: str | None, model: str, given:
         now = await runner.digests_now()
     except BenchrunError:
         return
-    changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != before]
+    was = model_digest({"digest": before})  # a GGUF's `sha256:` as a server's digest is read
+    changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != was]
     if changed:
         if cache is not None:
             cache.forget()
         url, digest = changed[0]
         served = pin_shown(model_digest({"digest": digest})) if digest else "no digest"
-        how = "the server restarted on other weights?" if before.startswith(SAID) else "pulled again?"
+        how = ("the server restarted on other weights?" if before.startswith(SAID) else
+               "the file written over?" if before.startswith("sha256:") else "pulled again?")
         raise RunnerError(f"{model} changed on {url} while {asking} asked: {pin_shown(before)} when it began, "
                           f"{served} as it ended ({how}); its {given} may come from either model and cannot be told "
                           f"apart: {again}")

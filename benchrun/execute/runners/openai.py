@@ -187,10 +187,16 @@ class OpenAIRunner:
             try:
                 probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
                 response = await asyncio.wait_for(probe, self.config.timeout_s)
-            except (Retryable, TooLarge, asyncio.TimeoutError) as err:
+            except asyncio.TimeoutError:
+                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
+                                  f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
+                                  "that loads the model on its first request answers it late), or "
+                                  f"{self.config.key('structured')}=json_schema, json_object or none skips the "
+                                  "probe") from None
+            except (Retryable, TooLarge) as err:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
-                                  f"({err or 'no answer'}); {self.config.key('structured')}=json_schema, "
-                                  "json_object or none skips it") from None
+                                  f"({err}); {self.config.key('structured')}=json_schema, json_object or none skips "
+                                  "it") from None
             except Refused as err:  # a redirect: every request of the run would be
                 raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
             if response.is_success:
