@@ -37,7 +37,9 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   each machine), its run taken over from another machine meanwhile, made that append once continued, among the new
   writer's records (its digests then disagreeing with the files). Now a writer that takes a run over from another
   machine's writer makes the record files anew (`archive.detach`, from `DirLock.acquire`): the files the old writer
-  holds open are no longer the run's, and its last append lands in none of them (on NFS it fails)
+  holds open are no longer the run's, and its last append lands in none of them (on NFS it fails); and such a
+  holder that does not end the run (a rescore) leaves its own note, not that writer's back, so that writer, if only
+  stopped, is fenced once continued rather than appending to files no longer the run's
 - a live run's run.lock replaced by a named pipe (`rm run.lock; mkfifo run.lock`): the lease's check, which locks
   anew a file saved in the lock's place by an editor, read the pipe and died with a traceback (`OSError: [Errno 29]
   Illegal seek`, `Exception in thread run.lock lease`) in the run's output, its lease renewed no more. Now only a
@@ -47,6 +49,10 @@ compiler.ownsource, the reaper, Slurm's options): the cases found bad, each with
   new thread`), which the replacement's task took silently, and every call behind waited for ever: the run hung, 12
   of 12 samples asked and 10 never graded. Now such a refusal fails the calls behind as an OSError there does
   (`ScorerUnavailable: cannot start the scorer process: ...`, `execute.scorerprocess.ScorerProcess._respawn`)
+
+Held (see the pass's note): own modules with a coding cookie, a BOM, `from __future__`, packages, inspect.getsource
+under -O; the reaper as PID 1; runs at 3 to 6 threads; SBATCH_EXPORT and SBATCH_CHDIR set empty; false takeovers
+(touch, rsync's identical note, junk appended, NFS's silly rename); SLURM_CPUS_* junk; --output into rescores/.
 """
 
 from __future__ import annotations
