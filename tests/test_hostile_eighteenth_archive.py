@@ -10,7 +10,7 @@ found bad, each with the rule it now obeys.
 - `verify`, `rescore`, `resume` or `retry` of a sweep's directory (`resume SWEEP` after a sweep was stopped) said
   only `not a run directory (no run.json)`; of an archive root too, where show, compare, export and report say where
   its runs are. Now each says it is a sweep's directory and names a job, or that runs lie deeper
-  (`archive.reader.resolve_run`, `_runs_in`)
+  (`archive.lookup.resolve_run`, `_runs_in`)
 - a sealed run holding a record line that no reader reads as a record (an older benchrun's: a metric of 1e200, which
   this one bounds at 1e100; a run rewritten and sealed again), or a summary.json or manifest.json no reader reads:
   `verify` said `intact` (exit 0), while show, compare, export and rescore stop at `line 4: not a valid record: ...`.

@@ -207,3 +207,21 @@ def test_a_judge_restarted_on_other_weights_while_a_rescore_asks_it_fails_the_re
         f"it began, root \"{AWQ}\" as it ended (the server restarted on other weights?); its grades may come from "
         "either model and cannot be told apart: rescore it again\n"))
     assert list((run_dir / "rescores").glob("*")) == []
+
+
+def test_a_folder_here_named_like_a_run_id_prefix_says_the_run_it_hides(tmp_path):
+    """`mkdir 5555`, then `show 5555` meant for run 5555…: the folder won, and the line said only that it is not a run
+    directory."""
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        run_dir = run_dir_of(lab.call("task.path=bench", f"runner.host={lab.server.url}", "cache=false",
+                                      f"outputs={tmp_path / 'o'}").stdout)
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    (tmp_path / run_id[:4]).mkdir()
+    said = [call_benchrun(command, run_id[:4], "--root", str(tmp_path / "o"), cwd=tmp_path, module="benchrun.audit")
+            for command in ("show", "verify")]
+    hidden = (f"'{run_id[:4]}' also begins run id {run_id} under {tmp_path / 'o'}, which this folder's name hides: "
+              f"name that run by its path ({run_dir})\n")
+    assert [(done.returncode, done.stderr) for done in said] == [
+        (EXIT["archive"], f"benchrun: error: in '{run_id[:4]}': neither a run nor a sweep directory (no run.json in it "
+                          f"or the folders directly in it); {hidden}"),
+        (EXIT["archive"], f"benchrun: error: in '{run_id[:4]}': not a run directory (no run.json); {hidden}")]

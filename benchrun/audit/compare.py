@@ -21,7 +21,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import Run, Values, expand_runs
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import Run, Values
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance

@@ -15,7 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.headline import distrusted, headline_unverified
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
+from benchrun.archive.lookup import scan_runs
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run
 from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table

@@ -25,7 +25,8 @@ import yaml
 from benchrun.archive.atomic import stem
 from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import live_writer, probe
-from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now

@@ -32,7 +32,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock, own_file
-from benchrun.archive.reader import PathLike, Run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import PathLike, Run
 from benchrun.archive.tally import Tally
 from benchrun.archive.writer import RecordFile, environment, file_digest, now, write_atomic
 from benchrun.audit import arguments

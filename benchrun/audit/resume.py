@@ -22,7 +22,8 @@ from typing import Any, AsyncIterator
 
 from benchrun.archive import repair, trust
 from benchrun.archive.dirlock import DirLock, describe
-from benchrun.archive.reader import Run, load_run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments

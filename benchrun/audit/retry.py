@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.archive.dirlock import live_writer, probe
-from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments

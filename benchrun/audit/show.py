@@ -16,7 +16,8 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import Run, expand_runs
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import Run
 from benchrun.archive.rows import joined
 from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit import arguments

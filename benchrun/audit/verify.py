@@ -21,7 +21,8 @@ import yaml
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
-from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
 from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
