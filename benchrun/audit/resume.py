@@ -92,10 +92,10 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if changed and not force:
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                                "resume with --force to use them anyway (recorded in run.json)")
+        config = run_config(run, limits or {})
         if (edited := trust.config_changed(run)) is not None:
             raise ArchiveError(f"{edited}: a resume asks with it and would digest it as the run's own; put it back "
                                "(to ask the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
-        config = run_config(run, limits or {})
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
         runner_cfg = runner_config(run, config, host)
         note = {"forced": force, "changed_sources": changed, "host": host, **({"set": limits} if limits else {}),
