@@ -19,6 +19,11 @@ the rule it now obeys.
   `３`, as a multilingual benchmark's are): each was typed as the number, so `৩,৪` was asked `what is 3 + 4?`, the
   prompt and the recorded values not those of the file, and `3` and `৩` in one file the same sample id. Now a cell
   is a number only in the digits JSON and YAML write numbers in, the others text as written (`compiler.files`)
+- a number a double cannot hold as written (`2.00000000000000001`, `1e-999`, a constant's twentieth digit) in a
+  values.csv, a JSONL values file or tasks.yml: it was read as the double's number, so the prompt asked `what is 2.0
+  + 0.0?` for `2.00000000000000001 + 1e-999` (and sample ids and references held the double's number). Now a CSV
+  keeps such a cell as its text, as it keeps an integer past 2^53, and a JSONL or YAML file refuses it in one line
+  with the advice to quote it (`core.yamlfile.float_as_written`)
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import manifest_ids, run_benchrun
+from tests.helpers.commands import call_benchrun, manifest_ids, run_benchrun
 
 pytestmark = pytest.mark.slow
 SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
@@ -117,3 +122,26 @@ def test_a_csv_written_in_other_digits_is_asked_as_written(compose_cfg, tmp_path
         ("add:a=３,b=٤", "what is ３ + ٤?", {"a": "３", "b": "٤"}, 7),
         ("add:a=3,b=4", "what is 3 + 4?", {"a": 3, "b": 4}, 7),
         ("add:a=1.5,b=২.৫", "what is 1.5 + ২.৫?", {"a": 1.5, "b": "২.৫"}, -4)]
+
+
+def test_a_number_a_double_cannot_hold_is_kept_as_written_or_refused(compose_cfg, tmp_path):
+    from benchrun import compile
+
+    bench = write_bench(tmp_path, {"tasks/add/template.txt": "what is {a} + {b}?",
+                                   "tasks/add/values.csv": "a,b,reference\n2.00000000000000001,1e-999,2\n2.50,0.1,1E5\n"})
+    manifest = compile(compose_cfg(f"task.path={bench}"))
+    assert [(s.prompt, s.values, s.reference) for s in manifest.samples] == [
+        ("what is 2.00000000000000001 + 1e-999?", {"a": "2.00000000000000001", "b": "1e-999"}, 2),
+        ("what is 2.5 + 0.1?", {"a": 2.5, "b": 0.1}, 100000.0)]
+    refused = {
+        "tasks.yml": ("- name: t\n  template: 'say {a}'\n  values: {a: [1.0e-999]}\n  reference: ['0']\n",
+                      "in 'tasks.yml': line 3, column 16: 1.0e-999 is read by YAML as the float 0.0, not as written; "
+                      "quote it ('1.0e-999') to keep it as text, or write 0.0"),
+        "v.jsonl": ('{"a": 2.00000000000000001, "reference": 2}\n',
+                    "in 'v.jsonl': task 't': line 1: the number 2.00000000000000001 is read as 2.0, not as written (a "
+                    "double cannot hold it); quote it to keep it as text")}
+    for name, (text, said) in refused.items():
+        files = {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values_file: v.jsonl\n", name: text}
+        done = call_benchrun(f"task.path={write_bench(tmp_path, files, name=name)}", "dry_run=true", cwd=tmp_path)
+        assert (done.returncode, done.stderr) == (EXIT["usage"], f"benchrun: error: {said}\n")
+
