@@ -24,6 +24,11 @@ the rule it now obeys.
   + 0.0?` for `2.00000000000000001 + 1e-999` (and sample ids and references held the double's number). Now a CSV
   keeps such a cell as its text, as it keeps an integer past 2^53, and a JSONL or YAML file refuses it in one line
   with the advice to quote it (`core.yamlfile.float_as_written`)
+- a dry run on a machine shared with other users: its Hydra files went to one fixed directory of the shared
+  temporary directory, `/tmp/benchrun-dry-run`, which another user could own (every other user's dry run refused) or
+  fill with links, which Hydra wrote through (`.hydra/overrides.yaml` a link to the user's `~/.bashrc`: overwritten
+  with the dry run's overrides). Now each dry run has a private directory of its own there, removed as it ends
+  (`compose.config._dry_run_scratch`)
 """
 
 from __future__ import annotations
@@ -145,3 +150,15 @@ def test_a_number_a_double_cannot_hold_is_kept_as_written_or_refused(compose_cfg
         done = call_benchrun(f"task.path={write_bench(tmp_path, files, name=name)}", "dry_run=true", cwd=tmp_path)
         assert (done.returncode, done.stderr) == (EXIT["usage"], f"benchrun: error: {said}\n")
 
+
+def test_a_dry_run_writes_through_no_link_planted_in_the_shared_temporary_directory(tmp_path):
+    victim, shared = tmp_path / "bashrc", tmp_path / "tmp"
+    victim.write_text("precious\n")
+    (shared / "benchrun-dry-run" / ".hydra").mkdir(parents=True)
+    for name in ("config.yaml", "hydra.yaml", "overrides.yaml"):
+        (shared / "benchrun-dry-run" / ".hydra" / name).symlink_to(victim)
+    for sweep in ([], ["-m", "runner.model=llama3.2,gemma3"]):
+        done = run_benchrun(*sweep, "task=folderbench", "dry_run=true", cwd=tmp_path, env={"TMPDIR": str(shared)})
+        assert done.returncode == EXIT["ok"], done.stderr
+        assert victim.read_text() == "precious\n"
+        assert [path.name for path in shared.iterdir()] == ["benchrun-dry-run"]
