@@ -67,14 +67,15 @@ def register_with_hydra() -> None:
 
 def scratch_if(dry_run: bool, run_dir: str) -> str:
     """The run directory, or a scratch directory outside outputs/ for a dry run."""
-    return _dry_run_scratch() if dry_run else run_dir
+    return _dry_run_scratch(run_dir) if dry_run else run_dir
 
 
 @functools.cache
-def _dry_run_scratch() -> str:
-    """This process's own directory for a dry run's Hydra files (private, removed as the process ends). One fixed
-    name in the shared temporary directory (`/tmp/benchrun-dry-run`) was another user's to own, refusing every other
-    user's dry runs, or to plant links in, which Hydra wrote through (a dry run overwrote the file a link named)."""
+def _dry_run_scratch(run_dir: str) -> str:
+    """A dry run's own directory for its Hydra files, one for each directory it stands in for (named to the
+    microsecond: one a command), private, removed as the process ends. One fixed name in the shared temporary
+    directory (`/tmp/benchrun-dry-run`) was another user's to own, refusing every other user's dry runs, or to plant
+    links in, which Hydra wrote through (a dry run overwrote the file a link named)."""
     path = tempfile.mkdtemp(prefix="benchrun-dry-run-")
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
