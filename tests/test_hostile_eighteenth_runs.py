@@ -29,10 +29,21 @@ the rule it now obeys.
   fill with links, which Hydra wrote through (`.hydra/overrides.yaml` a link to the user's `~/.bashrc`: overwritten
   with the dry run's overrides). Now each dry run has a private directory of its own there, removed as it ends
   (`compose.config._dry_run_scratch`)
+- a dry run given the directory of a run or a sweep already made (`hydra.run.dir=outputs/.../run dry_run=true`, a
+  script that checks a run's directory again; `-m hydra.sweep.dir=... dry_run=true`): Hydra rewrote the run's
+  `.hydra/` copies of its config and overrides (and a sweep's multirun.yaml and its jobs' copies) with the dry run's,
+  so the archive said the run was made of another benchmark and other overrides. Now refused as a run into it is
+  (`callbacks.RunDirCheck`), nothing changed
+- a submitit sweep of more than one task a job (`hydra.launcher.tasks_per_node=3`, `nodes=2`,
+  `additional_parameters.ntasks=4`): each task ran the whole job, so each run was started that many times at once in
+  its one directory, one asking, the others refused there with `already holds run ... (running); ... finish that
+  run with: benchrun-audit resume ...` in their logs, each holding the job's CPUs and memory. Now refused before
+  anything is made (`compose.slurmoptions.one_task`)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -42,7 +53,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, manifest_ids, run_benchrun
+from tests.helpers.commands import call_benchrun, make_run, manifest_ids, run_benchrun
 
 pytestmark = pytest.mark.slow
 SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
@@ -162,3 +173,39 @@ def test_a_dry_run_writes_through_no_link_planted_in_the_shared_temporary_direct
         assert done.returncode == EXIT["ok"], done.stderr
         assert victim.read_text() == "precious\n"
         assert [path.name for path in shared.iterdir()] == ["benchrun-dry-run"]
+
+
+def test_a_dry_run_into_a_run_or_a_sweep_already_made_is_refused_and_changes_nothing(tmp_path):
+    run_dir = make_run(tmp_path)
+    copies = {path: path.read_bytes() for path in (run_dir / ".hydra").iterdir()}
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    done = call_benchrun("task=folderbench", f"hydra.run.dir={run_dir}", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {run_dir} already holds run {run_id} (completed); nothing was changed; pick a new "
+        "directory (hydra.run.dir=...)\n"))
+    assert {path: path.read_bytes() for path in (run_dir / ".hydra").iterdir()} == copies
+    sweep_dir = tmp_path / "sweep"
+    sweep_dir.mkdir()
+    (sweep_dir / "multirun.yaml").write_text("the sweep's own\n")
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", f"hydra.sweep.dir={sweep_dir}", "dry_run=true",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
+        "(hydra.sweep.dir=...)\n"))
+    assert [path.name for path in sweep_dir.iterdir()] == ["multirun.yaml"]
+    assert (sweep_dir / "multirun.yaml").read_text() == "the sweep's own\n"
+
+
+@pytest.mark.parametrize(("launcher", "given"), [
+    (["hydra/launcher=submitit_local", "hydra.launcher.tasks_per_node=3"], "hydra.launcher.tasks_per_node=3"),
+    (["hydra/launcher=slurm", *SLURM_NODE, "+hydra.launcher.additional_parameters.ntasks=4"],
+     "hydra.launcher.additional_parameters.ntasks=4")])
+def test_a_submitit_sweep_of_more_than_one_task_a_job_is_refused(tmp_path, launcher, given):
+    bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n"
+                                                "  reference: ['1']\n"})
+    done = run_benchrun("-m", f"task.path={bench}", "runner.model=llama3.2,gemma3", *launcher,
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, env=no_sbatch(tmp_path))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {given}: every task of a job runs the whole job, so each run would be started that many "
+        "times at once in its one directory (one asking, the others refused there); leave it out (one task a job)\n"))
+    assert not (tmp_path / "outputs").exists() and not (tmp_path / "submitted").exists()

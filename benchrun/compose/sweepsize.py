@@ -1,0 +1,69 @@
+"""A sweep's lists of values as the command line gives them (`-m runner.model=a,b`), and how many jobs they make:
+counted before Hydra lists them, and bounded."""
+
+from __future__ import annotations
+
+import math
+
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
+from omegaconf import DictConfig, OmegaConf
+
+from benchrun.core.errors import ConfigError
+
+MAX_SWEEP_JOBS = 10_000
+"""The most jobs a sweep makes: each is a run directory of its own, a column of the sweep's table and a row of its
+sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) would make a sweep of days."""
+
+
+def swept(config: DictConfig) -> list[Override]:
+    """The command line's sweep overrides, parsed (once: the checks below each read them) with Hydra's config loader,
+    which lists a group's options for a `glob(...)` sweep (`task=glob(*)`: without it, `ConfigLoader is not set`)."""
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    overrides = parser.parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
+    return [override for override in overrides if override.is_sweep_override()]
+
+
+def checked_size(swept: list[Override]) -> float:
+    """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
+    would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
+    exit 0); how many jobs it makes."""
+    counts = [(override.key_or_group, _values(override)) for override in swept]
+    if empty := next((override for override, (_, count) in zip(swept, counts) if not count), None):
+        raise ConfigError(f"in 'config': the sweep makes no jobs: {empty.input_line} lists no value; give it one or "
+                          "more")
+    jobs = math.prod(count for _, count in counts)
+    if jobs > MAX_SWEEP_JOBS:
+        each = ", ".join(f"{key}: {_many(count)}" for key, count in counts)
+        raise ConfigError(f"in 'config': the sweep makes {_many(jobs)} jobs ({each}), more than a sweep runs "
+                          f"({MAX_SWEEP_JOBS:,}, one after another, a run directory each); sweep fewer values, or "
+                          "split the sweep")
+    return jobs
+
+
+def _values(override: Override) -> float:
+    """How many values a sweep override lists, a range's counted without listing them (math.inf for a range without
+    end, 0 for one Hydra refuses: a step of 0)."""
+    value = override.value()
+    if isinstance(value, IntervalSweep):  # Hydra's enumeration refuses it naming its type alone
+        key = override.key_or_group
+        raise ConfigError(f"in 'config': {override.input_line}: an interval is sampled by an optimising sweeper "
+                          f"(Optuna, Nevergrad), and a benchrun sweep lists its values: {key}=a,b,c or "
+                          f"{key}=range(start,stop,step)")
+    if not isinstance(value, RangeSweep):
+        return sum(1 for _ in override.sweep_string_iterator())
+    try:
+        steps = (value.stop - value.start) / value.step
+    except ZeroDivisionError:
+        return 0
+    if not steps > 0:  # none, or not a number (inf - inf)
+        return 0
+    return math.ceil(steps) if math.isfinite(steps) else math.inf
+
+
+def _many(count: float) -> str:
+    """A count as a person reads it: digits grouped, a count of over 15 digits as a power of ten, none as 'endless'."""
+    if math.isinf(count):
+        return "endlessly many"
+    return f"{count:,}" if count < 10**15 else f"about {float(count):.0e}".replace("e+", "e")
