@@ -39,14 +39,21 @@ the rule it now obeys.
   its one directory, one asking, the others refused there with `already holds run ... (running); ... finish that
   run with: benchrun-audit resume ...` in their logs, each holding the job's CPUs and memory. Now refused before
   anything is made (`compose.slurmoptions.one_task`)
+- a benchmark's `custom_*.py` that starts a process in a session of its own at import
+  (`subprocess.Popen(..., start_new_session=True)`, `setsid cmd &`): the check of what an import leaves running
+  killed its probe's process group, which that process had left, so the import passed, and the process outlived the
+  run, one from the check and one from the run's own import, each run. Now the probe is its descendants' reaper and
+  kills what it finds among its children: refused in one line, nothing left (`compiler.usercode.PROBE`)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -209,3 +216,38 @@ def test_a_submitit_sweep_of_more_than_one_task_a_job_is_refused(tmp_path, launc
         f"benchrun: error: {given}: every task of a job runs the whole job, so each run would be started that many "
         "times at once in its one directory (one asking, the others refused there); leave it out (one task a job)\n"))
     assert not (tmp_path / "outputs").exists() and not (tmp_path / "submitted").exists()
+
+
+def processes_holding(marker: str) -> list[int]:
+    """The processes whose command line holds `marker` (those a test's benchmark started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def test_a_benchmark_file_that_starts_a_process_in_a_session_of_its_own_is_refused_and_leaves_none(tmp_path):
+    """`subprocess.Popen(..., start_new_session=True)` at import (a server started for the scorers, say): the check of
+    what an import leaves running killed the probe's process group, which that process had left, so the import
+    passed, and it outlived the run, one from the check and one from the run's own import, for every run."""
+    marker = f"left-by-{tmp_path.name}"
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n"
+                                        "  reference: ['1']\n  scorer: s\n",
+                           "custom_scorer.py": "import subprocess, sys\n\n"
+                           "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
+                           f"'{marker}'], start_new_session=True)\n\n\ndef s(response, reference):\n    return 1\n"})
+    try:
+        done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+        left = processes_holding(marker)
+    finally:
+        for pid in processes_holding(marker):
+            os.kill(pid, signal.SIGKILL)
+    assert (done.returncode, done.stderr, left) == (EXIT["usage"], (
+        "benchrun: error: in 'custom_scorer.py': cannot import: it starts a process that is still running once it is "
+        "imported, in a session of its own, which would outlive the run; a benchmark's file must define its functions "
+        "and classes, not work at import\n"), [])
+    [run_dir] = (tmp_path / "outputs").glob("*/*")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
