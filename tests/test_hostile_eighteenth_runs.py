@@ -44,6 +44,10 @@ the rule it now obeys.
   killed its probe's process group, which that process had left, so the import passed, and the process outlived the
   run, one from the check and one from the run's own import, each run. Now the probe is its descendants' reaper and
   kills what it finds among its children: refused in one line, nothing left (`compiler.usercode.PROBE`)
+- a sweep written in a config file (`hydra.sweeper.params`, which Hydra's basic sweeper sweeps with the command
+  line's): none of a sweep's checks saw it, so `range(0,20000)` was listed and launched (the command line's is
+  refused at once, over 10,000 jobs), `range(5,0)` made an empty sweep (exit 0), and `llama3.2,llama3.2` two jobs of
+  one label. Now its values are counted and checked as the command line's are (`compose.sweepsize.swept`)
 """
 
 from __future__ import annotations
@@ -251,3 +255,20 @@ def test_a_benchmark_file_that_starts_a_process_in_a_session_of_its_own_is_refus
         "and classes, not work at import\n"), [])
     [run_dir] = (tmp_path / "outputs").glob("*/*")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.parametrize(("swept", "said"), [
+    ("runner.options.seed: range(0,20000)", "the sweep makes 20,000 jobs (runner.options.seed: 20,000), more than a "
+     "sweep runs (10,000, one after another, a run directory each); sweep fewer values, or split the sweep"),
+    ("runner.options.seed: range(5,0)", "the sweep makes no jobs: runner.options.seed=range(5,0) lists no value; give "
+     "it one or more"),
+    ("runner.model: llama3.2,llama3.2", "runner.model: the sweep lists 'llama3.2' twice, so two of its jobs would "
+     "have one label; list each value once (repeats=k asks every sample k times in one run)")])
+def test_a_sweep_written_in_a_config_file_is_counted_and_checked_as_the_command_lines(tmp_path, swept, said):
+    (tmp_path / "myconf" / "runner").mkdir(parents=True)
+    (tmp_path / "myconf" / "runner" / "sw.yaml").write_text(
+        f"# @package _global_\ndefaults:\n  - ollama@runner\nhydra:\n  sweeper:\n    params:\n      {swept}\n")
+    done = call_benchrun("--config-dir", "myconf", "-m", "runner=sw", "runner.host=http://127.0.0.1:9",
+                         "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
+    assert not (tmp_path / "outputs").exists()

@@ -18,11 +18,17 @@ sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) w
 
 
 def swept(config: DictConfig) -> list[Override]:
-    """The command line's sweep overrides, parsed (once: the checks below each read them) with Hydra's config loader,
-    which lists a group's options for a `glob(...)` sweep (`task=glob(*)`: without it, `ConfigLoader is not set`)."""
+    """The sweep's overrides as Hydra's basic sweeper sweeps them: `hydra.sweeper.params` of a config file first, the
+    command line's after, the last given for a key taking its place; parsed (once: the checks below each read them)
+    with Hydra's config loader, which lists a group's options for a `glob(...)` sweep (`task=glob(*)`: without it,
+    `ConfigLoader is not set`). A sweep a config file gave was neither counted nor checked: `range(0,20000)` listed
+    for minutes, `range(5,0)` an empty sweep, a value twice two jobs of one label."""
+    params = OmegaConf.select(config, "hydra.sweeper.params") or {}
+    given = [f"{key}={value}" for key, value in params.items()]
     parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
-    overrides = parser.parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
-    return [override for override in overrides if override.is_sweep_override()]
+    overrides = parser.parse_overrides([*given, *OmegaConf.to_container(config.hydra.overrides.task)])
+    last = {override.get_key_element(): override for override in overrides}
+    return [override for override in last.values() if override.is_sweep_override()]
 
 
 def checked_size(swept: list[Override]) -> float:
