@@ -90,6 +90,8 @@ class RunDirCheck(Callback):
             _check_joblib_workers(config.hydra.launcher, jobs)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
+            _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
+            _check_swept_once(swept)
             _check_slurm(config, launcher)
             with read_write(config.hydra), open_dict(config.hydra):
                 config.hydra.launcher = {"_target_": BASIC_LAUNCHER}

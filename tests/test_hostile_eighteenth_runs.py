@@ -48,6 +48,9 @@ the rule it now obeys.
   line's): none of a sweep's checks saw it, so `range(0,20000)` was listed and launched (the command line's is
   refused at once, over 10,000 jobs), `range(5,0)` made an empty sweep (exit 0), and `llama3.2,llama3.2` two jobs of
   one label. Now its values are counted and checked as the command line's are (`compose.sweepsize.swept`)
+- a dry run of a sweep that lists a value twice (`-m runner.model=llama3.2,llama3.2`) or gives every job one
+  directory (`hydra.sweep.subdir=same`): both plans printed, exit 0, where the sweep itself is refused. Now a dry run
+  checks the sweep as its launch would (`callbacks.RunDirCheck.on_multirun_start`)
 """
 
 from __future__ import annotations
@@ -272,3 +275,15 @@ def test_a_sweep_written_in_a_config_file_is_counted_and_checked_as_the_command_
                          "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    (["runner.model=llama3.2,llama3.2"], "in 'config': runner.model: the sweep lists 'llama3.2' twice, so two of its "
+     "jobs would have one label; list each value once (repeats=k asks every sample k times in one run)"),
+    (["runner.model=llama3.2,gemma3", "hydra.sweep.subdir=same"], "hydra.sweep.subdir=same: every job of the sweep "
+     "would have this one directory, and a run directory holds one run (each job after the first refused there, the "
+     "sweep summed up without it); leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name "
+     "jobs by ${hydra.job.num}")])
+def test_a_dry_run_of_a_sweep_refuses_what_the_sweep_would(tmp_path, given, said):
+    done = call_benchrun("-m", *given, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
