@@ -8,7 +8,7 @@ the rule it now obeys.
 - a dry run of a Slurm (or submitit_local) sweep: its jobs were submitted to the cluster, each printing its plan, or
   the benchmark's mistake, in its log under a scratch directory of /tmp; the terminal showed no plan and no error,
   exit 0 (a bad benchmark included), and the sweep's Slurm options that a real launch refuses were not checked. Now a
-  dry run's jobs are launched in this process, whatever hydra.launcher (`callbacks._launch_here`), after the checks
+  dry run's jobs are launched in this process, whatever hydra.launcher (`callbacks.BASIC_LAUNCHER`), after the checks
   of the Slurm options (`callbacks._check_slurm`)
 - a Slurm job whose Python fails as it starts (a module missing or broken in the job's environment): the sweep said
   `Slurm job 610_0 left the queue without a result (...); its log ends: srun: error: vm: task 0: Exited with exit code
@@ -157,8 +157,8 @@ def test_a_csv_written_in_other_digits_is_asked_as_written(compose_cfg, tmp_path
 def test_a_number_a_double_cannot_hold_is_kept_as_written_or_refused(compose_cfg, tmp_path):
     from benchrun import compile
 
-    bench = write_bench(tmp_path, {"tasks/add/template.txt": "what is {a} + {b}?",
-                                   "tasks/add/values.csv": "a,b,reference\n2.00000000000000001,1e-999,2\n2.50,0.1,1E5\n"})
+    bench = write_bench(tmp_path, {"tasks/add/template.txt": "what is {a} + {b}?", "tasks/add/values.csv":
+                                   "a,b,reference\n2.00000000000000001,1e-999,2\n2.50,0.1,1E5\n"})
     manifest = compile(compose_cfg(f"task.path={bench}"))
     assert [(s.prompt, s.values, s.reference) for s in manifest.samples] == [
         ("what is 2.00000000000000001 + 1e-999?", {"a": "2.00000000000000001", "b": "1e-999"}, 2),
