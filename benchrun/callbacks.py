@@ -186,9 +186,11 @@ def _pin_sweep_dir(config: DictConfig, sweep_dir: Path) -> None:
     """Every job of the sweep in `sweep_dir`. Hydra composes each job's config afresh from the command line's hydra
     overrides and the job's own, so a sweep directory named by what the sweep varies (`-m task.path=a,b`, whose name
     is `<task.name>_sweep`) was a directory per job, and the sweep's own (sweep.json) listed none of them: the
-    directory is added to those hydra overrides as it was resolved here."""
+    directory is added to those hydra overrides as it was resolved here, and whole, so that a job started in another
+    directory (a Slurm job whose `hydra.launcher.setup` runs `cd`) writes its run into it all the same (it wrote its
+    run there, the sweep listing no job, exit 0)."""
     with read_write(config.hydra.overrides):
-        config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(sweep_dir))}")
+        config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(sweep_dir.absolute()))}")
 
 
 def _quoted(value: str) -> str:

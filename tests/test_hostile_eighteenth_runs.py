@@ -51,6 +51,10 @@ the rule it now obeys.
 - a dry run of a sweep that lists a value twice (`-m runner.model=llama3.2,llama3.2`) or gives every job one
   directory (`hydra.sweep.subdir=same`): both plans printed, exit 0, where the sweep itself is refused. Now a dry run
   checks the sweep as its launch would (`callbacks.RunDirCheck.on_multirun_start`)
+- a Slurm sweep whose `hydra.launcher.setup` changes directory (`cd /scratch/x`): each job wrote its run under that
+  directory (`outputs` relative), the sweep's own sweep.json listing no job, an empty table, exit 0. Now the sweep's
+  directory is pinned whole for its jobs (`callbacks._pin_sweep_dir`): each job's run is in the sweep, saying what
+  it found where it ran, and the sweep says so (exit 1)
 """
 
 from __future__ import annotations
@@ -287,3 +291,19 @@ def test_a_sweep_written_in_a_config_file_is_counted_and_checked_as_the_command_
 def test_a_dry_run_of_a_sweep_refuses_what_the_sweep_would(tmp_path, given, said):
     done = call_benchrun("-m", *given, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+
+
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_job_that_changes_directory_in_its_setup_writes_its_run_in_the_sweep(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    bad_bench(tmp_path)
+    done = run_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", *SLURM_NODE[:-1],
+                        f"hydra.launcher.setup=['cd {elsewhere}']", "task.path=bench",
+                        "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path, timeout=120)
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
+    said = f"task.path: 'bench' is not a directory (looked in {elsewhere / 'bench'})"
+    assert (done.returncode, [(job["dir"], job["status"], job["reason"]) for job in jobs]) == (
+        EXIT["sweep_failed"], [("0_llama3.2", "failed", said), ("1_gemma3", "failed", said)])
+    assert list(elsewhere.iterdir()) == []
