@@ -10,8 +10,8 @@ from typing import Any
 __version__ = "0.3.0"
 _API = {
     "Plan": "compiler.plan", "Manifest": "core.manifest",
-    "Sample": "core.manifest", "Run": "archive.reader", "find_runs": "archive.reader", "load_run": "archive.reader",
-    "resolve_run": "archive.reader", "ArchiveError": "core.errors", "BenchrunError": "core.errors",
+    "Sample": "core.manifest", "Run": "archive.reader", "find_runs": "archive.lookup", "load_run": "archive.reader",
+    "resolve_run": "archive.lookup", "ArchiveError": "core.errors", "BenchrunError": "core.errors",
     "ConfigError": "core.errors", "RunnerError": "core.errors", "TaskError": "core.errors",
 }
 """Public name -> the module of benchrun that defines it."""

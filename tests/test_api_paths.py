@@ -10,7 +10,7 @@ import pytest
 
 import benchrun
 import benchrun.audit
-from benchrun.archive.reader import expand_runs, job_dirs, run_dirs, scan_runs
+from benchrun.archive.lookup import expand_runs, job_dirs, run_dirs, scan_runs
 from benchrun.audit.retry import retry_run
 from benchrun.core.resources import demos_dir
 from benchrun.testing.ollama_server import FakeOllama

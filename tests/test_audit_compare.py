@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchrun.archive.reader import expand_runs, load_run
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import load_run
 from benchrun.audit import significance
 from benchrun.audit.compare import Report, compare
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError

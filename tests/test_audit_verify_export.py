@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from benchrun.archive.ledger import Mismatch, read_digests
-from benchrun.archive.reader import expand_runs, load_run
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import load_run
 from benchrun.archive.writer import RunWriter, now
 from benchrun.audit.export import write_csv, write_jsonl
 from benchrun.audit.verify import Finding, verify_run

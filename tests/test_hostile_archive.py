@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.archive.reader import Run, scan_runs
+from benchrun.archive.lookup import scan_runs
+from benchrun.archive.reader import Run
 from benchrun.core.errors import EXIT
 from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.archives import reseal, synthetic_run

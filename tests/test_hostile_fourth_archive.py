@@ -57,7 +57,8 @@ from pathlib import Path
 import pytest
 
 from benchrun import compile
-from benchrun.archive.reader import expand_runs, load_run
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import load_run
 from benchrun.core.errors import EXIT
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.testing.lab import Lab, half_right

@@ -25,7 +25,7 @@ found bad, each with the rule it now obeys.
   resumed), only as far as run.json's digests count its lines (`archive.trust.covered`)
 - `show ID --root MISTYPED` (or `show ID` where there is no `outputs`): `no run directory or run id 'ID' under
   MISTYPED`, as if it had been looked in; now `(no archive directory 'MISTYPED' to look it up in)`
-  (`archive.reader.resolve_run`)
+  (`archive.lookup.resolve_run`)
 - a run directory renamed with latin-1 bytes by another tool: `merge` of it as a shard (and `retry` of it as a parent)
   ended in a PydanticSerializationError traceback writing run.json, which records that path as text; `compare --json`
   and `rescore --json` of it too (the rescore written, then not said). Now the derived run is refused in one line,

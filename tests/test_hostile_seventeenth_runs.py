@@ -58,7 +58,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -74,6 +73,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun
 from tests.helpers.slurmsweeps import interrupted_while_queued
+from tests.helpers.threadlimit import NO_THREAD, failed_for_a_thread, run_with_threads
 
 pytestmark = pytest.mark.slow
 SLURM_NODE = ["hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1",
@@ -190,35 +190,12 @@ def test_slurm_jobs_started_in_another_directory_are_refused(tmp_path, given, en
                                                                  "tasks.yml"]
 
 
-NO_THREAD = ("no thread could be started (can't start new thread): the system's limit of processes and threads is "
-             "reached (ulimit -u, a container's or cgroup's pids.max), or of memory (ulimit -v)")
-
-
-def run_with_threads(root: Path, threads: int) -> subprocess.CompletedProcess:
-    """A run in `root` in a process that can start `threads` threads and no more: each thread's stack takes
-    RLIMIT_STACK (4 GiB) of the address space, which RLIMIT_AS bounds 2 GiB above that many stacks."""
-    stack = 4 << 30
-
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
-        resource.setrlimit(resource.RLIMIT_AS, ((threads * 2 + 1) * stack // 2, (threads * 2 + 1) * stack // 2))
-    write_bench(root, {"tasks.yml": tasks_yml({**TASK, "scorer": "s"}),
-                       "custom_scorer.py": "def s(response, reference):\n    return 1\n"})
-    with FakeOllama(models=["llama3.2"]) as server:
-        return subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
-                               "cache=false", "outputs=outputs"], cwd=root, env=child_env(), capture_output=True,
-                              text=True, timeout=300, preexec_fn=limited)
-
-
 def test_a_run_that_can_start_no_more_threads_is_one_line_and_resumable(tmp_path):
     """Two threads: the run's lock's and the one that looks the server up; the scorer process's watcher is refused
     (asyncio then logged a cancelled wait for its pipes as a traceback, on standard output)."""
     done = run_with_threads(tmp_path, 2)
-    [run_dir] = (tmp_path / "outputs").glob("*/*")
-    info, where = json.loads((run_dir / "run.json").read_text()), run_dir.absolute()
-    assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", (
-        f"benchrun: error: {NO_THREAD}; run {info['run_id'][:12]} is recorded as 'failed' with 0 of 2 samples in "
-        f"{where}; finish it with: benchrun-audit resume {where}\n"))
+    info, said = failed_for_a_thread(tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", said)
     assert (info["status"], info["reason"]) == ("failed", "benchrun failed: RuntimeError: can't start new thread")
 
 

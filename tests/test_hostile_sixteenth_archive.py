@@ -8,7 +8,7 @@ found bad, each with the rule it now obeys.
   (`archive.writer.RunWriter.reopen`)
 - a sealed run.json whose run id holds a line break, an escape sequence, a path: printed raw by list, verify's heading
   in two. Now unreadable where it is read (`core.recordvalues.RunId`); an id given whole names its run though it
-  begins another's (`archive.reader.resolve_run`)
+  begins another's (`archive.lookup.resolve_run`)
 - the report's chart of a metric below 0 everywhere drew its zero line and values far above the chart
   (`audit.report_svg.scale_for`)
 - `~` in an audit command's path (`--output=~/r.html` made a folder named `~`), and a `~user` naming no user (a

@@ -13,7 +13,7 @@ bad, each with the rule it now obeys.
   resume asks of every record file before it cuts any): refused in one line naming the file, nothing changed
 - an empty run name (`show "$RUN"` with RUN unset): `show`, `export`, `compare` and `report` took it for the working
   directory (a sweep of whatever runs were under it), `resume` and `retry` for a run id prefix every run has; now
-  refused in one line by the reader that resolves every run name (`archive.reader.named`)
+  refused in one line by the reader that resolves every run name (`archive.lookup.named`)
 - `compare` of two runs whose scores (of a metric not 0/1) differ in exactly one sample: a ValueError traceback
   (scipy's permutation test refuses one value); now that test's exact p, 1 (both signs of one difference give
   one |sum|), in `audit.significance.permutation_p`

@@ -28,12 +28,12 @@ found bad, each with the rule it now obeys.
 - a run sought by an id prefix (`show 98e8`) under a root holding a folder it may not list, or a run.json it may
   not read (a permission, a run.json cut mid-character): `no run directory or run id '98e8' under outputs`, as if
   no such run were there, though the run sought may be the one that could not be read. Now the search says what it
-  could not look in (`archive.reader.resolve_run`): `no run directory or run id '98e8' under outputs that could be
+  could not look in (`archive.lookup.resolve_run`): `no run directory or run id '98e8' under outputs that could be
   read; 1 place under it could not be, the first: in 'outputs/2026-12-04': unreadable: permission denied`
 - `compare outputs` (or `show`, `export`, `report`, the archive's root where a sweep goes): `neither a run nor a
   sweep directory (no run.json in it or its subdirectories)`, which is false of every archive (its runs lie in
   dated folders, two levels down): it read as an empty archive. Now it says what it looked in and where the runs
-  are (`archive.reader.expand_runs`): `(no run.json in it or the folders directly in it); runs lie deeper in it
+  are (`archive.lookup.expand_runs`): `(no run.json in it or the folders directly in it); runs lie deeper in it
   (outputs/2026-12-01/run): name them (benchrun-audit list outputs)`
 - `verify` of a run that did not end holding lines beyond its last digest that a writer leaves mid-commit (a
   response line whose digest a kill cut off, a last line cut short; or a live writer's, between its two appends):

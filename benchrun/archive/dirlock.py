@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from benchrun.archive.detach import detach
 from benchrun.archive.lease import Lease, renewed, renewing
 from benchrun.archive.locknote import NOTE_MAX, boot_id, describe, parsed, process, read, this_note
 from benchrun.archive.openwriters import writer_of
@@ -76,6 +77,8 @@ class DirLock:
         self.stale: dict[str, Any] | None = None
         self._run_seen: tuple[int, ...] | None = None
         """run.json's file as this holder last wrote it (`run_written`), or found it on taking the lock (`_file_of`)."""
+        self._detached = False
+        """Whether this holder took the run over from another machine's writer, its record files made anew."""
 
     def acquire(self, hint: str = "wait for it to finish or stop it first",
                 watched: dict[str, Any] | None = None) -> DirLock:
@@ -109,8 +112,10 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
-        note = this_note()
+        note, self._detached = this_note(), _of_another_machine(self.stale)
         try:
+            if self._detached:  # taken over: what its writer, continued, appends lands nowhere
+                detach(self.path.parent)
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)
         except WriteFailed:
@@ -167,21 +172,20 @@ class DirLock:
 
     def _lock_anew(self) -> None:
         """Take the lock on the file now at the lock's path, which holds this holder's note, in place of the one it
-        locked; nothing when another process holds that file's lock, or it holds another note by then."""
+        locked; nothing when another process holds that file's lock, it holds another note by then, or it is no file
+        (a FIFO put there, which holds no note and is never waited on)."""
         try:
-            fd = no_link(str(self.path), os.O_RDWR)
+            fd = no_link(str(self.path), os.O_RDWR | os.O_NONBLOCK)
         except OSError:
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if not_a_file(os.fstat(fd).st_mode) is None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if parsed(os.pread(fd, NOTE_MAX, 0)) == parsed(self._note):
+                    fd, self._fd = self._fd, fd
         except OSError:
-            os.close(fd)
-            return
-        if parsed(os.pread(fd, NOTE_MAX, 0)) != parsed(self._note):
-            os.close(fd)
-            return
-        fd, self._fd = self._fd, fd
-        os.close(fd)
+            pass
+        os.close(fd)  # the one no longer held
 
     def run_written(self) -> None:
         """This holder has just written run.json (as a new file: an atomic write): the one `still_held` expects."""
@@ -200,13 +204,15 @@ class DirLock:
         holder it took over put back, so that a writer that refused (a resume of tampered records) or added beside
         the run (a rescore) leaves the lock saying who stopped before the run ended. A holder that wrote the run and
         `stopped` before it could end it (its last run.json unwritten: the directory moved, the disk failed) leaves
-        its own note, as a killed writer does: the file is emptied only by a writer that let the run end."""
+        its own note, as a killed writer does: the file is emptied only by a writer that let the run end. So does one
+        that took the run over from another machine's writer (`detach`): that writer, if it was only stopped, must find
+        the run another's once continued, not its note put back (it would append to the files no longer the run's)."""
         if self._fd is None:
             return
         self._lease.end()  # first: it may lock the file at the path anew (`_lock_anew`) until it ends
         fd, self._fd = self._fd, None
         try:
-            if (not stopped or ended) and not self.taken_over():
+            if (ended or not (stopped or self._detached)) and not self.taken_over():
                 _write(fd, b"" if ended or self.stale is None else self._found)
         except OSError:
             pass  # an unwritable disk leaves the holder's note; the next holder calls it stale, which is the truth

@@ -11,7 +11,7 @@ from typing import Any
 
 from benchrun.archive.reader import Run
 from benchrun.core.records import RunInfo
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import pin_named, pinned_as
 
 RESUMED = "resumed_at"
 """The key that marks a resume's entry in run.json's history."""
@@ -19,8 +19,8 @@ RESUMED = "resumed_at"
 
 @dataclass(frozen=True)
 class Session:
-    """One session of a run: its model's digest (None when the runner reports none) and the answers it recorded
-    (None when unknown: the session before a resume made by a benchrun that did not count them)."""
+    """One session of a run: its model's pin (`pinned_as`: None when the runner says nothing of it) and the answers it
+    recorded (None when unknown: the session before a resume made by a benchrun that did not count them)."""
 
     digest: str | None
     answers: int | None
@@ -39,9 +39,9 @@ def ended(info: RunInfo, written: int, kept: int) -> dict[str, Any]:
 def sessions(run: Run) -> list[Session]:
     """The run's sessions whose model is known, oldest first: each resumed one, then the latest."""
     resumes = [entry for entry in run.info.history if RESUMED in entry]
-    found = [Session(model_digest(entry["identity"]), entry.get("answers")) for entry in resumes if "identity" in entry]
+    found = [Session(pinned_as(entry["identity"]), entry.get("answers")) for entry in resumes if "identity" in entry]
     kept = resumes[-1].get("kept") if resumes else 0
-    return [*found, Session(run.model_digest, None if kept is None else run.info.counts.responses - kept)]
+    return [*found, Session(pinned_as(run.info.identity), None if kept is None else run.info.counts.responses - kept)]
 
 
 def mixed_models(run: Run) -> str | None:
@@ -53,7 +53,7 @@ def mixed_models(run: Run) -> str | None:
             answered.setdefault(session.digest, []).append(session.answers)
     if len(answered) < 2:
         return None
-    shares = [f"{_count(counts)} by {short_digest(digest) if digest else 'a model without a digest'}"
+    shares = [f"{_count(counts)} by {pin_named(digest) if digest else 'a model without a digest'}"
               for digest, counts in answered.items()]
     return f"answers from {len(answered)} models: {', '.join(shares)}"
 
@@ -67,8 +67,8 @@ def mixed_judges(run: Run) -> str | None:
     judge model (digest) than an earlier session's; None when one judge model graded the run."""
     resumes = [entry["judge_identity"] for entry in run.info.history if RESUMED in entry and "judge_identity" in entry]
     now = [run.info.judge["identity"]] if run.info.judge and "identity" in run.info.judge else []
-    digests = list(dict.fromkeys(model_digest(identity) for identity in [*resumes, *now] if isinstance(identity, dict)))
+    digests = list(dict.fromkeys(pinned_as(identity) for identity in [*resumes, *now] if isinstance(identity, dict)))
     if len(digests) < 2:
         return None
-    named = (short_digest(digest) if digest else "a judge model without a digest" for digest in digests)
+    named = (pin_named(digest) if digest else "a judge model without a digest" for digest in digests)
     return f"grades from {len(digests)} judge models: {', then '.join(named)}"

@@ -7,7 +7,8 @@ from typing import Any
 
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.dirlock import DirLock, not_remotely_written
-from benchrun.archive.reader import job_dirs, load_run
+from benchrun.archive.lookup import job_dirs
+from benchrun.archive.reader import load_run
 from benchrun.archive.writer import now
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import NO_RUN, RUN, SWEEP_FILE, UNREADABLE

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.writer import file_digest
-from benchrun.core.errors import BenchrunError
+from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import (
+    CONFIG,
     DIGESTS,
     JUDGED_FILES,
     MANIFEST,
@@ -112,6 +115,20 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_size, found.st_mtime_ns
 
 
+def unreadable(run: Run) -> tuple[str, str, int | None] | None:
+    """The first of the run's files that a reader does not read as what it is, its digests matching: its manifest,
+    summary.json, then the record lines it reads (an older benchrun's, one sealed again since it was rewritten), as
+    (file, what is wrong, its line); None when every reader can read them."""
+    try:
+        run.manifest, run.summary
+        for records in (run.responses, run.scores, run.judgements):
+            deque(records(), maxlen=0)
+    except ArchiveError as err:
+        why = str(err).removeprefix(f"in '{err.file}': ")
+        return Path(err.file or RUN).name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
+    return None
+
+
 def unverified(run: Run) -> list[str]:
     """What of the run does not match the digests written with it (`file: why`), seal first; of a run that failed
     before it compiled (it wrote no records), only the files it never wrote."""
@@ -125,6 +142,12 @@ def beneath_seal(run: Run) -> list[str]:
     against its id, each file against its digest (a run that did not end: its record lines), and the files it never
     wrote."""
     return [*_manifest(run), *_files(run), *(f"{name}: {why}" for name, why in strays(run))]
+
+
+def config_changed(run: Run) -> str | None:
+    """Why config.yaml is not the one run.json digests (None when it is, or run.json digests none yet)."""
+    expected = run.info.files.get(CONFIG)
+    return None if expected is None else next(_changed(run.path, CONFIG, expected, ledger.read_digests(run.path)), None)
 
 
 def strays(run: Run) -> list[tuple[str, str]]:

@@ -1,5 +1,6 @@
 """`python -m benchrun.audit <command>` (also `benchrun-audit`): each command lives in its own module; an error is
-one line (an OSError nothing nearer reported too) and an exit code from `benchrun.core.errors.EXIT`."""
+one line (the system's refusal nothing nearer reported too: an OSError, out of memory, no thread) and an exit code
+from `benchrun.core.errors.EXIT`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from typing import Sequence
 
 from benchrun.console import output
-from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line
+from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line, refused_by_system
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 
@@ -59,8 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         output.error(str(err))
         return err.exit_code
-    except OSError as err:  # the last resort: a file system problem nothing nearer reported
-        if verbose:
+    except (OSError, MemoryError, RuntimeError) as err:  # the last resort: the system's refusal (a file system
+        if verbose or not refused_by_system(err):  # problem, out of memory or of threads) nothing nearer reported
             raise
         output.error(os_error_line(err))
         return EXIT["archive"]

@@ -21,12 +21,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import Run, Values, expand_runs
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import Run, Values
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
-from benchrun.audit.provenance import flatten, provenance
+from benchrun.audit.provenance import flatten, provenance, settings
 from benchrun.audit.show import check_known, check_task
 from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
@@ -82,7 +83,7 @@ class Inputs(Frozen):
 
     same_manifest: bool
     config: Diff
-    """Flattened dotted keys of the manifests' config."""
+    """Flattened dotted keys of the manifests' settings: their config and repeats (`provenance.settings`)."""
     files: Diff
     """Benchmark source files by path -> sha256."""
     prompts: PromptDiff
@@ -244,7 +245,7 @@ def status_note(run: Run, answered: bool) -> str | None:
 def inputs(baseline: Run, run: Run) -> Inputs:
     """What differs between the baseline's manifest and provenance and the compared run's."""
     a, b = baseline.manifest, run.manifest
-    return Inputs(same_manifest=a.id == b.id, config=diff(flatten(a.config), flatten(b.config)),
+    return Inputs(same_manifest=a.id == b.id, config=diff(settings(a), settings(b)),
                   files=diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
                   prompts=prompt_diff(a, b), scorers=diff(_scorers(a), _scorers(b)),
                   formats=diff(_formats(a), _formats(b)), judges=diff(_judges(a), _judges(b)),

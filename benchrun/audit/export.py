@@ -11,7 +11,8 @@ from contextlib import nullcontext
 from typing import IO, Any, Sequence
 
 from benchrun.archive.atomic import atomic_file
-from benchrun.archive.reader import Run, expand_runs
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import Run
 from benchrun.archive.rows import columns, export_rows
 from benchrun.audit import arguments
 from benchrun.audit.show import one_each

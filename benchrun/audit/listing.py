@@ -14,7 +14,9 @@ from typing import Any, Iterable, Sequence, get_args
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, scan_runs
+from benchrun.archive.headline import distrusted, headline_unverified
+from benchrun.archive.lookup import scan_runs
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run
 from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
@@ -76,9 +78,12 @@ def in_utc(moment: datetime) -> str:
 
 
 def listed(run: Run) -> ListedRun:
-    """A run with its tasks: from summary.json, or (a run that never finished) from its manifest."""
+    """A run with its tasks: from summary.json, or (a run that never finished) from its manifest; a run whose
+    summary.json or run.json changed since it ended is refused (listed as unreadable), never shown with its numbers."""
     summary = run.summary
     if summary is not None:
+        if problem := headline_unverified(run):
+            raise distrusted(run, problem)
         return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics)
     return ListedRun(run, task_names(run), ())
 
@@ -122,7 +127,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
         info = run.info
         if model is not None and model not in (info.model, info.identity.get("name")):  # `--model ""`: none
             continue
-        if statuses and info.status not in statuses:
+        if statuses and not statuses & {info.status, UNREADABLE}:
             continue
         if since and parse_time(info.started_at) < since:
             continue
@@ -132,7 +137,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
             if task is None:
                 unreadable.append(Unreadable(err))
             continue
-        if task is not None and task not in entry.tasks:
+        if (task is not None and task not in entry.tasks) or (statuses and info.status not in statuses):
             continue
         found.append(entry)
     return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]

@@ -25,7 +25,8 @@ import yaml
 from benchrun.archive.atomic import stem
 from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import live_writer, probe
-from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -37,7 +38,7 @@ from benchrun.core.layout import LOCK, MANIFEST, Status
 from benchrun.core.lineage import Merge, MergedShard, recorded
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, ScoreRecord
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import pin_shown, pinned_as
 from benchrun.core.shards import Shard, answers_of
 
 Key = tuple[str, int]
@@ -136,7 +137,7 @@ def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
     pair = f"shard runs {first.id} ({first_shard}) and {run.id} ({shard})"
     if shard.count != first_shard.count:
         raise ArchiveError(f"{pair} are parts of different splits: {first_shard.count} and {shard.count} shards")
-    digests = first.model_digest, run.model_digest
+    digests = pinned_as(first.info.identity), pinned_as(run.info.identity)
     if digests[0] != digests[1]:
         raise ArchiveError(f"{pair} asked different models: {' and '.join(_digest(d) for d in digests)}")
     judges = _judge_digest(first), _judge_digest(run)
@@ -152,12 +153,12 @@ def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
 
 
 def _judge_digest(run: Run) -> str | None:
-    """The digest of the judge model that graded the run's answers (None without a judge, or one reporting none)."""
-    return model_digest(run.info.judge.get("identity", {})) if run.info.judge else None
+    """Which judge model graded the run's answers (`pinned_as`; None without a judge, or one saying nothing)."""
+    return pinned_as(run.info.judge.get("identity", {})) if run.info.judge else None
 
 
 def _digest(digest: str | None) -> str:
-    return f"digest {short_digest(digest)}" if digest else "no digest"
+    return pin_shown(digest) if digest else "no digest"
 
 
 def _missing(shards: list[tuple[Shard, Run]]) -> list[str]:

@@ -1,10 +1,12 @@
-"""What compare sets side by side beside the inputs: which models answered and judged, and which software ran."""
+"""What compare sets side by side beside the inputs: which models answered and judged, and which software ran; and
+the settings a manifest was compiled with, as dotted keys."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchrun.archive.reader import Run
+from benchrun.core.manifest import Manifest
 from benchrun.core.recordvalues import model_digest
 
 PROVENANCE_KEYS = ("server_version", "size", "llama_cpp_version", "name", "structured_dialect")
@@ -35,3 +37,10 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[f"{prefix}{key}"] = value
     return flat
+
+
+def settings(manifest: Manifest) -> dict[str, Any]:
+    """The settings a manifest was compiled with, as dotted keys: its config's, and its repeats (`repeats=3` is kept
+    beside the config, in `repeats`: k, 1 without, and how their seeds follow from the seed)."""
+    repeats = {"repeats": manifest.k} | ({"repeats.seeds": manifest.repeats.seeds} if manifest.repeats else {})
+    return flatten(manifest.config) | repeats

@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator
 from benchrun.archive.reader import Run
 from benchrun.core.errors import BenchrunError
 from benchrun.core.manifest import JudgeModel, Manifest
-from benchrun.core.recordvalues import model_digest
+from benchrun.core.recordvalues import pinned_as
 from benchrun.core.yamlfile import parse_yaml
 from benchrun.execute.judging import Judge
 
@@ -80,7 +80,7 @@ async def rejudging(manifest: Manifest, config: dict[str, Any],
         await refuse_self(config, identity, judge_identity, runner)
         yield Judge(manifest, runner, fail_fast=True), {
             "identity": judge_identity, "runner": runner.public_config(), "allow_self": config["judge"]["allow_self"]}
-        await same_to_the_end(runner, model_digest(judge_identity), f"the judge model {runner.config.model}", "grades",
+        await same_to_the_end(runner, pinned_as(judge_identity), f"the judge model {runner.config.model}", "grades",
                               None, "the rescore", "rescore it again")
     finally:
         await runner.aclose()

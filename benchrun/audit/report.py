@@ -15,7 +15,8 @@ from string import Template
 from typing import Sequence
 
 from benchrun.archive.atomic import write_atomic
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, job_dirs, load_run, named, resolve_run
+from benchrun.archive.lookup import job_dirs, named, resolve_run
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, load_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
 from benchrun.audit.report_page import Job, charts, headline, metric_lines, overview, provenance, speed_charts

@@ -7,7 +7,7 @@ from html import escape
 
 from benchrun.archive.reader import Run
 from benchrun.audit.report_page import Job, table
-from benchrun.core.manifest import Sample
+from benchrun.core.manifest import Reference, Sample
 from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
 
 SAMPLE_CAP = 500
@@ -24,6 +24,9 @@ class Records:
     """Sample id -> its responses, one per repeat."""
     scores: dict[tuple[str, int], list[ScoreRecord]] = field(default_factory=dict)
     """(sample id, repeat) -> the scores of that answer."""
+    asked: dict[str, Sample] = field(default_factory=dict)
+    """Sample id -> the sample as this run's manifest has it (its prompt and reference, which a benchmark edited
+    between the runs makes other than the first run's)."""
 
 
 def shown_samples(scored: list[Job]) -> dict[str, tuple[list[Sample], int]]:
@@ -41,7 +44,7 @@ def shown_samples(scored: list[Job]) -> dict[str, tuple[list[Sample], int]]:
 def read_records(run: Run, shown: dict[str, tuple[list[Sample], int]]) -> Records:
     """Stream the run's records, keeping those of the samples shown."""
     keep = {sample.id for samples, _ in shown.values() for sample in samples}
-    records = Records()
+    records = Records(asked={sample.id: sample for sample in run.manifest.samples if sample.id in keep})
     for response in run.responses():
         if response.id in keep:
             records.responses.setdefault(response.id, []).append(response)
@@ -58,7 +61,7 @@ def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], 
         left_out = ""
         if total > len(samples):
             left_out = f"; showing the first {len(samples)}, {total - len(samples)} left out"
-        rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample.id) for job in scored)]
+        rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample) for job in scored)]
                 for sample in samples]
         parts.append(f'<details class="task"><summary>{escape(task)} ({total} samples{left_out})</summary>'
                      f'{_chat_view(scored, task)}'
@@ -69,14 +72,12 @@ def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], 
 def _chat_view(scored: list[Job], task: str) -> str:
     """The messages each run sent before every prompt of `task` (its system prompt and few-shot turns), once per
     distinct chat; nothing for a task asked as its prompts alone."""
-    chats: dict[tuple, list[str]] = {}
+    chats: dict[tuple, list[str]] = {}  # a run that sent nothing before is one of them: the others are named then
     for job in scored:
-        entry = next((t for t in job.run.manifest.tasks if t.name == task), None)
-        before = tuple((m["role"], m["content"]) for m in entry.messages("")[:-1]) if entry else ()
-        if before:
-            chats.setdefault(before, []).append(job.label)
+        if entry := next((t for t in job.run.manifest.tasks if t.name == task), None):
+            chats.setdefault(tuple((m["role"], m["content"]) for m in entry.messages("")[:-1]), []).append(job.label)
     parts = []
-    for before, labels in chats.items():
+    for before, labels in ((before, labels) for before, labels in chats.items() if before):
         sent = "".join(f'<div class="sub">{escape(role)}</div>{_text(content)}' for role, content in before)
         whose = f" ({escape(', '.join(labels))})" if len(chats) > 1 else ""
         parts.append(f'<div class="chat"><div class="sub">sent before each prompt{whose}:</div>{sent}</div>')
@@ -89,17 +90,24 @@ def _text(text: str) -> str:
 
 
 def _sample_cell(sample: Sample) -> str:
-    reference = "" if sample.reference is None else \
-        f'<div class="sub">reference: <code>{escape(repr(sample.reference))}</code></div>'
-    return f"<code>{escape(sample.id)}</code>{_text(sample.prompt)}{reference}"
+    return f"<code>{escape(sample.id)}</code>{_text(sample.prompt)}{_reference(sample.reference, 'reference')}"
 
 
-def _answer_cell(records: Records, sample_id: str) -> str:
-    """Each of the sample's answers (one per repeat, numbered when there are several) with its scores."""
-    responses = records.responses.get(sample_id)
+def _reference(reference: Reference, said: str) -> str:
+    return "" if reference is None else f'<div class="sub">{said}: <code>{escape(repr(reference))}</code></div>'
+
+
+def _answer_cell(records: Records, sample: Sample) -> str:
+    """Each of the sample's answers (one per repeat, numbered when there are several) with its scores; first, the
+    prompt and reference this run asked with where they are not the sample column's (the first run's)."""
+    responses = records.responses.get(sample.id)
     if not responses:
         return '<p class="note">not asked in this run, or no response recorded</p>'
-    return "".join(_answer(records, response, len(responses) > 1) for response in responses)
+    own = records.asked.get(sample.id, sample)
+    asked = f'<div class="sub">asked in this run as:</div>{_text(own.prompt)}' if own.prompt != sample.prompt else ""
+    if own.reference != sample.reference:
+        asked += _reference(own.reference, "reference in this run") or '<div class="sub">no reference in this run</div>'
+    return asked + "".join(_answer(records, response, len(responses) > 1) for response in responses)
 
 
 def _answer(records: Records, response: ResponseRecord, numbered: bool) -> str:

@@ -32,12 +32,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock, own_file
-from benchrun.archive.reader import PathLike, Run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import PathLike, Run
 from benchrun.archive.tally import Tally
 from benchrun.archive.writer import RecordFile, environment, file_digest, now, write_atomic
 from benchrun.audit import arguments
 from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
 from benchrun.audit.rescored import (
+    RESCORE_NUMBERS,
     MeanChange,
     ModuleUsed,
     Rescore,
@@ -215,10 +217,11 @@ def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
 
 def claim_dir(parent: Path) -> Path:
     """A new numbered directory under `parent` (the run's own folder, never a link), claimed atomically with os.mkdir
-    (taken -> try the next)."""
+    (taken -> try the next), numbered on from the largest rescore's number there."""
     own_file(parent, "folder")
     parent.mkdir(exist_ok=True)
-    number = max((n for p in parent.iterdir() if (n := number_in(p.name)) is not None), default=0) + 1
+    numbers = (n for p in parent.iterdir() if (n := number_in(p.name)) is not None and n < RESCORE_NUMBERS)
+    number = max(numbers, default=0) + 1
     while True:
         path = parent / f"{number:03d}"
         try:

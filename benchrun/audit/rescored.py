@@ -18,6 +18,9 @@ from benchrun.core.records import Counts, FileDigest, Number, answer_name
 
 SHOWN = 20
 """Changed samples printed on a terminal (--json lists them all)."""
+RESCORE_NUMBERS = 10**9
+"""A rescore's number is below this: a folder of a larger one under rescores/ (255 digits, planted) is no rescore's
+to count on from, whose next number would make a name the file system refuses, and no rescore could be made."""
 
 
 class ScorerUsed(Frozen):

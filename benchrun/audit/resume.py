@@ -22,10 +22,12 @@ from typing import Any, AsyncIterator
 
 from benchrun.archive import repair, trust
 from benchrun.archive.dirlock import DirLock, describe
-from benchrun.archive.reader import Run, load_run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
+from benchrun.audit.limits import add_set, limits_given, with_limits
 from benchrun.audit.provenance import flatten
 from benchrun.compiler import scoring
 from benchrun.compiler.plan import Plan, manifest_config, runner_spec, source_files
@@ -37,7 +39,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import RunInfo, answer_name
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import pin_named, pinned_as
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import Judge, archived_calls
@@ -55,17 +57,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", action="append", metavar="URL",
                         help="ask this server instead of the ones the run used (recorded); repeat for a list of "
                              "servers")
+    add_set(parser)
 
 
 def main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.root)
-    info = resume_run(run, force=args.force, host=servers_given(args.host))
+    info = resume_run(run, force=args.force, host=servers_given(args.host), limits=limits_given(args.limits))
     output.print_results(run.path, info, load_run(run.path).summary, output.stdout())
     return EXIT["ok"]
 
 
-def resume_run(run: Run, force: bool = False, host: str | list[str] | None = None) -> RunInfo:
-    """Check the run and its records, then ask the samples without a response and finish the run."""
+def resume_run(run: Run, force: bool = False, host: str | list[str] | None = None,
+               limits: dict[str, Any] | None = None) -> RunInfo:
+    """Check the run and its records, then ask the samples without a response and finish the run (with `limits`,
+    `--set`'s, changed)."""
     with DirLock(run.path) as lock:
         run = load_run(run.path)  # read again under the lock: a writer may have finished just before
         if stopped_sealing(run, lock):
@@ -87,10 +92,14 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         if changed and not force:
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                                "resume with --force to use them anyway (recorded in run.json)")
-        config = run_config(run)
+        if (edited := trust.config_changed(run)) is not None:
+            raise ArchiveError(f"{edited}: a resume asks with it and would digest it as the run's own; put it back "
+                               "(to ask the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
+        config = run_config(run, limits or {})
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
         runner_cfg = runner_config(run, config, host)
-        note = {"forced": force, "changed_sources": changed, "host": host, "stale_lock": lock.stale}
+        note = {"forced": force, "changed_sources": changed, "host": host, **({"set": limits} if limits else {}),
+                "stale_lock": lock.stale}
         return INTERRUPTS.run(lambda: _resume(run, plan, config, runner_cfg, found, note, lock))
 
 
@@ -140,11 +149,13 @@ def servers_given(hosts: list[str] | None) -> str | list[str] | None:
     return hosts[0] if hosts and len(hosts) == 1 else hosts
 
 
-def run_config(run: Run) -> dict[str, Any]:
+def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
     """The run's config.yaml as a checked config (keys added since the run was made take their defaults), once it
     asks as the manifest pins the run's asking: an edited config.yaml (a killed run's has no digest) would ask the
-    rest of the run otherwise than its manifest says."""
+    rest of the run otherwise than its manifest says. Its runner and judge are asked with the limits they were last
+    asked with (run.json's), changed by `given` (`--set`)."""
     config = plain_config(run.config, Path(run.info.cwd) if run.info.cwd else None)
+    config = with_limits(config, run, given)
     manifest = run.manifest
     pinned = {"": (manifest.config, manifest_config(config))}
     if manifest.judge is not None:
@@ -258,11 +269,11 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False) -> None:
     """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used."""
     used = run.info.judge.get("identity", {}) if judge else run.info.identity
-    before, after = model_digest(used), model_digest(identity)
+    before, after = pinned_as(used), pinned_as(identity)
     if before and after != before and not force:
-        served = short_digest(after) if after else "without a digest"
+        served = pin_named(after) if after else "without a digest"
         which = f"judge model {used.get('name', '')}".rstrip() if judge else f"model {run.info.model}"
-        raise ArchiveError(f"{which} is now {served}, the run used {short_digest(before)}; "
+        raise ArchiveError(f"{which} is now {served}, the run used {pin_named(before)}; "
                            "resume with --force to continue with it anyway (recorded in run.json)")
 
 

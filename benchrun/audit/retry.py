@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.archive.dirlock import live_writer, probe
-from benchrun.archive.reader import PathLike, Run, load_run, resolve_run
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
+from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
     changed_sources,
     checked_models,
@@ -32,9 +34,9 @@ from benchrun.audit.resume import (
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
-from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken
+from benchrun.core.errors import EXIT, ArchiveError, ConfigError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import CONFIG, FINISHED, LOCK, MANIFEST
+from benchrun.core.layout import CONFIG, FINISHED, LOCK, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.core.shards import answers_of, queries_of
@@ -51,10 +53,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="ask this server instead of the ones the run used (recorded); repeat for a list of "
                              "servers")
     parser.add_argument("--into", type=arguments.path, metavar="DIR", help="the new run's directory (default: beside RUN)")
+    add_set(parser)
 
 
 def main(args: argparse.Namespace) -> int:
-    info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host), into=args.into)
+    info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host),
+                           into=args.into, limits=limits_given(args.limits))
     output.print_results(path, info, load_run(path).summary, output.stdout())
     lineage = info.parent
     output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
@@ -63,8 +67,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = None,
-              into: PathLike | None = None) -> tuple[RunInfo, Path]:
-    """The new run (its run.json and directory) that asks `parent`'s failed samples again."""
+              into: PathLike | None = None, limits: dict[str, Any] | None = None) -> tuple[RunInfo, Path]:
+    """The new run (its run.json and directory) that asks `parent`'s failed samples again (with `limits`, `--set`'s,
+    changed)."""
     problems = _parent_problems(parent)
     if problems and not force:
         raise ArchiveError(f"{problems[0]}; retry with --force to carry its records over anyway (recorded)",
@@ -77,12 +82,14 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
     todo = _todo(parent)
     if not todo:
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry", file=str(parent.path))
-    config = run_config(parent)
+    config = run_config(parent, limits or {})
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
     runner_cfg = runner_config(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
-            "host": host}
+            "host": host, **({"set": limits} if limits else {})}
     into = None if into is None else Path(into)
+    if into is None:
+        _beside(parent, 1)  # a name the file system refuses is said before the server is asked
     return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, todo, note, into))
 
 
@@ -158,7 +165,7 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
         return RunWriter.create(into, fresh, "--into DIR")
     number = 1
     while True:
-        candidate = parent.path.with_name(f"{parent.path.name}.retry{number}")
+        candidate = _beside(parent, number)
         if os.path.lexists(candidate):
             number += 1
             continue
@@ -166,3 +173,14 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
             return RunWriter.create(candidate, fresh)
         except RunDirTaken:
             number += 1
+
+
+def _beside(parent: Run, number: int) -> Path:
+    """`<parent>.retry<N>` beside the parent; refused, with the way to name another, when that name is longer than a
+    file system takes (a parent's own name of 249 bytes or more)."""
+    path = parent.path.with_name(f"{parent.path.name}.retry{number}")
+    if (size := len(os.fsencode(path.name))) > NAME_MAX:
+        raise ConfigError(f"the retry's directory beside run {parent.id} would be named {path.name[:24]}….retry{number}"
+                          f", {size} bytes, more than a file system takes ({NAME_MAX}); nothing was written; name "
+                          "its directory with --into DIR")
+    return path

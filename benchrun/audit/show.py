@@ -16,7 +16,8 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.reader import Run, expand_runs
+from benchrun.archive.lookup import expand_runs
+from benchrun.archive.reader import Run
 from benchrun.archive.rows import joined
 from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit import arguments
@@ -302,6 +303,9 @@ class WrongSample:
     reference: Reference
     values: dict[str, Number | None]
     """Run id -> the sample's value on the metric."""
+    asked_otherwise: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Run id -> the prompt and reference that run asked the sample with, where they are not `prompt` and `reference`
+    (the first run's): the benchmark was edited between the runs. Left out of the JSON when empty."""
 
 
 def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> list[WrongSample]:
@@ -312,15 +316,22 @@ def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> 
     values = {run.id: run.metric_values() for run in compiled}
     check_known("metric", metric, runs, sorted({name for found in values.values() for _, name in found}))
     manifest: dict[str, dict[str, Any]] = {}
+    otherwise: dict[str, dict[str, dict[str, Any]]] = {}
     for run in compiled:
         for sample in run.manifest_data()["samples"]:
-            manifest.setdefault(sample["id"], sample)
+            if (asked := _asked(sample)) != _asked(manifest.setdefault(sample["id"], sample)):
+                otherwise.setdefault(sample["id"], {})[run.id] = asked
     found = []
     for sample in manifest.values():
         by_run = {run_id: got.get((sample["task"], metric), {}).get(sample["id"]) for run_id, got in values.items()}
         if task in (None, sample["task"]) and any(v is not None and v < 1 for v in by_run.values()):
-            found.append(WrongSample(sample["id"], sample["task"], sample["prompt"], sample.get("reference"), by_run))
+            found.append(WrongSample(sample["id"], sample["task"], sample["prompt"], sample.get("reference"), by_run,
+                                     otherwise.get(sample["id"], {})))
     return found
+
+
+def _asked(sample: dict[str, Any]) -> dict[str, Any]:
+    return {"prompt": sample["prompt"], "reference": sample.get("reference")}
 
 
 WRONG_COLUMNS = "--wrong shows each run in a column of its id"
@@ -346,9 +357,16 @@ def wrong_table(runs: Sequence[Run], metric: str, found: Sequence[WrongSample]) 
     for run in runs:
         table.add_column(Text(visible(f"{run.label}\n{run.id}")), justify="right")
     for sample in found:
-        cells = (sample.id, sample.task, excerpt(sample.prompt), reference_text(sample.reference))
+        cells = (sample.id, sample.task, _as_asked(sample, "prompt", excerpt), _as_asked(sample, "reference", reference_text))
         table.add_row(*(Text(visible(cell)) for cell in cells), *(_value(sample.values.get(run.id)) for run in runs))
     return table
+
+
+def _as_asked(sample: WrongSample, key: str, shown: Any) -> str:
+    """The sample's prompt or reference as the first run asked it, then as each run that asked it otherwise did."""
+    first = getattr(sample, key)
+    return "\n".join([shown(first), *(f"(run {run_id}: {shown(asked[key])})" for run_id, asked in
+                                      sample.asked_otherwise.items() if asked[key] != first)])
 
 
 def excerpt(text: str, width: int = EXCERPT) -> str:
@@ -368,7 +386,9 @@ def show_wrong(runs: Sequence[Run], metric: str, task: str | None, as_json: bool
     if as_json:
         print(json.dumps({"metric": metric, "task": task,
                           "runs": [{"run_id": run.id, "label": run.label, "path": str(run.path)} for run in runs],
-                          "samples": [asdict(sample) for sample in found]}, indent=2, ensure_ascii=False))
+                          "samples": [{key: value for key, value in asdict(sample).items()
+                                       if key != "asked_otherwise" or value} for sample in found]},
+                         indent=2, ensure_ascii=False))
     else:
         output.stdout().print(wrong_table(runs, metric, found))
     return EXIT["ok"]

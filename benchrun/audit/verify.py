@@ -21,11 +21,12 @@ import yaml
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
-from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived, resolve_run
-from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
+from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
-from benchrun.audit.rescored import RescoreInfo
+from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
@@ -201,11 +202,14 @@ def belonging(run: Run) -> list[Finding]:
     """The committed lines of a run that do not belong to its manifest, as a resume finds them (`repair.check`): of a
     run that did not end, records.sha256 alone covers them, which anyone can have rewritten to match; of one that
     ended, its writer wrote them (a sample answered twice, by a second writer a fork at import made, was sealed
-    intact)."""
-    if (manifest := _manifest(run)) is None:
-        return []
-    return [Finding(False, problem.file, problem.message, problem.line)
-            for problem in repair.check(run.path, manifest).problems]
+    intact); else the first file or line that no reader reads as what it is (`trust.unreadable`), which every other
+    command would stop at."""
+    if (manifest := _manifest(run)) is not None:
+        if problems := repair.check(run.path, manifest).problems:
+            return [Finding(False, problem.file, problem.message, problem.line) for problem in problems]
+    elif not all(finding.ok for finding in check_manifest(run)):
+        return []  # check_manifest says why; a manifest that is not the run's is never read whole
+    return [Finding(False, *found) for found in [unreadable(run)] if found]
 
 
 def missing(path: Path) -> str:
@@ -274,14 +278,19 @@ def check_rescores(run: Run) -> list[Finding]:
     if not folder.is_dir() or folder.is_symlink():
         return []
     numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
-    return [finding for path in numbered for finding in check_rescore(run, path)]
+    newest = max((p for p in numbered if number_in(p.name) < RESCORE_NUMBERS), key=lambda p: number_in(p.name),
+                 default=None)  # the one a live rescore, holding the run's lock, writes
+    writer = live_writer(run.path / LOCK, probe(run.path / LOCK)) if newest else None
+    return [finding for path in numbered for finding in check_rescore(run, path, writer if path == newest else None)]
 
 
-def check_rescore(run: Run, path: Path) -> list[Finding]:
-    """One rescore: unfinished (no rescore.json: it was stopped, so it claims nothing), or its claims checked."""
+def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Finding]:
+    """One rescore: unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or
+    its claims checked."""
     name = f"{RESCORES}/{path.name}"
     if not os.path.lexists(path / RESCORE_FILE):
-        return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: it was stopped): claims nothing, not checked")]
+        how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
+        return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
     try:
         info = RescoreInfo.model_validate_json(archived(path / RESCORE_FILE, MAX_JSON_BYTES))
     except (ArchiveError, ValueError) as err:

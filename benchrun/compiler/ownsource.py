@@ -10,6 +10,7 @@ import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -38,18 +39,21 @@ def own_root(path: Path, roots: Iterable[Path]) -> Path | None:
     return root
 
 
-class Held(importlib.abc.SourceLoader):
-    """A loader of bytes already read: the module is the file as it was read and hashed, never read again (and no
-    bytecode read or written beside it)."""
+class Held(importlib.machinery.SourceFileLoader):
+    """A loader of bytes already read: the module `name` is the file `path` as it was read and hashed, never read
+    again (and no bytecode read or written beside it); any other file is read as Python's own loader reads it (a
+    package's data: `pkgutil.get_data`, `importlib.resources`, which got the package's source or no file)."""
 
-    def __init__(self, path: Path, data: bytes):
-        self._path, self._data = str(path), data
-
-    def get_filename(self, fullname: str) -> str:
-        return self._path
+    def __init__(self, name: str, path: Path, data: bytes):
+        super().__init__(name, str(path))
+        self._data = data
 
     def get_data(self, path: str) -> bytes:
-        return self._data
+        return self._data if path == self.path else super().get_data(path)
+
+    def path_stats(self, path: str) -> dict[str, float]:
+        """None to give (the documented OSError): a module made of its source as read has no bytecode to match."""
+        raise OSError(f"{path} is made of its source as read, never of bytecode")
 
     def source_to_code(self, data: bytes, path: str, *, _optimize: int = -1) -> CodeType:
         """The module's code as written, whatever Python's optimisation (`python -O`/`-OO`, $PYTHONOPTIMIZE, which
@@ -73,7 +77,7 @@ class _FromSource(importlib.abc.MetaPathFinder):
             return None
         data = read_bounded(origin, str(origin))
         LOADED[origin] = hashlib.sha256(data).hexdigest()
-        return importlib.util.spec_from_file_location(name, spec.origin, loader=Held(Path(spec.origin), data),
+        return importlib.util.spec_from_file_location(name, spec.origin, loader=Held(name, Path(spec.origin), data),
                                                       submodule_search_locations=spec.submodule_search_locations)
 
 
@@ -98,11 +102,37 @@ def refuse_unrecorded(sources: dict[str, Path], bench: Path) -> None:
     for rel, path in sources.items():
         for line, name in _imported_in_functions(path):
             where = _not_imported(name)
-            if where is None or _named(Path(where), bench) or own_root(Path(where).resolve(), [bench.resolve()]) is None:
+            if where is None or _named(Path(where), bench) or not _beneath(Path(where), bench):
                 continue
             raise TaskError(f"'{name}', a module of the benchmark, is imported inside a function (line {line}), and "
                             "by no file as it is imported: the run records a benchmark's own modules as its files "
                             "import them; import it at the top of the file", file=rel)
+
+
+def refuse_linked_out(bench: Path, rel: str) -> None:
+    """Refuse a module imported from beneath the benchmark folder `bench` as named that is a symbolic link (or beneath
+    one) to a file outside it (file `rel` imported it): its code scores, but a benchmark's own modules are told by
+    where they resolve (`own_root`), so the manifest did not name it and its bytecode cache was taken (an edit
+    there changed the scores under the same manifest, verify intact). A benchmark's files are refused so too."""
+    named_as = (bench.absolute(), bench.resolve())
+    named = tuple(f"{folder}{os.sep}" for folder in named_as)
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str) or not os.path.abspath(where).startswith(named) or \
+                own_root(Path(where).resolve(), [bench.resolve()]) is not None or not _beneath(Path(where), bench):
+            continue
+        found = Path(os.path.abspath(where))
+        as_named = next(found.relative_to(folder) for folder in named_as if found.is_relative_to(folder))
+        raise TaskError(f"imports {as_named.as_posix()}, which links outside the benchmark directory (to "
+                        f"{found.resolve()}): the run records only modules inside it as the benchmark's own; copy the "
+                        "module into the benchmark", file=rel)
+
+
+def _beneath(path: Path, bench: Path) -> bool:
+    """Whether `path` is a benchmark's own module in the folder `bench` as named, or as resolved (a link out of it
+    is beneath it as named)."""
+    return any(own_root(found, [folder]) is not None
+               for found, folder in ((Path(os.path.abspath(path)), bench.absolute()), (path.resolve(), bench.resolve())))
 
 
 def _named(path: Path, bench: Path) -> bool:

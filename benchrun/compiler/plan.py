@@ -35,8 +35,9 @@ from benchrun.core.manifest import (
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import judge_runner_keys
 
-EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", "concurrency", "timeout_s", "retries", "backoff_s",
-                  "max_consecutive_failures", "max_response_bytes")
+ASKING_LIMITS = ("concurrency", "timeout_s", "retries", "backoff_s", "max_consecutive_failures", "max_response_bytes")
+"""Runner keys that say how hard and how long to try, not what is asked: a resume or retry may change them (`--set`)."""
+EXECUTION_KEYS = ("host", "base_url", "api_key_env", "model_path", *ASKING_LIMITS)
 """Runner keys that say where and how fast to ask, not what: kept out of the manifest."""
 LIMITS = ("max_samples", "max_prompt_chars", "max_total_chars", "max_file_bytes")
 """Task keys that bound what a benchmark may ask, not what it asks: kept out of the manifest."""

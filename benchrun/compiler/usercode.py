@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, Iterable, Iterator
 
-from benchrun.compiler.ownsource import LOADED, Held, from_source, own_root, refuse_unrecorded
+from benchrun.compiler.ownsource import LOADED, Held, from_source, own_root, refuse_linked_out, refuse_unrecorded
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS, handling_now
@@ -141,12 +141,13 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     from_source(path.parent)
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"benchrun_user_{digest}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path, loader=Held(path, data))
+    spec = importlib.util.spec_from_file_location(name, path, loader=Held(name, path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         with contained(rel, "cannot import", path):
             spec.loader.exec_module(module)
+        refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
         refuse_unrecorded({rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}},
                           path.parent)

@@ -126,7 +126,13 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
 
 
 def refuse_unkept_values(cfg: dict[str, Any]) -> None:
-    """Refuse a value the archive cannot keep as given, anywhere in the config: an integer outside ±(2^53 - 1)
+    """Refuse a value the archive cannot keep as given, anywhere in the config (`unkept_value`)."""
+    if (found := unkept_value(cfg)) is not None:
+        raise ConfigError(found[1], file="config", key=found[0])
+
+
+def unkept_value(cfg: dict[str, Any]) -> tuple[str, str] | None:
+    """The first value the archive cannot keep as given, (key path, why): an integer outside ±(2^53 - 1)
     (`+runner.options.num_predict=1e20` written out), as in a benchmark's files, which config.yaml and run.json keep
     and not every JSON reader reads as written; a float that is not finite (`runner.options.temperature=nan`,
     `runner.timeout_s=inf`), which JSON has no number for: it became null, the option sent as null (the server's
@@ -140,13 +146,14 @@ def refuse_unkept_values(cfg: dict[str, Any]) -> None:
             stack += [(child, (*where, key)) for key, child in (value.items() if isinstance(value, dict)
                                                                  else enumerate(value))]
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
-            raise ConfigError(f"the integer {value} is outside {INT_RANGE}", file="config", key=key_path("", where))
+            return key_path("", where), f"the integer {value} is outside {INT_RANGE}"
         elif isinstance(value, str) and (shown := undecoded(value)) is not None:
-            raise ConfigError(f"'{shown}' " + (unreadable_here(value) or "is not UTF-8 text, and config.yaml and "
-                              "run.json keep it as text: give it in UTF-8"), file="config", key=key_path("", where))
+            return key_path("", where), f"'{shown}' " + (unreadable_here(value) or "is not UTF-8 text, and "
+                                                         "config.yaml and run.json keep it as text: give it in UTF-8")
         elif isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{value} is not a finite number, and JSON (config.yaml, run.json, the manifest) has none "
-                              "for it: give a number", file="config", key=key_path("", where))
+            return key_path("", where), (f"{value} is not a finite number, and JSON (config.yaml, run.json, the "
+                                         "manifest) has none for it: give a number")
+    return None
 
 
 def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:

@@ -20,20 +20,27 @@ SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
 """Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
 SAYS_OTHERWISE = ("submitit reads each job's id from what sbatch says as it submits it ('Submitted batch job N'), "
                   "which this changes, so the sweep could not follow its jobs (submitted, or not at all)")
-SUBMITITS_OWN = {"parsable": SAYS_OTHERWISE, "test_only": SAYS_OTHERWISE, "test-only": SAYS_OTHERWISE,
+SUBMITITS_OWN = {"parsable": SAYS_OTHERWISE, "test-only": SAYS_OTHERWISE,
                  "array": "submitit makes the sweep's jobs one array itself, a task per job, and this would leave some "
                           "out, each then taken for lost (hydra.launcher.array_parallelism sets how many run at once)"}
 """sbatch's options that submitit sets or reads itself, and why one given otherwise loses the sweep's jobs."""
+SUBMITITS_VARIABLES = {"array": "SBATCH_ARRAY_INX"}
+"""The variables through which sbatch takes those of SUBMITITS_OWN that have one (over what its script says)."""
+CHECKED = {"chdir": "ch", "workdir": "workdir", "export": "export", "parsable": "pars", "test-only": "te"}
+"""The sbatch options benchrun checks in `additional_parameters` that submitit does not write itself, each with the
+shortest beginning of its name that sbatch takes as that option alone (getopt_long's abbreviations: `--chd` is
+--chdir; `--expo` is --export or --export-file, which sbatch refuses itself). One submitit writes (--time, --signal,
+--array) follows any beginning of its name in the job's script, whose options it sorts, and is the one sbatch
+takes."""
 
 
 def moved_away(launcher: Mapping[str, Any]) -> str | None:
     """The refusal of jobs started in another directory than this one, where the sweep's relative paths (task.path,
     outputs, runner_file) are found: they asked the benchmark of that name there and wrote their runs there, the
     sweep listing none of them; None when they start here."""
-    extra = launcher.get("additional_parameters") or {}
-    where, given = _given(("$SBATCH_CHDIR", os.environ.get("SBATCH_CHDIR")),
-                          ("hydra.launcher.additional_parameters.chdir", extra.get("chdir")),
-                          ("hydra.launcher.additional_parameters.workdir", extra.get("workdir")))  # its older name
+    extra = _extra(launcher)
+    where, given = _given(("$SBATCH_CHDIR", os.environ.get("SBATCH_CHDIR")), _of(extra, "chdir"),
+                          _of(extra, "workdir"))  # its older name
     if given is None or os.path.realpath(str(given)) == os.path.realpath(os.getcwd()):
         return None
     return (f"{where}={given}: a job of the sweep would start in that directory, where its relative paths (task.path, "
@@ -44,14 +51,15 @@ def moved_away(launcher: Mapping[str, Any]) -> str | None:
 def submitits_own(launcher: Mapping[str, Any]) -> str | None:
     """The refusal of sbatch options that submitit sets or reads itself: with `parsable` the jobs were submitted,
     submitit could not read their id, and the sweep said it launched nothing (`you may however set the job job_id
-    manually`), took its directory back and left them queued; with `array=0-0` the second job was never submitted
-    and said lost; None when none is given."""
-    extra = launcher.get("additional_parameters") or {}
-    given = next((key for key in SUBMITITS_OWN if key in extra), None)
-    if given is None:
-        return None
-    value = str(extra[given]).lower() if isinstance(extra[given], bool) else extra[given]
-    return f"hydra.launcher.additional_parameters.{given}={value}: {SUBMITITS_OWN[given]}; leave it out"
+    manually`), took its directory back and left them queued; with `array=0-0` (or `$SBATCH_ARRAY_INX=0-0`) the
+    second job was never submitted and said lost; None when none is given."""
+    extra = _extra(launcher)
+    for name, why in SUBMITITS_OWN.items():
+        variable = SUBMITITS_VARIABLES.get(name, "")
+        where, value = _given((f"${variable}", os.environ.get(variable)), _of(extra, name))
+        if value is not None:
+            return f"{where}={str(value).lower() if isinstance(value, bool) else value}: {why}; leave it out"
+    return None
 
 
 def no_environment(launcher: Mapping[str, Any]) -> str | None:
@@ -59,9 +67,7 @@ def no_environment(launcher: Mapping[str, Any]) -> str | None:
     variables, as some sites' profiles set `$SBATCH_EXPORT`): submitit could not tell in it that it ran in Slurm, and
     every job ended before it started, the sweep said only `srun: error: ...: Exited with exit code 1`; None for
     ALL (the default) or ALL with more."""
-    where, given = _given(("$SBATCH_EXPORT", os.environ.get("SBATCH_EXPORT")),
-                          ("hydra.launcher.additional_parameters.export",
-                           (launcher.get("additional_parameters") or {}).get("export")))
+    where, given = _given(("$SBATCH_EXPORT", os.environ.get("SBATCH_EXPORT")), _of(_extra(launcher), "export"))
     if given is None or str(given).strip().upper().split(",")[0] == "ALL":
         return None
     return (f"{where}={given}: each job would start without this process's environment, in which submitit tells "
@@ -95,12 +101,10 @@ def patterned(sweep_dir: Path) -> str | None:
 def all_warning(launcher: Mapping[str, Any]) -> str | None:
     """The refusal of jobs whose time is no longer than their warning (every one stopped as it starts, nothing
     asked), naming where each was given; None when the jobs have time to run."""
-    extra = launcher.get("additional_parameters") or {}
-    time_key, minutes = _given(("$SBATCH_TIMELIMIT", os.environ.get("SBATCH_TIMELIMIT")),
-                               ("hydra.launcher.additional_parameters.time", extra.get("time")),
+    extra = _extra(launcher)
+    time_key, minutes = _given(("$SBATCH_TIMELIMIT", os.environ.get("SBATCH_TIMELIMIT")), _of(extra, "time"),
                                ("hydra.launcher.timeout_min", launcher.get("timeout_min")))
-    delay_key, delay = _given(("$SBATCH_SIGNAL", os.environ.get("SBATCH_SIGNAL")),
-                              ("hydra.launcher.additional_parameters.signal", extra.get("signal")),
+    delay_key, delay = _given(("$SBATCH_SIGNAL", os.environ.get("SBATCH_SIGNAL")), _of(extra, "signal"),
                               ("hydra.launcher.signal_delay_s", launcher.get("signal_delay_s")))
     limit, warning = _seconds(minutes), _warning(delay)
     if limit is None or warning is None or limit > warning:
@@ -109,6 +113,24 @@ def all_warning(launcher: Mapping[str, Any]) -> str | None:
     return (f"{time_key}={minutes}: Slurm warns a job {said} before its time is up, and a run ends at that warning "
             f"(interrupted, to be resumed), so every job would stop as it starts; give jobs more than {warning / 60:g} "
             f"minutes, or a smaller {delay_key}")
+
+
+def _extra(launcher: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
+    """The launcher's `additional_parameters` by the sbatch option each is, with where it was given and its value:
+    submitit writes `test_only` as --test-only, and sbatch takes a beginning of an option's name as the option
+    (`chd` as --chdir), which passed every check made of the whole name; of two naming one option, the one sbatch
+    takes, the last in the script (submitit writes them sorted)."""
+    found = {}
+    for key, value in sorted((launcher.get("additional_parameters") or {}).items(), key=lambda item: str(item[0])):
+        flag = str(key).replace("_", "-")
+        name = next((name for name, least in CHECKED.items() if name.startswith(flag) and flag.startswith(least)), flag)
+        found[name] = (f"hydra.launcher.additional_parameters.{key}", value)
+    return found
+
+
+def _of(extra: dict[str, tuple[str, Any]], name: str) -> tuple[str, Any]:
+    """(where, value) of sbatch's option `name` in `extra` (`_extra`); its value None where none gives it."""
+    return extra.get(name, (f"hydra.launcher.additional_parameters.{name}", None))
 
 
 def _given(*places: tuple[str, Any]) -> tuple[str, Any]:

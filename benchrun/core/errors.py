@@ -81,6 +81,11 @@ class EngineLost(ServerLost):
 class FailFast(RunnerError):
     """Request after request failed the same way: a broken setup; the run stops as failed, `resume` finishes it."""
 
+    def __init__(self, message: str, longer: str | None = None):
+        super().__init__(message)
+        self.longer = longer
+        """For requests that timed out: the `--set` with which a resume gives a slow server longer."""
+
 
 class UnsafeBuild(RunnerError):
     """The installed llama-cpp-python was built in a way that crashes llama.cpp on this CPU: refused before any

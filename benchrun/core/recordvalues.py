@@ -1,7 +1,8 @@
 """What a run's records may hold where a value is free-form or measured, wherever a record is read: a time as
 benchrun writes them, a wall time a run can measure, a model's identity and the mappings of run.json that readers
 look into. A record holding anything else (a hand's edit, a damaged file) is refused where it is read, in one line.
-And which model answered, as a model's identity says (its digest, compared and shown alike by every reader)."""
+And which model answered, as a model's identity says (its digest, or without one what its server says of its
+weights; compared and shown alike by every reader)."""
 
 from __future__ import annotations
 
@@ -143,6 +144,63 @@ def model_digest(identity: dict[str, Any]) -> str | None:
     if isinstance(digest, str) and SHA256_HEX.fullmatch(digest):
         return digest.lower().removeprefix("sha256:")
     return digest if digest is None or isinstance(digest, str) else json.dumps(digest)
+
+
+WEIGHTS_SAID = ("root", "meta")
+"""What an OpenAI-compatible server's model entry says of the weights behind its served name, where it says it: vLLM's
+and SGLang's `root` (the model it loaded, whatever `--served-model-name` calls it), llama-server's `meta` (the GGUF's
+parameter count, size, vocabulary and trained context, which differ between two quantisations of one model)."""
+
+
+def weights_said(identity: dict[str, Any]) -> dict[str, Any] | None:
+    """What a model's identity says of its weights besides a digest (`WEIGHTS_SAID`, from its `details`, each given
+    and not null or empty); None when it says nothing of them (Ollama's details are its family and quantisation,
+    pinned by its digest already)."""
+    details = identity.get("details")
+    if not isinstance(details, dict):
+        return None
+    return {key: details[key] for key in WEIGHTS_SAID if details.get(key) not in (None, "", {}, [])} or None
+
+
+SAID = "said "
+"""Before the canonical JSON of what a server says of its model's weights, where `pinned_as` gives that for a digest."""
+
+
+def pinned_as(identity: dict[str, Any]) -> str | None:
+    """Which model answered, as a run compares it from its start to its end: its digest, else what its server says of
+    its weights (`weights_said`, as `said {...}`), else None (nothing to compare)."""
+    if digest := model_digest(identity):
+        return digest
+    said = weights_said(identity)
+    return None if said is None else SAID + json.dumps(said, sort_keys=True, ensure_ascii=False)
+
+
+def pin_shown(pin: str) -> str:
+    """A `pinned_as` value in one line: `digest 4a65eed368b0`, or `root "Qwen/..."` (a digest that a server wrote as
+    `said ...` is shown as the digest it is)."""
+    try:
+        said = json.loads(pin.removeprefix(SAID)) if pin.startswith(SAID) else None
+    except (ValueError, RecursionError):
+        said = None
+    return _shown(said) if isinstance(said, dict) and said else f"digest {short_digest(pin)}"
+
+
+def pin_named(pin: str) -> str:
+    """A `pinned_as` value as tables name a model: a digest's first 12 digits, else what its server says of its
+    weights."""
+    return pin_shown(pin).removeprefix("digest ")
+
+
+def _shown(said: dict[str, Any]) -> str:
+    """What a server says of its weights, in one line: `root "Qwen/...", meta {...}`."""
+    return ", ".join(f"{key} {one_line(json.dumps(value, sort_keys=True), 160)}" for key, value in said.items())
+
+
+def said_of_weights(identity: dict[str, Any]) -> str:
+    """A model without a digest, as said in one line with what its server says of its weights: `no digest, root
+    "Qwen/..."`."""
+    said = weights_said(identity)
+    return f"no digest, {_shown(said)}" if said else "no digest"
 
 
 def short_digest(digest: str) -> str:

@@ -24,10 +24,18 @@ class RunClock:
         """When the heartbeat last beat (None before it started, or in a child forked since)."""
 
     def now(self) -> float:
+        """The running time; the first call starts the heartbeat, raising (as a thread the system will not start)
+        where the clock would not run: a clock without its heartbeat would count all time from its last beat as
+        stopped, and no time limit on it would ever run out."""
         with self._lock:
             if self._last is None:
+                heartbeat = threading.Thread(target=self._beat, name="run clock", daemon=True)
                 self._last = time.monotonic()
-                threading.Thread(target=self._beat, name="run clock", daemon=True).start()
+                try:
+                    heartbeat.start()
+                except BaseException:
+                    self._last = None
+                    raise
             current = time.monotonic()
             return current - self._stopped - _lost(current - self._last)
 

@@ -1,10 +1,11 @@
 """The response cache: successful answers of a pinned model, in SQLite under the user cache directory.
 
 An answer is found again by `cache_key`: the runner type, what pins the model (Ollama's digest, the GGUF's sha256,
-or for runner=openai the served model id and system_fingerprint), every setting the runner sends besides the prompt
-and format, the rendered prompt (the whole chat when there is more than the prompt), the format's JSON schema, and the repeat index with its seed. The store is one
-SQLite file in WAL mode with a busy timeout and one short transaction per write, so parallel sweep jobs on one
-machine share it; on a network file system (where SQLite's locks cannot be trusted) it is refused.
+or for runner=openai the served model id, system_fingerprint and what the server says of the weights), every setting
+the runner sends besides the prompt and format, the rendered prompt (the whole chat when there is more than the
+prompt), the format's JSON schema, and the repeat index with its seed. The store is one SQLite file in WAL mode with
+a busy timeout and one short transaction per write, so parallel sweep jobs on one machine share it; on a network file
+system (where SQLite's locks cannot be trusted) it is refused.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion
-from benchrun.core.recordvalues import model_digest
+from benchrun.core.recordvalues import model_digest, weights_said
 from benchrun.execute.boundary import TooLarge, received
 from benchrun.execute.cacheplace import (
     RUN_ADVICE,
@@ -178,16 +179,24 @@ def pinned_by(answer: Completion, pin: Mapping[str, Any]) -> bool:
     """Whether `answer` may be kept under a key of `pin`: an OpenAI-compatible answer whose own system_fingerprint is
     not the one the preflight pinned the model by came from another configuration of the server than the key says
     (restarted with another model or build mid-run), and a later run of the pinned one took it from the cache as its
-    model's answer; an answer that gives none, or a pin that has none, cannot be told apart."""
+    model's answer; an answer that gives none, or a pin that has none, cannot be told apart. Likewise an answer of a
+    model pinned by its digest that says it is of another model than the one asked (Ollama's answer naming another
+    model, which its `extra` keeps only then: a proxy before the server that routed the request elsewhere)."""
+    if "digest" in pin and answer.extra.get("model") is not None:
+        return False
     pinned, given = pin.get("system_fingerprint"), answer.extra.get("system_fingerprint")
     return pinned is None or given is None or given == pinned
 
 
 def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What says which model answers: its digest (Ollama's, a GGUF's sha256); for runner=openai the served model id
-    and the system_fingerprint of the preflight's answer (null when unknown). None: nothing pins the model."""
+    """What says which model answers: its digest (Ollama's, a GGUF's sha256); for runner=openai the served model id,
+    the system_fingerprint of the preflight's answer (null when unknown) and, where the server's model entry says
+    it, what it says of the weights behind that name (`weights_said`: vLLM's root, llama-server's meta), so one name
+    served from other weights is another key. None: nothing pins the model."""
     if runner == "openai":
-        return {"served": identity.get("name"), "system_fingerprint": identity.get("system_fingerprint")}
+        weights = weights_said(dict(identity))
+        return {"served": identity.get("name"), "system_fingerprint": identity.get("system_fingerprint"),
+                **({"weights": weights} if weights else {})}
     digest = model_digest(dict(identity))
     return {"digest": digest} if digest else None
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from benchrun.archive.claims import archive_file
 from benchrun.core.errors import ConfigError, os_problem
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.home import expanded, home
@@ -133,10 +134,13 @@ def misplaced(directory: Path) -> str | None:
 def misplaced_store(directory: Path, database: Path) -> str | None:
     """What keeps `directory` from holding the cache (`misplaced`), or its `database` (or the write-ahead log or
     shared memory SQLite keeps beside it) from being a file, in words (`/x/responses.sqlite3 is a named pipe (FIFO),
-    where the response cache's database belongs`); None when the cache can be there. SQLite says only `disk I/O
+    where the response cache's database belongs`), or a run's own file or one in its own folders (`run.lock` through
+    a link, `.hydra/`), which SQLite would write; None when the cache can be there. SQLite says only `disk I/O
     error` or `unable to open database file` of a pipe, a folder or a device there."""
     problem = misplaced(directory)
     for path in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
+        if owned := archive_file(path):  # SQLite would write into it, or make it
+            return f"{path} is {'a symbolic link to ' * os.path.islink(path)}{owned}"
         try:
             kind = not_a_file(os.stat(path).st_mode)
         except OSError:  # not there, or a link to nothing: SQLite makes it, or says why it cannot

@@ -15,7 +15,7 @@ from benchrun.core.manifest import Manifest, Message, Query, Sample
 from benchrun.core.records import ResponseRecord, answered
 from benchrun.execute.asking import Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
-from benchrun.execute.failurekind import failure_kind
+from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Dispatch
 from benchrun.execute.runners.base import Runner
@@ -111,7 +111,8 @@ class Executor:
             failed = len({held.id for held, _ in self._held})
             if failed >= self.policy.max_consecutive_failures:
                 raise FailFast(f"{failed} samples in a row failed the same way, so the setup is broken, not the "
-                               f"benchmark: {response.error} (runner.max_consecutive_failures)")
+                               f"benchmark: {response.error} (runner.max_consecutive_failures)",
+                               longer(response.error, self.policy))
 
     async def _answer(self, sample: Sample, repeat: int, key: str | None, hit: Entry | None) -> ResponseRecord:
         """The cache's answer `hit` when there is one (no request is sent), else the model's, kept in the cache

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from benchrun.core.records import ErrorInfo
+from benchrun.core.settings import RunnerConfig
 
 HTTP_STATUS = re.compile(r"^HTTP (\d{3})\b")
 OWN = re.compile(r"^ContextFull: ")
@@ -23,3 +24,9 @@ def failure_kind(error: ErrorInfo) -> tuple[str, str | None] | None:
         return None
     status = HTTP_STATUS.match(error.message)
     return error.type, status[1] if status else None
+
+
+def longer(error: ErrorInfo, config: RunnerConfig) -> str | None:
+    """For a request that timed out, the `--set` of a resume that gives a server which is only slow twice the time
+    (`runner.timeout_s=240`); None for any other failure."""
+    return f"{config.key('timeout_s')}={2 * config.timeout_s:g}" if error.type == "TimeoutError" else None

@@ -5,6 +5,7 @@ refused unless all serve the model by one digest; each request sent to the live 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from benchrun.console import output
 from benchrun.core.errors import ConfigError, RunnerError, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import model_digest, said_of_weights, short_digest, weights_said
 from benchrun.core.settings import RunnerConfig
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.runners.base import Runner
@@ -55,6 +56,7 @@ class HostPool:
             raise failed  # the first server's refusal, in list order; the others were all heard out
         pairs = [(host.url, identity) for host, identity in zip(self.hosts, identities)]
         _same_model(self.config.key(self.config.server_key), self.config.model, pairs)
+        _same_dialect(self.config.key(self.config.server_key), self.config, pairs)
         if (versions := _versions(pairs)) is not None:
             output.warning(versions)
         return {**identities[0], "hosts": [{"host": url, **identity} for url, identity in pairs]}
@@ -132,17 +134,31 @@ async def one_server_among(urls: list[str], others: list[str], paths: bool = Tru
 
 
 def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]]]) -> None:
-    """Refuse servers that serve `model` by different digests (or, without digests, under different ids)."""
-    digests = [model_digest(identity) or identity.get("name") for _, identity in identities]
+    """Refuse servers that serve `model` by different digests (or, without digests, under different ids, or saying
+    of its weights different things: `weights_said`)."""
+    digests = [model_digest(identity) or json.dumps([identity.get("name"), weights_said(identity)], sort_keys=True)
+               for _, identity in identities]
     if len(set(digests)) > 1:
         each = ", ".join(f"{url} {_digest(identity)}" for url, identity in identities)
         raise RunnerError(f"the servers of {key} serve different models as '{model}': {each}; serve the same "
                           "model on each, or leave the odd one out of the list")
 
 
+def _same_dialect(key: str, config: RunnerConfig, identities: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse servers that were found to take the schema in different structured-output dialects (runner.structured
+    =auto, each server probed): one run asks in one dialect, as run.json and the response cache's keys say."""
+    dialects = {url: identity.get("structured_dialect") for url, identity in identities}
+    if len(set(dialects.values())) > 1:
+        each = ", ".join(f"{url} {dialect}" for url, dialect in dialects.items())
+        raise RunnerError(f"the servers of {key} take the response schema in different structured-output dialects: "
+                          f"{each}; set {config.key('structured')} to one that every server takes, or leave the odd "
+                          "one out of the list")
+
+
 def _digest(identity: dict[str, Any]) -> str:
     digest = model_digest(identity)
-    return f"digest {short_digest(digest)}" if digest else f"as '{identity.get('name')}' (no digest)"
+    return f"digest {short_digest(digest)}" if digest else f"as '{identity.get('name')}' ({said_of_weights(identity)})"
+
 
 
 def _versions(identities: list[tuple[str, dict[str, Any]]]) -> str | None:

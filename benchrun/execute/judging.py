@@ -23,7 +23,7 @@ from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import Repeat, RunCache
-from benchrun.execute.failurekind import failure_kind
+from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.formatcheck import FormatCheck
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
@@ -197,7 +197,8 @@ class Judge:
         self._failing[1].add(sample_id)
         if len(self._failing[1]) >= self._limit:
             raise FailFast(f"the judge's requests failed the same way for answer after answer ({self._limit} in a row), "
-                           f"so the judge's setup is broken, not the benchmark: {error} ({self._key})")
+                           f"so the judge's setup is broken, not the benchmark: {error} ({self._key})",
+                           longer(error, self.runner.config) if self.runner else None)
 
     def _judged(self, spec: JudgeSpec, of: dict[str, Any], answer: Completion, **how: Any) -> JudgementRecord:
         grade, value, error = read_reply(spec, self._formats[spec.name], answer.text)

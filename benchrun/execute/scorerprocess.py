@@ -21,6 +21,7 @@ from typing import Any, Callable
 from benchrun.archive.dirlock import no_link, own_file
 from benchrun.compiler.scoring import MAX_METRICS, MAX_NAME, Metric, Scorer, source_sha256
 from benchrun.compiler.usercode import imported_as
+from benchrun.core.errors import refused_by_system
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.runclock import RUN_CLOCK
@@ -149,6 +150,7 @@ class ScorerProcess:
         through a symbolic link (a resume's scorers printed through `benchrun.log` -> `~/.bashrc` into that file)."""
         if self._setup != b"{}\n":
             own_file(self.log)
+            RUN_CLOCK.now()  # its heartbeat's thread started here, where the system's refusal fails the run
             await self._spawn()
 
     def call(self, name: str, response: str, reference: Any) -> asyncio.Future[Result]:
@@ -268,10 +270,14 @@ class ScorerProcess:
         self._replacing = asyncio.ensure_future(self._respawn(self._retired))
 
     async def _respawn(self, retired: _Pipe | None) -> None:
+        """Start the process that takes the calls behind the one that overran; one the system will not start (no
+        process, or no thread to watch it: a pids limit) fails them all, where they waited for ever."""
         await _ended(retired)
         try:
             await self._spawn()
-        except OSError as err:
+        except (OSError, RuntimeError) as err:
+            if not refused_by_system(err):
+                raise
             self._greeted({"error": f"cannot start the scorer process: {err}"})
 
     async def _stop(self) -> None:

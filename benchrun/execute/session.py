@@ -25,7 +25,15 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, UNFINISHED, Status
 from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
-from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.recordvalues import (
+    SAID,
+    model_digest,
+    pin_shown,
+    pinned_as,
+    said_of_weights,
+    short_digest,
+    weights_said,
+)
 from benchrun.core.settings import RUNNERS
 from benchrun.execute.cache import RunCache, Store, enabled, model_pin
 from benchrun.execute.executor import Executor
@@ -47,7 +55,7 @@ def recording(writer: RunWriter) -> Iterator[None]:
         raise type(err)(f"{err}; {resume_hint(writer, err.when)}") from None
     except FailFast as err:
         writer.finish("failed", str(err))
-        raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended')}") from None
+        raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended', err.longer)}") from None
     except BenchrunError as err:
         writer.fail(str(err))
         raise
@@ -65,9 +73,10 @@ def recording(writer: RunWriter) -> Iterator[None]:
         writer.release()
 
 
-def resume_hint(writer: RunWriter, when: str = "") -> str:
+def resume_hint(writer: RunWriter, when: str = "", longer: str | None = None) -> str:
     """What the run directory now says of the run, and the command that finishes it (none for a run sealed as
-    completed before what ended it came: a signal as its seal was written)."""
+    completed before what ended it came: a signal as its seal was written); with `longer` (FailFast's), the one that
+    finishes it giving a server that is only slow more time."""
     info, where = writer.info, writer.dir.absolute()
     if info.manifest_id is None:
         return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
@@ -76,7 +85,8 @@ def resume_hint(writer: RunWriter, when: str = "") -> str:
     said = f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
     if info.status not in UNFINISHED:
         return f"{said} in {where}, and sealed: nothing is left to finish"
-    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}"
+    slow = f", or, if the server is only slow, with: benchrun-audit resume {where} --set {longer}" if longer else ""
+    return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}{slow}"
 
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
@@ -99,29 +109,33 @@ async def same_models_to_the_end(runner: Runner, writer: RunWriter, judge: Judge
     the judge model, by another digest than the run was identified with: re-pulled mid-run, some answers (or grades)
     came from each and which cannot be told, so those the run kept in the response cache are deleted there. A
     server that cannot say (it went away) says nothing."""
-    await same_to_the_end(runner, model_digest(writer.info.identity), f"model {writer.info.model}", "answers", cache)
+    await same_to_the_end(runner, pinned_as(writer.info.identity), f"model {writer.info.model}", "answers", cache)
     if judge is not None and judge.runner is not None and writer.info.judge:
-        await same_to_the_end(judge.runner, model_digest(writer.info.judge["identity"]),
+        await same_to_the_end(judge.runner, pinned_as(writer.info.judge["identity"]),
                               f"the judge model {judge.runner.config.model}", "grades", judge.cache)
 
 
 async def same_to_the_end(runner: Runner, before: str | None, model: str, given: str, cache: RunCache | None,
                           asking: str = "the run", again: str = "run it again") -> None:
-    """RunnerError when a server of `runner` now serves `model` by another digest than `before`, the answers `asking`
-    (the run, a rescore) kept in `cache` forgotten; `again` is the advice."""
+    """RunnerError when a server of `runner` now serves `model` by another digest than `before` (a `pinned_as`: or
+    says other weights are behind its name), the answers `asking` (the run, a rescore) kept in `cache` forgotten;
+    `again` is the advice."""
     try:
         now = await runner.digests_now()
     except BenchrunError:
         return
-    changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != before]
+    was = model_digest({"digest": before})  # a GGUF's `sha256:` as a server's digest is read
+    changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != was]
     if changed:
         if cache is not None:
             cache.forget()
         url, digest = changed[0]
-        served = f"digest {short_digest(model_digest({'digest': digest}))}" if digest else "no digest"
-        raise RunnerError(f"{model} changed on {url} while {asking} asked: digest {short_digest(before)} when it "
-                          f"began, {served} as it ended (pulled again?); its {given} may come from either model and "
-                          f"cannot be told apart: {again}")
+        served = pin_shown(model_digest({"digest": digest})) if digest else "no digest"
+        how = ("the server restarted on other weights?" if before.startswith(SAID) else
+               "the file written over?" if before.startswith("sha256:") else "pulled again?")
+        raise RunnerError(f"{model} changed on {url} while {asking} asked: {pin_shown(before)} when it began, "
+                          f"{served} as it ended ({how}); its {given} may come from either model and cannot be told "
+                          f"apart: {again}")
 
 
 def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:
@@ -177,17 +191,22 @@ def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: R
 
 def _digest_of(identity: dict[str, Any]) -> str:
     digest = model_digest(identity)
-    return f"digest {short_digest(digest)}" if digest else "the same model on the same server"
+    if digest:
+        return f"digest {short_digest(digest)}"
+    return said_of_weights(identity) if weights_said(identity) else "the same model on the same server"
 
 
 async def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: dict[str, Any],
                      judge_cfg: dict[str, Any]) -> bool:
     """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model (its name
     but for `:latest`) of a server they share, under any of its names (`localhost` and `127.0.0.1`; a list's), and
-    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest)."""
+    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest); or, without
+    digests, the same weights as their servers say (`weights_said`: one model's loaded under two names)."""
     digests = model_digest(model), model_digest(judge)
     if None not in digests:
         return digests[0] == digests[1]
+    if (weights := weights_said(model)) is not None and weights == weights_said(judge):
+        return True
     if model_cfg["model"].removesuffix(":latest") != judge_cfg["model"].removesuffix(":latest"):
         return False
     where, judged = (RUNNERS[cfg["type"]].server_key for cfg in (model_cfg, judge_cfg))

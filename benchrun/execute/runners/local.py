@@ -9,6 +9,7 @@ finishes it.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import itertools
 import json
@@ -250,6 +251,33 @@ class EngineProcess:
         self._pending.clear()
 
 
+class HeldFile:
+    """The model file as the engine loads it, held open from before the load: llama.cpp reads the weights from the
+    file's pages (mmap), so a file written over in place changes the model under the run, and what the engine maps
+    (that inode, whatever the path names later) is hashed again once its size or times say it was written to."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd = os.open(path, os.O_RDONLY)
+        self._seen = _written(os.fstat(self._fd))
+
+    def written_to(self) -> bool:
+        return _written(os.fstat(self._fd)) != self._seen
+
+    def sha256(self) -> str:
+        with os.fdopen(os.dup(self._fd), "rb") as handle:
+            handle.seek(0)
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def _written(status: os.stat_result) -> tuple[int, int, int]:
+    """What a write to a file changes: its size, its modification time, and its change time (which no one can set)."""
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
+
 class LocalRunner:
     """One GGUF model loaded once at preflight in the engine's process; one generation at a time, each held to its
     JSON schema by the library's grammar API and guarded against raw control characters in strings."""
@@ -265,12 +293,16 @@ class LocalRunner:
         self.options = config.options
         self._lock = asyncio.Lock()
         self._engine = EngineProcess(config.max_response_bytes)
+        self._file: HeldFile | None = None
 
     async def identify(self) -> dict[str, Any]:
         """Load the model; its file's sha256 and size, the llama.cpp version and build, and the GGUF metadata."""
         path = model_file(self.config)
         requirement = supported()
         check_installed(installed_version(), requirement)
+        if self._file is not None:  # identified again: the file as loaded this time
+            self._file.close()
+        self._file = HeldFile(path)
         stop = threading.Event()
         digest = asyncio.create_task(asyncio.to_thread(file_digest, path, stop))
         try:
@@ -315,11 +347,17 @@ class LocalRunner:
         return {"options": self.options, "max_string_length": self.config.max_string_length}
 
     async def digests_now(self) -> dict[str, str | None]:
-        return {}
+        """The model file's sha256 now, when it was written to since the engine loaded it (nothing to say else)."""
+        if self._file is None or not self._file.written_to():
+            return {}
+        return {str(self._file.path): f"sha256:{await asyncio.to_thread(self._file.sha256)}"}
 
     async def aclose(self) -> None:
         """Stop a generation still running (at its next token) and end the engine's process."""
         await self._engine.close()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def public_config(self) -> dict[str, Any]:
         return self.config.model_dump(mode="json")

@@ -121,9 +121,20 @@ class OllamaRunner:
         except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
             if _status(err) == 404:  # no such path: Ollama answers every call of its preflight
                 raise self._not_ollama(err) from None
+            if _status(err) in (401, 403):  # a proxy before Ollama that checks the key the client sends
+                raise RunnerError(self._key_refused(_status(err))) from None
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
+
+    def _key_refused(self, status: int) -> str:
+        """Why the server said 401/403 to the preflight, naming the variable the key is read from, never the key."""
+        if self._key is None:
+            return (f"Ollama at {self.host} wants an API key ({status}) and ${OLLAMA_KEY_ENV} is not set; export it "
+                    f"(the official client sends it as a bearer token), or point {self.config.key('host')} at a "
+                    "server that needs none")
+        return (f"Ollama at {self.host} refused the API key from ${OLLAMA_KEY_ENV} ({status}); check the key, or "
+                f"point {self.config.key('host')} at a server that takes it")
 
     def _not_ollama(self, err: BaseException) -> RunnerError:
         """A preflight answer that is not Ollama's: not HTTP, too large, not JSON, or not the shape of its answer."""

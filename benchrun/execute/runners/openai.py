@@ -10,10 +10,11 @@ import httpx
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
+from benchrun.core.recordvalues import pinned_as
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OpenAIConfig
-from benchrun.core.text import NotJSON, server_json
+from benchrun.core.text import NotJSON, server_json, writable_data
 from benchrun.execute.boundary import TooLarge, described
 from benchrun.execute.runners.base import (
     BrokenAnswer,
@@ -70,24 +71,32 @@ class OpenAIRunner:
         """The structured-output dialect requests use (for `auto`, found at preflight)."""
         self.fingerprint: str | None = None
         """The system_fingerprint of the preflight's probe answer (runner.structured=auto), if the server sent one."""
+        self._says_weights = False
+        """Whether the model's entry in GET /models said at the preflight what weights are behind it (`weights_said`)."""
         self.client = httpx.AsyncClient(base_url=self.base_url, headers=_auth(self._key),
                                         **client_options(config))
 
     async def identify(self) -> dict[str, Any]:
         """The served id, owned_by and created of the model in GET /models (other fields as details), base_url, and
         the structured-output dialect the server takes."""
+        entry = await self._entry()
+        self.dialect = await self._dialect()
+        self._says_weights = pinned_as({"details": _details(entry)}) is not None
+        return described({
+            "name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
+            "details": _details(entry), "base_url": self.base_url,
+            "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint,
+        }, f"the server at {self.base_url}", self.config.key("base_url"))
+
+    async def _entry(self) -> dict[str, Any]:
+        """The model's entry in GET /models; RunnerError naming what the server serves when it is not there."""
         models = await self._models()
         entry = next((m for m in models if m.get("id") in (self.model, f"{self.model}:latest")), None)
         if entry is None:
             have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
                               f"pick one of those for {self.config.key('model')}, or start the server with it")
-        self.dialect = await self._dialect()
-        return described({
-            "name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
-            "details": {k: v for k, v in entry.items() if k not in _LISTED}, "base_url": self.base_url,
-            "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint,
-        }, f"the server at {self.base_url}", self.config.key("base_url"))
+        return entry
 
     async def _models(self) -> list[dict[str, Any]]:
         await resolvable(self.base_url, self.config.key("base_url"))
@@ -178,10 +187,16 @@ class OpenAIRunner:
             try:
                 probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
                 response = await asyncio.wait_for(probe, self.config.timeout_s)
-            except (Retryable, TooLarge, asyncio.TimeoutError) as err:
+            except asyncio.TimeoutError:
+                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
+                                  f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
+                                  "that loads the model on its first request answers it late), or "
+                                  f"{self.config.key('structured')}=json_schema, json_object or none skips the "
+                                  "probe") from None
+            except (Retryable, TooLarge) as err:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
-                                  f"({err or 'no answer'}); {self.config.key('structured')}=json_schema, "
-                                  "json_object or none skips it") from None
+                                  f"({err}); {self.config.key('structured')}=json_schema, json_object or none skips "
+                                  "it") from None
             except Refused as err:  # a redirect: every request of the run would be
                 raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
             if response.is_success:
@@ -238,7 +253,12 @@ class OpenAIRunner:
                 "max_string_length": self.config.max_string_length}
 
     async def digests_now(self) -> dict[str, str | None]:
-        return {}
+        """What the server's model entry says now of the weights behind the served name (`pinned_as`), where it said
+        it at the preflight: a server restarted on other weights under that name mid-run is told as a model pulled
+        again is (no request to a server that says nothing of them)."""
+        if not self._says_weights:
+            return {}
+        return {self.base_url: pinned_as({"details": _details(await self._entry())})}
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -275,6 +295,11 @@ def _text(value: Any) -> str | None:
     """An answer's served model id, system_fingerprint or refusal as the API gives it, a string; anything else (a
     number, JSON nested 300 deep, which no record could be written of) is not kept."""
     return value if isinstance(value, str) else None
+
+
+def _details(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a /models entry says of its model besides its id, owned_by and created, as writable as run.json keeps it."""
+    return writable_data({key: value for key, value in entry.items() if key not in _LISTED})
 
 
 def _kind(value: Any) -> str:

@@ -1,0 +1,42 @@
+"""A run's row in a listing checked before it is shown, cheaply and with light imports (`list` starts in a quarter of
+a second, loading neither the writer nor the manifest's models): run.json under its seal, summary.json under
+run.json's digest; and the line every reader gives of a run it found changed. `archive.trust` checks whole runs."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchrun.core.errors import ArchiveError
+from benchrun.core.layout import RUN, SEAL, SUMMARY
+
+if TYPE_CHECKING:
+    from benchrun.archive.reader import Run
+
+
+def headline_unverified(run: Run) -> str | None:
+    """`file: why` of the first file a run's row is made of (its numbers come from summary.json) that changed since
+    the run ended; None when none did, or the run did not end (its row holds no numbers)."""
+    if (expected := run.info.files.get(SUMMARY)) is None:
+        return None
+    if (seal := run.seal) is None:
+        return f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
+    if seal.run_id != run.id:
+        return f"{SEAL}: the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
+    if _sha256(run.path / RUN) != seal.run_json.sha256:
+        return f"{RUN}: changed since the run was sealed"
+    if _sha256(run.path / SUMMARY) != expected.sha256:
+        return f"{SUMMARY}: changed since the run ended"
+    return None
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def distrusted(run: Run, problem: str) -> ArchiveError:
+    """The error of a reader that found `problem` (`file: why`) in the run before reading a number of it."""
+    return ArchiveError(f"run {run.id}: {problem}, so what it says cannot be trusted; benchrun-audit verify {run.path} "
+                        "says what changed", file=str(run.path))

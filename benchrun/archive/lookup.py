@@ -1,0 +1,143 @@
+"""Finding runs: every run directory under an archive root, a run by its path or its run id prefix, a sweep's jobs.
+What every command naming runs looks them up with, so a run that cannot be found is said the same way everywhere."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
+from benchrun.core.errors import ArchiveError, reading
+from benchrun.core.home import expanded
+from benchrun.core.layout import RUN, number_in
+
+
+def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
+    """Every directory under `root` holding a run.json (sweep jobs, and runs made inside another run's directory,
+    included); Hydra's folders skipped."""
+    return (Path(found) for found in _walk(os.fspath(Path(root))) if isinstance(found, str))
+
+
+def _walk(root: str) -> Iterator[str | ArchiveError]:
+    """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json), depth first
+    in name order, and for a directory that cannot be listed the error saying so. Each directory is visited once,
+    known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once."""
+    seen: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with reading(folder):
+                status = os.stat(folder)
+                if (status.st_dev, status.st_ino) in seen:
+                    continue
+                seen.add((status.st_dev, status.st_ino))
+                entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except ArchiveError as err:
+            if os.path.isdir(folder):  # not a link that leads nowhere, nor a root that is not there
+                yield err
+            continue
+        if os.path.lexists(os.path.join(folder, RUN)):  # a run.json that is no file (a link to nowhere) is unreadable
+            yield folder
+        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)]
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a directory (or a link to one); a link that leads nowhere (or in a loop) is not."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def scan_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run | ArchiveError]:
+    """Every run under `root` in directory order, or for a run.json (or a directory) that cannot be read, the error
+    saying so."""
+    for found in _walk(os.fspath(Path(root))):
+        if isinstance(found, ArchiveError):
+            yield found
+            continue
+        try:
+            yield load_run(found)
+        except ArchiveError as err:
+            yield err
+
+
+def find_runs(root: PathLike = DEFAULT_ROOT) -> Iterator[Run]:
+    """Every readable run under `root`, in directory order."""
+    return (run for run in scan_runs(root) if isinstance(run, Run))
+
+
+def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
+    """A run by path, or among the runs under `root` by its run id: whole, or a prefix of no other run's id."""
+    ref = named(ref)
+    if Path(ref).is_dir():
+        if not os.path.lexists(Path(ref) / RUN):  # a sweep's directory, an archive root: where its runs are said
+            raise ArchiveError(f"not a run directory (no run.json){_runs_in(Path(ref))}{_hidden(ref, root)}", file=ref)
+        return load_run(ref)
+    found = list(scan_runs(root))
+    matches = [run for run in found if isinstance(run, Run) and run.id.startswith(ref)]
+    if len(whole := [run for run in matches if run.id == ref] or matches) == 1:  # an id given whole names its run
+        return whole[0]
+    if not matches:  # a root that is no folder (`--root` mistyped) was said to be looked in
+        where = f"under {root}" if os.path.isdir(root) else f"(no archive directory '{root}' to look it up in)"
+        raise ArchiveError(f"no run directory or run id '{ref}' {where}{_unread(found)}")
+    shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
+    raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
+
+
+def _hidden(ref: str, root: PathLike) -> str:
+    """Said of a folder here that no run is: the run under `root` whose id `ref` begins, which the folder's name hides
+    (`mkdir 5555`, then `show 5555` for run 555555555555), and the path that names it."""
+    if os.sep in ref or (os.altsep and os.altsep in ref):
+        return ""
+    found = next((run for run in find_runs(root) if run.id.startswith(ref)), None)
+    return "" if found is None else (f"; '{ref}' also begins run id {found.id} under {root}, which this folder's name "
+                                     f"hides: name that run by its path ({found.path})")
+
+
+def _unread(found: list[Run | ArchiveError]) -> str:
+    """What a search could not look in (a folder, a run.json), which may hold the run sought: said, never unsaid."""
+    if not (errors := [err for err in found if isinstance(err, ArchiveError)]):
+        return ""
+    places = "place under it" if len(errors) == 1 else "places under it"
+    return f" that could be read; {len(errors)} {places} could not be, the first: {errors[0]}"
+
+
+def named(ref: PathLike) -> str:
+    """`ref` as given, refused when empty: an unset variable (`show "$RUN"`) would name the working directory (as a
+    path) or every run (as a prefix of their ids). A leading `~` is the home directory (no run id holds one)."""
+    if not (ref := os.fspath(ref)):
+        raise ArchiveError("an empty run directory or run id names no run; give a run directory or a run id prefix")
+    return os.fspath(expanded(ref, "")) if ref.startswith("~") else ref
+
+
+def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
+    """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
+    path = Path(named(ref))
+    if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
+        return [resolve_run(ref, root)]
+    if not (jobs := [d for d in job_dirs(path) if os.path.lexists(d / RUN)]):
+        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or the folders directly in it)"
+                           f"{_runs_in(path)}{_hidden(os.fspath(ref), root)}", file=os.fspath(ref))
+    return [load_run(job) for job in jobs]
+
+
+def _runs_in(folder: Path) -> str:
+    """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, or runs deeper in it."""
+    if jobs := [d for d in job_dirs(folder) if os.path.lexists(d / RUN)]:
+        return f"; it is a sweep's directory: name one of its jobs ({', '.join(map(str, jobs[:2]))}{', ...' * (len(jobs) > 2)})"
+    deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
+    return f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {folder})" if deeper else ""
+
+
+def job_dirs(sweep_dir: PathLike) -> list[Path]:
+    """The job directories of a sweep (`<number>_<model>`): its subdirectories, by job number then name."""
+    dirs = [d for d in Path(sweep_dir).iterdir() if d.is_dir() and not d.name.startswith(".")]
+    return sorted(dirs, key=_job_order)
+
+
+def _job_order(path: Path) -> tuple[int, str]:
+    number = number_in(path.name.split("_")[0])
+    return (1 << 30 if number is None else number, path.name)

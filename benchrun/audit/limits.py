@@ -1,0 +1,81 @@
+"""`--set runner.KEY=VALUE` of `resume` and `retry`: the limits a run is asked with (how long, how hard, how many at
+once), which its manifest does not pin, changed for the samples still to ask; recorded in run.json, where the next
+resume finds them. A run that failed fast because its server was slower than `runner.timeout_s` can so be finished."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from benchrun.archive.reader import Run
+from benchrun.compiler.plan import ASKING_LIMITS
+from benchrun.compose.config import describe_validation, unkept_value
+from benchrun.core.errors import ConfigError
+from benchrun.core.settings import RUNNERS, judge_runner_keys
+
+SECTIONS = ("runner", "judge")
+
+
+def add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", dest="limits",
+                        help=f"ask the rest with another limit (recorded): runner.KEY or judge.KEY, KEY one of "
+                             f"{', '.join(ASKING_LIMITS)}; repeat for several")
+
+
+def limits_given(given: list[str] | None) -> dict[str, Any]:
+    """`--set` as given, {'runner.timeout_s': 600, ...}; a key that is not a limit, or one given twice, refused."""
+    limits: dict[str, Any] = {}
+    for text in given or []:
+        key, equals, value = text.partition("=")
+        _refuse_other(key.strip() if equals else "", text)
+        if key.strip() in limits:
+            raise ConfigError(f"--set {key.strip()}: given twice; give it once")
+        limits[key.strip()] = _value(value)
+    return limits
+
+
+def _refuse_other(key: str, text: str) -> None:
+    """Refuse a `--set` (`text`) whose key is not a limit of the runner or the judge."""
+    section, _, name = key.partition(".")
+    if section not in SECTIONS or name not in ASKING_LIMITS:
+        raise ConfigError(f"--set {text!r}: give runner.KEY=VALUE or judge.KEY=VALUE, KEY one of "
+                          f"{', '.join(ASKING_LIMITS)}: the limits a run is asked with; what it asks is its manifest's")
+
+
+def _value(value: str) -> Any:
+    """A value as YAML reads it (`600`, `1.5`), as on the command line of a run."""
+    try:
+        return yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError:
+        return value
+
+
+def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict[str, Any]:
+    """`run`'s `config` with its runner and judge asked as run.json says they were last asked, and then as `given`
+    says (`--set`): a judge's limits are refused for a run without one."""
+    for key, value in given.items():
+        _refuse_other(key, f"{key}={value}")
+    if (unkept := unkept_value(given)) is not None:
+        raise ConfigError(f"--set {unkept[0]}: {unkept[1]}")
+    info, judged = run.info, run.manifest.judge is not None
+    if not judged and (key := next((key for key in given if key.startswith("judge.")), None)):
+        raise ConfigError(f"--set {key}: run {info.run_id} has no judge")
+    judge = limited("judge", config["judge"], info.judge.get("runner", {}), given) if judged else config["judge"]
+    return {**config, "runner": limited("runner", config["runner"], info.runner, given), "judge": judge}
+
+
+def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
+    """`config` (the runner's, or the `judge` section's) with the limits it was last asked with (`used`: run.json's
+    runner config as used) and then `limits` for its `section`, checked as a run checks them."""
+    given = {key.partition(".")[2]: value for key, value in limits.items() if key.startswith(f"{section}.")}
+    asked = {**config, **{key: used[key] for key in ASKING_LIMITS if key in used}, **given}
+    runner = asked if section == "runner" else judge_runner_keys(asked)
+    model = RUNNERS[runner["type"]]
+    try:
+        model.model_validate(runner)
+    except ValidationError as err:
+        raise ConfigError(f"--set {describe_validation(err, model, [section])}") from None
+    return asked
