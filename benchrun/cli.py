@@ -231,7 +231,7 @@ def interrupted_sweep(signal_name: str) -> str | None:
 def _settle_sweep(reason: str) -> tuple[Path, int, list[str]] | None:
     """The sweep this process launched, once its dead jobs are recorded as `interrupted` (with `reason`) and
     sweep.json is written and printed: its directory, the jobs settled, every job's status. None if no job started."""
-    from benchrun.archive.reader import job_dirs  # loaded only when a sweep was stopped: the archive, not at start-up
+    from benchrun.archive.lookup import job_dirs  # loaded only when a sweep was stopped: the archive, not at start-up
     from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
 
     for sweep_dir in takeback.SWEEPS:
