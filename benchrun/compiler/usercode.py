@@ -89,7 +89,12 @@ def running():
         except (OSError, IndexError):
             pass
     return alive
-started = bool(running())
+def here(pid):
+    try:
+        return os.getsid(pid) == os.getsid(0)
+    except OSError:
+        return None
+started = sorted({here(pid) for pid in running()} - {None})
 for _ in range(100):
     kids = running()
     if not kids:
@@ -107,10 +112,11 @@ os._exit(0)
 """The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
 plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
 running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
-run, writing the same run directory), whether it left a process running, and the token that says it ended. A copy it
-forked writes nothing here and ends without a word. The child is its descendants' reaper (Linux's child subreaper),
-so a process started in a session of its own (`Popen(..., start_new_session=True)`, `setsid cmd &`), which the
-killing of the child's process group missed and which outlived every run, is seen among its children and killed."""
+run, writing the same run directory), whether it left a process running (in its session, or in one of its own), and
+the token that says it ended. A copy it forked writes nothing here and ends without a word. The child is its
+descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
+start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
+every run, is seen among its children and killed."""
 _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 """The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
@@ -303,7 +309,7 @@ def probed(path: Path, rel: str) -> None:
                         "must define its functions and classes, not work at import", file=rel)
     if threads or left or started:
         what = f"a thread ({threads[0]!r})" if threads else "a process"
-        why = "which would keep the run from ending" if threads or left else \
+        why = "which would keep the run from ending" if threads or left or True in started else \
             "in a session of its own, which would outlive the run"
         raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, {why}; a "
                         "benchmark's file must define its functions and classes, not work at import", file=rel)
