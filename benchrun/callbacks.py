@@ -4,7 +4,6 @@ writes into it (noting the new ones, for benchrun.compose.takeback); summarise a
 from __future__ import annotations
 
 import functools
-import math
 import os
 import re
 import resource
@@ -14,16 +13,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
+from hydra.core.override_parser.types import Override
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.compose import slurmoptions, slurmqueue, takeback
+from benchrun.compose import slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory
 from benchrun.compose.labels import label
 from benchrun.console import output
@@ -70,7 +67,9 @@ class RunDirCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
         _check_logging(config)
-        if config.get("dry_run"):
+        if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
+            if why := refusal(Path(config.hydra.run.dir)):
+                _refuse(why)
             return
         _check_outputs(config, "hydra.run.dir")
         _check_inside(config)
@@ -84,12 +83,15 @@ class RunDirCheck(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_stays(config)
         _check_logging(config)
-        swept = _swept(config)
-        jobs = _check_sweep_size(swept)
+        swept = sweepsize.swept(config)
+        jobs = sweepsize.checked_size(swept)
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if launcher.endswith(".JoblibLauncher"):
             _check_joblib_workers(config.hydra.launcher, jobs)
-        if config.get("dry_run"):
+        if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
+            _check_sweep_dir(Path(config.hydra.sweep.dir))
+            _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
+            _check_swept_once(swept)
             _check_slurm(config, launcher)
             with read_write(config.hydra), open_dict(config.hydra):
                 config.hydra.launcher = {"_target_": BASIC_LAUNCHER}
@@ -101,11 +103,7 @@ class RunDirCheck(Callback):
             if value in str(sweep_dir):
                 _refuse(f"in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of ${name} "
                         "(through task.name or an interpolation); secrets are never put in the archive")
-        if holds_sweep(sweep_dir):
-            _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
-                    "(hydra.sweep.dir=...)")
-        if why := refusal(sweep_dir, "hydra.sweep.dir=..."):  # a file, or a run's directory: the sweep would be in it
-            _refuse(why)
+        _check_sweep_dir(sweep_dir)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
         _check_slurm(config, launcher)
@@ -125,10 +123,22 @@ class RunDirCheck(Callback):
             slurmqueue.watch(INTERRUPTS.stop)
 
 
+def _check_sweep_dir(sweep_dir: Path) -> None:
+    """Refuse a sweep directory that holds a sweep, or is a file or a run's directory: the sweep would be in it."""
+    if holds_sweep(sweep_dir):
+        _refuse(f"{sweep_dir} already holds a sweep; nothing was changed; pick a new directory "
+                "(hydra.sweep.dir=...)")
+    if why := refusal(sweep_dir, "hydra.sweep.dir=..."):
+        _refuse(why)
+
+
 def _check_slurm(config: DictConfig, launcher: str) -> None:
-    """Refuse a Slurm sweep whose job options would stop, lose or misplace every job; a dry run's too."""
-    if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.refusal(config.hydra.launcher,
-                                                                              Path(config.hydra.sweep.dir))):
+    """Refuse a Slurm sweep whose job options would stop, lose or misplace every job, and a submitit_local sweep of
+    more than one task a job; a dry run's too."""
+    options = config.hydra.launcher
+    if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.refusal(options, Path(config.hydra.sweep.dir))):
+        _refuse(why)
+    if launcher.endswith(".LocalLauncher") and (why := slurmoptions.one_task(options)):
         _refuse(why)
 
 
@@ -176,9 +186,11 @@ def _pin_sweep_dir(config: DictConfig, sweep_dir: Path) -> None:
     """Every job of the sweep in `sweep_dir`. Hydra composes each job's config afresh from the command line's hydra
     overrides and the job's own, so a sweep directory named by what the sweep varies (`-m task.path=a,b`, whose name
     is `<task.name>_sweep`) was a directory per job, and the sweep's own (sweep.json) listed none of them: the
-    directory is added to those hydra overrides as it was resolved here."""
+    directory is added to those hydra overrides as it was resolved here, and whole, so that a job started in another
+    directory (a Slurm job whose `hydra.launcher.setup` runs `cd`) writes its run into it all the same (it wrote its
+    run there, the sweep listing no job, exit 0)."""
     with read_write(config.hydra.overrides):
-        config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(sweep_dir))}")
+        config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(sweep_dir.absolute()))}")
 
 
 def _quoted(value: str) -> str:
@@ -273,61 +285,6 @@ def _check_logging(config: DictConfig) -> None:
         if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
             _refuse(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and masks every "
                     "credential in what is logged; leave hydra/job_logging out (hydra.verbose=true logs more)")
-
-
-MAX_SWEEP_JOBS = 10_000
-"""The most jobs a sweep makes: each is a run directory of its own, a column of the sweep's table and a row of its
-sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) would make a sweep of days."""
-
-
-def _swept(config: DictConfig) -> list[Override]:
-    """The command line's sweep overrides, parsed (once: the checks below each read them) with Hydra's config loader,
-    which lists a group's options for a `glob(...)` sweep (`task=glob(*)`: without it, `ConfigLoader is not set`)."""
-    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
-    overrides = parser.parse_overrides(OmegaConf.to_container(config.hydra.overrides.task))
-    return [override for override in overrides if override.is_sweep_override()]
-
-
-def _check_sweep_size(swept: list[Override]) -> float:
-    """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
-    would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
-    exit 0); how many jobs it makes."""
-    counts = [(override.key_or_group, _values(override)) for override in swept]
-    if empty := next((override for override, (_, count) in zip(swept, counts) if not count), None):
-        _refuse(f"in 'config': the sweep makes no jobs: {empty.input_line} lists no value; give it one or more")
-    jobs = math.prod(count for _, count in counts)
-    if jobs > MAX_SWEEP_JOBS:
-        each = ", ".join(f"{key}: {_many(count)}" for key, count in counts)
-        _refuse(f"in 'config': the sweep makes {_many(jobs)} jobs ({each}), more than a sweep runs "
-                f"({MAX_SWEEP_JOBS:,}, "
-                "one after another, a run directory each); sweep fewer values, or split the sweep")
-    return jobs
-
-
-def _values(override: Override) -> float:
-    """How many values a sweep override lists, a range's counted without listing them (math.inf for a range without
-    end, 0 for one Hydra refuses: a step of 0)."""
-    value = override.value()
-    if isinstance(value, IntervalSweep):  # Hydra's enumeration refuses it naming its type alone
-        key = override.key_or_group
-        _refuse(f"in 'config': {override.input_line}: an interval is sampled by an optimising sweeper (Optuna, "
-                f"Nevergrad), and a benchrun sweep lists its values: {key}=a,b,c or {key}=range(start,stop,step)")
-    if not isinstance(value, RangeSweep):
-        return sum(1 for _ in override.sweep_string_iterator())
-    try:
-        steps = (value.stop - value.start) / value.step
-    except ZeroDivisionError:
-        return 0
-    if not steps > 0:  # none, or not a number (inf - inf)
-        return 0
-    return math.ceil(steps) if math.isfinite(steps) else math.inf
-
-
-def _many(count: float) -> str:
-    """A count as a person reads it: digits grouped, a count of over 15 digits as a power of ten, none as 'endless'."""
-    if math.isinf(count):
-        return "endlessly many"
-    return f"{count:,}" if count < 10**15 else f"about {float(count):.0e}".replace("e+", "e")
 
 
 def _check_swept_once(swept: list[Override]) -> None:

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.text import SURROGATE, SURROGATE_ESCAPE
-from benchrun.core.yamlfile import INT_RANGE, MAX_INT
+from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,10 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         _no_constant(text)
+    if not float_as_written(text, value):
+        shown = text if len(text) <= 40 else f"{text[:20]}…({len(text):,} characters)"
+        raise ValueError(f"the number {shown} is read as {value!r}, not as written (a double cannot hold it); quote it "
+                         "to keep it as text")
     return value
 
 
@@ -170,13 +174,14 @@ def _field_limit(chars: int) -> Iterator[None]:
 def typed(cell: str) -> int | float | str:
     """'2' -> 2, '2.5' -> 2.5, anything else stays a string; so does an integer with a leading zero ('007', '02139':
     a code or an id, which would be asked and scored as 7) or outside ±MAX_INT (what every JSON reader keeps
-    exactly), and a number in other digits than 0-9 ('৩ + ৪' was asked as '3 + 4'), as the text it is."""
+    exactly), a number in other digits than 0-9 ('৩ + ৪' was asked as '3 + 4'), and one a double cannot hold as
+    written ('2.00000000000000001' was asked as '2.0', '1e-999' as '0.0'), as the text it is."""
     if _INT.fullmatch(cell):
         unsigned = cell.lstrip("+-")
         digits = unsigned.lstrip("0") or "0"
         if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or (unsigned != "0" and unsigned[0] == "0"):
             return cell
         return -int(digits) if cell.startswith("-") else int(digits)
-    if _FLOAT.fullmatch(cell):
-        return float(cell)
+    if _FLOAT.fullmatch(cell) and (not math.isfinite(value := float(cell)) or float_as_written(cell, value)):
+        return value
     return cell

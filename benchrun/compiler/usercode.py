@@ -41,7 +41,11 @@ PRINTED_KEPT = 1 << 20
 """How much of what a file writes to the standard descriptors while it is imported the log keeps (bytes)."""
 SCHEMA_MARK = "schema of "
 """What the probe writes before it makes a class's JSON schema, with the class's name."""
-PROBE = """import json, os, runpy, sys, threading
+PROBE = """import ctypes, json, os, runpy, signal, sys, threading
+try:
+    ctypes.CDLL(None).prctl(36, 1)
+except (AttributeError, OSError):
+    pass
 me, forked = os.getpid(), []
 os.register_at_fork(after_in_parent=lambda: forked.append(True),
                     after_in_child=lambda: os.dup2(os.open(os.devnull, os.O_WRONLY), 1))
@@ -64,15 +68,55 @@ left = [t for t in threading.enumerate() if not t.daemon and t is not threading.
 for t in left:
     t.join(1)
 left = [t.name for t in left if t.is_alive()]
-sys.stdout.write('\\n' + json.dumps([left, bool(forked)]) + sys.argv[2])
+def running():
+    kids = set()
+    try:
+        tids = os.listdir('/proc/self/task')
+    except OSError:
+        return []
+    for tid in tids:
+        try:
+            with open(f'/proc/self/task/{tid}/children') as f:
+                kids.update(int(pid) for pid in f.read().split())
+        except OSError:
+            pass
+    alive = []
+    for pid in kids:
+        try:
+            with open(f'/proc/{pid}/stat') as f:
+                if f.read().rsplit(')', 1)[1].split()[0] not in 'ZX':
+                    alive.append(pid)
+        except (OSError, IndexError):
+            pass
+    return alive
+def here(pid):
+    try:
+        return os.getsid(pid) == os.getsid(0)
+    except OSError:
+        return None
+started = sorted({here(pid) for pid in running()} - {None})
+for _ in range(100):
+    kids = running()
+    if not kids:
+        break
+    for pid in kids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+sys.stdout.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
 sys.stdout.flush()
 os._exit(0)
 """.replace("SCHEMA", SCHEMA_MARK)
 """The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
 plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
 running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
-run, writing the same run directory), and the token that says it ended. A copy it forked writes nothing here and
-ends without a word."""
+run, writing the same run directory), whether it left a process running (in its session, or in one of its own), and
+the token that says it ended. A copy it forked writes nothing here and ends without a word. The child is its
+descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
+start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
+every run, is seen among its children and killed."""
 _INTERNAL_NAME = re.compile(r"benchrun_user_[0-9a-f]{12}_")
 """The prefix `import_file` gives module names, so that two benchmarks' files never share one."""
 
@@ -258,16 +302,17 @@ def probed(path: Path, rel: str) -> None:
             raise TaskError(f"class '{schema}': making its JSON schema ended the process ({how}); a response class "
                             "must define its fields, not work as its schema is made", file=rel)
         raise TaskError(f"cannot import: it ended the process importing it ({how}) before its last line", file=rel)
-    threads, forked = json.loads(said[:-len(done)].rsplit(b"\n", 1)[-1])
+    threads, forked, started = json.loads(said[:-len(done)].rsplit(b"\n", 1)[-1])
     if forked:
         raise TaskError("cannot import: it forks the process importing it (os.fork, a multiprocessing process), and "
                         "a copy that went on would be a second run, writing the same run directory; a benchmark's file "
                         "must define its functions and classes, not work at import", file=rel)
-    if threads or left:
+    if threads or left or started:
         what = f"a thread ({threads[0]!r})" if threads else "a process"
-        raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, which would keep "
-                        "the run from ending; a benchmark's file must define its functions and classes, not work at "
-                        "import", file=rel)
+        why = "which would keep the run from ending" if threads or left or True in started else \
+            "in a session of its own, which would outlive the run"
+        raise TaskError(f"cannot import: it starts {what} that is still running once it is imported, {why}; a "
+                        "benchmark's file must define its functions and classes, not work at import", file=rel)
 
 
 def _schema_made(said: bytes) -> str | None:

@@ -4,9 +4,12 @@ one-line errors."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import math
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -64,7 +67,18 @@ def register_with_hydra() -> None:
 
 def scratch_if(dry_run: bool, run_dir: str) -> str:
     """The run directory, or a scratch directory outside outputs/ for a dry run."""
-    return str(Path(tempfile.gettempdir()) / "benchrun-dry-run") if dry_run else run_dir
+    return _dry_run_scratch(run_dir) if dry_run else run_dir
+
+
+@functools.cache
+def _dry_run_scratch(run_dir: str) -> str:
+    """A dry run's own directory for its Hydra files, one for each directory it stands in for (named to the
+    microsecond: one a command), private, removed as the process ends. One fixed name in the shared temporary
+    directory (`/tmp/benchrun-dry-run`) was another user's to own, refusing every other user's dry runs, or to plant
+    links in, which Hydra wrote through (a dry run overwrote the file a link named)."""
+    path = tempfile.mkdtemp(prefix="benchrun-dry-run-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def bench_name(path: str) -> str:

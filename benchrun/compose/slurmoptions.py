@@ -26,7 +26,8 @@ SUBMITITS_OWN = {"parsable": SAYS_OTHERWISE, "test-only": SAYS_OTHERWISE,
 """sbatch's options that submitit sets or reads itself, and why one given otherwise loses the sweep's jobs."""
 SUBMITITS_VARIABLES = {"array": "SBATCH_ARRAY_INX"}
 """The variables through which sbatch takes those of SUBMITITS_OWN that have one (over what its script says)."""
-CHECKED = {"chdir": "ch", "workdir": "workdir", "export": "export", "parsable": "pars", "test-only": "te"}
+CHECKED = {"chdir": "ch", "workdir": "workdir", "export": "export", "parsable": "pars", "test-only": "te",
+           "ntasks": "ntasks"}
 """The sbatch options benchrun checks in `additional_parameters` that submitit does not write itself, each with the
 shortest beginning of its name that sbatch takes as that option alone (getopt_long's abbreviations: `--chd` is
 --chdir; `--expo` is --export or --export-file, which sbatch refuses itself). One submitit writes (--time, --signal,
@@ -164,7 +165,29 @@ def _warning(delay: Any) -> int | None:
 def refusal(launcher: Mapping[str, Any], sweep_dir: Path) -> str | None:
     """Why the sweep's Slurm job options would stop, lose or misplace every job; None when none would."""
     return (all_warning(launcher) or moved_away(launcher) or no_environment(launcher) or patterned(sweep_dir)
-            or files_elsewhere(launcher, sweep_dir) or submitits_own(launcher))
+            or files_elsewhere(launcher, sweep_dir) or submitits_own(launcher) or one_task(launcher))
+
+
+TASKS = ("tasks_per_node", "nodes")
+"""The launcher's keys (Slurm's and submitit_local's) that give a job more than one task."""
+TASKS_GIVEN = ("ntasks", "ntasks-per-node", "nodes")
+"""sbatch's options, in additional_parameters, that do (the last two, which submitit writes itself, by their whole
+name only)."""
+
+
+def one_task(launcher: Mapping[str, Any]) -> str | None:
+    """The refusal of more than one task a job: each task runs the job whole, so `tasks_per_node=3` started its run
+    three times at once in its one directory, one asking, the others refused there (`already holds run ...
+    (running)`, with the advice to resume it), each holding the job's CPUs and memory; None for one task."""
+    extra = _extra(launcher)
+    places = [*(_of(extra, name) for name in TASKS_GIVEN),
+              *((f"hydra.launcher.{key}", launcher.get(key)) for key in TASKS)]
+    where, given = next(((where, value) for where, value in places if value is not None and str(value) != "1"),
+                        (None, None))
+    if where is None:
+        return None
+    return (f"{where}={given}: every task of a job runs the whole job, so each run would be started that many times "
+            "at once in its one directory (one asking, the others refused there); leave it out (one task a job)")
 
 
 OUTER_JOB = ("SLURM_", "SLURMD_", "SRUN_", "SUBMITIT_")

@@ -4,7 +4,9 @@ text (no lone surrogate), no value JSON cannot hold (`!!binary`, a date), errors
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,16 @@ MAX_INT = 2**53 - 1
 integers that an IEEE 754 double holds exactly, so every JSON reader (JavaScript's, jq's, a spreadsheet's) reads the
 manifest's numbers as written (RFC 8259, section 6)."""
 INT_RANGE = f"±{MAX_INT:,} (2^53 - 1, the integers every JSON reader keeps exactly)"
+
+
+def float_as_written(text: str, value: float) -> bool:
+    """Whether the finite float `value` read from `text` is the number written: a double holds 0.1 or 2.50 so (its
+    shortest form, 0.1 or 2.5, is that number), not 2.00000000000000001 (read as 2.0) or 1.0e-999 (0.0), which a
+    prompt, a reference or a sample's id would hold as the double's number, not the file's."""
+    try:
+        return Decimal(repr(value)) == Decimal(text)
+    except InvalidOperation:
+        return False
 
 
 class _Refused(Exception):
@@ -50,9 +62,10 @@ def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 
 
 def _float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
-    """A float; YAML 1.1's sexagesimal (`1:30.5`) and underscored (`1_000.5`) ones refused, as `_as_written` says."""
+    """A float; YAML 1.1's sexagesimal (`1:30.5`) and underscored (`1_000.5`) ones, and one a double cannot hold as
+    written (`float_as_written`), refused, as `_as_written` says."""
     value: float = yaml.constructor.SafeConstructor.construct_yaml_float(loader, node)
-    if "_" in node.value or ":" in node.value:
+    if "_" in node.value or ":" in node.value or (math.isfinite(value) and not float_as_written(node.value, value)):
         _as_written(node, value)
     return value
 

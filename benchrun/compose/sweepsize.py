@@ -1,0 +1,75 @@
+"""A sweep's lists of values as the command line gives them (`-m runner.model=a,b`), and how many jobs they make:
+counted before Hydra lists them, and bounded."""
+
+from __future__ import annotations
+
+import math
+
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
+from omegaconf import DictConfig, OmegaConf
+
+from benchrun.core.errors import ConfigError
+
+MAX_SWEEP_JOBS = 10_000
+"""The most jobs a sweep makes: each is a run directory of its own, a column of the sweep's table and a row of its
+sweep.json, and the jobs are run one after another; a typo (`range(0,100000)`) would make a sweep of days."""
+
+
+def swept(config: DictConfig) -> list[Override]:
+    """The sweep's overrides as Hydra's basic sweeper sweeps them: `hydra.sweeper.params` of a config file first, the
+    command line's after, the last given for a key taking its place; parsed (once: the checks below each read them)
+    with Hydra's config loader, which lists a group's options for a `glob(...)` sweep (`task=glob(*)`: without it,
+    `ConfigLoader is not set`). A sweep a config file gave was neither counted nor checked: `range(0,20000)` listed
+    for minutes, `range(5,0)` an empty sweep, a value twice two jobs of one label."""
+    params = OmegaConf.select(config, "hydra.sweeper.params") or {}
+    given = [f"{key}={value}" for key, value in params.items()]
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    overrides = parser.parse_overrides([*given, *OmegaConf.to_container(config.hydra.overrides.task)])
+    last = {override.get_key_element(): override for override in overrides}
+    return [override for override in last.values() if override.is_sweep_override()]
+
+
+def checked_size(swept: list[Override]) -> float:
+    """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
+    would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
+    exit 0); how many jobs it makes."""
+    counts = [(override.key_or_group, _values(override)) for override in swept]
+    if empty := next((override for override, (_, count) in zip(swept, counts) if not count), None):
+        raise ConfigError(f"in 'config': the sweep makes no jobs: {empty.input_line} lists no value; give it one or "
+                          "more")
+    jobs = math.prod(count for _, count in counts)
+    if jobs > MAX_SWEEP_JOBS:
+        each = ", ".join(f"{key}: {_many(count)}" for key, count in counts)
+        raise ConfigError(f"in 'config': the sweep makes {_many(jobs)} jobs ({each}), more than a sweep runs "
+                          f"({MAX_SWEEP_JOBS:,}, one after another, a run directory each); sweep fewer values, or "
+                          "split the sweep")
+    return jobs
+
+
+def _values(override: Override) -> float:
+    """How many values a sweep override lists, a range's counted without listing them (math.inf for a range without
+    end, 0 for one Hydra refuses: a step of 0)."""
+    value = override.value()
+    if isinstance(value, IntervalSweep):  # Hydra's enumeration refuses it naming its type alone
+        key = override.key_or_group
+        raise ConfigError(f"in 'config': {override.input_line}: an interval is sampled by an optimising sweeper "
+                          f"(Optuna, Nevergrad), and a benchrun sweep lists its values: {key}=a,b,c or "
+                          f"{key}=range(start,stop,step)")
+    if not isinstance(value, RangeSweep):
+        return sum(1 for _ in override.sweep_string_iterator())
+    try:
+        steps = (value.stop - value.start) / value.step
+    except ZeroDivisionError:
+        return 0
+    if not steps > 0:  # none, or not a number (inf - inf)
+        return 0
+    return math.ceil(steps) if math.isfinite(steps) else math.inf
+
+
+def _many(count: float) -> str:
+    """A count as a person reads it: digits grouped, a count of over 15 digits as a power of ten, none as 'endless'."""
+    if math.isinf(count):
+        return "endlessly many"
+    return f"{count:,}" if count < 10**15 else f"about {float(count):.0e}".replace("e+", "e")
