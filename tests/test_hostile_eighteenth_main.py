@@ -225,3 +225,15 @@ def test_a_folder_here_named_like_a_run_id_prefix_says_the_run_it_hides(tmp_path
         (EXIT["archive"], f"benchrun: error: in '{run_id[:4]}': neither a run nor a sweep directory (no run.json in it "
                           f"or the folders directly in it); {hidden}"),
         (EXIT["archive"], f"benchrun: error: in '{run_id[:4]}': not a run directory (no run.json); {hidden}")]
+
+
+def test_a_number_kept_as_text_given_a_numbers_format_says_why_it_is_text(tmp_path):
+    """`{pi:.4f}` of a CSV's 20-digit pi (text since a double cannot hold it as written) said only `Unknown format
+    code 'f' for object of type 'str'`."""
+    write_bench(tmp_path, {"tasks/pi/template.txt": "round {pi:.4f}", "tasks/pi/values.csv":
+                           "pi,reference\n3.14159265358979323846,3.1416\n"})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'tasks/pi/template.txt': task 'pi': cannot render sample 'pi:pi=3.14159265358979"
+        "323846': Unknown format code 'f' for object of type 'str'; a values file's cell that is no number as written "
+        "(a leading zero, more digits than a double holds, digits other than 0-9, an integer past 2^53) is text\n"))

@@ -242,8 +242,18 @@ def _renderer(spec: TaskSpec, parts: Parts, limits: Limits):
         try:
             return fill(parts, values, limit)
         except (ValueError, TypeError) as err:
-            raise _error(spec, "template", f"cannot render sample '{sample_id}': {err}") from None
+            raise _error(spec, "template", f"cannot render sample '{sample_id}': {err}{_as_text(err, values)}") from None
     return render
+
+
+def _as_text(err: Exception, values: dict[str, Any]) -> str:
+    """Why a value a number's format code was given is text, when one of the sample's values is a number's text: a
+    values file's cell that is no number as written."""
+    if not (isinstance(err, ValueError) and str(err).endswith("for object of type 'str'")
+            and any(isinstance(value, str) and _numeral(value) for value in values.values())):
+        return ""
+    return ("; a values file's cell that is no number as written (a leading zero, more digits than a double holds, "
+            "digits other than 0-9, an integer past 2^53) is text")
 
 
 def _references(spec: TaskSpec, n: int) -> Iterator[Any] | list[Any]:
@@ -307,3 +317,11 @@ def _check_given_id(spec: TaskSpec, given: str, index: int) -> None:
 
 def _error(spec: TaskSpec, key: str, message: str) -> TaskError:
     return TaskError(message, **spec.where(key))
+
+
+def _numeral(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
