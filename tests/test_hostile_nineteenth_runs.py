@@ -5,13 +5,24 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   value listed twice compared the values as written, so the sweep ran two jobs of one label (`0_llama3.2`,
   `1_llama3.2`, two columns `llama3.2`) asking the same. Now the values are compared as each job is given them
   (`callbacks._job_values`)
+- a dry run stopped by a signal (Ctrl-C, SIGTERM) while it compiles: its private directory in $TMPDIR was left
+  behind, holding Hydra's multirun.yaml for a sweep, though the line said nothing was recorded and a dry run's
+  directory is removed as it ends (the process ends by os._exit, past the exit function that removed it). Now it is
+  removed as the process ends so too (`compose.config.remove_dry_run_dirs`, from `__main__._exit_now`)
 """
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import wait_for
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 
 TWICE = ("benchrun: error: in 'config': {key}: the sweep lists {value!r} twice, so two of its jobs would have one label; "
@@ -28,3 +39,28 @@ def test_a_sweep_listing_one_value_twice_once_quoted_is_refused(tmp_path, swept,
     done = call_benchrun("-m", swept, "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", TWICE.format(key=key, value=value))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sweep", [[], ["-m", "runner.model=llama3.2,gemma3"]])
+def test_a_dry_run_stopped_by_a_signal_leaves_nothing_in_the_temporary_directory(tmp_path, sweep):
+    """SIGTERM while the benchmark's custom_scorer.py is imported (the compile's probe of it, which sleeps)."""
+    importing, scratch = tmp_path / "importing", tmp_path / "tmp"
+    scratch.mkdir()
+    (scratch / "theirs").write_text("another program's\n")
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": f"import pathlib, time\npathlib.Path({str(importing)!r}).touch()\n"
+                                               "time.sleep(60)\n\n\ndef s(response, reference):\n    return 1\n"})
+    dry = subprocess.Popen([sys.executable, "-m", "benchrun", *sweep, "task.path=bench", "dry_run=true"], cwd=tmp_path,
+                           env=child_env({"TMPDIR": str(scratch)}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        wait_for(importing.exists, 60)
+        dry.send_signal(signal.SIGTERM)
+        _, stderr = dry.communicate(timeout=60)
+    finally:
+        dry.kill()
+    assert (dry.returncode, stderr) == (EXIT["interrupted"], "benchrun: error: interrupted before the run started: "
+                                                             "nothing was asked or recorded\n")
+    assert sorted(path.name for path in scratch.iterdir()) == ["theirs"]

@@ -77,8 +77,21 @@ def _dry_run_scratch(run_dir: str) -> str:
     directory (`/tmp/benchrun-dry-run`) was another user's to own, refusing every other user's dry runs, or to plant
     links in, which Hydra wrote through (a dry run overwrote the file a link named)."""
     path = tempfile.mkdtemp(prefix="benchrun-dry-run-")
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    if not DRY_RUN_DIRS:
+        atexit.register(remove_dry_run_dirs)
+    DRY_RUN_DIRS.append(path)
     return path
+
+
+DRY_RUN_DIRS: list[str] = []
+"""The dry run's own directories this process made (`_dry_run_scratch`), removed as it ends."""
+
+
+def remove_dry_run_dirs() -> None:
+    """Remove the dry run's own directories: at exit, and before a process stopped by a signal ends without its exit
+    functions (benchrun.__main__), which left them, Hydra's multirun.yaml in one, in the temporary directory."""
+    while DRY_RUN_DIRS:
+        shutil.rmtree(DRY_RUN_DIRS.pop(), ignore_errors=True)
 
 
 def bench_name(path: str) -> str:
