@@ -9,10 +9,17 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   behind, holding Hydra's multirun.yaml for a sweep, though the line said nothing was recorded and a dry run's
   directory is removed as it ends (the process ends by os._exit, past the exit function that removed it). Now it is
   removed as the process ends so too (`compose.config.remove_dry_run_dirs`, from `__main__._exit_now`)
+- a benchmark's custom_*.py that changes the working directory or the umask at import (`os.chdir(...)`,
+  `os.umask(0)`), imported in the run's own process: a sweep's next job, in the same process, looked for its
+  `task.path=b` there (`'b' is not a directory`), the sweep's summary was written to a relative directory no longer
+  there (no sweep.json, exit 4), and a run under umask 077 wrote its files 0o666, open to every user. Now both are put
+  back after user code runs in the process, as its signal handling is (`compiler.usercode._file_making_kept`)
 """
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
 import sys
@@ -22,6 +29,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 
@@ -64,3 +72,26 @@ def test_a_dry_run_stopped_by_a_signal_leaves_nothing_in_the_temporary_directory
     assert (dry.returncode, stderr) == (EXIT["interrupted"], "benchrun: error: interrupted before the run started: "
                                                              "nothing was asked or recorded\n")
     assert sorted(path.name for path in scratch.iterdir()) == ["theirs"]
+
+
+
+@pytest.mark.slow
+def test_a_benchmark_file_that_changes_directory_or_umask_at_import_moves_no_run_of_a_sweep(tmp_path):
+    """A sweep under umask 077 of two benchmarks, the first's custom_scorer.py changing directory and umask at import."""
+    task = "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n  scorer: s\n"
+    scorer = "def s(response, reference):\n    return 1\n"
+    (tmp_path / "elsewhere").mkdir()
+    write_bench(tmp_path, {"tasks.yml": task, "custom_scorer.py": f"import os\nos.chdir({str(tmp_path / 'elsewhere')!r})"
+                                                                  f"\nos.umask(0)\n\n\n{scorer}"}, name="a")
+    write_bench(tmp_path, {"tasks.yml": task, "custom_scorer.py": scorer}, name="b")
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run([sys.executable, "-m", "benchrun", "-m", "task.path=a,b", f"runner.host={server.url}",
+                               "outputs=outputs", "cache=false"], cwd=tmp_path, env=child_env(), capture_output=True,
+                              text=True, timeout=120, preexec_fn=lambda: os.umask(0o077))
+    assert done.returncode == EXIT["ok"], done.stderr
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
+    assert [(job["dir"], job["status"]) for job in jobs] == [("0_a", "completed"), ("1_b", "completed")]
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+    modes = {oct(path.stat().st_mode & 0o777) for path in sweep_dir.rglob("*") if path.is_file()}
+    assert modes == {"0o600"}

@@ -182,15 +182,15 @@ def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:
 @contextlib.contextmanager
 def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
     """A block running the code of benchmark file `rel` in this process: what it prints is logged (`_log_printed`),
-    what it reads of standard input is nothing (EOF), its signal handling is put back after it (`_signals_kept`),
-    whatever it raises (SystemExit, KeyboardInterrupt, any BaseException) is a TaskError saying `doing` (and, given
-    the file's `path`, the line it raised at), and a copy of the process it forked (os.fork) is ended at once, so
-    that it never goes on as a second run."""
+    what it reads of standard input is nothing (EOF), its signal handling, working directory and umask are put back
+    after it (`_signals_kept`, `_file_making_kept`), whatever it raises (SystemExit, KeyboardInterrupt, any
+    BaseException) is a TaskError saying `doing` (and, given the file's `path`, the line it raised at), and a copy of
+    the process it forked (os.fork) is ended at once, so that it never goes on as a second run."""
     pid, printed = os.getpid(), io.StringIO()
     with tempfile.TemporaryFile() as written:
         try:
             with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
-                    input_from_nothing(), _signals_kept():
+                    input_from_nothing(), _signals_kept(), _file_making_kept():
                 yield
         except BaseException as err:  # anything user code raises is reported, not raised
             _end_copy(pid)
@@ -270,6 +270,22 @@ def _signals_kept() -> Iterator[None]:
         yield
     finally:
         put_back()
+
+
+@contextlib.contextmanager
+def _file_making_kept() -> Iterator[None]:
+    """Where and how this process makes files, its working directory and its umask, as before the block: a file that
+    changed them at import moved the run's process (`os.chdir`: a sweep's next job in it read its task.path there,
+    `'b' is not a directory`, and the sweep's summary went to a directory not there, exit 4) or opened its files to
+    everyone (`os.umask(0)`: a run under umask 077 written 0o666)."""
+    here, mask = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY), os.umask(0o077)
+    os.umask(mask)
+    try:
+        yield
+    finally:
+        os.fchdir(here)
+        os.close(here)
+        os.umask(mask)
 
 
 def probed(path: Path, rel: str) -> None:
