@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import slurmoptions, slurmqueue, sweepsize, takeback
-from benchrun.compose.config import checked_directory
+from benchrun.compose.config import checked_directory, refuse_secrets
 from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
@@ -66,6 +66,7 @@ class RunDirCheck(Callback):
 
     @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_secrets(config)
         _check_stays(config)
         _check_logging(config)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
@@ -82,6 +83,7 @@ class RunDirCheck(Callback):
 
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_secrets(config)
         _check_stays(config)
         _check_logging(config)
         swept = sweepsize.swept(config)
@@ -265,6 +267,20 @@ def _check_inside(config: DictConfig) -> None:
     if (name := OmegaConf.select(config.hydra, "job.name")) != Path(LOG).stem:  # `foo`: the log went to foo.log
         _refuse(f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
                 "hydra.job.name out")
+
+
+HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
+"""What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
+.hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
+
+
+def _check_secrets(config: DictConfig) -> None:
+    """Refuse a credential a config file gives Hydra's config (a preset's `hydra.launcher.setup` exporting
+    `HF_TOKEN=hf_...`, a `hydra.job.env_set.HF_TOKEN`), before Hydra writes it into the sweep or run directory: only
+    the command line's were refused, and the benchmark's own config is checked as each job starts."""
+    for key in HANDED_ON:
+        given = OmegaConf.to_container(OmegaConf.select(config.hydra, key) or OmegaConf.create(), resolve=False)
+        refuse_secrets(secrets.found(given, f"hydra.{key}"))
 
 
 def _check_stays(config: DictConfig) -> None:

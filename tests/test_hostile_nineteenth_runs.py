@@ -14,6 +14,13 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   `task.path=b` there (`'b' is not a directory`), the sweep's summary was written to a relative directory no longer
   there (no sweep.json, exit 4), and a run under umask 077 wrote its files 0o666, open to every user. Now both are put
   back after user code runs in the process, as its signal handling is (`compiler.usercode._file_making_kept`)
+- a credential given a variable in a Slurm sweep's setup (`hydra.launcher.setup=['export HF_TOKEN=hf_...']`, an
+  `additional_parameters.export` of `ALL,HF_TOKEN=hf_...`), or given Hydra's config by a config file (a preset's
+  `hydra.job.env_set.HF_TOKEN`, a launcher preset's setup): it was written into multirun.yaml, each job's .hydra
+  copies and the Slurm job's script, in the sweep's directory, where `+hydra.job.env_set.HF_TOKEN=...` on the command
+  line is refused by its name. Now a value given a credential's name is refused wherever a credential is
+  (`core.secrets.assigned`), and what a config file gives Hydra's config that reaches a job is checked as the command
+  line's is (`callbacks._check_secrets`)
 """
 
 from __future__ import annotations
@@ -95,3 +102,38 @@ def test_a_benchmark_file_that_changes_directory_or_umask_at_import_moves_no_run
     assert list((tmp_path / "elsewhere").iterdir()) == []
     modes = {oct(path.stat().st_mode & 0o777) for path in sweep_dir.rglob("*") if path.is_file()}
     assert modes == {"0o600"}
+
+
+SECRET = ("benchrun: error: in 'config': {key}: secrets are never taken from the config, where they would be archived "
+          "({why}); put an API key in an environment variable and name it with runner.api_key_env, and give URLs "
+          "without user names or passwords\n")
+TOKEN = "hf_" + "abcdef" * 4
+
+
+@pytest.mark.parametrize(("given", "key", "why"), [
+    (f"hydra.launcher.setup=['export HF_TOKEN={TOKEN}']", "hydra.launcher.setup", "a value given to HF_TOKEN"),
+    (f"+hydra.launcher.additional_parameters.export='ALL,HF_TOKEN=\"{TOKEN}\"'",
+     "hydra.launcher.additional_parameters.export", "a value given to HF_TOKEN")])
+def test_a_credential_given_a_variable_in_a_slurm_sweeps_setup_is_refused(tmp_path, given, key, why):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", given, "dry_run=true",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", SECRET.format(
+        key=key, why=f"{why}, a credential's name"))
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
+                         "hydra.launcher.setup=['export HF_TOKEN=$HF_TOKEN', 'export HF_HOME=/scratch/hf/cache/x']",
+                         "dry_run=true", cwd=tmp_path)
+    assert done.returncode == EXIT["ok"], done.stderr
+
+
+@pytest.mark.parametrize(("preset", "choice", "key", "why"), [
+    ("hydra/launcher/mine.yaml", "hydra/launcher=mine", "hydra.launcher.setup[0]", "a value given to HF_TOKEN, a "
+     "credential's name"),
+    ("runner/mine.yaml", "runner=mine", "hydra.job.env_set.HF_TOKEN", "a credential's name")])
+def test_a_credential_a_config_file_gives_hydras_config_is_refused(tmp_path, preset, choice, key, why):
+    (tmp_path / "my" / preset).parent.mkdir(parents=True)
+    (tmp_path / "my" / preset).write_text(
+        f"defaults:\n  - slurm\nsetup:\n  - export HF_TOKEN={TOKEN}\n" if preset.startswith("hydra") else
+        f"# @package _global_\ndefaults:\n  - ollama@runner\nhydra:\n  job:\n    env_set:\n      HF_TOKEN: {TOKEN}\n")
+    for sweep in ([], ["-m", "runner.model=llama3.2,gemma3"]):
+        done = call_benchrun("--config-dir", "my", *sweep, choice, "dry_run=true", cwd=tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", SECRET.format(key=key, why=why))
