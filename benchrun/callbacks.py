@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import slurmoptions, slurmqueue, sweepsize, takeback
-from benchrun.compose.config import checked_directory, refuse_secrets
+from benchrun.compose.config import checked_directory, refuse_secrets, stood_for
 from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
@@ -96,6 +96,9 @@ class RunDirCheck(Callback):
             _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
             _check_swept_once(swept)
             _check_slurm(config, launcher)
+            would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
+            if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.patterned(would_be)):
+                _refuse(why)
             with read_write(config.hydra), open_dict(config.hydra):
                 config.hydra.launcher = {"_target_": BASIC_LAUNCHER}
             return

@@ -21,18 +21,25 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   line is refused by its name. Now a value given a credential's name is refused wherever a credential is
   (`core.secrets.assigned`), and what a config file gives Hydra's config that reaches a job is checked as the command
   line's is (`callbacks._check_secrets`)
+- a dry run of a Slurm sweep whose directory holds a `%` (`outputs=/data/o%j`): its plans were printed, exit 0, where
+  the sweep itself is refused (each job's files written where Slurm's pattern says), for the check was made of the dry
+  run's own directory (left by the eighteenth pass). Now the dry run checks the directory its own stands in for
+  (`compose.config.stood_for`)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from benchrun.compose import slurmoptions
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
@@ -137,3 +144,14 @@ def test_a_credential_a_config_file_gives_hydras_config_is_refused(tmp_path, pre
     for sweep in ([], ["-m", "runner.model=llama3.2,gemma3"]):
         done = call_benchrun("--config-dir", "my", *sweep, choice, "dry_run=true", cwd=tmp_path)
         assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", SECRET.format(key=key, why=why))
+
+
+def test_a_dry_run_of_a_slurm_sweep_into_a_directory_holding_a_percent_sign_is_refused_as_its_launch_is(tmp_path):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", f"outputs={tmp_path}/o%j",
+                         "dry_run=true", cwd=tmp_path)
+    would_be = re.match(f"benchrun: error: hydra.sweep.dir=({re.escape(str(tmp_path))}/o%j/[0-9-]+/[0-9.-]+_listbench_"
+                        "sweep): ", done.stderr)
+    assert would_be is not None, done.stderr
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: {slurmoptions.patterned(Path(would_be[1]))}\n")
+    assert list(tmp_path.iterdir()) == []
