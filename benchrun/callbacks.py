@@ -4,7 +4,6 @@ writes into it (noting the new ones, for benchrun.compose.takeback); summarise a
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import resource
@@ -14,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from hydra.core.override_parser.types import Override, QuotedString
+from hydra.core.override_parser.types import Override
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
@@ -311,9 +310,9 @@ def _check_swept_once(swept: list[Override]) -> None:
     """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
     the sweep's table, its report and its exports could not tell apart (a list of models is refused alike)."""
     for override in swept:
-        listed = _job_values(override)
-        counted = Counter(_same(value) for _, value in listed)
-        if twice := next((text for text, value in listed if counted[_same(value)] > 1), None):
+        listed = sweepsize.job_values(override)
+        counted = Counter(sweepsize.same(value) for _, value in listed)
+        if twice := next((text for text, value in listed if counted[sweepsize.same(value)] > 1), None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
         named: dict[str, str] = {}
@@ -322,31 +321,6 @@ def _check_swept_once(swept: list[Override]) -> None:
                 _refuse(f"in 'config': {override.key_or_group}: the sweep lists {other!r} and {text!r}, whose jobs "
                         f"would both be labelled {Path(str(value)).name!r} (a path by its last part), which the sweep's "
                         "table, its report and its exports could not tell apart; list each once, under a name of its own")
-
-
-def _job_values(override: Override) -> list[tuple[str, Any]]:
-    """Each value a sweep override lists, as shown (a string as its job is given it) and as its job is given it, a
-    quoted value as its text: `llama3.2,'llama3.2'` ran two jobs of one label, compared as written."""
-    values = [_unquoted(value) for value in override.sweep_iterator()]
-    return [(value if isinstance(value, str) else text, value)
-            for text, value in zip(override.sweep_string_iterator(), values)]
-
-
-def _unquoted(value: Any) -> Any:
-    """A value of Hydra's override grammar as its job is given it: quoted strings, at any depth, as their text."""
-    if isinstance(value, QuotedString):
-        return value.text
-    if isinstance(value, list):
-        return [_unquoted(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _unquoted(item) for key, item in value.items()}
-    return value
-
-
-def _same(value: Any) -> str:
-    """One text for values a job is given alike (0.5 and 5e-1; not 1 and true, nor 1 and 1.0, which are labelled
-    apart)."""
-    return json.dumps(value, sort_keys=True)
 
 
 def _refuse(message: str) -> None:

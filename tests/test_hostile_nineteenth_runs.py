@@ -4,7 +4,7 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - a sweep listing one value twice, once quoted (`-m runner.model=llama3.2,'llama3.2'`, `[a],['a']`): the check of a
   value listed twice compared the values as written, so the sweep ran two jobs of one label (`0_llama3.2`,
   `1_llama3.2`, two columns `llama3.2`) asking the same. Now the values are compared as each job is given them
-  (`callbacks._job_values`)
+  (`compose.sweepsize.job_values`, used by `callbacks._check_swept_once`)
 - a dry run stopped by a signal (Ctrl-C, SIGTERM) while it compiles: its private directory in $TMPDIR was left
   behind, holding Hydra's multirun.yaml for a sweep, though the line said nothing was recorded and a dry run's
   directory is removed as it ends (the process ends by os._exit, past the exit function that removed it). Now it is
