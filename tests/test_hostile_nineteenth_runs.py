@@ -25,6 +25,12 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   the sweep itself is refused (each job's files written where Slurm's pattern says), for the check was made of the dry
   run's own directory (left by the eighteenth pass). Now the dry run checks the directory its own stands in for
   (`compose.config.stood_for`)
+- a benchmark's custom_scorer.py that puts its folder on sys.path at import (`sys.path.insert(0,
+  os.path.dirname(__file__))`, a common idiom) before `from helpers import x`: in a sweep over benchmarks, the next
+  job's `from helpers import x`, whose benchmark has no helpers.py, imported the first's, so its compile (and its dry
+  run) passed, its manifest naming no helpers.py, and every scorer call of its run failed in its own scorer process
+  (`ScorerUnavailable: ... No module named 'helpers'`), the model asked for nothing. Now sys.path is put back after
+  user code runs in the process (`compiler.usercode._import_path_kept`): that job is refused in one line, as alone
 """
 
 from __future__ import annotations
@@ -155,3 +161,17 @@ def test_a_dry_run_of_a_slurm_sweep_into_a_directory_holding_a_percent_sign_is_r
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: {slurmoptions.patterned(Path(would_be[1]))}\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_benchmark_file_putting_its_folder_on_sys_path_lends_no_module_to_the_next_job_of_a_sweep(tmp_path):
+    task = "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n  scorer: s\n"
+    scorer = "from helpers import x\n\n\ndef s(response, reference):\n    return x()\n"
+    write_bench(tmp_path, {"tasks.yml": task, "helpers.py": "def x():\n    return 0.25\n", "custom_scorer.py":
+                           f"import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n{scorer}"}, name="a")
+    write_bench(tmp_path, {"tasks.yml": task, "custom_scorer.py": scorer}, name="b")
+    done = subprocess.run([sys.executable, "-m", "benchrun", "-m", "task.path=a,b", "dry_run=true"], cwd=tmp_path,
+                          env=child_env(), capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], "benchrun: error: in 'custom_scorer.py': cannot "
+                                              "import: ModuleNotFoundError: No module named 'helpers' (line 1)\n")
+    assert len(re.findall("manifest id: ", done.stdout)) == 1

@@ -182,15 +182,16 @@ def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:
 @contextlib.contextmanager
 def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
     """A block running the code of benchmark file `rel` in this process: what it prints is logged (`_log_printed`),
-    what it reads of standard input is nothing (EOF), its signal handling, working directory and umask are put back
-    after it (`_signals_kept`, `_file_making_kept`), whatever it raises (SystemExit, KeyboardInterrupt, any
-    BaseException) is a TaskError saying `doing` (and, given the file's `path`, the line it raised at), and a copy of
-    the process it forked (os.fork) is ended at once, so that it never goes on as a second run."""
+    what it reads of standard input is nothing (EOF), its signal handling, working directory, umask and sys.path are
+    put back after it (`_signals_kept`, `_file_making_kept`, `_import_path_kept`), whatever it raises (SystemExit,
+    KeyboardInterrupt, any BaseException) is a TaskError saying `doing` (and, given the file's `path`, the line it
+    raised at), and a copy of the process it forked (os.fork) is ended at once, so that it never goes on as a second
+    run."""
     pid, printed = os.getpid(), io.StringIO()
     with tempfile.TemporaryFile() as written:
         try:
             with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
-                    input_from_nothing(), _signals_kept(), _file_making_kept():
+                    input_from_nothing(), _signals_kept(), _file_making_kept(), _import_path_kept():
                 yield
         except BaseException as err:  # anything user code raises is reported, not raised
             _end_copy(pid)
@@ -286,6 +287,19 @@ def _file_making_kept() -> Iterator[None]:
         os.fchdir(here)
         os.close(here)
         os.umask(mask)
+
+
+@contextlib.contextmanager
+def _import_path_kept() -> Iterator[None]:
+    """sys.path as it was before the block: a file that put its folder on it (`sys.path.insert(0,
+    os.path.dirname(__file__))`, a common idiom) made its modules those of every benchmark compiled after it in the
+    process, so a sweep's next job imported the first's `helpers`, passed its compile unnamed by its manifest, and
+    failed every scorer call in its own scorer process."""
+    kept = list(sys.path)
+    try:
+        yield
+    finally:
+        sys.path[:] = kept
 
 
 def probed(path: Path, rel: str) -> None:
