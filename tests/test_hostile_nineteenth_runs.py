@@ -29,7 +29,7 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   os.path.dirname(__file__))`, a common idiom) before `from helpers import x`: in a sweep over benchmarks, the next
   job's `from helpers import x`, whose benchmark has no helpers.py, imported the first's, so its compile (and its dry
   run) passed, its manifest naming no helpers.py, and every scorer call of its run failed in its own scorer process
-  (`ScorerUnavailable: ... No module named 'helpers'`), the model asked for nothing. Now sys.path is put back after
+  (`ScorerUnavailable: ... No module named 'helpers'`), every sample asked of the model for nothing. Now sys.path is put back after
   user code runs in the process (`compiler.usercode._import_path_kept`): that job is refused in one line, as alone
 """
 
