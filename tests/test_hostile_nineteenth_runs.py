@@ -13,7 +13,7 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   `os.umask(0)`), imported in the run's own process: a sweep's next job, in the same process, looked for its
   `task.path=b` there (`'b' is not a directory`), the sweep's summary was written to a relative directory no longer
   there (no sweep.json, exit 4), and a run under umask 077 wrote its files 0o666, open to every user. Now both are put
-  back after user code runs in the process, as its signal handling is (`compiler.usercode._file_making_kept`)
+  back after user code runs in the process, as its signal handling is (`compiler.runstate`)
 - a credential given a variable in a Slurm sweep's setup (`hydra.launcher.setup=['export HF_TOKEN=hf_...']`, an
   `additional_parameters.export` of `ALL,HF_TOKEN=hf_...`), or given Hydra's config by a config file (a preset's
   `hydra.job.env_set.HF_TOKEN`, a launcher preset's setup): it was written into multirun.yaml, each job's .hydra
@@ -30,7 +30,11 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   job's `from helpers import x`, whose benchmark has no helpers.py, imported the first's, so its compile (and its dry
   run) passed, its manifest naming no helpers.py, and every scorer call of its run failed in its own scorer process
   (`ScorerUnavailable: ... No module named 'helpers'`), every sample asked of the model for nothing. Now sys.path is put back after
-  user code runs in the process (`compiler.usercode._import_path_kept`): that job is refused in one line, as alone
+  user code runs in the process (`compiler.runstate`): that job is refused in one line, as alone
+- a benchmark's custom_scorer.py that sets an environment variable at import (`os.environ["OLLAMA_HOST"] = ...`): a
+  sweep's next job in the process, whose runner.host is read from $OLLAMA_HOST, asked the server the benchmark named
+  (here none: `cannot reach Ollama at http://127.0.0.1:9`), not the user's. Now the environment is put back after
+  user code runs in the process, as the scorer process puts it back after each call (`compiler.runstate`)
 """
 
 from __future__ import annotations
@@ -175,3 +179,20 @@ def test_a_benchmark_file_putting_its_folder_on_sys_path_lends_no_module_to_the_
     assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], "benchrun: error: in 'custom_scorer.py': cannot "
                                               "import: ModuleNotFoundError: No module named 'helpers' (line 1)\n")
     assert len(re.findall("manifest id: ", done.stdout)) == 1
+
+
+@pytest.mark.slow
+def test_a_benchmark_file_setting_a_variable_at_import_chooses_no_server_for_the_next_job_of_a_sweep(tmp_path):
+    task = "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n  scorer: s\n"
+    scorer = "def s(response, reference):\n    return 1\n"
+    write_bench(tmp_path, {"tasks.yml": task, "custom_scorer.py": "import os\n\nos.environ['OLLAMA_HOST'] = "
+                                                                  f"'http://127.0.0.1:9'\n\n\n{scorer}"}, name="a")
+    write_bench(tmp_path, {"tasks.yml": task, "custom_scorer.py": scorer}, name="b")
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run([sys.executable, "-m", "benchrun", "-m", "task.path=a,b", "outputs=outputs", "cache=false"],
+                              cwd=tmp_path, env=child_env({"OLLAMA_HOST": server.url}), capture_output=True, text=True,
+                              timeout=120)
+    assert done.returncode == EXIT["ok"], done.stderr
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    assert [json.loads((sweep_dir / job / "run.json").read_text())["status"] for job in ("0_a", "1_b")] == [
+        "completed", "completed"]
