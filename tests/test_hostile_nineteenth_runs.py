@@ -35,6 +35,10 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   sweep's next job in the process, whose runner.host is read from $OLLAMA_HOST, asked the server the benchmark named
   (here none: `cannot reach Ollama at http://127.0.0.1:9`), not the user's. Now the environment is put back after
   user code runs in the process, as the scorer process puts it back after each call (`compiler.runstate`)
+- a benchmark's custom_scorer.py that replaces a builtin at import (`builtins.print = ...`, to quiet itself): the run's
+  one-line errors, printed, went nowhere (a run that could not reach its server exited 3 without a word). Now the
+  builtins are put back after user code runs in the process, as the scorer process puts them back after each call
+  (`compiler.runstate`)
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 TWICE = ("benchrun: error: in 'config': {key}: the sweep lists {value!r} twice, so two of its jobs would have one label; "
          "list each value once (repeats=k asks every sample k times in one run)\n")
@@ -196,3 +200,15 @@ def test_a_benchmark_file_setting_a_variable_at_import_chooses_no_server_for_the
     [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
     assert [json.loads((sweep_dir / job / "run.json").read_text())["status"] for job in ("0_a", "1_b")] == [
         "completed", "completed"]
+
+
+@pytest.mark.slow
+def test_a_benchmark_file_replacing_print_at_import_silences_no_error_of_the_run(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": "import builtins\n\nbuiltins.print = lambda *args, **kwargs: None\n\n\n"
+                                               "def s(response, reference):\n    return 1\n"})
+    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], "benchrun: error: cannot reach Ollama at "
+                                              "http://127.0.0.1:9 (ConnectionError); start it with `ollama serve`, or "
+                                              "point runner.host at a running server\n")

@@ -1,9 +1,10 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
-its signal handling, working directory, umask, sys.path and environment, each put back after the block (`kept`), as
-the scorer process puts them back after each call."""
+its signal handling, working directory, umask, sys.path, environment and builtins, each put back after the block
+(`kept`), as the scorer process puts them back after each call (benchrun.execute.scorer_worker)."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import sys
@@ -15,9 +16,9 @@ from benchrun.core.interrupts import handling_now
 
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
-    """The process's signal handling, working directory, umask, sys.path and environment as they were before the
-    block."""
-    with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept():
+    """The process's signal handling, working directory, umask, sys.path, environment and builtins as they were before
+    the block."""
+    with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept():
         yield
 
 
@@ -78,3 +79,18 @@ def _environment_kept() -> Iterator[None]:
         os.environ.update({name: value for name, value in kept.items() if os.environ.get(name) != value})
         if zone != os.environ.get("TZ"):  # and the zone in force, which `time.tzset()` set from it
             time.tzset()
+
+
+@contextlib.contextmanager
+def _builtins_kept() -> Iterator[None]:
+    """The builtins as they were before the block: a file that replaced one at import (`builtins.print = ...`, to
+    quiet itself) replaced it for the run, whose one-line errors (printed) then went nowhere, a failed run's exit code
+    said without its line."""
+    found = dict(vars(builtins))
+    try:
+        yield
+    finally:
+        names = vars(builtins)
+        for name in names.keys() - found.keys():
+            del names[name]
+        names.update({name: value for name, value in found.items() if names.get(name) is not value})
