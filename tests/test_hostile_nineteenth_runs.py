@@ -39,6 +39,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   one-line errors, printed, went nowhere (a run that could not reach its server exited 3 without a word). Now the
   builtins are put back after user code runs in the process, as the scorer process puts them back after each call
   (`compiler.runstate`)
+- a benchmark's custom_scorer.py that bounds its own work at import (`resource.setrlimit(RLIMIT_NOFILE, (14, hard))`):
+  it bounded the run, which failed (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that
+  met the same limit again). Now the limits are put back after user code runs in the process (`compiler.runstate`)
 """
 
 from __future__ import annotations
@@ -212,3 +215,18 @@ def test_a_benchmark_file_replacing_print_at_import_silences_no_error_of_the_run
     assert (done.returncode, done.stderr) == (EXIT["runner"], "benchrun: error: cannot reach Ollama at "
                                               "http://127.0.0.1:9 (ConnectionError); start it with `ollama serve`, or "
                                               "point runner.host at a running server\n")
+
+
+@pytest.mark.slow
+def test_a_benchmark_file_bounding_its_open_files_at_import_bounds_no_run(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1, 2, 3]}\n"
+                                        "  reference: ['1', '2', '3']\n  scorer: s\n",
+                           "custom_scorer.py": "import resource\n\n_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+                                               "resource.setrlimit(resource.RLIMIT_NOFILE, (14, hard))\n\n\n"
+                                               "def s(response, reference):\n    return 1\n"})
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = run_benchrun("task.path=bench", f"runner.host={server.url}", "outputs=outputs", "cache=false",
+                            cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    [run_dir] = (tmp_path / "outputs").glob("*/*")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"

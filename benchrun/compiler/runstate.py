@@ -1,12 +1,13 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
-its signal handling, working directory, umask, sys.path, environment and builtins, each put back after the block
-(`kept`), as the scorer process puts them back after each call (benchrun.execute.scorer_worker)."""
+its signal handling, working directory, umask, sys.path, environment, builtins and resource limits, each put back
+after the block (`kept`), as the scorer process puts them back after each call (benchrun.execute.scorer_worker)."""
 
 from __future__ import annotations
 
 import builtins
 import contextlib
 import os
+import resource
 import sys
 import time
 from typing import Iterator
@@ -16,9 +17,10 @@ from benchrun.core.interrupts import handling_now
 
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
-    """The process's signal handling, working directory, umask, sys.path, environment and builtins as they were before
-    the block."""
-    with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept():
+    """The process's signal handling, working directory, umask, sys.path, environment, builtins and resource limits
+    as they were before the block."""
+    with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
+            _limits_kept():
         yield
 
 
@@ -94,3 +96,22 @@ def _builtins_kept() -> Iterator[None]:
         for name in names.keys() - found.keys():
             del names[name]
         names.update({name: value for name, value in found.items() if names.get(name) is not value})
+
+
+LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+"""The resource limits a process has (`resource.setrlimit`)."""
+
+
+@contextlib.contextmanager
+def _limits_kept() -> Iterator[None]:
+    """The resource limits as they were before the block, as far as the process may raise them again: a file that
+    bounded its own work at import (`resource.setrlimit(RLIMIT_NOFILE, (14, hard))`) bounded the run, which failed
+    (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that met the same limit again)."""
+    found = {limit: resource.getrlimit(limit) for limit in LIMITS}
+    try:
+        yield
+    finally:
+        for limit, was in found.items():
+            if resource.getrlimit(limit) != was:
+                with contextlib.suppress(ValueError, OSError):
+                    resource.setrlimit(limit, was)
