@@ -41,7 +41,8 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   (`compiler.runstate`)
 - a benchmark's custom_scorer.py that bounds its own work at import (`resource.setrlimit(RLIMIT_NOFILE, (14, hard))`):
   it bounded the run, which failed (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that
-  met the same limit again). Now the limits are put back after user code runs in the process (`compiler.runstate`)
+  met the same limit again); one that sets `sys.setrecursionlimit(60)` made the run a RecursionError's traceback. Now
+  the limits are put back after user code runs in the process (`compiler.runstate`)
 """
 
 from __future__ import annotations
@@ -218,12 +219,14 @@ def test_a_benchmark_file_replacing_print_at_import_silences_no_error_of_the_run
 
 
 @pytest.mark.slow
-def test_a_benchmark_file_bounding_its_open_files_at_import_bounds_no_run(tmp_path):
+@pytest.mark.parametrize("bounded", [
+    "import resource\n\n_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+    "resource.setrlimit(resource.RLIMIT_NOFILE, (14, hard))\n",
+    "import sys\n\nsys.setrecursionlimit(60)\n"])
+def test_a_benchmark_file_bounding_its_own_work_at_import_bounds_no_run(tmp_path, bounded):
     write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1, 2, 3]}\n"
                                         "  reference: ['1', '2', '3']\n  scorer: s\n",
-                           "custom_scorer.py": "import resource\n\n_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
-                                               "resource.setrlimit(resource.RLIMIT_NOFILE, (14, hard))\n\n\n"
-                                               "def s(response, reference):\n    return 1\n"})
+                           "custom_scorer.py": f"{bounded}\n\ndef s(response, reference):\n    return 1\n"})
     with FakeOllama(models=["llama3.2"]) as server:
         done = run_benchrun("task.path=bench", f"runner.host={server.url}", "outputs=outputs", "cache=false",
                             cwd=tmp_path)

@@ -1,6 +1,7 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
-its signal handling, working directory, umask, sys.path, environment, builtins and resource limits, each put back
-after the block (`kept`), as the scorer process puts them back after each call (benchrun.execute.scorer_worker)."""
+its signal handling, working directory, umask, sys.path, environment, builtins, resource limits and recursion limit,
+each put back after the block (`kept`), as the scorer process puts most of them back after each call
+(benchrun.execute.scorer_worker)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from benchrun.core.interrupts import handling_now
 
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
-    """The process's signal handling, working directory, umask, sys.path, environment, builtins and resource limits
-    as they were before the block."""
+    """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits and
+    recursion limit as they were before the block."""
     with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
             _limits_kept():
         yield
@@ -104,13 +105,16 @@ LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startsw
 
 @contextlib.contextmanager
 def _limits_kept() -> Iterator[None]:
-    """The resource limits as they were before the block, as far as the process may raise them again: a file that
-    bounded its own work at import (`resource.setrlimit(RLIMIT_NOFILE, (14, hard))`) bounded the run, which failed
-    (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that met the same limit again)."""
-    found = {limit: resource.getrlimit(limit) for limit in LIMITS}
+    """The resource limits as they were before the block, as far as the process may raise them again, and Python's
+    recursion limit: a file that bounded its own work at import (`resource.setrlimit(RLIMIT_NOFILE, (14, hard))`)
+    bounded the run, which failed (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that
+    met the same limit again), and one that set `sys.setrecursionlimit(60)` made the run a RecursionError's traceback
+    (a limit raised, the C stack's overflow where benchrun counts on a RecursionError: a YAML file nested too deep)."""
+    found, depth = {limit: resource.getrlimit(limit) for limit in LIMITS}, sys.getrecursionlimit()
     try:
         yield
     finally:
+        sys.setrecursionlimit(depth)
         for limit, was in found.items():
             if resource.getrlimit(limit) != was:
                 with contextlib.suppress(ValueError, OSError):
