@@ -1,13 +1,15 @@
 """A sweep's lists of values as the command line gives them (`-m runner.model=a,b`), and how many jobs they make:
-counted before Hydra lists them, and bounded."""
+counted before Hydra lists them, and bounded; and each value as its job is given it."""
 
 from __future__ import annotations
 
+import json
 import math
+from typing import Any
 
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
+from hydra.core.override_parser.types import IntervalSweep, Override, QuotedString, RangeSweep
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.core.errors import ConfigError
@@ -73,3 +75,28 @@ def _many(count: float) -> str:
     if math.isinf(count):
         return "endlessly many"
     return f"{count:,}" if count < 10**15 else f"about {float(count):.0e}".replace("e+", "e")
+
+
+def job_values(override: Override) -> list[tuple[str, Any]]:
+    """Each value a sweep override lists, as shown (a string as its job is given it) and as its job is given it, a
+    quoted value as its text: `llama3.2,'llama3.2'` ran two jobs of one label, compared as written."""
+    values = [_unquoted(value) for value in override.sweep_iterator()]
+    return [(value if isinstance(value, str) else text, value)
+            for text, value in zip(override.sweep_string_iterator(), values)]
+
+
+def _unquoted(value: Any) -> Any:
+    """A value of Hydra's override grammar as its job is given it: quoted strings, at any depth, as their text."""
+    if isinstance(value, QuotedString):
+        return value.text
+    if isinstance(value, list):
+        return [_unquoted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _unquoted(item) for key, item in value.items()}
+    return value
+
+
+def same(value: Any) -> str:
+    """One text for values a job is given alike (0.5 and 5e-1; not 1 and true, nor 1 and 1.0, which are labelled
+    apart)."""
+    return json.dumps(value, sort_keys=True)
