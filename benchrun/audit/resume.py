@@ -88,14 +88,11 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             also = f" ({more} more problem{'s' * (more > 1)})" if more else ""
             raise ArchiveError(f"{first.message}{also}: the records are not what the run wrote; resume with --force "
                                "to drop what does not belong (recorded in run.json)", file=str(run.path / first.file))
+        config = asked_config(run, limits or {})
         changed = changed_sources(run, manifest)
         if changed and not force:
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                                "resume with --force to use them anyway (recorded in run.json)")
-        config = run_config(run, limits or {})
-        if (edited := trust.config_changed(run)) is not None:
-            raise ArchiveError(f"{edited}: a resume asks with it and would digest it as the run's own; put it back "
-                               "(to ask the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
         runner_cfg = runner_config(run, config, host)
         note = {"forced": force, "changed_sources": changed, "host": host, **({"set": limits} if limits else {}),
@@ -149,6 +146,28 @@ def servers_given(hosts: list[str] | None) -> str | list[str] | None:
     return hosts[0] if hosts and len(hosts) == 1 else hosts
 
 
+class PinnedEdited(ArchiveError):
+    """config.yaml asks otherwise than the run's manifest pins (a key of it edited): said by that key."""
+
+
+def asked_config(run: Run, limits: dict[str, Any]) -> dict[str, Any]:
+    """`run_config`'s config, once config.yaml is the one run.json digests (a key the manifest pins edited is said by
+    that key first). Checked before the benchmark config.yaml locates: one removed, emptied or made no config was said
+    to be a benchmark gone, with --force as the way on, which then failed on config.yaml."""
+    edited = trust.config_changed(run)
+    try:
+        config = run_config(run, limits)
+    except PinnedEdited:
+        raise
+    except BenchrunError:
+        if edited is None:
+            raise
+    if edited is not None:
+        raise ArchiveError(f"{edited}: a resume asks with it and would digest it as the run's own; put it back "
+                           "(to ask the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
+    return config
+
+
 def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
     """The run's config.yaml as a checked config (keys added since the run was made take their defaults), once it
     asks as the manifest pins the run's asking: an edited config.yaml (a killed run's has no digest) would ask the
@@ -165,7 +184,7 @@ def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
         found = flatten(now_read, prefix)
         for key, value in flatten(recorded, prefix).items():
             if found.get(key, value) != value:
-                raise ArchiveError(f"{key}: {found[key]!r}, but run {run.id} asked with {value!r} (its manifest): "
+                raise PinnedEdited(f"{key}: {found[key]!r}, but run {run.id} asked with {value!r} (its manifest): "
                                    "config.yaml was changed since the run was made; put it back",
                                    file=str(run.path / CONFIG))
     return config
