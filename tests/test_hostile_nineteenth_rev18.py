@@ -7,6 +7,12 @@ it now obeys.
   anyway`, and `--force` then failed on config.yaml (`in '.../config.yaml': missing`, `in 'config': 'task' is
   required`, exit 2). config.yaml is what locates the benchmark: a resume now checks it first, and says it changed
   since the run ended, with the way on (put it back) (`audit.resume.asked_config`)
+- the fence's whole-file writes (left by the eighteenth pass): a writer checked that run.lock still held its note,
+  then worked out the summary, made and synced summary.json and renamed it over the run's, and wrote the seal after
+  run.json with no check between. Stopped past its lease in there and its run taken over (and ended) from another
+  machine meanwhile, it replaced the taker's summary.json, or its seal, once continued: a finished run's file
+  rewritten, verify NOT intact. Each file a writer rewrites whole is now checked for just before it is renamed
+  over the run's (`archive.atomic.atomic_file`'s `ready`, given `RunWriter._held`), the seal too
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ import json
 
 import pytest
 
+from benchrun.archive import writer
+from benchrun.archive.books import Books
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
+from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import call_benchrun
 
@@ -63,3 +72,41 @@ def test_a_config_yaml_removed_or_emptied_after_the_run_ended_is_said_so_by_resu
     assert [(each.returncode, each.stderr) for each in done] == [(EXIT["archive"], line)] * 2
     assert _files(run_dir) == before
     assert json.loads(before["run.json"])["status"] == "failed"
+
+
+TAKER = {"pid": 4242, "host": "gpu9", "since": "2026-12-04T08:00:00+00:00", "command": "benchrun-audit resume"}
+"""The note of a writer on another machine that took a run over (its lock unseen here)."""
+TAKERS = {"run.lock": json.dumps(TAKER).encode(), "run.json": b"the taker's run.json\n",
+          "summary.json": b"the taker's summary.json\n", "seal.json": b"the taker's seal.json\n"}
+"""What a run holds once that writer took it over and ended it."""
+
+
+def _taken_over_within(monkeypatch, owner, name: str, outputs):
+    """`owner.name` (called as a writer ends its run) made the moment its writer is stopped past its lease, and
+    another machine's writer takes the run over and ends it."""
+    called = getattr(owner, name)
+
+    def stopped_here(*args, **kwargs):
+        [run_dir] = outputs.glob("*/*")
+        for file, data in TAKERS.items():
+            (run_dir / file).write_bytes(data)
+        return called(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, stopped_here)
+
+
+@pytest.mark.parametrize(("owner", "name"), [(Books, "summary"), (writer, "Seal")], ids=["summary", "seal"])
+def test_a_writer_stopped_as_it_ends_its_run_rewrites_no_file_of_the_writer_that_took_it_over(
+        tmp_path, monkeypatch, owner, name):
+    """Before: summary.json (taken over as the summary was worked out) or seal.json (as run.json was written) was
+    the stopped writer's, over the taker's."""
+    with Lab(tmp_path, n=2, latency_s=0) as lab:
+        _taken_over_within(monkeypatch, owner, name, tmp_path / "o")
+        done = lab.call("task.path=bench", f"runner.host={lab.server.url}", "cache=false", f"outputs={tmp_path / 'o'}")
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: another writer (pid 4242 on host gpu9 since 2026-12-04T08:00:00+00:00) "
+        "took this run over while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm "
+        "suspend, on a file system that keeps locks to each machine); this process wrote nothing more to it: the run "
+        "is that writer's\n"))
+    assert {file: (run_dir / file).read_bytes() for file in TAKERS} == TAKERS
