@@ -13,6 +13,11 @@ it now obeys.
   machine meanwhile, it replaced the taker's summary.json, or its seal, once continued: a finished run's file
   rewritten, verify NOT intact. Each file a writer rewrites whole is now checked for just before it is renamed
   over the run's (`archive.atomic.atomic_file`'s `ready`, given `RunWriter._held`), the seal too
+- `resume`/`retry --set` read a value as YAML 1.1 does: `--set runner.retries=010` asked with 8 retries (a run's
+  `runner.retries=010` asks with 10), `runner.timeout_s=1:30` with 90 s, `runner.concurrency=0x10` with 16 (a run
+  refuses it), each recorded as given. A value is now read as a benchmark file's and `--rejudge`'s are
+  (`core.yamlfile.parse_yaml`): one YAML reads as another number than written is refused in one line naming the key
+  (`audit.limits._value`)
 """
 
 from __future__ import annotations
@@ -110,3 +115,26 @@ def test_a_writer_stopped_as_it_ends_its_run_rewrites_no_file_of_the_writer_that
         "suspend, on a file system that keeps locks to each machine); this process wrote nothing more to it: the run "
         "is that writer's\n"))
     assert {file: (run_dir / file).read_bytes() for file in TAKERS} == TAKERS
+
+
+NOT_AS_WRITTEN = [
+    ("runner.retries=010", "010 is read by YAML as the int 8, not as written; quote it ('010') to keep it as text, or "
+                           "write 8"),
+    ("runner.timeout_s=1:30", "1:30 is read by YAML as the int 90, not as written; quote it ('1:30') to keep it as "
+                              "text, or write 90"),
+    ("runner.concurrency=0x10", "0x10 is read by YAML as the int 16, not as written; quote it ('0x10') to keep it as "
+                                "text, or write 16"),
+]
+"""`--set`s YAML 1.1 reads as another number than written, and what a resume says of them."""
+
+
+def test_a_limit_that_yaml_reads_as_another_number_than_written_is_refused(tmp_path):
+    """Before: asked (and recorded) with 8 retries, 90 s, 16 at once."""
+    run_dir = _failed_run(tmp_path)
+    before = _files(run_dir)
+    done = [call_benchrun("resume", str(run_dir), "--set", given, cwd=tmp_path, module="benchrun.audit")
+            for given, _ in NOT_AS_WRITTEN]
+    assert [(each.returncode, each.stderr) for each in done] == [
+        (EXIT["usage"], f"benchrun: error: in '--set {given.partition('=')[0]}': line 1, column 1: {said}\n")
+        for given, said in NOT_AS_WRITTEN]
+    assert _files(run_dir) == before

@@ -15,6 +15,7 @@ from benchrun.compiler.plan import ASKING_LIMITS
 from benchrun.compose.config import describe_validation, unkept_value
 from benchrun.core.errors import ConfigError
 from benchrun.core.settings import RUNNERS, judge_runner_keys
+from benchrun.core.yamlfile import MAX_INT, parse_yaml
 
 SECTIONS = ("runner", "judge")
 
@@ -33,7 +34,7 @@ def limits_given(given: list[str] | None) -> dict[str, Any]:
         _refuse_other(key.strip() if equals else "", text)
         if key.strip() in limits:
             raise ConfigError(f"--set {key.strip()}: given twice; give it once")
-        limits[key.strip()] = _value(value)
+        limits[key.strip()] = _value(key.strip(), value)
     return limits
 
 
@@ -45,12 +46,19 @@ def _refuse_other(key: str, text: str) -> None:
                           f"{', '.join(ASKING_LIMITS)}: the limits a run is asked with; what it asks is its manifest's")
 
 
-def _value(value: str) -> Any:
-    """A value as YAML reads it (`600`, `1.5`), as on the command line of a run."""
+def _value(key: str, value: str) -> Any:
+    """A value as YAML reads it (`600`, `1.5`), as a benchmark file's and `--rejudge`'s are: one YAML 1.1 reads as
+    another number than written (`010` as 8, `1:30` as 90, `0x10` as 16, which a run's command line reads as 10 or
+    refuses) refused in one line naming the key; an integer past 2^53 is said as a run's is (`with_limits`)."""
+    if not value.strip():
+        return None
     try:
-        return yaml.safe_load(value) if value.strip() else None
+        read = yaml.safe_load(value)
     except yaml.YAMLError:
         return value
+    if isinstance(read, int) and abs(read) > MAX_INT:
+        return read
+    return parse_yaml(value, f"--set {key}", ConfigError)
 
 
 def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict[str, Any]:
