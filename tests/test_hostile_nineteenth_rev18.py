@@ -18,6 +18,11 @@ it now obeys.
   refuses it), each recorded as given. A value is now read as a benchmark file's and `--rejudge`'s are
   (`core.yamlfile.parse_yaml`): one YAML reads as another number than written is refused in one line naming the key
   (`audit.limits._value`)
+- `rescore --rejudge` of a run whose judge was given longer by `resume --set judge.timeout_s=5` asked the judge with
+  config.yaml's limits again (0.3 s) and failed fast, `... TimeoutError: no answer within 0.3 s
+  (judge.max_consecutive_failures)`, though run.json says the judge was last asked with 5 s (a later resume keeps
+  them). A rejudge now starts from the limits the run's judge was last asked with, its own overrides after
+  (`audit.rejudge.rejudged_config`)
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 pytestmark = pytest.mark.slow
 
@@ -138,3 +145,24 @@ def test_a_limit_that_yaml_reads_as_another_number_than_written_is_refused(tmp_p
         (EXIT["usage"], f"benchrun: error: in '--set {given.partition('=')[0]}': line 1, column 1: {said}\n")
         for given, said in NOT_AS_WRITTEN]
     assert _files(run_dir) == before
+
+
+def test_a_rejudge_asks_the_judge_with_the_limits_a_resume_gave_it(tmp_path):
+    """Before: the rejudge asked with config.yaml's judge.timeout_s=0.3 and failed fast, exit 3."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as model, \
+            FakeOllama(models=["qwen2.5"], responder=answer, latency_s=0.5) as judge:
+        failed = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.model=qwen2.5",
+                               f"judge.host={judge.url}", "+judge.timeout_s=0.3", "+judge.max_consecutive_failures=1",
+                               "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+        [run_dir] = (tmp_path / "o").glob("*/*")
+        resumed = call_benchrun("resume", str(run_dir), "--set", "judge.timeout_s=5", cwd=tmp_path,
+                                module="benchrun.audit")
+        rejudged = call_benchrun("rescore", str(run_dir), "--rejudge", cwd=tmp_path, module="benchrun.audit")
+        given = call_benchrun("rescore", str(run_dir), "--rejudge", "judge.timeout_s=7", cwd=tmp_path,
+                              module="benchrun.audit")
+    assert [done.returncode for done in (failed, resumed, rejudged, given)] == [EXIT["runner"]] + [EXIT["ok"]] * 3, \
+        rejudged.stderr
+    asked = [json.loads((run_dir / "rescores" / number / "rescore.json").read_text())["judge"]["runner"]["timeout_s"]
+             for number in ("001", "002")]
+    assert asked == [5.0, 7.0]
