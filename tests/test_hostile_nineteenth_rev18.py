@@ -23,6 +23,10 @@ it now obeys.
   (judge.max_consecutive_failures)`, though run.json says the judge was last asked with 5 s (a later resume keeps
   them). A rejudge now starts from the limits the run's judge was last asked with, its own overrides after
   (`audit.rejudge.rejudged_config`)
+- `list` of a run whose summary.json was removed since it ended showed it `completed`, its tasks and an empty
+  headline, passing `--status unreadable` by, where a summary.json edited is listed as unreadable (the eighteenth
+  pass) and `show` refuses both. Now listed as unreadable with show's line (`summary.json: missing, so what it says
+  cannot be trusted ...`) (`archive.headline.headline_unverified`, `audit.listing.listed`)
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -166,3 +171,18 @@ def test_a_rejudge_asks_the_judge_with_the_limits_a_resume_gave_it(tmp_path):
     asked = [json.loads((run_dir / "rescores" / number / "rescore.json").read_text())["judge"]["runner"]["timeout_s"]
              for number in ("001", "002")]
     assert asked == [5.0, 7.0]
+
+
+def test_list_shows_a_run_whose_summary_was_removed_since_it_ended_as_unreadable(tmp_path):
+    """Before: listed `completed` with its task and no headline, and not among `--status unreadable`."""
+    run_dir = synthetic_run(tmp_path / "outputs" / "a", [1, 0, 1])
+    (run_dir / "summary.json").unlink()
+    listed = call_benchrun("list", "--json", cwd=tmp_path, module="benchrun.audit")
+    unreadable = call_benchrun("list", "--status", "unreadable", "--json", cwd=tmp_path, module="benchrun.audit")
+    shown = call_benchrun("show", "outputs/a", cwd=tmp_path, module="benchrun.audit")
+    line = ("in 'outputs/a': run 555555555555: summary.json: missing, so what it says cannot be trusted; "
+            "benchrun-audit verify outputs/a says what changed")
+    assert (listed.returncode, json.loads(listed.stdout)) == (
+        EXIT["ok"], [{"path": "outputs/a", "status": "unreadable", "reason": line}])
+    assert json.loads(unreadable.stdout) == json.loads(listed.stdout)
+    assert (shown.returncode, shown.stderr) == (EXIT["archive"], f"benchrun: error: {line}\n")
