@@ -27,6 +27,9 @@ it now obeys.
   headline, passing `--status unreadable` by, where a summary.json edited is listed as unreadable (the eighteenth
   pass) and `show` refuses both. Now listed as unreadable with show's line (`summary.json: missing, so what it says
   cannot be trusted ...`) (`archive.headline.headline_unverified`, `audit.listing.listed`)
+- a sweep over dry_run itself (`-m dry_run=true,false`, or in `hydra.sweeper.params`): launched as a sweep of runs,
+  whose dry job left no run and was listed `missing: the job left no run.json`, exit 1. A sweep is a dry run or not:
+  refused in one line before anything is made (`compose.sweepsize.refuse_varied`)
 """
 
 from __future__ import annotations
@@ -186,3 +189,16 @@ def test_list_shows_a_run_whose_summary_was_removed_since_it_ended_as_unreadable
         EXIT["ok"], [{"path": "outputs/a", "status": "unreadable", "reason": line}])
     assert json.loads(unreadable.stdout) == json.loads(listed.stdout)
     assert (shown.returncode, shown.stderr) == (EXIT["archive"], f"benchrun: error: {line}\n")
+
+
+def test_a_sweep_over_dry_run_itself_is_refused_before_anything_is_made(tmp_path):
+    """Before: a sweep of runs, its dry job listed as missing (no run.json), exit 1."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "tasks.yml").write_text(
+        "- name: t\n  template: 'what is {a}?'\n  values:\n    a: [1]\n  reference: [1]\n  scorer: exact_match\n")
+    done = call_benchrun("-m", "dry_run=true,false", "task.path=bench", "runner.host=http://127.0.0.1:9",
+                         f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': dry_run=true,false: a sweep is a dry run or not, all its jobs one way; give "
+        "dry_run=true for a dry run of the sweep, or leave it out\n"))
+    assert not (tmp_path / "o").exists()
