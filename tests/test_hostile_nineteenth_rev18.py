@@ -30,6 +30,11 @@ it now obeys.
 - a sweep over dry_run itself (`-m dry_run=true,false`, or in `hydra.sweeper.params`): launched as a sweep of runs,
   whose dry job left no run and was listed `missing: the job left no run.json`, exit 1. A sweep is a dry run or not:
   refused in one line before anything is made (`compose.sweepsize.refuse_varied`)
+- the fence before a resume's first write: a resume checks the records under the lock, asks the server's preflight
+  (seconds, a model loading), then cuts the files to what it checked. Stopped past its lease in between (Ctrl-Z as
+  the model loads) and its run taken over from another machine meanwhile, it cut off, once continued, what the new
+  writer had appended since. The repair now checks that the run is still the resume's just before it cuts or
+  rewrites a file (`archive.repair.apply`'s `ready`, given `DirLock.still_held` by `audit.resume._reopen`)
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import pytest
 from benchrun.archive import writer
 from benchrun.archive.books import Books
 from benchrun.core.errors import EXIT
+from benchrun.execute.runners.ollama import OllamaRunner
 from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
@@ -56,15 +62,21 @@ def _broken(req):
     return Reply(status=500, error="boom")
 
 
-def _failed_run(tmp_path):
-    """A run that failed fast (its server answers 500 to every chat): resumable."""
+def _failed_run(tmp_path, server: FakeOllama | None = None):
+    """A run that failed fast (its server answers 500 to every chat; `server`, running, if given): resumable."""
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "tasks.yml").write_text(
         "- name: t\n  template: 'what is {a} + 1?'\n  values:\n    a: [1, 2, 3, 4, 5, 6]\n"
         "  reference: [2, 3, 4, 5, 6, 7]\n  scorer: exact_match\n")
-    with FakeOllama(models=["llama3.2"], responder=_broken) as server:
-        done = call_benchrun("task.path=bench", f"runner.host={server.url}", "runner.retries=0", "cache=false",
-                             f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    if server is None:
+        with FakeOllama(models=["llama3.2"], responder=_broken) as server:
+            return _failed_at(tmp_path, server.url)
+    return _failed_at(tmp_path, server.url)
+
+
+def _failed_at(tmp_path, url: str):
+    done = call_benchrun("task.path=bench", f"runner.host={url}", "runner.retries=0", "cache=false",
+                         f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert done.returncode == EXIT["runner"], done.stderr
     [run_dir] = (tmp_path / "o").glob("*/*")
     return run_dir
@@ -202,3 +214,27 @@ def test_a_sweep_over_dry_run_itself_is_refused_before_anything_is_made(tmp_path
         "benchrun: error: in 'config': dry_run=true,false: a sweep is a dry run or not, all its jobs one way; give "
         "dry_run=true for a dry run of the sweep, or leave it out\n"))
     assert not (tmp_path / "o").exists()
+
+
+def test_a_resume_stopped_in_its_preflight_cuts_nothing_of_the_writer_that_took_its_run_over(tmp_path, monkeypatch):
+    """Before: the taker's appended line was cut off (the files cut to what the resume had checked)."""
+    server = FakeOllama(models=["llama3.2"], responder=_broken)
+    with server:
+        run_dir = _failed_run(tmp_path, server)
+        identify = OllamaRunner.identify
+
+        async def stopped_here(runner):  # the resume stopped past its lease as the server is asked
+            (run_dir / "run.lock").write_bytes(TAKERS["run.lock"])
+            with open(run_dir / "responses.jsonl", "ab") as records:
+                records.write(b"the taker's line\n")
+            return await identify(runner)
+
+        monkeypatch.setattr(OllamaRunner, "identify", stopped_here)
+        done = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in {str(run_dir)!r}: another writer (pid 4242 on host gpu9 since 2026-12-04T08:00:00+00:00) "
+        "took this run over while this process was stopped past its lease on run.lock (Ctrl-Z, SIGSTOP, a Slurm "
+        "suspend, on a file system that keeps locks to each machine); this process wrote nothing more to it: the run "
+        "is that writer's\n"))
+    assert (run_dir / "responses.jsonl").read_bytes().endswith(b"the taker's line\n")
+    assert (run_dir / "run.lock").read_bytes() == TAKERS["run.lock"]

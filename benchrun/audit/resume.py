@@ -301,7 +301,7 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     """The first writes: the records repaired, run.json `running` with this session in its history, then the seal
     gone (a resume the disk or a file refuses before run.json says `running` leaves the run sealed as it was); the
     writer and the responses to grade again."""
-    dropped = repair.apply(run.path, found, manifest)
+    dropped = repair.apply(run.path, found, manifest, ready=lock.still_held)
     regrade = repair.check(run.path, manifest).regrade if dropped else found.regrade
     info = run.info
     written = found.checked[RESPONSES].written
