@@ -35,17 +35,25 @@ it now obeys.
   the model loads) and its run taken over from another machine meanwhile, it cut off, once continued, what the new
   writer had appended since. The repair now checks that the run is still the resume's just before it cuts or
   rewrites a file (`archive.repair.apply`'s `ready`, given `DirLock.still_held` by `audit.resume._reopen`)
+- a takeover from another machine's writer whose copy of the record files failed part way (a nearly full disk):
+  responses.jsonl made anew, scores.jsonl not, and the lock let go with that writer's note still in it, so that
+  writer, only stopped and then continued, found the run its own and appended its answers to a responses.jsonl no
+  longer the run's (lost) and its scores to the run's. The taker's note is now written before the files are made
+  anew, so a copy that fails part way leaves that writer fenced (`archive.dirlock.DirLock.acquire`)
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 
 import pytest
 
-from benchrun.archive import writer
+from benchrun.archive import detach, writer
 from benchrun.archive.books import Books
-from benchrun.core.errors import EXIT
+from benchrun.archive.dirlock import DirLock
+from benchrun.core.errors import EXIT, WriteFailed
 from benchrun.execute.runners.ollama import OllamaRunner
 from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
@@ -238,3 +246,23 @@ def test_a_resume_stopped_in_its_preflight_cuts_nothing_of_the_writer_that_took_
         "is that writer's\n"))
     assert (run_dir / "responses.jsonl").read_bytes().endswith(b"the taker's line\n")
     assert (run_dir / "run.lock").read_bytes() == TAKERS["run.lock"]
+
+
+def test_a_takeover_whose_copy_of_the_records_fails_part_way_leaves_the_writer_taken_over_fenced(tmp_path, monkeypatch):
+    """Before: the lock let go with the stopped writer's note in it, responses.jsonl made anew: that writer, continued,
+    found the run its own and appended to a responses.jsonl no longer the run's."""
+    for name in ("responses.jsonl", "scores.jsonl", "records.sha256"):
+        (tmp_path / name).write_bytes(b"{}\n")
+    (tmp_path / "run.lock").write_bytes(TAKERS["run.lock"])  # a writer on another machine, stopped past its lease
+    os.utime(tmp_path / "run.lock", (0, 0))
+    copy, copied = detach.shutil.copyfileobj, []
+
+    def disk_full_at_the_second(source, target, length):
+        if copied:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        copied.append(copy(source, target, length))
+
+    monkeypatch.setattr(detach.shutil, "copyfileobj", disk_full_at_the_second)
+    with pytest.raises(WriteFailed):
+        DirLock(tmp_path).acquire()
+    assert json.loads((tmp_path / "run.lock").read_bytes())["pid"] == os.getpid()
