@@ -6,7 +6,8 @@ it now obeys.
   `the benchmark's sources changed since run ...: the benchmark directory (missing); resume with --force to use them
   anyway`, and `--force` then failed on config.yaml (`in '.../config.yaml': missing`, `in 'config': 'task' is
   required`, exit 2). config.yaml is what locates the benchmark: a resume now checks it first, and says it changed
-  since the run ended, with the way on (put it back) (`audit.resume.asked_config`)
+  since the run ended, with the way on (put it back) (`audit.resume.asked_config`); `retry` of a finished run so
+  spoiled advised `--force`, which then failed on config.yaml: it says the same
 - the fence's whole-file writes (left by the eighteenth pass): a writer checked that run.lock still held its note,
   then worked out the summary, made and synced summary.json and renamed it over the run's, and wrote the seal after
   run.json with no check between. Stopped past its lease in there and its run taken over (and ended) from another
@@ -82,10 +83,10 @@ def _failed_run(tmp_path, server: FakeOllama | None = None):
     return _failed_at(tmp_path, server.url)
 
 
-def _failed_at(tmp_path, url: str):
+def _failed_at(tmp_path, url: str, *more: str):
     done = call_benchrun("task.path=bench", f"runner.host={url}", "runner.retries=0", "cache=false",
-                         f"outputs={tmp_path / 'o'}", cwd=tmp_path)
-    assert done.returncode == EXIT["runner"], done.stderr
+                         f"outputs={tmp_path / 'o'}", *more, cwd=tmp_path)
+    assert done.returncode == (EXIT["ok"] if more else EXIT["runner"]), done.stderr
     [run_dir] = (tmp_path / "o").glob("*/*")
     return run_dir
 
@@ -112,6 +113,23 @@ def test_a_config_yaml_removed_or_emptied_after_the_run_ended_is_said_so_by_resu
     assert [(each.returncode, each.stderr) for each in done] == [(EXIT["archive"], line)] * 2
     assert _files(run_dir) == before
     assert json.loads(before["run.json"])["status"] == "failed"
+
+
+def test_a_config_yaml_removed_after_the_run_finished_is_said_so_by_retry(tmp_path):
+    """Before: `config.yaml: missing (44 lines, ... when the run finished); retry with --force to carry its records over
+    anyway`, and --force then failed: `in '.../config.yaml': missing`."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "tasks.yml").write_text(
+        "- name: t\n  template: 'what is {a}?'\n  values:\n    a: [1]\n  reference: [1]\n  scorer: exact_match\n")
+    with FakeOllama(models=["llama3.2"], responder=_broken) as server:
+        run_dir = _failed_at(tmp_path, server.url, "runner.max_consecutive_failures=10")
+    (run_dir / "config.yaml").unlink()
+    done = [call_benchrun("retry", str(run_dir), *force, "--into", str(tmp_path / "r"), cwd=tmp_path,
+                          module="benchrun.audit") for force in ([], ["--force"])]
+    line = (f"benchrun: error: in '{run_dir}': config.yaml: missing: a retry asks with it and would digest it as the "
+            "run's own; put it back (to ask the rest with other limits: --set runner.KEY=VALUE)\n")
+    assert [(each.returncode, each.stderr) for each in done] == [(EXIT["archive"], line)] * 2
+    assert not (tmp_path / "r").exists()
 
 
 TAKER = {"pid": 4242, "host": "gpu9", "since": "2026-12-04T08:00:00+00:00", "command": "benchrun-audit resume"}

@@ -89,6 +89,8 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             raise ArchiveError(f"{first.message}{also}: the records are not what the run wrote; resume with --force "
                                "to drop what does not belong (recorded in run.json)", file=str(run.path / first.file))
         config = asked_config(run, limits or {})
+        if (edited := trust.config_changed(run)) is not None:
+            raise config_edited(run, edited, "resume")
         changed = changed_sources(run, manifest)
         if changed and not force:
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
@@ -150,22 +152,25 @@ class PinnedEdited(ArchiveError):
     """config.yaml asks otherwise than the run's manifest pins (a key of it edited): said by that key."""
 
 
-def asked_config(run: Run, limits: dict[str, Any]) -> dict[str, Any]:
-    """`run_config`'s config, once config.yaml is the one run.json digests (a key the manifest pins edited is said by
-    that key first). Checked before the benchmark config.yaml locates: one removed, emptied or made no config was said
-    to be a benchmark gone, with --force as the way on, which then failed on config.yaml."""
-    edited = trust.config_changed(run)
+def asked_config(run: Run, limits: dict[str, Any], command: str = "resume") -> dict[str, Any]:
+    """`run_config`'s config, read before the benchmark config.yaml locates: of a run that ended, a config.yaml
+    removed, emptied or made no config since is said to be changed (it was said to be a benchmark gone, or a parent
+    that --force would carry over, and --force then failed on config.yaml); a key the manifest pins edited is said
+    by that key. `command` asks with it."""
     try:
-        config = run_config(run, limits)
+        return run_config(run, limits)
     except PinnedEdited:
         raise
     except BenchrunError:
-        if edited is None:
+        if (edited := trust.config_changed(run)) is None:
             raise
-    if edited is not None:
-        raise ArchiveError(f"{edited}: a resume asks with it and would digest it as the run's own; put it back "
-                           "(to ask the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
-    return config
+        raise config_edited(run, edited, command) from None
+
+
+def config_edited(run: Run, edited: str, command: str) -> ArchiveError:
+    """The refusal of `command` (resume, retry) to ask with the config.yaml `edited` says changed since `run` ended."""
+    return ArchiveError(f"{edited}: a {command} asks with it and would digest it as the run's own; put it back (to ask "
+                        "the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
 
 
 def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
