@@ -19,6 +19,9 @@ it now obeys.
   refuses it), each recorded as given. A value is now read as a benchmark file's and `--rejudge`'s are
   (`core.yamlfile.parse_yaml`): one YAML reads as another number than written is refused in one line naming the key
   (`audit.limits._value`)
+- a resume of a run whose run.json holds a limit this benchrun bounds otherwise (an older benchrun's run, killed;
+  `runner.concurrency: 500`) said `--set runner.concurrency: Input should be less than or equal to 256` though no
+  --set was given. It now names run.json and the --set that asks the rest otherwise (`audit.limits.limited`)
 - `rescore --rejudge` of a run whose judge was given longer by `resume --set judge.timeout_s=5` asked the judge with
   config.yaml's limits again (0.3 s) and failed fast, `... TimeoutError: no answer within 0.3 s
   (judge.max_consecutive_failures)`, though run.json says the judge was last asked with 5 s (a later resume keeps
@@ -284,3 +287,22 @@ def test_a_takeover_whose_copy_of_the_records_fails_part_way_leaves_the_writer_t
     with pytest.raises(WriteFailed):
         DirLock(tmp_path).acquire()
     assert json.loads((tmp_path / "run.lock").read_bytes())["pid"] == os.getpid()
+
+
+def test_a_limit_the_run_was_last_asked_with_that_is_out_of_bounds_now_is_said_as_run_jsons(tmp_path):
+    """Before: `--set runner.concurrency: Input should be less than or equal to 256`, no --set given."""
+    run_dir = _failed_run(tmp_path)
+    info = json.loads((run_dir / "run.json").read_text())
+    info["runner"]["concurrency"] = 500  # an older benchrun's run, killed: unsealed, its status running
+    (run_dir / "run.json").write_text(json.dumps({**info, "status": "running", "reason": None, "ended_at": None,
+                                                  "files": {}}))
+    for name in ("seal.json", "summary.json"):
+        (run_dir / name).unlink()
+    refused = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    given = call_benchrun("resume", str(run_dir), "--set", "runner.concurrency=4", cwd=tmp_path,
+                          module="benchrun.audit")
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in '{run_dir / 'run.json'}': runner.concurrency: Input should be less than or equal to 256, "
+        "as the run was last asked; ask the rest otherwise with --set runner.concurrency=VALUE\n"))
+    assert (given.returncode, given.stderr.split(" (")[0]) == (
+        EXIT["runner"], f"benchrun: error: cannot reach Ollama at {info['runner']['host']}")

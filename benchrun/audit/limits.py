@@ -14,6 +14,7 @@ from benchrun.archive.reader import Run
 from benchrun.compiler.plan import ASKING_LIMITS
 from benchrun.compose.config import describe_validation, unkept_value
 from benchrun.core.errors import ConfigError
+from benchrun.core.layout import RUN
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.yamlfile import MAX_INT, parse_yaml
 
@@ -71,13 +72,16 @@ def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict
     info, judged = run.info, run.manifest.judge is not None
     if not judged and (key := next((key for key in given if key.startswith("judge.")), None)):
         raise ConfigError(f"--set {key}: run {info.run_id} has no judge")
-    judge = limited("judge", config["judge"], info.judge.get("runner", {}), given) if judged else config["judge"]
-    return {**config, "runner": limited("runner", config["runner"], info.runner, given), "judge": judge}
+    judge = limited("judge", config["judge"], info.judge.get("runner", {}), given, run) if judged else config["judge"]
+    return {**config, "runner": limited("runner", config["runner"], info.runner, given, run), "judge": judge}
 
 
-def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
-    """`config` (the runner's, or the `judge` section's) with the limits it was last asked with (`used`: run.json's
-    runner config as used) and then `limits` for its `section`, checked as a run checks them."""
+def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: dict[str, Any],
+            run: Run) -> dict[str, Any]:
+    """`config` (the runner's, or the `judge` section's) with the limits it was last asked with (`used`: `run`'s
+    run.json's runner config as used) and then `limits` for its `section`, checked as a run checks them: a limit
+    refused is said as given (`--set`), or as run.json holds it (an older benchrun's, which bounded it otherwise),
+    with the --set that asks the rest otherwise."""
     given = {key.partition(".")[2]: value for key, value in limits.items() if key.startswith(f"{section}.")}
     asked = {**config, **{key: used[key] for key in ASKING_LIMITS if key in used}, **given}
     runner = asked if section == "runner" else judge_runner_keys(asked)
@@ -85,5 +89,10 @@ def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: 
     try:
         model.model_validate(runner)
     except ValidationError as err:
-        raise ConfigError(f"--set {describe_validation(err, model, [section])}") from None
+        said = describe_validation(err, model, [section])
+        key = said.partition(":")[0]
+        if key.partition(".")[2] in given:
+            raise ConfigError(f"--set {said}") from None
+        raise ConfigError(f"{said}, as the run was last asked; ask the rest otherwise with --set {key}=VALUE",
+                          file=str(run.path / RUN)) from None
     return asked
