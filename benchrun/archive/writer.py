@@ -318,7 +318,7 @@ class RunWriter:
                                                      "files": files})
             run_json = self._write_info()
             if not self._broken:
-                write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at, ready=self._held)
+                write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at, self._held)
             self.finished = True
         return self.info
 

@@ -115,7 +115,7 @@ def seal_left(run: Run, lock: DirLock) -> RunInfo:
     if problems := trust.beneath_seal(run):
         raise ArchiveError(f"{problems[0]}: run {run.id} ended but its writer was stopped before it sealed it, and its "
                            "files are not the ones run.json digests; nothing was written", file=str(run.path))
-    write_seal(run.path, run.id, (run.path / RUN).read_bytes(), now())
+    write_seal(run.path, run.id, (run.path / RUN).read_bytes(), now(), lock.still_held)
     lock.release(ended=True)
     output.warning(f"run {run.id} ended ({run.info.status}) but its writer ({describe(lock.stale)}) was stopped "
                    "before it sealed it: sealed now, every file as run.json digests it")
