@@ -22,6 +22,9 @@ it now obeys.
 - a resume of a run whose run.json holds a limit this benchrun bounds otherwise (an older benchrun's run, killed;
   `runner.concurrency: 500`) said `--set runner.concurrency: Input should be less than or equal to 256` though no
   --set was given. It now names run.json and the --set that asks the rest otherwise (`audit.limits.limited`)
+- `show` of a run resumed with `--set` gave run.json's runner (the last session's limits) as the run's, beside the
+  overrides it began with, and nothing said which answers were asked with which: it now says each resume's `--set`
+  and after how many answers (`limits set`, `archive.sessions.limits_set`)
 - `rescore --rejudge` of a run whose judge was given longer by `resume --set judge.timeout_s=5` asked the judge with
   config.yaml's limits again (0.3 s) and failed fast, `... TimeoutError: no answer within 0.3 s
   (judge.max_consecutive_failures)`, though run.json says the judge was last asked with 5 s (a later resume keeps
@@ -306,3 +309,26 @@ def test_a_limit_the_run_was_last_asked_with_that_is_out_of_bounds_now_is_said_a
         "as the run was last asked; ask the rest otherwise with --set runner.concurrency=VALUE\n"))
     assert (given.returncode, given.stderr.split(" (")[0]) == (
         EXIT["runner"], f"benchrun: error: cannot reach Ollama at {info['runner']['host']}")
+
+
+class _Answers:
+    """An answer for the first `answered` chats, then HTTP 500 for every chat: a server that broke."""
+
+    def __init__(self, answered: int) -> None:
+        self.left = answered
+
+    def __call__(self, req):
+        self.left -= 1
+        return Reply(content="2") if self.left >= 0 else Reply(status=500, error="boom")
+
+
+def test_show_says_the_limits_each_resume_asked_the_rest_with(tmp_path):
+    """Before: only run.json's runner, the last session's limits, shown as the run's."""
+    with FakeOllama(models=["llama3.2"], responder=_Answers(1)) as server:
+        run_dir = _failed_run(tmp_path, server)
+        resumed = [call_benchrun("resume", str(run_dir), "--set", given, cwd=tmp_path, module="benchrun.audit")
+                   for given in ("runner.timeout_s=5", "runner.retries=1")]
+    shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert [done.returncode for done in resumed] == [EXIT["runner"]] * 2
+    assert ("\nlimits set   runner.timeout_s=5 by resume 1 (after 1 answer); runner.retries=1 by resume 2 (after 1 "
+            "answer) ") in shown.stdout
