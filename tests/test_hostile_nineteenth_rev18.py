@@ -47,6 +47,10 @@ it now obeys.
   writer, only stopped and then continued, found the run its own and appended its answers to a responses.jsonl no
   longer the run's (lost) and its scores to the run's. The taker's note is now written before the files are made
   anew, so a copy that fails part way leaves that writer fenced (`archive.dirlock.DirLock.acquire`)
+
+Held (see the pass's note): config.yaml touched or linked to an identical copy; --set keys spelled with `+`, `~`,
+`++` or nested; --set values `abc`, `-1`, `[`, `.inf`, `${...}`; sbatch's abbreviations on Slurm 22.05; an Ollama
+digest said as `""`; list of runs whose summary.json or seal is a FIFO, a folder or /dev/zero.
 """
 
 from __future__ import annotations
