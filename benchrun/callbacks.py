@@ -86,6 +86,7 @@ class RunDirCheck(Callback):
         _check_stays(config)
         _check_logging(config)
         swept = sweepsize.swept(config)
+        sweepsize.refuse_varied(swept)
         jobs = sweepsize.checked_size(swept)
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if launcher.endswith(".JoblibLauncher"):

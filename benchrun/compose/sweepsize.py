@@ -33,6 +33,19 @@ def swept(config: DictConfig) -> list[Override]:
     return [override for override in last.values() if override.is_sweep_override()]
 
 
+WHOLE_SWEEP = ("dry_run",)
+"""Keys that say how the whole sweep is launched, which its jobs cannot vary: a dry run's jobs are launched here, a
+run's by the sweep's launcher into the sweep's directory."""
+
+
+def refuse_varied(swept: list[Override]) -> None:
+    """Refuse a sweep that varies a key of the whole sweep's (`WHOLE_SWEEP`): `-m dry_run=true,false` launched its dry
+    job among the runs, where it left no run and was listed as missing, the sweep failed."""
+    if varied := next((override for override in swept if override.key_or_group in WHOLE_SWEEP), None):
+        raise ConfigError(f"in 'config': {varied.input_line}: a sweep is a dry run or not, all its jobs one way; give "
+                          f"{varied.key_or_group}=true for a dry run of the sweep, or leave it out")
+
+
 def checked_size(swept: list[Override]) -> float:
     """Refuse a sweep of more than MAX_SWEEP_JOBS jobs, counted before Hydra lists them (a range of 10**12 values
     would be listed for hours, then a directory made for each), and one of none (`range(5,0)`: an empty sweep.json,
