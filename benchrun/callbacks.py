@@ -78,7 +78,7 @@ class RunDirCheck(Callback):
         why = refusal(run_dir)
         if why:
             _refuse(why)
-        takeback.NEW_RUNS.append(run_dir)
+        takeback.note_new_run(run_dir)
 
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:

@@ -43,6 +43,10 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   it bounded the run, which failed (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that
   met the same limit again); one that sets `sys.setrecursionlimit(60)` made the run a RecursionError's traceback. Now
   the limits are put back after user code runs in the process (`compiler.runstate`)
+- a run refused (a config mistake found as its job starts, or a signal before it claimed its directory) in a directory
+  made for it beforehand (`mkdir -p results/exp1/run`, then `hydra.run.dir=results/exp1/run`): the directory and its
+  emptied parent were taken back as if Hydra had made them; a dry run's, its private directory in $TMPDIR, took an
+  empty $TMPDIR with it. Now only the folders Hydra made for the run are (`compose.takeback.note_new_run`)
 """
 
 from __future__ import annotations
@@ -233,3 +237,32 @@ def test_a_benchmark_file_bounding_its_own_work_at_import_bounds_no_run(tmp_path
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     [run_dir] = (tmp_path / "outputs").glob("*/*")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+NAN = ("benchrun: error: in 'config': runner.options.temperature: nan is not a finite number, and JSON (config.yaml, "
+       "run.json, the manifest) has none for it: give a number\n")
+
+
+def test_a_run_refused_in_a_directory_made_for_it_beforehand_leaves_that_directory(tmp_path):
+    """`mkdir -p results/exp1/run` by a script, then a run there whose config is refused: the directory, and its
+    parent once emptied, were taken back as if Hydra had made them."""
+    (tmp_path / "results" / "exp1" / "run").mkdir(parents=True)
+    done = call_benchrun("hydra.run.dir=results/exp1/run", "runner.options.temperature=nan", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", NAN)
+    assert [path.relative_to(tmp_path).as_posix() for path in sorted(tmp_path.rglob("*"))] == [
+        "results", "results/exp1", "results/exp1/run"]
+    done = call_benchrun("hydra.run.dir=results/exp2/run", "runner.options.temperature=nan", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], NAN)
+    assert [path.relative_to(tmp_path).as_posix() for path in sorted(tmp_path.rglob("*"))] == [
+        "results", "results/exp1", "results/exp1/run"]
+
+
+@pytest.mark.slow
+def test_a_dry_run_whose_config_is_refused_leaves_an_empty_temporary_directory(tmp_path):
+    """A dry run's run directory is its private one in $TMPDIR: taking it back took $TMPDIR too when that was empty (a
+    Slurm job's own, a TMPDIR=~/tmp), and every later program's temporary file failed there."""
+    (tmp_path / "tmp").mkdir()
+    done = run_benchrun("dry_run=true", "runner.options.temperature=nan", cwd=tmp_path,
+                        env={"TMPDIR": str(tmp_path / "tmp")})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", NAN)
+    assert [path.name for path in tmp_path.iterdir()] == ["tmp"] and list((tmp_path / "tmp").iterdir()) == []

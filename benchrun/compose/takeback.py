@@ -21,6 +21,9 @@ SWEEPS: list[Path] = []
 """The sweep directory of each sweep this process launched (its jobs may have started)."""
 NEW_RUNS: list[Path] = []
 """The run directory of each single run this process started."""
+MADE_FOR_RUNS: dict[str, Path] = {}
+"""A single run's directory (its absolute path) -> the first of its path's folders that was not there before Hydra
+made it for the run: what taking it back may remove."""
 LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
 SLURM_SWEEPS: list[Path] = []
@@ -41,8 +44,8 @@ def hydra_dir() -> Path | None:
 
 def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False) -> None:
     """Delete what Hydra wrote for a run that will not start: its .hydra/ copies, the job's log, and the run
-    directory and its date directory if that empties them; with `secret` also the sweep's multirun.yaml (its config
-    may hold one). A sweep's job (`keep`) keeps its directory and log, the record of how it ended, and loses only
+    directory and its date directory if that empties them and Hydra made them for it (`note_new_run`); with `secret`
+    also the sweep's multirun.yaml (its config may hold one). A sweep's job (`keep`) keeps its directory and log, the record of how it ended, and loses only
     what may hold a secret."""
     if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
         return
@@ -53,10 +56,24 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
     if keep:
         return
     (run_dir / LOG).unlink(missing_ok=True)
-    for folder in (run_dir, run_dir.parent):
+    path = Path(os.path.abspath(run_dir))
+    if (top := MADE_FOR_RUNS.get(str(path))) is None:  # every folder of its path was there before the run
+        return
+    for folder in (path, path.parent):
         if not folder.is_dir() or any(folder.iterdir()):
             break
         folder.rmdir()
+        if folder == top:
+            break
+
+
+def note_new_run(run_dir: Path) -> None:
+    """Note `run_dir` as a single run's, before Hydra makes it, with the first folder of its path Hydra will make: no
+    folder that was there before (one a script made for the run, its parent, a dry run's $TMPDIR) is taken back."""
+    NEW_RUNS.append(run_dir)
+    path = Path(os.path.abspath(run_dir))
+    if (top := next((p for p in (*reversed(path.parents), path) if not p.exists()), None)) is not None:
+        MADE_FOR_RUNS[str(path)] = top
 
 
 def take_back_unstarted() -> None:
