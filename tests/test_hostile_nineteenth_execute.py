@@ -13,6 +13,12 @@ each with the rule it now obeys.
   with every later request, so the 17th request of a run carried 64 KB of the server's choosing in a `Cookie` header
   the archive holds no word of, each request larger than the last and benchrun's memory growing with them, without
   bound. Now every runner's client keeps no cookie (`runners.http.no_cookies`, in `client_options`)
+- runner=local on a GGUF whose chat template reads the clock (`strftime_now`: Llama 3.2's and 3.3's system prompt
+  `Today Date: 05 Dec 2026`, Granite's): each prompt held the day it was asked, which nothing in the archive records,
+  so a run crossing midnight asked two prompts for one, a resume days later another, and the response cache (on by
+  default for runner=local) gave a prompt of today the answer to one of another day, as the same request's. Now the
+  template's clock reads one moment, always (`runners.local_engine.TEMPLATE_NOW`, `pinned`), which the model's
+  identity records (`template_now`) and the cache key holds, for such a template only
 """
 
 from __future__ import annotations
@@ -45,6 +51,12 @@ if "benchrun.execute.runners.local_engine" in sys.orig_argv and os.path.exists({
 """
 """A sitecustomize that gives the model's path to another file as the embedded engine's process starts: between
 the run's opening of the file and the engine's."""
+
+
+SMOLLM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+"""The system prompt smollm2's chat template gives a chat that has none."""
+DATED = "Today Date: ' ~ strftime_now('%d %b %Y') ~ '"
+"""That prompt's place in the template as Llama 3.2's reads its clock."""
 
 
 def _models(tmp_path: Path) -> tuple[Path, Path]:
@@ -127,3 +139,23 @@ def test_a_cookie_a_server_sets_is_never_sent_with_a_later_request(tmp_path, ser
             result = bench_run(tmp_path, served.url, "cache=false", "runner.concurrency=1")
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     assert served.cookies == [""] * 18
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_chat_templates_clock_reads_one_moment_whatever_the_day(tmp_path):
+    """smollm2's GGUF, its template's system prompt made `Today Date: ` and the template's clock (Llama 3.2's way):
+    the chat as the engine renders it said the day it was asked."""
+    import llama_cpp
+
+    from benchrun.execute.runners.local_engine import Engine, template_clock
+
+    model, _ = _models(tmp_path)
+    model.write_bytes(model.read_bytes().replace(SMOLLM.encode(), DATED.ljust(len(SMOLLM)).encode()))
+    engine = Engine(llama_cpp, str(model), {"num_ctx": 256, "num_thread": 1}, "runner.options.num_ctx")
+    chat = engine.formatter(messages=[{"role": "user", "content": "say 1"}]).prompt
+    assert chat == ("<|im_start|>system\nToday Date: 26 Jul 2024" + " " * (len(SMOLLM) - len(DATED)) + "<|im_end|>\n"
+                    "<|im_start|>user\nsay 1<|im_end|>\n<|im_start|>assistant\n")
+    assert engine.description()["template_now"] == "2024-07-26T00:00:00"
+    own = engine.llm.metadata["tokenizer.chat_template"].replace(DATED.ljust(len(SMOLLM)), SMOLLM)
+    assert template_clock(own) == {}  # smollm2's own template reads no clock: its identity as before

@@ -310,6 +310,7 @@ class LocalRunner:
         self._lock = asyncio.Lock()
         self._engine = EngineProcess(config.max_response_bytes)
         self._file: HeldFile | None = None
+        self._clock: dict[str, str] = {}
 
     async def identify(self) -> dict[str, Any]:
         """Load the model; its file's sha256 and size, the llama.cpp version and build, and the GGUF metadata."""
@@ -332,6 +333,7 @@ class LocalRunner:
             digest.cancel()
             raise
         sha256, size = await digest
+        self._clock = {"template_now": greeting["ready"]["template_now"]} if "template_now" in greeting["ready"] else {}
         return writable_data({"file": path.name, "path": str(path), "digest": sha256, "sha256": sha256,
                               "size": size, **greeting["ready"]})
 
@@ -363,8 +365,9 @@ class LocalRunner:
             return await self._engine.generate(messages, bounded, seed)
 
     def request_settings(self) -> dict[str, Any]:
-        """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""
-        return {"options": self.options, "max_string_length": self.config.max_string_length}
+        """The options (sampling and loading), the grammar's string bound, and the moment a chat template's clock
+        reads where it reads one (`template_now`); the model is its file's sha256."""
+        return {"options": self.options, "max_string_length": self.config.max_string_length, **self._clock}
 
     async def digests_now(self) -> dict[str, str | None]:
         """The model file's sha256 now, when it was written to since the engine loaded it (nothing to say else)."""
