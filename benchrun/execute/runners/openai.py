@@ -10,7 +10,7 @@ import httpx
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
-from benchrun.core.recordvalues import pinned_as
+from benchrun.core.recordvalues import pin_shown, pinned_as
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OpenAIConfig
@@ -100,6 +100,11 @@ class OpenAIRunner:
         """The model's entry in GET /models; RunnerError naming what the server serves when it is not there."""
         models = await self._models()
         named = [m for m in models if m.get("id") in (self.model, f"{self.model}:latest")]
+        if len(said := {pinned_as({"details": _details(m)}) for m in named}) > 1:
+            each = ", ".join(sorted(pin_shown(pin) if pin else "nothing of its weights" for pin in said))
+            raise RunnerError(f"the server at {self.base_url} lists model '{self.model}' {len(named)} times, saying "
+                              f"different weights are behind it ({each}): which of them answers cannot be told; point "
+                              f"{self.config.key('base_url')} at a server that serves it once")
         entry = named[0] if named else None
         if entry is None:
             have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
