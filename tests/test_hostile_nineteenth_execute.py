@@ -31,13 +31,20 @@ each with the rule it now obeys.
   the run completed (exit 0), though which backend answers each request cannot be told, where an Ollama list giving
   the model twice with different digests is refused. Now refused in one line naming each (`OpenAIRunner._entry`),
   exit 3
+- runner=local on a GGUF whose metadata holds a string of 70 MB (a planted `general.license`): the engine's metadata
+  went whole into run.json's identity, which no bound held (a server's description is refused past 1 MiB), so the
+  run completed (exit 0) writing a run.json of 73 MB that every reader then refused (`more than benchrun writes in
+  a run.json`): a run no command could read. Now the GGUF's description is bounded as a server's is
+  (`execute.boundary.described`, from `LocalRunner.identify`): one line naming the file, exit 3
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -236,3 +243,22 @@ def test_a_model_listed_twice_with_different_weights_behind_it_is_refused(tmp_pa
                         f"weights are behind it (root \"{FULL}\", root \"{AWQ}\"): which of them answers cannot be "
                         "told; point runner.base_url at a server that serves it once\n")
     assert not [r for r in server.requests if r["path"] == "/v1/chat/completions"]
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_model_file_whose_metadata_run_json_cannot_keep_is_refused(tmp_path):
+    """smollm2's GGUF with its `general.license` made 2 MiB longer (the tensors' offsets kept: 2 MiB is a multiple of
+    the GGUF's alignment); at 70 MB the run's run.json was one no reader reads."""
+    model, _ = _models(tmp_path)
+    data = model.read_bytes()
+    value = data.index(b"general.license") + len(b"general.license") + 4  # the key, then its type (u32): a string
+    grown = 2 * 2**20
+    model.write_bytes(data[:value] + struct.pack("<Q", 10 + grown) + b"apache-2.0" + b"x" * grown + data[value + 18:])
+    result = call_benchrun("runner=local", f"runner.model_path={model}", "runner.options.num_thread=1",
+                           "runner.options.num_predict=8", "cache=false", f"outputs={tmp_path / 'outputs'}",
+                           cwd=tmp_path)
+    said = (f"benchrun: error: model file '{re.escape(str(model))}' describes the model in 2,09[0-9],[0-9]{{3}} "
+            "bytes of JSON, more than run.json keeps of a model file's description \\(1,048,576 bytes; a real model "
+            "file's is a few KB\\): not what a GGUF file's metadata holds; set runner.model_path to another GGUF file\n")
+    assert result.returncode == EXIT["runner"] and re.fullmatch(said, result.stderr), result.stderr

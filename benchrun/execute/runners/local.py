@@ -29,7 +29,7 @@ from benchrun.core.home import expanded
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
-from benchrun.core.text import writable_data
+from benchrun.execute.boundary import described
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 from benchrun.execute.runners.llama_build import illegal_instruction
 from benchrun.execute.runners.local_engine import memory_limit
@@ -334,8 +334,8 @@ class LocalRunner:
             raise
         sha256, size = await digest
         self._clock = {"template_now": greeting["ready"]["template_now"]} if "template_now" in greeting["ready"] else {}
-        return writable_data({"file": path.name, "path": str(path), "digest": sha256, "sha256": sha256,
-                              "size": size, **greeting["ready"]})
+        return described({"file": path.name, "path": str(path), "digest": sha256, "sha256": sha256, "size": size,
+                          **greeting["ready"]}, f"model file '{path}'", self.config.key("model_path"), "model file")
 
     async def _loaded(self, path: Path, requirement: str) -> dict[str, Any]:
         """The engine's greeting once it has loaded the model; RunnerError when it cannot, UnsafeBuild when this build
