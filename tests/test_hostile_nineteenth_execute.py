@@ -36,6 +36,11 @@ each with the rule it now obeys.
   run completed (exit 0) writing a run.json of 73 MB that every reader then refused (`more than benchrun writes in
   a run.json`): a run no command could read. Now the GGUF's description is bounded as a server's is
   (`execute.boundary.described`, from `LocalRunner.identify`): one line naming the file, exit 3
+- runner=local on a GGUF one of whose metadata strings is not UTF-8 (a damaged byte in `general.license`): the model
+  loads, but llama-cpp-python drops the whole metadata when one value does not decode (without a word, unless
+  verbose), so the run was refused as `has no chat template (tokenizer.chat_template); runner=local needs an instruct
+  model's GGUF`, wrong advice for an instruct model's file that has one. Now the engine says the metadata cannot be
+  read as text (`runners.local_engine.chat_formatter`), exit 3
 """
 
 from __future__ import annotations
@@ -262,3 +267,16 @@ def test_a_model_file_whose_metadata_run_json_cannot_keep_is_refused(tmp_path):
             "bytes of JSON, more than run.json keeps of a model file's description \\(1,048,576 bytes; a real model "
             "file's is a few KB\\): not what a GGUF file's metadata holds; set runner.model_path to another GGUF file\n")
     assert result.returncode == EXIT["runner"] and re.fullmatch(said, result.stderr), result.stderr
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_model_file_whose_metadata_is_not_utf8_is_said_so(tmp_path):
+    model, _ = _models(tmp_path)
+    model.write_bytes(model.read_bytes().replace(b"apache-2.0", b"apache\xff2.0", 1))
+    result = call_benchrun("runner=local", f"runner.model_path={model}", "runner.options.num_thread=1", "cache=false",
+                           f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (
+        EXIT["runner"], f"benchrun: error: the metadata of model file '{model}' cannot be read as text (a value in it "
+                        "that is not UTF-8: a damaged file, or one no GGUF converter wrote); set runner.model_path to "
+                        "another GGUF file\n")

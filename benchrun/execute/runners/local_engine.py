@@ -143,6 +143,10 @@ def chat_formatter(llm: Any, path: str) -> Any:
     """The model's own chat template as llama-cpp-python renders it, its clock pinned (`pinned`)."""
     from llama_cpp import llama_chat_format
 
+    if not llm.metadata:  # every GGUF names its architecture: llama-cpp-python dropped all it holds, unread
+        raise LoadFailed(f"the metadata of model file '{path}' cannot be read as text (a value in it that is not "
+                         "UTF-8: a damaged file, or one no GGUF converter wrote); set runner.model_path to another "
+                         "GGUF file")
     template = llm.metadata.get("tokenizer.chat_template")
     if not template:
         raise LoadFailed(f"model file '{path}' has no chat template (tokenizer.chat_template); runner=local needs "
