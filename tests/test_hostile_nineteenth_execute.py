@@ -41,6 +41,15 @@ each with the rule it now obeys.
   verbose), so the run was refused as `has no chat template (tokenizer.chat_template); runner=local needs an instruct
   model's GGUF`, wrong advice for an instruct model's file that has one. Now the engine says the metadata cannot be
   read as text (`runners.local_engine.chat_formatter`), exit 3
+- runner=local on a GGUF whose chat template refuses the benchmark's chats (Gemma 2's `raise_exception('System role
+  not supported')` for a task with a system prompt; an error of the template's own on them): every request failed
+  `Refused: ValueError: System role not supported`, and `max_consecutive_failures` of them in a row stopped the run
+  as a broken setup (`failed`, exit 3) with the advice `finish it once the setup is mended with: benchrun-audit
+  resume RUN`, which can never work: the chats are the manifest's and the template the model's (its digest), which
+  a resume may not change, so the run could never be finished (as the seventeenth pass found of chats longer than
+  the context). Now a chat the template will not render is that sample's own failure (`ChatRefused`, from
+  `runners.local_engine.GuardedFormatter`; `execute.failurekind.OWN`), named as the template's refusal: recorded, the
+  run completes with those errors
 """
 
 from __future__ import annotations
@@ -83,6 +92,8 @@ SMOLLM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 """The system prompt smollm2's chat template gives a chat that has none."""
 DATED = "Today Date: ' ~ strftime_now('%d %b %Y') ~ '"
 """That prompt's place in the template as Llama 3.2's reads its clock."""
+REFUSING = "' ~ raise_exception('System role not supported') ~ '"
+"""That prompt's place in the template as Gemma 2's refuses a chat with a system turn."""
 
 
 def _models(tmp_path: Path) -> tuple[Path, Path]:
@@ -280,3 +291,22 @@ def test_a_model_file_whose_metadata_is_not_utf8_is_said_so(tmp_path):
         EXIT["runner"], f"benchrun: error: the metadata of model file '{model}' cannot be read as text (a value in it "
                         "that is not UTF-8: a damaged file, or one no GGUF converter wrote); set runner.model_path to "
                         "another GGUF file\n")
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_chat_the_models_template_refuses_is_that_samples_own_failure(tmp_path):
+    """smollm2's template made to refuse every chat of the benchmark as Gemma 2's refuses one with a system turn: six
+    samples, past runner.max_consecutive_failures (5)."""
+    model, _ = _models(tmp_path)
+    model.write_bytes(model.read_bytes().replace(SMOLLM.encode(), REFUSING.ljust(len(SMOLLM)).encode()))
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([{"name": "t", "template": "say {a}", "values": {
+        "a": list(range(6))}, "reference": [str(a) for a in range(6)], "scorer": "contains"}])})
+    result = call_benchrun("runner=local", f"runner.model_path={model}", "runner.options.num_thread=1",
+                           "task.path=bench", "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    run_dir = run_dir_of(result.stdout)
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed_with_errors"
+    assert [r["error"] for r in read_jsonl(run_dir / "responses.jsonl")] == [{
+        "type": "Refused", "message": "ChatRefused: the model's chat template refuses this chat: System role not "
+                                      "supported"}] * 6

@@ -120,15 +120,23 @@ class ContextFull(ValueError):
     """A chat as long as the model's context, or longer: no room for an answer."""
 
 
+class ChatRefused(ValueError):
+    """A chat the model's chat template will not render (its `raise_exception`: Gemma 2's `System role not
+    supported`; an error of its own on this chat): the template and the chat are both pinned, so no setup mends it."""
+
+
 class GuardedFormatter:
     """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria and
-    refuses a chat that leaves no room in the context for an answer."""
+    refuses a chat that leaves no room in the context for an answer, or that the template will not render."""
 
     def __init__(self, llama_cpp: Any, formatter: Any, guard: Guard, context_key: str):
         self.llama_cpp, self.formatter, self.guard, self.context_key = llama_cpp, formatter, guard, context_key
 
     def __call__(self, **kwargs: Any) -> Any:
-        response = self.formatter(**kwargs)
+        try:
+            response = self.formatter(**kwargs)
+        except Exception as err:  # jinja2's errors, the template's raise_exception (ValueError): all the template's
+            raise ChatRefused(f"the model's chat template refuses this chat: {err}") from None
         llm = self.guard.llm
         tokens = len(llm.tokenize(response.prompt.encode("utf-8"), add_bos=False, special=True))
         if tokens >= llm.n_ctx():
