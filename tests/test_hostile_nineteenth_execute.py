@@ -50,6 +50,11 @@ each with the rule it now obeys.
   the context). Now a chat the template will not render is that sample's own failure (`ChatRefused`, from
   `runners.local_engine.GuardedFormatter`; `execute.failurekind.OWN`), named as the template's refusal: recorded, the
   run completes with those errors
+- an answer that is a tool call (`message.tool_calls`, its content empty: a server or proxy that parses the model's
+  text into calls though benchrun offers no tools; OpenAI's older `function_call`): the calls were dropped, so the
+  archive held the answer `""` with no word of what came back, where the sixteenth pass keeps a model's thinking and
+  a refusal; now they are kept as their JSON text in the answer's `extra` (`runners.base.tools_called`, both
+  runners)
 """
 
 from __future__ import annotations
@@ -310,3 +315,51 @@ def test_a_chat_the_models_template_refuses_is_that_samples_own_failure(tmp_path
     assert [r["error"] for r in read_jsonl(run_dir / "responses.jsonl")] == [{
         "type": "Refused", "message": "ChatRefused: the model's chat template refuses this chat: System role not "
                                       "supported"}] * 6
+
+
+CALL = {"name": "answer", "arguments": {"answer": 7}}
+"""The tool call every answer of `CallingTools` makes."""
+
+
+class CallingTools:
+    """A server (mixed into a fake's class) whose every chat answer is a tool call, its content empty."""
+
+    def __init__(self) -> None:
+        super().__init__(models=["llama3.2"], responder=listbench_answer)
+
+    def dispatch(self, request: Request) -> Response | None:
+        answer = super().dispatch(request)
+        if answer is None or not request.path.endswith(("/api/chat", "/chat/completions")):
+            return answer
+        body = json.loads(answer.body)
+        if "message" in body:
+            body["message"] = {**body["message"], "content": "", "tool_calls": [{"function": CALL}]}
+        else:
+            call = {"id": "call_1", "type": "function", "function": {**CALL, "arguments": json.dumps(CALL["arguments"])}}
+            message = {**body["choices"][0]["message"], "content": None, "tool_calls": [call]}
+            body["choices"] = [{**body["choices"][0], "message": message, "finish_reason": "tool_calls"}]
+        return json_response(body)
+
+
+class ToolsOllama(CallingTools, FakeOllama):
+    pass
+
+
+class ToolsOpenAI(CallingTools, FakeOpenAI):
+    pass
+
+
+@pytest.mark.parametrize(("server", "kept"), [
+    (ToolsOllama, [{"function": CALL}]),
+    (ToolsOpenAI, [{"function": {**CALL, "arguments": '{"answer": 7}'}, "id": "call_1", "type": "function"}])])
+def test_an_answer_that_is_a_tool_call_keeps_the_call(tmp_path, server, kept):
+    with server() as served:
+        if isinstance(served, ToolsOpenAI):
+            result = call_benchrun("runner=openai", f"runner.base_url={served.url}", "runner.model=llama3.2",
+                                   "runner.structured=json_schema", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        else:
+            result = bench_run(tmp_path, served.url, "cache=false")
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    records = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert {r["text"] for r in records} == {""}
+    assert [json.loads(r["extra"]["tool_calls"]) for r in records] == [kept] * 18

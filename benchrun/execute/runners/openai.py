@@ -26,6 +26,7 @@ from benchrun.execute.runners.base import (
     json_count,
     resolvable,
     tls_trouble,
+    tools_called,
     transient,
     transport_failure,
     with_seed,
@@ -246,6 +247,8 @@ class OpenAIRunner:
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
         extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
+        if calls := message.get("tool_calls") or message.get("function_call"):
+            extra["tool_calls"] = tools_called(calls)
         finish = choice.get("finish_reason")
         return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
                           prompt_tokens=json_count(usage.get("prompt_tokens")),
