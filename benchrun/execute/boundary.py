@@ -59,21 +59,29 @@ MAX_DESCRIPTION_DEPTH = 32
 nested some 250 deep, and making strings writable recursed out of Python's stack on 900."""
 
 
-def described(identity: dict[str, Any], server: str, key: str) -> dict[str, Any]:
+SOURCES = {"server": "not what a model server says; {key} must name one",
+           "model file": "not what a GGUF file's metadata holds; set {key} to another GGUF file"}
+"""What describes a model (an HTTP runner's server, runner=local's GGUF file), and the advice for a description run.json
+cannot keep."""
+
+
+def described(identity: dict[str, Any], server: str, key: str, source: str = "server") -> dict[str, Any]:
     """`identity` as run.json may keep it, its strings writable: RunnerError when it nests deeper than
     MAX_DESCRIPTION_DEPTH or its JSON is longer than MAX_DESCRIPTION_BYTES (each answer of the preflight is bounded
     by runner.max_response_bytes alone, so two servers' 8 MiB templates and versions made a run.json that every
-    reader of the run refused, and a /models entry nested 300 deep a traceback writing it)."""
+    reader of the run refused, and a /models entry nested 300 deep a traceback writing it; a GGUF's metadata is
+    bounded by nothing). `server` names what describes it, a `source` of SOURCES."""
+    fix = SOURCES[source].format(key=key)
     if _nests_deeper(identity, MAX_DESCRIPTION_DEPTH):
         raise RunnerError(f"{server} describes the model in JSON nested more than {MAX_DESCRIPTION_DEPTH} deep, "
-                          f"deeper than run.json keeps of a server's description (a real server's is a few levels): "
-                          f"not what a model server says; {key} must name one")
+                          f"deeper than run.json keeps of a {source}'s description (a real {source}'s is a few "
+                          f"levels): {fix}")
     identity = writable_data(identity)
     size = len(json.dumps(identity, ensure_ascii=False).encode())
     if size > MAX_DESCRIPTION_BYTES:
         raise RunnerError(f"{server} describes the model in {size:,} bytes of JSON, more than run.json keeps of a "
-                          f"server's description ({MAX_DESCRIPTION_BYTES:,} bytes; a real server's is a few KB): not "
-                          f"what a model server says; {key} must name one")
+                          f"{source}'s description ({MAX_DESCRIPTION_BYTES:,} bytes; a real {source}'s is a few KB): "
+                          f"{fix}")
     return identity
 
 

@@ -181,11 +181,21 @@ def pinned_by(answer: Completion, pin: Mapping[str, Any]) -> bool:
     (restarted with another model or build mid-run), and a later run of the pinned one took it from the cache as its
     model's answer; an answer that gives none, or a pin that has none, cannot be told apart. Likewise an answer of a
     model pinned by its digest that says it is of another model than the one asked (Ollama's answer naming another
-    model, which its `extra` keeps only then: a proxy before the server that routed the request elsewhere)."""
-    if "digest" in pin and answer.extra.get("model") is not None:
+    model, which its `extra` keeps only then: a proxy before the server that routed the request elsewhere), or an
+    OpenAI-compatible answer naming another model than its served name (a router's fallback model: `_named`)."""
+    said = answer.extra.get("model")
+    if said is not None and ("digest" in pin or "served" in pin and not _named(said, pin)):
         return False
     pinned, given = pin.get("system_fingerprint"), answer.extra.get("system_fingerprint")
     return pinned is None or given is None or given == pinned
+
+
+def _named(said: str, pin: Mapping[str, Any]) -> bool:
+    """Whether an OpenAI-compatible answer's served model `said` is the model `pin` pins: its served name (but for
+    `:latest`), or the name the preflight's probe answer gave it (`answers_as`: OpenAI's `gpt-4o-2024-08-06` for
+    `gpt-4o`)."""
+    names = {str(pin.get(name)).removesuffix(":latest") for name in ("served", "answers_as") if pin.get(name)}
+    return said.removesuffix(":latest") in names
 
 
 def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -195,8 +205,9 @@ def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None
     served from other weights is another key. None: nothing pins the model."""
     if runner == "openai":
         weights = weights_said(dict(identity))
+        said = {"answers_as": identity["answers_as"]} if identity.get("answers_as") else {}
         return {"served": identity.get("name"), "system_fingerprint": identity.get("system_fingerprint"),
-                **({"weights": weights} if weights else {})}
+                **({"weights": weights} if weights else {}), **said}
     digest = model_digest(dict(identity))
     return {"digest": digest} if digest else None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import re
 import socket
 import ssl
@@ -216,6 +217,12 @@ def json_count(value: Any) -> int | None:
     """A token count or duration as a server wrote it: a JSON integer, else None (not reported): `true`, `"7"`, 7.0,
     1.5, `"many"` and 1e400 are none, though a lax reader would take some of them for one."""
     return value if type(value) is int else None
+
+
+def tools_called(calls: Any) -> str:
+    """The tool calls an answer makes, as their JSON text (`extra.tool_calls`): benchrun offers no tools, so a server's
+    calls are kept as they came, for the archive holds all that came back (the call may be where the answer is)."""
+    return json.dumps(calls, ensure_ascii=False, sort_keys=True)
 
 
 def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:

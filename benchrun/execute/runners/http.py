@@ -1,11 +1,13 @@
 """What every HTTP runner's client reads of an answer: at most `max_response_bytes` of its body once decoded
 (through httpx's documented response hook, the body wrapped before it is read, gzip and deflate undone there with
 zlib's own output bound), so neither a server whose answer never ends nor a compressed bomb costs more memory than
-that, and the sample's error says so; and no redirect, so every answer comes from the server the run names."""
+that, and the sample's error says so; no redirect, so every answer comes from the server the run names; and no
+cookie kept, so every request is sent as the run asks it."""
 
 from __future__ import annotations
 
 import zlib
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx
@@ -139,10 +141,18 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
     return {"request": [accept], "response": [bound]}
 
 
+def no_cookies() -> CookieJar:
+    """A cookie jar that takes no cookie (its policy allows no domain): a server's Set-Cookie never rides on a later
+    request, which the archive would not hold, and a server setting a new one with every answer does not grow every
+    later request and benchrun's memory by all it set before."""
+    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+
+
 def client_options(config: RunnerConfig) -> dict[str, Any]:
     """The httpx client options of a runner: `concurrency` connections kept alive (a new transport: no response is
-    taken for a request it did not answer), bodies bounded, no redirect followed, no deadline of httpx's own (the
-    executor's timeout_s holds each request, from connecting to the last byte)."""
+    taken for a request it did not answer), bodies bounded, no redirect followed, no cookie kept, no deadline of
+    httpx's own (the executor's timeout_s holds each request, from connecting to the last byte)."""
     limits = httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=None)
     hooks = bounded(config.max_response_bytes, config.key("max_response_bytes"))
-    return {"timeout": None, "event_hooks": hooks, "follow_redirects": False, "transport": Transport(limits)}
+    return {"timeout": None, "event_hooks": hooks, "follow_redirects": False, "cookies": no_cookies(),
+            "transport": Transport(limits)}

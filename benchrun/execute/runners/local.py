@@ -22,7 +22,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchrun.archive.writer import file_digest
 from benchrun.console import output
 from benchrun.core.errors import RunnerError, UnsafeBuild
 from benchrun.core.filebytes import not_a_file
@@ -30,7 +29,7 @@ from benchrun.core.home import expanded
 from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
-from benchrun.core.text import writable_data
+from benchrun.execute.boundary import described
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
 from benchrun.execute.runners.llama_build import illegal_instruction
 from benchrun.execute.runners.local_engine import memory_limit
@@ -264,10 +263,27 @@ class HeldFile:
     def written_to(self) -> bool:
         return _written(os.fstat(self._fd)) != self._seen
 
+    def still_named(self) -> bool:
+        """Whether its path still names this file (not another given its name since: `mv`, a download finishing)."""
+        try:
+            named = os.stat(self.path)
+        except OSError:
+            return False
+        return os.path.samestat(named, os.fstat(self._fd))
+
+    def digest(self, stop: threading.Event | None = None) -> tuple[str, int]:
+        """The sha256 and size of the file held (whatever its path names now), read in 1 MiB pieces at their offsets
+        (no shared file position); InterruptedError once `stop` is set."""
+        sha, size = hashlib.sha256(), 0
+        while piece := os.pread(self._fd, 1 << 20, size):
+            if stop is not None and stop.is_set():
+                raise InterruptedError(f"the digest of {self.path} was called off")
+            sha.update(piece)
+            size += len(piece)
+        return sha.hexdigest(), size
+
     def sha256(self) -> str:
-        with os.fdopen(os.dup(self._fd), "rb") as handle:
-            handle.seek(0)
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+        return self.digest()[0]
 
     def close(self) -> None:
         os.close(self._fd)
@@ -294,6 +310,7 @@ class LocalRunner:
         self._lock = asyncio.Lock()
         self._engine = EngineProcess(config.max_response_bytes)
         self._file: HeldFile | None = None
+        self._clock: dict[str, str] = {}
 
     async def identify(self) -> dict[str, Any]:
         """Load the model; its file's sha256 and size, the llama.cpp version and build, and the GGUF metadata."""
@@ -302,18 +319,23 @@ class LocalRunner:
         check_installed(installed_version(), requirement)
         if self._file is not None:  # identified again: the file as loaded this time
             self._file.close()
-        self._file = HeldFile(path)
+        self._file = held = HeldFile(path)
         stop = threading.Event()
-        digest = asyncio.create_task(asyncio.to_thread(file_digest, path, stop))
+        digest = asyncio.create_task(asyncio.to_thread(held.digest, stop))
         try:
             greeting = await self._loaded(path, requirement)
+            if not held.still_named():  # the engine opened the path itself, at some moment of its load
+                raise RunnerError(f"model file '{path}' was given to another file while the engine loaded it (a copy "
+                                  "or a download finishing with a rename?): which of the two it loaded cannot be "
+                                  "told; run again once the file is in place")
         except BaseException:  # no digest of a model not loaded: the file may be any size
             stop.set()
             digest.cancel()
             raise
-        found = await digest
-        return writable_data({"file": path.name, "path": str(path), "digest": found.sha256, "sha256": found.sha256,
-                              "size": found.size, **greeting["ready"]})
+        sha256, size = await digest
+        self._clock = {"template_now": greeting["ready"]["template_now"]} if "template_now" in greeting["ready"] else {}
+        return described({"file": path.name, "path": str(path), "digest": sha256, "sha256": sha256, "size": size,
+                          **greeting["ready"]}, f"model file '{path}'", self.config.key("model_path"), "model file")
 
     async def _loaded(self, path: Path, requirement: str) -> dict[str, Any]:
         """The engine's greeting once it has loaded the model; RunnerError when it cannot, UnsafeBuild when this build
@@ -343,8 +365,9 @@ class LocalRunner:
             return await self._engine.generate(messages, bounded, seed)
 
     def request_settings(self) -> dict[str, Any]:
-        """The options (sampling and loading) and the grammar's string bound; the model is its file's sha256."""
-        return {"options": self.options, "max_string_length": self.config.max_string_length}
+        """The options (sampling and loading), the grammar's string bound, and the moment a chat template's clock
+        reads where it reads one (`template_now`); the model is its file's sha256."""
+        return {"options": self.options, "max_string_length": self.config.max_string_length, **self._clock}
 
     async def digests_now(self) -> dict[str, str | None]:
         """The model file's sha256 now, when it was written to since the engine loaded it (nothing to say else)."""

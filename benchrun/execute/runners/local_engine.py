@@ -23,6 +23,7 @@ import resource
 import sys
 import threading
 import time
+from datetime import datetime
 from typing import IO, Any, Iterator
 
 from benchrun.core.cpus import usable_cores
@@ -38,6 +39,10 @@ LOADING = {"num_ctx": "n_ctx", "num_thread": "n_threads", "seed": "seed"}
 """runner.options -> Llama() arguments (used when the model is loaded)."""
 STOPPED = "stopped"
 """The done_reason of a generation called off."""
+TEMPLATE_NOW = datetime(2024, 7, 26)
+"""The moment a chat template's clock reads (`strftime_now`: Llama 3.2's `Today Date`, Granite's), whenever the model
+is asked: the date Llama 3's template gives itself without a clock. A prompt is then what the manifest and the
+template say on any day: a run crossing midnight, its resume a week later and the response cache ask one prompt."""
 
 
 class LoadFailed(Exception):
@@ -115,15 +120,23 @@ class ContextFull(ValueError):
     """A chat as long as the model's context, or longer: no room for an answer."""
 
 
+class ChatRefused(ValueError):
+    """A chat the model's chat template will not render (its `raise_exception`: Gemma 2's `System role not
+    supported`; an error of its own on this chat): the template and the chat are both pinned, so no setup mends it."""
+
+
 class GuardedFormatter:
     """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria and
-    refuses a chat that leaves no room in the context for an answer."""
+    refuses a chat that leaves no room in the context for an answer, or that the template will not render."""
 
     def __init__(self, llama_cpp: Any, formatter: Any, guard: Guard, context_key: str):
         self.llama_cpp, self.formatter, self.guard, self.context_key = llama_cpp, formatter, guard, context_key
 
     def __call__(self, **kwargs: Any) -> Any:
-        response = self.formatter(**kwargs)
+        try:
+            response = self.formatter(**kwargs)
+        except Exception as err:  # jinja2's errors, the template's raise_exception (ValueError): all the template's
+            raise ChatRefused(f"the model's chat template refuses this chat: {err}") from None
         llm = self.guard.llm
         tokens = len(llm.tokenize(response.prompt.encode("utf-8"), add_bos=False, special=True))
         if tokens >= llm.n_ctx():
@@ -134,18 +147,39 @@ class GuardedFormatter:
         return response
 
 
-def chat_handler(llama_cpp: Any, llm: Any, guard: Guard, path: str, context_key: str) -> Any:
-    """The model's own chat template (as llama-cpp-python would use it), its generations ending when `guard` says."""
+def chat_formatter(llm: Any, path: str) -> Any:
+    """The model's own chat template as llama-cpp-python renders it, its clock pinned (`pinned`)."""
     from llama_cpp import llama_chat_format
 
+    if not llm.metadata:  # every GGUF names its architecture: llama-cpp-python dropped all it holds, unread
+        raise LoadFailed(f"the metadata of model file '{path}' cannot be read as text (a value in it that is not "
+                         "UTF-8: a damaged file, or one no GGUF converter wrote); set runner.model_path to another "
+                         "GGUF file")
     template = llm.metadata.get("tokenizer.chat_template")
     if not template:
         raise LoadFailed(f"model file '{path}' has no chat template (tokenizer.chat_template); runner=local needs "
                          "an instruct model's GGUF")
     eos, bos = llm.token_eos(), llm.token_bos()
-    formatter = llama_chat_format.Jinja2ChatFormatter(
+    return pinned(llama_chat_format.Jinja2ChatFormatter)(
         template=template, eos_token=_text(llm, eos), bos_token=_text(llm, bos), stop_token_ids=[eos])
+
+
+def chat_handler(llama_cpp: Any, formatter: Any, guard: Guard, context_key: str) -> Any:
+    """`formatter` as the model's chat handler (as llama-cpp-python would use it), its generations ending when `guard`
+    says."""
+    from llama_cpp import llama_chat_format
+
     return llama_chat_format.chat_formatter_to_chat_completion_handler(GuardedFormatter(llama_cpp, formatter, guard, context_key))
+
+
+def pinned(formatter: type) -> type:
+    """`formatter` (llama-cpp-python's Jinja2ChatFormatter) with its templates' clock at TEMPLATE_NOW."""
+    return type("PinnedClock", (formatter,), {"strftime_now": staticmethod(TEMPLATE_NOW.strftime)})
+
+
+def template_clock(template: str) -> dict[str, str]:
+    """What a model's identity says of the clock its chat `template` reads (nothing for one that reads none)."""
+    return {"template_now": TEMPLATE_NOW.isoformat()} if "strftime_now" in template else {}
 
 
 def _text(llm: Any, token: int) -> str:
@@ -198,7 +232,8 @@ class Engine:
         self.llama_cpp = llama_cpp
         self.llm = load_model(llama_cpp, path, options, context_key)
         self.guard = Guard(self.llm)
-        self.llm.chat_handler = chat_handler(llama_cpp, self.llm, self.guard, path, context_key)
+        self.formatter = chat_formatter(self.llm, path)
+        self.llm.chat_handler = chat_handler(llama_cpp, self.formatter, self.guard, context_key)
         self.sampling = {SAMPLING[k]: v for k, v in options.items() if k in SAMPLING and v is not None}
         self._grammars: dict[str, Any] = {}
 
@@ -217,6 +252,7 @@ class Engine:
         """What identifies the engine in run.json besides the file's digest."""
         return {"llama_cpp_version": self.llama_cpp.__version__, "n_ctx": self.llm.n_ctx(),
                 "n_threads": self.llm.n_threads, "metadata": dict(self.llm.metadata),
+                **template_clock(self.llm.metadata.get("tokenizer.chat_template", "")),
                 "system_info": self.llama_cpp.llama_print_system_info().decode().strip()}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from benchrun.execute.runners.base import (
     json_count,
     resolvable,
     tls_trouble,
+    tools_called,
     transient,
     transport_failure,
     with_seed,
@@ -224,8 +225,10 @@ def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]])
 
 def _thought(message: Any) -> dict[str, str]:
     """What an answer keeps besides its text: a thinking model's thinking (runner.think), which Ollama gives apart
-    from the content, so the archive holds all that came back."""
-    return {"thinking": message.thinking} if message.thinking else {}
+    from the content, and the tool calls it makes, so the archive holds all that came back."""
+    calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
+    return {**({"thinking": message.thinking} if message.thinking else {}),
+            **({"tool_calls": tools_called(calls)} if calls else {})}
 
 
 def _served(said: Any, asked: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ import httpx
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
-from benchrun.core.recordvalues import pinned_as
+from benchrun.core.recordvalues import pin_shown, pinned_as
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OpenAIConfig
@@ -26,6 +26,7 @@ from benchrun.execute.runners.base import (
     json_count,
     resolvable,
     tls_trouble,
+    tools_called,
     transient,
     transport_failure,
     with_seed,
@@ -71,6 +72,8 @@ class OpenAIRunner:
         """The structured-output dialect requests use (for `auto`, found at preflight)."""
         self.fingerprint: str | None = None
         """The system_fingerprint of the preflight's probe answer (runner.structured=auto), if the server sent one."""
+        self.answered_as: str | None = None
+        """The served model the preflight's probe answer named (runner.structured=auto), if the server named one."""
         self._says_weights = False
         """Whether the model's entry in GET /models said at the preflight what weights are behind it (`weights_said`)."""
         self.client = httpx.AsyncClient(base_url=self.base_url, headers=_auth(self._key),
@@ -85,13 +88,25 @@ class OpenAIRunner:
         return described({
             "name": entry["id"], "owned_by": entry.get("owned_by"), "created": entry.get("created"),
             "details": _details(entry), "base_url": self.base_url,
-            "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint,
+            "structured_dialect": self.dialect, "system_fingerprint": self.fingerprint, **self._answers_as(entry),
         }, f"the server at {self.base_url}", self.config.key("base_url"))
+
+    def _answers_as(self, entry: dict[str, Any]) -> dict[str, str]:
+        """The name the probe's answer gave the model where it is not its id but for `:latest` (OpenAI's dated
+        `gpt-4o-2024-08-06` for `gpt-4o`): an answer of the run under that name is the model's (`cache.pinned_by`)."""
+        said = self.answered_as
+        return {"answers_as": said} if said and said.removesuffix(":latest") != entry["id"].removesuffix(":latest") else {}
 
     async def _entry(self) -> dict[str, Any]:
         """The model's entry in GET /models; RunnerError naming what the server serves when it is not there."""
         models = await self._models()
-        entry = next((m for m in models if m.get("id") in (self.model, f"{self.model}:latest")), None)
+        named = [m for m in models if m.get("id") in (self.model, f"{self.model}:latest")]
+        if len(said := {pinned_as({"details": _details(m)}) for m in named}) > 1:
+            each = ", ".join(sorted(pin_shown(pin) if pin else "nothing of its weights" for pin in said))
+            raise RunnerError(f"the server at {self.base_url} lists model '{self.model}' {len(named)} times, saying "
+                              f"different weights are behind it ({each}): which of them answers cannot be told; point "
+                              f"{self.config.key('base_url')} at a server that serves it once")
+        entry = named[0] if named else None
         if entry is None:
             have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
@@ -202,6 +217,7 @@ class OpenAIRunner:
             if response.is_success:
                 body = _json(response)
                 self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None
+                self.answered_as = _text(body.get("model")) if isinstance(body, dict) else None
                 return dialect
             refused.append(f"{dialect}: HTTP {response.status_code}: {self._server_message(response)}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
@@ -231,6 +247,8 @@ class OpenAIRunner:
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
         extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
+        if calls := message.get("tool_calls") or message.get("function_call"):
+            extra["tool_calls"] = tools_called(calls)
         finish = choice.get("finish_reason")
         return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
                           prompt_tokens=json_count(usage.get("prompt_tokens")),
