@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Callable
 
+from benchrun.compiler.runstate import LIMITS
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
@@ -68,10 +69,6 @@ def main() -> None:
         except OSError as err:  # the scorer closed or took the pipe: its call is the one this process ends in
             sys.exit(f"scorer '{name}' closed the scorer process's reply pipe ({os_problem(err)}): the process "
                      "ends, and the run starts another")
-
-
-LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
-"""The resource limits a process has (`resource.setrlimit`)."""
 
 
 class _Found:
