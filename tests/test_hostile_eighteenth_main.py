@@ -16,7 +16,7 @@ from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
-from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer, impatient_judge
 from tests.helpers.served import AWQ, FULL, Restarted, Served
 from tests.helpers.wire import GRADES, judge_grades
 
@@ -128,9 +128,7 @@ def test_a_judge_that_failed_fast_on_timeouts_is_given_longer_by_resume(tmp_path
     write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
     with FakeOllama(models=["llama3.2"], responder=answer) as model, \
             FakeOllama(models=["qwen2.5"], responder=answer, latency_s=1.0) as judge:
-        result = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.model=qwen2.5",
-                               f"judge.host={judge.url}", "+judge.timeout_s=0.3", "+judge.max_consecutive_failures=1",
-                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        result = call_benchrun(*impatient_judge(model.url, judge.url, tmp_path / 'outputs'), cwd=tmp_path)
         [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
         resumed = call_benchrun("resume", str(run_dir), "--set", "judge.timeout_s=5", cwd=tmp_path,
                                 module="benchrun.audit")

@@ -72,7 +72,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
-from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer, impatient_judge
 
 pytestmark = pytest.mark.slow
 
@@ -208,9 +208,7 @@ def test_a_rejudge_asks_the_judge_with_the_limits_a_resume_gave_it(tmp_path):
     write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
     with FakeOllama(models=["llama3.2"], responder=answer) as model, \
             FakeOllama(models=["qwen2.5"], responder=answer, latency_s=0.5) as judge:
-        failed = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.model=qwen2.5",
-                               f"judge.host={judge.url}", "+judge.timeout_s=0.3", "+judge.max_consecutive_failures=1",
-                               "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+        failed = call_benchrun(*impatient_judge(model.url, judge.url, tmp_path / 'o'), cwd=tmp_path)
         [run_dir] = (tmp_path / "o").glob("*/*")
         resumed = call_benchrun("resume", str(run_dir), "--set", "judge.timeout_s=5", cwd=tmp_path,
                                 module="benchrun.audit")

@@ -4,6 +4,7 @@ rubric gives the answer and the reference on lines of their own (as benchrun.tes
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from benchrun.testing.ollama_server import ChatRequest
@@ -62,3 +63,9 @@ class RepulledJudge:
             if self.judged == 2:
                 self.server.digests["qwen2.5"] = "f" * 64
         return answer(req)
+
+
+def impatient_judge(model_url: str, judge_url: str, outputs: Path) -> list[str]:
+    """The overrides of a run of the judged benchmark whose judge (qwen2.5) fails fast: one call past 0.3 s ends it."""
+    return [f"runner.host={model_url}", "task.path=bench", "judge.model=qwen2.5", f"judge.host={judge_url}",
+            "+judge.timeout_s=0.3", "+judge.max_consecutive_failures=1", "cache=false", f"outputs={outputs}"]
