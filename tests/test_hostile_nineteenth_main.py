@@ -1,9 +1,12 @@
 """The nineteenth hostile pass, the lead's side: a local sweep stopped by a signal said a job was still `running`
-when submitit's controller had ended before the job it killed was gone."""
+when submitit's controller had ended before the job it killed was gone; a run of a smaller
+`runner.max_response_bytes` deleted from a shared response cache every answer longer than its bound, which the runs
+that wrote them would have taken."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import subprocess
 import sys
 import textwrap
@@ -12,7 +15,11 @@ import pytest
 
 from benchrun.compose import takeback
 from benchrun.core.layout import LOCK
+from benchrun.core.errors import EXIT
 from benchrun.core.procfs import stat_fields
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun, run_dir_of
 
 pytestmark = pytest.mark.slow
 
@@ -66,3 +73,19 @@ def _running(pid: int) -> bool:
     """Whether process `pid` runs (a zombie no longer holds anything)."""
     fields = stat_fields(pid)
     return fields is not None and fields[0] != "Z"
+
+
+LONG = json.dumps({"answer": "x" * 1500})
+"""An answer of 1,516 bytes: within the default bound, past runner.max_response_bytes=1024."""
+
+
+def test_a_run_of_a_smaller_answer_bound_leaves_the_longer_answers_of_a_shared_cache_to_the_runs_that_take_them(
+        tmp_path):
+    asked = ["task=folderbench", f"cache_dir={tmp_path / 'cache'}", f"outputs={tmp_path / 'o'}"]
+    with FakeOllama(responder=lambda req: LONG) as server:
+        runs = [call_benchrun(f"runner.host={server.url}", *asked, *more, cwd=tmp_path)
+                for more in ((), ("runner.max_response_bytes=1024", "runner.retries=0"), ())]
+    records = [read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") for done in runs]
+    assert [done.returncode for done in runs] == [EXIT["ok"]] * 3
+    assert [[(r["cached_from"] is not None, r["error"] and r["error"]["type"]) for r in rows] for rows in records] == [
+        [(False, None)] * 3, [(False, "TooLarge")] * 3, [(True, None)] * 3]

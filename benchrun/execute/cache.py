@@ -150,15 +150,16 @@ class RunCache:
     def get_many(self, keys: list[str]) -> dict[str, Entry]:
         """The store's entries under `keys`, each answer taken through the boundary a server's answer is (`received`),
         so a planted or damaged entry cannot bring into a run what no server can have measured (a negative count,
-        10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, and its entry deleted, as is an
-        answer of another configuration than the key pins (`pinned_by`)."""
+        10**30 tokens) or a text longer than `max_bytes`; such a text is a miss, its entry kept for the runs that
+        read longer answers (a run of a smaller runner.max_response_bytes deleted theirs); an answer of another
+        configuration than the key pins (`pinned_by`) is a miss, and its entry deleted."""
         found = {}
         for key, entry in self.store.get_many(keys, row_bytes(self.max_bytes)).items():
             try:
                 answer = received(entry.answer, self.max_bytes, self.bound)
             except TooLarge:
-                answer = None
-            if answer is None or not pinned_by(answer, self.pin):
+                continue
+            if not pinned_by(answer, self.pin):
                 self.store.delete(key)
                 continue
             found[key] = entry if answer is entry.answer else replace(entry, answer=answer)
@@ -309,11 +310,12 @@ class Store:
         return self.get_many([key]).get(key)
 
     def get_many(self, keys: list[str], most: int = ANY_SIZE) -> dict[str, Entry]:
-        """The entries stored under `keys` (at most LOOKUP_BATCH), by key, in one query; a damaged entry, or an
-        answer longer than `most` bytes (never read), is deleted and missing from the answer."""
+        """The entries stored under `keys` (at most LOOKUP_BATCH), by key, in one query; an answer longer than `most`
+        bytes is never read, and missing from the answer (another run may read longer ones); a damaged entry is
+        deleted, and missing too."""
         try:
-            rows = self._db.execute(f"SELECT key, {AS_BYTES} FROM answers WHERE key IN "
-                                    f"({','.join('?' * len(keys))})", [most, *keys]).fetchall()
+            rows = self._db.execute(f"SELECT key, {AS_BYTES} FROM answers WHERE key IN ({','.join('?' * len(keys))}) "
+                                    "AND length(CAST(answer AS BLOB)) <= ?", [*keys, most]).fetchall()
         except sqlite3.Error as err:
             raise self.unusable(err) from None
         found = {}

@@ -27,25 +27,23 @@ class Entry:
                         failed_attempts=(), cached_from=self.run_id)
 
 
-AS_BYTES = "CASE WHEN length(CAST(answer AS BLOB)) <= ? THEN CAST(answer AS BLOB) END, " + ", ".join(
-    f"CAST({name} AS BLOB)" for name in ("model", "digest", "run_id", "created_at"))
+AS_BYTES = ", ".join(f"CAST({name} AS BLOB)" for name in ("answer", "model", "digest", "run_id", "created_at"))
 """An entry's columns as the bytes stored: SQLite keeps whatever a hand wrote (a BLOB, text that is not UTF-8), which
-the sqlite3 module would hand over as bytes or refuse to read at all; an answer longer than the query's parameter
-(`row_bytes`) is not read, but given as none (not an entry)."""
+the sqlite3 module would hand over as bytes or refuse to read at all."""
 ESCAPED = 6
 """The most bytes one byte of an answer's body is kept as in the cache's JSON (a control character escaped, six)."""
 
 
 def row_bytes(max_bytes: int) -> int:
-    """The longest answer a row may keep of a runner that reads at most `max_bytes` of a body: longer, no server's
-    answer made it (a planted row: a 300 MB `extra` was taken into the run, responses.jsonl and memory alike)."""
+    """The longest answer a row may keep of a runner that reads at most `max_bytes` of a body: a longer one is not
+    read by such a run (a planted row: a 300 MB `extra` was taken into the run, responses.jsonl and memory alike)."""
     return ESCAPED * max_bytes + 2**20
 
 
 def entry_of(answer: bytes | None, model: bytes | None, digest: bytes | None, run_id: bytes | None,
              created_at: bytes | None) -> Entry | None:
     """The entry of a row's columns (`AS_BYTES`), or None when it is not one benchrun writes: an answer that is not
-    a completion (or too long to be read), a model, run id or time that is not UTF-8 text, a digest neither text nor
+    a completion, a model, run id or time that is not UTF-8 text, a digest neither text nor
     none, or a run id that is not one (`cached_from` would carry it into the run's records)."""
     texts = [text_of(column) for column in (model, run_id, created_at)]
     if None in texts or (digest is not None and text_of(digest) is None) or not is_run_id(texts[1]):
