@@ -20,6 +20,7 @@ from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
+from benchrun.archive.sessions import CARRIED, carried_by
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.limits import add_set, limits_given
@@ -86,7 +87,7 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
     runner_cfg = runner_config(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
-            "host": host, **({"set": limits} if limits else {})}
+            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo)}
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked

@@ -1,0 +1,96 @@
+"""Hostile input, nineteenth pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases it
+found bad, each with the rule it now obeys.
+
+- `retry` of a run answered by two models (a resume onto a model pulled again, `--force`), or `retry --force` onto a
+  model pulled again since its parent: the retry carried the parent's answers over and its run.json named only the
+  model it asked, so `show` said nothing of the other, `compare` neither, and `merge` would take such a shard as one
+  model's. Now the retry's history entry lists the parent's sessions that asked what it carried (`carried_by`,
+  `archive.sessions.carried_by`), and every reader says `answers from 2 models: ...` of it
+- a run.json of a run that did not end (no seal covers it) whose history holds a resume's entry of the wrong shape
+  (an `identity` that is no mapping, `answers` or `kept` that are no counts): `show` and `compare` an AttributeError
+  or TypeError traceback. Now run.json is unreadable in one line where it is read (`core.recordvalues.History`)
+
+What held is in the pass's note.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import cli
+from benchrun.testing.ollama_server import FakeOllama, fake_digest
+from tests.helpers.answers import broken_answer, listbench_answer
+from tests.helpers.archives import synthetic_run
+from tests.helpers.faults import DiesAfter
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def answered_by(cwd: Path, run_dir: Path) -> list[str]:
+    """`show`'s `answered by` line of a run (none when one model answered it)."""
+    shown = audit(cwd, "show", str(run_dir))
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    return [" ".join(line.split()) for line in shown.stdout.splitlines() if line.startswith("answered by")]
+
+
+# -- who answered a retry's answers -------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_retry_says_which_models_asked_the_answers_it_carried_over(tmp_path):
+    """A parent answered by two models (8 answers, the server died; resumed with --force onto the model pulled
+    again, one of its requests failing), retried on the second: the retry's run.json named the second model only."""
+    parent = tmp_path / "outputs" / "parent"
+    dying = DiesAfter(8)
+    with FakeOllama(models=["llama3.2"], responder=dying) as server:
+        dying.server = server
+        died = cli(f"runner.host={server.url}", "cache=false", "runner.backoff_s=0", f"hydra.run.dir={parent}",
+                   cwd=tmp_path)
+    assert died.returncode == EXIT["runner"], died.stderr
+    pulled = "cd" * 32
+    with FakeOllama(models=["llama3.2"], responder=broken_answer, digests={"llama3.2": pulled}) as server:
+        resumed = audit(tmp_path, "resume", str(parent), "--force", "--host", server.url)
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    mixed = f"answered by answers from 2 models: 8 by {fake_digest('llama3.2')[:12]}, 10 by cdcdcdcdcdcd"
+    assert answered_by(tmp_path, parent) == [mixed]
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer, digests={"llama3.2": pulled}) as server:
+        retried = audit(tmp_path, "retry", str(parent), "--host", server.url)
+    assert (retried.returncode, retried.stdout.splitlines()[-1]) == (
+        EXIT["ok"], f"retry of run {json.loads((parent / 'run.json').read_text())['run_id']}: 17 answers carried "
+                    "over, 1 samples asked again")
+    retry = tmp_path / "outputs" / "parent.retry1"
+    [note] = json.loads((retry / "run.json").read_text())["history"]
+    assert [(s["identity"]["digest"], s["answers"]) for s in note["carried_by"]] == [
+        (fake_digest("llama3.2"), 8), (pulled, 9)]
+    assert answered_by(tmp_path, retry) == [
+        f"answered by answers from 2 models: 8 by {fake_digest('llama3.2')[:12]}, 10 by cdcdcdcdcdcd"]
+    assert audit(tmp_path, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
+
+
+# -- run.json's history as readers read it ------------------------------------------------------------------------
+
+OTHER = {"digest": "ab" * 32}
+"""The identity of a model that answered an earlier session (not the run's own, `m` without a digest)."""
+
+
+@pytest.mark.parametrize(("entry", "said"), [
+    ({"identity": 5, "answers": 1, "kept": 1}, "0.identity: not a mapping"),
+    ({"identity": OTHER, "answers": "1", "kept": 1}, '0.answers: not a count (a whole number from 0): "1"'),
+    ({"identity": OTHER, "answers": 1, "kept": "1"}, '0.kept: not a count (a whole number from 0): "1"'),
+    ({"identity": OTHER, "answers": 1, "kept": -1}, "0.kept: not a count (a whole number from 0): -1"),
+    ({"identity": OTHER, "judge_identity": [], "answers": 1, "kept": 1}, "0.judge_identity: not a mapping"),
+])
+def test_a_history_entry_of_no_shape_a_run_writes_is_one_line(tmp_path, entry, said):
+    """A run that did not end (its run.json under no seal) whose history was edited: show and compare tracebacks."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], finish=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    info["history"] = [{"resumed_at": info["started_at"], **entry}]
+    (run_dir / "run.json").write_text(json.dumps(info))
+    line = f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: history: Value error, {said}\n"
+    for command in ("show", "compare"):
+        done = audit(tmp_path, command, str(run_dir), *([str(run_dir)] if command == "compare" else []))
+        assert (done.returncode, done.stderr) == (EXIT["archive"], line)
