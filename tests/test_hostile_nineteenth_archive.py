@@ -15,6 +15,8 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -40,35 +42,66 @@ def answered_by(cwd: Path, run_dir: Path) -> list[str]:
 
 # -- who answered a retry's answers -------------------------------------------------------------------------------
 
-@pytest.mark.slow
-def test_a_retry_says_which_models_asked_the_answers_it_carried_over(tmp_path):
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory) -> tuple[Path, Path, Path]:
     """A parent answered by two models (8 answers, the server died; resumed with --force onto the model pulled
-    again, one of its requests failing), retried on the second: the retry's run.json named the second model only."""
-    parent = tmp_path / "outputs" / "parent"
+    again, one of its requests failing), and its retry on the second model: (cwd, parent, retry)."""
+    root = tmp_path_factory.mktemp("two_models")
+    parent = root / "outputs" / "parent"
     dying = DiesAfter(8)
     with FakeOllama(models=["llama3.2"], responder=dying) as server:
         dying.server = server
         died = cli(f"runner.host={server.url}", "cache=false", "runner.backoff_s=0", f"hydra.run.dir={parent}",
-                   cwd=tmp_path)
+                   cwd=root)
     assert died.returncode == EXIT["runner"], died.stderr
-    pulled = "cd" * 32
-    with FakeOllama(models=["llama3.2"], responder=broken_answer, digests={"llama3.2": pulled}) as server:
-        resumed = audit(tmp_path, "resume", str(parent), "--force", "--host", server.url)
+    with FakeOllama(models=["llama3.2"], responder=broken_answer, digests={"llama3.2": PULLED}) as server:
+        resumed = audit(root, "resume", str(parent), "--force", "--host", server.url)
     assert resumed.returncode == EXIT["ok"], resumed.stderr
-    mixed = f"answered by answers from 2 models: 8 by {fake_digest('llama3.2')[:12]}, 10 by cdcdcdcdcdcd"
-    assert answered_by(tmp_path, parent) == [mixed]
-    with FakeOllama(models=["llama3.2"], responder=listbench_answer, digests={"llama3.2": pulled}) as server:
-        retried = audit(tmp_path, "retry", str(parent), "--host", server.url)
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer, digests={"llama3.2": PULLED}) as server:
+        retried = audit(root, "retry", str(parent), "--host", server.url)
     assert (retried.returncode, retried.stdout.splitlines()[-1]) == (
         EXIT["ok"], f"retry of run {json.loads((parent / 'run.json').read_text())['run_id']}: 17 answers carried "
                     "over, 1 samples asked again")
-    retry = tmp_path / "outputs" / "parent.retry1"
+    return root, parent, root / "outputs" / "parent.retry1"
+
+
+PULLED = "cd" * 32
+"""The digest of the model pulled again."""
+MIXED = f"answers from 2 models: 8 by {fake_digest('llama3.2')[:12]}, 10 by cdcdcdcdcdcd"
+"""What show says of the parent, and of its retry, answered by the two models alike."""
+
+
+@pytest.mark.slow
+def test_a_retry_says_which_models_asked_the_answers_it_carried_over(two_models):
+    """The retry's run.json named the second model only: show said nothing of the first, nor compare; merge took it
+    as one model's."""
+    root, parent, retry = two_models
+    assert answered_by(root, parent) == [f"answered by {MIXED}"]
     [note] = json.loads((retry / "run.json").read_text())["history"]
     assert [(s["identity"]["digest"], s["answers"]) for s in note["carried_by"]] == [
-        (fake_digest("llama3.2"), 8), (pulled, 9)]
-    assert answered_by(tmp_path, retry) == [
-        f"answered by answers from 2 models: 8 by {fake_digest('llama3.2')[:12]}, 10 by cdcdcdcdcdcd"]
-    assert audit(tmp_path, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
+        (fake_digest("llama3.2"), 8), (PULLED, 9)]
+    assert answered_by(root, retry) == [f"answered by {MIXED}"]
+    assert audit(root, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
+
+
+def provenance_row(page: str, name: str) -> list[str] | None:
+    """The cells of the report's provenance row `name`, one per run (None when the report has no such row)."""
+    row = re.search(f"<tr><td>{name}</td>(.*?)</tr>", page)
+    return None if row is None else [unescape(cell) for cell in re.findall("<td><pre>(.*?)</pre></td>", row[1])]
+
+
+@pytest.mark.slow
+def test_a_report_says_which_models_answered_a_run_and_counts_its_sessions(two_models):
+    """The report named one model digest for a run answered by two, the latest, and counted a retry's history entry
+    as a session it was asked in."""
+    root, parent, retry = two_models
+    done = audit(root, "report", str(parent), str(retry), "--output", str(root / "report.html"))
+    assert done.returncode == EXIT["ok"], done.stderr
+    page = (root / "report.html").read_text()
+    assert provenance_row(page, "answered by") == [MIXED, MIXED]
+    assert provenance_row(page, "model digest") == [PULLED, PULLED]
+    assert provenance_row(page, "sessions") == ["2", "1"]
+    assert provenance_row(page, "graded by") is None
 
 
 # -- run.json's history as readers read it ------------------------------------------------------------------------

@@ -40,6 +40,11 @@ def ended(info: RunInfo, written: int, kept: int) -> dict[str, Any]:
     return {"identity": info.identity, **judge, "answers": None if before is None else written - before, "kept": kept}
 
 
+def session_count(info: RunInfo) -> int:
+    """How many sessions asked the run: its own first, then one per resume (a retry's entry, a server lost, are none)."""
+    return 1 + sum(RESUMED in entry for entry in info.history)
+
+
 def sessions(run: Run) -> list[Session]:
     """The run's sessions whose model is known, oldest first: a retry's parent's that asked what it carried over,
     each resumed one, then the latest."""
