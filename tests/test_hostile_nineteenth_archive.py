@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from html import unescape
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import broken_answer, listbench_answer
 from tests.helpers.archives import synthetic_run
+from tests.helpers.commands import run_in_process
 from tests.helpers.faults import DiesAfter
 
 
@@ -102,6 +104,23 @@ def test_a_report_says_which_models_answered_a_run_and_counts_its_sessions(two_m
     assert provenance_row(page, "model digest") == [PULLED, PULLED]
     assert provenance_row(page, "sessions") == ["2", "1"]
     assert provenance_row(page, "graded by") is None
+
+
+@pytest.mark.slow
+def test_a_retry_of_a_merged_run_names_the_shard_run_that_asked_each_answer(tmp_path):
+    """Carried answers were marked `carried_from` the merged run, which asked none of them (its shards did): with it
+    deleted, nothing told which run asked them."""
+    shards = [run_in_process(tmp_path, f"part{i}", f"shard={i}/2", "runner.backoff_s=0", responder=broken_answer)
+              for i in (1, 2)]
+    merged = tmp_path / "merged"
+    assert audit(tmp_path, "merge", *map(str, shards), "--into", str(merged)).returncode == EXIT["ok"]
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        retried = audit(tmp_path, "retry", str(merged), "--host", server.url)
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    ids = [json.loads((shard / "run.json").read_text())["run_id"] for shard in shards]
+    lines = [json.loads(line) for line in (tmp_path / "merged.retry1" / "responses.jsonl").read_text().splitlines()]
+    assert Counter((line.get("carried_from"), line.get("shard")) for line in lines) == {
+        (ids[0], "1/2"): 8, (ids[1], "2/2"): 8, (None, None): 2}
 
 
 # -- run.json's history as readers read it ------------------------------------------------------------------------

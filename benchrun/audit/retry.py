@@ -141,14 +141,16 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
 
 def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
     """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from` the
-    run that asked it: the parent, or the run the parent's own retry carried it from (a retry of a retry names the
-    first, which its parent, deleted, would no longer tell)."""
+    run that asked it: the parent, the run the parent's own retry carried it from (a retry of a retry names the
+    first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent."""
+    askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
     calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
     for call in parent.judgements():
-        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": call.carried_from or parent.id}))
+        asked_in = call.carried_from or askers.get(call.shard, parent.id)
+        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": asked_in}))
     for response, scores in joined(parent.responses(), parent.scores()):
         if (response.id, response.repeat) not in todo:
-            asked_in = response.carried_from or parent.id
+            asked_in = response.carried_from or askers.get(response.shard, parent.id)
             writer.record(response.model_copy(update={"carried_from": asked_in}), scores,
                           calls[response.id, response.repeat])
 
