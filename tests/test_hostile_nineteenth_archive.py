@@ -27,8 +27,10 @@ from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import broken_answer, listbench_answer
 from tests.helpers.archives import synthetic_run
-from tests.helpers.commands import run_in_process
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import run_dir_of, run_in_process
 from tests.helpers.faults import DiesAfter
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
 def audit(cwd: Path, *args: str):
@@ -121,6 +123,30 @@ def test_a_retry_of_a_merged_run_names_the_shard_run_that_asked_each_answer(tmp_
     lines = [json.loads(line) for line in (tmp_path / "merged.retry1" / "responses.jsonl").read_text().splitlines()]
     assert Counter((line.get("carried_from"), line.get("shard")) for line in lines) == {
         (ids[0], "1/2"): 8, (ids[1], "2/2"): 8, (None, None): 2}
+
+
+# -- a rescore's claims --------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_rejudged_rescore_that_digests_no_judge_calls_is_not_intact(tmp_path):
+    """A rescore with --rejudge writes the judge calls it asked (judgements.jsonl) and digests them in rescore.json:
+    with that digest taken out, the calls were edited at will and verify said intact."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        ran = cli(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
+                  f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        run_dir = run_dir_of(ran.stdout)
+        rejudged = audit(tmp_path, "rescore", str(run_dir), "--rejudge", f"judge.host={server.url}")
+    assert rejudged.returncode == EXIT["ok"], rejudged.stderr
+    claims = run_dir / "rescores" / "001" / "rescore.json"
+    info = json.loads(claims.read_text())
+    del info["files"]["judgements.jsonl"]
+    claims.write_text(json.dumps(info))
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["not_intact"]
+    assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  rescores/001/rescore.json: holds no digest of judgements.jsonl, which a rescore with --rejudge writes: "
+        "nothing covers the grades it asked"]
 
 
 # -- run.json's history as readers read it ------------------------------------------------------------------------

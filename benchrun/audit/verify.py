@@ -35,6 +35,7 @@ from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
+    JUDGEMENTS,
     LOCK,
     MANIFEST,
     RECORD_FILES,
@@ -306,6 +307,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
     if undigested:
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {' or '.join(undigested)}, which "
                                                         "every rescore writes: nothing covers what they say")]
+    if info.judge is not None and JUDGEMENTS not in info.files:
+        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {JUDGEMENTS}, which a rescore with "
+                                                        "--rejudge writes: nothing covers the grades it asked")]
     return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
             for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
 
