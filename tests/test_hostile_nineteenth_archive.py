@@ -15,6 +15,7 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from html import unescape
@@ -27,7 +28,7 @@ from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import broken_answer, listbench_answer
 from tests.helpers.archives import synthetic_run
-from tests.helpers.benchfiles import write_bench
+from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import run_dir_of, run_in_process
 from tests.helpers.faults import DiesAfter
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -147,6 +148,27 @@ def test_a_rejudged_rescore_that_digests_no_judge_calls_is_not_intact(tmp_path):
     assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [
         "FAIL  rescores/001/rescore.json: holds no digest of judgements.jsonl, which a rescore with --rejudge writes: "
         "nothing covers the grades it asked"]
+
+
+# -- verify and the benchmark's sources --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("planted", ["fifo", "folder"])
+def test_verify_of_a_run_whose_benchmark_file_is_no_longer_a_file_says_so_with_its_verdict(tmp_path, planted):
+    """A source file of the run's benchmark replaced by a named pipe or a folder since: verify ended in one line
+    about that file, exit 2, and said nothing of the run's own files."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(template="name {a}", values={"a": ["@", "$"]},
+                                                       reference=["at", "dollar"], scorer="contains"))})
+    run_dir = run_in_process(tmp_path, "run", "task.path=bench")
+    source = tmp_path / "bench" / "tasks.yml"
+    source.unlink()
+    os.mkfifo(source) if planted == "fifo" else source.mkdir()
+    verified = audit(tmp_path, "verify", str(run_dir))
+    what = "a named pipe (FIFO)" if planted == "fifo" else "a directory"
+    assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
+    assert verified.stdout.splitlines()[-2:] == [
+        f"FAIL  sources: in 'tasks.yml': {what}, where a file belongs: benchrun reads only regular files (in "
+        f"{tmp_path / 'bench'}): not what the run read", "NOT intact: 1 problem"]
+    assert verified.stdout.splitlines()[1].startswith("ok    run.json: matches its seal")
 
 
 # -- run.json's history as readers read it ------------------------------------------------------------------------

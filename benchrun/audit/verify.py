@@ -338,7 +338,11 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         recorded = manifest_files(run.manifest_bytes)
     except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
         return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
-    return compare_sources(recorded, source_files(bench, [f.path for f in recorded]), bench)
+    try:
+        current = source_files(bench, [f.path for f in recorded])
+    except BenchrunError as err:  # a source now a pipe, a folder, too large or unreadable: not the file the run read
+        return [Finding(False, "sources", f"{err} (in {bench}): not what the run read")]
+    return compare_sources(recorded, current, bench)
 
 
 def manifest_files(data: bytes) -> list[SourceFile]:
