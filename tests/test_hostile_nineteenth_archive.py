@@ -9,6 +9,18 @@ found bad, each with the rule it now obeys.
 - a run.json of a run that did not end (no seal covers it) whose history holds a resume's entry of the wrong shape
   (an `identity` that is no mapping, `answers` or `kept` that are no counts): `show` and `compare` an AttributeError
   or TypeError traceback. Now run.json is unreadable in one line where it is read (`core.recordvalues.History`)
+- `report` of a run answered by two models named the latest model digest only (show says which answered how many),
+  and counted a retry's history entry as a session it was asked in. Now a provenance row `answered by` (and `graded
+  by`) says so, and `sessions` counts the first and each resume (`audit.report_page`, `archive.sessions`)
+- `retry` of a merged run marked every carried answer `carried_from` the merged run, which asked none of them. Now
+  the shard run that asked it (`audit.retry._carry`)
+- `report` of a shard run gave its metrics as a whole benchmark's, nothing saying they were of half its samples; of a
+  retry and a merged run, nothing of where their answers came from. Now the provenance says `shard`, `retry of`,
+  `merge of` as `show` does (`audit.heading.parts`, used by `audit.report_page`)
+- a rescore with --rejudge whose rescore.json no longer digested the judge calls it asked (judgements.jsonl): verify
+  said intact while they were edited. Now `holds no digest of judgements.jsonl` (`audit.verify.check_rescore`)
+- `verify` of a run whose benchmark source file became a pipe or a folder: one line about that file, exit 2, no
+  verdict. Now a failed `sources` finding naming it, with every other finding (`audit.verify.check_sources`)
 
 What held is in the pass's note.
 """
@@ -109,21 +121,45 @@ def test_a_report_says_which_models_answered_a_run_and_counts_its_sessions(two_m
     assert provenance_row(page, "graded by") is None
 
 
+@pytest.fixture(scope="module")
+def merged(tmp_path_factory) -> tuple[Path, list[Path], Path, Path]:
+    """Two shard runs (each with a failed request), merged, and the merged run retried: (cwd, shards, merged, retry)."""
+    root = tmp_path_factory.mktemp("merged")
+    shards = [run_in_process(root, f"part{i}", f"shard={i}/2", "runner.backoff_s=0", responder=broken_answer)
+              for i in (1, 2)]
+    into = root / "merged"
+    assert audit(root, "merge", *map(str, shards), "--into", str(into)).returncode == EXIT["ok"]
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        retried = audit(root, "retry", str(into), "--host", server.url)
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    return root, shards, into, root / "merged.retry1"
+
+
 @pytest.mark.slow
-def test_a_retry_of_a_merged_run_names_the_shard_run_that_asked_each_answer(tmp_path):
+def test_a_retry_of_a_merged_run_names_the_shard_run_that_asked_each_answer(merged):
     """Carried answers were marked `carried_from` the merged run, which asked none of them (its shards did): with it
     deleted, nothing told which run asked them."""
-    shards = [run_in_process(tmp_path, f"part{i}", f"shard={i}/2", "runner.backoff_s=0", responder=broken_answer)
-              for i in (1, 2)]
-    merged = tmp_path / "merged"
-    assert audit(tmp_path, "merge", *map(str, shards), "--into", str(merged)).returncode == EXIT["ok"]
-    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
-        retried = audit(tmp_path, "retry", str(merged), "--host", server.url)
-    assert retried.returncode == EXIT["ok"], retried.stderr
+    _, shards, _, retry = merged
     ids = [json.loads((shard / "run.json").read_text())["run_id"] for shard in shards]
-    lines = [json.loads(line) for line in (tmp_path / "merged.retry1" / "responses.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (retry / "responses.jsonl").read_text().splitlines()]
     assert Counter((line.get("carried_from"), line.get("shard")) for line in lines) == {
         (ids[0], "1/2"): 8, (ids[1], "2/2"): 8, (None, None): 2}
+
+
+@pytest.mark.slow
+def test_a_report_says_a_run_is_a_shard_a_merge_or_a_retry(merged):
+    """The report of a shard run gave its metrics as a benchmark's, nothing saying they were of half its samples; of
+    a retry, nothing of the answers it carried over; of a merged run, nothing of its shards (show says each)."""
+    root, shards, into, retry = merged
+    done = audit(root, "report", str(shards[0]), str(into), str(retry), "--output", str(root / "report.html"))
+    assert done.returncode == EXIT["ok"], done.stderr
+    page = (root / "report.html").read_text()
+    ids = [json.loads((run / "run.json").read_text())["run_id"] for run in (*shards, into)]
+    assert provenance_row(page, "shard") == ["1/2 (samples at manifest positions 0 mod 2)", "-", "-"]
+    assert provenance_row(page, "merge of") == [
+        "-", f"1/2 {ids[0]} {shards[0]}  2/2 {ids[1]} {shards[1]}", "-"]
+    assert provenance_row(page, "retry of") == [
+        "-", "-", f"{ids[2]}  {into}  (16 answers carried over, 2 samples asked again)"]
 
 
 # -- a rescore's claims --------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
+from benchrun.audit.heading import parts
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import number, speed_cells
@@ -154,6 +155,7 @@ def _facts(run: Run) -> dict[str, str]:
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
         "sessions": str(session_count(info)),
+        **{name: text for name, text in parts(info).items() if text},
         **_repeats(run), **_judges(run),
     }
 
