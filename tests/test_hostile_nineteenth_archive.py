@@ -101,6 +101,20 @@ def test_a_retry_says_which_models_asked_the_answers_it_carried_over(two_models)
     assert audit(root, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
 
 
+@pytest.mark.slow
+def test_list_names_every_model_that_answered_a_run(two_models):
+    """`list` gave a run answered by two models as the latest one's (`llama3.2 @cdcdcdcdcdcd`), --json its digest
+    alone."""
+    root, parent, retry = two_models
+    listed = audit(root, "list", str(root / "outputs"), "--json")
+    assert listed.returncode == EXIT["ok"], listed.stderr
+    assert {Path(row["path"]).name: (row["digest"], row["answered_by"]) for row in json.loads(listed.stdout)} == {
+        "parent": (PULLED, MIXED), "parent.retry1": (PULLED, MIXED)}
+    table = [line.split("│")[5].strip() for line in audit(root, "list", str(root / "outputs")).stdout.splitlines()
+             if line.count("│") > 5 and line.split("│")[5].strip()]
+    assert table == [f"llama3.2 @{fake_digest('llama3.2')[:12]}", "@cdcdcdcdcdcd"] * 2
+
+
 def provenance_row(page: str, name: str) -> list[str] | None:
     """The cells of the report's provenance row `name`, one per run (None when the report has no such row)."""
     row = re.search(f"<tr><td>{name}</td>(.*?)</tr>", page)

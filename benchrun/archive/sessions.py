@@ -58,15 +58,22 @@ def sessions(run: Run) -> list[Session]:
 def mixed_models(run: Run) -> str | None:
     """`answers from 2 models: 8 by 45b1c9806e74, 12 by 920510199770`, when more than one model (digest) answered
     the run's answers; None when one did."""
-    answered: dict[str | None, list[int | None]] = {}
-    for session in sessions(run):
-        if session.answers != 0:
-            answered.setdefault(session.digest, []).append(session.answers)
+    answered = answering(run)
     if len(answered) < 2:
         return None
     shares = [f"{_count(counts)} by {pin_named(digest) if digest else 'a model without a digest'}"
               for digest, counts in answered.items()]
     return f"answers from {len(answered)} models: {', '.join(shares)}"
+
+
+def answering(run: Run) -> dict[str | None, list[int | None]]:
+    """The models (their pins, `pinned_as`) that answered the run's answers, in the order they first did, each with
+    the answers of each of its sessions (None where unknown)."""
+    answered: dict[str | None, list[int | None]] = {}
+    for session in sessions(run):
+        if session.answers != 0:
+            answered.setdefault(session.digest, []).append(session.answers)
+    return answered
 
 
 def _count(counts: list[int | None]) -> str:
