@@ -12,6 +12,8 @@ found bad, each with the rule it now obeys.
 - `report` of a run answered by two models named the latest model digest only (show says which answered how many),
   and counted a retry's history entry as a session it was asked in. Now a provenance row `answered by` (and `graded
   by`) says so, and `sessions` counts the first and each resume (`audit.report_page`, `archive.sessions`)
+- `list` gave a run answered by two models as the latest one's (`llama3.2 @cdcdcdcdcdcd`). Now a line for each
+  model, and `answered_by` in --json (`audit.listing._model`)
 - `retry` of a merged run marked every carried answer `carried_from` the merged run, which asked none of them. Now
   the shard run that asked it (`audit.retry._carry`)
 - `report` of a shard run gave its metrics as a whole benchmark's, nothing saying they were of half its samples; of a
