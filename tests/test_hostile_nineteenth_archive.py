@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.dirlock import DirLock
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
@@ -200,6 +201,55 @@ def test_a_rejudged_rescore_that_digests_no_judge_calls_is_not_intact(tmp_path):
     assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [
         "FAIL  rescores/001/rescore.json: holds no digest of judgements.jsonl, which a rescore with --rejudge writes: "
         "nothing covers the grades it asked"]
+
+
+# -- a run read between its writer's two writes ---------------------------------------------------------------------
+
+def held(run_dir: Path) -> DirLock:
+    """run.lock held as the run's writer holds it (this process, as a writer between two of its writes)."""
+    return DirLock(run_dir).acquire()
+
+
+def test_a_run_read_as_its_writer_seals_it_is_read_not_refused(tmp_path):
+    """A writer ends a run with two writes: the final run.json, then its seal. A reader between them (a script polling
+    `show` until the run ends) was told `seal.json: missing: the run ended (completed) but nothing covers run.json,
+    so what it says cannot be trusted`, exit 4: a tamper alarm, of a run being sealed."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    (run_dir / "seal.json").unlink()
+    lock = held(run_dir)
+    try:
+        shown = audit(tmp_path, "show", str(run_dir), "--json")
+        verified = audit(tmp_path, "verify", str(run_dir))
+    finally:
+        lock.release(ended=True)
+    assert (shown.returncode, shown.stderr) == (EXIT["ok"], "")
+    assert [(m["metric"], m["mean"]) for m in json.loads(shown.stdout)["metrics"]] == [
+        ("closeness", 0.5), ("format_valid", 1.0)]
+    assert verified.returncode == EXIT["not_intact"]
+    assert [line.split(" (pid")[0] for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  seal.json: missing: the run ended (completed) but nothing covers run.json: its writer is sealing it now"]
+
+
+def test_a_run_read_as_a_resume_reopens_it_is_read_not_refused(tmp_path):
+    """A resume reopens an interrupted run with two writes: run.json `running`, then the ended session's seal removed.
+    A reader between them was told `run.json: changed since the run was sealed` (show, exit 4; verify FAIL): a tamper
+    alarm, of a run being resumed."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], status="interrupted", reason="stopped")
+    info = json.loads((run_dir / "run.json").read_text())
+    info.update(status="running", reason=None, ended_at=None, files={},
+                history=[{"resumed_at": info["ended_at"], "previous_status": "interrupted"}])
+    lock = held(run_dir)
+    try:
+        (run_dir / "run.json").write_text(json.dumps(info))
+        shown = audit(tmp_path, "show", str(run_dir), "--json")
+        verified = audit(tmp_path, "verify", str(run_dir))
+    finally:
+        lock.release(ended=True)
+    assert (shown.returncode, shown.stderr) == (EXIT["ok"], "")
+    assert json.loads(shown.stdout)["run"]["status"] == "running"
+    assert verified.returncode == EXIT["not_intact"]
+    assert [line.split(" (pid")[0] for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  run.json: not sealed yet: the run is being written"]
 
 
 # -- verify and the benchmark's sources --------------------------------------------------------------------------

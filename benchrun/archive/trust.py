@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
+from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
@@ -22,6 +23,7 @@ from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
+    LOCK,
     MANIFEST,
     RECORD_FILES,
     RESPONSES,
@@ -171,6 +173,14 @@ def strays(run: Run) -> list[tuple[str, str]]:
 
 
 def _seal(run: Run) -> Iterator[str]:
+    """What of run.json its seal does not cover; nothing while a live writer holds run.lock, between its two writes
+    (a resume's run.json `running` before the ended session's seal is gone; a final run.json before its seal)."""
+    found = list(_unsealed(run))
+    if found and live_writer(run.path / LOCK, probe(run.path / LOCK)) is None:
+        yield from found
+
+
+def _unsealed(run: Run) -> Iterator[str]:
     if not (run.path / SEAL).exists():
         if run.info.files:  # the digests only an ended run writes: it was sealed
             yield f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"

@@ -104,6 +104,8 @@ def check_seal(run: Run) -> list[Finding]:
         return [Finding(False, SEAL, str(err))]
     if (broken := seal_broken(run, seal)) is not None:
         file, why = broken
+        if file == RUN and run.info.status == "running" and not run.info.files:  # a resume's first write: the
+            return [unsealed(run)]  # ended session's seal goes next (or its writer was stopped first)
         digests = (f": sha256 {file_digest(run.path / RUN).sha256[:12]}…, the seal has {seal.run_json.sha256[:12]}…"
                    if file == RUN and not why.endswith(CONVERTED) else "")
         return [Finding(False, file, why + digests)]
@@ -338,11 +340,10 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         recorded = manifest_files(run.manifest_bytes)
     except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
         return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
-    try:
-        current = source_files(bench, [f.path for f in recorded])
-    except BenchrunError as err:  # a source now a pipe, a folder, too large or unreadable: not the file the run read
+    try:  # a source now a pipe, a folder, too large or unreadable is not the file the run read
+        return compare_sources(recorded, source_files(bench, [f.path for f in recorded]), bench)
+    except BenchrunError as err:
         return [Finding(False, "sources", f"{err} (in {bench}): not what the run read")]
-    return compare_sources(recorded, current, bench)
 
 
 def manifest_files(data: bytes) -> list[SourceFile]:
