@@ -23,6 +23,9 @@ found bad, each with the rule it now obeys.
   said intact while they were edited. Now `holds no digest of judgements.jsonl` (`audit.verify.check_rescore`)
 - `verify` of a run whose benchmark source file became a pipe or a folder: one line about that file, exit 2, no
   verdict. Now a failed `sources` finding naming it, with every other finding (`audit.verify.check_sources`)
+- a run read while its live writer is between two writes (its final run.json and then its seal; a resume's run.json
+  `running` and then the old seal removed): every reader refused it as changed since it was sealed (exit 4), verify
+  called run.json edited. Now read as a run being written (`archive.trust._seal`, `audit.verify.check_seal`)
 
 What held is in the pass's note.
 """
