@@ -255,6 +255,23 @@ def test_a_run_read_as_a_resume_reopens_it_is_read_not_refused(tmp_path):
         "FAIL  run.json: not sealed yet: the run is being written"]
 
 
+def test_a_finished_run_json_its_seal_does_not_cover_is_refused_whoever_holds_the_lock(tmp_path):
+    """The other side of the two tests above: a run.json that says the run ended, edited under its seal, is refused
+    while a writer holds run.lock (a rescore does, for as long as it scores)."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "model": "n"}))
+    lock = held(run_dir)
+    try:
+        shown = audit(tmp_path, "show", str(run_dir))
+    finally:
+        lock.release()
+    assert (shown.returncode, shown.stderr) == (
+        EXIT["archive"], f"benchrun: error: in '{run_dir}': run 555555555555: run.json: changed since the run was "
+                         f"sealed, so what it says cannot be trusted; benchrun-audit verify {run_dir} says what "
+                         "changed\n")
+
+
 # -- verify and the benchmark's sources --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("planted", ["fifo", "folder"])

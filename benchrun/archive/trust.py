@@ -173,10 +173,12 @@ def strays(run: Run) -> list[tuple[str, str]]:
 
 
 def _seal(run: Run) -> Iterator[str]:
-    """What of run.json its seal does not cover; nothing while a live writer holds run.lock, between its two writes
-    (a resume's run.json `running` before the ended session's seal is gone; a final run.json before its seal)."""
+    """What of run.json its seal does not cover; nothing while a live writer holding run.lock is between two writes
+    (a final run.json, its seal not yet written; a resume's run.json `running`, the ended session's seal not yet
+    gone). A seal that does not cover a run.json that says the run ended is refused whoever holds the lock."""
     found = list(_unsealed(run))
-    if found and live_writer(run.path / LOCK, probe(run.path / LOCK)) is None:
+    between = not (run.path / SEAL).exists() or (run.info.status == "running" and not run.info.files)
+    if found and not (between and live_writer(run.path / LOCK, probe(run.path / LOCK)) is not None):
         yield from found
 
 
