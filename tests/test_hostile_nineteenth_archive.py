@@ -14,6 +14,9 @@ found bad, each with the rule it now obeys.
   by`) says so, and `sessions` counts the first and each resume (`audit.report_page`, `archive.sessions`)
 - `list` gave a run answered by two models as the latest one's (`llama3.2 @cdcdcdcdcdcd`). Now a line for each
   model, and `answered_by` in --json (`audit.listing._model`)
+- `retry` of a sweep job wrote no label, `varied` or sweep into its run.json: `export SWEEP` gave its rows an empty
+  column for the setting the sweep varied, `compare SWEEP` the model's name as its label. Now the job's
+  (`audit.retry._claim`)
 - `retry` of a merged run marked every carried answer `carried_from` the merged run, which asked none of them. Now
   the shard run that asked it (`audit.retry._carry`)
 - `report` of a shard run gave its metrics as a whole benchmark's, nothing saying they were of half its samples; of a
@@ -31,6 +34,8 @@ What held is in the pass's note.
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -47,7 +52,7 @@ from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from tests.helpers.answers import broken_answer, listbench_answer
 from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
-from tests.helpers.commands import run_dir_of, run_in_process
+from tests.helpers.commands import make_run, run_dir_of, run_in_process
 from tests.helpers.faults import DiesAfter
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
@@ -180,6 +185,25 @@ def test_a_report_says_a_run_is_a_shard_a_merge_or_a_retry(merged):
         "-", f"1/2 {ids[0]} {shards[0]}  2/2 {ids[1]} {shards[1]}", "-"]
     assert provenance_row(page, "retry of") == [
         "-", "-", f"{ids[2]}  {into}  (16 answers carried over, 2 samples asked again)"]
+
+
+@pytest.mark.slow
+def test_a_retry_of_a_sweep_job_keeps_the_settings_the_job_varied(tmp_path):
+    """A sweep over temperatures, its first job retried (beside it, in the sweep): the retry's run.json had no label,
+    `varied` or sweep, so `export SWEEP` gave its rows an empty temperature column and the model's name as label
+    (`compare SWEEP` too), though it asked at the job's temperature."""
+    sweep = make_run(tmp_path, "runner.options.temperature=0.2,0.8", "runner.backoff_s=0", responder=broken_answer,
+                     multirun=True)
+    job = sweep / "0_temperature-0.2"
+    with FakeOllama(models=["llama3.2", "gemma3"], responder=listbench_answer) as server:
+        assert audit(tmp_path, "retry", str(job), "--host", server.url).returncode == EXIT["ok"]
+    retry = json.loads((sweep / "0_temperature-0.2.retry1" / "run.json").read_text())
+    assert (retry["label"], retry["varied"], retry["sweep"]) == (
+        "temperature=0.2", {"runner.options.temperature": 0.2}, str(sweep))
+    exported = audit(tmp_path, "export", str(sweep))
+    rows = Counter((row["run_id"], row["label"], row["runner.options.temperature"])
+                   for row in csv.DictReader(io.StringIO(exported.stdout)))
+    assert rows[retry["run_id"], "temperature=0.2", "0.2"] == 48
 
 
 # -- a rescore's claims --------------------------------------------------------------------------------------------

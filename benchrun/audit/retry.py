@@ -158,12 +158,12 @@ def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:
     """A new run directory for the retry: `into`, or the first `<parent>.retry<N>` beside the parent that nothing holds
     (a file, a directory or a symbolic link of that name is passed over: a link would have the retry written where it
-    points)."""
+    points). A sweep job's retry is of its sweep, asked with the settings the job varied (its label, `varied`)."""
     info = parent.info
     fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
                     model=info.model, manifest_id=None, overrides=info.overrides, cwd=info.cwd, runner=info.runner,
                     environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,),
-                    shard=info.shard)
+                    shard=info.shard, sweep=info.sweep, label=info.label, varied=info.varied)
     if into is not None:
         return RunWriter.create(into, fresh, "--into DIR")
     number = 1
