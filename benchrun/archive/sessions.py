@@ -41,7 +41,7 @@ def ended(info: RunInfo, written: int, kept: int) -> dict[str, Any]:
 
 
 def session_count(info: RunInfo) -> int:
-    """How many sessions asked the run: its own first, then one per resume (a retry's entry, a server lost, are none)."""
+    """How many sessions asked the run: its first, then one per resume (a retry's note, a lost server's, are none)."""
     return 1 + sum(RESUMED in entry for entry in info.history)
 
 
