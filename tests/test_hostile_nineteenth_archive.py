@@ -46,6 +46,8 @@ from pathlib import Path
 import pytest
 
 from benchrun.archive.dirlock import DirLock
+from benchrun.archive.reader import load_run
+from benchrun.archive.sessions import ended
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama, fake_digest
@@ -340,3 +342,16 @@ def test_a_history_entry_of_no_shape_a_run_writes_is_one_line(tmp_path, entry, s
     for command in ("show", "compare"):
         done = audit(tmp_path, command, str(run_dir), *([str(run_dir)] if command == "compare" else []))
         assert (done.returncode, done.stderr) == (EXIT["archive"], line)
+
+
+def test_a_resume_never_records_a_negative_count_of_answers(tmp_path):
+    """A resume records the answers of the session that ended as the digested lines less those the previous resume
+    kept; a records.sha256 cut short (a forced resume then drops what it lost) gave a negative count, which run.json's
+    history may not hold (it would be unreadable): the count is unknown (null) instead."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], finish=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    info["history"] = [{"resumed_at": info["started_at"], "identity": {}, "answers": 5, "kept": 5}]
+    (run_dir / "run.json").write_text(json.dumps(info))
+    entry = ended(load_run(run_dir).info, written=2, kept=2)
+    assert (entry["answers"], entry["kept"]) == (None, 2)
+

@@ -37,7 +37,8 @@ def ended(info: RunInfo, written: int, kept: int) -> dict[str, Any]:
     resumes = [entry for entry in info.history if RESUMED in entry]
     before = resumes[-1].get("kept") if resumes else _carried_answers(info)
     judge = {"judge_identity": info.judge["identity"]} if info.judge and "identity" in info.judge else {}
-    return {"identity": info.identity, **judge, "answers": None if before is None else written - before, "kept": kept}
+    answers = None if before is None or written < before else written - before  # fewer: records.sha256 cut short
+    return {"identity": info.identity, **judge, "answers": answers, "kept": kept}
 
 
 def session_count(info: RunInfo) -> int:
