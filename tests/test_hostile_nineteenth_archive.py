@@ -356,3 +356,14 @@ def test_a_resume_never_records_a_negative_count_of_answers(tmp_path):
     entry = ended(load_run(run_dir).info, written=2, kept=2)
     assert (entry["answers"], entry["kept"]) == (None, 2)
 
+
+def test_a_history_keeping_more_answers_than_the_run_holds_counts_none_below_zero(tmp_path):
+    """A resume entry (or a retry's carried sessions) counting more answers than the run's responses (run.json of a
+    run that did not end, edited): `show` said `-97 by` of its latest session. Now that count is unknown, `?`."""
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0], finish=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    info["history"] = [{"resumed_at": info["started_at"], "identity": OTHER, "answers": 99, "kept": 99}]
+    (run_dir / "run.json").write_text(json.dumps(info))
+    assert answered_by(tmp_path, run_dir) == [
+        "answered by answers from 2 models: 99 by abababababab, ? by a model without a digest"]
+
