@@ -9,7 +9,8 @@ found bad, each with the rule it now obeys.
 - a run.json of a run that did not end (no seal covers it) whose history holds a resume's entry of the wrong shape
   (an `identity` that is no mapping, `answers` or `kept` that are no counts): `show` and `compare` an AttributeError
   or TypeError traceback. Now run.json is unreadable in one line where it is read (`core.recordvalues.History`), and
-  a resume records an unknown count (null) where it wrote a negative one (`archive.sessions.ended`)
+  a resume records an unknown count (null) where it wrote a negative one (`archive.sessions.ended`), and a session's
+  count below zero is shown unknown (`?`), not `-97 by` (`archive.sessions.sessions`)
 - `report` of a run answered by two models named the latest model digest only (show says which answered how many),
   and counted a retry's history entry as a session it was asked in. Now a provenance row `answered by` (and `graded
   by`) says so, and `sessions` counts the first and each resume (`audit.report_page`, `archive.sessions`)
