@@ -167,10 +167,13 @@ def _home_named() -> str:
 
 def _exit_now(code: int) -> None:
     """Exit with `code` as it is. After a KeyboardInterrupt that escaped code Python ran through exec (the signal
-    can land mid-import) CPython exits by SIGINT instead of with the code sys.exit gives; nothing is left to write."""
+    can land mid-import) CPython exits by SIGINT instead of with the code sys.exit gives; nothing is left to write.
+    The exit functions are not run, so a dry run's own directories are removed here (they were left in $TMPDIR)."""
     import logging  # loaded by Hydra already, as a rule; not before the signal handler
 
     logging.shutdown()
+    if (config := sys.modules.get("benchrun.compose.config")) is not None:  # not loaded: no dry run began
+        config.remove_dry_run_dirs()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

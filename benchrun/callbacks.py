@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.compose import slurmoptions, slurmqueue, sweepsize, takeback
-from benchrun.compose.config import checked_directory
+from benchrun.compose.config import checked_directory, refuse_secrets, stood_for
 from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
@@ -65,6 +65,7 @@ class RunDirCheck(Callback):
 
     @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_secrets(config)
         _check_stays(config)
         _check_logging(config)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
@@ -81,9 +82,11 @@ class RunDirCheck(Callback):
 
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_secrets(config)
         _check_stays(config)
         _check_logging(config)
         swept = sweepsize.swept(config)
+        sweepsize.refuse_varied(swept)
         jobs = sweepsize.checked_size(swept)
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
         if launcher.endswith(".JoblibLauncher"):
@@ -93,6 +96,9 @@ class RunDirCheck(Callback):
             _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
             _check_swept_once(swept)
             _check_slurm(config, launcher)
+            would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
+            if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.patterned(would_be)):
+                _refuse(why)
             with read_write(config.hydra), open_dict(config.hydra):
                 config.hydra.launcher = {"_target_": BASIC_LAUNCHER}
             return
@@ -266,6 +272,20 @@ def _check_inside(config: DictConfig) -> None:
                 "hydra.job.name out")
 
 
+HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
+"""What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
+.hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
+
+
+def _check_secrets(config: DictConfig) -> None:
+    """Refuse a credential a config file gives Hydra's config (a preset's `hydra.launcher.setup` exporting
+    `HF_TOKEN=hf_...`, a `hydra.job.env_set.HF_TOKEN`), before Hydra writes it into the sweep or run directory: only
+    the command line's were refused, and the benchmark's own config is checked as each job starts."""
+    for key in HANDED_ON:
+        given = OmegaConf.to_container(OmegaConf.select(config.hydra, key) or OmegaConf.create(), resolve=False)
+        refuse_secrets(secrets.found(given, f"hydra.{key}"))
+
+
 def _check_stays(config: DictConfig) -> None:
     """Refuse hydra.job.chdir=true: a job that changed into its run directory read task.path and runner_file there
     (`'bench' is not a directory`, of a benchmark that is there), and the user's code would write its own files among
@@ -291,15 +311,16 @@ def _check_swept_once(swept: list[Override]) -> None:
     """Refuse a sweep that lists one value twice (`runner.model=llama3.2,llama3.2`): two jobs of one label, which
     the sweep's table, its report and its exports could not tell apart (a list of models is refused alike)."""
     for override in swept:
-        listed = Counter(override.sweep_string_iterator())
-        if twice := next((value for value, times in listed.items() if times > 1), None):
+        listed = sweepsize.job_values(override)
+        counted = Counter(sweepsize.same(value) for _, value in listed)
+        if twice := next((text for text, value in listed if counted[sweepsize.same(value)] > 1), None):
             _refuse(f"in 'config': {override.key_or_group}: the sweep lists {twice!r} twice, so two of its jobs "
                     "would have one label; list each value once (repeats=k asks every sample k times in one run)")
         named: dict[str, str] = {}
-        for value in listed:  # two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing
-            if (other := named.setdefault(label({override.key_or_group: value}, None), value)) != value:
-                _refuse(f"in 'config': {override.key_or_group}: the sweep lists {other!r} and {value!r}, whose jobs "
-                        f"would both be labelled {Path(value).name!r} (a path by its last part), which the sweep's "
+        for text, value in listed:  # two paths of one last part (v1/mmlu, v2/mmlu): one label, told apart by nothing
+            if (other := named.setdefault(label({override.key_or_group: value}, None), text)) != text:
+                _refuse(f"in 'config': {override.key_or_group}: the sweep lists {other!r} and {text!r}, whose jobs "
+                        f"would both be labelled {Path(str(value)).name!r} (a path by its last part), which the sweep's "
                         "table, its report and its exports could not tell apart; list each once, under a name of its own")
 
 

@@ -12,7 +12,7 @@ import time
 import uuid
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 from benchrun.archive.claims import archive_file
 from benchrun.core.errors import BenchrunError, writing
@@ -28,21 +28,24 @@ STALE_S = 60.0
 live writer holds its file locked (flock) from just after it makes it, and this covers that instant."""
 
 
-def write_atomic(path: Path, data: bytes, follow: bool = False) -> None:
+def write_atomic(path: Path, data: bytes, follow: bool = False, ready: Callable[[], None] | None = None) -> None:
     """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done."""
-    with INTERRUPTS.held(), atomic_file(path, follow=follow) as handle:
+    with INTERRUPTS.held(), atomic_file(path, follow=follow, ready=ready) as handle:
         handle.write(data)
 
 
 @contextmanager
-def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: Any) -> Iterator[IO[Any]]:
+def atomic_file(path: Path, mode: str = "wb", follow: bool = False, ready: Callable[[], None] | None = None,
+                **options: Any) -> Iterator[IO[Any]]:
     """A file to write `path` through: a temporary file beside it, synced and renamed over it when the block ends,
     so `path` is the old file or the new one, never part of it; an OSError is one line naming `path` (WriteFailed),
     and no temporary file survives (one that a killed writer left is removed, `remove_leftovers`). A run
     directory's own files are replaced, a link among them too (never written through); with `follow`, for a file
     the user named (`--output`), a symbolic link is written through (the file it names is replaced, not the link),
     and what cannot be renamed over (a device, a pipe: /dev/stdout, /dev/full) is written into. `-` is refused: it
-    names standard output to the tools that read it, no file."""
+    names standard output to the tools that read it, no file. `ready` is called once the temporary file is synced,
+    just before it is renamed over `path`: a writer's last check that the file is still its to write (the fence), an
+    error there leaving `path` as it was."""
     if follow:
         if os.fspath(path) == "-":
             raise BenchrunError("--output -: '-' names standard output, not a file; nothing was written; name a file "
@@ -66,6 +69,8 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, **options: A
                 yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
+                if ready is not None:
+                    ready()
                 os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)

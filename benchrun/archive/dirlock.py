@@ -113,11 +113,11 @@ class DirLock:
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
         note, self._detached = this_note(), _of_another_machine(self.stale)
-        try:
-            if self._detached:  # taken over: what its writer, continued, appends lands nowhere
-                detach(self.path.parent)
+        try:  # the note first: a copy failing part way (a full disk) leaves the writer taken over fenced all the same
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)
+            if self._detached:  # taken over: what its writer, continued, appends lands nowhere
+                detach(self.path.parent)
         except WriteFailed:
             os.close(fd)
             raise

@@ -5,6 +5,7 @@ run.json's digest; and the line every reader gives of a run it found changed. `a
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ def headline_unverified(run: Run) -> str | None:
         return f"{SEAL}: the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
     if _sha256(run.path / RUN) != seal.run_json.sha256:
         return f"{RUN}: changed since the run was sealed"
+    if not os.path.lexists(run.path / SUMMARY):  # removed since the run ended
+        return f"{SUMMARY}: missing"
     if _sha256(run.path / SUMMARY) != expected.sha256:
         return f"{SUMMARY}: changed since the run ended"
     return None

@@ -203,15 +203,21 @@ def _json(line: bytes) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[int]]:
+def apply(run_dir: Path, repair: Repair, manifest: Manifest,
+          ready: Callable[[], None] | None = None) -> dict[str, list[int]]:
     """Make the files hold only what belongs; the numbers of the committed lines dropped, by file.
 
     Without problems only uncommitted tails go: the files are cut short, which a kill cannot leave half done.
     With problems (a forced resume) the files are rewritten, with new digests, from the lines that follow the
-    written sequence and belong, less the score lines of samples left incomplete (graded again)."""
+    written sequence and belong, less the score lines of samples left incomplete (graded again). `ready` is called
+    just before the files are cut, and before each is renamed over when rewritten: the check of a lock's holder that
+    the run is still its own (a resume stopped past its lease since it checked the records, its run taken over and
+    appended to meanwhile, would cut the new writer's lines off)."""
     for path in (*(found.path for found in repair.checked.values()), run_dir / DIGESTS):
         own_file(path)  # each of them, before any is cut
     if not repair.problems:
+        if ready is not None:
+            ready()
         for found in repair.checked.values():
             _truncate(found.path, found.committed_size)
         _truncate(run_dir / DIGESTS, read_digests(run_dir).committed_size)
@@ -220,7 +226,7 @@ def apply(run_dir: Path, repair: Repair, manifest: Manifest) -> dict[str, list[i
                    if n not in repair.bad.get(name, set())] for name in manifest.record_files}
     answered = {_key(_json(line) or {}) for _, line in good[RESPONSES]}
     good[SCORES] = _complete_groups(good[SCORES], answered, manifest)
-    _rewrite(run_dir, {name: [line for _, line in lines] for name, lines in good.items()})
+    _rewrite(run_dir, {name: [line for _, line in lines] for name, lines in good.items()}, ready)
     dropped = {}
     for name, lines in good.items():
         kept = {n for n, _ in lines}
@@ -249,8 +255,8 @@ def _truncate(path: Path, size: int) -> None:
             os.truncate(path, size)
 
 
-def _rewrite(run_dir: Path, keep: dict[str, list[bytes]]) -> None:
+def _rewrite(run_dir: Path, keep: dict[str, list[bytes]], ready: Callable[[], None] | None) -> None:
     digests = [digest_lines(name, keep[name]) for name in keep]
     for name in keep:
-        write_atomic(run_dir / name, b"".join(keep[name]))
-    write_atomic(run_dir / DIGESTS, b"".join(digests))
+        write_atomic(run_dir / name, b"".join(keep[name]), ready=ready)
+    write_atomic(run_dir / DIGESTS, b"".join(digests), ready=ready)

@@ -2,8 +2,9 @@
 model its runner identified then: run.json's `identity` is the latest session's, and each resume's history entry
 keeps the identity of the session that ended (and its judge model's, `judge_identity`), how many answers that session
 recorded (`answers`) and how many the resume went on from (`kept`). A forced resume may go on with another model (a
-re-pulled digest); what the first sessions asked stays said. A retry's first lines are the answers it carried over,
-and its history entry lists the parent's sessions that asked them (`carried_by`), so it says so too."""
+re-pulled digest); what the first sessions asked stays said. So do the limits a resume asked the rest with (`set`).
+A retry's first lines are the answers it carried over, and its history entry lists the parent's sessions that asked
+them (`carried_by`), so it says so too."""
 
 from __future__ import annotations
 
@@ -144,3 +145,19 @@ def carried_by(run: Run, asked_again: set[tuple[str, int]]) -> list[dict[str, An
         else:
             carried.append((span, 1))
     return [{**spans[span][1], "answers": answers} for span, answers in carried]
+
+
+def limits_set(run: Run) -> str | None:
+    """The limits a retry or each resume asked the rest with (`--set`), after how many answers of the sessions before
+    it: `runner.timeout_s=0.35 by resume 1 (after 0 answers); runner.timeout_s=5 by resume 2 (after 4 answers)`;
+    None when none set any (run.json's runner, the last session's limits, is then every session's)."""
+    said, answers, resumes = [], _carried_answers(run.info), 0
+    for entry in run.info.history:
+        if RESUMED in entry:
+            resumes += 1
+            answers = None if answers is None or not isinstance(entry.get("answers"), int) else answers + entry["answers"]
+        if isinstance(limits := entry.get("set"), dict) and limits:
+            given = " ".join(f"{key}={value}" for key, value in limits.items())
+            counted = "? answers" if answers is None else f"{answers} answer{'s' * (answers != 1)}"
+            said.append(f"{given} by resume {resumes} (after {counted})" if RESUMED in entry else f"{given} by the retry")
+    return "; ".join(said) or None

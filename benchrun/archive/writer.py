@@ -16,7 +16,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.books import Books
@@ -84,10 +84,12 @@ def _version(name: str) -> str | None:
         return None
 
 
-def write_seal(run_dir: Path, run_id: str, run_json: bytes, sealed_at: str) -> None:
-    """seal.json, the last file a run's writer writes: the digest of its final run.json, `run_json`."""
+def write_seal(run_dir: Path, run_id: str, run_json: bytes, sealed_at: str,
+               ready: Callable[[], None] | None = None) -> None:
+    """seal.json, the last file a run's writer writes: the digest of its final run.json, `run_json` (`ready`: as
+    write_atomic's)."""
     seal = Seal(run_id=run_id, sealed_at=sealed_at, run_json=FileDigest.of(run_json))
-    write_atomic(run_dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n")
+    write_atomic(run_dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n", ready=ready)
 
 
 def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:
@@ -204,7 +206,7 @@ class RunWriter:
         with self._failing_writes():
             self._held()
             self._reserve()
-            write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"))
+            write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"), ready=self._held)
         self._write_info()
 
     def _reserve(self) -> None:
@@ -222,8 +224,7 @@ class RunWriter:
         """Write manifest.json, open the record files and record the manifest id and sample count (`wall_s`: the
         time spent asking before, None when unknown)."""
         with self._failing_writes():
-            self._held()
-            write_atomic(self.dir / MANIFEST, manifest.canonical_json())
+            write_atomic(self.dir / MANIFEST, manifest.canonical_json(), ready=self._held)
         self.info = self.info.model_copy(update={"manifest_id": manifest.id})
         self.open_records(manifest, (), (), wall_s)
 
@@ -311,13 +312,13 @@ class RunWriter:
             if self._books is not None and not self._broken:
                 self.summary = self._books.summary(self.info.manifest_id, self.info.model)
                 data = self.summary.model_dump_json(indent=2).encode() + b"\n"
-                write_atomic(self.dir / SUMMARY, data)
+                write_atomic(self.dir / SUMMARY, data, ready=self._held)
                 files[SUMMARY] = FileDigest.of(data)
             self.info = self.info.model_copy(update={"status": status, "reason": reason, "ended_at": now(),
                                                      "files": files})
             run_json = self._write_info()
             if not self._broken:
-                write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at)
+                write_seal(self.dir, self.info.run_id, run_json, self.info.ended_at, self._held)
             self.finished = True
         return self.info
 
@@ -359,8 +360,9 @@ class RunWriter:
             (self.dir / RESERVE).unlink(missing_ok=True)
 
     def _held(self) -> None:
-        """Before each write: once another writer took the run over (this process stopped past its lease,
-        `DirLock.still_held`), raise TakenOver, and write nothing more."""
+        """Before each write (of a file rewritten whole, just before its new file is renamed over it): once another
+        writer took the run over (this process stopped past its lease, `DirLock.still_held`), raise TakenOver, and
+        write nothing more."""
         try:
             self.lock.still_held()
         except TakenOver:
@@ -381,7 +383,6 @@ class RunWriter:
         self.info = self.info.model_copy(update={"counts": self.counts})
         data = SECRETS.scrub_bytes(self.info.model_dump_json(indent=2).encode() + b"\n")
         with self._failing_writes():
-            self._held()
-            write_atomic(self.dir / RUN, data)
+            write_atomic(self.dir / RUN, data, ready=self._held)
         self.lock.run_written()
         return data

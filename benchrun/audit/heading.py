@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import mixed_judges, mixed_models
+from benchrun.archive.sessions import limits_set, mixed_judges, mixed_models
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
@@ -37,6 +37,7 @@ def header(run: Run) -> Table:
         "judge": judge_identity(info.judge),
         "graded by": mixed_judges(run),
         "runner": _pairs(info.runner),
+        "limits set": limits_set(run),
         "counts": info.counts.text(),
     }
     rows.update(parts(info))

@@ -14,7 +14,9 @@ from benchrun.archive.reader import Run
 from benchrun.compiler.plan import ASKING_LIMITS
 from benchrun.compose.config import describe_validation, unkept_value
 from benchrun.core.errors import ConfigError
+from benchrun.core.layout import RUN
 from benchrun.core.settings import RUNNERS, judge_runner_keys
+from benchrun.core.yamlfile import MAX_INT, parse_yaml
 
 SECTIONS = ("runner", "judge")
 
@@ -33,7 +35,7 @@ def limits_given(given: list[str] | None) -> dict[str, Any]:
         _refuse_other(key.strip() if equals else "", text)
         if key.strip() in limits:
             raise ConfigError(f"--set {key.strip()}: given twice; give it once")
-        limits[key.strip()] = _value(value)
+        limits[key.strip()] = _value(key.strip(), value)
     return limits
 
 
@@ -45,12 +47,19 @@ def _refuse_other(key: str, text: str) -> None:
                           f"{', '.join(ASKING_LIMITS)}: the limits a run is asked with; what it asks is its manifest's")
 
 
-def _value(value: str) -> Any:
-    """A value as YAML reads it (`600`, `1.5`), as on the command line of a run."""
+def _value(key: str, value: str) -> Any:
+    """A value as YAML reads it (`600`, `1.5`), as a benchmark file's and `--rejudge`'s are: one YAML 1.1 reads as
+    another number than written (`010` as 8, `1:30` as 90, `0x10` as 16, which a run's command line reads as 10 or
+    refuses) refused in one line naming the key; an integer past 2^53 is said as a run's is (`with_limits`)."""
+    if not value.strip():
+        return None
     try:
-        return yaml.safe_load(value) if value.strip() else None
+        read = yaml.safe_load(value)
     except yaml.YAMLError:
         return value
+    if isinstance(read, int) and abs(read) > MAX_INT:
+        return read
+    return parse_yaml(value, f"--set {key}", ConfigError)
 
 
 def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict[str, Any]:
@@ -63,13 +72,16 @@ def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict
     info, judged = run.info, run.manifest.judge is not None
     if not judged and (key := next((key for key in given if key.startswith("judge.")), None)):
         raise ConfigError(f"--set {key}: run {info.run_id} has no judge")
-    judge = limited("judge", config["judge"], info.judge.get("runner", {}), given) if judged else config["judge"]
-    return {**config, "runner": limited("runner", config["runner"], info.runner, given), "judge": judge}
+    judge = limited("judge", config["judge"], info.judge.get("runner", {}), given, run) if judged else config["judge"]
+    return {**config, "runner": limited("runner", config["runner"], info.runner, given, run), "judge": judge}
 
 
-def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
-    """`config` (the runner's, or the `judge` section's) with the limits it was last asked with (`used`: run.json's
-    runner config as used) and then `limits` for its `section`, checked as a run checks them."""
+def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: dict[str, Any],
+            run: Run) -> dict[str, Any]:
+    """`config` (the runner's, or the `judge` section's) with the limits it was last asked with (`used`: `run`'s
+    run.json's runner config as used) and then `limits` for its `section`, checked as a run checks them: a limit
+    refused is said as given (`--set`), or as run.json holds it (an older benchrun's, which bounded it otherwise),
+    with the --set that asks the rest otherwise."""
     given = {key.partition(".")[2]: value for key, value in limits.items() if key.startswith(f"{section}.")}
     asked = {**config, **{key: used[key] for key in ASKING_LIMITS if key in used}, **given}
     runner = asked if section == "runner" else judge_runner_keys(asked)
@@ -77,5 +89,10 @@ def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: 
     try:
         model.model_validate(runner)
     except ValidationError as err:
-        raise ConfigError(f"--set {describe_validation(err, model, [section])}") from None
+        said = describe_validation(err, model, [section])
+        key = said.partition(":")[0]
+        if key.partition(".")[2] in given:
+            raise ConfigError(f"--set {said}") from None
+        raise ConfigError(f"{said}, as the run was last asked; ask the rest otherwise with --set {key}=VALUE",
+                          file=str(run.path / RUN)) from None
     return asked

@@ -82,9 +82,9 @@ def listed(run: Run) -> ListedRun:
     """A run with its tasks: from summary.json, or (a run that never finished) from its manifest; a run whose
     summary.json or run.json changed since it ended is refused (listed as unreadable), never shown with its numbers."""
     summary = run.summary
+    if problem := headline_unverified(run):
+        raise distrusted(run, problem)
     if summary is not None:
-        if problem := headline_unverified(run):
-            raise distrusted(run, problem)
         return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics)
     return ListedRun(run, task_names(run), ())
 

@@ -18,11 +18,14 @@ from benchrun.execute.judging import Judge
 
 
 def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
-    """The run's config with `overrides` (judge.KEY=VALUE, values read as YAML) set, checked."""
+    """The run's config, its judge asked with the limits it was last asked with (run.json's judge runner as used: a
+    resume's `--set judge.timeout_s=...` kept, as a later resume keeps it), then `overrides` (judge.KEY=VALUE, values
+    read as YAML) set, checked."""
+    from benchrun.compiler.plan import ASKING_LIMITS
     from benchrun.compose.config import plain_config
 
-    config = run.config
-    judge = copy.deepcopy(config.get("judge") or {})
+    config, used = run.config, run.info.judge.get("runner") or {}
+    judge = {**copy.deepcopy(config.get("judge") or {}), **{key: used[key] for key in ASKING_LIMITS if key in used}}
     for override in overrides:
         keys, value = _override(override)
         _set(judge, keys, value)

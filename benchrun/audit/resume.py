@@ -88,14 +88,13 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             also = f" ({more} more problem{'s' * (more > 1)})" if more else ""
             raise ArchiveError(f"{first.message}{also}: the records are not what the run wrote; resume with --force "
                                "to drop what does not belong (recorded in run.json)", file=str(run.path / first.file))
+        config = asked_config(run, limits or {})
+        if (edited := trust.config_changed(run)) is not None:
+            raise config_edited(run, edited, "resume")
         changed = changed_sources(run, manifest)
         if changed and not force:
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                                "resume with --force to use them anyway (recorded in run.json)")
-        config = run_config(run, limits or {})
-        if (edited := trust.config_changed(run)) is not None:
-            raise ArchiveError(f"{edited}: a resume asks with it and would digest it as the run's own; put it back "
-                               "(to ask the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
         runner_cfg = runner_config(run, config, host)
         note = {"forced": force, "changed_sources": changed, "host": host, **({"set": limits} if limits else {}),
@@ -116,7 +115,7 @@ def seal_left(run: Run, lock: DirLock) -> RunInfo:
     if problems := trust.beneath_seal(run):
         raise ArchiveError(f"{problems[0]}: run {run.id} ended but its writer was stopped before it sealed it, and its "
                            "files are not the ones run.json digests; nothing was written", file=str(run.path))
-    write_seal(run.path, run.id, (run.path / RUN).read_bytes(), now())
+    write_seal(run.path, run.id, (run.path / RUN).read_bytes(), now(), lock.still_held)
     lock.release(ended=True)
     output.warning(f"run {run.id} ended ({run.info.status}) but its writer ({describe(lock.stale)}) was stopped "
                    "before it sealed it: sealed now, every file as run.json digests it")
@@ -149,6 +148,31 @@ def servers_given(hosts: list[str] | None) -> str | list[str] | None:
     return hosts[0] if hosts and len(hosts) == 1 else hosts
 
 
+class PinnedEdited(ArchiveError):
+    """config.yaml asks otherwise than the run's manifest pins (a key of it edited): said by that key."""
+
+
+def asked_config(run: Run, limits: dict[str, Any], command: str = "resume") -> dict[str, Any]:
+    """`run_config`'s config, read before the benchmark config.yaml locates: of a run that ended, a config.yaml
+    removed, emptied or made no config since is said to be changed (it was said to be a benchmark gone, or a parent
+    that --force would carry over, and --force then failed on config.yaml); a key the manifest pins edited is said
+    by that key. `command` asks with it."""
+    try:
+        return run_config(run, limits)
+    except PinnedEdited:
+        raise
+    except BenchrunError:
+        if (edited := trust.config_changed(run)) is None:
+            raise
+        raise config_edited(run, edited, command) from None
+
+
+def config_edited(run: Run, edited: str, command: str) -> ArchiveError:
+    """The refusal of `command` (resume, retry) to ask with the config.yaml `edited` says changed since `run` ended."""
+    return ArchiveError(f"{edited}: a {command} asks with it and would digest it as the run's own; put it back (to ask "
+                        "the rest with other limits: --set runner.KEY=VALUE)", file=str(run.path))
+
+
 def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
     """The run's config.yaml as a checked config (keys added since the run was made take their defaults), once it
     asks as the manifest pins the run's asking: an edited config.yaml (a killed run's has no digest) would ask the
@@ -165,7 +189,7 @@ def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
         found = flatten(now_read, prefix)
         for key, value in flatten(recorded, prefix).items():
             if found.get(key, value) != value:
-                raise ArchiveError(f"{key}: {found[key]!r}, but run {run.id} asked with {value!r} (its manifest): "
+                raise PinnedEdited(f"{key}: {found[key]!r}, but run {run.id} asked with {value!r} (its manifest): "
                                    "config.yaml was changed since the run was made; put it back",
                                    file=str(run.path / CONFIG))
     return config
@@ -282,7 +306,7 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     """The first writes: the records repaired, run.json `running` with this session in its history, then the seal
     gone (a resume the disk or a file refuses before run.json says `running` leaves the run sealed as it was); the
     writer and the responses to grade again."""
-    dropped = repair.apply(run.path, found, manifest)
+    dropped = repair.apply(run.path, found, manifest, ready=lock.still_held)
     regrade = repair.check(run.path, manifest).regrade if dropped else found.regrade
     info = run.info
     written = found.checked[RESPONSES].written

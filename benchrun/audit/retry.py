@@ -25,10 +25,10 @@ from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
+    asked_config,
     changed_sources,
     checked_models,
     current_scorers,
-    run_config,
     runner_config,
     servers_given,
 )
@@ -72,6 +72,7 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
     """The new run (its run.json and directory) that asks `parent`'s failed samples again (with `limits`, `--set`'s,
     changed)."""
     problems = _parent_problems(parent)
+    config = asked_config(parent, limits or {}, "retry")  # before --force is advised: it cannot ask without one
     if problems and not force:
         raise ArchiveError(f"{problems[0]}; retry with --force to carry its records over anyway (recorded)",
                            file=str(parent.path))
@@ -83,7 +84,6 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
     todo = _todo(parent)
     if not todo:
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry", file=str(parent.path))
-    config = run_config(parent, limits or {})
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
     runner_cfg = runner_config(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,

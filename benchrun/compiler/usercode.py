@@ -28,9 +28,10 @@ from types import ModuleType
 from typing import BinaryIO, Iterable, Iterator
 
 from benchrun.compiler.ownsource import LOADED, Held, from_source, own_root, refuse_linked_out, refuse_unrecorded
+from benchrun.compiler.runstate import kept
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
-from benchrun.core.interrupts import INTERRUPTS, handling_now
+from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import SECRETS
 from benchrun.core.stdfds import input_from_nothing, output_fds_into
 
@@ -182,15 +183,16 @@ def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:
 @contextlib.contextmanager
 def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
     """A block running the code of benchmark file `rel` in this process: what it prints is logged (`_log_printed`),
-    what it reads of standard input is nothing (EOF), its signal handling is put back after it (`_signals_kept`),
-    whatever it raises (SystemExit, KeyboardInterrupt, any BaseException) is a TaskError saying `doing` (and, given
-    the file's `path`, the line it raised at), and a copy of the process it forked (os.fork) is ended at once, so
-    that it never goes on as a second run."""
+    what it reads of standard input is nothing (EOF), what it changes of the process for the run (its signal
+    handling, working directory, umask, sys.path, environment) is put back after it (`compiler.runstate.kept`),
+    whatever it raises (SystemExit, KeyboardInterrupt, any BaseException) is a TaskError saying
+    `doing` (and, given the file's `path`, the line it raised at), and a copy of the process it forked (os.fork) is
+    ended at once, so that it never goes on as a second run."""
     pid, printed = os.getpid(), io.StringIO()
     with tempfile.TemporaryFile() as written:
         try:
             with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
-                    input_from_nothing(), _signals_kept():
+                    input_from_nothing(), kept():
                 yield
         except BaseException as err:  # anything user code raises is reported, not raised
             _end_copy(pid)
@@ -258,18 +260,6 @@ def _log_printed(rel: str, printed: str) -> None:
     """Log what a file printed while it was imported (the run's log file, through the masking every handler has)."""
     if printed:
         LOG.info("%s printed while it was imported:\n%s", rel, printed.rstrip("\n"))
-
-
-@contextlib.contextmanager
-def _signals_kept() -> Iterator[None]:
-    """Every signal's handling as it was before the block, and no alarm set in it: a file that ignores SIGTERM or
-    Ctrl-C at import (`signal.signal(SIGINT, SIG_IGN)`) or sets `signal.alarm(5)` must not make the run one that
-    cannot be stopped, or one killed five seconds on."""
-    put_back = handling_now()
-    try:
-        yield
-    finally:
-        put_back()
 
 
 def probed(path: Path, rel: str) -> None:

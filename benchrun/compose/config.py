@@ -77,8 +77,28 @@ def _dry_run_scratch(run_dir: str) -> str:
     directory (`/tmp/benchrun-dry-run`) was another user's to own, refusing every other user's dry runs, or to plant
     links in, which Hydra wrote through (a dry run overwrote the file a link named)."""
     path = tempfile.mkdtemp(prefix="benchrun-dry-run-")
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    if not DRY_RUN_DIRS:
+        atexit.register(remove_dry_run_dirs)
+    DRY_RUN_DIRS[path] = run_dir
     return path
+
+
+DRY_RUN_DIRS: dict[str, str] = {}
+"""The dry run's own directories this process made (`_dry_run_scratch`), removed as it ends, each with the directory
+it stands in for."""
+
+
+def stood_for(directory: str) -> str:
+    """The directory a dry run's own `directory` stands in for (a real run's or sweep's, checked as its launch would
+    check it: a Slurm sweep's `%`), or `directory` itself when it is none of them."""
+    return DRY_RUN_DIRS.get(directory, directory)
+
+
+def remove_dry_run_dirs() -> None:
+    """Remove the dry run's own directories: at exit, and before a process stopped by a signal ends without its exit
+    functions (benchrun.__main__), which left them, Hydra's multirun.yaml in one, in the temporary directory."""
+    while DRY_RUN_DIRS:
+        shutil.rmtree(DRY_RUN_DIRS.popitem()[0], ignore_errors=True)
 
 
 def bench_name(path: str) -> str:

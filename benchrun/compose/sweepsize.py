@@ -1,13 +1,15 @@
 """A sweep's lists of values as the command line gives them (`-m runner.model=a,b`), and how many jobs they make:
-counted before Hydra lists them, and bounded."""
+counted before Hydra lists them, and bounded; and each value as its job is given it."""
 
 from __future__ import annotations
 
+import json
 import math
+from typing import Any
 
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep
+from hydra.core.override_parser.types import IntervalSweep, Override, QuotedString, RangeSweep
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.core.errors import ConfigError
@@ -29,6 +31,19 @@ def swept(config: DictConfig) -> list[Override]:
     overrides = parser.parse_overrides([*given, *OmegaConf.to_container(config.hydra.overrides.task)])
     last = {override.get_key_element(): override for override in overrides}
     return [override for override in last.values() if override.is_sweep_override()]
+
+
+WHOLE_SWEEP = ("dry_run",)
+"""Keys that say how the whole sweep is launched, which its jobs cannot vary: a dry run's jobs are launched here, a
+run's by the sweep's launcher into the sweep's directory."""
+
+
+def refuse_varied(swept: list[Override]) -> None:
+    """Refuse a sweep that varies a key of the whole sweep's (`WHOLE_SWEEP`): `-m dry_run=true,false` launched its dry
+    job among the runs, where it left no run and was listed as missing, the sweep failed."""
+    if varied := next((override for override in swept if override.key_or_group in WHOLE_SWEEP), None):
+        raise ConfigError(f"in 'config': {varied.input_line}: a sweep is a dry run or not, all its jobs one way; give "
+                          f"{varied.key_or_group}=true for a dry run of the sweep, or leave it out")
 
 
 def checked_size(swept: list[Override]) -> float:
@@ -73,3 +88,28 @@ def _many(count: float) -> str:
     if math.isinf(count):
         return "endlessly many"
     return f"{count:,}" if count < 10**15 else f"about {float(count):.0e}".replace("e+", "e")
+
+
+def job_values(override: Override) -> list[tuple[str, Any]]:
+    """Each value a sweep override lists, as shown (a string as its job is given it) and as its job is given it, a
+    quoted value as its text: `llama3.2,'llama3.2'` ran two jobs of one label, compared as written."""
+    values = [_unquoted(value) for value in override.sweep_iterator()]
+    return [(value if isinstance(value, str) else text, value)
+            for text, value in zip(override.sweep_string_iterator(), values)]
+
+
+def _unquoted(value: Any) -> Any:
+    """A value of Hydra's override grammar as its job is given it: quoted strings, at any depth, as their text."""
+    if isinstance(value, QuotedString):
+        return value.text
+    if isinstance(value, list):
+        return [_unquoted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _unquoted(item) for key, item in value.items()}
+    return value
+
+
+def same(value: Any) -> str:
+    """One text for values a job is given alike (0.5 and 5e-1; not 1 and true, nor 1 and 1.0, which are labelled
+    apart)."""
+    return json.dumps(value, sort_keys=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from benchrun.compose.slurmcommands import slurm
 from benchrun.core.layout import LOG, MULTIRUN_FILE, RUN
-from benchrun.core.procfs import PARENT, stat_fields
+from benchrun.core.procfs import PARENT, descendants, stat_fields
 
 NEW_SWEEPS: list[tuple[Path, Path]] = []
 """(sweep directory, its first ancestor that did not exist) for each sweep this process started."""
@@ -94,16 +94,19 @@ def cancel_slurm_jobs() -> None:
 def stop_launched_jobs() -> None:
     """Stop the jobs of the sweeps this process launched that a signal to it alone (`kill PID`) does not reach: its
     Slurm jobs, and its submitit_local job processes (stopped as submitit cancels them, SIGINT, then waited for: they
-    went on after the sweep said they were running, and its sweep.json said so for ever)."""
+    went on after the sweep said they were running, and its sweep.json said so for ever). Waited for with every
+    process below them: submitit's controller kills a job that is slow to stop (SIGKILL), then ends before the job
+    is gone, whose lock, still held, had the sweep say it was `running`."""
     cancel_slurm_jobs()
     me = str(os.getpid())
     pids = [int(entry.name) for sweep_dir in LOCAL_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
             if entry.name.isdigit() and (stat_fields(entry.name) or [None, None])[PARENT] == me]
+    below = {each for pid in pids for each in descendants(pid)}
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGINT)
     deadline = time.monotonic() + LOCAL_STOP_S
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in below.union(pids)) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

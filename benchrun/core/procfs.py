@@ -1,9 +1,10 @@
-"""What Linux's /proc says of a process: the fields of its stat line."""
+"""What Linux's /proc says of a process: the fields of its stat line, and the processes below it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+PROC = Path("/proc")
 PARENT, STARTED = 1, 19
 """Indexes in `stat_fields`: the parent's pid, and the start in clock ticks since the boot."""
 
@@ -12,6 +13,22 @@ def stat_fields(pid: int | str) -> list[str] | None:
     """The fields of /proc/PID/stat after the command's name (which may hold spaces and parentheses); None when they
     cannot be read (the process gone, no /proc)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` (its children, theirs, ...), as /proc lists them now (none without /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in PROC.iterdir() if PROC.is_dir() else ():
+        if entry.name.isdigit() and (fields := stat_fields(entry.name)):  # gone meanwhile: no fields
+            children.setdefault(int(fields[PARENT]), []).append(int(entry.name))
+    found: set[int] = set()
+    pending = [pid]
+    while pending:
+        for child in children.get(pending.pop(), ()):
+            if child not in found:
+                found.add(child)
+                pending.append(child)
+    return found

@@ -67,7 +67,23 @@ def secret_value(value: Any) -> str | None:
             return why
     if BEARER.match(value):
         return "an Authorization header value"
-    return environment_read(value) or environment_key(value)
+    return environment_read(value) or environment_key(value) or assigned(value)
+
+
+ASSIGNED = re.compile(f"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(['\"]?)([{KEY_CHARS}]{{{MIN_KEY_CHARS},}})\\2"
+                      f"(?![{KEY_CHARS}])")
+"""`NAME=value`, a value long enough to be a key (`export HF_TOKEN=hf_...` in a Slurm sweep's hydra.launcher.setup, an
+`additional_parameters.export` of `ALL,HF_TOKEN=hf_...`), quoted or not; not a `$NAME` read or a path."""
+
+
+def assigned(value: str) -> str | None:
+    """Why `value` gives a variable named like a credential its value (`export HF_TOKEN=hf_...`): a setup line, kept
+    in multirun.yaml, each job's Hydra copies and the job's script, as `hydra.job.env_set.HF_TOKEN=...` would be, which
+    is refused by its name; or None."""
+    for name, _, _ in ASSIGNED.findall(value):
+        if secret_key(name):
+            return f"a value given to {name}, a credential's name"
+    return None
 
 
 def environment_read(value: str) -> str | None:

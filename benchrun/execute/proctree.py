@@ -10,30 +10,12 @@ import os
 import signal
 import sys
 from contextlib import suppress
-from pathlib import Path
 
 from benchrun.core.interrupts import PR_SET_PDEATHSIG, die_with
-from benchrun.core.procfs import PARENT, stat_fields
+from benchrun.core.procfs import PARENT, descendants, stat_fields
 
-PROC = Path("/proc")
 PR_SET_CHILD_SUBREAPER = 36
 """prctl(2)'s option: the processes below this one that lose their parent are given to it, not to init."""
-
-
-def descendants(pid: int) -> set[int]:
-    """Every process below `pid` (its children, theirs, ...), as /proc lists them now (none without /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in PROC.iterdir() if PROC.is_dir() else ():
-        if entry.name.isdigit() and (fields := stat_fields(entry.name)):  # gone meanwhile: no fields
-            children.setdefault(int(fields[PARENT]), []).append(int(entry.name))
-    found: set[int] = set()
-    pending = [pid]
-    while pending:
-        for child in children.get(pending.pop(), ()):
-            if child not in found:
-                found.add(child)
-                pending.append(child)
-    return found
 
 
 def end_tree(pid: int) -> None:

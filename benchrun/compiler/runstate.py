@@ -1,0 +1,121 @@
+"""What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
+its signal handling, working directory, umask, sys.path, environment, builtins, resource limits and recursion limit,
+each put back after the block (`kept`), as the scorer process puts most of them back after each call
+(benchrun.execute.scorer_worker)."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import resource
+import sys
+import time
+from typing import Iterator
+
+from benchrun.core.interrupts import handling_now
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits and
+    recursion limit as they were before the block."""
+    with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
+            _limits_kept():
+        yield
+
+
+@contextlib.contextmanager
+def _signals_kept() -> Iterator[None]:
+    """Every signal's handling as it was before the block, and no alarm set in it: a file that ignores SIGTERM or
+    Ctrl-C at import (`signal.signal(SIGINT, SIG_IGN)`) or sets `signal.alarm(5)` must not make the run one that
+    cannot be stopped, or one killed five seconds on."""
+    put_back = handling_now()
+    try:
+        yield
+    finally:
+        put_back()
+
+
+@contextlib.contextmanager
+def _file_making_kept() -> Iterator[None]:
+    """Where and how this process makes files, its working directory and its umask, as before the block: a file that
+    changed them at import moved the run's process (`os.chdir`: a sweep's next job in it read its task.path there,
+    `'b' is not a directory`, and the sweep's summary went to a directory not there, exit 4) or opened its files to
+    everyone (`os.umask(0)`: a run under umask 077 written 0o666)."""
+    here, mask = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY), os.umask(0o077)
+    os.umask(mask)
+    try:
+        yield
+    finally:
+        os.fchdir(here)
+        os.close(here)
+        os.umask(mask)
+
+
+@contextlib.contextmanager
+def _import_path_kept() -> Iterator[None]:
+    """sys.path as it was before the block: a file that put its folder on it (`sys.path.insert(0,
+    os.path.dirname(__file__))`, a common idiom) made its modules those of every benchmark compiled after it in the
+    process, so a sweep's next job imported the first's `helpers`, passed its compile unnamed by its manifest, and
+    failed every scorer call in its own scorer process."""
+    kept = list(sys.path)
+    try:
+        yield
+    finally:
+        sys.path[:] = kept
+
+
+@contextlib.contextmanager
+def _environment_kept() -> Iterator[None]:
+    """The process's environment as it was before the block: a file that set a variable at import
+    (`os.environ["OLLAMA_HOST"] = ...`) chose the server a sweep's next job in the process asked (its runner.host is
+    read from $OLLAMA_HOST), and what this run's own client reads ($SSL_CERT_FILE, a proxy), with the time zone $TZ
+    gives; a scorer process imports the file itself, so its scorers still see what it sets."""
+    kept = dict(os.environ)
+    try:
+        yield
+    finally:
+        zone = os.environ.get("TZ")
+        for name in [name for name in os.environ if name not in kept]:
+            del os.environ[name]
+        os.environ.update({name: value for name, value in kept.items() if os.environ.get(name) != value})
+        if zone != os.environ.get("TZ"):  # and the zone in force, which `time.tzset()` set from it
+            time.tzset()
+
+
+@contextlib.contextmanager
+def _builtins_kept() -> Iterator[None]:
+    """The builtins as they were before the block: a file that replaced one at import (`builtins.print = ...`, to
+    quiet itself) replaced it for the run, whose one-line errors (printed) then went nowhere, a failed run's exit code
+    said without its line."""
+    found = dict(vars(builtins))
+    try:
+        yield
+    finally:
+        names = vars(builtins)
+        for name in names.keys() - found.keys():
+            del names[name]
+        names.update({name: value for name, value in found.items() if names.get(name) is not value})
+
+
+LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+"""The resource limits a process has (`resource.setrlimit`)."""
+
+
+@contextlib.contextmanager
+def _limits_kept() -> Iterator[None]:
+    """The resource limits as they were before the block, as far as the process may raise them again, and Python's
+    recursion limit: a file that bounded its own work at import (`resource.setrlimit(RLIMIT_NOFILE, (14, hard))`)
+    bounded the run, which failed (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that
+    met the same limit again), and one that set `sys.setrecursionlimit(60)` made the run a RecursionError's traceback
+    (a limit raised, the C stack's overflow where benchrun counts on a RecursionError: a YAML file nested too deep)."""
+    found, depth = {limit: resource.getrlimit(limit) for limit in LIMITS}, sys.getrecursionlimit()
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(depth)
+        for limit, was in found.items():
+            if resource.getrlimit(limit) != was:
+                with contextlib.suppress(ValueError, OSError):
+                    resource.setrlimit(limit, was)
