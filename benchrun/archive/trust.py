@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
+from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import not_a_file
@@ -22,6 +23,7 @@ from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
+    LOCK,
     MANIFEST,
     RECORD_FILES,
     RESPONSES,
@@ -171,6 +173,16 @@ def strays(run: Run) -> list[tuple[str, str]]:
 
 
 def _seal(run: Run) -> Iterator[str]:
+    """What of run.json its seal does not cover; nothing while a live writer holding run.lock is between two writes
+    (a final run.json, its seal not yet written; a resume's run.json `running`, the ended session's seal not yet
+    gone). A seal that does not cover a run.json that says the run ended is refused whoever holds the lock."""
+    found = list(_unsealed(run))
+    between = not (run.path / SEAL).exists() or (run.info.status == "running" and not run.info.files)
+    if found and not (between and live_writer(run.path / LOCK, probe(run.path / LOCK)) is not None):
+        yield from found
+
+
+def _unsealed(run: Run) -> Iterator[str]:
     if not (run.path / SEAL).exists():
         if run.info.files:  # the digests only an ended run writes: it was sealed
             yield f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"

@@ -40,20 +40,20 @@ def header(run: Run) -> Table:
         "limits set": limits_set(run),
         "counts": info.counts.text(),
     }
-    if info.parent:
-        parent = info.parent
-        rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({parent.carried} answers "
-                            f"carried over, {parent.asked} samples asked again)")
-    rows.update(_parts(info))
+    rows.update(parts(info))
     for key, value in rows.items():
         if value is not None:
             grid.add_row(key, Text(shown_name(value)))
     return grid
 
 
-def _parts(info: Any) -> dict[str, str]:
-    """The servers of a run over a list of them, the part of a shard run, the shards of a merged run."""
+def parts(info: Any) -> dict[str, str]:
+    """Where a run's answers came from besides its one server, as `show` and the report say it: a retry's parent, the
+    servers of a run over a list of them, the part of a shard run, the shards of a merged run."""
     rows = {}
+    if parent := info.parent:
+        rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({parent.carried} answers "
+                            f"carried over, {parent.asked} samples asked again)")
     if hosts := info.identity.get("hosts"):
         rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
                                     f"{h.get('server_version') or '-'}" for h in hosts)

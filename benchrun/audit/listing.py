@@ -17,6 +17,7 @@ from rich.text import Text
 from benchrun.archive.headline import distrusted, headline_unverified
 from benchrun.archive.lookup import scan_runs
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run
+from benchrun.archive.sessions import answering, mixed_models
 from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
@@ -24,7 +25,7 @@ from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ArchiveError, reading
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import Counts, MetricSummary
-from benchrun.core.recordvalues import short_digest
+from benchrun.core.recordvalues import pin_named, short_digest
 
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
@@ -52,8 +53,8 @@ class ListedRun:
         return {"run_id": info.run_id, "path": str(self.run.path), "started_at": info.started_at,
                 "ended_at": info.ended_at, "status": info.status, "reason": info.reason,
                 "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
-                "digest": self.run.model_digest, "samples": info.counts.samples, "responses": info.counts.responses,
-                "cached": info.counts.cached,
+                "digest": self.run.model_digest, "answered_by": mixed_models(self.run),
+                "samples": info.counts.samples, "responses": info.counts.responses, "cached": info.counts.cached,
                 "manifest_id": info.manifest_id, "sweep": info.sweep,
                 "parent": info.parent.run_id if info.parent else None,
                 "shard": str(info.shard) if info.shard else None,
@@ -162,7 +163,7 @@ def run_row(entry: ListedRun | Unreadable) -> Row:
         return "-", "-", UNREADABLE, "-", "-", Text(shown_name(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
     return (in_utc(entry.started), info.run_id, _status(info), _samples(info.counts),
-            Text(shown_name(info.model + _at(entry.run.model_digest))),
+            Text("\n".join(shown_name(line) for line in _model(entry.run))),
             Text(shown_name(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
             Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))
 
@@ -172,9 +173,13 @@ def _samples(counts: Counts) -> str:
     return f"{counts.responses}/{counts.samples}" + (f"\n{counts.cached} cached" if counts.cached else "")
 
 
-def _at(digest: str | None) -> str:
-    """` @45b1c9806e74` after the model's name; nothing when the run has no digest."""
-    return f" @{short_digest(digest)}" if digest else ""
+def _model(run: Run) -> list[str]:
+    """The model's name and ` @45b1c9806e74` (nothing when the run has no digest); when more than one model answered
+    its answers (a resume onto a model pulled again), each, a line each (`show` says how many each answered)."""
+    if len(pins := answering(run)) > 1:
+        at = [f"@{pin_named(pin)}" if pin else "@(no digest)" for pin in pins]
+        return [f"{run.info.model} {at[0]}", *at[1:]]
+    return [run.info.model + (f" @{short_digest(digest)}" if (digest := run.model_digest) else "")]
 
 
 def _status(info: Any) -> Text:

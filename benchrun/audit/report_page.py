@@ -8,8 +8,10 @@ from html import escape
 from pathlib import Path
 
 from benchrun.archive.reader import Run
+from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
+from benchrun.audit.heading import parts
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import number, speed_cells
@@ -143,6 +145,7 @@ def _facts(run: Run) -> dict[str, str]:
         "status": info.status + (f": {info.reason}" if info.reason else ""),
         "started": info.started_at, "ended": info.ended_at or "-", "manifest id": info.manifest_id or "-",
         "model": str(identity.get("name") or info.model), "model digest": run.model_digest or "-",
+        **_answered_by(run),
         "model details": ", ".join(f"{k}={v}" for k, v in details.items() if isinstance(v, str) and v),
         "server version": str(identity.get("server_version", "-")),
         "runner": "\n".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in info.runner.items()),
@@ -151,9 +154,16 @@ def _facts(run: Run) -> dict[str, str]:
         "benchrun": str(env.get("benchrun", "-")), "python": str(env.get("python", "-")),
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
-        "sessions": str(1 + sum("host_lost" not in entry for entry in info.history)),
+        "sessions": str(session_count(info)),
+        **{name: text for name, text in parts(info).items() if text},
         **_repeats(run), **_judges(run),
     }
+
+
+def _answered_by(run: Run) -> dict[str, str]:
+    """When more than one model answered the run (or graded it), which answered how many, as `show` says it."""
+    said = {"answered by": mixed_models(run), "graded by": mixed_judges(run)}
+    return {name: text for name, text in said.items() if text}
 
 
 def _repeats(run: Run) -> dict[str, str]:

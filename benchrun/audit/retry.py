@@ -20,6 +20,7 @@ from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
+from benchrun.archive.sessions import CARRIED, carried_by
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.limits import add_set, limits_given
@@ -86,7 +87,7 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
     runner_cfg = runner_config(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
-            "host": host, **({"set": limits} if limits else {})}
+            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo)}
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked
@@ -140,14 +141,16 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
 
 def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
     """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from` the
-    run that asked it: the parent, or the run the parent's own retry carried it from (a retry of a retry names the
-    first, which its parent, deleted, would no longer tell)."""
+    run that asked it: the parent, the run the parent's own retry carried it from (a retry of a retry names the
+    first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent."""
+    askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
     calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
     for call in parent.judgements():
-        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": call.carried_from or parent.id}))
+        asked_in = call.carried_from or askers.get(call.shard, parent.id)
+        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": asked_in}))
     for response, scores in joined(parent.responses(), parent.scores()):
         if (response.id, response.repeat) not in todo:
-            asked_in = response.carried_from or parent.id
+            asked_in = response.carried_from or askers.get(response.shard, parent.id)
             writer.record(response.model_copy(update={"carried_from": asked_in}), scores,
                           calls[response.id, response.repeat])
 
@@ -155,12 +158,12 @@ def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:
     """A new run directory for the retry: `into`, or the first `<parent>.retry<N>` beside the parent that nothing holds
     (a file, a directory or a symbolic link of that name is passed over: a link would have the retry written where it
-    points)."""
+    points). A sweep job's retry is of its sweep, asked with the settings the job varied (its label, `varied`)."""
     info = parent.info
     fresh = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=info.benchmark,
                     model=info.model, manifest_id=None, overrides=info.overrides, cwd=info.cwd, runner=info.runner,
                     environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,),
-                    shard=info.shard)
+                    shard=info.shard, sweep=info.sweep, label=info.label, varied=info.varied)
     if into is not None:
         return RunWriter.create(into, fresh, "--into DIR")
     number = 1

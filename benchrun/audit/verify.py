@@ -35,6 +35,7 @@ from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
+    JUDGEMENTS,
     LOCK,
     MANIFEST,
     RECORD_FILES,
@@ -103,6 +104,8 @@ def check_seal(run: Run) -> list[Finding]:
         return [Finding(False, SEAL, str(err))]
     if (broken := seal_broken(run, seal)) is not None:
         file, why = broken
+        if file == RUN and run.info.status == "running" and not run.info.files:  # a resume's first write: the
+            return [unsealed(run)]  # ended session's seal goes next (or its writer was stopped first)
         digests = (f": sha256 {file_digest(run.path / RUN).sha256[:12]}…, the seal has {seal.run_json.sha256[:12]}…"
                    if file == RUN and not why.endswith(CONVERTED) else "")
         return [Finding(False, file, why + digests)]
@@ -306,6 +309,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
     if undigested:
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {' or '.join(undigested)}, which "
                                                         "every rescore writes: nothing covers what they say")]
+    if info.judge is not None and JUDGEMENTS not in info.files:
+        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {JUDGEMENTS}, which a rescore with "
+                                                        "--rejudge writes: nothing covers the grades it asked")]
     return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
             for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
 
@@ -334,7 +340,10 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         recorded = manifest_files(run.manifest_bytes)
     except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
         return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
-    return compare_sources(recorded, source_files(bench, [f.path for f in recorded]), bench)
+    try:  # a source now a pipe, a folder, too large or unreadable is not the file the run read
+        return compare_sources(recorded, source_files(bench, [f.path for f in recorded]), bench)
+    except BenchrunError as err:
+        return [Finding(False, "sources", f"{err} (in {bench}): not what the run read")]
 
 
 def manifest_files(data: bytes) -> list[SourceFile]:

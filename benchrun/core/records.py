@@ -11,7 +11,7 @@ from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue, Statistic, Tally, shares
-from benchrun.core.recordvalues import Count, Environment, Identity, JudgeInfo, Message, Moment, RunId, Seconds
+from benchrun.core.recordvalues import Count, Environment, History, Identity, JudgeInfo, Message, Moment, RunId, Seconds
 from benchrun.core.shards import Shard
 
 RECORD_VERSION = 1
@@ -349,7 +349,7 @@ class RunInfo(Frozen):
     """A sweep job's name: the values of the overrides that differ between the sweep's jobs (`gemma3 temperature=0.7`)."""
     varied: dict[str, Any] = Field(default_factory=dict)
     """A sweep job's settings that differ between the sweep's jobs, dotted key -> value; empty for a single run."""
-    history: tuple[dict[str, Any], ...] = ()
+    history: History = ()
     """Earlier sessions of this run (resumes), oldest first."""
     parent: Lineage | None = None
     """For a retry: the run whose failed samples this run asked again."""

@@ -99,6 +99,38 @@ def _mappings(*keys: str) -> AfterValidator:
     return AfterValidator(checked)
 
 
+def _history(entries: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """run.json's history as its readers read it (`archive.sessions`): a resume's entry keeps the identity of the
+    session that ended (and its judge model's) as mappings, the answers it recorded and kept as counts or null; a
+    retry's `carried_by` lists such sessions with their answers."""
+    for number, entry in enumerate(entries):
+        for session in (entry, *_sessions_carried(entry, number)):
+            _session(session, number)
+    return entries
+
+
+def _sessions_carried(entry: dict[str, Any], number: int) -> list[dict[str, Any]]:
+    carried = entry.get("carried_by", [])
+    if not (isinstance(carried, list) and all(isinstance(session, dict) for session in carried)):
+        raise ValueError(f"{number}.carried_by: not a list of sessions, each a mapping")
+    return carried
+
+
+def _session(session: dict[str, Any], number: int) -> None:
+    """One session's identities and counts, where given: mappings (or null), counts from 0 (or null)."""
+    for key in ("identity", "judge_identity"):
+        if session.get(key) is not None and not isinstance(session[key], dict):
+            raise ValueError(f"{number}.{key}: not a mapping")
+    for key in ("answers", "kept"):
+        value = session.get(key)
+        if value is not None and not (type(value) is int and value >= 0):
+            raise ValueError(f"{number}.{key}: not a count (a whole number from 0): {json.dumps(value)[:40]}")
+
+
+History = Annotated[tuple[dict[str, Any], ...], AfterValidator(_history)]
+"""run.json's `history`: earlier sessions of the run (resumes) and what a retry carried over, as readers read them."""
+
+
 Identity = Annotated[dict[str, Any], AfterValidator(_identity)]
 """run.json's `identity`: the model as its server (or servers, under `hosts`) describes it."""
 JudgeInfo = Annotated[dict[str, Any], _mappings("identity", "runner")]
