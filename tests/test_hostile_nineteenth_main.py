@@ -14,8 +14,8 @@ import textwrap
 import pytest
 
 from benchrun.compose import takeback
-from benchrun.core.layout import LOCK
 from benchrun.core.errors import EXIT
+from benchrun.core.layout import LOCK
 from benchrun.core.procfs import stat_fields
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
