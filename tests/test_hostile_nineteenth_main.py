@@ -1,7 +1,8 @@
 """The nineteenth hostile pass, the lead's side: a local sweep stopped by a signal said a job was still `running`
 when submitit's controller had ended before the job it killed was gone; a run of a smaller
 `runner.max_response_bytes` deleted from a shared response cache every answer longer than its bound, which the runs
-that wrote them would have taken."""
+that wrote them would have taken; `list` called a run its live writer was sealing unreadable (show and verify had been
+taught that instant by the archive side)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ import textwrap
 
 import pytest
 
+from benchrun.archive.dirlock import DirLock
 from benchrun.compose import takeback
 from benchrun.core.errors import EXIT
 from benchrun.core.layout import LOCK
 from benchrun.core.procfs import stat_fields
+from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.archives import read_jsonl
+from tests.helpers.archives import read_jsonl, synthetic_run
 from tests.helpers.commands import call_benchrun, run_dir_of
 
 pytestmark = pytest.mark.slow
@@ -89,3 +92,19 @@ def test_a_run_of_a_smaller_answer_bound_leaves_the_longer_answers_of_a_shared_c
     assert [done.returncode for done in runs] == [EXIT["ok"]] * 3
     assert [[(r["cached_from"] is not None, r["error"] and r["error"]["type"]) for r in rows] for rows in records] == [
         [(False, None)] * 3, [(False, "TooLarge")] * 3, [(True, None)] * 3]
+
+
+def test_a_run_listed_as_its_writer_seals_it_is_listed_with_its_numbers(tmp_path):
+    """Between a writer's final run.json and its seal, `list` said `seal.json: missing ... cannot be trusted`."""
+    run_dir = synthetic_run(tmp_path / "runs" / "run", [1.0, 0.0])
+    (run_dir / "seal.json").unlink()
+    lock = DirLock(run_dir).acquire()
+    try:
+        sealing = cli("list", str(tmp_path / "runs"), "--json", cwd=tmp_path, module="benchrun.audit")
+    finally:
+        lock.release(ended=True)
+    unsealed = cli("list", str(tmp_path / "runs"), "--json", cwd=tmp_path, module="benchrun.audit")
+    assert [row["status"] for row in json.loads(sealing.stdout)] == ["completed"]
+    assert [row["reason"] for row in json.loads(unsealed.stdout)] == [
+        f"in '{run_dir}': run 555555555555: seal.json: missing: the run ended (completed) but nothing covers run.json, so "
+        f"what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed"]

@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchrun.archive.dirlock import live_writer, probe
 from benchrun.core.errors import ArchiveError
-from benchrun.core.layout import RUN, SEAL, SUMMARY
+from benchrun.core.layout import LOCK, RUN, SEAL, SUMMARY
 
 if TYPE_CHECKING:
     from benchrun.archive.reader import Run
@@ -18,10 +19,13 @@ if TYPE_CHECKING:
 
 def headline_unverified(run: Run) -> str | None:
     """`file: why` of the first file a run's row is made of (its numbers come from summary.json) that changed since
-    the run ended; None when none did, or the run did not end (its row holds no numbers)."""
+    the run ended; None when none did, the run did not end (its row holds no numbers), or its live writer is between
+    its final run.json and its seal."""
     if (expected := run.info.files.get(SUMMARY)) is None:
         return None
     if (seal := run.seal) is None:
+        if live_writer(run.path / LOCK, probe(run.path / LOCK)) is not None:  # its writer is sealing it now
+            return None
         return f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
     if seal.run_id != run.id:
         return f"{SEAL}: the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
