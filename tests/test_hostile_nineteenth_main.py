@@ -2,7 +2,8 @@
 when submitit's controller had ended before the job it killed was gone; a run of a smaller
 `runner.max_response_bytes` deleted from a shared response cache every answer longer than its bound, which the runs
 that wrote them would have taken; `list` called a run its live writer was sealing unreadable (show and verify had been
-taught that instant by the archive side)."""
+taught that instant by the archive side); a judge's credential in the config was refused with advice to name the
+runner's variable (runner.api_key_env), where the judge's key is named by judge.api_key_env."""
 
 from __future__ import annotations
 
@@ -108,3 +109,13 @@ def test_a_run_listed_as_its_writer_seals_it_is_listed_with_its_numbers(tmp_path
     assert [row["reason"] for row in json.loads(unsealed.stdout)] == [
         f"in '{run_dir}': run 555555555555: seal.json: missing: the run ended (completed) but nothing covers run.json, so "
         f"what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed"]
+
+
+@pytest.mark.parametrize(("given", "why"), [("+judge.api_key=sk-abcdefghijklmnopqrstuvwxyz123456", "a credential's name"),
+                                            ("judge.host=http://me:pw@judge:8080", "a URL with a user name or password in it")])
+def test_a_judges_credential_in_the_config_is_refused_with_the_judges_variable_named(tmp_path, given, why):
+    done = call_benchrun("dry_run=true", given, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {given.lstrip('+').split('=')[0]}: secrets are never taken from the config, "
+        f"where they would be archived ({why}); put an API key in an environment variable and name it with "
+        "judge.api_key_env, and give URLs without user names or passwords\n"))

@@ -211,10 +211,12 @@ def checked_options(runner: RunnerConfig, prefix: Sequence[str] = ("runner",)) -
 
 
 def refuse_secrets(found: Iterable[tuple[str, str]]) -> None:
-    """Raise SecretInConfig for the first credential in `found` ((key path, why) pairs)."""
+    """Raise SecretInConfig for the first credential in `found` ((key path, why) pairs), naming the `api_key_env` of
+    the judge for a key under `judge`, else the runner's."""
     for where, why in found:
+        asker = "judge" if where.split(".")[0] == "judge" else "runner"
         raise SecretInConfig(f"secrets are never taken from the config, where they would be archived ({why}); put "
-                             "an API key in an environment variable and name it with runner.api_key_env, and give "
+                             f"an API key in an environment variable and name it with {asker}.api_key_env, and give "
                              "URLs without user names or passwords", file="config", key=where)
 
 
