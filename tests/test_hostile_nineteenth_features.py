@@ -1,0 +1,55 @@
+"""The nineteenth hostile pass, the features a benchmark is made of (judges, chats, shards, several servers,
+repeats, the cache) used together as a demanding researcher does.
+
+Found and fixed:
+- A judge's agreement with a 0/1 scorer at exactly chance came out kappa -3.3e-16 in summary.json, `-0.000` in
+  `show`: worse than chance, by float rounding. The kappas are worked out in fractions (archive.agreement).
+
+Tried and held: a judge's number grade of 1e400 (inf: that answer's scorer error), a judge reply of whitespace only
+(JudgeReplyInvalid, the reply kept), examples files of 3,000 long shots (the chat held to task.max_prompt_chars),
+`fewshot.n` 0 / true and `fewshot.seed` junk / 1.5 / true (schema lines), `shard=i/2` of a `sample:` draw with
+repeats (a partition of the drawn set, merged to the unsplit run), one server listed as localhost and 127.0.0.1
+(refused as listed twice)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+
+
+def judged_run(tmp_path: Path, responder, *args: str) -> Path:
+    """A run of the judged symbol benchmark (tests.helpers.judges) against a fake Ollama answering with `responder`."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=responder) as server:
+        result = call_benchrun("task.path=bench", f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}",
+                               "judge.model=qwen2.5", "cache=false", *args, cwd=tmp_path)
+    assert result.returncode == EXIT["ok"], result.stderr
+    return run_dir_of(result.stdout)
+
+
+def test_a_judge_at_exactly_chance_agreement_with_a_scorer_has_kappa_0_not_below(tmp_path):
+    calls = itertools.count()
+
+    def undecided(req: ChatRequest) -> str:
+        """The judge grades every answer right, then wrong: a tie, its verdict 0 on every answer."""
+        if req.model.startswith("qwen2.5"):
+            return json.dumps({"verdict": ["right", "wrong"][next(calls) % 2]})
+        return answer(req)
+
+    run_dir = judged_run(tmp_path, undecided, "judge.repeats=2", "repeats=2")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    # contains gives (1, 1) to '@' and 0 to the rest: verdicts all 0 agree on 4 answers of 6, exactly chance
+    assert summary["judges"]["names"] == {
+        "repeats": 2, "answers": 6, "self_agreement": 0.0, "kappa": -1.0,
+        "with_scorers": {"contains": {"answers": 6, "agreement": 4 / 6, "kappa": 0.0}}}
+    shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert "│ names │ contains           │       6 │     0.667 │  0.000 │" in shown.stdout.splitlines()
+    assert [c["grade"] for c in read_jsonl(run_dir / "judgements.jsonl")][:4] == ["right", "wrong"] * 2
