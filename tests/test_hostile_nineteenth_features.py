@@ -2,6 +2,9 @@
 repeats, the cache) used together as a demanding researcher does.
 
 Found and fixed:
+- A judge named `s.x` on a task with a scorer `s` returning {"x": ...}: both gave metric `s.x`, summed into one
+  summary row (mean 0.458 of n 6 for 3 samples, a judge's grades and a scorer's values averaged together). Refused at
+  compile as a judge with a scorer's own name is (compiler.judges.metric_clash).
 - A judge's agreement with a 0/1 scorer at exactly chance came out kappa -3.3e-16 in summary.json, `-0.000` in
   `show`: worse than chance, by float rounding. The kappas are worked out in fractions (archive.agreement).
 
@@ -17,11 +20,13 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
+
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
@@ -53,3 +58,15 @@ def test_a_judge_at_exactly_chance_agreement_with_a_scorer_has_kappa_0_not_below
     shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
     assert "│ names │ contains           │       6 │     0.667 │  0.000 │" in shown.stdout.splitlines()
     assert [c["grade"] for c in read_jsonl(run_dir / "judgements.jsonl")][:4] == ["right", "wrong"] * 2
+
+
+@pytest.mark.slow
+def test_a_judge_named_as_a_metric_of_a_dict_scorer_of_its_task_is_refused(tmp_path):
+    write_bench(tmp_path, {
+        "tasks.yml": TASKS.replace("judge: names", "judge: s.x").replace("scorer: contains", "scorer: [contains, s]"),
+        "judges.yml": JUDGES.replace("- name: names", "- name: s.x"), "custom_response.py": RESPONSE,
+        "custom_scorer.py": "def s(response, values):\n    return {'x': 0.25}\n"})
+    result = run_benchrun("task.path=bench", "judge.model=qwen2.5", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks.yml': task 'symbol': tasks[0].judge: judge 's.x' has the name of a metric that "
+        "scorer 's' of the task gives with a dict (s.KEY): their metrics would merge\n"))

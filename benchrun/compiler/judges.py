@@ -134,6 +134,18 @@ def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], cal
                             "(reference: calculated)", file=JUDGES_FILE, key=key)
 
 
+def metric_clash(judge: str, scorers: tuple[ScorerSpec, ...]) -> str | None:
+    """What of the task's `scorers` gives a metric named as `judge` is: a scorer of that name, or one whose dict
+    names its metrics `scorer.KEY` (a judge `s.x` beside a scorer `s` returning {"x": ...} made one row of both);
+    None when none can."""
+    for scorer in scorers:
+        if judge == scorer.name:
+            return "a scorer of the task"
+        if judge.startswith(f"{scorer.name}."):
+            return f"a metric that scorer '{scorer.name}' of the task gives with a dict ({scorer.name}.KEY)"
+    return None
+
+
 def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[ScorerSpec, ...]],
                    format_of: Callable[[str, dict[str, str]], FormatSpec]) -> tuple[JudgeSpec, ...]:
     """The judges the tasks `specs` name (with their compiled `scorers`), in judges.yml's order, each checked
@@ -151,7 +163,8 @@ def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[Score
             if name not in used:
                 used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")))
             check_rubric(used[name], index, spec.name, list(spec.values), spec.reference == "calculated")
-            if name in {scorer.name for scorer in task_scorers}:
-                raise TaskError(f"judge '{name}' has the name of a scorer of the task: their metrics would merge",
+            clash = metric_clash(name, task_scorers)
+            if clash is not None:
+                raise TaskError(f"judge '{name}' has the name of {clash}: their metrics would merge",
                                 **spec.where("judge"))
     return tuple(used[judge["name"]] for judge in raw if judge["name"] in used)
