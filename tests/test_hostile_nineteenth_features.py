@@ -5,6 +5,10 @@ Found and fixed:
 - A judge named `s.x` on a task with a scorer `s` returning {"x": ...}: both gave metric `s.x`, summed into one
   summary row (mean 0.458 of n 6 for 3 samples, a judge's grades and a scorer's values averaged together). Refused at
   compile as a judge with a scorer's own name is (compiler.judges.metric_clash).
+- `rescore RUN --scorers FILE.py` (or `--scorer NAME`) adding to every task a scorer named as a judge of the run
+  (`exact_match` beside judge `exact_match`): the rescore averaged the judge's grades with the scorer's values into one
+  row and reported the judge's grades as changed. Refused before anything is written, by the same rule
+  (compiler.judges.refuse_metric_clashes, called from audit.rescore).
 - A judge's agreement with a 0/1 scorer at exactly chance came out kappa -3.3e-16 in summary.json, `-0.000` in
   `show`: worse than chance, by float rounding. The kappas are worked out in fractions (archive.agreement).
 
@@ -30,9 +34,12 @@ from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
-def judged_run(tmp_path: Path, responder, *args: str) -> Path:
-    """A run of the judged symbol benchmark (tests.helpers.judges) against a fake Ollama answering with `responder`."""
-    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+def judged_run(tmp_path: Path, responder, *args: str, judge: str = "names") -> Path:
+    """A run of the judged symbol benchmark (tests.helpers.judges), its judge named `judge`, against a fake Ollama
+    answering with `responder`."""
+    write_bench(tmp_path, {"tasks.yml": TASKS.replace("judge: names", f"judge: {judge}"),
+                           "judges.yml": JUDGES.replace("- name: names", f"- name: {judge}"),
+                           "custom_response.py": RESPONSE})
     with FakeOllama(models=["llama3.2", "qwen2.5"], responder=responder) as server:
         result = call_benchrun("task.path=bench", f"runner.host={server.url}", f"outputs={tmp_path / 'outputs'}",
                                "judge.model=qwen2.5", "cache=false", *args, cwd=tmp_path)
@@ -70,3 +77,15 @@ def test_a_judge_named_as_a_metric_of_a_dict_scorer_of_its_task_is_refused(tmp_p
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'tasks.yml': task 'symbol': tasks[0].judge: judge 's.x' has the name of a metric that "
         "scorer 's' of the task gives with a dict (s.KEY): their metrics would merge\n"))
+
+
+@pytest.mark.slow
+def test_a_rescore_adding_a_scorer_named_as_a_judge_of_the_run_is_refused(tmp_path):
+    run_dir = judged_run(tmp_path, answer, judge="exact_match")
+    (tmp_path / "more.py").write_text("def exact_match(response, values):\n    return 0.5\n")
+    result = run_benchrun("rescore", str(run_dir), "--scorers", str(tmp_path / "more.py"), cwd=tmp_path,
+                          module="benchrun.audit")
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in '{tmp_path / 'more.py'}': task 'symbol': judge 'exact_match' has the name of a scorer "
+        "of the task: their metrics would merge; name the scorer otherwise\n"))
+    assert not (run_dir / "rescores").exists()

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import string
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from benchrun.compiler import schemas
 from benchrun.compiler.sources import TaskSpec
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
-from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec
+from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec, TaskEntry
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.yamlfile import load_yaml
 
@@ -134,16 +134,28 @@ def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], cal
                             "(reference: calculated)", file=JUDGES_FILE, key=key)
 
 
-def metric_clash(judge: str, scorers: tuple[ScorerSpec, ...]) -> str | None:
-    """What of the task's `scorers` gives a metric named as `judge` is: a scorer of that name, or one whose dict
-    names its metrics `scorer.KEY` (a judge `s.x` beside a scorer `s` returning {"x": ...} made one row of both);
-    None when none can."""
+def metric_clash(judge: str, scorers: Iterable[str]) -> tuple[str, str] | None:
+    """The scorer of `scorers` giving a metric named as `judge` is, and how it does: by its own name, or by its dict,
+    which names its metrics `scorer.KEY` (a judge `s.x` beside a scorer `s` returning {"x": ...} made one row of
+    both); None when none can."""
     for scorer in scorers:
-        if judge == scorer.name:
-            return "a scorer of the task"
-        if judge.startswith(f"{scorer.name}."):
-            return f"a metric that scorer '{scorer.name}' of the task gives with a dict ({scorer.name}.KEY)"
+        if judge == scorer:
+            return scorer, "a scorer of the task"
+        if judge.startswith(f"{scorer}."):
+            return scorer, f"a metric that scorer '{scorer}' of the task gives with a dict ({scorer}.KEY)"
     return None
+
+
+def refuse_metric_clashes(tasks: Iterable[TaskEntry], plan: Mapping[str, Iterable[str]],
+                          origin: Callable[[str], str | None]) -> None:
+    """A rescore's scorers (`plan`: each task's scorer names; `origin`: the file defining one) refused where one
+    gives a metric named as a judge of the task is, as a run's are at compile."""
+    for task in tasks:
+        for judge in task.judges:
+            clash = metric_clash(judge, plan[task.name])
+            if clash is not None:
+                raise BenchrunError(f"judge '{judge}' has the name of {clash[1]}: their metrics would merge; name the "
+                                    f"scorer otherwise", file=origin(clash[0]), task=task.name)
 
 
 def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[ScorerSpec, ...]],
@@ -163,8 +175,8 @@ def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[Score
             if name not in used:
                 used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")))
             check_rubric(used[name], index, spec.name, list(spec.values), spec.reference == "calculated")
-            clash = metric_clash(name, task_scorers)
+            clash = metric_clash(name, [scorer.name for scorer in task_scorers])
             if clash is not None:
-                raise TaskError(f"judge '{name}' has the name of {clash}: their metrics would merge",
+                raise TaskError(f"judge '{name}' has the name of {clash[1]}: their metrics would merge",
                                 **spec.where("judge"))
     return tuple(used[judge["name"]] for judge in raw if judge["name"] in used)
