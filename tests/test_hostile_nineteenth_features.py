@@ -11,6 +11,8 @@ Found and fixed:
   (compiler.judges.refuse_metric_clashes, called from audit.rescore).
 - A judge's agreement with a 0/1 scorer at exactly chance came out kappa -3.3e-16 in summary.json, `-0.000` in
   `show`: worse than chance, by float rounding. The kappas are worked out in fractions (archive.agreement).
+- A judge whose rubric never names {response} (`Answer: {{response}}`, escaped, or none at all): every answer was
+  graded by a judge never shown it, the grades archived as the answers'. Refused at compile (compiler.judges.check_rubric).
 
 Tried and held: a judge's number grade of 1e400 (inf: that answer's scorer error), a judge reply of whitespace only
 (JudgeReplyInvalid, the reply kept), examples files of 3,000 long shots (the chat held to task.max_prompt_chars),
@@ -31,7 +33,7 @@ from benchrun.testing.ollama_server import ChatRequest, FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
-from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.judges import JUDGES, RESPONSE, RUBRIC, TASKS, answer
 
 
 def judged_run(tmp_path: Path, responder, *args: str, judge: str = "names") -> Path:
@@ -89,3 +91,14 @@ def test_a_rescore_adding_a_scorer_named_as_a_judge_of_the_run_is_refused(tmp_pa
         f"benchrun: error: in '{tmp_path / 'more.py'}': task 'symbol': judge 'exact_match' has the name of a scorer "
         "of the task: their metrics would merge; name the scorer otherwise\n"))
     assert not (run_dir / "rescores").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rubric", ["Question: {prompt}\nAnswer: {{response}}\nRight or wrong?", "Is it right?"])
+def test_a_judge_whose_rubric_never_shows_the_answer_is_refused(tmp_path, rubric):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "custom_response.py": RESPONSE,
+                           "judges.yml": JUDGES.replace(json.dumps(RUBRIC), json.dumps(rubric))})
+    result = run_benchrun("task.path=bench", "judge.model=qwen2.5", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'judges.yml': judges[0].rubric: judge 'names' is never shown the answer it grades: name "
+        "{response} in its rubric\n"))

@@ -102,7 +102,8 @@ def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, lis
 def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], calculated: bool) -> None:
     """The rubric's fields are the answer's (prompt, response, reference, chat) or the task's value names, plain (an
     optional !r or !s, no format spec), each named once at most: a rubric rendered is then the size of its text and
-    each field's once, never a multiple of an answer (`{response}` ten thousand times over 8 MiB answers)."""
+    each field's once, never a multiple of an answer (`{response}` ten thousand times over 8 MiB answers). The
+    answer is among them: a rubric without it (`{{response}}`, escaped) had every answer graded unseen."""
     key = where(index, "rubric")["key"]
     try:
         parsed = list(string.Formatter().parse(judge.rubric))
@@ -132,6 +133,9 @@ def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], cal
         if name == "reference" and calculated:
             raise TaskError(f"field {{reference}} of judge '{judge.name}': task '{task}' has no reference "
                             "(reference: calculated)", file=JUDGES_FILE, key=key)
+    if "response" not in named:
+        raise TaskError(f"judge '{judge.name}' is never shown the answer it grades: name {{response}} in its rubric",
+                        file=JUDGES_FILE, key=key)
 
 
 def metric_clash(judge: str, scorers: Iterable[str]) -> tuple[str, str] | None:
