@@ -18,7 +18,12 @@ Tried and held: a judge's number grade of 1e400 (inf: that answer's scorer error
 (JudgeReplyInvalid, the reply kept), examples files of 3,000 long shots (the chat held to task.max_prompt_chars),
 `fewshot.n` 0 / true and `fewshot.seed` junk / 1.5 / true (schema lines), `shard=i/2` of a `sample:` draw with
 repeats (a partition of the drawn set, merged to the unsplit run), one server listed as localhost and 127.0.0.1
-(refused as listed twice)."""
+(refused as listed twice), shards of a judged run with repeats and judge.repeats merged (summary and agreement the
+unsplit run's), shards run with another `task.system` or a CRLF copy of the data file (merge refused, nothing
+written), `task.system=` empty (refused) and `null` (the task's own), examples lines with `system`/`role` keys,
+`values` {} or a list (schema lines), a task naming one judge twice, an answer that is a request error or not JSON
+under a judge (NoResponse; judged as text), seeds past llama.cpp's by judge.repeats (refused), an empty shard of a
+`limit:` draw (0 of 1 asked)."""
 
 from __future__ import annotations
 
