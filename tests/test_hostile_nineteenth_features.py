@@ -13,6 +13,9 @@ Found and fixed:
   `show`: worse than chance, by float rounding. The kappas are worked out in fractions (archive.agreement).
 - A judge whose rubric never names {response} (`Answer: {{response}}`, escaped, or none at all): every answer was
   graded by a judge never shown it, the grades archived as the answers'. Refused at compile (compiler.judges.check_rubric).
+- `merge` of shards of different manifests (one run with `task.system=...`, or its data file saved with CRLF line
+  ends) said only the two manifest ids, not which setting or file to make alike. It now names the first difference
+  `compare` finds (audit.merge._first_difference).
 
 Tried and held: a judge's number grade of 1e400 (inf: that answer's scorer error), a judge reply of whitespace only
 (JudgeReplyInvalid, the reply kept), examples files of 3,000 long shots (the chat held to task.max_prompt_chars),
@@ -37,7 +40,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
+from tests.helpers.commands import audit, call_benchrun, run_benchrun, run_dir_of, run_in_process
 from tests.helpers.judges import JUDGES, RESPONSE, RUBRIC, TASKS, answer
 
 
@@ -107,3 +110,16 @@ def test_a_judge_whose_rubric_never_shows_the_answer_is_refused(tmp_path, rubric
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'judges.yml': judges[0].rubric: judge 'names' is never shown the answer it grades: name "
         "{response} in its rubric\n"))
+
+
+@pytest.mark.slow
+def test_a_merge_of_shards_of_different_manifests_names_what_differs(tmp_path):
+    one = run_in_process(tmp_path, "one", "shard=1/2", "task.system=Be brief.")
+    two = run_in_process(tmp_path, "two", "shard=2/2")
+    ids = [json.loads((run / "run.json").read_text())["run_id"] for run in (one, two)]
+    manifests = [json.loads((run / "run.json").read_text())["manifest_id"][:12] for run in (one, two)]
+    result = audit(tmp_path, "merge", str(one), str(two), "--into", str(tmp_path / "merged"))
+    assert (result.returncode, result.stderr) == (EXIT["archive"], (
+        f"benchrun: error: shard runs {ids[0]} (1/2) and {ids[1]} (2/2) are of different manifests: {manifests[0]}… "
+        f"and {manifests[1]}… (config task.system: only in run {ids[0]} (\"Be brief.\"))\n"))
+    assert not (tmp_path / "merged").exists()
