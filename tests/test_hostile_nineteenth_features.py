@@ -2,7 +2,7 @@
 repeats, the cache) used together as a demanding researcher does.
 
 Found and fixed:
-- A judge named `s.x` on a task with a scorer `s` returning {"x": ...}: both gave metric `s.x`, summed into one
+- A judge named `s.x` on a task with a scorer `s` returning {"x": ...}: both gave metric `s.x`, averaged into one
   summary row (mean 0.458 of n 6 for 3 samples, a judge's grades and a scorer's values averaged together). Refused at
   compile as a judge with a scorer's own name is (compiler.judges.metric_clash).
 - `rescore RUN --scorers FILE.py` (or `--scorer NAME`) adding to every task a scorer named as a judge of the run
@@ -22,8 +22,7 @@ Tried and held: a judge's number grade of 1e400 (inf: that answer's scorer error
 `fewshot.n` 0 / true and `fewshot.seed` junk / 1.5 / true (schema lines), `shard=i/2` of a `sample:` draw with
 repeats (a partition of the drawn set, merged to the unsplit run), one server listed as localhost and 127.0.0.1
 (refused as listed twice), shards of a judged run with repeats and judge.repeats merged (summary and agreement the
-unsplit run's), shards run with another `task.system` or a CRLF copy of the data file (merge refused, nothing
-written), `task.system=` empty (refused) and `null` (the task's own), examples lines with `system`/`role` keys,
+unsplit run's), `task.system=` empty (refused) and `null` (the task's own), examples lines with `system`/`role` keys,
 `values` {} or a list (schema lines), a task naming one judge twice, an answer that is a request error or not JSON
 under a judge (NoResponse; judged as text), seeds past llama.cpp's by judge.repeats (refused), an empty shard of a
 `limit:` draw (0 of 1 asked)."""
