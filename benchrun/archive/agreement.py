@@ -3,11 +3,13 @@ of answers whose grades all agree, and Fleiss' kappa), and with each 0/1 scorer 
 answers on which they agree, and Cohen's kappa), accumulated from the records as they are committed.
 
 The kappas are written here: scipy has none, and statsmodels or scikit-learn would be a heavy dependency for a
-formula of a few lines (Fleiss 1971; Cohen 1960)."""
+formula of a few lines (Fleiss 1971; Cohen 1960). They are worked out in fractions, made a float once: in floats a
+kappa of exactly chance agreement came out as -3.3e-16, shown `-0.000`, worse than chance."""
 
 from __future__ import annotations
 
 from collections import Counter
+from fractions import Fraction
 from typing import Iterable
 
 from benchrun.archive.tally import zero_or_one
@@ -28,20 +30,20 @@ def fleiss_kappa(ratings: list[list[float]]) -> float | None:
     total = Counter()
     for count in counts:
         total.update(count)
-    shares = [c / (len(ratings) * n) for c in total.values()]
+    shares = [Fraction(c, len(ratings) * n) for c in total.values()]
     expected = sum(p * p for p in shares)
-    observed = sum(sum(c * (c - 1) for c in count.values()) / (n * (n - 1)) for count in counts) / len(counts)
-    return None if expected == 1 else (observed - expected) / (1 - expected)
+    observed = sum(Fraction(sum(c * (c - 1) for c in count.values()), n * (n - 1)) for count in counts) / len(counts)
+    return None if expected == 1 else float((observed - expected) / (1 - expected))
 
 
 def cohen_kappa(pairs: list[tuple[int, int]]) -> float | None:
     """Cohen's kappa of two raters' 0/1 ratings; None when it is undefined (no pairs, or chance agreement 1)."""
     if not pairs:
         return None
-    observed = sum(a == b for a, b in pairs) / len(pairs)
-    first, second = sum(a for a, _ in pairs) / len(pairs), sum(b for _, b in pairs) / len(pairs)
+    observed = Fraction(sum(a == b for a, b in pairs), len(pairs))
+    first, second = Fraction(sum(a for a, _ in pairs), len(pairs)), Fraction(sum(b for _, b in pairs), len(pairs))
     expected = first * second + (1 - first) * (1 - second)
-    return None if expected == 1 else (observed - expected) / (1 - expected)
+    return None if expected == 1 else float((observed - expected) / (1 - expected))
 
 
 class Agreement:

@@ -31,6 +31,7 @@ from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
+from benchrun.audit.compare import input_lines, inputs
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
@@ -149,7 +150,16 @@ def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
         raise ArchiveError(f"{pair} asked with different options: {options[0]} and {options[1]}")
     if first.info.manifest_id != run.info.manifest_id:
         raise ArchiveError(f"{pair} are of different manifests: {first.info.manifest_id[:12]}… and "
-                           f"{run.info.manifest_id[:12]}…")
+                           f"{run.info.manifest_id[:12]}…{_first_difference(first, run)}")
+
+
+def _first_difference(first: Run, run: Run) -> str:
+    """The first of what `compare` names differing in two runs' manifests, as a note (` (config task.system: ...)`):
+    two manifest ids alone did not say which setting or file to make alike."""
+    found = [line.strip() for line in input_lines(inputs(first, run))[1:] if not line.startswith("  provenance ")]
+    said = found[0].replace("the baseline", f"run {first.id}").replace("the compared run", f"run {run.id}") \
+        if found else ""
+    return f" ({said})" if said else ""
 
 
 def _judge_digest(run: Run) -> str | None:

@@ -49,6 +49,7 @@ from benchrun.audit.rescored import (
     ScorerUsed,
     print_rescore,
 )
+from benchrun.compiler.judges import refuse_metric_clashes
 from benchrun.compiler.ownsource import LOADED
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signature, scorers_in, source_sha256
 from benchrun.compiler.usercode import local_modules
@@ -131,6 +132,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     added = load_scorers(Path(scorers_file)) if scorers_file is not None else {}
     loaded = {**_builtins(), **added} if only else {**bench_scorers(run, scorers_file is not None), **added}
     plan = scorer_plan(manifest, loaded, names, () if only else tuple(added))
+    refuse_metric_clashes(manifest.tasks, plan, lambda name: None if loaded[name][1] == "builtin" else loaded[name][1])
     for name in sorted({name for chosen in plan.values() for name in chosen}):  # as a run checks those it calls
         fn, origin, _ = loaded[name]
         if origin != "builtin":

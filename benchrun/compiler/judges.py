@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import string
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from benchrun.compiler import schemas
 from benchrun.compiler.sources import TaskSpec
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
-from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec
+from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec, TaskEntry
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.yamlfile import load_yaml
 
@@ -102,7 +102,8 @@ def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, lis
 def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], calculated: bool) -> None:
     """The rubric's fields are the answer's (prompt, response, reference, chat) or the task's value names, plain (an
     optional !r or !s, no format spec), each named once at most: a rubric rendered is then the size of its text and
-    each field's once, never a multiple of an answer (`{response}` ten thousand times over 8 MiB answers)."""
+    each field's once, never a multiple of an answer (`{response}` ten thousand times over 8 MiB answers). The
+    answer is among them: a rubric without it (`{{response}}`, escaped) had every answer graded unseen."""
     key = where(index, "rubric")["key"]
     try:
         parsed = list(string.Formatter().parse(judge.rubric))
@@ -132,6 +133,33 @@ def check_rubric(judge: JudgeSpec, index: int, task: str, values: list[str], cal
         if name == "reference" and calculated:
             raise TaskError(f"field {{reference}} of judge '{judge.name}': task '{task}' has no reference "
                             "(reference: calculated)", file=JUDGES_FILE, key=key)
+    if "response" not in named:
+        raise TaskError(f"judge '{judge.name}' is never shown the answer it grades: name {{response}} in its rubric",
+                        file=JUDGES_FILE, key=key)
+
+
+def metric_clash(judge: str, scorers: Iterable[str]) -> tuple[str, str] | None:
+    """The scorer of `scorers` giving a metric named as `judge` is, and how it does: by its own name, or by its dict,
+    which names its metrics `scorer.KEY` (a judge `s.x` beside a scorer `s` returning {"x": ...} made one row of
+    both); None when none can."""
+    for scorer in scorers:
+        if judge == scorer:
+            return scorer, "a scorer of the task"
+        if judge.startswith(f"{scorer}."):
+            return scorer, f"a metric that scorer '{scorer}' of the task gives with a dict ({scorer}.KEY)"
+    return None
+
+
+def refuse_metric_clashes(tasks: Iterable[TaskEntry], plan: Mapping[str, Iterable[str]],
+                          origin: Callable[[str], str | None]) -> None:
+    """A rescore's scorers (`plan`: each task's scorer names; `origin`: the file defining one) refused where one
+    gives a metric named as a judge of the task is, as a run's are at compile."""
+    for task in tasks:
+        for judge in task.judges:
+            clash = metric_clash(judge, plan[task.name])
+            if clash is not None:
+                raise BenchrunError(f"judge '{judge}' has the name of {clash[1]}: their metrics would merge; name the "
+                                    f"scorer otherwise", file=origin(clash[0]), task=task.name)
 
 
 def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[ScorerSpec, ...]],
@@ -151,7 +179,8 @@ def compile_judges(bench: Path, specs: list[TaskSpec], scorers: list[tuple[Score
             if name not in used:
                 used[name] = judge_spec(judge, index, format_of(judge["format"], where(index, "format")))
             check_rubric(used[name], index, spec.name, list(spec.values), spec.reference == "calculated")
-            if name in {scorer.name for scorer in task_scorers}:
-                raise TaskError(f"judge '{name}' has the name of a scorer of the task: their metrics would merge",
+            clash = metric_clash(name, [scorer.name for scorer in task_scorers])
+            if clash is not None:
+                raise TaskError(f"judge '{name}' has the name of {clash[1]}: their metrics would merge",
                                 **spec.where("judge"))
     return tuple(used[judge["name"]] for judge in raw if judge["name"] in used)
