@@ -6,6 +6,10 @@ what the runs and rev18 sides merged, attacked, the cases it found bad, each wit
   to its first character not of a key's, so the sweep went on and the key was written into multirun.yaml, each job's
   .hydra copies and the job's script. Now the value is the whole word, base64's characters in it, and a path
   (`config/aws/credentials`, `keys/sa.json`, `/home/me/token`) is not taken for one (`core.secrets.assigned`)
+- a benchmark's custom_scorer.py that registers an exit function at import (`atexit.register(cleanup)`, to end what
+  it set up): the run's process ran it as it exited, after the run's last line: a traceback when it raised (`Exception
+  ignored in atexit callback ...`), exit 0 for a run that failed (exit 3) when it called `os._exit(0)`. Now what user
+  code registers in the run's process is not kept (`compiler.runstate`); what a library registers for the process is
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.commands import call_benchrun
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 SECRET = ("benchrun: error: in 'config': {key}: secrets are never taken from the config, where they would be archived "
           "(a value given to {name}, a credential's name); put an API key in an environment variable and name it with "
@@ -40,3 +45,17 @@ def test_a_credentials_path_given_a_variable_in_a_slurm_sweeps_setup_is_taken(tm
                          "'export HF_TOKEN_PATH=/home/me/.cache/huggingface/token', 'export TOKENIZERS_PARALLELISM=false']",
                          "dry_run=true", cwd=tmp_path)
     assert done.returncode == EXIT["ok"], done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", ["raise RuntimeError('the cache was removed already')", "os._exit(0)"])
+def test_a_benchmark_file_registering_an_exit_function_at_import_ends_no_run(tmp_path, ending):
+    """Before: the run's process ran it as it exited: a traceback after the run's one line, or exit 0 for a failed run."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": f"import atexit\nimport os\n\n\n@atexit.register\ndef _clean():\n"
+                                               f"    {ending}\n\n\ndef s(response, reference):\n    return 1\n"})
+    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], "benchrun: error: cannot reach Ollama at "
+                                              "http://127.0.0.1:9 (ConnectionError); start it with `ollama serve`, or "
+                                              "point runner.host at a running server\n")
