@@ -79,3 +79,27 @@ def test_a_benchmark_file_turning_off_garbage_collection_at_import_leaves_it_on_
     finally:
         gc.enable()
         gc.set_threshold(*thresholds)
+
+
+UNREACHABLE = ("benchrun: error: cannot reach Ollama at http://127.0.0.1:9 (ConnectionError); start it with `ollama "
+               "serve`, or point runner.host at a running server\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("printing", "logged"), [
+    ("import sys\n\nsys.stdout.reconfigure(encoding='utf-8')\nsys.stdout.buffer.write('h\\u00e9llo\\n'.encode())\n"
+     "print('\\u00fcn\\u00efcode', file=sys.stderr)\n", "h\u00e9llo\n\u00fcn\u00efcode"),
+    ("for _ in range(3):\n    print('x' * (1 << 20))\n", "x" * (1 << 20) + f"\n[{3 * ((1 << 20) + 1) - (1 << 20):,} "
+                                                            "bytes more not kept]")])
+def test_what_a_benchmark_file_prints_at_import_is_taken_as_a_program_prints_it_and_kept_bounded(tmp_path, printing,
+                                                                                                  logged):
+    """Before: `sys.stdout.reconfigure` refused the file (`cannot import: AttributeError: '_io.StringIO' object has no
+    attribute 'reconfigure'`, exit 2); 3 MiB printed were kept whole in benchrun.log, in memory first."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": f"{printing}\n\ndef s(response, reference):\n    return 1\n"})
+    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)
+    [log] = (tmp_path / "outputs").glob("*/*/benchrun.log")
+    assert log.read_text(encoding="utf-8").split(" - ", 1)[1] == (
+        f"custom_scorer.py printed while it was imported:\n{logged}\n")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import io
 import json
 import logging
 import os
@@ -33,13 +32,14 @@ from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import SECRETS
-from benchrun.core.stdfds import input_from_nothing, output_fds_into
+from benchrun.core.stdfds import Printed, input_from_nothing, output_fds_into
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
 IMPORT_TIMEOUT_S = 60
 """How long importing a benchmark's Python file may take."""
 PRINTED_KEPT = 1 << 20
-"""How much of what a file writes to the standard descriptors while it is imported the log keeps (bytes)."""
+"""How much of what a file prints while it is imported the log keeps (bytes), of sys.stdout and sys.stderr and of
+what is written to the standard descriptors each."""
 SCHEMA_MARK = "schema of "
 """What the probe writes before it makes a class's JSON schema, with the class's name."""
 PROBE = """import ctypes, json, os, runpy, signal, sys, threading
@@ -188,11 +188,10 @@ def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
     whatever it raises (SystemExit, KeyboardInterrupt, any BaseException) is a TaskError saying
     `doing` (and, given the file's `path`, the line it raised at), and a copy of the process it forked (os.fork) is
     ended at once, so that it never goes on as a second run."""
-    pid, printed = os.getpid(), io.StringIO()
+    pid, printed = os.getpid(), Printed(PRINTED_KEPT)
     with tempfile.TemporaryFile() as written:
         try:
-            with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
-                    input_from_nothing(), kept():
+            with output_fds_into(written), printed.redirected(), input_from_nothing(), kept():
                 yield
         except BaseException as err:  # anything user code raises is reported, not raised
             _end_copy(pid)
@@ -203,7 +202,7 @@ def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
             raise TaskError(f"{doing}: {type(err).__name__}: {text}{line}", file=rel) from None
         finally:
             _end_copy(pid)
-            _log_printed(rel, printed.getvalue() + _written_back(written))
+            _log_printed(rel, printed.text() + _written_back(written))
 
 
 def _end_copy(pid: int) -> None:
