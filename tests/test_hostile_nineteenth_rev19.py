@@ -14,6 +14,17 @@ what the runs and rev18 sides merged, attacked, the cases it found bad, each wit
   process never freed what refers to itself, some 7 KB an answer (a run of 4,500 samples peaked at 116 MB, not 83 MB;
   100,000 samples some 700 MB more), and every job after it in a sweep's process. Now garbage collection is put back,
   on and at its thresholds, after user code runs in the process (`compiler.runstate`)
+- a benchmark's custom_scorer.py that reconfigures or writes its standard output's bytes at import
+  (`sys.stdout.reconfigure(encoding='utf-8')`, a common idiom; `sys.stdout.buffer.write(...)`): refused, `cannot
+  import: AttributeError: '_io.StringIO' object has no attribute 'reconfigure'`, exit 2, for the run's process gave
+  user code a StringIO; and what a file printed at import was kept whole, in memory and in benchrun.log (30 MiB printed,
+  a 31 MB log), where what it writes to the descriptors keeps 1 MiB. Now sys.stdout and sys.stderr are text files of
+  the usual kind keeping 1 MiB (`core.stdfds.Printed`)
+- a benchmark's custom_scorer.py that quiets or closes its standard output at import (`sys.stdout =
+  open(os.devnull, 'w')`, `sys.stdout.close()`): refused, `cannot import: it ended the process importing it
+  (os._exit(0) or the like) before its last line` (wrong: the probe wrote the token saying the import ended through
+  the sys.stdout the file had replaced). Now the probe writes through its own copy of the standard output
+  (`compiler.usercode.PROBE`)
 """
 
 from __future__ import annotations
@@ -88,6 +99,7 @@ UNREACHABLE = ("benchrun: error: cannot reach Ollama at http://127.0.0.1:9 (Conn
 @pytest.mark.slow
 @pytest.mark.parametrize(("printing", "logged"), [
     ("import sys\n\nsys.stdout.reconfigure(encoding='utf-8')\nsys.stdout.buffer.write('h\\u00e9llo\\n'.encode())\n"
+     "sys.stdout.flush()\n"
      "print('\\u00fcn\\u00efcode', file=sys.stderr)\n", "h\u00e9llo\n\u00fcn\u00efcode"),
     ("for _ in range(3):\n    print('x' * (1 << 20))\n", "x" * (1 << 20) + f"\n[{3 * ((1 << 20) + 1) - (1 << 20):,} "
                                                             "bytes more not kept]")])
@@ -103,3 +115,17 @@ def test_what_a_benchmark_file_prints_at_import_is_taken_as_a_program_prints_it_
     [log] = (tmp_path / "outputs").glob("*/*/benchrun.log")
     assert log.read_text(encoding="utf-8").split(" - ", 1)[1] == (
         f"custom_scorer.py printed while it was imported:\n{logged}\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("quieting", ["import os\nimport sys\n\nsys.stdout = open(os.devnull, 'w')\n",
+                                      "import sys\n\nsys.stdout.close()\nsys.stderr.write('still here\\n')\n"])
+def test_a_benchmark_file_quieting_or_closing_its_standard_output_at_import_is_not_said_to_end_the_process(tmp_path,
+                                                                                                        quieting):
+    """Before: `cannot import: it ended the process importing it (os._exit(0) or the like) before its last line`,
+    exit 2: the probe wrote the token saying the import ended through the sys.stdout the file had replaced."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": f"{quieting}\n\ndef s(response, reference):\n    return 1\n"})
+    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)

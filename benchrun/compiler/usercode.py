@@ -47,20 +47,20 @@ try:
     ctypes.CDLL(None).prctl(36, 1)
 except (AttributeError, OSError):
     pass
-me, forked = os.getpid(), []
-os.register_at_fork(after_in_parent=lambda: forked.append(True),
-                    after_in_child=lambda: os.dup2(os.open(os.devnull, os.O_WRONLY), 1))
+me, forked, marks = os.getpid(), [], os.fdopen(os.dup(1), 'w', encoding='utf-8')
+os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
+    os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
 try:
     found = runpy.run_path(sys.argv[1], run_name='benchrun_probe')
     for name, value in list(found.items()):
         if isinstance(value, type) and value.__module__ == 'benchrun_probe' and hasattr(value, 'model_json_schema'):
-            sys.stdout.write('\\nSCHEMA' + name)
-            sys.stdout.flush()
+            marks.write('\\nSCHEMA' + name)
+            marks.flush()
             try:
                 value.model_json_schema()
             except BaseException:
                 pass
-    sys.stdout.write('\\nSCHEMA')
+    marks.write('\\nSCHEMA')
 except BaseException:
     pass
 if os.getpid() != me:
@@ -106,15 +106,17 @@ for _ in range(100):
             os.waitpid(pid, 0)
         except OSError:
             pass
-sys.stdout.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
-sys.stdout.flush()
+marks.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
+marks.flush()
 os._exit(0)
 """.replace("SCHEMA", SCHEMA_MARK)
 """The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
 plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
 running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
 run, writing the same run directory), whether it left a process running (in its session, or in one of its own), and
-the token that says it ended. A copy it forked writes nothing here and ends without a word. The child is its
+the token that says it ended, each written to its own copy of the standard output taken before the import, so that a
+file that replaced or closed sys.stdout (`sys.stdout = open(os.devnull, 'w')`, to quiet itself) is not said to have
+ended the process. A copy it forked writes nothing here and ends without a word. The child is its
 descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
 start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
 every run, is seen among its children and killed."""

@@ -157,17 +157,18 @@ class Printed:
 
     def __init__(self, most: int) -> None:
         self._sink = _Kept(most)
-        self._stream = io.TextIOWrapper(io.BufferedWriter(self._sink), encoding="utf-8", errors="backslashreplace",
-                                        line_buffering=True)
+        self._streams = [io.TextIOWrapper(io.BufferedWriter(self._sink), encoding="utf-8", errors="backslashreplace",
+                                          line_buffering=True) for _ in ("stdout", "stderr")]
 
     @contextlib.contextmanager
     def redirected(self) -> Iterator[None]:
         try:
-            with contextlib.redirect_stdout(self._stream), contextlib.redirect_stderr(self._stream):
+            with contextlib.redirect_stdout(self._streams[0]), contextlib.redirect_stderr(self._streams[1]):
                 yield
         finally:
-            with contextlib.suppress(ValueError):  # closed by the code that printed: flushed as it was closed
-                self._stream.flush()
+            for stream in self._streams:
+                with contextlib.suppress(ValueError):  # closed by the code that printed: flushed as it was closed
+                    stream.flush()
             self._sink.open = False
 
     def text(self) -> str:
@@ -185,6 +186,9 @@ class _Kept(io.RawIOBase):
 
     def writable(self) -> bool:
         return True
+
+    def close(self) -> None:
+        """Nothing: sys.stdout closed (`sys.stdout.close()`) leaves sys.stderr, which writes here too, open."""
 
     def write(self, data: Any) -> int:
         if self.open:
