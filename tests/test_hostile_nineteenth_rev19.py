@@ -25,16 +25,24 @@ what the runs and rev18 sides merged, attacked, the cases it found bad, each wit
   (os._exit(0) or the like) before its last line` (wrong: the probe wrote the token saying the import ended through
   the sys.stdout the file had replaced). Now the probe writes through its own copy of the standard output
   (`compiler.usercode.PROBE`)
+- a benchmark's custom_scorer.py that prints much at import: the import check's child wrote it all to a temporary
+  file (a file printing without end filled $TMPDIR for 60 s, then this process's memory as it read it); under
+  `ulimit -f 4096`, 6 MiB printed were `killed by SIGXFSZ`. Now the check's marks go to a file of their own and what
+  the file prints goes nowhere there (the import that follows logs it, bounded) (`compiler.usercode.probed`)
 """
 
 from __future__ import annotations
 
 import gc
+import resource
+import subprocess
+import sys
 
 import pytest
 
 from benchrun.compiler.usercode import import_file
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
 
@@ -128,4 +136,22 @@ def test_a_benchmark_file_quieting_or_closing_its_standard_output_at_import_is_n
                                         "  scorer: s\n",
                            "custom_scorer.py": f"{quieting}\n\ndef s(response, reference):\n    return 1\n"})
     done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)
+
+
+def _files_of_4_mib_at_most() -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))
+
+
+@pytest.mark.slow
+def test_what_a_benchmark_file_prints_at_import_fills_no_file_of_the_import_check(tmp_path):
+    """Before: the check's child wrote it all to a temporary file (a file printing without end: $TMPDIR filled for 60
+    s, then read whole into memory); under `ulimit -f 4096` 6 MiB printed were `killed by SIGXFSZ`, exit 2."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": "for _ in range(6):\n    print('x' * (1 << 20))\n\n\n"
+                                               "def s(response, reference):\n    return 1\n"})
+    done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", "runner.host=http://127.0.0.1:9",
+                           "outputs=outputs"], cwd=tmp_path, env=child_env(), capture_output=True, text=True,
+                          timeout=120, preexec_fn=_files_of_4_mib_at_most)
     assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)

@@ -47,7 +47,7 @@ try:
     ctypes.CDLL(None).prctl(36, 1)
 except (AttributeError, OSError):
     pass
-me, forked, marks = os.getpid(), [], os.fdopen(os.dup(1), 'w', encoding='utf-8')
+me, forked, marks = os.getpid(), [], os.fdopen(int(sys.argv[3]), 'w', encoding='utf-8')
 os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
     os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
 try:
@@ -114,9 +114,10 @@ os._exit(0)
 plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
 running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
 run, writing the same run directory), whether it left a process running (in its session, or in one of its own), and
-the token that says it ended, each written to its own copy of the standard output taken before the import, so that a
+the token that says it ended, each written to a file of their own (its descriptor the third argument), so that a
 file that replaced or closed sys.stdout (`sys.stdout = open(os.devnull, 'w')`, to quiet itself) is not said to have
-ended the process. A copy it forked writes nothing here and ends without a word. The child is its
+ended the process; what the file prints goes nowhere (the import that follows logs it, bounded): kept, a file printing
+without end filled $TMPDIR for IMPORT_TIMEOUT_S, then this process's memory as it read it. A copy it forked writes nothing here and ends without a word. The child is its
 descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
 start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
 every run, is seen among its children and killed."""
@@ -270,8 +271,9 @@ def probed(path: Path, rel: str) -> None:
     are left to the import in this process, which reports them."""
     done = uuid.uuid4().hex
     with tempfile.TemporaryFile() as out:
-        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done], stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=subprocess.DEVNULL, env=SECRETS.child_env(), start_new_session=True)
+        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno())],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 pass_fds=(out.fileno(),), env=SECRETS.child_env(), start_new_session=True)
         try:
             code = child.wait(timeout=IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
