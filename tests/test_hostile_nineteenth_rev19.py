@@ -18,8 +18,9 @@ what the runs and rev18 sides merged, attacked, the cases it found bad, each wit
   (`sys.stdout.reconfigure(encoding='utf-8')`, a common idiom; `sys.stdout.buffer.write(...)`): refused, `cannot
   import: AttributeError: '_io.StringIO' object has no attribute 'reconfigure'`, exit 2, for the run's process gave
   user code a StringIO; and what a file printed at import was kept whole, in memory and in benchrun.log (30 MiB printed,
-  a 31 MB log), where what it writes to the descriptors keeps 1 MiB. Now sys.stdout and sys.stderr are text files of
-  the usual kind keeping 1 MiB (`core.stdfds.Printed`)
+  a 31 MB log), where what it writes to the descriptors keeps 1 MiB; `faulthandler.enable()` (`sys.stderr.fileno()`)
+  refused as `UnsupportedOperation: fileno`. Now sys.stdout and sys.stderr are text files of the usual kind, saying
+  their descriptors, keeping 1 MiB (`core.stdfds.Printed`)
 - a benchmark's custom_scorer.py that quiets or closes its standard output at import (`sys.stdout =
   open(os.devnull, 'w')`, `sys.stdout.close()`): refused, `cannot import: it ended the process importing it
   (os._exit(0) or the like) before its last line` (wrong: the probe wrote the token saying the import ended through
@@ -109,6 +110,8 @@ UNREACHABLE = ("benchrun: error: cannot reach Ollama at http://127.0.0.1:9 (Conn
     ("import sys\n\nsys.stdout.reconfigure(encoding='utf-8')\nsys.stdout.buffer.write('h\\u00e9llo\\n'.encode())\n"
      "sys.stdout.flush()\n"
      "print('\\u00fcn\\u00efcode', file=sys.stderr)\n", "h\u00e9llo\n\u00fcn\u00efcode"),
+    ("import faulthandler\nimport os\nimport sys\n\nfaulthandler.enable()\nos.write(sys.stdout.fileno(), b'straight\\n')\n",
+     "straight"),
     ("for _ in range(3):\n    print('x' * (1 << 20))\n", "x" * (1 << 20) + f"\n[{3 * ((1 << 20) + 1) - (1 << 20):,} "
                                                             "bytes more not kept]")])
 def test_what_a_benchmark_file_prints_at_import_is_taken_as_a_program_prints_it_and_kept_bounded(tmp_path, printing,

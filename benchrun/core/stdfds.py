@@ -150,15 +150,15 @@ def input_from_nothing() -> Iterator[None]:
 
 class Printed:
     """sys.stdout and sys.stderr for a block of user code (`redirected`): text files of the usual kind, as where the
-    code runs as a program (`sys.stdout.reconfigure(encoding="utf-8")`, `sys.stdout.buffer.write(...)`: a StringIO has
-    neither, and refused the file), keeping the first `most` bytes of what is printed (`text`), in bounded memory: a
-    file printing without end at import was kept whole in memory and in the log; what a stream it kept is given
-    after the block is not kept."""
+    code runs as a program (`sys.stdout.reconfigure(encoding="utf-8")`, `sys.stdout.buffer.write(...)`,
+    `faulthandler.enable()`'s `sys.stderr.fileno()`: a StringIO has none of them, and refused the file), keeping the
+    first `most` bytes of what is printed (`text`), in bounded memory: a file printing without end at import was kept
+    whole in memory and in the log; what a stream it kept is given after the block is not kept."""
 
     def __init__(self, most: int) -> None:
         self._sink = _Kept(most)
-        self._streams = [io.TextIOWrapper(io.BufferedWriter(self._sink), encoding="utf-8", errors="backslashreplace",
-                                          line_buffering=True) for _ in ("stdout", "stderr")]
+        self._streams = [io.TextIOWrapper(io.BufferedWriter(_Numbered(self._sink, fd)), encoding="utf-8",
+                                          errors="backslashreplace", line_buffering=True) for fd in OUTPUT_FDS]
 
     @contextlib.contextmanager
     def redirected(self) -> Iterator[None]:
@@ -177,18 +177,11 @@ class Printed:
         return text if not more else f"{text}\n[{more:,} bytes more not kept]"
 
 
-class _Kept(io.RawIOBase):
+class _Kept:
     """The first `most` bytes written to it while `open`, and a count of the rest; what comes after, nothing."""
 
     def __init__(self, most: int) -> None:
-        super().__init__()
         self.kept, self.more, self._most, self.open = bytearray(), 0, most, True
-
-    def writable(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        """Nothing: sys.stdout closed (`sys.stdout.close()`) leaves sys.stderr, which writes here too, open."""
 
     def write(self, data: Any) -> int:
         if self.open:
@@ -196,6 +189,23 @@ class _Kept(io.RawIOBase):
             self.kept += bytes(data[:room])
             self.more += max(len(data) - room, 0)
         return len(data)
+
+
+class _Numbered(io.RawIOBase):
+    """A stream writing into `sink` that says it is descriptor `fd` (where what is written to it straight goes)."""
+
+    def __init__(self, sink: _Kept, fd: int) -> None:
+        super().__init__()
+        self._sink, self._fd = sink, fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: Any) -> int:
+        return self._sink.write(data)
 
 
 def _flush_streams() -> None:
