@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import io
 import json
 import logging
 import os
@@ -33,13 +32,14 @@ from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import SECRETS
-from benchrun.core.stdfds import input_from_nothing, output_fds_into
+from benchrun.core.stdfds import Printed, input_from_nothing, output_fds_into
 
 LOG = logging.getLogger("benchrun.compiler.usercode")
 IMPORT_TIMEOUT_S = 60
 """How long importing a benchmark's Python file may take."""
 PRINTED_KEPT = 1 << 20
-"""How much of what a file writes to the standard descriptors while it is imported the log keeps (bytes)."""
+"""How much of what a file prints while it is imported the log keeps (bytes), of sys.stdout and sys.stderr and of
+what is written to the standard descriptors each."""
 SCHEMA_MARK = "schema of "
 """What the probe writes before it makes a class's JSON schema, with the class's name."""
 PROBE = """import ctypes, json, os, runpy, signal, sys, threading
@@ -47,20 +47,20 @@ try:
     ctypes.CDLL(None).prctl(36, 1)
 except (AttributeError, OSError):
     pass
-me, forked = os.getpid(), []
-os.register_at_fork(after_in_parent=lambda: forked.append(True),
-                    after_in_child=lambda: os.dup2(os.open(os.devnull, os.O_WRONLY), 1))
+me, forked, marks = os.getpid(), [], os.fdopen(int(sys.argv[3]), 'w', encoding='utf-8')
+os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
+    os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
 try:
     found = runpy.run_path(sys.argv[1], run_name='benchrun_probe')
     for name, value in list(found.items()):
         if isinstance(value, type) and value.__module__ == 'benchrun_probe' and hasattr(value, 'model_json_schema'):
-            sys.stdout.write('\\nSCHEMA' + name)
-            sys.stdout.flush()
+            marks.write('\\nSCHEMA' + name)
+            marks.flush()
             try:
                 value.model_json_schema()
             except BaseException:
                 pass
-    sys.stdout.write('\\nSCHEMA')
+    marks.write('\\nSCHEMA')
 except BaseException:
     pass
 if os.getpid() != me:
@@ -106,15 +106,18 @@ for _ in range(100):
             os.waitpid(pid, 0)
         except OSError:
             pass
-sys.stdout.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
-sys.stdout.flush()
+marks.write('\\n' + json.dumps([left, bool(forked), started]) + sys.argv[2])
+marks.flush()
 os._exit(0)
 """.replace("SCHEMA", SCHEMA_MARK)
 """The child's import, then the JSON schema of each class it defines that has one (a response class's, made as the
 plan is compiled): whatever the file raises is reported by the import that follows; then the threads the import left
 running (which would keep a run's process from ever exiting), whether it forked (os.fork: its copy went on as a second
 run, writing the same run directory), whether it left a process running (in its session, or in one of its own), and
-the token that says it ended. A copy it forked writes nothing here and ends without a word. The child is its
+the token that says it ended, each written to a file of their own (its descriptor the third argument), so that a
+file that replaced or closed sys.stdout (`sys.stdout = open(os.devnull, 'w')`, to quiet itself) is not said to have
+ended the process; what the file prints goes nowhere (the import that follows logs it, bounded): kept, a file printing
+without end filled $TMPDIR for IMPORT_TIMEOUT_S, then this process's memory as it read it. A copy it forked writes nothing here and ends without a word. The child is its
 descendants' reaper (Linux's child subreaper), so a process started in a session of its own (`Popen(...,
 start_new_session=True)`, `setsid cmd &`), which the killing of the child's process group missed and which outlived
 every run, is seen among its children and killed."""
@@ -188,11 +191,10 @@ def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
     whatever it raises (SystemExit, KeyboardInterrupt, any BaseException) is a TaskError saying
     `doing` (and, given the file's `path`, the line it raised at), and a copy of the process it forked (os.fork) is
     ended at once, so that it never goes on as a second run."""
-    pid, printed = os.getpid(), io.StringIO()
+    pid, printed = os.getpid(), Printed(PRINTED_KEPT)
     with tempfile.TemporaryFile() as written:
         try:
-            with output_fds_into(written), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
-                    input_from_nothing(), kept():
+            with output_fds_into(written), printed.redirected(), input_from_nothing(), kept():
                 yield
         except BaseException as err:  # anything user code raises is reported, not raised
             _end_copy(pid)
@@ -203,7 +205,7 @@ def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
             raise TaskError(f"{doing}: {type(err).__name__}: {text}{line}", file=rel) from None
         finally:
             _end_copy(pid)
-            _log_printed(rel, printed.getvalue() + _written_back(written))
+            _log_printed(rel, printed.text() + _written_back(written))
 
 
 def _end_copy(pid: int) -> None:
@@ -269,8 +271,9 @@ def probed(path: Path, rel: str) -> None:
     are left to the import in this process, which reports them."""
     done = uuid.uuid4().hex
     with tempfile.TemporaryFile() as out:
-        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done], stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=subprocess.DEVNULL, env=SECRETS.child_env(), start_new_session=True)
+        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno())],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 pass_fds=(out.fileno(),), env=SECRETS.child_env(), start_new_session=True)
         try:
             code = child.wait(timeout=IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:

@@ -70,18 +70,22 @@ def secret_value(value: Any) -> str | None:
     return environment_read(value) or environment_key(value) or assigned(value)
 
 
-ASSIGNED = re.compile(f"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(['\"]?)([{KEY_CHARS}]{{{MIN_KEY_CHARS},}})\\2"
-                      f"(?![{KEY_CHARS}])")
+ASSIGNED = re.compile(f"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(['\"]?)([+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}})\\2"
+                      f"(?![+/=.{KEY_CHARS}])")
 """`NAME=value`, a value long enough to be a key (`export HF_TOKEN=hf_...` in a Slurm sweep's hydra.launcher.setup, an
-`additional_parameters.export` of `ALL,HF_TOKEN=hf_...`), quoted or not; not a `$NAME` read or a path."""
+`additional_parameters.export` of `ALL,HF_TOKEN=hf_...`), quoted or not, base64's `+/=` and a JWT's dots in it (an AWS
+secret access key's `wJalrXUtnFEMI/K7MDENG/...`); not a `$NAME` read."""
+PATH_LIKE = re.compile(r"[/~.].*|.*/.*\.[A-Za-z]\w*|[a-z0-9_./-]*/[a-z0-9_./-]*")
+"""A value that is a file's path, not a key: from the root, home or here, ending in a file's extension
+(`keys/sa.json`), or of lower-case names (`config/aws/credentials`); a key's parts are of mixed case."""
 
 
 def assigned(value: str) -> str | None:
     """Why `value` gives a variable named like a credential its value (`export HF_TOKEN=hf_...`): a setup line, kept
     in multirun.yaml, each job's Hydra copies and the job's script, as `hydra.job.env_set.HF_TOKEN=...` would be, which
     is refused by its name; or None."""
-    for name, _, _ in ASSIGNED.findall(value):
-        if secret_key(name):
+    for name, _, given in ASSIGNED.findall(value):
+        if secret_key(name) and not PATH_LIKE.fullmatch(given):
             return f"a value given to {name}, a credential's name"
     return None
 

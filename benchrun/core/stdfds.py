@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import logging
 import os
 import sys
@@ -144,6 +145,67 @@ def input_from_nothing() -> Iterator[None]:
         os.dup2(saved, 0)
         os.close(saved)
         os.close(nothing)
+
+
+
+class Printed:
+    """sys.stdout and sys.stderr for a block of user code (`redirected`): text files of the usual kind, as where the
+    code runs as a program (`sys.stdout.reconfigure(encoding="utf-8")`, `sys.stdout.buffer.write(...)`,
+    `faulthandler.enable()`'s `sys.stderr.fileno()`: a StringIO has none of them, and refused the file), keeping the
+    first `most` bytes of what is printed (`text`), in bounded memory: a file printing without end at import was kept
+    whole in memory and in the log; what a stream it kept is given after the block is not kept."""
+
+    def __init__(self, most: int) -> None:
+        self._sink = _Kept(most)
+        self._streams = [io.TextIOWrapper(io.BufferedWriter(_Numbered(self._sink, fd)), encoding="utf-8",
+                                          errors="backslashreplace", line_buffering=True) for fd in OUTPUT_FDS]
+
+    @contextlib.contextmanager
+    def redirected(self) -> Iterator[None]:
+        try:
+            with contextlib.redirect_stdout(self._streams[0]), contextlib.redirect_stderr(self._streams[1]):
+                yield
+        finally:
+            for stream in self._streams:
+                with contextlib.suppress(ValueError):  # closed by the code that printed: flushed as it was closed
+                    stream.flush()
+            self._sink.open = False
+
+    def text(self) -> str:
+        """What was printed in the block, at most `most` bytes of it, with a word of what more was not kept."""
+        text, more = bytes(self._sink.kept).decode("utf-8", "replace"), self._sink.more
+        return text if not more else f"{text}\n[{more:,} bytes more not kept]"
+
+
+class _Kept:
+    """The first `most` bytes written to it while `open`, and a count of the rest; what comes after, nothing."""
+
+    def __init__(self, most: int) -> None:
+        self.kept, self.more, self._most, self.open = bytearray(), 0, most, True
+
+    def write(self, data: Any) -> int:
+        if self.open:
+            room = max(self._most - len(self.kept), 0)
+            self.kept += bytes(data[:room])
+            self.more += max(len(data) - room, 0)
+        return len(data)
+
+
+class _Numbered(io.RawIOBase):
+    """A stream writing into `sink` that says it is descriptor `fd` (where what is written to it straight goes)."""
+
+    def __init__(self, sink: _Kept, fd: int) -> None:
+        super().__init__()
+        self._sink, self._fd = sink, fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: Any) -> int:
+        return self._sink.write(data)
 
 
 def _flush_streams() -> None:
