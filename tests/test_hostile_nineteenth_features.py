@@ -78,14 +78,20 @@ def test_a_judge_at_exactly_chance_agreement_with_a_scorer_has_kappa_0_not_below
 
 @pytest.mark.slow
 def test_a_judge_named_as_a_metric_of_a_dict_scorer_of_its_task_is_refused(tmp_path):
-    write_bench(tmp_path, {
+    assert _refused_dry_run(tmp_path, {
         "tasks.yml": TASKS.replace("judge: names", "judge: s.x").replace("scorer: contains", "scorer: [contains, s]"),
         "judges.yml": JUDGES.replace("- name: names", "- name: s.x"), "custom_response.py": RESPONSE,
-        "custom_scorer.py": "def s(response, values):\n    return {'x': 0.25}\n"})
-    result = run_benchrun("task.path=bench", "judge.model=qwen2.5", "dry_run=true", cwd=tmp_path)
-    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "custom_scorer.py": "def s(response, values):\n    return {'x': 0.25}\n"}) == (
         "benchrun: error: in 'tasks.yml': task 'symbol': tasks[0].judge: judge 's.x' has the name of a metric that "
-        "scorer 's' of the task gives with a dict (s.KEY): their metrics would merge\n"))
+        "scorer 's' of the task gives with a dict (s.KEY): their metrics would merge\n")
+
+
+def _refused_dry_run(root, files: dict[str, str]) -> str:
+    """What a dry run of the judged benchmark made of `files` says as it is refused (exit 2, nothing printed)."""
+    write_bench(root, files)
+    result = run_benchrun("task.path=bench", "judge.model=qwen2.5", "dry_run=true", cwd=root)
+    assert (result.returncode, result.stdout) == (EXIT["usage"], "")
+    return result.stderr
 
 
 @pytest.mark.slow
@@ -103,12 +109,10 @@ def test_a_rescore_adding_a_scorer_named_as_a_judge_of_the_run_is_refused(tmp_pa
 @pytest.mark.slow
 @pytest.mark.parametrize("rubric", ["Question: {prompt}\nAnswer: {{response}}\nRight or wrong?", "Is it right?"])
 def test_a_judge_whose_rubric_never_shows_the_answer_is_refused(tmp_path, rubric):
-    write_bench(tmp_path, {"tasks.yml": TASKS, "custom_response.py": RESPONSE,
-                           "judges.yml": JUDGES.replace(json.dumps(RUBRIC), json.dumps(rubric))})
-    result = run_benchrun("task.path=bench", "judge.model=qwen2.5", "dry_run=true", cwd=tmp_path)
-    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+    assert _refused_dry_run(tmp_path, {"tasks.yml": TASKS, "custom_response.py": RESPONSE,
+                                       "judges.yml": JUDGES.replace(json.dumps(RUBRIC), json.dumps(rubric))}) == (
         "benchrun: error: in 'judges.yml': judges[0].rubric: judge 'names' is never shown the answer it grades: name "
-        "{response} in its rubric\n"))
+        "{response} in its rubric\n")
 
 
 @pytest.mark.slow
