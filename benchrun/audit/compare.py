@@ -324,20 +324,20 @@ def _named(run: RunRef, compared: bool) -> str:
     return f"{named}: {run.note}" if run.note else named
 
 
-def input_lines(inputs: Inputs) -> list[str]:
-    """Whether the manifests are the same, then what differs, one line per item."""
+def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the compared run")) -> list[str]:
+    """Whether the manifests are the same, then what differs, one line per item (the two runs called `sides`)."""
     lines = (["inputs: same manifest (the same questions asked the same way)"] if inputs.same_manifest
              else ["inputs that differ:"])
     for kind, found in (("config", inputs.config), ("file", inputs.files), ("scorer", inputs.scorers),
                         ("format", inputs.formats), ("judge", inputs.judges), ("provenance", inputs.provenance)):
         lines += [f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()]
-        lines += [f"  {kind} {key}: only in the compared run ({_show(v)})" for key, v in found.added.items()]
-        lines += [f"  {kind} {key}: only in the baseline ({_show(v)})" for key, v in found.removed.items()]
+        lines += [f"  {kind} {key}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()]
+        lines += [f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items()]
     prompts = inputs.prompts
     if prompts:
         lines.append(f"  prompts: {len(prompts.changed)} samples asked differently{_ids(prompts.changed)}; "
-                     f"{len(prompts.only_baseline)} only in the baseline{_ids(prompts.only_baseline)}; "
-                     f"{len(prompts.only_run)} only in the compared run{_ids(prompts.only_run)}")
+                     f"{len(prompts.only_baseline)} only in {sides[0]}{_ids(prompts.only_baseline)}; "
+                     f"{len(prompts.only_run)} only in {sides[1]}{_ids(prompts.only_run)}")
     return lines
 
 

@@ -156,10 +156,9 @@ def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
 def _first_difference(first: Run, run: Run) -> str:
     """The first of what `compare` names differing in two runs' manifests, as a note (` (config task.system: ...)`):
     two manifest ids alone did not say which setting or file to make alike."""
-    found = [line.strip() for line in input_lines(inputs(first, run))[1:] if not line.startswith("  provenance ")]
-    said = found[0].replace("the baseline", f"run {first.id}").replace("the compared run", f"run {run.id}") \
-        if found else ""
-    return f" ({said})" if said else ""
+    found = [line.strip() for line in input_lines(inputs(first, run), (f"run {first.id}", f"run {run.id}"))[1:]
+             if not line.startswith("  provenance ")]
+    return f" ({found[0]})" if found else ""
 
 
 def _judge_digest(run: Run) -> str | None:

@@ -147,7 +147,6 @@ def input_from_nothing() -> Iterator[None]:
         os.close(nothing)
 
 
-
 class Printed:
     """sys.stdout and sys.stderr for a block of user code (`redirected`): text files of the usual kind, as where the
     code runs as a program (`sys.stdout.reconfigure(encoding="utf-8")`, `sys.stdout.buffer.write(...)`,
