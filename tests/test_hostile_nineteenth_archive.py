@@ -194,8 +194,9 @@ def test_a_report_says_a_run_is_a_shard_a_merge_or_a_retry(merged):
 @pytest.mark.slow
 def test_a_retry_of_a_sweep_job_keeps_the_settings_the_job_varied(tmp_path):
     """A sweep over temperatures, its first job retried (beside it, in the sweep): the retry's run.json had no label,
-    `varied` or sweep, so `export SWEEP` gave its rows an empty temperature column and the model's name as label
-    (`compare SWEEP` too), though it asked at the job's temperature."""
+    `varied` or sweep, so its export gave its rows an empty temperature column and the model's name as label
+    (`compare` too), though it asked at the job's temperature. (A sweep's readers pass it over since the twentieth
+    pass: it is no job of the sweep.)"""
     sweep = make_run(tmp_path, "runner.options.temperature=0.2,0.8", "runner.backoff_s=0", responder=broken_answer,
                      multirun=True)
     job = sweep / "0_temperature-0.2"
@@ -204,7 +205,7 @@ def test_a_retry_of_a_sweep_job_keeps_the_settings_the_job_varied(tmp_path):
     retry = json.loads((sweep / "0_temperature-0.2.retry1" / "run.json").read_text())
     assert (retry["label"], retry["varied"], retry["sweep"]) == (
         "temperature=0.2", {"runner.options.temperature": 0.2}, str(sweep))
-    exported = audit(tmp_path, "export", str(sweep))
+    exported = audit(tmp_path, "export", str(sweep / "0_temperature-0.2.retry1"))
     rows = Counter((row["run_id"], row["label"], row["runner.options.temperature"])
                    for row in csv.DictReader(io.StringIO(exported.stdout)))
     assert rows[retry["run_id"], "temperature=0.2", "0.2"] == 48

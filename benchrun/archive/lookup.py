@@ -133,9 +133,31 @@ def _runs_in(folder: Path) -> str:
 
 
 def job_dirs(sweep_dir: PathLike) -> list[Path]:
-    """The job directories of a sweep (`<number>_<model>`): its subdirectories, by job number then name."""
+    """The job directories of a sweep (`<number>_<label>`), by job number then name: its subdirectories but the
+    runs made in it later (`later_runs`)."""
+    return [folder for folder in _folders(sweep_dir) if _made_later(folder) is None]
+
+
+def later_runs(sweep_dir: PathLike) -> list[Run]:
+    """The runs a `retry` of a job or a `merge` of its shard jobs made in a sweep's directory: no job of the sweep
+    (a retry would repeat its parent's rows), read by their own paths."""
+    return [run for folder in _folders(sweep_dir) if (run := _made_later(folder)) is not None]
+
+
+def _folders(sweep_dir: PathLike) -> list[Path]:
     dirs = [d for d in Path(sweep_dir).iterdir() if d.is_dir() and not d.name.startswith(".")]
     return sorted(dirs, key=_job_order)
+
+
+def _made_later(folder: Path) -> Run | None:
+    """The run in `folder` if a retry or a merge made it; a job's run, none or an unreadable one is the sweep's."""
+    if not os.path.isfile(folder / RUN):
+        return None
+    try:
+        run = load_run(folder)
+    except ArchiveError:
+        return None
+    return run if run.info.parent is not None or run.info.merged is not None else None
 
 
 def _job_order(path: Path) -> tuple[int, str]:

@@ -21,12 +21,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.lookup import expand_runs
 from benchrun.archive.reader import Run, Values
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance
 from benchrun.audit.lines import metric_lines as metric_lines_of
+from benchrun.audit.named import runs_named
 from benchrun.audit.provenance import flatten, provenance, settings
 from benchrun.audit.show import check_known, check_task
 from benchrun.console import output
@@ -155,7 +155,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
+    runs = runs_named(args.runs, args.root)
     report = compare(runs, metric=args.metric, task=args.task)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2))  # as every --json: a path not UTF-8 escaped

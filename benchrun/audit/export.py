@@ -11,10 +11,10 @@ from contextlib import nullcontext
 from typing import IO, Any, Sequence
 
 from benchrun.archive.atomic import atomic_file
-from benchrun.archive.lookup import expand_runs
 from benchrun.archive.reader import Run
 from benchrun.archive.rows import columns, export_rows
 from benchrun.audit import arguments
+from benchrun.audit.named import runs_named
 from benchrun.audit.show import one_each
 from benchrun.core.errors import EXIT
 
@@ -79,7 +79,7 @@ def utf8(stream: IO[str]) -> IO[str]:
 def main(args: argparse.Namespace) -> int:
     """Write the rows to standard output, or to --output whole or not at all (a failed export leaves the file that
     was there as it was)."""
-    runs = [run for ref in args.runs for run in expand_runs(ref, args.root)]
+    runs = runs_named(args.runs, args.root)
     runs = one_each(runs, "an export tells its rows' runs apart by run id")
     named = args.output is not None and str(args.output) != "-"  # `-`: standard output, as without --output
     target = (atomic_file(args.output, "w", follow=True, encoding="utf-8", newline="") if named

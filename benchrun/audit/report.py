@@ -19,6 +19,7 @@ from benchrun.archive.lookup import job_dirs, named, resolve_run
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, load_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
+from benchrun.audit.named import say_passed_over
 from benchrun.audit.report_page import Job, charts, headline, metric_lines, overview, provenance, speed_charts
 from benchrun.audit.report_samples import read_records, samples_view, shown_samples
 from benchrun.console.visible import shown_name
@@ -69,6 +70,7 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
     """A run by path or id prefix, or every job of a sweep directory."""
     path = Path(named(ref))
     if is_sweep(path):
+        say_passed_over(path)
         return [_job(job_dir) for job_dir in job_dirs(path)]
     if path.is_dir() and not os.path.lexists(path / RUN):
         raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)",

@@ -16,7 +16,6 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from benchrun.archive.lookup import expand_runs
 from benchrun.archive.reader import Run
 from benchrun.archive.rows import joined
 from benchrun.archive.speed import FIGURES, speed_of
@@ -25,6 +24,7 @@ from benchrun.audit.heading import header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
+from benchrun.audit.named import runs_named
 from benchrun.audit.stats import Interval, interval
 from benchrun.console import output
 from benchrun.console.visible import visible
@@ -253,7 +253,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    runs = [run.require_records() for ref in args.runs for run in expand_runs(ref, args.root)]
+    runs = [run.require_records() for run in runs_named(args.runs, args.root)]
     if args.task is not None:  # given empty too (`--task "$T"`, T unset): it names no task, never every task
         check_task(runs, args.task)
     if args.wrong is not None:

@@ -1,0 +1,32 @@
+"""The runs an audit command's arguments name: a run by path or id prefix, a sweep's directory standing for its jobs.
+A run a `retry` or `merge` made in a sweep's directory is no job of it, and is said to be passed over."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from benchrun.archive.lookup import expand_runs, later_runs, named
+from benchrun.archive.reader import PathLike, Run
+from benchrun.console.output import warning
+from benchrun.core.layout import RUN
+
+
+def runs_named(refs: Sequence[PathLike], root: PathLike) -> list[Run]:
+    """Every run `refs` name, in order, a sweep's jobs in job order."""
+    runs = []
+    for ref in refs:
+        runs.extend(expand_runs(ref, root))
+        say_passed_over(Path(named(ref)))
+    return runs
+
+
+def say_passed_over(folder: Path) -> None:
+    """A warning for each run made later in `folder`, if it is a sweep's directory: read by its own path only."""
+    if not folder.is_dir() or os.path.lexists(folder / RUN):
+        return
+    for run in later_runs(folder):
+        made = f"a retry of run {run.info.parent.run_id}" if run.info.parent else "a merge of shard runs"
+        warning(f"{run.path} is {made}, made in the sweep's directory {folder}, and no job of the sweep: "
+                "name it to read it")
