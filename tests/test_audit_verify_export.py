@@ -291,6 +291,7 @@ def test_a_run_that_did_not_finish(tmp_path):
     assert [f.text() for f in verdict.findings[2:]] == [
         "ok    responses.jsonl: 3 lines match records.sha256",
         "ok    scores.jsonl: 6 lines match records.sha256",
+        "ok    config.yaml: 1 line as written (sha256 8797aaa88cf3…)",  # as the run wrote it at its start
         "ok    sources: not found (task.path 'nowhere'): not checked",
     ]
     with open(run_dir / "responses.jsonl", "ab") as handle:

@@ -6,6 +6,11 @@
   SWEEP` gave it a column, while sweep.json listed the jobs the sweep ran. Now a sweep's jobs are the runs it made
   (`archive.lookup.job_dirs`), and each run made in its directory later is passed over in one warning naming it
   (`audit.named`)
+- a killed run's config.yaml edited by hand in a key neither the manifest pins nor a limit is (`scorer_timeout_s`,
+  `cache`) was taken by `resume`, which then digested it as the run's own, and `verify` of the killed run said
+  nothing of it: config.yaml had no digest until the run's end. Now run.json holds its digest from the start
+  (`config_digest`, written by `archive.writer.RunWriter.start`), and a run that did not end is checked against it
+  (`archive.trust.config_changed`, verify's `files`)
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import broken_answer, listbench_answer
 from tests.helpers.commands import make_run
+from tests.helpers.killed import killed_run, write_bench
 
 
 def audit(cwd: Path, *args: str):
@@ -71,3 +77,28 @@ def test_a_merge_into_a_folder_of_the_shards_sweep_is_no_job_of_the_sweep(tmp_pa
     report = audit(tmp_path, "report", str(sweep), "--output", str(tmp_path / "r.html"))
     assert (report.returncode, report.stderr) == (EXIT["ok"], said)
     assert run_id(merged) not in (tmp_path / "r.html").read_text()
+    again = tmp_path / "merges" / "again"  # a folder of runs that holds no sweep stands for every run in it
+    assert audit(tmp_path, "merge", *map(str, shards), "--into", str(again)).returncode == EXIT["ok"]
+    assert exported_runs(tmp_path, str(again.parent)) == (Counter({run_id(again): 48}), "")
+
+
+@pytest.mark.slow
+def test_a_killed_runs_config_yaml_edited_is_refused_by_resume_and_said_by_verify(tmp_path):
+    write_bench(tmp_path / "bench")
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        run_dir = killed_run(tmp_path, server)
+        config = run_dir / "config.yaml"
+        assert json.loads((run_dir / "run.json").read_text())["config_digest"]["size"] == config.stat().st_size
+        edited = config.read_text().replace("scorer_timeout_s: 10.0\n", "scorer_timeout_s: 1.0\n")
+        assert edited != config.read_text()
+        config.write_text(edited)
+        before = {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()}
+        resumed = audit(tmp_path, "resume", str(run_dir), "--host", server.url)
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': config.yaml: changed since the run started: a resume asks with it and would "
+        "digest it as the run's own; put it back (to ask the rest with other limits: --set runner.KEY=VALUE)\n"))
+    assert {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file()} == before
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["sweep_failed"]
+    [config_line] = [line for line in verified.stdout.splitlines() if "config.yaml" in line]
+    assert config_line.startswith("FAIL  config.yaml: changed since the run started: sha256 ")

@@ -10,7 +10,7 @@ from typing import Iterator
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.core.errors import ArchiveError, reading
 from benchrun.core.home import expanded
-from benchrun.core.layout import RUN, number_in
+from benchrun.core.layout import MULTIRUN_FILE, RUN, SWEEP_FILE, number_in
 
 
 def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
@@ -132,15 +132,24 @@ def _runs_in(folder: Path) -> str:
     return f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {folder})" if deeper else ""
 
 
+def is_sweep(path: Path) -> bool:
+    """A sweep directory: no run.json of its own, and Hydra's multirun.yaml or benchrun's sweep.json."""
+    return (path.is_dir() and not os.path.lexists(path / RUN)
+            and ((path / SWEEP_FILE).is_file() or (path / MULTIRUN_FILE).is_file()))
+
+
 def job_dirs(sweep_dir: PathLike) -> list[Path]:
-    """The job directories of a sweep (`<number>_<label>`), by job number then name: its subdirectories but the
-    runs made in it later (`later_runs`)."""
-    return [folder for folder in _folders(sweep_dir) if _made_later(folder) is None]
+    """The run directories a folder of runs stands for, a sweep's jobs (`<number>_<label>`), by job number then name:
+    its subdirectories, of a sweep's directory but the runs made in it later (`later_runs`)."""
+    folders = _folders(sweep_dir)
+    return [folder for folder in folders if _made_later(folder) is None] if is_sweep(Path(sweep_dir)) else folders
 
 
 def later_runs(sweep_dir: PathLike) -> list[Run]:
     """The runs a `retry` of a job or a `merge` of its shard jobs made in a sweep's directory: no job of the sweep
-    (a retry would repeat its parent's rows), read by their own paths."""
+    (a retry would repeat its parent's rows), read by their own paths. None in a folder that holds no sweep."""
+    if not is_sweep(Path(sweep_dir)):
+        return []
     return [run for folder in _folders(sweep_dir) if (run := _made_later(folder)) is not None]
 
 

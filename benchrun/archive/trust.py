@@ -18,7 +18,7 @@ from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
-from benchrun.core.filebytes import not_a_file
+from benchrun.core.filebytes import missing
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -147,9 +147,16 @@ def beneath_seal(run: Run) -> list[str]:
 
 
 def config_changed(run: Run) -> str | None:
-    """Why config.yaml is not the one run.json digests (None when it is, or run.json digests none yet)."""
-    expected = run.info.files.get(CONFIG)
-    return None if expected is None else next(_changed(run.path, CONFIG, expected, ledger.read_digests(run.path)), None)
+    """Why config.yaml is not the one run.json digests (None when it is, or run.json digests none: an older run's)."""
+    return next(_config(run, ledger.read_digests(run.path)), None)
+
+
+def _config(run: Run, digests: ledger.Digests) -> Iterator[str]:
+    """config.yaml against its digest at the run's end, or for a run that did not end at its start."""
+    if (expected := run.info.files.get(CONFIG)) is not None:
+        yield from _changed(run.path, CONFIG, expected, digests)
+    elif (started := run.info.config_digest) is not None:
+        yield from _changed(run.path, CONFIG, started, digests, since="started")
 
 
 def strays(run: Run) -> list[tuple[str, str]]:
@@ -210,7 +217,7 @@ def seal_broken(run: Run, seal: Seal) -> tuple[str, str] | None:
 def _manifest(run: Run) -> Iterator[str]:
     path = run.path / MANIFEST
     if not path.is_file():  # a compiled run's questions gone, or a pipe, a device or a folder there (never read)
-        yield f"{MANIFEST}: {not_a_file(path.stat().st_mode) + ' in its place' if path.exists() else 'missing'}"
+        yield f"{MANIFEST}: {missing(path)}"
         return
     if file_digest(path).sha256 != run.info.manifest_id:  # in pieces: a planted file of gigabytes is never held
         yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
@@ -223,6 +230,7 @@ def _files(run: Run) -> Iterator[str]:
             yield from _changed(run.path, name, expected, digests)
         return
     yield from _unfinished(run, digests)
+    yield from _config(run, digests)
 
 
 def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
@@ -259,13 +267,15 @@ def _foreign(run: Run, digests: ledger.Digests, checked: dict[str, ledger.Checke
     return [str(problem) for problem in repair.check(run.path, manifest, digests, checked).problems]
 
 
-def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests) -> Iterator[str]:
-    """`name` against the digest run.json holds of it; a changed record file's first changed line, when known."""
+def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests,
+             since: str = "ended") -> Iterator[str]:
+    """`name` against the digest run.json holds of it, written as the run `since` (ended, or started); a changed
+    record file's first changed line, when known."""
     path = run_dir / name
     if not path.is_file():
-        yield f"{name}: {not_a_file(path.stat().st_mode) + ' in its place' if path.exists() else 'missing'}"
+        yield f"{name}: {missing(path)}"
     elif file_digest(path) != expected and converted(path, expected.sha256):
-        yield f"{name}: changed since the run ended: {CONVERTED}"
+        yield f"{name}: changed since the run {since}: {CONVERTED}"
     elif file_digest(path) != expected:
         found = ledger.check_file(run_dir, name, digests.lines[name]) if name in digests.lines else None
-        yield str(found.problems[0]) if found and found.problems else f"{name}: changed since the run ended"
+        yield str(found.problems[0]) if found and found.problems else f"{name}: changed since the run {since}"

@@ -202,11 +202,13 @@ class RunWriter:
         return writer
 
     def start(self, config_yaml: str) -> None:
-        """Write the reserve, config.yaml and run.json (status running)."""
+        """Write the reserve, config.yaml and run.json (status running, config.yaml's digest in it)."""
+        data = config_yaml.encode("utf-8")
         with self._failing_writes():
             self._held()
             self._reserve()
-            write_atomic(self.dir / CONFIG, config_yaml.encode("utf-8"), ready=self._held)
+            write_atomic(self.dir / CONFIG, data, ready=self._held)
+        self.info = self.info.model_copy(update={"config_digest": FileDigest.of(data)})
         self._write_info()
 
     def _reserve(self) -> None:

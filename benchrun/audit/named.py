@@ -3,14 +3,12 @@ A run a `retry` or `merge` made in a sweep's directory is no job of it, and is s
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
 from benchrun.archive.lookup import expand_runs, later_runs, named
 from benchrun.archive.reader import PathLike, Run
 from benchrun.console.output import warning
-from benchrun.core.layout import RUN
 
 
 def runs_named(refs: Sequence[PathLike], root: PathLike) -> list[Run]:
@@ -24,8 +22,6 @@ def runs_named(refs: Sequence[PathLike], root: PathLike) -> list[Run]:
 
 def say_passed_over(folder: Path) -> None:
     """A warning for each run made later in `folder`, if it is a sweep's directory: read by its own path only."""
-    if not folder.is_dir() or os.path.lexists(folder / RUN):
-        return
     for run in later_runs(folder):
         made = f"a retry of run {run.info.parent.run_id}" if run.info.parent else "a merge of shard runs"
         warning(f"{run.path} is {made}, made in the sweep's directory {folder}, and no job of the sweep: "

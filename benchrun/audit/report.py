@@ -15,7 +15,7 @@ from string import Template
 from typing import Sequence
 
 from benchrun.archive.atomic import write_atomic
-from benchrun.archive.lookup import job_dirs, named, resolve_run
+from benchrun.archive.lookup import is_sweep, job_dirs, named, resolve_run
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, load_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
@@ -24,7 +24,7 @@ from benchrun.audit.report_page import Job, charts, headline, metric_lines, over
 from benchrun.audit.report_samples import read_records, samples_view, shown_samples
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, writing
-from benchrun.core.layout import MULTIRUN_FILE, RUN, SWEEP_FILE
+from benchrun.core.layout import RUN
 
 REPORT_FILE = "report.html"
 
@@ -77,12 +77,6 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
                            file=os.fspath(ref))
     run = resolve_run(ref, root).require_records()
     return [Job(run.path, run)]
-
-
-def is_sweep(path: Path) -> bool:
-    """A sweep directory: no run.json of its own, and Hydra's multirun.yaml or benchrun's sweep.json."""
-    return (path.is_dir() and not os.path.lexists(path / RUN)
-            and ((path / SWEEP_FILE).is_file() or (path / MULTIRUN_FILE).is_file()))
 
 
 def _job(path: Path) -> Job:

@@ -30,7 +30,7 @@ from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.core.filebytes import not_a_file
+from benchrun.core.filebytes import missing
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -196,7 +196,8 @@ def _digested(run: Run) -> list[Finding]:
         located = [f for name in present for f in locate(run.path, name, run)]
         if not all(f.ok for f in located) and (crlf := records_converted(run.path)):
             located = [Finding(False, crlf, CONVERTED)]
-        return [*unfinished, *located, *(() if not all(f.ok for f in located) else belonging(run))]
+        started = check_file(run.path, CONFIG, info.config_digest, when="started") if info.config_digest else []
+        return [*unfinished, *located, *started, *(() if not all(f.ok for f in located) else belonging(run))]
     digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     return [*digested, *(() if not all(f.ok for f in digested) else belonging(run))]
 
@@ -215,31 +216,26 @@ def belonging(run: Run) -> list[Finding]:
     return [Finding(False, *found) for found in [unreadable(run)] if found]
 
 
-def missing(path: Path) -> str:
-    """Why the run's file `path`, which is not a regular file, is not there: `missing`, or what stands in its place
-    (`a named pipe (FIFO) in its place`)."""
-    return f"{not_a_file(path.stat().st_mode)} in its place" if path.exists() else "missing"
-
-
-def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN)) -> list[Finding]:
-    """One file against its digest in the `writer`'s file (the run's run.json, a rescore's rescore.json); a changed
-    record file is compared line by line to find where."""
+def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),
+               when: str = "finished") -> list[Finding]:
+    """One file against its digest in the `writer`'s file (the run's run.json, a rescore's rescore.json), written as
+    it `when` (finished; config.yaml as a run started); a changed record file is compared line by line to find where."""
     made_by, holder = writer
     path = run_dir / name
     if not path.is_file():
         return [Finding(False, name, f"{missing(path)} ({_lines(expected.lines)}, {expected.size} bytes when the "
-                                     f"{made_by} finished)")]
+                                     f"{made_by} {when})")]
     actual = file_digest(path)
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
     if converted(path, expected.sha256):
-        return [Finding(False, name, f"changed since the {made_by} finished: {CONVERTED}")]
+        return [Finding(False, name, f"changed since the {made_by} {when}: {CONVERTED}")]
     if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
         located = [f for f in locate(run_dir, name) if not f.ok]
         if located:
             return located
     lines = "" if actual.lines == expected.lines else f"; {expected.lines} lines when written, {actual.lines} now"
-    return [Finding(False, name, f"changed since the {made_by} finished: sha256 {actual.sha256[:12]}…, {holder} has "
+    return [Finding(False, name, f"changed since the {made_by} {when}: sha256 {actual.sha256[:12]}…, {holder} has "
                                  f"{expected.sha256[:12]}…{lines}")]
 
 

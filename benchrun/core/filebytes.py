@@ -28,6 +28,12 @@ def not_a_file(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
+def missing(path: Path) -> str:
+    """Why `path`, which is not a regular file, is not there: `missing`, or what stands in its place (`a named pipe
+    (FIFO) in its place`)."""
+    return f"{not_a_file(path.stat().st_mode)} in its place" if path.exists() else "missing"
+
+
 def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, limit: int | None = MAX_FILE_BYTES,
                  limit_key: str | None = None, **where: str) -> bytes:
     """The bytes of the regular file `path` (named `rel` in errors), refused when it is none or holds more than

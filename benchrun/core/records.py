@@ -343,6 +343,8 @@ class RunInfo(Frozen):
     files: dict[DigestedFile, FileDigest] = Field(default_factory=dict)
     """sha256, size and lines of config.yaml, the record files, records.sha256 and summary.json when the run
     finished (the manifest is covered by its id, run.json by the seal)."""
+    config_digest: FileDigest | None = Field(None, exclude_if=_absent)
+    """config.yaml's digest as written at the start: what a run without `files` yet (killed) is checked against."""
     sweep: str | None = None
     """The sweep directory this run belongs to, if any."""
     label: str | None = None
