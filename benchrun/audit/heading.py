@@ -64,7 +64,21 @@ def parts(info: Any) -> dict[str, str]:
         rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {_there(s.path, s.run_id)}"
                                      for s in info.merged.shards) + missing
         rows["shards ran on"] = _machines(info.merged.shards)
+        if asked := _settings(info.merged.shards):
+            rows["shards asked with"] = asked
     return rows
+
+
+def _settings(shards: Any) -> str | None:
+    """The runner settings the shards asked with where they differ (`1/2 retries=2  2/2 retries=0`): the merged run's
+    `runner` is the first shard's; None when they agree, or for a merge that did not keep them (an older benchrun's)."""
+    kept = [s for s in shards if isinstance(s.runner, dict)]
+    keys = list(dict.fromkeys(key for s in kept for key in s.runner))
+    differ = [key for key in keys if len({json.dumps(s.runner.get(key), sort_keys=True) for s in kept}) > 1]
+    if not differ:
+        return None
+    return "  ".join(f"{s.shard} " + " ".join(f"{key}={_value(s.runner.get(key, '-'))}" for key in differ)
+                     for s in kept)
 
 
 def _machines(shards: Any) -> str | None:
@@ -95,4 +109,8 @@ def _there(path: str, run_id: str) -> str:
 
 
 def _pairs(data: dict[str, Any]) -> str:
-    return "  ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items()) or "-"
+    return "  ".join(f"{k}={_value(v)}" for k, v in data.items()) or "-"
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)

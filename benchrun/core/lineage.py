@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
@@ -69,6 +69,9 @@ class MergedShard(Frozen):
     environment: Environment | None = None
     """The shard's machine and versions (its run.json's `environment`): the merged run's own is the machine that
     merged, which answered nothing; None in an older merge."""
+    runner: dict[str, Any] | None = None
+    """The runner settings the shard asked with (its run.json's `runner`: its limits, its servers), which the merged
+    run's names only for the first shard; None in an older merge."""
 
 
 class Merge(Frozen):
