@@ -5,17 +5,26 @@ found bad, each with the rule it now obeys.
   runner.timeout_s=5`, as a slower node's run would be): the merged run.json's `runner` is the first shard's, and
   nothing said that half its answers were asked otherwise. Now each shard's runner is kept (`merged.shards[].runner`,
   `audit.merge`) and `show` and the report say where they differ (`shards asked with`, `audit.heading.parts`)
+- `benchrun-audit cache` of a cache on a read-only medium whose write-ahead log holds entries (its writer killed, a
+  cache copied as it was written): SQLite's `immutable=1` passes the log over, so it listed `0 entries` of a cache of
+  three. Now the log is read (`mode=ro`, beside its -shm file), and without its -shm file, where SQLite cannot read
+  it, one line says so (`audit.cache._logged`)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.execute.cache import DB_FILE
 from benchrun.testing.inprocess import cli
 from tests.helpers.commands import run_in_process
 
@@ -62,3 +71,63 @@ def test_a_merge_of_shards_asked_with_other_limits_says_each_shards(tmp_path):
             f"max_response_bytes=1100 host={hosts[1]}</pre>") in (tmp_path / "report.html").read_text()
     assert audit(tmp_path, "verify", str(tmp_path / "merged")).stdout.splitlines()[-1] == "intact"
 
+
+
+# -- a cache whose write-ahead log holds entries, on a read-only medium ---------------------------------------------
+
+KILLED_WRITER = """
+import os, sys
+from pathlib import Path
+from benchrun.execute.cache import Store
+from tests.helpers.cacheentry import entry
+store = Store(Path(sys.argv[1]))
+for n, model in enumerate(("llama3.2", "llama3.2", "gemma3")):
+    store.put(f"k{n}", entry(model=model, digest="sha256:" + ("ab" if n < 2 else "cd") * 32))
+os._exit(0)
+"""
+"""A run's cache writer killed after three answers: its database and the write-ahead log that holds them."""
+
+
+@contextlib.contextmanager
+def read_only(folder: Path):
+    """`folder` seen through a read-only bind mount (`mount -o bind,ro`: root only)."""
+    mount = folder.with_name(folder.name + "-ro")
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-o", "bind,ro", folder, mount], capture_output=True).returncode:
+        pytest.skip("a read-only bind mount needs root, and a machine that can make one")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", mount], check=True)
+
+
+@pytest.fixture
+def logged_cache(tmp_path) -> Path:
+    cache = tmp_path / "cache"
+    subprocess.run([sys.executable, "-c", KILLED_WRITER, str(cache)], check=True, cwd=Path(__file__).parents[1])
+    assert (cache / f"{DB_FILE}-wal").stat().st_size > 0
+    return cache
+
+
+@pytest.mark.slow
+def test_a_cache_whose_log_holds_its_entries_is_listed_whole_from_a_read_only_medium(tmp_path, logged_cache):
+    """Listed `0 entries` (SQLite's immutable=1 reads the database file alone) of a cache of three."""
+    with read_only(logged_cache) as mount:
+        shown = audit(tmp_path, "cache", "--cache-dir", str(mount), "--json")
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    listed = json.loads(shown.stdout)
+    assert (listed["entries"], [(m["model"], m["entries"]) for m in listed["models"]]) == (
+        3, [("gemma3", 1), ("llama3.2", 2)])
+
+
+@pytest.mark.slow
+def test_a_cache_whose_log_cannot_be_read_on_a_read_only_medium_says_so(tmp_path, logged_cache):
+    """Without its -shm file SQLite cannot read the log in a folder it may not write: it was listed as none."""
+    (logged_cache / f"{DB_FILE}-shm").unlink()
+    with read_only(logged_cache) as mount:
+        shown = audit(tmp_path, "cache", "--cache-dir", str(mount))
+    database = mount / DB_FILE
+    assert (shown.returncode, shown.stdout, shown.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: --cache-dir: the response cache at {database} has entries in its write-ahead log "
+        f"({database}-wal), which SQLite reads only beside its -shm file or in a folder it may write, and it may not "
+        "write this one: list a copy of the folder (cp -r)\n"))
