@@ -9,6 +9,10 @@ found bad, each with the rule it now obeys.
   cache copied as it was written): SQLite's `immutable=1` passes the log over, so it listed `0 entries` of a cache of
   three. Now the log is read (`mode=ro`, beside its -shm file), and without its -shm file, where SQLite cannot read
   it, one line says so (`audit.cache._logged`)
+- `rescore RUN` after the benchmark's scorer changed (verify: `sources custom_scorer.py: changed since the run`):
+  `10 sample values changed` and nothing saying that a scorer's code was not the run's (rescore.json kept both
+  digests; the printout said so of the modules scorers import, since pass 16, not of the scorers). Now `scorers whose
+  code is not the run's: calculated_answer` (`audit.rescored.print_rescore`)
 
 What held is in the pass's note.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +136,21 @@ def test_a_cache_whose_log_cannot_be_read_on_a_read_only_medium_says_so(tmp_path
         f"benchrun: error: --cache-dir: the response cache at {database} has entries in its write-ahead log "
         f"({database}-wal), which SQLite reads only beside its -shm file or in a folder it may write, and it may not "
         "write this one: list a copy of the folder (cp -r)\n"))
+
+
+# -- a rescore by a scorer that changed since the run --------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_rescore_says_which_scorers_code_is_not_the_runs(tmp_path):
+    """The benchmark's calculated_answer halved after the run: the rescore printed ten changed values and nothing
+    saying that the scorer was not the run's."""
+    shutil.copytree(Path(__file__).parents[1] / "benchrun" / "demos" / "listbench", tmp_path / "bench")
+    run_dir = run_in_process(tmp_path, "run", "task.path=bench")
+    same = audit(tmp_path, "rescore", str(run_dir))
+    scorer = tmp_path / "bench" / "custom_scorer.py"
+    scorer.write_text(scorer.read_text().replace("return int(ref ==", "return 0.5 * int(ref =="))
+    halved = audit(tmp_path, "rescore", str(run_dir))
+    assert (same.returncode, halved.returncode) == (EXIT["ok"], EXIT["ok"]), halved.stderr
+    assert same.stdout.splitlines()[-3:-1] == ["0 sample values changed", "0 scorer errors"]
+    assert [line for line in halved.stdout.splitlines() if not line.startswith(" ")][-4:-1] == [
+        "10 sample values changed", "0 scorer errors", "scorers whose code is not the run's: calculated_answer"]
