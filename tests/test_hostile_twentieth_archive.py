@@ -13,6 +13,10 @@ found bad, each with the rule it now obeys.
   `10 sample values changed` and nothing saying that a scorer's code was not the run's (rescore.json kept both
   digests; the printout said so of the modules scorers import, since pass 16, not of the scorers). Now `scorers whose
   code is not the run's: calculated_answer` (`audit.rescored.print_rescore`)
+- `retry .` in a run's directory: a `ValueError: PosixPath('.') has an empty name` traceback (`RUN/.` and `RUN/`
+  were taken); `merge S1 S2 --into .` in an empty folder: refused as `. holds the run directory ..merging-…: a run is
+  never made around another run's files` (its own hidden folder, made in `.` rather than beside it), where `--into
+  "$PWD"` merged. Now both name the folder `.` names (`audit.retry._beside`, `audit.merge._write`)
 
 What held is in the pass's note.
 """
@@ -31,6 +35,8 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.execute.cache import DB_FILE
 from benchrun.testing.inprocess import cli
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
 from tests.helpers.commands import run_in_process
 
 
@@ -154,3 +160,29 @@ def test_a_rescore_says_which_scorers_code_is_not_the_runs(tmp_path):
     assert same.stdout.splitlines()[-3:-1] == ["0 sample values changed", "0 scorer errors"]
     assert [line for line in halved.stdout.splitlines() if not line.startswith(" ")][-4:-1] == [
         "10 sample values changed", "0 scorer errors", "scorers whose code is not the run's: calculated_answer"]
+
+
+# -- a run named `.` -------------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_retry_of_the_run_in_the_working_directory_is_made_beside_it(tmp_path):
+    """`retry .` in the run's directory: `ValueError: PosixPath('.') has an empty name`, a traceback."""
+    parent = run_in_process(tmp_path, "parent", *BROKEN, responder=broken_answer)
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        retried = audit(parent, "retry", ".", "--host", server.url)
+    assert (retried.returncode, retried.stderr) == (EXIT["ok"], "")
+    assert retried.stdout.splitlines()[-1] == (f"retry of run {json.loads((parent / 'run.json').read_text())['run_id']}"
+                                               ": 5 answers carried over, 1 samples asked again")
+    assert sorted(p.name for p in parent.parent.iterdir()) == ["parent", "parent.retry1"]
+
+
+@pytest.mark.slow
+def test_a_merge_into_the_empty_working_directory_is_made_there(tmp_path):
+    """`merge S1 S2 --into .` in an empty folder: `. holds the run directory ..merging-…: a run is never made around
+    another run's files` (its own hidden folder, made in `.` and not beside it); `--into "$PWD"` merged."""
+    shards = [run_in_process(tmp_path, f"s{i}", f"shard={i}/2") for i in (1, 2)]
+    (tmp_path / "merged").mkdir()
+    merged = audit(tmp_path / "merged", "merge", *map(str, shards), "--into", ".")
+    assert (merged.returncode, merged.stderr) == (EXIT["ok"], "")
+    assert json.loads((tmp_path / "merged" / "run.json").read_text())["counts"]["responses"] == 18
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

@@ -210,7 +210,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
                     model=info.model, manifest_id=None, cwd=info.cwd, runner=info.runner, environment=environment(),
                     overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
                     merged=merge)
-    into = _followed(into)
+    into = _followed(Path(os.path.abspath(into)))  # `.` (an empty working directory) is made beside, not in itself
     if why := refusal(into, CHOSEN_BY) or _holding(into):
         raise RunDirTaken(why)
     _clear_killed(into)

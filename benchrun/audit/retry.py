@@ -179,9 +179,10 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
 
 
 def _beside(parent: Run, number: int) -> Path:
-    """`<parent>.retry<N>` beside the parent; refused, with the way to name another, when that name is longer than a
-    file system takes (a parent's own name of 249 bytes or more)."""
-    path = parent.path.with_name(f"{parent.path.name}.retry{number}")
+    """`<parent>.retry<N>` beside the parent (named as `.` or `dir/..` too, whose names are none); refused, with the way
+    to name another, when that name is longer than a file system takes (a parent's own name of 249 bytes or more)."""
+    folder = Path(os.path.abspath(parent.path))
+    path = folder.with_name(f"{folder.name}.retry{number}")
     if (size := len(os.fsencode(path.name))) > NAME_MAX:
         raise ConfigError(f"the retry's directory beside run {parent.id} would be named {path.name[:24]}….retry{number}"
                           f", {size} bytes, more than a file system takes ({NAME_MAX}); nothing was written; name "
