@@ -17,6 +17,11 @@ found bad, each with the rule it now obeys.
   were taken); `merge S1 S2 --into .` in an empty folder: refused as `. holds the run directory ..merging-…: a run is
   never made around another run's files` (its own hidden folder, made in `.` rather than beside it), where `--into
   "$PWD"` merged. Now both name the folder `.` names (`audit.retry._beside`, `audit.merge._write`)
+- a retry killed (SIGKILL, the OOM killer) as it carried its parent's answers over, then resumed: the resume asked the
+  rest of the model, and the retry said `(5 answers carried over, 1 samples asked again)` (and its `carried_by`, whose
+  lines show attributes to the parent's sessions) though it carried 2 and asked 4; verify intact. Now the resume cuts
+  the claims to what was carried (`archive.sessions.carry_cut`, from `audit.resume._reopen`), keeping what they said
+  (`carry_cut` in the retry's note)
 
 What held is in the pass's note.
 """
@@ -186,3 +191,46 @@ def test_a_merge_into_the_empty_working_directory_is_made_there(tmp_path):
     assert (merged.returncode, merged.stderr) == (EXIT["ok"], "")
     assert json.loads((tmp_path / "merged" / "run.json").read_text())["counts"]["responses"] == 18
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+# -- a retry killed as it carried its parent's answers over ----------------------------------------------------------
+
+KILLED_CARRYING = """
+import os, signal, sys
+from benchrun.archive.writer import RunWriter
+from benchrun.audit.__main__ import main
+record, carried = RunWriter.record, []
+def killed_after_two(self, *args, **kwargs):
+    carried.append(1)
+    if len(carried) > 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return record(self, *args, **kwargs)
+RunWriter.record = killed_after_two
+sys.argv = ["benchrun-audit", *sys.argv[1:]]
+sys.exit(main())
+"""
+"""`benchrun-audit ARGS`, killed by SIGKILL as it records its third answer (a retry: as it carries it over)."""
+
+
+@pytest.mark.slow
+def test_a_retry_killed_as_it_carried_says_what_it_carried_once_resumed(tmp_path):
+    """Killed after carrying 2 of its parent's 5 answers, then resumed (the other 4 asked of the model): it said
+    `5 answers carried over, 1 samples asked again` and its carried_by gave 5 lines to the parent's session."""
+    parent = run_in_process(tmp_path, "parent", *BROKEN, responder=broken_answer)
+    retry = parent.with_name("parent.retry1")
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        killed = subprocess.run([sys.executable, "-c", KILLED_CARRYING, "retry", str(parent), "--host", server.url],
+                                cwd=Path(__file__).parents[1], capture_output=True, text=True)
+        assert killed.returncode == -9, killed.stderr
+        resumed = audit(tmp_path, "resume", str(retry), "--host", server.url)
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    info = json.loads((retry / "run.json").read_text())
+    responses = [json.loads(line) for line in (retry / "responses.jsonl").read_text().splitlines()]
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    assert [r["carried_from"] for r in responses] == [parent_id] * 2 + [None] * 4
+    assert (info["parent"]["carried"], info["parent"]["asked"]) == (2, 4)
+    note, entry = info["history"]
+    assert ([s["answers"] for s in note["carried_by"]], note["carry_cut"]) == ([2], {"planned": 5, "carried": 2})
+    assert (entry["answers"], entry["kept"]) == (0, 2)
+    assert rows(tmp_path, retry, "retry of") == [f"{parent_id} {parent} (2 answers carried over, 4 samples asked again)"]
+    assert audit(tmp_path, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
