@@ -3,8 +3,9 @@ found bad, each with the rule it now obeys.
 
 - `merge` of shard runs asked with other limits (shard 2/2 with `runner.retries=0 runner.max_response_bytes=1100
   runner.timeout_s=5`, as a slower node's run would be): the merged run.json's `runner` is the first shard's, and
-  nothing said that half its answers were asked otherwise. Now each shard's runner is kept (`merged.shards[].runner`,
-  `audit.merge`) and `show` and the report say where they differ (`shards asked with`, `audit.heading.parts`)
+  nothing said that half its answers were asked otherwise; the same of a judge's limits (`+judge.retries=0`). Now each
+  shard's runner and judge runner are kept (`merged.shards[].runner`, `judge_runner`, `audit.merge`) and `show` and
+  the report say where they differ (`shards asked with`, `audit.heading.parts`)
 - `benchrun-audit cache` of a cache on a read-only medium whose write-ahead log holds entries (its writer killed, a
   cache copied as it was written): SQLite's `immutable=1` passes the log over, so it listed `0 entries` of a cache of
   three. Now the log is read (`mode=ro`, beside its -shm file), and without its -shm file, where SQLite cannot read
@@ -42,7 +43,9 @@ from benchrun.execute.cache import DB_FILE
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
-from tests.helpers.commands import run_in_process
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import run_dir_of, run_in_process
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
 def audit(cwd: Path, *args: str):
@@ -88,6 +91,23 @@ def test_a_merge_of_shards_asked_with_other_limits_says_each_shards(tmp_path):
     assert audit(tmp_path, "verify", str(tmp_path / "merged")).stdout.splitlines()[-1] == "intact"
 
 
+
+
+@pytest.mark.slow
+def test_a_merge_of_shards_graded_with_other_judge_limits_says_each_shards(tmp_path):
+    """The merged run's judge runner was the first shard's (retries=2); the second shard's grades were asked with
+    retries=0."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    shards = []
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        for shard, more in (("1/2", ()), ("2/2", ("+judge.retries=0",))):
+            ran = cli(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=false",
+                      f"shard={shard}", *more, f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+            assert ran.returncode == EXIT["ok"], ran.stderr
+            shards.append(run_dir_of(ran.stdout))
+    merged = audit(tmp_path, "merge", *map(str, shards), "--into", str(tmp_path / "merged"))
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    assert rows(tmp_path, tmp_path / "merged", "shards asked with") == ["1/2 judge.retries=2 2/2 judge.retries=0"]
 
 # -- a cache whose write-ahead log holds entries, on a read-only medium ---------------------------------------------
 

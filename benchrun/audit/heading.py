@@ -70,15 +70,17 @@ def parts(info: Any) -> dict[str, str]:
 
 
 def _settings(shards: Any) -> str | None:
-    """The runner settings the shards asked with where they differ (`1/2 retries=2  2/2 retries=0`): the merged run's
-    `runner` is the first shard's; None when they agree, or for a merge that did not keep them (an older benchrun's)."""
-    kept = [s for s in shards if isinstance(s.runner, dict)]
-    keys = list(dict.fromkeys(key for s in kept for key in s.runner))
-    differ = [key for key in keys if len({json.dumps(s.runner.get(key), sort_keys=True) for s in kept}) > 1]
+    """The runner settings the shards asked with, and their judge's (`judge.KEY`), where they differ (`1/2 retries=2
+    2/2 retries=0`): the merged run's are the first shard's; None when they agree, or for a merge that did not keep
+    them (an older benchrun's)."""
+    kept = {s.shard: {**s.runner, **{f"judge.{k}": v for k, v in (s.judge_runner or {}).items()}}
+            for s in shards if isinstance(s.runner, dict)}
+    keys = list(dict.fromkeys(key for settings in kept.values() for key in settings))
+    differ = [key for key in keys if len({json.dumps(s.get(key), sort_keys=True) for s in kept.values()}) > 1]
     if not differ:
         return None
-    return "  ".join(f"{s.shard} " + " ".join(f"{key}={_value(s.runner.get(key, '-'))}" for key in differ)
-                     for s in kept)
+    return "  ".join(f"{shard} " + " ".join(f"{key}={_value(settings.get(key, '-'))}" for key in differ)
+                     for shard, settings in kept.items())
 
 
 def _machines(shards: Any) -> str | None:

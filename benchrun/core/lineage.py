@@ -72,6 +72,9 @@ class MergedShard(Frozen):
     runner: dict[str, Any] | None = None
     """The runner settings the shard asked with (its run.json's `runner`: its limits, its servers), which the merged
     run's names only for the first shard; None in an older merge."""
+    judge_runner: dict[str, Any] | None = None
+    """The judge's runner settings the shard graded with (its run.json's `judge.runner`), likewise; None without a
+    judge, or in an older merge."""
 
 
 class Merge(Frozen):
