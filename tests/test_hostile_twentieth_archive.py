@@ -23,6 +23,9 @@ found bad, each with the rule it now obeys.
   lines show attributes to the parent's sessions) though it carried 2 and asked 4; verify intact. Now the resume cuts
   the claims to what was carried (`archive.sessions.carry_cut`, from `audit.resume._reopen`), keeping what they said
   (`carry_cut` in the retry's note)
+- `merge` of a shard run killed (SIGKILL: run.json `running`, its writer dead): `is running: merge it once it has
+  ended`, which it never would. Now `it has not finished; finish it with benchrun-audit resume SHARD`, as retry said
+  of a parent (`archive.trust.not_finished`, shared by `audit.merge` and `audit.retry`)
 
 What held is in the pass's note.
 """
@@ -43,6 +46,7 @@ from benchrun.execute.cache import DB_FILE
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
+from tests.helpers.archives import left_by_dead_writer
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_dir_of, run_in_process
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -254,3 +258,21 @@ def test_a_retry_killed_as_it_carried_says_what_it_carried_once_resumed(tmp_path
     assert (entry["answers"], entry["kept"]) == (0, 2)
     assert rows(tmp_path, retry, "retry of") == [f"{parent_id} {parent} (2 answers carried over, 4 samples asked again)"]
     assert audit(tmp_path, "verify", str(retry)).stdout.splitlines()[-1] == "intact"
+
+
+# -- a merge of a killed shard -------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_merge_of_a_killed_shard_says_to_resume_it(tmp_path):
+    """A shard run killed (SIGKILL: run.json `running`, no seal, its dead writer's note in run.lock): `is running:
+    merge it once it has ended`, which no waiting brings about."""
+    shards = [run_in_process(tmp_path, f"s{i}", f"shard={i}/2") for i in (1, 2)]
+    info = json.loads((shards[1] / "run.json").read_text())
+    (shards[1] / "run.json").write_text(json.dumps({**info, "status": "running", "ended_at": None, "files": {}}))
+    (shards[1] / "seal.json").unlink()
+    left_by_dead_writer(shards[1])
+    merged = audit(tmp_path, "merge", *map(str, shards), "--into", str(tmp_path / "merged"))
+    assert (merged.returncode, merged.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{shards[1]}': run {info['run_id']} (shard 2/2) is running: it has not finished; finish "
+        f"it with benchrun-audit resume {shards[1]}\n"))
+    assert not (tmp_path / "merged").exists()

@@ -29,6 +29,7 @@ from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_judges, mixed_models
+from benchrun.archive.trust import not_finished
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.compare import input_lines, inputs
@@ -122,7 +123,7 @@ def _shard_of(run: Run) -> Shard:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) ended before it compiled ({info.reason})",
                            file=str(run.path))
     if info.status == "running":
-        raise ArchiveError(f"run {run.id} (shard {info.shard}) is running: merge it once it has ended",
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) is running: {not_finished(run, 'merge')}",
                            file=str(run.path))
     findings = [f for f in (*check_seal(run), *check_manifest(run), *check_files(run)) if not f.ok]
     if findings:
