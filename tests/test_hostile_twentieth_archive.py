@@ -6,6 +6,10 @@ found bad, each with the rule it now obeys.
   nothing said that half its answers were asked otherwise; the same of a judge's limits (`+judge.retries=0`). Now each
   shard's runner and judge runner are kept (`merged.shards[].runner`, `judge_runner`, `audit.merge`) and `show` and
   the report say where they differ (`shards asked with`, `audit.heading.parts`)
+- `merge` of a shard retried with `--force` after the benchmark's scorer changed (its new answers graded by code the
+  manifest does not name): the merged run's history is made fresh, and nothing in it said so. Now each shard's history
+  is kept (`merged.shards[].history`) and `shards forced  2/2 retry --force (changed sources: custom_scorer.py
+  (changed))` says it (`audit.heading._forced`)
 - `benchrun-audit cache` of a cache on a read-only medium whose write-ahead log holds entries (its writer killed, a
   cache copied as it was written): SQLite's `immutable=1` passes the log over, so it listed `0 entries` of a cache of
   three. Now the log is read (`mode=ro`, beside its -shm file), and without its -shm file, where SQLite cannot read
@@ -112,6 +116,24 @@ def test_a_merge_of_shards_graded_with_other_judge_limits_says_each_shards(tmp_p
     merged = audit(tmp_path, "merge", *map(str, shards), "--into", str(tmp_path / "merged"))
     assert merged.returncode == EXIT["ok"], merged.stderr
     assert rows(tmp_path, tmp_path / "merged", "shards asked with") == ["1/2 judge.retries=2 2/2 judge.retries=0"]
+
+
+@pytest.mark.slow
+def test_a_merge_of_a_shard_retried_by_force_says_so(tmp_path):
+    """Shard 2/2 retried with --force past a changed scorer: the merged run said nothing of it (its history is its
+    own, made fresh)."""
+    shutil.copytree(Path(__file__).parents[1] / "benchrun" / "demos" / "listbench", tmp_path / "bench")
+    shards = [run_in_process(tmp_path, f"s{i}", f"shard={i}/2", "task.path=bench", "runner.retries=0",
+                             responder=broken_answer) for i in (1, 2)]
+    scorer = tmp_path / "bench" / "custom_scorer.py"
+    scorer.write_text(scorer.read_text().replace("return int(ref ==", "return 0.5 * int(ref =="))
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        retried = audit(tmp_path, "retry", str(shards[1]), "--force", "--host", server.url)
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    merged = audit(tmp_path, "merge", str(shards[0]), f"{shards[1]}.retry1", "--into", str(tmp_path / "merged"))
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    assert rows(tmp_path, tmp_path / "merged", "shards forced") == [
+        "2/2 retry --force (changed sources: custom_scorer.py (changed))"]
 
 # -- a cache whose write-ahead log holds entries, on a read-only medium ---------------------------------------------
 

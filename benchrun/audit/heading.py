@@ -9,11 +9,14 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import limits_set, mixed_judges, mixed_models
+from benchrun.archive.sessions import RESUMED, limits_set, mixed_judges, mixed_models
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
 from benchrun.core.recordvalues import model_digest, short_digest
+
+FORCED_FOR = (("parent_problems", "findings against its parent"), ("problems", "records that did not verify"))
+"""The findings a forced retry's or resume's history entry says it went past, as `shards forced` counts them."""
 
 
 def header(run: Run) -> Table:
@@ -66,7 +69,25 @@ def parts(info: Any) -> dict[str, str]:
         rows["shards ran on"] = _machines(info.merged.shards)
         if asked := _settings(info.merged.shards):
             rows["shards asked with"] = asked
+        if forced := _forced(info.merged.shards):
+            rows["shards forced"] = forced
     return rows
+
+
+def _forced(shards: Any) -> str | None:
+    """What a shard's own resumes or retry did by `--force` (`2/2 retry --force (changed sources: custom_scorer.py)`),
+    which the merged run's history, made fresh, does not say; None when none was forced."""
+    said = [f"{s.shard} {'resume' if RESUMED in entry else 'retry'} --force" + _past(entry)
+            for s in shards for entry in s.history or () if entry.get("forced") is True]
+    return "; ".join(said) or None
+
+
+def _past(entry: dict[str, Any]) -> str:
+    """What a forced entry went past: the sources that changed by name, the findings counted."""
+    changed = entry.get("changed_sources") or []
+    found = [f"{len(entry[key])} {why}" for key, why in FORCED_FOR if isinstance(entry.get(key), list) and entry[key]]
+    return "".join(f" ({text})" for text in [*([f"changed sources: {', '.join(map(str, changed))}"] if changed else []),
+                                             *found])
 
 
 def _settings(shards: Any) -> str | None:

@@ -91,7 +91,8 @@ def merge_runs(runs: Sequence[Run], into: PathLike, partial: bool = False) -> tu
     merge = Merge(shards=tuple(MergedShard(run_id=run.id, path=recorded(run.path), shard=str(shard),
                                            status=run.info.status, responses=run.info.counts.responses,
                                            identity=run.info.identity, environment=run.info.environment,
-                                           runner=run.info.runner, judge_runner=(run.info.judge or {}).get("runner"))
+                                           runner=run.info.runner, judge_runner=(run.info.judge or {}).get("runner"),
+                                           history=run.info.history)
                                for shard, run in shards),
                   partial=bool(missing or short), missing=tuple(missing), merged_at=now())
     return _write(shards[0][1], Path(into), merge, [answers[q.key] for q in manifest.queries() if q.key in answers],

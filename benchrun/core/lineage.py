@@ -10,7 +10,7 @@ from pydantic import AfterValidator
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
-from benchrun.core.recordvalues import Environment, Identity, RunId
+from benchrun.core.recordvalues import Environment, History, Identity, RunId
 from benchrun.core.shards import Shard
 from benchrun.core.text import undecoded
 
@@ -75,6 +75,9 @@ class MergedShard(Frozen):
     judge_runner: dict[str, Any] | None = None
     """The judge's runner settings the shard graded with (its run.json's `judge.runner`), likewise; None without a
     judge, or in an older merge."""
+    history: History | None = None
+    """The shard run's own history (its run.json's: its resumes, or what it retried, forced or not), which the merged
+    run's, made fresh, does not hold; None in an older merge."""
 
 
 class Merge(Frozen):
