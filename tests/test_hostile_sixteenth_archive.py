@@ -319,8 +319,9 @@ def test_a_rescore_whose_scorer_overruns_its_time_limit_records_the_timeouts(tmp
     done = audit(tmp_path, "rescore", str(run_dir), "--scorers", str(tmp_path / "slow.py"), "--only",
                  "--scorer-timeout-s", "0.1")
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
-    assert done.stdout.splitlines()[-4:] == ["2 scorer errors", "  t:a=0 closeness: TimeoutError: timed out after 0.1 s",
+    assert done.stdout.splitlines()[-5:] == ["2 scorer errors", "  t:a=0 closeness: TimeoutError: timed out after 0.1 s",
                                              "  t:a=1 closeness: TimeoutError: timed out after 0.1 s",
+                                             "scorers whose code is not the run's: closeness",
                                              f"rescore 001 written to {run_dir / 'rescores' / '001'}"]
 
 

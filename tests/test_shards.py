@@ -89,7 +89,8 @@ def test_merged_shards_are_the_unsplit_run_record_for_record_and_verify(tmp_path
     assert "shard" not in info and info["overrides"] == infos[1]["overrides"][:-1]
     assert info["merged"]["shards"] == [{"run_id": infos[i]["run_id"], "path": str(tmp_path / "outputs" / f"part{i}"),
                                          "shard": f"{i}/3", "status": "completed", "responses": 6,
-                                         "identity": infos[i]["identity"], "environment": infos[i]["environment"]}
+                                         "identity": infos[i]["identity"], "environment": infos[i]["environment"],
+                                         "runner": infos[i]["runner"], "judge_runner": None, "history": []}
                                         for i in (1, 2, 3)]
     assert (info["merged"]["partial"], info["merged"]["missing"]) == (False, [])
     verified = audit(tmp_path, "verify", str(into))

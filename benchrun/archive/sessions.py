@@ -101,6 +101,24 @@ def _carried(info: RunInfo) -> list[dict[str, Any]]:
     return next((entry[CARRIED] for entry in info.history if CARRIED in entry), [])
 
 
+def carry_cut(info: RunInfo, kept: int) -> RunInfo:
+    """`info` of a retry killed as it carried its parent's answers over (it holds `kept` of the answers its run.json
+    says it carries), saying what it carried: its lineage's `carried` (and `asked`, the rest) and its `carried_by` cut
+    to `kept`, what they said kept in the retry's note (`carry_cut`); `info` as it is otherwise."""
+    planned = _carried_answers(info)
+    if info.parent is None or kept >= planned:
+        return info
+    left, cut = kept, []
+    for session in _carried(info):
+        if left:
+            cut.append({**session, "answers": min(left, session["answers"])})
+        left -= min(left, session["answers"])
+    history = tuple({**entry, CARRIED: cut, "carry_cut": {"planned": planned, "carried": kept}}
+                    if CARRIED in entry else entry for entry in info.history)
+    parent = info.parent.model_copy(update={"carried": kept, "asked": info.parent.asked + info.parent.carried - kept})
+    return info.model_copy(update={"parent": parent, "history": history})
+
+
 def _carried_answers(info: RunInfo) -> int:
     """How many of the run's first response lines a retry carried over (0 for any other run)."""
     return sum(session["answers"] for session in _carried(info))

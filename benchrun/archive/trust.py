@@ -146,6 +146,15 @@ def beneath_seal(run: Run) -> list[str]:
     return [*_manifest(run), *_files(run), *(f"{name}: {why}" for name, why in strays(run))]
 
 
+def not_finished(run: Run, command: str) -> str:
+    """What a `command` that takes finished runs only says of `run`, which did not finish: to wait for its live
+    writer, or, its writer gone (killed), to finish it with resume, which nothing else will."""
+    writer = live_writer(run.path / LOCK, probe(run.path / LOCK))
+    how = (f"it is being written ({writer}): {command} it once it has ended" if writer else
+           f"finish it with benchrun-audit resume {run.path}")
+    return f"it has not finished; {how}"
+
+
 def config_changed(run: Run) -> str | None:
     """Why config.yaml is not the one run.json digests (None when it is, or run.json digests none: an older run's)."""
     return next(_config(run, ledger.read_digests(run.path)), None)

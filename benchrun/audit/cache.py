@@ -89,7 +89,7 @@ class Listing(Store):
 
     def __init__(self, directory: Path, key: str):
         self.dir, self.path, self.key, self.advice = directory, directory / DB_FILE, key, ADVICE
-        mode = "mode=ro" if os.access(directory, os.W_OK) else "immutable=1"
+        mode = "mode=ro" if os.access(directory, os.W_OK) or _logged(self.path, key) else "immutable=1"
         try:
             self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT_S,
                                        isolation_level=None)
@@ -114,6 +114,23 @@ class Listing(Store):
             return super().stats(digest_prefix)
         except sqlite3.Error as err:  # a database, but not the cache's (its tables are another program's)
             raise self.unusable(err) from None
+
+
+def _logged(database: Path, key: str) -> bool:
+    """Whether the database, in a folder this command may not write, has a write-ahead log holding what its writer
+    committed and no checkpoint copied in yet (a writer killed, a cache copied as it was written): read then as it is
+    (SQLite's `mode=ro` reads it beside its -shm file), never passed over as `immutable=1` would, which listed those
+    entries as none; without its -shm file SQLite cannot read it there, said in one line."""
+    try:
+        if os.stat(f"{database}-wal").st_size == 0:
+            return False
+    except OSError:
+        return False
+    if not os.path.lexists(f"{database}-shm"):
+        raise ConfigError(f"the response cache at {database} has entries in its write-ahead log ({database}-wal), "
+                          f"which SQLite reads only beside its -shm file or in a folder it may write, and it may not "
+                          f"write this one: list a copy of the folder (cp -r)", key=key)
+    return True
 
 
 def remove_database(directory: Path) -> Path:

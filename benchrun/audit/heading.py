@@ -9,11 +9,14 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import limits_set, mixed_judges, mixed_models
+from benchrun.archive.sessions import RESUMED, limits_set, mixed_judges, mixed_models
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
 from benchrun.core.recordvalues import model_digest, short_digest
+
+FORCED_FOR = (("parent_problems", "findings against its parent"), ("problems", "records that did not verify"))
+"""The findings a forced retry's or resume's history entry says it went past, as `shards forced` counts them."""
 
 
 def header(run: Run) -> Table:
@@ -64,7 +67,41 @@ def parts(info: Any) -> dict[str, str]:
         rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {_there(s.path, s.run_id)}"
                                      for s in info.merged.shards) + missing
         rows["shards ran on"] = _machines(info.merged.shards)
+        if asked := _settings(info.merged.shards):
+            rows["shards asked with"] = asked
+        if forced := _forced(info.merged.shards):
+            rows["shards forced"] = forced
     return rows
+
+
+def _forced(shards: Any) -> str | None:
+    """What a shard's own resumes or retry did by `--force` (`2/2 retry --force (changed sources: custom_scorer.py)`),
+    which the merged run's history, made fresh, does not say; None when none was forced."""
+    said = [f"{s.shard} {'resume' if RESUMED in entry else 'retry'} --force" + _past(entry)
+            for s in shards for entry in s.history or () if entry.get("forced") is True]
+    return "; ".join(said) or None
+
+
+def _past(entry: dict[str, Any]) -> str:
+    """What a forced entry went past: the sources that changed by name, the findings counted."""
+    changed = entry.get("changed_sources") or []
+    found = [f"{len(entry[key])} {why}" for key, why in FORCED_FOR if isinstance(entry.get(key), list) and entry[key]]
+    return "".join(f" ({text})" for text in [*([f"changed sources: {', '.join(map(str, changed))}"] if changed else []),
+                                             *found])
+
+
+def _settings(shards: Any) -> str | None:
+    """The runner settings the shards asked with, and their judge's (`judge.KEY`), where they differ (`1/2 retries=2
+    2/2 retries=0`): the merged run's are the first shard's; None when they agree, or for a merge that did not keep
+    them (an older benchrun's)."""
+    kept = {s.shard: {**s.runner, **{f"judge.{k}": v for k, v in (s.judge_runner or {}).items()}}
+            for s in shards if isinstance(s.runner, dict)}
+    keys = list(dict.fromkeys(key for settings in kept.values() for key in settings))
+    differ = [key for key in keys if len({json.dumps(s.get(key), sort_keys=True) for s in kept.values()}) > 1]
+    if not differ:
+        return None
+    return "  ".join(f"{shard} " + " ".join(f"{key}={_value(settings.get(key, '-'))}" for key in differ)
+                     for shard, settings in kept.items())
 
 
 def _machines(shards: Any) -> str | None:
@@ -95,4 +132,8 @@ def _there(path: str, run_id: str) -> str:
 
 
 def _pairs(data: dict[str, Any]) -> str:
-    return "  ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items()) or "-"
+    return "  ".join(f"{k}={_value(v)}" for k, v in data.items()) or "-"
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)

@@ -29,6 +29,7 @@ from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_judges, mixed_models
+from benchrun.archive.trust import not_finished
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.compare import input_lines, inputs
@@ -89,7 +90,9 @@ def merge_runs(runs: Sequence[Run], into: PathLike, partial: bool = False) -> tu
                            "what there is (recorded)")
     merge = Merge(shards=tuple(MergedShard(run_id=run.id, path=recorded(run.path), shard=str(shard),
                                            status=run.info.status, responses=run.info.counts.responses,
-                                           identity=run.info.identity, environment=run.info.environment)
+                                           identity=run.info.identity, environment=run.info.environment,
+                                           runner=run.info.runner, judge_runner=(run.info.judge or {}).get("runner"),
+                                           history=run.info.history)
                                for shard, run in shards),
                   partial=bool(missing or short), missing=tuple(missing), merged_at=now())
     return _write(shards[0][1], Path(into), merge, [answers[q.key] for q in manifest.queries() if q.key in answers],
@@ -121,7 +124,7 @@ def _shard_of(run: Run) -> Shard:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) ended before it compiled ({info.reason})",
                            file=str(run.path))
     if info.status == "running":
-        raise ArchiveError(f"run {run.id} (shard {info.shard}) is running: merge it once it has ended",
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) is running: {not_finished(run, 'merge')}",
                            file=str(run.path))
     findings = [f for f in (*check_seal(run), *check_manifest(run), *check_files(run)) if not f.ok]
     if findings:
@@ -209,7 +212,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
                     model=info.model, manifest_id=None, cwd=info.cwd, runner=info.runner, environment=environment(),
                     overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
                     merged=merge)
-    into = _followed(into)
+    into = _followed(Path(os.path.abspath(into)))  # `.` (an empty working directory) is made beside, not in itself
     if why := refusal(into, CHOSEN_BY) or _holding(into):
         raise RunDirTaken(why)
     _clear_killed(into)

@@ -120,14 +120,16 @@ class Rescore(Frozen):
 
 
 def print_rescore(result: Rescore, out: Console) -> None:
-    """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), then
-    where it was written."""
+    """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), the
+    scorers and modules whose code is not the run's, then where it was written."""
     out.print(means_table(result))
     changes = [f"{answer_name(c.id, c.repeat)} {c.metric}: {_value(c.old, c.old_error)} -> {_value(c.new, c.new_error)}"
                for c in result.changed]
     _print_list(out, f"{len(changes)} sample values changed", changes)
     failures = [f"{answer_name(e.id, e.repeat)} {e.scorer}: {e.error}" for e in result.errors]
     _print_list(out, f"{len(failures)} scorer errors", failures)
+    if changed := [s.name for s in result.info.scorers if s.run_sha256 is not None and s.sha256 != s.run_sha256]:
+        out.print(visible(f"scorers whose code is not the run's: {', '.join(changed)}"), markup=False, soft_wrap=True)
     if others := [module.path for module in result.info.modules if module.sha256 != module.run_sha256]:
         out.print(visible(f"modules the scorers import that are not the run's: {', '.join(others)}"), markup=False,
                   soft_wrap=True)

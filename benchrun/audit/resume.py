@@ -24,7 +24,7 @@ from benchrun.archive import repair, trust
 from benchrun.archive.dirlock import DirLock, describe
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import RESUMED, ended
+from benchrun.archive.sessions import RESUMED, carry_cut, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
 from benchrun.audit.limits import add_set, limits_given, with_limits
@@ -308,12 +308,12 @@ def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, 
     writer and the responses to grade again."""
     dropped = repair.apply(run.path, found, manifest, ready=lock.still_held)
     regrade = repair.check(run.path, manifest).regrade if dropped else found.regrade
-    info = run.info
     written = found.checked[RESPONSES].written
+    kept = written - len(dropped.get(RESPONSES, []))
+    info = carry_cut(run.info, kept)  # a retry killed as it carried: the rest is asked, not carried
     entry = {RESUMED: now(), "previous_status": info.status, "previous_reason": info.reason,
              "previous_ended_at": info.ended_at, **note, **found.note(dropped),
-             "regraded": [answer_name(*key) for key in sorted(regrade)],
-             **ended(info, written, written - len(dropped.get(RESPONSES, [])))}
+             "regraded": [answer_name(*key) for key in sorted(regrade)], **ended(info, written, kept)}
     writer = RunWriter.reopen(run, info.model_copy(update={
         "status": "running", "reason": None, "ended_at": None, "files": {}, "history": (*info.history, entry)}), lock,
         manifest, earlier_wall_s(run))

@@ -16,11 +16,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import CARRIED, carried_by
+from benchrun.archive.trust import not_finished
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.limits import add_set, limits_given
@@ -37,7 +37,7 @@ from benchrun.compiler.plan import Plan
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, ConfigError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import CONFIG, FINISHED, LOCK, MANIFEST, NAME_MAX
+from benchrun.core.layout import CONFIG, FINISHED, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, RunInfo
 from benchrun.core.shards import answers_of, queries_of
@@ -97,11 +97,7 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
 def _parent_problems(parent: Run) -> list[str]:
     """Why the parent cannot be trusted as it is: unfinished, or any verify finding against it."""
     if parent.info.status not in FINISHED:
-        lock = probe(parent.path / LOCK)
-        writer = live_writer(parent.path / LOCK, lock)
-        how = (f"it is being written ({writer}): retry it once it has ended" if writer else
-               f"finish it with benchrun-audit resume {parent.path}")
-        raise ArchiveError(f"run {parent.id} is {parent.info.status}: it has not finished; {how}",
+        raise ArchiveError(f"run {parent.id} is {parent.info.status}: {not_finished(parent, 'retry')}",
                            file=str(parent.path))
     if parent.info.manifest_id is None:
         raise ArchiveError(f"run {parent.id} ended before it compiled ({parent.info.reason}); start a new run")
@@ -179,9 +175,10 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
 
 
 def _beside(parent: Run, number: int) -> Path:
-    """`<parent>.retry<N>` beside the parent; refused, with the way to name another, when that name is longer than a
-    file system takes (a parent's own name of 249 bytes or more)."""
-    path = parent.path.with_name(f"{parent.path.name}.retry{number}")
+    """`<parent>.retry<N>` beside the parent (named as `.` or `dir/..` too, whose names are none); refused, with the way
+    to name another, when that name is longer than a file system takes (a parent's own name of 249 bytes or more)."""
+    folder = Path(os.path.abspath(parent.path))
+    path = folder.with_name(f"{folder.name}.retry{number}")
     if (size := len(os.fsencode(path.name))) > NAME_MAX:
         raise ConfigError(f"the retry's directory beside run {parent.id} would be named {path.name[:24]}….retry{number}"
                           f", {size} bytes, more than a file system takes ({NAME_MAX}); nothing was written; name "

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
 from benchrun.core.errors import ConfigError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import Status
-from benchrun.core.recordvalues import Environment, Identity, RunId
+from benchrun.core.recordvalues import Environment, History, Identity, RunId
 from benchrun.core.shards import Shard
 from benchrun.core.text import undecoded
 
@@ -69,6 +69,15 @@ class MergedShard(Frozen):
     environment: Environment | None = None
     """The shard's machine and versions (its run.json's `environment`): the merged run's own is the machine that
     merged, which answered nothing; None in an older merge."""
+    runner: dict[str, Any] | None = None
+    """The runner settings the shard asked with (its run.json's `runner`: its limits, its servers), which the merged
+    run's names only for the first shard; None in an older merge."""
+    judge_runner: dict[str, Any] | None = None
+    """The judge's runner settings the shard graded with (its run.json's `judge.runner`), likewise; None without a
+    judge, or in an older merge."""
+    history: History | None = None
+    """The shard run's own history (its run.json's: its resumes, or what it retried, forced or not), which the merged
+    run's, made fresh, does not hold; None in an older merge."""
 
 
 class Merge(Frozen):
