@@ -11,6 +11,9 @@
   nothing of it: config.yaml had no digest until the run's end. Now run.json holds its digest from the start
   (`config_digest`, written by `archive.writer.RunWriter.start`), and a run that did not end is checked against it
   (`archive.trust.config_changed`, verify's `files`)
+- a dated folder of runs (`show outputs/2026-12-05`, no sweep in it) was refused as `it is a sweep's directory: name
+  one of its jobs`; now `it holds runs: name one`, and a sweep's directory alone is called one
+  (`archive.lookup._runs_in`)
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import broken_answer, listbench_answer
+from tests.helpers.archives import synthetic_run
 from tests.helpers.commands import make_run
 from tests.helpers.killed import killed_run, write_bench
 
@@ -102,3 +106,12 @@ def test_a_killed_runs_config_yaml_edited_is_refused_by_resume_and_said_by_verif
     assert verified.returncode == EXIT["sweep_failed"]
     [config_line] = [line for line in verified.stdout.splitlines() if "config.yaml" in line]
     assert config_line.startswith("FAIL  config.yaml: changed since the run started: sha256 ")
+
+
+def test_a_dated_folder_of_runs_given_to_a_command_of_one_run_is_no_sweep(tmp_path):
+    synthetic_run(tmp_path / "outputs" / "2026-12-05" / "a", [1])
+    synthetic_run(tmp_path / "outputs" / "2026-12-05" / "b", [0], run_id="b" * 12)
+    done = audit(tmp_path, "verify", "outputs/2026-12-05")
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        "benchrun: error: in 'outputs/2026-12-05': not a run directory (no run.json); it holds runs: name one "
+        "(outputs/2026-12-05/a, outputs/2026-12-05/b)\n"))

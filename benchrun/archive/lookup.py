@@ -125,9 +125,11 @@ def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
 
 
 def _runs_in(folder: Path) -> str:
-    """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, or runs deeper in it."""
+    """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, the runs in it (a dated
+    folder of runs is no sweep's), or runs deeper in it."""
     if jobs := [d for d in job_dirs(folder) if os.path.lexists(d / RUN)]:
-        return f"; it is a sweep's directory: name one of its jobs ({', '.join(map(str, jobs[:2]))}{', ...' * (len(jobs) > 2)})"
+        held = "it is a sweep's directory: name one of its jobs" if is_sweep(folder) else "it holds runs: name one"
+        return f"; {held} ({', '.join(map(str, jobs[:2]))}{', ...' * (len(jobs) > 2)})"
     deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
     return f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {folder})" if deeper else ""
 
