@@ -75,9 +75,11 @@ ASSIGNED = re.compile(f"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(['\"]?)([+/=.
 """`NAME=value`, a value long enough to be a key (`export HF_TOKEN=hf_...` in a Slurm sweep's hydra.launcher.setup, an
 `additional_parameters.export` of `ALL,HF_TOKEN=hf_...`), quoted or not, base64's `+/=` and a JWT's dots in it (an AWS
 secret access key's `wJalrXUtnFEMI/K7MDENG/...`); not a `$NAME` read."""
-PATH_LIKE = re.compile(r"[/~.].*|.*/.*\.[A-Za-z]\w*|[a-z0-9_./-]*/[a-z0-9_./-]*")
-"""A value that is a file's path, not a key: from the root, home or here, ending in a file's extension
-(`keys/sa.json`), or of lower-case names (`config/aws/credentials`); a key's parts are of mixed case."""
+PATH_LIKE = re.compile(r"[~.].*|/[A-Z]?[a-z0-9_.-]*(/.*)?|.*/.*\.[A-Za-z]\w*|[a-z0-9_./-]*/[a-z0-9_./-]*")
+"""A value that is a file's path, not a key: from home or here; from the root through a folder named in lower case
+(`/home/...`, `/scratch/...`, `/Users/...`: one key in 64 of base64's characters begins with `/`, an AWS secret
+access key's `/K7MDENG/bPxRfi...`, and its parts are of mixed case); ending in a file's extension (`keys/sa.json`); or
+of lower-case names (`config/aws/credentials`)."""
 
 
 def assigned(value: str) -> str | None:
