@@ -5,14 +5,20 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
   variable in a Slurm sweep's setup: taken for a path from the root, so the sweep went on and the key was written into
   multirun.yaml, each job's .hydra copies and the job's script. Now a path from the root goes through a folder named
   in lower case (`/home`, `/scratch`, `/Users`), which a key's mixed-case parts are not (`core.secrets.PATH_LIKE`)
+- a sealed run.json whose retry's `carried_by` lists a session without its count of answers (the nineteenth pass's
+  history check let a count be left out): `show`, `list`, `report` and `compare` a traceback (`KeyError: 'answers'`).
+  Now run.json is unreadable in one line naming the entry (`core.recordvalues`)
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.commands import call_benchrun
+from tests.helpers.archives import reseal
+from tests.helpers.commands import call_benchrun, make_run
 
 SECRET = ("benchrun: error: in 'config': {key}: secrets are never taken from the config, where they would be archived "
           "(a value given to {name}, a credential's name); put an API key in an environment variable and name it with "
@@ -35,3 +41,23 @@ def test_a_path_from_the_root_given_a_credentials_variable_in_a_slurm_sweeps_set
                          "'export GOOGLE_APPLICATION_CREDENTIALS=/Users/Me/Keys/service-account', "
                          "'export KEY_DIR=/scratch/project_4471/ModelKeys']", "dry_run=true", cwd=tmp_path)
     assert done.returncode == EXIT["ok"], done.stderr
+
+
+@pytest.mark.parametrize("session", [{"identity": None}, {"answers": None}])
+@pytest.mark.parametrize("command", ["show", "list"])
+def test_a_retrys_carried_session_without_its_count_of_answers_is_one_line(tmp_path, session, command):
+    """Before: `show`, `list`, `report` and `compare` of the run were a traceback, `KeyError: 'answers'`."""
+    run_dir = make_run(tmp_path, "task.only=[product]")
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "history": [{"carried_by": [session]}]}, indent=2))
+    reseal(run_dir)
+    args = ["show", str(run_dir)] if command == "show" else ["list", "--json", str(run_dir.parent.parent)]
+    done = call_benchrun(*args, cwd=tmp_path, module="benchrun.audit")
+    said = (f"in '{run_dir}/run.json': unreadable: history: Value error, 0.carried_by: a session without its count of "
+            "answers")
+    if command == "show":
+        assert (done.returncode, done.stderr) == (EXIT["archive"], f"benchrun: error: {said}\n")
+    else:
+        assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+        [row] = json.loads(done.stdout)
+        assert (row["status"], row["reason"]) == ("unreadable", said)
