@@ -8,6 +8,10 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
 - a sealed run.json whose retry's `carried_by` lists a session without its count of answers (the nineteenth pass's
   history check let a count be left out): `show`, `list`, `report` and `compare` a traceback (`KeyError: 'answers'`).
   Now run.json is unreadable in one line naming the entry (`core.recordvalues`)
+- a benchmark's custom_scorer.py that quiets logging at import (`logging.getLogger().setLevel(logging.WARNING)`,
+  `logging.disable(logging.INFO)`, to quiet the libraries it imports): what it printed at import, logged after it,
+  was left out of benchrun.log (and, for `logging.disable`, of every later job's in a sweep's process). Now the
+  process's logging is put back after user code's block, as the rest of its state is (`compiler.runstate`)
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import reseal
-from tests.helpers.commands import call_benchrun, make_run
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, make_run, run_benchrun
 
 SECRET = ("benchrun: error: in 'config': {key}: secrets are never taken from the config, where they would be archived "
           "(a value given to {name}, a credential's name); put an API key in an environment variable and name it with "
@@ -61,3 +66,22 @@ def test_a_retrys_carried_session_without_its_count_of_answers_is_one_line(tmp_p
         assert (done.returncode, done.stderr) == (EXIT["ok"], "")
         [row] = json.loads(done.stdout)
         assert (row["status"], row["reason"]) == ("unreadable", said)
+
+
+UNREACHABLE = ("benchrun: error: cannot reach Ollama at http://127.0.0.1:9 (ConnectionError); start it with `ollama "
+               "serve`, or point runner.host at a running server\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("quieting", ["logging.getLogger().setLevel(logging.WARNING)", "logging.disable(logging.INFO)"])
+def test_a_benchmark_file_quieting_logging_at_import_still_has_what_it_printed_logged(tmp_path, quieting):
+    """Before: benchrun.log was empty: the run's process logged what the file printed at the level the file left."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": f"import logging\n\n{quieting}\nprint('loaded the tables')\n\n\n"
+                                               "def s(response, reference):\n    return 1\n"})
+    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)
+    [log] = (tmp_path / "outputs").glob("*/*/benchrun.log")
+    assert log.read_text(encoding="utf-8").split(" - ", 1)[1] == (
+        "custom_scorer.py printed while it was imported:\nloaded the tables\n")
