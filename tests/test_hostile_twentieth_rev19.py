@@ -22,8 +22,8 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import reseal
-from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, make_run, run_benchrun
+from tests.helpers.commands import call_benchrun, make_run
+from tests.helpers.importlog import run_importing
 
 SECRET = ("benchrun: error: in 'config': {key}: secrets are never taken from the config, where they would be archived "
           "(a value given to {name}, a credential's name); put an API key in an environment variable and name it with "
@@ -76,12 +76,6 @@ UNREACHABLE = ("benchrun: error: cannot reach Ollama at http://127.0.0.1:9 (Conn
 @pytest.mark.parametrize("quieting", ["logging.getLogger().setLevel(logging.WARNING)", "logging.disable(logging.INFO)"])
 def test_a_benchmark_file_quieting_logging_at_import_still_has_what_it_printed_logged(tmp_path, quieting):
     """Before: benchrun.log was empty: the run's process logged what the file printed at the level the file left."""
-    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
-                                        "  scorer: s\n",
-                           "custom_scorer.py": f"import logging\n\n{quieting}\nprint('loaded the tables')\n\n\n"
-                                               "def s(response, reference):\n    return 1\n"})
-    done = run_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    done, log = run_importing(tmp_path, f"import logging\n\n{quieting}\nprint('loaded the tables')")
     assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)
-    [log] = (tmp_path / "outputs").glob("*/*/benchrun.log")
-    assert log.read_text(encoding="utf-8").split(" - ", 1)[1] == (
-        "custom_scorer.py printed while it was imported:\nloaded the tables\n")
+    assert log == "custom_scorer.py printed while it was imported:\nloaded the tables\n"
