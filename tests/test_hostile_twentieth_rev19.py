@@ -5,6 +5,11 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
   variable in a Slurm sweep's setup: taken for a path from the root, so the sweep went on and the key was written into
   multirun.yaml, each job's .hydra copies and the job's script. Now a path from the root goes through a folder named
   in lower case (`/home`, `/scratch`, `/Users`), which a key's mixed-case parts are not (`core.secrets.PATH_LIKE`)
+- a credential given a command's option or an Authorization header in a Slurm sweep's setup (`huggingface-cli login
+  --token hf_...`, `curl -H 'Authorization: Bearer sk-...' ...`): only `NAME=value` and a whole value beginning with
+  `Bearer` were seen, so the sweep went on and the key was written into multirun.yaml and the job's script. Now an
+  option named like a credential given a key's value (`--token hf_...`, as `--token=hf_...` was) and `Bearer`/`Basic`
+  with one anywhere in a value are refused (`core.secrets.OPTION`, `SENT_BEARER`)
 - a sealed run.json whose retry's `carried_by` lists a session without its count of answers (the nineteenth pass's
   history check let a count be left out): `show`, `list`, `report` and `compare` a traceback (`KeyError: 'answers'`).
   Now run.json is unreadable in one line naming the entry (`core.recordvalues`)
@@ -38,6 +43,28 @@ def test_a_base64_credential_beginning_with_a_slash_given_a_variable_in_a_slurm_
                          f"hydra.launcher.setup=['export AWS_SECRET_ACCESS_KEY={key}']", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", SECRET.format(key="hydra.launcher.setup", name="AWS_SECRET_ACCESS_KEY"))
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("huggingface-cli login --token hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "a value given to --token, a credential's name"),
+    ("curl -sf -H \\'Authorization: Bearer sk-AbCdEfGhIjKlMnOpQrStUvWxYz012345\\' http://10.0.0.5:8000/v1/models",
+     "an Authorization header value")])
+def test_a_credential_given_a_commands_option_in_a_slurm_sweeps_setup_is_refused(tmp_path, line, why):
+    """Before: exit 0; the key written into multirun.yaml, each job's .hydra copies and the job's script."""
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
+                         f"hydra.launcher.setup=['{line}']", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.launcher.setup: secrets are never taken from the config, where they "
+        f"would be archived ({why}); put an API key in an environment variable and name it with runner.api_key_env, "
+        "and give URLs without user names or passwords\n"))
+
+
+def test_a_credentials_option_read_from_a_variable_in_a_slurm_sweeps_setup_is_taken(tmp_path):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
+                         "hydra.launcher.setup=['huggingface-cli login --token $HF_TOKEN', "
+                         "'vllm serve --api-key-file /run/secrets/vllm_key_of_the_cluster --max-tokens 4096']",
+                         "dry_run=true", cwd=tmp_path)
+    assert done.returncode == EXIT["ok"], done.stderr
 
 
 def test_a_path_from_the_root_given_a_credentials_variable_in_a_slurm_sweeps_setup_is_taken(tmp_path):
