@@ -10,6 +10,9 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
   `Bearer` were seen, so the sweep went on and the key was written into multirun.yaml and the job's script. Now an
   option named like a credential given a key's value (`--token hf_...`, as `--token=hf_...` was) and `Bearer`/`Basic`
   with one anywhere in a value are refused (`core.secrets.OPTION`, `SENT_BEARER`)
+- a sweep over outputs itself (`-m outputs=o1,o2`): every job was written beneath the outputs the sweep started with
+  (`outputs/.../0_outputs-o1`), each job's config.yaml and overrides saying `outputs=o1`, exit 0, o1 and o2 never
+  made. Now refused in one line before anything is made, as a sweep over dry_run is (`compose.sweepsize.WHOLE_SWEEP`)
 - a sealed run.json whose retry's `carried_by` lists a session without its count of answers (the nineteenth pass's
   history check let a count be left out): `show`, `list`, `report` and `compare` a traceback (`KeyError: 'answers'`).
   Now run.json is unreadable in one line naming the entry (`core.recordvalues`)
@@ -106,3 +109,15 @@ def test_a_benchmark_file_quieting_logging_at_import_still_has_what_it_printed_l
     done, log = run_importing(tmp_path, f"import logging\n\n{quieting}\nprint('loaded the tables')")
     assert (done.returncode, done.stderr) == (EXIT["runner"], UNREACHABLE)
     assert log == "custom_scorer.py printed while it was imported:\nloaded the tables\n"
+
+
+def test_a_sweep_over_outputs_itself_is_refused_before_anything_is_made(tmp_path):
+    """Before: the sweep went on (exit 0 against a server), both jobs beneath ./outputs (`0_outputs-o1`), no o1, o2."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "tasks.yml").write_text(
+        "- name: t\n  template: 'what is {a}?'\n  values:\n    a: [1]\n  reference: [1]\n  scorer: exact_match\n")
+    done = call_benchrun("-m", "outputs=o1,o2", "task.path=bench", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': outputs=o1,o2: a sweep's jobs are all written into its one directory, beneath "
+        "the outputs it is started with; give one outputs=DIR, or start a sweep for each\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
