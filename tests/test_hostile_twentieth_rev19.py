@@ -10,6 +10,12 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
   `Bearer` were seen, so the sweep went on and the key was written into multirun.yaml and the job's script. Now an
   option named like a credential given a key's value (`--token hf_...`, as `--token=hf_...` was) and `Bearer`/`Basic`
   with one anywhere in a value are refused (`core.secrets.OPTION`, `SENT_BEARER`)
+- a run.json that says the run ended (`completed`) without its final digests, its seal removed too: `show`,
+  `report`, `compare` and `export` read it (exit 0) and `list` listed it `completed`, where `verify` says `NOT intact`
+  (`the run did not finish (status completed): no final digests`): readers took a run.json without digests for a
+  run being written, whatever its status said; with the seal kept, `list` still listed it `completed` (show refused
+  it). Now a run.json that says the run ended is checked against its seal by every reader (`archive.trust._unsealed`,
+  `archive.headline.headline_unverified`)
 - a sweep over outputs itself (`-m outputs=o1,o2`): every job was written beneath the outputs the sweep started with
   (`outputs/.../0_outputs-o1`), each job's config.yaml and overrides saying `outputs=o1`, exit 0, o1 and o2 never
   made. Now refused in one line before anything is made, as a sweep over dry_run is (`compose.sweepsize.WHOLE_SWEEP`)
@@ -121,3 +127,23 @@ def test_a_sweep_over_outputs_itself_is_refused_before_anything_is_made(tmp_path
         "benchrun: error: in 'config': outputs=o1,o2: a sweep's jobs are all written into its one directory, beneath "
         "the outputs it is started with; give one outputs=DIR, or start a sweep for each\n"))
     assert sorted(path.name for path in tmp_path.iterdir()) == ["bench"]
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_run_json_saying_the_run_ended_without_its_digests_is_read_by_no_reader(tmp_path, sealed):
+    """Before: without the seal, show, report, compare and export read the run (exit 0); list listed it `completed`
+    with the seal kept too."""
+    run_dir = make_run(tmp_path, "task.only=[product]")
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "files": {}}, indent=2))
+    if not sealed:
+        (run_dir / "seal.json").unlink()
+    why = ("run.json: changed since the run was sealed" if sealed else
+           "seal.json: missing: the run ended (completed) but nothing covers run.json")
+    said = (f"in '{run_dir}': run {info['run_id']}: {why}, so what it says cannot be trusted; benchrun-audit verify "
+            f"{run_dir} says what changed")
+    shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    listed = call_benchrun("list", "--json", str(run_dir.parent.parent), cwd=tmp_path, module="benchrun.audit")
+    [row] = json.loads(listed.stdout)
+    assert (shown.returncode, shown.stderr, row["status"], row["reason"]) == (
+        EXIT["archive"], f"benchrun: error: {said}\n", "unreadable", said)
