@@ -16,6 +16,11 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
   run being written, whatever its status said; with the seal kept, `list` still listed it `completed` (show refused
   it). Now a run.json that says the run ended is checked against its seal by every reader (`archive.trust._unsealed`,
   `archive.headline.headline_unverified`)
+- a benchmark's custom_scorer.py that asks faulthandler for a stack dump on SIGUSR1 at import
+  (`faulthandler.register(signal.SIGUSR1)`, a debugging idiom): Slurm's warning before a job's time limit (SIGUSR1,
+  which benchrun records as an interrupt) dumped every thread's stack on the console and the run went on (exit 0).
+  Python's view of the handlers does not show faulthandler's, so the handling put back after the import missed it.
+  Now what user code has faulthandler do is undone with the rest (`core.interrupts.handling_now`)
 - a sweep over outputs itself (`-m outputs=o1,o2`): every job was written beneath the outputs the sweep started with
   (`outputs/.../0_outputs-o1`), each job's config.yaml and overrides saying `outputs=o1`, exit 0, o1 and o2 never
   made. Now refused in one line before anything is made, as a sweep over dry_run is (`compose.sweepsize.WHOLE_SWEEP`)
@@ -31,11 +36,20 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.holding import holding_answers
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import line_count, wait_for
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import reseal
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, make_run
 from tests.helpers.importlog import run_importing
 
@@ -147,3 +161,29 @@ def test_a_run_json_saying_the_run_ended_without_its_digests_is_read_by_no_reade
     [row] = json.loads(listed.stdout)
     assert (shown.returncode, shown.stderr, row["status"], row["reason"]) == (
         EXIT["archive"], f"benchrun: error: {said}\n", "unreadable", said)
+
+
+@pytest.mark.slow
+def test_a_stack_dump_a_benchmark_file_asks_for_at_import_does_not_take_the_schedulers_signal(tmp_path):
+    """Before: SIGUSR1 dumped every thread's stack on stderr and the run went on (exit 0, `completed`)."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1, 2, 3, 4, 5, 6]}\n"
+                                        "  reference: ['1', '2', '3', '4', '5', '6']\n  scorer: s\n",
+                           "custom_scorer.py": "import faulthandler\nimport signal\n\nfaulthandler.register(signal.SIGUSR1)"
+                                               "\n\n\ndef s(response, reference):\n    return 1\n"})
+    outputs = tmp_path / "outputs"
+    with FakeOllama(models=["llama3.2"]) as server, holding_answers(server, after=2):
+        run = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
+                                "cache=false", "runner.concurrency=1", f"outputs={outputs}"], cwd=tmp_path,
+                               env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+        try:
+            wait_for(lambda: line_count(next(outputs.glob("*/*/responses.jsonl"), outputs / "none")) >= 2, 120)
+            os.killpg(run.pid, signal.SIGUSR1)
+        except BaseException:
+            run.kill()
+            raise
+    _, stderr = run.communicate(timeout=120)
+    [run_dir] = outputs.glob("*/*")
+    assert (run.returncode, json.loads((run_dir / "run.json").read_text())["status"]) == (EXIT["interrupted"],
+                                                                                         "interrupted"), stderr
+    assert stderr.startswith("benchrun: error: interrupted by SIGUSR1: run "), stderr
