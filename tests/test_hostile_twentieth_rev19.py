@@ -94,7 +94,8 @@ def test_a_path_from_the_root_given_a_credentials_variable_in_a_slurm_sweeps_set
     done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
                          "hydra.launcher.setup=['export SSH_AUTH_SOCK=/tmp/ssh-AbCdEfGh1234/agent.5678', "
                          "'export GOOGLE_APPLICATION_CREDENTIALS=/Users/Me/Keys/service-account', "
-                         "'export KEY_DIR=/scratch/project_4471/ModelKeys']", "dry_run=true", cwd=tmp_path)
+                         "'export KEY_DIR=/scratch/project_4471/ModelKeys', "
+                         "'export HF_TOKEN_PATH=/SNS/HFIR/IPTS-1234/shared/token']", "dry_run=true", cwd=tmp_path)
     assert done.returncode == EXIT["ok"], done.stderr
 
 

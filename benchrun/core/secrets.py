@@ -86,6 +86,9 @@ PATH_LIKE = re.compile(r"[~.].*|/[A-Z]?[a-z0-9_.-]*(/.*)?|.*/.*\.[A-Za-z]\w*|[a-
 (`/home/...`, `/scratch/...`, `/Users/...`: one key in 64 of base64's characters begins with `/`, an AWS secret
 access key's `/K7MDENG/bPxRfi...`, and its parts are of mixed case); ending in a file's extension (`keys/sa.json`); or
 of lower-case names (`config/aws/credentials`)."""
+PATH_NAMED = re.compile(r"(?i)(?:^|[_-])(?:path|file|dir|home|root|location|folder)$")
+"""A name that says it holds a path (`HF_TOKEN_PATH`, `AWS_SHARED_CREDENTIALS_FILE`, `--key-file`): given one from the
+root, home or here, under any folders (`/SNS/...`)."""
 
 
 def assigned(value: str) -> str | None:
@@ -95,7 +98,7 @@ def assigned(value: str) -> str | None:
     given = [(name, key) for name, _, key in ASSIGNED.findall(value)] + \
         [(f"--{name}", key) for name, _, key in OPTION.findall(value)]
     for name, key in given:
-        if secret_key(name) and not PATH_LIKE.fullmatch(key):
+        if secret_key(name) and not PATH_LIKE.fullmatch(key) and not (PATH_NAMED.search(name) and key[0] in "/~."):
             return f"a value given to {name}, a credential's name"
     return None
 
