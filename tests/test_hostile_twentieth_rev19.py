@@ -21,6 +21,11 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
   which benchrun records as an interrupt) dumped every thread's stack on the console and the run went on (exit 0).
   Python's view of the handlers does not show faulthandler's, so the handling put back after the import missed it.
   Now what user code has faulthandler do is undone with the rest (`core.interrupts.handling_now`)
+- a benchmark's custom_scorer.py that makes a folder at import and removes it as its process exits
+  (`tempfile.TemporaryDirectory()`, or `mkdtemp` and `atexit.register(shutil.rmtree, ...)`): every run left it in
+  $TMPDIR, two to three times over (the import check ends by os._exit, the scorer process is killed, the run's
+  process keeps no exit function of user code), and every resume and replaced scorer process again. Now each of those
+  processes has its temporary files in a folder of its own, removed once it is done (`core.scratch`)
 - a sweep over outputs itself (`-m outputs=o1,o2`): every job was written beneath the outputs the sweep started with
   (`outputs/.../0_outputs-o1`), each job's config.yaml and overrides saying `outputs=o1`, exit 0, o1 and o2 never
   made. Now refused in one line before anything is made, as a sweep over dry_run is (`compose.sweepsize.WHOLE_SWEEP`)
@@ -188,3 +193,21 @@ def test_a_stack_dump_a_benchmark_file_asks_for_at_import_does_not_take_the_sche
     assert (run.returncode, json.loads((run_dir / "run.json").read_text())["status"]) == (EXIT["interrupted"],
                                                                                          "interrupted"), stderr
     assert stderr.startswith("benchrun: error: interrupted by SIGUSR1: run "), stderr
+
+
+@pytest.mark.slow
+def test_the_temporary_files_a_benchmark_file_makes_at_import_are_not_left_behind(tmp_path):
+    """Before: five folders left in $TMPDIR by one run (the import check's, the scorer process's, the run's own)."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n",
+                           "custom_scorer.py": "import atexit\nimport shutil\nimport tempfile\n\n"
+                                               "_WORK = tempfile.TemporaryDirectory(prefix='benchwork-')\n"
+                                               "_MORE = tempfile.mkdtemp(prefix='benchwork-')\n"
+                                               "atexit.register(shutil.rmtree, _MORE, True)\n\n\n"
+                                               "def s(response, reference):\n    return 1\n"})
+    (scratch := tmp_path / "tmp").mkdir()
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", f"runner.host={server.url}",
+                               "cache=false", "outputs=outputs"], cwd=tmp_path, env=child_env({"TMPDIR": str(scratch)}),
+                              capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr, sorted(path.name for path in scratch.iterdir())) == (EXIT["ok"], "", [])

@@ -14,18 +14,21 @@ import os
 import resource
 import sys
 import sysconfig
+import tempfile
 import time
 from typing import Any, Iterator
 
 from benchrun.core.interrupts import handling_now
+from benchrun.core.scratch import remove_scratch, scratch_folder
 
 
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
-    recursion limit, exit functions, garbage collection and logging as they were before the block."""
+    recursion limit, exit functions, garbage collection and logging as they were before the block, and the block's
+    temporary files in a folder of their own."""
     with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
-            _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept():
+            _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), _temporary_files_kept():
         yield
 
 
@@ -181,3 +184,21 @@ def _logging_kept() -> Iterator[None]:
         for each, level, handlers, propagate, off in found:
             each.setLevel(level)
             each.handlers[:], each.propagate, each.disabled = handlers, propagate, off
+
+
+SCRATCH: list[str] = []
+"""The folder of the temporary files user code makes in this process (`core.scratch`), once made."""
+
+
+@contextlib.contextmanager
+def _temporary_files_kept() -> Iterator[None]:
+    """The block's temporary files (`tempfile`'s) made in a folder of this process's own, removed as it exits: the
+    exit functions that would remove them are user code's, which the process does not keep."""
+    if not SCRATCH:
+        SCRATCH.append(scratch_folder())
+        atexit.register(remove_scratch, SCRATCH[0])
+    was, tempfile.tempdir = tempfile.tempdir, SCRATCH[0]
+    try:
+        yield
+    finally:
+        tempfile.tempdir = was
