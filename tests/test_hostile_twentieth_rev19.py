@@ -90,7 +90,8 @@ def test_a_credential_given_a_commands_option_in_a_slurm_sweeps_setup_is_refused
 def test_a_credentials_option_read_from_a_variable_in_a_slurm_sweeps_setup_is_taken(tmp_path):
     done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
                          "hydra.launcher.setup=['huggingface-cli login --token $HF_TOKEN', "
-                         "'vllm serve --api-key-file /run/secrets/vllm_key_of_the_cluster --max-tokens 4096']",
+                         "'vllm serve --api-key-file /run/secrets/vllm_key_of_the_cluster --max-tokens 4096', "
+                         "'echo a basic internationalization check']",
                          "dry_run=true", cwd=tmp_path)
     assert done.returncode == EXIT["ok"], done.stderr
 

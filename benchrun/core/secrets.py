@@ -79,8 +79,9 @@ OPTION = re.compile(f"(?<![A-Za-z0-9_-])--([A-Za-z][A-Za-z0-9_-]*)\\s+(['\"]?)([
                     f"(?![+/=.{KEY_CHARS}])")
 """`--name value`, a command's option given a value long enough to be a key (`huggingface-cli login --token hf_...`
 in a Slurm sweep's setup), as ASSIGNED's `--name=value` is."""
-SENT_BEARER = re.compile(f"(?i)(?<![A-Za-z0-9_])(bearer|basic)\\s+['\"]?[+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}}")
-"""An Authorization header's value inside a longer one (`curl -H 'Authorization: Bearer sk-...' ...` in a setup)."""
+SENT_BEARER = re.compile(f"(?i)authorization\\s*:\\s*(bearer|basic|token)\\s+['\"]?[+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}}")
+"""An Authorization header with its value inside a longer text (`curl -H 'Authorization: Bearer sk-...' ...` in a
+setup); not the words alone (`explain basic internationalization`)."""
 PATH_LIKE = re.compile(r"[~.].*|/[A-Z]?[a-z0-9_.-]*(/.*)?|.*/.*\.[A-Za-z]\w*|[a-z0-9_./-]*/[a-z0-9_./-]*")
 """A value that is a file's path, not a key: from home or here; from the root through a folder named in lower case
 (`/home/...`, `/scratch/...`, `/Users/...`: one key in 64 of base64's characters begins with `/`, an AWS secret
