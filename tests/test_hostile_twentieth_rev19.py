@@ -32,9 +32,10 @@ kinds): what it added, attacked, the cases found bad, each with the rule it now 
 - a sealed run.json whose retry's `carried_by` lists a session without its count of answers (the nineteenth pass's
   history check let a count be left out): `show`, `list`, `report` and `compare` a traceback (`KeyError: 'answers'`).
   Now run.json is unreadable in one line naming the entry (`core.recordvalues`)
-- a benchmark's custom_scorer.py that quiets logging at import (`logging.getLogger().setLevel(logging.WARNING)`,
-  `logging.disable(logging.INFO)`, to quiet the libraries it imports): what it printed at import, logged after it,
-  was left out of benchrun.log (and, for `logging.disable`, of every later job's in a sweep's process). Now the
+- a benchmark's custom_scorer.py that quiets or configures logging at import (`logging.getLogger().setLevel(
+  logging.WARNING)`, `logging.disable(logging.INFO)`, `logging.config.dictConfig(...)`, which disables every logger
+  there was): what it printed at import, logged after it, was left out of benchrun.log (and, for
+  `logging.disable`, of every later job's in a sweep's process). Now the
   process's logging is put back after user code's block, as the rest of its state is (`compiler.runstate`)
 """
 
@@ -130,7 +131,8 @@ UNREACHABLE = ("benchrun: error: cannot reach Ollama at http://127.0.0.1:9 (Conn
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("quieting", ["logging.getLogger().setLevel(logging.WARNING)", "logging.disable(logging.INFO)"])
+@pytest.mark.parametrize("quieting", ["logging.getLogger().setLevel(logging.WARNING)", "logging.disable(logging.INFO)",
+                                      "import logging.config\nlogging.config.dictConfig({'version': 1})"])
 def test_a_benchmark_file_quieting_logging_at_import_still_has_what_it_printed_logged(tmp_path, quieting):
     """Before: benchrun.log was empty: the run's process logged what the file printed at the level the file left."""
     done, log = run_importing(tmp_path, f"import logging\n\n{quieting}\nprint('loaded the tables')")
