@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
 
 def headline_unverified(run: Run) -> str | None:
-    """`file: why` of the first file a run's row is made of (its numbers come from summary.json) that changed since
-    the run ended; None when none did, the run did not end (its row holds no numbers), or its live writer is between
-    its final run.json and its seal."""
-    if (expected := run.info.files.get(SUMMARY)) is None:
+    """`file: why` of the first file a run's row is made of (its status from run.json, its numbers from summary.json)
+    that changed since the run ended; None when none did, the run did not end (its row holds no numbers), or its live
+    writer is between its final run.json and its seal."""
+    if (expected := run.info.files.get(SUMMARY)) is None and run.info.status == "running":
         return None
     if (seal := run.seal) is None:
         if live_writer(run.path / LOCK, probe(run.path / LOCK)) is not None:  # its writer is sealing it now
@@ -31,6 +31,8 @@ def headline_unverified(run: Run) -> str | None:
         return f"{SEAL}: the seal of run {seal.run_id[:64]!r}, not of this run ({run.id}): nothing covers {RUN}"
     if _sha256(run.path / RUN) != seal.run_json.sha256:
         return f"{RUN}: changed since the run was sealed"
+    if expected is None:  # it ended before it had a summary (failed at its start)
+        return None
     if not os.path.lexists(run.path / SUMMARY):  # removed since the run ended
         return f"{SUMMARY}: missing"
     if _sha256(run.path / SUMMARY) != expected.sha256:

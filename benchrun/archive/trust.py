@@ -200,7 +200,7 @@ def _seal(run: Run) -> Iterator[str]:
 
 def _unsealed(run: Run) -> Iterator[str]:
     if not (run.path / SEAL).exists():
-        if run.info.files:  # the digests only an ended run writes: it was sealed
+        if run.info.files or run.info.status != "running":  # what only an ended run writes: it was sealed
             yield f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
         return
     try:

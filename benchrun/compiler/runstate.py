@@ -1,7 +1,7 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
 its signal handling, working directory, umask, sys.path, environment, builtins, resource limits and recursion limit,
 each put back after the block (`kept`), as the scorer process puts most of them back after each call
-(benchrun.execute.scorer_worker), what runs as the process exits, and its garbage collection."""
+(benchrun.execute.scorer_worker), what runs as the process exits, its garbage collection and its logging."""
 
 from __future__ import annotations
 
@@ -9,22 +9,26 @@ import atexit
 import builtins
 import contextlib
 import gc
+import logging
 import os
 import resource
 import sys
 import sysconfig
+import tempfile
 import time
 from typing import Any, Iterator
 
 from benchrun.core.interrupts import handling_now
+from benchrun.core.scratch import remove_scratch, scratch_folder
 
 
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
-    recursion limit, exit functions and garbage collection as they were before the block."""
+    recursion limit, exit functions, garbage collection and logging as they were before the block, and the block's
+    temporary files in a folder of their own."""
     with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
-            _limits_kept(), _exit_functions_kept(), _collection_kept():
+            _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), _temporary_files_kept():
         yield
 
 
@@ -161,3 +165,40 @@ def _collection_kept() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         (gc.enable if enabled else gc.disable)()
+
+
+@contextlib.contextmanager
+def _logging_kept() -> Iterator[None]:
+    """The process's logging as before the block: what is logged at all, and each logger's level, handlers and
+    propagation: a file that quieted logging at import (`logging.getLogger().setLevel(logging.WARNING)`,
+    `logging.disable(logging.INFO)`, to quiet the libraries it imports) left what it printed, logged after the block,
+    out of benchrun.log, and the same of every job after it in a sweep's process."""
+    manager = logging.Logger.manager
+    loggers = [logging.getLogger(), *(each for each in manager.loggerDict.values() if isinstance(each, logging.Logger))]
+    found, disabled = [(each, each.level, list(each.handlers), each.propagate, each.disabled) for each in loggers], \
+        manager.disable
+    try:
+        yield
+    finally:
+        logging.disable(disabled)
+        for each, level, handlers, propagate, off in found:
+            each.setLevel(level)
+            each.handlers[:], each.propagate, each.disabled = handlers, propagate, off
+
+
+SCRATCH: list[str] = []
+"""The folder of the temporary files user code makes in this process (`core.scratch`), once made."""
+
+
+@contextlib.contextmanager
+def _temporary_files_kept() -> Iterator[None]:
+    """The block's temporary files (`tempfile`'s) made in a folder of this process's own, removed as it exits: the
+    exit functions that would remove them are user code's, which the process does not keep."""
+    if not SCRATCH:
+        SCRATCH.append(scratch_folder())
+        atexit.register(remove_scratch, SCRATCH[0])
+    was, tempfile.tempdir = tempfile.tempdir, SCRATCH[0]
+    try:
+        yield
+    finally:
+        tempfile.tempdir = was

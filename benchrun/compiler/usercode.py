@@ -31,6 +31,7 @@ from benchrun.compiler.runstate import kept
 from benchrun.core.errors import TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.scratch import remove_scratch, scratch_folder
 from benchrun.core.secrets import SECRETS
 from benchrun.core.stdfds import Printed, input_from_nothing, output_fds_into
 
@@ -269,11 +270,13 @@ def probed(path: Path, rel: str) -> None:
     ends that process without a Python error (os._exit, a signal), does not end within IMPORT_TIMEOUT_S, or leaves a
     thread or a process running (either would keep a run from ending, or hold its output open); errors it raises
     are left to the import in this process, which reports them."""
-    done = uuid.uuid4().hex
-    with tempfile.TemporaryFile() as out:
+    done, scratch = uuid.uuid4().hex, scratch_folder()  # its temporary files, removed with it (core.scratch)
+    with tempfile.TemporaryFile() as out, contextlib.ExitStack() as stack:
+        stack.callback(remove_scratch, scratch)
         child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno())],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 pass_fds=(out.fileno(),), env=SECRETS.child_env(), start_new_session=True)
+                                 pass_fds=(out.fileno(),), env={**SECRETS.child_env(), "TMPDIR": scratch},
+                                 start_new_session=True)
         try:
             code = child.wait(timeout=IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:

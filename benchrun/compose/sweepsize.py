@@ -33,17 +33,20 @@ def swept(config: DictConfig) -> list[Override]:
     return [override for override in last.values() if override.is_sweep_override()]
 
 
-WHOLE_SWEEP = ("dry_run",)
-"""Keys that say how the whole sweep is launched, which its jobs cannot vary: a dry run's jobs are launched here, a
-run's by the sweep's launcher into the sweep's directory."""
+WHOLE_SWEEP = {"dry_run": "a sweep is a dry run or not, all its jobs one way; give dry_run=true for a dry run of the "
+                          "sweep, or leave it out",
+               "outputs": "a sweep's jobs are all written into its one directory, beneath the outputs it is started "
+                          "with; give one outputs=DIR, or start a sweep for each"}
+"""Keys that say how the whole sweep is launched, which its jobs cannot vary, with what to do instead: a dry run's jobs
+are launched here, a run's by the sweep's launcher into the sweep's directory, which is made beneath `outputs`."""
 
 
 def refuse_varied(swept: list[Override]) -> None:
     """Refuse a sweep that varies a key of the whole sweep's (`WHOLE_SWEEP`): `-m dry_run=true,false` launched its dry
-    job among the runs, where it left no run and was listed as missing, the sweep failed."""
+    job among the runs, where it left no run and was listed as missing, the sweep failed; `-m outputs=a,b` wrote every
+    job beneath the outputs the sweep started with, each job's config.yaml saying another."""
     if varied := next((override for override in swept if override.key_or_group in WHOLE_SWEEP), None):
-        raise ConfigError(f"in 'config': {varied.input_line}: a sweep is a dry run or not, all its jobs one way; give "
-                          f"{varied.key_or_group}=true for a dry run of the sweep, or leave it out")
+        raise ConfigError(f"in 'config': {varied.input_line}: {WHOLE_SWEEP[varied.key_or_group]}")
 
 
 def checked_size(swept: list[Override]) -> float:

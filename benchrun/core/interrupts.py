@@ -13,6 +13,7 @@ not raised again, so what is said, and recorded, is what the first one did (SIGK
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import os
 import signal
 import socket
@@ -208,12 +209,22 @@ TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
 def handling_now() -> Callable[[], None]:
     """Every signal's handling as it is now, as a function that puts it back and stops every timer: what a user's
-    code sets there (a handler, `signal.alarm(5)`) must not outlive the code that set it."""
+    code sets there (a handler, `signal.alarm(5)`) must not outlive the code that set it. So too what it has
+    faulthandler do, which Python's own view of the handlers does not show: a stack dump on a signal
+    (`faulthandler.register(signal.SIGUSR1)`: Slurm's warning before its time limit dumped every thread's stack on
+    the console and the run went on), on a crash (`enable()`), or after a delay (`dump_traceback_later`, exit too)."""
     kept = {sig: signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
+    dumping = faulthandler.is_enabled()
 
     def put_back() -> None:
         for timer in TIMERS:
             signal.setitimer(timer, 0)
+        faulthandler.cancel_dump_traceback_later()
+        for sig in kept:
+            with suppress(RuntimeError, ValueError):  # the signals of a crash are enable()'s, never registered
+                faulthandler.unregister(sig)
+        if not dumping:
+            faulthandler.disable()
         for sig, handler in kept.items():
             if signal.getsignal(sig) is not handler:
                 with suppress(OSError, ValueError, TypeError):  # a handler Python did not set (None) stays

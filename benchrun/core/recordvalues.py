@@ -110,9 +110,12 @@ def _history(entries: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
 
 
 def _sessions_carried(entry: dict[str, Any], number: int) -> list[dict[str, Any]]:
+    """A retry's `carried_by`: sessions, each with the count of the lines it asked (which place the lines after it)."""
     carried = entry.get("carried_by", [])
     if not (isinstance(carried, list) and all(isinstance(session, dict) for session in carried)):
         raise ValueError(f"{number}.carried_by: not a list of sessions, each a mapping")
+    if any(session.get("answers") is None for session in carried):
+        raise ValueError(f"{number}.carried_by: a session without its count of answers")
     return carried
 
 

@@ -65,7 +65,7 @@ def secret_value(value: Any) -> str | None:
     for url in URL.findall(value):
         if (why := _secret_url(url)) is not None:
             return why
-    if BEARER.match(value):
+    if BEARER.match(value) or SENT_BEARER.search(value):
         return "an Authorization header value"
     return environment_read(value) or environment_key(value) or assigned(value)
 
@@ -75,17 +75,31 @@ ASSIGNED = re.compile(f"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(['\"]?)([+/=.
 """`NAME=value`, a value long enough to be a key (`export HF_TOKEN=hf_...` in a Slurm sweep's hydra.launcher.setup, an
 `additional_parameters.export` of `ALL,HF_TOKEN=hf_...`), quoted or not, base64's `+/=` and a JWT's dots in it (an AWS
 secret access key's `wJalrXUtnFEMI/K7MDENG/...`); not a `$NAME` read."""
-PATH_LIKE = re.compile(r"[/~.].*|.*/.*\.[A-Za-z]\w*|[a-z0-9_./-]*/[a-z0-9_./-]*")
-"""A value that is a file's path, not a key: from the root, home or here, ending in a file's extension
-(`keys/sa.json`), or of lower-case names (`config/aws/credentials`); a key's parts are of mixed case."""
+OPTION = re.compile(f"(?<![A-Za-z0-9_-])--([A-Za-z][A-Za-z0-9_-]*)\\s+(['\"]?)([+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}})\\2"
+                    f"(?![+/=.{KEY_CHARS}])")
+"""`--name value`, a command's option given a value long enough to be a key (`huggingface-cli login --token hf_...`
+in a Slurm sweep's setup), as ASSIGNED's `--name=value` is."""
+SENT_BEARER = re.compile(f"(?i)authorization\\s*:\\s*(bearer|basic|token)\\s+['\"]?[+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}}")
+"""An Authorization header with its value inside a longer text (`curl -H 'Authorization: Bearer sk-...' ...` in a
+setup); not the words alone (`explain basic internationalization`)."""
+PATH_LIKE = re.compile(r"[~.].*|/[A-Z]?[a-z0-9_.-]*(/.*)?|.*/.*\.[A-Za-z]\w*|[a-z0-9_./-]*/[a-z0-9_./-]*")
+"""A value that is a file's path, not a key: from home or here; from the root through a folder named in lower case
+(`/home/...`, `/scratch/...`, `/Users/...`: one key in 64 of base64's characters begins with `/`, an AWS secret
+access key's `/K7MDENG/bPxRfi...`, and its parts are of mixed case); ending in a file's extension (`keys/sa.json`); or
+of lower-case names (`config/aws/credentials`)."""
+PATH_NAMED = re.compile(r"(?i)(?:^|[_-])(?:path|file|dir|home|root|location|folder)$")
+"""A name that says it holds a path (`HF_TOKEN_PATH`, `AWS_SHARED_CREDENTIALS_FILE`, `--key-file`): given one from the
+root, home or here, under any folders (`/SNS/...`)."""
 
 
 def assigned(value: str) -> str | None:
-    """Why `value` gives a variable named like a credential its value (`export HF_TOKEN=hf_...`): a setup line, kept
-    in multirun.yaml, each job's Hydra copies and the job's script, as `hydra.job.env_set.HF_TOKEN=...` would be, which
-    is refused by its name; or None."""
-    for name, _, given in ASSIGNED.findall(value):
-        if secret_key(name) and not PATH_LIKE.fullmatch(given):
+    """Why `value` gives a variable or a command's option named like a credential its value (`export HF_TOKEN=hf_...`,
+    `huggingface-cli login --token hf_...`): a setup line, kept in multirun.yaml, each job's Hydra copies and the
+    job's script, as `hydra.job.env_set.HF_TOKEN=...` would be, which is refused by its name; or None."""
+    given = [(name, key) for name, _, key in ASSIGNED.findall(value)] + \
+        [(f"--{name}", key) for name, _, key in OPTION.findall(value)]
+    for name, key in given:
+        if secret_key(name) and not PATH_LIKE.fullmatch(key) and not (PATH_NAMED.search(name) and key[0] in "/~."):
             return f"a value given to {name}, a credential's name"
     return None
 

@@ -25,6 +25,7 @@ from benchrun.core.errors import refused_by_system
 from benchrun.core.metricvalue import in_bounds
 from benchrun.core.records import ErrorInfo
 from benchrun.core.runclock import RUN_CLOCK
+from benchrun.core.scratch import remove_scratch, scratch_folder
 from benchrun.core.secrets import SECRETS
 from benchrun.core.text import CONTROL, one_line
 from benchrun.execute.proctree import end_tree
@@ -78,8 +79,10 @@ class _Pipe(asyncio.SubprocessProtocol):
     call's time limit). Callbacks only: no task waits on a process."""
 
     def __init__(self, on_line: Callable[[_Pipe, bytes], None], on_exit: Callable[[_Pipe, int | None], None],
-                 on_output: Callable[[bytes], None], most: int):
+                 on_output: Callable[[bytes], None], most: int, scratch: str):
         self._on_line, self._on_exit, self._on_output, self._most = on_line, on_exit, on_output, most
+        self.scratch = scratch
+        """The process's own $TMPDIR (`core.scratch`), removed once it has ended."""
         self._buffer = bytearray()
         self._open = 2
         """What is left of the process: its stdout and its life."""
@@ -197,10 +200,16 @@ class ScorerProcess:
         loop = asyncio.get_running_loop()
         self._started = loop.create_future()
         open(self.log, "ab", opener=no_link).close()  # the log is there once the scorers are, as they print or not
-        _, self._pipe = await loop.subprocess_exec(
-            lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes), sys.executable, "-m",
-            "benchrun.execute.scorer_worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=SECRETS.child_env(), process_group=0)
+        scratch = scratch_folder()
+        try:
+            _, self._pipe = await loop.subprocess_exec(
+                lambda: _Pipe(self._line, self._exited, self._printed, self._reply_bytes, scratch), sys.executable,
+                "-m", "benchrun.execute.scorer_worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env={**SECRETS.child_env(), "TMPDIR": scratch}, process_group=0)
+        except BaseException:
+            remove_scratch(scratch)
+            raise
         self._pipe.transport.get_pipe_transport(0).write(self._setup)
         await self._started
 
@@ -306,6 +315,7 @@ async def _ended(pipe: _Pipe | None) -> None:
         with suppress(ProcessLookupError, PermissionError):  # nothing of the group is left
             os.killpg(pipe.transport.get_pid(), signal.SIGKILL)
     pipe.transport.close()
+    remove_scratch(pipe.scratch)
 
 
 def _message(line: bytes) -> Any:
