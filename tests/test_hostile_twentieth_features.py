@@ -1,0 +1,33 @@
+"""The twentieth hostile pass, the features a benchmark is made of (data files, judges, chats, shards, repeats, the
+cache) used together as a demanding researcher does.
+
+Found and fixed:
+- `value_combinations: combinations` on a task whose values come from a `values_file`: the file's columns were crossed
+  as value lists, so a file of 2 records (a, b and a `split` column) made 8 samples, questions no record holds
+  (`1 + 3`) and each asked once per split. Refused at compile (compiler.sources)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun
+
+
+def _dry_run(root: Path, files: dict[str, str], *args: str):
+    """A dry run (in this process) of the benchmark made of `files`."""
+    write_bench(root, files)
+    return call_benchrun("task.path=bench", "dry_run=true", *args, cwd=root)
+
+
+def test_crossing_the_columns_of_a_values_file_is_refused(tmp_path):
+    result = _dry_run(tmp_path, {
+        "tasks.yml": "- name: add\n  template: 'what is {a} + {b}?'\n  values_file: data/v.jsonl\n"
+                     "  value_combinations: combinations\n  reference: calculated\n  scorer: s\n",
+        "custom_scorer.py": "def s(response, values):\n    return 1\n",
+        "data/v.jsonl": '{"a": 1, "b": 2, "split": "test"}\n{"a": 2, "b": 3, "split": "dev"}\n'})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks.yml': task 'add': tasks[0].value_combinations: 'combinations' crosses value "
+        "lists, but a values file gives one sample per record (crossed, its columns made questions no record holds, "
+        "each asked again for every other column's value); leave value_combinations out\n"))
