@@ -4,7 +4,10 @@ cache) used together as a demanding researcher does.
 Found and fixed:
 - `value_combinations: combinations` on a task whose values come from a `values_file`: the file's columns were crossed
   as value lists, so a file of 2 records (a, b and a `split` column) made 8 samples, questions no record holds
-  (`1 + 3`) and each asked once per split. Refused at compile (compiler.sources)."""
+  (`1 + 3`) and each asked once per split. Refused at compile (compiler.sources).
+- An `id` list in a task's values under `value_combinations: combinations`: crossed with the other lists, each id named
+  several samples, and the refusal said `4 references for 16 samples` (with 16 references: `duplicate sample id
+  't:p'; make the ids unique`, ids that were unique as written). Refused naming values.id (compiler.grid)."""
 
 from __future__ import annotations
 
@@ -31,3 +34,13 @@ def test_crossing_the_columns_of_a_values_file_is_refused(tmp_path):
         "benchrun: error: in 'tasks.yml': task 'add': tasks[0].value_combinations: 'combinations' crosses value "
         "lists, but a values file gives one sample per record (crossed, its columns made questions no record holds, "
         "each asked again for every other column's value); leave value_combinations out\n"))
+
+
+def test_an_id_list_crossed_by_combinations_is_refused_naming_it(tmp_path):
+    result = _dry_run(tmp_path, {
+        "tasks.yml": "- name: t\n  template: 'what is {x} + {y}?'\n  values: {id: [p, q, r, s], x: [1, 2], y: [3, 4]}\n"
+                     "  value_combinations: combinations\n  reference: [4, 5, 5, 6]\n"})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks.yml': task 't': tasks[0].values.id: an id names one sample, but "
+        "value_combinations: combinations crosses the id list with the other value lists, so each id would name "
+        "several samples; leave the id list out (each sample's id is then made of its values)\n"))
