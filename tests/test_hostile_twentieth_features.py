@@ -7,15 +7,25 @@ Found and fixed:
   (`1 + 3`) and each asked once per split. Refused at compile (compiler.sources).
 - An `id` list in a task's values under `value_combinations: combinations`: crossed with the other lists, each id named
   several samples, and the refusal said `4 references for 16 samples` (with 16 references: `duplicate sample id
-  't:p'; make the ids unique`, ids that were unique as written). Refused naming values.id (compiler.grid)."""
+  't:p'; make the ids unique`, ids that were unique as written). Refused naming values.id (compiler.grid).
+- A sweep over the judge's settings labelled its jobs by the key's last part: `-m judge.model=qwen2.5,gemma3` gave
+  columns `model=qwen2.5` and `model=gemma3` (read as the models under test, which were llama3.2), and
+  `runner.options.temperature=0,0.7 judge.options.temperature=0,0.7` gave `temperature=0 temperature=0.7` beside
+  `temperature=0.7 temperature=0`. A judge's key is labelled as the judge's: `judge.model=qwen2.5` (compose.labels)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
+from benchrun.compose.labels import label
 from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import bench_run, call_benchrun, sweep_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
 def _dry_run(root: Path, files: dict[str, str], *args: str):
@@ -44,3 +54,17 @@ def test_an_id_list_crossed_by_combinations_is_refused_naming_it(tmp_path):
         "benchrun: error: in 'tasks.yml': task 't': tasks[0].values.id: an id names one sample, but "
         "value_combinations: combinations crosses the id list with the other value lists, so each id would name "
         "several samples; leave the id list out (each sample's id is then made of its values)\n"))
+
+
+@pytest.mark.slow
+def test_a_sweep_over_the_judges_settings_labels_its_jobs_as_the_judges(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5", "gemma3"], responder=answer) as server:
+        result = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5,gemma3",
+                           multirun=True)
+    assert result.returncode == EXIT["ok"], result.stderr
+    sweep = json.loads((sweep_dir_of(result.stdout) / "sweep.json").read_text())
+    assert [(job["label"], job["model"]) for job in sweep["jobs"]] == [
+        ("judge.model=qwen2.5", "llama3.2"), ("judge.model=gemma3", "llama3.2")]
+    assert label({"runner.options.temperature": 0, "judge.options.temperature": 0.5}, "llama3.2") == (
+        "temperature=0 judge.temperature=0.5")
