@@ -11,7 +11,10 @@ Found and fixed:
 - A sweep over the judge's settings labelled its jobs by the key's last part: `-m judge.model=qwen2.5,gemma3` gave
   columns `model=qwen2.5` and `model=gemma3` (read as the models under test, which were llama3.2), and
   `runner.options.temperature=0,0.7 judge.options.temperature=0,0.7` gave `temperature=0 temperature=0.7` beside
-  `temperature=0.7 temperature=0`. A judge's key is labelled as the judge's: `judge.model=qwen2.5` (compose.labels)."""
+  `temperature=0.7 temperature=0`. A judge's key is labelled as the judge's: `judge.model=qwen2.5` (compose.labels).
+- A judge naming no server, on a run of `runner=openai`: the judge (judge.runner=ollama, the default) asked the default
+  Ollama, not the model's server as the README's judges section reads, and its refusal advised only `ollama serve` or
+  judge.host. It now says why and how to ask the model's server: judge.runner=openai (execute.session)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import pytest
 from benchrun.compose.labels import label
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, sweep_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
@@ -68,3 +72,16 @@ def test_a_sweep_over_the_judges_settings_labels_its_jobs_as_the_judges(tmp_path
         ("judge.model=qwen2.5", "llama3.2"), ("judge.model=gemma3", "llama3.2")]
     assert label({"runner.options.temperature": 0, "judge.options.temperature": 0.5}, "llama3.2") == (
         "temperature=0 judge.temperature=0.5")
+
+
+def test_a_judge_of_another_runner_than_the_models_says_it_was_not_asked_at_the_models_server(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOpenAI(models=["llama3.2", "qwen2.5"]) as server:
+        result = call_benchrun("task.path=bench", "runner=openai", f"runner.base_url={server.url}",
+                               "runner.model=llama3.2", "judge.model=qwen2.5", f"outputs={tmp_path / 'outputs'}",
+                               cwd=tmp_path)
+    assert (result.returncode, result.stderr.count("\n")) == (EXIT["runner"], 1)
+    assert result.stderr.startswith("benchrun: error: the judge model: ")  # the default Ollama: not there
+    assert result.stderr.endswith(
+        " (the judge is asked with judge.runner=ollama, at its default server: a judge asks the model's server only "
+        "with the model's runner, openai; set judge.runner=openai to ask it there)\n")
