@@ -14,7 +14,11 @@ Found and fixed:
   `temperature=0.7 temperature=0`. A judge's key is labelled as the judge's: `judge.model=qwen2.5` (compose.labels).
 - A judge naming no server, on a run of `runner=openai`: the judge (judge.runner=ollama, the default) asked the default
   Ollama, not the model's server as the README's judges section reads, and its refusal advised only `ollama serve` or
-  judge.host. It now says why and how to ask the model's server: judge.runner=openai (execute.session)."""
+  judge.host. It now says why and how to ask the model's server: judge.runner=openai (execute.session).
+- A value named `reference` in a task's inline values (`values: {a: [1, 2], reference: [3, 4]}`, as a values file's
+  reference column is written) was kept as a value: with `reference: [1, 2]` beside it, samples `add:a=1,reference=3`
+  scored against 1; without, `exact_match` was refused as having no reference. Refused naming values.reference
+  (compiler.sources)."""
 
 from __future__ import annotations
 
@@ -48,6 +52,15 @@ def test_crossing_the_columns_of_a_values_file_is_refused(tmp_path):
         "benchrun: error: in 'tasks.yml': task 'add': tasks[0].value_combinations: 'combinations' crosses value "
         "lists, but a values file gives one sample per record (crossed, its columns made questions no record holds, "
         "each asked again for every other column's value); leave value_combinations out\n"))
+
+
+def test_a_value_named_reference_in_a_tasks_values_is_refused(tmp_path):
+    result = _dry_run(tmp_path, {"tasks.yml": "- name: add\n  template: 'what is {a}?'\n"
+                                              "  values: {a: [1, 2], reference: [3, 4]}\n  reference: [1, 2]\n"})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks.yml': task 'add': tasks[0].values.reference: a value named 'reference' is kept as "
+        "a value of each sample (in its id, its values), not as its reference, as a values file's reference column "
+        "is; give the references with the task's reference key, or rename the value\n"))
 
 
 def test_an_id_list_crossed_by_combinations_is_refused_naming_it(tmp_path):

@@ -156,6 +156,11 @@ def _list_task(bench: Path, item: dict, index: int, bounds: Bounds) -> TaskSpec:
                             **{**named_at, "key": f"{key}.value_combinations"})
         values = read_values(bench, values_file, named_at, bounds)
         reference = _file_reference(values, item.get("reference"), {**named_at, "key": f"{key}.reference"})
+    elif REFERENCE in values:
+        raise TaskError("a value named 'reference' is kept as a value of each sample (in its id, its values), not as "
+                        "its reference, as a values file's reference column is; give the references with the task's "
+                        "reference key, or rename the value", file=TASKS_FILE, task=item["name"],
+                        key=f"{key}.values.{REFERENCE}")
     return _checked(TaskSpec(
         name=item["name"], source=TASKS_FILE, key=key, template=item["template"],
         values=values, reference=reference, values_file=values_file,
