@@ -18,7 +18,10 @@ Found and fixed:
 - A value named `reference` in a task's inline values (`values: {a: [1, 2], reference: [3, 4]}`, as a values file's
   reference column is written) was kept as a value: with `reference: [1, 2]` beside it, samples `add:a=1,reference=3`
   scored against 1; without, `exact_match` was refused as having no reference. Refused naming values.reference
-  (compiler.sources)."""
+  (compiler.sources).
+- A JSONL record giving a key twice (`{"a": 1, "b": 2, "a": 5, "reference": 3}` in a values file, an examples line
+  with two `assistant`s): the last was taken without a word (asked `what is 5 + 2?` against the reference 3), where
+  YAML and CSV refuse a key or column given twice. Refused naming the line, as a server's JSON is (compiler.files)."""
 
 from __future__ import annotations
 
@@ -98,3 +101,17 @@ def test_a_judge_of_another_runner_than_the_models_says_it_was_not_asked_at_the_
     assert result.stderr.endswith(
         " (the judge is asked with judge.runner=ollama, at its default server: a judge asks the model's server only "
         "with the model's runner, openai; set judge.runner=openai to ask it there)\n")
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    ({"data/v.jsonl": '{"a": 1, "b": 2, "a": 5, "reference": 3}\n'}, "in 'data/v.jsonl': task 'add': line 1: the key "
+     '"a" is given twice in one object (which one is meant, JSON does not say); give each key once'),
+    ({"data/v.jsonl": '{"a": 1, "b": 2, "reference": 3}\n',
+      "data/s.jsonl": '{"user": "what is 1 + 1?", "assistant": "2", "assistant": "3"}\n'},
+     "in 'data/s.jsonl': task 'add': line 1: the key \"assistant\" is given twice in one object (which one is meant, "
+     "JSON does not say); give each key once")])
+def test_a_jsonl_record_giving_a_key_twice_is_refused(tmp_path, data, said):
+    shots = "  fewshot: {file: data/s.jsonl}\n" if "data/s.jsonl" in data else ""
+    result = _dry_run(tmp_path, {"tasks.yml": "- name: add\n  template: 'what is {a} + {b}?'\n"
+                                              f"  values_file: data/v.jsonl\n{shots}", **data})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
