@@ -21,7 +21,10 @@ Found and fixed:
   (compiler.sources).
 - A JSONL record giving a key twice (`{"a": 1, "b": 2, "a": 5, "reference": 3}` in a values file, an examples line
   with two `assistant`s): the last was taken without a word (asked `what is 5 + 2?` against the reference 3), where
-  YAML and CSV refuse a key or column given twice. Refused naming the line, as a server's JSON is (compiler.files)."""
+  YAML and CSV refuse a key or column given twice. Refused naming the line, as a server's JSON is (compiler.files).
+- A values.csv reference with a leading zero (a postcode `02139`, a code `007`) is kept as text, "not asked and scored
+  as 2139" as the README says; but exact_match read such a text as its number, so the answers `2139` and 7 scored 1.
+  A code's text is compared as text (core.text.CODE, one rule for the typing of cells and for exact_match)."""
 
 from __future__ import annotations
 
@@ -34,8 +37,9 @@ from benchrun.compose.labels import label
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun, sweep_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
@@ -115,3 +119,16 @@ def test_a_jsonl_record_giving_a_key_twice_is_refused(tmp_path, data, said):
     result = _dry_run(tmp_path, {"tasks.yml": "- name: add\n  template: 'what is {a} + {b}?'\n"
                                               f"  values_file: data/v.jsonl\n{shots}", **data})
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+
+
+def test_a_reference_of_a_code_with_a_leading_zero_is_not_matched_by_its_number(tmp_path):
+    write_bench(tmp_path, {"tasks/codes/template.txt": "what is the code of {place}?",
+                           "tasks/codes/values.csv": "place,reference\nCambridge MA,02139\nBond,007\nOne,1\n"})
+    given = {"Cambridge MA": "2139", "Bond": 7, "One": "01"}
+    with FakeOllama(responder=lambda req: json.dumps({"answer": given[req.prompt[20:-1]]})) as server:
+        result = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    assert [(s["id"], s["metrics"]) for s in scores if s["scorer"] == "exact_match"] == [
+        ("codes:place=Cambridge MA", {"exact_match": 0}), ("codes:place=Bond", {"exact_match": 0}),
+        ("codes:place=One", {"exact_match": 0})]

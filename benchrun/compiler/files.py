@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
-from benchrun.core.text import SURROGATE, SURROGATE_ESCAPE, once_each
+from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, once_each
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 
 
@@ -180,7 +180,7 @@ def typed(cell: str) -> int | float | str:
     if _INT.fullmatch(cell):
         unsigned = cell.lstrip("+-")
         digits = unsigned.lstrip("0") or "0"
-        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or (unsigned != "0" and unsigned[0] == "0"):
+        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or CODE.fullmatch(cell):
             return cell
         return -int(digits) if cell.startswith("-") else int(digits)
     if _FLOAT.fullmatch(cell) and (not math.isfinite(value := float(cell)) or float_as_written(cell, value)):

@@ -16,7 +16,7 @@ from benchrun.compiler.usercode import Digests, defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
-from benchrun.core.text import CONTROL, NotJSON, json_value, writable
+from benchrun.core.text import CODE, CONTROL, NotJSON, json_value, writable
 
 CUSTOM_FILE = "custom_scorer.py"
 Scorer = Callable[[str, Any], Any]
@@ -48,10 +48,12 @@ def _same(exact: Any, text: Any, reference: Any) -> bool:
 
 def _number(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
-    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, NaN or an infinity (which are compared as text).
-    As floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong
-    answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
+    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`), NaN
+    or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their neighbours and
+    numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        return None
+    if isinstance(value, str) and CODE.fullmatch(value.strip()):  # 2139 is not the postcode 02139
         return None
     try:
         number = Decimal(repr(value) if isinstance(value, float) else value)

@@ -69,6 +69,9 @@ def writable_data(value: Any) -> Any:
 
 
 NESTED = "nested deeper than Python can follow"
+CODE = re.compile(r"[+-]?0[0-9]+", re.ASCII)
+"""An integer's text with a leading zero (`007`, a postcode `02139`): a code or an id, read and compared as the text it
+is, never as the number it would read as (7, 2139)."""
 
 
 class NotJSON(ValueError):
