@@ -24,7 +24,11 @@ Found and fixed:
   YAML and CSV refuse a key or column given twice. Refused naming the line, as a server's JSON is (compiler.files).
 - A values.csv reference with a leading zero (a postcode `02139`, a code `007`) is kept as text, "not asked and scored
   as 2139" as the README says; but exact_match read such a text as its number, so the answers `2139` and 7 scored 1.
-  A code's text is compared as text (core.text.CODE, one rule for the typing of cells and for exact_match)."""
+  A code's text is compared as text (core.text.CODE, one rule for the typing of cells and for exact_match).
+- A BoolAnswer task whose references are a values.csv's `true`/`false` cells (text, as cells that are no number are):
+  every right answer scored 0, exact_match comparing Python's `True` with `true`; a tasks.yml or JSONL reference `true`
+  scored a StringAnswer's "true" 0 and "True" 1. A bool is compared as its JSON text, in any case
+  (compiler.scoring._same)."""
 
 from __future__ import annotations
 
@@ -132,3 +136,14 @@ def test_a_reference_of_a_code_with_a_leading_zero_is_not_matched_by_its_number(
     assert [(s["id"], s["metrics"]) for s in scores if s["scorer"] == "exact_match"] == [
         ("codes:place=Cambridge MA", {"exact_match": 0}), ("codes:place=Bond", {"exact_match": 0}),
         ("codes:place=One", {"exact_match": 0})]
+
+
+def test_a_bool_answer_matches_a_true_or_false_reference_cell(tmp_path):
+    write_bench(tmp_path, {"tasks/truth/template.txt": "Is it true that {claim}?", "tasks/truth/info.yml":
+                           "format: BoolAnswer\n", "tasks/truth/values.csv":
+                           "claim,reference\nthe sky is blue,true\nfire is cold,false\nwater is wet,True\n"})
+    with FakeOllama(responder=lambda req: json.dumps({"answer": "cold" not in req.prompt})) as server:
+        result = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    assert [s["metrics"] for s in scores if s["scorer"] == "exact_match"] == [{"exact_match": 1}] * 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 from decimal import Decimal, InvalidOperation
 from numbers import Real
 from pathlib import Path
@@ -39,11 +40,19 @@ def _references(reference: Any) -> list[Any]:
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
     """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
-    text (the answer's `text`)."""
+    text (the answer's `text`); a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the
+    values.csv cell `true`, and `True`, as Python writes it)."""
     number = _number(exact), _number(reference)
     if None not in number:
         return number[0] == number[1]
+    if isinstance(exact, bool) or isinstance(reference, bool):
+        return _written(text).strip().casefold() == _written(reference).strip().casefold()
     return str(text).strip() == str(reference).strip()
+
+
+def _written(value: Any) -> str:
+    """A value as text: a bool as JSON writes it (`true`), anything else as Python does."""
+    return json.dumps(value) if isinstance(value, bool) else str(value)
 
 
 def _number(value: Any) -> Decimal | None:
