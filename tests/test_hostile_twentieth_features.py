@@ -28,7 +28,10 @@ Found and fixed:
 - A BoolAnswer task whose references are a values.csv's `true`/`false` cells (text, as cells that are no number are):
   every right answer scored 0, exact_match comparing Python's `True` with `true`; a tasks.yml or JSONL reference `true`
   scored a StringAnswer's "true" 0 and "True" 1. A bool is compared as its JSON text, in any case
-  (compiler.scoring._same)."""
+  (compiler.scoring._same).
+- A YesNoAnswer (or BoolAnswer, or a custom Enum answer) task graded by exact_match whose references no answer of the
+  format can match (values.csv `Yes`/`No`, the format's `yes`/`no`): every answer scored 0, however right. Refused
+  at compile naming the sample and the values the format answers (compiler.answerable)."""
 
 from __future__ import annotations
 
@@ -147,3 +150,13 @@ def test_a_bool_answer_matches_a_true_or_false_reference_cell(tmp_path):
     assert result.returncode == EXIT["ok"], result.stderr
     scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
     assert [s["metrics"] for s in scores if s["scorer"] == "exact_match"] == [{"exact_match": 1}] * 3
+
+
+def test_a_reference_no_answer_of_the_format_can_match_is_refused(tmp_path):
+    result = _dry_run(tmp_path, {"tasks/truth/template.txt": "Is it true that {claim}?",
+                                 "tasks/truth/info.yml": "format: YesNoAnswer\n",
+                                 "tasks/truth/values.csv": "claim,reference\nthe sky is blue,Yes\nfire is cold,No\n"})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks/truth/values.csv': task 'truth': column 'reference': the reference of sample "
+        "'truth:claim=the sky is blue' is \"Yes\", which no answer of format 'YesNoAnswer' (\"yes\", \"no\") matches: "
+        "exact_match would score every answer to it 0; write it as the format answers it\n"))
