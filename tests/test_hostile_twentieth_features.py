@@ -31,7 +31,9 @@ Found and fixed:
   (compiler.scoring._same).
 - A YesNoAnswer (or BoolAnswer, or a custom Enum answer) task graded by exact_match whose references no answer of the
   format can match (values.csv `Yes`/`No`, the format's `yes`/`no`): every answer scored 0, however right. Refused
-  at compile naming the sample and the values the format answers (compiler.answerable)."""
+  at compile naming the sample and the values the format answers (compiler.answerable).
+- `rescore RUN --rejudge judge.model=gemma3` printed the judge's old and new means (qwen2.5's grades, gemma3's) as a
+  rescore's, saying nothing of another judge model. It now says which judge model graded again (audit.rescored)."""
 
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ import pytest
 
 from benchrun.compose.labels import label
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.ollama_server import FakeOllama, fake_digest
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -160,3 +162,15 @@ def test_a_reference_no_answer_of_the_format_can_match_is_refused(tmp_path):
         "benchrun: error: in 'tasks/truth/values.csv': task 'truth': column 'reference': the reference of sample "
         "'truth:claim=the sky is blue' is \"Yes\", which no answer of format 'YesNoAnswer' (\"yes\", \"no\") matches: "
         "exact_match would score every answer to it 0; write it as the format answers it\n"))
+
+
+@pytest.mark.slow
+def test_a_rejudge_by_another_judge_model_says_which_graded_again(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5", "gemma3"], responder=answer) as server:
+        run = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5")
+        rejudged = call_benchrun("rescore", str(run_dir_of(run.stdout)), "--rejudge", "judge.model=gemma3",
+                                 cwd=tmp_path, module="benchrun.audit")
+    assert rejudged.returncode == EXIT["ok"], rejudged.stderr
+    assert (f"judged again by gemma3  name gemma3:latest  digest {fake_digest('gemma3')}  server 0.12.6 (old mean: "
+            "the run's judge, as show names it)") in rejudged.stdout.splitlines()
