@@ -29,8 +29,9 @@ Found and fixed:
   every right answer scored 0, exact_match comparing Python's `True` with `true`; a tasks.yml or JSONL reference `true`
   scored a StringAnswer's "true" 0 and "True" 1. A bool is compared as its JSON text, in any case
   (compiler.scoring._same).
-- A YesNoAnswer (or BoolAnswer, or a custom Enum answer) task graded by exact_match whose references no answer of the
-  format can match (values.csv `Yes`/`No`, the format's `yes`/`no`): every answer scored 0, however right. Refused
+- A YesNoAnswer (BoolAnswer, IntAnswer, a custom Enum answer) task graded by exact_match whose references no answer of
+  the format can match (values.csv `Yes`/`No`, the format's `yes`/`no`; `1,000` for an integer): every answer scored
+  0, however right. Refused
   at compile naming the sample and the values the format answers (compiler.answerable).
 - `rescore RUN --rejudge judge.model=gemma3` printed the judge's old and new means (qwen2.5's grades, gemma3's) as a
   rescore's, saying nothing of another judge model. It now says which judge model graded again (audit.rescored)."""
@@ -154,14 +155,17 @@ def test_a_bool_answer_matches_a_true_or_false_reference_cell(tmp_path):
     assert [s["metrics"] for s in scores if s["scorer"] == "exact_match"] == [{"exact_match": 1}] * 3
 
 
-def test_a_reference_no_answer_of_the_format_can_match_is_refused(tmp_path):
-    result = _dry_run(tmp_path, {"tasks/truth/template.txt": "Is it true that {claim}?",
-                                 "tasks/truth/info.yml": "format: YesNoAnswer\n",
-                                 "tasks/truth/values.csv": "claim,reference\nthe sky is blue,Yes\nfire is cold,No\n"})
+@pytest.mark.parametrize(("fmt", "cells", "said"), [
+    ("YesNoAnswer", "Yes\nfire is cold,No", '"Yes", which no answer of format \'YesNoAnswer\' ("yes", "no") matches'),
+    ("IntAnswer", "\"1,000\"", '"1,000", which no answer of format \'IntAnswer\' (an integer) matches')])
+def test_a_reference_no_answer_of_the_format_can_match_is_refused(tmp_path, fmt, cells, said):
+    result = _dry_run(tmp_path, {"tasks/truth/template.txt": "How true is it that {claim}?",
+                                 "tasks/truth/info.yml": f"format: {fmt}\n",
+                                 "tasks/truth/values.csv": f"claim,reference\nthe sky is blue,{cells}\n"})
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'tasks/truth/values.csv': task 'truth': column 'reference': the reference of sample "
-        "'truth:claim=the sky is blue' is \"Yes\", which no answer of format 'YesNoAnswer' (\"yes\", \"no\") matches: "
-        "exact_match would score every answer to it 0; write it as the format answers it\n"))
+        f"'truth:claim=the sky is blue' is {said}: exact_match would score every answer to it 0; write it as the "
+        "format answers it\n"))
 
 
 @pytest.mark.slow

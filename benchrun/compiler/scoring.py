@@ -42,7 +42,7 @@ def _same(exact: Any, text: Any, reference: Any) -> bool:
     """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
     text (the answer's `text`); a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the
     values.csv cell `true`, and `True`, as Python writes it)."""
-    number = _number(exact), _number(reference)
+    number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
     if isinstance(exact, bool) or isinstance(reference, bool):
@@ -55,7 +55,7 @@ def _written(value: Any) -> str:
     return json.dumps(value) if isinstance(value, bool) else str(value)
 
 
-def _number(value: Any) -> Decimal | None:
+def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
     (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`), NaN
     or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their neighbours and
