@@ -34,7 +34,14 @@ Found and fixed:
   0, however right. Refused
   at compile naming the sample and the values the format answers (compiler.answerable).
 - `rescore RUN --rejudge judge.model=gemma3` printed the judge's old and new means (qwen2.5's grades, gemma3's) as a
-  rescore's, saying nothing of another judge model. It now says which judge model graded again (audit.rescored)."""
+  rescore's, saying nothing of another judge model. It now says which judge model graded again (audit.rescored).
+
+Tried and held: the seed's listbench with a judge and repeats; values files with a BOM, ids holding `/` `:` `=`,
+reference lists and numbers as text; ids 1 and "1" (refused as one); id null, a list, empty or with a line break;
+folder tasks with values.csv and values.jsonl both; a judge's Enum of ints with YAML int `scores` keys (refused,
+"quote it"); a data file named as values file and examples file (listed once); a shard retried and merged; judges on
+runner=openai (the fake and the real llama_cpp.server); a judge model among runner_file's models (that job refused);
+a judge list with another digest on one server (refused); tasks.yml `reference: [yes, no]` (the YAML reader refuses)."""
 
 from __future__ import annotations
 
