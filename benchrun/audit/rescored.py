@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.audit.judged import judge_identity
 from benchrun.console import output
 from benchrun.console.visible import visible
 from benchrun.core.frozen import Frozen
@@ -123,6 +124,9 @@ def print_rescore(result: Rescore, out: Console) -> None:
     """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), the
     scorers and modules whose code is not the run's, then where it was written."""
     out.print(means_table(result))
+    if result.info.judge:  # the judges' new means are another judge model's grades when it was asked of another
+        out.print(visible(f"judged again by {judge_identity(result.info.judge)} (old mean: the run's judge, "
+                          "as show names it)"), markup=False, soft_wrap=True)
     changes = [f"{answer_name(c.id, c.repeat)} {c.metric}: {_value(c.old, c.old_error)} -> {_value(c.new, c.new_error)}"
                for c in result.changed]
     _print_list(out, f"{len(changes)} sample values changed", changes)

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
-from benchrun.core.text import SURROGATE, SURROGATE_ESCAPE
+from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, once_each
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 
 
@@ -116,7 +116,8 @@ def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tupl
 def _parsed(line: str, rel: str, task: str, number: int) -> Any:
     where = {"file": rel, "task": task, "key": f"line {number}"}
     try:
-        value = json.loads(line, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float)
+        value = json.loads(line, object_pairs_hook=once_each, parse_constant=_no_constant, parse_int=_bounded_int,
+                           parse_float=_finite_float)
     except json.JSONDecodeError as err:
         raise TaskError(f"not JSON: {err.msg} (column {err.colno})", **where) from None
     except RecursionError:
@@ -179,7 +180,7 @@ def typed(cell: str) -> int | float | str:
     if _INT.fullmatch(cell):
         unsigned = cell.lstrip("+-")
         digits = unsigned.lstrip("0") or "0"
-        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or (unsigned != "0" and unsigned[0] == "0"):
+        if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or CODE.fullmatch(cell):
             return cell
         return -int(digits) if cell.startswith("-") else int(digits)
     if _FLOAT.fullmatch(cell) and (not math.isfinite(value := float(cell)) or float_as_written(cell, value)):

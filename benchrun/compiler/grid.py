@@ -140,7 +140,13 @@ def sample_count(spec: TaskSpec) -> int:
     """How many samples the task's value lists give, without expanding them."""
     lengths = [len(column) for column in spec.values.values()]
     if spec.value_combinations == "combinations":
-        return math.prod(lengths)
+        n = math.prod(lengths)
+        if ID_COLUMN in spec.values and n > len(spec.values[ID_COLUMN]):
+            raise _error(spec, f"values.{ID_COLUMN}", "an id names one sample, but value_combinations: combinations "
+                                                      "crosses the id list with the other value lists, so each id "
+                                                      "would name several samples; leave the id list out (each "
+                                                      "sample's id is then made of its values)")
+        return n
     if len(set(lengths)) > 1:
         shown = ", ".join(f"{name}={len(column)}" for name, column in spec.values.items())
         raise _error(spec, "values", f"value lists differ in length ({shown}); "

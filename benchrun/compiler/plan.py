@@ -11,6 +11,7 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel
 
 from benchrun.compiler import formats, grid, scoring
+from benchrun.compiler.answerable import refuse_unanswerable
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
@@ -80,6 +81,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         preamble = len(system or "") + sum(len(turn.user) + len(turn.assistant) for turn in turns)
         task_samples = grid.samples(spec, limits, rendered, preamble)
         tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns))
+        refuse_unanswerable(spec, tasks[-1], task_samples)
         samples.extend(task_samples)
     judges = compile_judges(bench, specs, [t.scorers for t in tasks],
                             lambda name, where: format_spec(name, known_formats, where))

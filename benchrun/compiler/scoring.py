@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 from decimal import Decimal, InvalidOperation
 from numbers import Real
 from pathlib import Path
@@ -16,7 +17,7 @@ from benchrun.compiler.usercode import Digests, defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
-from benchrun.core.text import CONTROL, NotJSON, json_value, writable
+from benchrun.core.text import CODE, CONTROL, NotJSON, json_value, writable
 
 CUSTOM_FILE = "custom_scorer.py"
 Scorer = Callable[[str, Any], Any]
@@ -39,19 +40,29 @@ def _references(reference: Any) -> list[Any]:
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
     """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
-    text (the answer's `text`)."""
-    number = _number(exact), _number(reference)
+    text (the answer's `text`); a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the
+    values.csv cell `true`, and `True`, as Python writes it)."""
+    number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
+    if isinstance(exact, bool) or isinstance(reference, bool):
+        return _written(text).strip().casefold() == _written(reference).strip().casefold()
     return str(text).strip() == str(reference).strip()
 
 
-def _number(value: Any) -> Decimal | None:
+def _written(value: Any) -> str:
+    """A value as text: a bool as JSON writes it (`true`), anything else as Python does."""
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
-    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, NaN or an infinity (which are compared as text).
-    As floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong
-    answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
+    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`), NaN
+    or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their neighbours and
+    numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        return None
+    if isinstance(value, str) and CODE.fullmatch(value.strip()):  # 2139 is not the postcode 02139
         return None
     try:
         number = Decimal(repr(value) if isinstance(value, float) else value)

@@ -149,8 +149,18 @@ def _list_task(bench: Path, item: dict, index: int, bounds: Bounds) -> TaskSpec:
     values, reference, values_file = item.get("values"), item.get("reference", "calculated"), item.get("values_file")
     if values_file is not None:
         named_at = {"file": TASKS_FILE, "task": item["name"], "key": f"{key}.values_file"}
+        if item.get("value_combinations") == "combinations":
+            raise TaskError("'combinations' crosses value lists, but a values file gives one sample per record "
+                            "(crossed, its columns made questions no record holds, each asked again for every other "
+                            "column's value); leave value_combinations out",
+                            **{**named_at, "key": f"{key}.value_combinations"})
         values = read_values(bench, values_file, named_at, bounds)
         reference = _file_reference(values, item.get("reference"), {**named_at, "key": f"{key}.reference"})
+    elif REFERENCE in values:
+        raise TaskError("a value named 'reference' is kept as a value of each sample (in its id, its values), not as "
+                        "its reference, as a values file's reference column is; give the references with the task's "
+                        "reference key, or rename the value", file=TASKS_FILE, task=item["name"],
+                        key=f"{key}.values.{REFERENCE}")
     return _checked(TaskSpec(
         name=item["name"], source=TASKS_FILE, key=key, template=item["template"],
         values=values, reference=reference, values_file=values_file,

@@ -23,6 +23,8 @@ MAX_SLUG = 64
 benchmark's, the model's) stays well within the 255 bytes a file system allows."""
 BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "task.path")
 """Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
+JUDGE = "judge"
+"""The judge's settings' key (`judge.model`, `judge.options.temperature`)."""
 WHOLE_KEYS = ("shard",)
 """Keys whose value has a slash but is no path (`shard=2/8`): labelled whole."""
 
@@ -51,10 +53,19 @@ def varied(overrides: Iterable[str], swept: frozenset[str]) -> dict[str, Any]:
 
 def label(settings: Mapping[str, Any], model: Any) -> str:
     """`gemma3 temperature=0.7`: the varied values, bare for the model, runner, model preset and benchmark, else
-    `last key=value` (a path by its file name, a shard whole: `shard=2/8`); the model when nothing varied."""
-    parts = [_text(value) if key in BARE_KEYS else f"{key.rpartition('.')[2]}={_text(value, key in WHOLE_KEYS)}"
+    `last key=value` (`judge.last key=value` for the judge's; a path by its file name, a shard whole: `shard=2/8`); the
+    model when nothing varied."""
+    parts = [_text(value) if key in BARE_KEYS else f"{_named(key)}={_text(value, key in WHOLE_KEYS)}"
              for key, value in settings.items()]
     return " ".join(parts) or _text(model)
+
+
+def _named(key: str) -> str:
+    """A varied key as a label names it: its last part (`temperature`), the judge's said to be the judge's
+    (`judge.model`, `judge.temperature`: `model=qwen2.5` read as the model under test, and `temperature=0.7` beside the
+    model's could not be told from it)."""
+    last = key.rpartition(".")[2]
+    return f"{JUDGE}.{last}" if key.startswith(f"{JUDGE}.") else last
 
 
 def slug(value: Any) -> str:

@@ -69,6 +69,9 @@ def writable_data(value: Any) -> Any:
 
 
 NESTED = "nested deeper than Python can follow"
+CODE = re.compile(r"[+-]?0[0-9]+", re.ASCII)
+"""An integer's text with a leading zero (`007`, a postcode `02139`): a code or an id, read and compared as the text it
+is, never as the number it would read as (7, 2139)."""
 
 
 class NotJSON(ValueError):
@@ -88,7 +91,7 @@ def json_value(text: str, parse_float: Callable[[str], Any] = float) -> Any:
     `NaN`, `Infinity` or `-Infinity`, which Python's reader takes though JSON has no such number (`{"x": NaN}` was
     format_valid 1 for a `float` field, a JSON text no other reader of the answer takes)."""
     try:
-        value = json.loads(text, object_pairs_hook=_once_each, parse_constant=_no_constant, parse_float=parse_float)
+        value = json.loads(text, object_pairs_hook=once_each, parse_constant=_no_constant, parse_float=parse_float)
         return _writable_strings(value) if "\\u" in text and SURROGATE_ESCAPE.search(text) else value
     except NotJSON:
         raise
@@ -108,10 +111,10 @@ def server_json(body: bytes) -> Any:
     """A server's answer (its body, as bytes) read as JSON as Python reads it (UTF-8, -16 or -32, as the body's first
     bytes say), each key of an object given once: NotJSON naming a key given twice (`"content"` in one message, which
     readers resolve each their own way, so the text kept could be another than the one a reader of the bytes sees)."""
-    return json.loads(body, object_pairs_hook=_once_each)
+    return json.loads(body, object_pairs_hook=once_each)
 
 
-def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are each given once, else NotJSON naming the key given twice."""
     value = dict(pairs)
     if len(value) < len(pairs):

@@ -159,12 +159,23 @@ async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any])
         try:
             judge_identity = await runner.identify()
         except BenchrunError as err:
-            err.args = (f"the judge model: {err}",)
+            err.args = (f"the judge model: {err}{_not_at_the_models(cfg)}",)
             raise err from None
         await refuse_self(cfg, identity, judge_identity, runner)
         yield runner, judge_identity
     finally:
         await runner.aclose()
+
+
+def _not_at_the_models(cfg: dict[str, Any]) -> str:
+    """Why a judge naming no server of its own was not asked at the model's (its runner is another type), as a note to
+    a refusal at its default server: the model's server is not where the judge looked."""
+    judge, model = cfg["judge"]["runner"], cfg["runner"]["type"]
+    server, models = RUNNERS[judge].server_key, RUNNERS[model].server_key
+    if judge == model or server is None or models is None or cfg["judge"].get(server) is not None:
+        return ""
+    return (f" (the judge is asked with judge.runner={judge}, at its default server: a judge asks the model's server "
+            f"only with the model's runner, {model}; set judge.runner={model} to ask it there)")
 
 
 async def refuse_self(cfg: dict[str, Any], identity: dict[str, Any], judge_identity: dict[str, Any],

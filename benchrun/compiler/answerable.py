@@ -1,0 +1,84 @@
+"""References no answer can match: a task graded by exact_match whose format's `answer` takes only some values (an
+Enum, YesNoAnswer's `yes`/`no`, a bool) or only numbers (IntAnswer, FloatAnswer), and a reference none of them
+equals (`Yes` from a values.csv, `1,000` or `2.5` for an IntAnswer), would score every answer to that sample 0,
+however right; refused at compile, naming the sample."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterable
+
+from benchrun.compiler.scoring import exact_match, number_value
+from benchrun.compiler.sources import TaskSpec
+from benchrun.core.errors import TaskError
+from benchrun.core.manifest import Sample, TaskEntry
+
+ANSWER = "answer"
+"""The field of a response that exact_match reads."""
+NUMBERS = {"integer": "an integer", "number": "a number"}
+"""The JSON Schema types of an answer that only numbers give, as an error names them."""
+
+
+def answer_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a format's `answer` (its definition, for an Enum's `$ref`); empty without one."""
+    prop = schema.get("properties", {}).get(ANSWER)
+    if not isinstance(prop, dict):
+        return {}
+    if "$ref" in prop:
+        return schema.get("$defs", {}).get(str(prop["$ref"]).rsplit("/", 1)[-1], {})
+    return prop
+
+
+def choices(schema: dict[str, Any]) -> list[Any] | None:
+    """Every value a format's `answer` may take (an Enum's, a const's, a bool's), or None when it may take any of a
+    kind (a string, a number) or the format has no `answer`."""
+    prop = answer_schema(schema)
+    if "enum" in prop:
+        return list(prop["enum"])
+    if "const" in prop:
+        return [prop["const"]]
+    return [True, False] if prop.get("type") == "boolean" else None
+
+
+def matcher(schema: dict[str, Any]) -> tuple[Callable[[Any], bool], str] | None:
+    """Whether a reference item can be matched by some answer of the format, and what the format answers (for the
+    error); None when any reference can be (a string answer, no `answer` field)."""
+    given = choices(schema)
+    if given is not None:
+        answers = [json.dumps({ANSWER: value}) for value in given]
+        shown = ", ".join(json.dumps(value, ensure_ascii=False) for value in given)
+        seen: dict[tuple[type, Any], bool] = {}  # a few references over many samples: each read once
+
+        def matched(item: Any) -> bool:
+            key = (type(item), item)
+            if key not in seen:
+                seen[key] = any(exact_match(answer, item) for answer in answers)
+            return seen[key]
+        return matched, shown
+    kind = answer_schema(schema).get("type")
+    if kind not in NUMBERS:
+        return None
+    return (lambda item: _numbered(item, kind == "integer")), NUMBERS[kind]
+
+
+def _numbered(item: Any, whole: bool) -> bool:
+    """Whether exact_match reads `item` as a number (a whole one, for an integer answer)."""
+    value = number_value(item)
+    return value is not None and (not whole or value == value.to_integral_value())
+
+
+def refuse_unanswerable(spec: TaskSpec, entry: TaskEntry, samples: Iterable[Sample]) -> None:
+    """Refuse a sample of a task graded by the built-in exact_match whose reference (none of its acceptable answers)
+    matches no value the task's format lets the model answer."""
+    if not any(s.name == "exact_match" and s.origin == "builtin" for s in entry.scorers):
+        return
+    found = matcher(entry.format.json_schema)
+    if found is None:
+        return
+    can_match, shown = found
+    for sample in samples:
+        items = sample.reference if isinstance(sample.reference, list) else [sample.reference]
+        if not any(can_match(item) for item in items):
+            raise TaskError(f"the reference of sample '{sample.id}' is {json.dumps(sample.reference, ensure_ascii=False)},"
+                            f" which no answer of format '{entry.format.name}' ({shown}) matches: exact_match would "
+                            "score every answer to it 0; write it as the format answers it", **spec.where("reference"))
