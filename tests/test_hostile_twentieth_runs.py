@@ -7,6 +7,14 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   registered`); one that replaced a resolver (`oc.env`, benchrun's `slug`, `replace=True`) chose the server the
   sweep's next job asked and the directory its summary went to (none written, exit 4). Now OmegaConf's resolvers are
   put back after user code runs in the process (`compiler.runstate`)
+- a sweep over `outputs` (`-m outputs=a,b`): two jobs asking the same, both written under the default outputs/ (the
+  sweep's directory is made of `outputs` once), neither in a nor b, each saying in its config.yaml it was
+  (`outputs: b`). Now refused before anything is made, as a sweep over dry_run is (`compose.sweepsize.WHOLE_SWEEP`)
+- a sweep whose jobs each list several models (`-m runner_file=multiple_models.yml runner.options.temperature=0,0.5`,
+  or `runner.model=[a,b]`): each job ran its models as a sweep of its own inside the job's directory, which the
+  sweep's summary listed as missing (`job 0_temperature-0 (unknown model) missing: the job left no run.json`, exit 1,
+  every run completed), each run labelled by its model alone. Now each such job is refused in one line, recorded as
+  failed, before anything is asked (`compose.sweepsize.one_model_a_job`, from `app.run`)
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun
 
 ONE_TASK = "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n  scorer: s\n"
 SCORER = "def s(response, reference):\n    return 1\n"
@@ -50,3 +59,27 @@ def test_a_benchmark_file_registering_a_resolver_at_import_changes_no_later_job_
     assert (done.returncode, done.stderr) == (EXIT["ok"], ""), done.stderr
     [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
     assert _statuses(sweep_dir, jobs) == ["completed", "completed"]
+
+
+def test_a_sweep_over_outputs_is_refused_before_anything_is_made(tmp_path):
+    """Before: two jobs asking the same, both under the default outputs/, their config.yaml saying a and b."""
+    write_bench(tmp_path, {"tasks.yml": ONE_TASK, "custom_scorer.py": SCORER}, "a")
+    done = call_benchrun("-m", "task.path=a", "outputs=ox,oy", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': outputs=ox,oy: a sweep writes all its jobs into one sweep directory, made under "
+        "outputs once, so no job is written where its own value says; give one outputs=DIR, or run a sweep for each\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a"]
+
+
+@pytest.mark.parametrize("models", ["runner_file=multiple_models.yml", "runner.model=[llama3.2,gemma3]"])
+def test_a_sweep_whose_jobs_each_list_several_models_refuses_each_job(tmp_path, models):
+    """Before: a sweep of the models inside each job's directory, the jobs listed as missing, exit 1."""
+    done = call_benchrun("-m", "task=folderbench", models, "runner.options.temperature=0,0.5", "outputs=o",
+                         "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    line = ("in 'config': runner.model: a job of a sweep asks one model, and this one's config lists 2 (llama3.2, "
+            "gemma3: a list, or its runner file's); sweep over them instead: -m runner.model=llama3.2,gemma3")
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], f"benchrun: error: {line}\n" * 2)
+    [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [(job["dir"], job["status"], job["reason"]) for job in sweep["jobs"]] == [
+        ("0_temperature-0", "failed", line), ("1_temperature-0.5", "failed", line)]

@@ -33,17 +33,22 @@ def swept(config: DictConfig) -> list[Override]:
     return [override for override in last.values() if override.is_sweep_override()]
 
 
-WHOLE_SWEEP = ("dry_run",)
-"""Keys that say how the whole sweep is launched, which its jobs cannot vary: a dry run's jobs are launched here, a
-run's by the sweep's launcher into the sweep's directory."""
+WHOLE_SWEEP = {
+    "dry_run": "a sweep is a dry run or not, all its jobs one way; give dry_run=true for a dry run of the sweep, or "
+               "leave it out",
+    "outputs": "a sweep writes all its jobs into one sweep directory, made under outputs once, so no job is written "
+               "where its own value says; give one outputs=DIR, or run a sweep for each"}
+"""Keys that say how the whole sweep is launched, which its jobs cannot vary, and why: a dry run's jobs are launched
+here, a run's by the sweep's launcher into the sweep's directory; that directory is made of the sweep's `outputs`
+(`-m outputs=a,b`: two jobs asking the same, both under the default outputs/, each saying in its config it was
+written to a or b)."""
 
 
 def refuse_varied(swept: list[Override]) -> None:
     """Refuse a sweep that varies a key of the whole sweep's (`WHOLE_SWEEP`): `-m dry_run=true,false` launched its dry
     job among the runs, where it left no run and was listed as missing, the sweep failed."""
     if varied := next((override for override in swept if override.key_or_group in WHOLE_SWEEP), None):
-        raise ConfigError(f"in 'config': {varied.input_line}: a sweep is a dry run or not, all its jobs one way; give "
-                          f"{varied.key_or_group}=true for a dry run of the sweep, or leave it out")
+        raise ConfigError(f"in 'config': {varied.input_line}: {WHOLE_SWEEP[varied.key_or_group]}")
 
 
 def checked_size(swept: list[Override]) -> float:
@@ -113,3 +118,14 @@ def same(value: Any) -> str:
     """One text for values a job is given alike (0.5 and 5e-1; not 1 and true, nor 1 and 1.0, which are labelled
     apart)."""
     return json.dumps(value, sort_keys=True)
+
+
+def one_model_a_job(cfg: dict[str, Any]) -> None:
+    """Refuse a sweep's job whose config lists several models (`runner.model=[a,b]`, a runner file's list): it ran
+    them as a sweep of its own inside the job's directory, which the sweep's summary then listed as missing (exit 1,
+    every run completed), each run labelled by its model alone."""
+    models = cfg["runner"]["model"]
+    if isinstance(models, list) and len(models) > 1:
+        raise ConfigError(f"a job of a sweep asks one model, and this one's config lists {len(models)} "
+                          f"({', '.join(map(str, models))}: a list, or its runner file's); sweep over them instead: "
+                          f"-m runner.model={','.join(map(str, models))}", file="config", key="runner.model")
