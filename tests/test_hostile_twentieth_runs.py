@@ -15,6 +15,11 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   sweep's summary listed as missing (`job 0_temperature-0 (unknown model) missing: the job left no run.json`, exit 1,
   every run completed), each run labelled by its model alone. Now each such job is refused in one line, recorded as
   failed, before anything is asked (`compose.sweepsize.one_model_a_job`, from `app.run`)
+- a runner key given on the command line that the runner file gives too (`-m runner.model=llama3.2,mistral
+  runner_file=runner.yml`, the seed's file naming llama3.2): the file's value took its place unsaid, so both jobs
+  asked llama3.2, one labelled mistral (its directory, label, varied and its column of the sweep's table: llama3.2's
+  scores as mistral's); a single run's `runner.model=mistral` asked llama3.2. Now refused in one line
+  (`compose.runnerfile.refuse_replaced`, from `app.run`)
 """
 
 from __future__ import annotations
@@ -83,3 +88,22 @@ def test_a_sweep_whose_jobs_each_list_several_models_refuses_each_job(tmp_path, 
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     assert [(job["dir"], job["status"], job["reason"]) for job in sweep["jobs"]] == [
         ("0_temperature-0", "failed", line), ("1_temperature-0.5", "failed", line)]
+
+
+@pytest.mark.parametrize(("multirun", "models", "code"), [
+    (["-m"], "runner.model=llama3.2,mistral", EXIT["sweep_failed"]), ([], "runner.model=mistral", EXIT["usage"])])
+def test_a_runner_key_the_runner_file_gives_too_is_refused_on_the_command_line(tmp_path, multirun, models, code):
+    """Before: the runner file's model asked in its place, a sweep's job labelled mistral asking llama3.2."""
+    done = call_benchrun(*multirun, "task=folderbench", "runner_file=runner.yml", models, "outputs=o",
+                         "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    said = ("in 'config': runner.model={}: the runner file 'runner.yml' gives runner.model too, and its value takes "
+            "the place of the command line's, so this one would never be asked; give it in one place")
+    lines = [said.format(model) for model in models.split("=")[1].split(",")]
+    assert (done.returncode, done.stderr) == (code, "".join(f"benchrun: error: {line}\n" for line in lines))
+    if multirun:
+        [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+        sweep = json.loads((sweep_dir / "sweep.json").read_text())
+        assert [(job["dir"], job["status"], job["reason"]) for job in sweep["jobs"]] == [
+            ("0_llama3.2", "failed", lines[0]), ("1_mistral", "failed", lines[1])]
+    else:
+        assert [path for path in (tmp_path / "o").rglob("*") if not path.is_dir()] == []
