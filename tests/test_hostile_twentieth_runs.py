@@ -20,11 +20,18 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   asked llama3.2, one labelled mistral (its directory, label, varied and its column of the sweep's table: llama3.2's
   scores as mistral's); a single run's `runner.model=mistral` asked llama3.2. Now refused in one line
   (`compose.runnerfile.refuse_replaced`, from `app.run`)
+- a Slurm sweep of more jobs than one job array holds (`-m runner.options.seed=range(0,1500)`, MaxArraySize 1001):
+  Hydra composed every job's config first (five minutes, saying nothing), then sbatch refused the array (`hydra/launcher
+  could not launch the sweep's jobs: sbatch: error: Batch job submission failed: Invalid job array specification`),
+  naming neither the limit nor the fix. Now refused at once, before anything is made
+  (`compose.slurmoptions.array_too_long`, in `callbacks._check_slurm`)
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 
@@ -107,3 +114,21 @@ def test_a_runner_key_the_runner_file_gives_too_is_refused_on_the_command_line(t
             ("0_llama3.2", "failed", lines[0]), ("1_mistral", "failed", lines[1])]
     else:
         assert [path for path in (tmp_path / "o").rglob("*") if not path.is_dir()] == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+@pytest.mark.parametrize("dry_run", [[], ["dry_run=true"]])
+def test_a_slurm_sweep_of_more_jobs_than_one_job_array_holds_is_refused_at_once(tmp_path, dry_run):
+    """Before: every job's config composed (minutes), then sbatch's `Invalid job array specification`."""
+    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, check=True).stdout
+    most = int(re.search(r"^MaxArraySize\s*=\s*(\d+)", config, re.M)[1])
+    write_bench(tmp_path, {"tasks.yml": ONE_TASK, "custom_scorer.py": SCORER}, "a")
+    done = subprocess.run([sys.executable, "-m", "benchrun", "-m", f"runner.options.seed=range(0,{most + 1})",
+                           "task.path=a", "hydra/launcher=slurm", "outputs=o", "runner.host=http://127.0.0.1:9",
+                           *dry_run], cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': the sweep makes {most + 1:,} jobs, and this cluster's Slurm takes at most "
+        f"{most:,} in one job array (MaxArraySize), which submitit makes of a sweep's jobs; sweep fewer values, or "
+        "split the sweep\n"))
+    assert not (tmp_path / "o").exists()
