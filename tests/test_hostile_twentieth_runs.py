@@ -25,6 +25,10 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   could not launch the sweep's jobs: sbatch: error: Batch job submission failed: Invalid job array specification`),
   naming neither the limit nor the fix. Now refused at once, before anything is made
   (`compose.slurmoptions.array_too_long`, in `callbacks._check_slurm`)
+- a sweep over model presets whose model the command line sets (`-m model=gemma3,llama3.2 runner.model=mistral`, to
+  compare the presets' options on one model): both jobs asked mistral, labelled `gemma3` and `llama3.2` (their
+  directories, run.json and the sweep's columns: mistral's scores under two other models' names). Now a preset is
+  labelled bare only when its name is the model asked, else `model=gemma3` (`compose.labels.label`)
 """
 
 from __future__ import annotations
@@ -132,3 +136,20 @@ def test_a_slurm_sweep_of_more_jobs_than_one_job_array_holds_is_refused_at_once(
         f"{most:,} in one job array (MaxArraySize), which submitit makes of a sweep's jobs; sweep fewer values, or "
         "split the sweep\n"))
     assert not (tmp_path / "o").exists()
+
+
+def test_a_sweep_over_model_presets_asking_another_model_labels_the_presets_as_presets(tmp_path):
+    """Before: the jobs labelled `gemma3` and `llama3.2`, both asking mistral."""
+    write_bench(tmp_path, {"tasks.yml": ONE_TASK, "custom_scorer.py": SCORER}, "a")
+    with FakeOllama(models=["mistral", "gemma3"]) as server:
+        done = call_benchrun("-m", "task.path=a", "model=gemma3,llama3.2", "runner.model=mistral", "outputs=o",
+                             "cache=false", f"runner.host={server.url}", cwd=tmp_path)
+        bare = call_benchrun("-m", "task.path=a", "model=gemma3", "outputs=p", "cache=false",
+                             f"runner.host={server.url}", cwd=tmp_path)
+    assert (done.returncode, done.stderr, bare.returncode) == (EXIT["ok"], "", EXIT["ok"])
+    [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [(job["dir"], job["model"], job["label"]) for job in sweep["jobs"]] == [
+        ("0_model-gemma3", "mistral", "model=gemma3"), ("1_model-llama3.2", "mistral", "model=llama3.2")]
+    [bare_dir] = (tmp_path / "p").glob("*/*_sweep")
+    assert [job["label"] for job in json.loads((bare_dir / "sweep.json").read_text())["jobs"]] == ["gemma3"]

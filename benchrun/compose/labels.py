@@ -51,9 +51,11 @@ def varied(overrides: Iterable[str], swept: frozenset[str]) -> dict[str, Any]:
 
 def label(settings: Mapping[str, Any], model: Any) -> str:
     """`gemma3 temperature=0.7`: the varied values, bare for the model, runner, model preset and benchmark, else
-    `last key=value` (a path by its file name, a shard whole: `shard=2/8`); the model when nothing varied."""
-    parts = [_text(value) if key in BARE_KEYS else f"{key.rpartition('.')[2]}={_text(value, key in WHOLE_KEYS)}"
-             for key, value in settings.items()]
+    `last key=value` (a path by its file name, a shard whole: `shard=2/8`); the model when nothing varied. A model
+    preset is bare only when its name is the model asked: `-m model=gemma3,llama3.2 runner.model=mistral` asked
+    mistral in both jobs, labelled `gemma3` and `llama3.2` (their columns of the sweep's table mistral's scores)."""
+    parts = [_text(value) if key in BARE_KEYS and (key != "model" or model is None or value == model)
+             else f"{key.rpartition('.')[2]}={_text(value, key in WHOLE_KEYS)}" for key, value in settings.items()]
     return " ".join(parts) or _text(model)
 
 
