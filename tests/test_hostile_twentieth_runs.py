@@ -28,7 +28,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - a sweep over model presets whose model the command line sets (`-m model=gemma3,llama3.2 runner.model=mistral`, to
   compare the presets' options on one model): both jobs asked mistral, labelled `gemma3` and `llama3.2` (their
   directories, run.json and the sweep's columns: mistral's scores under two other models' names). Now a preset is
-  labelled bare only when its name is the model asked, else `model=gemma3` (`compose.labels.label`)
+  labelled bare only when its name is the model asked, else `model=gemma3` (`compose.labels.label`); alike a sweep
+  over benchmark presets whose path the command line sets (`-m task=listbench,folderbench task.path=b`: both jobs
+  asked b, one manifest, labelled `listbench` and `folderbench`), now `task=listbench`
 """
 
 from __future__ import annotations
@@ -153,3 +155,14 @@ def test_a_sweep_over_model_presets_asking_another_model_labels_the_presets_as_p
         ("0_model-gemma3", "mistral", "model=gemma3"), ("1_model-llama3.2", "mistral", "model=llama3.2")]
     [bare_dir] = (tmp_path / "p").glob("*/*_sweep")
     assert [job["label"] for job in json.loads((bare_dir / "sweep.json").read_text())["jobs"]] == ["gemma3"]
+
+
+def test_a_sweep_over_benchmark_presets_asking_another_benchmark_labels_the_presets_as_presets(tmp_path):
+    """Before: the jobs labelled `listbench` and `folderbench`, both asking benchmark a."""
+    write_bench(tmp_path, {"tasks.yml": ONE_TASK, "custom_scorer.py": SCORER}, "a")
+    done = call_benchrun("-m", "task=listbench,folderbench", "task.path=a", "outputs=o",
+                         "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert done.returncode == EXIT["sweep_failed"]
+    [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+    runs = [json.loads((sweep_dir / job / "run.json").read_text()) for job in ("0_task-listbench", "1_task-folderbench")]
+    assert [(run["benchmark"], run["label"]) for run in runs] == [("a", "task=listbench"), ("a", "task=folderbench")]

@@ -49,12 +49,14 @@ def varied(overrides: Iterable[str], swept: frozenset[str]) -> dict[str, Any]:
     return {o.key_or_group: o.value() for o in _parse(overrides) if o.key_or_group in swept}
 
 
-def label(settings: Mapping[str, Any], model: Any) -> str:
+def label(settings: Mapping[str, Any], model: Any, benchmark: str | None = None) -> str:
     """`gemma3 temperature=0.7`: the varied values, bare for the model, runner, model preset and benchmark, else
-    `last key=value` (a path by its file name, a shard whole: `shard=2/8`); the model when nothing varied. A model
-    preset is bare only when its name is the model asked: `-m model=gemma3,llama3.2 runner.model=mistral` asked
-    mistral in both jobs, labelled `gemma3` and `llama3.2` (their columns of the sweep's table mistral's scores)."""
-    parts = [_text(value) if key in BARE_KEYS and (key != "model" or model is None or value == model)
+    `last key=value` (a path by its file name, a shard whole: `shard=2/8`); the model when nothing varied. A preset
+    (`model=`, `task=`) is bare only when it names what its job asked, the `model` or the `benchmark`:
+    `-m model=gemma3,llama3.2 runner.model=mistral` asked mistral in both jobs, labelled `gemma3` and `llama3.2`, and
+    `-m task=listbench,folderbench task.path=b` asked b in both, labelled `listbench` and `folderbench`."""
+    asked = {"model": model, "task": benchmark}
+    parts = [_text(value) if key in BARE_KEYS and asked.get(key) in (None, value)
              else f"{key.rpartition('.')[2]}={_text(value, key in WHOLE_KEYS)}" for key, value in settings.items()]
     return " ".join(parts) or _text(model)
 
@@ -77,9 +79,9 @@ def bounded(text: str, limit: int) -> str:
     return f"{text[:limit - 13]}~{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
-def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any) -> str:
+def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any, benchmark: str | None = None) -> str:
     """The `${sweep_label:...}` interpolation of conf/config.yaml: a Hydra sweep job's directory label."""
-    return dir_label(label(varied(overrides, swept_keys(sweep_dir)), model))
+    return dir_label(label(varied(overrides, swept_keys(sweep_dir)), model, benchmark))
 
 
 def _text(value: Any, whole: bool = False) -> str:
