@@ -18,7 +18,8 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - a runner key given on the command line that the runner file gives too (`-m runner.model=llama3.2,mistral
   runner_file=runner.yml`, the seed's file naming llama3.2): the file's value took its place unsaid, so both jobs
   asked llama3.2, one labelled mistral (its directory, label, varied and its column of the sweep's table: llama3.2's
-  scores as mistral's); a single run's `runner.model=mistral` asked llama3.2. Now refused in one line
+  scores as mistral's); a single run's `runner.model=mistral` asked llama3.2; alike `-m runner=ollama,openai` with a
+  file of `runner_type: ollama` (the job labelled openai asked Ollama). Now refused in one line
   (`compose.runnerfile.refuse_replaced`, from `app.run`)
 - a Slurm sweep of more jobs than one job array holds (`-m runner.options.seed=range(0,1500)`, MaxArraySize 1001):
   Hydra composed every job's config first (five minutes, saying nothing), then sbatch refused the array (`hydra/launcher
@@ -166,3 +167,15 @@ def test_a_sweep_over_benchmark_presets_asking_another_benchmark_labels_the_pres
     [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
     runs = [json.loads((sweep_dir / job / "run.json").read_text()) for job in ("0_task-listbench", "1_task-folderbench")]
     assert [(run["benchmark"], run["label"]) for run in runs] == [("a", "task=listbench"), ("a", "task=folderbench")]
+
+
+def test_a_runner_the_runner_file_gives_another_type_is_refused_on_the_command_line(tmp_path):
+    """Before: the job labelled openai asked Ollama (the file's runner_type)."""
+    done = call_benchrun("-m", "task=folderbench", "runner_file=runner.yml", "runner=ollama,openai", "outputs=o",
+                         cwd=tmp_path, env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    line = ("in 'config': runner=openai: the runner file 'runner.yml' gives runner_type ollama, the type of the runner "
+            "used, so this one would never be; give the runner in one place")
+    [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert (done.returncode, sweep["jobs"][1]["dir"], sweep["jobs"][1]["reason"]) == (
+        EXIT["sweep_failed"], "1_openai", line)
