@@ -49,6 +49,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS
 
 ONE_TASK = "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n  scorer: s\n"
 SCORER = "def s(response, reference):\n    return 1\n"
@@ -179,3 +180,15 @@ def test_a_runner_the_runner_file_gives_another_type_is_refused_on_the_command_l
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     assert (done.returncode, sweep["jobs"][1]["dir"], sweep["jobs"][1]["reason"]) == (
         EXIT["sweep_failed"], "1_openai", line)
+
+
+def test_a_sweep_over_judges_labels_its_jobs_by_the_judge_not_as_models(tmp_path):
+    """Before: labelled `model=qwen2.5` and `model=gemma3`, both jobs asking llama3.2."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    done = call_benchrun("-m", "task.path=bench", "judge.model=qwen2.5,gemma3", "outputs=o",
+                         "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert done.returncode == EXIT["sweep_failed"]
+    [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [(job["dir"], job["label"]) for job in sweep["jobs"]] == [
+        ("0_judge.model-qwen2.5", "judge.model=qwen2.5"), ("1_judge.model-gemma3", "judge.model=gemma3")]

@@ -25,6 +25,9 @@ BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "ta
 """Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
 WHOLE_KEYS = ("shard",)
 """Keys whose value has a slash but is no path (`shard=2/8`): labelled whole."""
+NAMED_WHOLE = ("model", "runner", "task")
+"""Last parts of a key that alone would say another key, a bare one's (`judge.model=gemma3` as `model=gemma3`, the
+model preset's, a judge's column read as the model asked): such a key is named whole."""
 
 
 def swept_keys(sweep_dir: str | Path) -> frozenset[str]:
@@ -57,8 +60,15 @@ def label(settings: Mapping[str, Any], model: Any, benchmark: str | None = None)
     `-m task=listbench,folderbench task.path=b` asked b in both, labelled `listbench` and `folderbench`."""
     asked = {"model": model, "task": benchmark}
     parts = [_text(value) if key in BARE_KEYS and asked.get(key) in (None, value)
-             else f"{key.rpartition('.')[2]}={_text(value, key in WHOLE_KEYS)}" for key, value in settings.items()]
+             else f"{_name(key)}={_text(value, key in WHOLE_KEYS)}" for key, value in settings.items()]
     return " ".join(parts) or _text(model)
+
+
+def _name(key: str) -> str:
+    """What a label calls a varied key: its last part (`temperature`), or the whole key where that part would be
+    another's (`judge.model`)."""
+    last = key.rpartition(".")[2]
+    return key if last in NAMED_WHOLE and last != key else last
 
 
 def slug(value: Any) -> str:
