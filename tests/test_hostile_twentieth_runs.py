@@ -192,3 +192,15 @@ def test_a_sweep_over_judges_labels_its_jobs_by_the_judge_not_as_models(tmp_path
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     assert [(job["dir"], job["label"]) for job in sweep["jobs"]] == [
         ("0_judge.model-qwen2.5", "judge.model=qwen2.5"), ("1_judge.model-gemma3", "judge.model=gemma3")]
+
+
+def test_a_sweep_varying_two_keys_of_one_last_part_names_both_whole(tmp_path):
+    """Before: `temperature=0 temperature=0.7` and `temperature=0.7 temperature=0`, which was the judge's unsaid."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    done = call_benchrun("-m", "task.path=bench", "judge.model=qwen2.5", "runner.options.temperature=0,0.7",
+                         "judge.options.temperature=0,0.7", "outputs=o", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert done.returncode == EXIT["sweep_failed"]
+    [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+    assert [job["label"] for job in json.loads((sweep_dir / "sweep.json").read_text())["jobs"]] == [
+        f"runner.options.temperature={mine} judge.options.temperature={judge}"
+        for mine in ("0", "0.7") for judge in ("0", "0.7")]

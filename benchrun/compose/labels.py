@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -59,14 +60,17 @@ def label(settings: Mapping[str, Any], model: Any, benchmark: str | None = None)
     `-m model=gemma3,llama3.2 runner.model=mistral` asked mistral in both jobs, labelled `gemma3` and `llama3.2`, and
     `-m task=listbench,folderbench task.path=b` asked b in both, labelled `listbench` and `folderbench`."""
     asked = {"model": model, "task": benchmark}
+    named = Counter(_name(key) for key in settings)
     parts = [_text(value) if key in BARE_KEYS and asked.get(key) in (None, value)
-             else f"{_name(key)}={_text(value, key in WHOLE_KEYS)}" for key, value in settings.items()]
+             else f"{_name(key) if named[_name(key)] == 1 else key}={_text(value, key in WHOLE_KEYS)}"
+             for key, value in settings.items()]
     return " ".join(parts) or _text(model)
 
 
 def _name(key: str) -> str:
     """What a label calls a varied key: its last part (`temperature`), or the whole key where that part would be
-    another's (`judge.model`)."""
+    another's (`judge.model`); `label` names whole too two varied keys of one last part (`runner.options.temperature`
+    and `judge.options.temperature`: `temperature=0 temperature=0.7`, which was which unsaid)."""
     last = key.rpartition(".")[2]
     return key if last in NAMED_WHOLE and last != key else last
 
