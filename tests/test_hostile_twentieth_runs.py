@@ -204,3 +204,15 @@ def test_a_sweep_varying_two_keys_of_one_last_part_names_both_whole(tmp_path):
     assert [job["label"] for job in json.loads((sweep_dir / "sweep.json").read_text())["jobs"]] == [
         f"runner.options.temperature={mine} judge.options.temperature={judge}"
         for mine in ("0", "0.7") for judge in ("0", "0.7")]
+
+
+def test_a_sweep_of_one_model_from_two_uploaders_labels_each_by_its_whole_name(tmp_path):
+    """Before: refused, both jobs labelled 'x:Q4_K_M' (a path by its last part)."""
+    write_bench(tmp_path, {"tasks.yml": ONE_TASK, "custom_scorer.py": SCORER}, "a")
+    models = ["hf.co/bartowski/x:Q4_K_M", "hf.co/unsloth/x:Q4_K_M"]
+    done = call_benchrun("-m", "task.path=a", f"runner.model={','.join(models)}", "outputs=o",
+                         "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert done.returncode == EXIT["sweep_failed"], done.stderr
+    [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
+    assert [(job["dir"], job["label"]) for job in json.loads((sweep_dir / "sweep.json").read_text())["jobs"]] == [
+        ("0_hf.co-bartowski-x-Q4_K_M", models[0]), ("1_hf.co-unsloth-x-Q4_K_M", models[1])]

@@ -24,8 +24,9 @@ MAX_SLUG = 64
 benchmark's, the model's) stays well within the 255 bytes a file system allows."""
 BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "task.path")
 """Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
-WHOLE_KEYS = ("shard",)
-"""Keys whose value has a slash but is no path (`shard=2/8`): labelled whole."""
+WHOLE_KEYS = ("shard", "runner.model", "judge.model")
+"""Keys whose value has a slash but is no path (`shard=2/8`, a model's name: `hf.co/bartowski/x:Q4`, whose last part
+`x:Q4` was another uploader's model's too, so that a sweep of the two was refused): labelled whole."""
 NAMED_WHOLE = ("model", "runner", "task")
 """Last parts of a key that alone would say another key, a bare one's (`judge.model=gemma3` as `model=gemma3`, the
 model preset's, a judge's column read as the model asked): such a key is named whole."""
@@ -61,10 +62,10 @@ def label(settings: Mapping[str, Any], model: Any, benchmark: str | None = None)
     `-m task=listbench,folderbench task.path=b` asked b in both, labelled `listbench` and `folderbench`."""
     asked = {"model": model, "task": benchmark}
     named = Counter(_name(key) for key in settings)
-    parts = [_text(value) if key in BARE_KEYS and asked.get(key) in (None, value)
+    parts = [_text(value, key in WHOLE_KEYS) if key in BARE_KEYS and asked.get(key) in (None, value)
              else f"{_name(key) if named[_name(key)] == 1 else key}={_text(value, key in WHOLE_KEYS)}"
              for key, value in settings.items()]
-    return " ".join(parts) or _text(model)
+    return " ".join(parts) or _text(model, True)
 
 
 def _name(key: str) -> str:
