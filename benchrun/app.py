@@ -8,6 +8,8 @@ from typing import Any, Mapping, Sequence
 
 from benchrun.compiler.plan import compiled
 from benchrun.compose.config import SecretInConfig, plain_config
+from benchrun.compose.runnerfile import refuse_replaced
+from benchrun.compose.sweepsize import one_model_a_job
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ConfigError
@@ -29,6 +31,9 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     cwd = cwd or Path.cwd()
     try:
         cfg = plain_config(config, cwd)
+        refuse_replaced(config, overrides, cwd)
+        if sweep is not None:
+            one_model_a_job(cfg)
     except ConfigError as err:  # nothing will run: a single run leaves nothing, a sweep's job the record of it
         forget_hydra_copies(run_dir, secret=isinstance(err, SecretInConfig), keep=sweep is not None)
         if sweep is not None:

@@ -95,7 +95,7 @@ class RunDirCheck(Callback):
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
             _check_swept_once(swept)
-            _check_slurm(config, launcher)
+            _check_slurm(config, launcher, jobs)
             would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
             if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.patterned(would_be)):
                 _refuse(why)
@@ -112,7 +112,7 @@ class RunDirCheck(Callback):
         _check_sweep_dir(sweep_dir)
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
-        _check_slurm(config, launcher)
+        _check_slurm(config, launcher, jobs)
         top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
@@ -138,11 +138,12 @@ def _check_sweep_dir(sweep_dir: Path) -> None:
         _refuse(why)
 
 
-def _check_slurm(config: DictConfig, launcher: str) -> None:
-    """Refuse a Slurm sweep whose job options would stop, lose or misplace every job, and a submitit_local sweep of
-    more than one task a job; a dry run's too."""
+def _check_slurm(config: DictConfig, launcher: str, jobs: float) -> None:
+    """Refuse a Slurm sweep whose job options would stop, lose or misplace every job, or whose jobs one job array
+    cannot hold, and a submitit_local sweep of more than one task a job; a dry run's too."""
     options = config.hydra.launcher
-    if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.refusal(options, Path(config.hydra.sweep.dir))):
+    if launcher.endswith(".SlurmLauncher") and (why := slurmoptions.refusal(options, Path(config.hydra.sweep.dir))
+                                                or slurmoptions.array_too_long(jobs)):
         _refuse(why)
     if launcher.endswith(".LocalLauncher") and (why := slurmoptions.one_task(options)):
         _refuse(why)

@@ -28,7 +28,7 @@ from tests.helpers.commands import bench_run, run_benchrun, sweep_dir_of
     ({"runner.options.stop": ["a", "b"], "task": "folderbench"}, "m", 'stop=["a","b"] folderbench',
      "stop-a-b_folderbench"),
     ({"runner.think": True, "model": "gemma3"}, "gemma3", "think=true gemma3", "think-true_gemma3"),
-    ({"runner.model": "hf.co/org/x:7b"}, "hf.co/org/x:7b", "x:7b", "x-7b"),
+    ({"runner.model": "hf.co/org/x:7b"}, "hf.co/org/x:7b", "hf.co/org/x:7b", "hf.co-org-x-7b"),
 ])
 def test_a_label_is_the_varied_values(settings, model, expected, directory):
     assert label(settings, model) == expected

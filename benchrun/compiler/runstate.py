@@ -1,7 +1,7 @@
 """What a benchmark's code run in the run's own process (its files imported to compile) may not change for the run:
 its signal handling, working directory, umask, sys.path, environment, builtins, resource limits and recursion limit,
-each put back after the block (`kept`), as the scorer process puts most of them back after each call
-(benchrun.execute.scorer_worker), what runs as the process exits, its garbage collection and its logging."""
+OmegaConf's resolvers, each put back after the block (`kept`), as the scorer process puts most of them back after each
+call (benchrun.execute.scorer_worker), what runs as the process exits, its garbage collection and its logging."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ import tempfile
 import time
 from typing import Any, Iterator
 
+from omegaconf.basecontainer import BaseContainer
+
 from benchrun.core.interrupts import handling_now
 from benchrun.core.scratch import remove_scratch, scratch_folder
 
@@ -25,10 +27,11 @@ from benchrun.core.scratch import remove_scratch, scratch_folder
 @contextlib.contextmanager
 def kept() -> Iterator[None]:
     """The process's signal handling, working directory, umask, sys.path, environment, builtins, resource limits,
-    recursion limit, exit functions, garbage collection and logging as they were before the block, and the block's
-    temporary files in a folder of their own."""
+    recursion limit, exit functions, garbage collection, logging and OmegaConf's resolvers as they were before the
+    block, and the block's temporary files in a folder of their own."""
     with _signals_kept(), _file_making_kept(), _import_path_kept(), _environment_kept(), _builtins_kept(), \
-            _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), _temporary_files_kept():
+            _limits_kept(), _exit_functions_kept(), _collection_kept(), _logging_kept(), _temporary_files_kept(), \
+            _resolvers_kept():
         yield
 
 
@@ -202,3 +205,17 @@ def _temporary_files_kept() -> Iterator[None]:
         yield
     finally:
         tempfile.tempdir = was
+
+
+@contextlib.contextmanager
+def _resolvers_kept() -> Iterator[None]:
+    """OmegaConf's resolvers as before the block, which compose every job's config after it in the process: a file
+    that registered one of its own at import (`OmegaConf.register_new_resolver("double", ...)`) had every later job
+    of a sweep over models refused (`cannot import: ValueError: resolver 'double' is already registered`), and one
+    that replaced one (`oc.env`, benchrun's `slug`, `replace=True`) chose the server a sweep's next job asked and where
+    the sweep's summary went (none written, exit 4). OmegaConf keeps them in `BaseContainer._resolvers` only."""
+    found = dict(BaseContainer._resolvers)
+    try:
+        yield
+    finally:
+        BaseContainer._resolvers = found

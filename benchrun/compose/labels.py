@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -25,8 +26,9 @@ BARE_KEYS = ("runner.model", "runner.model_path", "model", "runner", "task", "ta
 """Keys whose value alone says what it is (`gemma3`, not `model=gemma3`)."""
 JUDGE = "judge"
 """The judge's settings' key (`judge.model`, `judge.options.temperature`)."""
-WHOLE_KEYS = ("shard",)
-"""Keys whose value has a slash but is no path (`shard=2/8`): labelled whole."""
+WHOLE_KEYS = ("shard", "runner.model", "judge.model")
+"""Keys whose value has a slash but is no path (`shard=2/8`, a model's name: `hf.co/bartowski/x:Q4`, whose last part
+`x:Q4` was another uploader's model's too, so that a sweep of the two was refused): labelled whole."""
 
 
 def swept_keys(sweep_dir: str | Path) -> frozenset[str]:
@@ -51,19 +53,24 @@ def varied(overrides: Iterable[str], swept: frozenset[str]) -> dict[str, Any]:
     return {o.key_or_group: o.value() for o in _parse(overrides) if o.key_or_group in swept}
 
 
-def label(settings: Mapping[str, Any], model: Any) -> str:
+def label(settings: Mapping[str, Any], model: Any, benchmark: str | None = None) -> str:
     """`gemma3 temperature=0.7`: the varied values, bare for the model, runner, model preset and benchmark, else
-    `last key=value` (`judge.last key=value` for the judge's; a path by its file name, a shard whole: `shard=2/8`); the
-    model when nothing varied."""
-    parts = [_text(value) if key in BARE_KEYS else f"{_named(key)}={_text(value, key in WHOLE_KEYS)}"
+    `last key=value` (`judge.last key=value` for the judge's; a path by its file name, a shard or a model's name whole:
+    `shard=2/8`); the model when nothing varied. A preset (`model=`, `task=`) is bare only when it names what its job asked, the `model` or `benchmark`:
+    `-m model=gemma3,llama3.2 runner.model=mistral` asked mistral in both jobs, labelled `gemma3` and `llama3.2`, and
+    `-m task=listbench,folderbench task.path=b` asked b in both, labelled `listbench` and `folderbench`."""
+    asked = {"model": model, "task": benchmark}
+    named = Counter(_name(key) for key in settings)
+    parts = [_text(value, key in WHOLE_KEYS) if key in BARE_KEYS and asked.get(key) in (None, value)
+             else f"{_name(key) if named[_name(key)] == 1 else key}={_text(value, key in WHOLE_KEYS)}"
              for key, value in settings.items()]
-    return " ".join(parts) or _text(model)
+    return " ".join(parts) or _text(model, True)
 
 
-def _named(key: str) -> str:
-    """A varied key as a label names it: its last part (`temperature`), the judge's said to be the judge's
+def _name(key: str) -> str:
+    """What a label calls a varied key: its last part (`temperature`), the judge's said to be the judge's
     (`judge.model`, `judge.temperature`: `model=qwen2.5` read as the model under test, and `temperature=0.7` beside the
-    model's could not be told from it)."""
+    model's could not be told from it); `label` names whole two varied keys that would be called alike."""
     last = key.rpartition(".")[2]
     return f"{JUDGE}.{last}" if key.startswith(f"{JUDGE}.") else last
 
@@ -86,9 +93,9 @@ def bounded(text: str, limit: int) -> str:
     return f"{text[:limit - 13]}~{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
-def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any) -> str:
+def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any, benchmark: str | None = None) -> str:
     """The `${sweep_label:...}` interpolation of conf/config.yaml: a Hydra sweep job's directory label."""
-    return dir_label(label(varied(overrides, swept_keys(sweep_dir)), model))
+    return dir_label(label(varied(overrides, swept_keys(sweep_dir)), model, benchmark))
 
 
 def _text(value: Any, whole: bool = False) -> str:

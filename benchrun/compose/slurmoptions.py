@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from benchrun.compose.slurmcommands import slurm
 from benchrun.compose.takeback import LAUNCHER_FILES
 
 SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
@@ -166,6 +167,23 @@ def refusal(launcher: Mapping[str, Any], sweep_dir: Path) -> str | None:
     """Why the sweep's Slurm job options would stop, lose or misplace every job; None when none would."""
     return (all_warning(launcher) or moved_away(launcher) or no_environment(launcher) or patterned(sweep_dir)
             or files_elsewhere(launcher, sweep_dir) or submitits_own(launcher) or one_task(launcher))
+
+
+MAX_ARRAY = re.compile(r"^MaxArraySize\s*=\s*(\d+)\s*$", re.M)
+"""The line of `scontrol show config` saying how many tasks one job array may have (1001 unless configured)."""
+
+
+def array_too_long(jobs: float) -> str | None:
+    """The refusal of a sweep of more jobs than one job array holds on this cluster: submitit makes a sweep's jobs one
+    array, which sbatch refused (`Invalid job array specification`, naming neither the limit nor the fix) only after
+    Hydra had composed every job's config, minutes for 1,500; None when it fits, or Slurm cannot say."""
+    said = slurm("scontrol", "show", "config")
+    most = MAX_ARRAY.search(said.stdout) if said is not None and not said.returncode else None
+    if most is None or jobs <= int(most[1]):
+        return None
+    return (f"in 'config': the sweep makes {int(jobs):,} jobs, and this cluster's Slurm takes at most "
+            f"{int(most[1]):,} in one job array (MaxArraySize), which submitit makes of a sweep's jobs; sweep fewer "
+            "values, or split the sweep")
 
 
 TASKS = ("tasks_per_node", "nodes")

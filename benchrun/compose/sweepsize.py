@@ -116,3 +116,14 @@ def same(value: Any) -> str:
     """One text for values a job is given alike (0.5 and 5e-1; not 1 and true, nor 1 and 1.0, which are labelled
     apart)."""
     return json.dumps(value, sort_keys=True)
+
+
+def one_model_a_job(cfg: dict[str, Any]) -> None:
+    """Refuse a sweep's job whose config lists several models (`runner.model=[a,b]`, a runner file's list): it ran
+    them as a sweep of its own inside the job's directory, which the sweep's summary then listed as missing (exit 1,
+    every run completed), each run labelled by its model alone."""
+    models = cfg["runner"]["model"]
+    if isinstance(models, list) and len(models) > 1:
+        raise ConfigError(f"a job of a sweep asks one model, and this one's config lists {len(models)} "
+                          f"({', '.join(map(str, models))}: a list, or its runner file's); sweep over them instead: "
+                          f"-m runner.model={','.join(map(str, models))}", file="config", key="runner.model")

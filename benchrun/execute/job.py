@@ -43,11 +43,11 @@ def record_refused(config: Any, run_dir: Path, overrides: Sequence[str], cwd: Pa
                     varied: Mapping[str, Any], err: ConfigError) -> None:
     """A sweep job whose config was refused is a job that failed: its run.json says so and why (the config itself,
     which may hold what was refused, is not kept), so the sweep counts it and exits 1."""
-    model = _raw(config, "runner.model")
-    info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=_raw(config, "task.name"),
+    model, benchmark = _raw(config, "runner.model"), _raw(config, "task.name")
+    info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=benchmark,
                    model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd), runner={},
-                   environment=environment(), counts=Counts(samples=0), sweep=str(sweep), label=label(varied, model),
-                   varied=dict(varied))
+                   environment=environment(), counts=Counts(samples=0), sweep=str(sweep),
+                   label=label(varied, model, benchmark), varied=dict(varied))
     writer = RunWriter.create(run_dir, info)
     try:
         writer.fail(str(err))
@@ -80,7 +80,8 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
     info = RunInfo(run_id=new_run_id(), status="running", started_at=now(), benchmark=cfg["task"]["name"],
                    model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd),
                    runner=cfg["runner"], environment=environment(), counts=Counts(samples=0),
-                   sweep=str(sweep) if sweep else None, label=label(varied or {}, model) if sweep else None,
+                   sweep=str(sweep) if sweep else None,
+                   label=label(varied or {}, model, cfg["task"]["name"]) if sweep else None,
                    varied=dict(varied or {}), shard=configured(cfg))
     with ExitStack() as recorded:
         with INTERRUPTS.held():  # a signal while the directory is claimed waits until it is recorded as interrupted

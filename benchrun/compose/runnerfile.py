@@ -1,0 +1,34 @@
+"""What a runner file takes the place of: the command line's runner keys that it gives too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
+
+from benchrun.compose.config import RUNNER_ALIASES, read_runner_file
+from benchrun.core.errors import ConfigError
+
+
+def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
+    """Refuse an override of a runner key that the config's runner file gives too, whose value takes its place:
+    `-m runner.model=llama3.2,mistral runner_file=runner.yml` asked both jobs the file's model, one of them labelled
+    mistral (its scores in mistral's column), and a single run's `runner.model=mistral` asked another model unsaid;
+    and a runner (`runner=openai`) of another type than the file's `runner_type`, which is the one used."""
+    path = OmegaConf.select(config, "runner_file")
+    if not path or not overrides:
+        return
+    file = read_runner_file(path, {"task": {"path": OmegaConf.select(config, "task.path")}}, cwd)
+    given = {RUNNER_ALIASES.get(key, key): value for key, value in file.items()}
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        parts = override.key_or_group.split(".")
+        if parts == ["runner"] and "type" in given and given["type"] != override.value():
+            raise ConfigError(f"in 'config': {override.input_line}: the runner file '{path}' gives runner_type "
+                              f"{given['type']}, the type of the runner used, so this one would never be; give the "
+                              "runner in one place")
+        if len(parts) > 1 and parts[0] == "runner" and RUNNER_ALIASES.get(parts[1], parts[1]) in given:
+            raise ConfigError(f"in 'config': {override.input_line}: the runner file '{path}' gives runner.{parts[1]} "
+                              "too, and its value takes the place of the command line's, so this one would never be "
+                              "asked; give it in one place")
