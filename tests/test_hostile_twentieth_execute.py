@@ -11,9 +11,18 @@ each with the rule it now obeys.
   resolves no `$ref` inside such a root's definitions, so each sample failed `KeyError: '#/$defs/Node'` and five in a
   row stopped the run as a broken setup (`failed`, exit 3) with advice to resume once mended, which never can. Now
   the root is given as the definition it names, and the tree is generated
+- runner=local with a format of a long string or list (`Field(max_length=2000)`): the converter writes a bound of N as
+  N nested optional repetitions, which llama.cpp refuses past about 1,000 (the same null sampler: SIGSEGV) and
+  overflows its stack parsing past about 16,000. Now a bound past 1,000 is left to the format check, the grammar
+  holding the rest
 - runner=local with a format the converter cannot take at all (an unanchored pattern, which JSON Schema allows; a
   lookahead; `\\b`): the same stop as a broken setup, the reason the converter's bare exception. Now it is each such
   sample's own failure (`GrammarRefused`, never counted for fail-fast: the format is the manifest's), saying why
+- runner=openai sending a format's free-form strings bounded below their `minLength`: with structured=json_object
+  (llama-cpp-python's server) every such string got a pattern of `*` (or `{0,N}`), which that server's grammar
+  follows in place of minLength, so a `Field(min_length=3)` could be answered `""`; with runner.max_string_length=2 a
+  `maxLength` of 2 beside `minLength: 3`, a schema no answer meets. Now a string's bound never falls below its
+  minLength (`runners.openai.response_format`, `runners.base.free_strings` given each string's own bound)
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import yaml
 
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.local_grammar import spelt_out
+from benchrun.execute.runners.openai import JSON_CHAR, response_format
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
@@ -51,6 +61,11 @@ class Decimal(BaseModel):
 class Node(BaseModel):
     v: int
     kids: list[Node] = []
+
+
+class Long(BaseModel):
+    answer: str = Field(max_length=20000)
+    steps: list[int] = Field(max_length=2000)
 
 
 class Unanchored(BaseModel):
@@ -84,14 +99,16 @@ def test_a_patterns_shorthands_and_escaped_symbols_are_spelt_out_for_the_convert
 @needs_local
 @pytest.mark.slow
 def test_formats_of_patterns_with_shorthands_and_of_recursive_models_are_answered(tmp_path):
-    result = _local_run(tmp_path, [_task("whole", "Whole"), _task("decimal", "Decimal"), _task("tree", "Node")])
+    result = _local_run(tmp_path, [_task("whole", "Whole"), _task("decimal", "Decimal"), _task("tree", "Node"),
+                                   _task("long", "Long")])
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
-    assert [r["error"] for r in responses] == [None] * 6
+    assert [r["error"] for r in responses] == [None] * 8
     texts = {task: [json.loads(r["text"]) for r in responses if r["task"] == task] for task in ("whole", "decimal")}
     assert all(re.fullmatch(r"\d+", t["answer"]) for t in texts["whole"])
     assert all(re.fullmatch(r"\d+\.\d+", t["answer"]) for t in texts["decimal"])
     assert all(r["text"].startswith('{ "v": ') for r in responses if r["task"] == "tree")
+    assert all(r["text"].startswith('{ "answer": "') for r in responses if r["task"] == "long")
 
 
 @needs_local
@@ -111,3 +128,22 @@ def test_a_format_the_engines_grammar_cannot_take_is_each_samples_own_failure(tm
                                                          "of it (error parsing grammar: unknown escape at \\bA\" "
                                                          "\"\\\"\" space)"}}
     assert len(read_jsonl(run_dir / "responses.jsonl")) == 12
+
+
+STRINGS = {"type": "object", "properties": {"a": {"type": "string", "minLength": 3}, "b": {"type": "string"}},
+           "required": ["a", "b"]}
+"""A format with a string of at least 3 characters and a free one."""
+
+
+def test_a_strings_bound_sent_to_a_server_is_never_below_its_min_length():
+    def sent(dialect: str, most: int | None) -> list:
+        found = response_format(STRINGS, dialect, max_length=most)
+        properties = (found.get("schema") or found["json_schema"]["schema"])["properties"]
+        return [{k: v for k, v in properties[name].items() if k != "type"} for name in ("a", "b")]
+
+    assert sent("json_object", None) == [{"minLength": 3, "pattern": f"^{JSON_CHAR}{{3,}}$"},
+                                         {"pattern": f"^{JSON_CHAR}*$"}]
+    assert sent("json_object", 2) == [{"minLength": 3, "pattern": f"^{JSON_CHAR}{{3,3}}$"},
+                                      {"pattern": f"^{JSON_CHAR}{{0,2}}$"}]
+    assert sent("json_schema", 2) == [{"minLength": 3, "maxLength": 3}, {"maxLength": 2}]
+    assert sent("json_schema", None) == [{"minLength": 3}, {}]

@@ -18,6 +18,11 @@ from benchrun.core.text import one_line
 SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
 """A regex's class shorthands as the characters they stand for (ASCII's: a grammar that allows fewer characters than
 the format's pattern still makes answers the pattern takes), which the converter would pass on as escapes."""
+MOST_REPEATED = 1000
+"""The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
+nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
+parsing past about 16,000 (the engine died of SIGSEGV on a format of `Field(max_length=20000)`). A larger bound is
+left to the format check: the grammar holds the rest of the schema."""
 PARSE_ERROR = "error parsing grammar"
 """What llama.cpp prints when it cannot parse a grammar."""
 
@@ -30,8 +35,9 @@ class GrammarRefused(ValueError):
 def readable(schema: Any) -> Any:
     """`schema` as llama-cpp-python's converter reads it: a root that is a `$ref` (pydantic's schema of a recursive
     model) made the definition it names, for the converter resolves no `$ref` inside the definitions of a root that
-    is one (a KeyError); and each `pattern`'s class shorthands spelt out (`\\d` as `[0-9]`)."""
-    return _patterns(_root_inlined(schema))
+    is one (a KeyError); each `pattern`'s class shorthands spelt out (`\\d` as `[0-9]`); and a maxLength or maxItems
+    past MOST_REPEATED left out."""
+    return _held(_root_inlined(schema))
 
 
 def _root_inlined(schema: Any) -> Any:
@@ -45,12 +51,13 @@ def _root_inlined(schema: Any) -> Any:
     return {**{key: value for key, value in schema.items() if key != "$ref"}, **target}
 
 
-def _patterns(schema: Any) -> Any:
+def _held(schema: Any) -> Any:
     if isinstance(schema, list):
-        return [_patterns(item) for item in schema]
+        return [_held(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    found = {key: _patterns(value) for key, value in schema.items()}
+    found = {key: _held(value) for key, value in schema.items()
+             if not (key in ("maxLength", "maxItems") and isinstance(value, int) and value > MOST_REPEATED)}
     if isinstance(found.get("pattern"), str):
         found["pattern"] = spelt_out(found["pattern"])
     return found
