@@ -11,7 +11,8 @@ each with the rule it now obeys.
   resolves no `$ref` inside such a root's definitions, so each sample failed `KeyError: '#/$defs/Node'` and five in a
   row stopped the run as a broken setup (`failed`, exit 3) with advice to resume once mended, which never can. Now
   the root is given as the definition it names, and the tree is generated
-- runner=local with a format of a long string or list (`Field(max_length=2000)`): the converter writes a bound of N as
+- runner=local with a format of a long string or list (`Field(max_length=2000)`; pydantic's `HttpUrl`, a maxLength of
+  2083): the converter writes a bound of N as
   N nested optional repetitions, which llama.cpp refuses past about 1,000 (the same null sampler: SIGSEGV) and
   overflows its stack parsing past about 16,000. Now a bound past 1,000 is left to the format check, the grammar
   holding the rest
@@ -23,6 +24,9 @@ each with the rule it now obeys.
   `[[:alpha:]]`, which pydantic's regex takes; `^[0-9]+]?$`): the converter looped for ever on it, so the engine hung until
   runner.timeout_s (300 s) and 10 s more, then was killed: the run `interrupted`, every resume hung so again. Now such
   a character is given as a class of its code (`[\x5D]`)
+- runner=local with a format of an `Any` field (pydantic's `{"title": "Answer"}`): the converter refuses a schema of
+  annotations alone (`Unrecognized schema`), and five in a row stopped the run as a broken setup. Now it is given as
+  `{}`, any value, which it reads
 - runner=local with a format the converter still cannot take (a flag, `(?i)`; `\\b`): the same stop as a broken
   setup, the reason the converter's bare exception. Now it is each such sample's own failure (`GrammarRefused`,
   never counted for fail-fast: the format is the manifest's), saying why
@@ -67,7 +71,9 @@ needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None o
 
 FORMATS = '''from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Any
+
+from pydantic import BaseModel, Field, HttpUrl
 
 
 class Whole(BaseModel):
@@ -86,6 +92,14 @@ class Node(BaseModel):
 class Long(BaseModel):
     answer: str = Field(max_length=20000)
     steps: list[int] = Field(max_length=2000)
+
+
+class Linked(BaseModel):
+    answer: HttpUrl
+
+
+class Anything(BaseModel):
+    answer: Any
 
 
 class Unanchored(BaseModel):
@@ -137,16 +151,18 @@ def test_a_pattern_is_given_to_the_converter_anchored_at_both_ends(pattern, give
 def test_formats_of_patterns_with_shorthands_and_of_recursive_models_are_answered(tmp_path):
     result = _local_run(tmp_path, [_task("whole", "Whole"), _task("decimal", "Decimal"), _task("tree", "Node"),
                                    _task("long", "Long"), _task("unanchored", "Unanchored"),
-                                   _task("bracketed", "Bracketed")])
+                                   _task("bracketed", "Bracketed"), _task("linked", "Linked"),
+                                   _task("anything", "Anything")])
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
-    assert [r["error"] for r in responses] == [None] * 12
+    assert [r["error"] for r in responses] == [None] * 16
     texts = {task: [json.loads(r["text"]) for r in responses if r["task"] == task] for task in ("whole", "decimal")}
     assert all(re.fullmatch(r"\d+", t["answer"]) for t in texts["whole"])
     assert all(re.fullmatch(r"\d+\.\d+", t["answer"]) for t in texts["decimal"])
     assert all(r["text"].startswith('{ "v": ') for r in responses if r["task"] == "tree")
     assert all(r["text"].startswith('{ "answer": "') for r in responses if r["task"] == "long")
-    assert all(r["text"].startswith('{ "answer": "') for r in responses if r["task"] in ("unanchored", "bracketed"))
+    assert all(r["text"].startswith('{ "answer": "') for r in responses if r["task"] in ("unanchored", "bracketed",
+                                                                                         "linked"))
 
 
 @needs_local

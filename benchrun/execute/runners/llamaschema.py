@@ -14,6 +14,10 @@ SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
 the format's pattern still makes answers the pattern takes), which the converter would pass on as escapes."""
 QUANTIFIER = re.compile(r"\{\d*(,\d*)?\}")
 """A repetition's bounds in a pattern (`{2}`, `{2,}`, `{,3}`, `{2,3}`)."""
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
+                         "$comment"})
+"""What a schema may say that allows no fewer values: one of these alone (pydantic's `{"title": "X"}` of an `Any`
+field) is any value, which the converter refuses (`Unrecognized schema`) but for `{}`."""
 MOST_REPEATED = 1000
 """The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
 nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
@@ -49,6 +53,8 @@ def _held(schema: Any) -> Any:
              if not (key in ("maxLength", "maxItems") and isinstance(value, int) and value > MOST_REPEATED)}
     if isinstance(found.get("pattern"), str):
         found["pattern"] = anchored(spelt_out(found["pattern"]))
+    if found and found.keys() <= ANNOTATIONS and not any(isinstance(value, dict) for value in found.values()):
+        return {}  # any value, as the converter reads only an empty schema (a mapping of properties has schemas)
     return found
 
 
