@@ -57,7 +57,7 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.execute.runners.llamaschema import anchored, spelt_out
+from benchrun.execute.runners.llamaschema import anchored, readable, spelt_out
 from benchrun.execute.runners.local import DEFAULT_FILE
 from benchrun.execute.runners.openai import JSON_CHAR, response_format
 from benchrun.testing.lab import wait_for
@@ -144,6 +144,21 @@ def test_a_patterns_shorthands_and_escaped_symbols_are_spelt_out_for_the_convert
     (r"a\$", r"^.*(a\$).*$"), (r"a\\$", r"^.*(a\\)$")])
 def test_a_pattern_is_given_to_the_converter_anchored_at_both_ends(pattern, given):
     assert anchored(pattern) == given
+
+
+def test_readable_rewrites_the_schemas_in_a_schema_never_the_values_it_gives():
+    """Properties named as keywords are properties; a const, enum or default is a value, never rewritten."""
+    given = {"pattern": "a", "maxLength": 5000}
+    schema = {"type": "object", "properties": {
+        "const": {"type": "string", "pattern": r"^\d$"}, "title": {"title": "Title"},
+        "x": {"const": given, "default": given, "enum": [given]},
+        "y": {"type": "array", "items": {"type": "string", "maxLength": 5000}, "anyOf": [{"pattern": "c"}]}},
+        "$defs": {"N": {"title": "N", "description": "any"}}}
+    assert readable(schema) == {"type": "object", "properties": {
+        "const": {"type": "string", "pattern": "^[0-9]$"}, "title": {},
+        "x": {"const": given, "default": given, "enum": [given]},
+        "y": {"type": "array", "items": {"type": "string"}, "anyOf": [{"pattern": "^.*(c).*$"}]}},
+        "$defs": {"N": {}}}
 
 
 @needs_local

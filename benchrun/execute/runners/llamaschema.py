@@ -18,6 +18,12 @@ ANNOTATIONS = frozenset({"title", "description", "default", "examples", "depreca
                          "$comment"})
 """What a schema may say that allows no fewer values: one of these alone (pydantic's `{"title": "X"}` of an `Any`
 field) is any value, which the converter refuses (`Unrecognized schema`) but for `{}`."""
+SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+"""A schema's keys whose value maps names to schemas."""
+SCHEMAS = frozenset({"items", "prefixItems", "additionalItems", "additionalProperties", "unevaluatedItems",
+                     "unevaluatedProperties", "propertyNames", "contains", "not", "if", "then", "else", "anyOf",
+                     "oneOf", "allOf"})
+"""A schema's keys whose value is a schema, or a list of them."""
 MOST_REPEATED = 1000
 """The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
 nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
@@ -45,17 +51,26 @@ def _root_inlined(schema: Any) -> Any:
 
 
 def _held(schema: Any) -> Any:
-    if isinstance(schema, list):
-        return [_held(item) for item in schema]
+    """A schema (a dict; a bool, or anything else, as it is) with its patterns, bounds and annotations as `readable`
+    says, and so each schema within it; a value it gives (`const`, `enum`, `default`) is left as it is."""
     if not isinstance(schema, dict):
         return schema
-    found = {key: _held(value) for key, value in schema.items()
+    found = {key: _within(key, value) for key, value in schema.items()
              if not (key in ("maxLength", "maxItems") and isinstance(value, int) and value > MOST_REPEATED)}
     if isinstance(found.get("pattern"), str):
         found["pattern"] = anchored(spelt_out(found["pattern"]))
-    if found and found.keys() <= ANNOTATIONS and not any(isinstance(value, dict) for value in found.values()):
-        return {}  # any value, as the converter reads only an empty schema (a mapping of properties has schemas)
+    if found and found.keys() <= ANNOTATIONS:
+        return {}  # any value, as the converter reads only an empty schema
     return found
+
+
+def _within(key: str, value: Any) -> Any:
+    """The value of a schema's `key`, each schema in it `_held`."""
+    if key in SCHEMA_MAPS and isinstance(value, dict):
+        return {name: _held(each) for name, each in value.items()}
+    if key in SCHEMAS:
+        return [_held(each) for each in value] if isinstance(value, list) else _held(value)
+    return value
 
 
 def anchored(pattern: str) -> str:
