@@ -55,7 +55,8 @@ class Grammars:
     def _parses(self, text: str) -> bool:
         """Whether llama.cpp parses the grammar `text` (a sampler made of it, then freed)."""
         llama_cpp = self.llama_cpp
-        vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        vocab_of = getattr(llama_cpp, "llama_model_get_vocab", None)  # a model's own before llama.cpp's 2025 split
+        vocab = vocab_of(self.llm.model) if vocab_of is not None else self.llm.model
         root = llama_cpp.llama_grammar.LLAMA_GRAMMAR_DEFAULT_ROOT
         sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode(), root.encode())
         if not sampler:
