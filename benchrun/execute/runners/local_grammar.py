@@ -57,7 +57,7 @@ class Grammars:
         llama_cpp = self.llama_cpp
         vocab_of = getattr(llama_cpp, "llama_model_get_vocab", None)  # a model's own before llama.cpp's 2025 split
         vocab = vocab_of(self.llm.model) if vocab_of is not None else self.llm.model
-        root = llama_cpp.llama_grammar.LLAMA_GRAMMAR_DEFAULT_ROOT
+        root = getattr(llama_cpp.llama_grammar, "LLAMA_GRAMMAR_DEFAULT_ROOT", "root")  # the converter's first rule
         sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode(), root.encode())
         if not sampler:
             return False
