@@ -12,18 +12,17 @@ each with the rule it now obeys.
   row stopped the run as a broken setup (`failed`, exit 3) with advice to resume once mended, which never can. Now
   the root is given as the definition it names, and the tree is generated
 - runner=local with a format of a long string or list (`Field(max_length=2000)`; pydantic's `HttpUrl`, a maxLength of
-  2083): the converter writes a bound of N as
-  N nested optional repetitions, which llama.cpp refuses past about 1,000 (the same null sampler: SIGSEGV) and
-  overflows its stack parsing past about 16,000. Now a bound past 1,000 is left to the format check, the grammar
-  holding the rest
+  2083): the converter writes a bound of N as N nested optional repetitions, which llama.cpp refuses past about
+  1,000 (the same null sampler: SIGSEGV) and overflows its stack parsing past about 16,000. Now a bound past 1,000
+  is left to the format check, the grammar holding the rest
 - runner=local with a format of an unanchored pattern (which JSON Schema searches for anywhere: `Field(pattern=
   r"[A-D]")`) or a non-capturing group (`(?:...)`): the converter refuses both (`Pattern must start with "^" and end
   with "$"`), and five samples in a row stopped the run as a broken setup. Now the pattern is given anchored, its
   free ends `.*`, its groups plain (`llamaschema.anchored`, `spelt_out`)
 - runner=local with a format whose pattern holds a `]`, `}` or `{` that is a character of its own (a POSIX class
-  `[[:alpha:]]`, which pydantic's regex takes; `^[0-9]+]?$`): the converter looped for ever on it, so the engine hung until
-  runner.timeout_s (300 s) and 10 s more, then was killed: the run `interrupted`, every resume hung so again. Now such
-  a character is given as a class of its code (`[\x5D]`)
+  `[[:alpha:]]`, which pydantic's regex takes; `^[0-9]+]?$`): the converter looped for ever on it, so the engine
+  hung until runner.timeout_s (300 s) and 10 s more, then was killed: the run `interrupted`, every resume hung so
+  again. Now such a character is given as a class of its code (`[\\x5D]`)
 - runner=local with a format of an `Any` field (pydantic's `{"title": "Answer"}`): the converter refuses a schema of
   annotations alone (`Unrecognized schema`), and five in a row stopped the run as a broken setup. Now it is given as
   `{}`, any value, which it reads
@@ -40,6 +39,12 @@ each with the rule it now obeys.
   follows in place of minLength, so a `Field(min_length=3)` could be answered `""`; with runner.max_string_length=2 a
   `maxLength` of 2 beside `minLength: 3`, a schema no answer meets. Now a string's bound never falls below its
   minLength (`runners.openai.response_format`, `runners.base.free_strings` given each string's own bound)
+
+What held (tried, nothing new): every common pydantic field type (datetime, UUID, Enum, discriminated unions, dicts,
+tuples, a recursive model below the root, ...) makes a grammar llama.cpp parses; a lookahead or `\\p{L}` never
+reaches an engine (pydantic or the compiler refuses it); a NUL in a prompt is tokenised whole; with a seed set, no
+runner=local answer depends on the requests before it; the scorer process gets no registered key and no descriptor
+but its pipes (keys are registered at the config check, before any user code runs).
 """
 
 from __future__ import annotations
