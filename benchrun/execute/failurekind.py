@@ -9,11 +9,12 @@ from benchrun.core.records import ErrorInfo
 from benchrun.core.settings import RunnerConfig
 
 HTTP_STATUS = re.compile(r"^HTTP (\d{3})\b")
-OWN = re.compile(r"^(ContextFull|ChatRefused): ")
+OWN = re.compile(r"^(ContextFull|ChatRefused|GrammarRefused): ")
 """The embedded engine's refusal of a chat longer than the model's context (`runners.local_engine.ContextFull`): the
 context is runner.options.num_ctx (judge.options.num_ctx), which the manifest pins, so no mending of the setup that a
 resume could ask with changes it; and of a chat the model's template will not render (`ChatRefused`): the chat is
-the manifest's, the template the model's, which a resume may not change."""
+the manifest's, the template the model's, which a resume may not change; and of a format whose JSON schema the
+engine cannot make a grammar of (`runners.local_grammar.GrammarRefused`): the format is the manifest's."""
 
 
 def failure_kind(error: ErrorInfo) -> tuple[str, str | None] | None:

@@ -9,7 +9,7 @@ import re
 import socket
 import ssl
 from contextlib import suppress
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 from urllib.parse import urlsplit
 
 import h11
@@ -200,16 +200,16 @@ FIXED_STRINGS = {"enum", "const", "pattern", "format", "maxLength"}
 """What makes a string in a JSON schema more than free-form text."""
 
 
-def free_strings(schema: Any, **keys: Any) -> Any:
-    """`schema` with `keys` added to every free-form string in it (one without an enum, const, pattern, format or
-    maxLength): a schema sent to a generator, never the one recorded."""
+def free_strings(schema: Any, keys: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """`schema` with `keys(string)` added to every free-form `string` schema in it (one without an enum, const,
+    pattern, format or maxLength): a schema sent to a generator, never the one recorded."""
     if isinstance(schema, list):
-        return [free_strings(item, **keys) for item in schema]
+        return [free_strings(item, keys) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    updated = {key: free_strings(value, **keys) for key, value in schema.items()}
+    updated = {key: free_strings(value, keys) for key, value in schema.items()}
     if updated.get("type") == "string" and not FIXED_STRINGS & updated.keys():
-        updated.update(keys)
+        updated.update(keys(updated))
     return updated
 
 

@@ -97,7 +97,7 @@ def installed_version() -> str | None:
 
 def bounded_strings(schema: Any, max_length: int | None) -> Any:
     """`schema` with maxLength=max_length on every free-form string, so answers end within num_predict."""
-    return schema if max_length is None else free_strings(schema, maxLength=max_length)
+    return schema if max_length is None else free_strings(schema, lambda _: {"maxLength": max_length})
 
 
 def exit_words(code: int | None) -> str:

@@ -29,6 +29,7 @@ from typing import IO, Any, Iterator
 from benchrun.core.cpus import usable_cores
 from benchrun.core.interrupts import die_with, ignore_terminal_signals
 from benchrun.execute.runners.llama_build import build_refusal, numpy_refusal
+from benchrun.execute.runners.local_grammar import Grammars
 
 SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_tokens", "top_p": "top_p",
             "top_k": "top_k", "min_p": "min_p", "repeat_penalty": "repeat_penalty",
@@ -235,7 +236,7 @@ class Engine:
         self.formatter = chat_formatter(self.llm, path)
         self.llm.chat_handler = chat_handler(llama_cpp, self.formatter, self.guard, context_key)
         self.sampling = {SAMPLING[k]: v for k, v in options.items() if k in SAMPLING and v is not None}
-        self._grammars: dict[str, Any] = {}
+        self.grammar = Grammars(llama_cpp, self.llm)
 
     @classmethod
     def load(cls, request: dict[str, Any]) -> Engine:
@@ -260,7 +261,7 @@ class Engine:
         started = time.perf_counter_ns()
         sampling = self.sampling if request["seed"] is None else {**self.sampling, "seed": request["seed"]}
         self.llm.reset()
-        out = self.llm.create_chat_completion(messages=request["messages"], grammar=self._grammar(request["schema"]),
+        out = self.llm.create_chat_completion(messages=request["messages"], grammar=self.grammar(request["schema"]),
                                               logits_processor=self.llama_cpp.LogitsProcessorList([self.guard]),
                                               **sampling)
         choice, usage = out["choices"][0], out["usage"]
@@ -268,12 +269,6 @@ class Engine:
                 "done_reason": STOPPED if self.guard.stopped.is_set() else choice["finish_reason"],
                 "prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"],
                 "durations_ns": {"total": time.perf_counter_ns() - started}}
-
-    def _grammar(self, schema: dict[str, Any]) -> Any:
-        key = json.dumps(schema, sort_keys=True)
-        if key not in self._grammars:
-            self._grammars[key] = self.llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
-        return self._grammars[key]
 
 
 class Inbox:

@@ -32,6 +32,7 @@ from benchrun.execute.runners.base import (
     with_seed,
 )
 from benchrun.execute.runners.http import client_options
+from benchrun.execute.runners.llamaschema import readable
 
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
            "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
@@ -289,19 +290,26 @@ class OpenAIRunner:
 def response_format(schema: dict[str, Any], dialect: str = "json_schema", strict: bool = True,
                     max_length: int | None = None) -> dict[str, Any]:
     """A task's schema as a response_format: OpenAI's `json_schema` (named after the schema's title, in the
-    characters allowed), or the `json_object` with a `schema` that llama-cpp-python's server takes. That server's
-    grammar lets raw control characters into strings, so there each free-form string carries a pattern of JSON's
-    string characters without them (which also bounds its length, the server ignoring maxLength beside a pattern)."""
+    characters allowed), or the `json_object` with a `schema` that llama-cpp-python's server takes, as its grammar
+    converter reads it (`llamaschema.readable`: a pattern's `\\d` killed the server). That server's grammar lets raw
+    control characters into strings, so there each free-form string carries a pattern of JSON's string characters
+    without them (which also bounds its length, the server ignoring maxLength and minLength beside a pattern). A string's bound is never below its minLength: the answer the format asks for stays one the server
+    may make (a pattern of `{0,64}` beside `minLength: 100` held answers to fewer characters than the format takes)."""
     if dialect == "json_object":
-        return {"type": "json_object", "schema": free_strings(schema, pattern=json_string(max_length))}
+        return {"type": "json_object", "schema": free_strings(
+            readable(schema), lambda string: {"pattern": json_string(string.get("minLength", 0), max_length)})}
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "response"))[:64]
-    sent = schema if max_length is None else free_strings(schema, maxLength=max_length)
+    sent = schema if max_length is None else free_strings(
+        schema, lambda string: {"maxLength": max(max_length, string.get("minLength", 0))})
     return {"type": "json_schema", "json_schema": {"name": name, "schema": sent, "strict": strict}}
 
 
-def json_string(max_length: int | None) -> str:
-    """A pattern for JSON's string characters without raw control characters, at most `max_length` of them."""
-    return f"^{JSON_CHAR}{'*' if max_length is None else '{0,%d}' % max_length}$"
+def json_string(least: int, most: int | None) -> str:
+    """A pattern for JSON's string characters without raw control characters, from `least` to `most` of them (at
+    least `least`, and never fewer than that at most)."""
+    if not least and most is None:
+        return f"^{JSON_CHAR}*$"
+    return f"^{JSON_CHAR}{{{least},{'' if most is None else max(least, most)}}}$"
 
 
 def _sent(name: str, value: Any) -> bool:

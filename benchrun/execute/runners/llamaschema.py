@@ -1,0 +1,133 @@
+"""A JSON schema as llama-cpp-python's grammar converter reads it (`readable`): the converter of the embedded
+engine's grammars (`local_grammar`) and of llama-cpp-python's OpenAI-compatible server, which takes a schema with
+`response_format: json_object` (`openai.response_format`). What it makes of some schemas llama.cpp cannot parse,
+and llama-cpp-python then samples with a null grammar: the process dies of SIGSEGV (the embedded engine; the server,
+whose every later request of the run is lost with it). Each form given here holds answers to the same schema."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
+"""A regex's class shorthands as the characters they stand for (ASCII's: a grammar that allows fewer characters than
+the format's pattern still makes answers the pattern takes), which the converter would pass on as escapes."""
+QUANTIFIER = re.compile(r"\{\d*(,\d*)?\}")
+"""A repetition's bounds in a pattern (`{2}`, `{2,}`, `{,3}`, `{2,3}`)."""
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
+                         "$comment"})
+"""What a schema may say that allows no fewer values: one of these alone (pydantic's `{"title": "X"}` of an `Any`
+field) is any value, which the converter refuses (`Unrecognized schema`) but for `{}`."""
+SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+"""A schema's keys whose value maps names to schemas."""
+SCHEMAS = frozenset({"items", "prefixItems", "additionalItems", "additionalProperties", "unevaluatedItems",
+                     "unevaluatedProperties", "propertyNames", "contains", "not", "if", "then", "else", "anyOf",
+                     "oneOf", "allOf"})
+"""A schema's keys whose value is a schema, or a list of them."""
+MOST_REPEATED = 1000
+"""The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
+nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
+parsing past about 16,000 (the engine died of SIGSEGV on a format of `Field(max_length=20000)`). A larger bound is
+left to the format check: the grammar holds the rest of the schema."""
+
+
+def readable(schema: Any) -> Any:
+    """`schema` as llama-cpp-python's converter reads it: a root that is a `$ref` (pydantic's schema of a recursive
+    model) made the definition it names, for the converter resolves no `$ref` inside the definitions of a root that
+    is one (a KeyError); each `pattern`'s class shorthands spelt out (`\\d` as `[0-9]`) and its free ends made `.*`
+    (`anchored`); and a maxLength or maxItems past MOST_REPEATED left out."""
+    return _held(_root_inlined(schema))
+
+
+def _root_inlined(schema: Any) -> Any:
+    if not isinstance(schema, dict) or not isinstance(ref := schema.get("$ref"), str) or not ref.startswith("#/"):
+        return schema
+    target: Any = schema
+    for part in ref[2:].split("/"):
+        target = target.get(part) if isinstance(target, dict) else None
+    if not isinstance(target, dict):
+        return schema
+    return {**{key: value for key, value in schema.items() if key != "$ref"}, **target}
+
+
+def _held(schema: Any) -> Any:
+    """A schema (a dict; a bool, or anything else, as it is) with its patterns, bounds and annotations as `readable`
+    says, and so each schema within it; a value it gives (`const`, `enum`, `default`) is left as it is."""
+    if not isinstance(schema, dict):
+        return schema
+    found = {key: _within(key, value) for key, value in schema.items()
+             if not (key in ("maxLength", "maxItems") and isinstance(value, int) and value > MOST_REPEATED)}
+    if isinstance(found.get("pattern"), str):
+        found["pattern"] = anchored(spelt_out(found["pattern"]))
+    if found and found.keys() <= ANNOTATIONS:
+        return {}  # any value, as the converter reads only an empty schema
+    return found
+
+
+def _within(key: str, value: Any) -> Any:
+    """The value of a schema's `key`, each schema in it `_held`."""
+    if key in SCHEMA_MAPS and isinstance(value, dict):
+        return {name: _held(each) for name, each in value.items()}
+    if key in SCHEMAS:
+        return [_held(each) for each in value] if isinstance(value, list) else _held(value)
+    return value
+
+
+def anchored(pattern: str) -> str:
+    """`pattern` as one the converter takes, anchored at both ends (it refuses any other: `Pattern must start with
+    "^" and end with "$"`): JSON Schema's pattern is searched for anywhere in the string, so an end it leaves free is
+    given `.*`."""
+    starts = pattern.startswith("^")
+    ends = pattern.endswith("$") and (len(pattern) - len(pattern[:-1].rstrip("\\")) - 1) % 2 == 0
+    if starts and ends:
+        return pattern
+    core = pattern[1 if starts else 0:len(pattern) - 1 if ends else len(pattern)]
+    return f"^{'' if starts else '.*'}({core}){'' if ends else '.*'}$"
+
+
+def spelt_out(pattern: str) -> str:
+    """`pattern` with each `\\d`, `\\w` and `\\s` (and, outside a class, `\\D`, `\\W` and `\\S`) as the class of the
+    characters it stands for, and each escaped ASCII symbol (`\\.`) by its code in a class (`[\\x2E]`), which the
+    converter passes on as a GBNF escape llama.cpp refuses too (and splits, outside a class); outside a class, what
+    the converter misreads (`_outside`) as what it reads; every other escape as it is."""
+    out, in_class, i = [], False, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            out.append(_escape(pattern[i + 1], in_class))
+            i += 2
+        elif not in_class and (taken := _outside(pattern, i)) is not None:
+            text, i = taken
+            out.append(text)
+        else:
+            in_class = (char == "[") or (in_class and char != "]")
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+def _escape(named: str, in_class: bool) -> str:
+    """The escape of `named` (`\\d`: `d`) as the converter is given it, inside a class or not."""
+    chars = SHORTHANDS.get(named.lower())
+    if chars is not None and named.islower():
+        return chars if in_class else f"[{chars}]"
+    if chars is not None and not in_class:
+        return f"[^{chars}]"
+    if named.isascii() and not named.isalnum():
+        return f"\\x{ord(named):02X}" if in_class else f"[\\x{ord(named):02X}]"
+    return "\\" + named
+
+
+def _outside(pattern: str, i: int) -> tuple[str, int] | None:
+    """What stands at `i` outside a class where the converter misreads it, as it reads it, and where the pattern goes
+    on; None for the rest. A non-capturing group, which it refuses (`(?:`), as a group; a `]`, `}` or `{` that is a
+    character of its own (no class's end, no quantifier), on which it looped for ever (`[[:alpha:]]`, `^a]$`: the
+    engine hung until the run's time limit, every resume so again), as a class of its code."""
+    char = pattern[i]
+    if char == "(" and pattern.startswith("?:", i + 1):
+        return "(", i + 3
+    if char == "{" and (quantifier := QUANTIFIER.match(pattern, i)) is not None:
+        return quantifier[0], quantifier.end()
+    if char in "]{}":
+        return f"[\\x{ord(char):02X}]", i + 1
+    return None
