@@ -5,6 +5,11 @@
   paths absolute by spelling (`os.path.abspath` collapses `lnk/..` to `.`), where the file system resolves `..` after
   the link. Now a path whose last part names no folder (`.`, `..`) is resolved as the file system resolves it, and any
   other is left to it (`archive.lookup.named_folder`, used by `audit.retry._beside` and `audit.merge._write`)
+- a merge of a shard retried (or resumed) with `--set runner.KEY=...` said `shards asked with 2/2 timeout_s=7.0` for
+  all of the shard's answers, though most were carried from (or asked before) with the shard's first limits: the
+  shard's history, kept in `merged.shards[]` this session, holds what was set, and show and the report said nothing
+  of it (`limits set` read the merged run's own history only). Now `shards' limits set  2/2 runner.timeout_s=7 by the
+  retry` (`archive.sessions.limits_set` of a history, `audit.heading.parts`)
 """
 from __future__ import annotations
 
@@ -22,6 +27,13 @@ from tests.helpers.commands import run_in_process
 
 def audit(cwd: Path, *args: str):
     return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def shown_lines(cwd: Path, run_dir: Path) -> list[str]:
+    """`show RUN`'s lines, spaces squeezed."""
+    shown = audit(cwd, "show", str(run_dir))
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    return [" ".join(line.split()) for line in shown.stdout.splitlines()]
 
 
 def run_id(run_dir: Path) -> str:
@@ -56,3 +68,20 @@ def test_a_merge_into_a_path_through_a_link_and_dotdot_is_made_where_the_file_sy
     assert (merged.returncode, merged.stderr) == (EXIT["ok"], "")
     assert json.loads((tmp_path / "far" / "merged" / "run.json").read_text())["counts"]["responses"] == 18
     assert not (tmp_path / "merged").exists()
+
+
+# -- a merge of a shard whose own retry set other limits ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_merge_of_a_shard_retried_with_other_limits_says_what_the_retry_set(tmp_path):
+    """Shard 2/2 retried with `--set runner.timeout_s=7` (8 answers carried, asked with 120 s), then merged: `shards
+    asked with 2/2 timeout_s=7.0` alone, nothing said of the 8 answers asked with 120 s."""
+    shards = [run_in_process(tmp_path, f"s{i}", "runner.retries=0", "runner.backoff_s=0", f"shard={i}/2",
+                             responder=broken_answer) for i in (1, 2)]
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        retried = audit(tmp_path, "retry", str(shards[1]), "--host", server.url, "--set", "runner.timeout_s=7")
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    merged = audit(tmp_path, "merge", str(shards[0]), f"{shards[1]}.retry1", "--into", str(tmp_path / "m"))
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    said = [line for line in shown_lines(tmp_path, tmp_path / "m") if "limits set" in line]
+    assert said == ["shards' limits set 2/2 runner.timeout_s=7 by the retry"]
