@@ -10,6 +10,9 @@
   shard's history, kept in `merged.shards[]` this session, holds what was set, and show and the report said nothing
   of it (`limits set` read the merged run's own history only). Now `shards' limits set  2/2 runner.timeout_s=7 by the
   retry` (`archive.sessions.limits_set` of a history, `audit.heading.parts`)
+- a merge of a shard killed in a sweep and recorded `interrupted` by the sweep's end (no final digests, no seal) said
+  it `does not verify: seal.json: missing`, as of a run tampered with: only `running` had this session's advice. Now
+  any shard its writer never ended is said not finished, with the resume that finishes it (`audit.merge._shard_of`)
 """
 from __future__ import annotations
 
@@ -18,10 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.sweep import settle_dead_jobs
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import BROKEN, broken_answer, listbench_answer
+from tests.helpers.archives import left_by_dead_writer
 from tests.helpers.commands import run_in_process
 
 
@@ -85,3 +90,23 @@ def test_a_merge_of_a_shard_retried_with_other_limits_says_what_the_retry_set(tm
     assert merged.returncode == EXIT["ok"], merged.stderr
     said = [line for line in shown_lines(tmp_path, tmp_path / "m") if "limits set" in line]
     assert said == ["shards' limits set 2/2 runner.timeout_s=7 by the retry"]
+
+
+# -- a merge of a shard killed in a sweep, which the sweep's end said `interrupted` -----------------------------------
+
+@pytest.mark.slow
+def test_a_merge_of_a_killed_shard_its_sweep_said_interrupted_says_to_resume_it(tmp_path):
+    """A shard job killed (SIGKILL, the out-of-memory killer) that its sweep's end recorded `interrupted`
+    (settle_dead_jobs: no final digests, no seal): `does not verify: seal.json: missing: the run ended (interrupted)
+    but nothing covers run.json`, as if its files were tampered with, where retry says to resume it."""
+    shards = [run_in_process(tmp_path, f"s{i}", f"shard={i}/2") for i in (1, 2)]
+    info = json.loads((shards[1] / "run.json").read_text())
+    (shards[1] / "run.json").write_text(json.dumps({**info, "status": "running", "ended_at": None, "files": {}}))
+    (shards[1] / "seal.json").unlink()
+    left_by_dead_writer(shards[1])
+    assert settle_dead_jobs(tmp_path / "outputs", "the sweep was stopped") == [shards[1]]
+    merged = audit(tmp_path, "merge", *map(str, shards), "--into", str(tmp_path / "merged"))
+    assert (merged.returncode, merged.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{shards[1]}': run {info['run_id']} (shard 2/2) is interrupted: it has not finished; "
+        f"finish it with benchrun-audit resume {shards[1]}\n"))
+    assert not (tmp_path / "merged").exists()

@@ -123,8 +123,8 @@ def _shard_of(run: Run) -> Shard:
     if info.manifest_id is None:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) ended before it compiled ({info.reason})",
                            file=str(run.path))
-    if info.status == "running":
-        raise ArchiveError(f"run {run.id} (shard {info.shard}) is running: {not_finished(run, 'merge')}",
+    if not info.files:  # its writer never ended it: running, or killed and said `interrupted` by its sweep's end
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) is {info.status}: {not_finished(run, 'merge')}",
                            file=str(run.path))
     findings = [f for f in (*check_seal(run), *check_manifest(run), *check_files(run)) if not f.ok]
     if findings:
