@@ -12,7 +12,8 @@
   retry` (`archive.sessions.limits_set` of a history, `audit.heading.parts`)
 - a merge of a shard killed in a sweep and recorded `interrupted` by the sweep's end (no final digests, no seal) said
   it `does not verify: seal.json: missing`, as of a run tampered with: only `running` had this session's advice. Now
-  any shard its writer never ended is said not finished, with the resume that finishes it (`audit.merge._shard_of`)
+  any shard its writer never ended is said not finished, with the resume that finishes it (`audit.merge._shard_of`);
+  and `verify` of such a job said it did not finish with no way forward: now with the resume (verify's `files`)
 """
 from __future__ import annotations
 
@@ -110,3 +111,22 @@ def test_a_merge_of_a_killed_shard_its_sweep_said_interrupted_says_to_resume_it(
         f"benchrun: error: in '{shards[1]}': run {info['run_id']} (shard 2/2) is interrupted: it has not finished; "
         f"finish it with benchrun-audit resume {shards[1]}\n"))
     assert not (tmp_path / "merged").exists()
+
+
+@pytest.mark.slow
+def test_verify_of_a_killed_job_its_sweep_said_interrupted_says_to_resume_it(tmp_path):
+    """The same job's verify: `seal.json: missing: the run ended (interrupted) but nothing covers run.json` and `the
+    run did not finish (status interrupted): no final digests`, with no way forward (a job killed saying `running`
+    is told to resume)."""
+    run_dir = run_in_process(tmp_path, "job")
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "status": "running", "ended_at": None, "files": {}}))
+    (run_dir / "seal.json").unlink()
+    left_by_dead_writer(run_dir)
+    assert settle_dead_jobs(tmp_path / "outputs", "the sweep was stopped") == [run_dir]
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["sweep_failed"]
+    assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  seal.json: missing: the run ended (interrupted) but nothing covers run.json",
+        "FAIL  run.json: the run did not finish (status interrupted): no final digests; record lines checked against "
+        f"records.sha256 only; finish it with: benchrun-audit resume {run_dir}"]
