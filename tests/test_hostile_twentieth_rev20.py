@@ -95,17 +95,24 @@ def test_a_merge_of_a_shard_retried_with_other_limits_says_what_the_retry_set(tm
 
 # -- a merge of a shard killed in a sweep, which the sweep's end said `interrupted` -----------------------------------
 
+def killed_and_settled(run_dir: Path) -> dict:
+    """`run_dir` as a job killed (SIGKILL: run.json `running`, no seal, its dead writer's note in run.lock) leaves it
+    once its sweep's end has recorded it `interrupted` (settle_dead_jobs); its run.json as it ended."""
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "status": "running", "ended_at": None, "files": {}}))
+    (run_dir / "seal.json").unlink()
+    left_by_dead_writer(run_dir)
+    assert settle_dead_jobs(run_dir.parent, "the sweep was stopped") == [run_dir]
+    return info
+
+
 @pytest.mark.slow
 def test_a_merge_of_a_killed_shard_its_sweep_said_interrupted_says_to_resume_it(tmp_path):
     """A shard job killed (SIGKILL, the out-of-memory killer) that its sweep's end recorded `interrupted`
     (settle_dead_jobs: no final digests, no seal): `does not verify: seal.json: missing: the run ended (interrupted)
     but nothing covers run.json`, as if its files were tampered with, where retry says to resume it."""
     shards = [run_in_process(tmp_path, f"s{i}", f"shard={i}/2") for i in (1, 2)]
-    info = json.loads((shards[1] / "run.json").read_text())
-    (shards[1] / "run.json").write_text(json.dumps({**info, "status": "running", "ended_at": None, "files": {}}))
-    (shards[1] / "seal.json").unlink()
-    left_by_dead_writer(shards[1])
-    assert settle_dead_jobs(tmp_path / "outputs", "the sweep was stopped") == [shards[1]]
+    info = killed_and_settled(shards[1])
     merged = audit(tmp_path, "merge", *map(str, shards), "--into", str(tmp_path / "merged"))
     assert (merged.returncode, merged.stderr) == (EXIT["archive"], (
         f"benchrun: error: in '{shards[1]}': run {info['run_id']} (shard 2/2) is interrupted: it has not finished; "
@@ -119,11 +126,7 @@ def test_verify_of_a_killed_job_its_sweep_said_interrupted_says_to_resume_it(tmp
     run did not finish (status interrupted): no final digests`, with no way forward (a job killed saying `running`
     is told to resume)."""
     run_dir = run_in_process(tmp_path, "job")
-    info = json.loads((run_dir / "run.json").read_text())
-    (run_dir / "run.json").write_text(json.dumps({**info, "status": "running", "ended_at": None, "files": {}}))
-    (run_dir / "seal.json").unlink()
-    left_by_dead_writer(run_dir)
-    assert settle_dead_jobs(tmp_path / "outputs", "the sweep was stopped") == [run_dir]
+    killed_and_settled(run_dir)
     verified = audit(tmp_path, "verify", str(run_dir))
     assert verified.returncode == EXIT["sweep_failed"]
     assert [line for line in verified.stdout.splitlines() if line.startswith("FAIL")] == [
