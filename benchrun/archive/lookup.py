@@ -113,6 +113,13 @@ def named(ref: PathLike) -> str:
     return os.fspath(expanded(ref, "")) if ref.startswith("~") else ref
 
 
+def named_folder(path: Path) -> Path:
+    """The folder `path` names as the file system gives it: one whose last part names none of its own (`.`, `..`,
+    `link/..`) resolved whole, as the system resolves `..` (after a symbolic link, its target's parent), never
+    collapsed by spelling; any other as given."""
+    return Path(os.path.realpath(path)) if path.name in ("", "..") else path
+
+
 def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
     """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
     path = Path(named(ref))

@@ -9,7 +9,7 @@ them (`carried_by`), so it says so too."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from benchrun.archive.reader import Run
 from benchrun.core.records import RunInfo
@@ -36,7 +36,7 @@ def ended(info: RunInfo, written: int, kept: int) -> dict[str, Any]:
     its judge model's identity, the response lines the run had committed (`written`) and those the resume keeps after
     its repair (`kept`)."""
     resumes = [entry for entry in info.history if RESUMED in entry]
-    before = resumes[-1].get("kept") if resumes else _carried_answers(info)
+    before = resumes[-1].get("kept") if resumes else _carried_answers(info.history)
     judge = {"judge_identity": info.judge["identity"]} if info.judge and "identity" in info.judge else {}
     answers = None if before is None or written < before else written - before  # fewer: records.sha256 cut short
     return {"identity": info.identity, **judge, "answers": answers, "kept": kept}
@@ -52,8 +52,8 @@ def sessions(run: Run) -> list[Session]:
     each resumed one, then the latest."""
     resumes = [entry for entry in run.info.history if RESUMED in entry]
     found = [Session(pinned_as(entry["identity"]), entry.get("answers"))
-             for entry in [*_carried(run.info), *resumes] if entry.get("identity") is not None]
-    kept = resumes[-1].get("kept") if resumes else _carried_answers(run.info)
+             for entry in [*_carried(run.info.history), *resumes] if entry.get("identity") is not None]
+    kept = resumes[-1].get("kept") if resumes else _carried_answers(run.info.history)
     latest = run.info.counts.responses - kept if kept is not None else None
     return [*found, Session(pinned_as(run.info.identity), latest if latest is None or latest >= 0 else None)]
 
@@ -86,7 +86,7 @@ def _count(counts: list[int | None]) -> str:
 def mixed_judges(run: Run) -> str | None:
     """`grades from 2 judge models: 4a65eed368b0, then ffffffffffff`, when a forced resume went on grading with another
     judge model (digest) than an earlier session's; None when one judge model graded the run."""
-    earlier = [*_carried(run.info), *(entry for entry in run.info.history if RESUMED in entry)]
+    earlier = [*_carried(run.info.history), *(entry for entry in run.info.history if RESUMED in entry)]
     resumes = [entry["judge_identity"] for entry in earlier if entry.get("judge_identity") is not None]
     now = [run.info.judge["identity"]] if run.info.judge and "identity" in run.info.judge else []
     digests = list(dict.fromkeys(pinned_as(identity) for identity in [*resumes, *now] if isinstance(identity, dict)))
@@ -96,20 +96,21 @@ def mixed_judges(run: Run) -> str | None:
     return f"grades from {len(digests)} judge models: {', then '.join(named)}"
 
 
-def _carried(info: RunInfo) -> list[dict[str, Any]]:
-    """A retry's sessions of its parent's that asked the answers it carried over (`CARRIED`), in line order."""
-    return next((entry[CARRIED] for entry in info.history if CARRIED in entry), [])
+def _carried(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A retry's sessions of its parent's that asked the answers it carried over (`CARRIED`), in line order, as its
+    run.json's `history` says."""
+    return next((entry[CARRIED] for entry in history if CARRIED in entry), [])
 
 
 def carry_cut(info: RunInfo, kept: int) -> RunInfo:
     """`info` of a retry killed as it carried its parent's answers over (it holds `kept` of the answers its run.json
     says it carries), saying what it carried: its lineage's `carried` (and `asked`, the rest) and its `carried_by` cut
     to `kept`, what they said kept in the retry's note (`carry_cut`); `info` as it is otherwise."""
-    planned = _carried_answers(info)
+    planned = _carried_answers(info.history)
     if info.parent is None or kept >= planned:
         return info
     left, cut = kept, []
-    for session in _carried(info):
+    for session in _carried(info.history):
         if left:
             cut.append({**session, "answers": min(left, session["answers"])})
         left -= min(left, session["answers"])
@@ -119,9 +120,9 @@ def carry_cut(info: RunInfo, kept: int) -> RunInfo:
     return info.model_copy(update={"parent": parent, "history": history})
 
 
-def _carried_answers(info: RunInfo) -> int:
+def _carried_answers(history: Sequence[dict[str, Any]]) -> int:
     """How many of the run's first response lines a retry carried over (0 for any other run)."""
-    return sum(session["answers"] for session in _carried(info))
+    return sum(session["answers"] for session in _carried(history))
 
 
 def askers(run: Run) -> list[tuple[int | None, dict[str, Any]]]:
@@ -130,7 +131,7 @@ def askers(run: Run) -> list[tuple[int | None, dict[str, Any]]]:
     a resume by an older benchrun) with its `judge_identity` where it was judged."""
     spans: list[tuple[int | None, dict[str, Any]]] = []
     end = 0
-    for session in _carried(run.info):
+    for session in _carried(run.info.history):
         end += session["answers"]
         spans.append((end, {key: session.get(key) for key in ("identity", "judge_identity") if key in session}))
     unknown = False
@@ -165,12 +166,13 @@ def carried_by(run: Run, asked_again: set[tuple[str, int]]) -> list[dict[str, An
     return [{**spans[span][1], "answers": answers} for span, answers in carried]
 
 
-def limits_set(run: Run) -> str | None:
+def limits_set(history: Sequence[dict[str, Any]]) -> str | None:
     """The limits a retry or each resume asked the rest with (`--set`), after how many answers of the sessions before
-    it: `runner.timeout_s=0.35 by resume 1 (after 0 answers); runner.timeout_s=5 by resume 2 (after 4 answers)`;
-    None when none set any (run.json's runner, the last session's limits, is then every session's)."""
-    said, answers, resumes = [], _carried_answers(run.info), 0
-    for entry in run.info.history:
+    it, as a run's `history` says (a merged run's shard's too): `runner.timeout_s=0.35 by resume 1 (after 0 answers);
+    runner.timeout_s=5 by resume 2 (after 4 answers)`; None when none set any (run.json's runner, the last session's
+    limits, is then every session's)."""
+    said, answers, resumes = [], _carried_answers(history), 0
+    for entry in history:
         if RESUMED in entry:
             resumes += 1
             answers = None if answers is None or not isinstance(entry.get("answers"), int) else answers + entry["answers"]

@@ -40,7 +40,7 @@ def header(run: Run) -> Table:
         "judge": judge_identity(info.judge),
         "graded by": mixed_judges(run),
         "runner": _pairs(info.runner),
-        "limits set": limits_set(run),
+        "limits set": limits_set(info.history),
         "counts": info.counts.text(),
     }
     rows.update(parts(info))
@@ -69,9 +69,18 @@ def parts(info: Any) -> dict[str, str]:
         rows["shards ran on"] = _machines(info.merged.shards)
         if asked := _settings(info.merged.shards):
             rows["shards asked with"] = asked
+        if said := _limits_set(info.merged.shards):
+            rows["shards' limits set"] = said
         if forced := _forced(info.merged.shards):
             rows["shards forced"] = forced
     return rows
+
+
+def _limits_set(shards: Any) -> str | None:
+    """The limits each shard's own retry or resumes asked its rest with (`2/2 runner.timeout_s=7 by the retry`): its
+    answers before them were asked with others than `shards asked with` says; None when none set any."""
+    said = [f"{s.shard} {text}" for s in shards if (text := limits_set(s.history or ()))]
+    return "  ".join(said) or None
 
 
 def _forced(shards: Any) -> str | None:

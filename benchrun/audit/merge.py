@@ -25,7 +25,7 @@ import yaml
 from benchrun.archive.atomic import stem
 from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import live_writer, probe
-from benchrun.archive.lookup import resolve_run
+from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import mixed_judges, mixed_models
@@ -123,8 +123,8 @@ def _shard_of(run: Run) -> Shard:
     if info.manifest_id is None:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) ended before it compiled ({info.reason})",
                            file=str(run.path))
-    if info.status == "running":
-        raise ArchiveError(f"run {run.id} (shard {info.shard}) is running: {not_finished(run, 'merge')}",
+    if not info.files:  # its writer never ended it: running, or killed and said `interrupted` by its sweep's end
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) is {info.status}: {not_finished(run, 'merge')}",
                            file=str(run.path))
     findings = [f for f in (*check_seal(run), *check_manifest(run), *check_files(run)) if not f.ok]
     if findings:
@@ -212,7 +212,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
                     model=info.model, manifest_id=None, cwd=info.cwd, runner=info.runner, environment=environment(),
                     overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
                     merged=merge)
-    into = _followed(Path(os.path.abspath(into)))  # `.` (an empty working directory) is made beside, not in itself
+    into = _followed(named_folder(into))  # `.` (an empty working directory) is made beside, not in itself
     if why := refusal(into, CHOSEN_BY) or _holding(into):
         raise RunDirTaken(why)
     _clear_killed(into)

@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchrun.archive.lookup import resolve_run
+from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import CARRIED, carried_by
@@ -177,7 +177,7 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
 def _beside(parent: Run, number: int) -> Path:
     """`<parent>.retry<N>` beside the parent (named as `.` or `dir/..` too, whose names are none); refused, with the way
     to name another, when that name is longer than a file system takes (a parent's own name of 249 bytes or more)."""
-    folder = Path(os.path.abspath(parent.path))
+    folder = named_folder(parent.path)
     path = folder.with_name(f"{folder.name}.retry{number}")
     if (size := len(os.fsencode(path.name))) > NAME_MAX:
         raise ConfigError(f"the retry's directory beside run {parent.id} would be named {path.name[:24]}….retry{number}"

@@ -190,8 +190,10 @@ def _digested(run: Run) -> list[Finding]:
     if info.manifest_id is None:
         return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     if not info.files:  # a run that says `running` was explained by check_seal
-        unfinished = [] if info.status == "running" else [
-            Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; {UNSEALED_LINES}")]
+        finish = f"; finish it with: benchrun-audit resume {run.path}" if info.status in UNFINISHED else ""
+        unfinished = [] if info.status == "running" else [  # a job its sweep's end said interrupted, say: resume ends it
+            Finding(False, RUN, f"the run did not finish (status {info.status}): no final digests; {UNSEALED_LINES}"
+                                f"{finish}")]
         present = [name for name in JUDGED_FILES if name in RECORD_FILES or (run.path / name).is_file()]
         located = [f for name in present for f in locate(run.path, name, run)]
         if not all(f.ok for f in located) and (crlf := records_converted(run.path)):
