@@ -18,8 +18,6 @@ import tempfile
 import time
 from typing import Any, Iterator
 
-from omegaconf.basecontainer import BaseContainer
-
 from benchrun.core.interrupts import handling_now
 from benchrun.core.scratch import remove_scratch, scratch_folder
 
@@ -213,9 +211,12 @@ def _resolvers_kept() -> Iterator[None]:
     that registered one of its own at import (`OmegaConf.register_new_resolver("double", ...)`) had every later job
     of a sweep over models refused (`cannot import: ValueError: resolver 'double' is already registered`), and one
     that replaced one (`oc.env`, benchrun's `slug`, `replace=True`) chose the server a sweep's next job asked and where
-    the sweep's summary went (none written, exit 4). OmegaConf keeps them in `BaseContainer._resolvers` only."""
-    found = dict(BaseContainer._resolvers)
+    the sweep's summary went (none written, exit 4). OmegaConf keeps them in `BaseContainer._resolvers` only. A process
+    that has not loaded OmegaConf (a rescore's) composes nothing after the block, and is not made to load it."""
+    containers = sys.modules.get("omegaconf.basecontainer")
+    found = dict(containers.BaseContainer._resolvers) if containers else None
     try:
         yield
     finally:
-        BaseContainer._resolvers = found
+        if containers:
+            containers.BaseContainer._resolvers = found

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import OmegaConf
 
 from benchrun.compose.config import RUNNER_ALIASES, read_runner_file
 from benchrun.core.errors import ConfigError
@@ -17,10 +16,10 @@ def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
     `-m runner.model=llama3.2,mistral runner_file=runner.yml` asked both jobs the file's model, one of them labelled
     mistral (its scores in mistral's column), and a single run's `runner.model=mistral` asked another model unsaid;
     and a runner (`runner=openai`) of another type than the file's `runner_type`, which is the one used."""
-    path = OmegaConf.select(config, "runner_file")
+    path = config.get("runner_file")  # a DictConfig as Hydra composes it, or a plain config (the API)
     if not path or not overrides:
         return
-    file = read_runner_file(path, {"task": {"path": OmegaConf.select(config, "task.path")}}, cwd)
+    file = read_runner_file(path, {"task": {"path": (config.get("task") or {}).get("path")}}, cwd)
     given = {RUNNER_ALIASES.get(key, key): value for key, value in file.items()}
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         parts = override.key_or_group.split(".")
