@@ -56,9 +56,10 @@ def varied(overrides: Iterable[str], swept: frozenset[str]) -> dict[str, Any]:
 def label(settings: Mapping[str, Any], model: Any, benchmark: str | None = None) -> str:
     """`gemma3 temperature=0.7`: the varied values, bare for the model, runner, model preset and benchmark, else
     `last key=value` (`judge.last key=value` for the judge's; a path by its file name, a shard or a model's name whole:
-    `shard=2/8`); the model when nothing varied. A preset (`model=`, `task=`) is bare only when it names what its job asked, the `model` or `benchmark`:
-    `-m model=gemma3,llama3.2 runner.model=mistral` asked mistral in both jobs, labelled `gemma3` and `llama3.2`, and
-    `-m task=listbench,folderbench task.path=b` asked b in both, labelled `listbench` and `folderbench`."""
+    `shard=2/8`); the model when nothing varied. A preset (`model=`, `task=`) is bare only when it names what its job
+    asked, the `model` or `benchmark`: `-m model=gemma3,llama3.2 runner.model=mistral` asked mistral in both jobs,
+    labelled `gemma3` and `llama3.2`, and `-m task=listbench,folderbench task.path=b` asked b in both, labelled
+    `listbench` and `folderbench`."""
     asked = {"model": model, "task": benchmark}
     named = Counter(_name(key) for key in settings)
     parts = [_text(value, key in WHOLE_KEYS) if key in BARE_KEYS and asked.get(key) in (None, value)
