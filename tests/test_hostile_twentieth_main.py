@@ -10,7 +10,8 @@
   `cache`) was taken by `resume`, which then digested it as the run's own, and `verify` of the killed run said
   nothing of it: config.yaml had no digest until the run's end. Now run.json holds its digest from the start
   (`config_digest`, written by `archive.writer.RunWriter.start`), and a run that did not end is checked against it
-  (`archive.trust.config_changed`, verify's `files`)
+  (`archive.trust.config_changed`, verify's `files`); and config.yaml edited while the run ran was digested at the
+  run's end as the run's own: the end now records the digest written at the start (`RunWriter._close_records`)
 - a dated folder of runs (`show outputs/2026-12-05`, no sweep in it) was refused as `it is a sweep's directory: name
   one of its jobs`; now `it holds runs: name one`, and a sweep's directory alone is called one
   (`archive.lookup._runs_in`)
@@ -25,7 +26,11 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.reader import load_run
+from benchrun.archive.trust import config_changed
+from benchrun.archive.writer import RunWriter, now
 from benchrun.core.errors import EXIT
+from benchrun.core.records import Counts, RunInfo
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import broken_answer, listbench_answer
@@ -115,3 +120,14 @@ def test_a_dated_folder_of_runs_given_to_a_command_of_one_run_is_no_sweep(tmp_pa
     assert (done.returncode, done.stderr) == (EXIT["archive"], (
         "benchrun: error: in 'outputs/2026-12-05': not a run directory (no run.json); it holds runs: name one "
         "(outputs/2026-12-05/a, outputs/2026-12-05/b)\n"))
+
+
+def test_a_config_yaml_edited_while_its_run_runs_is_not_digested_as_the_runs_own(tmp_path):
+    info = RunInfo(run_id="f" * 12, status="running", started_at=now(), benchmark="b", model="m", manifest_id=None,
+                   runner={}, environment={}, counts=Counts(samples=0))
+    writer = RunWriter.create(tmp_path / "run", info)
+    writer.start("task: {path: nowhere}\nscorer_timeout_s: 10.0\n")
+    (tmp_path / "run" / "config.yaml").write_text("task: {path: nowhere}\nscorer_timeout_s: 1.0\n")
+    writer.finish("failed", "in 'tasks.yml': bad")
+    writer.release()
+    assert config_changed(load_run(tmp_path / "run")) == "config.yaml: changed since the run ended"

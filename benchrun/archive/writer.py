@@ -334,13 +334,15 @@ class RunWriter:
             pass
 
     def _close_records(self) -> dict[str, FileDigest]:
-        """The final digests of config.yaml and the record files (none after a failed write)."""
+        """The final digests of config.yaml and the record files (none after a failed write): config.yaml's as the run
+        wrote it at its start (an older run's, which holds none, as it is now)."""
         sinks, self._sinks = self._sinks, {}
         if self._broken:
             for sink in sinks.values():
                 sink.abandon()
             return {}
-        config = {CONFIG: file_digest(self.dir / CONFIG)} if (self.dir / CONFIG).is_file() else {}
+        config = ({CONFIG: self.info.config_digest} if self.info.config_digest
+                  else {CONFIG: file_digest(self.dir / CONFIG)} if (self.dir / CONFIG).is_file() else {})
         return {**config, **{name: sink.close() for name, sink in sinks.items()}}
 
     def release(self) -> None:
