@@ -12,6 +12,9 @@
   (`config_digest`, written by `archive.writer.RunWriter.start`), and a run that did not end is checked against it
   (`archive.trust.config_changed`, verify's `files`); and config.yaml edited while the run ran was digested at the
   run's end as the run's own: the end now records the digest written at the start (`RunWriter._close_records`)
+- runner=local bounded a format's free strings at runner.max_string_length (64) below their own minLength
+  (`Field(min_length=100)`): a grammar no answer could meet. The nineteenth pass's rule for runner=openai (never
+  below minLength) was written there only; it is now one function both use (`execute.runners.base.bounded_strings`)
 - a dated folder of runs (`show outputs/2026-12-05`, no sweep in it) was refused as `it is a sweep's directory: name
   one of its jobs`; now `it holds runs: name one`, and a sweep's directory alone is called one
   (`archive.lookup._runs_in`)
@@ -31,6 +34,7 @@ from benchrun.archive.trust import config_changed
 from benchrun.archive.writer import RunWriter, now
 from benchrun.core.errors import EXIT
 from benchrun.core.records import Counts, RunInfo
+from benchrun.execute.runners.local import bounded_strings
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import broken_answer, listbench_answer
@@ -131,3 +135,9 @@ def test_a_config_yaml_edited_while_its_run_runs_is_not_digested_as_the_runs_own
     writer.finish("failed", "in 'tasks.yml': bad")
     writer.release()
     assert config_changed(load_run(tmp_path / "run")) == "config.yaml: changed since the run ended"
+
+
+def test_the_embedded_engines_string_bound_is_never_below_the_formats_min_length():
+    schema = {"type": "object", "properties": {"code": {"type": "string", "minLength": 100}, "note": {"type": "string"}}}
+    assert bounded_strings(schema, 64)["properties"] == {
+        "code": {"type": "string", "minLength": 100, "maxLength": 100}, "note": {"type": "string", "maxLength": 64}}

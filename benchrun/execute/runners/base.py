@@ -213,6 +213,14 @@ def free_strings(schema: Any, keys: Callable[[dict[str, Any]], dict[str, Any]]) 
     return updated
 
 
+def bounded_strings(schema: Any, max_length: int | None) -> Any:
+    """`schema` with maxLength=max_length on every free-form string, so answers end within num_predict; never below
+    the string's minLength, so the answer the format asks for stays one the generator may make."""
+    if max_length is None:
+        return schema
+    return free_strings(schema, lambda string: {"maxLength": max(max_length, string.get("minLength", 0))})
+
+
 def json_count(value: Any) -> int | None:
     """A token count or duration as a server wrote it: a JSON integer, else None (not reported): `true`, `"7"`, 7.0,
     1.5, `"many"` and 1e400 are none, though a lax reader would take some of them for one."""

@@ -30,7 +30,7 @@ from benchrun.core.manifest import Message
 from benchrun.core.secrets import SECRETS
 from benchrun.core.settings import LocalConfig
 from benchrun.execute.boundary import described
-from benchrun.execute.runners.base import Completion, EngineDied, Refused, free_strings
+from benchrun.execute.runners.base import Completion, EngineDied, Refused, bounded_strings
 from benchrun.execute.runners.llama_build import illegal_instruction
 from benchrun.execute.runners.local_engine import memory_limit
 
@@ -93,11 +93,6 @@ def installed_version() -> str | None:
         return metadata.version(DISTRIBUTION) if importlib.util.find_spec("llama_cpp") else None
     except metadata.PackageNotFoundError:
         return None
-
-
-def bounded_strings(schema: Any, max_length: int | None) -> Any:
-    """`schema` with maxLength=max_length on every free-form string, so answers end within num_predict."""
-    return schema if max_length is None else free_strings(schema, lambda _: {"maxLength": max_length})
 
 
 def exit_words(code: int | None) -> str:

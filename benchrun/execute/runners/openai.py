@@ -22,6 +22,7 @@ from benchrun.execute.runners.base import (
     Refused,
     Retryable,
     Unreachable,
+    bounded_strings,
     free_strings,
     json_count,
     resolvable,
@@ -293,14 +294,14 @@ def response_format(schema: dict[str, Any], dialect: str = "json_schema", strict
     characters allowed), or the `json_object` with a `schema` that llama-cpp-python's server takes, as its grammar
     converter reads it (`llamaschema.readable`: a pattern's `\\d` killed the server). That server's grammar lets raw
     control characters into strings, so there each free-form string carries a pattern of JSON's string characters
-    without them (which also bounds its length, the server ignoring maxLength and minLength beside a pattern). A string's bound is never below its minLength: the answer the format asks for stays one the server
-    may make (a pattern of `{0,64}` beside `minLength: 100` held answers to fewer characters than the format takes)."""
+    without them (which also bounds its length, the server ignoring maxLength and minLength beside a pattern). A
+    string's bound is never below its minLength (`bounded_strings`): a pattern of `{0,64}` beside `minLength: 100` held
+    answers to fewer characters than the format takes."""
     if dialect == "json_object":
         return {"type": "json_object", "schema": free_strings(
             readable(schema), lambda string: {"pattern": json_string(string.get("minLength", 0), max_length)})}
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "response"))[:64]
-    sent = schema if max_length is None else free_strings(
-        schema, lambda string: {"maxLength": max(max_length, string.get("minLength", 0))})
+    sent = bounded_strings(schema, max_length)
     return {"type": "json_schema", "json_schema": {"name": name, "schema": sent, "strict": strict}}
 
 
