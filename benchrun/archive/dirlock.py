@@ -347,6 +347,11 @@ def not_remotely_written(run_dirs: list[Path]) -> dict[Path, dict[str, Any] | No
     return {run_dir: note for run_dir, note in notes.items() if run_dir / LOCK not in live}
 
 
+def run_writer(run_dir: Path) -> str | None:
+    """The live writer of the run in `run_dir`, described (`live_writer` of its lock as probed now); None when none."""
+    return live_writer(run_dir / LOCK, probe(run_dir / LOCK))
+
+
 def live_writer(path: Path, lock: LockState) -> str | None:
     """The live writer of the run whose lock file is `path` (`lock` as `probe` found it), described: the lock's holder,
     one that renews its lease from another machine, or one holding the run's files open though the lock was deleted;

@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchrun.archive.dirlock import live_writer, probe
 from benchrun.core.errors import ArchiveError
-from benchrun.core.layout import LOCK, RUN, SEAL, SUMMARY
+from benchrun.core.layout import RUN, SEAL, SUMMARY
 
 if TYPE_CHECKING:
     from benchrun.archive.reader import Run
@@ -24,7 +23,9 @@ def headline_unverified(run: Run) -> str | None:
     if (expected := run.info.files.get(SUMMARY)) is None and run.info.status == "running":
         return None
     if (seal := run.seal) is None:
-        if live_writer(run.path / LOCK, probe(run.path / LOCK)) is not None:  # its writer is sealing it now
+        from benchrun.archive.dirlock import run_writer  # only for a run with no seal: `list` starts without the lock's
+
+        if run_writer(run.path) is not None:  # its writer is sealing it now
             return None
         return f"{SEAL}: missing: the run ended ({run.info.status}) but nothing covers {RUN}"
     if seal.run_id != run.id:

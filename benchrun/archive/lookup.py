@@ -122,13 +122,19 @@ def named_folder(path: Path) -> Path:
 
 def expand_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> list[Run]:
     """The run `ref` names (a path or an id prefix), or every job of a sweep directory, in job order."""
+    return named_runs(ref, root)[0]
+
+
+def named_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> tuple[list[Run], list[Run]]:
+    """`expand_runs`'s runs, and of a sweep's directory the runs made in it later, which it passes over (`sweep_jobs`)."""
     path = Path(named(ref))
     if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
-        return [resolve_run(ref, root)]
-    if not (jobs := [d for d in job_dirs(path) if os.path.lexists(d / RUN)]):
+        return [resolve_run(ref, root)], []
+    jobs, later = sweep_jobs(path)
+    if not (jobs := [(folder, run) for folder, run in jobs if os.path.lexists(folder / RUN)]):
         raise ArchiveError("neither a run nor a sweep directory (no run.json in it or the folders directly in it)"
                            f"{_runs_in(path)}{_hidden(os.fspath(ref), root)}", file=os.fspath(ref))
-    return [load_run(job) for job in jobs]
+    return [run or load_run(folder) for folder, run in jobs], later
 
 
 def _runs_in(folder: Path) -> str:
@@ -148,18 +154,21 @@ def is_sweep(path: Path) -> bool:
 
 
 def job_dirs(sweep_dir: PathLike) -> list[Path]:
-    """The run directories a folder of runs stands for, a sweep's jobs (`<number>_<label>`), by job number then name:
-    its subdirectories, of a sweep's directory but the runs made in it later (`later_runs`)."""
+    """The run directories a folder of runs stands for, a sweep's jobs (`<number>_<label>`), by job number then name."""
+    return [folder for folder, _ in sweep_jobs(sweep_dir)[0]]
+
+
+def sweep_jobs(sweep_dir: PathLike) -> tuple[list[tuple[Path, Run | None]], list[Run]]:
+    """The run directories a folder of runs stands for, each with its run where it was read, and the runs a `retry` of
+    a job or a `merge` of its shard jobs made in a sweep's directory: no job of the sweep (a retry would repeat its
+    parent's rows), read by their own paths. Each run.json of a sweep's directory is read once, to tell them apart;
+    a folder that holds no sweep stands for every run in it."""
     folders = _folders(sweep_dir)
-    return [folder for folder in folders if _made_later(folder) is None] if is_sweep(Path(sweep_dir)) else folders
-
-
-def later_runs(sweep_dir: PathLike) -> list[Run]:
-    """The runs a `retry` of a job or a `merge` of its shard jobs made in a sweep's directory: no job of the sweep
-    (a retry would repeat its parent's rows), read by their own paths. None in a folder that holds no sweep."""
     if not is_sweep(Path(sweep_dir)):
-        return []
-    return [run for folder in _folders(sweep_dir) if (run := _made_later(folder)) is not None]
+        return [(folder, None) for folder in folders], []
+    read = [(folder, _readable(folder)) for folder in folders]
+    later = [run for _, run in read if run is not None and _made_later(run)]
+    return [(folder, run) for folder, run in read if run is None or not _made_later(run)], later
 
 
 def _folders(sweep_dir: PathLike) -> list[Path]:
@@ -167,15 +176,19 @@ def _folders(sweep_dir: PathLike) -> list[Path]:
     return sorted(dirs, key=_job_order)
 
 
-def _made_later(folder: Path) -> Run | None:
-    """The run in `folder` if a retry or a merge made it; a job's run, none or an unreadable one is the sweep's."""
+def _readable(folder: Path) -> Run | None:
+    """The run in `folder`; None for none or an unreadable one (a job of its sweep, said as such by its readers)."""
     if not os.path.isfile(folder / RUN):
         return None
     try:
-        run = load_run(folder)
+        return load_run(folder)
     except ArchiveError:
         return None
-    return run if run.info.parent is not None or run.info.merged is not None else None
+
+
+def _made_later(run: Run) -> bool:
+    """Whether a retry or a merge made `run`."""
+    return run.info.parent is not None or run.info.merged is not None
 
 
 def _job_order(path: Path) -> tuple[int, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import live_writer, probe
+from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import missing
@@ -23,7 +23,6 @@ from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
-    LOCK,
     MANIFEST,
     RECORD_FILES,
     RESPONSES,
@@ -149,7 +148,7 @@ def beneath_seal(run: Run) -> list[str]:
 def not_finished(run: Run, command: str) -> str:
     """What a `command` that takes finished runs only says of `run`, which did not finish: to wait for its live
     writer, or, its writer gone (killed), to finish it with resume, which nothing else will."""
-    writer = live_writer(run.path / LOCK, probe(run.path / LOCK))
+    writer = run_writer(run.path)
     how = (f"it is being written ({writer}): {command} it once it has ended" if writer else
            f"finish it with benchrun-audit resume {run.path}")
     return f"it has not finished; {how}"
@@ -194,7 +193,7 @@ def _seal(run: Run) -> Iterator[str]:
     gone). A seal that does not cover a run.json that says the run ended is refused whoever holds the lock."""
     found = list(_unsealed(run))
     between = not (run.path / SEAL).exists() or (run.info.status == "running" and not run.info.files)
-    if found and not (between and live_writer(run.path / LOCK, probe(run.path / LOCK)) is not None):
+    if found and not (between and run_writer(run.path) is not None):
         yield from found
 
 

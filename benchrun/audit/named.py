@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from benchrun.archive.lookup import expand_runs, later_runs, named
+from benchrun.archive.lookup import named, named_runs
 from benchrun.archive.reader import PathLike, Run
 from benchrun.console.output import warning
 
@@ -15,14 +15,15 @@ def runs_named(refs: Sequence[PathLike], root: PathLike) -> list[Run]:
     """Every run `refs` name, in order, a sweep's jobs in job order."""
     runs = []
     for ref in refs:
-        runs.extend(expand_runs(ref, root))
-        say_passed_over(Path(named(ref)))
+        found, later = named_runs(ref, root)
+        runs.extend(found)
+        say_passed_over(Path(named(ref)), later)
     return runs
 
 
-def say_passed_over(folder: Path) -> None:
-    """A warning for each run made later in `folder`, if it is a sweep's directory: read by its own path only."""
-    for run in later_runs(folder):
+def say_passed_over(folder: Path, later: list[Run]) -> None:
+    """A warning for each run made `later` in the sweep's directory `folder`: read by its own path only."""
+    for run in later:
         made = f"a retry of run {run.info.parent.run_id}" if run.info.parent else "a merge of shard runs"
         warning(f"{run.path} is {made}, made in the sweep's directory {folder}, and no job of the sweep: "
                 "name it to read it")

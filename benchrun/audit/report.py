@@ -15,8 +15,8 @@ from string import Template
 from typing import Sequence
 
 from benchrun.archive.atomic import write_atomic
-from benchrun.archive.lookup import is_sweep, job_dirs, named, resolve_run
-from benchrun.archive.reader import DEFAULT_ROOT, PathLike, load_run
+from benchrun.archive.lookup import is_sweep, named, resolve_run, sweep_jobs
+from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
 from benchrun.audit.named import say_passed_over
@@ -70,8 +70,9 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
     """A run by path or id prefix, or every job of a sweep directory."""
     path = Path(named(ref))
     if is_sweep(path):
-        say_passed_over(path)
-        return [_job(job_dir) for job_dir in job_dirs(path)]
+        jobs, later = sweep_jobs(path)
+        say_passed_over(path, later)
+        return [_job(job_dir, run) for job_dir, run in jobs]
     if path.is_dir() and not os.path.lexists(path / RUN):
         raise ArchiveError("neither a run directory (no run.json) nor a sweep directory (no sweep.json)",
                            file=os.fspath(ref))
@@ -79,9 +80,10 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
     return [Job(run.path, run)]
 
 
-def _job(path: Path) -> Job:
+def _job(path: Path, run: Run | None = None) -> Job:
+    """The job in `path` (its run, when already read), or why it left none readable."""
     try:
-        return Job(path, load_run(path).require_records())
+        return Job(path, (run or load_run(path)).require_records())
     except ArchiveError as err:
         return Job(path, None, reason=f"the job left no readable run: {err}")
 

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
+from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
 from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
@@ -281,7 +281,7 @@ def check_rescores(run: Run) -> list[Finding]:
     numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
     newest = max((p for p in numbered if number_in(p.name) < RESCORE_NUMBERS), key=lambda p: number_in(p.name),
                  default=None)  # the one a live rescore, holding the run's lock, writes
-    writer = live_writer(run.path / LOCK, probe(run.path / LOCK)) if newest else None
+    writer = run_writer(run.path) if newest else None
     return [finding for path in numbered for finding in check_rescore(run, path, writer if path == newest else None)]
 
 
