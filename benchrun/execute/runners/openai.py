@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
@@ -74,6 +75,8 @@ class OpenAIRunner:
         """The structured-output dialect requests use (for `auto`, found at preflight)."""
         self.fingerprint: str | None = None
         """The system_fingerprint of the preflight's probe answer (runner.structured=auto), if the server sent one."""
+        self._formats: dict[str, dict[str, Any]] = {}
+        """Each schema's response_format in a dialect, made once: not for every request."""
         self.answered_as: str | None = None
         """The served model the preflight's probe answer named (runner.structured=auto), if the server named one."""
         self._says_weights = False
@@ -184,12 +187,17 @@ class OpenAIRunner:
             raise Retryable(str(error)) from error
         raise error
 
+    def _format(self, schema: dict[str, Any], dialect: str) -> dict[str, Any]:
+        key = f"{dialect} {json.dumps(schema, sort_keys=True)}"
+        if key not in self._formats:
+            self._formats[key] = response_format(schema, dialect, self.config.strict, self.config.max_string_length)
+        return self._formats[key]
+
     async def _chat(self, messages: list[Message], schema: dict[str, Any], dialect: str,
                     options: dict[str, Any]) -> httpx.Response:
         body = {"model": self.model, "messages": messages, **options}
         if dialect != "none":
-            body["response_format"] = response_format(schema, dialect, self.config.strict,
-                                                      self.config.max_string_length)
+            body["response_format"] = self._format(schema, dialect)
         try:
             return await self.client.post("/chat/completions", json=body)
         except httpx.TransportError as err:
