@@ -113,7 +113,7 @@ class RunDirCheck(Callback):
         _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
         _check_swept_once(swept)
         _check_slurm(config, launcher, jobs)
-        top = next((p for p in (*reversed(sweep_dir.parents), sweep_dir) if not p.exists()), None)
+        top = takeback.first_made(sweep_dir)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
             takeback.NEW_SWEEPS.append((sweep_dir, top))

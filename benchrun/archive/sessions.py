@@ -111,9 +111,9 @@ def carry_cut(info: RunInfo, kept: int) -> RunInfo:
         return info
     left, cut = kept, []
     for session in _carried(info.history):
-        if left:
-            cut.append({**session, "answers": min(left, session["answers"])})
-        left -= min(left, session["answers"])
+        if take := min(left, session["answers"]):
+            cut.append({**session, "answers": take})
+        left -= take
     history = tuple({**entry, CARRIED: cut, "carry_cut": {"planned": planned, "carried": kept}}
                     if CARRIED in entry else entry for entry in info.history)
     parent = info.parent.model_copy(update={"carried": kept, "asked": info.parent.asked + info.parent.carried - kept})

@@ -72,8 +72,13 @@ def note_new_run(run_dir: Path) -> None:
     folder that was there before (one a script made for the run, its parent, a dry run's $TMPDIR) is taken back."""
     NEW_RUNS.append(run_dir)
     path = Path(os.path.abspath(run_dir))
-    if (top := next((p for p in (*reversed(path.parents), path) if not p.exists()), None)) is not None:
+    if (top := first_made(path)) is not None:
         MADE_FOR_RUNS[str(path)] = top
+
+
+def first_made(path: Path) -> Path | None:
+    """The first folder of `path`, from the root, that is not there yet: the top of what making it makes."""
+    return next((part for part in (*reversed(path.parents), path) if not part.exists()), None)
 
 
 def take_back_unstarted() -> None:

@@ -147,6 +147,11 @@ RUN_ID = re.compile("[0-9A-Za-z_-]{1,64}")
 `-` and `_`, at most 64, take any other's, but no path, control character or page of text."""
 
 
+def same_model_name(name: str, other: str) -> bool:
+    """Whether two model names name one model: Ollama's default tag (`llama3.2:latest` is `llama3.2`) aside."""
+    return name.removesuffix(":latest") == other.removesuffix(":latest")
+
+
 def is_run_id(text: str) -> bool:
     """Whether `text` can be a run's id (`RUN_ID`)."""
     return RUN_ID.fullmatch(text) is not None

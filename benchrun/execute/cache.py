@@ -21,7 +21,7 @@ from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion
-from benchrun.core.recordvalues import model_digest, weights_said
+from benchrun.core.recordvalues import model_digest, same_model_name, weights_said
 from benchrun.execute.boundary import TooLarge, received
 from benchrun.execute.cacheplace import (
     RUN_ADVICE,
@@ -195,8 +195,7 @@ def _named(said: str, pin: Mapping[str, Any]) -> bool:
     """Whether an OpenAI-compatible answer's served model `said` is the model `pin` pins: its served name (but for
     `:latest`), or the name the preflight's probe answer gave it (`answers_as`: OpenAI's `gpt-4o-2024-08-06` for
     `gpt-4o`)."""
-    names = {str(pin.get(name)).removesuffix(":latest") for name in ("served", "answers_as") if pin.get(name)}
-    return said.removesuffix(":latest") in names
+    return any(same_model_name(said, str(pin[name])) for name in ("served", "answers_as") if pin.get(name))
 
 
 def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -31,6 +31,7 @@ from benchrun.core.recordvalues import (
     pin_shown,
     pinned_as,
     said_of_weights,
+    same_model_name,
     short_digest,
     weights_said,
 )
@@ -218,7 +219,7 @@ async def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: di
         return digests[0] == digests[1]
     if (weights := weights_said(model)) is not None and weights == weights_said(judge):
         return True
-    if model_cfg["model"].removesuffix(":latest") != judge_cfg["model"].removesuffix(":latest"):
+    if not same_model_name(model_cfg["model"], judge_cfg["model"]):
         return False
     where, judged = (RUNNERS[cfg["type"]].server_key for cfg in (model_cfg, judge_cfg))
     if where is None or judged is None:  # the embedded model: its own, or none of a server

@@ -9,10 +9,10 @@ change."""
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from typing import Any, Callable
 
+from benchrun.core.stdfds import output_fds_into
 from benchrun.core.text import one_line
 from benchrun.execute.runners.llamaschema import readable
 
@@ -68,13 +68,8 @@ class Grammars:
 def _printed(parses: Callable[[], bool]) -> str | None:
     """None when `parses()`; else what llama.cpp printed of why (on file descriptor 2, caught meanwhile)."""
     with tempfile.TemporaryFile() as caught:
-        kept = os.dup(2)
-        os.dup2(caught.fileno(), 2)
-        try:
+        with output_fds_into(caught):
             ok = parses()
-        finally:
-            os.dup2(kept, 2)
-            os.close(kept)
         if ok:
             return None
         caught.seek(0)

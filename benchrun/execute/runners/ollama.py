@@ -11,6 +11,7 @@ import httpx
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.officialclient import ollama_package
+from benchrun.core.recordvalues import same_model_name
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OLLAMA_KEY_ENV, OllamaConfig
@@ -235,7 +236,7 @@ def _served(said: Any, asked: str) -> dict[str, str]:
     """What an answer keeps of the model it says it is of: nothing when that is the model asked (Ollama names it as
     asked), else its name, as an OpenAI-compatible answer's served model is kept (a proxy before Ollama that answered
     with another model)."""
-    if isinstance(said, str) and said.removesuffix(":latest") != asked.removesuffix(":latest"):
+    if isinstance(said, str) and not same_model_name(said, asked):
         return {"model": said}
     return {}
 

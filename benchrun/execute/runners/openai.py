@@ -11,7 +11,7 @@ import httpx
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
-from benchrun.core.recordvalues import pin_shown, pinned_as
+from benchrun.core.recordvalues import pin_shown, pinned_as, same_model_name
 from benchrun.core.secrets import SECRETS
 from benchrun.core.serverurls import http_url
 from benchrun.core.settings import OpenAIConfig
@@ -100,7 +100,7 @@ class OpenAIRunner:
         """The name the probe's answer gave the model where it is not its id but for `:latest` (OpenAI's dated
         `gpt-4o-2024-08-06` for `gpt-4o`): an answer of the run under that name is the model's (`cache.pinned_by`)."""
         said = self.answered_as
-        return {"answers_as": said} if said and said.removesuffix(":latest") != entry["id"].removesuffix(":latest") else {}
+        return {"answers_as": said} if said and not same_model_name(said, entry["id"]) else {}
 
     async def _entry(self) -> dict[str, Any]:
         """The model's entry in GET /models; RunnerError naming what the server serves when it is not there."""
