@@ -76,6 +76,11 @@ def with_limits(config: dict[str, Any], run: Run, given: dict[str, Any]) -> dict
     return {**config, "runner": limited("runner", config["runner"], info.runner, given, run), "judge": judge}
 
 
+def last_asked(config: dict[str, Any], used: dict[str, Any]) -> dict[str, Any]:
+    """A runner's `config` with the limits it was last asked with (`used`: run.json's runner config as used)."""
+    return {**config, **{key: used[key] for key in ASKING_LIMITS if key in used}}
+
+
 def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: dict[str, Any],
             run: Run) -> dict[str, Any]:
     """`config` (the runner's, or the `judge` section's) with the limits it was last asked with (`used`: `run`'s
@@ -83,7 +88,7 @@ def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: 
     refused is said as given (`--set`), or as run.json holds it (an older benchrun's, which bounded it otherwise),
     with the --set that asks the rest otherwise."""
     given = {key.partition(".")[2]: value for key, value in limits.items() if key.startswith(f"{section}.")}
-    asked = {**config, **{key: used[key] for key in ASKING_LIMITS if key in used}, **given}
+    asked = {**last_asked(config, used), **given}
     runner = asked if section == "runner" else judge_runner_keys(asked)
     model = RUNNERS[runner["type"]]
     try:

@@ -21,11 +21,11 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     """The run's config, its judge asked with the limits it was last asked with (run.json's judge runner as used: a
     resume's `--set judge.timeout_s=...` kept, as a later resume keeps it), then `overrides` (judge.KEY=VALUE, values
     read as YAML) set, checked."""
-    from benchrun.compiler.plan import ASKING_LIMITS
+    from benchrun.audit.limits import last_asked
     from benchrun.compose.config import plain_config
 
-    config, used = run.config, run.info.judge.get("runner") or {}
-    judge = {**copy.deepcopy(config.get("judge") or {}), **{key: used[key] for key in ASKING_LIMITS if key in used}}
+    config = run.config
+    judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
     for override in overrides:
         keys, value = _override(override)
         _set(judge, keys, value)

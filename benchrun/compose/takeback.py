@@ -123,7 +123,7 @@ def stop_launched_jobs() -> None:
     me = str(os.getpid())
     pids = [int(entry.name) for sweep_dir in LOCAL_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
             if entry.name.isdigit() and (stat_fields(entry.name) or [None, None])[PARENT] == me]
-    below = {each for pid in pids for each in descendants(pid)}
+    below = descendants(*pids)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGINT)

@@ -18,14 +18,15 @@ def stat_fields(pid: int | str) -> list[str] | None:
         return None
 
 
-def descendants(pid: int) -> set[int]:
-    """Every process below `pid` (its children, theirs, ...), as /proc lists them now (none without /proc)."""
+def descendants(*pids: int) -> set[int]:
+    """Every process below the `pids` (their children, theirs, ...), as one read of /proc lists them now (none
+    without /proc)."""
     children: dict[int, list[int]] = {}
     for entry in PROC.iterdir() if PROC.is_dir() else ():
         if entry.name.isdigit() and (fields := stat_fields(entry.name)):  # gone meanwhile: no fields
             children.setdefault(int(fields[PARENT]), []).append(int(entry.name))
     found: set[int] = set()
-    pending = [pid]
+    pending = list(pids)
     while pending:
         for child in children.get(pending.pop(), ()):
             if child not in found:
