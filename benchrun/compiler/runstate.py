@@ -101,10 +101,14 @@ def _builtins_kept() -> Iterator[None]:
     try:
         yield
     finally:
-        names = vars(builtins)
-        for name in names.keys() - found.keys():
-            del names[name]
-        names.update({name: value for name, value in found.items() if names.get(name) is not value})
+        put_back_names(vars(builtins), found)
+
+
+def put_back_names(names: dict[str, Any], found: dict[str, Any]) -> None:
+    """`names` (a namespace) holding what it held when `found` was copied of it, each the same object."""
+    for name in names.keys() - found.keys():
+        del names[name]
+    names.update({name: value for name, value in found.items() if names.get(name) is not value})
 
 
 LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
@@ -118,15 +122,25 @@ def _limits_kept() -> Iterator[None]:
     bounded the run, which failed (`too many open files ...; finish it with: benchrun-audit resume ...`, advice that
     met the same limit again), and one that set `sys.setrecursionlimit(60)` made the run a RecursionError's traceback
     (a limit raised, the C stack's overflow where benchrun counts on a RecursionError: a YAML file nested too deep)."""
-    found, depth = {limit: resource.getrlimit(limit) for limit in LIMITS}, sys.getrecursionlimit()
+    found, depth = limits_now(), sys.getrecursionlimit()
     try:
         yield
     finally:
         sys.setrecursionlimit(depth)
-        for limit, was in found.items():
-            if resource.getrlimit(limit) != was:
-                with contextlib.suppress(ValueError, OSError):
-                    resource.setrlimit(limit, was)
+        put_back_limits(found)
+
+
+def limits_now() -> dict[int, tuple[int, int]]:
+    """Every resource limit of the process, as `put_back_limits` takes them."""
+    return {limit: resource.getrlimit(limit) for limit in LIMITS}
+
+
+def put_back_limits(found: dict[int, tuple[int, int]]) -> None:
+    """The resource limits as `found`, as far as the process may raise them again (a hard bound lowered stays)."""
+    for limit, was in found.items():
+        if resource.getrlimit(limit) != was:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(limit, was)
 
 
 INSTALLED = tuple({os.path.join(path, "") for name, path in sysconfig.get_paths().items() if name.endswith("lib")} |

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from benchrun.compiler.runstate import LIMITS
+from benchrun.compiler.runstate import limits_now, put_back_limits, put_back_names
 from benchrun.compiler.scoring import metrics, scorers_in, source_sha256
 from benchrun.core.errors import BenchrunError, os_problem
 from benchrun.core.interrupts import handling_now, ignore_terminal_signals
@@ -86,19 +86,16 @@ class _Found:
         self.builtins, self.decimal = dict(vars(builtins)), decimal.getcontext().copy()
         self.umask = os.umask(0o022)
         os.umask(self.umask)
-        self.limits = {limit: resource.getrlimit(limit) for limit in LIMITS}
+        self.limits = limits_now()
 
     def put_back(self) -> None:
         """Builtins, decimal context, signal handling (no timer set), limits, umask, environment (the time zone it
         says) and working directory as found; a limit whose hard bound the scorer lowered is put back as far as the
         process may raise it again."""
-        _put_back(vars(builtins), self.builtins)
+        put_back_names(vars(builtins), self.builtins)
         decimal.setcontext(self.decimal.copy())
         self.signals()
-        for limit, found in self.limits.items():
-            if resource.getrlimit(limit) != found:
-                with contextlib.suppress(ValueError, OSError):
-                    resource.setrlimit(limit, found)
+        put_back_limits(self.limits)
         os.umask(self.umask)
         if os.environ != self.environ:
             os.environ.clear()
@@ -106,13 +103,6 @@ class _Found:
             time.tzset()  # the time zone as $TZ now says
         with contextlib.suppress(OSError):  # a directory the scorer removed: the calls after go on where they are
             os.chdir(self.cwd)
-
-
-def _put_back(names: dict[str, Any], found: dict[str, Any]) -> None:
-    """`names` (a namespace) holding what it held when `found` was copied of it, each the same object."""
-    for name in names.keys() - found.keys():
-        del names[name]
-    names.update(found)
 
 
 def _take_stdin() -> IO[str]:
