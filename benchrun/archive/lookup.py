@@ -132,19 +132,28 @@ def named_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> tuple[list[Run],
         return [resolve_run(ref, root)], []
     jobs, later = sweep_jobs(path)
     if not (jobs := [(folder, run) for folder, run in jobs if os.path.lexists(folder / RUN)]):
-        raise ArchiveError("neither a run nor a sweep directory (no run.json in it or the folders directly in it)"
-                           f"{_runs_in(path)}{_hidden(os.fspath(ref), root)}", file=os.fspath(ref))
+        what = ("a sweep's directory holding no job (no folder directly in it holds a run.json)" if is_sweep(path)
+                else "neither a run nor a sweep directory (no run.json in it or the folders directly in it)")
+        raise ArchiveError(f"{what}{_runs_in(path)}{_hidden(os.fspath(ref), root)}", file=os.fspath(ref))
     return [run or load_run(folder) for folder, run in jobs], later
 
 
 def _runs_in(folder: Path) -> str:
     """Where the runs of a folder that is no run's are, as an error says it: a sweep's jobs, the runs in it (a dated
-    folder of runs is no sweep's), or runs deeper in it."""
-    if jobs := [d for d in job_dirs(folder) if os.path.lexists(d / RUN)]:
+    folder of runs is no sweep's), the runs a retry or a merge made in a sweep's directory holding no job, or runs
+    deeper in it."""
+    found, later = sweep_jobs(folder)
+    if jobs := [d for d, _ in found if os.path.lexists(d / RUN)]:
         held = "it is a sweep's directory: name one of its jobs" if is_sweep(folder) else "it holds runs: name one"
-        return f"; {held} ({', '.join(map(str, jobs[:2]))}{', ...' * (len(jobs) > 2)})"
+        return f"; {held} ({_some(jobs)})"
+    if later:
+        return f"; it holds only runs made in it later by a retry or a merge: name one ({_some([r.path for r in later])})"
     deeper = next(run_dirs(folder), None)  # an archive's root: its runs lie deeper, in dated folders
     return f"; runs lie deeper in it ({deeper}): name them (benchrun-audit list {folder})" if deeper else ""
+
+
+def _some(paths: list[Path]) -> str:
+    return f"{', '.join(map(str, paths[:2]))}{', ...' * (len(paths) > 2)}"
 
 
 def is_sweep(path: Path) -> bool:

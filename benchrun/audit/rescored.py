@@ -118,12 +118,22 @@ class Rescore(Frozen):
     info.counts.scorer_errors."""
 
 
+def covers_fewer(info: RescoreInfo, held: int) -> str | None:
+    """Said of a rescore made while its run was unfinished, of a run holding `held` answers now (resumed since): its
+    numbers are of the answers there when it was made."""
+    if info.counts.responses >= held:
+        return None
+    return (f"scored {info.counts.responses} answers, those its run held when it was made; the run holds {held} now: "
+            "its numbers cover those only (rescore again to score them all)")
 
 
 def print_rescore(result: Rescore, out: Console) -> None:
     """The means old -> new, the samples whose value changed and the scorer errors (at most SHOWN of each), the
     scorers and modules whose code is not the run's, then where it was written."""
     out.print(means_table(result))
+    if (counts := result.info.counts).responses < counts.samples:
+        out.print(f"scored {counts.responses} of the {counts.samples} answers the run asks: it holds no more yet "
+                  "(rescore again once it does)", markup=False, soft_wrap=True)
     if result.info.judge:  # the judges' new means are another judge model's grades when it was asked of another
         out.print(visible(f"judged again by {judge_identity(result.info.judge)} (old mean: the run's judge, "
                           "as show names it)"), markup=False, soft_wrap=True)

@@ -26,7 +26,7 @@ from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
 from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
-from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo
+from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
@@ -310,8 +310,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
     if info.judge is not None and JUDGEMENTS not in info.files:
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {JUDGEMENTS}, which a rescore with "
                                                         "--rejudge writes: nothing covers the grades it asked")]
+    partial = [Finding(True, name, said) for said in [covers_fewer(info, run.info.counts.responses)] if said]
     return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
-            for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
+            for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))] + partial
 
 
 def _lines(n: int) -> str:
