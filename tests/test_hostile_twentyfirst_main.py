@@ -7,6 +7,12 @@
 - a sweep's directory whose jobs are gone, holding only a retry made in it, was said to hold `runs deeper in it`
   and `neither a run nor a sweep directory` (of a sweep's), naming the retry as if nested deeper. Now it is a sweep's
   directory holding no job, and the retry is named as made in it later (`archive.lookup._runs_in`)
+- the response cache keyed a format by its schema as the task gives it, while runner=local (and llama-cpp-python's
+  server, runner=openai with json_object) is given the schema as benchrun rewrites it for the grammar converter
+  (`llamaschema.readable`), a rewrite each upgrade mends: answers made under an older benchrun's broken grammar (every
+  one format-invalid) were served again after the upgrade, as answers to the request this run sends. The key now
+  holds the format as the engine is given it (`Runner.format_sent`, `execute.cache.RunCache`); a format the rewrite
+  leaves alone keeps its key, so those answers stay found
 """
 from __future__ import annotations
 
@@ -17,6 +23,9 @@ from pathlib import Path
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.execute.cache import Repeat, RunCache, cache_key
+from benchrun.execute.runners.llamaschema import readable
+from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
@@ -62,3 +71,26 @@ def test_a_sweeps_directory_holding_only_a_retry_names_it_as_made_later(tmp_path
     assert (shown.returncode, shown.stderr) == (EXIT["archive"], (
         "benchrun: error: in 'sweep': not a run directory (no run.json); it holds only runs made in it later by a "
         "retry or a merge: name one (sweep/0_model-m.retry1)\n"))
+
+
+DIGITS = {"type": "object", "properties": {"answer": {"type": "string", "pattern": "^\\d+$"}}, "required": ["answer"]}
+"""A format the rewrite for llama-cpp-python's converter changes (`\\d` spelt out)."""
+PLAIN = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+
+
+@pytest.mark.parametrize("runner", [{"type": "local"}, {"type": "openai", "structured": "json_object"}])
+def test_the_cache_keys_a_format_as_the_engine_is_given_it(runner):
+    made = make_runner({**runner, "model": "m"})
+    run_cache = RunCache(None, runner["type"], {"digest": "d"}, {}, "m", "run1", 2**20, "b", made.format_sent)
+    asked, repeat = [{"role": "user", "content": "2+2?"}], Repeat(0, 0)
+    parts = {"runner": runner["type"], "model": {"digest": "d"}, "settings": {}, "prompt": "2+2?", "repeat": repeat}
+    assert readable(DIGITS) != DIGITS
+    assert run_cache.key(asked, DIGITS, repeat) == cache_key(**parts, schema=readable(DIGITS))
+    assert run_cache.key(asked, DIGITS, repeat) != cache_key(**parts, schema=DIGITS)
+    assert run_cache.key(asked, PLAIN, repeat) == cache_key(**parts, schema=PLAIN)
+
+
+@pytest.mark.parametrize("runner", [{"type": "ollama"}, {"type": "openai", "structured": "json_schema"}])
+def test_a_format_no_runner_rewrites_keeps_its_key(runner):
+    made = make_runner({**runner, "model": "m"})
+    assert made.format_sent(DIGITS) is DIGITS

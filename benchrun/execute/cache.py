@@ -3,7 +3,8 @@
 An answer is found again by `cache_key`: the runner type, what pins the model (Ollama's digest, the GGUF's sha256,
 or for runner=openai the served model id, system_fingerprint and what the server says of the weights), every setting
 the runner sends besides the prompt and format, the rendered prompt (the whole chat when there is more than the
-prompt), the format's JSON schema, and the repeat index with its seed. The store is one SQLite file in WAL mode with
+prompt), the format's JSON schema as the engine is given it (as benchrun rewrote it for llama-cpp-python's
+converter), and the repeat index with its seed. The store is one SQLite file in WAL mode with
 a busy timeout and one short transaction per write, so parallel sweep jobs on one machine share it; on a network file
 system (where SQLite's locks cannot be trusted) it is refused.
 """
@@ -15,7 +16,7 @@ import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from benchrun.archive.writer import now
 from benchrun.core.errors import ConfigError
@@ -36,6 +37,7 @@ from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, row_bytes, sho
 SCHEMA_VERSION = 1
 KEY_VERSION = 1
 """Part of every key: a change to what a key covers gives every question a new one."""
+Schema = Mapping[str, Any]
 DB_FILE = "responses.sqlite3"
 BUSY_TIMEOUT_S = 5.0
 """How long a write waits for another process's write lock before the cache is called locked. Every writer holds it
@@ -128,23 +130,23 @@ class RunCache:
     at most `max_bytes` long (the setting `bound`, runner.max_response_bytes), as the runner reads them."""
 
     def __init__(self, store: Store, runner: str, pin: dict[str, Any], settings: dict[str, Any], model: str,
-                 run_id: str, max_bytes: int, bound: str):
-        self.store, self.runner, self.pin, self.settings = store, runner, pin, settings
+                 run_id: str, max_bytes: int, bound: str, sent: Callable[[Schema], Schema] = lambda schema: schema):
+        self.store, self.runner, self.pin, self.settings, self.sent = store, runner, pin, settings, sent
         self.model, self.digest, self.run_id = model, pin.get("digest"), run_id
         self.max_bytes, self.bound = max_bytes, bound
         self._around: dict[tuple[int, Repeat], tuple[Any, ...]] = {}
 
-    def key(self, messages: list[Message], schema: Mapping[str, Any], repeat: Repeat) -> str:
-        """`cache_key`'s value for the chat `messages` (`asked`), with the JSON around it rendered once per format
-        schema and repeat."""
+    def key(self, messages: list[Message], schema: Schema, repeat: Repeat) -> str:
+        """`cache_key`'s value for the chat `messages` (`asked`) and the format `schema` as the engine is given it
+        (`sent`), with the JSON around the chat rendered once per format schema and repeat."""
         prompt = asked(messages)
         around = self._around.get((id(schema), repeat))
         if around is None:
-            whole = canonical_json(_keyed(self.runner, self.pin, self.settings, _PROMPT, schema, repeat))
+            whole = canonical_json(_keyed(self.runner, self.pin, self.settings, _PROMPT, self.sent(schema), repeat))
             around = (schema, *whole.split(canonical_json(_PROMPT)))  # the schema kept, so its id stays its own
             self._around[(id(schema), repeat)] = around
         if len(around) != 3:  # the stand-in is in the schema or the settings too: render it all
-            return cache_key(self.runner, self.pin, self.settings, prompt, schema, repeat)
+            return cache_key(self.runner, self.pin, self.settings, prompt, self.sent(schema), repeat)
         return hashlib.sha256(around[1] + canonical_json(prompt) + around[2]).hexdigest()
 
     def get_many(self, keys: list[str]) -> dict[str, Entry]:

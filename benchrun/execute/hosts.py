@@ -9,7 +9,7 @@ import json
 import socket
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 import httpx
@@ -83,6 +83,9 @@ class HostPool:
 
     def request_settings(self) -> dict[str, Any]:
         return self.hosts[0].runner.request_settings()
+
+    def format_sent(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        return self.hosts[0].runner.format_sent(schema)
 
     async def aclose(self) -> None:
         for host in self.hosts:

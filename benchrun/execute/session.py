@@ -269,6 +269,7 @@ def cache_of(store: Store | None, runner: Runner, identity: dict[str, Any], writ
     if pin is None:
         return None
     return RunCache(store, runner.config.type, pin, runner.request_settings(), runner.config.model,
-                    writer.info.run_id, runner.config.max_response_bytes, runner.config.key("max_response_bytes"))
+                    writer.info.run_id, runner.config.max_response_bytes, runner.config.key("max_response_bytes"),
+                    runner.format_sent)
 
 

@@ -9,7 +9,7 @@ import re
 import socket
 import ssl
 from contextlib import suppress
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 from urllib.parse import urlsplit
 
 import h11
@@ -262,6 +262,11 @@ class Runner(Protocol):
     def request_settings(self) -> dict[str, Any]:
         """Everything each request sends besides the messages and the format (model, options, ...): part of the
         response cache's key. Called after `identify`."""
+
+    def format_sent(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The format's schema as the engine is given it, where the runner rewrites it (`llamaschema.readable`): part
+        of the response cache's key, so an answer to another benchrun's rewrite of a format is not taken for one to
+        this one's."""
 
     async def aclose(self) -> None:
         """Release connections."""

@@ -20,7 +20,7 @@ import threading
 from collections import deque
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from benchrun.console import output
 from benchrun.core.errors import RunnerError, UnsafeBuild
@@ -32,6 +32,7 @@ from benchrun.core.settings import LocalConfig
 from benchrun.execute.boundary import described
 from benchrun.execute.runners.base import Completion, EngineDied, Refused, bounded_strings
 from benchrun.execute.runners.llama_build import illegal_instruction
+from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.local_engine import memory_limit
 
 INSTALL = 'pip install -e ".[local]"'
@@ -363,6 +364,10 @@ class LocalRunner:
         """The options (sampling and loading), the grammar's string bound, and the moment a chat template's clock
         reads where it reads one (`template_now`); the model is its file's sha256."""
         return {"options": self.options, "max_string_length": self.config.max_string_length, **self._clock}
+
+    def format_sent(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The schema llama-cpp-python's converter is given (`llamaschema.readable`)."""
+        return readable(schema)
 
     async def digests_now(self) -> dict[str, str | None]:
         """The model file's sha256 now, when it was written to since the engine loaded it (nothing to say else)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Mapping
 
 import httpx
 
@@ -166,6 +166,9 @@ class OllamaRunner:
 
     def request_settings(self) -> dict[str, Any]:
         return {"model": self.model, **self._request}
+
+    def format_sent(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        return schema
 
     async def aclose(self) -> None:
         await self.client.close()

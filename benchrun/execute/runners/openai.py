@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any
+from typing import Any, Mapping
 
 import httpx
 
@@ -279,6 +279,10 @@ class OpenAIRunner:
         """The model, the options sent (as chat-completions fields) and how the schema is sent."""
         return {"model": self.model, "options": self._options, "dialect": self.dialect, "strict": self.config.strict,
                 "max_string_length": self.config.max_string_length}
+
+    def format_sent(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """As llama-cpp-python's server's converter is given it (`json_object`: `llamaschema.readable`)."""
+        return readable(schema) if self.dialect == "json_object" else schema
 
     async def digests_now(self) -> dict[str, str | None]:
         """What the server's model entry says now of the weights behind the served name (`pinned_as`), where it said
