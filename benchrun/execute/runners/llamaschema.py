@@ -6,6 +6,7 @@ whose every later request of the run is lost with it). Each form given here hold
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -35,7 +36,8 @@ def readable(schema: Any) -> Any:
     """`schema` as llama-cpp-python's converter reads it: a root that is a `$ref` (pydantic's schema of a recursive
     model) made the definition it names, for the converter resolves no `$ref` inside the definitions of a root that
     is one (a KeyError); each `pattern`'s class shorthands spelt out (`\\d` as `[0-9]`) and its free ends made `.*`
-    (`anchored`); and a maxLength or maxItems past MOST_REPEATED left out."""
+    (`anchored`); a maxLength or maxItems past MOST_REPEATED left out; and a string constant the converter misreads
+    (a quote, a backslash, a line break in it) as the pattern of its JSON text."""
     return _held(_root_inlined(schema))
 
 
@@ -61,7 +63,32 @@ def _held(schema: Any) -> Any:
         found["pattern"] = anchored(spelt_out(found["pattern"]))
     if found and found.keys() <= ANNOTATIONS:
         return {}  # any value, as the converter reads only an empty schema
-    return found
+    return _constants_spelt(found)
+
+
+def _constants_spelt(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with a `const` or `enum` that gives a string the converter misreads (`_misread`) as the union of its
+    values, each such string given as the pattern of its JSON text (`_spelt_pattern`); any other as it is."""
+    values = [schema["const"]] if "const" in schema else schema.get("enum")
+    if not isinstance(values, list) or not any(_misread(value) for value in values):
+        return schema
+    return {"anyOf": [{"type": "string", "pattern": _spelt_pattern(value)} if _misread(value) else {"const": value}
+                      for value in values]}
+
+
+def _misread(value: Any) -> bool:
+    """Whether the converter's grammar of the constant `value` misreads it: the converter writes the constant's JSON
+    text into a GBNF literal escaping only its quotes, so llama.cpp reads each escape of that text as one of its own:
+    `\\"` ends the literal (the grammar refused), `\\\\` is a lone backslash (`"a\\b"` answered as a backspace), `\\n`
+    a raw line break (which the engine's guard bans: it died of SIGABRT), a character past U+FFFF two lone
+    surrogates. One of U+007F to U+FFFF (`\\u00e9`) is read as itself, which is right."""
+    return isinstance(value, str) and any(char in '"\\' or not " " <= char <= "\uffff" for char in value)
+
+
+def _spelt_pattern(value: str) -> str:
+    """The pattern of `value`'s JSON text alone as the converter is given it (which it matches against the answer's
+    raw JSON text between the quotes), every symbol of it spelt out (`spelt_out`)."""
+    return spelt_out(f"^{re.escape(json.dumps(value, ensure_ascii=False)[1:-1])}$")
 
 
 def _within(key: str, value: Any) -> Any:

