@@ -33,8 +33,10 @@ needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None o
 CONSTANTS = {"quoted": 'say "hi"', "slashed": "a\\b", "broken": "line\nbreak", "emoji": "ok 😀", "accent": "café"}
 """A string constant of each kind the converter misread (and one it reads: a character below U+FFFF)."""
 
-LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel\n" + "".join(
-    f"\n\nclass {name.title()}(BaseModel):\n    answer: Literal[{value!r}]\n" for name, value in CONSTANTS.items())
+LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel, Field\n" + "".join(
+    f"\n\nclass {name.title()}(BaseModel):\n    answer: Literal[{value!r}]\n" for name, value in CONSTANTS.items()) + (
+    "\n\nclass Named(BaseModel):\n    answer: int = Field(alias='line\\nbreak')\n    said: int = Field(alias='say \"hi\"')\n"
+    "    sure: bool\n")
 
 
 def _local_run(tmp_path, tasks: list[dict], *extra: str):
@@ -72,3 +74,24 @@ def test_string_constants_of_quotes_backslashes_line_breaks_and_emoji_are_answer
     assert answers == CONSTANTS
     valid = {s["task"]: s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "format_valid"}
     assert valid == {name: {"format_valid": 1} for name in CONSTANTS}
+
+
+def test_a_property_the_converter_misreads_the_name_of_is_given_as_an_additional_one():
+    schema = {"type": "object", "properties": {"line\nbreak": {"type": "integer"}, 'say "hi"': {"type": "string"},
+                                               "sure": {"type": "boolean"}}, "required": ["line\nbreak", "sure"]}
+    assert readable(schema) == {"type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"],
+                                "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}
+    assert readable({**schema, "additionalProperties": True})["additionalProperties"] is True
+    assert readable({**schema, "additionalProperties": {"type": "null"}})["additionalProperties"] == {
+        "anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]}
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_format_of_property_names_holding_a_line_break_or_a_quote_is_answered(tmp_path):
+    """The names are left to the format check: the run goes on, each answer an object the grammar holds."""
+    result = _local_run(tmp_path, [_said("named", "Named")])
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    [response] = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert response["error"] is None
+    assert json.loads(response["text"])["sure"] in (True, False)

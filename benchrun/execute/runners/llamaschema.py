@@ -63,7 +63,7 @@ def _held(schema: Any) -> Any:
         found["pattern"] = anchored(spelt_out(found["pattern"]))
     if found and found.keys() <= ANNOTATIONS:
         return {}  # any value, as the converter reads only an empty schema
-    return _constants_spelt(found)
+    return _names_freed(_constants_spelt(found))
 
 
 def _constants_spelt(schema: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +74,21 @@ def _constants_spelt(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     return {"anyOf": [{"type": "string", "pattern": _spelt_pattern(value)} if _misread(value) else {"const": value}
                       for value in values]}
+
+
+def _names_freed(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each property whose name the converter misreads (`_misread`: it writes names as it writes
+    constants) given as one of its additional properties, of its schema or any other allowed there: its name is left
+    to the format check, the grammar holding the rest (a name of a line break killed the engine, of a quote made a
+    grammar llama.cpp refuses)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not any(_misread(name) for name in properties):
+        return schema
+    freed = [each for name, each in properties.items() if _misread(name)]
+    extra = schema.get("additionalProperties", False)
+    return {**schema, "properties": {name: each for name, each in properties.items() if not _misread(name)},
+            "required": [name for name in schema.get("required", []) if not _misread(name)],
+            "additionalProperties": True if extra is True else {"anyOf": freed + ([extra] if extra else [])}}
 
 
 def _misread(value: Any) -> bool:
