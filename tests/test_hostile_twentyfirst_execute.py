@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.execute.runners.llamaschema import readable
+from benchrun.execute.runners.llamaschema import readable, spelt_out
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
@@ -36,7 +37,9 @@ CONSTANTS = {"quoted": 'say "hi"', "slashed": "a\\b", "broken": "line\nbreak", "
 LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel, Field\n" + "".join(
     f"\n\nclass {name.title()}(BaseModel):\n    answer: Literal[{value!r}]\n" for name, value in CONSTANTS.items()) + (
     "\n\nclass Named(BaseModel):\n    answer: int = Field(alias='line\\nbreak')\n    said: int = Field(alias='say \"hi\"')\n"
-    "    sure: bool\n")
+    "    sure: bool\n") + (
+    "\n\nclass Counted(BaseModel):\n    answer: str = Field(pattern=r'^[0-9]{1,20000}$')\n"
+    "\n\nclass Grouped(BaseModel):\n    answer: str = Field(pattern=r'^(ab){1,2000}$')\n")
 
 
 def _local_run(tmp_path, tasks: list[dict], *extra: str):
@@ -95,3 +98,21 @@ def test_a_format_of_property_names_holding_a_line_break_or_a_quote_is_answered(
     [response] = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
     assert response["error"] is None
     assert json.loads(response["text"])["sure"] in (True, False)
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    ("^a{2,20000}$", "^a{2,}$"), ("^[ab]{,1001}$", "^[ab]{0,}$"), ("^(ab){1500,2000}$", "^(ab){1500,}$"),
+    ("^a{2,1000}b{30000}c{3,}$", "^a{2,1000}b{30000}c{3,}$")])
+def test_a_patterns_bound_past_a_thousand_is_left_to_the_format_check(pattern, given):
+    assert spelt_out(pattern) == given
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_pattern_repeated_up_to_twenty_thousand_times_is_answered(tmp_path):
+    result = _local_run(tmp_path, [_said("counted", "Counted"), _said("grouped", "Grouped")])
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert [r["error"] for r in responses] == [None, None]
+    assert re.fullmatch("[0-9]+", json.loads(responses[0]["text"])["answer"])
+    assert responses[1]["text"].startswith('{ "answer" : "ab')

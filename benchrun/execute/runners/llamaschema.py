@@ -13,7 +13,7 @@ from typing import Any
 SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
 """A regex's class shorthands as the characters they stand for (ASCII's: a grammar that allows fewer characters than
 the format's pattern still makes answers the pattern takes), which the converter would pass on as escapes."""
-QUANTIFIER = re.compile(r"\{\d*(,\d*)?\}")
+QUANTIFIER = re.compile(r"\{(\d*)(,(\d*))?\}")
 """A repetition's bounds in a pattern (`{2}`, `{2,}`, `{,3}`, `{2,3}`)."""
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
                          "$comment"})
@@ -29,7 +29,7 @@ MOST_REPEATED = 1000
 """The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
 nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
 parsing past about 16,000 (the engine died of SIGSEGV on a format of `Field(max_length=20000)`). A larger bound is
-left to the format check: the grammar holds the rest of the schema."""
+left to the format check, as is a pattern's (`_repeated`): the grammar holds the rest of the schema."""
 
 
 def readable(schema: Any) -> Any:
@@ -169,7 +169,16 @@ def _outside(pattern: str, i: int) -> tuple[str, int] | None:
     if char == "(" and pattern.startswith("?:", i + 1):
         return "(", i + 3
     if char == "{" and (quantifier := QUANTIFIER.match(pattern, i)) is not None:
-        return quantifier[0], quantifier.end()
+        return _repeated(quantifier), quantifier.end()
     if char in "]{}":
         return f"[\\x{ord(char):02X}]", i + 1
     return None
+
+
+def _repeated(quantifier: re.Match[str]) -> str:
+    """A pattern's quantifier as the converter is given it: a most past MOST_REPEATED as none (`{2,20000}` as `{2,}`),
+    the bound left to the format check, as a maxLength's is (the engine died of SIGSEGV parsing `^[a-z]{1,20000}$`)."""
+    least, most = quantifier[1], quantifier[3]
+    if not most or int(most) <= MOST_REPEATED:
+        return quantifier[0]
+    return f"{{{least or 0},}}"
