@@ -38,6 +38,8 @@ LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel, Field\
     f"\n\nclass {name.title()}(BaseModel):\n    answer: Literal[{value!r}]\n" for name, value in CONSTANTS.items()) + (
     "\n\nclass Named(BaseModel):\n    answer: int = Field(alias='line\\nbreak')\n    said: int = Field(alias='say \"hi\"')\n"
     "    sure: bool\n") + (
+    "\n\nclass Lined(BaseModel):\n    answer: str = Field(pattern=r'^a\\nb\\tc$')\n"
+    "\n\nclass Quoting(BaseModel):\n    answer: str = Field(pattern=r'^a\"b\\\\c\\x22$')\n"
     "\n\nclass Counted(BaseModel):\n    answer: str = Field(pattern=r'^[0-9]{1,20000}$')\n"
     "\n\nclass Grouped(BaseModel):\n    answer: str = Field(pattern=r'^(ab){1,2000}$')\n")
 
@@ -59,24 +61,26 @@ def test_a_string_constant_the_converter_misreads_is_given_as_the_pattern_of_its
         "a": {"enum": ['say "hi"', "plain", 3]}, "b": {"const": "a\\b", "type": "string"},
         "c": {"const": "line\nbreak"}, "d": {"enum": ["café", "x"]}, "e": {"const": "ok 😀"}}}
     assert readable(schema)["properties"] == {
-        "a": {"anyOf": [{"type": "string", "pattern": r'^say[\x20][\x5C]"hi[\x5C]"$'}, {"const": "plain"},
-                        {"const": 3}]},
-        "b": {"anyOf": [{"type": "string", "pattern": r"^a[\x5C][\x5C]b$"}]},
-        "c": {"anyOf": [{"type": "string", "pattern": r"^line[\x5C]nbreak$"}]},
+        "a": {"anyOf": [{"type": "string", "pattern": r"^say[\x20]([\x5C][\x22])hi([\x5C][\x22])$"},
+                        {"const": "plain"}, {"const": 3}]},
+        "b": {"anyOf": [{"type": "string", "pattern": r"^a([\x5C][\x5C])b$"}]},
+        "c": {"anyOf": [{"type": "string", "pattern": r"^line([\x5C]n)break$"}]},
         "d": {"enum": ["café", "x"]},
         "e": {"anyOf": [{"type": "string", "pattern": r"^ok[\x20]😀$"}]}}
 
 
 @needs_local
 @pytest.mark.slow
-def test_string_constants_of_quotes_backslashes_line_breaks_and_emoji_are_answered_as_themselves(tmp_path):
-    result = _local_run(tmp_path, [_said(name, name.title()) for name in CONSTANTS])
+def test_constants_and_patterns_of_quotes_backslashes_line_breaks_and_emoji_are_answered_as_themselves(tmp_path):
+    """Case 1's constants (and café, read right before), and case 4's patterns: each answered, format_valid 1."""
+    expected = {**CONSTANTS, "lined": "a\nb\tc", "quoting": 'a"b\\c"'}
+    result = _local_run(tmp_path, [_said(name, name.title()) for name in expected])
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     run_dir = run_dir_of(result.stdout)
     answers = {r["task"]: json.loads(r["text"])["answer"] for r in read_jsonl(run_dir / "responses.jsonl")}
-    assert answers == CONSTANTS
+    assert answers == expected
     valid = {s["task"]: s["metrics"] for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "format_valid"}
-    assert valid == {name: {"format_valid": 1} for name in CONSTANTS}
+    assert valid == {name: {"format_valid": 1} for name in expected}
 
 
 def test_a_property_the_converter_misreads_the_name_of_is_given_as_an_additional_one():
@@ -116,3 +120,13 @@ def test_a_pattern_repeated_up_to_twenty_thousand_times_is_answered(tmp_path):
     assert [r["error"] for r in responses] == [None, None]
     assert re.fullmatch("[0-9]+", json.loads(responses[0]["text"])["answer"])
     assert responses[1]["text"].startswith('{ "answer" : "ab')
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    (r"^a\nb\tc$", r"^a([\x5C]n)b([\x5C]t)c$"), ('^a"b$', r"^a([\x5C][\x22])b$"), (r"^a\\b$", r"^a([\x5C][\x5C])b$"),
+    (r"^\x22\u000A\x41$", r"^([\x5C][\x22])([\x5C]n)\x41$"), ("^a\x01+$", r"^a([\x5C]u0001)+$"),
+    (r'^[\n"]\d$', r'^[\n"][0-9]$')])
+def test_a_patterns_quotes_backslashes_and_control_characters_are_given_as_their_json_text(pattern, given):
+    """The converter matches a pattern against the answer's raw JSON text; a class is left as it is."""
+    assert spelt_out(pattern) == given
+

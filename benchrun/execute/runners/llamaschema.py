@@ -25,6 +25,10 @@ SCHEMAS = frozenset({"items", "prefixItems", "additionalItems", "additionalPrope
                      "unevaluatedProperties", "propertyNames", "contains", "not", "if", "then", "else", "anyOf",
                      "oneOf", "allOf"})
 """A schema's keys whose value is a schema, or a list of them."""
+CONTROL_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "v": "\v"}
+"""A regex's escapes of control characters, by the letter after the backslash."""
+HEX_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))")
+"""A regex's escape of a character by its code (`\\x22`, `\\u000A`)."""
 MOST_REPEATED = 1000
 """The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
 nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
@@ -101,9 +105,9 @@ def _misread(value: Any) -> bool:
 
 
 def _spelt_pattern(value: str) -> str:
-    """The pattern of `value`'s JSON text alone as the converter is given it (which it matches against the answer's
-    raw JSON text between the quotes), every symbol of it spelt out (`spelt_out`)."""
-    return spelt_out(f"^{re.escape(json.dumps(value, ensure_ascii=False)[1:-1])}$")
+    """The pattern of `value` alone as the converter is given it (`spelt_out`: the JSON text of its quotes, backslashes
+    and control characters)."""
+    return spelt_out(f"^{re.escape(value)}$")
 
 
 def _within(key: str, value: Any) -> Any:
@@ -131,11 +135,16 @@ def spelt_out(pattern: str) -> str:
     """`pattern` with each `\\d`, `\\w` and `\\s` (and, outside a class, `\\D`, `\\W` and `\\S`) as the class of the
     characters it stands for, and each escaped ASCII symbol (`\\.`) by its code in a class (`[\\x2E]`), which the
     converter passes on as a GBNF escape llama.cpp refuses too (and splits, outside a class); outside a class, what
-    the converter misreads (`_outside`) as what it reads; every other escape as it is."""
+    the converter misreads (`_outside`) as what it reads, and a character JSON escapes as its JSON text
+    (`_json_text`); every other escape as it is."""
     out, in_class, i = [], False, 0
     while i < len(pattern):
         char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
+        meant, end = _meant(pattern, i) if char == "\\" and i + 1 < len(pattern) else (char, i + 1)
+        if not in_class and meant is not None and _json_escaped(meant):
+            out.append(_json_text(meant))
+            i = end
+        elif char == "\\" and i + 1 < len(pattern):
             out.append(_escape(pattern[i + 1], in_class))
             i += 2
         elif not in_class and (taken := _outside(pattern, i)) is not None:
@@ -146,6 +155,27 @@ def spelt_out(pattern: str) -> str:
             out.append(char)
             i += 1
     return "".join(out)
+
+
+def _meant(pattern: str, i: int) -> tuple[str | None, int]:
+    """The character the escape at `i` stands for (None for a class or an assertion: `\\d`, `\\b`), and where the
+    pattern goes on."""
+    if (coded := HEX_ESCAPE.match(pattern, i)) is not None:
+        return chr(int(coded[1] or coded[2], 16)), coded.end()
+    named = pattern[i + 1]
+    return CONTROL_ESCAPES.get(named, None if named.isalnum() else named), i + 2
+
+
+def _json_escaped(char: str) -> bool:
+    """Whether JSON writes `char` escaped in a string (`\\"`, `\\\\`, `\\n`, `\\u0001`)."""
+    return char in '"\\' or char < " "
+
+
+def _json_text(char: str) -> str:
+    """A pattern of the JSON text of `char` (one JSON escapes), as the converter is given it: it matches a pattern
+    against an answer's raw JSON text, so `\\n` as a pattern asked for a raw line break (which the engine's guard
+    bans: it died of SIGABRT), `\\\\` for a lone backslash (`"a\\b"`: a backspace), `"` for a quote ending the string."""
+    return "(" + "".join(each if each.isalnum() else f"[\\x{ord(each):02X}]" for each in json.dumps(char)[1:-1]) + ")"
 
 
 def _escape(named: str, in_class: bool) -> str:
