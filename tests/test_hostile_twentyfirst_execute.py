@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.execute.runners.llamaschema import readable, spelt_out
+from benchrun.execute.runners.llamaschema import JSON_DOT, readable, spelt_out
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
@@ -40,6 +40,8 @@ LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel, Field\
     "    sure: bool\n") + (
     "\n\nclass Lined(BaseModel):\n    answer: str = Field(pattern=r'^a\\nb\\tc$')\n"
     "\n\nclass Quoting(BaseModel):\n    answer: str = Field(pattern=r'^a\"b\\\\c\\x22$')\n"
+    "\n\nclass Dotted(BaseModel):\n    answer: str = Field(pattern=r'^.+$')\n"
+    "\n\nclass Commaless(BaseModel):\n    answer: str = Field(pattern=r'^[^,]+$')\n"
     "\n\nclass Counted(BaseModel):\n    answer: str = Field(pattern=r'^[0-9]{1,20000}$')\n"
     "\n\nclass Grouped(BaseModel):\n    answer: str = Field(pattern=r'^(ab){1,2000}$')\n")
 
@@ -130,3 +132,30 @@ def test_a_patterns_quotes_backslashes_and_control_characters_are_given_as_their
     """The converter matches a pattern against the answer's raw JSON text; a class is left as it is."""
     assert spelt_out(pattern) == given
 
+
+
+ESCAPES = r'[\x5C](["\\/bfnrt]|u[0-9a-fA-F]{4})'
+"""An escape in a JSON string, as `spelt_out` writes the escapes a negated class takes."""
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    ("^.+$", f"^{JSON_DOT}+$"), ("^[^,]+$", f'^([^,"\\\\\\x00-\\x1F]|{ESCAPES})+$'),
+    (r'^[^"\\]$', r'^([^"\x5C"\\\x00-\x1F]|[\x5C]([/bfnrt]|u[0-9a-fA-F]{4}))$'), ("^[a-z.]$", "^[a-z.]$"),
+    ("a", f"^{JSON_DOT}*(a){JSON_DOT}*$")])
+def test_a_negated_class_or_a_dot_is_given_as_one_json_string_character(pattern, given):
+    """A quote, backslash or control character only as JSON escapes it; an escape only of a character it takes."""
+    assert readable({"type": "string", "pattern": pattern})["pattern"] == given
+    assert JSON_DOT == r'([^\n"\\\x00-\x1F]|[\x5C](["\\/bfrt]|u[0-9a-fA-F]{4}))'
+
+
+@needs_local
+@pytest.mark.slow
+def test_answers_to_a_pattern_of_a_dot_or_a_negated_class_are_json(tmp_path):
+    """The model would quote inside the string: with a raw quote allowed, every answer was no JSON."""
+    template = 'Write the sentence: He said "{a}" to me.'
+    tasks = [{**_said(name, name.title()), "template": template, "values": {"a": ["hello", "stop"]},
+              "reference": ["x", "x"]} for name in ("dotted", "commaless")]
+    result = _local_run(tmp_path, tasks)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    assert [s["metrics"] for s in scores if s["scorer"] == "format_valid"] == [{"format_valid": 1}] * 4

@@ -29,6 +29,8 @@ CONTROL_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "v": "\v"}
 """A regex's escapes of control characters, by the letter after the backslash."""
 HEX_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))")
 """A regex's escape of a character by its code (`\\x22`, `\\u000A`)."""
+JSON_ESCAPES = {'"': '"', "\\": "\\\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
+"""The characters JSON may write as a backslash and a letter or symbol, and that as a class's member in a pattern."""
 MOST_REPEATED = 1000
 """The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
 nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
@@ -64,7 +66,7 @@ def _held(schema: Any) -> Any:
     found = {key: _within(key, value) for key, value in schema.items()
              if not (key in ("maxLength", "maxItems") and isinstance(value, int) and value > MOST_REPEATED)}
     if isinstance(found.get("pattern"), str):
-        found["pattern"] = anchored(spelt_out(found["pattern"]))
+        found["pattern"] = spelt_out(anchored(found["pattern"]))
     if found and found.keys() <= ANNOTATIONS:
         return {}  # any value, as the converter reads only an empty schema
     return _names_freed(_constants_spelt(found))
@@ -137,7 +139,7 @@ def spelt_out(pattern: str) -> str:
     converter passes on as a GBNF escape llama.cpp refuses too (and splits, outside a class); outside a class, what
     the converter misreads (`_outside`) as what it reads, and a character JSON escapes as its JSON text
     (`_json_text`); every other escape as it is."""
-    out, in_class, i = [], False, 0
+    out, in_class, i, begun, start = [], False, 0, 0, 0
     while i < len(pattern):
         char = pattern[i]
         meant, end = _meant(pattern, i) if char == "\\" and i + 1 < len(pattern) else (char, i + 1)
@@ -150,8 +152,12 @@ def spelt_out(pattern: str) -> str:
         elif not in_class and (taken := _outside(pattern, i)) is not None:
             text, i = taken
             out.append(text)
+        elif in_class and char == "]":
+            in_class, i = False, i + 1
+            out[begun:] = [_string_class("".join(out[begun:]) + char, pattern[start:i])]
         else:
-            in_class = (char == "[") or (in_class and char != "]")
+            if char == "[" and not in_class:
+                in_class, begun, start = True, len(out), i
             out.append(char)
             i += 1
     return "".join(out)
@@ -178,13 +184,27 @@ def _json_text(char: str) -> str:
     return "(" + "".join(each if each.isalnum() else f"[\\x{ord(each):02X}]" for each in json.dumps(char)[1:-1]) + ")"
 
 
+def _string_class(given: str, source: str) -> str:
+    """The class `given` (as the converter is given it; `source` as the pattern says it) as a pattern of one JSON
+    string character it takes: a negated class (`[^,]`, `.`, `\\S`) took a raw quote, backslash or control
+    character into an answer's JSON text (the model wrote `"He said "hi""`: no JSON, every answer format_valid 0),
+    so it is given as one without them, or an escape of one it takes. Any other class as it is."""
+    if not given.startswith("[^"):
+        return given
+    try:
+        takes = "".join(code for char, code in JSON_ESCAPES.items() if re.fullmatch(source, char))
+    except re.error:  # a class Python's regex does not read (`[[:alpha:]`): each escape taken
+        takes = "".join(JSON_ESCAPES.values())
+    return f'({given[:-1]}"\\\\\\x00-\\x1F]|[\\x5C]({f"[{takes}]|" if takes else ""}u[0-9a-fA-F]{{4}}))'
+
+
 def _escape(named: str, in_class: bool) -> str:
     """The escape of `named` (`\\d`: `d`) as the converter is given it, inside a class or not."""
     chars = SHORTHANDS.get(named.lower())
     if chars is not None and named.islower():
         return chars if in_class else f"[{chars}]"
     if chars is not None and not in_class:
-        return f"[^{chars}]"
+        return _string_class(f"[^{chars}]", f"[^{chars}]")
     if named.isascii() and not named.isalnum():
         return f"\\x{ord(named):02X}" if in_class else f"[\\x{ord(named):02X}]"
     return "\\" + named
@@ -196,6 +216,8 @@ def _outside(pattern: str, i: int) -> tuple[str, int] | None:
     character of its own (no class's end, no quantifier), on which it looped for ever (`[[:alpha:]]`, `^a]$`: the
     engine hung until the run's time limit, every resume so again), as a class of its code."""
     char = pattern[i]
+    if char == ".":
+        return JSON_DOT, i + 1
     if char == "(" and pattern.startswith("?:", i + 1):
         return "(", i + 3
     if char == "{" and (quantifier := QUANTIFIER.match(pattern, i)) is not None:
@@ -212,3 +234,7 @@ def _repeated(quantifier: re.Match[str]) -> str:
     if not most or int(most) <= MOST_REPEATED:
         return quantifier[0]
     return f"{{{least or 0},}}"
+
+
+JSON_DOT = _string_class("[^\\n]", "[^\\n]")
+"""A pattern's `.` as the converter is given it: one JSON string character but a line break, raw or escaped."""
