@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.execute.runners.llamaschema import JSON_DOT, readable, spelt_out
+from benchrun.execute.runners.llamaschema import JSON_DOT, anchored, readable, spelt_out
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
@@ -42,6 +42,7 @@ LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel, Field\
     "\n\nclass Quoting(BaseModel):\n    answer: str = Field(pattern=r'^a\"b\\\\c\\x22$')\n"
     "\n\nclass Dotted(BaseModel):\n    answer: str = Field(pattern=r'^.+$')\n"
     "\n\nclass Commaless(BaseModel):\n    answer: str = Field(pattern=r'^[^,]+$')\n"
+    "\n\nclass Either(BaseModel):\n    answer: str = Field(pattern=r'^yes$|^no$')\n"
     "\n\nclass Counted(BaseModel):\n    answer: str = Field(pattern=r'^[0-9]{1,20000}$')\n"
     "\n\nclass Grouped(BaseModel):\n    answer: str = Field(pattern=r'^(ab){1,2000}$')\n")
 
@@ -154,8 +155,15 @@ def test_answers_to_a_pattern_of_a_dot_or_a_negated_class_are_json(tmp_path):
     """The model would quote inside the string: with a raw quote allowed, every answer was no JSON."""
     template = 'Write the sentence: He said "{a}" to me.'
     tasks = [{**_said(name, name.title()), "template": template, "values": {"a": ["hello", "stop"]},
-              "reference": ["x", "x"]} for name in ("dotted", "commaless")]
+              "reference": ["x", "x"]} for name in ("dotted", "commaless", "either")]
     result = _local_run(tmp_path, tasks)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
-    assert [s["metrics"] for s in scores if s["scorer"] == "format_valid"] == [{"format_valid": 1}] * 4
+    assert [s["metrics"] for s in scores if s["scorer"] == "format_valid"] == [{"format_valid": 1}] * 6
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    ("^yes$|^no$", "^(yes|no)$"), ("^a|b$", "^(a.*|.*b)$"), ("[|]|^x", "^(.*[|].*|x.*)$"), (r"^a\$|b$", r"^(a\$.*|.*b)$"),
+    ("a|b", "^.*(a|b).*$"), ("^(a|b)$", "^(a|b)$")])
+def test_alternatives_anchored_apart_are_each_given_anchored_in_one_group(pattern, given):
+    assert anchored(pattern) == given

@@ -124,13 +124,54 @@ def _within(key: str, value: Any) -> Any:
 def anchored(pattern: str) -> str:
     """`pattern` as one the converter takes, anchored at both ends (it refuses any other: `Pattern must start with
     "^" and end with "$"`): JSON Schema's pattern is searched for anywhere in the string, so an end it leaves free is
-    given `.*`."""
-    starts = pattern.startswith("^")
-    ends = pattern.endswith("$") and (len(pattern) - len(pattern[:-1].rstrip("\\")) - 1) % 2 == 0
+    given `.*`. Alternatives anchored apart (`^yes$|^no$`) are each so given, in one group (`^(yes|no)$`): the
+    converter read their inner `$` and `^` as characters, and its rule as `"\\"yes$" | "^no\\""` (no answer JSON)."""
+    alternatives = _alternatives(pattern)
+    if len(alternatives) > 1 and any(_starts(each) or _ends(each) for each in alternatives):
+        return "^(" + "|".join(_free_ends(each) for each in alternatives) + ")$"
+    starts, ends = _starts(pattern), _ends(pattern)
     if starts and ends:
         return pattern
-    core = pattern[1 if starts else 0:len(pattern) - 1 if ends else len(pattern)]
-    return f"^{'' if starts else '.*'}({core}){'' if ends else '.*'}$"
+    return f"^{'' if starts else '.*'}({_core(pattern)}){'' if ends else '.*'}$"
+
+
+def _starts(pattern: str) -> bool:
+    return pattern.startswith("^")
+
+
+def _ends(pattern: str) -> bool:
+    """Whether `pattern` ends with a `$` of its own (no escaped one)."""
+    return pattern.endswith("$") and (len(pattern) - len(pattern[:-1].rstrip("\\")) - 1) % 2 == 0
+
+
+def _core(pattern: str) -> str:
+    """`pattern` without its own anchors."""
+    return pattern[1 if _starts(pattern) else 0:len(pattern) - 1 if _ends(pattern) else len(pattern)]
+
+
+def _free_ends(alternative: str) -> str:
+    """One alternative of a pattern without its anchors, `.*` at an end it leaves free."""
+    return f"{'' if _starts(alternative) else '.*'}{_core(alternative)}{'' if _ends(alternative) else '.*'}"
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """`pattern`'s alternatives at its top (outside any group or class)."""
+    found, depth, in_class, begun, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            found.append(pattern[begun:i])
+            begun = i + 1
+        i += 1
+    return [*found, pattern[begun:]]
 
 
 def spelt_out(pattern: str) -> str:
