@@ -1,15 +1,28 @@
 """Hostile input, twenty-first pass, the asking side (issue 19's fresh pass of the same kinds): the cases it found
-bad, each with the rule it now obeys.
+bad, each with the rule it now obeys. All are of the JSON schema llama-cpp-python's converter makes a grammar of (the
+embedded engine's, and its server's json_object), given now as that converter reads it (`runners.llamaschema`).
 
-- runner=local with a format of a string constant holding a `"`, a `\\`, a line break or a character past U+FFFF
-  (`Literal['say "hi"']`, `Literal['a\\\\b']`, `Literal['line\\nbreak']`, `Literal['ok 😀']`; any enum or const so):
-  llama-cpp-python's converter writes the constant's JSON text into the grammar escaping only its quotes, so
-  llama.cpp read each escape as one of its own: a quote ended the literal (every sample `GrammarRefused`), `\\\\` a
-  lone backslash (every answer `"a\\b"`, a backspace: format_valid 0 although the model obeyed), `\\n` a raw line
-  break (which the engine's guard bans: the engine died of SIGABRT, the run `interrupted`, every resume so again),
-  an emoji two lone surrogates (format_valid 0). llama-cpp-python's server died on the quote (its converter is the
-  same). Now such a constant is given to the converter as the pattern of its JSON text (`llamaschema.
-  _spelt_pattern`), and answered as itself
+- a string constant holding a `"`, a `\\`, a line break or a character past U+FFFF (`Literal['say "hi"']`,
+  `Literal['a\\\\b']`, `Literal['line\\nbreak']`, `Literal['ok 😀']`): the converter writes the constant's JSON text
+  into the grammar escaping only its quotes, so a quote ended the literal (every sample GrammarRefused), `\\\\` was a
+  lone backslash (answered as a backspace: format_valid 0 although the model obeyed), `\\n` a raw line break (which
+  the engine's guard bans: the engine died of SIGABRT, every resume so again), an emoji two lone surrogates;
+  llama-cpp-python's server died on the quote. Now such a constant is given as a pattern of its JSON text
+- a property named with a line break or a quote (an alias): the SIGABRT, or GrammarRefused. Now it is given as an
+  additional property, its name left to the format check
+- a pattern bounded past 1,000 (`^[0-9]{1,20000}$`): GrammarRefused past 1,000, and past about 16,000 llama.cpp's
+  parser overflowed its stack (SIGSEGV). Now the most is left to the format check, as a maxLength's is
+- a pattern's `\\n`, `\\t`, quote or backslash: the converter matches patterns against raw JSON text, so the engine
+  died of SIGABRT, a quote ended the string. Now each is given as its JSON text (`([\\x5C]n)`)
+- a pattern's `.` or negated class (`^.+$`, `^[^,]+$`, an unanchored pattern's `.*` ends) took raw quotes: 9 of 9
+  answers no JSON. Now one JSON string character (`JSON_DOT`)
+- alternatives anchored apart (`^yes$|^no$`): the converter read the inner anchors as characters and wrote
+  `"\\"yes$" | "^no\\""`: every answer `"yes$` unterminated. Now `^(yes|no)$`
+
+What held (tried, nothing new): 2,000 required fields, 480 optional ones, an enum of 5,000 values, 300 nested arrays,
+3,000 alternatives, `format` uuid/date/time/date-time, prefixItems, allOf/oneOf, integer bounds of 10^20, a minLength
+or minItems of 20,000, an exact `{30000}`, lazy quantifiers, `^$`, `(a|)`: each made and parsed; a named group (`(?<year>`, `(?P<year>`) never
+reaches an engine (the compiler refuses it: "is not a 'regex'").
 """
 
 from __future__ import annotations
