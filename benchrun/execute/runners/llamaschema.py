@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from typing import Any
 
 SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
@@ -232,11 +233,20 @@ def _string_class(given: str, source: str) -> str:
     so it is given as one without them, or an escape of one it takes. Any other class as it is."""
     if not given.startswith("[^"):
         return given
-    try:
-        takes = "".join(code for char, code in JSON_ESCAPES.items() if re.fullmatch(source, char))
-    except re.error:  # a class Python's regex does not read (`[[:alpha:]`): each escape taken
-        takes = "".join(JSON_ESCAPES.values())
+    read = _read(source)
+    takes = "".join(code for char, code in JSON_ESCAPES.items() if read is None or read.fullmatch(char))
     return f'({given[:-1]}"\\\\\\x00-\\x1F]|[\\x5C]({f"[{takes}]|" if takes else ""}u[0-9a-fA-F]{{4}}))'
+
+
+def _read(source: str) -> re.Pattern[str] | None:
+    """The class `source` as Python's regex reads it; None for one it does not read, or would read otherwise in a
+    later Python (`[^a--b]`: a FutureWarning, never printed)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            return re.compile(source)
+        except (re.error, FutureWarning):
+            return None
 
 
 def _escape(named: str, in_class: bool) -> str:
