@@ -56,6 +56,7 @@ LITERALS = "from typing import Literal\n\nfrom pydantic import BaseModel, Field\
     "\n\nclass Dotted(BaseModel):\n    answer: str = Field(pattern=r'^.+$')\n"
     "\n\nclass Commaless(BaseModel):\n    answer: str = Field(pattern=r'^[^,]+$')\n"
     "\n\nclass Either(BaseModel):\n    answer: str = Field(pattern=r'^yes$|^no$')\n"
+    "\n\nclass Printable(BaseModel):\n    answer: str = Field(pattern=r'^[ -~]+$')\n"
     "\n\nclass Counted(BaseModel):\n    answer: str = Field(pattern=r'^[0-9]{1,20000}$')\n"
     "\n\nclass Grouped(BaseModel):\n    answer: str = Field(pattern=r'^(ab){1,2000}$')\n")
 
@@ -141,9 +142,11 @@ def test_a_pattern_repeated_up_to_twenty_thousand_times_is_answered(tmp_path):
 @pytest.mark.parametrize(("pattern", "given"), [
     (r"^a\nb\tc$", r"^a([\x5C]n)b([\x5C]t)c$"), ('^a"b$', r"^a([\x5C][\x22])b$"), (r"^a\\b$", r"^a([\x5C][\x5C])b$"),
     (r"^\x22\u000A\x41$", r"^([\x5C][\x22])([\x5C]n)\x41$"), ("^a\x01+$", r"^a([\x5C]u0001)+$"),
-    (r'^[\n"]\d$', r'^[\n"][0-9]$')])
+    (r'^[\n"]\d$', r'^([\x5C](["n]|u[0-9a-fA-F]{4}))[0-9]$'), ("^[a-z]$", "^[a-z]$"),
+    ("^[ -~]$", r'^([\u0020-\u0021\u0023-\u005B\u005D-\u007E]|[\x5C](["\\/]|u[0-9a-fA-F]{4}))$'),
+    (r"^\s$", r"^([\u0020]|[\x5C]([fnrt]|u[0-9a-fA-F]{4}))$")])
 def test_a_patterns_quotes_backslashes_and_control_characters_are_given_as_their_json_text(pattern, given):
-    """The converter matches a pattern against the answer's raw JSON text; a class is left as it is."""
+    """The converter matches a pattern against the answer's raw JSON text; a class taking none is as it was."""
     assert spelt_out(pattern) == given
 
 
@@ -169,11 +172,11 @@ def test_answers_to_a_pattern_of_a_dot_or_a_negated_class_are_json(tmp_path):
     """The model would quote inside the string: with a raw quote allowed, every answer was no JSON."""
     template = 'Write the sentence: He said "{a}" to me.'
     tasks = [{**_said(name, name.title()), "template": template, "values": {"a": ["hello", "stop"]},
-              "reference": ["x", "x"]} for name in ("dotted", "commaless", "either")]
+              "reference": ["x", "x"]} for name in ("dotted", "commaless", "either", "printable")]
     result = _local_run(tmp_path, tasks)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
-    assert [s["metrics"] for s in scores if s["scorer"] == "format_valid"] == [{"format_valid": 1}] * 6
+    assert [s["metrics"] for s in scores if s["scorer"] == "format_valid"] == [{"format_valid": 1}] * 8
 
 
 @pytest.mark.parametrize(("pattern", "given"), [

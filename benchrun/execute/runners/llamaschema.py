@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from functools import cache
 from typing import Any
 
 SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
@@ -30,6 +31,8 @@ CONTROL_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "v": "\v"}
 """A regex's escapes of control characters, by the letter after the backslash."""
 HEX_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))")
 """A regex's escape of a character by its code (`\\x22`, `\\u000A`)."""
+JSON_ESCAPED = ['"', "\\", *map(chr, range(0x20))]
+"""The characters JSON writes escaped in a string."""
 JSON_ESCAPES = {'"': '"', "\\": "\\\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
 """The characters JSON may write as a backslash and a letter or symbol, and that as a class's member in a pattern."""
 MOST_REPEATED = 1000
@@ -228,14 +231,42 @@ def _json_text(char: str) -> str:
 
 def _string_class(given: str, source: str) -> str:
     """The class `given` (as the converter is given it; `source` as the pattern says it) as a pattern of one JSON
-    string character it takes: a negated class (`[^,]`, `.`, `\\S`) took a raw quote, backslash or control
-    character into an answer's JSON text (the model wrote `"He said "hi""`: no JSON, every answer format_valid 0),
-    so it is given as one without them, or an escape of one it takes. Any other class as it is."""
-    if not given.startswith("[^"):
-        return given
+    string character it takes: a negated class (`[^,]`, `.`, `\\S`), or one taking a quote or backslash (`[ -~]`),
+    took a raw quote, backslash or control character into an answer's JSON text (the model wrote `"He said "hi""`:
+    no JSON, every answer format_valid 0), so it is given as one without them, or an escape of one it takes. Any
+    other class as it is."""
     read = _read(source)
-    takes = "".join(code for char, code in JSON_ESCAPES.items() if read is None or read.fullmatch(char))
-    return f'({given[:-1]}"\\\\\\x00-\\x1F]|[\\x5C]({f"[{takes}]|" if takes else ""}u[0-9a-fA-F]{{4}}))'
+    escapes = "".join(code for char, code in JSON_ESCAPES.items() if read is None or read.fullmatch(char))
+    escaped = f'[\\x5C]({f"[{escapes}]|" if escapes else ""}u[0-9a-fA-F]{{4}})'
+    if given.startswith("[^"):
+        return f'({given[:-1]}"\\\\\\x00-\\x1F]|{escaped})'
+    if read is None or not any(read.fullmatch(char) for char in JSON_ESCAPED):
+        return given
+    members = _ranges(read)
+    return f"({members}|{escaped})" if members else f"({escaped})"
+
+
+def _ranges(read: re.Pattern[str]) -> str:
+    """A class of the characters the class `read` takes but those JSON escapes (an empty text for none)."""
+    codes = sorted(ord(char) for char in set(read.findall(_every_character())))
+    spans: list[list[int]] = []
+    for code in codes:
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return "[" + "".join(_coded(low) + ("" if low == high else "-" + _coded(high)) for low, high in spans) + "]" \
+        if spans else ""
+
+
+def _coded(code: int) -> str:
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
+@cache
+def _every_character() -> str:
+    """Every character a JSON string holds raw (no quote, backslash or control character, no surrogate)."""
+    return "".join(chr(code) for code in range(0x20, 0x110000) if code not in (0x22, 0x5C) and not 0xD800 <= code < 0xE000)
 
 
 def _read(source: str) -> re.Pattern[str] | None:
@@ -253,7 +284,7 @@ def _escape(named: str, in_class: bool) -> str:
     """The escape of `named` (`\\d`: `d`) as the converter is given it, inside a class or not."""
     chars = SHORTHANDS.get(named.lower())
     if chars is not None and named.islower():
-        return chars if in_class else f"[{chars}]"
+        return chars if in_class else _string_class(f"[{chars}]", f"[{chars}]")
     if chars is not None and not in_class:
         return _string_class(f"[^{chars}]", f"[^{chars}]")
     if named.isascii() and not named.isalnum():
