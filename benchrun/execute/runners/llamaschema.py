@@ -31,7 +31,7 @@ CONTROL_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "v": "\v"}
 """A regex's escapes of control characters, by the letter after the backslash."""
 HEX_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))")
 """A regex's escape of a character by its code (`\\x22`, `\\u000A`)."""
-JSON_ESCAPED = ['"', "\\", *map(chr, range(0x20))]
+JSON_ESCAPED = ('"', "\\", *map(chr, range(0x20)))
 """The characters JSON writes escaped in a string."""
 JSON_ESCAPES = {'"': '"', "\\": "\\\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
 """The characters JSON may write as a backslash and a letter or symbol, and that as a class's member in a pattern."""
@@ -45,9 +45,10 @@ left to the format check, as is a pattern's (`_repeated`): the grammar holds the
 def readable(schema: Any) -> Any:
     """`schema` as llama-cpp-python's converter reads it: a root that is a `$ref` (pydantic's schema of a recursive
     model) made the definition it names, for the converter resolves no `$ref` inside the definitions of a root that
-    is one (a KeyError); each `pattern`'s class shorthands spelt out (`\\d` as `[0-9]`) and its free ends made `.*`
-    (`anchored`); a maxLength or maxItems past MOST_REPEATED left out; and a string constant the converter misreads
-    (a quote, a backslash, a line break in it) as the pattern of its JSON text."""
+    is one (a KeyError); each `pattern` anchored (`anchored`) and spelt out (`spelt_out`: the converter matches it
+    against the answer's JSON text, so each character is given as JSON writes it); a maxLength or maxItems past
+    MOST_REPEATED left out; a string constant the converter misreads (a quote, a backslash, a line break in it) as
+    the pattern of its JSON text, and a property so named as an additional one."""
     return _held(_root_inlined(schema))
 
 
@@ -255,8 +256,9 @@ def _ranges(read: re.Pattern[str]) -> str:
             spans[-1][1] = code
         else:
             spans.append([code, code])
-    return "[" + "".join(_coded(low) + ("" if low == high else "-" + _coded(high)) for low, high in spans) + "]" \
-        if spans else ""
+    if not spans:
+        return ""
+    return "[" + "".join(_coded(low) + ("" if low == high else "-" + _coded(high)) for low, high in spans) + "]"
 
 
 def _coded(code: int) -> str:
@@ -266,7 +268,8 @@ def _coded(code: int) -> str:
 @cache
 def _every_character() -> str:
     """Every character a JSON string holds raw (no quote, backslash or control character, no surrogate)."""
-    return "".join(chr(code) for code in range(0x20, 0x110000) if code not in (0x22, 0x5C) and not 0xD800 <= code < 0xE000)
+    return "".join(chr(code) for code in range(0x20, 0x110000)
+                   if code not in (0x22, 0x5C) and not 0xD800 <= code < 0xE000)
 
 
 def _read(source: str) -> re.Pattern[str] | None:
@@ -294,7 +297,8 @@ def _escape(named: str, in_class: bool) -> str:
 
 def _outside(pattern: str, i: int) -> tuple[str, int] | None:
     """What stands at `i` outside a class where the converter misreads it, as it reads it, and where the pattern goes
-    on; None for the rest. A non-capturing group, which it refuses (`(?:`), as a group; a `]`, `}` or `{` that is a
+    on; None for the rest. A `.` as one JSON string character (`JSON_DOT`: the converter's took a raw quote); a
+    non-capturing group, which it refuses (`(?:`), as a group; a `]`, `}` or `{` that is a
     character of its own (no class's end, no quantifier), on which it looped for ever (`[[:alpha:]]`, `^a]$`: the
     engine hung until the run's time limit, every resume so again), as a class of its code."""
     char = pattern[i]
