@@ -12,7 +12,7 @@ from typing import Any
 SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
 """A regex's class shorthands as the characters they stand for (ASCII's: a grammar that allows fewer characters than
 the format's pattern still makes answers the pattern takes), which the converter would pass on as escapes."""
-QUANTIFIER = re.compile(r"\{\d*(,\d*)?\}")
+QUANTIFIER = re.compile(r"\{(\d*)(,(\d*))?\}")
 """A repetition's bounds in a pattern (`{2}`, `{2,}`, `{,3}`, `{2,3}`)."""
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
                          "$comment"})
@@ -29,6 +29,12 @@ MOST_REPEATED = 1000
 nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
 parsing past about 16,000 (the engine died of SIGSEGV on a format of `Field(max_length=20000)`). A larger bound is
 left to the format check: the grammar holds the rest of the schema."""
+
+
+def repeated(least: int, most: int) -> int | None:
+    """A repetition's upper bound as a grammar holds it: `most`, or None (unbounded, the format check holding it)
+    where it is more than MOST_REPEATED past `least`, each repetition past `least` one nesting of the converter's."""
+    return None if most - least > MOST_REPEATED else most
 
 
 def readable(schema: Any) -> Any:
@@ -122,12 +128,23 @@ def _outside(pattern: str, i: int) -> tuple[str, int] | None:
     """What stands at `i` outside a class where the converter misreads it, as it reads it, and where the pattern goes
     on; None for the rest. A non-capturing group, which it refuses (`(?:`), as a group; a `]`, `}` or `{` that is a
     character of its own (no class's end, no quantifier), on which it looped for ever (`[[:alpha:]]`, `^a]$`: the
-    engine hung until the run's time limit, every resume so again), as a class of its code."""
+    engine hung until the run's time limit, every resume so again), as a class of its code; a repetition's bounds as
+`_bounded` gives them."""
     char = pattern[i]
     if char == "(" and pattern.startswith("?:", i + 1):
         return "(", i + 3
     if char == "{" and (quantifier := QUANTIFIER.match(pattern, i)) is not None:
-        return quantifier[0], quantifier.end()
+        return _bounded(quantifier), quantifier.end()
     if char in "]{}":
         return f"[\\x{ord(char):02X}]", i + 1
     return None
+
+
+def _bounded(quantifier: re.Match[str]) -> str:
+    """A pattern's repetition (`{2,5}`) as the converter is given it: an upper bound `repeated` leaves out, left out
+    (`{1,20000}` as `{1,}`: the converter nests one group a repetition, and llama.cpp refused the grammar past about
+    1,000 and died of SIGSEGV parsing it past about 16,000, the engine's parse check with it)."""
+    least, most = int(quantifier[1] or 0), quantifier[3]
+    if not most or repeated(least, int(most)) is not None:
+        return quantifier[0]
+    return f"{{{least},}}"

