@@ -138,7 +138,7 @@ def _task(name: str, fmt: str, n: int = 2) -> dict:
 @pytest.mark.parametrize(("pattern", "given"), [
     (r"^\d+$", "^[0-9]+$"), (r"^[\d.]+$", "^[0-9.]+$"), (r"^\D\W\S$", r"^[^0-9][^0-9A-Za-z_][^ \t\n\r\x0B\x0C]$"),
     (r"^a\.b\/c$", r"^a[\x2E]b[\x2F]c$"), (r"^[\^\]\\]$", r"^[\x5E\x5D\x5C]$"), (r"^\\d$", r"^[\x5C]d$"),
-    (r"^\x41\u00e9\t\b$", r"^\x41\u00e9\t\b$"), (r"^(?:a|\(?:)(?=b)$", r"^(a|[\x28]?:)(?=b)$"),
+    (r"^\x41\u00e9\t\b$", r"^[\u0041][\u00E9]\t\b$"), (r"^(?:a|\(?:)(?=b)$", r"^(a|[\x28]?:)(?=b)$"),
     ("^[[:alpha:]]+$", r"^[[:alpha:][\x5D]+$"), ("^a]}{$", r"^a[\x5D][\x7D][\x7B]$"), ("^a{2,}b{,3}c{4}$", "^a{2,}b{,3}c{4}$")])
 def test_a_patterns_shorthands_and_escaped_symbols_are_spelt_out_for_the_converter(pattern, given):
     assert spelt_out(pattern) == given

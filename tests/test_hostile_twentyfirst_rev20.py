@@ -9,6 +9,11 @@ cases it found bad, each with the rule it now obeys.
   (llama-cpp-python's server) and runner.max_string_length past 1,000: the pattern bounding each free string killed
   the server on the first request. Now an upper bound more than 1,000 past its lower is left to the format check
   (`llamaschema.repeated`), in a pattern and in the bound sent
+- runner=local with a format whose pattern gives a character by its code under a quantifier, or braced
+  (`Field(pattern=r"^[0-9]\\x35?$")`, `\\u00e9+`, `\\x{e9}`, which pydantic's regex takes): the converter split the escape
+  (`\\x3` and `5?`) or read it as letters, and every sample failed GrammarRefused (`expecting 2 hex chars`) though
+  the format check takes its answers. Now such a character is given as a class of its code (`[\\u0035]`,
+  `llamaschema._coded`)
 - a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
   Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
   not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
@@ -45,6 +50,10 @@ class ManyDigits(BaseModel):
 
 class SomeDigits(BaseModel):
     answer: str = Field(pattern=r"^[0-9]{2,1500}$")
+
+
+class Coded(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]\\x35?$")
 '''
 
 
@@ -60,6 +69,13 @@ def test_a_patterns_repetition_past_what_a_grammar_holds_is_left_to_the_format_c
     assert spelt_out(pattern) == given
 
 
+@pytest.mark.parametrize(("pattern", "given"), [
+    (r"^\u00e9+$", r"^[\u00E9]+$"), (r"^\x41{2}\x{1F600}$", r"^[\u0041]{2}[\U0001F600]$"),
+    (r"^[\x{e0}-\u00ff]+$", r"^[\u00E0-\u00FF]+$"), (r"^\\u00e9$", r"^[\x5C]u00e9$"), (r"^\x{110000}$", r"^\x{110000}$")])
+def test_a_character_given_by_its_code_is_given_to_the_converter_as_a_class_of_it(pattern, given):
+    assert spelt_out(pattern) == given
+
+
 def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_grammar_holds():
     assert (json_string(0, 20000), json_string(3, 1500), json_string(2000, 64), json_string(0, 1000)) == (
         f"^{JSON_CHAR}*$", f"^{JSON_CHAR}{{3,}}$", f"^{JSON_CHAR}{{2000,2000}}$", f"^{JSON_CHAR}{{0,1000}}$")
@@ -67,16 +83,18 @@ def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_gramma
 
 @needs_local
 @pytest.mark.slow
-def test_a_format_of_a_pattern_repeated_past_what_a_grammar_holds_is_answered(tmp_path):
-    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits")]),
+def test_formats_of_patterns_repeated_past_what_a_grammar_holds_or_of_coded_characters_are_answered(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits"),
+                                                       _task("coded", "Coded")]),
                            "custom_response.py": FORMATS})
     result = call_benchrun("runner=local", "runner.options.num_thread=1", "runner.options.num_predict=16",
                            "runner.timeout_s=60", "task.path=bench", "cache=false", f"outputs={tmp_path / 'outputs'}",
                            cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
-    assert [r["error"] for r in responses] == [None] * 4
+    assert [r["error"] for r in responses] == [None] * 6
     assert all(re.fullmatch(r"[0-9]+", json.loads(r["text"])["answer"]) for r in responses)
+    assert all(re.fullmatch(r"[0-9]5?", json.loads(r["text"])["answer"]) for r in responses if r["task"] == "coded")
 
 
 @pytest.mark.slow

@@ -12,6 +12,11 @@ from typing import Any
 SHORTHANDS = {"d": "0-9", "w": "0-9A-Za-z_", "s": " \\t\\n\\r\\x0B\\x0C"}
 """A regex's class shorthands as the characters they stand for (ASCII's: a grammar that allows fewer characters than
 the format's pattern still makes answers the pattern takes), which the converter would pass on as escapes."""
+CODED = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|[xuU]\{([0-9A-Fa-f]{1,8})\}|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
+"""A character given by its code in a pattern, as the format check's regex reads one (`\\x41`, `\\x{e9}`, `\\u00e9`,
+`\\U0001F600`)."""
+MOST_CODE = 0x10FFFF
+"""Unicode's last code point."""
 QUANTIFIER = re.compile(r"\{(\d*)(,(\d*))?\}")
 """A repetition's bounds in a pattern (`{2}`, `{2,}`, `{,3}`, `{2,3}`)."""
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
@@ -95,11 +100,15 @@ def spelt_out(pattern: str) -> str:
     """`pattern` with each `\\d`, `\\w` and `\\s` (and, outside a class, `\\D`, `\\W` and `\\S`) as the class of the
     characters it stands for, and each escaped ASCII symbol (`\\.`) by its code in a class (`[\\x2E]`), which the
     converter passes on as a GBNF escape llama.cpp refuses too (and splits, outside a class); outside a class, what
-    the converter misreads (`_outside`) as what it reads; every other escape as it is."""
+    the converter misreads (`_outside`) as what it reads; a character given by its code (`\\u00e9`) as `_coded`
+    gives it; every other escape as it is."""
     out, in_class, i = [], False, 0
     while i < len(pattern):
         char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
+        if char == "\\" and (coded := CODED.match(pattern, i)) is not None:
+            out.append(_coded(coded, in_class))
+            i = coded.end()
+        elif char == "\\" and i + 1 < len(pattern):
             out.append(_escape(pattern[i + 1], in_class))
             i += 2
         elif not in_class and (taken := _outside(pattern, i)) is not None:
@@ -110,6 +119,18 @@ def spelt_out(pattern: str) -> str:
             out.append(char)
             i += 1
     return "".join(out)
+
+
+def _coded(coded: re.Match[str], in_class: bool) -> str:
+    """A character a pattern gives by its code (`\\u00e9`, `\\x41`, `\\x{e9}`), as a GBNF escape of it in a class of
+    one outside a class (`[\\u00E9]`): the converter split such an escape under a quantifier (`\\u00e9+` as `\\u00e`
+    and `9+`) or read it as letters (`\\x{e9}`), and llama.cpp refused the grammar, every sample failing
+    GrammarRefused though the format check takes its answers; a code past Unicode's as it is."""
+    code = int(next(digits for digits in coded.groups() if digits), 16)
+    if code > MOST_CODE:
+        return coded[0]
+    text = f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+    return text if in_class else f"[{text}]"
 
 
 def _escape(named: str, in_class: bool) -> str:
