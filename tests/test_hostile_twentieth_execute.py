@@ -197,7 +197,7 @@ def test_a_format_the_engines_grammar_cannot_take_is_each_samples_own_failure(tm
     errors = {r["task"]: r["error"] for r in read_jsonl(run_dir / "responses.jsonl")}
     assert errors == {
         "flagged": {"type": "Refused", "message": said + "llama-cpp-python makes no grammar of it (AssertionError: "
-                                                         "Unsupported pattern syntax \"?\" at index 4 of /.*((?i)^yes)/)"},
+                                                         "Unsupported pattern syntax \"?\" at index 4 of /.*((?i)yes)/)"},
         "bounded": {"type": "Refused", "message": said + "llama.cpp cannot parse the grammar llama-cpp-python makes "
                                                          "of it (error parsing grammar: unknown escape at \\bA\" "
                                                          "\"\\\"\" space)"}}

@@ -14,6 +14,11 @@ cases it found bad, each with the rule it now obeys.
   (`\\x3` and `5?`) or read it as letters, and every sample failed GrammarRefused (`expecting 2 hex chars`) though
   the format check takes its answers. Now such a character is given as a class of its code (`[\\u0035]`,
   `llamaschema._coded`)
+- runner=local with a format whose pattern anchors its alternatives each (`Field(pattern=r"^[0-9]+$|^none$")`) or a
+  group (`(^a)`): the converter reads an anchor anywhere but at the pattern's ends as the character, so the grammar
+  held answers to `10$` or `^none`, none of which the pattern takes (here not even JSON: the alternative held the
+  string's closing quote), every answer failing the format check. Now each top-level alternative is given its own
+  ends (`^(yes|no)$`), an anchor within a group left to the format check (`llamaschema.anchored`)
 - a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
   Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
   not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
@@ -31,7 +36,7 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
-from benchrun.execute.runners.llamaschema import spelt_out
+from benchrun.execute.runners.llamaschema import anchored, spelt_out
 from benchrun.execute.runners.openai import JSON_CHAR, json_string
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -50,6 +55,10 @@ class ManyDigits(BaseModel):
 
 class SomeDigits(BaseModel):
     answer: str = Field(pattern=r"^[0-9]{2,1500}$")
+
+
+class Either(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]+$|^none$")
 
 
 class Coded(BaseModel):
@@ -76,6 +85,13 @@ def test_a_character_given_by_its_code_is_given_to_the_converter_as_a_class_of_i
     assert spelt_out(pattern) == given
 
 
+@pytest.mark.parametrize(("pattern", "given"), [
+    ("^yes$|^no$", "^(yes|no)$"), ("^a$|b", "^((a)|.*(b).*)$"), ("^a|b$", "^((a).*|.*(b))$"), ("(^a)", "^.*((a)).*$"),
+    ("^(a|b)$", "^(a|b)$"), ("^[$^]$|c", "^(([$^])|.*(c).*)$"), (r"^a\\|b$", r"^((a\\).*|.*(b))$")])
+def test_each_alternatives_anchors_are_given_to_the_converter_as_its_ends(pattern, given):
+    assert anchored(pattern) == given
+
+
 def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_grammar_holds():
     assert (json_string(0, 20000), json_string(3, 1500), json_string(2000, 64), json_string(0, 1000)) == (
         f"^{JSON_CHAR}*$", f"^{JSON_CHAR}{{3,}}$", f"^{JSON_CHAR}{{2000,2000}}$", f"^{JSON_CHAR}{{0,1000}}$")
@@ -85,15 +101,16 @@ def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_gramma
 @pytest.mark.slow
 def test_formats_of_patterns_repeated_past_what_a_grammar_holds_or_of_coded_characters_are_answered(tmp_path):
     write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits"),
-                                                       _task("coded", "Coded")]),
+                                                       _task("coded", "Coded"),
+                                                       _task("either", "Either")]),
                            "custom_response.py": FORMATS})
     result = call_benchrun("runner=local", "runner.options.num_thread=1", "runner.options.num_predict=16",
                            "runner.timeout_s=60", "task.path=bench", "cache=false", f"outputs={tmp_path / 'outputs'}",
                            cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
-    assert [r["error"] for r in responses] == [None] * 6
-    assert all(re.fullmatch(r"[0-9]+", json.loads(r["text"])["answer"]) for r in responses)
+    assert [r["error"] for r in responses] == [None] * 8
+    assert all(re.fullmatch(r"[0-9]+|none", json.loads(r["text"])["answer"]) for r in responses)
     assert all(re.fullmatch(r"[0-9]5?", json.loads(r["text"])["answer"]) for r in responses if r["task"] == "coded")
 
 

@@ -87,13 +87,50 @@ def _within(key: str, value: Any) -> Any:
 def anchored(pattern: str) -> str:
     """`pattern` as one the converter takes, anchored at both ends (it refuses any other: `Pattern must start with
     "^" and end with "$"`): JSON Schema's pattern is searched for anywhere in the string, so an end it leaves free is
-    given `.*`."""
-    starts = pattern.startswith("^")
-    ends = pattern.endswith("$") and (len(pattern) - len(pattern[:-1].rstrip("\\")) - 1) % 2 == 0
-    if starts and ends:
-        return pattern
-    core = pattern[1 if starts else 0:len(pattern) - 1 if ends else len(pattern)]
+    given `.*`. The converter reads an anchor elsewhere as the character (`^yes$|^no$` held answers to `yes$` or
+    `^no`, which the pattern never takes, so every answer failed the format check): each top-level alternative is
+    given its own ends, and an anchor within a group is left to the format check."""
+    found = [_ends(pieces) for pieces in _alternatives(pattern)]
+    if len(found) == 1 and found[0][1] and found[0][2]:
+        return f"^{found[0][0]}$"
+    if len({(starts, ends) for _, starts, ends in found}) == 1:
+        return _free_ends("|".join(core for core, _, _ in found), *found[0][1:])
+    return f"^({'|'.join(_free_ends(*each)[1:-1] for each in found)})$"
+
+
+def _free_ends(core: str, starts: bool, ends: bool) -> str:
+    """`core` anchored at both ends, `.*` at an end it leaves free."""
     return f"^{'' if starts else '.*'}({core}){'' if ends else '.*'}$"
+
+
+def _alternatives(pattern: str) -> list[list[str]]:
+    """`pattern`'s top-level alternatives, each as its pieces: an escape, a class or any other character."""
+    alternatives: list[list[str]] = [[]]
+    depth, i = 0, 0
+    while i < len(pattern):
+        end = _class_end(pattern, i) if pattern[i] == "[" else i + 2 if pattern[i] == "\\" else i + 1
+        piece, i = pattern[i:end], end
+        depth += (piece == "(") - (piece == ")")
+        if piece == "|" and depth == 0:
+            alternatives.append([])
+        else:
+            alternatives[-1].append(piece)
+    return alternatives
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """Where the class that opens at `i` ends: after its first `]` no backslash escapes, as `spelt_out` reads it."""
+    j = i + 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return min(j + 1, len(pattern))
+
+
+def _ends(pieces: list[str]) -> tuple[str, bool, bool]:
+    """An alternative's text without its anchors, and whether it is anchored at its start and at its end."""
+    starts = pieces[:1] == ["^"]
+    ends = len(pieces) > starts and pieces[-1] == "$"
+    return "".join(piece for piece in pieces[starts:len(pieces) - ends] if piece not in ("^", "$")), starts, ends
 
 
 def spelt_out(pattern: str) -> str:
