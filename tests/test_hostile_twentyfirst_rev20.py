@@ -19,6 +19,11 @@ cases it found bad, each with the rule it now obeys.
   held answers to `10$` or `^none`, none of which the pattern takes (here not even JSON: the alternative held the
   string's closing quote), every answer failing the format check. Now each top-level alternative is given its own
   ends (`^(yes|no)$`), an anchor within a group left to the format check (`llamaschema.anchored`)
+- a task graded by exact_match whose format's `answer` gives its JSON types as a list, as JSON Schema lets `type` be
+  (`Field(json_schema_extra={"type": ["integer", "null"]})`): the check of references no answer can match (the
+  twentieth pass's `compiler.answerable`) looked the list up among the number types: `TypeError: unhashable type:
+  'list'`, a traceback at compile (exit 1). Now the types are read as a list: references checked as numbers when
+  every type is a number's, else not checked
 - a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
   Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
   not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
@@ -35,6 +40,7 @@ import re
 import pytest
 import yaml
 
+from benchrun.compiler.answerable import matcher
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.llamaschema import anchored, spelt_out
 from benchrun.execute.runners.openai import JSON_CHAR, json_string
@@ -63,6 +69,14 @@ class Either(BaseModel):
 
 class Coded(BaseModel):
     answer: str = Field(pattern=r"^[0-9]\\x35?$")
+'''
+
+
+TYPED = '''from pydantic import BaseModel, Field
+
+
+class Maybe(BaseModel):
+    answer: int | None = Field(json_schema_extra={"type": ["integer", "null"]})
 '''
 
 
@@ -124,3 +138,22 @@ def test_a_runner_key_the_runner_files_type_does_not_take_is_refused(tmp_path):
         "benchrun: error: in 'config': runner.host=http://127.0.0.1:9: the runner file 'r.yml' gives runner_type "
         "openai, which takes no runner.host, so this one would never be asked; give it as a key the openai runner "
         "takes\n"))
+
+
+@pytest.mark.slow
+def test_a_format_whose_answer_gives_its_types_as_a_list_is_compiled(tmp_path):
+    """Before: a TypeError traceback (exit 1)."""
+    task = {**_task("maybe", "Maybe"), "scorer": "exact_match"}
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([task]), "custom_response.py": TYPED})
+    done = run_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "1 tasks, 2 samples -> 2 model calls" in done.stdout
+
+
+@pytest.mark.parametrize(("types", "shown", "taken"), [
+    (["integer", "null"], None, None), (["integer", "number"], "an integer or a number", [True, True, False]),
+    (["integer"], "an integer", [True, False, False]), (["boolean"], "true, false", [False, False, False])])
+def test_an_answers_types_given_as_a_list_are_each_read(types, shown, taken):
+    found = matcher({"properties": {"answer": {"type": types}}})
+    assert (found and found[1]) == shown
+    assert (found and [found[0](item) for item in ("7", "2.5", "seven")]) == taken
