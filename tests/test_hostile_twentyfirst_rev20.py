@@ -19,6 +19,10 @@ cases it found bad, each with the rule it now obeys.
   held answers to `10$` or `^none`, none of which the pattern takes (here not even JSON: the alternative held the
   string's closing quote), every answer failing the format check. Now each top-level alternative is given its own
   ends (`^(yes|no)$`), an anchor within a group left to the format check (`llamaschema.anchored`)
+- runner=local (or llama-cpp-python's server) with a format whose pattern names a group (`Field(pattern=r"^(?P<n>[0-9]+)$")`,
+  `(?<n>...)`, which pydantic and the format check take): the converter refuses it (`Unsupported pattern syntax`),
+  every sample failed GrammarRefused. Now such a group is given as a plain group, as a non-capturing one was by the
+  twentieth pass (`llamaschema.GROUP_OPENING`)
 - a task graded by exact_match whose format's `answer` gives its JSON types as a list, as JSON Schema lets `type` be
   (`Field(json_schema_extra={"type": ["integer", "null"]})`): the check of references no answer can match (the
   twentieth pass's `compiler.answerable`) looked the list up among the number types: `TypeError: unhashable type:
@@ -67,6 +71,10 @@ class Either(BaseModel):
     answer: str = Field(pattern=r"^[0-9]+$|^none$")
 
 
+class Named(BaseModel):
+    answer: str = Field(pattern=r"^(?P<n>[0-9]+)$")
+
+
 class Coded(BaseModel):
     answer: str = Field(pattern=r"^[0-9]\\x35?$")
 '''
@@ -106,6 +114,13 @@ def test_each_alternatives_anchors_are_given_to_the_converter_as_its_ends(patter
     assert anchored(pattern) == given
 
 
+@pytest.mark.parametrize(("pattern", "given"), [
+    (r"^(?P<year>\d{4})-(?<m>\d\d)$", "^([0-9]{4})-([0-9][0-9])$"), ("^(?:a)$", "^(a)$"), ("^(?<=a)b$", "^(?<=a)b$"),
+    ("^(?<!a)b$", "^(?<!a)b$")])
+def test_a_named_group_is_given_to_the_converter_as_a_group(pattern, given):
+    assert spelt_out(pattern) == given
+
+
 def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_grammar_holds():
     assert (json_string(0, 20000), json_string(3, 1500), json_string(2000, 64), json_string(0, 1000)) == (
         f"^{JSON_CHAR}*$", f"^{JSON_CHAR}{{3,}}$", f"^{JSON_CHAR}{{2000,2000}}$", f"^{JSON_CHAR}{{0,1000}}$")
@@ -116,14 +131,14 @@ def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_gramma
 def test_formats_of_patterns_repeated_past_what_a_grammar_holds_or_of_coded_characters_are_answered(tmp_path):
     write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits"),
                                                        _task("coded", "Coded"),
-                                                       _task("either", "Either")]),
+                                                       _task("either", "Either"), _task("named", "Named")]),
                            "custom_response.py": FORMATS})
     result = call_benchrun("runner=local", "runner.options.num_thread=1", "runner.options.num_predict=16",
                            "runner.timeout_s=60", "task.path=bench", "cache=false", f"outputs={tmp_path / 'outputs'}",
                            cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
-    assert [r["error"] for r in responses] == [None] * 8
+    assert [r["error"] for r in responses] == [None] * 10
     assert all(re.fullmatch(r"[0-9]+|none", json.loads(r["text"])["answer"]) for r in responses)
     assert all(re.fullmatch(r"[0-9]5?", json.loads(r["text"])["answer"]) for r in responses if r["task"] == "coded")
 

@@ -17,6 +17,8 @@ CODED = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|[xuU]\{([0-9A-Fa-f]{1,8})\}|u([0-9A-
 `\\U0001F600`)."""
 MOST_CODE = 0x10FFFF
 """Unicode's last code point."""
+GROUP_OPENING = re.compile(r"\(\?(:|P?<[A-Za-z_][A-Za-z0-9_]*>)")
+"""A group's opening that only says how the group is matched or named (`(?:`, `(?<name>`, `(?P<name>`)."""
 QUANTIFIER = re.compile(r"\{(\d*)(,(\d*))?\}")
 """A repetition's bounds in a pattern (`{2}`, `{2,}`, `{,3}`, `{2,3}`)."""
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
@@ -184,13 +186,14 @@ def _escape(named: str, in_class: bool) -> str:
 
 def _outside(pattern: str, i: int) -> tuple[str, int] | None:
     """What stands at `i` outside a class where the converter misreads it, as it reads it, and where the pattern goes
-    on; None for the rest. A non-capturing group, which it refuses (`(?:`), as a group; a `]`, `}` or `{` that is a
+    on; None for the rest. A non-capturing or named group, which it refuses (`(?:`, `(?<name>`, `(?P<name>`: every
+    sample failed GrammarRefused though the format check takes the answers), as a group; a `]`, `}` or `{` that is a
     character of its own (no class's end, no quantifier), on which it looped for ever (`[[:alpha:]]`, `^a]$`: the
     engine hung until the run's time limit, every resume so again), as a class of its code; a repetition's bounds as
-`_bounded` gives them."""
+    `_bounded` gives them."""
     char = pattern[i]
-    if char == "(" and pattern.startswith("?:", i + 1):
-        return "(", i + 3
+    if char == "(" and (opening := GROUP_OPENING.match(pattern, i)) is not None:
+        return "(", opening.end()
     if char == "{" and (quantifier := QUANTIFIER.match(pattern, i)) is not None:
         return _bounded(quantifier), quantifier.end()
     if char in "]{}":
