@@ -28,6 +28,10 @@ cases it found bad, each with the rule it now obeys.
   twentieth pass's `compiler.answerable`) looked the list up among the number types: `TypeError: unhashable type:
   'list'`, a traceback at compile (exit 1). Now the types are read as a list: references checked as numbers when
   every type is a number's, else not checked
+- exact_match of a reference in digit groups (`2024_01`, a values.csv cell the typing of cells keeps as text):
+  Decimal reads `_` as Python's digit grouping, so the answer `202401` (text or number) scored 1 against it. Now a
+  text with `_` is no number (`compiler.scoring.number_value`, beside the twentieth pass's leading-zero codes), and an
+  IntAnswer's reference `1_000` is refused at compile as one no answer matches
 - a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
   Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
   not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
@@ -45,6 +49,7 @@ import pytest
 import yaml
 
 from benchrun.compiler.answerable import matcher
+from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.llamaschema import anchored, spelt_out
 from benchrun.execute.runners.openai import JSON_CHAR, json_string
@@ -172,3 +177,10 @@ def test_an_answers_types_given_as_a_list_are_each_read(types, shown, taken):
     found = matcher({"properties": {"answer": {"type": types}}})
     assert (found and found[1]) == shown
     assert (found and [found[0](item) for item in ("7", "2.5", "seven")]) == taken
+
+
+def test_a_reference_in_digit_groups_is_compared_as_the_text_it_is():
+    assert [exact_match(answer, "2024_01") for answer in ('{"answer": "202401"}', '{"answer": 202401}',
+                                                          '{"answer": "2024_01"}')] == [0, 0, 1]
+    found = matcher({"properties": {"answer": {"type": "integer"}}})
+    assert found is not None and [found[0](item) for item in ("1_000", "1000")] == [False, True]
