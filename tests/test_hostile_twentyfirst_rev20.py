@@ -9,6 +9,11 @@ cases it found bad, each with the rule it now obeys.
   (llama-cpp-python's server) and runner.max_string_length past 1,000: the pattern bounding each free string killed
   the server on the first request. Now an upper bound more than 1,000 past its lower is left to the format check
   (`llamaschema.repeated`), in a pattern and in the bound sent
+- runner=local with a format of a string or list bounded below past any answer (`Field(min_length=30_000_000)`): the
+  converter writes a lower bound of N as N items in sequence, some 37 bytes each in the engine's memory (1.1 GB and
+  5 s for that sample against 0.25 GB and 0.6 s now; 10**9 past the machine's, the engine killed by the
+  out-of-memory killer, every resume so again). Now a minLength or minItems past 100,000 is left to the format
+  check, as a maxLength past 1,000 is (`llamaschema.BOUNDS_HELD`)
 - runner=local with a format whose pattern gives a character by its code under a quantifier, or braced
   (`Field(pattern=r"^[0-9]\\x35?$")`, `\\u00e9+`, `\\x{e9}`, which pydantic's regex takes): the converter split the escape
   (`\\x3` and `5?`) or read it as letters, and every sample failed GrammarRefused (`expecting 2 hex chars`) though
@@ -51,7 +56,7 @@ import yaml
 from benchrun.compiler.answerable import matcher
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
-from benchrun.execute.runners.llamaschema import anchored, spelt_out
+from benchrun.execute.runners.llamaschema import anchored, readable, spelt_out
 from benchrun.execute.runners.openai import JSON_CHAR, json_string
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -124,6 +129,14 @@ def test_each_alternatives_anchors_are_given_to_the_converter_as_its_ends(patter
     ("^(?<!a)b$", "^(?<!a)b$")])
 def test_a_named_group_is_given_to_the_converter_as_a_group(pattern, given):
     assert spelt_out(pattern) == given
+
+
+def test_a_lower_bound_past_what_a_grammar_holds_is_left_to_the_format_check():
+    given = {"type": "object", "properties": {
+        "a": {"type": "string", "minLength": 30_000_000}, "b": {"type": "array", "minItems": 200_000, "maxItems": 5},
+        "c": {"type": "string", "minLength": 100_000, "default": 10**9}}}
+    assert readable(given)["properties"] == {"a": {"type": "string"}, "b": {"type": "array", "maxItems": 5},
+                                             "c": {"type": "string", "minLength": 100_000, "default": 10**9}}
 
 
 def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_grammar_holds():

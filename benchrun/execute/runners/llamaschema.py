@@ -38,6 +38,16 @@ parsing past about 16,000 (the engine died of SIGSEGV on a format of `Field(max_
 left to the format check: the grammar holds the rest of the schema."""
 
 
+MOST_REQUIRED = 100_000
+"""The largest minLength or minItems a grammar holds: the converter writes a lower bound of N as N items in sequence,
+some 37 bytes each in the engine's memory (`Field(min_length=30_000_000)`: 1.1 GB, a sample of 5 s; 10**9 past the
+machine's, the engine killed by the out-of-memory killer, every resume so again), and no answer within any
+num_predict reaches such a length. A larger bound is left to the format check."""
+BOUNDS_HELD = {"maxLength": MOST_REPEATED, "maxItems": MOST_REPEATED, "minLength": MOST_REQUIRED,
+               "minItems": MOST_REQUIRED}
+"""The most each bound a grammar holds may be; a larger one is left out, to the format check."""
+
+
 def repeated(least: int, most: int) -> int | None:
     """A repetition's upper bound as a grammar holds it: `most`, or None (unbounded, the format check holding it)
     where it is more than MOST_REPEATED past `least`, each repetition past `least` one nesting of the converter's."""
@@ -48,7 +58,7 @@ def readable(schema: Any) -> Any:
     """`schema` as llama-cpp-python's converter reads it: a root that is a `$ref` (pydantic's schema of a recursive
     model) made the definition it names, for the converter resolves no `$ref` inside the definitions of a root that
     is one (a KeyError); each `pattern`'s class shorthands spelt out (`\\d` as `[0-9]`) and its free ends made `.*`
-    (`anchored`); and a maxLength or maxItems past MOST_REPEATED left out."""
+    (`anchored`); and a bound past what a grammar holds (`BOUNDS_HELD`) left out."""
     return _held(_root_inlined(schema))
 
 
@@ -69,7 +79,7 @@ def _held(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     found = {key: _within(key, value) for key, value in schema.items()
-             if not (key in ("maxLength", "maxItems") and isinstance(value, int) and value > MOST_REPEATED)}
+             if not (isinstance(value, int) and value > BOUNDS_HELD.get(key, value))}
     if isinstance(found.get("pattern"), str):
         found["pattern"] = anchored(spelt_out(found["pattern"]))
     if found and found.keys() <= ANNOTATIONS:
