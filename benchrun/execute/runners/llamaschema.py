@@ -35,9 +35,7 @@ MOST_REPEATED = 1000
 """The largest maxLength or maxItems a grammar holds: the converter writes a bound of N as N optional repetitions
 nested in one another, which llama.cpp refuses past about 1,000 (`exceeds sane defaults`) and overflows its stack
 parsing past about 16,000 (the engine died of SIGSEGV on a format of `Field(max_length=20000)`). A larger bound is
-left to the format check: the grammar holds the rest of the schema."""
-
-
+left to the format check: the grammar holds the rest of the schema (a pattern's `{n,m}` too: `repeated`)."""
 MOST_REQUIRED = 100_000
 """The largest minLength or minItems a grammar holds: the converter writes a lower bound of N as N items in sequence,
 some 37 bytes each in the engine's memory (`Field(min_length=30_000_000)`: 1.1 GB, a sample of 5 s; 10**9 past the
