@@ -42,6 +42,10 @@ cases it found bad, each with the rule it now obeys.
   not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
   The twentieth pass refused a key the file gives too, not this one. Now it is refused in one line
   (`compose.runnerfile.refuse_replaced`)
+- a runner key on the command line that the runner file gives the same value (`runner.model=m` beside `model: m`,
+  `runner.options.temperature=1.0` beside `temperature: 1`): refused by the twentieth pass's `refuse_replaced`, saying
+  the command line's value `would never be asked`, which it is. Now such a key is taken (`runnerfile._given_too`); one
+  of another value is refused as before
 """
 
 from __future__ import annotations
@@ -197,3 +201,13 @@ def test_a_reference_in_digit_groups_is_compared_as_the_text_it_is():
                                                           '{"answer": "2024_01"}')] == [0, 0, 1]
     found = matcher({"properties": {"answer": {"type": "integer"}}})
     assert found is not None and [found[0](item) for item in ("1_000", "1000")] == [False, True]
+
+
+@pytest.mark.slow
+def test_a_runner_key_the_runner_file_gives_the_same_value_is_taken(tmp_path):
+    """Before: refused, `runner.model=m: ... so this one would never be asked` (exit 2)."""
+    (tmp_path / "r.yml").write_text("model: m\noptions: {temperature: 1, num_ctx: 2048}\n")
+    done = run_benchrun("runner_file=r.yml", "runner.model=m", "runner.options.temperature=1.0", "dry_run=true",
+                        "task=listbench", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert done.stdout.split()[:5] == ["listbench", "·", "ollama", "·", "m"]
