@@ -23,8 +23,8 @@ embedded engine's, and its server's json_object), given now as that converter re
 
 What held (tried, nothing new): 2,000 required fields, 480 optional ones, an enum of 5,000 values, 300 nested arrays,
 3,000 alternatives, `format` uuid/date/time/date-time, prefixItems, allOf/oneOf, integer bounds of 10^20, a minLength
-or minItems of 20,000, an exact `{30000}`, lazy quantifiers, `^$`, `(a|)`: each made and parsed; a named group (`(?<year>`, `(?P<year>`) never
-reaches an engine (the compiler refuses it: "is not a 'regex'").
+or minItems of 20,000, an exact `{30000}`, lazy quantifiers, `^$`, `(a|)`: each made and parsed; a custom_response.py
+format of a named group (`(?<year>`, `(?P<year>`) is refused at compile ("is not a 'regex'").
 """
 
 from __future__ import annotations
