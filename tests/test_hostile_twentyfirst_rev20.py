@@ -37,6 +37,11 @@ cases it found bad, each with the rule it now obeys.
   Decimal reads `_` as Python's digit grouping, so the answer `202401` (text or number) scored 1 against it. Now a
   text with `_` is no number (`compiler.scoring.number_value`, beside the twentieth pass's leading-zero codes), and an
   IntAnswer's reference `1_000` is refused at compile as one no answer matches
+- a Slurm sweep's setup line giving a key to a header named like a credential other than `Authorization: Bearer`
+  (`curl -H 'x-api-key: sk-ant-...'`, Anthropic's header; `api-key: ...`, Azure OpenAI's; `Authorization: sk-...`
+  without a scheme): the twentieth pass refused `NAME=value`, `--name value` and an Authorization header with its
+  scheme, not these: taken (exit 0), the key written into multirun.yaml, each job's Hydra copies and its script.
+  Now refused as `NAME=value` is (`core.secrets.HEADER`)
 - a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
   Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
   not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
@@ -60,6 +65,7 @@ import yaml
 from benchrun.compiler.answerable import matcher
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
+from benchrun.core.secrets import secret_value
 from benchrun.execute.runners.llamaschema import anchored, readable, spelt_out
 from benchrun.execute.runners.openai import JSON_CHAR, json_string
 from tests.helpers.archives import read_jsonl
@@ -211,3 +217,25 @@ def test_a_runner_key_the_runner_file_gives_the_same_value_is_taken(tmp_path):
                         "task=listbench", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert done.stdout.split()[:5] == ["listbench", "·", "ollama", "·", "m"]
+
+
+def test_a_key_given_a_header_named_like_a_credential_in_a_slurm_sweeps_setup_is_refused(tmp_path):
+    """Before: exit 0, the key in multirun.yaml and the jobs' scripts."""
+    line = "curl -sf -H \\'x-api-key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345\\' https://api.anthropic.com/v1/models"
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
+                         f"hydra.launcher.setup=['{line}']", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.launcher.setup: secrets are never taken from the config, where they "
+        "would be archived (a value given to x-api-key, a credential's name); put an API key in an environment "
+        "variable and name it with runner.api_key_env, and give URLs without user names or passwords\n"))
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("curl -H 'api-key: 0123456789abcdef0123456789abcdef' https://x.openai.azure.com/", "api-key"),
+    ('curl -H "Authorization: sk-AbCdEfGhIjKlMnOpQrStUvWxYz012345" http://h/', "Authorization"),
+    ('curl -H "x-api-key: $ANTHROPIC_API_KEY" https://api.anthropic.com/', None),
+    ("curl -H 'Content-Type: application/json-abcdefghijkl' http://h/", None),
+    ("echo 'tokenizer: meta-llama/Llama-3.2-1B-Instruct'", None), ("echo key-file: /home/u/keys/abcdefghijklmnopqrstuvw", None),
+    ("echo HF_TOKEN_PATH: /SNS/HFIR/IPTS-1234/shared/token", None)])
+def test_a_header_is_refused_only_for_a_key_given_a_credentials_name(line, why):
+    assert secret_value(line) == (why and f"a value given to {why}, a credential's name")
