@@ -156,7 +156,7 @@ def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_gramma
 
 @needs_local
 @pytest.mark.slow
-def test_formats_of_patterns_repeated_past_what_a_grammar_holds_or_of_coded_characters_are_answered(tmp_path):
+def test_formats_of_patterns_the_converter_misread_are_answered(tmp_path):
     write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits"),
                                                        _task("coded", "Coded"),
                                                        _task("either", "Either"), _task("named", "Named")]),
