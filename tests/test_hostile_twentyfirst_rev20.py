@@ -4,7 +4,7 @@ cases it found bad, each with the rule it now obeys.
 - runner=local with a format whose pattern bounds a repetition past about 1,000 (`Field(pattern=r"^[0-9]{1,20000}$")`):
   the twentieth pass left a maxLength past 1,000 to the format check, but not a pattern's `{n,m}`, which the converter
   writes as the same nested repetitions: llama.cpp's parse check of the grammar (`local_grammar`) itself died of
-  SIGSEGV past about 16,000, the run interrupted (exit 3) and every resume so again; past about 1,000 every sample
+  SIGSEGV past about 16,000, the run interrupted and every resume so again; past about 1,000 every sample
   failed GrammarRefused though the format check takes its answers. runner=openai with structured=json_object
   (llama-cpp-python's server) and runner.max_string_length past 1,000: the pattern bounding each free string killed
   the server on the first request. Now an upper bound more than 1,000 past its lower is left to the format check
@@ -51,6 +51,13 @@ cases it found bad, each with the rule it now obeys.
   `runner.options.temperature=1.0` beside `temperature: 1`): refused by the twentieth pass's `refuse_replaced`, saying
   the command line's value `would never be asked`, which it is. Now such a key is taken (`runnerfile._given_too`); one
   of another value is refused as before
+
+What held (tried, nothing new): bounds at the cut-off (a maxLength, a pattern's `{0,1000}`, maxItems 1000,
+json_string's `{0,1000}`) parse; required repetitions (`{20000}`) parse; a class within a class (`[[:alpha:]]`) is
+given as the format check (jsonschema-rs, ECMA-262's reading) reads it, whatever pydantic's regex says; lazy
+quantifiers answered within their pattern; a runner file's key given the same value is taken, another refused;
+`logging.basicConfig(force=True)` at import leaves benchrun.log written; `x-api-key: $VAR`, `Content-Type: ...`,
+`key-file: /home/...` in a setup line are taken.
 """
 
 from __future__ import annotations
