@@ -37,6 +37,10 @@ cases it found bad, each with the rule it now obeys.
   Decimal reads `_` as Python's digit grouping, so the answer `202401` (text or number) scored 1 against it. Now a
   text with `_` is no number (`compiler.scoring.number_value`, beside the twentieth pass's leading-zero codes), and an
   IntAnswer's reference `1_000` is refused at compile as one no answer matches
+- a sweep over another key with a runner file listing several models (`-m runner.options.temperature=0,1
+  runner_file=multiple_models.yml`): each job refused (the twentieth pass's `one_model_a_job`) with the advice
+  `sweep over them instead: -m runner.model=llama3.2,gemma3`, which, with that runner file, refused every job again
+  (`the runner file ... gives runner.model too`). Now the advice says the runner file must give no model
 - a Slurm sweep's setup line giving a key to a header named like a credential other than `Authorization: Bearer`
   (`curl -H 'x-api-key: sk-ant-...'`, Anthropic's header; `api-key: ...`, Azure OpenAI's; `Authorization: sk-...`
   without a scheme): the twentieth pass refused `NAME=value`, `--name value` and an Authorization header with its
@@ -246,3 +250,17 @@ def test_a_key_given_a_header_named_like_a_credential_in_a_slurm_sweeps_setup_is
     ("echo HF_TOKEN_PATH: /SNS/HFIR/IPTS-1234/shared/token", None)])
 def test_a_header_is_refused_only_for_a_key_given_a_credentials_name(line, why):
     assert secret_value(line) == (why and f"a value given to {why}, a credential's name")
+
+
+def test_the_advice_to_sweep_over_a_runner_files_models_can_be_followed(tmp_path):
+    """Before: the advice named the sweep alone, which the same runner file refused in every job."""
+    done = call_benchrun("-m", "task=folderbench", "runner_file=multiple_models.yml", "runner.options.temperature=0",
+                         "outputs=o", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], (
+        "benchrun: error: in 'config': runner.model: a job of a sweep asks one model, and this one's config lists 2 "
+        "(llama3.2, gemma3: a list, or its runner file's); sweep over them instead: -m runner.model=llama3.2,gemma3, "
+        "the runner file 'multiple_models.yml' giving no model\n"))
+    (tmp_path / "one.yml").write_text("runner_type: ollama\n")
+    done = call_benchrun("-m", "task=folderbench", "runner_file=one.yml", "runner.model=llama3.2,gemma3",
+                         "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
