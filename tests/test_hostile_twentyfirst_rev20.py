@@ -41,6 +41,12 @@ cases it found bad, each with the rule it now obeys.
   runner_file=multiple_models.yml`): each job refused (the twentieth pass's `one_model_a_job`) with the advice
   `sweep over them instead: -m runner.model=llama3.2,gemma3`, which, with that runner file, refused every job again
   (`the runner file ... gives runner.model too`). Now the advice says the runner file must give no model
+- a sweep whose only varied key is not the model, with a model list on the command line (`-m
+  runner.options.temperature=0 runner.model=[llama3.2,gemma3]`): nothing varied, the job was labelled by its model,
+  the list, which the label could not write: `in 'config': hydra.sweep.subdir: cannot resolve: TypeError raised
+  while resolving interpolation: Object of type ListConfig is not JSON serializable` (exit 2), the key named not the
+  one at fault, and the twentieth pass's `one_model_a_job` never reached. Now the list is labelled as a plain one and
+  the job says what is wrong (`compose.labels._plain`)
 - a Slurm sweep's setup line giving a key to a header named like a credential other than `Authorization: Bearer`
   (`curl -H 'x-api-key: sk-ant-...'`, Anthropic's header; `api-key: ...`, Azure OpenAI's; `Authorization: sk-...`
   without a scheme): the twentieth pass refused `NAME=value`, `--name value` and an Authorization header with its
@@ -264,3 +270,13 @@ def test_the_advice_to_sweep_over_a_runner_files_models_can_be_followed(tmp_path
     done = call_benchrun("-m", "task=folderbench", "runner_file=one.yml", "runner.model=llama3.2,gemma3",
                          "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+def test_a_sweeps_job_labelled_by_a_model_list_says_the_list_is_at_fault(tmp_path):
+    """Before: `in 'config': hydra.sweep.subdir: cannot resolve: TypeError ... ListConfig is not JSON serializable`."""
+    done = call_benchrun("-m", "task=folderbench", "runner.model=[llama3.2,gemma3]", "runner.options.temperature=0",
+                         "outputs=o", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], (
+        "benchrun: error: in 'config': runner.model: a job of a sweep asks one model, and this one's config lists 2 "
+        "(llama3.2, gemma3: a list, or its runner file's); sweep over them instead: -m runner.model=llama3.2,gemma3\n"))
+    assert [path.name for path in (tmp_path / "o").glob("*/*_sweep/*_*")] == ["0_llama3.2-gemma3"]
