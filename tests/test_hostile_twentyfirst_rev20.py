@@ -65,8 +65,7 @@ cases it found bad, each with the rule it now obeys.
 What held (tried, nothing new): bounds at the cut-off (a maxLength, a pattern's `{0,1000}`, maxItems 1000,
 json_string's `{0,1000}`) parse; required repetitions (`{20000}`) parse; a class within a class (`[[:alpha:]]`) is
 given as the format check (jsonschema-rs, ECMA-262's reading) reads it, whatever pydantic's regex says; lazy
-quantifiers answered within their pattern;
-`logging.basicConfig(force=True)` at import leaves benchrun.log written; `x-api-key: $VAR`, `Content-Type: ...`,
+quantifiers answered within their pattern; `logging.basicConfig(force=True)` at import leaves benchrun.log written; `x-api-key: $VAR`, `Content-Type: ...`,
 `key-file: /home/...` in a setup line are taken.
 """
 
