@@ -252,7 +252,9 @@ def test_a_key_given_a_header_named_like_a_credential_in_a_slurm_sweeps_setup_is
     ('curl -H "x-api-key: $ANTHROPIC_API_KEY" https://api.anthropic.com/', None),
     ("curl -H 'Content-Type: application/json-abcdefghijkl' http://h/", None),
     ("echo 'tokenizer: meta-llama/Llama-3.2-1B-Instruct'", None), ("echo key-file: /home/u/keys/abcdefghijklmnopqrstuvw", None),
-    ("echo HF_TOKEN_PATH: /SNS/HFIR/IPTS-1234/shared/token", None)])
+    ("echo HF_TOKEN_PATH: /SNS/HFIR/IPTS-1234/shared/token", None),
+    ("wget --header='X-Api-Key: 0123456789abcdef0123456789abcdef' https://h/", "X-Api-Key"),
+    ("Answer key: one_word_lowercase_answer_only", None)])
 def test_a_header_is_refused_only_for_a_key_given_a_credentials_name(line, why):
     assert secret_value(line) == (why and f"a value given to {why}, a credential's name")
 
