@@ -33,7 +33,7 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
         cfg = plain_config(config, cwd)
         refuse_replaced(config, overrides, cwd)
         if sweep is not None:
-            one_model_a_job(cfg)
+            one_model_a_job(cfg, config.get("runner_file"))
     except ConfigError as err:  # nothing will run: a single run leaves nothing, a sweep's job the record of it
         forget_hydra_copies(run_dir, secret=isinstance(err, SecretInConfig), keep=sweep is not None)
         if sweep is not None:

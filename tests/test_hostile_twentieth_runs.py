@@ -88,8 +88,9 @@ def test_a_sweep_whose_jobs_each_list_several_models_refuses_each_job(tmp_path, 
     """Before: a sweep of the models inside each job's directory, the jobs listed as missing, exit 1."""
     done = call_benchrun("-m", "task=folderbench", models, "runner.options.temperature=0,0.5", "outputs=o",
                          "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    without = ", the runner file 'multiple_models.yml' giving no model" if models.startswith("runner_file") else ""
     line = ("in 'config': runner.model: a job of a sweep asks one model, and this one's config lists 2 (llama3.2, "
-            "gemma3: a list, or its runner file's); sweep over them instead: -m runner.model=llama3.2,gemma3")
+            f"gemma3: a list, or its runner file's); sweep over them instead: -m runner.model=llama3.2,gemma3{without}")
     assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], f"benchrun: error: {line}\n" * 2)
     [sweep_dir] = (tmp_path / "o").glob("*/*_sweep")
     sweep = json.loads((sweep_dir / "sweep.json").read_text())

@@ -4,7 +4,7 @@ cases it found bad, each with the rule it now obeys.
 - runner=local with a format whose pattern bounds a repetition past about 1,000 (`Field(pattern=r"^[0-9]{1,20000}$")`):
   the twentieth pass left a maxLength past 1,000 to the format check, but not a pattern's `{n,m}`, which the converter
   writes as the same nested repetitions: llama.cpp's parse check of the grammar (`local_grammar`) itself died of
-  SIGSEGV past about 16,000, the run interrupted (exit 3) and every resume so again; past about 1,000 every sample
+  SIGSEGV past about 16,000, the run interrupted and every resume so again; past about 1,000 every sample
   failed GrammarRefused though the format check takes its answers. runner=openai with structured=json_object
   (llama-cpp-python's server) and runner.max_string_length past 1,000: the pattern bounding each free string killed
   the server on the first request. Now an upper bound more than 1,000 past its lower is left to the format check
@@ -37,6 +37,21 @@ cases it found bad, each with the rule it now obeys.
   Decimal reads `_` as Python's digit grouping, so the answer `202401` (text or number) scored 1 against it. Now a
   text with `_` is no number (`compiler.scoring.number_value`, beside the twentieth pass's leading-zero codes), and an
   IntAnswer's reference `1_000` is refused at compile as one no answer matches
+- a sweep over another key with a runner file listing several models (`-m runner.options.temperature=0,1
+  runner_file=multiple_models.yml`): each job refused (the twentieth pass's `one_model_a_job`) with the advice
+  `sweep over them instead: -m runner.model=llama3.2,gemma3`, which, with that runner file, refused every job again
+  (`the runner file ... gives runner.model too`). Now the advice says the runner file must give no model
+- a sweep whose only varied key is not the model, with a model list on the command line (`-m
+  runner.options.temperature=0 runner.model=[llama3.2,gemma3]`): nothing varied, the job was labelled by its model,
+  the list, which the label could not write: `in 'config': hydra.sweep.subdir: cannot resolve: TypeError raised
+  while resolving interpolation: Object of type ListConfig is not JSON serializable` (exit 2), the key named not the
+  one at fault, and the twentieth pass's `one_model_a_job` never reached. Now the list is labelled as a plain one and
+  the job says what is wrong (`compose.labels._plain`)
+- a Slurm sweep's setup line giving a key to a header named like a credential other than `Authorization: Bearer`
+  (`curl -H 'x-api-key: sk-ant-...'`, Anthropic's header; `api-key: ...`, Azure OpenAI's; `Authorization: sk-...`
+  without a scheme): the twentieth pass refused `NAME=value`, `--name value` and an Authorization header with its
+  scheme, not these: taken (exit 0), the key written into multirun.yaml, each job's Hydra copies and its script.
+  Now refused as `NAME=value` is (`core.secrets.HEADER`)
 - a runner key on the command line that the runner file's runner type does not take (`runner.host=...` with the
   Ollama preset and a runner file of `runner_type: openai`): the file's runner leaves the preset's keys its type does
   not take out, so the command line's host was dropped unsaid and the run asked the openai runner's default server.
@@ -46,6 +61,12 @@ cases it found bad, each with the rule it now obeys.
   `runner.options.temperature=1.0` beside `temperature: 1`): refused by the twentieth pass's `refuse_replaced`, saying
   the command line's value `would never be asked`, which it is. Now such a key is taken (`runnerfile._given_too`); one
   of another value is refused as before
+
+What held (tried, nothing new): bounds at the cut-off (a maxLength, a pattern's `{0,1000}`, maxItems 1000,
+json_string's `{0,1000}`) parse; required repetitions (`{20000}`) parse; a class within a class (`[[:alpha:]]`) is
+given as the format check (jsonschema-rs, ECMA-262's reading) reads it, whatever pydantic's regex says; lazy
+quantifiers answered within their pattern; `logging.basicConfig(force=True)` at import leaves benchrun.log written; `x-api-key: $VAR`, `Content-Type: ...`,
+`key-file: /home/...` in a setup line are taken.
 """
 
 from __future__ import annotations
@@ -60,6 +81,7 @@ import yaml
 from benchrun.compiler.answerable import matcher
 from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
+from benchrun.core.secrets import secret_value
 from benchrun.execute.runners.llamaschema import anchored, readable, spelt_out
 from benchrun.execute.runners.openai import JSON_CHAR, json_string
 from tests.helpers.archives import read_jsonl
@@ -150,7 +172,7 @@ def test_a_strings_bound_sent_as_a_pattern_is_never_past_what_the_servers_gramma
 
 @needs_local
 @pytest.mark.slow
-def test_formats_of_patterns_repeated_past_what_a_grammar_holds_or_of_coded_characters_are_answered(tmp_path):
+def test_formats_of_patterns_the_converter_misread_are_answered(tmp_path):
     write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("many", "ManyDigits"), _task("some", "SomeDigits"),
                                                        _task("coded", "Coded"),
                                                        _task("either", "Either"), _task("named", "Named")]),
@@ -211,3 +233,51 @@ def test_a_runner_key_the_runner_file_gives_the_same_value_is_taken(tmp_path):
                         "task=listbench", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert done.stdout.split()[:5] == ["listbench", "·", "ollama", "·", "m"]
+
+
+def test_a_key_given_a_header_named_like_a_credential_in_a_slurm_sweeps_setup_is_refused(tmp_path):
+    """Before: exit 0, the key in multirun.yaml and the jobs' scripts."""
+    line = "curl -sf -H \\'x-api-key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345\\' https://api.anthropic.com/v1/models"
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
+                         f"hydra.launcher.setup=['{line}']", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.launcher.setup: secrets are never taken from the config, where they "
+        "would be archived (a value given to x-api-key, a credential's name); put an API key in an environment "
+        "variable and name it with runner.api_key_env, and give URLs without user names or passwords\n"))
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("curl -H 'api-key: 0123456789abcdef0123456789abcdef' https://x.openai.azure.com/", "api-key"),
+    ('curl -H "Authorization: sk-AbCdEfGhIjKlMnOpQrStUvWxYz012345" http://h/', "Authorization"),
+    ('curl -H "x-api-key: $ANTHROPIC_API_KEY" https://api.anthropic.com/', None),
+    ("curl -H 'Content-Type: application/json-abcdefghijkl' http://h/", None),
+    ("echo 'tokenizer: meta-llama/Llama-3.2-1B-Instruct'", None), ("echo key-file: /home/u/keys/abcdefghijklmnopqrstuvw", None),
+    ("echo HF_TOKEN_PATH: /SNS/HFIR/IPTS-1234/shared/token", None),
+    ("wget --header='X-Api-Key: 0123456789abcdef0123456789abcdef' https://h/", "X-Api-Key"),
+    ("Answer key: one_word_lowercase_answer_only", None)])
+def test_a_header_is_refused_only_for_a_key_given_a_credentials_name(line, why):
+    assert secret_value(line) == (why and f"a value given to {why}, a credential's name")
+
+
+def test_the_advice_to_sweep_over_a_runner_files_models_can_be_followed(tmp_path):
+    """Before: the advice named the sweep alone, which the same runner file refused in every job."""
+    done = call_benchrun("-m", "task=folderbench", "runner_file=multiple_models.yml", "runner.options.temperature=0",
+                         "outputs=o", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], (
+        "benchrun: error: in 'config': runner.model: a job of a sweep asks one model, and this one's config lists 2 "
+        "(llama3.2, gemma3: a list, or its runner file's); sweep over them instead: -m runner.model=llama3.2,gemma3, "
+        "the runner file 'multiple_models.yml' giving no model\n"))
+    (tmp_path / "one.yml").write_text("runner_type: ollama\n")
+    done = call_benchrun("-m", "task=folderbench", "runner_file=one.yml", "runner.model=llama3.2,gemma3",
+                         "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+def test_a_sweeps_job_labelled_by_a_model_list_says_the_list_is_at_fault(tmp_path):
+    """Before: `in 'config': hydra.sweep.subdir: cannot resolve: TypeError ... ListConfig is not JSON serializable`."""
+    done = call_benchrun("-m", "task=folderbench", "runner.model=[llama3.2,gemma3]", "runner.options.temperature=0",
+                         "outputs=o", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["sweep_failed"], (
+        "benchrun: error: in 'config': runner.model: a job of a sweep asks one model, and this one's config lists 2 "
+        "(llama3.2, gemma3: a list, or its runner file's); sweep over them instead: -m runner.model=llama3.2,gemma3\n"))
+    assert [path.name for path in (tmp_path / "o").glob("*/*_sweep/*_*")] == ["0_llama3.2-gemma3"]

@@ -102,7 +102,18 @@ def job_dir_label(sweep_dir: str, overrides: Sequence[str], model: Any, benchmar
 def _text(value: Any, whole: bool = False) -> str:
     if isinstance(value, str):
         return Path(value).name or value if "/" in value and not whole else value
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(",", ":"), default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    """An OmegaConf list or mapping in a label as a plain one: `-m runner.options.temperature=0 runner.model=[a,b]`
+    labelled its job by the model list, which was `cannot resolve: TypeError ... ListConfig is not JSON serializable`,
+    said of hydra.sweep.subdir, before the job could say what is wrong (`sweepsize.one_model_a_job`)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} in a label")
 
 
 def _parse(lines: Iterable[str]) -> list[Any]:

@@ -118,12 +118,14 @@ def same(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def one_model_a_job(cfg: dict[str, Any]) -> None:
+def one_model_a_job(cfg: dict[str, Any], runner_file: str | None = None) -> None:
     """Refuse a sweep's job whose config lists several models (`runner.model=[a,b]`, a runner file's list): it ran
     them as a sweep of its own inside the job's directory, which the sweep's summary then listed as missing (exit 1,
-    every run completed), each run labelled by its model alone."""
+    every run completed), each run labelled by its model alone. With a `runner_file`, the sweep advised is one whose
+    runner file gives no model: one that does takes the command line's place (`runnerfile.refuse_replaced`)."""
     models = cfg["runner"]["model"]
     if isinstance(models, list) and len(models) > 1:
+        without = f", the runner file '{runner_file}' giving no model" if runner_file else ""
         raise ConfigError(f"a job of a sweep asks one model, and this one's config lists {len(models)} "
                           f"({', '.join(map(str, models))}: a list, or its runner file's); sweep over them instead: "
-                          f"-m runner.model={','.join(map(str, models))}", file="config", key="runner.model")
+                          f"-m runner.model={','.join(map(str, models))}{without}", file="config", key="runner.model")

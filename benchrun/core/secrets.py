@@ -79,6 +79,12 @@ OPTION = re.compile(f"(?<![A-Za-z0-9_-])--([A-Za-z][A-Za-z0-9_-]*)\\s+(['\"]?)([
                     f"(?![+/=.{KEY_CHARS}])")
 """`--name value`, a command's option given a value long enough to be a key (`huggingface-cli login --token hf_...`
 in a Slurm sweep's setup), as ASSIGNED's `--name=value` is."""
+HEADER = re.compile(f"(?<![A-Za-z0-9_-])(?:-H|--header)(?:=|\\s+)\\\\?(['\"]?)([A-Za-z][A-Za-z0-9_-]*)\\s*:\\s*"
+                    f"(?i:bearer\\s+|basic\\s+|token\\s+)?([+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}})(?![+/=.{KEY_CHARS}])")
+"""A command's header option (`curl -H`, `wget --header=`) giving a value long enough to be a key (`x-api-key: sk-ant-...`,
+Anthropic's header; `api-key: ...`, Azure OpenAI's; `Authorization: sk-...` without a scheme), as ASSIGNED's
+`NAME=value` is, its quote escaped or not (an override's `-H \\'x-api-key: ...\\'`); never `Name: value` in other text
+(a system prompt's `Answer key: ...`)."""
 SENT_BEARER = re.compile(f"(?i)authorization\\s*:\\s*(bearer|basic|token)\\s+['\"]?[+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}}")
 """An Authorization header with its value inside a longer text (`curl -H 'Authorization: Bearer sk-...' ...` in a
 setup); not the words alone (`explain basic internationalization`)."""
@@ -93,11 +99,12 @@ root, home or here, under any folders (`/SNS/...`)."""
 
 
 def assigned(value: str) -> str | None:
-    """Why `value` gives a variable or a command's option named like a credential its value (`export HF_TOKEN=hf_...`,
-    `huggingface-cli login --token hf_...`): a setup line, kept in multirun.yaml, each job's Hydra copies and the
+    """Why `value` gives a variable, a command's option or a header named like a credential its value (`export
+    HF_TOKEN=hf_...`, `huggingface-cli login --token hf_...`, `curl -H 'x-api-key: sk-ant-...'`): a setup line, kept in multirun.yaml, each job's Hydra copies and the
     job's script, as `hydra.job.env_set.HF_TOKEN=...` would be, which is refused by its name; or None."""
     given = [(name, key) for name, _, key in ASSIGNED.findall(value)] + \
-        [(f"--{name}", key) for name, _, key in OPTION.findall(value)]
+        [(f"--{name}", key) for name, _, key in OPTION.findall(value)] + \
+        [(name, key) for _, name, key in HEADER.findall(value)]
     for name, key in given:
         if secret_key(name) and not PATH_LIKE.fullmatch(key) and not (PATH_NAMED.search(name) and key[0] in "/~."):
             return f"a value given to {name}, a credential's name"
