@@ -95,7 +95,8 @@ class _Clustered(_Stats):
             stderr=clustered_stderr([(c.n, c.total) for c in self.clusters.values()]), errors=self.errors,
             binary=self.binary, samples=len(self.clusters),
             pass_at_k=sum(pass_at_k(c.n, c.ones, self.k) for c in full) / len(full) if at_k else None,
-            majority_at_k=sum(2 * c.ones > c.n for c in full) / len(full) if at_k else None)
+            majority_at_k=sum(2 * c.ones > c.n for c in full) / len(full) if at_k else None,
+            at_k_samples=len(full) if at_k and len(full) < len(self.clusters) else None)
 
 
 def clustered_stderr(clusters: list[tuple[int, Exact]]) -> float | None:

@@ -13,6 +13,7 @@ from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
 from benchrun.audit.heading import parts
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
+from benchrun.audit.lines import at_k_basis
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import number, speed_cells
 from benchrun.console.visible import shown_name
@@ -87,8 +88,9 @@ def _cells(line: MetricSummary | None) -> str:
     mean = "-" if line.mean is None else svg.number(line.mean)
     spread = f" ± {svg.number(line.stderr)}" if line.stderr is not None else ""
     errors = f'<span class="bad">{line.errors}</span>' if line.errors else "0"
+    basis = f" ({escape(said)})" if (said := at_k_basis(line)) else ""
     at_k = "" if line.pass_at_k is None else (f'<div class="sub">pass@k {svg.number(line.pass_at_k)}, majority@k '
-                                               f'{svg.number(line.majority_at_k)}</div>')
+                                               f'{svg.number(line.majority_at_k)}{basis}</div>')
     return f'<td class="num">{mean}{spread}{at_k}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
 
 

@@ -22,7 +22,7 @@ from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit import arguments
 from benchrun.audit.heading import header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
-from benchrun.audit.lines import MetricLines
+from benchrun.audit.lines import MetricLines, at_k_note
 from benchrun.audit.listing import task_names
 from benchrun.audit.named import runs_named
 from benchrun.audit.stats import Interval, interval
@@ -57,6 +57,8 @@ class MetricRow(MetricSummary):
             None, None, None)
         repeated = {"pass_at_k": self.pass_at_k, "majority_at_k": self.majority_at_k} if self.pass_at_k is not None \
             else {}
+        if self.at_k_samples is not None:
+            repeated["at_k_samples"] = self.at_k_samples
         return {"task": self.task, "metric": self.metric, "n": self.n, "mean": self.mean, "stderr": self.stderr,
                 "errors": self.errors, "low": low, "high": high, "interval": method, **repeated}
 
@@ -283,6 +285,8 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     found = with_intervals(scan.lines(args.task))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
+    for said in at_k_note(found, run.manifest.k):
+        out.print(said)
     judges = agreements(run)
     if judges:
         out.print()

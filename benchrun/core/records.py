@@ -190,6 +190,8 @@ class MetricSummary(Frozen):
     repeats (samples with fewer valued answers than k left out); absent otherwise."""
     majority_at_k: Statistic | None = Field(None, exclude_if=_absent)
     """0/1 metrics with repeats: the share of samples for which more than half of the answers score 1."""
+    at_k_samples: Tally | None = Field(None, exclude_if=_absent)
+    """Where pass@k and majority@k leave samples out (fewer than k valued answers): the samples they are over."""
 
     @property
     def proportion(self) -> bool:

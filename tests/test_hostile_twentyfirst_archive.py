@@ -1,0 +1,80 @@
+"""Hostile input, twenty-first pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases
+it found bad, each with the rule it now obeys.
+
+- a run with repeats (k=3) some of whose answers have no value (a scorer error, a failed request): pass@k and
+  majority@k are over the samples with k valued answers only, and `show` and the report gave them beside the
+  metric's n with nothing saying so (`pass@k 1.000, majority@k 1.000` of a task where one sample of four was counted;
+  a sample with two valued answers, both 0, was not). Now summary.json records the samples they are over
+  (`at_k_samples`, `archive.tally`), and show and the report say it where it is fewer than the samples with a value
+  (`audit.lines.at_k_basis`)
+
+What held is in the pass's note.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import ChatRequest
+from benchrun.testing.inprocess import cli
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import run_in_process
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+# -- pass@k over the samples with k valued answers ------------------------------------------------------------------
+
+REPEATED_TASKS = """
+- name: t
+  template: "say {a}"
+  values: {a: [1, 2, 3, 4]}
+  reference: calculated
+  scorer: ok
+"""
+REPEATED_SCORER = """
+def ok(response, values):
+    if response == "boom":
+        raise ValueError("boom")
+    return int(response == "right")
+"""
+ANSWERS = {"say 1": ["boom", "wrong", "right"], "say 2": ["wrong", "right", "boom"],
+           "say 3": ["right", "wrong", "right"], "say 4": ["wrong", "boom", "wrong"]}
+"""Each sample's three answers (by repeat): t:a=3 alone has three valued answers; t:a=4 two, both 0."""
+
+
+def repeated_answer(request: ChatRequest) -> str:
+    return ANSWERS[request.messages[-1]["content"]][request.options["seed"]]
+
+
+@pytest.fixture
+def repeated_run(tmp_path) -> Path:
+    write_bench(tmp_path, {"tasks.yml": REPEATED_TASKS, "custom_scorer.py": REPEATED_SCORER})
+    return run_in_process(tmp_path, "r", "task.path=bench", "repeats=3", "runner.options.seed=0",
+                          responder=repeated_answer)
+
+
+@pytest.mark.slow
+def test_pass_at_k_over_fewer_samples_than_have_a_value_says_so(tmp_path, repeated_run):
+    """pass@k and majority@k 1.000 (t:a=3's alone) beside n 9 of 4 samples, nothing saying three were left out."""
+    line = json.loads((repeated_run / "summary.json").read_text())["metrics"][1]
+    assert (line["metric"], line["n"], line["samples"], line["at_k_samples"], line["pass_at_k"],
+            line["majority_at_k"]) == ("ok", 9, 4, 1, 1.0, 1.0)
+    shown = audit(tmp_path, "show", str(repeated_run))
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    said = shown.stdout.splitlines()
+    note = "pass@k and majority@k: over the samples with a value for each of their 3 answers only (a failed request " \
+           "or scorer error leaves a sample out):"
+    at = said.index(note)
+    assert (said[at - 1][0], said[at + 1:at + 3]) == ("└", ["  t/ok over 1 of 4 samples", ""])
+    as_json = json.loads(audit(tmp_path, "show", str(repeated_run), "--json").stdout)
+    assert [row.get("at_k_samples") for row in as_json["metrics"]] == [None, 1]
+    page = audit(tmp_path, "report", str(repeated_run), "--output", str(tmp_path / "report.html"))
+    assert page.returncode == EXIT["ok"], page.stderr
+    assert '<div class="sub">pass@k 1.000, majority@k 1.000 (over 1 of 4 samples)</div>' in (
+        tmp_path / "report.html").read_text()
