@@ -7,6 +7,9 @@ it found bad, each with the rule it now obeys.
   a sample with two valued answers, both 0, was not). Now summary.json records the samples they are over
   (`at_k_samples`, `archive.tally`), and show and the report say it where it is fewer than the samples with a value
   (`audit.lines.at_k_basis`)
+- `show` of a run with repeats: `counts  12/12 samples, …` of a run of 4 samples asked 3 times each (the counts are
+  of answers; the run's own last line says `12/12 answers`). Now `answers` where the run has repeats
+  (`audit.heading`)
 
 What held is in the pass's note.
 """
@@ -78,3 +81,11 @@ def test_pass_at_k_over_fewer_samples_than_have_a_value_says_so(tmp_path, repeat
     assert page.returncode == EXIT["ok"], page.stderr
     assert '<div class="sub">pass@k 1.000, majority@k 1.000 (over 1 of 4 samples)</div>' in (
         tmp_path / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_show_counts_a_repeated_runs_answers_as_answers(tmp_path, repeated_run):
+    """`12/12 samples` of a run of 4 samples asked 3 times each (the run's own last line said `12/12 answers`)."""
+    shown = audit(tmp_path, "show", str(repeated_run))
+    assert [line.split(None, 1)[1].rstrip() for line in shown.stdout.splitlines() if line.startswith("counts")] == [
+        "12/12 answers, 0 request errors, 3 scorer errors, 12 invalid formats"]

@@ -41,13 +41,21 @@ def header(run: Run) -> Table:
         "graded by": mixed_judges(run),
         "runner": _pairs(info.runner),
         "limits set": limits_set(info.history),
-        "counts": info.counts.text(),
+        "counts": info.counts.text("answers" if _repeated(run) else "samples"),
     }
     rows.update(parts(info))
     for key, value in rows.items():
         if value is not None:
             grid.add_row(key, Text(shown_name(value)))
     return grid
+
+
+def _repeated(run: Run) -> bool:
+    """Whether each sample was asked more than once (the counts are then of answers): summary.json says so, else the
+    manifest of a run that did not end."""
+    if run.summary is not None:
+        return run.summary.repeats is not None
+    return run.info.manifest_id is not None and run.manifest.k > 1
 
 
 def parts(info: Any) -> dict[str, str]:
