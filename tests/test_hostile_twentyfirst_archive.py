@@ -10,6 +10,9 @@ it found bad, each with the rule it now obeys.
 - `show` of a run with repeats: `counts  12/12 samples, …` of a run of 4 samples asked 3 times each (the counts are
   of answers; the run's own last line says `12/12 answers`). Now `answers` where the run has repeats
   (`audit.heading`)
+- a `merge --partial` finished by `resume` (as its reason says to): `show` and the report still said `merge of 1/2
+  …; missing 2/2 (--partial)` of a run holding all its answers, nothing saying the resume asked them. Now `missing
+  2/2 (--partial; its 9 answers asked since by resume)` (`audit.heading._missing`, from the run's resume entries)
 
 What held is in the pass's note.
 """
@@ -23,12 +26,28 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import ChatRequest
 from benchrun.testing.inprocess import cli
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
 
 
 def audit(cwd: Path, *args: str):
     return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def row(cwd: Path, run_dir: Path, name: str) -> str:
+    """`show`'s row `name` (folded over lines, joined), spaces squeezed."""
+    shown = audit(cwd, "show", str(run_dir))
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    lines = shown.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(name + " "))
+    found = [lines[start][len(name):]]
+    for line in lines[start + 1:]:
+        if not line.startswith(" ") or not line.strip():
+            break
+        found.append(line)
+    return " ".join(" ".join(found).split())
 
 
 # -- pass@k over the samples with k valued answers ------------------------------------------------------------------
@@ -89,3 +108,24 @@ def test_show_counts_a_repeated_runs_answers_as_answers(tmp_path, repeated_run):
     shown = audit(tmp_path, "show", str(repeated_run))
     assert [line.split(None, 1)[1].rstrip() for line in shown.stdout.splitlines() if line.startswith("counts")] == [
         "12/12 answers, 0 request errors, 3 scorer errors, 12 invalid formats"]
+
+
+# -- a partial merge finished by resume ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_partial_merge_finished_by_resume_says_its_missing_shard_was_asked_since(tmp_path):
+    """show and the report said `missing 2/2 (--partial)` of a merged run that resume had finished (18/18 answers):
+    nothing said the missing shard's answers were there, asked by the resume."""
+    first = run_in_process(tmp_path, "s1", "shard=1/2")
+    merged = tmp_path / "merged"
+    assert audit(tmp_path, "merge", str(first), "--partial", "--into", str(merged)).returncode == EXIT["ok"]
+    assert row(tmp_path, merged, "merge of").endswith("; missing 2/2 (--partial)")
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        resumed = audit(tmp_path, "resume", str(merged), "--host", server.url)
+    assert resumed.returncode == EXIT["ok"], resumed.stderr
+    info = json.loads((merged / "run.json").read_text())
+    assert row(tmp_path, merged, "merge of") == (f"1/2 {info['merged']['shards'][0]['run_id']} {first}; missing 2/2 "
+                                                 "(--partial; its 9 answers asked since by resume)")
+    page = audit(tmp_path, "report", str(merged), "--output", str(tmp_path / "report.html"))
+    assert page.returncode == EXIT["ok"], page.stderr
+    assert "missing 2/2 (--partial; its 9 answers asked since by resume)</pre>" in (tmp_path / "report.html").read_text()

@@ -13,6 +13,7 @@ from benchrun.archive.sessions import RESUMED, limits_set, mixed_judges, mixed_m
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
+from benchrun.core.layout import UNFINISHED
 from benchrun.core.recordvalues import model_digest, short_digest
 
 FORCED_FOR = (("parent_problems", "findings against its parent"), ("problems", "records that did not verify"))
@@ -71,9 +72,8 @@ def parts(info: Any) -> dict[str, str]:
     if info.shard:
         rows["shard"] = f"{info.shard} (samples at manifest positions {info.shard.index - 1} mod {info.shard.count})"
     if info.merged:
-        missing = f"; missing {', '.join(info.merged.missing)} (--partial)" if info.merged.missing else ""
         rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {_there(s.path, s.run_id)}"
-                                     for s in info.merged.shards) + missing
+                                     for s in info.merged.shards) + _missing(info)
         rows["shards ran on"] = _machines(info.merged.shards)
         if asked := _settings(info.merged.shards):
             rows["shards asked with"] = asked
@@ -82,6 +82,20 @@ def parts(info: Any) -> dict[str, str]:
         if forced := _forced(info.merged.shards):
             rows["shards forced"] = forced
     return rows
+
+
+def _missing(info: Any) -> str:
+    """The shards a `--partial` merge did not have, and how many of their answers its resumes have asked since (`;
+    missing 2/2 (--partial; its 9 answers asked since by resume)`: all once a resume finished the run, else what the
+    resumes counted); empty for a merge of every shard."""
+    if not info.merged.missing:
+        return ""
+    since = ""
+    if asked := [entry.get("answers") for entry in info.history if RESUMED in entry]:
+        missing = info.counts.samples - sum(s.responses for s in info.merged.shards)
+        done = missing if info.status not in UNFINISHED else "some" if None in asked else sum(asked)
+        since = f"; {'' if done == missing else f'{done} of '}its {missing} answers asked since by resume"
+    return f"; missing {', '.join(info.merged.missing)} (--partial{since})"
 
 
 def _limits_set(shards: Any) -> str | None:
