@@ -8,8 +8,8 @@ it found bad, each with the rule it now obeys.
   (`at_k_samples`, `archive.tally`), and show and the report say it where it is fewer than the samples with a value
   (`audit.lines.at_k_basis`)
 - `show` of a run with repeats: `counts  12/12 samples, …` of a run of 4 samples asked 3 times each (the counts are
-  of answers; the run's own last line says `12/12 answers`). Now `answers` where the run has repeats
-  (`audit.heading`)
+  of answers; the run's own last line says `12/12 answers`), and `12 samples shown` by `--samples`/`--failed`. Now
+  `answers` where the run has repeats (`audit.heading.answer_unit`)
 - a `merge --partial` finished by `resume` (as its reason says to): `show` and the report still said `merge of 1/2
   …; missing 2/2 (--partial)` of a run holding all its answers, nothing saying the resume asked them. Now `missing
   2/2 (--partial; its 9 answers asked since by resume)` (`audit.heading._missing`, from the run's resume entries)
@@ -104,10 +104,13 @@ def test_pass_at_k_over_fewer_samples_than_have_a_value_says_so(tmp_path, repeat
 
 @pytest.mark.slow
 def test_show_counts_a_repeated_runs_answers_as_answers(tmp_path, repeated_run):
-    """`12/12 samples` of a run of 4 samples asked 3 times each (the run's own last line said `12/12 answers`)."""
+    """`12/12 samples` of a run of 4 samples asked 3 times each (the run's own last line said `12/12 answers`), and
+    `show --failed` `12 samples shown`."""
     shown = audit(tmp_path, "show", str(repeated_run))
     assert [line.split(None, 1)[1].rstrip() for line in shown.stdout.splitlines() if line.startswith("counts")] == [
         "12/12 answers, 0 request errors, 3 scorer errors, 12 invalid formats"]
+    failed = audit(tmp_path, "show", str(repeated_run), "--failed")
+    assert "\n12 answers shown (failed only)\n" in failed.stdout
 
 
 # -- a partial merge finished by resume ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def header(run: Run) -> Table:
         "graded by": mixed_judges(run),
         "runner": _pairs(info.runner),
         "limits set": limits_set(info.history),
-        "counts": info.counts.text("answers" if _repeated(run) else "samples"),
+        "counts": info.counts.text(answer_unit(run)),
     }
     rows.update(parts(info))
     for key, value in rows.items():
@@ -51,12 +51,14 @@ def header(run: Run) -> Table:
     return grid
 
 
-def _repeated(run: Run) -> bool:
-    """Whether each sample was asked more than once (the counts are then of answers): summary.json says so, else the
-    manifest of a run that did not end."""
+def answer_unit(run: Run) -> str:
+    """What the run's answers are called: `answers` where each sample was asked more than once (summary.json says so,
+    else the manifest of a run that did not end), else `samples`."""
     if run.summary is not None:
-        return run.summary.repeats is not None
-    return run.info.manifest_id is not None and run.manifest.k > 1
+        repeated = run.summary.repeats is not None
+    else:
+        repeated = run.info.manifest_id is not None and run.manifest.k > 1
+    return "answers" if repeated else "samples"
 
 
 def parts(info: Any) -> dict[str, str]:

@@ -20,7 +20,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.rows import joined
 from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit import arguments
-from benchrun.audit.heading import header
+from benchrun.audit.heading import answer_unit, header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines, at_k_note
 from benchrun.audit.listing import task_names
@@ -281,7 +281,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
         out.print()
         out.file.flush()
         shown = print_samples(views, sys.stdout)
-        out.print(("\n" if shown else "") + f"{shown} samples shown" + (" (failed only)" if args.failed else ""))
+        out.print(("\n" if shown else "") + f"{shown} {answer_unit(run)} shown" + (" (failed only)" if args.failed else ""))
     found = with_intervals(scan.lines(args.task))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
