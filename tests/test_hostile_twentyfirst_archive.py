@@ -26,7 +26,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import ChatRequest
 from benchrun.testing.inprocess import cli
-from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from tests.helpers.answers import listbench_answer
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
@@ -118,11 +118,17 @@ def test_show_counts_a_repeated_runs_answers_as_answers(tmp_path, repeated_run):
 @pytest.mark.slow
 def test_a_partial_merge_finished_by_resume_says_its_missing_shard_was_asked_since(tmp_path):
     """show and the report said `missing 2/2 (--partial)` of a merged run that resume had finished (18/18 answers):
-    nothing said the missing shard's answers were there, asked by the resume."""
+    nothing said the missing shard's answers were there, asked by the resume (a first resume against a broken server
+    failed: then it has not finished)."""
     first = run_in_process(tmp_path, "s1", "shard=1/2")
     merged = tmp_path / "merged"
     assert audit(tmp_path, "merge", str(first), "--partial", "--into", str(merged)).returncode == EXIT["ok"]
     assert row(tmp_path, merged, "merge of").endswith("; missing 2/2 (--partial)")
+    with FakeOllama(models=["llama3.2"], responder=lambda _: Reply(status=500)) as server:
+        broken = audit(tmp_path, "resume", str(merged), "--host", server.url, "--set", "runner.retries=0")
+    assert broken.returncode == EXIT["runner"], broken.stderr
+    assert row(tmp_path, merged, "merge of").endswith(
+        "; missing 2/2 (--partial; a resume has not finished asking its 9 answers)")
     with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
         resumed = audit(tmp_path, "resume", str(merged), "--host", server.url)
     assert resumed.returncode == EXIT["ok"], resumed.stderr

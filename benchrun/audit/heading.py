@@ -87,16 +87,16 @@ def parts(info: Any) -> dict[str, str]:
 
 
 def _missing(info: Any) -> str:
-    """The shards a `--partial` merge did not have, and how many of their answers its resumes have asked since (`;
-    missing 2/2 (--partial; its 9 answers asked since by resume)`: all once a resume finished the run, else what the
-    resumes counted); empty for a merge of every shard."""
+    """The shards a `--partial` merge did not have, and whether a resume has asked their answers since (`; missing 2/2
+    (--partial; its 9 answers asked since by resume)`, or `a resume has not finished asking its 9 answers` while the
+    run is unfinished); empty for a merge of every shard."""
     if not info.merged.missing:
         return ""
     since = ""
-    if asked := [entry.get("answers") for entry in info.history if RESUMED in entry]:
+    if any(RESUMED in entry for entry in info.history):
         missing = info.counts.samples - sum(s.responses for s in info.merged.shards)
-        done = missing if info.status not in UNFINISHED else "some" if None in asked else sum(asked)
-        since = f"; {'' if done == missing else f'{done} of '}its {missing} answers asked since by resume"
+        since = (f"; its {missing} answers asked since by resume" if info.status not in UNFINISHED else
+                 f"; a resume has not finished asking its {missing} answers")
     return f"; missing {', '.join(info.merged.missing)} (--partial{since})"
 
 
