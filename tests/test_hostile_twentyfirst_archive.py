@@ -13,6 +13,9 @@ it found bad, each with the rule it now obeys.
 - a `merge --partial` finished by `resume` (as its reason says to): `show` and the report still said `merge of 1/2
   …; missing 2/2 (--partial)` of a run holding all its answers, nothing saying the resume asked them. Now `missing
   2/2 (--partial; its 9 answers asked since by resume)` (`audit.heading._missing`, from the run's resume entries)
+- `show` and the report of a run that did not end (SIGKILLed after 10 answers, or being written): `counts  0/60
+  samples, 0 request errors, …`, run.json's as its writer started, beside metrics tallied from its 10 answers. Now
+  what its records add up to (`archive.books.counts_of`), as its metrics and speed are
 
 What held is in the pass's note.
 """
@@ -30,6 +33,8 @@ from benchrun.testing.ollama_server import FakeOllama, Reply
 from tests.helpers.answers import listbench_answer
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
+from tests.helpers.killed import KILLED_AT, killed_run
+from tests.helpers.killed import write_bench as write_killed_bench
 
 
 def audit(cwd: Path, *args: str):
@@ -138,3 +143,20 @@ def test_a_partial_merge_finished_by_resume_says_its_missing_shard_was_asked_sin
     page = audit(tmp_path, "report", str(merged), "--output", str(tmp_path / "report.html"))
     assert page.returncode == EXIT["ok"], page.stderr
     assert "missing 2/2 (--partial; its 9 answers asked since by resume)</pre>" in (tmp_path / "report.html").read_text()
+
+
+# -- the counts of a run that did not end ----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_show_and_report_count_a_killed_runs_records(tmp_path):
+    """A run SIGKILLed after 10 answers: show `counts 0/60 samples, 0 request errors, …` (run.json's, written as it
+    started) beside metrics tallied from its 10 answers; the report the same."""
+    write_killed_bench(tmp_path / "bench")
+    with FakeOllama() as server:
+        run_dir = killed_run(tmp_path, server)
+    assert json.loads((run_dir / "run.json").read_text())["counts"]["responses"] == 0
+    assert row(tmp_path, run_dir, "counts") == f"{KILLED_AT}/60 samples, 0 request errors, 0 scorer errors, 0 invalid formats"
+    page = audit(tmp_path, "report", str(run_dir), "--output", str(tmp_path / "report.html"))
+    assert page.returncode == EXIT["ok"], page.stderr
+    assert (f"counts</td><td><pre>samples=60, responses={KILLED_AT}, request_errors=0, scorer_errors=0, "
+            "format_invalid=0, cached=0</pre>") in (tmp_path / "report.html").read_text()

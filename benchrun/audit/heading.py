@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, limits_set, mixed_judges, mixed_models
 from benchrun.audit.judged import judge_identity
@@ -42,7 +43,7 @@ def header(run: Run) -> Table:
         "graded by": mixed_judges(run),
         "runner": _pairs(info.runner),
         "limits set": limits_set(info.history),
-        "counts": info.counts.text(answer_unit(run)),
+        "counts": counts_of(run).text(answer_unit(run)),
     }
     rows.update(parts(info))
     for key, value in rows.items():

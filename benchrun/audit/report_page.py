@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run
 from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
@@ -152,7 +153,7 @@ def _facts(run: Run) -> dict[str, str]:
         "server version": str(identity.get("server_version", "-")),
         "runner": "\n".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in info.runner.items()),
         "overrides": "\n".join(info.overrides) or "-",
-        "counts": ", ".join(f"{k}={v}" for k, v in info.counts.model_dump().items()),
+        "counts": ", ".join(f"{k}={v}" for k, v in counts_of(run).model_dump().items()),
         "benchrun": str(env.get("benchrun", "-")), "python": str(env.get("python", "-")),
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
