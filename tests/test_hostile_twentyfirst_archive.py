@@ -16,19 +16,27 @@ it found bad, each with the rule it now obeys.
 - `show` and the report of a run that did not end (SIGKILLed after 10 answers, or being written): `counts  0/60
   samples, 0 request errors, …`, run.json's as its writer started, beside metrics tallied from its 10 answers. Now
   what its records add up to (`archive.books.counts_of`), as its metrics and speed are
+- a killed run resumed with `--force` on the model pulled again (another digest), that resume killed after 3
+  answers: show named the new digest as the model with no `answered by` row (the resumed session's answers were
+  counted from run.json's counts, as the resume started: none), and `list` the same, with `10/60`. Now the lines its
+  records.sha256 covers (`archive.reader.Run.response_lines`), in `archive.sessions` and `list`
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.chat import ChatRequest
-from benchrun.testing.inprocess import cli
+from benchrun.testing.chat import ChatRequest, fake_digest
+from benchrun.testing.holding import holding_answers
+from benchrun.testing.inprocess import child_env, cli
+from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from tests.helpers.answers import listbench_answer
 from tests.helpers.benchfiles import write_bench
@@ -41,12 +49,14 @@ def audit(cwd: Path, *args: str):
     return cli(*args, cwd=cwd, module="benchrun.audit")
 
 
-def row(cwd: Path, run_dir: Path, name: str) -> str:
-    """`show`'s row `name` (folded over lines, joined), spaces squeezed."""
+def row(cwd: Path, run_dir: Path, name: str) -> str | None:
+    """`show`'s row `name` (folded over lines, joined), spaces squeezed; None when it has none."""
     shown = audit(cwd, "show", str(run_dir))
     assert shown.returncode == EXIT["ok"], shown.stderr
     lines = shown.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(name + " "))
+    start = next((i for i, line in enumerate(lines) if line.startswith(name + " ")), None)
+    if start is None:
+        return None
     found = [lines[start][len(name):]]
     for line in lines[start + 1:]:
         if not line.startswith(" ") or not line.strip():
@@ -128,18 +138,17 @@ def test_a_partial_merge_finished_by_resume_says_its_missing_shard_was_asked_sin
     first = run_in_process(tmp_path, "s1", "shard=1/2")
     merged = tmp_path / "merged"
     assert audit(tmp_path, "merge", str(first), "--partial", "--into", str(merged)).returncode == EXIT["ok"]
-    assert row(tmp_path, merged, "merge of").endswith("; missing 2/2 (--partial)")
+    shard = f"1/2 {json.loads((first / 'run.json').read_text())['run_id']} {first}"
+    assert row(tmp_path, merged, "merge of") == f"{shard}; missing 2/2 (--partial)"
     with FakeOllama(models=["llama3.2"], responder=lambda _: Reply(status=500)) as server:
         broken = audit(tmp_path, "resume", str(merged), "--host", server.url, "--set", "runner.retries=0")
     assert broken.returncode == EXIT["runner"], broken.stderr
-    assert row(tmp_path, merged, "merge of").endswith(
-        "; missing 2/2 (--partial; a resume has not finished asking its 9 answers)")
+    assert row(tmp_path, merged, "merge of") == (
+        f"{shard}; missing 2/2 (--partial; a resume has not finished asking its 9 answers)")
     with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
         resumed = audit(tmp_path, "resume", str(merged), "--host", server.url)
     assert resumed.returncode == EXIT["ok"], resumed.stderr
-    info = json.loads((merged / "run.json").read_text())
-    assert row(tmp_path, merged, "merge of") == (f"1/2 {info['merged']['shards'][0]['run_id']} {first}; missing 2/2 "
-                                                 "(--partial; its 9 answers asked since by resume)")
+    assert row(tmp_path, merged, "merge of") == f"{shard}; missing 2/2 (--partial; its 9 answers asked since by resume)"
     page = audit(tmp_path, "report", str(merged), "--output", str(tmp_path / "report.html"))
     assert page.returncode == EXIT["ok"], page.stderr
     assert "missing 2/2 (--partial; its 9 answers asked since by resume)</pre>" in (tmp_path / "report.html").read_text()
@@ -160,3 +169,25 @@ def test_show_and_report_count_a_killed_runs_records(tmp_path):
     assert page.returncode == EXIT["ok"], page.stderr
     assert (f"counts</td><td><pre>samples=60, responses={KILLED_AT}, request_errors=0, scorer_errors=0, "
             "format_invalid=0, cached=0</pre>") in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_a_killed_resume_on_another_model_says_which_model_answered_what(tmp_path):
+    """A killed run resumed with --force on the model pulled again (another digest), that resume killed after 3
+    answers: show named the new digest as the run's model and said nothing of two models (the session's answers were
+    counted from run.json's counts, those of the resume's start): 13 answers given to one model."""
+    write_killed_bench(tmp_path / "bench")
+    with FakeOllama() as server:
+        run_dir = killed_run(tmp_path, server)
+    with FakeOllama(digests={"llama3.2": "ab" * 32}) as other, holding_answers(other, after=3) as hold:
+        resume = subprocess.Popen([sys.executable, "-m", "benchrun.audit", "resume", str(run_dir), "--force",
+                                   "--host", other.url], cwd=tmp_path, env=child_env(None),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: hold.holding and line_count(run_dir / "responses.jsonl") == KILLED_AT + 3)
+        resume.kill()
+        resume.wait()
+    assert row(tmp_path, run_dir, "answered by") == (
+        f"answers from 2 models: {KILLED_AT} by {fake_digest('llama3.2')[:12]}, 3 by abababababab")
+    listed = json.loads(audit(tmp_path, "list", "--json").stdout)
+    assert [(run["responses"], run["answered_by"]) for run in listed] == [
+        (KILLED_AT + 3, f"answers from 2 models: {KILLED_AT} by {fake_digest('llama3.2')[:12]}, 3 by abababababab")]
