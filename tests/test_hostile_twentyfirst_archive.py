@@ -8,8 +8,9 @@ it found bad, each with the rule it now obeys.
   (`at_k_samples`, `archive.tally`), and show and the report say it where it is fewer than the samples with a value
   (`audit.lines.at_k_basis`)
 - `show` of a run with repeats: `counts  12/12 samples, …` of a run of 4 samples asked 3 times each (the counts are
-  of answers; the run's own last line says `12/12 answers`), and `12 samples shown` by `--samples`/`--failed`. Now
-  `answers` where the run has repeats (`audit.heading.answer_unit`)
+  of answers; the run's own last line says `12/12 answers`), `12 samples shown` by `--samples`/`--failed`, and a
+  retry of two answers of one sample `2 samples asked again`. Now `answers` where the run has repeats
+  (`audit.heading.answer_unit`)
 - a `merge --partial` finished by `resume` (as its reason says to): `show` and the report still said `merge of 1/2
   …; missing 2/2 (--partial)` of a run holding all its answers, nothing saying the resume asked them. Now `missing
   2/2 (--partial; its 9 answers asked since by resume)` (`audit.heading._missing`, from the run's resume entries)
@@ -126,6 +127,22 @@ def test_show_counts_a_repeated_runs_answers_as_answers(tmp_path, repeated_run):
         "12/12 answers, 0 request errors, 3 scorer errors, 12 invalid formats"]
     failed = audit(tmp_path, "show", str(repeated_run), "--failed")
     assert "\n12 answers shown (failed only)\n" in failed.stdout
+
+
+@pytest.mark.slow
+def test_a_retry_of_a_repeated_run_counts_the_answers_it_asked_again(tmp_path):
+    """Two answers of one sample failed (repeats=2): the retry said `2 samples asked again` (show, its printout)."""
+    write_bench(tmp_path, {"tasks.yml": REPEATED_TASKS, "custom_scorer.py": REPEATED_SCORER})
+    parent = run_in_process(tmp_path, "r", "task.path=bench", "repeats=2", "runner.options.seed=0", "runner.retries=0",
+                            responder=lambda request: Reply(status=500) if request.messages[-1]["content"] == "say 2"
+                            else "right")
+    with FakeOllama(models=["llama3.2"], responder=lambda _: "right") as server:
+        retried = audit(tmp_path, "retry", str(parent), "--host", server.url)
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    assert retried.stdout.splitlines()[-1] == f"retry of run {parent_id}: 6 answers carried over, 2 answers asked again"
+    assert row(tmp_path, parent.with_name("r.retry1"), "retry of") == (
+        f"{parent_id} {parent} (6 answers carried over, 2 answers asked again)")
 
 
 # -- a partial merge finished by resume ------------------------------------------------------------------------------

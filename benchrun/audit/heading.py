@@ -45,7 +45,7 @@ def header(run: Run) -> Table:
         "limits set": limits_set(info.history),
         "counts": counts_of(run).text(answer_unit(run)),
     }
-    rows.update(parts(info))
+    rows.update(parts(info, answer_unit(run)))
     for key, value in rows.items():
         if value is not None:
             grid.add_row(key, Text(shown_name(value)))
@@ -62,13 +62,14 @@ def answer_unit(run: Run) -> str:
     return "answers" if repeated else "samples"
 
 
-def parts(info: Any) -> dict[str, str]:
-    """Where a run's answers came from besides its one server, as `show` and the report say it: a retry's parent, the
-    servers of a run over a list of them, the part of a shard run, the shards of a merged run."""
+def parts(info: Any, unit: str = "samples") -> dict[str, str]:
+    """Where a run's answers came from besides its one server, as `show` and the report say it: a retry's parent (what
+    it asked again counted in `unit`, `answer_unit`'s), the servers of a run over a list of them, the part of a shard
+    run, the shards of a merged run."""
     rows = {}
     if parent := info.parent:
         rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({parent.carried} answers "
-                            f"carried over, {parent.asked} samples asked again)")
+                            f"carried over, {parent.asked} {unit} asked again)")
     if hosts := info.identity.get("hosts"):
         rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
                                     f"{h.get('server_version') or '-'}" for h in hosts)

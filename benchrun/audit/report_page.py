@@ -12,7 +12,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
-from benchrun.audit.heading import parts
+from benchrun.audit.heading import answer_unit, parts
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import at_k_basis
 from benchrun.audit.lines import metric_lines as lines_of
@@ -158,7 +158,7 @@ def _facts(run: Run) -> dict[str, str]:
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
         "sessions": str(session_count(info)),
-        **{name: text for name, text in parts(info).items() if text},
+        **{name: text for name, text in parts(info, answer_unit(run)).items() if text},
         **_repeats(run), **_judges(run),
     }
 

@@ -23,6 +23,7 @@ from benchrun.archive.sessions import CARRIED, carried_by
 from benchrun.archive.trust import not_finished
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
+from benchrun.audit.heading import answer_unit
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
     asked_config,
@@ -60,10 +61,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host),
                            into=args.into, limits=limits_given(args.limits))
-    output.print_results(path, info, load_run(path).summary, output.stdout())
+    retried = load_run(path)
+    output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
     output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
-                                f"{lineage.asked} samples asked again")
+                                f"{lineage.asked} {answer_unit(retried)} asked again")
     return EXIT["ok"]
 
 
