@@ -21,6 +21,12 @@ it found bad, each with the rule it now obeys.
   answers: show named the new digest as the model with no `answered by` row (the resumed session's answers were
   counted from run.json's counts, as the resume started: none), and `list` the same, with `10/60`. Now the lines its
   records.sha256 covers (`archive.reader.Run.response_lines`), in `archive.sessions` and `list`
+- a run that failed before it compiled (a benchmark file refused: verify intact): `show` and `rescore`
+  `in '…/manifest.json': missing` (exit 4). Now show shows it (`metrics: none`, `audit.lines._k`), and rescore says
+  it asked nothing (`archive.trust.uncompiled`, shared with resume and retry)
+- a run whose writer was killed before it compiled (run.json `running`, no manifest): verify said `finish it with:
+  benchrun-audit resume RUN`, and resume refused `ended before it compiled (None)`; retry advised resume too. Now each
+  says it asked nothing and to start a new run (`archive.trust.not_finished`, `uncompiled`; `audit.verify`)
 
 What held is in the pass's note.
 """
@@ -33,13 +39,16 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.archive.writer import RunWriter, now
 from benchrun.core.errors import EXIT
+from benchrun.core.records import Counts, RunInfo
 from benchrun.testing.chat import ChatRequest, fake_digest
 from benchrun.testing.holding import holding_answers
 from benchrun.testing.inprocess import child_env, cli
 from benchrun.testing.lab import line_count, wait_for
 from benchrun.testing.ollama_server import FakeOllama, Reply
 from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import DEAD_WRITER, left_by_dead_writer
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
 from tests.helpers.killed import KILLED_AT, killed_run
@@ -106,8 +115,8 @@ def test_pass_at_k_over_fewer_samples_than_have_a_value_says_so(tmp_path, repeat
     shown = audit(tmp_path, "show", str(repeated_run))
     assert shown.returncode == EXIT["ok"], shown.stderr
     said = shown.stdout.splitlines()
-    note = "pass@k and majority@k: over the samples with a value for each of their 3 answers only (a failed request " \
-           "or scorer error leaves a sample out):"
+    note = "pass@k and majority@k: over the samples whose every answer has a value only (a failed request or scorer " \
+           "error leaves a sample out):"
     at = said.index(note)
     assert (said[at - 1][0], said[at + 1:at + 3]) == ("└", ["  t/ok over 1 of 4 samples", ""])
     as_json = json.loads(audit(tmp_path, "show", str(repeated_run), "--json").stdout)
@@ -208,3 +217,58 @@ def test_a_killed_resume_on_another_model_says_which_model_answered_what(tmp_pat
     listed = json.loads(audit(tmp_path, "list", "--json").stdout)
     assert [(run["responses"], run["answered_by"]) for run in listed] == [
         (KILLED_AT + 3, f"answers from 2 models: {KILLED_AT} by {fake_digest('llama3.2')[:12]}, 3 by abababababab")]
+
+
+# -- a run that never compiled ---------------------------------------------------------------------------------------
+
+def never_compiled(run_dir: Path, killed: bool) -> str:
+    """A run that ended `failed` before it compiled (a benchmark file refused), or whose writer was killed before it
+    compiled (`killed`: run.json `running`, its dead writer's note in run.lock); its run id."""
+    info = RunInfo(run_id="c" * 12, status="running", started_at=now(), benchmark="b", model="m", manifest_id=None,
+                   runner={}, environment={}, counts=Counts(samples=0))
+    writer = RunWriter.create(run_dir, info)
+    writer.start("task: {path: nowhere}\n")
+    if not killed:
+        writer.finish("failed", "in 'tasks.yml': bad")
+    writer.release()
+    if killed:
+        left_by_dead_writer(run_dir)
+    return info.run_id
+
+
+@pytest.mark.slow
+def test_show_and_rescore_of_a_run_that_failed_before_it_compiled(tmp_path):
+    """show: `in '…/manifest.json': missing` (exit 4) of an intact run; rescore the same."""
+    run_dir = tmp_path / "run"
+    run_id = never_compiled(run_dir, killed=False)
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stderr) == (EXIT["ok"], "")
+    assert shown.stdout.splitlines()[-3:] == ["metrics: none (no score records)", "",
+                                             "speed: none (no request was asked in this run)"]
+    rescored = audit(tmp_path, "rescore", str(run_dir))
+    assert (rescored.returncode, rescored.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': run {run_id} ended before it compiled (in 'tasks.yml': bad) and asked "
+        "nothing; start a new run\n"))
+
+
+@pytest.mark.slow
+def test_a_run_killed_before_it_compiled_is_advised_a_new_run(tmp_path):
+    """verify said `finish it with: benchrun-audit resume RUN`, which said `ended before it compiled (None)`; retry
+    advised resume too; show and rescore: `manifest.json: missing`."""
+    run_dir = tmp_path / "run"
+    run_id = never_compiled(run_dir, killed=True)
+    verified = audit(tmp_path, "verify", str(run_dir))
+    writer = f"pid {DEAD_WRITER['pid']} on host {DEAD_WRITER['host']} since {DEAD_WRITER['since']}"
+    assert verified.stdout.splitlines()[1] == (
+        f"FAIL  run.json: says 'running', but no live process holds run.lock: its writer ({writer}) stopped before the "
+        "run ended (killed, or its disk failed); it asked nothing, for it stopped before it compiled: start a new run "
+        "(record lines checked against records.sha256 only)")
+    stopped = "was stopped before it compiled (its writer killed, or its disk failed) and asked nothing; start a new run"
+    for command in ("resume", "rescore"):
+        refused = audit(tmp_path, command, str(run_dir))
+        assert (refused.returncode, refused.stderr) == (
+            EXIT["archive"], f"benchrun: error: in '{run_dir}': run {run_id} {stopped}\n")
+    retried = audit(tmp_path, "retry", str(run_dir))
+    assert (retried.returncode, retried.stderr) == (
+        EXIT["archive"], f"benchrun: error: in '{run_dir}': run {run_id} is running: it {stopped}\n")
+    assert audit(tmp_path, "show", str(run_dir)).returncode == EXIT["ok"]

@@ -53,7 +53,7 @@ class MetricLines:
     def __init__(self, run: Run):
         self.run = run
         summary = run.summary
-        self._scan: Tally | _Kinds | None = (Tally(task_names(run), run.manifest.k) if summary is None else
+        self._scan: Tally | _Kinds | None = (Tally(task_names(run), _k(run)) if summary is None else
                                              None if complete(summary) else _Kinds(summary.repeats is not None))
         self._complete = self._scan is None
 
@@ -87,6 +87,12 @@ class MetricLines:
         return {name: share for name, share in shares.items() if task in (None, name)}
 
 
+def _k(run: Run) -> int:
+    """The answers per sample of a run with no summary.json: its manifest's, or 1 for one that never compiled (it
+    has no manifest, and no records)."""
+    return run.manifest.k if run.info.manifest_id is not None else 1
+
+
 def metric_lines(run: Run) -> list[MetricSummary]:
     """Every metric line of the run, complete (see MetricLines)."""
     return MetricLines(run).lines()
@@ -100,8 +106,8 @@ def at_k_basis(line: MetricSummary) -> str | None:
     return f"over {line.at_k_samples} of {line.samples} samples"
 
 
-def at_k_note(lines: Iterable[MetricSummary], k: int) -> list[str]:
+def at_k_note(lines: Iterable[MetricSummary]) -> list[str]:
     """What `show` says under its table of the lines whose pass@k and majority@k are over fewer samples."""
     fewer = [f"  {visible(line.task)}/{visible(line.metric)} {basis}" for line in lines if (basis := at_k_basis(line))]
-    return [f"pass@k and majority@k: over the samples with a value for each of their {k} answers only (a failed "
-            "request or scorer error leaves a sample out):", *fewer] if fewer else []
+    return ["pass@k and majority@k: over the samples whose every answer has a value only (a failed request or scorer "
+            "error leaves a sample out):", *fewer] if fewer else []

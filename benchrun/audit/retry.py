@@ -20,7 +20,7 @@ from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import CARRIED, carried_by
-from benchrun.archive.trust import not_finished
+from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.heading import answer_unit
@@ -102,7 +102,7 @@ def _parent_problems(parent: Run) -> list[str]:
         raise ArchiveError(f"run {parent.id} is {parent.info.status}: {not_finished(parent, 'retry')}",
                            file=str(parent.path))
     if parent.info.manifest_id is None:
-        raise ArchiveError(f"run {parent.id} ended before it compiled ({parent.info.reason}); start a new run")
+        raise ArchiveError(uncompiled(parent), file=str(parent.path))
     findings = [*check_manifest(parent), *check_seal(parent), *check_files(parent)]
     return [f"{f.file}: {f.message}" for f in findings if not f.ok]
 

@@ -285,7 +285,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     found = with_intervals(scan.lines(args.task))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
-    for said in at_k_note(found, run.manifest.k):
+    for said in at_k_note(found):
         out.print(said)
     judges = agreements(run)
     if judges:
