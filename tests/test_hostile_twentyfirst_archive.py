@@ -13,7 +13,8 @@ it found bad, each with the rule it now obeys.
   (`audit.heading.answer_unit`)
 - a `merge --partial` finished by `resume` (as its reason says to): `show` and the report still said `merge of 1/2
   …; missing 2/2 (--partial)` of a run holding all its answers, nothing saying the resume asked them. Now `missing
-  2/2 (--partial; its 9 answers asked since by resume)` (`audit.heading._missing`, from the run's resume entries)
+  2/2 (--partial; its 9 answers asked since by resume)`, or while a resume has not finished (killed, failed) `a
+  resume has not finished asking its 9 answers` (`audit.heading._missing`)
 - `show` and the report of a run that did not end (SIGKILLed after 10 answers, or being written): `counts  0/60
   samples, 0 request errors, …`, run.json's as its writer started, beside metrics tallied from its 10 answers. Now
   what its records add up to (`archive.books.counts_of`), as its metrics and speed are
