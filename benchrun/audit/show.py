@@ -64,10 +64,10 @@ class MetricRow(MetricSummary):
 
 
 def with_intervals(lines: Iterable[MetricSummary]) -> list[MetricRow]:
-    """The lines with their 95% intervals: Wilson's for a share of independent 0/1 answers, else a t interval
-    with a degree of freedom per sample but one (with repeats each sample's answers are one cluster), none with
-    fewer than two."""
-    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, line.proportion,
+    """The lines with their 95% intervals: Wilson's for a share of 0/1 answers (with repeats, each sample's answers
+    one cluster, on its effective sample size), else a t interval with a degree of freedom per sample but one; none
+    with fewer than two."""
+    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, bool(line.binary),
                                                       line.samples)) for line in lines]
 
 
@@ -146,10 +146,11 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
 
 
 def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = None) -> Table:
-    """task x metric: n, mean, 95% interval (Wilson or t), errors; with repeats also pass@k, majority@k and each
-    task's consistency."""
+    """task x metric: n, mean, 95% interval (Wilson, Wilson on the effective n, or t), errors; with repeats also
+    pass@k, majority@k and each task's consistency."""
     repeated = bool(consistency) or any(row.pass_at_k is not None for row in rows)
-    table = Table(title="metrics (95% intervals: wilson for 0/1 metrics, t otherwise)", title_justify="left")
+    kind = "wilson for 0/1 metrics (wilson-kg: on the effective n of repeats)" if repeated else "wilson for 0/1 metrics"
+    table = Table(title=f"metrics (95% intervals: {kind}, t otherwise)", title_justify="left")
     columns = ["task", "metric", "n", "mean", "95% interval", "method", "errors"]
     for column in columns + (["pass@k", "majority@k", "consistency"] if repeated else []):
         table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")

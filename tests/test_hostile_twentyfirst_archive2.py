@@ -1,0 +1,52 @@
+"""Hostile input, twenty-first pass, the archive and audit side's second wave (issue 19's fresh pass of the same
+kinds): the cases it found bad, each with the rule it now obeys.
+
+- `show` of a run with repeats: a 0/1 metric's 95% interval was a t interval over the samples, which can be of width
+  0 (every sample right 3 times of 3: `1.000–1.000`, as if 3 samples made it certain) or reach past 0..1 (samples
+  right 3, 0, 3 times of 3: `-0.768–2.101` of a share). Now Wilson's interval on Korn and Graubard's effective
+  sample size, with the samples' degrees of freedom (`audit.stats.clustered_wilson`, method `wilson-kg`)
+
+What held is in the pass's note.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from benchrun.audit.stats import interval
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+
+Z, T2 = 1.959963984540054, 4.302652729911275
+"""The normal quantile and t(0.975, 2), of a two-sided 95% interval."""
+
+
+def right(req: ChatRequest) -> str:
+    """folderbench's right answer, every time."""
+    a, b = map(int, re.findall(r"\d+", req.prompt))
+    return json.dumps({"answer": str(a + b)})
+
+
+@pytest.mark.slow
+def test_a_0_1_metric_with_repeats_has_an_interval_within_0_and_1_never_of_width_0(tmp_path):
+    with FakeOllama(responder=right) as srv:
+        run_dir = run_dir_of(bench_run(tmp_path, srv.url, "task=folderbench", "repeats=3").stdout)
+    shown = call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
+    assert shown.returncode == EXIT["ok"], shown.stderr
+    line = json.loads(shown.stdout)["metrics"][0]
+    # 9 answers all right, stderr 0 (design effect taken as 1): effective n 9 * (Z / T2)^2 = 1.867, Wilson's low end
+    # at p = 1 is n / (n + Z^2) = 0.327 (it said 1.000–1.000)
+    effective = 9 * (Z / T2) ** 2
+    assert (line["metric"], line["n"], line["mean"], line["stderr"], line["interval"]) == (
+        "exact_match", 9, 1.0, 0.0, "wilson-kg")
+    assert (line["low"], line["high"]) == (pytest.approx(effective / (effective + Z * Z), rel=1e-8), 1.0)
+    table = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit").stdout
+    assert "95% intervals: wilson for 0/1 metrics (wilson-kg: on the effective n of repeats), t otherwise" in table
+    assert "0.327–1.000" in next(row for row in table.splitlines() if "exact_match" in row)
+    # samples right 3, 0, 3 times of 3: mean 2/3, stderr 1/3; the t interval was 2/3 ± 4.30/3, -0.768–2.101
+    spread = interval(9, 2 / 3, 1 / 3, True, 3)
+    assert (spread.low, spread.high, spread.method) == (
+        pytest.approx(0.0438299229852, rel=1e-8), pytest.approx(0.988670077014, rel=1e-8), "wilson-kg")
