@@ -5,6 +5,10 @@ kinds): the cases it found bad, each with the rule it now obeys.
   0 (every sample right 3 times of 3: `1.000–1.000`, as if 3 samples made it certain) or reach past 0..1 (samples
   right 3, 0, 3 times of 3: `-0.768–2.101` of a share). Now Wilson's interval on Korn and Graubard's effective
   sample size, with the samples' degrees of freedom (`audit.stats.clustered_wilson`, method `wilson-kg`)
+- the end of a run with repeats (also of resume, retry and merge) printed pass@k and majority@k of a task over fewer
+  samples than have a value (`1.000` of one sample of four) with nothing saying so, where show and the report say
+  `t/ok over 1 of 4 samples`. Now the same note under its table (`console.output.at_k_note`, moved from
+  `audit.lines`: console may not import audit)
 
 What held is in the pass's note.
 """
@@ -17,7 +21,8 @@ import pytest
 
 from benchrun.audit.stats import interval
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 Z, T2 = 1.959963984540054, 4.302652729911275
@@ -50,3 +55,23 @@ def test_a_0_1_metric_with_repeats_has_an_interval_within_0_and_1_never_of_width
     spread = interval(9, 2 / 3, 1 / 3, True, 3)
     assert (spread.low, spread.high, spread.method) == (
         pytest.approx(0.0438299229852, rel=1e-8), pytest.approx(0.988670077014, rel=1e-8), "wilson-kg")
+
+
+def one_request_fails(request: ChatRequest) -> str | Reply:
+    """`say 1`'s second repeat fails (HTTP 500); every other answer is right."""
+    prompt = request.messages[-1]["content"]
+    return Reply(status=500) if (prompt, request.options["seed"]) == ("say 1", 1) else prompt.split()[-1]
+
+
+@pytest.mark.slow
+def test_the_end_of_a_run_says_what_samples_its_pass_at_k_is_over(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": '- {name: t, template: "say {a}", values: {a: [1, 2]}, reference: ["1", "2"]}\n'})
+    with FakeOllama(responder=one_request_fails) as srv:
+        ran = bench_run(tmp_path, srv.url, "task.path=bench", "repeats=3", "runner.options.seed=0", "cache=false",
+                        "runner.retries=0")
+    said = ran.stdout.splitlines()
+    at = said.index("pass@k and majority@k: over the samples whose every answer has a value only (a failed request "
+                    "or scorer error leaves a sample out):")
+    assert (said[at - 1][0], said[at + 1:at + 4]) == (
+        "└", ["  t/exact_match over 1 of 2 samples", "  t/format_valid over 1 of 2 samples",
+              "completed_with_errors: 6/6 answers, 1 request errors, 0 scorer errors, 5 invalid formats"])

@@ -11,7 +11,6 @@ from typing import Iterable, Iterator
 from benchrun.archive.reader import Run
 from benchrun.archive.tally import Tally, zero_or_one
 from benchrun.audit.listing import task_names
-from benchrun.console.visible import visible
 from benchrun.core.records import MetricSummary, ScoreRecord, Summary
 
 Key = tuple[str, str]
@@ -97,17 +96,3 @@ def metric_lines(run: Run) -> list[MetricSummary]:
     """Every metric line of the run, complete (see MetricLines)."""
     return MetricLines(run).lines()
 
-
-def at_k_basis(line: MetricSummary) -> str | None:
-    """`over N of M samples` where pass@k and majority@k are over fewer samples than have a value (those with fewer
-    valued answers than k are left out); None where they are over all of them."""
-    if line.at_k_samples is None or line.samples is None:
-        return None
-    return f"over {line.at_k_samples} of {line.samples} samples"
-
-
-def at_k_note(lines: Iterable[MetricSummary]) -> list[str]:
-    """What `show` says under its table of the lines whose pass@k and majority@k are over fewer samples."""
-    fewer = [f"  {visible(line.task)}/{visible(line.metric)} {basis}" for line in lines if (basis := at_k_basis(line))]
-    return ["pass@k and majority@k: over the samples whose every answer has a value only (a failed request or scorer "
-            "error leaves a sample out):", *fewer] if fewer else []

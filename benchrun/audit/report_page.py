@@ -14,9 +14,8 @@ from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
 from benchrun.audit.heading import answer_unit, parts
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
-from benchrun.audit.lines import at_k_basis
 from benchrun.audit.lines import metric_lines as lines_of
-from benchrun.console.output import number, speed_cells
+from benchrun.console.output import at_k_basis, number, speed_cells
 from benchrun.console.visible import shown_name
 from benchrun.core.layout import NO_RUN
 from benchrun.core.records import MetricSummary, Speed

@@ -22,7 +22,7 @@ from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit import arguments
 from benchrun.audit.heading import answer_unit, header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
-from benchrun.audit.lines import MetricLines, at_k_note
+from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.named import runs_named
 from benchrun.audit.stats import Interval, interval
@@ -286,7 +286,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     found = with_intervals(scan.lines(args.task))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
-    for said in at_k_note(found):
+    for said in output.at_k_note(found):
         out.print(said)
     judges = agreements(run)
     if judges:
