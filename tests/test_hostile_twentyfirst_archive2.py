@@ -9,13 +9,19 @@ kinds): the cases it found bad, each with the rule it now obeys.
   samples than have a value (`1.000` of one sample of four) with nothing saying so, where show and the report say
   `t/ok over 1 of 4 samples`. Now the same note under its table (`console.output.at_k_note`, moved from
   `audit.lines`: console may not import audit)
+- `compare` of two runs whose data changed one sample's reference only (the same prompts, the same answers): the
+  inputs named the file, and the flip list `1->0 (t:a=2)` as if the model had answered otherwise. Now `references: 1
+  samples scored against another reference (t:a=2)` beside the prompts' line (`audit.inputs.prompt_diff`, split
+  from `audit.compare`)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +81,31 @@ def test_the_end_of_a_run_says_what_samples_its_pass_at_k_is_over(tmp_path):
     assert (said[at - 1][0], said[at + 1:at + 4]) == (
         "└", ["  t/exact_match over 1 of 2 samples", "  t/format_valid over 1 of 2 samples",
               "completed_with_errors: 6/6 answers, 1 request errors, 0 scorer errors, 5 invalid formats"])
+
+
+@pytest.mark.slow
+def test_compare_names_the_samples_scored_against_another_reference(tmp_path):
+    """The data changed `t:a=2`'s reference only: the flip list said `1->0 (t:a=2)` as if the model had changed its
+    answer, the inputs naming the file but no sample."""
+    runs = []
+    for name, references in (("old", '["1", "2"]'), ("new", '["1", "3"]')):
+        write_bench(tmp_path / name, {"tasks.yml": f'- {{name: t, template: "say {{a}}", values: {{a: [1, 2]}}, '
+                                                   f'reference: {references}}}\n'})
+        with FakeOllama(responder=lambda request: request.messages[-1]["content"].split()[-1]) as srv:
+            runs.append(run_dir_of(bench_run(tmp_path, srv.url, f"task.path={name}/bench", "cache=false").stdout))
+    compared = call_benchrun("compare", *map(str, runs), cwd=tmp_path, module="benchrun.audit")
+    assert compared.returncode == EXIT["ok"], compared.stderr
+    said = compared.stdout.splitlines()
+    assert said[said.index("inputs that differ:") + 1:said.index("inputs that differ:") + 3] == [
+        f"  file tasks.yml: {json.dumps(sha(tmp_path / 'old' / 'bench'))} -> {json.dumps(sha(tmp_path / 'new' / 'bench'))}",
+        "  references: 1 samples scored against another reference (t:a=2)"]
+    assert "  1->0 (t:a=2)" in said
+    as_json = json.loads(call_benchrun("compare", *map(str, runs), "--json", cwd=tmp_path,
+                                       module="benchrun.audit").stdout)
+    assert as_json["comparisons"][0]["inputs"]["prompts"] == {
+        "changed": [], "only_baseline": [], "only_run": [], "references": ["t:a=2"]}
+
+
+def sha(bench: Path) -> str:
+    """tasks.yml's sha256, cut to 12 characters as compare prints it."""
+    return hashlib.sha256((bench / "tasks.yml").read_bytes()).hexdigest()[:12]
