@@ -9,6 +9,8 @@ kinds): the cases it found bad, each with the rule it now obeys.
   samples than have a value (`1.000` of one sample of four) with nothing saying so, where show and the report say
   `t/ok over 1 of 4 samples`. Now the same note under its table (`console.output.at_k_note`, moved from
   `audit.lines`: console may not import audit)
+- `compare` over one sample in common gave the bootstrap interval of one difference, `[+0.500, +0.500]` (its every
+  resample is that difference), where show gives none under two values. Now none (`audit.significance.paired`)
 - `compare` of two runs whose data changed one sample's reference only (the same prompts, the same answers): the
   inputs named the file, and the flip list `1->0 (t:a=2)` as if the model had answered otherwise. Now `references: 1
   samples scored against another reference (t:a=2)` beside the prompts' line (`audit.inputs.prompt_diff`, split
@@ -28,6 +30,7 @@ import pytest
 from benchrun.audit.stats import interval
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from tests.helpers.archives import synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
@@ -109,3 +112,19 @@ def test_compare_names_the_samples_scored_against_another_reference(tmp_path):
 def sha(bench: Path) -> str:
     """tasks.yml's sha256, cut to 12 characters as compare prints it."""
     return hashlib.sha256((bench / "tasks.yml").read_bytes()).hexdigest()[:12]
+
+
+@pytest.mark.slow
+def test_compare_over_one_sample_gives_no_interval(tmp_path):
+    """One sample in common: the bootstrap's every resample is that one difference, `[+0.500, +0.500]`, as if one
+    sample made the difference certain (show gives no interval under two values)."""
+    dirs = [synthetic_run(tmp_path / side, [value], run_id=side * 12) for side, value in (("a", 0.25), ("b", 0.75))]
+    result = call_benchrun("compare", *map(str, dirs), "--json", "--metric", "closeness", cwd=tmp_path,
+                           module="benchrun.audit")
+    [line] = json.loads(result.stdout)["comparisons"][0]["metrics"]
+    assert {key: line[key] for key in ("n", "delta", "test", "p_value", "ci_low", "ci_high")} == {
+        "n": 1, "delta": 0.5, "test": "permutation", "p_value": 1.0, "ci_low": None, "ci_high": None}
+    table = call_benchrun("compare", *map(str, dirs), "--metric", "closeness", cwd=tmp_path, module="benchrun.audit")
+    assert [row.split() for row in table.stdout.splitlines() if "closeness" in row] == [
+        ["│", "t", "│", "closeness", "│", "1", "│", "0.250", "│", "0.750", "│", "+0.500", "│", "-", "│", "1", "│",
+         "permutation", "│"]]
