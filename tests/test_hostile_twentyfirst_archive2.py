@@ -11,6 +11,9 @@ kinds): the cases it found bad, each with the rule it now obeys.
   `audit.lines`: console may not import audit)
 - `compare` over one sample in common gave the bootstrap interval of one difference, `[+0.500, +0.500]` (its every
   resample is that difference), where show gives none under two values. Now none (`audit.significance.paired`)
+- `rescore` whose new scorer raised on some answers printed `old mean 0.500  new mean 1.000  delta +0.500` with
+  nothing saying the new mean is over 2 of the 4 answers the old one was: now an `n` column, `4 -> 2` where they
+  differ (`MeanChange.old_n`/`new_n`, `audit.rescored.means_table`)
 - `compare` of two runs whose data changed one sample's reference only (the same prompts, the same answers): the
   inputs named the file, and the flip list `1->0 (t:a=2)` as if the model had answered otherwise. Now `references: 1
   samples scored against another reference (t:a=2)` beside the prompts' line (`audit.inputs.prompt_diff`, split
@@ -128,3 +131,21 @@ def test_compare_over_one_sample_gives_no_interval(tmp_path):
     assert [row.split() for row in table.stdout.splitlines() if "closeness" in row] == [
         ["│", "t", "│", "closeness", "│", "1", "│", "0.250", "│", "0.750", "│", "+0.500", "│", "-", "│", "1", "│",
          "permutation", "│"]]
+
+
+@pytest.mark.slow
+def test_rescore_says_what_each_mean_is_over(tmp_path):
+    """The new scorer raises on the two wrong answers: old mean 0.500 (4 values), new 1.000 (2), delta +0.500,
+    the table saying nothing of the two means being over other answers."""
+    scorer = "def ok(response, values):\n    return int(response == 'right')\n"
+    bench = write_bench(tmp_path, {"custom_scorer.py": scorer, "tasks.yml": (
+        '- {name: t, template: "say {a}", values: {a: [1, 2, 3, 4]}, reference: calculated, scorer: ok}\n')})
+    with FakeOllama(responder=lambda request: "right" if request.messages[-1]["content"] < "say 3" else "wrong") as srv:
+        run_dir = run_dir_of(bench_run(tmp_path, srv.url, "task.path=bench", "cache=false").stdout)
+    (bench / "custom_scorer.py").write_text(scorer.replace("    return", "    assert response == 'right'\n    return"))
+    rescored = call_benchrun("rescore", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert rescored.returncode == EXIT["ok"], rescored.stderr
+    assert [row.split() for row in rescored.stdout.splitlines() if "│ ok" in row] == [
+        ["│", "t", "│", "ok", "│", "0.500", "│", "1.000", "│", "+0.500", "│", "4", "->", "2", "│"]]
+    header = next(row for row in rescored.stdout.splitlines() if "old mean" in row)
+    assert header.split()[-4:] == ["delta", "┃", "n", "┃"]

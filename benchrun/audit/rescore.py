@@ -381,9 +381,13 @@ def _error(record: ScoreRecord) -> str | None:
 
 
 def _means(old_tally: Tally, summary: Summary) -> tuple[MeanChange, ...]:
-    old = {(m.task, m.metric): m.mean for m in old_tally.summaries()}
-    return tuple(MeanChange(task=m.task, metric=m.metric, old=old.get((m.task, m.metric)), new=m.mean,
-                            delta=_delta(old.get((m.task, m.metric)), m.mean)) for m in summary.metrics)
+    old = {(m.task, m.metric): (m.mean, m.n) for m in old_tally.summaries()}
+    changes = []
+    for line in summary.metrics:
+        mean, n = old.get((line.task, line.metric), (None, 0))
+        changes.append(MeanChange(task=line.task, metric=line.metric, old=mean, new=line.mean, old_n=n, new_n=line.n,
+                                  delta=_delta(mean, line.mean)))
+    return tuple(changes)
 
 
 def _delta(old: float | None, new: float | None) -> float | None:
