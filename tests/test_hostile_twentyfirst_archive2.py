@@ -9,6 +9,10 @@ kinds): the cases it found bad, each with the rule it now obeys.
   samples than have a value (`1.000` of one sample of four) with nothing saying so, where show and the report say
   `t/ok over 1 of 4 samples`. Now the same note under its table (`console.output.at_k_note`, moved from
   `audit.lines`: console may not import audit)
+- `consistency` (with repeats) is over the samples whose every request was answered, and nothing said so where a
+  request failed (`1.000` of one sample of two). Now summary.json records `consistency_samples` (`archive.tally`;
+  the judges' agreement models split from core/records.py into `core.judgeagreement` to make room), and the end of
+  a run, show and the report say `t over 1 of 2 samples` (`console.output.consistency_note`)
 - `compare` over one sample in common gave the bootstrap interval of one difference, `[+0.500, +0.500]` (its every
   resample is that difference), where show gives none under two values. Now none (`audit.significance.paired`)
 - `rescore` whose new scorer raised on some answers printed `old mean 0.500  new mean 1.000  delta +0.500` with
@@ -84,9 +88,9 @@ def test_the_end_of_a_run_says_what_samples_its_pass_at_k_is_over(tmp_path):
     said = ran.stdout.splitlines()
     at = said.index("pass@k and majority@k: over the samples whose every answer has a value only (a failed request "
                     "or scorer error leaves a sample out):")
-    assert (said[at - 1][0], said[at + 1:at + 4]) == (
-        "└", ["  t/exact_match over 1 of 2 samples", "  t/format_valid over 1 of 2 samples",
-              "completed_with_errors: 6/6 answers, 1 request errors, 0 scorer errors, 5 invalid formats"])
+    assert (said[at - 1][0], said[at + 1:at + 3]) == (
+        "└", ["  t/exact_match over 1 of 2 samples", "  t/format_valid over 1 of 2 samples"])
+    assert said[at + 3].startswith("consistency: over the samples")  # as the next test has it
 
 
 @pytest.mark.slow
@@ -149,3 +153,29 @@ def test_rescore_says_what_each_mean_is_over(tmp_path):
         ["│", "t", "│", "ok", "│", "0.500", "│", "1.000", "│", "+0.500", "│", "4", "->", "2", "│"]]
     header = next(row for row in rescored.stdout.splitlines() if "old mean" in row)
     assert header.split()[-4:] == ["delta", "┃", "n", "┃"]
+
+
+@pytest.mark.slow
+def test_consistency_over_fewer_samples_than_answered_says_so(tmp_path):
+    """`say 1`'s second request failed: consistency 1.000 is `say 2`'s alone, nothing saying so (end of run, show,
+    the report)."""
+    write_bench(tmp_path, {"tasks.yml": '- {name: t, template: "say {a}", values: {a: [1, 2]}, reference: ["1", "2"]}\n'})
+    with FakeOllama(responder=one_request_fails) as srv:
+        ran = bench_run(tmp_path, srv.url, "task.path=bench", "repeats=3", "runner.options.seed=0", "cache=false",
+                        "runner.retries=0")
+    note = ["consistency: over the samples whose every request was answered only (a failed request leaves a sample "
+            "out):", "  t over 1 of 2 samples"]
+    said = ran.stdout.splitlines()
+    assert said[said.index(note[0]):said.index(note[0]) + 3] == [*note, "completed_with_errors: 6/6 answers, 1 "
+                                                                 "request errors, 0 scorer errors, 5 invalid formats"]
+    run_dir = run_dir_of(ran.stdout)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert (summary["consistency"], summary["consistency_samples"]) == ({"t": 1.0}, {"t": [1, 2]})
+    shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit").stdout.splitlines()
+    assert shown[shown.index(note[0]):shown.index(note[0]) + 2] == note
+    as_json = json.loads(call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit").stdout)
+    assert (as_json["consistency"], as_json["consistency_samples"]) == ({"t": 1.0}, {"t": [1, 2]})
+    page = call_benchrun("report", str(run_dir), "--output", str(tmp_path / "r.html"), cwd=tmp_path,
+                         module="benchrun.audit")
+    assert page.returncode == EXIT["ok"], page.stderr
+    assert "<pre>t 1.000 (over 1 of 2 samples)</pre>" in (tmp_path / "r.html").read_text()

@@ -85,6 +85,13 @@ class MetricLines:
         shares = (scan.consistency() if isinstance(scan, Tally) else self.run.summary.consistency) or {}
         return {name: share for name, share in shares.items() if task in (None, name)}
 
+    def consistency_samples(self, task: str | None = None) -> dict[str, tuple[int, int]]:
+        """The tasks whose consistency leaves samples out (of `task` only, if given) -> (samples it is over, samples
+        answered); none for a summary.json written before it said so."""
+        scan = self._scan
+        over = (scan.consistency_samples() if isinstance(scan, Tally) else self.run.summary.consistency_samples) or {}
+        return {name: found for name, found in over.items() if task in (None, name)}
+
 
 def _k(run: Run) -> int:
     """The answers per sample of a run with no summary.json: its manifest's, or 1 for one that never compiled (it

@@ -173,7 +173,10 @@ def _repeats(run: Run) -> dict[str, str]:
     summary = run.summary
     if summary is None or not summary.repeats:
         return {}
-    shares = ", ".join(f"{task} {svg.number(share)}" for task, share in (summary.consistency or {}).items())
+    over = {task: f" (over {counted} of {of} samples)" for task, (counted, of) in
+            (summary.consistency_samples or {}).items()}
+    shares = ", ".join(f"{task} {svg.number(share)}{over.get(task, '')}"
+                       for task, share in (summary.consistency or {}).items())
     return {"repeats": f"{summary.repeats} answers per sample", "consistency": shares or "-"}
 
 

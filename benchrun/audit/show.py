@@ -228,7 +228,8 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, 
     consistency = scan.consistency(task)
     out.write(', "metrics": ' + json.dumps([row.to_json() for row in with_intervals(scan.lines(task))], indent=2))
     if consistency:
-        out.write(f', "consistency": {json.dumps(consistency)}')
+        over = scan.consistency_samples(task)
+        out.write(f', "consistency": {json.dumps(consistency)}' + (f', "consistency_samples": {json.dumps(over)}' if over else ""))
     judges = agreements(run)
     if judges:
         out.write(', "judges": ' + json.dumps({name: j.model_dump(mode="json") for name, j in judges.items()}))
@@ -286,7 +287,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     found = with_intervals(scan.lines(args.task))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
-    for said in output.at_k_note(found):
+    for said in output.at_k_note(found) + output.consistency_note(scan.consistency_samples(args.task)):
         out.print(said)
     judges = agreements(run)
     if judges:

@@ -156,6 +156,13 @@ def at_k_note(lines: Iterable[MetricSummary]) -> list[str]:
             "error leaves a sample out):", *fewer] if fewer else []
 
 
+def consistency_note(over: dict[str, tuple[int, int]]) -> list[str]:
+    """What is said under a table of the tasks whose consistency leaves samples out: `  t over 1 of 2 samples`."""
+    fewer = [f"  {visible(task)} over {counted} of {of} samples" for task, (counted, of) in over.items()]
+    return ["consistency: over the samples whose every request was answered only (a failed request leaves a sample "
+            "out):", *fewer] if fewer else []
+
+
 LARGE = 1e6
 """From this magnitude on a table's number is printed to four significant digits, not three decimals."""
 
@@ -174,7 +181,7 @@ def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console
     """The end of a run: the metrics table, the status and where the run directory is."""
     if summary is not None:
         console.print(metrics_table(summary))
-        for said in at_k_note(summary.metrics):
+        for said in at_k_note(summary.metrics) + consistency_note(summary.consistency_samples or {}):
             console.print(said, markup=False, soft_wrap=True)
     unit = "answers" if summary is not None and summary.repeats else "samples"
     console.print(f"{info.status}: {info.counts.text(unit)}")
