@@ -73,6 +73,10 @@ def test_a_0_1_metric_with_repeats_has_an_interval_within_0_and_1_never_of_width
         pytest.approx(0.0438299229852, rel=1e-8), pytest.approx(0.988670077014, rel=1e-8), "wilson-kg")
 
 
+SAY_A = '- {name: t, template: "say {a}", values: {a: [1, 2]}, reference: ["1", "2"]}\n'
+"""Two samples, `say 1` and `say 2`, their references `1` and `2`."""
+
+
 def one_request_fails(request: ChatRequest) -> str | Reply:
     """`say 1`'s second repeat fails (HTTP 500); every other answer is right."""
     prompt = request.messages[-1]["content"]
@@ -81,7 +85,7 @@ def one_request_fails(request: ChatRequest) -> str | Reply:
 
 @pytest.mark.slow
 def test_the_end_of_a_run_says_what_samples_its_pass_at_k_is_over(tmp_path):
-    write_bench(tmp_path, {"tasks.yml": '- {name: t, template: "say {a}", values: {a: [1, 2]}, reference: ["1", "2"]}\n'})
+    write_bench(tmp_path, {"tasks.yml": SAY_A})
     with FakeOllama(responder=one_request_fails) as srv:
         ran = bench_run(tmp_path, srv.url, "task.path=bench", "repeats=3", "runner.options.seed=0", "cache=false",
                         "runner.retries=0")
@@ -107,7 +111,7 @@ def test_compare_names_the_samples_scored_against_another_reference(tmp_path):
     assert compared.returncode == EXIT["ok"], compared.stderr
     said = compared.stdout.splitlines()
     assert said[said.index("inputs that differ:") + 1:said.index("inputs that differ:") + 3] == [
-        f"  file tasks.yml: {json.dumps(sha(tmp_path / 'old' / 'bench'))} -> {json.dumps(sha(tmp_path / 'new' / 'bench'))}",
+        f"  file tasks.yml: {json.dumps(sha(tmp_path / 'old'))} -> {json.dumps(sha(tmp_path / 'new'))}",
         "  references: 1 samples scored against another reference (t:a=2)"]
     assert "  1->0 (t:a=2)" in said
     as_json = json.loads(call_benchrun("compare", *map(str, runs), "--json", cwd=tmp_path,
@@ -116,9 +120,9 @@ def test_compare_names_the_samples_scored_against_another_reference(tmp_path):
         "changed": [], "only_baseline": [], "only_run": [], "references": ["t:a=2"]}
 
 
-def sha(bench: Path) -> str:
-    """tasks.yml's sha256, cut to 12 characters as compare prints it."""
-    return hashlib.sha256((bench / "tasks.yml").read_bytes()).hexdigest()[:12]
+def sha(root: Path) -> str:
+    """root/bench/tasks.yml's sha256, cut to 12 characters as compare prints it."""
+    return hashlib.sha256((root / "bench" / "tasks.yml").read_bytes()).hexdigest()[:12]
 
 
 @pytest.mark.slow
@@ -159,7 +163,7 @@ def test_rescore_says_what_each_mean_is_over(tmp_path):
 def test_consistency_over_fewer_samples_than_answered_says_so(tmp_path):
     """`say 1`'s second request failed: consistency 1.000 is `say 2`'s alone, nothing saying so (end of run, show,
     the report)."""
-    write_bench(tmp_path, {"tasks.yml": '- {name: t, template: "say {a}", values: {a: [1, 2]}, reference: ["1", "2"]}\n'})
+    write_bench(tmp_path, {"tasks.yml": SAY_A})
     with FakeOllama(responder=one_request_fails) as srv:
         ran = bench_run(tmp_path, srv.url, "task.path=bench", "repeats=3", "runner.options.seed=0", "cache=false",
                         "runner.retries=0")

@@ -3,9 +3,10 @@
 For each other run: which manifest inputs differ (benchrun.audit.inputs: config keys, benchmark files, prompts and
 references, scorers, formats, judges), then per task x metric the paired means, their difference, a p-value and a 95%
 interval (see benchrun.audit.significance), the speed figures beside the baseline's with their ratio, and for 0/1
-metrics the samples that flipped. A sweep directory stands for its jobs, in job order. A run with no responses is named with its status and not compared; a run that did not
-finish is compared over the samples it answered, and says so; one that shares no scored sample with the baseline
-is named as such and not compared, and when no run is compared the command fails.
+metrics the samples that flipped. A sweep directory stands for its jobs, in job order. A run with no responses is
+named with its status and not compared; a run that did not finish is compared over the samples it answered, and
+says so; one that shares no scored sample with the baseline is named as such and not compared, and when no run is
+compared the command fails.
 """
 
 from __future__ import annotations

@@ -225,11 +225,10 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, 
         for i, view in enumerate(views):
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
-    consistency = scan.consistency(task)
+    repeated = {"consistency": scan.consistency(task), "consistency_samples": scan.consistency_samples(task)}
     out.write(', "metrics": ' + json.dumps([row.to_json() for row in with_intervals(scan.lines(task))], indent=2))
-    if consistency:
-        over = scan.consistency_samples(task)
-        out.write(f', "consistency": {json.dumps(consistency)}' + (f', "consistency_samples": {json.dumps(over)}' if over else ""))
+    if repeated["consistency"]:
+        out.write(", " + json.dumps({key: found for key, found in repeated.items() if found})[1:-1])
     judges = agreements(run)
     if judges:
         out.write(', "judges": ' + json.dumps({name: j.model_dump(mode="json") for name, j in judges.items()}))
