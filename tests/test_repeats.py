@@ -180,7 +180,7 @@ def test_show_and_the_report_give_pass_at_k_majority_and_consistency(tmp_path):
     assert shown.returncode == EXIT["ok"], shown.stderr
     header, row = [line.split() for line in shown.stdout.splitlines() if "exact_match" in line or "pass@k" in line]
     assert header[-6:] == ["pass@k", "┃", "majority@k", "┃", "consistency", "┃"]
-    assert row == ["│", "add", "│", "exact_match", "│", "9", "│", "0.667", "│", "0.667–0.667", "│", "t", "│", "0",
+    assert row == ["│", "add", "│", "exact_match", "│", "9", "│", "0.667", "│", "0.152–0.957", "│", "wilson-kg", "│", "0",
                    "│", "1.000", "│", "1.000", "│", "0.000", "│"]
     as_json = json.loads(call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit").stdout)
     assert as_json["consistency"] == {"add": 0.0}
@@ -223,10 +223,11 @@ def test_show_takes_the_t_intervals_degrees_of_freedom_from_samples_not_answers(
     shown = call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
     line = json.loads(shown.stdout)["metrics"][0]
     # mean 2/3, clustered stderr sqrt(3/2 * ((3-2)^2 + (0-2)^2 + (3-2)^2)) / 9 = 1/3, t(0.975, 3 - 1) = 4.302652...
-    # (scipy's t quantile differs from release to release in the 11th digit)
-    low, high = pytest.approx(2 / 3 - 4.30265273 / 3, rel=1e-8), pytest.approx(2 / 3 + 4.30265273 / 3, rel=1e-8)
+    # (scipy's t quantile differs from release to release in the 11th digit): Wilson's interval on Korn and Graubard's
+    # effective n, (2/3 * 1/3) / (1/3)^2 = 2, times (1.959964 / 4.302652)^2 for the 2 degrees of freedom
+    low, high = pytest.approx(0.0438299229852, rel=1e-8), pytest.approx(0.988670077014, rel=1e-8)
     assert line == {"task": "add", "metric": "exact_match", "n": 9, "mean": 0.6666666666666666,
-                    "stderr": 0.3333333333333333, "errors": 0, "low": low, "high": high, "interval": "t",
+                    "stderr": 0.3333333333333333, "errors": 0, "low": low, "high": high, "interval": "wilson-kg",
                     "pass_at_k": 0.6666666666666666, "majority_at_k": 0.6666666666666666}
     summary = json.loads((run_dir / "summary.json").read_text())
     for metric in summary["metrics"]:  # as written before summary.json gave each metric's samples

@@ -13,9 +13,10 @@ from fractions import Fraction
 from typing import Iterable
 
 from benchrun.archive.tally import zero_or_one
+from benchrun.core.judgeagreement import JudgeAgreement, ScorerAgreement
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest
-from benchrun.core.records import JudgeAgreement, JudgementRecord, ScorerAgreement, ScoreRecord
+from benchrun.core.records import JudgementRecord, ScoreRecord
 
 Answer = tuple[str, int]
 """(sample id, repeat)"""

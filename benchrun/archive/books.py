@@ -4,7 +4,7 @@ time (memory flat in the number of samples)."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from benchrun.archive.agreement import Agreement
 from benchrun.archive.speed import SpeedTally
@@ -13,6 +13,9 @@ from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, ScoreRecord, Summary
 from benchrun.core.shards import Shard, answers_of
+
+if TYPE_CHECKING:  # the writer imports this module, and the reader the writer's neighbours
+    from benchrun.archive.reader import Run
 
 
 class Books:
@@ -67,3 +70,16 @@ class Books:
         if self.agreement is None:
             return summary
         return summary.model_copy(update={"judges": self.agreement.summaries()})
+
+
+def counts_of(run: Run) -> Counts:
+    """The run's counts: run.json's, which its writer rewrites as it ends; for a run that has not ended (killed, or
+    being written now) those are what its last writer found as it started, so what its records add up to instead."""
+    if run.info.status != "running" or run.info.manifest_id is None:
+        return run.info.counts
+    checked = run.require_records()
+    books = Books(checked.manifest, shard=checked.info.shard)
+    for response in checked.responses():
+        books.response(response)
+    books.scores(checked.scores())
+    return books.counts()

@@ -146,6 +146,17 @@ class Run:
         return self._trust
 
     @property
+    def response_lines(self) -> int:
+        """The response lines a reader reads: run.json's count, which its writer rewrites as it ends; of a run that has
+        not ended (killed, or being written now), whose run.json counts what its writer found as it started, those its
+        records.sha256 covers."""
+        if self.info.status != "running":
+            return self.info.counts.responses
+        from benchrun.archive.trust import covered
+
+        return covered(self, RESPONSES)
+
+    @property
     def unverified(self) -> list[str]:
         """What of the run does not match the digests written with it (`file: why`)."""
         return list(self.trust().problems)

@@ -54,8 +54,9 @@ def sessions(run: Run) -> list[Session]:
     found = [Session(pinned_as(entry["identity"]), entry.get("answers"))
              for entry in [*_carried(run.info.history), *resumes] if entry.get("identity") is not None]
     kept = resumes[-1].get("kept") if resumes else _carried_answers(run.info.history)
-    latest = run.info.counts.responses - kept if kept is not None else None
+    latest = run.response_lines - kept if kept is not None else None
     return [*found, Session(pinned_as(run.info.identity), latest if latest is None or latest >= 0 else None)]
+
 
 
 def mixed_models(run: Run) -> str | None:

@@ -95,7 +95,8 @@ class _Clustered(_Stats):
             stderr=clustered_stderr([(c.n, c.total) for c in self.clusters.values()]), errors=self.errors,
             binary=self.binary, samples=len(self.clusters),
             pass_at_k=sum(pass_at_k(c.n, c.ones, self.k) for c in full) / len(full) if at_k else None,
-            majority_at_k=sum(2 * c.ones > c.n for c in full) / len(full) if at_k else None)
+            majority_at_k=sum(2 * c.ones > c.n for c in full) / len(full) if at_k else None,
+            at_k_samples=len(full) if at_k and len(full) < len(self.clusters) else None)
 
 
 def clustered_stderr(clusters: list[tuple[int, Exact]]) -> float | None:
@@ -135,15 +136,17 @@ class _Consistency:
         elif self._first.setdefault(key, response.text) != response.text:
             self._differs.add(key)
 
-    def shares(self, tasks: Iterable[str]) -> dict[str, float]:
-        """Task -> the share of its samples (with k answers, none failed) whose answers are identical."""
+    def by_task(self, tasks: Iterable[str]) -> dict[str, tuple[int, int, int]]:
+        """Task -> its samples with k answers none failed, of them those whose answers are identical, and its
+        samples answered at all (tasks with none counted left out)."""
         counted = [key for key, n in self._count.items() if n >= self.k and key not in self._failed]
-        shares = {}
+        found = {}
         for task in tasks:
             of_task = [key for key in counted if key[0] == task]
             if of_task:
-                shares[task] = sum(key not in self._differs for key in of_task) / len(of_task)
-        return shares
+                found[task] = (len(of_task), sum(key not in self._differs for key in of_task),
+                               sum(key[0] == task for key in self._count))
+        return found
 
 
 class Tally:
@@ -176,7 +179,15 @@ class Tally:
 
     def consistency(self) -> dict[str, float] | None:
         """Task -> the share of samples whose answers are identical; None without repeats."""
-        return None if self._consistency is None else self._consistency.shares(self._order)
+        if self._consistency is None:
+            return None
+        return {task: same / counted for task, (counted, same, _) in self._consistency.by_task(self._order).items()}
+
+    def consistency_samples(self) -> dict[str, tuple[int, int]] | None:
+        """The tasks whose consistency leaves samples out (a failed request) -> (samples it is over, samples
+        answered); None where it leaves none out."""
+        found = {} if self._consistency is None else self._consistency.by_task(self._order)
+        return {task: (counted, of) for task, (counted, _, of) in found.items() if counted < of} or None
 
     def _failed(self, record: ScoreRecord) -> None:
         for metric in self._metrics_of.get((record.task, record.scorer)) or {record.scorer}:
@@ -191,7 +202,8 @@ class Tally:
     def summary(self, manifest_id: str, model: str, speed: Speed | None) -> Summary:
         """summary.json: the metric lines, the run's speed, and with repeats k and each task's consistency."""
         return Summary(manifest_id=manifest_id, model=model, metrics=self.summaries(), speed=speed,
-                       repeats=self.k if self.k > 1 else None, consistency=self.consistency())
+                       repeats=self.k if self.k > 1 else None, consistency=self.consistency(),
+                       consistency_samples=self.consistency_samples())
 
     def summaries(self) -> tuple[MetricSummary, ...]:
         """Lines in task order (as in the manifest), metrics sorted by name within a task."""

@@ -145,13 +145,27 @@ def beneath_seal(run: Run) -> list[str]:
     return [*_manifest(run), *_files(run), *(f"{name}: {why}" for name, why in strays(run))]
 
 
+STOPPED_UNCOMPILED = "was stopped before it compiled (its writer killed, or its disk failed)"
+"""What became of a `running` run with no manifest whose writer is gone: it asked nothing, and resume cannot go on."""
+
+
 def not_finished(run: Run, command: str) -> str:
     """What a `command` that takes finished runs only says of `run`, which did not finish: to wait for its live
-    writer, or, its writer gone (killed), to finish it with resume, which nothing else will."""
+    writer, or, its writer gone (killed), to finish it with resume, which nothing else will (or, stopped before it
+    compiled, to start a new run: resume has nothing to go on from)."""
     writer = run_writer(run.path)
-    how = (f"it is being written ({writer}): {command} it once it has ended" if writer else
-           f"finish it with benchrun-audit resume {run.path}")
-    return f"it has not finished; {how}"
+    if writer:
+        return f"it has not finished; it is being written ({writer}): {command} it once it has ended"
+    if run.info.manifest_id is None:
+        return f"it {STOPPED_UNCOMPILED} and asked nothing; start a new run"
+    return f"it has not finished; finish it with benchrun-audit resume {run.path}"
+
+
+def uncompiled(run: Run) -> str:
+    """Why a run with no manifest has no answers to resume, retry, rescore or merge: it ended, or its writer was
+    stopped, before it compiled."""
+    how = STOPPED_UNCOMPILED if run.info.status == "running" else f"ended before it compiled ({run.info.reason})"
+    return f"run {run.id} {how} and asked nothing; start a new run"
 
 
 def config_changed(run: Run) -> str | None:

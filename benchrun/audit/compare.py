@@ -1,19 +1,18 @@
 """`compare RUN RUN [RUN ...]`: runs aligned by sample id against the first (the baseline).
 
-For each other run: which manifest inputs differ (config keys, benchmark files, prompts, scorers, formats, judges),
-then per task x metric the paired means, their difference, a p-value and a 95% interval (see
-benchrun.audit.significance), the speed figures beside the baseline's with their ratio, and for 0/1 metrics the
-samples that flipped. A sweep directory stands for its
-jobs, in job order. A run with no responses is named with its status and not compared; a run that did not
-finish is compared over the samples it answered, and says so; one that shares no scored sample with the baseline
-is named as such and not compared, and when no run is compared the command fails.
+For each other run: which manifest inputs differ (benchrun.audit.inputs: config keys, benchmark files, prompts and
+references, scorers, formats, judges), then per task x metric the paired means, their difference, a p-value and a 95%
+interval (see benchrun.audit.significance), the speed figures beside the baseline's with their ratio, and for 0/1
+metrics the samples that flipped. A sweep directory stands for its jobs, in job order. A run with no responses is
+named with its status and not compared; a run that did not finish is compared over the samples it answered, and
+says so; one that shares no scored sample with the baseline is named as such and not compared, and when no run is
+compared the command fails.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -25,21 +24,17 @@ from benchrun.archive.reader import Run, Values
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance
+from benchrun.audit.inputs import Inputs, ids, input_lines, inputs
 from benchrun.audit.lines import metric_lines as metric_lines_of
 from benchrun.audit.named import runs_named
-from benchrun.audit.provenance import flatten, provenance, settings
 from benchrun.audit.show import check_known, check_task
 from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import UNFINISHED
-from benchrun.core.manifest import Manifest, canonical_json, sha256_bytes
+from benchrun.core.manifest import Manifest
 from benchrun.core.records import MetricSummary, Number, Speed
-
-SHOWN = 10
-"""Flipped sample ids printed per direction on a terminal (--json lists them all)."""
-SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class RunRef(Frozen):
@@ -54,49 +49,6 @@ class RunRef(Frozen):
     note: str | None = None
     """What a reader must know first: the run has no responses, or did not finish (compared over the samples it
     answered), or more than one model answered it; None for a run that finished with one model's responses."""
-
-
-class Diff(Frozen):
-    """Keys only in the compared run (added), only in the baseline (removed), and in both with other values."""
-
-    added: dict[str, Any]
-    removed: dict[str, Any]
-    changed: dict[str, tuple[Any, Any]]
-    """Key -> (baseline value, compared run's value)."""
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.changed)
-
-
-class PromptDiff(Frozen):
-    changed: tuple[str, ...]
-    """Sample ids in both runs whose prompt differs."""
-    only_baseline: tuple[str, ...]
-    only_run: tuple[str, ...]
-
-    def __bool__(self) -> bool:
-        return bool(self.changed or self.only_baseline or self.only_run)
-
-
-class Inputs(Frozen):
-    """What differs between two manifests; all empty when the manifest ids are equal."""
-
-    same_manifest: bool
-    config: Diff
-    """Flattened dotted keys of the manifests' settings: their config and repeats (`provenance.settings`)."""
-    files: Diff
-    """Benchmark source files by path -> sha256."""
-    prompts: PromptDiff
-    scorers: Diff
-    """`task/scorer` -> the sha256 of the scorer's source."""
-    formats: Diff
-    """task -> response class name and the sha256 of its JSON schema."""
-    judges: Diff
-    """The judge model as the manifest pins it (`model.runner.model`, options, repeats), and each judge by name ->
-    the sha256 of its rubric, format and grading."""
-    provenance: Diff
-    """What run.json says of the model, the judge model and the software (digest, server version, package
-    versions)."""
 
 
 class MetricKey(Frozen):
@@ -242,42 +194,6 @@ def status_note(run: Run, answered: bool) -> str | None:
     return "; ".join(note for note in notes if note) or None
 
 
-def inputs(baseline: Run, run: Run) -> Inputs:
-    """What differs between the baseline's manifest and provenance and the compared run's."""
-    a, b = baseline.manifest, run.manifest
-    return Inputs(same_manifest=a.id == b.id, config=diff(settings(a), settings(b)),
-                  files=diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
-                  prompts=prompt_diff(a, b), scorers=diff(_scorers(a), _scorers(b)),
-                  formats=diff(_formats(a), _formats(b)), judges=diff(_judges(a), _judges(b)),
-                  provenance=diff(provenance(baseline), provenance(run)))
-
-
-def diff(a: dict[str, Any], b: dict[str, Any]) -> Diff:
-    return Diff(added={k: v for k, v in b.items() if k not in a}, removed={k: v for k, v in a.items() if k not in b},
-                changed={k: (v, b[k]) for k, v in a.items() if k in b and b[k] != v})
-
-
-def prompt_diff(a: Manifest, b: Manifest) -> PromptDiff:
-    prompts_a, prompts_b = {s.id: s.prompt for s in a.samples}, {s.id: s.prompt for s in b.samples}
-    return PromptDiff(changed=tuple(i for i, p in prompts_a.items() if i in prompts_b and prompts_b[i] != p),
-                      only_baseline=tuple(i for i in prompts_a if i not in prompts_b),
-                      only_run=tuple(i for i in prompts_b if i not in prompts_a))
-
-
-def _scorers(manifest: Manifest) -> dict[str, str]:
-    return {f"{t.name}/{s.name}": s.sha256 for t in manifest.tasks for s in t.scorers}
-
-
-def _formats(manifest: Manifest) -> dict[str, dict[str, str]]:
-    return {t.name: {"name": t.format.name, "schema_sha256": sha256_bytes(canonical_json(t.format.json_schema))}
-            for t in manifest.tasks}
-
-
-def _judges(manifest: Manifest) -> dict[str, Any]:
-    model = flatten(manifest.judge.model_dump(mode="json"), "model.") if manifest.judge else {}
-    return {**model, **{j.name: sha256_bytes(canonical_json(j.model_dump(mode="json"))) for j in manifest.judges}}
-
-
 def metric_lines(base: Side, other: Side, manifest: Manifest, metric: str | None,
                  task: str | None) -> tuple[MetricLine, ...]:
     """One line per task x metric of either run (baseline task order, metrics by name), filtered."""
@@ -324,42 +240,6 @@ def _named(run: RunRef, compared: bool) -> str:
     return f"{named}: {run.note}" if run.note else named
 
 
-def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the compared run")) -> list[str]:
-    """Whether the manifests are the same, then what differs, one line per item (the two runs called `sides`)."""
-    lines = (["inputs: same manifest (the same questions asked the same way)"] if inputs.same_manifest
-             else ["inputs that differ:"])
-    for kind, found in (("config", inputs.config), ("file", inputs.files), ("scorer", inputs.scorers),
-                        ("format", inputs.formats), ("judge", inputs.judges), ("provenance", inputs.provenance)):
-        lines += [f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()]
-        lines += [f"  {kind} {key}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()]
-        lines += [f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items()]
-    prompts = inputs.prompts
-    if prompts:
-        lines.append(f"  prompts: {len(prompts.changed)} samples asked differently{_ids(prompts.changed)}; "
-                     f"{len(prompts.only_baseline)} only in {sides[0]}{_ids(prompts.only_baseline)}; "
-                     f"{len(prompts.only_run)} only in {sides[1]}{_ids(prompts.only_run)}")
-    return lines
-
-
-def _show(value: Any) -> str:
-    """JSON, with sha256 digests cut to 12 characters."""
-    return json.dumps(_short(value), ensure_ascii=False)
-
-
-def _short(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _short(v) for k, v in value.items()}
-    return value[:12] if isinstance(value, str) and SHA256.fullmatch(value) else value
-
-
-def _ids(ids: Iterable[str]) -> str:
-    ids = list(ids)
-    if not ids:
-        return ""
-    more = f", ... {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
-    return f" ({', '.join(ids[:SHOWN])}{more})"
-
-
 def metrics_table(base: RunRef, comparison: Comparison) -> Table:
     """task x metric: n paired, both means, the difference with its 95% interval, p-value and test."""
     table = Table(title=visible(f"{comparison.run.label} {comparison.run.id} vs baseline {base.label} {base.id}"),
@@ -394,6 +274,6 @@ def flip_lines(metrics: Iterable[MetricLine]) -> list[str]:
     for line in metrics:
         if line.b or line.c:
             lines.append(f"flipped {line.task} {line.metric}: b={line.b} (0->1), c={line.c} (1->0)")
-            lines += [f"  0->1{_ids(line.to_1)}"] if line.to_1 else []
-            lines += [f"  1->0{_ids(line.to_0)}"] if line.to_0 else []
+            lines += [f"  0->1{ids(line.to_1)}"] if line.to_1 else []
+            lines += [f"  1->0{ids(line.to_0)}"] if line.to_0 else []
     return lines

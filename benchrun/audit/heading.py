@@ -8,11 +8,13 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, limits_set, mixed_judges, mixed_models
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
+from benchrun.core.layout import UNFINISHED
 from benchrun.core.recordvalues import model_digest, short_digest
 
 FORCED_FOR = (("parent_problems", "findings against its parent"), ("problems", "records that did not verify"))
@@ -41,31 +43,41 @@ def header(run: Run) -> Table:
         "graded by": mixed_judges(run),
         "runner": _pairs(info.runner),
         "limits set": limits_set(info.history),
-        "counts": info.counts.text(),
+        "counts": counts_of(run).text(answer_unit(run)),
     }
-    rows.update(parts(info))
+    rows.update(parts(info, answer_unit(run)))
     for key, value in rows.items():
         if value is not None:
             grid.add_row(key, Text(shown_name(value)))
     return grid
 
 
-def parts(info: Any) -> dict[str, str]:
-    """Where a run's answers came from besides its one server, as `show` and the report say it: a retry's parent, the
-    servers of a run over a list of them, the part of a shard run, the shards of a merged run."""
+def answer_unit(run: Run) -> str:
+    """What the run's answers are called: `answers` where each sample was asked more than once (summary.json says so,
+    else the manifest of a run that did not end), else `samples`."""
+    if run.summary is not None:
+        repeated = run.summary.repeats is not None
+    else:
+        repeated = run.info.manifest_id is not None and run.manifest.k > 1
+    return "answers" if repeated else "samples"
+
+
+def parts(info: Any, unit: str = "samples") -> dict[str, str]:
+    """Where a run's answers came from besides its one server, as `show` and the report say it: a retry's parent (what
+    it asked again counted in `unit`, `answer_unit`'s), the servers of a run over a list of them, the part of a shard
+    run, the shards of a merged run."""
     rows = {}
     if parent := info.parent:
         rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({parent.carried} answers "
-                            f"carried over, {parent.asked} samples asked again)")
+                            f"carried over, {parent.asked} {unit} asked again)")
     if hosts := info.identity.get("hosts"):
         rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
                                     f"{h.get('server_version') or '-'}" for h in hosts)
     if info.shard:
         rows["shard"] = f"{info.shard} (samples at manifest positions {info.shard.index - 1} mod {info.shard.count})"
     if info.merged:
-        missing = f"; missing {', '.join(info.merged.missing)} (--partial)" if info.merged.missing else ""
         rows["merge of"] = "  ".join(f"{s.shard} {s.run_id} {_there(s.path, s.run_id)}"
-                                     for s in info.merged.shards) + missing
+                                     for s in info.merged.shards) + _missing(info)
         rows["shards ran on"] = _machines(info.merged.shards)
         if asked := _settings(info.merged.shards):
             rows["shards asked with"] = asked
@@ -74,6 +86,20 @@ def parts(info: Any) -> dict[str, str]:
         if forced := _forced(info.merged.shards):
             rows["shards forced"] = forced
     return rows
+
+
+def _missing(info: Any) -> str:
+    """The shards a `--partial` merge did not have, and whether a resume has asked their answers since (`; missing 2/2
+    (--partial; its 9 answers asked since by resume)`, or `a resume has not finished asking its 9 answers` while the
+    run is unfinished); empty for a merge of every shard."""
+    if not info.merged.missing:
+        return ""
+    since = ""
+    if any(RESUMED in entry for entry in info.history):
+        missing = info.counts.samples - sum(s.responses for s in info.merged.shards)
+        since = (f"; its {missing} answers asked since by resume" if info.status not in UNFINISHED else
+                 f"; a resume has not finished asking its {missing} answers")
+    return f"; missing {', '.join(info.merged.missing)} (--partial{since})"
 
 
 def _limits_set(shards: Any) -> str | None:

@@ -9,7 +9,8 @@ from rich.table import Table
 
 from benchrun.archive.reader import Run
 from benchrun.console import output
-from benchrun.core.records import JudgeAgreement, JudgementRecord
+from benchrun.core.judgeagreement import JudgeAgreement
+from benchrun.core.records import JudgementRecord
 from benchrun.core.recordvalues import model_digest
 
 Calls = dict[tuple[str, int], list[JudgementRecord]]

@@ -52,7 +52,7 @@ class MetricLines:
     def __init__(self, run: Run):
         self.run = run
         summary = run.summary
-        self._scan: Tally | _Kinds | None = (Tally(task_names(run), run.manifest.k) if summary is None else
+        self._scan: Tally | _Kinds | None = (Tally(task_names(run), _k(run)) if summary is None else
                                              None if complete(summary) else _Kinds(summary.repeats is not None))
         self._complete = self._scan is None
 
@@ -85,7 +85,21 @@ class MetricLines:
         shares = (scan.consistency() if isinstance(scan, Tally) else self.run.summary.consistency) or {}
         return {name: share for name, share in shares.items() if task in (None, name)}
 
+    def consistency_samples(self, task: str | None = None) -> dict[str, tuple[int, int]]:
+        """The tasks whose consistency leaves samples out (of `task` only, if given) -> (samples it is over, samples
+        answered); none for a summary.json written before it said so."""
+        scan = self._scan
+        over = (scan.consistency_samples() if isinstance(scan, Tally) else self.run.summary.consistency_samples) or {}
+        return {name: found for name, found in over.items() if task in (None, name)}
+
+
+def _k(run: Run) -> int:
+    """The answers per sample of a run with no summary.json: its manifest's, or 1 for one that never compiled (it
+    has no manifest, and no records)."""
+    return run.manifest.k if run.info.manifest_id is not None else 1
+
 
 def metric_lines(run: Run) -> list[MetricSummary]:
     """Every metric line of the run, complete (see MetricLines)."""
     return MetricLines(run).lines()
+

@@ -24,7 +24,7 @@ from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ArchiveError, reading
 from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
-from benchrun.core.records import Counts, MetricSummary
+from benchrun.core.records import MetricSummary
 from benchrun.core.recordvalues import pin_named, short_digest
 
 HEADLINE = 3
@@ -54,7 +54,7 @@ class ListedRun:
                 "ended_at": info.ended_at, "status": info.status, "reason": info.reason,
                 "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
                 "digest": self.run.model_digest, "answered_by": mixed_models(self.run),
-                "samples": info.counts.samples, "responses": info.counts.responses, "cached": info.counts.cached,
+                "samples": info.counts.samples, "responses": self.run.response_lines, "cached": info.counts.cached,
                 "manifest_id": info.manifest_id, "sweep": info.sweep,
                 "parent": info.parent.run_id if info.parent else None,
                 "shard": str(info.shard) if info.shard else None,
@@ -162,15 +162,16 @@ def run_row(entry: ListedRun | Unreadable) -> Row:
     if isinstance(entry, Unreadable):
         return "-", "-", UNREADABLE, "-", "-", Text(shown_name(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
-    return (in_utc(entry.started), info.run_id, _status(info), _samples(info.counts),
+    return (in_utc(entry.started), info.run_id, _status(info), _samples(entry.run),
             Text("\n".join(shown_name(line) for line in _model(entry.run))),
             Text(shown_name(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
             Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))
 
 
-def _samples(counts: Counts) -> str:
+def _samples(run: Run) -> str:
     """`18/18` responses of samples, and below it how many came from the response cache, if any."""
-    return f"{counts.responses}/{counts.samples}" + (f"\n{counts.cached} cached" if counts.cached else "")
+    counts = run.info.counts
+    return f"{run.response_lines}/{counts.samples}" + (f"\n{counts.cached} cached" if counts.cached else "")
 
 
 def _model(run: Run) -> list[str]:

@@ -32,6 +32,7 @@ from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.trust import not_finished
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
+from benchrun.audit.inputs import input_lines, inputs
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
@@ -158,8 +159,6 @@ def _same_split(first_shard: Shard, first: Run, shard: Shard, run: Run) -> None:
 def _first_difference(first: Run, run: Run) -> str:
     """The first of what `compare` names differing in two runs' manifests, as a note (` (config task.system: ...)`):
     two manifest ids alone did not say which setting or file to make alike."""
-    from benchrun.audit.compare import input_lines, inputs  # on this refusal only: compare loads numpy
-
     found = [line.strip() for line in input_lines(inputs(first, run), (f"run {first.id}", f"run {run.id}"))[1:]
              if not line.startswith("  provenance ")]
     return f" ({found[0]})" if found else ""

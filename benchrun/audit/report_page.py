@@ -7,14 +7,15 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run
 from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
-from benchrun.audit.heading import parts
+from benchrun.audit.heading import answer_unit, parts
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
-from benchrun.console.output import number, speed_cells
+from benchrun.console.output import at_k_basis, number, speed_cells
 from benchrun.console.visible import shown_name
 from benchrun.core.layout import NO_RUN
 from benchrun.core.records import MetricSummary, Speed
@@ -87,8 +88,9 @@ def _cells(line: MetricSummary | None) -> str:
     mean = "-" if line.mean is None else svg.number(line.mean)
     spread = f" ± {svg.number(line.stderr)}" if line.stderr is not None else ""
     errors = f'<span class="bad">{line.errors}</span>' if line.errors else "0"
+    basis = f" ({escape(said)})" if (said := at_k_basis(line)) else ""
     at_k = "" if line.pass_at_k is None else (f'<div class="sub">pass@k {svg.number(line.pass_at_k)}, majority@k '
-                                               f'{svg.number(line.majority_at_k)}</div>')
+                                               f'{svg.number(line.majority_at_k)}{basis}</div>')
     return f'<td class="num">{mean}{spread}{at_k}</td><td class="num">{line.n}</td><td class="num">{errors}</td>'
 
 
@@ -150,12 +152,12 @@ def _facts(run: Run) -> dict[str, str]:
         "server version": str(identity.get("server_version", "-")),
         "runner": "\n".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in info.runner.items()),
         "overrides": "\n".join(info.overrides) or "-",
-        "counts": ", ".join(f"{k}={v}" for k, v in info.counts.model_dump().items()),
+        "counts": ", ".join(f"{k}={v}" for k, v in counts_of(run).model_dump().items()),
         "benchrun": str(env.get("benchrun", "-")), "python": str(env.get("python", "-")),
         "platform": str(env.get("platform", "-")), "host": str(env.get("hostname", "-")),
         "packages": "\n".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items()),
         "sessions": str(session_count(info)),
-        **{name: text for name, text in parts(info).items() if text},
+        **{name: text for name, text in parts(info, answer_unit(run)).items() if text},
         **_repeats(run), **_judges(run),
     }
 
@@ -171,7 +173,10 @@ def _repeats(run: Run) -> dict[str, str]:
     summary = run.summary
     if summary is None or not summary.repeats:
         return {}
-    shares = ", ".join(f"{task} {svg.number(share)}" for task, share in (summary.consistency or {}).items())
+    over = {task: f" (over {counted} of {of} samples)" for task, (counted, of) in
+            (summary.consistency_samples or {}).items()}
+    shares = ", ".join(f"{task} {svg.number(share)}{over.get(task, '')}"
+                       for task, share in (summary.consistency or {}).items())
     return {"repeats": f"{summary.repeats} answers per sample", "consistency": shares or "-"}
 
 

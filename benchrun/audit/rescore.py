@@ -35,6 +35,7 @@ from benchrun.archive.dirlock import DirLock, own_file
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import PathLike, Run
 from benchrun.archive.tally import Tally
+from benchrun.archive.trust import uncompiled
 from benchrun.archive.writer import RecordFile, environment, file_digest, now, write_atomic
 from benchrun.audit import arguments
 from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
@@ -120,6 +121,8 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     benchmark's scorers plus those of `scorers_file` (`only`: those of `scorers_file` instead of the benchmark's);
     its judges read again from judgements.jsonl, or with `rejudge` (judge.* overrides) asked again. Records that do
     not verify are refused, unless `force` (then rescore.json says what did not verify)."""
+    if run.info.manifest_id is None:
+        raise ArchiveError(uncompiled(run), file=str(run.path))
     unverified = run.require_records(force=True).unverified
     manifest = run.manifest
     if unverified and not force:
@@ -378,9 +381,13 @@ def _error(record: ScoreRecord) -> str | None:
 
 
 def _means(old_tally: Tally, summary: Summary) -> tuple[MeanChange, ...]:
-    old = {(m.task, m.metric): m.mean for m in old_tally.summaries()}
-    return tuple(MeanChange(task=m.task, metric=m.metric, old=old.get((m.task, m.metric)), new=m.mean,
-                            delta=_delta(old.get((m.task, m.metric)), m.mean)) for m in summary.metrics)
+    old = {(m.task, m.metric): (m.mean, m.n) for m in old_tally.summaries()}
+    changes = []
+    for line in summary.metrics:
+        mean, n = old.get((line.task, line.metric), (None, 0))
+        changes.append(MeanChange(task=line.task, metric=line.metric, old=mean, new=line.mean, old_n=n, new_n=line.n,
+                                  delta=_delta(mean, line.mean)))
+    return tuple(changes)
 
 
 def _delta(old: float | None, new: float | None) -> float | None:

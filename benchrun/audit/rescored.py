@@ -81,6 +81,10 @@ class MeanChange(Frozen):
     old: float | None
     new: float | None
     delta: float | None
+    old_n: int
+    """The values the run's mean is over (a scorer error or failed request has none)."""
+    new_n: int
+    """The values the new mean is over: fewer than old_n where the new scorer raised on some."""
 
 
 class SampleChange(Frozen):
@@ -159,13 +163,15 @@ def _print_list(out: Console, title: str, lines: list[str]) -> None:
 
 
 def means_table(result: Rescore) -> Table:
-    """task x metric: the run's mean, the rescore's mean and the difference."""
+    """task x metric: the run's mean, the rescore's mean, the difference, and the values each is over (`4 -> 1`
+    where they differ: the two means are then not of the same answers)."""
     table = Table(title=visible(f"rescore {result.info.rescore} of run {result.info.run_id}"), title_justify="left")
-    for column in ("task", "metric", "old mean", "new mean", "delta"):
+    for column in ("task", "metric", "old mean", "new mean", "delta", "n"):
         table.add_column(column, justify="left" if column in ("task", "metric") else "right")
     for line in result.means:
+        n = str(line.new_n) if line.old_n == line.new_n else f"{line.old_n} -> {line.new_n}"
         table.add_row(*(Text(visible(name)) for name in (line.task, line.metric)), output.number(line.old),
-                      output.number(line.new), output.number(line.delta, True))
+                      output.number(line.new), output.number(line.delta, True), n)
     return table
 
 

@@ -203,7 +203,7 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
             else ""
         raise ArchiveError(f"run {run.id} is {info.status}; nothing to resume{retry}", file=str(run.path))
     if info.manifest_id is None:
-        raise ArchiveError(f"run {run.id} ended before it compiled ({info.reason}); start a new run")
+        raise ArchiveError(trust.uncompiled(run), file=str(run.path))
     if hashlib.sha256(run.manifest_bytes).hexdigest() != info.manifest_id:
         raise ArchiveError("does not hash to the run's manifest id: the questions are not the ones the run asked",
                            file=str(run.path / MANIFEST))

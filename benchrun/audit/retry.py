@@ -20,9 +20,10 @@ from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
 from benchrun.archive.sessions import CARRIED, carried_by
-from benchrun.archive.trust import not_finished
+from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
+from benchrun.audit.heading import answer_unit
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
     asked_config,
@@ -60,10 +61,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host),
                            into=args.into, limits=limits_given(args.limits))
-    output.print_results(path, info, load_run(path).summary, output.stdout())
+    retried = load_run(path)
+    output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
     output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
-                                f"{lineage.asked} samples asked again")
+                                f"{lineage.asked} {answer_unit(retried)} asked again")
     return EXIT["ok"]
 
 
@@ -100,7 +102,7 @@ def _parent_problems(parent: Run) -> list[str]:
         raise ArchiveError(f"run {parent.id} is {parent.info.status}: {not_finished(parent, 'retry')}",
                            file=str(parent.path))
     if parent.info.manifest_id is None:
-        raise ArchiveError(f"run {parent.id} ended before it compiled ({parent.info.reason}); start a new run")
+        raise ArchiveError(uncompiled(parent), file=str(parent.path))
     findings = [*check_manifest(parent), *check_seal(parent), *check_files(parent)]
     return [f"{f.file}: {f.message}" for f in findings if not f.ok]
 

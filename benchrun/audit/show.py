@@ -20,7 +20,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.rows import joined
 from benchrun.archive.speed import FIGURES, speed_of
 from benchrun.audit import arguments
-from benchrun.audit.heading import header
+from benchrun.audit.heading import answer_unit, header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
@@ -57,15 +57,17 @@ class MetricRow(MetricSummary):
             None, None, None)
         repeated = {"pass_at_k": self.pass_at_k, "majority_at_k": self.majority_at_k} if self.pass_at_k is not None \
             else {}
+        if self.at_k_samples is not None:
+            repeated["at_k_samples"] = self.at_k_samples
         return {"task": self.task, "metric": self.metric, "n": self.n, "mean": self.mean, "stderr": self.stderr,
                 "errors": self.errors, "low": low, "high": high, "interval": method, **repeated}
 
 
 def with_intervals(lines: Iterable[MetricSummary]) -> list[MetricRow]:
-    """The lines with their 95% intervals: Wilson's for a share of independent 0/1 answers, else a t interval
-    with a degree of freedom per sample but one (with repeats each sample's answers are one cluster), none with
-    fewer than two."""
-    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, line.proportion,
+    """The lines with their 95% intervals: Wilson's for a share of 0/1 answers (with repeats, each sample's answers
+    one cluster, on its effective sample size), else a t interval with a degree of freedom per sample but one; none
+    with fewer than two."""
+    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, bool(line.binary),
                                                       line.samples)) for line in lines]
 
 
@@ -144,10 +146,11 @@ def samples(run: Run, task: str | None = None, failed: bool = False,
 
 
 def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = None) -> Table:
-    """task x metric: n, mean, 95% interval (Wilson or t), errors; with repeats also pass@k, majority@k and each
-    task's consistency."""
+    """task x metric: n, mean, 95% interval (Wilson, Wilson on the effective n, or t), errors; with repeats also
+    pass@k, majority@k and each task's consistency."""
     repeated = bool(consistency) or any(row.pass_at_k is not None for row in rows)
-    table = Table(title="metrics (95% intervals: wilson for 0/1 metrics, t otherwise)", title_justify="left")
+    kind = "wilson for 0/1 metrics (wilson-kg: on the effective n of repeats)" if repeated else "wilson for 0/1 metrics"
+    table = Table(title=f"metrics (95% intervals: {kind}, t otherwise)", title_justify="left")
     columns = ["task", "metric", "n", "mean", "95% interval", "method", "errors"]
     for column in columns + (["pass@k", "majority@k", "consistency"] if repeated else []):
         table.add_column(column, justify="left" if column in ("task", "metric", "method") else "right")
@@ -222,10 +225,10 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, 
         for i, view in enumerate(views):
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
-    consistency = scan.consistency(task)
+    repeated = {"consistency": scan.consistency(task), "consistency_samples": scan.consistency_samples(task)}
     out.write(', "metrics": ' + json.dumps([row.to_json() for row in with_intervals(scan.lines(task))], indent=2))
-    if consistency:
-        out.write(f', "consistency": {json.dumps(consistency)}')
+    if repeated["consistency"]:
+        out.write(", " + json.dumps({key: found for key, found in repeated.items() if found})[1:-1])
     judges = agreements(run)
     if judges:
         out.write(', "judges": ' + json.dumps({name: j.model_dump(mode="json") for name, j in judges.items()}))
@@ -279,10 +282,12 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
         out.print()
         out.file.flush()
         shown = print_samples(views, sys.stdout)
-        out.print(("\n" if shown else "") + f"{shown} samples shown" + (" (failed only)" if args.failed else ""))
+        out.print(("\n" if shown else "") + f"{shown} {answer_unit(run)} shown" + (" (failed only)" if args.failed else ""))
     found = with_intervals(scan.lines(args.task))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
+    for said in output.at_k_note(found) + output.consistency_note(scan.consistency_samples(args.task)):
+        out.print(said)
     judges = agreements(run)
     if judges:
         out.print()

@@ -54,6 +54,7 @@ class Paired(Frozen):
     """`mcnemar` (both runs' values 0/1 answers) or `permutation`; None with no sample in common."""
     p_value: float | None
     ci_low: float | None
+    """None with fewer than two samples: a bootstrap of one difference is that difference, an interval of width 0."""
     ci_high: float | None
     b: int | None
     """0/1 metrics: samples that went 0 -> 1."""
@@ -71,7 +72,7 @@ def paired(a: Sequence[float], b: Sequence[float], binary: bool) -> Paired:
         return Paired(n=0, **NOTHING)
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     diffs = y - x
-    low, high = bootstrap_ci(diffs)
+    low, high = bootstrap_ci(diffs) if diffs.size > 1 else (None, None)  # one difference: its resamples are itself
     base, mean = exact_mean(a), exact_mean(b)
     means = {"n": len(a), "baseline_mean": float(base), "mean": float(mean), "delta": float(mean - base),
              "ci_low": low, "ci_high": high}

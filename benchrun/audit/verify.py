@@ -159,8 +159,9 @@ def _not_held(run: Run, lock: LockState) -> str:
     if writing_elsewhere(lock.note):
         return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
     if lock.note:
-        return (f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); "
-                f"finish it with: benchrun-audit resume {run.path}")
+        finish = ("it asked nothing, for it stopped before it compiled: start a new run" if run.info.manifest_id is None
+                  else f"finish it with: benchrun-audit resume {run.path}")
+        return f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); {finish}"
     return "its last writer let go of it cleanly, which a writer does once the run has ended: run.json was edited"
 
 

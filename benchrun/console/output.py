@@ -6,7 +6,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Iterator
 
 from rich.console import Console
 from rich.table import Table
@@ -141,6 +141,28 @@ def metrics_table(summary: Summary) -> Table:
     return table
 
 
+def at_k_basis(line: MetricSummary) -> str | None:
+    """`over N of M samples` where pass@k and majority@k are over fewer samples than have a value (those with fewer
+    valued answers than k are left out); None where they are over all of them."""
+    if line.at_k_samples is None or line.samples is None:
+        return None
+    return f"over {line.at_k_samples} of {line.samples} samples"
+
+
+def at_k_note(lines: Iterable[MetricSummary]) -> list[str]:
+    """What `show` says under its table of the lines whose pass@k and majority@k are over fewer samples."""
+    fewer = [f"  {visible(line.task)}/{visible(line.metric)} {basis}" for line in lines if (basis := at_k_basis(line))]
+    return ["pass@k and majority@k: over the samples whose every answer has a value only (a failed request or scorer "
+            "error leaves a sample out):", *fewer] if fewer else []
+
+
+def consistency_note(over: dict[str, tuple[int, int]]) -> list[str]:
+    """What is said under a table of the tasks whose consistency leaves samples out: `  t over 1 of 2 samples`."""
+    fewer = [f"  {visible(task)} over {counted} of {of} samples" for task, (counted, of) in over.items()]
+    return ["consistency: over the samples whose every request was answered only (a failed request leaves a sample "
+            "out):", *fewer] if fewer else []
+
+
 LARGE = 1e6
 """From this magnitude on a table's number is printed to four significant digits, not three decimals."""
 
@@ -159,6 +181,8 @@ def print_results(run_dir: Path, info: RunInfo, summary: Summary | None, console
     """The end of a run: the metrics table, the status and where the run directory is."""
     if summary is not None:
         console.print(metrics_table(summary))
+        for said in at_k_note(summary.metrics) + consistency_note(summary.consistency_samples or {}):
+            console.print(said, markup=False, soft_wrap=True)
     unit = "answers" if summary is not None and summary.repeats else "samples"
     console.print(f"{info.status}: {info.counts.text(unit)}")
     say(console, f"run directory: {run_dir.absolute()}")

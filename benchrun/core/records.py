@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from benchrun.core.frozen import Frozen
+from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue, Statistic, Tally, shares
@@ -190,6 +191,8 @@ class MetricSummary(Frozen):
     repeats (samples with fewer valued answers than k left out); absent otherwise."""
     majority_at_k: Statistic | None = Field(None, exclude_if=_absent)
     """0/1 metrics with repeats: the share of samples for which more than half of the answers score 1."""
+    at_k_samples: Tally | None = Field(None, exclude_if=_absent)
+    """Where pass@k and majority@k leave samples out (fewer than k valued answers): the samples they are over."""
 
     @property
     def proportion(self) -> bool:
@@ -232,30 +235,6 @@ class Speed(Frozen):
     last answer; None after a resume); left out for one server."""
 
 
-class ScorerAgreement(Frozen):
-    """A judge against a 0/1 scorer, on the answers both graded (the judge's verdict: the majority of its grades)."""
-
-    answers: int
-    agreement: float
-    """The share of answers on which the judge's verdict and the scorer's value agree."""
-    kappa: float | None
-    """Cohen's kappa: the agreement beyond chance; None when chance alone agrees on every answer."""
-
-
-class JudgeAgreement(Frozen):
-    """How a judge agrees with itself over its repeats and with the 0/1 scorers of the tasks it grades."""
-
-    repeats: int
-    answers: int
-    """Answers with a grade from every repeat."""
-    self_agreement: float | None
-    """With repeats: the share of answers whose grades all agree; None with one call per answer."""
-    kappa: float | None
-    """With repeats: Fleiss' kappa of the grades over the repeats; None with one call, or when undefined."""
-    with_scorers: dict[str, ScorerAgreement] = Field(default_factory=dict)
-    """Each 0/1 metric of the tasks the judge grades -> the agreement with it (a judge of 0/1 grades only)."""
-
-
 class Summary(Frozen):
     """summary.json: per task x metric statistics of scores.jsonl, and the run's speed."""
 
@@ -268,6 +247,8 @@ class Summary(Frozen):
     consistency: dict[str, float] | None = Field(None, exclude_if=_absent)
     """With repeats, per task: the share of samples whose k raw answers are identical (samples with a failed
     request left out)."""
+    consistency_samples: dict[str, tuple[int, int]] | None = Field(None, exclude_if=_absent)
+    """The tasks whose consistency leaves samples out -> (the samples it is over, the samples answered)."""
     speed: Speed | None = None
     """None in runs made before speed was recorded."""
     judges: dict[str, JudgeAgreement] | None = Field(None, exclude_if=_absent)
