@@ -6,6 +6,11 @@ cases it found bad, each with the rule it now obeys.
   word of the answer that came back, and `max_consecutive_failures` of them stopped the run as a broken setup that
   no mending could finish. Now the text parts' text, joined, is the answer, and the other parts are kept as their
   JSON text (`extra.content_parts`), as a thinking model's thinking and a refusal are (`runners.openai._content`)
+- a list of OpenAI-compatible servers (two gateways) serving one name from two models: their /models entries alike
+  (no digest, no `root`), the preflight's probe answer of each naming another model (`qwen2.5-7b`, `qwen2.5-14b`,
+  kept in each server's identity as `answers_as`): the run completed (exit 0), half its answers the 7B's and half
+  the 14B's, scored as one model's. Now refused before any question, naming what each answered as
+  (`execute.hosts._same_model`), exit 3
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
-from tests.helpers.answers import odd_one
+from tests.helpers.answers import listbench_answer, odd_one
+from tests.helpers.commands import call_benchrun
 from tests.helpers.wire import asking, records, wire
 
 
@@ -57,3 +63,26 @@ def test_an_answer_given_as_content_parts_keeps_its_text_and_its_other_parts(tmp
     assert (answer["text"], answer["extra"].get("content_parts"), answer["error"]) == kept
     if kept[0] == '{"answer": 21}':
         assert scores == {"format_valid": {"format_valid": 1}, "times7": {"times7": 1}}
+
+
+class Aliased(FakeOpenAI):
+    """A gateway serving `qwen` from the model `behind`, whose answers name it (LiteLLM's alias of a deployment)."""
+
+    def __init__(self, behind: str):
+        self.behind = behind
+        super().__init__(models=["qwen"], responder=listbench_answer)
+
+    def _completion(self, model, reply):
+        return {**super()._completion(model, reply), "model": self.behind}
+
+
+def test_servers_of_a_list_whose_answers_name_different_models_are_refused(tmp_path):
+    with Aliased("qwen2.5-7b") as small, Aliased("qwen2.5-14b") as large:
+        result = call_benchrun("runner=openai", f"runner.base_url=[{small.url},{large.url}]", "runner.model=qwen",
+                               "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        chats = [r for r in small.requests + large.requests if r["path"] == "/v1/chat/completions"]
+    assert (result.returncode, result.stderr) == (EXIT["runner"], (
+        f"benchrun: error: the servers of runner.base_url serve different models as 'qwen': {small.url} as 'qwen' (no "
+        f"digest, answering as 'qwen2.5-7b'), {large.url} as 'qwen' (no digest, answering as 'qwen2.5-14b'); serve "
+        "the same model on each, or leave the odd one out of the list\n"))
+    assert {r["messages"][0]["content"] for r in chats} == {"Say ok."}
