@@ -11,6 +11,10 @@ cases it found bad, each with the rule it now obeys.
   kept in each server's identity as `answers_as`): the run completed (exit 0), half its answers the 7B's and half
   the 14B's, scored as one model's. Now refused before any question, naming what each answered as
   (`execute.hosts._same_model`), exit 3
+- a judge that is the model under test behind one gateway under another name (the gateway serving `qwen` and
+  `judge` from one model, the probe's answer of each naming it `qwen2.5-7b`): the model graded its own answers, the
+  run completed (exit 0) with `judge.allow_self` false. Now the names compared include the one the probe's answer
+  gave each (`execute.session.same_model`, `_names`), refused as the same model on the same server, exit 2
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.chat import default_responder
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer, odd_one
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.judges import ANSWERS, JUDGES, RESPONSE, TASKS
 from tests.helpers.wire import asking, records, wire
 
 
@@ -86,3 +93,36 @@ def test_servers_of_a_list_whose_answers_name_different_models_are_refused(tmp_p
         f"digest, answering as 'qwen2.5-7b'), {large.url} as 'qwen' (no digest, answering as 'qwen2.5-14b'); serve "
         "the same model on each, or leave the odd one out of the list\n"))
     assert {r["messages"][0]["content"] for r in chats} == {"Say ok."}
+
+
+def judged_symbols(req) -> str:
+    """The judge's verdict on a rubric, the symbols' names to their questions, a valid format to the probe."""
+    if req.prompt == "Say ok.":
+        return default_responder(req)
+    if "Does the answer name the reference" in req.prompt:
+        return json.dumps({"verdict": "right"})
+    return json.dumps({"answer": ANSWERS[req.prompt[-1]]})
+
+
+class Gateway(FakeOpenAI):
+    """A gateway serving `qwen` and `judge` from one model, whose answers name it."""
+
+    def __init__(self):
+        super().__init__(models=["qwen", "judge"], responder=judged_symbols)
+
+    def _completion(self, model, reply):
+        return {**super()._completion(model, reply), "model": "qwen2.5-7b"}
+
+
+def test_a_judge_answering_as_the_model_under_test_on_its_server_is_refused(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with Gateway() as gateway:
+        result = call_benchrun("runner=openai", f"runner.base_url={gateway.url}", "runner.model=qwen",
+                               "task.path=bench", "judge.runner=openai", f"judge.base_url={gateway.url}",
+                               "judge.model=judge", "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        chats = [r["messages"][0]["content"] for r in gateway.requests if r["path"] == "/v1/chat/completions"]
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        "benchrun: error: in 'config': judge.model: the judge judge is the model under test (the same model on the "
+        "same server): a model grading its own answers favours them; pick another judge.model, or set "
+        "judge.allow_self=true (recorded)\n"))
+    assert chats == ["Say ok.", "Say ok."]
