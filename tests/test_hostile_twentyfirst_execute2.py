@@ -15,6 +15,12 @@ cases it found bad, each with the rule it now obeys.
   `judge` from one model, the probe's answer of each naming it `qwen2.5-7b`): the model graded its own answers, the
   run completed (exit 0) with `judge.allow_self` false. Now the names compared include the one the probe's answer
   gave each (`execute.session.same_model`, `_names`), refused as the same model on the same server, exit 2
+- an Ollama model that cannot chat (an embedding model: /api/show's capabilities `["embedding"]`), or
+  `runner.think=true` for a model that does not think (no `thinking` among them): the preflight passed, every request
+  was refused (`HTTP 400: "llama3.2" does not support chat`), and five in a row stopped the run as a broken setup with
+  the advice `finish it once the setup is mended with: benchrun-audit resume RUN`, which no resume can follow (the
+  model and runner.think are the manifest's). Now refused at the preflight, as the server says it
+  (`runners.ollama.OllamaRunner._can_answer`), exit 3
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import default_responder
 from benchrun.testing.lab import Lab
-from benchrun.testing.ollama_server import Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer, odd_one
 from tests.helpers.benchfiles import write_bench
@@ -126,3 +132,32 @@ def test_a_judge_answering_as_the_model_under_test_on_its_server_is_refused(tmp_
         "same server): a model grading its own answers favours them; pick another judge.model, or set "
         "judge.allow_self=true (recorded)\n"))
     assert chats == ["Say ok.", "Say ok."]
+
+
+CANNOT = {  # what /api/show says the model can do, runner.think -> the refusal
+    (("embedding",), None): "cannot chat (it can: embedding); pick a chat model for runner.model",
+    (("completion", "tools"), "true"): "does not think (it can: completion, tools), and runner.think=true asks it to; "
+                                       "unset runner.think, or pick a thinking model",
+    (("completion",), "high"): "does not think (it can: completion), and runner.think=high asks it to; unset "
+                               "runner.think, or pick a thinking model",
+}
+
+
+@pytest.mark.parametrize(("capabilities", "think"), list(CANNOT))
+def test_an_ollama_model_that_cannot_do_what_the_run_asks_is_refused_at_the_preflight(tmp_path, capabilities, think):
+    refused = Reply(status=400, error='"llama3.2" does not support chat')
+    with FakeOllama(responder=lambda _: refused, capabilities=capabilities) as ollama:
+        thinking = [] if think is None else [f"runner.think={think}"]
+        result = call_benchrun(f"runner.host={ollama.url}", *thinking, "cache=false", f"outputs={tmp_path / 'o'}",
+                               cwd=tmp_path)
+        chats = [r for r in ollama.requests if r["path"] == "/api/chat"]
+    assert (result.returncode, result.stderr, chats) == (EXIT["runner"], (
+        f"benchrun: error: Ollama at {ollama.url} says model 'llama3.2:latest' {CANNOT[capabilities, think]}\n"), [])
+
+
+def test_an_ollama_model_that_says_nothing_of_what_it_can_do_is_asked(tmp_path):
+    """An Ollama before 0.6.4 gives no capabilities: nothing to refuse by."""
+    with FakeOllama(responder=listbench_answer, capabilities=()) as ollama:
+        result = call_benchrun(f"runner.host={ollama.url}", "runner.think=true", "cache=false",
+                               f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
