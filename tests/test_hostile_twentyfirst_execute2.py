@@ -21,6 +21,12 @@ cases it found bad, each with the rule it now obeys.
   the advice `finish it once the setup is mended with: benchrun-audit resume RUN`, which no resume can follow (the
   model and runner.think are the manifest's). Now refused at the preflight, as the server says it
   (`runners.ollama.OllamaRunner._can_answer`), exit 3
+
+What held (tried, nothing new): OpenAI-compatible answers of HTTP 200 that are no chat completion (an error object,
+an HTML page, a server-sent-event stream not asked for: the sample's one-line APIError); `finish_reason: length` (kept
+as done_reason, format_valid 0); an Ollama that gives no capabilities (asked as before); the judge's and the model's
+repeat seeds as cache keys. Retry-After, 429/503 for ever, trickling bodies, odd usage, several choices: earlier
+passes' tests.
 """
 
 from __future__ import annotations
