@@ -129,8 +129,9 @@ SHAPES = {  # runner, the answer to a = 3 -> what is recorded: (its text, counts
                                                       ('{"answer": 21}', None, None)),
     ("openai", "a count past any float"): (wire(chat_completion(completion_tokens=7).replace(b"7", b"1e400")),
                                            ('{"answer": 21}', None, None)),
-    ("openai", "content parts"): (wire(chat_completion([{"type": "text", "text": "{}"}])), {
-        "type": "APIError", "message": "not a chat completion: choices[0].message.content is a list, not a string"}),
+    ("openai", "content parts"): (wire(chat_completion([{"type": "text", "text": "{}"}])), ("{}", None, None)),
+    ("openai", "content a number"): (wire(chat_completion(5)), {
+        "type": "APIError", "message": "not a chat completion: choices[0].message.content is a number, not a string"}),
     ("openai", "a message that is a string"): (wire(chat_completion(message="hi")), {
         "type": "APIError", "message": "not a chat completion: choices[0].message is a string, not an object"}),
     ("ollama", "content a number"): (wire(ANSWER.replace(b'"{\\"answer\\": 21}"', b"5")), {

@@ -210,7 +210,9 @@ def _reasoning(req) -> Reply:
 @pytest.mark.parametrize(("runner", "kept"), [("ollama", {"thinking": THOUGHT}),
                                               ("openai", {"reasoning_content": THOUGHT, "reasoning": "r"})])
 def test_a_thinking_models_thinking_is_kept_with_its_answer(tmp_path, runner, kept):
-    with FakeOllama(responder=_thinking) as ollama, FakeOpenAI(models=["m"], responder=_reasoning) as openai:
+    thinks = ("completion", "thinking")
+    with FakeOllama(responder=_thinking, capabilities=thinks) as ollama, \
+            FakeOpenAI(models=["m"], responder=_reasoning) as openai:
         named = ([f"runner.host={ollama.url}", "runner.think=true"] if runner == "ollama" else
                  ["runner=openai", f"runner.base_url={openai.url}", "runner.model=m", "runner.structured=json_schema"])
         done = call_benchrun(*named, "task=folderbench", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)

@@ -20,6 +20,7 @@ from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
 from benchrun.core.recordvalues import model_digest, said_of_weights, short_digest, weights_said
 from benchrun.core.settings import RunnerConfig
+from benchrun.core.text import one_line
 from benchrun.execute.asking import Asker, Outcome
 from benchrun.execute.runners.base import Runner
 
@@ -137,9 +138,11 @@ async def one_server_among(urls: list[str], others: list[str], paths: bool = Tru
 
 
 def _same_model(key: str, model: str, identities: list[tuple[str, dict[str, Any]]]) -> None:
-    """Refuse servers that serve `model` by different digests (or, without digests, under different ids, or saying
-    of its weights different things: `weights_said`)."""
-    digests = [model_digest(identity) or json.dumps([identity.get("name"), weights_said(identity)], sort_keys=True)
+    """Refuse servers that serve `model` by different digests (or, without digests, under different ids, saying of
+    its weights different things, `weights_said`, or whose answers to the preflight's probe named different models,
+    `answers_as`: two gateways that serve one name from two models)."""
+    digests = [model_digest(identity) or json.dumps([identity.get("name"), weights_said(identity),
+                                                     identity.get("answers_as")], sort_keys=True)
                for _, identity in identities]
     if len(set(digests)) > 1:
         each = ", ".join(f"{url} {_digest(identity)}" for url, identity in identities)
@@ -160,7 +163,10 @@ def _same_dialect(key: str, config: RunnerConfig, identities: list[tuple[str, di
 
 def _digest(identity: dict[str, Any]) -> str:
     digest = model_digest(identity)
-    return f"digest {short_digest(digest)}" if digest else f"as '{identity.get('name')}' ({said_of_weights(identity)})"
+    if digest:
+        return f"digest {short_digest(digest)}"
+    answers = f", answering as '{one_line(str(identity['answers_as']), 80)}'" if identity.get("answers_as") else ""
+    return f"as '{identity.get('name')}' ({said_of_weights(identity)}{answers})"
 
 
 

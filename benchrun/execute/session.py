@@ -212,20 +212,26 @@ async def same_model(model: dict[str, Any], judge: dict[str, Any], model_cfg: di
                      judge_cfg: dict[str, Any]) -> bool:
     """Whether the judge is the model under test: the same digest, or (no digest to tell) the same model (its name
     but for `:latest`) of a server they share, under any of its names (`localhost` and `127.0.0.1`; a list's), and
-    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest); or, without
-    digests, the same weights as their servers say (`weights_said`: one model's loaded under two names)."""
+    through either of its APIs (Ollama's own, and its OpenAI-compatible /v1, which gives no digest), or the name the
+    probe's answer gave it (`answers_as`: a gateway serving one model under two names); or, without digests, the same
+    weights as their servers say (`weights_said`: one model's loaded under two names)."""
     digests = model_digest(model), model_digest(judge)
     if None not in digests:
         return digests[0] == digests[1]
     if (weights := weights_said(model)) is not None and weights == weights_said(judge):
         return True
-    if not same_model_name(model_cfg["model"], judge_cfg["model"]):
+    if not any(same_model_name(one, other) for one in _names(model_cfg, model) for other in _names(judge_cfg, judge)):
         return False
     where, judged = (RUNNERS[cfg["type"]].server_key for cfg in (model_cfg, judge_cfg))
     if where is None or judged is None:  # the embedded model: its own, or none of a server
         return model_cfg["type"] == judge_cfg["type"]
     return await one_server_among(_listed(model_cfg[where]), _listed(judge_cfg[judged]),
                                   paths=model_cfg["type"] == judge_cfg["type"])
+
+
+def _names(cfg: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+    """The names a model answers under: the one asked, and the one its answers give where that is another."""
+    return [cfg["model"], *([identity["answers_as"]] if identity.get("answers_as") else [])]
 
 
 def _listed(urls: str | list[str]) -> list[str]:

@@ -28,8 +28,11 @@ class FakeOllama(FakeServer):
 
     def __init__(self, models: Iterable[str] = ("llama3.2",), responder: Responder | None = None,
                  latency_s: float = 0.0, max_parallel: int | None = None, version: str = "0.12.6",
-                 port: int = 0, digests: Mapping[str, str] | None = None) -> None:
+                 port: int = 0, digests: Mapping[str, str] | None = None,
+                 capabilities: Iterable[str] = ("completion",)) -> None:
         self.version = version
+        self.capabilities = list(capabilities)
+        """What /api/show says every model can do (a thinking model's: completion and thinking)."""
         self.digests = dict(digests or {})
         """A model's digest where it is not fake_digest(name) (a model pulled again, on one server of several)."""
         super().__init__(models, responder, latency_s, max_parallel, port)
@@ -59,7 +62,7 @@ class FakeOllama(FakeServer):
             "template": "{{ .Prompt }}",
             "details": _details(model),
             "model_info": {"general.architecture": family, f"{family}.context_length": 131072},
-            "capabilities": ["completion"],
+            "capabilities": self.capabilities,
             "modified_at": FIXED_TIME_ISO,
         })
 

@@ -67,6 +67,7 @@ class OllamaRunner:
         await resolvable(self.host, self.config.key("host"))
         listed = await self._listed_model()
         shown = await self._call(self.client.show(listed.model))
+        self._can_answer(listed.model, list(shown.capabilities or []))
         version = await self._call(self._version())
         return described({
             "name": listed.model, "digest": listed.digest, "size": listed.size,
@@ -75,6 +76,19 @@ class OllamaRunner:
             "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {}),
             "server_version": version,
         }, f"Ollama at {self.host}", self.config.key("host"))
+
+    def _can_answer(self, name: str, capabilities: list[str]) -> None:
+        """RunnerError when the server says (`capabilities`, given by Ollama 0.6.4 on) that the model cannot do what
+        every request asks: chat (an embedding model), or think when runner.think asks it to. Each request would be
+        refused (`does not support chat`), and the run stopped as a broken setup that no resume can mend."""
+        said = one_line(", ".join(map(str, capabilities)), 160)
+        if capabilities and "completion" not in capabilities:
+            raise RunnerError(f"Ollama at {self.host} says model '{name}' cannot chat (it can: {said}); pick a chat "
+                              f"model for {self.config.key('model')}")
+        if capabilities and self.config.think and "thinking" not in capabilities:
+            raise RunnerError(f"Ollama at {self.host} says model '{name}' does not think (it can: {said}), and "
+                              f"{self.config.key('think')}={str(self.config.think).lower()} asks it to; unset "
+                              f"{self.config.key('think')}, or pick a thinking model")
 
     async def digests_now(self) -> dict[str, str | None]:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""

@@ -252,10 +252,11 @@ class OpenAIRunner:
                            "is the answer cannot be told)")
         if not isinstance(message, dict):
             raise APIError(f"not a chat completion: choices[0].message is {_kind(message)}, not an object")
-        if not isinstance(content := message.get("content"), (str, type(None))):
-            raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
+        content, parts = _content(message.get("content"))
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
+        if parts:
+            extra["content_parts"] = json.dumps(parts, ensure_ascii=False, sort_keys=True)
         extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
         if calls := message.get("tool_calls") or message.get("function_call"):
             extra["tool_calls"] = tools_called(calls)
@@ -329,6 +330,24 @@ def json_string(least: int, most: int | None) -> str:
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
+
+
+def _content(content: Any) -> tuple[str | None, list[dict[str, Any]]]:
+    """An answer's text, and the parts of its content that are not text: a content given as a list of parts (Mistral's
+    reasoning models give a `thinking` part, then `text` parts) is its text parts' text, joined, its other parts kept
+    (`extra.content_parts`), as the archive holds all that came back; APIError for a content of no such shape."""
+    if isinstance(content, (str, type(None))):
+        return content, []
+    if not isinstance(content, list):
+        raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
+    for i, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {_kind(part)}, not an object")
+        if part.get("type") == "text" and not isinstance(said := part.get("text"), str):
+            raise APIError(f"not a chat completion: choices[0].message.content[{i}].text is {_kind(said)}, not a "
+                           "string")
+    text = [part["text"] for part in content if part.get("type") == "text"]
+    return "".join(text), [part for part in content if part.get("type") != "text"]
 
 
 def _text(value: Any) -> str | None:
