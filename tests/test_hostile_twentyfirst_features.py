@@ -5,17 +5,24 @@ Found and fixed:
 - A few-shot example asking a sample's own question (an inline `{values: {a: 10, b: 20}, ...}` or an examples-file
   line made from the data file's items): every sample of the task is sent the examples, so that sample was asked with
   an answer to it in its own chat and scored right, said by nothing. Refused at compile naming the example and the
-  sample (compiler.shots)."""
+  sample (compiler.shots).
+- A reference written decomposed (NFD: `é` as `e` and a combining accent, as macOS, some keyboards and PDFs write it;
+  Korean syllables as their letters) against the model's composed answer (NFC), the same text by Unicode's rule and on
+  screen: exact_match and contains scored 0. Both compare texts composed (compiler.scoring)."""
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 
 def _dry_run(root: Path, files: dict[str, str], *args: str):
@@ -40,3 +47,19 @@ def test_an_example_asking_a_samples_own_question_is_refused(tmp_path, fewshot, 
         f"benchrun: error: in '{at}: example 2 asks \"what is 4 + 5?\", the question of sample 'add:q2': that sample "
         "would be asked with an answer to it in its own chat (every sample of the task is sent the examples), so its "
         "score would measure nothing; take the examples from outside the samples, or leave the sample out\n"))
+
+
+def test_a_decomposed_reference_matches_the_composed_answer(tmp_path):
+    words = ["café", "Ångström", "한국어"]
+    cells = "".join(f"{i},{unicodedata.normalize('NFD', word)}\n" for i, word in enumerate(words))
+    write_bench(tmp_path, {"tasks/say/template.txt": "say word {i}", "tasks/say/values.csv": f"i,reference\n{cells}",
+                           "tasks/say/info.yml": "scorer: [exact_match, contains]\n"})
+    answers = {"0": "café", "1": "one ÅNGSTRÖM", "2": "한국어"}  # composed, as models write them
+    with FakeOllama(responder=lambda req: json.dumps({"answer": answers[req.prompt[-1]]})) as server:
+        result = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    assert [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"] == [
+        ("say:i=0", {"exact_match": 1}), ("say:i=0", {"contains": 1}),
+        ("say:i=1", {"exact_match": 0}), ("say:i=1", {"contains": 1}),
+        ("say:i=2", {"exact_match": 1}), ("say:i=2", {"contains": 1})]

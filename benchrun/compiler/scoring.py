@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import unicodedata
 from decimal import Decimal, InvalidOperation
 from numbers import Real
 from pathlib import Path
@@ -40,14 +41,25 @@ def _references(reference: Any) -> list[Any]:
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
     """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
-    text (the answer's `text`); a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the
-    values.csv cell `true`, and `True`, as Python writes it)."""
+    text, composed (the answer's `text`; `_composed`); a bool on either side as its JSON text, in any case (a
+    BoolAnswer's `true` is the values.csv cell `true`, and `True`, as Python writes it)."""
     number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
     if isinstance(exact, bool) or isinstance(reference, bool):
-        return _written(text).strip().casefold() == _written(reference).strip().casefold()
-    return str(text).strip() == str(reference).strip()
+        return _folded(_written(text).strip()) == _folded(_written(reference).strip())
+    return _composed(str(text).strip()) == _composed(str(reference).strip())
+
+
+def _composed(text: str) -> str:
+    """A text in Unicode's composed form (NFC): `é` written as one character or as `e` and a combining accent (NFD, as
+    macOS and some keyboards and PDFs write it) is one text, and compares as one."""
+    return unicodedata.normalize("NFC", text)
+
+
+def _folded(text: str) -> str:
+    """A text as compared ignoring case: case folded, then composed (a decomposed letter folds as the composed does)."""
+    return _composed(unicodedata.normalize("NFD", text).casefold())
 
 
 def _written(value: Any) -> str:
@@ -88,9 +100,9 @@ def exact_match(response: str, reference: Any) -> int:
 
 
 def contains(response: str, reference: Any) -> int:
-    """1 when the answer contains a reference (any of a list), ignoring case, else 0."""
-    answer = str(answer_of(response)).casefold()
-    return int(any(str(ref).casefold() in answer for ref in _references(reference)))
+    """1 when the answer contains a reference (any of a list), ignoring case, both composed (`_folded`), else 0."""
+    answer = _folded(str(answer_of(response)))
+    return int(any(_folded(str(ref)) in answer for ref in _references(reference)))
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
