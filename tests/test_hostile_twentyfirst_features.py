@@ -8,7 +8,11 @@ Found and fixed:
   sample (compiler.shots).
 - A reference written decomposed (NFD: `é` as `e` and a combining accent, as macOS, some keyboards and PDFs write it;
   Korean syllables as their letters) against the model's composed answer (NFC), the same text by Unicode's rule and on
-  screen: exact_match and contains scored 0. Both compare texts composed (compiler.scoring)."""
+  screen: exact_match and contains scored 0. Both compare texts composed (compiler.scoring).
+- A BoolAnswer (YesNoAnswer, a custom Enum answer) task graded by `contains` whose references no answer of the format
+  contains (values.csv `yes`/`no` for a BoolAnswer's `true`/`false`): every answer scored 0, however right, where
+  exact_match's are refused at compile since the twentieth pass. Refused alike, naming contains (compiler.answerable).
+  """
 
 from __future__ import annotations
 
@@ -63,3 +67,14 @@ def test_a_decomposed_reference_matches_the_composed_answer(tmp_path):
         ("say:i=0", {"exact_match": 1}), ("say:i=0", {"contains": 1}),
         ("say:i=1", {"exact_match": 0}), ("say:i=1", {"contains": 1}),
         ("say:i=2", {"exact_match": 1}), ("say:i=2", {"contains": 1})]
+
+
+@pytest.mark.parametrize(("fmt", "cell", "answers"), [("BoolAnswer", "yes", "(true, false)"),
+                                                  ("YesNoAnswer", "true", '("yes", "no")')])
+def test_a_reference_no_answer_of_the_format_contains_is_refused(tmp_path, fmt, cell, answers):
+    result = _dry_run(tmp_path, {"tasks/ask/template.txt": "{q}?", "tasks/ask/info.yml": f"format: {fmt}\nscorer: contains\n",
+                                 "tasks/ask/values.csv": f"q,reference\nsky blue,{cell}\n"})
+    said = (f"in 'tasks/ask/values.csv': task 'ask': column 'reference': the reference of sample 'ask:q=sky blue' is "
+            f'"{cell}", which no answer of format \'{fmt}\' {answers} contains: contains would score every answer to it '
+            "0; write it as the format answers it")
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
