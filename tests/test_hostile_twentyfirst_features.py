@@ -12,7 +12,9 @@ Found and fixed:
 - A BoolAnswer (YesNoAnswer, a custom Enum answer) task graded by `contains` whose references no answer of the format
   contains (values.csv `yes`/`no` for a BoolAnswer's `true`/`false`): every answer scored 0, however right, where
   exact_match's are refused at compile since the twentieth pass. Refused alike, naming contains (compiler.answerable).
-  """
+- A few-shot example whose answer is empty (`assistant: ''`, an examples line `"assistant": ""`): the model was shown a
+  question answered by nothing before every sample, where an empty `user` is refused. Refused alike
+  (schemas/tasks.schema.json's turn)."""
 
 from __future__ import annotations
 
@@ -78,3 +80,13 @@ def test_a_reference_no_answer_of_the_format_contains_is_refused(tmp_path, fmt, 
             f'"{cell}", which no answer of format \'{fmt}\' {answers} contains: contains would score every answer to it '
             "0; write it as the format answers it")
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+
+
+@pytest.mark.parametrize(("fewshot", "files", "at"), [
+    ("  fewshot:\n    - {user: 'what is 1 + 1?', assistant: ''}\n", {}, "tasks.yml': task 'add': tasks[0].fewshot[0]"),
+    ("  fewshot: {file: shots.jsonl}\n", {"shots.jsonl": '{"user": "what is 1 + 1?", "assistant": ""}\n'},
+     "shots.jsonl': task 'add': line 1")])
+def test_an_example_with_an_empty_answer_is_refused(tmp_path, fewshot, files, at):
+    result = _dry_run(tmp_path, {"tasks.yml": ADD + fewshot, "data/add.jsonl": ITEMS, **files})
+    assert (result.returncode, result.stdout, result.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in '{at}.assistant: '' should be non-empty\n")
