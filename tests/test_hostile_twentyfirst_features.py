@@ -14,7 +14,10 @@ Found and fixed:
   exact_match's are refused at compile since the twentieth pass. Refused alike, naming contains (compiler.answerable).
 - A few-shot example whose answer is empty (`assistant: ''`, an examples line `"assistant": ""`): the model was shown a
   question answered by nothing before every sample, where an empty `user` is refused. Refused alike
-  (schemas/tasks.schema.json's turn)."""
+  (schemas/tasks.schema.json's turn).
+- An answer of null (a custom format's `answer: str | None`, a model abstaining) was compared as Python's text `None`:
+  exact_match matched a reference "None" and contains found "no" (and "one", "on") in it, so abstaining on a yes/no
+  question scored right. A null is compared as JSON writes it, `null`, as a bool is (compiler.scoring)."""
 
 from __future__ import annotations
 
@@ -35,6 +38,17 @@ def _dry_run(root: Path, files: dict[str, str], *args: str):
     """A dry run (in this process) of the benchmark made of `files`."""
     write_bench(root, files)
     return call_benchrun("task.path=bench", "dry_run=true", *args, cwd=root)
+
+
+def _scored(root: Path, files: dict[str, str], answer) -> list[tuple[str, dict[str, int]]]:
+    """(sample id, metrics) of each score but format_valid of a run (in this process) of the benchmark made of
+    `files`, against a fake server whose model answers `{"answer": answer(prompt)}`."""
+    write_bench(root, files)
+    with FakeOllama(responder=lambda req: json.dumps({"answer": answer(req.prompt)})) as server:
+        result = bench_run(root, server.url, "task.path=bench", "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    return [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"]
 
 
 ADD = "- name: add\n  template: 'what is {a} + {b}?'\n  values_file: data/add.jsonl\n  format: IntAnswer\n"
@@ -58,14 +72,10 @@ def test_an_example_asking_a_samples_own_question_is_refused(tmp_path, fewshot, 
 def test_a_decomposed_reference_matches_the_composed_answer(tmp_path):
     words = ["café", "Ångström", "한국어"]
     cells = "".join(f"{i},{unicodedata.normalize('NFD', word)}\n" for i, word in enumerate(words))
-    write_bench(tmp_path, {"tasks/say/template.txt": "say word {i}", "tasks/say/values.csv": f"i,reference\n{cells}",
-                           "tasks/say/info.yml": "scorer: [exact_match, contains]\n"})
     answers = {"0": "café", "1": "one ÅNGSTRÖM", "2": "한국어"}  # composed, as models write them
-    with FakeOllama(responder=lambda req: json.dumps({"answer": answers[req.prompt[-1]]})) as server:
-        result = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
-    assert result.returncode == EXIT["ok"], result.stderr
-    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
-    assert [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"] == [
+    assert _scored(tmp_path, {"tasks/say/template.txt": "say word {i}", "tasks/say/values.csv": f"i,reference\n{cells}",
+                              "tasks/say/info.yml": "scorer: [exact_match, contains]\n"},
+                   lambda prompt: answers[prompt[-1]]) == [
         ("say:i=0", {"exact_match": 1}), ("say:i=0", {"contains": 1}),
         ("say:i=1", {"exact_match": 0}), ("say:i=1", {"contains": 1}),
         ("say:i=2", {"exact_match": 1}), ("say:i=2", {"contains": 1})]
@@ -74,11 +84,12 @@ def test_a_decomposed_reference_matches_the_composed_answer(tmp_path):
 @pytest.mark.parametrize(("fmt", "cell", "answers"), [("BoolAnswer", "yes", "(true, false)"),
                                                   ("YesNoAnswer", "true", '("yes", "no")')])
 def test_a_reference_no_answer_of_the_format_contains_is_refused(tmp_path, fmt, cell, answers):
-    result = _dry_run(tmp_path, {"tasks/ask/template.txt": "{q}?", "tasks/ask/info.yml": f"format: {fmt}\nscorer: contains\n",
+    result = _dry_run(tmp_path, {"tasks/ask/template.txt": "{q}?",
+                                 "tasks/ask/info.yml": f"format: {fmt}\nscorer: contains\n",
                                  "tasks/ask/values.csv": f"q,reference\nsky blue,{cell}\n"})
     said = (f"in 'tasks/ask/values.csv': task 'ask': column 'reference': the reference of sample 'ask:q=sky blue' is "
-            f'"{cell}", which no answer of format \'{fmt}\' {answers} contains: contains would score every answer to it '
-            "0; write it as the format answers it")
+            f'"{cell}", which no answer of format \'{fmt}\' {answers} contains: contains would score every answer '
+            "to it 0; write it as the format answers it")
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
 
 
@@ -90,3 +101,14 @@ def test_an_example_with_an_empty_answer_is_refused(tmp_path, fewshot, files, at
     result = _dry_run(tmp_path, {"tasks.yml": ADD + fewshot, "data/add.jsonl": ITEMS, **files})
     assert (result.returncode, result.stdout, result.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in '{at}.assistant: '' should be non-empty\n")
+
+
+def test_an_answer_of_null_is_not_the_text_none(tmp_path):
+    files = {"tasks.yml": "- name: ask\n  template: 'Is {x} prime?'\n  values: {x: [9, 11, 4]}\n"
+                          "  reference: ['no', 'None', 'no']\n  format: Maybe\n  scorer: [exact_match, contains]\n",
+             "custom_response.py": "from pydantic import BaseModel\n\n\nclass Maybe(BaseModel):\n"
+                                   "    answer: str | None\n"}
+    assert _scored(tmp_path, files, lambda prompt: "no" if " 9 " in prompt else None) == [
+        ("ask:x=9", {"exact_match": 1}), ("ask:x=9", {"contains": 1}),
+        ("ask:x=11", {"exact_match": 0}), ("ask:x=11", {"contains": 0}),
+        ("ask:x=4", {"exact_match": 0}), ("ask:x=4", {"contains": 0})]

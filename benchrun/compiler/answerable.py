@@ -86,6 +86,7 @@ def _refuse(spec: TaskSpec, entry: TaskEntry, samples: list[Sample], scorer: str
     for sample in samples:
         items = sample.reference if isinstance(sample.reference, list) else [sample.reference]
         if not any(can_match(item) for item in items):
-            raise TaskError(f"the reference of sample '{sample.id}' is {json.dumps(sample.reference, ensure_ascii=False)},"
-                            f" which no answer of format '{entry.format.name}' ({shown}) {VERB[scorer]}: {scorer} would "
-                            "score every answer to it 0; write it as the format answers it", **spec.where("reference"))
+            written = json.dumps(sample.reference, ensure_ascii=False)
+            raise TaskError(f"the reference of sample '{sample.id}' is {written}, which no answer of format "
+                            f"'{entry.format.name}' ({shown}) {VERB[scorer]}: {scorer} would score every answer to it "
+                            "0; write it as the format answers it", **spec.where("reference"))

@@ -41,14 +41,14 @@ def _references(reference: Any) -> list[Any]:
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
     """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
-    text, composed (the answer's `text`; `_composed`); a bool on either side as its JSON text, in any case (a
-    BoolAnswer's `true` is the values.csv cell `true`, and `True`, as Python writes it)."""
+    text, composed (the answer's `text`; `_composed`), a null as its JSON text; a bool on either side as its JSON text,
+    in any case (a BoolAnswer's `true` is the values.csv cell `true`, and `True`, as Python writes it)."""
     number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
     if isinstance(exact, bool) or isinstance(reference, bool):
         return _folded(_written(text).strip()) == _folded(_written(reference).strip())
-    return _composed(str(text).strip()) == _composed(str(reference).strip())
+    return _composed(_written(text).strip()) == _composed(_written(reference).strip())
 
 
 def _composed(text: str) -> str:
@@ -63,8 +63,9 @@ def _folded(text: str) -> str:
 
 
 def _written(value: Any) -> str:
-    """A value as text: a bool as JSON writes it (`true`), anything else as Python does."""
-    return json.dumps(value) if isinstance(value, bool) else str(value)
+    """A value as text: a bool or null as JSON writes it (`true`, `null`: an answer of null, a model abstaining, is
+    not the text `None`, nor contains `no`), anything else as Python does."""
+    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
 
 
 def number_value(value: Any) -> Decimal | None:
@@ -101,7 +102,7 @@ def exact_match(response: str, reference: Any) -> int:
 
 def contains(response: str, reference: Any) -> int:
     """1 when the answer contains a reference (any of a list), ignoring case, both composed (`_folded`), else 0."""
-    answer = _folded(str(answer_of(response)))
+    answer = _folded(_written(answer_of(response)))
     return int(any(_folded(str(ref)) in answer for ref in _references(reference)))
 
 
