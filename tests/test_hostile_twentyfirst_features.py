@@ -17,7 +17,13 @@ Found and fixed:
   (schemas/tasks.schema.json's turn).
 - An answer of null (a custom format's `answer: str | None`, a model abstaining) was compared as Python's text `None`:
   exact_match matched a reference "None" and contains found "no" (and "one", "on") in it, so abstaining on a yes/no
-  question scored right. A null is compared as JSON writes it, `null`, as a bool is (compiler.scoring)."""
+  question scored right. A null is compared as JSON writes it, `null`, as a bool is (compiler.scoring).
+
+Tried and held: numbers at their edges (other scripts' digits, `.5`, `1.`, `-0`, `07.0`, a code against its number);
+tasks.yml references YAML reads otherwise (`0x1F`, `12:30`, `1,000`: refused); values that are objects, lists or
+null, empty ids, a values file beside a reference list; examples whose assistant is no string; the README's chat
+example with a judge, repeats and judge repeats, as two shards merged, exported and verified; a rejudge of a merged
+run; a shard asking no sample."""
 
 from __future__ import annotations
 
