@@ -18,6 +18,10 @@ Found and fixed:
 - An answer of null (a custom format's `answer: str | None`, a model abstaining) was compared as Python's text `None`:
   exact_match matched a reference "None" and contains found "no" (and "one", "on") in it, so abstaining on a yes/no
   question scored right. A null is compared as JSON writes it, `null`, as a bool is (compiler.scoring).
+- A reference carrying an invisible character at an end (`Paris` and a zero-width space, a byte-order mark before `7`,
+  as text copied from a web page or files joined carry them): exact_match scored the answers `Paris` and 7 0, where
+  whitespace there is stripped. What cannot be seen at the ends is trimmed, inside the text it stays
+  (compiler.scoring).
 
 Tried and held: numbers at their edges (other scripts' digits, `.5`, `1.`, `-0`, `07.0`, a code against its number);
 tasks.yml references YAML reads otherwise (`0x1F`, `12:30`, `1,000`: refused); values that are objects, lists or
@@ -118,3 +122,11 @@ def test_an_answer_of_null_is_not_the_text_none(tmp_path):
         ("ask:x=9", {"exact_match": 1}), ("ask:x=9", {"contains": 1}),
         ("ask:x=11", {"exact_match": 0}), ("ask:x=11", {"contains": 0}),
         ("ask:x=4", {"exact_match": 0}), ("ask:x=4", {"contains": 0})]
+
+
+def test_a_reference_with_an_invisible_end_matches_the_answer(tmp_path):
+    rows = ['{"q": "capital", "reference": "Paris\\u200b"}', '{"q": "seven", "reference": "\\ufeff7"}',
+            '{"q": "joined", "reference": "Par\\u200bis"}']
+    files = {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n", "v.jsonl": "\n".join(rows)}
+    assert _scored(tmp_path, files, lambda prompt: 7 if prompt.endswith("seven") else "Paris") == [
+        ("t:q=capital", {"exact_match": 1}), ("t:q=seven", {"exact_match": 1}), ("t:q=joined", {"exact_match": 0})]

@@ -40,15 +40,31 @@ def _references(reference: Any) -> list[Any]:
 
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
-    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
-    text, composed (the answer's `text`; `_composed`), a null as its JSON text; a bool on either side as its JSON text,
+    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as text trimmed of
+    what cannot be seen at its ends (`_trimmed`), composed (the answer's `text`; `_composed`), a null as its JSON text; a bool on either side as its JSON text,
     in any case (a BoolAnswer's `true` is the values.csv cell `true`, and `True`, as Python writes it)."""
     number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
     if isinstance(exact, bool) or isinstance(reference, bool):
-        return _folded(_written(text).strip()) == _folded(_written(reference).strip())
-    return _composed(_written(text).strip()) == _composed(_written(reference).strip())
+        return _folded(_trimmed(_written(text))) == _folded(_trimmed(_written(reference)))
+    return _composed(_trimmed(_written(text))) == _composed(_trimmed(_written(reference)))
+
+
+def _trimmed(text: str) -> str:
+    """`text` without what cannot be seen at its ends: whitespace, and format characters (Unicode's Cf: a zero-width
+    space, a byte-order mark, a soft hyphen, a word joiner), as a reference copied from a web page carries them
+    (`Paris` followed by U+200B is the answer `Paris`); inside the text they stay (a zero-width joiner of an emoji)."""
+    start, end = 0, len(text)
+    while start < end and _unseen(text[start]):
+        start += 1
+    while end > start and _unseen(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def _unseen(char: str) -> bool:
+    return char.isspace() or unicodedata.category(char) == "Cf"
 
 
 def _composed(text: str) -> str:
@@ -69,14 +85,16 @@ def _written(value: Any) -> str:
 
 
 def number_value(value: Any) -> Decimal | None:
-    """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
-    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`), NaN
+    """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written, its
+    unseen ends trimmed (`' 7 '`, `'1e3'`, `'7'` and a zero-width space); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`), NaN
     or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their neighbours and
     numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
-    if isinstance(value, str) and CODE.fullmatch(value.strip()):  # 2139 is not the postcode 02139
-        return None
+    if isinstance(value, str):
+        value = _trimmed(value)
+        if CODE.fullmatch(value):  # 2139 is not the postcode 02139
+            return None
     try:
         number = Decimal(repr(value) if isinstance(value, float) else value)
     except (InvalidOperation, ValueError):
