@@ -40,9 +40,10 @@ def _references(reference: Any) -> list[Any]:
 
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
-    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as text trimmed of
-    what cannot be seen at its ends (`_trimmed`), composed (the answer's `text`; `_composed`), a null as its JSON text; a bool on either side as its JSON text,
-    in any case (a BoolAnswer's `true` is the values.csv cell `true`, and `True`, as Python writes it)."""
+    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as text (the answer's
+    `text`) trimmed of what cannot be seen at its ends (`_trimmed`) and composed (`_composed`), a null as its JSON
+    text; a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the values.csv cell `true`,
+    and `True`, as Python writes it)."""
     number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
@@ -86,9 +87,10 @@ def _written(value: Any) -> str:
 
 def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written, its
-    unseen ends trimmed (`' 7 '`, `'1e3'`, `'7'` and a zero-width space); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`), NaN
-    or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their neighbours and
-    numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN matched nothing, not even "NaN"."""
+    unseen ends trimmed (`' 7 '`, `'1e3'`, `'7'` and a zero-width space); None for a bool, a text that is no number,
+    a code (`'007'`, a postcode `'02139'`: `CODE`), NaN or an infinity (which are compared as text). As floats,
+    integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer to 2**64
+    matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
     if isinstance(value, str):
