@@ -1,8 +1,8 @@
 """References no answer can match: a task graded by exact_match whose format's `answer` takes only some values (an
 Enum, YesNoAnswer's `yes`/`no`, a bool) or only numbers (IntAnswer, FloatAnswer), and a reference none of them
 equals (`Yes` from a values.csv, `1,000` or `2.5` for an IntAnswer), would score every answer to that sample 0,
-however right; so would contains, of a format taking only some values, a reference none of them contains (`yes` for
-a BoolAnswer's `true`). Refused at compile, naming the sample and the scorer."""
+however right; so would contains a reference none of them contains (`yes` for a BoolAnswer's `true`, `5 apples` for
+an IntAnswer). Refused at compile, naming the sample and the scorer."""
 
 from __future__ import annotations
 
@@ -45,8 +45,7 @@ def choices(schema: dict[str, Any]) -> list[Any] | None:
 
 def matcher(schema: dict[str, Any], scorer: Scorer = exact_match) -> tuple[Callable[[Any], bool], str] | None:
     """Whether a reference item can be matched by some answer of the format under the built-in `scorer`, and what
-    the format answers (for the error); None when any reference can be (a string answer, no `answer` field; a number
-    answer, but for exact_match)."""
+    the format answers (for the error); None when any reference can be (a string answer, no `answer` field)."""
     given = choices(schema)
     if given is not None:
         answers = [json.dumps({ANSWER: value}) for value in given]
@@ -60,13 +59,14 @@ def matcher(schema: dict[str, Any], scorer: Scorer = exact_match) -> tuple[Calla
             return seen[key]
         return matched, shown
     kind = answer_schema(schema).get("type")
-    if kind not in NUMBERS or scorer is not exact_match:
+    if kind not in NUMBERS:
         return None
     return (lambda item: _numbered(item, kind == "integer")), NUMBERS[kind]
 
 
 def _numbered(item: Any, whole: bool) -> bool:
-    """Whether exact_match reads `item` as a number (a whole one, for an integer answer)."""
+    """Whether the built-ins read `item` as a number (a whole one, for an integer answer): a number answer equals
+    only a number (exact_match), and holds only the number it is (contains)."""
     value = number_value(item)
     return value is not None and (not whole or value == value.to_integral_value())
 

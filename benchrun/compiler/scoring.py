@@ -25,14 +25,14 @@ Scorer = Callable[[str, Any], Any]
 Metric = int | float
 
 
-def answer_of(response: str, parse_float: Callable[[str], Any] = float) -> Any:
+def answer_of(response: str, parse_float: Callable[[str], Any] = float, whole: bool = False) -> Any:
     """The `answer` field of a JSON response (its numbers with fractions or exponents through `parse_float`); the raw
-    text when it is not such an object."""
+    text when it is not such an object (`whole`: the object read, when it is one without `answer`)."""
     try:
         parsed = json_value(response, parse_float)
     except (NotJSON, TypeError):
         return response
-    return parsed.get("answer", response) if isinstance(parsed, dict) else parsed
+    return parsed.get("answer", parsed if whole else response) if isinstance(parsed, dict) else parsed
 
 
 def _references(reference: Any) -> list[Any]:
@@ -121,9 +121,32 @@ def exact_match(response: str, reference: Any) -> int:
 
 
 def contains(response: str, reference: Any) -> int:
-    """1 when the answer contains a reference (any of a list), ignoring case, both composed (`_folded`), else 0."""
-    answer = _folded(_written(answer_of(response)))
-    return int(any(_folded(str(ref)) in answer for ref in _references(reference)))
+    """1 when a value of the answer holds a reference (any of a list): a text contains it, ignoring case, both composed
+    (`_folded`); a number equals it (`_values`, `_holds`); else 0."""
+    values = _values(answer_of(response, _as_written, whole=True))
+    return int(any(_holds(value, ref) for ref in _references(reference) for value in values))
+
+
+def _values(answer: Any) -> list[Any]:
+    """The values an answer holds: itself, or for a list or an object (a format without `answer`) each value in it, as
+    parsed, not its keys nor its JSON or Python text (a key `direction` does not hold `on`, `[null]` not `no`, an
+    escaped `caf\\u00e9` is `café`)."""
+    found, todo = [], [answer]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, (list, dict)):
+            todo.extend(reversed(value if isinstance(value, list) else list(value.values())))
+        else:
+            found.append(value)
+    return found
+
+
+def _holds(value: Any, reference: Any) -> bool:
+    """A number holds only the number it is (15 does not hold 5, nor 3.14159 3.14); any other value holds a reference
+    its text contains."""
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        return number_value(value) == number_value(reference) is not None
+    return _folded(str(reference)) in _folded(_written(value))
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}

@@ -1,0 +1,84 @@
+"""The twenty-first hostile pass, the features a benchmark is made of, second wave: scoring semantics, what the
+built-in scorers read of an answer and a reference at their edges.
+
+Found and fixed:
+- `contains` of an answer that is a JSON object without `answer` (a custom format), a list or an object searched the
+  answer's JSON or Python text whole: a key's name was found (`on` in every `{"direction": ...}`), an escaped
+  character was not (`caf\\u00e9` holds no `café`), and `[null]`, written `[None]`, held `no`. contains looks in the
+  values the answer holds, as parsed (compiler.scoring).
+- `contains` of a number answer (IntAnswer, FloatAnswer) found the reference's digits inside the answer's: 15, 50 and
+  -5 were right for 5. A number holds only the number it is; a reference no number equals is refused at compile as
+  exact_match's are (compiler.scoring, compiler.answerable).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+
+
+def _dry_run(root: Path, files: dict[str, str], *args: str):
+    """A dry run (in this process) of the benchmark made of `files`."""
+    write_bench(root, files)
+    return call_benchrun("task.path=bench", "dry_run=true", *args, cwd=root)
+
+
+def _scored(root: Path, files: dict[str, str], respond: Callable[[str], str]) -> list[tuple[str, dict[str, int]]]:
+    """(sample id, metrics) of each score but format_valid of a run (in this process) of the benchmark made of
+    `files`, against a fake server whose model answers `respond(prompt)`, the response's whole text."""
+    write_bench(root, files)
+    with FakeOllama(responder=lambda req: respond(req.prompt)) as server:
+        result = bench_run(root, server.url, "task.path=bench", "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    return [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"]
+
+
+PLACES = """from pydantic import BaseModel
+
+
+class Place(BaseModel):
+    direction: str
+    city: str
+
+
+class Names(BaseModel):
+    answer: list[str | None]
+"""
+
+
+def test_contains_looks_in_the_values_an_answer_holds_not_its_text(tmp_path):
+    files = {"tasks.yml": "- name: go\n  template: 'where is {x}?'\n  values: {x: [north, cafe]}\n"
+                          "  reference: ['on', 'café']\n  format: Place\n  scorer: contains\n"
+                          "- name: who\n  template: 'who is {x}?'\n  values: {x: [nobody, it]}\n"
+                          "  reference: ['no', \"it's\"]\n  format: Names\n  scorer: contains\n",
+             "custom_response.py": PLACES}
+    answers = {"north": {"direction": "west", "city": "Oslo"}, "cafe": {"direction": "east", "city": "café"},
+               "nobody": {"answer": [None]}, "it": {"answer": ["it's"]}}
+    assert _scored(tmp_path, files, lambda prompt: json.dumps(answers[prompt.split()[-1][:-1]])) == [
+        ("go:x=north", {"contains": 0}), ("go:x=cafe", {"contains": 1}),
+        ("who:x=nobody", {"contains": 0}), ("who:x=it", {"contains": 1})]
+
+
+def test_contains_of_a_number_answer_is_that_number(tmp_path):
+    files = {"tasks.yml": "- name: n\n  template: 'give {x}'\n  values: {x: [a, b, c, d]}\n"
+                          "  reference: [5, 5, 50, 3.14]\n  format: FloatAnswer\n  scorer: contains\n"}
+    answers = {"a": "15", "b": "5.0", "c": "500", "d": "3.14159"}
+    assert _scored(tmp_path, files, lambda prompt: f'{{"answer": {answers[prompt[-1]]}}}') == [
+        ("n:x=a", {"contains": 0}), ("n:x=b", {"contains": 1}), ("n:x=c", {"contains": 0}), ("n:x=d", {"contains": 0})]
+
+
+def test_a_reference_no_number_equals_is_refused_for_contains(tmp_path):
+    result = _dry_run(tmp_path, {"tasks.yml": "- name: n\n  template: 'how many {x}?'\n  values: {x: [apples]}\n"
+                                              "  reference: ['5 apples']\n  format: IntAnswer\n  scorer: contains\n"})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks.yml': task 'n': tasks[0].reference: the reference of sample 'n:x=apples' is "
+        "\"5 apples\", which no answer of format 'IntAnswer' (an integer) contains: contains would score every answer "
+        "to it 0; write it as the format answers it\n"))
