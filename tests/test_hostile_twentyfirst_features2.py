@@ -82,3 +82,21 @@ def test_a_reference_no_number_equals_is_refused_for_contains(tmp_path):
         "benchrun: error: in 'tasks.yml': task 'n': tasks[0].reference: the reference of sample 'n:x=apples' is "
         "\"5 apples\", which no answer of format 'IntAnswer' (an integer) contains: contains would score every answer "
         "to it 0; write it as the format answers it\n"))
+
+
+def test_contains_finds_a_reference_with_an_invisible_end(tmp_path):
+    rows = ['{"q": "fr", "reference": "Paris\\u200b"}', '{"q": "uk", "reference": "\\ufeffLondon"}',
+            '{"q": "de", "reference": "Ber\\u200blin"}']
+    files = {"tasks.yml": "- name: t\n  template: 'capital of {q}'\n  values_file: v.jsonl\n  scorer: contains\n",
+             "v.jsonl": "\n".join(rows)}
+    capitals = {"fr": "It is Paris.", "uk": "london", "de": "Berlin"}
+    assert _scored(tmp_path, files, lambda prompt: json.dumps({"answer": capitals[prompt[-2:]]})) == [
+        ("t:q=fr", {"contains": 1}), ("t:q=uk", {"contains": 1}), ("t:q=de", {"contains": 0})]
+
+
+def test_a_reference_of_invisible_characters_only_is_refused(tmp_path):
+    result = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n",
+                                 "v.jsonl": '{"q": "a", "reference": "Paris"}\n{"q": "b", "reference": "\\u200b"}\n'})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'v.jsonl': task 't': column 'reference': the reference of sample 2 is '\\u200b': an empty "
+        "answer, which every answer contains; give the answer, or leave the sample out\n"))

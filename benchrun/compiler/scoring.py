@@ -41,18 +41,18 @@ def _references(reference: Any) -> list[Any]:
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
     """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as text (the answer's
-    `text`) trimmed of what cannot be seen at its ends (`_trimmed`) and composed (`_composed`), a null as its JSON
+    `text`) trimmed of what cannot be seen at its ends (`trimmed`) and composed (`_composed`), a null as its JSON
     text; a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the values.csv cell `true`,
     and `True`, as Python writes it)."""
     number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
     if isinstance(exact, bool) or isinstance(reference, bool):
-        return _folded(_trimmed(_written(text))) == _folded(_trimmed(_written(reference)))
-    return _composed(_trimmed(_written(text))) == _composed(_trimmed(_written(reference)))
+        return _folded(trimmed(_written(text))) == _folded(trimmed(_written(reference)))
+    return _composed(trimmed(_written(text))) == _composed(trimmed(_written(reference)))
 
 
-def _trimmed(text: str) -> str:
+def trimmed(text: str) -> str:
     """`text` without what cannot be seen at its ends: whitespace, and format characters (Unicode's Cf: a zero-width
     space, a byte-order mark, a soft hyphen, a word joiner), as a reference copied from a web page carries them
     (`Paris` followed by U+200B is the answer `Paris`); inside the text they stay (a zero-width joiner of an emoji)."""
@@ -94,7 +94,7 @@ def number_value(value: Any) -> Decimal | None:
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
     if isinstance(value, str):
-        value = _trimmed(value)
+        value = trimmed(value)
         if CODE.fullmatch(value):  # 2139 is not the postcode 02139
             return None
     try:
@@ -143,10 +143,10 @@ def _values(answer: Any) -> list[Any]:
 
 def _holds(value: Any, reference: Any) -> bool:
     """A number holds only the number it is (15 does not hold 5, nor 3.14159 3.14); any other value holds a reference
-    its text contains."""
+    its text contains, the reference `trimmed` (`Paris` and a zero-width space is `Paris`)."""
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
         return number_value(value) == number_value(reference) is not None
-    return _folded(str(reference)) in _folded(_written(value))
+    return _folded(trimmed(str(reference))) in _folded(_written(value))
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
