@@ -9,6 +9,12 @@ Found and fixed:
 - `contains` of a number answer (IntAnswer, FloatAnswer) found the reference's digits inside the answer's: 15, 50 and
   -5 were right for 5. A number holds only the number it is; a reference no number equals is refused at compile as
   exact_match's are (compiler.scoring, compiler.answerable).
+- `contains` took a reference with an invisible end as written (`Paris` and a zero-width space was in no answer) where
+  exact_match trims it: trimmed alike; a reference of invisible characters only, empty once trimmed, is refused as an
+  empty one is (compiler.scoring, compiler.grid).
+- `contains` of a number reference in a text answer searched its digits: `18 legs` held 8, and a values.csv cell
+  `1.5e-7` (read as 1.5e-07) or `1e3` (1000.0) was in no answer writing it so. A number reference is found written as
+  a number, read as exact_match reads one (compiler.scoring).
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ import json
 from pathlib import Path
 from typing import Callable
 
+import pytest
+
+from benchrun.compiler.scoring import contains
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
@@ -100,3 +109,22 @@ def test_a_reference_of_invisible_characters_only_is_refused(tmp_path):
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'v.jsonl': task 't': column 'reference': the reference of sample 2 is '\\u200b': an empty "
         "answer, which every answer contains; give the answer, or leave the sample out\n"))
+
+
+def test_contains_finds_a_number_reference_as_a_number_in_a_text(tmp_path):
+    cells = "legs,8\nwave,1.5e-7\nfar,1e3\nsays,8\nhuge,5\n"
+    files = {"tasks/t/template.txt": "{q}?", "tasks/t/values.csv": f"q,reference\n{cells}",
+             "tasks/t/info.yml": "scorer: contains\n"}
+    answers = {"legs": "18 legs", "wave": "about 1.5e-7 m", "far": "1000 metres", "says": "It has 8.",
+               "huge": "1e99999999999999999999999999999 or 5"}
+    assert _scored(tmp_path, files, lambda prompt: json.dumps({"answer": answers[prompt[:-1]]})) == [
+        ("t:q=legs", {"contains": 0}), ("t:q=wave", {"contains": 1}), ("t:q=far", {"contains": 1}),
+        ("t:q=says", {"contains": 1}), ("t:q=huge", {"contains": 1})]
+
+
+@pytest.mark.parametrize(("answer", "reference", "score"), [
+    ("15 apples", "5", 0), ("page 5", "5", 1), ("5km", 5, 1), ("-5 degrees", 5, 0), ("pi is 3.14.", 3.14, 1),
+    ("3.14159", "3.14", 0), ("agent 007", "007", 1), ("agent 007", 7, 0), ("CO2", 2, 0), ("১৫", 15, 1)])
+def test_contains_reads_a_number_reference_as_exact_match_does(answer, reference, score):
+    assert contains(json.dumps({"answer": answer}), reference) == score
+

@@ -8,8 +8,10 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
@@ -122,31 +124,64 @@ def exact_match(response: str, reference: Any) -> int:
 
 def contains(response: str, reference: Any) -> int:
     """1 when a value of the answer holds a reference (any of a list): a text contains it, ignoring case, both composed
-    (`_folded`); a number equals it (`_values`, `_holds`); else 0."""
-    values = _values(answer_of(response, _as_written, whole=True))
-    return int(any(_holds(value, ref) for ref in _references(reference) for value in values))
+    (`_folded`); a number equals it (`Held`); else 0."""
+    held = Held(answer_of(response, _as_written, whole=True))
+    return int(any(held.holds(ref) for ref in _references(reference)))
 
 
-def _values(answer: Any) -> list[Any]:
+class Held:
     """The values an answer holds: itself, or for a list or an object (a format without `answer`) each value in it, as
     parsed, not its keys nor its JSON or Python text (a key `direction` does not hold `on`, `[null]` not `no`, an
-    escaped `caf\\u00e9` is `café`)."""
-    found, todo = [], [answer]
-    while todo:
-        value = todo.pop()
-        if isinstance(value, (list, dict)):
-            todo.extend(reversed(value if isinstance(value, list) else list(value.values())))
-        else:
-            found.append(value)
-    return found
+    escaped `caf\\u00e9` is `café`); each read once, however many references are sought in it."""
+
+    def __init__(self, answer: Any):
+        values, todo = [], [answer]
+        while todo:
+            value = todo.pop()
+            if isinstance(value, (list, dict)):
+                todo.extend(reversed(value if isinstance(value, list) else list(value.values())))
+            else:
+                values.append(value)
+        self._numbers = {number_value(value) for value in values if _is_number(value)}
+        self._texts = [_written(value) for value in values if not _is_number(value)]
+
+    @cached_property
+    def _folded(self) -> list[str]:
+        return [_folded(text) for text in self._texts]
+
+    @cached_property
+    def _numerals(self) -> set[Decimal | None]:
+        """The numbers written in the texts (`NUMERAL`), each read once however often it is written."""
+        return {_numeral(found) for text in self._texts for found in set(NUMERAL.findall(text))}
+
+    def holds(self, reference: Any) -> bool:
+        """A reference that is a number (as exact_match reads one: 5, `'5'`, not the code `'007'`) is held by a value
+        that is that number (15 does not hold 5, nor 3.14159 3.14) or a text that writes it as a number (`18 legs`
+        does not hold 8; `1.5e-7 m` holds the values.csv cell 1.5e-7, read as 1.5e-07); any other reference by a
+        text containing it, the reference `trimmed` (`Paris` and a zero-width space is `Paris`)."""
+        wanted = number_value(reference)
+        if wanted is not None:
+            return wanted in self._numbers or wanted in self._numerals
+        sought = _folded(trimmed(str(reference)))
+        return any(sought in text for text in self._folded)
 
 
-def _holds(value: Any, reference: Any) -> bool:
-    """A number holds only the number it is (15 does not hold 5, nor 3.14159 3.14); any other value holds a reference
-    its text contains, the reference `trimmed` (`Paris` and a zero-width space is `Paris`)."""
-    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-        return number_value(value) == number_value(reference) is not None
-    return _folded(trimmed(str(reference))) in _folded(_written(value))
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def _numeral(text: str) -> Decimal | None:
+    """A number written in a text as `number_value` reads it (`text` has no ends to trim): None for a code, `007`, and
+    for one Decimal cannot hold (an exponent of 30 digits)."""
+    try:
+        return None if CODE.fullmatch(text) else Decimal(text)
+    except InvalidOperation:
+        return None
+
+
+NUMERAL = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\d|\.\d)")
+"""A number written in a text, its sign kept, a unit may follow (`5km`), not part of a longer number or of a name (no
+5 is written in 15, 2.5, -5 or CO5)."""
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
