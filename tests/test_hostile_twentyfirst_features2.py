@@ -128,3 +128,43 @@ def test_contains_finds_a_number_reference_as_a_number_in_a_text(tmp_path):
 def test_contains_reads_a_number_reference_as_exact_match_does(answer, reference, score):
     assert contains(json.dumps({"answer": answer}), reference) == score
 
+
+PARTIAL = """from typing import Literal
+
+from pydantic import BaseModel
+
+
+class Partial(BaseModel):
+    grade: Literal[0.0, 0.5, 1.0]
+"""
+
+
+def test_a_judge_grading_with_whole_float_values_is_graded(tmp_path):
+    files = {"tasks.yml": "- name: t\n  template: 'say {x}'\n  values: {x: [a, b, c]}\n  reference: [a, b, c]\n"
+                          "  judge: partial\n",
+             "judges.yml": "- name: partial\n  rubric: 'grade {response} against {reference}'\n  format: Partial\n"
+                           "  score: grade\n  scores: {'0.0': 0, '0.5': 0.5, '1.0': 1}\n",
+             "custom_response.py": PARTIAL}
+    grades = {"a": "1.0", "b": "0", "c": "0.5"}
+    write_bench(tmp_path, files)
+
+    def respond(req) -> str:
+        last = req.prompt.split()[-1]
+        return f'{{"grade": {grades[last]}}}' if req.prompt.startswith("grade") else json.dumps({"answer": last})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=respond) as server:
+        result = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    assert [(s["id"], s["metrics"], s["error"]) for s in scores if s["scorer"] == "partial"] == [
+        ("t:x=a", {"partial": 1}, None), ("t:x=b", {"partial": 0}, None), ("t:x=c", {"partial": 0.5}, None)]
+
+
+def test_scores_naming_one_grade_twice_are_refused(tmp_path):
+    result = _dry_run(tmp_path, {
+        "tasks.yml": "- name: t\n  template: 'say {x}'\n  values: {x: [a]}\n  reference: [a]\n  judge: partial\n",
+        "judges.yml": "- name: partial\n  rubric: 'grade {response}'\n  format: Partial\n  score: grade\n"
+                      "  scores: {'0': 0, '0.5': 0.5, '1': 1, '1.0': 0}\n",
+        "custom_response.py": PARTIAL}, "judge.model=qwen2.5")
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'judges.yml': judges[0].scores: keys '1' and '1.0' name one grade, 1: give it one "
+        "number\n"))
