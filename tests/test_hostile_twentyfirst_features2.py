@@ -15,6 +15,15 @@ Found and fixed:
 - `contains` of a number reference in a text answer searched its digits: `18 legs` held 8, and a values.csv cell
   `1.5e-7` (read as 1.5e-07) or `1e3` (1000.0) was in no answer writing it so. A number reference is found written as
   a number, read as exact_match reads one (compiler.scoring).
+- A judge grading with whole float values (`Literal[0.0, 0.5, 1.0]`, scores `'1.0': 1`): the reply 1.0 was looked up
+  as `1`, so every 0.0 and 1.0 grade was the answer's scorer error, and scores `'1': 1` were refused. One key for a
+  grade, the number it writes (core.manifest's grade_key, compiler.judges).
+- A reference outside the bounds the format sets its answer (`Field(pattern="^[A-D]$")` with `(C)`, `Field(ge=1,
+  le=5)` with 7) scored every answer 0; refused at compile as a reference of another kind is (compiler.bounds).
+
+Tried and held: scorer lists named twice, empty or in another case; a values.csv with a byte-order mark and CRLF,
+short or long rows, a quoted line break; `reference: calculated` with a built-in scorer; a reference that is only
+spaces.
 """
 
 from __future__ import annotations
@@ -168,3 +177,31 @@ def test_scores_naming_one_grade_twice_are_refused(tmp_path):
     assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'judges.yml': judges[0].scores: keys '1' and '1.0' name one grade, 1: give it one "
         "number\n"))
+
+
+BOUNDED = """from pydantic import BaseModel, Field
+
+
+class Choice(BaseModel):
+    answer: str = Field(pattern="^[A-D]$")
+
+
+class Rating(BaseModel):
+    answer: int = Field(ge=1, le=5)
+"""
+
+
+@pytest.mark.parametrize(("task", "said"), [
+    ("- name: mc\n  template: 'pick for {q}'\n  values: {q: [one, two, three]}\n  reference: ['A', ' B ', '(C)']\n"
+     "  format: Choice\n",
+     "task 'mc': tasks[0].reference: the reference of sample 'mc:q=three' is \"(C)\", which no answer of format "
+     "'Choice' (a string with pattern \"^[A-D]$\") matches: exact_match"),
+    ("- name: rate\n  template: 'rate {q}'\n  values: {q: [one, two]}\n  reference: [5, 7]\n  format: Rating\n"
+     "  scorer: contains\n",
+     "task 'rate': tasks[0].reference: the reference of sample 'rate:q=two' is 7, which no answer of format 'Rating' "
+     "(an integer with minimum 1, maximum 5) contains: contains")])
+def test_a_reference_outside_the_formats_bounds_is_refused(tmp_path, task, said):
+    result = _dry_run(tmp_path, {"tasks.yml": task, "custom_response.py": BOUNDED})
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'tasks.yml': {said} would score every answer to it 0; write it as the format answers "
+        "it\n"))

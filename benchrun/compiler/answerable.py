@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
+from benchrun.compiler.bounds import within
 from benchrun.compiler.scoring import BUILTIN, Scorer, exact_match, number_value
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import TaskError
@@ -45,7 +46,8 @@ def choices(schema: dict[str, Any]) -> list[Any] | None:
 
 def matcher(schema: dict[str, Any], scorer: Scorer = exact_match) -> tuple[Callable[[Any], bool], str] | None:
     """Whether a reference item can be matched by some answer of the format under the built-in `scorer`, and what
-    the format answers (for the error); None when any reference can be (a string answer, no `answer` field)."""
+    the format answers (for the error); None when any reference can be (a string answer without bounds, no
+    `answer` field)."""
     given = choices(schema)
     if given is not None:
         answers = [json.dumps({ANSWER: value}) for value in given]
@@ -58,10 +60,14 @@ def matcher(schema: dict[str, Any], scorer: Scorer = exact_match) -> tuple[Calla
                 seen[key] = any(scorer(answer, item) for answer in answers)
             return seen[key]
         return matched, shown
-    kind = answer_schema(schema).get("type")
+    prop = answer_schema(schema)
+    kind = prop.get("type")
+    bounded = within(prop) if scorer is exact_match or kind in NUMBERS else None  # a pattern, a length, a range
     if kind not in NUMBERS:
-        return None
-    return (lambda item: _numbered(item, kind == "integer")), NUMBERS[kind]
+        return bounded
+    if bounded is None:
+        return (lambda item: _numbered(item, kind == "integer")), NUMBERS[kind]
+    return (lambda item: _numbered(item, kind == "integer") and bounded[0](item)), bounded[1]
 
 
 def _numbered(item: Any, whole: bool) -> bool:
