@@ -146,7 +146,7 @@ class Held:
         self._texts = [_written(value) for value in values if not _is_number(value)]
 
     @cached_property
-    def _folded(self) -> list[str]:
+    def _texts_folded(self) -> list[str]:
         return [_folded(text) for text in self._texts]
 
     @cached_property
@@ -163,7 +163,7 @@ class Held:
         if wanted is not None:
             return wanted in self._numbers or wanted in self._numerals
         sought = _folded(trimmed(str(reference)))
-        return any(sought in text for text in self._folded)
+        return any(sought in text for text in self._texts_folded)
 
 
 def _is_number(value: Any) -> bool:
