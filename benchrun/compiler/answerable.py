@@ -1,20 +1,24 @@
 """References no answer can match: a task graded by exact_match whose format's `answer` takes only some values (an
 Enum, YesNoAnswer's `yes`/`no`, a bool) or only numbers (IntAnswer, FloatAnswer), and a reference none of them
 equals (`Yes` from a values.csv, `1,000` or `2.5` for an IntAnswer), would score every answer to that sample 0,
-however right; refused at compile, naming the sample."""
+however right; so would contains a reference none of them contains (`yes` for a BoolAnswer's `true`, `5 apples` for
+an IntAnswer). Refused at compile, naming the sample and the scorer."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Callable, Iterable
 
-from benchrun.compiler.scoring import exact_match, number_value
+from benchrun.compiler.bounds import within
+from benchrun.compiler.scoring import BUILTIN, Scorer, exact_match, number_value
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Sample, TaskEntry
 
 ANSWER = "answer"
 """The field of a response that exact_match reads."""
+VERB = {"exact_match": "matches", "contains": "contains"}
+"""What a built-in scorer finds an answer does to a reference it scores 1, as an error says it."""
 NUMBERS = {"integer": "an integer", "number": "a number"}
 """The JSON Schema types of an answer that only numbers give, as an error names them."""
 
@@ -40,9 +44,10 @@ def choices(schema: dict[str, Any]) -> list[Any] | None:
     return [True, False] if _types(prop) == ["boolean"] else None
 
 
-def matcher(schema: dict[str, Any]) -> tuple[Callable[[Any], bool], str] | None:
-    """Whether a reference item can be matched by some answer of the format, and what the format answers (for the
-    error); None when any reference can be (a string answer, no `answer` field)."""
+def matcher(schema: dict[str, Any], scorer: Scorer = exact_match) -> tuple[Callable[[Any], bool], str] | None:
+    """Whether a reference item can be matched by some answer of the format under the built-in `scorer`, and what
+    the format answers (for the error); None when any reference can be (a string answer without bounds, no
+    `answer` field)."""
     given = choices(schema)
     if given is not None:
         answers = [json.dumps({ANSWER: value}) for value in given]
@@ -52,14 +57,20 @@ def matcher(schema: dict[str, Any]) -> tuple[Callable[[Any], bool], str] | None:
         def matched(item: Any) -> bool:
             key = (type(item), item)
             if key not in seen:
-                seen[key] = any(exact_match(answer, item) for answer in answers)
+                seen[key] = any(scorer(answer, item) for answer in answers)
             return seen[key]
         return matched, shown
-    kinds = _types(answer_schema(schema))
-    if not kinds or not all(kind in NUMBERS for kind in kinds):
-        return None
+    prop = answer_schema(schema)
+    kinds = _types(prop)
+    numeric = bool(kinds) and all(kind in NUMBERS for kind in kinds)
+    bounded = within(prop) if scorer is exact_match or numeric else None  # a pattern, a length, a range
+    if not numeric:
+        return bounded
     whole = all(kind == "integer" for kind in kinds)
-    return (lambda item: _numbered(item, whole)), " or ".join(NUMBERS[kind] for kind in dict.fromkeys(kinds))
+    shown = " or ".join(NUMBERS[kind] for kind in dict.fromkeys(kinds))
+    if bounded is None:
+        return (lambda item: _numbered(item, whole)), shown
+    return (lambda item: _numbered(item, whole) and bounded[0](item)), bounded[1]
 
 
 def _types(prop: dict[str, Any]) -> list[Any]:
@@ -72,23 +83,28 @@ def _types(prop: dict[str, Any]) -> list[Any]:
 
 
 def _numbered(item: Any, whole: bool) -> bool:
-    """Whether exact_match reads `item` as a number (a whole one, for an integer answer)."""
+    """Whether the built-ins read `item` as a number (a whole one, for an integer answer): a number answer equals
+    only a number (exact_match), and holds only the number it is (contains)."""
     value = number_value(item)
     return value is not None and (not whole or value == value.to_integral_value())
 
 
 def refuse_unanswerable(spec: TaskSpec, entry: TaskEntry, samples: Iterable[Sample]) -> None:
-    """Refuse a sample of a task graded by the built-in exact_match whose reference (none of its acceptable answers)
-    matches no value the task's format lets the model answer."""
-    if not any(s.name == "exact_match" and s.origin == "builtin" for s in entry.scorers):
-        return
-    found = matcher(entry.format.json_schema)
-    if found is None:
-        return
-    can_match, shown = found
+    """Refuse a sample of a task graded by a built-in scorer (exact_match, contains) whose reference (none of its
+    acceptable answers) matches no value the task's format lets the model answer."""
+    listed = list(samples)
+    for name in [s.name for s in entry.scorers if s.origin == "builtin" and s.name in BUILTIN]:
+        found = matcher(entry.format.json_schema, BUILTIN[name])
+        if found is not None:
+            _refuse(spec, entry, listed, name, *found)
+
+
+def _refuse(spec: TaskSpec, entry: TaskEntry, samples: list[Sample], scorer: str, can_match: Callable[[Any], bool],
+            shown: str) -> None:
     for sample in samples:
         items = sample.reference if isinstance(sample.reference, list) else [sample.reference]
         if not any(can_match(item) for item in items):
-            raise TaskError(f"the reference of sample '{sample.id}' is {json.dumps(sample.reference, ensure_ascii=False)},"
-                            f" which no answer of format '{entry.format.name}' ({shown}) matches: exact_match would "
-                            "score every answer to it 0; write it as the format answers it", **spec.where("reference"))
+            written = json.dumps(sample.reference, ensure_ascii=False)
+            raise TaskError(f"the reference of sample '{sample.id}' is {written}, which no answer of format "
+                            f"'{entry.format.name}' ({shown}) {VERB[scorer]}: {scorer} would score every answer to it "
+                            "0; write it as the format answers it", **spec.where("reference"))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from benchrun.compiler.data import Example, draw
+from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
@@ -268,7 +269,7 @@ def _references(spec: TaskSpec, n: int) -> Iterator[Any] | list[Any]:
     if len(spec.reference) != n:
         raise _error(spec, "reference", f"{len(spec.reference)} references for {n} samples")
     for index, reference in enumerate(spec.reference):
-        if reference == [] or any(isinstance(item, str) and not item.strip() for item in _answers(reference)):
+        if reference == [] or any(isinstance(item, str) and not trimmed(item) for item in _answers(reference)):
             what = "a list of no answers, which no answer matches" if reference == [] else (
                 "an empty answer, which every answer contains")
             raise _error(spec, "reference", f"the reference of sample {index + 1:,} is {reference!r}: {what}; give "

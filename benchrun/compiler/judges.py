@@ -5,6 +5,7 @@ not have, an Enum value the scores miss: one line naming judges.yml, the judge a
 from __future__ import annotations
 
 import string
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -13,7 +14,7 @@ from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.keys import unknown_key
 from benchrun.core.layout import RESERVED_SCORERS
-from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec, TaskEntry
+from benchrun.core.manifest import FormatSpec, JudgeSpec, ScorerSpec, TaskEntry, grade_key
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
 from benchrun.core.yamlfile import load_yaml
 
@@ -72,6 +73,8 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
     if scores is None:
         raise TaskError(f"field '{field}' is {'an Enum' if values else 'a string'}: give each value's number "
                         "with scores", **where(index, "scores"))
+    if values is not None:
+        scores, values = _keyed(scores, values, index), [grade_key(value) for value in values]
     if values is not None and set(scores) != set(values):
         missing, extra = sorted(set(values) - set(scores)), sorted(set(scores) - set(values))
         said = "; ".join(part for part in (f"missing {', '.join(missing)}" if missing else "",
@@ -85,12 +88,36 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
     return {str(key): value for key, value in scores.items()}
 
 
-def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, list[str] | None]:
+def _keyed(scores: Mapping[Any, Any], values: list[Any], index: int) -> dict[str, Any]:
+    """An Enum grade's scores by the keys its grades are looked up by (`_key`), each grade given once."""
+    keyed: dict[str, Any] = {}
+    for key, value in scores.items():
+        found = _key(key, values)
+        if found in keyed:
+            twice = next(str(other) for other in scores if _key(other, values) == found)
+            raise TaskError(f"keys {twice!r} and {str(key)!r} name one grade, {found}: give it one number",
+                            **where(index, "scores"))
+        keyed[found] = value
+    return keyed
+
+
+def _key(key: Any, values: list[Any]) -> str:
+    """A scores key as the grade it names is looked up (`grade_key`): for an Enum of numbers, the number it writes
+    ("1.0" and "1" are the grade 1.0)."""
+    if any(isinstance(value, (int, float)) and not isinstance(value, bool) for value in values):
+        try:
+            return grade_key(Decimal(str(key).strip()))
+        except InvalidOperation:
+            pass
+    return grade_key(key)
+
+
+def _grade_kind(prop: dict[str, Any], defs: Mapping[str, Any]) -> tuple[str, list[Any] | None]:
     """("boolean" | "number" | "string", the Enum's values or None) of a grade field's schema."""
     if "$ref" in prop:
         prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
     if "enum" in prop:
-        return "string", [str(value) for value in prop["enum"]]
+        return "string", list(prop["enum"])
     kind = prop.get("type")
     if kind in ("integer", "number"):
         return "number", None

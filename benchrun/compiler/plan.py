@@ -14,6 +14,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.answerable import refuse_unanswerable
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
+from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
 from benchrun.core import secrets
@@ -82,6 +83,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         task_samples = grid.samples(spec, limits, rendered, preamble)
         tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns))
         refuse_unanswerable(spec, tasks[-1], task_samples)
+        refuse_shown_answers(spec, turns, task_samples)
         samples.extend(task_samples)
     judges = compile_judges(bench, specs, [t.scorers for t in tasks],
                             lambda name, where: format_spec(name, known_formats, where))

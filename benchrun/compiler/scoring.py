@@ -8,7 +8,10 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
+import unicodedata
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
@@ -24,14 +27,14 @@ Scorer = Callable[[str, Any], Any]
 Metric = int | float
 
 
-def answer_of(response: str, parse_float: Callable[[str], Any] = float) -> Any:
+def answer_of(response: str, parse_float: Callable[[str], Any] = float, whole: bool = False) -> Any:
     """The `answer` field of a JSON response (its numbers with fractions or exponents through `parse_float`); the raw
-    text when it is not such an object."""
+    text when it is not such an object (`whole`: the object read, when it is one without `answer`)."""
     try:
         parsed = json_value(response, parse_float)
     except (NotJSON, TypeError):
         return response
-    return parsed.get("answer", response) if isinstance(parsed, dict) else parsed
+    return parsed.get("answer", parsed if whole else response) if isinstance(parsed, dict) else parsed
 
 
 def _references(reference: Any) -> list[Any]:
@@ -39,33 +42,64 @@ def _references(reference: Any) -> list[Any]:
 
 
 def _same(exact: Any, text: Any, reference: Any) -> bool:
-    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as whitespace-stripped
-    text (the answer's `text`); a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the
-    values.csv cell `true`, and `True`, as Python writes it)."""
+    """Equal as numbers when both are (the answer's `exact` value: 2**64 + 1 is not 2**64), else as text (the answer's
+    `text`) trimmed of what cannot be seen at its ends (`trimmed`) and composed (`_composed`), a null as its JSON
+    text; a bool on either side as its JSON text, in any case (a BoolAnswer's `true` is the values.csv cell `true`,
+    and `True`, as Python writes it)."""
     number = number_value(exact), number_value(reference)
     if None not in number:
         return number[0] == number[1]
     if isinstance(exact, bool) or isinstance(reference, bool):
-        return _written(text).strip().casefold() == _written(reference).strip().casefold()
-    return str(text).strip() == str(reference).strip()
+        return _folded(trimmed(_written(text))) == _folded(trimmed(_written(reference)))
+    return _composed(trimmed(_written(text))) == _composed(trimmed(_written(reference)))
+
+
+def trimmed(text: str) -> str:
+    """`text` without what cannot be seen at its ends: whitespace, and format characters (Unicode's Cf: a zero-width
+    space, a byte-order mark, a soft hyphen, a word joiner), as a reference copied from a web page carries them
+    (`Paris` followed by U+200B is the answer `Paris`); inside the text they stay (a zero-width joiner of an emoji)."""
+    start, end = 0, len(text)
+    while start < end and _unseen(text[start]):
+        start += 1
+    while end > start and _unseen(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def _unseen(char: str) -> bool:
+    return char.isspace() or unicodedata.category(char) == "Cf"
+
+
+def _composed(text: str) -> str:
+    """A text in Unicode's composed form (NFC): `é` written as one character or as `e` and a combining accent (NFD, as
+    macOS and some keyboards and PDFs write it) is one text, and compares as one."""
+    return unicodedata.normalize("NFC", text)
+
+
+def _folded(text: str) -> str:
+    """A text as compared ignoring case: case folded, then composed (a decomposed letter folds as the composed does)."""
+    return _composed(unicodedata.normalize("NFD", text).casefold())
 
 
 def _written(value: Any) -> str:
-    """A value as text: a bool as JSON writes it (`true`), anything else as Python does."""
-    return json.dumps(value) if isinstance(value, bool) else str(value)
+    """A value as text: a bool or null as JSON writes it (`true`, `null`: an answer of null, a model abstaining, is
+    not the text `None`, nor contains `no`), anything else as Python does."""
+    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
 
 
 def number_value(value: Any) -> Decimal | None:
-    """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written
-    (`' 7 '`, `'1e3'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`; one
-    in groups, `'2024_01'`, which Decimal reads as Python's digit grouping, 202401, and the typing of cells keeps as
-    text), NaN or an infinity (which are compared as text). As floats, integers past 2**53 were equal to their
-    neighbours and numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN matched nothing, not
-    even "NaN"."""
+    """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written, its
+    unseen ends trimmed (`' 7 '`, `'1e3'`, `'7'` and a zero-width space); None for a bool, a text that is no number,
+    a code (`'007'`, a postcode `'02139'`: `CODE`; one in groups, `'2024_01'`, which Decimal reads as Python's digit
+    grouping, 202401, and the typing of cells keeps as text), NaN or an infinity (which are compared as text). As
+    floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer
+    to 2**64 matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
-    if isinstance(value, str) and (CODE.fullmatch(value.strip()) or "_" in value):  # 2139 is not the postcode 02139
-        return None
+    if isinstance(value, str):
+        value = trimmed(value)
+        if CODE.fullmatch(value) or "_" in value:  # 2139 is not the postcode 02139
+            return None
     try:
         number = Decimal(repr(value) if isinstance(value, float) else value)
     except (InvalidOperation, ValueError):
@@ -90,9 +124,65 @@ def exact_match(response: str, reference: Any) -> int:
 
 
 def contains(response: str, reference: Any) -> int:
-    """1 when the answer contains a reference (any of a list), ignoring case, else 0."""
-    answer = str(answer_of(response)).casefold()
-    return int(any(str(ref).casefold() in answer for ref in _references(reference)))
+    """1 when a value of the answer holds a reference (any of a list): a text contains it, ignoring case, both composed
+    (`_folded`); a number equals it (`Held`); else 0."""
+    held = Held(answer_of(response, _as_written, whole=True))
+    return int(any(held.holds(ref) for ref in _references(reference)))
+
+
+class Held:
+    """The values an answer holds: itself, or for a list or an object (a format without `answer`) each value in it, as
+    parsed, not its keys nor its JSON or Python text (a key `direction` does not hold `on`, `[null]` not `no`, an
+    escaped `caf\\u00e9` is `café`); each read once, however many references are sought in it."""
+
+    def __init__(self, answer: Any):
+        values, todo = [], [answer]
+        while todo:
+            value = todo.pop()
+            if isinstance(value, (list, dict)):
+                todo.extend(reversed(value if isinstance(value, list) else list(value.values())))
+            else:
+                values.append(value)
+        self._numbers = {number_value(value) for value in values if _is_number(value)}
+        self._texts = [_written(value) for value in values if not _is_number(value)]
+
+    @cached_property
+    def _texts_folded(self) -> list[str]:
+        return [_folded(text) for text in self._texts]
+
+    @cached_property
+    def _numerals(self) -> set[Decimal | None]:
+        """The numbers written in the texts (`NUMERAL`), each read once however often it is written."""
+        return {_numeral(found) for text in self._texts for found in set(NUMERAL.findall(text))}
+
+    def holds(self, reference: Any) -> bool:
+        """A reference that is a number (as exact_match reads one: 5, `'5'`, not the code `'007'`) is held by a value
+        that is that number (15 does not hold 5, nor 3.14159 3.14) or a text that writes it as a number (`18 legs`
+        does not hold 8; `1.5e-7 m` holds the values.csv cell 1.5e-7, read as 1.5e-07); any other reference by a
+        text containing it, the reference `trimmed` (`Paris` and a zero-width space is `Paris`)."""
+        wanted = number_value(reference)
+        if wanted is not None:
+            return wanted in self._numbers or wanted in self._numerals
+        sought = _folded(trimmed(str(reference)))
+        return any(sought in text for text in self._texts_folded)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def _numeral(text: str) -> Decimal | None:
+    """A number written in a text as `number_value` reads it (`text` has no ends to trim): None for a code, `007`, and
+    for one Decimal cannot hold (an exponent of 30 digits)."""
+    try:
+        return None if CODE.fullmatch(text) else Decimal(text)
+    except InvalidOperation:
+        return None
+
+
+NUMERAL = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\d|\.\d)")
+"""A number written in a text, its sign kept, a unit may follow (`5km`), not part of a longer number or of a name (no
+5 is written in 15, 2.5, -5 or CO5)."""
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}

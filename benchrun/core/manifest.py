@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from decimal import Decimal
 from functools import cached_property
 from typing import Annotated, Any, Iterable, Iterator, Literal, NamedTuple
 
@@ -189,13 +190,24 @@ class JudgeSpec(Frozen):
     def grade(self, reply: dict[str, Any]) -> int | float:
         """The number a reply (parsed, valid in the format) grades the answer: a bool 1 or 0, a number itself, an
         Enum or string value its number in `scores` (KeyError for a value they do not map). A number is looked up as
-        the JSON value it is: 2.0 as 2, as JSON Schema reads it (the format check passed `2.0` for a grade of
-        `Literal[1, 2, 3]`, and `scores` then had no '2.0')."""
+        the JSON value it is (`grade_key`): 2.0 as 2, as JSON Schema reads it (the format check passed `2.0` for a
+        grade of `Literal[1, 2, 3]`, and `scores` then had no '2.0')."""
         value = reply[self.score]
         if self.scores is not None:
-            whole = isinstance(value, float) and value.is_integer()
-            return self.scores[str(int(value)) if whole else str(value)]
+            return self.scores[grade_key(value)]
         return int(value) if isinstance(value, bool) else value
+
+
+def grade_key(value: Any) -> str:
+    """The key a grade is looked up by in a judge's scores: a number as the number it is, however written (1.0, 1 and
+    the key "1.0" as 1: a grade of `Literal[0.0, 0.5, 1.0]`, whose scores say "1.0", was replied 1.0 and looked up
+    as "1"), any other value as its text."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return str(value)
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not number.is_finite():
+        return str(value)
+    return str(int(number)) if number == number.to_integral_value() else str(number.normalize())
 
 
 class JudgeModel(Frozen):

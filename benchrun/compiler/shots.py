@@ -1,0 +1,39 @@
+"""A task's few-shot examples against its samples: an example asking a sample's own question shows the model that
+sample's answer in the very chat it is asked (the same examples go before every sample of the task), so its score
+measures nothing; refused at compile, naming the example and the sample."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from benchrun.compiler.sources import TaskSpec
+from benchrun.core.errors import TaskError
+from benchrun.core.manifest import Sample, Turn
+
+SHOWN = 60
+"""How many characters of a prompt an error shows."""
+
+
+def refuse_shown_answers(spec: TaskSpec, turns: tuple[Turn, ...], samples: Iterable[Sample]) -> None:
+    """Refuse a task one of whose examples (`turns`, as sent; `spec.fewshot`, as written) is the question of one of
+    its `samples` (the same text, but for the whitespace around it)."""
+    if not turns:
+        return
+    asked: dict[str, int] = {}
+    for index, turn in enumerate(turns):
+        asked.setdefault(turn.user.strip(), index)
+    for sample in samples:
+        index = asked.get(sample.prompt.strip())
+        if index is not None:
+            example = spec.fewshot[index]
+            raise TaskError(f"example {index + 1} asks {_shown(sample.prompt)}, the question of sample '{sample.id}': "
+                            "that sample would be asked with an answer to it in its own chat (every sample of the "
+                            "task is sent the examples), so its score would measure nothing; take the examples from "
+                            "outside the samples, or leave the sample out", file=example.file, task=spec.name,
+                            key=example.key)
+
+
+def _shown(prompt: str) -> str:
+    text = prompt.strip()
+    return json.dumps(text if len(text) <= SHOWN else text[:SHOWN - 3] + "...", ensure_ascii=False)
