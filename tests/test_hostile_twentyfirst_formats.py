@@ -1,0 +1,62 @@
+"""The twenty-first hostile pass, response formats as the format check reads them: where the class the user wrote
+(pydantic) and the archive's format check (the format's JSON schema) judge an answer apart.
+
+- A pattern the two regex engines read apart (a class within a class, `[[:alpha:]]`; a set operation, `[a--b]`; the
+  flag `s` before a `.`) is refused at compile, naming the file, task, format and field: every right answer was
+  format-invalid, with no error (`compiler.patterns`, used by `compiler.plan.format_spec`).
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from benchrun.compiler.patterns import patterns_in, read_apart
+from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import run_benchrun
+
+READ_APART = '''from pydantic import BaseModel, Field
+
+
+class Word(BaseModel):
+    answer: str = Field(pattern=r"^[[:alpha:]]+$")
+'''
+
+
+def _task(name: str, fmt: str, **keys) -> dict:
+    return {"name": name, "template": "Say {a}.", "values": {"a": ["abc", "de"]}, "reference": ["abc", "de"],
+            "scorer": "exact_match", "format": fmt, **keys}
+
+
+@pytest.mark.slow
+def test_a_pattern_pydantic_and_the_format_check_read_apart_is_refused_at_compile(tmp_path):
+    """Before: compiled and run; pydantic takes `abc`, the format check refused it (`'abc' does not match
+    '^[[:alpha:]]+$'`): every right answer format_valid 0."""
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([_task("word", "Word")]), "custom_response.py": READ_APART})
+    done = run_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert done.returncode == EXIT["usage"]
+    assert done.stderr == (
+        "benchrun: error: in 'custom_response.py': task 'word': format 'Word': field 'answer': its pattern "
+        "'^[[:alpha:]]+$' holds a class within a class ([[...), which pydantic reads as a class (a POSIX class such "
+        "as [:alpha:], a nested one) and the format check as the character '[' and what follows; write its "
+        "characters out ([a-zA-Z]), or escape the '[' as \\[\n")
+
+
+@pytest.mark.parametrize(("pattern", "apart"), [
+    (r"^[a-c[x-z]]$", "a class within a class ([a-c[...)"), (r"^[^[:alpha:]]$", "a class within a class ([^[...)"),
+    (r"^[a-z&&[^aeiou]]+$", "'&&' within a class ([a-z&&...)"), (r"^[\w--\d]+$", "'--' within a class ([\\w--...)"),
+    (r"^[~~a]$", "'~~' within a class ([~~...)"), (r"(?s)^a.b$", "the flag 's' ((?s)) before a '.'"),
+    (r"^(?is:a.)$", "the flag 's' ((?is:) before a '.'"),
+    (r"^[0-9]+$", None), (r"^[\[\]]+$", None), (r"^[]a]+$", None), (r"^[^]a]$", None), (r"^[a-z-]+$", None),
+    (r"(?s)^a\.b$", None), (r"(?i-s)^a.b$", None), (r"^[\s\S]$", None), (r"^(?P<n>[0-9]+)$", None)])
+def test_what_the_two_regex_readers_read_apart_is_named(pattern, apart):
+    found = read_apart(pattern)
+    assert (found.split(", which")[0].split(", a set")[0] if found else None) == apart
+
+
+def test_every_regex_of_a_format_is_found_with_its_field():
+    schema = {"properties": {"answer": {"type": "array", "items": {"$ref": "#/$defs/In"}},
+                             "tags": {"patternProperties": {"^[[:alpha:]]$": {}}, "default": {"pattern": "[[x]"}}},
+              "$defs": {"In": {"properties": {"name": {"pattern": "^a$", "examples": [{"pattern": "[[y]"}]}}}}}
+    assert sorted(patterns_in(schema)) == [("In.name", "^a$"), ("tags", "^[[:alpha:]]$")]
