@@ -4,17 +4,25 @@
 - A pattern the two regex engines read apart (a class within a class, `[[:alpha:]]`; a set operation, `[a--b]`; the
   flag `s` before a `.`) is refused at compile, naming the file, task, format and field: every right answer was
   format-invalid, with no error (`compiler.patterns`, used by `compiler.plan.format_spec`).
+- A `format` keyword pydantic writes for a type it checks (`date-time` of a `datetime` field, `uuid`, `uri`, ...) is
+  asserted by the format check as pydantic reads that type: `"nope"` for a `datetime` was format_valid 1
+  (`execute.formatwords`, used by `execute.formatcheck.FormatCheck`).
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import yaml
 
 from benchrun.compiler.patterns import patterns_in, read_apart
 from benchrun.core.errors import EXIT
+from benchrun.execute.formatcheck import FormatCheck
+from benchrun.testing.ollama_server import ChatRequest
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import run_benchrun
+from tests.helpers.commands import make_run, run_benchrun
 
 READ_APART = '''from pydantic import BaseModel, Field
 
@@ -60,3 +68,45 @@ def test_every_regex_of_a_format_is_found_with_its_field():
                              "tags": {"patternProperties": {"^[[:alpha:]]$": {}}, "default": {"pattern": "[[x]"}}},
               "$defs": {"In": {"properties": {"name": {"pattern": "^a$", "examples": [{"pattern": "[[y]"}]}}}}}
     assert sorted(patterns_in(schema)) == [("In.name", "^a$"), ("tags", "^[[:alpha:]]$")]
+
+
+TYPED = '''import datetime
+
+from pydantic import BaseModel
+
+
+class When(BaseModel):
+    answer: datetime.datetime
+'''
+
+
+def _echo(req: ChatRequest) -> str:
+    """The prompt's value as the answer: `Say 2024-01-01T10:00:00.` answered `{"answer": "2024-01-01T10:00:00"}`."""
+    return json.dumps({"answer": req.prompt.removeprefix("Say ").removesuffix(".")})
+
+
+def test_an_answer_its_classs_type_refuses_is_format_invalid(tmp_path):
+    """Before: format_valid [1, 1, 1]: `nope` for a `datetime` field taken, the `format` keyword unasserted."""
+    task = {**_task("when", "When"), "values": {"a": ["2024-01-01T10:00:00", "2024-01-01T10:00:00Z", "nope"]},
+            "reference": ["x", "y", "z"]}
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([task]), "custom_response.py": TYPED})
+    run = make_run(tmp_path, "task.path=bench", responder=_echo)
+    valid = [s for s in read_jsonl(run / "scores.jsonl") if s["scorer"] == "format_valid"]
+    assert [(s["metrics"]["format_valid"], s["detail"]) for s in valid] == [
+        (1, None), (1, None), (0, "answer: 'nope' is not a 'date-time'")]
+
+
+@pytest.mark.parametrize(("schema", "answers"), [
+    ({"format": "date"}, {"2024-02-29": True, "2023-02-29": False, "yesterday": False}),
+    ({"format": "time"}, {"10:00:00": True, "25:00": False}),
+    ({"format": "duration"}, {"P1D": True, "PT1H30M": True, "one day": False}),
+    ({"format": "uuid"}, {"12345678-1234-5678-1234-567812345678": True, "12345678123456781234567812345678": True,
+                          "zz": False}),
+    ({"format": "uri"}, {"https://example.org/a": True, "not a url": False}),
+    ({"format": "ipv4"}, {"10.0.0.1": True, "10.0.0.256": False}),
+    ({"format": "email"}, {"nope": True}), ({"format": "hostname"}, {"-": True}), ({"format": "mine"}, {"x": True}),
+    ({"format": "date-time", "type": ["string", "integer"]}, {"5": True})])
+def test_a_format_keyword_is_read_as_pydantic_reads_its_type(schema, answers):
+    check = FormatCheck({"properties": {"answer": schema}})
+    assert {answer: check.data_problem({"answer": json.loads(answer) if answer == "5" else answer}) is None
+            for answer in answers} == answers

@@ -3,7 +3,8 @@
 That validity is what the archive promises (`format_valid`), as the `jsonschema` package decides it. The answer path
 asks jsonschema-rs first, a Rust validator of the same draft that takes 1-2 µs where jsonschema takes 15-30: a
 valid answer is settled there; an invalid one goes to jsonschema, which decides again and says what is wrong.
-tests/test_format_check.py pins that the two agree.
+tests/test_format_check.py pins that the two agree. A `format` keyword pydantic writes for a type it checks
+(`date-time`, `uuid`, `uri`, ...) is asserted on both sides as pydantic reads that type (`execute.formatwords`).
 
 A format's regexes (`pattern`, `patternProperties`, and the keys `additionalProperties` weighs against them) are
 matched by jsonschema-rs's regex engine on both sides, never by Python's `re`: `re` backtracks, so a regex such as
@@ -28,6 +29,7 @@ from jsonschema.validators import extend
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import MANIFEST
 from benchrun.core.text import NESTED, NotJSON, json_value, one_line
+from benchrun.execute.formatwords import asserted, format_checker
 
 
 @lru_cache(maxsize=1024)
@@ -94,11 +96,11 @@ class FormatCheck:
 
     def __init__(self, schema: dict[str, Any]):
         try:
-            self._fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=False)
+            self._fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=True, formats=asserted())
         except jsonschema_rs.ValidationError as err:  # a manifest the compiler never wrote (its id made to match)
             raise ArchiveError(f"a format's JSON schema is not a JSON Schema ({one_line(str(err), 200)}); the "
                                "compiler writes none such", file=MANIFEST) from None
-        self._full = None if _holds_both(schema) else Explainer(schema)
+        self._full = None if _holds_both(schema) else Explainer(schema, format_checker=format_checker())
 
     def problem(self, text: str) -> str | None:
         """None when `text` is JSON valid in the format, else what is wrong."""
