@@ -7,15 +7,19 @@
 - A `format` keyword pydantic writes for a type it checks (`date-time` of a `datetime` field, `uuid`, `uri`, ...) is
   asserted by the format check as pydantic reads that type: `"nope"` for a `datetime` was format_valid 1
   (`execute.formatwords`, used by `execute.formatcheck.FormatCheck`).
+- An answer whose JSON escapes make half a surrogate pair (`{"answer": "\\ud800"}`), which pydantic refuses, is
+  format-invalid: it was format_valid 1, read as U+FFFD (`execute.formatcheck.FormatCheck.problem`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
 import yaml
 
+from benchrun.compiler.formats import StringAnswer
 from benchrun.compiler.patterns import patterns_in, read_apart
 from benchrun.core.errors import EXIT
 from benchrun.execute.formatcheck import FormatCheck
@@ -110,3 +114,14 @@ def test_a_format_keyword_is_read_as_pydantic_reads_its_type(schema, answers):
     check = FormatCheck({"properties": {"answer": schema}})
     assert {answer: check.data_problem({"answer": json.loads(answer) if answer == "5" else answer}) is None
             for answer in answers} == answers
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    (r'{"answer": "\ud800"}', "invalid JSON: \\ud800 is half of a UTF-16 surrogate pair, not a character"),
+    (r'{"answer": "a", "\udc00": 1}', "invalid JSON: \\udc00 is half of a UTF-16 surrogate pair, not a character"),
+    (r'{"answer": "\ud83d\ude00"}', None), (r'{"answer": "\\ud800"}', None), ('{"answer": "\ufffd"}', None)])
+def test_an_answer_escaping_half_a_surrogate_pair_is_format_invalid(text, problem):
+    """Before: None for the first two (the half read as U+FFFD), where pydantic refuses the answer."""
+    assert FormatCheck(StringAnswer.model_json_schema()).problem(text) == problem
+    with pytest.raises(ValueError) if problem else contextlib.nullcontext():
+        StringAnswer.model_validate_json(text)

@@ -28,7 +28,7 @@ from jsonschema.validators import extend
 
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import MANIFEST
-from benchrun.core.text import NESTED, NotJSON, json_value, one_line
+from benchrun.core.text import NESTED, SURROGATE, SURROGATE_ESCAPE, NotJSON, json_value, one_line
 from benchrun.execute.formatwords import asserted, format_checker
 
 
@@ -108,7 +108,9 @@ class FormatCheck:
             data = json_value(text)
         except NotJSON as err:
             return f"invalid JSON: {err}"
-        return self.data_problem(data)
+        if (problem := self.data_problem(data)) is not None or (half := _half_pair(text)) is None:
+            return problem
+        return f"invalid JSON: {half} is half of a UTF-16 surrogate pair, not a character"
 
     def data_problem(self, data: Any) -> str | None:
         """None when the parsed `data` is valid in the format, else what is wrong (jsonschema's best match; for a
@@ -125,6 +127,15 @@ class FormatCheck:
         if error is None:
             return None
         return _said(list(error.absolute_path), error.message)
+
+
+def _half_pair(text: str) -> str | None:
+    """The first lone surrogate a JSON text's escapes make (`\\ud800` unpaired), as its escape; None when they make
+    none. json_value keeps it as U+FFFD, fit to keep; no class takes it (pydantic refuses such a string)."""
+    if "\\u" not in text or not SURROGATE_ESCAPE.search(text):
+        return None
+    found = SURROGATE.search(json.dumps(json.loads(text), ensure_ascii=False))
+    return None if found is None else f"\\u{ord(found[0]):04x}"
 
 
 def _said(path: list[Any], message: str) -> str:
