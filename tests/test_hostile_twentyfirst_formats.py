@@ -9,6 +9,9 @@
   (`execute.formatwords`, used by `execute.formatcheck.FormatCheck`).
 - An answer whose JSON escapes make half a surrogate pair (`{"answer": "\\ud800"}`), which pydantic refuses, is
   format-invalid: it was format_valid 1, read as U+FFFD (`execute.formatcheck.FormatCheck.problem`).
+- A pattern pydantic and the format check both read (`\\p{L}`, `\\x{e9}`, `\\u{e9}`, `\\z`) but Python's `re` does
+  not is compiled: it was refused as "not a JSON Schema ... let pydantic make it from the class's fields", pydantic
+  having made it (`compiler.patterns.regex_read`, the `regex` format of `compiler.plan._a_json_schema`).
 """
 
 from __future__ import annotations
@@ -28,12 +31,15 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import make_run, run_benchrun
 
-READ_APART = '''from pydantic import BaseModel, Field
+
+def _patterns(**formats: str) -> str:
+    """A custom_response.py of one class a format, its `answer` a string of the pattern given."""
+    classes = "".join(f'\n\nclass {name}(BaseModel):\n    answer: str = Field(pattern=r"{pattern}")\n'
+                      for name, pattern in formats.items())
+    return f"from pydantic import BaseModel, Field\n{classes}"
 
 
-class Word(BaseModel):
-    answer: str = Field(pattern=r"^[[:alpha:]]+$")
-'''
+READ_APART = _patterns(Word=r"^[[:alpha:]]+$")
 
 
 def _task(name: str, fmt: str, **keys) -> dict:
@@ -125,3 +131,18 @@ def test_an_answer_escaping_half_a_surrogate_pair_is_format_invalid(text, proble
     assert FormatCheck(StringAnswer.model_json_schema()).problem(text) == problem
     with pytest.raises(ValueError) if problem else contextlib.nullcontext():
         StringAnswer.model_validate_json(text)
+
+
+LETTERS = _patterns(Letters=r"^\p{L}+\z", Coded=r"^(\x{e9}|\u{e8}|[a-z])+$")
+
+
+def test_a_pattern_both_readers_read_is_compiled_whatever_pythons_re_says(tmp_path):
+    """Before: `in 'custom_response.py': format 'Letters': its JSON schema is not a JSON Schema ('^\\\\p{L}+\\\\z' is
+    not a 'regex', at properties/answer/pattern); let pydantic make it from the class's fields` (exit 2)."""
+    tasks = [{**_task(name, name), "values": {"a": ["\u00e9t\u00e9", "abc", "a1"]}, "reference": ["x", "y", "z"]}
+             for name in ("Letters", "Coded")]
+    write_bench(tmp_path, {"tasks.yml": yaml.safe_dump(tasks), "custom_response.py": LETTERS})
+    run = make_run(tmp_path, "task.path=bench", responder=_echo)
+    valid = [(s["id"], s["metrics"]["format_valid"]) for s in read_jsonl(run / "scores.jsonl")
+             if s["scorer"] == "format_valid"]
+    assert [v for _, v in valid] == [1, 1, 0, 1, 1, 0]

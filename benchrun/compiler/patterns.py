@@ -64,6 +64,20 @@ def _in_class(pattern: str, start: int) -> tuple[str | None, int]:
     return None, i + 1
 
 
+def regex_read(pattern: Any) -> bool:
+    """Whether the format check's regex engine (jsonschema-rs) reads `pattern` (a schema's `format: regex`): Python's
+    `re`, jsonschema's own reader of it, refused `\\p{L}` and `\\x{e9}`, which pydantic and the check both read."""
+    import jsonschema_rs  # only for a custom format's schema
+
+    if not isinstance(pattern, str):
+        return True
+    try:
+        jsonschema_rs.validator_for({"pattern": pattern})
+    except jsonschema_rs.ValidationError:
+        return False
+    return True
+
+
 def patterns_in(schema: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
     """Each regex of a JSON schema (`pattern`, a `patternProperties` key) with the field it is of (`answer`,
     `Inner.name`: a model of `$defs` by its name)."""

@@ -14,7 +14,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.answerable import refuse_unanswerable
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
-from benchrun.compiler.patterns import patterns_in, read_apart
+from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
 from benchrun.core import secrets
@@ -181,10 +181,12 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
 def _a_json_schema(name: str, schema: dict[str, Any]) -> None:
     """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
     `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun."""
-    from jsonschema import Draft202012Validator, SchemaError  # only for a custom format: 50 ms of import
+    from jsonschema import Draft202012Validator, FormatChecker, SchemaError  # only for a custom format: 50 ms of import
 
+    checker = FormatChecker()
+    checker.checks("regex")(regex_read)  # as the format check reads it, not as Python's `re` would
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=checker)
     except SchemaError as err:
         where = "/".join(map(str, err.absolute_path)) or "its top"
         raise TaskError(f"format '{name}': its JSON schema is not a JSON Schema ({err.message}, at {where}); let "
