@@ -32,15 +32,18 @@ them for no type it checks without another package, or for none)."""
 
 
 @lru_cache(maxsize=None)
-def _reader(kind: str) -> Callable[[Any], bool]:
-    adapter = TypeAdapter(PYDANTIC_TYPES[kind])
+def _adapter(kind: str) -> TypeAdapter:
+    """pydantic's reader of the type of `kind`, made when an answer first asks for it."""
+    return TypeAdapter(PYDANTIC_TYPES[kind])
 
+
+def _reader(kind: str) -> Callable[[Any], bool]:
     def reads(value: Any) -> bool:
         """Whether pydantic takes `value` (a string; any other value is not this keyword's) as its type from JSON."""
         if not isinstance(value, str):
             return True
         try:
-            adapter.validate_json(json.dumps(value))
+            _adapter(kind).validate_json(json.dumps(value))
         except ValidationError:
             return False
         return True
