@@ -3,7 +3,8 @@
 
 - A pattern the two regex engines read apart (a class within a class, `[[:alpha:]]`; a set operation, `[a--b]`; the
   flag `s` before a `.`) is refused at compile, naming the file, task, format and field: every right answer was
-  format-invalid, with no error (`compiler.patterns`, used by `compiler.plan.format_spec`).
+  format-invalid, with no error (`compiler.patterns`, used by `compiler.plan.format_spec`); and a quantifier after
+  a quantifier (`a{2}{3}`: six `a` to pydantic, `aa{3}` to the format check; `a{2}+` possessive to the check).
 - A `format` keyword pydantic writes for a type it checks (`date-time` of a `datetime` field, `uuid`, `uri`, ...) is
   asserted by the format check as pydantic reads that type: `"nope"` for a `datetime` was format_valid 1
   (`execute.formatwords`, used by `execute.formatcheck.FormatCheck`).
@@ -66,6 +67,9 @@ def test_a_pattern_pydantic_and_the_format_check_read_apart_is_refused_at_compil
     (r"^[a-z&&[^aeiou]]+$", "'&&' within a class ([a-z&&...)"), (r"^[\w--\d]+$", "'--' within a class ([\\w--...)"),
     (r"^[~~a]$", "'~~' within a class ([~~...)"), (r"(?s)^a.b$", "the flag 's' ((?s)) before a '.'"),
     (r"^(?is:a.)$", "the flag 's' ((?is:) before a '.'"),
+    (r"^a{2}{3}$", "a quantifier after a quantifier ({2}{3})"), (r"^a+{2}$", "a quantifier after a quantifier (+{2})"),
+    (r"^a{2}+$", "a quantifier after a quantifier ({2}+)"), (r"^a+?{2}$", "a quantifier after a quantifier (+?{2})"),
+    (r"^a{2}?$", None), (r"^a+?$", None), (r"^(a{2}){3}$", None), (r"^a\{2}{3}$", None),
     (r"^[0-9]+$", None), (r"^[\[\]]+$", None), (r"^[]a]+$", None), (r"^[^]a]$", None), (r"^[a-z-]+$", None),
     (r"(?s)^a\.b$", None), (r"(?i-s)^a.b$", None), (r"^[\s\S]$", None), (r"^(?P<n>[0-9]+)$", None)])
 def test_what_the_two_regex_readers_read_apart_is_named(pattern, apart):

@@ -17,29 +17,36 @@ FLAGS = re.compile(r"\(\?([A-Za-z]*)(?:-[A-Za-z]*)?[:)]")
 SET_OPERATORS = ("&&", "--", "~~")
 """Within a class, Rust's intersection, difference and symmetric difference: characters to ECMA-262."""
 
+QUANTIFIER = re.compile(r"[*+?]|\{[0-9]+(?:,[0-9]*)?\}")
+"""A quantifier: a `?` after another makes it lazy, any other after one is read apart."""
+
 VALUES = ("const", "default", "enum", "examples")
 """Keys whose value is an answer's data, not a schema: a `pattern` in them is no regex."""
 
 
 def read_apart(pattern: str) -> str | None:
     """What in `pattern` pydantic and the format check read apart, said for an error; None when nothing is."""
-    i, dotall = 0, None
+    i, dotall, quantifiers = 0, None, []
     while i < len(pattern):
         char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
         if char == "[":
             found, i = _in_class(pattern, i)
             if found:
                 return found
+            quantifiers = []
             continue
         if char == "." and dotall:
             return (f"the flag 's' ({dotall}) before a '.', which pydantic then lets match a line break and the "
                     "format check never does; write [\\s\\S] for any character")
         flags = FLAGS.match(pattern, i) if char == "(" else None
         dotall = flags[0] if flags and "s" in flags[1] else dotall
-        i += 1
+        quantifier = QUANTIFIER.match(pattern, i)
+        if quantifier and quantifiers and not (len(quantifiers) == 1 and quantifier[0] == "?"):
+            return (f"a quantifier after a quantifier ({''.join(quantifiers)}{quantifier[0]}), which pydantic reads "
+                    "as a repetition of the repetition and the format check otherwise (a {n} as characters, a + as "
+                    "possessive); put the first in a group, (a{2}){3}")
+        quantifiers = [*quantifiers, quantifier[0]] if quantifier else []
+        i += 2 if char == "\\" else len(quantifier[0]) if quantifier else 1
     return None
 
 
