@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-FLAGS = re.compile(r"\(\?([A-Za-z]*)(?:-[A-Za-z]*)?[:)]")
-"""A group setting flags (`(?is)`, `(?s:...)`, `(?i-s)`), the flags it sets in group 1."""
+FLAGS = re.compile(r"\(\?([A-Za-z]*)(?:-([A-Za-z]*))?[:)]")
+"""A group setting flags (`(?is)`, `(?s:...)`, `(?i-s)`): those it sets in group 1, those it clears in group 2."""
 
 SET_OPERATORS = ("&&", "--", "~~")
 """Within a class, Rust's intersection, difference and symmetric difference: characters to ECMA-262."""
@@ -39,7 +39,8 @@ def read_apart(pattern: str) -> str | None:
             return (f"the flag 's' ({dotall}) before a '.', which pydantic then lets match a line break and the "
                     "format check never does; write [\\s\\S] for any character")
         flags = FLAGS.match(pattern, i) if char == "(" else None
-        dotall = flags[0] if flags and "s" in flags[1] else dotall
+        if flags:
+            dotall = flags[0] if "s" in flags[1] else None if "s" in (flags[2] or "") else dotall
         quantifier = QUANTIFIER.match(pattern, i)
         if quantifier and quantifiers and not (len(quantifiers) == 1 and quantifier[0] == "?"):
             return (f"a quantifier after a quantifier ({''.join(quantifiers)}{quantifier[0]}), which pydantic reads "
