@@ -69,6 +69,7 @@ def test_a_pattern_pydantic_and_the_format_check_read_apart_is_refused_at_compil
     (r"^(?is:a.)$", "the flag 's' ((?is:) before a '.'"),
     (r"^a{2}{3}$", "a quantifier after a quantifier ({2}{3})"), (r"^a+{2}$", "a quantifier after a quantifier (+{2})"),
     (r"^a{2}+$", "a quantifier after a quantifier ({2}+)"), (r"^a+?{2}$", "a quantifier after a quantifier (+?{2})"),
+    (r"^((?s)a.)$", "the flag 's' ((?s)) before a '.'"), (r"^(?s:a)b.$", None), (r"^((?s)a).$", None),
     (r"(?s)^a(?-s).$", None), (r"^a{2}?$", None), (r"^a+?$", None), (r"^(a{2}){3}$", None), (r"^a\{2}{3}$", None),
     (r"^[0-9]+$", None), (r"^[\[\]]+$", None), (r"^[]a]+$", None), (r"^[^]a]$", None), (r"^[a-z-]+$", None),
     (r"(?s)^a\.b$", None), (r"(?i-s)^a.b$", None), (r"^[\s\S]$", None), (r"^(?P<n>[0-9]+)$", None)])

@@ -26,7 +26,7 @@ VALUES = ("const", "default", "enum", "examples")
 
 def read_apart(pattern: str) -> str | None:
     """What in `pattern` pydantic and the format check read apart, said for an error; None when nothing is."""
-    i, dotall, quantifiers = 0, None, []
+    i, dotall, quantifiers, outer = 0, None, [], []
     while i < len(pattern):
         char = pattern[i]
         if char == "[":
@@ -38,9 +38,14 @@ def read_apart(pattern: str) -> str | None:
         if char == "." and dotall:
             return (f"the flag 's' ({dotall}) before a '.', which pydantic then lets match a line break and the "
                     "format check never does; write [\\s\\S] for any character")
-        flags = FLAGS.match(pattern, i) if char == "(" else None
-        if flags:
+        if char == ")" and outer:
+            dotall = outer.pop()
+        if flags := FLAGS.match(pattern, i) if char == "(" else None:
+            outer += [dotall] if flags[0].endswith(":") else []  # (?s:...) for its group, (?s) for the one it is in
             dotall = flags[0] if "s" in flags[1] else None if "s" in (flags[2] or "") else dotall
+            i, quantifiers = flags.end(), []
+            continue
+        outer += [dotall] if char == "(" else []
         quantifier = QUANTIFIER.match(pattern, i)
         if quantifier and quantifiers and not (len(quantifiers) == 1 and quantifier[0] == "?"):
             return (f"a quantifier after a quantifier ({''.join(quantifiers)}{quantifier[0]}), which pydantic reads "
