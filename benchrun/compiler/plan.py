@@ -14,6 +14,7 @@ from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.answerable import refuse_unanswerable
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
+from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
@@ -174,6 +175,7 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
         json.dumps(schema, ensure_ascii=False, allow_nan=False).encode("utf-8")  # as the manifest must hold it
     _refs_inside(name, schema)
     if custom:
+        _read_alike(name, schema, where.get("task"))
         _a_json_schema(name, schema)
     return FormatSpec(name=name, origin=origin, json_schema=schema)
 
@@ -181,14 +183,24 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
 def _a_json_schema(name: str, schema: dict[str, Any]) -> None:
     """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
     `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun."""
-    from jsonschema import Draft202012Validator, SchemaError  # only for a custom format: 50 ms of import
+    from jsonschema import Draft202012Validator, FormatChecker, SchemaError  # only for a custom format: 50 ms of import
 
+    checker = FormatChecker()
+    checker.checks("regex")(regex_read)  # as the format check reads it, not as Python's `re` would
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=checker)
     except SchemaError as err:
         where = "/".join(map(str, err.absolute_path)) or "its top"
         raise TaskError(f"format '{name}': its JSON schema is not a JSON Schema ({err.message}, at {where}); let "
                         "pydantic make it from the class's fields", file=formats.CUSTOM_FILE) from None
+
+
+def _read_alike(name: str, schema: dict[str, Any], task: str | None) -> None:
+    """Refuse a regex of the format that pydantic and the format check read apart (`compiler.patterns`)."""
+    for field, pattern in patterns_in(schema):
+        if (apart := read_apart(pattern)) is not None:
+            raise TaskError(f"format '{name}': field '{field}': its pattern {pattern!r} holds {apart}",
+                            file=formats.CUSTOM_FILE, task=task)
 
 
 def _refs_inside(name: str, schema: Any) -> None:
