@@ -29,8 +29,24 @@ def swept(config: DictConfig) -> list[Override]:
     given = [f"{key}={value}" for key, value in params.items()]
     parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
     overrides = parser.parse_overrides([*given, *OmegaConf.to_container(config.hydra.overrides.task)])
+    _swept_key_given_once(overrides[len(given):])
     last = {override.get_key_element(): override for override in overrides}
     return [override for override in last.values() if override.is_sweep_override()]
+
+
+def _swept_key_given_once(typed: list[Override]) -> None:
+    """Refuse a key the command line sweeps and gives again otherwise (`-m runner.model=llama3.2,gemma3
+    runner.model=mistral`): Hydra's sweeper keeps the last alone, so that sweep of two models was one job asking
+    mistral, exit 0, the list said nowhere."""
+    given: dict[str, list[Override]] = {}
+    for override in typed:
+        given.setdefault(override.get_key_element(), []).append(override)
+    for key, each in given.items():
+        if any(override.is_sweep_override() for override in each) and len({o.input_line for o in each}) > 1:
+            said = ", then ".join(override.input_line for override in each)
+            raise ConfigError(f"in 'config': {key} is given more than once on the command line ({said}), and a "
+                              "sweep keeps only the last, so the values of the others would never run; give it once, "
+                              "listing every value the sweep is to run")
 
 
 WHOLE_SWEEP = {"dry_run": "a sweep is a dry run or not, all its jobs one way; give dry_run=true for a dry run of the "
