@@ -3,7 +3,8 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 
 - a key a sweep's command line both sweeps and gives again (`-m runner.model=llama3.2,gemma3 runner.model=mistral`):
   Hydra's sweeper kept the last alone, so the sweep of two models was one job asking mistral, exit 0, the list said
-  nowhere (alike `runner.model=mistral runner.model=llama3.2,gemma3`: mistral's run never made). Now refused in one
+  nowhere (alike `runner.model=mistral runner.model=llama3.2,gemma3`: mistral's run never made; and with
+  `++runner.model=mistral`, a key of its own to Hydra's sweeper, two jobs both asking mistral). Now refused in one
   line before anything is made (`compose.sweepsize.swept`)
 """
 
@@ -20,7 +21,8 @@ TWICE = ("benchrun: error: in 'config': runner.model is given more than once on 
 
 
 @pytest.mark.parametrize("given", [["runner.model=llama3.2,gemma3", "runner.model=mistral"],
-                                   ["runner.model=mistral", "runner.model=llama3.2,gemma3"]])
+                                   ["runner.model=mistral", "runner.model=llama3.2,gemma3"],
+                                   ["runner.model=llama3.2,gemma3", "++runner.model=mistral"]])
 @pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
 def test_a_key_a_sweep_varies_given_again_on_the_command_line_is_refused(tmp_path, given, dry):
     done = call_benchrun("-m", *given, "runner.host=http://127.0.0.1:9", "outputs=outputs", *dry, cwd=tmp_path)

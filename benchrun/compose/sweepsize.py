@@ -37,10 +37,11 @@ def swept(config: DictConfig) -> list[Override]:
 def _swept_key_given_once(typed: list[Override]) -> None:
     """Refuse a key the command line sweeps and gives again otherwise (`-m runner.model=llama3.2,gemma3
     runner.model=mistral`): Hydra's sweeper keeps the last alone, so that sweep of two models was one job asking
-    mistral, exit 0, the list said nowhere."""
+    mistral, exit 0, the list said nowhere; with `++runner.model=mistral`, a key of its own to the sweeper, both jobs
+    asked mistral."""
     given: dict[str, list[Override]] = {}
     for override in typed:
-        given.setdefault(override.get_key_element(), []).append(override)
+        given.setdefault(override.get_key_element().lstrip("~+"), []).append(override)
     for key, each in given.items():
         if any(override.is_sweep_override() for override in each) and len({o.input_line for o in each}) > 1:
             said = ", then ".join(override.input_line for override in each)
