@@ -6,6 +6,11 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   nowhere (alike `runner.model=mistral runner.model=llama3.2,gemma3`: mistral's run never made; and with
   `++runner.model=mistral`, a key of its own to Hydra's sweeper, two jobs both asking mistral). Now refused in one
   line before anything is made (`compose.sweepsize.swept`)
+- a run started into a directory holding a `rescores/` folder (another run's, copied with its files, or a run's
+  directory emptied of all else): the run completed (exit 0), took that folder for its own rescorings, and `verify`
+  of the fresh run failed (`FAIL rescores/001/rescore.json: is rescore 001 of run 5afe8f04f444 ..., not of this run`,
+  `NOT intact`). Now the directory is refused in one line before anything is written (`archive.claims.refusal`, which
+  every run's claim asks: a run's, a sweep job's, a retry's or a merge's `--into`)
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import call_benchrun
 
 TWICE = ("benchrun: error: in 'config': runner.model is given more than once on the command line ({said}), and a sweep "
@@ -35,3 +41,16 @@ def test_a_sweep_giving_one_list_twice_alike_runs_it_once(tmp_path):
                          cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert done.stdout.count("dry run: no model was called") == 2
+
+
+def test_a_run_into_a_directory_holding_a_rescores_folder_is_refused(tmp_path):
+    planted = tmp_path / "proj" / "rescores" / "001" / "rescore.json"
+    planted.parent.mkdir(parents=True)
+    planted.write_text('{"rescore": 1}\n')
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = call_benchrun(f"runner.host={server.url}", "hydra.run.dir=proj", "cache=false", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: proj holds a rescores/ folder (another run's rescorings?), which a run "
+        "made there would take for its own; nothing was changed; pick a new directory (hydra.run.dir=...)\n")
+    assert sorted(path.relative_to(tmp_path).as_posix() for path in (tmp_path / "proj").rglob("*")) == [
+        "proj/rescores", "proj/rescores/001", "proj/rescores/001/rescore.json"]
