@@ -28,7 +28,7 @@ from benchrun.core import secrets
 from benchrun.core.cpus import usable_cores
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import LOG, MULTIRUN_FILE
+from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN
 
 Hook = Callable[..., None]
 
@@ -262,12 +262,18 @@ def _interpolations(text: str) -> list[str]:
 def _check_inside(config: DictConfig) -> None:
     """Refuse a name Hydra puts a run's own files under that would lead out of the run's directory:
     hydra.output_subdir (its copies of the config, `.hydra`) and hydra.job.name (its log, `<name>.log`); `../x` put
-    them beside the runs, where the next run's replaced them. The job's name is benchrun's: its log is the run's."""
+    them beside the runs, where the next run's replaced them. The job's name is benchrun's: its log is the run's. Nor
+    may the copies take a name of the run's own (`run.json`, `rescores`): the run was refused in the directory Hydra
+    had just made for it (`holds a sweep`, `already holds a run's files`), which was left there."""
     for key, fix in (("output_subdir", "leave it out (.hydra)"), ("job.name", "leave it out")):
         value = OmegaConf.select(config.hydra, key)
         if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
             _refuse(f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
                     f"are kept; {fix}")
+    if (copies := OmegaConf.select(config.hydra, "output_subdir")) in set(RUN_OWN) - {HYDRA_COPIES}:
+        _refuse(f"hydra.output_subdir={copies}: a name the run's own files take, which Hydra's copies of the config "
+                "would have (the run then refused in its own directory as holding a run or a sweep, or failing as it "
+                f"writes); leave it out ({HYDRA_COPIES})")
     if (name := OmegaConf.select(config.hydra, "job.name")) != Path(LOG).stem:  # `foo`: the log went to foo.log
         _refuse(f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
                 "hydra.job.name out")

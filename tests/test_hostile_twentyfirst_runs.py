@@ -11,6 +11,11 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   of the fresh run failed (`FAIL rescores/001/rescore.json: is rescore 001 of run 5afe8f04f444 ..., not of this run`,
   `NOT intact`). Now the directory is refused in one line before anything is written (`archive.claims.refusal`, which
   every run's claim asks: a run's, a sweep job's, a retry's or a merge's `--into`)
+- `hydra.output_subdir=` a name of the run's own (`run.json`, `rescores`, `run.lock`, `benchrun.log`): Hydra put its
+  copies of the config in a folder of that name, then the run was refused in the directory just made for it, with
+  words that blamed the directory (`... holds a sweep (its jobs' runs), which a run made there would hide`, `already
+  holds a run's files (run.json)`, `file exists: .../benchrun.log`), which was left there holding Hydra's files. Now
+  refused before Hydra writes anything (`callbacks._check_inside`)
 """
 
 from __future__ import annotations
@@ -54,3 +59,14 @@ def test_a_run_into_a_directory_holding_a_rescores_folder_is_refused(tmp_path):
         "made there would take for its own; nothing was changed; pick a new directory (hydra.run.dir=...)\n")
     assert sorted(path.relative_to(tmp_path).as_posix() for path in (tmp_path / "proj").rglob("*")) == [
         "proj/rescores", "proj/rescores/001", "proj/rescores/001/rescore.json"]
+
+
+@pytest.mark.parametrize("name", ["run.json", "rescores", "run.lock", "benchrun.log"])
+def test_hydras_copies_taking_a_name_of_the_runs_own_are_refused_before_anything_is_made(tmp_path, name):
+    done = call_benchrun(f"hydra.output_subdir={name}", "runner.host=http://127.0.0.1:9", "outputs=outputs",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: hydra.output_subdir={name}: a name the run's own files take, which "
+        "Hydra's copies of the config would have (the run then refused in its own directory as holding a run or a "
+        "sweep, or failing as it writes); leave it out (.hydra)\n")
+    assert not (tmp_path / "outputs").exists()
