@@ -28,7 +28,7 @@ from benchrun.core import secrets
 from benchrun.core.cpus import usable_cores
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN
+from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN, SWEEP_FILE
 
 Hook = Callable[..., None]
 
@@ -223,11 +223,18 @@ def _check_subdir(subdir: Any, jobs: float) -> None:
     may, for some job, hold a '/' (`${hydra.job.override_dirname}` of `runner.host=http://...`, `${runner.model}` of
     `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed); and,
     for a sweep of more than one job, one that names no job (`same`: every job's directory, the second refused there,
-    and the sweep summed up as the first alone, exit 0)."""
+    and the sweep summed up as the first alone, exit 0). Nor a hidden one (`.x`: its run completed, and sweep.json,
+    the sweep's table and `list` showed no job) or one of the sweep's own files (`sweep.json`: the sweep's summary
+    failed, exit 4)."""
     written = str(subdir)
     if "/" in written or "\\" in written or written in ("", ".", ".."):
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
                 "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
+    if written.startswith(".") or written in (SWEEP_FILE, MULTIRUN_FILE):
+        _refuse(f"hydra.sweep.subdir={written}: a job's directory is named apart from the sweep's own files "
+                f"({SWEEP_FILE}, {MULTIRUN_FILE}) and is not hidden (a name starting with '.', which every reader of "
+                "the sweep passes over); leave hydra.sweep.subdir out (benchrun names each job by what it varies), or "
+                "name jobs by ${hydra.job.num}")
     if unsafe := [found for found in _interpolations(written) if not SAFE_SUBDIR.fullmatch(found)]:
         _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory, and "
                 f"{unsafe[0]} may hold a '/' for some job (an override's value: runner.host=http://...), which puts the "

@@ -16,6 +16,11 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   words that blamed the directory (`... holds a sweep (its jobs' runs), which a run made there would hide`, `already
   holds a run's files (run.json)`, `file exists: .../benchrun.log`), which was left there holding Hydra's files. Now
   refused before Hydra writes anything (`callbacks._check_inside`)
+- `hydra.sweep.subdir=` a hidden name (`.x`, `.${hydra.job.num}`): the job's run completed, and the sweep's
+  sweep.json listed no job (`"jobs": []`), its table was empty and `list` showed nothing (every reader of a sweep
+  passes over dot folders), exit 0; or a name of the sweep's own files: `sweep.json` (the run completed, then
+  `is a directory writing .../sweep.json`, exit 4, the sweep summed up nowhere), `multirun.yaml` (`file exists`,
+  exit 4). Now refused before anything is made (`callbacks._check_subdir`)
 """
 
 from __future__ import annotations
@@ -69,4 +74,16 @@ def test_hydras_copies_taking_a_name_of_the_runs_own_are_refused_before_anything
         EXIT["usage"], "", f"benchrun: error: hydra.output_subdir={name}: a name the run's own files take, which "
         "Hydra's copies of the config would have (the run then refused in its own directory as holding a run or a "
         "sweep, or failing as it writes); leave it out (.hydra)\n")
+    assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("subdir", [".hidden", ".${hydra.job.num}", "sweep.json", "multirun.yaml"])
+def test_a_sweeps_job_directory_hidden_or_named_as_the_sweeps_own_files_is_refused(tmp_path, subdir):
+    done = call_benchrun("-m", "runner.model=llama3.2", f"hydra.sweep.subdir={subdir}",
+                         "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: hydra.sweep.subdir={subdir}: a job's directory is named apart from the "
+        "sweep's own files (sweep.json, multirun.yaml) and is not hidden (a name starting with '.', which every reader "
+        "of the sweep passes over); leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name "
+        "jobs by ${hydra.job.num}\n")
     assert not (tmp_path / "outputs").exists()
