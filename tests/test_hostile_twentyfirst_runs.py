@@ -21,6 +21,10 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   passes over dot folders), exit 0; or a name of the sweep's own files: `sweep.json` (the run completed, then
   `is a directory writing .../sweep.json`, exit 4, the sweep summed up nowhere), `multirun.yaml` (`file exists`,
   exit 4). Now refused before anything is made (`callbacks._check_subdir`)
+- a runner file (the seed's runner.yml) whose key is wrong (`model: [llama3.2, llama3.2]`, `runner_type: OLLAMA`,
+  `options: {temperature: hot}`, `hots: 1`): said to be `in 'config': runner.model: ...`, naming neither the file
+  nor the key the user wrote (`runner.type` for `runner_type`). Now said of the file and its key (`in 'runner.yml':
+  runner_type: unknown runner type 'OLLAMA' ...`; `compose.runneryml.said_of_runner_file`)
 """
 
 from __future__ import annotations
@@ -87,3 +91,23 @@ def test_a_sweeps_job_directory_hidden_or_named_as_the_sweeps_own_files_is_refus
         "of the sweep passes over); leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name "
         "jobs by ${hydra.job.num}\n")
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    ("model: [llama3.2, llama3.2]\n", "model: a model name, or a list of different model names"),
+    ("runner_type: OLLAMA\nmodel: llama3.2\n",
+     "runner_type: unknown runner type 'OLLAMA' (allowed: ollama, openai, local)"),
+    ("model: llama3.2\noptions: {temperature: hot}\n", 'options.temperature: Input should be a valid number, not "hot"'),
+    ("model: llama3.2\nhots: 1\n", "hots: unknown key 'hots' (did you mean 'host'?)")])
+def test_a_runner_files_wrong_key_is_said_of_the_file_and_its_key(tmp_path, written, said):
+    (tmp_path / "runner.yml").write_text(written)
+    done = call_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'runner.yml': {said}\n")
+
+
+def test_a_wrong_runner_key_the_command_line_gives_beside_a_runner_file_is_said_of_the_config(tmp_path):
+    (tmp_path / "runner.yml").write_text("model: llama3.2\n")
+    done = call_benchrun("runner_file=runner.yml", "runner.timeout_s=soon", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        EXIT["usage"], "benchrun: error: in 'config': runner.timeout_s: Input should be a valid number, unable to parse "
+        "string as a number\n")
