@@ -71,6 +71,7 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
             if why := refusal(Path(config.hydra.run.dir)):
                 _refuse(why)
+            takeback.note_found(Path(config.hydra.run.dir))
             return
         _check_outputs(config, "hydra.run.dir")
         _check_inside(config)

@@ -25,6 +25,11 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   `options: {temperature: hot}`, `hots: 1`): said to be `in 'config': runner.model: ...`, naming neither the file
   nor the key the user wrote (`runner.type` for `runner_type`). Now said of the file and its key (`in 'runner.yml':
   runner_type: unknown runner type 'OLLAMA' ...`; `compose.runneryml.said_of_runner_file`)
+- a run (or a dry run) into a directory that held another Hydra application's `.hydra/` folder and the user's own
+  `benchrun.log`, refused by its config (`runner.options.temperature=hot`): taking back what Hydra had made for it
+  removed that `.hydra/` whole (files Hydra never wrote among them) and the user's log, which Hydra had only appended
+  to. Now only what Hydra wrote is taken back: its three copies, and a log or a folder that was not there
+  (`compose.takeback.note_found`)
 """
 
 from __future__ import annotations
@@ -111,3 +116,16 @@ def test_a_wrong_runner_key_the_command_line_gives_beside_a_runner_file_is_said_
     assert (done.returncode, done.stderr) == (
         EXIT["usage"], "benchrun: error: in 'config': runner.timeout_s: Input should be a valid number, unable to parse "
         "string as a number\n")
+
+
+@pytest.mark.parametrize("dry", ["false", "true"])
+def test_a_run_refused_by_its_config_takes_back_only_what_hydra_made(tmp_path, dry):
+    (tmp_path / "proj" / ".hydra").mkdir(parents=True)
+    (tmp_path / "proj" / ".hydra" / "notes.txt").write_text("another application's\n")
+    (tmp_path / "proj" / "benchrun.log").write_text("my own log\n")
+    done = call_benchrun("hydra.run.dir=proj", "runner.options.temperature=hot", f"dry_run={dry}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], "benchrun: error: in 'config': runner.options.temperature: "
+                                              'Input should be a valid number, not "hot"\n')
+    assert sorted(path.relative_to(tmp_path).as_posix() for path in (tmp_path / "proj").rglob("*")) == [
+        "proj/.hydra", "proj/.hydra/notes.txt", "proj/benchrun.log"]
+    assert (tmp_path / "proj" / "benchrun.log").read_text().startswith("my own log\n")
