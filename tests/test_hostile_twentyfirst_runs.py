@@ -30,6 +30,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   removed that `.hydra/` whole (files Hydra never wrote among them) and the user's log, which Hydra had only appended
   to. Now only what Hydra wrote is taken back: its three copies, and a log or a folder that was not there
   (`compose.takeback.note_found`)
+- a preset of the user's own (`--config-dir my model=bad`) that is not YAML (`a: [`), gives a key twice, or is not
+  UTF-8: a traceback of 60 lines (`yaml.parser.ParserError`, `UnicodeDecodeError`), exit 1. Now one line naming the
+  file, the line and the column (`cli.hydra_error`, with core.yamlfile's words for a YAML syntax error)
 """
 
 from __future__ import annotations
@@ -129,3 +132,17 @@ def test_a_run_refused_by_its_config_takes_back_only_what_hydra_made(tmp_path, d
     assert sorted(path.relative_to(tmp_path).as_posix() for path in (tmp_path / "proj").rglob("*")) == [
         "proj/.hydra", "proj/.hydra/notes.txt", "proj/benchrun.log"]
     assert (tmp_path / "proj" / "benchrun.log").read_text().startswith("my own log\n")
+
+
+@pytest.mark.parametrize(("written", "said"), [
+    (b"a: [\n", "line 2, column 1: YAML syntax error: expected the node content, but found '<stream end>' (while "
+                "parsing a flow node at line 2, column 1)"),
+    (b"a: 1\na: 2\n", "line 2, column 1: YAML syntax error: found duplicate key a (while constructing a mapping at line "
+                      "1, column 1)"),
+    (b'a: "\xff"\n', "not UTF-8 text (invalid start byte at byte 4); save it as UTF-8")])
+def test_a_preset_of_ones_own_that_hydra_cannot_read_is_one_line(tmp_path, written, said):
+    (tmp_path / "my" / "model").mkdir(parents=True)
+    (tmp_path / "my" / "model" / "bad.yaml").write_bytes(written)
+    done = call_benchrun("--config-dir", "my", "model=bad", "dry_run=true", cwd=tmp_path)
+    preset = (tmp_path / "my" / "model" / "bad.yaml").resolve()
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in '{preset}': {said}\n")
