@@ -33,6 +33,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - a preset of the user's own (`--config-dir my model=bad`) that is not YAML (`a: [`), gives a key twice, or is not
   UTF-8: a traceback of 60 lines (`yaml.parser.ParserError`, `UnicodeDecodeError`), exit 1. Now one line naming the
   file, the line and the column (`cli.hydra_error`, with core.yamlfile's words for a YAML syntax error)
+- a config printed resolved with an interpolation that cannot be had (`--cfg job --resolve runner.model=${nope}`):
+  `in 'config': cannot resolve: None`. Now what OmegaConf said and the override that holds it
+  (`compose.config.unresolvable`)
 """
 
 from __future__ import annotations
@@ -146,3 +149,10 @@ def test_a_preset_of_ones_own_that_hydra_cannot_read_is_one_line(tmp_path, writt
     done = call_benchrun("--config-dir", "my", "model=bad", "dry_run=true", cwd=tmp_path)
     preset = (tmp_path / "my" / "model" / "bad.yaml").resolve()
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in '{preset}': {said}\n")
+
+
+def test_a_config_printed_resolved_says_which_interpolation_cannot_be_had(tmp_path):
+    done = call_benchrun("--cfg", "job", "--resolve", "runner.model=${nope}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], "benchrun: error: in 'config': runner.model: cannot "
+                                              "resolve: Interpolation key 'nope' not found (from the override "
+                                              "'runner.model=${nope}')\n")

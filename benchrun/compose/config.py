@@ -355,11 +355,12 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     names it after the message, `full_key: task.system object_type=dict`); in Hydra's own keys (the run directory's
     name, made of task.name and runner.model), the overrides that hold an interpolation or `???`, or delete the key
     not found (`~runner.model`)."""
-    message = str(getattr(err, "msg", err)).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    said = str(getattr(err, "msg", None) or err).strip()  # its msg is None once OmegaConf has formatted the error
+    message = said.splitlines()[0] if said else type(err).__name__
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
     held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and f"'{arg[1:]}'" in message]
-    if key and key.startswith("hydra.") and held:
-        message += f" (resolving {key}, from the override {' '.join(map(repr, held))})"
+    if held and (key is None or key.startswith("hydra.")):  # None: a config printed resolved (`--cfg job --resolve`)
+        message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
         key = held[0].partition("=")[0].lstrip("+~")
     return ConfigError(f"cannot resolve: {message}", file="config", key=key)
