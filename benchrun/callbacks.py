@@ -346,7 +346,7 @@ def _refuse(message: str) -> None:
 
 class SweepSummaryCallback(Callback):
     """After a multirun, summarise the sweep from disk; exit 1 if any job failed (a dry run's too: its jobs' codes,
-    each job's mistake said as it was met)."""
+    each job's mistake said as it was met), or left no directory to sum up."""
 
     def __init__(self) -> None:
         self.dry_run_failed = False
@@ -364,7 +364,11 @@ class SweepSummaryCallback(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         summary = write_sweep_summary(sweep_dir)
         output.print_sweep(summary, sweep_dir, output.stdout())
-        if summary.failed:
+        launched = int(sweepsize.checked_size(sweepsize.swept(config)))
+        if len(summary.jobs) < launched:  # a job's directory removed as it ran: its failure was said, then summed as none
+            output.error(f"the sweep launched {launched} jobs, and {sweep_dir.absolute()} holds {len(summary.jobs)} of "
+                         "them (a job's directory removed while the sweep ran?): sweep.json lists only those")
+        if summary.failed or len(summary.jobs) < launched:
             sys.exit(EXIT["sweep_failed"])
 
 

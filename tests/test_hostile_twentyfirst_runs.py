@@ -36,14 +36,21 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - a config printed resolved with an interpolation that cannot be had (`--cfg job --resolve runner.model=${nope}`):
   `in 'config': cannot resolve: None`. Now what OmegaConf said and the override that holds it
   (`compose.config.unresolvable`)
+- a sweep one of whose job directories is removed as the job runs (a cleanup, `rm -rf` of the wrong folder): the job
+  failed (`no such file or directory writing .../0_llama3.2/summary.json`), sweep.json listed the other job alone,
+  and the sweep exited 0. Now the sweep says it launched more jobs than its directory holds, and exits 1
+  (`callbacks.SweepSummaryCallback`)
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
 
 TWICE = ("benchrun: error: in 'config': runner.model is given more than once on the command line ({said}), and a sweep "
@@ -156,3 +163,20 @@ def test_a_config_printed_resolved_says_which_interpolation_cannot_be_had(tmp_pa
     assert (done.returncode, done.stderr) == (EXIT["usage"], "benchrun: error: in 'config': runner.model: cannot "
                                               "resolve: Interpolation key 'nope' not found (from the override "
                                               "'runner.model=${nope}')\n")
+
+
+REMOVER = ("import glob\nimport shutil\n\n\ndef s(response, reference):\n"
+           "    for job in glob.glob('outputs/*/*_sweep/0_*'):\n        shutil.rmtree(job)\n    return 1\n")
+
+
+def test_a_sweep_whose_job_directory_was_removed_as_it_ran_fails(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n  reference: ['1']\n"
+                                        "  scorer: s\n", "custom_scorer.py": REMOVER})
+    with FakeOllama(models=["llama3.2", "gemma3"]) as server:
+        done = call_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", f"runner.host={server.url}",
+                             "outputs=outputs", "cache=false", cwd=tmp_path)
+    sweep_dir = next((tmp_path / "outputs").glob("*/*_sweep"))
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (
+        EXIT["sweep_failed"], f"benchrun: error: the sweep launched 2 jobs, and {sweep_dir} holds 1 of them (a job's "
+        "directory removed while the sweep ran?): sweep.json lists only those")
+    assert [job["dir"] for job in json.loads((sweep_dir / "sweep.json").read_text())["jobs"]] == ["1_gemma3"]
