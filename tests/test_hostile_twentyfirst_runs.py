@@ -40,6 +40,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   failed (`no such file or directory writing .../0_llama3.2/summary.json`), sweep.json listed the other job alone,
   and the sweep exited 0. Now the sweep says it launched more jobs than its directory holds, and exits 1
   (`callbacks.SweepSummaryCallback`)
+- a flag Hydra's parser refuses (`benchrun --dry-run`, `--cfg=foo`, `--config-dir` without its directory): Hydra's
+  usage, seven lines, then `__main__.py: error: unrecognized arguments: --dry-run` (the program named `__main__.py`).
+  Now one line, with where the flags are listed and how a setting is given (`benchrun.__main__`)
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 TWICE = ("benchrun: error: in 'config': runner.model is given more than once on the command line ({said}), and a sweep "
          "keeps only the last, so the values of the others would never run; give it once, listing every value the "
@@ -180,3 +183,14 @@ def test_a_sweep_whose_job_directory_was_removed_as_it_ran_fails(tmp_path):
         EXIT["sweep_failed"], f"benchrun: error: the sweep launched 2 jobs, and {sweep_dir} holds 1 of them (a job's "
         "directory removed while the sweep ran?): sweep.json lists only those")
     assert [job["dir"] for job in json.loads((sweep_dir / "sweep.json").read_text())["jobs"]] == ["1_gemma3"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("flag", "said"), [
+    ("--dry-run", "unrecognized arguments: --dry-run"),
+    ("--cfg=foo", "argument --cfg/-c: invalid choice: 'foo' (choose from 'job', 'hydra', 'all')")])
+def test_a_flag_hydras_parser_refuses_is_one_line(tmp_path, flag, said):
+    done = run_benchrun(flag, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: {said}; benchrun --help lists its flags, and a setting is key=value "
+        "(dry_run=true)\n")
