@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
+from benchrun.archive.sweepsources import changed_source
 from benchrun.compose import hydranames, slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory, refuse_secrets, stood_for
 from benchrun.compose.labels import label
@@ -291,7 +292,8 @@ def _refuse(message: str) -> None:
 
 class SweepSummaryCallback(Callback):
     """After a multirun, summarise the sweep from disk; exit 1 if any job failed (a dry run's too: its jobs' codes,
-    each job's mistake said as it was met), or left no directory to sum up."""
+    each job's mistake said as it was met), or left no directory to sum up, or read its benchmark otherwise than
+    another job (`changed_source`)."""
 
     def __init__(self) -> None:
         self.dry_run_failed = False
@@ -313,7 +315,9 @@ class SweepSummaryCallback(Callback):
         if len(summary.jobs) < launched:  # a job's directory removed as it ran: its failure was said, then summed as none
             output.error(f"the sweep launched {launched} jobs, and {sweep_dir.absolute()} holds {len(summary.jobs)} of "
                          "them (a job's directory removed while the sweep ran?): sweep.json lists only those")
-        if summary.failed or len(summary.jobs) < launched:
+        if changed := changed_source([sweep_dir / job.dir for job in summary.jobs]):
+            output.error(changed)
+        if summary.failed or len(summary.jobs) < launched or changed:
             sys.exit(EXIT["sweep_failed"])
 
 

@@ -43,11 +43,16 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - a flag Hydra's parser refuses (`benchrun --dry-run`, `--cfg=foo`, `--config-dir` without its directory): Hydra's
   usage, seven lines, then `__main__.py: error: unrecognized arguments: --dry-run` (the program named `__main__.py`).
   Now one line, with where the flags are listed and how a setting is given (`benchrun.__main__`)
+- a sweep whose benchmark changed while it ran (a reference mended in tasks.yml as the first job was asked): each job
+  compiles the benchmark as it starts, so the jobs asked two benchmarks under one name, and the sweep's table compared
+  them side by side, exit 0. Now the sweep names the file the jobs read otherwise and exits 1
+  (`archive.sweepsources.changed_source`, from `callbacks.SweepSummaryCallback`)
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -194,3 +199,21 @@ def test_a_flag_hydras_parser_refuses_is_one_line(tmp_path, flag, said):
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: {said}; benchrun --help lists its flags, and a setting is key=value "
         "(dry_run=true)\n")
+
+
+EDITOR = ("def s(response, reference):\n    with open('bench/tasks.yml', encoding='utf-8') as file:\n"
+          "        text = file.read()\n    if '# mended' not in text:\n"
+          "        with open('bench/tasks.yml', 'a', encoding='utf-8') as file:\n            file.write('# mended\\n')\n"
+          "    return 1\n")
+
+
+def test_a_sweep_whose_benchmark_changed_while_it_ran_fails_naming_the_file(tmp_path):
+    bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1]}\n"
+                                                "  reference: ['1']\n  scorer: s\n", "custom_scorer.py": EDITOR})
+    with FakeOllama(models=["llama3.2", "gemma3"]) as server:
+        done = call_benchrun("-m", "task.path=bench", "runner.model=llama3.2,gemma3", f"runner.host={server.url}",
+                             "outputs=outputs", "cache=false", cwd=tmp_path)
+    said = re.fullmatch(r"benchrun: error: jobs 0_llama3.2 and 1_gemma3 read (.*) with other bytes \(sha256 "
+                        r"[0-9a-f]{12}, then [0-9a-f]{12}\): the benchmark changed while the sweep ran, and the sweep's "
+                        r"table compares them as one; run the sweep again", (done.stderr.splitlines() or [""])[-1])
+    assert (done.returncode, said and said[1]) == (EXIT["sweep_failed"], str(bench / "tasks.yml"))
