@@ -15,12 +15,12 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   copies of the config in a folder of that name, then the run was refused in the directory just made for it, with
   words that blamed the directory (`... holds a sweep (its jobs' runs), which a run made there would hide`, `already
   holds a run's files (run.json)`, `file exists: .../benchrun.log`), which was left there holding Hydra's files. Now
-  refused before Hydra writes anything (`callbacks._check_inside`)
+  refused before Hydra writes anything (`compose.hydranames.inside_refusal`)
 - `hydra.sweep.subdir=` a hidden name (`.x`, `.${hydra.job.num}`): the job's run completed, and the sweep's
   sweep.json listed no job (`"jobs": []`), its table was empty and `list` showed nothing (every reader of a sweep
   passes over dot folders), exit 0; or a name of the sweep's own files: `sweep.json` (the run completed, then
   `is a directory writing .../sweep.json`, exit 4, the sweep summed up nowhere), `multirun.yaml` (`file exists`,
-  exit 4). Now refused before anything is made (`callbacks._check_subdir`)
+  exit 4). Now refused before anything is made (`compose.hydranames.subdir_refusal`)
 - a runner file (the seed's runner.yml) whose key is wrong (`model: [llama3.2, llama3.2]`, `runner_type: OLLAMA`,
   `options: {temperature: hot}`, `hots: 1`): said to be `in 'config': runner.model: ...`, naming neither the file
   nor the key the user wrote (`runner.type` for `runner_type`). Now said of the file and its key (`in 'runner.yml':
