@@ -3,6 +3,7 @@ writes into it (noting the new ones, for benchrun.compose.takeback); summarise a
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import re
@@ -61,26 +62,33 @@ def _said(err: Exception) -> tuple[int, str]:
 
 class RunDirCheck(Callback):
     """Before Hydra creates or writes the run (or sweep) directory: refuse one that already holds a run (or is not a
-    directory), so that nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the
-    directory, under its lock, is what guarantees it; this only keeps Hydra's hands off."""
+    directory), so that nothing there changes (Hydra would rewrite its .hydra/ copies), and hold it from another run
+    starting there at once (`_hold`). The run's own claim of the directory, under its lock, is what guarantees it;
+    this only keeps Hydra's hands off."""
 
     @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_secrets(config)
         _check_stays(config)
         _check_logging(config)
+        run_dir = Path(config.hydra.run.dir)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
-            if why := refusal(Path(config.hydra.run.dir)):
+            if why := refusal(run_dir):
                 _refuse(why)
-            takeback.note_found(Path(config.hydra.run.dir))
+            _hold(run_dir)
+            takeback.note_found(run_dir)
             return
         _check_outputs(config, "hydra.run.dir")
         _check_inside(config)
-        run_dir = Path(config.hydra.run.dir)
         why = refusal(run_dir)
         if why:
             _refuse(why)
-        takeback.note_new_run(run_dir)
+        top = takeback.first_made(Path(os.path.abspath(run_dir)))
+        _hold(run_dir)
+        takeback.note_new_run(run_dir, top)
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        _let_go()
 
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -177,6 +185,41 @@ def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:
     limit = "" if soft == resource.RLIM_INFINITY else f"; this user may run {soft} processes and threads (ulimit -u)"
     name = args.thread.name if args.thread is not None else "a thread"
     INTERRUPTS.stop(f"the launcher's thread {name} failed ({args.exc_type.__name__}: {args.exc_value}){limit}")
+
+
+HELD: list[int] = []
+"""The open run directory this process holds (`_hold`), until its run ends or another run of it starts."""
+
+
+def _hold(run_dir: Path) -> None:
+    """Hold `run_dir` for this run (a lock on the directory itself, as only one process can) before Hydra writes its
+    copies and log there: two runs started into one directory at once (a script run twice) both passed the check
+    above, the one refused by the run's own claim having written its copies over the other's, or taken them back
+    with the other's, which then kept none. A file system without locks is left to the run's claim to say so."""
+    _let_go()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        opened = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # Hydra, making it next, says what is wrong, as it did
+        return
+    fd = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, 3)  # not standard output's number, when that was closed (>&-)
+    os.close(opened)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        _refuse(f"{run_dir} was taken by another run as this one started (the same run started twice?); nothing was "
+                "changed; pick a new directory (hydra.run.dir=...)")
+    except OSError:
+        os.close(fd)
+        return
+    HELD.append(fd)
+
+
+def _let_go() -> None:
+    """Let go of the run directory this process held: its run ended (its own lock, run.json, says the rest)."""
+    while HELD:
+        os.close(HELD.pop())
 
 
 def _claim(sweep_dir: Path) -> None:

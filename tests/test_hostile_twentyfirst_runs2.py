@@ -5,14 +5,32 @@ kinds): the cases it found bad, each with the rule it now obeys.
   `++runner.model=mistral`: Hydra's sweeper keeps the two as keys of their own, so each job was given both, the last
   winning: two jobs, both asking mistral, exit 0. Now refused in one line before anything is made, as the command
   line's own repeat is (`compose.sweepsize.swept`)
+- two runs started into one directory at once (`hydra.run.dir=same`, a script run twice): both passed the check made
+  before Hydra writes, so the second, while the first was still starting, wrote Hydra's copies over the first's (a
+  dry run's: the completed run's `.hydra/overrides.yaml` then said `dry_run=true` and no model) or, refused by its
+  config, took them back with the first's, which completed with an empty `.hydra/`. Now a run holds its directory
+  (a lock on the directory itself) before Hydra writes there, and the second is refused in one line
+  (`callbacks._hold`)
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import wait_for
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import folder_task, write_bench
 from tests.helpers.commands import call_benchrun
+
+HOLDING = ("import os\nimport time\n\nfrom hydra.experimental.callback import Callback\n\n\n"
+           "class Hold(Callback):\n    def on_job_start(self, config, **kwargs):\n"
+           "        open('held', 'w').close()\n        while not os.path.exists('go'):\n            time.sleep(0.05)\n")
+"""A callback of the user's own that holds a run after Hydra wrote its copies, before the run claims its directory."""
 
 
 @pytest.mark.parametrize("given", ["++runner.model=mistral", "~runner.model"])
@@ -29,3 +47,26 @@ def test_a_key_a_config_files_sweep_varies_given_with_a_prefix_on_the_command_li
         "every job taking the last, so the sweep's values would never run; give it once (a plain runner.model=... on "
         "the command line replaces a config file's sweep)\n")
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", ["runner.options.temperature=hot", "dry_run=true"])
+def test_a_run_started_into_a_directory_another_run_is_starting_in_leaves_its_copies_be(tmp_path, second):
+    write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n"))
+    (tmp_path / "holding.py").write_text(HOLDING)
+    with FakeOllama(models=["llama3.2"]) as server:
+        given = ["task.path=bench", f"runner.host={server.url}", "hydra.run.dir=same", "cache=false"]
+        first = subprocess.Popen([sys.executable, "-m", "benchrun", *given, "+hydra.callbacks.h._target_=holding.Hold"],
+                                 cwd=tmp_path, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True)
+        wait_for(lambda: (tmp_path / "held").exists())
+        copies = {path.name: path.read_text() for path in (tmp_path / "same" / ".hydra").iterdir()}
+        done = call_benchrun(*given, second, cwd=tmp_path)
+        (tmp_path / "go").touch()
+        _, err = first.communicate(timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: same was taken by another run as this one started (the same run started "
+        "twice?); nothing was changed; pick a new directory (hydra.run.dir=...)\n")
+    assert (first.returncode, err) == (EXIT["ok"], "")
+    assert {path.name: path.read_text() for path in (tmp_path / "same" / ".hydra").iterdir()} == copies
+    assert sorted(copies) == ["config.yaml", "hydra.yaml", "overrides.yaml"]

@@ -76,12 +76,13 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
             break
 
 
-def note_new_run(run_dir: Path) -> None:
-    """Note `run_dir` as a single run's, before Hydra makes it, with the first folder of its path Hydra will make: no
-    folder that was there before (one a script made for the run, its parent, a dry run's $TMPDIR) is taken back."""
+def note_new_run(run_dir: Path, top: Path | None) -> None:
+    """Note `run_dir` as a single run's, with `top`, the first folder of its path that was not there before the run
+    (`first_made`, found before the run's directory is made): no folder that was there before (one a script made for
+    the run, its parent, a dry run's $TMPDIR) is taken back."""
     NEW_RUNS.append(run_dir)
     path = Path(os.path.abspath(run_dir))
-    if (top := first_made(path)) is not None:
+    if top is not None:
         MADE_FOR_RUNS[str(path)] = top
     note_found(run_dir)
 
