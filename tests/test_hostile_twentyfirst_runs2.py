@@ -11,10 +11,16 @@ kinds): the cases it found bad, each with the rule it now obeys.
   config, took them back with the first's, which completed with an empty `.hydra/`. Now a run holds its directory
   (a lock on the directory itself) before Hydra writes there, and the second is refused in one line
   (`callbacks._hold`)
+- a Slurm sweep with `hydra.launcher.timeout_min=0` (or -1, or `additional_parameters.time=0:0`), which sbatch takes
+  for no time limit (`TimeLimit=UNLIMITED`): refused as `Slurm warns a job hydra.launcher.signal_delay_s=120 seconds
+  before its time is up ... so every job would stop as it starts`, wrong advice refusing a valid setting. Now taken
+  as no limit (`compose.slurmoptions._seconds`)
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 
@@ -31,6 +37,9 @@ HOLDING = ("import os\nimport time\n\nfrom hydra.experimental.callback import Ca
            "class Hold(Callback):\n    def on_job_start(self, config, **kwargs):\n"
            "        open('held', 'w').close()\n        while not os.path.exists('go'):\n            time.sleep(0.05)\n")
 """A callback of the user's own that holds a run after Hydra wrote its copies, before the run claims its directory."""
+SLURM_NODE = ["hydra/launcher=slurm", "hydra.launcher.partition=debug", "hydra.launcher.gpus_per_node=0",
+              "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1", "hydra.launcher.setup=[]"]
+"""The single-node cluster's partition and size (`.ci/slurm-up`), the time limit left to each test."""
 
 
 @pytest.mark.parametrize("given", ["++runner.model=mistral", "~runner.model"])
@@ -70,3 +79,27 @@ def test_a_run_started_into_a_directory_another_run_is_starting_in_leaves_its_co
     assert (first.returncode, err) == (EXIT["ok"], "")
     assert {path.name: path.read_text() for path in (tmp_path / "same" / ".hydra").iterdir()} == copies
     assert sorted(copies) == ["config.yaml", "hydra.yaml", "overrides.yaml"]
+
+
+@pytest.mark.parametrize("unlimited", ["hydra.launcher.timeout_min=0", "hydra.launcher.timeout_min=-1",
+                                       "+hydra.launcher.additional_parameters.time='0:0'"])
+def test_a_slurm_sweep_without_a_time_limit_is_not_refused_as_all_warning(tmp_path, unlimited):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", *SLURM_NODE, unlimited, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert done.stdout.count("dry run: no model was called") == 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("sbatch") is None, reason="no Slurm here: `.ci/slurm-up` starts a single-node cluster")
+def test_a_slurm_job_of_timeout_min_0_runs_without_a_limit(tmp_path):
+    write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n"))
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = subprocess.run([sys.executable, "-m", "benchrun", "-m", "task.path=bench", "runner.model=llama3.2",
+                               f"runner.host={server.url}", "outputs=outputs", *SLURM_NODE,
+                               "hydra.launcher.timeout_min=0"], cwd=tmp_path, env=child_env(), capture_output=True,
+                              text=True, timeout=300)
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    [script] = sweep_dir.glob(".submitit/*/*_submission.sh")
+    jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
+    assert (done.returncode, [job["status"] for job in jobs]) == (EXIT["ok"], ["completed"]), done.stderr
+    assert "#SBATCH --time=0\n" in script.read_text()
