@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
+from benchrun.compiler.sources import tasks_around
 from benchrun.compose import hydranames, slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory, refuse_secrets, stood_for
 from benchrun.compose.labels import label
@@ -72,6 +73,7 @@ class RunDirCheck(Callback):
         _check_stays(config)
         _check_logging(config)
         run_dir = Path(config.hydra.run.dir)
+        _check_outside_tasks(config, "hydra.run.dir", run_dir)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
             if why := refusal(run_dir):
                 _refuse(why)
@@ -123,6 +125,8 @@ class RunDirCheck(Callback):
         _check_subdir(config, jobs)
         _check_swept_once(swept)
         _check_slurm(config, launcher, jobs)
+        if not any(override.key_or_group == "task.path" for override in swept):
+            _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir)
         top = takeback.first_made(sweep_dir)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
@@ -192,10 +196,8 @@ HELD: list[int] = []
 
 
 def _hold(run_dir: Path) -> None:
-    """Hold `run_dir` for this run (a lock on the directory itself, as only one process can) before Hydra writes its
-    copies and log there: two runs started into one directory at once (a script run twice) both passed the check
-    above, the one refused by the run's own claim having written its copies over the other's, or taken them back
-    with the other's, which then kept none. A file system without locks is left to the run's claim to say so."""
+    """Hold `run_dir` for this run (a lock on the directory itself) before Hydra writes its copies there: of two runs
+    started into it at once, the one the run's claim refused wrote its copies over the other's, or took them back."""
     _let_go()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -260,6 +262,13 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
         checked_directory(directory, OmegaConf.select(config, directory))
     except ConfigError as err:
         _refuse(str(err))
+
+
+def _check_outside_tasks(config: DictConfig, directory: str, made: Path) -> None:
+    """Refuse a run or sweep directory inside the benchmark's tasks/ folder (`compiler.sources.tasks_around`)."""
+    bench = OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)
+    if isinstance(bench, str) and bench and (why := tasks_around(bench, made)):
+        _refuse(f"{directory}={made}: {why}")
 
 
 def _check_subdir(config: DictConfig, jobs: float) -> None:

@@ -15,11 +15,17 @@ kinds): the cases it found bad, each with the rule it now obeys.
   for no time limit (`TimeLimit=UNLIMITED`): refused as `Slurm warns a job hydra.launcher.signal_delay_s=120 seconds
   before its time is up ... so every job would stop as it starts`, wrong advice refusing a valid setting. Now taken
   as no limit (`compose.slurmoptions._seconds`)
+- a run's or a sweep's directory inside the benchmark's tasks/ folder (`outputs=bench/tasks`, or a run started in that
+  folder: `cd bench/tasks; benchrun task.path=..`, its `outputs/` there): Hydra made the run's directory there, then
+  compile read it as a task, `in 'tasks/2026-12-05/template.txt': task '2026-12-05': file is missing` (advice about a
+  file the user never made), the failed run recorded in the benchmark, where every later run of it met the same
+  error. Now refused before anything is made (`compiler.sources.tasks_around`, from `callbacks`)
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -103,3 +109,17 @@ def test_a_slurm_job_of_timeout_min_0_runs_without_a_limit(tmp_path):
     jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
     assert (done.returncode, [job["status"] for job in jobs]) == (EXIT["ok"], ["completed"]), done.stderr
     assert "#SBATCH --time=0\n" in script.read_text()
+
+
+@pytest.mark.parametrize(("where", "given", "made"), [
+    ("", ["task.path=bench", "outputs=bench/tasks"], "hydra.run.dir=bench/tasks/"),
+    ("bench/tasks", ["task.path=.."], "hydra.run.dir=outputs/"),
+    ("bench/tasks", ["-m", "task.path=..", "runner.model=llama3.2,gemma3"], "hydra.sweep.dir=outputs/")])
+def test_a_run_directory_inside_the_benchmarks_tasks_folder_is_refused(tmp_path, where, given, made):
+    write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n"))
+    done = call_benchrun(*given, "runner.host=http://127.0.0.1:9", cwd=tmp_path / where)
+    assert (done.returncode, done.stdout) == (EXIT["usage"], "")
+    assert re.fullmatch(rf"benchrun: error: {re.escape(made)}\S+: inside the benchmark's tasks/ folder "
+                        rf"\({tmp_path}/bench/tasks\), each of whose folders is read as a task, the run's own among "
+                        r"them; put runs elsewhere \(outputs=DIR\)\n", done.stderr)
+    assert sorted(path.name for path in (tmp_path / "bench" / "tasks").iterdir()) == ["t"]
