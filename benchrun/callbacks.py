@@ -125,8 +125,7 @@ class RunDirCheck(Callback):
         _check_subdir(config, jobs)
         _check_swept_once(swept)
         _check_slurm(config, launcher, jobs)
-        if not any(override.key_or_group == "task.path" for override in swept):
-            _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir)
+        _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir, swept)
         top = takeback.first_made(sweep_dir)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
@@ -264,10 +263,13 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
         _refuse(str(err))
 
 
-def _check_outside_tasks(config: DictConfig, directory: str, made: Path) -> None:
-    """Refuse a run or sweep directory inside the benchmark's tasks/ folder (`compiler.sources.tasks_around`)."""
-    bench = OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)
-    if isinstance(bench, str) and bench and (why := tasks_around(bench, made)):
+def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: list[Override] | None = None) -> None:
+    """Refuse a run or sweep directory inside the tasks/ folder of the benchmark (of any a sweep runs: `swept`), each
+    of whose folders is read as a task (`compiler.sources.tasks_around`)."""
+    paths = next(([value for _, value in sweepsize.job_values(override)] for override in swept or ()
+                  if override.key_or_group == "task.path"),
+                 [OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)])
+    if why := next((why for path in paths if isinstance(path, str) and path and (why := tasks_around(path, made))), None):
         _refuse(f"{directory}={made}: {why}")
 
 
