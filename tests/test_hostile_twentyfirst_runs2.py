@@ -19,7 +19,9 @@ kinds): the cases it found bad, each with the rule it now obeys.
   folder: `cd bench/tasks; benchrun task.path=..`, its `outputs/` there): Hydra made the run's directory there, then
   compile read it as a task, `in 'tasks/2026-12-05/template.txt': task '2026-12-05': file is missing` (advice about a
   file the user never made), the failed run recorded in the benchmark, where every later run of it met the same
-  error. Now refused before anything is made (`compiler.sources.tasks_around`, from `callbacks`)
+  error. Now refused before anything is made (`compiler.sources.tasks_around`, from `callbacks`); and a response
+  cache there (`cache_dir=bench/tasks/cache`): the first run completed, every later one refused as `task 'cache': file
+  is missing`. Now refused as the cache is opened (`execute.cache.store_for`)
 """
 
 from __future__ import annotations
@@ -123,4 +125,16 @@ def test_a_run_directory_inside_the_benchmarks_tasks_folder_is_refused(tmp_path,
     assert re.fullmatch(rf"benchrun: error: {re.escape(made)}\S+: inside the benchmark's tasks/ folder "
                         rf"\({tmp_path}/bench/tasks\), each of whose folders is read as a task, the run's own among "
                         r"them; put runs elsewhere \(outputs=DIR\)\n", done.stderr)
+    assert sorted(path.name for path in (tmp_path / "bench" / "tasks").iterdir()) == ["t"]
+
+
+def test_a_response_cache_inside_the_benchmarks_tasks_folder_is_refused(tmp_path):
+    write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n"))
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = call_benchrun("task.path=bench", f"runner.host={server.url}", "outputs=outputs",
+                             "cache_dir=bench/tasks/cache", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': cache_dir: {tmp_path}/bench/tasks/cache: inside the benchmark's tasks/ folder "
+        f"({tmp_path}/bench/tasks), each of whose folders is read as a task; put the cache elsewhere (cache_dir=DIR), "
+        "or cache=false\n"))
     assert sorted(path.name for path in (tmp_path / "bench" / "tasks").iterdir()) == ["t"]

@@ -117,15 +117,14 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
 
 
 def tasks_around(bench: str, path: Path) -> str | None:
-    """Why `path`, a run's or a sweep's directory to be, cannot be there: inside the tasks/ folder of the benchmark at
+    """Why `path`, a run's or a sweep's directory or the response cache's to be, cannot be there: inside the tasks/ folder of the benchmark at
     `bench` (`outputs=bench/tasks`, or a run started in it: `cd bench/tasks; benchrun task.path=..`), whose every
     folder is read as a task: the run was refused as `task '2026-12-05': file is missing`, recorded failed in that
     folder, where every later run of the benchmark met it. None when it is not."""
     tasks = Path(os.path.abspath(Path(bench).expanduser() / TASKS_DIR))
     if not Path(os.path.abspath(path)).is_relative_to(tasks):
         return None
-    return (f"inside the benchmark's {TASKS_DIR}/ folder ({tasks}), each of whose folders is read as a task, the "
-            "run's own among them; put runs elsewhere (outputs=DIR)")
+    return f"inside the benchmark's {TASKS_DIR}/ folder ({tasks}), each of whose folders is read as a task"
 
 
 def read_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, NamedTuple
 
 from benchrun.archive.writer import now
+from benchrun.compiler.sources import tasks_around
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion
@@ -213,10 +214,14 @@ def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None
 
 
 def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
-    """The store a run's config asks for (`cache`, `cache_dir`), or None when the cache is off."""
+    """The store a run's config asks for (`cache`, `cache_dir`), or None when off; never in the benchmark's tasks/."""
     if not enabled(cfg.get("cache"), cfg["runner"]["type"], cfg["runner"].get("options") or {}):
         return None
-    return Store(cache_dir(cfg.get("cache_dir"), cwd), chosen_by(cfg.get("cache_dir")))
+    directory = cache_dir(cfg.get("cache_dir"), cwd)
+    if why := tasks_around(str((cwd or Path.cwd()) / cfg["task"]["path"]), directory):
+        raise ConfigError(f"{directory}: {why}; put the cache elsewhere (cache_dir=DIR), or cache=false",
+                          file="config", key="cache_dir")
+    return Store(directory, chosen_by(cfg.get("cache_dir")))
 
 
 class OtherVersion(ConfigError):
