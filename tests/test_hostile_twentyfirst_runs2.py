@@ -115,11 +115,13 @@ def test_a_slurm_job_of_timeout_min_0_runs_without_a_limit(tmp_path):
 
 @pytest.mark.parametrize(("where", "given", "made"), [
     ("", ["task.path=bench", "outputs=bench/tasks"], "hydra.run.dir=bench/tasks/"),
+    ("", ["task.path=bench", "outputs=runs"], "hydra.run.dir=runs/"),
     ("bench/tasks", ["task.path=.."], "hydra.run.dir=outputs/"),
     ("bench/tasks", ["-m", "task.path=..", "runner.model=llama3.2,gemma3"], "hydra.sweep.dir=outputs/"),
     ("bench/tasks", ["-m", "task.path=elsewhere,.."], "hydra.sweep.dir=outputs/")])
 def test_a_run_directory_inside_the_benchmarks_tasks_folder_is_refused(tmp_path, where, given, made):
     write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n"))
+    (tmp_path / "runs").symlink_to(tmp_path / "bench" / "tasks")
     done = call_benchrun(*given, "runner.host=http://127.0.0.1:9", cwd=tmp_path / where)
     assert (done.returncode, done.stdout) == (EXIT["usage"], "")
     assert re.fullmatch(rf"benchrun: error: {re.escape(made)}\S+: inside the benchmark's tasks/ folder "

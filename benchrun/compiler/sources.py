@@ -121,8 +121,8 @@ def tasks_around(bench: str, path: Path) -> str | None:
     `bench` (`outputs=bench/tasks`, or a run started in it: `cd bench/tasks; benchrun task.path=..`), whose every
     folder is read as a task: the run was refused as `task '2026-12-05': file is missing`, recorded failed in that
     folder, where every later run of the benchmark met it. None when it is not."""
-    tasks = Path(os.path.abspath(Path(bench).expanduser() / TASKS_DIR))
-    if not Path(os.path.abspath(path)).is_relative_to(tasks):
+    tasks = Path(os.path.realpath(Path(bench).expanduser() / TASKS_DIR))  # through links: `outputs=link-to-tasks`
+    if not Path(os.path.realpath(path)).is_relative_to(tasks):
         return None
     return f"inside the benchmark's {TASKS_DIR}/ folder ({tasks}), each of whose folders is read as a task"
 
