@@ -21,7 +21,9 @@ kinds): the cases it found bad, each with the rule it now obeys.
   file the user never made), the failed run recorded in the benchmark, where every later run of it met the same
   error. Now refused before anything is made (`compiler.sources.tasks_around`, from `callbacks`); and a response
   cache there (`cache_dir=bench/tasks/cache`): the first run completed, every later one refused as `task 'cache': file
-  is missing`. Now refused as the cache is opened (`execute.cache.store_for`)
+  is missing`. Now refused as the cache is opened (`execute.cache.store_for`); and a merge (or a retry) `--into
+  bench/tasks/merged`: made there, every later run refused as `task 'merged': file is missing`. Now refused before
+  anything is written (`audit.intotasks.among_tasks`)
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import folder_task, write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import audit, call_benchrun
 
 HOLDING = ("import os\nimport time\n\nfrom hydra.experimental.callback import Callback\n\n\n"
            "class Hold(Callback):\n    def on_job_start(self, config, **kwargs):\n"
@@ -140,3 +142,18 @@ def test_a_response_cache_inside_the_benchmarks_tasks_folder_is_refused(tmp_path
         f"({tmp_path}/bench/tasks), each of whose folders is read as a task; put the cache elsewhere (cache_dir=DIR), "
         "or cache=false\n"))
     assert sorted(path.name for path in (tmp_path / "bench" / "tasks").iterdir()) == ["t"]
+
+
+@pytest.mark.slow
+def test_a_merge_into_the_benchmarks_tasks_folder_is_refused(tmp_path):
+    write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n2,2\n"))
+    with FakeOllama(models=["llama3.2"]) as server:
+        for shard in ("1/2", "2/2"):
+            made = call_benchrun("task.path=bench", f"runner.host={server.url}", "outputs=outputs", f"shard={shard}",
+                                 cwd=tmp_path)
+            assert made.returncode == EXIT["ok"], made.stderr
+    done = audit(tmp_path, "merge", "--into", "bench/tasks/merged", *map(str, (tmp_path / "outputs").glob("*/*")))
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: bench/tasks/merged: inside the benchmark's tasks/ folder ({tmp_path}/bench/tasks), each of "
+        "whose folders is read as a task; nothing was changed; pick a new directory (--into DIR)\n"))
+    assert [path.name for path in (tmp_path / "bench" / "tasks").iterdir()] == ["t"]
