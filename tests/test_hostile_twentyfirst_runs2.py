@@ -157,3 +157,12 @@ def test_a_merge_into_the_benchmarks_tasks_folder_is_refused(tmp_path):
         f"benchrun: error: bench/tasks/merged: inside the benchmark's tasks/ folder ({tmp_path}/bench/tasks), each of "
         "whose folders is read as a task; nothing was changed; pick a new directory (--into DIR)\n"))
     assert [path.name for path in (tmp_path / "bench" / "tasks").iterdir()] == ["t"]
+
+
+def test_a_run_beneath_a_task_folder_of_its_benchmark_runs_as_before(tmp_path):
+    write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n"))
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = call_benchrun("task.path=bench", f"runner.host={server.url}", "outputs=bench/tasks/t/runs",
+                             cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert sorted(path.name for path in (tmp_path / "bench" / "tasks").iterdir()) == ["t"]
