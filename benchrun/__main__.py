@@ -8,6 +8,7 @@ that is not a directory, a link loop, ...); `--verbose` or HYDRA_FULL_ERROR=1 sh
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
@@ -41,6 +42,8 @@ INFO_CHOICES = ("all", "config", "defaults", "defaults-tree", "plugins", "search
 LONG_FLAGS = ("--help", "--hydra-help", "--version", "--resolve", "--run", "--multirun", "--shell-completion", "--info",
               *(flag for flag in VALUE_FLAGS if flag.startswith("--")))
 _HOME_VALUE = re.compile(r"^([+]{0,2}[\w.]+=)~(?=/|$)")
+HYDRAS_PARSER = "Hydra"
+"""The description of Hydra's command-line parser (hydra/_internal/utils.py's), which tells it from any other."""
 
 
 def main() -> None:
@@ -64,6 +67,7 @@ def main() -> None:
         from benchrun.core.shards import expand_shards
 
         _working_directory()
+        _flag_errors_in_one_line()
         refuse_replaced_config(sys.argv[1:])
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
@@ -145,6 +149,20 @@ def _working_directory() -> None:
     if (shown := undecoded(cwd)) is not None:
         raise ConfigError(f"the working directory {shown} " + (unreadable_here(cwd) or (
             "is not UTF-8 text, and a run records it as text (run.json's cwd); cd to a directory whose path is")))
+
+
+def _flag_errors_in_one_line() -> None:
+    """Hydra's parser refusing a flag (`--dry-run`, `--cfg=foo`, `--config-dir` without its directory) says so in one
+    line: argparse printed Hydra's usage, seven lines, then `__main__.py: error: unrecognized arguments: --dry-run`.
+    Any other parser (a benchmark's own code's) refuses as argparse does."""
+    refuse = argparse.ArgumentParser.error
+
+    def error(parser: argparse.ArgumentParser, message: str) -> None:
+        if parser.description != HYDRAS_PARSER:
+            refuse(parser, message)
+        raise ConfigError(f"{message}; benchrun --help lists its flags, and a setting is key=value (dry_run=true)")
+
+    argparse.ArgumentParser.error = error  # type: ignore[method-assign]
 
 
 def _text_words(typed: list[str], given: list[str]) -> None:

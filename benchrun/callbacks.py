@@ -3,6 +3,7 @@ writes into it (noting the new ones, for benchrun.compose.takeback); summarise a
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import re
@@ -20,7 +21,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
-from benchrun.compose import slurmoptions, slurmqueue, sweepsize, takeback
+from benchrun.archive.sweepsources import changed_source
+from benchrun.compiler.sources import tasks_around
+from benchrun.compose import hydranames, slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory, refuse_secrets, stood_for
 from benchrun.compose.labels import label
 from benchrun.console import output
@@ -60,25 +63,34 @@ def _said(err: Exception) -> tuple[int, str]:
 
 class RunDirCheck(Callback):
     """Before Hydra creates or writes the run (or sweep) directory: refuse one that already holds a run (or is not a
-    directory), so that nothing there changes (Hydra would rewrite its .hydra/ copies). The run's own claim of the
-    directory, under its lock, is what guarantees it; this only keeps Hydra's hands off."""
+    directory), so that nothing there changes (Hydra would rewrite its .hydra/ copies), and hold it from another run
+    starting there at once (`_hold`). The run's own claim of the directory, under its lock, is what guarantees it;
+    this only keeps Hydra's hands off."""
 
     @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_secrets(config)
         _check_stays(config)
         _check_logging(config)
+        run_dir = Path(config.hydra.run.dir)
+        _check_outside_tasks(config, "hydra.run.dir", run_dir)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
-            if why := refusal(Path(config.hydra.run.dir)):
+            if why := refusal(run_dir):
                 _refuse(why)
+            _hold(run_dir)
+            takeback.note_found(run_dir)
             return
         _check_outputs(config, "hydra.run.dir")
         _check_inside(config)
-        run_dir = Path(config.hydra.run.dir)
         why = refusal(run_dir)
         if why:
             _refuse(why)
-        takeback.note_new_run(run_dir)
+        top = takeback.first_made(Path(os.path.abspath(run_dir)))
+        _hold(run_dir)
+        takeback.note_new_run(run_dir, top)
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        _let_go()
 
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -93,7 +105,7 @@ class RunDirCheck(Callback):
             _check_joblib_workers(config.hydra.launcher, jobs)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
-            _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
+            _check_subdir(config, jobs)
             _check_swept_once(swept)
             _check_slurm(config, launcher, jobs)
             would_be = Path(stood_for(config.hydra.sweep.dir))  # what its own directory stands in for, as launched
@@ -110,9 +122,10 @@ class RunDirCheck(Callback):
                 _refuse(f"in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of ${name} "
                         "(through task.name or an interpolation); secrets are never put in the archive")
         _check_sweep_dir(sweep_dir)
-        _check_subdir(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs)
+        _check_subdir(config, jobs)
         _check_swept_once(swept)
         _check_slurm(config, launcher, jobs)
+        _check_outside_tasks(config, "hydra.sweep.dir", sweep_dir, swept)
         top = takeback.first_made(sweep_dir)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
@@ -177,6 +190,39 @@ def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:
     INTERRUPTS.stop(f"the launcher's thread {name} failed ({args.exc_type.__name__}: {args.exc_value}){limit}")
 
 
+HELD: list[int] = []
+"""The open run directory this process holds (`_hold`), until its run ends or another run of it starts."""
+
+
+def _hold(run_dir: Path) -> None:
+    """Hold `run_dir` for this run (a lock on the directory itself) before Hydra writes its copies there: of two runs
+    started into it at once, the one the run's claim refused wrote its copies over the other's, or took them back."""
+    _let_go()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        opened = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # Hydra, making it next, says what is wrong, as it did
+        return
+    fd = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, 3)  # not standard output's number, when that was closed (>&-)
+    os.close(opened)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        _refuse(f"{run_dir} was taken by another run as this one started (the same run started twice?); nothing was "
+                "changed; pick a new directory (hydra.run.dir=...)")
+    except OSError:
+        os.close(fd)
+        return
+    HELD.append(fd)
+
+
+def _let_go() -> None:
+    """Let go of the run directory this process held: its run ended (its own lock, run.json, says the rest)."""
+    while HELD:
+        os.close(HELD.pop())
+
+
 def _claim(sweep_dir: Path) -> None:
     """Claim `sweep_dir` for this sweep by making its multirun.yaml, as only one process can (Hydra writes the file's
     content next): a sweep started twice with one hydra.sweep.dir (a script run twice) went on into it, each sweep's
@@ -217,60 +263,28 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
         _refuse(str(err))
 
 
-def _check_subdir(subdir: Any, jobs: float) -> None:
-    """Refuse a job directory (hydra.sweep.subdir, as written) that would not sit directly in the sweep directory,
-    where sweep.json and every audit command look for the sweep's jobs: one that names a folder, or interpolates what
-    may, for some job, hold a '/' (`${hydra.job.override_dirname}` of `runner.host=http://...`, `${runner.model}` of
-    `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed); and,
-    for a sweep of more than one job, one that names no job (`same`: every job's directory, the second refused there,
-    and the sweep summed up as the first alone, exit 0)."""
-    written = str(subdir)
-    if "/" in written or "\\" in written or written in ("", ".", ".."):
-        _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
-                "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
-    if unsafe := [found for found in _interpolations(written) if not SAFE_SUBDIR.fullmatch(found)]:
-        _refuse(f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory, and "
-                f"{unsafe[0]} may hold a '/' for some job (an override's value: runner.host=http://...), which puts the "
-                "job out of the sweep's sight; leave hydra.sweep.subdir out (benchrun names each job by what it "
-                "varies), or name jobs by ${hydra.job.num}")
-    if jobs > 1 and not _interpolations(written):
-        _refuse(f"hydra.sweep.subdir={written}: every job of the sweep would have this one directory, and a run "
-                "directory holds one run (each job after the first refused there, the sweep summed up without it); "
-                "leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs by "
-                "${hydra.job.num}")
+def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: list[Override] | None = None) -> None:
+    """Refuse a run or sweep directory inside the tasks/ folder of the benchmark (of any a sweep runs: `swept`), each
+    of whose folders is read as a task (`compiler.sources.tasks_around`)."""
+    paths = next(([value for _, value in sweepsize.job_values(override)] for override in swept or ()
+                  if override.key_or_group == "task.path"),
+                 [OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)])
+    if why := next((why for path in paths if isinstance(path, str) and path and (why := tasks_around(path, made))), None):
+        _refuse(f"{directory}={made}: {why}, the run's own among them; put runs elsewhere (outputs=DIR)")
 
 
-SAFE_SUBDIR = re.compile(r"\$\{hydra\.job\.(num|id)\}|\$\{sweep_label:.*\}", re.S)
-"""The interpolations a job's directory may be named by: a job's number or id, and benchrun's own label (`/`-free)."""
-
-
-def _interpolations(text: str) -> list[str]:
-    """The outermost `${...}` interpolations of `text`, as written."""
-    found, depth, start, at = [], 0, 0, 0
-    while at < len(text):
-        if text.startswith("${", at):
-            start, depth, at = (at if depth == 0 else start), depth + 1, at + 2
-            continue
-        if text[at] == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                found.append(text[start:at + 1])
-        at += 1
-    return found
+def _check_subdir(config: DictConfig, jobs: float) -> None:
+    """Refuse a job directory (hydra.sweep.subdir, as written) out of the sweep's readers' sight
+    (`hydranames.subdir_refusal`)."""
+    if why := hydranames.subdir_refusal(OmegaConf.to_container(config.hydra.sweep, resolve=False)["subdir"], jobs):
+        _refuse(why)
 
 
 def _check_inside(config: DictConfig) -> None:
-    """Refuse a name Hydra puts a run's own files under that would lead out of the run's directory:
-    hydra.output_subdir (its copies of the config, `.hydra`) and hydra.job.name (its log, `<name>.log`); `../x` put
-    them beside the runs, where the next run's replaced them. The job's name is benchrun's: its log is the run's."""
-    for key, fix in (("output_subdir", "leave it out (.hydra)"), ("job.name", "leave it out")):
-        value = OmegaConf.select(config.hydra, key)
-        if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
-            _refuse(f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
-                    f"are kept; {fix}")
-    if (name := OmegaConf.select(config.hydra, "job.name")) != Path(LOG).stem:  # `foo`: the log went to foo.log
-        _refuse(f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
-                "hydra.job.name out")
+    """Refuse a name Hydra puts a run's own files under that leads out of the run's directory or takes a name of the
+    run's own (`hydranames.inside_refusal`)."""
+    if why := hydranames.inside_refusal(config.hydra):
+        _refuse(why)
 
 
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
@@ -332,7 +346,8 @@ def _refuse(message: str) -> None:
 
 class SweepSummaryCallback(Callback):
     """After a multirun, summarise the sweep from disk; exit 1 if any job failed (a dry run's too: its jobs' codes,
-    each job's mistake said as it was met)."""
+    each job's mistake said as it was met), or left no directory to sum up, or read its benchmark otherwise than
+    another job (`changed_source`)."""
 
     def __init__(self) -> None:
         self.dry_run_failed = False
@@ -350,7 +365,13 @@ class SweepSummaryCallback(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         summary = write_sweep_summary(sweep_dir)
         output.print_sweep(summary, sweep_dir, output.stdout())
-        if summary.failed:
+        launched = int(sweepsize.checked_size(sweepsize.swept(config)))
+        if len(summary.jobs) < launched:  # a job's directory removed as it ran: its failure was said, then summed as none
+            output.error(f"the sweep launched {launched} jobs, and {sweep_dir.absolute()} holds {len(summary.jobs)} of "
+                         "them (a job's directory removed while the sweep ran?): sweep.json lists only those")
+        if changed := changed_source([sweep_dir / job.dir for job in summary.jobs]):
+            output.error(changed)
+        if summary.failed or len(summary.jobs) < launched or changed:
             sys.exit(EXIT["sweep_failed"])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import hydra
 import omegaconf
+import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
@@ -24,11 +26,20 @@ from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
 from benchrun.compose.takeback import forget_hydra_copies
 from benchrun.console import output
-from benchrun.core.errors import EXIT, VERBOSE_ENV, BenchrunError, RunInterrupted, os_problem, refused_by_system
+from benchrun.core.errors import (
+    EXIT,
+    VERBOSE_ENV,
+    BenchrunError,
+    ConfigError,
+    RunInterrupted,
+    os_problem,
+    refused_by_system,
+)
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_streams
+from benchrun.core.yamlfile import syntax_error
 
 HYDRA_CODE = tuple(str(Path(package.__file__).parent) + os.sep for package in (hydra, omegaconf))
 """Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them), and OmegaConf's,
@@ -95,6 +106,11 @@ def hydra_error(err: Exception) -> str | None:
         lines = [line.strip() for line in str(err).splitlines() if line.strip()]
         why = INTERRUPTS.stopped_for or (lines[-1] if lines else type(err).__name__)  # its own failure, not the stop's
         return f"hydra/launcher could not launch the sweep's jobs: {why}"
+    if isinstance(err, yaml.MarkedYAMLError):  # a preset of the user's own (--config-dir DIR) that is not YAML
+        mark = err.problem_mark or err.context_mark
+        return str(ConfigError(syntax_error(err), file=mark.name if mark else None))
+    if isinstance(err, UnicodeDecodeError) and (read := _file_hydra_read(err)) is not None:  # nor UTF-8
+        return str(ConfigError(f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8", file=read))
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had
@@ -116,6 +132,16 @@ def _why(err: Exception) -> list[str]:
     said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, (ValidationError, GrammarParseError)) \
         else ""
     return [f"({said.strip()})"] if said.strip() and said.strip() not in str(err) else []
+
+
+def _file_hydra_read(err: Exception) -> str | None:
+    """The name of the file Hydra's own code was reading as `err` was raised (a config file of its search path, a
+    preset of the user's own); None when it was reading none."""
+    frames = [frame for frame, _ in traceback.walk_tb(err.__traceback__)
+              if frame.f_code.co_filename.startswith(HYDRA_CODE)]
+    files = [value.name for frame in reversed(frames) for value in frame.f_locals.values()
+             if isinstance(value, io.IOBase) and isinstance(getattr(value, "name", None), str)]
+    return next(iter(files), None)
 
 
 def _hydras_own(err: Exception) -> str | None:

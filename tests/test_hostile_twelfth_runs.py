@@ -125,17 +125,17 @@ def test_a_template_renders_as_str_format_does(tmp_path, template, values, promp
 
 
 @pytest.mark.parametrize("given, key, found", [
-    ('runner_file=r.yml', "runner.model", "'\\n' at character 3"),
-    ("runner.model=[a,\"b\tc\"]", "runner.model", "'\\t' at character 2"),
-    ("runner.model=\"b\x1bc\"", "runner.model", "'\\x1b' at character 2"),
-    ("judge.model=\"b\tc\"", "judge.model", "'\\t' at character 2"),
+    ('runner_file=r.yml', "in 'r.yml': model", "'\\n' at character 3"),
+    ("runner.model=[a,\"b\tc\"]", "in 'config': runner.model", "'\\t' at character 2"),
+    ("runner.model=\"b\x1bc\"", "in 'config': runner.model", "'\\x1b' at character 2"),
+    ("judge.model=\"b\tc\"", "in 'config': judge.model", "'\\t' at character 2"),
 ])
 def test_a_model_name_holding_a_control_character_is_refused(tmp_path, given, key, found):
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
     (tmp_path / "r.yml").write_text('runner_type: ollama\nmodel: "ab\\ncd"\n')
     done = call_benchrun("task.path=bench", given, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        f"benchrun: error: in 'config': {key}: {found}, a control character, which a model's name printed on the "
+        f"benchrun: error: {key}: {found}, a control character, which a model's name printed on the "
         "console (a run's heading, its tables, benchrun-audit list) cannot hold: name the model without one\n"))
 
 
@@ -154,18 +154,18 @@ def test_a_rubric_naming_a_field_twice_is_refused(tmp_path, rubric, name):
 
 
 @pytest.mark.parametrize("given, key, seed", [
-    ("runner.options.seed=-1", "runner.options.seed", -1),
-    ("runner=local runner.options.seed=-1", "runner.options.seed", -1),
-    ("runner=openai runner.options.seed=-3", "runner.options.seed", -3),
-    ("judge.options.seed=-2", "judge.options.seed", -2),
-    ("runner_file=r.yml", "runner.options.seed", -7),
+    ("runner.options.seed=-1", "in 'config': runner.options.seed", -1),
+    ("runner=local runner.options.seed=-1", "in 'config': runner.options.seed", -1),
+    ("runner=openai runner.options.seed=-3", "in 'config': runner.options.seed", -3),
+    ("judge.options.seed=-2", "in 'config': judge.options.seed", -2),
+    ("runner_file=r.yml", "in 'r.yml': options.seed", -7),
 ])
 def test_a_negative_seed_is_refused_naming_its_key(tmp_path, given, key, seed):
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
     (tmp_path / "r.yml").write_text("runner_type: ollama\nmodel: m\noptions: {seed: -7}\n")
     done = call_benchrun("task.path=bench", *given.split(), "judge.model=q", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        f"benchrun: error: in 'config': {key}: a negative seed ({seed}): -1 asks Ollama and llama.cpp for a random "
+        f"benchrun: error: {key}: a negative seed ({seed}): -1 asks Ollama and llama.cpp for a random "
         "seed (and other negative ones wrap), so the run would not repeat though its seed is recorded; give 0 or "
         "more\n"))
 
@@ -297,5 +297,5 @@ def test_a_runner_file_listing_more_models_than_a_sweep_runs_jobs_is_refused(tmp
     (tmp_path / "r.yml").write_text("runner_type: ollama\nmodel:\n" + "".join(f"  - m{i}\n" for i in range(10_001)))
     done = call_benchrun("task.path=bench", "runner_file=r.yml", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'config': runner.model: 10,001 models, more than one command runs (10,000, one after "
+        "benchrun: error: in 'r.yml': model: 10,001 models, more than one command runs (10,000, one after "
         "another, a run directory each, as a sweep's jobs); list fewer, or split the list\n"))

@@ -70,6 +70,9 @@ def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
         return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
     if holds_run(run_dir):
         return taken(run_dir, chosen_by)
+    if os.path.lexists(run_dir / RESCORES):  # read as the new run's own rescores, which verify then fails as another's
+        return (f"{run_dir} holds a {RESCORES}/ folder (another run's rescorings?), which a run made there would take "
+                f"for its own; nothing was changed; pick a new directory ({chosen_by})")
     if (outer := enclosing_run(run_dir)) is not None:
         return (f"{run_dir} is inside the run directory {outer}: a run is never made among another run's files; "
                 f"nothing was changed; pick a new directory ({chosen_by})")

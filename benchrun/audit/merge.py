@@ -33,6 +33,7 @@ from benchrun.archive.trust import not_finished
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.inputs import input_lines, inputs
+from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
@@ -213,7 +214,7 @@ def _write(first: Run, into: Path, merge: Merge, answers: list[_Answer], short: 
                     overrides=tuple(o for o in info.overrides if not o.startswith("shard=")), counts=Counts(samples=0),
                     merged=merge)
     into = _followed(named_folder(into))  # `.` (an empty working directory) is made beside, not in itself
-    if why := refusal(into, CHOSEN_BY) or _holding(into):
+    if why := refusal(into, CHOSEN_BY) or _holding(into) or among_tasks(first, into, CHOSEN_BY):
         raise RunDirTaken(why)
     _clear_killed(into)
     staging = into.parent / f"{_staged(into)}{fresh.run_id}"

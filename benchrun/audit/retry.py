@@ -24,6 +24,7 @@ from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.heading import answer_unit
+from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
     asked_config,
@@ -162,6 +163,8 @@ def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any
                     model=info.model, manifest_id=None, overrides=info.overrides, cwd=info.cwd, runner=info.runner,
                     environment=environment(), counts=Counts(samples=0), parent=lineage, history=(note,),
                     shard=info.shard, sweep=info.sweep, label=info.label, varied=info.varied)
+    if into is not None and (why := among_tasks(parent, into, "--into DIR")):
+        raise RunDirTaken(why)
     if into is not None:
         return RunWriter.create(into, fresh, "--into DIR")
     number = 1

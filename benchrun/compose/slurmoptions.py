@@ -17,6 +17,8 @@ from benchrun.compose.takeback import LAUNCHER_FILES
 SLURM_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
 """Slurm's time limits: minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes,
 days-hours:minutes:seconds."""
+INFINITE = frozenset({"-1", "-1.0"})
+"""The time limit Slurm reads as INFINITE, as it does `UNLIMITED` (and `--time=0`: "no time limit be imposed")."""
 SIGNAL_TIME = re.compile(r"(?:[RB]+:)?\w+(?:@(\d+))?")
 """Slurm's `--signal=[{R|B}:]<signal>[@<seconds before the end>]` (60 s when not given)."""
 SAYS_OTHERWISE = ("submitit reads each job's id from what sbatch says as it submits it ('Submitted batch job N'), "
@@ -141,7 +143,14 @@ def _given(*places: tuple[str, Any]) -> tuple[str, Any]:
 
 
 def _seconds(limit: Any) -> float | None:
-    """A Slurm time limit in seconds (a number is minutes); None for none (`UNLIMITED`) or one not understood."""
+    """A Slurm time limit in seconds (a number is minutes); None for none (`UNLIMITED`; a limit of 0 and -1, which
+    sbatch reads as none: `timeout_min=0` was refused, its jobs said to stop as they start) or one not understood."""
+    seconds = None if str(limit).strip() in INFINITE else _written_seconds(limit)
+    return None if seconds == 0 else seconds
+
+
+def _written_seconds(limit: Any) -> float | None:
+    """A Slurm time limit in seconds as written (a number is minutes); None for one not understood."""
     if isinstance(limit, (int, float)) and not isinstance(limit, bool):
         return limit * 60
     if not isinstance(limit, str) or not (found := SLURM_TIME.fullmatch(limit.strip())):

@@ -29,8 +29,41 @@ def swept(config: DictConfig) -> list[Override]:
     given = [f"{key}={value}" for key, value in params.items()]
     parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
     overrides = parser.parse_overrides([*given, *OmegaConf.to_container(config.hydra.overrides.task)])
+    _swept_key_given_once(overrides[len(given):])
+    _swept_key_kept_apart(overrides[:len(given)], overrides[len(given):])
     last = {override.get_key_element(): override for override in overrides}
     return [override for override in last.values() if override.is_sweep_override()]
+
+
+def _swept_key_given_once(typed: list[Override]) -> None:
+    """Refuse a key the command line sweeps and gives again otherwise (`-m runner.model=llama3.2,gemma3
+    runner.model=mistral`): Hydra's sweeper keeps the last alone, so that sweep of two models was one job asking
+    mistral, exit 0, the list said nowhere; with `++runner.model=mistral`, a key of its own to the sweeper, both jobs
+    asked mistral."""
+    given: dict[str, list[Override]] = {}
+    for override in typed:
+        given.setdefault(override.get_key_element().lstrip("~+"), []).append(override)
+    for key, each in given.items():
+        if any(override.is_sweep_override() for override in each) and len({o.input_line for o in each}) > 1:
+            said = ", then ".join(override.input_line for override in each)
+            raise ConfigError(f"in 'config': {key} is given more than once on the command line ({said}), and a "
+                              "sweep keeps only the last, so the values of the others would never run; give it once, "
+                              "listing every value the sweep is to run")
+
+
+def _swept_key_kept_apart(written: list[Override], typed: list[Override]) -> None:
+    """Refuse a key a config file's `hydra.sweeper.params` and the command line both give, one of them sweeping it, with
+    other prefixes (`runner.model: a,b` and `++runner.model=c`): Hydra's sweeper keeps them as two keys, so each job
+    was given both, the last winning: two jobs, both asking c, exit 0. (The same key plainly given replaces the file's.)"""
+    for override in typed:
+        key = override.get_key_element().lstrip("~+")
+        apart = [o for o in written if o.get_key_element().lstrip("~+") == key
+                 and o.get_key_element() != override.get_key_element()]
+        if apart and (override.is_sweep_override() or any(o.is_sweep_override() for o in apart)):
+            raise ConfigError(f"in 'config': {key} is given by hydra.sweeper.params ({apart[0].input_line}) and on the "
+                              f"command line ({override.input_line}), which Hydra's sweeper keeps as two keys, every "
+                              "job taking the last, so the sweep's values would never run; give it once (a plain "
+                              f"{key}=... on the command line replaces a config file's sweep)")
 
 
 WHOLE_SWEEP = {"dry_run": "a sweep is a dry run or not, all its jobs one way; give dry_run=true for a dry run of the "

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from benchrun.compose.slurmcommands import slurm
-from benchrun.core.layout import LOG, MULTIRUN_FILE, RUN
+from benchrun.core.layout import HYDRA_COPIES, HYDRA_COPY_FILES, LOG, MULTIRUN_FILE, RUN
 from benchrun.core.procfs import PARENT, descendants, stat_fields
 
 NEW_SWEEPS: list[tuple[Path, Path]] = []
@@ -24,6 +24,9 @@ NEW_RUNS: list[Path] = []
 MADE_FOR_RUNS: dict[str, Path] = {}
 """A single run's directory (its absolute path) -> the first of its path's folders that was not there before Hydra
 made it for the run: what taking it back may remove."""
+FOUND_IN_RUNS: dict[str, set[str]] = {}
+"""A single run's directory (its absolute path) -> which of Hydra's copies folder and the job's log were there before
+Hydra wrote for the run (another Hydra application's, the user's own): not taken back with what Hydra made."""
 LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
 SLURM_SWEEPS: list[Path] = []
@@ -43,20 +46,26 @@ def hydra_dir() -> Path | None:
 
 
 def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False) -> None:
-    """Delete what Hydra wrote for a run that will not start: its .hydra/ copies, the job's log, and the run
+    """Delete what Hydra wrote for a run that will not start: its .hydra/ copies, the job's log (of a copies folder or
+    a log that was there before, `note_found`, only the copies Hydra wrote into it), and the run
     directory and its date directory if that empties them and Hydra made them for it (`note_new_run`); with `secret`
     also the sweep's multirun.yaml (its config may hold one). A sweep's job (`keep`) keeps its directory and log, the record of how it ended, and loses only
     what may hold a secret."""
     if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
         return
-    if secret or not keep:
-        shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
+    path = Path(os.path.abspath(run_dir))
+    found = FOUND_IN_RUNS.get(str(path), set())
+    if (secret or not keep) and HYDRA_COPIES in found:  # only what Hydra wrote there: the folder's other files stay
+        for name in HYDRA_COPY_FILES:
+            (run_dir / HYDRA_COPIES / name).unlink(missing_ok=True)
+    elif secret or not keep:
+        shutil.rmtree(run_dir / HYDRA_COPIES, ignore_errors=True)
     if secret:
         (run_dir.parent / MULTIRUN_FILE).unlink(missing_ok=True)
     if keep:
         return
-    (run_dir / LOG).unlink(missing_ok=True)
-    path = Path(os.path.abspath(run_dir))
+    if LOG not in found:
+        (run_dir / LOG).unlink(missing_ok=True)
     if (top := MADE_FOR_RUNS.get(str(path))) is None:  # every folder of its path was there before the run
         return
     for folder in (path, path.parent):
@@ -67,13 +76,23 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
             break
 
 
-def note_new_run(run_dir: Path) -> None:
-    """Note `run_dir` as a single run's, before Hydra makes it, with the first folder of its path Hydra will make: no
-    folder that was there before (one a script made for the run, its parent, a dry run's $TMPDIR) is taken back."""
+def note_new_run(run_dir: Path, top: Path | None) -> None:
+    """Note `run_dir` as a single run's, with `top`, the first folder of its path that was not there before the run
+    (`first_made`, found before the run's directory is made): no folder that was there before (one a script made for
+    the run, its parent, a dry run's $TMPDIR) is taken back."""
     NEW_RUNS.append(run_dir)
     path = Path(os.path.abspath(run_dir))
-    if (top := first_made(path)) is not None:
+    if top is not None:
         MADE_FOR_RUNS[str(path)] = top
+    note_found(run_dir)
+
+
+def note_found(run_dir: Path) -> None:
+    """Note which of Hydra's copies folder and the job's log `run_dir` holds before Hydra writes for a run (a dry run's
+    too): a run refused by its config took back another Hydra application's `.hydra/` whole and the user's own
+    `benchrun.log`, which Hydra had only written into and appended to."""
+    path = Path(os.path.abspath(run_dir))
+    FOUND_IN_RUNS[str(path)] = {name for name in (HYDRA_COPIES, LOG) if os.path.lexists(path / name)}
 
 
 def first_made(path: Path) -> Path | None:

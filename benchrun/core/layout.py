@@ -21,6 +21,8 @@ RESERVE = ".reserve"
 """Space a writer holds while it writes, given back for the final run.json (not part of the run)."""
 HYDRA_COPIES = ".hydra"
 """Hydra's own copies of the config and the overrides, in the run directory."""
+HYDRA_COPY_FILES = (CONFIG, "hydra.yaml", "overrides.yaml")
+"""The files Hydra writes into its copies folder (HYDRA_COPIES)."""
 JUDGEMENTS = "judgements.jsonl"
 """One line per judge call, in a run whose tasks have judges."""
 RECORD_FILES = (RESPONSES, SCORES)

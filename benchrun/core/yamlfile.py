@@ -186,14 +186,19 @@ def _parsed(text: str, rel: str, error: type[BenchrunError]) -> Any:
         mark = getattr(fast, "problem_mark", None)
         raise error((f"{_position(mark)}: " if mark else "") + _too_deep(), file=rel) from None
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        context = f" ({err.context} at {_position(err.context_mark)})" if err.problem and err.context_mark else ""
-        where = f"{_position(mark)}: " if mark else ""
-        raise error(f"{where}YAML syntax error: {err.problem or err.context}{context}", file=rel) from None
+        raise error(syntax_error(err), file=rel) from None
     except yaml.reader.ReaderError as err:  # a control character: no mark, an offset into the text
         line, column = text.count("\n", 0, err.position) + 1, err.position - text.rfind("\n", 0, err.position)
         raise error(f"line {line}, column {column}: YAML syntax error: {str(err).splitlines()[0]}",
                     file=rel) from None
+
+
+def syntax_error(err: yaml.MarkedYAMLError) -> str:
+    """PyYAML's syntax error as one line: where, what, and where what it was in began."""
+    mark = err.problem_mark or err.context_mark
+    context = f" ({err.context} at {_position(err.context_mark)})" if err.problem and err.context_mark else ""
+    where = f"{_position(mark)}: " if mark else ""
+    return f"{where}YAML syntax error: {err.problem or err.context}{context}"
 
 
 def _refuse_aliases(text: str, rel: str, error: type[BenchrunError]) -> None:

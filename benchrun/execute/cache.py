@@ -3,10 +3,9 @@
 An answer is found again by `cache_key`: the runner type, what pins the model (Ollama's digest, the GGUF's sha256,
 or for runner=openai the served model id, system_fingerprint and what the server says of the weights), every setting
 the runner sends besides the prompt and format, the rendered prompt (the whole chat when there is more than the
-prompt), the format's JSON schema as the engine is given it (as benchrun rewrote it for llama-cpp-python's
-converter), and the repeat index with its seed. The store is one SQLite file in WAL mode with
-a busy timeout and one short transaction per write, so parallel sweep jobs on one machine share it; on a network file
-system (where SQLite's locks cannot be trusted) it is refused.
+prompt), the format's JSON schema as the engine is given it (`Runner.format_sent`), and the repeat index with its
+seed. The store is one SQLite file in WAL mode with a busy timeout and one short transaction per write, so parallel
+sweep jobs on one machine share it; on a network file system (where SQLite's locks cannot be trusted) it is refused.
 """
 
 from __future__ import annotations
@@ -19,19 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from benchrun.archive.writer import now
+from benchrun.compiler.sources import tasks_around
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion
 from benchrun.core.recordvalues import model_digest, same_model_name, weights_said
 from benchrun.execute.boundary import TooLarge, received
-from benchrun.execute.cacheplace import (
-    RUN_ADVICE,
-    Advice,
-    cache_dir,
-    chosen_by,
-    misplaced_store,
-    refuse_network_fs,
-)
+from benchrun.execute.cacheplace import RUN_ADVICE, Advice, cache_dir, chosen_by, misplaced_store, refuse_network_fs
 from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, row_bytes, shown
 
 SCHEMA_VERSION = 1
@@ -215,10 +208,14 @@ def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None
 
 
 def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
-    """The store a run's config asks for (`cache`, `cache_dir`), or None when the cache is off."""
+    """The store a run's config asks for (`cache`, `cache_dir`), or None when off; never in the benchmark's tasks/."""
     if not enabled(cfg.get("cache"), cfg["runner"]["type"], cfg["runner"].get("options") or {}):
         return None
-    return Store(cache_dir(cfg.get("cache_dir"), cwd), chosen_by(cfg.get("cache_dir")))
+    directory = cache_dir(cfg.get("cache_dir"), cwd)
+    if why := tasks_around(str((cwd or Path.cwd()) / cfg["task"]["path"]), directory):
+        raise ConfigError(f"{directory}: {why}; put the cache elsewhere (cache_dir=DIR), or cache=false",
+                          file="config", key="cache_dir")
+    return Store(directory, chosen_by(cfg.get("cache_dir")))
 
 
 class OtherVersion(ConfigError):

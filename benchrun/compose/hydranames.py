@@ -1,0 +1,85 @@
+"""The names Hydra puts a run's and a sweep's files under (hydra.sweep.subdir, hydra.output_subdir, hydra.job.name):
+why one would put them out of the sweep's readers' sight, out of the run's directory, or on a file of the run's own."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN, SWEEP_FILE
+
+
+def subdir_refusal(subdir: Any, jobs: float) -> str | None:
+    """Why a job directory (hydra.sweep.subdir, as written) is refused, None when it is not: one that would not sit
+    directly in the sweep directory, where sweep.json and every audit command look for the sweep's jobs, one that names
+    a folder, or interpolates what
+    may, for some job, hold a '/' (`${hydra.job.override_dirname}` of `runner.host=http://...`, `${runner.model}` of
+    `hf.co/org/model`: each job made two folders down, and sweep.json listed a job missing where two completed); and,
+    for a sweep of more than one job, one that names no job (`same`: every job's directory, the second refused there,
+    and the sweep summed up as the first alone, exit 0). Nor a hidden one (`.x`: its run completed, and sweep.json,
+    the sweep's table and `list` showed no job) or one of the sweep's own files (`sweep.json`: the sweep's summary
+    failed, exit 4)."""
+    written = str(subdir)
+    if "/" in written or "\\" in written or written in ("", ".", ".."):
+        return (f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory "
+                "(no '/', not '.' or '..'), where the sweep's jobs are found; leave hydra.sweep.subdir out")
+    if written.startswith(".") or written in (SWEEP_FILE, MULTIRUN_FILE):
+        return (f"hydra.sweep.subdir={written}: a job's directory is named apart from the sweep's own files "
+                f"({SWEEP_FILE}, {MULTIRUN_FILE}) and is not hidden (a name starting with '.', which every reader of "
+                "the sweep passes over); leave hydra.sweep.subdir out (benchrun names each job by what it varies), or "
+                "name jobs by ${hydra.job.num}")
+    if unsafe := [found for found in _interpolations(written) if not SAFE_SUBDIR.fullmatch(found)]:
+        return (f"hydra.sweep.subdir={written}: a job's directory is one name directly in the sweep directory, and "
+                f"{unsafe[0]} may hold a '/' for some job (an override's value: runner.host=http://...), which puts the "
+                "job out of the sweep's sight; leave hydra.sweep.subdir out (benchrun names each job by what it "
+                "varies), or name jobs by ${hydra.job.num}")
+    if jobs > 1 and not _interpolations(written):
+        return (f"hydra.sweep.subdir={written}: every job of the sweep would have this one directory, and a run "
+                "directory holds one run (each job after the first refused there, the sweep summed up without it); "
+                "leave hydra.sweep.subdir out (benchrun names each job by what it varies), or name jobs by "
+                "${hydra.job.num}")
+    return None
+
+
+SAFE_SUBDIR = re.compile(r"\$\{hydra\.job\.(num|id)\}|\$\{sweep_label:.*\}", re.S)
+"""The interpolations a job's directory may be named by: a job's number or id, and benchrun's own label (`/`-free)."""
+
+
+def _interpolations(text: str) -> list[str]:
+    """The outermost `${...}` interpolations of `text`, as written."""
+    found, depth, start, at = [], 0, 0, 0
+    while at < len(text):
+        if text.startswith("${", at):
+            start, depth, at = (at if depth == 0 else start), depth + 1, at + 2
+            continue
+        if text[at] == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                found.append(text[start:at + 1])
+        at += 1
+    return found
+
+
+def inside_refusal(hydra: DictConfig) -> str | None:
+    """Why a name Hydra puts a run's own files under is refused (one that would lead out of the run's directory),
+    None when none is:
+    hydra.output_subdir (its copies of the config, `.hydra`) and hydra.job.name (its log, `<name>.log`); `../x` put
+    them beside the runs, where the next run's replaced them. The job's name is benchrun's: its log is the run's. Nor
+    may the copies take a name of the run's own (`run.json`, `rescores`): the run was refused in the directory Hydra
+    had just made for it (`holds a sweep`, `already holds a run's files`), which was left there."""
+    for key, fix in (("output_subdir", "leave it out (.hydra)"), ("job.name", "leave it out")):
+        value = OmegaConf.select(hydra, key)
+        if value is not None and ("/" in str(value) or "\\" in str(value) or str(value) in ("", ".", "..")):
+            return (f"hydra.{key}={value}: a name in the run's directory (no '/', not '.' or '..'), where its files "
+                    f"are kept; {fix}")
+    if (copies := OmegaConf.select(hydra, "output_subdir")) in set(RUN_OWN) - {HYDRA_COPIES}:
+        return (f"hydra.output_subdir={copies}: a name the run's own files take, which Hydra's copies of the config "
+                "would have (the run then refused in its own directory as holding a run or a sweep, or failing as it "
+                f"writes); leave it out ({HYDRA_COPIES})")
+    if (name := OmegaConf.select(hydra, "job.name")) != Path(LOG).stem:  # `foo`: the log went to foo.log
+        return (f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
+                "hydra.job.name out")
+    return None
