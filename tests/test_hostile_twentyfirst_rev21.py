@@ -1,0 +1,44 @@
+"""The twenty-first hostile pass against this pass's own merged code (compiler.scoring's numbers, bounds, patterns,
+the cache key, summaries' new counts, execute2's preflight).
+
+Found and fixed:
+- A number written with the minus sign as typeset (U+2212, `−5`, as Wikipedia and many models write it): contains
+  found the reference 5 in the answer `it is −5 degrees` (the `5` after a sign it did not know), and exact_match and
+  contains scored the answer `−5` 0 against the reference -5 (and `-5` against a values file's `−5`). The typeset minus
+  is read as `-` wherever scoring reads a number (compiler.scoring's number_value, NUMERAL)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, run_dir_of
+
+TEXT = "from pydantic import BaseModel\n\n\nclass Text(BaseModel):\n    answer: str\n"
+
+
+def _scored(root: Path, files: dict[str, str], answers: dict[str, str]) -> list[tuple[str, dict[str, int]]]:
+    """(sample id, metrics) of each score but format_valid of a run (in this process) of the benchmark made of
+    `files`, against a fake server whose model answers `{"answer": answers[the prompt's last word]}`."""
+    write_bench(root, files)
+    reply = lambda req: json.dumps({"answer": answers[req.prompt.split()[-1]]})  # noqa: E731
+    with FakeOllama(responder=reply) as server:
+        result = bench_run(root, server.url, "task.path=bench", "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    return [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"]
+
+
+def test_a_typeset_minus_is_a_minus(tmp_path):
+    rows = ['{"q": "cold", "reference": -5}', '{"q": "warm", "reference": 5}', '{"q": "typeset", "reference": "−5"}']
+    files = {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n  format: Text\n"
+                          "  scorer: [exact_match, contains]\n",
+             "v.jsonl": "\n".join(rows) + "\n", "custom_response.py": TEXT}
+    assert _scored(tmp_path, files, {"cold": "−5", "warm": "it is −5 degrees", "typeset": "-5"}) == [
+        ("t:q=cold", {"exact_match": 1}), ("t:q=cold", {"contains": 1}),
+        ("t:q=warm", {"exact_match": 0}), ("t:q=warm", {"contains": 0}),
+        ("t:q=typeset", {"exact_match": 1}), ("t:q=typeset", {"contains": 1})]
