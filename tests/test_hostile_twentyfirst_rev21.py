@@ -5,7 +5,11 @@ Found and fixed:
 - A number written with the minus sign as typeset (U+2212, `−5`, as Wikipedia and many models write it): contains
   found the reference 5 in the answer `it is −5 degrees` (the `5` after a sign it did not know), and exact_match and
   contains scored the answer `−5` 0 against the reference -5 (and `-5` against a values file's `−5`). The typeset minus
-  is read as `-` wherever scoring reads a number (compiler.scoring's number_value, NUMERAL)."""
+  is read as `-` wherever scoring reads a number (compiler.scoring's number_value, NUMERAL).
+- A number written with a thousands separator (`it costs 1,500 dollars`): contains found the references 500 and 1 in
+  it (each group read as a number of its own), a wrong answer scored 1. A number in groups of three digits is one
+  number, which contains does not read (a thousands separator or a decimal comma: exact_match does not read it
+  either); `1,2,3` still writes three numbers (compiler.scoring's NUMERAL, `_numeral`)."""
 
 from __future__ import annotations
 
@@ -42,3 +46,13 @@ def test_a_typeset_minus_is_a_minus(tmp_path):
         ("t:q=cold", {"exact_match": 1}), ("t:q=cold", {"contains": 1}),
         ("t:q=warm", {"exact_match": 0}), ("t:q=warm", {"contains": 0}),
         ("t:q=typeset", {"exact_match": 1}), ("t:q=typeset", {"contains": 1})]
+
+
+def test_a_number_in_groups_of_three_digits_holds_none_of_its_groups(tmp_path):
+    rows = ['{"q": "grouped", "reference": 500}', '{"q": "first", "reference": 1}', '{"q": "listed", "reference": 2}']
+    files = {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n  format: Text\n"
+                          "  scorer: contains\n",
+             "v.jsonl": "\n".join(rows) + "\n", "custom_response.py": TEXT}
+    answers = {"grouped": "it costs 1,500 dollars", "first": "1,500", "listed": "1,2,3"}
+    assert _scored(tmp_path, files, answers) == [
+        ("t:q=grouped", {"contains": 0}), ("t:q=first", {"contains": 0}), ("t:q=listed", {"contains": 1})]

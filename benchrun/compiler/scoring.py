@@ -172,11 +172,11 @@ def _is_number(value: Any) -> bool:
 
 
 def _numeral(text: str) -> Decimal | None:
-    """A number written in a text as `number_value` reads it (`text` has no ends to trim): None for a code, `007`, and
-    for one Decimal cannot hold (an exponent of 30 digits)."""
+    """A number written in a text as `number_value` reads it (`text` has no ends to trim): None for a code, `007`, one
+    in groups (`1,500`), and one Decimal cannot hold (an exponent of 30 digits)."""
     text = _signed(text)
     try:
-        return None if CODE.fullmatch(text) else Decimal(text)
+        return None if CODE.fullmatch(text) or "," in text else Decimal(text)
     except InvalidOperation:
         return None
 
@@ -186,9 +186,12 @@ def _signed(text: str) -> str:
     return text.replace("\u2212", "-")
 
 
-NUMERAL = re.compile(r"(?<![\w.])[-+\u2212]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+\u2212]?\d+)?(?!\d|\.\d)")
+NUMERAL = re.compile(r"(?<![\w.])[-+\u2212]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)"
+                     r"(?:[eE][-+\u2212]?\d+)?(?!\d|\.\d)")
 """A number written in a text, its sign kept (a typeset minus too), a unit may follow (`5km`), not part of a longer
-number or of a name (no 5 is written in 15, 2.5, -5, −5 or CO5)."""
+number or of a name (no 5 is written in 15, 2.5, -5, −5 or CO5); a number in groups of three digits (`1,500`) is one
+number, which `_numeral` does not read (a thousands separator here, a decimal comma there: no 500 nor 1 is written
+in it), where `1,2,3` writes three."""
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
