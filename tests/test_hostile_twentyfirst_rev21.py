@@ -5,7 +5,8 @@ Found and fixed:
 - A number written with the minus sign as typeset (U+2212, `−5`, as Wikipedia and many models write it): contains
   found the reference 5 in the answer `it is −5 degrees` (the `5` after a sign it did not know), and exact_match and
   contains scored the answer `−5` 0 against the reference -5 (and `-5` against a values file's `−5`). The typeset minus
-  is read as `-` wherever scoring reads a number (compiler.scoring's number_value, NUMERAL).
+  is read as `-` wherever scoring reads a number (compiler.scoring's number_value, NUMERAL). An IntAnswer task's
+  reference `−5` was so refused at compile as no integer (compiler.answerable reads it through number_value).
 - A number written with a thousands separator (`it costs 1,500 dollars`): contains found the references 500 and 1 in
   it (each group read as a number of its own), a wrong answer scored 1. A number in groups of three digits is one
   number, which contains does not read (a thousands separator or a decimal comma: exact_match does not read it
@@ -20,7 +21,7 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, run_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 TEXT = "from pydantic import BaseModel\n\n\nclass Text(BaseModel):\n    answer: str\n"
 
@@ -46,6 +47,13 @@ def test_a_typeset_minus_is_a_minus(tmp_path):
         ("t:q=cold", {"exact_match": 1}), ("t:q=cold", {"contains": 1}),
         ("t:q=warm", {"exact_match": 0}), ("t:q=warm", {"contains": 0}),
         ("t:q=typeset", {"exact_match": 1}), ("t:q=typeset", {"contains": 1})]
+
+
+def test_a_typeset_minus_reference_of_an_integer_format_is_taken(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n"
+                                        "  format: IntAnswer\n", "v.jsonl": '{"q": "cold", "reference": "−5"}\n'})
+    result = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
 
 
 def test_a_number_in_groups_of_three_digits_holds_none_of_its_groups(tmp_path):
