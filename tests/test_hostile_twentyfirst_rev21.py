@@ -10,7 +10,11 @@ Found and fixed:
 - A number written with a thousands separator (`it costs 1,500 dollars`): contains found the references 500 and 1 in
   it (each group read as a number of its own), a wrong answer scored 1. A number in groups of three digits is one
   number, which contains does not read (a thousands separator or a decimal comma: exact_match does not read it
-  either); `1,2,3` still writes three numbers (compiler.scoring's NUMERAL, `_numeral`)."""
+  either); `1,2,3` still writes three numbers (compiler.scoring's NUMERAL, `_numeral`).
+- A text reference beginning or ending with a number (`5 km`, `5%`, `Apollo 1`): contains found it in `about 15 km`,
+  `it rose -5%`, `Apollo 11` (a text searched as any text), a wrong answer scored 1, where a number reference is found
+  only as a whole number since this pass. The number at its edge is not part of a longer one there, as NUMERAL reads
+  numbers (compiler.scoring's Held.holds, `_whole_numbers`)."""
 
 from __future__ import annotations
 
@@ -64,3 +68,15 @@ def test_a_number_in_groups_of_three_digits_holds_none_of_its_groups(tmp_path):
     answers = {"grouped": "it costs 1,500 dollars", "first": "1,500", "listed": "1,2,3"}
     assert _scored(tmp_path, files, answers) == [
         ("t:q=grouped", {"contains": 0}), ("t:q=first", {"contains": 0}), ("t:q=listed", {"contains": 1})]
+
+
+def test_a_text_reference_ending_in_a_number_is_not_found_in_a_longer_number(tmp_path):
+    rows = ['{"q": "far", "reference": "5 km"}', '{"q": "rise", "reference": "5%"}',
+            '{"q": "mission", "reference": "Apollo 1"}', '{"q": "near", "reference": "5 km"}']
+    files = {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n  format: Text\n"
+                          "  scorer: contains\n",
+             "v.jsonl": "\n".join(rows) + "\n", "custom_response.py": TEXT}
+    answers = {"far": "about 15 km", "rise": "it rose -5%", "mission": "Apollo 11", "near": "about 5 km."}
+    assert _scored(tmp_path, files, answers) == [
+        ("t:q=far", {"contains": 0}), ("t:q=rise", {"contains": 0}), ("t:q=mission", {"contains": 0}),
+        ("t:q=near", {"contains": 1})]

@@ -164,7 +164,18 @@ class Held:
         if wanted is not None:
             return wanted in self._numbers or wanted in self._numerals
         sought = _folded(trimmed(str(reference)))
-        return any(sought in text for text in self._texts_folded)
+        if not (sought[:1].isdecimal() or sought[-1:].isdecimal()):
+            return any(sought in text for text in self._texts_folded)
+        found = _whole_numbers(sought)
+        return any(found.search(text) for text in self._texts_folded)
+
+
+def _whole_numbers(sought: str) -> re.Pattern[str]:
+    """`sought`, a text beginning or ending with a digit (`5 km`, `Apollo 1`), where no number it begins or ends with
+    is part of a longer one, as NUMERAL reads numbers (`15 km` does not hold `5 km`, nor `-5 km`, nor `Apollo 11`
+    `Apollo 1`)."""
+    start = r"(?<![\w.])(?<!(?<![\w.])[-\u2212])" if sought[:1].isdecimal() else ""
+    return re.compile(start + re.escape(sought) + (r"(?!\d|\.\d)" if sought[-1:].isdecimal() else ""))
 
 
 def _is_number(value: Any) -> bool:
