@@ -90,14 +90,14 @@ def _written(value: Any) -> str:
 def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written, its
     unseen ends trimmed (`' 7 '`, `'1e3'`, `'7'` and a zero-width space); None for a bool, a text that is no number,
-    a code (`'007'`, a postcode `'02139'`: `CODE`; one in groups, `'2024_01'`, which Decimal reads as Python's digit
+    a minus sign as typeset (U+2212, `'−5'`) read as `-`, a code (`'007'`, a postcode `'02139'`: `CODE`; one in groups, `'2024_01'`, which Decimal reads as Python's digit
     grouping, 202401, and the typing of cells keeps as text), NaN or an infinity (which are compared as text). As
     floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer
     to 2**64 matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
     if isinstance(value, str):
-        value = trimmed(value)
+        value = _signed(trimmed(value))
         if CODE.fullmatch(value) or "_" in value:  # 2139 is not the postcode 02139
             return None
     try:
@@ -164,7 +164,18 @@ class Held:
         if wanted is not None:
             return wanted in self._numbers or wanted in self._numerals
         sought = _folded(trimmed(str(reference)))
-        return any(sought in text for text in self._texts_folded)
+        if not (sought[:1].isdecimal() or sought[-1:].isdecimal()):
+            return any(sought in text for text in self._texts_folded)
+        found = _whole_numbers(sought)
+        return any(found.search(text) for text in self._texts_folded)
+
+
+def _whole_numbers(sought: str) -> re.Pattern[str]:
+    """`sought`, a text beginning or ending with a digit (`5 km`, `Apollo 1`), where no number it begins or ends with
+    is part of a longer one, as NUMERAL reads numbers (`15 km` does not hold `5 km`, nor `-5 km`, nor `Apollo 11`
+    `Apollo 1`)."""
+    start = r"(?<![\w.])(?<!(?<![\w.])[-\u2212])" if sought[:1].isdecimal() else ""
+    return re.compile(start + re.escape(sought) + (r"(?!\d|\.\d)" if sought[-1:].isdecimal() else ""))
 
 
 def _is_number(value: Any) -> bool:
@@ -172,17 +183,26 @@ def _is_number(value: Any) -> bool:
 
 
 def _numeral(text: str) -> Decimal | None:
-    """A number written in a text as `number_value` reads it (`text` has no ends to trim): None for a code, `007`, and
-    for one Decimal cannot hold (an exponent of 30 digits)."""
+    """A number written in a text as `number_value` reads it (`text` has no ends to trim): None for a code, `007`, one
+    in groups (`1,500`), and one Decimal cannot hold (an exponent of 30 digits)."""
+    text = _signed(text)
     try:
-        return None if CODE.fullmatch(text) else Decimal(text)
+        return None if CODE.fullmatch(text) or "," in text else Decimal(text)
     except InvalidOperation:
         return None
 
 
-NUMERAL = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\d|\.\d)")
-"""A number written in a text, its sign kept, a unit may follow (`5km`), not part of a longer number or of a name (no
-5 is written in 15, 2.5, -5 or CO5)."""
+def _signed(text: str) -> str:
+    """`text` with the minus sign as typeset (U+2212, as Wikipedia and many models write `−5`) as the ASCII `-`."""
+    return text.replace("\u2212", "-")
+
+
+NUMERAL = re.compile(r"(?<![\w.])[-+\u2212]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)"
+                     r"(?:[eE][-+\u2212]?\d+)?(?!\d|\.\d)")
+"""A number written in a text, its sign kept (a typeset minus too), a unit may follow (`5km`), not part of a longer
+number or of a name (no 5 is written in 15, 2.5, -5, −5 or CO5); a number in groups of three digits (`1,500`) is one
+number, which `_numeral` does not read (a thousands separator here, a decimal comma there: no 500 nor 1 is written
+in it), where `1,2,3` writes three."""
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
