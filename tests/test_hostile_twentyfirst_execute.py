@@ -70,8 +70,9 @@ def _local_run(tmp_path, tasks: list[dict], *extra: str):
                          *extra, cwd=tmp_path)
 
 
-def _said(name: str, fmt: str) -> dict:
-    return {"name": name, "template": "Say {a}.", "values": {"a": [1]}, "reference": ["x"], "scorer": "contains",
+def _said(name: str, fmt: str, reference: str = "x") -> dict:
+    """A task asking once in `fmt`, graded by contains against `reference` (one the format can answer)."""
+    return {"name": name, "template": "Say {a}.", "values": {"a": [1]}, "reference": [reference], "scorer": "contains",
             "format": fmt}
 
 
@@ -93,7 +94,7 @@ def test_a_string_constant_the_converter_misreads_is_given_as_the_pattern_of_its
 def test_constants_and_patterns_of_quotes_backslashes_line_breaks_and_emoji_are_answered_as_themselves(tmp_path):
     """Case 1's constants (and café, read right before), and case 4's patterns: each answered, format_valid 1."""
     expected = {**CONSTANTS, "lined": "a\nb\tc", "quoting": 'a"b\\c"'}
-    result = _local_run(tmp_path, [_said(name, name.title()) for name in expected])
+    result = _local_run(tmp_path, [_said(name, name.title(), value) for name, value in expected.items()])
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
     run_dir = run_dir_of(result.stdout)
     answers = {r["task"]: json.loads(r["text"])["answer"] for r in read_jsonl(run_dir / "responses.jsonl")}
