@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
-from benchrun.compiler.sources import tasks_around
+from benchrun.compiler.tasksdir import tasks_around
 from benchrun.compose import hydranames, slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory, refuse_secrets, stood_for
 from benchrun.compose.labels import label
@@ -265,7 +265,7 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
 
 def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: list[Override] | None = None) -> None:
     """Refuse a run or sweep directory inside the tasks/ folder of the benchmark (of any a sweep runs: `swept`), each
-    of whose folders is read as a task (`compiler.sources.tasks_around`)."""
+    of whose folders is read as a task (`compiler.tasksdir.tasks_around`)."""
     paths = next(([value for _, value in sweepsize.job_values(override)] for override in swept or ()
                   if override.key_or_group == "task.path"),
                  [OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)])

@@ -19,7 +19,7 @@ kinds): the cases it found bad, each with the rule it now obeys.
   folder: `cd bench/tasks; benchrun task.path=..`, its `outputs/` there): Hydra made the run's directory there, then
   compile read it as a task, `in 'tasks/2026-12-05/template.txt': task '2026-12-05': file is missing` (advice about a
   file the user never made), the failed run recorded in the benchmark, where every later run of it met the same
-  error. Now refused before anything is made (`compiler.sources.tasks_around`, from `callbacks`); and a response
+  error. Now refused before anything is made (`compiler.tasksdir.tasks_around`, from `callbacks`); and a response
   cache there (`cache_dir=bench/tasks/cache`): the first run completed, every later one refused as `task 'cache': file
   is missing`. Now refused as the cache is opened (`execute.cache.store_for`); and a merge (or a retry) `--into
   bench/tasks/merged`: made there, every later run refused as `task 'merged': file is missing`. Now refused before

@@ -8,8 +8,6 @@ import json
 import unicodedata
 from typing import Any, Callable
 
-import jsonschema_rs
-
 from benchrun.compiler.scoring import number_value, trimmed
 
 LIMITS = ("pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -26,6 +24,8 @@ def within(prop: dict[str, Any]) -> tuple[Callable[[Any], bool], str] | None:
     kind, limits = prop.get("type"), {key: prop[key] for key in LIMITS if key in prop}
     if not isinstance(kind, str) or kind not in KINDS or not limits:  # a list of types (`[integer, null]`): not weighed
         return None
+    import jsonschema_rs  # a run's module (start-up and dry runs load none), here only for a bounded reference
+
     try:
         check = jsonschema_rs.validator_for({"type": kind, **limits})
     except (ValueError, jsonschema_rs.ValidationError):

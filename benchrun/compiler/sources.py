@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Literal
@@ -22,13 +21,13 @@ from benchrun.compiler.data import (
     read_values,
 )
 from benchrun.compiler.files import Bounds, inside, present, read_csv, read_text
+from benchrun.compiler.tasksdir import TASKS_DIR
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import PROMPT_ID, Combinations
 from benchrun.core.text import undecoded
 from benchrun.core.yamlfile import load_yaml
 
 TASKS_FILE = "tasks.yml"
-TASKS_DIR = "tasks"
 TOP_FILES = (TASKS_FILE, "custom_scorer.py", "custom_response.py", "judges.yml")
 FOLDER_FILES = ("template.txt", "values.csv", "values.jsonl", "info.yml", "description.txt")
 FOLDER_VALUES = ("values.csv", "values.jsonl")
@@ -114,21 +113,6 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     for path in found:
         inside(bench, path)
     return found
-
-
-def tasks_around(bench: str, path: Path) -> str | None:
-    """Why `path`, a run's or a sweep's directory or the response cache's to be, cannot be there: inside the tasks/
-    folder of the benchmark at `bench` (`outputs=bench/tasks`, or a run started in it: `cd bench/tasks; benchrun
-    task.path=..`), whose every folder is read as a task: the run was refused as `task '2026-12-05': file is
-    missing`, recorded failed in that folder, where every later run of the benchmark met it. None when it is not, or
-    is beneath a task's own folder (its template.txt there), of which compile reads its own files alone."""
-    tasks = Path(os.path.realpath(Path(bench).expanduser() / TASKS_DIR))  # through links: `outputs=link-to-tasks`
-    inside = Path(os.path.realpath(path))
-    if not inside.is_relative_to(tasks):
-        return None
-    if (first := inside.relative_to(tasks).parts[:1]) and (tasks / first[0] / "template.txt").is_file():
-        return None
-    return f"inside the benchmark's {TASKS_DIR}/ folder ({tasks}), each of whose folders is read as a task"
 
 
 def read_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:

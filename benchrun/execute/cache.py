@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from benchrun.archive.writer import now
-from benchrun.compiler.sources import tasks_around
+from benchrun.compiler.tasksdir import tasks_around
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion
