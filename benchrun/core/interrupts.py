@@ -41,9 +41,8 @@ TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIG
 """What reaches a whole process group, a child process with the run: what a terminal sends its foreground process
 group (Ctrl-C, a hang-up, Ctrl-\\) and a batch scheduler's SCHEDULER_SIGNALS. A child process ignores them, so that
 the run, which they reach too, ends its children itself."""
-KEPT_IGNORED = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
-"""What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGINT and SIGQUIT
-(a script's `benchrun ... &`, which its Ctrl-C, meant for the script, stopped as `interrupted`)."""
+KEPT_IGNORED = (signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
+"""What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGQUIT."""
 
 
 class Interrupts:
