@@ -89,9 +89,10 @@ def _written(value: Any) -> str:
 
 def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written, its
-    unseen ends trimmed (`' 7 '`, `'1e3'`, `'7'` and a zero-width space); None for a bool, a text that is no number,
-    a minus sign as typeset (U+2212, `'−5'`) read as `-`, a code (`'007'`, a postcode `'02139'`: `CODE`; one in groups, `'2024_01'`, which Decimal reads as Python's digit
-    grouping, 202401, and the typing of cells keeps as text), NaN or an infinity (which are compared as text). As
+    unseen ends trimmed and a minus sign as typeset read as `-` (`' 7 '`, `'1e3'`, `'7'` and a zero-width space,
+    `'−5'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`; one in groups,
+    `'2024_01'`, which Decimal reads as Python's digit grouping, 202401, and the typing of cells keeps as text), NaN
+    or an infinity (which are compared as text). As
     floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer
     to 2**64 matched, and NaN matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
