@@ -8,6 +8,8 @@ committed), where it waits until the block ends. While samples are being asked, 
 instead (through the loop, so asyncio's own state stays whole) and the run is recorded as interrupted after it.
 The first signal ends the process: one that comes after it (a second Ctrl-C while the first is being recorded) is
 not raised again, so what is said, and recorded, is what the first one did (SIGKILL still ends a process at once).
+A KeyboardInterrupt Python drops (raised in a weakref callback or a `__del__`, which cannot raise) is not lost: it is
+kept pending, as in a `held()` block, and raised at the next block's end or as the asking begins.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIG
 """What reaches a whole process group, a child process with the run: what a terminal sends its foreground process
 group (Ctrl-C, a hang-up, Ctrl-\\) and a batch scheduler's SCHEDULER_SIGNALS. A child process ignores them, so that
 the run, which they reach too, ends its children itself."""
+OTHER_UNRAISABLE = [sys.unraisablehook]
+"""What reported an exception Python dropped before `Interrupts.install` (kept out of the instance, which a launcher
+pickles for its jobs, as a builtin cannot be)."""
 KEPT_IGNORED = (signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
 """What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGQUIT."""
 
@@ -82,6 +87,18 @@ class Interrupts:
         for sig in SIGNALS:
             if sig not in KEPT_IGNORED or signal.getsignal(sig) != signal.SIG_IGN:
                 signal.signal(sig, self._handle)
+        if sys.unraisablehook != self._unraisable:
+                sys.unraisablehook = self._unraisable
+
+    def _unraisable(self, unraisable: sys.UnraisableHookArgs) -> None:
+        """Python's report of an exception it had to drop: one the handler raised for a signal (in a weakref callback
+        the garbage collector ran: the signal was lost, and a sweep's job stopped by it asked on until its launcher
+        killed it, left `running`) is kept pending, raised where a pending signal is; any other is reported."""
+        if self._ending and self.received and isinstance(unraisable.exc_value, KeyboardInterrupt) and \
+                unraisable.exc_value.args == (self.signal_name(),):
+            self._ending, self._pending = False, True
+            return
+        OTHER_UNRAISABLE[0](unraisable)
 
     def _handle(self, signum: int, frame: object) -> None:
         if self._ending or self._pending:  # a signal after the one the process is ending for: it ends the same way
@@ -104,6 +121,10 @@ class Interrupts:
             yield
         finally:
             self._held -= 1
+        self._raise_pending()
+
+    def _raise_pending(self) -> None:
+        """Raise the signal left pending (by a `held()` block, or dropped by Python where it could not be raised)."""
         if not self._held and self._pending and self._cancel is None:
             self._pending, self._ending = False, True
             raise KeyboardInterrupt(self.signal_name())
@@ -124,6 +145,7 @@ class Interrupts:
         async def cancellable() -> T:
             loop, task, active = asyncio.get_running_loop(), asyncio.current_task(), [True]
             loop.set_exception_handler(_unless_cancelled)
+            self._raise_pending()
             self.received, self._ending = None, False
 
             def cancel() -> None:
