@@ -47,16 +47,26 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   compiles the benchmark as it starts, so the jobs asked two benchmarks under one name, and the sweep's table compared
   them side by side, exit 0. Now the sweep names the file the jobs read otherwise and exits 1
   (`archive.sweepsources.changed_source`, from `callbacks.SweepSummaryCallback`)
+- a run a script starts in the background (`benchrun ... &`, which a shell starts ignoring SIGINT and SIGQUIT so that
+  the Ctrl-C meant for the script's foreground leaves it be): SIGINT stopped it all the same (`interrupted by SIGINT:
+  run ... is recorded as 'interrupted' with 1 of 18 samples`, exit 130), SIGQUIT alone being kept ignored. Now a run
+  started ignoring SIGINT goes on ignoring it, as with SIGQUIT and nohup's SIGHUP (`core.interrupts.KEPT_IGNORED`)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
@@ -173,6 +183,7 @@ def test_a_config_printed_resolved_says_which_interpolation_cannot_be_had(tmp_pa
                                               "'runner.model=${nope}')\n")
 
 
+SCORER = "def s(response, values):\n    return 1\n"
 REMOVER = ("import glob\nimport shutil\n\n\ndef s(response, reference):\n"
            "    for job in glob.glob('outputs/*/*_sweep/0_*'):\n        shutil.rmtree(job)\n    return 1\n")
 
@@ -217,3 +228,22 @@ def test_a_sweep_whose_benchmark_changed_while_it_ran_fails_naming_the_file(tmp_
                         r"[0-9a-f]{12}, then [0-9a-f]{12}\): the benchmark changed while the sweep ran, and the sweep's "
                         r"table compares them as one; run the sweep again", (done.stderr.splitlines() or [""])[-1])
     assert (done.returncode, said and said[1]) == (EXIT["sweep_failed"], str(bench / "tasks.yml"))
+
+
+@pytest.mark.slow
+def test_a_run_a_script_starts_in_the_background_goes_on_through_ctrl_c(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'say {a}'\n  values: {a: [1, 2, 3, 4, 5, 6, 7, 8]}\n"
+                                        "  reference: calculated\n  scorer: s\n", "custom_scorer.py": SCORER})
+    with FakeOllama(models=["llama3.2"], latency_s=0.3) as server:
+        script = (f"'{sys.executable}' -m benchrun task.path=bench runner.host={server.url} outputs=outputs cache=false "
+                  "runner.concurrency=1 & echo $! > pid; wait $!")
+        shell = subprocess.Popen(["sh", "-c", script], cwd=tmp_path, env=child_env(), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: any(path.stat().st_size for path in tmp_path.glob("outputs/*/*/responses.jsonl")), 60)
+            os.kill(int((tmp_path / "pid").read_text()), signal.SIGINT)
+            _, stderr = shell.communicate(timeout=120)
+        finally:
+            shell.kill()
+    run = json.loads(next(tmp_path.glob("outputs/*/*/run.json")).read_text())
+    assert (shell.returncode, stderr, run["status"]) == (EXIT["ok"], "", "completed")

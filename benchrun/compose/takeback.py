@@ -134,10 +134,11 @@ def cancel_slurm_jobs() -> None:
 
 def stop_launched_jobs() -> None:
     """Stop the jobs of the sweeps this process launched that a signal to it alone (`kill PID`) does not reach: its
-    Slurm jobs, and its submitit_local job processes (stopped as submitit cancels them, SIGINT, then waited for: they
-    went on after the sweep said they were running, and its sweep.json said so for ever). Waited for with every
-    process below them: submitit's controller kills a job that is slow to stop (SIGKILL), then ends before the job
-    is gone, whose lock, still held, had the sweep say it was `running`."""
+    Slurm jobs, and its submitit_local job processes (they went on after the sweep said they were running, and its
+    sweep.json said so for ever), then wait for every process below them. A local job's controller is sent SIGTERM,
+    which it forwards to its job and waits on; not SIGINT, as submitit cancels: a controller started ignoring SIGINT
+    (a sweep run in a script's background) ignored it, and one that took it killed a job slow to stop (SIGKILL one
+    second later), whose run was left `running`."""
     cancel_slurm_jobs()
     me = str(os.getpid())
     pids = [int(entry.name) for sweep_dir in LOCAL_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
@@ -145,7 +146,7 @@ def stop_launched_jobs() -> None:
     below = descendants(*pids)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGINT)
+            os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + LOCAL_STOP_S
     while any(_alive(pid) for pid in below.union(pids)) and time.monotonic() < deadline:
         time.sleep(0.05)

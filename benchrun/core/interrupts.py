@@ -46,8 +46,9 @@ the run, which they reach too, ends its children itself."""
 OTHER_UNRAISABLE = [sys.unraisablehook]
 """What reported an exception Python dropped before `Interrupts.install` (kept out of the instance, which a launcher
 pickles for its jobs, as a builtin cannot be)."""
-KEPT_IGNORED = (signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
-"""What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGQUIT."""
+KEPT_IGNORED = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
+"""What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGINT and SIGQUIT
+(a script's `benchrun ... &`, which its Ctrl-C, meant for the script, stopped as `interrupted`)."""
 
 
 class Interrupts:
