@@ -30,11 +30,12 @@ pytestmark = pytest.mark.slow
 CONTROLLER = textwrap.dedent("""
     import os, signal, subprocess, sys, time
     job = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]])
-    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     print(job.pid, flush=True)
     time.sleep(60)
 """)
-"""As submitit's controller is when its job is slow to stop: gone at once, its job left below it, still alive."""
+"""A submitit controller that ends at once when it is stopped (SIGTERM, which the takeback sends), its job left below
+it, still alive."""
 JOB = textwrap.dedent("""
     import fcntl, signal, sys, time
     lock = open(sys.argv[1], "a")
