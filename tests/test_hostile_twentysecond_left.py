@@ -3,6 +3,10 @@
 - a sweep's end read each job's whole manifest to compare its `files` (`archive.sweepsources.changed_source`): a job
   of 100,000 samples was ten MB parsed, a quarter second and 37 MiB a job. Now only the manifest's `files`, written
   before its samples, is read (`archive.manifesthead.leading_field`)
+- an OpenAI-compatible server's 200 whose body is an error object naming a status (OpenRouter's documented answer for
+  an error met once a request has begun: `{"error": {"code": 503, "message": "..."}}`) was `not a chat completion`,
+  never retried: five such in a row failed the run (exit 3). Now it is read as that status: 408, 429 and 5xx retried,
+  another the sample's own `HTTP 200 saying 400: ...` (`execute.runners.openai._error_said`)
 """
 
 from __future__ import annotations
@@ -15,8 +19,12 @@ import pytest
 import benchrun.archive.reader
 from benchrun.archive import manifesthead
 from benchrun.archive.sweepsources import changed_source
-from benchrun.core.errors import ArchiveError
-from tests.helpers.archives import replace_manifest, synthetic_run
+from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.testing.chat import Reply
+from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.answers import listbench_answer
+from tests.helpers.archives import read_jsonl, replace_manifest, synthetic_run
+from tests.helpers.commands import call_benchrun, run_dir_of
 
 
 def _job(root: Path, name: str, sha: str) -> Path:
@@ -77,3 +85,45 @@ def test_a_manifest_that_is_not_one_is_said_in_one_line(tmp_path, data, said):
     with pytest.raises(ArchiveError) as raised:
         manifesthead.leading_field(path, "files")
     assert str(raised.value) == f"in '{path}': {said}"
+
+
+def _first_asked_with(body: str):
+    """A responder answering each prompt's first request with the raw 200 body `body`, then rightly."""
+    seen: set[str] = set()
+
+    def responder(request):
+        if request.prompt in seen:
+            return listbench_answer(request)
+        seen.add(request.prompt)
+        return Reply(raw=body)
+    return responder
+
+
+def _asked_openai(tmp_path: Path, responder):
+    with FakeOpenAI(models=["m"], responder=responder) as server:
+        return call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "cache=false",
+                             "runner.structured=json_schema", "runner.backoff_s=0", "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+
+
+@pytest.mark.parametrize(("code", "message"), [(503, "The server is overloaded"), (429, "Rate limit exceeded")])
+def test_a_200_whose_body_is_an_error_naming_a_status_worth_retrying_is_retried(tmp_path, code, message):
+    body = json.dumps({"error": {"message": message, "code": code}})
+    result = _asked_openai(tmp_path, _first_asked_with(body))
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert len(responses) == 3 and {(r["error"], r["attempts"]) for r in responses} == {(None, 2)}
+    assert {a["error"]["message"] for r in responses for a in r["failed_attempts"]} == {
+        f"HTTP 200 saying {code}: {message}"}
+
+
+def test_a_200_whose_body_is_an_error_naming_a_status_not_worth_retrying_is_that_samples_own(tmp_path):
+    def responder(request):
+        if request.prompt == "find the product of 2 and 3":
+            return Reply(raw=json.dumps({"error": {"message": "Provider returned error", "code": 400}}))
+        return listbench_answer(request)
+
+    result = _asked_openai(tmp_path, responder)
+    assert result.returncode == EXIT["ok"], result.stderr
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert [(r["error"], r["attempts"]) for r in responses if r["error"]] == [
+        ({"type": "APIError", "message": "HTTP 200 saying 400: Provider returned error"}, 1)]

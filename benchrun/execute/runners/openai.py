@@ -242,6 +242,12 @@ class OpenAIRunner:
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
                            f"{response.text.strip() or 'an empty body'}") from None
+        if (error := _error_said(body)) is not None:
+            code, message = error
+            failure = APIError(f"HTTP 200 saying {code}: {message}")
+            if transient(code, message):
+                raise Retryable(str(failure)) from failure
+            raise failure
         try:
             choice, *others = body["choices"]
             message = choice["message"]
@@ -348,6 +354,17 @@ def _content(content: Any) -> tuple[str | None, list[dict[str, Any]]]:
                            "string")
     text = [part["text"] for part in content if part.get("type") == "text"]
     return "".join(text), [part for part in content if part.get("type") != "text"]
+
+
+def _error_said(body: Any) -> tuple[int, str] | None:
+    """The status and message of a 200 whose body is an error object naming a status as its `code`, as OpenRouter
+    answers once a request has begun (`{"error": {"code": 503, "message": ...}}`); None for a body of another
+    shape."""
+    error = body.get("error") if isinstance(body, dict) and "choices" not in body else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if type(code) is not int or not 400 <= code <= 599:
+        return None
+    return code, str(error.get("message") or "no message").strip()
 
 
 def _text(value: Any) -> str | None:
