@@ -7,6 +7,11 @@
   an error met once a request has begun: `{"error": {"code": 503, "message": "..."}}`) was `not a chat completion`,
   never retried: five such in a row failed the run (exit 3). Now it is read as that status: 408, 429 and 5xx retried,
   another the sample's own `HTTP 200 saying 400: ...` (`execute.runners.openai._error_said`)
+- a Slurm sweep's setup line reading a key from a secret manager by its name (`export OPENAI_API_KEY=$(gcloud secrets
+  versions access latest --secret=openai-api-key-production)`, AWS's `--secret-id prod/AppBeta/OpenAIKey2`) was
+  refused as a key given to `secret`, advising the environment variable it was setting. Now a value given to a name
+  that names a secret (`--secret`, `..._ID`, `..._NAME`, `..._REF`, `..._ARN`) that reads as a name (words joined) is
+  taken; a key's random characters are still refused (`core.secrets._named`)
 """
 
 from __future__ import annotations
@@ -127,3 +132,29 @@ def test_a_200_whose_body_is_an_error_naming_a_status_not_worth_retrying_is_that
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
     assert [(r["error"], r["attempts"]) for r in responses if r["error"]] == [
         ({"type": "APIError", "message": "HTTP 200 saying 400: Provider returned error"}, 1)]
+
+
+@pytest.mark.parametrize("line", [
+    "export OPENAI_API_KEY=$(gcloud secrets versions access latest --secret=openai-api-key-production)",
+    "export OPENAI_API_KEY=$(aws secretsmanager get-secret-value --secret-id prod/AppBeta/OpenAIKey2 --query "
+    "SecretString --output text)",
+])
+def test_a_secret_managers_name_for_a_key_in_a_slurm_sweeps_setup_is_taken(tmp_path, line):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", f"hydra.launcher.setup=['{line}']",
+                         "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("gcloud secrets create x --secret=sk-proj-AbCdEfGhIjKlMnOpQrStUv", "secret"),
+    ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID"),
+    ("export SECRET_ID=123e4567-e89b-12d3-a456-426614174000", "SECRET_ID"),
+    ("sshpass --password=correct-horse-battery-staple ssh h", "password"),
+])
+def test_a_key_given_to_a_name_for_a_secret_in_a_slurm_sweeps_setup_is_still_refused(tmp_path, line, name):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", f"hydra.launcher.setup=['{line}']",
+                         "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.launcher.setup: secrets are never taken from the config, where they "
+        f"would be archived (a value given to {name}, a credential's name); put an API key in an environment "
+        "variable and name it with runner.api_key_env, and give URLs without user names or passwords\n"))
