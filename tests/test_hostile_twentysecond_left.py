@@ -12,6 +12,10 @@
   refused as a key given to `secret`, advising the environment variable it was setting. Now a value given to a name
   that names a secret (`--secret`, `..._ID`, `..._NAME`, `..._REF`, `..._ARN`) that reads as a name (words joined) is
   taken; a key's random characters are still refused (`core.secrets._named`)
+- `rescore --scorer contains` (or exact_match) of a run whose references no answer of its format can score 1 with it (a
+  BoolAnswer task graded by its own scorer against `yes`/`no`): every value 0, written as rescore 001, exit 0, where a
+  compile of the task with that scorer is refused. Now refused as the compile refuses it, the run's manifest named, no
+  rescore written (`compiler.answerable.refuse_unscorable`, from `audit.rescore`)
 """
 
 from __future__ import annotations
@@ -23,13 +27,16 @@ import pytest
 
 import benchrun.archive.reader
 from benchrun.archive import manifesthead
+from benchrun.archive.reader import load_run
 from benchrun.archive.sweepsources import changed_source
-from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.audit.rescore import rescore
+from benchrun.core.errors import EXIT, ArchiveError, TaskError
 from benchrun.testing.chat import Reply
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl, replace_manifest, synthetic_run
-from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import audit, call_benchrun, make_run, run_dir_of
 
 
 def _job(root: Path, name: str, sha: str) -> Path:
@@ -158,3 +165,34 @@ def test_a_key_given_to_a_name_for_a_secret_in_a_slurm_sweeps_setup_is_still_ref
         "benchrun: error: in 'config': hydra.launcher.setup: secrets are never taken from the config, where they "
         f"would be archived (a value given to {name}, a credential's name); put an API key in an environment "
         "variable and name it with runner.api_key_env, and give URLs without user names or passwords\n"))
+
+
+BOOL_TASKS = """\
+- name: even
+  template: "is {a} even?"
+  values:
+    a: [1, 2]
+  reference: ["no", "yes"]
+  format: BoolAnswer
+  scorer: yes_no
+"""
+YES_NO = "import json\n\n\ndef yes_no(response, reference):\n    return int(json.loads(response)['answer'] == (reference == 'yes'))\n"
+
+
+def _even(request) -> Reply:
+    return Reply(content=json.dumps({"answer": int(request.prompt.split()[1]) % 2 == 0}))
+
+
+@pytest.mark.slow
+def test_a_rescore_with_a_builtin_scorer_no_answer_of_the_format_can_satisfy_is_refused(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": BOOL_TASKS, "custom_scorer.py": YES_NO})
+    run_dir = make_run(tmp_path, "task.path=bench", responder=_even)
+    done = audit(tmp_path, "rescore", str(run_dir), "--scorer", "contains")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in '{run_dir / 'manifest.json'}': task 'even': reference: the reference of sample 'even:a=1' "
+        "is \"no\", which no answer of format 'BoolAnswer' (true, false) contains: contains would score every answer "
+        "to it 0; the run's references are as it asked them: choose another scorer\n"))
+    assert not (run_dir / "rescores").exists()
+    with pytest.raises(TaskError, match="which no answer of format 'BoolAnswer' \\(true, false\\) matches: exact_match"):
+        rescore(load_run(run_dir), ["exact_match"])
+    assert rescore(load_run(run_dir), ["yes_no"]).means  # the run's own scorer, as it was
