@@ -16,6 +16,11 @@
   BoolAnswer task graded by its own scorer against `yes`/`no`): every value 0, written as rescore 001, exit 0, where a
   compile of the task with that scorer is refused. Now refused as the compile refuses it, the run's manifest named, no
   rescore written (`compiler.answerable.refuse_unscorable`, from `audit.rescore`)
+- `benchrun-audit cache` gave 999,999 bytes as `1000.0 kB` (and 999,950,000 as `1000.0 MB`): now `1.0 MB`, `1.0 GB`
+  (`audit.cache.human_size`)
+- a sweep job refused for a model list (`-m ... runner.model=[llama3.2,gemma3]`) was shown `job 0_llama3.2-gemma3 (?)`,
+  the sweep table's column `?`, run.json's model and label `?`. Now the list as JSON writes it, as the job's directory
+  is named by it (`execute.job._raw`)
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import benchrun.archive.reader
 from benchrun.archive import manifesthead
 from benchrun.archive.reader import load_run
 from benchrun.archive.sweepsources import changed_source
+from benchrun.audit.cache import human_size
 from benchrun.audit.rescore import rescore
 from benchrun.core.errors import EXIT, ArchiveError, TaskError
 from benchrun.testing.chat import Reply
@@ -196,3 +202,20 @@ def test_a_rescore_with_a_builtin_scorer_no_answer_of_the_format_can_satisfy_is_
     with pytest.raises(TaskError, match="which no answer of format 'BoolAnswer' \\(true, false\\) matches: exact_match"):
         rescore(load_run(run_dir), ["exact_match"])
     assert rescore(load_run(run_dir), ["yes_no"]).means  # the run's own scorer, as it was
+
+
+@pytest.mark.parametrize(("size", "shown"), [(999, "999 B"), (1000, "1.0 kB"), (999_949, "999.9 kB"),
+                                             (999_950, "1.0 MB"), (999_999, "1.0 MB"), (999_950_000, "1.0 GB"),
+                                             (2_500_000_000, "2.5 GB")])
+def test_a_cache_size_is_given_in_the_unit_it_rounds_to(size, shown):
+    assert human_size(size) == shown
+
+
+def test_a_sweep_job_refused_for_a_model_list_is_labelled_by_the_list(tmp_path):
+    done = call_benchrun("-m", "task=folderbench", "runner.model=[llama3.2,gemma3]", "runner.options.temperature=0",
+                         "outputs=o", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert done.returncode == EXIT["sweep_failed"]
+    assert 'job 0_llama3.2-gemma3 (["llama3.2","gemma3"]) failed: ' in done.stdout and "?" not in done.stdout
+    [job] = (tmp_path / "o").glob("*/*_sweep/0_*/run.json")
+    info = json.loads(job.read_text())
+    assert (info["model"], info["label"], info["status"]) == ('["llama3.2","gemma3"]', '["llama3.2","gemma3"]', "failed")
