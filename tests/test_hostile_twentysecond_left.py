@@ -21,11 +21,17 @@
 - a sweep job refused for a model list (`-m ... runner.model=[llama3.2,gemma3]`) was shown `job 0_llama3.2-gemma3 (?)`,
   the sweep table's column `?`, run.json's model and label `?`. Now the list as JSON writes it, as the job's directory
   is named by it (`execute.job._raw`)
+- a run killed outright (SIGKILL runs no exit function) left its `benchrun-scratch-*` folder in $TMPDIR, one a kill,
+  for ever. A scratch folder is now named by its maker (boot, pid namespace, pid, start), and the next process that
+  makes one removes this user's folders whose makers on this machine are gone (`core.scratch.remove_orphans`)
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,13 +42,16 @@ from benchrun.archive.reader import load_run
 from benchrun.archive.sweepsources import changed_source
 from benchrun.audit.cache import human_size
 from benchrun.audit.rescore import rescore
+from benchrun.core import scratch
 from benchrun.core.errors import EXIT, ArchiveError, TaskError
 from benchrun.testing.chat import Reply
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl, replace_manifest, synthetic_run
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import audit, call_benchrun, make_run, run_dir_of
+from tests.helpers.commands import audit, call_benchrun, make_run, run_benchrun, run_dir_of
 
 
 def _job(root: Path, name: str, sha: str) -> Path:
@@ -219,3 +228,23 @@ def test_a_sweep_job_refused_for_a_model_list_is_labelled_by_the_list(tmp_path):
     [job] = (tmp_path / "o").glob("*/*_sweep/0_*/run.json")
     info = json.loads(job.read_text())
     assert (info["model"], info["label"], info["status"]) == ('["llama3.2","gemma3"]', '["llama3.2","gemma3"]', "failed")
+
+
+@pytest.mark.slow
+def test_a_scratch_folder_a_killed_process_left_is_removed_by_the_next_run(tmp_path, monkeypatch):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    killed = subprocess.run([sys.executable, "-c", "import os, signal; from benchrun.core.scratch import scratch_folder; "
+                             "scratch_folder(); os.kill(os.getpid(), signal.SIGKILL)"], env=child_env({"TMPDIR": str(temp)}))
+    [left] = temp.iterdir()
+    assert killed.returncode == -9 and left.name.startswith(scratch.PREFIX)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(scratch, "_SWEPT", [True], raising=False)  # this process sweeps nothing
+    live = Path(scratch.scratch_folder())  # this process's, alive
+    older = temp / f"{scratch.PREFIX}q1w2e3r4"  # an older benchrun's: whose it is cannot be told
+    older.mkdir()
+    with FakeOllama() as server:
+        done = run_benchrun(f"runner.host={server.url}", "cache=false", "task.only=[product]", "outputs=o", cwd=tmp_path,
+                            env={"TMPDIR": str(temp)})
+    assert done.returncode == EXIT["ok"], done.stderr
+    assert sorted(path.name for path in temp.iterdir()) == sorted([live.name, older.name])
