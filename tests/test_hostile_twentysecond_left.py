@@ -24,6 +24,10 @@
 - a run killed outright (SIGKILL runs no exit function) left its `benchrun-scratch-*` folder in $TMPDIR, one a kill,
   for ever. A scratch folder is now named by its maker (boot, pid namespace, pid, start), and the next process that
   makes one removes this user's folders whose makers on this machine are gone (`core.scratch.remove_orphans`)
+- `runner.structured=auto` whose structured-output probe was answered busy (HTTP 503, 429, 502, 504, 408, or a 200's
+  error object saying one): taken as the server refusing the dialect, the next tried, so a rate-limited first probe
+  ran the whole run in json_object (OpenAI: in none, no schema sent), recorded only in run.json's identity. Now the
+  probe is said not answered, exit 3, as a dropped connection is (`OpenAIRunner._dialect`, `runners.errorbody.busy`)
 """
 
 from __future__ import annotations
@@ -248,3 +252,39 @@ def test_a_scratch_folder_a_killed_process_left_is_removed_by_the_next_run(tmp_p
                             env={"TMPDIR": str(temp)})
     assert done.returncode == EXIT["ok"], done.stderr
     assert sorted(path.name for path in temp.iterdir()) == sorted([live.name, older.name])
+
+
+@pytest.mark.parametrize(("first", "said"), [(Reply(status=503, error="overloaded"), "HTTP 503: overloaded"),
+                                             (Reply(status=429, error="Rate limit reached"), "HTTP 429: Rate limit reached"),
+                                             (Reply(raw=json.dumps({"error": {"code": 503, "message": "overloaded"}})),
+                                              "HTTP 200 saying 503: overloaded")])
+def test_a_structured_output_probe_answered_busy_is_not_a_refused_dialect(tmp_path, first, said):
+    asked: list[str] = []
+
+    def responder(request):
+        asked.append(request.prompt)
+        return first if len(asked) == 1 else listbench_answer(request)
+
+    with FakeOpenAI(models=["m"], responder=responder) as server:
+        done = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "cache=false",
+                             "task.only=[product]", "outputs=o", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", (
+        f"benchrun: error: the server at {server.url} did not answer the structured-output probe ({said}); "
+        "runner.structured=json_schema, json_object or none skips it\n"))
+
+
+def test_a_structured_output_probe_answered_200_with_an_error_of_the_request_tries_the_next_dialect(tmp_path):
+    asked: list[str] = []
+
+    def responder(request):
+        asked.append(request.prompt)
+        if len(asked) == 1:
+            return Reply(raw=json.dumps({"error": {"code": 400, "message": "response_format is not supported"}}))
+        return listbench_answer(request)
+
+    with FakeOpenAI(models=["m"], responder=responder) as server:
+        done = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "cache=false",
+                             "task.only=[product]", "outputs=o", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    info = json.loads((run_dir_of(done.stdout) / "run.json").read_text())
+    assert info["identity"]["structured_dialect"] == "json_object"
