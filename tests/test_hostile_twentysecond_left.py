@@ -28,6 +28,10 @@
   error object saying one): taken as the server refusing the dialect, the next tried, so a rate-limited first probe
   ran the whole run in json_object (OpenAI: in none, no schema sent), recorded only in run.json's identity. Now the
   probe is said not answered, exit 3, as a dropped connection is (`OpenAIRunner._dialect`, `runners.errorbody.busy`)
+- a key file's path given to a variable named like a credential as Hydra's job environment
+  (`+hydra.job.env_set.GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json`, `HF_TOKEN_PATH=...`; or a config file's
+  `env_set`) was refused as a credential, where the same variable and path in a setup line's `export` were taken.
+  Now one rule reads both (`core.secrets.a_path`, in `found` and `compose.config.refuse_bad_overrides`)
 """
 
 from __future__ import annotations
@@ -288,3 +292,22 @@ def test_a_structured_output_probe_answered_200_with_an_error_of_the_request_tri
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     info = json.loads((run_dir_of(done.stdout) / "run.json").read_text())
     assert info["identity"]["structured_dialect"] == "json_object"
+
+
+@pytest.mark.parametrize("given", ["+hydra.job.env_set.GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json",
+                                   "+hydra.job.env_set.HF_TOKEN_PATH=/home/u/.cache/huggingface/token",
+                                   "+hydra.job.env_set.AWS_SHARED_CREDENTIALS_FILE=~/.aws/credentials"])
+def test_a_key_files_path_given_a_credentials_variable_in_a_sweeps_job_environment_is_taken(tmp_path, given):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm", given, "dry_run=true",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+def test_a_key_given_a_credentials_variable_in_a_sweeps_job_environment_is_still_refused(tmp_path):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=slurm",
+                         "+hydra.job.env_set.GOOGLE_APPLICATION_CREDENTIALS=AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+                         "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.job.env_set.GOOGLE_APPLICATION_CREDENTIALS: secrets are never taken from "
+        "the config, where they would be archived (a credential's name); put an API key in an environment variable "
+        "and name it with runner.api_key_env, and give URLs without user names or passwords\n"))

@@ -241,7 +241,8 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
         if not is_override or key.startswith("-"):
             continue
         key = key.lstrip("+~")
-        named = any(secrets.secret_key(part) for part in key.split("."))
+        named = any(secrets.secret_key(part) for part in key.split(".")) and not secrets.a_path(
+            key.rpartition(".")[2], value.strip("'\""))
         refuse_secrets([(key, "a credential's name")] if named and value else
                        ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
         if digits.search(value):

@@ -119,10 +119,15 @@ def assigned(value: str) -> str | None:
 
 
 def _named(name: str, value: str) -> bool:
-    """Whether `value`, given to `name`, is where a credential is kept, not the credential: a file's path, or a
-    secret manager's name for it (`gcloud secrets versions access latest --secret=openai-api-key-production`)."""
-    return bool(PATH_LIKE.fullmatch(value) or (PATH_NAMED.search(name) and value[0] in "/~.")
-                or (NAMES_A_SECRET.search(name) and SECRET_NAME.fullmatch(value)))
+    """Whether `value`, given to `name` in a command, is where a credential is kept, not the credential: a file's
+    path, or a secret manager's name for it (`gcloud secrets versions access latest --secret=openai-api-key-prod`)."""
+    return a_path(name, value) or bool(NAMES_A_SECRET.search(name) and SECRET_NAME.fullmatch(value))
+
+
+def a_path(name: str, value: str) -> bool:
+    """Whether `value`, given to `name`, is a file's path, not a credential (GOOGLE_APPLICATION_CREDENTIALS given
+    `/home/u/sa.json`, in a setup line's `export` or as `hydra.job.env_set`)."""
+    return bool(PATH_LIKE.fullmatch(value) or (PATH_NAMED.search(name) and value[:1] in ("/", "~", ".")))
 
 
 def environment_read(value: str) -> str | None:
@@ -164,7 +169,8 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
     if isinstance(data, dict):
         for key, value in data.items():
             where = f"{path}.{key}" if path else str(key)
-            if secret_key(str(key)) and value not in (None, "", {}, []):
+            if secret_key(str(key)) and value not in (None, "", {}, []) and not (
+                    isinstance(value, str) and a_path(str(key), value)):
                 yield where, "a credential's name"
             else:
                 yield from found(value, where)
