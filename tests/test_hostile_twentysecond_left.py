@@ -32,6 +32,10 @@
   (`+hydra.job.env_set.GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json`, `HF_TOKEN_PATH=...`; or a config file's
   `env_set`) was refused as a credential, where the same variable and path in a setup line's `export` were taken.
   Now one rule reads both (`core.secrets.a_path`, in `found` and `compose.config.refuse_bad_overrides`)
+- an OpenAI-compatible answer whose choice ended in an error (`finish_reason: "error"` with an `error` object, as
+  OpenRouter sends for an error met while the answer was made): its cut text was recorded as the model's answer
+  (format_valid 0, the error object dropped), never retried. Now it is that attempt's failure, `HTTP 200, the answer
+  ending in an error saying 502: ...`, retried when the status is worth it (`runners.errorbody.error_said`)
 """
 
 from __future__ import annotations
@@ -311,3 +315,31 @@ def test_a_key_given_a_credentials_variable_in_a_sweeps_job_environment_is_still
         "benchrun: error: in 'config': hydra.job.env_set.GOOGLE_APPLICATION_CREDENTIALS: secrets are never taken from "
         "the config, where they would be archived (a credential's name); put an API key in an environment variable "
         "and name it with runner.api_key_env, and give URLs without user names or passwords\n"))
+
+
+def _ended_in_error(error: dict) -> str:
+    return json.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [{
+        "index": 0, "finish_reason": "error", "message": {"role": "assistant", "content": '{"answer": 1'},
+        "error": error}]})
+
+
+def test_an_answer_ending_in_an_error_worth_retrying_is_asked_again(tmp_path):
+    result = _asked_openai(tmp_path, _first_asked_with(_ended_in_error({"code": 502, "message": "Upstream error"})))
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert {(r["error"], r["attempts"], r["text"]) for r in responses} >= {(None, 2, '{"answer": 6}')}
+    assert {a["error"]["message"] for r in responses for a in r["failed_attempts"]} == {
+        "HTTP 200, the answer ending in an error saying 502: Upstream error"}
+
+
+def test_an_answer_ending_in_an_error_of_no_status_is_that_samples_failure_not_its_answer(tmp_path):
+    def responder(request):
+        if request.prompt == "find the product of 2 and 3":
+            return Reply(raw=_ended_in_error({"message": "Provider disconnected"}))
+        return listbench_answer(request)
+
+    result = _asked_openai(tmp_path, responder)
+    assert result.returncode == EXIT["ok"], result.stderr
+    responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
+    assert [(r["error"], r["text"]) for r in responses if r["id"] == "product:a=2,b=3"] == [
+        ({"type": "APIError", "message": "HTTP 200, the answer ending in an error: Provider disconnected"}, None)]

@@ -237,13 +237,12 @@ class OpenAIRunner:
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
                           f"({'; '.join(refused)})")
 
-    def _failure(self, response: httpx.Response) -> tuple[int, str] | None:
+    def _failure(self, response: httpx.Response) -> tuple[int | None, str] | None:
         """The status an answer fails with, and as said (`HTTP 503: ...`, a 200's error object `HTTP 200 saying 503:
         ...`); None for an answer."""
         if not response.is_success:
             return response.status_code, f"HTTP {response.status_code}: {self._server_message(response)}"
-        said = error_said(_json(response))
-        return None if said is None else (said[0], f"HTTP 200 saying {said[0]}: {said[1]}")
+        return error_said(_json(response))
 
     def _completion(self, response: httpx.Response) -> Completion:
         """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
@@ -255,11 +254,10 @@ class OpenAIRunner:
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
                            f"{response.text.strip() or 'an empty body'}") from None
         if (error := error_said(body)) is not None:
-            code, message = error
-            failure = APIError(f"HTTP 200 saying {code}: {message}")
-            if transient(code, message):
-                raise Retryable(str(failure)) from failure
-            raise failure
+            code, said = error
+            if code is not None and transient(code, said):
+                raise Retryable(said) from APIError(said)
+            raise APIError(said)
         try:
             choice, *others = body["choices"]
             message = choice["message"]
