@@ -35,7 +35,8 @@
 - an OpenAI-compatible answer whose choice ended in an error (`finish_reason: "error"` with an `error` object, as
   OpenRouter sends for an error met while the answer was made): its cut text was recorded as the model's answer
   (format_valid 0, the error object dropped), never retried. Now it is that attempt's failure, `HTTP 200, the answer
-  ending in an error saying 502: ...`, retried when the status is worth it (`runners.errorbody.error_said`)
+  ending in an error saying 502: ...`, retried when the status is worth it (`runners.errorbody.error_said`); such an
+  answer an earlier benchrun kept in the response cache is no longer served (`execute.cacherows.entry_of`)
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl, replace_manifest, synthetic_run
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import audit, call_benchrun, make_run, run_benchrun, run_dir_of
+from tests.helpers.sqlitefile import sqlite_db
 
 
 def _job(root: Path, name: str, sha: str) -> Path:
@@ -343,3 +345,17 @@ def test_an_answer_ending_in_an_error_of_no_status_is_that_samples_failure_not_i
     responses = read_jsonl(run_dir_of(result.stdout) / "responses.jsonl")
     assert [(r["error"], r["text"]) for r in responses if r["id"] == "product:a=2,b=3"] == [
         ({"type": "APIError", "message": "HTTP 200, the answer ending in an error: Provider disconnected"}, None)]
+
+
+def test_a_cached_answer_that_ended_in_an_error_is_not_served(tmp_path):
+    cache = ["cache=true", f"cache_dir={tmp_path / 'cache'}"]
+    with FakeOpenAI(models=["m"], responder=listbench_answer) as server:
+        asked = ["runner=openai", f"runner.base_url={server.url}", "runner.model=m", "runner.structured=json_schema",
+                 "task.only=[product]", "outputs=o"]
+        assert call_benchrun(*asked, *cache, cwd=tmp_path).returncode == EXIT["ok"]
+        with sqlite_db(tmp_path / "cache" / "responses.sqlite3") as db:  # as an earlier benchrun kept such answers
+            db.execute("UPDATE answers SET answer = json_set(answer, '$.done_reason', 'error', '$.text', '{')")
+        done = call_benchrun(*asked, *cache, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    responses = read_jsonl(run_dir_of(done.stdout) / "responses.jsonl")
+    assert {(r["cached_from"], r["done_reason"], r["attempts"]) for r in responses} == {(None, "stop", 1)}

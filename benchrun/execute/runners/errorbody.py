@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchrun.core.records import ENDED_IN_ERROR
 from benchrun.execute.runners.base import GATEWAY
 
 BUSY = frozenset({408, 429, *GATEWAY})
@@ -27,7 +28,7 @@ def error_said(body: Any) -> tuple[int | None, str] | None:
         code, message = _said(body.get("error"))
         return None if code is None else (code, f"HTTP 200 saying {code}: {message}")
     choice = body["choices"][0] if isinstance(body["choices"], list) and body["choices"] else None
-    if not isinstance(choice, dict) or choice.get("finish_reason") != "error":
+    if not isinstance(choice, dict) or choice.get("finish_reason") != ENDED_IN_ERROR:
         return None
     code, message = _said(choice.get("error"))
     return code, f"HTTP 200, the answer ending in an error{'' if code is None else f' saying {code}'}: {message}"
