@@ -253,7 +253,7 @@ def test_a_scratch_folder_a_killed_process_left_is_removed_by_the_next_run(tmp_p
     [left] = temp.iterdir()
     assert killed.returncode == -9 and left.name.startswith(scratch.PREFIX)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    monkeypatch.setattr(scratch, "_SWEPT", [True], raising=False)  # this process sweeps nothing
+    monkeypatch.setattr(scratch, "_SWEPT", {scratch.PREFIX}, raising=False)  # this process sweeps nothing
     live = Path(scratch.scratch_folder())  # this process's, alive
     older = temp / f"{scratch.PREFIX}q1w2e3r4"  # an older benchrun's: whose it is cannot be told
     older.mkdir()
@@ -359,3 +359,16 @@ def test_a_cached_answer_that_ended_in_an_error_is_not_served(tmp_path):
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     responses = read_jsonl(run_dir_of(done.stdout) / "responses.jsonl")
     assert {(r["cached_from"], r["done_reason"], r["attempts"]) for r in responses} == {(None, "stop", 1)}
+
+
+@pytest.mark.slow
+def test_a_dry_runs_folder_a_killed_dry_run_left_is_removed_by_the_next(tmp_path):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    killed = subprocess.run([sys.executable, "-c", "import os, signal; from benchrun.compose.config import "
+                             "_dry_run_scratch; _dry_run_scratch('o'); os.kill(os.getpid(), signal.SIGKILL)"],
+                            env=child_env({"TMPDIR": str(temp)}))
+    assert killed.returncode == -9 and [path.name[:17] for path in temp.iterdir()] == ["benchrun-dry-run-"]
+    done = run_benchrun("dry_run=true", cwd=tmp_path, env={"TMPDIR": str(temp)})
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert list(temp.iterdir()) == []

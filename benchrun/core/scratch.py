@@ -4,7 +4,8 @@ A file that makes a folder at import and removes it as its process exits (`tempf
 `mkdtemp` and `atexit.register(shutil.rmtree, ...)`) left it in $TMPDIR with every run, every resume and every
 replaced scorer process: the import check ends by os._exit, the scorer process is killed, and the run's process
 keeps no exit function of user code (`compiler.runstate`). A folder is named by the process that made it, so one left
-by a process killed outright (SIGKILL runs no exit function) is removed by the next that makes one on that machine."""
+by a process killed outright (SIGKILL runs no exit function) is removed by the next that makes one on that machine
+(as a dry run's own folder for Hydra's files is, `compose.config`)."""
 
 from __future__ import annotations
 
@@ -16,20 +17,26 @@ import tempfile
 from benchrun.core.procfs import PROC, STARTED, boot_id, stat_fields
 
 PREFIX = "benchrun-scratch-"
-OWNED = re.compile(re.escape(PREFIX) + r"(?P<machine>[0-9a-f]{12}\.\d+)\.(?P<pid>\d+)\.(?P<started>\d+)-[^/]*")
-"""A folder's name as `owner` makes it: the boot and pid namespace it was made in, its maker's pid and start."""
-_SWEPT: list[bool] = []
-"""Whether this process has removed the folders of gone owners (once a process: a listing of $TMPDIR)."""
+MAKER = r"(?P<machine>[0-9a-f]{12}\.\d+)\.(?P<pid>\d+)\.(?P<started>\d+)-[^/]*"
+"""What follows a folder's prefix in its name (`owned_folder`): the boot and pid namespace it was made in, its
+maker's pid and start, and mkdtemp's random part."""
+_SWEPT: set[str] = set()
+"""The prefixes whose folders of gone makers this process has removed (once a process: a listing of $TMPDIR)."""
 
 
 def scratch_folder() -> str:
-    """A new folder for the temporary files of a process running a benchmark's code, named by this process; the
-    folders whose makers on this machine are gone removed first."""
-    if not _SWEPT:
-        _SWEPT.append(True)
-        remove_orphans(tempfile.gettempdir())
+    """A new folder for the temporary files of a process running a benchmark's code (`owned_folder`)."""
+    return owned_folder(PREFIX)
+
+
+def owned_folder(prefix: str) -> str:
+    """A new private folder in $TMPDIR named `prefix` and this process, its maker; this user's folders of `prefix`
+    whose makers on this machine are gone removed first."""
+    if prefix not in _SWEPT:
+        _SWEPT.add(prefix)
+        remove_orphans(tempfile.gettempdir(), prefix)
     made = _machine()
-    return tempfile.mkdtemp(prefix=f"{PREFIX}{made}.{os.getpid()}.{_started(os.getpid())}-" if made else PREFIX)
+    return tempfile.mkdtemp(prefix=f"{prefix}{made}.{os.getpid()}.{_started(os.getpid())}-" if made else prefix)
 
 
 def remove_scratch(folder: str | None) -> None:
@@ -38,16 +45,17 @@ def remove_scratch(folder: str | None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def remove_orphans(where: str) -> None:
-    """Remove the scratch folders in `where` of this user whose makers, of this boot and pid namespace, are gone (or
-    their pid is another process's now); those of other machines, containers or users, of an older benchrun (no
+def remove_orphans(where: str, prefix: str = PREFIX) -> None:
+    """Remove the folders of `prefix` in `where` of this user whose makers, of this boot and pid namespace, are gone
+    (or their pid is another process's now); those of other machines, containers or users, of an older benchrun (no
     maker in the name) and of live makers are left."""
     machine = _machine()
     if not machine:
         return
     try:
         with os.scandir(where) as entries:
-            owned = [(entry, found) for entry in entries if (found := OWNED.fullmatch(entry.name))]
+            owned = [(entry, found) for entry in entries
+                     if entry.name.startswith(prefix) and (found := re.fullmatch(MAKER, entry.name[len(prefix):]))]
         for entry, found in owned:
             if (found["machine"] == machine and entry.is_dir(follow_symlinks=False)
                     and entry.stat(follow_symlinks=False).st_uid == os.getuid()
