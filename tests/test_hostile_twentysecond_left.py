@@ -6,7 +6,7 @@
 - an OpenAI-compatible server's 200 whose body is an error object naming a status (OpenRouter's documented answer for
   an error met once a request has begun: `{"error": {"code": 503, "message": "..."}}`) was `not a chat completion`,
   never retried: five such in a row failed the run (exit 3). Now it is read as that status: 408, 429 and 5xx retried,
-  another the sample's own `HTTP 200 saying 400: ...` (`execute.runners.openai._error_said`)
+  another the sample's own `HTTP 200 saying 400: ...` (`execute.runners.errorbody.error_said`)
 - a Slurm sweep's setup line reading a key from a secret manager by its name (`export OPENAI_API_KEY=$(gcloud secrets
   versions access latest --secret=openai-api-key-production)`, AWS's `--secret-id prod/AppBeta/OpenAIKey2`) was
   refused as a key given to `secret`, advising the environment variable it was setting. Now a value given to a name
