@@ -8,13 +8,11 @@ import os
 import sys
 from datetime import datetime, timezone
 from itertools import accumulate
-from pathlib import Path
 from typing import Any
 
-from benchrun.core.procfs import STARTED, stat_fields
+from benchrun.core.procfs import STARTED, boot_id, stat_fields
 from benchrun.core.text import host_name
 
-BOOT_ID = "/proc/sys/kernel/random/boot_id"
 NOTE_MAX = 4096
 """The most of a lock's note any reader reads: a holder's own note is kept within it (`this_note`)."""
 
@@ -40,14 +38,6 @@ def process(pid: int) -> dict[str, Any]:
     except (ValueError, IndexError):
         return {}
     return {"boot": boot, "started": started} if (boot := boot_id()) else {}
-
-
-def boot_id() -> str:
-    """The id of the boot this machine runs in (empty where /proc cannot say)."""
-    try:
-        return Path(BOOT_ID).read_text().strip()
-    except OSError:
-        return ""
 
 
 def describe(note: dict[str, Any] | None) -> str:

@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchrun.archive.manifesthead import leading_field
 from benchrun.archive.reader import load_run
 from benchrun.core.errors import BenchrunError
+from benchrun.core.layout import MANIFEST
 
 
 def changed_source(job_dirs: list[Path]) -> str | None:
@@ -26,11 +28,11 @@ def changed_source(job_dirs: list[Path]) -> str | None:
 
 
 def _sources(job_dir: Path) -> list[tuple[str, str, str]]:
-    """(benchmark directory, file, sha256) of each benchmark file the job's manifest names; none when it has none."""
+    """(benchmark directory, file, sha256) of each benchmark file the job's manifest names (its `files`, read
+    without its samples); none when it has none."""
     try:
-        run = load_run(job_dir)
-        where = str(run.bench_dir())
-        files: list[dict[str, Any]] = run.manifest_data()["files"]
+        where = str(load_run(job_dir).bench_dir())
+        files: list[dict[str, Any]] = leading_field(job_dir / MANIFEST, "files")
         return [(where, str(entry["path"]), str(entry["sha256"])) for entry in files]
     except (BenchrunError, OSError, KeyError, TypeError):
         return []

@@ -189,9 +189,14 @@ def _entries(n: int) -> str:
     return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
+SIZE_UNITS = (("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
+
+
 def human_size(size: int) -> str:
-    """Bytes as `512 B`, `40.0 kB`, `3.2 MB` (powers of 1000)."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    """Bytes as `512 B`, `40.0 kB`, `3.2 MB` (powers of 1000); a size that rounds to 1000 of a unit in the next
+    (999,999 bytes: `1.0 MB`, not `1000.0 kB`)."""
+    for (unit, scale), larger in zip(SIZE_UNITS, (None, *SIZE_UNITS)):
         if size >= scale:
-            return f"{size / scale:.1f} {unit}"
+            shown = f"{size / scale:.1f}"
+            return f"{size / larger[1]:.1f} {larger[0]}" if larger and shown == "1000.0" else f"{shown} {unit}"
     return f"{size} B"

@@ -50,6 +50,7 @@ from benchrun.audit.rescored import (
     ScorerUsed,
     print_rescore,
 )
+from benchrun.compiler.answerable import refuse_unscorable
 from benchrun.compiler.judges import refuse_metric_clashes
 from benchrun.compiler.ownsource import LOADED
 from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signature, scorers_in, source_sha256
@@ -58,7 +59,7 @@ from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.filebytes import read_bounded
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY, number_in
+from benchrun.core.layout import JUDGEMENTS, MANIFEST, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY, number_in
 from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
 from benchrun.core.settings import RunConfig
@@ -136,6 +137,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
     loaded = {**_builtins(), **added} if only else {**bench_scorers(run, scorers_file is not None), **added}
     plan = scorer_plan(manifest, loaded, names, () if only else tuple(added))
     refuse_metric_clashes(manifest.tasks, plan, lambda name: None if loaded[name][1] == "builtin" else loaded[name][1])
+    refuse_unscorable(manifest, plan, lambda name: loaded[name][1] == "builtin", str(run.path / MANIFEST))
     for name in sorted({name for chosen in plan.values() for name in chosen}):  # as a run checks those it calls
         fn, origin, _ = loaded[name]
         if origin != "builtin":

@@ -7,13 +7,13 @@ an IntAnswer). Refused at compile, naming the sample and the scorer."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from benchrun.compiler.bounds import within
 from benchrun.compiler.scoring import BUILTIN, Scorer, exact_match, number_value
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import TaskError
-from benchrun.core.manifest import Sample, TaskEntry
+from benchrun.core.manifest import Manifest, Sample, TaskEntry
 
 ANSWER = "answer"
 """The field of a response that exact_match reads."""
@@ -92,19 +92,44 @@ def _numbered(item: Any, whole: bool) -> bool:
 def refuse_unanswerable(spec: TaskSpec, entry: TaskEntry, samples: Iterable[Sample]) -> None:
     """Refuse a sample of a task graded by a built-in scorer (exact_match, contains) whose reference (none of its
     acceptable answers) matches no value the task's format lets the model answer."""
-    listed = list(samples)
-    for name in [s.name for s in entry.scorers if s.origin == "builtin" and s.name in BUILTIN]:
-        found = matcher(entry.format.json_schema, BUILTIN[name])
-        if found is not None:
-            _refuse(spec, entry, listed, name, *found)
+    names = [s.name for s in entry.scorers if s.origin == "builtin" and s.name in BUILTIN]
+    unanswerable(entry, list(samples), names, spec.where("reference"), "write it as the format answers it")
 
 
-def _refuse(spec: TaskSpec, entry: TaskEntry, samples: list[Sample], scorer: str, can_match: Callable[[Any], bool],
-            shown: str) -> None:
+def refuse_unscorable(manifest: Manifest, plan: Mapping[str, Iterable[str]], builtin: Callable[[str], bool],
+                      file: str) -> None:
+    """A rescore's: refuse a built-in scorer (`builtin` of its name) that `plan` gives a task of the run besides its
+    own, when a sample's reference is one no answer of the task's format can score 1 with it, as a compile refuses
+    it (a BoolAnswer's `yes` rescored by contains: every value 0); the run's own scorers were weighed when it
+    compiled."""
+    added = {entry.name: [name for name in plan.get(entry.name, ()) if builtin(name)
+                          and name not in {scorer.name for scorer in entry.scorers}] for entry in manifest.tasks}
+    if not any(added.values()):
+        return
+    samples: dict[str, list[Sample]] = {}
+    for sample in manifest.samples:
+        samples.setdefault(sample.task, []).append(sample)
+    for entry in manifest.tasks:
+        unanswerable(entry, samples.get(entry.name, []), added[entry.name],
+                     {"file": file, "task": entry.name, "key": "reference"},
+                     "the run's references are as it asked them: choose another scorer")
+
+
+def unanswerable(entry: TaskEntry, samples: list[Sample], names: Iterable[str], where: Mapping[str, str | None],
+                 fix: str) -> None:
+    """Refuse, in one line at `where` ending in `fix`, the first sample whose reference the built-in scorers `names`
+    score 0 whatever the task's format lets the model answer."""
+    for name in names:
+        if (found := matcher(entry.format.json_schema, BUILTIN[name])) is not None:
+            _refuse(entry, samples, name, *found, where, fix)
+
+
+def _refuse(entry: TaskEntry, samples: list[Sample], scorer: str, can_match: Callable[[Any], bool], shown: str,
+            where: Mapping[str, str | None], fix: str) -> None:
     for sample in samples:
         items = sample.reference if isinstance(sample.reference, list) else [sample.reference]
         if not any(can_match(item) for item in items):
             written = json.dumps(sample.reference, ensure_ascii=False)
             raise TaskError(f"the reference of sample '{sample.id}' is {written}, which no answer of format "
                             f"'{entry.format.name}' ({shown}) {VERB[scorer]}: {scorer} would score every answer to it "
-                            "0; write it as the format answers it", **spec.where("reference"))
+                            f"0; {fix}", **where)

@@ -11,7 +11,6 @@ import math
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TypeVar
 
@@ -30,6 +29,7 @@ from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
+from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
     OLLAMA_KEY_ENV,
     RUNNERS,
@@ -80,7 +80,7 @@ def _dry_run_scratch(run_dir: str) -> str:
     microsecond: one a command), private, removed as the process ends. One fixed name in the shared temporary
     directory (`/tmp/benchrun-dry-run`) was another user's to own, refusing every other user's dry runs, or to plant
     links in, which Hydra wrote through (a dry run overwrote the file a link named)."""
-    path = tempfile.mkdtemp(prefix="benchrun-dry-run-")
+    path = owned_folder("benchrun-dry-run-")  # one a killed dry run left is removed by the next (core.scratch)
     if not DRY_RUN_DIRS:
         atexit.register(remove_dry_run_dirs)
     DRY_RUN_DIRS[path] = run_dir
@@ -241,7 +241,8 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
         if not is_override or key.startswith("-"):
             continue
         key = key.lstrip("+~")
-        named = any(secrets.secret_key(part) for part in key.split("."))
+        named = any(secrets.secret_key(part) for part in key.split(".")) and not secrets.a_path(
+            key.rpartition(".")[2], value.strip("'\""))
         refuse_secrets([(key, "a credential's name")] if named and value else
                        ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
         if digits.search(value):

@@ -39,21 +39,26 @@ def read_bounded(path: Path, rel: str, error: type[BenchrunError] = TaskError, l
     """The bytes of the regular file `path` (named `rel` in errors), refused when it is none or holds more than
     `limit` bytes (None: an archive's own file, as large as its run made it), naming the setting `limit_key` that
     sets it, if one does."""
-    with reading(rel, error, **where):
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opened so does not wait for a writer
-        info = os.fstat(fd)
-        kind = not_a_file(info.st_mode)
-        if kind is not None or (limit is not None and info.st_size > limit):
-            os.close(fd)
-            raise error(f"{kind}, where a file belongs: benchrun reads only regular files" if kind else
-                        _too_large(info.st_size, limit, limit_key), file=rel, **where)
-        with os.fdopen(fd, "rb") as file:
-            data = file.read() if limit is None else _read_at_most(file, limit + 1)  # + 1: a file that grew since
+    with reading(rel, error, **where), regular_file(path, rel, error, **where) as file:
+        size = os.fstat(file.fileno()).st_size
+        if limit is not None and size > limit:
+            raise error(_too_large(size, limit, limit_key), file=rel, **where)
+        data = file.read() if limit is None else _read_at_most(file, limit + 1)  # + 1: a file that grew since
     if limit is not None and len(data) > limit:
         raise error(_too_large(len(data), limit, limit_key), file=rel, **where)
     if _DIGESTS is not None:
         _DIGESTS.setdefault(path.resolve(), (hashlib.sha256(data).hexdigest(), len(data)))
     return data
+
+
+def regular_file(path: Path, rel: str, error: type[BenchrunError] = TaskError, **where: str) -> BinaryIO:
+    """`path` opened to read its bytes, refused (named `rel`) when it is not a regular file; an OSError raised as
+    it is (`reading` says it in one line)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opened so does not wait for a writer
+    if (kind := not_a_file(os.fstat(fd).st_mode)) is not None:
+        os.close(fd)
+        raise error(f"{kind}, where a file belongs: benchrun reads only regular files", file=rel, **where)
+    return os.fdopen(fd, "rb")
 
 
 _DIGESTS: dict[Path, tuple[str, int]] | None = None

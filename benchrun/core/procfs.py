@@ -7,6 +7,15 @@ from pathlib import Path
 PROC = Path("/proc")
 PARENT, STARTED = 1, 19
 """Indexes in `stat_fields`: the parent's pid, and the start in clock ticks since the boot."""
+BOOT_ID = PROC / "sys/kernel/random/boot_id"
+
+
+def boot_id() -> str:
+    """The id of the boot this machine runs in (empty where /proc cannot say)."""
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
 
 
 def stat_fields(pid: int | str) -> list[str] | None:

@@ -45,6 +45,10 @@ class Completion(Answer):
     text: str
 
 
+ENDED_IN_ERROR = "error"
+"""The finish reason of an answer that ended in an error (OpenRouter's): a server's failure, not the model's answer."""
+
+
 class ErrorInfo(Frozen):
     """An error kept as data: the exception's type and message."""
 

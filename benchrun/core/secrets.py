@@ -97,6 +97,13 @@ PATH_NAMED = re.compile(r"(?i)(?:^|[_-])(?:path|file|dir|home|root|location|fold
 """A name that says it holds a path (`HF_TOKEN_PATH`, `AWS_SHARED_CREDENTIALS_FILE`, `--key-file`): given one from the
 root, home or here, under any folders (`/SNS/...`)."""
 
+NAMES_A_SECRET = re.compile(r"(?i)(?:^|[_-])(?:id|name|ref|arn)$|^-*secret$")
+"""A name that says its value names a secret kept elsewhere, not the secret (`--secret-id`, AWS's; `--secret`,
+gcloud's; `SECRET_NAME`), given one that reads as a name (SECRET_NAME)."""
+SECRET_NAME = re.compile(r"(?:[A-Za-z]{1,16}[0-9]*|[0-9]{1,4})(?:[-_./](?:[A-Za-z]{1,16}[0-9]*|[0-9]{1,4}))+")
+"""A secret manager's name: words joined by `-`, `_`, `.` or `/` (`openai-api-key-production`, `prod/AppBeta/MySQL`),
+each letters and then digits, if any (`v2`), where a key's characters are random (`hf_AbC3dE...`, `AKIA...`)."""
+
 
 def assigned(value: str) -> str | None:
     """Why `value` gives a variable, a command's option or a header named like a credential its value (`export
@@ -106,9 +113,21 @@ def assigned(value: str) -> str | None:
         [(f"--{name}", key) for name, _, key in OPTION.findall(value)] + \
         [(name, key) for _, name, key in HEADER.findall(value)]
     for name, key in given:
-        if secret_key(name) and not PATH_LIKE.fullmatch(key) and not (PATH_NAMED.search(name) and key[0] in "/~."):
+        if secret_key(name) and not _named(name, key):
             return f"a value given to {name}, a credential's name"
     return None
+
+
+def _named(name: str, value: str) -> bool:
+    """Whether `value`, given to `name` in a command, is where a credential is kept, not the credential: a file's
+    path, or a secret manager's name for it (`gcloud secrets versions access latest --secret=openai-api-key-prod`)."""
+    return a_path(name, value) or bool(NAMES_A_SECRET.search(name) and SECRET_NAME.fullmatch(value))
+
+
+def a_path(name: str, value: str) -> bool:
+    """Whether `value`, given to `name`, is a file's path, not a credential (GOOGLE_APPLICATION_CREDENTIALS given
+    `/home/u/sa.json`, in a setup line's `export` or as `hydra.job.env_set`)."""
+    return bool(PATH_LIKE.fullmatch(value) or (PATH_NAMED.search(name) and value[:1] in ("/", "~", ".")))
 
 
 def environment_read(value: str) -> str | None:
@@ -150,7 +169,8 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
     if isinstance(data, dict):
         for key, value in data.items():
             where = f"{path}.{key}" if path else str(key)
-            if secret_key(str(key)) and value not in (None, "", {}, []):
+            if secret_key(str(key)) and value not in (None, "", {}, []) and not (
+                    isinstance(value, str) and a_path(str(key), value)):
                 yield where, "a credential's name"
             else:
                 yield from found(value, where)

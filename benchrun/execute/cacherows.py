@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from benchrun.core.records import Completion, ResponseRecord, answered
+from benchrun.core.records import ENDED_IN_ERROR, Completion, ResponseRecord, answered
 from benchrun.core.recordvalues import is_run_id
 
 
@@ -43,14 +43,16 @@ def row_bytes(max_bytes: int) -> int:
 def entry_of(answer: bytes | None, model: bytes | None, digest: bytes | None, run_id: bytes | None,
              created_at: bytes | None) -> Entry | None:
     """The entry of a row's columns (`AS_BYTES`), or None when it is not one benchrun writes: an answer that is not
-    a completion, a model, run id or time that is not UTF-8 text, a digest neither text nor
-    none, or a run id that is not one (`cached_from` would carry it into the run's records)."""
+    a completion or one that ended in an error, a model, run id or time that is not UTF-8 text, a digest neither text
+    nor none, or a run id that is not one (`cached_from` would carry it into the run's records)."""
     texts = [text_of(column) for column in (model, run_id, created_at)]
     if None in texts or (digest is not None and text_of(digest) is None) or not is_run_id(texts[1]):
         return None
     try:
         checked = Completion.model_validate_json(answer or b"")
     except ValidationError:
+        return None
+    if checked.done_reason == ENDED_IN_ERROR:  # an earlier benchrun's, which took a server's failure for an answer
         return None
     return Entry(checked, texts[0], None if digest is None else text_of(digest), texts[1], texts[2])
 

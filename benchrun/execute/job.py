@@ -3,6 +3,7 @@ interrupts included, is in the run directory. Loaded only when a model is asked 
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -56,12 +57,21 @@ def record_refused(config: Any, run_dir: Path, overrides: Sequence[str], cwd: Pa
 
 
 def _raw(config: Any, key: str) -> str:
-    """A plain value of the composed config that did not pass its check, as text (`?` when it is not one)."""
+    """A value of the composed config that did not pass its check, as text: a plain one as it is, a list of plain ones
+    as JSON writes it (`["llama3.2","gemma3"]`, a sweep job's model list, as its directory is named by it); `?` for
+    anything else."""
     try:
         value = OmegaConf.select(OmegaConf.create(config) if isinstance(config, dict) else config, key)
+        value = OmegaConf.to_container(value, resolve=True) if OmegaConf.is_list(value) else value
     except Exception:  # an interpolation that cannot be resolved, a value of the wrong type: all it says is `?`
         value = None
-    return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else "?"
+    if isinstance(value, list) and value and all(_plain(item) for item in value):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value) if _plain(value) else "?"
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
 def _run_job(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: Path, sweep: Path,

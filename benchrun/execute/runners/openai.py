@@ -33,6 +33,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
+from benchrun.execute.runners.errorbody import busy, error_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable, repeated
 
@@ -212,6 +213,9 @@ class OpenAIRunner:
             try:
                 probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
                 response = await asyncio.wait_for(probe, self.config.timeout_s)
+                said = self._failure(response)
+                if said and busy(said[0]):  # a server saying it is busy says nothing of the dialect
+                    raise Retryable(said[1])
             except asyncio.TimeoutError:
                 raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
                                   f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
@@ -224,14 +228,21 @@ class OpenAIRunner:
                                   "it") from None
             except Refused as err:  # a redirect: every request of the run would be
                 raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
-            if response.is_success:
+            if said is None:
                 body = _json(response)
                 self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None
                 self.answered_as = _text(body.get("model")) if isinstance(body, dict) else None
                 return dialect
-            refused.append(f"{dialect}: HTTP {response.status_code}: {self._server_message(response)}")
+            refused.append(f"{dialect}: {said[1]}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
                           f"({'; '.join(refused)})")
+
+    def _failure(self, response: httpx.Response) -> tuple[int | None, str] | None:
+        """The status an answer fails with, and as said (`HTTP 503: ...`, a 200's error object `HTTP 200 saying 503:
+        ...`); None for an answer."""
+        if not response.is_success:
+            return response.status_code, f"HTTP {response.status_code}: {self._server_message(response)}"
+        return error_said(_json(response))
 
     def _completion(self, response: httpx.Response) -> Completion:
         """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
@@ -242,6 +253,11 @@ class OpenAIRunner:
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
                            f"{response.text.strip() or 'an empty body'}") from None
+        if (error := error_said(body)) is not None:
+            code, said = error
+            if code is not None and transient(code, said):
+                raise Retryable(said) from APIError(said)
+            raise APIError(said)
         try:
             choice, *others = body["choices"]
             message = choice["message"]
