@@ -1,0 +1,92 @@
+"""The twenty-second hostile pass against the twenty-first pass's own code (compiler.scoring's numbers,
+compiler.patterns, ...).
+
+Found and fixed:
+- A text reference beginning or ending with a number (`$1`, `500 dollars`, `Apollo 1`) was found inside a number
+  written in groups of three digits (`it costs $1,500`, `1,500 dollars`) or with an exponent (`Apollo 1e3`): contains
+  scored a wrong answer 1, where the number reference 500 is not found in `1,500` since the last pass. The number at
+  the reference's edge is one NUMERAL reads there whole (compiler.scoring's Held).
+- NUMERAL read the 1 of `1½ cups`, the 10 of `10⁶ cells` and the 1 of `1_000`: contains found the references 1 and 10
+  in them. A number followed by a fraction, a superscript or subscript, or a digit group's `_` is part of a longer
+  one (compiler.scoring's AFTER).
+- A format's pattern giving a character by its code in braces before a quantifier (`^\\x{41}{2}$`, `^\\u{30}+$`, which
+  pydantic and the format check both read) was refused at compile as 'a quantifier after a quantifier' ({41}{2}),
+  advice to put it in a group: a braced escape is one (compiler.patterns.ESCAPE)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun, make_run, run_dir_of
+
+TEXT = "from pydantic import BaseModel\n\n\nclass Text(BaseModel):\n    answer: str\n"
+
+
+def _scored(root: Path, files: dict[str, str], answers: dict[str, str]) -> list[tuple[str, dict[str, int]]]:
+    """(sample id, metrics) of each score but format_valid of a run (in this process) of the benchmark made of
+    `files`, against a fake server whose model answers `{"answer": answers[the prompt's last word]}`."""
+    write_bench(root, files)
+    reply = lambda req: json.dumps({"answer": answers[req.prompt.split()[-1]]})  # noqa: E731
+    with FakeOllama(responder=reply) as server:
+        result = bench_run(root, server.url, "task.path=bench", "cache=false")
+    assert result.returncode == EXIT["ok"], result.stderr
+    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
+    return [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"]
+
+
+def _contains_task(rows: list[dict]) -> dict[str, str]:
+    """A benchmark of one task graded by contains, a sample per row of its values file."""
+    return {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n  format: Text\n"
+                         "  scorer: contains\n",
+            "v.jsonl": "".join(json.dumps(row) + "\n" for row in rows), "custom_response.py": TEXT}
+
+
+def test_a_text_reference_is_not_found_inside_a_number_in_groups_or_with_an_exponent(tmp_path):
+    """Before: [1, 1, 1, 1, 1, 1]: each reference was found, its edge number inside a longer number."""
+    rows = [{"q": "price", "reference": "$1"}, {"q": "total", "reference": "500 dollars"},
+            {"q": "mission", "reference": "Apollo 1"}, {"q": "sentence", "reference": "is 5"},
+            {"q": "signed", "reference": "5 km"}, {"q": "gas", "reference": "CO2"}]
+    answers = {"price": "it costs $1,500", "total": "1,500 dollars", "mission": "Apollo 1e3",
+               "sentence": "it is 5.", "signed": "+5 km", "gas": "the CO2 emissions"}
+    assert _scored(tmp_path, _contains_task(rows), answers) == [
+        ("t:q=price", {"contains": 0}), ("t:q=total", {"contains": 0}), ("t:q=mission", {"contains": 0}),
+        ("t:q=sentence", {"contains": 1}), ("t:q=signed", {"contains": 1}), ("t:q=gas", {"contains": 1})]
+
+
+def test_a_number_followed_by_a_fraction_a_superscript_or_a_digit_group_is_part_of_it(tmp_path):
+    """Before: [1, 1, 1, 1, 1]: 1 found in `1½ cups` and `1_000`, 10 in `10⁶ cells`, `step 1` in `step 1¼`."""
+    rows = [{"q": "cups", "reference": 1}, {"q": "cells", "reference": 10}, {"q": "grouped", "reference": 1},
+            {"q": "quarter", "reference": "step 1"}, {"q": "spaced", "reference": 5}]
+    answers = {"cups": "1½ cups", "cells": "10⁶ cells", "grouped": "1_000", "quarter": "step 1¼", "spaced": "5 ½"}
+    assert _scored(tmp_path, _contains_task(rows), answers) == [
+        ("t:q=cups", {"contains": 0}), ("t:q=cells", {"contains": 0}), ("t:q=grouped", {"contains": 0}),
+        ("t:q=quarter", {"contains": 0}), ("t:q=spaced", {"contains": 1})]
+
+
+CODED = ("from pydantic import BaseModel, Field\n\n\nclass Coded(BaseModel):\n"
+         "    answer: str = Field(pattern=r'^\\x{41}{2}$')\n\n\nclass Zeros(BaseModel):\n"
+         "    answer: str = Field(pattern=r'^\\u{30}+$')\n")
+
+
+def _echo(req: ChatRequest) -> str:
+    return json.dumps({"answer": req.prompt.removeprefix("Say ").removesuffix(".")})
+
+
+def test_a_braced_escape_before_a_quantifier_is_compiled_and_checked_as_both_readers_read_it(tmp_path):
+    """Before: exit 2, "... format 'Coded': field 'answer': its pattern '^\\x{41}{2}$' holds a quantifier after a
+    quantifier ({41}{2}) ..."."""
+    tasks = [{"name": name, "template": "Say {a}.", "values": {"a": values}, "reference": [values[0]] * 2,
+              "scorer": "exact_match", "format": name}
+             for name, values in (("Coded", ["AA", "A"]), ("Zeros", ["000", "0x"]))]
+    write_bench(tmp_path, {"tasks.yml": json.dumps(tasks), "custom_response.py": CODED})
+    dry = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (dry.returncode, dry.stderr) == (EXIT["ok"], "")
+    run = make_run(tmp_path, "task.path=bench", responder=_echo)
+    assert [(s["id"], s["metrics"]["format_valid"]) for s in read_jsonl(run / "scores.jsonl")
+            if s["scorer"] == "format_valid"] == [("Coded:a=AA", 1), ("Coded:a=A", 0), ("Zeros:a=000", 1),
+                                                  ("Zeros:a=0x", 0)]
