@@ -16,9 +16,11 @@ Found and fixed:
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 from benchrun.core.errors import EXIT
+from benchrun.core.manifest import grade_key
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -90,3 +92,29 @@ def test_a_braced_escape_before_a_quantifier_is_compiled_and_checked_as_both_rea
     assert [(s["id"], s["metrics"]["format_valid"]) for s in read_jsonl(run / "scores.jsonl")
             if s["scorer"] == "format_valid"] == [("Coded:a=AA", 1), ("Coded:a=A", 0), ("Zeros:a=000", 1),
                                                   ("Zeros:a=0x", 0)]
+
+
+PARTIAL = "from typing import Literal\n\nfrom pydantic import BaseModel\n\n\nclass Partial(BaseModel):\n" \
+          "    grade: Literal[0.0, 0.5, 1.0]\n"
+
+
+def test_a_judges_scores_key_of_a_whole_number_past_pythons_integers_is_refused_in_one_line(tmp_path):
+    """Before: a traceback, exit 1 (`ValueError: Exceeds the limit (4300 digits) for integer string conversion`, after
+    making an integer of 5,001 digits; a key '1e99999999' made one of 100,000,000 digits first, for minutes)."""
+    write_bench(tmp_path, {
+        "tasks.yml": "- name: t\n  template: 'say {x}'\n  values: {x: [a]}\n  reference: [a]\n  judge: partial\n",
+        "judges.yml": "- name: partial\n  rubric: 'grade {response}'\n  format: Partial\n  score: grade\n"
+                      "  scores: {'0': 0, '0.5': 0.5, '1': 1, '1e5000': 0}\n",
+        "custom_response.py": PARTIAL})
+    result = call_benchrun("task.path=bench", "dry_run=true", "judge.model=qwen2.5", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'judges.yml': judges[0].scores: scores must give each value of field 'grade' (0, 0.5, 1) "
+        "a number: not values of it: 1E+5000\n"))
+
+
+def test_a_grade_is_keyed_to_its_last_digit():
+    assert [grade_key(value) for value in (Decimal("1.0"), 2.50, Decimal("1e5"), Decimal("1e700"),
+                                           Decimal("0.12345678901234567890123456789"))] == [
+        "1", "2.5", "100000", "1E+700", "0.12345678901234567890123456789"]
+    assert grade_key(Decimal("0.12345678901234567890123456789")) != grade_key(
+        Decimal("0.12345678901234567890123456788"))
