@@ -19,12 +19,14 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from benchrun.core.errors import EXIT
 from benchrun.core.manifest import grade_key
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun, make_run, run_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, make_run, run_benchrun, run_dir_of
 
 TEXT = "from pydantic import BaseModel\n\n\nclass Text(BaseModel):\n    answer: str\n"
 
@@ -118,3 +120,16 @@ def test_a_grade_is_keyed_to_its_last_digit():
         "1", "2.5", "100000", "1E+700", "0.12345678901234567890123456789"]
     assert grade_key(Decimal("0.12345678901234567890123456789")) != grade_key(
         Decimal("0.12345678901234567890123456788"))
+
+
+@pytest.mark.slow
+def test_a_runner_file_giving_its_type_by_both_names_is_refused(tmp_path):
+    """Before: exit 0, a dry run of the runner type given later in the file (`type: ollama`), `runner_type: openai`
+    dropped unsaid."""
+    (tmp_path / "runner.yml").write_text("runner_type: openai\ntype: ollama\nmodel: llama3.2\n")
+    done = run_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'runner.yml': runner_type and type: one key given twice, with other values (type is "
+        "benchrun's name for runner_type, and one would be taken unsaid); give one\n"))
+    (tmp_path / "runner.yml").write_text("runner_type: ollama\ntype: ollama\nmodel: llama3.2\n")
+    assert run_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path).returncode == EXIT["ok"]
