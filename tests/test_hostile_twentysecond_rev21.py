@@ -133,3 +133,25 @@ def test_a_runner_file_giving_its_type_by_both_names_is_refused(tmp_path):
         "benchrun's name for runner_type, and one would be taken unsaid); give one\n"))
     (tmp_path / "runner.yml").write_text("runner_type: ollama\ntype: ollama\nmodel: llama3.2\n")
     assert run_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path).returncode == EXIT["ok"]
+
+
+ITEMS = '{"id": "q1", "a": 10, "b": 20, "reference": 30}\n{"id": "q2", "a": 4, "b": 5, "reference": 9}\n'
+
+
+@pytest.mark.parametrize(("template", "asked", "shown"), [
+    ("what is {a} + {b}?", "what is 4 + 5?\\u200b", "what is 4 + 5?"),
+    ("où est {a} + {b}?", "ou\\u0300 est 4 + 5?", "où est 4 + 5?")])
+def test_an_example_asking_a_samples_own_question_but_for_unseen_ends_or_composition_is_refused(
+        tmp_path, template, asked, shown):
+    """Before: exit 0, the dry run's plan: the example (a zero-width space after it, or `ù` decomposed) was taken as
+    another question, sample q2 asked with its own answer in its chat."""
+    write_bench(tmp_path, {
+        "tasks.yml": f"- name: add\n  template: '{template}'\n  values_file: data/add.jsonl\n  format: IntAnswer\n"
+                     "  fewshot: {file: data/shots.jsonl}\n", "data/add.jsonl": ITEMS,
+        "data/shots.jsonl": f'{{"user": "what is 2 + 2?", "assistant": "4"}}\n{{"user": "{asked}", "assistant": "9"}}\n'})
+    result = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'data/shots.jsonl': task 'add': line 2: example 2 asks {json.dumps(shown, ensure_ascii=False)}"
+        ", the question of sample 'add:q2': that sample would be asked with an answer to it in its own chat (every "
+        "sample of the task is sent the examples), so its score would measure nothing; take the examples from outside "
+        "the samples, or leave the sample out\n"))
