@@ -155,3 +155,21 @@ def test_an_example_asking_a_samples_own_question_but_for_unseen_ends_or_composi
         ", the question of sample 'add:q2': that sample would be asked with an answer to it in its own chat (every "
         "sample of the task is sent the examples), so its score would measure nothing; take the examples from outside "
         "the samples, or leave the sample out\n"))
+
+
+def test_a_fullwidth_or_small_sign_is_a_sign(tmp_path):
+    """Before: `気温は－５度` held 5 and not -5 (contains 1 where -5 is right, 0 where it is), `－５` was no number to
+    exact_match (0 against -5), `＋５` 0 against 5."""
+    rows = [{"q": "cold", "reference": 5}, {"q": "colder", "reference": -5}, {"q": "bare", "reference": -5},
+            {"q": "small", "reference": -5}, {"q": "plus", "reference": 5}, {"q": "minus", "reference": 3}]
+    files = {**_contains_task(rows), "tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n"
+                                                  "  format: Text\n  scorer: [exact_match, contains]\n"}
+    answers = {"cold": "気温は－５度", "colder": "気温は－５度", "bare": "－５", "small": "\ufe635", "plus": "＋５",
+               "minus": "５－３"}
+    assert _scored(tmp_path, files, answers) == [
+        ("t:q=cold", {"exact_match": 0}), ("t:q=cold", {"contains": 0}),
+        ("t:q=colder", {"exact_match": 0}), ("t:q=colder", {"contains": 1}),
+        ("t:q=bare", {"exact_match": 1}), ("t:q=bare", {"contains": 1}),
+        ("t:q=small", {"exact_match": 1}), ("t:q=small", {"contains": 1}),
+        ("t:q=plus", {"exact_match": 1}), ("t:q=plus", {"contains": 1}),
+        ("t:q=minus", {"exact_match": 0}), ("t:q=minus", {"contains": 1})]

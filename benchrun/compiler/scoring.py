@@ -90,12 +90,12 @@ def _written(value: Any) -> str:
 
 def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written, its
-    unseen ends trimmed and a minus sign as typeset read as `-` (`' 7 '`, `'1e3'`, `'7'` and a zero-width space,
-    `'−5'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`; one in groups,
-    `'2024_01'`, which Decimal reads as Python's digit grouping, 202401, and the typing of cells keeps as text), NaN
-    or an infinity (which are compared as text). As
-    floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer
-    to 2**64 matched, and NaN matched nothing, not even "NaN"."""
+    unseen ends trimmed and a sign as typeset or fullwidth read as ASCII's (`' 7 '`, `'1e3'`, `'7'` and a zero-width
+    space, `'−5'`, `'－５'`: `_signed`); None for a bool, a text that is no number, a code (`'007'`, a postcode
+    `'02139'`: `CODE`; one in groups, `'2024_01'`, which Decimal reads as Python's digit grouping, 202401, and the
+    typing of cells keeps as text), NaN or an infinity (which are compared as text). As floats, integers past 2**53
+    were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN
+    matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
     if isinstance(value, str):
@@ -193,7 +193,7 @@ class Held:
             self._spans[i] = _number_spans(text)
         starts, ends = self._spans[i]
         j = bisect.bisect_left(starts, at) - 1
-        return j >= 0 and at < ends[j] and not (starts[j] == at - 1 and text[starts[j]] == "+")
+        return j >= 0 and at < ends[j] and not (starts[j] == at - 1 and text[starts[j]] in "+" + PLUSES)
 
 
 Spans = tuple[list[int], list[int]]
@@ -224,9 +224,18 @@ def _numeral(text: str) -> Decimal | None:
         return None
 
 
+MINUSES, PLUSES = "\u2212\uff0d\ufe63", "\uff0b\ufe62"
+"""Signs a number is written with besides ASCII's: the minus as typeset (U+2212, as Wikipedia and many models write
+`−5`), and the fullwidth and small forms of both (`－５`, as Chinese and Japanese text writes it beside fullwidth
+digits, which Decimal reads)."""
+WIDE_SIGNS = "\uff0d\ufe63\uff0b\ufe62"
+"""The fullwidth and small signs, written where letters touch numbers (`気温は－５度`, -5): a sign after a letter too."""
+_ASCII_SIGNS = str.maketrans(dict.fromkeys(MINUSES, "-") | dict.fromkeys(PLUSES, "+"))
+
+
 def _signed(text: str) -> str:
-    """`text` with the minus sign as typeset (U+2212, as Wikipedia and many models write `−5`) as the ASCII `-`."""
-    return text.replace("\u2212", "-")
+    """`text` with each sign of MINUSES and PLUSES as the ASCII `-` or `+`."""
+    return text.translate(_ASCII_SIGNS)
 
 
 BEFORE = re.compile(r"[\w.]")
@@ -234,12 +243,13 @@ BEFORE = re.compile(r"[\w.]")
 AFTER = re.compile(r"[\d_\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u209f\u2150-\u218b]|\.\d")
 """What a number is not followed by: a digit, a digit group's `_`, a fraction, superscript or subscript (`1½`,
 `1_000`, `10⁶`), a decimal part."""
-NUMERAL = re.compile(rf"(?<!{BEFORE.pattern})[-+\u2212]?(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)"
-                     rf"(?:[eE][-+\u2212]?\d+)?(?!{AFTER.pattern})")
-"""A number written in a text, its sign kept (a typeset minus too), a unit may follow (`5km`), not part of a longer
-number or of a name (no 5 is written in 15, 2.5, -5, −5 or CO5, no 1 in 1½ or 1_000, no 10 in 10⁶); a number in
-groups of three digits (`1,500`) is one number, which `_numeral` does not read (a thousands separator here, a decimal
-comma there: no 500 nor 1 is written in it), where `1,2,3` writes three."""
+SIGN = f"[-+{MINUSES}{PLUSES}]"
+NUMERAL = re.compile(rf"(?:(?<!{BEFORE.pattern}){SIGN}?|(?<![\d.])[{WIDE_SIGNS}])"
+                     rf"(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE]{SIGN}?\d+)?(?!{AFTER.pattern})")
+"""A number written in a text, its sign kept (a typeset or fullwidth one too), a unit may follow (`5km`), not part of
+a longer number or of a name (no 5 is written in 15, 2.5, -5, −5, は－５ or CO5, no 1 in 1½ or 1_000, no 10 in 10⁶);
+a number in groups of three digits (`1,500`) is one number, which `_numeral` does not read (a thousands separator
+here, a decimal comma there: no 500 nor 1 is written in it), where `1,2,3` writes three."""
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}
