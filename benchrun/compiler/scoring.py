@@ -224,12 +224,12 @@ def _numeral(text: str) -> Decimal | None:
         return None
 
 
-MINUSES, PLUSES = "\u2212\uff0d\ufe63", "\uff0b\ufe62"
+WIDE_MINUSES, WIDE_PLUSES = "\uff0d\ufe63", "\uff0b\ufe62"
+"""The fullwidth and small signs (`－５`, as Chinese and Japanese text writes a number beside fullwidth digits, which
+Decimal reads), written where letters touch numbers (`気温は－５度`, -5): a sign after a letter too."""
+MINUSES, PLUSES = "\u2212" + WIDE_MINUSES, WIDE_PLUSES
 """Signs a number is written with besides ASCII's: the minus as typeset (U+2212, as Wikipedia and many models write
-`−5`), and the fullwidth and small forms of both (`－５`, as Chinese and Japanese text writes it beside fullwidth
-digits, which Decimal reads)."""
-WIDE_SIGNS = "\uff0d\ufe63\uff0b\ufe62"
-"""The fullwidth and small signs, written where letters touch numbers (`気温は－５度`, -5): a sign after a letter too."""
+`−5`), and the wide ones."""
 _ASCII_SIGNS = str.maketrans(dict.fromkeys(MINUSES, "-") | dict.fromkeys(PLUSES, "+"))
 
 
@@ -244,7 +244,7 @@ AFTER = re.compile(r"[\d_\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u209f\u2150-\u21
 """What a number is not followed by: a digit, a digit group's `_`, a fraction, superscript or subscript (`1½`,
 `1_000`, `10⁶`), a decimal part."""
 SIGN = f"[-+{MINUSES}{PLUSES}]"
-NUMERAL = re.compile(rf"(?:(?<!{BEFORE.pattern}){SIGN}?|(?<![\d.])[{WIDE_SIGNS}])"
+NUMERAL = re.compile(rf"(?:(?<!{BEFORE.pattern}){SIGN}?|(?<![\d.])[{WIDE_MINUSES}{WIDE_PLUSES}])"
                      rf"(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE]{SIGN}?\d+)?(?!{AFTER.pattern})")
 """A number written in a text, its sign kept (a typeset or fullwidth one too), a unit may follow (`5km`), not part of
 a longer number or of a name (no 5 is written in 15, 2.5, -5, −5, は－５ or CO5, no 1 in 1½ or 1_000, no 10 in 10⁶);
