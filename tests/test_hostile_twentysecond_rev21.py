@@ -129,10 +129,11 @@ def test_a_runner_file_giving_its_type_by_both_names_is_refused(tmp_path):
     """Before: exit 0, a dry run of the runner type given later in the file (`type: ollama`), `runner_type: openai`
     dropped unsaid."""
     (tmp_path / "runner.yml").write_text("runner_type: openai\ntype: ollama\nmodel: llama3.2\n")
-    done = run_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path)
-    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'runner.yml': runner_type and type: one key given twice, with other values (type is "
-        "benchrun's name for runner_type, and one would be taken unsaid); give one\n"))
+    for given in ([], ["runner=openai"]):  # the second was said of runner_type ollama, the file's later line
+        done = run_benchrun("runner_file=runner.yml", *given, "dry_run=true", cwd=tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+            "benchrun: error: in 'runner.yml': runner_type and type: one key given twice, with other values (type is "
+            "benchrun's name for runner_type, and one would be taken unsaid); give one\n"))
     (tmp_path / "runner.yml").write_text("runner_type: ollama\ntype: ollama\nmodel: llama3.2\n")
     assert run_benchrun("runner_file=runner.yml", "dry_run=true", cwd=tmp_path).returncode == EXIT["ok"]
 
