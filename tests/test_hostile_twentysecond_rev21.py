@@ -1,5 +1,5 @@
 """The twenty-second hostile pass against the twenty-first pass's own code (compiler.scoring's numbers,
-compiler.patterns, ...).
+compiler.patterns, grade_key, the runner file, few-shot examples, consistency).
 
 Found and fixed:
 - A text reference beginning or ending with a number (`$1`, `500 dollars`, `Apollo 1`) was found inside a number
@@ -11,7 +11,21 @@ Found and fixed:
   one (compiler.scoring's AFTER).
 - A format's pattern giving a character by its code in braces before a quantifier (`^\\x{41}{2}$`, `^\\u{30}+$`, which
   pydantic and the format check both read) was refused at compile as 'a quantifier after a quantifier' ({41}{2}),
-  advice to put it in a group: a braced escape is one (compiler.patterns.ESCAPE)."""
+  advice to put it in a group: a braced escape is one (compiler.patterns.ESCAPE).
+- A judge's scores key `1e5000` was a ValueError traceback at compile (`1e99999999` first made an integer of 10^8
+  digits, for minutes): core.manifest.grade_key keys a whole number past 640 digits by its digits and exponent.
+- A runner file giving `runner_type: openai` and `type: ollama` ran the later one unsaid: refused, naming the file
+  (compose.runneryml.by_our_names).
+- A few-shot example asking a sample's question but for a zero-width space at its end or a decomposed letter was
+  taken as another question: compared as scoring compares texts (compiler.shots).
+- A number written with a fullwidth or small sign (`気温は－５度`, `－５`, `＋５`, `﹣5`) held 5 and not -5 (contains),
+  and was no number to exact_match: read as ASCII's signs, a wide sign after a letter too (compiler.scoring).
+- consistency and consistency_samples read a repeated run's samples once per task (282 s a call for 2,000 tasks of
+  500 samples): one pass (archive.tally._Consistency.by_task).
+
+Held (see /work/notes/p22/result-rev21.md): the format keywords against pydantic's readers on 34 answers, patterns
+read alike by both readers, the converter on braced escapes, the half-surrogate check at any depth, a run killed and
+started again into its directory, scoring's cost on 8 MB answers."""
 
 from __future__ import annotations
 
