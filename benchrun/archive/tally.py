@@ -4,6 +4,7 @@ one small cluster per sample)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Sequence
@@ -139,14 +140,15 @@ class _Consistency:
     def by_task(self, tasks: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         """Task -> its samples with k answers none failed, of them those whose answers are identical, and its
         samples answered at all (tasks with none counted left out)."""
-        counted = [key for key, n in self._count.items() if n >= self.k and key not in self._failed]
-        found = {}
-        for task in tasks:
-            of_task = [key for key in counted if key[0] == task]
-            if of_task:
-                found[task] = (len(of_task), sum(key not in self._differs for key in of_task),
-                               sum(key[0] == task for key in self._count))
-        return found
+        counted: Counter[str] = Counter()
+        same: Counter[str] = Counter()
+        answered: Counter[str] = Counter()
+        for key, n in self._count.items():  # once over the samples: per task, 2,000 tasks of 500 took 282 s
+            answered[key[0]] += 1
+            if n >= self.k and key not in self._failed:
+                counted[key[0]] += 1
+                same[key[0]] += key not in self._differs
+        return {task: (counted[task], same[task], answered[task]) for task in tasks if counted[task]}
 
 
 class Tally:

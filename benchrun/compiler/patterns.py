@@ -20,6 +20,10 @@ SET_OPERATORS = ("&&", "--", "~~")
 QUANTIFIER = re.compile(r"[*+?]|\{[0-9]+(?:,[0-9]*)?\}")
 """A quantifier: a `?` after another makes it lazy, any other after one is read apart."""
 
+ESCAPE = re.compile(r"\\(?:[xuUpP]\{[^}]*\}|.?)", re.DOTALL)
+"""An escape: a character given by its code or a property, braced (`\\x{41}`, `\\u{30}`, `\\p{L}`), is one, its
+braces no quantifier; any other is the backslash and the character after it."""
+
 VALUES = ("const", "default", "enum", "examples")
 """Keys whose value is an answer's data, not a schema: a `pattern` in them is no regex."""
 
@@ -52,7 +56,7 @@ def read_apart(pattern: str) -> str | None:
                     "as a repetition of the repetition and the format check otherwise (a {n} as characters, a + as "
                     "possessive); put the first in a group, (a{2}){3}")
         quantifiers = [*quantifiers, quantifier[0]] if quantifier else []
-        i += 2 if char == "\\" else len(quantifier[0]) if quantifier else 1
+        i += len(ESCAPE.match(pattern, i)[0]) if char == "\\" else len(quantifier[0]) if quantifier else 1
     return None
 
 

@@ -5,6 +5,7 @@ this module is what that process, the grader and the compiler share, so it impor
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import inspect
 import json
@@ -89,12 +90,12 @@ def _written(value: Any) -> str:
 
 def number_value(value: Any) -> Decimal | None:
     """A finite number's exact value: an int's, a float's as its shortest text (0.1 as 0.1), a text's as written, its
-    unseen ends trimmed and a minus sign as typeset read as `-` (`' 7 '`, `'1e3'`, `'7'` and a zero-width space,
-    `'−5'`); None for a bool, a text that is no number, a code (`'007'`, a postcode `'02139'`: `CODE`; one in groups,
-    `'2024_01'`, which Decimal reads as Python's digit grouping, 202401, and the typing of cells keeps as text), NaN
-    or an infinity (which are compared as text). As
-    floats, integers past 2**53 were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer
-    to 2**64 matched, and NaN matched nothing, not even "NaN"."""
+    unseen ends trimmed and a sign as typeset or fullwidth read as ASCII's (`' 7 '`, `'1e3'`, `'7'` and a zero-width
+    space, `'−5'`, `'－５'`: `_signed`); None for a bool, a text that is no number, a code (`'007'`, a postcode
+    `'02139'`: `CODE`; one in groups, `'2024_01'`, which Decimal reads as Python's digit grouping, 202401, and the
+    typing of cells keeps as text), NaN or an infinity (which are compared as text). As floats, integers past 2**53
+    were equal to their neighbours and numbers past 1e308 all infinity, so a wrong answer to 2**64 matched, and NaN
+    matched nothing, not even "NaN"."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
         return None
     if isinstance(value, str):
@@ -146,6 +147,7 @@ class Held:
                 values.append(value)
         self._numbers = {number_value(value) for value in values if _is_number(value)}
         self._texts = [_written(value) for value in values if not _is_number(value)]
+        self._spans: dict[int, Spans] = {}
 
     @cached_property
     def _texts_folded(self) -> list[str]:
@@ -167,16 +169,45 @@ class Held:
         sought = _folded(trimmed(str(reference)))
         if not (sought[:1].isdecimal() or sought[-1:].isdecimal()):
             return any(sought in text for text in self._texts_folded)
-        found = _whole_numbers(sought)
-        return any(found.search(text) for text in self._texts_folded)
+        return any(self._holds_whole(sought, i) for i in range(len(self._texts_folded)))
+
+    def _holds_whole(self, sought: str, i: int) -> bool:
+        """Whether the `i`th folded text holds `sought`, a text beginning or ending with a digit (`5 km`, `Apollo 1`),
+        where no number it begins or ends with is part of a longer one, as NUMERAL reads numbers: `15 km`, `-5 km`,
+        `1,500 km` do not hold `5 km`, nor `Apollo 11`, `Apollo 1.5`, `Apollo 1e3` `Apollo 1`, nor `$1,500` `$1`."""
+        text = self._texts_folded[i]
+        at = text.find(sought)
+        while at >= 0:
+            end = at + len(sought)
+            if ((not sought[0].isdecimal() or not (at and BEFORE.match(text, at - 1)) and not self._within(i, at))
+                    and (not sought[-1].isdecimal() or not AFTER.match(text, end) and not self._within(i, end))):
+                return True
+            at = text.find(sought, at + 1)
+        return False
+
+    def _within(self, i: int, at: int) -> bool:
+        """Whether `at` falls within a number of the `i`th folded text (`1,5|00`, `-|5`, `1|e3`), not after a plus
+        sign (`+|5` writes 5); its numbers read once, when a reference is first found in it."""
+        text = self._texts_folded[i]
+        if i not in self._spans:
+            self._spans[i] = _number_spans(text)
+        starts, ends = self._spans[i]
+        j = bisect.bisect_left(starts, at) - 1
+        return j >= 0 and at < ends[j] and not (starts[j] == at - 1 and text[starts[j]] in "+" + PLUSES)
 
 
-def _whole_numbers(sought: str) -> re.Pattern[str]:
-    """`sought`, a text beginning or ending with a digit (`5 km`, `Apollo 1`), where no number it begins or ends with
-    is part of a longer one, as NUMERAL reads numbers (`15 km` does not hold `5 km`, nor `-5 km`, nor `Apollo 11`
-    `Apollo 1`)."""
-    start = r"(?<![\w.])(?<!(?<![\w.])[-\u2212])" if sought[:1].isdecimal() else ""
-    return re.compile(start + re.escape(sought) + (r"(?!\d|\.\d)" if sought[-1:].isdecimal() else ""))
+Spans = tuple[list[int], list[int]]
+"""Where the numbers written in a text begin and end, in order."""
+
+
+def _number_spans(text: str) -> Spans:
+    """Where each number NUMERAL reads in `text` begins and ends (its last digit: `5.` ending a sentence ends at 5)."""
+    starts, ends = [], []
+    for found in NUMERAL.finditer(text):
+        start, end = found.span()
+        starts.append(start)
+        ends.append(end - (text[end - 1] == "."))
+    return starts, ends
 
 
 def _is_number(value: Any) -> bool:
@@ -193,17 +224,32 @@ def _numeral(text: str) -> Decimal | None:
         return None
 
 
+WIDE_MINUSES, WIDE_PLUSES = "\uff0d\ufe63", "\uff0b\ufe62"
+"""The fullwidth and small signs (`－５`, as Chinese and Japanese text writes a number beside fullwidth digits, which
+Decimal reads), written where letters touch numbers (`気温は－５度`, -5): a sign after a letter too."""
+MINUSES, PLUSES = "\u2212" + WIDE_MINUSES, WIDE_PLUSES
+"""Signs a number is written with besides ASCII's: the minus as typeset (U+2212, as Wikipedia and many models write
+`−5`), and the wide ones."""
+_ASCII_SIGNS = str.maketrans(dict.fromkeys(MINUSES, "-") | dict.fromkeys(PLUSES, "+"))
+
+
 def _signed(text: str) -> str:
-    """`text` with the minus sign as typeset (U+2212, as Wikipedia and many models write `−5`) as the ASCII `-`."""
-    return text.replace("\u2212", "-")
+    """`text` with each sign of MINUSES and PLUSES as the ASCII `-` or `+`."""
+    return text.translate(_ASCII_SIGNS)
 
 
-NUMERAL = re.compile(r"(?<![\w.])[-+\u2212]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)"
-                     r"(?:[eE][-+\u2212]?\d+)?(?!\d|\.\d)")
-"""A number written in a text, its sign kept (a typeset minus too), a unit may follow (`5km`), not part of a longer
-number or of a name (no 5 is written in 15, 2.5, -5, −5 or CO5); a number in groups of three digits (`1,500`) is one
-number, which `_numeral` does not read (a thousands separator here, a decimal comma there: no 500 nor 1 is written
-in it), where `1,2,3` writes three."""
+BEFORE = re.compile(r"[\w.]")
+"""What a number does not follow: a letter or digit (`CO5`, `15`), a `.` (`2.5`)."""
+AFTER = re.compile(r"[\d_\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u209f\u2150-\u218b]|\.\d")
+"""What a number is not followed by: a digit, a digit group's `_`, a fraction, superscript or subscript (`1½`,
+`1_000`, `10⁶`), a decimal part."""
+SIGN = f"[-+{MINUSES}{PLUSES}]"
+NUMERAL = re.compile(rf"(?:(?<!{BEFORE.pattern}){SIGN}?|(?<![\d.])[{WIDE_MINUSES}{WIDE_PLUSES}])"
+                     rf"(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE]{SIGN}?\d+)?(?!{AFTER.pattern})")
+"""A number written in a text, its sign kept (a typeset or fullwidth one too), a unit may follow (`5km`), not part of
+a longer number or of a name (no 5 is written in 15, 2.5, -5, −5, は－５ or CO5, no 1 in 1½ or 1_000, no 10 in 10⁶);
+a number in groups of three digits (`1,500`) is one number, which `_numeral` does not read (a thousands separator
+here, a decimal comma there: no 500 nor 1 is written in it), where `1,2,3` writes three."""
 
 
 BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "contains": contains}

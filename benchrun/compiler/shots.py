@@ -5,8 +5,10 @@ measures nothing; refused at compile, naming the example and the sample."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Iterable
 
+from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Sample, Turn
@@ -17,14 +19,14 @@ SHOWN = 60
 
 def refuse_shown_answers(spec: TaskSpec, turns: tuple[Turn, ...], samples: Iterable[Sample]) -> None:
     """Refuse a task one of whose examples (`turns`, as sent; `spec.fewshot`, as written) is the question of one of
-    its `samples` (the same text, but for the whitespace around it)."""
+    its `samples` (the same text, as scoring compares texts: but for what cannot be seen around it, composed)."""
     if not turns:
         return
     asked: dict[str, int] = {}
     for index, turn in enumerate(turns):
-        asked.setdefault(turn.user.strip(), index)
+        asked.setdefault(_seen(turn.user), index)
     for sample in samples:
-        index = asked.get(sample.prompt.strip())
+        index = asked.get(_seen(sample.prompt))
         if index is not None:
             example = spec.fewshot[index]
             raise TaskError(f"example {index + 1} asks {_shown(sample.prompt)}, the question of sample '{sample.id}': "
@@ -32,6 +34,12 @@ def refuse_shown_answers(spec: TaskSpec, turns: tuple[Turn, ...], samples: Itera
                             "task is sent the examples), so its score would measure nothing; take the examples from "
                             "outside the samples, or leave the sample out", file=example.file, task=spec.name,
                             key=example.key)
+
+
+def _seen(text: str) -> str:
+    """A question as it reads: without the whitespace and format characters at its ends (a zero-width space copied
+    with it), composed (`é` as one character or two, NFD)."""
+    return unicodedata.normalize("NFC", trimmed(text))
 
 
 def _shown(prompt: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
-from benchrun.compose.config import RUNNER_ALIASES, read_runner_file
+from benchrun.compose.runneryml import RUNNER_ALIASES, by_our_names, read_runner_file
 from benchrun.core.errors import ConfigError
 from benchrun.core.settings import RUNNERS
 
@@ -22,8 +22,7 @@ def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
     path = config.get("runner_file")  # a DictConfig as Hydra composes it, or a plain config (the API)
     if not path or not overrides:
         return
-    file = read_runner_file(path, {"task": {"path": (config.get("task") or {}).get("path")}}, cwd)
-    given = {RUNNER_ALIASES.get(key, key): value for key, value in file.items()}
+    given = by_our_names(read_runner_file(path, {"task": {"path": (config.get("task") or {}).get("path")}}, cwd), path)
     kind = given.get("type")
     dropped = kind in RUNNERS and kind != (config.get("runner") or {}).get("type")
     for override in OverridesParser.create().parse_overrides(list(overrides)):

@@ -37,8 +37,19 @@ def read_runner_file(path: str, cfg: dict[str, Any], cwd: Path | None) -> dict[s
 
 
 def runner_file_keys(cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
-    """The keys the config's runner file gives, by benchrun's names (`runner_type` as `type`)."""
-    return {RUNNER_ALIASES.get(k, k): v for k, v in read_runner_file(cfg["runner_file"], cfg, cwd).items()}
+    """The keys the config's runner file gives, by benchrun's names (`by_our_names`)."""
+    return by_our_names(read_runner_file(cfg["runner_file"], cfg, cwd), cfg["runner_file"])
+
+
+def by_our_names(data: dict[str, Any], path: str) -> dict[str, Any]:
+    """A runner file's keys (`data`, of the file at `path`) by benchrun's names (`runner_type` as `type`); a key given
+    by both its names with other values (`runner_type: openai` and `type: ollama`, the later taken unsaid) is
+    refused."""
+    for name, alias in RUNNER_ALIASES.items():
+        if name in data and alias in data and data[name] != data[alias]:
+            raise ConfigError(f"{name} and {alias}: one key given twice, with other values ({alias} is benchrun's "
+                              f"name for {name}, and one would be taken unsaid); give one", file=path)
+    return {RUNNER_ALIASES.get(k, k): v for k, v in data.items()}
 
 
 def with_runner_file(cfg: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from decimal import Decimal
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from functools import cached_property
 from typing import Annotated, Any, Iterable, Iterator, Literal, NamedTuple
 
@@ -198,16 +198,24 @@ class JudgeSpec(Frozen):
         return int(value) if isinstance(value, bool) else value
 
 
+WHOLE_DIGITS = 640
+"""A whole number of at most this many digits is keyed as Python writes the integer (the fewest digits Python may be
+set to convert, PYTHONINTMAXSTRDIGITS); a longer one (a scores key `1e99999999`) by its digits and exponent, never
+made an integer of that many digits."""
+
+
 def grade_key(value: Any) -> str:
     """The key a grade is looked up by in a judge's scores: a number as the number it is, however written (1.0, 1 and
     the key "1.0" as 1: a grade of `Literal[0.0, 0.5, 1.0]`, whose scores say "1.0", was replied 1.0 and looked up
-    as "1"), any other value as its text."""
+    as "1"), to its last digit; any other value as its text."""
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         return str(value)
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     if not number.is_finite():
         return str(value)
-    return str(int(number)) if number == number.to_integral_value() else str(number.normalize())
+    if number == number.to_integral_value() and number.adjusted() < WHOLE_DIGITS:
+        return str(int(number))
+    return str(number.normalize(Context(prec=max(1, len(number.as_tuple().digits)), Emax=MAX_EMAX, Emin=MIN_EMIN)))
 
 
 class JudgeModel(Frozen):
