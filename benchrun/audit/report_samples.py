@@ -27,6 +27,16 @@ class Records:
     asked: dict[str, Sample] = field(default_factory=dict)
     """Sample id -> the sample as this run's manifest has it (its prompt and reference, which a benchmark edited
     between the runs makes other than the first run's)."""
+    lengths: dict[tuple[str, int], int] = field(default_factory=dict)
+    """(sample id, repeat) -> the characters of an answer longer than TEXT_CAP, whose first TEXT_CAP alone are kept."""
+
+    def keep(self, response: ResponseRecord) -> None:
+        """Keep `response` with the TEXT_CAP characters of its text the page shows: a page of 500 answers of 8 MB
+        held 4 GB to show 5 MB of them."""
+        if response.text is not None and len(response.text) > TEXT_CAP:
+            self.lengths[response.id, response.repeat] = len(response.text)
+            response = response.model_copy(update={"text": response.text[:TEXT_CAP]})
+        self.responses.setdefault(response.id, []).append(response)
 
 
 def shown_samples(scored: list[Job]) -> dict[str, tuple[list[Sample], int]]:
@@ -47,7 +57,7 @@ def read_records(run: Run, shown: dict[str, tuple[list[Sample], int]]) -> Record
     records = Records(asked={sample.id: sample for sample in run.manifest.samples if sample.id in keep})
     for response in run.responses():
         if response.id in keep:
-            records.responses.setdefault(response.id, []).append(response)
+            records.keep(response)
     for score in run.scores():
         if score.id in keep:
             records.scores.setdefault((score.id, score.repeat), []).append(score)
@@ -84,8 +94,10 @@ def _chat_view(scored: list[Job], task: str) -> str:
     return "".join(parts)
 
 
-def _text(text: str) -> str:
-    more = f'<span class="note">… {len(text) - TEXT_CAP} more characters</span>' if len(text) > TEXT_CAP else ""
+def _text(text: str, length: int | None = None) -> str:
+    """At most TEXT_CAP characters of `text`, then how many more its whole `length` (its own by default) has."""
+    length = len(text) if length is None else length
+    more = f'<span class="note">… {length - TEXT_CAP} more characters</span>' if length > TEXT_CAP else ""
     return f"<pre>{escape(text[:TEXT_CAP])}</pre>{more}"
 
 
@@ -115,7 +127,7 @@ def _answer(records: Records, response: ResponseRecord, numbered: bool) -> str:
     if response.text is None:
         answer = f'<p class="bad">no response: {_error(response.error)}</p>'
     else:
-        answer = _text(response.text)
+        answer = _text(response.text, records.lengths.get((response.id, response.repeat)))
     scores = "".join(f"<li>{_score(score)}</li>" for score in records.scores.get((response.id, response.repeat), []))
     return heading + answer + (f'<ul class="scores">{scores}</ul>' if scores else "")
 
