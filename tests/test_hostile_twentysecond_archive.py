@@ -19,7 +19,14 @@ from benchrun.archive.reader import load_run
 from benchrun.audit import report, report_samples
 from benchrun.audit.report_page import Job
 from benchrun.audit.report_samples import read_records, shown_samples
+from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import cli
+from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import run_in_process
+
+
+def audit(cwd: Path, *args: str):
+    return cli(*args, cwd=cwd, module="benchrun.audit")
 
 
 @pytest.fixture
@@ -42,3 +49,20 @@ def test_the_report_keeps_of_each_answer_what_it_shows(tmp_path, listbench_run, 
     page = report.write_report([str(listbench_run)], tmp_path / "report.html").read_text()
     assert ('<code>product:a=3,b=4</code><pre>find </pre><span class="note">… 22 more characters</span></td>'
             '<td><pre>{&quot;ans</pre><span class="note">… 9 more characters</span><ul class="scores">') in page
+
+
+# -- a shard that asks no sample is not missing from a merge ----------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_merge_needs_no_run_of_a_shard_that_asks_no_sample(tmp_path):
+    """Two samples split in three (`shard=i/3`): shard 3/3 asks none, and merge of 1/3 and 2/3 was refused (`no run
+    of shard 3/3; merge with --partial`), and with --partial made a complete run saying `missing 3/3`."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorer="exact_match"))})
+    shards = [run_in_process(tmp_path, f"s{i}", "task.path=bench", f"shard={i}/3", responder=lambda req: req.prompt[-1])
+              for i in (1, 2)]
+    merged = audit(tmp_path, "merge", *map(str, shards), "--into", str(tmp_path / "merged"))
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    ids = [json.loads((shard / "run.json").read_text())["run_id"] for shard in shards]
+    assert merged.stdout.splitlines()[-1] == f"merge of 2 shards: 1/3 ({ids[0]}), 2/3 ({ids[1]})"
+    info = json.loads((tmp_path / "merged" / "run.json").read_text())
+    assert (info["status"], info["merged"]["partial"], info["merged"]["missing"]) == ("completed", False, [])
