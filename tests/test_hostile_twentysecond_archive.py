@@ -11,22 +11,34 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 
 import pytest
 
+from benchrun.archive.locknote import describe, parsed
 from benchrun.archive.reader import load_run
 from benchrun.audit import report, report_samples
 from benchrun.audit.report_page import Job
 from benchrun.audit.report_samples import read_records, shown_samples
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import run_in_process
+from tests.helpers.killed import killed_run
+from tests.helpers.killed import write_bench as write_killed_bench
 
 
 def audit(cwd: Path, *args: str):
     return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def squeezed(cwd: Path, *args: str) -> str:
+    """What `benchrun-audit ARGS` printed, its white space squeezed to single spaces (show folds long rows)."""
+    done = audit(cwd, *args)
+    assert done.returncode == EXIT["ok"], done.stderr
+    return " ".join(done.stdout.split())
 
 
 @pytest.fixture
@@ -66,3 +78,24 @@ def test_a_merge_needs_no_run_of_a_shard_that_asks_no_sample(tmp_path):
     assert merged.stdout.splitlines()[-1] == f"merge of 2 shards: 1/3 ({ids[0]}), 2/3 ({ids[1]})"
     info = json.loads((tmp_path / "merged" / "run.json").read_text())
     assert (info["status"], info["merged"]["partial"], info["merged"]["missing"]) == ("completed", False, [])
+
+
+# -- a run whose writer was killed is not shown as running -----------------------------------------------------------
+
+@pytest.mark.slow
+def test_show_and_the_report_say_a_killed_runs_writer_stopped(tmp_path):
+    """A run SIGKILLed after 10 answers: `show` said `status running` (run.json's, as it began) and the report
+    `running` with no reason, where verify says no process writes it and to resume it."""
+    write_killed_bench(tmp_path / "bench")
+    with FakeOllama() as server:
+        run_dir = killed_run(tmp_path, server)
+    note = describe(parsed((run_dir / "run.lock").read_bytes()))
+    said = (f"running: no live process holds run.lock: its writer ({note}) stopped before the run ended (killed, or "
+            f"its disk failed); finish it with: benchrun-audit resume {run_dir}")
+    assert f" status {said} started " in squeezed(tmp_path, "show", str(run_dir))
+    page = audit(tmp_path, "report", str(run_dir), "--output", str(tmp_path / "report.html"))
+    assert page.returncode == EXIT["ok"], page.stderr
+    html = (tmp_path / "report.html").read_text()
+    assert f"<td>status</td><td><pre>{escape(said)}</pre>" in html
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    assert f'<td><span class="bad">running</span></td><td>{run_id}</td><td>{escape(said[9:])}</td>' in html
