@@ -99,3 +99,19 @@ def test_show_and_the_report_say_a_killed_runs_writer_stopped(tmp_path):
     assert f"<td>status</td><td><pre>{escape(said)}</pre>" in html
     run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
     assert f'<td><span class="bad">running</span></td><td>{run_id}</td><td>{escape(said[9:])}</td>' in html
+
+
+# -- the report's default file in a run's directory is the archive's to write ----------------------------------------
+
+@pytest.mark.slow
+def test_a_report_html_planted_as_a_link_in_a_run_is_replaced_not_written_through(tmp_path, listbench_run):
+    """`report RUN` writes RUN/report.html; one planted there as a link to another file (a shared archive's run,
+    `report.html -> ~/.bashrc`) had that file overwritten with the page."""
+    victim = tmp_path / "bashrc"
+    victim.write_text("export PATH=...\n")
+    (listbench_run / "report.html").symlink_to(victim)
+    page = audit(tmp_path, "report", str(listbench_run))
+    assert (page.returncode, page.stdout) == (EXIT["ok"], f"{listbench_run / 'report.html'}\n")
+    assert victim.read_text() == "export PATH=...\n"
+    written = listbench_run / "report.html"
+    assert not written.is_symlink() and written.read_text().startswith("<!DOCTYPE html>")
