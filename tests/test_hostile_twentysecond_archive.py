@@ -11,6 +11,10 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from html import escape
 from pathlib import Path
 
@@ -22,7 +26,8 @@ from benchrun.audit import report, report_samples
 from benchrun.audit.report_page import Job
 from benchrun.audit.report_samples import read_records, shown_samples
 from benchrun.core.errors import EXIT
-from benchrun.testing.inprocess import cli
+from benchrun.testing.inprocess import child_env, cli
+from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import run_in_process
@@ -115,3 +120,22 @@ def test_a_report_html_planted_as_a_link_in_a_run_is_replaced_not_written_throug
     assert victim.read_text() == "export PATH=...\n"
     written = listbench_run / "report.html"
     assert not written.is_symlink() and written.read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_report_waiting_for_a_fifos_reader_is_stopped_by_a_signal(tmp_path, listbench_run, signum):
+    """`report RUN --output FIFO` with no reader waits for one, as writing into a pipe does; but it held Ctrl-C and
+    SIGTERM while it waited (the archive's writes hold signals until done): only SIGKILL stopped it."""
+    fifo = tmp_path / "page"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "benchrun.audit", "report", str(listbench_run), "--output", str(fifo)],
+                            cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: Path(f"/proc/{proc.pid}/wchan").read_text() == "wait_for_partner")
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out, err) == (EXIT["interrupted"], "",
+                                           f"benchrun: error: interrupted by {signal.Signals(signum).name}\n")
