@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
+from benchrun.archive.dirlock import (
+    ELSEWHERE,
+    LockState,
+    describe,
+    live_writer,
+    of_another_machine,
+    probe,
+    run_writer,
+    writing_elsewhere,
+)
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import missing
@@ -163,14 +172,15 @@ def not_finished(run: Run, command: str) -> str:
 
 
 def stopped(run: Run) -> str | None:
-    """Why a run whose run.json says `running` is not being written (`show`, the report, `list` give its status with
-    it): its writer stopped before it ended, and what to do; None while a writer writes it, or once it has ended."""
+    """Why a run whose run.json says `running` is not being written (`show` and the report give its status with it):
+    its writer stopped before it ended, and what to do; None while a writer writes it, once it has ended, or when its
+    note is another machine's (whose lease verify watches for seconds: too long for each running job of a report)."""
     if run.info.status != "running" or run.info.files:
         return None
     lock = probe(run.path / LOCK)
     if lock.misplaced is not None:
         return f"{lock.misplaced} in place of {LOCK}, which no writer can hold: none is writing it"
-    if live_writer(run.path / LOCK, lock):
+    if of_another_machine(lock.note) or live_writer(run.path / LOCK, lock):
         return None
     return f"no live process holds {LOCK}: {not_held(run, lock)}"
 
