@@ -31,6 +31,9 @@ from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import run_in_process
+from tests.helpers.judges import JUDGES, RESPONSE
+from tests.helpers.judges import TASKS as JUDGED_TASKS
+from tests.helpers.judges import answer as judged_answer
 from tests.helpers.killed import killed_run
 from tests.helpers.killed import write_bench as write_killed_bench
 
@@ -139,3 +142,21 @@ def test_a_report_waiting_for_a_fifos_reader_is_stopped_by_a_signal(tmp_path, li
         proc.kill()
     assert (proc.returncode, out, err) == (EXIT["interrupted"], "",
                                            f"benchrun: error: interrupted by {signal.Signals(signum).name}\n")
+
+
+# -- a rejudging rescore records how many times its judge judged each answer -----------------------------------------
+
+@pytest.mark.slow
+def test_a_rejudging_rescore_records_its_judges_repeats(tmp_path):
+    """`rescore --rejudge judge.repeats=2`: the judge's metric is the mean of two grades an answer, and rescore.json
+    kept the judge's identity and runner but not how many times it was asked (the run's own repeats are in its
+    manifest; a rescore's were nowhere but in the count of its judgements.jsonl lines)."""
+    write_bench(tmp_path, {"tasks.yml": JUDGED_TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=judged_answer) as server:
+        run_dir = run_in_process(tmp_path, "r", "task.path=bench", "judge.model=qwen2.5", responder=judged_answer,
+                                 models=("llama3.2", "qwen2.5"))
+        rescored = audit(tmp_path, "rescore", str(run_dir), "--rejudge", f"judge.host={server.url}", "judge.repeats=2")
+    assert rescored.returncode == EXIT["ok"], rescored.stderr
+    assert json.loads((run_dir / "rescores" / "001" / "rescore.json").read_text())["judge"]["repeats"] == 2
+    assert " server 0.12.6 asked 2 times an answer (judge.repeats) (old mean: the run's judge, as show names it) " in (
+        " ".join(rescored.stdout.split()))
