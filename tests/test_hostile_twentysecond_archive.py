@@ -65,10 +65,31 @@ def test_the_report_keeps_of_each_answer_what_it_shows(tmp_path, listbench_run, 
     texts = {json.loads(line)["id"]: json.loads(line)["text"]
              for line in (listbench_run / "responses.jsonl").read_text().splitlines()}
     assert {len(kept.text) for answers in records.responses.values() for kept in answers} == {5}
-    assert records.lengths == {(sample, 0): len(text) for sample, text in texts.items()}
+    assert records.lengths == {(sample, 0, ""): len(text) for sample, text in texts.items()}
     page = report.write_report([str(listbench_run)], tmp_path / "report.html").read_text()
     assert ('<code>product:a=3,b=4</code><pre>find </pre><span class="note">… 22 more characters</span></td>'
             '<td><pre>{&quot;ans</pre><span class="note">… 9 more characters</span><ul class="scores">') in page
+
+
+@pytest.mark.slow
+def test_the_report_keeps_of_each_scores_detail_what_it_shows(tmp_path, monkeypatch):
+    """A format check's detail quotes the answer it refused (`'yyy…' is not of type 'object'`): the report printed it
+    whole beside the answer cut to TEXT_CAP (342 KB for 3 answers of 100 KB; 72 KB now), and held it whole. Now as an answer is: its first TEXT_CAP
+    characters and how many more."""
+    monkeypatch.setattr(report_samples, "TEXT_CAP", 5)
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorer="contains"))})
+    run_dir = run_in_process(tmp_path, "r", "task.path=bench", responder=lambda req: json.dumps("y" * 20))
+    details = {json.loads(line)["id"]: json.loads(line)["detail"]
+               for line in (run_dir / "scores.jsonl").read_text().splitlines() if json.loads(line)["detail"]}
+    assert details["t:a=1"] == "'yyyyyyyyyyyyyyyyyyyy' is not of type 'object'"
+    run = load_run(run_dir)
+    records = read_records(run, shown_samples([Job(run.path, run)]))
+    assert {score.detail for scores in records.scores.values() for score in scores} == {None, "'yyyy"}
+    assert {key: n for key, n in records.lengths.items() if key[2]} == {
+        (sample, 0, "format_valid"): len(detail) for sample, detail in details.items()}
+    page = report.write_report([str(run_dir)], tmp_path / "report.html").read_text()
+    more = len(details["t:a=1"]) - 5
+    assert f'<li>format_valid <span class="v0">0</span> <span class="sub">(&#x27;yyyy … {more} more characters)</span>' in page
 
 
 # -- a shard that asks no sample is not missing from a merge ----------------------------------------------------------
