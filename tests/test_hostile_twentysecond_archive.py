@@ -4,7 +4,19 @@ it found bad, each with the rule it now obeys.
 - `report` of a run with long answers held every shown answer whole to show TEXT_CAP characters of each: 280 MB of
   memory for 60 answers of 4 MB (a page of 634 KB), 4 GB for a task's 500 answers of 8 MB; under a 200 MB limit a
   pyo3 panic and a traceback. Now it keeps the characters it shows and the answer's length
-  (`audit.report_samples.Records.keep`): 58 MB, the page byte for byte the same
+  (`audit.report_samples.Records.keep`): 58 MB, the page byte for byte the same; a score's detail alike (a format
+  check's quotes the refused answer whole: 342 KB of page for 3 answers of 100 KB), `Records.keep_score`
+- merge of every shard that asks a sample, of more shards than samples (`shard=i/3` of 2): refused, `no run of shard
+  3/3; merge with --partial`, which recorded a complete run as missing it. Now a shard asking no sample is not
+  missing (`audit.merge._missing`)
+- show and the report of a run whose writer was killed: `status running` (run.json's as it began). Now what run.lock
+  tells (`archive.trust.stopped`): no live process holds it, and to resume it
+- `report RUN` with RUN/report.html planted as a link (-> ~/.bashrc): written through; as a FIFO: a hang that
+  SIGTERM could not end. Now the default file is replaced as the archive's own are (`audit.report.write_report`)
+- `report --output FIFO` with no reader: Ctrl-C and SIGTERM held while it waited, only SIGKILL ended it. Now a pipe
+  or device is written with no signals held (`archive.atomic.write_atomic`): exit 130, one line
+- `rescore --rejudge judge.repeats=2`: rescore.json kept no record of the judge's repeats. Now `judge.repeats`, and
+  the printout says it (`audit.rejudge`, `audit.judged.judge_identity`)
 
 What held is in the pass's note.
 """
