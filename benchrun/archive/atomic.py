@@ -10,7 +10,7 @@ import re
 import stat
 import time
 import uuid
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
@@ -29,9 +29,24 @@ live writer holds its file locked (flock) from just after it makes it, and this 
 
 
 def write_atomic(path: Path, data: bytes, follow: bool = False, ready: Callable[[], None] | None = None) -> None:
-    """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done."""
-    with INTERRUPTS.held(), atomic_file(path, follow=follow, ready=ready) as handle:
+    """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done; into a pipe or a
+    device (`follow`'s), which nothing makes whole, with signals as they come: a FIFO with no reader waits for one,
+    and Ctrl-C or SIGTERM stops it (held, only SIGKILL did)."""
+    into = follow and _written_into(_followed(path))
+    with nullcontext() if into else INTERRUPTS.held(), atomic_file(path, follow=follow, ready=ready) as handle:
         handle.write(data)
+
+
+def _followed(path: Path) -> Path:
+    """The file a user-named `path` writes: the one a symbolic link names (not /dev/stdout's pipe, which names no
+    file: the link itself then)."""
+    named = Path(os.path.realpath(path)) if path.is_symlink() else path
+    return named if named.exists() or not path.exists() else path
+
+
+def _written_into(path: Path) -> bool:
+    """Whether `path` is written into rather than renamed over: a pipe, a device, a socket."""
+    return path.exists() and not path.is_file() and not path.is_dir()
 
 
 @contextmanager
@@ -52,12 +67,11 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, ready: Calla
                                 "(export writes to standard output without --output)")
         if why := archive_file(path):
             raise BenchrunError(f"--output: {why}; nothing was written; name another file", file=str(path))
-        named = Path(os.path.realpath(path)) if path.is_symlink() else path
-        path = named if named.exists() or not path.exists() else path  # /dev/stdout to a pipe names no file
+        path = _followed(path)
     with writing(path):
         if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if follow and path.exists() and not path.is_file():
+        if follow and _written_into(path):
             with open(path, mode, **options) as handle:
                 yield handle
             return

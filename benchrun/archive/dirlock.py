@@ -112,7 +112,7 @@ class DirLock:
         if self.stale != watched and writing_remotely(self.stale, self.path):
             os.close(fd)
             raise ArchiveBusy(f"{REMOTE.format(describe(self.stale))}; {hint}", file=str(self.path.parent))
-        note, self._detached = this_note(), _of_another_machine(self.stale)
+        note, self._detached = this_note(), of_another_machine(self.stale)
         try:  # the note first: a copy failing part way (a full disk) leaves the writer taken over fenced all the same
             with writing(self.path):  # a full disk: one line naming the lock, the lock let go, the note kept
                 _write(fd, note)
@@ -336,14 +336,14 @@ REMOTE = ("its writer ({}) runs on another machine and still renews its lease on
 def writing_remotely(note: dict[str, Any] | None, path: Path) -> bool:
     """Whether the writer a lock's note names runs on another machine and still renews its lease on the lock file
     `path` (watched for a few seconds, `lease.renewed`): a writer alive there, whose lock does not reach here."""
-    return _of_another_machine(note) and renewed(path)
+    return of_another_machine(note) and renewed(path)
 
 
 def not_remotely_written(run_dirs: list[Path]) -> dict[Path, dict[str, Any] | None]:
     """Those of `run_dirs` that no writer on another machine still writes (`writing_remotely`), all watched at once,
     each with the note its lock held when watched (`DirLock.acquire(watched=)`)."""
     notes = {run_dir: holder(run_dir / LOCK) for run_dir in run_dirs}
-    live = renewing([run_dir / LOCK for run_dir, note in notes.items() if _of_another_machine(note)])
+    live = renewing([run_dir / LOCK for run_dir, note in notes.items() if of_another_machine(note)])
     return {run_dir: note for run_dir, note in notes.items() if run_dir / LOCK not in live}
 
 
@@ -365,7 +365,7 @@ def live_writer(path: Path, lock: LockState) -> str | None:
     return None
 
 
-def _of_another_machine(note: dict[str, Any] | None) -> bool:
+def of_another_machine(note: dict[str, Any] | None) -> bool:
     """Whether a lock's note is of a writer on another machine: another host name, or this one's name and another
     boot's id (machines given one name: a swarm's replicas of `hostname: worker`, cloned machines, `localhost`)."""
     host, boot = (note.get("host"), note.get("boot")) if note else (None, None)

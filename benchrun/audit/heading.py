@@ -11,6 +11,7 @@ from rich.text import Text
 from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, limits_set, mixed_judges, mixed_models
+from benchrun.archive.trust import stopped
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
@@ -31,7 +32,7 @@ def header(run: Run) -> Table:
     rows = {
         "run": f"{info.run_id}  {run.path}",
         "benchmark": info.benchmark,
-        "status": info.status + (f": {info.reason}" if info.reason else ""),
+        "status": status(run),
         "started": f"{info.started_at}  ended {info.ended_at or '-'}",
         "overrides": " ".join(info.overrides) or "-",
         "manifest id": info.manifest_id or "- (the run failed before it compiled)",
@@ -50,6 +51,18 @@ def header(run: Run) -> Table:
         if value is not None:
             grid.add_row(key, Text(shown_name(value)))
     return grid
+
+
+def status(run: Run) -> str:
+    """The run's status and `reason`."""
+    why = reason(run)
+    return run.info.status + (f": {why}" if why else "")
+
+
+def reason(run: Run) -> str | None:
+    """Why the run ended as it did; of a `running` run no live process writes, why not (`archive.trust.stopped`):
+    run.json, written as it began, says `running` of a run whose writer was killed."""
+    return stopped(run) or run.info.reason
 
 
 def answer_unit(run: Run) -> str:

@@ -18,13 +18,16 @@ Calls = dict[tuple[str, int], list[JudgementRecord]]
 
 
 def judge_identity(judge: dict[str, Any]) -> str | None:
-    """run.json's judge on one line (runner model, name, digest, server, allow_self); None for a run without."""
+    """run.json's judge (or a rejudging rescore's) on one line (runner model, name, digest, server, allow_self, and a
+    rescore's judge.repeats above 1); None for a run without."""
     if not judge:
         return None
     identity, runner = judge.get("identity", {}), judge.get("runner", {})
     text = (f"{runner.get('model', '-')}  name {identity.get('name', '-')}  digest {model_digest(identity) or '-'}  "
             f"server {identity.get('server_version', '-')}")
-    return text + ("  allowed to judge itself (judge.allow_self)" if judge.get("allow_self") else "")
+    repeats = judge.get("repeats", 1)
+    return (text + ("  allowed to judge itself (judge.allow_self)" if judge.get("allow_self") else "")
+            + (f"  asked {repeats} times an answer (judge.repeats)" if repeats != 1 else ""))
 
 
 def calls_by_answer(run: Run) -> Calls:

@@ -80,8 +80,8 @@ class _Answer:
 def merge_runs(runs: Sequence[Run], into: PathLike, partial: bool = False) -> tuple[RunInfo, Path]:
     """The merged run (its run.json and directory) of the shard runs `runs`."""
     shards = _checked(runs)
-    missing = _missing(shards)
     manifest = shards[0][1].manifest  # every shard's: their manifest ids are one
+    missing = _missing(shards, manifest)
     answers: dict[Key, _Answer] = {}
     for shard, run in shards:
         answers.update(_answers(run, shard, manifest))
@@ -174,10 +174,13 @@ def _digest(digest: str | None) -> str:
     return pin_shown(digest) if digest else "no digest"
 
 
-def _missing(shards: list[tuple[Shard, Run]]) -> list[str]:
+def _missing(shards: list[tuple[Shard, Run]], manifest: Manifest) -> list[str]:
+    """The shards no run was given for that ask a sample: one of more shards than the manifest has samples asks none
+    (`shard=19/20` of 18), and no run of it is missing."""
     count = shards[0][0].count
     given = {shard.index for shard, _ in shards}
-    return [f"{index}/{count}" for index in range(1, count + 1) if index not in given]
+    return [f"{index}/{count}" for index in range(1, count + 1)
+            if index not in given and Shard(index=index, count=count).samples(manifest)]
 
 
 def _gaps(missing: list[str], shards: list[tuple[Shard, Run]]) -> str:

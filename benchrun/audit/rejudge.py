@@ -71,9 +71,10 @@ def rejudged_manifest(manifest: Manifest, config: dict[str, Any]) -> Manifest:
 async def rejudging(manifest: Manifest, config: dict[str, Any],
                     identity: dict[str, Any]) -> AsyncIterator[tuple[Judge, dict[str, Any]]]:
     """The judge asking `manifest`'s judge model (refused when it is the run's model, as for a run), and what
-    rescore.json keeps of it: its identity, its runner config as used and whether it may judge itself. A judge whose
-    requests fail answer after answer stops the rescore (FailFast, as in a run), and so does one pulled again
-    meanwhile, once the grading is done (RunnerError: its grades of two models)."""
+    rescore.json keeps of it: its identity, its runner config as used, whether it may judge itself and how many times
+    it judges each answer (judge.repeats, whose mean is the judge's metric). A judge whose requests fail answer after
+    answer stops the rescore (FailFast, as in a run), and so does one pulled again meanwhile, once the grading is done
+    (RunnerError: its grades of two models)."""
     from benchrun.execute.runners.registry import make_judge_runner
     from benchrun.execute.session import refuse_self, same_to_the_end
 
@@ -82,7 +83,8 @@ async def rejudging(manifest: Manifest, config: dict[str, Any],
         judge_identity = await runner.identify()
         await refuse_self(config, identity, judge_identity, runner)
         yield Judge(manifest, runner, fail_fast=True), {
-            "identity": judge_identity, "runner": runner.public_config(), "allow_self": config["judge"]["allow_self"]}
+            "identity": judge_identity, "runner": runner.public_config(), "allow_self": config["judge"]["allow_self"],
+            "repeats": config["judge"]["repeats"]}
         await same_to_the_end(runner, pinned_as(judge_identity), f"the judge model {runner.config.model}", "grades",
                               None, "the rescore", "rescore it again")
     finally:

@@ -44,9 +44,13 @@ def main(args: argparse.Namespace) -> int:
 
 def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = None,
                  root: PathLike = DEFAULT_ROOT) -> Path:
-    """Write the HTML report of the run or sweep `refs` (or of several); its path."""
+    """Write the HTML report of the run or sweep `refs` (or of several); its path. An `output` named is written as
+    --output is (through a link, into a pipe); the default one, in the run's or sweep's directory, as the archive
+    writes its own files: a link there replaced, never written through (a `report.html` planted in a shared run,
+    linked to `~/.bashrc`, had it overwritten by whoever reported on the run)."""
     refs = [refs] if isinstance(refs, (str, os.PathLike)) else list(refs)
     jobs = list({job.path.resolve(): job for ref in refs for job in expand(ref, root)}.values())
+    named = output is not None
     if output is None:
         if len(refs) > 1:
             raise BenchrunError("several runs: say where the report goes with --output FILE.html")
@@ -54,7 +58,7 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
     output = Path(output)
     with writing(output):
         _make_folder(output.parent)
-    write_atomic(output, render(label_jobs(jobs)).encode("utf-8"), follow=True)
+    write_atomic(output, render(label_jobs(jobs)).encode("utf-8"), follow=named)
     return output
 
 

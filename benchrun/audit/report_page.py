@@ -12,7 +12,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
-from benchrun.audit.heading import answer_unit, parts
+from benchrun.audit.heading import answer_unit, parts, reason, status
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import at_k_basis, number, speed_cells
@@ -47,7 +47,7 @@ def table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
 
 def overview(jobs: list[Job]) -> str:
     rows = [[escape(job.label), _status(job.status), escape(job.run.id if job.run else "-"),
-             escape(job.reason or (job.run.info.reason if job.run else None) or ""),
+             escape(job.reason or (reason(job.run) if job.run else None) or ""),
              f"<code>{escape(shown_name(str(job.path)))}</code>"] for job in jobs]
     return "<h2>Runs</h2>" + table(["run", "status", "run id", "reason", "directory"], rows, ' id="runs"')
 
@@ -144,7 +144,7 @@ def _facts(run: Run) -> dict[str, str]:
     details = identity.get("details") or {}
     return {
         "run id": info.run_id, "directory": shown_name(str(run.path)), "benchmark": info.benchmark,
-        "status": info.status + (f": {info.reason}" if info.reason else ""),
+        "status": status(run),
         "started": info.started_at, "ended": info.ended_at or "-", "manifest id": info.manifest_id or "-",
         "model": str(identity.get("name") or info.model), "model digest": run.model_digest or "-",
         **_answered_by(run),

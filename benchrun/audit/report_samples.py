@@ -27,6 +27,25 @@ class Records:
     asked: dict[str, Sample] = field(default_factory=dict)
     """Sample id -> the sample as this run's manifest has it (its prompt and reference, which a benchmark edited
     between the runs makes other than the first run's)."""
+    lengths: dict[tuple[str, int, str], int] = field(default_factory=dict)
+    """(sample id, repeat, "" for the answer or a scorer's name for its detail) -> the characters of a text longer
+    than TEXT_CAP, whose first TEXT_CAP alone are kept."""
+
+    def keep(self, response: ResponseRecord) -> None:
+        """Keep `response` with the TEXT_CAP characters of its text the page shows: a page of 500 answers of 8 MB
+        held 4 GB to show 5 MB of them."""
+        if response.text is not None and len(response.text) > TEXT_CAP:
+            self.lengths[response.id, response.repeat, ""] = len(response.text)
+            response = response.model_copy(update={"text": response.text[:TEXT_CAP]})
+        self.responses.setdefault(response.id, []).append(response)
+
+    def keep_score(self, score: ScoreRecord) -> None:
+        """Keep `score` with the TEXT_CAP characters of its detail the page shows: a format check's detail quotes the
+        answer it refused (`'yyy…' is not of type 'object'`), as long as the answer."""
+        if score.detail is not None and len(score.detail) > TEXT_CAP:
+            self.lengths[score.id, score.repeat, score.scorer] = len(score.detail)
+            score = score.model_copy(update={"detail": score.detail[:TEXT_CAP]})
+        self.scores.setdefault((score.id, score.repeat), []).append(score)
 
 
 def shown_samples(scored: list[Job]) -> dict[str, tuple[list[Sample], int]]:
@@ -47,10 +66,10 @@ def read_records(run: Run, shown: dict[str, tuple[list[Sample], int]]) -> Record
     records = Records(asked={sample.id: sample for sample in run.manifest.samples if sample.id in keep})
     for response in run.responses():
         if response.id in keep:
-            records.responses.setdefault(response.id, []).append(response)
+            records.keep(response)
     for score in run.scores():
         if score.id in keep:
-            records.scores.setdefault((score.id, score.repeat), []).append(score)
+            records.keep_score(score)
     return records
 
 
@@ -84,8 +103,10 @@ def _chat_view(scored: list[Job], task: str) -> str:
     return "".join(parts)
 
 
-def _text(text: str) -> str:
-    more = f'<span class="note">… {len(text) - TEXT_CAP} more characters</span>' if len(text) > TEXT_CAP else ""
+def _text(text: str, length: int | None = None) -> str:
+    """At most TEXT_CAP characters of `text`, then how many more its whole `length` (its own by default) has."""
+    length = len(text) if length is None else length
+    more = f'<span class="note">… {length - TEXT_CAP} more characters</span>' if length > TEXT_CAP else ""
     return f"<pre>{escape(text[:TEXT_CAP])}</pre>{more}"
 
 
@@ -115,8 +136,9 @@ def _answer(records: Records, response: ResponseRecord, numbered: bool) -> str:
     if response.text is None:
         answer = f'<p class="bad">no response: {_error(response.error)}</p>'
     else:
-        answer = _text(response.text)
-    scores = "".join(f"<li>{_score(score)}</li>" for score in records.scores.get((response.id, response.repeat), []))
+        answer = _text(response.text, records.lengths.get((response.id, response.repeat, "")))
+    scores = "".join(f"<li>{_score(score, records.lengths.get((score.id, score.repeat, score.scorer)))}</li>"
+                     for score in records.scores.get((response.id, response.repeat), []))
     return heading + answer + (f'<ul class="scores">{scores}</ul>' if scores else "")
 
 
@@ -124,9 +146,11 @@ def _error(error: ErrorInfo | None) -> str:
     return escape(str(error) if error else "no value")
 
 
-def _score(score: ScoreRecord) -> str:
-    """`contains 1`, `check_name_dir: name 1, direction 0`, or the scorer's error; then its detail."""
-    detail = f' <span class="sub">({escape(score.detail)})</span>' if score.detail else ""
+def _score(score: ScoreRecord, length: int | None = None) -> str:
+    """`contains 1`, `check_name_dir: name 1, direction 0`, or the scorer's error; then its detail (at most TEXT_CAP
+    characters of it, then how many more its whole `length` has)."""
+    more = f" … {length - TEXT_CAP} more characters" if length is not None and length > TEXT_CAP else ""
+    detail = f' <span class="sub">({escape(score.detail)}{more})</span>' if score.detail else ""
     if score.metrics is None:
         return f'{escape(score.scorer)}: <span class="bad">{_error(score.error)}</span>{detail}'
     values = ", ".join(f'{escape(m.removeprefix(score.scorer + "."))} <span class="{"v0" if v == 0 else "good"}">'

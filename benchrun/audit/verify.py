@@ -23,7 +23,7 @@ from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
-from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
+from benchrun.archive.trust import CONVERTED, converted, not_held, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
@@ -130,7 +130,7 @@ def unsealed(run: Run) -> Finding:
     if writer := live_writer(run.path / LOCK, lock):
         return Finding(False, RUN, f"not sealed yet: the run is being written ({writer}); verify it once it has ended "
                                    f"({UNSEALED_LINES})")
-    return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {_not_held(run, lock)} "
+    return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {not_held(run, lock)} "
                                f"({UNSEALED_LINES})")
 
 
@@ -149,20 +149,6 @@ def _sealing(run: Run, lock: LockState) -> str:
 
 
 UNSEALED_LINES = f"record lines checked against {DIGESTS} only"
-
-
-def _not_held(run: Run, lock: LockState) -> str:
-    """What the lock file tells of a `running` run's last writer: it died holding the lock, or let go cleanly
-    (which a writer does once it has ended the run), or there never was one here."""
-    if not lock.exists:
-        return "there is none, so the directory was copied without it or run.json edited"
-    if writing_elsewhere(lock.note):
-        return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
-    if lock.note:
-        finish = ("it asked nothing, for it stopped before it compiled: start a new run" if run.info.manifest_id is None
-                  else f"finish it with: benchrun-audit resume {run.path}")
-        return f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); {finish}"
-    return "its last writer let go of it cleanly, which a writer does once the run has ended: run.json was edited"
 
 
 def check_manifest(run: Run) -> list[Finding]:
