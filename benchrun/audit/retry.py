@@ -3,7 +3,8 @@
 A finished run's files are never rewritten. The retry is a run of its own (beside the parent by default, named
 `<parent>.retry<N>`): the parent's manifest and config, the parent's good answers carried over with their scores
 and judge calls (each marked `carried_from`), and a fresh request (judged by the run's judge model, checked to be the
-one the parent used) for every sample whose request failed or was never made. It holds every sample exactly once and
+one the parent used) for every sample whose request failed or was never made; a carried answer whose judge request
+failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again. It holds every sample exactly once and
 verifies on its own. The parent must verify intact, and its benchmark sources and
 model must be what they were, unless `--force` (recorded in the retry's run.json history).
 """
@@ -14,7 +15,7 @@ import argparse
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, TypeVar
 
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
@@ -41,10 +42,15 @@ from benchrun.core.errors import EXIT, ArchiveError, ConfigError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
-from benchrun.core.records import Counts, JudgementRecord, RunInfo
+from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, answer_name
 from benchrun.core.shards import answers_of, queries_of
+from benchrun.execute.judging import Judge, Key
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, make_judge, recording
+from benchrun.execute.session import execute, grader_for, make_judge, recording
+
+JUDGED_AGAIN = "judged_again"
+"""The history entry's list of the carried answers a retry judged again (their judge requests had failed)."""
+Record = TypeVar("Record", ResponseRecord, JudgementRecord)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,8 +71,10 @@ def main(args: argparse.Namespace) -> int:
     retried = load_run(path)
     output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
-    output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
-                                f"{lineage.asked} {answer_unit(retried)} asked again")
+    judged = len(info.history[-1].get(JUDGED_AGAIN, ()))
+    output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over"
+                                f"{f' ({judged} judged again)' if judged else ''}, {lineage.asked} "
+                                f"{answer_unit(retried)} asked again")
     return EXIT["ok"]
 
 
@@ -85,16 +93,19 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"the benchmark's sources changed since run {parent.id}: {', '.join(changed)}; "
                            "retry with --force to use them anyway (recorded in run.json)")
     todo = _todo(parent)
-    if not todo:
-        raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry", file=str(parent.path))
+    unjudged = _unjudged(parent, todo)
+    if not todo and not unjudged:
+        raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
+                           file=str(parent.path))
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
     runner_cfg = runner_config(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
-            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo)}
+            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo),
+            **({JUDGED_AGAIN: [answer_name(*key) for key in sorted(unjudged)]} if unjudged else {})}
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked
-    return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, todo, note, into))
+    return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, (todo, unjudged), note, into))
 
 
 def _parent_problems(parent: Run) -> list[str]:
@@ -114,8 +125,16 @@ def _todo(parent: Run) -> set[tuple[str, int]]:
     return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
 
 
+def _unjudged(parent: Run, todo: set[tuple[str, int]]) -> set[tuple[str, int]]:
+    """The parent's answers carried over (not in `todo`) a judge call of which got no reply: its request failed, as
+    a model's request can, which is no grade of the answer."""
+    return {(call.id, call.repeat) for call in parent.judgements() if call.reply is None} - todo
+
+
 async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any],
-                 todo: set[tuple[str, int]], note: dict[str, Any], into: Path | None) -> tuple[RunInfo, Path]:
+                 keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
+                 into: Path | None) -> tuple[RunInfo, Path]:
+    todo, unjudged = keys
     runner = make_runner(runner_cfg)
     try:
         async with checked_models(parent, plan, config, runner, note["forced"]) as (identity, judged):
@@ -129,8 +148,8 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
                     raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
                                        "canonical", file=str(parent.path / MANIFEST))
                 writer.identified(identity, runner.public_config())
-                judge = make_judge(plan, judged, config, writer, None)
-                _carry(parent, writer, todo)
+                judge = make_judge(plan, judged, config, writer, None, _replied(parent))
+                await _judge_again(plan, writer, judge, _carry(parent, writer, todo, unjudged))
                 await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
                               judge=judge)
         return writer.info, writer.dir
@@ -138,20 +157,52 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
         await runner.aclose()
 
 
-def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
+def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]],
+           unjudged: set[tuple[str, int]]) -> list[ResponseRecord]:
     """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from` the
     run that asked it: the parent, the run the parent's own retry carried it from (a retry of a retry names the
-    first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent."""
-    askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
+    first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent.
+    Those `unjudged` are recorded without their scores and judge calls, and returned, to be graded again."""
     calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
-    for call in parent.judgements():
-        asked_in = call.carried_from or askers.get(call.shard, parent.id)
-        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": asked_in}))
+    for call in _marked(parent, parent.judgements()):
+        calls[call.id, call.repeat].append(call)
+    again = []
     for response, scores in joined(parent.responses(), parent.scores()):
-        if (response.id, response.repeat) not in todo:
-            asked_in = response.carried_from or askers.get(response.shard, parent.id)
-            writer.record(response.model_copy(update={"carried_from": asked_in}), scores,
-                          calls[response.id, response.repeat])
+        key = (response.id, response.repeat)
+        if key in todo:
+            continue
+        [carried] = _marked(parent, [response])
+        if key in unjudged:
+            writer.record_response(carried)
+            again.append(carried)
+        else:
+            writer.record(carried, scores, calls[key])
+    return again
+
+
+def _marked(parent: Run, records: Iterable[Record]) -> list[Record]:
+    """`records` of the parent, each marked `carried_from` the run that asked it (`_carry`)."""
+    askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
+    return [record.model_copy(update={"carried_from": record.carried_from or askers.get(record.shard, parent.id)})
+            for record in records]
+
+
+def _replied(parent: Run) -> dict[Key, JudgementRecord]:
+    """The parent's judge calls that got a reply, marked as carried: read again by the retry's judge, not asked."""
+    return {(c.id, c.repeat, c.judge, c.judge_repeat): c
+            for c in _marked(parent, parent.judgements()) if c.reply is not None}
+
+
+async def _judge_again(plan: Plan, writer: RunWriter, judge: Judge | None, responses: list[ResponseRecord]) -> None:
+    """Grade again carried answers whose judge request had failed: the calls that got a reply read again, the others
+    asked; every call recorded (the carried ones marked so), then the scores."""
+    if not responses:
+        return
+    samples = {s.id: s for s in plan.manifest.samples}
+    async with grader_for(plan, writer, judge) as grader:
+        for response in responses:
+            graded = await grader.grade(samples[response.id], response)
+            writer.record_scores(graded.records, graded.judged)
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:

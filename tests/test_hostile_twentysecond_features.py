@@ -1,0 +1,73 @@
+"""The twenty-second hostile pass, the features a benchmark is made of (data files, examples, judges, scoring, shards,
+repeats, the cache) used together as a demanding researcher does.
+
+Found and fixed:
+- A judge request that failed for one answer (a 5xx, a timeout after the judge's retries: no reply, so no grade of
+  the answer) was that answer's scorer error for good: `retry` said "every sample ... has an answer; nothing to retry"
+  and `resume` "completed_with_errors; nothing to resume", while a model's failed request is asked again by `retry`.
+  `retry` judges such a carried answer again, the calls that got a reply read again (audit.retry)."""
+
+from __future__ import annotations
+
+import json
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import ChatRequest, Reply
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+
+SUMMARIES = {
+    "tasks.yml": "- name: summ\n  template: 'Summarise: {text}'\n  values_file: data/docs.jsonl\n  scorer: contains\n"
+                 "  judge: [quality, faithful]\n",
+    "judges.yml": "- name: quality\n  rubric: 'Rate 1-5. Summary: {response}'\n  format: Rating\n  score: rating\n"
+                  "- name: faithful\n  rubric: 'Faithful? {response}'\n  format: Faith\n  score: ok\n",
+    "custom_response.py": "from pydantic import BaseModel, Field\n\n\nclass Rating(BaseModel):\n"
+                          "    rating: int = Field(ge=1, le=5)\n\n\nclass Faith(BaseModel):\n    ok: bool\n",
+    "data/docs.jsonl": '{"id": "d1", "text": "The cat sat.", "reference": "cat"}\n'
+                       '{"id": "d2", "text": "Stocks fell.", "reference": "stocks"}\n'}
+"""A summarisation task graded by `contains` and by two judges: a 1-5 rating and a yes/no faithfulness check."""
+
+
+class JudgeDownOnce:
+    """The model summarises; the judge qwen2.5 rates 4 and says faithful, but its first rating of d2 is a 500."""
+
+    def __init__(self) -> None:
+        self.failed = False
+
+    def __call__(self, req: ChatRequest) -> Reply | str:
+        if not req.model.startswith("qwen2.5"):
+            return json.dumps({"answer": "A cat." if "cat" in req.prompt else "Markets dropped."})
+        if req.prompt.startswith("Rate") and "Markets" in req.prompt and not self.failed:
+            self.failed = True
+            return Reply(status=500, error="judge overloaded")
+        return json.dumps({"rating": 4} if req.prompt.startswith("Rate") else {"ok": True})
+
+
+def test_a_retry_judges_again_a_carried_answer_whose_judge_request_failed(tmp_path):
+    write_bench(tmp_path, SUMMARIES)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=JudgeDownOnce()) as server:
+        ran = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                        "+judge.retries=0")
+        parent = run_dir_of(ran.stdout)
+        retried = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
+    assert ran.returncode == EXIT["ok"], ran.stderr
+    assert json.loads((parent / "run.json").read_text())["counts"]["scorer_errors"] == 1
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    assert retried.stdout.splitlines()[-1] == (
+        f"retry of run {json.loads((parent / 'run.json').read_text())['run_id']}: 2 answers carried over (1 judged "
+        "again), 0 samples asked again")
+    child = run_dir_of(retried.stdout)
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    assert [(c["id"], c["judge"], c["reply"], c.get("carried_from")) for c in read_jsonl(child / "judgements.jsonl")] == [
+        ("summ:d1", "quality", '{"rating": 4}', parent_id), ("summ:d1", "faithful", '{"ok": true}', parent_id),
+        ("summ:d2", "quality", '{"rating": 4}', None), ("summ:d2", "faithful", '{"ok": true}', parent_id)]
+    info = json.loads((child / "run.json").read_text())
+    assert (info["status"], info["counts"]["scorer_errors"], info["history"][0]["judged_again"]) == (
+        "completed", 0, ["summ:d2"])
+    summary = {(m["task"], m["metric"]): (m["n"], m["mean"], m["errors"])
+               for m in json.loads((child / "summary.json").read_text())["metrics"]}
+    assert summary["summ", "quality"] == (2, 4, 0)
+    assert [r["carried_from"] for r in read_jsonl(child / "responses.jsonl")] == [parent_id, parent_id]
+    assert call_benchrun("verify", str(child), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
