@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import ChatRequest, Reply
 from benchrun.testing.ollama_server import FakeOllama
@@ -71,3 +73,33 @@ def test_a_retry_judges_again_a_carried_answer_whose_judge_request_failed(tmp_pa
     assert summary["summ", "quality"] == (2, 4, 0)
     assert [r["carried_from"] for r in read_jsonl(child / "responses.jsonl")] == [parent_id, parent_id]
     assert call_benchrun("verify", str(child), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
+
+
+MMLU = {"tasks.yml": "- name: mmlu\n  template: \"{question}\\n(A) {A}\\n(B) {B}\\n(C) {C}\\nAnswer with the letter.\"\n"
+                     "  values_file: data/mmlu.csv\n  scorer: contains\n",
+        "data/mmlu.csv": "id,question,A,B,C,reference\nm1,Capital of France?,Berlin,Paris,Rome,B\n"
+                         "m2,Largest planet?,Mars,Venus,Jupiter,C\n",
+        "custom_response.py": "from enum import Enum\n\nfrom pydantic import BaseModel, Field\n\n\n"
+                              "class L(str, Enum):\n    A = 'A'\n    B = 'B'\n    C = 'C'\n\n\n"
+                              "class Letter(BaseModel):\n    answer: L\n\n\n"
+                              "class Lettered(BaseModel):\n    answer: str = Field(pattern='^[A-C]$')\n"}
+"""A multiple-choice task from a CSV, its references the right option's letter, graded by contains."""
+
+
+@pytest.mark.parametrize("fmt", ["StringAnswer", "StringJustification"])
+def test_a_capital_letter_graded_by_contains_on_a_free_text_answer_is_refused(tmp_path, fmt):
+    """Before: compiled; `{"answer": "Answer: (C)"}` scored contains 1 for A, and `The answer is (A) because` for B."""
+    write_bench(tmp_path, {**MMLU, "tasks.yml": MMLU["tasks.yml"] + f"  format: {fmt}\n"})
+    result = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'data/mmlu.csv': task 'mmlu': column 'reference': the reference of sample 'mmlu:m1' is "
+        "\"B\", a capital letter: contains finds it, ignoring case, in every answer with that letter in it (\"Answer: "
+        "(C)\" holds \"A\", \"because\" holds \"B\"), so nearly every answer would score 1; grade it with exact_match, "
+        "or answer in a format that takes only the letters (an Enum)\n"))
+
+
+@pytest.mark.parametrize("fmt", ["Letter", "Lettered"])
+def test_a_capital_letter_graded_by_contains_on_an_answer_of_letters_compiles(tmp_path, fmt):
+    write_bench(tmp_path, {**MMLU, "tasks.yml": MMLU["tasks.yml"] + f"  format: {fmt}\n"})
+    result = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["ok"], "")
