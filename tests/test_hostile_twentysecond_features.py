@@ -73,6 +73,8 @@ def test_a_retry_judges_again_a_carried_answer_whose_judge_request_failed(tmp_pa
     assert summary["summ", "quality"] == (2, 4, 0)
     assert [r["carried_from"] for r in read_jsonl(child / "responses.jsonl")] == [parent_id, parent_id]
     assert call_benchrun("verify", str(child), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
+    shown = call_benchrun("show", str(child), cwd=tmp_path, module="benchrun.audit").stdout
+    assert "(2 answers carried over (1 judged again), 0 samples asked again)" in " ".join(shown.split()), shown
 
 
 MMLU = {"tasks.yml": "- name: mmlu\n  template: \"{question}\\n(A) {A}\\n(B) {B}\\n(C) {C}\\nAnswer with the letter.\"\n"

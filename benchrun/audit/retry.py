@@ -20,11 +20,11 @@ from typing import Any, Iterable, TypeVar
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
-from benchrun.archive.sessions import CARRIED, carried_by
+from benchrun.archive.sessions import CARRIED, JUDGED_AGAIN, carried_by
 from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
-from benchrun.audit.heading import answer_unit
+from benchrun.audit.heading import answer_unit, carried_over
 from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
@@ -48,9 +48,8 @@ from benchrun.execute.judging import Judge, Key
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import execute, grader_for, make_judge, recording
 
-JUDGED_AGAIN = "judged_again"
-"""The history entry's list of the carried answers a retry judged again (their judge requests had failed)."""
 Record = TypeVar("Record", ResponseRecord, JudgementRecord)
+"""A record a retry carries over, marked with the run that asked it."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -71,9 +70,7 @@ def main(args: argparse.Namespace) -> int:
     retried = load_run(path)
     output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
-    judged = len(info.history[-1].get(JUDGED_AGAIN, ()))
-    output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over"
-                                f"{f' ({judged} judged again)' if judged else ''}, {lineage.asked} "
+    output.say(output.stdout(), f"retry of run {lineage.run_id}: {carried_over(info)}, {lineage.asked} "
                                 f"{answer_unit(retried)} asked again")
     return EXIT["ok"]
 
