@@ -5,7 +5,12 @@ Found and fixed:
 - A judge request that failed for one answer (a 5xx, a timeout after the judge's retries: no reply, so no grade of
   the answer) was that answer's scorer error for good: `retry` said "every sample ... has an answer; nothing to retry"
   and `resume` "completed_with_errors; nothing to resume", while a model's failed request is asked again by `retry`.
-  `retry` judges such a carried answer again, the calls that got a reply read again (audit.retry)."""
+  `retry` judges such a carried answer again, the calls that got a reply read again (audit.retry), and `resume` of
+  such a run names it (audit.resume).
+- A multiple-choice task from a CSV whose references are the option's letter (`B`), graded by contains on a free-text
+  answer (StringAnswer): contains finds the letter anywhere, ignoring case (`Answer: (C)` holds A, `because` holds B),
+  so nearly every answer scored 1. A capital-letter reference so graded is refused at compile; an Enum of letters or
+  a pattern-bound answer compiles (compiler.answerable)."""
 
 from __future__ import annotations
 
@@ -53,15 +58,18 @@ def test_a_retry_judges_again_a_carried_answer_whose_judge_request_failed(tmp_pa
         ran = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
                         "+judge.retries=0")
         parent = run_dir_of(ran.stdout)
+        resumed = call_benchrun("resume", str(parent), cwd=tmp_path, module="benchrun.audit")
         retried = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
     assert ran.returncode == EXIT["ok"], ran.stderr
     assert json.loads((parent / "run.json").read_text())["counts"]["scorer_errors"] == 1
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{parent}': run {parent_id} is completed_with_errors; nothing to resume; to ask its "
+        f"failed judge requests again: benchrun-audit retry {parent}\n"))
     assert retried.returncode == EXIT["ok"], retried.stderr
     assert retried.stdout.splitlines()[-1] == (
-        f"retry of run {json.loads((parent / 'run.json').read_text())['run_id']}: 2 answers carried over (1 judged "
-        "again), 0 samples asked again")
+        f"retry of run {parent_id}: 2 answers carried over (1 judged again), 0 samples asked again")
     child = run_dir_of(retried.stdout)
-    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
     assert [(c["id"], c["judge"], c["reply"], c.get("carried_from")) for c in read_jsonl(child / "judgements.jsonl")] == [
         ("summ:d1", "quality", '{"rating": 4}', parent_id), ("summ:d1", "faithful", '{"ok": true}', parent_id),
         ("summ:d2", "quality", '{"rating": 4}', None), ("summ:d2", "faithful", '{"ok": true}', parent_id)]

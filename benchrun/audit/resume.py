@@ -27,6 +27,7 @@ from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, carry_cut, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
+from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given, with_limits
 from benchrun.audit.provenance import flatten
 from benchrun.compiler import scoring
@@ -199,8 +200,8 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
     """The run's manifest, once the run is unfinished, hashes to its id and its run.json matches its seal."""
     info = run.info
     if info.status not in UNFINISHED:
-        retry = f"; to ask its failed samples again: benchrun-audit retry {run.path}" if info.counts.request_errors \
-            else ""
+        failed = "samples" if info.counts.request_errors else "judge requests" if unreplied(run) else ""
+        retry = f"; to ask its failed {failed} again: benchrun-audit retry {run.path}" if failed else ""
         raise ArchiveError(f"run {run.id} is {info.status}; nothing to resume{retry}", file=str(run.path))
     if info.manifest_id is None:
         raise ArchiveError(trust.uncompiled(run), file=str(run.path))

@@ -26,6 +26,7 @@ from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.heading import answer_unit, carried_over
 from benchrun.audit.intotasks import among_tasks
+from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
     asked_config,
@@ -90,7 +91,7 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"the benchmark's sources changed since run {parent.id}: {', '.join(changed)}; "
                            "retry with --force to use them anyway (recorded in run.json)")
     todo = _todo(parent)
-    unjudged = _unjudged(parent, todo)
+    unjudged = unreplied(parent) - todo
     if not todo and not unjudged:
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
                            file=str(parent.path))
@@ -120,12 +121,6 @@ def _todo(parent: Run) -> set[tuple[str, int]]:
     """The parent's answers (sample id, repeat) not given: a failed request, or none at all."""
     answered = {(r.id, r.repeat) for r in parent.require_records(force=True).responses() if r.error is None}
     return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
-
-
-def _unjudged(parent: Run, todo: set[tuple[str, int]]) -> set[tuple[str, int]]:
-    """The parent's answers carried over (not in `todo`) a judge call of which got no reply: its request failed, as
-    a model's request can, which is no grade of the answer."""
-    return {(call.id, call.repeat) for call in parent.judgements() if call.reply is None} - todo
 
 
 async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any],
