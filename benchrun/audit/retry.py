@@ -4,8 +4,8 @@ A finished run's files are never rewritten. The retry is a run of its own (besid
 `<parent>.retry<N>`): the parent's manifest and config, the parent's good answers carried over with their scores
 and judge calls (each marked `carried_from`), and a fresh request (judged by the run's judge model, checked to be the
 one the parent used) for every sample whose request failed or was never made; a carried answer whose judge request
-failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again. It holds every sample exactly once and
-verifies on its own. The parent must verify intact, and its benchmark sources and
+failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again. It holds
+every sample exactly once and verifies on its own. The parent must verify intact, and its benchmark sources and
 model must be what they were, unless `--force` (recorded in the retry's run.json history).
 """
 
@@ -15,7 +15,7 @@ import argparse
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
@@ -140,7 +140,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
                     raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
                                        "canonical", file=str(parent.path / MANIFEST))
                 writer.identified(identity, runner.public_config())
-                judge = make_judge(plan, judged, config, writer, None, _replied(parent))
+                judge = make_judge(plan, judged, config, writer, None, _replied(parent, unjudged))
                 await _judge_again(plan, writer, judge, _carry(parent, writer, todo, unjudged))
                 await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
                               judge=judge)
@@ -155,15 +155,16 @@ def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]],
     run that asked it: the parent, the run the parent's own retry carried it from (a retry of a retry names the
     first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent.
     Those `unjudged` are recorded without their scores and judge calls, and returned, to be graded again."""
+    mark = _marker(parent)
     calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
-    for call in _marked(parent, parent.judgements()):
-        calls[call.id, call.repeat].append(call)
+    for call in parent.judgements():
+        calls[call.id, call.repeat].append(mark(call))
     again = []
     for response, scores in joined(parent.responses(), parent.scores()):
         key = (response.id, response.repeat)
         if key in todo:
             continue
-        [carried] = _marked(parent, [response])
+        carried = mark(response)
         if key in unjudged:
             writer.record_response(carried)
             again.append(carried)
@@ -172,17 +173,21 @@ def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]],
     return again
 
 
-def _marked(parent: Run, records: Iterable[Record]) -> list[Record]:
-    """`records` of the parent, each marked `carried_from` the run that asked it (`_carry`)."""
+def _marker(parent: Run) -> Callable[[Record], Record]:
+    """A record of the parent marked `carried_from` the run that asked it (`_carry`)."""
     askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
-    return [record.model_copy(update={"carried_from": record.carried_from or askers.get(record.shard, parent.id)})
-            for record in records]
+
+    def marked(record: Record) -> Record:
+        return record.model_copy(update={"carried_from": record.carried_from or askers.get(record.shard, parent.id)})
+    return marked
 
 
-def _replied(parent: Run) -> dict[Key, JudgementRecord]:
-    """The parent's judge calls that got a reply, marked as carried: read again by the retry's judge, not asked."""
-    return {(c.id, c.repeat, c.judge, c.judge_repeat): c
-            for c in _marked(parent, parent.judgements()) if c.reply is not None}
+def _replied(parent: Run, unjudged: set[tuple[str, int]]) -> dict[Key, JudgementRecord]:
+    """The parent's judge calls on the answers `unjudged` that got a reply, marked as carried: read again by the
+    retry's judge, not asked."""
+    mark = _marker(parent)
+    return {(c.id, c.repeat, c.judge, c.judge_repeat): mark(c) for c in parent.judgements()
+            if c.reply is not None and (c.id, c.repeat) in unjudged}
 
 
 async def _judge_again(plan: Plan, writer: RunWriter, judge: Judge | None, responses: list[ResponseRecord]) -> None:
