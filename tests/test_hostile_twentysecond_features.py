@@ -113,3 +113,25 @@ def test_a_capital_letter_graded_by_contains_on_an_answer_of_letters_compiles(tm
     write_bench(tmp_path, {**MMLU, "tasks.yml": MMLU["tasks.yml"] + f"  format: {fmt}\n"})
     result = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["ok"], "")
+
+
+def test_a_retry_onto_a_model_pulled_again_names_retry_force(tmp_path):
+    """Before: `...; resume with --force to continue with it anyway`, and resume of the finished parent says `nothing to
+    resume`."""
+    write_bench(tmp_path, SUMMARIES)
+    down = {"first": True}
+
+    def responder(req: ChatRequest) -> Reply | str:
+        if "Stocks" in req.prompt and down.pop("first", False):
+            return Reply(status=500, error="overloaded")
+        return json.dumps({"rating": 4} if req.prompt.startswith("Rate") else {"ok": True}
+                          if req.prompt.startswith("Faithful") else {"answer": "A cat."})
+
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=responder) as server:
+        ran = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                        "runner.retries=0")
+        server.digests.update({"llama3.2": "f" * 64, "llama3.2:latest": "f" * 64})
+        retried = call_benchrun("retry", str(run_dir_of(ran.stdout)), cwd=tmp_path, module="benchrun.audit")
+    assert (retried.returncode, retried.stdout) == (EXIT["archive"], "")
+    assert retried.stderr.startswith("benchrun: error: model llama3.2 is now ffffffffffff, the run used ")
+    assert retried.stderr.endswith("; retry with --force to continue with it anyway (recorded in run.json)\n")

@@ -129,7 +129,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
     todo, unjudged = keys
     runner = make_runner(runner_cfg)
     try:
-        async with checked_models(parent, plan, config, runner, note["forced"]) as (identity, judged):
+        async with checked_models(parent, plan, config, runner, note["forced"], "retry") as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
             writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
