@@ -10,7 +10,14 @@ Found and fixed:
 - A multiple-choice task from a CSV whose references are the option's letter (`B`), graded by contains on a free-text
   answer (StringAnswer): contains finds the letter anywhere, ignoring case (`Answer: (C)` holds A, `because` holds B),
   so nearly every answer scored 1. A capital-letter reference so graded is refused at compile; an Enum of letters or
-  a pattern-bound answer compiles (compiler.answerable)."""
+  a pattern-bound answer compiles (compiler.answerable).
+- A retry onto a model or judge model pulled again was refused with `resume with --force to continue with it anyway`:
+  resume of the finished parent says `nothing to resume`. It names `retry with --force` (audit.resume.check_model).
+
+Tried and held: GSM8K- and MMLU-like tasks from JSONL and CSV graded as a researcher would; two judges on one task with
+repeats and judge repeats, on the loopback server and on llama-cpp-python's; rejudges by another judge model, kept
+apart from the cache; compare naming a changed judge; shards from the cache and not, merged; a retry of a shard merged;
+data files named by several tasks, 100,000 rows, replaced after the run; a sweep whose judge is one of its models."""
 
 from __future__ import annotations
 
