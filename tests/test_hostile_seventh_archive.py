@@ -139,7 +139,7 @@ def test_a_benchmark_file_that_reads_other_than_it_says_is_refused(tmp_path, nam
 
 def test_numbers_bools_and_words_as_written_still_compile(tmp_path):
     tasks = T.replace("VALUES", "['yes', \"010\", true, FALSE, -3, 0, 0.25, 1.5e3]").replace(
-        "REFERENCE", '["yes", "010", "T", "F", "-3", "0", "q", "x"]')
+        "REFERENCE", '["yes", "010", "t", "f", "-3", "0", "q", "x"]')
     result = _dry_run(write_bench(tmp_path, {"tasks.yml": tasks}))
     assert result.returncode == EXIT["ok"], result.stderr
     assert "is it yes?" in result.stdout and "8 samples" in result.stdout

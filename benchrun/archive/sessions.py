@@ -20,6 +20,9 @@ RESUMED = "resumed_at"
 CARRIED = "carried_by"
 """The key of a retry's history entry listing who asked the answers it carried over, in the order of its lines: the
 parent's sessions, each with its model's identity (None when unknown), its judge model's, and its answers carried."""
+JUDGED_AGAIN = "judged_again"
+"""The key of a retry's history entry listing the answers it carried over and judged again (their judge requests had
+failed in the parent)."""
 
 
 @dataclass(frozen=True)

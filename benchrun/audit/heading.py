@@ -10,7 +10,7 @@ from rich.text import Text
 
 from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run, load_run
-from benchrun.archive.sessions import RESUMED, limits_set, mixed_judges, mixed_models
+from benchrun.archive.sessions import JUDGED_AGAIN, RESUMED, limits_set, mixed_judges, mixed_models
 from benchrun.archive.trust import stopped
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
@@ -75,14 +75,20 @@ def answer_unit(run: Run) -> str:
     return "answers" if repeated else "samples"
 
 
+def carried_over(info: Any) -> str:
+    """How many answers a retry carried over from its parent, and how many of them it judged again."""
+    judged = next((len(entry[JUDGED_AGAIN]) for entry in info.history if JUDGED_AGAIN in entry), 0)
+    return f"{info.parent.carried} answers carried over" + (f" ({judged} judged again)" if judged else "")
+
+
 def parts(info: Any, unit: str = "samples") -> dict[str, str]:
     """Where a run's answers came from besides its one server, as `show` and the report say it: a retry's parent (what
     it asked again counted in `unit`, `answer_unit`'s), the servers of a run over a list of them, the part of a shard
     run, the shards of a merged run."""
     rows = {}
     if parent := info.parent:
-        rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({parent.carried} answers "
-                            f"carried over, {parent.asked} {unit} asked again)")
+        rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({carried_over(info)}, "
+                            f"{parent.asked} {unit} asked again)")
     if hosts := info.identity.get("hosts"):
         rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
                                     f"{h.get('server_version') or '-'}" for h in hosts)

@@ -1,4 +1,5 @@
-"""What show prints of a run's judges: the judge model's identity, each judge's agreement, each answer's calls."""
+"""What show prints of a run's judges: the judge model's identity, each judge's agreement, each answer's calls; and
+which answers a judge call of got no reply (for retry)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ def judge_identity(judge: dict[str, Any]) -> str | None:
     repeats = judge.get("repeats", 1)
     return (text + ("  allowed to judge itself (judge.allow_self)" if judge.get("allow_self") else "")
             + (f"  asked {repeats} times an answer (judge.repeats)" if repeats != 1 else ""))
+
+
+def unreplied(run: Run) -> set[tuple[str, int]]:
+    """The run's answers (sample id, repeat) a judge call of which got no reply: its request failed (a 5xx, a timeout
+    after its retries), as a model's request can, which is no grade of the answer; `retry` judges them again."""
+    return {(call.id, call.repeat) for call in run.judgements() if call.reply is None}
 
 
 def calls_by_answer(run: Run) -> Calls:

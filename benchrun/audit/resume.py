@@ -27,6 +27,7 @@ from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import RESUMED, carry_cut, ended
 from benchrun.archive.writer import RunWriter, file_digest, now, write_seal
 from benchrun.audit import arguments
+from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given, with_limits
 from benchrun.audit.provenance import flatten
 from benchrun.compiler import scoring
@@ -199,8 +200,8 @@ def checked_manifest(run: Run, force: bool) -> Manifest:
     """The run's manifest, once the run is unfinished, hashes to its id and its run.json matches its seal."""
     info = run.info
     if info.status not in UNFINISHED:
-        retry = f"; to ask its failed samples again: benchrun-audit retry {run.path}" if info.counts.request_errors \
-            else ""
+        failed = "samples" if info.counts.request_errors else "judge requests" if unreplied(run) else ""
+        retry = f"; to ask its failed {failed} again: benchrun-audit retry {run.path}" if failed else ""
         raise ArchiveError(f"run {run.id} is {info.status}; nothing to resume{retry}", file=str(run.path))
     if info.manifest_id is None:
         raise ArchiveError(trust.uncompiled(run), file=str(run.path))
@@ -278,27 +279,28 @@ async def _regrade(run: Run, plan: Plan, writer: RunWriter, judge: Judge | None,
 
 
 @asynccontextmanager
-async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: Runner,
-                         force: bool) -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
+async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: Runner, force: bool,
+                         command: str = "resume") -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
     """The model's identity and the judge model (None without one), each refused (unless `force`) when its digest is
-    not the one `run` used."""
+    not the one `run` used; the refusal names `command` (resume, retry) to give --force to."""
     identity = await runner.identify()
-    check_model(run, identity, force)
+    check_model(run, identity, force, command=command)
     async with judge_model(plan, config, identity) as judged:
         if judged is not None:
-            check_model(run, judged[1], force, judge=True)
+            check_model(run, judged[1], force, judge=True, command=command)
         yield identity, judged
 
 
-def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False) -> None:
-    """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used."""
+def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume") -> None:
+    """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used,
+    naming `command` to give --force to."""
     used = run.info.judge.get("identity", {}) if judge else run.info.identity
     before, after = pinned_as(used), pinned_as(identity)
     if before and after != before and not force:
         served = pin_named(after) if after else "without a digest"
         which = f"judge model {used.get('name', '')}".rstrip() if judge else f"model {run.info.model}"
         raise ArchiveError(f"{which} is now {served}, the run used {pin_named(before)}; "
-                           "resume with --force to continue with it anyway (recorded in run.json)")
+                           f"{command} with --force to continue with it anyway (recorded in run.json)")
 
 
 def _reopen(run: Run, manifest: Manifest, found: repair.Repair, note: dict[str, Any],

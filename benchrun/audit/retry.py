@@ -3,8 +3,9 @@
 A finished run's files are never rewritten. The retry is a run of its own (beside the parent by default, named
 `<parent>.retry<N>`): the parent's manifest and config, the parent's good answers carried over with their scores
 and judge calls (each marked `carried_from`), and a fresh request (judged by the run's judge model, checked to be the
-one the parent used) for every sample whose request failed or was never made. It holds every sample exactly once and
-verifies on its own. The parent must verify intact, and its benchmark sources and
+one the parent used) for every sample whose request failed or was never made; a carried answer whose judge request
+failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again. It holds
+every sample exactly once and verifies on its own. The parent must verify intact, and its benchmark sources and
 model must be what they were, unless `--force` (recorded in the retry's run.json history).
 """
 
@@ -14,17 +15,18 @@ import argparse
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
-from benchrun.archive.sessions import CARRIED, carried_by
+from benchrun.archive.sessions import CARRIED, JUDGED_AGAIN, carried_by
 from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
-from benchrun.audit.heading import answer_unit
+from benchrun.audit.heading import answer_unit, carried_over
 from benchrun.audit.intotasks import among_tasks
+from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
     asked_config,
@@ -41,10 +43,14 @@ from benchrun.core.errors import EXIT, ArchiveError, ConfigError, RunDirTaken
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
-from benchrun.core.records import Counts, JudgementRecord, RunInfo
+from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, answer_name
 from benchrun.core.shards import answers_of, queries_of
+from benchrun.execute.judging import Judge, Key
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, make_judge, recording
+from benchrun.execute.session import execute, grader_for, make_judge, recording
+
+Record = TypeVar("Record", ResponseRecord, JudgementRecord)
+"""A record a retry carries over, marked with the run that asked it."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,8 +71,8 @@ def main(args: argparse.Namespace) -> int:
     retried = load_run(path)
     output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
-    output.say(output.stdout(), f"retry of run {lineage.run_id}: {lineage.carried} answers carried over, "
-                                f"{lineage.asked} {answer_unit(retried)} asked again")
+    output.say(output.stdout(), f"retry of run {lineage.run_id}: {carried_over(info)}, {lineage.asked} "
+                                f"{answer_unit(retried)} asked again")
     return EXIT["ok"]
 
 
@@ -85,16 +91,19 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"the benchmark's sources changed since run {parent.id}: {', '.join(changed)}; "
                            "retry with --force to use them anyway (recorded in run.json)")
     todo = _todo(parent)
-    if not todo:
-        raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry", file=str(parent.path))
+    unjudged = unreplied(parent) - todo
+    if not todo and not unjudged:
+        raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
+                           file=str(parent.path))
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
     runner_cfg = runner_config(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
-            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo)}
+            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo),
+            **({JUDGED_AGAIN: [answer_name(*key) for key in sorted(unjudged)]} if unjudged else {})}
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked
-    return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, todo, note, into))
+    return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, (todo, unjudged), note, into))
 
 
 def _parent_problems(parent: Run) -> list[str]:
@@ -115,10 +124,12 @@ def _todo(parent: Run) -> set[tuple[str, int]]:
 
 
 async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any],
-                 todo: set[tuple[str, int]], note: dict[str, Any], into: Path | None) -> tuple[RunInfo, Path]:
+                 keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
+                 into: Path | None) -> tuple[RunInfo, Path]:
+    todo, unjudged = keys
     runner = make_runner(runner_cfg)
     try:
-        async with checked_models(parent, plan, config, runner, note["forced"]) as (identity, judged):
+        async with checked_models(parent, plan, config, runner, note["forced"], "retry") as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
             writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
@@ -129,8 +140,8 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
                     raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
                                        "canonical", file=str(parent.path / MANIFEST))
                 writer.identified(identity, runner.public_config())
-                judge = make_judge(plan, judged, config, writer, None)
-                _carry(parent, writer, todo)
+                judge = make_judge(plan, judged, config, writer, None, _replied(parent, unjudged))
+                await _judge_again(plan, writer, judge, _carry(parent, writer, todo, unjudged))
                 await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
                               judge=judge)
         return writer.info, writer.dir
@@ -138,20 +149,57 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
         await runner.aclose()
 
 
-def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]]) -> None:
+def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]],
+           unjudged: set[tuple[str, int]]) -> list[ResponseRecord]:
     """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from` the
     run that asked it: the parent, the run the parent's own retry carried it from (a retry of a retry names the
-    first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent."""
-    askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
+    first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent.
+    Those `unjudged` are recorded without their scores and judge calls, and returned, to be graded again."""
+    mark = _marker(parent)
     calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
     for call in parent.judgements():
-        asked_in = call.carried_from or askers.get(call.shard, parent.id)
-        calls[call.id, call.repeat].append(call.model_copy(update={"carried_from": asked_in}))
+        calls[call.id, call.repeat].append(mark(call))
+    again = []
     for response, scores in joined(parent.responses(), parent.scores()):
-        if (response.id, response.repeat) not in todo:
-            asked_in = response.carried_from or askers.get(response.shard, parent.id)
-            writer.record(response.model_copy(update={"carried_from": asked_in}), scores,
-                          calls[response.id, response.repeat])
+        key = (response.id, response.repeat)
+        if key in todo:
+            continue
+        carried = mark(response)
+        if key in unjudged:
+            writer.record_response(carried)
+            again.append(carried)
+        else:
+            writer.record(carried, scores, calls[key])
+    return again
+
+
+def _marker(parent: Run) -> Callable[[Record], Record]:
+    """A record of the parent marked `carried_from` the run that asked it (`_carry`)."""
+    askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
+
+    def marked(record: Record) -> Record:
+        return record.model_copy(update={"carried_from": record.carried_from or askers.get(record.shard, parent.id)})
+    return marked
+
+
+def _replied(parent: Run, unjudged: set[tuple[str, int]]) -> dict[Key, JudgementRecord]:
+    """The parent's judge calls on the answers `unjudged` that got a reply, marked as carried: read again by the
+    retry's judge, not asked."""
+    mark = _marker(parent)
+    return {(c.id, c.repeat, c.judge, c.judge_repeat): mark(c) for c in parent.judgements()
+            if c.reply is not None and (c.id, c.repeat) in unjudged}
+
+
+async def _judge_again(plan: Plan, writer: RunWriter, judge: Judge | None, responses: list[ResponseRecord]) -> None:
+    """Grade again carried answers whose judge request had failed: the calls that got a reply read again, the others
+    asked; every call recorded (the carried ones marked so), then the scores."""
+    if not responses:
+        return
+    samples = {s.id: s for s in plan.manifest.samples}
+    async with grader_for(plan, writer, judge) as grader:
+        for response in responses:
+            graded = await grader.grade(samples[response.id], response)
+            writer.record_scores(graded.records, graded.judged)
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:

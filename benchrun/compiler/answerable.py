@@ -2,15 +2,18 @@
 Enum, YesNoAnswer's `yes`/`no`, a bool) or only numbers (IntAnswer, FloatAnswer), and a reference none of them
 equals (`Yes` from a values.csv, `1,000` or `2.5` for an IntAnswer), would score every answer to that sample 0,
 however right; so would contains a reference none of them contains (`yes` for a BoolAnswer's `true`, `5 apples` for
-an IntAnswer). Refused at compile, naming the sample and the scorer."""
+an IntAnswer). Refused at compile, naming the sample and the scorer; so is the other side, a reference nearly every
+answer holds: a capital letter (a multiple-choice answer's), which contains finds in any free-text answer with that
+letter in it."""
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any, Callable, Iterable, Mapping
 
 from benchrun.compiler.bounds import within
-from benchrun.compiler.scoring import BUILTIN, Scorer, exact_match, number_value
+from benchrun.compiler.scoring import BUILTIN, Scorer, contains, exact_match, number_value, trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Manifest, Sample, TaskEntry
@@ -20,6 +23,8 @@ ANSWER = "answer"
 VERB = {"exact_match": "matches", "contains": "contains"}
 """What a built-in scorer finds an answer does to a reference it scores 1, as an error says it."""
 NUMBERS = {"integer": "an integer", "number": "a number"}
+BOUNDS = {"pattern", "maxLength"}
+"""What bounds a string answer to a few texts (`^[A-D]$`), whose letters are the ones it allows: not free text."""
 """The JSON Schema types of an answer that only numbers give, as an error names them."""
 
 
@@ -91,9 +96,32 @@ def _numbered(item: Any, whole: bool) -> bool:
 
 def refuse_unanswerable(spec: TaskSpec, entry: TaskEntry, samples: Iterable[Sample]) -> None:
     """Refuse a sample of a task graded by a built-in scorer (exact_match, contains) whose reference (none of its
-    acceptable answers) matches no value the task's format lets the model answer."""
+    acceptable answers) matches no value the task's format lets the model answer, or, for contains on a free-text
+    answer, one of whose acceptable answers is a capital letter."""
+    listed = list(samples)
     names = [s.name for s in entry.scorers if s.origin == "builtin" and s.name in BUILTIN]
-    unanswerable(entry, list(samples), names, spec.where("reference"), "write it as the format answers it")
+    unanswerable(entry, listed, names, spec.where("reference"), "write it as the format answers it")
+    if "contains" in names and matcher(entry.format.json_schema, contains) is None \
+            and not BOUNDS & answer_schema(entry.format.json_schema).keys():
+        _refuse_letters(spec, listed)
+
+
+def _refuse_letters(spec: TaskSpec, samples: list[Sample]) -> None:
+    """Refuse a reference of one capital letter (`B`, `Ж`: a multiple-choice task's) graded by contains on a free-text
+    answer: found, ignoring case, in every answer with that letter anywhere (`because` holds `B`, `Answer: (C)` holds
+    `A`), so the task so graded scores nearly every answer 1."""
+    for sample in samples:
+        items = sample.reference if isinstance(sample.reference, list) else [sample.reference]
+        letter = next((item for item in items if isinstance(item, str) and len(trimmed(item)) == 1
+                       and unicodedata.category(trimmed(item)) in ("Lu", "Lt")), None)
+        if letter is not None:
+            written = json.dumps(sample.reference, ensure_ascii=False)
+            which = f", and {json.dumps(letter, ensure_ascii=False)} is" if isinstance(sample.reference, list) else ","
+            raise TaskError(f"the reference of sample '{sample.id}' is {written}{which} a capital letter: contains "
+                            "finds it, ignoring case, in every answer with that letter in it (\"Answer: (C)\" holds "
+                            "\"A\", \"because\" holds \"B\"), so nearly every answer would score 1; grade it with "
+                            "exact_match, or answer in a format that takes only the letters (an Enum)",
+                            **spec.where("reference"))
 
 
 def refuse_unscorable(manifest: Manifest, plan: Mapping[str, Iterable[str]], builtin: Callable[[str], bool],
