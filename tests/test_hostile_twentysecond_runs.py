@@ -1,0 +1,49 @@
+"""Hostile input, twenty-second pass, the files-and-processes side (issue 19's fresh pass of the same kinds): hostile
+command lines, sweeps and process surroundings, the cases it found bad, each with the rule it now obeys.
+
+- a preset of the user's own (`--config-dir my`, `hydra.searchpath=[file://my]`) named as one of benchrun's or
+  Hydra's (my/runner/ollama.yaml saying `model: gemma3` and `temperature: 0.7`, my/config.yaml): Hydra searches
+  benchrun's conf/ first and reads the first file it finds of a name, so the user's file was never read, and the run
+  asked llama3.2 at temperature 0, nothing said. Now refused in one line naming the file, before anything is made
+  (`compose.hydragiven`, which also holds the checks of Hydra's settings moved out of callbacks.py)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.commands import call_benchrun
+
+UNREAD = ("benchrun: error: in '{file}': a preset named as {shipped}, which Hydra reads in its place, so this file is "
+          "never read; {advice}\n")
+
+
+@pytest.mark.parametrize("name, shipped, advice", [
+    ("runner/ollama.yaml", "benchrun's own runner=ollama", "give it a name of its own (runner/my-ollama.yaml, chosen "
+     "by runner=my-ollama, may start with `defaults: [ollama, _self_]`)"),
+    ("config.yaml", "benchrun's own config.yaml (its primary config)",
+     "give it a name of its own in a group (runner/mine.yaml, chosen by runner=mine)"),
+    ("hydra/job_logging/default.yaml", "Hydra's own hydra/job_logging=default",
+     "remove it: the job's logging is benchrun's (it writes benchrun.log and masks every credential)"),
+])
+@pytest.mark.parametrize("how", ["config-dir", "searchpath", "sweep"])
+def test_a_preset_of_ones_own_named_as_a_shipped_one_is_refused_as_never_read(tmp_path, name, shipped, advice, how):
+    preset = tmp_path / "my" / name
+    preset.parent.mkdir(parents=True)
+    preset.write_text("defaults: [base/ollama, _self_]\nmodel: gemma3\noptions: {temperature: 0.7}\n")
+    given = {"config-dir": ["--config-dir", "my"], "searchpath": [f"hydra.searchpath=[file://{tmp_path / 'my'}]"],
+             "sweep": ["--config-dir", "my", "-m", "runner.model=llama3.2,gemma3"]}[how]
+    done = call_benchrun(*given, "runner.host=http://127.0.0.1:9", "outputs=outputs", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", UNREAD.format(file=preset, shipped=shipped, advice=advice))
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_a_preset_of_ones_own_named_apart_from_the_shipped_ones_is_read(tmp_path):
+    preset = tmp_path / "my" / "runner" / "my-ollama.yaml"
+    preset.parent.mkdir(parents=True)
+    preset.write_text("defaults: [ollama, _self_]\nmodel: gemma3\noptions: {temperature: 0.7}\n")
+    done = call_benchrun("--config-dir", "my", "runner=my-ollama", "--cfg", "job", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "runner:\n  model: gemma3\n  options:\n    temperature: 0.7\n" in done.stdout
