@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 from benchrun.core.errors import (
@@ -55,6 +56,9 @@ def main() -> None:
     warnings.showwarning = _warning_line
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = _flags_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
+    if _asks_version(sys.argv[1:]):
+        print(_version_line())
+        return
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
@@ -242,6 +246,29 @@ def _flags_first(argv: list[str]) -> list[str]:
             at += 1
     multirun = [flag for flag in flags if flag in MULTIRUN_FLAGS]
     return [argv[0], *multirun[:1], *(flag for flag in flags if flag not in MULTIRUN_FLAGS), *overrides]
+
+
+def _asks_version(argv: list[str]) -> bool:
+    """Whether Hydra's parser would read `--version` (or a head of it, `--vers`) among the flags of `argv`: it said
+    `Hydra 1.3.8`, which a user (a bug report, a script checking what is installed) takes for benchrun's version."""
+    at = 0
+    while at < len(argv):
+        word, at = argv[at], at + 1
+        if len(word) >= len("--v") and "--version".startswith(word):
+            return True
+        at += _takes_value(word) and word.startswith("-")
+    return False
+
+
+def _version_line() -> str:
+    """benchrun's version as run.json records it (the installed distribution's), and Hydra's."""
+    import hydra
+
+    try:
+        version = metadata.version("benchrun")
+    except metadata.PackageNotFoundError:
+        version = "(not installed)"
+    return f"benchrun {version} (Hydra {hydra.__version__})"
 
 
 def _takes_value(flag: str) -> bool:

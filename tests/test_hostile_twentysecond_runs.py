@@ -6,10 +6,16 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   benchrun's conf/ first and reads the first file it finds of a name, so the user's file was never read, and the run
   asked llama3.2 at temperature 0, nothing said. Now refused in one line naming the file, before anything is made
   (`compose.hydragiven`, which also holds the checks of Hydra's settings moved out of callbacks.py)
+- `benchrun --version` (or `--vers`, anywhere among the overrides): Hydra's parser answered `Hydra 1.3.8`, which a
+  bug report or a script checking what is installed takes for benchrun's version. Now `benchrun 0.3.0 (Hydra 1.3.8)`,
+  benchrun's as run.json records it (`benchrun.__main__._asks_version`)
 """
 
 from __future__ import annotations
 
+from importlib import metadata
+
+import hydra
 import pytest
 
 from benchrun.core.errors import EXIT
@@ -47,3 +53,11 @@ def test_a_preset_of_ones_own_named_apart_from_the_shipped_ones_is_read(tmp_path
     done = call_benchrun("--config-dir", "my", "runner=my-ollama", "--cfg", "job", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert "runner:\n  model: gemma3\n  options:\n    temperature: 0.7\n" in done.stdout
+
+
+@pytest.mark.parametrize("flags", [["--version"], ["--vers"], ["runner.model=x", "--version"], ["-m", "--version"]])
+def test_benchrun_version_says_benchruns_version_not_hydras(tmp_path, flags):
+    done = call_benchrun(*flags, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["ok"], f"benchrun {metadata.version('benchrun')} (Hydra {hydra.__version__})\n", "")
+    assert list(tmp_path.iterdir()) == []
