@@ -9,6 +9,12 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - `benchrun --version` (or `--vers`, anywhere among the overrides): Hydra's parser answered `Hydra 1.3.8`, which a
   bug report or a script checking what is installed takes for benchrun's version. Now `benchrun 0.3.0 (Hydra 1.3.8)`,
   benchrun's as run.json records it (`benchrun.__main__._asks_version`)
+- a benchmark folder named by a number (`task.path=2024`), or a path given as a list (`task.path=[a,b]`,
+  `runner_file=[a,b]`) or a boolean: `in 'config': hydra.run.dir: cannot resolve: AttributeError raised while
+  resolving interpolation: 'int' object has no attribute 'startswith'`, naming a key the user never gave and Python's
+  insides. Now the key at fault, and for a number or a boolean how to give it as text (`task.path: Input should be a
+  valid string, not 2024 (...); quote it as written, e.g. task.path='2024'`; `compose.config.bench_name`, `run_name`
+  and `_read_unquoted`)
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import hydra
 import pytest
 
 from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
 UNREAD = ("benchrun: error: in '{file}': a preset named as {shipped}, which Hydra reads in its place, so this file is "
@@ -61,3 +68,28 @@ def test_benchrun_version_says_benchruns_version_not_hydras(tmp_path, flags):
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["ok"], f"benchrun {metadata.version('benchrun')} (Hydra {hydra.__version__})\n", "")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("given, said", [
+    ("task.path=2024", "task.path: Input should be a valid string, not 2024 (Hydra's overrides and YAML read it unquoted "
+     "as a number); quote it as written, e.g. task.path='2024'"),
+    ("outputs=2024", "outputs: Input should be a valid string, not 2024 (Hydra's overrides and YAML read it unquoted "
+     "as a number); quote it as written, e.g. outputs='2024'"),
+    ("runner_file=true", "runner_file: Input should be a valid string, not true (Hydra's overrides and YAML read it "
+     "unquoted as a boolean); quote it as written, e.g. runner_file='true'"),
+    ("task.path=[a,b]", "task.path: Input should be a valid string"),
+    ("runner_file=[a,b]", "runner_file: Input should be a valid string"),
+])
+@pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
+def test_a_path_hydra_reads_as_no_text_is_said_of_its_key(tmp_path, given, said, dry):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())}, name="2024")
+    done = call_benchrun(given, "runner.host=http://127.0.0.1:9", *dry, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
+    assert not list((tmp_path / "outputs").rglob("*.json"))
+
+
+def test_a_benchmark_folder_named_by_a_number_runs_quoted(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())}, name="2024")
+    done = call_benchrun("task.path='2024'", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "2 samples -> 2 model calls (dry run: no model was called)" in done.stdout
