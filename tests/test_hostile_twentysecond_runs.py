@@ -15,6 +15,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   insides. Now the key at fault, and for a number or a boolean how to give it as text (`task.path: Input should be a
   valid string, not 2024 (...); quote it as written, e.g. task.path='2024'`; `compose.config.bench_name`, `run_name`
   and `_read_unquoted`)
+- `outputs=gone` (or hydra.run.dir, hydra.sweep.dir), `gone` a link to a folder since removed: `file exists: gone`,
+  though nothing is there to see. Now `a dangling link (to /.../removed, which is not there), where a folder was to be
+  made: gone` (`core.errors.os_problem`)
 """
 
 from __future__ import annotations
@@ -93,3 +96,14 @@ def test_a_benchmark_folder_named_by_a_number_runs_quoted(tmp_path):
     done = call_benchrun("task.path='2024'", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert "2 samples -> 2 model calls (dry run: no model was called)" in done.stdout
+
+
+@pytest.mark.parametrize("given", [["outputs=gone"], ["outputs=gone/runs"], ["hydra.run.dir=gone"],
+                                   ["-m", "runner.model=llama3.2,gemma3", "hydra.sweep.dir=gone"]])
+def test_a_run_directory_under_a_dangling_link_says_the_link_leads_nowhere(tmp_path, given):
+    (tmp_path / "gone").symlink_to(tmp_path / "removed")
+    done = call_benchrun(*given, "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["archive"], "", f"benchrun: error: a dangling link (to {tmp_path / 'removed'}, which is not there), where "
+        "a folder was to be made: gone\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["gone"]
