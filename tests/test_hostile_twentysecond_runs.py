@@ -107,3 +107,24 @@ def test_a_run_directory_under_a_dangling_link_says_the_link_leads_nowhere(tmp_p
         EXIT["archive"], "", f"benchrun: error: a dangling link (to {tmp_path / 'removed'}, which is not there), where "
         "a folder was to be made: gone\n")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["gone"]
+
+
+@pytest.mark.parametrize("given, said", [
+    (["+hydra.launcher.n_jobs=4"], "hydra.launcher.n_jobs: the basic launcher (one job after another) has no "
+     "settings; for jobs at once: hydra/launcher=joblib hydra.launcher.n_jobs=N"),
+    (["hydra/launcher=joblib", "+hydra.launcher.n_job=4"], "hydra.launcher.n_job: unknown setting 'n_job' (did you "
+     "mean 'n_jobs'?) of the joblib launcher, which would never use it"),
+])
+@pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
+def test_a_launcher_setting_the_launcher_does_not_have_is_refused(tmp_path, given, said, dry):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", *given, "runner.host=http://127.0.0.1:9", *dry,
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_a_launchers_own_settings_are_taken(tmp_path):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                         "hydra.launcher.backend=threading", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert done.stdout.count("dry run: no model was called") == 2

@@ -1,5 +1,6 @@
 """What a user gives of Hydra's own config that benchrun refuses before Hydra writes anything: a credential handed on
-to the jobs, hydra.job.chdir, the job's logging, and a preset of the user's own that Hydra would never read."""
+to the jobs, hydra.job.chdir, the job's logging, a preset of the user's own that Hydra would never read, and a
+launcher setting the launcher does not have."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from omegaconf import DictConfig, OmegaConf
 from benchrun.compose.config import refuse_secrets
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
+from benchrun.core.keys import unknown_key
 from benchrun.core.layout import LOG
 
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 """What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
 .hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
+LAUNCHERS = "hydra/launcher"
+"""The config group of Hydra's launchers."""
 OWNERS = {"hydra": "Hydra's", "main": "benchrun's"}
 """The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`)."""
 
@@ -27,6 +31,7 @@ def refuse_given(config: DictConfig) -> None:
     _check_stays(config)
     _check_logging(config)
     _check_unread_presets(config)
+    _check_launcher_keys(config)
 
 
 def _check_secrets(config: DictConfig) -> None:
@@ -74,6 +79,28 @@ def _check_unread_presets(config: DictConfig) -> None:
                     raise ConfigError(f"a preset named as {_shipped(name, shipped[name])}, which Hydra reads in its "
                                       f"place, so this file is never read; {_advice(name)}",
                                       file=str(Path(source["path"]) / name))
+
+
+def _check_launcher_keys(config: DictConfig) -> None:
+    """Refuse a key of hydra.launcher that its launcher's schema (Hydra's config store) does not name: joblib's passes
+    it to joblib, which drops it (`+hydra.launcher.n_job=4`: one job at a time, nothing said), and the basic
+    launcher's was accepted by a dry run, then a TypeError from Hydra's insides when the sweep launched."""
+    from hydra.core.config_store import ConfigStore
+
+    launcher = OmegaConf.select(config, "hydra.launcher") or {}
+    target, store = launcher.get("_target_"), ConfigStore.instance()
+    for name in store.list(LAUNCHERS):
+        schema = store.load(f"{LAUNCHERS}/{name}").node
+        if schema.get("_target_") == target:
+            known = [str(key) for key in schema.keys() if key != "_target_"]
+            if unknown := next((str(key) for key in launcher.keys() if key not in [*known, "_target_"]), None):
+                named = name.removesuffix(".yaml")
+                said = unknown_key(unknown, known, "setting") if known else (
+                    f"the {named} launcher (one job after another) has no settings; for jobs at once: "
+                    f"hydra/launcher=joblib hydra.launcher.n_jobs=N")
+                raise ConfigError(f"hydra.launcher.{unknown}: {said}" + (
+                    f" of the {named} launcher, which would never use it" if known else ""))
+            return
 
 
 def _root(source: dict[str, Any]) -> Any:
