@@ -18,6 +18,14 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - `outputs=gone` (or hydra.run.dir, hydra.sweep.dir), `gone` a link to a folder since removed: `file exists: gone`,
   though nothing is there to see. Now `a dangling link (to /.../removed, which is not there), where a folder was to be
   made: gone` (`core.errors.os_problem`)
+- a launcher setting the launcher does not have (`hydra/launcher=joblib +hydra.launcher.n_job=4`,
+  `+hydra.launcher.n_jobs=4` with the basic launcher): joblib dropped it (its `**backend_kwargs`), the sweep running
+  one way unsaid; the basic launcher's passed a dry run, then was a TypeError from Hydra's insides at launch. Now
+  refused in one line with a did-you-mean, a dry run alike (`compose.hydragiven._check_launcher_keys`)
+- a model preset and a runner file naming another model (`model=gemma3 runner_file=runner.yml`, the seed's file
+  saying llama3.2): the run asked llama3.2 with gemma3's options (num_ctx 8192, top_k 64), config.yaml naming the
+  preset gemma3, exit 0. Now refused as the command line's `runner.model=` beside such a file is
+  (`compose.runnerfile.refuse_replaced`)
 """
 
 from __future__ import annotations
@@ -128,3 +136,23 @@ def test_a_launchers_own_settings_are_taken(tmp_path):
                          "hydra.launcher.backend=threading", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert done.stdout.count("dry run: no model was called") == 2
+
+
+@pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
+def test_a_model_preset_whose_model_the_runner_file_replaces_is_refused(tmp_path, dry):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task()), "runner.yml": "runner_type: ollama\nmodel: 'llama3.2'\n"})
+    done = call_benchrun("task.path=bench", "model=gemma3", "runner_file=bench/runner.yml",
+                         "runner.host=http://127.0.0.1:9", *dry, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: in 'config': model=gemma3: the preset asks runner.model gemma3, and the "
+        "runner file 'bench/runner.yml' gives model llama3.2, whose value takes its place (with the preset's options), "
+        "so this one would never be asked; give the model in one place\n")
+    assert not list((tmp_path / "outputs").rglob("*.json"))
+
+
+def test_a_model_preset_of_the_runner_files_own_model_is_taken(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task()), "runner.yml": "runner_type: ollama\nmodel: 'gemma3'\n"})
+    done = call_benchrun("task.path=bench", "model=gemma3", "runner_file=bench/runner.yml", "dry_run=true",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "bench · ollama · gemma3" in done.stdout
