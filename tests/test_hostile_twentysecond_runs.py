@@ -26,6 +26,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   saying llama3.2): the run asked llama3.2 with gemma3's options (num_ctx 8192, top_k 64), config.yaml naming the
   preset gemma3, exit 0. Now refused as the command line's `runner.model=` beside such a file is
   (`compose.runnerfile.refuse_replaced`)
+- `task.path=demo:` (the shipped benchmarks' prefix naming none): `in 'config': task.name: String should have at least
+  1 character`, of a key the user never gave. Now `task.path: no shipped benchmark '' (shipped: ...)`
+  (`compose.config.bench_name`)
 """
 
 from __future__ import annotations
@@ -156,3 +159,9 @@ def test_a_model_preset_of_the_runner_files_own_model_is_taken(tmp_path):
                          cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert "bench · ollama · gemma3" in done.stdout
+
+
+def test_a_shipped_benchmark_named_by_nothing_is_said_of_task_path(tmp_path):
+    done = call_benchrun("task.path=demo:", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: task.path: no shipped benchmark '' (shipped: folderbench, listbench)\n")

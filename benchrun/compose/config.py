@@ -110,7 +110,7 @@ def bench_name(path: Any) -> str:
     Hydra reads as a number; a list) names it `bench`: the schema says, of task.path, what is wrong with it."""
     if not isinstance(path, str):
         return "bench"
-    return path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name or "bench"
+    return (path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name) or "bench"
 
 
 def gguf_name(model_path: str | None) -> str:
