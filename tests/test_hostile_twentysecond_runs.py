@@ -39,6 +39,7 @@ import hydra
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.resources import conf_dir
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
@@ -165,3 +166,8 @@ def test_a_shipped_benchmark_named_by_nothing_is_said_of_task_path(tmp_path):
     done = call_benchrun("task.path=demo:", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", "benchrun: error: task.path: no shipped benchmark '' (shipped: folderbench, listbench)\n")
+
+
+def test_benchruns_own_config_folder_given_as_a_config_dir_is_taken(tmp_path):
+    done = call_benchrun("--config-dir", str(conf_dir()), "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")

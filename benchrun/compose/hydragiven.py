@@ -70,10 +70,12 @@ def _check_unread_presets(config: DictConfig) -> None:
     benchrun's (DIR/runner/ollama.yaml, DIR/config.yaml): Hydra reads the first it finds of a name, theirs, so the
     user's file was never read, and the run asked with the shipped preset's settings, nothing said."""
     shipped: dict[str, str] = {}
+    folders: set[Path] = set()
     for source in OmegaConf.to_container(config.hydra.runtime.config_sources):
         if source["provider"] in OWNERS:
             shipped |= {name: OWNERS[source["provider"]] for name in _preset_names(_root(source)) if name not in shipped}
-        elif source["schema"] == "file":
+            folders.add(Path(source["path"]).resolve())
+        elif source["schema"] == "file" and Path(source["path"]).resolve() not in folders:  # not benchrun's conf/ again
             for name in sorted(shipped):
                 if (Path(source["path"]) / name).is_file():
                     raise ConfigError(f"a preset named as {_shipped(name, shipped[name])}, which Hydra reads in its "
