@@ -29,10 +29,16 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - `task.path=demo:` (the shipped benchmarks' prefix naming none): `in 'config': task.name: String should have at least
   1 character`, of a key the user never gave. Now `task.path: no shipped benchmark '' (shipped: ...)`
   (`compose.config.bench_name`)
+- a run or a sweep started in a folder whose path holds `${` (`a${x}`): Hydra keeps the run's absolute path in its
+  config (its log's file name, its output directory) and read it as an interpolation: `in 'config':
+  hydra.job_logging.handlers.file.filename: cannot resolve: Interpolation key 'x' not found`, of a key and a name the
+  user never gave (a sweep launched its jobs first). Now refused before Hydra makes anything, saying why and that
+  `outputs=` elsewhere runs (`compose.config.refuse_interpolated`)
 """
 
 from __future__ import annotations
 
+import re
 from importlib import metadata
 
 import hydra
@@ -40,6 +46,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.core.resources import conf_dir
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
@@ -171,3 +178,28 @@ def test_a_shipped_benchmark_named_by_nothing_is_said_of_task_path(tmp_path):
 def test_benchruns_own_config_folder_given_as_a_config_dir_is_taken(tmp_path):
     done = call_benchrun("--config-dir", str(conf_dir()), "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+@pytest.mark.parametrize("flags, key, made", [([], "hydra.run.dir", "bench_llama3.2"),
+                                              (["-m", "runner.model=llama3.2,gemma3"], "hydra.sweep.dir", "bench_sweep")])
+def test_a_run_in_a_folder_whose_name_holds_an_interpolation_is_refused_before_hydra_reads_it(tmp_path, flags, key,
+                                                                                               made):
+    folder = tmp_path / "a${x}"
+    write_bench(folder, {"tasks.yml": tasks_yml(task())}, name=".")
+    done = call_benchrun(*flags, "task.path=.", "runner.host=http://127.0.0.1:9", cwd=folder)
+    line = done.stderr.removeprefix(f"benchrun: error: in 'config': {key}: its path {folder}/outputs/")
+    assert (done.returncode, done.stdout, re.sub(r"^[0-9-]+/[0-9.-]+_", "", line)) == (
+        EXIT["usage"], "", f"{made} holds '${{', which Hydra reads as an interpolation where it keeps the path in its "
+        "config (the run's log, its output directory); run benchrun in a folder whose path holds no '${', or give "
+        "outputs= a directory whose path holds none\n")
+    assert not (folder / "outputs").exists()
+
+
+def test_a_run_in_a_folder_whose_name_holds_an_interpolation_runs_into_outputs_elsewhere(tmp_path):
+    folder = tmp_path / "a${x}"
+    write_bench(folder, {"tasks.yml": tasks_yml(task())}, name=".")
+    with FakeOllama(models=["llama3.2"]) as server:
+        done = call_benchrun("task.path=.", f"runner.host={server.url}", "cache=false", f"outputs={tmp_path / 'runs'}",
+                             cwd=folder)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "completed: 2/2 samples" in done.stdout

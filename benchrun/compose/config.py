@@ -8,6 +8,7 @@ import atexit
 import functools
 import json
 import math
+import os
 import re
 import shutil
 import sys
@@ -206,6 +207,16 @@ def checked_directory(key: str, value: Any) -> None:
         first = err.errors()[0]
         message = _read_unquoted(first, key) or first["msg"].removeprefix("Value error, ")
         raise ConfigError(f"{key}: {message}", file="config") from None
+
+
+def refuse_interpolated(key: str, directory: str) -> None:
+    """Refuse a run's or sweep's directory whose absolute path holds `${`, which Hydra, keeping the path in its config
+    (the run's log, its output directory), read as an interpolation: a run in a folder named `a${x}` was `cannot
+    resolve: Interpolation key 'x' not found`, said of hydra.job_logging or hydra.sweep.dir."""
+    if "${" in (whole := os.path.abspath(directory)):
+        raise ConfigError(f"{key}: its path {whole} holds '${{', which Hydra reads as an interpolation where it keeps "
+                          "the path in its config (the run's log, its output directory); run benchrun in a folder "
+                          "whose path holds no '${', or give outputs= a directory whose path holds none", file="config")
 
 
 def _read_unquoted(problem: Any, where: str) -> str | None:
