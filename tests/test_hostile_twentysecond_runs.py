@@ -33,7 +33,8 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   config (its log's file name, its output directory) and read it as an interpolation: `in 'config':
   hydra.job_logging.handlers.file.filename: cannot resolve: Interpolation key 'x' not found`, of a key and a name the
   user never gave (a sweep launched its jobs first). Now refused before Hydra makes anything, saying why and that
-  `outputs=` elsewhere runs (`compose.config.refuse_interpolated`)
+  `outputs=` elsewhere runs (`compose.config.refuse_unusable_path`); and one whose path holds a line break, which
+  `outputs` may not hold (the run printed `run directory:` over two lines): now refused as such an `outputs` is
 """
 
 from __future__ import annotations
@@ -203,3 +204,17 @@ def test_a_run_in_a_folder_whose_name_holds_an_interpolation_runs_into_outputs_e
                              cwd=folder)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert "completed: 2/2 samples" in done.stdout
+
+
+def test_a_run_in_a_folder_whose_name_holds_a_line_break_is_refused_as_such_an_outputs_is(tmp_path):
+    folder = tmp_path / "a\nb"
+    write_bench(folder, {"tasks.yml": tasks_yml(task())}, name=".")
+    done = call_benchrun("task.path=.", "runner.host=http://127.0.0.1:9", cwd=folder)
+    at = len(str(tmp_path)) + 3
+    assert (done.returncode, done.stdout) == (EXIT["usage"], "")
+    assert re.fullmatch(
+        f"benchrun: error: in 'config': hydra.run.dir: its path {re.escape(str(tmp_path))}/a b/outputs/[^:]+: '\\\\n' "
+        f"at character {at}, a control character, which a run directory's path printed on the console and in the "
+        r"command that finishes a run \(benchrun-audit resume PATH\) cannot hold: name a directory without one; run "
+        "benchrun in another folder, or give outputs= another directory\n", done.stderr), done.stderr
+    assert not (folder / "outputs").exists()
