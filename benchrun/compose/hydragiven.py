@@ -5,6 +5,7 @@ launcher setting the launcher does not have."""
 from __future__ import annotations
 
 import importlib.resources
+import inspect
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,8 +20,6 @@ from benchrun.core.layout import LOG
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 """What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
 .hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
-LAUNCHERS = "hydra/launcher"
-"""The config group of Hydra's launchers."""
 OWNERS = {"hydra": "Hydra's", "main": "benchrun's"}
 """The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`)."""
 
@@ -84,25 +83,26 @@ def _check_unread_presets(config: DictConfig) -> None:
 
 
 def _check_launcher_keys(config: DictConfig) -> None:
-    """Refuse a key of hydra.launcher that its launcher's schema (Hydra's config store) does not name: joblib's passes
-    it to joblib, which drops it (`+hydra.launcher.n_job=4`: one job at a time, nothing said), and the basic
-    launcher's was accepted by a dry run, then a TypeError from Hydra's insides when the sweep launched."""
-    from hydra.core.config_store import ConfigStore
+    """Refuse a setting of hydra.launcher that its launcher takes by no name (`+hydra.launcher.n_jobs=4` with the basic
+    launcher, as Hydra's own refusal of `hydra.launcher.n_jobs=4` advises): a dry run passed it, then the sweep's
+    launch was a TypeError from Hydra's insides. A launcher that takes any keyword (joblib's, submitit's, which hand
+    them on to their libraries) is left to them."""
+    from hydra.utils import get_class
 
     launcher = OmegaConf.select(config, "hydra.launcher") or {}
-    target, store = launcher.get("_target_"), ConfigStore.instance()
-    for name in store.list(LAUNCHERS):
-        schema = store.load(f"{LAUNCHERS}/{name}").node
-        if schema.get("_target_") == target:
-            known = [str(key) for key in schema.keys() if key != "_target_"]
-            if unknown := next((str(key) for key in launcher.keys() if key not in [*known, "_target_"]), None):
-                named = name.removesuffix(".yaml")
-                said = unknown_key(unknown, known, "setting") if known else (
-                    f"the {named} launcher (one job after another) has no settings; for jobs at once: "
-                    f"hydra/launcher=joblib hydra.launcher.n_jobs=N")
-                raise ConfigError(f"hydra.launcher.{unknown}: {said}" + (
-                    f" of the {named} launcher, which would never use it" if known else ""))
-            return
+    try:
+        taken = list(inspect.signature(get_class(str(launcher.get("_target_")))).parameters.values())
+    except (ImportError, ValueError, TypeError):  # a launcher Hydra will say it cannot load
+        return
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in taken):
+        return
+    known = [parameter.name for parameter in taken]
+    if unknown := next((str(key) for key in launcher.keys() if key not in (*known, "_target_")), None):
+        named = OmegaConf.select(config, "hydra.runtime.choices")["hydra/launcher"]
+        said = f"{unknown_key(unknown, known, 'setting')} of the {named} launcher" if known else (
+            f"the {named} launcher takes no settings (it runs one job after another); for jobs at once: "
+            "hydra/launcher=joblib hydra.launcher.n_jobs=N")
+        raise ConfigError(f"hydra.launcher.{unknown}: {said}")
 
 
 def _root(source: dict[str, Any]) -> Any:
