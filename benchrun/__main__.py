@@ -164,7 +164,7 @@ def _flag_errors_in_one_line() -> None:
     def error(parser: argparse.ArgumentParser, message: str) -> None:
         if parser.description != HYDRAS_PARSER:
             refuse(parser, message)
-        raise ConfigError(f"{message}; benchrun --help lists its flags, and a setting is key=value (dry_run=true)")
+        raise ConfigError(f"{message}; benchrun --hydra-help lists its flags, and a setting is key=value (dry_run=true)")
 
     argparse.ArgumentParser.error = error  # type: ignore[method-assign]
 

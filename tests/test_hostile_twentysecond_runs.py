@@ -9,6 +9,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - `benchrun --version` (or `--vers`, anywhere among the overrides): Hydra's parser answered `Hydra 1.3.8`, which a
   bug report or a script checking what is installed takes for benchrun's version. Now `benchrun 0.3.0 (Hydra 1.3.8)`,
   benchrun's as run.json records it (`benchrun.__main__._asks_version`)
+- a flag Hydra's parser refuses (`benchrun --dry-run`) was sent to `benchrun --help lists its flags`, which lists the
+  config groups and the config, no flag (Hydra's `--hydra-help` lists them). Now `benchrun --hydra-help lists its
+  flags` (`benchrun.__main__._flag_errors_in_one_line`)
 - a benchmark folder named by a number (`task.path=2024`), or a path given as a list (`task.path=[a,b]`,
   `runner_file=[a,b]`) or a boolean: `in 'config': hydra.run.dir: cannot resolve: AttributeError raised while
   resolving interpolation: 'int' object has no attribute 'startswith'`, naming a key the user never gave and Python's
@@ -214,3 +217,13 @@ def test_a_run_in_a_folder_whose_name_holds_a_line_break_is_refused_as_such_an_o
         r"command that finishes a run \(benchrun-audit resume PATH\) cannot hold: name a directory without one; run "
         "benchrun in another folder, or give outputs= another directory\n", done.stderr), done.stderr
     assert not (folder / "outputs").exists()
+
+
+def test_a_flag_hydra_refuses_is_sent_where_the_flags_are_listed(tmp_path):
+    done = call_benchrun("--dry-run", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: unrecognized arguments: --dry-run; benchrun --hydra-help lists its flags, "
+        "and a setting is key=value (dry_run=true)\n")
+    listed = call_benchrun("--hydra-help", cwd=tmp_path)
+    assert "== Flags ==\n" in listed.stdout and "--multirun,-m" in listed.stdout
+    assert "== Flags ==" not in call_benchrun("--help", cwd=tmp_path).stdout
