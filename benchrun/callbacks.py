@@ -24,7 +24,7 @@ from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import tasks_around
 from benchrun.compose import hydragiven, hydranames, slurmoptions, slurmqueue, sweepsize, takeback
-from benchrun.compose.config import checked_directory, refuse_unusable_path, stood_for
+from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
@@ -255,7 +255,7 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
     try:
         checked_directory("outputs", config.get("outputs"))
         checked_directory(directory, OmegaConf.select(config, directory))
-        refuse_unusable_path(directory, OmegaConf.select(config, directory))
+        hydranames.refuse_unusable_path(directory, OmegaConf.select(config, directory))
     except ConfigError as err:
         _refuse(str(err))
 

@@ -36,7 +36,7 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   config (its log's file name, its output directory) and read it as an interpolation: `in 'config':
   hydra.job_logging.handlers.file.filename: cannot resolve: Interpolation key 'x' not found`, of a key and a name the
   user never gave (a sweep launched its jobs first). Now refused before Hydra makes anything, saying why and that
-  `outputs=` elsewhere runs (`compose.config.refuse_unusable_path`); and one whose path holds a line break, which
+  `outputs=` elsewhere runs (`compose.hydranames.refuse_unusable_path`); and one whose path holds a line break, which
   `outputs` may not hold (the run printed `run directory:` over two lines): now refused as such an `outputs` is
 """
 

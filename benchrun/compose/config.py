@@ -8,7 +8,6 @@ import atexit
 import functools
 import json
 import math
-import os
 import re
 import shutil
 import sys
@@ -207,23 +206,6 @@ def checked_directory(key: str, value: Any) -> None:
         first = err.errors()[0]
         message = _read_unquoted(first, key) or first["msg"].removeprefix("Value error, ")
         raise ConfigError(f"{key}: {message}", file="config") from None
-
-
-def refuse_unusable_path(key: str, directory: str) -> None:
-    """Refuse a run's or sweep's directory whose absolute path (the working directory's, for a relative one) `outputs`'
-    check would refuse (a line break: `run directory:` printed over two lines), or that holds `${`, which Hydra,
-    keeping the path in its config (the run's log, its output directory), read as an interpolation: a run in a folder
-    named `a${x}` was `cannot resolve: Interpolation key 'x' not found`, said of hydra.job_logging."""
-    whole = os.path.abspath(directory)
-    try:
-        TypeAdapter(Directory).validate_python(whole)
-    except ValidationError as err:
-        raise ConfigError(f"{key}: its path {whole}: {err.errors()[0]['msg'].removeprefix('Value error, ')}; run "
-                          "benchrun in another folder, or give outputs= another directory", file="config") from None
-    if "${" in whole:
-        raise ConfigError(f"{key}: its path {whole} holds '${{', which Hydra reads as an interpolation where it keeps "
-                          "the path in its config (the run's log, its output directory); run benchrun in a folder "
-                          "whose path holds no '${', or give outputs= a directory whose path holds none", file="config")
 
 
 def _read_unquoted(problem: Any, where: str) -> str | None:
