@@ -58,6 +58,7 @@ def main() -> None:
     sys.argv = _flags_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
     if _asks_version(sys.argv[1:]):
         print(_version_line())
+        _said_whole()
         return
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
     if verbose:
@@ -113,6 +114,11 @@ def main() -> None:
             raise
         _error(line)
         sys.exit(code)
+    _said_whole()
+
+
+def _said_whole() -> None:
+    """End with one line and exit 4 when what was printed was cut short (`> /dev/full`), as every command does."""
     if (lost := output_lost()) is not None:
         _error(lost)
         sys.exit(EXIT["archive"])

@@ -43,6 +43,8 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from importlib import metadata
 
 import hydra
@@ -50,6 +52,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.core.resources import conf_dir
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
@@ -227,3 +230,12 @@ def test_a_flag_hydra_refuses_is_sent_where_the_flags_are_listed(tmp_path):
     listed = call_benchrun("--hydra-help", cwd=tmp_path)
     assert "== Flags ==\n" in listed.stdout and "--multirun,-m" in listed.stdout
     assert "== Flags ==" not in call_benchrun("--help", cwd=tmp_path).stdout
+
+
+@pytest.mark.slow
+def test_benchrun_version_into_a_full_disk_says_it_was_cut_short(tmp_path):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "benchrun", "--version"], cwd=tmp_path, env=child_env(None),
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: disk full writing standard output: "
+                                              "what was printed was cut short, not what was recorded\n")
