@@ -77,6 +77,10 @@ def main() -> None:
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
+    except SystemExit as err:  # Hydra ends its --help and --hydra-help so, past the check below
+        if not err.code:
+            _said_whole()
+        raise
     except RunInterrupted as err:
         _stop_launched_jobs()
         sweep = _interrupted_sweep()

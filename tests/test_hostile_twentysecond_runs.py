@@ -12,6 +12,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - a flag Hydra's parser refuses (`benchrun --dry-run`) was sent to `benchrun --help lists its flags`, which lists the
   config groups and the config, no flag (Hydra's `--hydra-help` lists them). Now `benchrun --hydra-help lists its
   flags` (`benchrun.__main__._flag_errors_in_one_line`)
+- `benchrun --help > /dev/full` (and `--hydra-help`, and the new `--version`): exit 0, nothing said, where every other
+  command says its output was cut short (exit 4): Hydra ends its help with `sys.exit(0)`, past that check. Now the
+  same line and exit 4 (`benchrun.__main__._said_whole`)
 - a benchmark folder named by a number (`task.path=2024`), or a path given as a list (`task.path=[a,b]`,
   `runner_file=[a,b]`) or a boolean: `in 'config': hydra.run.dir: cannot resolve: AttributeError raised while
   resolving interpolation: 'int' object has no attribute 'startswith'`, naming a key the user never gave and Python's
@@ -233,9 +236,10 @@ def test_a_flag_hydra_refuses_is_sent_where_the_flags_are_listed(tmp_path):
 
 
 @pytest.mark.slow
-def test_benchrun_version_into_a_full_disk_says_it_was_cut_short(tmp_path):
+@pytest.mark.parametrize("flag", ["--version", "--help", "--hydra-help"])
+def test_benchruns_version_and_help_into_a_full_disk_say_they_were_cut_short(tmp_path, flag):
     with open("/dev/full", "w") as full:
-        done = subprocess.run([sys.executable, "-m", "benchrun", "--version"], cwd=tmp_path, env=child_env(None),
+        done = subprocess.run([sys.executable, "-m", "benchrun", flag], cwd=tmp_path, env=child_env(None),
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: disk full writing standard output: "
                                               "what was printed was cut short, not what was recorded\n")
