@@ -15,6 +15,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
 - `benchrun --help > /dev/full` (and `--hydra-help`, and the new `--version`): exit 0, nothing said, where every other
   command says its output was cut short (exit 4): Hydra ends its help with `sys.exit(0)`, past that check. Now the
   same line and exit 4 (`benchrun.__main__._said_whole`)
+- a dry run whose temporary folder ($TMPDIR) is inside the benchmark's tasks/ folder: refused (the twenty-first
+  pass's rule) with `put runs elsewhere (outputs=DIR)`, which a dry run never uses. Now `a dry run's files go to a
+  folder of $TMPDIR: set TMPDIR elsewhere` (`callbacks._check_outside_tasks`)
 - a benchmark folder named by a number (`task.path=2024`), or a path given as a list (`task.path=[a,b]`,
   `runner_file=[a,b]`) or a boolean: `in 'config': hydra.run.dir: cannot resolve: AttributeError raised while
   resolving interpolation: 'int' object has no attribute 'startswith'`, naming a key the user never gave and Python's
@@ -58,7 +61,7 @@ from benchrun.core.resources import conf_dir
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 UNREAD = ("benchrun: error: in '{file}': a preset named as {shipped}, which Hydra reads in its place, so this file is "
           "never read; {advice}\n")
@@ -243,3 +246,16 @@ def test_benchruns_version_and_help_into_a_full_disk_say_they_were_cut_short(tmp
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: disk full writing standard output: "
                                               "what was printed was cut short, not what was recorded\n")
+
+
+@pytest.mark.slow
+def test_a_dry_run_whose_temporary_folder_is_in_the_benchmarks_tasks_folder_is_told_to_move_tmpdir(tmp_path):
+    bench = write_bench(tmp_path, {"tasks/add/template.txt": "what is {a}?\n",
+                                   "tasks/add/values.csv": "a,reference\n2,2\n"})
+    done = run_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path, env={"TMPDIR": str(bench / "tasks")})
+    assert (done.returncode, done.stdout) == (EXIT["usage"], "")
+    assert re.fullmatch(
+        f"benchrun: error: hydra.run.dir={re.escape(str(bench))}/tasks/benchrun-dry-run-[^:]+: inside the benchmark's "
+        f"tasks/ folder \\({re.escape(str(bench))}/tasks\\), each of whose folders is read as a task, the run's own "
+        "among them; a dry run's files go to a folder of \\$TMPDIR: set TMPDIR elsewhere\n", done.stderr), done.stderr
+    assert sorted(path.name for path in (bench / "tasks").iterdir()) == ["add"]
