@@ -266,7 +266,8 @@ def _asks_version(argv: list[str]) -> bool:
         word, at = argv[at], at + 1
         if len(word) >= len("--v") and "--version".startswith(word):
             return True
-        at += _takes_value(word) and word.startswith("-")
+        if word.startswith("-") and _takes_value(word):  # its value (`--config-dir --v`) is no flag
+            at += 1
     return False
 
 
