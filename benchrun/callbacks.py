@@ -267,10 +267,11 @@ def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: 
                   if override.key_or_group == "task.path"),
                  [OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)])
     if why := next((why for path in paths if isinstance(path, str) and path and (why := tasks_around(path, made))), None):
+        given = [o for o in OmegaConf.to_container(config.hydra.overrides.hydra) if o.partition("=")[0] == directory]
         scratch = stood_for(str(made)) != str(made)  # a dry run's own folder, made in $TMPDIR
         _refuse(f"{directory}={made}: {why}, the run's own among them; " + (
             "a dry run's files go to a folder of $TMPDIR: set TMPDIR elsewhere" if scratch else
-            "put runs elsewhere (outputs=DIR)"))
+            f"give another {directory}" if given else "put runs elsewhere (outputs=DIR)"))
 
 
 def _check_subdir(config: DictConfig, jobs: float) -> None:

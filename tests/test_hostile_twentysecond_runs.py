@@ -17,7 +17,9 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   same line and exit 4 (`benchrun.__main__._said_whole`)
 - a dry run whose temporary folder ($TMPDIR) is inside the benchmark's tasks/ folder: refused (the twenty-first
   pass's rule) with `put runs elsewhere (outputs=DIR)`, which a dry run never uses. Now `a dry run's files go to a
-  folder of $TMPDIR: set TMPDIR elsewhere` (`callbacks._check_outside_tasks`)
+  folder of $TMPDIR: set TMPDIR elsewhere` (`callbacks._check_outside_tasks`); and one that names such a directory
+  itself (`hydra.run.dir=bench/tasks/mine`), told `put runs elsewhere (outputs=DIR)`, which hydra.run.dir overrides:
+  now `give another hydra.run.dir`
 - a benchmark folder named by a number (`task.path=2024`), or a path given as a list (`task.path=[a,b]`,
   `runner_file=[a,b]`) or a boolean: `in 'config': hydra.run.dir: cannot resolve: AttributeError raised while
   resolving interpolation: 'int' object has no attribute 'startswith'`, naming a key the user never gave and Python's
@@ -258,4 +260,16 @@ def test_a_dry_run_whose_temporary_folder_is_in_the_benchmarks_tasks_folder_is_t
         f"benchrun: error: hydra.run.dir={re.escape(str(bench))}/tasks/benchrun-dry-run-[^:]+: inside the benchmark's "
         f"tasks/ folder \\({re.escape(str(bench))}/tasks\\), each of whose folders is read as a task, the run's own "
         "among them; a dry run's files go to a folder of \\$TMPDIR: set TMPDIR elsewhere\n", done.stderr), done.stderr
+    assert sorted(path.name for path in (bench / "tasks").iterdir()) == ["add"]
+
+
+@pytest.mark.parametrize("flags, key", [([], "hydra.run.dir"), (["-m", "runner.model=llama3.2,gemma3"], "hydra.sweep.dir")])
+def test_a_run_directory_named_inside_the_benchmarks_tasks_folder_is_told_to_name_another(tmp_path, flags, key):
+    bench = write_bench(tmp_path, {"tasks/add/template.txt": "what is {a}?\n",
+                                   "tasks/add/values.csv": "a,reference\n2,2\n"})
+    done = call_benchrun(*flags, "task.path=bench", f"{key}=bench/tasks/mine", "runner.host=http://127.0.0.1:9",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: {key}=bench/tasks/mine: inside the benchmark's tasks/ folder "
+        f"({bench / 'tasks'}), each of whose folders is read as a task, the run's own among them; give another {key}\n")
     assert sorted(path.name for path in (bench / "tasks").iterdir()) == ["add"]
