@@ -63,6 +63,8 @@ def main() -> None:
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
+    else:  # one inherited (a benchrun started by a verbose one's scorer) made each job's error two lines, Hydra's too
+        os.environ.pop(VERBOSE_ENV, None)
     try:
         typed = sys.argv[1:]
         sys.argv[1:] = [_home(arg) for arg in typed]

@@ -20,6 +20,10 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   folder of $TMPDIR: set TMPDIR elsewhere` (`callbacks._check_outside_tasks`); and one that names such a directory
   itself (`hydra.run.dir=bench/tasks/mine`), told `put runs elsewhere (outputs=DIR)`, which hydra.run.dir overrides:
   now `give another hydra.run.dir`
+- a run whose environment holds BENCHRUN_VERBOSE=1 (inherited: a benchrun started by a verbose one's scorer) without
+  --verbose: each job's error was two lines (Hydra's `Error executing job with overrides: [...]`, then benchrun's):
+  the process that reads the command line decided one line, the job's handler tracebacks. Now the command line
+  alone decides (`benchrun.__main__`)
 - a benchmark folder named by a number (`task.path=2024`), or a path given as a list (`task.path=[a,b]`,
   `runner_file=[a,b]`) or a boolean: `in 'config': hydra.run.dir: cannot resolve: AttributeError raised while
   resolving interpolation: 'int' object has no attribute 'startswith'`, naming a key the user never gave and Python's
@@ -273,3 +277,11 @@ def test_a_run_directory_named_inside_the_benchmarks_tasks_folder_is_told_to_nam
         EXIT["usage"], "", f"benchrun: error: {key}=bench/tasks/mine: inside the benchmark's tasks/ folder "
         f"({bench / 'tasks'}), each of whose folders is read as a task, the run's own among them; give another {key}\n")
     assert sorted(path.name for path in (bench / "tasks").iterdir()) == ["add"]
+
+
+def test_a_job_error_under_an_inherited_verbose_switch_is_one_line(tmp_path):
+    done = call_benchrun("runner.options.temperature=hot", "runner.host=http://127.0.0.1:9", cwd=tmp_path,
+                         env={"BENCHRUN_VERBOSE": "1"})
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: in 'config': runner.options.temperature: Input should be a valid number, "
+        "not \"hot\"\n")
