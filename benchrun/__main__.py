@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 from benchrun.core.errors import (
@@ -55,9 +56,15 @@ def main() -> None:
     warnings.showwarning = _warning_line
     verbose = VERBOSE_FLAG in sys.argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = _flags_first([arg for arg in sys.argv if arg != VERBOSE_FLAG])
+    if _asks_version(sys.argv[1:]):
+        print(_version_line())
+        _said_whole()
+        return
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of printing them; they are reported here
     if verbose:
         os.environ[VERBOSE_ENV] = "1"
+    else:  # one inherited (a benchrun started by a verbose one's scorer) made each job's error two lines, Hydra's too
+        os.environ.pop(VERBOSE_ENV, None)
     try:
         typed = sys.argv[1:]
         sys.argv[1:] = [_home(arg) for arg in typed]
@@ -72,6 +79,10 @@ def main() -> None:
         refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
+    except SystemExit as err:  # Hydra ends its --help and --hydra-help so, past the check below
+        if not err.code:
+            _said_whole()
+        raise
     except RunInterrupted as err:
         _stop_launched_jobs()
         sweep = _interrupted_sweep()
@@ -109,6 +120,11 @@ def main() -> None:
             raise
         _error(line)
         sys.exit(code)
+    _said_whole()
+
+
+def _said_whole() -> None:
+    """End with one line and exit 4 when what was printed was cut short (`> /dev/full`), as every command does."""
     if (lost := output_lost()) is not None:
         _error(lost)
         sys.exit(EXIT["archive"])
@@ -160,7 +176,7 @@ def _flag_errors_in_one_line() -> None:
     def error(parser: argparse.ArgumentParser, message: str) -> None:
         if parser.description != HYDRAS_PARSER:
             refuse(parser, message)
-        raise ConfigError(f"{message}; benchrun --help lists its flags, and a setting is key=value (dry_run=true)")
+        raise ConfigError(f"{message}; benchrun --hydra-help lists its flags, and a setting is key=value (dry_run=true)")
 
     argparse.ArgumentParser.error = error  # type: ignore[method-assign]
 
@@ -242,6 +258,30 @@ def _flags_first(argv: list[str]) -> list[str]:
             at += 1
     multirun = [flag for flag in flags if flag in MULTIRUN_FLAGS]
     return [argv[0], *multirun[:1], *(flag for flag in flags if flag not in MULTIRUN_FLAGS), *overrides]
+
+
+def _asks_version(argv: list[str]) -> bool:
+    """Whether Hydra's parser would read `--version` (or a head of it, `--vers`) among the flags of `argv`: it said
+    `Hydra 1.3.8`, which a user (a bug report, a script checking what is installed) takes for benchrun's version."""
+    at = 0
+    while at < len(argv):
+        word, at = argv[at], at + 1
+        if len(word) >= len("--v") and "--version".startswith(word):
+            return True
+        if word.startswith("-") and _takes_value(word):  # its value (`--config-dir --v`) is no flag
+            at += 1
+    return False
+
+
+def _version_line() -> str:
+    """benchrun's version as run.json records it (the installed distribution's), and Hydra's."""
+    import hydra
+
+    try:
+        version = metadata.version("benchrun")
+    except metadata.PackageNotFoundError:
+        version = "(not installed)"
+    return f"benchrun {version} (Hydra {hydra.__version__})"
 
 
 def _takes_value(flag: str) -> bool:

@@ -23,15 +23,15 @@ from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import tasks_around
-from benchrun.compose import hydranames, slurmoptions, slurmqueue, sweepsize, takeback
-from benchrun.compose.config import checked_directory, refuse_secrets, stood_for
+from benchrun.compose import hydragiven, hydranames, slurmoptions, slurmqueue, sweepsize, takeback
+from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
 from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.cpus import usable_cores
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.layout import LOG, MULTIRUN_FILE
+from benchrun.core.layout import MULTIRUN_FILE
 
 Hook = Callable[..., None]
 
@@ -69,9 +69,7 @@ class RunDirCheck(Callback):
 
     @_one_line
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        _check_secrets(config)
-        _check_stays(config)
-        _check_logging(config)
+        hydragiven.refuse_given(config)
         run_dir = Path(config.hydra.run.dir)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
@@ -94,9 +92,7 @@ class RunDirCheck(Callback):
 
     @_one_line
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        _check_secrets(config)
-        _check_stays(config)
-        _check_logging(config)
+        hydragiven.refuse_given(config)
         swept = sweepsize.swept(config)
         sweepsize.refuse_varied(swept)
         jobs = sweepsize.checked_size(swept)
@@ -259,6 +255,7 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
     try:
         checked_directory("outputs", config.get("outputs"))
         checked_directory(directory, OmegaConf.select(config, directory))
+        hydranames.refuse_unusable_path(directory, OmegaConf.select(config, directory))
     except ConfigError as err:
         _refuse(str(err))
 
@@ -270,7 +267,11 @@ def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: 
                   if override.key_or_group == "task.path"),
                  [OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)])
     if why := next((why for path in paths if isinstance(path, str) and path and (why := tasks_around(path, made))), None):
-        _refuse(f"{directory}={made}: {why}, the run's own among them; put runs elsewhere (outputs=DIR)")
+        given = [o for o in OmegaConf.to_container(config.hydra.overrides.hydra) if o.partition("=")[0] == directory]
+        scratch = stood_for(str(made)) != str(made)  # a dry run's own folder, made in $TMPDIR
+        _refuse(f"{directory}={made}: {why}, the run's own among them; " + (
+            "a dry run's files go to a folder of $TMPDIR: set TMPDIR elsewhere" if scratch else
+            f"give another {directory}" if given else "put runs elsewhere (outputs=DIR)"))
 
 
 def _check_subdir(config: DictConfig, jobs: float) -> None:
@@ -285,41 +286,6 @@ def _check_inside(config: DictConfig) -> None:
     run's own (`hydranames.inside_refusal`)."""
     if why := hydranames.inside_refusal(config.hydra):
         _refuse(why)
-
-
-HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
-"""What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
-.hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
-
-
-def _check_secrets(config: DictConfig) -> None:
-    """Refuse a credential a config file gives Hydra's config (a preset's `hydra.launcher.setup` exporting
-    `HF_TOKEN=hf_...`, a `hydra.job.env_set.HF_TOKEN`), before Hydra writes it into the sweep or run directory: only
-    the command line's were refused, and the benchmark's own config is checked as each job starts."""
-    for key in HANDED_ON:
-        given = OmegaConf.to_container(OmegaConf.select(config.hydra, key) or OmegaConf.create(), resolve=False)
-        refuse_secrets(secrets.found(given, f"hydra.{key}"))
-
-
-def _check_stays(config: DictConfig) -> None:
-    """Refuse hydra.job.chdir=true: a job that changed into its run directory read task.path and runner_file there
-    (`'bench' is not a directory`, of a benchmark that is there), and the user's code would write its own files among
-    the run's."""
-    if OmegaConf.select(config, "hydra.job.chdir") is True:
-        _refuse("hydra.job.chdir=true: benchrun stays in the directory it was started in, where relative paths "
-                "(task.path, runner_file) are found and a scorer's own files are written, never among the run's; "
-                "leave hydra.job.chdir out")
-
-
-def _check_logging(config: DictConfig) -> None:
-    """Refuse an override of the job's logging (`hydra/job_logging=none`, `hydra.job_logging.handlers...`): it is the
-    run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
-    logged; `none` left the log empty, `disabled` was a traceback of logging's own."""
-    for override in OmegaConf.to_container(config.hydra.overrides.hydra):
-        key = override.lstrip("+~").split("=", 1)[0].split("@", 1)[0]
-        if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
-            _refuse(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and masks every "
-                    "credential in what is logged; leave hydra/job_logging out (hydra.verbose=true logs more)")
 
 
 def _check_swept_once(swept: list[Override]) -> None:

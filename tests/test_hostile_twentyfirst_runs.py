@@ -208,7 +208,7 @@ def test_a_sweep_whose_job_directory_was_removed_as_it_ran_fails(tmp_path):
 def test_a_flag_hydras_parser_refuses_is_one_line(tmp_path, flag, said):
     done = run_benchrun(flag, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
-        EXIT["usage"], "", f"benchrun: error: {said}; benchrun --help lists its flags, and a setting is key=value "
+        EXIT["usage"], "", f"benchrun: error: {said}; benchrun --hydra-help lists its flags, and a setting is key=value "
         "(dry_run=true)\n")
 
 

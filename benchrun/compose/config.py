@@ -105,9 +105,12 @@ def remove_dry_run_dirs() -> None:
         shutil.rmtree(DRY_RUN_DIRS.popitem()[0], ignore_errors=True)
 
 
-def bench_name(path: str) -> str:
-    """`demo:listbench` -> listbench; `/data/mybench/` -> mybench."""
-    return path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name or "bench"
+def bench_name(path: Any) -> str:
+    """`demo:listbench` -> listbench; `/data/mybench/` -> mybench. A path that is not text (`task.path=2024`, which
+    Hydra reads as a number; a list) names it `bench`: the schema says, of task.path, what is wrong with it."""
+    if not isinstance(path, str):
+        return "bench"
+    return (path[len(DEMO_SCHEME):] if path.startswith(DEMO_SCHEME) else Path(path).name) or "bench"
 
 
 def gguf_name(model_path: str | None) -> str:
@@ -118,7 +121,7 @@ def gguf_name(model_path: str | None) -> str:
 def run_name(model: Any, runner_file: str | None, task_path: str) -> str:
     """The last part of a run directory's name: the model's slug, or `sweep` for a run that asks several models
     (a list, or a runner file's list), whose jobs go in directories of their own inside it."""
-    if runner_file:
+    if runner_file and isinstance(runner_file, str) and isinstance(task_path, str):  # else the schema says what is wrong
         try:
             model = read_runner_file(runner_file, {"task": {"path": task_path}}, None).get("model", model)
         except ConfigError:
@@ -131,7 +134,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     cfg = _to_plain(config)
     cfg.pop("hydra", None)
     runner_file, given = cfg.get("runner_file"), {}
-    if runner_file:  # merged once: the result is a plain config without a runner file
+    if runner_file and isinstance(runner_file, str):  # merged once, into a plain config without a runner file
         given = runner_file_keys(cfg, cwd)
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
     cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
@@ -200,7 +203,19 @@ def checked_directory(key: str, value: Any) -> None:
     try:
         TypeAdapter(Directory).validate_python(value)
     except ValidationError as err:
-        raise ConfigError(f"{key}: {err.errors()[0]['msg'].removeprefix('Value error, ')}", file="config") from None
+        first = err.errors()[0]
+        message = _read_unquoted(first, key) or first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{key}: {message}", file="config") from None
+
+
+def _read_unquoted(problem: Any, where: str) -> str | None:
+    """pydantic's `a valid string` of a number or a boolean (`task.path=2024`, a folder named by its year), said with
+    how Hydra read it and how to give it as text; None for any other problem."""
+    if problem["type"] != "string_type" or not isinstance(problem["input"], (int, float)):
+        return None
+    given, read = json.dumps(problem["input"]), "a boolean" if isinstance(problem["input"], bool) else "a number"
+    return (f"{problem['msg']}, not {given} (Hydra's overrides and YAML read it unquoted as {read}); quote it as "
+            f"written, e.g. {where}='{given}'")
 
 
 def checked(model: type[M], data: Any, prefix: Sequence[str] = ()) -> M:
@@ -319,6 +334,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])
     elif kind in STRICT_TYPES and model is not None and issubclass(model, Options):
         message = f"{first['msg']}, not {json.dumps(first['input'], default=str)}"
+    elif unquoted := _read_unquoted(first, where):
+        message = unquoted
     else:
         message = first["msg"].removeprefix("Value error, ")
     return f"{where}: {message}" if where else message

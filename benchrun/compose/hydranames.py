@@ -1,15 +1,20 @@
 """The names Hydra puts a run's and a sweep's files under (hydra.sweep.subdir, hydra.output_subdir, hydra.job.name):
-why one would put them out of the sweep's readers' sight, out of the run's directory, or on a file of the run's own."""
+why one would put them out of the sweep's readers' sight, out of the run's directory, or on a file of the run's own;
+and the run's or sweep's whole path, which Hydra keeps in its config."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+from pydantic import TypeAdapter, ValidationError
 
+from benchrun.core.errors import ConfigError
 from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN, SWEEP_FILE
+from benchrun.core.settings import Directory
 
 
 def subdir_refusal(subdir: Any, jobs: float) -> str | None:
@@ -83,3 +88,20 @@ def inside_refusal(hydra: DictConfig) -> str | None:
         return (f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
                 "hydra.job.name out")
     return None
+
+
+def refuse_unusable_path(key: str, directory: str) -> None:
+    """Refuse a run's or sweep's directory whose absolute path (the working directory's, for a relative one) `outputs`'
+    check would refuse (a line break: `run directory:` printed over two lines), or that holds `${`, which Hydra,
+    keeping the path in its config (the run's log, its output directory), read as an interpolation: a run in a folder
+    named `a${x}` was `cannot resolve: Interpolation key 'x' not found`, said of hydra.job_logging."""
+    whole = os.path.abspath(directory)
+    try:
+        TypeAdapter(Directory).validate_python(whole)
+    except ValidationError as err:
+        raise ConfigError(f"{key}: its path {whole}: {err.errors()[0]['msg'].removeprefix('Value error, ')}; run "
+                          "benchrun in another folder, or give outputs= another directory", file="config") from None
+    if "${" in whole:
+        raise ConfigError(f"{key}: its path {whole} holds '${{', which Hydra reads as an interpolation where it keeps "
+                          "the path in its config (the run's log, its output directory); run benchrun in a folder "
+                          "whose path holds no '${', or give outputs= a directory whose path holds none", file="config")

@@ -18,7 +18,9 @@ def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
     mistral (its scores in mistral's column), and a single run's `runner.model=mistral` asked another model unsaid
     (one the file gives the same value, `runner.model=m` beside `model: m`, is asked as given);
     a runner (`runner=openai`) of another type than the file's `runner_type`, which is the one used; and a key the
-    file's runner type does not take (`runner.host` beside `runner_type: openai`), which the file's runner leaves out."""
+    file's runner type does not take (`runner.host` beside `runner_type: openai`), which the file's runner leaves out;
+    and a model preset (`model=gemma3`) whose model the file's takes the place of: llama3.2 was asked with gemma3's
+    options, config.yaml naming the preset gemma3."""
     path = config.get("runner_file")  # a DictConfig as Hydra composes it, or a plain config (the API)
     if not path or not overrides:
         return
@@ -31,6 +33,11 @@ def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
             raise ConfigError(f"in 'config': {override.input_line}: the runner file '{path}' gives runner_type "
                               f"{given['type']}, the type of the runner used, so this one would never be; give the "
                               "runner in one place")
+        if parts == ["model"] and "model" in given and given["model"] != (config.get("runner") or {}).get("model"):
+            raise ConfigError(f"in 'config': {override.input_line}: the preset asks runner.model "
+                              f"{(config.get('runner') or {}).get('model')}, and the runner file '{path}' gives model "
+                              f"{_shown(given['model'])}, whose value takes its place (with the preset's options), so this one "
+                              "would never be asked; give the model in one place")
         if len(parts) < 2 or parts[0] != "runner":
             continue
         if (key := RUNNER_ALIASES.get(parts[1], parts[1])) in given and not _given_too(given, [key, *parts[2:]], override):
@@ -53,3 +60,8 @@ def _given_too(given: dict[str, Any], keys: list[str], override: Any) -> bool:
         found = found[key]
     value = None if override.is_sweep_override() else override.value()
     return found == value and isinstance(found, bool) is isinstance(value, bool) and value is not None
+
+
+def _shown(model: Any) -> str:
+    """A runner file's model as said: a name, or a list's names (`llama3.2, gemma3`)."""
+    return ", ".join(map(str, model)) if isinstance(model, list) else str(model)

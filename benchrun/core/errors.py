@@ -157,6 +157,8 @@ def os_problem(err: OSError | MemoryError | RuntimeError, path: str | os.PathLik
         return _too_large()
     if err.errno == errno.ENOSPC and _out_of_inodes(path or err.filename):
         return "no free inodes (the disk has room, but no more files can be made on it: df -i)"
+    if err.errno == errno.EEXIST and (target := _dangling(path or err.filename)) is not None:
+        return f"a dangling link (to {target}, which is not there), where a folder was to be made"
     words = _ERRNO_WORDS.get(err.errno) or err.strerror or str(err) or type(err).__name__
     return words[0].lower() + words[1:]
 
@@ -167,6 +169,17 @@ def _too_large() -> str:
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     return "file too large" if limit == resource.RLIM_INFINITY else \
         f"file too large for this process's file-size limit (ulimit -f: {limit} bytes)"
+
+
+def _dangling(path: str | bytes | os.PathLike[str] | None) -> str | None:
+    """Where `path` links to, when it is a link to nothing (`outputs=runs`, runs a link to a folder since removed):
+    making a folder there was `file exists`, though nothing is there to see."""
+    if path is None or not os.path.islink(path) or os.path.exists(path):
+        return None
+    try:
+        return os.fsdecode(os.readlink(path))
+    except OSError:
+        return None
 
 
 def _out_of_inodes(path: str | bytes | os.PathLike[str] | None) -> bool:
