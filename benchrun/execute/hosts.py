@@ -5,6 +5,7 @@ refused unless all serve the model by one digest; each request sent to the live 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import socket
 import time
@@ -26,6 +27,15 @@ from benchrun.execute.runners.base import Runner
 
 UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 """The unspecified addresses, each as the loopback address a connection to it reaches (on Linux and macOS)."""
+
+
+def reached_address(address: str) -> str:
+    """The address a connection to `address` reaches: an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, which the
+    system connects to over IPv4) as its IPv4 address, an unspecified one as the loopback it reaches."""
+    found = ipaddress.ip_address(address.split("%")[0])
+    mapped = found.ipv4_mapped if isinstance(found, ipaddress.IPv6Address) else None
+    address = address if mapped is None else str(mapped)
+    return UNSPECIFIED.get(address, address)
 
 
 @dataclass(eq=False)
@@ -115,7 +125,7 @@ async def reached_at(url: str) -> Reached | None:
         found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         return None
-    return Reached(frozenset(UNSPECIFIED.get(address[4][0], address[4][0]) for address in found), port,
+    return Reached(frozenset(reached_address(address[4][0]) for address in found), port,
                    httpx.URL(url).path.rstrip("/"))
 
 
