@@ -5,15 +5,29 @@ bad, each with the rule it now obeys.
   compared the addresses as written, so the run asked one server as two (twice runner.concurrency at it, each
   response naming one of two `host`s, run.json listing it twice). Now an IPv4-mapped address is the IPv4 address it
   reaches (`execute.hosts.reached_address`): refused as every other second spelling is (exit 2)
+- a judge whose every request fails (its server answering 500) with max_consecutive_failures at its default (5): the
+  run failed fast as the eleventh pass made it, but the four answers whose judge calls failed before the fifth were
+  recorded already, each graded as its own scorer error; `resume` once the judge was mended graded only the answers
+  left ungraded, so those four kept `HTTP 500: boom` for good (the judge's n 4 short, its errors 4), and a resume
+  while the judge was still broken graded the rest below the limit and sealed the run `completed_with_errors`
+  (exit 0) with every grade an error. Now a grading holding a judge failure is held back, as the executor holds a
+  failed sample, until a reply (or a failure of another kind, or the end of the asking) shows it was the answer's
+  own (`execute.judging.Judge.undecided`, `execute.grading.Held`; the executor's commits and resume's regrading):
+  a judge that fails fast leaves every answer of its run of failures ungraded, and `resume` grades them all
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
+from tests.helpers.judges import JUDGES, RESPONSE
 
 
 @pytest.mark.parametrize("second", ["http://[::ffff:127.0.0.1]:{port}", "http://[::ffff:7f00:1]:{port}",
@@ -27,3 +41,59 @@ def test_one_server_under_an_ipv4_mapped_address_is_listed_twice(tmp_path, secon
     assert (result.returncode, result.stderr, asked) == (EXIT["usage"], (
         f"benchrun: error: in 'config': runner.host: '{second}' is '{server.url}' again (both reach 127.0.0.1 port "
         f"{server.port}): list each server once\n"), [])
+
+
+EIGHT = """- name: symbol
+  template: "name {n}"
+  values:
+     n: [1, 2, 3, 4, 5, 6, 7, 8]
+  reference: [a, b, c, d, e, f, g, h]
+  scorer: contains
+  judge: names
+"""
+BOOM = Reply(status=500, error="boom")
+
+
+def right(req: ChatRequest) -> str:
+    """The model under test answers `a`; the judge (qwen2.5) says right."""
+    return json.dumps({"verdict": "right"} if req.model.startswith("qwen2.5") else {"answer": "a"})
+
+
+def judged_eight(tmp_path, judge_url: str, model_url: str):
+    write_bench(tmp_path, {"tasks.yml": EIGHT, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    return call_benchrun(f"runner.host={model_url}", "task.path=bench", "judge.model=qwen2.5", f"judge.host={judge_url}",
+                         "+judge.backoff_s=0", "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+
+
+def grades(run_dir) -> list[tuple[str, int | None, str | None]]:
+    return sorted((c["id"], c["value"], c["error"] and c["error"]["message"])
+                  for c in read_jsonl(run_dir / "judgements.jsonl"))
+
+
+def test_a_broken_judges_failures_before_it_failed_fast_are_graded_by_the_resume(tmp_path):
+    with FakeOllama(models=["llama3.2"], responder=right) as model, \
+            FakeOllama(models=["qwen2.5"], responder=lambda req: BOOM) as judge:
+        result = judged_eight(tmp_path, judge.url, model.url)
+        [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
+        still = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        judge.responder = right
+        mended = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert [result.returncode, still.returncode, mended.returncode] == [EXIT["runner"], EXIT["runner"], EXIT["ok"]]
+    assert "(judge.max_consecutive_failures); run " in result.stderr
+    assert grades(run_dir) == [(f"symbol:n={n}", 1, None) for n in range(1, 9)]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+def test_a_judges_failures_of_its_own_answers_are_recorded_as_the_run_goes_and_as_it_ends(tmp_path):
+    def judging(req: ChatRequest) -> Reply | str:
+        failing = req.model.startswith("qwen2.5") and req.prompt.startswith(("Question: name 1\n", "Question: name 2\n",
+                                                                             "Question: name 8\n"))
+        return BOOM if failing else right(req)
+
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=judging) as server:
+        result = judged_eight(tmp_path, server.url, server.url)
+    [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
+    assert (result.returncode, json.loads((run_dir / "run.json").read_text())["status"]) == (
+        EXIT["ok"], "completed_with_errors")
+    assert grades(run_dir) == [(f"symbol:n={n}", None, "HTTP 500: boom") if n in (1, 2, 8) else
+                               (f"symbol:n={n}", 1, None) for n in range(1, 9)]

@@ -57,6 +57,7 @@ class Executor:
         self._dispatch = Dispatch(runner, recorder.host_lost)
         self._held: list[tuple[Sample, ResponseRecord]] = []
         self._grading: deque[Grading] = deque()
+        self._judged = grader.held()
         self._ahead = self._dispatch.width + GRADING_AHEAD
 
     async def run(self, queries: Iterable[Query]) -> None:
@@ -75,6 +76,8 @@ class Executor:
                 await _stop(workers)
             await self._release()
             await self._collect(0)
+            if held := self._judged.release():  # no broken judge stopped the asking: their failures are their own
+                self.recorder.graded(held)
 
     def _looked_up(self, queries: Iterable[Query]) -> Iterator[tuple[Query, str | None, Entry | None]]:
         """Each query with its cache key and the cache's answer (None, None without a cache), looked up
@@ -146,10 +149,10 @@ class Executor:
         self._commit(done)
 
     def _commit(self, done: list[Grading]) -> None:
-        """Commit the gradings in `done` together, and empty it."""
-        if done:
-            self.recorder.graded(list(done))
-            done.clear()
+        """Commit the gradings in `done` together (but those a judge failure holds back, `Held`), and empty it."""
+        if ready := self._judged.ready(done):
+            self.recorder.graded(ready)
+        done.clear()
 
     async def _release(self) -> None:
         """Record the failed samples held back: they were failures of their own."""
