@@ -14,6 +14,11 @@ bad, each with the rule it now obeys.
   failed sample, until a reply (or a failure of another kind, or the end of the asking) shows it was the answer's
   own (`execute.judging.Judge.undecided`, `execute.grading.Held`; the executor's commits and resume's regrading):
   a judge that fails fast leaves every answer of its run of failures ungraded, and `resume` grades them all
+- answers longer than runner.max_response_bytes sample after sample (a model that writes more than the limit set):
+  the run failed fast with `finish it once the setup is mended with: benchrun-audit resume RUN`, and every resume,
+  asked with the same limit, failed the same way, though `--set runner.max_response_bytes=...` is the one mending a
+  resume can make. Now the line adds it, as it does a longer timeout for a slow server (`execute.failurekind.longer`:
+  `, or, if the answers are only long, with: benchrun-audit resume RUN --set runner.max_response_bytes=4096`)
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
@@ -97,3 +103,15 @@ def test_a_judges_failures_of_its_own_answers_are_recorded_as_the_run_goes_and_a
         EXIT["ok"], "completed_with_errors")
     assert grades(run_dir) == [(f"symbol:n={n}", None, "HTTP 500: boom") if n in (1, 2, 8) else
                                (f"symbol:n={n}", 1, None) for n in range(1, 9)]
+
+
+def test_answers_failing_fast_as_too_long_are_finished_by_the_resume_the_line_gives(tmp_path):
+    with Lab(tmp_path, n=8, latency_s=0, responder=lambda req: json.dumps({"answer": 7, "pad": "x" * 3000})) as lab:
+        result = call_benchrun(*lab.args("runner.max_response_bytes=2048", "runner.concurrency=1"), cwd=tmp_path)
+        [run_dir] = lab.run_dirs()
+        advised = f", or, if the answers are only long, with: benchrun-audit resume {run_dir} --set runner.max_response_bytes=4096\n"
+        resumed = call_benchrun("resume", str(run_dir), "--set", "runner.max_response_bytes=4096", cwd=tmp_path,
+                                module="benchrun.audit")
+    assert (result.returncode, result.stderr.endswith(advised)) == (EXIT["runner"], True)
+    assert "TooLarge: the answer is longer than runner.max_response_bytes (2,048 bytes)" in result.stderr
+    assert (resumed.returncode, [r["error"] for r in read_jsonl(run_dir / "responses.jsonl")]) == (EXIT["ok"], [None] * 8)

@@ -74,10 +74,10 @@ def recording(writer: RunWriter) -> Iterator[None]:
         writer.release()
 
 
-def resume_hint(writer: RunWriter, when: str = "", longer: str | None = None) -> str:
+def resume_hint(writer: RunWriter, when: str = "", longer: tuple[str, str] | None = None) -> str:
     """What the run directory now says of the run, and the command that finishes it (none for a run sealed as
     completed before what ended it came: a signal as its seal was written); with `longer` (FailFast's), the one that
-    finishes it giving a server that is only slow more time."""
+    finishes it giving a limit more (a server that is only slow more time)."""
     info, where = writer.info, writer.dir.absolute()
     if info.manifest_id is None:
         return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
@@ -86,7 +86,7 @@ def resume_hint(writer: RunWriter, when: str = "", longer: str | None = None) ->
     said = f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
     if info.status not in UNFINISHED:
         return f"{said} in {where}, and sealed: nothing is left to finish"
-    slow = f", or, if the server is only slow, with: benchrun-audit resume {where} --set {longer}" if longer else ""
+    slow = f", or, if {longer[0]}, with: benchrun-audit resume {where} --set {longer[1]}" if longer else ""
     return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}{slow}"
 
 
