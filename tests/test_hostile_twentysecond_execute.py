@@ -19,6 +19,12 @@ bad, each with the rule it now obeys.
   asked with the same limit, failed the same way, though `--set runner.max_response_bytes=...` is the one mending a
   resume can make. Now the line adds it, as it does a longer timeout for a slow server (`execute.failurekind.longer`:
   `, or, if the answers are only long, with: benchrun-audit resume RUN --set runner.max_response_bytes=4096`)
+- a response cache whose disk fills mid-run (a home quota, ~/.cache on a small disk, the archive elsewhere), or
+  whose lock another process holds past BUSY_TIMEOUT_S mid-run: the run stopped in one line (exit 2, `failed`) whose
+  only advice was for a new run (`set cache_dir= to a directory on local disk, or cache=false`), though `resume`,
+  which asks without the cache, finishes it, and what was answered was left ungraded. Now a store's failure while
+  the run asks is `CacheFailed` (`execute.cache`): the run stops as a broken setup does, its answers graded, the line
+  saying where the run is and how to finish it (`execute.session.recording`)
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
+from benchrun.testing.small_disk import can_mount, small_disk
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
@@ -115,3 +122,22 @@ def test_answers_failing_fast_as_too_long_are_finished_by_the_resume_the_line_gi
     assert (result.returncode, result.stderr.endswith(advised)) == (EXIT["runner"], True)
     assert "TooLarge: the answer is longer than runner.max_response_bytes (2,048 bytes)" in result.stderr
     assert (resumed.returncode, [r["error"] for r in read_jsonl(run_dir / "responses.jsonl")]) == (EXIT["ok"], [None] * 8)
+
+
+@pytest.mark.skipif(not can_mount(), reason="mounting a small tmpfs needs root")
+def test_a_response_cache_whose_disk_fills_mid_run_stops_it_saying_how_to_finish_it(tmp_path):
+    padded = json.dumps({"answer": 7, "pad": "x" * 4000})
+    with small_disk(tmp_path / "cache", 200) as cache, Lab(tmp_path, n=40, latency_s=0,
+                                                           responder=lambda req: padded) as lab:
+        result = call_benchrun(*lab.args(f"cache_dir={cache}", "cache=true"), cwd=tmp_path)
+        [run_dir] = lab.run_dirs()
+        info = json.loads((run_dir / "run.json").read_text())
+        resumed = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    full = (f"cache_dir: the response cache at {cache / 'responses.sqlite3'} cannot be used (OperationalError: "
+            "database or disk is full); set cache_dir= to a directory on local disk, or cache=false")
+    assert (result.returncode, info["status"], info["reason"]) == (EXIT["usage"], "failed", full)
+    assert 0 < info["counts"]["responses"] < 40
+    assert result.stderr == (
+        f"benchrun: error: {full}; run {info['run_id']} is recorded as 'failed' with {info['counts']['responses']} of 40 "
+        f"samples in {run_dir}; finish it (a resume asks without the cache) with: benchrun-audit resume {run_dir}\n")
+    assert (resumed.returncode, len(read_jsonl(run_dir / "responses.jsonl"))) == (EXIT["ok"], 40)

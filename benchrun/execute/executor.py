@@ -14,7 +14,7 @@ from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
 from benchrun.core.records import ResponseRecord, answered
 from benchrun.execute.asking import Outcome
-from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
+from benchrun.execute.cache import LOOKUP_BATCH, CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Dispatch
@@ -40,8 +40,8 @@ class Executor:
     """Sends samples to a runner; each response is recorded before it is graded, so no scorer can cost an answer.
 
     Two kinds of failure are a broken setup, not a benchmark result, and stop the run without recording the
-    samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
-    (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
+    samples they hit (so `resume` asks them once the setup is mended), as a response cache that fails mid-run does
+    (CacheFailed): a server that cannot be reached (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
     kind of way (`failure_kind`) with no answer of the model in between (one from the response cache asked nothing)
     (FailFast). A failed sample is held back until the next answer of the model (or a failure of another kind) shows
     the failures were the samples' own; one that is the sample's own whatever the setup (a chat longer than the
@@ -68,7 +68,7 @@ class Executor:
             workers = [asyncio.create_task(self._worker(queue)) for _ in range(self._dispatch.width)]
             try:
                 await asyncio.gather(*workers)
-            except (FailFast, ServerLost):
+            except (FailFast, ServerLost, CacheFailed):
                 await _stop(workers)
                 await self._collect(0)
                 raise

@@ -36,7 +36,8 @@ from benchrun.core.recordvalues import (
     weights_said,
 )
 from benchrun.core.settings import RUNNERS
-from benchrun.execute.cache import RunCache, Store, enabled, model_pin
+from benchrun.execute.cache import CacheFailed, RunCache, Store, enabled
+from benchrun.execute.cachepin import model_pin
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Lost, one_server_among, warned
@@ -57,6 +58,9 @@ def recording(writer: RunWriter) -> Iterator[None]:
     except FailFast as err:
         writer.finish("failed", str(err))
         raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended', err.longer)}") from None
+    except CacheFailed as err:
+        writer.fail(str(err))
+        raise CacheFailed(f"{err}; {resume_hint(writer, '(a resume asks without the cache)')}") from None
     except BenchrunError as err:
         writer.fail(str(err))
         raise
