@@ -25,16 +25,25 @@ bad, each with the rule it now obeys.
   which asks without the cache, finishes it, and what was answered was left ungraded. Now a store's failure while
   the run asks is `CacheFailed` (`execute.cache`): the run stops as a broken setup does, its answers graded, the line
   saying where the run is and how to finish it (`execute.session.recording`)
+- a judge taking fewer calls at once than the model answers (`+judge.concurrency=1`, runner.concurrency=8): each
+  judge call's `seconds` in judgements.jsonl counted its wait for a free slot, so eight calls of 0.3 s each were
+  recorded as 0.3, 0.6, ... 2.4 s. Now a call's time starts once it has its turn, as an answer's does
+  (`execute.judging.Judge._judgement`)
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.lab import Lab
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import Lab, line_count, wait_for
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from benchrun.testing.small_disk import can_mount, small_disk
 from tests.helpers.archives import read_jsonl
@@ -141,3 +150,30 @@ def test_a_response_cache_whose_disk_fills_mid_run_stops_it_saying_how_to_finish
         f"benchrun: error: {full}; run {info['run_id']} is recorded as 'failed' with {info['counts']['responses']} of 40 "
         f"samples in {run_dir}; finish it (a resume asks without the cache) with: benchrun-audit resume {run_dir}\n")
     assert (resumed.returncode, len(read_jsonl(run_dir / "responses.jsonl"))) == (EXIT["ok"], 40)
+
+
+@pytest.mark.slow
+def test_a_judge_calls_time_is_its_own_not_its_wait_for_a_turn(tmp_path):
+    first, held = threading.Event(), []
+
+    def judging(req: ChatRequest) -> str:
+        if not held:  # the first call held until every other answer's judge call waits for its turn
+            held.append(req.prompt.split("\n")[0].replace("Question: name ", "symbol:n="))
+            first.wait(60)
+        return right(req)
+
+    write_bench(tmp_path, {"tasks.yml": EIGHT, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=right) as model, \
+            FakeOllama(models=["qwen2.5"], responder=judging) as judge:
+        proc = subprocess.Popen([sys.executable, "-m", "benchrun", f"runner.host={model.url}", "task.path=bench",
+                                 "judge.model=qwen2.5", f"judge.host={judge.url}", "runner.concurrency=8",
+                                 "+judge.concurrency=1", "cache=false", f"outputs={tmp_path / 'outputs'}"],
+                                cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        answers = lambda: list(tmp_path.glob("outputs/*/*/responses.jsonl"))  # noqa: E731
+        wait_for(lambda: bool(held) and line_count(answers()[0]) == 8)
+        time.sleep(0.5)  # the held call's time, that each call waiting for its turn spent too
+        first.set()
+        _, stderr = proc.communicate(timeout=60)
+    calls = {c["id"]: c["seconds"] for c in read_jsonl(answers()[0].parent / "judgements.jsonl")}
+    assert (proc.returncode, stderr, len(calls)) == (EXIT["ok"], "", 8)
+    assert max(seconds for name, seconds in calls.items() if name != held[0]) < calls[held[0]] / 2

@@ -175,8 +175,8 @@ class Judge:
         hit = self.cache.get_many([key]).get(key) if key else None
         if hit is not None:
             return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
-        started = time.perf_counter()
-        async with self._slots:
+        async with self._slots:  # the call's time starts once it has its turn, as an answer's does
+            started = time.perf_counter()
             outcome, host = await self._asker.ask(messages, spec.format.json_schema, seed,
                                                   f"sample '{sample.id}' with judge '{spec.name}'")
         seconds, attempts = round(time.perf_counter() - started, 6), len(outcome.failures)
