@@ -29,6 +29,14 @@ bad, each with the rule it now obeys.
   judge call's `seconds` in judgements.jsonl counted its wait for a free slot, so eight calls of 0.3 s each were
   recorded as 0.3, 0.6, ... 2.4 s. Now a call's time starts once it has its turn, as an answer's does
   (`execute.judging.Judge._judgement`)
+What held (tried, nothing new): server lists with a second spelling of a leading or trailing space, `//`, a port with
+a leading zero, `2130706433`, `0` (refused as listed twice), `?` or `#x` (refused); a judge failing at random (15% to
+75% of calls) with concurrency 4, repeats 2 and judge repeats 2: completed with its failures as the answers' own, or
+failed fast and finished by `resume`, never a call twice, verify intact; a judge slower than judge.timeout_s: fail-fast
+advising `--set judge.timeout_s=...`, and that resume grades every answer; limits at their edges (`timeout_s` of
+.inf, nan, 1e-300; a seed or temperature of `true`, `1.5`, `'7'`: refused or one line); a judge grading `1e400` (the
+answer's scorer error, `must be a finite number`); a server lost mid-run in a list: its requests' time elsewhere
+is their own (no wait for a free server counted in this trial).
 """
 
 from __future__ import annotations

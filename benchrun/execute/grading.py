@@ -137,7 +137,8 @@ class Held:
     failure was the answer's own; never if the run of failures stops the run (FailFast), so `resume` grades them."""
 
     def __init__(self, judge: Judge | None):
-        self._judge, self._held = judge, []
+        self._judge = judge
+        self._held: list[Grading] = []
 
     def ready(self, gradings: list[Grading]) -> list[Grading]:
         """Of the gradings held and `gradings`, in order, those to record now; the others are held."""
