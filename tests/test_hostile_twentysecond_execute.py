@@ -29,6 +29,10 @@ bad, each with the rule it now obeys.
   judge call's `seconds` in judgements.jsonl counted its wait for a free slot, so eight calls of 0.3 s each were
   recorded as 0.3, 0.6, ... 2.4 s. Now a call's time starts once it has its turn, as an answer's does
   (`execute.judging.Judge._judgement`)
+- a list of servers whose answer to a sample is longer than runner.max_response_bytes: the request was asked again
+  of every other server of the list (each generating the same long answer of the same model: 8 MiB by default, so
+  minutes of a GPU's time each), and each server so asked was rested for 10 s as a failing one. Now a request that
+  failed for its answer is that sample's error at the server that gave it (`execute.hosts._answers_own`)
 What held (tried, nothing new): server lists with a second spelling of a leading or trailing space, `//`, a port with
 a leading zero, `2130706433`, `0` (refused as listed twice), `?` or `#x` (refused); a judge failing at random (15% to
 75% of calls) with concurrency 4, repeats 2 and judge repeats 2: completed with its failures as the answers' own, or
@@ -185,3 +189,15 @@ def test_a_judge_calls_time_is_its_own_not_its_wait_for_a_turn(tmp_path):
     calls = {c["id"]: c["seconds"] for c in read_jsonl(answers()[0].parent / "judgements.jsonl")}
     assert (proc.returncode, stderr, len(calls)) == (EXIT["ok"], "", 8)
     assert max(seconds for name, seconds in calls.items() if name != held[0]) < calls[held[0]] / 2
+
+
+def test_an_answer_too_long_at_one_server_of_a_list_is_not_asked_of_another(tmp_path):
+    padded = json.dumps({"answer": 7, "pad": "x" * 3000})
+    with Lab(tmp_path, n=3, latency_s=0, responder=lambda req: padded) as lab, \
+            FakeOllama(responder=lambda req: padded) as other:
+        result = call_benchrun(*lab.args(f"runner.host=[{lab.server.url},{other.url}]", "runner.retries=0",
+                                         "runner.max_response_bytes=2048"), cwd=tmp_path)
+        asked = [r for server in (lab.server, other) for r in server.requests if r["path"] == "/api/chat"]
+    [run_dir] = lab.run_dirs()
+    assert (result.returncode, len(asked)) == (EXIT["ok"], 3)
+    assert [(r["attempts"], r["error"]["type"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [(1, "TooLarge")] * 3
