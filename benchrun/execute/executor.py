@@ -40,10 +40,10 @@ class Executor:
     """Sends samples to a runner; each response is recorded before it is graded, so no scorer can cost an answer.
 
     Two kinds of failure are a broken setup, not a benchmark result, and stop the run without recording the
-    samples they hit (so `resume` asks them once the setup is mended), as a response cache that fails mid-run does
-    (CacheFailed): a server that cannot be reached (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
+    samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
+    (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
     kind of way (`failure_kind`) with no answer of the model in between (one from the response cache asked nothing)
-    (FailFast). A failed sample is held back until the next answer of the model (or a failure of another kind) shows
+    (FailFast); a response cache that fails mid-run (CacheFailed) stops it alike. A failed sample is held back until the next answer of the model (or a failure of another kind) shows
     the failures were the samples' own; one that is the sample's own whatever the setup (a chat longer than the
     context the manifest pins) is recorded at once."""
 
