@@ -43,9 +43,9 @@ class Executor:
     samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
     (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
     kind of way (`failure_kind`) with no answer of the model in between (one from the response cache asked nothing)
-    (FailFast); a response cache that fails mid-run (CacheFailed) stops it alike. A failed sample is held back until the next answer of the model (or a failure of another kind) shows
-    the failures were the samples' own; one that is the sample's own whatever the setup (a chat longer than the
-    context the manifest pins) is recorded at once."""
+    (FailFast); a response cache that fails mid-run (CacheFailed) stops it alike. A failed sample is held back until
+    the next answer of the model (or a failure of another kind) shows the failures were the samples' own; one that
+    is the sample's own whatever the setup (a chat longer than the context the manifest pins) is recorded at once."""
 
     def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder,
                  cache: RunCache | None = None):
