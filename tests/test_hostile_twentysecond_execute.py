@@ -95,7 +95,8 @@ def right(req: ChatRequest) -> str:
 
 def judged_eight(tmp_path, judge_url: str, model_url: str):
     write_bench(tmp_path, {"tasks.yml": EIGHT, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
-    return call_benchrun(f"runner.host={model_url}", "task.path=bench", "judge.model=qwen2.5", f"judge.host={judge_url}",
+    return call_benchrun(f"runner.host={model_url}", "task.path=bench", "judge.model=qwen2.5",
+                         f"judge.host={judge_url}",
                          "+judge.backoff_s=0", "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
 
 
@@ -137,12 +138,14 @@ def test_answers_failing_fast_as_too_long_are_finished_by_the_resume_the_line_gi
     with Lab(tmp_path, n=8, latency_s=0, responder=lambda req: json.dumps({"answer": 7, "pad": "x" * 3000})) as lab:
         result = call_benchrun(*lab.args("runner.max_response_bytes=2048", "runner.concurrency=1"), cwd=tmp_path)
         [run_dir] = lab.run_dirs()
-        advised = f", or, if the answers are only long, with: benchrun-audit resume {run_dir} --set runner.max_response_bytes=4096\n"
+        advised = (f", or, if the answers are only long, with: benchrun-audit resume {run_dir} --set "
+                   "runner.max_response_bytes=4096\n")
         resumed = call_benchrun("resume", str(run_dir), "--set", "runner.max_response_bytes=4096", cwd=tmp_path,
                                 module="benchrun.audit")
     assert (result.returncode, result.stderr.endswith(advised)) == (EXIT["runner"], True)
     assert "TooLarge: the answer is longer than runner.max_response_bytes (2,048 bytes)" in result.stderr
-    assert (resumed.returncode, [r["error"] for r in read_jsonl(run_dir / "responses.jsonl")]) == (EXIT["ok"], [None] * 8)
+    errors = [r["error"] for r in read_jsonl(run_dir / "responses.jsonl")]
+    assert (resumed.returncode, errors) == (EXIT["ok"], [None] * 8)
 
 
 @pytest.mark.skipif(not can_mount(), reason="mounting a small tmpfs needs root")
@@ -159,8 +162,9 @@ def test_a_response_cache_whose_disk_fills_mid_run_stops_it_saying_how_to_finish
     assert (result.returncode, info["status"], info["reason"]) == (EXIT["usage"], "failed", full)
     assert 0 < info["counts"]["responses"] < 40
     assert result.stderr == (
-        f"benchrun: error: {full}; run {info['run_id']} is recorded as 'failed' with {info['counts']['responses']} of 40 "
-        f"samples in {run_dir}; finish it (a resume asks without the cache) with: benchrun-audit resume {run_dir}\n")
+        f"benchrun: error: {full}; run {info['run_id']} is recorded as 'failed' with "
+        f"{info['counts']['responses']} of 40 samples in {run_dir}; finish it (a resume asks without the cache) "
+        f"with: benchrun-audit resume {run_dir}\n")
     assert (resumed.returncode, len(read_jsonl(run_dir / "responses.jsonl"))) == (EXIT["ok"], 40)
 
 
@@ -180,7 +184,8 @@ def test_a_judge_calls_time_is_its_own_not_its_wait_for_a_turn(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "benchrun", f"runner.host={model.url}", "task.path=bench",
                                  "judge.model=qwen2.5", f"judge.host={judge.url}", "runner.concurrency=8",
                                  "+judge.concurrency=1", "cache=false", f"outputs={tmp_path / 'outputs'}"],
-                                cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
         answers = lambda: list(tmp_path.glob("outputs/*/*/responses.jsonl"))  # noqa: E731
         wait_for(lambda: bool(held) and line_count(answers()[0]) == 8)
         time.sleep(0.5)  # the held call's time, that each call waiting for its turn spent too
@@ -200,4 +205,5 @@ def test_an_answer_too_long_at_one_server_of_a_list_is_not_asked_of_another(tmp_
         asked = [r for server in (lab.server, other) for r in server.requests if r["path"] == "/api/chat"]
     [run_dir] = lab.run_dirs()
     assert (result.returncode, len(asked)) == (EXIT["ok"], 3)
-    assert [(r["attempts"], r["error"]["type"]) for r in read_jsonl(run_dir / "responses.jsonl")] == [(1, "TooLarge")] * 3
+    said = [(r["attempts"], r["error"]["type"]) for r in read_jsonl(run_dir / "responses.jsonl")]
+    assert said == [(1, "TooLarge")] * 3
