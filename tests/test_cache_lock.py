@@ -107,6 +107,8 @@ def test_a_run_that_meets_a_long_lock_mid_way_stops_in_one_line_and_resumes(tmp_
         info = json.loads((run_dir / "run.json").read_text())
         resumed = lab.audit("resume", str(run_dir))
         assert (resumed.returncode, lab.verified(run_dir)) == (EXIT["ok"], True)
-    assert (proc.returncode, stderr) == (EXIT["usage"], f"benchrun: error: {locked(directory)}\n")
+    assert (proc.returncode, stderr) == (EXIT["usage"], (
+        f"benchrun: error: {locked(directory)}; run {info['run_id']} is recorded as 'failed' with 2 of 6 samples in "
+        f"{run_dir}; finish it (a resume asks without the cache) with: benchrun-audit resume {run_dir}\n"))
     assert (info["status"], info["reason"], info["counts"]["responses"]) == ("failed", locked(directory), 2)
     assert json.loads((run_dir / "run.json").read_text())["counts"]["responses"] == 6

@@ -81,10 +81,11 @@ class EngineLost(ServerLost):
 class FailFast(RunnerError):
     """Request after request failed the same way: a broken setup; the run stops as failed, `resume` finishes it."""
 
-    def __init__(self, message: str, longer: str | None = None):
+    def __init__(self, message: str, longer: tuple[str, str] | None = None):
         super().__init__(message)
         self.longer = longer
-        """For requests that timed out: the `--set` with which a resume gives a slow server longer."""
+        """For failures that may be a limit's (requests that timed out, answers too long): when that holds, and the
+        `--set` with which a resume gives the limit more."""
 
 
 class UnsafeBuild(RunnerError):

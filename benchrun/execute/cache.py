@@ -22,8 +22,8 @@ from benchrun.compiler.tasksdir import tasks_around
 from benchrun.core.errors import ConfigError
 from benchrun.core.manifest import Message, canonical_json
 from benchrun.core.records import Completion
-from benchrun.core.recordvalues import model_digest, same_model_name, weights_said
 from benchrun.execute.boundary import TooLarge, received
+from benchrun.execute.cachepin import pinned_by
 from benchrun.execute.cacheplace import RUN_ADVICE, Advice, cache_dir, chosen_by, misplaced_store, refuse_network_fs
 from benchrun.execute.cacherows import AS_BYTES, Entry, entry_of, row_bytes, shown
 
@@ -149,62 +149,28 @@ class RunCache:
         read longer answers (a run of a smaller runner.max_response_bytes deleted theirs); an answer of another
         configuration than the key pins (`pinned_by`) is a miss, and its entry deleted."""
         found = {}
-        for key, entry in self.store.get_many(keys, row_bytes(self.max_bytes)).items():
-            try:
-                answer = received(entry.answer, self.max_bytes, self.bound)
-            except TooLarge:
-                continue
-            if not pinned_by(answer, self.pin):
-                self.store.delete(key)
-                continue
-            found[key] = entry if answer is entry.answer else replace(entry, answer=answer)
+        with _mid_run():
+            for key, entry in self.store.get_many(keys, row_bytes(self.max_bytes)).items():
+                try:
+                    answer = received(entry.answer, self.max_bytes, self.bound)
+                except TooLarge:
+                    continue
+                if not pinned_by(answer, self.pin):
+                    self.store.delete(key)
+                    continue
+                found[key] = entry if answer is entry.answer else replace(entry, answer=answer)
         return found
 
     def put(self, key: str, answer: Completion) -> None:
         """Keep an answer, as asked by this run, when it says it comes from the model its key pins (`pinned_by`)."""
         if pinned_by(answer, self.pin):
-            self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
+            with _mid_run():
+                self.store.put(key, Entry(answer, self.model, self.digest, self.run_id, now()))
 
     def forget(self) -> None:
         """Delete the answers this run kept: its model changed while it asked (pulled again), so which of them came
         from the model their keys pin cannot be told, and a later run of that model would take them as its own."""
         self.store.forget(self.run_id, self.digest)
-
-
-def pinned_by(answer: Completion, pin: Mapping[str, Any]) -> bool:
-    """Whether `answer` may be kept under a key of `pin`: an OpenAI-compatible answer whose own system_fingerprint is
-    not the one the preflight pinned the model by came from another configuration of the server than the key says
-    (restarted with another model or build mid-run), and a later run of the pinned one took it from the cache as its
-    model's answer; an answer that gives none, or a pin that has none, cannot be told apart. Likewise an answer of a
-    model pinned by its digest that says it is of another model than the one asked (Ollama's answer naming another
-    model, which its `extra` keeps only then: a proxy before the server that routed the request elsewhere), or an
-    OpenAI-compatible answer naming another model than its served name (a router's fallback model: `_named`)."""
-    said = answer.extra.get("model")
-    if said is not None and ("digest" in pin or "served" in pin and not _named(said, pin)):
-        return False
-    pinned, given = pin.get("system_fingerprint"), answer.extra.get("system_fingerprint")
-    return pinned is None or given is None or given == pinned
-
-
-def _named(said: str, pin: Mapping[str, Any]) -> bool:
-    """Whether an OpenAI-compatible answer's served model `said` is the model `pin` pins: its served name (but for
-    `:latest`), or the name the preflight's probe answer gave it (`answers_as`: OpenAI's `gpt-4o-2024-08-06` for
-    `gpt-4o`)."""
-    return any(same_model_name(said, str(pin[name])) for name in ("served", "answers_as") if pin.get(name))
-
-
-def model_pin(runner: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What says which model answers: its digest (Ollama's, a GGUF's sha256); for runner=openai the served model id,
-    the system_fingerprint of the preflight's answer (null when unknown) and, where the server's model entry says
-    it, what it says of the weights behind that name (`weights_said`: vLLM's root, llama-server's meta), so one name
-    served from other weights is another key. None: nothing pins the model."""
-    if runner == "openai":
-        weights = weights_said(dict(identity))
-        said = {"answers_as": identity["answers_as"]} if identity.get("answers_as") else {}
-        return {"served": identity.get("name"), "system_fingerprint": identity.get("system_fingerprint"),
-                **({"weights": weights} if weights else {}), **said}
-    digest = model_digest(dict(identity))
-    return {"digest": digest} if digest else None
 
 
 def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
@@ -216,6 +182,20 @@ def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:
         raise ConfigError(f"{directory}: {why}; put the cache elsewhere (cache_dir=DIR), or cache=false",
                           file="config", key="cache_dir")
     return Store(directory, chosen_by(cfg.get("cache_dir")))
+
+
+class CacheFailed(ConfigError):
+    """The store failed while a run asked (its disk full, its lock held past BUSY_TIMEOUT_S by another process): the
+    run stops, and `resume`, which asks without the cache, finishes it."""
+
+
+@contextmanager
+def _mid_run() -> Iterator[None]:
+    """The store's failure while a run uses it, as CacheFailed (its message as it was)."""
+    try:
+        yield
+    except ConfigError as err:
+        raise CacheFailed(str(err)) from None
 
 
 class OtherVersion(ConfigError):

@@ -14,7 +14,7 @@ from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
 from benchrun.core.records import ResponseRecord, answered
 from benchrun.execute.asking import Outcome
-from benchrun.execute.cache import LOOKUP_BATCH, Entry, Repeat, RunCache
+from benchrun.execute.cache import LOOKUP_BATCH, CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Dispatch
@@ -43,9 +43,9 @@ class Executor:
     samples they hit (so `resume` asks them once the setup is mended): a server that cannot be reached
     (ServerLost, after the retries), and `max_consecutive_failures` different samples in a row failing the same
     kind of way (`failure_kind`) with no answer of the model in between (one from the response cache asked nothing)
-    (FailFast). A failed sample is held back until the next answer of the model (or a failure of another kind) shows
-    the failures were the samples' own; one that is the sample's own whatever the setup (a chat longer than the
-    context the manifest pins) is recorded at once."""
+    (FailFast); a response cache that fails mid-run (CacheFailed) stops it alike. A failed sample is held back until
+    the next answer of the model (or a failure of another kind) shows the failures were the samples' own; one that
+    is the sample's own whatever the setup (a chat longer than the context the manifest pins) is recorded at once."""
 
     def __init__(self, manifest: Manifest, runner: Runner, grader: Grader, recorder: Recorder,
                  cache: RunCache | None = None):
@@ -57,6 +57,7 @@ class Executor:
         self._dispatch = Dispatch(runner, recorder.host_lost)
         self._held: list[tuple[Sample, ResponseRecord]] = []
         self._grading: deque[Grading] = deque()
+        self._judged = grader.held()
         self._ahead = self._dispatch.width + GRADING_AHEAD
 
     async def run(self, queries: Iterable[Query]) -> None:
@@ -67,7 +68,7 @@ class Executor:
             workers = [asyncio.create_task(self._worker(queue)) for _ in range(self._dispatch.width)]
             try:
                 await asyncio.gather(*workers)
-            except (FailFast, ServerLost):
+            except (FailFast, ServerLost, CacheFailed):
                 await _stop(workers)
                 await self._collect(0)
                 raise
@@ -75,6 +76,8 @@ class Executor:
                 await _stop(workers)
             await self._release()
             await self._collect(0)
+            if held := self._judged.release():  # no broken judge stopped the asking: their failures are their own
+                self.recorder.graded(held)
 
     def _looked_up(self, queries: Iterable[Query]) -> Iterator[tuple[Query, str | None, Entry | None]]:
         """Each query with its cache key and the cache's answer (None, None without a cache), looked up
@@ -146,10 +149,10 @@ class Executor:
         self._commit(done)
 
     def _commit(self, done: list[Grading]) -> None:
-        """Commit the gradings in `done` together, and empty it."""
-        if done:
-            self.recorder.graded(list(done))
-            done.clear()
+        """Commit the gradings in `done` together (but those a judge failure holds back, `Held`), and empty it."""
+        if ready := self._judged.ready(done):
+            self.recorder.graded(ready)
+        done.clear()
 
     async def _release(self) -> None:
         """Record the failed samples held back: they were failures of their own."""

@@ -28,7 +28,13 @@ def failure_kind(error: ErrorInfo) -> tuple[str, str | None] | None:
     return error.type, status[1] if status else None
 
 
-def longer(error: ErrorInfo, config: RunnerConfig) -> str | None:
-    """For a request that timed out, the `--set` of a resume that gives a server which is only slow twice the time
-    (`runner.timeout_s=240`); None for any other failure."""
-    return f"{config.key('timeout_s')}={2 * config.timeout_s:g}" if error.type == "TimeoutError" else None
+def longer(error: ErrorInfo, config: RunnerConfig) -> tuple[str, str] | None:
+    """For a limit the failures may be the setting's, not the setup's: when it holds, and the `--set` of a resume that
+    doubles it: a request that timed out (`runner.timeout_s=240`: a server which is only slow), an answer longer than
+    max_response_bytes (`runner.max_response_bytes=16777216`: answers which are only long, a limit a resume can only
+    change so); None for any other failure."""
+    if error.type == "TimeoutError":
+        return "the server is only slow", f"{config.key('timeout_s')}={2 * config.timeout_s:g}"
+    if error.type == "TooLarge":
+        return "the answers are only long", f"{config.key('max_response_bytes')}={2 * config.max_response_bytes}"
+    return None

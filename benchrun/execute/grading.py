@@ -57,6 +57,10 @@ class Grader:
         await grading.scores()
         return grading
 
+    def held(self) -> Held:
+        """What holds back the gradings of this grader's judge failures until they are known to be their answers'."""
+        return Held(self._judge)
+
     def send(self) -> None:
         """Send the scorer calls still waiting for a batch (before waiting on a grading that is not done)."""
         self._process.send()
@@ -125,6 +129,29 @@ class Grading:
         judges = self.judge.scores(self.of, self.response.task, self.judged) if self.judging else []
         self.records = [*self.ready, *(_record(self.of, n, r) for n, r in zip(self.names, results)), *judges]
         return self.records
+
+
+class Held:
+    """The gradings not to be recorded yet: those holding a judge call that failed in a run of judge failures not yet
+    ended (`Judge.undecided`). Recorded once a reply (or a failure of another kind, or the end of the asking) shows the
+    failure was the answer's own; never if the run of failures stops the run (FailFast), so `resume` grades them."""
+
+    def __init__(self, judge: Judge | None):
+        self._judge = judge
+        self._held: list[Grading] = []
+
+    def ready(self, gradings: list[Grading]) -> list[Grading]:
+        """Of the gradings held and `gradings`, in order, those to record now; the others are held."""
+        pending = [*self._held, *gradings]
+        if self._judge is None:
+            return pending
+        self._held = [grading for grading in pending if self._judge.undecided(grading.judged)]
+        return [grading for grading in pending if not self._judge.undecided(grading.judged)]
+
+    def release(self) -> list[Grading]:
+        """The gradings held: the asking ended without a broken judge, so their failures were their answers' own."""
+        held, self._held = self._held, []
+        return held
 
 
 def scorer_reference(sample: Sample, calculated: bool) -> Any:

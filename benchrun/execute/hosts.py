@@ -5,6 +5,7 @@ refused unless all serve the model by one digest; each request sent to the live 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import socket
 import time
@@ -22,10 +23,21 @@ from benchrun.core.recordvalues import model_digest, said_of_weights, short_dige
 from benchrun.core.settings import RunnerConfig
 from benchrun.core.text import one_line
 from benchrun.execute.asking import Asker, Outcome
+from benchrun.execute.boundary import TooLarge
+from benchrun.execute.failurekind import failure_kind
 from benchrun.execute.runners.base import Runner
 
 UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 """The unspecified addresses, each as the loopback address a connection to it reaches (on Linux and macOS)."""
+
+
+def reached_address(address: str) -> str:
+    """The address a connection to `address` reaches: an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, which the
+    system connects to over IPv4) as its IPv4 address, an unspecified one as the loopback it reaches."""
+    found = ipaddress.ip_address(address.split("%")[0])
+    mapped = found.ipv4_mapped if isinstance(found, ipaddress.IPv6Address) else None
+    address = address if mapped is None else str(mapped)
+    return UNSPECIFIED.get(address, address)
 
 
 @dataclass(eq=False)
@@ -115,7 +127,7 @@ async def reached_at(url: str) -> Reached | None:
         found = await asyncio.get_running_loop().getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         return None
-    return Reached(frozenset(UNSPECIFIED.get(address[4][0], address[4][0]) for address in found), port,
+    return Reached(frozenset(reached_address(address[4][0]) for address in found), port,
                    httpx.URL(url).path.rstrip("/"))
 
 
@@ -196,7 +208,8 @@ class Dispatch:
     """Where the requests of the model (or of the judge: `server` and `doing` name it) go. One server: straight to its
     asker. A list: to the live server with the fewest requests outstanding (at most `concurrency` each); a request
     that failed at one server (after its retries there: a 5xx, a 4xx such as a model removed from that server alone)
-    is asked of a live server it has not tried, its failed attempts kept; a server whose request found it
+    is asked of a live server it has not tried, its failed attempts kept (not one failed for its answer, which another
+    server of the model gives alike: too long, `_answers_own`); a server whose request found it
     unreachable after its retries is lost (`on_lost` is told), and the request is asked of another; when none is
     left, ServerLost."""
 
@@ -237,8 +250,9 @@ class Dispatch:
             finally:
                 await self._release(host)
             tried.add(host)
-            host.resting_until = 0.0 if outcome.completion is not None else time.monotonic() + REST_S
-            if outcome.completion is None and any(not h.lost and h not in tried for h in self.hosts):
+            answered = outcome.completion is not None or _answers_own(outcome.error)
+            host.resting_until = 0.0 if answered else time.monotonic() + REST_S
+            if not answered and any(not h.lost and h not in tried for h in self.hosts):
                 failed += [_at(host, attempt) for attempt in outcome.failures]
                 continue
             if failed:
@@ -276,6 +290,12 @@ class Dispatch:
                 left = sum(not h.lost for h in self.hosts)
                 self._on_lost(host.url, f"{err}; {left} of {len(self.hosts)} servers left", left)
             self._free.notify_all()
+
+
+def _answers_own(error: ErrorInfo | None) -> bool:
+    """Whether a request failed for its answer, which the server gave: longer than max_response_bytes (TooLarge), or
+    the sample's own whatever the server (`failure_kind` None); another server of one model gives the same."""
+    return error is not None and (error.type == TooLarge.__name__ or failure_kind(error) is None)
 
 
 def at_once(runner: Runner) -> int:

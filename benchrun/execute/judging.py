@@ -6,7 +6,8 @@ whose grade has no number, is that answer's scorer error, its raw reply kept: th
 Calls archived already (a resume grading again what a killed run left ungraded, a rescore from the archive alone)
 are read again instead of asked. In a run, `max_consecutive_failures` different answers in a row whose judge request
 failed the same kind of way (`failure_kind`), no reply between, are a broken judge, not a benchmark result: FailFast,
-the answers from that one on left ungraded for `resume`."""
+every answer of that run of failures left ungraded for `resume` (its gradings held back until a reply, or a failure of
+another kind, shows the failures were the answers' own: `undecided`)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,10 @@ class Judge:
         self._key = runner.config.key("max_consecutive_failures") if runner else ""
         self._failing: tuple[Any, set[str]] | None = None
         """The kind of failure of the judge requests failing in a row, and the answers (sample ids) they were for."""
+        self._pending: set[Key] = set()
+        """The calls that failed in that run of failures: whether each is its answer's own is not known yet."""
+        self._broken = False
+        """Whether the judge failed fast: the calls pending then were a broken judge's, whatever replies come after."""
 
     def judges_of(self, task: str) -> tuple[str, ...]:
         return self.tasks.get(task, ())
@@ -170,32 +175,45 @@ class Judge:
         hit = self.cache.get_many([key]).get(key) if key else None
         if hit is not None:
             return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
-        started = time.perf_counter()
-        async with self._slots:
+        async with self._slots:  # the call's time starts once it has its turn, as an answer's does
+            started = time.perf_counter()
             outcome, host = await self._asker.ask(messages, spec.format.json_schema, seed,
                                                   f"sample '{sample.id}' with judge '{spec.name}'")
         seconds, attempts = round(time.perf_counter() - started, 6), len(outcome.failures)
         if host is not None:
             of["host"] = host
-        self._tally(sample.id, outcome.error if outcome.completion is None else None)
+        self._tally(of, outcome.error if outcome.completion is None else None)
         if outcome.completion is None:
             return JudgementRecord(**of, reply=None, error=outcome.error, seconds=seconds, attempts=attempts)
         if key:
             self.cache.put(key, outcome.completion)
         return self._judged(spec, of, outcome.completion, seconds=seconds, attempts=attempts + 1)
 
-    def _tally(self, sample_id: str, error: ErrorInfo | None) -> None:
-        """Count a request that failed with `error` (None: one replied to); FailFast once `_limit` different answers
-        in a row had their judge requests fail the same kind of way."""
-        if error is None or self._limit is None:
-            self._failing = None
+    def undecided(self, calls: Iterable[JudgementRecord]) -> bool:
+        """Whether a call of `calls` failed in the run of failures not yet ended by a reply or a failure of another
+        kind (or that ended the run): a grading holding one is not recorded yet, for if the run of failures reaches
+        max_consecutive_failures it was a broken judge's, and `resume` must grade its answer again."""
+        return bool(self._pending) and any((c.id, c.repeat, c.judge, c.judge_repeat) in self._pending for c in calls)
+
+    def _tally(self, of: Mapping[str, Any], error: ErrorInfo | None) -> None:
+        """Count the request of call `of` that failed with `error` (None: one replied to); FailFast once `_limit`
+        different answers in a row had their judge requests fail the same kind of way."""
+        if self._limit is None:
+            return
+        if error is None:
+            if not self._broken:
+                self._failing = None
+                self._pending.clear()
             return
         if (kind := failure_kind(error)) is None:  # the answer's own: neither counted nor a reply
             return
-        if self._failing is None or self._failing[0] != kind:
+        if self._failing is None or (self._failing[0] != kind and not self._broken):
             self._failing = (kind, set())
-        self._failing[1].add(sample_id)
+            self._pending.clear()
+        self._failing[1].add(of["id"])
+        self._pending.add((of["id"], of["repeat"], of["judge"], of["judge_repeat"]))
         if len(self._failing[1]) >= self._limit:
+            self._broken = True
             raise FailFast(f"the judge's requests failed the same way for answer after answer ({self._limit} in a row), "
                            f"so the judge's setup is broken, not the benchmark: {error} ({self._key})",
                            longer(error, self.runner.config) if self.runner else None)

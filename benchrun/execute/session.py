@@ -36,7 +36,8 @@ from benchrun.core.recordvalues import (
     weights_said,
 )
 from benchrun.core.settings import RUNNERS
-from benchrun.execute.cache import RunCache, Store, enabled, model_pin
+from benchrun.execute.cache import CacheFailed, RunCache, Store, enabled
+from benchrun.execute.cachepin import model_pin
 from benchrun.execute.executor import Executor
 from benchrun.execute.grading import Grader, Grading
 from benchrun.execute.hosts import Lost, one_server_among, warned
@@ -57,6 +58,9 @@ def recording(writer: RunWriter) -> Iterator[None]:
     except FailFast as err:
         writer.finish("failed", str(err))
         raise FailFast(f"{err}; {resume_hint(writer, 'once the setup is mended', err.longer)}") from None
+    except CacheFailed as err:
+        writer.fail(str(err))
+        raise CacheFailed(f"{err}; {resume_hint(writer, '(a resume asks without the cache)')}") from None
     except BenchrunError as err:
         writer.fail(str(err))
         raise
@@ -74,10 +78,10 @@ def recording(writer: RunWriter) -> Iterator[None]:
         writer.release()
 
 
-def resume_hint(writer: RunWriter, when: str = "", longer: str | None = None) -> str:
+def resume_hint(writer: RunWriter, when: str = "", longer: tuple[str, str] | None = None) -> str:
     """What the run directory now says of the run, and the command that finishes it (none for a run sealed as
     completed before what ended it came: a signal as its seal was written); with `longer` (FailFast's), the one that
-    finishes it giving a server that is only slow more time."""
+    finishes it giving a limit more (a server that is only slow more time)."""
     info, where = writer.info, writer.dir.absolute()
     if info.manifest_id is None:
         return f"nothing was asked; run {info.run_id} is recorded as '{info.status}' in {where}; start it again"
@@ -86,7 +90,7 @@ def resume_hint(writer: RunWriter, when: str = "", longer: str | None = None) ->
     said = f"run {info.run_id} is recorded as '{info.status}' with {counts.responses} of {counts.samples} samples"
     if info.status not in UNFINISHED:
         return f"{said} in {where}, and sealed: nothing is left to finish"
-    slow = f", or, if the server is only slow, with: benchrun-audit resume {where} --set {longer}" if longer else ""
+    slow = f", or, if {longer[0]}, with: benchrun-audit resume {where} --set {longer[1]}" if longer else ""
     return f"{said}{graded} in {where}; finish it{' ' + when if when else ''} with: benchrun-audit resume {where}{slow}"
 
 
