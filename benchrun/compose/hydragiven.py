@@ -4,6 +4,7 @@ launcher setting the launcher does not have."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.resources
 import inspect
 from pathlib import Path
@@ -22,6 +23,8 @@ HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 .hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
 OWNERS = {"hydra": "Hydra's", "main": "benchrun's"}
 """The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`)."""
+LAUNCHER_PACKAGES = ("hydra_plugins.", "hydra._internal.core_plugins.")
+"""Where the launcher classes Hydra loads live (its plugins'; the basic launcher is Hydra's own)."""
 
 
 def refuse_given(config: DictConfig) -> None:
@@ -87,13 +90,10 @@ def _check_launcher_keys(config: DictConfig) -> None:
     launcher, as Hydra's own refusal of `hydra.launcher.n_jobs=4` advises): a dry run passed it, then the sweep's
     launch was a TypeError from Hydra's insides. A launcher that takes any keyword (joblib's, submitit's, which hand
     them on to their libraries) is left to them."""
-    from hydra.utils import get_class
-
     launcher = OmegaConf.select(config, "hydra.launcher") or {}
-    try:
-        taken = list(inspect.signature(get_class(str(launcher.get("_target_")))).parameters.values())
-    except (ImportError, ValueError, TypeError):  # a launcher Hydra will say it cannot load
+    if (found := _launcher_class(str(launcher.get("_target_")))) is None:  # one Hydra will say it cannot load
         return
+    taken = list(inspect.signature(found).parameters.values())
     if any(parameter.kind is parameter.VAR_KEYWORD for parameter in taken):
         return
     known = [parameter.name for parameter in taken]
@@ -103,6 +103,19 @@ def _check_launcher_keys(config: DictConfig) -> None:
             f"the {named} launcher takes no settings (it runs one job after another); for jobs at once: "
             "hydra/launcher=joblib hydra.launcher.n_jobs=N")
         raise ConfigError(f"hydra.launcher.{unknown}: {said}")
+
+
+def _launcher_class(target: str) -> type | None:
+    """The launcher class `target` names, if it is a Hydra plugin's (Hydra refuses any other, and loads none
+    before): imported without Hydra's `get_class`, which logs its failures on standard output."""
+    module, _, name = target.rpartition(".")
+    if not module.startswith(LAUNCHER_PACKAGES):
+        return None
+    try:
+        found = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+    return found if isinstance(found, type) else None
 
 
 def _root(source: dict[str, Any]) -> Any:
