@@ -15,16 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import (
-    ELSEWHERE,
-    LockState,
-    describe,
-    live_writer,
-    of_another_machine,
-    probe,
-    run_writer,
-    writing_elsewhere,
-)
+from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import missing
@@ -32,7 +23,6 @@ from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
-    LOCK,
     MANIFEST,
     RECORD_FILES,
     RESPONSES,
@@ -169,34 +159,6 @@ def not_finished(run: Run, command: str) -> str:
     if run.info.manifest_id is None:
         return f"it {STOPPED_UNCOMPILED} and asked nothing; start a new run"
     return f"it has not finished; finish it with benchrun-audit resume {run.path}"
-
-
-def stopped(run: Run) -> str | None:
-    """Why a run whose run.json says `running` is not being written (`show` and the report give its status with it):
-    its writer stopped before it ended, and what to do; None while a writer writes it, once it has ended, or when its
-    note is another machine's (whose lease verify watches for seconds: too long for each running job of a report)."""
-    if run.info.status != "running" or run.info.files:
-        return None
-    lock = probe(run.path / LOCK)
-    if lock.misplaced is not None:
-        return f"{lock.misplaced} in place of {LOCK}, which no writer can hold: none is writing it"
-    if of_another_machine(lock.note) or live_writer(run.path / LOCK, lock):
-        return None
-    return f"no live process holds {LOCK}: {not_held(run, lock)}"
-
-
-def not_held(run: Run, lock: LockState) -> str:
-    """What the lock file tells of a `running` run's last writer: it died holding the lock, or let go cleanly
-    (which a writer does once it has ended the run), or there never was one here."""
-    if not lock.exists:
-        return "there is none, so the directory was copied without it or run.json edited"
-    if writing_elsewhere(lock.note):
-        return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
-    if lock.note:
-        finish = ("it asked nothing, for it stopped before it compiled: start a new run" if run.info.manifest_id is None
-                  else f"finish it with: benchrun-audit resume {run.path}")
-        return f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); {finish}"
-    return "its last writer let go of it cleanly, which a writer does once the run has ended: run.json was edited"
 
 
 def uncompiled(run: Run) -> str:

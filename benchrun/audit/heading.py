@@ -11,7 +11,7 @@ from rich.text import Text
 from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import JUDGED_AGAIN, RESUMED, limits_set, mixed_judges, mixed_models
-from benchrun.archive.trust import stopped
+from benchrun.archive.writerless import stopped
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
@@ -60,7 +60,7 @@ def status(run: Run) -> str:
 
 
 def reason(run: Run) -> str | None:
-    """Why the run ended as it did; of a `running` run no live process writes, why not (`archive.trust.stopped`):
+    """Why the run ended as it did; of a `running` run no live process writes, why not (`archive.writerless.stopped`):
     run.json, written as it began, says `running` of a run whose writer was killed."""
     return stopped(run) or run.info.reason
 

@@ -23,8 +23,9 @@ from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
-from benchrun.archive.trust import CONVERTED, converted, not_held, records_converted, seal_broken, strays, unreadable
+from benchrun.archive.trust import CONVERTED, converted, records_converted, seal_broken, strays, unreadable
 from benchrun.archive.writer import file_digest
+from benchrun.archive.writerless import not_held
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.console import output
