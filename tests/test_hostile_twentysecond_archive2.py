@@ -17,12 +17,20 @@ from benchrun.archive.locknote import describe, parsed
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.commands import run_in_process
 from tests.helpers.killed import killed_run
 from tests.helpers.killed import write_bench as write_killed_bench
 
 
 def audit(cwd: Path, *args: str):
     return cli(*args, cwd=cwd, module="benchrun.audit")
+
+
+def squeezed(cwd: Path, *args: str) -> str:
+    """What `benchrun-audit ARGS` printed, its white space squeezed to single spaces (tables fold long rows)."""
+    done = audit(cwd, *args)
+    assert done.returncode == EXIT["ok"], done.stderr
+    return " ".join(done.stdout.split())
 
 
 # -- list of a run whose writer was killed -----------------------------------------------------------------------------
@@ -42,3 +50,23 @@ def test_list_says_a_killed_runs_writer_stopped(tmp_path):
         f"failed); finish it with: benchrun-audit resume {run_dir}"))
     table = audit(tmp_path, "list", str(tmp_path / "outputs"))
     assert "running (writer stopped)" in table.stdout
+
+
+# -- a run of repeats counts answers, and says so ----------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_repeated_runs_rate_and_list_count_say_answers(tmp_path):
+    """listbench (18 samples) asked 3 times: its speed figure `samples/s` counted answers (54 per run), so compare put
+    it 3x "faster" than the same benchmark asked once, and list's `54/54` read as 54 samples."""
+    once = run_in_process(tmp_path / "once", "r")
+    thrice = run_in_process(tmp_path / "thrice", "r", "repeats=3")
+    assert "answers/s" not in squeezed(tmp_path, "show", str(once))
+    assert " samples/s " in squeezed(tmp_path, "show", str(once))
+    assert " answers/s " in squeezed(tmp_path, "show", str(thrice))
+    assert " answers/s " in squeezed(tmp_path, "compare", str(once), str(thrice))
+    compared = json.loads(audit(tmp_path, "compare", str(once), str(thrice), "--json").stdout)
+    [rate] = [line for line in compared["comparisons"][0]["speed"] if line["figure"] == "samples_per_s"]
+    assert rate["label"] == "answers/s"
+    listed = squeezed(tmp_path, "list", str(tmp_path / "thrice" / "outputs"))
+    assert " completed │ 54/54 answers │ " in listed
+    assert " completed │ 18/18 │ " in squeezed(tmp_path, "list", str(tmp_path / "once" / "outputs"))

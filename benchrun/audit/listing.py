@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence, get_args
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.answerunit import answer_unit
 from benchrun.archive.headline import distrusted, headline_unverified
 from benchrun.archive.lookup import scan_runs
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run
@@ -40,6 +41,8 @@ class ListedRun:
     tasks: tuple[str, ...]
     metrics: tuple[MetricSummary, ...]
     reason: str | None
+    unit: str
+    """What its answers are called (`answer_unit`): `answers` where each sample was asked more than once."""
 
     @property
     def started(self) -> datetime:
@@ -89,8 +92,16 @@ def listed(run: Run) -> ListedRun:
         raise distrusted(run, problem)
     if summary is not None:
         return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics,
-                         run.info.reason)
-    return ListedRun(run, task_names(run), (), stopped(run) or run.info.reason)
+                         run.info.reason, answer_unit(run))
+    return ListedRun(run, task_names(run), (), stopped(run) or run.info.reason, _unit(run))
+
+
+def _unit(run: Run) -> str:
+    """`answer_unit` of a run that did not end; `samples` when its manifest cannot be read (`task_names`)."""
+    try:
+        return answer_unit(run)
+    except ArchiveError:
+        return "samples"
 
 
 def task_names(run: Run) -> tuple[str, ...]:
@@ -166,16 +177,18 @@ def run_row(entry: ListedRun | Unreadable) -> Row:
     if isinstance(entry, Unreadable):
         return "-", "-", UNREADABLE, "-", "-", Text(shown_name(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
-    return (in_utc(entry.started), info.run_id, _status(entry), _samples(entry.run),
+    return (in_utc(entry.started), info.run_id, _status(entry), _samples(entry),
             Text("\n".join(shown_name(line) for line in _model(entry.run))),
             Text(shown_name(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
             Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))
 
 
-def _samples(run: Run) -> str:
-    """`18/18` responses of samples, and below it how many came from the response cache, if any."""
-    counts = run.info.counts
-    return f"{run.response_lines}/{counts.samples}" + (f"\n{counts.cached} cached" if counts.cached else "")
+def _samples(entry: ListedRun) -> str:
+    """`18/18` responses of samples (`12/12 answers` of 4 samples asked 3 times), and below it how many came from
+    the response cache, if any."""
+    run, counts = entry.run, entry.run.info.counts
+    unit = " answers" if entry.unit == "answers" else ""
+    return f"{run.response_lines}/{counts.samples}{unit}" + (f"\n{counts.cached} cached" if counts.cached else "")
 
 
 def _model(run: Run) -> list[str]:

@@ -16,11 +16,12 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.answerunit import answer_unit, figure_label
 from benchrun.archive.reader import Run
 from benchrun.archive.rows import joined
-from benchrun.archive.speed import FIGURES, speed_of
+from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
-from benchrun.audit.heading import answer_unit, header
+from benchrun.audit.heading import header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
@@ -165,16 +166,16 @@ def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = 
     return table
 
 
-def speed_section(speed: Speed | None) -> Table | str:
-    """Every speed figure of the whole run (answers from the cache or carried over left out), or why there are
-    none."""
+def speed_section(speed: Speed | None, unit: str = "samples") -> Table | str:
+    """Every speed figure of the whole run (answers from the cache or carried over left out), its rate in `unit`s
+    (`answer_unit`), or why there are none."""
     if speed is None or not speed.n + speed.failed:
         return "speed: none (no request was asked in this run)"
     table = Table(title=f"speed ({speed.n} answers, {speed.failed} failed)", title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, text in output.speed_cells(speed).items():
-        table.add_row(FIGURES[key], text)
+        table.add_row(figure_label(key, unit), text)
     return table
 
 
@@ -294,7 +295,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
         out.print(agreement_table(judges))
     if args.task is None:
         out.print()
-        out.print(speed_section(speed_of(run)))
+        out.print(speed_section(speed_of(run), answer_unit(run)))
     return EXIT["ok"]
 
 
