@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import IO, Any, Iterable, Iterator, Sequence
 
 from rich.table import Table
@@ -25,9 +25,10 @@ from benchrun.audit.heading import header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
-from benchrun.audit.named import runs_named
+from benchrun.audit.named import one_each, runs_named
 from benchrun.audit.stats import Interval, interval
 from benchrun.console import output
+from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import FORMAT_VALID
@@ -343,29 +344,23 @@ def _asked(sample: dict[str, Any]) -> dict[str, Any]:
 WRONG_COLUMNS = "--wrong shows each run in a column of its id"
 
 
-def one_each(runs: Sequence[Run], told_by: str) -> list[Run]:
-    """Each run once, where a command tells runs apart by their id (`told_by`: how): a directory named twice (by path
-    and id) once; two directories of one run id (a copy, perhaps resumed apart since), which would be read as one,
-    refused."""
-    ids: dict[str, Run] = {}
-    for run in {os.path.realpath(run.path): run for run in runs}.values():
-        if (twin := ids.setdefault(run.id, run)) is not run:
-            raise BenchrunError(f"{twin.path} and {run.path} hold one run id, {run.id} (a copy of a run?): {told_by}; "
-                                "name one of them")
-    return list(ids.values())
-
-
-def wrong_table(runs: Sequence[Run], metric: str, found: Sequence[WrongSample]) -> Table:
-    """sample, task, the prompt's start, reference, then one column per run (its label and id) with its value."""
-    table = Table(title=f"{len(found)} sample{'s' * (len(found) != 1)} below 1 on {metric}", title_justify="left")
+def wrong_table(runs: Sequence[Run], metric: str, count: int, rows: Sequence[Row]) -> Table:
+    """The table of `count` samples below 1 with `rows` (some or all of them): sample, task, the prompt's start,
+    reference, then one column per run (its label and id) with its value."""
+    table = Table(title=f"{count} sample{'s' * (count != 1)} below 1 on {metric}", title_justify="left")
     for column in ("sample", "task", "prompt", "reference"):
         table.add_column(column, overflow="fold")
     for run in runs:
         table.add_column(Text(visible(f"{run.label}\n{run.id}")), justify="right")
-    for sample in found:
-        cells = (sample.id, sample.task, _as_asked(sample, "prompt", excerpt), _as_asked(sample, "reference", reference_text))
-        table.add_row(*(Text(visible(cell)) for cell in cells), *(_value(sample.values.get(run.id)) for run in runs))
+    for row in rows:
+        table.add_row(*row)
     return table
+
+
+def wrong_row(runs: Sequence[Run], sample: WrongSample) -> Row:
+    """One sample's cells in `wrong_table`."""
+    cells = (sample.id, sample.task, _as_asked(sample, "prompt", excerpt), _as_asked(sample, "reference", reference_text))
+    return *(Text(visible(cell)) for cell in cells), *(_value(sample.values.get(run.id)) for run in runs)
 
 
 def _as_asked(sample: WrongSample, key: str, shown: Any) -> str:
@@ -396,5 +391,6 @@ def show_wrong(runs: Sequence[Run], metric: str, task: str | None, as_json: bool
                                        if key != "asked_otherwise" or value} for sample in found]},
                          indent=2, ensure_ascii=False))
     else:
-        output.stdout().print(wrong_table(runs, metric, found))
+        print_table(output.stdout(), partial(wrong_table, runs, metric, len(found)),
+                    [wrong_row(runs, sample) for sample in found])
     return EXIT["ok"]
