@@ -90,3 +90,28 @@ def test_show_wrong_of_many_samples_is_not_laid_out_row_by_row(tmp_path, monkeyp
     assert len(rows) == 60 and [cell.strip() for cell in rows[0].split("│")[1:-1]] == [
         "times7:a=0,b=7", "times7", "find the product of 0 and 7", "calculated", "0"]
     assert len(laid_out) < 60
+
+
+# -- run.json of a run that did not end, its model edited -------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_killed_runs_model_edited_in_run_json_is_caught(tmp_path):
+    """A killed run's run.json (which no seal covers yet) with its model edited to another's: verify said only that
+    its writer stopped, show gave the edited model as the one that answered, and a resume (asking config.yaml's
+    model) would have recorded the first session's answers as the edited model's."""
+    write_killed_bench(tmp_path / "bench")
+    with FakeOllama() as server:
+        run_dir = killed_run(tmp_path, server)
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "model": "gemma3"}))
+    why = ("says model 'gemma3', but config.yaml, as the run started (its digest in run.json checked), says "
+           "runner.model 'llama3.2', which the run was asked with and a resume goes on asking with: run.json was "
+           "edited")
+    verified = audit(tmp_path, "verify", str(run_dir))
+    assert verified.returncode == EXIT["not_intact"]
+    assert f"FAIL  run.json: {why}\n" in verified.stdout
+    resumed = audit(tmp_path, "resume", str(run_dir))
+    assert (resumed.returncode, resumed.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir / 'run.json'}': {why}; a run asks one model: put run.json's back, or start a "
+        "new run\n"))
+    assert json.loads((run_dir / "run.json").read_text())["model"] == "gemma3"

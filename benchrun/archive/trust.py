@@ -181,6 +181,25 @@ def _config(run: Run, digests: ledger.Digests) -> Iterator[str]:
         yield from _changed(run.path, CONFIG, started, digests, since="started")
 
 
+def model_edited(run: Run) -> str | None:
+    """Why run.json's model is not the one a run that did not end was asked with, config.yaml's runner.model (None
+    when it is, or config.yaml cannot say: `config_changed` then says why): its writer writes them alike, and no seal
+    covers its run.json yet, so a model edited there would be shown, and recorded by a resume, as the one that
+    answered. Of a config.yaml that changed since the run started nothing is said here."""
+    if run.info.files or run.info.config_digest is None or config_changed(run) is not None:
+        return None
+    try:
+        runner = run.config.get("runner")
+    except ArchiveError:
+        return None
+    asked = runner.get("model") if isinstance(runner, dict) else None
+    if not isinstance(asked, str) or asked == run.info.model:
+        return None
+    return (f"says model {run.info.model[:200]!r}, but {CONFIG}, as the run started (its digest in {RUN} checked), "
+            f"says runner.model {asked[:200]!r}, which the run was asked with and a resume goes on asking with: {RUN} "
+            "was edited")
+
+
 def strays(run: Run) -> list[tuple[str, str]]:
     """The files of a run's own names that a run which ended did not write, (file, why): the final digests in its
     run.json name every file it wrote (judge calls only with judges), and a run its writer sealed before it compiled
@@ -253,6 +272,8 @@ def _files(run: Run) -> Iterator[str]:
         return
     yield from _unfinished(run, digests)
     yield from _config(run, digests)
+    if (edited := model_edited(run)) is not None:
+        yield f"{RUN}: {edited}"
 
 
 def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
