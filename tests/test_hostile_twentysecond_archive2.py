@@ -115,3 +115,17 @@ def test_a_killed_runs_model_edited_in_run_json_is_caught(tmp_path):
         f"benchrun: error: in '{run_dir / 'run.json'}': {why}; a run asks one model: put run.json's back, or start a "
         "new run\n"))
     assert json.loads((run_dir / "run.json").read_text())["model"] == "gemma3"
+
+
+# -- rescore's scorer time limit is one a run takes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("limit", ["inf", "1e309"])
+def test_rescore_refuses_an_infinite_scorer_time_limit_as_a_run_does(tmp_path, limit):
+    """`--scorer-timeout-s inf` was taken (no limit: a scorer that hangs hung the rescore), where a run refuses
+    `scorer_timeout_s=inf` (JSON has no number for it) and the option says it takes what scorer_timeout_s takes."""
+    run_dir = run_in_process(tmp_path, "r")
+    done = audit(tmp_path, "rescore", str(run_dir), "--scorer-timeout-s", limit)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["usage"], (
+        f"benchrun-audit rescore: error: argument --scorer-timeout-s: '{limit}' is no time limit: give seconds over "
+        "0, as scorer_timeout_s takes"))
+    assert not (run_dir / "rescores").exists()
