@@ -3,6 +3,15 @@ kinds): the cases it found bad, each with the rule it now obeys.
 
 - `list` of a run whose writer was killed said `running` (run.json's, as it began), as show did before the first
   wave. Now what run.lock tells (`archive.writerless.stopped`, which loads no manifest model, as list must not)
+- a run of repeats: its request rate said `samples/s` counting answers (compare put it 3x "faster" than the same
+  benchmark asked once), list's `54/54` read as samples. Now `answers/s` and `54/54 answers`
+  (`archive.answerunit`)
+- `show --wrong` of 10,000 samples: every row laid out by rich (5 s). Now set as list's long tables are
+  (`console.long_tables.print_table`)
+- a killed run's run.json with its model edited: verify said nothing of it, show gave the edited model, a resume
+  would have recorded the answers as its. Now checked against config.yaml's runner.model (`trust.model_edited`)
+- `rescore --scorer-timeout-s inf`: taken (no limit), where a run refuses `scorer_timeout_s=inf`. Now refused
+  (`audit.rescore._time_limit`)
 
 What held is in the pass's note.
 """
