@@ -15,16 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import (
-    ELSEWHERE,
-    LockState,
-    describe,
-    live_writer,
-    of_another_machine,
-    probe,
-    run_writer,
-    writing_elsewhere,
-)
+from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
 from benchrun.core.filebytes import missing
@@ -32,7 +23,6 @@ from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
-    LOCK,
     MANIFEST,
     RECORD_FILES,
     RESPONSES,
@@ -171,34 +161,6 @@ def not_finished(run: Run, command: str) -> str:
     return f"it has not finished; finish it with benchrun-audit resume {run.path}"
 
 
-def stopped(run: Run) -> str | None:
-    """Why a run whose run.json says `running` is not being written (`show` and the report give its status with it):
-    its writer stopped before it ended, and what to do; None while a writer writes it, once it has ended, or when its
-    note is another machine's (whose lease verify watches for seconds: too long for each running job of a report)."""
-    if run.info.status != "running" or run.info.files:
-        return None
-    lock = probe(run.path / LOCK)
-    if lock.misplaced is not None:
-        return f"{lock.misplaced} in place of {LOCK}, which no writer can hold: none is writing it"
-    if of_another_machine(lock.note) or live_writer(run.path / LOCK, lock):
-        return None
-    return f"no live process holds {LOCK}: {not_held(run, lock)}"
-
-
-def not_held(run: Run, lock: LockState) -> str:
-    """What the lock file tells of a `running` run's last writer: it died holding the lock, or let go cleanly
-    (which a writer does once it has ended the run), or there never was one here."""
-    if not lock.exists:
-        return "there is none, so the directory was copied without it or run.json edited"
-    if writing_elsewhere(lock.note):
-        return f"{ELSEWHERE.format(describe(lock.note))}; verify the run where it is written"
-    if lock.note:
-        finish = ("it asked nothing, for it stopped before it compiled: start a new run" if run.info.manifest_id is None
-                  else f"finish it with: benchrun-audit resume {run.path}")
-        return f"its writer ({describe(lock.note)}) stopped before the run ended (killed, or its disk failed); {finish}"
-    return "its last writer let go of it cleanly, which a writer does once the run has ended: run.json was edited"
-
-
 def uncompiled(run: Run) -> str:
     """Why a run with no manifest has no answers to resume, retry, rescore or merge: it ended, or its writer was
     stopped, before it compiled."""
@@ -217,6 +179,25 @@ def _config(run: Run, digests: ledger.Digests) -> Iterator[str]:
         yield from _changed(run.path, CONFIG, expected, digests)
     elif (started := run.info.config_digest) is not None:
         yield from _changed(run.path, CONFIG, started, digests, since="started")
+
+
+def model_edited(run: Run) -> str | None:
+    """Why run.json's model is not the one a run that did not end was asked with, config.yaml's runner.model (None
+    when it is, or config.yaml cannot say: `config_changed` then says why): its writer writes them alike, and no seal
+    covers its run.json yet, so a model edited there would be shown, and recorded by a resume, as the one that
+    answered. Of a config.yaml that changed since the run started nothing is said here."""
+    if run.info.files or run.info.config_digest is None or config_changed(run) is not None:
+        return None
+    try:
+        runner = run.config.get("runner")
+    except ArchiveError:
+        return None
+    asked = runner.get("model") if isinstance(runner, dict) else None
+    if not isinstance(asked, str) or asked == run.info.model:
+        return None
+    return (f"says model {run.info.model[:200]!r}, but {CONFIG}, as the run started (its digest in {RUN} checked), "
+            f"says runner.model {asked[:200]!r}, which the run was asked with and a resume goes on asking with: {RUN} "
+            "was edited")
 
 
 def strays(run: Run) -> list[tuple[str, str]]:
@@ -291,6 +272,8 @@ def _files(run: Run) -> Iterator[str]:
         return
     yield from _unfinished(run, digests)
     yield from _config(run, digests)
+    if (edited := model_edited(run)) is not None:
+        yield f"{RUN}: {edited}"
 
 
 def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:

@@ -20,9 +20,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.answerunit import answer_unit, figure_label
 from benchrun.archive.reader import Run, Values
 from benchrun.archive.sessions import mixed_judges, mixed_models
-from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures, speed_of
+from benchrun.archive.speed import SIDE_BY_SIDE, figures, speed_of
 from benchrun.audit import arguments, significance
 from benchrun.audit.inputs import Inputs, ids, input_lines, inputs
 from benchrun.audit.lines import metric_lines as metric_lines_of
@@ -70,6 +71,8 @@ class SpeedRatio(Frozen):
 
     figure: str
     """A key of benchrun.archive.speed.FIGURES: latency_p50_s, tokens_per_s, ..."""
+    label: str
+    """The figure as printed; its rate `answers/s` where either run asked each sample more than once."""
     baseline: float | None
     value: float | None
     ratio: float | None
@@ -164,13 +167,19 @@ def _comparison(baseline: Run, base: Side, run: Run, ref: RunRef, lines: list[Me
         note = f"no sample scored in both it and the baseline, run {baseline.id}"
         return Comparison(run=ref.model_copy(update={"note": note}), inputs=inputs(baseline, run), metrics=found)
     return Comparison(run=ref, inputs=inputs(baseline, run), metrics=found,
-                      speed=speed_ratios(base.speed, other.speed))
+                      speed=speed_ratios(base.speed, other.speed, rate_unit(baseline, run)))
 
 
-def speed_ratios(baseline: Speed | None, other: Speed | None) -> tuple[SpeedRatio, ...]:
-    """The side-by-side speed figures of a run and the baseline, with their ratio (run / baseline)."""
+def rate_unit(baseline: Run, run: Run) -> str:
+    """What two runs' request rates count: `answers` where either asked each sample more than once, else `samples`."""
+    return "answers" if "answers" in (answer_unit(baseline), answer_unit(run)) else "samples"
+
+
+def speed_ratios(baseline: Speed | None, other: Speed | None, unit: str) -> tuple[SpeedRatio, ...]:
+    """The side-by-side speed figures of a run and the baseline, with their ratio (run / baseline); the rate in
+    `unit`s per second (`rate_unit`)."""
     base, run = figures(baseline), figures(other)
-    return tuple(SpeedRatio(figure=key, baseline=base[key], value=run[key],
+    return tuple(SpeedRatio(figure=key, label=figure_label(key, unit), baseline=base[key], value=run[key],
                             ratio=run[key] / base[key] if base[key] and run[key] is not None else None)
                  for key in SIDE_BY_SIDE)
 
@@ -263,7 +272,7 @@ def speed_table(base: RunRef, comparison: Comparison) -> Table:
     for column in ("figure", "baseline", run.label, "ratio"):
         table.add_column(Text(visible(column)), justify="left" if column == "figure" else "right")
     for line in comparison.speed:
-        table.add_row(FIGURES[line.figure], output.figure(line.figure, line.baseline),
+        table.add_row(line.label, output.figure(line.figure, line.baseline),
                       output.figure(line.figure, line.value), "-" if line.ratio is None else f"{line.ratio:.2f}x")
     return table
 

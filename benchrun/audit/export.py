@@ -14,8 +14,7 @@ from benchrun.archive.atomic import atomic_file
 from benchrun.archive.reader import Run
 from benchrun.archive.rows import columns, export_rows
 from benchrun.audit import arguments
-from benchrun.audit.named import runs_named
-from benchrun.audit.show import one_each
+from benchrun.audit.named import one_each, runs_named
 from benchrun.core.errors import EXIT
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

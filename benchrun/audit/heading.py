@@ -8,10 +8,11 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.answerunit import answer_unit
 from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run, load_run
 from benchrun.archive.sessions import JUDGED_AGAIN, RESUMED, limits_set, mixed_judges, mixed_models
-from benchrun.archive.trust import stopped
+from benchrun.archive.writerless import stopped
 from benchrun.audit.judged import judge_identity
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
@@ -60,19 +61,9 @@ def status(run: Run) -> str:
 
 
 def reason(run: Run) -> str | None:
-    """Why the run ended as it did; of a `running` run no live process writes, why not (`archive.trust.stopped`):
+    """Why the run ended as it did; of a `running` run no live process writes, why not (`archive.writerless.stopped`):
     run.json, written as it began, says `running` of a run whose writer was killed."""
     return stopped(run) or run.info.reason
-
-
-def answer_unit(run: Run) -> str:
-    """What the run's answers are called: `answers` where each sample was asked more than once (summary.json says so,
-    else the manifest of a run that did not end), else `samples`."""
-    if run.summary is not None:
-        repeated = run.summary.repeats is not None
-    else:
-        repeated = run.info.manifest_id is not None and run.manifest.k > 1
-    return "answers" if repeated else "samples"
 
 
 def carried_over(info: Any) -> str:

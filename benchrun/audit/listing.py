@@ -14,10 +14,12 @@ from typing import Any, Iterable, Sequence, get_args
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.answerunit import answer_unit
 from benchrun.archive.headline import distrusted, headline_unverified
 from benchrun.archive.lookup import scan_runs
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run
 from benchrun.archive.sessions import answering, mixed_models
+from benchrun.archive.writerless import stopped
 from benchrun.audit import arguments
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
@@ -38,6 +40,9 @@ class ListedRun:
     run: Run
     tasks: tuple[str, ...]
     metrics: tuple[MetricSummary, ...]
+    reason: str | None
+    unit: str
+    """What its answers are called (`answer_unit`): `answers` where each sample was asked more than once."""
 
     @property
     def started(self) -> datetime:
@@ -51,7 +56,7 @@ class ListedRun:
     def to_json(self) -> dict[str, Any]:
         info = self.run.info
         return {"run_id": info.run_id, "path": str(self.run.path), "started_at": info.started_at,
-                "ended_at": info.ended_at, "status": info.status, "reason": info.reason,
+                "ended_at": info.ended_at, "status": info.status, "reason": self.reason,
                 "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
                 "digest": self.run.model_digest, "answered_by": mixed_models(self.run),
                 "samples": info.counts.samples, "responses": self.run.response_lines, "cached": info.counts.cached,
@@ -79,14 +84,24 @@ def in_utc(moment: datetime) -> str:
 
 
 def listed(run: Run) -> ListedRun:
-    """A run with its tasks: from summary.json, or (a run that never finished) from its manifest; a run whose
-    summary.json or run.json changed since it ended is refused (listed as unreadable), never shown with its numbers."""
+    """A run with its tasks: from summary.json, or (a run that never finished) from its manifest, and of one that says
+    `running` that no live process writes, why not; a run whose summary.json or run.json changed since it ended is
+    refused (listed as unreadable), never shown with its numbers."""
     summary = run.summary
     if problem := headline_unverified(run):
         raise distrusted(run, problem)
     if summary is not None:
-        return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics)
-    return ListedRun(run, task_names(run), ())
+        return ListedRun(run, tuple(dict.fromkeys(line.task for line in summary.metrics)), summary.metrics,
+                         run.info.reason, answer_unit(run))
+    return ListedRun(run, task_names(run), (), stopped(run) or run.info.reason, _unit(run))
+
+
+def _unit(run: Run) -> str:
+    """`answer_unit` of a run that did not end; `samples` when its manifest cannot be read (`task_names`)."""
+    try:
+        return answer_unit(run)
+    except ArchiveError:
+        return "samples"
 
 
 def task_names(run: Run) -> tuple[str, ...]:
@@ -162,16 +177,18 @@ def run_row(entry: ListedRun | Unreadable) -> Row:
     if isinstance(entry, Unreadable):
         return "-", "-", UNREADABLE, "-", "-", Text(shown_name(str(entry.error.file))), Text(visible(str(entry.error)))
     info = entry.run.info
-    return (in_utc(entry.started), info.run_id, _status(info), _samples(entry.run),
+    return (in_utc(entry.started), info.run_id, _status(entry), _samples(entry),
             Text("\n".join(shown_name(line) for line in _model(entry.run))),
             Text(shown_name(f"{info.benchmark}: {', '.join(entry.tasks)}" if entry.tasks else info.benchmark)),
             Text(visible("\n".join(f"{m.task}/{m.metric}={output.number(m.mean)}" for m in entry.headline()))))
 
 
-def _samples(run: Run) -> str:
-    """`18/18` responses of samples, and below it how many came from the response cache, if any."""
-    counts = run.info.counts
-    return f"{run.response_lines}/{counts.samples}" + (f"\n{counts.cached} cached" if counts.cached else "")
+def _samples(entry: ListedRun) -> str:
+    """`18/18` responses of samples (`12/12 answers` of 4 samples asked 3 times), and below it how many came from
+    the response cache, if any."""
+    run, counts = entry.run, entry.run.info.counts
+    unit = " answers" if entry.unit == "answers" else ""
+    return f"{run.response_lines}/{counts.samples}{unit}" + (f"\n{counts.cached} cached" if counts.cached else "")
 
 
 def _model(run: Run) -> list[str]:
@@ -183,9 +200,12 @@ def _model(run: Run) -> list[str]:
     return [run.info.model + (f" @{short_digest(digest)}" if (digest := run.model_digest) else "")]
 
 
-def _status(info: Any) -> Text:
-    """The status, and for a retry the run it retried, for a shard run its shard, for a merged run its shards."""
-    return Text(visible(info.status + (f"\nretry of {info.parent.run_id}" if info.parent else "")
+def _status(entry: ListedRun) -> Text:
+    """The status (`running` of a run no live process writes: `stopped`, its writer gone), and for a retry the run it
+    retried, for a shard run its shard, for a merged run its shards."""
+    info = entry.run.info
+    said = f"{info.status} (writer stopped)" if info.status == "running" and entry.reason else info.status
+    return Text(visible(said + (f"\nretry of {info.parent.run_id}" if info.parent else "")
                         + (f"\nshard {info.shard}" if info.shard else "") + _merged(info.merged)))
 
 

@@ -3,12 +3,14 @@ A run a `retry` or `merge` made in a sweep's directory is no job of it, and is s
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Sequence
 
 from benchrun.archive.lookup import named, named_runs
 from benchrun.archive.reader import PathLike, Run
 from benchrun.console.output import warning
+from benchrun.core.errors import BenchrunError
 
 
 def runs_named(refs: Sequence[PathLike], root: PathLike) -> list[Run]:
@@ -27,3 +29,15 @@ def say_passed_over(folder: Path, later: list[Run]) -> None:
         made = f"a retry of run {run.info.parent.run_id}" if run.info.parent else "a merge of shard runs"
         warning(f"{run.path} is {made}, made in the sweep's directory {folder}, and no job of the sweep: "
                 "name it to read it")
+
+
+def one_each(runs: Sequence[Run], told_by: str) -> list[Run]:
+    """Each run once, where a command tells runs apart by their id (`told_by`: how): a directory named twice (by path
+    and id) once; two directories of one run id (a copy, perhaps resumed apart since), which would be read as one,
+    refused."""
+    ids: dict[str, Run] = {}
+    for run in {os.path.realpath(run.path): run for run in runs}.values():
+        if (twin := ids.setdefault(run.id, run)) is not run:
+            raise BenchrunError(f"{twin.path} and {run.path} hold one run id, {run.id} (a copy of a run?): {told_by}; "
+                                "name one of them")
+    return list(ids.values())

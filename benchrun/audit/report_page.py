@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from benchrun.archive.answerunit import answer_unit, figure_label
 from benchrun.archive.books import counts_of
 from benchrun.archive.reader import Run
 from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
-from benchrun.audit.heading import answer_unit, parts, reason, status
+from benchrun.audit.heading import parts, reason, status
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import at_k_basis, number, speed_cells
@@ -133,7 +134,7 @@ def provenance(runs: list[Job], speeds: dict[str, Speed | None]) -> str:
     """Who, when, where, what and how fast of each run, one column per run."""
     if not runs:
         return ""
-    fields = [{**_facts(job.run), "speed": _speed_fact(speeds[job.label])} for job in runs]
+    fields = [{**_facts(job.run), "speed": _speed_fact(speeds[job.label], answer_unit(job.run))} for job in runs]
     rows = [[escape(name), *(f"<pre>{escape(facts.get(name, '-'))}</pre>" for facts in fields)]
             for name in dict.fromkeys(name for facts in fields for name in facts)]
     return "<h2>Provenance</h2>" + table(["", *(escape(job.label) for job in runs)], rows, ' id="provenance"')
@@ -190,9 +191,10 @@ def _judges(run: Run) -> dict[str, str]:
     return {"judge model": identity, "judges' agreement": "\n".join(lines) or "-"}
 
 
-def _speed_fact(speed: Speed | None) -> str:
-    """Every speed figure on a line of its own, then how many answers they are from."""
+def _speed_fact(speed: Speed | None, unit: str) -> str:
+    """Every speed figure on a line of its own (its rate in `unit`s, `answer_unit`), then how many answers they are
+    from."""
     if speed is None:
         return "-"
-    lines = [f"{FIGURES[key]} {text}" for key, text in speed_cells(speed).items()]
+    lines = [f"{figure_label(key, unit)} {text}" for key, text in speed_cells(speed).items()]
     return "\n".join([*lines, f"from {speed.n} answers, {speed.failed} failed requests"])

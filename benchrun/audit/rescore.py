@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Iterator, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from benchrun.archive.books import Books
 from benchrun.archive.dirlock import DirLock, own_file
@@ -96,10 +96,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _time_limit(text: str) -> float:
-    """--scorer-timeout-s as a run's scorer_timeout_s takes it: seconds over 0 (`-1`, `0`, `nan` refused)."""
+    """--scorer-timeout-s as a run's scorer_timeout_s takes it: finite seconds over 0 (`-1`, `0`, `nan` refused, and
+    `inf`, which a run's config refuses as JSON has no number for it: a hung scorer would hang the rescore)."""
     field = RunConfig.model_fields["scorer_timeout_s"]
     try:
-        return TypeAdapter(Annotated[float, *field.metadata]).validate_python(text)
+        return TypeAdapter(Annotated[float, *field.metadata, Field(allow_inf_nan=False)]).validate_python(text)
     except ValidationError:
         raise argparse.ArgumentTypeError(f"'{text}' is no time limit: give seconds over 0, as scorer_timeout_s "
                                          "takes") from None

@@ -17,6 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from benchrun.archive.answerunit import answer_unit
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined
@@ -24,7 +25,7 @@ from benchrun.archive.sessions import CARRIED, JUDGED_AGAIN, carried_by
 from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
-from benchrun.audit.heading import answer_unit, carried_over
+from benchrun.audit.heading import carried_over
 from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given

@@ -7,26 +7,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import IO, Any, Iterable, Iterator, Sequence
 
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.answerunit import answer_unit, figure_label
 from benchrun.archive.reader import Run
 from benchrun.archive.rows import joined
-from benchrun.archive.speed import FIGURES, speed_of
+from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
-from benchrun.audit.heading import answer_unit, header
+from benchrun.audit.heading import header
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
-from benchrun.audit.named import runs_named
+from benchrun.audit.named import one_each, runs_named
 from benchrun.audit.stats import Interval, interval
 from benchrun.console import output
+from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import FORMAT_VALID
@@ -165,16 +167,16 @@ def metrics_table(rows: list[MetricRow], consistency: dict[str, float] | None = 
     return table
 
 
-def speed_section(speed: Speed | None) -> Table | str:
-    """Every speed figure of the whole run (answers from the cache or carried over left out), or why there are
-    none."""
+def speed_section(speed: Speed | None, unit: str = "samples") -> Table | str:
+    """Every speed figure of the whole run (answers from the cache or carried over left out), its rate in `unit`s
+    (`answer_unit`), or why there are none."""
     if speed is None or not speed.n + speed.failed:
         return "speed: none (no request was asked in this run)"
     table = Table(title=f"speed ({speed.n} answers, {speed.failed} failed)", title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, text in output.speed_cells(speed).items():
-        table.add_row(FIGURES[key], text)
+        table.add_row(figure_label(key, unit), text)
     return table
 
 
@@ -294,7 +296,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
         out.print(agreement_table(judges))
     if args.task is None:
         out.print()
-        out.print(speed_section(speed_of(run)))
+        out.print(speed_section(speed_of(run), answer_unit(run)))
     return EXIT["ok"]
 
 
@@ -342,29 +344,23 @@ def _asked(sample: dict[str, Any]) -> dict[str, Any]:
 WRONG_COLUMNS = "--wrong shows each run in a column of its id"
 
 
-def one_each(runs: Sequence[Run], told_by: str) -> list[Run]:
-    """Each run once, where a command tells runs apart by their id (`told_by`: how): a directory named twice (by path
-    and id) once; two directories of one run id (a copy, perhaps resumed apart since), which would be read as one,
-    refused."""
-    ids: dict[str, Run] = {}
-    for run in {os.path.realpath(run.path): run for run in runs}.values():
-        if (twin := ids.setdefault(run.id, run)) is not run:
-            raise BenchrunError(f"{twin.path} and {run.path} hold one run id, {run.id} (a copy of a run?): {told_by}; "
-                                "name one of them")
-    return list(ids.values())
-
-
-def wrong_table(runs: Sequence[Run], metric: str, found: Sequence[WrongSample]) -> Table:
-    """sample, task, the prompt's start, reference, then one column per run (its label and id) with its value."""
-    table = Table(title=f"{len(found)} sample{'s' * (len(found) != 1)} below 1 on {metric}", title_justify="left")
+def wrong_table(runs: Sequence[Run], metric: str, count: int, rows: Sequence[Row]) -> Table:
+    """The table of `count` samples below 1 with `rows` (some or all of them): sample, task, the prompt's start,
+    reference, then one column per run (its label and id) with its value."""
+    table = Table(title=f"{count} sample{'s' * (count != 1)} below 1 on {metric}", title_justify="left")
     for column in ("sample", "task", "prompt", "reference"):
         table.add_column(column, overflow="fold")
     for run in runs:
         table.add_column(Text(visible(f"{run.label}\n{run.id}")), justify="right")
-    for sample in found:
-        cells = (sample.id, sample.task, _as_asked(sample, "prompt", excerpt), _as_asked(sample, "reference", reference_text))
-        table.add_row(*(Text(visible(cell)) for cell in cells), *(_value(sample.values.get(run.id)) for run in runs))
+    for row in rows:
+        table.add_row(*row)
     return table
+
+
+def wrong_row(runs: Sequence[Run], sample: WrongSample) -> Row:
+    """One sample's cells in `wrong_table`."""
+    cells = (sample.id, sample.task, _as_asked(sample, "prompt", excerpt), _as_asked(sample, "reference", reference_text))
+    return *(Text(visible(cell)) for cell in cells), *(_value(sample.values.get(run.id)) for run in runs)
 
 
 def _as_asked(sample: WrongSample, key: str, shown: Any) -> str:
@@ -395,5 +391,6 @@ def show_wrong(runs: Sequence[Run], metric: str, task: str | None, as_json: bool
                                        if key != "asked_otherwise" or value} for sample in found]},
                          indent=2, ensure_ascii=False))
     else:
-        output.stdout().print(wrong_table(runs, metric, found))
+        print_table(output.stdout(), partial(wrong_table, runs, metric, len(found)),
+                    [wrong_row(runs, sample) for sample in found])
     return EXIT["ok"]

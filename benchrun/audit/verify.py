@@ -23,8 +23,17 @@ from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
-from benchrun.archive.trust import CONVERTED, converted, not_held, records_converted, seal_broken, strays, unreadable
+from benchrun.archive.trust import (
+    CONVERTED,
+    converted,
+    model_edited,
+    records_converted,
+    seal_broken,
+    strays,
+    unreadable,
+)
 from benchrun.archive.writer import file_digest
+from benchrun.archive.writerless import not_held
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.console import output
@@ -186,6 +195,7 @@ def _digested(run: Run) -> list[Finding]:
         if not all(f.ok for f in located) and (crlf := records_converted(run.path)):
             located = [Finding(False, crlf, CONVERTED)]
         started = check_file(run.path, CONFIG, info.config_digest, when="started") if info.config_digest else []
+        started += [Finding(False, RUN, edited)] if (edited := model_edited(run)) else []
         return [*unfinished, *located, *started, *(() if not all(f.ok for f in located) else belonging(run))]
     digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     return [*digested, *(() if not all(f.ok for f in digested) else belonging(run))]
