@@ -43,7 +43,6 @@ from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.recordvalues import pin_named, pinned_as
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
-from benchrun.execute.grading import Grading
 from benchrun.execute.judging import Judge, archived_calls
 from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_runner
@@ -273,16 +272,8 @@ async def _regrade(run: Run, plan: Plan, writer: RunWriter, judge: Judge | None,
     """Grade again the answers a killed run left without (all) their scores; judge calls archived are read again."""
     samples = {s.id: s for s in plan.manifest.samples}
     async with grader_for(plan, writer, judge) as grader:
-        held = grader.held()  # a judge failure is recorded once known to be its answer's own, as a run records it
-        for response in run.responses():
-            if (response.id, response.repeat) in regrade:
-                _recorded(writer, held.ready([await grader.grade(samples[response.id], response)]))
-        _recorded(writer, held.release())
-
-
-def _recorded(writer: RunWriter, gradings: list[Grading]) -> None:
-    for graded in gradings:
-        writer.record_scores(graded.records, graded.new_judgements)
+        await grader.grade_each(((samples[r.id], r) for r in run.responses() if (r.id, r.repeat) in regrade),
+                                lambda graded: writer.record_scores(graded.records, graded.new_judgements))
 
 
 @asynccontextmanager

@@ -197,9 +197,8 @@ async def _judge_again(plan: Plan, writer: RunWriter, judge: Judge | None, respo
         return
     samples = {s.id: s for s in plan.manifest.samples}
     async with grader_for(plan, writer, judge) as grader:
-        for response in responses:
-            graded = await grader.grade(samples[response.id], response)
-            writer.record_scores(graded.records, graded.judged)
+        await grader.grade_each(((samples[r.id], r) for r in responses),
+                                lambda graded: writer.record_scores(graded.records, graded.judged))
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:
