@@ -7,7 +7,13 @@ Found and fixed:
   fast as it should, but graded those answers one at a time outside `Held`, so the answers of the run of failures
   before the limit were recorded with the broken judge's `HTTP 500` as their grade; the mended `resume` of the retry
   graded the rest and sealed it `completed_with_errors`, those grades lost. Now a retry's (and a resume's) grading
-  again goes through `Held` (`execute.grading.Grader.grade_each`): none of a broken judge's run of failures recorded
+  again goes through the executor's `Held`: none of a broken judge's run of failures recorded
+- the answers a retry (or resume) graded again and the samples it then asked were two runs of judge failures to
+  `Held` but one to the judge's count: the grading again released its held failures as the answers' own when it
+  ended, and the asked samples' failures went on counting to the limit, so the retry failed fast with the first
+  ones recorded. Now the executor grades the answers recorded already first, then asks, one `Held` for both
+  (`execute.executor.Executor.run(queries, regrade)`; a retry's parent's calls read again and written: `Judge(...,
+  carried)`)
 """
 
 from __future__ import annotations
@@ -57,18 +63,24 @@ def grades(run_dir) -> list[tuple[str, int | None, str | None]]:
                   for c in read_jsonl(run_dir / "judgements.jsonl"))
 
 
+def retried_while_broken(tmp_path, server: FakeOllama, parent):
+    """Retry `parent` while the judge fails every call, then resume the retry once it is mended: (retry, the retry's
+    grades before the resume, resume, the retry's directory)."""
+    server.responder = Judging(None)
+    retried = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
+    [child] = parent.parent.glob("*.retry1")
+    left = grades(child)
+    server.responder = Judging()
+    return retried, left, call_benchrun("resume", str(child), cwd=tmp_path, module="benchrun.audit"), child
+
+
 @pytest.mark.slow
 def test_a_retry_whose_judge_fails_fast_leaves_its_run_of_failures_for_the_resume(tmp_path):
     """Before: the retry recorded `item:n=1`'s HTTP 500 before failing fast, and the mended resume sealed the retry
     `completed_with_errors` with it."""
     with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Judging((1, 3, 5, 7))) as server:
         ran, parent = judged_eight(tmp_path, server.url, "+judge.max_consecutive_failures=2", "runner.concurrency=1")
-        server.responder = Judging(None)
-        retried = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
-        [child] = parent.parent.glob("*.retry1")
-        left = grades(child)
-        server.responder = Judging()
-        resumed = call_benchrun("resume", str(child), cwd=tmp_path, module="benchrun.audit")
+        retried, left, resumed, child = retried_while_broken(tmp_path, server, parent)
     assert [ran.returncode, retried.returncode, resumed.returncode] == [EXIT["ok"], EXIT["runner"], EXIT["ok"]]
     assert "(2 in a row)" in retried.stderr and f"finish it once the setup is mended with: benchrun-audit resume " \
                                                f"{child}\n" in retried.stderr
@@ -77,3 +89,33 @@ def test_a_retry_whose_judge_fails_fast_leaves_its_run_of_failures_for_the_resum
     info = json.loads((child / "run.json").read_text())
     assert (info["status"], info["counts"]["scorer_errors"]) == ("completed", 0)
     assert call_benchrun("verify", str(child), cwd=tmp_path, module="benchrun.audit").returncode == EXIT["ok"]
+
+
+class Mending(Judging):
+    """`Judging`, and the model under test answers 500 for the items in `unanswered`."""
+
+    def __init__(self, failing: tuple[int, ...] | None = (), unanswered: tuple[int, ...] = ()) -> None:
+        super().__init__(failing)
+        self.unanswered = unanswered
+
+    def __call__(self, req: ChatRequest) -> Reply | str:
+        if not req.model.startswith("qwen2.5") and int(req.prompt.rsplit(" ", 1)[1]) in self.unanswered:
+            return Reply(status=500, error="down")
+        return super().__call__(req)
+
+
+@pytest.mark.slow
+def test_a_retrys_judge_failures_of_answers_carried_and_asked_again_are_one_run_of_failures(tmp_path):
+    """Before: the two carried answers judged again were recorded with the still-broken judge's HTTP 500 before the
+    retry asked its two failed samples, whose judge failures made the third in a row; the mended resume left those two
+    grades errors."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Mending((1, 3), (7, 8))) as server:
+        ran, parent = judged_eight(tmp_path, server.url, "+judge.max_consecutive_failures=3", "runner.concurrency=1",
+                                   "runner.retries=0")
+        retried, left, resumed, child = retried_while_broken(tmp_path, server, parent)
+    assert [ran.returncode, retried.returncode, resumed.returncode] == [EXIT["ok"], EXIT["runner"], EXIT["ok"]]
+    assert "(3 in a row)" in retried.stderr
+    assert left == [(f"item:n={n}", 1, None) for n in (2, 4, 5, 6)]
+    assert grades(child) == [(f"item:n={n}", 1, None) for n in range(1, 9)]
+    info = json.loads((child / "run.json").read_text())
+    assert (info["status"], info["counts"]["scorer_errors"], info["counts"]["request_errors"]) == ("completed", 0, 0)

@@ -45,9 +45,9 @@ from benchrun.core.layout import CONFIG, FINISHED, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, answer_name
 from benchrun.core.shards import answers_of, queries_of
-from benchrun.execute.judging import Judge, Key
+from benchrun.execute.judging import Key
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, grader_for, make_judge, recording
+from benchrun.execute.session import execute, make_judge, recording
 
 Record = TypeVar("Record", ResponseRecord, JudgementRecord)
 """A record a retry carries over, marked with the run that asked it."""
@@ -140,10 +140,10 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
                     raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
                                        "canonical", file=str(parent.path / MANIFEST))
                 writer.identified(identity, runner.public_config())
-                judge = make_judge(plan, judged, config, writer, None, _replied(parent, unjudged))
-                await _judge_again(plan, writer, judge, _carry(parent, writer, todo, unjudged))
+                judge = make_judge(plan, judged, config, writer, None, carried=_replied(parent, unjudged))
+                samples = {s.id: s for s in plan.manifest.samples}
                 await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
-                              judge=judge)
+                              judge=judge, regrade=[(samples[r.id], r) for r in _carry(parent, writer, todo, unjudged)])
         return writer.info, writer.dir
     finally:
         await runner.aclose()
@@ -188,17 +188,6 @@ def _replied(parent: Run, unjudged: set[tuple[str, int]]) -> dict[Key, Judgement
     mark = _marker(parent)
     return {(c.id, c.repeat, c.judge, c.judge_repeat): mark(c) for c in parent.judgements()
             if c.reply is not None and (c.id, c.repeat) in unjudged}
-
-
-async def _judge_again(plan: Plan, writer: RunWriter, judge: Judge | None, responses: list[ResponseRecord]) -> None:
-    """Grade again carried answers whose judge request had failed: the calls that got a reply read again, the others
-    asked; every call recorded (the carried ones marked so), then the scores."""
-    if not responses:
-        return
-    samples = {s.id: s for s in plan.manifest.samples}
-    async with grader_for(plan, writer, judge) as grader:
-        await grader.grade_each(((samples[r.id], r) for r in responses),
-                                lambda graded: writer.record_scores(graded.records, graded.judged))
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:

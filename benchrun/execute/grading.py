@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from benchrun.compiler.scoring import BUILTIN, Scorer
 from benchrun.core.layout import FORMAT_VALID
@@ -56,17 +56,6 @@ class Grader:
         self.send()
         await grading.scores()
         return grading
-
-    async def grade_each(self, answers: Iterable[tuple[Sample, ResponseRecord]],
-                         record: Callable[[Grading], None]) -> None:
-        """Grade `answers` one after another (a resume's or a retry's grading again), each grading given to `record`
-        through `Held`: a judge that fails fast here leaves its whole run of failures ungraded, as in a run."""
-        held = self.held()
-        for sample, response in answers:
-            for graded in held.ready([await self.grade(sample, response)]):
-                record(graded)
-        for graded in held.release():
-            record(graded)
 
     def held(self) -> Held:
         """What holds back the gradings of this grader's judge failures until they are known to be their answers'."""
