@@ -119,3 +119,43 @@ def test_a_retrys_judge_failures_of_answers_carried_and_asked_again_are_one_run_
     assert grades(child) == [(f"item:n={n}", 1, None) for n in range(1, 9)]
     info = json.loads((child / "run.json").read_text())
     assert (info["status"], info["counts"]["scorer_errors"], info["counts"]["request_errors"]) == ("completed", 0, 0)
+
+
+@pytest.mark.slow
+def test_a_retry_of_a_run_its_judge_failed_grades_the_answers_it_left_ungraded(tmp_path):
+    """Before: the retry carried the ungraded answers over without a score and sealed itself `completed`, 8/8, every
+    metric short of them (n 4 of 8), verify intact, resume `nothing to resume`."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Mending(None, (1,))) as server:
+        ran, parent = judged_eight(tmp_path, server.url, "+judge.max_consecutive_failures=3", "runner.concurrency=1",
+                                   "runner.retries=0")
+        server.responder = Judging()
+        retried = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
+    answered = len([r for r in read_jsonl(parent / "responses.jsonl") if r["error"] is None])
+    assert (ran.returncode, f"({answered} not graded yet)" in ran.stderr) == (EXIT["runner"], True)
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    assert retried.stdout.splitlines()[-1] == (f"retry of run {parent_id}: {answered} answers carried over ({answered} "
+                                               f"judged again), {8 - answered} samples asked again")
+    [child] = parent.parent.glob("*.retry1")
+    assert grades(child) == [(f"item:n={n}", 1, None) for n in range(1, 9)]
+    summary = json.loads((child / "summary.json").read_text())["metrics"]
+    assert [(m["metric"], m["n"], m["errors"]) for m in summary] == [
+        ("contains", 8, 0), ("format_valid", 8, 0), ("names", 8, 0)]
+
+
+@pytest.mark.slow
+def test_a_shard_its_judge_failed_is_not_merged_with_its_answers_ungraded(tmp_path):
+    """Before (with shard 1/2, or --partial alone): merged, exit 0, into a run whose answers of shard 2/2 have no score,
+    `completed` (or `interrupted`, resume then regrading the merged run, not the shard), verify intact."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Judging(None)) as server:
+        ran, shard = judged_eight(tmp_path, server.url, "+judge.max_consecutive_failures=3", "runner.concurrency=1",
+                                  "shard=2/2")
+        merged = call_benchrun("merge", str(shard), "--partial", "--into", str(tmp_path / "merged"), cwd=tmp_path,
+                               module="benchrun.audit")
+    shard_id = json.loads((shard / "run.json").read_text())["run_id"]
+    answered = len(read_jsonl(shard / "responses.jsonl"))
+    assert (ran.returncode, f"({answered} not graded yet)" in ran.stderr) == (EXIT["runner"], True)
+    assert (merged.returncode, merged.stdout, merged.stderr) == (EXIT["archive"], "", (
+        f"benchrun: error: in '{shard}': run {shard_id} (shard 2/2) is failed with {answered} of its answers not graded; "
+        f"finish it with benchrun-audit resume {shard}\n"))
+    assert not (tmp_path / "merged").exists()

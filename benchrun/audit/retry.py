@@ -4,9 +4,10 @@ A finished run's files are never rewritten. The retry is a run of its own (besid
 `<parent>.retry<N>`): the parent's manifest and config, the parent's good answers carried over with their scores
 and judge calls (each marked `carried_from`), and a fresh request (judged by the run's judge model, checked to be the
 one the parent used) for every sample whose request failed or was never made; a carried answer whose judge request
-failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again. It holds
-every sample exactly once and verifies on its own. The parent must verify intact, and its benchmark sources and
-model must be what they were, unless `--force` (recorded in the retry's run.json history).
+failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again, and one the
+parent left ungraded (its judge failed fast) is graded. It holds every sample exactly once and verifies on its own.
+The parent must verify intact, and its benchmark sources and model must be what they were, unless `--force`
+(recorded in the retry's run.json history).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Callable, TypeVar
 
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
-from benchrun.archive.rows import joined
+from benchrun.archive.rows import joined, ungraded
 from benchrun.archive.sessions import CARRIED, JUDGED_AGAIN, carried_by
 from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -91,7 +92,7 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"the benchmark's sources changed since run {parent.id}: {', '.join(changed)}; "
                            "retry with --force to use them anyway (recorded in run.json)")
     todo = _todo(parent)
-    unjudged = unreplied(parent) - todo
+    unjudged = (unreplied(parent) | ungraded(parent)) - todo
     if not todo and not unjudged:
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
                            file=str(parent.path))
