@@ -25,6 +25,9 @@ class Recorder(Protocol):
     """Where the executor puts what it gets: each response as soon as it is known, then what the gradings done by
     then came to (their judge calls and score records, oldest first)."""
 
+    def asking(self) -> None:
+        """The first request of the model goes out now (the answers recorded already are graded)."""
+
     def response(self, record: ResponseRecord) -> None: ...
 
     def graded(self, gradings: list[Grading]) -> None: ...
@@ -72,6 +75,7 @@ class Executor:
                 for sample, response in regrade:
                     self._grading.append(self.grader.start(sample, response))
                     await self._collect(self._ahead)
+                self.recorder.asking()
                 workers = [asyncio.create_task(self._worker(queue)) for _ in range(self._dispatch.width)]
                 await asyncio.gather(*workers)
             except (FailFast, ServerLost, CacheFailed):

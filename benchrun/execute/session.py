@@ -102,7 +102,6 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
     recorded already in `regrade` are graded first."""
     with output.progress(len(queries)) as advance:
         async with grader_for(plan, writer, judge) as grader:
-            writer.asking()
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries, regrade)
     await same_models_to_the_end(runner, writer, judge, cache)
     counts = writer.counts
@@ -251,6 +250,9 @@ class _Recorder:
 
     def __init__(self, writer: RunWriter, advance: Callable[[bool], None]):
         self.writer, self.advance = writer, advance
+
+    def asking(self) -> None:
+        self.writer.asking()
 
     def response(self, record: ResponseRecord) -> None:
         self.writer.record_response(record)
