@@ -14,6 +14,16 @@ Found and fixed:
   ones recorded. Now the executor grades the answers recorded already first, then asks, one `Held` for both
   (`execute.executor.Executor.run(queries, regrade)`; a retry's parent's calls read again and written: `Judge(...,
   carried)`)
+- a run its judge failed fast (its answers recorded, their gradings held, so not graded) with a failed sample: its
+  `retry` carried those answers over without a score and sealed itself `completed`, every metric short of them,
+  verify intact. A retry grades them as it grades an answer whose judge request failed (`archive.rows.ungraded`)
+- a shard run its judge failed fast was merged, exit 0, into a `completed` run without those answers' scores. Merge
+  refuses it: `run ID (shard 2/2) is failed with 4 of its answers not graded; finish it with benchrun-audit resume
+  SHARD` (audit.merge)
+
+Tried and held: SIGKILL while gradings are held (resume grades each once); a retry of a retry with model repeats,
+judge repeats and judge.concurrency 2; a retry whose judge is slower than judge.timeout_s, finished by the resume its
+line gives; a shard resumed after its judge failed fast, then merged; rescore --rejudge, compare and show of a retry.
 """
 
 from __future__ import annotations
