@@ -169,3 +169,22 @@ def test_a_shard_its_judge_failed_is_not_merged_with_its_answers_ungraded(tmp_pa
         f"benchrun: error: in '{shard}': run {shard_id} (shard 2/2) is failed with {answered} of its answers not graded; "
         f"finish it with benchrun-audit resume {shard}\n"))
     assert not (tmp_path / "merged").exists()
+
+
+@pytest.mark.slow
+def test_a_resumes_judge_failures_of_answers_regraded_and_asked_are_one_run_of_failures(tmp_path):
+    """Before: the resume graded again the four answers the model's fail-fast left held, recorded their HTTP 500s as
+    their own when that grading ended, and failed fast on the judge's next failure; the mended resume kept them."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Mending(None, (5, 6, 7, 8))) as server:
+        ran, run_dir = judged_eight(tmp_path, server.url, "+judge.max_consecutive_failures=5", "runner.concurrency=1",
+                                    "runner.retries=0", "runner.max_consecutive_failures=3")
+        server.responder = Judging(None)
+        still = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+        left = grades(run_dir)
+        server.responder = Judging()
+        mended = call_benchrun("resume", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert [ran.returncode, still.returncode, mended.returncode] == [EXIT["runner"], EXIT["runner"], EXIT["ok"]]
+    assert "3 samples in a row failed the same way" in ran.stderr and "(5 in a row)" in still.stderr
+    assert left == []
+    assert grades(run_dir) == [(f"item:n={n}", 1, None) for n in range(1, 9)]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
