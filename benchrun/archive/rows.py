@@ -28,6 +28,12 @@ def joined(responses: Iterable[ResponseRecord], scores: Iterable[ScoreRecord]
         yield response, pending.pop(key, [])
 
 
+def ungraded(run: Run) -> set[tuple[str, int]]:
+    """The run's answers (sample id, repeat) recorded without their scores: a judge that failed fast (or a writer
+    killed) left them for resume to grade."""
+    return {(response.id, response.repeat) for response, scores in joined(run.responses(), run.scores()) if not scores}
+
+
 RUN_COLUMNS = ("run_id", "label", "model", "manifest_id")
 RECORD_COLUMNS = ("task", "sample_id", "repeat", "scorer", "metric", "value", "error")
 TEXT_COLUMNS = ("system", "fewshot", "prompt", "response")

@@ -27,7 +27,7 @@ from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import live_writer, probe
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
-from benchrun.archive.rows import joined
+from benchrun.archive.rows import joined, ungraded
 from benchrun.archive.sessions import mixed_judges, mixed_models
 from benchrun.archive.trust import not_finished
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -131,6 +131,9 @@ def _shard_of(run: Run) -> Shard:
     if findings:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) does not verify: {findings[0].file}: "
                            f"{findings[0].message}", file=str(run.path))
+    if left := ungraded(run):
+        raise ArchiveError(f"run {run.id} (shard {info.shard}) is {info.status} with {len(left)} of its answers not "
+                           f"graded; finish it with benchrun-audit resume {run.path}", file=str(run.path))
     if mixed := mixed_models(run) or mixed_judges(run):
         raise ArchiveError(f"run {run.id} (shard {info.shard}) holds {mixed}: a merged run is of one model",
                            file=str(run.path))

@@ -43,11 +43,10 @@ from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.recordvalues import pin_named, pinned_as
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
-from benchrun.execute.grading import Grading
-from benchrun.execute.judging import Judge, archived_calls
+from benchrun.execute.judging import archived_calls
 from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import Judged, execute, grader_for, judge_model, make_judge, recording
+from benchrun.execute.session import Judged, execute, judge_model, make_judge, recording
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -262,30 +261,15 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict
             with recording(writer):
                 writer.identified(identity, runner.public_config())
                 judge = make_judge(plan, judged, config, writer, None, archived_calls(run))
-                await _regrade(run, plan, writer, judge, regrade)
                 done = {(response.id, response.repeat) for response in run.responses()}
+                samples = {s.id: s for s in plan.manifest.samples}
                 await execute(plan, runner, writer, [q for q in queries_of(plan.manifest, run.info.shard)
                                                      if q.key not in done],
-                              judge=judge)
+                              judge=judge, regrade=[(samples[r.id], r) for r in run.responses()
+                                                    if (r.id, r.repeat) in regrade])
         return writer.info
     finally:
         await runner.aclose()
-
-
-async def _regrade(run: Run, plan: Plan, writer: RunWriter, judge: Judge | None, regrade: set[repair.Key]) -> None:
-    """Grade again the answers a killed run left without (all) their scores; judge calls archived are read again."""
-    samples = {s.id: s for s in plan.manifest.samples}
-    async with grader_for(plan, writer, judge) as grader:
-        held = grader.held()  # a judge failure is recorded once known to be its answer's own, as a run records it
-        for response in run.responses():
-            if (response.id, response.repeat) in regrade:
-                _recorded(writer, held.ready([await grader.grade(samples[response.id], response)]))
-        _recorded(writer, held.release())
-
-
-def _recorded(writer: RunWriter, gradings: list[Grading]) -> None:
-    for graded in gradings:
-        writer.record_scores(graded.records, graded.new_judgements)
 
 
 @asynccontextmanager

@@ -4,9 +4,10 @@ A finished run's files are never rewritten. The retry is a run of its own (besid
 `<parent>.retry<N>`): the parent's manifest and config, the parent's good answers carried over with their scores
 and judge calls (each marked `carried_from`), and a fresh request (judged by the run's judge model, checked to be the
 one the parent used) for every sample whose request failed or was never made; a carried answer whose judge request
-failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again. It holds
-every sample exactly once and verifies on its own. The parent must verify intact, and its benchmark sources and
-model must be what they were, unless `--force` (recorded in the retry's run.json history).
+failed (a 5xx, a timeout after its retries: no reply) is judged again, its other judge calls read again, and one the
+parent left ungraded (its judge failed fast) is graded. It holds every sample exactly once and verifies on its own.
+The parent must verify intact, and its benchmark sources and model must be what they were, unless `--force`
+(recorded in the retry's run.json history).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Callable, TypeVar
 from benchrun.archive.answerunit import answer_unit
 from benchrun.archive.lookup import named_folder, resolve_run
 from benchrun.archive.reader import PathLike, Run, load_run
-from benchrun.archive.rows import joined
+from benchrun.archive.rows import joined, ungraded
 from benchrun.archive.sessions import CARRIED, JUDGED_AGAIN, carried_by
 from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
@@ -46,9 +47,9 @@ from benchrun.core.layout import CONFIG, FINISHED, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, answer_name
 from benchrun.core.shards import answers_of, queries_of
-from benchrun.execute.judging import Judge, Key
+from benchrun.execute.judging import Key
 from benchrun.execute.runners.registry import make_runner
-from benchrun.execute.session import execute, grader_for, make_judge, recording
+from benchrun.execute.session import execute, make_judge, recording
 
 Record = TypeVar("Record", ResponseRecord, JudgementRecord)
 """A record a retry carries over, marked with the run that asked it."""
@@ -92,7 +93,7 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"the benchmark's sources changed since run {parent.id}: {', '.join(changed)}; "
                            "retry with --force to use them anyway (recorded in run.json)")
     todo = _todo(parent)
-    unjudged = unreplied(parent) - todo
+    unjudged = (unreplied(parent) | ungraded(parent)) - todo
     if not todo and not unjudged:
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
                            file=str(parent.path))
@@ -141,10 +142,10 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
                     raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
                                        "canonical", file=str(parent.path / MANIFEST))
                 writer.identified(identity, runner.public_config())
-                judge = make_judge(plan, judged, config, writer, None, _replied(parent, unjudged))
-                await _judge_again(plan, writer, judge, _carry(parent, writer, todo, unjudged))
+                judge = make_judge(plan, judged, config, writer, None, carried=_replied(parent, unjudged))
+                samples = {s.id: s for s in plan.manifest.samples}
                 await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
-                              judge=judge)
+                              judge=judge, regrade=[(samples[r.id], r) for r in _carry(parent, writer, todo, unjudged)])
         return writer.info, writer.dir
     finally:
         await runner.aclose()
@@ -189,18 +190,6 @@ def _replied(parent: Run, unjudged: set[tuple[str, int]]) -> dict[Key, Judgement
     mark = _marker(parent)
     return {(c.id, c.repeat, c.judge, c.judge_repeat): mark(c) for c in parent.judgements()
             if c.reply is not None and (c.id, c.repeat) in unjudged}
-
-
-async def _judge_again(plan: Plan, writer: RunWriter, judge: Judge | None, responses: list[ResponseRecord]) -> None:
-    """Grade again carried answers whose judge request had failed: the calls that got a reply read again, the others
-    asked; every call recorded (the carried ones marked so), then the scores."""
-    if not responses:
-        return
-    samples = {s.id: s for s in plan.manifest.samples}
-    async with grader_for(plan, writer, judge) as grader:
-        for response in responses:
-            graded = await grader.grade(samples[response.id], response)
-            writer.record_scores(graded.records, graded.judged)
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:

@@ -25,6 +25,9 @@ class Recorder(Protocol):
     """Where the executor puts what it gets: each response as soon as it is known, then what the gradings done by
     then came to (their judge calls and score records, oldest first)."""
 
+    def asking(self) -> None:
+        """The first request of the model goes out now (the answers recorded already are graded)."""
+
     def response(self, record: ResponseRecord) -> None: ...
 
     def graded(self, gradings: list[Grading]) -> None: ...
@@ -60,13 +63,20 @@ class Executor:
         self._judged = grader.held()
         self._ahead = self._dispatch.width + GRADING_AHEAD
 
-    async def run(self, queries: Iterable[Query]) -> None:
-        """Ask every query (a sample's repeat), `policy.concurrency` at a time (at each server of a list); returns
-        when all are recorded and graded. A broken setup stops the asking, but what was answered is still graded."""
+    async def run(self, queries: Iterable[Query], regrade: Iterable[tuple[Sample, ResponseRecord]] = ()) -> None:
+        """Grade the answers recorded already in `regrade` (a resume's or a retry's), then ask every query (a
+        sample's repeat), `policy.concurrency` at a time (at each server of a list); returns when all are recorded
+        and graded. A broken setup stops the asking, but what was answered is still graded; one judge failure run
+        holds the gradings of both (`Held`)."""
         queue = self._looked_up(queries)
         with frozen_heap():
-            workers = [asyncio.create_task(self._worker(queue)) for _ in range(self._dispatch.width)]
+            workers: list[asyncio.Task[None]] = []
             try:
+                for sample, response in regrade:
+                    self._grading.append(self.grader.start(sample, response))
+                    await self._collect(self._ahead)
+                self.recorder.asking()
+                workers = [asyncio.create_task(self._worker(queue)) for _ in range(self._dispatch.width)]
                 await asyncio.gather(*workers)
             except (FailFast, ServerLost, CacheFailed):
                 await _stop(workers)

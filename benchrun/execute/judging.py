@@ -112,12 +112,13 @@ def archived_calls(run: Run) -> dict[Key, JudgementRecord]:
 class Judge:
     """The judges of one manifest, asking its judge model (`runner`, answers from `cache` where it has them);
     `archived` holds the calls already in the archive, read again instead of asked; `on_lost` is told of a server of
-    its list lost; `fail_fast` stops a run at the runner's max_consecutive_failures. Without a runner (a rescore from
-    the archive alone) a call not archived is that answer's error."""
+    its list lost; `fail_fast` stops a run at the runner's max_consecutive_failures; `carried` holds calls of another
+    run (a retry's parent), read again and written. Without a runner (a rescore from the archive alone) a call not
+    archived is that answer's error."""
 
     def __init__(self, manifest: Manifest, runner: Runner | None, cache: RunCache | None = None,
                  archived: Mapping[Key, JudgementRecord] | None = None, on_lost: Lost | None = None,
-                 fail_fast: bool = False):
+                 fail_fast: bool = False, carried: Mapping[Key, JudgementRecord] | None = None):
         self.specs = {spec.name: spec for spec in manifest.judges}
         self.tasks = {task.name: task.judges for task in manifest.tasks}
         self._entries = {task.name: task for task in manifest.tasks}
@@ -126,7 +127,7 @@ class Judge:
         self._formats = {name: FormatCheck(spec.format.json_schema) for name, spec in self.specs.items()}
         self.runner = runner
         self._asker = _dispatch(runner, on_lost) if runner else None
-        self.cache, self._archived = cache, dict(archived or {})
+        self.cache, self._archived, self._carried = cache, dict(archived or {}), dict(carried or {})
         self._slots = asyncio.Semaphore(self._asker.width if runner else 1)
         self._limit = runner.config.max_consecutive_failures if runner and fail_fast else None
         self._key = runner.config.key("max_consecutive_failures") if runner else ""
@@ -160,7 +161,8 @@ class Judge:
                 for i, name in enumerate(self.judges_of(task))]
 
     async def _judgement(self, sample: Sample, response: ResponseRecord, spec: JudgeSpec, j: int) -> JudgementRecord:
-        archived = self._archived.get((sample.id, response.repeat, spec.name, j))
+        at = (sample.id, response.repeat, spec.name, j)
+        archived = self._archived.get(at) or self._carried.get(at)
         if archived is not None:
             return self._read_again(spec, archived)
         messages = rubric_chat(spec, sample, response.text, self._entries[sample.task].messages(sample.prompt))

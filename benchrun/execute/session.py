@@ -23,7 +23,7 @@ from benchrun.core.errors import (
 )
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, UNFINISHED, Status
-from benchrun.core.manifest import Query
+from benchrun.core.manifest import Query, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
 from benchrun.core.recordvalues import (
     SAID,
@@ -95,13 +95,14 @@ def resume_hint(writer: RunWriter, when: str = "", longer: tuple[str, str] | Non
 
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
-                  cache: RunCache | None = None, judge: Judge | None = None) -> Status:
+                  cache: RunCache | None = None, judge: Judge | None = None,
+                  regrade: Sequence[tuple[Sample, ResponseRecord]] = ()) -> Status:
     """Ask `queries` (samples' repeats) with an identified runner (answers from `cache` where it has them), record
-    each, grade it (with `judge` for a benchmark with judges), and finish the run with its status."""
+    each, grade it (with `judge` for a benchmark with judges), and finish the run with its status; the answers
+    recorded already in `regrade` are graded first."""
     with output.progress(len(queries)) as advance:
         async with grader_for(plan, writer, judge) as grader:
-            writer.asking()
-            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries)
+            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries, regrade)
     await same_models_to_the_end(runner, writer, judge, cache)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
@@ -195,14 +196,16 @@ async def refuse_self(cfg: dict[str, Any], identity: dict[str, Any], judge_ident
 
 
 def make_judge(plan: Plan, judged: Judged | None, cfg: dict[str, Any], writer: RunWriter, store: Store | None,
-               archived: Mapping[Key, JudgementRecord] | None = None) -> Judge | None:
-    """The run's judge, its model recorded beside the model's (calls in `archived` read again, not asked)."""
+               archived: Mapping[Key, JudgementRecord] | None = None,
+               carried: Mapping[Key, JudgementRecord] | None = None) -> Judge | None:
+    """The run's judge, its model recorded beside the model's (calls in `archived`, and a retry's parent's in
+    `carried`, read again, not asked; those `carried` written)."""
     if judged is None:
         return None
     runner, identity = judged
     writer.judged_by(identity, runner.public_config(), cfg["judge"]["allow_self"])
     return Judge(plan.manifest, runner, cache_of(store, runner, identity, writer, cfg.get("cache")), archived,
-                 lost_to(writer), fail_fast=True)
+                 lost_to(writer), fail_fast=True, carried=carried)
 
 
 def _digest_of(identity: dict[str, Any]) -> str:
@@ -247,6 +250,9 @@ class _Recorder:
 
     def __init__(self, writer: RunWriter, advance: Callable[[bool], None]):
         self.writer, self.advance = writer, advance
+
+    def asking(self) -> None:
+        self.writer.asking()
 
     def response(self, record: ResponseRecord) -> None:
         self.writer.record_response(record)
