@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.compose.config import refuse_secrets
+from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import unknown_key
@@ -85,8 +86,9 @@ def _check_unread_presets(config: DictConfig) -> None:
 def _check_launcher_keys(config: DictConfig) -> None:
     """Refuse a setting of hydra.launcher that its launcher takes by no name (`+hydra.launcher.n_jobs=4` with the basic
     launcher, as Hydra's own refusal of `hydra.launcher.n_jobs=4` advises): a dry run passed it, then the sweep's
-    launch was a TypeError from Hydra's insides. A launcher that takes any keyword (joblib's, submitit's, which hand
-    them on to their libraries) is left to them."""
+    launch was a TypeError from Hydra's insides. Joblib's, which hands any key to joblib, is checked against what
+    joblib reads (a typo, `+hydra.launcher.n_job=4`, was dropped: the sweep ran with joblib's default, nothing said);
+    submitit's, which hands keys to its executor, is left to it."""
     from hydra.utils import get_class
 
     launcher = OmegaConf.select(config, "hydra.launcher") or {}
@@ -94,12 +96,16 @@ def _check_launcher_keys(config: DictConfig) -> None:
         taken = list(inspect.signature(get_class(str(launcher.get("_target_")))).parameters.values())
     except (ImportError, ValueError, TypeError):  # a launcher Hydra will say it cannot load
         return
-    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in taken):
+    known: list[str] | None = [parameter.name for parameter in taken]
+    dropped = any(parameter.kind is parameter.VAR_KEYWORD for parameter in taken)
+    if dropped:
+        known = loky_settings() if launcher.get("_target_") == JOBLIB_LAUNCHER else None
+    if known is None:
         return
-    known = [parameter.name for parameter in taken]
     if unknown := next((str(key) for key in launcher.keys() if key not in (*known, "_target_")), None):
         named = OmegaConf.select(config, "hydra.runtime.choices")["hydra/launcher"]
-        said = f"{unknown_key(unknown, known, 'setting')} of the {named} launcher" if known else (
+        unread = ", which joblib does not take (a key it does not name is dropped unread)" if dropped else ""
+        said = f"{unknown_key(unknown, known, 'setting')} of the {named} launcher{unread}" if known else (
             f"the {named} launcher takes no settings (it runs one job after another); for jobs at once: "
             "hydra/launcher=joblib hydra.launcher.n_jobs=N")
         raise ConfigError(f"hydra.launcher.{unknown}: {said}")
