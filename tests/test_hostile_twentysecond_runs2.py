@@ -6,6 +6,12 @@ kinds): hostile command lines, sweeps and launchers, the cases it found bad, eac
   joblib's default number of workers, nothing said. Now refused in one line with the name meant, a dry run alike,
   while the keys joblib reads down its loky chain (`idle_worker_timeout`) are taken
   (`compose.lokykeys`, asked by `compose.hydragiven._check_launcher_keys`)
+- a runner preset of the user's own beside a runner file (`--config-dir my runner=gpu1 runner_file=runner.yml`):
+  refused whatever the preset was, saying `the runner file gives runner_type ollama, the type of the runner used, so
+  this one would never be` of an Ollama preset (its name compared with the file's type), so a preset giving the host
+  could never be used with a runner file. Now the preset's type is compared, and a key the preset itself gives that
+  the file gives another value of (`model: gemma3` beside the file's llama3.2) is refused, the file's being the one
+  asked (`compose.runnerfile.refuse_replaced`)
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
 
@@ -33,3 +40,26 @@ def test_the_settings_joblib_reads_are_taken(tmp_path, setting):
                          cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert done.stdout.count("dry run: no model was called") == 2
+
+
+def _preset_beside_runner_file(tmp_path, preset):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task()), "runner.yml": "runner_type: ollama\nmodel: 'llama3.2'\n"})
+    (tmp_path / "my" / "runner").mkdir(parents=True)
+    (tmp_path / "my" / "runner" / "gpu1.yaml").write_text(f"defaults: [ollama, _self_]\n{preset}")
+    return call_benchrun("--config-dir", "my", "runner=gpu1", "task.path=bench", "runner_file=bench/runner.yml",
+                         "dry_run=true", cwd=tmp_path)
+
+
+def test_a_runner_preset_of_ones_own_whose_model_the_runner_file_replaces_is_refused(tmp_path):
+    done = _preset_beside_runner_file(tmp_path, "model: gemma3\nhost: http://127.0.0.1:9\n")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: in 'config': runner=gpu1: the preset gives runner.model gemma3, and the "
+        "runner file 'bench/runner.yml' gives model llama3.2, whose value takes its place, so the preset's would never "
+        "be asked; give it in one place\n")
+
+
+@pytest.mark.parametrize("preset", ["host: http://127.0.0.1:9\n", "model: llama3.2\n"])
+def test_a_runner_preset_of_ones_own_of_the_runner_files_type_is_taken_beside_it(tmp_path, preset):
+    done = _preset_beside_runner_file(tmp_path, preset)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "bench · ollama · llama3.2" in done.stdout
