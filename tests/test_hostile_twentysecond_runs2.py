@@ -12,13 +12,18 @@ kinds): hostile command lines, sweeps and launchers, the cases it found bad, eac
   could never be used with a runner file. Now the preset's type is compared, and a key the preset itself gives that
   the file gives another value of (`model: gemma3` beside the file's llama3.2) is refused, the file's being the one
   asked (`compose.runnerfile.refuse_replaced`)
+- the Python API given what is not a config (`benchrun.compile("demo:listbench")`, `compile(None)`, a runner given as
+  a name `{'runner': 'ollama'}` or None): `ValueError: dictionary update sequence element #0 has length 1; 2 is
+  required`, `TypeError: 'NoneType' object is not iterable`, `AttributeError: 'str' object has no attribute 'items'`.
+  Now a TypeError saying what it takes, and the schema's ConfigError for the runner (`compose.config.plain_config`)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from benchrun.core.errors import EXIT
+import benchrun
+from benchrun.core.errors import EXIT, ConfigError
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import call_benchrun
 
@@ -63,3 +68,18 @@ def test_a_runner_preset_of_ones_own_of_the_runner_files_type_is_taken_beside_it
     done = _preset_beside_runner_file(tmp_path, preset)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert "bench · ollama · llama3.2" in done.stdout
+
+
+@pytest.mark.parametrize("config, kind", [("demo:listbench", "str"), (None, "NoneType"), (["task"], "list")])
+def test_the_api_given_what_is_not_a_config_says_what_it_takes(config, kind):
+    with pytest.raises(TypeError) as raised:
+        benchrun.compile(config)
+    assert str(raised.value) == ("a config (a DictConfig as Hydra composes it, or a mapping of its keys: {'task': "
+                                 f"{{'path': ..., 'name': ...}}, 'runner': {{...}}}}), not {kind}")
+
+
+@pytest.mark.parametrize("runner", ["ollama", None])
+def test_the_api_given_a_runner_that_is_not_a_mapping_says_so_of_runner(runner):
+    with pytest.raises(ConfigError) as raised:
+        benchrun.compile({"task": {"path": "demo:listbench", "name": "listbench"}, "runner": runner})
+    assert str(raised.value) == "in 'config': runner: Input should be a valid dictionary or object to extract fields from"
