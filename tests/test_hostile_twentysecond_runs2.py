@@ -16,6 +16,10 @@ kinds): hostile command lines, sweeps and launchers, the cases it found bad, eac
   a name `{'runner': 'ollama'}` or None): `ValueError: dictionary update sequence element #0 has length 1; 2 is
   required`, `TypeError: 'NoneType' object is not iterable`, `AttributeError: 'str' object has no attribute 'items'`.
   Now a TypeError saying what it takes, and the schema's ConfigError for the runner (`compose.config.plain_config`)
+- a sweep of many jobs (`-m runner.options.seed=range(0,30)`): its table, a column per job, could not be set at the
+  console's width, and rich narrowed every column until each cell said `1…` (60 jobs: empty cells), the speed table
+  alike: every number of the sweep lost from what it printed. Now such a table is printed with a row per job
+  (`console.output.fitting`)
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import pytest
 
 import benchrun
 from benchrun.core.errors import EXIT, ConfigError
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import bench_run, call_benchrun
 
 
 @pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
@@ -83,3 +89,17 @@ def test_the_api_given_a_runner_that_is_not_a_mapping_says_so_of_runner(runner):
     with pytest.raises(ConfigError) as raised:
         benchrun.compile({"task": {"path": "demo:listbench", "name": "listbench"}, "runner": runner})
     assert str(raised.value) == "in 'config': runner: Input should be a valid dictionary or object to extract fields from"
+
+
+@pytest.mark.slow
+def test_a_sweep_of_more_jobs_than_the_console_sets_side_by_side_prints_a_row_a_job(tmp_path):
+    with FakeOllama(responder=listbench_answer) as server:
+        done = bench_run(tmp_path, server.url, "runner.options.seed=range(0,20)", "task.only=[product]",
+                         f"cache_dir={tmp_path / 'cache'}", multirun=True)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    table = done.stdout[done.stdout.index("\nsweep "):]
+    assert "…" not in table
+    assert "│ job     │ task    │ metric            │   mean ± stderr (n) │" in table.replace("┃", "│")
+    assert all(f"│ seed={n:<2} │ product │ calculated_answer │ 0.667 ± 0.333 (n=3) │" in table for n in range(20))
+    assert all(f"│ seed={n:<2} │ product │ format_valid      │ 1.000 ± 0.000 (n=3) │" in table for n in range(20))
+    assert all(f"│ seed={n:<2} │" in table[table.index("\nspeed "):] for n in range(20))
