@@ -5,7 +5,8 @@ kinds): hostile command lines, sweeps and launchers, the cases it found bad, eac
   hands every key to joblib.Parallel, whose loky backend dropped the one it does not name: the sweep ran with
   joblib's default number of workers, nothing said. Now refused in one line with the name meant, a dry run alike,
   while the keys joblib reads down its loky chain (`idle_worker_timeout`) are taken
-  (`compose.lokykeys`, asked by `compose.hydragiven._check_launcher_keys`)
+  (`compose.lokykeys`, asked by `compose.hydragiven._check_launcher_keys`); and `hydra.launcher.n_jobs=0`, which a
+  dry run passed and the sweep refused as joblib launched it, now refused alike (`_check_joblib_jobs`)
 - a runner preset of the user's own beside a runner file (`--config-dir my runner=gpu1 runner_file=runner.yml`):
   refused whatever the preset was, saying `the runner file gives runner_type ollama, the type of the runner used, so
   this one would never be` of an Ollama preset (its name compared with the file's type), so a preset giving the host
@@ -44,7 +45,17 @@ def test_a_typo_in_a_joblib_launcher_setting_is_refused_not_dropped(tmp_path, dr
     assert not (tmp_path / "outputs").exists()
 
 
-@pytest.mark.parametrize("setting", ["+hydra.launcher.idle_worker_timeout=10", "hydra.launcher.max_nbytes=2M",
+@pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
+def test_a_number_of_jobs_joblib_refuses_is_refused_by_a_dry_run_too(tmp_path, dry):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0",
+                         "runner.host=http://127.0.0.1:9", *dry, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", "benchrun: error: hydra.launcher.n_jobs=0: n_jobs == 0 in Parallel has no meaning "
+        "(joblib's words); give the number of jobs run at once (-1: one per CPU)\n")
+    assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("setting", ["hydra.launcher.n_jobs=-1", "+hydra.launcher.idle_worker_timeout=10", "hydra.launcher.max_nbytes=2M",
                                      "hydra.launcher.n_jobs=2"])
 def test_the_settings_joblib_reads_are_taken(tmp_path, setting):
     done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", setting, "dry_run=true",

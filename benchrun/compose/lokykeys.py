@@ -35,3 +35,17 @@ def _chain() -> tuple[Callable[..., Any], ...]:
 
     return (Parallel.__init__, BACKENDS["loky"].configure, MemmappingExecutor.get_memmapping_executor,
             get_memmapping_reducers)
+
+
+def loky_refusal(n_jobs: object) -> str | None:
+    """What joblib's loky backend says of `n_jobs` as it launches (`n_jobs == 0 in Parallel has no meaning`), asked
+    before: a dry run, which launches nothing, passed what the sweep then refused. None when it takes it."""
+    try:
+        from joblib.parallel import BACKENDS
+
+        BACKENDS["loky"]().effective_n_jobs(n_jobs)
+    except (ImportError, KeyError, TypeError):
+        return None
+    except ValueError as err:
+        return str(err)
+    return None
