@@ -34,24 +34,23 @@ from tests.helpers.answers import listbench_answer
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import bench_run, call_benchrun
 
+JOBLIB_REFUSED = {
+    "+hydra.launcher.n_job=2": "hydra.launcher.n_job: unknown setting 'n_job' (did you mean 'n_jobs'?) of the joblib "
+                               "launcher, which joblib does not take (a key it does not name is dropped unread)",
+    "hydra.launcher.n_jobs=0": "hydra.launcher.n_jobs=0: n_jobs == 0 in Parallel has no meaning (joblib's words); give "
+                               "the number of jobs run at once (-1: one per CPU)",
+}
+"""A typo joblib dropped (the sweep ran with its default), and a number of jobs joblib refused only as it launched (a
+dry run passed it)."""
+
 
 @pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
-def test_a_typo_in_a_joblib_launcher_setting_is_refused_not_dropped(tmp_path, dry):
-    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", "+hydra.launcher.n_job=2",
+@pytest.mark.parametrize("setting", sorted(JOBLIB_REFUSED))
+def test_a_joblib_launcher_setting_joblib_would_drop_or_refuse_is_refused_first(tmp_path, setting, dry):
+    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", setting,
                          "runner.host=http://127.0.0.1:9", *dry, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
-        EXIT["usage"], "", "benchrun: error: hydra.launcher.n_job: unknown setting 'n_job' (did you mean 'n_jobs'?) of "
-        "the joblib launcher, which joblib does not take (a key it does not name is dropped unread)\n")
-    assert not (tmp_path / "outputs").exists()
-
-
-@pytest.mark.parametrize("dry", [[], ["dry_run=true"]])
-def test_a_number_of_jobs_joblib_refuses_is_refused_by_a_dry_run_too(tmp_path, dry):
-    done = call_benchrun("-m", "runner.model=llama3.2,gemma3", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0",
-                         "runner.host=http://127.0.0.1:9", *dry, cwd=tmp_path)
-    assert (done.returncode, done.stdout, done.stderr) == (
-        EXIT["usage"], "", "benchrun: error: hydra.launcher.n_jobs=0: n_jobs == 0 in Parallel has no meaning "
-        "(joblib's words); give the number of jobs run at once (-1: one per CPU)\n")
+        EXIT["usage"], "", f"benchrun: error: {JOBLIB_REFUSED[setting]}\n")
     assert not (tmp_path / "outputs").exists()
 
 
