@@ -12,7 +12,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Sequence, TypeVar
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -137,7 +137,8 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     if runner_file and isinstance(runner_file, str):  # merged once, into a plain config without a runner file
         given = runner_file_keys(cfg, cwd)
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
-    cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
+    if isinstance(cfg.get("runner", {}), dict):  # anything else is the schema's to refuse
+        cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     refuse_secrets(secrets.found(cfg))
     refuse_unkept_values(cfg)
     with said_of_runner_file(runner_file, given):
@@ -365,6 +366,9 @@ def _to_plain(config: Any) -> dict[str, Any]:
             return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)
         except Exception as err:  # an interpolation or missing value, reported as a config error
             raise unresolvable(err) from None
+    if not isinstance(config, Mapping):
+        raise TypeError(f"a config (a DictConfig as Hydra composes it, or a mapping of its keys: {{'task': {{'path': "
+                        f"..., 'name': ...}}, 'runner': {{...}}}}), not {type(config).__name__}")
     return dict(config)
 
 

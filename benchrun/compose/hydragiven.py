@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.compose.config import refuse_secrets
+from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_refusal, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import unknown_key
@@ -34,6 +35,7 @@ def refuse_given(config: DictConfig) -> None:
     _check_logging(config)
     _check_unread_presets(config)
     _check_launcher_keys(config)
+    _check_joblib_jobs(config)
 
 
 def _check_secrets(config: DictConfig) -> None:
@@ -88,18 +90,23 @@ def _check_unread_presets(config: DictConfig) -> None:
 def _check_launcher_keys(config: DictConfig) -> None:
     """Refuse a setting of hydra.launcher that its launcher takes by no name (`+hydra.launcher.n_jobs=4` with the basic
     launcher, as Hydra's own refusal of `hydra.launcher.n_jobs=4` advises): a dry run passed it, then the sweep's
-    launch was a TypeError from Hydra's insides. A launcher that takes any keyword (joblib's, submitit's, which hand
-    them on to their libraries) is left to them."""
+    launch was a TypeError from Hydra's insides. Joblib's, which hands any key to joblib, is checked against what
+    joblib reads (a typo, `+hydra.launcher.n_job=4`, was dropped: the sweep ran with joblib's default, nothing said);
+    submitit's, which hands keys to its executor, is left to it."""
     launcher = OmegaConf.select(config, "hydra.launcher") or {}
     if (found := _launcher_class(str(launcher.get("_target_")))) is None:  # one Hydra will say it cannot load
         return
     taken = list(inspect.signature(found).parameters.values())
-    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in taken):
+    known: list[str] | None = [parameter.name for parameter in taken]
+    dropped = any(parameter.kind is parameter.VAR_KEYWORD for parameter in taken)
+    if dropped:
+        known = loky_settings() if launcher.get("_target_") == JOBLIB_LAUNCHER else None
+    if known is None:
         return
-    known = [parameter.name for parameter in taken]
     if unknown := next((str(key) for key in launcher.keys() if key not in (*known, "_target_")), None):
         named = OmegaConf.select(config, "hydra.runtime.choices")["hydra/launcher"]
-        said = f"{unknown_key(unknown, known, 'setting')} of the {named} launcher" if known else (
+        unread = ", which joblib does not take (a key it does not name is dropped unread)" if dropped else ""
+        said = f"{unknown_key(unknown, known, 'setting')} of the {named} launcher{unread}" if known else (
             f"the {named} launcher takes no settings (it runs one job after another); for jobs at once: "
             "hydra/launcher=joblib hydra.launcher.n_jobs=N")
         raise ConfigError(f"hydra.launcher.{unknown}: {said}")
@@ -116,6 +123,15 @@ def _launcher_class(target: str) -> type | None:
     except ImportError:
         return None
     return found if isinstance(found, type) else None
+
+
+def _check_joblib_jobs(config: DictConfig) -> None:
+    """Refuse a number of jobs joblib refuses as it launches (`hydra.launcher.n_jobs=0`): a dry run, which launches
+    nothing, passed it, and the sweep then said `could not launch the sweep's jobs`."""
+    launcher = OmegaConf.select(config, "hydra.launcher") or {}
+    if launcher.get("_target_") == JOBLIB_LAUNCHER and (refused := loky_refusal(launcher.get("n_jobs"))):
+        raise ConfigError(f"hydra.launcher.n_jobs={launcher.get('n_jobs')}: {refused} (joblib's words); give the "
+                          "number of jobs run at once (-1: one per CPU)")
 
 
 def _root(source: dict[str, Any]) -> Any:

@@ -10,6 +10,10 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from benchrun.compose.runneryml import RUNNER_ALIASES, by_our_names, read_runner_file
 from benchrun.core.errors import ConfigError
 from benchrun.core.settings import RUNNERS
+from benchrun.core.yamlfile import load_yaml
+
+OWNED = ("hydra", "main")
+"""The providers of Hydra's and benchrun's own configs, whose runner presets are the defaults a runner file replaces."""
 
 
 def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
@@ -29,10 +33,15 @@ def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
     dropped = kind in RUNNERS and kind != (config.get("runner") or {}).get("type")
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         parts = override.key_or_group.split(".")
-        if parts == ["runner"] and "type" in given and given["type"] != override.value():
+        if parts == ["runner"] and "type" in given and given["type"] != (config.get("runner") or {}).get("type"):
             raise ConfigError(f"in 'config': {override.input_line}: the runner file '{path}' gives runner_type "
                               f"{given['type']}, the type of the runner used, so this one would never be; give the "
                               "runner in one place")
+        if parts == ["runner"] and (key := _replaced_of_preset(config, str(override.value()), given)):
+            raise ConfigError(f"in 'config': {override.input_line}: the preset gives runner.{key} "
+                              f"{_shown(config['runner'][key])}, and the runner file '{path}' gives {key} "
+                              f"{_shown(given[key])}, whose value takes its place, so the preset's would never be asked; "
+                              "give it in one place")
         if parts == ["model"] and "model" in given and given["model"] != (config.get("runner") or {}).get("model"):
             raise ConfigError(f"in 'config': {override.input_line}: the preset asks runner.model "
                               f"{(config.get('runner') or {}).get('model')}, and the runner file '{path}' gives model "
@@ -60,6 +69,25 @@ def _given_too(given: dict[str, Any], keys: list[str], override: Any) -> bool:
         found = found[key]
     value = None if override.is_sweep_override() else override.value()
     return found == value and isinstance(found, bool) is isinstance(value, bool) and value is not None
+
+
+def _replaced_of_preset(config: Any, name: str, given: dict[str, Any]) -> str | None:
+    """The first key that a runner preset of the user's own (`--config-dir my runner=gpu1`, my/runner/gpu1.yaml)
+    gives itself and the runner file gives another value of (the file's is asked); None for benchrun's own presets,
+    whose values are the defaults a runner file is there to replace."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    for source in HydraConfig.get().runtime.config_sources:
+        preset = Path(source.path) / "runner" / f"{name}.yaml"
+        if source.provider in OWNED or source.schema != "file" or not preset.is_file():
+            continue
+        own = load_yaml(preset, str(preset), ConfigError)
+        runner = config.get("runner") or {}
+        return next((key for key in (own if isinstance(own, dict) else {})
+                     if key in given and key in runner and given[key] != runner[key]), None)
+    return None
 
 
 def _shown(model: Any) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Iterator
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures
@@ -201,6 +202,38 @@ def sweep_table(summary: SweepSummary) -> Table:
     return table
 
 
+def fitting(console: Console, table: Table, by_rows: Callable[[], Table]) -> Table:
+    """`table`, or where its columns cannot all be set at the console's width (a sweep of many jobs, a column each:
+    rich narrowed them to nothing and printed every cell empty), the same figures with a row a job (`by_rows()`)."""
+    unbounded = console.options.update_width(sys.maxsize)  # measured as if there were room: rich's own is cut to fit
+    return table if Measurement.get(console, unbounded, table).minimum <= console.width else by_rows()
+
+
+def sweep_rows_table(summary: SweepSummary) -> Table:
+    """The sweep table with a row per job and task x metric: what `sweep_table` says, for jobs too many to set side
+    by side."""
+    table = Table(title="sweep", title_justify="left")
+    for name in ("job", "task", "metric"):
+        table.add_column(name)
+    table.add_column("mean ± stderr (n)", justify="right")
+    for job in summary.jobs:
+        for line in summary.metrics:
+            table.add_row(visible(job_name(job)), visible(line.task), visible(line.metric), _cell(line.jobs.get(job.dir)))
+    return table
+
+
+def sweep_speed_rows_table(summary: SweepSummary) -> Table:
+    """The speed figures with a row per job, a column per figure: `sweep_speed_table` for jobs too many."""
+    table = Table(title="speed", title_justify="left")
+    table.add_column("job")
+    for key in SIDE_BY_SIDE:
+        table.add_column(FIGURES[key], justify="right")
+    for job in summary.jobs:
+        cells = speed_cells(summary.speed.get(job.dir))
+        table.add_row(visible(job_name(job)), *(cells[key] for key in SIDE_BY_SIDE))
+    return table
+
+
 def job_name(job: SweepJob) -> str:
     """A sweep job's column: its label, else its model, else its directory."""
     return job.label or job.model or job.dir
@@ -242,9 +275,9 @@ def _cell(line: MetricSummary | None) -> str:
 
 def print_sweep(summary: SweepSummary, sweep_dir: Path, console: Console) -> None:
     """The sweep table, each failed job with its reason, and where the sweep directory is."""
-    console.print(sweep_table(summary))
+    console.print(fitting(console, sweep_table(summary), lambda: sweep_rows_table(summary)))
     if summary.speed:
-        console.print(sweep_speed_table(summary))
+        console.print(fitting(console, sweep_speed_table(summary), lambda: sweep_speed_rows_table(summary)))
     for job in summary.failed:
         name = job.label or job.model or "unknown model"
         say(console, f"job {job.dir} ({name}) {job.status}: {job.reason}")

@@ -1,0 +1,51 @@
+"""The settings of Hydra's joblib launcher that joblib reads: Parallel's own, and what its loky backend (the one that
+launcher always uses) takes by name on the way to its workers; joblib drops any other key unread."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+JOBLIB_LAUNCHER = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
+"""The `_target_` of Hydra's joblib launcher, which hands every key of hydra.launcher to `joblib.Parallel`."""
+FILLED = ("self", "cls", "parallel", "env", "context_id", "temp_folder_resolver", "unlink_on_gc_collect")
+"""Parameters of the chain that joblib fills itself (a key of that name given too is a TypeError), never a setting."""
+
+
+def loky_settings() -> list[str] | None:
+    """The keys hydra.launcher may give the joblib launcher, or None if this joblib's chain cannot be followed."""
+    try:
+        steps = _chain()
+    except (ImportError, AttributeError, KeyError):
+        return None
+    names: dict[str, None] = {}
+    for step in steps:
+        parameters = inspect.signature(step).parameters.values()
+        names.update(dict.fromkeys(p.name for p in parameters if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)))
+    return sorted(name for name in names if name not in FILLED)
+
+
+def _chain() -> tuple[Callable[..., Any], ...]:
+    """Where joblib hands on the keys it does not name: Parallel's `**backend_kwargs` to loky's `configure`, to the
+    memmapping executor, to its reducers, which drop the rest."""
+    from joblib import Parallel
+    from joblib._memmapping_reducer import get_memmapping_reducers
+    from joblib.executor import MemmappingExecutor
+    from joblib.parallel import BACKENDS
+
+    return (Parallel.__init__, BACKENDS["loky"].configure, MemmappingExecutor.get_memmapping_executor,
+            get_memmapping_reducers)
+
+
+def loky_refusal(n_jobs: object) -> str | None:
+    """What joblib's loky backend says of `n_jobs` as it launches (`n_jobs == 0 in Parallel has no meaning`), asked
+    before: a dry run, which launches nothing, passed what the sweep then refused. None when it takes it."""
+    try:
+        from joblib.parallel import BACKENDS
+
+        BACKENDS["loky"]().effective_n_jobs(n_jobs)
+    except (ImportError, KeyError, TypeError):
+        return None
+    except ValueError as err:
+        return str(err)
+    return None
