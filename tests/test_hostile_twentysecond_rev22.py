@@ -4,6 +4,9 @@ Fixed:
 1. `benchrun-audit rescore RUN --scorer contains` of a task whose references are an option's capital letter (`B`) on
    a free-text answer was written, nearly every answer 1: a compile refuses that task so graded, the rescore did not
    (`compiler.answerable.refuse_unscorable` weighs the letters rule too).
+2. contains found no number right after a letter of a script written without spaces (`答えは５です` did not hold 5,
+   `気温は5度` neither, where `気温は－５度` held -5; `気温は-5度` held 5, not -5): such letters make no name with a
+   number, as `CO5` does (`compiler.scoring.UNSPACED`, `BEFORE`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import pytest
 
 from benchrun.archive.reader import load_run
 from benchrun.audit.rescore import rescore
+from benchrun.compiler.scoring import contains
 from benchrun.core.errors import TaskError
 from benchrun.testing.chat import Reply
 from tests.helpers.benchfiles import write_bench
@@ -44,3 +48,17 @@ def test_a_rescore_by_contains_of_capital_letter_references_on_free_text_is_refu
         "asked them: choose another scorer (exact_match)")
     assert not (run_dir / "rescores").exists()
     assert rescore(load_run(run_dir), ["exact_match"]).means
+
+
+UNSPACED = [("答えは５です", 5, 1), ("気温は5度", 5, 1), ("答えは１５です", 5, 0), ("気温は-5度", -5, 1),
+            ("気温は-5度", 5, 0), ("答えはＡ５です", 5, 0), ("คำตอบคือ5", 5, 1), ("CO5", 5, 0), ("COVID-19", -19, 0),
+            ("COVID-19", 19, 1), ("第3章", "3章", 1), ("気温は－５度", -5, 1),
+            ("๑๕", 5, 0), ("๑๕", 15, 1)]
+"""Answers of a text written without spaces between words, the number the reference is and contains' score."""
+
+
+@pytest.mark.parametrize(("answer", "reference", "score"), UNSPACED)
+def test_a_number_after_a_letter_of_a_script_written_without_spaces_is_a_number(answer, reference, score):
+    """Before: `答えは５です` (the answer is 5) and `気温は5度` did not hold 5 (a number after a letter is part of a name,
+    as in CO5), where `気温は－５度` held -5; `気温は-5度` held 5, not -5."""
+    assert contains(json.dumps({"answer": answer}, ensure_ascii=False), reference) == score
