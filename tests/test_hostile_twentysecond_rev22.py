@@ -7,19 +7,25 @@ Fixed:
 2. contains found no number right after a letter of a script written without spaces (`答えは５です` did not hold 5,
    `気温は5度` neither, where `気温は－５度` held -5; `気温は-5度` held 5, not -5): such letters make no name with a
    number, as `CO5` does (`compiler.scoring.UNSPACED`, `BEFORE`).
+3. `benchrun-audit --help > /dev/full` (and a command's `--help`) exited 0, nothing said, where benchrun's own help
+   says its output was cut short since this pass: argparse's sys.exit(0) went past the check (`benchrun.audit.__main__
+   .entry`).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from benchrun.archive.reader import load_run
 from benchrun.audit.rescore import rescore
 from benchrun.compiler.scoring import contains
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import EXIT, TaskError
 from benchrun.testing.chat import Reply
+from benchrun.testing.inprocess import child_env
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import make_run
 
@@ -62,3 +68,15 @@ def test_a_number_after_a_letter_of_a_script_written_without_spaces_is_a_number(
     """Before: `答えは５です` (the answer is 5) and `気温は5度` did not hold 5 (a number after a letter is part of a name,
     as in CO5), where `気温は－５度` held -5; `気温は-5度` held 5, not -5."""
     assert contains(json.dumps({"answer": answer}, ensure_ascii=False), reference) == score
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["--help"], ["show", "--help"]])
+def test_benchrun_audits_help_into_a_full_disk_says_it_was_cut_short(tmp_path, args):
+    """Before: exit 0, nothing said (argparse ends its help with sys.exit(0), past entry's check of what was printed),
+    where benchrun's own --help says it (this pass's runs side)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "benchrun.audit", *args], cwd=tmp_path, env=child_env(None),
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: disk full writing standard output: "
+                                              "what was printed was cut short, not what was recorded\n")
