@@ -10,6 +10,11 @@ Fixed:
 3. `benchrun-audit --help > /dev/full` (and a command's `--help`) exited 0, nothing said, where benchrun's own help
    says its output was cut short since this pass: argparse's sys.exit(0) went past the check (`benchrun.audit.__main__
    .entry`).
+4. A run or sweep directory refused for its path (`${` in it, a line break) was told `run benchrun in a folder ..., or
+   give outputs= ...` where the command line named it (`hydra.run.dir=myrun`, which outputs= does not set) or the
+   path was whole (`hydra.run.dir=/…/a\\${x}/run`, `outputs=/…`: no folder benchrun runs in is part of it): the way
+   out names the key given, and the folder only for a relative path (`compose.hydranames._way_out`,
+   `callbacks._given`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from benchrun.core.errors import EXIT, TaskError
 from benchrun.testing.chat import Reply
 from benchrun.testing.inprocess import child_env
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import make_run
+from tests.helpers.commands import call_benchrun, make_run
 
 MMLU = {"tasks.yml": "- name: mmlu\n  template: \"{question}\\n(A) {A}\\n(B) {B}\\n(C) {C}\\nAnswer with the letter.\"\n"
                      "  values_file: data/mmlu.csv\n  scorer: exact_match\n",
@@ -80,3 +85,36 @@ def test_benchrun_audits_help_into_a_full_disk_says_it_was_cut_short(tmp_path, a
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: disk full writing standard output: "
                                               "what was printed was cut short, not what was recorded\n")
+
+
+@pytest.mark.parametrize(("args", "key"), [(["hydra.run.dir=myrun"], "hydra.run.dir"),
+                                           (["-m", "hydra.sweep.dir=mysweep"], "hydra.sweep.dir")])
+def test_a_run_directory_given_in_a_folder_whose_name_holds_an_interpolation_is_told_to_give_another(tmp_path, args,
+                                                                                                      key):
+    """Before: `...; run benchrun in a folder whose path holds no '${', or give outputs= a directory whose path holds
+    none`: outputs= does not set a directory the command line names."""
+    folder = tmp_path / "a${x}"
+    folder.mkdir()
+    done = call_benchrun("task=listbench", "runner.host=http://127.0.0.1:9", *args, cwd=folder)
+    given = folder / args[-1].split("=")[1]
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: its path {given} holds '${{', which Hydra reads as an interpolation "
+        "where it keeps the path in its config (the run's log, its output directory); run benchrun in a folder whose "
+        f"path holds no '${{', or give {key} a directory whose path holds none\n"))
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize(("given", "key", "fix"), [
+    ("hydra.run.dir={}/run", "hydra.run.dir", "give hydra.run.dir a directory whose path holds none"),
+    ("outputs={}", "hydra.run.dir", "give outputs= a directory whose path holds none")])
+def test_a_whole_path_holding_an_interpolation_is_not_told_to_run_elsewhere(tmp_path, given, key, fix):
+    """Before: `...; run benchrun in a folder whose path holds no '${', or give outputs= a directory whose path holds
+    none`: the folder benchrun runs in is no part of a whole path, and outputs= does not set a hydra.run.dir given."""
+    folder = tmp_path / "a${x}"
+    done = call_benchrun("task=listbench", "runner.host=http://127.0.0.1:9",
+                         given.format(str(folder).replace("${", "\\${")), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (EXIT["usage"], "")
+    assert done.stderr.startswith(f"benchrun: error: in 'config': {key}: its path {folder}/"), done.stderr
+    assert done.stderr.endswith(" holds '${', which Hydra reads as an interpolation where it keeps the path in its config "
+                                f"(the run's log, its output directory); {fix}\n"), done.stderr
+    assert not folder.exists()
