@@ -15,6 +15,10 @@ Fixed:
    path was whole (`hydra.run.dir=/…/a\\${x}/run`, `outputs=/…`: no folder benchrun runs in is part of it): the way
    out names the key given, and the folder only for a relative path (`compose.hydranames._way_out`,
    `callbacks._given`).
+5. A credential (or a value the archive cannot keep) that a runner file gives was said of 'config' and a runner key
+   the user never wrote (`in 'config': runner.model[1]: secrets are never taken ...`), where every other bad value of
+   a runner file is said of the file: the checks run inside `compose.runneryml.said_of_runner_file`, which reads a
+   list's index (`model[1]`) and keeps the refusal's kind (a credential's: Hydra's copies are forgotten).
 """
 
 from __future__ import annotations
@@ -118,3 +122,21 @@ def test_a_whole_path_holding_an_interpolation_is_not_told_to_run_elsewhere(tmp_
     assert done.stderr.endswith(" holds '${', which Hydra reads as an interpolation where it keeps the path in its config "
                                 f"(the run's log, its output directory); {fix}\n"), done.stderr
     assert not folder.exists()
+
+
+KEY = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+"""A credential's value, as $HF_TOKEN holds it."""
+
+
+@pytest.mark.parametrize(("model", "key"), [(f"[llama3.2, {KEY}]", "model[1]"), (KEY, "model")])
+def test_a_credential_a_runner_file_gives_is_said_of_that_file(tmp_path, model, key):
+    """Before: `in 'config': runner.model[1]: secrets are never taken ...`, of a file and key the user never wrote,
+    where a runner file's other bad values are said of the file (`said_of_runner_file`)."""
+    (tmp_path / "runner.yml").write_text(f"runner_type: ollama\nmodel: {model}\n")
+    done = call_benchrun("task=listbench", "runner_file=runner.yml", "runner.host=http://127.0.0.1:9", cwd=tmp_path,
+                         env={"HF_TOKEN": KEY})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'runner.yml': {key}: secrets are never taken from the config, where they would be "
+        "archived (the value of $HF_TOKEN); put an API key in an environment variable and name it with "
+        "runner.api_key_env, and give URLs without user names or passwords\n"))
+    assert [path.name for path in tmp_path.rglob("*") if not path.is_dir()] == ["runner.yml"]
