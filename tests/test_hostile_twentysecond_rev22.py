@@ -19,6 +19,12 @@ Fixed:
    the user never wrote (`in 'config': runner.model[1]: secrets are never taken ...`), where every other bad value of
    a runner file is said of the file: the checks run inside `compose.runneryml.said_of_runner_file`, which reads a
    list's index (`model[1]`) and keeps the refusal's kind (a credential's: Hydra's copies are forgotten).
+
+Held (tried, not changed): the `--set runner.max_response_bytes` advice, doubled a resume at a time, mends a run of
+long answers; a 200 of a 1 MB HTML page is a one-line error each; benchrun's --version and help flags in every order
+and into /dev/full; a sweep job refused for a model list holding a credential archives none of it; contains' new
+signs and grouped numbers; `--help | head -1` and `>&-` for benchrun-audit; scratch folders' symlinks and owners (by
+reading). /work/notes/p22/result-rev22.md has the whole list and what was left.
 """
 
 from __future__ import annotations
