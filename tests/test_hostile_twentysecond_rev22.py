@@ -19,6 +19,10 @@ Fixed:
    the user never wrote (`in 'config': runner.model[1]: secrets are never taken ...`), where every other bad value of
    a runner file is said of the file: the checks run inside `compose.runneryml.said_of_runner_file`, which reads a
    list's index (`model[1]`) and keeps the refusal's kind (a credential's: Hydra's copies are forgotten).
+6. A joblib launcher's setting mistyped (`+hydra.launcher.n_job=2`) was taken by a dry run and the sweep and dropped
+   by joblib (its Parallel takes any keyword for its backend): the sweep ran as many jobs at once as the machine has
+   CPUs. A launcher that takes any keyword is now refused a near miss of a setting its config names, with its name
+   (`compose.hydragiven._check_mistyped`); its library's own keywords (`idle_worker_timeout`) are handed on.
 
 Held (tried, not changed): the `--set runner.max_response_bytes` advice, doubled a resume at a time, mends a run of
 long answers; a 200 of a 1 MB HTML page is a one-line error each; benchrun's --version and help flags in every order
@@ -146,3 +150,15 @@ def test_a_credential_a_runner_file_gives_is_said_of_that_file(tmp_path, model, 
         "archived (the value of $HF_TOKEN); put an API key in an environment variable and name it with "
         "runner.api_key_env, and give URLs without user names or passwords\n"))
     assert [path.name for path in tmp_path.rglob("*") if not path.is_dir()] == ["runner.yml"]
+
+
+@pytest.mark.parametrize(("given", "said"), [("+hydra.launcher.n_job=2", "n_job' (did you mean 'n_jobs'?)"),
+                                             ("+hydra.launcher.prefr=threads", "prefr' (did you mean 'prefer'?)")])
+def test_a_joblib_setting_mistyped_is_refused_with_its_name(tmp_path, given, said):
+    """Before: taken, a dry run and the sweep alike (joblib.Parallel takes any keyword for its backend and dropped it):
+    `n_job=2` ran as many jobs at once as the machine has CPUs (n_jobs=-1), nothing said."""
+    done = call_benchrun("-m", "task=listbench", "runner.model=a,b", "hydra/launcher=joblib", given, "dry_run=true",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: hydra.launcher.{given.split('.')[-1].split('=')[0]}: unknown setting '{said} of the "
+        "joblib launcher, which hands it on to its library unread\n"))

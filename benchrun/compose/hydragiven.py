@@ -4,6 +4,7 @@ launcher setting the launcher does not have."""
 
 from __future__ import annotations
 
+import difflib
 import importlib.resources
 import inspect
 from pathlib import Path
@@ -20,6 +21,9 @@ from benchrun.core.layout import LOG
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 """What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
 .hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
+MISTYPED = 0.8
+"""How alike a launcher's setting and one its config names are when the first is taken for a typing of the second
+(difflib's ratio: `n_job` and `n_jobs` 0.91, `idle_worker_timeout` and `timeout` 0.54)."""
 OWNERS = {"hydra": "Hydra's", "main": "benchrun's"}
 """The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`)."""
 
@@ -86,7 +90,7 @@ def _check_launcher_keys(config: DictConfig) -> None:
     """Refuse a setting of hydra.launcher that its launcher takes by no name (`+hydra.launcher.n_jobs=4` with the basic
     launcher, as Hydra's own refusal of `hydra.launcher.n_jobs=4` advises): a dry run passed it, then the sweep's
     launch was a TypeError from Hydra's insides. A launcher that takes any keyword (joblib's, submitit's, which hand
-    them on to their libraries) is left to them."""
+    them on to their libraries) is left to them, but for a near miss of a setting it names (`_check_mistyped`)."""
     from hydra.utils import get_class
 
     launcher = OmegaConf.select(config, "hydra.launcher") or {}
@@ -94,15 +98,31 @@ def _check_launcher_keys(config: DictConfig) -> None:
         taken = list(inspect.signature(get_class(str(launcher.get("_target_")))).parameters.values())
     except (ImportError, ValueError, TypeError):  # a launcher Hydra will say it cannot load
         return
+    named = OmegaConf.select(config, "hydra.runtime.choices")["hydra/launcher"]
     if any(parameter.kind is parameter.VAR_KEYWORD for parameter in taken):
+        _check_mistyped(launcher, named)
         return
     known = [parameter.name for parameter in taken]
     if unknown := next((str(key) for key in launcher.keys() if key not in (*known, "_target_")), None):
-        named = OmegaConf.select(config, "hydra.runtime.choices")["hydra/launcher"]
         said = f"{unknown_key(unknown, known, 'setting')} of the {named} launcher" if known else (
             f"the {named} launcher takes no settings (it runs one job after another); for jobs at once: "
             "hydra/launcher=joblib hydra.launcher.n_jobs=N")
         raise ConfigError(f"hydra.launcher.{unknown}: {said}")
+
+
+def _check_mistyped(launcher: DictConfig, named: str) -> None:
+    """Refuse a setting of a launcher that hands any keyword on to its library (joblib's Parallel, submitit) when it is
+    a near miss of one its config names (`n_job` for `n_jobs`): the library dropped it unread, and `n_job=2` ran as
+    many jobs at once as the machine has CPUs; a keyword of the library's own (`idle_worker_timeout`) is handed on."""
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    known = [str(key) for key in store.load(f"hydra/launcher/{named}.yaml").node.keys()] \
+        if f"{named}.yaml" in store.list("hydra/launcher") else []
+    for key in map(str, launcher.keys()):
+        if key not in known and difflib.get_close_matches(key, known, n=1, cutoff=MISTYPED):
+            raise ConfigError(f"hydra.launcher.{key}: {unknown_key(key, known, 'setting')} of the {named} launcher, "
+                              "which hands it on to its library unread")
 
 
 def _root(source: dict[str, Any]) -> Any:
