@@ -255,7 +255,7 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
     try:
         checked_directory("outputs", config.get("outputs"))
         checked_directory(directory, OmegaConf.select(config, directory))
-        hydranames.refuse_unusable_path(directory, OmegaConf.select(config, directory))
+        hydranames.refuse_unusable_path(directory, OmegaConf.select(config, directory), _given(config, directory))
     except ConfigError as err:
         _refuse(str(err))
 
@@ -267,11 +267,16 @@ def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: 
                   if override.key_or_group == "task.path"),
                  [OmegaConf.select(config, "task.path", default=None, throw_on_resolution_failure=False)])
     if why := next((why for path in paths if isinstance(path, str) and path and (why := tasks_around(path, made))), None):
-        given = [o for o in OmegaConf.to_container(config.hydra.overrides.hydra) if o.partition("=")[0] == directory]
         scratch = stood_for(str(made)) != str(made)  # a dry run's own folder, made in $TMPDIR
         _refuse(f"{directory}={made}: {why}, the run's own among them; " + (
             "a dry run's files go to a folder of $TMPDIR: set TMPDIR elsewhere" if scratch else
-            f"give another {directory}" if given else "put runs elsewhere (outputs=DIR)"))
+            f"give another {directory}" if _given(config, directory) else "put runs elsewhere (outputs=DIR)"))
+
+
+def _given(config: DictConfig, directory: str) -> bool:
+    """Whether the command line names the run's or sweep's `directory` (hydra.run.dir=...), which outputs= then does
+    not set."""
+    return any(o.partition("=")[0] == directory for o in OmegaConf.to_container(config.hydra.overrides.hydra))
 
 
 def _check_subdir(config: DictConfig, jobs: float) -> None:

@@ -268,7 +268,7 @@ OVERRIDES = [  # command-line overrides of `python -m benchrun dry_run=true`: (a
                                 "raise it, or pick tasks with task.only"),
     (["task.only=[nope]"], "task.only: no task named 'nope' (tasks: product, product_combination, symbol, "
                               "symbol_dir)"),
-    (["runner_file=leaky.yml"], f"in 'config': runner.api_key: {NAMED}"),
+    (["runner_file=leaky.yml"], f"in 'leaky.yml': api_key: {NAMED}"),
 ]
 SECRET_OVERRIDES = [  # the same, with a credential on the command line
     (["+runner.api_key=sk-live-123"], f"in 'config': runner.api_key: {NAMED}"),

@@ -187,11 +187,11 @@ def test_user_code_whose_source_cannot_be_read(tmp_path, case):
     assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], f"benchrun: error: {message}\n", "")
 
 
-PASTED = [  # where the key's value is given -> the key path named
-    (["runner.model=" + KEY], "runner.model"),
-    (["runner_file=pasted.yml"], "runner.model"),
-    (["-m", f"task.name=a,{KEY}"], "task.name"),
-    (["runner=openai", f"+runner.options.stop=[x,{KEY}]"], "runner.options.stop"),
+PASTED = [  # where the key's value is given -> the file and key path named
+    (["runner.model=" + KEY], "'config': runner.model"),
+    (["runner_file=pasted.yml"], "'pasted.yml': model"),
+    (["-m", f"task.name=a,{KEY}"], "'config': task.name"),
+    (["runner=openai", f"+runner.options.stop=[x,{KEY}]"], "'config': runner.options.stop"),
 ]
 
 
@@ -201,7 +201,7 @@ def test_the_api_key_given_as_a_value_is_refused_before_anything_is_written(tmp_
     benchrun = run_benchrun if "-m" in args else call_benchrun
     result = benchrun(*args, "dry_run=true", NO_SERVER, cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
     assert (result.returncode, result.stderr, result.stdout) == (EXIT["usage"], (
-        f"benchrun: error: in 'config': {key}: secrets are never taken from the config, where they would be archived "
+        f"benchrun: error: in {key}: secrets are never taken from the config, where they would be archived "
         "(the value of $OPENAI_API_KEY); put an API key in an environment variable and name it with "
         "runner.api_key_env, and give URLs without user names or passwords\n"), "")
     assert [p.name for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()] == ["pasted.yml"]

@@ -198,7 +198,7 @@ def test_a_credential_in_a_url_query_in_a_runner_file_is_refused(tmp_path):
     (tmp_path / "leaky.yml").write_text("runner_type: ollama\nmodel: m\nhost: http://h:11434/?api_key=sk-live-123\n")
     result = call_benchrun("dry_run=true", "runner_file=leaky.yml", cwd=tmp_path)
     (tmp_path / "leaky.yml").unlink()
-    assert_refused(tmp_path, result, "runner.host", "api_key")
+    assert_refused(tmp_path, result, "host", "api_key", file="leaky.yml")
 
 
 def test_a_url_query_without_a_credential_is_taken(tmp_path):
@@ -207,9 +207,10 @@ def test_a_url_query_without_a_credential_is_taken(tmp_path):
     assert result.returncode == EXIT["ok"], result.stderr
 
 
-def assert_refused(tmp_path: Path, result, key: str, name: str) -> None:
-    """A usage error naming `key` and the query's `name`, nothing on stdout, and no file holding the credential."""
+def assert_refused(tmp_path: Path, result, key: str, name: str, file: str = "config") -> None:
+    """A usage error naming `file`, `key` and the query's `name`, nothing on stdout, and no file holding the
+    credential."""
     why = SECRET.format(f"a URL with a credential in its query string: {name}=")
     assert (result.returncode, result.stderr, result.stdout) == (
-        EXIT["usage"], f"benchrun: error: in 'config': {key}: {why}\n", "")
+        EXIT["usage"], f"benchrun: error: in '{file}': {key}: {why}\n", "")
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and b"sk-live-123" in p.read_bytes()]

@@ -75,12 +75,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry() -> None:
     """main() with standard output a display, as a run's is: an encoding that cannot hold a character prints its
-    escape, a reader that stops early ends the command quietly, any other failed write is one line at the end."""
+    escape, a reader that stops early ends the command quietly, any other failed write (a --help's too) is one line
+    at the end."""
     open_standard_fds()
     encodable_streams()
     INTERRUPTS.install()
     display_streams()
-    code = main()
+    try:
+        code = main()
+    except SystemExit as err:  # argparse ends --help (and a usage error) so, past the check below
+        code = err.code
     if (lost := output_lost()) is not None:
         output.error(lost)
         code = code or EXIT["archive"]

@@ -23,9 +23,11 @@ ANSWER = "answer"
 VERB = {"exact_match": "matches", "contains": "contains"}
 """What a built-in scorer finds an answer does to a reference it scores 1, as an error says it."""
 NUMBERS = {"integer": "an integer", "number": "a number"}
+"""The JSON Schema types of an answer that only numbers give, as an error names them."""
 BOUNDS = {"pattern", "maxLength"}
 """What bounds a string answer to a few texts (`^[A-D]$`), whose letters are the ones it allows: not free text."""
-"""The JSON Schema types of an answer that only numbers give, as an error names them."""
+KEPT_AS_ASKED = "the run's references are as it asked them: choose another scorer"
+"""A rescore's way out of a scorer refused for the run's references, which it cannot change."""
 
 
 def answer_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -101,15 +103,18 @@ def refuse_unanswerable(spec: TaskSpec, entry: TaskEntry, samples: Iterable[Samp
     listed = list(samples)
     names = [s.name for s in entry.scorers if s.origin == "builtin" and s.name in BUILTIN]
     unanswerable(entry, listed, names, spec.where("reference"), "write it as the format answers it")
-    if "contains" in names and matcher(entry.format.json_schema, contains) is None \
-            and not BOUNDS & answer_schema(entry.format.json_schema).keys():
-        _refuse_letters(spec, listed)
+    _refuse_letters(entry, listed, names, spec.where("reference"),
+                    "grade it with exact_match, or answer in a format that takes only the letters (an Enum)")
 
 
-def _refuse_letters(spec: TaskSpec, samples: list[Sample]) -> None:
-    """Refuse a reference of one capital letter (`B`, `Ж`: a multiple-choice task's) graded by contains on a free-text
-    answer: found, ignoring case, in every answer with that letter anywhere (`because` holds `B`, `Answer: (C)` holds
-    `A`), so the task so graded scores nearly every answer 1."""
+def _refuse_letters(entry: TaskEntry, samples: list[Sample], names: Iterable[str],
+                    where: Mapping[str, str | None], fix: str) -> None:
+    """Refuse, in one line at `where` ending in `fix`, a reference of one capital letter (`B`, `Ж`: a multiple-choice task's) when the built-in
+    scorers `names` grade it by contains on a free-text answer: found, ignoring case, in every answer with that letter
+    anywhere (`because` holds `B`, `Answer: (C)` holds `A`), so the task so graded scores nearly every answer 1."""
+    schema = entry.format.json_schema
+    if "contains" not in names or matcher(schema, contains) is not None or BOUNDS & answer_schema(schema).keys():
+        return
     for sample in samples:
         items = sample.reference if isinstance(sample.reference, list) else [sample.reference]
         letter = next((item for item in items if isinstance(item, str) and len(trimmed(item)) == 1
@@ -119,17 +124,15 @@ def _refuse_letters(spec: TaskSpec, samples: list[Sample]) -> None:
             which = f", and {json.dumps(letter, ensure_ascii=False)} is" if isinstance(sample.reference, list) else ","
             raise TaskError(f"the reference of sample '{sample.id}' is {written}{which} a capital letter: contains "
                             "finds it, ignoring case, in every answer with that letter in it (\"Answer: (C)\" holds "
-                            "\"A\", \"because\" holds \"B\"), so nearly every answer would score 1; grade it with "
-                            "exact_match, or answer in a format that takes only the letters (an Enum)",
-                            **spec.where("reference"))
+                            f"\"A\", \"because\" holds \"B\"), so nearly every answer would score 1; {fix}", **where)
 
 
 def refuse_unscorable(manifest: Manifest, plan: Mapping[str, Iterable[str]], builtin: Callable[[str], bool],
                       file: str) -> None:
     """A rescore's: refuse a built-in scorer (`builtin` of its name) that `plan` gives a task of the run besides its
     own, when a sample's reference is one no answer of the task's format can score 1 with it, as a compile refuses
-    it (a BoolAnswer's `yes` rescored by contains: every value 0); the run's own scorers were weighed when it
-    compiled."""
+    it (a BoolAnswer's `yes` rescored by contains: every value 0), or one contains finds in nearly every answer (a
+    capital letter on free text); the run's own scorers were weighed when it compiled."""
     added = {entry.name: [name for name in plan.get(entry.name, ()) if builtin(name)
                           and name not in {scorer.name for scorer in entry.scorers}] for entry in manifest.tasks}
     if not any(added.values()):
@@ -138,9 +141,9 @@ def refuse_unscorable(manifest: Manifest, plan: Mapping[str, Iterable[str]], bui
     for sample in manifest.samples:
         samples.setdefault(sample.task, []).append(sample)
     for entry in manifest.tasks:
-        unanswerable(entry, samples.get(entry.name, []), added[entry.name],
-                     {"file": file, "task": entry.name, "key": "reference"},
-                     "the run's references are as it asked them: choose another scorer")
+        where = {"file": file, "task": entry.name, "key": "reference"}
+        unanswerable(entry, samples.get(entry.name, []), added[entry.name], where, KEPT_AS_ASKED)
+        _refuse_letters(entry, samples.get(entry.name, []), added[entry.name], where, f"{KEPT_AS_ASKED} (exact_match)")
 
 
 def unanswerable(entry: TaskEntry, samples: list[Sample], names: Iterable[str], where: Mapping[str, str | None],

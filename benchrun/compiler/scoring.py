@@ -238,8 +238,13 @@ def _signed(text: str) -> str:
     return text.translate(_ASCII_SIGNS)
 
 
-BEFORE = re.compile(r"[\w.]")
-"""What a number does not follow: a letter or digit (`CO5`, `15`), a `.` (`2.5`)."""
+UNSPACED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+            "\uff66-\uff9f\U00020000-\U0003134f")
+"""The letters of scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, kana, Han), which touch
+the numbers of their text (`答えは５です`, `気温は-5度`): no name is made of one and a number, as `CO5` is."""
+BEFORE = re.compile(f"[^\\W{UNSPACED}]|[\\d.]")
+"""What a number does not follow: a letter but one of UNSPACED (`CO5`), a digit of any script (`15`, `๑๕`), a `.`
+(`2.5`)."""
 AFTER = re.compile(r"[\d_\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u209f\u2150-\u218b]|\.\d")
 """What a number is not followed by: a digit, a digit group's `_`, a fraction, superscript or subscript (`1½`,
 `1_000`, `10⁶`), a decimal part."""
@@ -247,7 +252,7 @@ SIGN = f"[-+{MINUSES}{PLUSES}]"
 NUMERAL = re.compile(rf"(?:(?<!{BEFORE.pattern}){SIGN}?|(?<![\d.])[{WIDE_MINUSES}{WIDE_PLUSES}])"
                      rf"(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE]{SIGN}?\d+)?(?!{AFTER.pattern})")
 """A number written in a text, its sign kept (a typeset or fullwidth one too), a unit may follow (`5km`), not part of
-a longer number or of a name (no 5 is written in 15, 2.5, -5, −5, は－５ or CO5, no 1 in 1½ or 1_000, no 10 in 10⁶);
+a longer number or of a name (no 5 is written in 15, 2.5, -5, −5, は－５, は-5 or CO5, no 1 in 1½ or 1_000, no 10 in 10⁶);
 a number in groups of three digits (`1,500`) is one number, which `_numeral` does not read (a thousands separator
 here, a decimal comma there: no 500 nor 1 is written in it), where `1,2,3` writes three."""
 

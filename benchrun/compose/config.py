@@ -139,9 +139,9 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
     if isinstance(cfg.get("runner", {}), dict):  # anything else is the schema's to refuse
         cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
-    refuse_secrets(secrets.found(cfg))
-    refuse_unkept_values(cfg)
     with said_of_runner_file(runner_file, given):
+        refuse_secrets(secrets.found(cfg))
+        refuse_unkept_values(cfg)
         config = checked(RunConfig, cfg)
         checked_options(config.runner)
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs

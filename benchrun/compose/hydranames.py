@@ -90,18 +90,28 @@ def inside_refusal(hydra: DictConfig) -> str | None:
     return None
 
 
-def refuse_unusable_path(key: str, directory: str) -> None:
+def refuse_unusable_path(key: str, directory: str, given: bool) -> None:
     """Refuse a run's or sweep's directory whose absolute path (the working directory's, for a relative one) `outputs`'
     check would refuse (a line break: `run directory:` printed over two lines), or that holds `${`, which Hydra,
     keeping the path in its config (the run's log, its output directory), read as an interpolation: a run in a folder
-    named `a${x}` was `cannot resolve: Interpolation key 'x' not found`, said of hydra.job_logging."""
+    named `a${x}` was `cannot resolve: Interpolation key 'x' not found`, said of hydra.job_logging. `given`: the
+    command line names `key`, which outputs= then does not set."""
     whole = os.path.abspath(directory)
     try:
         TypeAdapter(Directory).validate_python(whole)
     except ValidationError as err:
-        raise ConfigError(f"{key}: its path {whole}: {err.errors()[0]['msg'].removeprefix('Value error, ')}; run "
-                          "benchrun in another folder, or give outputs= another directory", file="config") from None
+        raise ConfigError(f"{key}: its path {whole}: {err.errors()[0]['msg'].removeprefix('Value error, ')}; "
+                          f"{_way_out(key, directory, given, 'another folder', 'another directory')}",
+                          file="config") from None
     if "${" in whole:
         raise ConfigError(f"{key}: its path {whole} holds '${{', which Hydra reads as an interpolation where it keeps "
-                          "the path in its config (the run's log, its output directory); run benchrun in a folder "
-                          "whose path holds no '${', or give outputs= a directory whose path holds none", file="config")
+                          "the path in its config (the run's log, its output directory); " + _way_out(
+                              key, directory, given, "a folder whose path holds no '${'",
+                              "a directory whose path holds none"), file="config")
+
+
+def _way_out(key: str, directory: str, given: bool, folder: str, elsewhere: str) -> str:
+    """What mends a refused run or sweep `directory`: `key` given `elsewhere` when the command line names it, or
+    outputs=; and running benchrun in `folder`, when the path is the working directory's."""
+    named = f"give {key} {elsewhere}" if given else f"give outputs= {elsewhere}"
+    return named if os.path.isabs(directory) else f"run benchrun in {folder}, or {named}"

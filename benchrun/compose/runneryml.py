@@ -4,6 +4,7 @@ wrong with a key it gives said of the file and that key."""
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -66,14 +67,15 @@ def with_runner_file(cfg: dict[str, Any], data: dict[str, Any]) -> dict[str, Any
 @contextlib.contextmanager
 def said_of_runner_file(runner_file: str | None, given: dict[str, Any]) -> Iterator[None]:
     """A problem the block finds with a runner key that the runner file gave (`given`), said of that file and the
-    file's key: `model: [a, a]` in runner.yml was said to be in 'config', as runner.model, which the user never wrote."""
+    file's key, as what it is (a credential's refusal stays one): `model: [a, a]` in runner.yml was said to be in
+    'config', as runner.model, which the user never wrote, and so was a credential in its `model: [a, hf_...]`."""
     try:
         yield
     except ConfigError as err:
         where, _, why = str(err).removeprefix("in 'config': ").partition(": ")
         section, _, key = where.partition(".")
-        top = key.split(".")[0]
+        top = re.split(r"[.\[]", key)[0]
         if not runner_file or err.file != "config" or section != "runner" or top not in given:
             raise
         own = next((name for name, alias in RUNNER_ALIASES.items() if alias == top), top)
-        raise ConfigError(f"{own}{key.removeprefix(top)}: {why}", file=runner_file) from None
+        raise type(err)(f"{own}{key.removeprefix(top)}: {why}", file=runner_file) from None
