@@ -59,7 +59,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -68,10 +67,11 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
-from benchrun.testing.lab import line_count, untimed_records, wait_for
+from benchrun.testing.lab import line_count, untimed_records
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun
+from tests.helpers.localsweeps import stopped_local_sweep
 from tests.helpers.slurmsweeps import interrupted_while_queued
 from tests.helpers.threadlimit import NO_THREAD, failed_for_a_thread, run_with_threads
 
@@ -220,23 +220,9 @@ def test_a_slurm_sweep_directory_holding_a_percent_sign_is_refused(tmp_path, nam
 
 
 def test_a_local_sweep_stopped_by_a_signal_to_its_process_stops_its_jobs(tmp_path):
-    outputs = tmp_path / "outputs"
-    write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
-    with FakeOllama(models=["llama3.2", "gemma3"], latency_s=60) as server:
-        sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
-                                  "hydra/launcher=submitit_local", "task.path=bench", f"runner.host={server.url}",
-                                  "cache=false", f"outputs={outputs}"], cwd=tmp_path, env=child_env(),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            wait_for(lambda: len(list(outputs.glob("*/*_sweep/*/responses.jsonl"))) == 2, 120)
-            sweep.send_signal(signal.SIGTERM)
-            _, stderr = sweep.communicate(timeout=120)
-        finally:
-            sweep.kill()
-    [sweep_dir] = outputs.glob("*/*_sweep")
-    assert (sweep.returncode, stderr.splitlines()[-1]) == (EXIT["interrupted"], (
+    code, said, sweep_dir, runs = stopped_local_sweep(tmp_path)
+    assert (code, said) == (EXIT["interrupted"], (
         f"benchrun: error: interrupted by SIGTERM: the sweep in {sweep_dir} is recorded in its sweep.json, 2 jobs "
         "started (2 interrupted); a job it does not list never started; finish each interrupted one with: "
         "benchrun-audit resume RUN"))
-    assert [json.loads((job / "run.json").read_text())["status"] for job in sorted(sweep_dir.glob("[01]_*"))] == \
-        ["interrupted", "interrupted"]
+    assert [run["status"] for run in runs] == ["interrupted", "interrupted"]

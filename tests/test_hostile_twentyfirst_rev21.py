@@ -18,28 +18,10 @@ Found and fixed:
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
-
-TEXT = "from pydantic import BaseModel\n\n\nclass Text(BaseModel):\n    answer: str\n"
-
-
-def _scored(root: Path, files: dict[str, str], answers: dict[str, str]) -> list[tuple[str, dict[str, int]]]:
-    """(sample id, metrics) of each score but format_valid of a run (in this process) of the benchmark made of
-    `files`, against a fake server whose model answers `{"answer": answers[the prompt's last word]}`."""
-    write_bench(root, files)
-    reply = lambda req: json.dumps({"answer": answers[req.prompt.split()[-1]]})  # noqa: E731
-    with FakeOllama(responder=reply) as server:
-        result = bench_run(root, server.url, "task.path=bench", "cache=false")
-    assert result.returncode == EXIT["ok"], result.stderr
-    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
-    return [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"]
+from tests.helpers.commands import call_benchrun
+from tests.helpers.scoredruns import TEXT, scored
 
 
 def test_a_typeset_minus_is_a_minus(tmp_path):
@@ -47,7 +29,7 @@ def test_a_typeset_minus_is_a_minus(tmp_path):
     files = {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n  format: Text\n"
                           "  scorer: [exact_match, contains]\n",
              "v.jsonl": "\n".join(rows) + "\n", "custom_response.py": TEXT}
-    assert _scored(tmp_path, files, {"cold": "−5", "warm": "it is −5 degrees", "typeset": "-5"}) == [
+    assert scored(tmp_path, files, {"cold": "−5", "warm": "it is −5 degrees", "typeset": "-5"}) == [
         ("t:q=cold", {"exact_match": 1}), ("t:q=cold", {"contains": 1}),
         ("t:q=warm", {"exact_match": 0}), ("t:q=warm", {"contains": 0}),
         ("t:q=typeset", {"exact_match": 1}), ("t:q=typeset", {"contains": 1})]
@@ -66,7 +48,7 @@ def test_a_number_in_groups_of_three_digits_holds_none_of_its_groups(tmp_path):
                           "  scorer: contains\n",
              "v.jsonl": "\n".join(rows) + "\n", "custom_response.py": TEXT}
     answers = {"grouped": "it costs 1,500 dollars", "first": "1,500", "listed": "1,2,3"}
-    assert _scored(tmp_path, files, answers) == [
+    assert scored(tmp_path, files, answers) == [
         ("t:q=grouped", {"contains": 0}), ("t:q=first", {"contains": 0}), ("t:q=listed", {"contains": 1})]
 
 
@@ -77,6 +59,6 @@ def test_a_text_reference_ending_in_a_number_is_not_found_in_a_longer_number(tmp
                           "  scorer: contains\n",
              "v.jsonl": "\n".join(rows) + "\n", "custom_response.py": TEXT}
     answers = {"far": "about 15 km", "rise": "it rose -5%", "mission": "Apollo 11", "near": "about 5 km."}
-    assert _scored(tmp_path, files, answers) == [
+    assert scored(tmp_path, files, answers) == [
         ("t:q=far", {"contains": 0}), ("t:q=rise", {"contains": 0}), ("t:q=mission", {"contains": 0}),
         ("t:q=near", {"contains": 1})]

@@ -38,9 +38,10 @@ from benchrun.audit import report, report_samples
 from benchrun.audit.report_page import Job
 from benchrun.audit.report_samples import read_records, shown_samples
 from benchrun.core.errors import EXIT
-from benchrun.testing.inprocess import child_env, cli
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.auditcli import audit, squeezed
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import run_in_process
 from tests.helpers.judges import JUDGES, RESPONSE
@@ -48,17 +49,6 @@ from tests.helpers.judges import TASKS as JUDGED_TASKS
 from tests.helpers.judges import answer as judged_answer
 from tests.helpers.killed import killed_run
 from tests.helpers.killed import write_bench as write_killed_bench
-
-
-def audit(cwd: Path, *args: str):
-    return cli(*args, cwd=cwd, module="benchrun.audit")
-
-
-def squeezed(cwd: Path, *args: str) -> str:
-    """What `benchrun-audit ARGS` printed, its white space squeezed to single spaces (show folds long rows)."""
-    done = audit(cwd, *args)
-    assert done.returncode == EXIT["ok"], done.stderr
-    return " ".join(done.stdout.split())
 
 
 @pytest.fixture

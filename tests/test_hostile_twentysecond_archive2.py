@@ -18,30 +18,17 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from rich.table import Table
 
 from benchrun.archive.locknote import describe, parsed
 from benchrun.core.errors import EXIT
-from benchrun.testing.inprocess import cli
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.auditcli import audit, squeezed
 from tests.helpers.commands import make_run, run_in_process
 from tests.helpers.killed import killed_run
 from tests.helpers.killed import write_bench as write_killed_bench
-
-
-def audit(cwd: Path, *args: str):
-    return cli(*args, cwd=cwd, module="benchrun.audit")
-
-
-def squeezed(cwd: Path, *args: str) -> str:
-    """What `benchrun-audit ARGS` printed, its white space squeezed to single spaces (tables fold long rows)."""
-    done = audit(cwd, *args)
-    assert done.returncode == EXIT["ok"], done.stderr
-    return " ".join(done.stdout.split())
-
 
 # -- list of a run whose writer was killed -----------------------------------------------------------------------------
 

@@ -1,7 +1,6 @@
 """The twenty-second hostile pass, the lead's cases: a signal Python drops where its handler cannot raise; a sweep a
 script runs in the background, stopped."""
 
-import json
 import signal
 import subprocess
 import sys
@@ -10,10 +9,7 @@ import textwrap
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.inprocess import child_env
-from benchrun.testing.lab import wait_for
-from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.benchfiles import tasks_yml, write_bench
+from tests.helpers.localsweeps import stopped_local_sweep
 
 DROPPED = textwrap.dedent("""
     import asyncio, os, signal, weakref
@@ -84,25 +80,9 @@ def test_a_local_sweep_run_in_a_scripts_background_stopped_by_sigterm_stops_its_
     """A shell starts a background job ignoring SIGINT, and so its sweep's submitit controllers: the SIGINT the sweep
     stopped them with (as submitit cancels a job) was ignored, and both jobs asked on, `running`, after the sweep
     said they were stopped. The controllers are sent SIGTERM, which they forward to their jobs."""
-    outputs = tmp_path / "outputs"
-    write_bench(tmp_path, {"tasks.yml": tasks_yml({"name": "t", "template": "say {a}", "values": {"a": [1, 2]},
-                                                   "reference": ["1", "2"]})})
-    with FakeOllama(models=["llama3.2", "gemma3"], latency_s=60) as server:
-        sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
-                                  "hydra/launcher=submitit_local", "task.path=bench", f"runner.host={server.url}",
-                                  "cache=false", f"outputs={outputs}"], cwd=tmp_path, env=child_env(),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 preexec_fn=_ignoring_sigint)
-        try:
-            wait_for(lambda: len(list(outputs.glob("*/*_sweep/*/responses.jsonl"))) == 2, 120)
-            sweep.send_signal(signal.SIGTERM)
-            _, stderr = sweep.communicate(timeout=120)
-        finally:
-            sweep.kill()
-    [sweep_dir] = outputs.glob("*/*_sweep")
-    assert (sweep.returncode, stderr.splitlines()[-1]) == (EXIT["interrupted"], (
+    code, said, sweep_dir, runs = stopped_local_sweep(tmp_path, _ignoring_sigint)
+    assert (code, said) == (EXIT["interrupted"], (
         f"benchrun: error: interrupted by SIGTERM: the sweep in {sweep_dir} is recorded in its sweep.json, 2 jobs "
         "started (2 interrupted); a job it does not list never started; finish each interrupted one with: "
         "benchrun-audit resume RUN"))
-    ended = [json.loads((job / "run.json").read_text()) for job in sorted(sweep_dir.glob("[01]_*"))]
-    assert [(run["status"], run["reason"]) for run in ended] == [("interrupted", "interrupted by SIGTERM")] * 2
+    assert [(run["status"], run["reason"]) for run in runs] == [("interrupted", "interrupted by SIGTERM")] * 2

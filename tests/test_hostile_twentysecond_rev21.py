@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -39,24 +38,11 @@ from benchrun.archive.tally import Tally
 from benchrun.core.errors import EXIT
 from benchrun.core.manifest import grade_key
 from benchrun.core.records import ResponseRecord
-from benchrun.testing.ollama_server import ChatRequest, FakeOllama
+from benchrun.testing.ollama_server import ChatRequest
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun, make_run, run_benchrun, run_dir_of
-
-TEXT = "from pydantic import BaseModel\n\n\nclass Text(BaseModel):\n    answer: str\n"
-
-
-def _scored(root: Path, files: dict[str, str], answers: dict[str, str]) -> list[tuple[str, dict[str, int]]]:
-    """(sample id, metrics) of each score but format_valid of a run (in this process) of the benchmark made of
-    `files`, against a fake server whose model answers `{"answer": answers[the prompt's last word]}`."""
-    write_bench(root, files)
-    reply = lambda req: json.dumps({"answer": answers[req.prompt.split()[-1]]})  # noqa: E731
-    with FakeOllama(responder=reply) as server:
-        result = bench_run(root, server.url, "task.path=bench", "cache=false")
-    assert result.returncode == EXIT["ok"], result.stderr
-    scores = read_jsonl(run_dir_of(result.stdout) / "scores.jsonl")
-    return [(s["id"], s["metrics"]) for s in scores if s["scorer"] != "format_valid"]
+from tests.helpers.commands import call_benchrun, make_run, run_benchrun
+from tests.helpers.scoredruns import TEXT, scored
 
 
 def _contains_task(rows: list[dict]) -> dict[str, str]:
@@ -73,7 +59,7 @@ def test_a_text_reference_is_not_found_inside_a_number_in_groups_or_with_an_expo
             {"q": "signed", "reference": "5 km"}, {"q": "gas", "reference": "CO2"}]
     answers = {"price": "it costs $1,500", "total": "1,500 dollars", "mission": "Apollo 1e3",
                "sentence": "it is 5.", "signed": "+5 km", "gas": "the CO2 emissions"}
-    assert _scored(tmp_path, _contains_task(rows), answers) == [
+    assert scored(tmp_path, _contains_task(rows), answers) == [
         ("t:q=price", {"contains": 0}), ("t:q=total", {"contains": 0}), ("t:q=mission", {"contains": 0}),
         ("t:q=sentence", {"contains": 1}), ("t:q=signed", {"contains": 1}), ("t:q=gas", {"contains": 1})]
 
@@ -83,7 +69,7 @@ def test_a_number_followed_by_a_fraction_a_superscript_or_a_digit_group_is_part_
     rows = [{"q": "cups", "reference": 1}, {"q": "cells", "reference": 10}, {"q": "grouped", "reference": 1},
             {"q": "quarter", "reference": "step 1"}, {"q": "spaced", "reference": 5}]
     answers = {"cups": "1½ cups", "cells": "10⁶ cells", "grouped": "1_000", "quarter": "step 1¼", "spaced": "5 ½"}
-    assert _scored(tmp_path, _contains_task(rows), answers) == [
+    assert scored(tmp_path, _contains_task(rows), answers) == [
         ("t:q=cups", {"contains": 0}), ("t:q=cells", {"contains": 0}), ("t:q=grouped", {"contains": 0}),
         ("t:q=quarter", {"contains": 0}), ("t:q=spaced", {"contains": 1})]
 
@@ -183,7 +169,7 @@ def test_a_fullwidth_or_small_sign_is_a_sign(tmp_path):
                                                   "  format: Text\n  scorer: [exact_match, contains]\n"}
     answers = {"cold": "気温は－５度", "colder": "気温は－５度", "bare": "－５", "small": "\ufe635", "plus": "＋５",
                "minus": "５－３"}
-    assert _scored(tmp_path, files, answers) == [
+    assert scored(tmp_path, files, answers) == [
         ("t:q=cold", {"exact_match": 0}), ("t:q=cold", {"contains": 0}),
         ("t:q=colder", {"exact_match": 0}), ("t:q=colder", {"contains": 1}),
         ("t:q=bare", {"exact_match": 1}), ("t:q=bare", {"contains": 1}),
