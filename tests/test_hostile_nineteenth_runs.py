@@ -20,7 +20,7 @@ command lines, sweeps and process surroundings, the cases it found bad, each wit
   copies and the Slurm job's script, in the sweep's directory, where `+hydra.job.env_set.HF_TOKEN=...` on the command
   line is refused by its name. Now a value given a credential's name is refused wherever a credential is
   (`core.secrets.assigned`), and what a config file gives Hydra's config that reaches a job is checked as the command
-  line's is (`callbacks._check_secrets`)
+  line's is (`compose.hydragiven._check_secrets`, once `callbacks._check_secrets`)
 - a dry run of a Slurm sweep whose directory holds a `%` (`outputs=/data/o%j`): its plans were printed, exit 0, where
   the sweep itself is refused (each job's files written where Slurm's pattern says), for the check was made of the dry
   run's own directory (left by the eighteenth pass). Now the dry run checks the directory its own stands in for

@@ -36,7 +36,7 @@ found bad, each with the rule it now obeys.
   column (`audit.show.show_wrong`); `report A B` of such two showed both columns headed `m · <id>` with B's numbers
   in both (keyed by label): now a label repeated after the id gets the directory (`audit.report.distinct_labels`);
   `export A B` of such two gave rows of both under one run id, and `export A A/.` every row twice: now refused, or
-  each row once (`audit.show.one_each`)
+  each row once (`audit.named.one_each`, once `audit.show.one_each`)
 
 What held is in the pass's note.
 """

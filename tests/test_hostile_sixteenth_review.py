@@ -22,7 +22,7 @@ rule it now obeys.
 - a run written on another machine of the same host name (a swarm's replicas of `hostname: worker`, cloned machines,
   `localhost`), on a file system that keeps locks to each machine: its note's host was this machine's, so its lease
   was never watched, and resume took the run over beside its live writer. Now a note of this host name but another
-  boot's id is another machine's (`archive.dirlock._of_another_machine`), and its lease is watched
+  boot's id is another machine's (`archive.dirlock.of_another_machine`), and its lease is watched
 - a sweep settling its jobs at its end, one job's run.lock a named pipe: the one watch of the jobs' leases read each
   lock's note, opening the pipe and waiting for a writer for ever (the sweep never ended; before the watch, the job's
   lock was refused as a pipe and the job skipped). Now a lock's note is read without waiting, and none is read from

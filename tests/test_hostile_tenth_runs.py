@@ -18,7 +18,7 @@ processes under abuse, the cases it found bad, each with the rule it now obeys.
 - `hydra.job.chdir=true` (Hydra 1.1's default, which habit brings back): the job changed into its run directory and
   read task.path there, so a run was made, recorded `failed` with `'bench' is not a directory (looked in
   outputs/.../bench)` of a benchmark that is there (a dry run looked in its scratch directory); a scorer's own files
-  would have been written among the run's. Now refused before anything is made (`callbacks._check_stays`), one line
+  would have been written among the run's. Now refused before anything is made (`compose.hydragiven._check_stays`, once `callbacks._check_stays`), one line
 - `outputs` (or `hydra.run.dir`, `hydra.sweep.dir`) holding a name longer than a file system takes (255 bytes), or so
   long a path that a run's files would not fit under it: `outputs=x/<300 characters>/y` was a traceback of twelve
   chained OSErrors (ENAMETOOLONG, exit 1) with `x/` left behind, `outputs=<300 characters>` Hydra's four-line

@@ -10,7 +10,7 @@ it found bad, each with the rule it now obeys.
 - `show` of a run with repeats: `counts  12/12 samples, …` of a run of 4 samples asked 3 times each (the counts are
   of answers; the run's own last line says `12/12 answers`), `12 samples shown` by `--samples`/`--failed`, and a
   retry of two answers of one sample `2 samples asked again`. Now `answers` where the run has repeats
-  (`audit.heading.answer_unit`)
+  (`archive.answerunit.answer_unit`, once `audit.heading.answer_unit`)
 - a `merge --partial` finished by `resume` (as its reason says to): `show` and the report still said `merge of 1/2
   …; missing 2/2 (--partial)` of a run holding all its answers, nothing saying the resume asked them. Now `missing
   2/2 (--partial; its 9 answers asked since by resume)`, or while a resume has not finished (killed, failed) `a

@@ -10,7 +10,7 @@ it found bad, each with the rule it now obeys.
   3/3; merge with --partial`, which recorded a complete run as missing it. Now a shard asking no sample is not
   missing (`audit.merge._missing`)
 - show and the report of a run whose writer was killed: `status running` (run.json's as it began). Now what run.lock
-  tells (`archive.trust.stopped`): no live process holds it, and to resume it
+  tells (`archive.writerless.stopped`, once `archive.trust.stopped`): no live process holds it, and to resume it
 - `report RUN` with RUN/report.html planted as a link (-> ~/.bashrc): written through; as a FIFO: a hang that
   SIGTERM could not end. Now the default file is replaced as the archive's own are (`audit.report.write_report`)
 - `report --output FIFO` with no reader: Ctrl-C and SIGTERM held while it waited, only SIGKILL ended it. Now a pipe
