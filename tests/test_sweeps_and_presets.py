@@ -104,9 +104,10 @@ def test_a_sweep_whose_jobs_cannot_compose_leaves_nothing_behind(tmp_path, exist
     assert found == (["outputs", "outputs/kept"] if existing else [])
 
 
-REFUSED = ("in 'config': runner.api_key: secrets are never taken from the config, where they would be archived (a "
-           "credential's name); put an API key in an environment variable and name it with runner.api_key_env, and "
-           "give URLs without user names or passwords")
+REFUSED = ("in 'r.yml': api_key: secrets are never taken from the config, where they would be archived (a credential's "
+           "name); put an API key in an environment variable and name it with runner.api_key_env, and give URLs "
+           "without user names or passwords")
+"""Said of the runner file and its key, as its other bad values are (it was said of 'config' and runner.api_key)."""
 
 
 @pytest.mark.parametrize(("runner_file", "reason"), [
