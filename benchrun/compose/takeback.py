@@ -135,18 +135,19 @@ def cancel_slurm_jobs() -> None:
 def stop_launched_jobs() -> None:
     """Stop the jobs of the sweeps this process launched that a signal to it alone (`kill PID`) does not reach: its
     Slurm jobs, and its submitit_local job processes (they went on after the sweep said they were running, and its
-    sweep.json said so for ever), then wait for every process below them. A local job's controller is sent SIGTERM,
-    which it forwards to its job and waits on; not SIGINT, as submitit cancels: a controller started ignoring SIGINT
-    (a sweep run in a script's background) ignored it, and one that took it killed a job slow to stop (SIGKILL one
-    second later), whose run was left `running`."""
+    sweep.json said so for ever), then wait for every process below them. Not as submitit cancels (SIGINT to a job's
+    controller, which SIGKILLs the job one second later, its run left `running` if it was slow to stop, and which a
+    sweep run in a script's background ignores): each controller and the job it runs are sent SIGTERM, and the job
+    SIGINT after it, which stops a job whose SIGTERM submitit's handler passes over until benchrun's own is set."""
     cancel_slurm_jobs()
     me = str(os.getpid())
     pids = [int(entry.name) for sweep_dir in LOCAL_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
             if entry.name.isdigit() and (stat_fields(entry.name) or [None, None])[PARENT] == me]
     below = descendants(*pids)
-    for pid in pids:
+    jobs = [pid for pid in below if (stat_fields(pid) or [None, None])[PARENT] in map(str, pids)]
+    for pid, signum in [*((pid, signal.SIGTERM) for pid in pids + jobs), *((pid, signal.SIGINT) for pid in jobs)]:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signum)
     deadline = time.monotonic() + LOCAL_STOP_S
     while any(_alive(pid) for pid in below.union(pids)) and time.monotonic() < deadline:
         time.sleep(0.05)
