@@ -122,3 +122,36 @@ def test_a_stopped_local_sweep_stops_a_job_that_passes_sigterm_over(tmp_path, mo
         monkeypatch.setattr(takeback, "LOCAL_STOP_S", 5)
         takeback.stop_launched_jobs()
         assert (controller.wait(timeout=30), stat_fields(job)) == (0, None)
+
+
+def _judge_failing_fast_at(limit: int):
+    """A Judge's fail-fast count alone (no runner, no specs): FailFast once `limit` answers in a row failed alike."""
+    from benchrun.execute.judging import Judge
+
+    judge = Judge.__new__(Judge)
+    judge._limit, judge._key, judge.runner = limit, "judge.max_consecutive_failures", None
+    judge._failing, judge._pending, judge._broken = None, set(), False
+    return judge
+
+
+def test_a_judge_failing_fast_says_so_once_and_holds_what_fails_after():
+    """After the judge failed fast (three 503s), each call still failing (a timeout, in flight as the run stopped)
+    raised FailFast again, of its own kind: the run said `TimeoutError` and `judge.timeout_s` advice where the judge's
+    503s had stopped it, and the gradings being committed as it stopped were dropped."""
+    from benchrun.core.errors import FailFast
+    from benchrun.core.records import ErrorInfo
+
+    judge = _judge_failing_fast_at(3)
+    busy, slow = ErrorInfo(type="APIError", message="HTTP 503: busy"), ErrorInfo(type="TimeoutError", message="late")
+    call = {"repeat": 0, "judge": "j", "judge_repeat": 0}
+    for sample in "abc":
+        try:
+            judge._tally({"id": sample, **call}, busy)
+        except FailFast as err:
+            said = str(err)
+    judge._tally({"id": "d", **call}, None)
+    for sample in "efg":
+        judge._tally({"id": sample, **call}, slow)
+    assert said.startswith("the judge's requests failed the same way for answer after answer (3 in a row), so the "
+                           "judge's setup is broken, not the benchmark: APIError: HTTP 503: busy")
+    assert sorted(key[0] for key in judge._pending) == ["a", "b", "c", "e", "f", "g"]

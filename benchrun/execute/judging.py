@@ -202,14 +202,18 @@ class Judge:
         different answers in a row had their judge requests fail the same kind of way."""
         if self._limit is None:
             return
-        if error is None:
-            if not self._broken:
-                self._failing = None
-                self._pending.clear()
+        kind = None if error is None else failure_kind(error)
+        if error is not None and kind is None:  # the answer's own: neither counted nor a reply
             return
-        if (kind := failure_kind(error)) is None:  # the answer's own: neither counted nor a reply
+        if self._broken:  # FailFast said once; a call that fails after it is the broken judge's too
+            if kind is not None:
+                self._pending.add((of["id"], of["repeat"], of["judge"], of["judge_repeat"]))
             return
-        if self._failing is None or (self._failing[0] != kind and not self._broken):
+        if kind is None:
+            self._failing = None
+            self._pending.clear()
+            return
+        if self._failing is None or self._failing[0] != kind:
             self._failing = (kind, set())
             self._pending.clear()
         self._failing[1].add(of["id"])
