@@ -12,6 +12,7 @@ from benchrun.compose import takeback
 from benchrun.core.errors import EXIT
 from benchrun.core.procfs import stat_fields
 from benchrun.testing.lab import wait_for
+from tests.helpers.commands import call_benchrun
 from tests.helpers.localsweeps import stopped_local_sweep
 
 DROPPED = textwrap.dedent("""
@@ -155,3 +156,21 @@ def test_a_judge_failing_fast_says_so_once_and_holds_what_fails_after():
     assert said.startswith("the judge's requests failed the same way for answer after answer (3 in a row), so the "
                            "judge's setup is broken, not the benchmark: APIError: HTTP 503: busy")
     assert sorted(key[0] for key in judge._pending) == ["a", "b", "c", "e", "f", "g"]
+
+
+@pytest.mark.parametrize("value", [".Xk3sPq9", "~Pa55word", "Xk3s/Pq9.Abc"])
+def test_a_credential_that_only_begins_like_a_path_is_refused(tmp_path, value):
+    """This pass let a credential-named key given a file's path be taken, and read any value beginning with `.` or `~`,
+    or holding `/` and a `.`, as one: `+hydra.job.env_set.DB_PASSWORD=.Xk3sPq9` was archived in Hydra's copies."""
+    done = call_benchrun("task=listbench", f"+hydra.job.env_set.DB_PASSWORD={value}", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.job.env_set.DB_PASSWORD: secrets are never taken from the config, where "
+        "they would be archived (a credential's name); put an API key in an environment variable and name it with "
+        "runner.api_key_env, and give URLs without user names or passwords\n"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_path_given_to_a_credential_named_variable_is_taken(tmp_path):
+    done = call_benchrun("task=listbench", "+hydra.job.env_set.GOOGLE_APPLICATION_CREDENTIALS=~/sa.json",
+                         "dry_run=true", cwd=tmp_path)
+    assert done.returncode == EXIT["ok"], done.stderr

@@ -88,11 +88,13 @@ Anthropic's header; `api-key: ...`, Azure OpenAI's; `Authorization: sk-...` with
 SENT_BEARER = re.compile(f"(?i)authorization\\s*:\\s*(bearer|basic|token)\\s+['\"]?[+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}}")
 """An Authorization header with its value inside a longer text (`curl -H 'Authorization: Bearer sk-...' ...` in a
 setup); not the words alone (`explain basic internationalization`)."""
-PATH_LIKE = re.compile(r"[~.].*|/[A-Z]?[a-z0-9_.-]*(/.*)?|.*/.*\.[A-Za-z]\w*|[a-z0-9_./-]*/[a-z0-9_./-]*")
-"""A value that is a file's path, not a key: from home or here; from the root through a folder named in lower case
-(`/home/...`, `/scratch/...`, `/Users/...`: one key in 64 of base64's characters begins with `/`, an AWS secret
-access key's `/K7MDENG/bPxRfi...`, and its parts are of mixed case); ending in a file's extension (`keys/sa.json`); or
-of lower-case names (`config/aws/credentials`)."""
+PATH_LIKE = re.compile(r"~[a-z0-9_-]*(/.*)?|\.{1,2}(/.*)?|/[A-Z]?[a-z0-9_.-]*(/.*)?|.*/.*\.[a-z][a-z0-9]{0,4}"
+                       r"|[a-z0-9_./-]*/[a-z0-9_./-]*")
+"""A value that is a file's path, not a key: from a home (`~/...`, `~user/...`) or here (`./...`, `../...`); from the
+root through a folder named in lower case (`/home/...`, `/scratch/...`, `/Users/...`: one key in 64 of base64's
+characters begins with `/`, an AWS secret access key's `/K7MDENG/bPxRfi...`, and its parts are of mixed case); ending
+in a file's extension (`keys/sa.json`); or of lower-case names (`config/aws/credentials`). Not a value that only
+begins with `~` or `.` (`~Pa55word`, `.Xk3sPq9`), nor one whose `.` ends in mixed case (`Xk3s/Pq9.Abc`)."""
 PATH_NAMED = re.compile(r"(?i)(?:^|[_-])(?:path|file|dir|home|root|location|folder)$")
 """A name that says it holds a path (`HF_TOKEN_PATH`, `AWS_SHARED_CREDENTIALS_FILE`, `--key-file`): given one from the
 root, home or here, under any folders (`/SNS/...`)."""
