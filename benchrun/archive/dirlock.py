@@ -28,7 +28,7 @@ from benchrun.archive.openwriters import writer_of
 from benchrun.core.errors import ArchiveBusy, ArchiveError, WriteFailed, os_problem, reading, writing
 from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import LOCK, RUN
-from benchrun.core.procfs import STARTED, stat_fields
+from benchrun.core.procfs import started
 from benchrun.core.text import host_name
 
 PROBE_WAITS_S = (0.0, 0.005, 0.05)
@@ -320,12 +320,12 @@ def writing_elsewhere(note: dict[str, Any] | None) -> bool:
         return bool(live) and (live["boot"], live["started"]) == (note.get("boot"), note["started"])
     try:
         since = datetime.fromisoformat(note["since"]).timestamp()
-        started = int((stat_fields(pid) or [])[STARTED])
+        start = started(pid)
         boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
                     if line.startswith("btime "))
     except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
         return False
-    return boot + started / os.sysconf("SC_CLK_TCK") <= since + 1
+    return boot + start / os.sysconf("SC_CLK_TCK") <= since + 1
 
 
 REMOTE = ("its writer ({}) runs on another machine and still renews its lease on run.lock: this file system keeps "

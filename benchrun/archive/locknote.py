@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from itertools import accumulate
 from typing import Any
 
-from benchrun.core.procfs import STARTED, boot_id, stat_fields
+from benchrun.core.procfs import boot_id, started
 from benchrun.core.text import host_name
 
 NOTE_MAX = 4096
@@ -33,11 +33,9 @@ def process(pid: int) -> dict[str, Any]:
     """What tells the process `pid` from every other that had its pid: the id of the boot it runs in and its start,
     in clock ticks since that boot, as the kernel counts them whatever the wall clock does; empty where /proc cannot
     say (the process gone, another system)."""
-    try:
-        started = int((stat_fields(pid) or [])[STARTED])
-    except (ValueError, IndexError):
+    if (start := started(pid)) is None:
         return {}
-    return {"boot": boot, "started": started} if (boot := boot_id()) else {}
+    return {"boot": boot, "started": start} if (boot := boot_id()) else {}
 
 
 def describe(note: dict[str, Any] | None) -> str:

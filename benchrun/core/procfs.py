@@ -42,3 +42,9 @@ def descendants(*pids: int) -> set[int]:
                 found.add(child)
                 pending.append(child)
     return found
+
+
+def started(pid: int | str) -> int | None:
+    """When the process `pid` started, in clock ticks since the boot; None when it is gone (or no /proc says)."""
+    fields = stat_fields(pid)
+    return int(fields[STARTED]) if fields and fields[STARTED].isdigit() else None
