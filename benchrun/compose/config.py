@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.compose.runneryml import (
-    RUNNER_ALIASES,
+    by_our_names,
     read_runner_file,
     runner_file_keys,
     said_of_runner_file,
@@ -134,11 +134,11 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     cfg = _to_plain(config)
     cfg.pop("hydra", None)
     runner_file, given = cfg.get("runner_file"), {}
+    if isinstance(cfg.get("runner", {}), dict):  # anything else is the schema's to refuse
+        cfg["runner"] = by_our_names(cfg.get("runner", {}), "config", "runner")
     if runner_file and isinstance(runner_file, str):  # merged once, into a plain config without a runner file
         given = runner_file_keys(cfg, cwd)
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
-    if isinstance(cfg.get("runner", {}), dict):  # anything else is the schema's to refuse
-        cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     with said_of_runner_file(runner_file, given):
         refuse_secrets(secrets.found(cfg))
         refuse_unkept_values(cfg)

@@ -1,0 +1,28 @@
+"""The twenty-third hostile pass of issue 19, the side of what goes in (compose): the review's findings first, then
+what the pass found. /work/notes/p23/result-compose.md has the whole list, what held and what was left.
+
+Fixed:
+1. A runner given both its key names on the command line with other values (`runner.type=ollama` beside
+   `+runner.runner_type=openai`) was run as the later, nothing said, where a runner file's two names are refused: the
+   config's runner is read by `compose.runneryml.by_our_names` as a runner file's is.
+"""
+
+from __future__ import annotations
+
+from benchrun.core.errors import EXIT
+from tests.helpers.commands import call_benchrun
+
+HOST = "runner.host=http://127.0.0.1:9"
+
+
+def test_a_runner_type_given_by_both_its_names_with_other_values_is_refused(tmp_path):
+    """Before: asked as runner_type openai, the ollama type given beside it dropped unsaid."""
+    done = call_benchrun("task=listbench", "runner=openai", "+runner.runner_type=ollama", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner: runner_type and type: one key given twice, with other values (type is "
+        "benchrun's name for runner_type, and one would be taken unsaid); give one\n"))
+
+
+def test_a_runner_type_given_by_both_its_names_with_one_value_is_taken(tmp_path):
+    done = call_benchrun("task=listbench", "+runner.runner_type=ollama", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
