@@ -31,6 +31,7 @@ from benchrun.core import secrets
 from benchrun.core.cpus import usable_cores
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.keys import override_key
 from benchrun.core.layout import MULTIRUN_FILE
 
 Hook = Callable[..., None]
@@ -276,7 +277,7 @@ def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: 
 def _given(config: DictConfig, directory: str) -> bool:
     """Whether the command line names the run's or sweep's `directory` (hydra.run.dir=...), which outputs= then does
     not set."""
-    return any(o.partition("=")[0] == directory for o in OmegaConf.to_container(config.hydra.overrides.hydra))
+    return any(override_key(o) == directory for o in OmegaConf.to_container(config.hydra.overrides.hydra))
 
 
 def _check_subdir(config: DictConfig, jobs: float) -> None:

@@ -5,6 +5,8 @@ Fixed:
 1. A runner given both its key names on the command line with other values (`runner.type=ollama` beside
    `+runner.runner_type=openai`) was run as the later, nothing said, where a runner file's two names are refused: the
    config's runner is read by `compose.runneryml.by_our_names` as a runner file's is.
+2. A run directory given as `++hydra.run.dir=...` was told `give outputs= ...` when refused for its path: the
+   command line's overrides are read by one key parser (`core.keys.override_key`), the `+`s and a package left off.
 """
 
 from __future__ import annotations
@@ -26,3 +28,16 @@ def test_a_runner_type_given_by_both_its_names_with_other_values_is_refused(tmp_
 def test_a_runner_type_given_by_both_its_names_with_one_value_is_taken(tmp_path):
     done = call_benchrun("task=listbench", "+runner.runner_type=ollama", HOST, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+def test_a_run_directory_forced_with_plus_plus_is_told_to_give_another(tmp_path):
+    """Before: `...; run benchrun in a folder whose path holds no '${', or give outputs= a directory whose path holds
+    none`: outputs= does not set the hydra.run.dir the command line forces."""
+    folder = tmp_path / "a${x}"
+    folder.mkdir()
+    done = call_benchrun("task=listbench", HOST, "++hydra.run.dir=myrun", cwd=folder)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': hydra.run.dir: its path {folder / 'myrun'} holds '${{', which Hydra reads as an "
+        "interpolation where it keeps the path in its config (the run's log, its output directory); run benchrun in a "
+        "folder whose path holds no '${', or give hydra.run.dir a directory whose path holds none\n"))
+    assert list(folder.iterdir()) == []

@@ -27,7 +27,7 @@ from benchrun.compose.runneryml import (
 )
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import key_path, unknown_key
+from benchrun.core.keys import key_path, override_key, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
@@ -253,10 +253,10 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     than MAX_OVERRIDE_ITEMS values."""
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
-        key, is_override, value = arg.partition("=")
-        if not is_override or key.startswith("-"):
+        _, is_override, value = arg.partition("=")
+        if not is_override or arg.startswith("-"):
             continue
-        key = key.lstrip("+~")
+        key = override_key(arg)
         named = any(secrets.secret_key(part) for part in key.split(".")) and not secrets.a_path(
             key.rpartition(".")[2], value.strip("'\""))
         refuse_secrets([(key, "a credential's name")] if named and value else
@@ -287,7 +287,7 @@ def refuse_replaced_config(argv: Sequence[str]) -> None:
                               "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
         if arg.startswith("-") or not ("=" in arg or arg.startswith("~")):  # a flag, or a flag's value (`--cfg hydra`)
             continue
-        key = arg.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
+        key = override_key(arg)
         whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
         if whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS):
             raise ConfigError(f"{arg}: benchrun's Hydra callbacks are its own (they check the run directory before "
@@ -384,5 +384,5 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and f"'{arg[1:]}'" in message]
     if held and (key is None or key.startswith("hydra.")):  # None: a config printed resolved (`--cfg job --resolve`)
         message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
-        key = held[0].partition("=")[0].lstrip("+~")
+        key = override_key(held[0])
     return ConfigError(f"cannot resolve: {message}", file="config", key=key)

@@ -16,7 +16,7 @@ from benchrun.compose.config import refuse_secrets
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_refusal, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import unknown_key
+from benchrun.core.keys import override_key, unknown_key
 from benchrun.core.layout import LOG
 
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
@@ -62,7 +62,7 @@ def _check_logging(config: DictConfig) -> None:
     run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
     logged; `none` left the log empty, `disabled` was a traceback of logging's own."""
     for override in OmegaConf.to_container(config.hydra.overrides.hydra):
-        key = override.lstrip("+~").split("=", 1)[0].split("@", 1)[0]
+        key = override_key(override)
         if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
             raise ConfigError(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and "
                               "masks every credential in what is logged; leave hydra/job_logging out "
