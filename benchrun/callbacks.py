@@ -23,12 +23,12 @@ from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import tasks_around
-from benchrun.compose import hydragiven, hydranames, slurmoptions, slurmqueue, sweepsize, takeback
+from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
+from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
 from benchrun.core import secrets
-from benchrun.core.cpus import usable_cores
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.keys import override_key
@@ -98,8 +98,8 @@ class RunDirCheck(Callback):
         sweepsize.refuse_varied(swept)
         jobs = sweepsize.checked_size(swept)
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
-        if launcher.endswith(".JoblibLauncher"):
-            _check_joblib_workers(config.hydra.launcher, jobs)
+        if launcher == JOBLIB_LAUNCHER and (why := lokykeys.workers_refusal(config.hydra.launcher, jobs)):
+            _refuse(why)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)
@@ -163,16 +163,6 @@ BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 """Hydra's launcher of a sweep's jobs one after another in this process (`hydra/launcher=basic`): a dry run's, whatever
 hydra.launcher says, so that each job's plan (or its benchmark's mistake) is printed here and nothing is submitted (a
 Slurm sweep's dry run was submitted as jobs, their plans and errors in their logs, exit 0)."""
-
-
-def _check_joblib_workers(launcher: DictConfig, jobs: float) -> None:
-    """Refuse more joblib workers than the sweep has jobs and the machine has CPUs: joblib started every one of them
-    at once (`n_jobs=100000` for a sweep of two jobs: processes without end, the machine brought to a halt)."""
-    workers, cpus = launcher.get("n_jobs"), usable_cores()
-    most = max(int(jobs), cpus)
-    if isinstance(workers, int) and workers > most:
-        _refuse(f"hydra.launcher.n_jobs={workers}: joblib starts that many worker processes at once, and the sweep has "
-                f"{int(jobs)} jobs on {cpus} CPUs; give at most {most} (or leave it out: one a CPU)")
 
 
 def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:
@@ -361,7 +351,7 @@ class LauncherGone(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         os.environ.pop(LAUNCHER_PID, None)
-        if str(OmegaConf.select(config, "hydra.launcher._target_", default="")).endswith(".JoblibLauncher"):
+        if OmegaConf.select(config, "hydra.launcher._target_", default="") == JOBLIB_LAUNCHER:
             os.environ[LAUNCHER_PID] = str(os.getpid())  # its workers' parent, which they may outlive
 
     def on_job_end(self, config: DictConfig, **kwargs: Any) -> None:

@@ -7,6 +7,8 @@ Fixed:
    config's runner is read by `compose.runneryml.by_our_names` as a runner file's is.
 2. A run directory given as `++hydra.run.dir=...` was told `give outputs= ...` when refused for its path: the
    command line's overrides are read by one key parser (`core.keys.override_key`), the `+`s and a package left off.
+3. A single run with `hydra/launcher=joblib hydra.launcher.n_jobs=0` (a launcher it never uses) was refused for
+   joblib's number of jobs: joblib's checks are a sweep's, in one place (`compose.lokykeys.workers_refusal`).
 """
 
 from __future__ import annotations
@@ -41,3 +43,11 @@ def test_a_run_directory_forced_with_plus_plus_is_told_to_give_another(tmp_path)
         "interpolation where it keeps the path in its config (the run's log, its output directory); run benchrun in a "
         "folder whose path holds no '${', or give hydra.run.dir a directory whose path holds none\n"))
     assert list(folder.iterdir()) == []
+
+
+def test_a_single_run_is_not_refused_for_a_sweep_launchers_number_of_jobs(tmp_path):
+    """Before: `hydra.launcher.n_jobs=0: n_jobs == 0 in Parallel has no meaning`, of a launcher a run never uses."""
+    done = call_benchrun("task=listbench", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0", "dry_run=true",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "dry run: no model was called" in done.stdout

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.compose.config import refuse_secrets
-from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_refusal, loky_settings
+from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import override_key, unknown_key
@@ -35,7 +35,6 @@ def refuse_given(config: DictConfig) -> None:
     _check_logging(config)
     _check_unread_presets(config)
     _check_launcher_keys(config)
-    _check_joblib_jobs(config)
 
 
 def _check_secrets(config: DictConfig) -> None:
@@ -123,15 +122,6 @@ def _launcher_class(target: str) -> type | None:
     except ImportError:
         return None
     return found if isinstance(found, type) else None
-
-
-def _check_joblib_jobs(config: DictConfig) -> None:
-    """Refuse a number of jobs joblib refuses as it launches (`hydra.launcher.n_jobs=0`): a dry run, which launches
-    nothing, passed it, and the sweep then said `could not launch the sweep's jobs`."""
-    launcher = OmegaConf.select(config, "hydra.launcher") or {}
-    if launcher.get("_target_") == JOBLIB_LAUNCHER and (refused := loky_refusal(launcher.get("n_jobs"))):
-        raise ConfigError(f"hydra.launcher.n_jobs={launcher.get('n_jobs')}: {refused} (joblib's words); give the "
-                          "number of jobs run at once (-1: one per CPU)")
 
 
 def _root(source: dict[str, Any]) -> Any:
