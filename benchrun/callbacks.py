@@ -245,7 +245,6 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
     hydra.sweep.dir) it would refuse as `outputs` (a line break in it), before Hydra makes a directory under it."""
     try:
         checked_directory("outputs", config.get("outputs"))
-        checked_directory(directory, OmegaConf.select(config, directory))
         hydranames.refuse_unusable_path(directory, OmegaConf.select(config, directory), _given(config, directory))
     except ConfigError as err:
         _refuse(str(err))

@@ -199,8 +199,8 @@ def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def checked_directory(key: str, value: Any) -> None:
-    """A directory's setting (`outputs`, `hydra.run.dir`) alone, checked as RunConfig checks `outputs`, before Hydra
-    makes any directory under it."""
+    """A directory's setting (`outputs`) alone, checked as RunConfig checks it, before Hydra makes any directory under
+    it (the run's or sweep's own directory is checked by `hydranames.refuse_unusable_path`)."""
     try:
         TypeAdapter(Directory).validate_python(value)
     except ValidationError as err:
