@@ -9,11 +9,20 @@ Fixed:
    command line's overrides are read by one key parser (`core.keys.override_key`), the `+`s and a package left off.
 3. A single run with `hydra/launcher=joblib hydra.launcher.n_jobs=0` (a launcher it never uses) was refused for
    joblib's number of jobs: joblib's checks are a sweep's, in one place (`compose.lokykeys.workers_refusal`).
+4. An `unraisablehook` set after benchrun's signal handling was imported and before it was installed (a test runner's,
+   a launcher's) was passed over: the hook it hands other reports to is the one installed when it takes over
+   (`core.interrupts.Interrupts.install`).
+5. `python -m benchrun` imported `importlib.metadata` (for `--version` alone) before it handled signals: imported
+   where the version is said (`archive.writer.installed_version`, the one helper for versions).
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from tests.helpers.commands import call_benchrun
 
 HOST = "runner.host=http://127.0.0.1:9"
@@ -51,3 +60,33 @@ def test_a_single_run_is_not_refused_for_a_sweep_launchers_number_of_jobs(tmp_pa
                          cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert "dry run: no model was called" in done.stdout
+
+
+UNRAISABLE = """
+import sys
+from benchrun.core.interrupts import INTERRUPTS
+
+sys.unraisablehook = lambda unraisable: print("mine:", unraisable.exc_value)
+INTERRUPTS.install()
+
+class Dropped:
+    def __del__(self):
+        raise ValueError("dropped")
+
+Dropped()
+"""
+
+
+def test_a_hook_for_dropped_exceptions_set_before_install_is_the_one_handed_them(tmp_path):
+    """Before: Python's own hook reported it (`Exception ignored in: ...`, a traceback on standard error)."""
+    done = subprocess.run([sys.executable, "-c", UNRAISABLE], cwd=tmp_path, env=child_env(None), capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "mine: dropped\n", "")
+
+
+def test_benchruns_entry_loads_no_package_metadata_before_it_handles_signals(tmp_path):
+    """Before: `importlib.metadata` (some 18 ms) was imported with `benchrun.__main__`, before INTERRUPTS.install, only
+    for `--version`: a Ctrl-C then was Python's traceback."""
+    done = subprocess.run([sys.executable, "-c", "import sys, benchrun.__main__; print('importlib.metadata' in "
+                           "sys.modules)"], cwd=tmp_path, env=child_env(None), capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")

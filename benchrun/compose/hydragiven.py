@@ -23,7 +23,8 @@ HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 """What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
 .hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
 OWNERS = {"hydra": "Hydra's", "main": "benchrun's"}
-"""The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`)."""
+"""The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`), and whose
+presets (runner presets among them) are the defaults a user's own replace."""
 LAUNCHER_PACKAGES = ("hydra_plugins.", "hydra._internal.core_plugins.")
 """Where the launcher classes Hydra loads live (its plugins'; the basic launcher is Hydra's own)."""
 
