@@ -14,6 +14,9 @@ Fixed:
    (`core.interrupts.Interrupts.install`).
 5. `python -m benchrun` imported `importlib.metadata` (for `--version` alone) before it handled signals: imported
    where the version is said (`archive.writer.installed_version`, the one helper for versions).
+6. A credential's name of one word, the credential's word glued to another (`PGPASSWORD`, PostgreSQL's; `HFTOKEN`),
+   was no credential's name: `+hydra.job.env_set.PGPASSWORD=...` was kept in the run's .hydra/ copies, and
+   `runner.model=${oc.env:PGPASSWORD}` asked (and named a run directory by) the password (`core.secrets.GLUED_WORDS`).
 """
 
 from __future__ import annotations
@@ -90,3 +93,27 @@ def test_benchruns_entry_loads_no_package_metadata_before_it_handles_signals(tmp
     done = subprocess.run([sys.executable, "-c", "import sys, benchrun.__main__; print('importlib.metadata' in "
                            "sys.modules)"], cwd=tmp_path, env=child_env(None), capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")
+
+
+REFUSED = ("secrets are never taken from the config, where they would be archived ({}); put an API key in an "
+           "environment variable and name it with runner.api_key_env, and give URLs without user names or passwords")
+PASSWORD = "Xk3sPq9AbCdEfGhIjKlMn"
+"""A password as $PGPASSWORD (PostgreSQL's variable for one, a name of one word) holds it."""
+
+
+def test_a_password_handed_to_the_job_under_a_name_of_one_word_is_refused(tmp_path):
+    """Before: taken, and kept in the run's .hydra/hydra.yaml twice (its overrides and its env_set)."""
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", f"+hydra.job.env_set.PGPASSWORD={PASSWORD}",
+                         "hydra.run.dir=run", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.job.env_set.PGPASSWORD: " + REFUSED.format("a credential's name") + "\n"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_password_read_from_a_variable_named_in_one_word_is_refused(tmp_path, monkeypatch):
+    """Before: the model asked was the password, and the run directory named by it."""
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner.model=${oc.env:PGPASSWORD}", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner.model: " + REFUSED.format(
+            "${oc.env:PGPASSWORD}, which reads the credential in $PGPASSWORD") + "\n"))

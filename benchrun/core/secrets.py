@@ -27,6 +27,9 @@ SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passw
 QUERY_WORDS = frozenset({"sig", "signature", "code", "session", "sessionid", "sid", "jwt", "hmac"})
 """Words of a URL query parameter's name that make it a credential beside SECRET_WORDS: a signed URL's signature
 (Azure's SAS `sig=`, S3's `X-Amz-Signature=`), Azure Functions' key (`code=`), a session."""
+GLUED_WORDS = ("password", "passwd", "passphrase", "secret", "token")
+"""Words that make a credential's name glued to the word before them too, as no other word ends in them
+(`PGPASSWORD`, PostgreSQL's password variable; `HFTOKEN`, `CLIENTSECRET`)."""
 NOT_SECRET = frozenset({"api_key_env"})
 """Keys whose value is the name of a credential, not the credential."""
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
@@ -54,7 +57,8 @@ def secret_key(name: str, words_of_secrets: frozenset[str] = SECRET_WORDS) -> bo
     if name in NOT_SECRET:
         return False
     words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
-    return bool(words_of_secrets.intersection(words)) or "apikey" in "".join(words)
+    return (bool(words_of_secrets.intersection(words)) or "apikey" in "".join(words)
+            or any(word.endswith(GLUED_WORDS) for word in words))
 
 
 def secret_value(value: Any) -> str | None:
