@@ -17,12 +17,17 @@ Fixed:
 6. A credential's name of one word, the credential's word glued to another (`PGPASSWORD`, PostgreSQL's; `HFTOKEN`),
    was no credential's name: `+hydra.job.env_set.PGPASSWORD=...` was kept in the run's .hydra/ copies, and
    `runner.model=${oc.env:PGPASSWORD}` asked (and named a run directory by) the password (`core.secrets.GLUED_WORDS`).
+7. Two samples whose ids are one text written in two Unicode forms (`café` composed, and decomposed, from an id column
+   or from the values) were two samples, shown and exported under one id: ids are told apart as text, in Unicode's
+   composed form (`compiler.grid._unique`).
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+
+import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
@@ -117,3 +122,25 @@ def test_a_password_read_from_a_variable_named_in_one_word_is_refused(tmp_path, 
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'config': runner.model: " + REFUSED.format(
             "${oc.env:PGPASSWORD}, which reads the credential in $PGPASSWORD") + "\n"))
+
+
+CAFE, CAFE_NFD = "caf\u00e9", "cafe\u0301"
+"""One word, composed (NFC, as most keyboards write it) and decomposed (NFD, as macOS's file names and some PDFs)."""
+TWO_FORMS = ("one text written in two Unicode forms, composed and decomposed: 'é' as one character, or as 'e' and a "
+             "combining accent")
+
+
+@pytest.mark.parametrize(("values", "key", "fix"), [
+    (f'id: ["{CAFE}", "{CAFE_NFD}"]\n    w: [1, 2]', "values.id", "make the ids unique"),
+    (f'w: ["{CAFE}", "{CAFE_NFD}"]', "values", "make the values unique or add an 'id' column")])
+def test_two_sample_ids_of_one_text_in_two_unicode_forms_are_refused(tmp_path, values, key, fix):
+    """Before: two samples, both shown and exported as `t:café` (or `t:w=café`), one of them found by what a user
+    types."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "tasks.yml").write_text(f'- name: t\n  template: "say {{w}}"\n  values:\n    {values}\n',
+                                                   encoding="utf-8")
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    given = f"t:{CAFE_NFD}" if key == "values.id" else f"t:w={CAFE_NFD}"
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'tasks.yml': task 't': tasks[0].{key}: duplicate sample id '{given}' (samples 1 and 2, "
+        f"{TWO_FORMS}); {fix}\n"))

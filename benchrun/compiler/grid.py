@@ -18,6 +18,7 @@ import itertools
 import math
 import re
 import string
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -169,7 +170,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     examples), are held to task.max_prompt_chars and added to what the tasks before it `rendered`."""
     parts = template_parts(spec, limits)
     n = sample_count(spec)
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
             for index, (values, reference) in enumerate(zip(rows(spec), _references(spec, n)))]
     render = _renderer(spec, parts, limits)
@@ -294,16 +295,21 @@ def sample_id_for(task: str, values: dict[str, Any]) -> str:
     return f"{text[:_MAX_ID - 14]}~{digest}"
 
 
-def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, int]) -> str:
-    """`sample_id`, refused if another sample has it, or if an id column gave it unfit to name a sample."""
+def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, tuple[int, str]]) -> str:
+    """`sample_id`, refused if another sample has it (as text: in Unicode's composed form, NFC, `é` one character or
+    `e` and a combining accent alike, which print and read as one id), or if an id column gave it unfit to name a
+    sample."""
     if ID_COLUMN in spec.values:
         _check_given_id(spec, sample_id[len(spec.name) + 1:], index)
-    if sample_id in seen:
+    if (text := unicodedata.normalize("NFC", sample_id)) in seen:
         has_ids = ID_COLUMN in spec.values
         fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
+        first, written = seen[text]
+        forms = "" if written == sample_id else (", one text written in two Unicode forms, composed and decomposed: "
+                                                 "'é' as one character, or as 'e' and a combining accent")
         raise _error(spec, "values.id" if has_ids else "values",
-                     f"duplicate sample id '{sample_id}' (samples {seen[sample_id] + 1} and {index + 1}); {fix}")
-    seen[sample_id] = index
+                     f"duplicate sample id '{sample_id}' (samples {first + 1} and {index + 1}{forms}); {fix}")
+    seen[text] = (index, sample_id)
     return sample_id
 
 
