@@ -20,6 +20,8 @@ Fixed:
 7. Two samples whose ids are one text written in two Unicode forms (`café` composed, and decomposed, from an id column
    or from the values) were two samples, shown and exported under one id: ids are told apart as text, in Unicode's
    composed form (`compiler.grid._unique`).
+8. Two value names of one text in two Unicode forms (a JSONL record's keys, a CSV header's columns) were
+   two values, shown as one name and exported as two columns of one name (`compiler.grid._names_apart`).
 """
 
 from __future__ import annotations
@@ -144,3 +146,19 @@ def test_two_sample_ids_of_one_text_in_two_unicode_forms_are_refused(tmp_path, v
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'tasks.yml': task 't': tasks[0].{key}: duplicate sample id '{given}' (samples 1 and 2, "
         f"{TWO_FORMS}); {fix}\n"))
+
+
+@pytest.mark.parametrize(("files", "where"), [
+    ({"tasks.yml": '- name: t\n  template: "say {w}"\n  values_file: v.jsonl\n',
+      "v.jsonl": f'{{"w": 1, "{CAFE}": 2, "{CAFE_NFD}": 3, "reference": 1}}\n'}, f"'v.jsonl': task 't': column '{CAFE_NFD}'"),
+    ({"tasks.yml": '- name: t\n  template: "say {w}"\n  values_file: v.csv\n',
+      "v.csv": f"w,{CAFE},{CAFE_NFD},reference\n1,2,3,4\n"}, f"'v.csv': task 't': column '{CAFE_NFD}'")])
+def test_two_value_names_of_one_text_in_two_unicode_forms_are_refused(tmp_path, files, where):
+    """Before: taken, `show` listing `café 2` and `café 3`, and an export two columns `value.café`."""
+    (tmp_path / "bench").mkdir()
+    for name, text in files.items():
+        (tmp_path / "bench" / name).write_text(text, encoding="utf-8")
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in {where}: the value names '{CAFE}' and '{CAFE_NFD}' are shown, and exported as columns, "
+        f"as one: {TWO_FORMS}; give each its own name\n"))
