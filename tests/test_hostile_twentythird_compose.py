@@ -22,6 +22,9 @@ Fixed:
    composed form (`compiler.grid._unique`).
 8. Two value names of one text in two Unicode forms (a JSONL record's keys, a CSV header's columns) were
    two values, shown as one name and exported as two columns of one name (`compiler.grid._names_apart`).
+9. A boolean for a number setting (`repeats=true`, `task.max_samples=true`, `runner.concurrency: true` in a runner
+   file) was taken as 1, recorded so in config.yaml, and a limit refused naming a 1 never given: the config models
+   refuse it, as runner options did (`core.settingsbase.Settings`).
 """
 
 from __future__ import annotations
@@ -162,3 +165,23 @@ def test_two_value_names_of_one_text_in_two_unicode_forms_are_refused(tmp_path, 
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in {where}: the value names '{CAFE}' and '{CAFE_NFD}' are shown, and exported as columns, "
         f"as one: {TWO_FORMS}; give each its own name\n"))
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("repeats=true", "repeats: Input should be a valid integer, not true"),
+    ("task.max_samples=true", "task.max_samples: Input should be a valid integer, not true"),
+    ("scorer_timeout_s=false", "scorer_timeout_s: Input should be a valid number, not false"),
+    ("runner.concurrency=true", "runner.concurrency: Input should be a valid integer, not true"),
+    ("runner.keep_alive=true", "runner.keep_alive: Input should be a valid number or text, not true")])
+def test_a_boolean_given_for_a_number_setting_is_refused(tmp_path, given, said):
+    """Before: taken as 1 (config.yaml's `repeats: 1`), and `task.max_samples=true` said `more than task.max_samples
+    (1)`, a number never given."""
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", given, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
+
+
+def test_a_boolean_given_for_a_number_in_a_runner_file_is_said_of_the_file(tmp_path):
+    (tmp_path / "r.yml").write_text("runner_type: ollama\nmodel: llama3.2\nconcurrency: true\n")
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner_file=r.yml", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'r.yml': concurrency: Input should be a valid integer, not true\n"))

@@ -27,6 +27,7 @@ from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
+from benchrun.core.settingsbase import Settings
 from benchrun.core.shards import Shard
 from benchrun.core.text import CONTROL
 
@@ -37,12 +38,6 @@ LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p":
 """The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types: a context
 of 0 tokens is the model's own; a negative one, which llama.cpp cannot make (benchrun then said to lower it), and
 fewer than one thread, which llama.cpp takes silently for its default, are refused naming the option."""
-
-
-class Settings(BaseModel):
-    """Base of the config models: no unknown keys, frozen, docstrings as field descriptions."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class Options(Settings):
