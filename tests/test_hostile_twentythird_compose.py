@@ -25,6 +25,9 @@ Fixed:
 9. A boolean for a number setting (`repeats=true`, `task.max_samples=true`, `runner.concurrency: true` in a runner
    file) was taken as 1, recorded so in config.yaml, and a limit refused naming a 1 never given: the config models
    refuse it, as runner options did (`core.settingsbase.Settings`).
+10. A key pasted where no variable holds it (`runner.model=hf_...`, `task.system=... sk-proj-...`, an AWS access
+   key id in `hydra.job.env_set`) was taken, and archived: a key is told by its provider's prefix too
+   (`core.secrets.KNOWN_KEY`).
 """
 
 from __future__ import annotations
@@ -185,3 +188,22 @@ def test_a_boolean_given_for_a_number_in_a_runner_file_is_said_of_the_file(tmp_p
     done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner_file=r.yml", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'r.yml': concurrency: Input should be a valid integer, not true\n"))
+
+
+@pytest.mark.parametrize(("given", "key", "prefix"), [
+    ("runner.model=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "runner.model", "hf_"),
+    ("task.system=use sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "task.system", "sk-"),
+    ("+hydra.job.env_set.AWS_ID=AKIAIOSFODNN7EXAMPLE", "hydra.job.env_set.AWS_ID", "AKIA")])
+def test_a_key_told_by_its_prefix_is_refused_where_no_variable_holds_it(tmp_path, monkeypatch, given, key, prefix):
+    """Before: taken (no variable held it to compare), the key in config.yaml, Hydra's copies, the run's name."""
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", given, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: " + REFUSED.format(f"a key by its prefix, {prefix}...") + "\n"))
+
+
+@pytest.mark.parametrize("given", ["runner.model=sk-learn-tutorial-for-beginners", "task.system=ask hf_transfer_docs",
+                                   "runner.model=mask-AbCdEfGhIjKlMnOpQrSt0123"])
+def test_words_that_begin_as_a_key_does_are_no_key(tmp_path, given):
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", given, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")

@@ -71,7 +71,24 @@ def secret_value(value: Any) -> str | None:
             return why
     if BEARER.match(value) or SENT_BEARER.search(value):
         return "an Authorization header value"
-    return environment_read(value) or environment_key(value) or assigned(value)
+    return environment_read(value) or environment_key(value) or assigned(value) or known_key(value)
+
+
+RANDOM = "(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])"
+"""A run of key characters that holds a digit, a capital and a small letter, as random ones do (not `sk-learn-...`)."""
+KNOWN_KEY = re.compile(f"(?<![{KEY_CHARS}])(sk-|hf_|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AIza){RANDOM}"
+                       f"[{KEY_CHARS}]{{{MIN_KEY_CHARS},}}(?![{KEY_CHARS}])|(?<![A-Za-z0-9])(AKIA|ASIA)[0-9A-Z]{{16}}"
+                       "(?![A-Za-z0-9])")
+"""A key told by its provider's prefix, wherever no variable holds it (pasted from a dashboard): OpenAI's and
+Anthropic's `sk-`, Hugging Face's `hf_`, GitHub's `ghp_` and `github_pat_`, GitLab's `glpat-`, Slack's `xoxb-`,
+Google's `AIza`, and an AWS access key id's `AKIA`."""
+
+
+def known_key(value: str) -> str | None:
+    """Why `value` holds a key told by its prefix (KNOWN_KEY), or None."""
+    if (found := KNOWN_KEY.search(value)) is not None:
+        return f"a key by its prefix, {found[1] or found[2]}..."
+    return None
 
 
 ASSIGNED = re.compile(f"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(['\"]?)([+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}})\\2"
