@@ -28,6 +28,9 @@ Fixed:
 10. A key pasted where no variable holds it (`runner.model=hf_...`, `task.system=... sk-proj-...`, an AWS access
    key id in `hydra.job.env_set`) was taken, and archived: a key is told by its provider's prefix too
    (`core.secrets.KNOWN_KEY`).
+11. A key given as the name of the variable that holds it (`runner.api_key_env=<the key>`, a runner file's
+   `api_key_env:`): no variable of that name, so no key was sent, and the key kept in config.yaml: a name that reads
+   as a key (its characters random) and that no variable has is refused as one (`core.secrets.key_as_name`).
 """
 
 from __future__ import annotations
@@ -206,4 +209,21 @@ def test_a_key_told_by_its_prefix_is_refused_where_no_variable_holds_it(tmp_path
                                    "runner.model=mask-AbCdEfGhIjKlMnOpQrSt0123"])
 def test_words_that_begin_as_a_key_does_are_no_key(tmp_path, given):
     done = call_benchrun("task=listbench", HOST, "dry_run=true", given, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+def test_a_key_given_as_the_name_of_its_variable_is_refused(tmp_path):
+    """Before: taken, no key sent (no variable of that name), and the key kept in config.yaml as the variable's name."""
+    (tmp_path / "r.yml").write_text("runner_type: openai\nmodel: m\napi_key_env: Xk3sPq9AbCdEfGhIjKlMnOp4\n")
+    for args, where in ((["runner=openai", "runner.api_key_env=Xk3sPq9AbCdEfGhIjKlMnOp4"], "'config': runner."),
+                        (["runner_file=r.yml"], "'r.yml': ")):
+        done = call_benchrun("task=listbench", "dry_run=true", *args, cwd=tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+            f"benchrun: error: in {where}api_key_env: " + REFUSED.format(
+                "a key given where the name of the variable holding it belongs: no variable of that name is set") + "\n"))
+
+
+def test_a_variable_named_in_words_that_is_unset_is_no_key(tmp_path):
+    done = call_benchrun("task=listbench", "runner=openai", "runner.api_key_env=MY_SERVICE_API_KEY_PRODUCTION",
+                         "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")

@@ -261,7 +261,9 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
         named = any(secrets.secret_key(part) for part in key.split(".")) and not secrets.a_path(
             key.rpartition(".")[2], value.strip("'\""))
         refuse_secrets([(key, "a credential's name")] if named and value else
-                       ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
+                       ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")) or
+                                                                    secrets.key_as_name(key.rpartition(".")[2],
+                                                                                        item.strip("[] '\"")))))
         if digits.search(value):
             raise ConfigError(too_many_digits(), file="config", key=key)
         if (items := value.count(",") + 1) > MAX_OVERRIDE_ITEMS:

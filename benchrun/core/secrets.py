@@ -84,6 +84,16 @@ Anthropic's `sk-`, Hugging Face's `hf_`, GitHub's `ghp_` and `github_pat_`, GitL
 Google's `AIza`, and an AWS access key id's `AKIA`."""
 
 
+def key_as_name(key: str, value: Any) -> str | None:
+    """Why the value of a key that names a credential's variable (`api_key_env`) is the credential itself: a name that
+    reads as a key (of a key's length, its characters random, RANDOM) that no variable has, so none would be sent and
+    the key kept in config.yaml; or None."""
+    if key not in NOT_SECRET or not isinstance(value, str) or value in os.environ or len(value) < MIN_KEY_CHARS:
+        return None
+    return ("a key given where the name of the variable holding it belongs: no variable of that name is set"
+            if re.fullmatch(f"{RANDOM}[{KEY_CHARS}]+", value) else None)
+
+
 def known_key(value: str) -> str | None:
     """Why `value` holds a key told by its prefix (KNOWN_KEY), or None."""
     if (found := KNOWN_KEY.search(value)) is not None:
@@ -195,6 +205,8 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
             if secret_key(str(key)) and value not in (None, "", {}, []) and not (
                     isinstance(value, str) and a_path(str(key), value)):
                 yield where, "a credential's name"
+            elif (why := key_as_name(str(key), value)) is not None:
+                yield where, why
             else:
                 yield from found(value, where)
     elif isinstance(data, list):
