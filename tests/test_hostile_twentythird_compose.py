@@ -31,6 +31,9 @@ Fixed:
 11. A key given as the name of the variable that holds it (`runner.api_key_env=<the key>`, a runner file's
    `api_key_env:`): no variable of that name, so no key was sent, and the key kept in config.yaml: a name that reads
    as a key (its characters random) and that no variable has is refused as one (`core.secrets.key_as_name`).
+12. A file's path given for the key (`OPENAI_API_KEY=~/keys/openai.txt`, the file meant) was sent to the server as
+   the key, and masked wherever it stood in the archive: a key's value is refused when it is a path
+   (`core.secrets._refuse_path`).
 """
 
 from __future__ import annotations
@@ -227,3 +230,14 @@ def test_a_variable_named_in_words_that_is_unset_is_no_key(tmp_path):
     done = call_benchrun("task=listbench", "runner=openai", "runner.api_key_env=MY_SERVICE_API_KEY_PRODUCTION",
                          "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+@pytest.mark.parametrize("path", ["/home/u/secrets/openai-key.txt", "~/keys/openai.txt", "./keys/a-long-openai-key"])
+def test_a_files_path_given_for_the_key_is_refused(tmp_path, monkeypatch, path):
+    """Before: taken, the path sent to the server as the key, and masked wherever it stood in the archive."""
+    monkeypatch.setenv("OPENAI_API_KEY", path)
+    done = call_benchrun("task=listbench", "runner=openai", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: runner.api_key_env: $OPENAI_API_KEY holds a file's path, not a key (a key is sent as it is, "
+        "in an HTTP header); set OPENAI_API_KEY to the key itself, the file's contents: export "
+        "OPENAI_API_KEY=\"$(cat PATH)\"\n"))

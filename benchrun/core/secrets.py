@@ -254,6 +254,7 @@ class Secrets:
         key = os.environ.get(variable) or None
         if key is not None:
             _refuse_unsendable(key, variable, setting)
+            _refuse_path(key, variable, setting)
             _refuse_short(key, variable, setting)
             self._values |= echoed_forms(key)
             self._compile()
@@ -311,6 +312,16 @@ def _refuse_unsendable(key: str, variable: str, setting: str | None) -> None:
     raise ConfigError(f"${variable} holds a key with {named} at character {at + 1} of {len(key)}, which no API key "
                       f"holds (a key is sent in an HTTP header: visible ASCII characters only); set {variable} to the "
                       "key alone (a key read from a file often ends in a line break)", key=setting)
+
+
+def _refuse_path(key: str, variable: str, setting: str | None) -> None:
+    """Refuse a file's path given for the key (`$OPENAI_API_KEY` set to `~/keys/openai.txt`, the file meant): it was
+    sent to the server as the key, the user's path with it, and masked wherever the path stood in the archive; one
+    line naming the variable, never the value."""
+    if key[:1] in ("/", "~", ".") and PATH_LIKE.fullmatch(key) or os.path.isfile(os.path.expanduser(key)):
+        raise ConfigError(f"${variable} holds a file's path, not a key (a key is sent as it is, in an HTTP header); "
+                          f"set {variable} to the key itself, the file's contents: export {variable}=\"$(cat PATH)\"",
+                          key=setting)
 
 
 def _refuse_short(key: str, variable: str, setting: str | None) -> None:
