@@ -28,7 +28,6 @@ from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
-from benchrun.core import secrets
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.keys import override_key
@@ -72,6 +71,8 @@ class RunDirCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         hydragiven.refuse_given(config)
         run_dir = Path(config.hydra.run.dir)
+        if why := hydranames.secret_refusal("hydra.run.dir", run_dir):  # a dry run's own directory holds none
+            _refuse(why)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
             if why := refusal(run_dir):
@@ -114,10 +115,8 @@ class RunDirCheck(Callback):
         _check_outputs(config, "hydra.sweep.dir")
         _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
-        for name, value in secrets.environment_credentials():  # its jobs would keep the name in their records
-            if value in str(sweep_dir):
-                _refuse(f"in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of ${name} "
-                        "(through task.name or an interpolation); secrets are never put in the archive")
+        if why := hydranames.secret_refusal("hydra.sweep.dir", sweep_dir):  # its jobs would keep it in their records
+            _refuse(why)
         _check_sweep_dir(sweep_dir)
         _check_subdir(config, jobs)
         _check_swept_once(swept)

@@ -34,6 +34,10 @@ Fixed:
 12. A file's path given for the key (`OPENAI_API_KEY=~/keys/openai.txt`, the file meant) was sent to the server as
    the key, and masked wherever it stood in the archive: a key's value is refused when it is a path
    (`core.secrets._refuse_path`).
+13. A single run's directory named by a credential (`hydra.run.dir=outputs/${oc.env:V}` of a variable holding a key,
+   a model's name read so) was made, the key in its name, run.json and every record: only a sweep's directory was
+   checked, and only for a credential-named variable's value. Both are checked for any credential before Hydra makes
+   them (`compose.hydranames.secret_refusal`).
 """
 
 from __future__ import annotations
@@ -241,3 +245,15 @@ def test_a_files_path_given_for_the_key_is_refused(tmp_path, monkeypatch, path):
         "benchrun: error: runner.api_key_env: $OPENAI_API_KEY holds a file's path, not a key (a key is sent as it is, "
         "in an HTTP header); set OPENAI_API_KEY to the key itself, the file's contents: export "
         "OPENAI_API_KEY=\"$(cat PATH)\"\n"))
+
+
+@pytest.mark.parametrize("args", [["hydra.run.dir=outputs/${oc.env:MYV}"], ["hydra.run.dir=outputs/${oc.env:MYV}",
+                                                                             "dry_run=true"]])
+def test_a_run_directory_named_by_a_key_is_refused_before_it_is_made(tmp_path, monkeypatch, args):
+    """Before: the run (a dry run too) made `outputs/sk-proj-...`, its run.json, records and Hydra's copies there."""
+    monkeypatch.setenv("MYV", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789")
+    done = call_benchrun("task=listbench", HOST, *args, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.run.dir: the directory's path would hold a key by its prefix, sk-... "
+        "(through task.name, the model's name or an interpolation); secrets are never put in the archive\n"))
+    assert list(tmp_path.iterdir()) == []

@@ -12,6 +12,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from pydantic import TypeAdapter, ValidationError
 
+from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN, SWEEP_FILE
 from benchrun.core.settings import Directory
@@ -88,6 +89,16 @@ def inside_refusal(hydra: DictConfig) -> str | None:
         return (f"hydra.job.name={name}: the job's name is benchrun's, and names the run's log ({LOG}); leave "
                 "hydra.job.name out")
     return None
+
+
+def secret_refusal(key: str, directory: Path) -> str | None:
+    """Why a run's or sweep's directory (`key`, as Hydra resolved it) is refused for holding a credential (the value of
+    $HF_TOKEN, a key told by its prefix), read through task.name, runner.model or an interpolation
+    (`hydra.run.dir=outputs/${oc.env:V}`): its name was kept in run.json and every record; None when it holds none."""
+    if (why := secrets.secret_value(str(directory))) is None:
+        return None
+    return (f"in 'config': {key}: the directory's path would hold {why} (through task.name, the model's name or an "
+            "interpolation); secrets are never put in the archive")
 
 
 def refuse_unusable_path(key: str, directory: str, given: bool) -> None:
