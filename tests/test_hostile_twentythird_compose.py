@@ -38,6 +38,9 @@ Fixed:
    a model's name read so) was made, the key in its name, run.json and every record: only a sweep's directory was
    checked, and only for a credential-named variable's value. Both are checked for any credential before Hydra makes
    them (`compose.hydranames.secret_refusal`).
+14. A text of only whitespace where text is asked (a tasks.yml template, system prompt or example turn, a shots
+   file's turn, `task.system='   '`) was taken where an empty one is refused (as a folder task's blank template.txt
+   was): the schemas' `pattern: \\S` (`compiler.schemas.SOME_TEXT`), and `core.settings._some_text`.
 """
 
 from __future__ import annotations
@@ -257,3 +260,26 @@ def test_a_run_directory_named_by_a_key_is_refused_before_it_is_made(tmp_path, m
         "benchrun: error: in 'config': hydra.run.dir: the directory's path would hold a key by its prefix, sk-... "
         "(through task.name, the model's name or an interpolation); secrets are never put in the archive\n"))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("text", "key"), [('template: "   "', "template"), ('template: "{a}"\n  system: "  "', "system"),
+                                           ('template: "{a}"\n  fewshot: [{user: "  ", assistant: x}]', "fewshot[0].user"),
+                                           ('template: "{a}"\n  fewshot: [{user: q, assistant: " "}]',
+                                            "fewshot[0].assistant")])
+def test_a_text_of_only_whitespace_where_text_is_asked_is_refused(tmp_path, text, key):
+    """Before: taken (an empty one is refused), every sample asked a blank prompt, or sent a blank system prompt or
+    example; a folder task's template.txt of only whitespace was refused as empty already."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "tasks.yml").write_text(f"- name: t\n  {text}\n  values: {{a: [1, 2]}}\n  reference: [1, 2]\n")
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'tasks.yml': task 't': tasks[0].{key}: \" \" is only whitespace, which asks or says "
+        "nothing: give the text\n"))
+
+
+def test_a_system_prompt_of_only_whitespace_on_the_command_line_is_refused(tmp_path):
+    """Before: every task's own system prompt replaced by three spaces."""
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", "task.system='   '", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': task.system: only whitespace, which says nothing: give the system prompt's text, "
+        "or leave task.system out for the tasks' own\n"))

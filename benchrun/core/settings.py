@@ -85,6 +85,14 @@ def _no_control_character(text: str, why: str) -> str:
     return text
 
 
+def _some_text(text: str) -> str:
+    """A system prompt that says something: one of only whitespace is refused, as an empty one is (min_length)."""
+    if not text.strip():
+        raise ValueError("only whitespace, which says nothing: give the system prompt's text, or leave task.system "
+                         "out for the tasks' own")
+    return text
+
+
 def _a_name(name: str) -> str:
     if not name.strip():  # the run directory's name said `model` for it, run.json and `list` a blank
         raise ValueError("only spaces: name the benchmark (its name is in the run directory's name and in "
@@ -102,7 +110,7 @@ class TaskConfig(Settings):
     """The benchmark's name in run directory names and records (the directory's name by default)."""
     only: list[str] | None = Field(None, min_length=1)
     """Task names to run; null runs every task."""
-    system: str | None = Field(None, min_length=1)
+    system: Annotated[str, Field(min_length=1), AfterValidator(_some_text)] | None = None
     """A system prompt sent first to every sample of every task, in place of the tasks' own `system:`; null keeps
     theirs."""
     max_samples: int = Field(1_000_000, ge=1)
