@@ -13,7 +13,6 @@ import os
 import re
 import sys
 import warnings
-from importlib import metadata
 from pathlib import Path
 
 from benchrun.core.errors import (
@@ -277,11 +276,9 @@ def _version_line() -> str:
     """benchrun's version as run.json records it (the installed distribution's), and Hydra's."""
     import hydra
 
-    try:
-        version = metadata.version("benchrun")
-    except metadata.PackageNotFoundError:
-        version = "(not installed)"
-    return f"benchrun {version} (Hydra {hydra.__version__})"
+    from benchrun.archive.writer import installed_version  # here: nothing but what handles signals before them
+
+    return f"benchrun {installed_version('benchrun') or '(not installed)'} (Hydra {hydra.__version__})"
 
 
 def _takes_value(flag: str) -> bool:

@@ -23,14 +23,14 @@ from benchrun.archive.claims import holds_sweep, refusal
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import tasks_around
-from benchrun.compose import hydragiven, hydranames, slurmoptions, slurmqueue, sweepsize, takeback
+from benchrun.compose import hydragiven, hydranames, lokykeys, slurmoptions, slurmqueue, sweepsize, takeback
 from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
+from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
-from benchrun.core import secrets
-from benchrun.core.cpus import usable_cores
 from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.keys import override_key
 from benchrun.core.layout import MULTIRUN_FILE
 
 Hook = Callable[..., None]
@@ -71,6 +71,8 @@ class RunDirCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         hydragiven.refuse_given(config)
         run_dir = Path(config.hydra.run.dir)
+        if why := hydranames.secret_refusal("hydra.run.dir", run_dir):  # a dry run's own directory holds none
+            _refuse(why)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
             if why := refusal(run_dir):
@@ -97,8 +99,8 @@ class RunDirCheck(Callback):
         sweepsize.refuse_varied(swept)
         jobs = sweepsize.checked_size(swept)
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
-        if launcher.endswith(".JoblibLauncher"):
-            _check_joblib_workers(config.hydra.launcher, jobs)
+        if launcher == JOBLIB_LAUNCHER and (why := lokykeys.workers_refusal(config.hydra.launcher, jobs)):
+            _refuse(why)
         if config.get("dry_run"):  # Hydra's copies (multirun.yaml, each job's .hydra) go where hydra.sweep.dir says
             _check_sweep_dir(Path(config.hydra.sweep.dir))
             _check_subdir(config, jobs)
@@ -113,10 +115,8 @@ class RunDirCheck(Callback):
         _check_outputs(config, "hydra.sweep.dir")
         _check_inside(config)
         sweep_dir = Path(config.hydra.sweep.dir)
-        for name, value in secrets.environment_credentials():  # its jobs would keep the name in their records
-            if value in str(sweep_dir):
-                _refuse(f"in 'config': hydra.sweep.dir: the sweep directory's name would hold the value of ${name} "
-                        "(through task.name or an interpolation); secrets are never put in the archive")
+        if why := hydranames.secret_refusal("hydra.sweep.dir", sweep_dir):  # its jobs would keep it in their records
+            _refuse(why)
         _check_sweep_dir(sweep_dir)
         _check_subdir(config, jobs)
         _check_swept_once(swept)
@@ -162,16 +162,6 @@ BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 """Hydra's launcher of a sweep's jobs one after another in this process (`hydra/launcher=basic`): a dry run's, whatever
 hydra.launcher says, so that each job's plan (or its benchmark's mistake) is printed here and nothing is submitted (a
 Slurm sweep's dry run was submitted as jobs, their plans and errors in their logs, exit 0)."""
-
-
-def _check_joblib_workers(launcher: DictConfig, jobs: float) -> None:
-    """Refuse more joblib workers than the sweep has jobs and the machine has CPUs: joblib started every one of them
-    at once (`n_jobs=100000` for a sweep of two jobs: processes without end, the machine brought to a halt)."""
-    workers, cpus = launcher.get("n_jobs"), usable_cores()
-    most = max(int(jobs), cpus)
-    if isinstance(workers, int) and workers > most:
-        _refuse(f"hydra.launcher.n_jobs={workers}: joblib starts that many worker processes at once, and the sweep has "
-                f"{int(jobs)} jobs on {cpus} CPUs; give at most {most} (or leave it out: one a CPU)")
 
 
 def _launcher_thread_died(args: threading.ExceptHookArgs) -> None:
@@ -254,7 +244,6 @@ def _check_outputs(config: DictConfig, directory: str) -> None:
     hydra.sweep.dir) it would refuse as `outputs` (a line break in it), before Hydra makes a directory under it."""
     try:
         checked_directory("outputs", config.get("outputs"))
-        checked_directory(directory, OmegaConf.select(config, directory))
         hydranames.refuse_unusable_path(directory, OmegaConf.select(config, directory), _given(config, directory))
     except ConfigError as err:
         _refuse(str(err))
@@ -276,7 +265,7 @@ def _check_outside_tasks(config: DictConfig, directory: str, made: Path, swept: 
 def _given(config: DictConfig, directory: str) -> bool:
     """Whether the command line names the run's or sweep's `directory` (hydra.run.dir=...), which outputs= then does
     not set."""
-    return any(o.partition("=")[0] == directory for o in OmegaConf.to_container(config.hydra.overrides.hydra))
+    return any(override_key(o) == directory for o in OmegaConf.to_container(config.hydra.overrides.hydra))
 
 
 def _check_subdir(config: DictConfig, jobs: float) -> None:
@@ -360,7 +349,7 @@ class LauncherGone(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         os.environ.pop(LAUNCHER_PID, None)
-        if str(OmegaConf.select(config, "hydra.launcher._target_", default="")).endswith(".JoblibLauncher"):
+        if OmegaConf.select(config, "hydra.launcher._target_", default="") == JOBLIB_LAUNCHER:
             os.environ[LAUNCHER_PID] = str(os.getpid())  # its workers' parent, which they may outlive
 
     def on_job_end(self, config: DictConfig, **kwargs: Any) -> None:

@@ -71,13 +71,14 @@ def new_run_id() -> str:
 def environment() -> dict[str, object]:
     """benchrun, Python and package versions, and the machine, for run.json."""
     return {
-        "benchrun": _version("benchrun"), "python": platform.python_version(),
+        "benchrun": installed_version("benchrun"), "python": platform.python_version(),
         "platform": platform.platform(), "hostname": host_name(),
-        "packages": {name: _version(name) for name in PACKAGES},
+        "packages": {name: installed_version(name) for name in PACKAGES},
     }
 
 
-def _version(name: str) -> str | None:
+def installed_version(name: str) -> str | None:
+    """The version of the installed distribution `name` (`benchrun`, `hydra-core`), None when it is not installed."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

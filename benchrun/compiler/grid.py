@@ -18,6 +18,7 @@ import itertools
 import math
 import re
 import string
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -35,6 +36,9 @@ headings and every error naming its sample, and kept in every record of it."""
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?")
 """The format-spec mini-language, for the width and precision it asks for."""
+TWO_FORMS = ("one text written in two Unicode forms, composed and decomposed: 'é' as one character, or as 'e' and a "
+             "combining accent")
+"""Why two names or ids that differ as written are one (in Unicode's composed form, NFC): they print as one."""
 _ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D"})
 """What a value must not carry unescaped into a sample id `task:a=1,b=2`."""
 
@@ -167,9 +171,10 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     """Every sample of a task (its first `limit`, or `sample.n` drawn): rendered prompt, values, reference and a
     unique, stable id; each prompt's characters, with the `preamble` sent before it (the system prompt and
     examples), are held to task.max_prompt_chars and added to what the tasks before it `rendered`."""
+    _names_apart(spec)
     parts = template_parts(spec, limits)
     n = sample_count(spec)
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
             for index, (values, reference) in enumerate(zip(rows(spec), _references(spec, n)))]
     render = _renderer(spec, parts, limits)
@@ -190,6 +195,15 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
         out.append(Sample.model_construct(id=sample_id, task=spec.name, prompt=prompt, values=values,
                                           reference=reference))
     return out
+
+
+def _names_apart(spec: TaskSpec) -> None:
+    """Refuse two value names of one text (`_unique`'s NFC): shown, and exported as columns, as one name."""
+    named: dict[str, str] = {}
+    for name in spec.values:
+        if (other := named.setdefault(unicodedata.normalize("NFC", name), name)) != name:
+            raise _error(spec, f"values.{name}", f"the value names '{other}' and '{name}' are shown, and exported as "
+                                                 f"columns, as one: {TWO_FORMS}; give each its own name")
 
 
 def _count(chars: int, whole: bool) -> str:
@@ -294,16 +308,20 @@ def sample_id_for(task: str, values: dict[str, Any]) -> str:
     return f"{text[:_MAX_ID - 14]}~{digest}"
 
 
-def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, int]) -> str:
-    """`sample_id`, refused if another sample has it, or if an id column gave it unfit to name a sample."""
+def _unique(spec: TaskSpec, sample_id: str, index: int, seen: dict[str, tuple[int, str]]) -> str:
+    """`sample_id`, refused if another sample has it (as text: in Unicode's composed form, NFC, `é` one character or
+    `e` and a combining accent alike, which print and read as one id), or if an id column gave it unfit to name a
+    sample."""
     if ID_COLUMN in spec.values:
         _check_given_id(spec, sample_id[len(spec.name) + 1:], index)
-    if sample_id in seen:
+    if (text := unicodedata.normalize("NFC", sample_id)) in seen:
         has_ids = ID_COLUMN in spec.values
         fix = "make the ids unique" if has_ids else "make the values unique or add an 'id' column"
+        first, written = seen[text]
+        forms = "" if written == sample_id else f", {TWO_FORMS}"
         raise _error(spec, "values.id" if has_ids else "values",
-                     f"duplicate sample id '{sample_id}' (samples {seen[sample_id] + 1} and {index + 1}); {fix}")
-    seen[sample_id] = index
+                     f"duplicate sample id '{sample_id}' (samples {first + 1} and {index + 1}{forms}); {fix}")
+    seen[text] = (index, sample_id)
     return sample_id
 
 

@@ -52,6 +52,11 @@ YAML_KINDS = {"array": "a list", "object": "a mapping", "string": "text", "integ
 """A JSON schema type as a YAML file's writer says it."""
 
 
+SOME_TEXT = "\\S"
+"""The pattern of a text that must say something (a template, a system prompt, an example's turn): not only
+whitespace, which an empty one would be refused as."""
+
+
 def describe(err: ValidationError) -> str:
     """A short message for one violation; unknown keys get a 'did you mean' hint."""
     if extra := _unknown_keys(err):
@@ -64,6 +69,8 @@ def describe(err: ValidationError) -> str:
         return f"{' and '.join(given)} are both given; give one" if given else f"give {' or '.join(keys)}"
     if err.validator == "oneOf":
         return f"{_show(err.instance)} is not valid here ({_expected(err.schema)})"
+    if err.validator == "pattern" and err.validator_value == SOME_TEXT:
+        return f"{_show(err.instance)} is only whitespace, which asks or says nothing: give the text"
     if err.validator == "type" and err.instance is None:
         where = "the file holds nothing (it is empty, or only comments)" if not err.absolute_path else "nothing is given"
         kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]

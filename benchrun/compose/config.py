@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from benchrun.compose.labels import job_dir_label, slug
 from benchrun.compose.runneryml import (
-    RUNNER_ALIASES,
+    by_our_names,
     read_runner_file,
     runner_file_keys,
     said_of_runner_file,
@@ -27,7 +27,7 @@ from benchrun.compose.runneryml import (
 )
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import key_path, unknown_key
+from benchrun.core.keys import key_path, override_key, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
@@ -40,6 +40,7 @@ from benchrun.core.settings import (
     hydra_defaults,
     judge_runner_keys,
 )
+from benchrun.core.settingsbase import BOOLEAN_NUMBER
 from benchrun.core.text import too_many_digits, undecoded, unreadable_here
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
@@ -134,11 +135,11 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
     cfg = _to_plain(config)
     cfg.pop("hydra", None)
     runner_file, given = cfg.get("runner_file"), {}
+    if isinstance(cfg.get("runner", {}), dict):  # anything else is the schema's to refuse
+        cfg["runner"] = by_our_names(cfg.get("runner", {}), "config", "runner")
     if runner_file and isinstance(runner_file, str):  # merged once, into a plain config without a runner file
         given = runner_file_keys(cfg, cwd)
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
-    if isinstance(cfg.get("runner", {}), dict):  # anything else is the schema's to refuse
-        cfg["runner"] = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
     with said_of_runner_file(runner_file, given):
         refuse_secrets(secrets.found(cfg))
         refuse_unkept_values(cfg)
@@ -199,8 +200,8 @@ def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def checked_directory(key: str, value: Any) -> None:
-    """A directory's setting (`outputs`, `hydra.run.dir`) alone, checked as RunConfig checks `outputs`, before Hydra
-    makes any directory under it."""
+    """A directory's setting (`outputs`) alone, checked as RunConfig checks it, before Hydra makes any directory under
+    it (the run's or sweep's own directory is checked by `hydranames.refuse_unusable_path`)."""
     try:
         TypeAdapter(Directory).validate_python(value)
     except ValidationError as err:
@@ -253,14 +254,16 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     than MAX_OVERRIDE_ITEMS values."""
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
-        key, is_override, value = arg.partition("=")
-        if not is_override or key.startswith("-"):
+        _, is_override, value = arg.partition("=")
+        if not is_override or arg.startswith("-"):
             continue
-        key = key.lstrip("+~")
+        key = override_key(arg)
         named = any(secrets.secret_key(part) for part in key.split(".")) and not secrets.a_path(
             key.rpartition(".")[2], value.strip("'\""))
         refuse_secrets([(key, "a credential's name")] if named and value else
-                       ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")))))
+                       ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")) or
+                                                                    secrets.key_as_name(key.rpartition(".")[2],
+                                                                                        item.strip("[] '\"")))))
         if digits.search(value):
             raise ConfigError(too_many_digits(), file="config", key=key)
         if (items := value.count(",") + 1) > MAX_OVERRIDE_ITEMS:
@@ -287,7 +290,7 @@ def refuse_replaced_config(argv: Sequence[str]) -> None:
                               "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
         if arg.startswith("-") or not ("=" in arg or arg.startswith("~")):  # a flag, or a flag's value (`--cfg hydra`)
             continue
-        key = arg.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
+        key = override_key(arg)
         whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
         if whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS):
             raise ConfigError(f"{arg}: benchrun's Hydra callbacks are its own (they check the run directory before "
@@ -331,6 +334,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         where = key_path("", [*parts, "type"])
     elif kind == "union_tag_not_found":
         message = f"'type' is required ({', '.join(RUNNERS)})"
+    elif kind == BOOLEAN_NUMBER:  # found by the model, of one of its fields
+        message, where = first["msg"], key_path("", [*parts, first["ctx"]["field"]])
     elif kind == "missing":
         message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])
     elif kind in STRICT_TYPES and model is not None and issubclass(model, Options):
@@ -384,5 +389,5 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and f"'{arg[1:]}'" in message]
     if held and (key is None or key.startswith("hydra.")):  # None: a config printed resolved (`--cfg job --resolve`)
         message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
-        key = held[0].partition("=")[0].lstrip("+~")
+        key = override_key(held[0])
     return ConfigError(f"cannot resolve: {message}", file="config", key=key)

@@ -13,17 +13,18 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 from benchrun.compose.config import refuse_secrets
-from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_refusal, loky_settings
+from benchrun.compose.lokykeys import JOBLIB_LAUNCHER, loky_settings
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import unknown_key
+from benchrun.core.keys import override_key, unknown_key
 from benchrun.core.layout import LOG
 
 HANDED_ON = ("launcher", "job.env_set", "sweeper.params")
 """What of Hydra's config a config file may give that reaches a job or the archive (multirun.yaml, each job's
 .hydra copies, a Slurm job's script): checked for credentials as the command line's overrides of it are."""
 OWNERS = {"hydra": "Hydra's", "main": "benchrun's"}
-"""The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`)."""
+"""The providers of Hydra's and benchrun's own configs, which Hydra searches before a user's (`--config-dir`), and whose
+presets (runner presets among them) are the defaults a user's own replace."""
 LAUNCHER_PACKAGES = ("hydra_plugins.", "hydra._internal.core_plugins.")
 """Where the launcher classes Hydra loads live (its plugins'; the basic launcher is Hydra's own)."""
 
@@ -35,7 +36,6 @@ def refuse_given(config: DictConfig) -> None:
     _check_logging(config)
     _check_unread_presets(config)
     _check_launcher_keys(config)
-    _check_joblib_jobs(config)
 
 
 def _check_secrets(config: DictConfig) -> None:
@@ -62,7 +62,7 @@ def _check_logging(config: DictConfig) -> None:
     run's log (benchrun.log, where what custom_*.py print goes) and the masking of every credential in what is
     logged; `none` left the log empty, `disabled` was a traceback of logging's own."""
     for override in OmegaConf.to_container(config.hydra.overrides.hydra):
-        key = override.lstrip("+~").split("=", 1)[0].split("@", 1)[0]
+        key = override_key(override)
         if key == "hydra/job_logging" or key.startswith("hydra.job_logging"):
             raise ConfigError(f"{override}: the job's logging is benchrun's: it writes the run's log ({LOG}) and "
                               "masks every credential in what is logged; leave hydra/job_logging out "
@@ -123,15 +123,6 @@ def _launcher_class(target: str) -> type | None:
     except ImportError:
         return None
     return found if isinstance(found, type) else None
-
-
-def _check_joblib_jobs(config: DictConfig) -> None:
-    """Refuse a number of jobs joblib refuses as it launches (`hydra.launcher.n_jobs=0`): a dry run, which launches
-    nothing, passed it, and the sweep then said `could not launch the sweep's jobs`."""
-    launcher = OmegaConf.select(config, "hydra.launcher") or {}
-    if launcher.get("_target_") == JOBLIB_LAUNCHER and (refused := loky_refusal(launcher.get("n_jobs"))):
-        raise ConfigError(f"hydra.launcher.n_jobs={launcher.get('n_jobs')}: {refused} (joblib's words); give the "
-                          "number of jobs run at once (-1: one per CPU)")
 
 
 def _root(source: dict[str, Any]) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from pydantic import TypeAdapter, ValidationError
 
+from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN, SWEEP_FILE
 from benchrun.core.settings import Directory
@@ -90,24 +91,43 @@ def inside_refusal(hydra: DictConfig) -> str | None:
     return None
 
 
+def secret_refusal(key: str, directory: Path) -> str | None:
+    """Why a run's or sweep's directory (`key`, as Hydra resolved it) is refused for holding a credential (the value of
+    $HF_TOKEN, a key told by its prefix), read through task.name, runner.model or an interpolation
+    (`hydra.run.dir=outputs/${oc.env:V}`): its name was kept in run.json and every record; None when it holds none."""
+    if (why := secrets.secret_value(str(directory))) is None:
+        return None
+    return (f"in 'config': {key}: the directory's path would hold {why} (through task.name, the model's name or an "
+            "interpolation); secrets are never put in the archive")
+
+
 def refuse_unusable_path(key: str, directory: str, given: bool) -> None:
-    """Refuse a run's or sweep's directory whose absolute path (the working directory's, for a relative one) `outputs`'
-    check would refuse (a line break: `run directory:` printed over two lines), or that holds `${`, which Hydra,
-    keeping the path in its config (the run's log, its output directory), read as an interpolation: a run in a folder
-    named `a${x}` was `cannot resolve: Interpolation key 'x' not found`, said of hydra.job_logging. `given`: the
-    command line names `key`, which outputs= then does not set."""
-    whole = os.path.abspath(directory)
-    try:
-        TypeAdapter(Directory).validate_python(whole)
-    except ValidationError as err:
-        raise ConfigError(f"{key}: its path {whole}: {err.errors()[0]['msg'].removeprefix('Value error, ')}; "
-                          f"{_way_out(key, directory, given, 'another folder', 'another directory')}",
-                          file="config") from None
+    """Refuse a run's or sweep's directory (its one check) whose absolute path (the working directory's, for a relative
+    one) `outputs`' check would refuse (empty, a line break: `run directory:` printed over two lines), said of the value
+    when the value is at fault, or that holds `${`, which Hydra, keeping the path in its config (the run's log, its
+    output directory), read as an interpolation: a run in a folder named `a${x}` was `cannot resolve: Interpolation key
+    'x' not found`, said of hydra.job_logging. `given`: the command line names `key`, which outputs= then does not
+    set."""
+    whole = os.path.abspath(directory) if directory.strip() else directory  # an empty one is no working directory
+    if (why := _unusable(whole)) is not None:
+        if (own := _unusable(directory)) is not None:  # the value's own fault, wherever benchrun runs
+            raise ConfigError(f"{key}: {own}", file="config")
+        raise ConfigError(f"{key}: its path {whole}: {why}; "
+                          f"{_way_out(key, directory, given, 'another folder', 'another directory')}", file="config")
     if "${" in whole:
         raise ConfigError(f"{key}: its path {whole} holds '${{', which Hydra reads as an interpolation where it keeps "
                           "the path in its config (the run's log, its output directory); " + _way_out(
                               key, directory, given, "a folder whose path holds no '${'",
                               "a directory whose path holds none"), file="config")
+
+
+def _unusable(path: str) -> str | None:
+    """Why `path` cannot be a run's or sweep's directory, as `outputs` is checked (settings.Directory); None if it can."""
+    try:
+        TypeAdapter(Directory).validate_python(path)
+    except ValidationError as err:
+        return err.errors()[0]["msg"].removeprefix("Value error, ")
+    return None
 
 
 def _way_out(key: str, directory: str, given: bool, folder: str, elsewhere: str) -> str:

@@ -4,7 +4,9 @@ launcher always uses) takes by name on the way to its workers; joblib drops any 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
+
+from benchrun.core.cpus import usable_cores
 
 JOBLIB_LAUNCHER = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
 """The `_target_` of Hydra's joblib launcher, which hands every key of hydra.launcher to `joblib.Parallel`."""
@@ -35,6 +37,22 @@ def _chain() -> tuple[Callable[..., Any], ...]:
 
     return (Parallel.__init__, BACKENDS["loky"].configure, MemmappingExecutor.get_memmapping_executor,
             get_memmapping_reducers)
+
+
+def workers_refusal(launcher: Mapping[str, Any], jobs: float) -> str | None:
+    """Why a joblib sweep's number of jobs at once (hydra.launcher.n_jobs of `launcher`, for a sweep of `jobs` jobs)
+    is refused, None when it is not: one joblib refuses as it launches (`loky_refusal`), or more workers than the sweep
+    has jobs and the machine has CPUs, which joblib started every one of at once (`n_jobs=100000` for a sweep of two
+    jobs: processes without end, the machine brought to a halt)."""
+    workers, cpus = launcher.get("n_jobs"), usable_cores()
+    if refused := loky_refusal(workers):
+        return (f"hydra.launcher.n_jobs={workers}: {refused} (joblib's words); give the number of jobs run at once "
+                "(-1: one per CPU)")
+    most = max(int(jobs), cpus)
+    if isinstance(workers, int) and not isinstance(workers, bool) and workers > most:
+        return (f"hydra.launcher.n_jobs={workers}: joblib starts that many worker processes at once, and the sweep has "
+                f"{int(jobs)} jobs on {cpus} CPUs; give at most {most} (or leave it out: one a CPU)")
+    return None
 
 
 def loky_refusal(n_jobs: object) -> str | None:

@@ -7,13 +7,11 @@ from typing import Any, Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
+from benchrun.compose.hydragiven import OWNERS
 from benchrun.compose.runneryml import RUNNER_ALIASES, by_our_names, read_runner_file
 from benchrun.core.errors import ConfigError
 from benchrun.core.settings import RUNNERS
 from benchrun.core.yamlfile import load_yaml
-
-OWNED = ("hydra", "main")
-"""The providers of Hydra's and benchrun's own configs, whose runner presets are the defaults a runner file replaces."""
 
 
 def refuse_replaced(config: Any, overrides: Sequence[str], cwd: Path) -> None:
@@ -81,7 +79,7 @@ def _replaced_of_preset(config: Any, name: str, given: dict[str, Any]) -> str | 
         return None
     for source in HydraConfig.get().runtime.config_sources:
         preset = Path(source.path) / "runner" / f"{name}.yaml"
-        if source.provider in OWNED or source.schema != "file" or not preset.is_file():
+        if source.provider in OWNERS or source.schema != "file" or not preset.is_file():
             continue
         own = load_yaml(preset, str(preset), ConfigError)
         runner = config.get("runner") or {}

@@ -42,22 +42,22 @@ def runner_file_keys(cfg: dict[str, Any], cwd: Path | None) -> dict[str, Any]:
     return by_our_names(read_runner_file(cfg["runner_file"], cfg, cwd), cfg["runner_file"])
 
 
-def by_our_names(data: dict[str, Any], path: str) -> dict[str, Any]:
-    """A runner file's keys (`data`, of the file at `path`) by benchrun's names (`runner_type` as `type`); a key given
-    by both its names with other values (`runner_type: openai` and `type: ollama`, the later taken unsaid) is
-    refused."""
+def by_our_names(data: dict[str, Any], path: str, key: str | None = None) -> dict[str, Any]:
+    """Runner keys (`data`: a runner file's, of the file at `path`, or the config's runner, at `key`) by benchrun's
+    names (`runner_type` as `type`); a key given by both its names with other values (`runner_type: openai` and
+    `type: ollama`, the later taken unsaid) is refused."""
     for name, alias in RUNNER_ALIASES.items():
         if name in data and alias in data and data[name] != data[alias]:
             raise ConfigError(f"{name} and {alias}: one key given twice, with other values ({alias} is benchrun's "
-                              f"name for {name}, and one would be taken unsaid); give one", file=path)
+                              f"name for {name}, and one would be taken unsaid); give one", file=path, key=key)
     return {RUNNER_ALIASES.get(k, k): v for k, v in data.items()}
 
 
 def with_runner_file(cfg: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """The composed runner with its runner file's keys (`data`); a file of another runner type (the seed's
+    """The composed runner (by benchrun's names) with its runner file's keys (`data`); a file of another runner type (the seed's
     `runner_type`) keeps only the keys that type takes (`runner_type: local` over the Ollama preset: its `host` would
     not apply)."""
-    runner = {RUNNER_ALIASES.get(k, k): v for k, v in cfg.get("runner", {}).items()}
+    runner = dict(cfg.get("runner", {}))
     kind = data.get("type", runner.get("type"))
     if kind != runner.get("type") and kind in RUNNERS:  # another type is said to be unknown when checked
         runner = {key: value for key, value in runner.items() if key in RUNNERS[kind].model_fields}

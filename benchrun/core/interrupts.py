@@ -43,9 +43,10 @@ TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIG
 """What reaches a whole process group, a child process with the run: what a terminal sends its foreground process
 group (Ctrl-C, a hang-up, Ctrl-\\) and a batch scheduler's SCHEDULER_SIGNALS. A child process ignores them, so that
 the run, which they reach too, ends its children itself."""
-OTHER_UNRAISABLE = [sys.unraisablehook]
-"""What reported an exception Python dropped before `Interrupts.install` (kept out of the instance, which a launcher
-pickles for its jobs, as a builtin cannot be)."""
+OTHER_UNRAISABLE = [sys.__unraisablehook__]
+"""What reported an exception Python dropped as `Interrupts.install` took over (taken then, not at import: a hook set
+between the two was passed over), kept out of the instance, which a launcher pickles for its jobs, as a builtin cannot
+be."""
 KEPT_IGNORED = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
 """What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGINT and SIGQUIT
 (a script's `benchrun ... &`, which its Ctrl-C, meant for the script, stopped as `interrupted`)."""
@@ -88,8 +89,8 @@ class Interrupts:
         for sig in SIGNALS:
             if sig not in KEPT_IGNORED or signal.getsignal(sig) != signal.SIG_IGN:
                 signal.signal(sig, self._handle)
-        if sys.unraisablehook != self._unraisable:
-                sys.unraisablehook = self._unraisable
+        if sys.unraisablehook != self._unraisable:  # what reported them until now, which still reports the rest
+            OTHER_UNRAISABLE[0], sys.unraisablehook = sys.unraisablehook, self._unraisable
 
     def _unraisable(self, unraisable: sys.UnraisableHookArgs) -> None:
         """Python's report of an exception it had to drop: one the handler raised for a signal (in a weakref callback

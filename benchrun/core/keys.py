@@ -19,3 +19,9 @@ def unknown_key(key: str, allowed: list[str], what: str = "key") -> str:
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(allowed)}"
     return f"unknown {what} '{key}' ({hint})"
+
+
+def override_key(override: str) -> str:
+    """The key (or config group) a command-line override names, however it is given: added (`+`), forced (`++`),
+    deleted (`~`) or put in a package (`hydra/job_logging@hydra.job_logging=none`)."""
+    return override.split("=", 1)[0].lstrip("+~").split("@", 1)[0]

@@ -27,6 +27,9 @@ SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passw
 QUERY_WORDS = frozenset({"sig", "signature", "code", "session", "sessionid", "sid", "jwt", "hmac"})
 """Words of a URL query parameter's name that make it a credential beside SECRET_WORDS: a signed URL's signature
 (Azure's SAS `sig=`, S3's `X-Amz-Signature=`), Azure Functions' key (`code=`), a session."""
+GLUED_WORDS = ("password", "passwd", "passphrase", "secret", "token")
+"""Words that make a credential's name glued to the word before them too, as no other word ends in them
+(`PGPASSWORD`, PostgreSQL's password variable; `HFTOKEN`, `CLIENTSECRET`)."""
 NOT_SECRET = frozenset({"api_key_env"})
 """Keys whose value is the name of a credential, not the credential."""
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
@@ -54,7 +57,8 @@ def secret_key(name: str, words_of_secrets: frozenset[str] = SECRET_WORDS) -> bo
     if name in NOT_SECRET:
         return False
     words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
-    return bool(words_of_secrets.intersection(words)) or "apikey" in "".join(words)
+    return (bool(words_of_secrets.intersection(words)) or "apikey" in "".join(words)
+            or any(word.endswith(GLUED_WORDS) for word in words))
 
 
 def secret_value(value: Any) -> str | None:
@@ -67,7 +71,34 @@ def secret_value(value: Any) -> str | None:
             return why
     if BEARER.match(value) or SENT_BEARER.search(value):
         return "an Authorization header value"
-    return environment_read(value) or environment_key(value) or assigned(value)
+    return environment_read(value) or environment_key(value) or assigned(value) or known_key(value)
+
+
+RANDOM = "(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])"
+"""A run of key characters that holds a digit, a capital and a small letter, as random ones do (not `sk-learn-...`)."""
+KNOWN_KEY = re.compile(f"(?<![{KEY_CHARS}])(sk-|hf_|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|AIza){RANDOM}"
+                       f"[{KEY_CHARS}]{{{MIN_KEY_CHARS},}}(?![{KEY_CHARS}])|(?<![A-Za-z0-9])(AKIA|ASIA)[0-9A-Z]{{16}}"
+                       "(?![A-Za-z0-9])")
+"""A key told by its provider's prefix, wherever no variable holds it (pasted from a dashboard): OpenAI's and
+Anthropic's `sk-`, Hugging Face's `hf_`, GitHub's `ghp_` and `github_pat_`, GitLab's `glpat-`, Slack's `xoxb-`,
+Google's `AIza`, and an AWS access key id's `AKIA`."""
+
+
+def key_as_name(key: str, value: Any) -> str | None:
+    """Why the value of a key that names a credential's variable (`api_key_env`) is the credential itself: a name that
+    reads as a key (of a key's length, its characters random, RANDOM) that no variable has, so none would be sent and
+    the key kept in config.yaml; or None."""
+    if key not in NOT_SECRET or not isinstance(value, str) or value in os.environ or len(value) < MIN_KEY_CHARS:
+        return None
+    return ("a key given where the name of the variable holding it belongs: no variable of that name is set"
+            if re.fullmatch(f"{RANDOM}[{KEY_CHARS}]+", value) else None)
+
+
+def known_key(value: str) -> str | None:
+    """Why `value` holds a key told by its prefix (KNOWN_KEY), or None."""
+    if (found := KNOWN_KEY.search(value)) is not None:
+        return f"a key by its prefix, {found[1] or found[2]}..."
+    return None
 
 
 ASSIGNED = re.compile(f"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(['\"]?)([+/=.{KEY_CHARS}]{{{MIN_KEY_CHARS},}})\\2"
@@ -174,6 +205,8 @@ def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
             if secret_key(str(key)) and value not in (None, "", {}, []) and not (
                     isinstance(value, str) and a_path(str(key), value)):
                 yield where, "a credential's name"
+            elif (why := key_as_name(str(key), value)) is not None:
+                yield where, why
             else:
                 yield from found(value, where)
     elif isinstance(data, list):
@@ -221,6 +254,7 @@ class Secrets:
         key = os.environ.get(variable) or None
         if key is not None:
             _refuse_unsendable(key, variable, setting)
+            _refuse_path(key, variable, setting)
             _refuse_short(key, variable, setting)
             self._values |= echoed_forms(key)
             self._compile()
@@ -278,6 +312,16 @@ def _refuse_unsendable(key: str, variable: str, setting: str | None) -> None:
     raise ConfigError(f"${variable} holds a key with {named} at character {at + 1} of {len(key)}, which no API key "
                       f"holds (a key is sent in an HTTP header: visible ASCII characters only); set {variable} to the "
                       "key alone (a key read from a file often ends in a line break)", key=setting)
+
+
+def _refuse_path(key: str, variable: str, setting: str | None) -> None:
+    """Refuse a file's path given for the key (`$OPENAI_API_KEY` set to `~/keys/openai.txt`, the file meant): it was
+    sent to the server as the key, the user's path with it, and masked wherever the path stood in the archive; one
+    line naming the variable, never the value."""
+    if key[:1] in ("/", "~", ".") and PATH_LIKE.fullmatch(key) or os.path.isfile(os.path.expanduser(key)):
+        raise ConfigError(f"${variable} holds a file's path, not a key (a key is sent as it is, in an HTTP header); "
+                          f"set {variable} to the key itself, the file's contents: export {variable}=\"$(cat PATH)\"",
+                          key=setting)
 
 
 def _refuse_short(key: str, variable: str, setting: str | None) -> None:

@@ -27,6 +27,7 @@ from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
+from benchrun.core.settingsbase import Settings
 from benchrun.core.shards import Shard
 from benchrun.core.text import CONTROL
 
@@ -37,12 +38,6 @@ LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p":
 """The options runner=local uses (benchrun.execute.runners.local maps each to llama.cpp), and their types: a context
 of 0 tokens is the model's own; a negative one, which llama.cpp cannot make (benchrun then said to lower it), and
 fewer than one thread, which llama.cpp takes silently for its default, are refused naming the option."""
-
-
-class Settings(BaseModel):
-    """Base of the config models: no unknown keys, frozen, docstrings as field descriptions."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class Options(Settings):
@@ -90,6 +85,14 @@ def _no_control_character(text: str, why: str) -> str:
     return text
 
 
+def _some_text(text: str) -> str:
+    """A system prompt that says something: one of only whitespace is refused, as an empty one is (min_length)."""
+    if not text.strip():
+        raise ValueError("only whitespace, which says nothing: give the system prompt's text, or leave task.system "
+                         "out for the tasks' own")
+    return text
+
+
 def _a_name(name: str) -> str:
     if not name.strip():  # the run directory's name said `model` for it, run.json and `list` a blank
         raise ValueError("only spaces: name the benchmark (its name is in the run directory's name and in "
@@ -107,7 +110,7 @@ class TaskConfig(Settings):
     """The benchmark's name in run directory names and records (the directory's name by default)."""
     only: list[str] | None = Field(None, min_length=1)
     """Task names to run; null runs every task."""
-    system: str | None = Field(None, min_length=1)
+    system: Annotated[str, Field(min_length=1), AfterValidator(_some_text)] | None = None
     """A system prompt sent first to every sample of every task, in place of the tasks' own `system:`; null keeps
     theirs."""
     max_samples: int = Field(1_000_000, ge=1)
