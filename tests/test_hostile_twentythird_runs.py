@@ -1,0 +1,100 @@
+"""Hostile input, twenty-third pass, the runs-as-processes side (issue 19's fresh pass of the same kinds): signals,
+sweeps whose jobs die, and what a stopped run or sweep tells its user, the cases it found bad, each with the rule it
+now obeys.
+
+- a sweep stopped by a signal while a job compiled (its scorer file slow to import), or whose launcher lost its jobs
+  while they compiled (a joblib worker killed by the out-of-memory killer as its benchmark loads): the job is
+  recorded `interrupted` with no manifest, and its own line says `nothing was asked ...; start it again`, but the
+  sweep's last line said `finish each interrupted one with: benchrun-audit resume RUN`, and resume refuses each such
+  job (`ended before it compiled ... and asked nothing; start a new run`, exit 4). Now the sweep's line names the
+  jobs that asked nothing, to be started again, and sends only the others to resume (`benchrun.cli._finishing`)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from benchrun.core.errors import EXIT
+from benchrun.core.procfs import PARENT, stat_fields
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import wait_for
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import scorer, task, tasks_yml, write_bench
+from tests.helpers.commands import run_benchrun
+
+HANGING = ("import glob, os, time\n"
+           "if glob.glob(os.environ['HANG_WHEN']):\n"
+           "    open(os.path.join(os.environ['MARKS'], str(os.getpid())), 'w').close()\n"
+           "    time.sleep(60)\n\n")
+"""A scorer file whose import hangs once a path matching $HANG_WHEN is there, leaving a file named by its process id
+in $MARKS."""
+
+
+def _sweep(root: Path, launcher: str, hang_when: str) -> tuple[subprocess.Popen, Path, FakeOllama]:
+    """A sweep of two models with `launcher`, its scorer file's import hanging once `hang_when` matches; its process,
+    the folder its hanging imports are marked in, and its server (to be closed by the caller)."""
+    write_bench(root, {"tasks.yml": tasks_yml(task(scorer="s")), "custom_scorer.py": HANGING + scorer("return 1")})
+    marks = root / "marks"
+    marks.mkdir()
+    server = FakeOllama(models=["llama3.2", "gemma3"]).__enter__()
+    sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
+                              f"hydra/launcher={launcher}", "task.path=bench", f"runner.host={server.url}", "cache=false",
+                              f"outputs={root / 'outputs'}"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=child_env({"HANG_WHEN": str(root / hang_when), "MARKS": str(marks)}))
+    return sweep, marks, server
+
+
+def _resumed(root: Path, job: Path) -> tuple[int, str]:
+    done = run_benchrun("resume", str(job), cwd=root, module="benchrun.audit")
+    return done.returncode, done.stderr
+
+
+def test_a_sweep_stopped_while_a_job_compiles_sends_that_job_to_be_started_again_not_resumed(tmp_path):
+    """SIGTERM while the second job's scorer file is imported: that job asked nothing. Before, the sweep's line ended
+    `finish each interrupted one with: benchrun-audit resume RUN`, which refuses it."""
+    sweep, marks, server = _sweep(tmp_path, "basic", "outputs/*/*_sweep/1_gemma3")
+    try:
+        wait_for(lambda: any(marks.iterdir()), 120)
+        sweep.send_signal(signal.SIGTERM)
+        _, err = sweep.communicate(timeout=120)
+    finally:
+        sweep.kill()
+        server.__exit__(None, None, None)
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    job = sweep_dir / "1_gemma3"
+    run_id = json.loads((job / "run.json").read_text())["run_id"]
+    assert (sweep.returncode, err) == (EXIT["interrupted"], (
+        f"benchrun: error: interrupted by SIGTERM: nothing was asked; run {run_id} is recorded as 'interrupted' in "
+        f"{job}; start it again; the sweep in {sweep_dir} is recorded in its sweep.json, 2 jobs started (1 completed, "
+        "1 interrupted); a job it does not list never started; 1_gemma3 stopped before it compiled and asked nothing: "
+        "start it again\n"))
+    assert _resumed(tmp_path, job) == (EXIT["archive"], (
+        f"benchrun: error: in '{job}': run {run_id} ended before it compiled (interrupted by SIGTERM) and asked "
+        "nothing; start a new run\n"))
+
+
+def test_a_sweep_whose_launcher_lost_its_jobs_as_they_compiled_sends_them_to_be_started_again(tmp_path):
+    """A joblib worker SIGKILLed (the out-of-memory killer) while both jobs import their scorer file: joblib ends
+    both. Before, the line said `2 recorded as 'interrupted' ...; finish each with: benchrun-audit resume RUN`."""
+    sweep, marks, server = _sweep(tmp_path, "joblib", "outputs")
+    try:
+        wait_for(lambda: len(list(marks.iterdir())) == 2, 120)
+        importer = min(int(mark.name) for mark in marks.iterdir())  # the import check's process, below its worker
+        os.kill(int(stat_fields(importer)[PARENT]), signal.SIGKILL)
+        _, err = sweep.communicate(timeout=120)
+    finally:
+        sweep.kill()
+        server.__exit__(None, None, None)
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    assert sweep.returncode == EXIT["sweep_failed"]
+    assert err.startswith("benchrun: error: hydra/launcher lost the sweep's jobs: A worker process managed by the "
+                          "executor was unexpectedly terminated."), err
+    assert err.endswith(f"The exit codes of the workers are {{SIGKILL(-9)}}; 2 recorded as 'interrupted' in "
+                        f"{sweep_dir}; 0_llama3.2, 1_gemma3 stopped before they compiled and asked nothing: start "
+                        "them again\n"), err
+    assert [_resumed(tmp_path, sweep_dir / job)[0] for job in ("0_llama3.2", "1_gemma3")] == [EXIT["archive"]] * 2
