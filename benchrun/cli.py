@@ -289,9 +289,12 @@ def _settle_sweep(reason: str) -> tuple[Path, list[str], tuple[SweepJob, ...]] |
 
 
 def _launcher_words(err: Exception) -> str:
-    """What a launcher's error says, in one line: its first line, and where its exit codes are."""
+    """What a launcher's error says, in one line: its first sentence, whose lines after the first begin in lower case
+    (submitit's `Job 7 (task: 0) with path ...` goes on `has not produced any output (state: ...)`, which was cut
+    off), and where its exit codes are."""
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    said = lines[:1] + [line for line in lines[1:] if "exit code" in line]
+    first = next((at for at, line in enumerate(lines[1:], 1) if not line[0].islower()), len(lines))
+    said = lines[:first] + [line for line in lines[first:] if "exit code" in line]
     return " ".join(said) or type(err).__name__
 
 

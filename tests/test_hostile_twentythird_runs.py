@@ -8,6 +8,10 @@ now obeys.
   sweep's last line said `finish each interrupted one with: benchrun-audit resume RUN`, and resume refuses each such
   job (`ended before it compiled ... and asked nothing; start a new run`, exit 4). Now the sweep's line names the
   jobs that asked nothing, to be started again, and sends only the others to resume (`benchrun.cli._finishing`)
+- a submitit_local sweep whose job's process is SIGKILLed (the out-of-memory killer): the sweep's line, and the job's
+  reason in run.json and sweep.json, said `hydra/launcher: Job 7 (task: 0) with path .../7_0_result.pkl`, cut off in
+  the middle of submitit's sentence, whose second line says what happened (`has not produced any output (state:
+  FINISHED)`). Now the launcher's own words, up to the job's output it quotes (`benchrun.cli._launcher_words`)
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 
 from benchrun.core.errors import EXIT
 from benchrun.core.procfs import PARENT, stat_fields
+from benchrun.testing.holding import holding_answers
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
@@ -98,3 +103,33 @@ def test_a_sweep_whose_launcher_lost_its_jobs_as_they_compiled_sends_them_to_be_
                         f"{sweep_dir}; 0_llama3.2, 1_gemma3 stopped before they compiled and asked nothing: start "
                         "them again\n"), err
     assert [_resumed(tmp_path, sweep_dir / job)[0] for job in ("0_llama3.2", "1_gemma3")] == [EXIT["archive"]] * 2
+
+
+def test_a_submitit_job_killed_is_said_in_submitits_whole_sentence(tmp_path):
+    """Before: `... lost the sweep's jobs: Job 7 (task: 0) with path .../7_0_result.pkl; 1 recorded as ...`."""
+    outputs = tmp_path / "outputs"
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())})
+    with FakeOllama(models=["llama3.2", "gemma3"]) as server, holding_answers(server, after=1, each_model=True) as hold:
+        sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
+                                  "hydra/launcher=submitit_local", "task.path=bench", f"runner.host={server.url}",
+                                  "cache=false", f"outputs={outputs}", "runner.concurrency=1"], cwd=tmp_path,
+                                 env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            locks = lambda: sorted(outputs.glob("*/*/1_gemma3/run.lock"))  # noqa: E731
+            wait_for(lambda: hold.held_models == 2 and locks() and locks()[0].read_text().strip(), 120)
+            os.kill(json.loads(locks()[0].read_text())["pid"], signal.SIGKILL)
+            hold.release()
+            _, err = sweep.communicate(timeout=120)
+        finally:
+            sweep.kill()
+    [sweep_dir] = outputs.glob("*/*_sweep")
+    [job] = [path.name for path in (sweep_dir / ".submitit").iterdir() if path.name.isdigit() and
+             not (path / f"{path.name}_0_result.pkl").exists()]
+    said = (f"Job {job} (task: 0) with path {sweep_dir}/.submitit/{job}/{job}_0_result.pkl has not produced any "
+            "output (state: FINISHED)")
+    assert (sweep.returncode, err) == (EXIT["sweep_failed"], (
+        f"benchrun: error: hydra/launcher lost the sweep's jobs: {said}; 1 recorded as 'interrupted' in {sweep_dir}; "
+        "finish each with: benchrun-audit resume RUN\n"))
+    info = json.loads((sweep_dir / "1_gemma3" / "run.json").read_text())
+    assert (info["status"], info["reason"]) == ("interrupted", f"its process died while the sweep ran (hydra/launcher: "
+                                                               f"{said})")
