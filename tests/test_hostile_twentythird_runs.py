@@ -8,6 +8,11 @@ now obeys.
   sweep's last line said `finish each interrupted one with: benchrun-audit resume RUN`, and resume refuses each such
   job (`ended before it compiled ... and asked nothing; start a new run`, exit 4). Now the sweep's line names the
   jobs that asked nothing, to be started again, and sends only the others to resume (`benchrun.cli._finishing`)
+- such a job whose process died before it compiled (the out-of-memory killer as its benchmark loads), which the
+  sweep's end records `interrupted` (`settle_dead_jobs`): left unsealed for a resume that refuses it, so verify said
+  `NOT intact: seal.json: missing: the run ended (interrupted) but nothing covers run.json` for good and `list` showed
+  it `unreadable ... cannot be trusted`. Now one that asked nothing is sealed as its own writer seals a run stopped
+  before it compiled, config.yaml's digest in run.json (`archive.sweep._settle`, `archive.writer.final_config`)
 - a submitit_local sweep whose job's process is SIGKILLed (the out-of-memory killer): the sweep's line, and the job's
   reason in run.json and sweep.json, said `hydra/launcher: Job 7 (task: 0) with path .../7_0_result.pkl`, cut off in
   the middle of submitit's sentence, whose second line says what happened (`has not produced any output (state:
@@ -16,6 +21,7 @@ now obeys.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -85,7 +91,8 @@ def test_a_sweep_stopped_while_a_job_compiles_sends_that_job_to_be_started_again
 
 def test_a_sweep_whose_launcher_lost_its_jobs_as_they_compiled_sends_them_to_be_started_again(tmp_path):
     """A joblib worker SIGKILLed (the out-of-memory killer) while both jobs import their scorer file: joblib ends
-    both. Before, the line said `2 recorded as 'interrupted' ...; finish each with: benchrun-audit resume RUN`."""
+    both. Before, the line said `2 recorded as 'interrupted' ...; finish each with: benchrun-audit resume RUN`; and
+    each job, settled unsealed, was `NOT intact` (`seal.json: missing`) with no way forward, `unreadable` in list."""
     sweep, marks, server = _sweep(tmp_path, "joblib", "outputs")
     try:
         wait_for(lambda: len(list(marks.iterdir())) == 2, 120)
@@ -102,7 +109,12 @@ def test_a_sweep_whose_launcher_lost_its_jobs_as_they_compiled_sends_them_to_be_
     assert err.endswith(f"The exit codes of the workers are {{SIGKILL(-9)}}; 2 recorded as 'interrupted' in "
                         f"{sweep_dir}; 0_llama3.2, 1_gemma3 stopped before they compiled and asked nothing: start "
                         "them again\n"), err
-    assert [_resumed(tmp_path, sweep_dir / job)[0] for job in ("0_llama3.2", "1_gemma3")] == [EXIT["archive"]] * 2
+    jobs = [sweep_dir / job for job in ("0_llama3.2", "1_gemma3")]
+    assert [_resumed(tmp_path, job)[0] for job in jobs] == [EXIT["archive"]] * 2
+    verified = [run_benchrun("verify", str(job), cwd=tmp_path, module="benchrun.audit") for job in jobs]
+    assert [(done.returncode, done.stdout.splitlines()[1], done.stdout.splitlines()[-1]) for done in verified] == [
+        (EXIT["ok"], f"ok    run.json: matches its seal; keep the seal's sha256 elsewhere to prove this run later: "
+                     f"{hashlib.sha256((job / 'seal.json').read_bytes()).hexdigest()}", "intact") for job in jobs]
 
 
 def test_a_submitit_job_killed_is_said_in_submitits_whole_sentence(tmp_path):
