@@ -16,7 +16,7 @@ now obeys.
 - a submitit_local sweep whose job's process is SIGKILLed (the out-of-memory killer): the sweep's line, and the job's
   reason in run.json and sweep.json, said `hydra/launcher: Job 7 (task: 0) with path .../7_0_result.pkl`, cut off in
   the middle of submitit's sentence, whose second line says what happened (`has not produced any output (state:
-  FINISHED)`). Now the launcher's own words, up to the job's output it quotes (`benchrun.cli._launcher_words`)
+  FINISHED)`). Now the launcher's first sentence, and its exit codes (`benchrun.cli._launcher_words`)
 """
 
 from __future__ import annotations
