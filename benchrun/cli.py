@@ -238,8 +238,8 @@ def lost_sweep(err: Exception) -> str | None:
         return None
     said = _launcher_words(err)
     settled = _settle_sweep(f"its process died while the sweep ran (hydra/launcher: {said})")
-    if settled is None:
-        return None
+    if settled is None or isinstance(settled, str):
+        return settled and f"hydra/launcher lost the sweep's jobs: {said}; {settled}"
     sweep_dir, dead, jobs = settled
     return (f"hydra/launcher lost the sweep's jobs: {said}; {len(dead)} recorded as 'interrupted' in {sweep_dir}; "
             f"{_finishing([job for job in jobs if job.dir in dead], '')}")
@@ -249,8 +249,8 @@ def interrupted_sweep(signal_name: str) -> str | None:
     """After a signal stopped a sweep whose jobs had started: every job whose process died recorded as `interrupted`,
     sweep.json written and the sweep printed; what the line says of it. None when no job had started."""
     settled = _settle_sweep(f"interrupted by {signal_name}, with the sweep")
-    if settled is None:
-        return None
+    if settled is None or isinstance(settled, str):
+        return settled
     sweep_dir, _, jobs = settled
     statuses = [job.status for job in jobs]
     return (f"the sweep in {sweep_dir} is recorded in its sweep.json, {len(statuses)} "
@@ -271,18 +271,23 @@ def _finishing(jobs: list[SweepJob], each: str) -> str:
     return said if len(unasked) == len(jobs) else f"{said}; finish each other{each} with: benchrun-audit resume RUN"
 
 
-def _settle_sweep(reason: str) -> tuple[Path, list[str], tuple[SweepJob, ...]] | None:
+def _settle_sweep(reason: str) -> tuple[Path, list[str], tuple[SweepJob, ...]] | str | None:
     """The sweep this process launched, once its dead jobs are recorded as `interrupted` (with `reason`) and
     sweep.json is written and printed: its directory, the names of the jobs settled, every job as sweep.json lists
-    it. None if no job started."""
+    it; what could not be recorded when its directory takes no more writes (read-only, full: that was a traceback,
+    raised while the stop was being said). None if no job started."""
     from benchrun.archive.lookup import job_dirs  # loaded only when a sweep was stopped: the archive, not at start-up
     from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
 
     for sweep_dir in takeback.SWEEPS:
         if not (sweep_dir.is_dir() and job_dirs(sweep_dir)):
             continue
-        dead = [job_dir.name for job_dir in settle_dead_jobs(sweep_dir, reason)]
-        summary = write_sweep_summary(sweep_dir)
+        try:
+            dead = [job_dir.name for job_dir in settle_dead_jobs(sweep_dir, reason)]
+            summary = write_sweep_summary(sweep_dir)
+        except BenchrunError as err:
+            return (f"the sweep in {sweep_dir.absolute()} could not be recorded in its sweep.json ({err}); each job's "
+                    "run.json says how far it got (benchrun-audit list)")
         output.print_sweep(summary, sweep_dir, output.stdout())
         return sweep_dir.absolute(), dead, summary.jobs
     return None

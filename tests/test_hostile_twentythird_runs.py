@@ -17,17 +17,29 @@ now obeys.
   reason in run.json and sweep.json, said `hydra/launcher: Job 7 (task: 0) with path .../7_0_result.pkl`, cut off in
   the middle of submitit's sentence, whose second line says what happened (`has not produced any output (state:
   FINISHED)`). Now the launcher's first sentence, and its exit codes (`benchrun.cli._launcher_words`)
+- a sweep stopped (SIGTERM) or whose launcher lost its jobs while its directory takes no more writes (made read-only,
+  a full disk): writing sweep.json raised `WriteFailed` while the stop was being said, a traceback of 30 lines. Now one
+  line saying the sweep could not be recorded, and why (`benchrun.cli._settle_sweep`)
+- a run SIGKILLed (the out-of-memory killer, a joblib worker ended by joblib) while a benchmark file's import hangs:
+  the child process that imports it to check it (in a session of its own) lived on, its import running for good
+  (a minute's sleep here; a busy loop or a network wait for ever). Now it is killed with its parent however that
+  ends (`compiler.usercode.PROBE`, PR_SET_PDEATHSIG)
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
+
+import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.core.procfs import PARENT, stat_fields
@@ -35,6 +47,7 @@ from benchrun.testing.holding import holding_answers
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.small_disk import can_mount, read_only
 from tests.helpers.benchfiles import scorer, task, tasks_yml, write_bench
 from tests.helpers.commands import run_benchrun
 
@@ -46,18 +59,23 @@ HANGING = ("import glob, os, time\n"
 in $MARKS."""
 
 
-def _sweep(root: Path, launcher: str, hang_when: str) -> tuple[subprocess.Popen, Path, FakeOllama]:
-    """A sweep of two models with `launcher`, its scorer file's import hanging once `hang_when` matches; its process,
-    the folder its hanging imports are marked in, and its server (to be closed by the caller)."""
+@contextmanager
+def _sweep(root: Path, launcher: str, hang_when: str) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """A sweep of two models with `launcher`, its scorer file's import hanging once `hang_when` matches: its process
+    and the folder its hanging imports are marked in; killed at the end of the block, with its server."""
     write_bench(root, {"tasks.yml": tasks_yml(task(scorer="s")), "custom_scorer.py": HANGING + scorer("return 1")})
     marks = root / "marks"
     marks.mkdir()
-    server = FakeOllama(models=["llama3.2", "gemma3"]).__enter__()
-    sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
-                              f"hydra/launcher={launcher}", "task.path=bench", f"runner.host={server.url}", "cache=false",
-                              f"outputs={root / 'outputs'}"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=child_env({"HANG_WHEN": str(root / hang_when), "MARKS": str(marks)}))
-    return sweep, marks, server
+    with FakeOllama(models=["llama3.2", "gemma3"]) as server:
+        sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
+                                  f"hydra/launcher={launcher}", "task.path=bench", f"runner.host={server.url}",
+                                  "cache=false", f"outputs={root / 'outputs'}"], cwd=root, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True,
+                                 env=child_env({"HANG_WHEN": str(root / hang_when), "MARKS": str(marks)}))
+        try:
+            yield sweep, marks
+        finally:
+            sweep.kill()
 
 
 def _resumed(root: Path, job: Path) -> tuple[int, str]:
@@ -68,14 +86,10 @@ def _resumed(root: Path, job: Path) -> tuple[int, str]:
 def test_a_sweep_stopped_while_a_job_compiles_sends_that_job_to_be_started_again_not_resumed(tmp_path):
     """SIGTERM while the second job's scorer file is imported: that job asked nothing. Before, the sweep's line ended
     `finish each interrupted one with: benchrun-audit resume RUN`, which refuses it."""
-    sweep, marks, server = _sweep(tmp_path, "basic", "outputs/*/*_sweep/1_gemma3")
-    try:
+    with _sweep(tmp_path, "basic", "outputs/*/*_sweep/1_gemma3") as (sweep, marks):
         wait_for(lambda: any(marks.iterdir()), 120)
         sweep.send_signal(signal.SIGTERM)
         _, err = sweep.communicate(timeout=120)
-    finally:
-        sweep.kill()
-        server.__exit__(None, None, None)
     [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
     job = sweep_dir / "1_gemma3"
     run_id = json.loads((job / "run.json").read_text())["run_id"]
@@ -93,15 +107,11 @@ def test_a_sweep_whose_launcher_lost_its_jobs_as_they_compiled_sends_them_to_be_
     """A joblib worker SIGKILLed (the out-of-memory killer) while both jobs import their scorer file: joblib ends
     both. Before, the line said `2 recorded as 'interrupted' ...; finish each with: benchrun-audit resume RUN`; and
     each job, settled unsealed, was `NOT intact` (`seal.json: missing`) with no way forward, `unreadable` in list."""
-    sweep, marks, server = _sweep(tmp_path, "joblib", "outputs")
-    try:
+    with _sweep(tmp_path, "joblib", "outputs") as (sweep, marks):
         wait_for(lambda: len(list(marks.iterdir())) == 2, 120)
         importer = min(int(mark.name) for mark in marks.iterdir())  # the import check's process, below its worker
         os.kill(int(stat_fields(importer)[PARENT]), signal.SIGKILL)
         _, err = sweep.communicate(timeout=120)
-    finally:
-        sweep.kill()
-        server.__exit__(None, None, None)
     [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
     assert sweep.returncode == EXIT["sweep_failed"]
     assert err.startswith("benchrun: error: hydra/launcher lost the sweep's jobs: A worker process managed by the "
@@ -145,3 +155,39 @@ def test_a_submitit_job_killed_is_said_in_submitits_whole_sentence(tmp_path):
     info = json.loads((sweep_dir / "1_gemma3" / "run.json").read_text())
     assert (info["status"], info["reason"]) == ("interrupted", f"its process died while the sweep ran (hydra/launcher: "
                                                                f"{said})")
+
+
+@pytest.mark.skipif(not can_mount(), reason="a read-only bind mount needs root")
+def test_a_sweep_stopped_where_nothing_more_can_be_written_says_so_in_one_line(tmp_path):
+    """SIGTERM while both joblib jobs import their scorer file, the sweep's outputs made read-only first. Before: a
+    traceback ending `benchrun.core.errors.WriteFailed: read-only file system writing .../sweep.json`."""
+    with _sweep(tmp_path, "joblib", "outputs") as (sweep, marks):
+        wait_for(lambda: len(list(marks.iterdir())) == 2, 120)
+        with read_only(tmp_path / "outputs"):
+            sweep.send_signal(signal.SIGTERM)
+            _, err = sweep.communicate(timeout=120)
+    [sweep_dir] = (tmp_path / "outputs").glob("*/*_sweep")
+    assert (sweep.returncode, err.splitlines()[-1]) == (EXIT["interrupted"], (
+        f"benchrun: error: interrupted by SIGTERM: the sweep in {sweep_dir} could not be recorded in its sweep.json "
+        f"(read-only file system writing {sweep_dir}/sweep.json); each job's run.json says how far it got "
+        "(benchrun-audit list)"))
+    assert "Traceback" not in err
+
+
+def test_a_run_killed_while_a_files_import_hangs_leaves_no_import_running(tmp_path):
+    """Before: the importing child lived on, its parent gone, until its import ended (60 s here)."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorer="s")), "custom_scorer.py": HANGING + scorer("return 1")})
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    run = subprocess.Popen([sys.executable, "-m", "benchrun", "task.path=bench", "runner.host=http://127.0.0.1:9",
+                            "cache=false", f"outputs={tmp_path / 'outputs'}"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env=child_env({"HANG_WHEN": str(tmp_path), "MARKS": str(marks)}))
+    wait_for(lambda: any(marks.iterdir()), 120)
+    [importer] = [int(mark.name) for mark in marks.iterdir()]
+    run.kill()
+    run.wait()
+    try:
+        wait_for(lambda: stat_fields(importer) is None or stat_fields(importer)[0] == "Z", 30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(importer, signal.SIGKILL)
