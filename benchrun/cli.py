@@ -9,6 +9,7 @@ import sys
 import traceback
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hydra
 import omegaconf
@@ -40,6 +41,9 @@ from benchrun.core.layout import RUN
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_streams
 from benchrun.core.yamlfile import syntax_error
+
+if TYPE_CHECKING:
+    from benchrun.core.records import SweepJob
 
 HYDRA_CODE = tuple(str(Path(package.__file__).parent) + os.sep for package in (hydra, omegaconf))
 """Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them), and OmegaConf's,
@@ -234,46 +238,68 @@ def lost_sweep(err: Exception) -> str | None:
         return None
     said = _launcher_words(err)
     settled = _settle_sweep(f"its process died while the sweep ran (hydra/launcher: {said})")
-    if settled is None:
-        return None
-    sweep_dir, dead, _ = settled
-    return (f"hydra/launcher lost the sweep's jobs: {said}; {dead} recorded as 'interrupted' in {sweep_dir}; finish "
-            "each with: benchrun-audit resume RUN")
+    if settled is None or isinstance(settled, str):
+        return settled and f"hydra/launcher lost the sweep's jobs: {said}; {settled}"
+    sweep_dir, dead, jobs = settled
+    return (f"hydra/launcher lost the sweep's jobs: {said}; {len(dead)} recorded as 'interrupted' in {sweep_dir}; "
+            f"{_finishing([job for job in jobs if job.dir in dead], '')}")
 
 
 def interrupted_sweep(signal_name: str) -> str | None:
     """After a signal stopped a sweep whose jobs had started: every job whose process died recorded as `interrupted`,
     sweep.json written and the sweep printed; what the line says of it. None when no job had started."""
     settled = _settle_sweep(f"interrupted by {signal_name}, with the sweep")
-    if settled is None:
-        return None
-    sweep_dir, _, statuses = settled
+    if settled is None or isinstance(settled, str):
+        return settled
+    sweep_dir, _, jobs = settled
+    statuses = [job.status for job in jobs]
     return (f"the sweep in {sweep_dir} is recorded in its sweep.json, {len(statuses)} "
             f"job{'s' * (len(statuses) != 1)} started "
             f"({', '.join(f'{n} {status}' for status, n in Counter(statuses).items())}); a job it does not list never "
-            "started; finish each interrupted one with: benchrun-audit resume RUN")
+            f"started; {_finishing([job for job in jobs if job.status == 'interrupted'], ' interrupted one')}")
 
 
-def _settle_sweep(reason: str) -> tuple[Path, int, list[str]] | None:
+def _finishing(jobs: list[SweepJob], each: str) -> str:
+    """How to finish the interrupted `jobs`: resume each that compiled; one stopped before it compiled asked nothing,
+    and resume refuses it (`start a new run`), so it is started again."""
+    unasked = [job.dir for job in jobs if job.manifest_id is None]
+    if not unasked:
+        return f"finish each{each} with: benchrun-audit resume RUN"
+    they = len(unasked) > 1
+    said = (f"{', '.join(unasked)} stopped before {'they' if they else 'it'} compiled and asked nothing: start "
+            f"{'them' if they else 'it'} again")
+    return said if len(unasked) == len(jobs) else f"{said}; finish each other{each} with: benchrun-audit resume RUN"
+
+
+def _settle_sweep(reason: str) -> tuple[Path, list[str], tuple[SweepJob, ...]] | str | None:
     """The sweep this process launched, once its dead jobs are recorded as `interrupted` (with `reason`) and
-    sweep.json is written and printed: its directory, the jobs settled, every job's status. None if no job started."""
+    sweep.json is written and printed: its directory, the names of the jobs settled, every job as sweep.json lists
+    it; what could not be recorded when its directory takes no more writes (read-only, full: that was a traceback,
+    raised while the stop was being said). None if no job started."""
     from benchrun.archive.lookup import job_dirs  # loaded only when a sweep was stopped: the archive, not at start-up
     from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
 
     for sweep_dir in takeback.SWEEPS:
         if not (sweep_dir.is_dir() and job_dirs(sweep_dir)):
             continue
-        dead = len(settle_dead_jobs(sweep_dir, reason))
-        summary = write_sweep_summary(sweep_dir)
+        try:
+            dead = [job_dir.name for job_dir in settle_dead_jobs(sweep_dir, reason)]
+            summary = write_sweep_summary(sweep_dir)
+        except BenchrunError as err:
+            return (f"the sweep in {sweep_dir.absolute()} could not be recorded in its sweep.json ({err}); each job's "
+                    "run.json says how far it got (benchrun-audit list)")
         output.print_sweep(summary, sweep_dir, output.stdout())
-        return sweep_dir.absolute(), dead, [job.status for job in summary.jobs]
+        return sweep_dir.absolute(), dead, summary.jobs
     return None
 
 
 def _launcher_words(err: Exception) -> str:
-    """What a launcher's error says, in one line: its first line, and where its exit codes are."""
+    """What a launcher's error says, in one line: its first sentence, whose lines after the first begin in lower case
+    (submitit's `Job 7 (task: 0) with path ...` goes on `has not produced any output (state: ...)`, which was cut
+    off), and where its exit codes are."""
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    said = lines[:1] + [line for line in lines[1:] if "exit code" in line]
+    first = next((at for at, line in enumerate(lines[1:], 1) if not line[0].islower()), len(lines))
+    said = lines[:first] + [line for line in lines[first:] if "exit code" in line]
     return " ".join(said) or type(err).__name__
 
 

@@ -9,7 +9,7 @@ from benchrun.archive.atomic import write_atomic
 from benchrun.archive.dirlock import DirLock, not_remotely_written
 from benchrun.archive.lookup import job_dirs
 from benchrun.archive.reader import load_run
-from benchrun.archive.writer import now
+from benchrun.archive.writer import final_config, now, write_seal
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import NO_RUN, RUN, SWEEP_FILE, UNREADABLE
 from benchrun.core.records import Summary, SweepJob, SweepLine, SweepSummary
@@ -34,7 +34,8 @@ def write_sweep_summary(sweep_dir: Path) -> SweepSummary:
 def settle_dead_jobs(sweep_dir: Path, reason: str) -> list[Path]:
     """Record as `interrupted` (with `reason`) every job of the sweep that says `running` while no process holds
     its lock: its process died (a launcher's worker killed, the out-of-memory killer), so it cannot say so itself;
-    `resume` finishes it. The jobs settled."""
+    `resume` finishes it, or, one that died before it compiled (it asked nothing), it is sealed here. The jobs
+    settled."""
     jobs = [job_dir for job_dir in job_dirs(sweep_dir) if (job_dir / RUN).is_file()]
     unwritten = not_remotely_written(jobs)  # not those a writer on another machine, whose lock is unseen here, writes
     return [job_dir for job_dir, note in unwritten.items() if _settle(job_dir, reason, note)]
@@ -50,7 +51,12 @@ def _settle(job_dir: Path, reason: str, watched: dict[str, Any] | None) -> bool:
         info = load_run(job_dir).info
         if info.status == "running":
             dead = info.model_copy(update={"status": "interrupted", "reason": reason, "ended_at": now()})
-            write_atomic(job_dir / RUN, dead.model_dump_json(indent=2).encode() + b"\n")
+            if info.manifest_id is None:  # it asked nothing, and resume cannot finish it: ended as its writer ends one
+                dead = dead.model_copy(update={"files": final_config(job_dir, info)})
+            run_json = dead.model_dump_json(indent=2).encode() + b"\n"
+            write_atomic(job_dir / RUN, run_json)
+            if info.manifest_id is None:
+                write_seal(job_dir, info.run_id, run_json, dead.ended_at)
             settled = True
         return settled
     finally:

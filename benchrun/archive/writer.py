@@ -93,6 +93,13 @@ def write_seal(run_dir: Path, run_id: str, run_json: bytes, sealed_at: str,
     write_atomic(run_dir / SEAL, seal.model_dump_json(indent=2).encode() + b"\n", ready=ready)
 
 
+def final_config(run_dir: Path, info: RunInfo) -> dict[str, FileDigest]:
+    """config.yaml's final digest: as the run wrote it at its start (an older run's, which holds none, as it is now)."""
+    if info.config_digest:
+        return {CONFIG: info.config_digest}
+    return {CONFIG: file_digest(run_dir / CONFIG)} if (run_dir / CONFIG).is_file() else {}
+
+
 def file_digest(path: Path, stop: threading.Event | None = None) -> FileDigest:
     """sha256, size and line count of a file, read in 1 MiB chunks; InterruptedError once `stop` is set (a digest
     made beside other work that failed: a model file of 60 GB read to the end after its load was refused)."""
@@ -335,16 +342,13 @@ class RunWriter:
             pass
 
     def _close_records(self) -> dict[str, FileDigest]:
-        """The final digests of config.yaml and the record files (none after a failed write): config.yaml's as the run
-        wrote it at its start (an older run's, which holds none, as it is now)."""
+        """The final digests of config.yaml (`final_config`) and the record files (none after a failed write)."""
         sinks, self._sinks = self._sinks, {}
         if self._broken:
             for sink in sinks.values():
                 sink.abandon()
             return {}
-        config = ({CONFIG: self.info.config_digest} if self.info.config_digest
-                  else {CONFIG: file_digest(self.dir / CONFIG)} if (self.dir / CONFIG).is_file() else {})
-        return {**config, **{name: sink.close() for name, sink in sinks.items()}}
+        return {**final_config(self.dir, self.info), **{name: sink.close() for name, sink in sinks.items()}}
 
     def release(self) -> None:
         """Let go of the directory (the record files are closed first if still open)."""

@@ -46,8 +46,11 @@ SCHEMA_MARK = "schema of "
 PROBE = """import ctypes, json, os, runpy, signal, sys, threading
 try:
     ctypes.CDLL(None).prctl(36, 1)
+    ctypes.CDLL(None).prctl(1, 9)
 except (AttributeError, OSError):
     pass
+if os.getppid() != int(sys.argv[4]):
+    os._exit(1)
 me, forked, marks = os.getpid(), [], os.fdopen(int(sys.argv[3]), 'w', encoding='utf-8')
 os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
     os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
@@ -266,14 +269,15 @@ def _log_printed(rel: str, printed: str) -> None:
 
 
 def probed(path: Path, rel: str) -> None:
-    """Import `path` in a child process of a session of its own (without the API key): refuse a file whose import
-    ends that process without a Python error (os._exit, a signal), does not end within IMPORT_TIMEOUT_S, or leaves a
-    thread or a process running (either would keep a run from ending, or hold its output open); errors it raises
-    are left to the import in this process, which reports them."""
+    """Import `path` in a child process of a session of its own (without the API key), killed when this process ends
+    however it ends (PR_SET_PDEATHSIG: a run SIGKILLed while a file's import hung left it running for good): refuse
+    a file whose import ends that process without a Python error (os._exit, a signal), does not end within
+    IMPORT_TIMEOUT_S, or leaves a thread or a process running (either would keep a run from ending, or hold its
+    output open); errors it raises are left to the import in this process, which reports them."""
     done, scratch = uuid.uuid4().hex, scratch_folder()  # its temporary files, removed with it (core.scratch)
     with tempfile.TemporaryFile() as out, contextlib.ExitStack() as stack:
         stack.callback(remove_scratch, scratch)
-        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno())],
+        child = subprocess.Popen([sys.executable, "-c", PROBE, str(path), done, str(out.fileno()), str(os.getpid())],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  pass_fds=(out.fileno(),), env={**SECRETS.child_env(), "TMPDIR": scratch},
                                  start_new_session=True)
