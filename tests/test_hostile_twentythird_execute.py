@@ -4,6 +4,9 @@
   "overloaded"}`) and no choices was `not a chat completion` (never retried, the body dumped), and the structured-output
   probe took it for the dialect's answer. Now an `error` with no choices is an error always: its name and message
   said, retried when it says the server is busy (`runners.errorbody.error_said`)
+- a structured-output probe answered busy (a 503, a 500 of the server's own, a 200's error object saying 429) was
+  never asked again: the run refused at once (exit 3). Now the probe is asked with the runner's retries and backoff,
+  as every request is (`OpenAIRunner._probe`, `runners.base.retrying`, `base.transient` for what is worth it)
 """
 
 from __future__ import annotations
@@ -77,3 +80,24 @@ def test_a_structured_output_probe_answered_200_with_an_error_object_is_no_diale
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", (
         f"benchrun: error: the server at {url} refused every structured-output dialect (json_schema: {said}; "
         f"json_object: {said}; none: {said})\n"))
+
+
+@pytest.mark.parametrize("busy", [Reply(status=503, error="overloaded"), Reply(status=500, error="CUDA out of memory"),
+                                  Reply(raw=json.dumps({"error": {"code": 429, "message": "Rate limit reached"}}))])
+def test_a_structured_output_probe_answered_busy_is_asked_again_with_the_runners_retries(tmp_path, busy):
+    _, done = _openai(tmp_path, _busy_once(busy))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    info = json.loads((run_dir_of(done.stdout) / "run.json").read_text())
+    assert info["identity"]["structured_dialect"] == "json_schema"
+
+
+def _busy_once(busy: Reply):
+    """A responder answering the structured-output probe `busy` once, then rightly."""
+    asked: list[str] = []
+
+    def responder(request):
+        if request.prompt == PROBE_PROMPT and not asked:
+            asked.append(request.prompt)
+            return busy
+        return listbench_answer(request)
+    return responder

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import h11
 import httpx
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
@@ -164,6 +165,17 @@ def transient(status: int, message: str = "") -> bool:
     if status >= 500:
         return not INVALID_REQUEST.search(message)
     return status in (408, 429)
+
+
+BACKOFF_MAX_S = 8.0
+"""The longest wait between two attempts."""
+
+
+def retrying(policy: RunnerConfig) -> AsyncRetrying:
+    """A request's attempts as a runner's config says: `retries` more after a Retryable failure, with backoff from
+    `backoff_s`, the last failure raised."""
+    return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
+                         wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S), reraise=True)
 
 
 async def resolvable(url: str, key: str) -> None:

@@ -24,6 +24,7 @@ from benchrun.execute.runners.base import (
     Unreachable,
     json_count,
     resolvable,
+    retrying,
     tls_trouble,
     tools_called,
     transport_failure,
@@ -203,24 +204,7 @@ class OpenAIRunner:
             return self.config.structured
         refused = []
         for dialect in DIALECTS:
-            try:
-                probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
-                response = await asyncio.wait_for(probe, self.config.timeout_s)
-                said = self._failure(response)
-                if said and said.retry:  # a server saying it is busy says nothing of the dialect
-                    raise Retryable(said.line)
-            except asyncio.TimeoutError:
-                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
-                                  f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
-                                  "that loads the model on its first request answers it late), or "
-                                  f"{self.config.key('structured')}=json_schema, json_object or none skips the "
-                                  "probe") from None
-            except (Retryable, TooLarge) as err:
-                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
-                                  f"({err}); {self.config.key('structured')}=json_schema, json_object or none skips "
-                                  "it") from None
-            except Refused as err:  # a redirect: every request of the run would be
-                raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
+            response, said = await self._probe(dialect)
             if said is None:
                 body = _json(response)
                 self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None
@@ -229,6 +213,31 @@ class OpenAIRunner:
             refused.append(f"{dialect}: {said.line}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
                           f"({'; '.join(refused)})")
+
+    async def _probe(self, dialect: str) -> tuple[httpx.Response, Said | None]:
+        """The probe's answer in `dialect` and what it says of a failure, asked again as any request is (runner.retries,
+        with backoff) while the server is busy or drops it, which says nothing of the dialect; RunnerError when the
+        retries are used up, the probe timed out or was refused as every request would be."""
+        try:
+            async for attempt in retrying(self.config):
+                with attempt:
+                    probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
+                    response = await asyncio.wait_for(probe, self.config.timeout_s)
+                    if (said := self._failure(response)) and said.retry:
+                        raise Retryable(said.line)
+        except asyncio.TimeoutError:
+            raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
+                              f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
+                              "that loads the model on its first request answers it late), or "
+                              f"{self.config.key('structured')}=json_schema, json_object or none skips the "
+                              "probe") from None
+        except (Retryable, TooLarge) as err:
+            raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
+                              f"({err}); {self.config.key('structured')}=json_schema, json_object or none skips "
+                              "it") from None
+        except Refused as err:  # a redirect: every request of the run would be
+            raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
+        return response, said
 
     def _failure(self, response: httpx.Response) -> Said | None:
         """What an answer that fails says (`HTTP 503: ...`, a 200's error object `HTTP 200 saying 503: ...`); None for
