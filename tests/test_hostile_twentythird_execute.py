@@ -7,6 +7,10 @@
 - a structured-output probe answered busy (a 503, a 500 of the server's own, a 200's error object saying 429) was
   never asked again: the run refused at once (exit 3). Now the probe is asked with the runner's retries and backoff,
   as every request is (`OpenAIRunner._probe`, `runners.base.retrying`, `base.transient` for what is worth it)
+- a response cache failing to keep an answer (`CacheFailed` from `RunCache.put`) stopped the run before that answer
+  was recorded: the model's answer lost, asked again by the resume. Now the answer is recorded (and graded) first,
+  then the cache's failure stops the run (`execute.executor.Executor._worker`); `RunCache.forget` failing (a model
+  changed mid-run) no longer hides why the run ended (`execute.session._forgotten`)
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ from pathlib import Path
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.recordvalues import short_digest
+from benchrun.execute.cache import Store
 from benchrun.execute.runners.openai import PROBE_PROMPT
-from benchrun.testing.chat import Reply
+from benchrun.testing.chat import Reply, fake_digest
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.sqlitefile import sqlite_db
 
 QUOTA = json.dumps({"error": {"code": "insufficient_quota", "type": "insufficient_quota",
                               "message": "You exceeded your current quota, please check your plan and billing details."}})
@@ -101,3 +109,58 @@ def _busy_once(busy: Reply):
             return busy
         return listbench_answer(request)
     return responder
+
+
+def _refusing_cache(directory: Path) -> Path:
+    """A response cache whose every write of an answer fails (as a disk gone bad mid-run would): its path."""
+    Store(directory).close()
+    with sqlite_db(directory / "responses.sqlite3") as db:
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON answers BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
+    return directory / "responses.sqlite3"
+
+
+def test_an_answer_the_response_cache_fails_to_keep_is_recorded_before_the_run_stops(tmp_path):
+    path, asked = _refusing_cache(tmp_path / "cache"), []
+
+    def responder(request):
+        asked.append(request.prompt)
+        return listbench_answer(request)
+
+    with FakeOllama(models=["llama3.2"], responder=responder) as server:
+        done = call_benchrun(f"runner.host={server.url}", "cache=true", f"cache_dir={tmp_path / 'cache'}",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    [run_dir] = (tmp_path / "outputs").glob("*/*")
+    responses = read_jsonl(run_dir / "responses.jsonl")
+    assert [(r["id"], r["text"]) for r in responses] == [("product:a=2,b=3", '{"answer": 6}')]
+    assert asked == ["find the product of 2 and 3"]
+    assert len(read_jsonl(run_dir / "scores.jsonl")) == 1
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: cache_dir: the response cache at {path} cannot be used (IntegrityError: disk I/O error); "
+        "set cache_dir= to a directory on local disk, or cache=false; run "
+        f"{json.loads((run_dir / 'run.json').read_text())['run_id']} is recorded as 'failed' with 1 of 3 samples in "
+        f"{run_dir}; finish it (a resume asks without the cache) with: benchrun-audit resume {run_dir}\n"))
+
+
+def test_a_model_pulled_again_mid_run_is_said_when_the_cache_fails_to_forget_its_answers(tmp_path):
+    path = tmp_path / "cache" / "responses.sqlite3"
+    Store(path.parent).close()
+    with sqlite_db(path) as db:
+        db.execute("CREATE TRIGGER refuse BEFORE DELETE ON answers BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
+    asked = []
+
+    def repulled(request):
+        asked.append(request)
+        if len(asked) == 2:
+            server.digests["llama3.2"] = "f" * 64
+        return listbench_answer(request)
+
+    with FakeOllama(models=["llama3.2"], responder=repulled) as server:
+        done = call_benchrun(f"runner.host={server.url}", "cache=true", f"cache_dir={path.parent}",
+                             "task.only=[product]", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    began = short_digest(fake_digest("llama3.2"))
+    assert (done.returncode, done.stderr) == (EXIT["runner"], (
+        f"benchrun: error: model llama3.2 changed on {server.url} while the run asked: digest {began} when it began, "
+        "digest ffffffffffff as it ended (pulled again?); its answers may come from either model and cannot be told "
+        "apart: run it again; the answers it kept in the response cache could not be deleted (cache_dir: the "
+        f"response cache at {path} cannot be used (IntegrityError: disk I/O error); set cache_dir= to a directory on "
+        "local disk, or cache=false): delete them with benchrun-audit cache --clear\n"))

@@ -133,15 +133,26 @@ async def same_to_the_end(runner: Runner, before: str | None, model: str, given:
     was = model_digest({"digest": before})  # a GGUF's `sha256:` as a server's digest is read
     changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != was]
     if changed:
-        if cache is not None:
-            cache.forget()
+        left = _forgotten(cache)
         url, digest = changed[0]
         served = pin_shown(model_digest({"digest": digest})) if digest else "no digest"
         how = ("the server restarted on other weights?" if before.startswith(SAID) else
                "the file written over?" if before.startswith("sha256:") else "pulled again?")
         raise RunnerError(f"{model} changed on {url} while {asking} asked: {pin_shown(before)} when it began, "
                           f"{served} as it ended ({how}); its {given} may come from either model and cannot be told "
-                          f"apart: {again}")
+                          f"apart: {again}{left}")
+
+
+def _forgotten(cache: RunCache | None) -> str:
+    """Delete the answers a run kept in `cache` (`RunCache.forget`); where the cache failed to, a note saying so and
+    how to delete them, for the run's own line (its model changed) still to say why it ended."""
+    try:
+        if cache is not None:
+            cache.forget()
+    except CacheFailed as err:
+        return (f"; the answers it kept in the response cache could not be deleted ({err}): delete them with "
+                "benchrun-audit cache --clear")
+    return ""
 
 
 def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:
