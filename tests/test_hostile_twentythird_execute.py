@@ -11,6 +11,9 @@
   was recorded: the model's answer lost, asked again by the resume. Now the answer is recorded (and graded) first,
   then the cache's failure stops the run (`execute.executor.Executor._worker`); `RunCache.forget` failing (a model
   changed mid-run) no longer hides why the run ended (`execute.session._forgotten`)
+- `retry` judged again every answer a judge call of got no reply, those refused for their own chat too (`Refused:
+  ContextFull: ...`, a rubric longer than the judge's context), which fail so however often asked: a retry of a retry
+  never reached `nothing to retry`. Now only a call failed for the setup (`failure_kind`) is (`audit.judged.unreplied`)
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.core.errors import EXIT
+from benchrun.archive.reader import load_run
+from benchrun.audit.judged import unreplied
+from benchrun.audit.retry import retry_run
+from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import Store
 from benchrun.execute.runners.openai import PROBE_PROMPT
@@ -29,7 +35,9 @@ from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import call_benchrun, make_run, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.sqlitefile import sqlite_db
 
 QUOTA = json.dumps({"error": {"code": "insufficient_quota", "type": "insufficient_quota",
@@ -164,3 +172,19 @@ def test_a_model_pulled_again_mid_run_is_said_when_the_cache_fails_to_forget_its
         "apart: run it again; the answers it kept in the response cache could not be deleted (cache_dir: the "
         f"response cache at {path} cannot be used (IntegrityError: disk I/O error); set cache_dir= to a directory on "
         "local disk, or cache=false): delete them with benchrun-audit cache --clear\n"))
+
+
+def _judged_run(tmp_path: Path) -> Path:
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    return make_run(tmp_path, "task.path=bench", "judge.model=qwen2.5", responder=answer, models=("llama3.2", "qwen2.5"))
+
+
+def test_a_judge_call_refused_for_its_own_chat_is_not_asked_again_by_retry(tmp_path):
+    run_dir = _judged_run(tmp_path)
+    calls = read_jsonl(run_dir / "judgements.jsonl")
+    calls[0].update(reply=None, grade=None, value=None, error={
+        "type": "Refused", "message": "ContextFull: the chat is 9000 tokens, and the model's context holds 8192"})
+    (run_dir / "judgements.jsonl").write_text("".join(json.dumps(call) + "\n" for call in calls))
+    assert unreplied(load_run(run_dir)) == set()
+    with pytest.raises(ArchiveError, match="has an answer; nothing to retry"):
+        retry_run(load_run(run_dir), force=True)
