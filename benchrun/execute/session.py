@@ -23,7 +23,7 @@ from benchrun.core.errors import (
 )
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, UNFINISHED, Status
-from benchrun.core.manifest import Query, Sample
+from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
 from benchrun.core.recordvalues import (
     SAID,
@@ -96,13 +96,15 @@ def resume_hint(writer: RunWriter, when: str = "", longer: tuple[str, str] | Non
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
                   cache: RunCache | None = None, judge: Judge | None = None,
-                  regrade: Sequence[tuple[Sample, ResponseRecord]] = ()) -> Status:
+                  regrade: Sequence[ResponseRecord] = ()) -> Status:
     """Ask `queries` (samples' repeats) with an identified runner (answers from `cache` where it has them), record
     each, grade it (with `judge` for a benchmark with judges), and finish the run with its status; the answers
     recorded already in `regrade` are graded first."""
+    samples = {sample.id: sample for sample in plan.manifest.samples} if regrade else {}
     with output.progress(len(queries)) as advance:
         async with grader_for(plan, writer, judge) as grader:
-            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries, regrade)
+            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(
+                queries, [(samples[response.id], response) for response in regrade])
     await same_models_to_the_end(runner, writer, judge, cache)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
