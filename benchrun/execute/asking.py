@@ -28,6 +28,7 @@ from benchrun.execute.runners.base import (
     retrying,
 )
 
+
 @dataclass
 class Outcome:
     """What asking came to: the answer, or the error of the last attempt; each failed attempt."""
