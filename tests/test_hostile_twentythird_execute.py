@@ -14,6 +14,11 @@
 - `retry` judged again every answer a judge call of got no reply, those refused for their own chat too (`Refused:
   ContextFull: ...`, a rubric longer than the judge's context), which fail so however often asked: a retry of a retry
   never reached `nothing to retry`. Now only a call failed for the setup (`failure_kind`) is (`audit.judged.unreplied`)
+- an Ollama chat answer of 200 that is an error and no message (`{"error": "server busy, please try again. maximum
+  pending requests exceeded"}`, as a proxy before Ollama, or Ollama's own stream, sends): `not Ollama's chat answer: 1
+  validation error for ChatResponse ...`, the server's words buried and never retried. Now the error itself, retried
+  when it says the server is busy, as an OpenAI-compatible one (`runners.ollama._refuse_error`,
+  `runners.errorbody.error_in_200`)
 """
 
 from __future__ import annotations
@@ -188,3 +193,20 @@ def test_a_judge_call_refused_for_its_own_chat_is_not_asked_again_by_retry(tmp_p
     assert unreplied(load_run(run_dir)) == set()
     with pytest.raises(ArchiveError, match="has an answer; nothing to retry"):
         retry_run(load_run(run_dir), force=True)
+
+
+def _ollama(tmp_path: Path, responder):
+    with FakeOllama(models=["llama3.2"], responder=responder) as server:
+        return call_benchrun(f"runner.host={server.url}", "cache=false", "runner.backoff_s=0", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+
+
+@pytest.mark.parametrize(("error", "failed"), [
+    ("server busy, please try again.  maximum pending requests exceeded", None),
+    ("model requires more system memory (9.0 GiB) than is available (4.0 GiB)", "Refused")])
+def test_an_ollama_200_that_is_an_error_is_that_error_retried_when_busy(tmp_path, error, failed):
+    done = _ollama(tmp_path, _once(json.dumps({"error": error})))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = f"HTTP 200 saying an error: {' '.join(error.split())}"
+    error_info = failed and {"type": failed, "message": said}
+    assert _failed(done.stdout) == [("product:a=2,b=3", error_info, 1 if failed else 2, [said])]

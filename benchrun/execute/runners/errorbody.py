@@ -1,5 +1,5 @@
-"""What an OpenAI-compatible server says of a failure: its status and message, or an error object in a 200's body, and
-whether another try may be answered."""
+"""What a server says of a failure: its status and message, or an error in a 200's body (an OpenAI-compatible
+server's, Ollama's or a proxy's before it), and whether another try may be answered."""
 
 from __future__ import annotations
 
@@ -41,15 +41,20 @@ def error_said(body: Any) -> Said | None:
         return None
     choices = body.get("choices")
     if not choices:
-        if body.get("error") is None:
-            return None
-        retry, code, message = _said(body["error"])
-        return Said(retry, f"HTTP 200 saying {code or 'an error'}: {message}")
+        return None if body.get("error") is None else error_in_200(body["error"])
     choice = choices[0] if isinstance(choices, list) else None
     if not isinstance(choice, dict) or choice.get("finish_reason") != ENDED_IN_ERROR:
         return None
     retry, code, message = _said(choice.get("error"))
     return Said(retry, f"HTTP 200, the answer ending in an error{'' if code is None else f' saying {code}'}: {message}")
+
+
+def error_in_200(error: Any) -> Said:
+    """A 200 whose body is an error (an object, or a string) in place of an answer: `HTTP 200 saying 503: ...` where
+    its `code` is a status, `HTTP 200 saying insufficient_quota: ...` where it is a name, `HTTP 200 saying an error:
+    ...` where it names none."""
+    retry, code, message = _said(error)
+    return Said(retry, f"HTTP 200 saying {code or 'an error'}: {message}")
 
 
 def _said(error: Any) -> tuple[bool, str | int | None, str]:

@@ -31,6 +31,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
+from benchrun.execute.runners.errorbody import error_in_200
 from benchrun.execute.runners.http import client_options
 
 ollama = ollama_package()
@@ -228,11 +229,20 @@ def _as_typed(body: bytes, path: str) -> bytes:
         return body
     typed = answer
     if path.endswith("/api/chat"):
+        _refuse_error(answer)
         typed = _without_odd(answer, _TYPED)
     elif path.endswith("/api/tags") and isinstance(models := answer.get("models"), list):
         entries = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
         typed = answer if all(new is old for new, old in zip(entries, models)) else {**answer, "models": entries}
     return body if typed is answer else json.dumps(typed).encode()
+
+
+def _refuse_error(answer: dict[str, Any]) -> None:
+    """A chat answer that is an error and no message (a proxy before Ollama answering 200 so, as Ollama's stream does)
+    as that error, asked again when it says the server is busy (`errorbody.error_in_200`): not a malformed answer."""
+    if answer.get("error") is not None and answer.get("message") is None:
+        said = error_in_200(answer["error"])
+        raise (Retryable if said.retry else Refused)(said.line)
 
 
 def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
