@@ -19,6 +19,10 @@
   validation error for ChatResponse ...`, the server's words buried and never retried. Now the error itself, retried
   when it says the server is busy, as an OpenAI-compatible one (`runners.ollama._refuse_error`,
   `runners.errorbody.error_in_200`)
+- an answer whose token count had more digits than Python converts (`"prompt_tokens": 1000...0`, 5,001 digits, in an
+  OpenAI usage or Ollama's eval_count) was `not a chat completion: not JSON (ValueError: Exceeds the limit ...)`, the
+  answer lost, though a count of 1e400 was only not reported. Now such an integer is read as its text, no count
+  (`core.text.server_json`), the answer kept
 """
 
 from __future__ import annotations
@@ -210,3 +214,23 @@ def test_an_ollama_200_that_is_an_error_is_that_error_retried_when_busy(tmp_path
     said = f"HTTP 200 saying an error: {' '.join(error.split())}"
     error_info = failed and {"type": failed, "message": said}
     assert _failed(done.stdout) == [("product:a=2,b=3", error_info, 1 if failed else 2, [said])]
+
+
+DIGITS = "1" + "0" * 5000
+"""An integer of more digits than Python converts (4,300)."""
+OPENAI_HUGE = ('{"choices": [{"message": {"role": "assistant", "content": "{\\"answer\\": 6}"}, "finish_reason": "stop"}], '
+               f'"usage": {{"prompt_tokens": {DIGITS}, "completion_tokens": 3}}}}')
+OLLAMA_HUGE = ('{"model": "llama3.2", "message": {"role": "assistant", "content": "{\\"answer\\": 6}"}, "done": true, '
+               f'"done_reason": "stop", "prompt_eval_count": 4, "eval_count": {DIGITS}}}')
+
+
+@pytest.mark.parametrize(("ask", "body", "counts"), [("openai", OPENAI_HUGE, (None, 3)), ("ollama", OLLAMA_HUGE, (4, None))])
+def test_a_token_count_of_more_digits_than_python_reads_is_not_reported_and_the_answer_kept(tmp_path, ask, body, counts):
+    if ask == "openai":
+        _, done = _openai(tmp_path, _once(body), "runner.structured=json_schema")
+    else:
+        done = _ollama(tmp_path, _once(body))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    [asked] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    assert (asked["text"], asked["error"], asked["prompt_tokens"], asked["completion_tokens"]) == (
+        '{"answer": 6}', None, *counts)
