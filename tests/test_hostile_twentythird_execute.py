@@ -23,6 +23,10 @@
   OpenAI usage or Ollama's eval_count) was `not a chat completion: not JSON (ValueError: Exceeds the limit ...)`, the
   answer lost, though a count of 1e400 was only not reported. Now such an integer is read as its text, no count
   (`core.text.server_json`), the answer kept
+- a judge's reply the response cache failed to keep (`CacheFailed` from `RunCache.put` in `Judge._judgement`) failed
+  its grading: the reply and the answer's scores lost, graded again by the resume. Now the call is recorded and graded,
+  the failure held (`Judge._keep`) and the run stopped on it once what was graded is committed
+  (`execute.executor.Executor._collect`, `grading.Held.unkept`)
 """
 
 from __future__ import annotations
@@ -234,3 +238,27 @@ def test_a_token_count_of_more_digits_than_python_reads_is_not_reported_and_the_
     [asked] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
     assert (asked["text"], asked["error"], asked["prompt_tokens"], asked["completion_tokens"]) == (
         '{"answer": 6}', None, *counts)
+
+
+def test_a_judges_reply_the_response_cache_fails_to_keep_is_recorded_before_the_run_stops(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    path = tmp_path / "cache" / "responses.sqlite3"
+    Store(path.parent).close()
+    with sqlite_db(path) as db:  # the judge's replies alone fail to be kept
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON answers WHEN NEW.model = 'qwen2.5' BEGIN "
+                   "SELECT RAISE(ABORT, 'disk I/O error'); END")
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        done = call_benchrun(f"runner.host={server.url}", "task.path=bench", "judge.model=qwen2.5", "cache=true",
+                             f"cache_dir={path.parent}", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    [run_dir] = (tmp_path / "outputs").glob("*/*")
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: cache_dir: the response cache at {path} cannot be used (IntegrityError: disk I/O error); "
+        f"set cache_dir= to a directory on local disk, or cache=false; run {info['run_id']} is recorded as 'failed' "
+        f"with 3 of 3 samples in {run_dir}; finish it (a resume asks without the cache) with: benchrun-audit resume "
+        f"{run_dir}\n"))
+    calls = read_jsonl(run_dir / "judgements.jsonl")
+    assert [(c["id"], c["error"], c["value"]) for c in calls] == [
+        ("symbol:symb=@", None, 1), ("symbol:symb=$", None, 1), ("symbol:symb=#", None, 0)]
+    assert [(s["id"], s["metrics"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "names"] == [
+        ("symbol:symb=@", {"names": 1}), ("symbol:symb=$", {"names": 1}), ("symbol:symb=#", {"names": 0})]

@@ -158,6 +158,7 @@ class Executor:
             await grading.scores()
             done.append(grading)
         self._commit(done)
+        self._judged.unkept()  # the judge's reply the cache failed to keep is recorded: the run stops now
 
     def _commit(self, done: list[Grading]) -> None:
         """Commit the gradings in `done` together (but those a judge failure holds back, `Held`), and empty it."""
