@@ -27,6 +27,10 @@
   its grading: the reply and the answer's scores lost, graded again by the resume. Now the call is recorded and graded,
   the failure held (`Judge._keep`) and the run stopped on it once what was graded is committed
   (`execute.executor.Executor._collect`, `grading.Held.unkept`)
+- an HTTP 429 saying a plan's quota is spent (OpenAI's `You exceeded your current quota, please check your plan and
+  billing details.`) was asked again runner.retries times with backoff, for every sample, though no try lifts it. Now a
+  429 that says so (`runners.base.SPENT`) is not retried; a rate limit's 429 that names billing (OpenAI's free tier) is
+  (`runners.base.transient`, and a 200's error object alike, `errorbody._busy`)
 """
 
 from __future__ import annotations
@@ -262,3 +266,28 @@ def test_a_judges_reply_the_response_cache_fails_to_keep_is_recorded_before_the_
         ("symbol:symb=@", None, 1), ("symbol:symb=$", None, 1), ("symbol:symb=#", None, 0)]
     assert [(s["id"], s["metrics"]) for s in read_jsonl(run_dir / "scores.jsonl") if s["scorer"] == "names"] == [
         ("symbol:symb=@", {"names": 1}), ("symbol:symb=$", {"names": 1}), ("symbol:symb=#", {"names": 0})]
+
+
+QUOTA_SAID = "You exceeded your current quota, please check your plan and billing details."
+FREE_TIER = ("Rate limit reached for requests per min. Limit: 3 / min. Please try again in 20s. Please add a payment "
+             "method to your account to increase your rate limit. Visit https://platform.openai.com/account/billing")
+
+
+@pytest.mark.parametrize(("first", "said", "attempts"), [
+    (Reply(status=429, error=QUOTA_SAID), f"HTTP 429: {QUOTA_SAID}", 1),
+    (Reply(status=429, error=FREE_TIER), f"HTTP 429: {FREE_TIER}", 2),
+    (Reply(raw=json.dumps({"error": {"code": "rate_limit_exceeded", "message": FREE_TIER}})),
+     f"HTTP 200 saying rate_limit_exceeded: {FREE_TIER}", 2)])
+def test_a_spent_quota_is_not_asked_again_and_a_rate_limit_naming_billing_is(tmp_path, first, said, attempts):
+    seen: list[str] = []
+
+    def responder(request):
+        if request.prompt == "find the product of 2 and 3" and not seen:
+            seen.append(request.prompt)
+            return first
+        return listbench_answer(request)
+
+    _, done = _openai(tmp_path, responder, "runner.structured=json_schema")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    error = {"type": "APIError", "message": said} if attempts == 1 else None
+    assert _failed(done.stdout) == [("product:a=2,b=3", error, attempts, [said])]

@@ -7,18 +7,13 @@ import re
 from typing import Any, NamedTuple
 
 from benchrun.core.records import ENDED_IN_ERROR
-from benchrun.execute.runners.base import transient
+from benchrun.execute.runners.base import SPENT, transient
 
 BUSY_SAID = re.compile(r"(?i)overload|rate.?limit|too many requests|temporar|unavailable|capacity|try again|"
                        r"timed? ?out|timeout|currently loading|server.?error|internal.?error")
 """What an error object naming no status says of a server busy or failing of itself, as providers name it (OpenAI's
 `rate_limit_exceeded`, `server_error`; Anthropic's `overloaded_error`; TGI's `overloaded`; Hugging Face's `currently
 loading`): another try may be answered."""
-NEVER_BUSY = re.compile(r"(?i)quota|billing|insufficient|credit")
-"""What says a limit another try does not lift (OpenAI's `insufficient_quota`: a plan's, until it is paid for),
-however it is worded beside it."""
-
-
 class Said(NamedTuple):
     """A failure as the server said it: whether another try may be answered, and the line saying it."""
 
@@ -59,7 +54,8 @@ def error_in_200(error: Any) -> Said:
 
 def _said(error: Any) -> tuple[bool, str | int | None, str]:
     """An error object (or an error given as a string) as whether it is worth another try, its status or name, and its
-    message: a status as `transient` reads it; a name or message by BUSY_SAID, unless NEVER_BUSY."""
+    message: a status as `transient` reads it; a name or message by BUSY_SAID, unless it says a plan's limit is spent
+    (SPENT)."""
     if not isinstance(error, dict):
         message = str(error).strip() if isinstance(error, str) and error.strip() else "no message"
         return _busy(message), None, message
@@ -72,4 +68,4 @@ def _said(error: Any) -> tuple[bool, str | int | None, str]:
 
 
 def _busy(said: str) -> bool:
-    return bool(BUSY_SAID.search(said)) and not NEVER_BUSY.search(said)
+    return bool(BUSY_SAID.search(said)) and not SPENT.search(said)
