@@ -31,6 +31,9 @@
   billing details.`) was asked again runner.retries times with backoff, for every sample, though no try lifts it. Now a
   429 that says so (`runners.base.SPENT`) is not retried; a rate limit's 429 that names billing (OpenAI's free tier) is
   (`runners.base.transient`, and a 200's error object alike, `errorbody._busy`)
+- a structured-output probe answered 200 with no chat completion (`{}`) took the dialect as the server's: every request
+  of the run then failed `not a chat completion` in it, the next dialect never tried. Now the probe's answer is read
+  as any request's (`OpenAIRunner._failure`, through `_completion`): one that is none refuses that dialect
 """
 
 from __future__ import annotations
@@ -291,3 +294,18 @@ def test_a_spent_quota_is_not_asked_again_and_a_rate_limit_naming_billing_is(tmp
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     error = {"type": "APIError", "message": said} if attempts == 1 else None
     assert _failed(done.stdout) == [("product:a=2,b=3", error, attempts, [said])]
+
+
+def test_a_structured_output_probe_answered_200_with_no_chat_completion_tries_the_next_dialect(tmp_path):
+    probes: list[str] = []
+
+    def responder(request):
+        if request.prompt == PROBE_PROMPT:
+            probes.append(request.prompt)
+            return Reply(raw="{}") if len(probes) == 1 else listbench_answer(request)
+        return listbench_answer(request)
+
+    _, done = _openai(tmp_path, responder)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    info = json.loads((run_dir_of(done.stdout) / "run.json").read_text())
+    assert (info["identity"]["structured_dialect"], len(probes)) == ("json_object", 2)

@@ -240,11 +240,17 @@ class OpenAIRunner:
         return response, said
 
     def _failure(self, response: httpx.Response) -> Said | None:
-        """What an answer that fails says (`HTTP 503: ...`, a 200's error object `HTTP 200 saying 503: ...`); None for
-        an answer."""
+        """What a probe's answer that fails says (`HTTP 503: ...`, a 200's error object `HTTP 200 saying 503: ...`, a
+        200 that is no chat completion `not a chat completion: ...`, as a request's would be); None for an answer."""
         if not response.is_success:
             return status_said(response.status_code, self._server_message(response))
-        return error_said(_json(response))
+        try:
+            self._completion(response)
+        except Retryable as err:
+            return Said(True, str(err))
+        except APIError as err:
+            return Said(False, str(err))
+        return None
 
     def _completion(self, response: httpx.Response) -> Completion:
         """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
