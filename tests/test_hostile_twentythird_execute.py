@@ -34,6 +34,10 @@
 - a structured-output probe answered 200 with no chat completion (`{}`) took the dialect as the server's: every request
   of the run then failed `not a chat completion` in it, the next dialect never tried. Now the probe's answer is read
   as any request's (`OpenAIRunner._failure`, through `_completion`): one that is none refuses that dialect
+- an Ollama preflight answered 200 with an error (`{"error": "unauthorized: ..."}` for the model list, from a proxy
+  before it) was `not Ollama's answer (ValidationError: 1 validation error for ListResponse ...); runner.host must name
+  an Ollama server`. Now any Ollama answer holding an error is that error (`runners.ollama._refuse_error`), the
+  preflight refused (or not answered, when it says the server is busy) in its words
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import Store
 from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.chat import Reply, fake_digest
+from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
@@ -309,3 +314,25 @@ def test_a_structured_output_probe_answered_200_with_no_chat_completion_tries_th
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     info = json.loads((run_dir_of(done.stdout) / "run.json").read_text())
     assert (info["identity"]["structured_dialect"], len(probes)) == ("json_object", 2)
+
+
+class _ErringTags(FakeOllama):
+    """An Ollama whose model list is a 200 holding an error (a proxy before it answering so)."""
+
+    error = ""
+
+    def routes(self):
+        return {**super().routes(), ("GET", "/api/tags"): lambda _: json_response({"error": self.error})}
+
+
+@pytest.mark.parametrize(("error", "said"), [
+    ("unauthorized: this proxy needs a session", "refused the preflight: HTTP 200 saying an error: unauthorized: this "
+                                                 "proxy needs a session"),
+    ("server overloaded, try again", "did not answer the preflight (HTTP 200 saying an error: server overloaded, try "
+                                     "again)")])
+def test_an_ollama_preflight_answered_200_with_an_error_says_that_error(tmp_path, error, said):
+    _ErringTags.error = error
+    with _ErringTags() as server:
+        done = call_benchrun(f"runner.host={server.url}", "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", f"benchrun: error: Ollama at {server.url} "
+                                                                                f"{said}\n")

@@ -143,6 +143,8 @@ class OllamaRunner:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
+        except Retryable as err:  # a 200 saying the server is busy (`_refuse_error`)
+            raise RunnerError(f"Ollama at {self.host} did not answer the preflight ({err})") from None
 
     def _key_refused(self, status: int) -> str:
         """Why the server said 401/403 to the preflight, naming the variable the key is read from, never the key."""
@@ -227,9 +229,9 @@ def _as_typed(body: bytes, path: str) -> bytes:
         return body
     if not isinstance(answer, dict):
         return body
+    _refuse_error(answer)
     typed = answer
     if path.endswith("/api/chat"):
-        _refuse_error(answer)
         typed = _without_odd(answer, _TYPED)
     elif path.endswith("/api/tags") and isinstance(models := answer.get("models"), list):
         entries = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
@@ -238,9 +240,10 @@ def _as_typed(body: bytes, path: str) -> bytes:
 
 
 def _refuse_error(answer: dict[str, Any]) -> None:
-    """A chat answer that is an error and no message (a proxy before Ollama answering 200 so, as Ollama's stream does)
-    as that error, asked again when it says the server is busy (`errorbody.error_in_200`): not a malformed answer."""
-    if answer.get("error") is not None and answer.get("message") is None:
+    """An answer of 200 that holds an error (a proxy before Ollama answering so, as Ollama's stream does; no answer of
+    Ollama's API has an `error`) as that error, asked again when it says the server is busy
+    (`errorbody.error_in_200`): not a malformed answer, nor at the preflight a model list or a model's details."""
+    if answer.get("error") is not None:
         said = error_in_200(answer["error"])
         raise (Retryable if said.retry else Refused)(said.line)
 
