@@ -223,7 +223,7 @@ def _ollama(tmp_path: Path, responder):
 
 @pytest.mark.parametrize(("error", "failed"), [
     ("server busy, please try again.  maximum pending requests exceeded", None),
-    ("model requires more system memory (9.0 GiB) than is available (4.0 GiB)", "Refused")])
+    ("model requires more system memory (9.0 GiB) than is available (4.0 GiB)", "ResponseError")])
 def test_an_ollama_200_that_is_an_error_is_that_error_retried_when_busy(tmp_path, error, failed):
     done = _ollama(tmp_path, _once(json.dumps({"error": error})))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")

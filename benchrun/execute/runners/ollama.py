@@ -245,7 +245,7 @@ def _refuse_error(answer: dict[str, Any]) -> None:
     (`errorbody.error_in_200`): not a malformed answer, nor at the preflight a model list or a model's details."""
     if answer.get("error") is not None:
         said = error_in_200(answer["error"])
-        raise (Retryable if said.retry else Refused)(said.line)
+        raise (Retryable if said.retry else Refused)(said.line) from ollama.ResponseError(said.line, 200)
 
 
 def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
