@@ -38,6 +38,9 @@
   before it) was `not Ollama's answer (ValidationError: 1 validation error for ListResponse ...); runner.host must name
   an Ollama server`. Now any Ollama answer holding an error is that error (`runners.ollama._refuse_error`), the
   preflight refused (or not answered, when it says the server is busy) in its words
+- an Ollama answer whose tool call's arguments nest 900 deep: `ValueError: Maximum serialization depth exceeded`, the
+  answer lost (pydantic's JSON dump of the call), where an OpenAI-compatible one so nested is kept. Now the calls are
+  dumped as Python, then as JSON text (`runners.ollama._thought`), the answer kept
 """
 
 from __future__ import annotations
@@ -336,3 +339,14 @@ def test_an_ollama_preflight_answered_200_with_an_error_says_that_error(tmp_path
         done = call_benchrun(f"runner.host={server.url}", "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", f"benchrun: error: Ollama at {server.url} "
                                                                                 f"{said}\n")
+
+
+def test_an_ollama_answers_tool_call_nested_deep_is_kept_with_the_answer(tmp_path):
+    deep = "[" * 900 + "]" * 900
+    body = ('{"model": "llama3.2", "message": {"role": "assistant", "content": "{\\"answer\\": 6}", "tool_calls": '
+            f'[{{"function": {{"name": "f", "arguments": {{"a": {deep}}}}}}}]}}, "done": true, "done_reason": "stop"}}')
+    done = _ollama(tmp_path, _once(body))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    [asked] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    assert (asked["text"], asked["error"], json.loads(asked["extra"]["tool_calls"])) == (
+        '{"answer": 6}', None, [{"function": {"name": "f", "arguments": {"a": json.loads(deep)}}}])

@@ -257,7 +257,7 @@ def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]])
 def _thought(message: Any) -> dict[str, str]:
     """What an answer keeps besides its text: a thinking model's thinking (runner.think), which Ollama gives apart
     from the content, and the tool calls it makes, so the archive holds all that came back."""
-    calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
+    calls = [call.model_dump() for call in message.tool_calls or ()]  # as Python: no depth limit of pydantic's JSON
     return {**({"thinking": message.thinking} if message.thinking else {}),
             **({"tool_calls": tools_called(calls)} if calls else {})}
 
