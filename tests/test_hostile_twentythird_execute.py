@@ -41,6 +41,9 @@
 - an Ollama answer whose tool call's arguments nest 900 deep: `ValueError: Maximum serialization depth exceeded`, the
   answer lost (pydantic's JSON dump of the call), where an OpenAI-compatible one so nested is kept. Now the calls are
   dumped as Python, then as JSON text (`runners.ollama._thought`), the answer kept
+- an Ollama answer whose `message.thinking` is no string (`{"steps": [1, 2]}`): `not Ollama's chat answer: 1
+  validation error ... message.thinking`, the answer lost, where an OpenAI-compatible reasoning of another type is
+  only not kept. Now it is not kept either (`runners.ollama._APART`, in `_as_typed`), the answer kept
 """
 
 from __future__ import annotations
@@ -350,3 +353,12 @@ def test_an_ollama_answers_tool_call_nested_deep_is_kept_with_the_answer(tmp_pat
     [asked] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
     assert (asked["text"], asked["error"], json.loads(asked["extra"]["tool_calls"])) == (
         '{"answer": 6}', None, [{"function": {"name": "f", "arguments": {"a": json.loads(deep)}}}])
+
+
+def test_an_ollama_answers_thinking_that_is_no_string_is_not_kept_and_the_answer_is(tmp_path):
+    body = ('{"model": "llama3.2", "message": {"role": "assistant", "content": "{\\"answer\\": 6}", "thinking": '
+            '{"steps": [1, 2]}}, "done": true, "done_reason": "stop"}')
+    done = _ollama(tmp_path, _once(body))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    [asked] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    assert (asked["text"], asked["error"], asked["extra"]) == ('{"answer": 6}', None, {})

@@ -42,6 +42,9 @@ _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
 _TYPED: dict[str, Callable[[Any], Any]] = {
     **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
 """What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
+_APART: dict[str, Callable[[Any], Any]] = {"thinking": lambda value: value if isinstance(value, str) else None}
+"""What a chat answer's message says apart from its text, as its API gives it (a string; else not kept, as an
+OpenAI-compatible answer's reasoning of another type is not): never the reason the answer itself is refused."""
 _LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count}
 """What an entry of Ollama's model list says as a number (run.json's model size), a JSON integer else not kept."""
 
@@ -219,8 +222,9 @@ class _AsTyped(httpx.AsyncByteStream):
 
 
 def _as_typed(body: bytes, path: str) -> bytes:
-    """`body` as it came, or its JSON without a chat answer's field of `_TYPED`, or a model list entry's of
-    `_LISTED`, that is not of the API's type; NotJSON (not Ollama's answer) when it gives a key twice."""
+    """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), or a model
+    list entry's of `_LISTED`, that is not of the API's type; NotJSON (not Ollama's answer) when it gives a key
+    twice."""
     try:
         answer = server_json(body)
     except NotJSON:
@@ -233,6 +237,9 @@ def _as_typed(body: bytes, path: str) -> bytes:
     typed = answer
     if path.endswith("/api/chat"):
         typed = _without_odd(answer, _TYPED)
+        message = typed.get("message")
+        if isinstance(message, dict) and (apart := _without_odd(message, _APART)) is not message:
+            typed = {**typed, "message": apart}
     elif path.endswith("/api/tags") and isinstance(models := answer.get("models"), list):
         entries = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
         typed = answer if all(new is old for new, old in zip(entries, models)) else {**answer, "models": entries}
