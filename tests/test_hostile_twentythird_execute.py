@@ -44,6 +44,8 @@
 - an Ollama answer whose `message.thinking` is no string (`{"steps": [1, 2]}`): `not Ollama's chat answer: 1
   validation error ... message.thinking`, the answer lost, where an OpenAI-compatible reasoning of another type is
   only not kept. Now it is not kept either (`runners.ollama._APART`, in `_as_typed`), the answer kept
+- a 200's error object naming its status as a string (LiteLLM's `"code": "503"`) was read as a name: `HTTP 200 saying
+  503: upstream connect error`, never retried. Now three digits of 400-599 are that status (`errorbody._status`)
 """
 
 from __future__ import annotations
@@ -362,3 +364,10 @@ def test_an_ollama_answers_thinking_that_is_no_string_is_not_kept_and_the_answer
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     [asked] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
     assert (asked["text"], asked["error"], asked["extra"]) == ('{"answer": 6}', None, {})
+
+
+def test_a_200_error_object_naming_its_status_as_a_string_is_read_as_that_status(tmp_path):
+    body = json.dumps({"error": {"message": "upstream connect error", "type": "None", "param": "None", "code": "503"}})
+    _, done = _openai(tmp_path, _once(body), "runner.structured=json_schema")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert _failed(done.stdout) == [("product:a=2,b=3", None, 2, ["HTTP 200 saying 503: upstream connect error"])]

@@ -61,10 +61,18 @@ def _said(error: Any) -> tuple[bool, str | int | None, str]:
         return _busy(message), None, message
     code = error.get("code")
     message = str(error.get("message") or "no message").strip()
-    if type(code) is int and 400 <= code <= 599:
-        return transient(code, message), code, message
+    if (status := _status(code)) is not None:
+        return transient(status, message), status, message
     name = next((said for said in (code, error.get("type")) if isinstance(said, str) and said.strip()), None)
     return _busy(f"{name or ''} {message}"), name, message
+
+
+def _status(code: Any) -> int | None:
+    """An error object's `code` as the HTTP error status it names: a number from 400 to 599, or its digits as a string
+    (LiteLLM's `"code": "429"`); None for a name or anything else."""
+    if isinstance(code, str) and len(code) == 3 and code.isascii() and code.isdigit():
+        code = int(code)
+    return code if type(code) is int and 400 <= code <= 599 else None
 
 
 def _busy(said: str) -> bool:
