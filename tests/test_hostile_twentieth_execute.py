@@ -64,7 +64,7 @@ import yaml
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.llamaschema import JSON_DOT, anchored, readable, spelt_out
 from benchrun.execute.runners.local import DEFAULT_FILE
-from benchrun.execute.runners.openai import JSON_CHAR, response_format
+from benchrun.execute.runners.openaiformat import JSON_CHAR, response_format
 from benchrun.testing.lab import wait_for
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench

@@ -83,7 +83,7 @@ from benchrun.compiler.scoring import exact_match
 from benchrun.core.errors import EXIT
 from benchrun.core.secrets import secret_value
 from benchrun.execute.runners.llamaschema import anchored, readable, spelt_out
-from benchrun.execute.runners.openai import JSON_CHAR, json_string
+from benchrun.execute.runners.openaiformat import JSON_CHAR, json_string
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun, run_dir_of

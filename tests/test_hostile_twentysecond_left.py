@@ -57,6 +57,7 @@ from benchrun.audit.cache import human_size
 from benchrun.audit.rescore import rescore
 from benchrun.core import scratch
 from benchrun.core.errors import EXIT, ArchiveError, TaskError
+from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.chat import Reply
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
@@ -269,15 +270,13 @@ def test_a_scratch_folder_a_killed_process_left_is_removed_by_the_next_run(tmp_p
                                              (Reply(raw=json.dumps({"error": {"code": 503, "message": "overloaded"}})),
                                               "HTTP 200 saying 503: overloaded")])
 def test_a_structured_output_probe_answered_busy_is_not_a_refused_dialect(tmp_path, first, said):
-    asked: list[str] = []
-
-    def responder(request):
-        asked.append(request.prompt)
-        return first if len(asked) == 1 else listbench_answer(request)
+    def responder(request):  # busy through the retries (twenty-third pass: a probe is retried as any request is)
+        return first if request.prompt == PROBE_PROMPT else listbench_answer(request)
 
     with FakeOpenAI(models=["m"], responder=responder) as server:
         done = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=m", "cache=false",
-                             "task.only=[product]", "outputs=o", cwd=tmp_path)
+                             "runner.retries=1", "runner.backoff_s=0", "task.only=[product]", "outputs=o",
+                             cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", (
         f"benchrun: error: the server at {server.url} did not answer the structured-output probe ({said}); "
         "runner.structured=json_schema, json_object or none skips it\n"))

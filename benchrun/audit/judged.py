@@ -13,6 +13,7 @@ from benchrun.console import output
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.records import JudgementRecord
 from benchrun.core.recordvalues import model_digest
+from benchrun.execute.failurekind import failure_kind
 
 Calls = dict[tuple[str, int], list[JudgementRecord]]
 """(sample id, repeat) -> the judge calls on that answer, in record order."""
@@ -32,9 +33,12 @@ def judge_identity(judge: dict[str, Any]) -> str | None:
 
 
 def unreplied(run: Run) -> set[tuple[str, int]]:
-    """The run's answers (sample id, repeat) a judge call of which got no reply: its request failed (a 5xx, a timeout
-    after its retries), as a model's request can, which is no grade of the answer; `retry` judges them again."""
-    return {(call.id, call.repeat) for call in run.judgements() if call.reply is None}
+    """The run's answers (sample id, repeat) a judge call of which got no reply for the setup's failure (a 5xx, a
+    timeout after its retries: `failure_kind`), as a model's request can, which is no grade of the answer; `retry`
+    judges them again. A call refused for its own chat (a rubric longer than the judge's context) fails the same way
+    however often it is asked: not one of them."""
+    return {(call.id, call.repeat) for call in run.judgements()
+            if call.reply is None and call.error is not None and failure_kind(call.error) is not None}
 
 
 def calls_by_answer(run: Run) -> Calls:

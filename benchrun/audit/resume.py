@@ -262,11 +262,9 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict
                 writer.identified(identity, runner.public_config())
                 judge = make_judge(plan, judged, config, writer, None, archived_calls(run))
                 done = {(response.id, response.repeat) for response in run.responses()}
-                samples = {s.id: s for s in plan.manifest.samples}
                 await execute(plan, runner, writer, [q for q in queries_of(plan.manifest, run.info.shard)
                                                      if q.key not in done],
-                              judge=judge, regrade=[(samples[r.id], r) for r in run.responses()
-                                                    if (r.id, r.repeat) in regrade])
+                              judge=judge, regrade=[r for r in run.responses() if (r.id, r.repeat) in regrade])
         return writer.info
     finally:
         await runner.aclose()

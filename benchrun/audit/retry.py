@@ -28,7 +28,7 @@ from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.heading import carried_over
 from benchrun.audit.intotasks import among_tasks
-from benchrun.audit.judged import unreplied
+from benchrun.audit.judged import Calls, calls_by_answer, unreplied
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
     asked_config,
@@ -142,25 +142,22 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: di
                     raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
                                        "canonical", file=str(parent.path / MANIFEST))
                 writer.identified(identity, runner.public_config())
-                judge = make_judge(plan, judged, config, writer, None, carried=_replied(parent, unjudged))
-                samples = {s.id: s for s in plan.manifest.samples}
+                calls = _calls(parent)
+                judge = make_judge(plan, judged, config, writer, None, carried=_replied(calls, unjudged))
                 await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
-                              judge=judge, regrade=[(samples[r.id], r) for r in _carry(parent, writer, todo, unjudged)])
+                              judge=judge, regrade=_carry(parent, writer, calls, (todo, unjudged)))
         return writer.info, writer.dir
     finally:
         await runner.aclose()
 
 
-def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]],
-           unjudged: set[tuple[str, int]]) -> list[ResponseRecord]:
-    """Record the parent's answers not asked again, with their judge calls and scores, each marked `carried_from` the
-    run that asked it: the parent, the run the parent's own retry carried it from (a retry of a retry names the
-    first, which its parent, deleted, would no longer tell), or the shard run whose line it is in a merged parent.
-    Those `unjudged` are recorded without their scores and judge calls, and returned, to be graded again."""
+def _carry(parent: Run, writer: RunWriter, calls: Calls,
+           keys: tuple[set[tuple[str, int]], set[tuple[str, int]]]) -> list[ResponseRecord]:
+    """Record the parent's answers not asked again (not in `keys`' todo), with their judge calls (`calls`) and scores,
+    each marked `carried_from` the run that asked it (`_marker`). Those `unjudged` are recorded without their scores
+    and judge calls, and returned, to be graded again."""
+    todo, unjudged = keys
     mark = _marker(parent)
-    calls: dict[tuple[str, int], list[JudgementRecord]] = defaultdict(list)
-    for call in parent.judgements():
-        calls[call.id, call.repeat].append(mark(call))
     again = []
     for response, scores in joined(parent.responses(), parent.scores()):
         key = (response.id, response.repeat)
@@ -175,8 +172,16 @@ def _carry(parent: Run, writer: RunWriter, todo: set[tuple[str, int]],
     return again
 
 
+def _calls(parent: Run) -> Calls:
+    """The parent's judge calls by the answer they judge, each marked `carried_from` the run that asked it."""
+    mark = _marker(parent)
+    return defaultdict(list, {key: [mark(call) for call in group] for key, group in calls_by_answer(parent).items()})
+
+
 def _marker(parent: Run) -> Callable[[Record], Record]:
-    """A record of the parent marked `carried_from` the run that asked it (`_carry`)."""
+    """A record of the parent marked `carried_from` the run that asked it: the parent, the run the parent's own retry
+    carried it from (a retry of a retry names the first, which its parent, deleted, would no longer tell), or the
+    shard run whose line it is in a merged parent."""
     askers = {shard.shard: shard.run_id for shard in parent.info.merged.shards} if parent.info.merged else {}
 
     def marked(record: Record) -> Record:
@@ -184,12 +189,11 @@ def _marker(parent: Run) -> Callable[[Record], Record]:
     return marked
 
 
-def _replied(parent: Run, unjudged: set[tuple[str, int]]) -> dict[Key, JudgementRecord]:
-    """The parent's judge calls on the answers `unjudged` that got a reply, marked as carried: read again by the
-    retry's judge, not asked."""
-    mark = _marker(parent)
-    return {(c.id, c.repeat, c.judge, c.judge_repeat): mark(c) for c in parent.judgements()
-            if c.reply is not None and (c.id, c.repeat) in unjudged}
+def _replied(calls: Calls, unjudged: set[tuple[str, int]]) -> dict[Key, JudgementRecord]:
+    """The judge calls in `calls` on the answers `unjudged` that got a reply: read again by the retry's judge, not
+    asked."""
+    return {(c.id, c.repeat, c.judge, c.judge_repeat): c for key in unjudged for c in calls.get(key, ())
+            if c.reply is not None}
 
 
 def _claim(parent: Run, into: Path | None, lineage: Lineage, note: dict[str, Any]) -> RunWriter:

@@ -110,8 +110,18 @@ def _no_constant(name: str) -> Any:
 def server_json(body: bytes) -> Any:
     """A server's answer (its body, as bytes) read as JSON as Python reads it (UTF-8, -16 or -32, as the body's first
     bytes say), each key of an object given once: NotJSON naming a key given twice (`"content"` in one message, which
-    readers resolve each their own way, so the text kept could be another than the one a reader of the bytes sees)."""
-    return json.loads(body, object_pairs_hook=once_each)
+    readers resolve each their own way, so the text kept could be another than the one a reader of the bytes sees). An
+    integer of more digits than Python converts is read as its text (`_server_int`)."""
+    return json.loads(body, object_pairs_hook=once_each, parse_int=_server_int)
+
+
+def _server_int(text: str) -> int | str:
+    """An integer of a server's answer, or its text where it has more digits than Python converts: no count a server
+    measured (read as none where a count is read, `json_count`), where it made the whole answer `not JSON`."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -11,8 +11,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
-
 from benchrun.core.errors import EngineLost, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
@@ -27,10 +25,8 @@ from benchrun.execute.runners.base import (
     Unreachable,
     connects,
     own_limit,
+    retrying,
 )
-
-BACKOFF_MAX_S = 8.0
-"""The longest wait between two attempts."""
 
 
 @dataclass
@@ -85,19 +81,13 @@ class Asker:
             if not self.policy.retries:
                 raise
             first: Retryable | None = err
-        async for attempt in self._retrying():
+        async for attempt in retrying(self.policy):
             with attempt:
                 if first is not None:  # counted by tenacity as attempt 1, so stop and backoff are unchanged
                     failure, first = first, None
                     raise failure
                 completion = await self._timed(messages, schema, seed, failures)
         return completion
-
-    def _retrying(self) -> AsyncRetrying:
-        policy = self.policy
-        return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
-                             wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S),
-                             reraise=True)
 
     async def _timed(self, messages: list[Message], schema: dict[str, Any], seed: int | None,
                      failures: list[Attempt]) -> Completion:

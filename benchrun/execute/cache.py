@@ -170,7 +170,8 @@ class RunCache:
     def forget(self) -> None:
         """Delete the answers this run kept: its model changed while it asked (pulled again), so which of them came
         from the model their keys pin cannot be told, and a later run of that model would take them as its own."""
-        self.store.forget(self.run_id, self.digest)
+        with _mid_run():
+            self.store.forget(self.run_id, self.digest)
 
 
 def store_for(cfg: Mapping[str, Any], cwd: Path | None = None) -> Store | None:

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Protocol
 
 from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
-from benchrun.core.records import ResponseRecord, answered
+from benchrun.core.records import Completion, ResponseRecord, answered
 from benchrun.execute.asking import Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
@@ -112,13 +112,15 @@ class Executor:
 
     async def _worker(self, queue: Iterator[tuple[Query, str | None, Entry | None]]) -> None:
         for (sample, repeat), key, hit in queue:
-            response = await self._answer(sample, repeat, key, hit)
+            response, fresh = await self._answer(sample, repeat, key, hit)
             kind = None if response.error is None else failure_kind(response.error)
             if hit is None and (response.error is None or (self._held and kind is not None and
                                                            failure_kind(self._held[-1][1].error) != kind)):
                 await self._release()  # a cached answer asked nothing: it shows nothing of the setup
             if kind is None:  # an answer, or a failure of the sample's own: recorded at once, never held
                 await self._record(sample, response)
+                if key and fresh is not None:  # kept once recorded: a cache that fails costs no answer
+                    self.cache.put(key, fresh)
                 continue
             self._held.append((sample, response))
             failed = len({held.id for held, _ in self._held})
@@ -127,16 +129,15 @@ class Executor:
                                f"benchmark: {response.error} (runner.max_consecutive_failures)",
                                longer(response.error, self.policy))
 
-    async def _answer(self, sample: Sample, repeat: int, key: str | None, hit: Entry | None) -> ResponseRecord:
-        """The cache's answer `hit` when there is one (no request is sent), else the model's, kept in the cache
-        under `key` if it came."""
+    async def _answer(self, sample: Sample, repeat: int, key: str | None,
+                      hit: Entry | None) -> tuple[ResponseRecord, Completion | None]:
+        """The cache's answer `hit` when there is one (no request is sent), else the model's; and the model's answer
+        to keep in the cache (None for the cache's own, or none)."""
         if hit is not None:
-            return hit.record(sample.id, sample.task, repeat)
+            return hit.record(sample.id, sample.task, repeat), None
         started = time.perf_counter()
         outcome, host = await self._ask(sample, self.manifest.seed(repeat))
-        if key and outcome.completion is not None:
-            self.cache.put(key, outcome.completion)
-        return _response(sample, repeat, outcome, time.perf_counter() - started, host)
+        return _response(sample, repeat, outcome, time.perf_counter() - started, host), outcome.completion
 
     async def _record(self, sample: Sample, response: ResponseRecord) -> None:
         """Commit the response, send it to its scorers, and commit the scores that are ready: the next sample is
@@ -157,6 +158,7 @@ class Executor:
             await grading.scores()
             done.append(grading)
         self._commit(done)
+        self._judged.unkept()  # the judge's reply the cache failed to keep is recorded: the run stops now
 
     def _commit(self, done: list[Grading]) -> None:
         """Commit the gradings in `done` together (but those a judge failure holds back, `Held`), and empty it."""

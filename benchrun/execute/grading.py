@@ -148,6 +148,11 @@ class Held:
         self._held = [grading for grading in pending if self._judge.undecided(grading.judged)]
         return [grading for grading in pending if not self._judge.undecided(grading.judged)]
 
+    def unkept(self) -> None:
+        """Raise the judge's response cache failure to keep a reply (CacheFailed), once the call is recorded."""
+        if self._judge is not None and (failed := self._judge.take_unkept()) is not None:
+            raise failed
+
     def release(self) -> list[Grading]:
         """The gradings held: the asking ended without a broken judge, so their failures were their answers' own."""
         held, self._held = self._held, []

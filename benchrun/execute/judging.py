@@ -23,7 +23,7 @@ from benchrun.core.errors import FailFast
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.text import NotJSON, json_value
-from benchrun.execute.cache import Repeat, RunCache
+from benchrun.execute.cache import CacheFailed, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.formatcheck import FormatCheck
 
@@ -137,6 +137,8 @@ class Judge:
         """The calls that failed in that run of failures: whether each is its answer's own is not known yet."""
         self._broken = False
         """Whether the judge failed fast: the calls pending then were a broken judge's, whatever replies come after."""
+        self.unkept: CacheFailed | None = None
+        """The response cache's failure to keep a reply (`_keep`), not yet raised."""
 
     def judges_of(self, task: str) -> tuple[str, ...]:
         return self.tasks.get(task, ())
@@ -187,9 +189,24 @@ class Judge:
         self._tally(of, outcome.error if outcome.completion is None else None)
         if outcome.completion is None:
             return JudgementRecord(**of, reply=None, error=outcome.error, seconds=seconds, attempts=attempts)
+        judged = self._judged(spec, of, outcome.completion, seconds=seconds, attempts=attempts + 1)
         if key:
-            self.cache.put(key, outcome.completion)
-        return self._judged(spec, of, outcome.completion, seconds=seconds, attempts=attempts + 1)
+            self._keep(key, outcome.completion)
+        return judged
+
+    def _keep(self, key: str, reply: Completion) -> None:
+        """Keep a reply in the cache; where the cache fails, the failure is held (`unkept`) for the run to stop on once
+        the call is recorded, and the cache left alone for the rest."""
+        try:
+            if self.cache is not None:  # gone once it failed a call asked beside this one
+                self.cache.put(key, reply)
+        except CacheFailed as err:
+            self.unkept, self.cache = err, None
+
+    def take_unkept(self) -> CacheFailed | None:
+        """The cache's failure to keep a reply, once: the run stops on it after recording what was graded."""
+        unkept, self.unkept = self.unkept, None
+        return unkept
 
     def undecided(self, calls: Iterable[JudgementRecord]) -> bool:
         """Whether a call of `calls` failed in the run of failures not yet ended by a reply or a failure of another

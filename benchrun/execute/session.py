@@ -23,7 +23,7 @@ from benchrun.core.errors import (
 )
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import LOG, UNFINISHED, Status
-from benchrun.core.manifest import Query, Sample
+from benchrun.core.manifest import Query
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord
 from benchrun.core.recordvalues import (
     SAID,
@@ -96,13 +96,15 @@ def resume_hint(writer: RunWriter, when: str = "", longer: tuple[str, str] | Non
 
 async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequence[Query],
                   cache: RunCache | None = None, judge: Judge | None = None,
-                  regrade: Sequence[tuple[Sample, ResponseRecord]] = ()) -> Status:
+                  regrade: Sequence[ResponseRecord] = ()) -> Status:
     """Ask `queries` (samples' repeats) with an identified runner (answers from `cache` where it has them), record
     each, grade it (with `judge` for a benchmark with judges), and finish the run with its status; the answers
     recorded already in `regrade` are graded first."""
+    samples = {sample.id: sample for sample in plan.manifest.samples} if regrade else {}
     with output.progress(len(queries)) as advance:
         async with grader_for(plan, writer, judge) as grader:
-            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(queries, regrade)
+            await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(
+                queries, [(samples[response.id], response) for response in regrade])
     await same_models_to_the_end(runner, writer, judge, cache)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
@@ -133,15 +135,26 @@ async def same_to_the_end(runner: Runner, before: str | None, model: str, given:
     was = model_digest({"digest": before})  # a GGUF's `sha256:` as a server's digest is read
     changed = [(url, digest) for url, digest in now.items() if before and model_digest({"digest": digest}) != was]
     if changed:
-        if cache is not None:
-            cache.forget()
+        left = _forgotten(cache)
         url, digest = changed[0]
         served = pin_shown(model_digest({"digest": digest})) if digest else "no digest"
         how = ("the server restarted on other weights?" if before.startswith(SAID) else
                "the file written over?" if before.startswith("sha256:") else "pulled again?")
         raise RunnerError(f"{model} changed on {url} while {asking} asked: {pin_shown(before)} when it began, "
                           f"{served} as it ended ({how}); its {given} may come from either model and cannot be told "
-                          f"apart: {again}")
+                          f"apart: {again}{left}")
+
+
+def _forgotten(cache: RunCache | None) -> str:
+    """Delete the answers a run kept in `cache` (`RunCache.forget`); where the cache failed to, a note saying so and
+    how to delete them, for the run's own line (its model changed) still to say why it ended."""
+    try:
+        if cache is not None:
+            cache.forget()
+    except CacheFailed as err:
+        return (f"; the answers it kept in the response cache could not be deleted ({err}): delete them with "
+                "benchrun-audit cache --clear")
+    return ""
 
 
 def grader_for(plan: Plan, writer: RunWriter, judge: Judge | None = None) -> Grader:

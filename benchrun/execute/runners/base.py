@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import h11
 import httpx
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
@@ -154,16 +155,32 @@ response_format it does not take): another try would fail the same way. Not `inv
 fault says too (Go's `invalid memory address or nil pointer dereference`, a proxy's `invalid upstream response`)."""
 GATEWAY = frozenset({502, 503, 504})
 """What a server or a proxy answers of itself (a bad gateway, unavailable, a gateway's timeout), whatever it says."""
+SPENT = re.compile(r"(?i)insufficient.?(quota|credit|balance|funds)|exceeded your current quota|billing.?hard.?limit")
+"""What says a plan's limit is spent, which another try does not lift (OpenAI's 429 `insufficient_quota`, `You
+exceeded your current quota`; `billing_hard_limit_reached`; OpenRouter's `Insufficient credits`). Not `quota` or
+`billing` alone: a rate limit's message names them too (Gemini's `Quota exceeded for ... per minute`, OpenAI's free
+tier's `Visit .../account/billing`), and another try a moment later is answered."""
 
 
 def transient(status: int, message: str = "") -> bool:
     """Whether an HTTP error is worth another try: 408, 429 and 5xx, unless a 5xx other than 502, 503 and 504 says
-    the request is invalid."""
+    the request is invalid, or a 429 that the plan's limit is spent (SPENT)."""
     if status in GATEWAY:
         return True
     if status >= 500:
         return not INVALID_REQUEST.search(message)
-    return status in (408, 429)
+    return status == 408 or (status == 429 and not SPENT.search(message))
+
+
+BACKOFF_MAX_S = 8.0
+"""The longest wait between two attempts."""
+
+
+def retrying(policy: RunnerConfig) -> AsyncRetrying:
+    """A request's attempts as a runner's config says: `retries` more after a Retryable failure, with backoff from
+    `backoff_s`, the last failure raised."""
+    return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
+                         wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S), reraise=True)
 
 
 async def resolvable(url: str, key: str) -> None:

@@ -1,43 +1,79 @@
-"""What an OpenAI-compatible server says of a failure besides its status: an error object in a 200's body, and which
-statuses say the server is busy rather than that the request is wrong."""
+"""What a server says of a failure: its status and message, or an error in a 200's body (an OpenAI-compatible
+server's, Ollama's or a proxy's before it), and whether another try may be answered."""
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 from benchrun.core.records import ENDED_IN_ERROR
-from benchrun.execute.runners.base import GATEWAY
+from benchrun.execute.runners.base import SPENT, transient
 
-BUSY = frozenset({408, 429, *GATEWAY})
-"""What a server answers when it cannot take a request now (a timeout, a rate limit, unavailable), whatever the
-request: a structured-output probe so answered says nothing of the dialect it asked in."""
+BUSY_SAID = re.compile(r"(?i)overload|rate.?limit|too many requests|temporar|unavailable|capacity|try again|"
+                       r"timed? ?out|timeout|currently loading|server.?error|internal.?error")
+"""What an error object naming no status says of a server busy or failing of itself, as providers name it (OpenAI's
+`rate_limit_exceeded`, `server_error`; Anthropic's `overloaded_error`; TGI's `overloaded`; Hugging Face's `currently
+loading`): another try may be answered."""
+class Said(NamedTuple):
+    """A failure as the server said it: whether another try may be answered, and the line saying it."""
+
+    retry: bool
+    line: str
 
 
-def busy(status: int | None) -> bool:
-    return status in BUSY
+def status_said(status: int, message: str) -> Said:
+    """An HTTP error status and its message (`HTTP 503: ...`)."""
+    return Said(transient(status, message), f"HTTP {status}: {message}")
 
 
-def error_said(body: Any) -> tuple[int | None, str] | None:
-    """The status (None when none is named) and the line saying it of a 200 that is no answer: a body that is an error
-    object naming a status as its `code` (`HTTP 200 saying 503: ...`), as OpenRouter answers an error met once a
-    request has begun, or a first choice that ended in an error (`finish_reason: "error"`, with its `error` object:
-    OpenRouter's for one met while the answer was made, whose text is no answer of the model); None for an answer."""
+def error_said(body: Any) -> Said | None:
+    """What a 200 that is no answer says: a body with an `error` and no choices (`HTTP 200 saying 503: ...` where its
+    `code` is a status, as OpenRouter answers an error met once a request has begun; `HTTP 200 saying
+    insufficient_quota: ...` where it is a name; `HTTP 200 saying an error: ...` where it names none), or a first
+    choice that ended in an error (`finish_reason: "error"`, with its `error` object: OpenRouter's for one met while
+    the answer was made, whose text is no answer of the model); None for an answer."""
     if not isinstance(body, dict):
         return None
-    if "choices" not in body:
-        code, message = _said(body.get("error"))
-        return None if code is None else (code, f"HTTP 200 saying {code}: {message}")
-    choice = body["choices"][0] if isinstance(body["choices"], list) and body["choices"] else None
+    choices = body.get("choices")
+    if not choices:
+        return None if body.get("error") is None else error_in_200(body["error"])
+    choice = choices[0] if isinstance(choices, list) else None
     if not isinstance(choice, dict) or choice.get("finish_reason") != ENDED_IN_ERROR:
         return None
-    code, message = _said(choice.get("error"))
-    return code, f"HTTP 200, the answer ending in an error{'' if code is None else f' saying {code}'}: {message}"
+    retry, code, message = _said(choice.get("error"))
+    return Said(retry, f"HTTP 200, the answer ending in an error{'' if code is None else f' saying {code}'}: {message}")
 
 
-def _said(error: Any) -> tuple[int | None, str]:
-    """An error object's status (its `code`, when a status) and message."""
+def error_in_200(error: Any) -> Said:
+    """A 200 whose body is an error (an object, or a string) in place of an answer: `HTTP 200 saying 503: ...` where
+    its `code` is a status, `HTTP 200 saying insufficient_quota: ...` where it is a name, `HTTP 200 saying an error:
+    ...` where it names none."""
+    retry, code, message = _said(error)
+    return Said(retry, f"HTTP 200 saying {code or 'an error'}: {message}")
+
+
+def _said(error: Any) -> tuple[bool, str | int | None, str]:
+    """An error object (or an error given as a string) as whether it is worth another try, its status or name, and its
+    message: a status as `transient` reads it; a name or message by BUSY_SAID, unless it says a plan's limit is spent
+    (SPENT)."""
     if not isinstance(error, dict):
-        return None, "no message"
+        message = str(error).strip() if isinstance(error, str) and error.strip() else "no message"
+        return _busy(message), None, message
     code = error.get("code")
-    status = code if type(code) is int and 400 <= code <= 599 else None
-    return status, str(error.get("message") or "no message").strip()
+    message = str(error.get("message") or "no message").strip()
+    if (status := _status(code)) is not None:
+        return transient(status, message), status, message
+    name = next((said for said in (code, error.get("type")) if isinstance(said, str) and said.strip()), None)
+    return _busy(f"{name or ''} {message}"), name, message
+
+
+def _status(code: Any) -> int | None:
+    """An error object's `code` as the HTTP error status it names: a number from 400 to 599, or its digits as a string
+    (LiteLLM's `"code": "429"`); None for a name or anything else."""
+    if isinstance(code, str) and len(code) == 3 and code.isascii() and code.isdigit():
+        code = int(code)
+    return code if type(code) is int and 400 <= code <= 599 else None
+
+
+def _busy(said: str) -> bool:
+    return bool(BUSY_SAID.search(said)) and not SPENT.search(said)

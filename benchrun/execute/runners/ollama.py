@@ -31,6 +31,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
+from benchrun.execute.runners.errorbody import error_in_200
 from benchrun.execute.runners.http import client_options
 
 ollama = ollama_package()
@@ -41,6 +42,9 @@ _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
 _TYPED: dict[str, Callable[[Any], Any]] = {
     **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
 """What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
+_APART: dict[str, Callable[[Any], Any]] = {"thinking": lambda value: value if isinstance(value, str) else None}
+"""What a chat answer's message says apart from its text, as its API gives it (a string; else not kept, as an
+OpenAI-compatible answer's reasoning of another type is not): never the reason the answer itself is refused."""
 _LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count}
 """What an entry of Ollama's model list says as a number (run.json's model size), a JSON integer else not kept."""
 
@@ -142,6 +146,8 @@ class OllamaRunner:
             raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
+        except Retryable as err:  # a 200 saying the server is busy (`_refuse_error`)
+            raise RunnerError(f"Ollama at {self.host} did not answer the preflight ({err})") from None
 
     def _key_refused(self, status: int) -> str:
         """Why the server said 401/403 to the preflight, naming the variable the key is read from, never the key."""
@@ -216,8 +222,9 @@ class _AsTyped(httpx.AsyncByteStream):
 
 
 def _as_typed(body: bytes, path: str) -> bytes:
-    """`body` as it came, or its JSON without a chat answer's field of `_TYPED`, or a model list entry's of
-    `_LISTED`, that is not of the API's type; NotJSON (not Ollama's answer) when it gives a key twice."""
+    """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), or a model
+    list entry's of `_LISTED`, that is not of the API's type; NotJSON (not Ollama's answer) when it gives a key
+    twice."""
     try:
         answer = server_json(body)
     except NotJSON:
@@ -226,13 +233,26 @@ def _as_typed(body: bytes, path: str) -> bytes:
         return body
     if not isinstance(answer, dict):
         return body
+    _refuse_error(answer)
     typed = answer
     if path.endswith("/api/chat"):
         typed = _without_odd(answer, _TYPED)
+        message = typed.get("message")
+        if isinstance(message, dict) and (apart := _without_odd(message, _APART)) is not message:
+            typed = {**typed, "message": apart}
     elif path.endswith("/api/tags") and isinstance(models := answer.get("models"), list):
         entries = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
         typed = answer if all(new is old for new, old in zip(entries, models)) else {**answer, "models": entries}
     return body if typed is answer else json.dumps(typed).encode()
+
+
+def _refuse_error(answer: dict[str, Any]) -> None:
+    """An answer of 200 that holds an error (a proxy before Ollama answering so, as Ollama's stream does; no answer of
+    Ollama's API has an `error`) as that error, asked again when it says the server is busy
+    (`errorbody.error_in_200`): not a malformed answer, nor at the preflight a model list or a model's details."""
+    if answer.get("error") is not None:
+        said = error_in_200(answer["error"])
+        raise (Retryable if said.retry else Refused)(said.line) from ollama.ResponseError(said.line, 200)
 
 
 def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
@@ -244,7 +264,7 @@ def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]])
 def _thought(message: Any) -> dict[str, str]:
     """What an answer keeps besides its text: a thinking model's thinking (runner.think), which Ollama gives apart
     from the content, and the tool calls it makes, so the archive holds all that came back."""
-    calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
+    calls = [call.model_dump() for call in message.tool_calls or ()]  # as Python: no depth limit of pydantic's JSON
     return {**({"thinking": message.thinking} if message.thinking else {}),
             **({"tool_calls": tools_called(calls)} if calls else {})}
 

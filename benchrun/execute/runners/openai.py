@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import Any, Mapping
 
 import httpx
@@ -23,19 +22,18 @@ from benchrun.execute.runners.base import (
     Refused,
     Retryable,
     Unreachable,
-    bounded_strings,
-    free_strings,
     json_count,
     resolvable,
+    retrying,
     tls_trouble,
     tools_called,
-    transient,
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import busy, error_said
+from benchrun.execute.runners.errorbody import Said, error_said, status_said
 from benchrun.execute.runners.http import client_options
-from benchrun.execute.runners.llamaschema import readable, repeated
+from benchrun.execute.runners.llamaschema import readable
+from benchrun.execute.runners.openaiformat import response_format
 
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
            "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
@@ -45,9 +43,6 @@ OpenAI field and are not sent; run.json lists them under `runner.options_not_sen
 _LISTED = ("id", "object", "owned_by", "created")
 DIALECTS = ("json_schema", "json_object", "none")
 """The ways to send the response schema, in the order runner.structured=auto tries them."""
-JSON_CHAR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))'
-"""One character of a JSON string, escapes included, raw control characters not (as a regex pattern, which
-llama-cpp-python turns into grammar)."""
 SAID_APART = ("refusal", "reasoning_content", "reasoning")
 """What a chat completion's message may say apart from its content, kept with the answer (`extra`): a refusal, and a
 reasoning model's reasoning (vLLM's, llama.cpp's and DeepSeek's `reasoning_content`; `reasoning` of others)."""
@@ -182,11 +177,10 @@ class OpenAIRunner:
         response = await self._chat(messages, schema, self.dialect, with_seed(self._options, seed))
         if response.is_success:
             return self._completion(response)
-        message = self._server_message(response)
-        error = APIError(f"HTTP {response.status_code}: {message}")
-        if transient(response.status_code, message):
-            raise Retryable(str(error)) from error
-        raise error
+        said = status_said(response.status_code, self._server_message(response))
+        if said.retry:
+            raise Retryable(said.line) from APIError(said.line)
+        raise APIError(said.line)
 
     def _format(self, schema: dict[str, Any], dialect: str) -> dict[str, Any]:
         key = f"{dialect} {json.dumps(schema, sort_keys=True)}"
@@ -210,39 +204,53 @@ class OpenAIRunner:
             return self.config.structured
         refused = []
         for dialect in DIALECTS:
-            try:
-                probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
-                response = await asyncio.wait_for(probe, self.config.timeout_s)
-                said = self._failure(response)
-                if said and busy(said[0]):  # a server saying it is busy says nothing of the dialect
-                    raise Retryable(said[1])
-            except asyncio.TimeoutError:
-                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
-                                  f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
-                                  "that loads the model on its first request answers it late), or "
-                                  f"{self.config.key('structured')}=json_schema, json_object or none skips the "
-                                  "probe") from None
-            except (Retryable, TooLarge) as err:
-                raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
-                                  f"({err}); {self.config.key('structured')}=json_schema, json_object or none skips "
-                                  "it") from None
-            except Refused as err:  # a redirect: every request of the run would be
-                raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
+            response, said = await self._probe(dialect)
             if said is None:
                 body = _json(response)
                 self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None
                 self.answered_as = _text(body.get("model")) if isinstance(body, dict) else None
                 return dialect
-            refused.append(f"{dialect}: {said[1]}")
+            refused.append(f"{dialect}: {said.line}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
                           f"({'; '.join(refused)})")
 
-    def _failure(self, response: httpx.Response) -> tuple[int | None, str] | None:
-        """The status an answer fails with, and as said (`HTTP 503: ...`, a 200's error object `HTTP 200 saying 503:
-        ...`); None for an answer."""
+    async def _probe(self, dialect: str) -> tuple[httpx.Response, Said | None]:
+        """The probe's answer in `dialect` and what it says of a failure, asked again as any request is (runner.retries,
+        with backoff) while the server is busy or drops it, which says nothing of the dialect; RunnerError when the
+        retries are used up, the probe timed out or was refused as every request would be."""
+        try:
+            async for attempt in retrying(self.config):
+                with attempt:
+                    probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
+                    response = await asyncio.wait_for(probe, self.config.timeout_s)
+                    if (said := self._failure(response)) and said.retry:
+                        raise Retryable(said.line)
+        except asyncio.TimeoutError:
+            raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
+                              f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
+                              "that loads the model on its first request answers it late), or "
+                              f"{self.config.key('structured')}=json_schema, json_object or none skips the "
+                              "probe") from None
+        except (Retryable, TooLarge) as err:
+            raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
+                              f"({err}); {self.config.key('structured')}=json_schema, json_object or none skips "
+                              "it") from None
+        except Refused as err:  # a redirect: every request of the run would be
+            raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
+        return response, said
+
+    def _failure(self, response: httpx.Response) -> Said | None:
+        """What a probe's answer that fails says (`HTTP 503: ...`, a 200's error object `HTTP 200 saying 503: ...`, a
+        200 that is no chat completion `not a chat completion: ...`, as a request's would be); None for an answer."""
         if not response.is_success:
-            return response.status_code, f"HTTP {response.status_code}: {self._server_message(response)}"
-        return error_said(_json(response))
+            return status_said(response.status_code, self._server_message(response))
+        try:
+            self._completion(response)
+        except Retryable as err:
+            return Said(True, str(err))
+        except APIError as err:
+            return Said(False, str(err))
+        return None
 
     def _completion(self, response: httpx.Response) -> Completion:
         """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
@@ -253,11 +261,10 @@ class OpenAIRunner:
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
                            f"{response.text.strip() or 'an empty body'}") from None
-        if (error := error_said(body)) is not None:
-            code, said = error
-            if code is not None and transient(code, said):
-                raise Retryable(said) from APIError(said)
-            raise APIError(said)
+        if (said := error_said(body)) is not None:
+            if said.retry:
+                raise Retryable(said.line) from APIError(said.line)
+            raise APIError(said.line)
         try:
             choice, *others = body["choices"]
             message = choice["message"]
@@ -315,32 +322,6 @@ class OpenAIRunner:
     def public_config(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json"), "base_url": self.base_url,
                 "options_not_sent": self.options_not_sent}
-
-
-def response_format(schema: dict[str, Any], dialect: str = "json_schema", strict: bool = True,
-                    max_length: int | None = None) -> dict[str, Any]:
-    """A task's schema as a response_format: OpenAI's `json_schema` (named after the schema's title, in the
-    characters allowed), or the `json_object` with a `schema` that llama-cpp-python's server takes, as its grammar
-    converter reads it (`llamaschema.readable`: a pattern's `\\d` killed the server). That server's grammar lets raw
-    control characters into strings, so there each free-form string carries a pattern of JSON's string characters
-    without them (which also bounds its length, the server ignoring maxLength and minLength beside a pattern). A
-    string's bound is never below its minLength (`bounded_strings`): a pattern of `{0,64}` beside `minLength: 100` held
-    answers to fewer characters than the format takes."""
-    if dialect == "json_object":
-        return {"type": "json_object", "schema": free_strings(
-            readable(schema), lambda string: {"pattern": json_string(string.get("minLength", 0), max_length)})}
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "response"))[:64]
-    sent = bounded_strings(schema, max_length)
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": sent, "strict": strict}}
-
-
-def json_string(least: int, most: int | None) -> str:
-    """A pattern for JSON's string characters without raw control characters, from `least` to `most` of them (at
-    least `least`, and never fewer than that at most; no more than the server's converter holds, `repeated`)."""
-    most = None if most is None else repeated(least, max(least, most))
-    if not least and most is None:
-        return f"^{JSON_CHAR}*$"
-    return f"^{JSON_CHAR}{{{least},{'' if most is None else most}}}$"
 
 
 def _sent(name: str, value: Any) -> bool:
