@@ -60,6 +60,7 @@ class Run:
         self.path = path
         self.info = info
         self._trust: Trust | None = None
+        self._manifest_data: dict[str, Any] | None = None
 
     @property
     def id(self) -> str:
@@ -91,7 +92,13 @@ class Run:
     def manifest_data(self) -> dict[str, Any]:
         """manifest.json as plain JSON data, not validated as a whole: several times faster than `manifest` for large
         runs, for readers that need a few fields (task names, prompts, values), whose shapes are checked
-        (`not_a_manifest`)."""
+        (`not_a_manifest`). Parsed once per Run (shared: readers do not change it)."""
+        if self._manifest_data is None:
+            self._manifest_data = self._parse_manifest()
+        return self._manifest_data
+
+    def _parse_manifest(self) -> dict[str, Any]:
+        """manifest.json's JSON, refused (ArchiveError) when it is not JSON or not shaped as a manifest."""
         try:
             data = json.loads(self.manifest_bytes)
         except (ValueError, RecursionError) as err:
