@@ -195,7 +195,8 @@ def _digested(run: Run) -> list[Finding]:
         if not all(f.ok for f in located) and (crlf := records_converted(run.path)):
             located = [Finding(False, crlf, CONVERTED)]
         started = check_file(run.path, CONFIG, info.config_digest, when="started") if info.config_digest else []
-        started += [Finding(False, RUN, edited)] if (edited := model_edited(run)) else []
+        edited = model_edited(run, all(f.ok for f in started))
+        started += [Finding(False, RUN, edited)] if edited else []
         return [*unfinished, *located, *started, *(() if not all(f.ok for f in located) else belonging(run))]
     digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     return [*digested, *(() if not all(f.ok for f in digested) else belonging(run))]
