@@ -33,7 +33,7 @@ from benchrun.archive.trust import (
     unreadable,
 )
 from benchrun.archive.writer import file_digest
-from benchrun.archive.writerless import not_held
+from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.console import output
@@ -132,15 +132,14 @@ def unsealed(run: Run) -> Finding:
     if info.files:
         return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
                                     "ended: its seal was removed and run.json edited")
-    lock = probe(run.path / LOCK)
-    if lock.misplaced is not None:
-        return Finding(False, LOCK, f"{lock.misplaced} in its place, which no writer can hold: the run says "
+    told = lock_told(run)
+    if told.misplaced is not None:
+        return Finding(False, LOCK, f"{told.misplaced} in its place, which no writer can hold: the run says "
                                     f"'running', but none is writing it ({UNSEALED_LINES})")
-    if writer := live_writer(run.path / LOCK, lock):
-        return Finding(False, RUN, f"not sealed yet: the run is being written ({writer}); verify it once it has ended "
-                                   f"({UNSEALED_LINES})")
-    return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {not_held(run, lock)} "
-                               f"({UNSEALED_LINES})")
+    if told.writer:
+        return Finding(False, RUN, f"not sealed yet: the run is being written ({told.writer}); verify it once it has "
+                                   f"ended ({UNSEALED_LINES})")
+    return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {told.why} ({UNSEALED_LINES})")
 
 
 def _sealing(run: Run, lock: LockState) -> str:
