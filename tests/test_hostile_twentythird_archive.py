@@ -12,6 +12,9 @@ it found bad, each with the rule it now obeys.
 - `list` and `show` of a killed run (no seal) whose manifest.json is a planted file of gigabytes: read whole
   (`out of memory` under a 2.5 GB limit) to tell answers from samples and name its tasks. Now the manifest is read
   whole only once its sha256, taken in pieces, is the run's manifest id (`archive.reader.Run.manifest_bytes`)
+- `export` of a run a newer benchrun wrote (its manifest's `schema_version: 2`, every digest up to the seal its
+  own): its rows, exit 0, where show, compare and the report refuse it as a newer benchrun's. Now the fast readers'
+  shape check refuses it too (`archive.shapes.not_a_manifest`, `core.layout.MANIFEST_VERSION`)
 
 What held is in the pass's note.
 """
@@ -29,7 +32,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
 
@@ -119,3 +122,16 @@ def test_list_and_show_of_a_killed_run_with_a_manifest_of_gigabytes(tmp_path):
     assert (shown.returncode, shown.stderr) == (EXIT["archive"], (
         f"benchrun: error: in '{run_dir}': run 555555555555: manifest.json: changed: its sha256 is not the manifest "
         f"id in run.json, so what it says cannot be trusted; benchrun-audit verify {run_dir} says what changed\n"))
+
+
+# -- a newer benchrun's manifest --------------------------------------------------------------------------------------
+
+def test_export_refuses_a_run_whose_manifest_a_newer_benchrun_wrote(tmp_path):
+    """A run sealed by a newer benchrun (its manifest's schema version 2, its id and seal its own) was exported as if
+    its fields meant what they mean to this one, where show and compare refuse it."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    replace_manifest(run_dir, lambda manifest: manifest.update(schema_version=2))
+    said = (f"benchrun: error: in '{run_dir / 'manifest.json'}': not a manifest: schema_version: schema version 2, "
+            f"{NEWER}\n")
+    done = audit(tmp_path, "export", str(run_dir))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", said)

@@ -23,6 +23,7 @@ from benchrun.core.layout import (
     CONFIG,
     JUDGEMENTS,
     MANIFEST,
+    NEWER_VERSION,
     OUTPUTS,
     RECORD_FILES,
     RESPONSES,
@@ -303,7 +304,7 @@ def validation_said(err: ValidationError) -> str:
     what = first["msg"]
     if first["type"] == "extra_forbidden" or (where == "schema_version" and first["type"] == "literal_error"):
         said = "a key" if first["type"] == "extra_forbidden" else f"schema version {first['input']!r},"
-        what = f"{said} which this benchrun does not know (written by a newer benchrun? read it with that one)"
+        what = f"{said} {NEWER_VERSION}"
     return f"{where}: {what}" if where else what
 
 
