@@ -35,6 +35,7 @@ from benchrun.testing.inprocess import child_env
 from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
+from tests.test_audit_imports import loaded
 
 NEWER = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
 LIMIT = 3 * 2**30
@@ -135,3 +136,11 @@ def test_export_refuses_a_run_whose_manifest_a_newer_benchrun_wrote(tmp_path):
             f"{NEWER}\n")
     done = audit(tmp_path, "export", str(run_dir))
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["archive"], "", said)
+
+
+# -- review c3: list loads no lock module -----------------------------------------------------------------------------
+
+def test_list_loads_the_lock_modules_only_for_a_running_run():
+    """writerless imported dirlock (and lease, locknote, openwriters, detach: 25 ms) as list loaded, for the runs that
+    say `running`; now when one does."""
+    assert loaded("benchrun.audit.listing", "benchrun.archive.dirlock", "benchrun.archive.lease") == []
