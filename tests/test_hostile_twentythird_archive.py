@@ -15,6 +15,12 @@ it found bad, each with the rule it now obeys.
 - `export` of a run a newer benchrun wrote (its manifest's `schema_version: 2`, every digest up to the seal its
   own): its rows, exit 0, where show, compare and the report refuse it as a newer benchrun's. Now the fast readers'
   shape check refuses it too (`archive.shapes.not_a_manifest`, `core.layout.MANIFEST_VERSION`)
+- `resume --set runner.timeout_s=1e400` (or `inf`, `Infinity`) of a killed run: taken (YAML reads the text as a
+  string, which the runner's float reads as inf), the rest asked with no time limit and the history's `set` keeping
+  the string, where a run refuses `runner.timeout_s=1e400`. Now the values as the runner reads them are checked as a
+  run's are (`audit.limits.refuse_unkept`)
+- `rescore --rejudge judge.timeout_s=1e400`: the judge asked with no time limit, and rescore.json recorded
+  `"timeout_s": null`. Now refused as `--set`'s is (`audit.rejudge.rejudged_config`, `audit.limits.refuse_unkept`)
 
 What held is in the pass's note.
 """
@@ -32,9 +38,16 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
+from tests.helpers.judges import JUDGES, RESPONSE
+from tests.helpers.judges import TASKS as JUDGED_TASKS
+from tests.helpers.judges import answer as judged_answer
+from tests.helpers.killed import killed_run
+from tests.helpers.killed import write_bench as write_killed_bench
 from tests.test_audit_imports import loaded
 
 NEWER = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
@@ -52,13 +65,18 @@ def _sparse(path: Path, size: int = 4 * 2**30) -> None:
         handle.truncate(size)
 
 
+def _files(run_dir: Path) -> dict[str, bytes]:
+    """The bytes of each file of `run_dir` but its run.lock (whose note a refused writer puts back)."""
+    return {path.name: path.read_bytes() for path in run_dir.iterdir() if path.is_file() and path.name != "run.lock"}
+
+
 def _limited_run(cwd: Path, module: str, *args: str) -> subprocess.CompletedProcess:
     """`python -m module ARGS` in a process of its own, its address space LIMIT."""
     return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=child_env(), capture_output=True,
                           text=True, timeout=300, preexec_fn=_limited)
 
 
-# -- a rescore.json of another version says so --------------------------------------------------------------------------
+# -- a rescore.json of another version says so ------------------------------------------------------------------------
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("change", "said"), [
@@ -144,3 +162,36 @@ def test_list_loads_the_lock_modules_only_for_a_running_run():
     """writerless imported dirlock (and lease, locknote, openwriters, detach: 25 ms) as list loaded, for the runs that
     say `running`; now when one does."""
     assert loaded("benchrun.audit.listing", "benchrun.archive.dirlock", "benchrun.archive.lease") == []
+
+
+# -- --set of a number JSON has none for ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_resume_refuses_a_limit_set_to_infinity_as_a_run_does(tmp_path):
+    """`--set runner.timeout_s=1e400` is the string '1e400' to YAML and inf to the runner's settings: the resume asked
+    the rest with no time limit and recorded the string, where `benchrun runner.timeout_s=1e400` is refused."""
+    write_killed_bench(tmp_path / "bench")
+    with FakeOllama() as server:
+        run_dir = killed_run(tmp_path, server)
+        before = _files(run_dir)
+        for value in ("1e400", "inf", "Infinity"):
+            done = audit(tmp_path, "resume", str(run_dir), "--set", f"runner.timeout_s={value}", "--host", server.url)
+            assert (done.returncode, done.stderr) == (EXIT["usage"], (
+                "benchrun: error: --set runner.timeout_s: inf is not a finite number, and JSON (config.yaml, run.json, "
+                "the manifest) has none for it: give a number\n"))
+    assert _files(run_dir) == before
+
+
+@pytest.mark.slow
+def test_a_rejudging_rescore_refuses_a_judge_limit_set_to_infinity(tmp_path):
+    """`--rejudge judge.timeout_s=1e400`: the judge was asked with no time limit and rescore.json said `null`."""
+    write_bench(tmp_path, {"tasks.yml": JUDGED_TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=judged_answer) as server:
+        run_dir = run_in_process(tmp_path, "r", "task.path=bench", "judge.model=qwen2.5", responder=judged_answer,
+                                 models=("llama3.2", "qwen2.5"))
+        done = audit(tmp_path, "rescore", str(run_dir), "--rejudge", f"judge.host={server.url}",
+                     "judge.timeout_s=1e400")
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        "benchrun: error: --rejudge judge.timeout_s: inf is not a finite number, and JSON (config.yaml, run.json, the "
+        "manifest) has none for it: give a number\n"))
+    assert not (run_dir / "rescores" / "001").exists()
