@@ -21,6 +21,9 @@ it found bad, each with the rule it now obeys.
   run's are (`audit.limits.refuse_unkept`)
 - `rescore --rejudge judge.timeout_s=1e400`: the judge asked with no time limit, and rescore.json recorded
   `"timeout_s": null`. Now refused as `--set`'s is (`audit.rejudge.rejudged_config`, `audit.limits.refuse_unkept`)
+- `verify` of a killed run whose run.lock is a symbolic link (to a copy of its note): read through the link, said
+  its writer stopped and to `resume` it, which refuses a linked run.lock. Now a link there is what no writer can
+  hold, as a pipe is (`archive.dirlock.probe`)
 
 What held is in the pass's note.
 """
@@ -195,3 +198,17 @@ def test_a_rejudging_rescore_refuses_a_judge_limit_set_to_infinity(tmp_path):
         "benchrun: error: --rejudge judge.timeout_s: inf is not a finite number, and JSON (config.yaml, run.json, the "
         "manifest) has none for it: give a number\n"))
     assert not (run_dir / "rescores" / "001").exists()
+
+
+# -- a run.lock that is a link ---------------------------------------------------------------------------------------
+
+def test_verify_says_a_linked_run_lock_is_no_writers(tmp_path):
+    """A killed run's run.lock moved out and linked back: verify read the dead writer's note through the link and said
+    to resume the run, which every writer refuses (a linked run.lock is never written through)."""
+    run_dir = synthetic_run(tmp_path / "k", [1, 0], finish=False)
+    (run_dir / "run.lock").rename(tmp_path / "lockfile")
+    (run_dir / "run.lock").symlink_to("../lockfile")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    assert ("FAIL  run.lock: a symbolic link (to ../lockfile) in its place, which no writer can hold: the run says "
+            "'running', but none is writing it (record lines checked against records.sha256 only)\n") in done.stdout
