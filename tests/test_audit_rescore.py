@@ -303,7 +303,7 @@ def test_verify_checks_each_rescore_against_its_rescore_json(run_dir):
      "is rescore 001 of run 0123456789ab (manifest {manifest}…), not of this run"),
     (lambda info: {**info, "files": {"../run.json": info["files"]["scores.jsonl"]}},
      "names a file outside its folder: '../run.json'"),
-    (lambda info: {**info, "counts": "many"}, "unreadable: not a rescore's JSON"),
+    (lambda info: {**info, "counts": "many"}, "unreadable: counts: Input should be an object"),
 ])
 def test_verify_refuses_a_rescore_json_that_claims_what_is_not_so(run_dir, edit, message):
     rescore(load_run(run_dir))

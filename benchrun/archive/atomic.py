@@ -32,9 +32,20 @@ def write_atomic(path: Path, data: bytes, follow: bool = False, ready: Callable[
     """Write `data` to `path` whole or not at all (`atomic_file`), signals held until it is done; into a pipe or a
     device (`follow`'s), which nothing makes whole, with signals as they come: a FIFO with no reader waits for one,
     and Ctrl-C or SIGTERM stops it (held, only SIGKILL did)."""
-    into = follow and _written_into(_followed(path))
-    with nullcontext() if into else INTERRUPTS.held(), atomic_file(path, follow=follow, ready=ready) as handle:
+    target = named_output(path) if follow else path
+    into = follow and _written_into(target)
+    with nullcontext() if into else INTERRUPTS.held(), _replaced(target, "wb", follow, ready) as handle:
         handle.write(data)
+
+
+def named_output(path: Path) -> Path:
+    """The file a user-named `path` (`--output`) writes (`_followed`); `-` and an archive's own file refused."""
+    if os.fspath(path) == "-":
+        raise BenchrunError("--output -: '-' names standard output, not a file; nothing was written; name a file "
+                            "(export writes to standard output without --output)")
+    if why := archive_file(path):
+        raise BenchrunError(f"--output: {why}; nothing was written; name another file", file=str(path))
+    return _followed(path)
 
 
 def _followed(path: Path) -> Path:
@@ -61,17 +72,18 @@ def atomic_file(path: Path, mode: str = "wb", follow: bool = False, ready: Calla
     names standard output to the tools that read it, no file. `ready` is called once the temporary file is synced,
     just before it is renamed over `path`: a writer's last check that the file is still its to write (the fence), an
     error there leaving `path` as it was."""
-    if follow:
-        if os.fspath(path) == "-":
-            raise BenchrunError("--output -: '-' names standard output, not a file; nothing was written; name a file "
-                                "(export writes to standard output without --output)")
-        if why := archive_file(path):
-            raise BenchrunError(f"--output: {why}; nothing was written; name another file", file=str(path))
-        path = _followed(path)
+    with _replaced(named_output(path) if follow else path, mode, follow, ready, **options) as handle:
+        yield handle
+
+
+@contextmanager
+def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | None, **options: Any) -> Iterator[IO[Any]]:
+    """`atomic_file`'s file for `path`, already the file written (`named_output`'s); `into`: a pipe or a device
+    there is written into."""
     with writing(path):
         if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if follow and _written_into(path):
+        if into and _written_into(path):
             with open(path, mode, **options) as handle:
                 yield handle
             return

@@ -11,7 +11,7 @@ from collections import deque
 from pathlib import Path
 
 from benchrun.core.errors import ArchiveError, BenchrunError
-from benchrun.core.filebytes import read_bounded
+from benchrun.core.filebytes import MAX_JSON_BYTES, read_bounded
 from benchrun.core.layout import LOCK, MULTIRUN_FILE, RESCORES, RUN, RUN_FILES, RUN_OWN, SWEEP_FILE, UNFINISHED
 from benchrun.core.records import RunInfo
 
@@ -89,7 +89,8 @@ def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:
     """Why a run cannot start in `run_dir`: the run it holds, and what to do instead."""
     new_dir = f"pick a new directory ({chosen_by})"
     try:
-        info = RunInfo.model_validate_json(read_bounded(run_dir / RUN, str(run_dir / RUN), ArchiveError, limit=None))
+        info = RunInfo.model_validate_json(read_bounded(run_dir / RUN, str(run_dir / RUN), ArchiveError,
+                                                                limit=MAX_JSON_BYTES))
     except (BenchrunError, ValueError):
         present = ", ".join(name for name in RUN_FILES if (run_dir / name).exists())
         return f"{run_dir} already holds a run's files ({present}); nothing was changed; {new_dir}"

@@ -242,12 +242,16 @@ def probe(path: Path) -> LockState:
     """Whether a live process holds the lock at `path`, found by taking a shared lock and letting go at once (which
     never blocks, and which a writer taking the lock waits out); read-only, it changes nothing. A pipe, a device or
     a folder in the lock's place is never waited on (a FIFO opened for reading waits for a writer) or read: its
-    kind is `misplaced`, and no writer holds it."""
+    kind is `misplaced`, and no writer holds it; so is a symbolic link, which every writer refuses (`no_link`)."""
     with reading(path):
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except FileNotFoundError:
             return LockState(exists=False, held=False, note=None)
+        except OSError as err:
+            if err.errno != errno.ELOOP:
+                raise
+            return LockState(exists=True, held=False, note=None, misplaced=f"a symbolic link (to {os.readlink(path)})")
     if (kind := not_a_file(os.fstat(fd).st_mode)) is not None:
         os.close(fd)
         return LockState(exists=True, held=False, note=None, misplaced=kind)

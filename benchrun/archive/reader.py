@@ -5,6 +5,7 @@ it, so a run that cannot be read is reported the same way everywhere."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -17,11 +18,12 @@ from pydantic import ValidationError
 
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
-from benchrun.core.filebytes import read_bounded
+from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, read_bounded, regular_file
 from benchrun.core.layout import (
     CONFIG,
     JUDGEMENTS,
     MANIFEST,
+    NEWER_VERSION,
     OUTPUTS,
     RECORD_FILES,
     RESPONSES,
@@ -60,6 +62,7 @@ class Run:
         self.path = path
         self.info = info
         self._trust: Trust | None = None
+        self._manifest_data: dict[str, Any] | None = None
 
     @property
     def id(self) -> str:
@@ -77,7 +80,15 @@ class Run:
 
     @cached_property
     def manifest_bytes(self) -> bytes:
-        return self._read(MANIFEST)
+        """manifest.json's bytes, read whole only once its sha256, taken in pieces, is the run's manifest id: a
+        planted file of gigabytes (a killed run's, which no seal covers) is one line, never held."""
+        path = self.path / MANIFEST
+        if not os.path.lexists(path):
+            raise ArchiveError("missing", file=str(path))
+        data = archived(path, _manifest_size(path, self.info.manifest_id))
+        if hashlib.sha256(data).hexdigest() != self.info.manifest_id:  # changed between the two reads
+            raise _not_the_runs(path, self.info.manifest_id)
+        return data
 
     @cached_property
     def manifest(self) -> Manifest:
@@ -86,12 +97,18 @@ class Run:
         try:
             return Manifest.model_validate_json(self.manifest_bytes)
         except ValidationError as err:
-            raise ArchiveError(f"not a valid manifest: {_first(err)}", file=str(self.path / MANIFEST)) from None
+            raise ArchiveError(f"not a valid manifest: {validation_said(err)}", file=str(self.path / MANIFEST)) from None
 
     def manifest_data(self) -> dict[str, Any]:
         """manifest.json as plain JSON data, not validated as a whole: several times faster than `manifest` for large
         runs, for readers that need a few fields (task names, prompts, values), whose shapes are checked
-        (`not_a_manifest`)."""
+        (`not_a_manifest`). Parsed once per Run (shared: readers do not change it)."""
+        if self._manifest_data is None:
+            self._manifest_data = self._parse_manifest()
+        return self._manifest_data
+
+    def _parse_manifest(self) -> dict[str, Any]:
+        """manifest.json's JSON, refused (ArchiveError) when it is not JSON or not shaped as a manifest."""
         try:
             data = json.loads(self.manifest_bytes)
         except (ValueError, RecursionError) as err:
@@ -121,7 +138,7 @@ class Run:
         try:
             return model.model_validate_json(archived(path, MAX_JSON_BYTES))
         except ValueError as err:
-            raise ArchiveError(f"unreadable: {_first(err) if isinstance(err, ValidationError) else err}",
+            raise ArchiveError(f"unreadable: {validation_said(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
 
     def require_records(self, force: bool = False) -> Run:
@@ -243,10 +260,25 @@ class Run:
             raise ArchiveError("missing", file=str(path))
         return archived(path)
 
-MAX_JSON_BYTES = 64 * 2**20
-"""The most a run.json, seal.json or summary.json is read of: far more than benchrun writes in one (a few KB, a
-summary of thousands of metrics a few MB), so a planted file of gigabytes (a sparse one costs no disk) is one line,
-not a MemoryError in `list`."""
+
+
+def _manifest_size(path: Path, manifest_id: str | None) -> int:
+    """The size of the manifest.json at `path`, read in pieces, once its sha256 is `manifest_id`, else ArchiveError."""
+    sha, size = hashlib.sha256(), 0
+    with reading(path), regular_file(path, str(path), ArchiveError) as handle:
+        while chunk := handle.read(CHUNK_BYTES):
+            sha.update(chunk)
+            size += len(chunk)
+    if sha.hexdigest() != manifest_id:
+        raise _not_the_runs(path, manifest_id)
+    return size
+
+
+def _not_the_runs(path: Path, manifest_id: str | None) -> ArchiveError:
+    """The refusal of a manifest.json that is not the run's: changed, or beside a run that never compiled."""
+    why = (f"changed: its sha256 is not the manifest id in {RUN}" if manifest_id is not None else
+           f"not the run's: {RUN} names no manifest id (the run ended before it compiled)")
+    return ArchiveError(why, file=str(path))
 
 
 def archived(path: Path, limit: int | None = None) -> bytes:
@@ -261,10 +293,10 @@ def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
     with open(path, "rb") as handle:
         before = handle.read(end)
     number = before.count(b"\n") + (not before.endswith(b"\n"))
-    return ArchiveError(f"line {number}: not a valid record: {_first(err)}", file=str(path))
+    return ArchiveError(f"line {number}: not a valid record: {validation_said(err)}", file=str(path))
 
 
-def _first(err: ValidationError) -> str:
+def validation_said(err: ValidationError) -> str:
     """The first of a validation's errors, as `key: what`; a key or a schema version this benchrun does not know is
     said to be that, as a newer benchrun's file has them."""
     first = err.errors()[0]
@@ -272,7 +304,7 @@ def _first(err: ValidationError) -> str:
     what = first["msg"]
     if first["type"] == "extra_forbidden" or (where == "schema_version" and first["type"] == "literal_error"):
         said = "a key" if first["type"] == "extra_forbidden" else f"schema version {first['input']!r},"
-        what = f"{said} which this benchrun does not know (written by a newer benchrun? read it with that one)"
+        what = f"{said} {NEWER_VERSION}"
     return f"{where}: {what}" if where else what
 
 
@@ -284,6 +316,6 @@ def load_run(path: PathLike) -> Run:
     try:
         info = RunInfo.model_validate_json(archived(path / RUN, MAX_JSON_BYTES))
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
-        why = _first(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
+        why = validation_said(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None
     return Run(path, info)

@@ -170,23 +170,24 @@ def uncompiled(run: Run) -> str:
 
 def config_changed(run: Run) -> str | None:
     """Why config.yaml is not the one run.json digests (None when it is, or run.json digests none: an older run's)."""
-    return next(_config(run, ledger.read_digests(run.path)), None)
+    return next(_config(run), None)
 
 
-def _config(run: Run, digests: ledger.Digests) -> Iterator[str]:
-    """config.yaml against its digest at the run's end, or for a run that did not end at its start."""
+def _config(run: Run) -> Iterator[str]:
+    """config.yaml against its digest at the run's end, or for a run that did not end at its start (records.sha256
+    has no lines of it: not read)."""
     if (expected := run.info.files.get(CONFIG)) is not None:
-        yield from _changed(run.path, CONFIG, expected, digests)
+        yield from _changed(run.path, CONFIG, expected)
     elif (started := run.info.config_digest) is not None:
-        yield from _changed(run.path, CONFIG, started, digests, since="started")
+        yield from _changed(run.path, CONFIG, started, since="started")
 
 
-def model_edited(run: Run) -> str | None:
+def model_edited(run: Run, config_unchanged: bool) -> str | None:
     """Why run.json's model is not the one a run that did not end was asked with, config.yaml's runner.model (None
-    when it is, or config.yaml cannot say: `config_changed` then says why): its writer writes them alike, and no seal
-    covers its run.json yet, so a model edited there would be shown, and recorded by a resume, as the one that
-    answered. Of a config.yaml that changed since the run started nothing is said here."""
-    if run.info.files or run.info.config_digest is None or config_changed(run) is not None:
+    when it is, or config.yaml cannot say: `config_unchanged` is False, the caller having found it changed since the
+    run started, and said so): its writer writes them alike, and no seal covers its run.json yet, so a model edited
+    there would be shown, and recorded by a resume, as the one that answered."""
+    if run.info.files or run.info.config_digest is None or not config_unchanged:
         return None
     try:
         runner = run.config.get("runner")
@@ -271,8 +272,8 @@ def _files(run: Run) -> Iterator[str]:
             yield from _changed(run.path, name, expected, digests)
         return
     yield from _unfinished(run, digests)
-    yield from _config(run, digests)
-    if (edited := model_edited(run)) is not None:
+    yield from (config := list(_config(run)))
+    if (edited := model_edited(run, not config)) is not None:
         yield f"{RUN}: {edited}"
 
 
@@ -310,15 +311,15 @@ def _foreign(run: Run, digests: ledger.Digests, checked: dict[str, ledger.Checke
     return [str(problem) for problem in repair.check(run.path, manifest, digests, checked).problems]
 
 
-def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests,
+def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests | None = None,
              since: str = "ended") -> Iterator[str]:
     """`name` against the digest run.json holds of it, written as the run `since` (ended, or started); a changed
     record file's first changed line, when known."""
     path = run_dir / name
     if not path.is_file():
         yield f"{name}: {missing(path)}"
-    elif file_digest(path) != expected and converted(path, expected.sha256):
+    elif (actual := file_digest(path)) != expected and converted(path, expected.sha256):
         yield f"{name}: changed since the run {since}: {CONVERTED}"
-    elif file_digest(path) != expected:
-        found = ledger.check_file(run_dir, name, digests.lines[name]) if name in digests.lines else None
+    elif actual != expected:
+        found = ledger.check_file(run_dir, name, digests.lines[name]) if digests and name in digests.lines else None
         yield str(found.problems[0]) if found and found.problems else f"{name}: changed since the run {since}"

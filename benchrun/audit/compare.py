@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from pydantic import computed_field
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -71,12 +72,18 @@ class SpeedRatio(Frozen):
 
     figure: str
     """A key of benchrun.archive.speed.FIGURES: latency_p50_s, tokens_per_s, ..."""
-    label: str
-    """The figure as printed; its rate `answers/s` where either run asked each sample more than once."""
+    unit: str
+    """What the rate counts (`rate_unit`): `answers` where either run asked each sample more than once."""
     baseline: float | None
     value: float | None
     ratio: float | None
     """value / baseline; None when either is missing or the baseline's is 0."""
+
+    @computed_field
+    @property
+    def label(self) -> str:
+        """The figure as printed (`figure_label`): its rate `answers/s` or `samples/s`."""
+        return figure_label(self.figure, self.unit)
 
 
 class Comparison(Frozen):
@@ -179,7 +186,7 @@ def speed_ratios(baseline: Speed | None, other: Speed | None, unit: str) -> tupl
     """The side-by-side speed figures of a run and the baseline, with their ratio (run / baseline); the rate in
     `unit`s per second (`rate_unit`)."""
     base, run = figures(baseline), figures(other)
-    return tuple(SpeedRatio(figure=key, label=figure_label(key, unit), baseline=base[key], value=run[key],
+    return tuple(SpeedRatio(figure=key, unit=unit, baseline=base[key], value=run[key],
                             ratio=run[key] / base[key] if base[key] and run[key] is not None else None)
                  for key in SIDE_BY_SIDE)
 

@@ -17,8 +17,9 @@ from benchrun.audit import arguments
 from benchrun.audit.named import one_each, runs_named
 from benchrun.core.errors import EXIT
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-"""What a spreadsheet takes a cell's formula to start with (OWASP's list, under CSV injection)."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
+"""What a spreadsheet takes a cell's formula to start with (OWASP's list, under CSV injection; and NUL, ASVS 1.2.10's:
+a spreadsheet that drops it runs what follows, a model's answer `\\0=HYPERLINK(...)`)."""
 LINE_END = "\r\n"
 """RFC 4180's, with which the writer quotes a cell holding either line break (with "\n" alone a bare CR in a cell is
 left as it is, and a spreadsheet starts a row there: a formula after it would run)."""

@@ -56,8 +56,12 @@ def header(run: Run) -> Table:
 
 def status(run: Run) -> str:
     """The run's status and `reason`."""
-    why = reason(run)
-    return run.info.status + (f": {why}" if why else "")
+    return with_reason(run.info.status, reason(run))
+
+
+def with_reason(status: str, why: str | None) -> str:
+    """A status and why, as `show` and the report say it (`running: no live process holds run.lock: ...`)."""
+    return status + (f": {why}" if why else "")
 
 
 def reason(run: Run) -> str | None:

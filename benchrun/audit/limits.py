@@ -5,7 +5,7 @@ resume finds them. A run that failed fast because its server was slower than `ru
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Iterable
 
 import yaml
 from pydantic import ValidationError
@@ -100,4 +100,14 @@ def limited(section: str, config: dict[str, Any], used: dict[str, Any], limits: 
             raise ConfigError(f"--set {said}") from None
         raise ConfigError(f"{said}, as the run was last asked; ask the rest otherwise with --set {key}=VALUE",
                           file=str(run.path / RUN)) from None
+    refuse_unkept(f"--set {section}", runner, given)
     return asked
+
+
+def refuse_unkept(said: str, runner: dict[str, Any], keys: Iterable[str]) -> None:
+    """Refuse a value of `keys` that `runner`'s settings read as a number JSON has none for, as a run refuses it:
+    `1e400`, `inf` are text to YAML and inf to a float setting (asked with no limit, recorded as null); `said` names
+    the option (`--set runner`, `--rejudge judge`). `runner` validates."""
+    checked = RUNNERS[runner["type"]].model_validate(runner).model_dump()
+    if (unkept := unkept_value({key: checked.get(key) for key in keys})) is not None:
+        raise ConfigError(f"{said}.{unkept[0]}: {unkept[1]}")

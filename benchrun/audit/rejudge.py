@@ -21,15 +21,18 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     """The run's config, its judge asked with the limits it was last asked with (run.json's judge runner as used: a
     resume's `--set judge.timeout_s=...` kept, as a later resume keeps it), then `overrides` (judge.KEY=VALUE, values
     read as YAML) set, checked."""
-    from benchrun.audit.limits import last_asked
+    from benchrun.audit.limits import last_asked, refuse_unkept
     from benchrun.compose.config import plain_config
+    from benchrun.core.settings import judge_runner_keys
 
     config = run.config
     judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
-    for override in overrides:
-        keys, value = _override(override)
+    given = [_override(override) for override in overrides]
+    for keys, value in given:
         _set(judge, keys, value)
-    return plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)
+    checked = plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)
+    refuse_unkept("--rejudge judge", judge_runner_keys(checked["judge"]), [keys[0] for keys, _ in given])
+    return checked
 
 
 def _override(override: str) -> tuple[list[str], Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from html import escape
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.sessions import mixed_judges, mixed_models, session_count
 from benchrun.archive.speed import FIGURES, figures
 from benchrun.audit import report_svg as svg
-from benchrun.audit.heading import parts, reason, status
+from benchrun.audit.heading import parts, reason, with_reason
 from benchrun.audit.judged import agreement_rows, agreements, judge_identity
 from benchrun.audit.lines import metric_lines as lines_of
 from benchrun.console.output import at_k_basis, number, speed_cells
@@ -38,6 +39,12 @@ class Job:
     def status(self) -> str:
         return self.run.info.status if self.run else NO_RUN
 
+    @cached_property
+    def why(self) -> str | None:
+        """Why the job ended as it did: why it left no readable run, else its run's `reason` (once: a `running` run's
+        asks run.lock and may scan /proc)."""
+        return self.reason or (reason(self.run) if self.run else None)
+
 
 def table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
     """A table from already-escaped cells."""
@@ -48,7 +55,7 @@ def table(head: list[str], rows: list[list[str]], attrs: str = "") -> str:
 
 def overview(jobs: list[Job]) -> str:
     rows = [[escape(job.label), _status(job.status), escape(job.run.id if job.run else "-"),
-             escape(job.reason or (reason(job.run) if job.run else None) or ""),
+             escape(job.why or ""),
              f"<code>{escape(shown_name(str(job.path)))}</code>"] for job in jobs]
     return "<h2>Runs</h2>" + table(["run", "status", "run id", "reason", "directory"], rows, ' id="runs"')
 
@@ -134,18 +141,19 @@ def provenance(runs: list[Job], speeds: dict[str, Speed | None]) -> str:
     """Who, when, where, what and how fast of each run, one column per run."""
     if not runs:
         return ""
-    fields = [{**_facts(job.run), "speed": _speed_fact(speeds[job.label], answer_unit(job.run))} for job in runs]
+    fields = [{**_facts(job), "speed": _speed_fact(speeds[job.label], answer_unit(job.run))} for job in runs]
     rows = [[escape(name), *(f"<pre>{escape(facts.get(name, '-'))}</pre>" for facts in fields)]
             for name in dict.fromkeys(name for facts in fields for name in facts)]
     return "<h2>Provenance</h2>" + table(["", *(escape(job.label) for job in runs)], rows, ' id="provenance"')
 
 
-def _facts(run: Run) -> dict[str, str]:
+def _facts(job: Job) -> dict[str, str]:
+    run = job.run
     info, identity, env = run.info, run.info.identity, run.info.environment
     details = identity.get("details") or {}
     return {
         "run id": info.run_id, "directory": shown_name(str(run.path)), "benchmark": info.benchmark,
-        "status": status(run),
+        "status": with_reason(info.status, job.why),
         "started": info.started_at, "ended": info.ended_at or "-", "manifest id": info.manifest_id or "-",
         "model": str(identity.get("name") or info.model), "model digest": run.model_digest or "-",
         **_answered_by(run),

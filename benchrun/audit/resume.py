@@ -92,7 +92,7 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
         config = asked_config(run, limits or {})
         if (edited := trust.config_changed(run)) is not None:
             raise config_edited(run, edited, "resume")
-        if (edited := trust.model_edited(run)) is not None:
+        if (edited := trust.model_edited(run, config_unchanged=True)) is not None:
             raise ArchiveError(f"{edited}; a run asks one model: put run.json's back, or start a new run",
                                file=str(run.path / RUN))
         changed = changed_sources(run, manifest)

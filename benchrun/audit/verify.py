@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import MAX_JSON_BYTES, PathLike, Run, archived
+from benchrun.archive.reader import PathLike, Run, archived, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
@@ -33,13 +34,13 @@ from benchrun.archive.trust import (
     unreadable,
 )
 from benchrun.archive.writer import file_digest
-from benchrun.archive.writerless import not_held
+from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.core.filebytes import missing
+from benchrun.core.filebytes import MAX_JSON_BYTES, missing
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -132,15 +133,14 @@ def unsealed(run: Run) -> Finding:
     if info.files:
         return Finding(False, SEAL, "missing: run.json says 'running' but holds the final digests of a run that "
                                     "ended: its seal was removed and run.json edited")
-    lock = probe(run.path / LOCK)
-    if lock.misplaced is not None:
-        return Finding(False, LOCK, f"{lock.misplaced} in its place, which no writer can hold: the run says "
+    told = lock_told(run)
+    if told.misplaced is not None:
+        return Finding(False, LOCK, f"{told.misplaced} in its place, which no writer can hold: the run says "
                                     f"'running', but none is writing it ({UNSEALED_LINES})")
-    if writer := live_writer(run.path / LOCK, lock):
-        return Finding(False, RUN, f"not sealed yet: the run is being written ({writer}); verify it once it has ended "
-                                   f"({UNSEALED_LINES})")
-    return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {not_held(run, lock)} "
-                               f"({UNSEALED_LINES})")
+    if told.writer:
+        return Finding(False, RUN, f"not sealed yet: the run is being written ({told.writer}); verify it once it has "
+                                   f"ended ({UNSEALED_LINES})")
+    return Finding(False, RUN, f"says 'running', but no live process holds {LOCK}: {told.why} ({UNSEALED_LINES})")
 
 
 def _sealing(run: Run, lock: LockState) -> str:
@@ -195,7 +195,8 @@ def _digested(run: Run) -> list[Finding]:
         if not all(f.ok for f in located) and (crlf := records_converted(run.path)):
             located = [Finding(False, crlf, CONVERTED)]
         started = check_file(run.path, CONFIG, info.config_digest, when="started") if info.config_digest else []
-        started += [Finding(False, RUN, edited)] if (edited := model_edited(run)) else []
+        edited = model_edited(run, all(f.ok for f in started))
+        started += [Finding(False, RUN, edited)] if edited else []
         return [*unfinished, *located, *started, *(() if not all(f.ok for f in located) else belonging(run))]
     digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
     return [*digested, *(() if not all(f.ok for f in digested) else belonging(run))]
@@ -291,8 +292,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
         return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
     try:
         info = RescoreInfo.model_validate_json(archived(path / RESCORE_FILE, MAX_JSON_BYTES))
-    except (ArchiveError, ValueError) as err:
-        why = str(err) if isinstance(err, ArchiveError) else "unreadable: not a rescore's JSON"
+    except (ArchiveError, ValueError) as err:  # a newer benchrun's is said to be that, as its run.json is
+        why = (str(err) if isinstance(err, ArchiveError) else f"unreadable: {validation_said(err)}"
+               if isinstance(err, ValidationError) else "unreadable: not a rescore's JSON")
         return [Finding(False, f"{name}/{RESCORE_FILE}", why)]
     if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "

@@ -17,6 +17,10 @@ MAX_FILE_BYTES = 256 * 2**20
 """The largest benchmark file read (tasks.yml, custom_*.py, a template; and by default a data file, whose bound is
 task.max_file_bytes): 256 MiB, a JSONL of a million records of 268 bytes; read whole, a file costs several times its
 size in memory, so a 3 GB file is one line, not a MemoryError or a machine out of memory."""
+MAX_JSON_BYTES = 64 * 2**20
+"""The most a run.json, seal.json, summary.json or rescore.json is read of: far more than benchrun writes in one (a
+few KB, a summary of thousands of metrics a few MB), so a planted file of gigabytes (a sparse one costs no disk) is
+one line, not a MemoryError in `list` or in a run refused a directory holding one."""
 CHUNK_BYTES = 2**20
 """How much of a file is read at a time."""
 KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",

@@ -50,6 +50,10 @@ SWEEP_FILE = "sweep.json"
 """In a sweep directory: its jobs and their metrics side by side."""
 MULTIRUN_FILE = "multirun.yaml"
 """Hydra's copy of the sweep's config in the sweep directory, written before the first job starts."""
+MANIFEST_VERSION = 1
+"""The manifest's schema_version this benchrun reads and writes; another is a newer benchrun's, which no reader takes."""
+NEWER_VERSION = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
+"""What a reader says of a key or a schema version of a file it does not know."""
 RUN_OWN = (*RUN_FILES, LOCK, RESERVE, LOG, RESCORES, HYDRA_COPIES)
 """The names in a run directory that are the run's own (its files, its lock, its log, Hydra's copies, its rescores):
 nothing but the run's writers makes or replaces them."""

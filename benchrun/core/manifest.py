@@ -11,9 +11,8 @@ from typing import Annotated, Any, Iterable, Iterator, Literal, NamedTuple
 from pydantic import AfterValidator, Field, model_validator
 
 from benchrun.core.frozen import Frozen
-from benchrun.core.layout import FORMAT_VALID, JUDGED_FILES, RECORD_FILES
+from benchrun.core.layout import FORMAT_VALID, JUDGED_FILES, MANIFEST_VERSION, RECORD_FILES
 
-SCHEMA_VERSION = 1
 Scalar = str | int | float | bool
 Reference = Scalar | list[Scalar] | None
 Combinations = Literal["tuple", "combinations"]
@@ -229,7 +228,7 @@ class JudgeModel(Frozen):
 class Manifest(Frozen):
     """The compiled run. Its canonical JSON's sha256 is the manifest id."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = MANIFEST_VERSION
     benchmark: str
     config: dict[str, Any]
     """The resolved config, less what does not change the questions (host, concurrency, ...)."""
