@@ -100,10 +100,10 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                                "resume with --force to use them anyway (recorded in run.json)")
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
-        runner_cfg = runner_config(run, config, host)
+        config = asked_at(run, config, host)
         note = {"forced": force, "changed_sources": changed, "host": host, **({"set": limits} if limits else {}),
                 "stale_lock": lock.stale}
-        return INTERRUPTS.run(lambda: _resume(run, plan, config, runner_cfg, found, note, lock))
+        return INTERRUPTS.run(lambda: _resume(run, plan, config, found, note, lock))
 
 
 def stopped_sealing(run: Run, lock: DirLock) -> bool:
@@ -124,6 +124,12 @@ def seal_left(run: Run, lock: DirLock) -> RunInfo:
     output.warning(f"run {run.id} ended ({run.info.status}) but its writer ({describe(lock.stale)}) was stopped "
                    "before it sealed it: sealed now, every file as run.json digests it")
     return run.info
+
+
+def asked_at(run: Run, config: dict[str, Any], host: str | list[str] | None) -> dict[str, Any]:
+    """The run's `config` with its runner at the servers it is asked at now (`runner_config`): a judge naming no
+    server of its own asks the model's, so it follows them (it asked config.yaml's, gone, after `--host`)."""
+    return {**config, "runner": runner_config(run, config, host)}
 
 
 def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None) -> dict[str, Any]:
@@ -252,9 +258,9 @@ def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
     return {name: known[name] for name in names}
 
 
-async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any], found: repair.Repair,
-                  note: dict[str, Any], lock: DirLock) -> RunInfo:
-    runner = make_runner(runner_cfg)
+async def _resume(run: Run, plan: Plan, config: dict[str, Any], found: repair.Repair, note: dict[str, Any],
+                  lock: DirLock) -> RunInfo:
+    runner = make_runner(config["runner"])
     try:
         async with checked_models(run, plan, config, runner, note["forced"]) as (identity, judged):
             writer, regrade = _reopen(run, plan.manifest, found, note, lock)

@@ -31,11 +31,11 @@ from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
+    asked_at,
     asked_config,
     changed_sources,
     checked_models,
     current_scorers,
-    runner_config,
     servers_given,
 )
 from benchrun.audit.verify import check_files, check_manifest, check_seal
@@ -98,14 +98,14 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
                            file=str(parent.path))
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
-    runner_cfg = runner_config(parent, config, host)
+    config = asked_at(parent, config, host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
             "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo),
             **({JUDGED_AGAIN: [answer_name(*key) for key in sorted(unjudged)]} if unjudged else {})}
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked
-    return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, (todo, unjudged), note, into))
+    return INTERRUPTS.run(lambda: _retry(parent, plan, config, (todo, unjudged), note, into))
 
 
 def _parent_problems(parent: Run) -> list[str]:
@@ -125,11 +125,11 @@ def _todo(parent: Run) -> set[tuple[str, int]]:
     return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
 
 
-async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any],
+async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
                  keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
                  into: Path | None) -> tuple[RunInfo, Path]:
     todo, unjudged = keys
-    runner = make_runner(runner_cfg)
+    runner = make_runner(config["runner"])
     try:
         async with checked_models(parent, plan, config, runner, note["forced"], "retry") as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)

@@ -1,0 +1,83 @@
+"""The twenty-third hostile pass, the features a benchmark is made of (chats over data files, judges, repeats, servers,
+shards, the cache, retry, resume, rescore, compare) used together as a demanding researcher does.
+
+Found and fixed:
+- `retry --host NEW` (or `resume --host NEW`) of a run whose judge names no server of its own (it asks the model's, as
+  the README says): the model was asked at NEW, but the judge at the server config.yaml names, gone, so the retry
+  failed `the judge model: cannot reach Ollama at OLD ...; or point judge.host at a running server`, which neither
+  command takes: a run whose server moved could not be retried or resumed once it had a judge. The judge naming no
+  server asks the servers the model is asked at (audit.resume.asked_at).
+"""
+
+from __future__ import annotations
+
+import json
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import ChatRequest, Reply
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE
+
+CAPITALS = {
+    "tasks.yml": "- name: cap\n  template: 'Capital of {country}?'\n  values_file: data/c.jsonl\n  scorer: contains\n"
+                 "  judge: names\n  system: 'Answer briefly.'\n"
+                 "  fewshot:\n    - {user: 'Capital of Peru?', assistant: '{\"answer\": \"Lima\"}'}\n",
+    "judges.yml": JUDGES, "custom_response.py": RESPONSE,
+    "data/c.jsonl": '{"id": "fr", "country": "France", "reference": "Paris"}\n'
+                    '{"id": "jp", "country": "Japan", "reference": "Tokyo"}\n'}
+"""A chat (system prompt and one shot) over a JSONL file, graded by contains and by the judge `names`."""
+CITIES = {"France": "Paris", "Japan": "Osaka"}
+
+
+class Capitals:
+    """The model answers CITIES; the judge (qwen2.5) says right when the answer holds the reference, and answers 500
+    while `judge_down`."""
+
+    def __init__(self, judge_down: bool = False) -> None:
+        self.judge_down = judge_down
+
+    def __call__(self, req: ChatRequest) -> Reply | str:
+        if not req.model.startswith("qwen2.5"):
+            return json.dumps({"answer": CITIES[req.prompt.split()[-1][:-1]]})
+        if self.judge_down:
+            return Reply(status=500, error="judge down")
+        answer, reference = (line.split(": ", 1)[1] for line in req.prompt.split("\n")[1:3])
+        return json.dumps({"verdict": "right" if reference in answer else "wrong"})
+
+
+def test_a_retry_at_another_server_asks_the_judge_naming_none_there_too(tmp_path):
+    """Before: exit 3, `the judge model: cannot reach Ollama at http://127.0.0.1:PORT (ConnectionError); start it with
+    `ollama serve`, or point judge.host at a running server`: the judge asked at the old server, gone."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals(judge_down=True)) as old:
+        ran = bench_run(tmp_path, old.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "+judge.retries=0")
+    parent = run_dir_of(ran.stdout)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as new:
+        retried = call_benchrun("retry", str(parent), "--host", new.url, cwd=tmp_path, module="benchrun.audit")
+    assert ran.returncode == EXIT["ok"], ran.stderr
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    child = run_dir_of(retried.stdout)
+    assert [(c["id"], c["grade"], c["value"]) for c in read_jsonl(child / "judgements.jsonl")] == [
+        ("cap:fr", "right", 1), ("cap:jp", "wrong", 0)]
+    info = json.loads((child / "run.json").read_text())
+    assert (info["status"], info["judge"]["runner"]["host"], info["runner"]["host"]) == ("completed", new.url, new.url)
+
+
+def test_a_resume_at_another_server_grades_there_with_the_judge_naming_none(tmp_path):
+    """Before: as the retry's, exit 3 naming the old server: a run its judge stopped could not be finished once its
+    server moved."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals(judge_down=True)) as old:
+        ran = bench_run(tmp_path, old.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "+judge.retries=0",
+                        "+judge.max_consecutive_failures=1")
+    [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as new:
+        resumed = call_benchrun("resume", str(run_dir), "--host", new.url, cwd=tmp_path, module="benchrun.audit")
+    assert (ran.returncode, resumed.returncode) == (EXIT["runner"], EXIT["ok"]), resumed.stderr
+    assert [(c["id"], c["grade"], c["value"]) for c in read_jsonl(run_dir / "judgements.jsonl")] == [
+        ("cap:fr", "right", 1), ("cap:jp", "wrong", 0)]
+    info = json.loads((run_dir / "run.json").read_text())
+    assert (info["status"], info["judge"]["runner"]["host"]) == ("completed", new.url)
