@@ -7,6 +7,10 @@ Found and fixed:
   failed `the judge model: cannot reach Ollama at OLD ...; or point judge.host at a running server`, which neither
   command takes: a run whose server moved could not be retried or resumed once it had a judge. The judge naming no
   server asks the servers the model is asked at (audit.resume.asked_at).
+- A run whose judge names a server of its own (`judge.host`) that moved: `retry` and `resume` could not ask the judge
+  anywhere else (`--host` moves the model, `--set` takes only limits), so the run could never be retried or finished.
+  `--judge-host URL` (repeatable: a list) asks it there, recorded in the history (`judge_host`), and a later resume
+  asks the judge where it was last asked (audit.resume.judge_config).
 """
 
 from __future__ import annotations
@@ -81,3 +85,27 @@ def test_a_resume_at_another_server_grades_there_with_the_judge_naming_none(tmp_
         ("cap:fr", "right", 1), ("cap:jp", "wrong", 0)]
     info = json.loads((run_dir / "run.json").read_text())
     assert (info["status"], info["judge"]["runner"]["host"]) == ("completed", new.url)
+
+
+def test_a_retry_asks_a_judge_of_its_own_server_moved_at_judge_host(tmp_path):
+    """Before: `retry --host M` said `the judge model: cannot reach Ollama at OLD ...; or point judge.host at a running
+    server`, and neither retry nor resume took one: a run whose judge server moved could not be retried."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2"], responder=Capitals()) as model:
+        with FakeOllama(models=["qwen2.5"], responder=Capitals(judge_down=True)) as old:
+            ran = bench_run(tmp_path, model.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                            f"judge.host={old.url}", "+judge.retries=0")
+        parent = run_dir_of(ran.stdout)
+        stuck = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
+        with FakeOllama(models=["qwen2.5"], responder=Capitals()) as new:
+            retried = call_benchrun("retry", str(parent), "--judge-host", new.url, cwd=tmp_path,
+                                    module="benchrun.audit")
+    assert (stuck.returncode, stuck.stderr.startswith(f"benchrun: error: the judge model: cannot reach Ollama at "
+                                                      f"{old.url} ")) == (EXIT["runner"], True)
+    assert retried.returncode == EXIT["ok"], retried.stderr
+    child = run_dir_of(retried.stdout)
+    assert [(c["id"], c["grade"], c["value"]) for c in read_jsonl(child / "judgements.jsonl")] == [
+        ("cap:fr", "right", 1), ("cap:jp", "wrong", 0)]
+    info = json.loads((child / "run.json").read_text())
+    assert (info["status"], info["judge"]["runner"]["host"], info["history"][0]["judge_host"]) == (
+        "completed", new.url, new.url)

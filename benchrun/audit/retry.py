@@ -31,11 +31,14 @@ from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.judged import unreplied
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
+    Servers,
+    add_hosts,
     asked_at,
     asked_config,
     changed_sources,
     checked_models,
     current_scorers,
+    hosts_noted,
     servers_given,
 )
 from benchrun.audit.verify import check_files, check_manifest, check_seal
@@ -60,16 +63,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     arguments.add_root(parser)
     parser.add_argument("--force", action="store_true",
                         help="retry even if the parent does not verify, or its sources or model changed (recorded)")
-    parser.add_argument("--host", action="append", metavar="URL",
-                        help="ask this server instead of the ones the run used (recorded); repeat for a list of "
-                             "servers")
+    add_hosts(parser)
     parser.add_argument("--into", type=arguments.path, metavar="DIR", help="the new run's directory (default: beside RUN)")
     add_set(parser)
 
 
 def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host),
-                           into=args.into, limits=limits_given(args.limits))
+                           into=args.into, limits=limits_given(args.limits),
+                           judge_host=servers_given(args.judge_host, "--judge-host"))
     retried = load_run(path)
     output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
@@ -78,10 +80,10 @@ def main(args: argparse.Namespace) -> int:
     return EXIT["ok"]
 
 
-def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = None,
-              into: PathLike | None = None, limits: dict[str, Any] | None = None) -> tuple[RunInfo, Path]:
-    """The new run (its run.json and directory) that asks `parent`'s failed samples again (with `limits`, `--set`'s,
-    changed)."""
+def retry_run(parent: Run, force: bool = False, host: Servers = None, into: PathLike | None = None,
+              limits: dict[str, Any] | None = None, judge_host: Servers = None) -> tuple[RunInfo, Path]:
+    """The new run (its run.json and directory) that asks `parent`'s failed samples again (at `host`, its judge at
+    `judge_host`, when given; with `limits`, `--set`'s, changed)."""
     problems = _parent_problems(parent)
     config = asked_config(parent, limits or {}, "retry")  # before --force is advised: it cannot ask without one
     if problems and not force:
@@ -98,9 +100,9 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
                            file=str(parent.path))
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
-    config = asked_at(parent, config, host)
+    config = asked_at(parent, config, host, judge_host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
-            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo),
+            "host": host, **hosts_noted(judge_host, limits), CARRIED: carried_by(parent, todo),
             **({JUDGED_AGAIN: [answer_name(*key) for key in sorted(unjudged)]} if unjudged else {})}
     into = None if into is None else Path(into)
     if into is None:
