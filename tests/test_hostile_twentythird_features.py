@@ -11,6 +11,9 @@ Found and fixed:
   anywhere else (`--host` moves the model, `--set` takes only limits), so the run could never be retried or finished.
   `--judge-host URL` (repeatable: a list) asks it there, recorded in the history (`judge_host`), and a later resume
   asks the judge where it was last asked (audit.resume.judge_config).
+- `merge SWEEP --into DIR` of a `shards=n` sweep's directory was refused `it is a sweep's directory: name one of its
+  jobs`, and one job merged alone is incomplete. A sweep's directory stands for its jobs, as in compare
+  (audit.merge.main).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from benchrun.testing.chat import ChatRequest, Reply
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE
 
 CAPITALS = {
@@ -109,3 +112,21 @@ def test_a_retry_asks_a_judge_of_its_own_server_moved_at_judge_host(tmp_path):
     info = json.loads((child / "run.json").read_text())
     assert (info["status"], info["judge"]["runner"]["host"], info["history"][0]["judge_host"]) == (
         "completed", new.url, new.url)
+
+
+def test_a_shards_sweep_directory_merges_as_its_jobs(tmp_path):
+    """Before: exit 4, `not a run directory (no run.json); it is a sweep's directory: name one of its jobs (...)`, and
+    one job merged alone is `the shards are incomplete`: `shards=n` made a directory merge could not take."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as server:
+        whole = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "repeats=2")
+        split = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "repeats=2",
+                          "shards=2", multirun=True)
+    sweep = sweep_dir_of(split.stdout)
+    merged = call_benchrun("merge", str(sweep), "--into", str(tmp_path / "merged"), cwd=tmp_path,
+                           module="benchrun.audit")
+    assert merged.returncode == EXIT["ok"], merged.stderr
+    jobs = [json.loads((sweep / job / "run.json").read_text())["run_id"] for job in ("0_shard-1-2", "1_shard-2-2")]
+    assert merged.stdout.splitlines()[-1] == f"merge of 2 shards: 1/2 ({jobs[0]}), 2/2 ({jobs[1]})"
+    summaries = [json.loads((run / "summary.json").read_text()) for run in (run_dir_of(whole.stdout), tmp_path / "merged")]
+    assert [{**summary, "speed": None} for summary in summaries][0] == {**summaries[1], "speed": None}
