@@ -14,6 +14,9 @@ Found and fixed:
 - `merge SWEEP --into DIR` of a `shards=n` sweep's directory was refused `it is a sweep's directory: name one of its
   jobs`, and one job merged alone is incomplete. A sweep's directory stands for its jobs, as in compare
   (audit.merge.main).
+- `rescore RUN --scorer names`, `names` a judge of the run (a metric show, compare and export list beside the
+  scorers'), said `unknown scorer 'names'`: it says the name is a judge's, that every rescore grades with the run's
+  judges and that --rejudge asks them again (audit.rescore.scorer_plan).
 """
 
 from __future__ import annotations
@@ -130,3 +133,15 @@ def test_a_shards_sweep_directory_merges_as_its_jobs(tmp_path):
     assert merged.stdout.splitlines()[-1] == f"merge of 2 shards: 1/2 ({jobs[0]}), 2/2 ({jobs[1]})"
     summaries = [json.loads((run / "summary.json").read_text()) for run in (run_dir_of(whole.stdout), tmp_path / "merged")]
     assert [{**summary, "speed": None} for summary in summaries][0] == {**summaries[1], "speed": None}
+
+
+def test_a_rescore_given_a_judge_as_its_scorer_says_it_is_a_judge(tmp_path):
+    """Before: `unknown scorer 'names' (available: contains, exact_match)`, of a metric every show of the run lists."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as server:
+        ran = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5")
+    rescored = call_benchrun("rescore", str(run_dir_of(ran.stdout)), "--scorer", "names", cwd=tmp_path,
+                             module="benchrun.audit")
+    assert (rescored.returncode, rescored.stdout, rescored.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: 'names' is a judge of the run, not a scorer: every rescore grades with the run's judges "
+        "(--rejudge asks them again); the scorers (available: contains, exact_match)\n"))
