@@ -17,6 +17,12 @@ Found and fixed:
 - `rescore RUN --scorer names`, `names` a judge of the run (a metric show, compare and export list beside the
   scorers'), said `unknown scorer 'names'`: it says the name is a judge's, that every rescore grades with the run's
   judges and that --rejudge asks them again (audit.rescore.scorer_plan).
+- `rescore --rejudge` of a run finished by `resume --host NEW` asked a judge naming no server of its own at the
+  server config.yaml names (gone), where the resume had graded at NEW. A rejudge asks the judge where the run last
+  asked it, as a resume does (audit.rejudge.rejudged_config, through audit.resume.asked_at).
+- Two judges on two tasks scored by one scorer `s`, 0/1 on the second judge's task but 0.5 somewhere on the first's:
+  summary.json's agreement of the second judge with `s` was left out (`with_scorers: {}`), `s` taken as not 0/1 for
+  every judge. Whether a metric is 0/1 is told per judge, over the answers it grades (archive.agreement.Agreement).
 """
 
 from __future__ import annotations
@@ -145,3 +151,38 @@ def test_a_rescore_given_a_judge_as_its_scorer_says_it_is_a_judge(tmp_path):
     assert (rescored.returncode, rescored.stdout, rescored.stderr) == (EXIT["usage"], "", (
         "benchrun: error: 'names' is a judge of the run, not a scorer: every rescore grades with the run's judges "
         "(--rejudge asks them again); the scorers (available: contains, exact_match)\n"))
+
+
+def test_a_rejudge_asks_the_judge_naming_no_server_where_the_run_last_asked_the_model(tmp_path):
+    """Before: `the judge model: cannot reach Ollama at OLD`: a run finished by `resume --host NEW` was rejudged at the
+    server config.yaml names, gone, where its resume had graded at NEW."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals(judge_down=True)) as old:
+        bench_run(tmp_path, old.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "+judge.retries=0",
+                  "+judge.max_consecutive_failures=1")
+    [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as new:
+        resumed = call_benchrun("resume", str(run_dir), "--host", new.url, cwd=tmp_path, module="benchrun.audit")
+        rejudged = call_benchrun("rescore", str(run_dir), "--rejudge", cwd=tmp_path, module="benchrun.audit")
+    assert (resumed.returncode, rejudged.returncode) == (EXIT["ok"], EXIT["ok"]), rejudged.stderr
+    assert [(c["id"], c["grade"]) for c in read_jsonl(run_dir / "rescores" / "001" / "judgements.jsonl")] == [
+        ("cap:fr", "right"), ("cap:jp", "wrong")]
+    rescore = json.loads((run_dir / "rescores" / "001" / "rescore.json").read_text())
+    assert rescore["judge"]["runner"]["host"] == new.url
+
+
+def test_a_judges_agreement_with_a_scorer_is_not_dropped_for_another_judges_task(tmp_path):
+    """Before: `other`'s with_scorers was {}: `s` gave 0.5 on task a (graded by `names`), so it was taken as not 0/1 for
+    every judge, though on `other`'s task b it is 0/1."""
+    write_bench(tmp_path, {
+        "tasks.yml": "- name: a\n  template: 'say {x}'\n  values: {x: [p, q]}\n  reference: [p, q]\n  scorer: s\n"
+                     "  judge: names\n- name: b\n  template: 'tell {x}'\n  values: {x: [p, q]}\n  reference: [p, q]\n"
+                     "  scorer: s\n  judge: other\n",
+        "custom_scorer.py": "def s(response, reference):\n    return 0.5 if response.endswith('say p\"}') else 1\n",
+        "judges.yml": JUDGES + JUDGES.replace("- name: names", "- name: other"), "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=lambda req: json.dumps(
+            {"verdict": "right"} if req.model.startswith("qwen2.5") else {"answer": req.prompt})) as server:
+        ran = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5")
+    judges = json.loads((run_dir_of(ran.stdout) / "summary.json").read_text())["judges"]
+    assert (judges["names"]["with_scorers"], judges["other"]["with_scorers"]) == (
+        {}, {"s": {"answers": 2, "agreement": 1.0, "kappa": None}})

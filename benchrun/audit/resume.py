@@ -145,10 +145,12 @@ def asked_at(run: Run, config: dict[str, Any], host: Servers, judge_host: Server
     return {**config, "runner": runner_config(run, config, host), "judge": judge_config(run, config, judge_host)}
 
 
-def judge_config(run: Run, config: dict[str, Any], host: Servers) -> dict[str, Any]:
+def judge_config(run: Run, config: dict[str, Any], host: Servers) -> dict[str, Any] | None:
     """The judge section of `config` at `host` (--judge-host) when given; else a judge naming a server of its own at
     the one it last asked (run.json's judge, as used), and one naming none as it is (it asks the model's)."""
-    judge = config["judge"]
+    judge = config.get("judge")
+    if not judge:  # an older run's config.yaml, of benchrun before judges
+        return judge
     where = RUNNERS[judge["runner"]].server_key
     if host and (run.manifest.judge is None or where is None):
         why = f"run {run.id} has no judge" if run.manifest.judge is None else f"judge.runner={judge['runner']} asks no server"
