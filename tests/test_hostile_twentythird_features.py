@@ -186,3 +186,16 @@ def test_a_judges_agreement_with_a_scorer_is_not_dropped_for_another_judges_task
     judges = json.loads((run_dir_of(ran.stdout) / "summary.json").read_text())["judges"]
     assert (judges["names"]["with_scorers"], judges["other"]["with_scorers"]) == (
         {}, {"s": {"answers": 2, "agreement": 1.0, "kappa": None}})
+
+
+def test_judge_host_for_a_run_without_a_judge_is_refused(tmp_path):
+    write_bench(tmp_path, {**CAPITALS, "tasks.yml": CAPITALS["tasks.yml"].replace("  judge: names\n", "")})
+    with FakeOllama(responder=lambda req: Reply(status=500, error="down") if "Japan" in req.prompt
+                    else json.dumps({"answer": "Paris"})) as server:
+        ran = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "runner.retries=0")
+        parent = run_dir_of(ran.stdout)
+        retried = call_benchrun("retry", str(parent), "--judge-host", server.url, cwd=tmp_path, module="benchrun.audit")
+    parent_id = json.loads((parent / "run.json").read_text())["run_id"]
+    assert (retried.returncode, retried.stdout, retried.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: run {parent_id} has no judge: --judge-host does not apply\n"))
+    assert sorted(p.name for p in parent.parent.iterdir()) == [parent.name]
