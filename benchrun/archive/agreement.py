@@ -55,7 +55,8 @@ class Agreement:
         self._judged = {t.name: t.judges for t in manifest.tasks if t.judges}
         self._grades: dict[str, dict[Answer, list[float]]] = {judge.name: {} for judge in manifest.judges}
         self._values: dict[str, dict[str, dict[Answer, float]]] = {judge.name: {} for judge in manifest.judges}
-        self._not_binary: set[str] = set()
+        self._not_binary: set[tuple[str, str]] = set()
+        """(judge, metric): a metric not 0/1 on an answer that judge grades (another judge's tasks have no say)."""
 
     def calls(self, calls: Iterable[JudgementRecord]) -> None:
         for call in calls:
@@ -70,7 +71,7 @@ class Agreement:
                 if metric == FORMAT_VALID:  # whether the answer parses, not whether it is right
                     continue
                 if not zero_or_one(value):
-                    self._not_binary.add(metric)
+                    self._not_binary.add((judge, metric))
                 self._values[judge].setdefault(metric, {})[record.id, record.repeat] = value
 
     def summaries(self) -> dict[str, JudgeAgreement]:
@@ -82,7 +83,7 @@ class Agreement:
         verdicts = {answer: _verdict(grades) for answer, grades in self._grades[judge].items()
                     if len(grades) == self.repeats}
         scorers = {metric: _against(verdicts, values) for metric, values in self._values[judge].items()
-                   if metric not in self._not_binary and None not in verdicts.values()}
+                   if (judge, metric) not in self._not_binary and None not in verdicts.values()}
         return JudgeAgreement(
             repeats=self.repeats, answers=len(full),
             self_agreement=sum(len(set(g)) == 1 for g in full) / len(full) if repeated else None,

@@ -1,4 +1,5 @@
-"""`merge SHARD_RUN... --into DIR [--partial]`: the runs of a manifest's shards (`shard=i/n`) joined into one run.
+"""`merge SHARD_RUN... --into DIR [--partial]`: the runs of a manifest's shards (`shard=i/n`) joined into one run; a
+sweep's directory (`shards=n`) stands for its jobs, as in `compare`.
 
 Refused in one line, with nothing written, unless every shard run verifies intact, they share the manifest id, the
 model digest, the judge model's digest and the options, no shard is given twice, each holds only its own shard's
@@ -25,7 +26,7 @@ import yaml
 from benchrun.archive.atomic import stem
 from benchrun.archive.claims import refusal
 from benchrun.archive.dirlock import live_writer, probe
-from benchrun.archive.lookup import named_folder, resolve_run
+from benchrun.archive.lookup import named_folder
 from benchrun.archive.reader import PathLike, Run, load_run
 from benchrun.archive.rows import joined, ungraded
 from benchrun.archive.sessions import mixed_judges, mixed_models
@@ -34,6 +35,7 @@ from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
 from benchrun.audit.inputs import input_lines, inputs
 from benchrun.audit.intotasks import among_tasks
+from benchrun.audit.named import runs_named
 from benchrun.audit.verify import check_files, check_manifest, check_seal
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
@@ -50,7 +52,9 @@ CHOSEN_BY = "--into DIR"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("runs", nargs="+", metavar="SHARD_RUN", help="the shard runs (directories or run id prefixes)")
+    parser.add_argument("runs", nargs="+", metavar="SHARD_RUN",
+                        help="the shard runs (directories or run id prefixes), or a sweep's directory (shards=n): its "
+                             "jobs")
     parser.add_argument("--into", type=arguments.path, required=True, metavar="DIR", help="the merged run's directory (new)")
     parser.add_argument("--partial", action="store_true",
                         help="merge even when shards or answers are missing (recorded; the merged run is then "
@@ -59,7 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    info, path = merge_runs([resolve_run(ref, args.root) for ref in args.runs], args.into, args.partial)
+    info, path = merge_runs(runs_named(args.runs, args.root), args.into, args.partial)
     output.print_results(path, info, load_run(path).summary, output.stdout())
     merged = info.merged
     missing = f"; missing: {', '.join(merged.missing)}" if merged.missing else ""

@@ -18,14 +18,15 @@ from benchrun.execute.judging import Judge
 
 
 def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
-    """The run's config, its judge asked with the limits it was last asked with (run.json's judge runner as used: a
-    resume's `--set judge.timeout_s=...` kept, as a later resume keeps it), then `overrides` (judge.KEY=VALUE, values
-    read as YAML) set, checked."""
+    """The run's config, its judge asked where and with the limits it was last asked (run.json's runners as used: a
+    resume's `--host` or `--set judge.timeout_s=...` kept, as a later resume keeps them), then `overrides`
+    (judge.KEY=VALUE, values read as YAML) set, checked."""
     from benchrun.audit.limits import last_asked, refuse_unkept
+    from benchrun.audit.resume import asked_at
     from benchrun.compose.config import plain_config
     from benchrun.core.settings import judge_runner_keys
 
-    config = run.config
+    config = asked_at(run, run.config, None)
     judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
     given = [_override(override) for override in overrides]
     for keys, value in given:

@@ -217,8 +217,11 @@ def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
                                 f"(available: {', '.join(sorted(loaded))}); give them with --scorers FILE.py")
         return {task: (*scorers, *(n for n in added if n not in used)) for task, scorers in own.items()}
     unknown = [n for n in names if n not in loaded]
+    judged = [f"'{n}' is a judge of the run, not a scorer: every rescore grades with the run's judges (--rejudge asks "
+              "them again); the scorers" for n in unknown if n in {judge.name for judge in manifest.judges}]
     if unknown:
-        raise BenchrunError(f"unknown scorer {', '.join(map(repr, unknown))} (available: {', '.join(sorted(loaded))})")
+        said = judged[0] if judged else f"unknown scorer {', '.join(map(repr, unknown))}"
+        raise BenchrunError(f"{said} (available: {', '.join(sorted(loaded))})")
     chosen = list(dict.fromkeys(names))
     return {task: tuple(n for n in chosen if n in scorers or n not in used) for task, scorers in own.items()}
 

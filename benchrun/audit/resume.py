@@ -48,6 +48,9 @@ from benchrun.execute.runners.base import Runner
 from benchrun.execute.runners.registry import make_runner
 from benchrun.execute.session import Judged, execute, judge_model, make_judge, recording
 
+Servers = str | list[str] | None
+"""`--host` or `--judge-host` as given: none, one server, or a list."""
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="run directory or run id prefix")
@@ -55,23 +58,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="resume even if the sources, the model or the records changed: records that do not "
                              "belong are dropped (all of it recorded in run.json)")
+    add_hosts(parser)
+    add_set(parser)
+
+
+def add_hosts(parser: argparse.ArgumentParser) -> None:
+    """`--host` and `--judge-host` of `resume` and `retry`: the servers to ask now, the run's having moved."""
     parser.add_argument("--host", action="append", metavar="URL",
                         help="ask this server instead of the ones the run used (recorded); repeat for a list of "
                              "servers")
-    add_set(parser)
+    parser.add_argument("--judge-host", action="append", metavar="URL",
+                        help="ask the judge model at this server instead of the one the run used (recorded); repeat "
+                             "for a list of servers")
 
 
 def main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.root)
-    info = resume_run(run, force=args.force, host=servers_given(args.host), limits=limits_given(args.limits))
+    info = resume_run(run, force=args.force, host=servers_given(args.host),
+                      judge_host=servers_given(args.judge_host, "--judge-host"), limits=limits_given(args.limits))
     output.print_results(run.path, info, load_run(run.path).summary, output.stdout())
     return EXIT["ok"]
 
 
 def resume_run(run: Run, force: bool = False, host: str | list[str] | None = None,
-               limits: dict[str, Any] | None = None) -> RunInfo:
-    """Check the run and its records, then ask the samples without a response and finish the run (with `limits`,
-    `--set`'s, changed)."""
+               limits: dict[str, Any] | None = None, judge_host: str | list[str] | None = None) -> RunInfo:
+    """Check the run and its records, then ask the samples without a response (at `host`, its judge at
+    `judge_host`, when given) and finish the run (with `limits`, `--set`'s, changed)."""
     with DirLock(run.path) as lock:
         run = load_run(run.path)  # read again under the lock: a writer may have finished just before
         if stopped_sealing(run, lock):
@@ -100,10 +112,10 @@ def resume_run(run: Run, force: bool = False, host: str | list[str] | None = Non
             raise ArchiveError(f"the benchmark's sources changed since run {run.id}: {', '.join(changed)}; "
                                "resume with --force to use them anyway (recorded in run.json)")
         plan = Plan(manifest, current_scorers(run, manifest), run.bench_dir(), config["scorer_timeout_s"])
-        runner_cfg = runner_config(run, config, host)
-        note = {"forced": force, "changed_sources": changed, "host": host, **({"set": limits} if limits else {}),
+        config = asked_at(run, config, host, judge_host)
+        note = {"forced": force, "changed_sources": changed, "host": host, **hosts_noted(judge_host, limits),
                 "stale_lock": lock.stale}
-        return INTERRUPTS.run(lambda: _resume(run, plan, config, runner_cfg, found, note, lock))
+        return INTERRUPTS.run(lambda: _resume(run, plan, config, found, note, lock))
 
 
 def stopped_sealing(run: Run, lock: DirLock) -> bool:
@@ -126,6 +138,35 @@ def seal_left(run: Run, lock: DirLock) -> RunInfo:
     return run.info
 
 
+def asked_at(run: Run, config: dict[str, Any], host: Servers, judge_host: Servers = None) -> dict[str, Any]:
+    """The run's `config` with its runner at the servers it is asked at now (`runner_config`), and its judge
+    (`judge_config`): a judge naming no server of its own asks the model's, so it follows them (it asked config.yaml's,
+    gone, after `--host`)."""
+    return {**config, "runner": runner_config(run, config, host), "judge": judge_config(run, config, judge_host)}
+
+
+def judge_config(run: Run, config: dict[str, Any], host: Servers) -> dict[str, Any] | None:
+    """The judge section of `config` at `host` (--judge-host) when given; else a judge naming a server of its own at
+    the one it last asked (run.json's judge, as used), and one naming none as it is (it asks the model's)."""
+    judge = config.get("judge")
+    if not judge:  # an older run's config.yaml, of benchrun before judges
+        return judge
+    where = RUNNERS[judge["runner"]].server_key
+    if host and (run.manifest.judge is None or where is None):
+        why = f"run {run.id} has no judge" if run.manifest.judge is None else f"judge.runner={judge['runner']} asks no server"
+        raise BenchrunError(f"{why}: --judge-host does not apply")
+    if where is None:
+        return judge
+    if not host and judge.get(where) is None:
+        return judge
+    return {**judge, where: host or (run.info.judge or {}).get("runner", {}).get(where) or judge[where]}
+
+
+def hosts_noted(judge_host: Servers, limits: dict[str, Any] | None) -> dict[str, Any]:
+    """What a resume's or retry's history notes of `--judge-host` and `--set`, where given."""
+    return {**({"judge_host": judge_host} if judge_host else {}), **({"set": limits} if limits else {})}
+
+
 def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None) -> dict[str, Any]:
     """The runner config to ask with: the run's, at the server it last asked (run.json's runner, as used: a retry
     or resume with --host asked another than config.yaml's), or at `host` (--host) when given."""
@@ -138,16 +179,16 @@ def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None
     return {**runner, where: host or run.info.runner.get(where) or runner[where]}
 
 
-def servers_given(hosts: list[str] | None) -> str | list[str] | None:
-    """`--host` as given: none, one server, or (repeated) a list of servers; an empty one is refused (it would ask the
+def servers_given(hosts: list[str] | None, flag: str = "--host") -> Servers:
+    """`--host` (or `flag`) as given: none, one server, or (repeated) a list of servers; an empty one is refused (it would ask the
     run's own servers unsaid), and so is a URL holding a credential (user info, `?api_key=`), since run.json would
     keep it."""
     for url in hosts or []:
         if not url.strip():
-            raise ConfigError(f"--host {url!r}: not a server's URL; give http://host:port, or leave --host out to ask "
+            raise ConfigError(f"{flag} {url!r}: not a server's URL; give http://host:port, or leave {flag} out to ask "
                               "the run's own servers")
         if (why := secrets.secret_value(url)) is not None:
-            raise ConfigError(f"--host {url.split('://')[0]}://...: secrets are never taken from --host, where they "
+            raise ConfigError(f"{flag} {url.split('://')[0]}://...: secrets are never taken from {flag}, where they "
                               f"would be archived ({why}); give URLs without user names or passwords")
     return hosts[0] if hosts and len(hosts) == 1 else hosts
 
@@ -252,9 +293,9 @@ def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
     return {name: known[name] for name in names}
 
 
-async def _resume(run: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any], found: repair.Repair,
-                  note: dict[str, Any], lock: DirLock) -> RunInfo:
-    runner = make_runner(runner_cfg)
+async def _resume(run: Run, plan: Plan, config: dict[str, Any], found: repair.Repair, note: dict[str, Any],
+                  lock: DirLock) -> RunInfo:
+    runner = make_runner(config["runner"])
     try:
         async with checked_models(run, plan, config, runner, note["forced"]) as (identity, judged):
             writer, regrade = _reopen(run, plan.manifest, found, note, lock)

@@ -31,11 +31,14 @@ from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.judged import Calls, calls_by_answer, unreplied
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
+    Servers,
+    add_hosts,
+    asked_at,
     asked_config,
     changed_sources,
     checked_models,
     current_scorers,
-    runner_config,
+    hosts_noted,
     servers_given,
 )
 from benchrun.audit.verify import check_files, check_manifest, check_seal
@@ -60,16 +63,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     arguments.add_root(parser)
     parser.add_argument("--force", action="store_true",
                         help="retry even if the parent does not verify, or its sources or model changed (recorded)")
-    parser.add_argument("--host", action="append", metavar="URL",
-                        help="ask this server instead of the ones the run used (recorded); repeat for a list of "
-                             "servers")
+    add_hosts(parser)
     parser.add_argument("--into", type=arguments.path, metavar="DIR", help="the new run's directory (default: beside RUN)")
     add_set(parser)
 
 
 def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host),
-                           into=args.into, limits=limits_given(args.limits))
+                           into=args.into, limits=limits_given(args.limits),
+                           judge_host=servers_given(args.judge_host, "--judge-host"))
     retried = load_run(path)
     output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
@@ -78,10 +80,10 @@ def main(args: argparse.Namespace) -> int:
     return EXIT["ok"]
 
 
-def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = None,
-              into: PathLike | None = None, limits: dict[str, Any] | None = None) -> tuple[RunInfo, Path]:
-    """The new run (its run.json and directory) that asks `parent`'s failed samples again (with `limits`, `--set`'s,
-    changed)."""
+def retry_run(parent: Run, force: bool = False, host: Servers = None, into: PathLike | None = None,
+              limits: dict[str, Any] | None = None, judge_host: Servers = None) -> tuple[RunInfo, Path]:
+    """The new run (its run.json and directory) that asks `parent`'s failed samples again (at `host`, its judge at
+    `judge_host`, when given; with `limits`, `--set`'s, changed)."""
     problems = _parent_problems(parent)
     config = asked_config(parent, limits or {}, "retry")  # before --force is advised: it cannot ask without one
     if problems and not force:
@@ -98,14 +100,14 @@ def retry_run(parent: Run, force: bool = False, host: str | list[str] | None = N
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
                            file=str(parent.path))
     plan = Plan(manifest, current_scorers(parent, manifest), parent.bench_dir(), config["scorer_timeout_s"])
-    runner_cfg = runner_config(parent, config, host)
+    config = asked_at(parent, config, host, judge_host)
     note = {"retried_at": now(), "forced": force, "parent_problems": problems, "changed_sources": changed,
-            "host": host, **({"set": limits} if limits else {}), CARRIED: carried_by(parent, todo),
+            "host": host, **hosts_noted(judge_host, limits), CARRIED: carried_by(parent, todo),
             **({JUDGED_AGAIN: [answer_name(*key) for key in sorted(unjudged)]} if unjudged else {})}
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked
-    return INTERRUPTS.run(lambda: _retry(parent, plan, config, runner_cfg, (todo, unjudged), note, into))
+    return INTERRUPTS.run(lambda: _retry(parent, plan, config, (todo, unjudged), note, into))
 
 
 def _parent_problems(parent: Run) -> list[str]:
@@ -125,11 +127,11 @@ def _todo(parent: Run) -> set[tuple[str, int]]:
     return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
 
 
-async def _retry(parent: Run, plan: Plan, config: dict[str, Any], runner_cfg: dict[str, Any],
+async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
                  keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
                  into: Path | None) -> tuple[RunInfo, Path]:
     todo, unjudged = keys
-    runner = make_runner(runner_cfg)
+    runner = make_runner(config["runner"])
     try:
         async with checked_models(parent, plan, config, runner, note["forced"], "retry") as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
