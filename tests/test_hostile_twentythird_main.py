@@ -4,6 +4,12 @@
   failed with `AF_UNIX path too long` under a $TMPDIR that took 60 characters: the twenty-second pass named each
   scratch folder by its maker (boot, pid namespace, pid, start: about 40 characters more), and Linux holds a socket's
   path to 107. The maker is now said by a file in the folder (`core.scratch.MAKER`), its name back to mkdtemp's.
+- (the features side's case 2.7, left by it) a `retry` or `resume` that only grades again (a judge's failed requests)
+  identified the model first, so with the model's server gone it failed `cannot reach Ollama at ...` though nothing
+  was to be asked of it. Such a command takes the identity the run recorded (`audit.resume.checked_models(asks=)`).
+  Without the model's request first, a judge failing fast as its other calls connected left anyio's happy-eyeballs
+  attempt never awaited (its task, a wrapper since anyio 4.14, cancelled before it began): two lines of
+  `RuntimeWarning` after the error line, every time. That warning is not said (`execute.runners.transport`).
 """
 
 from __future__ import annotations
@@ -16,11 +22,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from benchrun.core import scratch
 from benchrun.core.errors import EXIT
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+from tests.test_hostile_twentysecond_judges2 import Judging, judged_eight
+from tests.test_hostile_twentythird_features import CAPITALS, Capitals
 
 SOCKET_SCORER = ("import os\nimport socket\nimport tempfile\n\n\n"
                  "def s(response, reference):\n"
@@ -66,3 +78,50 @@ def test_a_fifo_standing_as_a_folders_maker_file_is_passed_over_not_waited_on(tm
                             "remove_orphans(sys.argv[1], 'benchrun-scratch-')", str(tmp_path)],
                            env=child_env(), capture_output=True, text=True, timeout=60)
     assert (swept.returncode, swept.stderr, [path.name for path in tmp_path.iterdir()]) == (0, "", [folder.name])
+
+
+def judged_capitals(tmp_path, model: FakeOllama, judge: FakeOllama, *overrides: str) -> Path:
+    """The run of CAPITALS asking `model`, graded by a judge of its own server, `judge`: its directory."""
+    write_bench(tmp_path, CAPITALS)
+    bench_run(tmp_path, model.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", f"judge.host={judge.url}",
+              "+judge.retries=0", *overrides)
+    [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
+    return run_dir
+
+
+@pytest.mark.parametrize("command", ["retry", "resume"])
+def test_a_command_that_only_grades_again_needs_no_model_server(tmp_path, command):
+    """Before: `cannot reach Ollama at M (ConnectionError); ... point runner.host at a running server` (exit 3): the
+    model was identified though nothing was to be asked of it, so a run whose judge failed could not be finished once
+    the model's server was gone (a released GPU node)."""
+    with FakeOllama(models=["qwen2.5"], responder=Capitals(judge_down=True)) as judge:
+        with FakeOllama(models=["llama3.2"], responder=Capitals()) as model:
+            parent = judged_capitals(tmp_path, model, judge, *(["+judge.max_consecutive_failures=2"]
+                                                               if command == "resume" else []))
+        judge.responder = Capitals()
+        done = call_benchrun(command, str(parent), cwd=tmp_path, module="benchrun.audit")
+    assert done.returncode == EXIT["ok"], done.stderr
+    run_dir = run_dir_of(done.stdout) if command == "retry" else parent
+    assert [(c["id"], c["grade"], c["value"]) for c in read_jsonl(run_dir / "judgements.jsonl")
+            if c["error"] is None] == [("cap:fr", "right", 1), ("cap:jp", "wrong", 0)]
+    before, after = (json.loads((path / "run.json").read_text()) for path in (parent, run_dir))
+    assert (after["status"], after["identity"]) == ("completed", before["identity"])
+
+
+def test_a_retry_whose_judge_fails_fast_as_others_connect_says_one_line(tmp_path):
+    """Before: the retry's error line was followed by `sys:1: RuntimeWarning: coroutine
+    'connect_tcp.<locals>.try_connect' was never awaited` and `RuntimeWarning: Enable tracemalloc ...`: anyio's
+    happy eyeballs attempt, its task cancelled before it began, as the judge failed fast."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Judging((1, 3, 5, 7))) as server:
+        _, parent = judged_eight(tmp_path, server.url, "+judge.max_consecutive_failures=2", "runner.concurrency=1")
+        server.responder = Judging(None)
+        retried = subprocess.run([sys.executable, "-m", "benchrun.audit", "retry", str(parent)], cwd=tmp_path,
+                                 env=child_env(), capture_output=True, text=True, timeout=120)
+    [child] = parent.parent.glob("*.retry1")
+    assert (retried.returncode, retried.stderr.splitlines()[-1]) == (EXIT["runner"], (
+        "benchrun: error: the judge's requests failed the same way for answer after answer (2 in a row), so the "
+        "judge's setup is broken, not the benchmark: ResponseError: HTTP 500: boom (judge.max_consecutive_failures); "
+        f"run {json.loads((child / 'run.json').read_text())['run_id']} is recorded as "
+        f"'failed' with 8 of 8 samples (4 not graded yet) in {child}; finish it once the setup is mended with: "
+        f"benchrun-audit resume {child}"))
+    assert len(retried.stderr.splitlines()) == 1, retried.stderr

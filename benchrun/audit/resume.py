@@ -38,7 +38,7 @@ from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
-from benchrun.core.manifest import Manifest
+from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.recordvalues import pin_named, pinned_as
 from benchrun.core.settings import RUNNERS, judge_runner_keys
@@ -297,26 +297,33 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], found: repair.Re
                   lock: DirLock) -> RunInfo:
     runner = make_runner(config["runner"])
     try:
-        async with checked_models(run, plan, config, runner, note["forced"]) as (identity, judged):
+        queries = _unanswered(run, plan)
+        async with checked_models(run, plan, config, runner, note["forced"], asks=bool(found.problems or queries)) \
+                as (identity, judged):
             writer, regrade = _reopen(run, plan.manifest, found, note, lock)
             with recording(writer):
                 writer.identified(identity, runner.public_config())
                 judge = make_judge(plan, judged, config, writer, None, archived_calls(run))
-                done = {(response.id, response.repeat) for response in run.responses()}
-                await execute(plan, runner, writer, [q for q in queries_of(plan.manifest, run.info.shard)
-                                                     if q.key not in done],
+                await execute(plan, runner, writer, _unanswered(run, plan) if found.problems else queries,
                               judge=judge, regrade=[r for r in run.responses() if (r.id, r.repeat) in regrade])
         return writer.info
     finally:
         await runner.aclose()
 
 
+def _unanswered(run: Run, plan: Plan) -> list[Query]:
+    """The queries of the run's part its records hold no answer to."""
+    done = {(response.id, response.repeat) for response in run.responses()}
+    return [query for query in queries_of(plan.manifest, run.info.shard) if query.key not in done]
+
+
 @asynccontextmanager
 async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: Runner, force: bool,
-                         command: str = "resume") -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
+                         command: str = "resume", asks: bool = True) -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
     """The model's identity and the judge model (None without one), each refused (unless `force`) when its digest is
-    not the one `run` used; the refusal names `command` (resume, retry) to give --force to."""
-    identity = await runner.identify()
+    not the one `run` used; the refusal names `command` (resume, retry) to give --force to. A command that `asks`
+    the model nothing (it only grades again) takes the identity the run recorded: its server may be gone."""
+    identity = await runner.identify() if asks or not run.info.identity else dict(run.info.identity)
     check_model(run, identity, force, command=command)
     async with judge_model(plan, config, identity) as judged:
         if judged is not None:

@@ -133,7 +133,8 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
     todo, unjudged = keys
     runner = make_runner(config["runner"])
     try:
-        async with checked_models(parent, plan, config, runner, note["forced"], "retry") as (identity, judged):
+        async with checked_models(parent, plan, config, runner, note["forced"], "retry", asks=bool(todo)) \
+                as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
             writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
