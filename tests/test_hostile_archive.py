@@ -56,7 +56,8 @@ DAMAGE = {  # what a damaged JSON file holds, and what reading it says
     "nested 100,000 deep": (b"[" * 100_000 + b"]" * 100_000,
                             "Invalid JSON: recursion limit exceeded at line 1 column 202"),
 }
-READ_AS = {"run.json": "unreadable", "summary.json": "unreadable", "manifest.json": "not a valid manifest"}
+READ_AS = {"run.json": "unreadable: {why}", "summary.json": "unreadable: {why}",
+           "manifest.json": "changed: its sha256 is not the manifest id in run.json"}  # a manifest: never read whole
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
@@ -67,7 +68,7 @@ def test_rescore_of_a_damaged_file(run_dir, name, damage):
     before = snapshot(run_dir)
     result = audit(run_dir.parent, "rescore", "--force", str(run_dir))  # read, not refused as changed
     assert (result.returncode, result.stderr) == (
-        EXIT["archive"], f"benchrun: error: in '{run_dir / name}': {READ_AS[name]}: {why}\n")
+        EXIT["archive"], f"benchrun: error: in '{run_dir / name}': {READ_AS[name].format(why=why)}\n")
     assert snapshot(run_dir) == before
 
 

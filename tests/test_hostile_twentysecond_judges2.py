@@ -35,37 +35,8 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from tests.helpers.archives import read_jsonl
-from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
-from tests.helpers.judges import JUDGES, RESPONSE
-
-TASKS = ("- name: item\n  template: 'item {n}'\n  values: {n: [1, 2, 3, 4, 5, 6, 7, 8]}\n"
-         "  reference: [a, a, a, a, a, a, a, a]\n  scorer: contains\n  judge: names\n")
-"""Eight answers `a`, each graded by contains and by the judge `names` (tests.helpers.judges)."""
-
-
-class Judging:
-    """The model under test answers `a`; the judge (qwen2.5) says right, but answers 500 for the items in `failing`
-    (every item when it is None)."""
-
-    def __init__(self, failing: tuple[int, ...] | None = ()) -> None:
-        self.failing = failing
-
-    def __call__(self, req: ChatRequest) -> Reply | str:
-        if not req.model.startswith("qwen2.5"):
-            return json.dumps({"answer": "a"})
-        item = int(req.prompt.split("\n")[0].rsplit(" ", 1)[1])
-        if self.failing is None or item in self.failing:
-            return Reply(status=500, error="boom")
-        return json.dumps({"verdict": "right"})
-
-
-def judged_eight(tmp_path, url: str, *overrides: str):
-    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
-    result = call_benchrun(f"runner.host={url}", "task.path=bench", "judge.model=qwen2.5", "+judge.backoff_s=0",
-                           "cache=false", f"outputs={tmp_path / 'outputs'}", *overrides, cwd=tmp_path)
-    [run_dir] = [info.parent for info in (tmp_path / "outputs").glob("*/*/run.json")]
-    return result, run_dir
+from tests.helpers.judgedruns import Judging, judged_eight
 
 
 def grades(run_dir) -> list[tuple[str, int | None, str | None]]:

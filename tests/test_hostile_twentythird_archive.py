@@ -46,12 +46,12 @@ from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_in_process
+from tests.helpers.freshimports import loaded
 from tests.helpers.judges import JUDGES, RESPONSE
 from tests.helpers.judges import TASKS as JUDGED_TASKS
 from tests.helpers.judges import answer as judged_answer
 from tests.helpers.killed import killed_run
 from tests.helpers.killed import write_bench as write_killed_bench
-from tests.test_audit_imports import loaded
 
 NEWER = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
 LIMIT = 3 * 2**30

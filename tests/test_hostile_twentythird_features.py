@@ -30,38 +30,13 @@ from __future__ import annotations
 import json
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.chat import ChatRequest, Reply
+from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
+from tests.helpers.judgedruns import CAPITALS, Capitals
 from tests.helpers.judges import JUDGES, RESPONSE
-
-CAPITALS = {
-    "tasks.yml": "- name: cap\n  template: 'Capital of {country}?'\n  values_file: data/c.jsonl\n  scorer: contains\n"
-                 "  judge: names\n  system: 'Answer briefly.'\n"
-                 "  fewshot:\n    - {user: 'Capital of Peru?', assistant: '{\"answer\": \"Lima\"}'}\n",
-    "judges.yml": JUDGES, "custom_response.py": RESPONSE,
-    "data/c.jsonl": '{"id": "fr", "country": "France", "reference": "Paris"}\n'
-                    '{"id": "jp", "country": "Japan", "reference": "Tokyo"}\n'}
-"""A chat (system prompt and one shot) over a JSONL file, graded by contains and by the judge `names`."""
-CITIES = {"France": "Paris", "Japan": "Osaka"}
-
-
-class Capitals:
-    """The model answers CITIES; the judge (qwen2.5) says right when the answer holds the reference, and answers 500
-    while `judge_down`."""
-
-    def __init__(self, judge_down: bool = False) -> None:
-        self.judge_down = judge_down
-
-    def __call__(self, req: ChatRequest) -> Reply | str:
-        if not req.model.startswith("qwen2.5"):
-            return json.dumps({"answer": CITIES[req.prompt.split()[-1][:-1]]})
-        if self.judge_down:
-            return Reply(status=500, error="judge down")
-        answer, reference = (line.split(": ", 1)[1] for line in req.prompt.split("\n")[1:3])
-        return json.dumps({"verdict": "right" if reference in answer else "wrong"})
 
 
 def test_a_retry_at_another_server_asks_the_judge_naming_none_there_too(tmp_path):

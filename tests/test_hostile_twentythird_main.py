@@ -31,8 +31,7 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
-from tests.test_hostile_twentysecond_judges2 import Judging, judged_eight
-from tests.test_hostile_twentythird_features import CAPITALS, Capitals
+from tests.helpers.judgedruns import CAPITALS, Capitals, Judging, judged_eight
 
 SOCKET_SCORER = ("import os\nimport socket\nimport tempfile\n\n\n"
                  "def s(response, reference):\n"

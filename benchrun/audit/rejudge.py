@@ -26,9 +26,9 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     from benchrun.compose.config import plain_config
     from benchrun.core.settings import judge_runner_keys
 
+    given = [_override(override) for override in overrides]
     config = asked_at(run, run.config, None)
     judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
-    given = [_override(override) for override in overrides]
     for keys, value in given:
         _set(judge, keys, value)
     checked = plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)

@@ -149,8 +149,8 @@ def judge_config(run: Run, config: dict[str, Any], host: Servers) -> dict[str, A
     """The judge section of `config` at `host` (--judge-host) when given; else a judge naming a server of its own at
     the one it last asked (run.json's judge, as used), and one naming none as it is (it asks the model's)."""
     judge = config.get("judge")
-    if not judge:  # an older run's config.yaml, of benchrun before judges
-        return judge
+    if not isinstance(judge, dict) or judge.get("runner") not in RUNNERS:  # none (an older benchrun's), or one
+        return judge  # plain_config refuses in one line (a killed run's config.yaml, which no digest covers, edited)
     where = RUNNERS[judge["runner"]].server_key
     if host and (run.manifest.judge is None or where is None):
         why = f"run {run.id} has no judge" if run.manifest.judge is None else f"judge.runner={judge['runner']} asks no server"
@@ -170,7 +170,9 @@ def hosts_noted(judge_host: Servers, limits: dict[str, Any] | None) -> dict[str,
 def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None) -> dict[str, Any]:
     """The runner config to ask with: the run's, at the server it last asked (run.json's runner, as used: a retry
     or resume with --host asked another than config.yaml's), or at `host` (--host) when given."""
-    runner = config["runner"]
+    runner = config.get("runner")
+    if not isinstance(runner, dict) or runner.get("type") not in RUNNERS:  # plain_config refuses it in one line
+        return runner
     where = RUNNERS[runner["type"]].server_key
     if where is None:
         if host:
