@@ -187,7 +187,14 @@ def test_a_run_killed_while_a_files_import_hangs_leaves_no_import_running(tmp_pa
     run.kill()
     run.wait()
     try:
-        wait_for(lambda: stat_fields(importer) is None or stat_fields(importer)[0] == "Z", 30)
+        with contextlib.suppress(TimeoutError):
+            wait_for(lambda: _state(importer) in (None, "Z"), 30)
+        assert (run.returncode, _state(importer)) in ((-signal.SIGKILL, None), (-signal.SIGKILL, "Z"))
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(importer, signal.SIGKILL)
+
+
+def _state(pid: int) -> str | None:
+    """The state /proc gives of process `pid` (`S` asleep, `Z` ended but not yet waited for); None when it is gone."""
+    return (stat_fields(pid) or [None])[0]
