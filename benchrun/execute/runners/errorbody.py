@@ -14,6 +14,8 @@ BUSY_SAID = re.compile(r"(?i)overload|rate.?limit|too many requests|temporar|una
 """What an error object naming no status says of a server busy or failing of itself, as providers name it (OpenAI's
 `rate_limit_exceeded`, `server_error`; Anthropic's `overloaded_error`; TGI's `overloaded`; Hugging Face's `currently
 loading`): another try may be answered."""
+
+
 class Said(NamedTuple):
     """A failure as the server said it: whether another try may be answered, and the line saying it."""
 
