@@ -111,8 +111,14 @@ def server_json(body: bytes) -> Any:
     """A server's answer (its body, as bytes) read as JSON as Python reads it (UTF-8, -16 or -32, as the body's first
     bytes say), each key of an object given once: NotJSON naming a key given twice (`"content"` in one message, which
     readers resolve each their own way, so the text kept could be another than the one a reader of the bytes sees). An
-    integer of more digits than Python converts is read as its text (`_server_int`)."""
-    return json.loads(body, object_pairs_hook=once_each, parse_int=_server_int)
+    integer of more digits than Python converts is read as its text (`_server_int`), in a second reading only: a
+    reader of every integer costs each answer twice the time."""
+    try:
+        return json.loads(body, object_pairs_hook=once_each)
+    except ValueError as err:
+        if isinstance(err, (json.JSONDecodeError, NotJSON)):
+            raise
+        return json.loads(body, object_pairs_hook=once_each, parse_int=_server_int)  # Python's limit on digits
 
 
 def _server_int(text: str) -> int | str:
