@@ -124,3 +124,19 @@ def test_a_retry_whose_judge_fails_fast_as_others_connect_says_one_line(tmp_path
         f"'failed' with 8 of 8 samples (4 not graded yet) in {child}; finish it once the setup is mended with: "
         f"benchrun-audit resume {child}"))
     assert len(retried.stderr.splitlines()) == 1, retried.stderr
+
+
+def test_a_retry_that_only_grades_again_asks_nothing_of_a_model_pulled_again(tmp_path):
+    """Before (with the fix above alone): the retry graded, then failed `model llama3.2 changed on URL while the run
+    asked: ... (pulled again?)`, though it asked the model nothing."""
+    with FakeOllama(models=["qwen2.5"], responder=Capitals(judge_down=True)) as judge:
+        with FakeOllama(models=["llama3.2"], responder=Capitals()) as model:
+            parent = judged_capitals(tmp_path, model, judge)
+            judge.responder = Capitals()
+            model.digests["llama3.2"] = "f" * 64
+            done = call_benchrun("retry", str(parent), cwd=tmp_path, module="benchrun.audit")
+    assert done.returncode == EXIT["ok"], done.stderr
+    child = run_dir_of(done.stdout)
+    info = json.loads((child / "run.json").read_text())
+    before = json.loads((parent / "run.json").read_text())
+    assert (info["status"], info["identity"]) == ("completed", before["identity"])

@@ -105,19 +105,21 @@ async def execute(plan: Plan, runner: Runner, writer: RunWriter, queries: Sequen
         async with grader_for(plan, writer, judge) as grader:
             await Executor(plan.manifest, runner, grader, _Recorder(writer, advance), cache).run(
                 queries, [(samples[response.id], response) for response in regrade])
-    await same_models_to_the_end(runner, writer, judge, cache)
+    await same_models_to_the_end(runner if queries else None, writer, judge, cache)
     counts = writer.counts
     return writer.finish("completed_with_errors" if counts.request_errors or counts.scorer_errors
                          else "completed").status
 
 
-async def same_models_to_the_end(runner: Runner, writer: RunWriter, judge: Judge | None,
+async def same_models_to_the_end(runner: Runner | None, writer: RunWriter, judge: Judge | None,
                                  cache: RunCache | None = None) -> None:
     """RunnerError (the run recorded `failed`, its answers and grades kept) when a server now serves the model, or
     the judge model, by another digest than the run was identified with: re-pulled mid-run, some answers (or grades)
     came from each and which cannot be told, so those the run kept in the response cache are deleted there. A
-    server that cannot say (it went away) says nothing."""
-    await same_to_the_end(runner, pinned_as(writer.info.identity), f"model {writer.info.model}", "answers", cache)
+    server that cannot say (it went away) says nothing; the model of a session that asked it nothing (`runner` None:
+    a retry or resume that only grades again) is not asked."""
+    if runner is not None:
+        await same_to_the_end(runner, pinned_as(writer.info.identity), f"model {writer.info.model}", "answers", cache)
     if judge is not None and judge.runner is not None and writer.info.judge:
         await same_to_the_end(judge.runner, pinned_as(writer.info.judge["identity"]),
                               f"the judge model {judge.runner.config.model}", "grades", judge.cache)
