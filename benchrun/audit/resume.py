@@ -50,6 +50,8 @@ from benchrun.execute.session import Judged, execute, judge_model, make_judge, r
 
 Servers = str | list[str] | None
 """`--host` or `--judge-host` as given: none, one server, or a list."""
+HOST, JUDGE_HOST = "--host", "--judge-host"
+"""The options of `resume` and `retry` that give the servers, named in the advice of a server not reached."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -64,10 +66,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def add_hosts(parser: argparse.ArgumentParser) -> None:
     """`--host` and `--judge-host` of `resume` and `retry`: the servers to ask now, the run's having moved."""
-    parser.add_argument("--host", action="append", metavar="URL",
+    parser.add_argument(HOST, action="append", metavar="URL",
                         help="ask this server instead of the ones the run used (recorded); repeat for a list of "
                              "servers")
-    parser.add_argument("--judge-host", action="append", metavar="URL",
+    parser.add_argument(JUDGE_HOST, action="append", metavar="URL",
                         help="ask the judge model at this server instead of the one the run used (recorded); repeat "
                              "for a list of servers")
 
@@ -75,7 +77,7 @@ def add_hosts(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     run = resolve_run(args.run, args.root)
     info = resume_run(run, force=args.force, host=servers_given(args.host),
-                      judge_host=servers_given(args.judge_host, "--judge-host"), limits=limits_given(args.limits))
+                      judge_host=servers_given(args.judge_host, JUDGE_HOST), limits=limits_given(args.limits))
     output.print_results(run.path, info, load_run(run.path).summary, output.stdout())
     return EXIT["ok"]
 
@@ -181,7 +183,7 @@ def runner_config(run: Run, config: dict[str, Any], host: str | list[str] | None
     return {**runner, where: host or run.info.runner.get(where) or runner[where]}
 
 
-def servers_given(hosts: list[str] | None, flag: str = "--host") -> Servers:
+def servers_given(hosts: list[str] | None, flag: str = HOST) -> Servers:
     """`--host` (or `flag`) as given: none, one server, or (repeated) a list of servers; an empty one is refused (it would ask the
     run's own servers unsaid), and so is a URL holding a credential (user info, `?api_key=`), since run.json would
     keep it."""
@@ -297,7 +299,7 @@ def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
 
 async def _resume(run: Run, plan: Plan, config: dict[str, Any], found: repair.Repair, note: dict[str, Any],
                   lock: DirLock) -> RunInfo:
-    runner = make_runner(config["runner"])
+    runner = make_runner(config["runner"], server_flag=HOST)
     try:
         queries = _unanswered(run, plan)
         async with checked_models(run, plan, config, runner, note["forced"], asks=bool(found.problems or queries)) \
@@ -327,7 +329,7 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
     the model nothing (it only grades again) takes the identity the run recorded: its server may be gone."""
     identity = await runner.identify() if asks or not run.info.identity else dict(run.info.identity)
     check_model(run, identity, force, command=command)
-    async with judge_model(plan, config, identity) as judged:
+    async with judge_model(plan, config, identity, JUDGE_HOST) as judged:
         if judged is not None:
             check_model(run, judged[1], force, judge=True, command=command)
         yield identity, judged

@@ -31,6 +31,8 @@ from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.judged import Calls, calls_by_answer, unreplied
 from benchrun.audit.limits import add_set, limits_given
 from benchrun.audit.resume import (
+    HOST,
+    JUDGE_HOST,
     Servers,
     add_hosts,
     asked_at,
@@ -71,7 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host),
                            into=args.into, limits=limits_given(args.limits),
-                           judge_host=servers_given(args.judge_host, "--judge-host"))
+                           judge_host=servers_given(args.judge_host, JUDGE_HOST))
     retried = load_run(path)
     output.print_results(path, info, retried.summary, output.stdout())
     lineage = info.parent
@@ -131,7 +133,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
                  keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
                  into: Path | None) -> tuple[RunInfo, Path]:
     todo, unjudged = keys
-    runner = make_runner(config["runner"])
+    runner = make_runner(config["runner"], server_flag=HOST)
     try:
         async with checked_models(parent, plan, config, runner, note["forced"], "retry", asks=bool(todo)) \
                 as (identity, judged):

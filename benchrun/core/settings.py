@@ -150,9 +150,14 @@ class RunnerConfig(Settings):
     more of it is read or kept (8 MiB by default, far beyond any answer a benchmark asks for)."""
     _section: str = PrivateAttr("runner")
     """Where the user writes these keys: `runner`, or `judge` for the judge model's (never archived)."""
+    _server_flag: str | None = PrivateAttr(None)
+    """The option that gives the server to the command run, where not the key (`--host` of resume and retry)."""
 
     def key(self, name: str) -> str:
-        """One of these keys as the user writes it: runner.host, or judge.host for the judge model's."""
+        """One of these keys as the user gives it: runner.host, judge.host for the judge model's, or the command's
+        option naming the server (`--host`, `--judge-host` of resume and retry)."""
+        if self._server_flag and name == self.server_key:
+            return self._server_flag
         return f"{self._section}.{name}"
 
     @property

@@ -169,13 +169,14 @@ Judged = tuple[Runner, dict[str, Any]]
 
 
 @asynccontextmanager
-async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any]) -> AsyncIterator[Judged | None]:
+async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any],
+                      server_flag: str | None = None) -> AsyncIterator[Judged | None]:
     """The judge model of a benchmark with judges (None without): identified, refused when it is the model under
-    test (`identity`) unless judge.allow_self, closed after."""
+    test (`identity`) unless judge.allow_self, closed after; its server given by `server_flag`, if named."""
     if plan.manifest.judge is None:
         yield None
         return
-    runner = make_judge_runner(cfg)
+    runner = make_judge_runner(cfg, server_flag)
     try:
         try:
             judge_identity = await runner.identify()

@@ -20,14 +20,16 @@ RUNNERS = {
 """runner.type -> the class implementing it (imported only when used)."""
 
 
-def make_runner(runner: dict[str, Any], section: str = "runner") -> Runner:
+def make_runner(runner: dict[str, Any], section: str = "runner", server_flag: str | None = None) -> Runner:
     """The runner for a resolved runner config (one model) written under `section` (`runner`, `judge`), checked
-    against its typed config: for a list of servers, the pool of one runner per server."""
+    against its typed config, its server given by `server_flag` where the command takes one (`--host`): for a list
+    of servers, the pool of one runner per server."""
     kind = runner.get("type")
     if kind not in RUNNERS:
         raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key=f"{section}.type")
     config = checked(settings.RUNNERS[kind], runner, [section])
     config._section = section
+    config._server_flag = server_flag
     checked_options(config, (section,))
     module, name = RUNNERS[kind].split(":")
     make = getattr(importlib.import_module(module), name)
@@ -38,6 +40,6 @@ def make_runner(runner: dict[str, Any], section: str = "runner") -> Runner:
     return HostPool(config, [(http_url(url), make(config.model_copy(update={where: url}))) for url in urls])
 
 
-def make_judge_runner(cfg: dict[str, Any]) -> Runner:
-    """The judge model's runner (its keys written under `judge`)."""
-    return make_runner(judge_runner(cfg), "judge")
+def make_judge_runner(cfg: dict[str, Any], server_flag: str | None = None) -> Runner:
+    """The judge model's runner (its keys written under `judge`, its server given by `server_flag`, if named)."""
+    return make_runner(judge_runner(cfg), "judge", server_flag)
