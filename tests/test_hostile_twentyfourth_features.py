@@ -6,6 +6,10 @@ Found and fixed:
   `judge.host`), keys neither command takes: their options are `--host` and `--judge-host`. A runner made by them
   names its server by the command's option (core.settings.RunnerConfig.key, set by audit.resume's make_runner and
   judge_model calls).
+- `judge.host=[A,B]` (a list of servers, as the README says a judge asks, and as `retry --judge-host A --judge-host B`
+  records) was refused `judge.host: Input should be a valid string`, so a retry asking its judge at two servers made
+  a run that `rescore --rejudge` could never grade again. A judge's server key takes a list as the runner's does
+  (core.settings.JudgeSettings).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama, Reply
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 from tests.helpers.judgedruns import CAPITALS, Capitals
@@ -51,3 +56,28 @@ def test_a_resume_whose_judge_server_is_gone_names_judge_host(tmp_path):
         f"benchrun: error: the judge model: cannot reach Ollama at {old.url} (ConnectionError); start it with "
         "`ollama serve`, or point --judge-host at a running server\n"))
     assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+
+
+def test_a_judge_asks_a_list_of_servers_and_a_retry_at_two_is_rejudged(tmp_path):
+    """Before: the run and the rejudge of the retry each exit 2, `in 'config': judge.host: Input should be a valid
+    string`."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals(judge_down=True)) as old:
+        ran = bench_run(tmp_path, old.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "+judge.retries=0",
+                        f"judge.host={old.url}", f"hydra.run.dir={tmp_path / 'run'}")
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as a, \
+            FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as b:
+        listed = bench_run(tmp_path, a.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                           f"judge.host=[{a.url},{b.url}]", f"hydra.run.dir={tmp_path / 'listed'}")
+        retried = call_benchrun("retry", str(tmp_path / "run"), "--judge-host", a.url, "--judge-host", b.url,
+                                cwd=tmp_path, module="benchrun.audit")
+        rejudged = call_benchrun("rescore", str(tmp_path / "run.retry1"), "--rejudge", cwd=tmp_path,
+                                 module="benchrun.audit")
+    assert (ran.returncode, listed.returncode, retried.returncode) == (EXIT["ok"],) * 3, listed.stderr
+    assert rejudged.returncode == EXIT["ok"], rejudged.stderr
+    for run in ("listed", "run.retry1"):
+        info = json.loads((tmp_path / run / "run.json").read_text())
+        assert info["judge"]["runner"]["host"] == [a.url, b.url]
+    scores = read_jsonl(tmp_path / "run.retry1/rescores/001/scores.jsonl")
+    assert [(s["id"], s["metrics"]) for s in scores if s["scorer"] == "names"] == [
+        ("cap:fr", {"names": 1}), ("cap:jp", {"names": 0})]

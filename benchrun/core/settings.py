@@ -300,10 +300,11 @@ class JudgeSettings(Settings):
     """The judge's runner type, with that runner's keys."""
     model: str | None = None
     """The judge model; a benchmark whose tasks have judges needs one."""
-    host: str | None = None
-    """runner=ollama's server; null: the model's server when it is asked with the same runner, else the default."""
-    base_url: str | None = None
-    """runner=openai's API root; null: as for host."""
+    host: str | list[str] | None = None
+    """runner=ollama's server, or a list of servers as for runner.host; null: the model's servers when it is asked
+    with the same runner, else the default."""
+    base_url: str | list[str] | None = None
+    """runner=openai's API root, or a list as for runner.base_url; null: as for host."""
     options: dict[str, Any] = {"temperature": 0, "seed": 0}
     """The judge model's options (temperature 0 and seed 0 unless set)."""
     repeats: int = Field(1, ge=1, le=100)
