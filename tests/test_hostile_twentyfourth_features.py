@@ -10,6 +10,11 @@ Found and fixed:
   records) was refused `judge.host: Input should be a valid string`, so a retry asking its judge at two servers made
   a run that `rescore --rejudge` could never grade again. A judge's server key takes a list as the runner's does
   (core.settings.JudgeSettings).
+- A judge naming no server of its own asks the model's (`runner.host=[A,B]`, or `resume --host A --host B`); where
+  those serve the judge model by two digests, the refusal said `the servers of judge.host serve different models`, a
+  key the user never gave. A judge asking at the model's servers names them by the model's key or option
+  (execute.runners.registry.make_judge_runner, through core.judgeserver.models_server; `rescore --rejudge`, which
+  takes only judge.KEY=VALUE, still names judge.host).
 """
 
 from __future__ import annotations
@@ -81,3 +86,39 @@ def test_a_judge_asks_a_list_of_servers_and_a_retry_at_two_is_rejudged(tmp_path)
     scores = read_jsonl(tmp_path / "run.retry1/rescores/001/scores.jsonl")
     assert [(s["id"], s["metrics"]) for s in scores if s["scorer"] == "names"] == [
         ("cap:fr", {"names": 1}), ("cap:jp", {"names": 0})]
+
+
+def _two_judge_digests():
+    """Two servers of llama3.2 and qwen2.5, the second serving qwen2.5 by another digest."""
+    return (FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()),
+            FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals(), digests={"qwen2.5": "e" * 64}))
+
+
+def _digests_refused(key: str, a: FakeOllama, b: FakeOllama) -> str:
+    return (f"benchrun: error: the judge model: the servers of {key} serve different models as 'qwen2.5': {a.url} "
+            f"digest 4a65eed368b0, {b.url} digest eeeeeeeeeeee; serve the same model on each, or leave the odd one "
+            "out of the list\n")
+
+
+def test_a_judge_at_the_models_servers_of_two_digests_names_runner_host(tmp_path):
+    """Before: `the servers of judge.host serve different models`, judge.host never given."""
+    write_bench(tmp_path, CAPITALS)
+    first, second = _two_judge_digests()
+    with first as a, second as b:
+        ran = bench_run(tmp_path, a.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                        f"runner.host=[{a.url},{b.url}]")
+    assert (ran.returncode, ran.stderr) == (EXIT["runner"], _digests_refused("runner.host", a, b))
+
+
+def test_a_resume_at_two_hosts_of_two_judge_digests_names_host(tmp_path):
+    """Before: `the servers of judge.host serve different models`: the servers were given by --host."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals(judge_down=True)) as old:
+        ran = bench_run(tmp_path, old.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "+judge.retries=0",
+                        "+judge.max_consecutive_failures=1", f"hydra.run.dir={tmp_path / 'run'}")
+    first, second = _two_judge_digests()
+    with first as a, second as b:
+        resumed = call_benchrun("resume", str(tmp_path / "run"), "--host", a.url, "--host", b.url, cwd=tmp_path,
+                                module="benchrun.audit")
+    assert ran.returncode == EXIT["runner"], ran.stderr
+    assert (resumed.returncode, resumed.stderr) == (EXIT["runner"], _digests_refused("--host", a, b))

@@ -82,7 +82,7 @@ async def rejudging(manifest: Manifest, config: dict[str, Any],
     from benchrun.execute.runners.registry import make_judge_runner
     from benchrun.execute.session import refuse_self, same_to_the_end
 
-    runner = make_judge_runner(config)
+    runner = make_judge_runner(config, own_key=True)
     try:
         judge_identity = await runner.identify()
         await refuse_self(config, identity, judge_identity, runner)

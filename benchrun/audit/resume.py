@@ -329,7 +329,7 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
     the model nothing (it only grades again) takes the identity the run recorded: its server may be gone."""
     identity = await runner.identify() if asks or not run.info.identity else dict(run.info.identity)
     check_model(run, identity, force, command=command)
-    async with judge_model(plan, config, identity, JUDGE_HOST) as judged:
+    async with judge_model(plan, config, identity, (JUDGE_HOST, HOST)) as judged:
         if judged is not None:
             check_model(run, judged[1], force, judge=True, command=command)
         yield identity, judged

@@ -27,6 +27,7 @@ from benchrun.compose.runneryml import (
 )
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
+from benchrun.core.judgeserver import models_server
 from benchrun.core.keys import key_path, override_key, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.scratch import owned_folder
@@ -190,10 +191,9 @@ def unkept_value(cfg: dict[str, Any]) -> tuple[str, str] | None:
 def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
     """The judge's runner config, checked as its type's (keys under `judge.`): the judge model with its options, at
     the model's own server when both are asked with one runner type and the judge names no server of its own."""
-    keys, runner = judge_runner_keys(cfg["judge"]), cfg["runner"]
-    server = RUNNERS[keys["type"]].server_key
-    if server is not None and server not in keys and keys["type"] == runner["type"]:
-        keys[server] = runner[server]
+    keys = judge_runner_keys(cfg["judge"])
+    if server := models_server(cfg):
+        keys[server] = cfg["runner"][server]
     config = checked(RUNNERS[keys["type"]], keys, ["judge"])
     checked_options(config, ("judge",))
     return config.model_dump(mode="json")

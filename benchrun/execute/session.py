@@ -170,13 +170,13 @@ Judged = tuple[Runner, dict[str, Any]]
 
 @asynccontextmanager
 async def judge_model(plan: Plan, cfg: dict[str, Any], identity: dict[str, Any],
-                      server_flag: str | None = None) -> AsyncIterator[Judged | None]:
+                      flags: tuple[str, str] | None = None) -> AsyncIterator[Judged | None]:
     """The judge model of a benchmark with judges (None without): identified, refused when it is the model under
-    test (`identity`) unless judge.allow_self, closed after; its server given by `server_flag`, if named."""
+    test (`identity`) unless judge.allow_self, closed after; its server and the model's given by `flags`, if named."""
     if plan.manifest.judge is None:
         yield None
         return
-    runner = make_judge_runner(cfg, server_flag)
+    runner = make_judge_runner(cfg, flags)
     try:
         try:
             judge_identity = await runner.identify()

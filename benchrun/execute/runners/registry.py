@@ -8,6 +8,7 @@ from typing import Any
 from benchrun.compose.config import checked, checked_options, judge_runner
 from benchrun.core import settings
 from benchrun.core.errors import ConfigError
+from benchrun.core.judgeserver import models_server
 from benchrun.core.serverurls import http_url
 from benchrun.execute.hosts import HostPool
 from benchrun.execute.runners.base import Runner
@@ -40,6 +41,11 @@ def make_runner(runner: dict[str, Any], section: str = "runner", server_flag: st
     return HostPool(config, [(http_url(url), make(config.model_copy(update={where: url}))) for url in urls])
 
 
-def make_judge_runner(cfg: dict[str, Any], server_flag: str | None = None) -> Runner:
-    """The judge model's runner (its keys written under `judge`, its server given by `server_flag`, if named)."""
-    return make_runner(judge_runner(cfg), "judge", server_flag)
+def make_judge_runner(cfg: dict[str, Any], flags: tuple[str, str] | None = None, own_key: bool = False) -> Runner:
+    """The judge model's runner (its keys written under `judge`), its server named as the user gives it: the model's
+    key (runner.host) for a judge asking at the model's servers, unless `own_key` (a command taking only judge.KEY);
+    `flags` (the judge's, the model's) for a command that gives them by options (`--judge-host`, `--host`)."""
+    judges, models = flags or (None, None)
+    if (inherited := models_server(cfg)) and not own_key:
+        judges = models or f"runner.{inherited}"
+    return make_runner(judge_runner(cfg), "judge", judges)
