@@ -15,6 +15,9 @@ Found and fixed:
   key the user never gave. A judge asking at the model's servers names them by the model's key or option
   (execute.runners.registry.make_judge_runner, through core.judgeserver.models_server; `rescore --rejudge`, which
   takes only judge.KEY=VALUE, still names judge.host).
+- `merge SWEEP` of a `-m runner.model=llama3.2,gemma3 shards=2` sweep said `shard 1/2 is given twice: runs A and B`,
+  of two models' jobs: a shard's number found again is said given twice only of runs alike; two runs that differ say
+  how (audit.merge._checked, through _same_split).
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ from __future__ import annotations
 import json
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.ollama_server import FakeOllama, Reply
+from benchrun.testing.ollama_server import FakeOllama, Reply, fake_digest
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
 from tests.helpers.judgedruns import CAPITALS, Capitals
 
 
@@ -122,3 +125,21 @@ def test_a_resume_at_two_hosts_of_two_judge_digests_names_host(tmp_path):
                                 module="benchrun.audit")
     assert ran.returncode == EXIT["runner"], ran.stderr
     assert (resumed.returncode, resumed.stderr) == (EXIT["runner"], _digests_refused("--host", a, b))
+
+
+def test_a_merge_of_a_two_model_shards_sweep_says_the_models_differ(tmp_path):
+    """Before: exit 4, `shard 1/2 is given twice: runs A and B`, A llama3.2's and B gemma3's."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5", "gemma3"], responder=Capitals()) as server:
+        swept = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                          "runner.model=llama3.2,gemma3", "shards=2", multirun=True)
+    sweep = sweep_dir_of(swept.stdout)
+    merged = call_benchrun("merge", str(sweep), "--into", str(tmp_path / "merged"), cwd=tmp_path,
+                           module="benchrun.audit")
+    ids = {name: json.loads((sweep / name / "run.json").read_text())["run_id"]
+           for name in ("0_llama3.2_shard-1-2", "2_gemma3_shard-1-2")}
+    assert swept.returncode == EXIT["ok"], swept.stderr
+    assert (merged.returncode, merged.stderr) == (EXIT["archive"], (
+        f"benchrun: error: shard runs {ids['0_llama3.2_shard-1-2']} (1/2) and {ids['2_gemma3_shard-1-2']} (1/2) "
+        f"asked different models: digest {fake_digest('llama3.2')[:12]} and digest {fake_digest('gemma3')[:12]}\n"))
+    assert not (tmp_path / "merged").exists()

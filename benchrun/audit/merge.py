@@ -106,11 +106,13 @@ def merge_runs(runs: Sequence[Run], into: PathLike, partial: bool = False) -> tu
 
 def _checked(runs: Sequence[Run]) -> list[tuple[Shard, Run]]:
     """The shard runs in shard order, once each is a finished shard run that verifies, and all are shards of one
-    split of one manifest, asked of one model with the same options."""
+    split of one manifest, asked of one model with the same options: a shard's number found again is said given
+    twice only of runs alike (two models' jobs of one sweep are said to be of two models)."""
     shards: dict[int, tuple[Shard, Run]] = {}
     for run in runs:
         shard = _shard_of(run)
         if shard.index in shards:
+            _same_split(*shards[shard.index], shard, run)
             raise ArchiveError(f"shard {shard} is given twice: runs {shards[shard.index][1].id} and {run.id}")
         shards[shard.index] = shard, run
     ordered = [shards[index] for index in sorted(shards)]
