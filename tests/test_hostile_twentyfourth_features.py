@@ -18,6 +18,10 @@ Found and fixed:
 - `merge SWEEP` of a `-m runner.model=llama3.2,gemma3 shards=2` sweep said `shard 1/2 is given twice: runs A and B`,
   of two models' jobs: a shard's number found again is said given twice only of runs alike; two runs that differ say
   how (audit.merge._checked, through _same_split).
+- `resume --host A --host A` was refused `in 'config': runner.host: 'A' is listed twice`, `--judge-host ftp://x`
+  `in 'config': judge.host: 'ftp://x' is not a server's URL`: keys of a config the user never wrote. A server given
+  by a command's option that is not one is said of that option (execute.runners.registry._checked; the judge's keys
+  checked there once, compose.config.judge_keys).
 """
 
 from __future__ import annotations
@@ -143,3 +147,23 @@ def test_a_merge_of_a_two_model_shards_sweep_says_the_models_differ(tmp_path):
         f"benchrun: error: shard runs {ids['0_llama3.2_shard-1-2']} (1/2) and {ids['2_gemma3_shard-1-2']} (1/2) "
         f"asked different models: digest {fake_digest('llama3.2')[:12]} and digest {fake_digest('gemma3')[:12]}\n"))
     assert not (tmp_path / "merged").exists()
+
+
+def test_servers_given_by_resumes_options_are_refused_by_those_options(tmp_path):
+    """Before: `in 'config': runner.host: 'A' is listed twice ...` and `in 'config': judge.host: 'ftp://x' is not a
+    server's URL (http://host:port)`."""
+    write_bench(tmp_path, CAPITALS)
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals(judge_down=True)) as old:
+        bench_run(tmp_path, old.url, "task.path=bench", "cache=false", "judge.model=qwen2.5", "+judge.retries=0",
+                  f"judge.host={old.url}", "+judge.max_consecutive_failures=1", f"hydra.run.dir={tmp_path / 'run'}")
+    before = (tmp_path / "run/run.json").read_bytes()
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Capitals()) as new:
+        twice = call_benchrun("resume", str(tmp_path / "run"), "--host", new.url, "--host", new.url, cwd=tmp_path,
+                              module="benchrun.audit")
+        ftp = call_benchrun("resume", str(tmp_path / "run"), "--host", new.url, "--judge-host", "ftp://x",
+                            cwd=tmp_path, module="benchrun.audit")
+    assert (twice.returncode, twice.stderr) == (EXIT["usage"], (
+        f"benchrun: error: --host: '{new.url}' is listed twice (as '{new.url}'): list each server once\n"))
+    assert (ftp.returncode, ftp.stderr) == (EXIT["usage"], (
+        "benchrun: error: --judge-host: 'ftp://x' is not a server's URL (http://host:port)\n"))
+    assert (tmp_path / "run/run.json").read_bytes() == before

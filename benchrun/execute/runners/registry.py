@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from benchrun.compose.config import checked, checked_options, judge_runner
+from pydantic import ValidationError
+
+from benchrun.compose.config import checked, checked_options, describe_validation, judge_keys
 from benchrun.core import settings
 from benchrun.core.errors import ConfigError
 from benchrun.core.judgeserver import models_server
@@ -28,7 +30,7 @@ def make_runner(runner: dict[str, Any], section: str = "runner", server_flag: st
     kind = runner.get("type")
     if kind not in RUNNERS:
         raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key=f"{section}.type")
-    config = checked(settings.RUNNERS[kind], runner, [section])
+    config = _checked(settings.RUNNERS[kind], runner, section, server_flag)
     config._section = section
     config._server_flag = server_flag
     checked_options(config, (section,))
@@ -41,6 +43,19 @@ def make_runner(runner: dict[str, Any], section: str = "runner", server_flag: st
     return HostPool(config, [(http_url(url), make(config.model_copy(update={where: url}))) for url in urls])
 
 
+def _checked(model: type[settings.RunnerConfig], runner: dict[str, Any], section: str,
+             server_flag: str | None) -> settings.RunnerConfig:
+    """`runner` checked as `model` (config.checked), a fault of its server said of `server_flag` where the command
+    gives the server by an option (`--host A --host A`: `--host: 'A' is listed twice`, not runner.host's)."""
+    try:
+        return model.model_validate(runner)
+    except ValidationError as err:
+        said = describe_validation(err, model, ())
+        if server_flag and model.server_key and said.startswith(f"{model.server_key}: "):
+            raise ConfigError(server_flag + said.removeprefix(model.server_key)) from None
+        return checked(model, runner, [section])
+
+
 def make_judge_runner(cfg: dict[str, Any], flags: tuple[str, str] | None = None, own_key: bool = False) -> Runner:
     """The judge model's runner (its keys written under `judge`), its server named as the user gives it: the model's
     key (runner.host) for a judge asking at the model's servers, unless `own_key` (a command taking only judge.KEY);
@@ -48,4 +63,4 @@ def make_judge_runner(cfg: dict[str, Any], flags: tuple[str, str] | None = None,
     judges, models = flags or (None, None)
     if (inherited := models_server(cfg)) and not own_key:
         judges = models or f"runner.{inherited}"
-    return make_runner(judge_runner(cfg), "judge", judges)
+    return make_runner(judge_keys(cfg), "judge", judges)
