@@ -6,7 +6,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError
+from jsonschema import Draft202012Validator, ValidationError, validators
 from referencing import Registry, Resource
 
 from benchrun.core.errors import BenchrunError
@@ -24,11 +24,22 @@ def _registry() -> Registry:
     return Registry().with_resources(resources)
 
 
+def _whole_number(_checker: Any, instance: Any) -> bool:
+    """An integer as a benchmark's file writes one: `1.0` is a float (JSON Schema's `integer` takes it, and `limit: 1.0`
+    was taken as 1 and kept as 1.0 in the manifest), a bool no number."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+BenchmarkValidator = validators.extend(
+    Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole_number))
+"""Draft 2020-12 with a count written as a whole number: where a benchmark's file means a count, `2.0` is refused."""
+
+
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
     """The validator for `schemas/<name>.schema.json`, or for one of its definitions (`tasks.schema.json#/$defs/turn`)."""
     schema = {"$ref": name} if "#" in name else _registry().contents(f"{name}.schema.json")
-    return Draft202012Validator(schema, registry=_registry())
+    return BenchmarkValidator(schema, registry=_registry())
 
 
 def check(name: str, instance: Any, error: type[BenchrunError], *, file: str | None = None,
@@ -75,6 +86,9 @@ def describe(err: ValidationError) -> str:
         where = "the file holds nothing (it is empty, or only comments)" if not err.absolute_path else "nothing is given"
         kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         return f"{where}; give {' or '.join(YAML_KINDS.get(kind, kind) for kind in kinds)}"
+    if err.validator == "type" and "integer" in err.validator_value and isinstance(err.instance, float) \
+            and err.instance.is_integer():
+        return f"{err.instance!r} is not an integer: write the whole number ({int(err.instance)})"
     return _bounded(err.message, err.instance)
 
 

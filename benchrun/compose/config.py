@@ -40,7 +40,7 @@ from benchrun.core.settings import (
     hydra_defaults,
     judge_runner_keys,
 )
-from benchrun.core.settingsbase import BOOLEAN_NUMBER
+from benchrun.core.settingsbase import WRONG_NUMBER
 from benchrun.core.text import too_many_digits, undecoded, unreadable_here
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
@@ -334,7 +334,7 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         where = key_path("", [*parts, "type"])
     elif kind == "union_tag_not_found":
         message = f"'type' is required ({', '.join(RUNNERS)})"
-    elif kind == BOOLEAN_NUMBER:  # found by the model, of one of its fields
+    elif kind == WRONG_NUMBER:  # found by the model, of one of its fields
         message, where = first["msg"], key_path("", [*parts, first["ctx"]["field"]])
     elif kind == "missing":
         message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])
