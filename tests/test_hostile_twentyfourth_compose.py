@@ -44,3 +44,37 @@ def test_a_float_given_for_a_count_setting_is_refused(tmp_path, given, said):
 def test_a_float_for_a_number_setting_is_taken(tmp_path):
     done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner.timeout_s=2.5", "scorer_timeout_s=3", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+ONE_EACH = [
+    ({"tasks.yml": '- name: t\n  template: "say {a}"\n  values: {a: [1, 2]}\n  fewshot: {file: s.jsonl, n: 2}\n',
+      "s.jsonl": '{"user": "hi", "assistant": "yo"}\n'},
+     "in 'tasks.yml': task 't': tasks[0].fewshot.n: n is 2 but 's.jsonl' has 1 example"),
+    ({"tasks.yml": '- name: t\n  template: "say {a}"\n  values: {a: [1, 2]}\n  reference: ["1"]\n'},
+     "in 'tasks.yml': task 't': tasks[0].reference: 1 reference for 2 samples"),
+    ({"tasks/t/template.txt": "say {a}", "tasks/t/values.csv": "a,b\n1,2\n3\n"},
+     "in 'tasks/t/values.csv': task 't': line 3: malformed row: 1 cell where the header has 2")]
+
+
+@pytest.mark.parametrize(("files", "said"), ONE_EACH)
+def test_a_count_of_one_is_said_in_the_singular(tmp_path, files, said):
+    """Before: `has 1 examples`, `1 references for 2 samples`, `1 cells where the header has 2`."""
+    _bench(tmp_path, files)
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+
+
+def test_a_dry_run_of_one_task_says_it_in_the_singular(tmp_path):
+    """Before: `1 tasks, 1 samples -> 1 model calls`."""
+    _bench(tmp_path, {"tasks.yml": '- name: t\n  template: "say {a}"\n  values: {a: [1]}\n  reference: ["1"]\n'})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert "1 task, 1 sample -> 1 model call (dry run: no model was called)\n" in done.stdout
+
+
+def test_a_record_limit_of_one_is_said_in_the_singular(tmp_path):
+    _bench(tmp_path, {"tasks.yml": '- name: t\n  template: "say {a}"\n  values_file: v.jsonl\n',
+                      "v.jsonl": '{"a": 1, "reference": 1}\n{"a": 2, "reference": 2}\n'})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", "task.max_samples=1", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'v.jsonl': task 't': line 2: more than 1 record (task.max_samples)\n"))

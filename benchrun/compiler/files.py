@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
-from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, once_each
+from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 
 
@@ -90,7 +90,7 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
         raise TaskError("empty values: a header but no rows", file=rel, task=task)
     for number, row in lines[1:]:
         if len(row) != len(header):
-            raise TaskError(f"malformed row: {len(row)} cells where the header has {len(header)}",
+            raise TaskError(f"malformed row: {counted(len(row), 'cell')} where the header has {len(header):,}",
                             file=rel, task=task, key=f"line {number}")
         if [cell.strip() for cell in row] == header:
             raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
@@ -108,7 +108,7 @@ def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tupl
             continue
         count += 1
         if count > max_lines:
-            raise TaskError(f"more than {max_lines:,} records (task.max_samples)", file=rel, task=task,
+            raise TaskError(f"more than {counted(max_lines, 'record')} (task.max_samples)", file=rel, task=task,
                             key=f"line {number}")
         yield number, _parsed(line, rel, task, number)
 

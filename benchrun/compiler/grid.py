@@ -27,6 +27,7 @@ from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
+from benchrun.core.text import counted
 
 ID_COLUMN = "id"
 _MAX_ID = 80
@@ -218,7 +219,7 @@ def chosen(spec: TaskSpec, ids: list[str]) -> range | list[int]:
     if spec.sample is None:
         return range(len(ids))
     if spec.sample.n > len(ids):
-        raise _error(spec, "sample.n", f"{spec.sample.n:,} samples asked for, but the task has {len(ids):,}")
+        raise _error(spec, "sample.n", f"{counted(spec.sample.n, 'sample')} asked for, but the task has {len(ids):,}")
     return draw(ids, spec.sample.n, spec.sample.seed)
 
 
@@ -281,7 +282,7 @@ def _references(spec: TaskSpec, n: int) -> Iterator[Any] | list[Any]:
     if spec.reference == "calculated":
         return itertools.repeat(None, n)
     if len(spec.reference) != n:
-        raise _error(spec, "reference", f"{len(spec.reference)} references for {n} samples")
+        raise _error(spec, "reference", f"{counted(len(spec.reference), 'reference')} for {counted(n, 'sample')}")
     for index, reference in enumerate(spec.reference):
         if reference == [] or any(isinstance(item, str) and not trimmed(item) for item in _answers(reference)):
             what = "a list of no answers, which no answer matches" if reference == [] else (
