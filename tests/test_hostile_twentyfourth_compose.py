@@ -78,3 +78,32 @@ def test_a_record_limit_of_one_is_said_in_the_singular(tmp_path):
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", "task.max_samples=1", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'v.jsonl': task 't': line 2: more than 1 record (task.max_samples)\n"))
+
+
+REFUSED = ("secrets are never taken from the config, where they would be archived ({}); put an API key in an "
+           "environment variable and name it with runner.api_key_env, and give URLs without user names or passwords")
+PASSWORD = "Xk3sPq9AbCdEfGhIjKlMn"
+
+
+@pytest.mark.parametrize("name", ["MYSQL_PWD", "SSHPASS", "GITHUB_PAT"])
+def test_a_credential_named_by_a_tools_well_known_variable_is_refused(tmp_path, monkeypatch, name):
+    """Before: `runner.model=${oc.env:MYSQL_PWD}` asked (and named a run directory by) the password."""
+    monkeypatch.setenv(name, PASSWORD)
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", f"runner.model=${{oc.env:{name}}}", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': runner.model: " + REFUSED.format(
+            f"${{oc.env:{name}}}, which reads the credential in ${name}") + "\n"))
+
+
+def test_a_credential_handed_to_the_job_as_mysqls_variable_is_refused(tmp_path):
+    """Before: taken, and kept in the run's .hydra/hydra.yaml (its overrides and its env_set)."""
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", f"+hydra.job.env_set.mysql_pwd={PASSWORD}",
+                         cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': hydra.job.env_set.mysql_pwd: " + REFUSED.format("a credential's name") + "\n"))
+
+
+def test_the_working_directorys_variable_is_no_credential(tmp_path, monkeypatch):
+    monkeypatch.setenv("OLDPWD", str(tmp_path / "a-long-folder-name-of-thirty-chars"))
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner.model=${oc.env:OLDPWD}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")

@@ -30,6 +30,12 @@ QUERY_WORDS = frozenset({"sig", "signature", "code", "session", "sessionid", "si
 GLUED_WORDS = ("password", "passwd", "passphrase", "secret", "token")
 """Words that make a credential's name glued to the word before them too, as no other word ends in them
 (`PGPASSWORD`, PostgreSQL's password variable; `HFTOKEN`, `CLIENTSECRET`)."""
+CREDENTIAL_NAMES = frozenset({"MYSQL_PWD", "SNOWSQL_PWD", "ORACLE_PWD", "SSHPASS", "RABBITMQ_DEFAULT_PASS",
+                              "GITHUB_PAT", "AZURE_DEVOPS_EXT_PAT", "BW_SESSION"})
+"""Variables that tools read a credential from, named by a word too short to tell from others (`pwd` is `$PWD`'s, and
+`OLDPWD`'s; `pass`, `ASKPASS`'s program; `pat`, a pattern's), so known by their whole names, in any case: MySQL's,
+SnowSQL's and Oracle's images' passwords, sshpass's, RabbitMQ's image's, R's GitHub token, Azure DevOps CLI's personal
+access token, Bitwarden's session key."""
 NOT_SECRET = frozenset({"api_key_env"})
 """Keys whose value is the name of a credential, not the credential."""
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
@@ -56,6 +62,8 @@ def secret_key(name: str, words_of_secrets: frozenset[str] = SECRET_WORDS) -> bo
     """Whether a config key (or a URL's query parameter, with QUERY_WORDS too) names a credential."""
     if name in NOT_SECRET:
         return False
+    if name.upper() in CREDENTIAL_NAMES:
+        return True
     words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
     return (bool(words_of_secrets.intersection(words)) or "apikey" in "".join(words)
             or any(word.endswith(GLUED_WORDS) for word in words))
