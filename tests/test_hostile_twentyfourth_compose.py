@@ -107,3 +107,21 @@ def test_the_working_directorys_variable_is_no_credential(tmp_path, monkeypatch)
     monkeypatch.setenv("OLDPWD", str(tmp_path / "a-long-folder-name-of-thirty-chars"))
     done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner.model=${oc.env:OLDPWD}", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+UNCLOSED = ("a quote opened in the row on this line is never closed, so every line after it would be one cell; close it "
+            "(a quote inside a quoted cell is written twice: \"\")")
+
+
+@pytest.mark.parametrize(("csv_text", "said"), [
+    ('a,reference\n1,"one\n2,two\n3,three\n', f"line 2: {UNCLOSED}"),
+    ('a,reference\n1,1\n"x"y,2\n', "line 3: text after a quoted cell's closing quote; quote the whole cell (a quote "
+                                   "inside it written twice: \"\")"),
+    ('a,reference\n"1\n2\n3"\n4,4\n', "line 2: malformed row: 1 cell where the header has 2")])
+def test_a_csv_row_quoted_amiss_is_refused_naming_the_line_it_begins_on(tmp_path, csv_text, said):
+    """Before: the first was one sample, `reference: 'one\\n2,two\\n3,three'`, its two other rows lost unsaid; the
+    second asked `say xy`; the third named line 4, where the row ends."""
+    _bench(tmp_path, {"tasks/t/template.txt": "say {a}", "tasks/t/values.csv": csv_text})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'tasks/t/values.csv': task 't': {said}\n")
