@@ -125,3 +125,28 @@ def test_a_csv_row_quoted_amiss_is_refused_naming_the_line_it_begins_on(tmp_path
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'tasks/t/values.csv': task 't': {said}\n")
+
+
+NAME_SOURCE = "from pydantic import BaseModel\n\n\nclass NameSource(BaseModel):\n    name: str\n    direction: str\n"
+WHOLE = ("format 'NameSource' has no 'answer' field, which exact_match compares with the reference: every answer, a JSON "
+         "object, would be compared whole and score 0; give the format an 'answer' field, or grade it with contains or "
+         "a custom scorer")
+
+
+@pytest.mark.parametrize("scorer", ["", "  scorer: [contains, exact_match]\n"])
+def test_exact_match_of_a_format_without_an_answer_field_is_refused(tmp_path, scorer):
+    """Before: compiled, and every answer ({"name": "at", "direction": "up"}) compared whole with "at": all 0."""
+    _bench(tmp_path, {"custom_response.py": NAME_SOURCE, "tasks.yml": (
+        '- name: t\n  template: "name {a}"\n  values: {a: ["@", "$"]}\n  reference: [at, dollar]\n'
+        f"  format: NameSource\n{scorer}")})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'tasks.yml': task 't': tasks[0].scorer: {WHOLE}\n")
+
+
+def test_contains_of_a_format_without_an_answer_field_is_taken(tmp_path):
+    _bench(tmp_path, {"custom_response.py": NAME_SOURCE, "tasks.yml": (
+        '- name: t\n  template: "name {a}"\n  values: {a: ["@", "$"]}\n  reference: [at, dollar]\n'
+        "  format: NameSource\n  scorer: contains\n")})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
