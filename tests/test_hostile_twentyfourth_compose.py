@@ -150,3 +150,17 @@ def test_contains_of_a_format_without_an_answer_field_is_taken(tmp_path):
         "  format: NameSource\n  scorer: contains\n")})
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+@pytest.mark.parametrize(("keys", "said"), [
+    ("scorer: [exact_match, exact_match]", 'tasks[0].scorer: "exact_match" is listed twice; list each once'),
+    ("judge: [j, j]", 'tasks[0].judge: "j" is listed twice; list each once'),
+    ("scorer: [exact_match, 3]", "tasks[0].scorer[1]: 3 is not of type 'string'")])
+def test_a_list_of_names_amiss_is_said_for_what_it_is(tmp_path, keys, said):
+    """Before: `["exact_match", "exact_match"] is not valid here (A scorer name (built-in or a function in
+    custom_scorer.py), or a list of them.)`, which a list of names is."""
+    _bench(tmp_path, {"tasks.yml": f'- name: t\n  template: "say {{a}}"\n  values: {{a: [1]}}\n  reference: ["1"]\n'
+                                   f"  {keys}\n"})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'tasks.yml': task 't': {said}\n")

@@ -49,6 +49,8 @@ def check(name: str, instance: Any, error: type[BenchrunError], *, file: str | N
     if not found:
         return
     first = found[0]
+    while first.validator == "oneOf" and (inner := _branch_error(first)) is not None:
+        first = inner
     path = list(first.absolute_path) + _unknown_keys(first)[:1]
     task = task_of(path) if task_of else None
     raise error(describe(first), file=file, task=task, key=key_path(root, path) or None)
@@ -80,6 +82,9 @@ def describe(err: ValidationError) -> str:
         return f"{' and '.join(given)} are both given; give one" if given else f"give {' or '.join(keys)}"
     if err.validator == "oneOf":
         return f"{_show(err.instance)} is not valid here ({_expected(err.schema)})"
+    if err.validator == "uniqueItems":
+        twice = next(item for index, item in enumerate(err.instance) if item in err.instance[:index])
+        return f"{_show(twice)} is listed twice; list each once"
     if err.validator == "pattern" and err.validator_value == SOME_TEXT:
         return f"{_show(err.instance)} is only whitespace, which asks or says nothing: give the text"
     if err.validator == "type" and err.instance is None:
@@ -118,6 +123,17 @@ def _alternatives(schema: dict) -> list[str]:
     if not all(list(option) == ["required"] and len(option["required"]) == 1 for option in options):
         return []
     return [option["required"][0] for option in options]
+
+
+def _branch_error(err: ValidationError) -> ValidationError | None:
+    """The first violation of the one `oneOf` branch that names the value's own type (a list given for `a name, or a
+    list of them`: a name given twice, or none), said in place of `not valid here`; None when no or several do."""
+    branches: dict[Any, list[ValidationError]] = {}
+    for inner in err.context or ():
+        branches.setdefault(inner.relative_schema_path[0], []).append(inner)
+    fitting = [found for index, found in branches.items() if "type" in err.schema["oneOf"][index]
+               and not any(inner.validator == "type" and not inner.relative_path for inner in found)]
+    return min(fitting[0], key=_error_order) if len(fitting) == 1 else None
 
 
 def _expected(schema: dict) -> str:
