@@ -164,3 +164,18 @@ def test_a_list_of_names_amiss_is_said_for_what_it_is(tmp_path, keys, said):
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'tasks.yml': task 't': {said}\n")
+
+
+HF_KEY = "hf_" + "AbCdEfGhIjKlMnOpQrStUv0123"
+ON_ITS_OWN = REFUSED.format("a key by its prefix, hf_..., as a word of its own, an override's key or a flag's value")
+
+
+@pytest.mark.parametrize("word", [f"+runner.options.{HF_KEY}=1", f"+{HF_KEY}=1", f"~{HF_KEY}", HF_KEY,
+                                  f"--config-name={HF_KEY}"])
+def test_a_key_pasted_where_no_value_is_read_is_refused_without_showing_it(tmp_path, word):
+    """Before: `unknown option 'hf_...'`, `Could not delete from config. 'hf_...' does not exist.`, `the override
+    'hf_...': Hydra's override grammar cannot read it`, `--config-name=hf_...: benchrun's config is its own`: the key
+    printed whole, into a terminal's scrollback or a CI job's log."""
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", word, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'config': the command line: {ON_ITS_OWN}\n")

@@ -252,6 +252,8 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     """Refuse, before Hydra writes, prints or parses any of them, a command-line override that holds a credential, an
     integer of more digits than Python converts (which Hydra's parser would meet with a ValueError traceback) or more
     than MAX_OVERRIDE_ITEMS values."""
+    if (why := secrets.word_holding_key(argv)) is not None:  # refused without the word, which holds it
+        refuse_secrets([("the command line", why)])
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
         _, is_override, value = arg.partition("=")

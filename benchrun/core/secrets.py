@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import re
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 from urllib.parse import parse_qsl, quote
 
 from benchrun.core.errors import ConfigError
@@ -90,6 +90,16 @@ KNOWN_KEY = re.compile(f"(?<![{KEY_CHARS}])(sk-|hf_|gh[pousr]_|github_pat_|glpat
 """A key told by its provider's prefix, wherever no variable holds it (pasted from a dashboard): OpenAI's and
 Anthropic's `sk-`, Hugging Face's `hf_`, GitHub's `ghp_` and `github_pat_`, GitLab's `glpat-`, Slack's `xoxb-`,
 Google's `AIza`, and an AWS access key id's `AKIA`."""
+
+
+def word_holding_key(words: Sequence[str]) -> str | None:
+    """Why a command-line word holds a key outside an override's value (a key pasted as a word of its own, as an
+    override's key or as a flag's value), which an error naming that word would show; or None."""
+    for word in words:
+        named = word if word.startswith("-") or "=" not in word else word.partition("=")[0]
+        if (why := known_key(named) or environment_key(named)) is not None:
+            return f"{why}, as a word of its own, an override's key or a flag's value"
+    return None
 
 
 def key_as_name(key: str, value: Any) -> str | None:
