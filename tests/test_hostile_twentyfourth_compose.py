@@ -179,3 +179,23 @@ def test_a_key_pasted_where_no_value_is_read_is_refused_without_showing_it(tmp_p
     done = call_benchrun("task=listbench", HOST, "dry_run=true", word, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'config': the command line: {ON_ITS_OWN}\n")
+
+
+AS_A_NAME = REFUSED.format("a key by its prefix, hf_..., as a key's name")
+
+
+def test_a_key_as_a_runner_files_key_is_refused_without_showing_it(tmp_path):
+    """Before: `in 'r.yml': options.hf_...: unknown option 'hf_...' (allowed: ...)`, the key printed twice."""
+    (tmp_path / "r.yml").write_text(f"runner_type: ollama\nmodel: m\noptions: {{{HF_KEY}: 1}}\n", encoding="utf-8")
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner_file=r.yml", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'r.yml': options: {AS_A_NAME}\n")
+
+
+def test_a_key_as_a_presets_key_is_refused_without_showing_it(tmp_path):
+    """Before: `in 'config': runner.hf_...: unknown key 'hf_...' (allowed: ...)`."""
+    (tmp_path / "mine" / "runner").mkdir(parents=True)
+    (tmp_path / "mine" / "runner" / "gpu.yaml").write_text(f"defaults: [ollama, _self_]\n{HF_KEY}: 1\n")
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", "--config-dir", "mine", "runner=gpu", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'config': runner: {AS_A_NAME}\n")

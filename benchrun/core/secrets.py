@@ -216,11 +216,14 @@ def _secret_url(url: str) -> str | None:
 
 
 def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """(key path, why) for every credential in a config tree: a credential's key name, or a credential value."""
+    """(key path, why) for every credential in a config tree: a credential's key name, a credential value, or a key
+    itself as a key's name (its path then the mapping's, which an error shows)."""
     if isinstance(data, dict):
         for key, value in data.items():
             where = f"{path}.{key}" if path else str(key)
-            if secret_key(str(key)) and value not in (None, "", {}, []) and not (
+            if (held := known_key(str(key)) or environment_key(str(key))) is not None:  # said without the key
+                yield path or "(the top level)", f"{held}, as a key's name"
+            elif secret_key(str(key)) and value not in (None, "", {}, []) and not (
                     isinstance(value, str) and a_path(str(key), value)):
                 yield where, "a credential's name"
             elif (why := key_as_name(str(key), value)) is not None:
