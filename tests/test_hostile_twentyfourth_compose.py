@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from benchrun import compile_plan
 from benchrun.core.errors import EXIT
+from tests.helpers.benchfiles import config
 from tests.helpers.commands import call_benchrun
 
 HOST = "runner.host=http://127.0.0.1:9"
@@ -199,3 +201,13 @@ def test_a_key_as_a_presets_key_is_refused_without_showing_it(tmp_path):
     done = call_benchrun("task=listbench", HOST, "dry_run=true", "--config-dir", "mine", "runner=gpu", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
         EXIT["usage"], "", f"benchrun: error: in 'config': runner: {AS_A_NAME}\n")
+
+
+def test_a_sample_id_made_of_values_holds_no_control_character(tmp_path):
+    """Before: `t:a=x\\ny`, `t:a=b\\x1b[31m`: ids printed over two lines, or colouring a terminal, where an id column's
+    id holding them is refused (`an id is printed on one line`)."""
+    _bench(tmp_path, {"tasks.yml": '- name: t\n  template: "say {a}"\n  values: {a: ["x\\ny", "b\\e[31m", "c\\x85"]}\n'
+                                   '  reference: ["1", "2", "3"]\n'})
+    manifest = compile_plan(config(tmp_path / "bench")).manifest
+    assert [(s.id, s.prompt) for s in manifest.samples] == [
+        ("t:a=x%0Ay", "say x\ny"), ("t:a=b%1B[31m", "say b\x1b[31m"), ("t:a=c%C2%85", "say c\x85")]

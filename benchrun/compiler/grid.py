@@ -21,6 +21,7 @@ import string
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterator
+from urllib.parse import quote
 
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.scoring import trimmed
@@ -40,8 +41,11 @@ _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precis
 TWO_FORMS = ("one text written in two Unicode forms, composed and decomposed: 'é' as one character, or as 'e' and a "
              "combining accent")
 """Why two names or ids that differ as written are one (in Unicode's composed form, NFC): they print as one."""
-_ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D"})
-"""What a value must not carry unescaped into a sample id `task:a=1,b=2`."""
+_ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D",
+                          **{char: quote(char) for char in map(chr, [*range(0x20), *range(0x7F, 0xA0)])}})
+"""What a value must not carry unescaped into a sample id `task:a=1,b=2`: its separators, and the control characters
+an id column's id may not hold (a line break, ESC, NUL), which an id made of values held as they were, percent-encoded
+as the separators are (`a=x%0Ay`): an id is printed on one line."""
 
 
 @dataclass(frozen=True)
@@ -299,7 +303,8 @@ def _answers(reference: Any) -> list[Any]:
 
 def sample_id_for(task: str, values: dict[str, Any]) -> str:
     """`task:id` from an id column, else `task:a=2,b=3` (`%`, `,` and `=` in a value escaped as %25, %2C, %3D, so
-    no two samples share an id by accident); long ids keep a readable head and a hash."""
+    no two samples share an id by accident, and a control character as its UTF-8 bytes, %0A); long ids keep a readable
+    head and a hash."""
     if ID_COLUMN in values:
         return f"{task}:{values[ID_COLUMN]}"
     text = f"{task}:" + ",".join(f"{name}={str(value).translate(_ESCAPED)}" for name, value in values.items())
