@@ -1,5 +1,19 @@
 """The twenty-fourth hostile pass of issue 19, the side of what goes in (compose): the items the last pass left, then
-what this pass found. /work/notes/p24/result-compose.md has the whole list, what held and what was left."""
+what this pass found. /work/notes/p24/result-compose.md has the whole list, what held and what was left.
+
+Fixed:
+1. A float where a count is meant (`limit: 1.0`, `repeats=2.0`) was taken as the count (compiler.schemas,
+   core.settingsbase).
+2. A count of one said in the plural, `has 1 examples` (core.text.counted).
+3. MYSQL_PWD, SSHPASS, GITHUB_PAT were no credentials' names (core.secrets.CREDENTIAL_NAMES).
+4. A CSV quote left open swallowed the rows after it unsaid (compiler.files._rows, strict).
+5. exact_match of a format without an `answer` field scored every answer 0 (compiler.answerable).
+6. A list of names amiss was `not valid here`, the list being valid (compiler.schemas._branch_error).
+7. A key pasted as a command-line word, an override's key or a flag's value was printed by the error refusing it
+   (core.secrets.word_holding_key).
+8. A key as a runner file's or preset's key name was printed by the unknown-key error (core.secrets.found).
+9. A sample id made of values held control characters (compiler.grid._ESCAPED).
+"""
 
 from __future__ import annotations
 
