@@ -74,8 +74,8 @@ def main() -> None:
 
         _working_directory()
         _flag_errors_in_one_line()
+        refuse_bad_overrides(sys.argv[1:])  # first: it refuses a word holding a key without printing it
         refuse_replaced_config(sys.argv[1:])
-        refuse_bad_overrides(sys.argv[1:])
         sys.argv[1:] = expand_shards(sys.argv[1:])
         hydra_main()
     except SystemExit as err:  # Hydra ends its --help and --hydra-help so, past the check below

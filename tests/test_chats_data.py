@@ -154,7 +154,7 @@ BAD = [  # (files replaced in the chat benchmark, the one line)
      "in 'shots.jsonl': task 'add': line 2: 'assistant' is required"),
     ({"tasks.yml": TASKS.replace("  fewshot:\n", "  fewshot: {file: shots.jsonl, n: 3, seed: 0}\n").split("    -")[0],
       "shots.jsonl": '{"user": "hi", "assistant": "hello"}\n'},
-     "in 'tasks.yml': task 'add': tasks[0].fewshot.n: n is 3 but 'shots.jsonl' has 1 examples"),
+     "in 'tasks.yml': task 'add': tasks[0].fewshot.n: n is 3 but 'shots.jsonl' has 1 example"),
     ({"tasks.yml": TASKS.replace("  fewshot:\n", "  fewshot: {file: shots.jsonl}\n").split("    -")[0],
       "shots.jsonl": "\n"},
      "in 'shots.jsonl': task 'add': no examples: a turn per line, as {\"user\": ..., \"assistant\": ...}"),

@@ -312,7 +312,7 @@ CLI_CASES = {
     "yaml": ({"tasks.yml": "- name: t\n  template: say {a}\n   values: {a: [1]}\n"}, [],
              "in 'tasks.yml': line 3, column 10: YAML syntax error: mapping values are not allowed here"),
     "csv": (folder_task("add", "{a}", "a,reference\n1,1\n2\n"), [],
-            "in 'tasks/add/values.csv': task 'add': line 3: malformed row: 1 cells where the header has 2"),
+            "in 'tasks/add/values.csv': task 'add': line 3: malformed row: 1 cell where the header has 2"),
     "only": ({"tasks.yml": tasks_yml(task())}, ["task.only=[x]"], "task.only: no task named 'x' (tasks: t)"),
     "temperature": ({"tasks.yml": tasks_yml(task())}, ["runner.options.temperature=hot"],
                     "in 'config': runner.options.temperature: Input should be a valid number, not \"hot\""),

@@ -121,7 +121,7 @@ def test_a_float_range_sweep_is_counted_as_hydra_lists_it(tmp_path):
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
     done = call_benchrun("-m", "task.path=bench", "runner.options.temperature=range(0,1.0,0.3)", "dry_run=true",
                          cwd=tmp_path)
-    assert (done.returncode, done.stdout.count("1 tasks, 2 samples -> 2 model calls")) == (EXIT["ok"], 4)
+    assert (done.returncode, done.stdout.count("1 task, 2 samples -> 2 model calls")) == (EXIT["ok"], 4)
 
 
 CSV = "tasks/add/values.csv"
@@ -156,7 +156,7 @@ def test_an_id_of_any_printable_characters_up_to_200_is_taken(tmp_path, given):
     write_bench(tmp_path, {"tasks/add/template.txt": "say {a}\n",
                            "tasks/add/values.csv": f"id,a,reference\nq1,0,0\n{given},1,1\n"})
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
-    assert (done.returncode, "1 tasks, 2 samples" in done.stdout) == (EXIT["ok"], True)
+    assert (done.returncode, "1 task, 2 samples" in done.stdout) == (EXIT["ok"], True)
 
 
 @pytest.mark.parametrize("name, said", [

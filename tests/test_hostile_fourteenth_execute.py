@@ -128,7 +128,7 @@ NOT_JSON = "invalid JSON: {} is no JSON value (JSON has no NaN, Infinity or -Inf
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 def test_an_answer_holding_nan_or_infinity_is_not_json(tmp_path, constant):
-    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(format="F")), "custom_response.py": FLOAT})
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(format="F", scorer="contains")), "custom_response.py": FLOAT})
     with FakeOllama(responder=lambda req: f'{{"x": {constant}}}') as server:
         result = call_benchrun(f"runner.host={server.url}", "task.path=bench", "cache=false",
                                f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)

@@ -192,7 +192,7 @@ def test_a_dry_run_under_a_memory_limit_reads_the_benchmark(tmp_path):
     write_bench(tmp_path, {"tasks.yml": tasks_yml(TASK)})
     done = subprocess.run([sys.executable, "-m", "benchrun", "task.path=bench", "dry_run=true"], cwd=tmp_path,
                           env=child_env(None), capture_output=True, text=True, preexec_fn=_memory_limit, timeout=120)
-    assert (done.returncode, done.stderr, "1 tasks, 2 samples -> 2 model calls" in done.stdout) == (EXIT["ok"], "", True)
+    assert (done.returncode, done.stderr, "1 task, 2 samples -> 2 model calls" in done.stdout) == (EXIT["ok"], "", True)
 
 
 def _big_values(tmp_path) -> None:

@@ -206,7 +206,7 @@ def test_a_format_whose_answer_gives_its_types_as_a_list_is_compiled(tmp_path):
     write_bench(tmp_path, {"tasks.yml": yaml.safe_dump([task]), "custom_response.py": TYPED})
     done = run_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
-    assert "1 tasks, 2 samples -> 2 model calls" in done.stdout
+    assert "1 task, 2 samples -> 2 model calls" in done.stdout
 
 
 @pytest.mark.parametrize(("types", "shown", "taken"), [

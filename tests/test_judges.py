@@ -321,7 +321,7 @@ def test_a_dry_run_counts_the_judge_calls_beside_the_model_calls(tmp_path):
                            "runner.host=http://127.0.0.1:9", cwd=tmp_path)
     assert result.returncode == EXIT["ok"], result.stderr
     assert result.stdout.splitlines()[-2] == (
-        "1 tasks, 3 samples x 2 repeats -> 6 model calls and 18 judge calls (dry run: no model was called)")
+        "1 task, 3 samples x 2 repeats -> 6 model calls and 18 judge calls (dry run: no model was called)")
 
 
 def test_a_rubric_can_show_the_judge_the_whole_chat_the_model_was_asked(tmp_path, server):

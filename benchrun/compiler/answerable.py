@@ -102,6 +102,7 @@ def refuse_unanswerable(spec: TaskSpec, entry: TaskEntry, samples: Iterable[Samp
     answer, one of whose acceptable answers is a capital letter."""
     listed = list(samples)
     names = [s.name for s in entry.scorers if s.origin == "builtin" and s.name in BUILTIN]
+    refuse_whole_answers(entry, names, spec.where("scorer"))
     unanswerable(entry, listed, names, spec.where("reference"), "write it as the format answers it")
     _refuse_letters(entry, listed, names, spec.where("reference"),
                     "grade it with exact_match, or answer in a format that takes only the letters (an Enum)")
@@ -142,8 +143,18 @@ def refuse_unscorable(manifest: Manifest, plan: Mapping[str, Iterable[str]], bui
         samples.setdefault(sample.task, []).append(sample)
     for entry in manifest.tasks:
         where = {"file": file, "task": entry.name, "key": "reference"}
+        refuse_whole_answers(entry, added[entry.name], where)
         unanswerable(entry, samples.get(entry.name, []), added[entry.name], where, KEPT_AS_ASKED)
         _refuse_letters(entry, samples.get(entry.name, []), added[entry.name], where, f"{KEPT_AS_ASKED} (exact_match)")
+
+
+def refuse_whole_answers(entry: TaskEntry, names: Iterable[str], where: Mapping[str, str | None]) -> None:
+    """Refuse exact_match for a format without an `answer` field: it compares the whole answer, a JSON object
+    (`{"name": "at", ...}`), with the reference, so every answer would score 0 (the seed's NameSource so graded)."""
+    if "exact_match" in names and ANSWER not in entry.format.json_schema.get("properties", {}):
+        raise TaskError(f"format '{entry.format.name}' has no '{ANSWER}' field, which exact_match compares with the "
+                        "reference: every answer, a JSON object, would be compared whole and score 0; give the format "
+                        f"an '{ANSWER}' field, or grade it with contains or a custom scorer", **where)
 
 
 def unanswerable(entry: TaskEntry, samples: list[Sample], names: Iterable[str], where: Mapping[str, str | None],

@@ -14,6 +14,7 @@ from benchrun.compiler import schemas
 from benchrun.compiler.files import Bounds, check_names, inside, present, read_csv, read_jsonl
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Scalar, canonical_json
+from benchrun.core.text import counted
 
 REFERENCE = "reference"
 """The column of a values file that holds the references (the others are values)."""
@@ -98,7 +99,7 @@ def _columns(path: Path, rel: str, task: str, bounds: Bounds) -> dict[str, list[
     if rel.endswith(CSV):
         header, rows = read_csv(path, rel, task, bounds)
         if len(rows) > bounds.records:
-            raise TaskError(f"more than {bounds.records:,} records (task.max_samples)", file=rel, task=task)
+            raise TaskError(f"more than {counted(bounds.records, 'record')} (task.max_samples)", file=rel, task=task)
         return {name: [row[i] for row in rows] for i, name in enumerate(header)}
     columns: dict[str, list[Any]] = {}
     for number, record in read_jsonl(path, rel, task, bounds):
@@ -162,7 +163,7 @@ def read_examples(bench: Path, spec: dict[str, Any], named_at: Where, bounds: Bo
                       task_of=lambda _: task)
     n, seed = spec.get("n", len(lines)), spec.get("seed")
     if n > len(lines):
-        raise TaskError(f"n is {n} but '{rel}' has {len(lines)} examples", **{**named_at, "key": f"{key}.n"})
+        raise TaskError(f"n is {n:,} but '{rel}' has {counted(len(lines), 'example')}", **{**named_at, "key": f"{key}.n"})
     chosen = range(n) if seed is None else draw([canonical_json(line).decode() for _, line in lines], n, seed)
     return tuple(Example(**lines[i][1], file=rel, key=f"line {lines[i][0]}") for i in chosen)
 

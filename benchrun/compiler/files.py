@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
-from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, once_each
+from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 
 
@@ -73,15 +73,8 @@ def read_text(path: Path, rel: str, task: str, key: str | None = None, size: int
 def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str], list[list[Any]]]:
     """Header and typed rows of a CSV file; cells stripped, numbers typed, blank lines skipped; a cell over
     `bounds.cell` characters (task.max_prompt_chars), and a row that is the header again, refused."""
-    max_cell = bounds.cell
-    reader = csv.reader(io.StringIO(read_text(path, rel, task, size=bounds.size), newline=""))
-    try:
-        with _field_limit(max_cell):
-            lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
-    except csv.Error as err:
-        why = f"a cell longer than task.max_prompt_chars ({max_cell:,} characters)" \
-            if str(err).startswith("field larger than field limit") else f"not CSV: {err}"
-        raise TaskError(why, file=rel, task=task, key=f"line {reader.line_num}") from None
+    lines = _rows(csv.reader(io.StringIO(read_text(path, rel, task, size=bounds.size), newline=""), strict=True),
+                  rel, task, bounds.cell)
     if not lines:
         raise TaskError("empty values: no header and no rows", file=rel, task=task)
     header = [cell.strip() for cell in lines[0][1]]
@@ -90,12 +83,37 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
         raise TaskError("empty values: a header but no rows", file=rel, task=task)
     for number, row in lines[1:]:
         if len(row) != len(header):
-            raise TaskError(f"malformed row: {len(row)} cells where the header has {len(header)}",
+            raise TaskError(f"malformed row: {counted(len(row), 'cell')} where the header has {len(header):,}",
                             file=rel, task=task, key=f"line {number}")
         if [cell.strip() for cell in row] == header:
             raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
                             "sample; remove it", file=rel, task=task, key=f"line {number}")
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
+
+
+CSV_ERRORS = {"unexpected end of data": "a quote opened in the row on this line is never closed, so every line after it "
+                                        "would be one cell; close it (a quote inside a quoted cell is written twice: \"\")",
+              "',' expected after '\"'": "text after a quoted cell's closing quote; quote the whole cell (a quote "
+                                         "inside it written twice: \"\")"}
+"""What the csv module's strict reader says of a quote left open or text after one, said of the row it begins on: read
+leniently, a quote never closed in the last column made one reference of every line after it, the rows lost."""
+
+
+def _rows(reader: Any, rel: str, task: str, max_cell: int) -> list[tuple[int, list[str]]]:
+    """(the line each row begins on, its cells) of every row not blank; a row the strict reader refuses, or a cell over
+    `max_cell` characters, refused naming the line the row begins on."""
+    rows, begins = [], 1
+    try:
+        with _field_limit(max_cell):
+            for row in reader:
+                if any(cell.strip() for cell in row):
+                    rows.append((begins, row))
+                begins = reader.line_num + 1
+    except csv.Error as err:
+        why = f"a cell longer than task.max_prompt_chars ({max_cell:,} characters)" \
+            if str(err).startswith("field larger than field limit") else CSV_ERRORS.get(str(err), f"not CSV: {err}")
+        raise TaskError(why, file=rel, task=task, key=f"line {begins}") from None
+    return rows
 
 
 def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tuple[int, Any]]:
@@ -108,7 +126,7 @@ def read_jsonl(path: Path, rel: str, task: str, bounds: Bounds) -> Iterator[tupl
             continue
         count += 1
         if count > max_lines:
-            raise TaskError(f"more than {max_lines:,} records (task.max_samples)", file=rel, task=task,
+            raise TaskError(f"more than {counted(max_lines, 'record')} (task.max_samples)", file=rel, task=task,
                             key=f"line {number}")
         yield number, _parsed(line, rel, task, number)
 

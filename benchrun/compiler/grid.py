@@ -21,12 +21,14 @@ import string
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterator
+from urllib.parse import quote
 
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
+from benchrun.core.text import counted
 
 ID_COLUMN = "id"
 _MAX_ID = 80
@@ -39,8 +41,11 @@ _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precis
 TWO_FORMS = ("one text written in two Unicode forms, composed and decomposed: 'é' as one character, or as 'e' and a "
              "combining accent")
 """Why two names or ids that differ as written are one (in Unicode's composed form, NFC): they print as one."""
-_ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D"})
-"""What a value must not carry unescaped into a sample id `task:a=1,b=2`."""
+_ESCAPED = str.maketrans({"%": "%25", ",": "%2C", "=": "%3D",
+                          **{char: quote(char) for char in map(chr, [*range(0x20), *range(0x7F, 0xA0)])}})
+"""What a value must not carry unescaped into a sample id `task:a=1,b=2`: its separators, and the control characters
+an id column's id may not hold (a line break, ESC, NUL), which an id made of values held as they were, percent-encoded
+as the separators are (`a=x%0Ay`): an id is printed on one line."""
 
 
 @dataclass(frozen=True)
@@ -218,7 +223,7 @@ def chosen(spec: TaskSpec, ids: list[str]) -> range | list[int]:
     if spec.sample is None:
         return range(len(ids))
     if spec.sample.n > len(ids):
-        raise _error(spec, "sample.n", f"{spec.sample.n:,} samples asked for, but the task has {len(ids):,}")
+        raise _error(spec, "sample.n", f"{counted(spec.sample.n, 'sample')} asked for, but the task has {len(ids):,}")
     return draw(ids, spec.sample.n, spec.sample.seed)
 
 
@@ -281,7 +286,7 @@ def _references(spec: TaskSpec, n: int) -> Iterator[Any] | list[Any]:
     if spec.reference == "calculated":
         return itertools.repeat(None, n)
     if len(spec.reference) != n:
-        raise _error(spec, "reference", f"{len(spec.reference)} references for {n} samples")
+        raise _error(spec, "reference", f"{counted(len(spec.reference), 'reference')} for {counted(n, 'sample')}")
     for index, reference in enumerate(spec.reference):
         if reference == [] or any(isinstance(item, str) and not trimmed(item) for item in _answers(reference)):
             what = "a list of no answers, which no answer matches" if reference == [] else (
@@ -298,7 +303,8 @@ def _answers(reference: Any) -> list[Any]:
 
 def sample_id_for(task: str, values: dict[str, Any]) -> str:
     """`task:id` from an id column, else `task:a=2,b=3` (`%`, `,` and `=` in a value escaped as %25, %2C, %3D, so
-    no two samples share an id by accident); long ids keep a readable head and a hash."""
+    no two samples share an id by accident, and a control character as its UTF-8 bytes, %0A); long ids keep a readable
+    head and a hash."""
     if ID_COLUMN in values:
         return f"{task}:{values[ID_COLUMN]}"
     text = f"{task}:" + ",".join(f"{name}={str(value).translate(_ESCAPED)}" for name, value in values.items())

@@ -6,7 +6,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError
+from jsonschema import Draft202012Validator, ValidationError, validators
 from referencing import Registry, Resource
 
 from benchrun.core.errors import BenchrunError
@@ -24,11 +24,22 @@ def _registry() -> Registry:
     return Registry().with_resources(resources)
 
 
+def _whole_number(_checker: Any, instance: Any) -> bool:
+    """An integer as a benchmark's file writes one: `1.0` is a float (JSON Schema's `integer` takes it, and `limit: 1.0`
+    was taken as 1 and kept as 1.0 in the manifest), a bool no number."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+BenchmarkValidator = validators.extend(
+    Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole_number))
+"""Draft 2020-12 with a count written as a whole number: where a benchmark's file means a count, `2.0` is refused."""
+
+
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
     """The validator for `schemas/<name>.schema.json`, or for one of its definitions (`tasks.schema.json#/$defs/turn`)."""
     schema = {"$ref": name} if "#" in name else _registry().contents(f"{name}.schema.json")
-    return Draft202012Validator(schema, registry=_registry())
+    return BenchmarkValidator(schema, registry=_registry())
 
 
 def check(name: str, instance: Any, error: type[BenchrunError], *, file: str | None = None,
@@ -38,6 +49,8 @@ def check(name: str, instance: Any, error: type[BenchrunError], *, file: str | N
     if not found:
         return
     first = found[0]
+    while first.validator == "oneOf" and (inner := _branch_error(first)) is not None:
+        first = inner
     path = list(first.absolute_path) + _unknown_keys(first)[:1]
     task = task_of(path) if task_of else None
     raise error(describe(first), file=file, task=task, key=key_path(root, path) or None)
@@ -69,12 +82,18 @@ def describe(err: ValidationError) -> str:
         return f"{' and '.join(given)} are both given; give one" if given else f"give {' or '.join(keys)}"
     if err.validator == "oneOf":
         return f"{_show(err.instance)} is not valid here ({_expected(err.schema)})"
+    if err.validator == "uniqueItems":
+        twice = next(item for index, item in enumerate(err.instance) if item in err.instance[:index])
+        return f"{_show(twice)} is listed twice; list each once"
     if err.validator == "pattern" and err.validator_value == SOME_TEXT:
         return f"{_show(err.instance)} is only whitespace, which asks or says nothing: give the text"
     if err.validator == "type" and err.instance is None:
         where = "the file holds nothing (it is empty, or only comments)" if not err.absolute_path else "nothing is given"
         kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         return f"{where}; give {' or '.join(YAML_KINDS.get(kind, kind) for kind in kinds)}"
+    if err.validator == "type" and "integer" in err.validator_value and isinstance(err.instance, float) \
+            and err.instance.is_integer():
+        return f"{err.instance!r} is not an integer: write the whole number ({int(err.instance)})"
     return _bounded(err.message, err.instance)
 
 
@@ -104,6 +123,17 @@ def _alternatives(schema: dict) -> list[str]:
     if not all(list(option) == ["required"] and len(option["required"]) == 1 for option in options):
         return []
     return [option["required"][0] for option in options]
+
+
+def _branch_error(err: ValidationError) -> ValidationError | None:
+    """The first violation of the one `oneOf` branch that names the value's own type (a list given for `a name, or a
+    list of them`: a name given twice, or none), said in place of `not valid here`; None when no or several do."""
+    branches: dict[Any, list[ValidationError]] = {}
+    for inner in err.context or ():
+        branches.setdefault(inner.relative_schema_path[0], []).append(inner)
+    fitting = [found for index, found in branches.items() if "type" in err.schema["oneOf"][index]
+               and not any(inner.validator == "type" and not inner.relative_path for inner in found)]
+    return min(fitting[0], key=_error_order) if len(fitting) == 1 else None
 
 
 def _expected(schema: dict) -> str:

@@ -41,7 +41,7 @@ from benchrun.core.settings import (
     hydra_defaults,
     judge_runner_keys,
 )
-from benchrun.core.settingsbase import BOOLEAN_NUMBER
+from benchrun.core.settingsbase import WRONG_NUMBER
 from benchrun.core.text import too_many_digits, undecoded, unreadable_here
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
@@ -258,6 +258,8 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
     """Refuse, before Hydra writes, prints or parses any of them, a command-line override that holds a credential, an
     integer of more digits than Python converts (which Hydra's parser would meet with a ValueError traceback) or more
     than MAX_OVERRIDE_ITEMS values."""
+    if (why := secrets.word_holding_key(argv)) is not None:  # refused without the word, which holds it
+        refuse_secrets([("the command line", why)])
     digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
     for arg in argv:
         _, is_override, value = arg.partition("=")
@@ -340,7 +342,7 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         where = key_path("", [*parts, "type"])
     elif kind == "union_tag_not_found":
         message = f"'type' is required ({', '.join(RUNNERS)})"
-    elif kind == BOOLEAN_NUMBER:  # found by the model, of one of its fields
+    elif kind == WRONG_NUMBER:  # found by the model, of one of its fields
         message, where = first["msg"], key_path("", [*parts, first["ctx"]["field"]])
     elif kind == "missing":
         message, where = f"'{parts[-1]}' is required", key_path("", parts[:-1])

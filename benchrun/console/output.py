@@ -18,7 +18,7 @@ from benchrun.core.errors import EXIT
 from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
 from benchrun.core.secrets import SECRETS
 from benchrun.core.shards import Shard, answers_of
-from benchrun.core.text import LINE_CHARS, one_line
+from benchrun.core.text import LINE_CHARS, counted, one_line
 
 if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
     from benchrun.core.manifest import Manifest
@@ -108,12 +108,13 @@ def print_plan(manifest: Manifest, console: Console, shard: Shard | None = None)
     """The dry-run report: what would be asked, how often (by a shard run, its part), and the manifest id."""
     console.print(plan_table(manifest))
     n, k = len(manifest.samples), manifest.k
-    each = f" x {k} repeats" if k > 1 else ""
+    each = f" x {counted(k, 'repeat')}" if k > 1 else ""
     part = f"; shard {shard} asks {answers_of(manifest, shard)} of them" if shard else ""
     judges = {task.name: len(task.judges) for task in manifest.tasks}
     judged = sum(judges[sample.task] for sample in manifest.samples) * k * manifest.judge_calls
-    calls = f"{n * k} model calls" + (f" and {judged} judge calls" if judged else "")
-    console.print(f"{len(manifest.tasks)} tasks, {n} samples{each} -> {calls}{part} (dry run: no model was called)")
+    calls = counted(n * k, "model call") + (f" and {counted(judged, 'judge call')}" if judged else "")
+    console.print(f"{counted(len(manifest.tasks), 'task')}, {counted(n, 'sample')}{each} -> {calls}{part} (dry run: "
+                  "no model was called)")
     console.print(f"manifest id: {manifest.id}")
 
 

@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import re
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 from urllib.parse import parse_qsl, quote
 
 from benchrun.core.errors import ConfigError
@@ -30,6 +30,12 @@ QUERY_WORDS = frozenset({"sig", "signature", "code", "session", "sessionid", "si
 GLUED_WORDS = ("password", "passwd", "passphrase", "secret", "token")
 """Words that make a credential's name glued to the word before them too, as no other word ends in them
 (`PGPASSWORD`, PostgreSQL's password variable; `HFTOKEN`, `CLIENTSECRET`)."""
+CREDENTIAL_NAMES = frozenset({"MYSQL_PWD", "SNOWSQL_PWD", "ORACLE_PWD", "SSHPASS", "RABBITMQ_DEFAULT_PASS",
+                              "GITHUB_PAT", "AZURE_DEVOPS_EXT_PAT", "BW_SESSION"})
+"""Variables that tools read a credential from, named by a word too short to tell from others (`pwd` is `$PWD`'s, and
+`OLDPWD`'s; `pass`, `ASKPASS`'s program; `pat`, a pattern's), so known by their whole names, in any case: MySQL's,
+SnowSQL's and Oracle's images' passwords, sshpass's, RabbitMQ's image's, R's GitHub token, Azure DevOps CLI's personal
+access token, Bitwarden's session key."""
 NOT_SECRET = frozenset({"api_key_env"})
 """Keys whose value is the name of a credential, not the credential."""
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>,{}]*")
@@ -56,6 +62,8 @@ def secret_key(name: str, words_of_secrets: frozenset[str] = SECRET_WORDS) -> bo
     """Whether a config key (or a URL's query parameter, with QUERY_WORDS too) names a credential."""
     if name in NOT_SECRET:
         return False
+    if name.upper() in CREDENTIAL_NAMES:
+        return True
     words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", name) if w]
     return (bool(words_of_secrets.intersection(words)) or "apikey" in "".join(words)
             or any(word.endswith(GLUED_WORDS) for word in words))
@@ -82,6 +90,16 @@ KNOWN_KEY = re.compile(f"(?<![{KEY_CHARS}])(sk-|hf_|gh[pousr]_|github_pat_|glpat
 """A key told by its provider's prefix, wherever no variable holds it (pasted from a dashboard): OpenAI's and
 Anthropic's `sk-`, Hugging Face's `hf_`, GitHub's `ghp_` and `github_pat_`, GitLab's `glpat-`, Slack's `xoxb-`,
 Google's `AIza`, and an AWS access key id's `AKIA`."""
+
+
+def word_holding_key(words: Sequence[str]) -> str | None:
+    """Why a command-line word holds a key outside an override's value (a key pasted as a word of its own, as an
+    override's key or as a flag's value), which an error naming that word would show; or None."""
+    for word in words:
+        named = word if word.startswith("-") or "=" not in word else word.partition("=")[0]
+        if (why := known_key(named) or environment_key(named)) is not None:
+            return f"{why}, as a word of its own, an override's key or a flag's value"
+    return None
 
 
 def key_as_name(key: str, value: Any) -> str | None:
@@ -198,11 +216,14 @@ def _secret_url(url: str) -> str | None:
 
 
 def found(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """(key path, why) for every credential in a config tree: a credential's key name, or a credential value."""
+    """(key path, why) for every credential in a config tree: a credential's key name, a credential value, or a key
+    itself as a key's name (its path then the mapping's, which an error shows)."""
     if isinstance(data, dict):
         for key, value in data.items():
             where = f"{path}.{key}" if path else str(key)
-            if secret_key(str(key)) and value not in (None, "", {}, []) and not (
+            if (held := known_key(str(key)) or environment_key(str(key))) is not None:  # said without the key
+                yield path or "(the top level)", f"{held}, as a key's name"
+            elif secret_key(str(key)) and value not in (None, "", {}, []) and not (
                     isinstance(value, str) and a_path(str(key), value)):
                 yield where, "a credential's name"
             elif (why := key_as_name(str(key), value)) is not None:

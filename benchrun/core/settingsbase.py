@@ -1,4 +1,5 @@
-"""The base of benchrun's config models (core.settings): no unknown keys, frozen, and no boolean taken for a number."""
+"""The base of benchrun's config models (core.settings): no unknown keys, frozen, no boolean taken for a number nor a
+float for a count."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
-BOOLEAN_NUMBER = "boolean_number"
-"""The error a boolean given for a number is (`Settings._no_boolean_number`), naming the field in its context."""
+WRONG_NUMBER = "wrong_number"
+"""The error a boolean given for a number, or a float for a count, is (`Settings._numbers_as_meant`), naming the field
+in its context."""
 
 
 class Settings(BaseModel):
@@ -18,17 +20,26 @@ class Settings(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_boolean_number(cls, data: Any) -> Any:
-        """Refuse `true` for a number (`repeats=true`, `task.max_samples=true`): pydantic took it as 1, which config.yaml
-        then recorded, and a limit refused naming a 1 never given."""
+    def _numbers_as_meant(cls, data: Any) -> Any:
+        """Refuse `true` for a number (`repeats=true`, `task.max_samples=true`) and a float for a count (`repeats=2.0`):
+        pydantic took them as 1 and 2, which config.yaml then recorded as given, and a limit refused naming a 1 never
+        given."""
         for name, value in data.items() if isinstance(data, dict) else ():
             field = cls.model_fields.get(name)
-            if isinstance(value, bool) and field is not None and (kinds := _kinds(field.annotation)) & {int, float} \
-                    and not kinds & {bool, Any}:
-                raise PydanticCustomError(BOOLEAN_NUMBER, "Input should be a valid {kind}, not {given}",
-                                          {"field": name, "kind": _kind_named(kinds),
-                                           "given": str(value).lower()})
+            if field is not None and _not_its_number(value, _kinds(field.annotation)):
+                raise PydanticCustomError(WRONG_NUMBER, "Input should be a valid {kind}, not {given}",
+                                          {"field": name, "kind": _kind_named(_kinds(field.annotation)),
+                                           "given": str(value).lower() if isinstance(value, bool) else repr(value)})
         return data
+
+
+def _not_its_number(value: Any, kinds: set[Any]) -> bool:
+    """Whether `value` is a bool where a number is meant, or a float where only a count is."""
+    if kinds & {Any} or not kinds & {int, float}:
+        return False
+    if isinstance(value, bool):
+        return bool not in kinds
+    return isinstance(value, float) and float not in kinds
 
 
 def _kind_named(kinds: set[Any]) -> str:

@@ -141,6 +141,11 @@ def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """`n` things said as a count is: `1 example`, `2 examples`, `1,000 samples` (`plural` when not `noun` + s)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def too_many_digits() -> str:
     """What is said of an integer of more digits than Python converts (`sys.get_int_max_str_digits`)."""
     return f"an integer of more than {sys.get_int_max_str_digits():,} digits, more than Python reads"
