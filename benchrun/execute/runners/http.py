@@ -134,11 +134,26 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
         if decoded:
             del response.headers["Content-Encoding"]
         response.stream = _Bounded(response.stream, limit, key, decoded)
+        if not text_encoding(response.charset_encoding):
+            response.encoding = "utf-8"
 
     async def accept(request: httpx.Request) -> None:
         request.headers["Accept-Encoding"] = ACCEPTED
 
     return {"request": [accept], "response": [bound]}
+
+
+def text_encoding(charset: str | None) -> bool:
+    """Whether an answer's declared `charset` (none: UTF-8) names an encoding of text, as bytes.decode takes: not a
+    codec of bytes to bytes or text to text Python also names (`zlib`, `hex`, `base64`, `rot13`), through which httpx
+    read a body declared `charset=rot13` into a TypeError, and one of `charset=zlib` inflated without any bound."""
+    try:
+        b"a".decode(charset or "utf-8")
+    except LookupError:
+        return False
+    except UnicodeError:  # a text encoding in which one byte is no text (UTF-16)
+        return True
+    return True
 
 
 def no_cookies() -> CookieJar:
