@@ -5,6 +5,12 @@
   not JSON): the sample's error `TypeError: descriptor 'translate' for 'str' objects ...` or a bare `AssertionError`
   (and `zlib` inflated the body past any bound first); a preflight so answered ended in a traceback. Now such a charset
   is not read: the body is read as UTF-8 (`runners.http.text_encoding`, in the response hook `bounded`)
+- a 3xx answer naming no address (no Location header: httpx's `is_redirect` reads the status alone) was the sample's
+  error `KeyError: 'Location'`, and a preflight so answered a traceback. Now it is refused as a redirect is, saying it
+  names no address (`runners.http._redirected`)
+- an answer's tool calls or content parts holding `NaN`, `Infinity` or `1e999` (which Python's JSON reader takes)
+  were kept as the JSON text `[{"x": NaN, "y": Infinity}]`, which no reader of JSON takes. Now such a number is kept as
+  null (`runners.base.json_text`, for OpenAI-compatible and Ollama answers alike)
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import run_dir_of
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.wire import wire
 
@@ -49,3 +57,47 @@ def test_a_preflight_answer_declaring_a_charset_that_is_no_text_encoding_is_one_
     url, done = openai_run(tmp_path, once(Reply()), server=_HexModels)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", (
         f"benchrun: error: the server at {url} refused the preflight: HTTP 500: model store offline\n"))
+
+
+def test_a_redirect_naming_no_address_is_refused_as_a_redirect(tmp_path):
+    _, done = openai_run(tmp_path, once(Reply(wire=wire(b"{}", status="307 Temporary Redirect"))))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = ("HTTP 307: a redirect that names no address (no Location header); benchrun follows no redirect: point the "
+            "runner at the server's own address")
+    assert asked(done.stdout) == (None, {"type": "Redirected", "message": said}, 1, [said])
+
+
+class _Moved(FakeOpenAI):
+    """A server whose model list is a redirect naming no address."""
+
+    def _models(self, request):
+        return Response(308, b"")
+
+
+def test_a_preflight_redirect_naming_no_address_is_one_line(tmp_path):
+    url, done = openai_run(tmp_path, once(Reply()), server=_Moved)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", (
+        f"benchrun: error: the server at {url} refused the preflight: HTTP 308: a redirect that names no address (no "
+        "Location header); benchrun follows no redirect: point the runner at the server's own address\n"))
+
+
+ODD_NUMBERS = ('{"choices": [{"message": {"content": [{"type": "text", "text": "{\\"answer\\": 6}"}, {"type": "score", '
+               '"p": NaN}], "tool_calls": [{"x": NaN, "y": 1e999, "z": -Infinity}]}, "finish_reason": "stop"}]}')
+OLLAMA_ODD = ('{"model": "llama3.2", "done": true, "message": {"role": "assistant", "content": "{\\"answer\\": 6}", '
+              '"tool_calls": [{"function": {"name": "f", "arguments": {"x": NaN, "y": 1e999}}}]}}')
+
+
+def test_odd_numbers_in_an_answers_tool_calls_and_parts_are_kept_as_null(tmp_path):
+    _, done = openai_run(tmp_path, once(Reply(raw=ODD_NUMBERS)))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    assert (record["text"], record["extra"]["tool_calls"], record["extra"]["content_parts"]) == (
+        '{"answer": 6}', '[{"x": null, "y": null, "z": null}]', '[{"p": null, "type": "score"}]')
+
+
+def test_odd_numbers_in_an_ollama_answers_tool_calls_are_kept_as_null(tmp_path):
+    done = ollama_run(tmp_path, once(Reply(raw=OLLAMA_ODD)))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    assert (record["text"], record["extra"]["tool_calls"]) == (
+        '{"answer": 6}', '[{"function": {"arguments": {"x": null, "y": null}, "name": "f"}}]')

@@ -20,6 +20,7 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig
+from benchrun.core.text import writable_data
 
 
 class Retryable(Exception):
@@ -247,7 +248,17 @@ def json_count(value: Any) -> int | None:
 def tools_called(calls: Any) -> str:
     """The tool calls an answer makes, as their JSON text (`extra.tool_calls`): benchrun offers no tools, so a server's
     calls are kept as they came, for the archive holds all that came back (the call may be where the answer is)."""
-    return json.dumps(calls, ensure_ascii=False, sort_keys=True)
+    return json_text(calls)
+
+
+def json_text(value: Any) -> str:
+    """What an answer says besides its text (its tool calls, its content's other parts), kept as JSON text: a NaN or
+    an infinity in it (`NaN`, `1e999`, which Python's reader takes) as null, as JSON has no such number: kept as
+    Python writes them, `[{"x": NaN}]` was a text no reader of JSON takes."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except ValueError:
+        return json.dumps(writable_data(value), ensure_ascii=False, sort_keys=True)
 
 
 def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:

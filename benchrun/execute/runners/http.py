@@ -113,6 +113,18 @@ class _Bounded(httpx.AsyncByteStream):
         await self._stream.aclose()
 
 
+def _redirected(response: httpx.Response) -> Redirected:
+    """A 3xx answer refused, naming the address it redirects to; one naming none (no Location: httpx's `is_redirect`
+    is its status alone) is refused as one, not a KeyError as the sample's error, or a preflight's traceback."""
+    to = response.headers.get("Location")
+    if to is None:
+        return Redirected(f"HTTP {response.status_code}: a redirect that names no address (no Location header); "
+                          "benchrun follows no redirect: point the runner at the server's own address")
+    return Redirected(f"HTTP {response.status_code}: redirected to {to}; benchrun follows no "
+                      "redirect, so that every answer comes from the server the run names: point the runner at the "
+                      "address it redirects to")
+
+
 def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
     """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
     installed for something else turns on), refuse a redirect, an answer in another coding or in more than
@@ -120,9 +132,7 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
 
     async def bound(response: httpx.Response) -> None:
         if response.is_redirect:
-            raise Redirected(f"HTTP {response.status_code}: redirected to {response.headers['Location']}; benchrun "
-                             "follows no redirect, so that every answer comes from the server the run names: point "
-                             "the runner at the address it redirects to")
+            raise _redirected(response)
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
         if unread := [c for c in codings if c not in WBITS and c != "identity"]:
             raise BrokenAnswer(f"the answer's body is in a content coding benchrun does not read within "

@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     json_count,
+    json_text,
     resolvable,
     retrying,
     tls_trouble,
@@ -279,7 +280,7 @@ class OpenAIRunner:
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
         if parts:
-            extra["content_parts"] = json.dumps(parts, ensure_ascii=False, sort_keys=True)
+            extra["content_parts"] = json_text(parts)
         extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
         if calls := message.get("tool_calls") or message.get("function_call"):
             extra["tool_calls"] = tools_called(calls)
