@@ -11,9 +11,16 @@
 - an answer's tool calls or content parts holding `NaN`, `Infinity` or `1e999` (which Python's JSON reader takes)
   were kept as the JSON text `[{"x": NaN, "y": Infinity}]`, which no reader of JSON takes. Now such a number is kept as
   null (`runners.base.json_text`, for OpenAI-compatible and Ollama answers alike)
+- an Ollama chat answer whose `created_at` or `model` is no string, whose `logprobs` or `message.images` are of
+  another shape, or whose `message.tool_name` is no string: `not Ollama's chat answer: 1 validation error for
+  ChatResponse created_at ...`, the answer lost for what benchrun keeps nothing of, where an OpenAI-compatible answer
+  is kept. Now those fields are left out before the official client reads the answer (`runners.ollama._TYPED`,
+  `_APART`), as the twenty-third pass did for `message.thinking`
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -101,3 +108,13 @@ def test_odd_numbers_in_an_ollama_answers_tool_calls_are_kept_as_null(tmp_path):
     [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
     assert (record["text"], record["extra"]["tool_calls"]) == (
         '{"answer": 6}', '[{"function": {"arguments": {"x": null, "y": null}, "name": "f"}}]')
+
+
+@pytest.mark.parametrize("odd", [{"created_at": 5}, {"model": 5}, {"logprobs": "x"},
+                                 {"message": {"role": "assistant", "content": '{"answer": 6}', "images": 5}},
+                                 {"message": {"role": "assistant", "content": '{"answer": 6}', "tool_name": [1]}}])
+def test_an_ollama_answer_saying_what_benchrun_keeps_nothing_of_oddly_is_kept(tmp_path, odd):
+    said = {"model": "llama3.2", "done": True, "message": {"role": "assistant", "content": '{"answer": 6}'}, **odd}
+    done = ollama_run(tmp_path, once(Reply(raw=json.dumps(said))))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 1, [])

@@ -39,10 +39,23 @@ ollama = ollama_package()
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
 """The fields of Ollama's chat answer that are what the server measured: JSON integers, when it gives them."""
-_TYPED: dict[str, Callable[[Any], Any]] = {
-    **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
-"""What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
-_APART: dict[str, Callable[[Any], Any]] = {"thinking": lambda value: value if isinstance(value, str) else None}
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _unread(value: Any) -> None:
+    """What benchrun reads nothing of (a chat answer's logprobs, its message's images): never read, so never the
+    reason an answer is refused for its shape."""
+
+
+_TYPED: dict[str, Callable[[Any], Any]] = {**{key: json_count for key in _MEASURED}, "done_reason": _string,
+                                           "model": _string, "created_at": _string, "logprobs": _unread}
+"""What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept): a served
+model's name or a time given as a number, logprobs of any shape, cost the answer itself ('not Ollama's chat answer: 1
+validation error for ChatResponse created_at'), where an OpenAI-compatible answer is kept."""
+_APART: dict[str, Callable[[Any], Any]] = {"thinking": _string, "tool_name": _string, "images": _unread}
 """What a chat answer's message says apart from its text, as its API gives it (a string; else not kept, as an
 OpenAI-compatible answer's reasoning of another type is not): never the reason the answer itself is refused."""
 _LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count}
