@@ -16,6 +16,11 @@
   ChatResponse created_at ...`, the answer lost for what benchrun keeps nothing of, where an OpenAI-compatible answer
   is kept. Now those fields are left out before the official client reads the answer (`runners.ollama._TYPED`,
   `_APART`), as the twenty-third pass did for `message.thinking`
+- the rule left by the last pass, chosen: an answer streamed in parts to a request for one whole answer (an
+  OpenAI-compatible server's event stream, `data: {...}`; Ollama's JSON lines) was `not a chat completion: not JSON
+  (JSONDecodeError: ...): data: {...}`, or `not Ollama's chat answer: Extra data: line 2 column 1`. It stays that
+  sample's error, never retried, and its parts are not put together (a stream cut short reads as a whole answer); the
+  error now says what it is and the fix (`runners.errorbody.streamed`)
 """
 
 from __future__ import annotations
@@ -118,3 +123,24 @@ def test_an_ollama_answer_saying_what_benchrun_keeps_nothing_of_oddly_is_kept(tm
     done = ollama_run(tmp_path, once(Reply(raw=json.dumps(said))))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert asked(done.stdout) == ('{"answer": 6}', None, 1, [])
+
+
+SSE = ('data: {"choices": [{"delta": {"content": "{\\"answer\\": 6}"}, "finish_reason": null}]}\n\n'
+       'data: [DONE]\n\n').encode()
+NDJSON = (b'{"model": "llama3.2", "done": false, "message": {"role": "assistant", "content": "{\\"answer\\": 6}"}}\n'
+          b'{"model": "llama3.2", "done": true, "message": {"role": "assistant", "content": ""}}\n')
+STREAMED = ("the server streamed the answer in parts ({}) where one whole answer was asked: set the server (or the proxy "
+            "before it) not to stream")
+
+
+@pytest.mark.parametrize(("ask", "answer", "said"), [
+    ("openai", Reply(raw=SSE.decode()), "not a chat completion: " + STREAMED.format("an event stream")),
+    ("openai", Reply(wire=wire(SSE).replace(b"application/json", b"text/event-stream")),
+     "not a chat completion: " + STREAMED.format("an event stream")),
+    ("ollama", Reply(wire=wire(NDJSON).replace(b"application/json", b"application/x-ndjson")),
+     STREAMED.format("JSON lines"))])
+def test_an_answer_streamed_in_parts_is_that_samples_error_saying_so(tmp_path, ask, answer, said):
+    done = (openai_run(tmp_path, once(answer))[1] if ask == "openai" else ollama_run(tmp_path, once(answer)))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    error = {"type": "APIError" if ask == "openai" else "Refused", "message": said}
+    assert asked(done.stdout) == (None, error, 1, [said])

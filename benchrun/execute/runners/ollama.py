@@ -31,7 +31,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import error_in_200
+from benchrun.execute.runners.errorbody import error_in_200, streamed
 from benchrun.execute.runners.http import client_options
 
 ollama = ollama_package()
@@ -218,31 +218,34 @@ async def _as_typed_hook(response: httpx.Response) -> None:
     answer for a count of 1.5 or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not; so is
     a model list entry's size that is not a JSON integer."""
     if response.is_success:
-        response.stream = _AsTyped(response.stream, response.request.url.path)
+        response.stream = _AsTyped(response.stream, response.request.url.path,
+                                   response.headers.get("Content-Type", ""))
 
 
 class _AsTyped(httpx.AsyncByteStream):
     """An answer's body, whole, each key given once, without what it says that is not of the API's type."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, path: str):
-        self._stream, self._path = stream, path
+    def __init__(self, stream: httpx.AsyncByteStream, path: str, content_type: str):
+        self._stream, self._path, self._type = stream, path, content_type
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path)
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path, self._type)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def _as_typed(body: bytes, path: str) -> bytes:
+def _as_typed(body: bytes, path: str, content_type: str) -> bytes:
     """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), or a model
     list entry's of `_LISTED`, that is not of the API's type; NotJSON (not Ollama's answer) when it gives a key
-    twice."""
+    twice; Refused when it is answers streamed (`errorbody.streamed`, its `content_type` saying so)."""
     try:
         answer = server_json(body)
     except NotJSON:
         raise
-    except (ValueError, RecursionError):  # not JSON: the client says so
+    except (ValueError, RecursionError):  # not JSON: the client says so, unless it is a stream of answers
+        if said := streamed(body, content_type):
+            raise Refused(said) from None
         return body
     if not isinstance(answer, dict):
         return body
