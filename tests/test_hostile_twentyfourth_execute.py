@@ -21,6 +21,11 @@
   (JSONDecodeError: ...): data: {...}`, or `not Ollama's chat answer: Extra data: line 2 column 1`. It stays that
   sample's error, never retried, and its parts are not put together (a stream cut short reads as a whole answer); the
   error now says what it is and the fix (`runners.errorbody.streamed`)
+- an Ollama model list in which another model's entry was odd (`"modified_at": "not a time"`, `"digest": 5`,
+  `"details": "x"`, `"model": 7`), or an /api/show whose `modified_at`, `license` or `modelfile` was, refused the run:
+  `answered the preflight with what is not Ollama's answer (ValidationError: ...); runner.host must name an Ollama
+  server`, though it is one and the run's model is listed rightly. Now another model's entry is read for its name
+  alone (`runners.ollama._listed`), and what run.json keeps nothing of is not read (`_SHOWN`, `_LISTED`)
 """
 
 from __future__ import annotations
@@ -30,12 +35,12 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.chat import Reply
+from benchrun.testing.chat import Reply, fake_digest
 from benchrun.testing.http_fake import Response
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import run_dir_of
-from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+from tests.helpers.p24_execute import asked, ollama_run, ollama_saying, once, openai_run
 from tests.helpers.wire import wire
 
 
@@ -144,3 +149,20 @@ def test_an_answer_streamed_in_parts_is_that_samples_error_saying_so(tmp_path, a
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     error = {"type": "APIError" if ask == "openai" else "Refused", "message": said}
     assert asked(done.stdout) == (None, error, 1, [said])
+
+
+def _another(entry: dict):
+    return lambda listed: {**listed, "models": [*listed["models"], entry]}
+
+
+@pytest.mark.parametrize(("path", "change"), [
+    ("/api/tags", _another({"model": "other", "modified_at": "not a time", "size": 5})),
+    ("/api/tags", _another({"model": "other", "digest": 5, "details": "x"})),
+    ("/api/tags", _another({"model": 7})),
+    ("/api/tags", lambda listed: {"models": [{**listed["models"][0], "modified_at": "yesterday"}]}),
+    ("/api/show", lambda shown: {**shown, "modified_at": "garbage", "license": 5, "modelfile": ["x"]})])
+def test_what_an_ollama_preflight_says_oddly_of_what_is_not_read_refuses_no_run(tmp_path, path, change):
+    done = ollama_saying(tmp_path, path, change)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    identity = json.loads((run_dir_of(done.stdout) / "run.json").read_text())["identity"]
+    assert (identity["name"], identity["digest"]) == ("llama3.2:latest", fake_digest("llama3.2"))

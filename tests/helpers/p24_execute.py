@@ -3,10 +3,12 @@ first answer to one sample is a hostile one, and what the run recorded of that s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from benchrun.testing.chat import Reply
+from benchrun.testing.http_fake import json_response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
@@ -50,3 +52,17 @@ def asked(stdout: str, sample: str = "product:a=2,b=3") -> tuple[Any, Any, int, 
     [record] = [r for r in read_jsonl(run_dir_of(stdout) / "responses.jsonl") if r["id"] == sample]
     return record["text"], record["error"], record["attempts"], [a["error"]["message"]
                                                                  for a in record["failed_attempts"]]
+
+
+def ollama_saying(tmp_path: Path, path: str, change) -> Any:
+    """A run of the product task against a fake Ollama whose answer to GET or POST `path` (a JSON object) is first
+    passed through `change`."""
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as fake:
+        answered = fake.dispatch
+
+        def dispatch(request):
+            response = answered(request)
+            return json_response(change(json.loads(response.body))) if request.path == path else response
+        fake.dispatch = dispatch
+        return call_benchrun(f"runner.host={fake.url}", "cache=false", "task.only=[product]",
+                             f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
