@@ -1,10 +1,12 @@
 """The twenty-fourth hostile pass of issue 19, the asking side.
 
 - an answer declaring a charset that names a codec of Python's that is no text encoding (`charset=rot13`, `hex`,
-  `zlib`, `base64`) was read by httpx through that codec wherever its text was read (an error's message, a body that is
-  not JSON): the sample's error `TypeError: descriptor 'translate' for 'str' objects ...` or a bare `AssertionError`
-  (and `zlib` inflated the body past any bound first); a preflight so answered ended in a traceback. Now such a charset
-  is not read: the body is read as UTF-8 (`runners.http.text_encoding`, in the response hook `bounded`)
+  `zlib`, `base64`), or one that cannot read it (`utf-16` or `utf-32` on a body without their BOM: a charset that lies;
+  `idna`, `undefined`), was read by httpx through it wherever its text was read (an error's message, a body that is
+  not JSON): the sample's error `TypeError: descriptor 'translate' for 'str' objects ...`, a bare `AssertionError` or
+  `UnicodeError: UTF-16 stream does not start with BOM` (and `zlib` inflated the body past any bound first); a
+  preflight so answered ended in a traceback. Now such a charset is not read: the body is read as UTF-8
+  (`runners.http.readable`, in the response hook `bounded`)
 - a 3xx answer naming no address (no Location header: httpx's `is_redirect` reads the status alone) was the sample's
   error `KeyError: 'Location'`, and a preflight so answered a traceback. Now it is refused as a redirect is, saying it
   names no address (`runners.http._redirected`)
@@ -56,7 +58,7 @@ def test_a_body_declaring_a_charset_that_is_no_text_encoding_is_read_as_utf8(tmp
     assert asked(done.stdout) == (None, {"type": "APIError", "message": said}, 1, [said])
 
 
-@pytest.mark.parametrize("charset", ["zlib", "hex", "rot13"])
+@pytest.mark.parametrize("charset", ["zlib", "hex", "rot13", "utf-16", "utf-32", "idna", "undefined"])
 def test_an_ollama_error_declaring_a_charset_that_is_no_text_encoding_is_its_words(tmp_path, charset):
     done = ollama_run(tmp_path, once(_declared(charset, b"oops", "500 Internal Server Error")))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
