@@ -6,7 +6,7 @@
   not JSON): the sample's error `TypeError: descriptor 'translate' for 'str' objects ...`, a bare `AssertionError` or
   `UnicodeError: UTF-16 stream does not start with BOM` (and `zlib` inflated the body past any bound first); a
   preflight so answered ended in a traceback. Now such a charset is not read: the body is read as UTF-8
-  (`runners.http.readable`, in the response hook `bounded`)
+  (`runners.http.reads_as_text`, in the response hook `bounded`)
 - a 3xx answer naming no address (no Location header: httpx's `is_redirect` reads the status alone) was the sample's
   error `KeyError: 'Location'`, and a preflight so answered a traceback. Now it is refused as a redirect is, saying it
   names no address (`runners.http._redirected`)
@@ -48,13 +48,15 @@ from tests.helpers.wire import wire
 
 def _declared(charset: str, body: bytes, status: str = "200 OK") -> Reply:
     """A whole HTTP response of `body` declaring `charset`."""
-    return Reply(wire=wire(body, status=status).replace(b"application/json", f"application/json; charset={charset}".encode()))
+    declared = f"application/json; charset={charset}".encode()
+    return Reply(wire=wire(body, status=status).replace(b"application/json", declared))
 
 
 def test_a_body_declaring_a_charset_that_is_no_text_encoding_is_read_as_utf8(tmp_path):
     _, done = openai_run(tmp_path, once(_declared("rot13", b"not json at all")))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
-    said = "not a chat completion: not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): not json at all"
+    said = ("not a chat completion: not JSON (JSONDecodeError: Expecting value: line 1 column 1 (char 0)): not json at "
+            "all")
     assert asked(done.stdout) == (None, {"type": "APIError", "message": said}, 1, [said])
 
 
@@ -136,8 +138,8 @@ SSE = ('data: {"choices": [{"delta": {"content": "{\\"answer\\": 6}"}, "finish_r
        'data: [DONE]\n\n').encode()
 NDJSON = (b'{"model": "llama3.2", "done": false, "message": {"role": "assistant", "content": "{\\"answer\\": 6}"}}\n'
           b'{"model": "llama3.2", "done": true, "message": {"role": "assistant", "content": ""}}\n')
-STREAMED = ("the server streamed the answer in parts ({}) where one whole answer was asked: set the server (or the proxy "
-            "before it) not to stream")
+STREAMED = ("the server streamed the answer in parts ({}) where one whole answer was asked: set the server (or the "
+            "proxy before it) not to stream")
 
 
 @pytest.mark.parametrize(("ask", "answer", "said"), [
@@ -147,7 +149,7 @@ STREAMED = ("the server streamed the answer in parts ({}) where one whole answer
     ("ollama", Reply(wire=wire(NDJSON).replace(b"application/json", b"application/x-ndjson")),
      STREAMED.format("JSON lines"))])
 def test_an_answer_streamed_in_parts_is_that_samples_error_saying_so(tmp_path, ask, answer, said):
-    done = (openai_run(tmp_path, once(answer))[1] if ask == "openai" else ollama_run(tmp_path, once(answer)))
+    done = openai_run(tmp_path, once(answer))[1] if ask == "openai" else ollama_run(tmp_path, once(answer))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     error = {"type": "APIError" if ask == "openai" else "Refused", "message": said}
     assert asked(done.stdout) == (None, error, 1, [said])

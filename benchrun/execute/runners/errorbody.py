@@ -96,4 +96,3 @@ def streamed(body: bytes, content_type: str) -> str | None:
         return None
     return (f"the server streamed the answer in parts ({kind}) where one whole answer was asked: set the server (or "
             "the proxy before it) not to stream")
-

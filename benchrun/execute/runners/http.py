@@ -161,13 +161,13 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
 
 def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:
     """How an answer's text is to be read, once its body has come: in the charset it declares where that reads it,
-    else as UTF-8, its bytes that are not replaced (`readable`); None where it declares none, or UTF-8."""
+    else as UTF-8, its bytes that are not replaced (`reads_as_text`); None where it declares none, or UTF-8."""
     charset = response.charset_encoding
     if charset is None or _utf8(charset):
         return None
 
     def read(body: bytes) -> None:
-        if not readable(body, charset):
+        if not reads_as_text(body, charset):
             response.encoding = "utf-8"
     return read
 
@@ -179,7 +179,7 @@ def _utf8(charset: str) -> bool:
         return True
 
 
-def readable(body: bytes, charset: str) -> bool:
+def reads_as_text(body: bytes, charset: str) -> bool:
     """Whether `body` reads as text in `charset`, as httpx reads it (its decoder, bytes that are no text replaced). Not
     where the charset names a codec of Python's that is no text encoding (`zlib`, `hex`, `rot13`: bytes.decode takes
     none), never run; nor where its decoder fails on the body, for the charset lies (`utf-16` on UTF-8, which has no

@@ -214,12 +214,12 @@ class OllamaRunner:
 
 
 def _as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
-    """An httpx response hook, of a runner of `model`: an answer's body (bounded already) giving a key twice is refused (a digest or a
-    chat's text given twice, which readers resolve each their own way); and a chat answer's is read with each count
-    and duration that is not a JSON integer, and a done_reason that is not a string, left out before the official
-    client reads it into its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole
-    answer for a count of 1.5 or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not; so is
-    a model list entry's size that is not a JSON integer, and what is read of no other model's entry but its name."""
+    """An httpx response hook of a runner of `model`: an answer's body (bounded already) giving a key twice is refused
+    (a digest or a chat's text given twice, which readers resolve each their own way); and a chat answer's is read
+    with each count and duration that is not a JSON integer, and a done_reason that is not a string, left out before
+    the official client reads it into its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses
+    the whole answer for a count of 1.5 or a done_reason of 5): not reported, as an OpenAI-compatible answer's are
+    not; so is a model list entry's size that is not a JSON integer, and of another model's entry all but its name."""
 
     async def hook(response: httpx.Response) -> None:
         if response.is_success:
@@ -244,8 +244,8 @@ class _AsTyped(httpx.AsyncByteStream):
 def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
     """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), a field
     of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type, and each other model's entry
-    as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key
-    twice; Refused when it is answers streamed (`errorbody.streamed`, its `content_type` saying so)."""
+    as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; Refused when it is an
+    answer streamed in parts (`errorbody.streamed`, its `content_type` saying so)."""
     try:
         answer = server_json(body)
     except NotJSON:
