@@ -12,7 +12,8 @@
   names no address (`runners.http._redirected`)
 - an answer's tool calls or content parts holding `NaN`, `Infinity` or `1e999` (which Python's JSON reader takes)
   were kept as the JSON text `[{"x": NaN, "y": Infinity}]`, which no reader of JSON takes. Now such a number is kept as
-  null (`runners.base.json_text`, for OpenAI-compatible and Ollama answers alike)
+  null (`runners.base.json_text`, for OpenAI-compatible and Ollama answers alike), walked without recursion however
+  deep the calls nest (`_nulled`)
 - an Ollama chat answer whose `created_at` or `model` is no string, whose `logprobs` or `message.images` are of
   another shape, or whose `message.tool_name` is no string: `not Ollama's chat answer: 1 validation error for
   ChatResponse created_at ...`, the answer lost for what benchrun keeps nothing of, where an OpenAI-compatible answer
@@ -114,6 +115,17 @@ def test_odd_numbers_in_an_answers_tool_calls_and_parts_are_kept_as_null(tmp_pat
     [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
     assert (record["text"], record["extra"]["tool_calls"], record["extra"]["content_parts"]) == (
         '{"answer": 6}', '[{"x": null, "y": null, "z": null}]', '[{"p": null, "type": "score"}]')
+
+
+def test_odd_numbers_in_tool_calls_nested_900_deep_are_kept_as_null_with_the_answer(tmp_path):
+    deep = "[" * 900 + '{"x": NaN}' + "]" * 900
+    said = ('{"choices": [{"message": {"content": "{\\"answer\\": 6}", "tool_calls": ' + deep + '}, '
+            '"finish_reason": "stop"}]}')
+    _, done = openai_run(tmp_path, once(Reply(raw=said)))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    assert (record["text"], record["error"], record["extra"]["tool_calls"]) == (
+        '{"answer": 6}', None, "[" * 900 + '{"x": null}' + "]" * 900)
 
 
 def test_odd_numbers_in_an_ollama_answers_tool_calls_are_kept_as_null(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import math
 import re
 import socket
 import ssl
@@ -20,7 +21,6 @@ from benchrun.core.errors import RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig
-from benchrun.core.text import writable_data
 
 
 class Retryable(Exception):
@@ -258,7 +258,23 @@ def json_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
     except ValueError:
-        return json.dumps(writable_data(value), ensure_ascii=False, sort_keys=True)
+        return json.dumps(_nulled([value])[0], ensure_ascii=False, sort_keys=True)
+
+
+def _nulled(value: list[Any]) -> list[Any]:
+    """`value` (parsed JSON, a server's) with each NaN or infinity in it made None, in place, walked without recursion:
+    tool calls nest as deep as Python's JSON reader goes, past what a recursive walk can (a RecursionError lost the
+    answer)."""
+    pending: list[Any] = [value]
+    while pending:
+        item = pending.pop()
+        for key in item.keys() if isinstance(item, dict) else range(len(item)):
+            child = item[key]
+            if isinstance(child, float) and not math.isfinite(child):
+                item[key] = None
+            elif isinstance(child, (dict, list)):
+                pending.append(child)
+    return value
 
 
 def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:
