@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import math
 import re
 import socket
 import ssl
@@ -247,7 +248,33 @@ def json_count(value: Any) -> int | None:
 def tools_called(calls: Any) -> str:
     """The tool calls an answer makes, as their JSON text (`extra.tool_calls`): benchrun offers no tools, so a server's
     calls are kept as they came, for the archive holds all that came back (the call may be where the answer is)."""
-    return json.dumps(calls, ensure_ascii=False, sort_keys=True)
+    return json_text(calls)
+
+
+def json_text(value: Any) -> str:
+    """What an answer says besides its text (its tool calls, its content's other parts), kept as JSON text: a NaN or
+    an infinity in it (`NaN`, `1e999`, which Python's reader takes) as null, as JSON has no such number: kept as
+    Python writes them, `[{"x": NaN}]` was a text no reader of JSON takes."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except ValueError:
+        return json.dumps(_nulled([value])[0], ensure_ascii=False, sort_keys=True)
+
+
+def _nulled(value: list[Any]) -> list[Any]:
+    """`value` (parsed JSON, a server's) with each NaN or infinity in it made None, in place, walked without recursion:
+    tool calls nest as deep as Python's JSON reader goes, past what a recursive walk can (a RecursionError lost the
+    answer)."""
+    pending: list[Any] = [value]
+    while pending:
+        item = pending.pop()
+        for key in item.keys() if isinstance(item, dict) else range(len(item)):
+            child = item[key]
+            if isinstance(child, float) and not math.isfinite(child):
+                item[key] = None
+            elif isinstance(child, (dict, list)):
+                pending.append(child)
+    return value
 
 
 def with_seed(options: dict[str, Any], seed: int | None, key: str = "seed") -> dict[str, Any]:

@@ -79,3 +79,20 @@ def _status(code: Any) -> int | None:
 
 def _busy(said: str) -> bool:
     return bool(BUSY_SAID.search(said)) and not SPENT.search(said)
+
+
+STREAMS = {"text/event-stream": "an event stream", "application/x-ndjson": "JSON lines"}
+"""The media types of an answer streamed in parts (an OpenAI-compatible server's, Ollama's), as a stream is named."""
+
+
+def streamed(body: bytes, content_type: str) -> str | None:
+    """Why a 200 that is not JSON is no answer when it is an answer streamed in parts (its media type says so, or its
+    body is events, `data: {...}`) though benchrun asks for one whole answer: a server, or a proxy before it, set to
+    stream every answer. Its parts are not put together: a stream cut short reads as a whole answer. None otherwise."""
+    kind = STREAMS.get(content_type.split(";")[0].strip().lower())
+    if kind is None and body.lstrip()[:6] in (b"data: ", b"data:{", b"event:"):
+        kind = STREAMS["text/event-stream"]
+    if kind is None:
+        return None
+    return (f"the server streamed the answer in parts ({kind}) where one whole answer was asked: set the server (or "
+            "the proxy before it) not to stream")

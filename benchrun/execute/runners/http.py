@@ -6,6 +6,7 @@ cookie kept, so every request is sent as the run asks it."""
 
 from __future__ import annotations
 
+import codecs
 import zlib
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
@@ -76,18 +77,23 @@ class _Bounded(httpx.AsyncByteStream):
     have come out, and BrokenAnswer when it breaks off or does not decode (the status line and headers came: the
     server answered)."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, limit: int, key: str, codings: list[str]):
+    def __init__(self, stream: httpx.AsyncByteStream, limit: int, key: str, codings: list[str],
+                 read: Callable[[bytes], None] | None = None):
         self._stream, self._limit, self._key, self._codings = stream, limit, key, codings
         self._inflaters = [_Inflater(coding) for coding in reversed(codings)]
+        self._read = read
+        """Given the whole body, decoded, once it has all come (None: nothing needs it)."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        read = 0
+        read, pieces = 0, []
         try:
             async for chunk in self._stream:
                 for piece in self._decoded(chunk):
                     read += len(piece)
                     if read > self._limit:
                         raise too_large(self._limit, self._key)
+                    if self._read:
+                        pieces.append(piece)
                     yield piece
         except httpx.TransportError as err:
             raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
@@ -96,6 +102,8 @@ class _Bounded(httpx.AsyncByteStream):
         if any(inflater.cut_short for inflater in self._inflaters):
             raise BrokenAnswer(f"the answer broke off: its body ended inside its {', '.join(self._codings)} stream "
                                "(what came was a part of the answer)")
+        if self._read:
+            self._read(b"".join(pieces))
 
     def _decoded(self, chunk: bytes) -> Iterator[bytes]:
         """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""
@@ -113,6 +121,18 @@ class _Bounded(httpx.AsyncByteStream):
         await self._stream.aclose()
 
 
+def _redirected(response: httpx.Response) -> Redirected:
+    """A 3xx answer refused, naming the address it redirects to; one naming none (no Location: httpx's `is_redirect`
+    is its status alone) is refused as one, not a KeyError as the sample's error, or a preflight's traceback."""
+    to = response.headers.get("Location")
+    if to is None:
+        return Redirected(f"HTTP {response.status_code}: a redirect that names no address (no Location header); "
+                          "benchrun follows no redirect: point the runner at the server's own address")
+    return Redirected(f"HTTP {response.status_code}: redirected to {to}; benchrun follows no "
+                      "redirect, so that every answer comes from the server the run names: point the runner at the "
+                      "address it redirects to")
+
+
 def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
     """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
     installed for something else turns on), refuse a redirect, an answer in another coding or in more than
@@ -120,9 +140,7 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
 
     async def bound(response: httpx.Response) -> None:
         if response.is_redirect:
-            raise Redirected(f"HTTP {response.status_code}: redirected to {response.headers['Location']}; benchrun "
-                             "follows no redirect, so that every answer comes from the server the run names: point "
-                             "the runner at the address it redirects to")
+            raise _redirected(response)
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
         if unread := [c for c in codings if c not in WBITS and c != "identity"]:
             raise BrokenAnswer(f"the answer's body is in a content coding benchrun does not read within "
@@ -133,12 +151,51 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
                                f"undoes at most {MAX_CODINGS}")
         if decoded:
             del response.headers["Content-Encoding"]
-        response.stream = _Bounded(response.stream, limit, key, decoded)
+        response.stream = _Bounded(response.stream, limit, key, decoded, _text_read(response))
 
     async def accept(request: httpx.Request) -> None:
         request.headers["Accept-Encoding"] = ACCEPTED
 
     return {"request": [accept], "response": [bound]}
+
+
+def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:
+    """How an answer's text is to be read, once its body has come: in the charset it declares where that reads it,
+    else as UTF-8, its bytes that are not replaced (`reads_as_text`); None where it declares none, or UTF-8."""
+    charset = response.charset_encoding
+    if charset is None or _utf8(charset):
+        return None
+
+    def read(body: bytes) -> None:
+        if not reads_as_text(body, charset):
+            response.encoding = "utf-8"
+    return read
+
+
+def _utf8(charset: str) -> bool:
+    try:
+        return codecs.lookup(charset).name == "utf-8"
+    except LookupError:  # a name Python does not know: httpx reads the body as UTF-8
+        return True
+
+
+def reads_as_text(body: bytes, charset: str) -> bool:
+    """Whether `body` reads as text in `charset`, as httpx reads it (its decoder, bytes that are no text replaced). Not
+    where the charset names a codec of Python's that is no text encoding (`zlib`, `hex`, `rot13`: bytes.decode takes
+    none), never run; nor where its decoder fails on the body, for the charset lies (`utf-16` on UTF-8, which has no
+    BOM) or replaces nothing (`idna`): through each, httpx read an error's text into a TypeError, an AssertionError or
+    a UnicodeError, `charset=zlib` inflating the body without bound first."""
+    try:
+        b"a".decode(charset)
+    except LookupError:
+        return False
+    except UnicodeError:  # a text encoding in which one byte is no text (UTF-16)
+        pass
+    try:
+        decoder = codecs.getincrementaldecoder(charset)(errors="replace")
+        return isinstance(decoder.decode(body) + decoder.decode(b"", True), str)
+    except (ValueError, LookupError, TypeError, AssertionError):  # UnicodeError is a ValueError
+        return False
 
 
 def no_cookies() -> CookieJar:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
 import httpx
 
@@ -31,7 +31,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import error_in_200
+from benchrun.execute.runners.errorbody import error_in_200, streamed
 from benchrun.execute.runners.http import client_options
 
 ollama = ollama_package()
@@ -39,14 +39,30 @@ ollama = ollama_package()
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 _MEASURED = ("prompt_eval_count", "eval_count", *_DURATIONS)
 """The fields of Ollama's chat answer that are what the server measured: JSON integers, when it gives them."""
-_TYPED: dict[str, Callable[[Any], Any]] = {
-    **{key: json_count for key in _MEASURED}, "done_reason": lambda value: value if isinstance(value, str) else None}
-"""What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept)."""
-_APART: dict[str, Callable[[Any], Any]] = {"thinking": lambda value: value if isinstance(value, str) else None}
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _unread(value: Any) -> None:
+    """What benchrun reads nothing of (a chat answer's logprobs, its message's images): never read, so never the
+    reason an answer is refused for its shape."""
+
+
+_TYPED: dict[str, Callable[[Any], Any]] = {**{key: json_count for key in _MEASURED}, "done_reason": _string,
+                                           "model": _string, "created_at": _string, "logprobs": _unread}
+"""What Ollama's chat answer says of itself besides its text, each as its API gives it (else None: not kept): a served
+model's name or a time given as a number, logprobs of any shape, cost the answer itself ('not Ollama's chat answer: 1
+validation error for ChatResponse created_at'), where an OpenAI-compatible answer is kept."""
+_APART: dict[str, Callable[[Any], Any]] = {"thinking": _string, "tool_name": _string, "images": _unread}
 """What a chat answer's message says apart from its text, as its API gives it (a string; else not kept, as an
 OpenAI-compatible answer's reasoning of another type is not): never the reason the answer itself is refused."""
-_LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count}
-"""What an entry of Ollama's model list says as a number (run.json's model size), a JSON integer else not kept."""
+_LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count, "modified_at": _unread}
+"""What the model's entry in Ollama's model list says as a number (run.json's model size), a JSON integer else not
+kept; and its time, never read."""
+_SHOWN: dict[str, Callable[[Any], Any]] = {"modified_at": _unread, "license": _unread, "modelfile": _unread}
+"""What Ollama's /api/show says that run.json keeps nothing of: never read, so never the reason the run is refused."""
 
 
 class OllamaRunner:
@@ -63,7 +79,7 @@ class OllamaRunner:
 
     def _http(self) -> dict[str, Any]:
         options = client_options(self.config)
-        options["event_hooks"]["response"].append(_as_typed_hook)
+        options["event_hooks"]["response"].append(_as_typed_hook(self.model))
         return options
 
     async def identify(self) -> dict[str, Any]:
@@ -197,39 +213,46 @@ class OllamaRunner:
         return {**self.config.model_dump(mode="json"), "host": self.host}
 
 
-async def _as_typed_hook(response: httpx.Response) -> None:
-    """An httpx response hook: an answer's body (bounded already) giving a key twice is refused (a digest or a
-    chat's text given twice, which readers resolve each their own way); and a chat answer's is read with each count
-    and duration that is not a JSON integer, and a done_reason that is not a string, left out before the official
-    client reads it into its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses the whole
-    answer for a count of 1.5 or a done_reason of 5): not reported, as an OpenAI-compatible answer's are not; so is
-    a model list entry's size that is not a JSON integer."""
-    if response.is_success:
-        response.stream = _AsTyped(response.stream, response.request.url.path)
+def _as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
+    """An httpx response hook of a runner of `model`: an answer's body (bounded already) giving a key twice is refused
+    (a digest or a chat's text given twice, which readers resolve each their own way); and a chat answer's is read
+    with each count and duration that is not a JSON integer, and a done_reason that is not a string, left out before
+    the official client reads it into its lax model (which takes `true` as 1, `"7"` as 7 and `7.0` as 7, and refuses
+    the whole answer for a count of 1.5 or a done_reason of 5): not reported, as an OpenAI-compatible answer's are
+    not; so is a model list entry's size that is not a JSON integer, and of another model's entry all but its name."""
+
+    async def hook(response: httpx.Response) -> None:
+        if response.is_success:
+            response.stream = _AsTyped(response.stream, response.request.url.path,
+                                       response.headers.get("Content-Type", ""), model)
+    return hook
 
 
 class _AsTyped(httpx.AsyncByteStream):
     """An answer's body, whole, each key given once, without what it says that is not of the API's type."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, path: str):
-        self._stream, self._path = stream, path
+    def __init__(self, stream: httpx.AsyncByteStream, path: str, content_type: str, model: str):
+        self._stream, self._path, self._type, self._model = stream, path, content_type, model
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path)
+        yield _as_typed(b"".join([chunk async for chunk in self._stream]), self._path, self._type, self._model)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-def _as_typed(body: bytes, path: str) -> bytes:
-    """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), or a model
-    list entry's of `_LISTED`, that is not of the API's type; NotJSON (not Ollama's answer) when it gives a key
-    twice."""
+def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
+    """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), a field
+    of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type, and each other model's entry
+    as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; Refused when it is an
+    answer streamed in parts (`errorbody.streamed`, its `content_type` saying so)."""
     try:
         answer = server_json(body)
     except NotJSON:
         raise
-    except (ValueError, RecursionError):  # not JSON: the client says so
+    except (ValueError, RecursionError):  # not JSON: the client says so, unless it is a stream of answers
+        if said := streamed(body, content_type):
+            raise Refused(said) from None
         return body
     if not isinstance(answer, dict):
         return body
@@ -241,9 +264,19 @@ def _as_typed(body: bytes, path: str) -> bytes:
         if isinstance(message, dict) and (apart := _without_odd(message, _APART)) is not message:
             typed = {**typed, "message": apart}
     elif path.endswith("/api/tags") and isinstance(models := answer.get("models"), list):
-        entries = [_without_odd(entry, _LISTED) if isinstance(entry, dict) else entry for entry in models]
-        typed = answer if all(new is old for new, old in zip(entries, models)) else {**answer, "models": entries}
+        typed = {**answer, "models": [listed for entry in models if (listed := _listed(entry, model)) is not None]}
+    elif path.endswith("/api/show"):
+        typed = _without_odd(answer, _SHOWN)
     return body if typed is answer else json.dumps(typed).encode()
+
+
+def _listed(entry: Any, model: str) -> dict[str, Any] | None:
+    """An entry of the model list as read: `model`'s (its name, or with `:latest`) without what is not of its type
+    (`_LISTED`); another model's as its name alone, for nothing else of it is read (another model's odd time, digest or
+    details refused the run, saying the server was not Ollama's); none for one naming no model by a string."""
+    if not isinstance(entry, dict) or not isinstance(name := entry.get("model"), str):
+        return None
+    return _without_odd(entry, _LISTED) if name in (model, f"{model}:latest") else {"model": name}
 
 
 def _refuse_error(answer: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     json_count,
+    json_text,
     resolvable,
     retrying,
     tls_trouble,
@@ -30,7 +31,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import Said, error_said, status_said
+from benchrun.execute.runners.errorbody import Said, error_said, status_said, streamed
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaiformat import response_format
@@ -259,6 +260,8 @@ class OpenAIRunner:
         except NotJSON as err:
             raise APIError(f"not a chat completion: {err}") from None
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
+            if said := streamed(response.content, response.headers.get("Content-Type", "")):
+                raise APIError(f"not a chat completion: {said}") from None
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
                            f"{response.text.strip() or 'an empty body'}") from None
         if (said := error_said(body)) is not None:
@@ -279,7 +282,7 @@ class OpenAIRunner:
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
         if parts:
-            extra["content_parts"] = json.dumps(parts, ensure_ascii=False, sort_keys=True)
+            extra["content_parts"] = json_text(parts)
         extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
         if calls := message.get("tool_calls") or message.get("function_call"):
             extra["tool_calls"] = tools_called(calls)
