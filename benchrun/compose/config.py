@@ -189,8 +189,7 @@ def unkept_value(cfg: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def judge_keys(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The judge's runner keys as given (`judge.`): the judge model with its options, at the model's own server when
-    both are asked with one runner type and the judge names no server of its own."""
+    """The judge's runner keys as given (`judge.`), at the model's own server where `models_server` says so."""
     keys = judge_runner_keys(cfg["judge"])
     if server := models_server(cfg):
         keys[server] = cfg["runner"][server]
@@ -199,8 +198,7 @@ def judge_keys(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def judge_runner(cfg: dict[str, Any]) -> dict[str, Any]:
     """The judge's runner config (`judge_keys`), checked as its type's."""
-    keys = judge_keys(cfg)
-    config = checked(RUNNERS[keys["type"]], keys, ["judge"])
+    config = checked(RUNNERS[(keys := judge_keys(cfg))["type"]], keys, ["judge"])
     checked_options(config, ("judge",))
     return config.model_dump(mode="json")
 
