@@ -41,7 +41,7 @@ from benchrun.audit.sources import check_sources
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.core.filebytes import MAX_JSON_BYTES, missing
+from benchrun.core.filebytes import MAX_JSON_BYTES, missing, not_a_file
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -262,7 +262,13 @@ def locate(run_dir: Path, name: str, unfinished: Run | None = None) -> list[Find
 def check_rescores(run: Run) -> list[Finding]:
     """Each finished rescore under rescores/: its rescore.json names this run and its files match their digests."""
     folder = run.path / RESCORES
-    if not folder.is_dir() or folder.is_symlink():
+    if folder.is_symlink():
+        return [Finding(False, RESCORES, f"a symbolic link (to {os.readlink(folder)}) in place of the run's own folder: "
+                                         "the run directory no longer holds its rescores; none is checked")]
+    if os.path.lexists(folder) and not folder.is_dir():
+        return [Finding(False, RESCORES, f"{not_a_file(folder.stat().st_mode) or 'a file'} in place of the run's own "
+                                         "folder, which only a rescore makes: no rescore of the run is there")]
+    if not folder.exists():
         return []
     numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
     newest = max((p for p in numbered if number_in(p.name) < RESCORE_NUMBERS), key=lambda p: number_in(p.name),
