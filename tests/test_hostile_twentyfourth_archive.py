@@ -4,6 +4,9 @@ it found bad, each with the rule it now obeys.
 - `verify` of a run whose `rescores` is a regular file, or a symbolic link to a folder elsewhere: `intact`, saying
   nothing of it, where it says what stands in place of the run's other parts. Now a FAIL naming what is there
   (`audit.verify.check_rescores`)
+- `verify` of a run whose record files (or seal, or a rescore's files or folder) are symbolic links to files outside
+  the run directory: `intact`, though its writer never makes one nor writes through one, and the directory no longer
+  holds them (a copy keeps the link). Now each link is a FAIL in place of what passed of it (`audit.verify.held`)
 
 What held is in the pass's note.
 """
@@ -11,9 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.commands import run_in_process
 
 
 def _failed(cwd: Path, run_dir: Path) -> list[str]:
@@ -44,3 +50,37 @@ def test_verify_says_a_rescores_that_is_a_file_or_a_link(tmp_path):
 
 
 # -- a run's own files as links ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["responses.jsonl", "scores.jsonl", "seal.json", "run.json", "manifest.json"])
+def test_verify_fails_a_run_whose_file_is_a_link_out_of_its_directory(tmp_path, name):
+    """A finished run's file moved out of its directory and linked back (digests all matching): `intact`."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    (run_dir / name).rename(tmp_path / name)
+    (run_dir / name).symlink_to(tmp_path / name)
+    assert _failed(tmp_path, run_dir) == [f"FAIL  {name}: a symbolic link (to {tmp_path / name}) {LINKED}",
+                                          "NOT intact: 1 problem"]
+
+
+def test_verify_fails_a_killed_run_whose_records_are_links(tmp_path):
+    """A run that did not end (its lines checked against records.sha256): its responses linked from elsewhere."""
+    run_dir = synthetic_run(tmp_path / "k", [1, 0], finish=False)
+    (run_dir / "responses.jsonl").rename(tmp_path / "kept.jsonl")
+    (run_dir / "responses.jsonl").symlink_to("../kept.jsonl")
+    assert f"FAIL  responses.jsonl: a symbolic link (to ../kept.jsonl) {LINKED}" in _failed(tmp_path, run_dir)
+
+
+@pytest.mark.slow
+def test_verify_fails_a_rescore_whose_folder_or_file_is_a_link(tmp_path):
+    """rescores/001 (or its scores.jsonl) moved out and linked back: its digests matched, and verify said `ok`."""
+    run_dir = run_in_process(tmp_path, "r")
+    for _ in range(2):
+        assert audit(tmp_path, "rescore", str(run_dir)).returncode == EXIT["ok"]
+    (run_dir / "rescores" / "001").rename(tmp_path / "001")
+    (run_dir / "rescores" / "001").symlink_to(tmp_path / "001")
+    scores = run_dir / "rescores" / "002" / "scores.jsonl"
+    scores.rename(tmp_path / "scores.jsonl")
+    scores.symlink_to(tmp_path / "scores.jsonl")
+    assert _failed(tmp_path, run_dir) == [
+        f"FAIL  rescores/001: a symbolic link (to {tmp_path / '001'}) {LINKED}",
+        f"FAIL  rescores/002/scores.jsonl: a symbolic link (to {tmp_path / 'scores.jsonl'}) {LINKED}",
+        "NOT intact: 2 problems"]

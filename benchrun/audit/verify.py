@@ -53,6 +53,7 @@ from benchrun.core.layout import (
     RESCORE_FILE,
     RESCORES,
     RUN,
+    RUN_FILES,
     SCORES,
     SEAL,
     SUMMARY,
@@ -87,8 +88,31 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
-    return Verdict(run, (*check_seal(run), *check_manifest(run), *check_files(run), *check_rescores(run),
-                         *check_sources(run, cwd or Path.cwd())))
+    found = [*check_seal(run), *check_manifest(run), *check_files(run), *check_rescores(run)]
+    return Verdict(run, (*held(run.path, found), *check_sources(run, cwd or Path.cwd())))
+
+
+def held(run_dir: Path, findings: list[Finding]) -> list[Finding]:
+    """`findings` with each of the run's own files (or a rescore's, or its folder) that is a symbolic link said to be
+    one, in place of what passed of it: its writer never makes one nor writes through one, and what it points to is
+    not what the run wrote there (a copy of the directory keeps the link, not the file; anyone may change it)."""
+    found = [_linked(run_dir, finding.file) for finding in findings]
+    links = dict.fromkeys([name for name in RUN_FILES if (run_dir / name).is_symlink()] +
+                          [link for link, finding in zip(found, findings) if link and (finding.ok or link != finding.file)])
+    said = [Finding(False, link, f"a symbolic link (to {os.readlink(run_dir / link)}) in place of the run's own file, "
+                                 "which its writer never makes: the run directory no longer holds what it wrote there")
+            for link in links]
+    return [*(finding for link, finding in zip(found, findings) if link is None or not finding.ok), *said]
+
+
+def _linked(run_dir: Path, name: str) -> str | None:
+    """The first part of the run's own file `name` (relative to `run_dir`: `scores.jsonl`, `rescores/001/...`)
+    that is a symbolic link, else None."""
+    parts = Path(name).parts
+    if not parts or (parts[0] not in RUN_FILES and parts[0] != RESCORES):
+        return None
+    return next((str(Path(*parts[:n])) for n in range(1, len(parts) + 1) if (run_dir / Path(*parts[:n])).is_symlink()),
+                None)
 
 
 def check_seal(run: Run) -> list[Finding]:
