@@ -7,17 +7,24 @@ it found bad, each with the rule it now obeys.
 - `verify` of a run whose record files (or seal, or a rescore's files or folder) are symbolic links to files outside
   the run directory: `intact`, though its writer never makes one nor writes through one, and the directory no longer
   holds them (a copy keeps the link). Now each link is a FAIL in place of what passed of it (`audit.verify.held`)
+- a run.json, seal.json, summary.json or rescore.json giving a key twice in one object (`"model": "evil",
+  "model": "m"`), sealed over: read as its last (`m`), verify intact, where a reader keeping the first reads `evil`.
+  Now unreadable, naming the key, as a model's answer or a server's body giving a key twice is
+  (`archive.reader.archived_model`)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from benchrun.archive.writer import write_atomic
 from benchrun.core.errors import EXIT
-from tests.helpers.archives import synthetic_run
+from benchrun.core.records import FileDigest, Seal
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
 
@@ -84,3 +91,55 @@ def test_verify_fails_a_rescore_whose_folder_or_file_is_a_link(tmp_path):
         f"FAIL  rescores/001: a symbolic link (to {tmp_path / '001'}) {LINKED}",
         f"FAIL  rescores/002/scores.jsonl: a symbolic link (to {tmp_path / 'scores.jsonl'}) {LINKED}",
         "NOT intact: 2 problems"]
+
+
+# -- a key given twice in a sealed JSON file ---------------------------------------------------------------------------
+
+def _twice(path: Path, key: str, value: str) -> None:
+    """`path`'s JSON text with `"key": value` put before its first `"key"` (two of them in one object)."""
+    text = path.read_text()
+    path.write_text(text.replace(f'"{key}":', f'"{key}": {value}, "{key}":', 1))
+
+
+def _sealed(run_dir: Path) -> None:
+    """The run sealed again over its run.json as it is (bytes and all), as its writer would have."""
+    info = json.loads((run_dir / "run.json").read_text())
+    seal = Seal.model_construct(run_id=info["run_id"], sealed_at=info["ended_at"],
+                                run_json=FileDigest.of((run_dir / "run.json").read_bytes()))
+    write_atomic(run_dir / "seal.json", seal.model_dump_json(indent=2).encode() + b"\n")
+
+
+TWICE = "is given twice in one object (which one is meant, JSON does not say); give each key once"
+
+
+def test_a_run_json_giving_a_key_twice_is_unreadable(tmp_path):
+    """run.json with `"model": "evil", "model": "m"`, sealed over: read as model m (Python keeps the last), verify
+    said intact, while a reader keeping the first (as some do) reads model evil."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    _twice(run_dir / "run.json", "model", '"evil"')
+    _sealed(run_dir)
+    for command in ("show", "verify", "export"):
+        done = audit(tmp_path, command, str(run_dir))
+        assert (done.returncode, done.stderr) == (EXIT["archive"], (
+            f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: the key \"model\" {TWICE}\n"))
+
+
+def test_a_summary_json_giving_a_key_twice_is_unreadable(tmp_path):
+    """summary.json with a metric's mean given twice, digested and sealed again: its last shown, verify intact."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    _twice(run_dir / "summary.json", "mean", "0.99")
+    reseal(run_dir, "summary.json")
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir / 'summary.json'}': unreadable: the key \"mean\" {TWICE}\n"))
+    assert f"FAIL  summary.json: unreadable: the key \"mean\" {TWICE}\n" in audit(tmp_path, "verify", str(run_dir)).stdout
+
+
+@pytest.mark.slow
+def test_a_rescore_json_giving_a_key_twice_is_unreadable_to_verify(tmp_path):
+    """rescore.json's run_id given twice (another run's, then this one's): verify checked it as this run's."""
+    run_dir = run_in_process(tmp_path, "r")
+    assert audit(tmp_path, "rescore", str(run_dir)).returncode == EXIT["ok"]
+    _twice(run_dir / "rescores" / "001" / "rescore.json", "run_id", '"000000000000"')
+    assert _failed(tmp_path, run_dir) == [
+        f"FAIL  rescores/001/rescore.json: unreadable: the key \"run_id\" {TWICE}", "NOT intact: 1 problem"]

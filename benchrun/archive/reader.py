@@ -35,6 +35,7 @@ from benchrun.core.layout import (
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.recordvalues import model_digest
 from benchrun.core.resources import bench_dir
+from benchrun.core.text import once_each
 
 if TYPE_CHECKING:
     import pandas
@@ -136,7 +137,7 @@ class Run:
         if not os.path.lexists(path):
             return None
         try:
-            return model.model_validate_json(archived(path, MAX_JSON_BYTES))
+            return archived_model(path, model)
         except ValueError as err:
             raise ArchiveError(f"unreadable: {validation_said(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
@@ -288,6 +289,16 @@ def archived(path: Path, limit: int | None = None) -> bytes:
                         limit_key=None if limit is None else f"benchrun writes in a {path.name}")
 
 
+def archived_model(path: Path, model: type[Any]) -> Any:
+    """The archive's JSON file `path` (at most MAX_JSON_BYTES) read as `model`; ValueError when it is not one, or
+    gives a key twice in one object (NotJSON), which JSON readers resolve each their own way (benchrun writes none),
+    so what a sealed file says would depend on who reads it."""
+    data = archived(path, MAX_JSON_BYTES)
+    value = model.model_validate_json(data)
+    json.loads(data, object_pairs_hook=once_each)
+    return value
+
+
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
     """The error of the record line of `path` that ends at byte `end`, named by its line number."""
     with open(path, "rb") as handle:
@@ -314,7 +325,7 @@ def load_run(path: PathLike) -> Run:
     if not os.path.lexists(path / RUN):  # a link to nowhere: unreadable, said below
         raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
-        info = RunInfo.model_validate_json(archived(path / RUN, MAX_JSON_BYTES))
+        info = archived_model(path / RUN, RunInfo)
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = validation_said(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None

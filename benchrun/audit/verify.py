@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import PathLike, Run, archived, validation_said
+from benchrun.archive.reader import PathLike, Run, archived_model, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
@@ -41,7 +41,7 @@ from benchrun.audit.sources import check_sources
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.core.filebytes import MAX_JSON_BYTES, missing, not_a_file
+from benchrun.core.filebytes import missing, not_a_file
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -62,6 +62,7 @@ from benchrun.core.layout import (
 )
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import FileDigest
+from benchrun.core.text import NotJSON
 
 
 @dataclass(frozen=True)
@@ -309,10 +310,11 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
         how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
         return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
     try:
-        info = RescoreInfo.model_validate_json(archived(path / RESCORE_FILE, MAX_JSON_BYTES))
+        info = archived_model(path / RESCORE_FILE, RescoreInfo)
     except (ArchiveError, ValueError) as err:  # a newer benchrun's is said to be that, as its run.json is
         why = (str(err) if isinstance(err, ArchiveError) else f"unreadable: {validation_said(err)}"
-               if isinstance(err, ValidationError) else "unreadable: not a rescore's JSON")
+               if isinstance(err, ValidationError) else f"unreadable: {err}" if isinstance(err, NotJSON)
+               else "unreadable: not a rescore's JSON")
         return [Finding(False, f"{name}/{RESCORE_FILE}", why)]
     if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "
