@@ -3,7 +3,8 @@ it found bad, each with the rule it now obeys.
 
 - `verify` of a run whose `rescores` is a regular file, or a symbolic link to a folder elsewhere: `intact`, saying
   nothing of it, where it says what stands in place of the run's other parts. Now a FAIL naming what is there
-  (`audit.verify.check_rescores`)
+  (`audit.verify.check_rescores`); so is a file, a pipe or a dangling link named as a rescore's folder
+  (`rescores/001`), which was `ok  unfinished ...: claims nothing` (`audit.verify.check_rescore`)
 - `verify` of a run whose record files (or seal, or a rescore's files or folder) are symbolic links to files outside
   the run directory: `intact`, though its writer never makes one nor writes through one, and the directory no longer
   holds them (a copy keeps the link). Now each link is a FAIL in place of what passed of it (`audit.verify.held`)
@@ -17,6 +18,7 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,20 @@ def test_verify_says_a_rescores_that_is_a_file_or_a_link(tmp_path):
     assert _failed(tmp_path, as_link) == [
         "FAIL  rescores: a symbolic link (to ../elsewhere) in place of the run's own folder: the run directory no "
         "longer holds its rescores; none is checked", "NOT intact: 1 problem"]
+
+
+def test_verify_says_a_rescore_folder_that_is_a_file_a_pipe_or_a_dangling_link(tmp_path):
+    """rescores/001 a regular file, 002 a named pipe, 003 a link to nowhere: each was `ok  unfinished (no
+    rescore.json: it was stopped): claims nothing`, and the run intact."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    (run_dir / "rescores").mkdir()
+    (run_dir / "rescores" / "001").write_text("x")
+    os.mkfifo(run_dir / "rescores" / "002")
+    (run_dir / "rescores" / "003").symlink_to("nowhere")
+    said = "in place of a rescore's folder, which only a rescore makes"
+    assert _failed(tmp_path, run_dir) == [
+        f"FAIL  rescores/001: a file {said}", f"FAIL  rescores/002: a named pipe (FIFO) {said}",
+        f"FAIL  rescores/003: a symbolic link (to nowhere) {said}", "NOT intact: 3 problems"]
 
 
 # -- a run's own files as links ----------------------------------------------------------------------------------------

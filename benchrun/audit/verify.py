@@ -306,6 +306,10 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
     """One rescore: unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or
     its claims checked."""
     name = f"{RESCORES}/{path.name}"
+    if not path.is_dir():  # a name that numbers a rescore is its folder; a link to one is said by `held`
+        kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink()
+                else not_a_file(path.stat().st_mode) or "a file")
+        return [Finding(False, name, f"{kind} in place of a rescore's folder, which only a rescore makes")]
     if not os.path.lexists(path / RESCORE_FILE):
         how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
         return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
