@@ -12,6 +12,9 @@ it found bad, each with the rule it now obeys.
   "model": "m"`), sealed over: read as its last (`m`), verify intact, where a reader keeping the first reads `evil`.
   Now unreadable, naming the key, as a model's answer or a server's body giving a key twice is
   (`archive.reader.archived_model`)
+- `show RUN --wrong METRIC` of a run whose metric's name holds terminal escapes (`m\x1b]0;PWN\x07`, a hand-built or
+  older run's): the table's title printed the name as it is, the terminal's title set. Now shown as every name is
+  (`audit.show.wrong_table`)
 
 What held is in the pass's note.
 """
@@ -29,6 +32,7 @@ from benchrun.core.records import FileDigest, Seal
 from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
+from tests.helpers.p24_archive import named_run
 
 
 def _failed(cwd: Path, run_dir: Path) -> list[str]:
@@ -159,3 +163,15 @@ def test_a_rescore_json_giving_a_key_twice_is_unreadable_to_verify(tmp_path):
     _twice(run_dir / "rescores" / "001" / "rescore.json", "run_id", '"000000000000"')
     assert _failed(tmp_path, run_dir) == [
         f"FAIL  rescores/001/rescore.json: unreadable: the key \"run_id\" {TWICE}", "NOT intact: 1 problem"]
+
+
+# -- a metric's name with terminal escapes in --wrong's title ----------------------------------------------------------
+
+def test_show_wrong_prints_a_metrics_name_with_its_escapes_shown(tmp_path):
+    """The title `1 sample below 1 on NAME` printed the archived name as it is: ESC ] 0 ; ... BEL set the title."""
+    name = "m\x1b]0;PWN\x07\x1b[2J"
+    run_dir = named_run(tmp_path / "r", metric=name)
+    done = audit(tmp_path, "show", str(run_dir), "--wrong", name)
+    assert done.returncode == EXIT["ok"], done.stderr
+    assert done.stdout.splitlines()[0].rstrip() == "1 sample below 1 on m\\x1b]0;PWN\\x07\\x1b[2J"
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
