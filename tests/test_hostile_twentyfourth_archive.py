@@ -15,6 +15,9 @@ it found bad, each with the rule it now obeys.
 - `show RUN --wrong METRIC` of a run whose metric's name holds terminal escapes (`m\x1b]0;PWN\x07`, a hand-built or
   older run's): the table's title printed the name as it is, the terminal's title set. Now shown as every name is
   (`audit.show.wrong_table`)
+- `merge SHARDS --into $'x\ny'` (and `retry --into`): the run made in `x<newline>y/`, `run directory: .../x` and `y`
+  printed as two lines, where `outputs` and `hydra.run.dir` with a control character are refused before anything is
+  made. Now refused as they are (`audit.arguments.run_dir`, `core.settings.a_directory`)
 
 What held is in the pass's note.
 """
@@ -175,3 +178,17 @@ def test_show_wrong_prints_a_metrics_name_with_its_escapes_shown(tmp_path):
     assert done.returncode == EXIT["ok"], done.stderr
     assert done.stdout.splitlines()[0].rstrip() == "1 sample below 1 on m\\x1b]0;PWN\\x07\\x1b[2J"
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+
+
+# -- a new run's directory with a line break ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["merge", "retry"])
+def test_a_new_run_directory_with_a_control_character_is_refused(tmp_path, command):
+    """`--into $'x\\ny'`: the merged run was made in `x<newline>y` and its directory printed as two lines."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    done = audit(tmp_path, command, str(run_dir), "--into", "x\ny")
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["usage"], (
+        f"benchrun-audit {command}: error: argument --into: '\\n' at character 2, a control character, which a run "
+        "directory's path printed on the console and in the command that finishes a run (benchrun-audit resume PATH) "
+        "cannot hold: name a directory without one"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]

@@ -55,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="SHARD_RUN",
                         help="the shard runs (directories or run id prefixes), or a sweep's directory (shards=n): its "
                              "jobs")
-    parser.add_argument("--into", type=arguments.path, required=True, metavar="DIR", help="the merged run's directory (new)")
+    parser.add_argument("--into", type=arguments.run_dir, required=True, metavar="DIR", help="the merged run's directory (new)")
     parser.add_argument("--partial", action="store_true",
                         help="merge even when shards or answers are missing (recorded; the merged run is then "
                              "interrupted, and resume asks the rest)")

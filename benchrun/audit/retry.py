@@ -64,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="retry even if the parent does not verify, or its sources or model changed (recorded)")
     add_hosts(parser)
-    parser.add_argument("--into", type=arguments.path, metavar="DIR", help="the new run's directory (default: beside RUN)")
+    parser.add_argument("--into", type=arguments.run_dir, metavar="DIR", help="the new run's directory (default: beside RUN)")
     add_set(parser)
 
 
