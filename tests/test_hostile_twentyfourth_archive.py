@@ -18,6 +18,9 @@ it found bad, each with the rule it now obeys.
 - `merge SHARDS --into $'x\ny'` (and `retry --into`): the run made in `x<newline>y/`, `run directory: .../x` and `y`
   printed as two lines, where `outputs` and `hydra.run.dir` with a control character are refused before anything is
   made. Now refused as they are (`audit.arguments.run_dir`, `core.settings.a_directory`)
+- `cache --cache-dir $'c\nx'` (or XDG_CACHE_HOME so named): `response cache: .../c` and `x/responses.sqlite3, 0
+  entries` printed as two lines, where a path is printed on one line in every command. Now as every path is
+  (`audit.cache.report`, `audit.cache.removed`)
 
 What held is in the pass's note.
 """
@@ -192,3 +195,14 @@ def test_a_new_run_directory_with_a_control_character_is_refused(tmp_path, comma
         "directory's path printed on the console and in the command that finishes a run (benchrun-audit resume PATH) "
         "cannot hold: name a directory without one"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+# -- a cache folder's path with a line break ---------------------------------------------------------------------------
+
+def test_cache_prints_its_folders_path_on_one_line(tmp_path):
+    """`response cache: PATH, N entries` was cut in two by a newline in PATH (a line the command did not write)."""
+    folder = tmp_path / "c\nok  x"
+    folder.mkdir()
+    done = audit(tmp_path, "cache", "--cache-dir", str(folder))
+    assert (done.returncode, done.stdout) == (EXIT["ok"], (
+        f"response cache: {tmp_path}/c\\nok  x/responses.sqlite3, 0 entries, 0 B\n"))
