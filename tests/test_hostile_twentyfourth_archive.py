@@ -21,6 +21,10 @@ it found bad, each with the rule it now obeys.
 - `cache --cache-dir $'c\nx'` (or XDG_CACHE_HOME so named): `response cache: .../c` and `x/responses.sqlite3, 0
   entries` printed as two lines, where a path is printed on one line in every command. Now as every path is
   (`audit.cache.report`, `audit.cache.removed`)
+- `report RUN --output $'r\x1b]0;PWN\x07\n.html'`: the path it wrote printed as it is, escapes and all (the
+  terminal's title set, two lines); and `rescore` of a run moved to a folder with a newline in its name printed
+  `rescore 001 written to .../x` and the rest as two lines. Now both on one line, shown (`audit.report.main`,
+  `audit.rescored.print_rescore`)
 
 What held is in the pass's note.
 """
@@ -206,3 +210,22 @@ def test_cache_prints_its_folders_path_on_one_line(tmp_path):
     done = audit(tmp_path, "cache", "--cache-dir", str(folder))
     assert (done.returncode, done.stdout) == (EXIT["ok"], (
         f"response cache: {tmp_path}/c\\nok  x/responses.sqlite3, 0 entries, 0 B\n"))
+
+
+# -- a written file's path printed as it is ----------------------------------------------------------------------------
+
+def test_report_prints_the_path_it_wrote_on_one_line_with_escapes_shown(tmp_path):
+    """The report's path was print()ed as given: ESC ] 0 ; ... BEL set the terminal's title, a newline cut it in two."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    done = audit(tmp_path, "report", str(run_dir), "--output", "r\x1b]0;PWN\x07\n.html")
+    assert (done.returncode, done.stdout) == (EXIT["ok"], "r\\x1b]0;PWN\\x07\\n.html\n")
+    assert (tmp_path / "r\x1b]0;PWN\x07\n.html").is_file()
+
+
+@pytest.mark.slow
+def test_rescore_prints_where_it_wrote_on_one_line(tmp_path):
+    """A run moved to `x<newline>ok  y`: `rescore 001 written to .../x` and `ok  y/rescores/001` were two lines."""
+    run_dir = run_in_process(tmp_path, "r").rename(tmp_path / "x\nok  y")
+    done = audit(tmp_path, "rescore", str(run_dir))
+    assert done.returncode == EXIT["ok"], done.stderr
+    assert f"rescore 001 written to {tmp_path}/x\\nok  y/rescores/001\n" in done.stdout
