@@ -7,7 +7,9 @@ it found bad, each with the rule it now obeys.
   (`rescores/001`), which was `ok  unfinished ...: claims nothing` (`audit.verify.check_rescore`)
 - `verify` of a run whose record files (or seal, or a rescore's files or folder) are symbolic links to files outside
   the run directory: `intact`, though its writer never makes one nor writes through one, and the directory no longer
-  holds them (a copy keeps the link). Now each link is a FAIL in place of what passed of it (`audit.verify.held`)
+  holds them (a copy keeps the link). Now each link is a FAIL in place of what passed of it (`audit.verify.held`);
+  `merge` and `retry`, which refuse a run that does not verify, took such a run, checking it as verify did before
+  (now `audit.verify.check_run`, verify's own)
 - a run.json, seal.json, summary.json or rescore.json giving a key twice in one object (`"model": "evil",
   "model": "m"`), sealed over: read as its last (`m`), verify intact, where a reader keeping the first reads `evil`.
   Now unreadable, naming the key, as a model's answer or a server's body giving a key twice is
@@ -229,3 +231,19 @@ def test_rescore_prints_where_it_wrote_on_one_line(tmp_path):
     done = audit(tmp_path, "rescore", str(run_dir))
     assert done.returncode == EXIT["ok"], done.stderr
     assert f"rescore 001 written to {tmp_path}/x\\nok  y/rescores/001\n" in done.stdout
+
+
+# -- merge checks its shards as verify does ----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_merge_refuses_a_shard_whose_records_are_links(tmp_path):
+    """A shard whose scores.jsonl is a link to a file outside it was merged, though verify says it is not intact."""
+    first, second = (run_in_process(tmp_path, f"s{i}", f"shard={i}/2") for i in (1, 2))
+    (first / "scores.jsonl").rename(tmp_path / "kept.jsonl")
+    (first / "scores.jsonl").symlink_to(tmp_path / "kept.jsonl")
+    shard = json.loads((first / "run.json").read_text())["run_id"]
+    done = audit(tmp_path, "merge", str(first), str(second), "--into", str(tmp_path / "m"))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{first}': run {shard} (shard 1/2) does not verify: scores.jsonl: a symbolic link (to "
+        f"{tmp_path / 'kept.jsonl'}) {LINKED}\n"))
+    assert not (tmp_path / "m").exists()

@@ -41,7 +41,7 @@ from benchrun.audit.resume import (
     hosts_noted,
     servers_given,
 )
-from benchrun.audit.verify import check_files, check_manifest, check_seal
+from benchrun.audit.verify import check_run
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, ConfigError, RunDirTaken
@@ -117,8 +117,7 @@ def _parent_problems(parent: Run) -> list[str]:
                            file=str(parent.path))
     if parent.info.manifest_id is None:
         raise ArchiveError(uncompiled(parent), file=str(parent.path))
-    findings = [*check_manifest(parent), *check_seal(parent), *check_files(parent)]
-    return [f"{f.file}: {f.message}" for f in findings if not f.ok]
+    return [f"{f.file}: {f.message}" for f in check_run(parent) if not f.ok]
 
 
 def _todo(parent: Run) -> set[tuple[str, int]]:
