@@ -27,6 +27,9 @@ it found bad, each with the rule it now obeys.
   terminal's title set, two lines); and `rescore` of a run moved to a folder with a newline in its name printed
   `rescore 001 written to .../x` and the rest as two lines. Now both on one line, shown (`audit.report.main`,
   `audit.rescored.print_rescore`)
+- `verify` of a run that ended whose run.lock is a symbolic link (or a named pipe): `intact`, while rescore, resume
+  and retry refuse it (`a symbolic link (to ...), where the run's own file belongs`). Now a FAIL, as of a run that
+  says `running` (`audit.verify.check_lock`)
 
 What held is in the pass's note.
 """
@@ -247,3 +250,19 @@ def test_merge_refuses_a_shard_whose_records_are_links(tmp_path):
         f"benchrun: error: in '{first}': run {shard} (shard 1/2) does not verify: scores.jsonl: a symbolic link (to "
         f"{tmp_path / 'kept.jsonl'}) {LINKED}\n"))
     assert not (tmp_path / "m").exists()
+
+
+# -- an ended run's run.lock that no writer can hold -------------------------------------------------------------------
+
+def test_verify_fails_an_ended_run_whose_lock_no_writer_can_hold(tmp_path):
+    """run.lock a link (or a pipe) beside a sealed run: verify said intact, every writer refused the run."""
+    linked, piped = synthetic_run(tmp_path / "l", [1, 0]), synthetic_run(tmp_path / "p", [1, 0])
+    (linked / "run.lock").unlink()
+    (linked / "run.lock").symlink_to("../elsewhere")
+    (piped / "run.lock").unlink()
+    os.mkfifo(piped / "run.lock")
+    said = ("in its place, which no writer can hold: rescore, resume and retry refuse the run until the file itself (or "
+            "none) is there")
+    assert _failed(tmp_path, linked) == [f"FAIL  run.lock: a symbolic link (to ../elsewhere) {said}",
+                                         "NOT intact: 1 problem"]
+    assert _failed(tmp_path, piped) == [f"FAIL  run.lock: a named pipe (FIFO) {said}", "NOT intact: 1 problem"]

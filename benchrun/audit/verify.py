@@ -89,8 +89,19 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
-    return Verdict(run, (*held(run.path, [*check_run(run), *check_rescores(run)]),
+    return Verdict(run, (*held(run.path, [*check_run(run), *check_rescores(run)]), *check_lock(run),
                          *check_sources(run, cwd or Path.cwd())))
+
+
+def check_lock(run: Run) -> list[Finding]:
+    """run.lock, which every writer of the run takes (rescore, resume, retry): a link, a pipe, a device or a folder in
+    its place no writer can hold, nor will write the run (of a run that says `running`, `unsealed` says so)."""
+    if run.info.status == "running" and not run.info.files:
+        return []
+    misplaced = probe(run.path / LOCK).misplaced
+    return [] if misplaced is None else [Finding(False, LOCK, f"{misplaced} in its place, which no writer can hold: "
+                                                              "rescore, resume and retry refuse the run until the "
+                                                              "file itself (or none) is there")]
 
 
 def check_run(run: Run) -> list[Finding]:
