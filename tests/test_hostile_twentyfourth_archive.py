@@ -30,6 +30,10 @@ it found bad, each with the rule it now obeys.
 - `verify` of a run that ended whose run.lock is a symbolic link (or a named pipe): `intact`, while rescore, resume
   and retry refuse it (`a symbolic link (to ...), where the run's own file belongs`). Now a FAIL, as of a run that
   says `running` (`audit.verify.check_lock`)
+- a run.json (or seal, summary, record line, manifest) whose schema_version is 0, `"1"` or null: `schema version 0,
+  which this benchrun does not know (written by a newer benchrun? read it with that one)`, sending the reader to a
+  benchrun that does not exist. Now a newer benchrun's only when a larger whole number; else `which no benchrun
+  writes (this one writes 1): the file was edited` (`core.layout.unknown_version`)
 
 What held is in the pass's note.
 """
@@ -266,3 +270,17 @@ def test_verify_fails_an_ended_run_whose_lock_no_writer_can_hold(tmp_path):
     assert _failed(tmp_path, linked) == [f"FAIL  run.lock: a symbolic link (to ../elsewhere) {said}",
                                          "NOT intact: 1 problem"]
     assert _failed(tmp_path, piped) == [f"FAIL  run.lock: a named pipe (FIFO) {said}", "NOT intact: 1 problem"]
+
+
+# -- a schema version no benchrun writes -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("version", "shown"), [(0, "0"), ("1", "'1'"), (None, "None")])
+def test_a_schema_version_no_benchrun_writes_is_not_said_to_be_a_newer_ones(tmp_path, version, shown):
+    """An older number, text or null was said to be `written by a newer benchrun? read it with that one`."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "schema_version": version}))
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: schema_version: schema version {shown}, which no "
+        "benchrun writes (this one writes 1): the file was edited\n"))

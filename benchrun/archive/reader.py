@@ -31,6 +31,7 @@ from benchrun.core.layout import (
     SCORES,
     SEAL,
     SUMMARY,
+    unknown_version,
 )
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.recordvalues import model_digest
@@ -313,9 +314,10 @@ def validation_said(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(map(str, first["loc"]))
     what = first["msg"]
-    if first["type"] == "extra_forbidden" or (where == "schema_version" and first["type"] == "literal_error"):
-        said = "a key" if first["type"] == "extra_forbidden" else f"schema version {first['input']!r},"
-        what = f"{said} {NEWER_VERSION}"
+    if first["type"] == "extra_forbidden":
+        what = f"a key {NEWER_VERSION}"
+    elif where == "schema_version" and first["type"] == "literal_error":  # each schema's one version: `expected`
+        what = unknown_version(first["input"], int(first["ctx"]["expected"]))
     return f"{where}: {what}" if where else what
 
 
