@@ -89,7 +89,7 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
-    return Verdict(run, (*held(run.path, [*check_run(run), *check_rescores(run)]), *check_lock(run),
+    return Verdict(run, (*held(run.path, [*_own(run), *check_rescores(run)]), *check_lock(run),
                          *check_sources(run, cwd or Path.cwd())))
 
 
@@ -107,7 +107,11 @@ def check_lock(run: Run) -> list[Finding]:
 def check_run(run: Run) -> list[Finding]:
     """The run's own files (its seal, its manifest, each file against its digest), as `held` says of them: what
     merge and retry check of the runs they take, as verify does."""
-    return held(run.path, [*check_seal(run), *check_manifest(run), *check_files(run)])
+    return held(run.path, _own(run))
+
+
+def _own(run: Run) -> list[Finding]:
+    return [*check_seal(run), *check_manifest(run), *check_files(run)]
 
 
 def held(run_dir: Path, findings: list[Finding]) -> list[Finding]:
