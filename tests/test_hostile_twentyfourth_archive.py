@@ -13,7 +13,9 @@ it found bad, each with the rule it now obeys.
 - a run.json, seal.json, summary.json or rescore.json giving a key twice in one object (`"model": "evil",
   "model": "m"`), sealed over: read as its last (`m`), verify intact, where a reader keeping the first reads `evil`.
   Now unreadable, naming the key, as a model's answer or a server's body giving a key twice is
-  (`archive.reader.archived_model`)
+  (`archive.reader.archived_model`); and a record line of a run that did not end, rewritten with its digest in
+  records.sha256 (`{"closeness": 0, "closeness": 1}`: shown as 1, verify said nothing of it), reads two ways: a
+  problem of the line, as resume and every reader find it (`archive.repair._once`)
 - `show RUN --wrong METRIC` of a run whose metric's name holds terminal escapes (`m\x1b]0;PWN\x07`, a hand-built or
   older run's): the table's title printed the name as it is, the terminal's title set. Now shown as every name is
   (`audit.show.wrong_table`)
@@ -51,7 +53,7 @@ from benchrun.core.records import FileDigest, Seal
 from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
-from tests.helpers.p24_archive import named_run
+from tests.helpers.p24_archive import named_run, rewrite_line
 
 
 def _failed(cwd: Path, run_dir: Path) -> list[str]:
@@ -284,3 +286,16 @@ def test_a_schema_version_no_benchrun_writes_is_not_said_to_be_a_newer_ones(tmp_
     assert (done.returncode, done.stderr) == (EXIT["archive"], (
         f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: schema_version: schema version {shown}, which no "
         "benchrun writes (this one writes 1): the file was edited\n"))
+
+
+def test_a_record_line_giving_a_key_twice_is_a_problem_of_the_line(tmp_path):
+    """A killed run's score line rewritten to `{"closeness": 0, "closeness": 1}`, its digest with it (no seal covers
+    records.sha256 yet): show said a mean of 1/2 (Python keeps the last), verify said nothing of the line."""
+    run_dir = synthetic_run(tmp_path / "k", [1, 0], finish=False)
+    rewrite_line(run_dir, "scores.jsonl", 2, lambda line: line.replace(b'{"closeness":1}', b'{"closeness":0,"closeness":1}'))
+    said = f"scores.jsonl: line 2 reads two ways: the key \"closeness\" {TWICE}"
+    assert f"FAIL  {said}" in _failed(tmp_path, run_dir)
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': run 555555555555: {said}, so what it says cannot be trusted; benchrun-audit "
+        f"verify {run_dir} says what changed\n"))

@@ -1,9 +1,12 @@
 """Runs for the twenty-fourth hostile pass of the archive side: a finished run whose names (task, scorer, metric,
-model) are the caller's, written with the archive's own writer, as a run by an older or hand-built benchrun could be."""
+model) are the caller's, written with the archive's own writer, as a run by an older or hand-built benchrun could be;
+and a record line of a run that did not end rewritten with its digest."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import Callable
 
 from benchrun.archive.writer import RunWriter, now
 from benchrun.core.manifest import FormatSpec, Manifest, RunnerSpec, Sample, ScorerSpec, TaskEntry
@@ -33,3 +36,16 @@ def named_run(run_dir: Path, values: tuple[float, ...] = (1, 0), task: str = "t"
     writer.finish("completed", None)
     writer.release()
     return run_dir
+
+
+def rewrite_line(run_dir: Path, name: str, number: int, change: Callable[[bytes], bytes]) -> None:
+    """Line `number` of record file `name` of a run that did not end changed by `change`, and its digest in
+    records.sha256 with it (which no seal covers yet: anyone can have rewritten both)."""
+    lines = (run_dir / name).read_bytes().splitlines(keepends=True)
+    lines[number - 1] = change(lines[number - 1])
+    (run_dir / name).write_bytes(b"".join(lines))
+    digests = (run_dir / "records.sha256").read_text().splitlines(keepends=True)
+    kind = {"responses.jsonl": "r", "scores.jsonl": "s", "judgements.jsonl": "j"}[name]
+    at = [i for i, line in enumerate(digests) if line.startswith(f"{kind} ")][number - 1]
+    digests[at] = f"{kind} {hashlib.sha256(lines[number - 1]).hexdigest()[:32]}\n"
+    (run_dir / "records.sha256").write_text("".join(digests))
