@@ -31,10 +31,12 @@ from benchrun.core.layout import (
     SCORES,
     SEAL,
     SUMMARY,
+    unknown_version,
 )
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.recordvalues import model_digest
 from benchrun.core.resources import bench_dir
+from benchrun.core.text import once_each
 
 if TYPE_CHECKING:
     import pandas
@@ -136,7 +138,7 @@ class Run:
         if not os.path.lexists(path):
             return None
         try:
-            return model.model_validate_json(archived(path, MAX_JSON_BYTES))
+            return archived_model(path, model)
         except ValueError as err:
             raise ArchiveError(f"unreadable: {validation_said(err) if isinstance(err, ValidationError) else err}",
                                file=str(path)) from None
@@ -288,6 +290,16 @@ def archived(path: Path, limit: int | None = None) -> bytes:
                         limit_key=None if limit is None else f"benchrun writes in a {path.name}")
 
 
+def archived_model(path: Path, model: type[Any]) -> Any:
+    """The archive's JSON file `path` (at most MAX_JSON_BYTES) read as `model`; ValueError when it is not one, or
+    gives a key twice in one object (NotJSON), which JSON readers resolve each their own way (benchrun writes none),
+    so what a sealed file says would depend on who reads it."""
+    data = archived(path, MAX_JSON_BYTES)
+    value = model.model_validate_json(data)
+    json.loads(data, object_pairs_hook=once_each)
+    return value
+
+
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
     """The error of the record line of `path` that ends at byte `end`, named by its line number."""
     with open(path, "rb") as handle:
@@ -302,9 +314,10 @@ def validation_said(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(map(str, first["loc"]))
     what = first["msg"]
-    if first["type"] == "extra_forbidden" or (where == "schema_version" and first["type"] == "literal_error"):
-        said = "a key" if first["type"] == "extra_forbidden" else f"schema version {first['input']!r},"
-        what = f"{said} {NEWER_VERSION}"
+    if first["type"] == "extra_forbidden":
+        what = f"a key {NEWER_VERSION}"
+    elif where == "schema_version" and first["type"] == "literal_error":  # each schema's one version: `expected`
+        what = unknown_version(first["input"], int(first["ctx"]["expected"]))
     return f"{where}: {what}" if where else what
 
 
@@ -314,7 +327,7 @@ def load_run(path: PathLike) -> Run:
     if not os.path.lexists(path / RUN):  # a link to nowhere: unreadable, said below
         raise ArchiveError("not a run directory (no run.json)", file=str(path))
     try:
-        info = RunInfo.model_validate_json(archived(path / RUN, MAX_JSON_BYTES))
+        info = archived_model(path / RUN, RunInfo)
     except (ValidationError, json.JSONDecodeError, ValueError) as err:
         why = validation_said(err) if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise ArchiveError(f"unreadable: {why}", file=str(path / RUN)) from None

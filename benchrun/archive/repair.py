@@ -34,6 +34,7 @@ from benchrun.core.errors import writing
 from benchrun.core.layout import DIGESTS, JUDGEMENTS, RESPONSES, SCORES
 from benchrun.core.manifest import Manifest, TaskEntry
 from benchrun.core.records import answer_name
+from benchrun.core.text import NotJSON, once_each
 
 Key = tuple[str, int]
 """An answer: (sample id, repeat)."""
@@ -168,8 +169,9 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
 def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
     """Each committed line of record file `name` through `problem_of`; a line it faults is a problem, and bad."""
     bad = repair.bad.setdefault(name, set())
-    for number, record in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
-        what = problem_of(number, record)
+    for number, (record, twice) in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
+        what = problem_of(number, record)  # of every line: it keeps count of what the file holds
+        what = f"reads two ways: {twice}" if twice else what
         if what is not None:
             _problem(repair, name, number, what)
             bad.add(number)
@@ -179,15 +181,27 @@ def _problem(repair: Repair, name: str, number: int, what: str) -> None:
     repair.problems.append(Mismatch(name, number, f"line {number} {what}"))
 
 
-def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(number, record) of the lines that stay: the committed ones, or with problems those that follow the
-    written sequence."""
+def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, tuple[dict[str, Any], str | None]]]:
+    """(number, (record, a key given twice)) of the lines that stay: the committed ones, or with problems those that
+    follow the written sequence."""
     if found.problems:
         numbered: Iterable[tuple[int, bytes]] = aligned(found.path, digests)
     else:
         numbered = zip(range(1, found.committed + 1), lines_of(found.path))
     for number, line in numbered:
-        yield number, _json(line) or {}
+        yield number, _once(line)
+
+
+def _once(line: bytes) -> tuple[dict[str, Any], str | None]:
+    """A committed line's JSON object as Python reads it ({} when it is none), and why readers may each read it as
+    another, when it gives a key twice in one object (`{"closeness": 0, "closeness": 1}`: Python keeps the last)."""
+    try:
+        data, twice = json.loads(line, object_pairs_hook=once_each), None
+    except NotJSON as err:
+        data, twice = json.loads(line), str(err)
+    except ValueError:
+        return {}, None
+    return data if isinstance(data, dict) else {}, twice
 
 
 def _key(record: dict[str, Any]) -> Key:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchrun.core.layout import MANIFEST_VERSION, NEWER_VERSION
+from benchrun.core.layout import MANIFEST_VERSION, unknown_version
 
 
 def not_a_manifest(data: Any) -> str | None:
@@ -16,7 +16,7 @@ def not_a_manifest(data: Any) -> str | None:
     if not (isinstance(data, dict) and isinstance(data.get("samples"), list) and isinstance(data.get("tasks"), list)):
         return "no samples list and tasks list"
     if (version := data.get("schema_version", MANIFEST_VERSION)) != MANIFEST_VERSION:  # a newer benchrun's, whose
-        return f"schema_version: schema version {repr(version)[:40]}, {NEWER_VERSION}"  # fields may mean otherwise
+        return f"schema_version: {unknown_version(version, MANIFEST_VERSION)}"  # fields may mean otherwise
     for number, task in enumerate(data["tasks"]):
         turns = (task.get("fewshot") or []) if isinstance(task, dict) else None
         if not (isinstance(task, dict) and isinstance(task.get("name"), str) and isinstance(turns, list)

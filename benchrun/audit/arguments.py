@@ -23,6 +23,19 @@ def path(text: str) -> Path:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def run_dir(text: str) -> Path:
+    """`--into DIR`, a new run's directory (a `path`), refused as `outputs` and `hydra.run.dir` are (a control
+    character, a line break: `run directory: PATH` printed in two lines, and the path to resume it cut in two)."""
+    from benchrun.core.settings import a_directory  # its models load only for a command making a run
+
+    found = path(text)
+    try:
+        a_directory(str(found))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return found
+
+
 def output(text: str) -> Path:
     """`--output FILE` (a `path`): one ending in `/` or `/.` names a folder, which pathlib drops (`--output reports/`,
     `reports/.` wrote a file named `reports`), so one that is no folder here is refused; an existing folder is said to

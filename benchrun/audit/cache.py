@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchrun.console import output
-from benchrun.console.visible import visible
+from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ConfigError, writing
 from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import (
@@ -148,7 +148,7 @@ def removed(database: Path, version: str, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"removed": str(database), "schema_version": version}, indent=2))
         return
-    output.say(output.stdout(), f"removed the response cache at {database}, of schema version {version[:40]!r} "
+    output.say(output.stdout(), f"removed the response cache at {shown_name(str(database))}, of schema version {version[:40]!r} "
                                 "(another version of benchrun made it)")
 
 
@@ -169,7 +169,7 @@ def report(stats: Stats, cleared: int | None, args: argparse.Namespace) -> None:
     out = output.stdout()
     if cleared is not None:
         out.print(Text(f"cleared {_entries(cleared)}" + (f" of digest {args.digest}" if args.digest else "")))
-    output.say(out, f"response cache: {stats.path}, {_entries(stats.entries)}, {human_size(stats.size)}")
+    output.say(out, f"response cache: {shown_name(str(stats.path))}, {_entries(stats.entries)}, {human_size(stats.size)}")
     if stats.models:
         out.print(table(stats))
 

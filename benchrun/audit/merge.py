@@ -36,7 +36,7 @@ from benchrun.audit import arguments
 from benchrun.audit.inputs import input_lines, inputs
 from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.named import runs_named
-from benchrun.audit.verify import check_files, check_manifest, check_seal
+from benchrun.audit.verify import check_run
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, RunDirTaken, os_problem
 from benchrun.core.layout import LOCK, MANIFEST, Status
@@ -55,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="SHARD_RUN",
                         help="the shard runs (directories or run id prefixes), or a sweep's directory (shards=n): its "
                              "jobs")
-    parser.add_argument("--into", type=arguments.path, required=True, metavar="DIR", help="the merged run's directory (new)")
+    parser.add_argument("--into", type=arguments.run_dir, required=True, metavar="DIR", help="the merged run's directory (new)")
     parser.add_argument("--partial", action="store_true",
                         help="merge even when shards or answers are missing (recorded; the merged run is then "
                              "interrupted, and resume asks the rest)")
@@ -133,7 +133,7 @@ def _shard_of(run: Run) -> Shard:
     if not info.files:  # its writer never ended it: running, or killed and said `interrupted` by its sweep's end
         raise ArchiveError(f"run {run.id} (shard {info.shard}) is {info.status}: {not_finished(run, 'merge')}",
                            file=str(run.path))
-    findings = [f for f in (*check_seal(run), *check_manifest(run), *check_files(run)) if not f.ok]
+    findings = [f for f in check_run(run) if not f.ok]
     if findings:
         raise ArchiveError(f"run {run.id} (shard {info.shard}) does not verify: {findings[0].file}: "
                            f"{findings[0].message}", file=str(run.path))

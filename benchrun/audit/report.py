@@ -22,6 +22,7 @@ from benchrun.audit import arguments
 from benchrun.audit.named import say_passed_over
 from benchrun.audit.report_page import Job, charts, headline, metric_lines, overview, provenance, speed_charts
 from benchrun.audit.report_samples import read_records, samples_view, shown_samples
+from benchrun.console.output import say, stdout
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, writing
 from benchrun.core.layout import RUN
@@ -38,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    print(write_report(args.refs, args.output, args.root))
+    say(stdout(), shown_name(str(write_report(args.refs, args.output, args.root))))
     return EXIT["ok"]
 
 

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from benchrun.audit.judged import judge_identity
 from benchrun.console import output
-from benchrun.console.visible import visible
+from benchrun.console.visible import shown_name, visible
 from benchrun.core.frozen import Frozen
 from benchrun.core.records import Counts, FileDigest, Number, answer_name
 
@@ -151,7 +151,8 @@ def print_rescore(result: Rescore, out: Console) -> None:
     if others := [module.path for module in result.info.modules if module.sha256 != module.run_sha256]:
         out.print(visible(f"modules the scorers import that are not the run's: {', '.join(others)}"), markup=False,
                   soft_wrap=True)
-    out.print(visible(f"rescore {result.info.rescore} written to {result.dir}"), markup=False, soft_wrap=True)
+    out.print(visible(f"rescore {result.info.rescore} written to {shown_name(str(result.dir))}"), markup=False,
+              soft_wrap=True)
 
 
 def _print_list(out: Console, title: str, lines: list[str]) -> None:

@@ -43,7 +43,7 @@ from benchrun.audit.resume import (
     hosts_noted,
     servers_given,
 )
-from benchrun.audit.verify import check_files, check_manifest, check_seal
+from benchrun.audit.verify import check_run
 from benchrun.compiler.plan import Plan
 from benchrun.console import output
 from benchrun.core.errors import EXIT, ArchiveError, ConfigError, RunDirTaken
@@ -66,7 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="retry even if the parent does not verify, or its sources or model changed (recorded)")
     add_hosts(parser)
-    parser.add_argument("--into", type=arguments.path, metavar="DIR", help="the new run's directory (default: beside RUN)")
+    parser.add_argument("--into", type=arguments.run_dir, metavar="DIR", help="the new run's directory (default: beside RUN)")
     add_set(parser)
 
 
@@ -119,8 +119,7 @@ def _parent_problems(parent: Run) -> list[str]:
                            file=str(parent.path))
     if parent.info.manifest_id is None:
         raise ArchiveError(uncompiled(parent), file=str(parent.path))
-    findings = [*check_manifest(parent), *check_seal(parent), *check_files(parent)]
-    return [f"{f.file}: {f.message}" for f in findings if not f.ok]
+    return [f"{f.file}: {f.message}" for f in check_run(parent) if not f.ok]
 
 
 def _todo(parent: Run) -> set[tuple[str, int]]:

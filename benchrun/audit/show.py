@@ -29,7 +29,7 @@ from benchrun.audit.named import one_each, runs_named
 from benchrun.audit.stats import Interval, interval
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
-from benchrun.console.visible import visible
+from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Message, Reference, Turn, preamble
@@ -347,7 +347,7 @@ WRONG_COLUMNS = "--wrong shows each run in a column of its id"
 def wrong_table(runs: Sequence[Run], metric: str, count: int, rows: Sequence[Row]) -> Table:
     """The table of `count` samples below 1 with `rows` (some or all of them): sample, task, the prompt's start,
     reference, then one column per run (its label and id) with its value."""
-    table = Table(title=f"{count} sample{'s' * (count != 1)} below 1 on {metric}", title_justify="left")
+    table = Table(title=f"{count} sample{'s' * (count != 1)} below 1 on {shown_name(metric)}", title_justify="left")
     for column in ("sample", "task", "prompt", "reference"):
         table.add_column(column, overflow="fold")
     for run in runs:

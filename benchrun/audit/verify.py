@@ -17,13 +17,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import PathLike, Run, archived, validation_said
+from benchrun.archive.reader import PathLike, Run, archived_model, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
@@ -36,11 +35,13 @@ from benchrun.archive.trust import (
 from benchrun.archive.writer import file_digest
 from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
+from benchrun.audit.finding import Finding
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
+from benchrun.audit.sources import check_sources
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
-from benchrun.core.filebytes import MAX_JSON_BYTES, missing
+from benchrun.core.filebytes import missing, not_a_file
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -52,27 +53,16 @@ from benchrun.core.layout import (
     RESCORE_FILE,
     RESCORES,
     RUN,
+    RUN_FILES,
     SCORES,
     SEAL,
     SUMMARY,
     UNFINISHED,
     number_in,
 )
-from benchrun.core.manifest import Manifest, SourceFile
+from benchrun.core.manifest import Manifest
 from benchrun.core.records import FileDigest
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check of one file: passed, or what is wrong and (when known) the first line concerned."""
-
-    ok: bool
-    file: str
-    message: str
-    line: int | None = None
-
-    def text(self) -> str:
-        return f"{'ok  ' if self.ok else 'FAIL'}  {self.file}: {self.message}"
+from benchrun.core.text import NotJSON
 
 
 @dataclass(frozen=True)
@@ -99,8 +89,52 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
-    return Verdict(run, (*check_seal(run), *check_manifest(run), *check_files(run), *check_rescores(run),
+    return Verdict(run, (*held(run.path, [*_own(run), *check_rescores(run)]), *check_lock(run),
                          *check_sources(run, cwd or Path.cwd())))
+
+
+def check_lock(run: Run) -> list[Finding]:
+    """run.lock, which every writer of the run takes (rescore, resume, retry): a link, a pipe, a device or a folder in
+    its place no writer can hold, nor will write the run (of a run that says `running`, `unsealed` says so)."""
+    if run.info.status == "running" and not run.info.files:
+        return []
+    misplaced = probe(run.path / LOCK).misplaced
+    return [] if misplaced is None else [Finding(False, LOCK, f"{misplaced} in its place, which no writer can hold: "
+                                                              "rescore, resume and retry refuse the run until the "
+                                                              "file itself (or none) is there")]
+
+
+def check_run(run: Run) -> list[Finding]:
+    """The run's own files (its seal, its manifest, each file against its digest), as `held` says of them: what
+    merge and retry check of the runs they take, as verify does."""
+    return held(run.path, _own(run))
+
+
+def _own(run: Run) -> list[Finding]:
+    return [*check_seal(run), *check_manifest(run), *check_files(run)]
+
+
+def held(run_dir: Path, findings: list[Finding]) -> list[Finding]:
+    """`findings` with each of the run's own files (or a rescore's, or its folder) that is a symbolic link said to be
+    one, in place of what passed of it: its writer never makes one nor writes through one, and what it points to is
+    not what the run wrote there (a copy of the directory keeps the link, not the file; anyone may change it)."""
+    found = [_linked(run_dir, finding.file) for finding in findings]
+    links = dict.fromkeys([name for name in RUN_FILES if (run_dir / name).is_symlink()] +
+                          [link for link, finding in zip(found, findings) if link and (finding.ok or link != finding.file)])
+    said = [Finding(False, link, f"a symbolic link (to {os.readlink(run_dir / link)}) in place of the run's own file, "
+                                 "which its writer never makes: the run directory no longer holds what it wrote there")
+            for link in links]
+    return [*(finding for link, finding in zip(found, findings) if link is None or not finding.ok), *said]
+
+
+def _linked(run_dir: Path, name: str) -> str | None:
+    """The first part of the run's own file `name` (relative to `run_dir`: `scores.jsonl`, `rescores/001/...`)
+    that is a symbolic link, else None."""
+    parts = Path(name).parts
+    if not parts or (parts[0] not in RUN_FILES and parts[0] != RESCORES):
+        return None
+    return next((str(Path(*parts[:n])) for n in range(1, len(parts) + 1) if (run_dir / Path(*parts[:n])).is_symlink()),
+                None)
 
 
 def check_seal(run: Run) -> list[Finding]:
@@ -274,7 +308,13 @@ def locate(run_dir: Path, name: str, unfinished: Run | None = None) -> list[Find
 def check_rescores(run: Run) -> list[Finding]:
     """Each finished rescore under rescores/: its rescore.json names this run and its files match their digests."""
     folder = run.path / RESCORES
-    if not folder.is_dir() or folder.is_symlink():
+    if folder.is_symlink():
+        return [Finding(False, RESCORES, f"a symbolic link (to {os.readlink(folder)}) in place of the run's own folder: "
+                                         "the run directory no longer holds its rescores; none is checked")]
+    if os.path.lexists(folder) and not folder.is_dir():
+        return [Finding(False, RESCORES, f"{not_a_file(folder.stat().st_mode) or 'a file'} in place of the run's own "
+                                         "folder, which only a rescore makes: no rescore of the run is there")]
+    if not folder.exists():
         return []
     numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
     newest = max((p for p in numbered if number_in(p.name) < RESCORE_NUMBERS), key=lambda p: number_in(p.name),
@@ -287,14 +327,19 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
     """One rescore: unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or
     its claims checked."""
     name = f"{RESCORES}/{path.name}"
+    if not path.is_dir():  # a name that numbers a rescore is its folder; a link to one is said by `held`
+        kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink()
+                else not_a_file(path.stat().st_mode) or "a file")
+        return [Finding(False, name, f"{kind} in place of a rescore's folder, which only a rescore makes")]
     if not os.path.lexists(path / RESCORE_FILE):
         how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
         return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
     try:
-        info = RescoreInfo.model_validate_json(archived(path / RESCORE_FILE, MAX_JSON_BYTES))
+        info = archived_model(path / RESCORE_FILE, RescoreInfo)
     except (ArchiveError, ValueError) as err:  # a newer benchrun's is said to be that, as its run.json is
         why = (str(err) if isinstance(err, ArchiveError) else f"unreadable: {validation_said(err)}"
-               if isinstance(err, ValidationError) else "unreadable: not a rescore's JSON")
+               if isinstance(err, ValidationError) else f"unreadable: {err}" if isinstance(err, NotJSON)
+               else "unreadable: not a rescore's JSON")
         return [Finding(False, f"{name}/{RESCORE_FILE}", why)]
     if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "
@@ -316,60 +361,6 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
 
 def _lines(n: int) -> str:
     return f"{n} line{'s' * (n != 1)}"
-
-
-def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
-    """The benchmark's source files now against the manifest's list: changed, missing and new files."""
-    if run.info.manifest_id is None or not (run.path / MANIFEST).is_file():
-        return []
-    try:
-        task_path = run.config["task"]["path"]
-    except (BenchrunError, yaml.YAMLError, KeyError, TypeError):
-        return [Finding(False, CONFIG, "missing or unreadable: the benchmark's sources cannot be located")]
-    try:
-        bench = run.bench_dir(cwd)
-    except BenchrunError:
-        return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
-    from benchrun.compiler.plan import source_files
-
-    if not all(finding.ok for finding in check_manifest(run)):  # read whole only once it is the run's: a planted
-        return [Finding(True, "sources", "not checked: manifest.json is not the run's")]  # one may be gigabytes
-    try:
-        recorded = manifest_files(run.manifest_bytes)
-    except (ValueError, RecursionError):  # not JSON, not a manifest's, or nested deeper than Python recurses
-        return [Finding(True, "sources", "not checked: manifest.json is not canonical JSON")]
-    try:  # a source now a pipe, a folder, too large or unreadable is not the file the run read
-        return compare_sources(recorded, source_files(bench, [f.path for f in recorded]), bench)
-    except BenchrunError as err:
-        return [Finding(False, "sources", f"{err} (in {bench}): not what the run read")]
-
-
-def manifest_files(data: bytes) -> list[SourceFile]:
-    """The `files` of a manifest, decoding only the top-level values before it (not the samples)."""
-    text, decoder, pos = data.decode("utf-8"), json.JSONDecoder(), 1
-    while pos < len(text) and text[pos] != "}":
-        key, pos = decoder.raw_decode(text, pos)
-        value, pos = decoder.raw_decode(text, pos + 1)
-        if key == "files":
-            if not isinstance(value, list):  # a manifest hashing to its id may still not be benchrun's
-                raise ValueError("files: not a list")
-            return [SourceFile.model_validate(f) for f in value]
-        pos += text[pos] == ","
-    return []
-
-
-def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...], bench: Path) -> list[Finding]:
-    before, after = {f.path: f.sha256 for f in recorded}, {f.path: f.sha256 for f in current}
-    findings = []
-    for path in sorted(before.keys() | after.keys()):
-        if path not in after:
-            findings.append(Finding(False, f"sources {path}", f"missing from {bench}"))
-        elif path not in before:
-            findings.append(Finding(False, f"sources {path}", f"new in {bench}: not part of the run"))
-        elif before[path] != after[path]:
-            findings.append(Finding(False, f"sources {path}", f"changed since the run (sha256 "
-                                                                f"{before[path][:12]}… now {after[path][:12]}…)"))
-    return findings or [Finding(True, "sources", f"{len(before)} files unchanged in {bench}")]
 
 
 def print_verdict(verdict: Verdict) -> None:

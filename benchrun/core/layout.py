@@ -54,6 +54,15 @@ MANIFEST_VERSION = 1
 """The manifest's schema_version this benchrun reads and writes; another is a newer benchrun's, which no reader takes."""
 NEWER_VERSION = "which this benchrun does not know (written by a newer benchrun? read it with that one)"
 """What a reader says of a key or a schema version of a file it does not know."""
+
+
+def unknown_version(found: object, known: int) -> str:
+    """What a reader that knows schema version `known` says of a file's `found`: a newer benchrun's, when it is a
+    larger whole number; else one no benchrun writes (an older number, text, null: the file was edited)."""
+    shown = repr(found)[:40]
+    if isinstance(found, int) and not isinstance(found, bool) and found > known:
+        return f"schema version {shown}, {NEWER_VERSION}"
+    return f"schema version {shown}, which no benchrun writes (this one writes {known}): the file was edited"
 RUN_OWN = (*RUN_FILES, LOCK, RESERVE, LOG, RESCORES, HYDRA_COPIES)
 """The names in a run directory that are the run's own (its files, its lock, its log, Hydra's copies, its rescores):
 nothing but the run's writers makes or replaces them."""

@@ -277,7 +277,8 @@ class ModelPreset(Settings):
 MAX_REPEATS = 1000
 
 
-def _a_directory(path: str) -> str:
+def a_directory(path: str) -> str:
+    """`path`, refused (ValueError) when no run can be made under it, or its path holds a control character."""
     if why := unusable_directory(path):
         raise ValueError(why)
     return _no_control_character(path, "a run directory's path printed on the console and in the command that "
@@ -285,7 +286,7 @@ def _a_directory(path: str) -> str:
                                        "without one")
 
 
-Directory = Annotated[str, AfterValidator(_a_directory)]
+Directory = Annotated[str, AfterValidator(a_directory)]
 """A directory's path (`outputs`): not empty, which as a prefix (`${outputs}/<date>/...`) would be the root, not
 longer than a file system takes (layout.unusable_directory), and without a control character (a line break, a tab, an escape),
 which the lines that print a run's path would not show as it is."""
