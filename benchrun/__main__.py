@@ -22,6 +22,7 @@ from benchrun.core.errors import (
     BenchrunError,
     ConfigError,
     RunInterrupted,
+    load_failure,
     os_error_line,
     os_problem,
     refused_by_system,
@@ -68,7 +69,7 @@ def main() -> None:
         typed = sys.argv[1:]
         sys.argv[1:] = [_home(arg) for arg in typed]
         _text_words(typed, sys.argv[1:])
-        from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
+        from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads is quiet too
         from benchrun.compose.config import refuse_bad_overrides, refuse_replaced_config
         from benchrun.core.shards import expand_shards
 
@@ -104,14 +105,15 @@ def main() -> None:
     except ModuleNotFoundError as err:  # one of benchrun's own dependencies (a user's file's imports are its error)
         if verbose:
             raise
-        print(f"benchrun: error: {err}: benchrun is not installed in this Python ({sys.executable}) with what it "
-              "needs; install it as the README says", file=sys.stderr)  # not _error: rich may be what is missing
-        sys.exit(EXIT["usage"])
+        _plain_error(f"{err}: benchrun is not installed in this Python ({sys.executable}) with what it needs; install "
+                     "it as the README says")
     except Exception as err:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)
             sys.exit(EXIT["sweep_failed"])
-        line, code = hydra_error(err), EXIT["usage"]
+        if not verbose and (unloaded := load_failure(err)) is not None:
+            _plain_error(unloaded)
+        line, code = _hydra_error(err), EXIT["usage"]
         if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
             line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
         _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
@@ -210,6 +212,19 @@ def _exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _plain_error(line: str) -> None:
+    """Say `line` as an error and exit 2, printed without benchrun.console: rich, or benchrun's own code, may be what
+    could not be loaded."""
+    print(f"benchrun: error: {' '.join(line.split())}", file=sys.stderr)
+    sys.exit(EXIT["usage"])
+
+
+def _hydra_error(err: Exception) -> str | None:
+    """One line for an error of Hydra's (see benchrun.cli.hydra_error); None for any other, or before it was loaded."""
+    cli = sys.modules.get("benchrun.cli")
+    return None if cli is None else cli.hydra_error(err)
 
 
 def _lost_sweep(err: Exception) -> str | None:

@@ -33,6 +33,7 @@ from benchrun.core.errors import (
     BenchrunError,
     ConfigError,
     RunInterrupted,
+    load_failure,
     os_problem,
     refused_by_system,
 )
@@ -76,16 +77,26 @@ def hydra_main(cfg: DictConfig) -> int:
             raise
         output.error(str(err))
         code = err.exit_code
-    except (MemoryError, RuntimeError) as err:  # before a run claimed its directory (a run's own is said with what it
-        if os.environ.get(VERBOSE_ENV) == "1" or not refused_by_system(err):  # records): out of memory, or of threads
+    except Exception as err:
+        if os.environ.get(VERBOSE_ENV) == "1" or (said := _unexpected(err)) is None:
             raise
         if not (run_dir / RUN).exists():
             forget_hydra_copies(run_dir)
-        output.error(f"{os_problem(err)} before the run started: nothing was asked or recorded")
-        code = EXIT["archive"]
+        output.error(said[0])
+        code = said[1]
     if code and not multirun:
         sys.exit(code)
     return code
+
+
+def _unexpected(err: Exception) -> tuple[str, int] | None:
+    """The line and exit code for an error no part of the run said: the system refusing a run before it claimed its
+    directory (a run's own is said with what it records: out of memory, or of threads), or a module benchrun loads
+    lazily that fails to load (`load_failure`); None for any other (a bug: its traceback)."""
+    if isinstance(err, (MemoryError, RuntimeError)) and refused_by_system(err):
+        return f"{os_problem(err)} before the run started: nothing was asked or recorded", EXIT["archive"]
+    line = load_failure(err)
+    return None if line is None else (line, EXIT["usage"])
 
 
 def interrupted(err: KeyboardInterrupt, run_dir: Path, worker: bool) -> int:

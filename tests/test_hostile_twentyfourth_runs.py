@@ -1,0 +1,38 @@
+"""Hostile input, twenty-fourth pass, the runs-as-processes side (issue 19's fresh pass of the same kinds): the cases it
+found bad, each with the rule it now obeys.
+
+- benchrun's own code failing to load (a broken `rich.py` or `omegaconf.py` on PYTHONPATH shadowing the library, or
+  one benchrun loads only as a run starts): `python -m benchrun` ended in an UnboundLocalError of its own, its error
+  reporter being what had failed to load. Now one line naming the file that failed and why, exit 2
+  (`benchrun.core.errors.load_failure`)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.commands import run_benchrun
+
+WORKTREE = str(Path(__file__).resolve().parents[1])
+
+
+@pytest.mark.parametrize(("module", "body", "why"), [
+    ("omegaconf", "raise RuntimeError('broken on purpose')\n", "RuntimeError: broken on purpose"),
+    ("rich", "raise RuntimeError('broken on purpose')\n", "RuntimeError: broken on purpose"),
+    ("httpx", "def (\n", "SyntaxError: invalid syntax (httpx.py, line 1)"),
+])
+def test_a_library_that_fails_to_load_is_one_line(tmp_path: Path, module: str, body: str, why: str) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / f"{module}.py").write_text(body)
+    path = os.pathsep.join([str(shadow), WORKTREE])
+    result = run_benchrun("task=listbench", "dry_run=true", cwd=tmp_path, env={"PYTHONPATH": path})
+    assert (result.returncode, result.stdout) == (EXIT["usage"], "")
+    assert result.stderr == (f"benchrun: error: Python could not load {shadow / module}.py, which benchrun needs: {why}; "
+                             f"a file of that name on PYTHONPATH ('{path}') or in the working directory may hide the "
+                             "module benchrun imports\n")
+    assert sorted(os.listdir(tmp_path)) == ["shadow"]
