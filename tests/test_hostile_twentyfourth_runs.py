@@ -5,6 +5,10 @@ found bad, each with the rule it now obeys.
   one benchrun loads only as a run starts): `python -m benchrun` ended in an UnboundLocalError of its own, its error
   reporter being what had failed to load. Now one line naming the file that failed and why, exit 2
   (`benchrun.core.errors.load_failure`)
+- a run refused as its job starts (a config value out of range) in a folder without `outputs/`: the run's folder and
+  its date folder were taken back, `outputs/` (and every folder above it made for the run, `outputs=new/deep/dir`)
+  left behind empty. Now each folder Hydra made for the run is taken back if that empties it
+  (`compose.takeback.forget_hydra_copies`)
 """
 
 from __future__ import annotations
@@ -36,3 +40,18 @@ def test_a_library_that_fails_to_load_is_one_line(tmp_path: Path, module: str, b
                              f"a file of that name on PYTHONPATH ('{path}') or in the working directory may hide the "
                              "module benchrun imports\n")
     assert sorted(os.listdir(tmp_path)) == ["shadow"]
+
+
+@pytest.mark.parametrize("outputs", [None, "new/deep/outputs"])
+def test_a_run_refused_as_its_job_starts_leaves_no_folder_it_made(tmp_path: Path, outputs: str | None) -> None:
+    """Hydra made outputs/DATE/TIME_... for the run; a config refused as the job starts took back the run's folder and
+    its date folder but left `outputs/` (and any folder above it made for the run) behind, empty."""
+    (tmp_path / "kept").mkdir()
+    given = [] if outputs is None else [f"outputs={outputs}"]
+    result = run_benchrun("task=listbench", "runner.concurrency=-1", *given, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (
+        EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: Input should be greater than or equal to 1\n")
+    assert sorted(os.listdir(tmp_path)) == ["kept"]
+    result = run_benchrun("task=listbench", "runner.concurrency=-1", "outputs=kept/a/b", cwd=tmp_path)
+    assert result.returncode == EXIT["usage"]
+    assert [sorted(os.listdir(tmp_path)), os.listdir(tmp_path / "kept")] == [["kept"], []]

@@ -47,10 +47,10 @@ def hydra_dir() -> Path | None:
 
 def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False) -> None:
     """Delete what Hydra wrote for a run that will not start: its .hydra/ copies, the job's log (of a copies folder or
-    a log that was there before, `note_found`, only the copies Hydra wrote into it), and the run
-    directory and its date directory if that empties them and Hydra made them for it (`note_new_run`); with `secret`
-    also the sweep's multirun.yaml (its config may hold one). A sweep's job (`keep`) keeps its directory and log, the record of how it ended, and loses only
-    what may hold a secret."""
+    a log that was there before, `note_found`, only the copies Hydra wrote into it), and each folder of the run's path
+    that Hydra made for it (`note_new_run`: its date directory, `outputs/` and above) if that empties it; with `secret`
+    also the sweep's multirun.yaml (its config may hold one). A sweep's job (`keep`) keeps its directory and log, the
+    record of how it ended, and loses only what may hold a secret."""
     if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
         return
     path = Path(os.path.abspath(run_dir))
@@ -68,12 +68,10 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
         (run_dir / LOG).unlink(missing_ok=True)
     if (top := MADE_FOR_RUNS.get(str(path))) is None:  # every folder of its path was there before the run
         return
-    for folder in (path, path.parent):
+    for folder in (folder for folder in (path, *path.parents) if folder.is_relative_to(top)):  # up to `top`, no further
         if not folder.is_dir() or any(folder.iterdir()):
             break
         folder.rmdir()
-        if folder == top:
-            break
 
 
 def note_new_run(run_dir: Path, top: Path | None) -> None:
