@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import GrammarParseError, InterpolationResolutionError, OmegaConfBaseException, ValidationError
 
 from benchrun.app import run
+from benchrun.archive.claims import stray_job_dir
 from benchrun.compose import takeback
 from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
@@ -73,6 +74,8 @@ def hydra_main(cfg: DictConfig) -> int:
     except KeyboardInterrupt as err:
         code = interrupted(err, run_dir, worker)
     except BenchrunError as err:  # reported here: a task function that raises makes Hydra print more than one line
+        if sweep is not None and stray_job_dir(run_dir, sweep) is not None:
+            takeback.forget_copies_through(run_dir)
         if os.environ.get(VERBOSE_ENV) == "1":
             raise
         output.error(str(err))

@@ -9,16 +9,29 @@ found bad, each with the rule it now obeys.
   its date folder were taken back, `outputs/` (and every folder above it made for the run, `outputs=new/deep/dir`)
   left behind empty. Now each folder Hydra made for the run is taken back if that empties it
   (`compose.takeback.forget_hydra_copies`)
+- a sweep's job directory planted as a symbolic link (to a folder elsewhere) while an earlier job runs: Hydra made and
+  wrote its copies through it, and the job's whole run was written there, the sweep `completed`, exit 0. Now the job
+  refuses, at its claim, a directory that is not a folder of its own inside the sweep's (`archive.claims.stray_job_dir`,
+  `RunWriter.create`), nothing of its run written; Hydra's copies written through it are taken back
+  (`compose.takeback.forget_copies_through`); the sweep lists the job `missing` and exits 1
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.holding import Hold
+from benchrun.testing.inprocess import child_env
+from benchrun.testing.lab import wait_for
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import run_benchrun
 
 WORKTREE = str(Path(__file__).resolve().parents[1])
@@ -55,3 +68,29 @@ def test_a_run_refused_as_its_job_starts_leaves_no_folder_it_made(tmp_path: Path
     result = run_benchrun("task=listbench", "runner.concurrency=-1", "outputs=kept/a/b", cwd=tmp_path)
     assert result.returncode == EXIT["usage"]
     assert [sorted(os.listdir(tmp_path)), os.listdir(tmp_path / "kept")] == [["kept"], []]
+
+
+def test_a_sweep_job_directory_planted_as_a_link_is_refused_at_its_claim(tmp_path: Path) -> None:
+    away = tmp_path / "away"
+    away.mkdir()
+    hold = Hold(listbench_answer, after=1)
+    with FakeOllama(models=["llama3.2", "gemma3"], responder=hold) as server:
+        sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
+                                  "task=listbench", f"runner.host={server.url}", "cache=false",
+                                  f"outputs={tmp_path / 'outputs'}"], cwd=tmp_path, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=child_env())
+        try:
+            wait_for(lambda: hold.holding, 60)
+            [sweep_dir] = map(Path, glob.glob(str(tmp_path / "outputs/*/*_sweep")))
+            (sweep_dir / "1_gemma3").symlink_to(away)
+            hold.release()
+            out, err = sweep.communicate(timeout=120)
+        finally:
+            sweep.kill()
+    job = sweep_dir / "1_gemma3"
+    assert (sweep.returncode, err) == (EXIT["sweep_failed"], (
+        f"benchrun: error: {job} is a symbolic link (to {away}) where the job's own folder in the sweep {sweep_dir} "
+        "belongs; a job writes only into a folder of its own: nothing was recorded through it (Hydra's copies of the "
+        "config were taken back); remove it and start the job again in a new sweep\n"))
+    assert "job 1_gemma3 (unknown model) missing: the job left no run.json; see its log" in out
+    assert (os.listdir(away), os.readlink(job)) == ([], str(away))

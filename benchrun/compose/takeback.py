@@ -74,6 +74,19 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
         folder.rmdir()
 
 
+def forget_copies_through(job_dir: Path) -> None:
+    """Take back what Hydra wrote for a sweep's job through `job_dir`, which is not the job's own folder (a symbolic
+    link planted where it belongs, refused at the claim): its three copies of the config, their folder if that empties
+    it, and the job's log if it holds nothing; nothing else there is touched, nor the link."""
+    for name in HYDRA_COPY_FILES:
+        (job_dir / HYDRA_COPIES / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # not empty: it held more than Hydra's copies
+        (job_dir / HYDRA_COPIES).rmdir()
+    with contextlib.suppress(OSError):
+        if (job_dir / LOG).stat().st_size == 0:
+            (job_dir / LOG).unlink()
+
+
 def note_new_run(run_dir: Path, top: Path | None) -> None:
     """Note `run_dir` as a single run's, with `top`, the first folder of its path that was not there before the run
     (`first_made`, found before the run's directory is made): no folder that was there before (one a script made for
