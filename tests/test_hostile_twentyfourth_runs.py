@@ -14,6 +14,9 @@ found bad, each with the rule it now obeys.
   refuses, at its claim, a directory that is not a folder of its own inside the sweep's (`archive.claims.stray_job_dir`,
   `RunWriter.create`), nothing of its run written; Hydra's copies written through it are taken back
   (`compose.takeback.forget_copies_through`); the sweep lists the job `missing` and exits 1
+- $HOME relative (`HOME=rel`, a script's or a container's): `~` was a folder of the working directory, the response
+  cache made in ./rel/.cache/benchrun, `outputs=~/runs` put under it. Now refused as an empty $HOME is, wherever `~`
+  is needed (`core.home.home`)
 """
 
 from __future__ import annotations
@@ -94,3 +97,19 @@ def test_a_sweep_job_directory_planted_as_a_link_is_refused_at_its_claim(tmp_pat
         "config were taken back); remove it and start the job again in a new sweep\n"))
     assert "job 1_gemma3 (unknown model) missing: the job left no run.json; see its log" in out
     assert (os.listdir(away), os.readlink(job)) == ([], str(away))
+
+
+@pytest.mark.parametrize(("given", "key", "what", "instead"), [
+    ("cache=true", "cache_dir", "the response cache's place, ~/.cache/benchrun", "XDG_CACHE_HOME, cache_dir= or cache=false"),
+    ("outputs=~/runs", None, "the override 'outputs=~/runs'", "give the path itself"),
+])
+def test_a_relative_home_is_refused_where_tilde_is_needed(tmp_path: Path, given: str, key: str | None, what: str,
+                                                          instead: str) -> None:
+    with FakeOllama(models=["llama3.2"]) as server:
+        result = run_benchrun("task=listbench", "cache=false", given, f"runner.host={server.url}", cwd=tmp_path,
+                              env={"HOME": "rel", "XDG_CACHE_HOME": ""})
+    at = f"{key}: " if key else ""
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {at}{what}: ~ is the home directory, and $HOME is 'rel', not an absolute path (~ would be a "
+        f"folder of the working directory); set HOME to an absolute path, or {instead}\n"))
+    assert not (tmp_path / "rel").exists()
