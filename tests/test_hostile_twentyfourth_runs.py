@@ -17,12 +17,23 @@ found bad, each with the rule it now obeys.
 - $HOME relative (`HOME=rel`, a script's or a container's): `~` was a folder of the working directory, the response
   cache made in ./rel/.cache/benchrun, `outputs=~/runs` put under it. Now refused as an empty $HOME is, wherever `~`
   is needed (`core.home.home`)
+- a limit of open files so low (`ulimit -n 12`) that a benchmark's own file could not be imported: said as that file's
+  fault, `in 'custom_response.py': cannot import: OSError: [Errno 24] Too many open files: '.'`, exit 2. Now this
+  process's limit (`core.errors.OWN_LIMITS`) is the system's error wherever user code meets it
+  (`compiler.usercode.contained`): `too many open files: .; nothing was asked; run ... is recorded as 'failed'`, exit 4
+- one a little higher (`ulimit -n 14`), at which the event loop cannot be made: the run's line, then `coroutine
+  'Interrupts.run.<locals>.cancellable' was never awaited` and a traceback of ten lines (`Exception ignored in
+  BaseEventLoop.__del__ ... AttributeError: ... no attribute '_ssock'`). Now the loop is made before the coroutine, and
+  the half-made loop's error as it is collected is dropped (`core.interrupts.Interrupts.run`, `_unraisable`)
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import os
+import re
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +124,27 @@ def test_a_relative_home_is_refused_where_tilde_is_needed(tmp_path: Path, given:
         f"benchrun: error: {at}{what}: ~ is the home directory, and $HOME is 'rel', not an absolute path (~ would be a "
         f"folder of the working directory); set HOME to an absolute path, or {instead}\n"))
     assert not (tmp_path / "rel").exists()
+
+
+def test_a_low_open_files_limit_is_the_systems_error_in_one_line(tmp_path: Path) -> None:
+    """Each limit from 10 to 16 open files, which stop a run at different places (a benchmark file's import, the
+    scratch folder, the event loop, the runner's import): one line each, the system's error, exit 4."""
+    said = []
+    with FakeOllama(models=["llama3.2"]) as server:
+        for limit in range(10, 17):
+            done = subprocess.run([sys.executable, "-m", "benchrun", "task=listbench", f"runner.host={server.url}",
+                                   "cache=false", f"hydra.run.dir=outputs/{limit}"], cwd=tmp_path, env=child_env(),
+                                  capture_output=True, text=True, timeout=120,
+                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit)))
+            said.append((done.returncode, _unnamed(done.stderr, tmp_path / "outputs" / str(limit))))
+    assert said == [(EXIT["archive"], "benchrun: error: too many open files; run RUN is recorded as 'failed' in DIR; "
+                     "...\n")] * 7
+
+
+def _unnamed(stderr: str, run_dir: Path) -> str:
+    """`stderr` with the file a system error names, the run's id and directory and what to do next left out."""
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"][:12] if (run_dir / "run.json").exists() else "?"
+    stderr = stderr.replace(run_id, "RUN").replace(str(run_dir.absolute()), "DIR")
+    stderr = re.sub(r"^(benchrun: error: too many open files)(: [^;]*)?(; nothing was asked)?", r"\1", stderr)
+    return re.sub(r"( with 0 of \d+ samples)? in DIR; (start it again|finish it with: benchrun-audit resume DIR)\n$",
+                  " in DIR; ...\n", stderr)
