@@ -25,10 +25,15 @@ found bad, each with the rule it now obeys.
   'Interrupts.run.<locals>.cancellable' was never awaited` and a traceback of ten lines (`Exception ignored in
   BaseEventLoop.__del__ ... AttributeError: ... no attribute '_ssock'`). Now the loop is made before the coroutine, and
   the half-made loop's error as it is collected is dropped (`core.interrupts.Interrupts.run`, `_unraisable`)
+- a run refused by the system as its job started (`ulimit -v 60000`: out of memory loading the ollama client) whose
+  taking back was refused too (listing its folder: `OSError: [Errno 12] Cannot allocate memory`): three tracebacks
+  chained, exit 1. Taking back is done as far as the system lets, and the run's own error is said
+  (`compose.takeback.forget_hydra_copies`)
 """
 
 from __future__ import annotations
 
+import errno
 import glob
 import json
 import os
@@ -40,6 +45,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.compose import takeback
 from benchrun.core.errors import EXIT
 from benchrun.testing.holding import Hold
 from benchrun.testing.inprocess import child_env
@@ -148,3 +154,30 @@ def _unnamed(stderr: str, run_dir: Path) -> str:
     stderr = re.sub(r"^(benchrun: error: too many open files)(: [^;]*)?(; nothing was asked)?", r"\1", stderr)
     return re.sub(r"( with 0 of \d+ samples)? in DIR; (start it again|finish it with: benchrun-audit resume DIR)\n$",
                   " in DIR; ...\n", stderr)
+
+
+def test_taking_back_a_run_goes_as_far_as_the_system_lets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of memory, the system refused to list the run's folder as it was taken back: that OSError replaced the
+    run's own error (three tracebacks, exit 1)."""
+    run_dir = tmp_path / "outputs" / "day" / "run"
+    (run_dir / ".hydra").mkdir(parents=True)
+    for name in ("config.yaml", "hydra.yaml", "overrides.yaml", "../benchrun.log"):
+        (run_dir / ".hydra" / name).write_text("x\n")
+    monkeypatch.setattr(takeback, "MADE_FOR_RUNS", {str(run_dir): tmp_path / "outputs"})
+
+    def refused(folder: Path):
+        raise OSError(errno.ENOMEM, "Cannot allocate memory", str(folder))
+
+    monkeypatch.setattr(Path, "iterdir", refused)
+    takeback.forget_hydra_copies(run_dir)
+    assert os.listdir(run_dir) == []
+
+
+def test_out_of_memory_as_a_library_loads_is_said_as_the_systems(tmp_path: Path) -> None:
+    """Not as a library that failed to load (`load_failure` leaves the system's refusals to their own line)."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "omegaconf.py").write_text("raise MemoryError\n")
+    result = run_benchrun("task=listbench", "dry_run=true", cwd=tmp_path,
+                          env={"PYTHONPATH": os.pathsep.join([str(shadow), WORKTREE])})
+    assert (result.returncode, result.stderr) == (EXIT["archive"], "benchrun: error: out of memory\n")

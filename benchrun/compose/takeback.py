@@ -50,7 +50,13 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
     a log that was there before, `note_found`, only the copies Hydra wrote into it), and each folder of the run's path
     that Hydra made for it (`note_new_run`: its date directory, `outputs/` and above) if that empties it; with `secret`
     also the sweep's multirun.yaml (its config may hold one). A sweep's job (`keep`) keeps its directory and log, the
-    record of how it ended, and loses only what may hold a secret."""
+    record of how it ended, and loses only what may hold a secret. Taken back as far as the system lets (out of
+    memory, a folder it will not list): the error being said is the run's, not the taking back's."""
+    with contextlib.suppress(OSError):
+        _forget(run_dir, secret, keep)
+
+
+def _forget(run_dir: Path, secret: bool, keep: bool) -> None:
     if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
         return
     path = Path(os.path.abspath(run_dir))

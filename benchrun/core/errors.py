@@ -207,6 +207,8 @@ def _out_of_inodes(path: str | bytes | os.PathLike[str] | None) -> bool:
 def load_failure(err: Exception) -> str | None:
     """One line for an error raised while Python loaded a module of benchrun's or of a library's it uses (a broken
     `rich.py` on PYTHONPATH shadowing the library): the file that raised it; None for any other error."""
+    if refused_by_system(err):  # out of memory as a module loads: said as the system's refusal
+        return None
     loading = [frame.filename for frame in traceback.extract_tb(err.__traceback__) if frame.name == "<module>"]
     if isinstance(err, SyntaxError) and str(err.filename).endswith(".py"):  # its file never ran: no frame of its own
         loading.append(err.filename)
