@@ -29,6 +29,10 @@ found bad, each with the rule it now obeys.
   taking back was refused too (listing its folder: `OSError: [Errno 12] Cannot allocate memory`): three tracebacks
   chained, exit 1. Taking back is done as far as the system lets, and the run's own error is said
   (`compose.takeback.forget_hydra_copies`)
+- a run directory (hydra.run.dir) holding a named pipe where Hydra writes the run's log (`benchrun.log`) or a copy of
+  the config (`.hydra/config.yaml`): the run hung at its start for good, waiting for a reader; a symbolic link there
+  (`benchrun.log -> ../victim`) had Hydra's log appended to the file it names. Now refused before Hydra writes, as a
+  run's own files are (`callbacks._unowned_hydra_file`, with `archive.dirlock.own_file`)
 """
 
 from __future__ import annotations
@@ -181,3 +185,25 @@ def test_out_of_memory_as_a_library_loads_is_said_as_the_systems(tmp_path: Path)
     result = run_benchrun("task=listbench", "dry_run=true", cwd=tmp_path,
                           env={"PYTHONPATH": os.pathsep.join([str(shadow), WORKTREE])})
     assert (result.returncode, result.stderr) == (EXIT["archive"], "benchrun: error: out of memory\n")
+
+
+@pytest.mark.parametrize(("name", "planted", "said"), [
+    ("benchrun.log", "fifo", "a named pipe (FIFO), where the run's own file belongs; benchrun writes only into its own "
+                             "files"),
+    (".hydra/config.yaml", "fifo", "a named pipe (FIFO), where the run's own file belongs; benchrun writes only into "
+                                   "its own files"),
+    ("benchrun.log", "link", "a symbolic link (to ../victim), where the run's own file belongs; benchrun never "
+                             "writes through one: put the file itself there"),
+])
+@pytest.mark.parametrize("dry", [False, True])
+def test_a_run_directory_with_a_pipe_or_link_where_hydra_writes_is_refused(tmp_path: Path, name: str, planted: str,
+                                                                          said: str, dry: bool) -> None:
+    path = tmp_path / "d" / name
+    path.parent.mkdir(parents=True)
+    (tmp_path / "victim").write_text("precious\n")
+    os.mkfifo(path) if planted == "fifo" else path.symlink_to("../victim")
+    result = run_benchrun("task=listbench", "hydra.run.dir=d", "runner.host=http://127.0.0.1:9", f"dry_run={dry}",
+                          cwd=tmp_path, timeout=30)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'd/{name}': {said}; nothing was changed; pick a new directory (hydra.run.dir=...)\n"))
+    assert (tmp_path / "victim").read_text() == "precious\n"
