@@ -22,13 +22,13 @@ from benchrun.core.errors import (
     BenchrunError,
     ConfigError,
     RunInterrupted,
-    load_failure,
     os_error_line,
     os_problem,
     refused_by_system,
 )
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.loading import hidden, load_failure
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 from benchrun.core.text import undecoded, unreadable_here
 
@@ -105,8 +105,8 @@ def main() -> None:
     except ModuleNotFoundError as err:  # one of benchrun's own dependencies (a user's file's imports are its error)
         if verbose:
             raise
-        _plain_error(f"{err}: benchrun is not installed in this Python ({sys.executable}) with what it needs; install "
-                     "it as the README says")
+        _plain_error(f"{err}" + (hidden() or f": benchrun is not installed in this Python ({sys.executable}) with what "
+                                          "it needs; install it as the README says"))
     except Exception as err:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)

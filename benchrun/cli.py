@@ -34,12 +34,12 @@ from benchrun.core.errors import (
     BenchrunError,
     ConfigError,
     RunInterrupted,
-    load_failure,
     os_problem,
     refused_by_system,
 )
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
+from benchrun.core.loading import load_failure
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_streams
 from benchrun.core.yamlfile import syntax_error

@@ -3,8 +3,10 @@ found bad, each with the rule it now obeys.
 
 - benchrun's own code failing to load (a broken `rich.py` or `omegaconf.py` on PYTHONPATH shadowing the library, or
   one benchrun loads only as a run starts): `python -m benchrun` ended in an UnboundLocalError of its own, its error
-  reporter being what had failed to load. Now one line naming the file that failed and why, exit 2
-  (`benchrun.core.errors.load_failure`)
+  reporter being what had failed to load; a harmless `yaml.py` or `rich.py` of the working directory, which `python -m
+  benchrun` imports in place of the library, the same, or `benchrun is not installed in this Python ...; install it as
+  the README says`. Now one line naming the file that failed and why, and the file that hides the library, exit 2
+  (`benchrun.core.loading`)
 - a run refused as its job starts (a config value out of range) in a folder without `outputs/`: the run's folder and
   its date folder were taken back, `outputs/` (and every folder above it made for the run, `outputs=new/deep/dir`)
   left behind empty. Now each folder Hydra made for the run is taken back if that empties it
@@ -61,6 +63,10 @@ from tests.helpers.commands import run_benchrun
 WORKTREE = str(Path(__file__).resolve().parents[1])
 
 
+HIDES = ("(as '{module}'), of the working directory or $PYTHONPATH, hides the library of that name that benchrun "
+         "imports: rename it, or run benchrun from another directory")
+
+
 @pytest.mark.parametrize(("module", "body", "why"), [
     ("omegaconf", "raise RuntimeError('broken on purpose')\n", "RuntimeError: broken on purpose"),
     ("rich", "raise RuntimeError('broken on purpose')\n", "RuntimeError: broken on purpose"),
@@ -74,9 +80,26 @@ def test_a_library_that_fails_to_load_is_one_line(tmp_path: Path, module: str, b
     result = run_benchrun("task=listbench", "dry_run=true", cwd=tmp_path, env={"PYTHONPATH": path})
     assert (result.returncode, result.stdout) == (EXIT["usage"], "")
     assert result.stderr == (f"benchrun: error: Python could not load {shadow / module}.py, which benchrun needs: {why}; "
-                             f"a file of that name on PYTHONPATH ('{path}') or in the working directory may hide the "
-                             "module benchrun imports\n")
+                             f"{shadow / module}.py {HIDES.format(module=module)}\n")
     assert sorted(os.listdir(tmp_path)) == ["shadow"]
+
+
+@pytest.mark.parametrize(("module", "said"), [
+    ("yaml", "Python could not load {omegaconf}/_utils.py, which benchrun needs: AttributeError: module 'yaml' has no "
+             "attribute 'Dumper'"),
+    ("rich", "No module named 'rich.console'; 'rich' is not a package"),
+])
+def test_a_file_of_the_working_directory_named_as_a_library_is_named(tmp_path: Path, module: str, said: str) -> None:
+    """`python -m benchrun` imports a user's own `yaml.py` or `rich.py` of the working directory in place of the
+    library: an UnboundLocalError, or `benchrun is not installed in this Python ...; install it as the README says`."""
+    import omegaconf
+
+    (tmp_path / f"{module}.py").write_text("x = 1\n")
+    result = run_benchrun("task=listbench", "dry_run=true", cwd=tmp_path)
+    where = tmp_path / f"{module}.py"
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {said.format(omegaconf=Path(omegaconf.__file__).parent)}; {where} "
+        f"{HIDES.format(module=module)}\n"))
 
 
 @pytest.mark.parametrize("outputs", [None, "new/deep/outputs"])

@@ -23,7 +23,6 @@ from __future__ import annotations
 import errno
 import os
 import resource
-import traceback
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -202,22 +201,6 @@ def _out_of_inodes(path: str | bytes | os.PathLike[str] | None) -> bool:
     except OSError:
         return False
     return room.f_files > 0 and room.f_favail == 0 and room.f_bavail > 0
-
-
-def load_failure(err: Exception) -> str | None:
-    """One line for an error raised while Python loaded a module of benchrun's or of a library's it uses (a broken
-    `rich.py` on PYTHONPATH shadowing the library): the file that raised it; None for any other error."""
-    if refused_by_system(err):  # out of memory as a module loads: said as the system's refusal
-        return None
-    loading = [frame.filename for frame in traceback.extract_tb(err.__traceback__) if frame.name == "<module>"]
-    if isinstance(err, SyntaxError) and str(err.filename).endswith(".py"):  # its file never ran: no frame of its own
-        loading.append(err.filename)
-    if not loading:
-        return None
-    where = loading[-1]
-    why = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-    return (f"Python could not load {where}, which benchrun needs: {why}; a file of that name on PYTHONPATH "
-            f"({os.environ.get('PYTHONPATH', '')!r}) or in the working directory may hide the module benchrun imports")
 
 
 def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
