@@ -28,7 +28,7 @@ from benchrun.core.errors import (
 )
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.loading import hidden, load_failure
+from benchrun.core.loading import load_failure, missing_line
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 from benchrun.core.text import undecoded, unreadable_here
 
@@ -105,8 +105,7 @@ def main() -> None:
     except ModuleNotFoundError as err:  # one of benchrun's own dependencies (a user's file's imports are its error)
         if verbose:
             raise
-        _plain_error(f"{err}" + (hidden() or f": benchrun is not installed in this Python ({sys.executable}) with what "
-                                          "it needs; install it as the README says"))
+        _plain_error(missing_line(err))
     except Exception as err:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)

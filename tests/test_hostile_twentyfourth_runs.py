@@ -230,3 +230,13 @@ def test_a_run_directory_with_a_pipe_or_link_where_hydra_writes_is_refused(tmp_p
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'd/{name}': {said}; nothing was changed; pick a new directory (hydra.run.dir=...)\n"))
     assert (tmp_path / "victim").read_text() == "precious\n"
+
+
+def test_a_file_of_the_working_directory_hiding_rich_is_named_by_benchrun_audit(tmp_path: Path) -> None:
+    """benchrun-audit loads rich as it starts: a traceback ending `ModuleNotFoundError: No module named 'rich.console';
+    'rich' is not a package`, exit 1."""
+    (tmp_path / "rich.py").write_text("x = 1\n")
+    result = run_benchrun("list", cwd=tmp_path, module="benchrun.audit")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: No module named 'rich.console'; 'rich' is not a package; {tmp_path / 'rich.py'} "
+        f"{HIDES.format(module='rich')}\n"))

@@ -30,6 +30,13 @@ def load_failure(err: Exception) -> str | None:
     return f"Python could not load {loading[-1]}, which benchrun needs: {why}{hidden(loading[-1])}"
 
 
+def missing_line(err: ImportError) -> str:
+    """The line for a module benchrun needs that Python did not find (`No module named 'rich.console'`): what hides the
+    library, else that benchrun is not installed with what it needs."""
+    return f"{err}" + (hidden() or f": benchrun is not installed in this Python ({sys.executable}) with what it needs; "
+                       "install it as the README says")
+
+
 def hidden(*files: str) -> str:
     """`; /cwd/yaml.py hides the library 'yaml' ...`, for each module loaded from the working directory or $PYTHONPATH
     (or among `files`) that takes a library's name; empty when there is none."""
