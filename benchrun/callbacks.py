@@ -78,8 +78,9 @@ class RunDirCheck(Callback):
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
             if why := refusal(run_dir) or _unowned_hydra_file(run_dir):
                 _refuse(why)
+            top = takeback.first_made(Path(os.path.abspath(run_dir)))  # hydra.run.dir's folders, if it makes them
             _hold(run_dir)
-            takeback.note_found(run_dir)
+            takeback.note_new_run(run_dir, top)
             return
         _check_outputs(config, "hydra.run.dir")
         _check_inside(config)

@@ -10,7 +10,8 @@ found bad, each with the rule it now obeys.
 - a run refused as its job starts (a config value out of range) in a folder without `outputs/`: the run's folder and
   its date folder were taken back, `outputs/` (and every folder above it made for the run, `outputs=new/deep/dir`)
   left behind empty. Now each folder Hydra made for the run is taken back if that empties it
-  (`compose.takeback.forget_hydra_copies`)
+  (`compose.takeback.forget_hydra_copies`); and a dry run refused so with `hydra.run.dir=q/r/s` left all three
+  folders: they are noted as made for it, as a run's are (`callbacks.RunDirCheck.on_run_start`)
 - a sweep's job directory planted as a symbolic link (to a folder elsewhere) while an earlier job runs: Hydra made and
   wrote its copies through it, and the job's whole run was written there, the sweep `completed`, exit 0. Now the job
   refuses, at its claim, a directory that is not a folder of its own inside the sweep's (`archive.claims.stray_job_dir`,
@@ -240,3 +241,10 @@ def test_a_file_of_the_working_directory_hiding_rich_is_named_by_benchrun_audit(
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: No module named 'rich.console'; 'rich' is not a package; {tmp_path / 'rich.py'} "
         f"{HIDES.format(module='rich')}\n"))
+
+
+def test_a_dry_run_refused_as_it_starts_leaves_no_folder_it_made(tmp_path: Path) -> None:
+    result = run_benchrun("task=listbench", "hydra.run.dir=q/r/s", "dry_run=true", "runner.concurrency=-1", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (
+        EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: Input should be greater than or equal to 1\n")
+    assert os.listdir(tmp_path) == []
