@@ -6,7 +6,7 @@ found bad, each with the rule it now obeys.
   reporter being what had failed to load; a harmless `yaml.py` or `rich.py` of the working directory, which `python -m
   benchrun` imports in place of the library, the same, or `benchrun is not installed in this Python ...; install it as
   the README says`. Now one line naming the file that failed and why, and the file that hides the library, exit 2
-  (`benchrun.core.loading`)
+  (`benchrun.core.loading`); benchrun-audit the same (`verify`/`resume` beside a `yaml.py`: a traceback, exit 1)
 - a run refused as its job starts (a config value out of range) in a folder without `outputs/`: the run's folder and
   its date folder were taken back, `outputs/` (and every folder above it made for the run, `outputs=new/deep/dir`)
   left behind empty. Now each folder Hydra made for the run is taken back if that empties it
@@ -59,7 +59,7 @@ from benchrun.testing.inprocess import child_env
 from benchrun.testing.lab import wait_for
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import run_benchrun
+from tests.helpers.commands import make_run, run_benchrun
 
 WORKTREE = str(Path(__file__).resolve().parents[1])
 
@@ -248,3 +248,20 @@ def test_a_dry_run_refused_as_it_starts_leaves_no_folder_it_made(tmp_path: Path)
     assert (result.returncode, result.stderr) == (
         EXIT["usage"], "benchrun: error: in 'config': runner.concurrency: Input should be greater than or equal to 1\n")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(("command", "said"), [
+    ("verify", "AttributeError: module 'yaml' has no attribute 'YAMLError'"),
+    ("resume", "Python could not load {yamlfile}, which benchrun needs: AttributeError: module 'yaml' has no attribute "
+               "'SafeLoader'"),
+])
+def test_a_yaml_py_of_the_working_directory_is_named_by_audit_commands(tmp_path: Path, command: str, said: str) -> None:
+    """verify and resume met the user's `yaml.py` in place of the library: a traceback, exit 1."""
+    from benchrun.core import yamlfile
+
+    run_dir = make_run(tmp_path, "task=listbench", models=("llama3.2",))
+    (tmp_path / "yaml.py").write_text("x = 1\n")
+    result = run_benchrun(command, str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {said.format(yamlfile=yamlfile.__file__)}; {tmp_path / 'yaml.py'} "
+        f"{HIDES.format(module='yaml')}\n"))

@@ -80,6 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         output.error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}")
         return EXIT["interrupted"]
+    except Exception as err:  # a library hidden by a file of the working directory (`yaml.py`), or that failed to load
+        if verbose or (said := load_failure(err)) is None:
+            raise
+        output.error(said)
+        return EXIT["usage"]
 
 
 def entry() -> None:

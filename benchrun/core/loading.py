@@ -16,17 +16,17 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load_failure(err: Exception) -> str | None:
-    """One line for an error raised while Python loaded a module of benchrun's or of a library's it uses: the file
-    that raised it, and what hides a library (`shadows`); None for any other error, and for the system's refusal (out
-    of memory as a module loads), said as such."""
+    """One line for an error raised while Python loaded a module of benchrun's or of a library's it uses (the file
+    that raised it), or raised anywhere while a file hides a library (`hidden`), with what hides it; None for any
+    other error, and for the system's refusal (out of memory as a module loads), said as such."""
     if refused_by_system(err):
         return None
     loading = [frame.filename for frame in traceback.extract_tb(err.__traceback__) if frame.name == "<module>"]
     if isinstance(err, SyntaxError) and str(err.filename).endswith(".py"):  # its file never ran: no frame of its own
         loading.append(err.filename)
-    if not loading:
-        return None
     why = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    if not loading:  # raised as the code ran: said so only when a library was hidden (`yaml.YAMLError` not there)
+        return f"{why}{shown}" if (shown := hidden()) else None
     return f"Python could not load {loading[-1]}, which benchrun needs: {why}{hidden(loading[-1])}"
 
 
