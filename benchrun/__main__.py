@@ -110,14 +110,17 @@ def main() -> None:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)
             sys.exit(EXIT["sweep_failed"])
-        if not verbose and (unloaded := load_failure(err)) is not None:
-            _plain_error(unloaded)
         line, code = _hydra_error(err), EXIT["usage"]
+        if line is None and not verbose and (unloaded := load_failure(err)) is not None:
+            _plain_error(unloaded)
         if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
             line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
         _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
         if verbose or line is None:
             raise
+        if (cli := sys.modules.get("benchrun.cli")) is not None and (sweep := cli.stopped_sweep(
+                f"the sweep stopped: {line}")) is not None:  # its jobs had begun: sweep.json says which ran
+            line = f"{line}; {sweep}"
         _error(line)
         sys.exit(code)
     _said_whole()

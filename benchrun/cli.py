@@ -262,15 +262,22 @@ def lost_sweep(err: Exception) -> str | None:
 def interrupted_sweep(signal_name: str) -> str | None:
     """After a signal stopped a sweep whose jobs had started: every job whose process died recorded as `interrupted`,
     sweep.json written and the sweep printed; what the line says of it. None when no job had started."""
-    settled = _settle_sweep(f"interrupted by {signal_name}, with the sweep")
+    return stopped_sweep(f"interrupted by {signal_name}, with the sweep")
+
+
+def stopped_sweep(reason: str) -> str | None:
+    """After a sweep whose jobs had started stopped (`reason`: a signal, or an error Hydra's basic launcher met as it
+    made a job's directory, a file planted there): as `interrupted_sweep` says it. None when no job had started."""
+    settled = _settle_sweep(reason)
     if settled is None or isinstance(settled, str):
         return settled
     sweep_dir, _, jobs = settled
     statuses = [job.status for job in jobs]
+    stopped = [job for job in jobs if job.status == "interrupted"]  # none: nothing to finish
     return (f"the sweep in {sweep_dir} is recorded in its sweep.json, {len(statuses)} "
             f"job{'s' * (len(statuses) != 1)} started "
             f"({', '.join(f'{n} {status}' for status, n in Counter(statuses).items())}); a job it does not list never "
-            f"started; {_finishing([job for job in jobs if job.status == 'interrupted'], ' interrupted one')}")
+            f"started" + (f"; {_finishing(stopped, ' interrupted one')}" if stopped else ""))
 
 
 def _finishing(jobs: list[SweepJob], each: str) -> str:

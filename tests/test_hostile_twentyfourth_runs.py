@@ -16,7 +16,9 @@ found bad, each with the rule it now obeys.
   wrote its copies through it, and the job's whole run was written there, the sweep `completed`, exit 0. Now the job
   refuses, at its claim, a directory that is not a folder of its own inside the sweep's (`archive.claims.stray_job_dir`,
   `RunWriter.create`), nothing of its run written; Hydra's copies written through it are taken back
-  (`compose.takeback.forget_copies_through`); the sweep lists the job `missing` and exits 1
+  (`compose.takeback.forget_copies_through`); the sweep lists the job `missing` and exits 1. A file planted there
+  instead stopped the sweep (Hydra's basic launcher: `file exists`) with no sweep.json, the completed job listed
+  nowhere: now the sweep is settled and its line says so, as for a signal (`cli.stopped_sweep`, from `__main__`)
 - $HOME relative (`HOME=rel`, a script's or a container's): `~` was a folder of the working directory, the response
   cache made in ./rel/.cache/benchrun, `outputs=~/runs` put under it. Now refused as an empty $HOME is, wherever `~`
   is needed (`core.home.home`)
@@ -118,9 +120,8 @@ def test_a_run_refused_as_its_job_starts_leaves_no_folder_it_made(tmp_path: Path
     assert [sorted(os.listdir(tmp_path)), os.listdir(tmp_path / "kept")] == [["kept"], []]
 
 
-def test_a_sweep_job_directory_planted_as_a_link_is_refused_at_its_claim(tmp_path: Path) -> None:
-    away = tmp_path / "away"
-    away.mkdir()
+def _planted_sweep(tmp_path: Path, plant) -> tuple[subprocess.Popen, str, str, Path]:
+    """A basic sweep of two models, `plant(job_dir)` done to its second job's directory while the first is held."""
     hold = Hold(listbench_answer, after=1)
     with FakeOllama(models=["llama3.2", "gemma3"], responder=hold) as server:
         sweep = subprocess.Popen([sys.executable, "-m", "benchrun", "-m", "runner.model=llama3.2,gemma3",
@@ -130,11 +131,18 @@ def test_a_sweep_job_directory_planted_as_a_link_is_refused_at_its_claim(tmp_pat
         try:
             wait_for(lambda: hold.holding, 60)
             [sweep_dir] = map(Path, glob.glob(str(tmp_path / "outputs/*/*_sweep")))
-            (sweep_dir / "1_gemma3").symlink_to(away)
+            plant(sweep_dir / "1_gemma3")
             hold.release()
             out, err = sweep.communicate(timeout=120)
         finally:
             sweep.kill()
+    return sweep, out, err, sweep_dir
+
+
+def test_a_sweep_job_directory_planted_as_a_link_is_refused_at_its_claim(tmp_path: Path) -> None:
+    away = tmp_path / "away"
+    away.mkdir()
+    sweep, out, err, sweep_dir = _planted_sweep(tmp_path, lambda job: job.symlink_to(away))
     job = sweep_dir / "1_gemma3"
     assert (sweep.returncode, err) == (EXIT["sweep_failed"], (
         f"benchrun: error: {job} is a symbolic link (to {away}) where the job's own folder in the sweep {sweep_dir} "
@@ -265,3 +273,15 @@ def test_a_yaml_py_of_the_working_directory_is_named_by_audit_commands(tmp_path:
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: {said.format(yamlfile=yamlfile.__file__)}; {tmp_path / 'yaml.py'} "
         f"{HIDES.format(module='yaml')}\n"))
+
+
+def test_a_sweep_stopped_by_a_file_planted_as_a_job_directory_records_what_ran(tmp_path: Path) -> None:
+    """Hydra's basic launcher could not make the job's directory (`file exists`) and the sweep stopped there: one line,
+    but no sweep.json, the completed job listed nowhere."""
+    sweep, _, err, sweep_dir = _planted_sweep(tmp_path, lambda job: job.write_text("mine\n"))
+    assert (sweep.returncode, err) == (EXIT["archive"], (
+        f"benchrun: error: file exists: {sweep_dir / '1_gemma3'}; the sweep in {sweep_dir} is recorded in its "
+        "sweep.json, 1 job started (1 completed); a job it does not list never started\n"))
+    jobs = json.loads((sweep_dir / "sweep.json").read_text())["jobs"]
+    assert [(job["dir"], job["status"]) for job in jobs] == [("0_llama3.2", "completed")]
+    assert (sweep_dir / "1_gemma3").read_text() == "mine\n"

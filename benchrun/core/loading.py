@@ -26,21 +26,23 @@ def load_failure(err: Exception) -> str | None:
         loading.append(err.filename)
     why = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
     if not loading:  # raised as the code ran: said so only when a library was hidden (`yaml.YAMLError` not there)
-        return f"{why}{shown}" if (shown := hidden()) else None
-    return f"Python could not load {loading[-1]}, which benchrun needs: {why}{hidden(loading[-1])}"
+        return f"{why}{shown}" if (shown := hidden(named_in=why)) else None
+    return f"Python could not load {loading[-1]}, which benchrun needs: {why}{hidden(loading[-1], named_in=why)}"
 
 
 def missing_line(err: ImportError) -> str:
     """The line for a module benchrun needs that Python did not find (`No module named 'rich.console'`): what hides the
     library, else that benchrun is not installed with what it needs."""
-    return f"{err}" + (hidden() or f": benchrun is not installed in this Python ({sys.executable}) with what it needs; "
+    return f"{err}" + (hidden(named_in=str(err)) or f": benchrun is not installed in this Python ({sys.executable}) with what it needs; "
                        "install it as the README says")
 
 
-def hidden(*files: str) -> str:
-    """`; /cwd/yaml.py hides the library 'yaml' ...`, for each module loaded from the working directory or $PYTHONPATH
-    (or among `files`) that takes a library's name; empty when there is none."""
-    found = sorted({path for path in (*files, *_loaded()) if _top_name(path) is not None})
+def hidden(*files: str, named_in: str = "") -> str:
+    """`; /cwd/yaml.py hides the library 'yaml' ...`, for each of `files`, and each module loaded from the working
+    directory or $PYTHONPATH whose name the error's text `named_in` quotes (`module 'yaml' has no attribute`), that
+    takes a library's name; empty when there is none (a project's own `tests/` is not named for an unrelated error)."""
+    loaded = [path for path in _loaded() if f"'{_top_name(path)}" in named_in]
+    found = sorted({path for path in (*files, *loaded) if _top_name(path) is not None})
     if not found:
         return ""
     names = ", ".join(f"{path} (as {_top_name(path)!r})" for path in found)
