@@ -28,6 +28,7 @@ from benchrun.core.errors import (
 )
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.loading import load_failure, missing_line
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 from benchrun.core.text import undecoded, unreadable_here
 
@@ -68,7 +69,7 @@ def main() -> None:
         typed = sys.argv[1:]
         sys.argv[1:] = [_home(arg) for arg in typed]
         _text_words(typed, sys.argv[1:])
-        from benchrun.cli import hydra_error, hydra_main  # imported here: an interrupt while Hydra loads is quiet too
+        from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads is quiet too
         from benchrun.compose.config import refuse_bad_overrides, refuse_replaced_config
         from benchrun.core.shards import expand_shards
 
@@ -104,19 +105,22 @@ def main() -> None:
     except ModuleNotFoundError as err:  # one of benchrun's own dependencies (a user's file's imports are its error)
         if verbose:
             raise
-        print(f"benchrun: error: {err}: benchrun is not installed in this Python ({sys.executable}) with what it "
-              "needs; install it as the README says", file=sys.stderr)  # not _error: rich may be what is missing
-        sys.exit(EXIT["usage"])
+        _plain_error(missing_line(err))
     except Exception as err:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)
             sys.exit(EXIT["sweep_failed"])
-        line, code = hydra_error(err), EXIT["usage"]
+        line, code = _hydra_error(err), EXIT["usage"]
+        if line is None and not verbose and (unloaded := load_failure(err)) is not None:
+            _plain_error(unloaded)
         if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
             line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
         _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
         if verbose or line is None:
             raise
+        if (cli := sys.modules.get("benchrun.cli")) is not None and (sweep := cli.stopped_sweep(
+                f"the sweep stopped: {line}")) is not None:  # its jobs had begun: sweep.json says which ran
+            line = f"{line}; {sweep}"
         _error(line)
         sys.exit(code)
     _said_whole()
@@ -210,6 +214,19 @@ def _exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _plain_error(line: str) -> None:
+    """Say `line` as an error and exit 2, printed without benchrun.console: rich, or benchrun's own code, may be what
+    could not be loaded."""
+    print(f"benchrun: error: {' '.join(line.split())}", file=sys.stderr)
+    sys.exit(EXIT["usage"])
+
+
+def _hydra_error(err: Exception) -> str | None:
+    """One line for an error of Hydra's (see benchrun.cli.hydra_error); None for any other, or before it was loaded."""
+    cli = sys.modules.get("benchrun.cli")
+    return None if cli is None else cli.hydra_error(err)
 
 
 def _lost_sweep(err: Exception) -> str | None:

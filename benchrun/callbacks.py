@@ -20,6 +20,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from benchrun.archive.claims import holds_sweep, refusal
+from benchrun.archive.dirlock import own_file
 from benchrun.archive.sweep import write_sweep_summary
 from benchrun.archive.sweepsources import changed_source
 from benchrun.compiler.tasksdir import tasks_around
@@ -28,10 +29,10 @@ from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
-from benchrun.core.errors import EXIT, BenchrunError, ConfigError, os_error_line
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.keys import override_key
-from benchrun.core.layout import MULTIRUN_FILE
+from benchrun.core.layout import HYDRA_COPIES, HYDRA_COPY_FILES, LOG, MULTIRUN_FILE
 
 Hook = Callable[..., None]
 
@@ -75,14 +76,15 @@ class RunDirCheck(Callback):
             _refuse(why)
         _check_outside_tasks(config, "hydra.run.dir", run_dir)
         if config.get("dry_run"):  # Hydra's copies go to its private directory, or to one hydra.run.dir names
-            if why := refusal(run_dir):
+            if why := refusal(run_dir) or _unowned_hydra_file(run_dir):
                 _refuse(why)
+            top = takeback.first_made(Path(os.path.abspath(run_dir)))  # hydra.run.dir's folders, if it makes them
             _hold(run_dir)
-            takeback.note_found(run_dir)
+            takeback.note_new_run(run_dir, top)
             return
         _check_outputs(config, "hydra.run.dir")
         _check_inside(config)
-        why = refusal(run_dir)
+        why = refusal(run_dir) or _unowned_hydra_file(run_dir)
         if why:
             _refuse(why)
         top = takeback.first_made(Path(os.path.abspath(run_dir)))
@@ -266,6 +268,20 @@ def _given(config: DictConfig, directory: str) -> bool:
     """Whether the command line names the run's or sweep's `directory` (hydra.run.dir=...), which outputs= then does
     not set."""
     return any(override_key(o) == directory for o in OmegaConf.to_container(config.hydra.overrides.hydra))
+
+
+def _unowned_hydra_file(run_dir: Path) -> str | None:
+    """Why Hydra cannot write a run's log or its copies of the config in `run_dir`: one there already that is not a
+    file of its own (`own_file`: a named pipe held the run at its start for good, waiting for a reader; a symbolic
+    link was written through); None when it can."""
+    copies = run_dir / HYDRA_COPIES
+    try:
+        own_file(copies, "folder")
+        for path in (run_dir / LOG, *(copies / name for name in HYDRA_COPY_FILES)):
+            own_file(path)
+    except ArchiveError as err:
+        return f"{err}; nothing was changed; pick a new directory (hydra.run.dir=...)"
+    return None
 
 
 def _check_subdir(config: DictConfig, jobs: float) -> None:

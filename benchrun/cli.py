@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import GrammarParseError, InterpolationResolutionError, OmegaConfBaseException, ValidationError
 
 from benchrun.app import run
+from benchrun.archive.claims import stray_job_dir
 from benchrun.compose import takeback
 from benchrun.compose.config import register_with_hydra, unresolvable
 from benchrun.compose.labels import swept_keys, varied
@@ -38,6 +39,7 @@ from benchrun.core.errors import (
 )
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
+from benchrun.core.loading import load_failure
 from benchrun.core.resources import conf_dir
 from benchrun.core.stdfds import display_streams
 from benchrun.core.yamlfile import syntax_error
@@ -72,20 +74,32 @@ def hydra_main(cfg: DictConfig) -> int:
     except KeyboardInterrupt as err:
         code = interrupted(err, run_dir, worker)
     except BenchrunError as err:  # reported here: a task function that raises makes Hydra print more than one line
+        if sweep is not None and stray_job_dir(run_dir, sweep) is not None:
+            takeback.forget_copies_through(run_dir)
         if os.environ.get(VERBOSE_ENV) == "1":
             raise
         output.error(str(err))
         code = err.exit_code
-    except (MemoryError, RuntimeError) as err:  # before a run claimed its directory (a run's own is said with what it
-        if os.environ.get(VERBOSE_ENV) == "1" or not refused_by_system(err):  # records): out of memory, or of threads
+    except Exception as err:
+        if os.environ.get(VERBOSE_ENV) == "1" or (said := _unexpected(err)) is None:
             raise
         if not (run_dir / RUN).exists():
             forget_hydra_copies(run_dir)
-        output.error(f"{os_problem(err)} before the run started: nothing was asked or recorded")
-        code = EXIT["archive"]
+        output.error(said[0])
+        code = said[1]
     if code and not multirun:
         sys.exit(code)
     return code
+
+
+def _unexpected(err: Exception) -> tuple[str, int] | None:
+    """The line and exit code for an error no part of the run said: the system refusing a run before it claimed its
+    directory (a run's own is said with what it records: out of memory, or of threads), or a module benchrun loads
+    lazily that fails to load (`load_failure`); None for any other (a bug: its traceback)."""
+    if isinstance(err, (MemoryError, RuntimeError)) and refused_by_system(err):
+        return f"{os_problem(err)} before the run started: nothing was asked or recorded", EXIT["archive"]
+    line = load_failure(err)
+    return None if line is None else (line, EXIT["usage"])
 
 
 def interrupted(err: KeyboardInterrupt, run_dir: Path, worker: bool) -> int:
@@ -248,15 +262,22 @@ def lost_sweep(err: Exception) -> str | None:
 def interrupted_sweep(signal_name: str) -> str | None:
     """After a signal stopped a sweep whose jobs had started: every job whose process died recorded as `interrupted`,
     sweep.json written and the sweep printed; what the line says of it. None when no job had started."""
-    settled = _settle_sweep(f"interrupted by {signal_name}, with the sweep")
+    return stopped_sweep(f"interrupted by {signal_name}, with the sweep")
+
+
+def stopped_sweep(reason: str) -> str | None:
+    """After a sweep whose jobs had started stopped (`reason`: a signal, or an error Hydra's basic launcher met as it
+    made a job's directory, a file planted there): as `interrupted_sweep` says it. None when no job had started."""
+    settled = _settle_sweep(reason)
     if settled is None or isinstance(settled, str):
         return settled
     sweep_dir, _, jobs = settled
     statuses = [job.status for job in jobs]
+    stopped = [job for job in jobs if job.status == "interrupted"]  # none: nothing to finish
     return (f"the sweep in {sweep_dir} is recorded in its sweep.json, {len(statuses)} "
             f"job{'s' * (len(statuses) != 1)} started "
             f"({', '.join(f'{n} {status}' for status, n in Counter(statuses).items())}); a job it does not list never "
-            f"started; {_finishing([job for job in jobs if job.status == 'interrupted'], ' interrupted one')}")
+            f"started" + (f"; {_finishing(stopped, ' interrupted one')}" if stopped else ""))
 
 
 def _finishing(jobs: list[SweepJob], each: str) -> str:

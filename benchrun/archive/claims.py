@@ -64,8 +64,11 @@ def holds_sweep(folder: Path) -> bool:
         holds_run(job) for job in folder.iterdir() if job.is_dir() and not job.name.startswith(".")))
 
 
-def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
-    """Why no run can start in `run_dir` (it is not a directory, or it holds a run), or None when one can."""
+def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR, sweep: Path | None = None) -> str | None:
+    """Why no run can start in `run_dir` (it is not a directory, or it holds a run; a job of the sweep in `sweep` whose
+    directory is not its own, `stray_job_dir`), or None when one can."""
+    if sweep is not None and (why := stray_job_dir(run_dir, sweep)) is not None:
+        return why
     if run_dir.exists() and not run_dir.is_dir():
         return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
     if holds_run(run_dir):
@@ -83,6 +86,20 @@ def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str | None:
         return (f"{run_dir} holds the run directory {inner}: a run is never made around another run's files; nothing "
                 f"was changed; pick a new directory ({chosen_by})")
     return None
+
+
+def stray_job_dir(job_dir: Path, sweep: Path) -> str | None:
+    """Why `job_dir`, a job's directory of the sweep in `sweep`, is not a folder of its own inside the sweep's (a
+    symbolic link planted where it belongs as the sweep ran, which Hydra made and wrote its copies through, and the
+    run after them); None when it is one."""
+    inside = os.path.join(os.path.realpath(sweep), os.path.relpath(os.path.abspath(job_dir), os.path.abspath(sweep)))
+    if not os.path.islink(job_dir) and os.path.realpath(job_dir) == inside:
+        return None
+    what = f"a symbolic link (to {os.readlink(job_dir)})" if os.path.islink(job_dir) else \
+        f"a way out of the sweep's directory (to {os.path.realpath(job_dir)})"
+    return (f"{job_dir} is {what} where the job's own folder in the sweep {sweep} belongs; a job writes only into "
+            "a folder of its own: nothing was recorded through it (Hydra's copies of the config were taken back); "
+            "remove it and start the job again in a new sweep")
 
 
 def taken(run_dir: Path, chosen_by: str = HYDRA_DIR) -> str:

@@ -176,10 +176,11 @@ class RunWriter:
         """Whether `finish` wrote the final status (and the seal)."""
 
     @classmethod
-    def create(cls, run_dir: Path, info: RunInfo, chosen_by: str = HYDRA_DIR) -> RunWriter:
-        """Claim `run_dir` for a new run: refused when it holds a run or another process is writing it (the refusal
-        tells how to pick another with `chosen_by`, what named the directory)."""
-        why = refusal(run_dir, chosen_by)
+    def create(cls, run_dir: Path, info: RunInfo, chosen_by: str = HYDRA_DIR, sweep: Path | None = None) -> RunWriter:
+        """Claim `run_dir` for a new run (a job of the sweep in `sweep`): refused when it holds a run, another process
+        is writing it, or it is not the job's own folder (the refusal tells how to pick another with `chosen_by`, what
+        named the directory)."""
+        why = refusal(run_dir, chosen_by, sweep)
         if why:
             raise RunDirTaken(why)
         with writing(run_dir):

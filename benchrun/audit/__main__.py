@@ -10,8 +10,17 @@ import os
 import sys
 from typing import Sequence
 
-from benchrun.console import output
 from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line, refused_by_system
+from benchrun.core.loading import load_failure, missing_line
+
+try:
+    from benchrun.console import output
+except Exception as unloaded:  # rich missing, or hidden by a file of the working directory (`rich.py`): one line
+    said = missing_line(unloaded) if isinstance(unloaded, ModuleNotFoundError) else load_failure(unloaded)
+    if said is None or os.environ.get("HYDRA_FULL_ERROR") == "1" or "--verbose" in sys.argv:
+        raise
+    print(f"benchrun: error: {said}", file=sys.stderr)
+    sys.exit(EXIT["usage"])
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 
@@ -71,6 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         output.error(f"interrupted by {INTERRUPTS.signal_name() or 'SIGINT'}")
         return EXIT["interrupted"]
+    except Exception as err:  # a library hidden by a file of the working directory (`yaml.py`), or that failed to load
+        if verbose or (said := load_failure(err)) is None:
+            raise
+        output.error(said)
+        return EXIT["usage"]
 
 
 def entry() -> None:

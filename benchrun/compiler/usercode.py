@@ -28,7 +28,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 from benchrun.compiler.ownsource import LOADED, Held, from_source, own_root, refuse_linked_out, refuse_unrecorded
 from benchrun.compiler.runstate import kept
-from benchrun.core.errors import TaskError
+from benchrun.core.errors import OWN_LIMITS, TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.scratch import remove_scratch, scratch_folder
@@ -204,6 +204,8 @@ def contained(rel: str, doing: str, path: Path | None = None) -> Iterator[None]:
             _end_copy(pid)
             if isinstance(err, KeyboardInterrupt) and INTERRUPTS.received is not None:
                 raise  # a real Ctrl-C or SIGTERM, not the file's own doing
+            if isinstance(err, OSError) and err.errno in OWN_LIMITS:
+                raise  # this process's limit of open files (`ulimit -n`), told as the system's error, not the file's
             text = err.msg if isinstance(err, SyntaxError) else first_line(err)  # a SyntaxError's str repeats the place
             line = _line(err, path) if path is not None else ""
             raise TaskError(f"{doing}: {type(err).__name__}: {text}{line}", file=rel) from None

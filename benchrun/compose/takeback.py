@@ -47,10 +47,16 @@ def hydra_dir() -> Path | None:
 
 def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False) -> None:
     """Delete what Hydra wrote for a run that will not start: its .hydra/ copies, the job's log (of a copies folder or
-    a log that was there before, `note_found`, only the copies Hydra wrote into it), and the run
-    directory and its date directory if that empties them and Hydra made them for it (`note_new_run`); with `secret`
-    also the sweep's multirun.yaml (its config may hold one). A sweep's job (`keep`) keeps its directory and log, the record of how it ended, and loses only
-    what may hold a secret."""
+    a log that was there before, `note_found`, only the copies Hydra wrote into it), and each folder of the run's path
+    that Hydra made for it (`note_new_run`: its date directory, `outputs/` and above) if that empties it; with `secret`
+    also the sweep's multirun.yaml (its config may hold one). A sweep's job (`keep`) keeps its directory and log, the
+    record of how it ended, and loses only what may hold a secret. Taken back as far as the system lets (out of
+    memory, a folder it will not list): the error being said is the run's, not the taking back's."""
+    with contextlib.suppress(OSError):
+        _forget(run_dir, secret, keep)
+
+
+def _forget(run_dir: Path, secret: bool, keep: bool) -> None:
     if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
         return
     path = Path(os.path.abspath(run_dir))
@@ -68,12 +74,23 @@ def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False)
         (run_dir / LOG).unlink(missing_ok=True)
     if (top := MADE_FOR_RUNS.get(str(path))) is None:  # every folder of its path was there before the run
         return
-    for folder in (path, path.parent):
+    for folder in (folder for folder in (path, *path.parents) if folder.is_relative_to(top)):  # up to `top`, no further
         if not folder.is_dir() or any(folder.iterdir()):
             break
         folder.rmdir()
-        if folder == top:
-            break
+
+
+def forget_copies_through(job_dir: Path) -> None:
+    """Take back what Hydra wrote for a sweep's job through `job_dir`, which is not the job's own folder (a symbolic
+    link planted where it belongs, refused at the claim): its three copies of the config, their folder if that empties
+    it, and the job's log if it holds nothing; nothing else there is touched, nor the link."""
+    for name in HYDRA_COPY_FILES:
+        (job_dir / HYDRA_COPIES / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # not empty: it held more than Hydra's copies
+        (job_dir / HYDRA_COPIES).rmdir()
+    with contextlib.suppress(OSError):
+        if (job_dir / LOG).stat().st_size == 0:
+            (job_dir / LOG).unlink()
 
 
 def note_new_run(run_dir: Path, top: Path | None) -> None:

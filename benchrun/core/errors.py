@@ -139,6 +139,11 @@ NO_THREAD = "can't start new thread"
 """What Python's RuntimeError says when the system starts no thread (a limit of processes and threads reached)."""
 
 
+OWN_LIMITS = frozenset({errno.EMFILE, errno.ENFILE})
+"""The errors of a file or connection that could not be opened for want of a file descriptor here (this process's
+`ulimit -n`, or the system's table full): the run's own limit, not a server's state nor a benchmark file's fault."""
+
+
 def refused_by_system(err: BaseException) -> bool:
     """Whether `err` is the system refusing what was asked of it: an OSError, a MemoryError, or a thread it would not
     start (a RuntimeError that says so: Python's only sign of a limit of threads reached)."""

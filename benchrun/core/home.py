@@ -1,6 +1,6 @@
 """The home directory, as `~` means it in every path benchrun is given (an override, cache_dir, model_path, a runner
 file's name, task.path): $HOME, refused when it is set empty, where Python's expanduser gives the file system's root
-(`outputs=~` put run directories in `/`)."""
+(`outputs=~` put run directories in `/`), or relative (`HOME=rel`: the response cache went into ./rel/.cache)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ def home(what: str, instead: str, key: str | None = None) -> Path:
     """The home directory; ConfigError saying `what` needed it and what to do `instead` when $HOME is set empty."""
     if os.environ.get("HOME") == "":
         raise ConfigError(f"{what}: {EMPTY}; set HOME, or {instead}", key=key)
-    return Path.home()
+    if not (found := Path.home()).is_absolute():
+        raise ConfigError(f"{what}: ~ is the home directory, and $HOME is {str(found)!r}, not an absolute path (~ would "
+                          f"be a folder of the working directory); set HOME to an absolute path, or {instead}", key=key)
+    return found
 
 
 def expanded(path: str, key: str) -> Path:

@@ -60,6 +60,7 @@ class Interrupts:
         self._pending = False
         self._cancel: Callable[[], None] | None = None
         self._ending = False
+        self._unmade_loop = False
         self.received: int | None = None
         """The signal the process is ending for, if any."""
         self.stopped_for: str | None = None
@@ -95,10 +96,16 @@ class Interrupts:
     def _unraisable(self, unraisable: sys.UnraisableHookArgs) -> None:
         """Python's report of an exception it had to drop: one the handler raised for a signal (in a weakref callback
         the garbage collector ran: the signal was lost, and a sweep's job stopped by it asked on until its launcher
-        killed it, left `running`) is kept pending, raised where a pending signal is; any other is reported."""
+        killed it, left `running`) is kept pending, raised where a pending signal is; the AttributeError of an event
+        loop `run` could not make (its self-pipe refused), closed as it is collected, is dropped (a traceback of ten
+        lines after the run's line); any other is reported."""
         if self._ending and self.received and isinstance(unraisable.exc_value, KeyboardInterrupt) and \
                 unraisable.exc_value.args == (self.signal_name(),):
             self._ending, self._pending = False, True
+            return
+        if self._unmade_loop and isinstance(unraisable.exc_value, AttributeError) and \
+                getattr(unraisable.object, "__qualname__", None) == "BaseEventLoop.__del__":
+            self._unmade_loop = False  # the loop `run` could not make, closing what it never had: its error is said
             return
         OTHER_UNRAISABLE[0](unraisable)
 
@@ -162,7 +169,14 @@ class Interrupts:
             finally:
                 active[0] = False
             raise KeyboardInterrupt(self.signal_name())
-        return asyncio.run(cancellable())
+        runner = asyncio.Runner()
+        try:  # the loop made before the coroutine, which a loop the system refused (`ulimit -n`) left never awaited
+            runner.get_loop()
+        except OSError:
+            self._unmade_loop = True
+            raise
+        with runner:
+            return runner.run(cancellable())
 
 
 def _unless_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:

@@ -49,7 +49,7 @@ def record_refused(config: Any, run_dir: Path, overrides: Sequence[str], cwd: Pa
                    model=model, manifest_id=None, overrides=tuple(overrides), cwd=str(cwd), runner={},
                    environment=environment(), counts=Counts(samples=0), sweep=str(sweep),
                    label=label(varied, model, benchmark), varied=dict(varied))
-    writer = RunWriter.create(run_dir, info)
+    writer = RunWriter.create(run_dir, info, sweep=sweep)
     try:
         writer.fail(str(err))
     finally:
@@ -95,7 +95,7 @@ def run_one(cfg: dict[str, Any], run_dir: Path, overrides: Sequence[str], cwd: P
                    varied=dict(varied or {}), shard=configured(cfg))
     with ExitStack() as recorded:
         with INTERRUPTS.held():  # a signal while the directory is claimed waits until it is recorded as interrupted
-            writer = RunWriter.create(run_dir, info)
+            writer = RunWriter.create(run_dir, info, sweep=sweep)
             recorded.enter_context(recording(writer))
         writer.start(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         plan = compiled(cfg, cwd)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 import math
 import re
@@ -17,7 +16,7 @@ import h11
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from benchrun.core.errors import RunnerError
+from benchrun.core.errors import OWN_LIMITS, RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig
@@ -51,11 +50,6 @@ class BrokenAnswer(Retryable):
     """An answer the server began and broke: bytes HTTP does not allow (a bad status line, Content-Length or chunk),
     or a body cut short or reset. Worth another try; but the server was there, so when the retries are used up it is
     that sample's error, not a lost server (a server that died mid-answer is found unreachable by the retry)."""
-
-
-OWN_LIMITS = frozenset({errno.EMFILE, errno.ENFILE})
-"""The errors of a connection that could not be made for want of a file descriptor here (this process's `ulimit -n`,
-or the system's table full): the run's own limit, not the server's state."""
 
 
 def own_limit(err: BaseException | None) -> OSError | None:

@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Iterable, Iterator
 import httpcore
 import httpx
 
-from benchrun.core.errors import ConfigError, os_problem
+from benchrun.core.errors import OWN_LIMITS, ConfigError, os_problem
 from benchrun.core.filebytes import not_a_file
 
 ERRORS = ("ConnectError", "ConnectTimeout", "ReadError", "ReadTimeout", "WriteError", "WriteTimeout", "PoolTimeout",
@@ -45,6 +45,8 @@ def ssl_context() -> ssl.SSLContext:
     try:
         return httpx.create_ssl_context()
     except (OSError, ssl.SSLError) as err:
+        if type(err) is not ssl.SSLError and err.errno in OWN_LIMITS:
+            raise  # this process's limit of open files (`ulimit -n`), told as the system's error, not the variable's
         name = next((name for name in CERTIFICATES_ENV if os.environ.get(name)), CERTIFICATES_ENV[0])
         raise _unreadable(name, os_problem(err) if type(err) is not ssl.SSLError else err.reason or str(err)) from None
 
