@@ -93,7 +93,7 @@ def two_models(tmp_path_factory) -> tuple[Path, Path, Path]:
         retried = audit(root, "retry", str(parent), "--host", server.url)
     assert (retried.returncode, retried.stdout.splitlines()[-1]) == (
         EXIT["ok"], f"retry of run {json.loads((parent / 'run.json').read_text())['run_id']}: 17 answers carried "
-                    "over, 1 samples asked again")
+                    "over, 1 sample asked again")
     return root, parent, root / "outputs" / "parent.retry1"
 
 

@@ -252,7 +252,7 @@ def test_a_retry_records_its_parent_absolute_and_show_says_when_it_is_gone(tmp_p
     parent.rename(tmp_path / "elsewhere")
     shown = audit(tmp_path, "show", "retried")
     assert _row(shown.stdout, "retry of") == (f"{info['parent']['run_id']}  {parent} (not there now: no run in it)  "
-                                              "(4 answers carried over, 1 samples asked again)")
+                                              "(4 answers carried over, 1 sample asked again)")
 
 
 def test_a_merge_records_its_shards_absolute_and_show_says_when_one_is_gone(tmp_path):

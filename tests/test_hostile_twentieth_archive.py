@@ -23,7 +23,7 @@ found bad, each with the rule it now obeys.
   never made around another run's files` (its own hidden folder, made in `.` rather than beside it), where `--into
   "$PWD"` merged. Now both name the folder `.` names (`audit.retry._beside`, `audit.merge._write`)
 - a retry killed (SIGKILL, the OOM killer) as it carried its parent's answers over, then resumed: the resume asked the
-  rest of the model, and the retry said `(5 answers carried over, 1 samples asked again)` (and its `carried_by`, whose
+  rest of the model, and the retry said `(5 answers carried over, 1 sample asked again)` (and its `carried_by`, whose
   lines show attributes to the parent's sessions) though it carried 2 and asked 4; verify intact. Now the resume cuts
   the claims to what was carried (`archive.sessions.carry_cut`, from `audit.resume._reopen`), keeping what they said
   (`carry_cut` in the retry's note)
@@ -223,7 +223,7 @@ def test_a_retry_of_the_run_in_the_working_directory_is_made_beside_it(tmp_path)
         retried = audit(parent, "retry", ".", "--host", server.url)
     assert (retried.returncode, retried.stderr) == (EXIT["ok"], "")
     assert retried.stdout.splitlines()[-1] == (f"retry of run {json.loads((parent / 'run.json').read_text())['run_id']}"
-                                               ": 5 answers carried over, 1 samples asked again")
+                                               ": 5 answers carried over, 1 sample asked again")
     assert sorted(p.name for p in parent.parent.iterdir()) == ["parent", "parent.retry1"]
 
 
@@ -261,7 +261,7 @@ sys.exit(main())
 @pytest.mark.slow
 def test_a_retry_killed_as_it_carried_says_what_it_carried_once_resumed(tmp_path):
     """Killed after carrying 2 of its parent's 5 answers, then resumed (the other 4 asked of the model): it said
-    `5 answers carried over, 1 samples asked again` and its carried_by gave 5 lines to the parent's session."""
+    `5 answers carried over, 1 sample asked again` and its carried_by gave 5 lines to the parent's session."""
     parent = run_in_process(tmp_path, "parent", *BROKEN, responder=broken_answer)
     retry = parent.with_name("parent.retry1")
     with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:

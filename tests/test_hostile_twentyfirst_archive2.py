@@ -112,7 +112,7 @@ def test_compare_names_the_samples_scored_against_another_reference(tmp_path):
     said = compared.stdout.splitlines()
     assert said[said.index("inputs that differ:") + 1:said.index("inputs that differ:") + 3] == [
         f"  file tasks.yml: {json.dumps(sha(tmp_path / 'old'))} -> {json.dumps(sha(tmp_path / 'new'))}",
-        "  references: 1 samples scored against another reference (t:a=2)"]
+        "  references: 1 sample scored against another reference (t:a=2)"]
     assert "  1->0 (t:a=2)" in said
     as_json = json.loads(call_benchrun("compare", *map(str, runs), "--json", cwd=tmp_path,
                                        module="benchrun.audit").stdout)

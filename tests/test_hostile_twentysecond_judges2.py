@@ -33,6 +33,7 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.core.text import counted
 from benchrun.testing.ollama_server import ChatRequest, FakeOllama, Reply
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun
@@ -115,8 +116,8 @@ def test_a_retry_of_a_run_its_judge_failed_grades_the_answers_it_left_ungraded(t
     assert (ran.returncode, f"({answered} not graded yet)" in ran.stderr) == (EXIT["runner"], True)
     assert retried.returncode == EXIT["ok"], retried.stderr
     parent_id = json.loads((parent / "run.json").read_text())["run_id"]
-    assert retried.stdout.splitlines()[-1] == (f"retry of run {parent_id}: {answered} answers carried over ({answered} "
-                                               f"judged again), {8 - answered} samples asked again")
+    assert retried.stdout.splitlines()[-1] == (f"retry of run {parent_id}: {counted(answered, 'answer')} carried over ({answered} "
+                                               f"judged again), {counted(8 - answered, 'sample')} asked again")
     [child] = parent.parent.glob("*.retry1")
     assert grades(child) == [(f"item:n={n}", 1, None) for n in range(1, 9)]
     summary = json.loads((child / "summary.json").read_text())["metrics"]

@@ -18,6 +18,7 @@ from benchrun.console.visible import shown_name
 from benchrun.core.errors import BenchrunError
 from benchrun.core.layout import UNFINISHED
 from benchrun.core.recordvalues import model_digest, short_digest
+from benchrun.core.text import counted
 
 FORCED_FOR = (("parent_problems", "findings against its parent"), ("problems", "records that did not verify"))
 """The findings a forced retry's or resume's history entry says it went past, as `shards forced` counts them."""
@@ -70,10 +71,13 @@ def reason(run: Run) -> str | None:
     return stopped(run) or run.info.reason
 
 
-def carried_over(info: Any) -> str:
-    """How many answers a retry carried over from its parent, and how many of them it judged again."""
+def retried(info: Any, unit: str) -> str:
+    """What a retry carried over from its parent (and judged again of it), and what it asked again in `unit`s
+    (`answer_unit`'s): `5 answers carried over, 1 sample asked again`."""
     judged = next((len(entry[JUDGED_AGAIN]) for entry in info.history if JUDGED_AGAIN in entry), 0)
-    return f"{info.parent.carried} answers carried over" + (f" ({judged} judged again)" if judged else "")
+    asked = counted(info.parent.asked, unit.removesuffix("s"), unit)
+    return (counted(info.parent.carried, "answer") + " carried over" + (f" ({judged} judged again)" if judged else "")
+            + f", {asked} asked again")
 
 
 def parts(info: Any, unit: str = "samples") -> dict[str, str]:
@@ -82,8 +86,7 @@ def parts(info: Any, unit: str = "samples") -> dict[str, str]:
     run, the shards of a merged run."""
     rows = {}
     if parent := info.parent:
-        rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({carried_over(info)}, "
-                            f"{parent.asked} {unit} asked again)")
+        rows["retry of"] = (f"{parent.run_id}  {_there(parent.path, parent.run_id)}  ({retried(info, unit)})")
     if hosts := info.identity.get("hosts"):
         rows["servers"] = "  ".join(f"{h['host']} {short_digest(d) if (d := model_digest(h)) else '-'} "
                                     f"{h.get('server_version') or '-'}" for h in hosts)

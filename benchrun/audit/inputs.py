@@ -11,6 +11,7 @@ from benchrun.archive.reader import Run
 from benchrun.audit.provenance import flatten, provenance, settings
 from benchrun.core.frozen import Frozen
 from benchrun.core.manifest import Manifest, canonical_json, sha256_bytes
+from benchrun.core.text import counted
 
 SHOWN = 10
 """Sample ids printed per list on a terminal (--json lists them all)."""
@@ -118,11 +119,11 @@ def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the c
         lines += [f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items()]
     prompts = inputs.prompts
     if prompts:
-        lines.append(f"  prompts: {len(prompts.changed)} samples asked differently{ids(prompts.changed)}; "
+        lines.append(f"  prompts: {counted(len(prompts.changed), 'sample')} asked differently{ids(prompts.changed)}; "
                      f"{len(prompts.only_baseline)} only in {sides[0]}{ids(prompts.only_baseline)}; "
                      f"{len(prompts.only_run)} only in {sides[1]}{ids(prompts.only_run)}")
     if prompts.references:
-        lines.append(f"  references: {len(prompts.references)} samples scored against another reference"
+        lines.append(f"  references: {counted(len(prompts.references), 'sample')} scored against another reference"
                      f"{ids(prompts.references)}")
     return lines
 

@@ -26,7 +26,7 @@ from benchrun.archive.sessions import CARRIED, JUDGED_AGAIN, carried_by
 from benchrun.archive.trust import not_finished, uncompiled
 from benchrun.archive.writer import RunWriter, environment, new_run_id, now
 from benchrun.audit import arguments
-from benchrun.audit.heading import carried_over
+from benchrun.audit.heading import retried
 from benchrun.audit.intotasks import among_tasks
 from benchrun.audit.judged import Calls, calls_by_answer, unreplied
 from benchrun.audit.limits import add_set, limits_given
@@ -74,11 +74,9 @@ def main(args: argparse.Namespace) -> int:
     info, path = retry_run(resolve_run(args.run, args.root), force=args.force, host=servers_given(args.host),
                            into=args.into, limits=limits_given(args.limits),
                            judge_host=servers_given(args.judge_host, JUDGE_HOST))
-    retried = load_run(path)
-    output.print_results(path, info, retried.summary, output.stdout())
-    lineage = info.parent
-    output.say(output.stdout(), f"retry of run {lineage.run_id}: {carried_over(info)}, {lineage.asked} "
-                                f"{answer_unit(retried)} asked again")
+    run = load_run(path)
+    output.print_results(path, info, run.summary, output.stdout())
+    output.say(output.stdout(), f"retry of run {info.parent.run_id}: {retried(info, answer_unit(run))}")
     return EXIT["ok"]
 
 
