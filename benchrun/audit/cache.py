@@ -53,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
     if args.digest is not None and not HEX_PREFIX.fullmatch(args.digest):
         raise ConfigError(f"'{args.digest}' is not the start of a digest (hex digits, sha256: allowed)", key="--digest")
     args.digest = None if args.digest is None else args.digest.lower()
-    directory, key = cache_dir(args.cache_dir), chosen_by(args.cache_dir, "--cache-dir")
+    directory, key = cache_dir(args.cache_dir, option="--cache-dir"), chosen_by(args.cache_dir, "--cache-dir")
     check_kind(directory, key)
     if not (directory / DB_FILE).exists():  # nothing to show or clear: the cache is not made just to say so
         report(Stats(directory / DB_FILE, 0, ()), None if not args.clear else 0, args)

@@ -42,21 +42,22 @@ RUN_ADVICE = Advice(FIX, "let that process finish and try again, or run without 
                     "its own (cache_dir=DIR)", f"benchrun-audit cache --clear removes it, or {FIX}")
 
 
-def default_dir() -> Path:
+def default_dir(option: str = "cache_dir") -> Path:
     """$XDG_CACHE_HOME/benchrun (an absolute XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/benchrun
-    (benchrun.core.home: refused when $HOME is set empty)."""
+    (benchrun.core.home: refused when $HOME is empty or relative, naming `option` as what to give instead)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):
         return Path(xdg) / "benchrun"
-    return home("the response cache's place, ~/.cache/benchrun", "XDG_CACHE_HOME, cache_dir= or cache=false",
-                "cache_dir") / ".cache" / "benchrun"
+    instead = "XDG_CACHE_HOME, cache_dir= or cache=false" if option == "cache_dir" else f"XDG_CACHE_HOME or {option}"
+    return home("the response cache's place, ~/.cache/benchrun", instead, option) / ".cache" / "benchrun"
 
 
-def cache_dir(configured: str | None, cwd: Path | None = None) -> Path:
-    """The configured cache_dir (relative to `cwd`, ~ expanded), else the default."""
+def cache_dir(configured: str | None, cwd: Path | None = None, option: str = "cache_dir") -> Path:
+    """The configured cache_dir (relative to `cwd`, ~ expanded), else the default; `option` is what gave it (a
+    run's `cache_dir`, the audit command's `--cache-dir`)."""
     if not configured:
-        return default_dir()
-    path = expanded(configured, "cache_dir")
+        return default_dir(option)
+    path = expanded(configured, option)
     return path if path.is_absolute() else (cwd or Path.cwd()) / path
 
 
