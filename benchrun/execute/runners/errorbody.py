@@ -3,6 +3,7 @@ server's, Ollama's or a proxy's before it), and whether another try may be answe
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, NamedTuple
 
@@ -83,16 +84,31 @@ def _busy(said: str) -> bool:
 
 STREAMS = {"text/event-stream": "an event stream", "application/x-ndjson": "JSON lines"}
 """The media types of an answer streamed in parts (an OpenAI-compatible server's, Ollama's), as a stream is named."""
+EVENTS = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?::|(?:data|event|id|retry)[:\r\n])")
+"""A body that opens as an event stream: any of its fields, or a comment (`: OPENROUTER PROCESSING`, a keep-alive
+`:ok`), after a BOM (which an event stream may open with)."""
 
 
 def streamed(body: bytes, content_type: str) -> str | None:
     """Why a 200 that is not JSON is no answer when it is an answer streamed in parts (its media type says so, or its
-    body is events, `data: {...}`) though benchrun asks for one whole answer: a server, or a proxy before it, set to
-    stream every answer. Its parts are not put together: a stream cut short reads as a whole answer. None otherwise."""
+    body is events or JSON lines, relabelled by a proxy) though benchrun asks for one whole answer: a server, or a
+    proxy before it, set to stream every answer. Its parts are not put together: a stream cut short reads as a whole
+    answer. None otherwise."""
     kind = STREAMS.get(content_type.split(";")[0].strip().lower())
-    if kind is None and body.lstrip()[:6] in (b"data: ", b"data:{", b"event:"):
+    if kind is None and EVENTS.match(body):
         kind = STREAMS["text/event-stream"]
+    elif kind is None and _json_lines(body):
+        kind = STREAMS["application/x-ndjson"]
     if kind is None:
         return None
     return (f"the server streamed the answer in parts ({kind}) where one whole answer was asked: set the server (or "
             "the proxy before it) not to stream")
+
+
+def _json_lines(body: bytes) -> bool:
+    """Whether `body` is JSON lines: its first line a JSON object, and a line follows it."""
+    first, _, rest = body.strip().partition(b"\n")
+    try:
+        return bool(rest.strip()) and isinstance(json.loads(first), dict)
+    except (ValueError, RecursionError):
+        return False
