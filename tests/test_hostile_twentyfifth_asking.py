@@ -6,6 +6,10 @@
   Ollama's JSON lines relabelled `application/json` were `Extra data: line 2 column 1`. Now a body is events when its
   first line is any field or comment of an event stream, and JSON lines when its first line is a JSON object and
   more lines follow (`runners.errorbody.streamed`)
+- a 3xx that is no redirect (`304 Not Modified`, `300`, `399`) naming no address was said to be `a redirect that names
+  no address ...: point the runner at the server's own address`, the server's own words dropped: httpx's `is_redirect`
+  is every 3xx. Now a redirect is a 3xx naming an address or of a redirect's status (301, 302, 303, 307, 308); any
+  other 3xx is an error status said as any is, `HTTP 304: Not Modified` (`runners.http._redirects`)
 """
 
 from __future__ import annotations
@@ -37,3 +41,15 @@ def test_ollama_json_lines_labelled_json_are_said_streamed(tmp_path):
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     said = STREAMED.format("JSON lines")
     assert asked(done.stdout) == (None, {"type": "Refused", "message": said}, 1, [said])
+
+
+@pytest.mark.parametrize(("ask", "status", "body", "said"), [
+    ("openai", "304 Not Modified", b"", "HTTP 304: Not Modified"),
+    ("openai", "399 Odd", b'{"error": {"message": "no such route"}}', "HTTP 399: no such route"),
+    ("ollama", "300 Multiple Choices", b'{"error": "pick one"}', "HTTP 300: pick one")])
+def test_a_3xx_that_is_no_redirect_is_said_as_the_server_says_it(tmp_path, ask, status, body, said):
+    answer = once(Reply(wire=wire(body, status=status)))
+    done = openai_run(tmp_path, answer)[1] if ask == "openai" else ollama_run(tmp_path, answer)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    error = {"type": "APIError" if ask == "openai" else "ResponseError", "message": said}
+    assert asked(done.stdout) == (None, error, 1, [said])

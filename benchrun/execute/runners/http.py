@@ -121,6 +121,16 @@ class _Bounded(httpx.AsyncByteStream):
         await self._stream.aclose()
 
 
+REDIRECTS = (301, 302, 303, 307, 308)
+"""The statuses that are a redirect whether or not they name an address (httpx's `is_redirect` is every 3xx)."""
+
+
+def _redirects(response: httpx.Response) -> bool:
+    """Whether `response` is a redirect: a 3xx naming an address, or of a redirect's status naming none. Any other
+    3xx (`304 Not Modified`, `300` naming no choice) is an error status, said by the runner as any is."""
+    return response.is_redirect and ("Location" in response.headers or response.status_code in REDIRECTS)
+
+
 def _redirected(response: httpx.Response) -> Redirected:
     """A 3xx answer refused, naming the address it redirects to; one naming none (no Location: httpx's `is_redirect`
     is its status alone) is refused as one, not a KeyError as the sample's error, or a preflight's traceback."""
@@ -139,7 +149,7 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
     MAX_CODINGS, and bound every response body to `limit` decoded bytes (the setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
-        if response.is_redirect:
+        if _redirects(response):
             raise _redirected(response)
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
         if unread := [c for c in codings if c not in WBITS and c != "identity"]:
