@@ -53,3 +53,10 @@ def test_a_3xx_that_is_no_redirect_is_said_as_the_server_says_it(tmp_path, ask, 
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     error = {"type": "APIError" if ask == "openai" else "ResponseError", "message": said}
     assert asked(done.stdout) == (None, error, 1, [said])
+
+
+def test_a_json_object_followed_by_other_text_is_not_said_streamed(tmp_path):
+    done = ollama_run(tmp_path, once(Reply(wire=wire(LINES.splitlines()[1].encode() + b"\nxyz"))))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = "not Ollama's chat answer: Extra data: line 2 column 1 (char 85)"
+    assert asked(done.stdout) == (None, {"type": "JSONDecodeError", "message": said}, 1, [said])

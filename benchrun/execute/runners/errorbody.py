@@ -106,9 +106,10 @@ def streamed(body: bytes, content_type: str) -> str | None:
 
 
 def _json_lines(body: bytes) -> bool:
-    """Whether `body` is JSON lines: its first line a JSON object, and a line follows it."""
-    first, _, rest = body.strip().partition(b"\n")
+    """Whether `body` is JSON lines: its first two lines each a JSON object (a JSON object followed by other text is
+    not)."""
+    lines = body.strip().split(b"\n", 2)
     try:
-        return bool(rest.strip()) and isinstance(json.loads(first), dict)
+        return len(lines) > 1 and all(isinstance(json.loads(line), dict) for line in lines[:2])
     except (ValueError, RecursionError):
         return False
