@@ -171,7 +171,10 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
 
 def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:
     """How an answer's text is to be read, once its body has come: in the charset it declares where that reads it,
-    else as UTF-8, its bytes that are not replaced (`reads_as_text`); None where it declares none, or UTF-8."""
+    else as UTF-8, its bytes that are not replaced (`reads_as_text`); None where it declares none, or UTF-8. A
+    Content-Type naming no charset is not parsed: parsing one cost every answer 4 µs."""
+    if "charset" not in response.headers.get("Content-Type", "").lower():
+        return None
     charset = response.charset_encoding
     if charset is None or _utf8(charset):
         return None
