@@ -10,6 +10,13 @@
   no address ...: point the runner at the server's own address`, the server's own words dropped: httpx's `is_redirect`
   is every 3xx. Now a redirect is a 3xx naming an address or of a redirect's status (301, 302, 303, 307, 308); any
   other 3xx is an error status said as any is, `HTTP 304: Not Modified` (`runners.http._redirects`)
+- `+judge.type=openai` (the judge's runner type is `judge.runner`) replaced judge.runner's type unsaid: the run was
+  refused `judge.host: unknown key 'host'`, a key the user never wrote (the model's server, inherited for a judge of
+  its type); `+judge.type=ollama` was taken and archived; and a judge's key mistyped (`+judge.typo=1`) was told `did
+  you mean 'type'?`, the allowed keys listing `type` but neither `runner`, `repeats` nor `allow_self`. Now a judge's
+  keys are said as the judge takes them: `type` is no key of its (`judge.type: unknown key 'type' (the judge's
+  runner type is judge.runner: judge.runner=openai)`), the allowed keys are the judge's (`core.judgekeys`, read by `compose.config.judge_keys` and
+  `describe_validation`)
 """
 
 from __future__ import annotations
@@ -18,6 +25,9 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run
+from tests.helpers.judgedruns import CAPITALS
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.wire import wire
 
@@ -60,3 +70,19 @@ def test_a_json_object_followed_by_other_text_is_not_said_streamed(tmp_path):
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     said = "not Ollama's chat answer: Extra data: line 2 column 1 (char 85)"
     assert asked(done.stdout) == (None, {"type": "JSONDecodeError", "message": said}, 1, [said])
+
+
+TYPED = "judge.type: unknown key 'type' (the judge's runner type is judge.runner: judge.runner="
+ALLOWED = ("(allowed: runner, model, host, options, repeats, allow_self, concurrency, timeout_s, retries, backoff_s, "
+           "max_consecutive_failures, max_response_bytes, keep_alive, think)")
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("+judge.type=openai", f"{TYPED}openai)"), ("+judge.type=ollama", f"{TYPED}ollama)"),
+    ("+judge.typo=1", f"judge.typo: unknown key 'typo' {ALLOWED}"),
+    ("+judge.zzz=1", f"judge.zzz: unknown key 'zzz' {ALLOWED}"),
+    ("+judge.repeat=2", "judge.repeat: unknown key 'repeat' (did you mean 'repeats'?)")])
+def test_a_judges_keys_are_said_as_the_judge_takes_them(tmp_path, given, said):
+    write_bench(tmp_path, CAPITALS)
+    done = bench_run(tmp_path, "http://127.0.0.1:9", "task.path=bench", "judge.model=qwen2.5", given)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")

@@ -27,6 +27,7 @@ from benchrun.compose.runneryml import (
 )
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
+from benchrun.core.judgekeys import allowed_keys, runner_keys
 from benchrun.core.judgeserver import models_server
 from benchrun.core.keys import key_path, override_key, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
@@ -39,7 +40,6 @@ from benchrun.core.settings import (
     RunConfig,
     RunnerConfig,
     hydra_defaults,
-    judge_runner_keys,
 )
 from benchrun.core.settingsbase import WRONG_NUMBER
 from benchrun.core.text import too_many_digits, undecoded, unreadable_here
@@ -190,7 +190,7 @@ def unkept_value(cfg: dict[str, Any]) -> tuple[str, str] | None:
 
 def judge_keys(cfg: dict[str, Any]) -> dict[str, Any]:
     """The judge's runner keys as given (`judge.`), at the model's own server where `models_server` says so."""
-    keys = judge_runner_keys(cfg["judge"])
+    keys = runner_keys(cfg["judge"])
     if server := models_server(cfg):
         keys[server] = cfg["runner"][server]
     return keys
@@ -332,7 +332,7 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
         takes = f" ({field.description})" if field.description else ""
         message = f"{json.dumps(first['input'], default=str)} is not valid here{takes}"
     elif kind == "extra_forbidden" and len(keys) == 1 and model is not None:
-        message = unknown_key(str(parts[-1]), list(model.model_fields),
+        message = unknown_key(str(parts[-1]), allowed_keys(model, prefix),
                               "option" if issubclass(model, Options) else "key")
     elif kind == "union_tag_invalid":
         message = unknown_key(str(first["input"] if not isinstance(first["input"], dict) else
