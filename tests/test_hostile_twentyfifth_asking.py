@@ -10,6 +10,8 @@
   no address ...: point the runner at the server's own address`, the server's own words dropped: httpx's `is_redirect`
   is every 3xx. Now a redirect is a 3xx naming an address or of a redirect's status (301, 302, 303, 307, 308); any
   other 3xx is an error status said as any is, `HTTP 304: Not Modified` (`runners.http._redirects`)
+- a redirect with an empty Location (`Location: `) was said `HTTP 307: redirected to ; ... point the runner at the
+  address it redirects to`: it names no address, and is said so (`runners.http._redirected`)
 - `+judge.type=openai` (the judge's runner type is `judge.runner`) replaced judge.runner's type unsaid: the run was
   refused `judge.host: unknown key 'host'`, a key the user never wrote (the model's server, inherited for a judge of
   its type); `+judge.type=ollama` was taken and archived; and a judge's key mistyped (`+judge.typo=1`) was told `did
@@ -86,3 +88,13 @@ def test_a_judges_keys_are_said_as_the_judge_takes_them(tmp_path, given, said):
     write_bench(tmp_path, CAPITALS)
     done = bench_run(tmp_path, "http://127.0.0.1:9", "task.path=bench", "judge.model=qwen2.5", given)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
+
+
+@pytest.mark.parametrize("location", [b"", b"   "])
+def test_a_redirect_naming_an_empty_address_names_none(tmp_path, location):
+    moved = wire(b"{}", status="307 Temporary Redirect").replace(b"\r\n\r\n", b"\r\nLocation: %s\r\n\r\n" % location, 1)
+    _, done = openai_run(tmp_path, once(Reply(wire=moved)))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = ("HTTP 307: a redirect that names no address (an empty Location header); benchrun follows no redirect: "
+            "point the runner at the server's own address")
+    assert asked(done.stdout) == (None, {"type": "Redirected", "message": said}, 1, [said])

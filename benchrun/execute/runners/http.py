@@ -126,18 +126,20 @@ REDIRECTS = (301, 302, 303, 307, 308)
 
 
 def _redirects(response: httpx.Response) -> bool:
-    """Whether `response` is a redirect: a 3xx naming an address, or of a redirect's status naming none. Any other
-    3xx (`304 Not Modified`, `300` naming no choice) is an error status, said by the runner as any is."""
+    """Whether `response` is a redirect: a 3xx with a Location, or of a redirect's status with none. Any other 3xx
+    (`304 Not Modified`, `300` naming no choice) is an error status, said by the runner as any is."""
     return response.is_redirect and ("Location" in response.headers or response.status_code in REDIRECTS)
 
 
 def _redirected(response: httpx.Response) -> Redirected:
-    """A 3xx answer refused, naming the address it redirects to; one naming none (no Location: httpx's `is_redirect`
-    is its status alone) is refused as one, not a KeyError as the sample's error, or a preflight's traceback."""
-    to = response.headers.get("Location")
-    if to is None:
-        return Redirected(f"HTTP {response.status_code}: a redirect that names no address (no Location header); "
-                          "benchrun follows no redirect: point the runner at the server's own address")
+    """A 3xx answer refused, naming the address it redirects to; one naming none (no Location, or an empty one:
+    httpx's `is_redirect` is its status alone) is refused as one, not a KeyError as the sample's error, or a
+    preflight's traceback."""
+    to = response.headers.get("Location", "").strip()
+    if not to:
+        header = "an empty Location header" if "Location" in response.headers else "no Location header"
+        return Redirected(f"HTTP {response.status_code}: a redirect that names no address ({header}); benchrun "
+                          "follows no redirect: point the runner at the server's own address")
     return Redirected(f"HTTP {response.status_code}: redirected to {to}; benchrun follows no "
                       "redirect, so that every answer comes from the server the run names: point the runner at the "
                       "address it redirects to")
