@@ -5,6 +5,8 @@ pass. /work/notes/p25/result-input.md has the whole list, what held and what was
 Fixed:
 1. Text for a number (`repeats='2'`) and text or a number for true/false (`dry_run=no`) were taken by pydantic's lax
    reading; `dry_run=no` ran a real run in a dry run's scratch folder, removed as it ended (core.settingsbase).
+2. A count of one said in the plural where the last pass's rule (core.text.counted) was not applied: verify's
+   `1 files unchanged`, show's `speed (1 answers, ...)`, the report's `(1 samples)`, `from 1 answers`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
-from tests.helpers.commands import call_benchrun
+from tests.helpers.auditcli import audit
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 HOST = "runner.host=http://127.0.0.1:9"
 
@@ -45,3 +50,20 @@ def test_a_number_setting_still_takes_a_whole_number_and_text_where_text_is_one(
     done = call_benchrun("task=listbench", HOST, "dry_run=true", "runner.timeout_s=2", "runner.keep_alive='5m'",
                          cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+def test_a_run_of_one_sample_from_one_file_is_said_in_the_singular(tmp_path):
+    """Before: verify said `sources: 1 files unchanged`, show `speed (1 answers, 0 failed)`, the report `t (1 samples)`
+    and `from 1 answers, 0 failed requests`."""
+    write_bench(tmp_path, {"tasks.yml": '- name: t\n  template: "say {a}"\n  values: {a: [x]}\n  reference: [x]\n'
+                                        "  scorer: contains\n"})
+    with FakeOllama(responder=lambda req: "x") as server:
+        done = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
+    run_dir = run_dir_of(done.stdout)
+    verified, shown = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "show", str(run_dir))
+    html = tmp_path / "r.html"
+    assert audit(tmp_path, "report", str(run_dir), "--output", str(html)).returncode == EXIT["ok"]
+    assert (done.returncode, verified.stdout.splitlines()[-2].split(), "speed (1 answer, 0 failed)" in shown.stdout,
+            "<summary>t (1 sample)</summary>" in html.read_text(), "from 1 answer, 0 failed requests" in
+            html.read_text()) == (EXIT["ok"], ["ok", "sources:", "1", "file", "unchanged", "in",
+                                               str(tmp_path / "bench")], True, True, True)
