@@ -7,13 +7,23 @@ Fixed:
    reading; `dry_run=no` ran a real run in a dry run's scratch folder, removed as it ended (core.settingsbase).
 2. A count of one said in the plural where the last pass's rule (core.text.counted) was not applied: verify's
    `1 files unchanged`, show's `speed (1 answers, ...)`, the report's `(1 samples)`, `from 1 answers`.
+3. A reference no answer can match was refused for `answer: Literal[...]` or `int`, not for the same `Optional[...]`
+   (JSON Schema's anyOf with null): every answer scored 0 (compiler.answerable.answer_schema).
+4. `~` with HOME unset for a user id with no entry in the user database (a container's): a RuntimeError traceback
+   from `outputs=~/x`, `task.path=~/b`, the default cache, `benchrun-audit cache` (core.home.home).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.answers import listbench_answer
@@ -67,3 +77,39 @@ def test_a_run_of_one_sample_from_one_file_is_said_in_the_singular(tmp_path):
             "<summary>t (1 sample)</summary>" in html.read_text(), "from 1 answer, 0 failed requests" in
             html.read_text()) == (EXIT["ok"], ["ok", "sources:", "1", "file", "unchanged", "in",
                                                str(tmp_path / "bench")], True, True, True)
+
+
+OPTIONAL = "from typing import Literal, Optional\nfrom pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: {}\n"
+
+
+@pytest.mark.parametrize(("answer", "ref", "shown"), [
+    ('Optional[Literal["yes", "no"]] = None', "Yes", '("yes", "no")'), ("Optional[int] = None", "1,000", "(an integer)")])
+def test_a_reference_no_optional_answer_can_match_is_refused(tmp_path, answer, ref, shown):
+    """Before: compiled, and exact_match scored every answer to `Yes` (or `1,000`) 0, as it refuses for the answer
+    without Optional."""
+    write_bench(tmp_path, {"custom_response.py": OPTIONAL.format(answer), "tasks.yml": (
+        f'- name: t\n  template: "say {{a}}"\n  values: {{a: [1, 2]}}\n  reference: ["{ref}", "no"]\n  format: F\n')})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'tasks.yml': task 't': tasks[0].reference: the reference of sample 't:a=1' is \"{ref}\", "
+        f"which no answer of format 'F' {shown} matches: exact_match would score every answer to it 0; write it as "
+        "the format answers it\n"))
+
+
+NO_ENTRY = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"]
+"""Run as a user id the user database has no entry for, as a container's arbitrary user is."""
+UNHOMED = ("~ is the home directory, and HOME is unset and this user (id 54321) has no entry in the user database to "
+           "give one; set HOME, or ")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="runs as another user id (root only)")
+@pytest.mark.parametrize(("module", "args", "said"), [
+    ("benchrun", ["task.path=~/b", HOST, "dry_run=true"], f"the override 'task.path=~/b': {UNHOMED}give the path itself"),
+    ("benchrun.audit", ["cache"], f"--cache-dir: the response cache's place, ~/.cache/benchrun: {UNHOMED}"
+                                  "XDG_CACHE_HOME or --cache-dir")])
+def test_a_home_no_user_entry_gives_is_one_line(module, args, said):
+    """Before: a RuntimeError traceback ('Could not determine home directory'), exit 1."""
+    env = {name: value for name, value in child_env().items() if name not in ("HOME", "XDG_CACHE_HOME")}
+    done = subprocess.run([*NO_ENTRY, sys.executable, "-m", module, *args], cwd="/", env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
