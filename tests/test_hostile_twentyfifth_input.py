@@ -11,6 +11,8 @@ Fixed:
    (JSON Schema's anyOf with null): every answer scored 0 (compiler.answerable.answer_schema).
 4. `~` with HOME unset for a user id with no entry in the user database (a container's): a RuntimeError traceback
    from `outputs=~/x`, `task.path=~/b`, the default cache, `benchrun-audit cache` (core.home.home).
+5. A file of the working directory hiding a library that raised an OSError as it loaded (a `rich.py` opening a file
+   not there) was left to the system's refusal: a traceback (core.loading.load_failure).
 """
 
 from __future__ import annotations
@@ -113,3 +115,16 @@ def test_a_home_no_user_entry_gives_is_one_line(module, args, said):
     done = subprocess.run([*NO_ENTRY, sys.executable, "-m", module, *args], cwd="/", env=env, capture_output=True,
                           text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+
+
+@pytest.mark.parametrize("module", ["benchrun", "benchrun.audit"])
+def test_a_file_hiding_a_library_that_fails_to_open_a_file_is_one_line(tmp_path, module):
+    """Before: a FileNotFoundError traceback ending in ./rich.py, exit 1 (an OSError taken for the system's refusal)."""
+    (tmp_path / "rich.py").write_text('open("settings.cfg")\n')
+    done = subprocess.run([sys.executable, "-m", module, "list" if module.endswith("audit") else "dry_run=true"],
+                          cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=120)
+    hiding = tmp_path / "rich.py"
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: Python could not load {hiding}, which benchrun needs: FileNotFoundError: [Errno 2] No such "
+        f"file or directory: 'settings.cfg'; {hiding} (as 'rich'), of the working directory or $PYTHONPATH, hides the "
+        "library of that name that benchrun imports: rename it, or run benchrun from another directory\n"))
