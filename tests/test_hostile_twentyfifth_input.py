@@ -13,6 +13,8 @@ Fixed:
    from `outputs=~/x`, `task.path=~/b`, the default cache, `benchrun-audit cache` (core.home.home).
 5. A file of the working directory hiding a library that raised an OSError as it loaded (a `rich.py` opening a file
    not there) was left to the system's refusal: a traceback (core.loading.load_failure).
+6. A key pasted as a word of benchrun-audit's command line was printed by its error (`no run directory or run id
+   'hf_...'`), as benchrun's was before the last pass (core.secrets.refuse_key_words, from benchrun.audit.__main__).
 """
 
 from __future__ import annotations
@@ -128,3 +130,16 @@ def test_a_file_hiding_a_library_that_fails_to_open_a_file_is_one_line(tmp_path,
         f"benchrun: error: Python could not load {hiding}, which benchrun needs: FileNotFoundError: [Errno 2] No such "
         f"file or directory: 'settings.cfg'; {hiding} (as 'rich'), of the working directory or $PYTHONPATH, hides the "
         "library of that name that benchrun imports: rename it, or run benchrun from another directory\n"))
+
+
+KEY = "hf_AbCdEfGhIjKlMnOpQrStUv12345"
+
+
+@pytest.mark.parametrize("words", [["show", KEY], ["verify", KEY], ["cache", "--cache-dir", KEY], ["list", f"--x={KEY}"]])
+def test_a_key_pasted_as_a_word_of_benchrun_audit_is_refused_without_it(tmp_path, words):
+    """Before: `no run directory or run id 'hf_...'`, the key printed whole (or the cache's path holding it)."""
+    done = audit(tmp_path, *words)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: the command line: secrets are never taken from the command line, where an error naming the "
+        "word would print it (a key by its prefix, hf_..., as a word of its own, an override's key or a flag's value); "
+        "put an API key in an environment variable\n"))
