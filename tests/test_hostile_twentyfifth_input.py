@@ -38,8 +38,8 @@ from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 HOST = "runner.host=http://127.0.0.1:9"
 
 
-WRONG_KINDS = {"repeats='2'": "repeats: Input should be a valid integer, not '2'",
-               "runner.timeout_s='2.5'": "runner.timeout_s: Input should be a valid number, not '2.5'",
+WRONG_KINDS = {"repeats='2'": "repeats: Input should be a valid integer, not \"2\"",
+               "runner.timeout_s='2.5'": "runner.timeout_s: Input should be a valid number, not \"2.5\"",
                "dry_run=1": "dry_run: Input should be a valid boolean, not 1"}
 
 
@@ -58,7 +58,7 @@ def test_dry_run_no_is_refused_before_a_model_is_asked(tmp_path):
                              "cache=false", "dry_run=no", f"outputs={tmp_path / 'out'}", cwd=tmp_path)
         asked = [r for r in server.requests if r["path"].endswith("/chat/completions")]
     assert (done.returncode, done.stdout, done.stderr, asked, (tmp_path / "out").exists()) == (
-        EXIT["usage"], "", "benchrun: error: in 'config': dry_run: Input should be a valid boolean, not 'no'\n", [],
+        EXIT["usage"], "", "benchrun: error: in 'config': dry_run: Input should be a valid boolean, not \"no\"\n", [],
         False)
 
 

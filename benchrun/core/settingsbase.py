@@ -3,6 +3,7 @@ given as one (no boolean taken for a number, float for a count, text or number f
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -30,7 +31,7 @@ class Settings(BaseModel):
             if field is not None and _not_its_number(value, _kinds(field.annotation)):
                 raise PydanticCustomError(WRONG_NUMBER, "Input should be a valid {kind}, not {given}",
                                           {"field": name, "kind": _kind_named(_kinds(field.annotation)),
-                                           "given": str(value).lower() if isinstance(value, bool) else repr(value)})
+                                           "given": json.dumps(value)})  # as an option is said
         return data
 
 
