@@ -6,7 +6,8 @@ Fixed:
 1. Text for a number (`repeats='2'`) and text or a number for true/false (`dry_run=no`) were taken by pydantic's lax
    reading; `dry_run=no` ran a real run in a dry run's scratch folder, removed as it ended (core.settingsbase).
 2. A count of one said in the plural where the last pass's rule (core.text.counted) was not applied: verify's
-   `1 files unchanged`, show's `speed (1 answers, ...)`, the report's `(1 samples)`, `from 1 answers`.
+   `1 files unchanged`, show's `speed (1 answers, ...)`, the report's `(1 samples)`, `from 1 answers`, a partial
+   merge's `1 answers not asked`.
 3. A reference no answer can match was refused for `answer: Literal[...]` or `int`, not for the same `Optional[...]`
    (JSON Schema's anyOf with null): every answer scored 0 (compiler.answerable.answer_schema).
 4. `~` with HOME unset for a user id with no entry in the user database (a container's): a RuntimeError traceback
@@ -26,7 +27,10 @@ import sys
 
 import pytest
 
+from benchrun.audit.merge import _status as merge_status
 from benchrun.core.errors import EXIT
+from benchrun.core.lineage import Merge, MergedShard
+from benchrun.core.records import Counts
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
@@ -85,11 +89,13 @@ def test_a_run_of_one_sample_from_one_file_is_said_in_the_singular(tmp_path):
                                                str(tmp_path / "bench")], True, True, True)
 
 
-OPTIONAL = "from typing import Literal, Optional\nfrom pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: {}\n"
+OPTIONAL = ("from typing import Literal, Optional\nfrom pydantic import BaseModel\n\n\nclass F(BaseModel):\n"
+            "    answer: {}\n")
 
 
 @pytest.mark.parametrize(("answer", "ref", "shown"), [
-    ('Optional[Literal["yes", "no"]] = None', "Yes", '("yes", "no")'), ("Optional[int] = None", "1,000", "(an integer)")])
+    ('Optional[Literal["yes", "no"]] = None', "Yes", '("yes", "no")'),
+    ("Optional[int] = None", "1,000", "(an integer)")])
 def test_a_reference_no_optional_answer_can_match_is_refused(tmp_path, answer, ref, shown):
     """Before: compiled, and exact_match scored every answer to `Yes` (or `1,000`) 0, as it refuses for the answer
     without Optional."""
@@ -110,7 +116,8 @@ UNHOMED = ("~ is the home directory, and HOME is unset and this user (id 54321) 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="runs as another user id (root only)")
 @pytest.mark.parametrize(("module", "args", "said"), [
-    ("benchrun", ["task.path=~/b", HOST, "dry_run=true"], f"the override 'task.path=~/b': {UNHOMED}give the path itself"),
+    ("benchrun", ["task.path=~/b", HOST, "dry_run=true"],
+     f"the override 'task.path=~/b': {UNHOMED}give the path itself"),
     ("benchrun.audit", ["cache"], f"--cache-dir: the response cache's place, ~/.cache/benchrun: {UNHOMED}"
                                   "XDG_CACHE_HOME or --cache-dir")])
 def test_a_home_no_user_entry_gives_is_one_line(module, args, said):
@@ -137,7 +144,8 @@ def test_a_file_hiding_a_library_that_fails_to_open_a_file_is_one_line(tmp_path,
 KEY = "hf_AbCdEfGhIjKlMnOpQrStUv12345"
 
 
-@pytest.mark.parametrize("words", [["show", KEY], ["verify", KEY], ["cache", "--cache-dir", KEY], ["list", f"--x={KEY}"]])
+@pytest.mark.parametrize("words", [["show", KEY], ["verify", KEY], ["cache", "--cache-dir", KEY],
+                                   ["list", f"--x={KEY}"]])
 def test_a_key_pasted_as_a_word_of_benchrun_audit_is_refused_without_it(tmp_path, words):
     """Before: `no run directory or run id 'hf_...'`, the key printed whole (or the cache's path holding it)."""
     done = audit(tmp_path, *words)
@@ -145,3 +153,11 @@ def test_a_key_pasted_as_a_word_of_benchrun_audit_is_refused_without_it(tmp_path
         "benchrun: error: the command line: secrets are never taken from the command line, where an error naming the "
         "word would print it (a key by its prefix, hf_..., as a word of its own, an override's key or a flag's value); "
         "put an API key in an environment variable\n"))
+
+
+def test_a_partial_merge_short_of_one_answer_says_it_in_the_singular(tmp_path):
+    """Before: `merged with --partial: 1 answers not asked`."""
+    shard = MergedShard(run_id="a" * 12, path=str(tmp_path / "s"), shard="1/2", status="interrupted", responses=1)
+    merge = Merge(shards=(shard,), partial=True, merged_at="2026-12-05T20:00:00+00:00")
+    assert merge_status(Counts(samples=2, responses=1), merge, 1, tmp_path) == (
+        "interrupted", f"merged with --partial: 1 answer not asked; finish it with: benchrun-audit resume {tmp_path}")
