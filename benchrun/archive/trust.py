@@ -32,6 +32,7 @@ from benchrun.core.layout import (
     SUMMARY,
 )
 from benchrun.core.records import FileDigest, Seal
+from benchrun.core.text import counted
 
 if TYPE_CHECKING:
     from benchrun.archive.reader import Run
@@ -293,8 +294,8 @@ def _unfinished(run: Run, digests: ledger.Digests) -> Iterator[str]:
     problems += [str(problem) for found in checked.values() for problem in found.problems]
     tails = [found for found in checked.values() if found.tail_lines]
     beyond = [found for found in tails if len(tails) > 1 or (found.path.name == RESPONSES and found.tail_lines > 1)]
-    problems += [f"{found.path.name}: {found.tail_lines} lines after line {found.written} that {DIGESTS} does not "
-                 "cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
+    problems += [f"{found.path.name}: {counted(found.tail_lines, 'line')} after line {found.written} that {DIGESTS} "
+                 "does not cover, more than a writer killed mid-write leaves" for found in beyond[:1]]
     if problems and (crlf := records_converted(run.path)):
         problems = [f"{crlf}: {CONVERTED}"]
     yield from problems or _foreign(run, digests, checked)

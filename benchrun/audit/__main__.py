@@ -22,6 +22,7 @@ except Exception as unloaded:  # rich missing, or hidden by a file of the workin
     print(f"benchrun: error: {said}", file=sys.stderr)
     sys.exit(EXIT["usage"])
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.secrets import refuse_key_words
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 
 COMMANDS = {
@@ -60,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if a in COMMANDS), None)
     verbose = "--verbose" in argv or os.environ.get("HYDRA_FULL_ERROR") == "1"
     try:
+        refuse_key_words(argv)
         parser, module = parser_for(command)  # in here: an interrupt while the command's code loads is one line too
         args = parser.parse_args(argv)
         with output.closing_pipe():

@@ -114,8 +114,8 @@ def _missing(info: Any) -> str:
     since = ""
     if any(RESUMED in entry for entry in info.history):
         missing = info.counts.samples - sum(s.responses for s in info.merged.shards)
-        since = (f"; its {missing} answers asked since by resume" if info.status not in UNFINISHED else
-                 f"; a resume has not finished asking its {missing} answers")
+        since = (f"; its {counted(missing, 'answer')} asked since by resume" if info.status not in UNFINISHED else
+                 f"; a resume has not finished asking its {counted(missing, 'answer')}")
     return f"; missing {', '.join(info.merged.missing)} (--partial{since})"
 
 

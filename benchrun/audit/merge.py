@@ -45,6 +45,7 @@ from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, ScoreRecord
 from benchrun.core.recordvalues import pin_shown, pinned_as
 from benchrun.core.shards import Shard, answers_of
+from benchrun.core.text import counted
 
 Key = tuple[str, int]
 CHOSEN_BY = "--into DIR"
@@ -305,6 +306,6 @@ def _status(counts: Counts, merge: Merge, short: int, into: Path) -> tuple[Statu
     """The merged run's status: as a run of its answers would end, or interrupted when answers are missing."""
     if short:
         gone = f"no run of shard {', '.join(merge.missing)}; " if merge.missing else ""
-        return "interrupted", (f"merged with --partial: {gone}{short} answers not asked; finish it with: "
+        return "interrupted", (f"merged with --partial: {gone}{counted(short, 'answer')} not asked; finish it with: "
                                f"benchrun-audit resume {into.absolute()}")
     return "completed_with_errors" if counts.request_errors or counts.scorer_errors else "completed", None

@@ -21,6 +21,7 @@ from benchrun.console.output import at_k_basis, number, speed_cells
 from benchrun.console.visible import shown_name
 from benchrun.core.layout import NO_RUN
 from benchrun.core.records import MetricSummary, Speed
+from benchrun.core.text import counted
 
 SPEED_CHARTS = ("tokens_per_s", "latency_p50_s")
 """The speed figures charted by run."""
@@ -186,7 +187,7 @@ def _repeats(run: Run) -> dict[str, str]:
             (summary.consistency_samples or {}).items()}
     shares = ", ".join(f"{task} {svg.number(share)}{over.get(task, '')}"
                        for task, share in (summary.consistency or {}).items())
-    return {"repeats": f"{summary.repeats} answers per sample", "consistency": shares or "-"}
+    return {"repeats": f"{counted(summary.repeats, 'answer')} per sample", "consistency": shares or "-"}
 
 
 def _judges(run: Run) -> dict[str, str]:
@@ -194,7 +195,7 @@ def _judges(run: Run) -> dict[str, str]:
     identity = judge_identity(run.info.judge)
     if identity is None:
         return {}
-    lines = [f"{name} with {other}: {number(agreement)} (kappa {number(kappa)}, {answers} answers)"
+    lines = [f"{name} with {other}: {number(agreement)} (kappa {number(kappa)}, {counted(answers, 'answer')})"
              for name, other, answers, agreement, kappa in agreement_rows(agreements(run))]
     return {"judge model": identity, "judges' agreement": "\n".join(lines) or "-"}
 
@@ -205,4 +206,4 @@ def _speed_fact(speed: Speed | None, unit: str) -> str:
     if speed is None:
         return "-"
     lines = [f"{figure_label(key, unit)} {text}" for key, text in speed_cells(speed).items()]
-    return "\n".join([*lines, f"from {speed.n} answers, {speed.failed} failed requests"])
+    return "\n".join([*lines, f"from {counted(speed.n, 'answer')}, {counted(speed.failed, 'failed request')}"])

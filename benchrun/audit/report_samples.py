@@ -9,6 +9,7 @@ from benchrun.archive.reader import Run
 from benchrun.audit.report_page import Job, table
 from benchrun.core.manifest import Reference, Sample
 from benchrun.core.records import ErrorInfo, ResponseRecord, ScoreRecord
+from benchrun.core.text import counted
 
 SAMPLE_CAP = 500
 """Samples shown per task; the rest are counted, not shown."""
@@ -82,7 +83,7 @@ def samples_view(scored: list[Job], shown: dict[str, tuple[list[Sample], int]], 
             left_out = f"; showing the first {len(samples)}, {total - len(samples)} left out"
         rows = [[_sample_cell(sample), *(_answer_cell(records[job.label], sample) for job in scored)]
                 for sample in samples]
-        parts.append(f'<details class="task"><summary>{escape(task)} ({total} samples{left_out})</summary>'
+        parts.append(f'<details class="task"><summary>{escape(task)} ({counted(total, "sample")}{left_out})</summary>'
                      f'{_chat_view(scored, task)}'
                      f'{table(["sample", *(escape(job.label) for job in scored)], rows)}</details>')
     return "".join(parts)

@@ -16,6 +16,7 @@ from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.frozen import Frozen
 from benchrun.core.records import Counts, FileDigest, Number, answer_name
+from benchrun.core.text import counted
 
 SHOWN = 20
 """Changed samples printed on a terminal (--json lists them all)."""
@@ -127,7 +128,8 @@ def covers_fewer(info: RescoreInfo, held: int) -> str | None:
     numbers are of the answers there when it was made."""
     if info.counts.responses >= held:
         return None
-    return (f"scored {info.counts.responses} answers, those its run held when it was made; the run holds {held} now: "
+    return (f"scored {counted(info.counts.responses, 'answer')}, those its run held when it was made; the run holds "
+            f"{held} now: "
             "its numbers cover those only (rescore again to score them all)")
 
 

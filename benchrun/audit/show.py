@@ -42,6 +42,7 @@ from benchrun.core.records import (
     Speed,
     answer_name,
 )
+from benchrun.core.text import counted
 
 CALCULATED = "calculated"
 """What a sample's reference is shown as when the scorer computes it from the sample's values (none is stored)."""
@@ -172,7 +173,7 @@ def speed_section(speed: Speed | None, unit: str = "samples") -> Table | str:
     (`answer_unit`), or why there are none."""
     if speed is None or not speed.n + speed.failed:
         return "speed: none (no request was asked in this run)"
-    table = Table(title=f"speed ({speed.n} answers, {speed.failed} failed)", title_justify="left")
+    table = Table(title=f"speed ({counted(speed.n, 'answer')}, {speed.failed} failed)", title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, text in output.speed_cells(speed).items():

@@ -13,6 +13,7 @@ from benchrun.audit.finding import Finding
 from benchrun.core.errors import BenchrunError
 from benchrun.core.layout import CONFIG, MANIFEST
 from benchrun.core.manifest import SourceFile
+from benchrun.core.text import counted
 
 
 def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
@@ -66,4 +67,4 @@ def compare_sources(recorded: list[SourceFile], current: tuple[SourceFile, ...],
         elif before[path] != after[path]:
             findings.append(Finding(False, f"sources {path}", f"changed since the run (sha256 "
                                                                 f"{before[path][:12]}… now {after[path][:12]}…)"))
-    return findings or [Finding(True, "sources", f"{len(before)} files unchanged in {bench}")]
+    return findings or [Finding(True, "sources", f"{counted(len(before), 'file')} unchanged in {bench}")]

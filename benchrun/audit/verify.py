@@ -62,7 +62,7 @@ from benchrun.core.layout import (
 )
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import FileDigest
-from benchrun.core.text import NotJSON
+from benchrun.core.text import NotJSON, counted
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,8 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
         located = [f for f in locate(run_dir, name) if not f.ok]
         if located:
             return located
-    lines = "" if actual.lines == expected.lines else f"; {expected.lines} lines when written, {actual.lines} now"
+    lines = "" if actual.lines == expected.lines else \
+        f"; {counted(expected.lines, 'line')} when written, {actual.lines:,} now"
     return [Finding(False, name, f"changed since the {made_by} {when}: sha256 {actual.sha256[:12]}…, {holder} has "
                                  f"{expected.sha256[:12]}…{lines}")]
 

@@ -31,10 +31,13 @@ KEPT_AS_ASKED = "the run's references are as it asked them: choose another score
 
 
 def answer_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema of a format's `answer` (its definition, for an Enum's `$ref`); empty without one."""
+    """The schema of a format's `answer` (its definition, for an Enum's `$ref`; its one kind besides null, for an
+    `Optional[...]`'s `anyOf`); empty without one."""
     prop = schema.get("properties", {}).get(ANSWER)
     if not isinstance(prop, dict):
         return {}
+    if len(kinds := [one for one in prop.get("anyOf", ()) if isinstance(one, dict) and one.get("type") != "null"]) == 1:
+        prop = kinds[0]
     if "$ref" in prop:
         return schema.get("$defs", {}).get(str(prop["$ref"]).rsplit("/", 1)[-1], {})
     return prop

@@ -28,14 +28,13 @@ from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
-from benchrun.core.text import counted
+from benchrun.core.text import CONTROL, counted
 
 ID_COLUMN = "id"
 _MAX_ID = 80
 MAX_GIVEN_ID = 200
 """The longest id an id column may give a sample (a task name has 100 characters): an id is printed in `show`'s
 headings and every error naming its sample, and kept in every record of it."""
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?")
 """The format-spec mini-language, for the width and precision it asks for."""
 TWO_FORMS = ("one text written in two Unicode forms, composed and decomposed: 'é' as one character, or as 'e' and a "
@@ -338,7 +337,7 @@ def _check_given_id(spec: TaskSpec, given: str, index: int) -> None:
         why, fix = "is empty", "give every sample an id, or leave the id column out"
     elif len(given) > MAX_GIVEN_ID:
         why, fix = f"has {len(given):,} characters, more than a sample's id has ({MAX_GIVEN_ID})", "give a shorter one"
-    elif found := _CONTROL.search(given):
+    elif found := CONTROL.search(given):
         why = f"holds {found[0]!r} at character {found.start() + 1}, a control character, which an id cannot hold"
         fix = "write the id without it (an id is printed on one line)"
     else:

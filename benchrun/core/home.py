@@ -1,6 +1,7 @@
 """The home directory, as `~` means it in every path benchrun is given (an override, cache_dir, model_path, a runner
 file's name, task.path): $HOME, refused when it is set empty, where Python's expanduser gives the file system's root
-(`outputs=~` put run directories in `/`), or relative (`HOME=rel`: the response cache went into ./rel/.cache)."""
+(`outputs=~` put run directories in `/`), or relative (`HOME=rel`: the response cache went into ./rel/.cache), or
+unset for a user with no entry in the user database (a container's arbitrary user id: Python's RuntimeError)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ EMPTY = "~ is the home directory, and $HOME is empty (~ would be the file system
 
 
 def home(what: str, instead: str, key: str | None = None) -> Path:
-    """The home directory; ConfigError saying `what` needed it and what to do `instead` when $HOME is set empty."""
+    """The home directory; ConfigError saying `what` needed it and what to do `instead` when there is none."""
     if os.environ.get("HOME") == "":
         raise ConfigError(f"{what}: {EMPTY}; set HOME, or {instead}", key=key)
-    if not (found := Path.home()).is_absolute():
+    try:
+        found = Path.home()
+    except RuntimeError:  # HOME unset, and no entry for this user id to read one from
+        raise ConfigError(f"{what}: ~ is the home directory, and HOME is unset and this user (id {os.getuid()}) has no "
+                          f"entry in the user database to give one; set HOME, or {instead}", key=key) from None
+    if not found.is_absolute():
         raise ConfigError(f"{what}: ~ is the home directory, and $HOME is {str(found)!r}, not an absolute path (~ would "
                           f"be a folder of the working directory); set HOME to an absolute path, or {instead}", key=key)
     return found

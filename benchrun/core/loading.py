@@ -9,7 +9,7 @@ import os
 import sys
 import traceback
 
-from benchrun.core.errors import refused_by_system
+from benchrun.core.errors import OWN_LIMITS, refused_by_system
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 """benchrun's own package folder, whose modules hide nothing."""
@@ -18,16 +18,27 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def load_failure(err: Exception) -> str | None:
     """One line for an error raised while Python loaded a module of benchrun's or of a library's it uses (the file
     that raised it), or raised anywhere while a file hides a library (`hidden`), with what hides it; None for any
-    other error, and for the system's refusal (out of memory as a module loads), said as such."""
-    if refused_by_system(err):
-        return None
+    other error, and for the system's refusal (out of memory as a module loads, `_systems`), said as such."""
     loading = [frame.filename for frame in traceback.extract_tb(err.__traceback__) if frame.name == "<module>"]
     if isinstance(err, SyntaxError) and str(err.filename).endswith(".py"):  # its file never ran: no frame of its own
         loading.append(err.filename)
+    if _systems(err, loading):
+        return None
     why = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
     if not loading:  # raised as the code ran: said so only when a library was hidden (`yaml.YAMLError` not there)
         return f"{why}{shown}" if (shown := hidden(named_in=why)) else None
     return f"Python could not load {loading[-1]}, which benchrun needs: {why}{hidden(loading[-1], named_in=why)}"
+
+
+def _systems(err: Exception, loading: list[str]) -> bool:
+    """Whether `err` is the system's refusal, said as such: out of memory, of threads or of file descriptors wherever
+    it is met; any other OSError unless a file hiding a library raised it as it loaded (a `rich.py` opening a file
+    that is not there)."""
+    if not refused_by_system(err):
+        return False
+    if not isinstance(err, OSError) or err.errno in OWN_LIMITS:
+        return True
+    return not any(_top_name(path) for path in loading)
 
 
 def missing_line(err: ImportError) -> str:

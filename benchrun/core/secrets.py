@@ -102,6 +102,14 @@ def word_holding_key(words: Sequence[str]) -> str | None:
     return None
 
 
+def refuse_key_words(words: Sequence[str]) -> None:
+    """Refuse, without the word, a benchrun-audit command line holding a key as a word (`word_holding_key`), which
+    its error would print (`no run directory or run id 'hf_...'`), as benchrun's own command line is refused."""
+    if (why := word_holding_key(words)) is not None:
+        raise ConfigError(f"secrets are never taken from the command line, where an error naming the word would print "
+                          f"it ({why}); put an API key in an environment variable", key="the command line")
+
+
 def key_as_name(key: str, value: Any) -> str | None:
     """Why the value of a key that names a credential's variable (`api_key_env`) is the credential itself: a name that
     reads as a key (of a key's length, its characters random, RANDOM) that no variable has, so none would be sent and

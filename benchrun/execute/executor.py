@@ -13,6 +13,7 @@ from typing import Iterable, Iterator, Protocol
 from benchrun.core.errors import FailFast, ServerLost
 from benchrun.core.manifest import Manifest, Message, Query, Sample
 from benchrun.core.records import Completion, ResponseRecord, answered
+from benchrun.core.text import counted
 from benchrun.execute.asking import Outcome
 from benchrun.execute.cache import LOOKUP_BATCH, CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
@@ -125,8 +126,8 @@ class Executor:
             self._held.append((sample, response))
             failed = len({held.id for held, _ in self._held})
             if failed >= self.policy.max_consecutive_failures:
-                raise FailFast(f"{failed} samples in a row failed the same way, so the setup is broken, not the "
-                               f"benchmark: {response.error} (runner.max_consecutive_failures)",
+                raise FailFast(f"{counted(failed, 'sample')} in a row failed the same way, so the setup is broken, not "
+                               f"the benchmark: {response.error} (runner.max_consecutive_failures)",
                                longer(response.error, self.policy))
 
     async def _answer(self, sample: Sample, repeat: int, key: str | None,
