@@ -1,0 +1,56 @@
+"""Hostile input, twenty-fifth pass, the archive and audit side (a review of the twenty-fourth's code, then a fresh
+pass): the cases it found bad, each with the rule it now obeys.
+
+- a run.json (seal, summary, record line, rescore.json) whose schema_version is `1.0`, `1E0` or `true`, sealed over:
+  read as version 1 (Python's 1.0 == True == 1), verify intact, where a reader that keeps JSON's types reads no
+  version it knows; and one of `18446744073709551616` was `Unable to parse input string as an integer, exceeded
+  maximum size`. A version is the whole number benchrun writes, else unknown as any other is
+  (`core.layout.is_version`, read by `core.recordvalues.Version` and by `archive.shapes.not_a_manifest`)
+
+What held is in the pass's note.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.archives import replace_manifest, synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.p25_archive import sealed_over
+
+
+def _refused(cwd: Path, command: str, run_dir: Path) -> str:
+    """The one line `benchrun-audit COMMAND RUN` refused the run with (exit 4, nothing on stdout)."""
+    done = audit(cwd, command, str(run_dir))
+    assert (done.returncode, done.stdout) == (EXIT["archive"], ""), done.stdout
+    return done.stderr
+
+
+EDITED = "which no benchrun writes (this one writes 1): the file was edited"
+
+
+# -- a schema version of another type ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("version", "said"), [("1.0", f"1.0, {EDITED}"), ("1E0", f"1.0, {EDITED}"),
+                                               ("true", f"True, {EDITED}"),
+                                               ("18446744073709551616", "18446744073709551616, which this benchrun "
+                                                "does not know (written by a newer benchrun? read it with that one)")])
+def test_a_schema_version_is_the_whole_number_benchrun_writes(tmp_path, version, said):
+    """run.json's `"schema_version": 1` rewritten as `1.0` (or `1E0`, `true`) and sealed over: shown and intact, read
+    as 1; `2**64` was pydantic's `Unable to parse input string as an integer, exceeded maximum size`."""
+    run_dir = sealed_over(synthetic_run(tmp_path / "r", [1, 0]),
+                          lambda text: text.replace('"schema_version": 1,', f'"schema_version": {version},', 1))
+    line = f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: schema_version: schema version {said}\n"
+    assert _refused(tmp_path, "show", run_dir) == line
+    assert _refused(tmp_path, "verify", run_dir) == line
+
+
+def test_a_manifests_schema_version_is_the_whole_number_benchrun_writes(tmp_path):
+    """manifest.json's schema_version `true`, its id and the seal made to match: export read it as version 1."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    replace_manifest(run_dir, lambda manifest: manifest.update(schema_version=True))
+    assert _refused(tmp_path, "export", run_dir) == (
+        f"benchrun: error: in '{run_dir / 'manifest.json'}': not a manifest: schema_version: schema version True, "
+        f"{EDITED}\n")
