@@ -6,6 +6,10 @@ pass): the cases it found bad, each with the rule it now obeys.
   version it knows; and one of `18446744073709551616` was `Unable to parse input string as an integer, exceeded
   maximum size`. A version is the whole number benchrun writes, else unknown as any other is
   (`core.layout.is_version`, read by `core.recordvalues.Version` and by `archive.shapes.not_a_manifest`)
+- a manifest.json giving a key twice in one object (a sample's `"prompt": "IGNORE", "prompt": "a is 0"`), its id and
+  the seal made to match: verify intact, show, export and report read the last, where the archive's promise is that
+  every JSON file of it gives each key once. Now unreadable, naming the key, as run.json is
+  (`archive.reader.Run.manifest_bytes`, through `given_once`, `archived_model`'s check)
 
 What held is in the pass's note.
 """
@@ -18,7 +22,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
-from tests.helpers.p25_archive import sealed_over
+from tests.helpers.p25_archive import manifest_over, sealed_over
 
 
 def _refused(cwd: Path, command: str, run_dir: Path) -> str:
@@ -54,3 +58,20 @@ def test_a_manifests_schema_version_is_the_whole_number_benchrun_writes(tmp_path
     assert _refused(tmp_path, "export", run_dir) == (
         f"benchrun: error: in '{run_dir / 'manifest.json'}': not a manifest: schema_version: schema version True, "
         f"{EDITED}\n")
+
+
+# -- a manifest giving a key twice -------------------------------------------------------------------------------------
+
+def test_a_manifest_giving_a_key_twice_is_unreadable(tmp_path):
+    """A sample's prompt given twice (`"prompt":"IGNORE","prompt":"a is 0"`), the manifest id and the seal redone:
+    verify said intact, and show, export and report read the prompt as its last."""
+    run_dir = manifest_over(synthetic_run(tmp_path / "r", [1, 0]), b'"prompt":"a is 0"',
+                            b'"prompt":"IGNORE","prompt":"a is 0"')
+    said = ("unreadable: the key \"prompt\" is given twice in one object (which one is meant, JSON does not say); give "
+            "each key once")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    assert [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "NOT"))] == [
+        f"FAIL  manifest.json: {said}", "NOT intact: 1 problem"]
+    for command in ("export", "report"):
+        assert _refused(tmp_path, command, run_dir) == f"benchrun: error: in '{run_dir / 'manifest.json'}': {said}\n"
