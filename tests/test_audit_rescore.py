@@ -284,6 +284,7 @@ def test_verify_checks_each_rescore_against_its_rescore_json(run_dir):
     digests = {name: file_digest(folder / name) for name in ("scores.jsonl", "summary.json")}
     (run_dir / "rescores" / "002").mkdir()  # a rescore killed before it ended
     assert rescore_findings(run_dir) == [
+        Finding(True, "rescores/001/rescore.json", "rescore 001 of this run"),
         Finding(True, "rescores/001/scores.jsonl", f"45 lines as written (sha256 {digests['scores.jsonl'].sha256[:12]}…)"),
         Finding(True, "rescores/001/summary.json",
                 f"{digests['summary.json'].lines} lines as written (sha256 {digests['summary.json'].sha256[:12]}…)"),

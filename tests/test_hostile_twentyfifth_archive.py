@@ -10,6 +10,10 @@ pass): the cases it found bad, each with the rule it now obeys.
   the seal made to match: verify intact, show, export and report read the last, where the archive's promise is that
   every JSON file of it gives each key once. Now unreadable, naming the key, as run.json is
   (`archive.reader.Run.manifest_bytes`, through `given_once`, `archived_model`'s check)
+- `verify` of a run whose rescore's rescore.json is a symbolic link to a copy elsewhere: `intact`, where a link in
+  place of any other file of the run or its rescores is a FAIL (`held` saw only the files findings named, and a
+  rescore.json that checks named none). A rescore's rescore.json is now a finding of its own
+  (`audit.verify.check_rescore`), so `held` says the link
 
 What held is in the pass's note.
 """
@@ -22,6 +26,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.commands import run_in_process
 from tests.helpers.p25_archive import manifest_over, sealed_over
 
 
@@ -75,3 +80,20 @@ def test_a_manifest_giving_a_key_twice_is_unreadable(tmp_path):
         f"FAIL  manifest.json: {said}", "NOT intact: 1 problem"]
     for command in ("export", "report"):
         assert _refused(tmp_path, command, run_dir) == f"benchrun: error: in '{run_dir / 'manifest.json'}': {said}\n"
+
+
+# -- a rescore.json that is a link -------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_verify_fails_a_rescore_whose_rescore_json_is_a_link(tmp_path):
+    """rescores/001/rescore.json moved out of the run and linked back, every digest matching: `intact`."""
+    run_dir = run_in_process(tmp_path, "r")
+    assert audit(tmp_path, "rescore", str(run_dir)).returncode == EXIT["ok"]
+    (run_dir / "rescores" / "001" / "rescore.json").rename(tmp_path / "kept.json")
+    (run_dir / "rescores" / "001" / "rescore.json").symlink_to(tmp_path / "kept.json")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    assert [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "NOT"))] == [
+        f"FAIL  rescores/001/rescore.json: a symbolic link (to {tmp_path / 'kept.json'}) in place of the run's own "
+        "file, which its writer never makes: the run directory no longer holds what it wrote there",
+        "NOT intact: 1 problem"]

@@ -355,8 +355,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {JUDGEMENTS}, which a rescore with "
                                                         "--rejudge writes: nothing covers the grades it asked")]
     partial = [Finding(True, name, said) for said in [covers_fewer(info, run.info.counts.responses)] if said]
-    return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
-            for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))] + partial
+    own = Finding(True, f"{name}/{RESCORE_FILE}", f"rescore {info.rescore} of this run")  # a link in its place: `held`
+    return [own, *(replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
+                   for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))), *partial]
 
 
 def _lines(n: int) -> str:
