@@ -14,11 +14,15 @@ pass): the cases it found bad, each with the rule it now obeys.
   place of any other file of the run or its rescores is a FAIL (`held` saw only the files findings named, and a
   rescore.json that checks named none). A rescore's rescore.json is now a finding of its own
   (`audit.verify.check_rescore`), so `held` says the link
+- `verify` of a run whose rescores/001 was copied to rescores/1 (the same number): `is rescore 001 of run <this
+  run's id> (manifest ...), not of this run`, which it is. Now said to be a copy of this run's rescore in another
+  folder (`audit.verify.check_rescore`)
 
 What held is in the pass's note.
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -96,4 +100,16 @@ def test_verify_fails_a_rescore_whose_rescore_json_is_a_link(tmp_path):
     assert [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "NOT"))] == [
         f"FAIL  rescores/001/rescore.json: a symbolic link (to {tmp_path / 'kept.json'}) in place of the run's own "
         "file, which its writer never makes: the run directory no longer holds what it wrote there",
+        "NOT intact: 1 problem"]
+
+
+@pytest.mark.slow
+def test_verify_says_a_rescore_copied_to_another_folder_is_a_copy(tmp_path):
+    """rescores/001 copied to rescores/1: verify said it `is rescore 001 of run <this run> ..., not of this run`."""
+    run_dir = run_in_process(tmp_path, "r")
+    assert audit(tmp_path, "rescore", str(run_dir)).returncode == EXIT["ok"]
+    shutil.copytree(run_dir / "rescores" / "001", run_dir / "rescores" / "1")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "NOT"))] == [
+        "FAIL  rescores/1/rescore.json: is rescore 001 of this run, in folder 1: a copy of it, which no rescore makes",
         "NOT intact: 1 problem"]
