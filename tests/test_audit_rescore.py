@@ -284,6 +284,7 @@ def test_verify_checks_each_rescore_against_its_rescore_json(run_dir):
     digests = {name: file_digest(folder / name) for name in ("scores.jsonl", "summary.json")}
     (run_dir / "rescores" / "002").mkdir()  # a rescore killed before it ended
     assert rescore_findings(run_dir) == [
+        Finding(True, "rescores/001/rescore.json", "rescore 001 of this run"),
         Finding(True, "rescores/001/scores.jsonl", f"45 lines as written (sha256 {digests['scores.jsonl'].sha256[:12]}…)"),
         Finding(True, "rescores/001/summary.json",
                 f"{digests['summary.json'].lines} lines as written (sha256 {digests['summary.json'].sha256[:12]}…)"),
@@ -292,7 +293,7 @@ def test_verify_checks_each_rescore_against_its_rescore_json(run_dir):
     summary = folder / "summary.json"
     summary.write_text(summary.read_text().replace("1.0", "0.5", 1))
     changed = file_digest(summary).sha256
-    assert rescore_findings(run_dir)[1] == Finding(
+    assert rescore_findings(run_dir)[2] == Finding(
         False, "rescores/001/summary.json", f"changed since the rescore finished: sha256 {changed[:12]}…, "
                                             f"rescore.json has {digests['summary.json'].sha256[:12]}…")
     assert not verify_run(load_run(run_dir)).intact

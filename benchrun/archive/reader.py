@@ -36,7 +36,7 @@ from benchrun.core.layout import (
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.recordvalues import model_digest
 from benchrun.core.resources import bench_dir
-from benchrun.core.text import once_each
+from benchrun.core.text import NotJSON, once_each
 
 if TYPE_CHECKING:
     import pandas
@@ -90,6 +90,10 @@ class Run:
         data = archived(path, _manifest_size(path, self.info.manifest_id))
         if hashlib.sha256(data).hexdigest() != self.info.manifest_id:  # changed between the two reads
             raise _not_the_runs(path, self.info.manifest_id)
+        try:
+            given_once(data)
+        except NotJSON as err:
+            raise ArchiveError(f"unreadable: {err}", file=str(path)) from None
         return data
 
     @cached_property
@@ -296,8 +300,19 @@ def archived_model(path: Path, model: type[Any]) -> Any:
     so what a sealed file says would depend on who reads it."""
     data = archived(path, MAX_JSON_BYTES)
     value = model.model_validate_json(data)
-    json.loads(data, object_pairs_hook=once_each)
+    given_once(data)
     return value
+
+
+def given_once(data: bytes) -> None:
+    """Nothing when each object of the JSON `data` gives each key once, else NotJSON naming the key given twice (what
+    is no JSON at all is left to the reader that parses it to say)."""
+    try:
+        json.loads(data, object_pairs_hook=once_each)
+    except NotJSON:
+        raise
+    except (ValueError, RecursionError):
+        return
 
 
 def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:

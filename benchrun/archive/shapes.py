@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchrun.core.layout import MANIFEST_VERSION, unknown_version
+from benchrun.core.layout import MANIFEST_VERSION, is_version, unknown_version
 
 
 def not_a_manifest(data: Any) -> str | None:
@@ -15,7 +15,7 @@ def not_a_manifest(data: Any) -> str | None:
     benchrun knows; None when it is."""
     if not (isinstance(data, dict) and isinstance(data.get("samples"), list) and isinstance(data.get("tasks"), list)):
         return "no samples list and tasks list"
-    if (version := data.get("schema_version", MANIFEST_VERSION)) != MANIFEST_VERSION:  # a newer benchrun's, whose
+    if not is_version(version := data.get("schema_version", MANIFEST_VERSION), MANIFEST_VERSION):  # a newer benchrun's, whose
         return f"schema_version: {unknown_version(version, MANIFEST_VERSION)}"  # fields may mean otherwise
     for number, task in enumerate(data["tasks"]):
         turns = (task.get("fewshot") or []) if isinstance(task, dict) else None

@@ -4,7 +4,7 @@ errors, and how they are printed."""
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 from rich.console import Console
@@ -16,6 +16,7 @@ from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.frozen import Frozen
 from benchrun.core.records import Counts, FileDigest, Number, answer_name
+from benchrun.core.recordvalues import Version
 from benchrun.core.text import counted
 
 SHOWN = 20
@@ -54,7 +55,7 @@ class ModuleUsed(Frozen):
 class RescoreInfo(Frozen):
     """rescore.json: which scorers scored which run, when, and with which benchrun."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Version = 1
     rescore: str
     """The rescore's number (its directory name), e.g. 001."""
     run_id: str

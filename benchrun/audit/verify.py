@@ -342,6 +342,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
                if isinstance(err, ValidationError) else f"unreadable: {err}" if isinstance(err, NotJSON)
                else "unreadable: not a rescore's JSON")
         return [Finding(False, f"{name}/{RESCORE_FILE}", why)]
+    if (info.run_id, info.manifest_id) == (run.id, run.info.manifest_id) and info.rescore != path.name:
+        return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of this run, in folder "
+                                                        f"{path.name}: a copy of it, which no rescore makes")]
     if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "
                                                         f"{str(info.manifest_id)[:12]}…), not of this run")]
@@ -356,8 +359,9 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
         return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {JUDGEMENTS}, which a rescore with "
                                                         "--rejudge writes: nothing covers the grades it asked")]
     partial = [Finding(True, name, said) for said in [covers_fewer(info, run.info.counts.responses)] if said]
-    return [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
-            for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))] + partial
+    own = Finding(True, f"{name}/{RESCORE_FILE}", f"rescore {info.rescore} of this run")  # a link in its place: `held`
+    return [own, *(replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
+                   for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))), *partial]
 
 
 def _lines(n: int) -> str:

@@ -56,6 +56,12 @@ NEWER_VERSION = "which this benchrun does not know (written by a newer benchrun?
 """What a reader says of a key or a schema version of a file it does not know."""
 
 
+def is_version(found: object, known: int) -> bool:
+    """Whether a file's schema_version `found` is `known` as benchrun writes it: a whole number (1.0 and true, which
+    Python takes for 1, are not)."""
+    return type(found) is int and found == known
+
+
 def unknown_version(found: object, known: int) -> str:
     """What a reader that knows schema version `known` says of a file's `found`: a newer benchrun's, when it is a
     larger whole number; else one no benchrun writes (an older number, text, null: the file was edited)."""

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from benchrun.core.frozen import Frozen
 from benchrun.core.layout import FORMAT_VALID, JUDGED_FILES, MANIFEST_VERSION, RECORD_FILES
+from benchrun.core.recordvalues import Version
 
 Scalar = str | int | float | bool
 Reference = Scalar | list[Scalar] | None
@@ -228,7 +229,7 @@ class JudgeModel(Frozen):
 class Manifest(Frozen):
     """The compiled run. Its canonical JSON's sha256 is the manifest id."""
 
-    schema_version: Literal[1] = MANIFEST_VERSION
+    schema_version: Version = MANIFEST_VERSION
     benchmark: str
     config: dict[str, Any]
     """The resolved config, less what does not change the questions (host, concurrency, ...)."""

@@ -12,7 +12,18 @@ from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import FAILED_JOB, DigestedFile, JobStatus, Status
 from benchrun.core.lineage import Lineage, Merge
 from benchrun.core.metricvalue import MetricValue, Statistic, Tally, shares
-from benchrun.core.recordvalues import Count, Environment, History, Identity, JudgeInfo, Message, Moment, RunId, Seconds
+from benchrun.core.recordvalues import (
+    Count,
+    Environment,
+    History,
+    Identity,
+    JudgeInfo,
+    Message,
+    Moment,
+    RunId,
+    Seconds,
+    Version,
+)
 from benchrun.core.shards import Shard
 
 RECORD_VERSION = 1
@@ -242,7 +253,7 @@ class Speed(Frozen):
 class Summary(Frozen):
     """summary.json: per task x metric statistics of scores.jsonl, and the run's speed."""
 
-    schema_version: Literal[1] = RECORD_VERSION
+    schema_version: Version = RECORD_VERSION
     manifest_id: str
     model: str
     metrics: tuple[Annotated[MetricSummary, AfterValidator(shares)], ...]
@@ -293,7 +304,7 @@ class Counts(Frozen):
 class Seal(Frozen):
     """seal.json, written last when a run ends: the digest of the final run.json, whose `files` digest the rest."""
 
-    schema_version: Literal[1] = RECORD_VERSION
+    schema_version: Version = RECORD_VERSION
     run_id: RunId
     sealed_at: Moment
     run_json: FileDigest
@@ -302,7 +313,7 @@ class Seal(Frozen):
 class RunInfo(Frozen):
     """run.json: who, when, where and how the run went. Rewritten atomically as the run goes."""
 
-    schema_version: Literal[1] = RECORD_VERSION
+    schema_version: Version = RECORD_VERSION
     run_id: RunId
     status: Status
     reason: str | None = None
@@ -372,7 +383,7 @@ class SweepLine(Frozen):
 class SweepSummary(Frozen):
     """sweep.json: the jobs of a sweep and their metrics side by side."""
 
-    schema_version: Literal[1] = RECORD_VERSION
+    schema_version: Version = RECORD_VERSION
     jobs: tuple[SweepJob, ...]
     metrics: tuple[SweepLine, ...]
     speed: dict[str, Speed] = Field(default_factory=dict)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
+from pydantic_core import PydanticCustomError
 
+from benchrun.core.layout import is_version
 from benchrun.core.secrets import SECRETS
 from benchrun.core.text import one_line
 
@@ -24,6 +26,18 @@ def _kept(text: str) -> str:
 
 Message = Annotated[str, AfterValidator(_kept)]
 """Where an error becomes data: a message (or a type's name) from a server, a runner or user code, as one line."""
+
+
+def _whole(found: Any) -> Any:
+    """A schema_version as written: the whole number 1 (1.0 and true, which Python takes for 1, are no version; one
+    of 20 digits is said to be a larger number, not one pydantic cannot parse)."""
+    if is_version(found, 1):
+        return found
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": "1"})
+
+
+Version = Annotated[Literal[1], BeforeValidator(_whole)]
+"""A file's schema_version: 1, the one this benchrun writes, as a whole number (each file's schema is at version 1)."""
 
 
 def _moment(text: str) -> str:
