@@ -1,9 +1,12 @@
 """The base of benchrun's config models (core.settings): no unknown keys, frozen, each true/false, number or count
-given as one (no boolean taken for a number, float for a count, text or number for true/false)."""
+given as one (no boolean taken for a number, float for a count, text or number for true/false); a number written as
+text (the environment's `${oc.env:N}`) is read as the number it writes."""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -12,6 +15,9 @@ from pydantic_core import PydanticCustomError
 WRONG_NUMBER = "wrong_number"
 """The error a value of another kind given for a true/false, a number or a count is (`Settings._numbers_as_meant`),
 naming the field in its context."""
+WRITTEN = {int: re.compile(r"[+-]?\d{1,30}"), float: re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")}
+"""A number written as text, as a count (int) or a number (float) is: what `${oc.env:N}` gives, the environment holding
+only text (`2`, `2.5`; not `2.0` for a count, ` 2`, `0x2`, `inf`, nor a count of more digits than a setting takes)."""
 
 
 class Settings(BaseModel):
@@ -22,17 +28,32 @@ class Settings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _numbers_as_meant(cls, data: Any) -> Any:
-        """Refuse `true` for a number (`repeats=true`), a float for a count (`repeats=2.0`), text for either
-        (`repeats='2'`) and text or a number for true/false (`dry_run=no`): pydantic took them as 1, 2, 2 and false,
-        which config.yaml then recorded as given, and Hydra's own reading of `dry_run=no` (true) ran a real run in a
-        dry run's scratch folder, removed as it ended."""
-        for name, value in data.items() if isinstance(data, dict) else ():
-            field = cls.model_fields.get(name)
-            if field is not None and _not_its_number(value, _kinds(field.annotation)):
+        """Refuse `true` for a number (`repeats=true`), a float for a count (`repeats=2.0`), text that writes no number
+        for either (`repeats=two`) and text or a number for true/false (`dry_run=no`): pydantic took them as 1, 2 and
+        false, and Hydra's own reading of `dry_run=no` (true) ran a real run in a dry run's scratch folder, removed as
+        it ended. Text that writes a number (`runner.concurrency=${oc.env:SLURM_CPUS_PER_TASK}`) is that number."""
+        if not isinstance(data, dict):
+            return data
+        read = dict(data)
+        for name, value in data.items():
+            if (field := cls.model_fields.get(name)) is None:
+                continue
+            kinds = _kinds(field.annotation)
+            read[name] = _written(value, kinds)
+            if _not_its_number(read[name], kinds):
                 raise PydanticCustomError(WRONG_NUMBER, "Input should be a valid {kind}, not {given}",
-                                          {"field": name, "kind": _kind_named(_kinds(field.annotation)),
+                                          {"field": name, "kind": _kind_named(kinds),
                                            "given": json.dumps(value)})  # as an option is said
-        return data
+        return read
+
+
+def _written(value: Any, kinds: set[Any]) -> Any:
+    """`value` as the number it writes, where it is text for a number or count setting that takes no text (a number
+    past a float's range, `1e400`, is no number: as text it is refused, as `inf` is)."""
+    if not isinstance(value, str) or str in kinds:
+        return value
+    kind = next((kind for kind in (int, float) if kind in kinds and WRITTEN[kind].fullmatch(value)), None)
+    return value if kind is None or not math.isfinite(number := kind(value)) else number
 
 
 def _not_its_number(value: Any, kinds: set[Any]) -> bool:
