@@ -251,7 +251,7 @@ def test_only_naming_a_task_that_does_not_exist(tmp_path):
                                        "'temperature'?)"),
     ({"concurrency": 0}, "runner.concurrency: Input should be greater than or equal to 1"),
     ({"concurrencyy": 2}, "runner.concurrencyy: unknown key 'concurrencyy' (did you mean 'concurrency'?)"),
-    ({"timeout_s": "1m"}, "runner.timeout_s: Input should be a valid number, unable to parse string as a number"),
+    ({"timeout_s": "1m"}, "runner.timeout_s: Input should be a valid number, not \"1m\""),
     ({"type": "vllm"}, "runner.type: unknown runner type 'vllm' (did you mean 'ollama'?)"),
     ({"model": ""}, "runner.model: a model name, or a list of different model names"),
     ({"model": ["a", "a"]}, "runner.model: a model name, or a list of different model names"),

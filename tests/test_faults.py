@@ -230,8 +230,8 @@ from benchrun.archive.writer import RunWriter
 create = RunWriter.create
 
 
-def claimed_then_signalled(run_dir, info):
-    writer = create(run_dir, info)
+def claimed_then_signalled(run_dir, info, **given):
+    writer = create(run_dir, info, **given)
     signal.raise_signal(signal.SIGTERM)
     return writer
 

@@ -239,7 +239,8 @@ def test_one_server_listed_under_two_names_is_refused(tmp_path, runner):
 
 LONE = '{"verdict": "\\ud800"}'
 """An answer whose JSON escapes half a surrogate pair: the text is ASCII, the string it holds a lone surrogate."""
-VERDICTS = "- name: v\n  template: 'grade {a}'\n  values:\n    a: [1, 2]\n  reference: [right, right]\n  format: Verdict\n"
+VERDICTS = ("- name: v\n  template: 'grade {a}'\n  values:\n    a: [1, 2]\n  reference: [right, right]\n  format: Verdict\n"
+            "  scorer: contains\n")
 
 
 def test_an_answer_escaping_half_a_surrogate_pair_is_checked_not_a_crash(tmp_path):
@@ -252,7 +253,7 @@ def test_an_answer_escaping_half_a_surrogate_pair_is_checked_not_a_crash(tmp_pat
         ("v:a=1", LONE), ("v:a=2", '{"verdict": "right"}')]
     assert [(s["id"], s["metrics"], s["detail"]) for s in read_jsonl(run_dir / "scores.jsonl")] == [
         ("v:a=1", {"format_valid": 0}, "verdict: '\ufffd' is not one of ['right', 'wrong']"),
-        ("v:a=1", {"exact_match": 0}, None), ("v:a=2", {"format_valid": 1}, None), ("v:a=2", {"exact_match": 0}, None)]
+        ("v:a=1", {"contains": 0}, None), ("v:a=2", {"format_valid": 1}, None), ("v:a=2", {"contains": 1}, None)]
 
 
 def test_a_judges_reply_escaping_half_a_surrogate_pair_is_its_error_not_a_crash(tmp_path):

@@ -252,7 +252,7 @@ def test_a_glob_sweep_over_a_config_group_runs_a_job_per_preset(tmp_path):
     done = run_benchrun("-m", "task=glob(*)", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr.count("error")) == (EXIT["ok"], 0), done.stderr
     assert [line.split(", ")[0] for line in done.stdout.splitlines() if "dry run: no model was called" in line] == [
-        "1 tasks", "4 tasks"]  # folderbench, then listbench
+        "1 task", "4 tasks"]  # folderbench, then listbench
 
 
 def test_an_interval_sweep_is_refused_naming_its_override(tmp_path):

@@ -44,12 +44,13 @@ HOST = "runner.host=http://127.0.0.1:9"
 
 WRONG_KINDS = {"repeats='2.0'": "repeats: Input should be a valid integer, not \"2.0\"",
                "repeats=two": "repeats: Input should be a valid integer, not \"two\"",
-               "runner.timeout_s='1e400'": "runner.timeout_s: Input should be a valid number, not \"1e400\"",
+               "runner.timeout_s='1e400'": "runner.timeout_s: inf is not a finite number, and JSON (config.yaml, "
+                                           "run.json, the manifest) has none for it: give a number",
                "dry_run=1": "dry_run: Input should be a valid boolean, not 1"}
 
 
 def test_text_that_writes_no_number_or_a_number_for_true_or_false_is_refused(tmp_path):
-    """Before: `1` taken as true; text that writes no number was pydantic's to read (`1e400` as no time limit)."""
+    """Before: `1` taken as true; text that writes no number was pydantic's to read (`'1e400'` as no time limit)."""
     said = [call_benchrun("task=listbench", HOST, "dry_run=true", given, cwd=tmp_path) for given in WRONG_KINDS]
     assert [(done.returncode, done.stdout, done.stderr) for done in said] == [
         (EXIT["usage"], "", f"benchrun: error: in 'config': {why}\n") for why in WRONG_KINDS.values()]

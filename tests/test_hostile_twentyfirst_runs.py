@@ -145,8 +145,7 @@ def test_a_wrong_runner_key_the_command_line_gives_beside_a_runner_file_is_said_
     (tmp_path / "runner.yml").write_text("model: llama3.2\n")
     done = call_benchrun("runner_file=runner.yml", "runner.timeout_s=soon", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
-        EXIT["usage"], "benchrun: error: in 'config': runner.timeout_s: Input should be a valid number, unable to parse "
-        "string as a number\n")
+        EXIT["usage"], "benchrun: error: in 'config': runner.timeout_s: Input should be a valid number, not \"soon\"\n")
 
 
 @pytest.mark.parametrize("dry", ["false", "true"])

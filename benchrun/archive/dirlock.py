@@ -46,7 +46,7 @@ def own_file(path: Path, what: str = "file") -> None:
                            f"never writes through one: put the {what} itself there", file=str(path))
     try:
         mode = path.lstat().st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # none there (a folder above it a file: its maker says so)
         return
     kind = (None if stat.S_ISDIR(mode) else not_a_file(mode) or "a file") if what == "folder" else not_a_file(mode)
     if kind is not None:

@@ -145,6 +145,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         refuse_secrets(secrets.found(cfg))
         refuse_unkept_values(cfg)
         config = checked(RunConfig, cfg)
+        refuse_unkept_values(config.model_dump())  # as read: text that writes a number is that number (1e400: inf)
         checked_options(config.runner)
     if key_env := getattr(config.runner, "api_key_env", None):  # masked from the start: before user code runs
         secrets.SECRETS.register_key(key_env)

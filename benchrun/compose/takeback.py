@@ -40,6 +40,13 @@ SLURM_JOB = re.compile(r"([0-9]+)(_[0-9]+)?")
 """The name of the folder submitit keeps a Slurm job's files in (`<job id>` or `<array job id>_<task>`)."""
 
 
+def forget_this_process() -> None:
+    """Forget the runs and sweeps noted as this process's: a new process knows none (benchrun.testing.inprocess runs
+    several commands in one, each as a process of its own)."""
+    for made in (NEW_SWEEPS, SWEEPS, NEW_RUNS, MADE_FOR_RUNS, FOUND_IN_RUNS, SLURM_SWEEPS, LOCAL_SWEEPS):
+        made.clear()
+
+
 def hydra_dir() -> Path | None:
     """The directory Hydra was last making for this process: a single run's, else a sweep's; None before either."""
     return (NEW_RUNS or SWEEPS or [None])[-1]

@@ -5,7 +5,6 @@ text (the environment's `${oc.env:N}`) is read as the number it writes."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Literal, get_args, get_origin
 
@@ -15,9 +14,10 @@ from pydantic_core import PydanticCustomError
 WRONG_NUMBER = "wrong_number"
 """The error a value of another kind given for a true/false, a number or a count is (`Settings._numbers_as_meant`),
 naming the field in its context."""
-WRITTEN = {int: re.compile(r"[+-]?\d{1,30}"), float: re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")}
+WRITTEN = {int: re.compile(r"[+-]?\d{1,30}"),
+           float: re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|(?i:inf|infinity|nan))")}
 """A number written as text, as a count (int) or a number (float) is: what `${oc.env:N}` gives, the environment holding
-only text (`2`, `2.5`; not `2.0` for a count, ` 2`, `0x2`, `inf`, nor a count of more digits than a setting takes)."""
+only text (`2`, `2.5`, `inf`; not `2.0` for a count, ` 2`, `0x2`, nor a count of more digits than a setting takes)."""
 
 
 class Settings(BaseModel):
@@ -48,12 +48,12 @@ class Settings(BaseModel):
 
 
 def _written(value: Any, kinds: set[Any]) -> Any:
-    """`value` as the number it writes, where it is text for a number or count setting that takes no text (a number
-    past a float's range, `1e400`, is no number: as text it is refused, as `inf` is)."""
+    """`value` as the number it writes, where it is text for a number or count setting that takes no text (`1e400`
+    is inf, which the archive then refuses to keep as it refuses `inf`: compose.config.refuse_unkept_values)."""
     if not isinstance(value, str) or str in kinds:
         return value
     kind = next((kind for kind in (int, float) if kind in kinds and WRITTEN[kind].fullmatch(value)), None)
-    return value if kind is None or not math.isfinite(number := kind(value)) else number
+    return value if kind is None else kind(value)
 
 
 def _not_its_number(value: Any, kinds: set[Any]) -> bool:
