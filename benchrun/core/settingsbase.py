@@ -31,7 +31,8 @@ class Settings(BaseModel):
         """Refuse `true` for a number (`repeats=true`), a float for a count (`repeats=2.0`), text that writes no number
         for either (`repeats=two`) and text or a number for true/false (`dry_run=no`): pydantic took them as 1, 2 and
         false, and Hydra's own reading of `dry_run=no` (true) ran a real run in a dry run's scratch folder, removed as
-        it ended. Text that writes a number (`runner.concurrency=${oc.env:SLURM_CPUS_PER_TASK}`) is that number."""
+        it ended. Text that writes a number (`runner.concurrency=${oc.env:SLURM_CPUS_PER_TASK}`) is that number,
+        except in a strict model (a runner's options, sent to the server exactly as given)."""
         if not isinstance(data, dict):
             return data
         read = dict(data)
@@ -39,7 +40,7 @@ class Settings(BaseModel):
             if (field := cls.model_fields.get(name)) is None:
                 continue
             kinds = _kinds(field.annotation)
-            read[name] = _written(value, kinds)
+            read[name] = value if cls.model_config.get("strict") else _written(value, kinds)  # Options: as sent
             if _not_its_number(read[name], kinds):
                 raise PydanticCustomError(WRONG_NUMBER, "Input should be a valid {kind}, not {given}",
                                           {"field": name, "kind": _kind_named(kinds),
