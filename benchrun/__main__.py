@@ -28,7 +28,7 @@ from benchrun.core.errors import (
 )
 from benchrun.core.home import home
 from benchrun.core.interrupts import INTERRUPTS
-from benchrun.core.loading import load_failure, missing_line
+from benchrun.core.loading import load_failure, missing_line, plain_error
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost
 from benchrun.core.text import undecoded, unreadable_here
 
@@ -105,14 +105,14 @@ def main() -> None:
     except ModuleNotFoundError as err:  # one of benchrun's own dependencies (a user's file's imports are its error)
         if verbose:
             raise
-        _plain_error(missing_line(err))
+        plain_error(missing_line(err))
     except Exception as err:
         if (lost := _lost_sweep(err)) is not None:
             _error(lost)
             sys.exit(EXIT["sweep_failed"])
         line, code = _hydra_error(err), EXIT["usage"]
         if line is None and not verbose and (unloaded := load_failure(err)) is not None:
-            _plain_error(unloaded)
+            plain_error(unloaded)
         if line is None and (cause := _refusal_of(err)) is not None:  # the last resort: the system's refusal
             line, code = _os_error_line(cause), EXIT["archive"]  # nothing nearer reported (Hydra making the run dir)
         _take_back()  # after the line is made: what it takes back may be what filled the disk's last inodes
@@ -214,13 +214,6 @@ def _exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
-
-
-def _plain_error(line: str) -> None:
-    """Say `line` as an error and exit 2, printed without benchrun.console: rich, or benchrun's own code, may be what
-    could not be loaded."""
-    print(f"benchrun: error: {' '.join(line.split())}", file=sys.stderr)
-    sys.exit(EXIT["usage"])
 
 
 def _hydra_error(err: Exception) -> str | None:

@@ -11,7 +11,7 @@ import sys
 from typing import Sequence
 
 from benchrun.core.errors import EXIT, BenchrunError, RunInterrupted, os_error_line, refused_by_system
-from benchrun.core.loading import load_failure, missing_line
+from benchrun.core.loading import load_failure, missing_line, plain_error
 
 try:
     from benchrun.console import output
@@ -19,8 +19,7 @@ except Exception as unloaded:  # rich missing, or hidden by a file of the workin
     said = missing_line(unloaded) if isinstance(unloaded, ModuleNotFoundError) else load_failure(unloaded)
     if said is None or os.environ.get("HYDRA_FULL_ERROR") == "1" or "--verbose" in sys.argv:
         raise
-    print(f"benchrun: error: {said}", file=sys.stderr)
-    sys.exit(EXIT["usage"])
+    plain_error(said)
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.secrets import refuse_key_words
 from benchrun.core.stdfds import display_streams, encodable_streams, open_standard_fds, output_lost

@@ -8,8 +8,9 @@ import importlib.machinery
 import os
 import sys
 import traceback
+from typing import NoReturn
 
-from benchrun.core.errors import OWN_LIMITS, refused_by_system
+from benchrun.core.errors import EXIT, OWN_LIMITS, refused_by_system
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 """benchrun's own package folder, whose modules hide nothing."""
@@ -46,6 +47,13 @@ def missing_line(err: ImportError) -> str:
     library, else that benchrun is not installed with what it needs."""
     return f"{err}" + (hidden(named_in=str(err)) or f": benchrun is not installed in this Python ({sys.executable}) with what it needs; "
                        "install it as the README says")
+
+
+def plain_error(line: str) -> NoReturn:
+    """Say `line` as an error on one line and exit 2, printed without benchrun.console: rich, or benchrun's own code,
+    may be what could not be loaded."""
+    print(f"benchrun: error: {' '.join(line.split())}", file=sys.stderr)
+    sys.exit(EXIT["usage"])
 
 
 def hidden(*files: str, named_in: str = "") -> str:
