@@ -15,6 +15,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from benchrun.compose.takeback import begin_command
 from benchrun.core.errors import (
     EXIT,
     VERBOSE_ENV,
@@ -49,6 +50,7 @@ HYDRAS_PARSER = "Hydra"
 
 def main() -> None:
     """Handle signals (core.interrupts), refuse credentials on the command line, hand over to Hydra, report in one line."""
+    begin_command()
     open_standard_fds()
     encodable_streams()
     INTERRUPTS.install()

@@ -127,16 +127,16 @@ class RunDirCheck(Callback):
         top = takeback.first_made(sweep_dir)
         _claim(sweep_dir)
         if top is not None:  # made for this sweep: taken back if it never launches a job
-            takeback.NEW_SWEEPS.append((sweep_dir, top))
-        takeback.SWEEPS.append(sweep_dir)
+            takeback.MADE.new_sweeps.append((sweep_dir, top))
+        takeback.MADE.sweeps.append(sweep_dir)
         _pin_sweep_dir(config, sweep_dir)
         if not launcher.endswith(".BasicLauncher"):
             threading.excepthook = _launcher_thread_died
         if launcher.endswith(".LocalLauncher"):
-            takeback.LOCAL_SWEEPS.append(sweep_dir)
+            takeback.MADE.local_sweeps.append(sweep_dir)
         if launcher.endswith(".SlurmLauncher"):
             slurmoptions.leave_outer_job()
-            takeback.SLURM_SWEEPS.append(sweep_dir)
+            takeback.MADE.slurm_sweeps.append(sweep_dir)
             slurmqueue.watch(INTERRUPTS.stop)
 
 

@@ -300,7 +300,7 @@ def _settle_sweep(reason: str) -> tuple[Path, list[str], tuple[SweepJob, ...]] |
     from benchrun.archive.lookup import job_dirs  # loaded only when a sweep was stopped: the archive, not at start-up
     from benchrun.archive.sweep import settle_dead_jobs, write_sweep_summary
 
-    for sweep_dir in takeback.SWEEPS:
+    for sweep_dir in takeback.MADE.sweeps:
         if not (sweep_dir.is_dir() and job_dirs(sweep_dir)):
             continue
         try:

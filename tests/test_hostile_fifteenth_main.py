@@ -246,7 +246,7 @@ def test_rescore_of_a_manifest_whose_format_is_no_json_schema_is_one_line(tmp_pa
 
 def test_a_stopped_slurm_sweep_without_scancel_here_is_no_traceback(tmp_path, monkeypatch):
     (tmp_path / ".submitit" / "4242").mkdir(parents=True)
-    monkeypatch.setattr(takeback, "SLURM_SWEEPS", [tmp_path])
+    monkeypatch.setattr(takeback, "MADE", takeback.Made(slurm_sweeps=[tmp_path]))
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     asked, run = [], subprocess.run
     monkeypatch.setattr(subprocess, "run", lambda args, **kwargs: asked.append(args) or run(args, **kwargs))

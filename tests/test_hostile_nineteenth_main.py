@@ -57,7 +57,7 @@ def test_a_stopped_local_sweep_waits_for_the_jobs_below_its_launchers_not_only_f
         (sweep_dir / takeback.LAUNCHER_FILES / str(controller.pid)).mkdir(parents=True)
         while not _locked(job_dir / LOCK):
             pass
-        monkeypatch.setattr(takeback, "LOCAL_SWEEPS", [sweep_dir])
+        monkeypatch.setattr(takeback, "MADE", takeback.Made(local_sweeps=[sweep_dir]))
         takeback.stop_launched_jobs()
         assert (controller.wait(), _locked(job_dir / LOCK), _running(job)) == (0, False, False)
 

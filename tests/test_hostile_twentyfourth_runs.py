@@ -199,7 +199,7 @@ def test_taking_back_a_run_goes_as_far_as_the_system_lets(tmp_path: Path, monkey
     (run_dir / ".hydra").mkdir(parents=True)
     for name in ("config.yaml", "hydra.yaml", "overrides.yaml", "../benchrun.log"):
         (run_dir / ".hydra" / name).write_text("x\n")
-    monkeypatch.setattr(takeback, "MADE_FOR_RUNS", {str(run_dir): tmp_path / "outputs"})
+    monkeypatch.setattr(takeback, "MADE", takeback.Made(made_for_runs={str(run_dir): tmp_path / "outputs"}))
 
     def refused(folder: Path):
         raise OSError(errno.ENOMEM, "Cannot allocate memory", str(folder))

@@ -8,12 +8,9 @@ import textwrap
 
 import pytest
 
-from benchrun.compose import takeback
 from benchrun.core.errors import EXIT
-from benchrun.core.procfs import stat_fields
-from benchrun.testing.lab import wait_for
 from tests.helpers.commands import call_benchrun
-from tests.helpers.localsweeps import stopped_local_sweep
+from tests.helpers.localsweeps import stopped_bypassing_job, stopped_local_sweep
 
 DROPPED = textwrap.dedent("""
     import asyncio, os, signal, weakref
@@ -92,37 +89,11 @@ def test_a_local_sweep_run_in_a_scripts_background_stopped_by_sigterm_stops_its_
     assert [(run["status"], run["reason"]) for run in runs] == [("interrupted", "interrupted by SIGTERM")] * 2
 
 
-FORWARDING = textwrap.dedent("""
-    import signal, subprocess, sys
-    job = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]])
-    signal.signal(signal.SIGTERM, lambda *_: job.send_signal(signal.SIGTERM))
-    print(job.pid, flush=True)
-    job.wait()
-""")
-"""As submitit's controller is: SIGTERM forwarded to its job, then waited on; ends when its job ends."""
-BYPASSING = textwrap.dedent("""
-    import pathlib, signal, sys, time
-    signal.signal(signal.SIGTERM, lambda *_: print("Bypassing signal SIGTERM", flush=True))
-    pathlib.Path(sys.argv[1]).touch()
-    time.sleep(60)
-""")
-"""A job between submitit's setting SIGTERM to a handler that passes it over and benchrun's setting its own."""
-
-
 @pytest.mark.slow
 def test_a_stopped_local_sweep_stops_a_job_that_passes_sigterm_over(tmp_path, monkeypatch):
     """The takeback sent only SIGTERM to the controllers: a job that had not yet set benchrun's handlers passed it
     over (submitit's `bypass`), ran its whole run after the sweep said it stopped, and the sweep waited 60 s."""
-    sweep_dir, ready = tmp_path / "sweep", tmp_path / "ready"
-    with subprocess.Popen([sys.executable, "-c", FORWARDING, BYPASSING, str(ready)], stdout=subprocess.PIPE,
-                          text=True) as controller:
-        job = int(controller.stdout.readline())
-        wait_for(ready.exists, 30)
-        (sweep_dir / takeback.LAUNCHER_FILES / str(controller.pid)).mkdir(parents=True)
-        monkeypatch.setattr(takeback, "LOCAL_SWEEPS", [sweep_dir])
-        monkeypatch.setattr(takeback, "LOCAL_STOP_S", 5)
-        takeback.stop_launched_jobs()
-        assert (controller.wait(timeout=30), stat_fields(job)) == (0, None)
+    assert stopped_bypassing_job(tmp_path, monkeypatch) == 0
 
 
 def _judge_failing_fast_at(limit: int):

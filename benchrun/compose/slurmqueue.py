@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from benchrun.compose import takeback
 from benchrun.compose.slurmcommands import slurm
-from benchrun.compose.takeback import LAUNCHER_FILES, SLURM_JOB, SLURM_SWEEPS
+from benchrun.compose.takeback import LAUNCHER_FILES, SLURM_JOB
 from benchrun.core.errors import EXIT
 from benchrun.core.text import one_line
 
@@ -113,7 +114,7 @@ def _last_said(log: Path) -> str:
 
 def _tasks() -> dict[str, Path]:
     """The folder submitit keeps each job of the sweeps in, by job id (an array's tasks, not the array's own)."""
-    folders = {entry.name: entry for sweep_dir in SLURM_SWEEPS if (sweep_dir / LAUNCHER_FILES).is_dir()
+    folders = {entry.name: entry for sweep_dir in takeback.MADE.slurm_sweeps if (sweep_dir / LAUNCHER_FILES).is_dir()
                for entry in (sweep_dir / LAUNCHER_FILES).iterdir() if SLURM_JOB.fullmatch(entry.name)}
     arrays = {name.split("_")[0] for name in folders if "_" in name}
     return {name: folder for name, folder in folders.items() if name not in arrays}

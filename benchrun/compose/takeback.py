@@ -9,47 +9,58 @@ import re
 import shutil
 import signal
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchrun.compose.slurmcommands import slurm
 from benchrun.core.layout import HYDRA_COPIES, HYDRA_COPY_FILES, LOG, MULTIRUN_FILE, RUN
 from benchrun.core.procfs import PARENT, descendants, stat_fields
 
-NEW_SWEEPS: list[tuple[Path, Path]] = []
-"""(sweep directory, its first ancestor that did not exist) for each sweep this process started."""
-SWEEPS: list[Path] = []
-"""The sweep directory of each sweep this process launched (its jobs may have started)."""
-NEW_RUNS: list[Path] = []
-"""The run directory of each single run this process started."""
-MADE_FOR_RUNS: dict[str, Path] = {}
-"""A single run's directory (its absolute path) -> the first of its path's folders that was not there before Hydra
-made it for the run: what taking it back may remove."""
-FOUND_IN_RUNS: dict[str, set[str]] = {}
-"""A single run's directory (its absolute path) -> which of Hydra's copies folder and the job's log were there before
-Hydra wrote for the run (another Hydra application's, the user's own): not taken back with what Hydra made."""
 LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
-SLURM_SWEEPS: list[Path] = []
-"""The sweep directory of each sweep this process launched as Slurm jobs."""
-LOCAL_SWEEPS: list[Path] = []
-"""The sweep directory of each sweep this process launched as processes of its own (submitit_local), whose launcher
-files are named by each job's process id."""
 LOCAL_STOP_S = 60
 """How long a stopped sweep waits for its local jobs to record how they ended."""
 SLURM_JOB = re.compile(r"([0-9]+)(_[0-9]+)?")
 """The name of the folder submitit keeps a Slurm job's files in (`<job id>` or `<array job id>_<task>`)."""
 
 
-def forget_this_process() -> None:
-    """Forget the runs and sweeps noted as this process's: a new process knows none (benchrun.testing.inprocess runs
-    several commands in one, each as a process of its own)."""
-    for made in (NEW_SWEEPS, SWEEPS, NEW_RUNS, MADE_FOR_RUNS, FOUND_IN_RUNS, SLURM_SWEEPS, LOCAL_SWEEPS):
-        made.clear()
+@dataclass
+class Made:
+    """What Hydra made for the command's runs and sweeps, noted as it made it."""
+
+    new_sweeps: list[tuple[Path, Path]] = field(default_factory=list)
+    """(sweep directory, its first ancestor that did not exist) for each sweep the command started."""
+    sweeps: list[Path] = field(default_factory=list)
+    """The sweep directory of each sweep the command launched (its jobs may have started)."""
+    new_runs: list[Path] = field(default_factory=list)
+    """The run directory of each single run the command started."""
+    made_for_runs: dict[str, Path] = field(default_factory=dict)
+    """A single run's directory (its absolute path) -> the first of its path's folders that was not there before
+    Hydra made it for the run: what taking it back may remove."""
+    found_in_runs: dict[str, set[str]] = field(default_factory=dict)
+    """A single run's directory (its absolute path) -> which of Hydra's copies folder and the job's log were there
+    before Hydra wrote for the run (another Hydra application's, the user's own): not taken back with what Hydra made."""
+    slurm_sweeps: list[Path] = field(default_factory=list)
+    """The sweep directory of each sweep the command launched as Slurm jobs."""
+    local_sweeps: list[Path] = field(default_factory=list)
+    """The sweep directory of each sweep the command launched as processes of its own (submitit_local), whose
+    launcher files are named by each job's process id."""
+
+
+MADE = Made()
+"""What the command running in this process made (`begin_command`)."""
+
+
+def begin_command() -> None:
+    """Start a command knowing nothing an earlier one in this process made (a library caller of `benchrun.__main__`,
+    the in-process test harness, run several): what it takes back is only its own."""
+    global MADE
+    MADE = Made()
 
 
 def hydra_dir() -> Path | None:
-    """The directory Hydra was last making for this process: a single run's, else a sweep's; None before either."""
-    return (NEW_RUNS or SWEEPS or [None])[-1]
+    """The directory Hydra was last making for the command: a single run's, else a sweep's; None before either."""
+    return (MADE.new_runs or MADE.sweeps or [None])[-1]
 
 
 def forget_hydra_copies(run_dir: Path, secret: bool = False, keep: bool = False) -> None:
@@ -67,7 +78,7 @@ def _forget(run_dir: Path, secret: bool, keep: bool) -> None:
     if not run_dir.is_dir():  # Hydra could not make it (a file stands there, or in its path): nothing to take back
         return
     path = Path(os.path.abspath(run_dir))
-    found = FOUND_IN_RUNS.get(str(path), set())
+    found = MADE.found_in_runs.get(str(path), set())
     if (secret or not keep) and HYDRA_COPIES in found:  # only what Hydra wrote there: the folder's other files stay
         for name in HYDRA_COPY_FILES:
             (run_dir / HYDRA_COPIES / name).unlink(missing_ok=True)
@@ -79,7 +90,7 @@ def _forget(run_dir: Path, secret: bool, keep: bool) -> None:
         return
     if LOG not in found:
         (run_dir / LOG).unlink(missing_ok=True)
-    if (top := MADE_FOR_RUNS.get(str(path))) is None:  # every folder of its path was there before the run
+    if (top := MADE.made_for_runs.get(str(path))) is None:  # every folder of its path was there before the run
         return
     for folder in (folder for folder in (path, *path.parents) if folder.is_relative_to(top)):  # up to `top`, no further
         if not folder.is_dir() or any(folder.iterdir()):
@@ -104,10 +115,10 @@ def note_new_run(run_dir: Path, top: Path | None) -> None:
     """Note `run_dir` as a single run's, with `top`, the first folder of its path that was not there before the run
     (`first_made`, found before the run's directory is made): no folder that was there before (one a script made for
     the run, its parent, a dry run's $TMPDIR) is taken back."""
-    NEW_RUNS.append(run_dir)
+    MADE.new_runs.append(run_dir)
     path = Path(os.path.abspath(run_dir))
     if top is not None:
-        MADE_FOR_RUNS[str(path)] = top
+        MADE.made_for_runs[str(path)] = top
     note_found(run_dir)
 
 
@@ -116,7 +127,7 @@ def note_found(run_dir: Path) -> None:
     too): a run refused by its config took back another Hydra application's `.hydra/` whole and the user's own
     `benchrun.log`, which Hydra had only written into and appended to."""
     path = Path(os.path.abspath(run_dir))
-    FOUND_IN_RUNS[str(path)] = {name for name in (HYDRA_COPIES, LOG) if os.path.lexists(path / name)}
+    MADE.found_in_runs[str(path)] = {name for name in (HYDRA_COPIES, LOG) if os.path.lexists(path / name)}
 
 
 def first_made(path: Path) -> Path | None:
@@ -127,7 +138,7 @@ def first_made(path: Path) -> Path | None:
 def take_back_unstarted() -> None:
     """Remove what Hydra made for a run that stopped before it claimed its directory (a signal while Hydra wrote
     its .hydra/ copies, say), then for sweeps that never launched a job."""
-    for run_dir in NEW_RUNS:
+    for run_dir in MADE.new_runs:
         if not (run_dir / RUN).exists():
             forget_hydra_copies(run_dir)
     take_back_unlaunched_sweeps()
@@ -137,7 +148,7 @@ def take_back_unlaunched_sweeps() -> None:
     """Remove what a sweep that failed before any job started (a job's config did not compose, sbatch refused the
     jobs) created: its directory, holding only Hydra's multirun.yaml and the launcher's files, and the parents made
     for it."""
-    for sweep_dir, top in NEW_SWEEPS:
+    for sweep_dir, top in MADE.new_sweeps:
         if sweep_dir.is_dir() and {p.name for p in sweep_dir.iterdir()} - {LAUNCHER_FILES} == {MULTIRUN_FILE}:
             shutil.rmtree(sweep_dir)
             for parent in sweep_dir.parents:
@@ -147,25 +158,27 @@ def take_back_unlaunched_sweeps() -> None:
 
 
 def cancel_slurm_jobs() -> None:
-    """Cancel (scancel) the Slurm jobs of the sweeps this process launched, queued or running: a sweep stopped by a
+    """Cancel (scancel) the Slurm jobs of the sweeps the command launched, queued or running: a sweep stopped by a
     signal left them queued, to run later into a sweep directory it had said held nothing, or beside a sweep.json that
     did not list them; a running one is then recorded `interrupted`, as a cancelled job is."""
-    ids = sorted({found[1] for sweep_dir in SLURM_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
+    ids = sorted({found[1] for sweep_dir in MADE.slurm_sweeps for entry in _entries(sweep_dir / LAUNCHER_FILES)
                   if (found := SLURM_JOB.fullmatch(entry.name))})
     if ids:  # no scancel here, or a controller that hangs: the stop is said anyway
         slurm("scancel", *ids)
 
 
 def stop_launched_jobs() -> None:
-    """Stop the jobs of the sweeps this process launched that a signal to it alone (`kill PID`) does not reach: its
+    """Stop the jobs of the sweeps the command launched that a signal to it alone (`kill PID`) does not reach: its
     Slurm jobs, and its submitit_local job processes (they went on after the sweep said they were running, and its
     sweep.json said so for ever), then wait for every process below them. Not as submitit cancels (SIGINT to a job's
     controller, which SIGKILLs the job one second later, its run left `running` if it was slow to stop, and which a
     sweep run in a script's background ignores): each controller and the job it runs are sent SIGTERM, and the job
-    SIGINT after it, which stops a job whose SIGTERM submitit's handler passes over until benchrun's own is set."""
+    SIGINT after it, which stops a job whose SIGTERM submitit's handler passes over until benchrun's own is set; what
+    still runs LOCAL_STOP_S later (such a job in a script's background, which ignores SIGINT) is killed, as Slurm
+    kills a cancelled job that has not ended, and recorded `interrupted` with the sweep."""
     cancel_slurm_jobs()
     me = str(os.getpid())
-    pids = [int(entry.name) for sweep_dir in LOCAL_SWEEPS for entry in _entries(sweep_dir / LAUNCHER_FILES)
+    pids = [int(entry.name) for sweep_dir in MADE.local_sweeps for entry in _entries(sweep_dir / LAUNCHER_FILES)
             if entry.name.isdigit() and (stat_fields(entry.name) or [None, None])[PARENT] == me]
     below = descendants(*pids)
     jobs = [pid for pid in below if (stat_fields(pid) or [None, None])[PARENT] in map(str, pids)]
@@ -175,6 +188,9 @@ def stop_launched_jobs() -> None:
     deadline = time.monotonic() + LOCAL_STOP_S
     while any(_alive(pid) for pid in below.union(pids)) and time.monotonic() < deadline:
         time.sleep(0.05)
+    for pid in filter(_alive, below.union(pids)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:

@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from benchrun.compose.takeback import forget_this_process
 from benchrun.core.errors import VERBOSE_ENV
 from benchrun.core.interrupts import SIGNALS
 from benchrun.core.secrets import SECRETS
@@ -113,7 +112,6 @@ def _process(cwd: Path, env: dict[str, str], argv: list[str]) -> Iterator[None]:
     _set_environ(env)
     os.chdir(cwd)
     SECRETS.clear()
-    forget_this_process()
     try:
         yield
     finally:
