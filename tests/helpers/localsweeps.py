@@ -3,6 +3,7 @@ its job, as submitit_local starts them, stopped by the takeback."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -34,11 +35,25 @@ def stopped_local_sweep(root: Path, started: Callable[[], None] | None = None) -
             wait_for(lambda: len(list(outputs.glob("*/*_sweep/*/responses.jsonl"))) == 2, 120)
             sweep.send_signal(signal.SIGTERM)
             _, stderr = sweep.communicate(timeout=120)
+        except subprocess.TimeoutExpired as err:
+            raise AssertionError(f"still running: {_outliving(outputs)}") from err
         finally:
             sweep.kill()
     [sweep_dir] = outputs.glob("*/*_sweep")
     runs = [json.loads((job / "run.json").read_text()) for job in sorted(sweep_dir.glob("[01]_*"))]
     return sweep.returncode, stderr.splitlines()[-1], sweep_dir, runs
+
+
+def _outliving(outputs: Path) -> list[tuple[str, str]]:
+    """(command line, last lines of its submitit logs) of each process that names `outputs` on its command line."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if str(outputs) in line:
+                logs = "".join(log.read_text()[-400:] for log in outputs.glob("*/*_sweep/.submitit/*/*_log.*"))
+                found.append((line, logs))
+    return found
 
 
 FORWARDING = textwrap.dedent("""
