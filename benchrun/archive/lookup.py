@@ -22,7 +22,8 @@ def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
 def _walk(root: str) -> Iterator[str | ArchiveError]:
     """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json), depth first
     in name order, and for a directory that cannot be listed the error saying so. Each directory is visited once,
-    known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once."""
+    known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once; a link in
+    a sweep's directory is not followed (`sweep_jobs`)."""
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
@@ -40,7 +41,9 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
             continue
         if os.path.lexists(os.path.join(folder, RUN)):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
-        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)]
+        linked_jobs = any(entry.is_symlink() for entry in entries) and is_sweep(Path(folder))
+        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)
+                  and not (linked_jobs and entry.is_symlink())]  # a link in a sweep's directory is none of its jobs
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -175,7 +178,7 @@ def sweep_jobs(sweep_dir: PathLike) -> tuple[list[tuple[Path, Run | None]], list
     folders = _folders(sweep_dir)
     if not is_sweep(Path(sweep_dir)):
         return [(folder, None) for folder in folders], []
-    read = [(folder, _readable(folder)) for folder in folders]
+    read = [(folder, _readable(folder)) for folder in folders if not folder.is_symlink()]  # a job is its own folder
     later = [run for _, run in read if run is not None and _made_later(run)]
     return [(folder, run) for folder, run in read if run is None or not _made_later(run)], later
 

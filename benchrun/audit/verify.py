@@ -36,6 +36,7 @@ from benchrun.archive.writer import file_digest
 from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
 from benchrun.audit.finding import Finding
+from benchrun.audit.heldfiles import held
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.sources import check_sources
 from benchrun.console import output
@@ -53,7 +54,6 @@ from benchrun.core.layout import (
     RESCORE_FILE,
     RESCORES,
     RUN,
-    RUN_FILES,
     SCORES,
     SEAL,
     SUMMARY,
@@ -112,29 +112,6 @@ def check_run(run: Run) -> list[Finding]:
 
 def _own(run: Run) -> list[Finding]:
     return [*check_seal(run), *check_manifest(run), *check_files(run)]
-
-
-def held(run_dir: Path, findings: list[Finding]) -> list[Finding]:
-    """`findings` with each of the run's own files (or a rescore's, or its folder) that is a symbolic link said to be
-    one, in place of what passed of it: its writer never makes one nor writes through one, and what it points to is
-    not what the run wrote there (a copy of the directory keeps the link, not the file; anyone may change it)."""
-    found = [_linked(run_dir, finding.file) for finding in findings]
-    links = dict.fromkeys([name for name in RUN_FILES if (run_dir / name).is_symlink()] +
-                          [link for link, finding in zip(found, findings) if link and (finding.ok or link != finding.file)])
-    said = [Finding(False, link, f"a symbolic link (to {os.readlink(run_dir / link)}) in place of the run's own file, "
-                                 "which its writer never makes: the run directory no longer holds what it wrote there")
-            for link in links]
-    return [*(finding for link, finding in zip(found, findings) if link is None or not finding.ok), *said]
-
-
-def _linked(run_dir: Path, name: str) -> str | None:
-    """The first part of the run's own file `name` (relative to `run_dir`: `scores.jsonl`, `rescores/001/...`)
-    that is a symbolic link, else None."""
-    parts = Path(name).parts
-    if not parts or (parts[0] not in RUN_FILES and parts[0] != RESCORES):
-        return None
-    return next((str(Path(*parts[:n])) for n in range(1, len(parts) + 1) if (run_dir / Path(*parts[:n])).is_symlink()),
-                None)
 
 
 def check_seal(run: Run) -> list[Finding]:
