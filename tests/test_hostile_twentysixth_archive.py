@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrun.archive import ledger
+from benchrun.archive import ledger, reader, writer
 from benchrun.archive.jsononce import as_model
 from benchrun.archive.reader import load_run
 from benchrun.audit.verify import verify_run
@@ -151,3 +151,16 @@ def test_json_read_once_is_refused_as_pydantic_refused_it(text, error):
     with pytest.raises(ValueError) as raised:
         as_model(text, Seal)
     assert raised.value.errors()[0]["msg"] == error
+
+
+def test_verify_hashes_the_manifest_once(tmp_path, monkeypatch):
+    """verify of a killed run hashed manifest.json four times (its check, the reader's, belonging's, the sources'):
+    a planted file of gigabytes read four times over before it is refused."""
+    run_dir = synthetic_run(tmp_path / "k", [1, 0], finish=False)
+    hashed, opened = [], []
+    real_hash, real_open = writer._hash_into, reader.regular_file
+    monkeypatch.setattr(writer, "_hash_into",
+                        lambda sha, path, *rest: hashed.append(path.name) or real_hash(sha, path, *rest))
+    monkeypatch.setattr(reader, "regular_file", lambda path, *rest: opened.append(path.name) or real_open(path, *rest))
+    verify_run(load_run(run_dir), tmp_path)
+    assert ("manifest.json" in hashed, opened.count("manifest.json")) == (False, 1)

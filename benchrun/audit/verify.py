@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import PathLike, Run, archived_model, validation_said
+from benchrun.archive.reader import PathLike, Run, archived_model, manifest_sha256, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
@@ -179,7 +179,7 @@ def check_manifest(run: Run) -> list[Finding]:
     path = run.path / MANIFEST
     if not path.is_file():
         return [Finding(False, MANIFEST, missing(path))]
-    actual = file_digest(path).sha256
+    actual = manifest_sha256(path)
     if actual != expected:
         return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
                                          f"{expected[:12]}… in run.json")]
