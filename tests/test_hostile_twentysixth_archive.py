@@ -19,6 +19,7 @@ cases it found bad, each with the rule it now obeys.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -164,3 +165,23 @@ def test_verify_hashes_the_manifest_once(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "regular_file", lambda path, *rest: opened.append(path.name) or real_open(path, *rest))
     verify_run(load_run(run_dir), tmp_path)
     assert ("manifest.json" in hashed, opened.count("manifest.json")) == (False, 1)
+
+
+def test_a_file_grown_past_its_digest_is_changed_unread(tmp_path, monkeypatch):
+    """A finished run's summary.json grown to a GiB (a sparse file): verify and show hashed it, then read it again
+    for CRLF line ends, before saying it changed (a minute a GiB; 100 GB, half an hour)."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    written = (run_dir / "summary.json").stat().st_size
+    os.truncate(run_dir / "summary.json", 2**30)
+    hashed = []
+    real_hash = writer._hash_into
+    monkeypatch.setattr(writer, "_hash_into",
+                        lambda sha, path, *rest: hashed.append(path.name) or real_hash(sha, path, *rest))
+    problems = [finding.text() for finding in verify_run(load_run(run_dir), tmp_path).problems]
+    assert problems == [f"FAIL  summary.json: changed since the run finished: 1,073,741,824 bytes, run.json has "
+                        f"{written} (40 lines), more than its line ends made CRLF would be: not read"]
+    assert "summary.json" not in hashed
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], (
+        f"benchrun: error: in '{run_dir}': run 555555555555: summary.json: changed since the run ended, so what it says "
+        f"cannot be trusted; benchrun-audit verify {run_dir} says what changed\n"))
