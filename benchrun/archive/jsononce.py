@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
 from benchrun.core.text import SURROGATE_ESCAPE, NotJSON, once_each
 
 DEPTH = 200
@@ -22,7 +24,8 @@ def given_once(data: bytes) -> Any:
 def as_model(data: bytes, model: type[Any]) -> Any:
     """`data`, an archive's JSON file, as `model` (a pydantic model) from its JSON read once (`given_once`); what
     pydantic's JSON reader alone refuses (a lone half of a surrogate pair, nesting deeper than DEPTH, no object) or
-    what is no JSON is read by it, to be refused in its words (a ValidationError naming line and column)."""
+    what is no JSON is read by it, to be refused in its words (a ValidationError naming line and column), as is what
+    the model refuses."""
     try:
         value = given_once(data)
     except NotJSON:
@@ -32,7 +35,10 @@ def as_model(data: bytes, model: type[Any]) -> Any:
         raise ValueError(f"Invalid JSON: {err}") from None
     if not isinstance(value, dict) or _surrogate(data) or _deeper(value, DEPTH):
         return model.model_validate_json(data)
-    return model.model_validate(value)
+    try:
+        return model.model_validate(value)
+    except ValidationError:  # said as read from JSON (`counts: Input should be an object`, not `... a valid dictionary`)
+        return model.model_validate_json(data)
 
 
 def _surrogate(data: bytes) -> bool:
