@@ -18,7 +18,7 @@ from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError
-from benchrun.core.filebytes import missing
+from benchrun.core.filebytes import CHUNK_BYTES, missing
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
@@ -54,11 +54,12 @@ def covered(run: Run, name: str) -> int:
 
 
 def outgrown(path: Path, expected: FileDigest) -> int | None:
-    """The size of the file at `path` when it is larger than the file `expected` digests, or that file with every line
-    end made CRLF, can be: changed, said so without reading it (a planted file of gigabytes was hashed, then read
-    again for its line ends, before it was said to have changed); else None."""
+    """The size of the file at `path` when it is over a MiB (a read's piece) larger than the file `expected` digests,
+    or that file with every line end made CRLF, can be: changed, said so without reading it (a planted file of
+    gigabytes was hashed, then read again for its line ends, before it was said to have changed); else None (a file
+    edited less is hashed, its digest said)."""
     size = path.stat().st_size
-    return size if size > expected.size + expected.lines else None
+    return size if size > expected.size + expected.lines + CHUNK_BYTES else None
 
 
 def converted(path: Path, sha256: str) -> bool:
