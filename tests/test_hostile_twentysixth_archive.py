@@ -113,6 +113,10 @@ def test_a_sweeps_job_folder_that_is_a_link_is_no_job(tmp_path):
     assert {line.split(",")[0] for line in done.stdout.splitlines()[1:]} == {"a" * 12}
     done = audit(tmp_path, "list", "--json")
     assert [run["run_id"] for run in json.loads(done.stdout)] == ["a" * 12]
+    assert audit(tmp_path, "report", str(sweep)).returncode == EXIT["ok"]
+    page = (sweep / "report.html").read_text()
+    assert (f"a symbolic link (to {tmp_path / 'elsewhere'}) in place of the job&#x27;s own folder: what it leads to is "
+            "no run of the sweep" in page, "b" * 12 in page) == (True, False)
 
 
 # -- work done once ----------------------------------------------------------------------------------------------------

@@ -134,7 +134,7 @@ def named_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> tuple[list[Run],
     if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
         return [resolve_run(ref, root)], []
     jobs, later = sweep_jobs(path)
-    if not (jobs := [(folder, run) for folder, run in jobs if os.path.lexists(folder / RUN)]):
+    if not (jobs := [(folder, run) for folder, run in jobs if own_run(folder)]):
         what = ("a sweep's directory holding no job (no folder directly in it holds a run.json)" if is_sweep(path)
                 else "neither a run nor a sweep directory (no run.json in it or the folders directly in it)")
         raise ArchiveError(f"{what}{_runs_in(path)}{_hidden(os.fspath(ref), root)}", file=os.fspath(ref))
@@ -178,7 +178,7 @@ def sweep_jobs(sweep_dir: PathLike) -> tuple[list[tuple[Path, Run | None]], list
     folders = _folders(sweep_dir)
     if not is_sweep(Path(sweep_dir)):
         return [(folder, None) for folder in folders], []
-    read = [(folder, _readable(folder)) for folder in folders if not folder.is_symlink()]  # a job is its own folder
+    read = [(folder, _readable(folder)) for folder in folders]
     later = [run for _, run in read if run is not None and _made_later(run)]
     return [(folder, run) for folder, run in read if run is None or not _made_later(run)], later
 
@@ -188,9 +188,15 @@ def _folders(sweep_dir: PathLike) -> list[Path]:
     return sorted(dirs, key=_job_order)
 
 
+def own_run(folder: Path) -> bool:
+    """Whether `folder`, a job's, holds its run: a run.json (or what is in its place) in a folder of the sweep's own,
+    not one a symbolic link there leads to (a job writes only into its own; what a link leads to is no job's)."""
+    return not folder.is_symlink() and os.path.lexists(folder / RUN)
+
+
 def _readable(folder: Path) -> Run | None:
     """The run in `folder`; None for none or an unreadable one (a job of its sweep, said as such by its readers)."""
-    if not os.path.isfile(folder / RUN):
+    if folder.is_symlink() or not os.path.isfile(folder / RUN):
         return None
     try:
         return load_run(folder)
