@@ -22,7 +22,8 @@ def run_dirs(root: PathLike = DEFAULT_ROOT) -> Iterator[Path]:
 def _walk(root: str) -> Iterator[str | ArchiveError]:
     """`run_dirs` as plain strings (a Path per directory visited costs more than reading its run.json), depth first
     in name order, and for a directory that cannot be listed the error saying so. Each directory is visited once,
-    known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once."""
+    known by its device and inode, so a loop of symbolic links ends and a run linked twice is found once; a link in
+    a sweep's directory is not followed (`sweep_jobs`)."""
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
@@ -40,7 +41,9 @@ def _walk(root: str) -> Iterator[str | ArchiveError]:
             continue
         if os.path.lexists(os.path.join(folder, RUN)):  # a run.json that is no file (a link to nowhere) is unreadable
             yield folder
-        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)]
+        linked_jobs = any(entry.is_symlink() for entry in entries) and is_sweep(Path(folder))
+        stack += [entry.path for entry in entries if not entry.name.startswith(".") and _is_dir(entry)
+                  and not (linked_jobs and entry.is_symlink())]  # a link in a sweep's directory is none of its jobs
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -131,7 +134,7 @@ def named_runs(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> tuple[list[Run],
     if not path.is_dir() or os.path.lexists(path / RUN):  # a run.json that is no file is an unreadable run's
         return [resolve_run(ref, root)], []
     jobs, later = sweep_jobs(path)
-    if not (jobs := [(folder, run) for folder, run in jobs if os.path.lexists(folder / RUN)]):
+    if not (jobs := [(folder, run) for folder, run in jobs if own_run(folder)]):
         what = ("a sweep's directory holding no job (no folder directly in it holds a run.json)" if is_sweep(path)
                 else "neither a run nor a sweep directory (no run.json in it or the folders directly in it)")
         raise ArchiveError(f"{what}{_runs_in(path)}{_hidden(os.fspath(ref), root)}", file=os.fspath(ref))
@@ -185,9 +188,15 @@ def _folders(sweep_dir: PathLike) -> list[Path]:
     return sorted(dirs, key=_job_order)
 
 
+def own_run(folder: Path) -> bool:
+    """Whether `folder`, a job's, holds its run: a run.json (or what is in its place) in a folder of the sweep's own,
+    not one a symbolic link there leads to (a job writes only into its own; what a link leads to is no job's)."""
+    return not folder.is_symlink() and os.path.lexists(folder / RUN)
+
+
 def _readable(folder: Path) -> Run | None:
     """The run in `folder`; None for none or an unreadable one (a job of its sweep, said as such by its readers)."""
-    if not os.path.isfile(folder / RUN):
+    if folder.is_symlink() or not os.path.isfile(folder / RUN):
         return None
     try:
         return load_run(folder)

@@ -5,6 +5,7 @@ it, so a run that cannot be read is reported the same way everywhere."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import ValidationError
 
+from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, read_bounded, regular_file
@@ -36,7 +38,7 @@ from benchrun.core.layout import (
 from benchrun.core.records import JudgementRecord, Number, ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
 from benchrun.core.recordvalues import model_digest
 from benchrun.core.resources import bench_dir
-from benchrun.core.text import NotJSON, once_each
+from benchrun.core.text import NotJSON
 
 if TYPE_CHECKING:
     import pandas
@@ -64,7 +66,6 @@ class Run:
         self.path = path
         self.info = info
         self._trust: Trust | None = None
-        self._manifest_data: dict[str, Any] | None = None
 
     @property
     def id(self) -> str:
@@ -81,9 +82,10 @@ class Run:
         return model_digest(self.info.identity)
 
     @cached_property
-    def manifest_bytes(self) -> bytes:
-        """manifest.json's bytes, read whole only once its sha256, taken in pieces, is the run's manifest id: a
-        planted file of gigabytes (a killed run's, which no seal covers) is one line, never held."""
+    def _manifest_read(self) -> tuple[bytes, Any, str | None]:
+        """manifest.json's bytes, read whole only once its sha256, taken in pieces, is the run's manifest id (a planted
+        file of gigabytes, a killed run's, which no seal covers, is one line, never held); its JSON, parsed once; and
+        why it is no JSON (None when it is). ArchiveError when it gives a key twice in one object."""
         path = self.path / MANIFEST
         if not os.path.lexists(path):
             raise ArchiveError("missing", file=str(path))
@@ -91,16 +93,22 @@ class Run:
         if hashlib.sha256(data).hexdigest() != self.info.manifest_id:  # changed between the two reads
             raise _not_the_runs(path, self.info.manifest_id)
         try:
-            given_once(data)
+            return data, given_once(data), None
         except NotJSON as err:
             raise ArchiveError(f"unreadable: {err}", file=str(path)) from None
-        return data
+        except (ValueError, RecursionError) as err:
+            return data, None, "nested too deep" if isinstance(err, RecursionError) else str(err)
+
+    @property
+    def manifest_bytes(self) -> bytes:
+        """manifest.json's bytes, once they are the run's and give each key once (`_manifest_read`)."""
+        return self._manifest_read[0]
 
     @cached_property
     def manifest(self) -> Manifest:
         from benchrun.core.manifest import Manifest  # loaded only when a command needs the whole manifest
 
-        try:
+        try:  # from its bytes: pydantic reads a manifest from JSON in two thirds of the time it takes from Python data
             return Manifest.model_validate_json(self.manifest_bytes)
         except ValidationError as err:
             raise ArchiveError(f"not a valid manifest: {validation_said(err)}", file=str(self.path / MANIFEST)) from None
@@ -108,18 +116,15 @@ class Run:
     def manifest_data(self) -> dict[str, Any]:
         """manifest.json as plain JSON data, not validated as a whole: several times faster than `manifest` for large
         runs, for readers that need a few fields (task names, prompts, values), whose shapes are checked
-        (`not_a_manifest`). Parsed once per Run (shared: readers do not change it)."""
-        if self._manifest_data is None:
-            self._manifest_data = self._parse_manifest()
-        return self._manifest_data
+        (`not_a_manifest`). The JSON `_manifest_read` parsed (shared: readers do not change it)."""
+        return self._manifest_shaped
 
-    def _parse_manifest(self) -> dict[str, Any]:
+    @cached_property
+    def _manifest_shaped(self) -> dict[str, Any]:
         """manifest.json's JSON, refused (ArchiveError) when it is not JSON or not shaped as a manifest."""
-        try:
-            data = json.loads(self.manifest_bytes)
-        except (ValueError, RecursionError) as err:
-            why = "nested too deep" if isinstance(err, RecursionError) else err
-            raise ArchiveError(f"not valid JSON: {why}", file=str(self.path / MANIFEST)) from None
+        _, data, why = self._manifest_read
+        if why is not None:
+            raise ArchiveError(f"not valid JSON: {why}", file=str(self.path / MANIFEST))
         if (why := not_a_manifest(data)) is not None:
             raise ArchiveError(f"not a manifest: {why}", file=str(self.path / MANIFEST))
         return data
@@ -159,6 +164,13 @@ class Run:
         if self.unverified and not force:
             from benchrun.archive.headline import distrusted
             raise distrusted(self, self.unverified[0])
+        return self
+
+    def require_manifest(self) -> Run:
+        """This run, once its manifest (of a run that compiled) is one this benchrun reads (`manifest_data`: its
+        schema_version one it knows), else ArchiveError, as every reader of its samples refuses it."""
+        if self.info.manifest_id is not None:
+            self.manifest_data()
         return self
 
     def trust(self) -> Trust:
@@ -256,9 +268,12 @@ class Run:
 
         with reading(path), open(path, "rb") as handle:
             try:
-                yield from map(validate, itertools.islice(handle, covered(self, name)))
+                for line in itertools.islice(handle, covered(self, name)):
+                    yield _given_once(validate(line), line)
             except ValidationError as err:
-                raise _invalid_line(path, handle.tell(), err) from None
+                raise _invalid_line(path, handle.tell(), validation_said(err)) from None
+            except NotJSON as err:
+                raise _invalid_line(path, handle.tell(), str(err), "unreadable") from None
 
     def _read(self, name: str) -> bytes:
         path = self.path / name
@@ -269,15 +284,31 @@ class Run:
 
 
 def _manifest_size(path: Path, manifest_id: str | None) -> int:
-    """The size of the manifest.json at `path`, read in pieces, once its sha256 is `manifest_id`, else ArchiveError."""
-    sha, size = hashlib.sha256(), 0
+    """The size of the manifest.json at `path` once its sha256 is `manifest_id`, else ArchiveError."""
+    if manifest_sha256(path) != manifest_id:
+        raise _not_the_runs(path, manifest_id)
+    return path.stat().st_size
+
+
+def manifest_sha256(path: Path) -> str:
+    """The sha256 of the manifest.json at `path` (a regular file, else ArchiveError), read in pieces once while it is
+    as it was (its inode, size and times): the reader and verify's every check asked for it, and hashed a planted file
+    of gigabytes four times."""
+    try:
+        found = path.stat()
+        state: tuple[int, ...] = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+    except OSError:
+        state = ()  # none there, or not to be looked at: reading it says why
+    return _sha256(path, state)
+
+
+@functools.lru_cache(maxsize=2)
+def _sha256(path: Path, state: tuple[int, ...]) -> str:
+    sha = hashlib.sha256()
     with reading(path), regular_file(path, str(path), ArchiveError) as handle:
         while chunk := handle.read(CHUNK_BYTES):
             sha.update(chunk)
-            size += len(chunk)
-    if sha.hexdigest() != manifest_id:
-        raise _not_the_runs(path, manifest_id)
-    return size
+    return sha.hexdigest()
 
 
 def _not_the_runs(path: Path, manifest_id: str | None) -> ArchiveError:
@@ -295,32 +326,31 @@ def archived(path: Path, limit: int | None = None) -> bytes:
 
 
 def archived_model(path: Path, model: type[Any]) -> Any:
-    """The archive's JSON file `path` (at most MAX_JSON_BYTES) read as `model`; ValueError when it is not one, or
-    gives a key twice in one object (NotJSON), which JSON readers resolve each their own way (benchrun writes none),
-    so what a sealed file says would depend on who reads it."""
-    data = archived(path, MAX_JSON_BYTES)
-    value = model.model_validate_json(data)
-    given_once(data)
-    return value
+    """The archive's JSON file `path` (at most MAX_JSON_BYTES) read as `model` (`as_model`); ValueError when it is not
+    one, or gives a key twice in one object (NotJSON), which JSON readers resolve each their own way (benchrun writes
+    none), so what a sealed file says would depend on who reads it."""
+    return as_model(archived(path, MAX_JSON_BYTES), model)
 
 
-def given_once(data: bytes) -> None:
-    """Nothing when each object of the JSON `data` gives each key once, else NotJSON naming the key given twice (what
-    is no JSON at all is left to the reader that parses it to say)."""
-    try:
-        json.loads(data, object_pairs_hook=once_each)
-    except NotJSON:
-        raise
-    except (ValueError, RecursionError):
-        return
+def _given_once(record: Any, line: bytes) -> Any:
+    """`record`, read from the record `line`, once the line gives each key once (NotJSON): a line as benchrun writes
+    it (the record's own JSON) gives none twice; only another is parsed again to see."""
+    if record.model_dump_json().encode() != line.rstrip(b"\n"):
+        try:
+            given_once(line)
+        except NotJSON:
+            raise
+        except (ValueError, RecursionError):  # JSON to pydantic, which read it: Python's limits are none of the line's
+            pass
+    return record
 
 
-def _invalid_line(path: Path, end: int, err: ValidationError) -> ArchiveError:
+def _invalid_line(path: Path, end: int, why: str, what: str = "not a valid record") -> ArchiveError:
     """The error of the record line of `path` that ends at byte `end`, named by its line number."""
     with open(path, "rb") as handle:
         before = handle.read(end)
     number = before.count(b"\n") + (not before.endswith(b"\n"))
-    return ArchiveError(f"line {number}: not a valid record: {validation_said(err)}", file=str(path))
+    return ArchiveError(f"line {number}: {what}: {why}", file=str(path))
 
 
 def validation_said(err: ValidationError) -> str:

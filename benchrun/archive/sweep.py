@@ -65,7 +65,7 @@ def _settle(job_dir: Path, reason: str, watched: dict[str, Any] | None) -> bool:
 
 def _read_job(job_dir: Path) -> tuple[SweepJob, Summary | None]:
     """A job as its run directory says (read like any run), or why it cannot be read."""
-    if not (job_dir / RUN).is_file():
+    if job_dir.is_symlink() or not (job_dir / RUN).is_file():  # a link's run is no job's (`own_run`)
         return SweepJob(dir=job_dir.name, model=None, status=NO_RUN,
                         reason="the job left no run.json; see its log"), None
     try:

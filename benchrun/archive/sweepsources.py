@@ -30,6 +30,8 @@ def changed_source(job_dirs: list[Path]) -> str | None:
 def _sources(job_dir: Path) -> list[tuple[str, str, str]]:
     """(benchmark directory, file, sha256) of each benchmark file the job's manifest names (its `files`, read
     without its samples); none when it has none."""
+    if job_dir.is_symlink():  # no job's run (`lookup.own_run`)
+        return []
     try:
         where = str(load_run(job_dir).bench_dir())
         files: list[dict[str, Any]] = leading_field(job_dir / MANIFEST, "files")

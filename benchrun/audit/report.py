@@ -86,7 +86,11 @@ def expand(ref: PathLike, root: PathLike) -> list[Job]:
 
 
 def _job(path: Path, run: Run | None = None) -> Job:
-    """The job in `path` (its run, when already read), or why it left none readable."""
+    """The job in `path` (its run, when already read), or why it left none readable (a symbolic link in place of its
+    folder leads to no run of the sweep: `own_run`)."""
+    if path.is_symlink():
+        return Job(path, None, reason=f"a symbolic link (to {os.readlink(path)}) in place of the job's own folder: "
+                                      "what it leads to is no run of the sweep")
     try:
         return Job(path, (run or load_run(path)).require_records())
     except ArchiveError as err:

@@ -259,7 +259,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    runs = [run.require_records() for run in runs_named(args.runs, args.root)]
+    runs = [run.require_records().require_manifest() for run in runs_named(args.runs, args.root)]
     if args.task is not None:  # given empty too (`--task "$T"`, T unset): it names no task, never every task
         check_task(runs, args.task)
     if args.wrong is not None:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from benchrun.archive.reader import PathLike, Run
-from benchrun.archive.writer import file_digest
+from benchrun.archive.reader import PathLike, Run, manifest_sha256
 from benchrun.audit.finding import Finding
 from benchrun.core.errors import BenchrunError
 from benchrun.core.layout import CONFIG, MANIFEST
@@ -30,7 +29,7 @@ def check_sources(run: Run, cwd: PathLike) -> list[Finding]:
         return [Finding(True, "sources", f"not found (task.path '{task_path}'): not checked")]
     from benchrun.compiler.plan import source_files
 
-    if file_digest(run.path / MANIFEST).sha256 != run.info.manifest_id:  # read whole only once it is the run's: a
+    if manifest_sha256(run.path / MANIFEST) != run.info.manifest_id:  # read whole only once it is the run's: a
         return [Finding(True, "sources", "not checked: manifest.json is not the run's")]  # planted one may be gigabytes
     try:
         recorded = manifest_files(run.manifest_bytes)

@@ -22,11 +22,12 @@ from pydantic import ValidationError
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import PathLike, Run, archived_model, validation_said
+from benchrun.archive.reader import PathLike, Run, archived_model, manifest_sha256, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
     model_edited,
+    outgrown,
     records_converted,
     seal_broken,
     strays,
@@ -36,6 +37,7 @@ from benchrun.archive.writer import file_digest
 from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
 from benchrun.audit.finding import Finding
+from benchrun.audit.heldfiles import held
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.sources import check_sources
 from benchrun.console import output
@@ -53,7 +55,6 @@ from benchrun.core.layout import (
     RESCORE_FILE,
     RESCORES,
     RUN,
-    RUN_FILES,
     SCORES,
     SEAL,
     SUMMARY,
@@ -112,29 +113,6 @@ def check_run(run: Run) -> list[Finding]:
 
 def _own(run: Run) -> list[Finding]:
     return [*check_seal(run), *check_manifest(run), *check_files(run)]
-
-
-def held(run_dir: Path, findings: list[Finding]) -> list[Finding]:
-    """`findings` with each of the run's own files (or a rescore's, or its folder) that is a symbolic link said to be
-    one, in place of what passed of it: its writer never makes one nor writes through one, and what it points to is
-    not what the run wrote there (a copy of the directory keeps the link, not the file; anyone may change it)."""
-    found = [_linked(run_dir, finding.file) for finding in findings]
-    links = dict.fromkeys([name for name in RUN_FILES if (run_dir / name).is_symlink()] +
-                          [link for link, finding in zip(found, findings) if link and (finding.ok or link != finding.file)])
-    said = [Finding(False, link, f"a symbolic link (to {os.readlink(run_dir / link)}) in place of the run's own file, "
-                                 "which its writer never makes: the run directory no longer holds what it wrote there")
-            for link in links]
-    return [*(finding for link, finding in zip(found, findings) if link is None or not finding.ok), *said]
-
-
-def _linked(run_dir: Path, name: str) -> str | None:
-    """The first part of the run's own file `name` (relative to `run_dir`: `scores.jsonl`, `rescores/001/...`)
-    that is a symbolic link, else None."""
-    parts = Path(name).parts
-    if not parts or (parts[0] not in RUN_FILES and parts[0] != RESCORES):
-        return None
-    return next((str(Path(*parts[:n])) for n in range(1, len(parts) + 1) if (run_dir / Path(*parts[:n])).is_symlink()),
-                None)
 
 
 def check_seal(run: Run) -> list[Finding]:
@@ -202,7 +180,7 @@ def check_manifest(run: Run) -> list[Finding]:
     path = run.path / MANIFEST
     if not path.is_file():
         return [Finding(False, MANIFEST, missing(path))]
-    actual = file_digest(path).sha256
+    actual = manifest_sha256(path)
     if actual != expected:
         return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
                                          f"{expected[:12]}… in run.json")]
@@ -259,15 +237,20 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
     if not path.is_file():
         return [Finding(False, name, f"{missing(path)} ({_lines(expected.lines)}, {expected.size} bytes when the "
                                      f"{made_by} {when})")]
-    actual = file_digest(path)
+    grown = outgrown(path, expected)
+    actual = None if grown is not None else file_digest(path)
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
-    if converted(path, expected.sha256):
+    if actual is not None and converted(path, expected.sha256):
         return [Finding(False, name, f"changed since the {made_by} {when}: {CONVERTED}")]
     if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
         located = [f for f in locate(run_dir, name) if not f.ok]
         if located:
             return located
+    if actual is None:
+        return [Finding(False, name, f"changed since the {made_by} {when}: {grown:,} bytes, {holder} has "
+                                     f"{expected.size:,} ({_lines(expected.lines)}), more than its line ends made CRLF "
+                                     "would be: not read")]
     lines = "" if actual.lines == expected.lines else \
         f"; {counted(expected.lines, 'line')} when written, {actual.lines:,} now"
     return [Finding(False, name, f"changed since the {made_by} {when}: sha256 {actual.sha256[:12]}…, {holder} has "
