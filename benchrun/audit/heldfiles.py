@@ -1,5 +1,5 @@
-"""Whether the files a run directory holds are its own: no symbolic link, no file of other names (hard links), as its
-writers never make nor write through one (`archive.dirlock.own_file`, which refuses them)."""
+"""Whether the files a run directory holds are its own: no symbolic link, as its writers never make nor write through
+one (`archive.dirlock.own_file`, which refuses them); a file of other names (hard links) is said, not failed."""
 
 from __future__ import annotations
 
@@ -14,20 +14,20 @@ NOT_HELD = "the run directory no longer holds what it wrote there"
 
 
 def held(run_dir: Path, findings: list[Finding]) -> list[Finding]:
-    """`findings` with each of the run's own files (or a rescore's, or its folder) that is a symbolic link or has other
-    names said to be one, in place of what passed of it: what a link points to, or a write under another name
-    changes, is not what the run wrote there (a copy of the directory keeps the link, not the file; anyone may
-    change it)."""
+    """`findings` with each of the run's own files (or a rescore's, or its folder) that is a symbolic link said to be
+    one, in place of what passed of it: what a link points to is not what the run wrote there (a copy of the directory
+    keeps the link, not the file; anyone may change it). A file of other names (hard links: `cp -al`, a backup tool's
+    snapshot) holds what its digest says, checked as any file's: it passes, said to be one, as no writer takes it."""
     found = [_linked(run_dir, finding.file) for finding in findings]
     links = dict.fromkeys([name for name in RUN_FILES if (run_dir / name).is_symlink()] +
                           [link for link, finding in zip(found, findings) if link and (finding.ok or link != finding.file)])
     names = {name: n for name in dict.fromkeys([*RUN_FILES, LOCK, *(f.file for f in findings)])
              if (n := _names(run_dir / name)) > 1 and _linked(run_dir, name) is None}
-    kept = [finding for link, finding in zip(found, findings)
-            if (link is None and finding.file not in names) or not finding.ok]
+    kept = [finding for link, finding in zip(found, findings) if link is None or not finding.ok]
     return [*kept, *(Finding(False, link, _link_said(run_dir, link)) for link in links),
-            *(Finding(False, name, f"a file of {n} names (hard links, as `cp -al` makes), which its writers refuse: a "
-                                   "write under any other name, in another copy too, changes it here") for name, n in names.items())]
+            *(Finding(True, name, f"a file of {n} names (hard links, as `cp -al` or a backup's snapshot makes): what "
+                                  "it holds is checked as any file's; benchrun writes into no such file (resume "
+                                  "refuses it): copy the run with `cp -r` to resume it") for name, n in names.items())]
 
 
 def _link_said(run_dir: Path, link: str) -> str:
