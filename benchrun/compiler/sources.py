@@ -103,7 +103,7 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     paths = [bench / name for name in TOP_FILES]
     tasks_dir = bench / TASKS_DIR
     if present(bench, tasks_dir) and tasks_dir.is_dir():
-        for folder in sorted(tasks_dir.iterdir()):
+        for folder in task_folders(tasks_dir):
             if present(bench, folder) and folder.is_dir():
                 inside(bench, folder)
                 paths += [folder / name for name in FOLDER_FILES]
@@ -113,6 +113,13 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     for path in found:
         inside(bench, path)
     return found
+
+
+def task_folders(tasks_dir: Path) -> list[Path]:
+    """What the tasks/ folder holds, by name, but another tool's folder: a hidden one (Jupyter's
+    `.ipynb_checkpoints`, `.git`) or Python's `__pycache__`, unless it holds a template.txt, which makes it a task."""
+    return [path for path in sorted(tasks_dir.iterdir())
+            if not (path.name.startswith(".") or path.name == "__pycache__") or (path / "template.txt").exists()]
 
 
 def read_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
@@ -233,7 +240,7 @@ def _folder_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     root = bench / TASKS_DIR
     if not root.is_dir():
         return []
-    folders = [d for d in sorted(root.iterdir()) if d.is_dir()]
+    folders = [d for d in task_folders(root) if d.is_dir()]
     for folder in folders:
         if not TASK_NAME.fullmatch(folder.name):
             shown = undecoded(folder.name) or folder.name  # a name's bytes that are not UTF-8 escaped, not U+FFFD
