@@ -9,9 +9,14 @@ Fixed:
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 from benchrun.core.errors import EXIT
-from tests.helpers.benchfiles import folder_task, write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.benchfiles import folder_task, task, tasks_yml, write_bench
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.commands import bench_run, call_benchrun, sweep_dir_of
 
 HOST = "runner.host=http://127.0.0.1:9"
 
@@ -32,3 +37,37 @@ def test_a_hidden_folder_holding_a_template_is_still_refused(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'tasks/.x': '.x' is not a task name (letters, digits, _ . - ; not starting with . or -): "
         "rename the folder\n"))
+
+
+HELPED = "import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n"
+"""The head of a benchmark file that imports its benchmark's own modules (`from helpers import ...`)."""
+
+
+@pytest.mark.parametrize(("imports", "own"), [("import yaml", "yaml.py"), ("from json import loads", "json/__init__.py")])
+def test_a_benchmarks_own_module_named_as_a_loaded_library_is_refused(tmp_path, imports, own):
+    """Before: the scorer's `import yaml` got the library benchrun had loaded, not the benchmark's yaml.py beside it;
+    a function both define scored with the library's code, and the manifest did not name the user's file."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorer="s")), own: "def safe_load(text):\n    return 1\n",
+                           "custom_scorer.py": f"{HELPED}{imports}\n\n\ndef s(response, reference):\n    return 1\n"})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    name = own.split("/")[0].removesuffix(".py")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'custom_scorer.py': imports '{name}' (line 5), and the benchmark holds {own}, but Python "
+        f"gives it the library of that name that benchrun had already loaded ({sys.modules[name].__file__}), not the "
+        f"benchmark's file: rename {own}\n"))
+
+
+REMOVER = ("import glob\nimport shutil\n\n\ndef s(response, reference):\n"
+           "    for found in glob.glob('outputs/*/*/0_*'):\n        shutil.rmtree(found)\n    return 1\n")
+
+
+def test_a_sweep_of_one_job_that_lost_its_directory_says_it_in_the_singular(tmp_path):
+    """Before: `the sweep launched 1 jobs, and ... holds 0 of them`."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(scorer="s", values={"a": [1]}, reference=["1"])),
+                           "custom_scorer.py": REMOVER})
+    with FakeOllama(models=["llama3.2"], responder=lambda req: "1") as server:
+        done = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", multirun=True)
+    sweep = sweep_dir_of(done.stdout)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["sweep_failed"], (
+        f"benchrun: error: the sweep launched 1 job, and {sweep} holds 0 of them (a job's directory removed while the "
+        "sweep ran?): sweep.json lists only those")), done.stderr
