@@ -12,11 +12,15 @@ from __future__ import annotations
 import sys
 
 import pytest
+import yaml
 
 from benchrun.core.errors import EXIT
+from tests.helpers.archives import reseal
+from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import folder_task, task, tasks_yml, write_bench
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import bench_run, call_benchrun, sweep_dir_of
+from tests.helpers.judgedruns import Judging, judged_eight
 
 HOST = "runner.host=http://127.0.0.1:9"
 
@@ -71,3 +75,18 @@ def test_a_sweep_of_one_job_that_lost_its_directory_says_it_in_the_singular(tmp_
     assert (done.returncode, done.stderr.splitlines()[-1]) == (EXIT["sweep_failed"], (
         f"benchrun: error: the sweep launched 1 job, and {sweep} holds 0 of them (a job's directory removed while the "
         "sweep ran?): sweep.json lists only those")), done.stderr
+
+
+@pytest.mark.parametrize("kind", ["ollama", "openai"])
+def test_a_run_archived_with_judge_type_is_judged_again_as_it_was_judged(tmp_path, kind):
+    """Before the twenty-fifth pass `judge.type` was taken as the judge's runner type; since, an archived config.yaml
+    holding it was refused by resume, retry and rejudge: `in 'config': judge.type: unknown key 'type' ...`."""
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=Judging()) as server:
+        done, run_dir = judged_eight(tmp_path, server.url)
+        config = yaml.safe_load((run_dir / "config.yaml").read_text())
+        config["judge"]["type"] = "ollama"
+        config["judge"]["runner"] = kind  # judge.type, not judge.runner, gave the type the run's judge was asked with
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        reseal(run_dir, "config.yaml")
+        rejudged = audit(tmp_path, "rescore", str(run_dir), "--rejudge", f"judge.host={server.url}")
+    assert (done.returncode, rejudged.returncode, rejudged.stderr) == (EXIT["ok"], EXIT["ok"], "")

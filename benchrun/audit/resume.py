@@ -41,6 +41,7 @@ from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY
 from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.recordvalues import pin_named, pinned_as
+from benchrun.core.judgekeys import as_made
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import archived_calls
@@ -227,7 +228,7 @@ def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
     asks as the manifest pins the run's asking: an edited config.yaml (a killed run's has no digest) would ask the
     rest of the run otherwise than its manifest says. Its runner and judge are asked with the limits they were last
     asked with (run.json's), changed by `given` (`--set`)."""
-    config = plain_config(run.config, Path(run.info.cwd) if run.info.cwd else None)
+    config = plain_config(as_made(run.config), Path(run.info.cwd) if run.info.cwd else None)
     config = with_limits(config, run, given)
     manifest = run.manifest
     pinned = {"": (manifest.config, manifest_config(config))}
