@@ -15,11 +15,13 @@ import pytest
 import yaml
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.chat import Reply
+from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import reseal
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import folder_task, task, tasks_yml, write_bench
-from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.commands import bench_run, call_benchrun, sweep_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
 from tests.helpers.judgedruns import Judging, judged_eight
 
 HOST = "runner.host=http://127.0.0.1:9"
@@ -90,3 +92,31 @@ def test_a_run_archived_with_judge_type_is_judged_again_as_it_was_judged(tmp_pat
         reseal(run_dir, "config.yaml")
         rejudged = audit(tmp_path, "rescore", str(run_dir), "--rejudge", f"judge.host={server.url}")
     assert (done.returncode, rejudged.returncode, rejudged.stderr) == (EXIT["ok"], EXIT["ok"], "")
+
+
+KEY = "sk-AbCdEfGhIjKlMnOpQrStUv12345"
+
+
+def one_refused(req) -> Reply | str:
+    """Sample `a=1` refused (400, not retried), the other answered."""
+    return Reply(status=400, error="no") if req.prompt == "say 1" else '{"answer": "2"}'
+
+
+@pytest.mark.parametrize(("key", "said"), [
+    ("", "wants an API key (401) and $MY_KEY is not set; export it (the run names its variable: "
+                                          "runner.api_key_env)"),
+    ("sk-ZzZzZzZzZzZzZzZzZzZzZzZzZ", "refused the API key from $MY_KEY (401); check the key (the run names its "
+                                     "variable: runner.api_key_env)")])
+def test_a_retrys_advice_on_the_api_key_names_no_key_it_cannot_change(tmp_path, key, said):
+    """Before: `..., or set runner.api_key_env to the variable that holds the key`: retry and resume take no such key
+    (only --host and --set runner.LIMIT=...)."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())})
+    with FakeOpenAI(models=["m"], responder=one_refused, api_key=KEY) as server:
+        done = call_benchrun("task.path=bench", "runner=openai", f"runner.base_url={server.url}", "runner.model=m",
+                             "runner.api_key_env=MY_KEY", "cache=false", f"outputs={tmp_path / 'outputs'}",
+                             cwd=tmp_path, env={"MY_KEY": KEY})
+        retried = call_benchrun("retry", str(run_dir_of(done.stdout)), cwd=tmp_path, env={"MY_KEY": key},
+                                module="benchrun.audit")
+        url = server.url
+    assert (done.returncode, retried.returncode, retried.stderr) == (EXIT["ok"], EXIT["runner"], (
+        f"benchrun: error: the server at {url} {said}\n"))

@@ -37,11 +37,11 @@ from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.judgekeys import as_made
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
 from benchrun.core.recordvalues import pin_named, pinned_as
-from benchrun.core.judgekeys import as_made
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import archived_calls

@@ -26,8 +26,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, Iterable, Iterator
 
-from benchrun.compiler.ownsource import (LOADED, Held, from_source, own_root, refuse_linked_out, refuse_shadowed,
-                                         refuse_unrecorded)
+from benchrun.compiler.ownsource import (
+    LOADED,
+    Held,
+    from_source,
+    own_root,
+    refuse_linked_out,
+    refuse_shadowed,
+    refuse_unrecorded,
+)
 from benchrun.compiler.runstate import kept
 from benchrun.core.errors import OWN_LIMITS, TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
