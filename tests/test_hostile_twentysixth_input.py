@@ -120,3 +120,11 @@ def test_a_retrys_advice_on_the_api_key_names_no_key_it_cannot_change(tmp_path, 
         url = server.url
     assert (done.returncode, retried.returncode, retried.stderr) == (EXIT["ok"], EXIT["runner"], (
         f"benchrun: error: the server at {url} {said}\n"))
+
+
+def test_a_task_named_twice_in_task_only_is_refused(tmp_path):
+    """Before: taken, the task run once, and the manifest, which records task.only as given, had another id than the
+    same run's with the task named once (the same questions under two ids)."""
+    done = call_benchrun("task=listbench", HOST, "dry_run=true", "task.only=[product,symbol,product]", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': task.only: 'product' is listed twice; list each task once\n"))
