@@ -14,13 +14,15 @@ import sys
 import pytest
 import yaml
 
+from benchrun.compiler.plan import compiled
+from benchrun.compose.config import plain_config
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import reseal
 from tests.helpers.auditcli import audit
-from tests.helpers.benchfiles import folder_task, task, tasks_yml, write_bench
+from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of, sweep_dir_of
 from tests.helpers.judgedruns import Judging, judged_eight
 
@@ -128,3 +130,25 @@ def test_a_task_named_twice_in_task_only_is_refused(tmp_path):
     done = call_benchrun("task=listbench", HOST, "dry_run=true", "task.only=[product,symbol,product]", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'config': task.only: 'product' is listed twice; list each task once\n"))
+
+
+CSV_WRITTEN = ["2.50", "1e5", "+5", "-0", ".5", "5.", "1e-7", "1E16"]
+"""Numbers a CSV cell may write otherwise than Python prints them."""
+JSON_WRITTEN = ["2.50", "1e5", "-0", "1e-7", "1E16", "0.10"]
+"""Numbers JSON may write otherwise than Python prints them."""
+
+
+def asked(tmp_path, files: dict[str, str]) -> list[tuple[str, str]]:
+    """The prompt and the sample id of each sample of the benchmark `files` compiles to."""
+    plan = compiled(plain_config(config(write_bench(tmp_path, files))), tmp_path)
+    return [(query.sample.prompt, query.sample.id) for query in plan.manifest.queries()]
+
+
+@pytest.mark.parametrize(("written", "files"), [
+    (CSV_WRITTEN, folder_task("t", "price {a}", "a,reference\n" + "".join(f"{n},x\n" for n in CSV_WRITTEN))),
+    (JSON_WRITTEN, {"tasks.yml": "- name: t\n  template: price {a}\n  values_file: d.jsonl\n",
+                    "d.jsonl": "".join(f'{{"a": {n}, "reference": "x"}}\n' for n in JSON_WRITTEN)})])
+def test_a_number_is_asked_as_written(tmp_path, written, files):
+    """Before: a number typed from a CSV cell or a JSONL value was asked as Python prints it: 2.50 as 2.5, 1e5 as
+    100000.0, +5 as 5, -0 as 0, 1e-7 as 1e-07 (and its sample id so)."""
+    assert asked(tmp_path, files) == [(f"price {number}", f"t:a={number}") for number in written]
