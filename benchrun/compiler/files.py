@@ -18,8 +18,8 @@ from typing import Any, Iterator
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
-from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 from benchrun.core.written import as_written
+from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 
 
 @dataclass(frozen=True)
