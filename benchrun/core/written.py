@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 
-class WrittenFloat(float):
-    """A float printed as its file wrote it (`{a}`, `str`, `repr`); a format spec formats the number
-    (`{a:.3f}`); JSON writes the number (json calls float.__repr__)."""
+class _AsWritten:
+    """A number (of the class's other base) printed as its file wrote it (`{a}`, `str`, `repr`); a format spec formats
+    the number (`{a:.3f}`); JSON writes the number (json calls the base's __repr__)."""
 
     written: str
 
-    def __new__(cls, text: str, value: float | None = None) -> WrittenFloat:
-        made = super().__new__(cls, float(text) if value is None else value)
+    def __new__(cls, text: str, value: float) -> Any:
+        made = super().__new__(cls, value)  # type: ignore[call-arg]
         made.written = text
         return made
 
@@ -23,32 +23,18 @@ class WrittenFloat(float):
     __repr__ = __str__
 
     def __format__(self, spec: str) -> str:
-        return self.written if not spec else float.__format__(self, spec)
+        return self.written if not spec else super().__format__(spec)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.written, float(self))
+        return type(self), (self.written, +self)  # type: ignore[operator]
 
 
-class WrittenInt(int):
-    """An int printed as its file wrote it (`+5`, `-0`), as WrittenFloat is."""
+class WrittenFloat(_AsWritten, float):
+    """A float printed as written: `2.50`, `1e5`."""
 
-    written: str
 
-    def __new__(cls, text: str, value: int | None = None) -> WrittenInt:
-        made = super().__new__(cls, int(text) if value is None else value)
-        made.written = text
-        return made
-
-    def __str__(self) -> str:
-        return self.written
-
-    __repr__ = __str__
-
-    def __format__(self, spec: str) -> str:
-        return self.written if not spec else int.__format__(self, spec)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.written, int(self))
+class WrittenInt(_AsWritten, int):
+    """An int printed as written: `+5`, `-0`."""
 
 
 def as_written(text: str, value: int | float) -> int | float:
