@@ -136,6 +136,8 @@ CSV_WRITTEN = ["2.50", "1e5", "+5", "-0", ".5", "5.", "1e-7", "1E16"]
 """Numbers a CSV cell may write otherwise than Python prints them."""
 JSON_WRITTEN = ["2.50", "1e5", "-0", "1e-7", "1E16", "0.10"]
 """Numbers JSON may write otherwise than Python prints them."""
+YAML_WRITTEN = ["2.50", "+5", "-0", "1.0e+5", "0.10"]
+"""Numbers YAML may write otherwise than Python prints them."""
 
 
 def asked(tmp_path, files: dict[str, str]) -> list[tuple[str, str]]:
@@ -147,8 +149,10 @@ def asked(tmp_path, files: dict[str, str]) -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("written", "files"), [
     (CSV_WRITTEN, folder_task("t", "price {a}", "a,reference\n" + "".join(f"{n},x\n" for n in CSV_WRITTEN))),
     (JSON_WRITTEN, {"tasks.yml": "- name: t\n  template: price {a}\n  values_file: d.jsonl\n",
-                    "d.jsonl": "".join(f'{{"a": {n}, "reference": "x"}}\n' for n in JSON_WRITTEN)})])
+                    "d.jsonl": "".join(f'{{"a": {n}, "reference": "x"}}\n' for n in JSON_WRITTEN)}),
+    (YAML_WRITTEN, {"tasks.yml": f"- name: t\n  template: price {{a}}\n  values: {{a: [{', '.join(YAML_WRITTEN)}]}}\n"
+                                 f"  reference: [{', '.join('x' for _ in YAML_WRITTEN)}]\n"})])
 def test_a_number_is_asked_as_written(tmp_path, written, files):
-    """Before: a number typed from a CSV cell or a JSONL value was asked as Python prints it: 2.50 as 2.5, 1e5 as
+    """Before: a number typed from a CSV cell, a JSONL or a tasks.yml value was asked as Python prints it: 2.50 as 2.5, 1e5 as
     100000.0, +5 as 5, -0 as 0, 1e-7 as 1e-07 (and its sample id so)."""
     assert asked(tmp_path, files) == [(f"price {number}", f"t:a={number}") for number in written]

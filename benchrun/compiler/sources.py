@@ -138,7 +138,7 @@ def _list_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     path = bench / TASKS_FILE
     if not path.exists():
         return []
-    raw = load_yaml(path, TASKS_FILE)
+    raw = load_yaml(path, TASKS_FILE, written=True)
     schemas.check("tasks", raw, TaskError, file=TASKS_FILE, root="tasks",
                   task_of=lambda p: _name_at(raw, p))
     return [_list_task(bench, item, i, bounds) for i, item in enumerate(raw)]
@@ -292,7 +292,7 @@ def _read_info(folder: Path, rel: str) -> dict:
     path = folder / "info.yml"
     if not path.exists():
         return {}
-    info = load_yaml(path, f"{rel}/info.yml")
+    info = load_yaml(path, f"{rel}/info.yml", written=True)
     info = {} if info is None else info
     schemas.check("info", info, TaskError, file=f"{rel}/info.yml", task_of=lambda _: folder.name)
     return info

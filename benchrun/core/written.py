@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -38,7 +39,8 @@ class WrittenInt(_AsWritten, int):
 
 
 def as_written(text: str, value: int | float) -> int | float:
-    """`value`, read from `text`, printed as `text` where Python prints it otherwise."""
-    if str(value) == text or isinstance(value, bool):
+    """`value`, read from `text`, printed as `text` where Python prints it otherwise (an infinity or NaN, which no
+    value may be, is said as Python says it)."""
+    if str(value) == text or isinstance(value, bool) or not math.isfinite(value):
         return value
     return WrittenInt(text, value) if isinstance(value, int) else WrittenFloat(text, value)
