@@ -5,6 +5,16 @@ Fixed:
 1. Another tool's folder in tasks/ (Jupyter's `.ipynb_checkpoints`, `.git`, Python's `__pycache__`) was read as a task
    and refused: a folder holding no template.txt whose name is hidden or `__pycache__` is not a task
    (compiler.sources.task_folders).
+2. A benchmark's own module named like a library benchrun had loaded (`yaml.py` beside a scorer's `import yaml`) was
+   silently the library: refused, naming the file, line and library (compiler.ownsource.refuse_shadowed).
+3. `the sweep launched 1 jobs` (callbacks: core.text.counted).
+4. A run archived when `judge.type` was the judge's runner type could no longer be resumed, retried or judged again:
+   an archived config is read as the run read it (core.judgekeys.as_made).
+5. resume's and retry's advice on the API key named `runner.api_key_env`, which neither takes
+   (RunnerConfig.asked_again).
+6. `task.only=[a,a]` taken, the same questions under another manifest id: refused for a new run (compose.fresh).
+7. A number of a values file or a task file was asked as Python prints it (2.50 as 2.5, 1e5 as 100000.0, +5 as 5):
+   printed as written (core.written).
 """
 
 from __future__ import annotations
