@@ -166,3 +166,27 @@ def test_a_number_is_asked_as_written(tmp_path, written, files):
     """Before: a number typed from a CSV cell, a JSONL or a tasks.yml value was asked as Python prints it: 2.50 as 2.5, 1e5 as
     100000.0, +5 as 5, -0 as 0, 1e-7 as 1e-07 (and its sample id so)."""
     assert asked(tmp_path, files) == [(f"price {number}", f"t:a={number}") for number in written]
+
+
+def test_a_retrys_advice_on_a_model_not_served_names_no_model_to_pick(tmp_path):
+    """Before: `…; pick one of those for runner.model, or start the server with it` (Ollama's: `or pick another
+    runner.model`): a retry asks the run's model."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())})
+    with FakeOpenAI(models=["m"], responder=one_refused) as server, FakeOpenAI(models=["other"]) as elsewhere:
+        done = call_benchrun("task.path=bench", "runner=openai", f"runner.base_url={server.url}", "runner.model=m",
+                             "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        retried = call_benchrun("retry", str(run_dir_of(done.stdout)), "--host", elsewhere.url, cwd=tmp_path,
+                                module="benchrun.audit")
+    assert (done.returncode, retried.returncode, retried.stderr) == (EXIT["ok"], EXIT["runner"], (
+        f"benchrun: error: model 'm' is not served at {elsewhere.url} (it serves: other); start the server with it\n"))
+
+
+def test_a_retrys_advice_on_a_model_not_pulled_names_no_model_to_pick(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())})
+    with FakeOllama(models=["llama3.2"], responder=one_refused) as server, FakeOllama(models=["other"]) as elsewhere:
+        done = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
+        retried = call_benchrun("retry", str(run_dir_of(done.stdout)), "--host", elsewhere.url, cwd=tmp_path,
+                                module="benchrun.audit")
+    assert (done.returncode, retried.returncode, retried.stderr) == (EXIT["ok"], EXIT["runner"], (
+        f"benchrun: error: model 'llama3.2' is not pulled on {elsewhere.url} (it has: other:latest); run `ollama pull "
+        "llama3.2`\n"))

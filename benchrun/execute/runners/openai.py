@@ -111,8 +111,9 @@ class OpenAIRunner:
         entry = named[0] if named else None
         if entry is None:
             have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
+            pick = "" if self.config.asked_again else f"pick one of those for {self.config.key('model')}, or "
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
-                              f"pick one of those for {self.config.key('model')}, or start the server with it")
+                              f"{pick}start the server with it")
         return entry
 
     async def _models(self) -> list[dict[str, Any]]:
