@@ -10,8 +10,8 @@ Fixed:
 3. `the sweep launched 1 jobs` (callbacks: core.text.counted).
 4. A run archived when `judge.type` was the judge's runner type could no longer be resumed, retried or judged again:
    an archived config is read as the run read it (core.judgekeys.as_made).
-5. resume's and retry's advice on the API key named `runner.api_key_env`, which neither takes
-   (RunnerConfig.asked_again).
+5. resume's and retry's advice on the API key named `runner.api_key_env`, and on a model the server lacks
+   `runner.model`, which neither takes (RunnerConfig.asked_again).
 6. `task.only=[a,a]` taken, the same questions under another manifest id: refused for a new run (compose.fresh).
 7. A number of a values file or a task file was asked as Python prints it (2.50 as 2.5, 1e5 as 100000.0, +5 as 5):
    printed as written (core.written).
