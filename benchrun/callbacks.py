@@ -33,6 +33,7 @@ from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError,
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.keys import override_key
 from benchrun.core.layout import HYDRA_COPIES, HYDRA_COPY_FILES, LOG, MULTIRUN_FILE
+from benchrun.core.text import counted
 
 Hook = Callable[..., None]
 
@@ -343,7 +344,7 @@ class SweepSummaryCallback(Callback):
         output.print_sweep(summary, sweep_dir, output.stdout())
         launched = int(sweepsize.checked_size(sweepsize.swept(config)))
         if len(summary.jobs) < launched:  # a job's directory removed as it ran: its failure was said, then summed as none
-            output.error(f"the sweep launched {launched} jobs, and {sweep_dir.absolute()} holds {len(summary.jobs)} of "
+            output.error(f"the sweep launched {counted(launched, 'job')}, and {sweep_dir.absolute()} holds {len(summary.jobs)} of "
                          "them (a job's directory removed while the sweep ran?): sweep.json lists only those")
         if changed := changed_source([sweep_dir / job.dir for job in summary.jobs]):
             output.error(changed)

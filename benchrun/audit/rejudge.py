@@ -24,10 +24,11 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     from benchrun.audit.limits import last_asked, refuse_unkept
     from benchrun.audit.resume import asked_at
     from benchrun.compose.config import plain_config
+    from benchrun.core.judgekeys import as_made
     from benchrun.core.settings import judge_runner_keys
 
     given = [_override(override) for override in overrides]
-    config = asked_at(run, run.config, None)
+    config = asked_at(run, as_made(run.config), None)
     judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
     for keys, value in given:
         _set(judge, keys, value)

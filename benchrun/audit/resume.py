@@ -37,6 +37,7 @@ from benchrun.console import output
 from benchrun.core import secrets
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
 from benchrun.core.interrupts import INTERRUPTS
+from benchrun.core.judgekeys import as_made
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
@@ -227,7 +228,7 @@ def run_config(run: Run, given: dict[str, Any]) -> dict[str, Any]:
     asks as the manifest pins the run's asking: an edited config.yaml (a killed run's has no digest) would ask the
     rest of the run otherwise than its manifest says. Its runner and judge are asked with the limits they were last
     asked with (run.json's), changed by `given` (`--set`)."""
-    config = plain_config(run.config, Path(run.info.cwd) if run.info.cwd else None)
+    config = plain_config(as_made(run.config), Path(run.info.cwd) if run.info.cwd else None)
     config = with_limits(config, run, given)
     manifest = run.manifest
     pinned = {"": (manifest.config, manifest_config(config))}

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 from benchrun.core.errors import TaskError, os_problem
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
+from benchrun.core.written import as_written
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
 
 
@@ -160,7 +161,7 @@ def _finite_float(text: str) -> float:
         shown = text if len(text) <= 40 else f"{text[:20]}…({len(text):,} characters)"
         raise ValueError(f"the number {shown} is read as {value!r}, not as written (a double cannot hold it); quote it "
                          "to keep it as text")
-    return value
+    return as_written(text, value)
 
 
 def _bounded_int(text: str) -> int:
@@ -168,7 +169,7 @@ def _bounded_int(text: str) -> int:
     if value is None or abs(value) > MAX_INT:
         shown = text if len(text) <= 40 else f"{text[:20]}…({len(text):,} characters)"
         raise ValueError(f"the integer {shown} is outside {INT_RANGE}; quote it to keep it as text")
-    return value
+    return as_written(text, value)
 
 
 def check_names(names: list[str], rel: str, task: str) -> None:
@@ -200,7 +201,7 @@ def typed(cell: str) -> int | float | str:
         digits = unsigned.lstrip("0") or "0"
         if len(digits) > len(str(MAX_INT)) or int(digits) > MAX_INT or CODE.fullmatch(cell):
             return cell
-        return -int(digits) if cell.startswith("-") else int(digits)
+        return as_written(cell, -int(digits) if cell.startswith("-") else int(digits))
     if _FLOAT.fullmatch(cell) and (not math.isfinite(value := float(cell)) or float_as_written(cell, value)):
-        return value
+        return as_written(cell, value)
     return cell

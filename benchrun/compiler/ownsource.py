@@ -109,6 +109,22 @@ def refuse_unrecorded(sources: dict[str, Path], bench: Path) -> None:
                             "import them; import it at the top of the file", file=rel)
 
 
+def refuse_shadowed(sources: dict[str, Path], bench: Path) -> None:
+    """Refuse a file of `sources` (by the name errors give them) importing a name the folder `bench` holds a module
+    of (`import yaml` beside a yaml.py) that Python gave the library benchrun had already loaded: the benchmark's
+    module never ran, the library's code of the same name scored, and the manifest named neither."""
+    for rel, path in sources.items():
+        for line, name in _imports_in(_parsed(path)):
+            top = name.partition(".")[0]
+            own = next((f for f in (f"{top}.py", f"{top}/__init__.py") if (bench / f).is_file()), None)
+            loaded = getattr(sys.modules.get(top), "__file__", None)
+            if own is None or not isinstance(loaded, str) or Path(loaded).resolve() == (bench / own).resolve():
+                continue
+            raise TaskError(f"imports '{top}' (line {line}), and the benchmark holds {own}, but Python gives it the "
+                            f"library of that name that benchrun had already loaded ({loaded}), not the benchmark's "
+                            f"file: rename {own}", file=rel)
+
+
 def refuse_linked_out(bench: Path, rel: str) -> None:
     """Refuse a module imported from beneath the benchmark folder `bench` as named that is a symbolic link (or beneath
     one) to a file outside it (file `rel` imported it): its code scores, but a benchmark's own modules are told by
@@ -158,15 +174,24 @@ def _not_imported(name: str) -> str | None:
 
 def _imported_in_functions(path: Path) -> Iterator[tuple[int, str]]:
     """(line, module name) of each absolute import inside a function of the Python file `path`."""
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):  # gone, or not Python: its import said so, or will
-        return
-    for function in ast.walk(tree):
+    for function in ast.walk(_parsed(path)):
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for node in ast.walk(function):
-                if isinstance(node, ast.Import):
-                    yield from ((node.lineno, alias.name) for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    yield node.lineno, node.module
-                    yield from ((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+            yield from _imports_in(function)
+
+
+def _parsed(path: Path) -> ast.AST:
+    """The Python file `path` parsed; an empty module when it is gone or not Python (its import said so, or will)."""
+    try:
+        return ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _imports_in(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, module name) of each absolute import in `tree`, and of each name a `from` import takes."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, node.module
+            yield from ((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)

@@ -103,7 +103,7 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     paths = [bench / name for name in TOP_FILES]
     tasks_dir = bench / TASKS_DIR
     if present(bench, tasks_dir) and tasks_dir.is_dir():
-        for folder in sorted(tasks_dir.iterdir()):
+        for folder in task_folders(tasks_dir):
             if present(bench, folder) and folder.is_dir():
                 inside(bench, folder)
                 paths += [folder / name for name in FOLDER_FILES]
@@ -113,6 +113,13 @@ def benchmark_files(bench: Path, data: Iterable[str] = ()) -> list[Path]:
     for path in found:
         inside(bench, path)
     return found
+
+
+def task_folders(tasks_dir: Path) -> list[Path]:
+    """What the tasks/ folder holds, by name, but another tool's folder: a hidden one (Jupyter's
+    `.ipynb_checkpoints`, `.git`) or Python's `__pycache__`, unless it holds a template.txt, which makes it a task."""
+    return [path for path in sorted(tasks_dir.iterdir())
+            if not (path.name.startswith(".") or path.name == "__pycache__") or (path / "template.txt").exists()]
 
 
 def read_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
@@ -131,7 +138,7 @@ def _list_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     path = bench / TASKS_FILE
     if not path.exists():
         return []
-    raw = load_yaml(path, TASKS_FILE)
+    raw = load_yaml(path, TASKS_FILE, written=True)
     schemas.check("tasks", raw, TaskError, file=TASKS_FILE, root="tasks",
                   task_of=lambda p: _name_at(raw, p))
     return [_list_task(bench, item, i, bounds) for i, item in enumerate(raw)]
@@ -233,7 +240,7 @@ def _folder_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     root = bench / TASKS_DIR
     if not root.is_dir():
         return []
-    folders = [d for d in sorted(root.iterdir()) if d.is_dir()]
+    folders = [d for d in task_folders(root) if d.is_dir()]
     for folder in folders:
         if not TASK_NAME.fullmatch(folder.name):
             shown = undecoded(folder.name) or folder.name  # a name's bytes that are not UTF-8 escaped, not U+FFFD
@@ -285,7 +292,7 @@ def _read_info(folder: Path, rel: str) -> dict:
     path = folder / "info.yml"
     if not path.exists():
         return {}
-    info = load_yaml(path, f"{rel}/info.yml")
+    info = load_yaml(path, f"{rel}/info.yml", written=True)
     info = {} if info is None else info
     schemas.check("info", info, TaskError, file=f"{rel}/info.yml", task_of=lambda _: folder.name)
     return info

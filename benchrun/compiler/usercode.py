@@ -26,7 +26,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, Iterable, Iterator
 
-from benchrun.compiler.ownsource import LOADED, Held, from_source, own_root, refuse_linked_out, refuse_unrecorded
+from benchrun.compiler.ownsource import (
+    LOADED,
+    Held,
+    from_source,
+    own_root,
+    refuse_linked_out,
+    refuse_shadowed,
+    refuse_unrecorded,
+)
 from benchrun.compiler.runstate import kept
 from benchrun.core.errors import OWN_LIMITS, TaskError
 from benchrun.core.filebytes import read_bounded, utf8_text
@@ -163,8 +171,9 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
             spec.loader.exec_module(module)
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
-        refuse_unrecorded({rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}},
-                          path.parent)
+        files = {rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}}
+        refuse_unrecorded(files, path.parent)
+        refuse_shadowed(files, path.parent)
     except BaseException:
         del sys.modules[name]
         raise

@@ -27,3 +27,14 @@ def runner_keys(judge: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError(f"judge.type: unknown key 'type' (the judge's runner type is judge.runner: "
                           f"judge.runner={judge['type']})", file="config")
     return judge_runner_keys(judge)
+
+
+def as_made(config: Mapping[str, Any]) -> dict[str, Any]:
+    """An archived config.yaml as the run that wrote it read it: a judge's `type` (which replaced judge.runner's as
+    its runner type before it was refused, `runner_keys`) read as judge.runner, so such a run is resumed, retried and
+    judged again as it was judged."""
+    judge = config.get("judge")
+    if not isinstance(judge, Mapping) or "type" not in judge:
+        return dict(config)
+    kept = {key: value for key, value in judge.items() if key != "type"}
+    return {**config, "judge": {**kept, "runner": judge["type"]}}

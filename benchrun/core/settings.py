@@ -161,6 +161,12 @@ class RunnerConfig(Settings):
         return f"{self._section}.{name}"
 
     @property
+    def asked_again(self) -> bool:
+        """Whether a command asks a run again (resume, retry), which takes its server (`--host`) and its limits
+        (`--set`) alone: any other key is the run's, which advice cannot tell the user to set."""
+        return self._server_flag is not None
+
+    @property
     def type_key(self) -> str:
         """The key choosing this runner: `runner` (runner=local), or judge.runner for the judge model's."""
         return "runner" if self._section == "runner" else self.key("runner")

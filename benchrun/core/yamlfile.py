@@ -16,6 +16,7 @@ from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.filebytes import read_utf8
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
+from benchrun.core.written import as_written
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 32
@@ -158,30 +159,53 @@ for _loader in (_FastLoader, _Loader):
         _loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
 
 
-def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError) -> Any:
+class _FastWritten(_FastLoader):
+    """_FastLoader, its numbers printed as written (`core.written`): a benchmark's values and references."""
+
+
+class _Written(_Loader):
+    """_Loader, its numbers printed as written."""
+
+
+def _written_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    return as_written(node.value, _bounded_int(loader, node))
+
+
+def _written_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    return as_written(node.value, _float(loader, node))
+
+
+for _loader in (_FastWritten, _Written):
+    _loader.add_constructor("tag:yaml.org,2002:int", _written_int)
+    _loader.add_constructor("tag:yaml.org,2002:float", _written_float)
+
+
+def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError, written: bool = False) -> Any:
     """Parse a YAML file (with libyaml when installed); a syntax error names the line and column. Errors are
-    `error`s (a config.yaml in the archive is read so too, as an ArchiveError)."""
-    return parse_yaml(read_utf8(path, rel, error), rel, error)
+    `error`s (a config.yaml in the archive is read so too, as an ArchiveError). A benchmark's task file is read
+    `written`: its numbers printed as written (`2.50`, not 2.5), in its prompts and sample ids."""
+    return parse_yaml(read_utf8(path, rel, error), rel, error, written)
 
 
-def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError) -> Any:
+def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError, written: bool = False) -> Any:
     """YAML text (a file's, or a value given on the command line, named `rel`) parsed as `load_yaml` parses a file."""
     try:
-        loaded = _parsed(text, rel, error)
+        loaded = _parsed(text, rel, error, written)
     except _Refused as err:
         raise error(f"{_position(err.mark)}: {err}", file=rel) from None
     _check_depth(loaded, rel, error)
     return loaded
 
 
-def _parsed(text: str, rel: str, error: type[BenchrunError]) -> Any:
+def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> Any:
+    fast_loader, loader = (_FastWritten, _Written) if written else (_FastLoader, _Loader)
     try:
         _refuse_aliases(text, rel, error)
-        return yaml.load(text, Loader=_FastLoader)
+        return yaml.load(text, Loader=fast_loader)
     except (yaml.YAMLError, RecursionError) as err:  # parsed again below: PyYAML's messages say more
         fast = err
     try:
-        return yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=loader)
     except RecursionError:  # nested deeper than Python recurses; libyaml, if it parsed this, said where
         mark = getattr(fast, "problem_mark", None)
         raise error((f"{_position(mark)}: " if mark else "") + _too_deep(), file=rel) from None

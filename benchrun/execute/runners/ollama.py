@@ -135,8 +135,9 @@ class OllamaRunner:
         if named:
             return named[0]
         have = ", ".join(sorted(m.model for m in models if m.model)) or "none"  # an entry may name no model
+        other = "" if self.config.asked_again else f" or pick another {self.config.key('model')}"
         raise RunnerError(f"model '{self.model}' is not pulled on {self.host} (it has: {have}); "
-                          f"run `ollama pull {self.model}` or pick another {self.config.key('model')}")
+                          f"run `ollama pull {self.model}`{other}")
 
     async def _call(self, awaitable: Any) -> Any:
         """One preflight request within timeout_s; what goes wrong is one line with the fix."""

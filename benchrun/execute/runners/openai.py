@@ -111,8 +111,9 @@ class OpenAIRunner:
         entry = named[0] if named else None
         if entry is None:
             have = ", ".join(sorted(str(m.get("id")) for m in models)) or "none"
+            pick = "" if self.config.asked_again else f"pick one of those for {self.config.key('model')}, or "
             raise RunnerError(f"model '{self.model}' is not served at {self.base_url} (it serves: {have}); "
-                              f"pick one of those for {self.config.key('model')}, or start the server with it")
+                              f"{pick}start the server with it")
         return entry
 
     async def _models(self) -> list[dict[str, Any]]:
@@ -170,9 +171,16 @@ class OpenAIRunner:
         """Why the server said 401/403, naming the variable and never the key."""
         if self._key is None:
             return (f"the server at {self.base_url} wants an API key ({status}) and ${self.key_env} is not set; "
-                    f"export it, or set {self.config.key('api_key_env')} to the variable that holds the key")
+                    f"export it{self._other_variable('the key')}")
         return (f"the server at {self.base_url} refused the API key from ${self.key_env} ({status}); "
-                f"check the key, or set {self.config.key('api_key_env')} to the variable that holds the right one")
+                f"check the key{self._other_variable('the right one')}")
+
+    def _other_variable(self, holding: str) -> str:
+        """The advice to name another variable, where the command takes one (not resume's, retry's: the run's)."""
+        key = self.config.key("api_key_env")
+        if self.config.asked_again:
+            return f" (the run names its variable: {key})"
+        return f", or set {key} to the variable that holds {holding}"
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         response = await self._chat(messages, schema, self.dialect, with_seed(self._options, seed))

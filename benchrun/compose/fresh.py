@@ -1,0 +1,16 @@
+"""What a new run is given that a run archived before the rule came is not held to: checked once, as a run is made
+from the command line, so that resume and retry still read an older run's config.yaml as it was made."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchrun.core.errors import ConfigError
+
+
+def refuse_fresh_faults(cfg: dict[str, Any]) -> None:
+    """Refuse a task named twice in `task.only`: it ran once, but the manifest records task.only as given, so the same
+    questions had two manifest ids (named once, and twice)."""
+    only = cfg["task"].get("only") or []
+    if twice := next((name for at, name in enumerate(only) if name in only[:at]), None):
+        raise ConfigError(f"task.only: '{twice}' is listed twice; list each task once", file="config")
