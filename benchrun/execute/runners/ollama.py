@@ -27,11 +27,10 @@ from benchrun.execute.runners.base import (
     resolvable,
     tls_trouble,
     tools_called,
-    transient,
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import error_in_200, streamed
+from benchrun.execute.runners.errorbody import error_in_200, server_message, status_said, streamed
 from benchrun.execute.runners.http import client_options
 
 ollama = ollama_package()
@@ -184,8 +183,8 @@ class OllamaRunner:
         try:
             response = await self.client.chat(model=self.model, messages=messages, format=schema, **request)
         except ollama.ResponseError as err:
-            failure = Retryable if transient(err.status_code, str(err.error)) else Refused
-            raise failure(f"HTTP {err.status_code}: {err.error}") from err
+            said = status_said(err.status_code, str(err.error))
+            raise (Retryable if said.retry else Refused)(said.line) from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
         except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
@@ -225,7 +224,27 @@ def _as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
         if response.is_success:
             response.stream = _AsTyped(response.stream, response.request.url.path,
                                        response.headers.get("Content-Type", ""), model)
+        else:
+            response.stream = _ErrorSaid(response.stream, response.charset_encoding, response.reason_phrase)
+            response.encoding = "utf-8"
     return hook
+
+
+class _ErrorSaid(httpx.AsyncByteStream):
+    """An error answer's body as the official client takes its message (`{"error": ...}`), the message read from the
+    body's bytes as the OpenAI-compatible runner reads it (`errorbody.server_message`): not the client's reading of
+    the body's text in the charset it declares, a body that is no text as U+FFFD, nor JSON that is no object as
+    the client's AttributeError."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, charset: str | None, reason: str):
+        self._stream, self._charset, self._reason = stream, charset, reason
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        body = b"".join([chunk async for chunk in self._stream])
+        yield json.dumps({"error": server_message(body, self._charset, self._reason)}).encode()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
 
 
 class _AsTyped(httpx.AsyncByteStream):

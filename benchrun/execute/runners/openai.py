@@ -31,7 +31,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import Said, error_said, status_said, streamed
+from benchrun.execute.runners.errorbody import Said, body_text, error_said, server_message, status_said, streamed
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaiformat import response_format
@@ -263,7 +263,7 @@ class OpenAIRunner:
             if said := streamed(response.content, response.headers.get("Content-Type", "")):
                 raise APIError(f"not a chat completion: {said}") from None
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
-                           f"{response.text.strip() or 'an empty body'}") from None
+                           f"{_text_of(response).strip() or 'an empty body'}") from None
         if (said := error_said(body)) is not None:
             if said.retry:
                 raise Retryable(said.line) from APIError(said.line)
@@ -272,7 +272,7 @@ class OpenAIRunner:
             choice, *others = body["choices"]
             message = choice["message"]
         except (KeyError, ValueError, TypeError):
-            raise APIError(f"not a chat completion: {response.text}") from None
+            raise APIError(f"not a chat completion: {_text_of(response)}") from None
         if others:
             raise APIError(f"not a chat completion: {len(others) + 1} choices, where one was asked for (which of them "
                            "is the answer cannot be told)")
@@ -296,11 +296,7 @@ class OpenAIRunner:
         data (benchrun.core.records.ErrorInfo, benchrun.core.errors.BenchrunError) and where it is printed."""
         if response.status_code in (401, 403):
             return self._key_refused(response.status_code)
-        body = _json(response)
-        error = body.get("error", body) if isinstance(body, dict) else body
-        if isinstance(error, dict):
-            error = error.get("message") or error.get("detail") or error
-        return str(response.text if error is None else error).strip() or response.reason_phrase
+        return server_message(response.content, response.charset_encoding, response.reason_phrase)
 
     def request_settings(self) -> dict[str, Any]:
         """The model, the options sent (as chat-completions fields) and how the schema is sent."""
@@ -369,6 +365,11 @@ def _kind(value: Any) -> str:
 
 def _auth(key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _text_of(response: httpx.Response) -> str:
+    """A body's text as an error quotes it (`errorbody.body_text`)."""
+    return body_text(response.content, response.charset_encoding)
 
 
 def _json(response: httpx.Response) -> Any:

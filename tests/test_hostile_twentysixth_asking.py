@@ -1,0 +1,112 @@
+"""The twenty-sixth hostile pass of issue 19, the asking side: what the twenty-fifth left, and a fresh pass.
+
+- an `error` beside a whole answer was kept by the OpenAI-compatible runner and refused by Ollama's: the server says
+  the request failed, so the answer is neither runner's whole answer (`runners.errorbody.error_said`)
+- an error body that is no text (500 bytes of 0x00-0xff) was quoted as 500 characters of U+FFFD; a `latin-1`
+  charset declared on a UTF-8 error body garbled its words; Ollama's error body that is JSON but no object (`[1, 2]`,
+  `"boom"`) was the official client's AttributeError, not its status, and not asked again. An error body is read
+  from its bytes as an answer is, by both runners (`runners.errorbody.server_message`, Ollama's through
+  `runners.ollama._ErrorSaid`)
+- `HTTP 600` (no status HTTP defines) was asked again as a 5xx; it is the server's error of its own kind, said once
+  (`runners.errorbody.status_said`)
+- a judge call the same as another of the run (the same judge, chat and repeat: a rubric that does not render the
+  question) was asked again: each call looked the cache up as it started, before any reply was kept. A call waits for
+  the one of its key under way, then reads the cache (`execute.judging.Judge._cached`)
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import Reply
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE
+from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+from tests.helpers.wire import wire
+
+TYPES = {"openai": "APIError", "ollama": "ResponseError"}
+OPENAI = {"choices": [{"index": 0, "message": {"role": "assistant", "content": '{"answer": 6}'},
+                       "finish_reason": "stop"}]}
+OLLAMA = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
+          "message": {"role": "assistant", "content": '{"answer": 6}'}}
+
+
+def _run(tmp_path, ask: str, response: bytes, *args: str):
+    """A run of the product task by runner `ask` whose first answer to the sample is `response` (whole HTTP)."""
+    answer = once(Reply(wire=response))
+    return openai_run(tmp_path, answer, *args)[1] if ask == "openai" else ollama_run(tmp_path, answer, *args)
+
+
+def _labelled(body: bytes, status: str, content_type: str) -> bytes:
+    return wire(body, status=status).replace(b"application/json", content_type.encode(), 1)
+
+
+@pytest.mark.parametrize(("ask", "answer"), [("openai", OPENAI), ("ollama", OLLAMA)])
+@pytest.mark.parametrize("error", [{"message": "upstream hiccup"}, "upstream hiccup"])
+def test_an_error_beside_a_whole_answer_is_that_error_for_both_runners(tmp_path, ask, answer, error):
+    done = _run(tmp_path, ask, wire(json.dumps({**answer, "error": error}).encode()))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = "HTTP 200 saying an error: upstream hiccup"
+    assert asked(done.stdout) == (None, {"type": TYPES[ask], "message": said}, 1, [said])
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+@pytest.mark.parametrize(("body", "content_type", "said"), [
+    (bytes(range(256)) * 2, "application/octet-stream", "a body of 512 bytes that is not text"),
+    (b"\x00\x01\x02 oops", "text/plain", "a body of 8 bytes that is not text"),
+    ("café brûlé".encode(), "text/plain; charset=latin-1", "café brûlé"),
+    ("café brûlé".encode("latin-1"), "text/plain; charset=latin-1", "café brûlé"),
+    (json.dumps({"error": "café"}, ensure_ascii=False).encode(), "application/json; charset=latin-1", "café"),
+    (b"[1, 2]", "application/json", "[1, 2]")])
+def test_an_error_body_is_read_from_its_bytes_as_an_answer_is(tmp_path, ask, body, content_type, said):
+    done = _run(tmp_path, ask, _labelled(body, "500 Internal Server Error", content_type))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 2, [f"HTTP 500: {said}"])
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+def test_an_error_body_of_json_that_is_no_object_is_said_with_its_status(tmp_path, ask):
+    done = _run(tmp_path, ask, wire(b'"boom"', status="400 Bad Request"))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == (None, {"type": TYPES[ask], "message": "HTTP 400: boom"}, 1, ["HTTP 400: boom"])
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+@pytest.mark.parametrize("status", ["600 Odd", "999 Odd"])
+def test_a_status_http_does_not_define_is_said_once_not_asked_again(tmp_path, ask, status):
+    done = _run(tmp_path, ask, wire(b'{"error": "odd"}', status=status))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = f"HTTP {int(status[:3])} (a status HTTP does not define): odd"
+    assert asked(done.stdout) == (None, {"type": TYPES[ask], "message": said}, 1, [said])
+
+
+SAME = ("- name: item\n  template: 'item {n}'\n  values: {n: [1, 2, 3]}\n  reference: [a, a, a]\n"
+        "  scorer: contains\n  judge: names\n")
+SAME_RUBRIC = JUDGES.replace("Question: {prompt}\\n", "")
+"""Three answers `a`, each graded by a judge whose rubric holds the answer and the reference, not the question: three
+calls the same."""
+
+
+def _same_calls(req) -> str:
+    return json.dumps({"verdict": "right"} if req.model.startswith("qwen2.5") else {"answer": "a"})
+
+
+@pytest.mark.parametrize("concurrency", ["1", "4"])
+def test_a_judge_call_the_same_as_one_before_in_the_run_is_read_from_the_cache(tmp_path, concurrency):
+    write_bench(tmp_path, {"tasks.yml": SAME, "judges.yml": SAME_RUBRIC, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=_same_calls) as fake:
+        done = bench_run(tmp_path, fake.url, "task.path=bench", "judge.model=qwen2.5", "cache=true",
+                         f"cache_dir={tmp_path / 'cache'}", f"runner.concurrency={concurrency}")
+        judged = [r for r in fake.requests if r["model"].startswith("qwen2.5") and r["path"] == "/api/chat"]
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    run_dir = run_dir_of(done.stdout)
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    calls = sorted((c["id"], c["value"], c["cached_from"]) for c in read_jsonl(run_dir / "judgements.jsonl"))
+    assert (len(judged), [c[:2] for c in calls]) == (1, [("item:n=1", 1), ("item:n=2", 1), ("item:n=3", 1)])
+    assert sorted(c[2] for c in calls if c[2]) == [run_id, run_id]
