@@ -9,6 +9,14 @@
   `runners.ollama._ErrorSaid`)
 - `HTTP 600` (no status HTTP defines) was asked again as a 5xx; it is the server's error of its own kind, said once
   (`runners.errorbody.status_said`)
+- an `error` that says none (`false`, `""`, `{}`) beside a whole answer refused Ollama's answer as `HTTP 200 saying
+  an error: no message`: an error is one where it says one, for both runners (`runners.errorbody.said_error`)
+- Ollama's answer whose tool call gives its arguments as a JSON string (as an OpenAI-compatible answer does), or of
+  any shape the official client does not read, was refused whole (`1 validation error for ChatResponse
+  message.tool_calls.0.function.arguments`), its text lost: such calls are set aside and kept as they came, as an
+  OpenAI-compatible answer's are (`runners.ollama._apart`)
+- Ollama's chat answer that is a JSON list or number was said `ollama._types.ChatResponse() argument after ** must be
+  a mapping, not list`: `the answer is a list, not a JSON object` (`runners.ollama._as_typed`)
 - a judge call the same as another of the run (the same judge, chat and repeat: a rubric that does not render the
   question) was asked again: each call looked the cache up as it started, before any reply was kept. A call waits for
   the one of its key under way, then reads the cache (`execute.judging.Judge._cached`)
@@ -68,6 +76,33 @@ def test_an_error_body_is_read_from_its_bytes_as_an_answer_is(tmp_path, ask, bod
     done = _run(tmp_path, ask, _labelled(body, "500 Internal Server Error", content_type))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert asked(done.stdout) == ('{"answer": 6}', None, 2, [f"HTTP 500: {said}"])
+
+
+@pytest.mark.parametrize(("ask", "answer"), [("openai", OPENAI), ("ollama", OLLAMA)])
+@pytest.mark.parametrize("error", [False, "", " ", {}, []])
+def test_an_error_that_says_none_beside_a_whole_answer_keeps_it_for_both_runners(tmp_path, ask, answer, error):
+    done = _run(tmp_path, ask, wire(json.dumps({**answer, "error": error}).encode()))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 1, [])
+
+
+@pytest.mark.parametrize("calls", [[{"function": {"name": "f", "arguments": "{not json"}}], "f()",
+                                   [{"function": {"name": 5, "arguments": {}}}], [1]])
+def test_ollamas_tool_calls_the_client_does_not_read_are_kept_beside_the_answer(tmp_path, calls):
+    answer = {**OLLAMA, "message": {**OLLAMA["message"], "tool_calls": calls}}
+    done = _run(tmp_path, "ollama", wire(json.dumps(answer).encode()))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 1, [])
+    [record] = [r for r in read_jsonl(run_dir_of(done.stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    assert record["extra"] == {"tool_calls": json.dumps(calls, sort_keys=True)}
+
+
+@pytest.mark.parametrize(("body", "kind"), [(b"[1, 2]", "a list"), (b"5", "a number"), (b'"x"', "a string")])
+def test_an_ollama_chat_answer_that_is_no_object_is_said_so(tmp_path, body, kind):
+    done = _run(tmp_path, "ollama", wire(body))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = f"not Ollama's chat answer: the answer is {kind}, not a JSON object"
+    assert asked(done.stdout) == (None, {"type": "TypeError", "message": said}, 1, [said])
 
 
 @pytest.mark.parametrize("ask", ["openai", "ollama"])

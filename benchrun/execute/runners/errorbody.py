@@ -73,8 +73,8 @@ def error_said(body: Any) -> Said | None:
     the answer was made, whose text is no answer of the model); None for an answer."""
     if not isinstance(body, dict):
         return None
-    if body.get("error") is not None:
-        return error_in_200(body["error"])
+    if (error := said_error(body)) is not None:
+        return error_in_200(error)
     choices = body.get("choices")
     if not choices:
         return None
@@ -83,6 +83,15 @@ def error_said(body: Any) -> Said | None:
         return None
     retry, code, message = _said(choice.get("error"))
     return Said(retry, f"HTTP 200, the answer ending in an error{'' if code is None else f' saying {code}'}: {message}")
+
+
+def said_error(body: dict[str, Any]) -> Any:
+    """A body's `error` where it says one: not null, false or empty (`""`, `{}`, `[]`), as a proxy writes where there
+    is none; None otherwise."""
+    error = body.get("error")
+    if error is False or (isinstance(error, (str, dict, list)) and not (error.strip() if isinstance(error, str) else error)):
+        return None
+    return error
 
 
 def error_in_200(error: Any) -> Said:

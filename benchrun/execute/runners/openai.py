@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     json_count,
+    json_kind,
     json_text,
     resolvable,
     retrying,
@@ -277,7 +278,7 @@ class OpenAIRunner:
             raise APIError(f"not a chat completion: {len(others) + 1} choices, where one was asked for (which of them "
                            "is the answer cannot be told)")
         if not isinstance(message, dict):
-            raise APIError(f"not a chat completion: choices[0].message is {_kind(message)}, not an object")
+            raise APIError(f"not a chat completion: choices[0].message is {json_kind(message)}, not an object")
         content, parts = _content(message.get("content"))
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
@@ -335,12 +336,12 @@ def _content(content: Any) -> tuple[str | None, list[dict[str, Any]]]:
     if isinstance(content, (str, type(None))):
         return content, []
     if not isinstance(content, list):
-        raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
+        raise APIError(f"not a chat completion: choices[0].message.content is {json_kind(content)}, not a string")
     for i, part in enumerate(content):
         if not isinstance(part, dict):
-            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {_kind(part)}, not an object")
+            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {json_kind(part)}, not an object")
         if part.get("type") == "text" and not isinstance(said := part.get("text"), str):
-            raise APIError(f"not a chat completion: choices[0].message.content[{i}].text is {_kind(said)}, not a "
+            raise APIError(f"not a chat completion: choices[0].message.content[{i}].text is {json_kind(said)}, not a "
                            "string")
     text = [part["text"] for part in content if part.get("type") == "text"]
     return "".join(text), [part for part in content if part.get("type") != "text"]
@@ -355,12 +356,6 @@ def _text(value: Any) -> str | None:
 def _details(entry: dict[str, Any]) -> dict[str, Any]:
     """What a /models entry says of its model besides its id, owned_by and created, as writable as run.json keeps it."""
     return writable_data({key: value for key, value in entry.items() if key not in _LISTED})
-
-
-def _kind(value: Any) -> str:
-    """What a JSON value is, as an error names it."""
-    kinds = {bool: "a bool", int: "a number", float: "a number", list: "a list", dict: "an object"}
-    return kinds.get(type(value), "null" if value is None else "a string")
 
 
 def _auth(key: str | None) -> dict[str, str]:
