@@ -9,7 +9,7 @@
   `runners.ollama._ErrorSaid`)
 - `HTTP 600` (no status HTTP defines) was asked again as a 5xx; it is the server's error of its own kind, said once
   (`runners.errorbody.status_said`)
-- an `error` that says none (`false`, `""`, `{}`) beside a whole answer refused Ollama's answer as `HTTP 200 saying
+- an `error` that says none (`false`, `0`, `""`, `{}`) beside a whole answer refused Ollama's answer as `HTTP 200 saying
   an error: no message`: an error is one where it says one, for both runners (`runners.errorbody.said_error`)
 - Ollama's answer whose tool call gives its arguments as a JSON string (as an OpenAI-compatible answer does), or of
   any shape the official client does not read, was refused whole (`1 validation error for ChatResponse
@@ -68,6 +68,8 @@ def test_an_error_beside_a_whole_answer_is_that_error_for_both_runners(tmp_path,
 @pytest.mark.parametrize(("body", "content_type", "said"), [
     (bytes(range(256)) * 2, "application/octet-stream", "a body of 512 bytes that is not text"),
     (b"\x00\x01\x02 oops", "text/plain", "a body of 8 bytes that is not text"),
+    (bytes(range(256)), "text/plain; charset=latin-1", "a body of 256 bytes that is not text"),
+    (b"caf\xe9 is closed today", "text/plain", "caf\ufffd is closed today"),
     ("café brûlé".encode(), "text/plain; charset=latin-1", "café brûlé"),
     ("café brûlé".encode("latin-1"), "text/plain; charset=latin-1", "café brûlé"),
     (json.dumps({"error": "café"}, ensure_ascii=False).encode(), "application/json; charset=latin-1", "café"),
@@ -79,7 +81,7 @@ def test_an_error_body_is_read_from_its_bytes_as_an_answer_is(tmp_path, ask, bod
 
 
 @pytest.mark.parametrize(("ask", "answer"), [("openai", OPENAI), ("ollama", OLLAMA)])
-@pytest.mark.parametrize("error", [False, "", " ", {}, []])
+@pytest.mark.parametrize("error", [False, 0, "", " ", {}, []])
 def test_an_error_that_says_none_beside_a_whole_answer_keeps_it_for_both_runners(tmp_path, ask, answer, error):
     done = _run(tmp_path, ask, wire(json.dumps({**answer, "error": error}).encode()))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")

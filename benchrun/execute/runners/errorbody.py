@@ -48,20 +48,21 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
 
 def body_text(body: bytes, charset: str | None) -> str:
     """A body's text: UTF-8 where it is UTF-8 (as an answer's JSON is read, whatever charset it declares), else in the
-    charset it declares where that reads it; a body neither reads, or holding control characters, is said to be no
-    text (`a body of 500 bytes that is not text`), not quoted as characters it does not hold."""
-    for encoding in ("utf-8-sig", charset):
+    charset it declares where that reads it, else UTF-8 with its odd bytes replaced; a body more than a tenth of which
+    is control characters or bytes no charset reads is said to be no text (`a body of 500 bytes that is not text`),
+    not quoted as characters it does not hold."""
+    for encoding, errors in (("utf-8-sig", "strict"), (charset, "strict"), ("utf-8-sig", "replace")):
         try:
-            text = body.decode(encoding) if encoding else None
+            text = body.decode(encoding, errors) if encoding else None
         except (LookupError, ValueError, TypeError, AssertionError):  # UnicodeError is a ValueError
             continue
-        if text is not None and not CONTROL.search(text):
+        if text is not None and len(NOT_TEXT.findall(text)) * 10 <= len(text):
             return text
     return f"a body of {len(body)} bytes that is not text"
 
 
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-"""A control character no text holds (white space aside)."""
+NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+"""A control character no text holds (white space aside), or a byte read as no character."""
 
 
 def error_said(body: Any) -> Said | None:
@@ -86,12 +87,10 @@ def error_said(body: Any) -> Said | None:
 
 
 def said_error(body: dict[str, Any]) -> Any:
-    """A body's `error` where it says one: not null, false or empty (`""`, `{}`, `[]`), as a proxy writes where there
-    is none; None otherwise."""
+    """A body's `error` where it says one: not null, false, 0 or empty (`""`, `{}`, `[]`), as a proxy writes where
+    there is none; None otherwise."""
     error = body.get("error")
-    if error is False or (isinstance(error, (str, dict, list)) and not (error.strip() if isinstance(error, str) else error)):
-        return None
-    return error
+    return error if (error.strip() if isinstance(error, str) else error) else None
 
 
 def error_in_200(error: Any) -> Said:
