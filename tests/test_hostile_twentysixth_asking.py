@@ -17,6 +17,9 @@
   OpenAI-compatible answer's are (`runners.ollama._apart`)
 - Ollama's chat answer that is a JSON list or number was said `ollama._types.ChatResponse() argument after ** must be
   a mapping, not list`: `the answer is a list, not a JSON object` (`runners.ollama._as_typed`)
+- an error status whose body was longer than runner.max_response_bytes (a proxy's 503 page) was said `the answer is
+  longer than runner.max_response_bytes`, its status lost, not asked again: an error body ends at the bound, the
+  failure is its status's (`runners.http._Bounded`)
 - a judge call the same as another of the run (the same judge, chat and repeat: a rubric that does not render the
   question) was asked again: each call looked the cache up as it started, before any reply was kept. A call waits for
   the one of its key under way, then reads the cache (`execute.judging.Judge._cached`)
@@ -147,3 +150,14 @@ def test_a_judge_call_the_same_as_one_before_in_the_run_is_read_from_the_cache(t
     calls = sorted((c["id"], c["value"], c["cached_from"]) for c in read_jsonl(run_dir / "judgements.jsonl"))
     assert (len(judged), [c[:2] for c in calls]) == (1, [("item:n=1", 1), ("item:n=2", 1), ("item:n=3", 1)])
     assert sorted(c[2] for c in calls if c[2]) == [run_id, run_id]
+
+
+PAGE = b"<html><body><h1>503 Service Temporarily Unavailable</h1>" + b"<!-- pad -->" * 400 + b"</body></html>"
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+def test_an_error_body_longer_than_the_bound_is_cut_there_its_status_said(tmp_path, ask):
+    page = _labelled(PAGE, "503 Service Unavailable", "text/html")
+    done = _run(tmp_path, ask, page, "runner.max_response_bytes=2048")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 2, ["HTTP 503: 503 Service Temporarily Unavailable"])

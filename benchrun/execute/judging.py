@@ -196,7 +196,7 @@ class Judge:
         repeat: a rubric that does not render the sample) has its reply kept; a call is asked once in a run, as in
         two."""
         while key and (under_way := self._under_way.get(key)) is not None:
-            await under_way
+            await asyncio.shield(under_way)  # a waiter cancelled leaves the call's own future alone
         return self.cache.get_many([key]).get(key) if key and self.cache else None
 
     async def _asked(self, spec: JudgeSpec, sample: Sample, of: dict[str, Any], messages: list[Message],

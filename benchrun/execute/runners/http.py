@@ -74,12 +74,13 @@ class _Inflater:
 
 class _Bounded(httpx.AsyncByteStream):
     """A response body, decoded as its Content-Encoding says, that raises TooLarge once more than `limit` bytes
-    have come out, and BrokenAnswer when it breaks off or does not decode (the status line and headers came: the
-    server answered)."""
+    have come out (an error status's body, `cut`, ends there: the failure is its status's, asked again as that says,
+    not an answer too long), and BrokenAnswer when it breaks off or does not decode (the status line and headers
+    came: the server answered)."""
 
     def __init__(self, stream: httpx.AsyncByteStream, limit: int, key: str, codings: list[str],
-                 read: Callable[[bytes], None] | None = None):
-        self._stream, self._limit, self._key, self._codings = stream, limit, key, codings
+                 read: Callable[[bytes], None] | None = None, cut: bool = False):
+        self._stream, self._limit, self._key, self._codings, self._cut = stream, limit, key, codings, cut
         self._inflaters = [_Inflater(coding) for coding in reversed(codings)]
         self._read = read
         """Given the whole body, decoded, once it has all come (None: nothing needs it)."""
@@ -90,6 +91,9 @@ class _Bounded(httpx.AsyncByteStream):
             async for chunk in self._stream:
                 for piece in self._decoded(chunk):
                     read += len(piece)
+                    if read > self._limit and self._cut:
+                        yield piece[:len(piece) - (read - self._limit)]
+                        return
                     if read > self._limit:
                         raise too_large(self._limit, self._key)
                     if self._read:
@@ -163,7 +167,8 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
                                f"undoes at most {MAX_CODINGS}")
         if decoded:
             del response.headers["Content-Encoding"]
-        response.stream = _Bounded(response.stream, limit, key, decoded, _text_read(response))
+        response.stream = _Bounded(response.stream, limit, key, decoded, _text_read(response),
+                                   cut=not response.is_success)
 
     async def accept(request: httpx.Request) -> None:
         request.headers["Accept-Encoding"] = ACCEPTED
