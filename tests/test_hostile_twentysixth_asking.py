@@ -27,6 +27,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -156,8 +157,10 @@ PAGE = b"<html><body><h1>503 Service Temporarily Unavailable</h1>" + b"<!-- pad 
 
 
 @pytest.mark.parametrize("ask", ["openai", "ollama"])
-def test_an_error_body_longer_than_the_bound_is_cut_there_its_status_said(tmp_path, ask):
-    page = _labelled(PAGE, "503 Service Unavailable", "text/html")
+@pytest.mark.parametrize("coding", ["identity", "gzip"])
+def test_an_error_body_longer_than_the_bound_is_cut_there_its_status_said(tmp_path, ask, coding):
+    page = _labelled(gzip.compress(PAGE) if coding == "gzip" else PAGE, "503 Service Unavailable", "text/html")
+    page = page.replace(b"\r\n\r\n", f"\r\nContent-Encoding: {coding}\r\n\r\n".encode(), 1)
     done = _run(tmp_path, ask, page, "runner.max_response_bytes=2048")
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert asked(done.stdout) == ('{"answer": 6}', None, 2, ["HTTP 503: 503 Service Temporarily Unavailable"])

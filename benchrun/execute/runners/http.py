@@ -9,7 +9,7 @@ from __future__ import annotations
 import codecs
 import zlib
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 
@@ -89,16 +89,16 @@ class _Bounded(httpx.AsyncByteStream):
         read, pieces = 0, []
         try:
             async for chunk in self._stream:
-                for piece in self._decoded(chunk):
-                    read += len(piece)
-                    if read > self._limit and self._cut:
-                        yield piece[:len(piece) - (read - self._limit)]
-                        return
-                    if read > self._limit:
-                        raise too_large(self._limit, self._key)
-                    if self._read:
-                        pieces.append(piece)
-                    yield piece
+                piece, past = self._decoded(chunk)
+                before, read = read, read + len(piece)
+                if (past or read > self._limit) and self._cut:
+                    yield piece[:self._limit - before]
+                    return
+                if past or read > self._limit:
+                    raise too_large(self._limit, self._key)
+                if self._read:
+                    pieces.append(piece)
+                yield piece
         except httpx.TransportError as err:
             raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
         except httpx.DecodingError as err:
@@ -109,8 +109,9 @@ class _Bounded(httpx.AsyncByteStream):
         if self._read:
             self._read(b"".join(pieces))
 
-    def _decoded(self, chunk: bytes) -> Iterator[bytes]:
-        """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""
+    def _decoded(self, chunk: bytes) -> tuple[bytes, bool]:
+        """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time; and whether one
+        was left holding more (the body decodes past the bound)."""
         for inflater in self._inflaters:
             try:
                 chunk = inflater.decompress(chunk, self._limit + 1)
@@ -118,8 +119,8 @@ class _Bounded(httpx.AsyncByteStream):
                 raise httpx.DecodingError(f"the answer's body does not decode as its Content-Encoding "
                                           f"({', '.join(self._codings)}) says: {err}") from None
             if inflater.unconsumed_tail:
-                raise too_large(self._limit, self._key)
-        yield chunk
+                return chunk, True
+        return chunk, False
 
     async def aclose(self) -> None:
         await self._stream.aclose()
