@@ -139,8 +139,7 @@ SHAPES = {  # runner, the answer to a = 3 -> what is recorded: (its text, counts
                                               "message.content Input should be a valid string [type=string_type, "
                                               "input_value=5, input_type=int]"}),
     ("ollama", "a list"): (wire(b"[1, 2]"), {
-        "type": "TypeError", "message": "not Ollama's chat answer: ollama._types.ChatResponse() argument after ** "
-                                        "must be a mapping, not list"}),
+        "type": "TypeError", "message": "not Ollama's chat answer: the answer is a list, not a JSON object"}),
 }
 
 

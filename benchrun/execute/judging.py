@@ -23,7 +23,7 @@ from benchrun.core.errors import FailFast
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.text import NotJSON, json_value
-from benchrun.execute.cache import CacheFailed, Repeat, RunCache
+from benchrun.execute.cache import CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
 from benchrun.execute.formatcheck import FormatCheck
 
@@ -139,6 +139,8 @@ class Judge:
         """Whether the judge failed fast: the calls pending then were a broken judge's, whatever replies come after."""
         self.unkept: CacheFailed | None = None
         """The response cache's failure to keep a reply (`_keep`), not yet raised."""
+        self._under_way: dict[str, asyncio.Future[None]] = {}
+        """The cache keys of the calls being asked, each done once its call's reply is kept (or it failed)."""
 
     def judges_of(self, task: str) -> tuple[str, ...]:
         return self.tasks.get(task, ())
@@ -176,9 +178,30 @@ class Judge:
                                           "asked (benchrun-audit rescore --rejudge asks one)"))
         seed = None if j == 0 or not isinstance(self._seed, int) else self._seed + j
         key = self.cache.key(messages, spec.format.json_schema, Repeat(j, seed)) if self.cache else None
-        hit = self.cache.get_many([key]).get(key) if key else None
+        hit = await self._cached(key)
         if hit is not None:
             return self._judged(spec, of, hit.answer, seconds=0.0, attempts=0, cached_from=hit.run_id)
+        under_way = None
+        if key:
+            under_way = self._under_way[key] = asyncio.get_running_loop().create_future()
+        try:
+            return await self._asked(spec, sample, of, messages, seed, key)
+        finally:
+            if under_way is not None:
+                self._under_way.pop(key, None)
+                under_way.set_result(None)
+
+    async def _cached(self, key: str | None) -> Entry | None:
+        """The cache's reply under `key`, once the call of that key under way in this run (the same judge, chat and
+        repeat: a rubric that does not render the sample) has its reply kept; a call is asked once in a run, as in
+        two."""
+        while key and (under_way := self._under_way.get(key)) is not None:
+            await asyncio.shield(under_way)  # a waiter cancelled leaves the call's own future alone
+        return self.cache.get_many([key]).get(key) if key and self.cache else None
+
+    async def _asked(self, spec: JudgeSpec, sample: Sample, of: dict[str, Any], messages: list[Message],
+                     seed: int | None, key: str | None) -> JudgementRecord:
+        """A call asked of the judge model, its reply kept in the cache under `key`."""
         async with self._slots:  # the call's time starts once it has its turn, as an answer's does
             started = time.perf_counter()
             outcome, host = await self._asker.ask(messages, spec.format.json_schema, seed,

@@ -239,6 +239,12 @@ def json_count(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
+def json_kind(value: Any) -> str:
+    """What a JSON value is, as an error names it."""
+    kinds = {bool: "a bool", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return kinds.get(type(value), "null" if value is None else "a string")
+
+
 def tools_called(calls: Any) -> str:
     """The tool calls an answer makes, as their JSON text (`extra.tool_calls`): benchrun offers no tools, so a server's
     calls are kept as they came, for the archive holds all that came back (the call may be where the answer is)."""

@@ -25,26 +25,72 @@ class Said(NamedTuple):
 
 
 def status_said(status: int, message: str) -> Said:
-    """An HTTP error status and its message (`HTTP 503: ...`)."""
+    """An HTTP error status and its message (`HTTP 503: ...`). A status HTTP does not define (outside 100-599: `HTTP
+    600`) is the server's error of its own kind, said so and not asked again: no class of HTTP says it may pass."""
+    if not 100 <= status <= 599:
+        return Said(False, f"HTTP {status} (a status HTTP does not define): {message}")
     return Said(transient(status, message), f"HTTP {status}: {message}")
 
 
+def server_message(body: bytes, charset: str | None, reason: str) -> str:
+    """What an error body says, read from its bytes as an answer is: a JSON body's `error` (its `message` or `detail`:
+    OpenAI's, vLLM's, llama.cpp's, FastAPI's and Ollama's shapes), else the body's text (`body_text`); `reason`, the
+    status's phrase, for a body that says nothing."""
+    try:
+        said = json.loads(body)
+    except (ValueError, RecursionError):
+        said = None
+    error = said.get("error", said) if isinstance(said, dict) else said
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("detail") or error
+    return (body_text(body, charset) if error is None else str(error)).strip() or reason
+
+
+def body_text(body: bytes, charset: str | None) -> str:
+    """A body's text: UTF-8 where it is UTF-8 (as an answer's JSON is read, whatever charset it declares), else in the
+    charset it declares where that reads it, else UTF-8 with its odd bytes replaced; a body more than a tenth of which
+    is control characters or bytes no charset reads is said to be no text (`a body of 500 bytes that is not text`),
+    not quoted as characters it does not hold."""
+    for encoding, errors in (("utf-8-sig", "strict"), (charset, "strict"), ("utf-8-sig", "replace")):
+        try:
+            text = body.decode(encoding, errors) if encoding else None
+        except (LookupError, ValueError, TypeError, AssertionError):  # UnicodeError is a ValueError
+            continue
+        if text is not None and len(NOT_TEXT.findall(text)) * 10 <= len(text):
+            return text
+    return f"a body of {len(body)} bytes that is not text"
+
+
+NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+"""A control character no text holds (white space aside), or a byte read as no character."""
+
+
 def error_said(body: Any) -> Said | None:
-    """What a 200 that is no answer says: a body with an `error` and no choices (`HTTP 200 saying 503: ...` where its
-    `code` is a status, as OpenRouter answers an error met once a request has begun; `HTTP 200 saying
+    """What a 200 that is no answer says: a body with an `error`, beside choices or none (the server says the request
+    failed, so what it gives beside is no whole answer of the model, as Ollama's is not: `HTTP 200 saying 503: ...`
+    where its `code` is a status, as OpenRouter answers an error met once a request has begun; `HTTP 200 saying
     insufficient_quota: ...` where it is a name; `HTTP 200 saying an error: ...` where it names none), or a first
     choice that ended in an error (`finish_reason: "error"`, with its `error` object: OpenRouter's for one met while
     the answer was made, whose text is no answer of the model); None for an answer."""
     if not isinstance(body, dict):
         return None
+    if (error := said_error(body)) is not None:
+        return error_in_200(error)
     choices = body.get("choices")
     if not choices:
-        return None if body.get("error") is None else error_in_200(body["error"])
+        return None
     choice = choices[0] if isinstance(choices, list) else None
     if not isinstance(choice, dict) or choice.get("finish_reason") != ENDED_IN_ERROR:
         return None
     retry, code, message = _said(choice.get("error"))
     return Said(retry, f"HTTP 200, the answer ending in an error{'' if code is None else f' saying {code}'}: {message}")
+
+
+def said_error(body: dict[str, Any]) -> Any:
+    """A body's `error` where it says one: not null, false, 0 or empty (`""`, `{}`, `[]`), as a proxy writes where
+    there is none; None otherwise."""
+    error = body.get("error")
+    return error if (error.strip() if isinstance(error, str) else error) else None
 
 
 def error_in_200(error: Any) -> Said:

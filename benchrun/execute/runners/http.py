@@ -9,7 +9,7 @@ from __future__ import annotations
 import codecs
 import zlib
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 
@@ -74,12 +74,13 @@ class _Inflater:
 
 class _Bounded(httpx.AsyncByteStream):
     """A response body, decoded as its Content-Encoding says, that raises TooLarge once more than `limit` bytes
-    have come out, and BrokenAnswer when it breaks off or does not decode (the status line and headers came: the
-    server answered)."""
+    have come out (an error status's body, `cut`, ends there: the failure is its status's, asked again as that says,
+    not an answer too long), and BrokenAnswer when it breaks off or does not decode (the status line and headers
+    came: the server answered)."""
 
     def __init__(self, stream: httpx.AsyncByteStream, limit: int, key: str, codings: list[str],
-                 read: Callable[[bytes], None] | None = None):
-        self._stream, self._limit, self._key, self._codings = stream, limit, key, codings
+                 read: Callable[[bytes], None] | None = None, cut: bool = False):
+        self._stream, self._limit, self._key, self._codings, self._cut = stream, limit, key, codings, cut
         self._inflaters = [_Inflater(coding) for coding in reversed(codings)]
         self._read = read
         """Given the whole body, decoded, once it has all come (None: nothing needs it)."""
@@ -88,13 +89,16 @@ class _Bounded(httpx.AsyncByteStream):
         read, pieces = 0, []
         try:
             async for chunk in self._stream:
-                for piece in self._decoded(chunk):
-                    read += len(piece)
-                    if read > self._limit:
-                        raise too_large(self._limit, self._key)
-                    if self._read:
-                        pieces.append(piece)
-                    yield piece
+                piece, past = self._decoded(chunk)
+                before, read = read, read + len(piece)
+                if (past or read > self._limit) and self._cut:
+                    yield piece[:self._limit - before]
+                    return
+                if past or read > self._limit:
+                    raise too_large(self._limit, self._key)
+                if self._read:
+                    pieces.append(piece)
+                yield piece
         except httpx.TransportError as err:
             raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
         except httpx.DecodingError as err:
@@ -105,8 +109,9 @@ class _Bounded(httpx.AsyncByteStream):
         if self._read:
             self._read(b"".join(pieces))
 
-    def _decoded(self, chunk: bytes) -> Iterator[bytes]:
-        """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time."""
+    def _decoded(self, chunk: bytes) -> tuple[bytes, bool]:
+        """`chunk` through each inflater in turn, none giving more than `limit` + 1 bytes at a time; and whether one
+        was left holding more (the body decodes past the bound)."""
         for inflater in self._inflaters:
             try:
                 chunk = inflater.decompress(chunk, self._limit + 1)
@@ -114,8 +119,8 @@ class _Bounded(httpx.AsyncByteStream):
                 raise httpx.DecodingError(f"the answer's body does not decode as its Content-Encoding "
                                           f"({', '.join(self._codings)}) says: {err}") from None
             if inflater.unconsumed_tail:
-                raise too_large(self._limit, self._key)
-        yield chunk
+                return chunk, True
+        return chunk, False
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -163,7 +168,8 @@ def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[No
                                f"undoes at most {MAX_CODINGS}")
         if decoded:
             del response.headers["Content-Encoding"]
-        response.stream = _Bounded(response.stream, limit, key, decoded, _text_read(response))
+        response.stream = _Bounded(response.stream, limit, key, decoded, _text_read(response),
+                                   cut=not response.is_success)
 
     async def accept(request: httpx.Request) -> None:
         request.headers["Accept-Encoding"] = ACCEPTED

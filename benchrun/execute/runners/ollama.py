@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextvars import ContextVar
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
 import httpx
@@ -24,14 +25,14 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     json_count,
+    json_kind,
     resolvable,
     tls_trouble,
     tools_called,
-    transient,
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import error_in_200, streamed
+from benchrun.execute.runners.errorbody import error_in_200, said_error, server_message, status_said, streamed
 from benchrun.execute.runners.http import client_options
 
 ollama = ollama_package()
@@ -58,6 +59,9 @@ validation error for ChatResponse created_at'), where an OpenAI-compatible answe
 _APART: dict[str, Callable[[Any], Any]] = {"thinking": _string, "tool_name": _string, "images": _unread}
 """What a chat answer's message says apart from its text, as its API gives it (a string; else not kept, as an
 OpenAI-compatible answer's reasoning of another type is not): never the reason the answer itself is refused."""
+_SET_ASIDE: ContextVar[list[Any] | None] = ContextVar("benchrun_ollama_set_aside", default=None)
+"""The tool calls of the chat answer read in this task (`OllamaRunner.complete`) that the official client does not
+read (`_apart`): set aside by the response hook, kept as they came."""
 _LISTED: dict[str, Callable[[Any], Any]] = {"size": json_count, "modified_at": _unread}
 """What the model's entry in Ollama's model list says as a number (run.json's model size), a JSON integer else not
 kept; and its time, never read."""
@@ -182,20 +186,24 @@ class OllamaRunner:
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         request = self._request if seed is None else {**self._request, "options": with_seed(self.config.options, seed)}
+        aside: list[Any] = []
+        token = _SET_ASIDE.set(aside)
         try:
             response = await self.client.chat(model=self.model, messages=messages, format=schema, **request)
         except ollama.ResponseError as err:
-            failure = Retryable if transient(err.status_code, str(err.error)) else Refused
-            raise failure(f"HTTP {err.status_code}: {err.error}") from err
+            said = status_said(err.status_code, str(err.error))
+            raise (Retryable if said.retry else Refused)(said.line) from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
         except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
             raise Refused(f"not Ollama's chat answer: {_said(err)}") from err
+        finally:
+            _SET_ASIDE.reset(token)
         if response.done is False:
             raise BrokenAnswer("the answer says it is not done (done: false): a part of an answer, not taken as one")
         return Completion.model_construct(  # from the client's validated ChatResponse: no second validation
             text=response.message.content or "", done_reason=response.done_reason,
-            extra={**_thought(response.message), **_served(response.model, self.model)},
+            extra={**_thought(response.message, aside), **_served(response.model, self.model)},
             prompt_tokens=response.prompt_eval_count, completion_tokens=response.eval_count,
             durations_ns={name.removesuffix("_duration"): getattr(response, name)
                           for name in _DURATIONS if getattr(response, name) is not None},
@@ -226,7 +234,27 @@ def _as_typed_hook(model: str) -> Callable[[httpx.Response], Awaitable[None]]:
         if response.is_success:
             response.stream = _AsTyped(response.stream, response.request.url.path,
                                        response.headers.get("Content-Type", ""), model)
+        else:
+            response.stream = _ErrorSaid(response.stream, response.charset_encoding, response.reason_phrase)
+            response.encoding = "utf-8"
     return hook
+
+
+class _ErrorSaid(httpx.AsyncByteStream):
+    """An error answer's body as the official client takes its message (`{"error": ...}`), the message read from the
+    body's bytes as the OpenAI-compatible runner reads it (`errorbody.server_message`): not the client's reading of
+    the body's text in the charset it declares, a body that is no text as U+FFFD, nor JSON that is no object as
+    the client's AttributeError."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, charset: str | None, reason: str):
+        self._stream, self._charset, self._reason = stream, charset, reason
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        body = b"".join([chunk async for chunk in self._stream])
+        yield json.dumps({"error": server_message(body, self._charset, self._reason)}).encode()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
 
 
 class _AsTyped(httpx.AsyncByteStream):
@@ -245,8 +273,9 @@ class _AsTyped(httpx.AsyncByteStream):
 def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
     """`body` as it came, or its JSON without a chat answer's field of `_TYPED` (its message's of `_APART`), a field
     of `_SHOWN`, or `model`'s list entry's of `_LISTED`, that is not of the API's type, and each other model's entry
-    as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; Refused when it is an
-    answer streamed in parts (`errorbody.streamed`, its `content_type` saying so)."""
+    as its name alone (`_listed`); NotJSON (not Ollama's answer) when it gives a key twice; TypeError for a chat
+    answer that is no JSON object; Refused when it is an answer streamed in parts (`errorbody.streamed`, its
+    `content_type` saying so)."""
     try:
         answer = server_json(body)
     except NotJSON:
@@ -255,6 +284,8 @@ def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
         if said := streamed(body, content_type):
             raise Refused(said) from None
         return body
+    if not isinstance(answer, dict) and path.endswith("/api/chat"):
+        raise TypeError(f"the answer is {json_kind(answer)}, not a JSON object")
     if not isinstance(answer, dict):
         return body
     _refuse_error(answer)
@@ -262,13 +293,37 @@ def _as_typed(body: bytes, path: str, content_type: str, model: str) -> bytes:
     if path.endswith("/api/chat"):
         typed = _without_odd(answer, _TYPED)
         message = typed.get("message")
-        if isinstance(message, dict) and (apart := _without_odd(message, _APART)) is not message:
+        if isinstance(message, dict) and (apart := _apart(message)) is not message:
             typed = {**typed, "message": apart}
     elif path.endswith("/api/tags") and isinstance(models := answer.get("models"), list):
         typed = {**answer, "models": [listed for entry in models if (listed := _listed(entry, model)) is not None]}
     elif path.endswith("/api/show"):
         typed = _without_odd(answer, _SHOWN)
     return body if typed is answer else json.dumps(typed).encode()
+
+
+def _apart(message: dict[str, Any]) -> dict[str, Any]:
+    """A chat answer's message without what it says apart from its text that is not of the API's type (`_APART`), and
+    without tool calls of another shape than the official client reads (arguments given as a JSON string, as an
+    OpenAI-compatible answer gives them): those are set aside (`_SET_ASIDE`), kept as they came, never the reason
+    the answer itself is refused."""
+    apart = _without_odd(message, _APART)
+    calls = apart.get("tool_calls")
+    if calls is None or _client_reads(calls):
+        return apart
+    if (aside := _SET_ASIDE.get()) is not None:
+        aside.append(calls)
+    return {key: value for key, value in apart.items() if key != "tool_calls"}
+
+
+def _client_reads(calls: Any) -> bool:
+    """Whether tool calls are of the shape the official client reads: a list of calls, each a function with a string
+    name and an object of arguments."""
+    if not isinstance(calls, list):
+        return False
+    functions = [call.get("function") if isinstance(call, dict) else None for call in calls]
+    return all(isinstance(f, dict) and isinstance(f.get("name"), str) and isinstance(f.get("arguments"), dict)
+               for f in functions)
 
 
 def _listed(entry: Any, model: str) -> dict[str, Any] | None:
@@ -284,8 +339,8 @@ def _refuse_error(answer: dict[str, Any]) -> None:
     """An answer of 200 that holds an error (a proxy before Ollama answering so, as Ollama's stream does; no answer of
     Ollama's API has an `error`) as that error, asked again when it says the server is busy
     (`errorbody.error_in_200`): not a malformed answer, nor at the preflight a model list or a model's details."""
-    if answer.get("error") is not None:
-        said = error_in_200(answer["error"])
+    if (error := said_error(answer)) is not None:
+        said = error_in_200(error)
         raise (Retryable if said.retry else Refused)(said.line) from ollama.ResponseError(said.line, 200)
 
 
@@ -295,10 +350,12 @@ def _without_odd(answer: dict[str, Any], typed: dict[str, Callable[[Any], Any]])
     return {k: v for k, v in answer.items() if k not in odd} if odd else answer
 
 
-def _thought(message: Any) -> dict[str, str]:
+def _thought(message: Any, aside: list[Any]) -> dict[str, str]:
     """What an answer keeps besides its text: a thinking model's thinking (runner.think), which Ollama gives apart
-    from the content, and the tool calls it makes, so the archive holds all that came back."""
-    calls = [call.model_dump() for call in message.tool_calls or ()]  # as Python: no depth limit of pydantic's JSON
+    from the content, and the tool calls it makes (those of a shape the client does not read, set `aside`), so the
+    archive holds all that came back."""
+    read = [call.model_dump() for call in message.tool_calls or ()]  # as Python: no depth limit of pydantic's JSON
+    calls = aside[0] if aside else read
     return {**({"thinking": message.thinking} if message.thinking else {}),
             **({"tool_calls": tools_called(calls)} if calls else {})}
 

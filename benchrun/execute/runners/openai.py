@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Retryable,
     Unreachable,
     json_count,
+    json_kind,
     json_text,
     resolvable,
     retrying,
@@ -31,7 +32,7 @@ from benchrun.execute.runners.base import (
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import Said, error_said, status_said, streamed
+from benchrun.execute.runners.errorbody import Said, body_text, error_said, server_message, status_said, streamed
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.openaiformat import response_format
@@ -271,7 +272,7 @@ class OpenAIRunner:
             if said := streamed(response.content, response.headers.get("Content-Type", "")):
                 raise APIError(f"not a chat completion: {said}") from None
             raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
-                           f"{response.text.strip() or 'an empty body'}") from None
+                           f"{_text_of(response).strip() or 'an empty body'}") from None
         if (said := error_said(body)) is not None:
             if said.retry:
                 raise Retryable(said.line) from APIError(said.line)
@@ -280,12 +281,12 @@ class OpenAIRunner:
             choice, *others = body["choices"]
             message = choice["message"]
         except (KeyError, ValueError, TypeError):
-            raise APIError(f"not a chat completion: {response.text}") from None
+            raise APIError(f"not a chat completion: {_text_of(response)}") from None
         if others:
             raise APIError(f"not a chat completion: {len(others) + 1} choices, where one was asked for (which of them "
                            "is the answer cannot be told)")
         if not isinstance(message, dict):
-            raise APIError(f"not a chat completion: choices[0].message is {_kind(message)}, not an object")
+            raise APIError(f"not a chat completion: choices[0].message is {json_kind(message)}, not an object")
         content, parts = _content(message.get("content"))
         usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
         extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
@@ -304,11 +305,7 @@ class OpenAIRunner:
         data (benchrun.core.records.ErrorInfo, benchrun.core.errors.BenchrunError) and where it is printed."""
         if response.status_code in (401, 403):
             return self._key_refused(response.status_code)
-        body = _json(response)
-        error = body.get("error", body) if isinstance(body, dict) else body
-        if isinstance(error, dict):
-            error = error.get("message") or error.get("detail") or error
-        return str(response.text if error is None else error).strip() or response.reason_phrase
+        return server_message(response.content, response.charset_encoding, response.reason_phrase)
 
     def request_settings(self) -> dict[str, Any]:
         """The model, the options sent (as chat-completions fields) and how the schema is sent."""
@@ -347,12 +344,12 @@ def _content(content: Any) -> tuple[str | None, list[dict[str, Any]]]:
     if isinstance(content, (str, type(None))):
         return content, []
     if not isinstance(content, list):
-        raise APIError(f"not a chat completion: choices[0].message.content is {_kind(content)}, not a string")
+        raise APIError(f"not a chat completion: choices[0].message.content is {json_kind(content)}, not a string")
     for i, part in enumerate(content):
         if not isinstance(part, dict):
-            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {_kind(part)}, not an object")
+            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {json_kind(part)}, not an object")
         if part.get("type") == "text" and not isinstance(said := part.get("text"), str):
-            raise APIError(f"not a chat completion: choices[0].message.content[{i}].text is {_kind(said)}, not a "
+            raise APIError(f"not a chat completion: choices[0].message.content[{i}].text is {json_kind(said)}, not a "
                            "string")
     text = [part["text"] for part in content if part.get("type") == "text"]
     return "".join(text), [part for part in content if part.get("type") != "text"]
@@ -369,14 +366,13 @@ def _details(entry: dict[str, Any]) -> dict[str, Any]:
     return writable_data({key: value for key, value in entry.items() if key not in _LISTED})
 
 
-def _kind(value: Any) -> str:
-    """What a JSON value is, as an error names it."""
-    kinds = {bool: "a bool", int: "a number", float: "a number", list: "a list", dict: "an object"}
-    return kinds.get(type(value), "null" if value is None else "a string")
-
-
 def _auth(key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _text_of(response: httpx.Response) -> str:
+    """A body's text as an error quotes it (`errorbody.body_text`)."""
+    return body_text(response.content, response.charset_encoding)
 
 
 def _json(response: httpx.Response) -> Any:
