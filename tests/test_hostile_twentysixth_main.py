@@ -11,16 +11,20 @@
 - takeback's notes of what Hydra made were seven module-level lists of "this process's" runs and sweeps: one object,
   `takeback.Made`, made anew as each command starts (`begin_command`), so a second command in one process (a library
   caller, the in-process test harness) takes back only its own.
+- A server lost with `runner.retries=0` was said lost `(after 1 attempts at sample 'x')` (`core.text.counted`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from pathlib import Path
 
 import pytest
 
-from benchrun.core.errors import EXIT
+from benchrun.core.errors import EXIT, ServerLost
+from benchrun.execute.asking import Asker
+from benchrun.execute.runners.registry import make_runner
 from tests.helpers.commands import call_benchrun, make_run, run_benchrun
 from tests.helpers.localsweeps import stopped_bypassing_job
 
@@ -54,3 +58,11 @@ def test_a_second_command_in_one_process_says_nothing_of_the_first_ones_sweep(tm
     result = call_benchrun("task=listbench", "nosuchkey=1", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
         EXIT["usage"], "benchrun: error: Could not override 'nosuchkey'. To append to your config use +nosuchkey=1\n")
+
+
+def test_a_server_lost_after_its_one_attempt_says_one_attempt() -> None:
+    """`runner.retries=0` and a server gone: `lost the model server: ... (after 1 attempts at sample 'x')`."""
+    runner = make_runner({"type": "ollama", "model": "m", "host": "http://127.0.0.1:9", "retries": 0})
+    with pytest.raises(ServerLost) as lost:
+        asyncio.run(Asker(runner).ask([{"role": "user", "content": "hi"}], {}, None, "sample 'x'"))
+    assert str(lost.value).endswith("(after 1 attempt at sample 'x')")

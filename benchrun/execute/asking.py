@@ -14,6 +14,7 @@ from typing import Any
 from benchrun.core.errors import EngineLost, ServerLost
 from benchrun.core.manifest import Message
 from benchrun.core.records import Attempt, ErrorInfo
+from benchrun.core.text import counted
 from benchrun.execute.boundary import received
 from benchrun.execute.runners.base import (
     Completion,
@@ -57,7 +58,7 @@ class Asker:
                 outcome.error = outcome.failures[-1].error  # the server is there: it dropped this request
                 return outcome
             lost = ServerLost(f"lost {self.server}: {outcome.failures[-1].error} "
-                              f"(after {len(outcome.failures)} attempts at {what})")
+                              f"(after {counted(len(outcome.failures), 'attempt')} at {what})")
             lost.attempts = tuple(outcome.failures)
             raise lost from err
         except EngineDied as err:
