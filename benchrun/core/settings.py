@@ -162,9 +162,9 @@ class RunnerConfig(Settings):
 
     @property
     def asked_again(self) -> bool:
-        """Whether a command asks a run again (resume, retry), which takes its server (`--host`) and its limits
-        (`--set`) alone: any other key is the run's, which advice cannot tell the user to set."""
-        return self._server_flag is not None
+        """Whether a command asks a run again (resume, retry), which takes its server by an option (`--host`) and its
+        limits (`--set`) alone: any other key is the run's, which advice cannot tell the user to set."""
+        return (self._server_flag or "").startswith("--")
 
     @property
     def type_key(self) -> str:
