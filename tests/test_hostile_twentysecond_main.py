@@ -10,7 +10,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.commands import call_benchrun
-from tests.helpers.localsweeps import stopped_bypassing_job, stopped_local_sweep
+from tests.helpers.localsweeps import job_logs, stopped_bypassing_job, stopped_local_sweep
 
 DROPPED = textwrap.dedent("""
     import asyncio, os, signal, weakref
@@ -82,11 +82,13 @@ def test_a_local_sweep_run_in_a_scripts_background_stopped_by_sigterm_stops_its_
     stopped them with (as submitit cancels a job) was ignored, and both jobs asked on, `running`, after the sweep
     said they were stopped. The controllers are sent SIGTERM, which they forward to their jobs."""
     code, said, sweep_dir, runs = stopped_local_sweep(tmp_path, _ignoring_sigint)
+    assert "(2 interrupted)" in said, job_logs(tmp_path / "outputs")
     assert (code, said) == (EXIT["interrupted"], (
         f"benchrun: error: interrupted by SIGTERM: the sweep in {sweep_dir} is recorded in its sweep.json, 2 jobs "
         "started (2 interrupted); a job it does not list never started; finish each interrupted one with: "
         "benchrun-audit resume RUN"))
-    assert [(run["status"], run["reason"]) for run in runs] == [("interrupted", "interrupted by SIGTERM")] * 2
+    assert [(run["status"], run["reason"]) for run in runs] == [("interrupted", "interrupted by SIGTERM")] * 2, \
+        job_logs(tmp_path / "outputs")
 
 
 @pytest.mark.slow

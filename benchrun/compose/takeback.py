@@ -20,6 +20,9 @@ LAUNCHER_FILES = ".submitit"
 """What a launcher plugin writes into the sweep directory before any job starts (submitit's pickles and scripts)."""
 LOCAL_STOP_S = 60
 """How long a stopped sweep waits for its local jobs to record how they ended."""
+KILLED_S = 10
+"""How long it then waits for what it killed to have ended (SIGKILL is delivered, not done, as `kill` returns): a job
+still seen running was said `running` in sweep.json."""
 SLURM_JOB = re.compile(r"([0-9]+)(_[0-9]+)?")
 """The name of the folder submitit keeps a Slurm job's files in (`<job id>` or `<array job id>_<task>`)."""
 
@@ -185,12 +188,18 @@ def stop_launched_jobs() -> None:
     for pid, signum in [*((pid, signal.SIGTERM) for pid in pids + jobs), *((pid, signal.SIGINT) for pid in jobs)]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signum)
-    deadline = time.monotonic() + LOCAL_STOP_S
-    while any(_alive(pid) for pid in below.union(pids)) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_ended(below.union(pids), LOCAL_STOP_S)
     for pid in filter(_alive, below.union(pids)):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    _wait_ended(below.union(pids), KILLED_S)
+
+
+def _wait_ended(pids: set[int], seconds: float) -> None:
+    """Wait up to `seconds` for every process of `pids` to have ended."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _alive(pid: int) -> bool:

@@ -51,9 +51,15 @@ def _outliving(outputs: Path) -> list[tuple[str, str]]:
         with contextlib.suppress(OSError):
             line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             if str(outputs) in line:
-                logs = "".join(log.read_text()[-400:] for log in outputs.glob("*/*_sweep/.submitit/*/*_log.*"))
-                found.append((line, logs))
+                found.append((line, job_logs(outputs)))
     return found
+
+
+def job_logs(outputs: Path) -> str:
+    """The last lines each job of the sweeps in `outputs` wrote (submitit's logs of its output and errors), and each
+    job's benchrun.log: what says where a job was when it was stopped."""
+    logs = [*outputs.glob("*/*_sweep/.submitit/*/*_log.*"), *outputs.glob("*/*_sweep/*/benchrun.log")]
+    return "\n".join(f"{log}: {log.read_text(errors='replace')[-1500:]}" for log in sorted(logs))
 
 
 FORWARDING = textwrap.dedent("""
