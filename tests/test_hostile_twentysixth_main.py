@@ -11,6 +11,10 @@
 - takeback's notes of what Hydra made were seven module-level lists of "this process's" runs and sweeps: one object,
   `takeback.Made`, made anew as each command starts (`begin_command`), so a second command in one process (a library
   caller, the in-process test harness) takes back only its own.
+- **The cause of the CI's failing local sweep test**: a submitit job unpickles its task function by value, with its
+  globals, so it installed a copy of the sweep's `INTERRUPTS` as its signal handler while its asking waited on the
+  module's own; a SIGTERM met in a weakref callback of the asking's `gc.collect()` was kept pending by the copy and
+  raised by nothing, and the job asked on. `Interrupts` unpickles as the process's own (`__reduce__`).
 - A server lost with `runner.retries=0` was said lost `(after 1 attempts at sample 'x')` (`core.text.counted`).
 """
 
@@ -20,6 +24,7 @@ import asyncio
 import signal
 from pathlib import Path
 
+import cloudpickle
 import pytest
 
 from benchrun.core.errors import EXIT, ServerLost
@@ -66,3 +71,16 @@ def test_a_server_lost_after_its_one_attempt_says_one_attempt() -> None:
     with pytest.raises(ServerLost) as lost:
         asyncio.run(Asker(runner).ask([{"role": "user", "content": "hi"}], {}, None, "sample 'x'"))
     assert str(lost.value).endswith("(after 1 attempt at sample 'x')")
+
+
+def test_a_copy_of_the_process_interrupts_unpickles_as_the_process_own() -> None:
+    """A submitit job unpickles its task function by value, with its globals (`<dynamic-code>` in a job's stack): it
+    installed a copy of the sweep's `INTERRUPTS` as the job's signal handler while the job's asking waited on the
+    module's own. A SIGTERM met in a weakref callback of the asking's `gc.collect()` was kept pending by the copy and
+    raised by nothing: the job asked on, `running`, until the sweep killed it (the CI's failing local sweep test,
+    reproduced here once in about ten stops under load, its stack dumped)."""
+    from benchrun.core import interrupts
+
+    copied = cloudpickle.loads(cloudpickle.dumps(lambda: interrupts.INTERRUPTS))
+    assert cloudpickle.loads(cloudpickle.dumps(interrupts.INTERRUPTS)) is interrupts.INTERRUPTS
+    assert copied() is interrupts.INTERRUPTS

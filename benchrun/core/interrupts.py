@@ -68,6 +68,11 @@ class Interrupts:
         self.stopped_code = EXIT["archive"]
         """The exit code of a process that stopped itself (`stop`)."""
 
+    def __reduce__(self) -> tuple[Callable[[], Interrupts], tuple[()]]:
+        """Unpickled as the process's own: a launcher pickles a job's task function by value, with its globals, and a
+        copy handled the job's signals while its asking waited on the module's, which a signal then never cancelled."""
+        return process_interrupts, ()
+
     def signal_name(self) -> str | None:
         """`SIGTERM`, for the last signal received; None when there was none."""
         return signal.Signals(self.received).name if self.received else None
@@ -269,6 +274,11 @@ def handling_now() -> Callable[[], None]:
                     signal.signal(sig, handler)
 
     return put_back
+
+
+def process_interrupts() -> Interrupts:
+    """This process's one `Interrupts`."""
+    return INTERRUPTS
 
 
 INTERRUPTS = Interrupts()
