@@ -300,7 +300,7 @@ def current_scorers(run: Run, manifest: Manifest) -> dict[str, scoring.Scorer]:
 
 async def _resume(run: Run, plan: Plan, config: dict[str, Any], found: repair.Repair, note: dict[str, Any],
                   lock: DirLock) -> RunInfo:
-    runner = make_runner(config["runner"], server_flag=HOST)
+    runner = make_runner(config["runner"], server_flag=HOST, asked_again=True)
     try:
         queries = _unanswered(run, plan)
         async with checked_models(run, plan, config, runner, note["forced"], asks=bool(found.problems or queries)) \

@@ -130,7 +130,7 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
                  keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
                  into: Path | None) -> tuple[RunInfo, Path]:
     todo, unjudged = keys
-    runner = make_runner(config["runner"], server_flag=HOST)
+    runner = make_runner(config["runner"], server_flag=HOST, asked_again=True)
     try:
         async with checked_models(parent, plan, config, runner, note["forced"], "retry", asks=bool(todo)) \
                 as (identity, judged):

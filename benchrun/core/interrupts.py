@@ -43,10 +43,6 @@ TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIG
 """What reaches a whole process group, a child process with the run: what a terminal sends its foreground process
 group (Ctrl-C, a hang-up, Ctrl-\\) and a batch scheduler's SCHEDULER_SIGNALS. A child process ignores them, so that
 the run, which they reach too, ends its children itself."""
-OTHER_UNRAISABLE = [sys.__unraisablehook__]
-"""What reported an exception Python dropped as `Interrupts.install` took over (taken then, not at import: a hook set
-between the two was passed over), kept out of the instance, which a launcher pickles for its jobs, as a builtin cannot
-be."""
 KEPT_IGNORED = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, *SCHEDULER_SIGNALS)
 """What a process started ignoring goes on ignoring: `nohup`'s SIGHUP, a shell's background job's SIGINT and SIGQUIT
 (a script's `benchrun ... &`, which its Ctrl-C, meant for the script, stopped as `interrupted`)."""
@@ -67,6 +63,9 @@ class Interrupts:
         """Why the process stopped itself (`stop`), said in place of the signal."""
         self.stopped_code = EXIT["archive"]
         """The exit code of a process that stopped itself (`stop`)."""
+        self._other_unraisable = sys.__unraisablehook__
+        """What reported an exception Python dropped as `install` took over (taken then, not here: a hook set between
+        the two was passed over)."""
 
     def __reduce__(self) -> tuple[Callable[[], Interrupts], tuple[()]]:
         """Unpickled as the process's own: a launcher pickles a job's task function by value, with its globals, and a
@@ -96,7 +95,7 @@ class Interrupts:
             if sig not in KEPT_IGNORED or signal.getsignal(sig) != signal.SIG_IGN:
                 signal.signal(sig, self._handle)
         if sys.unraisablehook != self._unraisable:  # what reported them until now, which still reports the rest
-            OTHER_UNRAISABLE[0], sys.unraisablehook = sys.unraisablehook, self._unraisable
+            self._other_unraisable, sys.unraisablehook = sys.unraisablehook, self._unraisable
 
     def _unraisable(self, unraisable: sys.UnraisableHookArgs) -> None:
         """Python's report of an exception it had to drop: one the handler raised for a signal (in a weakref callback
@@ -112,7 +111,7 @@ class Interrupts:
                 getattr(unraisable.object, "__qualname__", None) == "BaseEventLoop.__del__":
             self._unmade_loop = False  # the loop `run` could not make, closing what it never had: its error is said
             return
-        OTHER_UNRAISABLE[0](unraisable)
+        self._other_unraisable(unraisable)
 
     def _handle(self, signum: int, frame: object) -> None:
         if self._ending or self._pending:  # a signal after the one the process is ending for: it ends the same way

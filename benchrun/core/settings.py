@@ -22,14 +22,14 @@ from pydantic import (
     model_validator,
 )
 
-from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.core.layout import OUTPUTS, unusable_directory
 from benchrun.core.officialclient import ollama_address
 from benchrun.core.seeds import a_seed, repeat_seeds_fit
 from benchrun.core.serverurls import DEFAULT_OLLAMA_HOST, DEFAULT_OPENAI_BASE_URL, servers
 from benchrun.core.settingsbase import Settings
 from benchrun.core.shards import Shard
-from benchrun.core.text import CONTROL
+from benchrun.core.tasksettings import TaskConfig
+from benchrun.core.text import no_control_character
 
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
@@ -78,53 +78,6 @@ MAX_MODELS = 10_000
 """The most models one command asks (a runner file's list, `runner.model=[...]`): as many as a sweep runs jobs."""
 
 
-def _no_control_character(text: str, why: str) -> str:
-    """`text`, refused when it holds a control character (a line break, a tab, an escape), which `why` says."""
-    if (found := CONTROL.search(text)) is not None:
-        raise ValueError(f"{found[0]!r} at character {found.start() + 1}, a control character, which {why}")
-    return text
-
-
-def _some_text(text: str) -> str:
-    """A system prompt that says something: one of only whitespace is refused, as an empty one is (min_length)."""
-    if not text.strip():
-        raise ValueError("only whitespace, which says nothing: give the system prompt's text, or leave task.system "
-                         "out for the tasks' own")
-    return text
-
-
-def _a_name(name: str) -> str:
-    if not name.strip():  # the run directory's name said `model` for it, run.json and `list` a blank
-        raise ValueError("only spaces: name the benchmark (its name is in the run directory's name and in "
-                         "benchrun-audit list)")
-    return _no_control_character(name, "a benchmark's name printed on the console (a run's heading, its row in "
-                                       "benchrun-audit list) cannot hold: name the benchmark without one")
-
-
-class TaskConfig(Settings):
-    """`task`: which benchmark, which of its tasks, and the limits its task files are held to."""
-
-    path: str = Field(min_length=1)
-    """The benchmark directory (relative to the working directory), or demo:<name> for a shipped one."""
-    name: Annotated[str, AfterValidator(_a_name)] = Field(min_length=1)
-    """The benchmark's name in run directory names and records (the directory's name by default)."""
-    only: list[str] | None = Field(None, min_length=1)
-    """Task names to run; null runs every task."""
-    system: Annotated[str, Field(min_length=1), AfterValidator(_some_text)] | None = None
-    """A system prompt sent first to every sample of every task, in place of the tasks' own `system:`; null keeps
-    theirs."""
-    max_samples: int = Field(1_000_000, ge=1)
-    """Refuse a benchmark whose value grids expand to more samples than this (counted before expanding)."""
-    max_prompt_chars: int = Field(100_000, ge=1)
-    """Refuse a rendered prompt (or a template format width or precision) longer than this."""
-    max_total_chars: int = Field(100_000_000, ge=1)
-    """Refuse a benchmark whose prompts come to more characters than this in all (counted as they are rendered):
-    the two limits above hold one by one, not together (a million prompts of 100,000 characters)."""
-    max_file_bytes: int = Field(MAX_FILE_BYTES, ge=1)
-    """Refuse a data file (values_file, a folder's values.csv or values.jsonl, a few-shot examples file) larger than
-    this, before it is read: it is read whole, at several times its size in memory."""
-
-
 class RunnerConfig(Settings):
     """Keys every runner has: the model, its options, and how hard to try."""
 
@@ -151,7 +104,8 @@ class RunnerConfig(Settings):
     _section: str = PrivateAttr("runner")
     """Where the user writes these keys: `runner`, or `judge` for the judge model's (never archived)."""
     _server_flag: str | None = PrivateAttr(None)
-    """The option that gives the server to the command run, where not the key (`--host` of resume and retry)."""
+    _asked_again: bool = PrivateAttr(False)
+    """The option naming the server where not the key (`--host`), and whether the command asks a run again."""
 
     def key(self, name: str) -> str:
         """One of these keys as the user gives it: runner.host, judge.host for the judge model's, or the command's
@@ -164,7 +118,7 @@ class RunnerConfig(Settings):
     def asked_again(self) -> bool:
         """Whether a command asks a run again (resume, retry), which takes its server by an option (`--host`) and its
         limits (`--set`) alone: any other key is the run's, which advice cannot tell the user to set."""
-        return (self._server_flag or "").startswith("--")
+        return self._asked_again
 
     @property
     def type_key(self) -> str:
@@ -181,8 +135,8 @@ class RunnerConfig(Settings):
         if not names or any(not name.strip() for name in names) or len(set(names)) != len(names):
             raise ValueError("a model name, or a list of different model names")
         for name in names:
-            _no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
-                                        "benchrun-audit list) cannot hold: name the model without one")
+            no_control_character(name, "a model's name printed on the console (a run's heading, its tables, "
+                                       "benchrun-audit list) cannot hold: name the model without one")
         return model
 
     @classmethod
@@ -287,9 +241,9 @@ def a_directory(path: str) -> str:
     """`path`, refused (ValueError) when no run can be made under it, or its path holds a control character."""
     if why := unusable_directory(path):
         raise ValueError(why)
-    return _no_control_character(path, "a run directory's path printed on the console and in the command that "
-                                       "finishes a run (benchrun-audit resume PATH) cannot hold: name a directory "
-                                       "without one")
+    return no_control_character(path, "a run directory's path printed on the console and in the command that "
+                                      "finishes a run (benchrun-audit resume PATH) cannot hold: name a directory "
+                                      "without one")
 
 
 Directory = Annotated[str, AfterValidator(a_directory)]

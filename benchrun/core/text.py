@@ -178,6 +178,13 @@ _OWN_TEXT = ("title", "script", "style")
 """Elements whose text is the page's title, or no part of what the page says."""
 
 
+def no_control_character(text: str, why: str) -> str:
+    """`text`, refused when it holds a control character (a line break, a tab, an escape), which `why` says."""
+    if (found := CONTROL.search(text)) is not None:
+        raise ValueError(f"{found[0]!r} at character {found.start() + 1}, a control character, which {why}")
+    return text
+
+
 def one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
     """An error message as one line of at most `limit` characters: an HTML page reduced to its title and text, each
     run of whitespace one space, other control characters and lone surrogates U+FFFD, and the middle of a longer

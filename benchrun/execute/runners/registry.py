@@ -23,16 +23,17 @@ RUNNERS = {
 """runner.type -> the class implementing it (imported only when used)."""
 
 
-def make_runner(runner: dict[str, Any], section: str = "runner", server_flag: str | None = None) -> Runner:
+def make_runner(runner: dict[str, Any], section: str = "runner", server_flag: str | None = None,
+                asked_again: bool = False) -> Runner:
     """The runner for a resolved runner config (one model) written under `section` (`runner`, `judge`), checked
-    against its typed config, its server given by `server_flag` where the command takes one (`--host`): for a list
-    of servers, the pool of one runner per server."""
+    against its typed config, its server named `server_flag` where not its key (`--host`), for a command that asks
+    an archived run again if `asked_again` (resume, retry): for a list of servers, the pool of one runner per server."""
     kind = runner.get("type")
     if kind not in RUNNERS:
         raise ConfigError(f"unknown runner type '{kind}' (known: {', '.join(RUNNERS)})", key=f"{section}.type")
     config = _checked(settings.RUNNERS[kind], runner, section, server_flag)
     config._section = section
-    config._server_flag = server_flag
+    config._server_flag, config._asked_again = server_flag, asked_again
     checked_options(config, (section,))
     module, name = RUNNERS[kind].split(":")
     make = getattr(importlib.import_module(module), name)
@@ -63,4 +64,4 @@ def make_judge_runner(cfg: dict[str, Any], flags: tuple[str, str] | None = None,
     judges, models = flags or (None, None)
     if (inherited := models_server(cfg)) and not own_key:
         judges = models or f"runner.{inherited}"
-    return make_runner(judge_keys(cfg), "judge", judges)
+    return make_runner(judge_keys(cfg), "judge", judges, asked_again=flags is not None)
