@@ -1,0 +1,67 @@
+"""The twenty-seventh hostile pass, the lead's part: the last review's rules that had no test failing without them.
+
+- A stopped submitit_local sweep sends SIGKILL to what still runs after its wait, then says how each job ended; SIGKILL
+  is delivered, not done, as `kill` returns, and a job seen running then was said `running` (the CI's `1 running, 1
+  interrupted`). The stop waits for what it killed to have ended (`compose.takeback.stop_launched_jobs`, KILLED_S).
+- A judge call waiting for the same call under way (`execute.judging.Judge._cached`) that is cancelled (a stopped
+  run, fail-fast) must leave that call's future alone: awaited without a shield, the waiter's cancel cancelled it, and
+  the call itself then failed as it said it was done (InvalidStateError) after its reply was kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchrun.compose import takeback
+from benchrun.execute.judging import Judge
+
+DEAF = "import signal, time\nfor s in (signal.SIGTERM, signal.SIGINT): signal.signal(s, signal.SIG_IGN)\n" \
+       "print('ready', flush=True)\ntime.sleep(600)\n"
+"""A job that passes SIGTERM and SIGINT over."""
+KILL = os.kill
+
+
+def test_a_stopped_local_sweep_returns_only_once_what_it_killed_has_ended(tmp_path: Path, monkeypatch) -> None:
+    job = subprocess.Popen([sys.executable, "-c", DEAF], stdout=subprocess.PIPE, text=True)
+    try:
+        assert job.stdout.readline() == "ready\n"
+        (tmp_path / takeback.LAUNCHER_FILES / str(job.pid)).mkdir(parents=True)
+        takeback.begin_command()
+        takeback.MADE.local_sweeps.append(tmp_path)
+        killed, alive = [], takeback._alive
+        monkeypatch.setattr(takeback, "LOCAL_STOP_S", 0.2)
+        monkeypatch.setattr(takeback.os, "kill", lambda pid, sig: killed.append(sig) or KILL(pid, sig))
+        seen = iter([True] * 3)  # a killed process still seen running three times: one slow to tear down
+        monkeypatch.setattr(takeback, "_alive", lambda pid: next(seen, alive(pid)) if signal.SIGKILL in killed
+                            else alive(pid))
+        takeback.stop_launched_jobs()
+        assert (killed, next(seen, "all seen")) == ([signal.SIGTERM, signal.SIGKILL], "all seen")
+        assert job.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        job.kill()
+        job.wait()
+        job.stdout.close()
+        takeback.begin_command()
+
+
+def test_a_judge_call_waiting_on_one_under_way_cancelled_leaves_that_call_alone() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        judge = Judge.__new__(Judge)
+        judge.cache, judge._under_way = None, {}
+        under_way = judge._under_way["key"] = asyncio.get_running_loop().create_future()
+        waiter = asyncio.ensure_future(judge._cached("key"))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        under_way.set_result(None)  # the call under way says it is done, as it does once its reply is kept
+        return under_way.cancelled(), under_way.done()
+
+    assert asyncio.run(scenario()) == (False, True)
