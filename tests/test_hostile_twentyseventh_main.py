@@ -6,6 +6,8 @@
 - A judge call waiting for the same call under way (`execute.judging.Judge._cached`) that is cancelled (a stopped
   run, fail-fast) must leave that call's future alone: awaited without a shield, the waiter's cancel cancelled it, and
   the call itself then failed as it said it was done (InvalidStateError) after its reply was kept.
+- `rescore --rejudge judge.model=` (a variable unset, or `judge.model=null`) was a KeyError traceback: a rejudge's
+  judge model is made by the rule a run's is (`compiler.plan.judge_model`), refused in one line without a model.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from pathlib import Path
 import pytest
 
 from benchrun.compose import takeback
+from benchrun.core.errors import EXIT
 from benchrun.execute.judging import Judge
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 DEAF = "import signal, time\nfor s in (signal.SIGTERM, signal.SIGINT): signal.signal(s, signal.SIG_IGN)\n" \
        "print('ready', flush=True)\ntime.sleep(600)\n"
@@ -65,3 +72,17 @@ def test_a_judge_call_waiting_on_one_under_way_cancelled_leaves_that_call_alone(
         return under_way.cancelled(), under_way.done()
 
     assert asyncio.run(scenario()) == (False, True)
+
+
+@pytest.mark.parametrize("model", ["", "null"])
+def test_a_rejudge_naming_no_judge_model_is_one_line(tmp_path: Path, model: str) -> None:
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        run = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5")
+        run_dir = run_dir_of(run.stdout)
+        rejudged = call_benchrun("rescore", str(run_dir), "--rejudge", f"judge.model={model}", cwd=tmp_path,
+                                 module="benchrun.audit")
+    assert (rejudged.returncode, rejudged.stdout, rejudged.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': judge.model: task 'symbol' is graded by judge 'names': name the judge model "
+        "with judge.model=...\n"))
+    assert not (run_dir / "rescores").exists()

@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator
 
 from benchrun.archive.reader import Run
 from benchrun.core.errors import BenchrunError
-from benchrun.core.manifest import JudgeModel, Manifest
+from benchrun.core.manifest import Manifest
 from benchrun.core.recordvalues import pinned_as
 from benchrun.core.yamlfile import parse_yaml
 from benchrun.execute.judging import Judge
@@ -63,13 +63,11 @@ def _set(tree: dict[str, Any], keys: list[str], value: Any) -> None:
 
 def rejudged_manifest(manifest: Manifest, config: dict[str, Any]) -> Manifest:
     """The run's manifest with the judge model the rescore asks (how it is asked, and how many times)."""
-    from benchrun.compiler.plan import runner_spec
-    from benchrun.core.settings import judge_runner_keys
+    from benchrun.compiler.plan import judge_model
 
     if not manifest.judges:
         raise BenchrunError("--rejudge asks the run's judges again, but its tasks have none")
-    judge = JudgeModel(runner=runner_spec(judge_runner_keys(config["judge"])), repeats=config["judge"]["repeats"])
-    return manifest.model_copy(update={"judge": judge})
+    return manifest.model_copy(update={"judge": judge_model(config, manifest.tasks)})
 
 
 @asynccontextmanager

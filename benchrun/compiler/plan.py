@@ -263,10 +263,11 @@ def manifest_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"task": task, "runner": runner}
 
 
-def judge_model(cfg: Mapping[str, Any], specs: list[TaskSpec]) -> JudgeModel:
-    """The judge model of a benchmark with judges, as the manifest pins it; refused without judge.model."""
+def judge_model(cfg: Mapping[str, Any], tasks: Iterable[TaskSpec | TaskEntry]) -> JudgeModel:
+    """The judge model of a benchmark with judges, as the manifest pins it (a run's, or a rejudge's of a run's
+    tasks); refused without judge.model."""
     if cfg["judge"]["model"] is None:
-        judged = next(spec for spec in specs if spec.judges)
+        judged = next(task for task in tasks if task.judges)
         raise ConfigError(f"task '{judged.name}' is graded by judge '{judged.judges[0]}': name the judge model with "
                           "judge.model=...", file="config", key="judge.model")
     return JudgeModel(runner=runner_spec(judge_runner_keys(cfg["judge"])), repeats=cfg["judge"]["repeats"])
