@@ -13,6 +13,8 @@ from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.benchfiles import task, tasks_yml, write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
+HOST = "runner.host=http://127.0.0.1:9"
+
 
 def test_a_benchmark_file_and_its_own_modules_are_parsed_once_each(tmp_path, monkeypatch):
     """Before: refuse_unrecorded and refuse_shadowed each parsed every file again (custom_scorer.py and helpers.py
@@ -47,3 +49,23 @@ def test_a_retrys_advice_on_a_model_that_cannot_names_only_the_server(tmp_path, 
                                 module="benchrun.audit")
     assert (done.returncode, retried.returncode, retried.stderr) == (EXIT["ok"], EXIT["runner"], (
         f"benchrun: error: Ollama at {elsewhere.url} says model 'llama3.2:latest' {said}\n"))
+
+
+@pytest.mark.parametrize(("files", "where"), [
+    ({"tasks.yml": '- name: t\n  template: say {a}\n  values: {a: ["x\\0y", "z"]}\n  reference: ["1", "2"]\n'},
+     "'tasks.yml': line 3, column 16"),
+    ({"tasks.yml": '- name: t\n  template: "say {a}\\x00"\n  values: {a: [1, 2]}\n  reference: ["1", "2"]\n'},
+     "'tasks.yml': line 2, column 13"),
+    ({"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
+      "d.jsonl": '{"a": "1", "reference": "1"}\n{"a": "x\\u0000y", "reference": "2"}\n'},
+     "'d.jsonl': task 't': line 2"),
+    ({"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
+      "d.jsonl": '{"a": "1", "reference": "1\\u0000"}\n'}, "'d.jsonl': task 't': line 1")])
+def test_a_nul_written_as_an_escape_is_refused_as_a_nul_byte_is(tmp_path, files, where):
+    """Before: a raw NUL byte in a file was refused, YAML's "\\0" and "\\x00" and JSON's "\\u0000" reached the
+    prompt (and the manifest)."""
+    write_bench(tmp_path, files)
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in {where}: an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, as "
+        "a file's NUL byte is refused (a server reading text as C does ends the prompt there); leave it out\n"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
-from benchrun.core.filebytes import read_utf8
+from benchrun.core.filebytes import NUL_ESCAPED, read_utf8
 from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
 from benchrun.core.written import as_written
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
@@ -143,10 +143,26 @@ def _parsed(line: str, rel: str, task: str, number: int) -> Any:
         raise TaskError("not JSON a benchmark can hold: nested too deep", **where) from None
     except ValueError as err:
         raise TaskError(str(err), **where) from None
+    if "\\u0000" in line and any("\0" in text for text in _texts(value)):
+        raise TaskError(NUL_ESCAPED, **where)
     if SURROGATE_ESCAPE.search(line) and (half := SURROGATE.search(json.dumps(value, ensure_ascii=False))):
         raise TaskError(f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; write the "
                         "character itself (or both halves of its pair, \\ud83d\\ude00)", **where)
     return value
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string of the parsed JSON `value` (its keys too), walked without recursion."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            yield from value
+            stack += value.values()
+        elif isinstance(value, list):
+            stack += value
 
 
 def _no_constant(name: str) -> float:

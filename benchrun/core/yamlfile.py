@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from benchrun.core.errors import BenchrunError, TaskError
-from benchrun.core.filebytes import read_utf8
+from benchrun.core.filebytes import NUL_ESCAPED, read_utf8
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
 from benchrun.core.written import as_written
@@ -92,8 +92,10 @@ def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
 
 def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     """A string, refused (with its line and column) if it holds a lone surrogate (YAML's "\\ud800"), which is not a
-    character: no UTF-8 file, manifest or request can hold it."""
+    character: no UTF-8 file, manifest or request can hold it; or a NUL (YAML's "\\0"), which no text holds."""
     value: str = yaml.constructor.SafeConstructor.construct_yaml_str(loader, node)
+    if "\0" in value:
+        raise _Refused(node.start_mark, NUL_ESCAPED)
     if (half := SURROGATE.search(value)) is not None:
         raise _Refused(node.start_mark, f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; "
                                         "write the character itself (or \\U0001F600 for one beyond U+FFFF)")
