@@ -69,3 +69,18 @@ def test_a_nul_written_as_an_escape_is_refused_as_a_nul_byte_is(tmp_path, files,
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in {where}: an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, as "
         "a file's NUL byte is refused (a server reading text as C does ends the prompt there); leave it out\n"))
+
+
+@pytest.mark.parametrize(("runner", "said"), [
+    ("runner_type: ollama\nmodel: ${oc.env:MYMODEL}\nhost: http://127.0.0.1:9\n", "model: '${oc.env:MYMODEL}'"),
+    ("model: m\noptions:\n  stop: [a, 'x${y}']\n", "options.stop[1]: 'x${y}'")])
+def test_an_interpolation_in_a_runner_file_is_refused_not_asked_as_text(tmp_path, monkeypatch, runner, said):
+    """Before: `model: ${oc.env:MYMODEL}` was the model asked for, `${oc.env:MYMODEL}` (its heading said so); a stop
+    sequence `x${y}` was sent as written."""
+    monkeypatch.setenv("MYMODEL", "gemma3")
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())})
+    (tmp_path / "runner.yml").write_text(runner)
+    done = call_benchrun("task.path=bench", "runner_file=runner.yml", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'runner.yml': {said} holds '${{', which a runner file's values are not resolved for (it "
+        "would be asked as the text written); write the value itself\n"))

@@ -19,6 +19,7 @@ from benchrun.compose.labels import job_dir_label, slug
 from benchrun.compose.runneryml import (
     by_our_names,
     read_runner_file,
+    refuse_interpolations,
     runner_file_keys,
     said_of_runner_file,
     with_runner_file,
@@ -141,6 +142,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
     with said_of_runner_file(runner_file, given):
         refuse_secrets(secrets.found(cfg))
+        refuse_interpolations(given)
         refuse_unkept_values(cfg)
         config = checked(RunConfig, cfg)
         refuse_unkept_values(config.model_dump())  # as read: text that writes a number is that number (1e400: inf)
