@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from benchrun.compiler import ownsource
+from benchrun.compiler.plan import compiled
 from benchrun.compiler.usercode import import_file
+from benchrun.compose.config import plain_config
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.benchfiles import task, tasks_yml, write_bench
+from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
 HOST = "runner.host=http://127.0.0.1:9"
@@ -84,3 +86,18 @@ def test_an_interpolation_in_a_runner_file_is_refused_not_asked_as_text(tmp_path
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'runner.yml': {said} holds '${{', which a runner file's values are not resolved for (it "
         "would be asked as the text written); write the value itself\n"))
+
+
+def test_a_description_given_by_both_description_txt_and_info_yml_is_refused(tmp_path):
+    """Before: description.txt's text was the task's description, info.yml's `description:` left unsaid."""
+    write_bench(tmp_path, folder_task("t", "say {a}", "a,reference\n1,1\n", info_yml="description: from info\n",
+                                      description_txt="from the file\n"))
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks/t': task 't': description.txt and info.yml's description are both here: keep one\n"))
+
+
+def test_a_description_txt_alone_is_the_description(tmp_path):
+    write_bench(tmp_path, folder_task("t", "say {a}", "a,reference\n1,1\n", description_txt="from the file\n"))
+    plan = compiled(plain_config(config(tmp_path / "bench")), tmp_path)
+    assert [task.description for task in plan.manifest.tasks] == ["from the file"]
