@@ -135,7 +135,7 @@ def test_long_values_give_a_short_unique_id(tmp_path):
 def test_folder_task_with_info_and_description(tmp_path):
     files = {
         **folder_task("add", "what is {a} + {b}?\n", "a,b,reference\n2,3,5\n",
-                      info_yml="scorer: [contains, exact_match]\nformat: IntJustification\ndescription: from info\n",
+                      info_yml="scorer: [contains, exact_match]\nformat: IntJustification\n",
                       description_txt="\n  Adds two small numbers.\n\n"),
         **folder_task("mul", "what is {a} * {b}?", "a,b\n2,3\n",
                       info_yml="scorer: times\nreference: calculated\ndescription: from info\n"),
