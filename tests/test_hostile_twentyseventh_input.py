@@ -3,7 +3,10 @@ fresh pass. /work/notes/p27/result-input.md has the whole list, what held and wh
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import yaml
 
 from benchrun.compiler import ownsource
 from benchrun.compiler.plan import compiled
@@ -101,3 +104,17 @@ def test_a_description_txt_alone_is_the_description(tmp_path):
     write_bench(tmp_path, folder_task("t", "say {a}", "a,reference\n1,1\n", description_txt="from the file\n"))
     plan = compiled(plain_config(config(tmp_path / "bench")), tmp_path)
     assert [task.description for task in plan.manifest.tasks] == ["from the file"]
+
+
+def test_the_same_tasks_chosen_in_another_order_are_the_same_manifest(tmp_path):
+    """Before: `task.only=[b,a]` and `task.only=[a,b]` asked the same questions in the same order (the benchmark's)
+    under two manifest ids."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task("b"), task("a"), task("c"))})
+    ids = [call_benchrun("task.path=bench", HOST, "dry_run=true", f"task.only=[{only}]", cwd=tmp_path).stdout
+           .rpartition("manifest id: ")[2] for only in ("b,a", "a,b")]
+    with FakeOllama(models=["llama3.2"], responder=lambda req: "1") as server:
+        done = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "task.only=[b,a]")
+    run_dir = run_dir_of(done.stdout)
+    kept = yaml.safe_load((run_dir / "config.yaml").read_text())["task"]["only"]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (ids[0] == ids[1], kept, [t["name"] for t in manifest["tasks"]]) == (True, ["a", "b"], ["b", "a"])
