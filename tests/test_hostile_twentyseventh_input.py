@@ -15,6 +15,7 @@ from benchrun.compose.config import plain_config
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 
@@ -118,3 +119,22 @@ def test_the_same_tasks_chosen_in_another_order_are_the_same_manifest(tmp_path):
     kept = yaml.safe_load((run_dir / "config.yaml").read_text())["task"]["only"]
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert (ids[0] == ids[1], kept, [t["name"] for t in manifest["tasks"]]) == (True, ["a", "b"], ["b", "a"])
+
+
+SAYS = "def s(response, values):\n    return int(repr([values[k] for k in 'abcn']) == '[100000.0, 2.5, 5, 7.0]')\n"
+"""A scorer saying whether it got a values file's `1e5,2.50,+5,7.0` as the numbers JSON carries."""
+
+
+def test_a_scorer_gets_a_number_as_the_number_it_is_in_the_run_and_in_a_rescore(tmp_path):
+    """The rule (docs/format.md): a prompt prints `1e5` as written, a scorer gets the number as JSON carries it,
+    100000.0 (a float), 2.5, 5, 7.0, the same in the run and in a rescore, which reads the values from the
+    manifest."""
+    write_bench(tmp_path, {**folder_task("t", "say {a}", "a,b,c,n\n1e5,2.50,+5,7.0\n",
+                                         info_yml="scorer: s\nreference: calculated\n"), "custom_scorer.py": SAYS})
+    with FakeOllama(models=["llama3.2"], responder=lambda req: req.prompt) as server:
+        done = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
+    run_dir = run_dir_of(done.stdout)
+    rescored = audit(tmp_path, "rescore", str(run_dir))
+    scored = [[json.loads(line)["metrics"] for line in (where / "scores.jsonl").read_text().splitlines()][1]
+              for where in (run_dir, run_dir / "rescores/001")]
+    assert (done.returncode, rescored.returncode, scored) == (EXIT["ok"], EXIT["ok"], [{"s": 1}, {"s": 1}])
