@@ -28,7 +28,7 @@ from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.judgekeys import allowed_keys, runner_keys
 from benchrun.core.judgeserver import models_server
-from benchrun.core.keys import key_path, override_key, unknown_key
+from benchrun.core.keys import key_path, leaves, override_key, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
@@ -172,13 +172,8 @@ def unkept_value(cfg: dict[str, Any]) -> tuple[str, str] | None:
     own default) and the setting recorded as null; and a string that is not text (`runner.model=${oc.env:M}` of an
     environment variable holding bytes that are not UTF-8), which made the run's directory, then failed writing
     run.json in a traceback."""
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
-    while stack:
-        value, where = stack.pop()
-        if isinstance(value, (dict, list)):
-            stack += [(child, (*where, key)) for key, child in (value.items() if isinstance(value, dict)
-                                                                 else enumerate(value))]
-        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+    for where, value in leaves(cfg):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
             return key_path("", where), f"the integer {value} is outside {INT_RANGE}"
         elif isinstance(value, str) and (shown := undecoded(value)) is not None:
             return key_path("", where), f"'{shown}' " + (unreadable_here(value) or "is not UTF-8 text, and "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 
 def key_path(root: str, parts: Iterable[Any]) -> str:
@@ -25,3 +25,15 @@ def override_key(override: str) -> str:
     """The key (or config group) a command-line override names, however it is given: added (`+`), forced (`++`),
     deleted (`~`) or put in a package (`hydra/job_logging@hydra.job_logging=none`)."""
     return override.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
+
+
+def leaves(data: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(key path, value) of each value of `data` that is no dict or list, walked without recursion."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, (dict, list)):
+            stack += [(child, (*where, key)) for key, child in (value.items() if isinstance(value, dict)
+                                                                 else enumerate(value))]
+        else:
+            yield where, value
