@@ -138,3 +138,21 @@ def test_a_scorer_gets_a_number_as_the_number_it_is_in_the_run_and_in_a_rescore(
     scored = [[json.loads(line)["metrics"] for line in (where / "scores.jsonl").read_text().splitlines()][1]
               for where in (run_dir, run_dir / "rescores/001")]
     assert (done.returncode, rescored.returncode, scored) == (EXIT["ok"], EXIT["ok"], [{"s": 1}, {"s": 1}])
+
+
+LOOKALIKE = "- name: task\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n"
+"""A task whose names are ASCII, beside which a name with a Cyrillic `а` (U+0430) is refused."""
+
+
+@pytest.mark.parametrize(("tasks", "given", "said"), [
+    (LOOKALIKE, ["task.only=['tаsk']"], "task.only: no task named 'tаsk' (t\\u0430sk) (tasks: task)"),
+    (LOOKALIKE.replace("{a}", "{а}"), [], "in 'tasks.yml': task 'task': tasks[0].template: field '{а}' ({\\u0430}) "
+                                         "is not in values (values: a)"),
+    (LOOKALIKE + "  scorer: exаct_match\n", [], "in 'tasks.yml': task 'task': tasks[0].scorer: unknown scorer "
+     "'exаct_match' (ex\\u0430ct_match) (built-in: contains, exact_match; custom_scorer.py: none)")])
+def test_an_unknown_name_that_looks_like_a_known_one_is_said_so_the_difference_shows(tmp_path, tasks, given, said):
+    """Before: `no task named 'tаsk' (tasks: task)`, `field '{а}' is not in values (values: a)`: the name refused and
+    the name listed printed the same."""
+    write_bench(tmp_path, {"tasks.yml": tasks})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", *given, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
