@@ -156,3 +156,21 @@ def test_an_unknown_name_that_looks_like_a_known_one_is_said_so_the_difference_s
     write_bench(tmp_path, {"tasks.yml": tasks})
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", *given, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+
+
+NODE = ("from __future__ import annotations\n\nfrom pydantic import BaseModel\n\n\nclass Node(BaseModel):\n"
+        "    answer: str\n    child: Node | None = None\n")
+"""A response format that holds itself: pydantic's schema of it is a `$ref` into its `$defs`."""
+
+
+def test_a_format_that_holds_itself_is_graded_by_its_answer(tmp_path):
+    """Before: `format 'Node' has no 'answer' field, which exact_match compares with the reference: ...` (exit 2),
+    its fields read at the schema's top, where pydantic puts only a `$ref`."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task(format="Node")), "custom_response.py": NODE})
+    answer = '{"answer": "1", "child": {"answer": "x", "child": null}}'
+    with FakeOllama(models=["llama3.2"], responder=lambda req: answer) as server:
+        done = bench_run(tmp_path, server.url, "task.path=bench", "cache=false")
+    scores = [json.loads(line) for line in (run_dir_of(done.stdout) / "scores.jsonl").read_text().splitlines()]
+    assert (done.returncode, done.stderr, [(s["id"], s["metrics"]) for s in scores]) == (EXIT["ok"], "", [
+        ("t:a=1", {"format_valid": 1}), ("t:a=1", {"exact_match": 1}),
+        ("t:a=2", {"format_valid": 1}), ("t:a=2", {"exact_match": 0})])
