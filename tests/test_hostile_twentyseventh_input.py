@@ -174,3 +174,16 @@ def test_a_format_that_holds_itself_is_graded_by_its_answer(tmp_path):
     assert (done.returncode, done.stderr, [(s["id"], s["metrics"]) for s in scores]) == (EXIT["ok"], "", [
         ("t:a=1", {"format_valid": 1}), ("t:a=1", {"exact_match": 1}),
         ("t:a=2", {"format_valid": 1}), ("t:a=2", {"exact_match": 0})])
+
+
+@pytest.mark.parametrize(("reference", "said"), [
+    ("[]", "'reference' is an empty list: a list of acceptable answers holds one at least"),
+    ('["1", ["2"]]', "'reference' holds a list: a value must be a number, a string or a bool (a reference may be a "
+                     "list of them)")])
+def test_a_jsonl_reference_list_that_is_empty_or_nested_is_said_as_what_it_is(tmp_path, reference, said):
+    """Before: both `'reference' is a list: a value must be ... (a reference may be a list of them)`."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
+                           "d.jsonl": f'{{"a": 1, "reference": {reference}}}\n'})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'd.jsonl': task 't': line 1: {said}\n"))
