@@ -13,8 +13,10 @@ from benchrun.compiler.plan import compiled
 from benchrun.compiler.usercode import import_file
 from benchrun.compose.config import plain_config
 from benchrun.core.errors import EXIT
+from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import config, folder_task, task, tasks_yml, write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
@@ -187,3 +189,18 @@ def test_a_jsonl_reference_list_that_is_empty_or_nested_is_said_as_what_it_is(tm
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'd.jsonl': task 't': line 1: {said}\n"))
+
+
+def test_a_retrys_advice_on_a_structured_output_probe_names_no_key_it_cannot_change(tmp_path):
+    """Before: `...; runner.structured=json_schema, json_object or none skips it`: a retry asks with the run's
+    runner.structured (auto), which it cannot change."""
+    write_bench(tmp_path, {"tasks.yml": tasks_yml(task())})
+    busy = lambda req: Reply(status=503, error="busy") if req.prompt == PROBE_PROMPT else "2"  # noqa: E731
+    with FakeOpenAI(models=["m"], responder=one_refused) as server, FakeOpenAI(models=["m"], responder=busy) as other:
+        done = call_benchrun("task.path=bench", "runner=openai", f"runner.base_url={server.url}", "runner.model=m",
+                             "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        retried = call_benchrun("retry", str(run_dir_of(done.stdout)), "--host", other.url, "--set",
+                                "runner.retries=0", cwd=tmp_path, module="benchrun.audit")
+    assert (done.returncode, retried.returncode, retried.stderr) == (EXIT["ok"], EXIT["runner"], (
+        f"benchrun: error: the server at {other.url} did not answer the structured-output probe (HTTP 503: busy); "
+        "give --host a server that answers it\n"))
