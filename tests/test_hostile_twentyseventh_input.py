@@ -204,3 +204,16 @@ def test_a_retrys_advice_on_a_structured_output_probe_names_no_key_it_cannot_cha
     assert (done.returncode, retried.returncode, retried.stderr) == (EXIT["ok"], EXIT["runner"], (
         f"benchrun: error: the server at {other.url} did not answer the structured-output probe (HTTP 503: busy); "
         "give --host a server that answers it\n"))
+
+
+@pytest.mark.parametrize(("files", "where"), [
+    ({"tasks.yml": "- name: t\n  template: say hi\n  values_file: d.jsonl\n",
+      "d.jsonl": '{"reference": "1"}\n{"reference": "2"}\n'}, "'d.jsonl': task 't'"),
+    (folder_task("t", "say hi", "reference\n1\n2\n"), "'tasks/t/values.csv': task 't'")])
+def test_a_values_file_of_references_alone_is_refused_in_one_line(tmp_path, files, where):
+    """Before: `IndexError: list index out of range` and its traceback (grid.sample_count of no value lists)."""
+    write_bench(tmp_path, files)
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in {where}: no values: the file gives a reference alone; give each sample its values (the "
+        "template's fields) or an id\n"))

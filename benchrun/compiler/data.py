@@ -11,13 +11,11 @@ from typing import Any, Callable, Iterator, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.compiler.files import Bounds, check_names, inside, present, read_csv, read_jsonl
+from benchrun.compiler.files import REFERENCE, Bounds, check_names, inside, present, read_csv, read_jsonl
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Scalar, canonical_json
 from benchrun.core.text import counted
 
-REFERENCE = "reference"
-"""The column of a values file that holds the references (the others are values)."""
 JSONL = (".jsonl", ".ndjson")
 CSV = (".csv",)
 

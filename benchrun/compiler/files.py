@@ -188,8 +188,16 @@ def _bounded_int(text: str) -> int:
     return as_written(text, value)
 
 
+REFERENCE = "reference"
+"""The column of a values file that holds the references (the others are values)."""
+
+
 def check_names(names: list[str], rel: str, task: str) -> None:
-    """Value names (a CSV header, a JSONL record's keys) are identifiers, each once."""
+    """Value names (a CSV header, a JSONL record's keys) are identifiers, each once, one at least besides the
+    reference (a file of references alone made samples of no values, and a traceback)."""
+    if set(names) == {REFERENCE}:
+        raise TaskError("no values: the file gives a reference alone; give each sample its values (the template's "
+                        "fields) or an id", file=rel, task=task)
     for i, name in enumerate(names):
         if not name.isidentifier():
             raise TaskError(f"column {i + 1} has an invalid name {name!r}", file=rel, task=task, key="header")
