@@ -217,3 +217,14 @@ def test_a_values_file_of_references_alone_is_refused_in_one_line(tmp_path, file
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in {where}: no values: the file gives a reference alone; give each sample its values (the "
         "template's fields) or an id\n"))
+
+
+def test_a_bool_is_asked_as_its_file_writes_it(tmp_path):
+    """Before: a YAML or JSON `true` was asked as Python prints it, `is it True?`, under the id `t:a=True` (a CSV's
+    `true`, text, as `true`)."""
+    files = {"tasks.yml": "- name: t\n  template: is it {a}? {a!r} {a:>2}\n  values: {a: [true]}\n"
+                          "  reference: ['1']\n  fewshot:\n  - {values: {a: false}, assistant: '1'}\n"}
+    plan = compiled(plain_config(config(write_bench(tmp_path, files))), tmp_path)
+    asked = [(query.sample.id, query.sample.prompt) for query in plan.manifest.queries()]
+    assert (asked, plan.manifest.tasks[0].fewshot[0].user) == (
+        [("t:a=true", "is it true? true  1")], "is it false? false  0")

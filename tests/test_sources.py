@@ -167,7 +167,7 @@ def test_combinations_of_three_columns(tmp_path):
                                          values={"a": [1, 2], "b": ["x"], "c": [True, False]},
                                          reference=["1", "2", "3", "4"]))}
     assert [(s.prompt, s.reference) for s in compile_files(tmp_path, files).samples] == [
-        ("1xTrue", "1"), ("1xFalse", "2"), ("2xTrue", "3"), ("2xFalse", "4")]
+        ("1xtrue", "1"), ("1xfalse", "2"), ("2xtrue", "3"), ("2xfalse", "4")]
 
 
 def test_task_only_selects_tasks_in_file_order():
