@@ -151,10 +151,12 @@ LOOKALIKE = "- name: task\n  template: say {a}\n  values: {a: [1]}\n  reference:
     (LOOKALIKE.replace("{a}", "{а}"), [], "in 'tasks.yml': task 'task': tasks[0].template: field '{а}' ({\\u0430}) "
                                          "is not in values (values: a)"),
     (LOOKALIKE + "  scorer: exаct_match\n", [], "in 'tasks.yml': task 'task': tasks[0].scorer: unknown scorer "
-     "'exаct_match' (ex\\u0430ct_match) (built-in: contains, exact_match; custom_scorer.py: none)")])
+     "'exаct_match' (ex\\u0430ct_match) (built-in: contains, exact_match; custom_scorer.py: none)"),
+    (LOOKALIKE.replace("template:", "templаte:"), [], "in 'tasks.yml': task 'task': tasks[0].templаte: unknown key "
+                                                     "'templаte' (templ\\u0430te) (did you mean 'template'?)")])
 def test_an_unknown_name_that_looks_like_a_known_one_is_said_so_the_difference_shows(tmp_path, tasks, given, said):
-    """Before: `no task named 'tаsk' (tasks: task)`, `field '{а}' is not in values (values: a)`: the name refused and
-    the name listed printed the same."""
+    """Before: `no task named 'tаsk' (tasks: task)`, `field '{а}' is not in values (values: a)`, `unknown key
+    'templаte' (did you mean 'template'?)`: the name refused and the name listed printed the same."""
     write_bench(tmp_path, {"tasks.yml": tasks})
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", *given, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Any, Iterable, Iterator
 
+from benchrun.core.text import name_said
+
 
 def key_path(root: str, parts: Iterable[Any]) -> str:
     """`tasks`, [2, 'values', 'b'] -> `tasks[2].values.b`."""
@@ -15,10 +17,11 @@ def key_path(root: str, parts: Iterable[Any]) -> str:
 
 
 def unknown_key(key: str, allowed: list[str], what: str = "key") -> str:
-    """`unknown key 'x' (did you mean 'y'?)`, or the allowed keys when none is close."""
+    """`unknown key 'x' (did you mean 'y'?)`, or the allowed keys when none is close; a key not in ASCII said with
+    its characters escaped too (`name_said`: a Cyrillic `а` in 'templаte' printed as the 'template' it suggested)."""
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(allowed)}"
-    return f"unknown {what} '{key}' ({hint})"
+    return f"unknown {what} {name_said(key)} ({hint})"
 
 
 def override_key(override: str) -> str:
