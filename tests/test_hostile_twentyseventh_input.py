@@ -1,5 +1,23 @@
 """The twenty-seventh hostile pass of issue 19, the side of what goes in: the items the twenty-sixth pass left, then a
-fresh pass. /work/notes/p27/result-input.md has the whole list, what held and what was left."""
+fresh pass. /work/notes/p27/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. A scorer gets a number as JSON carries it (100000.0 for a prompt's 1e5), in the run and in a rescore: documented.
+2. A benchmark's Python files parsed once on import, not twice (compiler.ownsource.refuse_unseen_imports).
+3. A NUL written as an escape (YAML's "\\0", JSON's "\\u0000") refused as a NUL byte is (core.filebytes.NUL_ESCAPED).
+4. A runner file's `${oc.env:X}` refused, never asked as text (compose.runneryml.refuse_interpolations).
+5. description.txt beside info.yml's description refused (compiler.sources._folder_description).
+6. task.only=[b,a] and [a,b] one manifest id (compose.fresh.in_one_order).
+7. resume's and retry's advice on an Ollama model that cannot chat or think, and on an OpenAI-compatible server's
+   structured-output probe, names only the server (OllamaRunner._mend, OpenAIRunner._past_probe).
+8. compose/config.py split: the command line's checks are compose/commandline.py.
+9. A name refused as unknown that looks like a known one (Cyrillic а) is said with its characters escaped
+   (core.text.name_said, core.keys.unknown_key).
+10. A response format that holds itself is read through its top `$ref` (compiler.answerable.answered).
+11. A JSONL reference `[]` or `[["2"]]` said as what it is (compiler.data._check_value).
+12. A values file of references alone: one line, not an IndexError traceback (compiler.files.check_names).
+13. A YAML or JSON bool asked as written, `true`, not Python's `True` (core.written.shown).
+"""
 
 from __future__ import annotations
 
