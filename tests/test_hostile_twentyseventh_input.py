@@ -17,6 +17,7 @@ Fixed:
 11. A JSONL reference `[]` or `[["2"]]` said as what it is (compiler.data._check_value).
 12. A values file of references alone: one line, not an IndexError traceback (compiler.files.check_names).
 13. A YAML or JSON bool asked as written, `true`, not Python's `True` (core.written.shown).
+14. A tasks.yml's `1e5` is the number, as a CSV's is, not YAML 1.1's text (core.yamlfile.EXPONENT).
 """
 
 from __future__ import annotations
@@ -248,3 +249,14 @@ def test_a_bool_is_asked_as_its_file_writes_it(tmp_path):
     asked = [(query.sample.id, query.sample.prompt) for query in plan.manifest.queries()]
     assert (asked, plan.manifest.tasks[0].fewshot[0].user) == (
         [("t:a=true", "is it true? true  1")], "is it false? false  0")
+
+
+def test_a_yaml_number_with_an_exponent_is_a_number_as_in_a_csv(tmp_path):
+    """Before: YAML 1.1 read `1e5` and `2.5E-3` (no point, or no signed exponent) as text: a scorer's
+    `values['a'] * 2` was '1e51e5', where a CSV's or a JSONL's 1e5 is the number; quoted, it stays text."""
+    files = {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1e5, 2.5E-3, '1e6']}\n"
+                          "  reference: ['1', '2', '3']\n"}
+    plan = compiled(plain_config(config(write_bench(tmp_path, files))), tmp_path)
+    asked = [(q.sample.prompt, q.sample.values["a"], isinstance(q.sample.values["a"], float))
+             for q in plan.manifest.queries()]
+    assert asked == [("say 1e5", 100000.0, True), ("say 2.5E-3", 0.0025, True), ("say 1e6", "1e6", False)]

@@ -177,9 +177,15 @@ def _written_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return as_written(node.value, _float(loader, node))
 
 
+EXPONENT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
+"""A number with an exponent as JSON and YAML 1.2 write it (`1e5`, `2.5E-3`), which YAML 1.1 reads as text unless
+its exponent is signed and its mantissa has a point (`1.0e+5`): a tasks.yml's `1e5` reached a scorer as the text
+'1e5' (`values['a'] * 2` was '1e51e5'), a CSV's or a JSONL's as the number."""
+
 for _loader in (_FastWritten, _Written):
     _loader.add_constructor("tag:yaml.org,2002:int", _written_int)
     _loader.add_constructor("tag:yaml.org,2002:float", _written_float)
+    _loader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT, list("-+0123456789."))
 
 
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError, written: bool = False) -> Any:
