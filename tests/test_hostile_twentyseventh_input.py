@@ -31,7 +31,8 @@ from benchrun.compiler import ownsource
 from benchrun.compiler.plan import compiled
 from benchrun.compiler.usercode import import_file
 from benchrun.compose.config import plain_config
-from benchrun.core.errors import EXIT
+from benchrun.core.errors import EXIT, ArchiveError
+from benchrun.core.yamlfile import parse_yaml
 from benchrun.execute.runners.openai import PROBE_PROMPT
 from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
@@ -260,3 +261,10 @@ def test_a_yaml_number_with_an_exponent_is_a_number_as_in_a_csv(tmp_path):
     asked = [(q.sample.prompt, q.sample.values["a"], isinstance(q.sample.values["a"], float))
              for q in plan.manifest.queries()]
     assert asked == [("say 1e5", 100000.0, True), ("say 2.5E-3", 0.0025, True), ("say 1e6", "1e6", False)]
+
+
+def test_an_archived_config_holding_a_nul_its_runner_file_gave_is_read_as_written():
+    """A run archived before NUL escapes were refused, whose runner file gave `stop: ["\\0"]`, keeps it in its
+    config.yaml: read as the run wrote it (with the refusal in every loader, its config became unreadable)."""
+    written = 'runner:\n  options:\n    stop: ["\\0"]\n'
+    assert parse_yaml(written, "config.yaml", ArchiveError) == {"runner": {"options": {"stop": ["\0"]}}}

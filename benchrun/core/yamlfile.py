@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from benchrun.core.errors import BenchrunError, TaskError
+from benchrun.core.errors import ArchiveError, BenchrunError, TaskError
 from benchrun.core.filebytes import NUL_ESCAPED, read_utf8
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
@@ -92,13 +92,20 @@ def _bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
 
 def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     """A string, refused (with its line and column) if it holds a lone surrogate (YAML's "\\ud800"), which is not a
-    character: no UTF-8 file, manifest or request can hold it; or a NUL (YAML's "\\0"), which no text holds."""
+    character: no UTF-8 file, manifest or request can hold it."""
     value: str = yaml.constructor.SafeConstructor.construct_yaml_str(loader, node)
-    if "\0" in value:
-        raise _Refused(node.start_mark, NUL_ESCAPED)
     if (half := SURROGATE.search(value)) is not None:
         raise _Refused(node.start_mark, f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; "
                                         "write the character itself (or \\U0001F600 for one beyond U+FFFF)")
+    return value
+
+
+def _given_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    """A string a user gives (a benchmark's, a runner file's): `_text`, and refused if it holds a NUL (YAML's "\\0"),
+    which no text holds. An archive's config.yaml is read without it, as its run wrote it."""
+    value = _text(loader, node)
+    if "\0" in value:
+        raise _Refused(node.start_mark, NUL_ESCAPED)
     return value
 
 
@@ -155,10 +162,23 @@ for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
     _loader.add_constructor("tag:yaml.org,2002:bool", _bool)
     _loader.add_constructor("tag:yaml.org,2002:float", _float)
-    _loader.add_constructor("tag:yaml.org,2002:str", _text)
+    _loader.add_constructor("tag:yaml.org,2002:str", _given_text)
     _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
     for _tag in NOT_JSON:
         _loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
+
+
+class _FastArchived(_FastLoader):
+    """_FastLoader for an archive's config.yaml: its strings as its run wrote them (a NUL a runner file gave before
+    a NUL was refused)."""
+
+
+class _Archived(_Loader):
+    """_Loader for an archive's config.yaml."""
+
+
+for _loader in (_FastArchived, _Archived):
+    _loader.add_constructor("tag:yaml.org,2002:str", _text)
 
 
 class _FastWritten(_FastLoader):
@@ -206,7 +226,8 @@ def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError, writ
 
 
 def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> Any:
-    fast_loader, loader = (_FastWritten, _Written) if written else (_FastLoader, _Loader)
+    fast_loader, loader = (_FastWritten, _Written) if written else (_FastArchived, _Archived) \
+        if issubclass(error, ArchiveError) else (_FastLoader, _Loader)
     try:
         _refuse_aliases(text, rel, error)
         return yaml.load(text, Loader=fast_loader)
