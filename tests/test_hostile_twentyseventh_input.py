@@ -18,6 +18,7 @@ Fixed:
 12. A values file of references alone: one line, not an IndexError traceback (compiler.files.check_names).
 13. A YAML or JSON bool asked as written, `true`, not Python's `True` (core.written.shown).
 14. A tasks.yml's `1e5` is the number, as a CSV's is, not YAML 1.1's text (core.yamlfile.EXPONENT).
+15. An archived config.yaml holding a NUL escape is read as written (core.yamlfile._FastArchived, _Archived).
 """
 
 from __future__ import annotations
