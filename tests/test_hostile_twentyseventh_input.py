@@ -19,6 +19,7 @@ Fixed:
 13. A YAML or JSON bool asked as written, `true`, not Python's `True` (core.written.shown).
 14. A tasks.yml's `1e5` is the number, as a CSV's is, not YAML 1.1's text (core.yamlfile.EXPONENT).
 15. An archived config.yaml holding a NUL escape is read as written (core.yamlfile._FastArchived, _Archived).
+16. A CSV joined to another saved with a byte-order mark: its header again refused (compiler.files.read_csv).
 """
 
 from __future__ import annotations
@@ -269,3 +270,14 @@ def test_an_archived_config_holding_a_nul_its_runner_file_gave_is_read_as_writte
     config.yaml: read as the run wrote it (with the refusal in every loader, its config became unreadable)."""
     written = 'runner:\n  options:\n    stop: ["\\0"]\n'
     assert parse_yaml(written, "config.yaml", ArchiveError) == {"runner": {"options": {"stop": ["\0"]}}}
+
+
+def test_a_csv_joined_to_another_with_its_byte_order_mark_is_refused_as_the_header_again(tmp_path):
+    """Before: `cat a.csv b.csv` of two files saved with a mark asked the second's header as a sample, `say \\ufeffa`
+    with the reference 'reference'; without the mark it was refused."""
+    write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.csv\n",
+                           "d.csv": "\ufeffa,reference\n1,1\n\ufeffa,reference\n2,2\n"})
+    done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'd.csv': task 't': line 3: the header again, as a row of values (two CSV files joined?): it "
+        "would be asked as a sample; remove it\n"))

@@ -86,7 +86,7 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
         if len(row) != len(header):
             raise TaskError(f"malformed row: {counted(len(row), 'cell')} where the header has {len(header):,}",
                             file=rel, task=task, key=f"line {number}")
-        if [cell.strip() for cell in row] == header:
+        if [cell.strip() for cell in [row[0].removeprefix("\ufeff"), *row[1:]]] == header:  # the second's mark
             raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
                             "sample; remove it", file=rel, task=task, key=f"line {number}")
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
