@@ -72,7 +72,7 @@ def main() -> None:
         sys.argv[1:] = [_home(arg) for arg in typed]
         _text_words(typed, sys.argv[1:])
         from benchrun.cli import hydra_main  # imported here: an interrupt while Hydra loads is quiet too
-        from benchrun.compose.config import refuse_bad_overrides, refuse_replaced_config
+        from benchrun.compose.commandline import refuse_bad_overrides, refuse_replaced_config
         from benchrun.core.shards import expand_shards
 
         _working_directory()

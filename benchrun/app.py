@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from benchrun.compiler.plan import compiled
 from benchrun.compose.config import SecretInConfig, plain_config
-from benchrun.compose.fresh import refuse_fresh_faults
+from benchrun.compose.fresh import in_one_order, refuse_fresh_faults
 from benchrun.compose.runnerfile import refuse_replaced
 from benchrun.compose.sweepsize import one_model_a_job
 from benchrun.compose.takeback import forget_hydra_copies
@@ -33,6 +33,7 @@ def run(config: Any, run_dir: Path, overrides: Sequence[str] = (), cwd: Path | N
     try:
         cfg = plain_config(config, cwd)
         refuse_fresh_faults(cfg)
+        in_one_order(cfg)
         refuse_replaced(config, overrides, cwd)
         if sweep is not None:
             one_model_a_job(cfg, config.get("runner_file"))

@@ -135,7 +135,7 @@ def test_long_values_give_a_short_unique_id(tmp_path):
 def test_folder_task_with_info_and_description(tmp_path):
     files = {
         **folder_task("add", "what is {a} + {b}?\n", "a,b,reference\n2,3,5\n",
-                      info_yml="scorer: [contains, exact_match]\nformat: IntJustification\ndescription: from info\n",
+                      info_yml="scorer: [contains, exact_match]\nformat: IntJustification\n",
                       description_txt="\n  Adds two small numbers.\n\n"),
         **folder_task("mul", "what is {a} * {b}?", "a,b\n2,3\n",
                       info_yml="scorer: times\nreference: calculated\ndescription: from info\n"),
@@ -167,7 +167,7 @@ def test_combinations_of_three_columns(tmp_path):
                                          values={"a": [1, 2], "b": ["x"], "c": [True, False]},
                                          reference=["1", "2", "3", "4"]))}
     assert [(s.prompt, s.reference) for s in compile_files(tmp_path, files).samples] == [
-        ("1xTrue", "1"), ("1xFalse", "2"), ("2xTrue", "3"), ("2xFalse", "4")]
+        ("1xtrue", "1"), ("1xfalse", "2"), ("2xtrue", "3"), ("2xfalse", "4")]
 
 
 def test_task_only_selects_tasks_in_file_order():

@@ -30,10 +30,20 @@ KEPT_AS_ASKED = "the run's references are as it asked them: choose another score
 """A rescore's way out of a scorer refused for the run's references, which it cannot change."""
 
 
+def answered(schema: dict[str, Any]) -> dict[str, Any]:
+    """The object a format's schema asks for: the schema, or the definition its top `$ref` names (a model that holds
+    itself, `child: Node | None`, whose fields pydantic puts in `$defs`: its `answer` was said to be missing)."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(found := schema.get("$defs", {}).get(
+            ref.removeprefix("#/$defs/")), dict):
+        return found
+    return schema
+
+
 def answer_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema of a format's `answer` (its definition, for an Enum's `$ref`; its one kind besides null, for an
     `Optional[...]`'s `anyOf`); empty without one."""
-    prop = schema.get("properties", {}).get(ANSWER)
+    prop = answered(schema).get("properties", {}).get(ANSWER)
     if not isinstance(prop, dict):
         return {}
     if len(kinds := [one for one in prop.get("anyOf", ()) if isinstance(one, dict) and one.get("type") != "null"]) == 1:
@@ -154,7 +164,7 @@ def refuse_unscorable(manifest: Manifest, plan: Mapping[str, Iterable[str]], bui
 def refuse_whole_answers(entry: TaskEntry, names: Iterable[str], where: Mapping[str, str | None]) -> None:
     """Refuse exact_match for a format without an `answer` field: it compares the whole answer, a JSON object
     (`{"name": "at", ...}`), with the reference, so every answer would score 0 (the seed's NameSource so graded)."""
-    if "exact_match" in names and ANSWER not in entry.format.json_schema.get("properties", {}):
+    if "exact_match" in names and ANSWER not in answered(entry.format.json_schema).get("properties", {}):
         raise TaskError(f"format '{entry.format.name}' has no '{ANSWER}' field, which exact_match compares with the "
                         "reference: every answer, a JSON object, would be compared whole and score 0; give the format "
                         f"an '{ANSWER}' field, or grade it with contains or a custom scorer", **where)

@@ -11,13 +11,11 @@ from typing import Any, Callable, Iterator, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from benchrun.compiler import schemas
-from benchrun.compiler.files import Bounds, check_names, inside, present, read_csv, read_jsonl
+from benchrun.compiler.files import REFERENCE, Bounds, check_names, inside, present, read_csv, read_jsonl
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Scalar, canonical_json
 from benchrun.core.text import counted
 
-REFERENCE = "reference"
-"""The column of a values file that holds the references (the others are values)."""
 JSONL = (".jsonl", ".ndjson")
 CSV = (".csv",)
 
@@ -127,10 +125,15 @@ def _add_record(columns: dict[str, list[Any]], record: Any, rel: str, task: str,
 
 
 def _check_value(name: str, value: Any, max_cell: int, where: dict[str, str]) -> None:
-    items = value if name == REFERENCE and isinstance(value, list) and value else [value]
-    for item in items:
+    """A record's value: a number, a string or a bool, or for the reference a list of them, one at least (`[]` and
+    `[[1]]` were said to be 'a list', which the reference may be)."""
+    listed = name == REFERENCE and isinstance(value, list)
+    if listed and not value:
+        raise TaskError(f"'{name}' is an empty list: a list of acceptable answers holds one at least", **where)
+    for item in value if listed else [value]:
         if not isinstance(item, (str, int, float)):  # bool is an int
-            raise TaskError(f"'{name}' is {_json_type(item)}: a value must be a number, a string or a bool"
+            said = f"'{name}' holds {_json_type(item)}" if listed else f"'{name}' is {_json_type(item)}"
+            raise TaskError(f"{said}: a value must be a number, a string or a bool"
                             + (" (a reference may be a list of them)" if name == REFERENCE else ""), **where)
         if isinstance(item, str) and len(item) > max_cell:
             raise TaskError(f"'{name}' is longer than task.max_prompt_chars ({max_cell:,} characters)", **where)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
-from benchrun.core.filebytes import read_utf8
+from benchrun.core.filebytes import NUL_ESCAPED, read_utf8
 from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
 from benchrun.core.written import as_written
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
@@ -86,7 +86,7 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
         if len(row) != len(header):
             raise TaskError(f"malformed row: {counted(len(row), 'cell')} where the header has {len(header):,}",
                             file=rel, task=task, key=f"line {number}")
-        if [cell.strip() for cell in row] == header:
+        if [cell.strip() for cell in [row[0].removeprefix("\ufeff"), *row[1:]]] == header:  # the second's mark
             raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
                             "sample; remove it", file=rel, task=task, key=f"line {number}")
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
@@ -143,10 +143,26 @@ def _parsed(line: str, rel: str, task: str, number: int) -> Any:
         raise TaskError("not JSON a benchmark can hold: nested too deep", **where) from None
     except ValueError as err:
         raise TaskError(str(err), **where) from None
+    if "\\u0000" in line and any("\0" in text for text in _texts(value)):
+        raise TaskError(NUL_ESCAPED, **where)
     if SURROGATE_ESCAPE.search(line) and (half := SURROGATE.search(json.dumps(value, ensure_ascii=False))):
         raise TaskError(f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; write the "
                         "character itself (or both halves of its pair, \\ud83d\\ude00)", **where)
     return value
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string of the parsed JSON `value` (its keys too), walked without recursion."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            yield from value
+            stack += value.values()
+        elif isinstance(value, list):
+            stack += value
 
 
 def _no_constant(name: str) -> float:
@@ -172,8 +188,16 @@ def _bounded_int(text: str) -> int:
     return as_written(text, value)
 
 
+REFERENCE = "reference"
+"""The column of a values file that holds the references (the others are values)."""
+
+
 def check_names(names: list[str], rel: str, task: str) -> None:
-    """Value names (a CSV header, a JSONL record's keys) are identifiers, each once."""
+    """Value names (a CSV header, a JSONL record's keys) are identifiers, each once, one at least besides the
+    reference (a file of references alone made samples of no values, and a traceback)."""
+    if set(names) == {REFERENCE}:
+        raise TaskError("no values: the file gives a reference alone; give each sample its values (the template's "
+                        "fields) or an id", file=rel, task=task)
     for i, name in enumerate(names):
         if not name.isidentifier():
             raise TaskError(f"column {i + 1} has an invalid name {name!r}", file=rel, task=task, key="header")

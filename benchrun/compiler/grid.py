@@ -28,7 +28,8 @@ from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
-from benchrun.core.text import CONTROL, counted
+from benchrun.core.text import CONTROL, counted, name_said
+from benchrun.core.written import shown
 
 ID_COLUMN = "id"
 _MAX_ID = 80
@@ -110,8 +111,11 @@ def fill(parts: Parts, values: dict[str, Any], limit: int) -> tuple[str, bool]:
 def _filled(field: Field, values: dict[str, Any]) -> str:
     """One field as str.format renders it."""
     value = values[field.name]
-    shown = repr(value) if field.conversion == "r" else str(value) if field.conversion == "s" else value
-    return format(shown, field.spec.format_map(values) if field.spec_fields else field.spec)
+    if isinstance(value, bool) and (field.conversion or not field.spec):  # a spec formats it as the int it is
+        said = shown(value)  # `true` with !r and !s too, as a number's written form is
+    else:
+        said = repr(value) if field.conversion == "r" else str(value) if field.conversion == "s" else value
+    return format(said, field.spec.format_map(values) if field.spec_fields else field.spec)
 
 
 def _field(spec: TaskSpec, name: str, conversion: str | None, format_spec: str, limits: Limits) -> Field:
@@ -122,7 +126,7 @@ def _field(spec: TaskSpec, name: str, conversion: str | None, format_spec: str, 
         raise _error(spec, "template", f"field {shown}: only a value's name can stand in a field (no indexing or "
                                        "attributes)")
     if name not in spec.values:
-        raise _error(spec, "template", f"field '{{{name}}}' is not in values (values: {', '.join(spec.values)})")
+        raise _error(spec, "template", f"field {name_said(f'{{{name}}}')} is not in values (values: {', '.join(spec.values)})")
     if conversion not in (None, "r", "s"):
         raise _error(spec, "template", f"field {shown}: conversion !{conversion} is not allowed (only !r and !s)")
     nested = [part for part in string.Formatter().parse(format_spec) if part[1] is not None]
@@ -305,8 +309,8 @@ def sample_id_for(task: str, values: dict[str, Any]) -> str:
     no two samples share an id by accident, and a control character as its UTF-8 bytes, %0A); long ids keep a readable
     head and a hash."""
     if ID_COLUMN in values:
-        return f"{task}:{values[ID_COLUMN]}"
-    text = f"{task}:" + ",".join(f"{name}={str(value).translate(_ESCAPED)}" for name, value in values.items())
+        return f"{task}:{shown(values[ID_COLUMN])}"
+    text = f"{task}:" + ",".join(f"{name}={str(shown(value)).translate(_ESCAPED)}" for name, value in values.items())
     if len(text) <= _MAX_ID:
         return text
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from benchrun.compiler import schemas
+from benchrun.compiler.answerable import answered
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import BenchrunError, TaskError
 from benchrun.core.keys import unknown_key
@@ -56,7 +57,7 @@ def _scores(raw: Mapping[str, Any], schema: dict[str, Any], index: int) -> dict[
     """The judge's scores, checked against its grade field's kind: none for a bool or number, every value of an
     Enum exactly, some for a free string."""
     field = raw["score"]
-    properties = schema.get("properties", {})
+    properties = answered(schema).get("properties", {})
     if field not in properties:
         raise TaskError(f"{unknown_key(field, list(properties), what='field')} of format '{raw['format']}'",
                         **where(index, "score"))

@@ -94,35 +94,42 @@ def from_source(bench: Path) -> None:
         sys.meta_path.insert(at, FINDER)
 
 
-def refuse_unrecorded(sources: dict[str, Path], bench: Path) -> None:
-    """Refuse a benchmark's own module imported inside a function of `sources` (its Python files, by the name errors
-    give them) and by none as they were imported: that code scores, imported by the scorer process as it calls the
-    function, but the manifest names a benchmark's own modules as its files import them, so it was not among the
-    run's files (an edit changed the scores under the same manifest, verify intact)."""
+def refuse_unseen_imports(sources: dict[str, Path], bench: Path) -> None:
+    """Refuse what a file of `sources` (its Python files, by the name errors give them) imports unseen by the
+    manifest (_refuse_unrecorded, _refuse_shadowed), each file parsed once."""
     for rel, path in sources.items():
-        for line, name in _imported_in_functions(path):
-            where = _not_imported(name)
-            if where is None or _named(Path(where), bench) or not _beneath(Path(where), bench):
-                continue
-            raise TaskError(f"'{name}', a module of the benchmark, is imported inside a function (line {line}), and "
-                            "by no file as it is imported: the run records a benchmark's own modules as its files "
-                            "import them; import it at the top of the file", file=rel)
+        tree = _parsed(path)
+        _refuse_unrecorded(rel, tree, bench)
+        _refuse_shadowed(rel, tree, bench)
 
 
-def refuse_shadowed(sources: dict[str, Path], bench: Path) -> None:
-    """Refuse a file of `sources` (by the name errors give them) importing a name the folder `bench` holds a module
-    of (`import yaml` beside a yaml.py) that Python gave the library benchrun had already loaded: the benchmark's
-    module never ran, the library's code of the same name scored, and the manifest named neither."""
-    for rel, path in sources.items():
-        for line, name in _imports_in(_parsed(path)):
-            top = name.partition(".")[0]
-            own = next((f for f in (f"{top}.py", f"{top}/__init__.py") if (bench / f).is_file()), None)
-            loaded = getattr(sys.modules.get(top), "__file__", None)
-            if own is None or not isinstance(loaded, str) or Path(loaded).resolve() == (bench / own).resolve():
-                continue
-            raise TaskError(f"imports '{top}' (line {line}), and the benchmark holds {own}, but Python gives it the "
-                            f"library of that name that benchrun had already loaded ({loaded}), not the benchmark's "
-                            f"file: rename {own}", file=rel)
+def _refuse_unrecorded(rel: str, tree: ast.AST, bench: Path) -> None:
+    """Refuse a benchmark's own module imported inside a function of `tree` (file `rel`) and by no file as it was
+    imported: that code scores, imported by the scorer process as it calls the function, but the manifest names a
+    benchmark's own modules as its files import them, so it was not among the run's files (an edit changed the
+    scores under the same manifest, verify intact)."""
+    for line, name in _imported_in_functions(tree):
+        where = _not_imported(name)
+        if where is None or _named(Path(where), bench) or not _beneath(Path(where), bench):
+            continue
+        raise TaskError(f"'{name}', a module of the benchmark, is imported inside a function (line {line}), and "
+                        "by no file as it is imported: the run records a benchmark's own modules as its files "
+                        "import them; import it at the top of the file", file=rel)
+
+
+def _refuse_shadowed(rel: str, tree: ast.AST, bench: Path) -> None:
+    """Refuse file `rel` (parsed: `tree`) importing a name the folder `bench` holds a module of (`import yaml`
+    beside a yaml.py) that Python gave the library benchrun had already loaded: the benchmark's module never ran,
+    the library's code of the same name scored, and the manifest named neither."""
+    for line, name in _imports_in(tree):
+        top = name.partition(".")[0]
+        own = next((f for f in (f"{top}.py", f"{top}/__init__.py") if (bench / f).is_file()), None)
+        loaded = getattr(sys.modules.get(top), "__file__", None)
+        if own is None or not isinstance(loaded, str) or Path(loaded).resolve() == (bench / own).resolve():
+            continue
+        raise TaskError(f"imports '{top}' (line {line}), and the benchmark holds {own}, but Python gives it the "
+                        f"library of that name that benchrun had already loaded ({loaded}), not the benchmark's "
+                        f"file: rename {own}", file=rel)
 
 
 def refuse_linked_out(bench: Path, rel: str) -> None:
@@ -172,9 +179,9 @@ def _not_imported(name: str) -> str | None:
     return None
 
 
-def _imported_in_functions(path: Path) -> Iterator[tuple[int, str]]:
-    """(line, module name) of each absolute import inside a function of the Python file `path`."""
-    for function in ast.walk(_parsed(path)):
+def _imported_in_functions(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, module name) of each absolute import inside a function of the parsed Python file `tree`."""
+    for function in ast.walk(tree):
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             yield from _imports_in(function)
 

@@ -37,6 +37,7 @@ from benchrun.core.manifest import (
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
 from benchrun.core.settings import judge_runner_keys
+from benchrun.core.text import name_said
 
 ASKING_LIMITS = ("concurrency", "timeout_s", "retries", "backoff_s", "max_consecutive_failures", "max_response_bytes")
 """Runner keys that say how hard and how long to try, not what is asked: a resume or retry may change them (`--set`)."""
@@ -148,7 +149,7 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
         return specs
     missing = [name for name in only if name not in seen]
     if missing:
-        raise ConfigError(f"no task named {', '.join(map(repr, missing))} (tasks: {', '.join(seen)})",
+        raise ConfigError(f"no task named {', '.join(map(name_said, missing))} (tasks: {', '.join(seen)})",
                           key="task.only")
     return [spec for spec in specs if spec.name in only]
 
@@ -167,7 +168,7 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
     """Response class `name` with its JSON schema; refused (at `where`) when it is not one of `known`."""
     cls = known.get(name)
     if cls is None:
-        raise TaskError(f"unknown format '{name}' ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
+        raise TaskError(f"unknown format {name_said(name)} ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
     custom = origin == formats.CUSTOM_FILE  # the class runs the user's code, contained (0.6 ms a task)
     with contained(formats.CUSTOM_FILE, f"format '{name}' has no JSON schema") if custom else contextlib.nullcontext():
@@ -219,7 +220,7 @@ def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> Scor
                         "recorded): name the scorer otherwise", **spec.where("scorer"))
     fn = known.get(name)
     if fn is None:
-        raise TaskError(f"unknown scorer '{name}' ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
+        raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
                         **spec.where("scorer"))
     builtin = scoring.BUILTIN.get(name) is fn
     if not builtin:

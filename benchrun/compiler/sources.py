@@ -262,18 +262,25 @@ def _folder_task(bench: Path, folder: Path, rel: str, bounds: Bounds) -> TaskSpe
     if reference is not None and info.get("reference") == "calculated":
         raise TaskError(f"reference is 'calculated' but {values_file.rsplit('/', 1)[-1]} has a reference column",
                         file=f"{rel}/info.yml", task=folder.name, key="reference")
-    description_file = folder / "description.txt"
-    description = info.get("description")
-    if description_file.exists():
-        description = read_text(description_file, f"{rel}/description.txt", folder.name).strip()
     return _checked(TaskSpec(
         name=folder.name, source=rel, key="", template=template.rstrip("\n"), values=columns,
         reference=reference if reference is not None else "calculated", values_file=values_file,
         scorers=_as_tuple(info.get("scorer", DEFAULT_SCORER)),
-        format=info.get("format", DEFAULT_FORMAT), description=description,
+        format=info.get("format", DEFAULT_FORMAT), description=_folder_description(folder, rel, info),
         judges=_as_tuple(info.get("judge", ())),
         **_chat(bench, info, f"{rel}/info.yml", folder.name, "", bounds),
         files=_data_files(info)))
+
+
+def _folder_description(folder: Path, rel: str, info: dict) -> str | None:
+    """A folder task's description: its description.txt, or info.yml's `description`; both given are refused (the
+    file's took the place of info.yml's unsaid)."""
+    if not (folder / "description.txt").exists():
+        return info.get("description")
+    if "description" in info:
+        raise TaskError("description.txt and info.yml's description are both here: keep one", file=rel,
+                        task=folder.name)
+    return read_text(folder / "description.txt", f"{rel}/description.txt", folder.name).strip()
 
 
 def _folder_values(bench: Path, folder: Path, rel: str, bounds: Bounds) -> tuple[str, dict[str, Column]]:

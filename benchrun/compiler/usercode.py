@@ -32,8 +32,7 @@ from benchrun.compiler.ownsource import (
     from_source,
     own_root,
     refuse_linked_out,
-    refuse_shadowed,
-    refuse_unrecorded,
+    refuse_unseen_imports,
 )
 from benchrun.compiler.runstate import kept
 from benchrun.core.errors import OWN_LIMITS, TaskError
@@ -172,8 +171,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
         files = {rel: path, **{own: path.parent / own for own in SOURCES[name] if own != path.name}}
-        refuse_unrecorded(files, path.parent)
-        refuse_shadowed(files, path.parent)
+        refuse_unseen_imports(files, path.parent)
     except BaseException:
         del sys.modules[name]
         raise

@@ -8,9 +8,7 @@ import atexit
 import functools
 import json
 import math
-import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
@@ -21,6 +19,7 @@ from benchrun.compose.labels import job_dir_label, slug
 from benchrun.compose.runneryml import (
     by_our_names,
     read_runner_file,
+    refuse_interpolations,
     runner_file_keys,
     said_of_runner_file,
     with_runner_file,
@@ -29,7 +28,7 @@ from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.judgekeys import allowed_keys, runner_keys
 from benchrun.core.judgeserver import models_server
-from benchrun.core.keys import key_path, override_key, unknown_key
+from benchrun.core.keys import key_path, leaves, override_key, unknown_key
 from benchrun.core.resources import DEMO_SCHEME
 from benchrun.core.scratch import owned_folder
 from benchrun.core.settings import (
@@ -42,7 +41,7 @@ from benchrun.core.settings import (
     hydra_defaults,
 )
 from benchrun.core.settingsbase import WRONG_NUMBER
-from benchrun.core.text import too_many_digits, undecoded, unreadable_here
+from benchrun.core.text import undecoded, unreadable_here
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT
 
 M = TypeVar("M", bound=BaseModel)
@@ -143,6 +142,7 @@ def plain_config(config: Any, cwd: Path | None = None) -> dict[str, Any]:
         cfg["runner"], cfg["runner_file"] = with_runner_file(cfg, given), None
     with said_of_runner_file(runner_file, given):
         refuse_secrets(secrets.found(cfg))
+        refuse_interpolations(given)
         refuse_unkept_values(cfg)
         config = checked(RunConfig, cfg)
         refuse_unkept_values(config.model_dump())  # as read: text that writes a number is that number (1e400: inf)
@@ -172,13 +172,8 @@ def unkept_value(cfg: dict[str, Any]) -> tuple[str, str] | None:
     own default) and the setting recorded as null; and a string that is not text (`runner.model=${oc.env:M}` of an
     environment variable holding bytes that are not UTF-8), which made the run's directory, then failed writing
     run.json in a traceback."""
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(cfg, ())]
-    while stack:
-        value, where = stack.pop()
-        if isinstance(value, (dict, list)):
-            stack += [(child, (*where, key)) for key, child in (value.items() if isinstance(value, dict)
-                                                                 else enumerate(value))]
-        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+    for where, value in leaves(cfg):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
             return key_path("", where), f"the integer {value} is outside {INT_RANGE}"
         elif isinstance(value, str) and (shown := undecoded(value)) is not None:
             return key_path("", where), f"'{shown}' " + (unreadable_here(value) or "is not UTF-8 text, and "
@@ -246,72 +241,6 @@ def refuse_secrets(found: Iterable[tuple[str, str]]) -> None:
         raise SecretInConfig(f"secrets are never taken from the config, where they would be archived ({why}); put "
                              f"an API key in an environment variable and name it with {asker}.api_key_env, and give "
                              "URLs without user names or passwords", file="config", key=where)
-
-
-MAX_OVERRIDE_ITEMS = 10_000
-"""The most values one override lists (a sweep's, a list's: as many as a sweep runs jobs); Hydra's parser takes
-minutes over a list of 18,000 model names before anything can be said of it."""
-
-
-def refuse_bad_overrides(argv: Sequence[str]) -> None:
-    """Refuse, before Hydra writes, prints or parses any of them, a command-line override that holds a credential, an
-    integer of more digits than Python converts (which Hydra's parser would meet with a ValueError traceback) or more
-    than MAX_OVERRIDE_ITEMS values."""
-    if (why := secrets.word_holding_key(argv)) is not None:  # refused without the word, which holds it
-        refuse_secrets([("the command line", why)])
-    digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
-    for arg in argv:
-        _, is_override, value = arg.partition("=")
-        if not is_override or arg.startswith("-"):
-            continue
-        key = override_key(arg)
-        named = any(secrets.secret_key(part) for part in key.split(".")) and not secrets.a_path(
-            key.rpartition(".")[2], value.strip("'\""))
-        refuse_secrets([(key, "a credential's name")] if named and value else
-                       ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")) or
-                                                                    secrets.key_as_name(key.rpartition(".")[2],
-                                                                                        item.strip("[] '\"")))))
-        if digits.search(value):
-            raise ConfigError(too_many_digits(), file="config", key=key)
-        if (items := value.count(",") + 1) > MAX_OVERRIDE_ITEMS:
-            raise ConfigError(f"the override lists {items:,} values, more than an override takes "
-                              f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
-
-
-OWN_CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--experimental-rerun")
-"""Hydra's flags that put another config in place of benchrun's conf/config.yaml (a primary config of the user's,
-a pickled one): its callbacks (the run directory's checks) and its logging's masking of credentials with it."""
-OWN_CALLBACKS = ("hydra.callbacks.run_dir_check", "hydra.callbacks.sweep_summary", "hydra.callbacks.launcher_gone")
-"""benchrun's Hydra callbacks (conf/config.yaml): they check a run's directory before Hydra writes its copies there,
-summarise a sweep, and end a launcher's worker that outlived its launching process. A callback of the user's may be added beside them (`+hydra.callbacks.mine._target_=...`)."""
-
-
-def refuse_replaced_config(argv: Sequence[str]) -> None:
-    """Refuse, before Hydra composes anything, a flag or an override that takes benchrun's own config or callbacks
-    away: with `-cp DIR`, or `~hydra.callbacks.run_dir_check`, Hydra rewrote an existing run's copies of its config
-    (`.hydra/`), and a run changed into its directory (hydra.job.chdir) or logged credentials unmasked."""
-    for arg in argv:
-        if any(_names_flag(arg, given) for given in OWN_CONFIG_FLAGS):
-            raise ConfigError(f"{arg}: benchrun's config is its own (conf/config.yaml: the checks of the run "
-                              "directory, the masking of credentials in its log); add presets of your own with "
-                              "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
-        if arg.startswith("-") or not ("=" in arg or arg.startswith("~")):  # a flag, or a flag's value (`--cfg hydra`)
-            continue
-        key = override_key(arg)
-        whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
-        if whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS):
-            raise ConfigError(f"{arg}: benchrun's Hydra callbacks are its own (they check the run directory before "
-                              "Hydra writes there, and summarise a sweep); leave hydra.callbacks out")
-
-
-def _names_flag(arg: str, given: str) -> bool:
-    """Whether the command-line word `arg` is Hydra's flag `given` as argparse reads it: whole, a long one's head
-    that names no other flag (`--config-p`, `--exp`), or a short one with its value attached (`-cpDIR`)."""
-    if not given.startswith("--"):
-        return arg.startswith(given)
-    flag = arg.split("=", 1)[0]
-    shortest = len("--e") if given == "--experimental-rerun" else len("--config-p")
-    return len(flag) >= shortest and given.startswith(flag)
 
 
 STRICT_TYPES = {"int_type", "float_type", "bool_type", "string_type"}

@@ -14,3 +14,10 @@ def refuse_fresh_faults(cfg: dict[str, Any]) -> None:
     only = cfg["task"].get("only") or []
     if twice := next((name for at, name in enumerate(only) if name in only[:at]), None):
         raise ConfigError(f"task.only: '{twice}' is listed twice; list each task once", file="config")
+
+
+def in_one_order(cfg: dict[str, Any]) -> None:
+    """task.only as its names sorted (its tasks are asked in the benchmark's order, whatever order it lists them in):
+    the same tasks chosen as [a,b] and as [b,a] had two manifest ids, config.yaml and the manifest keeping the list."""
+    if cfg["task"].get("only"):
+        cfg["task"]["only"] = sorted(cfg["task"]["only"])

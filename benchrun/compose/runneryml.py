@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 from benchrun.core.errors import ConfigError, os_problem
 from benchrun.core.home import expanded
+from benchrun.core.keys import key_path, leaves
 from benchrun.core.resources import bench_dir
 from benchrun.core.settings import RUNNERS
 from benchrun.core.yamlfile import load_yaml
@@ -62,6 +63,16 @@ def with_runner_file(cfg: dict[str, Any], data: dict[str, Any]) -> dict[str, Any
     if kind != runner.get("type") and kind in RUNNERS:  # another type is said to be unknown when checked
         runner = {key: value for key, value in runner.items() if key in RUNNERS[kind].model_fields}
     return {**runner, **data}
+
+
+def refuse_interpolations(given: dict[str, Any]) -> None:
+    """Refuse a runner file's value holding `${` (`model: ${oc.env:M}`), which OmegaConf reads as an interpolation in
+    an override or a preset, and a runner file's values are not resolved for: it was asked as the text written."""
+    for where, value in leaves(given):
+        if isinstance(value, str) and "${" in value:
+            raise ConfigError(f"'{value}' holds '${{', which a runner file's values are not resolved for (it would be "
+                              "asked as the text written); write the value itself", file="config",
+                              key=key_path("runner", where))
 
 
 @contextlib.contextmanager

@@ -115,3 +115,8 @@ def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom
         raise error(f"line {line}, column {column}: a NUL byte, which no text holds (a file saved as UTF-16, or not "
                     "text?); save it as UTF-8", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+NUL_ESCAPED = ("an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, as a file's NUL byte is "
+               "refused (a server reading text as C does ends the prompt there); leave it out")
+"""Why a NUL written as an escape (YAML's, JSON's) is refused: the one rule of read_utf8's NUL byte."""

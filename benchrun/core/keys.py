@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
+
+from benchrun.core.text import name_said
 
 
 def key_path(root: str, parts: Iterable[Any]) -> str:
@@ -15,13 +17,26 @@ def key_path(root: str, parts: Iterable[Any]) -> str:
 
 
 def unknown_key(key: str, allowed: list[str], what: str = "key") -> str:
-    """`unknown key 'x' (did you mean 'y'?)`, or the allowed keys when none is close."""
+    """`unknown key 'x' (did you mean 'y'?)`, or the allowed keys when none is close; a key not in ASCII said with
+    its characters escaped too (`name_said`: a Cyrillic `а` in 'templаte' printed as the 'template' it suggested)."""
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(allowed)}"
-    return f"unknown {what} '{key}' ({hint})"
+    return f"unknown {what} {name_said(key)} ({hint})"
 
 
 def override_key(override: str) -> str:
     """The key (or config group) a command-line override names, however it is given: added (`+`), forced (`++`),
     deleted (`~`) or put in a package (`hydra/job_logging@hydra.job_logging=none`)."""
     return override.split("=", 1)[0].lstrip("+~").split("@", 1)[0]
+
+
+def leaves(data: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(key path, value) of each value of `data` that is no dict or list, walked without recursion."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, (dict, list)):
+            stack += [(child, (*where, key)) for key, child in (value.items() if isinstance(value, dict)
+                                                                 else enumerate(value))]
+        else:
+            yield where, value

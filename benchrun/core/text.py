@@ -18,6 +18,15 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 
+def name_said(name: str) -> str:
+    """`name` quoted as an error names it, its characters outside ASCII escaped beside it (`'tаsk' (t\\u0430sk)`):
+    an unknown name written with a Cyrillic `а` looked the same as the known one the error listed beside it. One
+    that does not print (a line break) is said escaped alone."""
+    if not name.isprintable():
+        return ascii(name)
+    return f"'{name}'" if name.isascii() else f"'{name}' ({ascii(name)[1:-1]})"
+
+
 def writable(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD (the same object when it has none)."""
     if text.isascii() or not SURROGATE.search(text):

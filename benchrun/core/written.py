@@ -1,5 +1,6 @@
 """A number read from a benchmark's file that keeps how the file wrote it: computed with as the number it is, printed
-(in a prompt, a sample's id) as written: a CSV's `2.50`, `1e5` or `+5` was asked as `2.5`, `100000.0` and `5`."""
+(in a prompt, a sample's id) as written: a CSV's `2.50`, `1e5` or `+5` was asked as `2.5`, `100000.0` and `5`; and a
+bool printed as its file wrote it, `true`, not Python's `True`."""
 
 from __future__ import annotations
 
@@ -44,3 +45,9 @@ def as_written(text: str, value: int | float) -> int | float:
     if str(value) == text or isinstance(value, bool) or not math.isfinite(value):
         return value
     return WrittenInt(text, value) if isinstance(value, int) else WrittenFloat(text, value)
+
+
+def shown(value: Any) -> Any:
+    """`value` as a prompt's `{a}` and a sample's id print it: a bool as JSON and YAML write it (`true`; Python's bool
+    cannot be made to print otherwise), any other value as it is (a number as written)."""
+    return ("true" if value else "false") if isinstance(value, bool) else value

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from benchrun.core.errors import BenchrunError, TaskError
-from benchrun.core.filebytes import read_utf8
+from benchrun.core.errors import ArchiveError, BenchrunError, TaskError
+from benchrun.core.filebytes import NUL_ESCAPED, read_utf8
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
 from benchrun.core.written import as_written
@@ -100,6 +100,15 @@ def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     return value
 
 
+def _given_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    """A string a user gives (a benchmark's, a runner file's): `_text`, and refused if it holds a NUL (YAML's "\\0"),
+    which no text holds. An archive's config.yaml is read without it, as its run wrote it."""
+    value = _text(loader, node)
+    if "\0" in value:
+        raise _Refused(node.start_mark, NUL_ESCAPED)
+    return value
+
+
 def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
     """A mapping of text keys, refused (at the second) if a key is given twice: YAML keeps the last without a word, so
     the value a reader of the file sees first would not be the one asked."""
@@ -153,10 +162,23 @@ for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
     _loader.add_constructor("tag:yaml.org,2002:bool", _bool)
     _loader.add_constructor("tag:yaml.org,2002:float", _float)
-    _loader.add_constructor("tag:yaml.org,2002:str", _text)
+    _loader.add_constructor("tag:yaml.org,2002:str", _given_text)
     _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
     for _tag in NOT_JSON:
         _loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
+
+
+class _FastArchived(_FastLoader):
+    """_FastLoader for an archive's config.yaml: its strings as its run wrote them (a NUL a runner file gave before
+    a NUL was refused)."""
+
+
+class _Archived(_Loader):
+    """_Loader for an archive's config.yaml."""
+
+
+for _loader in (_FastArchived, _Archived):
+    _loader.add_constructor("tag:yaml.org,2002:str", _text)
 
 
 class _FastWritten(_FastLoader):
@@ -175,9 +197,15 @@ def _written_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return as_written(node.value, _float(loader, node))
 
 
+EXPONENT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
+"""A number with an exponent as JSON and YAML 1.2 write it (`1e5`, `2.5E-3`), which YAML 1.1 reads as text unless
+its exponent is signed and its mantissa has a point (`1.0e+5`): a tasks.yml's `1e5` reached a scorer as the text
+'1e5' (`values['a'] * 2` was '1e51e5'), a CSV's or a JSONL's as the number."""
+
 for _loader in (_FastWritten, _Written):
     _loader.add_constructor("tag:yaml.org,2002:int", _written_int)
     _loader.add_constructor("tag:yaml.org,2002:float", _written_float)
+    _loader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT, list("-+0123456789."))
 
 
 def load_yaml(path: Path, rel: str, error: type[BenchrunError] = TaskError, written: bool = False) -> Any:
@@ -198,7 +226,8 @@ def parse_yaml(text: str, rel: str, error: type[BenchrunError] = TaskError, writ
 
 
 def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> Any:
-    fast_loader, loader = (_FastWritten, _Written) if written else (_FastLoader, _Loader)
+    fast_loader, loader = (_FastWritten, _Written) if written else (_FastArchived, _Archived) \
+        if issubclass(error, ArchiveError) else (_FastLoader, _Loader)
     try:
         _refuse_aliases(text, rel, error)
         return yaml.load(text, Loader=fast_loader)

@@ -107,12 +107,21 @@ class OllamaRunner:
         refused (`does not support chat`), and the run stopped as a broken setup that no resume can mend."""
         said = one_line(", ".join(map(str, capabilities)), 160)
         if capabilities and "completion" not in capabilities:
-            raise RunnerError(f"Ollama at {self.host} says model '{name}' cannot chat (it can: {said}); pick a chat "
-                              f"model for {self.config.key('model')}")
+            chat = f"pick a chat model for {self.config.key('model')}"
+            raise RunnerError(f"Ollama at {self.host} says model '{name}' cannot chat (it can: {said}); "
+                              f"{self._mend('chats', chat)}")
         if capabilities and self.config.think and "thinking" not in capabilities:
+            think = self.config.key("think")
             raise RunnerError(f"Ollama at {self.host} says model '{name}' does not think (it can: {said}), and "
-                              f"{self.config.key('think')}={str(self.config.think).lower()} asks it to; unset "
-                              f"{self.config.key('think')}, or pick a thinking model")
+                              f"{think}={str(self.config.think).lower()} asks it to; "
+                              f"{self._mend('thinks', f'unset {think}, or pick a thinking model')}")
+
+    def _mend(self, can: str, otherwise: str) -> str:
+        """The advice when the model cannot do what the run asks: `otherwise` (keys to change) for a new run; for a
+        command asking a run again (resume, retry), which takes only the server, a server where the model `can`."""
+        if self.config.asked_again:
+            return f"give {self.config.key('host')} a server where '{self.model}' {can}"
+        return otherwise
 
     async def digests_now(self) -> dict[str, str | None]:
         """The digest as `identify` keeps it (writable), so that one the server writes oddly compares as itself."""

@@ -176,6 +176,13 @@ class OpenAIRunner:
         return (f"the server at {self.base_url} refused the API key from ${self.key_env} ({status}); "
                 f"check the key{self._other_variable('the right one')}")
 
+    def _past_probe(self, probe: str) -> str:
+        """The way past a probe unanswered: runner.structured given, which skips the `probe`; for a command asking a
+        run again (resume, retry), which asks with the run's runner.structured and takes only its server, another."""
+        if self.config.asked_again:
+            return f"give {self.config.key('base_url')} a server that answers {probe}"
+        return f"{self.config.key('structured')}=json_schema, json_object or none skips {probe}"
+
     def _other_variable(self, holding: str) -> str:
         """The advice to name another variable, where the command takes one (not resume's, retry's: the run's)."""
         key = self.config.key("api_key_env")
@@ -239,12 +246,10 @@ class OpenAIRunner:
             raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
                               f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
                               "that loads the model on its first request answers it late), or "
-                              f"{self.config.key('structured')}=json_schema, json_object or none skips the "
-                              "probe") from None
+                              f"{self._past_probe('the probe')}") from None
         except (Retryable, TooLarge) as err:
             raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe "
-                              f"({err}); {self.config.key('structured')}=json_schema, json_object or none skips "
-                              "it") from None
+                              f"({err}); {self._past_probe('it')}") from None
         except Refused as err:  # a redirect: every request of the run would be
             raise RunnerError(f"the server at {self.base_url} refused the structured-output probe: {err}") from None
         return response, said

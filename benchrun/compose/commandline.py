@@ -1,0 +1,79 @@
+"""What the command line may say, checked before Hydra parses, prints or composes any of it: no credential, no
+number or list too large for Hydra's parser, nothing taking benchrun's own config or callbacks away."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Sequence
+
+from benchrun.compose.config import refuse_secrets
+from benchrun.core import secrets
+from benchrun.core.errors import ConfigError
+from benchrun.core.keys import override_key
+from benchrun.core.text import too_many_digits
+
+MAX_OVERRIDE_ITEMS = 10_000
+"""The most values one override lists (a sweep's, a list's: as many as a sweep runs jobs); Hydra's parser takes
+minutes over a list of 18,000 model names before anything can be said of it."""
+
+
+def refuse_bad_overrides(argv: Sequence[str]) -> None:
+    """Refuse, before Hydra writes, prints or parses any of them, a command-line override that holds a credential, an
+    integer of more digits than Python converts (which Hydra's parser would meet with a ValueError traceback) or more
+    than MAX_OVERRIDE_ITEMS values."""
+    if (why := secrets.word_holding_key(argv)) is not None:  # refused without the word, which holds it
+        refuse_secrets([("the command line", why)])
+    digits = re.compile(rf"(?:^|[\[,])\s*[+-]?\d{{{sys.get_int_max_str_digits() + 1},}}\s*(?:$|[\],])")
+    for arg in argv:
+        _, is_override, value = arg.partition("=")
+        if not is_override or arg.startswith("-"):
+            continue
+        key = override_key(arg)
+        named = any(secrets.secret_key(part) for part in key.split(".")) and not secrets.a_path(
+            key.rpartition(".")[2], value.strip("'\""))
+        refuse_secrets([(key, "a credential's name")] if named and value else
+                       ((key, why) for item in value.split(",") if (why := secrets.secret_value(item.strip("[] ")) or
+                                                                    secrets.key_as_name(key.rpartition(".")[2],
+                                                                                        item.strip("[] '\"")))))
+        if digits.search(value):
+            raise ConfigError(too_many_digits(), file="config", key=key)
+        if (items := value.count(",") + 1) > MAX_OVERRIDE_ITEMS:
+            raise ConfigError(f"the override lists {items:,} values, more than an override takes "
+                              f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
+
+
+OWN_CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--experimental-rerun")
+"""Hydra's flags that put another config in place of benchrun's conf/config.yaml (a primary config of the user's,
+a pickled one): its callbacks (the run directory's checks) and its logging's masking of credentials with it."""
+OWN_CALLBACKS = ("hydra.callbacks.run_dir_check", "hydra.callbacks.sweep_summary", "hydra.callbacks.launcher_gone")
+"""benchrun's Hydra callbacks (conf/config.yaml): they check a run's directory before Hydra writes its copies there,
+summarise a sweep, and end a launcher's worker that outlived its launching process. A callback of the user's may be added beside them (`+hydra.callbacks.mine._target_=...`)."""
+
+
+def refuse_replaced_config(argv: Sequence[str]) -> None:
+    """Refuse, before Hydra composes anything, a flag or an override that takes benchrun's own config or callbacks
+    away: with `-cp DIR`, or `~hydra.callbacks.run_dir_check`, Hydra rewrote an existing run's copies of its config
+    (`.hydra/`), and a run changed into its directory (hydra.job.chdir) or logged credentials unmasked."""
+    for arg in argv:
+        if any(_names_flag(arg, given) for given in OWN_CONFIG_FLAGS):
+            raise ConfigError(f"{arg}: benchrun's config is its own (conf/config.yaml: the checks of the run "
+                              "directory, the masking of credentials in its log); add presets of your own with "
+                              "--config-dir DIR, or finish a run with benchrun-audit resume RUN")
+        if arg.startswith("-") or not ("=" in arg or arg.startswith("~")):  # a flag, or a flag's value (`--cfg hydra`)
+            continue
+        key = override_key(arg)
+        whole = key in ("hydra.callbacks", "hydra") or key.startswith("hydra/callbacks")
+        if whole or any(key == own or key.startswith(f"{own}.") for own in OWN_CALLBACKS):
+            raise ConfigError(f"{arg}: benchrun's Hydra callbacks are its own (they check the run directory before "
+                              "Hydra writes there, and summarise a sweep); leave hydra.callbacks out")
+
+
+def _names_flag(arg: str, given: str) -> bool:
+    """Whether the command-line word `arg` is Hydra's flag `given` as argparse reads it: whole, a long one's head
+    that names no other flag (`--config-p`, `--exp`), or a short one with its value attached (`-cpDIR`)."""
+    if not given.startswith("--"):
+        return arg.startswith(given)
+    flag = arg.split("=", 1)[0]
+    shortest = len("--e") if given == "--experimental-rerun" else len("--config-p")
+    return len(flag) >= shortest and given.startswith(flag)
