@@ -1,0 +1,83 @@
+"""The twenty-seventh hostile pass of issue 19, the asking side: what the twenty-sixth left, and a fresh pass.
+
+- an `error` that says little (`{"code": 0}`, `{"type": "x"}`, a message that is an object) was quoted as `no
+  message`, or as a Python repr: it is quoted as the server sent it, its JSON (`runners.errorbody.quoted`)
+- FastAPI's error body (`{"detail": [{"loc": [...], "msg": ...}]}`) was quoted as a Python repr of its list: its
+  problems are quoted where and what each is (`runners.errorbody.quoted`)
+- an error status whose body is in a coding benchrun does not read (`br`), or does not decode, was said a broken
+  answer, its status lost, asked again whatever the status: the status is the failure, the body's state said beside it
+  (`runners.http._Bounded`)
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import Reply
+from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+from tests.helpers.wire import wire
+
+TYPES = {"openai": "APIError", "ollama": "ResponseError"}
+OPENAI = {"choices": [{"index": 0, "message": {"role": "assistant", "content": '{"answer": 6}'},
+                       "finish_reason": "stop"}]}
+OLLAMA = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
+          "message": {"role": "assistant", "content": '{"answer": 6}'}}
+ANSWERS = {"openai": OPENAI, "ollama": OLLAMA}
+UNREAD = ("(body not read: the answer's body is in a content coding benchrun does not read within "
+          "runner.max_response_bytes (br); it asks for gzip, deflate)")
+
+
+def _run(tmp_path, ask: str, response: bytes, *args: str):
+    """A run of the product task by runner `ask` whose first answer to the sample is `response` (whole HTTP)."""
+    answer = once(Reply(wire=response))
+    return openai_run(tmp_path, answer, *args)[1] if ask == "openai" else ollama_run(tmp_path, answer, *args)
+
+
+def _coded(body: bytes, status: str, coding: str) -> bytes:
+    return wire(body, status=status).replace(b"\r\n\r\n", f"\r\nContent-Encoding: {coding}\r\n\r\n".encode(), 1)
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+@pytest.mark.parametrize(("error", "said"), [
+    ({"code": 0}, 'HTTP 200 saying an error: {"code": 0}'), ({"type": "x"}, 'HTTP 200 saying x: {"type": "x"}'),
+    ({"message": {"why": "quota"}}, 'HTTP 200 saying an error: {"why": "quota"}'), (5, "HTTP 200 saying an error: 5"),
+    (["bad", "worse"], 'HTTP 200 saying an error: ["bad", "worse"]')])
+def test_an_error_that_says_little_is_quoted_as_the_server_sent_it(tmp_path, ask, error, said):
+    done = _run(tmp_path, ask, wire(json.dumps({**ANSWERS[ask], "error": error}).encode()))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == (None, {"type": TYPES[ask], "message": said}, 1, [said])
+
+
+FASTAPI = {"detail": [{"loc": ["body", "messages", 0, "content"], "msg": "field required", "type": "missing"},
+                      {"loc": ["body", "model"], "msg": "str type expected", "type": "type_error.str"}]}
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+@pytest.mark.parametrize(("body", "said"), [
+    (FASTAPI, "HTTP 422: body.messages.0.content: field required; body.model: str type expected"),
+    ({"detail": [{"msg": "no place"}]}, "HTTP 422: no place"),
+    ({"detail": {"reason": "odd"}}, 'HTTP 422: {"reason": "odd"}'),
+    ({"error": {"message": ["a", 1]}}, 'HTTP 422: ["a", 1]')])
+def test_an_error_body_of_fastapis_problems_or_other_json_is_quoted_readably(tmp_path, ask, body, said):
+    done = _run(tmp_path, ask, wire(json.dumps(body).encode(), status="422 Unprocessable Entity"))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == (None, {"type": TYPES[ask], "message": said}, 1, [said])
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+def test_an_error_body_in_a_coding_not_read_is_said_with_its_status_and_asked_again_as_that_says(tmp_path, ask):
+    done = _run(tmp_path, ask, _coded(b"\x1b\x03\x00", "503 Service Unavailable", "br"))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout) == ('{"answer": 6}', None, 2, [f"HTTP 503: {UNREAD}"])
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+def test_an_error_body_that_does_not_decode_is_said_with_its_status_not_asked_again_for_a_400(tmp_path, ask):
+    done = _run(tmp_path, ask, _coded(b"not gzip at all", "400 Bad Request", "gzip"))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = ("HTTP 400: (body not read: the answer's body does not decode as its Content-Encoding (gzip) says: Error -3 "
+            "while decompressing data: incorrect header check)")
+    assert asked(done.stdout) == (None, {"type": TYPES[ask], "message": said}, 1, [said])
