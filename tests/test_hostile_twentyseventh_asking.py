@@ -7,6 +7,9 @@
 - an error status whose body is in a coding benchrun does not read (`br`), or does not decode, was said a broken
   answer, its status lost, asked again whatever the status: the status is the failure, the body's state said beside it
   (`runners.http._Bounded`)
+- a server's token count over the time it says it took, or over the request's own time, gave speeds of 10^15 tokens a
+  second in the archive and `show`: a duration or count no server can have measured so is not reported
+  (`execute.boundary._counted`)
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import run_dir_of
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.wire import wire
 
@@ -81,3 +86,27 @@ def test_an_error_body_that_does_not_decode_is_said_with_its_status_not_asked_ag
     said = ("HTTP 400: (body not read: the answer's body does not decode as its Content-Encoding (gzip) says: Error -3 "
             "while decompressing data: incorrect header check)")
     assert asked(done.stdout) == (None, {"type": TYPES[ask], "message": said}, 1, [said])
+
+
+def _counted(stdout: str) -> tuple[object, object, dict]:
+    [record] = [r for r in read_jsonl(run_dir_of(stdout) / "responses.jsonl") if r["id"] == "product:a=2,b=3"]
+    return record["prompt_tokens"], record["completion_tokens"], record["durations_ns"]
+
+
+@pytest.mark.parametrize(("counts", "kept"), [
+    ({"eval_count": 10**12, "eval_duration": 1000}, (7, None, {"total": 50_000_000, "load": 5_000_000,
+                                                                 "prompt_eval": 10_000_000})),
+    ({"eval_count": 50, "eval_duration": 1}, (7, 50, {"total": 50_000_000, "load": 5_000_000,
+                                                      "prompt_eval": 10_000_000})),
+    ({"prompt_eval_count": 10**9, "prompt_eval_duration": 10**6, "eval_count": 3},
+     (10**9, 3, {"total": 50_000_000, "load": 5_000_000, "eval": 30_000_000}))])
+def test_ollamas_counts_faster_than_a_server_can_count_are_not_reported(tmp_path, counts, kept):
+    done = ollama_run(tmp_path, once(Reply(content='{"answer": 6}', **counts)))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert _counted(done.stdout) == kept
+
+
+def test_a_completion_count_faster_than_a_server_can_write_is_not_reported(tmp_path):
+    done = openai_run(tmp_path, once(Reply(content='{"answer": 6}', eval_count=10**12)))[1]
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert _counted(done.stdout) == (7, None, {})
