@@ -10,6 +10,10 @@
 - a server's token count over the time it says it took, or over the request's own time, gave speeds of 10^15 tokens a
   second in the archive and `show`: a duration or count no server can have measured so is not reported
   (`execute.boundary._counted`)
+- a judge whose replies were all cut at its token limit left every answer ungraded, each said `not JSON: Unterminated
+  string`: a reply that gives no grade and did not end as the judge meant says so (`execute.judging.read_reply`). It
+  does not stop the run: the judge's options are the manifest's, which a resume cannot change, so a run stopped for
+  them could never be finished (as `ContextFull` is not counted by fail-fast)
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import read_jsonl
-from tests.helpers.commands import run_dir_of
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.wire import wire
 
@@ -110,3 +117,20 @@ def test_a_completion_count_faster_than_a_server_can_write_is_not_reported(tmp_p
     done = openai_run(tmp_path, once(Reply(content='{"answer": 6}', eval_count=10**12)))[1]
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert _counted(done.stdout) == (7, None, {})
+
+
+def _cut_judge(req):
+    return Reply(content='{"verdict": "ri', done_reason="length") if req.model.startswith("qwen2.5") else answer(req)
+
+
+def test_a_judge_reply_cut_at_its_token_limit_says_so_where_it_gives_no_grade(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=_cut_judge) as fake:
+        done = bench_run(tmp_path, fake.url, "task.path=bench", "judge.model=qwen2.5", "cache=false")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = ("the judge's reply is not JSON: Unterminated string starting at: line 1 column 13 (char 12) (the reply was "
+            'cut at the judge\'s token limit: done_reason "length")')
+    run_dir = run_dir_of(done.stdout)
+    assert {r["error"]["message"] for r in read_jsonl(run_dir / "judgements.jsonl")} == {said}
+    assert {r["error"]["message"] for r in read_jsonl(run_dir / "scores.jsonl") if r["scorer"] == "names"} == {
+        f"1 of 1 judgements give no grade: {said}"}

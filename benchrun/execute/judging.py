@@ -46,8 +46,20 @@ def rubric_chat(spec: JudgeSpec, sample: Sample, response: str, asked: list[Mess
     return [{"role": "user", "content": spec.rubric.format_map(fields)}]
 
 
-def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
-    """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number."""
+def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str,
+               ended: str | None = None) -> tuple[Any, Any, ErrorInfo | None]:
+    """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number; why says so where
+    the reply did not end as the judge meant (`ended`, its done_reason: `length`, cut at the judge's token limit,
+    which every reply of a run may be, and only the message said, `not JSON: Unterminated string`)."""
+    grade, value, error = _read(spec, check, reply)
+    if error is None or not _ended(ended):
+        return grade, value, error
+    how = "was cut at the judge's token limit" if ended == "length" else "ended early"
+    return grade, value, ErrorInfo(type=error.type, message=f"{error.message} (the reply {how}: done_reason "
+                                                            f"{json.dumps(ended)})")
+
+
+def _read(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
     try:
         parsed = json_value(reply)
     except NotJSON as err:
@@ -265,7 +277,7 @@ class Judge:
                            longer(error, self.runner.config) if self.runner else None)
 
     def _judged(self, spec: JudgeSpec, of: dict[str, Any], answer: Completion, **how: Any) -> JudgementRecord:
-        grade, value, error = read_reply(spec, self._formats[spec.name], answer.text)
+        grade, value, error = read_reply(spec, self._formats[spec.name], answer.text, answer.done_reason)
         return JudgementRecord(**of, reply=answer.text, grade=grade, value=value, error=error,
                                prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
                                extra={**answer.extra, **_ended(answer.done_reason)}, **how)
@@ -274,5 +286,5 @@ class Judge:
         """An archived call, its reply read again with the judge as compiled (a failed request stays failed)."""
         if call.reply is None:
             return call
-        grade, value, error = read_reply(spec, self._formats[spec.name], call.reply)
+        grade, value, error = read_reply(spec, self._formats[spec.name], call.reply, call.extra.get("done_reason"))
         return call.model_copy(update={"grade": grade, "value": value, "error": error})
