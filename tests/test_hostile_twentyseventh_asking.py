@@ -14,6 +14,8 @@
   string`: a reply that gives no grade and did not end as the judge meant says so (`execute.judging.read_reply`). It
   does not stop the run: the judge's options are the manifest's, which a resume cannot change, so a run stopped for
   them could never be finished (as `ContextFull` is not counted by fail-fast)
+- a 101 answer (a switch to another protocol, never asked) was said in the HTTP parser's words, `Received server
+  _SWITCH_UPGRADE event without a pending proposal`: it is said as what the server did (`runners.base.SWITCHED`)
 """
 
 from __future__ import annotations
@@ -134,3 +136,12 @@ def test_a_judge_reply_cut_at_its_token_limit_says_so_where_it_gives_no_grade(tm
     assert {r["error"]["message"] for r in read_jsonl(run_dir / "judgements.jsonl")} == {said}
     assert {r["error"]["message"] for r in read_jsonl(run_dir / "scores.jsonl") if r["scorer"] == "names"} == {
         f"1 of 1 judgements give no grade: {said}"}
+
+
+@pytest.mark.parametrize("ask", ["openai", "ollama"])
+def test_a_101_answer_is_said_as_a_switch_of_protocol_not_as_the_parsers_event(tmp_path, ask):
+    switched = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+    done = _run(tmp_path, ask, switched)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"
+    assert asked(done.stdout) == ('{"answer": 6}', None, 2, [said])
