@@ -58,7 +58,8 @@ def _coded(body: bytes, status: str, coding: str) -> bytes:
 @pytest.mark.parametrize(("error", "said"), [
     ({"code": 0}, 'HTTP 200 saying an error: {"code": 0}'), ({"type": "x"}, 'HTTP 200 saying x: {"type": "x"}'),
     ({"message": {"why": "quota"}}, 'HTTP 200 saying an error: {"why": "quota"}'), (5, "HTTP 200 saying an error: 5"),
-    (["bad", "worse"], 'HTTP 200 saying an error: ["bad", "worse"]')])
+    (["bad", "worse"], 'HTTP 200 saying an error: ["bad", "worse"]'),
+    ({"type": "invalid", "param": "timeout"}, 'HTTP 200 saying invalid: {"type": "invalid", "param": "timeout"}')])
 def test_an_error_that_says_little_is_quoted_as_the_server_sent_it(tmp_path, ask, error, said):
     done = _run(tmp_path, ask, wire(json.dumps({**ANSWERS[ask], "error": error}).encode()))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")

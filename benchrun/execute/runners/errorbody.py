@@ -121,16 +121,16 @@ def error_in_200(error: Any) -> Said:
 def _said(error: Any) -> tuple[bool, str | int | None, str]:
     """An error object (or an error given as a string) as whether it is worth another try, its status or name, and its
     message (what it says, `quoted`: the whole object where it has no message, `{"code": 0}`): a status as
-    `transient` reads it; a name or message by BUSY_SAID, unless it says a plan's limit is spent (SPENT)."""
+    `transient` reads it; a name or message given by BUSY_SAID, unless it says a plan's limit is spent (SPENT)."""
     if not isinstance(error, dict):
         message = "no message" if error is None else quoted(error).strip()
         return _busy(message), None, message
-    code = error.get("code")
-    message = quoted(error.get("message") or error).strip()
+    code, given = error.get("code"), quoted(error.get("message") or "").strip()
+    message = given or quoted(error)
     if (status := _status(code)) is not None:
-        return transient(status, message), status, message
+        return transient(status, given), status, message
     name = next((said for said in (code, error.get("type")) if isinstance(said, str) and said.strip()), None)
-    return _busy(f"{name or ''} {message}"), name, message
+    return _busy(f"{name or ''} {given}"), name, message
 
 
 def _status(code: Any) -> int | None:
