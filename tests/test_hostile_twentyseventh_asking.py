@@ -11,7 +11,8 @@
   second in the archive and `show`: a duration or count no server can have measured so is not reported
   (`execute.boundary._counted`)
 - a judge whose replies were all cut at its token limit left every answer ungraded, each said `not JSON: Unterminated
-  string`: a reply that gives no grade and did not end as the judge meant says so (`execute.judging.read_reply`). It
+  string`, and a judge that refused (an OpenAI-compatible `refusal`) `not JSON: Expecting value`: a reply that gives no
+  grade says what its server said of why (done_reason, refusal) (`execute.judging.read_reply`). A run of cut replies
   does not stop the run: the judge's options are the manifest's, which a resume cannot change, so a run stopped for
   them could never be finished (as `ContextFull` is not counted by fail-fast)
 - a 101 answer (a switch to another protocol, never asked) was said in the HTTP parser's words, `Received server
@@ -27,9 +28,10 @@ import pytest
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, run_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.wire import wire
@@ -146,3 +148,20 @@ def test_a_101_answer_is_said_as_a_switch_of_protocol_not_as_the_parsers_event(t
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     said = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"
     assert asked(done.stdout) == ('{"answer": 6}', None, 2, [said])
+
+
+REFUSED = {"choices": [{"index": 0, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": None, "refusal": "I cannot grade that."}}]}
+
+
+def test_a_judge_that_refused_says_so_where_its_reply_gives_no_grade(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2"], responder=answer) as model, FakeOpenAI(
+            models=["judge"], responder=lambda _: Reply(wire=wire(json.dumps(REFUSED).encode()))) as judge:
+        done = call_benchrun(f"runner.host={model.url}", "task.path=bench", "judge.runner=openai",
+                             f"judge.base_url={judge.url}", "judge.model=judge", "+judge.structured=json_schema",
+                             "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = ("the judge's reply is not JSON: Expecting value: line 1 column 1 (char 0) (the judge refused: \"I cannot "
+            'grade that.")')
+    assert {r["error"]["message"] for r in read_jsonl(run_dir_of(done.stdout) / "judgements.jsonl")} == {said}
