@@ -17,6 +17,10 @@
   them could never be finished (as `ContextFull` is not counted by fail-fast)
 - a 101 answer (a switch to another protocol, never asked) was said in the HTTP parser's words, `Received server
   _SWITCH_UPGRADE event without a pending proposal`: it is said as what the server did (`runners.base.SWITCHED`)
+- Ollama's preflight said an error status of /api/version in httpx's words (`Server error '500 Internal Server Error'
+  for url ... For more information check: https://developer.mozilla.org/...`), the server's message lost, and of
+  /api/show in the official client's (`store offline (status code: 500)`): each as a request's is, `HTTP 500: store
+  offline` (`runners.ollama._refusal`)
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.chat import Reply
+from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
@@ -34,6 +39,7 @@ from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+from tests.helpers.p27_asking import ollama_answering
 from tests.helpers.wire import wire
 
 TYPES = {"openai": "APIError", "ollama": "ResponseError"}
@@ -165,3 +171,10 @@ def test_a_judge_that_refused_says_so_where_its_reply_gives_no_grade(tmp_path):
     said = ("the judge's reply is not JSON: Expecting value: line 1 column 1 (char 0) (the judge refused: \"I cannot "
             'grade that.")')
     assert {r["error"]["message"] for r in read_jsonl(run_dir_of(done.stdout) / "judgements.jsonl")} == {said}
+
+
+@pytest.mark.parametrize("path", ["/api/version", "/api/show"])
+def test_an_error_status_of_ollamas_preflight_is_said_as_a_requests_is(tmp_path, path):
+    url, done = ollama_answering(tmp_path, path, Response(500, b'{"error": "store offline"}'))
+    assert (done.returncode, done.stdout) == (EXIT["runner"], "")
+    assert done.stderr == f"benchrun: error: Ollama at {url} refused the preflight: HTTP 500: store offline\n"
