@@ -21,6 +21,9 @@
   for url ... For more information check: https://developer.mozilla.org/...`), the server's message lost, and of
   /api/show in the official client's (`store offline (status code: 500)`): each as a request's is, `HTTP 500: store
   offline` (`runners.ollama._refusal`)
+- an OpenAI-compatible /models answer of 200 that is an error (`{"error": {"message": "key expired"}}`, a proxy's) was
+  said `answered GET /models without a model list; runner.base_url is the API root`, the error lost and the advice
+  wrong: it is that error, as a chat answer's is (`runners.openai.OpenAIRunner._models`, `errorbody.error_said`)
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
-from tests.helpers.p27_asking import ollama_answering
+from tests.helpers.p27_asking import answering
 from tests.helpers.wire import wire
 
 TYPES = {"openai": "APIError", "ollama": "ResponseError"}
@@ -175,6 +178,13 @@ def test_a_judge_that_refused_says_so_where_its_reply_gives_no_grade(tmp_path):
 
 @pytest.mark.parametrize("path", ["/api/version", "/api/show"])
 def test_an_error_status_of_ollamas_preflight_is_said_as_a_requests_is(tmp_path, path):
-    url, done = ollama_answering(tmp_path, path, Response(500, b'{"error": "store offline"}'))
+    url, done = answering(tmp_path, "ollama", path, Response(500, b'{"error": "store offline"}'))
     assert (done.returncode, done.stdout) == (EXIT["runner"], "")
     assert done.stderr == f"benchrun: error: Ollama at {url} refused the preflight: HTTP 500: store offline\n"
+
+
+def test_an_openai_compatible_model_list_of_200_that_is_an_error_is_that_error(tmp_path):
+    url, done = answering(tmp_path, "openai", "/v1/models", Response(200, b'{"error": {"message": "key expired", '
+                                                                           b'"code": "auth"}}'))
+    assert (done.returncode, done.stdout) == (EXIT["runner"], "")
+    assert done.stderr == f"benchrun: error: the server at {url} refused the preflight: HTTP 200 saying auth: key expired\n"
