@@ -1,7 +1,8 @@
 """The twenty-seventh hostile pass of issue 19, the asking side: what the twenty-sixth left, and a fresh pass.
 
 - an `error` that says little (`{"code": 0}`, `{"type": "x"}`, a message that is an object) was quoted as `no
-  message`, or as a Python repr: it is quoted as the server sent it, its JSON (`runners.errorbody.quoted`)
+  message`, or as a Python repr: it is quoted as the server sent it, its JSON, but for JSON nested deeper than
+  QUOTED_DEPTH, said as what it is (`runners.errorbody.quoted`)
 - FastAPI's error body (`{"detail": [{"loc": [...], "msg": ...}]}`) was quoted as a Python repr of its list: its
   problems are quoted where and what each is (`runners.errorbody.quoted`)
 - an error status whose body is in a coding benchrun does not read (`br`), or does not decode, was said a broken
@@ -51,6 +52,8 @@ OPENAI = {"choices": [{"index": 0, "message": {"role": "assistant", "content": '
 OLLAMA = {"model": "llama3.2", "created_at": "2024-01-01T00:00:00Z", "done": True, "done_reason": "stop",
           "message": {"role": "assistant", "content": '{"answer": 6}'}}
 ANSWERS = {"openai": OPENAI, "ollama": OLLAMA}
+DEEP = json.loads("[" * 500 + "]" * 500)
+"""An error nested deeper than an error quotes: written, it ran out of Python's stack in one runner, not another."""
 UNREAD = ("(body not read: the answer's body is in a content coding benchrun does not read within "
           "runner.max_response_bytes (br); it asks for gzip, deflate)")
 
@@ -70,7 +73,8 @@ def _coded(body: bytes, status: str, coding: str) -> bytes:
     ({"code": 0}, 'HTTP 200 saying an error: {"code": 0}'), ({"type": "x"}, 'HTTP 200 saying x: {"type": "x"}'),
     ({"message": {"why": "quota"}}, 'HTTP 200 saying an error: {"why": "quota"}'), (5, "HTTP 200 saying an error: 5"),
     (["bad", "worse"], 'HTTP 200 saying an error: ["bad", "worse"]'),
-    ({"type": "invalid", "param": "timeout"}, 'HTTP 200 saying invalid: {"type": "invalid", "param": "timeout"}')])
+    ({"type": "invalid", "param": "timeout"}, 'HTTP 200 saying invalid: {"type": "invalid", "param": "timeout"}'),
+    (DEEP, "HTTP 200 saying an error: a list nested too deep to quote")])
 def test_an_error_that_says_little_is_quoted_as_the_server_sent_it(tmp_path, ask, error, said):
     done = _run(tmp_path, ask, wire(json.dumps({**ANSWERS[ask], "error": error}).encode()))
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")

@@ -100,7 +100,7 @@ def described(identity: dict[str, Any], server: str, key: str, source: str = "se
     reader of the run refused, and a /models entry nested 300 deep a traceback writing it; a GGUF's metadata is
     bounded by nothing). `server` names what describes it, a `source` of SOURCES."""
     fix = SOURCES[source].format(key=key)
-    if _nests_deeper(identity, MAX_DESCRIPTION_DEPTH):
+    if nests_deeper(identity, MAX_DESCRIPTION_DEPTH):
         raise RunnerError(f"{server} describes the model in JSON nested more than {MAX_DESCRIPTION_DEPTH} deep, "
                           f"deeper than run.json keeps of a {source}'s description (a real {source}'s is a few "
                           f"levels): {fix}")
@@ -113,7 +113,7 @@ def described(identity: dict[str, Any], server: str, key: str, source: str = "se
     return identity
 
 
-def _nests_deeper(value: Any, limit: int) -> bool:
+def nests_deeper(value: Any, limit: int) -> bool:
     """Whether JSON-like `value` holds lists or dicts nested more than `limit` deep (walked without recursion)."""
     pending = [(value, 1)]
     while pending:

@@ -8,7 +8,8 @@ import re
 from typing import Any, NamedTuple
 
 from benchrun.core.records import ENDED_IN_ERROR
-from benchrun.execute.runners.base import SPENT, transient
+from benchrun.execute.boundary import nests_deeper
+from benchrun.execute.runners.base import SPENT, json_kind, transient
 
 BUSY_SAID = re.compile(r"(?i)overload|rate.?limit|too many requests|temporar|unavailable|capacity|try again|"
                        r"timed? ?out|timeout|currently loading|server.?error|internal.?error")
@@ -48,12 +49,20 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
 
 def quoted(said: Any) -> str:
     """What a server said of a failure, as an error quotes it: a string as it is; FastAPI's list of problems (each a
-    `loc` and a `msg`) as `body.messages: field required; ...`; anything else as its JSON, not a Python repr."""
+    `loc` and a `msg`) as `body.messages: field required; ...`; anything else as its JSON, not a Python repr (JSON
+    nested deeper than QUOTED_DEPTH as what it is: `a list nested too deep to quote`)."""
     if isinstance(said, str):
         return said
     if isinstance(said, list) and said and all(isinstance(p, dict) and isinstance(p.get("msg"), str) for p in said):
         return "; ".join(_problem(p) for p in said)
+    if nests_deeper(said, QUOTED_DEPTH):
+        return f"{json_kind(said)} nested too deep to quote"
     return json.dumps(said, ensure_ascii=False, default=str)
+
+
+QUOTED_DEPTH = 32
+"""The deepest JSON an error quotes (a real server's error nests two or three levels): deeper, written, ran out of
+Python's stack, at a depth that depends on the runner reading it."""
 
 
 def _problem(problem: dict[str, Any]) -> str:
