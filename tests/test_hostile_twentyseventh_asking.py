@@ -25,6 +25,9 @@
 - an OpenAI-compatible /models answer of 200 that is an error (`{"error": {"message": "key expired"}}`, a proxy's) was
   said `answered GET /models without a model list; runner.base_url is the API root`, the error lost and the advice
   wrong: it is that error, as a chat answer's is (`runners.openai.OpenAIRunner._models`, `errorbody.error_said`)
+- Ollama's chat answered 401 or 403 (a key revoked mid-run) was said `HTTP 401: unauthorized`, naming neither the
+  variable nor the fix, which the preflight and the OpenAI-compatible runner's requests name: so do its requests
+  (`runners.ollama.OllamaRunner.complete`, `_key_refused`)
 """
 
 from __future__ import annotations
@@ -192,3 +195,12 @@ def test_an_openai_compatible_model_list_of_200_that_is_an_error_is_that_error(t
                                                                            b'"code": "auth"}}'))
     assert (done.returncode, done.stdout) == (EXIT["runner"], "")
     assert done.stderr == f"benchrun: error: the server at {url} refused the preflight: HTTP 200 saying auth: key expired\n"
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_ollamas_chat_refused_for_its_key_names_the_variable_and_the_fix(tmp_path, status):
+    url, done = answering(tmp_path, "ollama", "/api/chat", Response(status, b'{"error": "unauthorized"}'))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    said = (f"HTTP {status}: Ollama at {url} wants an API key ({status}) and $OLLAMA_API_KEY is not set; export it (the "
+            "official client sends it as a bearer token), or point runner.host at a server that needs none")
+    assert asked(done.stdout) == (None, {"type": "ResponseError", "message": said}, 1, [said])

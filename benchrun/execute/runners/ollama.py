@@ -193,8 +193,9 @@ class OllamaRunner:
         token = _SET_ASIDE.set(aside)
         try:
             response = await self.client.chat(model=self.model, messages=messages, format=schema, **request)
-        except ollama.ResponseError as err:
-            said = status_said(err.status_code, str(err.error))
+        except ollama.ResponseError as err:  # a 401 or 403 names the key's variable and the fix, as at the preflight
+            message = self._key_refused(err.status_code) if err.status_code in (401, 403) else str(err.error)
+            said = status_said(err.status_code, message)
             raise (Retryable if said.retry else Refused)(said.line) from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
