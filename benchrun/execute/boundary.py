@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from benchrun.archive.speed import NS_PER_S
 from benchrun.core.errors import RunnerError
 from benchrun.core.records import Completion
 from benchrun.core.secrets import SECRETS
@@ -23,25 +24,52 @@ def too_large(limit: int, key: str) -> TooLarge:
     return TooLarge(f"the answer is longer than {key} ({limit:,} bytes); the rest was not read")
 
 
-def received(completion: Completion, max_bytes: int, key: str) -> Completion:
+def received(completion: Completion, max_bytes: int, key: str, seconds: float | None = None) -> Completion:
     """A runner's answer as it may be kept: its text at most `max_bytes` of UTF-8 (else TooLarge, naming the `key`
     that sets it), every string fit to write (lone surrogates replaced), token counts and durations only as a server
-    can have measured them, and every credential benchrun sends masked, so that neither the archive nor the response
-    cache can hold one a server echoed."""
+    can have measured them (`_counted`, over the `seconds` the request took where it was asked now), and every
+    credential benchrun sends masked, so that neither the archive nor the response cache can hold one a server
+    echoed."""
     text = writable(completion.text)
     if len(text) * 4 > max_bytes and len(text.encode("utf-8")) > max_bytes:
         raise too_large(max_bytes, key)
     done = writable(completion.done_reason) if completion.done_reason else completion.done_reason
     extra = writable_data(completion.extra) if completion.extra else completion.extra
-    counted = {"prompt_tokens": _measured(completion.prompt_tokens),
-               "completion_tokens": _measured(completion.completion_tokens),
-               "durations_ns": {k: v for k, v in completion.durations_ns.items() if _measured(v) is not None}}
+    counted = _counted(completion, seconds)
     if text is not completion.text or done is not completion.done_reason or extra != completion.extra or any(
             value != getattr(completion, key) for key, value in counted.items()):
         completion = completion.model_copy(update={"text": text, "done_reason": done, "extra": extra, **counted})
     if SECRETS:
         completion = Completion.model_validate_json(SECRETS.scrub(completion.model_dump_json()))
     return completion
+
+
+MAX_TOKENS_PER_S = 10**6
+"""The fastest a server can have read or written tokens: ten times past any (a small model's prompt on a large GPU is
+read at some 10^5 tokens a second, its answer written at some 10^3)."""
+RATED = (("prompt_tokens", "prompt_eval"), ("completion_tokens", "eval"))
+"""Each token count and the duration the server says it took."""
+
+
+def _counted(completion: Completion, seconds: float | None) -> dict[str, Any]:
+    """An answer's token counts and durations as a server can have measured them (`_measured`): a duration its count
+    was read or written in faster than MAX_TOKENS_PER_S is not reported (10^12 tokens, or 50, in a microsecond), nor
+    is a completion count written faster than that in the `seconds` the whole request took, for each made speeds of
+    10^15 tokens a second in the archive and `show`."""
+    counts = {"prompt_tokens": _measured(completion.prompt_tokens),
+              "completion_tokens": _measured(completion.completion_tokens)}
+    durations = {k: v for k, v in completion.durations_ns.items() if _measured(v) is not None}
+    for count, took in RATED:
+        if counts[count] is not None and took in durations and _too_fast(counts[count], durations[took] / NS_PER_S):
+            del durations[took]
+    wrote = counts["completion_tokens"]
+    if seconds is not None and wrote is not None and _too_fast(wrote, seconds):
+        counts["completion_tokens"] = None
+    return {**counts, "durations_ns": durations}
+
+
+def _too_fast(count: int, seconds: float) -> bool:
+    return count > MAX_TOKENS_PER_S * seconds
 
 
 def _measured(value: int | None) -> int | None:
@@ -72,7 +100,7 @@ def described(identity: dict[str, Any], server: str, key: str, source: str = "se
     reader of the run refused, and a /models entry nested 300 deep a traceback writing it; a GGUF's metadata is
     bounded by nothing). `server` names what describes it, a `source` of SOURCES."""
     fix = SOURCES[source].format(key=key)
-    if _nests_deeper(identity, MAX_DESCRIPTION_DEPTH):
+    if nests_deeper(identity, MAX_DESCRIPTION_DEPTH):
         raise RunnerError(f"{server} describes the model in JSON nested more than {MAX_DESCRIPTION_DEPTH} deep, "
                           f"deeper than run.json keeps of a {source}'s description (a real {source}'s is a few "
                           f"levels): {fix}")
@@ -85,7 +113,7 @@ def described(identity: dict[str, Any], server: str, key: str, source: str = "se
     return identity
 
 
-def _nests_deeper(value: Any, limit: int) -> bool:
+def nests_deeper(value: Any, limit: int) -> bool:
     """Whether JSON-like `value` holds lists or dicts nested more than `limit` deep (walked without recursion)."""
     pending = [(value, 1)]
     while pending:

@@ -46,8 +46,27 @@ def rubric_chat(spec: JudgeSpec, sample: Sample, response: str, asked: list[Mess
     return [{"role": "user", "content": spec.rubric.format_map(fields)}]
 
 
-def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
-    """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number."""
+def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str,
+               said: Mapping[str, Any] | None = None) -> tuple[Any, Any, ErrorInfo | None]:
+    """(grade, its number, None), or (grade or None, None, why) for a reply that gives no number; why says what the
+    server `said` of the reply (the call's `extra`) where that is why: it did not end as the judge meant (done_reason
+    `length`, cut at the judge's token limit, as every reply of a run may be), or the judge refused (`refusal`, its
+    content none), which the message alone did not say (`not JSON: Unterminated string`, `Expecting value`)."""
+    grade, value, error = _read(spec, check, reply)
+    if error is None or not (why := _why(said or {})):
+        return grade, value, error
+    return grade, value, ErrorInfo(type=error.type, message=f"{error.message} ({why})")
+
+
+def _why(said: Mapping[str, Any]) -> str | None:
+    """Why a reply gives no grade, as its server said: its done_reason, or its refusal."""
+    if (ended := said.get("done_reason")) is not None:
+        how = "was cut at the judge's token limit" if ended == "length" else "ended early"
+        return f"the reply {how}: done_reason {json.dumps(ended)}"
+    return f"the judge refused: {json.dumps(said['refusal'])}" if said.get("refusal") else None
+
+
+def _read(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, ErrorInfo | None]:
     try:
         parsed = json_value(reply)
     except NotJSON as err:
@@ -265,14 +284,15 @@ class Judge:
                            longer(error, self.runner.config) if self.runner else None)
 
     def _judged(self, spec: JudgeSpec, of: dict[str, Any], answer: Completion, **how: Any) -> JudgementRecord:
-        grade, value, error = read_reply(spec, self._formats[spec.name], answer.text)
+        extra = {**answer.extra, **_ended(answer.done_reason)}
+        grade, value, error = read_reply(spec, self._formats[spec.name], answer.text, extra)
         return JudgementRecord(**of, reply=answer.text, grade=grade, value=value, error=error,
                                prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
-                               extra={**answer.extra, **_ended(answer.done_reason)}, **how)
+                               extra=extra, **how)
 
     def _read_again(self, spec: JudgeSpec, call: JudgementRecord) -> JudgementRecord:
         """An archived call, its reply read again with the judge as compiled (a failed request stays failed)."""
         if call.reply is None:
             return call
-        grade, value, error = read_reply(spec, self._formats[spec.name], call.reply)
+        grade, value, error = read_reply(spec, self._formats[spec.name], call.reply, call.extra)
         return call.model_copy(update={"grade": grade, "value": value, "error": error})

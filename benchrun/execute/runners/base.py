@@ -72,10 +72,15 @@ def transport_failure(err: Exception) -> Retryable | OSError:
         return limit
     message = str(err) or f"{type(err).__name__}: no answer"
     if _unparsable(err):
-        return BrokenAnswer(message)
+        return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else message)
     if isinstance(err, (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout)):
         return Unreachable(message)
     return Dropped(message) if isinstance(err, (httpx.NetworkError, httpx.RemoteProtocolError)) else Retryable(message)
+
+
+SWITCHED = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"
+"""A 101 answer, which the HTTP parser (h11) names by its own event (`Received server _SWITCH_UPGRADE event without a
+pending proposal`)."""
 
 
 def _unparsable(err: BaseException | None) -> bool:

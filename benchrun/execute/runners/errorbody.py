@@ -8,7 +8,8 @@ import re
 from typing import Any, NamedTuple
 
 from benchrun.core.records import ENDED_IN_ERROR
-from benchrun.execute.runners.base import SPENT, transient
+from benchrun.execute.boundary import nests_deeper
+from benchrun.execute.runners.base import SPENT, json_kind, transient
 
 BUSY_SAID = re.compile(r"(?i)overload|rate.?limit|too many requests|temporar|unavailable|capacity|try again|"
                        r"timed? ?out|timeout|currently loading|server.?error|internal.?error")
@@ -43,7 +44,32 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
     error = said.get("error", said) if isinstance(said, dict) else said
     if isinstance(error, dict):
         error = error.get("message") or error.get("detail") or error
-    return (body_text(body, charset) if error is None else str(error)).strip() or reason
+    return (body_text(body, charset) if error is None else quoted(error)).strip() or reason
+
+
+def quoted(said: Any) -> str:
+    """What a server said of a failure, as an error quotes it: a string as it is; FastAPI's list of problems (each a
+    `loc` and a `msg`) as `body.messages: field required; ...`; anything else as its JSON, not a Python repr (JSON
+    nested deeper than QUOTED_DEPTH as what it is: `a list nested too deep to quote`)."""
+    if isinstance(said, str):
+        return said
+    if isinstance(said, list) and said and all(isinstance(p, dict) and isinstance(p.get("msg"), str) for p in said):
+        return "; ".join(_problem(p) for p in said)
+    if nests_deeper(said, QUOTED_DEPTH):
+        return f"{json_kind(said)} nested too deep to quote"
+    return json.dumps(said, ensure_ascii=False, default=str)
+
+
+QUOTED_DEPTH = 32
+"""The deepest JSON an error quotes (a real server's error nests two or three levels): deeper, written, ran out of
+Python's stack, at a depth that depends on the runner reading it."""
+
+
+def _problem(problem: dict[str, Any]) -> str:
+    """One of FastAPI's problems: where it is (`loc`, its parts joined by dots) and its message."""
+    loc = problem.get("loc")
+    where = ".".join(map(str, loc)) if isinstance(loc, list) else ""
+    return f"{where}: {problem['msg']}" if where else problem["msg"]
 
 
 def body_text(body: bytes, charset: str | None) -> str:
@@ -103,17 +129,17 @@ def error_in_200(error: Any) -> Said:
 
 def _said(error: Any) -> tuple[bool, str | int | None, str]:
     """An error object (or an error given as a string) as whether it is worth another try, its status or name, and its
-    message: a status as `transient` reads it; a name or message by BUSY_SAID, unless it says a plan's limit is spent
-    (SPENT)."""
+    message (what it says, `quoted`: the whole object where it has no message, `{"code": 0}`): a status as
+    `transient` reads it; a name or message given by BUSY_SAID, unless it says a plan's limit is spent (SPENT)."""
     if not isinstance(error, dict):
-        message = str(error).strip() if isinstance(error, str) and error.strip() else "no message"
+        message = "no message" if error is None else quoted(error).strip()
         return _busy(message), None, message
-    code = error.get("code")
-    message = str(error.get("message") or "no message").strip()
+    code, given = error.get("code"), quoted(error.get("message") or "").strip()
+    message = given or quoted(error)
     if (status := _status(code)) is not None:
-        return transient(status, message), status, message
+        return transient(status, given), status, message
     name = next((said for said in (code, error.get("type")) if isinstance(said, str) and said.strip()), None)
-    return _busy(f"{name or ''} {message}"), name, message
+    return _busy(f"{name or ''} {given}"), name, message
 
 
 def _status(code: Any) -> int | None:

@@ -74,18 +74,29 @@ class _Inflater:
 
 class _Bounded(httpx.AsyncByteStream):
     """A response body, decoded as its Content-Encoding says, that raises TooLarge once more than `limit` bytes
-    have come out (an error status's body, `cut`, ends there: the failure is its status's, asked again as that says,
-    not an answer too long), and BrokenAnswer when it breaks off or does not decode (the status line and headers
-    came: the server answered)."""
+    have come out, and BrokenAnswer when it breaks off, does not decode or is `unread` (the status line and headers
+    came: the server answered). An error status's body (`cut`) ends at the bound, and where it cannot be read says
+    why in its place (`(body not read: ...)`): the failure is its status's, asked again as that says."""
 
     def __init__(self, stream: httpx.AsyncByteStream, limit: int, key: str, codings: list[str],
-                 read: Callable[[bytes], None] | None = None, cut: bool = False):
+                 read: Callable[[bytes], None] | None = None, cut: bool = False, unread: str | None = None):
         self._stream, self._limit, self._key, self._codings, self._cut = stream, limit, key, codings, cut
         self._inflaters = [_Inflater(coding) for coding in reversed(codings)]
-        self._read = read
-        """Given the whole body, decoded, once it has all come (None: nothing needs it)."""
+        self._read, self._unread = read, unread
+        """Given the whole body, decoded, once it has all come (None: nothing needs it); why it is not read."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for piece in self._pieces():
+                yield piece
+        except BrokenAnswer as err:
+            if not self._cut:
+                raise
+            yield f" (body not read: {err})".encode()
+
+    async def _pieces(self) -> AsyncIterator[bytes]:
+        if self._unread:
+            raise BrokenAnswer(self._unread)
         read, pieces = 0, []
         try:
             async for chunk in self._stream:
@@ -153,28 +164,36 @@ def _redirected(response: httpx.Response) -> Redirected:
 def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
     """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
     installed for something else turns on), refuse a redirect, an answer in another coding or in more than
-    MAX_CODINGS, and bound every response body to `limit` decoded bytes (the setting `key`)."""
+    MAX_CODINGS (an error status's body, not read, says so: `_Bounded`), and bound every response body to `limit` decoded bytes (the setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
         if _redirects(response):
             raise _redirected(response)
         codings = [c.strip().lower() for c in response.headers.get_list("Content-Encoding", split_commas=True)]
-        if unread := [c for c in codings if c not in WBITS and c != "identity"]:
-            raise BrokenAnswer(f"the answer's body is in a content coding benchrun does not read within "
-                               f"{key} ({', '.join(unread)}); it asks for {ACCEPTED}")
         decoded = [c for c in codings if c in WBITS]
-        if len(decoded) > MAX_CODINGS:
-            raise BrokenAnswer(f"the answer's body is in {len(decoded)} content codings, one over another; benchrun "
-                               f"undoes at most {MAX_CODINGS}")
-        if decoded:
+        unread = _unread(codings, decoded, key)
+        if unread and response.is_success:
+            raise BrokenAnswer(unread)
+        if decoded or unread:
             del response.headers["Content-Encoding"]
         response.stream = _Bounded(response.stream, limit, key, decoded, _text_read(response),
-                                   cut=not response.is_success)
+                                   cut=not response.is_success, unread=unread)
 
     async def accept(request: httpx.Request) -> None:
         request.headers["Accept-Encoding"] = ACCEPTED
 
     return {"request": [accept], "response": [bound]}
+
+
+def _unread(codings: list[str], decoded: list[str], key: str) -> str | None:
+    """Why a body in `codings` is not read: a coding benchrun does not read, or more than MAX_CODINGS; None else."""
+    if unread := [c for c in codings if c not in WBITS and c != "identity"]:
+        return (f"the answer's body is in a content coding benchrun does not read within {key} ({', '.join(unread)}); "
+                f"it asks for {ACCEPTED}")
+    if len(decoded) > MAX_CODINGS:
+        return (f"the answer's body is in {len(decoded)} content codings, one over another; benchrun undoes at most "
+                f"{MAX_CODINGS}")
+    return None
 
 
 def _text_read(response: httpx.Response) -> Callable[[bytes], None] | None:

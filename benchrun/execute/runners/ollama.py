@@ -132,7 +132,10 @@ class OllamaRunner:
         $OLLAMA_API_KEY as its bearer token, so a server that needs the key answers this too."""
         key = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         async with httpx.AsyncClient(base_url=self.host, headers=key, **self._http()) as http:
-            answer = (await http.get("/api/version")).raise_for_status().json()
+            response = await http.get("/api/version")
+        if not response.is_success:  # its body's error, as the official client reads one (`_ErrorSaid`)
+            raise ollama.ResponseError(response.text, response.status_code)
+        answer = response.json()
         return answer.get("version") if isinstance(answer, dict) else None
 
     async def _listed_model(self) -> Any:
@@ -168,12 +171,12 @@ class OllamaRunner:
                 raise RunnerError(tls) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               f"`ollama serve`, or point {self.config.key('host')} at a running server") from None
-        except (ollama.ResponseError, httpx.HTTPStatusError, Refused) as err:
+        except (ollama.ResponseError, Refused) as err:
             if _status(err) == 404:  # no such path: Ollama answers every call of its preflight
                 raise self._not_ollama(err) from None
             if _status(err) in (401, 403):  # a proxy before Ollama that checks the key the client sends
                 raise RunnerError(self._key_refused(_status(err))) from None
-            raise RunnerError(f"Ollama at {self.host} refused the preflight: {err}") from None
+            raise RunnerError(f"Ollama at {self.host} refused the preflight: {_refusal(err)}") from None
         except (ValueError, TypeError, RecursionError, TooLarge, BrokenAnswer) as err:  # not Ollama's answer
             raise self._not_ollama(err) from None
         except Retryable as err:  # a 200 saying the server is busy (`_refuse_error`)
@@ -199,8 +202,9 @@ class OllamaRunner:
         token = _SET_ASIDE.set(aside)
         try:
             response = await self.client.chat(model=self.model, messages=messages, format=schema, **request)
-        except ollama.ResponseError as err:
-            said = status_said(err.status_code, str(err.error))
+        except ollama.ResponseError as err:  # a 401 or 403 names the key's variable and the fix, as at the preflight
+            message = self._key_refused(err.status_code) if err.status_code in (401, 403) else str(err.error)
+            said = status_said(err.status_code, message)
             raise (Retryable if said.retry else Refused)(said.line) from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
@@ -379,10 +383,16 @@ def _served(said: Any, asked: str) -> dict[str, str]:
 
 
 def _status(err: BaseException) -> int | None:
-    """The HTTP status of a refused preflight call (the official client's ResponseError, or httpx's)."""
-    if isinstance(err, httpx.HTTPStatusError):
-        return err.response.status_code
+    """The HTTP status of a refused preflight call (the official client's ResponseError; none for a redirect)."""
     return getattr(err, "status_code", None)
+
+
+def _refusal(err: BaseException) -> str:
+    """A refused preflight call as a request's error is said (`HTTP 500: ...`), not the official client's `... (status
+    code: 500)`."""
+    if isinstance(err, ollama.ResponseError):
+        return status_said(err.status_code, str(err.error)).line
+    return str(err)
 
 
 def _said(err: BaseException) -> str:

@@ -145,6 +145,8 @@ class OpenAIRunner:
             raise self._no_list(err) from None
         except (ValueError, RecursionError):
             body = None
+        if (said := error_said(body)) is not None:  # a 200 that is an error, as a chat answer's is read
+            raise RunnerError(f"the server at {self.base_url} refused the preflight: {said.line}")
         models = body.get("data") if isinstance(body, dict) else None
         if not isinstance(models, list):
             raise self._no_list()
