@@ -8,6 +8,8 @@
   the call itself then failed as it said it was done (InvalidStateError) after its reply was kept.
 - `rescore --rejudge judge.model=` (a variable unset, or `judge.model=null`) was a KeyError traceback: a rejudge's
   judge model is made by the rule a run's is (`compiler.plan.judge_model`), refused in one line without a model.
+- An answer cut at the model's token limit (done_reason `length`) failed its format check as `invalid JSON:
+  Unterminated string ...`, not saying it was cut, as a judge's reply now says (`execute.formatcheck.ended_early`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import pytest
 from benchrun.compose import takeback
 from benchrun.core.errors import EXIT
 from benchrun.execute.judging import Judge
+from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
+from tests.helpers.commands import bench_run, call_benchrun, make_run, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 DEAF = "import signal, time\nfor s in (signal.SIGTERM, signal.SIGINT): signal.signal(s, signal.SIG_IGN)\n" \
@@ -86,3 +90,12 @@ def test_a_rejudge_naming_no_judge_model_is_one_line(tmp_path: Path, model: str)
         "benchrun: error: in 'config': judge.model: task 'symbol' is graded by judge 'names': name the judge model "
         "with judge.model=...\n"))
     assert not (run_dir / "rescores").exists()
+
+
+@pytest.mark.parametrize(("ended", "said"), [
+    ("length", " (the answer was cut at the model's token limit: done_reason \"length\")"),
+    ("stop", "")])
+def test_an_answer_cut_at_its_token_limit_says_so_in_its_format_check(tmp_path: Path, ended: str, said: str) -> None:
+    run_dir = make_run(tmp_path, "task.only=[product]", responder=lambda req: Reply('{"answer": 1', done_reason=ended))
+    checks = {r["detail"] for r in read_jsonl(run_dir / "scores.jsonl") if r["scorer"] == "format_valid"}
+    assert checks == {f"invalid JSON: Expecting ',' delimiter: line 1 column 13 (char 12){said}"}

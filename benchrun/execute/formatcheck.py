@@ -129,6 +129,15 @@ class FormatCheck:
         return _said(list(error.absolute_path), error.message)
 
 
+def ended_early(done_reason: str | None, what: str, limit: str) -> str | None:
+    """Why `what` (the answer, the judge's reply) may not be whole, as its server said (`done_reason`): cut at `limit`
+    (`length`), or ended otherwise; None for one that ended as it should (`stop`), or of which nothing was said."""
+    if done_reason in (None, "stop"):
+        return None
+    how = f"was cut at {limit}" if done_reason == "length" else "ended early"
+    return f"{what} {how}: done_reason {json.dumps(done_reason)}"
+
+
 def _half_pair(text: str) -> str | None:
     """The first lone surrogate a JSON text's escapes make (`\\ud800` unpaired), as its escape; None when they make
     none. json_value keeps it as U+FFFD, fit to keep; no class takes it (pydantic refuses such a string)."""

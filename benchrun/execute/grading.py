@@ -20,7 +20,7 @@ from benchrun.compiler.scoring import BUILTIN, Scorer
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import PROMPT_ID, Manifest, Sample
 from benchrun.core.records import ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
-from benchrun.execute.formatcheck import FormatCheck
+from benchrun.execute.formatcheck import FormatCheck, ended_early
 from benchrun.execute.judging import Judge
 from benchrun.execute.scorer_worker import call
 from benchrun.execute.scorerprocess import Result, ScorerProcess
@@ -76,7 +76,7 @@ class Grader:
         reference = scorer_reference(sample, sample.task in self._calculated)
         calls = [self._call(name, response.text, reference) for name in names]
         judging = self._judge.start(sample, response) if judges else []
-        return Grading(response, [self._format(of, sample.task, response.text)], of, names, calls, self._judge,
+        return Grading(response, [self._format(of, sample.task, response)], of, names, calls, self._judge,
                        judging)
 
     def _call(self, name: str, text: str, reference: Any) -> asyncio.Future[Result]:
@@ -89,8 +89,11 @@ class Grader:
         future.set_result(found if error is None else ErrorInfo(type=error[0], message=error[1]))
         return future
 
-    def _format(self, of: dict[str, Any], task: str, text: str) -> ScoreRecord:
-        problem = self._formats[task].problem(text)
+    def _format(self, of: dict[str, Any], task: str, response: ResponseRecord) -> ScoreRecord:
+        """The answer's format check, saying why an answer not in the format may not be whole (cut at its limit)."""
+        problem = self._formats[task].problem(response.text or "")
+        if problem and (ended := ended_early(response.done_reason, "the answer", "the model's token limit")):
+            problem = f"{problem} ({ended})"
         return ScoreRecord.model_construct(**of, scorer=FORMAT_VALID, metrics={FORMAT_VALID: int(problem is None)},
                                            detail=problem)
 

@@ -25,7 +25,7 @@ from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, Respon
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
-from benchrun.execute.formatcheck import FormatCheck
+from benchrun.execute.formatcheck import FormatCheck, ended_early
 
 if TYPE_CHECKING:  # a rescore from the archive alone asks no judge model: runner code is loaded only to ask one
     from benchrun.execute.hosts import Lost
@@ -60,9 +60,8 @@ def read_reply(spec: JudgeSpec, check: FormatCheck, reply: str,
 
 def _why(said: Mapping[str, Any]) -> str | None:
     """Why a reply gives no grade, as its server said: its done_reason, or its refusal."""
-    if (ended := said.get("done_reason")) is not None:
-        how = "was cut at the judge's token limit" if ended == "length" else "ended early"
-        return f"the reply {how}: done_reason {json.dumps(ended)}"
+    if (ended := ended_early(said.get("done_reason"), "the reply", "the judge's token limit")) is not None:
+        return ended
     return f"the judge refused: {json.dumps(said['refusal'])}" if said.get("refusal") else None
 
 
