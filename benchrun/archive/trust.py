@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
-from benchrun.core.errors import ArchiveError, BenchrunError
+from benchrun.core.errors import ArchiveError, BenchrunError, without_file
 from benchrun.core.filebytes import CHUNK_BYTES, missing
 from benchrun.core.layout import (
     CONFIG,
@@ -135,7 +135,7 @@ def unreadable(run: Run) -> tuple[str, str, int | None] | None:
         for records in (run.responses, run.scores, run.judgements):
             deque(records(), maxlen=0)
     except ArchiveError as err:
-        why = str(err).removeprefix(f"in '{err.file}': ")
+        why = without_file(err)
         return Path(err.file or RUN).name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
     return None
 
@@ -271,7 +271,12 @@ def _manifest(run: Run) -> Iterator[str]:
     if not path.is_file():  # a compiled run's questions gone, or a pipe, a device or a folder there (never read)
         yield f"{MANIFEST}: {missing(path)}"
         return
-    if file_digest(path).sha256 != run.info.manifest_id:  # in pieces: a planted file of gigabytes is never held
+    try:  # in pieces, once no larger than the run's can be: a planted file of gigabytes is never held
+        changed = run.manifest_sha256() != run.info.manifest_id
+    except ArchiveError as err:
+        yield f"{MANIFEST}: {without_file(err)}"
+        return
+    if changed:
         yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
 
 

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import PathLike, Run, archived_model, manifest_sha256, validation_said
+from benchrun.archive.reader import PathLike, Run, archived_model, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
@@ -42,7 +42,7 @@ from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.sources import check_sources
 from benchrun.console import output
 from benchrun.console.visible import shown_name
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, without_file
 from benchrun.core.filebytes import missing, not_a_file
 from benchrun.core.layout import (
     CONFIG,
@@ -180,7 +180,10 @@ def check_manifest(run: Run) -> list[Finding]:
     path = run.path / MANIFEST
     if not path.is_file():
         return [Finding(False, MANIFEST, missing(path))]
-    actual = manifest_sha256(path)
+    try:
+        actual = run.manifest_sha256()
+    except ArchiveError as err:
+        return [Finding(False, MANIFEST, without_file(err))]
     if actual != expected:
         return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
                                          f"{expected[:12]}… in run.json")]
