@@ -10,6 +10,9 @@ cases it found bad, each with the rule it now obeys.
 - `list --status running` listed runs whose writer was killed: such a run is `stopped` (`audit.listing.listed_as`)
 - `cache --clear` while another process held the cache: exit 2, blaming --cache-dir, naming no process; it says who
   has the database open, that nothing was cleared, exit 4 (`audit.cache.Clearing`)
+- compare of runs whose manifests differ where their config and files do not (a task's system prompt, the benchmark's
+  name): `inputs that differ:` and nothing under it; the rest of the manifest is named, else that nothing compare
+  reads differs (`audit.inputs.input_lines`); merge's refusal of such shards names it too
 - a judge's metric (a bool asked twice: 0, 0.5, 1) got a t interval reaching below 0: an interval stays within what
   the metric's values can be (`audit.intervals.grade_bounds`)
 """
@@ -20,8 +23,10 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchrun.core.errors import EXIT
-from tests.helpers.archives import synthetic_run
+from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.cacheentry import stats
 from tests.helpers.p26_archive import sealed_line
@@ -116,3 +121,30 @@ def test_a_judges_interval_stays_within_its_grades(tmp_path):
     assert done.returncode == EXIT["ok"], done.stderr
     line = next(row for row in json.loads(done.stdout)["metrics"] if row["metric"] == "closeness")
     assert (line["low"], round(line["high"], 3), line["interval"]) == (0, 0.523, "t")
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+def _inputs_said(cwd: Path, first: Path, second: Path) -> list[str]:
+    """The lines `compare FIRST SECOND` prints of their inputs."""
+    done = audit(cwd, "compare", str(first), str(second))
+    assert done.returncode == EXIT["ok"], done.stderr
+    lines = done.stdout.splitlines()
+    start = lines.index("inputs that differ:")
+    return lines[start:start + next(i for i, line in enumerate(lines[start + 1:], 1) if not line.startswith("  "))]
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda manifest: manifest["tasks"][0].update(system="be terse"),
+     '  manifest task t.system: only in the compared run ("be terse")'),
+    (lambda manifest: manifest.update(benchmark="other"), '  manifest benchmark: "synthetic" -> "other"'),
+    (lambda manifest: manifest["samples"].reverse(),
+     "  nothing compare reads: the manifests are written otherwise (another benchrun's?)"),
+])
+def test_compare_names_what_differs_in_manifests_whose_config_and_files_are_alike(tmp_path, change, said):
+    """Two runs whose manifests differ in a task's system prompt (their config and files alike: another benchrun's
+    compile, a hand-made manifest): compare printed `inputs that differ:` and nothing under it."""
+    first = synthetic_run(tmp_path / "a", [1, 0], run_id="a" * 12)
+    second = synthetic_run(tmp_path / "b", [1, 0], run_id="b" * 12)
+    replace_manifest(second, change)
+    assert _inputs_said(tmp_path, first, second) == ["inputs that differ:", said]
