@@ -13,6 +13,8 @@ cases it found bad, each with the rule it now obeys.
 - compare of runs whose manifests differ where their config and files do not (a task's system prompt, the benchmark's
   name): `inputs that differ:` and nothing under it; the rest of the manifest is named, else that nothing compare
   reads differs (`audit.inputs.input_lines`); merge's refusal of such shards names it too
+- a finished run's record file whose last line has no newline, sealed over: verify said intact, every reader passed
+  over that record; verify and the readers refuse it (`archive.trust.unended`)
 - a judge's metric (a bool asked twice: 0, 0.5, 1) got a t interval reaching below 0: an interval stays within what
   the metric's values can be (`audit.intervals.grade_bounds`)
 """
@@ -148,3 +150,22 @@ def test_compare_names_what_differs_in_manifests_whose_config_and_files_are_alik
     second = synthetic_run(tmp_path / "b", [1, 0], run_id="b" * 12)
     replace_manifest(second, change)
     assert _inputs_said(tmp_path, first, second) == ["inputs that differ:", said]
+
+
+UNENDED = ("scores.jsonl: its last line has no newline at its end, which the run's writer ends every line with: readers "
+           "read only whole lines, and would pass over it")
+
+
+def test_a_sealed_record_files_last_line_without_a_newline_is_refused(tmp_path):
+    """A finished run's scores.jsonl whose last line lost its newline, digests and seal redone: verify said intact,
+    and export, show and report passed over the record (the closeness of t:a=1) without a word."""
+    run_dir = sealed_line(synthetic_run(tmp_path / "r", [1, 0]), "scores.jsonl", 4, lambda line: line.rstrip(b"\n"))
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    assert [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "NOT"))] == [
+        f"FAIL  {UNENDED}", "NOT intact: 1 problem"]
+    for command in ("export", "show", "report"):
+        done = audit(tmp_path, command, str(run_dir))
+        assert (done.returncode, done.stderr) == (EXIT["archive"], (
+            f"benchrun: error: in '{run_dir}': run {'5' * 12}: {UNENDED}, so what it says cannot be trusted; "
+            f"benchrun-audit verify {run_dir} says what changed\n"))

@@ -31,6 +31,7 @@ from benchrun.archive.trust import (
     records_converted,
     seal_broken,
     strays,
+    unended,
     unreadable,
 )
 from benchrun.archive.writer import file_digest
@@ -242,6 +243,8 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
                                      f"{made_by} {when})")]
     grown = outgrown(path, expected)
     actual = None if grown is not None else file_digest(path)
+    if actual == expected and (why := unended(run_dir, name)):
+        return [Finding(False, name, why)]
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
     if actual is not None and converted(path, expected.sha256):
