@@ -15,6 +15,8 @@ cases it found bad, each with the rule it now obeys.
   reads differs (`audit.inputs.input_lines`); merge's refusal of such shards names it too
 - a finished run's record file whose last line has no newline, sealed over: verify said intact, every reader passed
   over that record; verify and the readers refuse it (`archive.trust.unended`)
+- a finished run's summary.json whose mean its score records do not make, sealed over: verify said intact while show
+  and list said one number and export another; verify tallies the records (`audit.summarycheck`)
 - a judge's metric (a bool asked twice: 0, 0.5, 1) got a t interval reaching below 0: an interval stays within what
   the metric's values can be (`audit.intervals.grade_bounds`)
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.archives import replace_manifest, synthetic_run
+from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.cacheentry import stats
 from tests.helpers.p26_archive import sealed_line
@@ -169,3 +171,18 @@ def test_a_sealed_record_files_last_line_without_a_newline_is_refused(tmp_path):
         assert (done.returncode, done.stderr) == (EXIT["archive"], (
             f"benchrun: error: in '{run_dir}': run {'5' * 12}: {UNENDED}, so what it says cannot be trusted; "
             f"benchrun-audit verify {run_dir} says what changed\n"))
+
+
+def test_verify_refuses_a_sealed_summary_its_score_records_do_not_make(tmp_path):
+    """summary.json's closeness mean made 0.9 (its records make 0.5), digested and sealed again: verify said intact,
+    show and list said 0.900 while export's rows and the report's samples say 0.5."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    next(line for line in summary["metrics"] if line["metric"] == "closeness")["mean"] = 0.9
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    reseal(run_dir, "summary.json")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    assert [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "NOT"))] == [
+        "FAIL  summary.json: t/closeness: summary.json's mean is 0.9, its score records make 0.5: show, list and "
+        "compare read it, export and report read the records", "NOT intact: 1 problem"]

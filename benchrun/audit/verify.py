@@ -41,6 +41,7 @@ from benchrun.audit.finding import Finding
 from benchrun.audit.heldfiles import held
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.sources import check_sources
+from benchrun.audit.summarycheck import disagreement
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, without_file
@@ -229,7 +230,9 @@ def belonging(run: Run) -> list[Finding]:
             return [Finding(False, problem.file, problem.message, problem.line) for problem in problems]
     elif not all(finding.ok for finding in check_manifest(run)):
         return []  # check_manifest says why; a manifest that is not the run's is never read whole
-    return [Finding(False, *found) for found in [unreadable(run)] if found]
+    if found := unreadable(run):
+        return [Finding(False, *found)]
+    return [Finding(False, SUMMARY, why) for why in [disagreement(run)] if why]
 
 
 def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),
