@@ -15,8 +15,9 @@ cases it found bad, each with the rule it now obeys.
   reads differs (`audit.inputs.input_lines`); merge's refusal of such shards names it too
 - a finished run's record file whose last line has no newline, sealed over: verify said intact, every reader passed
   over that record; verify and the readers refuse it (`archive.trust.unended`)
-- a finished run's summary.json whose mean its score records do not make, sealed over: verify said intact while show
-  and list said one number and export another; verify tallies the records (`audit.summarycheck`)
+- a finished run's summary.json mean or run.json counts that its records do not make, sealed over: verify said intact
+  while show and list said one number and export another; verify counts and tallies the records as their writer did
+  (`audit.summarycheck`)
 - a judge's metric (a bool asked twice: 0, 0.5, 1) got a t interval reaching below 0: an interval stays within what
   the metric's values can be (`audit.intervals.grade_bounds`)
 """
@@ -34,7 +35,7 @@ from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.cacheentry import stats
 from tests.helpers.p26_archive import sealed_line
-from tests.helpers.p27_archive import holding, judged_by_two_calls, killed_here
+from tests.helpers.p27_archive import holding, judged_by_two_calls, killed_here, sweep_resumed_after
 
 TWICE = "is given twice in one object (which one is meant, JSON does not say); give each key once"
 CEILING = 6 * (2 * 256 * 2**20 + 2 * 100_000_000) + 2 * 64 * 2**10
@@ -173,16 +174,43 @@ def test_a_sealed_record_files_last_line_without_a_newline_is_refused(tmp_path):
             f"benchrun-audit verify {run_dir} says what changed\n"))
 
 
-def test_verify_refuses_a_sealed_summary_its_score_records_do_not_make(tmp_path):
-    """summary.json's closeness mean made 0.9 (its records make 0.5), digested and sealed again: verify said intact,
-    show and list said 0.900 while export's rows and the report's samples say 0.5."""
-    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+def _mean_made_09(run_dir: Path) -> tuple[str, str]:
     summary = json.loads((run_dir / "summary.json").read_text())
     next(line for line in summary["metrics"] if line["metric"] == "closeness")["mean"] = 0.9
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     reseal(run_dir, "summary.json")
+    return "summary.json", "t/closeness: summary.json's mean is 0.9, its score records make 0.5"
+
+
+def _one_response_counted(run_dir: Path) -> tuple[str, str]:
+    info = json.loads((run_dir / "run.json").read_text())
+    info["counts"].update(responses=1, request_errors=1)
+    (run_dir / "run.json").write_text(json.dumps(info, indent=2))
+    reseal(run_dir)
+    return "run.json", "counts.responses is 1, its records make 2"
+
+
+@pytest.mark.parametrize("plant", [_mean_made_09, _one_response_counted])
+def test_verify_refuses_sealed_numbers_its_records_do_not_make(tmp_path, plant):
+    """summary.json's closeness mean made 0.9 (its records make 0.5), or run.json's counts made 1 response of which 1
+    failed (2 answered), sealed again: verify said intact; show and list said 0.900 (`1/2 samples, 1 request errors`)
+    while export's rows and the report's samples say 0.5 (2 answers)."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    name, why = plant(run_dir)
     done = audit(tmp_path, "verify", str(run_dir))
     assert done.returncode == EXIT["not_intact"]
     assert [line for line in done.stdout.splitlines() if line.startswith(("FAIL", "NOT"))] == [
-        "FAIL  summary.json: t/closeness: summary.json's mean is 0.9, its score records make 0.5: show, list and "
-        "compare read it, export and report read the records", "NOT intact: 1 problem"]
+        f"FAIL  {name}: {why}: show, list and compare read it, export and report read the records",
+        "NOT intact: 1 problem"]
+
+
+def test_a_sweeps_record_is_of_the_sweep_as_it_ran_and_readers_read_its_jobs_now(tmp_path):
+    """sweep.json says its job interrupted; the job was resumed since: sweep.json is left as it was written (the sweep
+    as it ran), and list, export and report say the job as its run.json says it now."""
+    sweep = sweep_resumed_after(tmp_path)
+    written = (sweep / "sweep.json").read_bytes()
+    assert [job["status"] for job in json.loads(written)["jobs"]] == ["interrupted"]
+    assert [run["status"] for run in json.loads(audit(tmp_path, "list", "--json").stdout)] == ["completed"]
+    assert audit(tmp_path, "report", str(sweep)).returncode == EXIT["ok"]
+    assert "interrupted" not in (sweep / "report.html").read_text()
+    assert (sweep / "sweep.json").read_bytes() == written

@@ -104,10 +104,3 @@ def metric_lines(run: Run) -> list[MetricSummary]:
     return MetricLines(run).lines()
 
 
-
-def tallied(run: Run) -> tuple[MetricSummary, ...]:
-    """The metric lines the run's score records make, tallied as its writer tallied them for summary.json."""
-    tally = Tally(task_names(run), _k(run))
-    for record in run.scores():
-        tally.add(record)
-    return tally.summaries()

@@ -1,28 +1,39 @@
-"""Whether a finished run's summary.json says what its score records do: show, list and compare read the one,
-export and report the other, and a sealed run must read alike whichever reads it."""
+"""Whether a finished run's numbers (run.json's counts, summary.json's metric lines) are what its records make:
+show and list read those, export and report the records, and a sealed run must read alike whichever reads it."""
 
 from __future__ import annotations
 
 import math
 
+from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
-from benchrun.audit.lines import tallied
-from benchrun.core.records import MetricSummary
+from benchrun.core.layout import RUN, SUMMARY
+from benchrun.core.records import Counts, MetricSummary
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
+READ = "show, list and compare read it, export and report read the records"
 
 
-def disagreement(run: Run) -> str | None:
-    """The first metric line of summary.json that its score records do not make (`task/metric: ...`); None when
-    every line is theirs, or the run has no summary.json."""
-    if run.summary is None:
+def disagreement(run: Run) -> tuple[str, str] | None:
+    """The first of run.json's counts and summary.json's metric lines that the run's records do not make, as (file,
+    `what: why`); None when all are theirs, or the run has not ended (its counts are those it started with)."""
+    if run.summary is None or run.info.manifest_id is None:
         return None
+    books = Books(run.manifest, shard=run.info.shard)  # as its writer kept them (`counts_of`)
+    for response in run.responses():
+        books.response(response)
+    books.judgements(run.judgements())
+    books.scores(run.scores())
+    made = books.counts()
+    for field in Counts.model_fields:
+        if (said := getattr(run.info.counts, field)) != getattr(made, field):
+            return RUN, f"counts.{field} is {said}, its records make {getattr(made, field)}: {READ}"
     written = {(line.task, line.metric): line for line in run.summary.metrics}
-    found = {(line.task, line.metric): line for line in tallied(run)}
+    found = {(line.task, line.metric): line for line in books.tally.summaries()}
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
-            return f"{'/'.join(key)}: {why}: show, list and compare read it, export and report read the records"
+            return SUMMARY, f"{'/'.join(key)}: {why}: {READ}"
     return None
 
 

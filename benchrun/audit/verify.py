@@ -232,7 +232,7 @@ def belonging(run: Run) -> list[Finding]:
         return []  # check_manifest says why; a manifest that is not the run's is never read whole
     if found := unreadable(run):
         return [Finding(False, *found)]
-    return [Finding(False, SUMMARY, why) for why in [disagreement(run)] if why]
+    return [Finding(False, *found) for found in [disagreement(run)] if found]
 
 
 def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),

@@ -44,3 +44,19 @@ def judged_by_two_calls(run_dir: Path) -> Path:
     replace_manifest(run_dir, lambda manifest: manifest.update(
         judges=[{"name": "closeness", "rubric": "Is {response} right?", "format": grade, "score": "right"}]))
     return run_dir
+
+
+def sweep_resumed_after(root: Path) -> Path:
+    """A sweep (outputs/sw) whose one job was interrupted when the sweep ended (its sweep.json says so), then resumed
+    to completion (its run.json says completed)."""
+    from benchrun.archive.sweep import write_sweep_summary
+
+    sweep = root / "outputs" / "sw"
+    synthetic_run(sweep / "0_m", [1, 0], status="interrupted", reason="interrupted by SIGTERM", run_id="9" * 12)
+    (sweep / "multirun.yaml").write_text("hydra: {}\n")
+    write_sweep_summary(sweep)
+    ended = sweep / "0_m"
+    for name in list(ended.iterdir()):
+        name.unlink()
+    synthetic_run(ended, [1, 0], run_id="9" * 12)
+    return sweep
