@@ -103,10 +103,12 @@ class Run:
     @cached_property
     def manifest_ceiling(self) -> int:
         """The most bytes this run's manifest can hold (`manifest_ceiling`, from run.json's samples and config.yaml's
-        limits, the defaults' when it is unreadable: that is said of it on its own)."""
+        limits; the defaults' when config.yaml is unreadable or not of the size run.json records, which is said of it
+        on its own, and a planted one of megabytes is never parsed for this)."""
+        recorded = self.info.files.get(CONFIG) or self.info.config_digest
         try:
-            config = self.config
-        except BenchrunError:
+            config = self.config if recorded and (self.path / CONFIG).stat().st_size == recorded.size else {}
+        except (BenchrunError, OSError):
             config = {}
         return manifest_ceiling(self.info.counts.samples, config)
 
