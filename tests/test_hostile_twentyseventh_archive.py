@@ -20,6 +20,9 @@ cases it found bad, each with the rule it now obeys.
   (`audit.summarycheck`)
 - a judge's metric (a bool asked twice: 0, 0.5, 1) got a t interval reaching below 0: an interval stays within what
   the metric's values can be (`audit.intervals.grade_bounds`)
+
+And what holds, pinned: a sweep's sweep.json is its record as it ran (a job resumed later leaves it as it was), and its
+readers read each job's run.json for what the job is now.
 """
 from __future__ import annotations
 
