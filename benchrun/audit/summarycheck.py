@@ -7,6 +7,8 @@ import math
 
 from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
+from benchrun.archive.trust import seal_broken
+from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import RUN, SUMMARY
 from benchrun.core.records import Counts, MetricSummary
 
@@ -17,8 +19,13 @@ READ = "show, list and compare read it, export and report read the records"
 
 def disagreement(run: Run) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records do not make, as (file,
-    `what: why`); None when all are theirs, or the run has not ended (its counts are those it started with)."""
-    if run.summary is None or run.info.manifest_id is None:
+    `what: why`); None when all are theirs, the run has not ended (its counts are those it started with), or its seal
+    does not cover its run.json (which verify says already: its numbers are then no writer's)."""
+    try:
+        seal = run.seal
+    except ArchiveError:
+        return None
+    if run.summary is None or run.info.manifest_id is None or seal is None or seal_broken(run, seal):
         return None
     books = Books(run.manifest, shard=run.info.shard)  # as its writer kept them (`counts_of`)
     for response in run.responses():
