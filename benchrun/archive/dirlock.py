@@ -329,7 +329,7 @@ def writing_elsewhere(note: dict[str, Any] | None) -> bool:
                     if line.startswith("btime "))
     except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
         return False
-    return boot + start / os.sysconf("SC_CLK_TCK") <= since + 1
+    return start is not None and boot + start / os.sysconf("SC_CLK_TCK") <= since + 1  # None: that pid is gone
 
 
 REMOTE = ("its writer ({}) runs on another machine and still renews its lease on run.lock: this file system keeps "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from benchrun.core.layout import DIGESTS, JUDGED_FILES, LOG
 
@@ -17,11 +18,26 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR
 def writer_of(run_dir: Path) -> int | None:
     """The pid of another process of this machine holding one of the files of `run_dir` that a writer keeps open,
     open for writing; None when there is none, or where /proc cannot tell."""
-    wanted = {str(run_dir.resolve() / name) for name in WRITTEN}
+    return next(writers(run_dir.resolve() / name for name in WRITTEN), None)
+
+
+def writers(paths: Iterable[Path]) -> Iterator[int]:
+    """The pids of the other processes of this machine holding one of `paths` (resolved) open for writing; none where
+    /proc cannot tell."""
+    wanted = set(map(str, paths))
     for pid in filter(str.isdigit, _listed("/proc")):
         if int(pid) != os.getpid() and any(_writes(pid, fd, wanted) for fd in _listed(f"/proc/{pid}/fd")):
-            return int(pid)
-    return None
+            yield int(pid)
+
+
+def command_of(pid: int) -> str:
+    """`pid 4242 (sqlite3)`: the process and its program's name as /proc gives it, if it can (not its command line,
+    which may hold a secret)."""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text(errors="replace").strip()
+    except OSError:
+        name = ""
+    return f"pid {pid}" + (f" ({name})" if name else "")
 
 
 def _writes(pid: str, fd: str, wanted: set[str]) -> bool:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from pydantic import ValidationError
 
 from benchrun.archive.jsononce import as_model, given_once
+from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.shapes import not_a_manifest
 from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, read_bounded, regular_file
@@ -89,7 +90,7 @@ class Run:
         path = self.path / MANIFEST
         if not os.path.lexists(path):
             raise ArchiveError("missing", file=str(path))
-        data = archived(path, _manifest_size(path, self.info.manifest_id))
+        data = archived(path, _manifest_size(path, self.info.manifest_id, self.manifest_ceiling))
         if hashlib.sha256(data).hexdigest() != self.info.manifest_id:  # changed between the two reads
             raise _not_the_runs(path, self.info.manifest_id)
         try:
@@ -98,6 +99,22 @@ class Run:
             raise ArchiveError(f"unreadable: {err}", file=str(path)) from None
         except (ValueError, RecursionError) as err:
             return data, None, "nested too deep" if isinstance(err, RecursionError) else str(err)
+
+    @cached_property
+    def manifest_ceiling(self) -> int:
+        """The most bytes this run's manifest can hold (`manifest_ceiling`, from run.json's samples and config.yaml's
+        limits; the defaults' when config.yaml is unreadable or not of the size run.json records, which is said of it
+        on its own, and a planted one of megabytes is never parsed for this)."""
+        recorded = self.info.files.get(CONFIG) or self.info.config_digest
+        try:
+            config = self.config if recorded and (self.path / CONFIG).stat().st_size == recorded.size else {}
+        except (BenchrunError, OSError):
+            config = {}
+        return manifest_ceiling(self.info.counts.samples, config)
+
+    def manifest_sha256(self) -> str:
+        """manifest.json's sha256 (`manifest_sha256`), refused unhashed when it is larger than the run's can be."""
+        return manifest_sha256(self.path / MANIFEST, self.manifest_ceiling)
 
     @property
     def manifest_bytes(self) -> bytes:
@@ -283,29 +300,32 @@ class Run:
 
 
 
-def _manifest_size(path: Path, manifest_id: str | None) -> int:
+def _manifest_size(path: Path, manifest_id: str | None, ceiling: int) -> int:
     """The size of the manifest.json at `path` once its sha256 is `manifest_id`, else ArchiveError."""
-    if manifest_sha256(path) != manifest_id:
+    if manifest_sha256(path, ceiling) != manifest_id:
         raise _not_the_runs(path, manifest_id)
     return path.stat().st_size
 
 
-def manifest_sha256(path: Path) -> str:
-    """The sha256 of the manifest.json at `path` (a regular file, else ArchiveError), read in pieces once while it is
-    as it was (its inode, size and times): the reader and verify's every check asked for it, and hashed a planted file
-    of gigabytes four times."""
+def manifest_sha256(path: Path, ceiling: int) -> str:
+    """The sha256 of the manifest.json at `path` (a regular file of at most `ceiling` bytes, else ArchiveError), read
+    in pieces once while it is as it was (its inode, size and times): the reader and verify's every check asked for
+    it, and hashed a planted file of gigabytes four times."""
     try:
         found = path.stat()
         state: tuple[int, ...] = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
     except OSError:
         state = ()  # none there, or not to be looked at: reading it says why
-    return _sha256(path, state)
+    return _sha256(path, state, ceiling)
 
 
 @functools.lru_cache(maxsize=2)
-def _sha256(path: Path, state: tuple[int, ...]) -> str:
+def _sha256(path: Path, state: tuple[int, ...], ceiling: int) -> str:
     sha = hashlib.sha256()
     with reading(path), regular_file(path, str(path), ArchiveError) as handle:
+        if (size := os.fstat(handle.fileno()).st_size) > ceiling:
+            raise ArchiveError(f"{size:,} bytes, more than a manifest of this run can hold ({ceiling:,} bytes: "
+                               f"{MANIFEST_CEILING}): not the run's, refused unread", file=str(path))
         while chunk := handle.read(CHUNK_BYTES):
             sha.update(chunk)
     return sha.hexdigest()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
-from benchrun.core.errors import ArchiveError, BenchrunError
+from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
 from benchrun.core.filebytes import CHUNK_BYTES, missing
 from benchrun.core.layout import (
     CONFIG,
@@ -135,7 +135,7 @@ def unreadable(run: Run) -> tuple[str, str, int | None] | None:
         for records in (run.responses, run.scores, run.judgements):
             deque(records(), maxlen=0)
     except ArchiveError as err:
-        why = str(err).removeprefix(f"in '{err.file}': ")
+        why = without_file(err)
         return Path(err.file or RUN).name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
     return None
 
@@ -271,7 +271,12 @@ def _manifest(run: Run) -> Iterator[str]:
     if not path.is_file():  # a compiled run's questions gone, or a pipe, a device or a folder there (never read)
         yield f"{MANIFEST}: {missing(path)}"
         return
-    if file_digest(path).sha256 != run.info.manifest_id:  # in pieces: a planted file of gigabytes is never held
+    try:  # in pieces, once no larger than the run's can be: a planted file of gigabytes is never held
+        changed = run.manifest_sha256() != run.info.manifest_id
+    except ArchiveError as err:
+        yield f"{MANIFEST}: {without_file(err)}"
+        return
+    if changed:
         yield f"{MANIFEST}: changed: its sha256 is not the manifest id in {RUN}"
 
 
@@ -279,7 +284,8 @@ def _files(run: Run) -> Iterator[str]:
     digests = ledger.read_digests(run.path)
     if run.info.files:
         for name, expected in run.info.files.items():
-            yield from _changed(run.path, name, expected, digests)
+            changed = list(_changed(run.path, name, expected, digests))
+            yield from changed or [f"{name}: {why}" for why in [unended(run.path, name)] if why]
         return
     yield from _unfinished(run, digests)
     yield from (config := list(_config(run)))
@@ -319,6 +325,19 @@ def _foreign(run: Run, digests: ledger.Digests, checked: dict[str, ledger.Checke
     except BenchrunError:
         return []
     return [str(problem) for problem in repair.check(run.path, manifest, digests, checked).problems]
+
+
+def unended(run_dir: Path, name: str) -> str | None:
+    """Why a line file of a run that ended (its records, records.sha256), which matches its digest, is not as its
+    writer left it: its last line has no newline (the writer ends each line it writes, and readers read whole lines
+    only, so they would pass over what the digest covers); None when it is."""
+    if name not in (*JUDGED_FILES, DIGESTS):
+        return None
+    with reading(run_dir / name), open(run_dir / name, "rb") as handle:
+        if handle.seek(0, os.SEEK_END) == 0 or (handle.seek(-1, os.SEEK_END), handle.read(1))[1] == b"\n":
+            return None
+    return ("its last line has no newline at its end, which the run's writer ends every line with: readers read only "
+            "whole lines, and would pass over it")
 
 
 def _changed(run_dir: Path, name: str, expected: FileDigest, digests: ledger.Digests | None = None,

@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
+from benchrun.archive.openwriters import command_of, writers
 from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.errors import EXIT, ConfigError, writing
@@ -23,6 +24,7 @@ from benchrun.core.recordvalues import short_digest
 from benchrun.execute.cache import (
     BUSY_TIMEOUT_S,
     DB_FILE,
+    LOCKED,
     SCHEMA_VERSION,
     OtherVersion,
     Stats,
@@ -65,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     with writing(directory / DB_FILE), open(directory / DB_FILE, "ab"):  # a medium or file it may not write: one
         pass  # line naming the file, before SQLite's "unable to open database file"
     try:
-        store = Store(directory, key, ADVICE)
+        store = Clearing(directory, key, ADVICE)
     except OtherVersion as other:
         if args.digest is not None:
             raise
@@ -80,6 +82,26 @@ def main(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return EXIT["ok"]
+
+
+class CacheBusy(ConfigError):
+    """Another process holds the cache's write lock: nothing is wrong with the command, which is refused as a run
+    directory another process writes is (ArchiveBusy's exit)."""
+
+    exit_code = EXIT["archive"]
+
+
+class Clearing(Store):
+    """The cache opened to clear it: a write lock another process holds is said with who holds the database open."""
+
+    def unusable(self, err: Exception) -> ConfigError:
+        if not (isinstance(err, sqlite3.OperationalError) and err.sqlite_errorcode & 0xFF in LOCKED):
+            return super().unusable(err)
+        database = self.path.resolve()
+        held = ", ".join(map(command_of, writers([database, Path(f"{database}-wal")]))) or "a process not seen here"
+        return CacheBusy(f"nothing was cleared: the response cache at {self.path} is held by another process, which "
+                         f"has kept its write lock for over {BUSY_TIMEOUT_S:g} s ({held} has it open): let it finish "
+                         "(or end it) and clear again")
 
 
 class Listing(Store):

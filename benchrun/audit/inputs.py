@@ -62,6 +62,9 @@ class Inputs(Frozen):
     provenance: Diff
     """What run.json says of the model, the judge model and the software (digest, server version, package
     versions)."""
+    manifest: Diff
+    """The rest of what the manifest asks by: its benchmark's name, its runner, each task's own fields (`task t.system`)
+    and the samples' values (one digest): what the config and files of a run compiled otherwise may not say."""
 
 
 def inputs(baseline: Run, run: Run) -> Inputs:
@@ -71,7 +74,7 @@ def inputs(baseline: Run, run: Run) -> Inputs:
                   files=diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
                   prompts=prompt_diff(a, b), scorers=diff(_scorers(a), _scorers(b)),
                   formats=diff(_formats(a), _formats(b)), judges=diff(_judges(a), _judges(b)),
-                  provenance=diff(provenance(baseline), provenance(run)))
+                  provenance=diff(provenance(baseline), provenance(run)), manifest=diff(_asked(a), _asked(b)))
 
 
 def diff(a: dict[str, Any], b: dict[str, Any]) -> Diff:
@@ -103,20 +106,31 @@ def _formats(manifest: Manifest) -> dict[str, dict[str, str]]:
             for t in manifest.tasks}
 
 
+def _asked(manifest: Manifest) -> dict[str, Any]:
+    """`Inputs.manifest`, as dotted keys; a few-shot's turns and the values by their sha256."""
+    tasks = {}
+    for task in manifest.tasks:
+        own = task.model_dump(mode="json", exclude={"name", "scorers", "format"})
+        tasks |= flatten(own | {"fewshot": sha256_bytes(canonical_json(own.get("fewshot", [])))}, f"task {task.name}.")
+    values = sha256_bytes(canonical_json({sample.id: sample.values for sample in manifest.samples}))
+    return {"benchmark": manifest.benchmark, **flatten(manifest.runner.model_dump(mode="json"), "runner."), **tasks,
+            "samples.values": values}
+
+
 def _judges(manifest: Manifest) -> dict[str, Any]:
     model = flatten(manifest.judge.model_dump(mode="json"), "model.") if manifest.judge else {}
     return {**model, **{j.name: sha256_bytes(canonical_json(j.model_dump(mode="json"))) for j in manifest.judges}}
 
 
 def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the compared run")) -> list[str]:
-    """Whether the manifests are the same, then what differs, one line per item (the two runs called `sides`)."""
+    """Whether the manifests are the same, then what differs, one line per item (the two runs called `sides`); the
+    rest of the manifests (`Inputs.manifest`) where no other input of theirs differs (the config and files of a run
+    compiled otherwise say it), else that nothing compare reads does."""
     lines = (["inputs: same manifest (the same questions asked the same way)"] if inputs.same_manifest
              else ["inputs that differ:"])
     for kind, found in (("config", inputs.config), ("file", inputs.files), ("scorer", inputs.scorers),
                         ("format", inputs.formats), ("judge", inputs.judges), ("provenance", inputs.provenance)):
-        lines += [f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()]
-        lines += [f"  {kind} {key}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()]
-        lines += [f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items()]
+        lines += _diff_lines(kind, found, sides)
     prompts = inputs.prompts
     if prompts:
         lines.append(f"  prompts: {counted(len(prompts.changed), 'sample')} asked differently{ids(prompts.changed)}; "
@@ -125,7 +139,16 @@ def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the c
     if prompts.references:
         lines.append(f"  references: {counted(len(prompts.references), 'sample')} scored against another reference"
                      f"{ids(prompts.references)}")
+    if not inputs.same_manifest and all(line.startswith("  provenance ") for line in lines[1:]):
+        lines += _diff_lines("manifest", inputs.manifest, sides) or [
+            "  nothing compare reads: the manifests are written otherwise (another benchrun's?)"]
     return lines
+
+
+def _diff_lines(kind: str, found: Diff, sides: tuple[str, str]) -> list[str]:
+    return [*(f"  {kind} {key}: {_show(a)} -> {_show(b)}" for key, (a, b) in found.changed.items()),
+            *(f"  {kind} {key}: only in {sides[1]} ({_show(v)})" for key, v in found.added.items()),
+            *(f"  {kind} {key}: only in {sides[0]} ({_show(v)})" for key, v in found.removed.items())]
 
 
 def _show(value: Any) -> str:

@@ -103,3 +103,4 @@ def metric_lines(run: Run) -> list[MetricSummary]:
     """Every metric line of the run, complete (see MetricLines)."""
     return MetricLines(run).lines()
 
+

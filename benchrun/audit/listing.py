@@ -29,6 +29,8 @@ from benchrun.core.layout import FORMAT_VALID, UNREADABLE, Status
 from benchrun.core.records import MetricSummary
 from benchrun.core.recordvalues import pin_named, short_digest
 
+STOPPED = "stopped"
+"""What `list --status` calls a run whose run.json says `running` while no live process writes it (killed)."""
 HEADLINE = 3
 """Metrics shown per run: the first of summary.json, scorers' metrics before format_valid."""
 
@@ -143,7 +145,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
         info = run.info
         if model is not None and model not in (info.model, info.identity.get("name")):  # `--model ""`: none
             continue
-        if statuses and not statuses & {info.status, UNREADABLE}:
+        if statuses and not statuses & {info.status, UNREADABLE, STOPPED if info.status == "running" else UNREADABLE}:
             continue
         if since and parse_time(info.started_at) < since:
             continue
@@ -153,7 +155,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
             if task is None:
                 unreadable.append(Unreadable(err))
             continue
-        if (task is not None and task not in entry.tasks) or (statuses and info.status not in statuses):
+        if (task is not None and task not in entry.tasks) or (statuses and listed_as(entry) not in statuses):
             continue
         found.append(entry)
     return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]
@@ -200,11 +202,17 @@ def _model(run: Run) -> list[str]:
     return [run.info.model + (f" @{short_digest(digest)}" if (digest := run.model_digest) else "")]
 
 
+def listed_as(entry: ListedRun) -> str:
+    """The run's status as `list --status` picks it: run.json's, but STOPPED for a run that says `running` that no
+    live process writes (its `reason` says why)."""
+    return STOPPED if entry.run.info.status == "running" and entry.reason else entry.run.info.status
+
+
 def _status(entry: ListedRun) -> Text:
     """The status (`running` of a run no live process writes: `stopped`, its writer gone), and for a retry the run it
     retried, for a shard run its shard, for a merged run its shards."""
     info = entry.run.info
-    said = f"{info.status} (writer stopped)" if info.status == "running" and entry.reason else info.status
+    said = "running (writer stopped)" if listed_as(entry) == STOPPED else info.status
     return Text(visible(said + (f"\nretry of {info.parent.run_id}" if info.parent else "")
                         + (f"\nshard {info.shard}" if info.shard else "") + _merged(info.merged)))
 
@@ -228,8 +236,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"archive root (default: {DEFAULT_ROOT})")
     parser.add_argument("--model", help="only runs of this model (as configured, or as the server named it)")
     parser.add_argument("--task", help="only runs with this task")
-    parser.add_argument("--status", action="append", choices=[*get_args(Status), UNREADABLE], default=[],
-                        help="only runs with this status (repeat for several)")
+    parser.add_argument("--status", action="append", choices=[*get_args(Status), STOPPED, UNREADABLE], default=[],
+                        help=f"only runs with this status (repeat for several); {STOPPED}: one that says running "
+                             "that no live process writes (its writer killed), which `running` does not pick")
     parser.add_argument("--since", type=_since, help="only runs started at or after this ISO date or date-time "
                                                      "(UTC unless it has an offset)")
     parser.add_argument("--json", action="store_true", help="print a JSON list")

@@ -22,11 +22,11 @@ from benchrun.archive.rows import joined
 from benchrun.archive.speed import speed_of
 from benchrun.audit import arguments
 from benchrun.audit.heading import header
+from benchrun.audit.intervals import MetricRow, grade_bounds, with_intervals
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
 from benchrun.audit.listing import task_names
 from benchrun.audit.named import one_each, runs_named
-from benchrun.audit.stats import Interval, interval
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
 from benchrun.console.visible import shown_name, visible
@@ -35,7 +35,6 @@ from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Message, Reference, Turn, preamble
 from benchrun.core.records import (
     JudgementRecord,
-    MetricSummary,
     Number,
     ResponseRecord,
     ScoreRecord,
@@ -50,34 +49,10 @@ EXCERPT = 40
 """Characters of a prompt shown by --wrong."""
 
 
-class MetricRow(MetricSummary):
-    """One task x metric as in summary.json, with its 95% interval."""
-
-    interval: Interval | None
-
-    def to_json(self) -> dict[str, Any]:
-        low, high, method = (self.interval.low, self.interval.high, self.interval.method) if self.interval else (
-            None, None, None)
-        repeated = {"pass_at_k": self.pass_at_k, "majority_at_k": self.majority_at_k} if self.pass_at_k is not None \
-            else {}
-        if self.at_k_samples is not None:
-            repeated["at_k_samples"] = self.at_k_samples
-        return {"task": self.task, "metric": self.metric, "n": self.n, "mean": self.mean, "stderr": self.stderr,
-                "errors": self.errors, "low": low, "high": high, "interval": method, **repeated}
-
-
-def with_intervals(lines: Iterable[MetricSummary]) -> list[MetricRow]:
-    """The lines with their 95% intervals: Wilson's for a share of 0/1 answers (with repeats, each sample's answers
-    one cluster, on its effective sample size), else a t interval with a degree of freedom per sample but one; none
-    with fewer than two."""
-    return [MetricRow(**dict(line), interval=interval(line.n, line.mean, line.stderr, bool(line.binary),
-                                                      line.samples)) for line in lines]
-
-
 def metric_rows(run: Run, task: str | None = None) -> list[MetricRow]:
     """Per task x metric (of `task` only, if given): n, mean, stderr, errors (as in summary.json) and the 95%
     interval; a run that does not match the digests written with it is refused (`Run.require_records`)."""
-    return with_intervals(MetricLines(run.require_records()).lines(task))
+    return with_intervals(MetricLines(run.require_records()).lines(task), grade_bounds(run))
 
 
 def check_task(runs: Sequence[Run], task: str) -> None:
@@ -229,7 +204,8 @@ def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, 
             out.write(("," if i else "") + "\n" + json.dumps(view.to_json()))
         out.write("\n]")
     repeated = {"consistency": scan.consistency(task), "consistency_samples": scan.consistency_samples(task)}
-    out.write(', "metrics": ' + json.dumps([row.to_json() for row in with_intervals(scan.lines(task))], indent=2))
+    rows = with_intervals(scan.lines(task), grade_bounds(run))
+    out.write(', "metrics": ' + json.dumps([row.to_json() for row in rows], indent=2))
     if repeated["consistency"]:
         out.write(", " + json.dumps({key: found for key, found in repeated.items() if found})[1:-1])
     judges = agreements(run)
@@ -276,6 +252,8 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     speed (a figure of the whole run)."""
     scan = MetricLines(run)
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task is not None else None
+    if views is None:  # read all the same, as every reader of the records: a line that reads two ways is refused
+        deque(samples(run, scan=scan), maxlen=0)
     if args.json:
         write_json(run, views, scan, args.task, sys.stdout)
         return EXIT["ok"]
@@ -286,7 +264,7 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
         out.file.flush()
         shown = print_samples(views, sys.stdout)
         out.print(("\n" if shown else "") + f"{shown} {answer_unit(run)} shown" + (" (failed only)" if args.failed else ""))
-    found = with_intervals(scan.lines(args.task))
+    found = with_intervals(scan.lines(args.task), grade_bounds(run))
     out.print()
     out.print(metrics_table(found, scan.consistency(args.task)) if found else "metrics: none (no score records)")
     for said in output.at_k_note(found) + output.consistency_note(scan.consistency_samples(args.task)):

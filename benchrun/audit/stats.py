@@ -41,10 +41,12 @@ def _t(units: int) -> float:
     return float(stdtrit(units - 1, 0.5 + LEVEL / 2))
 
 
-def t_interval(mean: float, stderr: float, n: int) -> Interval:
-    """mean ± t(0.975, n - 1) · stderr, for a standard error from n independent units (n >= 2)."""
+def t_interval(mean: float, stderr: float, n: int, bounds: tuple[float, float] | None = None) -> Interval:
+    """mean ± t(0.975, n - 1) · stderr, for a standard error from n independent units (n >= 2), within `bounds` (the
+    least and most a value can be: the mean of such values can be no other)."""
     half = _t(n) * stderr
-    return Interval(mean - half, mean + half, "t")
+    low, high = bounds or (-math.inf, math.inf)
+    return Interval(max(low, mean - half), min(high, mean + half), "t")
 
 
 def clustered_wilson(p: float, n: int, stderr: float, units: int) -> Interval:
@@ -56,12 +58,13 @@ def clustered_wilson(p: float, n: int, stderr: float, units: int) -> Interval:
 
 
 def interval(n: int, mean: float | None, stderr: float | None, binary: bool,
-             units: int | None = None) -> Interval | None:
+             units: int | None = None, bounds: tuple[float, float] | None = None) -> Interval | None:
     """The 95% interval of a metric with `n` values (0/1 answers when `binary`), its standard error from `units`
-    independent units (default n; with repeats the samples, each one cluster of answers); None when n or units < 2."""
+    independent units (default n; with repeats the samples, each one cluster of answers), within the values'
+    `bounds` if known; None when n or units < 2."""
     units = n if units is None else units
     if n < 2 or units < 2 or mean is None:
         return None
     if binary:
         return wilson(mean, n) if units == n else clustered_wilson(mean, n, stderr or 0.0, units)
-    return t_interval(mean, stderr or 0.0, units)
+    return t_interval(mean, stderr or 0.0, units, bounds)

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from benchrun.archive import ledger, repair
 from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import PathLike, Run, archived_model, manifest_sha256, validation_said
+from benchrun.archive.reader import PathLike, Run, archived_model, validation_said
 from benchrun.archive.trust import (
     CONVERTED,
     converted,
@@ -31,6 +31,7 @@ from benchrun.archive.trust import (
     records_converted,
     seal_broken,
     strays,
+    unended,
     unreadable,
 )
 from benchrun.archive.writer import file_digest
@@ -40,9 +41,10 @@ from benchrun.audit.finding import Finding
 from benchrun.audit.heldfiles import held
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.sources import check_sources
+from benchrun.audit.summarycheck import disagreement
 from benchrun.console import output
 from benchrun.console.visible import shown_name
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, without_file
 from benchrun.core.filebytes import missing, not_a_file
 from benchrun.core.layout import (
     CONFIG,
@@ -180,7 +182,10 @@ def check_manifest(run: Run) -> list[Finding]:
     path = run.path / MANIFEST
     if not path.is_file():
         return [Finding(False, MANIFEST, missing(path))]
-    actual = manifest_sha256(path)
+    try:
+        actual = run.manifest_sha256()
+    except ArchiveError as err:
+        return [Finding(False, MANIFEST, without_file(err))]
     if actual != expected:
         return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
                                          f"{expected[:12]}… in run.json")]
@@ -225,7 +230,9 @@ def belonging(run: Run) -> list[Finding]:
             return [Finding(False, problem.file, problem.message, problem.line) for problem in problems]
     elif not all(finding.ok for finding in check_manifest(run)):
         return []  # check_manifest says why; a manifest that is not the run's is never read whole
-    return [Finding(False, *found) for found in [unreadable(run)] if found]
+    if found := unreadable(run):
+        return [Finding(False, *found)]
+    return [Finding(False, *found) for found in [disagreement(run)] if found]
 
 
 def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),
@@ -239,6 +246,8 @@ def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str
                                      f"{made_by} {when})")]
     grown = outgrown(path, expected)
     actual = None if grown is not None else file_digest(path)
+    if actual == expected and (why := unended(run_dir, name)):
+        return [Finding(False, name, why)]
     if actual == expected:
         return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
     if actual is not None and converted(path, expected.sha256):

@@ -115,6 +115,11 @@ class RunInterrupted(KeyboardInterrupt):
     exit_code = EXIT["interrupted"]
 
 
+def without_file(err: BenchrunError) -> str:
+    """What `err` says of the file it names, without naming it (a finding beside the file's name says it)."""
+    return str(err).removeprefix(f"{_quote(err.file)}: ")
+
+
 def _quote(file: str | None) -> str | None:
     return f"in '{file}'" if file else None
 
