@@ -3,8 +3,6 @@ cases it found bad, each with the rule it now obeys.
 
 - a planted manifest.json far larger than its run's could be was hashed whole before it was refused: a manifest is at
   most what its run's samples and limits make (`archive.manifestbound`), refused unread above it
-- show without --samples showed a run whose sealed record line gives a key twice: show reads the records as every
-  reader does (`audit.show.show_one`)
 - list, show and verify of a run whose run.lock note (an older benchrun's, without the writer's boot and start) names a
   pid that ended: a traceback (`archive.dirlock.writing_elsewhere`)
 - `list --status running` listed runs whose writer was killed: such a run is `stopped` (`audit.listing.listed_as`)
@@ -40,7 +38,6 @@ from tests.helpers.cacheentry import stats
 from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p27_archive import holding, judged_by_two_calls, killed_here, sweep_resumed_after
 
-TWICE = "is given twice in one object (which one is meant, JSON does not say); give each key once"
 CEILING = 6 * (2 * 256 * 2**20 + 2 * 100_000_000) + 2 * 64 * 2**10
 """The most a manifest of a run of two samples under the default limits holds (`manifest_ceiling`)."""
 
@@ -63,17 +60,6 @@ def test_a_manifest_larger_than_its_run_can_hold_is_refused_unread(tmp_path):
     done = audit(tmp_path, "verify", str(run_dir))
     assert done.returncode == EXIT["not_intact"]
     assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [f"FAIL  manifest.json: {said}"]
-
-
-def test_show_without_samples_refuses_a_record_line_giving_a_key_twice(tmp_path):
-    """A finished run's score line `{"closeness": 0, "closeness": 1}`, sealed over: show printed its table (exit 0)."""
-    run_dir = sealed_line(synthetic_run(tmp_path / "r", [1, 0]), "scores.jsonl", 2,
-                          lambda line: line.replace(b'{"closeness":1}', b'{"closeness":0,"closeness":1}'))
-    for command in (("show",), ("show", "--json")):
-        done = audit(tmp_path, *command, str(run_dir))
-        assert (done.returncode, done.stdout) == (EXIT["archive"], "")
-        assert done.stderr == (f"benchrun: error: in '{run_dir / 'scores.jsonl'}': line 2: unreadable: the key "
-                               f"\"closeness\" {TWICE}\n")
 
 
 def test_list_tells_a_running_run_from_one_whose_writer_was_killed(tmp_path):

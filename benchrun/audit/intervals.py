@@ -40,8 +40,9 @@ def with_intervals(lines: Iterable[MetricSummary], bounds: Bounds | None = None)
 def grade_bounds(run: Run) -> Bounds:
     """Each judge's metric of `run` -> the least and most its grades are: those its `scores` map them to, 0 and 1 of a
     bool, a number's `minimum` and `maximum` in its format (none when it gives not both); an answer's value is the
-    mean of its grades, so within them too. A run with judges has its manifest validated whole to say."""
-    if run.info.manifest_id is None or not run.manifest_data().get("judges"):
+    mean of its grades, so within them too. Only a run whose judge model was asked (run.json's `judge`) has its
+    manifest read to say: show reads no more of a run without judges than its summary."""
+    if run.info.manifest_id is None or not run.info.judge:
         return {}
     bounds = {}
     for judge in run.manifest.judges:

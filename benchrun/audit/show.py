@@ -252,8 +252,6 @@ def show_one(run: Run, args: argparse.Namespace) -> int:
     speed (a figure of the whole run)."""
     scan = MetricLines(run)
     views = samples(run, args.task, args.failed, scan) if args.samples or args.failed or args.task is not None else None
-    if views is None:  # read all the same, as every reader of the records: a line that reads two ways is refused
-        deque(samples(run, scan=scan), maxlen=0)
     if args.json:
         write_json(run, views, scan, args.task, sys.stdout)
         return EXIT["ok"]

@@ -37,8 +37,9 @@ def holding(database: Path) -> subprocess.Popen:
 
 def judged_by_two_calls(run_dir: Path) -> Path:
     """A run whose metric `closeness` is a judge's (a bool grade, asked twice an answer: 0, 0.5 or 1), valued 0, 0, 0
-    and 0.5 on its four samples."""
-    synthetic_run(run_dir, [0, 0, 0, 0.5])
+    and 0.5 on its four samples; run.json names the judge model asked, as a judged run's does."""
+    synthetic_run(run_dir, [0, 0, 0, 0.5], judge={"identity": {"name": "judge", "digest": "j" * 64},
+                                                  "runner": {"type": "ollama", "model": "judge"}})
     grade = {"name": "Grade", "origin": "builtin",
              "json_schema": {"type": "object", "properties": {"right": {"type": "boolean"}}, "required": ["right"]}}
     replace_manifest(run_dir, lambda manifest: manifest.update(
