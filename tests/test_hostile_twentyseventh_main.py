@@ -10,6 +10,8 @@
   judge model is made by the rule a run's is (`compiler.plan.judge_model`), refused in one line without a model.
 - An answer cut at the model's token limit (done_reason `length`) failed its format check as `invalid JSON:
   Unterminated string ...`, not saying it was cut, as a judge's reply now says (`execute.formatcheck.ended_early`).
+- `task.name=' b '` was taken: benchmark ` b ` printed as `b` in every heading and in `list`, under another manifest id
+  than `b`'s; a name with white space around it is refused (`core.tasksettings`).
 """
 
 from __future__ import annotations
@@ -99,3 +101,13 @@ def test_an_answer_cut_at_its_token_limit_says_so_in_its_format_check(tmp_path: 
     run_dir = make_run(tmp_path, "task.only=[product]", responder=lambda req: Reply('{"answer": 1', done_reason=ended))
     checks = {r["detail"] for r in read_jsonl(run_dir / "scores.jsonl") if r["scorer"] == "format_valid"}
     assert checks == {f"invalid JSON: Expecting ',' delimiter: line 1 column 13 (char 12){said}"}
+
+
+@pytest.mark.parametrize("name", [" b ", "b　", " b"])
+def test_a_benchmark_name_with_white_space_around_it_is_refused(tmp_path: Path, name: str) -> None:
+    write_bench(tmp_path, {"tasks.yml": TASKS})
+    done = call_benchrun("task.path=bench", f"task.name='{name}'", "dry_run=true", "outputs=out", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': task.name: {name!r} has white space around it, so it prints as 'b' (a run's "
+        "heading, benchrun-audit list), a name it is not: name the benchmark without it\n"))
+    assert not (tmp_path / "out").exists()

@@ -23,6 +23,9 @@ def _a_name(name: str) -> str:
     if not name.strip():  # the run directory's name said `model` for it, run.json and `list` a blank
         raise ValueError("only spaces: name the benchmark (its name is in the run directory's name and in "
                          "benchrun-audit list)")
+    if name != name.strip():  # ' b ' printed as benchmark b in every heading and list, under another manifest id
+        raise ValueError(f"{name!r} has white space around it, so it prints as {name.strip()!r} (a run's heading, "
+                         "benchrun-audit list), a name it is not: name the benchmark without it")
     return no_control_character(name, "a benchmark's name printed on the console (a run's heading, its row in "
                                       "benchrun-audit list) cannot hold: name the benchmark without one")
 
