@@ -13,7 +13,7 @@ each with the rule it now obeys.
   speaks plain HTTP named with https://), or an https server named with http:// (it closes the connection without
   an answer): the preflight said `cannot reach ... (ConnectError); start it, or point runner.base_url at a running
   server` (the Ollama runner likewise, `start it with ollama serve`), wrong advice for a server that is running; now
-  the line says what TLS did and its fix (`runners.base.tls_trouble`, both runners' preflight): trust its
+  the line says what TLS did and its fix (`runners.base.there_unanswered`, both runners' preflight): trust its
   certificate with $SSL_CERT_FILE, name the server as its certificate does, name a plain HTTP server with http://,
   or a server that completes a TLS handshake with https://
 - a killed run's `benchrun.log` replaced by a symbolic link (a shared archive's `benchrun.log` -> `~/.bashrc`) or a

@@ -12,15 +12,21 @@
   Unterminated string ...`, not saying it was cut, as a judge's reply now says (`execute.formatcheck.ended_early`).
 - `task.name=' b '` was taken: benchmark ` b ` printed as `b` in every heading and in `list`, under another manifest id
   than `b`'s; a name with white space around it is refused (`core.tasksettings`).
+- A server that took the preflight's connection and closed it unanswered (a part of a response head, or nothing) was
+  said `cannot reach ... (RemoteProtocolError); start it`: it runs, so the line says what it did
+  (`execute.runners.base.there_unanswered`, both runners).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import socketserver
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -111,3 +117,35 @@ def test_a_benchmark_name_with_white_space_around_it_is_refused(tmp_path: Path, 
         f"benchrun: error: in 'config': task.name: {name!r} has white space around it, so it prints as 'b' (a run's "
         "heading, benchrun-audit list), a name it is not: name the benchmark without it\n"))
     assert not (tmp_path / "out").exists()
+
+
+class _Unanswering(socketserver.BaseRequestHandler):
+    """Reads a request's head, sends the server's `sent` (a part of a response head, or nothing) and closes."""
+
+    def handle(self) -> None:
+        received = b""
+        self.request.settimeout(0.5)  # a TLS handshake (the preflight asks whether it speaks TLS) sends no head
+        with contextlib.suppress(TimeoutError):
+            while b"\r\n\r\n" not in received and (chunk := self.request.recv(4096)):
+                received += chunk
+        self.request.sendall(self.server.sent)
+
+
+@pytest.mark.parametrize("runner", ["ollama", "openai"])
+@pytest.mark.parametrize("sent", [b"HTTP/1.1 200 OK\r\nContent-", b""])
+def test_a_server_closing_the_preflights_connection_unanswered_is_said_to_run(tmp_path: Path, runner: str,
+                                                                                sent: bytes) -> None:
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Unanswering) as server:
+        server.sent, server.daemon_threads = sent, True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}" + ("/v1" if runner == "openai" else "")
+        named = [f"runner.host={url}"] if runner == "ollama" else ["runner=openai", f"runner.base_url={url}",
+                                                                   "runner.model=m"]
+        done = call_benchrun(*named, "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+        server.shutdown()
+    key = "runner.host" if runner == "ollama" else "runner.base_url"
+    assert (done.returncode, done.stdout) == (EXIT["runner"], "")
+    assert done.stderr == (f"benchrun: error: the server at {url} took the connection and closed it without an answer "
+                           "(RemoteProtocolError: Server disconnected without sending a response.): something runs "
+                           f"there that does not answer its HTTP requests; check its log, or point {key} at its HTTP "
+                           "API\n")

@@ -20,6 +20,7 @@ from benchrun.core.errors import OWN_LIMITS, RunnerError
 from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig
+from benchrun.core.text import one_line
 
 
 class Retryable(Exception):
@@ -104,18 +105,22 @@ TLS_PROBE_S = 5.0
 takes milliseconds; a server of plain HTTP may wait for the rest of what it takes for a request's head)."""
 
 
-async def tls_trouble(err: Exception, url: str, key: str, timeout_s: float) -> str | None:
-    """Why the preflight's request to the server of `url` (the value of config `key`) failed when TLS is why, with
-    the fix: the server is there, so "cannot reach it, start it" would be wrong advice. An https:// server whose
-    handshake failed (`_handshake_failed`), or an http:// one that closed the connection without an answer and
-    completes a TLS handshake (an https server named with http://). None when TLS is not why."""
+async def there_unanswered(err: Exception, url: str, key: str, timeout_s: float) -> str | None:
+    """Why the preflight's request to the server of `url` (the value of config `key`) failed when a server is there,
+    with the fix ("cannot reach it, start it" would be wrong advice): an https:// server whose handshake failed
+    (`_handshake_failed`), an http:// one that closed the connection without an answer and completes a TLS handshake
+    (an https server named with http://), or one that took the connection and closed it unanswered. None when no
+    connection was made."""
     if (why := _handshake_failed(err, url, key)) is not None:
         return why
-    if urlsplit(url).scheme == "http" and isinstance(transport_failure(err), Dropped) and await connects(
-            url, min(timeout_s, TLS_PROBE_S), tls=_unchecked()):
+    if not isinstance(transport_failure(err), Dropped):
+        return None
+    if urlsplit(url).scheme == "http" and await connects(url, min(timeout_s, TLS_PROBE_S), tls=_unchecked()):
         return (f"the server at {url} answers in TLS, not in plain HTTP: name it with https:// in {key} (its "
                 "certificate trusted by this machine, or named by $SSL_CERT_FILE)")
-    return None
+    return (f"the server at {url} took the connection and closed it without an answer ({type(err).__name__}: "
+            f"{one_line(str(err), 200)}): something runs there that does not answer its HTTP requests; check its "
+            f"log, or point {key} at its HTTP API")
 
 
 def _unchecked() -> ssl.SSLContext:

@@ -27,7 +27,7 @@ from benchrun.execute.runners.base import (
     json_count,
     json_kind,
     resolvable,
-    tls_trouble,
+    there_unanswered,
     tools_called,
     transport_failure,
     with_seed,
@@ -167,8 +167,8 @@ class OllamaRunner:
                 raise failure from None
             if not isinstance(failure, Unreachable):
                 raise self._not_ollama(err) from None
-            if tls := await tls_trouble(err, self.host, self.config.key("host"), self.config.timeout_s):
-                raise RunnerError(tls) from None
+            if there := await there_unanswered(err, self.host, self.config.key("host"), self.config.timeout_s):
+                raise RunnerError(there) from None
             raise RunnerError(f"cannot reach Ollama at {self.host} ({type(err).__name__}); start it with "
                               f"`ollama serve`, or point {self.config.key('host')} at a running server") from None
         except (ollama.ResponseError, Refused) as err:

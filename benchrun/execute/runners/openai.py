@@ -27,7 +27,7 @@ from benchrun.execute.runners.base import (
     json_text,
     resolvable,
     retrying,
-    tls_trouble,
+    there_unanswered,
     tools_called,
     transport_failure,
     with_seed,
@@ -129,8 +129,8 @@ class OpenAIRunner:
                 raise failure from None
             if not isinstance(failure, Unreachable):
                 raise self._no_list(err) from None
-            if tls := await tls_trouble(err, self.base_url, self.config.key("base_url"), self.config.timeout_s):
-                raise RunnerError(tls) from None
+            if there := await there_unanswered(err, self.base_url, self.config.key("base_url"), self.config.timeout_s):
+                raise RunnerError(there) from None
             raise RunnerError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}); "
                               f"start it, or point {self.config.key('base_url')} at a running server") from None
         except Refused as err:
