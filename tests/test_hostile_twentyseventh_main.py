@@ -15,6 +15,8 @@
 - A server that took the preflight's connection and closed it unanswered (a part of a response head, or nothing) was
   said `cannot reach ... (RemoteProtocolError); start it`: it runs, so the line says what it did
   (`execute.runners.base.there_unanswered`, both runners).
+- `rescore --rejudge judge.runner=local` kept the run's judge.model (`qwen2.5`, an Ollama model) as the name of the
+  embedded model it asked: a judge of another runner type names its model (`audit.rejudge`).
 """
 
 from __future__ import annotations
@@ -86,17 +88,26 @@ def test_a_judge_call_waiting_on_one_under_way_cancelled_leaves_that_call_alone(
     assert asyncio.run(scenario()) == (False, True)
 
 
-@pytest.mark.parametrize("model", ["", "null"])
-def test_a_rejudge_naming_no_judge_model_is_one_line(tmp_path: Path, model: str) -> None:
+REFUSED_REJUDGES = {
+    "judge.model=": "in 'config': judge.model: task 'symbol' is graded by judge 'names': name the judge model with "
+                    "judge.model=...",
+    "judge.model=null": "in 'config': judge.model: task 'symbol' is graded by judge 'names': name the judge model "
+                        "with judge.model=...",
+    "judge.runner=local": "--rejudge judge.runner=local: the run's judge.model ('qwen2.5') names a model of runner "
+                          "ollama; name the one to ask with judge.model=NAME",
+}
+
+
+@pytest.mark.parametrize("override", list(REFUSED_REJUDGES))
+def test_a_rejudge_naming_no_judge_model_to_ask_is_one_line(tmp_path: Path, override: str) -> None:
     write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
     with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
         run = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5")
         run_dir = run_dir_of(run.stdout)
-        rejudged = call_benchrun("rescore", str(run_dir), "--rejudge", f"judge.model={model}", cwd=tmp_path,
+        rejudged = call_benchrun("rescore", str(run_dir), "--rejudge", override, cwd=tmp_path,
                                  module="benchrun.audit")
-    assert (rejudged.returncode, rejudged.stdout, rejudged.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'config': judge.model: task 'symbol' is graded by judge 'names': name the judge model "
-        "with judge.model=...\n"))
+    assert (rejudged.returncode, rejudged.stdout, rejudged.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: {REFUSED_REJUDGES[override]}\n")
     assert not (run_dir / "rescores").exists()
 
 

@@ -20,7 +20,7 @@ from benchrun.execute.judging import Judge
 def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     """The run's config, its judge asked where and with the limits it was last asked (run.json's runners as used: a
     resume's `--host` or `--set judge.timeout_s=...` kept, as a later resume keeps them), then `overrides`
-    (judge.KEY=VALUE, values read as YAML) set, checked."""
+    (judge.KEY=VALUE, values read as YAML) set, checked; a judge of another runner type names its model."""
     from benchrun.audit.limits import last_asked, refuse_unkept
     from benchrun.audit.resume import asked_at
     from benchrun.compose.config import plain_config
@@ -32,9 +32,19 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
     for keys, value in given:
         _set(judge, keys, value)
+    _refuse_model_of_another_runner(judge, run.info.judge.get("runner") or {}, {keys[0] for keys, _ in given})
     checked = plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)
     refuse_unkept("--rejudge judge", judge_runner_keys(checked["judge"]), [keys[0] for keys, _ in given])
     return checked
+
+
+def _refuse_model_of_another_runner(judge: dict[str, Any], used: dict[str, Any], named: set[str]) -> None:
+    """Refuse a judge.runner override to another runner type that keeps the run's judge.model, a name of a model of
+    the other runner: judge.runner=local labelled the embedded model `qwen2.5` in the rescore."""
+    if "runner" in named and "model" not in named and judge.get("runner") != used.get("type"):
+        raise BenchrunError(f"--rejudge judge.runner={judge.get('runner')}: the run's judge.model "
+                            f"({judge.get('model')!r}) names a model of runner {used.get('type')}; name the one to "
+                            "ask with judge.model=NAME")
 
 
 def _override(override: str) -> tuple[list[str], Any]:
