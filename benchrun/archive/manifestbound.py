@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchrun.core.filebytes import MAX_FILE_BYTES
+from benchrun.core.tasksettings import TaskConfig
 
 JSON_BYTES_PER_CHAR = 6
 """The most JSON spends on one character (`\\u001f`)."""
@@ -19,8 +20,6 @@ def manifest_ceiling(samples: int, config: dict[str, Any]) -> int:
     the benchmark's own text (its task files, at most MAX_FILE_BYTES each of tasks.yml and a template, as JSON), its
     prompts (task.max_total_chars characters in all) twice over (values and references that echo them), and
     SAMPLE_BYTES a sample."""
-    from benchrun.core.settings import TaskConfig
-
     task = config.get("task")
     chars = task.get("max_total_chars") if isinstance(task, dict) else None
     if not isinstance(chars, int) or isinstance(chars, bool) or chars < 1:
