@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from benchrun.archive import ledger, repair
+from benchrun.archive.books import Books
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
@@ -126,14 +127,21 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_size, found.st_mtime_ns
 
 
-def unreadable(run: Run) -> tuple[str, str, int | None] | None:
+def unreadable(run: Run, books: Books | None = None) -> tuple[str, str, int | None] | None:
     """The first of the run's files that a reader does not read as what it is, its digests matching: its manifest,
     summary.json, then the record lines it reads (an older benchrun's, one sealed again since it was rewritten), as
-    (file, what is wrong, its line); None when every reader can read them."""
+    (file, what is wrong, its line); None when every reader can read them. Each record read is kept in `books` when
+    given (verify's summary check, made in the same pass)."""
     try:
         run.manifest, run.summary
-        for records in (run.responses, run.scores, run.judgements):
-            deque(records(), maxlen=0)
+        responses, judgements, scores = run.responses(), run.judgements(), run.scores()
+        if books is not None:
+            for response in responses:
+                books.response(response)
+            books.judgements(judgements)
+            books.scores(scores)
+        for records in (responses, judgements, scores):
+            deque(records, maxlen=0)  # what `books` did not read
     except ArchiveError as err:
         why = without_file(err)
         return Path(err.file or RUN).name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None

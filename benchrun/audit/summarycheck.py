@@ -17,26 +17,27 @@ FIELDS = ("n", "errors", "mean", "stderr")
 READ = "show, list and compare read it, export and report read the records"
 
 
-def disagreement(run: Run) -> tuple[str, str] | None:
-    """The first of run.json's counts and summary.json's metric lines that the run's records do not make, as (file,
-    `what: why`); None when all are theirs, the run has not ended (its counts are those it started with), or its seal
-    does not cover its run.json (which verify says already: its numbers are then no writer's)."""
+def books_for(run: Run) -> Books | None:
+    """Empty books to keep a finished run's records in as verify reads them (`trust.unreadable`); None when there is
+    nothing to check them against: the run has not ended (its counts are those it started with), a file is unreadable
+    (verify says so), or its seal does not cover its run.json (verify says so already: its numbers are no writer's)."""
     try:
-        seal = run.seal
+        seal, summary, manifest = run.seal, run.summary, run.manifest
     except ArchiveError:
         return None
-    if run.summary is None or run.info.manifest_id is None or seal is None or seal_broken(run, seal):
+    if summary is None or run.info.manifest_id is None or seal is None or seal_broken(run, seal):
         return None
-    books = Books(run.manifest, shard=run.info.shard)  # as its writer kept them (`counts_of`)
-    for response in run.responses():
-        books.response(response)
-    books.judgements(run.judgements())
-    books.scores(run.scores())
+    return Books(manifest, shard=run.info.shard)  # as its writer kept them (`counts_of`)
+
+
+def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
+    """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
+    make, as (file, `what: why`); None when all are theirs."""
     made = books.counts()
     for field in Counts.model_fields:
         if (said := getattr(run.info.counts, field)) != getattr(made, field):
             return RUN, f"counts.{field} is {said}, its records make {getattr(made, field)}: {READ}"
-    written = {(line.task, line.metric): line for line in run.summary.metrics}
+    written = {(line.task, line.metric): line for line in run.summary.metrics} if run.summary else {}
     found = {(line.task, line.metric): line for line in books.tally.summaries()}
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:

@@ -41,7 +41,7 @@ from benchrun.audit.finding import Finding
 from benchrun.audit.heldfiles import held
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.sources import check_sources
-from benchrun.audit.summarycheck import disagreement
+from benchrun.audit.summarycheck import books_for, disagreement
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, without_file
@@ -230,9 +230,9 @@ def belonging(run: Run) -> list[Finding]:
             return [Finding(False, problem.file, problem.message, problem.line) for problem in problems]
     elif not all(finding.ok for finding in check_manifest(run)):
         return []  # check_manifest says why; a manifest that is not the run's is never read whole
-    if found := unreadable(run):
+    if found := unreadable(run, books := books_for(run)):
         return [Finding(False, *found)]
-    return [Finding(False, *found) for found in [disagreement(run)] if found]
+    return [Finding(False, *found) for found in [books and disagreement(run, books)] if found]
 
 
 def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),
