@@ -62,19 +62,22 @@ class Inputs(Frozen):
     provenance: Diff
     """What run.json says of the model, the judge model and the software (digest, server version, package
     versions)."""
-    manifest: Diff
-    """The rest of what the manifest asks by: its benchmark's name, its runner, each task's own fields (`task t.system`)
-    and the samples' values (one digest): what the config and files of a run compiled otherwise may not say."""
+    manifest: Diff | None
+    """The rest of what the manifests ask by: their benchmark's name, runner, each task's own fields (`task t.system`)
+    and the samples' values (one digest): what the config and files of a run compiled otherwise may not say; looked
+    at only when the manifests differ and nothing above but provenance does (else None)."""
 
 
 def inputs(baseline: Run, run: Run) -> Inputs:
     """What differs between the baseline's manifest and provenance and the compared run's."""
     a, b = baseline.manifest, run.manifest
-    return Inputs(same_manifest=a.id == b.id, config=diff(settings(a), settings(b)),
-                  files=diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
-                  prompts=prompt_diff(a, b), scorers=diff(_scorers(a), _scorers(b)),
-                  formats=diff(_formats(a), _formats(b)), judges=diff(_judges(a), _judges(b)),
-                  provenance=diff(provenance(baseline), provenance(run)), manifest=diff(_asked(a), _asked(b)))
+    found = {"config": diff(settings(a), settings(b)), "prompts": prompt_diff(a, b),
+             "files": diff({f.path: f.sha256 for f in a.files}, {f.path: f.sha256 for f in b.files}),
+             "scorers": diff(_scorers(a), _scorers(b)), "formats": diff(_formats(a), _formats(b)),
+             "judges": diff(_judges(a), _judges(b))}
+    said = a.id == b.id or any(found.values()) or found["prompts"].references
+    return Inputs(same_manifest=a.id == b.id, **found, provenance=diff(provenance(baseline), provenance(run)),
+                  manifest=None if said else diff(_asked(a), _asked(b)))
 
 
 def diff(a: dict[str, Any], b: dict[str, Any]) -> Diff:
@@ -139,7 +142,7 @@ def input_lines(inputs: Inputs, sides: tuple[str, str] = ("the baseline", "the c
     if prompts.references:
         lines.append(f"  references: {counted(len(prompts.references), 'sample')} scored against another reference"
                      f"{ids(prompts.references)}")
-    if not inputs.same_manifest and all(line.startswith("  provenance ") for line in lines[1:]):
+    if inputs.manifest is not None:
         lines += _diff_lines("manifest", inputs.manifest, sides) or [
             "  nothing compare reads: the manifests are written otherwise (another benchrun's?)"]
     return lines
