@@ -3,6 +3,9 @@
 - compare worked out the rest of two manifests (`Inputs.manifest`: each task's own fields, a digest of every sample's
   values) for every pair of runs, and `--json` printed it beside the config and files that already said what
   differs; it is looked at only when nothing else but provenance differs (`audit.inputs.inputs`), else null.
+- `rescore --rejudge judge.runner=ollama` of a run whose judge was never asked (its preflight failed: run.json has no
+  `judge`) was refused as naming "a model of runner None": the runner type an override is told from is the run's
+  config's (`audit.rejudge.rejudged_config`), not run.json's record of a judge asked.
 """
 
 from __future__ import annotations
@@ -11,8 +14,12 @@ import json
 from pathlib import Path
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import replace_manifest, synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, call_benchrun
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 
 
 def _compared(cwd: Path, first: Path, second: Path) -> dict:
@@ -31,3 +38,17 @@ def test_compare_looks_at_the_rest_of_the_manifests_only_when_nothing_else_diffe
     assert _compared(tmp_path, first, other_config)["config"]["added"] == {"task.x": 1}
     assert _compared(tmp_path, first, only_manifest)["manifest"] == {
         "added": {}, "removed": {}, "changed": {"benchmark": ["synthetic", "other"]}}
+
+
+def test_a_rejudge_of_a_run_whose_judge_was_never_asked_tells_its_runner_from_the_config(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        run = bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                        "judge.host=http://127.0.0.1:9")
+        run_dir = next(tmp_path.rglob("run.json")).parent
+        info = json.loads((run_dir / "run.json").read_text())
+        assert (run.returncode, info["status"], info.get("judge")) == (EXIT["runner"], "failed", None)
+        rejudged = call_benchrun("rescore", str(run_dir), "--rejudge", "judge.runner=ollama", f"judge.host={server.url}",
+                                 cwd=tmp_path, module="benchrun.audit")
+    assert rejudged.returncode == EXIT["ok"], rejudged.stderr
+    assert (run_dir / "rescores" / "001" / "rescore.json").is_file()

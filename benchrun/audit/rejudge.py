@@ -25,25 +25,26 @@ def rejudged_config(run: Run, overrides: list[str]) -> dict[str, Any]:
     from benchrun.audit.resume import asked_at
     from benchrun.compose.config import plain_config
     from benchrun.core.judgekeys import as_made
-    from benchrun.core.settings import judge_runner_keys
+    from benchrun.core.settings import JudgeSettings, judge_runner_keys
 
     given = [_override(override) for override in overrides]
     config = asked_at(run, as_made(run.config), None)
     judge = last_asked(copy.deepcopy(config.get("judge") or {}), run.info.judge.get("runner") or {})
+    used = judge.get("runner", JudgeSettings.model_fields["runner"].default)
     for keys, value in given:
         _set(judge, keys, value)
-    _refuse_model_of_another_runner(judge, run.info.judge.get("runner") or {}, {keys[0] for keys, _ in given})
+    _refuse_model_of_another_runner(judge, used, {keys[0] for keys, _ in given})
     checked = plain_config({**config, "judge": judge}, Path(run.info.cwd) if run.info.cwd else None)
     refuse_unkept("--rejudge judge", judge_runner_keys(checked["judge"]), [keys[0] for keys, _ in given])
     return checked
 
 
-def _refuse_model_of_another_runner(judge: dict[str, Any], used: dict[str, Any], named: set[str]) -> None:
-    """Refuse a judge.runner override to another runner type that keeps the run's judge.model, a name of a model of
-    the other runner: judge.runner=local labelled the embedded model `qwen2.5` in the rescore."""
-    if "runner" in named and "model" not in named and judge.get("runner") != used.get("type"):
+def _refuse_model_of_another_runner(judge: dict[str, Any], used: str, named: set[str]) -> None:
+    """Refuse a judge.runner override to another runner type than the run's config's (`used`) that keeps the run's
+    judge.model, a name of a model of the other runner: judge.runner=local labelled the embedded model `qwen2.5`."""
+    if "runner" in named and "model" not in named and judge.get("runner") != used:
         raise BenchrunError(f"--rejudge judge.runner={judge.get('runner')}: the run's judge.model "
-                            f"({judge.get('model')!r}) names a model of runner {used.get('type')}; name the one to "
+                            f"({judge.get('model')!r}) names a model of runner {used}; name the one to "
                             "ask with judge.model=NAME")
 
 
