@@ -145,7 +145,7 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
         info = run.info
         if model is not None and model not in (info.model, info.identity.get("name")):  # `--model ""`: none
             continue
-        if statuses and not statuses & {info.status, UNREADABLE, STOPPED if info.status == "running" else UNREADABLE}:
+        if statuses and not statuses & may_be_listed_as(info.status):
             continue
         if since and parse_time(info.started_at) < since:
             continue
@@ -206,6 +206,12 @@ def listed_as(entry: ListedRun) -> str:
     """The run's status as `list --status` picks it: run.json's, but STOPPED for a run that says `running` that no
     live process writes (its `reason` says why)."""
     return STOPPED if entry.run.info.status == "running" and entry.reason else entry.run.info.status
+
+
+def may_be_listed_as(status: str) -> set[str]:
+    """What a run whose run.json says `status` may be listed as, known before the rest of it is read: `listed_as`'s,
+    or UNREADABLE (its summary.json may be)."""
+    return {status, UNREADABLE, *([STOPPED] if status == "running" else [])}
 
 
 def _status(entry: ListedRun) -> Text:
