@@ -1,0 +1,51 @@
+"""The twenty-eighth hostile pass of issue 19, the asking side.
+
+- a redirect's Location was quoted in the sample's error (and the preflight's line) as the server sent it, a user name
+  and password in it (`http://user:pass@host/`), or a credential in its query: a URL from a server is quoted as a URL
+  the user gives is (`core.secrets.said_url`, the rule `--host` is said by), `http://...`
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from benchrun.testing.chat import Reply
+from benchrun.testing.http_fake import Response
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p24_execute import asked, openai_run, once
+from tests.helpers.wire import wire
+
+NOT_FOLLOWED = ("; benchrun follows no redirect, so that every answer comes from the server the run names: point the "
+                "runner at the address it redirects to")
+
+
+def moved(location: str) -> bytes:
+    """A 307 answer redirecting to `location`."""
+    return wire(b"{}", status="307 Temporary Redirect").replace(
+        b"\r\n\r\n", f"\r\nLocation: {location}\r\n\r\n".encode(), 1)
+
+
+@pytest.mark.parametrize(("location", "said"), [
+    ("http://admin:hunter2-pass@10.0.0.1/v1/chat/completions", "http://..."),
+    ("//admin:hunter2-pass@10.0.0.1/v1/chat/completions", "http://..."),
+    ("https://10.0.0.1/v1/chat/completions?api_key=hunter2-pass", "https://..."),
+    ("/v2/chat/completions?sig=hunter2-pass", "http://..."),
+    ("http://10.0.0.1/v1/chat/completions", "http://10.0.0.1/v1/chat/completions")])
+def test_a_redirects_address_is_quoted_without_a_credential(tmp_path, location, said):
+    _, done = openai_run(tmp_path, once(Reply(wire=moved(location))))
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    message = f"HTTP 307: redirected to {said}{NOT_FOLLOWED}"
+    assert asked(done.stdout) == (None, {"type": "Redirected", "message": message}, 1, [message])
+
+
+def test_a_preflight_redirects_address_is_quoted_without_a_credential(tmp_path):
+    with FakeOllama(models=["llama3.2"]) as fake:
+        served = fake.dispatch
+        redirect = Response(307, b"", wire=moved("http://admin:hunter2-pass@10.0.0.1/api/tags"))
+        fake.dispatch = lambda request: redirect if request.path == "/api/tags" else served(request)
+        done = call_benchrun(f"runner.host={fake.url}", "cache=false", f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", (
+        f"benchrun: error: Ollama at {fake.url} refused the preflight: HTTP 307: redirected to http://..."
+        f"{NOT_FOLLOWED}\n"))
