@@ -3,6 +3,10 @@
 - a redirect's Location was quoted in the sample's error (and the preflight's line) as the server sent it, a user name
   and password in it (`http://user:pass@host/`), or a credential in its query: a URL from a server is quoted as a URL
   the user gives is (`core.secrets.said_url`, the rule `--host` is said by), `http://...`
+- a server's error message quoting a URL with a credential in it (a proxy naming the upstream it could not reach,
+  `http://admin:pass@10.0.0.5:8000/v1`) was archived as the sample's error with the credential: every server message
+  an error quotes says each URL as `said_url` says it (`core.secrets.said_urls`, in `runners.errorbody.quoted` and
+  `body_text`, through which every server's message passes)
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import call_benchrun
-from tests.helpers.p24_execute import asked, openai_run, once
+from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.wire import wire
 
 NOT_FOLLOWED = ("; benchrun follows no redirect, so that every answer comes from the server the run names: point the "
@@ -49,3 +53,24 @@ def test_a_preflight_redirects_address_is_quoted_without_a_credential(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["runner"], "", (
         f"benchrun: error: Ollama at {fake.url} refused the preflight: HTTP 307: redirected to http://..."
         f"{NOT_FOLLOWED}\n"))
+
+
+UPSTREAM = "upstream http://admin:hunter2-pass@10.0.0.5:8000/v1 refused the connection"
+
+
+@pytest.mark.parametrize(("ask", "status", "body", "said"), [
+    ("openai", "500 Internal Server Error", f'{{"error": {{"message": "{UPSTREAM}"}}}}',
+     "HTTP 500: upstream http://... refused the connection"),
+    ("openai", "502 Bad Gateway", f"<html>{UPSTREAM}</html>", "HTTP 502: upstream http://... refused the connection"),
+    ("openai", "400 Bad Request", '{"error": {"url": "https://10.0.0.5/v1?api_key=hunter2-pass"}}',
+     'HTTP 400: {"url": "https://..."}'),
+    ("ollama", "500 Internal Server Error", f'{{"error": "{UPSTREAM}"}}',
+     "HTTP 500: upstream http://... refused the connection"),
+    ("ollama", "200 OK", f'{{"error": "{UPSTREAM}"}}', "HTTP 200 saying an error: upstream http://... refused the "
+                                                       "connection")])
+def test_a_servers_message_is_quoted_without_a_credential_in_a_url(tmp_path, ask, status, body, said):
+    answer = once(Reply(wire=wire(body.encode(), status=status)))
+    done = openai_run(tmp_path, answer, "runner.retries=0")[1] if ask == "openai" else ollama_run(
+        tmp_path, answer, "runner.retries=0")
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert asked(done.stdout)[1]["message"] == said

@@ -226,6 +226,11 @@ def said_url(url: str, base: str = "http://host/") -> str:
     return url if secret_value(whole) is None else f"{whole.split('://')[0]}://..."
 
 
+def said_urls(text: str) -> str:
+    """`text` (a server's message quoted in an error) with each URL in it said as `said_url` says it."""
+    return URL.sub(lambda url: said_url(url[0]), text) if "://" in text else text
+
+
 def _secret_url(url: str) -> str | None:
     if USER_INFO.match(url):
         return "a URL with a user name or password in it"
