@@ -7,9 +7,17 @@
   `http://admin:pass@10.0.0.5:8000/v1`) was archived as the sample's error with the credential: every server message
   an error quotes says each URL as `said_url` says it (`core.secrets.said_urls`, in `runners.errorbody.quoted` and
   `body_text`, through which every server's message passes)
+- a resume of a run whose OpenAI-compatible server's answers named the model by another name than its id (the probe's
+  answer `qwen2.5-7b` for `qwen`, kept as `answers_as`), asked of a server whose answers name another
+  (`qwen2.5-14b`), went on unsaid: the run's answers came from two models as one's, though a list of servers that
+  answer as two models is refused. Which model answered is pinned by that name where nothing else pins it
+  (`core.recordvalues.pinned_as`), so the resume is refused as one onto other weights is, and `show` tells the
+  sessions apart
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -18,6 +26,7 @@ from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import call_benchrun
+from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
 from tests.helpers.wire import wire
 
@@ -74,3 +83,41 @@ def test_a_servers_message_is_quoted_without_a_credential_in_a_url(tmp_path, ask
         tmp_path, answer, "runner.retries=0")
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert asked(done.stdout)[1]["message"] == said
+
+
+def test_a_resume_onto_a_server_answering_as_another_model_is_refused(tmp_path):
+    with AnsweringAs("qwen2.5-7b", responder=Breaks(6)) as first:
+        done = call_benchrun("runner=openai", f"runner.base_url={first.url}", "runner.model=qwen", "runner.retries=0",
+                             "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    resume = ("resume", str(run_dir), "--host")
+    with AnsweringAs("qwen2.5-14b") as other:
+        refused = call_benchrun(*resume, other.url, cwd=tmp_path, module="benchrun.audit")
+        forced = call_benchrun(*resume, other.url, "--force", cwd=tmp_path, module="benchrun.audit")
+    shown = call_benchrun("show", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert done.returncode == EXIT["runner"]
+    assert (refused.returncode, refused.stderr) == (EXIT["archive"], (
+        'benchrun: error: model qwen is now answers_as "qwen2.5-14b", the run used answers_as "qwen2.5-7b"; resume '
+        "with --force to continue with it anyway (recorded in run.json)\n"))
+    assert (forced.returncode, json.loads((run_dir / "run.json").read_text())["status"]) == (EXIT["ok"], "completed")
+    assert 'answers from 2 models: 5 by answers_as "qwen2.5-7b", 13 by answers_as "qwen2.5-14b"' in shown.stdout
+
+
+def test_a_resume_onto_a_server_answering_as_the_same_model_goes_on(tmp_path):
+    with AnsweringAs("qwen2.5-7b", responder=Breaks(6)) as first:
+        call_benchrun("runner=openai", f"runner.base_url={first.url}", "runner.model=qwen", "runner.retries=0",
+                      "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    with AnsweringAs("qwen2.5-7b") as again:
+        resumed = call_benchrun("resume", str(run_dir), "--host", again.url, cwd=tmp_path, module="benchrun.audit")
+    assert (resumed.returncode, resumed.stderr) == (EXIT["ok"], "")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+def test_a_run_of_a_server_naming_its_weights_and_answering_as_another_name_completes(tmp_path):
+    """The check as the run ends compares what the server says now with what it said as the run began, the name its
+    answers give the model included: a server whose /models says its root, and whose answers name a snapshot."""
+    with AnsweringAs("qwen2.5-7b", root="Qwen/Qwen2.5-7B-Instruct") as server:
+        done = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=qwen", "cache=false",
+                             f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
