@@ -26,8 +26,8 @@ from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Response
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.commands import call_benchrun
-from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p24_execute import asked, ollama_run, once, openai_run
+from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.wire import wire
 
 NOT_FOLLOWED = ("; benchrun follows no redirect, so that every answer comes from the server the run names: point the "
