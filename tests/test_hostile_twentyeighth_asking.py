@@ -13,6 +13,11 @@
   answer as two models is refused. Which model answered is pinned by that name where nothing else pins it
   (`core.recordvalues.pinned_as`), so the resume is refused as one onto other weights is, and `show` tells the
   sessions apart
+- a server's URL given without its scheme but with user info (`runner.host=user:pass@127.0.0.1:9`, `--host
+  user:pass@host/v1`) was taken (the credential check reads URLs by their scheme), asked as http://user:pass@..., and
+  its password archived (config.yaml, run.json) and said in the `cannot reach` line; `//user:pass@host` was refused
+  quoting the password. A server's URL is checked for a credential as benchrun reads it, and quoted as `said_url`
+  says it (`core.serverurls._well_formed`)
 """
 
 from __future__ import annotations
@@ -121,3 +126,27 @@ def test_a_run_of_a_server_naming_its_weights_and_answering_as_another_name_comp
         done = call_benchrun("runner=openai", f"runner.base_url={server.url}", "runner.model=qwen", "cache=false",
                              f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+
+
+CREDENTIAL = ("'http://...' is not a server's URL benchrun takes: it holds a user name, a password or a credential in "
+              "its query, which would be archived; give the URL without it (an API key goes in the variable "
+              "api_key_env names)")
+
+
+@pytest.mark.parametrize("given", ["runner.host=user:hunter2-pass@127.0.0.1:9",
+                                   "runner.host=[127.0.0.1:8,user:hunter2-pass@127.0.0.1:9]",
+                                   "runner.host=//user:hunter2-pass@127.0.0.1:9"])
+def test_a_server_url_without_its_scheme_holding_a_credential_is_refused(tmp_path, given):
+    done = call_benchrun(given, "dry_run=true", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        EXIT["usage"], "", f"benchrun: error: in 'config': runner.host: {CREDENTIAL}\n")
+
+
+@pytest.mark.parametrize("host", ["user:hunter2-pass@127.0.0.1:9/v1", "//user:hunter2-pass@127.0.0.1:9/v1"])
+def test_a_resumes_host_without_its_scheme_holding_a_credential_is_refused(tmp_path, host):
+    with AnsweringAs("qwen2.5-7b", responder=Breaks(6)) as first:
+        call_benchrun("runner=openai", f"runner.base_url={first.url}", "runner.model=qwen", "runner.retries=0",
+                      "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    refused = call_benchrun("resume", str(run_dir), "--host", host, cwd=tmp_path, module="benchrun.audit")
+    assert (refused.returncode, refused.stderr) == (EXIT["usage"], f"benchrun: error: --host: {CREDENTIAL}\n")
