@@ -9,14 +9,13 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
-from benchrun.testing.chat import Reply
 from benchrun.testing.lab import Lab
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer, impatient_judge
+from tests.helpers.p28_asking import Breaks
 from tests.helpers.served import AWQ, FULL, Restarted, Served
 from tests.helpers.wire import GRADES, judge_grades
 
@@ -138,17 +137,6 @@ def test_a_judge_that_failed_fast_on_timeouts_is_given_longer_by_resume(tmp_path
     assert (info["judge"]["runner"]["timeout_s"], info["history"][-1]["set"]) == (5.0, {"judge.timeout_s": 5})
 
 
-class _Breaks:
-    """listbench's answers for the first `answered` chats, then HTTP 500 for every chat: a server that broke."""
-
-    def __init__(self, answered: int) -> None:
-        self.left = answered
-
-    def __call__(self, req):
-        self.left -= 1
-        return listbench_answer(req) if self.left >= 0 else Reply(status=500, error="boom")
-
-
 def _openai(url: str, tmp_path, *more: str):
     return call_benchrun("runner=openai", f"runner.base_url={url}", "runner.model=qwen", "runner.retries=0",
                          "runner.structured=json_schema", "cache=false", *more, cwd=tmp_path)
@@ -157,7 +145,7 @@ def _openai(url: str, tmp_path, *more: str):
 def test_a_resume_onto_other_weights_under_the_served_name_is_refused_and_a_forced_one_says_so(tmp_path):
     """An OpenAI-compatible server (vLLM) restarted on the AWQ weights under the served name: a resume went on with
     them unsaid (no digest to compare), and the run's answers came from two models as one's."""
-    with Served(FULL, responder=_Breaks(6)) as first:
+    with Served(FULL, responder=Breaks(6)) as first:
         done = _openai(first.url, tmp_path, f"outputs={tmp_path / 'o'}")
     [run_dir] = (tmp_path / "o").glob("*/*")
     with Served(AWQ) as other:

@@ -193,7 +193,7 @@ def servers_given(hosts: list[str] | None, flag: str = HOST) -> Servers:
             raise ConfigError(f"{flag} {url!r}: not a server's URL; give http://host:port, or leave {flag} out to ask "
                               "the run's own servers")
         if (why := secrets.secret_value(url)) is not None:
-            raise ConfigError(f"{flag} {url.split('://')[0]}://...: secrets are never taken from {flag}, where they "
+            raise ConfigError(f"{flag} {secrets.said_url(url)}: secrets are never taken from {flag}, where they "
                               f"would be archived ({why}); give URLs without user names or passwords")
     return hosts[0] if hosts and len(hosts) == 1 else hosts
 

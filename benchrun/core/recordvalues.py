@@ -222,11 +222,13 @@ SAID = "said "
 
 def pinned_as(identity: dict[str, Any]) -> str | None:
     """Which model answered, as a run compares it from its start to its end: its digest, else what its server says of
-    its weights (`weights_said`, as `said {...}`), else None (nothing to compare)."""
+    its weights (`weights_said`) and the name its answers give it (`answers_as`: OpenAI's dated snapshot behind an
+    alias), as `said {...}`; else None (nothing to compare)."""
     if digest := model_digest(identity):
         return digest
-    said = weights_said(identity)
-    return None if said is None else SAID + json.dumps(said, sort_keys=True, ensure_ascii=False)
+    answers = identity.get("answers_as")
+    said = {**(weights_said(identity) or {}), **({"answers_as": answers} if isinstance(answers, str) else {})}
+    return SAID + json.dumps(said, sort_keys=True, ensure_ascii=False) if said else None
 
 
 def pin_shown(pin: str) -> str:

@@ -17,7 +17,7 @@ import logging
 import os
 import re
 from typing import Any, Iterator, Sequence
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urljoin
 
 from benchrun.core.errors import ConfigError
 
@@ -213,6 +213,22 @@ def environment_key(value: str) -> str | None:
 def environment_credentials() -> list[tuple[str, str]]:
     """The environment's variables named like a credential whose value is long enough to be one."""
     return [(name, value) for name, value in os.environ.items() if len(value) >= MIN_KEY_CHARS and secret_key(name)]
+
+
+def said_url(url: str, base: str = "http://host/") -> str:
+    """`url` as a line may quote it: as given, or as `scheme://...` where it holds a credential (`secret_value`: user
+    info, or one in its query string), as a URL the user gives is refused for; a relative one (a server's redirect to
+    `//user:pass@host/`) read against `base`."""
+    try:
+        whole = urljoin(base, url)
+    except ValueError:  # an authority urllib cannot split (`http://[::1`): read as it is
+        whole = url
+    return url if secret_value(whole) is None else f"{whole.split('://')[0]}://..."
+
+
+def said_urls(text: str) -> str:
+    """`text` (a server's message quoted in an error) with each URL in it said as `said_url` says it."""
+    return URL.sub(lambda url: said_url(url[0]), text) if "://" in text else text
 
 
 def _secret_url(url: str) -> str | None:

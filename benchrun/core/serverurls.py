@@ -8,6 +8,8 @@ import re
 from typing import Callable
 from urllib.parse import urlsplit
 
+from benchrun.core.secrets import said_url, secret_value
+
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_OPENAI_BASE_URL = "http://127.0.0.1:8000/v1"
 IPV4_STYLE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$")
@@ -22,6 +24,8 @@ def http_url(address: str) -> str:
 def servers(value: str | list[str], default: str, read: Callable[[str], str] = str.strip) -> str | list[str]:
     """A server key's value (`host`, `base_url`): one address (empty: `default`), or a list of different servers'
     URLs, each well formed (ValueError naming the fault), each as `read` reads it."""
+    for given in [value] if isinstance(value, str) else value:
+        _no_credential(given)
     if isinstance(value, str):
         if address := read(value):
             _well_formed(address)
@@ -37,6 +41,17 @@ def servers(value: str | list[str], default: str, read: Callable[[str], str] = s
             raise ValueError(f"'{given.strip()}' is listed twice (as '{seen[http_url(url)]}'): list each server once")
         seen[http_url(url)] = given.strip()
     return urls
+
+
+def _no_credential(given: str) -> None:
+    """ValueError for a server's URL holding a credential as benchrun reads it (`user:pass@host:11434` read as
+    http://..., `//user:pass@host`), as a config value holding one is refused; the URL quoted as `said_url` says it."""
+    url = given.strip()
+    if (shown := said_url(url)) != url or secret_value(http_url(url)) is not None:
+        shown = shown if shown != url else said_url(http_url(url))
+        raise ValueError(f"'{shown}' is not a server's URL benchrun takes: it holds a user name, a password or a "
+                         "credential in its query, which would be archived; give the URL without it (an API key goes "
+                         "in the variable api_key_env names)")
 
 
 def _well_formed(url: str) -> None:

@@ -8,6 +8,7 @@ import re
 from typing import Any, NamedTuple
 
 from benchrun.core.records import ENDED_IN_ERROR
+from benchrun.core.secrets import said_urls
 from benchrun.execute.boundary import nests_deeper
 from benchrun.execute.runners.base import SPENT, json_kind, transient
 
@@ -50,14 +51,15 @@ def server_message(body: bytes, charset: str | None, reason: str) -> str:
 def quoted(said: Any) -> str:
     """What a server said of a failure, as an error quotes it: a string as it is; FastAPI's list of problems (each a
     `loc` and a `msg`) as `body.messages: field required; ...`; anything else as its JSON, not a Python repr (JSON
-    nested deeper than QUOTED_DEPTH as what it is: `a list nested too deep to quote`)."""
+    nested deeper than QUOTED_DEPTH as what it is: `a list nested too deep to quote`); a URL in it holding a
+    credential as `http://...` (`said_urls`)."""
     if isinstance(said, str):
-        return said
+        return said_urls(said)
     if isinstance(said, list) and said and all(isinstance(p, dict) and isinstance(p.get("msg"), str) for p in said):
-        return "; ".join(_problem(p) for p in said)
+        return said_urls("; ".join(_problem(p) for p in said))
     if nests_deeper(said, QUOTED_DEPTH):
         return f"{json_kind(said)} nested too deep to quote"
-    return json.dumps(said, ensure_ascii=False, default=str)
+    return said_urls(json.dumps(said, ensure_ascii=False, default=str))
 
 
 QUOTED_DEPTH = 32
@@ -76,14 +78,14 @@ def body_text(body: bytes, charset: str | None) -> str:
     """A body's text: UTF-8 where it is UTF-8 (as an answer's JSON is read, whatever charset it declares), else in the
     charset it declares where that reads it, else UTF-8 with its odd bytes replaced; a body more than a tenth of which
     is control characters or bytes no charset reads is said to be no text (`a body of 500 bytes that is not text`),
-    not quoted as characters it does not hold."""
+    not quoted as characters it does not hold; a URL in it holding a credential as `http://...` (`said_urls`)."""
     for encoding, errors in (("utf-8-sig", "strict"), (charset, "strict"), ("utf-8-sig", "replace")):
         try:
             text = body.decode(encoding, errors) if encoding else None
         except (LookupError, ValueError, TypeError, AssertionError):  # UnicodeError is a ValueError
             continue
         if text is not None and len(NOT_TEXT.findall(text)) * 10 <= len(text):
-            return text
+            return said_urls(text)
     return f"a body of {len(body)} bytes that is not text"
 
 

@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 
+from benchrun.core.secrets import said_url
 from benchrun.core.settings import RunnerConfig
 from benchrun.execute.boundary import too_large
 from benchrun.execute.runners.base import BrokenAnswer, Refused
@@ -150,13 +151,14 @@ def _redirects(response: httpx.Response) -> bool:
 def _redirected(response: httpx.Response) -> Redirected:
     """A 3xx answer refused, naming the address it redirects to; one naming none (no Location, or an empty one:
     httpx's `is_redirect` is its status alone) is refused as one, not a KeyError as the sample's error, or a
-    preflight's traceback."""
+    preflight's traceback. The address is quoted as a URL the user gives would be (`said_url`): never with a
+    credential in it."""
     to = response.headers.get("Location", "").strip()
     if not to:
         header = "an empty Location header" if "Location" in response.headers else "no Location header"
         return Redirected(f"HTTP {response.status_code}: a redirect that names no address ({header}); benchrun "
                           "follows no redirect: point the runner at the server's own address")
-    return Redirected(f"HTTP {response.status_code}: redirected to {to}; benchrun follows no "
+    return Redirected(f"HTTP {response.status_code}: redirected to {said_url(to)}; benchrun follows no "
                       "redirect, so that every answer comes from the server the run names: point the runner at the "
                       "address it redirects to")
 
@@ -164,7 +166,8 @@ def _redirected(response: httpx.Response) -> Redirected:
 def bounded(limit: int, key: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
     """httpx `event_hooks` that ask for the codings benchrun reads (not httpx's `br` or `zstd`, which a package
     installed for something else turns on), refuse a redirect, an answer in another coding or in more than
-    MAX_CODINGS (an error status's body, not read, says so: `_Bounded`), and bound every response body to `limit` decoded bytes (the setting `key`)."""
+    MAX_CODINGS (an error status's body, not read, says so: `_Bounded`), and bound every response body to `limit`
+    decoded bytes (the setting `key`)."""
 
     async def bound(response: httpx.Response) -> None:
         if _redirects(response):

@@ -324,12 +324,14 @@ class OpenAIRunner:
         return readable(schema) if self.dialect == "json_object" else schema
 
     async def digests_now(self) -> dict[str, str | None]:
-        """What the server's model entry says now of the weights behind the served name (`pinned_as`), where it said
-        it at the preflight: a server restarted on other weights under that name mid-run is told as a model pulled
-        again is (no request to a server that says nothing of them)."""
+        """What the server's model entry says now of the weights behind the served name (`pinned_as`, with the name
+        the preflight's answer gave the model, as `identify` pins it), where it said it at the preflight: a server
+        restarted on other weights under that name mid-run is told as a model pulled again is (no request to a server
+        that says nothing of them)."""
         if not self._says_weights:
             return {}
-        return {self.base_url: pinned_as({"details": _details(await self._entry())})}
+        entry = await self._entry()
+        return {self.base_url: pinned_as({"details": _details(entry), **self._answers_as(entry)})}
 
     async def aclose(self) -> None:
         await self.client.aclose()
