@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 from urllib.parse import quote
 
+from benchrun.compiler.alike import first_alike
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
@@ -206,12 +207,17 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
 
 
 def _names_apart(spec: TaskSpec) -> None:
-    """Refuse two value names of one text (`_unique`'s NFC): shown, and exported as columns, as one name."""
+    """Refuse two value names of one text (`_unique`'s NFC): shown, and exported as columns, as one name; and two
+    that print alike (`alike.look_alike`)."""
     named: dict[str, str] = {}
     for name in spec.values:
         if (other := named.setdefault(unicodedata.normalize("NFC", name), name)) != name:
             raise _error(spec, f"values.{name}", f"the value names '{other}' and '{name}' are shown, and exported as "
                                                  f"columns, as one: {TWO_FORMS}; give each its own name")
+    if (alike := first_alike(list(named.values()))) is not None:
+        (one, other), why = alike
+        raise _error(spec, f"values.{other}", f"the value names {name_said(one)} and {name_said(other)} print alike: "
+                                              f"{why}; give each its own name")
 
 
 def _count(chars: int, whole: bool) -> str:
