@@ -10,6 +10,8 @@ Fixed:
    (compiler.alike.look_alike, called where compiler.grid._names_apart refused two forms of one name).
 4. `~task.path` or `~runner`, deleting a key the run directory's name is made of, said as the override that did it
    (compose.config.unresolvable: a deletion of the key, of a section holding it, or the key named relative).
+5. A YAML merge key (`<<: {...}`) said as what it is, not as a syntax error for want of a constructor
+   (core.yamlfile._mapping).
 """
 
 from __future__ import annotations
@@ -109,3 +111,13 @@ def test_a_deleted_key_the_run_directory_is_named_of_names_its_override(tmp_path
     write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n"})
     done = call_benchrun("task.path=bench", "dry_run=true", deleted, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'config': {said}\n")
+
+
+def test_a_yaml_merge_key_is_said_as_what_it_is(tmp_path):
+    """Before: `line 4, column 5: YAML syntax error: could not determine a constructor for the tag
+    'tag:yaml.org,2002:merge'` (valid YAML 1.1, refused as benchrun refuses aliases)."""
+    done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values:\n    <<: {a: [1]}\n"})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks.yml': line 4, column 5: a merge key (<<), which copies keys from elsewhere (YAML "
+        "1.1's, not YAML 1.2's), is not allowed in benchmark files; write the keys out (or quote '<<' for a key of "
+        "that name)\n"))

@@ -112,6 +112,10 @@ def _given_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     return value
 
 
+MERGE = "tag:yaml.org,2002:merge"
+"""The tag YAML 1.1 resolves a plain `<<` key to (a merge key)."""
+
+
 def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
     """A mapping of text keys, refused (at the second) if a key is given twice: YAML keeps the last without a word, so
     the value a reader of the file sees first would not be the one asked."""
@@ -119,6 +123,10 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             raise _Refused(key_node.start_mark, "a list or mapping as a key: a key is a name")
+        if key_node.tag == MERGE:
+            raise _Refused(key_node.start_mark, "a merge key (<<), which copies keys from elsewhere (YAML 1.1's, "
+                                                "not YAML 1.2's), is not allowed in benchmark files; write the keys "
+                                                "out (or quote '<<' for a key of that name)")
         key = loader.construct_object(key_node)
         if not isinstance(key, str):  # JSON's keys (the manifest's) are text, and a schema's key names check only text
             raise _Refused(key_node.start_mark, f"the key {key_node.value} is read by YAML as {_kind(key)}, not as a "
