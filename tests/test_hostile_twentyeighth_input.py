@@ -12,6 +12,8 @@ Fixed:
    (compose.config.unresolvable: a deletion of the key, of a section holding it, or the key named relative).
 5. A YAML merge key (`<<: {...}`) said as what it is, not as a syntax error for want of a constructor
    (core.yamlfile._mapping).
+6. A template or a task's system prompt of invisible characters alone (a zero-width space) refused as one of only
+   whitespace is: it asks nothing (compiler.grid._says_something, by scoring.trimmed's notion of what is unseen).
 """
 
 from __future__ import annotations
@@ -121,3 +123,26 @@ def test_a_yaml_merge_key_is_said_as_what_it_is(tmp_path):
         "benchrun: error: in 'tasks.yml': line 4, column 5: a merge key (<<), which copies keys from elsewhere (YAML "
         "1.1's, not YAML 1.2's), is not allowed in benchmark files; write the keys out (or quote '<<' for a key of "
         "that name)\n"))
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"tasks.yml": "- name: t\n  template: \"\\u200b\\u2060\"\n  values: {a: [1]}\n"},
+     "in 'tasks.yml': task 't': tasks[0].template: '\\u200b\\u2060' is only "),
+    ({"tasks.yml": "- name: t\n  template: say {a}\n  system: \"\\u200b\"\n  values: {a: [1]}\n"},
+     "in 'tasks.yml': task 't': tasks[0].system: '\\u200b' is only "),
+    ({"tasks/t/template.txt": "\u200b\n", "tasks/t/values.csv": "a\n1\n"},
+     "in 'tasks/t/template.txt': task 't': '\\u200b' is only ")])
+def test_a_template_or_system_prompt_of_invisible_characters_is_refused(tmp_path, files, said):
+    """Before: refused when only whitespace, taken when only a zero-width space, which asks as much."""
+    done = _dry_run(tmp_path, files)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: {said}whitespace and invisible characters (a zero-width space, a word joiner), which ask or "
+        "say nothing: give the text\n"))
+
+
+def test_a_system_prompt_of_invisible_characters_on_the_command_line_is_refused(tmp_path):
+    done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n"},
+                    "task.system='\u200b'")
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'config': task.system: only whitespace and invisible characters, which say nothing: give "
+        "the system prompt's text, or leave task.system out for the tasks' own\n"))

@@ -25,11 +25,12 @@ from urllib.parse import quote
 
 from benchrun.compiler.alike import first_alike
 from benchrun.compiler.data import Example, draw
+from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
-from benchrun.core.text import CONTROL, counted, name_said
+from benchrun.core.text import CONTROL, counted, name_said, says_nothing
 from benchrun.core.written import shown
 
 ID_COLUMN = "id"
@@ -181,6 +182,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     unique, stable id; each prompt's characters, with the `preamble` sent before it (the system prompt and
     examples), are held to task.max_prompt_chars and added to what the tasks before it `rendered`."""
     _names_apart(spec)
+    _says_something(spec)
     parts = template_parts(spec, limits)
     n = sample_count(spec)
     seen: dict[str, tuple[int, str]] = {}
@@ -218,6 +220,15 @@ def _names_apart(spec: TaskSpec) -> None:
         (one, other), why = alike
         raise _error(spec, f"values.{other}", f"the value names {name_said(one)} and {name_said(other)} print alike: "
                                               f"{why}; give each its own name")
+
+
+def _says_something(spec: TaskSpec) -> None:
+    """Refuse a template or a system prompt of invisible characters alone (a zero-width space), which asks or says
+    nothing, as one of only whitespace is refused where it is read."""
+    for key, text in (("template", spec.template), ("system", spec.system)):
+        if text is not None and says_nothing(text):
+            raise _error(spec, key, f"{ascii(text)[:SHOWN]} is only whitespace and invisible characters (a zero-width "
+                                    "space, a word joiner), which ask or say nothing: give the text")
 
 
 def _count(chars: int, whole: bool) -> str:

@@ -11,6 +11,7 @@ import os
 import re
 import socket
 import sys
+import unicodedata
 from html.parser import HTMLParser
 from typing import Any, Callable
 
@@ -25,6 +26,17 @@ def name_said(name: str) -> str:
     if not name.isprintable():
         return ascii(name)
     return f"'{name}'" if name.isascii() else f"'{name}' ({ascii(name)[1:-1]})"
+
+
+def unseen(char: str) -> bool:
+    """Whether `char` shows nothing: white space, or an invisible format character (a zero-width space, a byte-order
+    mark, a soft hyphen, a word joiner: Unicode's category Cf)."""
+    return char.isspace() or unicodedata.category(char) == "Cf"
+
+
+def says_nothing(text: str) -> bool:
+    """Whether `text` is only characters that show nothing (`unseen`), or none."""
+    return all(map(unseen, text))
 
 
 def writable(text: str) -> str:
