@@ -12,7 +12,7 @@ Fixed:
    (compose.config.unresolvable: a deletion of the key, of a section holding it, or the key named relative).
 5. A YAML merge key (`<<: {...}`) said as what it is, not as a syntax error for want of a constructor
    (core.yamlfile._mapping).
-6. A template or a task's system prompt of invisible characters alone (a zero-width space) refused as one of only
+6. A template, a task's system prompt or an example's turn of invisible characters alone (a zero-width space) refused as one of only
    whitespace is: it asks nothing (compiler.grid._says_something, by scoring.trimmed's notion of what is unseen).
 """
 
@@ -131,7 +131,11 @@ def test_a_yaml_merge_key_is_said_as_what_it_is(tmp_path):
     ({"tasks.yml": "- name: t\n  template: say {a}\n  system: \"\\u200b\"\n  values: {a: [1]}\n"},
      "in 'tasks.yml': task 't': tasks[0].system: '\\u200b' is only "),
     ({"tasks/t/template.txt": "\u200b\n", "tasks/t/values.csv": "a\n1\n"},
-     "in 'tasks/t/template.txt': task 't': '\\u200b' is only ")])
+     "in 'tasks/t/template.txt': task 't': '\\u200b' is only "),
+    ({"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  fewshot:\n    - {user: \"\\u200b\", assistant: x}\n"},
+     "in 'tasks.yml': task 't': tasks[0].fewshot[0].user: '\\u200b' is only "),
+    ({"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  fewshot: {file: s.jsonl, n: 1, seed: null}\n",
+      "s.jsonl": '{"user": "q", "assistant": "\\u2060"}\n'}, "in 's.jsonl': task 't': line 1.assistant: '\\u2060' is only ")])
 def test_a_template_or_system_prompt_of_invisible_characters_is_refused(tmp_path, files, said):
     """Before: refused when only whitespace, taken when only a zero-width space, which asks as much."""
     done = _dry_run(tmp_path, files)

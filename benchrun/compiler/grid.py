@@ -223,12 +223,20 @@ def _names_apart(spec: TaskSpec) -> None:
 
 
 def _says_something(spec: TaskSpec) -> None:
-    """Refuse a template or a system prompt of invisible characters alone (a zero-width space), which asks or says
-    nothing, as one of only whitespace is refused where it is read."""
+    """Refuse a template, a system prompt or an example's turn of invisible characters alone (a zero-width space),
+    which asks or says nothing, as one of only whitespace is refused where it is read."""
     for key, text in (("template", spec.template), ("system", spec.system)):
         if text is not None and says_nothing(text):
-            raise _error(spec, key, f"{ascii(text)[:SHOWN]} is only whitespace and invisible characters (a zero-width "
-                                    "space, a word joiner), which ask or say nothing: give the text")
+            raise _error(spec, key, _nothing_said(text))
+    for example in spec.fewshot:
+        for turn, text in (("user", example.user), ("assistant", example.assistant)):
+            if text is not None and says_nothing(text):
+                raise TaskError(_nothing_said(text), file=example.file, task=spec.name, key=f"{example.key}.{turn}")
+
+
+def _nothing_said(text: str) -> str:
+    return (f"{ascii(text)[:SHOWN]} is only whitespace and invisible characters (a zero-width space, a word joiner), "
+            "which ask or say nothing: give the text")
 
 
 def _count(chars: int, whole: bool) -> str:
