@@ -7,7 +7,8 @@ Fixed:
 2. The embedded runner's advice under resume and retry names only what they take: the run's model file put back, memory
    freed, never runner.model_path or runner.options.num_ctx, which are the run's (execute.runners.localadvice).
 3. Two value names of one task that print alike (`a` beside Cyrillic `а`, `ａ` beside `a`) refused
-   (compiler.alike.look_alike, called where compiler.grid._names_apart refused two forms of one name).
+   (compiler.alike.look_alike, called where compiler.grid._names_apart refused two forms of one name); so is one that
+   prints as `reference` or `id` (compiler.grid.RESERVED).
 4. `~task.path` or `~runner`, deleting a key the run directory's name is made of, said as the override that did it
    (compose.config.unresolvable: a deletion of the key, of a section holding it, or the key named relative).
 5. A YAML merge key (`<<: {...}`) said as what it is, not as a syntax error for want of a constructor
@@ -150,3 +151,18 @@ def test_a_system_prompt_of_invisible_characters_on_the_command_line_is_refused(
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'config': task.system: only whitespace and invisible characters, which say nothing: give "
         "the system prompt's text, or leave task.system out for the tasks' own\n"))
+
+
+@pytest.mark.parametrize(("header", "reserved", "what", "at"), [
+    ("a,\u0440eference", "reference", "the references", "(Latin 'r', Cyrillic '\u0440' at character 1)"),
+    ("\u0456d,a,reference", "id", "the sample ids", "(Latin 'i', Cyrillic '\u0456' at character 1)")])
+def test_a_value_name_that_prints_as_a_reserved_one_is_refused(tmp_path, header, reserved, what, at):
+    """Before: `a,рeference` (a Cyrillic р) was a task without references (`exact_match compares with a reference, but
+    the task has none`), its column metadata; `іd` a value, the ids made of the values."""
+    name = header.split(",")[1 if reserved == "reference" else 0]
+    done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.csv\n",
+                               "d.csv": f"{header}\n1,1,1\n" if reserved == "id" else f"{header}\n1,1\n"})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'd.csv': task 't': column '{name}': '{name}' ({ascii(name)[1:-1]}) prints as "
+        f"'{reserved}', the column of {what}: they differ only in letters of other scripts {at}; write '{reserved}', or "
+        "another name\n"))

@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 from benchrun.compiler.alike import first_alike
 from benchrun.compiler.data import Example, draw
+from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
@@ -34,6 +35,8 @@ from benchrun.core.text import CONTROL, counted, name_said, says_nothing
 from benchrun.core.written import shown
 
 ID_COLUMN = "id"
+RESERVED = {REFERENCE: "the references", ID_COLUMN: "the sample ids"}
+"""The columns of a values file that are no values, and what they hold."""
 _MAX_ID = 80
 MAX_GIVEN_ID = 200
 """The longest id an id column may give a sample (a task name has 100 characters): an id is printed in `show`'s
@@ -210,16 +213,17 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
 
 def _names_apart(spec: TaskSpec) -> None:
     """Refuse two value names of one text (`_unique`'s NFC): shown, and exported as columns, as one name; and two
-    that print alike (`alike.look_alike`)."""
+    that print alike (`alike.look_alike`), or one that prints as a RESERVED name (a Cyrillic `р` in `reference`)."""
     named: dict[str, str] = {}
     for name in spec.values:
         if (other := named.setdefault(unicodedata.normalize("NFC", name), name)) != name:
             raise _error(spec, f"values.{name}", f"the value names '{other}' and '{name}' are shown, and exported as "
                                                  f"columns, as one: {TWO_FORMS}; give each its own name")
-    if (alike := first_alike(list(named.values()))) is not None:
+    if (alike := first_alike(list(dict.fromkeys([*RESERVED, *named.values()])))) is not None:
         (one, other), why = alike
         raise _error(spec, f"values.{other}", f"the value names {name_said(one)} and {name_said(other)} print alike: "
-                                              f"{why}; give each its own name")
+                     f"{why}; give each its own name" if one in spec.values else f"{name_said(other)} prints as "
+                     f"'{one}', the column of {RESERVED[one]}: {why}; write '{one}', or another name")
 
 
 def _says_something(spec: TaskSpec) -> None:
