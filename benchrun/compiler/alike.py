@@ -30,16 +30,40 @@ def look_alike(one: str, other: str) -> str | None:
             f"'{b}' at character {at + 1})")
 
 
+Scripts = tuple[str | None, ...]
+"""The script of each character of a name (None for one that is no letter)."""
+
 
 def first_alike(names: list[str]) -> tuple[tuple[str, str], str] | None:
-    """The first two of `names` (each one text in NFC) that print alike, in order, and why; None if no two do. Only
-    names of one length in NFKC are compared, and of those only a pair with a name not ASCII: two ASCII names are
-    alike only if equal."""
-    by_length: dict[int, list[str]] = {}
-    for name in names:
-        same = by_length.setdefault(len(unicodedata.normalize("NFKC", name)), [])
-        for earlier in same if not name.isascii() else (other for other in same if not other.isascii()):
-            if why := look_alike(earlier, name):
-                return (earlier, name), why
-        same.append(name)
+    """Two of `names` (each one text in NFC, each once) that print alike, and why; None if no two do. Found without
+    comparing every pair: names equal in NFKC by a dict; names differing only in letters of other scripts have one
+    shape (their non-letters in the same places) and other scripts, and agree wherever their scripts do, so each two
+    groups of one shape are matched by a dict of those characters (a header of 10,000 Cyrillic names costs one pass)."""
+    forms = {name: unicodedata.normalize("NFKC", name) for name in names}
+    seen: dict[str, str] = {}
+    for name, form in forms.items():
+        if (earlier := seen.setdefault(form, name)) != name:
+            return (earlier, name), str(look_alike(earlier, name))
+    shapes: dict[tuple[str, ...], dict[Scripts, list[str]]] = {}
+    for name, form in forms.items():
+        scripts = tuple(map(script, form))
+        shape = tuple("" if kind else char for char, kind in zip(form, scripts))
+        shapes.setdefault(shape, {}).setdefault(scripts, []).append(name)
+    for groups in shapes.values():
+        kinds = list(groups)
+        for at, one in enumerate(kinds):
+            for other in kinds[at + 1:]:
+                if (pair := _matched(groups[one], groups[other], one, other, forms)) is not None:
+                    return pair, str(look_alike(*pair))
     return None
+
+
+def _matched(ones: list[str], others: list[str], one: Scripts, other: Scripts,
+             forms: dict[str, str]) -> tuple[str, str] | None:
+    """A name of `ones` (of scripts `one`) and one of `others` (of scripts `other`) that agree wherever their scripts do."""
+    same = [at for at, (a, b) in enumerate(zip(one, other)) if a == b]
+    keyed: dict[tuple[str, ...], str] = {}
+    for name in ones:
+        keyed.setdefault(tuple(forms[name][at] for at in same), name)
+    return next(((keyed[key], name) for name in others if (key := tuple(forms[name][at] for at in same)) in keyed),
+                None)
