@@ -13,6 +13,8 @@ Fixed:
    (compose.config.unresolvable: a deletion of the key, of a section holding it, or the key named relative).
 5. A YAML merge key (`<<: {...}`) said as what it is, not as a syntax error for want of a constructor
    (core.yamlfile._mapping).
+9. A task folder's name refused with a look-alike letter in it (`tаsk`, a Cyrillic а) said with its escapes, and as
+   of ASCII letters (compiler.sources._folder_tasks, core.text.name_said).
 6. A template, a task's system prompt or an example's turn of invisible characters alone (a zero-width space) refused as one of only
    whitespace is: it asks nothing (compiler.grid._says_something, by scoring.trimmed's notion of what is unseen).
 """
@@ -166,3 +168,11 @@ def test_a_value_name_that_prints_as_a_reserved_one_is_refused(tmp_path, header,
         f"benchrun: error: in 'd.csv': task 't': column '{name}': '{name}' ({ascii(name)[1:-1]}) prints as "
         f"'{reserved}', the column of {what}: they differ only in letters of other scripts {at}; write '{reserved}', or "
         "another name\n"))
+
+
+def test_a_task_folder_named_with_a_look_alike_letter_is_said_with_its_escapes(tmp_path):
+    """Before: `'tаsk' is not a task name (letters, digits, ...)`: a name that reads `task`, of letters."""
+    done = _dry_run(tmp_path, {"tasks/t\u0430sk/template.txt": "say {a}\n", "tasks/t\u0430sk/values.csv": "a\n1\n"})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks/t\u0430sk': 't\u0430sk' (t\\u0430sk) is not a task name (ASCII letters, digits, _ "
+        ". - ; not starting with . or -): rename the folder\n"))
