@@ -14,7 +14,8 @@ Fixed:
 5. A YAML merge key (`<<: {...}`) said as what it is, not as a syntax error for want of a constructor
    (core.yamlfile._mapping).
 9. A task folder's name refused with a look-alike letter in it (`tаsk`, a Cyrillic а) said with its escapes, and as
-   of ASCII letters (compiler.sources._folder_tasks, core.text.name_said).
+   of ASCII letters (compiler.sources._folder_tasks, core.text.name_said); so is a name a file's pattern refuses
+   (a task's name, a value's in tasks.yml: compiler.schemas.describe).
 6. A template, a task's system prompt or an example's turn of invisible characters alone (a zero-width space) refused as one of only
    whitespace is: it asks nothing (compiler.grid._says_something, by scoring.trimmed's notion of what is unseen).
 """
@@ -176,3 +177,14 @@ def test_a_task_folder_named_with_a_look_alike_letter_is_said_with_its_escapes(t
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'tasks/t\u0430sk': 't\u0430sk' (t\\u0430sk) is not a task name (ASCII letters, digits, _ "
         ". - ; not starting with . or -): rename the folder\n"))
+
+
+@pytest.mark.parametrize(("tasks", "said"), [
+    ('- name: "t\\u0430sk"\n  template: say {a}\n  values: {a: [1]}\n',
+     "task 't\u0430sk': tasks[0].name: 't\u0430sk' (t\\u0430sk) does not match '^[A-Za-z0-9_][A-Za-z0-9_.-]*$'"),
+    ('- name: t\n  template: say {a}\n  values: {"\\u0430": [1]}\n',
+     "task 't': tasks[0].values: '\u0430' (\\u0430) does not match '^[A-Za-z_][A-Za-z0-9_]*$'")])
+def test_a_name_a_pattern_refuses_is_said_with_its_escapes(tmp_path, tasks, said):
+    """Before: `'tаsk' does not match '^[A-Za-z0-9_]...'`, a name that reads as one the pattern takes."""
+    done = _dry_run(tmp_path, {"tasks.yml": tasks})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'tasks.yml': {said}\n")
