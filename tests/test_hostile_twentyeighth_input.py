@@ -15,7 +15,8 @@ Fixed:
    (core.yamlfile._mapping).
 9. A task folder's name refused with a look-alike letter in it (`tаsk`, a Cyrillic а) said with its escapes, and as
    of ASCII letters (compiler.sources._folder_tasks, core.text.name_said); so is a name a file's pattern refuses
-   (a task's name, a value's in tasks.yml: compiler.schemas.describe).
+   (a task's name, a value's in tasks.yml: compiler.schemas.describe), and a JSONL record's key that is not a column
+   (compiler.data._add_record).
 6. A template, a task's system prompt or an example's turn of invisible characters alone (a zero-width space) refused as one of only
    whitespace is: it asks nothing (compiler.grid._says_something, by scoring.trimmed's notion of what is unseen).
 """
@@ -188,3 +189,12 @@ def test_a_name_a_pattern_refuses_is_said_with_its_escapes(tmp_path, tasks, said
     """Before: `'tаsk' does not match '^[A-Za-z0-9_]...'`, a name that reads as one the pattern takes."""
     done = _dry_run(tmp_path, {"tasks.yml": tasks})
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: in 'tasks.yml': {said}\n")
+
+
+def test_a_jsonl_key_that_is_not_a_column_is_said_with_its_escapes(tmp_path):
+    """Before: `'а' is not a column (the first record's keys: a, reference)`, a key that reads as one listed."""
+    done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
+                               "d.jsonl": '{"a": 1, "reference": "1"}\n{"a": 2, "\\u0430": 3, "reference": "2"}\n'})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'd.jsonl': task 't': line 2: '\u0430' (\\u0430) is not a column (the first record's keys: "
+        "a, reference)\n"))
