@@ -16,7 +16,7 @@ Fixed:
 9. A task folder's name refused with a look-alike letter in it (`tаsk`, a Cyrillic а) said with its escapes, and as
    of ASCII letters (compiler.sources._folder_tasks, core.text.name_said); so is a name a file's pattern refuses
    (a task's name, a value's in tasks.yml: compiler.schemas.describe), and a JSONL record's key that is not a column
-   (compiler.data._add_record).
+   (compiler.data._add_record); the names listed beside such a refusal too (core.text.names_listed).
 6. A template, a task's system prompt or an example's turn of invisible characters alone (a zero-width space) refused as one of only
    whitespace is: it asks nothing (compiler.grid._says_something, by scoring.trimmed's notion of what is unseen).
 """
@@ -198,3 +198,10 @@ def test_a_jsonl_key_that_is_not_a_column_is_said_with_its_escapes(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         "benchrun: error: in 'd.jsonl': task 't': line 2: '\u0430' (\\u0430) is not a column (the first record's keys: "
         "a, reference)\n"))
+
+
+def test_the_values_listed_beside_an_unknown_field_are_said_with_their_escapes(tmp_path):
+    """Before: `field '{a}' is not in values (values: а)`, a Cyrillic а listed as the name refused."""
+    done = _dry_run(tmp_path, {"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": "\u0430,reference\n1,1\n"})
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        "benchrun: error: in 'tasks/t/template.txt': task 't': field '{a}' is not in values (values: \u0430 (\\u0430))\n"))

@@ -31,7 +31,7 @@ from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
-from benchrun.core.text import CONTROL, counted, name_said, says_nothing
+from benchrun.core.text import CONTROL, counted, name_said, names_listed, says_nothing
 from benchrun.core.written import shown
 
 ID_COLUMN = "id"
@@ -131,7 +131,7 @@ def _field(spec: TaskSpec, name: str, conversion: str | None, format_spec: str, 
         raise _error(spec, "template", f"field {shown}: only a value's name can stand in a field (no indexing or "
                                        "attributes)")
     if name not in spec.values:
-        raise _error(spec, "template", f"field {name_said(f'{{{name}}}')} is not in values (values: {', '.join(spec.values)})")
+        raise _error(spec, "template", f"field {name_said(f'{{{name}}}')} is not in values (values: {names_listed(spec.values)})")
     if conversion not in (None, "r", "s"):
         raise _error(spec, "template", f"field {shown}: conversion !{conversion} is not allowed (only !r and !s)")
     nested = [part for part in string.Formatter().parse(format_spec) if part[1] is not None]

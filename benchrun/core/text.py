@@ -13,7 +13,7 @@ import socket
 import sys
 import unicodedata
 from html.parser import HTMLParser
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -37,6 +37,12 @@ def unseen(char: str) -> bool:
 def says_nothing(text: str) -> bool:
     """Whether `text` is only characters that show nothing (`unseen`), or none."""
     return all(map(unseen, text))
+
+
+def names_listed(names: Iterable[str]) -> str:
+    """Names as a list says them, `a, b`, each outside ASCII with its characters escaped beside it (`а (\\u0430)`), as
+    `name_said` says one: a list of known names beside a name refused reads as it is."""
+    return ", ".join(name if name.isascii() else f"{name} ({ascii(name)[1:-1]})" for name in names)
 
 
 def writable(text: str) -> str:
