@@ -96,13 +96,13 @@ FILES = {  # name: (benchmark files, message)
     "lengths": (one(values={"a": [1, 2], "b": [1]}),
                 f"{T}.values: value lists differ in length (a=2, b=1); value_combinations: tuple needs equal lengths"),
     "folder with a space": (folder_task("my task", "{a}", "a,reference\n1,1\n"),
-                            "in 'tasks/my task': 'my task' is not a task name (letters, digits, _ . - ; not starting "
+                            "in 'tasks/my task': 'my task' is not a task name (ASCII letters, digits, _ . - ; not starting "
                             "with . or -): rename the folder"),
     "folder not ascii": (folder_task("tâsk", "{a}", "a,reference\n1,1\n"),
-                         "in 'tasks/tâsk': 'tâsk' is not a task name (letters, digits, _ . - ; not starting with . "
+                         "in 'tasks/tâsk': 'tâsk' (t\\xe2sk) is not a task name (ASCII letters, digits, _ . - ; not starting with . "
                          "or -): rename the folder"),
     "folder with a colon": (folder_task("a:b", "{a}", "a,reference\n1,1\n"),
-                            "in 'tasks/a:b': 'a:b' is not a task name (letters, digits, _ . - ; not starting with . "
+                            "in 'tasks/a:b': 'a:b' is not a task name (ASCII letters, digits, _ . - ; not starting with . "
                             "or -): rename the folder"),
     "list name with a space": (one(name="my task"),
                                "in 'tasks.yml': task 'my task': tasks[0].name: 'my task' does not match "

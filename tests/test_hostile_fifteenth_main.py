@@ -66,6 +66,7 @@ from benchrun.core.errors import EXIT, ConfigError
 from benchrun.execute.runners import local_engine
 from benchrun.execute.runners.base import EngineDied
 from benchrun.execute.runners.local import load_died
+from benchrun.execute.runners.localadvice import LocalAdvice
 from benchrun.testing.inprocess import child_env
 from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.archives import replace_manifest, reseal, synthetic_run
@@ -114,7 +115,7 @@ def test_a_machine_whose_name_is_not_utf8_records_it_escaped(tmp_path):
 
 
 MODEL = Path("/models/m.gguf")
-KEY = "runner.model_path"
+KEY = LocalAdvice("runner.model_path", "runner.options.num_ctx", again=False)
 
 
 def test_an_engine_killed_while_loading_is_said_to_be_out_of_memory(monkeypatch):

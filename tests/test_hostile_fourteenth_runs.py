@@ -199,5 +199,5 @@ def test_a_task_folder_whose_name_is_not_utf8_is_named_with_its_byte_escaped(tmp
     os.mkdir(os.path.join(os.fsencode(bench / "tasks"), b"a\xffb"))
     done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'tasks/a\\xffb': 'a\\xffb' is not a task name (letters, digits, _ . - ; not starting "
+        "benchrun: error: in 'tasks/a\\xffb': 'a\\xffb' is not a task name (ASCII letters, digits, _ . - ; not starting "
         "with . or -): rename the folder\n"))

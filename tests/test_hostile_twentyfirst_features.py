@@ -125,7 +125,7 @@ def test_an_answer_of_null_is_not_the_text_none(tmp_path):
 
 
 def test_a_reference_with_an_invisible_end_matches_the_answer(tmp_path):
-    rows = ['{"q": "capital", "reference": "Paris\\u200b"}', '{"q": "seven", "reference": "\\ufeff7"}',
+    rows = ['{"q": "capital", "reference": "Paris\\u200b"}', '{"q": "seven", "reference": "\\u20607"}',
             '{"q": "joined", "reference": "Par\\u200bis"}']
     files = {"tasks.yml": "- name: t\n  template: 'say {q}'\n  values_file: v.jsonl\n", "v.jsonl": "\n".join(rows)}
     assert _scored(tmp_path, files, lambda prompt: 7 if prompt.endswith("seven") else "Paris") == [

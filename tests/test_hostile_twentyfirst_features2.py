@@ -103,7 +103,7 @@ def test_a_reference_no_number_equals_is_refused_for_contains(tmp_path):
 
 
 def test_contains_finds_a_reference_with_an_invisible_end(tmp_path):
-    rows = ['{"q": "fr", "reference": "Paris\\u200b"}', '{"q": "uk", "reference": "\\ufeffLondon"}',
+    rows = ['{"q": "fr", "reference": "Paris\\u200b"}', '{"q": "uk", "reference": "\\u2060London"}',
             '{"q": "de", "reference": "Ber\\u200blin"}']
     files = {"tasks.yml": "- name: t\n  template: 'capital of {q}'\n  values_file: v.jsonl\n  scorer: contains\n",
              "v.jsonl": "\n".join(rows)}

@@ -53,7 +53,7 @@ def test_a_hidden_folder_holding_a_template_is_still_refused(tmp_path):
                            **folder_task(".x", "say {a}", "a,reference\n1,1\n")})
     done = call_benchrun("task.path=bench", HOST, "dry_run=true", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'tasks/.x': '.x' is not a task name (letters, digits, _ . - ; not starting with . or -): "
+        "benchrun: error: in 'tasks/.x': '.x' is not a task name (ASCII letters, digits, _ . - ; not starting with . or -): "
         "rename the folder\n"))
 
 

@@ -281,5 +281,5 @@ def test_a_system_prompt_of_only_whitespace_on_the_command_line_is_refused(tmp_p
     """Before: every task's own system prompt replaced by three spaces."""
     done = call_benchrun("task=listbench", HOST, "dry_run=true", "task.system='   '", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        "benchrun: error: in 'config': task.system: only whitespace, which says nothing: give the system prompt's text, "
-        "or leave task.system out for the tasks' own\n"))
+        "benchrun: error: in 'config': task.system: only whitespace and invisible characters, which say nothing: give "
+        "the system prompt's text, or leave task.system out for the tasks' own\n"))

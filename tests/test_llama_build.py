@@ -181,7 +181,7 @@ def test_the_engine_refuses_such_a_numpy_before_it_imports_it(monkeypatch):
     monkeypatch.setattr(llama_build, "cpu_flags", lambda: PENRYN)
     monkeypatch.setattr(llama_build, "_installed", lambda name: "2.4.6")
     with pytest.raises(Refused) as refused:
-        Engine.load({"requirement": REQUIREMENT, "path": "unused.gguf", "options": {}, "context_key": "k"})
+        Engine.load({"requirement": REQUIREMENT, "path": "unused.gguf", "options": {}, "advice": {"model_key": "m", "context_key": "k", "again": False}})
     assert str(refused.value) == NUMPY_FOR_NEWER
 
 

@@ -50,6 +50,8 @@ ONE_THREAD = "runner.options.num_thread=1"
 """Every engine of the suite on one thread: the suite runs two workers on two cores, and llama.cpp's threads wait
 for each other by spinning, so two engines of two threads each sharing the cores answered at a tenth of the speed
 (measured: 6.4 tokens/s each, against 38 with one thread each)."""
+ADVICE = {"model_key": "runner.model_path", "context_key": "num_ctx", "again": False}
+"""What the engine's refusals name, as a load request carries it."""
 CONFIG = {"type": "local", "model": "smollm2-135m-instruct", "model_path": None, "max_string_length": 64,
           "options": {"temperature": 0, "seed": 0, "num_ctx": 2048, "num_predict": 128, "num_thread": 1},
           "timeout_s": 300}
@@ -203,7 +205,7 @@ def test_a_generation_called_off_stops_and_frees_the_model():
     story = [{"role": "user", "content": "write a very long story about the sea"}]
 
     async def session() -> tuple[dict, str]:
-        ready = await engine.start({"path": str(MODEL), "requirement": supported(), "context_key": "num_ctx",
+        ready = await engine.start({"path": str(MODEL), "requirement": supported(), "advice": ADVICE,
                                     "options": {**CONFIG["options"], "num_predict": -1}})
         assert "ready" in ready, ready
         number, story_reply = engine.request(story, StringAnswer.model_json_schema(), None)

@@ -39,6 +39,8 @@ CHATTY = PRYING.replace("import json, os\n", "import json, os\nprint('the key is
 """A custom_scorer.py that prints the key as it is imported (by the run, into its log, and by the scorer process)."""
 HELD = {"OPENAI_API_KEY": KEY, "BENCH_AUTH": f"Bearer {KEY}", "BENCH_OTHER": "1"}
 """The environment of a run: the key, a variable holding it among other text, and one that does not."""
+ADVICE = {"model_key": "runner.model_path", "context_key": "num_ctx", "again": False}
+"""What the engine's refusals name, as a load request carries it."""
 
 
 @pytest.fixture
@@ -154,7 +156,7 @@ def test_the_embedded_engine_gets_no_variable_holding_the_key(registered, monkey
 
     async def environment() -> dict[str, str]:
         ready = await engine.start({"path": str(model_file(LocalConfig())), "requirement": supported(),
-                                    "options": {"num_ctx": 256, "num_thread": 1}, "context_key": "num_ctx"})
+                                    "options": {"num_ctx": 256, "num_thread": 1}, "advice": ADVICE})
         assert "ready" in ready, ready
         [pid] = [p for p in os.listdir("/proc") if p.isdigit() and _child_engine(int(p))]
         environ = Path(f"/proc/{pid}/environ").read_bytes()

@@ -14,7 +14,7 @@ from benchrun.compiler import schemas
 from benchrun.compiler.files import REFERENCE, Bounds, check_names, inside, present, read_csv, read_jsonl
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import Scalar, canonical_json
-from benchrun.core.text import counted
+from benchrun.core.text import counted, name_said, names_listed
 
 JSONL = (".jsonl", ".ndjson")
 CSV = (".csv",)
@@ -117,8 +117,8 @@ def _add_record(columns: dict[str, list[Any]], record: Any, rel: str, task: str,
     missing = [name for name in columns if name not in record]
     extra = [name for name in record if name not in columns]
     if missing or extra:
-        told = f"no '{missing[0]}'" if missing else f"'{extra[0]}' is not a column"
-        raise TaskError(f"{told} (the first record's keys: {', '.join(columns)})", **where)
+        told = f"no {name_said(missing[0])}" if missing else f"{name_said(extra[0])} is not a column"
+        raise TaskError(f"{told} (the first record's keys: {names_listed(columns)})", **where)
     for name, value in record.items():
         _check_value(name, value, max_cell, where)
         columns[name].append(value)

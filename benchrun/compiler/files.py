@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
-from benchrun.core.filebytes import NUL_ESCAPED, read_utf8
+from benchrun.core.filebytes import MARK, MARK_INSIDE, NUL_ESCAPED, read_utf8
 from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
 from benchrun.core.written import as_written
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
@@ -86,7 +86,7 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
         if len(row) != len(header):
             raise TaskError(f"malformed row: {counted(len(row), 'cell')} where the header has {len(header):,}",
                             file=rel, task=task, key=f"line {number}")
-        if [cell.strip() for cell in [row[0].removeprefix("\ufeff"), *row[1:]]] == header:  # the second's mark
+        if [cell.strip() for cell in row] == header:
             raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
                             "sample; remove it", file=rel, task=task, key=f"line {number}")
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
@@ -145,10 +145,16 @@ def _parsed(line: str, rel: str, task: str, number: int) -> Any:
         raise TaskError(str(err), **where) from None
     if "\\u0000" in line and any("\0" in text for text in _texts(value)):
         raise TaskError(NUL_ESCAPED, **where)
+    if MARK_ESCAPE.search(line) and any(MARK in text for text in _texts(value)):  # raw, it is utf8_text's
+        raise TaskError(MARK_INSIDE, **where)
     if SURROGATE_ESCAPE.search(line) and (half := SURROGATE.search(json.dumps(value, ensure_ascii=False))):
         raise TaskError(f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; write the "
                         "character itself (or both halves of its pair, \\ud83d\\ude00)", **where)
     return value
+
+
+MARK_ESCAPE = re.compile(r"\\u[fF][eE][fF][fF]")
+"""JSON's escape of a byte-order mark."""
 
 
 def _texts(value: Any) -> Iterator[str]:

@@ -23,15 +23,20 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 from urllib.parse import quote
 
+from benchrun.compiler.alike import first_alike
 from benchrun.compiler.data import Example, draw
+from benchrun.compiler.files import REFERENCE
+from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.scoring import trimmed
 from benchrun.compiler.sources import TaskSpec
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.manifest import Sample, Turn
-from benchrun.core.text import CONTROL, counted, name_said
+from benchrun.core.text import CONTROL, counted, name_said, names_listed, says_nothing
 from benchrun.core.written import shown
 
 ID_COLUMN = "id"
+RESERVED = {REFERENCE: "the references", ID_COLUMN: "the sample ids"}
+"""The columns of a values file that are no values, and what they hold."""
 _MAX_ID = 80
 MAX_GIVEN_ID = 200
 """The longest id an id column may give a sample (a task name has 100 characters): an id is printed in `show`'s
@@ -126,7 +131,7 @@ def _field(spec: TaskSpec, name: str, conversion: str | None, format_spec: str, 
         raise _error(spec, "template", f"field {shown}: only a value's name can stand in a field (no indexing or "
                                        "attributes)")
     if name not in spec.values:
-        raise _error(spec, "template", f"field {name_said(f'{{{name}}}')} is not in values (values: {', '.join(spec.values)})")
+        raise _error(spec, "template", f"field {name_said(f'{{{name}}}')} is not in values (values: {names_listed(spec.values)})")
     if conversion not in (None, "r", "s"):
         raise _error(spec, "template", f"field {shown}: conversion !{conversion} is not allowed (only !r and !s)")
     nested = [part for part in string.Formatter().parse(format_spec) if part[1] is not None]
@@ -180,6 +185,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     unique, stable id; each prompt's characters, with the `preamble` sent before it (the system prompt and
     examples), are held to task.max_prompt_chars and added to what the tasks before it `rendered`."""
     _names_apart(spec)
+    _says_something(spec)
     parts = template_parts(spec, limits)
     n = sample_count(spec)
     seen: dict[str, tuple[int, str]] = {}
@@ -206,12 +212,35 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
 
 
 def _names_apart(spec: TaskSpec) -> None:
-    """Refuse two value names of one text (`_unique`'s NFC): shown, and exported as columns, as one name."""
+    """Refuse two value names of one text (`_unique`'s NFC): shown, and exported as columns, as one name; and two
+    that print alike (`alike.look_alike`), or one that prints as a RESERVED name (a Cyrillic `р` in `reference`)."""
     named: dict[str, str] = {}
     for name in spec.values:
         if (other := named.setdefault(unicodedata.normalize("NFC", name), name)) != name:
             raise _error(spec, f"values.{name}", f"the value names '{other}' and '{name}' are shown, and exported as "
                                                  f"columns, as one: {TWO_FORMS}; give each its own name")
+    if (alike := first_alike(list(dict.fromkeys([*RESERVED, *named.values()])))) is not None:
+        (one, other), why = alike
+        raise _error(spec, f"values.{other}", f"the value names {name_said(one)} and {name_said(other)} print alike: "
+                     f"{why}; give each its own name" if one in spec.values else f"{name_said(other)} prints as "
+                     f"'{one}', the column of {RESERVED[one]}: {why}; write '{one}', or another name")
+
+
+def _says_something(spec: TaskSpec) -> None:
+    """Refuse a template, a system prompt or an example's turn of invisible characters alone (a zero-width space),
+    which asks or says nothing, as one of only whitespace is refused where it is read."""
+    for key, text in (("template", spec.template), ("system", spec.system)):
+        if text is not None and says_nothing(text):
+            raise _error(spec, key, _nothing_said(text))
+    for example in spec.fewshot:
+        for turn, text in (("user", example.user), ("assistant", example.assistant)):
+            if text is not None and says_nothing(text):
+                raise TaskError(_nothing_said(text), file=example.file, task=spec.name, key=f"{example.key}.{turn}")
+
+
+def _nothing_said(text: str) -> str:
+    return (f"{ascii(text)[:SHOWN]} is only whitespace and invisible characters (a zero-width space, a word joiner), "
+            "which ask or say nothing: give the text")
 
 
 def _count(chars: int, whole: bool) -> str:

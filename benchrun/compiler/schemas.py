@@ -12,6 +12,7 @@ from referencing import Registry, Resource
 from benchrun.core.errors import BenchrunError
 from benchrun.core.keys import key_path, unknown_key
 from benchrun.core.resources import schemas_dir
+from benchrun.core.text import name_said
 
 
 @lru_cache(maxsize=None)
@@ -87,6 +88,8 @@ def describe(err: ValidationError) -> str:
         return f"{_show(twice)} is listed twice; list each once"
     if err.validator == "pattern" and err.validator_value == SOME_TEXT:
         return f"{_show(err.instance)} is only whitespace, which asks or says nothing: give the text"
+    if err.validator == "pattern" and isinstance(err.instance, str) and not err.instance.isascii():
+        return f"{name_said(err.instance)} does not match {err.validator_value!r}"  # a look-alike letter shown
     if err.validator == "type" and err.instance is None:
         where = "the file holds nothing (it is empty, or only comments)" if not err.absolute_path else "nothing is given"
         kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]

@@ -21,7 +21,7 @@ from benchrun.compiler.usercode import Digests, defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
-from benchrun.core.text import CODE, CONTROL, NotJSON, json_value, writable
+from benchrun.core.text import CODE, CONTROL, NotJSON, json_value, unseen, writable
 
 CUSTOM_FILE = "custom_scorer.py"
 Scorer = Callable[[str, Any], Any]
@@ -60,15 +60,11 @@ def trimmed(text: str) -> str:
     space, a byte-order mark, a soft hyphen, a word joiner), as a reference copied from a web page carries them
     (`Paris` followed by U+200B is the answer `Paris`); inside the text they stay (a zero-width joiner of an emoji)."""
     start, end = 0, len(text)
-    while start < end and _unseen(text[start]):
+    while start < end and unseen(text[start]):
         start += 1
-    while end > start and _unseen(text[end - 1]):
+    while end > start and unseen(text[end - 1]):
         end -= 1
     return text[start:end]
-
-
-def _unseen(char: str) -> bool:
-    return char.isspace() or unicodedata.category(char) == "Cf"
 
 
 def _composed(text: str) -> str:

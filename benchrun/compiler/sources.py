@@ -24,7 +24,7 @@ from benchrun.compiler.files import Bounds, inside, present, read_csv, read_text
 from benchrun.compiler.tasksdir import TASKS_DIR
 from benchrun.core.errors import TaskError
 from benchrun.core.manifest import PROMPT_ID, Combinations
-from benchrun.core.text import undecoded
+from benchrun.core.text import name_said, undecoded
 from benchrun.core.yamlfile import load_yaml
 
 TASKS_FILE = "tasks.yml"
@@ -244,8 +244,8 @@ def _folder_tasks(bench: Path, bounds: Bounds) -> list[TaskSpec]:
     for folder in folders:
         if not TASK_NAME.fullmatch(folder.name):
             shown = undecoded(folder.name) or folder.name  # a name's bytes that are not UTF-8 escaped, not U+FFFD
-            raise TaskError(f"'{shown}' is not a task name (letters, digits, _ . - ; not starting with . or -): "
-                            "rename the folder", file=f"{TASKS_DIR}/{shown}")
+            raise TaskError(f"{name_said(shown)} is not a task name (ASCII letters, digits, _ . - ; not starting with . "
+                            "or -): rename the folder", file=f"{TASKS_DIR}/{shown}")
         if len(folder.name) > MAX_TASK_NAME:
             raise TaskError(f"a task name of {len(folder.name)} characters, more than a task name has "
                             f"({MAX_TASK_NAME}, as in tasks.yml): rename the folder", file=f"{TASKS_DIR}/{folder.name}")

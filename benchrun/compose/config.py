@@ -8,6 +8,7 @@ import atexit
 import functools
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
@@ -313,6 +314,18 @@ def _to_plain(config: Any) -> dict[str, Any]:
     return dict(config)
 
 
+MISSING = re.compile(r"Interpolation key '([^']+)' not found")
+"""OmegaConf's word of a key an interpolation names that is not there (absolute, `runner.model`, or relative, `path`
+for `${.path}`)."""
+
+
+def deletes(deleted: str, missing: str | None) -> bool:
+    """Whether deleting `deleted` (an override `~task.path`) takes away the key `missing` an interpolation names:
+    that key, a section holding it (`~runner`), or the key named relative (`path` of `~task.path`)."""
+    return missing is not None and (missing == deleted or missing.startswith(f"{deleted}.")
+                                    or deleted.endswith(f".{missing}"))
+
+
 def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     """An interpolation (`${...}`) or a missing value that cannot be resolved, naming the key that holds it (OmegaConf
     names it after the message, `full_key: task.system object_type=dict`); in Hydra's own keys (the run directory's
@@ -322,7 +335,8 @@ def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     message = said.splitlines()[0] if said else type(err).__name__
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
-    held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and f"'{arg[1:]}'" in message]
+    missing = found[1] if (found := MISSING.search(message)) else None
+    held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and deletes(arg[1:], missing)]
     if held and (key is None or key.startswith("hydra.")):  # None: a config printed resolved (`--cfg job --resolve`)
         message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
         key = override_key(held[0])

@@ -99,7 +99,7 @@ def _too_large(size: int, limit: int, key: str | None) -> str:
 def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False,
               limit: int = MAX_FILE_BYTES, limit_key: str | None = None, **where: str) -> str:
     """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a byte-order
-    mark first is dropped), its line ends read as Python's text files read them (CRLF and CR are LF: a template
+    mark first is dropped and one anywhere else refused, MARK_INSIDE), its line ends read as Python's text files read them (CRLF and CR are LF: a template
     saved on Windows asks what it asked on Linux); a NUL byte refused, naming its line."""
     return utf8_text(read_bounded(path, rel, error, limit, limit_key, **where), rel, error, bom, **where)
 
@@ -111,11 +111,24 @@ def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom
     except UnicodeDecodeError as err:
         raise error(f"not UTF-8 text ({err.reason})", file=rel, **where) from None
     if (nul := text.find("\0")) >= 0:  # valid UTF-8, never text: a file saved as UTF-16 without its mark is ASCII and NULs
-        line, column = text.count("\n", 0, nul) + 1, nul - text.rfind("\n", 0, nul)
-        raise error(f"line {line}, column {column}: a NUL byte, which no text holds (a file saved as UTF-16, or not "
+        raise error(f"{_position(text, nul)}: a NUL byte, which no text holds (a file saved as UTF-16, or not "
                     "text?); save it as UTF-8", file=rel, **where)
+    if bom and (mark := text.find(MARK)) >= 0:
+        raise error(f"{_position(text, mark)}: {MARK_INSIDE}", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
+
+def _position(text: str, index: int) -> str:
+    """Where character `index` of `text` is, as `line 3, column 2`."""
+    return f"line {text.count(chr(10), 0, index) + 1}, column {index - text.rfind(chr(10), 0, index)}"
+
+
+MARK = "\ufeff"
+MARK_INSIDE = ("a byte-order mark (U+FEFF), which marks only a file's start: inside its text it is invisible and would "
+               "be asked as it is (two files joined?); remove it")
+"""Why a byte-order mark past a benchmark file's first character, or written as an escape (YAML's or JSON's
+`\\ufeff`), is refused: no text holds one (U+2060 has joined words since Unicode 3.2); other invisible characters
+(a zero-width joiner in an emoji, a right-to-left mark) are parts of real text, kept, and printed as escapes."""
 
 NUL_ESCAPED = ("an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, as a file's NUL byte is "
                "refused (a server reading text as C does ends the prompt there); leave it out")

@@ -8,14 +8,15 @@ from pydantic import AfterValidator, Field
 
 from benchrun.core.filebytes import MAX_FILE_BYTES
 from benchrun.core.settingsbase import Settings
-from benchrun.core.text import no_control_character
+from benchrun.core.text import no_control_character, says_nothing
 
 
 def _some_text(text: str) -> str:
-    """A system prompt that says something: one of only whitespace is refused, as an empty one is (min_length)."""
-    if not text.strip():
-        raise ValueError("only whitespace, which says nothing: give the system prompt's text, or leave task.system "
-                         "out for the tasks' own")
+    """A system prompt that says something: one of only whitespace or invisible characters is refused, as an empty
+    one is (min_length)."""
+    if says_nothing(text):
+        raise ValueError("only whitespace and invisible characters, which say nothing: give the system prompt's text, "
+                         "or leave task.system out for the tasks' own")
     return text
 
 

@@ -11,8 +11,9 @@ import os
 import re
 import socket
 import sys
+import unicodedata
 from html.parser import HTMLParser
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -25,6 +26,23 @@ def name_said(name: str) -> str:
     if not name.isprintable():
         return ascii(name)
     return f"'{name}'" if name.isascii() else f"'{name}' ({ascii(name)[1:-1]})"
+
+
+def unseen(char: str) -> bool:
+    """Whether `char` shows nothing: white space, or an invisible format character (a zero-width space, a byte-order
+    mark, a soft hyphen, a word joiner: Unicode's category Cf)."""
+    return char.isspace() or unicodedata.category(char) == "Cf"
+
+
+def says_nothing(text: str) -> bool:
+    """Whether `text` is only characters that show nothing (`unseen`), or none."""
+    return all(map(unseen, text))
+
+
+def names_listed(names: Iterable[str]) -> str:
+    """Names as a list says them, `a, b`, each outside ASCII with its characters escaped beside it (`а (\\u0430)`), as
+    `name_said` says one: a list of known names beside a name refused reads as it is."""
+    return ", ".join(name if name.isascii() else f"{name} ({ascii(name)[1:-1]})" for name in names)
 
 
 def writable(text: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from benchrun.core.errors import ArchiveError, BenchrunError, TaskError
-from benchrun.core.filebytes import NUL_ESCAPED, read_utf8
+from benchrun.core.filebytes import MARK, MARK_INSIDE, NUL_ESCAPED, read_utf8
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
 from benchrun.core.written import as_written
@@ -102,11 +102,18 @@ def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
 
 def _given_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     """A string a user gives (a benchmark's, a runner file's): `_text`, and refused if it holds a NUL (YAML's "\\0"),
-    which no text holds. An archive's config.yaml is read without it, as its run wrote it."""
+    which no text holds, or a byte-order mark (MARK_INSIDE). An archive's config.yaml is read without it, as its run
+    wrote it."""
     value = _text(loader, node)
     if "\0" in value:
         raise _Refused(node.start_mark, NUL_ESCAPED)
+    if MARK in value:
+        raise _Refused(node.start_mark, MARK_INSIDE)
     return value
+
+
+MERGE = "tag:yaml.org,2002:merge"
+"""The tag YAML 1.1 resolves a plain `<<` key to (a merge key)."""
 
 
 def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
@@ -116,6 +123,10 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             raise _Refused(key_node.start_mark, "a list or mapping as a key: a key is a name")
+        if key_node.tag == MERGE:
+            raise _Refused(key_node.start_mark, "a merge key (<<), which copies keys from elsewhere (YAML 1.1's, "
+                                                "not YAML 1.2's), is not allowed in benchmark files; write the keys "
+                                                "out (or quote '<<' for a key of that name)")
         key = loader.construct_object(key_node)
         if not isinstance(key, str):  # JSON's keys (the manifest's) are text, and a schema's key names check only text
             raise _Refused(key_node.start_mark, f"the key {key_node.value} is read by YAML as {_kind(key)}, not as a "

@@ -87,19 +87,20 @@ MAX_DESCRIPTION_DEPTH = 32
 nested some 250 deep, and making strings writable recursed out of Python's stack on 900."""
 
 
-SOURCES = {"server": "not what a model server says; {key} must name one",
-           "model file": "not what a GGUF file's metadata holds; set {key} to another GGUF file"}
+SOURCES = {"server": "not what a model server says; {mend} must name one",
+           "model file": "not what a GGUF file's metadata holds; {mend}"}
 """What describes a model (an HTTP runner's server, runner=local's GGUF file), and the advice for a description run.json
 cannot keep."""
 
 
-def described(identity: dict[str, Any], server: str, key: str, source: str = "server") -> dict[str, Any]:
+def described(identity: dict[str, Any], server: str, mend: str, source: str = "server") -> dict[str, Any]:
     """`identity` as run.json may keep it, its strings writable: RunnerError when it nests deeper than
     MAX_DESCRIPTION_DEPTH or its JSON is longer than MAX_DESCRIPTION_BYTES (each answer of the preflight is bounded
     by runner.max_response_bytes alone, so two servers' 8 MiB templates and versions made a run.json that every
     reader of the run refused, and a /models entry nested 300 deep a traceback writing it; a GGUF's metadata is
-    bounded by nothing). `server` names what describes it, a `source` of SOURCES."""
-    fix = SOURCES[source].format(key=key)
+    bounded by nothing). `server` names what describes it, a `source` of SOURCES; `mend` is the key naming the
+    server, or what to do of a model file."""
+    fix = SOURCES[source].format(mend=mend)
     if nests_deeper(identity, MAX_DESCRIPTION_DEPTH):
         raise RunnerError(f"{server} describes the model in JSON nested more than {MAX_DESCRIPTION_DEPTH} deep, "
                           f"deeper than run.json keeps of a {source}'s description (a real {source}'s is a few "

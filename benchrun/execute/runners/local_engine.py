@@ -2,8 +2,8 @@
 GGUF model and makes one generation at a time, away from the run, so that whatever kills llama.cpp (a signal in
 its code, an abort on a file it dislikes, the out-of-memory killer) ends this process, which the run records.
 
-Requests come on stdin as JSON lines. The first loads the model: {path, options, requirement, context_key (the
-setting a chat too long for the context names)}; the answer is
+Requests come on stdin as JSON lines. The first loads the model: {path, options, requirement, advice (what a refusal
+tells the user to do, localadvice.LocalAdvice)}; the answer is
 {"ready": {...}}, {"error": why}, or {"refused": why} for a build that would crash here (nothing loaded). Then each
 {"id", "messages", "schema", "seed"} is answered with {"id", "completion": {...}} or {"id", "error": [type, message]},
 and {"stop": id} ends that generation at its next token (its completion says done_reason "stopped"). Replies go to
@@ -30,6 +30,7 @@ from benchrun.core.cpus import usable_cores
 from benchrun.core.interrupts import die_with, ignore_terminal_signals
 from benchrun.execute.runners.llama_build import build_refusal, numpy_refusal
 from benchrun.execute.runners.local_grammar import Grammars
+from benchrun.execute.runners.localadvice import LocalAdvice
 
 SAMPLING = {"temperature": "temperature", "seed": "seed", "num_predict": "max_tokens", "top_p": "top_p",
             "top_k": "top_k", "min_p": "min_p", "repeat_penalty": "repeat_penalty",
@@ -130,8 +131,8 @@ class GuardedFormatter:
     """A chat formatter (llama-cpp-python's ChatFormatter protocol) that adds `guard` to the stopping criteria and
     refuses a chat that leaves no room in the context for an answer, or that the template will not render."""
 
-    def __init__(self, llama_cpp: Any, formatter: Any, guard: Guard, context_key: str):
-        self.llama_cpp, self.formatter, self.guard, self.context_key = llama_cpp, formatter, guard, context_key
+    def __init__(self, llama_cpp: Any, formatter: Any, guard: Guard, advice: LocalAdvice):
+        self.llama_cpp, self.formatter, self.guard, self.advice = llama_cpp, formatter, guard, advice
 
     def __call__(self, **kwargs: Any) -> Any:
         try:
@@ -142,20 +143,20 @@ class GuardedFormatter:
         tokens = len(llm.tokenize(response.prompt.encode("utf-8"), add_bos=False, special=True))
         if tokens >= llm.n_ctx():
             raise ContextFull(f"the chat is {tokens} tokens, and the model's context holds {llm.n_ctx()} "
-                              f"({self.context_key}): raise {self.context_key}, or shorten the chat")
+                              f"({self.advice.context_key}): {self.advice.larger_context()}")
         response.stopping_criteria = self.llama_cpp.StoppingCriteriaList(
             [self.guard.done, *(response.stopping_criteria or [])])
         return response
 
 
-def chat_formatter(llm: Any, path: str) -> Any:
+def chat_formatter(llm: Any, path: str, advice: LocalAdvice) -> Any:
     """The model's own chat template as llama-cpp-python renders it, its clock pinned (`pinned`)."""
     from llama_cpp import llama_chat_format
 
     if not llm.metadata:  # every GGUF names its architecture: llama-cpp-python dropped all it holds, unread
         raise LoadFailed(f"the metadata of model file '{path}' cannot be read as text (a value in it that is not "
-                         "UTF-8: a damaged file, or one no GGUF converter wrote); set runner.model_path to another "
-                         "GGUF file")
+                         f"UTF-8: a damaged file, or one no GGUF converter wrote); "
+                         f"{advice.other_file('another GGUF file')}")
     template = llm.metadata.get("tokenizer.chat_template")
     if not template:
         raise LoadFailed(f"model file '{path}' has no chat template (tokenizer.chat_template); runner=local needs "
@@ -165,12 +166,12 @@ def chat_formatter(llm: Any, path: str) -> Any:
         template=template, eos_token=_text(llm, eos), bos_token=_text(llm, bos), stop_token_ids=[eos])
 
 
-def chat_handler(llama_cpp: Any, formatter: Any, guard: Guard, context_key: str) -> Any:
+def chat_handler(llama_cpp: Any, formatter: Any, guard: Guard, advice: LocalAdvice) -> Any:
     """`formatter` as the model's chat handler (as llama-cpp-python would use it), its generations ending when `guard`
     says."""
     from llama_cpp import llama_chat_format
 
-    return llama_chat_format.chat_formatter_to_chat_completion_handler(GuardedFormatter(llama_cpp, formatter, guard, context_key))
+    return llama_chat_format.chat_formatter_to_chat_completion_handler(GuardedFormatter(llama_cpp, formatter, guard, advice))
 
 
 def pinned(formatter: type) -> type:
@@ -187,7 +188,7 @@ def _text(llm: Any, token: int) -> str:
     return llm.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
 
 
-def load_model(llama_cpp: Any, path: str, options: dict[str, Any], context_key: str) -> Any:
+def load_model(llama_cpp: Any, path: str, options: dict[str, Any], advice: LocalAdvice) -> Any:
     """Llama(path) with the loading options (a context as large as llama.cpp makes it: it rounds num_ctx up, to a
     multiple of 256 in this version); llama.cpp's own logging silenced."""
     arguments = {LOADING[k]: v for k, v in options.items() if k in LOADING and v is not None}
@@ -203,14 +204,14 @@ def load_model(llama_cpp: Any, path: str, options: dict[str, Any], context_key: 
         if "llama_context" in str(err):  # the model loaded; the memory for its context could not be had
             tokens = f"{arguments['n_ctx']:,}" if arguments.get("n_ctx") else "its default number of"
             raise LoadFailed(f"llama.cpp {llama_cpp.__version__} loaded model file '{path}' but cannot make a context "
-                             f"of {tokens} tokens ({context_key}): the memory it needs could not be had; "
-                             f"lower {context_key}") from None
+                             f"of {tokens} tokens ({advice.context_key}): the memory it needs could not be "
+                             f"had; {advice.smaller_context()}") from None
         if limit := memory_limit():  # the likelier reason, where a model that loads elsewhere cannot load here
             raise LoadFailed(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' within {limit}, or "
-                             "the file is cut short or of an architecture it does not know; raise the limit, or set "
-                             "runner.model_path to another GGUF file") from None
+                             "the file is cut short or of an architecture it does not know; raise the limit, or "
+                             f"{advice.other_file('another GGUF file')}") from None
         raise LoadFailed(f"llama.cpp {llama_cpp.__version__} cannot load model file '{path}' (cut short, or a "
-                         "model architecture it does not know); set runner.model_path to a GGUF file") from None
+                         f"model architecture it does not know); {advice.other_file()}") from None
 
 
 LIMITS = {resource.RLIMIT_AS: "ulimit -v", resource.RLIMIT_DATA: "ulimit -d"}
@@ -229,12 +230,12 @@ def memory_limit() -> str | None:
 class Engine:
     """One model loaded, its guard, its grammars, and the sampling options every generation is made with."""
 
-    def __init__(self, llama_cpp: Any, path: str, options: dict[str, Any], context_key: str):
+    def __init__(self, llama_cpp: Any, path: str, options: dict[str, Any], advice: LocalAdvice):
         self.llama_cpp = llama_cpp
-        self.llm = load_model(llama_cpp, path, options, context_key)
+        self.llm = load_model(llama_cpp, path, options, advice)
         self.guard = Guard(self.llm)
-        self.formatter = chat_formatter(self.llm, path)
-        self.llm.chat_handler = chat_handler(llama_cpp, self.formatter, self.guard, context_key)
+        self.formatter = chat_formatter(self.llm, path, advice)
+        self.llm.chat_handler = chat_handler(llama_cpp, self.formatter, self.guard, advice)
         self.sampling = {SAMPLING[k]: v for k, v in options.items() if k in SAMPLING and v is not None}
         self.grammar = Grammars(llama_cpp, self.llm)
 
@@ -247,7 +248,7 @@ class Engine:
 
         if refusal := build_refusal(request["requirement"]):
             raise Refused(refusal)
-        return cls(llama_cpp, request["path"], request["options"], request["context_key"])
+        return cls(llama_cpp, request["path"], request["options"], LocalAdvice.sent(request["advice"]))
 
     def description(self) -> dict[str, Any]:
         """What identifies the engine in run.json besides the file's digest."""
