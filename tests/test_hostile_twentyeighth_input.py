@@ -85,11 +85,11 @@ def test_a_local_runs_advice_under_resume_names_only_what_resume_takes(tmp_path)
 
 
 @pytest.mark.parametrize(("header", "template", "said"), [
-    ("a,\u0430,reference", "say {a} {\u0430}", "the value names 'a' and '\u0430' (\\u0430) print alike: they differ only "
+    ("a,\u0430,reference", "say {a} {\u0430}", "the value names 'a' and '\u0430' (\\u0430) may print alike: they differ only "
      "in letters of other scripts (Latin 'a', Cyrillic '\u0430' at character 1)"),
-    ("t\u0430sk,task,reference", "say {task} {t\u0430sk}", "the value names 't\u0430sk' (t\\u0430sk) and 'task' print "
+    ("t\u0430sk,task,reference", "say {task} {t\u0430sk}", "the value names 't\u0430sk' (t\\u0430sk) and 'task' may print "
      "alike: they differ only in letters of other scripts (Cyrillic '\u0430', Latin 'a' at character 2)"),
-    ("a,\uff41,reference", "say {a} {\uff41}", "the value names 'a' and '\uff41' (\\uff41) print alike: one name in "
+    ("a,\uff41,reference", "say {a} {\uff41}", "the value names 'a' and '\uff41' (\\uff41) may print alike: one name in "
      "two forms, one of compatibility characters (Unicode's NFKC: '\uff41' is 'a')")])
 def test_two_value_names_that_print_alike_are_refused(tmp_path, header, template, said):
     """Before: `a` beside a Cyrillic `а` in one header were two values, printed (a sample id `t:a=1,а=2`, a table's
@@ -167,7 +167,7 @@ def test_a_value_name_that_prints_as_a_reserved_one_is_refused(tmp_path, header,
     done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.csv\n",
                                "d.csv": f"{header}\n1,1,1\n" if reserved == "id" else f"{header}\n1,1\n"})
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
-        f"benchrun: error: in 'd.csv': task 't': column '{name}': '{name}' ({ascii(name)[1:-1]}) prints as "
+        f"benchrun: error: in 'd.csv': task 't': column '{name}': '{name}' ({ascii(name)[1:-1]}) may print as "
         f"'{reserved}', the column of {what}: they differ only in letters of other scripts {at}; write '{reserved}', or "
         "another name\n"))
 

@@ -221,9 +221,9 @@ def _names_apart(spec: TaskSpec) -> None:
                                                  f"columns, as one: {TWO_FORMS}; give each its own name")
     if (alike := first_alike(list(dict.fromkeys([*RESERVED, *named.values()])))) is not None:
         (one, other), why = alike
-        raise _error(spec, f"values.{other}", f"the value names {name_said(one)} and {name_said(other)} print alike: "
-                     f"{why}; give each its own name" if one in spec.values else f"{name_said(other)} prints as "
-                     f"'{one}', the column of {RESERVED[one]}: {why}; write '{one}', or another name")
+        raise _error(spec, f"values.{other}", f"the value names {name_said(one)} and {name_said(other)} may print "
+                     f"alike: {why}; give each its own name" if one in spec.values else f"{name_said(other)} may "
+                     f"print as '{one}', the column of {RESERVED[one]}: {why}; write '{one}', or another name")
 
 
 def _says_something(spec: TaskSpec) -> None:
