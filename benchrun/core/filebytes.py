@@ -99,8 +99,9 @@ def _too_large(size: int, limit: int, key: str | None) -> str:
 def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False,
               limit: int = MAX_FILE_BYTES, limit_key: str | None = None, **where: str) -> str:
     """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a byte-order
-    mark first is dropped and one anywhere else refused, MARK_INSIDE), its line ends read as Python's text files read them (CRLF and CR are LF: a template
-    saved on Windows asks what it asked on Linux); a NUL byte refused, naming its line."""
+    mark first is dropped and one anywhere else refused, MARK_INSIDE), its line ends read as Python's text files read
+    them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux); a NUL byte refused, naming its
+    line."""
     return utf8_text(read_bounded(path, rel, error, limit, limit_key, **where), rel, error, bom, **where)
 
 
