@@ -84,7 +84,7 @@ def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | Non
         if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         if into and _written_into(path):
-            with open(path, mode, **options) as handle:
+            with open(path, mode, opener=_read_pipe_opener, **options) as handle:
                 yield handle
             return
         remove_leftovers(path)
@@ -100,6 +100,21 @@ def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | Non
                 os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def _read_pipe_opener(path: str, flags: int) -> int:
+    """A descriptor of the pipe or device `path` to write into: a named pipe only while a process reads it (one
+    that none reads was waited on forever, `report --output FIFO` hung), refused in one line."""
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK)
+    except OSError as err:
+        if err.errno != errno.ENXIO:
+            raise
+        raise BenchrunError("--output: a named pipe (FIFO) that no process reads, which a write would wait on for "
+                            "one forever; nothing was written; start its reader first, or name a file",
+                            file=path) from None
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _new_file(path: Path) -> int:

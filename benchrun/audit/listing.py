@@ -58,7 +58,7 @@ class ListedRun:
     def to_json(self) -> dict[str, Any]:
         info = self.run.info
         return {"run_id": info.run_id, "path": str(self.run.path), "started_at": info.started_at,
-                "ended_at": info.ended_at, "status": info.status, "reason": self.reason,
+                "ended_at": info.ended_at, "status": info.status, "listed_as": listed_as(self), "reason": self.reason,
                 "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
                 "digest": self.run.model_digest, "answered_by": mixed_models(self.run),
                 "samples": info.counts.samples, "responses": self.run.response_lines, "cached": info.counts.cached,
@@ -121,7 +121,7 @@ class Unreadable:
     error: ArchiveError
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.error.file, "status": UNREADABLE, "reason": str(self.error)}
+        return {"path": self.error.file, "status": UNREADABLE, "listed_as": UNREADABLE, "reason": str(self.error)}
 
 
 

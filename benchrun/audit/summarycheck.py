@@ -3,18 +3,22 @@ show and list read those, export and report the records, and a sealed run must r
 
 from __future__ import annotations
 
+import itertools
 import math
+from pathlib import Path
 
 from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
 from benchrun.archive.trust import seal_broken
+from benchrun.audit.rescored import RescoreInfo
 from benchrun.core.errors import ArchiveError
-from benchrun.core.layout import RUN, SUMMARY
+from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SUMMARY
 from benchrun.core.records import Counts, MetricSummary
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
 READ = "show, list and compare read it, export and report read the records"
+RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
 
 def disagreement(run: Run) -> tuple[str, str] | None:
@@ -27,20 +31,36 @@ def disagreement(run: Run) -> tuple[str, str] | None:
         return None
     if run.summary is None or run.info.manifest_id is None or seal is None or seal_broken(run, seal):
         return None
-    books = Books(run.manifest, shard=run.info.shard)  # as its writer kept them (`counts_of`)
-    for response in run.responses():
+    return _unmade(run, run, run.info.counts, (RUN, SUMMARY), READ)
+
+
+def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str, str] | None:
+    """The first of a finished rescore's counts (rescore.json) and summary.json lines that its records (the run's
+    first answers it scored, its own scores and, rejudged, judgements) do not make, as (file, `what: why`)."""
+    name = f"{RESCORES}/{folder.name}"
+    graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
+    return _unmade(run, graded, info.counts, (f"{name}/{RESCORE_FILE}", f"{name}/{SUMMARY}"), RESCORE_READ,
+                   info.counts.responses)
+
+
+def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str], read: str,
+            answers: int | None = None) -> tuple[str, str] | None:
+    """The first of `counts` and `graded`'s summary lines that `run`'s first `answers` responses (all: None) and
+    `graded`'s judgements and scores do not make, tallied as their writer did (`counts_of`)."""
+    books = Books(run.manifest, shard=run.info.shard)
+    for response in itertools.islice(run.responses(), answers):
         books.response(response)
-    books.judgements(run.judgements())
-    books.scores(run.scores())
+    books.judgements(graded.judgements())
+    books.scores(graded.scores())
     made = books.counts()
     for field in Counts.model_fields:
-        if (said := getattr(run.info.counts, field)) != getattr(made, field):
-            return RUN, f"counts.{field} is {said}, its records make {getattr(made, field)}: {READ}"
-    written = {(line.task, line.metric): line for line in run.summary.metrics}
+        if (said := getattr(counts, field)) != getattr(made, field):
+            return files[0], f"counts.{field} is {said}, its records make {getattr(made, field)}: {read}"
+    written = {(line.task, line.metric): line for line in graded.summary.metrics}
     found = {(line.task, line.metric): line for line in books.tally.summaries()}
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
-            return SUMMARY, f"{'/'.join(key)}: {why}: {READ}"
+            return files[1], f"{'/'.join(key)}: {why}: {read}"
     return None
 
 

@@ -1,0 +1,83 @@
+"""Hostile input, twenty-eighth pass, the archive and audit side (what the twenty-seventh left, then a fresh pass): the
+cases it found bad, each with the rule it now obeys.
+
+- a rescore's summary.json mean or rescore.json counts that its records do not make, their digests in rescore.json
+  made to match: verify said intact; it tallies a rescore's records as it does a run's (`audit.summarycheck`)
+- `export`/`report --output FIFO` that no process reads: waited forever for a reader; refused in one line
+  (`archive.atomic._read_pipe_opener`), a pipe that is read still written into
+- `list --json` said `status: running` of a run whose writer was killed, which `list --status stopped` picks: each
+  entry says `listed_as` beside run.json's status (`audit.listing`)
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.archives import synthetic_run
+from tests.helpers.auditcli import audit
+from tests.helpers.p27_archive import killed_here
+from tests.helpers.p28_archive import redigested, rescored
+
+# -- what the twenty-seventh pass left ---------------------------------------------------------------------------------
+
+def _mean(summary: dict) -> None:
+    summary["metrics"][0]["mean"] = 0.75
+
+
+def _errors(info: dict) -> None:
+    info["counts"]["scorer_errors"] = 1
+
+
+@pytest.mark.parametrize(("name", "change", "said"), [
+    ("summary.json", _mean, "FAIL  rescores/001/summary.json: t/closeness: summary.json's mean is 0.75, its score "
+                            "records make 1.0: not as the rescore wrote it, which tallied its records"),
+    ("rescore.json", _errors, "FAIL  rescores/001/rescore.json: counts.scorer_errors is 1, its records make 0: not as "
+                              "the rescore wrote it, which tallied its records"),
+])
+def test_a_rescores_numbers_its_records_do_not_make_fail_verify(tmp_path, name, change, said):
+    """A rescore's summary.json mean (or rescore.json's counts) rewritten, its digest in rescore.json made to match:
+    verify said intact, as it said of a run's until the twenty-seventh pass."""
+    run_dir = rescored(tmp_path)
+    redigested(run_dir / "rescores" / "001", name, change)
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert done.returncode == EXIT["not_intact"]
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [said]
+
+
+def test_a_rescore_as_written_is_intact(tmp_path):
+    """The rule passes what a rescore writes."""
+    run_dir = rescored(tmp_path)
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_an_output_pipe_no_process_reads_is_refused(tmp_path, command):
+    """`--output` a named pipe nobody reads: the command waited for a reader forever (Ctrl-C alone ended it)."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    os.mkfifo(tmp_path / "rows")
+    done = subprocess.run([sys.executable, "-m", "benchrun.audit", command, str(run_dir), "--output", "rows"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (EXIT["usage"], "")
+    assert done.stderr == ("benchrun: error: in 'rows': --output: a named pipe (FIFO) that no process reads, which a "
+                           "write would wait on for one forever; nothing was written; start its reader first, or name "
+                           "a file\n")
+
+
+def test_list_json_says_how_list_lists_a_run_whose_writer_was_killed(tmp_path):
+    """A run left `running` by a killed writer: `list --status stopped` picked it, and its --json entry said only
+    `status: running`; it says `listed_as: stopped` beside it, as the plain list says `running (writer stopped)`."""
+    killed_here(tmp_path / "outputs" / "k")
+    synthetic_run(tmp_path / "outputs" / "c", [1, 0], run_id="8" * 12)
+    (tmp_path / "outputs" / "u").mkdir()
+    (tmp_path / "outputs" / "u" / "run.json").write_text("{")
+    listed = json.loads(audit(tmp_path, "list", "--json").stdout)
+    assert [(run.get("run_id"), run["status"], run["listed_as"]) for run in listed] == [
+        ("8" * 12, "completed", "completed"), ("7" * 12, "running", "stopped"), (None, "unreadable", "unreadable")]
+    for status in ("stopped", "completed", "unreadable"):
+        picked = json.loads(audit(tmp_path, "list", "--json", "--status", status).stdout)
+        assert [run["listed_as"] for run in picked] == [status]
