@@ -4,7 +4,7 @@ cases it found bad, each with the rule it now obeys.
 - a rescore's summary.json mean or rescore.json counts that its records do not make, their digests in rescore.json
   made to match: verify said intact; it tallies a rescore's records as it does a run's (`audit.summarycheck`)
 - `export`/`report --output FIFO` that no process reads: waited forever for a reader; refused in one line
-  (`archive.atomic._read_pipe_opener`), a pipe that is read still written into
+  (`archive.atomic._read_pipe_opener`), a pipe that is read still written into; a socket named too
 - `list --json` said `status: running` of a run whose writer was killed, which `list --status stopped` picks: each
   entry says `listed_as` beside run.json's status (`audit.listing`)
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -22,6 +23,9 @@ from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p27_archive import killed_here
 from tests.helpers.p28_archive import redigested, rescored
+
+FIFO = ("a named pipe (FIFO) that no process reads, which a write would wait on for one forever; nothing was written; "
+        "start its reader first, or name a file")
 
 # -- what the twenty-seventh pass left ---------------------------------------------------------------------------------
 
@@ -55,17 +59,25 @@ def test_a_rescore_as_written_is_intact(tmp_path):
     assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
 
 
-@pytest.mark.parametrize("command", ["export", "report"])
-def test_an_output_pipe_no_process_reads_is_refused(tmp_path, command):
-    """`--output` a named pipe nobody reads: the command waited for a reader forever (Ctrl-C alone ended it)."""
+def _socket(path) -> None:
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind(str(path))
+
+
+@pytest.mark.parametrize(("command", "plant", "said"), [
+    ("export", os.mkfifo, FIFO),
+    ("report", os.mkfifo, FIFO),
+    ("export", _socket, "a socket, which is not opened to write into; nothing was written; name a file"),
+])
+def test_an_output_pipe_no_process_reads_is_refused(tmp_path, command, plant, said):
+    """`--output` a named pipe nobody reads: the command waited for a reader forever (Ctrl-C alone ended it); a
+    socket: `no such device or address writing rows` (exit 4)."""
     run_dir = synthetic_run(tmp_path / "r", [1, 0])
-    os.mkfifo(tmp_path / "rows")
+    plant(tmp_path / "rows")
     done = subprocess.run([sys.executable, "-m", "benchrun.audit", command, str(run_dir), "--output", "rows"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (EXIT["usage"], "")
-    assert done.stderr == ("benchrun: error: in 'rows': --output: a named pipe (FIFO) that no process reads, which a "
-                           "write would wait on for one forever; nothing was written; start its reader first, or name "
-                           "a file\n")
+    assert done.stderr == f"benchrun: error: in 'rows': --output: {said}\n"
 
 
 def test_list_json_says_how_list_lists_a_run_whose_writer_was_killed(tmp_path):

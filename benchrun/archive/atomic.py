@@ -16,6 +16,7 @@ from typing import IO, Any, Callable, Iterator
 
 from benchrun.archive.claims import archive_file
 from benchrun.core.errors import BenchrunError, writing
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import NAME_MAX
 
@@ -104,15 +105,17 @@ def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | Non
 
 def _read_pipe_opener(path: str, flags: int) -> int:
     """A descriptor of the pipe or device `path` to write into: a named pipe only while a process reads it (one
-    that none reads was waited on forever, `report --output FIFO` hung), refused in one line."""
+    that none reads was waited on forever, `report --output FIFO` hung); that, or a socket, refused in one line."""
     try:
         fd = os.open(path, flags | os.O_NONBLOCK)
     except OSError as err:
-        if err.errno != errno.ENXIO:
+        mode = os.stat(path).st_mode if err.errno == errno.ENXIO else stat.S_IFREG
+        if stat.S_ISREG(mode):
             raise
-        raise BenchrunError("--output: a named pipe (FIFO) that no process reads, which a write would wait on for "
-                            "one forever; nothing was written; start its reader first, or name a file",
-                            file=path) from None
+        why = ("a named pipe (FIFO) that no process reads, which a write would wait on for one forever; nothing was "
+               "written; start its reader first, or name a file" if stat.S_ISFIFO(mode)
+               else f"{not_a_file(mode)}, which is not opened to write into; nothing was written; name a file")
+        raise BenchrunError(f"--output: {why}", file=path) from None
     os.set_blocking(fd, True)
     return fd
 
