@@ -3,6 +3,8 @@ cases it found bad, each with the rule it now obeys.
 
 - a rescore's summary.json mean or rescore.json counts that its records do not make, their digests in rescore.json
   made to match: verify said intact; it tallies a rescore's records as it does a run's (`audit.summarycheck`)
+- a rescore's score line of a sample the run never asked, or of an answer another line scores, its digest made to
+  match: verify said intact; each must score an answer the run holds, once (`audit.summarycheck._stray_score`)
 - `export`/`report --output FIFO` that no process reads: waited forever for a reader; refused in one line
   (`archive.atomic._read_pipe_opener`), a pipe that is read still written into; a socket named too
 - `list --json` said `status: running` of a run whose writer was killed, which `list --status stopped` picks: each
@@ -22,7 +24,7 @@ from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p27_archive import killed_here
-from tests.helpers.p28_archive import redigested, rescored
+from tests.helpers.p28_archive import redigested, rescored, scored_again
 
 FIFO = ("a named pipe (FIFO) that no process reads, which a write would wait on for one forever; nothing was written; "
         "start its reader first, or name a file")
@@ -51,6 +53,22 @@ def test_a_rescores_numbers_its_records_do_not_make_fail_verify(tmp_path, name, 
     done = audit(tmp_path, "verify", str(run_dir))
     assert done.returncode == EXIT["not_intact"]
     assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [said]
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"id": "nope"}, "line 1 scores 'nope', an answer the run does not hold: a grading scores the run's answers only"),
+    ({"id": "t:a=0", "repeat": 1}, "line 1 scores 't:a=0 repeat 1', an answer the run does not hold: a grading scores "
+                                   "the run's answers only"),
+    ({"id": "t:a=1"}, "line 3 scores 't:a=1' with 'format_valid' again: a grading scores each answer once"),
+])
+def test_a_rescores_score_line_of_no_answer_or_given_twice_fails_verify(tmp_path, fields, said):
+    """A rescore's score line rewritten to score a sample the run never asked (or an answer another line scores), its
+    digest made to match: verify said intact (the run's own lines are vetted so, `repair.check`)."""
+    run_dir = rescored(tmp_path)
+    scored_again(run_dir / "rescores" / "001", 1, **fields)
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        f"FAIL  rescores/001/scores.jsonl: {said}"]
 
 
 def test_a_rescore_as_written_is_intact(tmp_path):

@@ -12,8 +12,8 @@ from benchrun.archive.reader import Run
 from benchrun.archive.trust import seal_broken
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.core.errors import ArchiveError
-from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SUMMARY
-from benchrun.core.records import Counts, MetricSummary
+from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
+from benchrun.core.records import Counts, MetricSummary, answer_name
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
@@ -31,7 +31,7 @@ def disagreement(run: Run) -> tuple[str, str] | None:
         return None
     if run.summary is None or run.info.manifest_id is None or seal is None or seal_broken(run, seal):
         return None
-    return _unmade(run, run, run.info.counts, (RUN, SUMMARY), READ)
+    return _unmade(run, run, run.info.counts, (RUN, SUMMARY, SCORES), READ)
 
 
 def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str, str] | None:
@@ -39,19 +39,22 @@ def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str
     first answers it scored, its own scores and, rejudged, judgements) do not make, as (file, `what: why`)."""
     name = f"{RESCORES}/{folder.name}"
     graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
-    return _unmade(run, graded, info.counts, (f"{name}/{RESCORE_FILE}", f"{name}/{SUMMARY}"), RESCORE_READ,
+    return _unmade(run, graded, info.counts, (f"{name}/{RESCORE_FILE}", f"{name}/{SUMMARY}", f"{name}/{SCORES}"),
+                   RESCORE_READ,
                    info.counts.responses)
 
 
-def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str], read: str,
+def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str, str], read: str,
             answers: int | None = None) -> tuple[str, str] | None:
     """The first of `counts` and `graded`'s summary lines that `run`'s first `answers` responses (all: None) and
     `graded`'s judgements and scores do not make, tallied as their writer did (`counts_of`)."""
-    books = Books(run.manifest, shard=run.info.shard)
+    books, answered = Books(run.manifest, shard=run.info.shard), set()
     for response in itertools.islice(run.responses(), answers):
         books.response(response)
+        answered.add((response.id, response.repeat))
     books.judgements(graded.judgements())
-    books.scores(graded.scores())
+    if (stray := _stray_score(graded, answered, books)) is not None:
+        return files[2], stray
     made = books.counts()
     for field in Counts.model_fields:
         if (said := getattr(counts, field)) != getattr(made, field):
@@ -61,6 +64,21 @@ def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str], read:
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
             return files[1], f"{'/'.join(key)}: {why}: {read}"
+    return None
+
+
+def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> str | None:
+    """Each of `graded`'s score lines into `books`; the first that scores no answer `answered` holds, or an answer a
+    scorer scored already, said (a run's own are vetted so already, `repair.check`; a rescore's only here)."""
+    seen: set[tuple[str, int, str]] = set()
+    for number, score in enumerate(graded.scores(), 1):
+        key = (score.id, score.repeat, score.scorer)
+        if key[:2] not in answered or key in seen:
+            what = (", an answer the run does not hold: a grading scores the run's answers only"
+                    if key[:2] not in answered else f" with {score.scorer!r} again: a grading scores each answer once")
+            return f"line {number} scores {answer_name(score.id, score.repeat)!r}{what}"
+        seen.add(key)
+        books.scores((score,))
     return None
 
 

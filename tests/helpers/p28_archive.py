@@ -32,3 +32,12 @@ def redigested(rescore: Path, name: str, change: Callable[[dict], None]) -> None
     info = json.loads((rescore / "rescore.json").read_text())
     info["files"].update({key: file_digest(rescore / key).model_dump() for key in info["files"]})
     (rescore / "rescore.json").write_text(json.dumps(info, indent=2))
+
+
+def scored_again(rescore: Path, number: int, **fields: object) -> None:
+    """Line `number` of `rescore`'s scores.jsonl with `fields` set, and its digest in rescore.json made to match."""
+    path = rescore / "scores.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[number - 1] = json.dumps({**json.loads(lines[number - 1]), **fields}) + "\n"
+    path.write_text("".join(lines))
+    redigested(rescore, "rescore.json", lambda info: None)
