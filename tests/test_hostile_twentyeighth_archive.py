@@ -4,7 +4,8 @@ cases it found bad, each with the rule it now obeys.
 - a rescore's summary.json mean or rescore.json counts that its records do not make, their digests in rescore.json
   made to match: verify said intact; it tallies a rescore's records as it does a run's (`audit.summarycheck`)
 - a rescore's score line of a sample the run never asked, or of an answer another line scores, its digest made to
-  match: verify said intact; each must score an answer the run holds, once (`audit.summarycheck._stray_score`)
+  match: verify said intact; each must score an answer the run holds, once (`audit.summarycheck._stray_score`), and
+  every answer it scored is graded
 - `export`/`report --output FIFO` that no process reads: waited forever for a reader; refused in one line
   (`archive.atomic._read_pipe_opener`), a pipe that is read still written into; a socket named too
 - `list --json` said `status: running` of a run whose writer was killed, which `list --status stopped` picks: each
@@ -24,7 +25,7 @@ from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p27_archive import killed_here
-from tests.helpers.p28_archive import redigested, rescored, scored_again
+from tests.helpers.p28_archive import redigested, rescored, scored_again, ungraded
 
 FIFO = ("a named pipe (FIFO) that no process reads, which a write would wait on for one forever; nothing was written; "
         "start its reader first, or name a file")
@@ -69,6 +70,16 @@ def test_a_rescores_score_line_of_no_answer_or_given_twice_fails_verify(tmp_path
     done = audit(tmp_path, "verify", str(run_dir))
     assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
         f"FAIL  rescores/001/scores.jsonl: {said}"]
+
+
+def test_a_rescore_that_grades_fewer_answers_than_it_scored_fails_verify(tmp_path):
+    """A rescore's score lines of its last answer taken out, its summary.json and digests made to match (n 1): verify
+    said intact of a rescore that graded one of the two answers rescore.json says it scored."""
+    run_dir = rescored(tmp_path)
+    ungraded(run_dir / "rescores" / "001")
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  rescores/001/scores.jsonl: grades 1 of the 2 answers the rescore scored, and a rescore grades every one"]
 
 
 def test_a_rescore_as_written_is_intact(tmp_path):

@@ -47,7 +47,8 @@ def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str
 def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str, str], read: str,
             answers: int | None = None) -> tuple[str, str] | None:
     """The first of `counts` and `graded`'s summary lines that `run`'s first `answers` responses (all: None) and
-    `graded`'s judgements and scores do not make, tallied as their writer did (`counts_of`)."""
+    `graded`'s judgements and scores do not make, tallied as their writer did (`counts_of`); with `answers` (a
+    rescore's), each of them graded."""
     books, answered = Books(run.manifest, shard=run.info.shard), set()
     for response in itertools.islice(run.responses(), answers):
         books.response(response)
@@ -55,6 +56,9 @@ def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str, str], 
     books.judgements(graded.judgements())
     if (stray := _stray_score(graded, answered, books)) is not None:
         return files[2], stray
+    if answers is not None and books.ungraded:  # a run stopped while its scorers were at work leaves some
+        return files[2], (f"grades {books.graded} of the {books.responses} answers the rescore scored, and a rescore "
+                          "grades every one")
     made = books.counts()
     for field in Counts.model_fields:
         if (said := getattr(counts, field)) != getattr(made, field):
