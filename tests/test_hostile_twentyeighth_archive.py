@@ -10,6 +10,8 @@ cases it found bad, each with the rule it now obeys.
   (`archive.atomic._read_pipe_opener`), a pipe that is read still written into; a socket named too
 - `list --json` said `status: running` of a run whose writer was killed, which `list --status stopped` picks: each
   entry says `listed_as` beside run.json's status (`audit.listing`)
+- a run id (whole, or a prefix of it alone) that two copies of one run hold: `run id prefix '…' is ambiguous`, the id
+  twice; they are named as copies (`archive.lookup.resolve_run`)
 """
 from __future__ import annotations
 
@@ -122,3 +124,17 @@ def test_list_json_says_how_list_lists_a_run_whose_writer_was_killed(tmp_path):
     for status in ("stopped", "completed", "unreadable"):
         picked = json.loads(audit(tmp_path, "list", "--json", "--status", status).stdout)
         assert [run["listed_as"] for run in picked] == [status]
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ref", ["5555", "5" * 12])
+def test_a_run_id_two_copies_of_a_run_hold_names_them_as_copies(tmp_path, ref):
+    """`show 555555555555` (an id given whole) of a run copied beside itself: `run id prefix '555555555555' is
+    ambiguous: 555555555555 (outputs/a), 555555555555 (outputs/b)`, a prefix it is not, the id twice."""
+    synthetic_run(tmp_path / "outputs" / "a", [1, 0])
+    synthetic_run(tmp_path / "outputs" / "b", [1, 0])
+    done = audit(tmp_path, "show", ref)
+    assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: run id 555555555555 is the id of 2 "
+                                                               "run directories (copies of one run?): outputs/a, "
+                                                               "outputs/b; name the one meant by its path\n")
