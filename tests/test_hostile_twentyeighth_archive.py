@@ -12,6 +12,9 @@ cases it found bad, each with the rule it now obeys.
   entry says `listed_as` beside run.json's status (`audit.listing`)
 - a run id (whole, or a prefix of it alone) that two copies of one run hold: `run id prefix '…' is ambiguous`, the id
   twice; they are named as copies (`archive.lookup.resolve_run`)
+- a record line (sealed over) or a run.lock note of JSON nested deeper than Python's reader follows: verify (and list
+  and show of a run that did not end) crashed with a RecursionError; such JSON is unreadable, as any that is no JSON
+  (`archive.jsononce.python_json`), and verify names a record line that is not JSON as that (`archive.repair._once`)
 """
 from __future__ import annotations
 
@@ -26,8 +29,9 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p27_archive import killed_here
-from tests.helpers.p28_archive import redigested, rescored, scored_again, ungraded
+from tests.helpers.p28_archive import nested, redigested, rescored, scored_again, ungraded
 
 FIFO = ("a named pipe (FIFO) that no process reads, which a write would wait on for one forever; nothing was written; "
         "start its reader first, or name a file")
@@ -138,3 +142,28 @@ def test_a_run_id_two_copies_of_a_run_hold_names_them_as_copies(tmp_path, ref):
     assert (done.returncode, done.stderr) == (EXIT["archive"], "benchrun: error: run id 555555555555 is the id of 2 "
                                                                "run directories (copies of one run?): outputs/a, "
                                                                "outputs/b; name the one meant by its path\n")
+
+
+def test_a_sealed_record_line_nested_past_pythons_reader_is_named(tmp_path):
+    """A finished run's score line whose `detail` is an array nested 100,000 deep, sealed over: verify crashed with a
+    traceback (RecursionError in the check of what each line belongs to)."""
+    run_dir = sealed_line(synthetic_run(tmp_path / "r", [1, 0]), "scores.jsonl", 2,
+                          lambda line: line.replace(b'"detail":null', b'"detail":' + nested(100_000)))
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["not_intact"], "")
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  scores.jsonl: line 2 is not JSON: nested deeper than a JSON reader follows",
+        "FAIL  scores.jsonl: line 1 starts the incomplete score lines of 't:a=0'"]
+
+
+@pytest.mark.parametrize("finish", [True, False])
+def test_a_run_lock_note_nested_past_pythons_reader_is_read_as_unreadable(tmp_path, finish):
+    """run.lock (anyone's to write, in a shared archive) holding an array nested 3,000 deep: verify (and list and show
+    of a run that did not end) crashed with a traceback (RecursionError reading the writer's note)."""
+    run_dir = synthetic_run(tmp_path / "outputs" / "k", [1, 0], finish=finish)
+    (run_dir / "run.lock").write_bytes(nested(3_000))
+    done = [audit(tmp_path, command, *args) for command, *args in (("verify", str(run_dir)), ("show", str(run_dir)),
+                                                                   ("list", "--json"))]
+    assert [(run.returncode, run.stderr) for run in done] == [(EXIT["ok"] if finish else EXIT["not_intact"], ""),
+                                                              (EXIT["ok"], ""), (EXIT["ok"], "")]
+    assert json.loads(done[2].stdout)[0]["listed_as"] == ("completed" if finish else "stopped")

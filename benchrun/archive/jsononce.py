@@ -14,6 +14,15 @@ DEPTH = 200
 """How deep pydantic's JSON reader follows arrays and objects (what a model read from JSON data follows no deeper)."""
 
 
+def python_json(data: bytes | str, **options: Any) -> Any:
+    """`json.loads(data, **options)`, JSON nested deeper than Python's reader follows (its RecursionError: a planted
+    line of 100,000 `[`) raised as the ValueError of what is no JSON, which every reader of the archive says."""
+    try:
+        return json.loads(data, **options)
+    except RecursionError:
+        raise ValueError("nested deeper than a JSON reader follows") from None
+
+
 def given_once(data: bytes) -> Any:
     """The JSON `data` as Python reads it from UTF-8 (not UTF-16, nor behind a byte order mark, which Python's reader
     of bytes also takes), each key of an object given once: NotJSON naming the key given twice (which JSON readers
