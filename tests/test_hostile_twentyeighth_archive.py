@@ -152,7 +152,7 @@ def test_a_sealed_record_line_nested_past_pythons_reader_is_named(tmp_path):
     done = audit(tmp_path, "verify", str(run_dir))
     assert (done.returncode, done.stderr) == (EXIT["not_intact"], "")
     assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
-        "FAIL  scores.jsonl: line 2 is not JSON: nested deeper than a JSON reader follows",
+        "FAIL  scores.jsonl: line 2 is not JSON: nested deeper than Python can follow",
         "FAIL  scores.jsonl: line 1 starts the incomplete score lines of 't:a=0'"]
 
 

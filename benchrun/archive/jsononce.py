@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from benchrun.core.text import SURROGATE_ESCAPE, NotJSON, once_each
+from benchrun.core.text import NESTED, SURROGATE_ESCAPE, NotJSON, once_each
 
 DEPTH = 200
 """How deep pydantic's JSON reader follows arrays and objects (what a model read from JSON data follows no deeper)."""
@@ -20,7 +20,7 @@ def python_json(data: bytes | str, **options: Any) -> Any:
     try:
         return json.loads(data, **options)
     except RecursionError:
-        raise ValueError("nested deeper than a JSON reader follows") from None
+        raise ValueError(NESTED) from None
 
 
 def given_once(data: bytes) -> Any:
