@@ -9,7 +9,8 @@ cases it found bad, each with the rule it now obeys.
 - `export`/`report --output FIFO` that no process reads: waited forever for a reader; refused in one line
   (`archive.atomic._read_pipe_opener`), a pipe that is read still written into; a socket named too
 - `list --json` said `status: running` of a run whose writer was killed, which `list --status stopped` picks: each
-  entry says `listed_as` beside run.json's status (`audit.listing`)
+  entry says `listed_as` beside run.json's status (`audit.listing`), and `show --json` too, with the reason
+  (`audit.listing.read_as`)
 - a run id (whole, or a prefix of it alone) that two copies of one run hold: `run id prefix '…' is ambiguous`, the id
   twice; they are named as copies (`archive.lookup.resolve_run`)
 - a record line (sealed over) or a run.lock note of JSON nested deeper than Python's reader follows: verify (and list
@@ -128,6 +129,17 @@ def test_list_json_says_how_list_lists_a_run_whose_writer_was_killed(tmp_path):
     for status in ("stopped", "completed", "unreadable"):
         picked = json.loads(audit(tmp_path, "list", "--json", "--status", status).stdout)
         assert [run["listed_as"] for run in picked] == [status]
+
+
+def test_show_json_says_how_list_lists_a_run_whose_writer_was_killed(tmp_path):
+    """`show --json` of a run left `running` by a killed writer gave run.json alone (`status: running`, `reason:
+    null`), where show says its writer stopped and how to finish it; it gives `listed_as` and the reason beside it."""
+    killed = killed_here(tmp_path / "outputs" / "k")
+    shown = json.loads(audit(tmp_path, "show", "--json", str(killed)).stdout)
+    listed = json.loads(audit(tmp_path, "list", "--json").stdout)[0]
+    assert (shown["listed_as"], shown["run"]["status"]) == ("stopped", "running")
+    assert shown["reason"] == listed["reason"]
+    assert shown["reason"].startswith("no live process holds run.lock: its writer (pid ")
 
 
 # -- a fresh pass ------------------------------------------------------------------------------------------------------

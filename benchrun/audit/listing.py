@@ -208,6 +208,13 @@ def listed_as(entry: ListedRun) -> str:
     return STOPPED if entry.run.info.status == "running" and entry.reason else entry.run.info.status
 
 
+def read_as(run: Run) -> dict[str, str | None]:
+    """`listed_as` and `reason` of a run read alone, as `list --json` gives them beside run.json's status (`show
+    --json`): a run that says `running` that no live process writes is `stopped`, its reason why."""
+    why = stopped(run)
+    return {"listed_as": STOPPED if why else run.info.status, "reason": why or run.info.reason}
+
+
 def _status(entry: ListedRun) -> Text:
     """The status (`running` of a run no live process writes: `stopped`, its writer gone), and for a retry the run it
     retried, for a shard run its shard, for a merged run its shards."""
