@@ -134,8 +134,8 @@ def test_list_json_says_how_list_lists_a_run_whose_writer_was_killed(tmp_path):
 def test_show_json_says_how_list_lists_a_run_whose_writer_was_killed(tmp_path):
     """`show --json` of a run left `running` by a killed writer gave run.json alone (`status: running`, `reason:
     null`), where show says its writer stopped and how to finish it; it gives `listed_as` and the reason beside it."""
-    killed = killed_here(tmp_path / "outputs" / "k")
-    shown = json.loads(audit(tmp_path, "show", "--json", str(killed)).stdout)
+    killed_here(tmp_path / "outputs" / "k")
+    shown = json.loads(audit(tmp_path, "show", "--json", "outputs/k").stdout)
     listed = json.loads(audit(tmp_path, "list", "--json").stdout)[0]
     assert (shown["listed_as"], shown["run"]["status"]) == ("stopped", "running")
     assert shown["reason"] == listed["reason"]
