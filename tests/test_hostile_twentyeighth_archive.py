@@ -16,6 +16,8 @@ cases it found bad, each with the rule it now obeys.
 - a record line (sealed over) or a run.lock note of JSON nested deeper than Python's reader follows: verify (and list
   and show of a run that did not end) crashed with a RecursionError; such JSON is unreadable, as any that is no JSON
   (`archive.jsononce.python_json`), and verify names a record line that is not JSON as that (`archive.repair._once`)
+- `export`/`report --output` a loop of symbolic links: the link was replaced by a regular file, exit 0; refused in one
+  line, the links kept (`archive.atomic._followed`)
 """
 from __future__ import annotations
 
@@ -179,3 +181,17 @@ def test_a_run_lock_note_nested_past_pythons_reader_is_read_as_unreadable(tmp_pa
     assert [(run.returncode, run.stderr) for run in done] == [(EXIT["ok"] if finish else EXIT["not_intact"], ""),
                                                               (EXIT["ok"], ""), (EXIT["ok"], "")]
     assert json.loads(done[2].stdout)[0]["listed_as"] == ("completed" if finish else "stopped")
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_an_output_that_is_a_loop_of_links_is_refused_and_kept(tmp_path, command):
+    """`--output rows` where rows -> other -> rows: the loop was replaced by a regular file (exit 0), where a link named
+    is written through and kept."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    (tmp_path / "rows").symlink_to("other")
+    (tmp_path / "other").symlink_to("rows")
+    done = audit(tmp_path, command, str(run_dir), "--output", "rows")
+    assert (done.returncode, done.stderr) == (EXIT["usage"], "benchrun: error: in 'rows': --output: a loop of symbolic "
+                                                             "links, which names no file to write through; nothing was "
+                                                             "written; name another file\n")
+    assert [os.readlink(tmp_path / name) for name in ("rows", "other")] == ["other", "rows"]

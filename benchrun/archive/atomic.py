@@ -51,8 +51,11 @@ def named_output(path: Path) -> Path:
 
 def _followed(path: Path) -> Path:
     """The file a user-named `path` writes: the one a symbolic link names (not /dev/stdout's pipe, which names no
-    file: the link itself then)."""
+    file: the link itself then); a loop of links, which names none, refused."""
     named = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if named.is_symlink():  # where realpath stops: a loop (a link to itself, or two to each other), which was replaced
+        raise BenchrunError("--output: a loop of symbolic links, which names no file to write through; nothing was "
+                            "written; name another file", file=str(path))
     return named if named.exists() or not path.exists() else path
 
 
