@@ -16,6 +16,8 @@ cases it found bad, each with the rule it now obeys.
 - a record line (sealed over) or a run.lock note of JSON nested deeper than Python's reader follows: verify (and list
   and show of a run that did not end) crashed with a RecursionError; such JSON is unreadable, as any that is no JSON
   (`archive.jsononce.python_json`), and verify names a record line that is not JSON as that (`archive.repair._once`)
+- run.json's counts below 0 (`samples: -1`, sealed over): show printed `2/-1 samples`; each count is 0 or more, as
+  summary.json's, or run.json (rescore.json) is unreadable in one line (`core.records.Counts`)
 - `export`/`report --output` a loop of symbolic links: the link was replaced by a regular file, exit 0; refused in one
   line, the links kept (`archive.atomic._followed`)
 """
@@ -32,6 +34,7 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.p25_archive import sealed_over
 from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p27_archive import killed_here
 from tests.helpers.p28_archive import nested, redigested, rescored, scored_again, ungraded
@@ -195,3 +198,29 @@ def test_an_output_that_is_a_loop_of_links_is_refused_and_kept(tmp_path, command
                                                              "links, which names no file to write through; nothing was "
                                                              "written; name another file\n")
     assert [os.readlink(tmp_path / name) for name in ("rows", "other")] == ["other", "rows"]
+
+
+def test_a_count_below_zero_in_run_json_is_refused_as_summary_jsons_are(tmp_path):
+    """run.json's counts.samples -1, sealed over: show printed `counts 2/-1 samples` (exit 0); a count is 0 or more,
+    as summary.json's are, or run.json is unreadable in one line."""
+    run_dir = sealed_over(synthetic_run(tmp_path / "r", [1, 0]), lambda text: text.replace('"samples": 2', '"samples": -1'))
+    done = audit(tmp_path, "show", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["archive"], f"benchrun: error: in '{run_dir / 'run.json'}': "
+                                                               "unreadable: counts.samples: Value error, -1 is no "
+                                                               "number of answers (0 or more)\n")
+
+
+@pytest.mark.parametrize(("count", "said"), [
+    (10**24, "FAIL  rescores/001/rescore.json: counts.responses is 1000000000000000000000000, its records make 2: not "
+             "as the rescore wrote it, which tallied its records"),
+    (-1, "FAIL  rescores/001/rescore.json: unreadable: counts.responses: Value error, -1 is no number of answers (0 or "
+         "more)"),
+])
+def test_a_rescores_count_of_answers_out_of_range_is_a_finding(tmp_path, count, said):
+    """rescore.json's counts.responses 10**24 or -1 (rescore.json digests the rest, not itself): verify crashed in the
+    tally of the answers it scored (`islice`: ValueError) as this pass first wrote it."""
+    run_dir = rescored(tmp_path)
+    redigested(run_dir / "rescores" / "001", "rescore.json", lambda info: info["counts"].update(responses=count))
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert (done.returncode, done.stderr) == (EXIT["not_intact"], "")
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [said]

@@ -3,7 +3,6 @@ show and list read those, export and report the records, and a sealed run must r
 
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 
@@ -40,8 +39,7 @@ def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str
     name = f"{RESCORES}/{folder.name}"
     graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
     return _unmade(run, graded, info.counts, (f"{name}/{RESCORE_FILE}", f"{name}/{SUMMARY}", f"{name}/{SCORES}"),
-                   RESCORE_READ,
-                   info.counts.responses)
+                   RESCORE_READ, info.counts.responses)
 
 
 def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str, str], read: str,
@@ -50,7 +48,9 @@ def _unmade(run: Run, graded: Run, counts: Counts, files: tuple[str, str, str], 
     `graded`'s judgements and scores do not make, tallied as their writer did (`counts_of`); with `answers` (a
     rescore's), each of them graded."""
     books, answered = Books(run.manifest, shard=run.info.shard), set()
-    for response in itertools.islice(run.responses(), answers):
+    for number, response in enumerate(run.responses()):
+        if answers is not None and number >= answers:  # what rescore.json says, which anyone may write: 10**30
+            break
         books.response(response)
         answered.add((response.id, response.repeat))
     books.judgements(graded.judgements())
