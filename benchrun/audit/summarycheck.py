@@ -1,5 +1,5 @@
-"""Whether a finished run's numbers (run.json's counts, summary.json's metric lines) are what its records make:
-show and list read those, export and report the records, and a sealed run must read alike whichever reads it."""
+"""Whether a finished run's numbers (run.json's counts, summary.json's metric lines), and a finished rescore's (its
+rescore.json's counts, its summary.json), are what their records make: a sealed run reads alike whichever reads it."""
 
 from __future__ import annotations
 
