@@ -203,7 +203,8 @@ def test_an_output_that_is_a_loop_of_links_is_refused_and_kept(tmp_path, command
 def test_a_count_below_zero_in_run_json_is_refused_as_summary_jsons_are(tmp_path):
     """run.json's counts.samples -1, sealed over: show printed `counts 2/-1 samples` (exit 0); a count is 0 or more,
     as summary.json's are, or run.json is unreadable in one line."""
-    run_dir = sealed_over(synthetic_run(tmp_path / "r", [1, 0]), lambda text: text.replace('"samples": 2', '"samples": -1'))
+    run_dir = sealed_over(synthetic_run(tmp_path / "r", [1, 0]),
+                          lambda text: text.replace('"samples": 2', '"samples": -1'))
     done = audit(tmp_path, "show", str(run_dir))
     assert (done.returncode, done.stderr) == (EXIT["archive"], f"benchrun: error: in '{run_dir / 'run.json'}': "
                                                                "unreadable: counts.samples: Value error, -1 is no "

@@ -182,8 +182,8 @@ def _problem(repair: Repair, name: str, number: int, what: str) -> None:
 
 
 def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, tuple[dict[str, Any], str | None]]]:
-    """(number, (record, why readers read it otherwise)) of the lines that stay: the committed ones, or with problems those that
-    follow the written sequence."""
+    """(number, (record, why readers read it otherwise)) of the lines that stay: the committed ones, or with problems
+    those that follow the written sequence."""
     if found.problems:
         numbered: Iterable[tuple[int, bytes]] = aligned(found.path, digests)
     else:

@@ -195,8 +195,8 @@ def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
 
 def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, task: str | None,
                out: IO[str]) -> None:
-    """One JSON object: path, how list lists the run (`read_as`), run.json, the samples if asked (streamed, one at a time), then the metrics (of
-    `task` only, if given) or the metrics and the run's speed."""
+    """One JSON object: path, how list lists the run (`read_as`), run.json, the samples if asked (streamed, one at a
+    time), then the metrics (of `task` only, if given) or the metrics and the run's speed."""
     out.write(json.dumps({"path": str(run.path), **read_as(run), "run": run.info.model_dump(mode="json")})[:-1])
     if views is not None:
         out.write(', "samples": [')

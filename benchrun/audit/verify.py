@@ -354,10 +354,10 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
     own = Finding(True, f"{name}/{RESCORE_FILE}", f"rescore {info.rescore} of this run")  # a link in its place: `held`
     digested = [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
                 for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
-    return [own, *digested, *partial, *(_unmade(run, path, info) if all(f.ok for f in digested) else ())]
+    return [own, *digested, *partial, *(_numbers(run, path, info) if all(f.ok for f in digested) else ())]
 
 
-def _unmade(run: Run, path: Path, info: RescoreInfo) -> list[Finding]:
+def _numbers(run: Run, path: Path, info: RescoreInfo) -> list[Finding]:
     """A rescore's numbers that its records do not make (`rescore_disagreement`), or the record it cannot read."""
     try:
         return [Finding(False, *found) for found in [rescore_disagreement(run, path, info)] if found]
