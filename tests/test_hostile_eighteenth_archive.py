@@ -167,10 +167,12 @@ def test_list_shows_no_headline_from_a_summary_edited_since_the_run_ended(tmp_pa
     assert (listed.returncode, listed.stderr) == (EXIT["ok"], "")
     said = "so what it says cannot be trusted; benchrun-audit verify {} says what changed"
     assert json.loads(listed.stdout) == [
-        {"path": "outputs/a", "status": "unreadable", "reason": "in 'outputs/a': run 555555555555: summary.json: "
-                                                                f"changed since the run ended, {said.format('outputs/a')}"},
-        {"path": "outputs/b", "status": "unreadable", "reason": "in 'outputs/b': run 666666666666: run.json: changed "
-                                                                f"since the run was sealed, {said.format('outputs/b')}"}]
+        {"path": "outputs/a", "status": "unreadable", "listed_as": "unreadable",
+         "reason": f"in 'outputs/a': run 555555555555: summary.json: changed since the run ended, "
+                   f"{said.format('outputs/a')}"},
+        {"path": "outputs/b", "status": "unreadable", "listed_as": "unreadable",
+         "reason": f"in 'outputs/b': run 666666666666: run.json: changed since the run was sealed, "
+                   f"{said.format('outputs/b')}"}]
     assert [run["path"] for run in json.loads(audit(tmp_path, "list", "--status", "unreadable", "--json").stdout)] == [
         "outputs/a", "outputs/b"]
     assert json.loads(audit(tmp_path, "list", "--status", "running", "--json").stdout) == []

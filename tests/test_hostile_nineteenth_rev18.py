@@ -232,7 +232,7 @@ def test_list_shows_a_run_whose_summary_was_removed_since_it_ended_as_unreadable
     line = ("in 'outputs/a': run 555555555555: summary.json: missing, so what it says cannot be trusted; "
             "benchrun-audit verify outputs/a says what changed")
     assert (listed.returncode, json.loads(listed.stdout)) == (
-        EXIT["ok"], [{"path": "outputs/a", "status": "unreadable", "reason": line}])
+        EXIT["ok"], [{"path": "outputs/a", "status": "unreadable", "listed_as": "unreadable", "reason": line}])
     assert json.loads(unreadable.stdout) == json.loads(listed.stdout)
     assert (shown.returncode, shown.stderr) == (EXIT["archive"], f"benchrun: error: {line}\n")
 

@@ -213,7 +213,8 @@ def test_a_run_json_that_is_no_file_is_an_unreadable_run_never_dropped(tmp_path,
         why = "unreadable: no such file or directory"
     listed = audit(tmp_path, "list", str(tmp_path / "archive"), "--json")
     assert (listed.returncode, json.loads(listed.stdout)) == (EXIT["ok"], [
-        {"path": str(run_dir / "run.json"), "status": "unreadable", "reason": f"in '{run_dir / 'run.json'}': {why}"}])
+        {"path": str(run_dir / "run.json"), "status": "unreadable", "listed_as": "unreadable",
+         "reason": f"in '{run_dir / 'run.json'}': {why}"}])
     for command in (("show",), ("export",), ("report", "--output", "r.html")):
         result = audit(tmp_path, command[0], str(run_dir), *command[1:])
         assert (result.returncode, result.stderr) == (EXIT["archive"],

@@ -265,7 +265,8 @@ def test_a_planted_file_of_gigabytes_is_one_line_not_read_whole(tmp_path, name):
         return
     listed = audit(tmp_path, "list", str(tmp_path / "archive"), "--json")
     assert (listed.returncode, json.loads(listed.stdout)) == (EXIT["ok"], [
-        {"path": str(run_dir / name), "status": "unreadable", "reason": said}])
+        {"path": str(run_dir / name), "status": "unreadable", "listed_as": "unreadable",
+         "reason": said}])
 
 
 def test_list_keeps_every_run_when_one_summary_cannot_be_read(tmp_path):
@@ -276,8 +277,9 @@ def test_list_keeps_every_run_when_one_summary_cannot_be_read(tmp_path):
     assert listed.returncode == EXIT["ok"], listed.stderr
     runs = json.loads(listed.stdout)
     assert [run.get("run_id") for run in runs] == ["1" * 12, None]
-    assert runs[1] == {"path": str(bad / "summary.json"), "status": "unreadable", "reason": (
-        f"in '{bad / 'summary.json'}': unreadable: Invalid JSON: EOF while parsing a value at line 1 column 12")}
+    assert runs[1] == {"path": str(bad / "summary.json"), "status": "unreadable", "listed_as": "unreadable",
+                       "reason": f"in '{bad / 'summary.json'}': unreadable: Invalid JSON: EOF while parsing a value at "
+                                 "line 1 column 12"}
     assert str(good) == runs[0]["path"]
 
 

@@ -13,7 +13,7 @@ it found bad, each with the rule it now obeys.
   tells (`archive.writerless.stopped`, once `archive.trust.stopped`): no live process holds it, and to resume it
 - `report RUN` with RUN/report.html planted as a link (-> ~/.bashrc): written through; as a FIFO: a hang that
   SIGTERM could not end. Now the default file is replaced as the archive's own are (`audit.report.write_report`)
-- `report --output FIFO` with no reader: Ctrl-C and SIGTERM held while it waited, only SIGKILL ended it. Now a pipe
+- `report --output FIFO` whose reader waits: Ctrl-C and SIGTERM held while it waited, only SIGKILL ended it. Now a pipe
   or device is written with no signals held (`archive.atomic.write_atomic`): exit 130, one line
 - `rescore --rejudge judge.repeats=2`: rescore.json kept no record of the judge's repeats. Now `judge.repeats`, and
   the printout says it (`audit.rejudge`, `audit.judged.judge_identity`)
@@ -22,6 +22,7 @@ What held is in the pass's note.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -148,21 +149,29 @@ def test_a_report_html_planted_as_a_link_in_a_run_is_replaced_not_written_throug
     assert not written.is_symlink() and written.read_text().startswith("<!DOCTYPE html>")
 
 
+PIPE_PAGE = 4096
+"""The smallest buffer a pipe takes (F_SETPIPE_SZ rounds up to a page): less than a report's page."""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_report_waiting_for_a_fifos_reader_is_stopped_by_a_signal(tmp_path, listbench_run, signum):
-    """`report RUN --output FIFO` with no reader waits for one, as writing into a pipe does; but it held Ctrl-C and
-    SIGTERM while it waited (the archive's writes hold signals until done): only SIGKILL stopped it."""
+    """`report RUN --output FIFO` whose reader reads nothing (its pipe full) waits, as writing into a pipe does; but it
+    held Ctrl-C and SIGTERM while it waited (the archive's writes hold signals until done): only SIGKILL stopped it.
+    (A FIFO with no reader at all is refused before anything is written: the twenty-eighth pass.)"""
     fifo = tmp_path / "page"
     os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    fcntl.fcntl(reader, fcntl.F_SETPIPE_SZ, PIPE_PAGE)
     proc = subprocess.Popen([sys.executable, "-m", "benchrun.audit", "report", str(listbench_run), "--output", str(fifo)],
                             cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: Path(f"/proc/{proc.pid}/wchan").read_text() == "wait_for_partner")
+        wait_for(lambda: Path(f"/proc/{proc.pid}/wchan").read_text().endswith("pipe_write"))  # anon_pipe_write
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
+        os.close(reader)
     assert (proc.returncode, out, err) == (EXIT["interrupted"], "",
                                            f"benchrun: error: interrupted by {signal.Signals(signum).name}\n")
 

@@ -33,6 +33,7 @@ def test_list_shows_an_unreadable_run_last(archive, capsys):
     assert audit_main(["list", str(archive), "--json"]) == EXIT["ok"]
     rows = json.loads(capsys.readouterr().out)
     assert rows[-1] == {"path": str(archive / "day" / "bad" / "run.json"), "status": "unreadable",
+                        "listed_as": "unreadable",
                         "reason": f"in '{archive / 'day' / 'bad' / 'run.json'}': unreadable: Invalid JSON: key must "
                                   "be a string at line 1 column 2"}
     assert [row["status"] for row in rows] == ["completed", "unreadable"]

@@ -16,6 +16,7 @@ from typing import IO, Any, Callable, Iterator
 
 from benchrun.archive.claims import archive_file
 from benchrun.core.errors import BenchrunError, writing
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import NAME_MAX
 
@@ -50,8 +51,11 @@ def named_output(path: Path) -> Path:
 
 def _followed(path: Path) -> Path:
     """The file a user-named `path` writes: the one a symbolic link names (not /dev/stdout's pipe, which names no
-    file: the link itself then)."""
+    file: the link itself then); a loop of links, which names none, refused."""
     named = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if named.is_symlink():  # where realpath stops: a loop (a link to itself, or two to each other), which was replaced
+        raise BenchrunError("--output: a loop of symbolic links, which names no file to write through; nothing was "
+                            "written; name another file", file=str(path))
     return named if named.exists() or not path.exists() else path
 
 
@@ -84,7 +88,7 @@ def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | Non
         if path.is_dir():  # `/` or `` too, which have no name to put a temporary file beside
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         if into and _written_into(path):
-            with open(path, mode, **options) as handle:
+            with open(path, mode, opener=_read_pipe_opener, **options) as handle:
                 yield handle
             return
         remove_leftovers(path)
@@ -100,6 +104,23 @@ def _replaced(path: Path, mode: str, into: bool, ready: Callable[[], None] | Non
                 os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def _read_pipe_opener(path: str, flags: int) -> int:
+    """A descriptor of the pipe or device `path` to write into: a named pipe only while a process reads it (one
+    that none reads was waited on forever, `report --output FIFO` hung); that, or a socket, refused in one line."""
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK)
+    except OSError as err:
+        mode = os.stat(path).st_mode if err.errno == errno.ENXIO else stat.S_IFREG
+        if stat.S_ISREG(mode):
+            raise
+        why = ("a named pipe (FIFO) that no process reads, which a write would wait on for one forever; nothing was "
+               "written; start its reader first, or name a file" if stat.S_ISFIFO(mode)
+               else f"{not_a_file(mode)}, which is not opened to write into; nothing was written; name a file")
+        raise BenchrunError(f"--output: {why}", file=path) from None
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _new_file(path: Path) -> int:

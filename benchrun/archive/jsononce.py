@@ -8,10 +8,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from benchrun.core.text import SURROGATE_ESCAPE, NotJSON, once_each
+from benchrun.core.text import NESTED, SURROGATE_ESCAPE, NotJSON, once_each
 
 DEPTH = 200
 """How deep pydantic's JSON reader follows arrays and objects (what a model read from JSON data follows no deeper)."""
+
+
+def python_json(data: bytes | str, **options: Any) -> Any:
+    """`json.loads(data, **options)`, JSON nested deeper than Python's reader follows (its RecursionError: a planted
+    line of 100,000 `[`) raised as the ValueError of what is no JSON, which every reader of the archive says."""
+    try:
+        return json.loads(data, **options)
+    except RecursionError:
+        raise ValueError(NESTED) from None
 
 
 def given_once(data: bytes) -> Any:

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from itertools import accumulate
 from typing import Any
 
+from benchrun.archive.jsononce import python_json
 from benchrun.core.procfs import boot_id, started
 from benchrun.core.text import host_name
 
@@ -53,7 +54,7 @@ def read(fd: int) -> dict[str, Any] | None:
 def parsed(data: bytes) -> dict[str, Any] | None:
     """A lock's note read from its bytes (None when empty; its first characters when not JSON)."""
     try:
-        note = json.loads(data) if data.strip() else None
+        note = python_json(data) if data.strip() else None
     except ValueError:
         return {"unreadable": data[:80].decode("utf-8", "replace")}
     return note if isinstance(note, dict) else None

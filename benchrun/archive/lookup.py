@@ -86,6 +86,9 @@ def resolve_run(ref: PathLike, root: PathLike = DEFAULT_ROOT) -> Run:
     if not matches:  # a root that is no folder (`--root` mistyped) was said to be looked in
         where = f"under {root}" if os.path.isdir(root) else f"(no archive directory '{root}' to look it up in)"
         raise ArchiveError(f"no run directory or run id '{ref}' {where}{_unread(found)}")
+    if len(ids := {run.id for run in whole}) == 1:  # a run copied: its id names each copy alike
+        raise ArchiveError(f"run id {ids.pop()} is the id of {len(whole)} run directories (copies of one run?): "
+                           f"{', '.join(str(run.path) for run in whole[:5])}; name the one meant by its path")
     shown = ", ".join(f"{run.id} ({run.path})" for run in matches[:5])
     raise ArchiveError(f"run id prefix '{ref}' is ambiguous: {shown}")
 

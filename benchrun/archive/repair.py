@@ -11,7 +11,6 @@ dropped, the files rewritten from the lines that remain, and every dropped line 
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.dirlock import own_file
+from benchrun.archive.jsononce import python_json
 from benchrun.archive.ledger import (
     Checked,
     Digests,
@@ -169,9 +169,9 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
 def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
     """Each committed line of record file `name` through `problem_of`; a line it faults is a problem, and bad."""
     bad = repair.bad.setdefault(name, set())
-    for number, (record, twice) in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
+    for number, (record, why) in _committed(repair.checked[name], repair.digests.lines.get(name, [])):
         what = problem_of(number, record)  # of every line: it keeps count of what the file holds
-        what = f"reads two ways: {twice}" if twice else what
+        what = why or what
         if what is not None:
             _problem(repair, name, number, what)
             bad.add(number)
@@ -182,8 +182,8 @@ def _problem(repair: Repair, name: str, number: int, what: str) -> None:
 
 
 def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, tuple[dict[str, Any], str | None]]]:
-    """(number, (record, a key given twice)) of the lines that stay: the committed ones, or with problems those that
-    follow the written sequence."""
+    """(number, (record, why readers read it otherwise)) of the lines that stay: the committed ones, or with problems
+    those that follow the written sequence."""
     if found.problems:
         numbered: Iterable[tuple[int, bytes]] = aligned(found.path, digests)
     else:
@@ -194,14 +194,15 @@ def _committed(found: Checked, digests: list[str]) -> Iterator[tuple[int, tuple[
 
 def _once(line: bytes) -> tuple[dict[str, Any], str | None]:
     """A committed line's JSON object as Python reads it ({} when it is none), and why readers may each read it as
-    another, when it gives a key twice in one object (`{"closeness": 0, "closeness": 1}`: Python keeps the last)."""
+    another or not at all: it gives a key twice in one object (`{"closeness": 0, "closeness": 1}`: Python keeps the
+    last), or it is no JSON object (what a planted line of 100,000 `[` is to Python's reader too)."""
     try:
-        data, twice = json.loads(line, object_pairs_hook=once_each), None
+        data, why = python_json(line, object_pairs_hook=once_each), None
     except NotJSON as err:
-        data, twice = json.loads(line), str(err)
-    except ValueError:
-        return {}, None
-    return data if isinstance(data, dict) else {}, twice
+        data, why = python_json(line), f"reads two ways: {err}"
+    except ValueError as err:
+        return {}, f"is not JSON: {err}"
+    return (data, why) if isinstance(data, dict) else ({}, "is no JSON object")
 
 
 def _key(record: dict[str, Any]) -> Key:
@@ -211,7 +212,7 @@ def _key(record: dict[str, Any]) -> Key:
 
 def _json(line: bytes) -> dict[str, Any] | None:
     try:
-        data = json.loads(line)
+        data = python_json(line)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

@@ -58,8 +58,8 @@ class ListedRun:
     def to_json(self) -> dict[str, Any]:
         info = self.run.info
         return {"run_id": info.run_id, "path": str(self.run.path), "started_at": info.started_at,
-                "ended_at": info.ended_at, "status": info.status, "reason": self.reason,
-                "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
+                "ended_at": info.ended_at, "status": info.status, "listed_as": listed_as(info.status, self.reason),
+                "reason": self.reason, "benchmark": info.benchmark, "tasks": list(self.tasks), "model": info.model,
                 "digest": self.run.model_digest, "answered_by": mixed_models(self.run),
                 "samples": info.counts.samples, "responses": self.run.response_lines, "cached": info.counts.cached,
                 "manifest_id": info.manifest_id, "sweep": info.sweep,
@@ -121,7 +121,7 @@ class Unreadable:
     error: ArchiveError
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.error.file, "status": UNREADABLE, "reason": str(self.error)}
+        return {"path": self.error.file, "status": UNREADABLE, "listed_as": UNREADABLE, "reason": str(self.error)}
 
 
 
@@ -155,7 +155,8 @@ def list_runs(root: PathLike = DEFAULT_ROOT, model: str | None = None, task: str
             if task is None:
                 unreadable.append(Unreadable(err))
             continue
-        if (task is not None and task not in entry.tasks) or (statuses and listed_as(entry) not in statuses):
+        if (task is not None and task not in entry.tasks) or (
+                statuses and listed_as(info.status, entry.reason) not in statuses):
             continue
         found.append(entry)
     return [*sorted(found, key=lambda entry: (entry.started, entry.run.id), reverse=True), *unreadable]
@@ -202,10 +203,10 @@ def _model(run: Run) -> list[str]:
     return [run.info.model + (f" @{short_digest(digest)}" if (digest := run.model_digest) else "")]
 
 
-def listed_as(entry: ListedRun) -> str:
-    """The run's status as `list --status` picks it: run.json's, but STOPPED for a run that says `running` that no
-    live process writes (its `reason` says why)."""
-    return STOPPED if entry.run.info.status == "running" and entry.reason else entry.run.info.status
+def listed_as(status: str, reason: str | None) -> str:
+    """A run's status as `list --status` picks it: run.json's `status`, but STOPPED for a run that says `running` that
+    no live process writes (its `reason` says why: `listed`, `read_as`)."""
+    return STOPPED if status == "running" and reason else status
 
 
 def may_be_listed_as(status: str) -> set[str]:
@@ -214,11 +215,18 @@ def may_be_listed_as(status: str) -> set[str]:
     return {status, UNREADABLE, *([STOPPED] if status == "running" else [])}
 
 
+def read_as(run: Run) -> dict[str, str | None]:
+    """`listed_as` and `reason` of a run read alone, as `list --json` gives them beside run.json's status (`show
+    --json`): a run that says `running` that no live process writes is `stopped`, its reason why."""
+    reason = stopped(run) or run.info.reason
+    return {"listed_as": listed_as(run.info.status, reason), "reason": reason}
+
+
 def _status(entry: ListedRun) -> Text:
     """The status (`running` of a run no live process writes: `stopped`, its writer gone), and for a retry the run it
     retried, for a shard run its shard, for a merged run its shards."""
     info = entry.run.info
-    said = "running (writer stopped)" if listed_as(entry) == STOPPED else info.status
+    said = "running (writer stopped)" if listed_as(info.status, entry.reason) == STOPPED else info.status
     return Text(visible(said + (f"\nretry of {info.parent.run_id}" if info.parent else "")
                         + (f"\nshard {info.shard}" if info.shard else "") + _merged(info.merged)))
 

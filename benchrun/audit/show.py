@@ -25,7 +25,7 @@ from benchrun.audit.heading import header
 from benchrun.audit.intervals import MetricRow, grade_bounds, with_intervals
 from benchrun.audit.judged import agreement_table, agreements, call_lines, calls_by_answer
 from benchrun.audit.lines import MetricLines
-from benchrun.audit.listing import task_names
+from benchrun.audit.listing import read_as, task_names
 from benchrun.audit.named import one_each, runs_named
 from benchrun.console import output
 from benchrun.console.long_tables import Row, print_table
@@ -195,9 +195,9 @@ def print_samples(views: Iterable[SampleView], out: IO[str]) -> int:
 
 def write_json(run: Run, views: Iterable[SampleView] | None, scan: MetricLines, task: str | None,
                out: IO[str]) -> None:
-    """One JSON object: path, run.json, the samples if asked (streamed, one at a time), then the metrics (of
-    `task` only, if given) or the metrics and the run's speed."""
-    out.write(json.dumps({"path": str(run.path), "run": run.info.model_dump(mode="json")})[:-1])
+    """One JSON object: path, how list lists the run (`read_as`), run.json, the samples if asked (streamed, one at a
+    time), then the metrics (of `task` only, if given) or the metrics and the run's speed."""
+    out.write(json.dumps({"path": str(run.path), **read_as(run), "run": run.info.model_dump(mode="json")})[:-1])
     if views is not None:
         out.write(', "samples": [')
         for i, view in enumerate(views):

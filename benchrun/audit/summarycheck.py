@@ -1,20 +1,23 @@
-"""Whether a finished run's numbers (run.json's counts, summary.json's metric lines) are what its records make:
-show and list read those, export and report the records, and a sealed run must read alike whichever reads it."""
+"""Whether a finished run's numbers (run.json's counts, summary.json's metric lines), and a finished rescore's (its
+rescore.json's counts, its summary.json), are what their records make: a sealed run reads alike whichever reads it."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
 from benchrun.archive.trust import seal_broken
+from benchrun.audit.rescored import RescoreInfo
 from benchrun.core.errors import ArchiveError
-from benchrun.core.layout import RUN, SUMMARY
-from benchrun.core.records import Counts, MetricSummary
+from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
+from benchrun.core.records import Counts, MetricSummary, answer_name
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
 READ = "show, list and compare read it, export and report read the records"
+RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
 
 def books_for(run: Run) -> Books | None:
@@ -33,15 +36,57 @@ def books_for(run: Run) -> Books | None:
 def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     """The first of run.json's counts and summary.json's metric lines that the run's records, kept in `books`, do not
     make, as (file, `what: why`); None when all are theirs."""
+    return _unmade(books, run.info.counts, run, (RUN, SUMMARY), READ)
+
+
+def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str, str] | None:
+    """The first of a finished rescore's counts (rescore.json) and summary.json lines that its records (the run's
+    first answers it scored, its own scores and, rejudged, judgements) do not make, or a score line of it that grades
+    no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
+    name = f"{RESCORES}/{folder.name}"
+    graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
+    books, answered = Books(run.manifest, shard=run.info.shard), set()
+    for number, response in enumerate(run.responses()):
+        if number >= info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
+            break
+        books.response(response)
+        answered.add((response.id, response.repeat))
+    books.judgements(graded.judgements())
+    if (stray := _stray_score(graded, answered, books)) is not None:
+        return f"{name}/{SCORES}", stray
+    if books.ungraded:  # a run stopped while its scorers were at work leaves some
+        return f"{name}/{SCORES}", (f"grades {books.graded} of the {books.responses} answers the rescore scored, and a "
+                                    "rescore grades every one")
+    return _unmade(books, info.counts, graded, (f"{name}/{RESCORE_FILE}", f"{name}/{SUMMARY}"), RESCORE_READ)
+
+
+def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], read: str) -> tuple[str, str] | None:
+    """The first of `counts` and `graded`'s summary lines that the records kept in `books` do not make, tallied as
+    their writer did (`counts_of`)."""
     made = books.counts()
     for field in Counts.model_fields:
-        if (said := getattr(run.info.counts, field)) != getattr(made, field):
-            return RUN, f"counts.{field} is {said}, its records make {getattr(made, field)}: {READ}"
-    written = {(line.task, line.metric): line for line in run.summary.metrics} if run.summary else {}
+        if (said := getattr(counts, field)) != getattr(made, field):
+            return files[0], f"counts.{field} is {said}, its records make {getattr(made, field)}: {read}"
+    written = {(line.task, line.metric): line for line in graded.summary.metrics} if graded.summary else {}
     found = {(line.task, line.metric): line for line in books.tally.summaries()}
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
-            return SUMMARY, f"{'/'.join(key)}: {why}: {READ}"
+            return files[1], f"{'/'.join(key)}: {why}: {read}"
+    return None
+
+
+def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> str | None:
+    """Each of `graded`'s score lines into `books`; the first that scores no answer `answered` holds, or an answer a
+    scorer scored already, said (a run's own are vetted so already, `repair.check`; a rescore's only here)."""
+    seen: set[tuple[str, int, str]] = set()
+    for number, score in enumerate(graded.scores(), 1):
+        key = (score.id, score.repeat, score.scorer)
+        if key[:2] not in answered or key in seen:
+            what = (", an answer the run does not hold: a grading scores the run's answers only"
+                    if key[:2] not in answered else f" with {score.scorer!r} again: a grading scores each answer once")
+            return f"line {number} scores {answer_name(score.id, score.repeat)!r}{what}"
+        seen.add(key)
+        books.scores((score,))
     return None
 
 

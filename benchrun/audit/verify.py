@@ -41,7 +41,7 @@ from benchrun.audit.finding import Finding
 from benchrun.audit.heldfiles import held
 from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
 from benchrun.audit.sources import check_sources
-from benchrun.audit.summarycheck import books_for, disagreement
+from benchrun.audit.summarycheck import books_for, disagreement, rescore_disagreement
 from benchrun.console import output
 from benchrun.console.visible import shown_name
 from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, without_file
@@ -352,8 +352,17 @@ def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Findi
                                                         "--rejudge writes: nothing covers the grades it asked")]
     partial = [Finding(True, name, said) for said in [covers_fewer(info, run.info.counts.responses)] if said]
     own = Finding(True, f"{name}/{RESCORE_FILE}", f"rescore {info.rescore} of this run")  # a link in its place: `held`
-    return [own, *(replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
-                   for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))), *partial]
+    digested = [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
+                for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
+    return [own, *digested, *partial, *(_numbers(run, path, info) if all(f.ok for f in digested) else ())]
+
+
+def _numbers(run: Run, path: Path, info: RescoreInfo) -> list[Finding]:
+    """A rescore's numbers that its records do not make (`rescore_disagreement`), or the record it cannot read."""
+    try:
+        return [Finding(False, *found) for found in [rescore_disagreement(run, path, info)] if found]
+    except ArchiveError as err:
+        return [Finding(False, f"{RESCORES}/{path.name}", str(err))]
 
 
 def _lines(n: int) -> str:

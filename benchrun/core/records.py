@@ -283,14 +283,16 @@ class FileDigest(Frozen):
 
 
 class Counts(Frozen):
-    samples: int
+    """run.json's (and rescore.json's) counts of answers, each 0 or more (as summary.json's)."""
+
+    samples: Tally
     """The answers the run asks for: the manifest's samples times its repeats."""
-    responses: int = 0
+    responses: Tally = 0
     """Answers with a response record (answered or failed)."""
-    request_errors: int = 0
-    scorer_errors: int = 0
-    format_invalid: int = 0
-    cached: int = 0
+    request_errors: Tally = 0
+    scorer_errors: Tally = 0
+    format_invalid: Tally = 0
+    cached: Tally = 0
     """Responses taken from the response cache in this run (`cached_from` set; not those a retry carried over)."""
 
     def text(self, unit: str = "samples") -> str:
