@@ -6,6 +6,9 @@
 - `rescore --rejudge judge.runner=ollama` of a run whose judge was never asked (its preflight failed: run.json has no
   `judge`) was refused as naming "a model of runner None": the runner type an override is told from is the run's
   config's (`audit.rejudge.rejudged_config`), not run.json's record of a judge asked.
+- A finished run's (or rescore's) summary.json `judges` agreement (self-agreement, kappas), which show prints, edited
+  and sealed again: verify said intact, checking the metric lines alone; the agreement is what the judge calls and
+  scores make (`audit.summarycheck`), a rescore's of the run's calls it read again unless it asked the judge anew.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from pathlib import Path
 
 from benchrun.core.errors import EXIT
 from benchrun.testing.ollama_server import FakeOllama
-from tests.helpers.archives import replace_manifest, synthetic_run
+from tests.helpers.archives import replace_manifest, reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
-from tests.helpers.commands import bench_run, call_benchrun
+from tests.helpers.commands import bench_run, call_benchrun, run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.p28_archive import redigested
 
 
 def _compared(cwd: Path, first: Path, second: Path) -> dict:
@@ -52,3 +56,29 @@ def test_a_rejudge_of_a_run_whose_judge_was_never_asked_tells_its_runner_from_th
                                  cwd=tmp_path, module="benchrun.audit")
     assert rejudged.returncode == EXIT["ok"], rejudged.stderr
     assert (run_dir / "rescores" / "001" / "rescore.json").is_file()
+
+
+def _kappa_edited(data: dict) -> None:
+    data["judges"]["names"]["kappa"] = 0.5
+
+
+def test_a_judges_agreement_its_calls_do_not_make_fails_verify(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        run_dir = run_dir_of(bench_run(tmp_path, server.url, "task.path=bench", "cache=false", "judge.model=qwen2.5",
+                                       "judge.repeats=2").stdout)
+    assert audit(tmp_path, "rescore", str(run_dir)).returncode == EXIT["ok"]
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+    made = json.dumps(json.loads((run_dir / "summary.json").read_text())["judges"]["names"], sort_keys=True)
+    edited = made.replace('"kappa": 1.0', '"kappa": 0.5')
+    summary = json.loads((run_dir / "summary.json").read_text())
+    _kappa_edited(summary)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    reseal(run_dir, "summary.json")
+    redigested(run_dir / "rescores" / "001", "summary.json", _kappa_edited)
+    failed = [line for line in audit(tmp_path, "verify", str(run_dir)).stdout.splitlines() if line.startswith("FAIL")]
+    assert failed == [
+        f"FAIL  summary.json: judges.names: summary.json's agreement is {edited}, its judge calls and scores make "
+        f"{made}: show, list and compare read it, export and report read the records",
+        f"FAIL  rescores/001/summary.json: judges.names: summary.json's agreement is {edited}, its judge calls and "
+        f"scores make {made}: not as the rescore wrote it, which tallied its records"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 from benchrun.archive.agreement import Agreement
 from benchrun.archive.speed import SpeedTally
 from benchrun.archive.tally import Tally
+from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, ScoreRecord, Summary
@@ -65,11 +66,13 @@ class Books:
         return Counts(samples=self.samples, responses=self.responses, request_errors=self.request_errors,
                       scorer_errors=self.scorer_errors, format_invalid=self.format_invalid, cached=self.cached)
 
+    def agreement_summaries(self) -> dict[str, JudgeAgreement]:
+        """summary.json's `judges`: how each judge agrees with itself and the scorers (none without judges)."""
+        return {} if self.agreement is None else self.agreement.summaries()
+
     def summary(self, manifest_id: str, model: str) -> Summary:
         summary = self.tally.summary(manifest_id, model, self.speed.speed())
-        if self.agreement is None:
-            return summary
-        return summary.model_copy(update={"judges": self.agreement.summaries()})
+        return summary.model_copy(update={"judges": self.agreement_summaries()}) if self.agreement else summary
 
 
 def counts_of(run: Run) -> Counts:

@@ -3,6 +3,7 @@ rescore.json's counts, its summary.json), are what their records make: a sealed 
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from benchrun.archive.reader import Run
 from benchrun.archive.trust import seal_broken
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.core.errors import ArchiveError
+from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
 from benchrun.core.records import Counts, MetricSummary, answer_name
 
@@ -51,7 +53,7 @@ def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str
             break
         books.response(response)
         answered.add((response.id, response.repeat))
-    books.judgements(graded.judgements())
+    books.judgements((graded if info.judge else run).judgements())  # without --rejudge, the run's read again
     if (stray := _stray_score(graded, answered, books)) is not None:
         return f"{name}/{SCORES}", stray
     if books.ungraded:  # a run stopped while its scorers were at work leaves some
@@ -72,7 +74,16 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
             return files[1], f"{'/'.join(key)}: {why}: {read}"
+    said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
+    for judge in [*said, *(judge for judge in made if judge not in said)]:
+        if said.get(judge) != made.get(judge):
+            return files[1], (f"judges.{judge}: summary.json's agreement is {_agreement(said.get(judge))}, its judge "
+                              f"calls and scores make {_agreement(made.get(judge))}: {read}")
     return None
+
+
+def _agreement(found: JudgeAgreement | None) -> str:
+    return "none" if found is None else json.dumps(found.model_dump(mode="json"), sort_keys=True)
 
 
 def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> str | None:
