@@ -53,9 +53,9 @@ BROKEN = {  # what the server sends for a = 3 -> the error recorded for it
                          f"{len(ANSWER)})"),
     "a bad Content-Length": (wire(ANSWER, length="-5"), "RemoteProtocolError", "bad Content-Length"),
     "an illegal status line": (b"HTTX/9 abc\r\n\r\n", "RemoteProtocolError",
-                               "illegal status line: bytearray(b'HTTX/9 abc')"),
+                               'illegal status line: "HTTX/9 abc"'),
     "an illegal chunk": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
-                         "RemoteProtocolError", "the answer broke off: illegal chunk header: bytearray(b'zz\\r\\n')"),
+                         "RemoteProtocolError", 'the answer broke off: illegal chunk header: "zz\\r\\n"'),
 }
 
 

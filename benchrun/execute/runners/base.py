@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import math
@@ -71,12 +72,26 @@ def transport_failure(err: Exception) -> Retryable | OSError:
     a request that ran out of time."""
     if (limit := own_limit(err)) is not None:
         return limit
-    message = str(err) or f"{type(err).__name__}: no answer"
+    message = transport_said(err) or f"{type(err).__name__}: no answer"
     if _unparsable(err):
         return BrokenAnswer(SWITCHED if "_SWITCH_UPGRADE" in message else message)
     if isinstance(err, (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout)):
         return Unreachable(message)
     return Dropped(message) if isinstance(err, (httpx.NetworkError, httpx.RemoteProtocolError)) else Retryable(message)
+
+
+BYTES_REPR = re.compile(r"""bytearray\((b'(?:[^'\\]|\\.)*'|b"(?:[^"\\]|\\.)*")\)""")
+"""How the HTTP parser (h11) quotes what it refused: Python's repr of its buffer (`bytearray(b'zz\\r\\n')`)."""
+
+
+def transport_said(err: BaseException) -> str:
+    """What an error of the HTTP stack says (empty: nothing), a buffer its parser quotes said as JSON text."""
+    return BYTES_REPR.sub(_bytes_said, str(err))
+
+
+def _bytes_said(found: re.Match[str]) -> str:
+    """The bytes a repr of `found` holds, quoted as JSON text is (`"zz\\r\\n"`), not as Python writes them."""
+    return json.dumps(ast.literal_eval(found[1]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
 
 
 SWITCHED = "HTTP 101: the server switched to another protocol, which benchrun never asks for (it sends no Upgrade)"

@@ -16,7 +16,7 @@ import httpx
 from benchrun.core.secrets import said_url
 from benchrun.core.settings import RunnerConfig
 from benchrun.execute.boundary import too_large
-from benchrun.execute.runners.base import BrokenAnswer, Refused
+from benchrun.execute.runners.base import BrokenAnswer, Refused, transport_said
 from benchrun.execute.runners.transport import Transport
 
 WBITS = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS, "x-gzip": zlib.MAX_WBITS | 16}
@@ -112,7 +112,7 @@ class _Bounded(httpx.AsyncByteStream):
                     pieces.append(piece)
                 yield piece
         except httpx.TransportError as err:
-            raise BrokenAnswer(f"the answer broke off: {str(err) or type(err).__name__}") from err
+            raise BrokenAnswer(f"the answer broke off: {transport_said(err) or type(err).__name__}") from err
         except httpx.DecodingError as err:
             raise BrokenAnswer(str(err)) from err
         if any(inflater.cut_short for inflater in self._inflaters):
