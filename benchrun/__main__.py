@@ -23,6 +23,7 @@ from benchrun.core.errors import (
     BenchrunError,
     ConfigError,
     RunInterrupted,
+    making_said,
     os_error_line,
     os_problem,
     refused_by_system,
@@ -148,13 +149,17 @@ def _refusal_of(err: BaseException | None) -> BaseException | None:
 
 def _os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
     """The last resort's line; an OSError that names no path (a write that failed) came from Hydra writing its
-    files."""
-    from benchrun.compose.takeback import hydra_dir
+    files, one that names the run's directory, or a folder on its way, from Hydra making it."""
+    from benchrun.compose.takeback import MADE, hydra_dir
 
-    where = hydra_dir() if isinstance(err, OSError) and err.filename is None else None
-    if where is None:
+    where = hydra_dir() if isinstance(err, OSError) else None
+    if where is None or not isinstance(err, OSError):
         return os_error_line(err)
-    return f"{os_problem(err)} writing Hydra's files in {where} (its copies of the config); nothing was recorded"
+    if err.filename is None:
+        return f"{os_problem(err)} writing Hydra's files in {where} (its copies of the config); nothing was recorded"
+    if where in MADE.new_runs and where.is_relative_to(os.fsdecode(err.filename)):
+        return making_said(err, "run directory", where, "hydra.run.dir")
+    return os_error_line(err)
 
 
 def _working_directory() -> None:

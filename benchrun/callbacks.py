@@ -29,7 +29,7 @@ from benchrun.compose.config import checked_directory, stood_for
 from benchrun.compose.labels import label
 from benchrun.compose.lokykeys import JOBLIB_LAUNCHER
 from benchrun.console import output
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError, os_error_line
+from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError, WriteFailed, making_said, os_error_line
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.keys import override_key
 from benchrun.core.layout import HYDRA_COPIES, HYDRA_COPY_FILES, LOG, MULTIRUN_FILE
@@ -216,7 +216,10 @@ def _claim(sweep_dir: Path) -> None:
     """Claim `sweep_dir` for this sweep by making its multirun.yaml, as only one process can (Hydra writes the file's
     content next): a sweep started twice with one hydra.sweep.dir (a script run twice) went on into it, each sweep's
     jobs refused where the other's ran, and each sweep.json telling of the other's jobs as its own."""
-    sweep_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteFailed(making_said(err, "sweep directory", sweep_dir, "hydra.sweep.dir")) from None
     try:
         (sweep_dir / MULTIRUN_FILE).open("x").close()
     except FileExistsError:

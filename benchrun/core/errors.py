@@ -216,6 +216,12 @@ def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
     return f"{os_problem(err)}: {paths}" if paths else os_problem(err)
 
 
+def making_said(err: OSError, what: str, path: str | os.PathLike[str], key: str) -> str:
+    """An OSError making a run's or a sweep's directory (`what`, named by `key`) as one line naming both."""
+    return (f"{os_problem(err, path)} making the {what} {os.fspath(path)} ({key}, made of outputs=): nothing was "
+            "recorded")
+
+
 @contextmanager
 def writing(path: str | os.PathLike[str]) -> Iterator[None]:
     """An OSError while writing `path` as one line: `disk full writing outputs/.../responses.jsonl` (WriteFailed)."""
