@@ -11,7 +11,7 @@
   scores make (`audit.summarycheck`), a rescore's of the run's calls it read again unless it asked the judge anew.
 - A run's or a sweep's directory that cannot be made (`hydra.run.dir=/proc/x`, `-m hydra.sweep.dir=FILE/y`,
   `outputs=/dev/null`) was said `not a directory: FILE/y`, naming neither what was being made nor the key: the line
-  says it (`core.errors.making_said`, for Hydra's run directory and benchrun's claim of a sweep's).
+  says both before the error (`core.errors.making_said`, for Hydra's run directory and benchrun's claim of a sweep's).
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ def test_a_run_or_sweep_directory_that_cannot_be_made_is_said_with_its_key(tmp_p
     run = call_benchrun("runner.host=http://127.0.0.1:9", f"hydra.run.dir={taken / 'run'}", cwd=tmp_path)
     sweep = call_benchrun("-m", "runner.host=http://127.0.0.1:9", f"hydra.sweep.dir={taken / 'sweep'}", cwd=tmp_path)
     assert [(done.returncode, done.stdout, done.stderr) for done in (run, sweep)] == [
-        (EXIT["archive"], "", f"benchrun: error: not a directory making the {what} directory {taken / what} "
-                              f"(hydra.{what}.dir, made of outputs=): nothing was recorded\n") for what in ("run", "sweep")]
+        (EXIT["archive"], "", f"benchrun: error: the {what} directory {taken / what} (hydra.{what}.dir, made of "
+                              f"outputs=) cannot be made: not a directory: {taken / what}; nothing was recorded\n")
+        for what in ("run", "sweep")]
     assert [path.name for path in tmp_path.iterdir()] == ["taken"]
