@@ -25,7 +25,12 @@ def name_said(name: str) -> str:
     that does not print (a line break) is said escaped alone."""
     if not name.isprintable():
         return ascii(name)
-    return f"'{name}'" if name.isascii() else f"'{name}' ({ascii(name)[1:-1]})"
+    return _escaped_beside(f"'{name}'", name)
+
+
+def _escaped_beside(shown: str, name: str) -> str:
+    """`shown` (how `name` is written), followed outside ASCII by its characters escaped (`'а' (\\u0430)`)."""
+    return shown if name.isascii() else f"{shown} ({ascii(name)[1:-1]})"
 
 
 def unseen(char: str) -> bool:
@@ -42,7 +47,7 @@ def says_nothing(text: str) -> bool:
 def names_listed(names: Iterable[str]) -> str:
     """Names as a list says them, `a, b`, each outside ASCII with its characters escaped beside it (`а (\\u0430)`), as
     `name_said` says one: a list of known names beside a name refused reads as it is."""
-    return ", ".join(name if name.isascii() else f"{name} ({ascii(name)[1:-1]})" for name in names)
+    return ", ".join(_escaped_beside(name, name) for name in names)
 
 
 def writable(text: str) -> str:

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 from collections import deque
+from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
@@ -344,7 +345,7 @@ class LocalRunner:
         try:
             greeting = await self._engine.start({"path": str(path), "options": self.options,
                                                  "requirement": requirement,
-                                                 "advice": LocalAdvice.of(self.config).sent_as()})
+                                                 "advice": asdict(LocalAdvice.of(self.config))})
         except EngineDied as err:
             if self._engine.exit_code == -signal.SIGILL:
                 raise UnsafeBuild(illegal_instruction(requirement)) from None

@@ -248,7 +248,7 @@ class Engine:
 
         if refusal := build_refusal(request["requirement"]):
             raise Refused(refusal)
-        return cls(llama_cpp, request["path"], request["options"], LocalAdvice.sent(request["advice"]))
+        return cls(llama_cpp, request["path"], request["options"], LocalAdvice(**request["advice"]))
 
     def description(self) -> dict[str, Any]:
         """What identifies the engine in run.json besides the file's digest."""

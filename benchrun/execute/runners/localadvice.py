@@ -4,8 +4,8 @@ which they take no key for (RunnerConfig.asked_again), so their advice names onl
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine's process reads the advice without the settings' models
     from benchrun.core.settings import LocalConfig
@@ -22,14 +22,6 @@ class LocalAdvice:
     @classmethod
     def of(cls, config: LocalConfig) -> LocalAdvice:
         return cls(config.key("model_path"), config.key("options.num_ctx"), config.asked_again)
-
-    @classmethod
-    def sent(cls, said: dict[str, Any]) -> LocalAdvice:
-        """The advice as the engine's load request carries it (`asdict`)."""
-        return cls(**said)
-
-    def sent_as(self) -> dict[str, Any]:
-        return asdict(self)
 
     def other_file(self, kind: str = "a GGUF file") -> str:
         """What to do about a model file that cannot be loaded: set model_path to `kind`; asked again, put the run's
