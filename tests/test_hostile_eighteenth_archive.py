@@ -29,7 +29,7 @@ found bad, each with the rule it now obeys.
   3` and `config repeats.seeds: only in the compared run ("vary")` (`audit.provenance.settings`)
 - `verify` of a run while a `rescore` of it runs said of the rescore's folder `unfinished (no rescore.json: it was
   stopped)`. Now `being written now (pid … on host … since …); verify it once it has ended`
-  (`audit.verify.check_rescores`: the newest folder, while a live writer holds the run's lock)
+  (`audit.rescorecheck.check_rescores`: the newest folder, while a live writer holds the run's lock)
 - the response cache's database a symbolic link to a run's own file (`responses.sqlite3 -> RUN/run.lock`, empty
   once the run ended, or to a `judgements.jsonl` a run without judges does not have): `benchrun-audit cache --clear`
   (and a run with that cache) wrote SQLite's tables into it, a 20 KB database in the run's run.lock, through the

@@ -25,7 +25,7 @@ found bad, each with the rule it now obeys.
   retry and a merged run, nothing of where their answers came from. Now the provenance says `shard`, `retry of`,
   `merge of` as `show` does (`audit.heading.parts`, used by `audit.report_page`)
 - a rescore with --rejudge whose rescore.json no longer digested the judge calls it asked (judgements.jsonl): verify
-  said intact while they were edited. Now `holds no digest of judgements.jsonl` (`audit.verify.check_rescore`)
+  said intact while they were edited. Now `holds no digest of judgements.jsonl` (`audit.rescorecheck.check_rescore`)
 - `verify` of a run whose benchmark source file became a pipe or a folder: one line about that file, exit 2, no
   verdict. Now a failed `sources` finding naming it, with every other finding (`audit.verify.check_sources`)
 - a run read while its live writer is between two writes (its final run.json and then its seal; a resume's run.json

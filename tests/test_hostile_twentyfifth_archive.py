@@ -13,10 +13,10 @@ pass): the cases it found bad, each with the rule it now obeys.
 - `verify` of a run whose rescore's rescore.json is a symbolic link to a copy elsewhere: `intact`, where a link in
   place of any other file of the run or its rescores is a FAIL (`held` saw only the files findings named, and a
   rescore.json that checks named none). A rescore's rescore.json is now a finding of its own
-  (`audit.verify.check_rescore`), so `held` says the link
+  (`audit.rescorecheck.check_rescore`), so `held` says the link
 - `verify` of a run whose rescores/001 was copied to rescores/1 (the same number): `is rescore 001 of run <this
   run's id> (manifest ...), not of this run`, which it is. Now said to be a copy of this run's rescore in another
-  folder (`audit.verify.check_rescore`)
+  folder (`audit.rescorecheck.check_rescore`)
 
 What held is in the pass's note.
 """

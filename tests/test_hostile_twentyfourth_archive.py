@@ -3,8 +3,8 @@ it found bad, each with the rule it now obeys.
 
 - `verify` of a run whose `rescores` is a regular file, or a symbolic link to a folder elsewhere: `intact`, saying
   nothing of it, where it says what stands in place of the run's other parts. Now a FAIL naming what is there
-  (`audit.verify.check_rescores`); so is a file, a pipe or a dangling link named as a rescore's folder
-  (`rescores/001`), which was `ok  unfinished ...: claims nothing` (`audit.verify.check_rescore`)
+  (`audit.rescorecheck.check_rescores`); so is a file, a pipe or a dangling link named as a rescore's folder
+  (`rescores/001`), which was `ok  unfinished ...: claims nothing` (`audit.rescorecheck.check_rescore`)
 - `verify` of a run whose record files (or seal, or a rescore's files or folder) are symbolic links to files outside
   the run directory: `intact`, though its writer never makes one nor writes through one, and the directory no longer
   holds them (a copy keeps the link). Now each link is a FAIL in place of what passed of it (`audit.verify.held`);

@@ -3,7 +3,7 @@ it found bad, each with the rule it now obeys.
 
 - `verify` of a run whose rescores/001/rescore.json a newer benchrun wrote (`schema_version: 2`), or with a key or a
   value that is not a rescore's: `unreadable: not a rescore's JSON`, naming neither the key nor the version, where
-  run.json's says both. Now as run.json's (`archive.reader.validation_said`, in `audit.verify.check_rescore`)
+  run.json's says both. Now as run.json's (`archive.reader.validation_said`, in `audit.rescorecheck.check_rescore`)
 - a run started into a directory holding a planted run.json of gigabytes (sparse): read whole to say which run it
   holds (`benchrun: error: MemoryError:` under a 3 GB limit). Now read as every reader reads run.json, at most
   MAX_JSON_BYTES (`archive.claims.taken`; the bound moved to `core.filebytes`)

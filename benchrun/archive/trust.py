@@ -12,10 +12,9 @@ import re
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 
 from benchrun.archive import ledger, repair
-from benchrun.archive.books import Books
 from benchrun.archive.dirlock import run_writer
 from benchrun.archive.writer import file_digest
 from benchrun.core.errors import ArchiveError, BenchrunError, reading, without_file
@@ -32,7 +31,7 @@ from benchrun.core.layout import (
     SEAL,
     SUMMARY,
 )
-from benchrun.core.records import FileDigest, Seal
+from benchrun.core.records import FileDigest, JudgementRecord, ResponseRecord, ScoreRecord, Seal
 from benchrun.core.text import counted
 
 if TYPE_CHECKING:
@@ -127,19 +126,29 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_size, found.st_mtime_ns
 
 
-def unreadable(run: Run, books: Books | None = None) -> tuple[str, str, int | None] | None:
+class Keeper(Protocol):
+    """What keeps a run's records as they are read (verify's books, `audit.summarycheck.RunPass`)."""
+
+    def response(self, response: ResponseRecord) -> None: ...
+
+    def judgements(self, calls: Iterable[JudgementRecord]) -> None: ...
+
+    def scores(self, scores: Iterable[ScoreRecord]) -> None: ...
+
+
+def unreadable(run: Run, kept: Keeper | None = None) -> tuple[str, str, int | None] | None:
     """The first of the run's files that a reader does not read as what it is, its digests matching: its manifest,
     summary.json, then the record lines it reads (an older benchrun's, one sealed again since it was rewritten), as
-    (file, what is wrong, its line); None when every reader can read them. Each record read is kept in `books` when
-    given (verify's summary check, made in the same pass)."""
+    (file, what is wrong, its line); None when every reader can read them. Each record read is `kept` when given
+    (verify's summary checks, made in the same pass)."""
     try:
         run.manifest, run.summary
         responses, judgements, scores = run.responses(), run.judgements(), run.scores()
-        if books is not None:
+        if kept is not None:
             for response in responses:
-                books.response(response)
-            books.judgements(judgements)
-            books.scores(scores)
+                kept.response(response)
+            kept.judgements(judgements)
+            kept.scores(scores)
         for records in (responses, judgements, scores):
             deque(records, maxlen=0)  # what `books` did not read
     except ArchiveError as err:

@@ -6,15 +6,24 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Iterable
 
 from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
-from benchrun.archive.trust import seal_broken
+from benchrun.archive.trust import seal_broken, unreadable
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.core.errors import ArchiveError
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
-from benchrun.core.records import Counts, MetricSummary, answer_name
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import (
+    Counts,
+    JudgementRecord,
+    MetricSummary,
+    ResponseRecord,
+    ScoreRecord,
+    answer_name,
+)
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
@@ -41,25 +50,71 @@ def disagreement(run: Run, books: Books) -> tuple[str, str] | None:
     return _unmade(books, run.info.counts, run, (RUN, SUMMARY), READ)
 
 
-def rescore_disagreement(run: Run, folder: Path, info: RescoreInfo) -> tuple[str, str] | None:
-    """The first of a finished rescore's counts (rescore.json) and summary.json lines that its records (the run's
-    first answers it scored, its own scores and, rejudged, judgements) do not make, or a score line of it that grades
-    no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
-    name = f"{RESCORES}/{folder.name}"
-    graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
-    books, answered = Books(run.manifest, shard=run.info.shard), set()
-    for number, response in enumerate(run.responses()):
-        if number >= info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
-            break
-        books.response(response)
-        answered.add((response.id, response.repeat))
-    books.judgements((graded if info.judge else run).judgements())  # without --rejudge, the run's read again
-    if (stray := _stray_score(graded, answered, books)) is not None:
-        return f"{name}/{SCORES}", stray
-    if books.ungraded:  # a run stopped while its scorers were at work leaves some
-        return f"{name}/{SCORES}", (f"grades {books.graded} of the {books.responses} answers the rescore scored, and a "
-                                    "rescore grades every one")
-    return _unmade(books, info.counts, graded, (f"{name}/{RESCORE_FILE}", f"{name}/{SUMMARY}"), RESCORE_READ)
+class RescoreBooks:
+    """A finished rescore's books, kept as verify's one pass over the run reads its records: the run's first
+    answers the rescore scored (as many as its rescore.json says) and, not rejudged, the run's judge calls."""
+
+    def __init__(self, run: Run, manifest: Manifest, folder: Path, info: RescoreInfo):
+        self.name, self.info = f"{RESCORES}/{folder.name}", info
+        self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
+        self.books, self.answered = Books(manifest, shard=run.info.shard), set[tuple[str, int]]()
+
+    def response(self, response: ResponseRecord) -> None:
+        if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
+            self.books.response(response)
+            self.answered.add((response.id, response.repeat))
+
+    def judgement(self, call: JudgementRecord) -> None:
+        if self.info.judge is None:  # rejudged, its own (`disagreement`)
+            self.books.judgements((call,))
+
+    def disagreement(self) -> tuple[str, str] | None:
+        """The first of the rescore's counts (rescore.json) and summary.json lines that its records (the run's answers
+        and judge calls kept, its own scores and, rejudged, judgements) do not make, or a score line of it that grades
+        no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
+        if self.info.judge is not None:
+            self.books.judgements(self.graded.judgements())
+        if (stray := _stray_score(self.graded, self.answered, self.books)) is not None:
+            return f"{self.name}/{SCORES}", stray
+        if self.books.ungraded:  # a run stopped while its scorers were at work leaves some
+            return f"{self.name}/{SCORES}", (f"grades {self.books.graded} of the {self.books.responses} answers the "
+                                             "rescore scored, and a rescore grades every one")
+        files = (f"{self.name}/{RESCORE_FILE}", f"{self.name}/{SUMMARY}")
+        return _unmade(self.books, self.info.counts, self.graded, files, RESCORE_READ)
+
+
+class RunPass:
+    """What verify keeps of its one pass over a run's records: the run's books (None: nothing to check them against,
+    `books_for`) and each finished rescore's; `read` once every record was read."""
+
+    def __init__(self) -> None:
+        self.books: Books | None = None
+        self.rescores: list[RescoreBooks] = []
+        self.read = False
+
+    def read_through(self, run: Run) -> tuple[str, str, int | None] | None:
+        """Every record of the run read once (`trust.unreadable`) and kept; the first unreadable, as it says it."""
+        self.books = books_for(run)
+        found = unreadable(run, self)
+        self.read = found is None
+        return found
+
+    def response(self, response: ResponseRecord) -> None:
+        if self.books is not None:
+            self.books.response(response)
+        for rescore in self.rescores:
+            rescore.response(response)
+
+    def judgements(self, calls: Iterable[JudgementRecord]) -> None:
+        for call in calls:
+            if self.books is not None:
+                self.books.judgements((call,))
+            for rescore in self.rescores:
+                rescore.judgement(call)
+
+    def scores(self, scores: Iterable[ScoreRecord]) -> None:
+        if self.books is not None:
+            self.books.scores(scores)
 
 
 def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], read: str) -> tuple[str, str] | None:

@@ -13,59 +13,43 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from benchrun.archive import ledger, repair
-from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, run_writer, writing_elsewhere
+from benchrun.archive import repair
+from benchrun.archive.dirlock import ELSEWHERE, LockState, describe, live_writer, probe, writing_elsewhere
 from benchrun.archive.lookup import resolve_run
-from benchrun.archive.reader import PathLike, Run, archived_model, validation_said
+from benchrun.archive.reader import PathLike, Run
 from benchrun.archive.trust import (
     CONVERTED,
-    converted,
     model_edited,
-    outgrown,
     records_converted,
     seal_broken,
     strays,
-    unended,
-    unreadable,
 )
 from benchrun.archive.writer import file_digest
 from benchrun.archive.writerless import lock_told
 from benchrun.audit import arguments
+from benchrun.audit.digests import check_file, check_manifest, locate, run_manifest
 from benchrun.audit.finding import Finding
 from benchrun.audit.heldfiles import held
-from benchrun.audit.rescored import RESCORE_NUMBERS, RescoreInfo, covers_fewer
+from benchrun.audit.rescorecheck import check_rescores
 from benchrun.audit.sources import check_sources
-from benchrun.audit.summarycheck import books_for, disagreement, rescore_disagreement
+from benchrun.audit.summarycheck import RunPass, disagreement
 from benchrun.console import output
 from benchrun.console.visible import shown_name
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, without_file
-from benchrun.core.filebytes import missing, not_a_file
+from benchrun.core.errors import EXIT, BenchrunError
 from benchrun.core.layout import (
     CONFIG,
     DIGESTS,
     JUDGED_FILES,
-    JUDGEMENTS,
     LOCK,
-    MANIFEST,
     RECORD_FILES,
-    RESCORE_FILE,
-    RESCORES,
     RUN,
-    SCORES,
     SEAL,
-    SUMMARY,
     UNFINISHED,
-    number_in,
 )
-from benchrun.core.manifest import Manifest
-from benchrun.core.records import FileDigest
-from benchrun.core.text import NotJSON, counted
 
 
 @dataclass(frozen=True)
@@ -92,7 +76,10 @@ def verify_run(run: Run, cwd: PathLike | None = None) -> Verdict:
     """Check the manifest id, every file digest in run.json (locating changed lines with records.sha256), and
     the benchmark's source files if they can still be found (a relative task.path is tried from the directory
     the run was started in, then from `cwd`)."""
-    return Verdict(run, (*held(run.path, [*_own(run), *check_rescores(run)]), *check_lock(run),
+    kept = RunPass()
+    rescores = check_rescores(run, kept)  # a finished rescore's books are kept in the run's one pass, which follows
+    own = _own(run, kept)
+    return Verdict(run, (*held(run.path, [*own, *rescores.findings(kept.read)]), *check_lock(run),
                          *check_sources(run, cwd or Path.cwd())))
 
 
@@ -113,8 +100,8 @@ def check_run(run: Run) -> list[Finding]:
     return held(run.path, _own(run))
 
 
-def _own(run: Run) -> list[Finding]:
-    return [*check_seal(run), *check_manifest(run), *check_files(run)]
+def _own(run: Run, kept: RunPass | None = None) -> list[Finding]:
+    return [*check_seal(run), *check_manifest(run), *check_files(run, kept)]
 
 
 def check_seal(run: Run) -> list[Finding]:
@@ -174,31 +161,13 @@ def _sealing(run: Run, lock: LockState) -> str:
 UNSEALED_LINES = f"record lines checked against {DIGESTS} only"
 
 
-def check_manifest(run: Run) -> list[Finding]:
-    """manifest.json hashes to the manifest id in run.json."""
-    expected = run.info.manifest_id
-    if expected is None:
-        return [Finding(True, MANIFEST, f"none: the run failed before it compiled ({run.info.reason})")]
-    path = run.path / MANIFEST
-    if not path.is_file():
-        return [Finding(False, MANIFEST, missing(path))]
-    try:
-        actual = run.manifest_sha256()
-    except ArchiveError as err:
-        return [Finding(False, MANIFEST, without_file(err))]
-    if actual != expected:
-        return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
-                                         f"{expected[:12]}… in run.json")]
-    return [Finding(True, MANIFEST, f"hashes to the manifest id {expected[:12]}…")]
-
-
-def check_files(run: Run) -> list[Finding]:
+def check_files(run: Run, kept: RunPass | None = None) -> list[Finding]:
     """Each file digest in run.json; for a run that did not finish, each record line against records.sha256; and
     the files of a run's own names that a run which ended never wrote (`trust.strays`)."""
-    return [*_digested(run), *(Finding(False, name, why) for name, why in strays(run))]
+    return [*_digested(run, kept), *(Finding(False, name, why) for name, why in strays(run))]
 
 
-def _digested(run: Run) -> list[Finding]:
+def _digested(run: Run, kept: RunPass | None) -> list[Finding]:
     info = run.info
     if info.manifest_id is None:
         return [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
@@ -214,159 +183,26 @@ def _digested(run: Run) -> list[Finding]:
         started = check_file(run.path, CONFIG, info.config_digest, when="started") if info.config_digest else []
         edited = model_edited(run, all(f.ok for f in started))
         started += [Finding(False, RUN, edited)] if edited else []
-        return [*unfinished, *located, *started, *(() if not all(f.ok for f in located) else belonging(run))]
+        return [*unfinished, *located, *started, *(() if not all(f.ok for f in located) else belonging(run, kept))]
     digested = [f for name, digest in info.files.items() for f in check_file(run.path, name, digest)]
-    return [*digested, *(() if not all(f.ok for f in digested) else belonging(run))]
+    return [*digested, *(() if not all(f.ok for f in digested) else belonging(run, kept))]
 
 
-def belonging(run: Run) -> list[Finding]:
+def belonging(run: Run, kept: RunPass | None = None) -> list[Finding]:
     """The committed lines of a run that do not belong to its manifest, as a resume finds them (`repair.check`): of a
     run that did not end, records.sha256 alone covers them, which anyone can have rewritten to match; of one that
     ended, its writer wrote them (a sample answered twice, by a second writer a fork at import made, was sealed
     intact); else the first file or line that no reader reads as what it is (`trust.unreadable`), which every other
     command would stop at."""
-    if (manifest := _manifest(run)) is not None:
+    if (manifest := run_manifest(run)) is not None:
         if problems := repair.check(run.path, manifest).problems:
             return [Finding(False, problem.file, problem.message, problem.line) for problem in problems]
     elif not all(finding.ok for finding in check_manifest(run)):
         return []  # check_manifest says why; a manifest that is not the run's is never read whole
-    if found := unreadable(run, books := books_for(run)):
+    kept = kept or RunPass()
+    if found := kept.read_through(run):
         return [Finding(False, *found)]
-    return [Finding(False, *found) for found in [books and disagreement(run, books)] if found]
-
-
-def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),
-               when: str = "finished") -> list[Finding]:
-    """One file against its digest in the `writer`'s file (the run's run.json, a rescore's rescore.json), written as
-    it `when` (finished; config.yaml as a run started); a changed record file is compared line by line to find where."""
-    made_by, holder = writer
-    path = run_dir / name
-    if not path.is_file():
-        return [Finding(False, name, f"{missing(path)} ({_lines(expected.lines)}, {expected.size} bytes when the "
-                                     f"{made_by} {when})")]
-    grown = outgrown(path, expected)
-    actual = None if grown is not None else file_digest(path)
-    if actual == expected and (why := unended(run_dir, name)):
-        return [Finding(False, name, why)]
-    if actual == expected:
-        return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
-    if actual is not None and converted(path, expected.sha256):
-        return [Finding(False, name, f"changed since the {made_by} {when}: {CONVERTED}")]
-    if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
-        located = [f for f in locate(run_dir, name) if not f.ok]
-        if located:
-            return located
-    if actual is None:
-        return [Finding(False, name, f"changed since the {made_by} {when}: {grown:,} bytes, {holder} has "
-                                     f"{expected.size:,} ({_lines(expected.lines)}), more than its line ends made CRLF "
-                                     "would be: not read")]
-    lines = "" if actual.lines == expected.lines else \
-        f"; {counted(expected.lines, 'line')} when written, {actual.lines:,} now"
-    return [Finding(False, name, f"changed since the {made_by} {when}: sha256 {actual.sha256[:12]}…, {holder} has "
-                                 f"{expected.sha256[:12]}…{lines}")]
-
-
-def _manifest(run: Run) -> Manifest | None:
-    """The run's manifest, or None when it is not the run's (read whole only once it hashes to the manifest id: a
-    planted file of gigabytes is never held) or cannot be read as one (check_manifest and check_sources say why)."""
-    if not all(finding.ok for finding in check_manifest(run)):
-        return None
-    try:
-        return run.manifest
-    except BenchrunError:
-        return None
-
-
-def locate(run_dir: Path, name: str, unfinished: Run | None = None) -> list[Finding]:
-    """A record file against its line digests in records.sha256: the first changed line, lines missing or added;
-    of a run that did not end (`unfinished`), lines beyond the last digest that a writer stopped mid-commit (or
-    writing now) leaves are said to be that, not lines the run did not write."""
-    if not (run_dir / name).is_file():
-        return [Finding(False, name, missing(run_dir / name))]
-    if not (run_dir / DIGESTS).is_file():
-        return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
-    found = ledger.check_file(run_dir, name, ledger.read_digests(run_dir).lines.get(name, []))
-    findings = [Finding(False, name, problem.message, problem.line) for problem in found.problems]
-    manifest = _manifest(unfinished) if found.tail_lines and unfinished is not None else None
-    if manifest is not None and repair.left_by_a_writer(name, found, manifest):
-        findings.append(Finding(False, name, f"{_lines(found.tail_lines)} after line {found.written} that {DIGESTS} "
-                                             "does not cover yet: what a writer stopped mid-write (or writing now) "
-                                             "leaves; a resume drops it and asks again", found.written + 1))
-    elif found.tail_lines:
-        findings.append(Finding(False, name, f"{_lines(found.tail_lines)} after line {found.written} not written by "
-                                             "the run", found.written + 1))
-    return findings or [Finding(True, name, f"{_lines(found.written)} match {DIGESTS}")]
-
-
-def check_rescores(run: Run) -> list[Finding]:
-    """Each finished rescore under rescores/: its rescore.json names this run and its files match their digests."""
-    folder = run.path / RESCORES
-    if folder.is_symlink():
-        return [Finding(False, RESCORES, f"a symbolic link (to {os.readlink(folder)}) in place of the run's own folder: "
-                                         "the run directory no longer holds its rescores; none is checked")]
-    if os.path.lexists(folder) and not folder.is_dir():
-        return [Finding(False, RESCORES, f"{not_a_file(folder.stat().st_mode) or 'a file'} in place of the run's own "
-                                         "folder, which only a rescore makes: no rescore of the run is there")]
-    if not folder.exists():
-        return []
-    numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
-    newest = max((p for p in numbered if number_in(p.name) < RESCORE_NUMBERS), key=lambda p: number_in(p.name),
-                 default=None)  # the one a live rescore, holding the run's lock, writes
-    writer = run_writer(run.path) if newest else None
-    return [finding for path in numbered for finding in check_rescore(run, path, writer if path == newest else None)]
-
-
-def check_rescore(run: Run, path: Path, writer: str | None = None) -> list[Finding]:
-    """One rescore: unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or
-    its claims checked."""
-    name = f"{RESCORES}/{path.name}"
-    if not path.is_dir():  # a name that numbers a rescore is its folder; a link to one is said by `held`
-        kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink()
-                else not_a_file(path.stat().st_mode) or "a file")
-        return [Finding(False, name, f"{kind} in place of a rescore's folder, which only a rescore makes")]
-    if not os.path.lexists(path / RESCORE_FILE):
-        how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
-        return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")]
-    try:
-        info = archived_model(path / RESCORE_FILE, RescoreInfo)
-    except (ArchiveError, ValueError) as err:  # a newer benchrun's is said to be that, as its run.json is
-        why = (str(err) if isinstance(err, ArchiveError) else f"unreadable: {validation_said(err)}"
-               if isinstance(err, ValidationError) else f"unreadable: {err}" if isinstance(err, NotJSON)
-               else "unreadable: not a rescore's JSON")
-        return [Finding(False, f"{name}/{RESCORE_FILE}", why)]
-    if (info.run_id, info.manifest_id) == (run.id, run.info.manifest_id) and info.rescore != path.name:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of this run, in folder "
-                                                        f"{path.name}: a copy of it, which no rescore makes")]
-    if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "
-                                                        f"{str(info.manifest_id)[:12]}…), not of this run")]
-    strays = [file for file in info.files if Path(file).name != file or file in (".", "..")]
-    if strays:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"names a file outside its folder: {strays[0]!r}")]
-    undigested = [file for file in (SCORES, SUMMARY) if file not in info.files]
-    if undigested:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {' or '.join(undigested)}, which "
-                                                        "every rescore writes: nothing covers what they say")]
-    if info.judge is not None and JUDGEMENTS not in info.files:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {JUDGEMENTS}, which a rescore with "
-                                                        "--rejudge writes: nothing covers the grades it asked")]
-    partial = [Finding(True, name, said) for said in [covers_fewer(info, run.info.counts.responses)] if said]
-    own = Finding(True, f"{name}/{RESCORE_FILE}", f"rescore {info.rescore} of this run")  # a link in its place: `held`
-    digested = [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
-                for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
-    return [own, *digested, *partial, *(_numbers(run, path, info) if all(f.ok for f in digested) else ())]
-
-
-def _numbers(run: Run, path: Path, info: RescoreInfo) -> list[Finding]:
-    """A rescore's numbers that its records do not make (`rescore_disagreement`), or the record it cannot read."""
-    try:
-        return [Finding(False, *found) for found in [rescore_disagreement(run, path, info)] if found]
-    except ArchiveError as err:
-        return [Finding(False, f"{RESCORES}/{path.name}", str(err))]
-
-
-def _lines(n: int) -> str:
-    return f"{n} line{'s' * (n != 1)}"
+    return [Finding(False, *found) for found in [kept.books and disagreement(run, kept.books)] if found]
 
 
 def print_verdict(verdict: Verdict) -> None:

@@ -1,0 +1,103 @@
+"""Each of a run's files against the digest written of it: manifest.json against the manifest id, a file against
+its digest in run.json (or a rescore's rescore.json), a record file line by line against records.sha256."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchrun.archive import ledger, repair
+from benchrun.archive.reader import Run
+from benchrun.archive.trust import CONVERTED, converted, outgrown, unended
+from benchrun.archive.writer import file_digest
+from benchrun.audit.finding import Finding
+from benchrun.core.errors import ArchiveError, BenchrunError, without_file
+from benchrun.core.filebytes import missing
+from benchrun.core.layout import DIGESTS, JUDGED_FILES, MANIFEST, RUN
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import FileDigest
+from benchrun.core.text import counted
+
+
+def check_manifest(run: Run) -> list[Finding]:
+    """manifest.json hashes to the manifest id in run.json."""
+    expected = run.info.manifest_id
+    if expected is None:
+        return [Finding(True, MANIFEST, f"none: the run failed before it compiled ({run.info.reason})")]
+    path = run.path / MANIFEST
+    if not path.is_file():
+        return [Finding(False, MANIFEST, missing(path))]
+    try:
+        actual = run.manifest_sha256()
+    except ArchiveError as err:
+        return [Finding(False, MANIFEST, without_file(err))]
+    if actual != expected:
+        return [Finding(False, MANIFEST, f"changed: its sha256 {actual[:12]}… is not the manifest id "
+                                         f"{expected[:12]}… in run.json")]
+    return [Finding(True, MANIFEST, f"hashes to the manifest id {expected[:12]}…")]
+
+
+def run_manifest(run: Run) -> Manifest | None:
+    """The run's manifest, or None when it is not the run's (read whole only once it hashes to the manifest id: a
+    planted file of gigabytes is never held) or cannot be read as one (check_manifest and check_sources say why)."""
+    if not all(finding.ok for finding in check_manifest(run)):
+        return None
+    try:
+        return run.manifest
+    except BenchrunError:
+        return None
+
+
+def check_file(run_dir: Path, name: str, expected: FileDigest, writer: tuple[str, str] = ("run", RUN),
+               when: str = "finished") -> list[Finding]:
+    """One file against its digest in the `writer`'s file (the run's run.json, a rescore's rescore.json), written as
+    it `when` (finished; config.yaml as a run started); a changed record file is compared line by line to find where."""
+    made_by, holder = writer
+    path = run_dir / name
+    if not path.is_file():
+        return [Finding(False, name, f"{missing(path)} ({_lines(expected.lines)}, {expected.size} bytes when the "
+                                     f"{made_by} {when})")]
+    grown = outgrown(path, expected)
+    actual = None if grown is not None else file_digest(path)
+    if actual == expected and (why := unended(run_dir, name)):
+        return [Finding(False, name, why)]
+    if actual == expected:
+        return [Finding(True, name, f"{_lines(expected.lines)} as written (sha256 {expected.sha256[:12]}…)")]
+    if actual is not None and converted(path, expected.sha256):
+        return [Finding(False, name, f"changed since the {made_by} {when}: {CONVERTED}")]
+    if name in JUDGED_FILES and (run_dir / DIGESTS).is_file():
+        located = [f for f in locate(run_dir, name) if not f.ok]
+        if located:
+            return located
+    if actual is None:
+        return [Finding(False, name, f"changed since the {made_by} {when}: {grown:,} bytes, {holder} has "
+                                     f"{expected.size:,} ({_lines(expected.lines)}), more than its line ends made CRLF "
+                                     "would be: not read")]
+    lines = "" if actual.lines == expected.lines else \
+        f"; {counted(expected.lines, 'line')} when written, {actual.lines:,} now"
+    return [Finding(False, name, f"changed since the {made_by} {when}: sha256 {actual.sha256[:12]}…, {holder} has "
+                                 f"{expected.sha256[:12]}…{lines}")]
+
+
+def locate(run_dir: Path, name: str, unfinished: Run | None = None) -> list[Finding]:
+    """A record file against its line digests in records.sha256: the first changed line, lines missing or added;
+    of a run that did not end (`unfinished`), lines beyond the last digest that a writer stopped mid-commit (or
+    writing now) leaves are said to be that, not lines the run did not write."""
+    if not (run_dir / name).is_file():
+        return [Finding(False, name, missing(run_dir / name))]
+    if not (run_dir / DIGESTS).is_file():
+        return [Finding(False, name, f"cannot locate changes: {DIGESTS} is missing")]
+    found = ledger.check_file(run_dir, name, ledger.read_digests(run_dir).lines.get(name, []))
+    findings = [Finding(False, name, problem.message, problem.line) for problem in found.problems]
+    manifest = run_manifest(unfinished) if found.tail_lines and unfinished is not None else None
+    if manifest is not None and repair.left_by_a_writer(name, found, manifest):
+        findings.append(Finding(False, name, f"{_lines(found.tail_lines)} after line {found.written} that {DIGESTS} "
+                                             "does not cover yet: what a writer stopped mid-write (or writing now) "
+                                             "leaves; a resume drops it and asks again", found.written + 1))
+    elif found.tail_lines:
+        findings.append(Finding(False, name, f"{_lines(found.tail_lines)} after line {found.written} not written by "
+                                             "the run", found.written + 1))
+    return findings or [Finding(True, name, f"{_lines(found.written)} match {DIGESTS}")]
+
+
+def _lines(n: int) -> str:
+    return f"{n} line{'s' * (n != 1)}"

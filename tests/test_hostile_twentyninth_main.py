@@ -1,0 +1,44 @@
+"""The twenty-ninth hostile pass, the lead's part: the last review's findings.
+
+- verify read a run's responses.jsonl once more for each finished rescore (to check the rescore's numbers against
+  the run's first answers it scored): k rescores cost k + 1 passes over the run. The run's one pass now keeps each
+  rescore's books beside its own (`audit.summarycheck.RunPass`, `audit.rescorecheck`).
+"""
+
+from __future__ import annotations
+
+from benchrun.archive.lookup import resolve_run
+from benchrun.archive.reader import Run
+from benchrun.audit.verify import verify_run
+from tests.helpers.auditcli import audit
+from tests.helpers.p28_archive import redigested, rescored
+
+
+def _rescored_twice(tmp_path):
+    run_dir = rescored(tmp_path)
+    done = audit(tmp_path, "rescore", str(run_dir), "--scorers", "mine.py", "--only")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    return run_dir
+
+
+def test_verify_reads_a_runs_answers_once_however_many_rescores_it_has(tmp_path, monkeypatch):
+    """Two rescores: verify read responses.jsonl three times; now once, and both rescores' numbers are checked."""
+    run_dir = _rescored_twice(tmp_path)
+    read, responses = [], Run.responses
+    monkeypatch.setattr(Run, "responses", lambda self: read.append(self.path.name) or responses(self))
+    verdict = verify_run(resolve_run(str(run_dir), None))
+    assert (verdict.intact, read) == (True, [run_dir.name])
+    assert [f.file for f in verdict.findings if f.file.startswith("rescores/")] == [
+        "rescores/001/rescore.json", "rescores/001/scores.jsonl", "rescores/001/summary.json",
+        "rescores/002/rescore.json", "rescores/002/scores.jsonl", "rescores/002/summary.json"]
+
+
+def test_the_second_rescores_numbers_are_checked_from_the_runs_one_pass(tmp_path):
+    """The second rescore's mean rewritten and its digest made to match: verify names it, the first intact."""
+    run_dir = _rescored_twice(tmp_path)
+    redigested(run_dir / "rescores" / "002", "summary.json",
+               lambda summary: [line.update(mean=0.75) for line in summary["metrics"] if line["metric"] == "closeness"])
+    done = audit(tmp_path, "verify", str(run_dir))
+    assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  rescores/002/summary.json: t/closeness: summary.json's mean is 0.75, its score records make 1.0: not as "
+        "the rescore wrote it, which tallied its records"]
