@@ -250,8 +250,12 @@ def test_missing_benchmark_or_scorer_suggests_scorers_file(run_dir, tmp_path):
     with pytest.raises(BenchrunError) as raised:
         rescore(load_run(run_dir), scorers_file=other)
     assert str(raised.value) == f"{gone}; add --only to score with FILE.py's alone"
-    with pytest.raises(BenchrunError, match=r"the run's scorers add_justify, check_name_dir are not defined now"):
+    with pytest.raises(BenchrunError) as raised:
         rescore(load_run(run_dir), scorers_file=other, only=True)
+    assert str(raised.value) == (
+        "the run's scorers add_justify, check_name_dir are not defined now (available: calculated_answer, contains, "
+        f"exact_match); --only scores with '{other}' alone, which does not define them: define them there, "
+        "or pick its scorers with --scorer NAME")
     broken = tmp_path / "broken.py"
     broken.write_text("def broken(:\n")
     with pytest.raises(TaskError, match="SyntaxError"):

@@ -136,7 +136,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
         raise BenchrunError("--only goes with --scorers FILE.py: it takes the scorers from FILE.py alone")
     added = load_scorers(Path(scorers_file)) if scorers_file is not None else {}
     loaded = {**_builtins(), **added} if only else {**bench_scorers(run, scorers_file is not None), **added}
-    plan = scorer_plan(manifest, loaded, names, () if only else tuple(added))
+    plan = scorer_plan(manifest, loaded, names, () if only else tuple(added), _defining(scorers_file, only))
     refuse_metric_clashes(manifest.tasks, plan, lambda name: None if loaded[name][1] == "builtin" else loaded[name][1])
     refuse_unscorable(manifest, plan, lambda name: loaded[name][1] == "builtin", str(run.path / MANIFEST))
     for name in sorted({name for chosen in plan.values() for name in chosen}):  # as a run checks those it calls
@@ -160,6 +160,16 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
             raise
     return Rescore(dir=str(out), info=info, means=_means(old_tally, found.summary), changed=tuple(found.changed),
                    errors=tuple(found.errors))
+
+
+def _defining(scorers_file: PathLike | None, only: bool) -> str:
+    """What to do about a scorer the run's tasks name that no loaded file defines, as the command was given."""
+    if scorers_file is None:
+        return "give them with --scorers FILE.py"
+    if only:
+        return (f"--only scores with {str(scorers_file)!r} alone, which does not define them: define them there, or "
+                "pick its scorers with --scorer NAME")
+    return f"define them in {str(scorers_file)!r}"
 
 
 def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
@@ -204,17 +214,17 @@ def _builtins() -> Loaded:
     return {name: (fn, "builtin", None) for name, fn in BUILTIN.items()}
 
 
-def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None,
-                added: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None, added: tuple[str, ...] = (),
+                defining: str = "give them with --scorers FILE.py") -> dict[str, tuple[str, ...]]:
     """Task -> the scorer names to run on it: the chosen `names`, else each task's own plus the `added` ones no
-    task names (see the module docstring)."""
+    task names (see the module docstring); a scorer a task names and none defines is refused with `defining`."""
     own = {t.name: tuple(s.name for s in t.scorers) for t in manifest.tasks}
     used = {n for task in own.values() for n in task}
     if names is None:
         missing = sorted(n for n in used if n not in loaded)
         if missing:
             raise BenchrunError(f"the run's scorers {', '.join(missing)} are not defined now "
-                                f"(available: {', '.join(sorted(loaded))}); give them with --scorers FILE.py")
+                                f"(available: {', '.join(sorted(loaded))}); {defining}")
         return {task: (*scorers, *(n for n in added if n not in used)) for task, scorers in own.items()}
     unknown = [n for n in names if n not in loaded]
     judged = [f"'{n}' is a judge of the run, not a scorer: every rescore grades with the run's judges (--rejudge asks "
