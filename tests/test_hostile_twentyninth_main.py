@@ -1,15 +1,20 @@
-"""The twenty-ninth hostile pass, the lead's part: the last review's findings.
+"""The twenty-ninth hostile pass, the lead's part: the last review's findings, and what the lead's own pass found.
 
 - verify read a run's responses.jsonl once more for each finished rescore (to check the rescore's numbers against
   the run's first answers it scored): k rescores cost k + 1 passes over the run. The run's one pass now keeps each
   rescore's books beside its own (`audit.summarycheck.RunPass`, `audit.rescorecheck`).
+- show's judges' agreement said `itself (1 repeats)` of a judge asked once an answer (`audit.judged.agreement_rows`).
+- `rescore --scorers FILE.py --only` of a run whose tasks name scorers FILE.py does not define advised `give them with
+  --scorers FILE.py`, as given (test_audit_rescore's test_missing_benchmark_or_scorer_suggests_scorers_file).
 """
 
 from __future__ import annotations
 
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import Run
+from benchrun.audit.judged import agreement_rows
 from benchrun.audit.verify import verify_run
+from benchrun.core.judgeagreement import JudgeAgreement
 from tests.helpers.auditcli import audit
 from tests.helpers.p28_archive import redigested, rescored
 
@@ -42,3 +47,9 @@ def test_the_second_rescores_numbers_are_checked_from_the_runs_one_pass(tmp_path
     assert [line for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
         "FAIL  rescores/002/summary.json: t/closeness: summary.json's mean is 0.75, its score records make 1.0: not as "
         "the rescore wrote it, which tallied its records"]
+
+
+def test_a_judge_asked_once_an_answer_agrees_with_itself_over_1_repeat():
+    """show's agreement table said `itself (1 repeats)` of a judge asked once an answer."""
+    once = JudgeAgreement(repeats=1, answers=3, self_agreement=None, kappa=None)
+    assert agreement_rows({"names": once}) == [("names", "itself (1 repeat)", 3, None, None)]

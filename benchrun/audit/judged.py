@@ -13,6 +13,7 @@ from benchrun.console import output
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.records import JudgementRecord
 from benchrun.core.recordvalues import model_digest
+from benchrun.core.text import counted
 from benchrun.execute.failurekind import failure_kind
 
 Calls = dict[tuple[str, int], list[JudgementRecord]]
@@ -73,7 +74,7 @@ def agreement_rows(judges: dict[str, JudgeAgreement]) -> list[tuple[str, str, in
     """judge x (itself, each 0/1 scorer): judge, with what, answers, agreement, kappa."""
     rows = []
     for name, found in judges.items():
-        rows.append((name, f"itself ({found.repeats} repeats)", found.answers, found.self_agreement, found.kappa))
+        rows.append((name, f"itself ({counted(found.repeats, 'repeat')})", found.answers, found.self_agreement, found.kappa))
         rows += [(name, scorer, other.answers, other.agreement, other.kappa)
                  for scorer, other in found.with_scorers.items()]
     return rows
