@@ -3,6 +3,9 @@
 - verify read a run's responses.jsonl once more for each finished rescore (to check the rescore's numbers against
   the run's first answers it scored): k rescores cost k + 1 passes over the run. The run's one pass now keeps each
   rescore's books beside its own (`audit.summarycheck.RunPass`, `audit.rescorecheck`).
+- A rejudge asking the judge more times an answer than the run did (`rescore --rejudge judge.repeats=2`) failed verify:
+  its agreement was checked as over the run's judge repeats (1), making none. It is checked as the rescore graded,
+  over rescore.json's `judge.repeats` (`audit.rescored.RescoreInfo.graded`), a value that is not a count unreadable.
 - show's judges' agreement said `itself (1 repeats)` of a judge asked once an answer (`audit.judged.agreement_rows`).
 - `rescore --scorers FILE.py --only` of a run whose tasks name scorers FILE.py does not define advised `give them with
   --scorers FILE.py`, as given (test_audit_rescore's test_missing_benchmark_or_scorer_suggests_scorers_file).
@@ -10,12 +13,21 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from benchrun.archive.lookup import resolve_run
 from benchrun.archive.reader import Run
 from benchrun.audit.judged import agreement_rows
 from benchrun.audit.verify import verify_run
+from benchrun.core.errors import EXIT
 from benchrun.core.judgeagreement import JudgeAgreement
+from benchrun.testing.ollama_server import FakeOllama
 from tests.helpers.auditcli import audit
+from tests.helpers.benchfiles import write_bench
+from tests.helpers.commands import bench_run, run_dir_of
+from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
 from tests.helpers.p28_archive import redigested, rescored
 
 
@@ -53,3 +65,34 @@ def test_a_judge_asked_once_an_answer_agrees_with_itself_over_1_repeat():
     """show's agreement table said `itself (1 repeats)` of a judge asked once an answer."""
     once = JudgeAgreement(repeats=1, answers=3, self_agreement=None, kappa=None)
     assert agreement_rows({"names": once}) == [("names", "itself (1 repeat)", 3, None, None)]
+
+
+def _rejudged_twice_an_answer(tmp_path):
+    """A judged run (its judge asked once an answer), rescored with the judge asked twice an answer."""
+    write_bench(tmp_path, {"tasks.yml": TASKS, "judges.yml": JUDGES, "custom_response.py": RESPONSE})
+    with FakeOllama(models=["llama3.2", "qwen2.5"], responder=answer) as server:
+        run_dir = run_dir_of(bench_run(tmp_path, server.url, "task.path=bench", "cache=false",
+                                       "judge.model=qwen2.5").stdout)
+        done = audit(tmp_path, "rescore", str(run_dir), "--rejudge", "judge.repeats=2", f"judge.host={server.url}")
+    assert done.returncode == EXIT["ok"], done.stderr
+    return run_dir
+
+
+def test_a_rejudge_asking_the_judge_more_times_than_the_run_is_intact(tmp_path):
+    """Its agreement, over 2 repeats, was checked as over the run's 1: `its judge calls and scores make {answers: 0}`."""
+    run_dir = _rejudged_twice_an_answer(tmp_path)
+    agreement = json.loads((run_dir / "rescores" / "001" / "summary.json").read_text())["judges"]["names"]
+    assert (agreement["repeats"], agreement["answers"], agreement["self_agreement"]) == (2, 3, 1.0)
+    assert audit(tmp_path, "verify", str(run_dir)).stdout.splitlines()[-1] == "intact"
+
+
+@pytest.mark.parametrize("repeats", [0, "2", 2.0, True])
+def test_a_rejudges_judge_repeats_that_is_not_a_count_is_unreadable(tmp_path, repeats):
+    run_dir = _rejudged_twice_an_answer(tmp_path)
+    path = run_dir / "rescores" / "001" / "rescore.json"
+    info = json.loads(path.read_text())
+    info["judge"]["repeats"] = repeats
+    path.write_text(json.dumps(info, indent=2))
+    failed = [line for line in audit(tmp_path, "verify", str(run_dir)).stdout.splitlines() if line.startswith("FAIL")]
+    assert failed == [f"FAIL  rescores/001/rescore.json: unreadable: judge: judge.repeats is {json.dumps(repeats)}: a "
+                      "judge is asked a whole number of times, 1 or more"]

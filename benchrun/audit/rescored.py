@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +16,7 @@ from benchrun.audit.judged import judge_identity
 from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.frozen import Frozen
+from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, FileDigest, Number, answer_name
 from benchrun.core.recordvalues import Version
 from benchrun.core.text import counted
@@ -73,6 +75,23 @@ class RescoreInfo(Frozen):
     """With --force: what of the run's records did not verify when they were scored (`file: why`)."""
     modules: tuple[ModuleUsed, ...] = Field((), exclude_if=lambda modules: not modules)
     """The modules the scorer files imported from their own folders, as they were when scored."""
+
+    @field_validator("judge")
+    @classmethod
+    def _judged_some_times(cls, judge: dict[str, Any] | None) -> dict[str, Any] | None:
+        repeats = (judge or {}).get("repeats", 1)
+        if type(repeats) is not int or repeats < 1:
+            raise PydanticCustomError("judge_repeats", "judge.repeats is {given}: a judge is asked a whole number of "
+                                      "times, 1 or more", {"given": json.dumps(repeats)})
+        return judge
+
+    def graded(self, manifest: Manifest) -> Manifest:
+        """The run's `manifest` as this rescore graded with it: rejudged, its judge asked as many times an answer as
+        it says (`judge.repeats`), which its judges' agreement is over."""
+        if self.judge is None or manifest.judge is None or "repeats" not in self.judge:
+            return manifest
+        judge = manifest.judge.model_copy(update={"repeats": self.judge["repeats"]})
+        return manifest.model_copy(update={"judge": judge})
 
 
 class MeanChange(Frozen):

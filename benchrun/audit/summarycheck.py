@@ -57,7 +57,7 @@ class RescoreBooks:
     def __init__(self, run: Run, manifest: Manifest, folder: Path, info: RescoreInfo):
         self.name, self.info = f"{RESCORES}/{folder.name}", info
         self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
-        self.books, self.answered = Books(manifest, shard=run.info.shard), set[tuple[str, int]]()
+        self.books, self.answered = Books(info.graded(manifest), shard=run.info.shard), set[tuple[str, int]]()
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
