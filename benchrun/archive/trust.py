@@ -150,7 +150,7 @@ def unreadable(run: Run, kept: Keeper | None = None) -> tuple[str, str, int | No
             kept.judgements(judgements)
             kept.scores(scores)
         for records in (responses, judgements, scores):
-            deque(records, maxlen=0)  # what `books` did not read
+            deque(records, maxlen=0)  # what `kept` did not read
     except ArchiveError as err:
         why = without_file(err)
         return Path(err.file or RUN).name, why, int(line[1]) if (line := re.match(r"line (\d+): ", why)) else None
