@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Container, Iterable, Iterator
 
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.dirlock import own_file
@@ -115,10 +115,8 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
     responses, each once, a sample's score lines complete."""
     tasks = {s.id: s.task for s in manifest.samples}
     expected = {t.name: set(t.score_names) for t in manifest.tasks}
-    judges = {t.name: set(t.judges) for t in manifest.tasks}
     answered: dict[Key, int] = {}
     groups: dict[Key, dict[str, int]] = {}
-    calls: dict[tuple[Key, str, int], int] = {}
 
     def response(number: int, record: dict[str, Any]) -> str | None:
         key = _key(record)
@@ -143,27 +141,40 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
         group[scorer] = number
         return None
 
-    def judgement(number: int, record: dict[str, Any]) -> str | None:
-        key, judge, j = _key(record), record.get("judge"), record.get("judge_repeat", 0)
-        if key not in answered:
-            return f"judges {answer_name(*key)!r}, which has no response"
-        if judge not in judges[tasks[key[0]]] or j not in range(manifest.judge_calls):
-            return f"is judge {judge!r}'s call {j!r}, not one of task {tasks[key[0]]!r}'s"
-        if (key, judge, j) in calls:
-            return f"repeats judge {judge!r}'s call {j} on {answer_name(*key)!r} (line {calls[key, judge, j]})"
-        calls[key, judge, j] = number
-        return None
-
     _vet(repair, RESPONSES, response)
     _vet(repair, SCORES, score)
     if manifest.judges:
-        _vet(repair, JUDGEMENTS, judgement)
+        calls = JudgeCalls(manifest)
+        _vet(repair, JUDGEMENTS, lambda number, record: calls.problem(
+            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered))
     incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
     for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
         _problem(repair, SCORES, min(groups[key].values()),
                  f"starts the incomplete score lines of {answer_name(*key)!r}")
         repair.bad[SCORES].update(groups[key].values())
     repair.regrade = (answered.keys() - groups.keys()) | incomplete
+
+
+class JudgeCalls:
+    """The judge calls that belong to a grading with `manifest`: a call of one of the task's judges, one of the
+    judge model's repeats, on an answer graded, each once (a run's, vetted by `check`; a rejudged rescore's, by verify)."""
+
+    def __init__(self, manifest: Manifest):
+        self.tasks = {s.id: s.task for s in manifest.samples}
+        self.judges = {t.name: set(t.judges) for t in manifest.tasks}
+        self.repeats = manifest.judge_calls
+        self.made: dict[tuple[Key, Any, Any], int] = {}
+
+    def problem(self, number: int, key: Key, judge: Any, j: Any, answered: Container[Key]) -> str | None:
+        """Why line `number`, judge `judge`'s call `j` on answer `key`, does not belong; None when it does."""
+        if key not in answered:
+            return f"judges {answer_name(*key)!r}, which has no response"
+        if judge not in self.judges[self.tasks[key[0]]] or j not in range(self.repeats):
+            return f"is judge {judge!r}'s call {j!r}, not one of task {self.tasks[key[0]]!r}'s"
+        if (key, judge, j) in self.made:
+            return f"repeats judge {judge!r}'s call {j} on {answer_name(*key)!r} (line {self.made[key, judge, j]})"
+        self.made[key, judge, j] = number
+        return None
 
 
 def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:

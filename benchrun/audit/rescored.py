@@ -15,6 +15,7 @@ from benchrun.audit.judged import judge_identity
 from benchrun.console import output
 from benchrun.console.visible import shown_name, visible
 from benchrun.core.frozen import Frozen
+from benchrun.core.manifest import Manifest
 from benchrun.core.records import Counts, FileDigest, Number, answer_name
 from benchrun.core.recordvalues import Version
 from benchrun.core.text import counted
@@ -132,6 +133,15 @@ def covers_fewer(info: RescoreInfo, held: int) -> str | None:
     return (f"scored {counted(info.counts.responses, 'answer')}, those its run held when it was made; the run holds "
             f"{held} now: "
             "its numbers cover those only (rescore again to score them all)")
+
+
+def graded_with(manifest: Manifest, info: RescoreInfo) -> Manifest:
+    """The run's `manifest` as the rescore graded with it: rejudged, its judge model asked as many times an answer as
+    rescore.json's judge.repeats says (`--rejudge judge.repeats=2`); a rescore.json that says none, the run's."""
+    repeats = (info.judge or {}).get("repeats")
+    if manifest.judge is None or type(repeats) is not int or repeats < 1:
+        return manifest
+    return manifest.model_copy(update={"judge": manifest.judge.model_copy(update={"repeats": repeats})})
 
 
 def print_rescore(result: Rescore, out: Console) -> None:

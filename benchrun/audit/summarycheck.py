@@ -10,11 +10,12 @@ from typing import Iterable
 
 from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
+from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
-from benchrun.audit.rescored import RescoreInfo
+from benchrun.audit.rescored import RescoreInfo, graded_with
 from benchrun.core.errors import ArchiveError
 from benchrun.core.judgeagreement import JudgeAgreement
-from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
+from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import (
     Counts,
@@ -55,9 +56,9 @@ class RescoreBooks:
     answers the rescore scored (as many as its rescore.json says) and, not rejudged, the run's judge calls."""
 
     def __init__(self, run: Run, manifest: Manifest, folder: Path, info: RescoreInfo):
-        self.name, self.info = f"{RESCORES}/{folder.name}", info
+        self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, graded_with(manifest, info)
         self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
-        self.books, self.answered = Books(manifest, shard=run.info.shard), set[tuple[str, int]]()
+        self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
@@ -72,8 +73,8 @@ class RescoreBooks:
         """The first of the rescore's counts (rescore.json) and summary.json lines that its records (the run's answers
         and judge calls kept, its own scores and, rejudged, judgements) do not make, or a score line of it that grades
         no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
-        if self.info.judge is not None:
-            self.books.judgements(self.graded.judgements())
+        if self.info.judge is not None and (stray := self._stray_call()) is not None:
+            return f"{self.name}/{JUDGEMENTS}", stray
         if (stray := _stray_score(self.graded, self.answered, self.books)) is not None:
             return f"{self.name}/{SCORES}", stray
         if self.books.ungraded:  # a run stopped while its scorers were at work leaves some
@@ -81,6 +82,16 @@ class RescoreBooks:
                                              "rescore scored, and a rescore grades every one")
         files = (f"{self.name}/{RESCORE_FILE}", f"{self.name}/{SUMMARY}")
         return _unmade(self.books, self.info.counts, self.graded, files, RESCORE_READ)
+
+    def _stray_call(self) -> str | None:
+        """Each of the rescore's own judge calls into its books; the first that is no call of its grading (as a run's
+        are vetted, `repair.JudgeCalls`: a judge of the task, a repeat asked, an answer it scored, once), said."""
+        calls = JudgeCalls(self.manifest)
+        for number, call in enumerate(self.graded.judgements(), 1):
+            if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)):
+                return f"line {number} {why}"
+            self.books.judgements((call,))
+        return None
 
 
 class RunPass:
