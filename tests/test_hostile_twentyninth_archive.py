@@ -8,13 +8,17 @@ cases it found bad, each with the rule it now obeys.
 - `rescore --rejudge judge.repeats=2` of a run judged once, untouched: verify said it NOT intact (its agreement
   tallied as if each answer were judged once); a rescore's books are kept with the judge's repeats it asked
   (`audit.rescored.graded_with`)
+- a judge's calls on two answers with their grades swapped (the judge's mean and agreement unchanged), in a finished
+  run sealed over, or in a rejudged rescore its digest made to match: verify said intact, where the judge's score
+  lines of those answers are not what their calls make; each is checked against its calls as verify reads them
+  (`audit.judgegrades.JudgeGrades`, kept in `audit.summarycheck.RunPass` and `RescoreBooks`)
 """
 from __future__ import annotations
 
 import pytest
 
 from tests.helpers.auditcli import audit
-from tests.helpers.p29_archive import calls_rewritten, failed, rejudged
+from tests.helpers.p29_archive import calls_rewritten, failed, grades_swapped, rejudged, run_grades_swapped
 
 # -- what the twenty-eighth pass left ----------------------------------------------------------------------------------
 
@@ -65,3 +69,22 @@ def test_a_rescore_rejudged_more_times_than_the_run_is_intact(tmp_path):
     done = audit(tmp_path, "verify", str(run_dir))
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     assert "ok    rescores/001/judgements.jsonl: 6 lines as written" in done.stdout
+
+
+# -- a fresh pass -------------------------------------------------------------------------------------------------------
+
+MISGRADED = ("line {line} gives judge 'names''s score of 'symbol:symb={symbol}' as {said}, its 1 call makes {made}")
+
+
+@pytest.mark.slow
+def test_a_judges_score_lines_are_what_its_calls_make(tmp_path):
+    """The judge's calls on `$` (right, 1) and `#` (wrong, 0) with their grades swapped, in the run (sealed over) and
+    in its rejudged rescore (its digest made to match): the judge's mean (2/3) and its agreement with `contains` are
+    what summary.json says, and verify said both intact, though the score lines give `$` 1 and `#` 0, which no call
+    says now. The first score line its calls do not make is named, in each."""
+    run_dir = rejudged(tmp_path)
+    run_grades_swapped(run_dir)
+    calls_rewritten(run_dir / "rescores" / "001", grades_swapped)
+    assert failed(tmp_path, run_dir) == [
+        f"FAIL  scores.jsonl: {MISGRADED.format(line=6, symbol='$', said=1, made=0)}",
+        f"FAIL  rescores/001/scores.jsonl: {MISGRADED.format(line=6, symbol='$', said=1, made=0)}"]

@@ -12,6 +12,7 @@ from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
+from benchrun.audit.judgegrades import JudgeGrades
 from benchrun.audit.rescored import RescoreInfo, graded_with
 from benchrun.core.errors import ArchiveError
 from benchrun.core.judgeagreement import JudgeAgreement
@@ -59,6 +60,8 @@ class RescoreBooks:
         self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, graded_with(manifest, info)
         self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
         self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
+        self.grades = JudgeGrades(self.manifest)
+        """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now)."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
@@ -75,7 +78,8 @@ class RescoreBooks:
         no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
         if self.info.judge is not None and (stray := self._stray_call()) is not None:
             return f"{self.name}/{JUDGEMENTS}", stray
-        if (stray := _stray_score(self.graded, self.answered, self.books)) is not None:
+        if (stray := _stray_score(self.graded, self.answered, self.books,
+                                   self.grades if self.info.judge is not None else None)) is not None:
             return f"{self.name}/{SCORES}", stray
         if self.books.ungraded:  # a run stopped while its scorers were at work leaves some
             return f"{self.name}/{SCORES}", (f"grades {self.books.graded} of the {self.books.responses} answers the "
@@ -91,6 +95,7 @@ class RescoreBooks:
             if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)):
                 return f"line {number} {why}"
             self.books.judgements((call,))
+            self.grades.calls((call,))
         return None
 
 
@@ -102,10 +107,14 @@ class RunPass:
         self.books: Books | None = None
         self.rescores: list[RescoreBooks] = []
         self.read = False
+        self.grades: JudgeGrades | None = None
+        self.misgraded: tuple[str, str] | None = None
+        """The first judge's score line of the run that its calls do not make, as (file, `line N ...`)."""
 
     def read_through(self, run: Run) -> tuple[str, str, int | None] | None:
         """Every record of the run read once (`trust.unreadable`) and kept; the first unreadable, as it says it."""
         self.books = books_for(run)
+        self.grades = _grades_of(run)
         found = unreadable(run, self)
         self.read = found is None
         return found
@@ -122,10 +131,24 @@ class RunPass:
                 self.books.judgements((call,))
             for rescore in self.rescores:
                 rescore.judgement(call)
+            if self.grades is not None:
+                self.grades.calls((call,))
 
     def scores(self, scores: Iterable[ScoreRecord]) -> None:
-        if self.books is not None:
-            self.books.scores(scores)
+        for number, score in enumerate(scores, 1):
+            if self.books is not None:
+                self.books.scores((score,))
+            if self.misgraded is None and self.grades is not None and (why := self.grades.problem(number, score)):
+                self.misgraded = SCORES, why
+
+
+def _grades_of(run: Run) -> JudgeGrades | None:
+    """Where the run's judge calls' grades are kept to check its judges' score lines (None: no judges, or a manifest
+    no reader reads, which `trust.unreadable` says)."""
+    try:
+        return JudgeGrades(run.manifest) if run.manifest.judges else None
+    except ArchiveError:
+        return None
 
 
 def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], read: str) -> tuple[str, str] | None:
@@ -152,9 +175,10 @@ def _agreement(found: JudgeAgreement | None) -> str:
     return "none" if found is None else json.dumps(found.model_dump(mode="json"), sort_keys=True)
 
 
-def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> str | None:
+def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books, grades: JudgeGrades | None) -> str | None:
     """Each of `graded`'s score lines into `books`; the first that scores no answer `answered` holds, or an answer a
-    scorer scored already, said (a run's own are vetted so already, `repair.check`; a rescore's only here)."""
+    scorer scored already (a run's own are vetted so already, `repair.check`; a rescore's only here), or a judge's
+    that its calls kept in `grades` do not make, said."""
     seen: set[tuple[str, int, str]] = set()
     for number, score in enumerate(graded.scores(), 1):
         key = (score.id, score.repeat, score.scorer)
@@ -162,6 +186,8 @@ def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> s
             what = (", an answer the run does not hold: a grading scores the run's answers only"
                     if key[:2] not in answered else f" with {score.scorer!r} again: a grading scores each answer once")
             return f"line {number} scores {answer_name(score.id, score.repeat)!r}{what}"
+        if grades is not None and (why := grades.problem(number, score)) is not None:
+            return why
         seen.add(key)
         books.scores((score,))
     return None

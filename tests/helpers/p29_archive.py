@@ -13,6 +13,7 @@ from tests.helpers.auditcli import audit
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import run_dir_of
 from tests.helpers.judges import JUDGES, RESPONSE, TASKS, answer
+from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p28_archive import redigested
 
 
@@ -43,3 +44,19 @@ def failed(cwd: Path, run_dir: Path) -> list[str]:
     done = audit(cwd, "verify", str(run_dir))
     assert (done.returncode, done.stderr) == (1, ""), done.stderr
     return [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
+
+
+def grades_swapped(calls: list[dict]) -> None:
+    """The grades of the judge's calls on the second and third answers swapped (their replies too): the judge's mean
+    and its agreement with `contains` stay what summary.json says; its score lines of them no longer follow."""
+    for field in ("reply", "grade", "value"):
+        calls[1][field], calls[2][field] = calls[2][field], calls[1][field]
+
+
+def run_grades_swapped(run_dir: Path) -> None:
+    """`grades_swapped` on the run's own judgements.jsonl, its digests and the seal redone: every digest matches."""
+    calls = [json.loads(line) for line in (run_dir / "judgements.jsonl").read_text().splitlines()]
+    grades_swapped(calls)
+    for number in (2, 3):
+        sealed_line(run_dir, "judgements.jsonl", number,
+                    lambda line, call=calls[number - 1]: json.dumps(call, separators=(",", ":")).encode() + b"\n")
