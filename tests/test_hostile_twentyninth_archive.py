@@ -12,11 +12,17 @@ cases it found bad, each with the rule it now obeys.
   run sealed over, or in a rejudged rescore its digest made to match: verify said intact, where the judge's score
   lines of those answers are not what their calls make; each is checked against its calls as verify reads them
   (`audit.judgegrades.JudgeGrades`, kept in `audit.summarycheck.RunPass` and `RescoreBooks`)
+- a summary.json giving a task's metric twice (a first line of it claiming `n: 10, mean: 0.9`), sealed over: verify
+  said intact, show printed both lines and list's headline the first; a summary gives each task's metric once, or it
+  is unreadable to every reader (`core.records.one_line_each`)
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.p29_archive import calls_rewritten, failed, grades_swapped, rejudged, run_grades_swapped
 
@@ -88,3 +94,19 @@ def test_a_judges_score_lines_are_what_its_calls_make(tmp_path):
     assert failed(tmp_path, run_dir) == [
         f"FAIL  scores.jsonl: {MISGRADED.format(line=6, symbol='$', said=1, made=0)}",
         f"FAIL  rescores/001/scores.jsonl: {MISGRADED.format(line=6, symbol='$', said=1, made=0)}"]
+
+
+def test_a_summary_giving_a_tasks_metric_twice_is_unreadable(tmp_path):
+    """summary.json with a second `t/closeness` line before its own (n 10, mean 0.9), sealed over: verify said intact,
+    show printed both lines and list's headline `t/closeness=0.900`; every reader now refuses it in one line."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["metrics"].insert(0, {**summary["metrics"][0], "n": 10, "mean": 0.9})
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    reseal(run_dir, "summary.json")
+    said = ("unreadable: metrics: Value error, t/closeness is given twice, where a summary gives each task's metric "
+            "once")
+    assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: {said}"]
+    shown = audit(tmp_path, "show", str(run_dir))
+    assert (shown.returncode, shown.stdout, shown.stderr) == (4, "", f"benchrun: error: in '{run_dir}/summary.json': "
+                                                                     f"{said}\n")
