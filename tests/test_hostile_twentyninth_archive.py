@@ -15,6 +15,10 @@ cases it found bad, each with the rule it now obeys.
 - a summary.json giving a task's metric twice (a first line of it claiming `n: 10, mean: 0.9`), sealed over: verify
   said intact, show printed both lines and list's headline the first; a summary gives each task's metric once, or it
   is unreadable to every reader (`core.records.one_line_each`)
+- a summary.json (sealed over) of a run of repeats whose pass@k and majority@k, `binary` (show then gave a t
+  interval of -0.768 to 2.101 of a 0/1 mean), `samples`, or consistency are not what its records make: verify said
+  intact (it checked n, errors, mean and stderr alone); every figure a summary says is checked where it says it
+  (`audit.summarycheck._differs` and `_unmade`)
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import pytest
 
 from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.commands import run_in_process
 from tests.helpers.p29_archive import calls_rewritten, failed, grades_swapped, rejudged, run_grades_swapped
 
 # -- what the twenty-eighth pass left ----------------------------------------------------------------------------------
@@ -110,3 +115,27 @@ def test_a_summary_giving_a_tasks_metric_twice_is_unreadable(tmp_path):
     shown = audit(tmp_path, "show", str(run_dir))
     assert (shown.returncode, shown.stdout, shown.stderr) == (4, "", f"benchrun: error: in '{run_dir}/summary.json': "
                                                                      f"{said}\n")
+
+
+READ = "show, list and compare read it, export and report read the records"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "said"), [
+    ({"pass_at_k": 1.0}, "product/calculated_answer: summary.json's pass_at_k is 1.0, its score records make "
+                         "0.6666666666666666"),
+    ({"binary": False}, "product/calculated_answer: summary.json's binary is False, its score records make True"),
+    ({"samples": 9}, "product/calculated_answer: summary.json's samples is 9, its score records make 3"),
+    ({"consistency": {"product": 0.0}}, 'consistency: summary.json\'s is {"product": 0.0}, its records make '
+                                        '{"product": 1.0}'),
+])
+def test_every_figure_a_summary_gives_is_what_its_records_make(tmp_path, change, said):
+    """A run of 3 samples asked 3 times each (calculated_answer 1, 0, 1 per sample, each answer alike), its summary.json
+    given another pass@k, `binary`, `samples` or consistency and sealed over: verify said intact, and show printed
+    them (a t interval of -0.768 to 2.101 for `binary: false`)."""
+    run_dir = run_in_process(tmp_path, "thrice", "task.only=[product]", "repeats=3")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (summary if "consistency" in change else summary["metrics"][0]).update(change)
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    reseal(run_dir, "summary.json")
+    assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: {said}: {READ}"]

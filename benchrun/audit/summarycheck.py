@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
@@ -24,11 +24,17 @@ from benchrun.core.records import (
     MetricSummary,
     ResponseRecord,
     ScoreRecord,
+    Summary,
     answer_name,
 )
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
+LATER = tuple(field for field in MetricSummary.model_fields if field not in ("task", "metric", *FIELDS))
+"""What a later benchrun's metric line says too (`binary`, `samples`, pass@k ...): checked where a line says it."""
+TASK_FIGURES = ("repeats", "consistency", "consistency_samples")
+"""What summary.json says beside its metric lines that the records make, checked where it says it (a later
+benchrun's)."""
 READ = "show, list and compare read it, export and report read the records"
 RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
@@ -158,11 +164,16 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
     for field in Counts.model_fields:
         if (said := getattr(counts, field)) != getattr(made, field):
             return files[0], f"counts.{field} is {said}, its records make {getattr(made, field)}: {read}"
-    written = {(line.task, line.metric): line for line in graded.summary.metrics} if graded.summary else {}
-    found = {(line.task, line.metric): line for line in books.tally.summaries()}
+    summary = graded.summary or Summary(manifest_id="", model="", metrics=())
+    tallied = books.tally.summary(summary.manifest_id, summary.model, None)
+    written = {(line.task, line.metric): line for line in summary.metrics}
+    found = {(line.task, line.metric): line for line in tallied.metrics}
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
             return files[1], f"{'/'.join(key)}: {why}: {read}"
+    for field in TASK_FIGURES:
+        if (said := getattr(summary, field)) is not None and not _close(said, made := getattr(tallied, field)):
+            return files[1], f"{field}: summary.json's is {_json(said)}, its records make {_json(made)}: {read}"
     said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
     for judge in [*said, *(judge for judge in made if judge not in said)]:
         if said.get(judge) != made.get(judge):
@@ -196,9 +207,22 @@ def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books, grad
 def _differs(written: MetricSummary | None, found: MetricSummary | None) -> str | None:
     if written is None or found is None:
         return "in its score records, not in summary.json" if written is None else "in summary.json, not in its score records"
-    for field in FIELDS:
-        said, made = getattr(written, field), getattr(found, field)
-        if (said is None) != (made is None) or (said is not None and not math.isclose(said, made, rel_tol=1e-9,
-                                                                                        abs_tol=1e-12)):
+    for field in (*FIELDS, *(field for field in LATER if getattr(written, field) is not None)):
+        if not _close(said := getattr(written, field), made := getattr(found, field)):
             return f"summary.json's {field} is {said}, its score records make {made}"
     return None
+
+
+def _close(said: Any, made: Any) -> bool:
+    """Whether a figure summary.json says is the one its records make (numbers within rounding, mappings of them)."""
+    if said is None or made is None:
+        return said is made
+    if isinstance(said, dict):
+        return isinstance(made, dict) and said.keys() == made.keys() and all(_close(said[k], made[k]) for k in said)
+    if isinstance(said, float) or isinstance(made, float):
+        return math.isclose(said, made, rel_tol=1e-9, abs_tol=1e-12)
+    return bool(said == made)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
