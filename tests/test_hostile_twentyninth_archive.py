@@ -19,6 +19,8 @@ cases it found bad, each with the rule it now obeys.
   interval of -0.768 to 2.101 of a 0/1 mean), `samples`, or consistency are not what its records make: verify said
   intact (it checked n, errors, mean and stderr alone); every figure a summary says is checked where it says it
   (`audit.summarycheck._differs` and `_unmade`)
+- a summary.json (sealed over) naming another model or manifest than its run.json's: verify said intact; a summary
+  names the run's, as its writer wrote it (`audit.summarycheck._unmade`)
 """
 from __future__ import annotations
 
@@ -139,3 +141,19 @@ def test_every_figure_a_summary_gives_is_what_its_records_make(tmp_path, change,
     (run_dir / "summary.json").write_text(json.dumps(summary))
     reseal(run_dir, "summary.json")
     assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: {said}: {READ}"]
+
+
+@pytest.mark.parametrize(("field", "value", "own"), [
+    ("model", "evil", "m"),
+    ("manifest_id", "f" * 64, None),
+])
+def test_a_summary_names_its_runs_model_and_manifest(tmp_path, field, value, own):
+    """summary.json's `model` (`manifest_id`) made another's, sealed over: verify said intact, though every writer
+    names the run's own there; what other tools read of the run named another."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    own = own or summary[field]
+    (run_dir / "summary.json").write_text(json.dumps({**summary, field: value}))
+    reseal(run_dir, "summary.json")
+    assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: {field} is {value!r}, where run.json's is {own!r}: a "
+                                         "summary of another run's"]

@@ -164,7 +164,10 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
     for field in Counts.model_fields:
         if (said := getattr(counts, field)) != getattr(made, field):
             return files[0], f"counts.{field} is {said}, its records make {getattr(made, field)}: {read}"
-    summary = graded.summary or Summary(manifest_id="", model="", metrics=())
+    summary = graded.summary or Summary(manifest_id=graded.info.manifest_id or "", model=graded.info.model, metrics=())
+    for field in ("manifest_id", "model"):  # what its writer named it by: run.json's
+        if (said := getattr(summary, field)) != (own := getattr(graded.info, field)):
+            return files[1], f"{field} is {said!r}, where run.json's is {own!r}: a summary of another run's"
     tallied = books.tally.summary(summary.manifest_id, summary.model, None)
     written = {(line.task, line.metric): line for line in summary.metrics}
     found = {(line.task, line.metric): line for line in tallied.metrics}
