@@ -11,7 +11,8 @@ cases it found bad, each with the rule it now obeys.
 - a judge's calls on two answers with their grades swapped (the judge's mean and agreement unchanged), in a finished
   run sealed over, or in a rejudged rescore its digest made to match: verify said intact, where the judge's score
   lines of those answers are not what their calls make; each is checked against its calls as verify reads them
-  (`audit.judgegrades.JudgeGrades`, kept in `audit.summarycheck.RunPass` and `RescoreBooks`)
+  (`audit.judgegrades.JudgeGrades`, kept in `audit.summarycheck.RunPass` and `RescoreBooks`); so is one of an
+  answer one of whose judge repeats' calls was taken out (the mean of those left, the agreement made to match)
 - a summary.json giving a task's metric twice (a first line of it claiming `n: 10, mean: 0.9`), sealed over: verify
   said intact, show printed both lines and list's headline the first; a summary gives each task's metric once, or it
   is unreadable to every reader (`core.records.one_line_each`)
@@ -31,6 +32,7 @@ import pytest
 from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
+from tests.helpers.p28_archive import redigested
 from tests.helpers.p29_archive import calls_rewritten, failed, grades_swapped, rejudged, run_grades_swapped
 
 # -- what the twenty-eighth pass left ----------------------------------------------------------------------------------
@@ -101,6 +103,20 @@ def test_a_judges_score_lines_are_what_its_calls_make(tmp_path):
     assert failed(tmp_path, run_dir) == [
         f"FAIL  scores.jsonl: {MISGRADED.format(line=6, symbol='$', said=1, made=0)}",
         f"FAIL  rescores/001/scores.jsonl: {MISGRADED.format(line=6, symbol='$', said=1, made=0)}"]
+
+
+@pytest.mark.slow
+def test_a_judges_score_line_is_made_of_every_one_of_its_repeats(tmp_path):
+    """A rescore rejudged twice an answer, one of the two calls on `@` taken out (the judge said right in both: the
+    score line's 1 is the mean of the one left) and summary.json's agreement made what the calls left make, the
+    digests made to match: verify said intact of a score of one call where the judge was asked two."""
+    run_dir = rejudged(tmp_path, "judge.repeats=2")
+    rescore = run_dir / "rescores" / "001"
+    calls_rewritten(rescore, lambda calls: calls.pop(1))
+    redigested(rescore, "summary.json", lambda summary: summary["judges"]["names"].update(
+        answers=2, with_scorers={"contains": {"agreement": 0.5, "answers": 2, "kappa": 0.0}}))
+    assert failed(tmp_path, run_dir) == [
+        "FAIL  rescores/001/scores.jsonl: line 3 gives judge 'names''s score of 'symbol:symb=@' from 1 of its 2 calls"]
 
 
 def test_a_summary_giving_a_tasks_metric_twice_is_unreadable(tmp_path):

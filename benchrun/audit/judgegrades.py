@@ -1,6 +1,6 @@
-"""Whether a judge's score line of an answer is what its judge calls make (the mean of their grades, or their first
-error: `execute.judging.judge_score`), as verify's one pass reads a run's (or a rejudged rescore's) calls, then its
-score lines: a grade no call gave is a number nothing recorded stands behind."""
+"""Whether a judge's score line of an answer is what its judge calls make (the mean of the grades of every one of its
+repeats, or their first error: `execute.judging.judge_score`), as verify's one pass reads a run's (or a rejudged
+rescore's) calls, then its score lines: a grade no call gave is a number nothing recorded stands behind."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ class JudgeGrades:
 
     def __init__(self, manifest: Manifest):
         self.specs = {spec.name: spec for spec in manifest.judges}
+        self.repeats = manifest.judge_calls
         self.grades: dict[tuple[str, str, int], list[Grade]] = {}
 
     def calls(self, calls: Iterable[JudgementRecord]) -> None:
@@ -35,6 +36,9 @@ class JudgeGrades:
         if not grades:  # an answer not asked (its request failed), or a rescore's answer the run holds no call of
             return None if score.metrics is None else (f"line {number} gives judge {score.scorer!r}'s grade of "
                                                        f"{answer!r}, of which there is no judge call")
+        if len(grades) != self.repeats:  # each call once (`repair.JudgeCalls`): some are missing
+            return (f"line {number} gives judge {score.scorer!r}'s score of {answer!r} from {len(grades)} of its "
+                    f"{self.repeats} calls")
         from benchrun.execute.judging import judge_score  # verify's alone: not imported by show or list
 
         made = judge_score({"id": score.id, "task": score.task, "repeat": score.repeat}, spec,
