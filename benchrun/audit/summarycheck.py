@@ -32,9 +32,10 @@ FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
 LATER = tuple(field for field in MetricSummary.model_fields if field not in ("task", "metric", *FIELDS))
 """What a later benchrun's metric line says too (`binary`, `samples`, pass@k ...): checked where a line says it."""
-TASK_FIGURES = ("repeats", "consistency", "consistency_samples")
+TASK_FIGURES = ("repeats", "consistency_samples", "consistency")
 """What summary.json says beside its metric lines that the records make, checked where it says it (a later
-benchrun's)."""
+benchrun's); consistency only where it says the samples it is over, when some are left out (before a benchrun said
+them, it counted the samples with a failed request too)."""
 READ = "show, list and compare read it, export and report read the records"
 RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
@@ -174,7 +175,8 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
             return files[1], f"{'/'.join(key)}: {why}: {read}"
-    for field in TASK_FIGURES:
+    older = summary.consistency_samples is None and tallied.consistency_samples is not None
+    for field in TASK_FIGURES[:2 if older else 3]:
         if (said := getattr(summary, field)) is not None and not _close(said, made := getattr(tallied, field)):
             return files[1], f"{field}: summary.json's is {_json(said)}, its records make {_json(made)}: {read}"
     said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
