@@ -22,6 +22,9 @@ cases it found bad, each with the rule it now obeys.
   (`audit.summarycheck._differs` and `_unmade`)
 - a summary.json (sealed over) naming another model or manifest than its run.json's: verify said intact; a summary
   names the run's, as its writer wrote it (`audit.summarycheck._unmade`)
+- a record line whose id, repeat, scorer or judge is a JSON array or object (`"id": ["t:a=0"]`), sealed over or in a
+  killed run: verify and resume crashed (TypeError: unhashable type); such a line names nothing, a problem as any
+  line that does not belong (`archive.repair._misnamed`, for committed lines and a killed writer's tail)
 """
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ import pytest
 from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
+from tests.helpers.p24_archive import rewrite_line
+from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p28_archive import redigested
 from tests.helpers.p29_archive import calls_rewritten, failed, grades_swapped, rejudged, run_grades_swapped
 
@@ -173,3 +178,32 @@ def test_a_summary_names_its_runs_model_and_manifest(tmp_path, field, value, own
     reseal(run_dir, "summary.json")
     assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: {field} is {value!r}, where run.json's is {own!r}: a "
                                          "summary of another run's"]
+
+
+def _named_by(key: str, value: object):
+    return lambda line: json.dumps({**json.loads(line), key: value}).encode() + b"\n"
+
+
+@pytest.mark.parametrize(("name", "number", "key", "value", "said"), [
+    ("responses.jsonl", 1, "id", ["t:a=0"], "line 1 gives its id as a JSON array, which names nothing"),
+    ("scores.jsonl", 2, "scorer", ["closeness"], "line 2 gives its scorer as a JSON array, which names nothing"),
+    ("scores.jsonl", 3, "repeat", {"k": 0}, "line 3 gives its repeat as a JSON object, which names nothing"),
+])
+def test_a_record_line_naming_its_answer_by_an_array_is_a_problem_not_a_crash(tmp_path, name, number, key, value,
+                                                                                said):
+    """A finished run's record line whose id, scorer or repeat is a JSON array or object, sealed over: verify crashed
+    (TypeError: unhashable type: 'list'); the line names nothing, the first problem verify says."""
+    run_dir = sealed_line(synthetic_run(tmp_path / "r", [1, 0]), name, number, _named_by(key, value))
+    assert failed(tmp_path, run_dir)[0] == f"FAIL  {name}: {said}"
+
+
+def test_resume_of_a_killed_run_whose_line_names_its_answer_by_an_object_refuses_it(tmp_path):
+    """A killed run's second response line given `"id": {"x": 1}` (records.sha256 made to match): resume crashed
+    (TypeError: unhashable type: 'dict'); it refuses the records in one line, as any that do not belong."""
+    run_dir = synthetic_run(tmp_path / "k", [1, 0], finish=False)
+    rewrite_line(run_dir, "responses.jsonl", 2, _named_by("id", {"x": 1}))
+    done = audit(tmp_path, "resume", str(run_dir))
+    assert (done.returncode, done.stdout, done.stderr) == (4, "", (
+        f"benchrun: error: in '{run_dir}/responses.jsonl': line 2 gives its id as a JSON object, which names nothing "
+        "(2 more problems): the records are not what the run wrote; resume with --force to drop what does not belong "
+        "(recorded in run.json)\n"))

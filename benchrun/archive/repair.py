@@ -38,6 +38,9 @@ from benchrun.core.text import NotJSON, once_each
 
 Key = tuple[str, int]
 """An answer: (sample id, repeat)."""
+NAMING = ("id", "repeat", "scorer", "judge", "judge_repeat")
+"""What a record line names its answer, scorer and judge call by: never a JSON array or object, which no writer
+writes there (and which no set of names can hold)."""
 
 
 @dataclass
@@ -213,7 +216,9 @@ def _once(line: bytes) -> tuple[dict[str, Any], str | None]:
         data, why = python_json(line), f"reads two ways: {err}"
     except ValueError as err:
         return {}, f"is not JSON: {err}"
-    return (data, why) if isinstance(data, dict) else ({}, "is no JSON object")
+    if not isinstance(data, dict):
+        return {}, "is no JSON object"
+    return ({}, misnamed) if (misnamed := _misnamed(data)) else (data, why)
 
 
 def _key(record: dict[str, Any]) -> Key:
@@ -226,7 +231,15 @@ def _json(line: bytes) -> dict[str, Any] | None:
         data = python_json(line)
     except ValueError:
         return None
-    return data if isinstance(data, dict) else None
+    return data if isinstance(data, dict) and not _misnamed(data) else None
+
+
+def _misnamed(data: dict[str, Any]) -> str | None:
+    """Why a record line names no answer, scorer or judge call as a writer does (`NAMING`); None when it does."""
+    found = next((key for key in NAMING if isinstance(data.get(key), (list, dict))), None)
+    if found is None:
+        return None
+    return f"gives its {found} as a JSON {'array' if isinstance(data[found], list) else 'object'}, which names nothing"
 
 
 def apply(run_dir: Path, repair: Repair, manifest: Manifest,
