@@ -160,7 +160,8 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
 
 class JudgeCalls:
     """The judge calls that belong to a grading with `manifest`: a call of one of the task's judges, one of the
-    judge model's repeats, on an answer graded, each once (a run's, vetted by `check`; a rejudged rescore's, by verify)."""
+    judge model's repeats, on an answer graded, each once (a run's, vetted by `check`; a rejudged rescore's, by
+    verify)."""
 
     def __init__(self, manifest: Manifest):
         self.tasks = {s.id: s.task for s in manifest.samples}
