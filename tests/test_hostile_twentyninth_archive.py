@@ -91,7 +91,7 @@ def test_a_rescore_rejudged_more_times_than_the_run_is_intact(tmp_path):
     assert "ok    rescores/001/judgements.jsonl: 6 lines as written" in done.stdout
 
 
-# -- a fresh pass -------------------------------------------------------------------------------------------------------
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
 
 MISGRADED = ("line {line} gives judge 'names''s score of 'symbol:symb={symbol}' as {said}, its 1 call makes {made}")
 
