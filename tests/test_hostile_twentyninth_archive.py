@@ -25,6 +25,9 @@ cases it found bad, each with the rule it now obeys.
 - a record line whose id, repeat, scorer or judge is a JSON array or object (`"id": ["t:a=0"]`), sealed over or in a
   killed run: verify and resume crashed (TypeError: unhashable type); such a line names nothing, a problem as any
   line that does not belong (`archive.repair._misnamed`, for committed lines and a killed writer's tail)
+- run.json's digest of a file whose sha256 is the file's but whose size or line count is not (sealed over): verify
+  said the file `changed since the run finished: sha256 ec05b148d197…, run.json has ec05b148d197…`; it names
+  run.json's digest as the one at fault (`audit.digests.check_file`)
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from tests.helpers.archives import reseal, synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
 from tests.helpers.p24_archive import rewrite_line
+from tests.helpers.p25_archive import sealed_over
 from tests.helpers.p26_archive import sealed_line
 from tests.helpers.p28_archive import redigested
 from tests.helpers.p29_archive import calls_rewritten, failed, grades_swapped, rejudged, run_grades_swapped
@@ -207,3 +211,15 @@ def test_resume_of_a_killed_run_whose_line_names_its_answer_by_an_object_refuses
         f"benchrun: error: in '{run_dir}/responses.jsonl': line 2 gives its id as a JSON object, which names nothing "
         "(2 more problems): the records are not what the run wrote; resume with --force to drop what does not belong "
         "(recorded in run.json)\n"))
+
+
+def test_a_digest_whose_counts_are_not_its_files_is_run_jsons_fault(tmp_path):
+    """run.json's digest of scores.jsonl saying 999 lines, its sha256 the file's, sealed over: verify said the file
+    changed, giving two equal sha256s; the file is as written, and run.json's digest is what no run writes."""
+    run_dir = synthetic_run(tmp_path / "r", [1, 0])
+    info = json.loads((run_dir / "run.json").read_text())
+    info["files"]["scores.jsonl"]["lines"] = 999
+    sealed_over(run_dir, lambda text: json.dumps(info))
+    size = (run_dir / "scores.jsonl").stat().st_size
+    assert failed(tmp_path, run_dir) == [f"FAIL  run.json: files.scores.jsonl: {size} bytes and 999 lines, where the "
+                                         f"file its sha256 is of has {size} bytes and 4 lines: a digest no run writes"]
