@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Container, Iterable, Iterator
 
 from benchrun.archive.atomic import write_atomic
 from benchrun.archive.dirlock import own_file
@@ -38,6 +38,9 @@ from benchrun.core.text import NotJSON, once_each
 
 Key = tuple[str, int]
 """An answer: (sample id, repeat)."""
+NAMING = ("id", "repeat", "scorer", "judge", "judge_repeat")
+"""What a record line names its answer, scorer and judge call by: never a JSON array or object, which no writer
+writes there (and which no set of names can hold)."""
 
 
 @dataclass
@@ -115,10 +118,8 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
     responses, each once, a sample's score lines complete."""
     tasks = {s.id: s.task for s in manifest.samples}
     expected = {t.name: set(t.score_names) for t in manifest.tasks}
-    judges = {t.name: set(t.judges) for t in manifest.tasks}
     answered: dict[Key, int] = {}
     groups: dict[Key, dict[str, int]] = {}
-    calls: dict[tuple[Key, str, int], int] = {}
 
     def response(number: int, record: dict[str, Any]) -> str | None:
         key = _key(record)
@@ -143,27 +144,41 @@ def _check_meaning(repair: Repair, manifest: Manifest) -> None:
         group[scorer] = number
         return None
 
-    def judgement(number: int, record: dict[str, Any]) -> str | None:
-        key, judge, j = _key(record), record.get("judge"), record.get("judge_repeat", 0)
-        if key not in answered:
-            return f"judges {answer_name(*key)!r}, which has no response"
-        if judge not in judges[tasks[key[0]]] or j not in range(manifest.judge_calls):
-            return f"is judge {judge!r}'s call {j!r}, not one of task {tasks[key[0]]!r}'s"
-        if (key, judge, j) in calls:
-            return f"repeats judge {judge!r}'s call {j} on {answer_name(*key)!r} (line {calls[key, judge, j]})"
-        calls[key, judge, j] = number
-        return None
-
     _vet(repair, RESPONSES, response)
     _vet(repair, SCORES, score)
     if manifest.judges:
-        _vet(repair, JUDGEMENTS, judgement)
+        calls = JudgeCalls(manifest)
+        _vet(repair, JUDGEMENTS, lambda number, record: calls.problem(
+            number, _key(record), record.get("judge"), record.get("judge_repeat", 0), answered))
     incomplete = {key for key, group in groups.items() if group.keys() != expected[tasks[key[0]]]}
     for key in sorted(incomplete, key=lambda k: min(groups[k].values())):
         _problem(repair, SCORES, min(groups[key].values()),
                  f"starts the incomplete score lines of {answer_name(*key)!r}")
         repair.bad[SCORES].update(groups[key].values())
     repair.regrade = (answered.keys() - groups.keys()) | incomplete
+
+
+class JudgeCalls:
+    """The judge calls that belong to a grading with `manifest`: a call of one of the task's judges, one of the
+    judge model's repeats, on an answer graded, each once (a run's, vetted by `check`; a rejudged rescore's, by
+    verify)."""
+
+    def __init__(self, manifest: Manifest):
+        self.tasks = {s.id: s.task for s in manifest.samples}
+        self.judges = {t.name: set(t.judges) for t in manifest.tasks}
+        self.repeats = manifest.judge_calls
+        self.made: dict[tuple[Key, Any, Any], int] = {}
+
+    def problem(self, number: int, key: Key, judge: Any, j: Any, answered: Container[Key]) -> str | None:
+        """Why line `number`, judge `judge`'s call `j` on answer `key`, does not belong; None when it does."""
+        if key not in answered:
+            return f"judges {answer_name(*key)!r}, which has no response"
+        if judge not in self.judges[self.tasks[key[0]]] or j not in range(self.repeats):
+            return f"is judge {judge!r}'s call {j!r}, not one of task {self.tasks[key[0]]!r}'s"
+        if (key, judge, j) in self.made:
+            return f"repeats judge {judge!r}'s call {j} on {answer_name(*key)!r} (line {self.made[key, judge, j]})"
+        self.made[key, judge, j] = number
+        return None
 
 
 def _vet(repair: Repair, name: str, problem_of: Callable[[int, dict[str, Any]], str | None]) -> None:
@@ -202,7 +217,9 @@ def _once(line: bytes) -> tuple[dict[str, Any], str | None]:
         data, why = python_json(line), f"reads two ways: {err}"
     except ValueError as err:
         return {}, f"is not JSON: {err}"
-    return (data, why) if isinstance(data, dict) else ({}, "is no JSON object")
+    if not isinstance(data, dict):
+        return {}, "is no JSON object"
+    return ({}, misnamed) if (misnamed := _misnamed(data)) else (data, why)
 
 
 def _key(record: dict[str, Any]) -> Key:
@@ -215,7 +232,15 @@ def _json(line: bytes) -> dict[str, Any] | None:
         data = python_json(line)
     except ValueError:
         return None
-    return data if isinstance(data, dict) else None
+    return data if isinstance(data, dict) and not _misnamed(data) else None
+
+
+def _misnamed(data: dict[str, Any]) -> str | None:
+    """Why a record line names no answer, scorer or judge call as a writer does (`NAMING`); None when it does."""
+    found = next((key for key in NAMING if isinstance(data.get(key), (list, dict))), None)
+    if found is None:
+        return None
+    return f"gives its {found} as a JSON {'array' if isinstance(data[found], list) else 'object'}, which names nothing"
 
 
 def apply(run_dir: Path, repair: Repair, manifest: Manifest,

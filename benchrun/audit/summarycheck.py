@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
+from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
+from benchrun.audit.judgegrades import JudgeGrades
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.core.errors import ArchiveError
 from benchrun.core.judgeagreement import JudgeAgreement
-from benchrun.core.layout import RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
+from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, RUN, SCORES, SUMMARY
 from benchrun.core.manifest import Manifest
 from benchrun.core.records import (
     Counts,
@@ -22,11 +24,18 @@ from benchrun.core.records import (
     MetricSummary,
     ResponseRecord,
     ScoreRecord,
+    Summary,
     answer_name,
 )
 
 FIELDS = ("n", "errors", "mean", "stderr")
 """What a metric line says that its records make (as any benchrun wrote it: `binary` and `samples` came later)."""
+LATER = tuple(field for field in MetricSummary.model_fields if field not in ("task", "metric", *FIELDS))
+"""What a later benchrun's metric line says too (`binary`, `samples`, pass@k ...): checked where a line says it."""
+TASK_FIGURES = ("repeats", "consistency_samples", "consistency")
+"""What summary.json says beside its metric lines that the records make, checked where it says it (a later
+benchrun's); consistency only where it says the samples it is over, when some are left out (before a benchrun said
+them, it counted the samples with a failed request too)."""
 READ = "show, list and compare read it, export and report read the records"
 RESCORE_READ = "not as the rescore wrote it, which tallied its records"
 
@@ -55,9 +64,11 @@ class RescoreBooks:
     answers the rescore scored (as many as its rescore.json says) and, not rejudged, the run's judge calls."""
 
     def __init__(self, run: Run, manifest: Manifest, folder: Path, info: RescoreInfo):
-        self.name, self.info = f"{RESCORES}/{folder.name}", info
+        self.name, self.info, self.manifest = f"{RESCORES}/{folder.name}", info, info.graded(manifest)
         self.graded = Run(folder, run.info.model_copy(update={"files": info.files, "judge": info.judge or run.info.judge}))
-        self.books, self.answered = Books(info.graded(manifest), shard=run.info.shard), set[tuple[str, int]]()
+        self.books, self.answered = Books(self.manifest, shard=run.info.shard), set[tuple[str, int]]()
+        self.grades = JudgeGrades(self.manifest)
+        """Its own judge calls' grades, rejudged (a rescore from the archive reads the run's again, as graded now)."""
 
     def response(self, response: ResponseRecord) -> None:
         if self.books.responses < self.info.counts.responses:  # what rescore.json says, which anyone may write: 10**30
@@ -72,15 +83,27 @@ class RescoreBooks:
         """The first of the rescore's counts (rescore.json) and summary.json lines that its records (the run's answers
         and judge calls kept, its own scores and, rejudged, judgements) do not make, or a score line of it that grades
         no answer it scored, an answer twice, or leaves one ungraded, as (file, `what: why`)."""
-        if self.info.judge is not None:
-            self.books.judgements(self.graded.judgements())
-        if (stray := _stray_score(self.graded, self.answered, self.books)) is not None:
+        if self.info.judge is not None and (stray := self._stray_call()) is not None:
+            return f"{self.name}/{JUDGEMENTS}", stray
+        if (stray := _stray_score(self.graded, self.answered, self.books,
+                                   self.grades if self.info.judge is not None else None)) is not None:
             return f"{self.name}/{SCORES}", stray
         if self.books.ungraded:  # a run stopped while its scorers were at work leaves some
             return f"{self.name}/{SCORES}", (f"grades {self.books.graded} of the {self.books.responses} answers the "
                                              "rescore scored, and a rescore grades every one")
         files = (f"{self.name}/{RESCORE_FILE}", f"{self.name}/{SUMMARY}")
         return _unmade(self.books, self.info.counts, self.graded, files, RESCORE_READ)
+
+    def _stray_call(self) -> str | None:
+        """Each of the rescore's own judge calls into its books; the first that is no call of its grading (as a run's
+        are vetted, `repair.JudgeCalls`: a judge of the task, a repeat asked, an answer it scored, once), said."""
+        calls = JudgeCalls(self.manifest)
+        for number, call in enumerate(self.graded.judgements(), 1):
+            if (why := calls.problem(number, (call.id, call.repeat), call.judge, call.judge_repeat, self.answered)):
+                return f"line {number} {why}"
+            self.books.judgements((call,))
+            self.grades.calls((call,))
+        return None
 
 
 class RunPass:
@@ -91,10 +114,14 @@ class RunPass:
         self.books: Books | None = None
         self.rescores: list[RescoreBooks] = []
         self.read = False
+        self.grades: JudgeGrades | None = None
+        self.misgraded: tuple[str, str] | None = None
+        """The first judge's score line of the run that its calls do not make, as (file, `line N ...`)."""
 
     def read_through(self, run: Run) -> tuple[str, str, int | None] | None:
         """Every record of the run read once (`trust.unreadable`) and kept; the first unreadable, as it says it."""
         self.books = books_for(run)
+        self.grades = _grades_of(run)
         found = unreadable(run, self)
         self.read = found is None
         return found
@@ -111,10 +138,24 @@ class RunPass:
                 self.books.judgements((call,))
             for rescore in self.rescores:
                 rescore.judgement(call)
+            if self.grades is not None:
+                self.grades.calls((call,))
 
     def scores(self, scores: Iterable[ScoreRecord]) -> None:
-        if self.books is not None:
-            self.books.scores(scores)
+        for number, score in enumerate(scores, 1):
+            if self.books is not None:
+                self.books.scores((score,))
+            if self.misgraded is None and self.grades is not None and (why := self.grades.problem(number, score)):
+                self.misgraded = SCORES, why
+
+
+def _grades_of(run: Run) -> JudgeGrades | None:
+    """Where the run's judge calls' grades are kept to check its judges' score lines (None: no judges, or a manifest
+    no reader reads, which `trust.unreadable` says)."""
+    try:
+        return JudgeGrades(run.manifest) if run.manifest.judges else None
+    except ArchiveError:
+        return None
 
 
 def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], read: str) -> tuple[str, str] | None:
@@ -124,11 +165,20 @@ def _unmade(books: Books, counts: Counts, graded: Run, files: tuple[str, str], r
     for field in Counts.model_fields:
         if (said := getattr(counts, field)) != getattr(made, field):
             return files[0], f"counts.{field} is {said}, its records make {getattr(made, field)}: {read}"
-    written = {(line.task, line.metric): line for line in graded.summary.metrics} if graded.summary else {}
-    found = {(line.task, line.metric): line for line in books.tally.summaries()}
+    summary = graded.summary or Summary(manifest_id=graded.info.manifest_id or "", model=graded.info.model, metrics=())
+    for field in ("manifest_id", "model"):  # what its writer named it by: run.json's
+        if (said := getattr(summary, field)) != (own := getattr(graded.info, field)):
+            return files[1], f"{field} is {said!r}, where run.json's is {own!r}: a summary of another run's"
+    tallied = books.tally.summary(summary.manifest_id, summary.model, None)
+    written = {(line.task, line.metric): line for line in summary.metrics}
+    found = {(line.task, line.metric): line for line in tallied.metrics}
     for key in [*written, *(key for key in found if key not in written)]:
         if (why := _differs(written.get(key), found.get(key))) is not None:
             return files[1], f"{'/'.join(key)}: {why}: {read}"
+    older = summary.consistency_samples is None and tallied.consistency_samples is not None
+    for field in TASK_FIGURES[:2 if older else 3]:
+        if (said := getattr(summary, field)) is not None and not _close(said, made := getattr(tallied, field)):
+            return files[1], f"{field}: summary.json's is {_json(said)}, its records make {_json(made)}: {read}"
     said, made = (graded.summary.judges if graded.summary else None) or {}, books.agreement_summaries()
     for judge in [*said, *(judge for judge in made if judge not in said)]:
         if said.get(judge) != made.get(judge):
@@ -141,9 +191,10 @@ def _agreement(found: JudgeAgreement | None) -> str:
     return "none" if found is None else json.dumps(found.model_dump(mode="json"), sort_keys=True)
 
 
-def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> str | None:
+def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books, grades: JudgeGrades | None) -> str | None:
     """Each of `graded`'s score lines into `books`; the first that scores no answer `answered` holds, or an answer a
-    scorer scored already, said (a run's own are vetted so already, `repair.check`; a rescore's only here)."""
+    scorer scored already (a run's own are vetted so already, `repair.check`; a rescore's only here), or a judge's
+    that its calls kept in `grades` do not make, said."""
     seen: set[tuple[str, int, str]] = set()
     for number, score in enumerate(graded.scores(), 1):
         key = (score.id, score.repeat, score.scorer)
@@ -151,6 +202,8 @@ def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> s
             what = (", an answer the run does not hold: a grading scores the run's answers only"
                     if key[:2] not in answered else f" with {score.scorer!r} again: a grading scores each answer once")
             return f"line {number} scores {answer_name(score.id, score.repeat)!r}{what}"
+        if grades is not None and (why := grades.problem(number, score)) is not None:
+            return why
         seen.add(key)
         books.scores((score,))
     return None
@@ -159,9 +212,22 @@ def _stray_score(graded: Run, answered: set[tuple[str, int]], books: Books) -> s
 def _differs(written: MetricSummary | None, found: MetricSummary | None) -> str | None:
     if written is None or found is None:
         return "in its score records, not in summary.json" if written is None else "in summary.json, not in its score records"
-    for field in FIELDS:
-        said, made = getattr(written, field), getattr(found, field)
-        if (said is None) != (made is None) or (said is not None and not math.isclose(said, made, rel_tol=1e-9,
-                                                                                        abs_tol=1e-12)):
+    for field in (*FIELDS, *(field for field in LATER if getattr(written, field) is not None)):
+        if not _close(said := getattr(written, field), made := getattr(found, field)):
             return f"summary.json's {field} is {said}, its score records make {made}"
     return None
+
+
+def _close(said: Any, made: Any) -> bool:
+    """Whether a figure summary.json says is the one its records make (numbers within rounding, mappings of them)."""
+    if said is None or made is None:
+        return said is made
+    if isinstance(said, dict):
+        return isinstance(made, dict) and said.keys() == made.keys() and all(_close(said[k], made[k]) for k in said)
+    if isinstance(said, float) or isinstance(made, float):
+        return math.isclose(said, made, rel_tol=1e-9, abs_tol=1e-12)
+    return bool(said == made)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)

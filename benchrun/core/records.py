@@ -250,13 +250,24 @@ class Speed(Frozen):
     last answer; None after a resume); left out for one server."""
 
 
+def one_line_each(lines: tuple[MetricSummary, ...]) -> tuple[MetricSummary, ...]:
+    """summary.json's metric lines, one of each task's metric: a second line of one, which show printed beside the
+    first and list's headline took, is refused."""
+    seen: set[tuple[str, str]] = set()
+    for line in lines:
+        if (line.task, line.metric) in seen:
+            raise ValueError(f"{line.task}/{line.metric} is given twice, where a summary gives each task's metric once")
+        seen.add((line.task, line.metric))
+    return lines
+
+
 class Summary(Frozen):
     """summary.json: per task x metric statistics of scores.jsonl, and the run's speed."""
 
     schema_version: Version = RECORD_VERSION
     manifest_id: str
     model: str
-    metrics: tuple[Annotated[MetricSummary, AfterValidator(shares)], ...]
+    metrics: Annotated[tuple[Annotated[MetricSummary, AfterValidator(shares)], ...], AfterValidator(one_line_each)]
     repeats: int | None = Field(None, exclude_if=_absent)
     """k, the answers asked per sample, when more than one."""
     consistency: dict[str, float] | None = Field(None, exclude_if=_absent)

@@ -1,0 +1,53 @@
+"""Whether a judge's score line of an answer is what its judge calls make (the mean of the grades of every one of its
+repeats, or their first error: `execute.judging.judge_score`), as verify's one pass reads a run's (or a rejudged
+rescore's) calls, then its score lines: a grade no call gave is a number nothing recorded stands behind."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from benchrun.core.manifest import Manifest
+from benchrun.core.records import ErrorInfo, JudgementRecord, ScoreRecord, answer_name
+
+Grade = tuple[int, float | int | None, ErrorInfo | None]
+"""What a score line's judge call gives of itself: its judge repeat, its grade's number and its error."""
+
+
+class JudgeGrades:
+    """The grades of each judge's calls on each answer, as they are read, to check its score lines against; of a
+    call only its number and error are kept (its chat and reply are not: memory of a few numbers an answer)."""
+
+    def __init__(self, manifest: Manifest):
+        self.specs = {spec.name: spec for spec in manifest.judges}
+        self.repeats = manifest.judge_calls
+        self.grades: dict[tuple[str, str, int], list[Grade]] = {}
+
+    def calls(self, calls: Iterable[JudgementRecord]) -> None:
+        for call in calls:
+            self.grades.setdefault((call.judge, call.id, call.repeat), []).append(
+                (call.judge_repeat, call.value, call.error))
+
+    def problem(self, number: int, score: ScoreRecord) -> str | None:
+        """Why score line `number`, a judge's, is not what its calls make; None when it is (or it is no judge's)."""
+        if (spec := self.specs.get(score.scorer)) is None:
+            return None
+        answer = answer_name(score.id, score.repeat)
+        grades = sorted(self.grades.pop((score.scorer, score.id, score.repeat), ()), key=lambda grade: grade[0])
+        if not grades:  # an answer not asked (its request failed), or a rescore's answer the run holds no call of
+            return None if score.metrics is None else (f"line {number} gives judge {score.scorer!r}'s grade of "
+                                                       f"{answer!r}, of which there is no judge call")
+        if len(grades) != self.repeats:  # each call once (`repair.JudgeCalls`): some are missing
+            return (f"line {number} gives judge {score.scorer!r}'s score of {answer!r} from {len(grades)} of its "
+                    f"{self.repeats} calls")
+        from benchrun.execute.judging import judge_score  # verify's alone: not imported by show or list
+
+        made = judge_score({"id": score.id, "task": score.task, "repeat": score.repeat}, spec,
+                           [JudgementRecord.model_construct(value=value, error=error) for _, value, error in grades])
+        if (score.metrics, score.error) == (made.metrics, made.error):
+            return None
+        return (f"line {number} gives judge {score.scorer!r}'s score of {answer!r} as {_said(score)}, its "
+                f"{len(grades)} call{'s' * (len(grades) != 1)} make{'s' * (len(grades) == 1)} {_said(made)}")
+
+
+def _said(score: ScoreRecord) -> str:
+    return f"error {score.error}" if score.metrics is None else str(score.metrics.get(score.scorer))
