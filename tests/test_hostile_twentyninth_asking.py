@@ -1,0 +1,33 @@
+"""The twenty-ninth hostile pass of issue 19, the asking side.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchrun.core.errors import EXIT
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p29_asking import judged_by
+
+
+@pytest.mark.parametrize(("grade", "shown"), [("1e300", "1e+300"), ("-1e101", "-1e+101"), ("1" + "0" * 120, "an integer of 121 digits")])
+def test_a_judges_number_grade_out_of_range_is_said_in_the_judges_words(tmp_path, grade, shown):
+    result, judged = judged_by(tmp_path, '{"grade": %s}' % grade)
+    message = (f"judge 'names' graded by {shown}, out of a score's range: a grade is a finite number of magnitude at "
+               "most 1e+100")
+    assert result.returncode == EXIT["ok"]
+    assert judged == [(json.loads(grade), None, {"type": "JudgeReplyInvalid", "message": message})] * 3
+
+
+@pytest.mark.parametrize(("key", "url", "host", "kind"), [
+    ("runner.host", "http://255.255.255.255:9", "255.255.255.255", "is the broadcast address"),
+    ("runner.host", "http://224.0.0.1:11434", "224.0.0.1", "is a multicast address"),
+    ("runner.base_url", "http://[ff02::1]:8000/v1", "ff02::1", "is a multicast address")])
+def test_a_server_at_a_broadcast_or_multicast_address_is_refused_not_advised_to_start(tmp_path, key, url, host, kind):
+    runner = ("runner=openai", "runner.model=m") if key == "runner.base_url" else ()
+    done = call_benchrun(*runner, f"{key}='{url}'", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'config': {key}: '{url}' is not a server's URL: its host '{host}' {kind}, which names "
+        "no one server (no connection can be made to it)\n"))
