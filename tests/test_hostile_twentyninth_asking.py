@@ -9,6 +9,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.commands import call_benchrun
+from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p29_asking import judged_by
 
 
@@ -31,3 +32,21 @@ def test_a_server_at_a_broadcast_or_multicast_address_is_refused_not_advised_to_
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: in 'config': {key}: '{url}' is not a server's URL: its host '{host}' {kind}, which names "
         "no one server (no connection can be made to it)\n"))
+
+
+@pytest.mark.parametrize("structured", ["json_schema", "json_object"])
+def test_a_resume_onto_a_server_answering_as_another_model_is_refused_however_asked(tmp_path, structured):
+    with AnsweringAs("qwen2.5-7b", responder=Breaks(5)) as first:
+        done = call_benchrun("runner=openai", f"runner.base_url={first.url}", "runner.model=qwen", "runner.retries=0",
+                             f"runner.structured={structured}", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    resume = ("resume", str(run_dir), "--host")
+    with AnsweringAs("qwen2.5-14b") as other, AnsweringAs("qwen2.5-7b") as same:
+        refused = call_benchrun(*resume, other.url, cwd=tmp_path, module="benchrun.audit")
+        resumed = call_benchrun(*resume, same.url, cwd=tmp_path, module="benchrun.audit")
+    assert done.returncode == EXIT["runner"]
+    assert (refused.returncode, refused.stderr) == (EXIT["archive"], (
+        'benchrun: error: model qwen is now answers_as "qwen2.5-14b", the run used answers_as "qwen2.5-7b"; resume '
+        "with --force to continue with it anyway (recorded in run.json)\n"))
+    assert (resumed.returncode, resumed.stderr, len(other.requests)) == (EXIT["ok"], "", 1)
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
