@@ -8,9 +8,11 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
-from tests.helpers.commands import call_benchrun
+from tests.helpers.archives import read_jsonl
+from tests.helpers.commands import call_benchrun, run_dir_of
+from tests.helpers.p24_execute import ollama_run, openai_run
 from tests.helpers.p28_asking import AnsweringAs, Breaks
-from tests.helpers.p29_asking import judged_by
+from tests.helpers.p29_asking import judged_by, no_tokens
 
 
 @pytest.mark.parametrize(("grade", "shown"), [("1e300", "1e+300"), ("-1e101", "-1e+101"), ("1" + "0" * 120, "an integer of 121 digits")])
@@ -50,3 +52,14 @@ def test_a_resume_onto_a_server_answering_as_another_model_is_refused_however_as
         "with --force to continue with it anyway (recorded in run.json)\n"))
     assert (resumed.returncode, resumed.stderr, len(other.requests)) == (EXIT["ok"], "", 1)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+
+
+@pytest.mark.parametrize(("ask", "source"), [("ollama", "server"), ("openai", "wall")])
+def test_a_completion_of_text_said_to_be_no_tokens_is_not_reported(tmp_path, ask, source):
+    done = ollama_run(tmp_path, no_tokens) if ask == "ollama" else openai_run(tmp_path, no_tokens)[1]
+    run_dir = run_dir_of(done.stdout)
+    counted = {(r["text"], r["completion_tokens"]) for r in read_jsonl(run_dir / "responses.jsonl")}
+    speed = json.loads((run_dir / "summary.json").read_text())["speed"]
+    assert (done.returncode, counted) == (EXIT["ok"], {('{"answer": 6}', None), ('{"answer": 11}', None),
+                                                        ('{"answer": 25}', None)})
+    assert (speed["tokens_per_s"], speed["tokens_per_s_from"]) == (None, None)

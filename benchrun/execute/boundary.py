@@ -55,9 +55,11 @@ def _counted(completion: Completion, seconds: float | None) -> dict[str, Any]:
     """An answer's token counts and durations as a server can have measured them (`_measured`): a duration its count
     was read or written in faster than MAX_TOKENS_PER_S is not reported (10^12 tokens, or 50, in a microsecond), nor
     is a completion count written faster than that in the `seconds` the whole request took, for each made speeds of
-    10^15 tokens a second in the archive and `show`."""
+    10^15 tokens a second in the archive and `show`; nor a completion count of 0 for an answer with text (a proxy
+    that counts none), which made the run's speed 0 tokens a second."""
+    wrote = _measured(completion.completion_tokens)
     counts = {"prompt_tokens": _measured(completion.prompt_tokens),
-              "completion_tokens": _measured(completion.completion_tokens)}
+              "completion_tokens": None if wrote == 0 and completion.text else wrote}
     durations = {k: v for k, v in completion.durations_ns.items() if _measured(v) is not None}
     for count, took in RATED:
         if counts[count] is not None and took in durations and _too_fast(counts[count], durations[took] / NS_PER_S):

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchrun.testing.chat import Reply
 from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import listbench_answer
 from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun
@@ -27,3 +29,9 @@ def judged_by(tmp_path: Path, reply: str) -> tuple[Any, list[tuple[Any, Any, Any
                                f"outputs={tmp_path / 'outputs'}", cwd=tmp_path)
     [run_dir] = sorted(p.parent for p in (tmp_path / "outputs").glob("*/*/run.json"))
     return result, [(j["grade"], j["value"], j["error"]) for j in read_jsonl(run_dir / "judgements.jsonl")]
+
+
+def no_tokens(request: Any) -> Reply:
+    """listbench's answer, its server saying it wrote it in 0 tokens (a proxy that counts none)."""
+    said = listbench_answer(request)
+    return Reply(content=said, eval_count=0) if isinstance(said, str) else said
