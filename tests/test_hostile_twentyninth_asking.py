@@ -12,7 +12,7 @@ from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.p24_execute import ollama_run, openai_run
 from tests.helpers.p28_asking import AnsweringAs, Breaks
-from tests.helpers.p29_asking import judged_by, no_tokens
+from tests.helpers.p29_asking import eleven_days, judged_by, no_tokens
 
 
 @pytest.mark.parametrize(("grade", "shown"), [("1e300", "1e+300"), ("-1e101", "-1e+101"), ("1" + "0" * 120, "an integer of 121 digits")])
@@ -63,3 +63,11 @@ def test_a_completion_of_text_said_to_be_no_tokens_is_not_reported(tmp_path, ask
     assert (done.returncode, counted) == (EXIT["ok"], {('{"answer": 6}', None), ('{"answer": 11}', None),
                                                         ('{"answer": 25}', None)})
     assert (speed["tokens_per_s"], speed["tokens_per_s_from"]) == (None, None)
+
+
+def test_a_servers_duration_longer_than_benchrun_waits_is_not_reported(tmp_path):
+    run_dir = run_dir_of(ollama_run(tmp_path, eleven_days).stdout)
+    durations = [r["durations_ns"] for r in read_jsonl(run_dir / "responses.jsonl")]
+    speed = json.loads((run_dir / "summary.json").read_text())["speed"]
+    assert durations == [{"prompt_eval": 10_000_000}] * 3
+    assert (speed["load_s"], speed["tokens_per_s_from"], speed["prompt_tokens_per_s"]) == (None, "wall", 700.0)

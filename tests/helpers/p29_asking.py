@@ -35,3 +35,10 @@ def no_tokens(request: Any) -> Reply:
     """listbench's answer, its server saying it wrote it in 0 tokens (a proxy that counts none)."""
     said = listbench_answer(request)
     return Reply(content=said, eval_count=0) if isinstance(said, str) else said
+
+
+def eleven_days(request: Any) -> Reply:
+    """listbench's answer, its server saying it took 11 days to load the model, and 3 to write the answer."""
+    said = listbench_answer(request)
+    return Reply(content=said, load_duration=10**15, total_duration=10**15 + 50_000_000,
+                 eval_duration=3 * 10**14) if isinstance(said, str) else said
