@@ -1,4 +1,17 @@
 """The twenty-ninth hostile pass of issue 19, the asking side.
+
+- a judge's number grade out of a score's range (`{"grade": 1e300}`) was refused in the scorer's words (`scorer
+  result names must be a finite number ...`): the judge's refusal names the judge and what it gave
+  (`execute.judging._read`)
+- a server's URL at the broadcast address or a multicast one was advised `start it with ollama serve`, where no
+  server can be: refused as no server's URL, naming the key (`core.serverurls._no_one_host`); 0.0.0.0 and `::` reach
+  this machine, where the advice is true
+- a resume of an OpenAI-compatible run asked with runner.structured set (no probe) onto a server answering as another
+  model went on unsaid: the name the run's answers gave pins it (`core.recordvalues.answered_as`), and a command
+  asking a run again probes in its dialect to learn the name the server answers as now (`runners.openai._dialect`)
+- a completion count of 0 for an answer with text, and a server's duration longer than benchrun waits for a request
+  (a load of 11 days), were kept and made the run's speed 0 tokens/s and its load time 1,000,000 s: not reported
+  (`execute.boundary._counted`)
 """
 
 from __future__ import annotations
