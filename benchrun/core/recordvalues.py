@@ -240,7 +240,8 @@ def answered_as(identity: dict[str, Any], answers: Iterable[Any]) -> dict[str, A
         return identity
     said = None
     for answer in answers:
-        said = answer.extra.get("model") if isinstance(answer.extra.get("model"), str) else said
+        if isinstance(model := answer.extra.get("model"), str):
+            said = model
     return {**identity, "answers_as": said} if said and not same_model_name(said, name) else identity
 
 

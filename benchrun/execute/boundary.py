@@ -29,9 +29,8 @@ def received(completion: Completion, max_bytes: int, key: str, seconds: float | 
     """A runner's answer as it may be kept: its text at most `max_bytes` of UTF-8 (else TooLarge, naming the `key`
     that sets it), every string fit to write (lone surrogates replaced), token counts and durations only as a server
     can have measured them (`_counted`, over the `seconds` the request took where it was asked now, within the
-    `waited_s` benchrun waits for one), and every
-    credential benchrun sends masked, so that neither the archive nor the response cache can hold one a server
-    echoed."""
+    `waited_s` benchrun waits for one), and every credential benchrun sends masked, so that neither the archive nor
+    the response cache can hold one a server echoed."""
     text = writable(completion.text)
     if len(text) * 4 > max_bytes and len(text.encode("utf-8")) > max_bytes:
         raise too_large(max_bytes, key)

@@ -220,7 +220,7 @@ class OpenAIRunner:
     async def _dialect(self) -> str:
         """runner.structured, or for `auto` the first dialect the server takes a tiny request in. A command asking a
         run again (resume, retry) asks the probe in its runner.structured too: the name the answer gives the model
-        (`answers_as`) pins the model in every setting, as a run's answers gave it (`archive.answeredas`)."""
+        (`answers_as`) pins the model in every setting, as a run's answers gave it (`recordvalues.answered_as`)."""
         if self.config.structured != "auto":
             if self.config.asked_again:
                 response, said = await self._probe(self.config.structured)
