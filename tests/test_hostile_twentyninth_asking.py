@@ -28,7 +28,8 @@ from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p29_asking import eleven_days, judged_by, no_tokens
 
 
-@pytest.mark.parametrize(("grade", "shown"), [("1e300", "1e+300"), ("-1e101", "-1e+101"), ("1" + "0" * 120, "an integer of 121 digits")])
+@pytest.mark.parametrize(("grade", "shown"), [("1e300", "1e+300"), ("-1e101", "-1e+101"),
+                                              ("1" + "0" * 120, "an integer of 121 digits")])
 def test_a_judges_number_grade_out_of_range_is_said_in_the_judges_words(tmp_path, grade, shown):
     result, judged = judged_by(tmp_path, '{"grade": %s}' % grade)
     message = (f"judge 'names' graded by {shown}, out of a score's range: a grade is a finite number of magnitude at "
@@ -67,8 +68,8 @@ def test_a_resume_onto_a_server_answering_as_another_model_is_refused_however_as
     assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
 
 
-@pytest.mark.parametrize(("ask", "source"), [("ollama", "server"), ("openai", "wall")])
-def test_a_completion_of_text_said_to_be_no_tokens_is_not_reported(tmp_path, ask, source):
+@pytest.mark.parametrize("ask", ["ollama", "openai"])
+def test_a_completion_of_text_said_to_be_no_tokens_is_not_reported(tmp_path, ask):
     done = ollama_run(tmp_path, no_tokens) if ask == "ollama" else openai_run(tmp_path, no_tokens)[1]
     run_dir = run_dir_of(done.stdout)
     counted = {(r["text"], r["completion_tokens"]) for r in read_jsonl(run_dir / "responses.jsonl")}
