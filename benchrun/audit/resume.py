@@ -41,7 +41,7 @@ from benchrun.core.judgekeys import as_made
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
-from benchrun.core.recordvalues import pin_named, pinned_as
+from benchrun.core.recordvalues import answered_as, pin_named, pinned_as
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import archived_calls
@@ -328,8 +328,10 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
     """The model's identity and the judge model (None without one), each refused (unless `force`) when its digest is
     not the one `run` used; the refusal names `command` (resume, retry) to give --force to. A command that `asks`
     the model nothing (it only grades again) takes the identity the run recorded: its server may be gone."""
-    identity = await runner.identify() if asks or not run.info.identity else dict(run.info.identity)
-    check_model(run, identity, force, command=command)
+    asked = asks or not run.info.identity
+    identity = await runner.identify() if asked else dict(run.info.identity)
+    if asked:
+        check_model(run, identity, force, command=command)
     async with judge_model(plan, config, identity, (JUDGE_HOST, HOST)) as judged:
         if judged is not None:
             check_model(run, judged[1], force, judge=True, command=command)
@@ -338,8 +340,10 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
 
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume") -> None:
     """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used,
-    naming `command` to give --force to."""
-    used = run.info.judge.get("identity", {}) if judge else run.info.identity
+    naming `command` to give --force to. The name the run's answers gave the model pins it as a digest would
+    (`answered_as`)."""
+    used = answered_as(run.info.judge.get("identity", {}), run.judgements()) if judge else answered_as(
+        run.info.identity, run.responses())
     before, after = pinned_as(used), pinned_as(identity)
     if before and after != before and not force:
         served = pin_named(after) if after else "without a digest"

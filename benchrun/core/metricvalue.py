@@ -20,10 +20,16 @@ def in_bounds(value: int | float) -> bool:
         return False
 
 
+def number_shown(value: int | float) -> str:
+    """A number as an error says it: as Python writes it, or an integer of more than 40 digits by its length."""
+    digits = len(str(abs(value))) if isinstance(value, int) else 0
+    return f"an integer of {digits:,} digits" if digits > 40 else str(value)
+
+
 def _bounded(value: int | float) -> int | float:
     if not in_bounds(value):
-        shown = str(value) if len(str(value)) <= 40 else f"an integer of {len(str(value)):,} digits"
-        raise ValueError(f"a metric's value is a finite number of magnitude at most {MAX_METRIC:g}, not {shown}")
+        raise ValueError(f"a metric's value is a finite number of magnitude at most {MAX_METRIC:g}, not "
+                         f"{number_shown(value)}")
     return value
 
 

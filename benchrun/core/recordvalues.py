@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Iterable, Literal
 
 from pydantic import AfterValidator, BeforeValidator
 from pydantic_core import PydanticCustomError
@@ -229,6 +229,20 @@ def pinned_as(identity: dict[str, Any]) -> str | None:
     answers = identity.get("answers_as")
     said = {**(weights_said(identity) or {}), **({"answers_as": answers} if isinstance(answers, str) else {})}
     return SAID + json.dumps(said, sort_keys=True, ensure_ascii=False) if said else None
+
+
+def answered_as(identity: dict[str, Any], answers: Iterable[Any]) -> dict[str, Any]:
+    """`identity` with the name a run's answers (records with `extra`) gave its model, as `answers_as` where the
+    preflight learned none (runner.structured set, no probe) and no digest pins the model: the last answer's served
+    model, where that is not its served name (but for `:latest`). A run's records are read only then."""
+    name = identity.get("name")
+    if identity.get("answers_as") or model_digest(identity) or not isinstance(name, str):
+        return identity
+    said = None
+    for answer in answers:
+        if isinstance(model := answer.extra.get("model"), str):
+            said = model
+    return {**identity, "answers_as": said} if said and not same_model_name(said, name) else identity
 
 
 def pin_shown(pin: str) -> str:

@@ -76,12 +76,14 @@ def _unaskable(host: str) -> str | None:
     IDNA does not take (full-width letters, a circled digit: httpx's). A traceback as the runner was made, else."""
     if IPV4_STYLE.match(host):
         try:
-            ipaddress.IPv4Address(host)
+            return _no_one_host(ipaddress.IPv4Address(host))
         except ValueError:
             return "is not an IPv4 address (four numbers from 0 to 255)"
-        return None
     if ":" in host:  # an IPv6 address, which urlsplit has checked
-        return None
+        try:
+            return _no_one_host(ipaddress.IPv6Address(host.split("%")[0]))
+        except ValueError:
+            return None
     if (label := _bad_label(host)) is not None:
         return f"is not a host name that can be asked ({label}; each label is 1 to 63 characters)"
     try:
@@ -91,6 +93,16 @@ def _unaskable(host: str) -> str | None:
             idna.encode(host)
     except (UnicodeError, ValueError) as err:
         return f"is not a host name that can be asked (each label 1 to 63 characters, in IDNA: {err})"
+    return None
+
+
+def _no_one_host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why `address` is no server's (None: it may be one): a broadcast or multicast address names many hosts or none,
+    and a connection to it is refused by this machine (`Network is unreachable`), whatever server runs anywhere."""
+    if address == ipaddress.IPv4Address("255.255.255.255"):
+        return "is the broadcast address, which names no one server (no connection can be made to it)"
+    if address.is_multicast:
+        return "is a multicast address, which names no one server (no connection can be made to it)"
     return None
 
 

@@ -100,7 +100,7 @@ class Asker:
                 async with asyncio.timeout(self.policy.timeout_s):  # no task of its own, unlike wait_for
                     answer = await self.runner.complete(messages, schema, seed)
                 return received(answer, self.policy.max_response_bytes, self.policy.key("max_response_bytes"),
-                                time.perf_counter() - started)
+                                time.perf_counter() - started, self.policy.timeout_s)
             except TimeoutError as err:
                 raise Retryable(f"no answer within {self.policy.timeout_s:g} s") from err
         except Exception as err:

@@ -24,18 +24,19 @@ def too_large(limit: int, key: str) -> TooLarge:
     return TooLarge(f"the answer is longer than {key} ({limit:,} bytes); the rest was not read")
 
 
-def received(completion: Completion, max_bytes: int, key: str, seconds: float | None = None) -> Completion:
+def received(completion: Completion, max_bytes: int, key: str, seconds: float | None = None,
+             waited_s: float | None = None) -> Completion:
     """A runner's answer as it may be kept: its text at most `max_bytes` of UTF-8 (else TooLarge, naming the `key`
     that sets it), every string fit to write (lone surrogates replaced), token counts and durations only as a server
-    can have measured them (`_counted`, over the `seconds` the request took where it was asked now), and every
-    credential benchrun sends masked, so that neither the archive nor the response cache can hold one a server
-    echoed."""
+    can have measured them (`_counted`, over the `seconds` the request took where it was asked now, within the
+    `waited_s` benchrun waits for one), and every credential benchrun sends masked, so that neither the archive nor
+    the response cache can hold one a server echoed."""
     text = writable(completion.text)
     if len(text) * 4 > max_bytes and len(text.encode("utf-8")) > max_bytes:
         raise too_large(max_bytes, key)
     done = writable(completion.done_reason) if completion.done_reason else completion.done_reason
     extra = writable_data(completion.extra) if completion.extra else completion.extra
-    counted = _counted(completion, seconds)
+    counted = _counted(completion, seconds, waited_s)
     if text is not completion.text or done is not completion.done_reason or extra != completion.extra or any(
             value != getattr(completion, key) for key, value in counted.items()):
         completion = completion.model_copy(update={"text": text, "done_reason": done, "extra": extra, **counted})
@@ -51,14 +52,18 @@ RATED = (("prompt_tokens", "prompt_eval"), ("completion_tokens", "eval"))
 """Each token count and the duration the server says it took."""
 
 
-def _counted(completion: Completion, seconds: float | None) -> dict[str, Any]:
+def _counted(completion: Completion, seconds: float | None, waited_s: float | None = None) -> dict[str, Any]:
     """An answer's token counts and durations as a server can have measured them (`_measured`): a duration its count
     was read or written in faster than MAX_TOKENS_PER_S is not reported (10^12 tokens, or 50, in a microsecond), nor
     is a completion count written faster than that in the `seconds` the whole request took, for each made speeds of
-    10^15 tokens a second in the archive and `show`."""
+    10^15 tokens a second in the archive and `show`; nor a completion count of 0 for an answer with text (a proxy
+    that counts none), which made the run's speed 0 tokens a second; nor a duration longer than benchrun waits for a
+    request (`waited_s`, runner.timeout_s: a load of 11 days, which `show` gave as the run's load time)."""
+    wrote = _measured(completion.completion_tokens)
     counts = {"prompt_tokens": _measured(completion.prompt_tokens),
-              "completion_tokens": _measured(completion.completion_tokens)}
-    durations = {k: v for k, v in completion.durations_ns.items() if _measured(v) is not None}
+              "completion_tokens": None if wrote == 0 and completion.text else wrote}
+    durations = {k: v for k, v in completion.durations_ns.items() if _measured(v) is not None and (
+        waited_s is None or v <= waited_s * NS_PER_S)}
     for count, took in RATED:
         if counts[count] is not None and took in durations and _too_fast(counts[count], durations[took] / NS_PER_S):
             del durations[took]

@@ -21,6 +21,7 @@ from benchrun.archive.reader import Run
 from benchrun.compiler.scoring import metrics
 from benchrun.core.errors import FailFast
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
+from benchrun.core.metricvalue import MAX_METRIC, in_bounds, number_shown
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import CacheFailed, Entry, Repeat, RunCache
@@ -80,10 +81,16 @@ def _read(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, Er
                                                            f"'{spec.score}'")
     grade = parsed[spec.score]
     try:
-        value = metrics(spec.name, spec.grade(parsed))[spec.name]
+        number = spec.grade(parsed)
     except KeyError:
         return grade, None, ErrorInfo(type=INVALID, message=f"grade {json.dumps(grade)} has no number in the "
                                                             f"scores of judge '{spec.name}'")
+    if isinstance(number, (int, float)) and not in_bounds(number):
+        return grade, None, ErrorInfo(type=INVALID, message=f"judge '{spec.name}' graded by {number_shown(number)}, "
+                                                            f"out of a score's range: a grade is a finite number of "
+                                                            f"magnitude at most {MAX_METRIC:g}")
+    try:
+        value = metrics(spec.name, number)[spec.name]
     except TypeError as err:
         return grade, None, ErrorInfo(type=INVALID, message=str(err))
     return grade, value, None

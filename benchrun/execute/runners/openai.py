@@ -218,16 +218,23 @@ class OpenAIRunner:
             raise transport_failure(err) from err
 
     async def _dialect(self) -> str:
-        """runner.structured, or for `auto` the first dialect the server takes a tiny request in."""
+        """runner.structured, or for `auto` the first dialect the server takes a tiny request in. A command asking a
+        run again (resume, retry) asks the probe in its runner.structured too: the name the answer gives the model
+        (`answers_as`) pins the model in every setting, as a run's answers gave it (`recordvalues.answered_as`)."""
         if self.config.structured != "auto":
+            if self.config.asked_again:
+                response, said = await self._probe(self.config.structured)
+                if said is not None:
+                    raise RunnerError(f"the server at {self.base_url} refused the probe of the model it answers as "
+                                      f"({said.line}); {self._past_probe('it')}")
+                self.answered_as = _said_of(response, "model")
             return self.config.structured
         refused = []
         for dialect in DIALECTS:
             response, said = await self._probe(dialect)
             if said is None:
-                body = _json(response)
-                self.fingerprint = _text(body.get("system_fingerprint")) if isinstance(body, dict) else None
-                self.answered_as = _text(body.get("model")) if isinstance(body, dict) else None
+                self.fingerprint = _said_of(response, "system_fingerprint")
+                self.answered_as = _said_of(response, "model")
                 return dialect
             refused.append(f"{dialect}: {said.line}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
@@ -341,6 +348,15 @@ class OpenAIRunner:
                 "options_not_sent": self.options_not_sent}
 
 
+def _said_of(response: httpx.Response, field: str) -> str | None:
+    """A text field of a probe's answer (a chat completion, read already), or None."""
+    try:
+        body = response.json()
+    except (ValueError, RecursionError):
+        return None
+    return _text(body.get(field)) if isinstance(body, dict) else None
+
+
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
@@ -382,11 +398,3 @@ def _auth(key: str | None) -> dict[str, str]:
 def _text_of(response: httpx.Response) -> str:
     """A body's text as an error quotes it (`errorbody.body_text`)."""
     return body_text(response.content, response.charset_encoding)
-
-
-def _json(response: httpx.Response) -> Any:
-    """The body as JSON, or None when it is not JSON (or nested deeper than Python's JSON reader goes)."""
-    try:
-        return response.json()
-    except (ValueError, RecursionError):
-        return None
