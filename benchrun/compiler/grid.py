@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from urllib.parse import quote
 
 from benchrun.compiler.alike import first_alike
+from benchrun.compiler.blanks import refuse_blank_values
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.schemas import SHOWN
@@ -187,6 +188,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     _names_apart(spec)
     _says_something(spec)
     parts = template_parts(spec, limits)
+    refuse_blank_values(spec, [name for field in _fields(parts) for name in (field.name, *field.spec_fields)])
     n = sample_count(spec)
     seen: dict[str, tuple[int, str]] = {}
     grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
