@@ -129,6 +129,8 @@ def hydra_error(err: Exception) -> str | None:
         return str(ConfigError(syntax_error(err), file=mark.name if mark else None))
     if isinstance(err, UnicodeDecodeError) and (read := _file_hydra_read(err)) is not None:  # nor UTF-8
         return str(ConfigError(f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8", file=read))
+    if isinstance(err, RecursionError) and (loop := _defaults_loop(err)) is not None:
+        return loop
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had
@@ -150,6 +152,22 @@ def _why(err: Exception) -> list[str]:
     said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, (ValidationError, GrammarParseError)) \
         else ""
     return [f"({said.strip()})"] if said.strip() and said.strip() not in str(err) else []
+
+
+def _defaults_loop(err: RecursionError) -> str | None:
+    """The line of a config whose defaults list includes itself, directly or round a loop (`--config-dir DIR` with a
+    task/self.yaml listing `self`), which Hydra followed to Python's recursion limit (a traceback of 2,500 lines);
+    None for any other recursion."""
+    chain: list[str] = []
+    for frame, _ in traceback.walk_tb(err.__traceback__):
+        if frame.f_code.co_name == "_create_defaults_tree_impl" and frame.f_code.co_filename.startswith(HYDRA_CODE):
+            path = str(frame.f_locals["root"].node.get_config_path())
+            if path in chain:
+                loop = " -> ".join([*chain[chain.index(path):], path])
+                return (f"in '{path}': its defaults list includes it again ({loop}), which Hydra would follow for "
+                        "ever; take it out of the defaults")
+            chain.append(path)
+    return None
 
 
 def _file_hydra_read(err: Exception) -> str | None:

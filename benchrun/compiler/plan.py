@@ -15,6 +15,7 @@ from benchrun.compiler.answerable import refuse_unanswerable
 from benchrun.compiler.files import Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
+from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
@@ -181,10 +182,16 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
     return FormatSpec(name=name, origin=origin, json_schema=schema)
 
 
-def _a_json_schema(name: str, schema: dict[str, Any]) -> None:
+def _a_json_schema(name: str, schema: Any) -> None:
     """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
-    `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun."""
+    `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun; and one that
+    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made)."""
     from jsonschema import Draft202012Validator, FormatChecker, SchemaError  # only for a custom format: 50 ms of import
+
+    if not isinstance(schema, dict):
+        raise TaskError(f"format '{name}': its JSON schema is {json.dumps(schema)[:SHOWN]}, not an object: a format "
+                        "is the schema of an answer's fields; let pydantic make it from the class's fields",
+                        file=formats.CUSTOM_FILE)
 
     checker = FormatChecker()
     checker.checks("regex")(regex_read)  # as the format check reads it, not as Python's `re` would

@@ -116,6 +116,10 @@ def _given_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
 
 MERGE = "tag:yaml.org,2002:merge"
 """The tag YAML 1.1 resolves a plain `<<` key to (a merge key)."""
+AS_TEXT = ("tag:yaml.org,2002:value", MERGE)
+"""The tags YAML 1.1 resolves a plain `=` and `<<` to, which no loader constructs (`values: {op: [+, -, =]}` was a
+syntax error, `could not determine a constructor`): read as the text they are, as YAML 1.2 reads them; `<<` as a key
+is still refused (`_mapping`)."""
 
 
 def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
@@ -179,6 +183,8 @@ for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
     for _tag in NOT_JSON:
         _loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
+    for _tag in AS_TEXT:
+        _loader.add_constructor(_tag, _given_text)
 
 
 class _FastArchived(_FastLoader):
