@@ -21,7 +21,7 @@ import pytest
 from benchrun import compile_plan
 from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import config, write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, run_benchrun
 
 HOST = "runner.host=http://127.0.0.1:9"
 BLANK = "which fills {a} with nothing visible; give the value, or leave the sample out"
@@ -112,3 +112,58 @@ def test_a_tab_a_form_feed_and_a_carriage_return_are_kept(tmp_path):
     bench = write_bench(tmp_path, {"tasks/t/template.txt": "say\t{a}\x0c\rnext\n",
                                    "tasks/t/values.csv": "a,reference\np\x0cq,1\n"})
     assert [s.prompt for s in compile_plan(config(bench)).manifest.samples] == ["say\tp\x0cq\x0c\nnext"]
+
+
+def test_a_plain_equals_sign_or_merge_sign_value_is_the_text_it_is(tmp_path):
+    """Before: `line 3, column 20: YAML syntax error: could not determine a constructor for the tag
+    'tag:yaml.org,2002:value'` (YAML 1.1's tag of a plain `=`, which no loader constructs; `<<` so too)."""
+    bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'a {op} b'\n  values: {op: [+, =, <<]}\n"
+                                                "  reference: ['1', '2', '3']\n"})
+    assert [s.prompt for s in compile_plan(config(bench)).manifest.samples] == ["a + b", "a = b", "a << b"]
+
+
+@pytest.mark.parametrize(("schema", "shown"), [("True", "true"), ("False", "false")])
+def test_a_custom_format_whose_schema_is_no_object_is_refused(tmp_path, schema, shown):
+    """Before: a traceback, `ValidationError: 1 validation error for FormatSpec json_schema Input should be a valid
+    dictionary` (exit 1): JSON Schema's own `true` passed the check of a schema."""
+    done = _dry_run(tmp_path, {
+        "tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n  format: F\n",
+        "custom_response.py": "from pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: str\n\n"
+                              f"    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n        return {schema}\n"})
+    _refused(done, f"in 'custom_response.py': format 'F': its JSON schema is {shown}, not an object: a format is the "
+                   "schema of an answer's fields; let pydantic make it from the class's fields")
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("~/d.jsonl", "~ is not expanded, and a file of the home directory is outside the benchmark"),
+    ("$HOME/d.jsonl", "environment variables are not expanded: name the file as it is"),
+    ("https://example.com/d.jsonl", "benchrun fetches no URL: download the file into it")])
+def test_a_data_file_written_as_a_home_path_a_variable_or_a_url_is_said_so(tmp_path, path, why):
+    """Before: `file '~/d.jsonl' is missing (paths are relative to the benchmark directory)`, not saying why a file
+    that is there was not found."""
+    done = _dry_run(tmp_path, {"tasks.yml": f"- name: t\n  template: say {{a}}\n  values_file: '{path}'\n"})
+    _refused(done, f"in 'tasks.yml': task 't': tasks[0].values_file: file '{path}' is missing (paths are relative to "
+                   f"the benchmark directory: {why})")
+
+
+@pytest.mark.parametrize(("files", "chosen", "loop"), [
+    ({"self": "defaults:\n  - self\n  - _self_\npath: demo:listbench\n"}, "self", "task/self -> task/self"),
+    ({"a": "defaults:\n  - b\n  - _self_\npath: demo:listbench\n", "b": "defaults:\n  - a\n"}, "a",
+     "task/a -> task/b -> task/a")])
+def test_a_config_whose_defaults_include_itself_is_one_line(tmp_path, files, chosen, loop):
+    """Before: a RecursionError's traceback of 2,500 lines (exit 1)."""
+    for name, text in files.items():
+        write_bench(tmp_path, {f"task/{name}.yaml": text}, name="mine")
+    done = run_benchrun("--config-dir", "mine", f"task={chosen}", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'task/{chosen}': its defaults list includes it again ({loop}), which Hydra would follow "
+        "for ever; take it out of the defaults\n"))
+
+
+def test_a_runner_preset_giving_no_model_names_the_override_that_chose_it(tmp_path):
+    """Before: `in 'config': hydra.run.dir: cannot resolve: Interpolation key 'runner.model' not found`, naming
+    neither the preset (a pod spec's YAML in a --config-dir folder) nor the override."""
+    write_bench(tmp_path, {"runner/pod.yaml": "apiVersion: v1\nkind: Pod\n"}, name="other")
+    done = call_benchrun("--config-dir", "other", "task=listbench", "runner=pod", "dry_run=true", cwd=tmp_path)
+    _refused(done, "in 'config': runner: cannot resolve: Interpolation key 'runner.model' not found (resolving "
+                   "hydra.run.dir, from the override 'runner=pod')")
