@@ -22,17 +22,11 @@ from benchrun import compile_plan
 from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import config, write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.p29_input import dry_run as _dry_run
 
-HOST = "runner.host=http://127.0.0.1:9"
 BLANK = "which fills {a} with nothing visible; give the value, or leave the sample out"
 CONTROL = ("a control character, which no text asks (it would be sent as written, and a terminal showing it takes it "
            "as a command); remove it (a tab, a line break or a form feed is kept)")
-
-
-def _dry_run(root, files: dict[str, str], *args: str):
-    """A dry run (in this process) of the benchmark made of `files`."""
-    write_bench(root, files)
-    return call_benchrun("task.path=bench", HOST, "dry_run=true", *args, cwd=root)
 
 
 def _refused(done, said: str) -> None:
