@@ -16,7 +16,7 @@ import omegaconf
 import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.errors import HydraException, MissingConfigException, OverrideParseException
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException, SearchPathException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import GrammarParseError, InterpolationResolutionError, OmegaConfBaseException, ValidationError
@@ -37,6 +37,7 @@ from benchrun.core.errors import (
     os_problem,
     refused_by_system,
 )
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure
@@ -137,11 +138,18 @@ def hydra_error(err: Exception) -> str | None:
         return str(unresolvable(err, sys.argv[1:]))
     if isinstance(err, OverrideParseException):
         return _unquoted_character(err) or _unreadable_override(err)
+    if isinstance(err, SearchPathException) and (found := CONFIG_DIR.fullmatch(str(err))) and os.path.exists(found[1]):
+        return (f"--config-dir: '{found[1]}' is {not_a_file(os.stat(found[1]).st_mode) or 'a file'}, not a folder: "
+                "name the folder that holds your presets (runner/mine.yaml)")
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
         return f"{lines[0]} (options: {', '.join(lines[2:])})"
     return " ".join(lines + _why(err)) or type(err).__name__
+
+
+CONFIG_DIR = re.compile(r"Additional config directory '(.*)' not found")
+"""Hydra's words for a `--config-dir` that is no folder, whether it is missing or a file."""
 
 
 def _why(err: Exception) -> list[str]:

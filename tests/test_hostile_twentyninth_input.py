@@ -161,3 +161,12 @@ def test_a_runner_preset_giving_no_model_names_the_override_that_chose_it(tmp_pa
     done = call_benchrun("--config-dir", "other", "task=listbench", "runner=pod", "dry_run=true", cwd=tmp_path)
     _refused(done, "in 'config': runner: cannot resolve: Interpolation key 'runner.model' not found (resolving "
                    "hydra.run.dir, from the override 'runner=pod')")
+
+
+def test_a_config_dir_that_is_a_file_is_said_so(tmp_path):
+    """Before: `Additional config directory '.../presets.yaml' not found`, of a file that is there."""
+    (tmp_path / "presets.yaml").write_text("runner: {model: m}\n")
+    done = run_benchrun("--config-dir", "presets.yaml", "task=listbench", "dry_run=true", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: --config-dir: '{tmp_path / 'presets.yaml'}' is a file, not a folder: name the folder that "
+        "holds your presets (runner/mine.yaml)\n"))
