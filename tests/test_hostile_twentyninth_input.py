@@ -170,3 +170,10 @@ def test_a_config_dir_that_is_a_file_is_said_so(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: --config-dir: '{tmp_path / 'presets.yaml'}' is a file, not a folder: name the folder that "
         "holds your presets (runner/mine.yaml)\n"))
+
+
+def test_a_jsonl_key_that_is_no_value_name_names_its_line(tmp_path):
+    """Before: `in 'd.jsonl': task 't': header: column 3 has an invalid name 'a b'`, of a file with no header."""
+    done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
+                               "d.jsonl": '\n{"a": 1, "reference": "1", "a b": 2}\n'})
+    _refused(done, "in 'd.jsonl': task 't': line 2: key 3 has an invalid name 'a b'")

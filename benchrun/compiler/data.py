@@ -126,7 +126,7 @@ def _add_record(columns: dict[str, list[Any]], record: Any, rel: str, task: str,
     if not isinstance(record, dict) or not record:
         raise TaskError("a record must be a JSON object of values, as {\"a\": 2, \"reference\": 5}", **where)
     if not columns:
-        check_names(list(record), rel, task)
+        check_names(list(record), rel, task, number)
         columns.update({name: [] for name in record})
     missing = [name for name in columns if name not in record]
     extra = [name for name in record if name not in columns]

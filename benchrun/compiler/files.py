@@ -216,17 +216,18 @@ REFERENCE = "reference"
 """The column of a values file that holds the references (the others are values)."""
 
 
-def check_names(names: list[str], rel: str, task: str) -> None:
-    """Value names (a CSV header, a JSONL record's keys) are identifiers, each once, one at least besides the
-    reference (a file of references alone made samples of no values, and a traceback)."""
+def check_names(names: list[str], rel: str, task: str, line: int | None = None) -> None:
+    """Value names (a CSV header, or the keys of a JSONL file's first record, on `line`) are identifiers, each once,
+    one at least besides the reference (a file of references alone made samples of no values, and a traceback)."""
     if set(names) == {REFERENCE}:
         raise TaskError("no values: the file gives a reference alone; give each sample its values (the template's "
                         "fields) or an id", file=rel, task=task)
+    named, key = ("key", f"line {line}") if line is not None else ("column", "header")
     for i, name in enumerate(names):
         if not name.isidentifier():
-            raise TaskError(f"column {i + 1} has an invalid name {name!r}", file=rel, task=task, key="header")
+            raise TaskError(f"{named} {i + 1} has an invalid name {name!r}", file=rel, task=task, key=key)
         if names.index(name) != i:
-            raise TaskError(f"column '{name}' appears twice", file=rel, task=task, key="header")
+            raise TaskError(f"{named} '{name}' appears twice", file=rel, task=task, key=key)
 
 
 @contextmanager
