@@ -177,3 +177,13 @@ def test_a_jsonl_key_that_is_no_value_name_names_its_line(tmp_path):
     done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
                                "d.jsonl": '\n{"a": 1, "reference": "1", "a b": 2}\n'})
     _refused(done, "in 'd.jsonl': task 't': line 2: key 3 has an invalid name 'a b'")
+
+
+@pytest.mark.parametrize("column", ["Reference", "refrence"])
+def test_a_column_named_nearly_reference_is_named_where_references_are_missing(tmp_path, column):
+    """Before: `scorer 'exact_match' compares with a reference, but the task has none (reference: calculated)`, of a
+    values.csv whose `Reference` column was read as a value."""
+    done = _dry_run(tmp_path, {"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": f"a,{column}\n1,1\n"})
+    _refused(done, "in 'tasks/t/info.yml': task 't': scorer: scorer 'exact_match' compares with a reference, but the "
+                   f"task has none (reference: calculated; its '{column}' is a value: the references' column is named "
+                   "'reference'); give references or a custom scorer")

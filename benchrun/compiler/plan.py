@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from pydantic import BaseModel
 
 from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.answerable import refuse_unanswerable
-from benchrun.compiler.files import Bounds
+from benchrun.compiler.files import REFERENCE, Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
 from benchrun.compiler.schemas import SHOWN
@@ -234,9 +235,18 @@ def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> Scor
         scoring.check_signature(name, fn, scoring.CUSTOM_FILE)
     if builtin and spec.reference == "calculated":
         raise TaskError(f"scorer '{name}' compares with a reference, but the task has none "
-                        "(reference: calculated); give references or a custom scorer", **spec.where("scorer"))
+                        f"(reference: calculated{_reference_misnamed(spec)}); give references or a custom scorer",
+                        **spec.where("scorer"))
     return ScorerSpec(name=name, origin="builtin" if builtin else scoring.CUSTOM_FILE,
                       sha256=scoring.source_sha256(fn))
+
+
+def _reference_misnamed(spec: TaskSpec) -> str:
+    """Of a task with no references, the value named nearly as the references' column (`Reference`, `references`),
+    which is read as a value: said beside the refusal, which named neither."""
+    near = next((value for value in spec.values if difflib.get_close_matches(value.casefold(), [REFERENCE], cutoff=0.8)),
+                None)
+    return "" if near is None else f"; its {name_said(near)} is a value: the references' column is named '{REFERENCE}'"
 
 
 def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: str) -> str:
