@@ -187,3 +187,11 @@ def test_a_column_named_nearly_reference_is_named_where_references_are_missing(t
     _refused(done, "in 'tasks/t/info.yml': task 't': scorer: scorer 'exact_match' compares with a reference, but the "
                    f"task has none (reference: calculated; its '{column}' is a value: the references' column is named "
                    "'reference'); give references or a custom scorer")
+
+
+def test_an_examples_value_filling_a_field_with_nothing_visible_is_refused(tmp_path):
+    """Before: taken, and the example asked as `say  ` before every sample."""
+    done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n"
+                                            "  fewshot:\n    - {values: {a: ' '}, assistant: x}\n"})
+    _refused(done, "in 'tasks.yml': task 't': tasks[0].fewshot[0].values: the value 'a' is ' ', only whitespace and "
+                   "invisible characters, which fills {a} with nothing visible; give the value, or leave the example out")

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from urllib.parse import quote
 
 from benchrun.compiler.alike import first_alike
-from benchrun.compiler.blanks import refuse_blank_values
+from benchrun.compiler.blanks import refuse_blank_example, refuse_blank_values
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.schemas import SHOWN
@@ -276,6 +276,7 @@ def _example_text(spec: TaskSpec, example: Example, parts: Parts, limits: Limits
     for name in [field.name for field in fields] + [name for field in fields for name in field.spec_fields]:
         if name not in example.values:
             raise TaskError(f"no value '{name}', which the template uses", **where)
+    refuse_blank_example(example.values, [field.name for field in fields], where)
     for field in fields:
         if field.spec_fields:
             shown = "{" + field.name + ":" + field.spec + "}"
