@@ -16,7 +16,7 @@ import omegaconf
 import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.errors import HydraException, MissingConfigException, OverrideParseException
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException, SearchPathException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import GrammarParseError, InterpolationResolutionError, OmegaConfBaseException, ValidationError
@@ -37,6 +37,7 @@ from benchrun.core.errors import (
     os_problem,
     refused_by_system,
 )
+from benchrun.core.filebytes import not_a_file
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import RUN
 from benchrun.core.loading import load_failure
@@ -129,17 +130,26 @@ def hydra_error(err: Exception) -> str | None:
         return str(ConfigError(syntax_error(err), file=mark.name if mark else None))
     if isinstance(err, UnicodeDecodeError) and (read := _file_hydra_read(err)) is not None:  # nor UTF-8
         return str(ConfigError(f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8", file=read))
+    if isinstance(err, RecursionError) and (loop := _defaults_loop(err)) is not None:
+        return loop
     if not isinstance(err, (HydraException, OmegaConfBaseException)):
         return _hydras_own(err)
     if isinstance(err, InterpolationResolutionError):  # hydra.run.dir's name made of a value that cannot be had
         return str(unresolvable(err, sys.argv[1:]))
     if isinstance(err, OverrideParseException):
         return _unquoted_character(err) or _unreadable_override(err)
+    if isinstance(err, SearchPathException) and (found := CONFIG_DIR.fullmatch(str(err))) and os.path.exists(found[1]):
+        return (f"--config-dir: '{found[1]}' is {not_a_file(os.stat(found[1]).st_mode) or 'a file'}, not a folder: "
+                "name the folder that holds your presets (runner/mine.yaml)")
     lines = [line.strip() for line in str(err).splitlines() if line.strip() and not line.strip().startswith(
         ("^", "See https://hydra.cc", "Config search path", "provider="))]
     if isinstance(err, MissingConfigException) and len(lines) > 2 and lines[1].startswith("Available options"):
         return f"{lines[0]} (options: {', '.join(lines[2:])})"
     return " ".join(lines + _why(err)) or type(err).__name__
+
+
+CONFIG_DIR = re.compile(r"Additional config directory '(.*)' not found")
+"""Hydra's words for a `--config-dir` that is no folder, whether it is missing or a file."""
 
 
 def _why(err: Exception) -> list[str]:
@@ -150,6 +160,22 @@ def _why(err: Exception) -> list[str]:
     said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, (ValidationError, GrammarParseError)) \
         else ""
     return [f"({said.strip()})"] if said.strip() and said.strip() not in str(err) else []
+
+
+def _defaults_loop(err: RecursionError) -> str | None:
+    """The line of a config whose defaults list includes itself, directly or round a loop (`--config-dir DIR` with a
+    task/self.yaml listing `self`), which Hydra followed to Python's recursion limit (a traceback of 2,500 lines);
+    None for any other recursion."""
+    chain: list[str] = []
+    for frame, _ in traceback.walk_tb(err.__traceback__):
+        if frame.f_code.co_name == "_create_defaults_tree_impl" and frame.f_code.co_filename.startswith(HYDRA_CODE):
+            path = str(frame.f_locals["root"].node.get_config_path())
+            if path in chain:
+                loop = " -> ".join([*chain[chain.index(path):], path])
+                return (f"in '{path}': its defaults list includes it again ({loop}), which Hydra would follow for "
+                        "ever; take it out of the defaults")
+            chain.append(path)
+    return None
 
 
 def _file_hydra_read(err: Exception) -> str | None:

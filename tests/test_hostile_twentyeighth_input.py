@@ -29,16 +29,10 @@ import pytest
 from benchrun.core.errors import EXIT
 from tests.helpers.benchfiles import write_bench
 from tests.helpers.commands import call_benchrun, run_benchrun
+from tests.helpers.p29_input import dry_run as _dry_run
 
-HOST = "runner.host=http://127.0.0.1:9"
 MARK = ("a byte-order mark (U+FEFF), which marks only a file's start: inside its text it is invisible and would be "
         "asked as it is (two files joined?); remove it")
-
-
-def _dry_run(root, files: dict[str, str], *args: str):
-    """A dry run (in this process) of the benchmark made of `files`."""
-    write_bench(root, files)
-    return call_benchrun("task.path=bench", HOST, "dry_run=true", *args, cwd=root)
 
 
 @pytest.mark.parametrize(("files", "said"), [

@@ -4,6 +4,7 @@ JSONL (`fewshot: {file, n, seed}`), and the seeded draws of `sample:` and of exa
 from __future__ import annotations
 
 import hashlib
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -52,9 +53,22 @@ def data_path(bench: Path, rel: str, named_at: Where) -> Path:
         raise TaskError(f"'{rel}' is an absolute path: name a file inside the benchmark, relative to it", **named_at)
     path = bench / rel
     if not present(bench, path):
-        raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory)", **named_at)
+        raise TaskError(f"file '{rel}' is missing (paths are relative to the benchmark directory{_unexpanded(rel)})",
+                        **named_at)
     inside(bench, path)
     return path
+
+
+UNEXPANDED = ((re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://"), "benchrun fetches no URL: download the file into it"),
+              (re.compile(r"~"), "~ is not expanded, and a file of the home directory is outside the benchmark"),
+              (re.compile(r".*\$\{?[A-Za-z_]"), "environment variables are not expanded: name the file as it is"))
+"""What a data file's path may be written as that is read as it is written, relative to the benchmark: a URL, a home
+directory's `~/`, a `$VAR`, each said as what it is where the file is missing (`~/d.jsonl` was only `missing`)."""
+
+
+def _unexpanded(rel: str) -> str:
+    """Why `rel`, a missing data file's path, is not read as it may have been meant; empty when it reads as a path."""
+    return next((f": {why}" for form, why in UNEXPANDED if form.match(rel)), "")
 
 
 _READ: dict[tuple[str, str, Bounds], Any] | None = None
@@ -112,7 +126,7 @@ def _add_record(columns: dict[str, list[Any]], record: Any, rel: str, task: str,
     if not isinstance(record, dict) or not record:
         raise TaskError("a record must be a JSON object of values, as {\"a\": 2, \"reference\": 5}", **where)
     if not columns:
-        check_names(list(record), rel, task)
+        check_names(list(record), rel, task, number)
         columns.update({name: [] for name in record})
     missing = [name for name in columns if name not in record]
     extra = [name for name in record if name not in columns]

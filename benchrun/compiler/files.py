@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchrun.core.errors import TaskError, os_problem
-from benchrun.core.filebytes import MARK, MARK_INSIDE, NUL_ESCAPED, read_utf8
+from benchrun.core.filebytes import MARK, MARK_INSIDE, NUL_ESCAPED, UNASKED, control_inside, read_utf8
 from benchrun.core.text import CODE, SURROGATE, SURROGATE_ESCAPE, counted, once_each
 from benchrun.core.written import as_written
 from benchrun.core.yamlfile import INT_RANGE, MAX_INT, float_as_written
@@ -79,6 +79,7 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
     if not lines:
         raise TaskError("empty values: no header and no rows", file=rel, task=task)
     header = [cell.strip() for cell in lines[0][1]]
+    _one_separated(header, rel, task)
     check_names(header, rel, task)
     if len(lines) < 2:
         raise TaskError("empty values: a header but no rows", file=rel, task=task)
@@ -90,6 +91,19 @@ def read_csv(path: Path, rel: str, task: str, bounds: Bounds) -> tuple[list[str]
             raise TaskError("the header again, as a row of values (two CSV files joined?): it would be asked as a "
                             "sample; remove it", file=rel, task=task, key=f"line {number}")
     return header, [[typed(cell.strip()) for cell in row] for _, row in lines[1:]]
+
+
+OTHER_SEPARATORS = {";": "';'", "\t": "tabs", "|": "'|'"}
+"""Separators of other CSV dialects (a European Excel's `;`, a TSV's tab), which a header read by commas keeps whole."""
+
+
+def _one_separated(header: list[str], rel: str, task: str) -> None:
+    """Refuse a header of one column holding another dialect's separator (`a;reference`): said as one invalid
+    value name, it did not say what the file is."""
+    found = [said for separator, said in OTHER_SEPARATORS.items() if len(header) == 1 and separator in header[0]]
+    if found:
+        raise TaskError(f"one column named {header[0]!r}: separated by {found[0]}? benchrun reads CSV separated by "
+                        "','", file=rel, task=task, key="header")
 
 
 CSV_ERRORS = {"unexpected end of data": "a quote opened in the row on this line is never closed, so every line after it "
@@ -147,6 +161,8 @@ def _parsed(line: str, rel: str, task: str, number: int) -> Any:
         raise TaskError(NUL_ESCAPED, **where)
     if MARK_ESCAPE.search(line) and any(MARK in text for text in _texts(value)):  # raw, it is utf8_text's
         raise TaskError(MARK_INSIDE, **where)
+    if CONTROL_ESCAPE.search(line) and (control := next(filter(None, map(UNASKED.search, _texts(value))), None)):
+        raise TaskError(control_inside(control[0]), **where)
     if SURROGATE_ESCAPE.search(line) and (half := SURROGATE.search(json.dumps(value, ensure_ascii=False))):
         raise TaskError(f"\\u{ord(half[0]):04x} is half of a UTF-16 surrogate pair, not a character; write the "
                         "character itself (or both halves of its pair, \\ud83d\\ude00)", **where)
@@ -155,6 +171,8 @@ def _parsed(line: str, rel: str, task: str, number: int) -> Any:
 
 MARK_ESCAPE = re.compile(r"\\u[fF][eE][fF][fF]")
 """JSON's escape of a byte-order mark."""
+CONTROL_ESCAPE = re.compile(r"\\u00[01]|\\b")
+"""JSON's escapes that may write a control character UNASKED (`\\u001b`, `\\b`)."""
 
 
 def _texts(value: Any) -> Iterator[str]:
@@ -198,17 +216,18 @@ REFERENCE = "reference"
 """The column of a values file that holds the references (the others are values)."""
 
 
-def check_names(names: list[str], rel: str, task: str) -> None:
-    """Value names (a CSV header, a JSONL record's keys) are identifiers, each once, one at least besides the
-    reference (a file of references alone made samples of no values, and a traceback)."""
+def check_names(names: list[str], rel: str, task: str, line: int | None = None) -> None:
+    """Value names (a CSV header, or the keys of a JSONL file's first record, on `line`) are identifiers, each once,
+    one at least besides the reference (a file of references alone made samples of no values, and a traceback)."""
     if set(names) == {REFERENCE}:
         raise TaskError("no values: the file gives a reference alone; give each sample its values (the template's "
                         "fields) or an id", file=rel, task=task)
+    named, key = ("key", f"line {line}") if line is not None else ("column", "header")
     for i, name in enumerate(names):
         if not name.isidentifier():
-            raise TaskError(f"column {i + 1} has an invalid name {name!r}", file=rel, task=task, key="header")
+            raise TaskError(f"{named} {i + 1} has an invalid name {name!r}", file=rel, task=task, key=key)
         if names.index(name) != i:
-            raise TaskError(f"column '{name}' appears twice", file=rel, task=task, key="header")
+            raise TaskError(f"{named} '{name}' appears twice", file=rel, task=task, key=key)
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from urllib.parse import quote
 
 from benchrun.compiler.alike import first_alike
+from benchrun.compiler.blanks import refuse_blank_example, refuse_blank_values
 from benchrun.compiler.data import Example, draw
 from benchrun.compiler.files import REFERENCE
 from benchrun.compiler.schemas import SHOWN
@@ -187,6 +188,7 @@ def samples(spec: TaskSpec, limits: Limits, rendered: Rendered, preamble: int = 
     _names_apart(spec)
     _says_something(spec)
     parts = template_parts(spec, limits)
+    refuse_blank_values(spec, [name for field in _fields(parts) for name in (field.name, *field.spec_fields)])
     n = sample_count(spec)
     seen: dict[str, tuple[int, str]] = {}
     grid = [(_unique(spec, sample_id_for(spec.name, values), index, seen), values, reference)
@@ -274,6 +276,7 @@ def _example_text(spec: TaskSpec, example: Example, parts: Parts, limits: Limits
     for name in [field.name for field in fields] + [name for field in fields for name in field.spec_fields]:
         if name not in example.values:
             raise TaskError(f"no value '{name}', which the template uses", **where)
+    refuse_blank_example(example.values, [field.name for field in fields], where)
     for field in fields:
         if field.spec_fields:
             shown = "{" + field.name + ":" + field.spec + "}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,9 +13,10 @@ from pydantic import BaseModel
 
 from benchrun.compiler import formats, grid, scoring
 from benchrun.compiler.answerable import refuse_unanswerable
-from benchrun.compiler.files import Bounds
+from benchrun.compiler.files import REFERENCE, Bounds
 from benchrun.compiler.judges import compile_judges
 from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
+from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
 from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
@@ -181,10 +183,16 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
     return FormatSpec(name=name, origin=origin, json_schema=schema)
 
 
-def _a_json_schema(name: str, schema: dict[str, Any]) -> None:
+def _a_json_schema(name: str, schema: Any) -> None:
     """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
-    `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun."""
+    `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun; and one that
+    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made)."""
     from jsonschema import Draft202012Validator, FormatChecker, SchemaError  # only for a custom format: 50 ms of import
+
+    if not isinstance(schema, dict):
+        raise TaskError(f"format '{name}': its JSON schema is {json.dumps(schema)[:SHOWN]}, not an object: a format "
+                        "is the schema of an answer's fields; let pydantic make it from the class's fields",
+                        file=formats.CUSTOM_FILE)
 
     checker = FormatChecker()
     checker.checks("regex")(regex_read)  # as the format check reads it, not as Python's `re` would
@@ -227,9 +235,18 @@ def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> Scor
         scoring.check_signature(name, fn, scoring.CUSTOM_FILE)
     if builtin and spec.reference == "calculated":
         raise TaskError(f"scorer '{name}' compares with a reference, but the task has none "
-                        "(reference: calculated); give references or a custom scorer", **spec.where("scorer"))
+                        f"(reference: calculated{_reference_misnamed(spec)}); give references or a custom scorer",
+                        **spec.where("scorer"))
     return ScorerSpec(name=name, origin="builtin" if builtin else scoring.CUSTOM_FILE,
                       sha256=scoring.source_sha256(fn))
+
+
+def _reference_misnamed(spec: TaskSpec) -> str:
+    """Of a task with no references, the value named nearly as the references' column (`Reference`, `references`),
+    which is read as a value: said beside the refusal, which named neither."""
+    near = next((value for value in spec.values if difflib.get_close_matches(value.casefold(), [REFERENCE], cutoff=0.8)),
+                None)
+    return "" if near is None else f"; its {name_said(near)} is a value: the references' column is named '{REFERENCE}'"
 
 
 def _choices(builtin: Mapping[str, Any], known: Mapping[str, Any], custom_file: str) -> str:

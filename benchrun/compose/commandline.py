@@ -41,6 +41,22 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
         if (items := value.count(",") + 1) > MAX_OVERRIDE_ITEMS:
             raise ConfigError(f"the override lists {items:,} values, more than an override takes "
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
+    _refuse_set_and_deleted(argv)
+
+
+def _refuse_set_and_deleted(argv: Sequence[str]) -> None:
+    """Refuse an override setting a key that another deletes before it (`~runner.model runner.model=x`) or with its
+    whole group (`task.path=b ~task`), which Hydra said in its own words, advising `+task.path=b`, a key the config
+    has. A key set, then deleted alone (`task.path=b ~task.path`), is said where its absence is met."""
+    for at, arg in enumerate(argv):
+        if arg.startswith(("-", "+", "~")) or "=" not in arg:
+            continue
+        key = override_key(arg)
+        gone = next((word for index, word in enumerate(argv) if word.startswith("~") and "=" not in word
+                     and (key == word[1:] or key.startswith(f"{word[1:]}.")) and (index < at or "." not in word)), None)
+        if gone is not None:
+            raise ConfigError(f"the override {arg!r} sets a key that the override {gone!r} deletes; give one or the "
+                              "other", file="config", key=key)
 
 
 OWN_CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--experimental-rerun")

@@ -326,17 +326,26 @@ def deletes(deleted: str, missing: str | None) -> bool:
                                     or deleted.endswith(f".{missing}"))
 
 
+def _chooses(override: str, missing: str | None) -> bool:
+    """Whether `override` chooses the preset of a group holding the key `missing` (`runner=pod`, a runner file of
+    `--config-dir DIR` giving no runner.model), which the preset left out."""
+    group, chose, choice = override.lstrip("+").partition("=")
+    return bool(chose) and missing is not None and "." not in group and "${" not in choice \
+        and missing.startswith(f"{group.split('@')[0]}.")
+
+
 def unresolvable(err: Exception, overrides: Sequence[str] = ()) -> ConfigError:
     """An interpolation (`${...}`) or a missing value that cannot be resolved, naming the key that holds it (OmegaConf
     names it after the message, `full_key: task.system object_type=dict`); in Hydra's own keys (the run directory's
     name, made of task.name and runner.model), the overrides that hold an interpolation or `???`, or delete the key
-    not found (`~runner.model`)."""
+    not found (`~runner.model`), or else choose the preset that left it out (`runner=pod`)."""
     said = str(getattr(err, "msg", None) or err).strip()  # its msg is None once OmegaConf has formatted the error
     message = said.splitlines()[0] if said else type(err).__name__
     key = getattr(err, "full_key", None) or None
     held = [arg for arg in overrides if "=" in arg and ("${" in arg or arg.endswith("=???"))]
     missing = found[1] if (found := MISSING.search(message)) else None
-    held += [arg for arg in overrides if arg.startswith("~") and "=" not in arg and deletes(arg[1:], missing)]
+    gone = [arg for arg in overrides if arg.startswith("~") and "=" not in arg and deletes(arg[1:], missing)]
+    held += gone or [arg for arg in overrides if _chooses(arg, missing)]
     if held and (key is None or key.startswith("hydra.")):  # None: a config printed resolved (`--cfg job --resolve`)
         message += f" ({f'resolving {key}, ' if key else ''}from the override {' '.join(map(repr, held))})"
         key = override_key(held[0])

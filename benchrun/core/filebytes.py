@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from contextlib import contextmanager
 from pathlib import Path
@@ -98,8 +99,9 @@ def _too_large(size: int, limit: int, key: str | None) -> str:
 
 def read_utf8(path: Path, rel: str, error: type[BenchrunError] = TaskError, bom: bool = False,
               limit: int = MAX_FILE_BYTES, limit_key: str | None = None, **where: str) -> str:
-    """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a byte-order
-    mark first is dropped and one anywhere else refused, MARK_INSIDE), its line ends read as Python's text files read
+    """The text of `path` (read_bounded, at most `limit` bytes, set by `limit_key`), UTF-8 (with `bom`, a benchmark's
+    text: a byte-order mark first is dropped and one anywhere else refused, MARK_INSIDE, as is a control character
+    UNASKED), its line ends read as Python's text files read
     them (CRLF and CR are LF: a template saved on Windows asks what it asked on Linux); a NUL byte refused, naming its
     line."""
     return utf8_text(read_bounded(path, rel, error, limit, limit_key, **where), rel, error, bom, **where)
@@ -116,6 +118,8 @@ def utf8_text(data: bytes, rel: str, error: type[BenchrunError] = TaskError, bom
                     "text?); save it as UTF-8", file=rel, **where)
     if bom and (mark := text.find(MARK)) >= 0:
         raise error(f"{_position(text, mark)}: {MARK_INSIDE}", file=rel, **where)
+    if bom and (control := UNASKED.search(text)) is not None:
+        raise error(f"{_position(text, control.start())}: {control_inside(control[0])}", file=rel, **where)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
@@ -134,3 +138,14 @@ MARK_INSIDE = ("a byte-order mark (U+FEFF), which marks only a file's start: ins
 NUL_ESCAPED = ("an escape writes a NUL character (\\0, \\x00, \\u0000), which no text holds, as a file's NUL byte is "
                "refused (a server reading text as C does ends the prompt there); leave it out")
 """Why a NUL written as an escape (YAML's, JSON's) is refused: the one rule of read_utf8's NUL byte."""
+
+UNASKED = re.compile("[\x01-\x08\x0b\x0e-\x1f]")
+"""The control characters of C0 no text asks, as NUL (refused on its own) is not: ESC, BEL, a backspace, a vertical
+tab. A tab, a line break and a form feed (which text extracted from PDFs holds between pages) are text."""
+
+
+def control_inside(char: str) -> str:
+    """Why a control character UNASKED, raw in a benchmark's text or written as an escape (YAML's `\\e`, JSON's
+    `\\u001b`), is refused."""
+    return (f"{char!r}, a control character, which no text asks (it would be sent as written, and a terminal showing "
+            "it takes it as a command); remove it (a tab, a line break or a form feed is kept)")

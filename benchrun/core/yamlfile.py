@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from benchrun.core.errors import ArchiveError, BenchrunError, TaskError
-from benchrun.core.filebytes import MARK, MARK_INSIDE, NUL_ESCAPED, read_utf8
+from benchrun.core.filebytes import MARK, MARK_INSIDE, NUL_ESCAPED, UNASKED, control_inside, read_utf8
 from benchrun.core.keys import key_path
 from benchrun.core.text import SURROGATE
 from benchrun.core.written import as_written
@@ -102,18 +102,24 @@ def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
 
 def _given_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     """A string a user gives (a benchmark's, a runner file's): `_text`, and refused if it holds a NUL (YAML's "\\0"),
-    which no text holds, or a byte-order mark (MARK_INSIDE). An archive's config.yaml is read without it, as its run
-    wrote it."""
+    which no text holds, a byte-order mark (MARK_INSIDE) or another control character UNASKED (`"\\e"`). An
+    archive's config.yaml is read without it, as its run wrote it."""
     value = _text(loader, node)
     if "\0" in value:
         raise _Refused(node.start_mark, NUL_ESCAPED)
     if MARK in value:
         raise _Refused(node.start_mark, MARK_INSIDE)
+    if (control := UNASKED.search(value)) is not None:
+        raise _Refused(node.start_mark, control_inside(control[0]))
     return value
 
 
 MERGE = "tag:yaml.org,2002:merge"
 """The tag YAML 1.1 resolves a plain `<<` key to (a merge key)."""
+AS_TEXT = ("tag:yaml.org,2002:value", MERGE)
+"""The tags YAML 1.1 resolves a plain `=` and `<<` to, which no loader constructs (`values: {op: [+, -, =]}` was a
+syntax error, `could not determine a constructor`): read as the text they are, as YAML 1.2 reads them; `<<` as a key
+is still refused (`_mapping`)."""
 
 
 def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
@@ -177,6 +183,8 @@ for _loader in (_FastLoader, _Loader):
     _loader.add_constructor("tag:yaml.org,2002:map", _mapping)
     for _tag in NOT_JSON:
         _loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
+    for _tag in AS_TEXT:
+        _loader.add_constructor(_tag, _given_text)
 
 
 class _FastArchived(_FastLoader):
