@@ -122,7 +122,7 @@ def _a_metric_of_1e200(run_dir: Path) -> str:
         digest_lines(name, (run_dir / name).read_bytes().splitlines(keepends=True))
         for name in ("responses.jsonl", "scores.jsonl")))
     reseal(run_dir, "scores.jsonl", "records.sha256")
-    return ("scores.jsonl", "line 4: not a valid record: metrics.closeness: Value error, a metric's value is a finite "
+    return ("scores.jsonl", "line 4: not a valid record: metrics.closeness: a metric's value is a finite "
             "number of magnitude at most 1e+100, not 1e+200")
 
 
@@ -131,7 +131,7 @@ def _a_count_below_0(run_dir: Path) -> str:
     summary["metrics"][0]["n"] = -2
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     reseal(run_dir, "summary.json")
-    return "summary.json", "unreadable: metrics.0.n: Value error, -2 is no number of answers (0 or more)"
+    return "summary.json", "unreadable: metrics.0.n: -2 is no number of answers (0 or more)"
 
 
 def _values_no_mapping(run_dir: Path) -> str:

@@ -318,7 +318,7 @@ def test_a_models_details_that_are_not_a_mapping_make_run_json_unreadable(tmp_pa
     reseal(run_dir)
     with pytest.raises(ArchiveError) as refused:
         load_run(run_dir)
-    assert str(refused.value) == (f"in '{run_dir / 'run.json'}': unreadable: identity: Value error, details: not a "
+    assert str(refused.value) == (f"in '{run_dir / 'run.json'}': unreadable: identity: details: not a "
                                   "mapping")
 
 
@@ -403,8 +403,8 @@ def test_rescore_fetches_nothing_a_manifests_format_names_outside_itself(tmp_pat
         rescored = audit(tmp_path, "rescore", str(run_dir))
         web.shutdown()
     assert (rescored.returncode, rescored.stderr, Fetched.asked) == (EXIT["archive"], (
-        f"benchrun: error: in '{run_dir / 'manifest.json'}': not a valid manifest: tasks.0.format.json_schema: Value "
-        f"error, refers to '{url}' ($ref), outside the schema, and benchrun fetches nothing for a format (no URL, no "
+        f"benchrun: error: in '{run_dir / 'manifest.json'}': not a valid manifest: tasks.0.format.json_schema: "
+        f"refers to '{url}' ($ref), outside the schema, and benchrun fetches nothing for a format (no URL, no "
         "file)\n"), [])
     assert not (run_dir / "rescores").exists()
 
@@ -415,7 +415,7 @@ def test_a_manifest_whose_samples_are_of_no_task_of_it_is_one_line(tmp_path):
     replace_manifest(run_dir, lambda m: m.update(tasks=[]))
     with pytest.raises(ArchiveError) as refused:
         load_run(run_dir).manifest
-    assert str(refused.value) == (f"in '{run_dir / 'manifest.json'}': not a valid manifest: Value error, sample "
+    assert str(refused.value) == (f"in '{run_dir / 'manifest.json'}': not a valid manifest: sample "
                                   "'t:a=0' is of task 't', which the manifest does not have")
 
 

@@ -292,7 +292,7 @@ def test_a_score_line_holding_what_no_scorer_can_give_is_refused_where_read(tmp_
     lines = scores.read_text().splitlines(keepends=True)
     lines[1] = re.sub(r'"times7":\s*\d+', f'"times7": {value}', lines[1])
     scores.write_text("".join(lines))
-    said = (f"benchrun: error: in '{scores}': line 2: not a valid record: metrics.times7: Value error, a metric's value "
+    said = (f"benchrun: error: in '{scores}': line 2: not a valid record: metrics.times7: a metric's value "
             f"is a finite number of magnitude at most 1e+100, not {shown}\n")
     result = audit_call(tmp_path, "rescore", "--force", str(run_dir))  # the others refuse a line that changed
     assert (result.returncode, result.stderr) == (EXIT["archive"], said)

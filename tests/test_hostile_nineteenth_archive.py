@@ -341,7 +341,7 @@ def test_a_history_entry_of_no_shape_a_run_writes_is_one_line(tmp_path, entry, s
     info = json.loads((run_dir / "run.json").read_text())
     info["history"] = [{"resumed_at": info["started_at"], **entry}]
     (run_dir / "run.json").write_text(json.dumps(info))
-    line = f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: history: Value error, {said}\n"
+    line = f"benchrun: error: in '{run_dir / 'run.json'}': unreadable: history: {said}\n"
     for command in ("show", "compare"):
         done = audit(tmp_path, command, str(run_dir), *([str(run_dir)] if command == "compare" else []))
         assert (done.returncode, done.stderr) == (EXIT["archive"], line)

@@ -173,7 +173,7 @@ def test_a_run_json_whose_time_is_not_a_time_is_unreadable(tmp_path, field):
     synthetic_run(tmp_path / "runs" / "b", [1, 1], run_id="6" * 12)
     info = json.loads((run_dir / "run.json").read_text())
     (run_dir / "run.json").write_text(json.dumps({**info, field: "garbage"}))
-    why = (f"in '{run_dir / 'run.json'}': unreadable: {field}: Value error, not a time as benchrun writes them "
+    why = (f"in '{run_dir / 'run.json'}': unreadable: {field}: not a time as benchrun writes them "
            "(ISO 8601): 'garbage'")
     for args in ([], ["--since", "2026-01-01"]):
         listed = audit(tmp_path, "list", str(tmp_path / "runs"), "--json", *args)
@@ -187,20 +187,20 @@ def test_a_run_json_whose_time_is_not_a_time_is_unreadable(tmp_path, field):
 # -- run.json's free-form parts ------------------------------------------------------------------------------------
 
 SHAPES = {  # what run.json was edited to hold -> why it is unreadable
-    "identity.hosts a number": ({"identity": {"hosts": 7}}, "identity: Value error, hosts: not a list of servers' "
+    "identity.hosts a number": ({"identity": {"hosts": 7}}, "identity: hosts: not a list of servers' "
                                                             "identities, each a mapping with its URL as `host`"),
     "a host without its URL": ({"identity": {"hosts": [{"digest": "abc"}]}},
-                               "identity: Value error, hosts: not a list of servers' identities, each a mapping with "
+                               "identity: hosts: not a list of servers' identities, each a mapping with "
                                "its URL as `host`"),
     "judge.identity a number": ({"judge": {"identity": 5, "runner": {}}},
-                                "judge: Value error, identity: not a mapping"),
+                                "judge: identity: not a mapping"),
     "environment.packages a number": ({"environment": {"packages": 5}},
-                                      "environment: Value error, packages: not a mapping"),
+                                      "environment: packages: not a mapping"),
     "a merge of no shards": ({"merged": {"shards": [], "merged_at": "2026-12-01T08:00:00+00:00"}},
-                             "merged.shards: Value error, a merged run is made of at least one shard run"),
+                             "merged.shards: a merged run is made of at least one shard run"),
     "a merged shard x": ({"merged": {"shards": [{"run_id": "a", "path": "p", "shard": "x", "status": "completed",
                                                  "responses": 1}], "merged_at": "2026-12-01T08:00:00+00:00"}},
-                         "merged.shards.0.shard: Value error, 'x' is not i/n (the i-th of n parts, e.g. 1/8)"),
+                         "merged.shards.0.shard: 'x' is not i/n (the i-th of n parts, e.g. 1/8)"),
 }
 
 
@@ -296,7 +296,7 @@ def test_a_wall_time_no_run_measures_is_refused_where_it_is_read(tmp_path, secon
     args = [str(tmp_path / arg) if arg == "other" else arg for arg in command[1:]]
     result = audit(tmp_path, command[0], *([*args, str(run_dir)] if command[0] == "compare" else [str(run_dir), *args]))
     assert (result.returncode, result.stderr) == (EXIT["archive"], (  # show has printed the run's heading
-        f"benchrun: error: in '{run_dir / 'responses.jsonl'}': line 1: not a valid record: seconds: Value error, "
+        f"benchrun: error: in '{run_dir / 'responses.jsonl'}': line 1: not a valid record: seconds: "
         f"{float(seconds)!r} s is no wall time a run measures (0 to 1e+09 s)\n"))
 
 

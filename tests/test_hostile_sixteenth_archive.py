@@ -101,7 +101,7 @@ def test_a_run_id_that_is_no_run_id_makes_run_json_unreadable(tmp_path, run_id):
     info = json.loads((run_dir / "run.json").read_text())
     (run_dir / "run.json").write_text(json.dumps({**info, "run_id": run_id}, indent=2))
     reseal(run_dir)
-    unreadable = (f"in '{run_dir / 'run.json'}': unreadable: run_id: Value error, not a run id (letters, digits, '-' "
+    unreadable = (f"in '{run_dir / 'run.json'}': unreadable: run_id: not a run id (letters, digits, '-' "
                   f"and '_', at most 64): {run_id[:40]!r}")
     for command in ("show", "verify", "export", "report"):
         done = audit(tmp_path, command, str(run_dir))

@@ -27,7 +27,7 @@ found bad, each with the rule it now obeys.
   writer that wrote it so would leave it): `show` and `report` a ValueError traceback (math domain error in Wilson's
   interval), `list` `t/closeness=nan`. Now a summary line's statistics are finite, its counts 0 or more and a 0/1
   metric's mean, pass@k and majority@k shares from 0 to 1, or the file is unreadable where it is read, one line
-  (`core.metricvalue`: `Statistic`, `Tally`, `shares`): `metrics.0.mean: Value error, nan is no statistic of a
+  (`core.metricvalue`: `Statistic`, `Tally`, `shares`): `metrics.0.mean: nan is no statistic of a
   run's scores (a finite number)`
 - a run that did not end whose responses.jsonl ends in the half line a writer killed mid-write leaves (or is
   writing now, in a live run): `show` printed its metrics and then failed, exit 4, `line 4: not a valid record:
@@ -180,12 +180,12 @@ def test_list_shows_each_start_in_utc_as_it_sorts_by_it(tmp_path):
 # -- summary.json's numbers ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("key", "value", "problem"), [
-    ("mean", "NaN", "metrics.0.mean: Value error, nan is no statistic of a run's scores (a finite number)"),
-    ("stderr", "Infinity", "metrics.0.stderr: Value error, inf is no statistic of a run's scores (a finite number)"),
-    ("mean", "1e308", "metrics.0: Value error, mean 1e+308 is no share of 0/1 values (from 0 to 1), as a 0/1 "
+    ("mean", "NaN", "metrics.0.mean: nan is no statistic of a run's scores (a finite number)"),
+    ("stderr", "Infinity", "metrics.0.stderr: inf is no statistic of a run's scores (a finite number)"),
+    ("mean", "1e308", "metrics.0: mean 1e+308 is no share of 0/1 values (from 0 to 1), as a 0/1 "
                       "metric's must be"),
-    ("stderr", "-0.5", "metrics.0: Value error, stderr -0.5 is no standard error (0 or more)"),
-    ("n", "-3", "metrics.0.n: Value error, -3 is no number of answers (0 or more)")])
+    ("stderr", "-0.5", "metrics.0: stderr -0.5 is no standard error (0 or more)"),
+    ("n", "-3", "metrics.0.n: -3 is no number of answers (0 or more)")])
 def test_a_summary_holding_numbers_no_tally_gives_is_unreadable_in_one_line(tmp_path, key, value, problem):
     run_dir = synthetic_run(tmp_path / "run", [1, 0, 1])
     summary = json.loads((run_dir / "summary.json").read_text())

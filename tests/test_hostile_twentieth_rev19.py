@@ -116,7 +116,7 @@ def test_a_retrys_carried_session_without_its_count_of_answers_is_one_line(tmp_p
     reseal(run_dir)
     args = ["show", str(run_dir)] if command == "show" else ["list", "--json", str(run_dir.parent.parent)]
     done = call_benchrun(*args, cwd=tmp_path, module="benchrun.audit")
-    said = (f"in '{run_dir}/run.json': unreadable: history: Value error, 0.carried_by: a session without its count of "
+    said = (f"in '{run_dir}/run.json': unreadable: history: 0.carried_by: a session without its count of "
             "answers")
     if command == "show":
         assert (done.returncode, done.stderr) == (EXIT["archive"], f"benchrun: error: {said}\n")

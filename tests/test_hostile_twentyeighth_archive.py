@@ -207,14 +207,14 @@ def test_a_count_below_zero_in_run_json_is_refused_as_summary_jsons_are(tmp_path
                           lambda text: text.replace('"samples": 2', '"samples": -1'))
     done = audit(tmp_path, "show", str(run_dir))
     assert (done.returncode, done.stderr) == (EXIT["archive"], f"benchrun: error: in '{run_dir / 'run.json'}': "
-                                                               "unreadable: counts.samples: Value error, -1 is no "
+                                                               "unreadable: counts.samples: -1 is no "
                                                                "number of answers (0 or more)\n")
 
 
 @pytest.mark.parametrize(("count", "said"), [
     (10**24, "FAIL  rescores/001/rescore.json: counts.responses is 1000000000000000000000000, its records make 2: not "
              "as the rescore wrote it, which tallied its records"),
-    (-1, "FAIL  rescores/001/rescore.json: unreadable: counts.responses: Value error, -1 is no number of answers (0 or "
+    (-1, "FAIL  rescores/001/rescore.json: unreadable: counts.responses: -1 is no number of answers (0 or "
          "more)"),
 ])
 def test_a_rescores_count_of_answers_out_of_range_is_a_finding(tmp_path, count, said):

@@ -136,7 +136,7 @@ def test_a_summary_giving_a_tasks_metric_twice_is_unreadable(tmp_path):
     summary["metrics"].insert(0, {**summary["metrics"][0], "n": 10, "mean": 0.9})
     (run_dir / "summary.json").write_text(json.dumps(summary))
     reseal(run_dir, "summary.json")
-    said = ("unreadable: metrics: Value error, t/closeness is given twice, where a summary gives each task's metric "
+    said = ("unreadable: metrics: t/closeness is given twice, where a summary gives each task's metric "
             "once")
     assert failed(tmp_path, run_dir) == [f"FAIL  summary.json: {said}"]
     shown = audit(tmp_path, "show", str(run_dir))

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.shapes import not_a_manifest
-from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, reading
+from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_said, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, read_bounded, regular_file
 from benchrun.core.layout import (
     CONFIG,
@@ -378,7 +378,7 @@ def validation_said(err: ValidationError) -> str:
     said to be that, as a newer benchrun's file has them."""
     first = err.errors()[0]
     where = ".".join(map(str, first["loc"]))
-    what = first["msg"]
+    what = problem_said(first)
     if first["type"] == "extra_forbidden":
         what = f"a key {NEWER_VERSION}"
     elif where == "schema_version" and first["type"] == "literal_error":  # each schema's one version: `expected`

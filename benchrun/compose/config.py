@@ -26,7 +26,7 @@ from benchrun.compose.runneryml import (
     with_runner_file,
 )
 from benchrun.core import secrets
-from benchrun.core.errors import ConfigError
+from benchrun.core.errors import ConfigError, problem_said
 from benchrun.core.judgekeys import allowed_keys, runner_keys
 from benchrun.core.judgeserver import models_server
 from benchrun.core.keys import key_path, leaves, override_key, unknown_key
@@ -207,7 +207,7 @@ def checked_directory(key: str, value: Any) -> None:
         TypeAdapter(Directory).validate_python(value)
     except ValidationError as err:
         first = err.errors()[0]
-        message = _read_unquoted(first, key) or first["msg"].removeprefix("Value error, ")
+        message = _read_unquoted(first, key) or problem_said(first)
         raise ConfigError(f"{key}: {message}", file="config") from None
 
 
@@ -280,7 +280,7 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     elif unquoted := _read_unquoted(first, where):
         message = unquoted
     else:
-        message = first["msg"].removeprefix("Value error, ")
+        message = problem_said(first)
     return f"{where}: {message}" if where else message
 
 

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from pydantic import TypeAdapter, ValidationError
 
 from benchrun.core import secrets
-from benchrun.core.errors import ConfigError
+from benchrun.core.errors import ConfigError, problem_said
 from benchrun.core.layout import HYDRA_COPIES, LOG, MULTIRUN_FILE, RUN_OWN, SWEEP_FILE
 from benchrun.core.settings import Directory
 
@@ -126,7 +126,7 @@ def _unusable(path: str) -> str | None:
     try:
         TypeAdapter(Directory).validate_python(path)
     except ValidationError as err:
-        return err.errors()[0]["msg"].removeprefix("Value error, ")
+        return problem_said(err.errors()[0])
     return None
 
 

@@ -24,7 +24,7 @@ import errno
 import os
 import resource
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 from benchrun.core.text import LINE_CHARS, one_line
 
@@ -113,6 +113,11 @@ class RunInterrupted(KeyboardInterrupt):
     """A signal (interrupts.SIGNALS) stopped a run after it was recorded as interrupted; `str(err)` says how to resume."""
 
     exit_code = EXIT["interrupted"]
+
+
+def problem_said(problem: Mapping[str, Any]) -> str:
+    """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own."""
+    return str(problem["msg"]).removeprefix("Value error, ")
 
 
 def without_file(err: BenchrunError) -> str:
