@@ -46,7 +46,7 @@ from benchrun.core.stdfds import display_streams
 from benchrun.core.yamlfile import syntax_error
 
 if TYPE_CHECKING:
-    from benchrun.core.records import SweepJob
+    from benchrun.core.sweeprecords import SweepJob
 
 HYDRA_CODE = tuple(str(Path(package.__file__).parent) + os.sep for package in (hydra, omegaconf))
 """Where Hydra's own modules are (its core plugins, the basic sweeper and launcher, among them), and OmegaConf's,

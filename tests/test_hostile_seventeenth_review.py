@@ -46,7 +46,7 @@ bad, each with the rule it now obeys.
 - `rescore` of a benchmark whose scorers import its own module (helpers.py) edited (or removed) while the rescore
   scored: rescore.json named the module by its bytes read again once scoring was over, not those that scored (and a
   module removed meanwhile failed the whole rescore, its work thrown away). Now it names the bytes the scorers were
-  made of, checked by the scorer process (`audit.rescore.modules_used`, from `compiler.ownsource.LOADED`)
+  made of, checked by the scorer process (`audit.rescorers.modules_used`, from `compiler.ownsource.LOADED`)
 - a benchmark's Python files (custom_scorer.py, its helpers.py) edited as the run starts, just after they were
   imported: the manifest named them as read again to be hashed, not as imported, so the run recorded code that did
   not score. Now they are named by the bytes they were imported from (`compiler.plan.compiled`, its

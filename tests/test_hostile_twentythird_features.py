@@ -16,7 +16,7 @@ Found and fixed:
   (audit.merge.main).
 - `rescore RUN --scorer names`, `names` a judge of the run (a metric show, compare and export list beside the
   scorers'), said `unknown scorer 'names'`: it says the name is a judge's, that every rescore grades with the run's
-  judges and that --rejudge asks them again (audit.rescore.scorer_plan).
+  judges and that --rejudge asks them again (audit.rescorers.scorer_plan).
 - `rescore --rejudge` of a run finished by `resume --host NEW` asked a judge naming no server of its own at the
   server config.yaml names (gone), where the resume had graded at NEW. A rejudge asks the judge where the run last
   asked it, as a resume does (audit.rejudge.rejudged_config, through audit.resume.asked_at).

@@ -12,7 +12,8 @@ from benchrun.archive.reader import load_run
 from benchrun.archive.writer import final_config, now, write_seal
 from benchrun.core.errors import ArchiveError
 from benchrun.core.layout import NO_RUN, RUN, SWEEP_FILE, UNREADABLE
-from benchrun.core.records import Summary, SweepJob, SweepLine, SweepSummary
+from benchrun.core.records import Summary
+from benchrun.core.sweeprecords import SweepJob, SweepLine, SweepSummary
 
 
 def write_sweep_summary(sweep_dir: Path) -> SweepSummary:

@@ -42,25 +42,21 @@ from benchrun.audit.rejudge import rejudged_config, rejudged_manifest, rejudging
 from benchrun.audit.rescored import (
     RESCORE_NUMBERS,
     MeanChange,
-    ModuleUsed,
     Rescore,
     RescoreInfo,
     SampleChange,
     ScorerFailure,
-    ScorerUsed,
     print_rescore,
 )
+from benchrun.audit.rescorers import Loaded, modules_used, planned, scorers_used
 from benchrun.compiler.answerable import refuse_unscorable
 from benchrun.compiler.judges import refuse_metric_clashes
-from benchrun.compiler.ownsource import LOADED
-from benchrun.compiler.scoring import BUILTIN, CUSTOM_FILE, Scorer, check_signature, scorers_in, source_sha256
-from benchrun.compiler.usercode import local_modules
+from benchrun.compiler.scoring import CUSTOM_FILE, check_signature, source_sha256
 from benchrun.console import output
-from benchrun.core.errors import EXIT, ArchiveError, BenchrunError, ConfigError
-from benchrun.core.filebytes import read_bounded
+from benchrun.core.errors import EXIT, ArchiveError
 from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import JUDGEMENTS, MANIFEST, RESCORE_FILE, RESCORE_LOG, RESCORES, SCORES, SUMMARY, number_in
-from benchrun.core.manifest import Manifest, ScorerSpec, sha256_bytes
+from benchrun.core.manifest import Manifest, ScorerSpec
 from benchrun.core.records import FileDigest, ScoreRecord, Summary
 from benchrun.core.settings import RunConfig
 from benchrun.execute.grading import Grader, Grading
@@ -69,10 +65,6 @@ from benchrun.execute.judging import Judge, archived_calls
 CHUNK = 64
 T = TypeVar("T")
 SCORER_TIMEOUT_S = RunConfig.model_fields["scorer_timeout_s"].default
-
-
-Loaded = dict[str, tuple[Scorer, str, str | None]]
-"""Scorer name -> (function, origin, origin file sha256)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -132,11 +124,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
                            f"{RESCORE_FILE})", file=str(run.path))
     config = rejudged_config(run, rejudge) if rejudge is not None else None
     asked = rejudged_manifest(manifest, config) if config is not None else None
-    if only and scorers_file is None:
-        raise BenchrunError("--only goes with --scorers FILE.py: it takes the scorers from FILE.py alone")
-    added = load_scorers(Path(scorers_file)) if scorers_file is not None else {}
-    loaded = {**_builtins(), **added} if only else {**bench_scorers(run, scorers_file is not None), **added}
-    plan = scorer_plan(manifest, loaded, names, () if only else tuple(added), _defining(scorers_file, only))
+    loaded, plan = planned(run, manifest, names, scorers_file, only)
     refuse_metric_clashes(manifest.tasks, plan, lambda name: None if loaded[name][1] == "builtin" else loaded[name][1])
     refuse_unscorable(manifest, plan, lambda name: loaded[name][1] == "builtin", str(run.path / MANIFEST))
     for name in sorted({name for chosen in plan.values() for name in chosen}):  # as a run checks those it calls
@@ -151,7 +139,7 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
             found = INTERRUPTS.run(lambda: _judged_scores(run, asked or manifest, grading, config))
             info = RescoreInfo(rescore=out.name, run_id=run.id, manifest_id=run.info.manifest_id, created_at=now(),
                                benchrun=environment()["benchrun"], selected=None if names is None else tuple(names),
-                               scorers=_used(manifest, plan, loaded), counts=found.books.counts(),
+                               scorers=scorers_used(manifest, plan, loaded), counts=found.books.counts(),
                                files=found.digests, judge=found.judge, unverified=tuple(unverified),
                                modules=modules_used(run, manifest, loaded))
             write_atomic(out / RESCORE_FILE, info.model_dump_json(indent=2).encode() + b"\n")
@@ -160,80 +148,6 @@ def rescore(run: Run, names: list[str] | None = None, scorers_file: PathLike | N
             raise
     return Rescore(dir=str(out), info=info, means=_means(old_tally, found.summary), changed=tuple(found.changed),
                    errors=tuple(found.errors))
-
-
-def _defining(scorers_file: PathLike | None, only: bool) -> str:
-    """What to do about a scorer the run's tasks name that no loaded file defines, as the command was given."""
-    if scorers_file is None:
-        return "give them with --scorers FILE.py"
-    if only:
-        return (f"--only scores with {str(scorers_file)!r} alone, which does not define them: define them there, or "
-                "pick its scorers with --scorer NAME")
-    return f"define them in {str(scorers_file)!r}"
-
-
-def bench_scorers(run: Run, with_file: bool = False) -> Loaded:
-    """The built-ins and the current custom_scorer.py of the run's benchmark (found through task.path)."""
-    try:
-        bench = run.bench_dir()
-    except ConfigError as err:
-        hint = "add --only to score with FILE.py's alone" if with_file else "give them with --scorers FILE.py --only"
-        raise BenchrunError(f"cannot find the run's benchmark ({err}); {hint}", file=str(run.path)) from None
-    file = bench / CUSTOM_FILE
-    return {**_builtins(), **(load_scorers(file) if file.exists() else {})}
-
-
-def modules_used(run: Run, manifest: Manifest, loaded: Loaded) -> tuple[ModuleUsed, ...]:
-    """The modules beside the loaded scorer files that those imported, with the sha256 of the bytes they were made
-    of (which the scorer process checked: read again once scoring is over, an edit or a removal meanwhile was named,
-    or failed the rescore) and, of the run's benchmark, the one in the run's manifest."""
-    try:
-        bench: Path | None = run.bench_dir().resolve()
-    except BenchrunError:
-        bench = None
-    recorded = {source.path: source.sha256 for source in manifest.files}
-    folders = sorted({Path(origin).parent for _, origin, _ in loaded.values() if origin != "builtin"})
-    return tuple(ModuleUsed(path=str(path), sha256=_made_of(path), run_sha256=recorded.get(rel) if folder == bench else None)
-                 for folder in folders for rel in local_modules(folder) if (path := folder / rel))
-
-
-def _made_of(module: Path) -> str:
-    """The sha256 of the bytes the module at `module` was made of (one not made of its source: of its file now)."""
-    return LOADED.get(module.resolve()) or sha256_bytes(read_bounded(module, str(module)))
-
-
-def load_scorers(file: Path) -> Loaded:
-    """The public functions defined in `file`."""
-    if not file.exists():
-        raise BenchrunError("no such scorer file", file=str(file))
-    digest, origin = sha256_bytes(read_bounded(file, str(file))), str(file.resolve())
-    return {name: (fn, origin, digest) for name, fn in scorers_in(file, str(file)).items()}
-
-
-def _builtins() -> Loaded:
-    return {name: (fn, "builtin", None) for name, fn in BUILTIN.items()}
-
-
-def scorer_plan(manifest: Manifest, loaded: Loaded, names: list[str] | None, added: tuple[str, ...] = (),
-                defining: str = "give them with --scorers FILE.py") -> dict[str, tuple[str, ...]]:
-    """Task -> the scorer names to run on it: the chosen `names`, else each task's own plus the `added` ones no
-    task names (see the module docstring); a scorer a task names and none defines is refused with `defining`."""
-    own = {t.name: tuple(s.name for s in t.scorers) for t in manifest.tasks}
-    used = {n for task in own.values() for n in task}
-    if names is None:
-        missing = sorted(n for n in used if n not in loaded)
-        if missing:
-            raise BenchrunError(f"the run's scorers {', '.join(missing)} are not defined now "
-                                f"(available: {', '.join(sorted(loaded))}); {defining}")
-        return {task: (*scorers, *(n for n in added if n not in used)) for task, scorers in own.items()}
-    unknown = [n for n in names if n not in loaded]
-    judged = [f"'{n}' is a judge of the run, not a scorer: every rescore grades with the run's judges (--rejudge asks "
-              "them again); the scorers" for n in unknown if n in {judge.name for judge in manifest.judges}]
-    if unknown:
-        said = judged[0] if judged else f"unknown scorer {', '.join(map(repr, unknown))}"
-        raise BenchrunError(f"{said} (available: {', '.join(sorted(loaded))})")
-    chosen = list(dict.fromkeys(names))
-    return {task: tuple(n for n in chosen if n in scorers or n not in used) for task, scorers in own.items()}
 
 
 def claim_dir(parent: Path) -> Path:
@@ -283,15 +197,6 @@ def archived_judge(run: Run, manifest: Manifest) -> Judge | None:
 def _spec(name: str, loaded: Loaded) -> ScorerSpec:
     fn, origin, _ = loaded[name]
     return ScorerSpec(name=name, origin="builtin" if origin == "builtin" else CUSTOM_FILE, sha256=source_sha256(fn))
-
-
-def _used(manifest: Manifest, plan: dict[str, tuple[str, ...]], loaded: Loaded) -> tuple[ScorerUsed, ...]:
-    """Each planned scorer once, in first-use order, with its hashes now and in the run."""
-    before = {s.name: s.sha256 for t in manifest.tasks for s in t.scorers}
-    names = list(dict.fromkeys(n for task in plan.values() for n in task))
-    return tuple(ScorerUsed(name=n, origin=loaded[n][1], origin_sha256=loaded[n][2], sha256=source_sha256(loaded[n][0]),
-                            run_sha256=before.get(n), tasks=tuple(t for t, scorers in plan.items() if n in scorers))
-                 for n in names)
 
 
 @dataclass

@@ -152,8 +152,9 @@ def generated() -> dict[str, dict]:
     """The schemas written from benchrun's own models (regenerate: python -m benchrun.compiler.schemas): the records as they
     are written, and config.yaml (the composed config, `RunConfig`) as it is read."""
     from benchrun.core.manifest import Manifest  # the record models import nothing from here
-    from benchrun.core.records import ResponseRecord, RunInfo, ScoreRecord, Seal, Summary, SweepSummary
+    from benchrun.core.records import ResponseRecord, RunInfo, ScoreRecord, Seal, Summary
     from benchrun.core.settings import RunConfig
+    from benchrun.core.sweeprecords import SweepSummary
 
     records = {"manifest": Manifest, "response": ResponseRecord, "score": ScoreRecord, "summary": Summary,
                "run": RunInfo, "seal": Seal, "sweep": SweepSummary}

@@ -15,9 +15,10 @@ from rich.table import Table
 from benchrun.archive.speed import FIGURES, SIDE_BY_SIDE, figures
 from benchrun.console.visible import visible
 from benchrun.core.errors import EXIT
-from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary, SweepJob, SweepSummary
+from benchrun.core.records import MetricSummary, RunInfo, Speed, Summary
 from benchrun.core.secrets import SECRETS
 from benchrun.core.shards import Shard, answers_of
+from benchrun.core.sweeprecords import SweepJob, SweepSummary
 from benchrun.core.text import LINE_CHARS, counted, one_line
 
 if TYPE_CHECKING:  # the manifest is not loaded by the audit commands that print
