@@ -389,9 +389,9 @@ PREFLIGHT = {  # (path, body) -> what the one line says after the server's addre
     "nested 10,000 deep": ("/api/tags", b"[" * 10_000 + b"]" * 10_000,
                            f"{NOT_THE_API} (RecursionError: maximum recursion depth exceeded while decoding a JSON "
                            "array from a unicode string); runner.host must name an Ollama server"),
-    "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: 1 validation error for "
-                        "ListResponse models 'str' instances are not allowed as a Sequence value [type=sequence_str, "
-                        "input_value='x', input_type=str]); runner.host must name an Ollama server"),
+    "the wrong shape": ("/api/tags", b'{"models": "x"}', f"{NOT_THE_API} (ValidationError: models: 'str' instances are "
+                        "not allowed as a Sequence value (a string was given)); runner.host must name an Ollama "
+                        "server"),
     "show as a list": ("/api/show", b"[1, 2]", f"{NOT_THE_API} (TypeError: ollama._types.ShowResponse() argument "
                                                "after ** must be a mapping, not list); runner.host must name an Ollama "
                                                "server"),

@@ -6,6 +6,11 @@
 - A rejudge asking the judge more times an answer than the run did (`rescore --rejudge judge.repeats=2`) failed verify:
   its agreement was checked as over the run's judge repeats (1), making none. It is checked as the rescore graded,
   over rescore.json's `judge.repeats` (`audit.rescored.RescoreInfo.graded`), a value that is not a count unreadable.
+- Errors read from the archive said pydantic's `Value error, ` before a validator's own words, and an Ollama answer
+  of another shape was said in pydantic's three lines joined (`1 validation error for ChatResponse message.content
+  Input should be a valid string [type=string_type, input_value=5, input_type=int]`): one problem is said in one line,
+  `key: what` (`core.errors.problem_said`, `problem_line`; the expectations of the archive's and the fourth and third
+  passes' tests say it).
 - show's judges' agreement said `itself (1 repeats)` of a judge asked once an answer (`audit.judged.agreement_rows`).
 - `rescore --scorers FILE.py --only` of a run whose tasks name scorers FILE.py does not define advised `give them with
   --scorers FILE.py`, as given (test_audit_rescore's test_missing_benchmark_or_scorer_suggests_scorers_file).

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from benchrun.archive.jsononce import as_model, given_once
 from benchrun.archive.manifestbound import MANIFEST_CEILING, manifest_ceiling
 from benchrun.archive.shapes import not_a_manifest
-from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_said, reading
+from benchrun.core.errors import ArchiveError, BenchrunError, ConfigError, problem_line, reading
 from benchrun.core.filebytes import CHUNK_BYTES, MAX_JSON_BYTES, read_bounded, regular_file
 from benchrun.core.layout import (
     CONFIG,
@@ -376,14 +376,12 @@ def _invalid_line(path: Path, end: int, why: str, what: str = "not a valid recor
 def validation_said(err: ValidationError) -> str:
     """The first of a validation's errors, as `key: what`; a key or a schema version this benchrun does not know is
     said to be that, as a newer benchrun's file has them."""
-    first = err.errors()[0]
-    where = ".".join(map(str, first["loc"]))
-    what = problem_said(first)
+    first, what = err.errors()[0], None
     if first["type"] == "extra_forbidden":
         what = f"a key {NEWER_VERSION}"
-    elif where == "schema_version" and first["type"] == "literal_error":  # each schema's one version: `expected`
+    elif first["loc"] == ("schema_version",) and first["type"] == "literal_error":  # each schema's one version
         what = unknown_version(first["input"], int(first["ctx"]["expected"]))
-    return f"{where}: {what}" if where else what
+    return problem_line(first, what)
 
 
 def load_run(path: PathLike) -> Run:

@@ -120,6 +120,13 @@ def problem_said(problem: Mapping[str, Any]) -> str:
     return str(problem["msg"]).removeprefix("Value error, ")
 
 
+def problem_line(problem: Mapping[str, Any], what: str | None = None) -> str:
+    """One validation problem in one line, `key: what` (pydantic's message unless `what` says it otherwise)."""
+    where = ".".join(map(str, problem["loc"]))
+    what = problem_said(problem) if what is None else what
+    return f"{where}: {what}" if where else what
+
+
 def without_file(err: BenchrunError) -> str:
     """What `err` says of the file it names, without naming it (a finding beside the file's name says it)."""
     return str(err).removeprefix(f"{_quote(err.file)}: ")

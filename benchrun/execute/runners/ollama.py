@@ -6,8 +6,9 @@ import asyncio
 from typing import Any, Mapping
 
 import httpx
+from pydantic import ValidationError
 
-from benchrun.core.errors import RunnerError
+from benchrun.core.errors import RunnerError, problem_line
 from benchrun.core.manifest import Message
 from benchrun.core.officialclient import ollama_package
 from benchrun.core.recordvalues import same_model_name
@@ -22,6 +23,7 @@ from benchrun.execute.runners.base import (
     Refused,
     Retryable,
     Unreachable,
+    json_kind,
     resolvable,
     there_unanswered,
     tools_called,
@@ -234,5 +236,9 @@ def _refusal(err: BaseException) -> str:
 
 
 def _said(err: BaseException) -> str:
-    """What is wrong with an answer, in one line: a pydantic error's first problem, without its link."""
+    """What is wrong with an answer, in one line: of one not of the shape of Ollama's, its first problem and what
+    was given there (`message.content: Input should be a valid string (a number was given)`)."""
+    if isinstance(err, ValidationError):
+        first = err.errors()[0]
+        return f"{problem_line(first)} ({json_kind(first['input'])} was given)"
     return " ".join(str(err).splitlines()[:3])
