@@ -29,8 +29,13 @@ CONTROL = ("a control character, which no text asks (it would be sent as written
            "as a command); remove it (a tab, a line break or a form feed is kept)")
 
 
-def _refused(done, said: str) -> None:
-    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", f"benchrun: error: {said}\n")
+def _ended(done) -> tuple[int, str, str]:
+    return done.returncode, done.stdout, done.stderr
+
+
+def _refusal(said: str) -> tuple[int, str, str]:
+    """How a run refused in one line ends: exit 2, nothing printed but `said`."""
+    return EXIT["usage"], "", f"benchrun: error: {said}\n"
 
 
 @pytest.mark.parametrize(("files", "said"), [
@@ -45,7 +50,7 @@ def _refused(done, said: str) -> None:
      f"and invisible characters, {BLANK}")])
 def test_a_value_filling_a_field_with_nothing_visible_is_refused(tmp_path, files, said):
     """Before: taken, and asked as `say ` (the template with a hole in it), without a word."""
-    _refused(_dry_run(tmp_path, files), said)
+    assert _ended(_dry_run(tmp_path, files)) == _refusal(said)
 
 
 def test_a_blank_value_no_field_shows_is_taken(tmp_path):
@@ -64,9 +69,9 @@ def test_an_override_setting_a_key_another_deletes_is_said_in_benchruns_words(tm
     """Before: Hydra's `Could not override 'task.path'. To append to your config use +task.path=bench`, advice to add
     a key the config has."""
     write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n"})
-    _refused(call_benchrun("dry_run=true", *overrides, cwd=tmp_path),
-             f"in 'config': {key}: the override '{set_}' sets a key that the override '{deleted}' deletes; give one or "
-             "the other")
+    assert _ended(call_benchrun("dry_run=true", *overrides, cwd=tmp_path)) == _refusal(
+        f"in 'config': {key}: the override '{set_}' sets a key that the override '{deleted}' deletes; give one or "
+        "the other")
 
 
 @pytest.mark.parametrize(("header", "said"), [("a;reference", "';'"), ("a\treference", "tabs"), ("a|reference", "'|'")])
@@ -74,8 +79,9 @@ def test_a_csv_of_another_separator_is_said_so(tmp_path, header, said):
     """Before: `header: column 1 has an invalid name 'a;reference'`, which did not say what the file is."""
     row = header.replace("a", "1").replace("reference", "1")
     done = _dry_run(tmp_path, {"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": f"{header}\n{row}\n"})
-    _refused(done, f"in 'tasks/t/values.csv': task 't': header: one column named {header!r}: separated by {said}? "
-                   "benchrun reads CSV separated by ','")
+    assert _ended(done) == _refusal(
+        f"in 'tasks/t/values.csv': task 't': header: one column named {header!r}: separated by {said}? "
+        "benchrun reads CSV separated by ','")
 
 
 @pytest.mark.parametrize(("files", "said"), [
@@ -89,17 +95,18 @@ def test_a_csv_of_another_separator_is_said_so(tmp_path, header, said):
       "d.jsonl": '{"a": "x\\u0008", "reference": "1"}\n'},
      "in 'd.jsonl': task 't': line 1: '\\x08', "),
     ({"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n"
-                   "  fewshot: {file: s.jsonl, n: 1, seed: 0}\n", "s.jsonl": '{"user": "q\\u000b", "assistant": "a"}\n'},
+                   "  fewshot: {file: s.jsonl, n: 1, seed: 0}\n",
+      "s.jsonl": '{"user": "q\\u000b", "assistant": "a"}\n'},
      "in 's.jsonl': task 't': line 1: '\\x0b', ")])
 def test_a_control_character_in_a_benchmarks_text_is_refused(tmp_path, files, said):
     """Before: taken, and asked as written (`say \\x1b[31m1`), while a NUL in the same places was refused."""
-    _refused(_dry_run(tmp_path, files), f"{said}{CONTROL}")
+    assert _ended(_dry_run(tmp_path, files)) == _refusal(f"{said}{CONTROL}")
 
 
 def test_a_control_character_in_the_system_prompt_override_is_refused(tmp_path):
     done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n"},
                     "task.system='be \x07brief'")
-    _refused(done, f"in 'config': task.system: '\\x07', {CONTROL}")
+    assert _ended(done) == _refusal(f"in 'config': task.system: '\\x07', {CONTROL}")
 
 
 def test_a_tab_a_form_feed_and_a_carriage_return_are_kept(tmp_path):
@@ -123,9 +130,11 @@ def test_a_custom_format_whose_schema_is_no_object_is_refused(tmp_path, schema, 
     done = _dry_run(tmp_path, {
         "tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n  format: F\n",
         "custom_response.py": "from pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: str\n\n"
-                              f"    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n        return {schema}\n"})
-    _refused(done, f"in 'custom_response.py': format 'F': its JSON schema is {shown}, not an object: a format is the "
-                   "schema of an answer's fields; let pydantic make it from the class's fields")
+                              "    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n"
+                              f"        return {schema}\n"})
+    assert _ended(done) == _refusal(
+        f"in 'custom_response.py': format 'F': its JSON schema is {shown}, not an object: a format is the "
+        "schema of an answer's fields; let pydantic make it from the class's fields")
 
 
 @pytest.mark.parametrize(("path", "why"), [
@@ -136,8 +145,9 @@ def test_a_data_file_written_as_a_home_path_a_variable_or_a_url_is_said_so(tmp_p
     """Before: `file '~/d.jsonl' is missing (paths are relative to the benchmark directory)`, not saying why a file
     that is there was not found."""
     done = _dry_run(tmp_path, {"tasks.yml": f"- name: t\n  template: say {{a}}\n  values_file: '{path}'\n"})
-    _refused(done, f"in 'tasks.yml': task 't': tasks[0].values_file: file '{path}' is missing (paths are relative to "
-                   f"the benchmark directory: {why})")
+    assert _ended(done) == _refusal(
+        f"in 'tasks.yml': task 't': tasks[0].values_file: file '{path}' is missing (paths are relative to "
+        f"the benchmark directory: {why})")
 
 
 @pytest.mark.parametrize(("files", "chosen", "loop"), [
@@ -159,8 +169,9 @@ def test_a_runner_preset_giving_no_model_names_the_override_that_chose_it(tmp_pa
     neither the preset (a pod spec's YAML in a --config-dir folder) nor the override."""
     write_bench(tmp_path, {"runner/pod.yaml": "apiVersion: v1\nkind: Pod\n"}, name="other")
     done = call_benchrun("--config-dir", "other", "task=listbench", "runner=pod", "dry_run=true", cwd=tmp_path)
-    _refused(done, "in 'config': runner: cannot resolve: Interpolation key 'runner.model' not found (resolving "
-                   "hydra.run.dir, from the override 'runner=pod')")
+    assert _ended(done) == _refusal(
+        "in 'config': runner: cannot resolve: Interpolation key 'runner.model' not found (resolving "
+        "hydra.run.dir, from the override 'runner=pod')")
 
 
 def test_a_config_dir_that_is_a_file_is_said_so(tmp_path):
@@ -176,7 +187,7 @@ def test_a_jsonl_key_that_is_no_value_name_names_its_line(tmp_path):
     """Before: `in 'd.jsonl': task 't': header: column 3 has an invalid name 'a b'`, of a file with no header."""
     done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
                                "d.jsonl": '\n{"a": 1, "reference": "1", "a b": 2}\n'})
-    _refused(done, "in 'd.jsonl': task 't': line 2: key 3 has an invalid name 'a b'")
+    assert _ended(done) == _refusal("in 'd.jsonl': task 't': line 2: key 3 has an invalid name 'a b'")
 
 
 @pytest.mark.parametrize("column", ["Reference", "refrence"])
@@ -184,14 +195,16 @@ def test_a_column_named_nearly_reference_is_named_where_references_are_missing(t
     """Before: `scorer 'exact_match' compares with a reference, but the task has none (reference: calculated)`, of a
     values.csv whose `Reference` column was read as a value."""
     done = _dry_run(tmp_path, {"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": f"a,{column}\n1,1\n"})
-    _refused(done, "in 'tasks/t/info.yml': task 't': scorer: scorer 'exact_match' compares with a reference, but the "
-                   f"task has none (reference: calculated; its '{column}' is a value: the references' column is named "
-                   "'reference'); give references or a custom scorer")
+    assert _ended(done) == _refusal(
+        "in 'tasks/t/info.yml': task 't': scorer: scorer 'exact_match' compares with a reference, but the "
+        f"task has none (reference: calculated; its '{column}' is a value: the references' column is named "
+        "'reference'); give references or a custom scorer")
 
 
 def test_an_examples_value_filling_a_field_with_nothing_visible_is_refused(tmp_path):
     """Before: taken, and the example asked as `say  ` before every sample."""
     done = _dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n"
                                             "  fewshot:\n    - {values: {a: ' '}, assistant: x}\n"})
-    _refused(done, "in 'tasks.yml': task 't': tasks[0].fewshot[0].values: the value 'a' is ' ', only whitespace and "
-                   "invisible characters, which fills {a} with nothing visible; give the value, or leave the example out")
+    assert _ended(done) == _refusal(
+        "in 'tasks.yml': task 't': tasks[0].fewshot[0].values: the value 'a' is ' ', only whitespace and "
+        "invisible characters, which fills {a} with nothing visible; give the value, or leave the example out")
