@@ -257,7 +257,11 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     where = key_path("", parts)
     kind = first["type"]
     field = model.model_fields.get(keys[0]) if model is not None and keys else None
-    if field is not None and len(keys) == 2 and isinstance(keys[1], str) and kind != "missing":
+    if field is not None and len(keys) == 2 and isinstance(keys[1], str) and (item := _list_item(err)):
+        index, wrong = item  # a list's item that no branch takes (runner.host=[URL, null]): said of that item
+        where = key_path("", [*prefix, *head, keys[0], index])
+        message = f"{wrong['msg']}, not {json.dumps(wrong['input'], default=str)}"
+    elif field is not None and len(keys) == 2 and isinstance(keys[1], str) and kind != "missing":
         # a union's branch (runner.think.bool): said once, for the key, with what the key takes
         where = key_path("", [*prefix, *head, keys[0]])
         takes = f" ({field.description})" if field.description else ""
@@ -282,6 +286,17 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     else:
         message = problem_said(first)
     return f"{where}: {message}" if where else message
+
+
+def _list_item(err: ValidationError) -> tuple[int, Any] | None:
+    """Where a union of a value and a list of values (`str | list[str]`) was given a list: the first item its list
+    branch refused, as (index, pydantic's error for it)."""
+    branch = err.errors()[0]["loc"][:-1]
+    for other in err.errors()[1:]:
+        loc = other["loc"]
+        if len(loc) == len(branch) + 2 and loc[:len(branch)] == branch and isinstance(loc[-1], int):
+            return loc[-1], other
+    return None
 
 
 def _model_at(root: type[BaseModel], loc: list[Any]) -> tuple[type[BaseModel], list[Any], list[Any]]:

@@ -155,10 +155,10 @@ class OllamaConfig(RunnerConfig):
     type: Literal["ollama"] = "ollama"
     server_key: ClassVar[str] = "host"
     host: str | list[str] = DEFAULT_OLLAMA_HOST
-    """The Ollama server (conf/ takes it from $OLLAMA_HOST when set); empty means the default, as for Ollama. A list
-    of servers spreads the run over them: each must serve the model by the same digest, `concurrency` requests go to
-    each, every request to the one with the fewest outstanding, and a server lost mid-run leaves its work to the
-    rest."""
+    """The Ollama server (conf/runner/ollama.yaml takes it from $OLLAMA_HOST when set); empty means the default, as
+    for Ollama. A list of servers spreads the run over them: each must serve the model by the same digest,
+    `concurrency` requests go to each, every request to the one with the fewest outstanding, and a server lost mid-run
+    leaves its work to the rest."""
     model: str | list[str] = "llama3.2"
     keep_alive: str | float | None = None
     """How long the server keeps the model loaded after a request (e.g. 5m); null = the server's default."""
@@ -177,8 +177,8 @@ class OpenAIConfig(RunnerConfig):
     type: Literal["openai"] = "openai"
     server_key: ClassVar[str] = "base_url"
     base_url: str | list[str] = DEFAULT_OPENAI_BASE_URL
-    """The API root, usually ending in /v1 (conf/ takes it from $OPENAI_BASE_URL when set); empty means the
-    default. A list of servers spreads the run over them, as for runner.host."""
+    """The API root, usually ending in /v1 (conf/runner/openai.yaml takes it from $OPENAI_BASE_URL when set); empty
+    means the default. A list of servers spreads the run over them, as for runner.host."""
     model: str | list[str] = "llama3.2"
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The NAME of the environment variable holding the API key, read at run time and never written; unset = no
