@@ -5,6 +5,9 @@
   neither the item nor what belongs there, and the key's description quoted began `The Ollama server (conf/ takes
   it from $OLLAMA_HOST ...)`, a path cut short. The item at fault is named (`compose.config._list_item`), and the
   descriptions name the preset (conf/runner/ollama.yaml, conf/runner/openai.yaml).
+- `runner.keep_alive=5x` (or `'300'`, `''`, a judge's `+judge.keep_alive=5y`) passed the dry run, and real Ollama,
+  which reads a text keep_alive with Go's time.ParseDuration, refuses every request of such a run (HTTP 400: time:
+  unknown unit "x" in duration "5x"). It is refused at compile, as what Ollama reads (`core.settings.GO_DURATION`).
 """
 
 from __future__ import annotations
@@ -38,3 +41,21 @@ def test_a_value_no_branch_takes_quotes_the_keys_description_with_its_preset(tmp
         "list of servers spreads the run over them: each must serve the model by the same digest, `concurrency` "
         "requests go to each, every request to the one with the fewest outstanding, and a server lost mid-run leaves "
         "its work to the rest.)\n"))
+
+
+DURATIONS = [("runner.keep_alive=5x", "runner.keep_alive", "5x"), ("runner.keep_alive='300'", "runner.keep_alive", "300"),
+             ("runner.keep_alive=''", "runner.keep_alive", ""), ("+judge.keep_alive=5y", "judge.keep_alive", "5y")]
+
+
+@pytest.mark.parametrize(("override", "key", "given"), DURATIONS, ids=[row[0] for row in DURATIONS])
+def test_a_keep_alive_ollama_cannot_read_is_refused_at_compile(tmp_path, override, key, given):
+    result = call_benchrun("dry_run=true", "judge.model=qwen2.5", override, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': {key}: \"{given}\" is not a duration Ollama reads: a number of seconds, or "
+        "text such as 30s, 5m or 1h30m (a negative one keeps the model loaded for ever)\n"))
+
+
+@pytest.mark.parametrize("given", ["-5m", "1h30m", "0", ".5h", "'5\u00b5s'", "300", "-1"])
+def test_every_duration_ollama_reads_is_taken(tmp_path, given):
+    result = call_benchrun("dry_run=true", f"runner.keep_alive={given}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")

@@ -8,6 +8,8 @@ and `base/run`, which the shipped presets in conf/ extend (`- base/ollama@_here_
 
 from __future__ import annotations
 
+import json
+import re
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
 
@@ -31,6 +33,8 @@ from benchrun.core.shards import Shard
 from benchrun.core.tasksettings import TaskConfig
 from benchrun.core.text import no_control_character
 
+GO_DURATION = re.compile(r"[-+]?(0|((\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)", re.ASCII)
+"""A duration as Go's time.ParseDuration reads it: `0`, or numbers each with its unit (`1h30m`, `-1s`, `.5h`)."""
 Think = Union[bool, Literal["low", "medium", "high"], None]
 LOCAL_OPTIONS = {"temperature": float, "seed": int, "num_predict": int, "top_p": float, "top_k": int, "min_p": float,
                  "repeat_penalty": float, "presence_penalty": float, "frequency_penalty": float,
@@ -169,6 +173,15 @@ class OllamaConfig(RunnerConfig):
     @classmethod
     def _as_ollama_reads_it(cls, host: str | list[str]) -> str | list[str]:
         return servers(host, DEFAULT_OLLAMA_HOST, ollama_address)  # as its client reads $OLLAMA_HOST
+
+    @field_validator("keep_alive")
+    @classmethod
+    def _a_duration_ollama_reads(cls, keep_alive: str | float | None) -> str | float | None:
+        """Text is read by Ollama as Go's time.ParseDuration reads it, or every request is refused (HTTP 400)."""
+        if isinstance(keep_alive, str) and not GO_DURATION.fullmatch(keep_alive):
+            raise ValueError(f"{json.dumps(keep_alive)} is not a duration Ollama reads: a number of seconds, or "
+                             "text such as 30s, 5m or 1h30m (a negative one keeps the model loaded for ever)")
+        return keep_alive
 
 
 class OpenAIConfig(RunnerConfig):
