@@ -215,8 +215,8 @@ def test_a_run_on_a_read_only_file_system(tmp_path):
         result = run_benchrun(NO_SERVER, f"outputs={place / 'outputs'}", cwd=tmp_path)
     assert (result.returncode, list(place.iterdir())) == (EXIT["archive"], [])
     assert re.fullmatch(f"benchrun: error: the run directory {re.escape(str(place))}/outputs/\\S+ \\(hydra.run.dir, made "
-                        f"of outputs=\\) cannot be made: read-only file system: {re.escape(str(place))}/outputs; "
-                        "nothing was recorded\n", result.stderr)
+                        f"of outputs= unless given\\) cannot be made: read-only file system: "
+                        f"{re.escape(str(place))}/outputs; nothing was recorded\n", result.stderr)
 
 
 @NEEDS_MOUNT
@@ -240,8 +240,8 @@ def test_a_run_directory_that_is_a_file(tmp_path):
     assert [(r.returncode, r.stderr) for r in (refused, under)] == [
         (EXIT["usage"], f"benchrun: error: {taken} is not a directory; nothing was changed; pick a new directory "
                         "(hydra.run.dir=...)\n"),
-        (EXIT["archive"], f"benchrun: error: the run directory {taken / 'run'} (hydra.run.dir, made of outputs=) "
-                          f"cannot be made: not a directory: {taken / 'run'}; nothing was recorded\n")]
+        (EXIT["archive"], f"benchrun: error: the run directory {taken / 'run'} (hydra.run.dir, made of outputs= "
+                          f"unless given) cannot be made: not a directory: {taken / 'run'}; nothing was recorded\n")]
     assert [p.name for p in tmp_path.iterdir()] == ["taken"] and taken.read_text() == "mine\n"
 
 

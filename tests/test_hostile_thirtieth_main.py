@@ -8,6 +8,12 @@
 - `runner.keep_alive=5x` (or `'300'`, `''`, a judge's `+judge.keep_alive=5y`) passed the dry run, and real Ollama,
   which reads a text keep_alive with Go's time.ParseDuration, refuses every request of such a run (HTTP 400: time:
   unknown unit "x" in duration "5x"). It is refused at compile, as what Ollama reads (`core.settings.GO_DURATION`).
+- A folder holding a symbolic link that cannot be followed (into another user's private folder: permission denied;
+  a target name too long) was refused as a run's directory (`hydra.run.dir=d`: `file name too long: d/away`), and
+  `verify d`, `merge d` said the same of it, the link taken for the folder at fault. Whether a folder's entry is a
+  directory, or holds a run's files, is asked as os.path.isdir and lexists ask, an entry that cannot be followed
+  being none (`archive.claims.holds_run`, `holds_sweep`, `archive.lookup._folders`). A run directory said as not
+  made said it was `made of outputs=` when hydra.run.dir was given: `made of outputs= unless given`.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import pytest
 
 from benchrun.core.errors import EXIT
+from tests.helpers.auditcli import audit
 from tests.helpers.commands import call_benchrun
 
 LIST_ITEMS = [
@@ -43,7 +50,8 @@ def test_a_value_no_branch_takes_quotes_the_keys_description_with_its_preset(tmp
         "its work to the rest.)\n"))
 
 
-DURATIONS = [("runner.keep_alive=5x", "runner.keep_alive", "5x"), ("runner.keep_alive='300'", "runner.keep_alive", "300"),
+DURATIONS = [("runner.keep_alive=5x", "runner.keep_alive", "5x"),
+             ("runner.keep_alive='300'", "runner.keep_alive", "300"),
              ("runner.keep_alive=''", "runner.keep_alive", ""), ("+judge.keep_alive=5y", "judge.keep_alive", "5y")]
 
 
@@ -59,3 +67,27 @@ def test_a_keep_alive_ollama_cannot_read_is_refused_at_compile(tmp_path, overrid
 def test_every_duration_ollama_reads_is_taken(tmp_path, given):
     result = call_benchrun("dry_run=true", f"runner.keep_alive={given}", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (0, "")
+
+
+def _unfollowable_link(folder):
+    """`folder` holding a symbolic link whose target no stat can reach (a name past 255 bytes), as one into another
+    user's private folder is for any but root."""
+    folder.mkdir()
+    (folder / "away").symlink_to("/" + "x" * 300)
+    return folder
+
+
+def test_a_folder_holding_a_link_that_cannot_be_followed_takes_a_run(tmp_path):
+    folder = _unfollowable_link(tmp_path / "d")
+    result = call_benchrun("dry_run=true", f"hydra.run.dir={folder}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "18 samples -> 18 model calls (dry run: no model was called)" in result.stdout
+
+
+def test_verify_and_merge_of_a_folder_holding_such_a_link_say_it_holds_no_run(tmp_path):
+    _unfollowable_link(tmp_path / "d")
+    said = [audit(tmp_path, *args) for args in (["verify", "d"], ["merge", "d", "--into", "m"])]
+    assert [(done.returncode, done.stderr) for done in said] == [
+        (EXIT["archive"], "benchrun: error: in 'd': not a run directory (no run.json)\n"),
+        (EXIT["archive"], "benchrun: error: in 'd': neither a run nor a sweep directory (no run.json in it or the "
+                          "folders directly in it)\n")]

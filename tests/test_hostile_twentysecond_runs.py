@@ -142,7 +142,8 @@ def test_a_run_directory_under_a_dangling_link_says_the_link_leads_nowhere(tmp_p
     (tmp_path / "gone").symlink_to(tmp_path / "removed")
     done = call_benchrun(*given, "runner.host=http://127.0.0.1:9", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (EXIT["archive"], "")
-    assert re.fullmatch(r"benchrun: error: the (run|sweep) directory gone\S* \(hydra\.(run|sweep)\.dir, made of outputs=\) "
+    assert re.fullmatch(r"benchrun: error: the (run|sweep) directory gone\S* \(hydra\.(run|sweep)\.dir, made of outputs= "
+                        r"unless given\) "
                         f"cannot be made: a dangling link \\(to {re.escape(str(tmp_path / 'removed'))}, which is not there"
                         r"\), where a folder was to be made: gone; nothing was recorded\n", done.stderr)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["gone"]

@@ -20,7 +20,9 @@ HYDRA_DIR = "hydra.run.dir=..."
 
 
 def holds_run(run_dir: Path) -> bool:
-    return any((run_dir / name).exists() for name in RUN_FILES)
+    """Whether `run_dir` holds any of a run's files; a folder that cannot be looked into (another user's, mode 700)
+    holds none that could be read as a run, and is no reason to refuse the directory around it."""
+    return any(os.path.lexists(run_dir / name) for name in RUN_FILES)
 
 
 def is_run(folder: Path) -> bool:
@@ -61,7 +63,7 @@ def holds_sweep(folder: Path) -> bool:
     """Whether `folder` is a sweep's directory: its sweep.json, its multirun.yaml (made as a sweep starts, before
     any job: benchrun.callbacks), or a job's run in a folder of it."""
     return (folder / SWEEP_FILE).exists() or (folder / MULTIRUN_FILE).exists() or (folder.is_dir() and any(
-        holds_run(job) for job in folder.iterdir() if job.is_dir() and not job.name.startswith(".")))
+        holds_run(job) for job in folder.iterdir() if os.path.isdir(job) and not job.name.startswith(".")))
 
 
 def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR, sweep: Path | None = None) -> str | None:

@@ -187,7 +187,7 @@ def sweep_jobs(sweep_dir: PathLike) -> tuple[list[tuple[Path, Run | None]], list
 
 
 def _folders(sweep_dir: PathLike) -> list[Path]:
-    dirs = [d for d in Path(sweep_dir).iterdir() if d.is_dir() and not d.name.startswith(".")]
+    dirs = [d for d in Path(sweep_dir).iterdir() if os.path.isdir(d) and not d.name.startswith(".")]
     return sorted(dirs, key=_job_order)
 
 

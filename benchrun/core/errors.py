@@ -231,7 +231,7 @@ def os_error_line(err: OSError | MemoryError | RuntimeError) -> str:
 def making_said(err: OSError, what: str, path: str | os.PathLike[str], key: str) -> str:
     """An OSError making a run's or a sweep's directory (`what`, named by `key`) as one line naming both, then the
     error as the last resort says it (`os_error_line`)."""
-    return (f"the {what} {os.fspath(path)} ({key}, made of outputs=) cannot be made: {os_error_line(err)}; nothing "
+    return (f"the {what} {os.fspath(path)} ({key}, made of outputs= unless given) cannot be made: {os_error_line(err)}; nothing "
             "was recorded")
 
 
