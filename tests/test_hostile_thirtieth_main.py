@@ -13,7 +13,9 @@
   `verify d`, `merge d` said the same of it, the link taken for the folder at fault. Whether a folder's entry is a
   directory, or holds a run's files, is asked as os.path.isdir and lexists ask, an entry that cannot be followed
   being none (`archive.claims.holds_run`, `holds_sweep`, `archive.lookup._folders`). A run directory said as not
-  made said it was `made of outputs=` when hydra.run.dir was given: `made of outputs= unless given`.
+  made said it was `made of outputs=` when hydra.run.dir was given: `made of outputs= unless given`. In a benchmark,
+  where such a link is refused, it was said by the OS alone (`file name too long: /.../tasks/away`), where a link
+  that leads nowhere is said of the file (`compiler.files.present`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 
 from benchrun.core.errors import EXIT
 from tests.helpers.auditcli import audit
+from tests.helpers.benchfiles import folder_task, write_bench
 from tests.helpers.commands import call_benchrun
 
 LIST_ITEMS = [
@@ -91,3 +94,12 @@ def test_verify_and_merge_of_a_folder_holding_such_a_link_say_it_holds_no_run(tm
         (EXIT["archive"], "benchrun: error: in 'd': not a run directory (no run.json)\n"),
         (EXIT["archive"], "benchrun: error: in 'd': neither a run nor a sweep directory (no run.json in it or the "
                           "folders directly in it)\n")]
+
+
+def test_a_benchmarks_link_that_cannot_be_followed_is_said_of_the_file(tmp_path):
+    bench = write_bench(tmp_path, folder_task("t", "say {a}\n", "a,reference\n1,1\n"))
+    (bench / "tasks" / "away").symlink_to("/" + "x" * 300)
+    result = call_benchrun("dry_run=true", f"task.path={bench}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'tasks/away': a symbolic link that cannot be followed (to '/{'x' * 300}': file name too "
+        "long); mend the link, or remove it\n"))

@@ -41,17 +41,18 @@ def present(bench: Path, path: Path) -> bool:
     """Whether the benchmark's file or folder `path` is there. A symbolic link that leads nowhere (to a path that is
     not there, or round a loop of links) is refused, naming it: taken as absent, a tasks.yml's tasks were not run and
     a custom_scorer.py's scorers unknown, without a word."""
-    if path.exists():
-        return True
-    if not path.is_symlink():
+    if not os.path.lexists(path):
         return False
     try:
         os.stat(path)
-        return True  # made since it was looked for
+        return True
     except OSError as err:
-        why = f"to '{os.readlink(path)}', which is not there" if err.errno == errno.ENOENT else os_problem(err)
-    raise TaskError(f"a symbolic link that leads nowhere ({why}); mend the link, or remove it",
-                    file=path.relative_to(bench).as_posix())
+        if err.errno in (errno.ENOENT, errno.ELOOP):
+            why = f"to '{os.readlink(path)}', which is not there" if err.errno == errno.ENOENT else os_problem(err)
+            said = f"a symbolic link that leads nowhere ({why})"
+        else:  # into a folder this user may not enter, or to a name too long
+            said = f"a symbolic link that cannot be followed (to '{os.readlink(path)}': {os_problem(err)})"
+    raise TaskError(f"{said}; mend the link, or remove it", file=path.relative_to(bench).as_posix())
 
 
 def inside(bench: Path, path: Path) -> None:
