@@ -15,7 +15,9 @@
   being none (`archive.claims.holds_run`, `holds_sweep`, `archive.lookup._folders`). A run directory said as not
   made said it was `made of outputs=` when hydra.run.dir was given: `made of outputs= unless given`. In a benchmark,
   where such a link is refused, it was said by the OS alone (`file name too long: /.../tasks/away`), where a link
-  that leads nowhere is said of the file (`compiler.files.present`).
+  that leads nowhere is said of the file (`compiler.files.present`). `task.path=` such a link named no key (`file
+  name too long: /.../away`): `task.path: '...' cannot be reached: file name too long (looked in ...)`
+  (`core.resources.bench_dir`).
 """
 
 from __future__ import annotations
@@ -103,3 +105,10 @@ def test_a_benchmarks_link_that_cannot_be_followed_is_said_of_the_file(tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: in 'tasks/away': a symbolic link that cannot be followed (to '/{'x' * 300}': file name too "
         "long); mend the link, or remove it\n"))
+
+
+def test_a_task_path_that_cannot_be_reached_names_the_key(tmp_path):
+    away = _unfollowable_link(tmp_path / "d") / "away"
+    result = call_benchrun("dry_run=true", f"task.path={away}", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: task.path: '{away}' cannot be reached: file name too long (looked in {away})\n"))

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
-from benchrun.core.errors import ConfigError
+from benchrun.core.errors import ConfigError, os_problem
 from benchrun.core.home import expanded
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -46,6 +47,12 @@ def bench_dir(path: str, cwd: str | os.PathLike[str] | None = None) -> Path:
         return demos_dir() / name
     folder = expanded(path, "task.path")
     folder = folder if folder.is_absolute() else Path(cwd or Path.cwd()) / folder
+    try:
+        os.stat(folder)
+    except OSError as err:  # there, but not to be reached: a folder on the way this user may not enter, a name too long
+        if err.errno not in (errno.ENOENT, errno.ENOTDIR):
+            raise ConfigError(f"'{path}' cannot be reached: {os_problem(err)} (looked in {folder})",
+                              key="task.path") from None
     if not folder.is_dir():
         raise ConfigError(f"'{path}' is not a directory (looked in {folder})", key="task.path")
     return folder.resolve()
