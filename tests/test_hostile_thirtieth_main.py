@@ -18,6 +18,10 @@
   that leads nowhere is said of the file (`compiler.files.present`). `task.path=` such a link named no key (`file
   name too long: /.../away`): `task.path: '...' cannot be reached: file name too long (looked in ...)`
   (`core.resources.bench_dir`).
+- A preset group given null (`runner=null`, `task=null`, `model=null`) was Hydra's `ValueError: Config group override
+  must be a string or a list. Got NoneType`, and given a list (`runner=[ollama,local]`) the presets were merged into a
+  config no runner has (`runner.host: unknown key 'host'`): one line naming the group, its shipped presets and the
+  sweep that runs each (`compose.commandline._refuse_no_one_preset`).
 """
 
 from __future__ import annotations
@@ -112,3 +116,19 @@ def test_a_task_path_that_cannot_be_reached_names_the_key(tmp_path):
     result = call_benchrun("dry_run=true", f"task.path={away}", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], (
         f"benchrun: error: task.path: '{away}' cannot be reached: file name too long (looked in {away})\n"))
+
+
+PRESETS = "one preset's name belongs here (shipped: "
+NO_ONE_PRESET = [
+    ("runner=null", f"runner: {PRESETS}local, ollama, openai), not null"),
+    ("task=null", f"task: {PRESETS}folderbench, listbench), not null"),
+    ("model=null", f"model: {PRESETS}gemma3, llama3.2), not null; none is the default: leave model= out"),
+    ("runner=[ollama,local]", f"runner: {PRESETS}local, ollama, openai), not a list; to run each, sweep them: -m "
+                              "runner=ollama,local"),
+]
+
+
+@pytest.mark.parametrize(("override", "message"), NO_ONE_PRESET, ids=[row[0] for row in NO_ONE_PRESET])
+def test_a_preset_group_given_null_or_a_list_is_one_line(tmp_path, override, message):
+    result = call_benchrun("dry_run=true", override, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in 'config': {message}\n")

@@ -7,10 +7,13 @@ import re
 import sys
 from typing import Sequence
 
+from omegaconf import OmegaConf
+
 from benchrun.compose.config import refuse_secrets
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
 from benchrun.core.keys import override_key
+from benchrun.core.resources import data_dir
 from benchrun.core.text import too_many_digits
 
 MAX_OVERRIDE_ITEMS = 10_000
@@ -42,6 +45,7 @@ def refuse_bad_overrides(argv: Sequence[str]) -> None:
             raise ConfigError(f"the override lists {items:,} values, more than an override takes "
                               f"({MAX_OVERRIDE_ITEMS:,}); give fewer, or split the sweep", file="config", key=key)
     _refuse_set_and_deleted(argv)
+    _refuse_no_one_preset(argv)
 
 
 def _refuse_set_and_deleted(argv: Sequence[str]) -> None:
@@ -59,6 +63,31 @@ def _refuse_set_and_deleted(argv: Sequence[str]) -> None:
                               "other", file="config", key=key)
 
 
+def _refuse_no_one_preset(argv: Sequence[str]) -> None:
+    """Refuse a group of benchrun's presets (runner, task, model) given `null` or a list (`runner=[ollama,local]`),
+    which Hydra met with a ValueError of its own, or merged into one config of keys no runner has."""
+    for arg in argv:
+        group, _, value = arg.partition("=")
+        if arg.startswith(("-", "+", "~")) or group not in PRESET_GROUPS or not value.strip().startswith(("null", "[")):
+            continue
+        shipped = ", ".join(sorted(path.stem for path in (data_dir("conf") / group).glob("*.yaml")))
+        if value.strip() == "null":
+            leave = f"; none is the default: leave {group}= out" if _default_preset(group) is None else ""
+            raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not null{leave}", file="config",
+                              key=group)
+        if value.strip().startswith("["):
+            raise ConfigError(f"one preset's name belongs here (shipped: {shipped}), not a list; to run each, sweep "
+                              f"them: -m {group}={value.strip().strip('[]')}", file="config", key=group)
+
+
+def _default_preset(group: str) -> str | None:
+    """The preset of `group` that conf/config.yaml's defaults list names (None for `model: null`)."""
+    defaults = OmegaConf.to_container(OmegaConf.load(data_dir("conf") / "config.yaml").defaults)
+    return next((item[group] for item in defaults if isinstance(item, dict) and group in item), None)
+
+
+PRESET_GROUPS = ("runner", "task", "model")
+"""The config groups of benchrun's conf/ whose preset a run names (`runner=local`); each gives a whole config."""
 OWN_CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--experimental-rerun")
 """Hydra's flags that put another config in place of benchrun's conf/config.yaml (a primary config of the user's,
 a pickled one): its callbacks (the run directory's checks) and its logging's masking of credentials with it."""
