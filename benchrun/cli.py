@@ -19,7 +19,13 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException, SearchPathException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import GrammarParseError, InterpolationResolutionError, OmegaConfBaseException, ValidationError
+from omegaconf.errors import (
+    ConfigTypeError,
+    GrammarParseError,
+    InterpolationResolutionError,
+    OmegaConfBaseException,
+    ValidationError,
+)
 
 from benchrun.app import run
 from benchrun.archive.claims import stray_job_dir
@@ -152,13 +158,21 @@ CONFIG_DIR = re.compile(r"Additional config directory '(.*)' not found")
 """Hydra's words for a `--config-dir` that is no folder, whether it is missing or a file."""
 
 
+MERGED = re.compile(r"Cannot merge (\w+) with (\w+)")
+"""OmegaConf's words for an override whose value is of another kind than the node it replaces."""
+MERGED_KINDS = {"DictConfig": "keys", "ListConfig": "a list"}
+
+
 def _why(err: Exception) -> list[str]:
     """OmegaConf's reason for a value Hydra could not merge (`Error merging override hydra.job.chdir=abc` said
     nothing more): `Value 'abc' is not a valid bool (type str)`, `no viable alternative at input '${x'` (an
-    interpolation begun, never ended); none for any other error."""
+    interpolation begun, never ended), `it holds keys, not a list` (`judge=[a]`); none for any other error."""
     cause = err.__cause__
-    said = next(iter(str(cause).strip().splitlines()), "") if isinstance(cause, (ValidationError, GrammarParseError)) \
-        else ""
+    said = next(iter(str(cause).strip().splitlines()), "")
+    merged = MERGED.fullmatch(said) if isinstance(cause, ConfigTypeError) else None
+    if merged is not None:  # a list given where keys are (judge=[a]), or keys where a list is
+        return [f"(it holds {MERGED_KINDS.get(merged[1], merged[1])}, not {MERGED_KINDS.get(merged[2], merged[2])})"]
+    said = said if isinstance(cause, (ValidationError, GrammarParseError)) else ""
     return [f"({said.strip()})"] if said.strip() and said.strip() not in str(err) else []
 
 

@@ -22,6 +22,9 @@
   must be a string or a list. Got NoneType`, and given a list (`runner=[ollama,local]`) the presets were merged into a
   config no runner has (`runner.host: unknown key 'host'`): one line naming the group, its shipped presets and the
   sweep that runs each (`compose.commandline._refuse_no_one_preset`).
+- `judge=null` (or `judge=5`) was said as `Input should be a valid dictionary or instance of JudgeSettings`, a class
+  no user knows, and `judge=[a]` (or `runner.options=[1]`) as `Error merging override judge=[a]`, nothing more: the
+  keys that belong there (`compose.config.describe_validation`), and what the key holds (`cli._why`).
 """
 
 from __future__ import annotations
@@ -132,3 +135,17 @@ NO_ONE_PRESET = [
 def test_a_preset_group_given_null_or_a_list_is_one_line(tmp_path, override, message):
     result = call_benchrun("dry_run=true", override, cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: in 'config': {message}\n")
+
+
+KINDS = [("judge=null", "in 'config': judge: keys belong here (runner, model, host, base_url, options, repeats, "
+                        "allow_self), not null"),
+         ("judge=5", "in 'config': judge: keys belong here (runner, model, host, base_url, options, repeats, "
+                     "allow_self), not 5"),
+         ("judge=[a]", "Error merging override judge=[a] (it holds keys, not a list)"),
+         ("runner.options=[1]", "Error merging override runner.options=[1] (it holds keys, not a list)")]
+
+
+@pytest.mark.parametrize(("override", "message"), KINDS, ids=[row[0] for row in KINDS])
+def test_a_value_of_another_kind_than_keys_says_what_belongs(tmp_path, override, message):
+    result = call_benchrun("dry_run=true", override, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {message}\n")

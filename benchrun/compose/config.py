@@ -269,6 +269,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     elif kind == "extra_forbidden" and len(keys) == 1 and model is not None:
         message = unknown_key(str(parts[-1]), allowed_keys(model, prefix),
                               "option" if issubclass(model, Options) else "key")
+    elif kind == "model_type" and keys and model is not None and (inner := _nested(model, keys[-1])) is not None:
+        message = f"keys belong here ({', '.join(inner.model_fields)}), not {json.dumps(first['input'], default=str)}"
     elif kind == "union_tag_invalid":
         message = unknown_key(str(first["input"] if not isinstance(first["input"], dict) else
                                   first["input"].get("type")), list(RUNNERS), what="runner type")
