@@ -25,6 +25,9 @@
 - `judge=null` (or `judge=5`) was said as `Input should be a valid dictionary or instance of JudgeSettings`, a class
   no user knows, and `judge=[a]` (or `runner.options=[1]`) as `Error merging override judge=[a]`, nothing more: the
   keys that belong there (`compose.config.describe_validation`), and what the key holds (`cli._why`).
+- A server's host name holding a character no host name holds (`OLLAMA_HOST='a b'`, `runner.host=http://a$b:1`)
+  passed the dry run, to be said at the preflight as a name that does not resolve: it is no server's URL
+  (`core.serverurls.NO_HOST_CHARACTER`).
 """
 
 from __future__ import annotations
@@ -149,3 +152,22 @@ KINDS = [("judge=null", "in 'config': judge: keys belong here (runner, model, ho
 def test_a_value_of_another_kind_than_keys_says_what_belongs(tmp_path, override, message):
     result = call_benchrun("dry_run=true", override, cwd=tmp_path)
     assert (result.returncode, result.stderr) == (EXIT["usage"], f"benchrun: error: {message}\n")
+
+
+@pytest.mark.parametrize(("given", "url", "host", "character"), [
+    ("OLLAMA_HOST=a b", "a b:11434", "a b", " "), ("runner.host='http://a$b:1'", "http://a$b:1", "a$b", "$")])
+def test_a_host_name_holding_a_character_no_host_name_holds_is_refused_at_compile(tmp_path, given, url, host,
+                                                                                  character):
+    env = dict([given.split("=", 1)]) if given.startswith("OLLAMA_HOST") else None
+    args = [given] if env is None else []
+    result = call_benchrun("dry_run=true", *args, cwd=tmp_path, env=env)
+    assert (result.returncode, result.stderr) == (EXIT["usage"], (
+        f"benchrun: error: in 'config': runner.host: '{url}' is not a server's URL: its host '{host}' is not a host "
+        f"name that can be asked: it holds '{character}', which no host name does (letters, digits, '-', '_' and "
+        "'.')\n"))
+
+
+@pytest.mark.parametrize("host", ["http://gpu_1:11434", "http://gpu-1.lan:11434", "http://b\u00fccher.de:1"])
+def test_host_names_of_letters_digits_hyphens_underscores_and_dots_are_taken(tmp_path, host):
+    result = call_benchrun("dry_run=true", f"runner.host='{host}'", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")

@@ -54,6 +54,11 @@ def _no_credential(given: str) -> None:
                          "in the variable api_key_env names)")
 
 
+NO_HOST_CHARACTER = re.compile(r"[\x00-\x2c/:-@\[-\^`{-\x7f]")
+"""An ASCII character no host name holds (a space, `$`, `<`, ...): names are letters, digits, `-`, `_` and dots, and
+beyond ASCII as IDNA takes them."""
+
+
 def _well_formed(url: str) -> None:
     parts = urlsplit(http_url(url))
     try:
@@ -86,6 +91,9 @@ def _unaskable(host: str) -> str | None:
             return None
     if (label := _bad_label(host)) is not None:
         return f"is not a host name that can be asked ({label}; each label is 1 to 63 characters)"
+    if (odd := NO_HOST_CHARACTER.search(host)) is not None:
+        return (f"is not a host name that can be asked: it holds {odd[0]!r}, which no host name does (letters, "
+                "digits, '-', '_' and '.')")
     try:
         host.encode("idna")
         if not host.isascii():
