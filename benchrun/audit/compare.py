@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -130,6 +131,7 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     """Each run after the first against the first; `metric`/`task` keep only those lines."""
     if len(runs) < 2:
         raise BenchrunError(f"compare needs at least two runs (got {len(runs)}); a sweep directory gives its jobs")
+    _named_once(runs)
     refs = [_ref(run.require_records()) for run in runs]
     baseline = runs[0]
     if not refs[0].answered:
@@ -147,6 +149,16 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
         raise BenchrunError("nothing to compare: " + "; ".join(
             f"run {c.run.id} ({c.run.label}) has {c.run.note}" for c in comparisons))
     return Report(baseline=refs[0], comparisons=comparisons, method=dict(significance.METHOD))
+
+
+def _named_once(runs: list[Run]) -> None:
+    """Each run named once (by its path, its id or as a sweep's job): a run compared with itself differs in nothing."""
+    seen: set[str] = set()
+    for run in runs:
+        if (where := os.path.realpath(run.path)) in seen:
+            raise BenchrunError(f"run {run.id} ({shown_name(where)}) is named twice: a run compared with itself "
+                                "differs in nothing; name each run once")
+        seen.add(where)
 
 
 @dataclass(frozen=True)
