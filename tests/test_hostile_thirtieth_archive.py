@@ -7,6 +7,11 @@ it found bad, each with the rule it now obeys.
   (`audit.summarycheck.RunPass`, `audit.verify.belonging`)
 - `compare RUN RUN` (or the run by path and by id, or by another spelling of its path): it printed a table of zeros
   (delta +0.000, p 1, speed 1.00x); a run is named once, in one line naming it (`audit.compare._named_once`)
+- `retry RUN --into RUN/new/..`: refused as the run's own folder only once `new/` was made in the sealed run (left
+  there, where the refusal said `nothing was changed`); `retry RUN --into deep/new/../..` (the folder holding the
+  run, as `--into .` is refused) made the retry's run around the parent's. A `..` after a folder not made yet names
+  none until it is: the folder is judged as it is once made (`archive.claims.made_as`, in `refusal`, for every new
+  run's directory: hydra.run.dir, retry's and merge's --into)
 """
 from __future__ import annotations
 
@@ -15,8 +20,11 @@ import json
 import pytest
 
 from benchrun.core.errors import EXIT
+from benchrun.testing.ollama_server import FakeOllama
+from tests.helpers.answers import broken_answer, listbench_answer
 from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
+from tests.helpers.commands import run_in_process
 from tests.helpers.p29_archive import failed
 from tests.helpers.p30_archive import switched_run
 
@@ -47,3 +55,31 @@ def test_a_run_compared_with_itself_is_refused_in_one_line(tmp_path, again):
     assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
         f"benchrun: error: run 555555555555 ({tmp_path / 'outputs' / 'r1'}) is named twice: a run compared with "
         "itself differs in nothing; name each run once\n"))
+
+
+# -- a fresh pass ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("into", ["outputs/p/new/..", "outputs/p/new/../../p"])
+def test_a_retry_into_the_run_by_a_dotdot_after_a_new_folder_is_refused_and_leaves_nothing(tmp_path, into):
+    parent = run_in_process(tmp_path, "p", "runner.retries=0", "runner.backoff_s=0", responder=broken_answer)
+    before = sorted(path.name for path in parent.iterdir())
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        done = audit(tmp_path, "retry", str(parent), "--host", server.url, "--into", into)
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {parent} already holds run {json.loads((parent / 'run.json').read_text())['run_id']} "
+        "(completed_with_errors); nothing was changed; "
+        "pick a new directory (--into DIR)\n"))
+    assert sorted(path.name for path in parent.iterdir()) == before
+
+
+def test_a_retry_into_a_folder_around_runs_by_a_dotdot_after_a_new_folder_is_refused(tmp_path):
+    parent = run_in_process(tmp_path, "p", "runner.retries=0", "runner.backoff_s=0", responder=broken_answer)
+    (tmp_path / "deep").mkdir()
+    with FakeOllama(models=["llama3.2"], responder=listbench_answer) as server:
+        done = audit(tmp_path, "retry", str(parent), "--host", server.url, "--into", "deep/new/../..")
+    assert (done.returncode, done.stderr) == (EXIT["usage"], (
+        f"benchrun: error: {tmp_path} holds the run directory {parent}: a run is never made around another run's "
+        "files; nothing was changed; pick a new directory (--into DIR)\n"))
+    assert (sorted(path.name for path in tmp_path.iterdir()), list((tmp_path / "deep").iterdir())) == (
+        ["deep", "outputs"], [])

@@ -69,6 +69,17 @@ def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR, sweep: Path | None = None
     directory is not its own, `stray_job_dir`), or None when one can."""
     if sweep is not None and (why := stray_job_dir(run_dir, sweep)) is not None:
         return why
+    return _refused(made_as(run_dir), chosen_by)
+
+
+def made_as(run_dir: Path) -> Path:
+    """The folder `run_dir` is once made: a `..` after a folder not made yet (`RUN/new/..`, `a/b/../../..`) names
+    none until it is, so such a path is resolved as the folder it then is; any other as given."""
+    return Path(os.path.realpath(run_dir)) if ".." in run_dir.parts else run_dir
+
+
+def _refused(run_dir: Path, chosen_by: str) -> str | None:
+    """`refusal` of the folder a run is to be made in, as it is once made."""
     if run_dir.exists() and not run_dir.is_dir():
         return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
     if holds_run(run_dir):
