@@ -12,6 +12,9 @@ it found bad, each with the rule it now obeys.
   run, as `--into .` is refused) made the retry's run around the parent's. A `..` after a folder not made yet names
   none until it is: the folder is judged as it is once made (`archive.claims.made_as`, in `refusal`, for every new
   run's directory: hydra.run.dir, retry's and merge's --into)
+- `show RUN --wrong contains` of a run whose every `symbol` sample failed (HTTP 400): `no metric 'contains' in run
+  ... (metrics: add_justify, calculated_answer, format_valid)`, where show's own table and summary.json have a line
+  of it; a metric of the run's summary is known, and no value of it is below 1 (`audit.show.wrong_samples`)
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from tests.helpers.archives import synthetic_run
 from tests.helpers.auditcli import audit
 from tests.helpers.commands import run_in_process
 from tests.helpers.p29_archive import failed
-from tests.helpers.p30_archive import switched_run
+from tests.helpers.p30_archive import switched_run, symbol_refused
 
 # -- what the twenty-ninth pass left -----------------------------------------------------------------------------------
 
@@ -83,3 +86,14 @@ def test_a_retry_into_a_folder_around_runs_by_a_dotdot_after_a_new_folder_is_ref
         "files; nothing was changed; pick a new directory (--into DIR)\n"))
     assert (sorted(path.name for path in tmp_path.iterdir()), list((tmp_path / "deep").iterdir())) == (
         ["deep", "outputs"], [])
+
+
+def test_wrong_of_a_metric_whose_every_sample_failed_is_no_unknown_metric(tmp_path):
+    run_dir = run_in_process(tmp_path, "r", "runner.retries=0", "runner.max_consecutive_failures=100",
+                             responder=symbol_refused)
+    summary = json.loads((run_dir / "summary.json").read_text())["metrics"]
+    done = audit(tmp_path, "show", str(run_dir), "--wrong", "contains", "--json")
+    assert [(m["task"], m["metric"], m["n"], m["errors"]) for m in summary if m["task"] == "symbol"] == [
+        ("symbol", "contains", 0, 3), ("symbol", "format_valid", 0, 3)]
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
+    assert json.loads(done.stdout)["samples"] == []

@@ -1,11 +1,14 @@
 """Runs for the thirtieth hostile pass of the archive side: an OpenAI-compatible server that answered the preflight's
-probe as one model and every sample as another."""
+probe as one model and every sample as another, and a server refusing every sample of some tasks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from benchrun.testing.chat import Reply
 from benchrun.testing.http_fake import Request, Response
+from benchrun.testing.ollama_server import ChatRequest
+from tests.helpers.answers import listbench_answer
 from tests.helpers.commands import call_benchrun, run_dir_of
 from tests.helpers.p28_asking import AnsweringAs
 
@@ -32,3 +35,8 @@ def switched_run(root: Path, probed: str, later: str) -> Path:
                              "runner.structured=auto", f"outputs={root / 'o'}", cwd=root)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     return run_dir_of(done.stdout)
+
+
+def symbol_refused(request: ChatRequest) -> Reply | str:
+    """listbench's answers, but HTTP 400 for every sample of the symbol tasks: their metrics have no value."""
+    return Reply(status=400, error="nope") if "symbol" in request.prompt else listbench_answer(request)
