@@ -131,7 +131,6 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
     """Each run after the first against the first; `metric`/`task` keep only those lines."""
     if len(runs) < 2:
         raise BenchrunError(f"compare needs at least two runs (got {len(runs)}); a sweep directory gives its jobs")
-    _named_once(runs)
     refs = [_ref(run.require_records()) for run in runs]
     baseline = runs[0]
     if not refs[0].answered:
@@ -142,6 +141,7 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
         check_task(runs, task)
     if metric is not None:
         check_known("metric", metric, runs, sorted({line.metric for found in lines for line in found}))
+    _named_once(runs)
     base = side(baseline, lines[0])
     comparisons = tuple(_comparison(baseline, base, run, ref, found, metric, task)
                         for run, ref, found in zip(runs[1:], refs[1:], lines[1:]))
