@@ -15,6 +15,12 @@ it found bad, each with the rule it now obeys.
 - `show RUN --wrong contains` of a run whose every `symbol` sample failed (HTTP 400): `no metric 'contains' in run
   ... (metrics: add_justify, calculated_answer, format_valid)`, where show's own table and summary.json have a line
   of it; a metric of the run's summary is known, and no value of it is below 1 (`audit.show.wrong_samples`)
+- `report RUN --output RUN/rescores/001/report.html` (or `RUN/new/../seal.json`): refused, `nothing was written`,
+  but the folders were made first: `rescores/001/` in the sealed run, which verify then said an unfinished rescore
+  (`it was stopped`) and the next rescore numbered 002; and `RUN/rescores/001/sub/report.html` or
+  `RUN/.hydra/x/report.html` were written, a file two folders into the run's own. A file named to write is refused
+  before anything is made for it (`audit.report.write_report`), and one at any depth in a run's own folder is the
+  run's (`archive.claims._own_folder`, in `archive_file`)
 """
 from __future__ import annotations
 
@@ -97,3 +103,18 @@ def test_wrong_of_a_metric_whose_every_sample_failed_is_no_unknown_metric(tmp_pa
         ("symbol", "contains", 0, 3), ("symbol", "format_valid", 0, 3)]
     assert (done.returncode, done.stderr) == (EXIT["ok"], "")
     assert json.loads(done.stdout)["samples"] == []
+
+
+@pytest.mark.parametrize(("output", "what"), [
+    ("rescores/001/report.html", "a file of rescore 001 of the run"),
+    ("rescores/001/sub/report.html", "a file in the rescores of the run"),
+    (".hydra/x/report.html", "a file in the .hydra of the run"),
+    ("new/../seal.json", "the seal.json of the run")])
+def test_a_report_into_a_runs_own_folders_is_refused_before_any_folder_is_made(tmp_path, output, what):
+    run_dir = synthetic_run(tmp_path / "run", [1.0, 0.0])
+    before = sorted(path.name for path in run_dir.iterdir())
+    done = audit(tmp_path, "report", str(run_dir), "--output", str(run_dir / output))
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in '{run_dir / output}': --output: {what} in {run_dir}, which only benchrun writes; nothing "
+        "was written; name another file\n"))
+    assert sorted(path.name for path in run_dir.iterdir()) == before

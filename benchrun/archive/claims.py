@@ -133,19 +133,25 @@ def archive_file(path: Path) -> str | None:
     `unreadable` by `list`). None when it is none of those."""
     real = Path(os.path.realpath(path))
     folder = real.parent
-    name, folder_name = found_name(real), found_name(folder)
+    name = found_name(real)
     if found_name(folder.parent) == RESCORES and holds_run(folder.parent.parent):
         return f"a file of rescore {folder.name} of the run in {folder.parent.parent}, which only benchrun writes"
     if name in RUN_OWN and holds_run(folder):
         return f"the {name} of the run in {folder}, which only benchrun writes"
-    if folder_name in RUN_OWN and holds_run(folder.parent):
-        return f"a file in the {folder_name} of the run in {folder.parent}, which only benchrun writes"
+    if (own := _own_folder(folder)) is not None:
+        return f"a file in the {found_name(own)} of the run in {own.parent}, which only benchrun writes"
     if name in (SWEEP_FILE, MULTIRUN_FILE) and holds_sweep(folder):
         return f"the {name} of the sweep in {folder}, which only benchrun writes"
     if name in (*RUN_FILES, LOCK, SWEEP_FILE):
         whose = "a sweep's" if name == SWEEP_FILE else "a run's"
         return f"{real.name} is the name of {whose} own file: {folder} would be read as {whose} directory"
     return None
+
+
+def _own_folder(folder: Path) -> Path | None:
+    """The run's own folder (`rescores/`, `.hydra/`) that `folder` is, or is inside at any depth; None when none."""
+    return next((own for own in (folder, *folder.parents) if found_name(own) in RUN_OWN and holds_run(own.parent)),
+                None)
 
 
 def found_name(path: Path) -> str:
