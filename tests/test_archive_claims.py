@@ -172,10 +172,11 @@ def test_text_from_outside_is_printed_with_its_control_characters_visible(tmp_pa
                                                                reference=["x"]))})
     run_dir = make_run(tmp_path, f"task.path={bench}", responder=lambda req: CONTROL)
     named = synthetic_run(tmp_path / "named" / "run", [1], model=CONTROL, label=CONTROL)
+    other = synthetic_run(tmp_path / "other", [1], model=CONTROL, label=CONTROL, run_id="6" * 12)
     printed = {"show": in_process(tmp_path, "show", str(run_dir), "--samples"),
                "dry run": call_benchrun(f"task.path={bench}", "dry_run=true", cwd=tmp_path),
                "list": in_process(tmp_path, "list", str(named.parent)),
-               "compare": in_process(tmp_path, "compare", str(named), str(named))}
+               "compare": in_process(tmp_path, "compare", str(named), str(other))}
     assert {name: (r.returncode, r.stderr) for name, r in printed.items()} == dict.fromkeys(printed, (EXIT["ok"], ""))
     assert [name for name, r in printed.items() if any(c in r.stdout for c in "\x1b\x07\x9b")] == []
     shown, asked = "\\x1b[2J\\x1b]0;owned\\x07\\rover\\x9b31m", "\\x0c\\rover\\x9b31m"

@@ -42,6 +42,7 @@ What held is in the pass's note.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -146,7 +147,8 @@ def test_verify_says_a_sealed_file_no_reader_reads_as_what_it_is(tmp_path, plant
     again to match: verify said `intact`, exit 0, while the other commands refuse the file in one line."""
     run_dir = synthetic_run(tmp_path / "run", [1, 0])
     name, why = plant(run_dir)
-    verified, compared = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "compare", str(run_dir), str(run_dir))
+    copy = shutil.copytree(run_dir, tmp_path / "copy", symlinks=True)  # a run is compared with another directory
+    verified, compared = audit(tmp_path, "verify", str(run_dir)), audit(tmp_path, "compare", str(run_dir), str(copy))
     assert (verified.returncode, verified.stderr) == (EXIT["not_intact"], "")
     assert [line for line in verified.stdout.splitlines() if not line.startswith("ok")][1:] == [
         f"FAIL  {name}: {why}", "NOT intact: 1 problem"]

@@ -43,6 +43,7 @@ import hashlib
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -346,7 +347,8 @@ def test_a_forced_resume_onto_another_judge_model_keeps_which_judge_graded_befor
     assert entry["judge_identity"]["digest"] == fake_digest("qwen2.5")
     shown = audit(tmp_path, "show", str(run_dir)).stdout
     assert f"graded by    grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff" in shown
-    compared = audit(tmp_path, "compare", str(run_dir), str(run_dir)).stdout.splitlines()[0]
+    copy = shutil.copytree(run_dir, tmp_path / "copy", symlinks=True)  # a run is compared with another directory
+    compared = audit(tmp_path, "compare", str(run_dir), str(copy)).stdout.splitlines()[0]
     assert compared.endswith(f"): grades from 2 judge models: {fake_digest('qwen2.5')[:12]}, then ffffffffffff")
 
 

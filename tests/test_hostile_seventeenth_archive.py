@@ -236,7 +236,8 @@ def test_compare_and_rescore_print_json_of_a_run_named_not_in_utf8(tmp_path):
     `list --json`, `show --json` and `verify --json` do."""
     run_dir = synthetic_run(tmp_path / os.fsdecode(b"lat\xe9"), [1.0, 0.0])
     (tmp_path / "mine.py").write_text("def closeness(response, sample):\n    return 1.0\n")
-    compared = audit(tmp_path, "compare", str(run_dir), str(run_dir), "--json")
+    other = synthetic_run(tmp_path / os.fsdecode(b"lat\xe9 2"), [1.0, 1.0], run_id="6" * 12)
+    compared = audit(tmp_path, "compare", str(run_dir), str(other), "--json")  # a run is compared with another
     rescored = audit(tmp_path, "rescore", str(run_dir), "--scorers", "mine.py", "--only", "--json")
     assert (compared.returncode, compared.stderr, rescored.returncode, rescored.stderr) == (EXIT["ok"], "", EXIT["ok"], "")
     assert json.loads(compared.stdout)["baseline"]["path"] == str(run_dir)

@@ -232,7 +232,8 @@ def test_a_run_directory_named_with_a_newline_prints_no_line_of_its_own(tmp_path
     shown_path = str(run_dir).replace("\n", "\\n").replace("\t", "\\t")
     verified = audit(tmp_path, "verify", str(run_dir))
     shown = audit(tmp_path, "show", str(run_dir))
-    compared = audit(tmp_path, "compare", str(run_dir), str(run_dir))
+    other = synthetic_run(tmp_path / "other", [1], run_id="6" * 12)
+    compared = audit(tmp_path, "compare", str(run_dir), str(other))  # a run is compared with another
     assert (verified.returncode, shown.returncode, compared.returncode) == (EXIT["not_intact"], EXIT["ok"], EXIT["ok"])
     assert verified.stdout.splitlines()[0] == f"verify 555555555555  {shown_path}"
     assert verified.stdout.splitlines()[1].endswith(f"finish it with: benchrun-audit resume {shown_path} (record lines "

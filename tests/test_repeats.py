@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
 import subprocess
 import threading
 from fractions import Fraction
@@ -236,5 +237,6 @@ def test_show_takes_the_t_intervals_degrees_of_freedom_from_samples_not_answers(
     reseal(run_dir, "summary.json")
     again = call_benchrun("show", str(run_dir), "--json", cwd=tmp_path, module="benchrun.audit")
     assert json.loads(again.stdout)["metrics"][0] == line
-    compared = compare([load_run(run_dir), load_run(run_dir)]).comparisons[0].metrics[0]
+    copy = shutil.copytree(run_dir, tmp_path / "copy", symlinks=True)  # a run is compared with another directory
+    compared = compare([load_run(run_dir), load_run(copy)]).comparisons[0].metrics[0]
     assert (compared.metric, compared.test) == ("exact_match", "permutation")  # sample means 1, 0, 1: not answers

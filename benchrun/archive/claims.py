@@ -71,6 +71,17 @@ def refusal(run_dir: Path, chosen_by: str = HYDRA_DIR, sweep: Path | None = None
     directory is not its own, `stray_job_dir`), or None when one can."""
     if sweep is not None and (why := stray_job_dir(run_dir, sweep)) is not None:
         return why
+    return _refused(made_as(run_dir), chosen_by)
+
+
+def made_as(run_dir: Path) -> Path:
+    """The folder `run_dir` is once made: a `..` after a folder not made yet (`RUN/new/..`, `a/b/../../..`) names
+    none until it is, so such a path is resolved as the folder it then is; any other as given."""
+    return Path(os.path.realpath(run_dir)) if ".." in run_dir.parts else run_dir
+
+
+def _refused(run_dir: Path, chosen_by: str) -> str | None:
+    """`refusal` of the folder a run is to be made in, as it is once made."""
     if run_dir.exists() and not run_dir.is_dir():
         return f"{run_dir} is not a directory; nothing was changed; pick a new directory ({chosen_by})"
     if holds_run(run_dir):
@@ -124,19 +135,25 @@ def archive_file(path: Path) -> str | None:
     `unreadable` by `list`). None when it is none of those."""
     real = Path(os.path.realpath(path))
     folder = real.parent
-    name, folder_name = found_name(real), found_name(folder)
+    name = found_name(real)
     if found_name(folder.parent) == RESCORES and holds_run(folder.parent.parent):
         return f"a file of rescore {folder.name} of the run in {folder.parent.parent}, which only benchrun writes"
     if name in RUN_OWN and holds_run(folder):
         return f"the {name} of the run in {folder}, which only benchrun writes"
-    if folder_name in RUN_OWN and holds_run(folder.parent):
-        return f"a file in the {folder_name} of the run in {folder.parent}, which only benchrun writes"
+    if (own := _own_folder(folder)) is not None:
+        return f"a file in the {found_name(own)} of the run in {own.parent}, which only benchrun writes"
     if name in (SWEEP_FILE, MULTIRUN_FILE) and holds_sweep(folder):
         return f"the {name} of the sweep in {folder}, which only benchrun writes"
     if name in (*RUN_FILES, LOCK, SWEEP_FILE):
         whose = "a sweep's" if name == SWEEP_FILE else "a run's"
         return f"{real.name} is the name of {whose} own file: {folder} would be read as {whose} directory"
     return None
+
+
+def _own_folder(folder: Path) -> Path | None:
+    """The run's own folder (`rescores/`, `.hydra/`) that `folder` is, or is inside at any depth; None when none."""
+    return next((own for own in (folder, *folder.parents) if found_name(own) in RUN_OWN and holds_run(own.parent)),
+                None)
 
 
 def found_name(path: Path) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -140,6 +141,7 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
         check_task(runs, task)
     if metric is not None:
         check_known("metric", metric, runs, sorted({line.metric for found in lines for line in found}))
+    _named_once(runs)
     base = side(baseline, lines[0])
     comparisons = tuple(_comparison(baseline, base, run, ref, found, metric, task)
                         for run, ref, found in zip(runs[1:], refs[1:], lines[1:]))
@@ -147,6 +149,16 @@ def compare(runs: list[Run], metric: str | None = None, task: str | None = None)
         raise BenchrunError("nothing to compare: " + "; ".join(
             f"run {c.run.id} ({c.run.label}) has {c.run.note}" for c in comparisons))
     return Report(baseline=refs[0], comparisons=comparisons, method=dict(significance.METHOD))
+
+
+def _named_once(runs: list[Run]) -> None:
+    """Each run named once (by its path, its id or as a sweep's job): a run compared with itself differs in nothing."""
+    seen: set[str] = set()
+    for run in runs:
+        if (where := os.path.realpath(run.path)) in seen:
+            raise BenchrunError(f"run {run.id} ({shown_name(where)}) is named twice: a run compared with itself "
+                                "differs in nothing; name each run once")
+        seen.add(where)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from benchrun.archive.atomic import write_atomic
+from benchrun.archive.atomic import named_output, write_atomic
 from benchrun.archive.lookup import is_sweep, named, resolve_run, sweep_jobs
 from benchrun.archive.reader import DEFAULT_ROOT, PathLike, Run, load_run
 from benchrun.archive.speed import speed_of
@@ -57,6 +57,8 @@ def write_report(refs: PathLike | Sequence[PathLike], output: PathLike | None = 
             raise BenchrunError("several runs: say where the report goes with --output FILE.html")
         output = (Path(refs[0]) if is_sweep(Path(refs[0])) else jobs[0].path) / REPORT_FILE
     output = Path(output)
+    if named:
+        named_output(output)  # refused before a folder is made for it (a rescore's, in a sealed run)
     with writing(output):
         _make_folder(output.parent)
     write_atomic(output, render(label_jobs(jobs)).encode("utf-8"), follow=named)

@@ -20,8 +20,14 @@ from benchrun.core.filebytes import not_a_file
 from benchrun.core.layout import JUDGEMENTS, RESCORE_FILE, RESCORES, SCORES, SUMMARY, number_in
 from benchrun.core.text import NotJSON
 
-Checked = tuple[list[Finding], "RescoreBooks | None"]
-"""A rescore's findings, and the books its numbers are checked with (None: not checked, its findings say why)."""
+
+@dataclass(frozen=True)
+class Checked:
+    """A rescore's findings, and the books its numbers are checked with once its files are as written (None: its
+    numbers are not checked, its findings say why)."""
+
+    found: list[Finding]
+    books: RescoreBooks | None = None
 
 
 @dataclass(frozen=True)
@@ -33,8 +39,8 @@ class Rescored:
     def findings(self, read: bool) -> list[Finding]:
         """Each rescore's findings, with its numbers' once the run's pass has `read` every record (when it has not,
         the run's own findings say why)."""
-        return [finding for found, books in self.checked
-                for finding in [*found, *(_numbers(books) if books is not None and read else ())]]
+        return [finding for each in self.checked
+                for finding in [*each.found, *(_numbers(each.books) if each.books is not None and read else ())]]
 
 
 def check_rescores(run: Run, kept: RunPass) -> Rescored:
@@ -42,13 +48,13 @@ def check_rescores(run: Run, kept: RunPass) -> Rescored:
     books of those whose files do are `kept` for the run's pass."""
     folder = run.path / RESCORES
     if folder.is_symlink():
-        return Rescored([([Finding(False, RESCORES, f"a symbolic link (to {os.readlink(folder)}) in place of the run's "
-                                                    "own folder: the run directory no longer holds its rescores; none "
-                                                    "is checked")], None)])
+        return Rescored([Checked([Finding(False, RESCORES, f"a symbolic link (to {os.readlink(folder)}) in place of "
+                                                           "the run's own folder: the run directory no longer holds "
+                                                           "its rescores; none is checked")])])
     if os.path.lexists(folder) and not folder.is_dir():
-        return Rescored([([Finding(False, RESCORES, f"{not_a_file(folder.stat().st_mode) or 'a file'} in place of the "
-                                                    "run's own folder, which only a rescore makes: no rescore of the "
-                                                    "run is there")], None)])
+        return Rescored([Checked([Finding(False, RESCORES, f"{not_a_file(folder.stat().st_mode) or 'a file'} in place "
+                                                           "of the run's own folder, which only a rescore makes: no "
+                                                           "rescore of the run is there")])])
     if not folder.exists():
         return Rescored([])
     numbered = sorted(p for p in folder.iterdir() if number_in(p.name) is not None)
@@ -56,50 +62,70 @@ def check_rescores(run: Run, kept: RunPass) -> Rescored:
                  default=None)  # the one a live rescore, holding the run's lock, writes
     writer = run_writer(run.path) if newest else None
     checked = Rescored([check_rescore(run, path, writer if path == newest else None) for path in numbered])
-    kept.rescores += [books for _, books in checked.checked if books is not None]
+    kept.rescores += [each.books for each in checked.checked if each.books is not None]
     return checked
 
 
 def check_rescore(run: Run, path: Path, writer: str | None) -> Checked:
-    """One rescore: unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or
-    its claims checked, with the books its numbers are checked with once its files are as written."""
-    name = f"{RESCORES}/{path.name}"
-    if not path.is_dir():  # a name that numbers a rescore is its folder; a link to one is said by `held`
-        kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink()
-                else not_a_file(path.stat().st_mode) or "a file")
-        return [Finding(False, name, f"{kind} in place of a rescore's folder, which only a rescore makes")], None
-    if not os.path.lexists(path / RESCORE_FILE):
-        how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
-        return [Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")], None
-    try:
-        info = archived_model(path / RESCORE_FILE, RescoreInfo)
-    except (ArchiveError, ValueError) as err:  # a newer benchrun's is said to be that, as its run.json is
-        why = (str(err) if isinstance(err, ArchiveError) else f"unreadable: {validation_said(err)}"
-               if isinstance(err, ValidationError) else f"unreadable: {err}" if isinstance(err, NotJSON)
-               else "unreadable: not a rescore's JSON")
-        return [Finding(False, f"{name}/{RESCORE_FILE}", why)], None
-    if (info.run_id, info.manifest_id) == (run.id, run.info.manifest_id) and info.rescore != path.name:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of this run, in folder "
-                                                        f"{path.name}: a copy of it, which no rescore makes")], None
-    if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"is rescore {info.rescore} of run {info.run_id} (manifest "
-                                                        f"{str(info.manifest_id)[:12]}…), not of this run")], None
-    strays = [file for file in info.files if Path(file).name != file or file in (".", "..")]
-    if strays:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"names a file outside its folder: {strays[0]!r}")], None
-    undigested = [file for file in (SCORES, SUMMARY) if file not in info.files]
-    if undigested:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {' or '.join(undigested)}, which "
-                                                        "every rescore writes: nothing covers what they say")], None
-    if info.judge is not None and JUDGEMENTS not in info.files:
-        return [Finding(False, f"{name}/{RESCORE_FILE}", f"holds no digest of {JUDGEMENTS}, which a rescore with "
-                                                        "--rejudge writes: nothing covers the grades it asked")], None
+    """One rescore: the one finding why its claims are not checked (`_claims`), or its claims checked, with the books
+    its numbers are checked with once its files are as written."""
+    name, info = f"{RESCORES}/{path.name}", _claims(run, path, writer)
+    if isinstance(info, Finding):
+        return Checked([info])
     partial = [Finding(True, name, said) for said in [covers_fewer(info, run.info.counts.responses)] if said]
     own = Finding(True, f"{name}/{RESCORE_FILE}", f"rescore {info.rescore} of this run")  # a link in its place: `held`
     digested = [replace(f, file=f"{name}/{f.file}") for file, digest in info.files.items()
                 for f in check_file(path, file, digest, ("rescore", RESCORE_FILE))]
     manifest = run_manifest(run) if all(f.ok for f in digested) else None  # the run's, hashing to its id
-    return [own, *digested, *partial], None if manifest is None else RescoreBooks(run, manifest, path, info)
+    return Checked([own, *digested, *partial], None if manifest is None else RescoreBooks(run, manifest, path, info))
+
+
+def _claims(run: Run, path: Path, writer: str | None) -> RescoreInfo | Finding:
+    """The rescore.json of this run's rescore at `path`, whose claims are checked; or the one finding why none is:
+    unfinished (no rescore.json: `writer` writes it now, or it was stopped, so it claims nothing), or it is no
+    rescore's folder, no rescore.json of this folder of this run, or digests too few or outside its folder."""
+    name = f"{RESCORES}/{path.name}"
+    if not path.is_dir():  # a name that numbers a rescore is its folder; a link to one is said by `held`
+        kind = (f"a symbolic link (to {os.readlink(path)})" if path.is_symlink()
+                else not_a_file(path.stat().st_mode) or "a file")
+        return Finding(False, name, f"{kind} in place of a rescore's folder, which only a rescore makes")
+    if not os.path.lexists(path / RESCORE_FILE):
+        how = f"being written now ({writer}); verify it once it has ended" if writer else "it was stopped"
+        return Finding(True, name, f"unfinished (no {RESCORE_FILE}: {how}): claims nothing, not checked")
+    try:
+        info = archived_model(path / RESCORE_FILE, RescoreInfo)
+    except (ArchiveError, ValueError) as err:  # a newer benchrun's is said to be that, as its run.json is
+        return Finding(False, f"{name}/{RESCORE_FILE}", _unread(err))
+    why = _not_claimed(run, path, info)
+    return info if why is None else Finding(False, f"{name}/{RESCORE_FILE}", why)
+
+
+def _unread(err: ArchiveError | ValueError) -> str:
+    """Why a rescore.json is not read, as its run.json's would be said."""
+    return (str(err) if isinstance(err, ArchiveError) else f"unreadable: {validation_said(err)}"
+            if isinstance(err, ValidationError) else f"unreadable: {err}" if isinstance(err, NotJSON)
+            else "unreadable: not a rescore's JSON")
+
+
+def _not_claimed(run: Run, path: Path, info: RescoreInfo) -> str | None:
+    """Why a read rescore.json's claims are not this folder's to check: a copy, another run's, a digest of a file
+    outside its folder, or none of a file every such rescore writes; None when they are."""
+    if (info.run_id, info.manifest_id) == (run.id, run.info.manifest_id) and info.rescore != path.name:
+        return f"is rescore {info.rescore} of this run, in folder {path.name}: a copy of it, which no rescore makes"
+    if (info.rescore, info.run_id, info.manifest_id) != (path.name, run.id, run.info.manifest_id):
+        return (f"is rescore {info.rescore} of run {info.run_id} (manifest {str(info.manifest_id)[:12]}…), not of "
+                "this run")
+    strays = [file for file in info.files if Path(file).name != file or file in (".", "..")]
+    if strays:
+        return f"names a file outside its folder: {strays[0]!r}"
+    undigested = [file for file in (SCORES, SUMMARY) if file not in info.files]
+    if undigested:
+        return (f"holds no digest of {' or '.join(undigested)}, which every rescore writes: nothing covers what they "
+                "say")
+    if info.judge is not None and JUDGEMENTS not in info.files:
+        return (f"holds no digest of {JUDGEMENTS}, which a rescore with --rejudge writes: nothing covers the grades it "
+                "asked")
+    return None
 
 
 def _numbers(books: RescoreBooks) -> list[Finding]:

@@ -35,6 +35,7 @@ from benchrun.core.layout import FORMAT_VALID
 from benchrun.core.manifest import Message, Reference, Turn, preamble
 from benchrun.core.records import (
     JudgementRecord,
+    MetricSummary,
     Number,
     ResponseRecord,
     ScoreRecord,
@@ -298,7 +299,8 @@ def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> 
     compiled = [run for run in runs if run.info.manifest_id is not None]
     runs = one_each(runs, WRONG_COLUMNS)
     values = {run.id: run.metric_values() for run in compiled}
-    check_known("metric", metric, runs, sorted({name for found in values.values() for _, name in found}))
+    check_known("metric", metric, runs, sorted({name for found in values.values() for _, name in found}
+                                               | {line.metric for run in compiled for line in _lines(run)}))
     manifest: dict[str, dict[str, Any]] = {}
     otherwise: dict[str, dict[str, dict[str, Any]]] = {}
     for run in compiled:
@@ -312,6 +314,12 @@ def wrong_samples(runs: Sequence[Run], metric: str, task: str | None = None) -> 
             found.append(WrongSample(sample["id"], sample["task"], sample["prompt"], sample.get("reference"), by_run,
                                      otherwise.get(sample["id"], {})))
     return found
+
+
+def _lines(run: Run) -> tuple[MetricSummary, ...]:
+    """The metric lines of a run's summary (none before it has one): a metric whose every sample failed has one, and
+    no value."""
+    return run.summary.metrics if run.summary is not None else ()
 
 
 def _asked(sample: dict[str, Any]) -> dict[str, Any]:

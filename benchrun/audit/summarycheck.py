@@ -12,6 +12,7 @@ from benchrun.archive.books import Books
 from benchrun.archive.reader import Run
 from benchrun.archive.repair import JudgeCalls
 from benchrun.archive.trust import seal_broken, unreadable
+from benchrun.audit.answernames import AnswerNames
 from benchrun.audit.judgegrades import JudgeGrades
 from benchrun.audit.rescored import RescoreInfo
 from benchrun.core.errors import ArchiveError
@@ -108,7 +109,8 @@ class RescoreBooks:
 
 class RunPass:
     """What verify keeps of its one pass over a run's records: the run's books (None: nothing to check them against,
-    `books_for`) and each finished rescore's; `read` once every record was read."""
+    `books_for`), each finished rescore's, and the names its answers gave their model; `read` once every record was
+    read."""
 
     def __init__(self) -> None:
         self.books: Books | None = None
@@ -117,6 +119,7 @@ class RunPass:
         self.grades: JudgeGrades | None = None
         self.misgraded: tuple[str, str] | None = None
         """The first judge's score line of the run that its calls do not make, as (file, `line N ...`)."""
+        self.names = AnswerNames()
 
     def read_through(self, run: Run) -> tuple[str, str, int | None] | None:
         """Every record of the run read once (`trust.unreadable`) and kept; the first unreadable, as it says it."""
@@ -129,6 +132,7 @@ class RunPass:
     def response(self, response: ResponseRecord) -> None:
         if self.books is not None:
             self.books.response(response)
+        self.names.response(response)
         for rescore in self.rescores:
             rescore.response(response)
 

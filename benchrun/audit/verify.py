@@ -202,8 +202,8 @@ def belonging(run: Run, kept: RunPass | None = None) -> list[Finding]:
     kept = kept or RunPass()
     if found := kept.read_through(run):
         return [Finding(False, *found)]
-    return [Finding(False, *found) for found in [kept.misgraded or kept.books and disagreement(run, kept.books)]
-            if found]
+    return [Finding(False, *found) for found in [kept.misgraded or kept.books and disagreement(run, kept.books),
+                                                 kept.names.contradiction(run)] if found]
 
 
 def print_verdict(verdict: Verdict) -> None:
