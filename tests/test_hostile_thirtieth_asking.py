@@ -6,19 +6,27 @@
   `execute.judging.archived_calls`, `audit.judged.calls_by_answer`)
 - a judge's grade of `1e400` was said as `inf` (and `1e300` as `1e+300`): Python read the reply's number first. A
   grade is said as the judge wrote it, bounded in length (`execute.judging._as_written`)
+- a server answering 429 or 503 with `Retry-After: N` was asked again on benchrun's own backoff (0.5 s, then 1 s),
+  whatever it asked: a wait it asks within a request's timeout_s is waited (tenacity's wait, `runners.retryafter`);
+  a longer one is not, and the sample's error says so (`runners.base.asked_again`)
 """
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
 from benchrun.archive.reader import Run, load_run
 from benchrun.audit.resume import resume_run
 from benchrun.core.errors import EXIT
+from benchrun.execute.runners.registry import make_runner
+from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.commands import call_benchrun
+from tests.helpers.p24_execute import PROMPT, asked, once, openai_run
 from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p29_asking import judged_by
-from tests.helpers.p30_asking import counting
+from tests.helpers.p30_asking import asked_of, busy, counting, then_answered
 
 
 def test_a_resume_reads_the_name_its_answers_gave_the_model_in_its_own_pass_over_them(tmp_path, monkeypatch):
@@ -44,3 +52,35 @@ def test_a_judges_grade_out_of_range_is_said_as_the_judge_wrote_it(tmp_path, gra
                "most 1e+100")
     assert result.returncode == EXIT["ok"]
     assert [error for _, _, error in judged] == [{"type": "JudgeReplyInvalid", "message": message}] * 3
+
+
+@pytest.mark.parametrize("after", ["3600", "Fri, 31 Dec 9999 23:59:59 GMT", "9" * 400])
+def test_a_wait_asked_by_retry_after_longer_than_a_request_may_take_is_not_waited_and_said(tmp_path, after):
+    done = openai_run(tmp_path, once(busy(after)))[1]
+    shown = after if len(after) <= 40 else "9" * 16 + " [...] " + "9" * 17
+    assert done.returncode == EXIT["ok"]
+    assert asked(done.stdout) == (None, {"type": "APIError", "message": (
+        "HTTP 429: slow down; the server asks to be asked again after Retry-After: " + shown + ", longer than a "
+        "request may take (runner.timeout_s=120 s): not asked again")}, 1, [
+        "HTTP 429: slow down; the server asks to be asked again after Retry-After: " + shown + ", longer than a "
+        "request may take (runner.timeout_s=120 s): not asked again"])
+
+
+@pytest.mark.parametrize(("after", "waited"), [("2", [2.0]), ("0", [0.0]), ("soon", [0.0])])
+def test_a_wait_asked_by_retry_after_within_a_requests_timeout_is_waited(monkeypatch, after, waited):
+    """`runner.backoff_s=0`: benchrun's own backoff waits 0 s plus a jitter below 1 s; the server's ask is waited
+    where longer (a value of no form RFC 9110 gives is no ask)."""
+    waits: list[float] = []
+    slept = asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        if seconds:
+            waits.append(seconds if seconds >= 1 else 0.0)
+        await slept(0)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    with FakeOpenAI(models=["m"], responder=then_answered(busy(after))) as fake:
+        runner = make_runner({"type": "openai", "model": "m", "base_url": fake.url, "backoff_s": 0,
+                              "structured": "json_schema"})
+        outcome = asyncio.run(asked_of(runner, PROMPT))
+    assert (outcome.completion.text, outcome.error, waits) == ('{"answer": "ok"}', None, waited)

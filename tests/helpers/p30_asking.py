@@ -5,6 +5,10 @@ from __future__ import annotations
 import traceback
 from typing import Any, Callable
 
+from benchrun.execute.asking import Asker
+from benchrun.testing.chat import Reply
+from tests.helpers.wire import wire
+
 
 def counting(read: list[str], method: Callable[..., Any]) -> Callable[..., Any]:
     """`method`, each call noting in `read` the function of benchrun's that called it."""
@@ -14,3 +18,28 @@ def counting(read: list[str], method: Callable[..., Any]) -> Callable[..., Any]:
         return method(self)
 
     return counted
+
+
+def busy(after: str) -> Reply:
+    """An OpenAI-compatible server's 429 whose `Retry-After` asks the wait `after`."""
+    said = wire(b'{"error": {"message": "slow down"}}', status="429 Too Many Requests")
+    return Reply(wire=said.replace(b"\r\n\r\n", f"\r\nRetry-After: {after}\r\n\r\n".encode(), 1))
+
+
+def then_answered(first: Reply) -> Callable[[Any], Any]:
+    """A responder answering its first request with `first`, every other `{"answer": "ok"}`."""
+    asked: list[Any] = []
+
+    def responder(request: Any) -> Any:
+        asked.append(request)
+        return first if len(asked) == 1 else '{"answer": "ok"}'
+
+    return responder
+
+
+async def asked_of(runner: Any, prompt: str) -> Any:
+    """What asking `runner` `prompt` (in no schema) came to (`Asker.ask`), the runner closed after."""
+    try:
+        return await Asker(runner).ask([{"role": "user", "content": prompt}], {}, None, "sample 'x'")
+    finally:
+        await runner.aclose()
