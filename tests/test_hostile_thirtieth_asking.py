@@ -66,6 +66,14 @@ def test_a_wait_asked_by_retry_after_longer_than_a_request_may_take_is_not_waite
         "request may take (runner.timeout_s=120 s): not asked again"])
 
 
+def test_a_200_saying_429_whose_retry_after_asks_longer_than_a_request_may_take_is_not_waited(tmp_path):
+    done = openai_run(tmp_path, once(busy("3600", "200 OK")))[1]
+    message = ("HTTP 200 saying 429: slow down; the server asks to be asked again after Retry-After: 3600, longer than "
+               "a request may take (runner.timeout_s=120 s): not asked again")
+    assert done.returncode == EXIT["ok"]
+    assert asked(done.stdout) == (None, {"type": "APIError", "message": message}, 1, [message])
+
+
 @pytest.mark.parametrize(("after", "waited"), [("2", [2.0]), ("0", [0.0]), ("soon", [0.0])])
 def test_a_wait_asked_by_retry_after_within_a_requests_timeout_is_waited(monkeypatch, after, waited):
     """`runner.backoff_s=0`: benchrun's own backoff waits 0 s plus a jitter below 1 s; the server's ask is waited

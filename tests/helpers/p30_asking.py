@@ -20,9 +20,10 @@ def counting(read: list[str], method: Callable[..., Any]) -> Callable[..., Any]:
     return counted
 
 
-def busy(after: str) -> Reply:
-    """An OpenAI-compatible server's 429 whose `Retry-After` asks the wait `after`."""
-    said = wire(b'{"error": {"message": "slow down"}}', status="429 Too Many Requests")
+def busy(after: str, status: str = "429 Too Many Requests") -> Reply:
+    """An OpenAI-compatible server's 429 (or `status`, a 200 saying 429 in its body) whose `Retry-After` asks the wait
+    `after`."""
+    said = wire(b'{"error": {"message": "slow down", "code": 429}}', status=status)
     return Reply(wire=said.replace(b"\r\n\r\n", f"\r\nRetry-After: {after}\r\n\r\n".encode(), 1))
 
 

@@ -185,9 +185,13 @@ class OpenAIRunner:
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         response = await self._chat(messages, schema, self.dialect, with_seed(self._options, seed))
-        if response.is_success:
-            return completion_of(response)
-        said = status_said(response.status_code, self._server_message(response))
+        if not response.is_success:
+            said = status_said(response.status_code, self._server_message(response))
+        else:
+            try:
+                return completion_of(response)
+            except Retryable as err:  # a 200 whose body is an error worth another try: its Retry-After heeded too
+                said = Said(True, str(err))
         if said.retry:
             raise asked_again(said.line, response.headers, self.config) from APIError(said.line)
         raise APIError(said.line)
