@@ -9,11 +9,15 @@
 - a server answering 429 or 503 with `Retry-After: N` was asked again on benchrun's own backoff (0.5 s, then 1 s),
   whatever it asked: a wait it asks within a request's timeout_s is waited (tenacity's wait, `runners.retryafter`);
   a longer one is not, and the sample's error says so (`runners.base.asked_again`)
+- a resume of a run whose answers came from a pool of two models behind one URL (`qwen2.5-7b`, `qwen2.5-14b` in
+  turn) onto that same pool was refused when its probe was answered by the model that did not give the run's last
+  answer: a model any of the run's answers named is the run's (`core.recordvalues.Served.as_now`)
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -22,11 +26,12 @@ from benchrun.audit.resume import resume_run
 from benchrun.core.errors import EXIT
 from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.openai_server import FakeOpenAI
+from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun
 from tests.helpers.p24_execute import PROMPT, asked, once, openai_run
 from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p29_asking import judged_by
-from tests.helpers.p30_asking import asked_of, busy, counting, then_answered
+from tests.helpers.p30_asking import Pool, asked_of, busy, counting, then_answered
 
 
 def test_a_resume_reads_the_name_its_answers_gave_the_model_in_its_own_pass_over_them(tmp_path, monkeypatch):
@@ -92,3 +97,17 @@ def test_a_wait_asked_by_retry_after_within_a_requests_timeout_is_waited(monkeyp
                               "structured": "json_schema"})
         outcome = asyncio.run(asked_of(runner, PROMPT))
     assert (outcome.completion.text, outcome.error, waits) == ('{"answer": "ok"}', None, waited)
+
+
+def test_a_resume_onto_the_pool_of_models_that_answered_the_run_is_not_refused(tmp_path):
+    names = ["qwen2.5-7b", "qwen2.5-14b"]
+    with Pool(names, responder=Breaks(5)) as first:
+        done = call_benchrun("runner=openai", f"runner.base_url={first.url}", "runner.model=qwen", "runner.retries=0",
+                             "runner.structured=json_schema", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+    [run_dir] = (tmp_path / "o").glob("*/*")
+    said = [r["extra"]["model"] for r in read_jsonl(run_dir / "responses.jsonl") if r["error"] is None]
+    with Pool(sorted(names, key=lambda name: name == said[-1])) as pool:
+        resumed = call_benchrun("resume", str(run_dir), "--host", pool.url, cwd=tmp_path, module="benchrun.audit")
+    assert (done.returncode, sorted(set(said))) == (EXIT["runner"], sorted(names))
+    assert (resumed.returncode, resumed.stderr) == (EXIT["ok"], "")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"

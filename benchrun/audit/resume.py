@@ -331,7 +331,7 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
     not the one `run` used, or the name `served` (the model's, the judge's) says its answers gave it; the refusal
     names `command` (resume, retry) to give --force to. A command that `asks` the model nothing (it only grades
     again) takes the identity the run recorded: its server may be gone."""
-    said = tuple(one.name for one in served) if served else (None, None)
+    said = served or (None, None)
     asked = asks or not run.info.identity
     identity = await runner.identify() if asked else dict(run.info.identity)
     if asked:
@@ -343,11 +343,12 @@ async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: R
 
 
 def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume",
-                served: str | None = None) -> None:
+                served: Served | None = None) -> None:
     """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used,
     naming `command` to give --force to. The name the run's answers gave the model (`served`, read with them) pins
     it as a digest would (`answered_as`)."""
-    used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, served)
+    said = served.as_now(identity.get("answers_as")) if served else None
+    used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, said)
     before, after = pinned_as(used), pinned_as(identity)
     if before and after != before and not force:
         served = pin_named(after) if after else "without a digest"

@@ -242,18 +242,25 @@ def answered_as(identity: dict[str, Any], served: str | None) -> dict[str, Any]:
 
 
 class Served:
-    """The model the last of a run's answers (records with `extra`) named, kept as the pass that reads them for its
+    """The models a run's answers (records with `extra`) named, and the last, kept as the pass that reads them for its
     own ends goes (`each`): the records are read once."""
 
     def __init__(self) -> None:
         self.name: str | None = None
+        self.names: set[str] = set()
 
     def each(self, answers: Iterable[Any]) -> Iterator[Any]:
         """`answers` as they come, the served model of each kept where it names one."""
         for answer in answers:
             if isinstance(model := answer.extra.get("model"), str):
                 self.name = model
+                self.names.add(model)
             yield answer
+
+    def as_now(self, now: Any) -> str | None:
+        """The name the answers gave the model, as one answering as `now` is compared with it: `now` where some answer
+        gave it (a pool behind one URL answers as each of its models), else the last answer's."""
+        return now if now in self.names else self.name
 
 
 def pin_shown(pin: str) -> str:

@@ -7,6 +7,8 @@ from typing import Any, Callable
 
 from benchrun.execute.asking import Asker
 from benchrun.testing.chat import Reply
+from tests.helpers.answers import listbench_answer
+from tests.helpers.p28_asking import AnsweringAs
 from tests.helpers.wire import wire
 
 
@@ -44,3 +46,18 @@ async def asked_of(runner: Any, prompt: str) -> Any:
         return await Asker(runner).ask([{"role": "user", "content": prompt}], {}, None, "sample 'x'")
     finally:
         await runner.aclose()
+
+
+class Pool(AnsweringAs):
+    """A server serving `qwen` whose answers name each of `said` in turn (a pool of two models behind one URL)."""
+
+    def __init__(self, said: list[str], responder: Any = listbench_answer) -> None:
+        super().__init__(said[0], responder=responder)
+        self.turns = list(said)
+
+    def dispatch(self, request: Any) -> Any:
+        response = super().dispatch(request)
+        if request.path == "/v1/chat/completions" and response is not None and response.status == 200:
+            self.said = self.turns[1]
+            self.turns.reverse()
+        return response
