@@ -11,7 +11,8 @@
   a longer one is not, and the sample's error says so (`runners.base.asked_again`)
 - a resume of a run whose answers came from a pool of two models behind one URL (`qwen2.5-7b`, `qwen2.5-14b` in
   turn) onto that same pool was refused when its probe was answered by the model that did not give the run's last
-  answer: a model any of the run's answers named is the run's (`core.recordvalues.Served.as_now`)
+  answer, or (runner.structured=auto, the default) than its preflight's probe: a model any of the run's answers
+  named is the run's (`core.recordvalues.answered_as`)
 """
 
 from __future__ import annotations
@@ -99,14 +100,18 @@ def test_a_wait_asked_by_retry_after_within_a_requests_timeout_is_waited(monkeyp
     assert (outcome.completion.text, outcome.error, waits) == ('{"answer": "ok"}', None, waited)
 
 
-def test_a_resume_onto_the_pool_of_models_that_answered_the_run_is_not_refused(tmp_path):
+@pytest.mark.parametrize("structured", ["json_schema", "auto"])
+def test_a_resume_onto_the_pool_of_models_that_answered_the_run_is_not_refused(tmp_path, structured):
+    """With runner.structured=auto the preflight's probe named the first model (run.json's `answers_as`); set, the
+    run's last answer named the model its resume compared with."""
     names = ["qwen2.5-7b", "qwen2.5-14b"]
-    with Pool(names, responder=Breaks(5)) as first:
+    with Pool(names, responder=Breaks(6)) as first:
         done = call_benchrun("runner=openai", f"runner.base_url={first.url}", "runner.model=qwen", "runner.retries=0",
-                             "runner.structured=json_schema", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+                             f"runner.structured={structured}", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
     [run_dir] = (tmp_path / "o").glob("*/*")
     said = [r["extra"]["model"] for r in read_jsonl(run_dir / "responses.jsonl") if r["error"] is None]
-    with Pool(sorted(names, key=lambda name: name == said[-1])) as pool:
+    pinned = json.loads((run_dir / "run.json").read_text())["identity"].get("answers_as", said[-1])
+    with Pool(sorted(names, key=lambda name: name == pinned)) as pool:
         resumed = call_benchrun("resume", str(run_dir), "--host", pool.url, cwd=tmp_path, module="benchrun.audit")
     assert (done.returncode, sorted(set(said))) == (EXIT["runner"], sorted(names))
     assert (resumed.returncode, resumed.stderr) == (EXIT["ok"], "")

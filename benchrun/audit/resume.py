@@ -347,8 +347,8 @@ def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = F
     """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used,
     naming `command` to give --force to. The name the run's answers gave the model (`served`, read with them) pins
     it as a digest would (`answered_as`)."""
-    said = served.as_now(identity.get("answers_as")) if served else None
-    used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, said)
+    used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, served or Served(),
+                       identity.get("answers_as"))
     before, after = pinned_as(used), pinned_as(identity)
     if before and after != before and not force:
         served = pin_named(after) if after else "without a digest"

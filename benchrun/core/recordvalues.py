@@ -231,14 +231,20 @@ def pinned_as(identity: dict[str, Any]) -> str | None:
     return SAID + json.dumps(said, sort_keys=True, ensure_ascii=False) if said else None
 
 
-def answered_as(identity: dict[str, Any], served: str | None) -> dict[str, Any]:
-    """`identity` with the name a run's answers gave its model (`served`, the last answer's: `Served`), as
-    `answers_as` where the preflight learned none (runner.structured set, no probe) and no digest pins the model, and
-    it is not its served name (but for `:latest`)."""
+def answered_as(identity: dict[str, Any], served: Served, now: Any = None) -> dict[str, Any]:
+    """`identity` with the name a run's answers (`served`, read with them) gave its model, where no digest pins it: the
+    name a model answers as `now`, where any of them gave it (a pool behind one URL answers as each of its models);
+    else, where the preflight learned none (runner.structured set, no probe), the last answer's served model, where
+    that is not its served name (but for `:latest`)."""
     name = identity.get("name")
-    if identity.get("answers_as") or model_digest(identity) or not isinstance(name, str):
+    if model_digest(identity) or not isinstance(name, str):
         return identity
-    return {**identity, "answers_as": served} if served and not same_model_name(served, name) else identity
+    if isinstance(now, str) and now in served.names:
+        return {**identity, "answers_as": now}
+    said = served.name
+    if identity.get("answers_as") or not said or same_model_name(said, name):
+        return identity
+    return {**identity, "answers_as": said}
 
 
 class Served:
@@ -256,11 +262,6 @@ class Served:
                 self.name = model
                 self.names.add(model)
             yield answer
-
-    def as_now(self, now: Any) -> str | None:
-        """The name the answers gave the model, as one answering as `now` is compared with it: `now` where some answer
-        gave it (a pool behind one URL answers as each of its models), else the last answer's."""
-        return now if now in self.names else self.name
 
 
 def pin_shown(pin: str) -> str:
