@@ -8,7 +8,8 @@
   grade is said as the judge wrote it, bounded in length (`execute.judging._as_written`)
 - a server answering 429 or 503 with `Retry-After: N` was asked again on benchrun's own backoff (0.5 s, then 1 s),
   whatever it asked: a wait it asks within a request's timeout_s is waited (tenacity's wait, `runners.retryafter`);
-  a longer one is not, and the sample's error says so (`runners.base.asked_again`)
+  a longer one is not, and the sample's error says so (`runners.base.asked_again`); of Ollama too, where the official
+  client keeps the answer's headers (`runners.ollama._headers`)
 - a resume of a run whose answers came from a pool of two models behind one URL (`qwen2.5-7b`, `qwen2.5-14b` in
   turn) onto that same pool was refused when its probe was answered by the model that did not give the run's last
   answer, or (runner.structured=auto, the default) than its preflight's probe: a model any of the run's answers
@@ -29,7 +30,7 @@ from benchrun.execute.runners.registry import make_runner
 from benchrun.testing.openai_server import FakeOpenAI
 from tests.helpers.archives import read_jsonl
 from tests.helpers.commands import call_benchrun
-from tests.helpers.p24_execute import PROMPT, asked, once, openai_run
+from tests.helpers.p24_execute import PROMPT, asked, ollama_run, once, openai_run
 from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p29_asking import judged_by
 from tests.helpers.p30_asking import Pool, asked_of, busy, counting, then_answered
@@ -60,12 +61,14 @@ def test_a_judges_grade_out_of_range_is_said_as_the_judge_wrote_it(tmp_path, gra
     assert [error for _, _, error in judged] == [{"type": "JudgeReplyInvalid", "message": message}] * 3
 
 
-@pytest.mark.parametrize("after", ["3600", "Fri, 31 Dec 9999 23:59:59 GMT", "9" * 400])
-def test_a_wait_asked_by_retry_after_longer_than_a_request_may_take_is_not_waited_and_said(tmp_path, after):
-    done = openai_run(tmp_path, once(busy(after)))[1]
+@pytest.mark.parametrize(("after", "runner"), [("3600", "openai"), ("Fri, 31 Dec 9999 23:59:59 GMT", "openai"),
+                                             ("9" * 400, "openai"), ("3600", "ollama")])
+def test_a_wait_asked_by_retry_after_longer_than_a_request_may_take_is_not_waited_and_said(tmp_path, after, runner):
+    done = openai_run(tmp_path, once(busy(after)))[1] if runner == "openai" else ollama_run(tmp_path, once(busy(after)))
     shown = after if len(after) <= 40 else "9" * 16 + " [...] " + "9" * 17
+    kind = "APIError" if runner == "openai" else "ResponseError"
     assert done.returncode == EXIT["ok"]
-    assert asked(done.stdout) == (None, {"type": "APIError", "message": (
+    assert asked(done.stdout) == (None, {"type": kind, "message": (
         "HTTP 429: slow down; the server asks to be asked again after Retry-After: " + shown + ", longer than a "
         "request may take (runner.timeout_s=120 s): not asked again")}, 1, [
         "HTTP 429: slow down; the server asks to be asked again after Retry-After: " + shown + ", longer than a "
