@@ -6,8 +6,8 @@
   `execute.judging.archived_calls`, `audit.judged.calls_by_answer`)
 - a judge's grade of `1e400` was said as `inf` (and `1e300` as `1e+300`): Python read the reply's number first. A
   grade is said as the judge wrote it, bounded in length (`execute.judging._as_written`)
-- a server answering 429 or 503 (or a 200 whose body says 429) with `Retry-After: N` was asked again on benchrun's own backoff (0.5 s, then 1 s),
-  whatever it asked: a wait it asks within a request's timeout_s is waited (tenacity's wait, `runners.retryafter`);
+- a server answering 429 or 503 (or a 200 whose body says 429) with `Retry-After: N` was asked again on benchrun's
+  own backoff (0.5 s, then 1 s), whatever it asked: a wait it asks within a request's timeout_s is waited (tenacity's wait, `runners.retryafter`);
   a longer one is not, and the sample's error says so (`runners.base.asked_again`); of Ollama too, where the official
   client keeps the answer's headers (`runners.ollama._headers`)
 - a resume of a run whose answers came from a pool of two models behind one URL (`qwen2.5-7b`, `qwen2.5-14b` in
@@ -110,7 +110,8 @@ def test_a_resume_onto_the_pool_of_models_that_answered_the_run_is_not_refused(t
     names = ["qwen2.5-7b", "qwen2.5-14b"]
     with Pool(names, responder=Breaks(6)) as first:
         done = call_benchrun("runner=openai", f"runner.base_url={first.url}", "runner.model=qwen", "runner.retries=0",
-                             f"runner.structured={structured}", "cache=false", f"outputs={tmp_path / 'o'}", cwd=tmp_path)
+                             f"runner.structured={structured}", "cache=false", f"outputs={tmp_path / 'o'}",
+                             cwd=tmp_path)
     [run_dir] = (tmp_path / "o").glob("*/*")
     said = [r["extra"]["model"] for r in read_jsonl(run_dir / "responses.jsonl") if r["error"] is None]
     pinned = json.loads((run_dir / "run.json").read_text())["identity"].get("answers_as", said[-1])

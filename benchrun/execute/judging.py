@@ -106,7 +106,8 @@ def _as_written(reply: str, spec: JudgeSpec) -> str:
     """The grade of the judge's `reply` as it wrote it: a number as its own text (`1e400`, which Python reads as inf),
     bounded in length (`number_shown`); any other value as JSON."""
     grade = json_value(reply, parse_float=_Written)[spec.score]
-    return number_shown(grade) if isinstance(grade, (_Written, int)) and not isinstance(grade, bool) else json.dumps(grade)
+    numeric = isinstance(grade, (_Written, int)) and not isinstance(grade, bool)
+    return number_shown(grade) if numeric else json.dumps(grade)
 
 
 def judge_score(of: Mapping[str, Any], spec: JudgeSpec, calls: Iterable[JudgementRecord]) -> ScoreRecord:

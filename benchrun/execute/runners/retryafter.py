@@ -17,7 +17,7 @@ SECONDS = re.compile(r"\s*\d+\s*")
 
 def retry_after_s(value: str | None, now: datetime | None = None) -> float | None:
     """The seconds a Retry-After value asks to wait: delta-seconds (`120`), or an HTTP date from `now` (none, for one
-    past); None for no value or one of neither form, which is not the server's ask (RFC 9110 lets a client ignore it)."""
+    past); None for no value or one of neither form, which is no ask (RFC 9110 lets a client ignore it)."""
     if value is None:
         return None
     if SECONDS.fullmatch(value):
