@@ -7,9 +7,10 @@
 - a judge's grade of `1e400` was said as `inf` (and `1e300` as `1e+300`): Python read the reply's number first. A
   grade is said as the judge wrote it, bounded in length (`execute.judging._as_written`)
 - a server answering 429 or 503 (or a 200 whose body says 429) with `Retry-After: N` was asked again on benchrun's
-  own backoff (0.5 s, then 1 s), whatever it asked: a wait it asks within a request's timeout_s is waited (tenacity's wait, `runners.retryafter`);
-  a longer one is not, and the sample's error says so (`runners.base.asked_again`); of Ollama too, where the official
-  client keeps the answer's headers (`runners.ollama._headers`)
+  own backoff (0.5 s, then 1 s), whatever it asked: a wait it asks within a request's timeout_s is waited
+  (tenacity's wait, `runners.retryafter`); a longer one is not, and the sample's error says so
+  (`runners.base.asked_again`); of Ollama too, where the official client keeps the answer's headers
+  (`runners.ollama._headers`)
 - a resume of a run whose answers came from a pool of two models behind one URL (`qwen2.5-7b`, `qwen2.5-14b` in
   turn) onto that same pool was refused when its probe was answered by the model that did not give the run's last
   answer, or (runner.structured=auto, the default) than its preflight's probe: a model any of the run's answers
