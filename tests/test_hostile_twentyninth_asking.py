@@ -28,7 +28,7 @@ from tests.helpers.p28_asking import AnsweringAs, Breaks
 from tests.helpers.p29_asking import eleven_days, judged_by, no_tokens
 
 
-@pytest.mark.parametrize(("grade", "shown"), [("1e300", "1e+300"), ("-1e101", "-1e+101"),
+@pytest.mark.parametrize(("grade", "shown"), [("1e300", "1e300"), ("-1e101", "-1e101"),
                                               ("1" + "0" * 120, "an integer of 121 digits")])
 def test_a_judges_number_grade_out_of_range_is_said_in_the_judges_words(tmp_path, grade, shown):
     result, judged = judged_by(tmp_path, '{"grade": %s}' % grade)

@@ -12,7 +12,7 @@ from benchrun.archive.reader import Run
 from benchrun.console import output
 from benchrun.core.judgeagreement import JudgeAgreement
 from benchrun.core.records import JudgementRecord
-from benchrun.core.recordvalues import model_digest
+from benchrun.core.recordvalues import Served, model_digest
 from benchrun.core.text import counted
 from benchrun.execute.failurekind import failure_kind
 
@@ -42,11 +42,12 @@ def unreplied(run: Run) -> set[tuple[str, int]]:
             if call.reply is None and call.error is not None and failure_kind(call.error) is not None}
 
 
-def calls_by_answer(run: Run) -> Calls:
-    """The run's judge calls grouped by the answer they judge (empty for a run without judges)."""
+def calls_by_answer(run: Run, served: Served | None = None) -> Calls:
+    """The run's judge calls grouped by the answer they judge (empty for a run without judges); the judge model they
+    name kept in `served`, if given."""
     calls: Calls = defaultdict(list)
     if run.info.judge:
-        for call in run.judgements():
+        for call in (served or Served()).each(run.judgements()):
             calls[call.id, call.repeat].append(call)
     return calls
 

@@ -41,7 +41,7 @@ from benchrun.core.judgekeys import as_made
 from benchrun.core.layout import CONFIG, MANIFEST, RESPONSES, RUN, SEAL, SUMMARY, UNFINISHED
 from benchrun.core.manifest import Manifest, Query
 from benchrun.core.records import RunInfo, answer_name
-from benchrun.core.recordvalues import answered_as, pin_named, pinned_as
+from benchrun.core.recordvalues import Served, answered_as, pin_named, pinned_as
 from benchrun.core.settings import RUNNERS, judge_runner_keys
 from benchrun.core.shards import queries_of
 from benchrun.execute.judging import archived_calls
@@ -302,13 +302,14 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], found: repair.Re
                   lock: DirLock) -> RunInfo:
     runner = make_runner(config["runner"], server_flag=HOST, asked_again=True)
     try:
-        queries = _unanswered(run, plan)
-        async with checked_models(run, plan, config, runner, note["forced"], asks=bool(found.problems or queries)) \
-                as (identity, judged):
+        served = (Served(), Served())
+        queries, calls = _unanswered(run, plan, served[0]), archived_calls(run, served[1])
+        async with checked_models(run, plan, config, runner, note["forced"], asks=bool(found.problems or queries),
+                                  served=served) as (identity, judged):
             writer, regrade = _reopen(run, plan.manifest, found, note, lock)
             with recording(writer):
                 writer.identified(identity, runner.public_config())
-                judge = make_judge(plan, judged, config, writer, None, archived_calls(run))
+                judge = make_judge(plan, judged, config, writer, None, archived_calls(run) if found.problems else calls)
                 await execute(plan, runner, writer, _unanswered(run, plan) if found.problems else queries,
                               judge=judge, regrade=[r for r in run.responses() if (r.id, r.repeat) in regrade])
         return writer.info
@@ -316,34 +317,38 @@ async def _resume(run: Run, plan: Plan, config: dict[str, Any], found: repair.Re
         await runner.aclose()
 
 
-def _unanswered(run: Run, plan: Plan) -> list[Query]:
-    """The queries of the run's part its records hold no answer to."""
-    done = {(response.id, response.repeat) for response in run.responses()}
+def _unanswered(run: Run, plan: Plan, served: Served | None = None) -> list[Query]:
+    """The queries of the run's part its records hold no answer to; the model they name kept in `served`, if given."""
+    done = {(response.id, response.repeat) for response in (served or Served()).each(run.responses())}
     return [query for query in queries_of(plan.manifest, run.info.shard) if query.key not in done]
 
 
 @asynccontextmanager
 async def checked_models(run: Run, plan: Plan, config: dict[str, Any], runner: Runner, force: bool,
-                         command: str = "resume", asks: bool = True) -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
+                         command: str = "resume", asks: bool = True, served: tuple[Served, Served] | None = None,
+                         ) -> AsyncIterator[tuple[dict[str, Any], Judged | None]]:
     """The model's identity and the judge model (None without one), each refused (unless `force`) when its digest is
-    not the one `run` used; the refusal names `command` (resume, retry) to give --force to. A command that `asks`
-    the model nothing (it only grades again) takes the identity the run recorded: its server may be gone."""
+    not the one `run` used, or the name `served` (the model's, the judge's) says its answers gave it; the refusal
+    names `command` (resume, retry) to give --force to. A command that `asks` the model nothing (it only grades
+    again) takes the identity the run recorded: its server may be gone."""
+    said = served or (None, None)
     asked = asks or not run.info.identity
     identity = await runner.identify() if asked else dict(run.info.identity)
     if asked:
-        check_model(run, identity, force, command=command)
+        check_model(run, identity, force, command=command, served=said[0])
     async with judge_model(plan, config, identity, (JUDGE_HOST, HOST)) as judged:
         if judged is not None:
-            check_model(run, judged[1], force, judge=True, command=command)
+            check_model(run, judged[1], force, judge=True, command=command, served=said[1])
         yield identity, judged
 
 
-def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume") -> None:
+def check_model(run: Run, identity: dict[str, Any], force: bool, judge: bool = False, command: str = "resume",
+                served: Served | None = None) -> None:
     """Refuse (unless `force`) a model (or with `judge` the judge model) whose digest is not the one the run used,
-    naming `command` to give --force to. The name the run's answers gave the model pins it as a digest would
-    (`answered_as`)."""
-    used = answered_as(run.info.judge.get("identity", {}), run.judgements()) if judge else answered_as(
-        run.info.identity, run.responses())
+    naming `command` to give --force to. The name the run's answers gave the model (`served`, read with them) pins
+    it as a digest would (`answered_as`)."""
+    used = answered_as(run.info.judge.get("identity", {}) if judge else run.info.identity, served or Served(),
+                       identity.get("answers_as"))
     before, after = pinned_as(used), pinned_as(identity)
     if before and after != before and not force:
         served = pin_named(after) if after else "without a digest"

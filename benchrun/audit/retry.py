@@ -51,6 +51,7 @@ from benchrun.core.interrupts import INTERRUPTS
 from benchrun.core.layout import CONFIG, FINISHED, MANIFEST, NAME_MAX
 from benchrun.core.lineage import Lineage, recorded
 from benchrun.core.records import Counts, JudgementRecord, ResponseRecord, RunInfo, answer_name
+from benchrun.core.recordvalues import Served
 from benchrun.core.shards import answers_of, queries_of
 from benchrun.execute.judging import Key
 from benchrun.execute.runners.registry import make_runner
@@ -94,7 +95,8 @@ def retry_run(parent: Run, force: bool = False, host: Servers = None, into: Path
     if changed and not force:
         raise ArchiveError(f"the benchmark's sources changed since run {parent.id}: {', '.join(changed)}; "
                            "retry with --force to use them anyway (recorded in run.json)")
-    todo = _todo(parent)
+    served = (Served(), Served())
+    todo = _todo(parent, served[0])
     unjudged = (unreplied(parent) | ungraded(parent)) - todo
     if not todo and not unjudged:
         raise ArchiveError(f"every sample of run {parent.id} has an answer; nothing to retry",
@@ -107,7 +109,7 @@ def retry_run(parent: Run, force: bool = False, host: Servers = None, into: Path
     into = None if into is None else Path(into)
     if into is None:
         _beside(parent, 1)  # a name the file system refuses is said before the server is asked
-    return INTERRUPTS.run(lambda: _retry(parent, plan, config, (todo, unjudged), note, into))
+    return INTERRUPTS.run(lambda: _retry(parent, plan, config, (todo, unjudged), note, (into, served)))
 
 
 def _parent_problems(parent: Run) -> list[str]:
@@ -120,22 +122,25 @@ def _parent_problems(parent: Run) -> list[str]:
     return [f"{f.file}: {f.message}" for f in check_run(parent) if not f.ok]
 
 
-def _todo(parent: Run) -> set[tuple[str, int]]:
-    """The parent's answers (sample id, repeat) not given: a failed request, or none at all."""
-    answered = {(r.id, r.repeat) for r in parent.require_records(force=True).responses() if r.error is None}
+def _todo(parent: Run, served: Served) -> set[tuple[str, int]]:
+    """The parent's answers (sample id, repeat) not given: a failed request, or none at all; the model they name
+    kept in `served`."""
+    answered = {(r.id, r.repeat) for r in served.each(parent.require_records(force=True).responses())
+                if r.error is None}
     return {query.key for query in queries_of(parent.manifest, parent.info.shard)} - answered
 
 
 async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
                  keys: tuple[set[tuple[str, int]], set[tuple[str, int]]], note: dict[str, Any],
-                 into: Path | None) -> tuple[RunInfo, Path]:
-    todo, unjudged = keys
+                 into: tuple[Path | None, tuple[Served, Served]]) -> tuple[RunInfo, Path]:
+    (todo, unjudged), (into_dir, served) = keys, into
     runner = make_runner(config["runner"], server_flag=HOST, asked_again=True)
     try:
-        async with checked_models(parent, plan, config, runner, note["forced"], "retry", asks=bool(todo)) \
-                as (identity, judged):
+        calls = _calls(parent, served[1])
+        async with checked_models(parent, plan, config, runner, note["forced"], "retry", asks=bool(todo),
+                                  served=served) as (identity, judged):
             carried = answers_of(plan.manifest, parent.info.shard) - len(todo)
-            writer = _claim(parent, into, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
+            writer = _claim(parent, into_dir, Lineage(run_id=parent.id, path=recorded(parent.path), carried=carried,
                                                   asked=len(todo)), note)
             with recording(writer):
                 writer.start((parent.path / CONFIG).read_text(encoding="utf-8"))
@@ -144,7 +149,6 @@ async def _retry(parent: Run, plan: Plan, config: dict[str, Any],
                     raise ArchiveError(f"the manifest of run {parent.id} does not survive a round trip: not "
                                        "canonical", file=str(parent.path / MANIFEST))
                 writer.identified(identity, runner.public_config())
-                calls = _calls(parent)
                 judge = make_judge(plan, judged, config, writer, None, carried=_replied(calls, unjudged))
                 await execute(plan, runner, writer, [q for q in plan.manifest.queries() if q.key in todo],
                               judge=judge, regrade=_carry(parent, writer, calls, (todo, unjudged)))
@@ -174,10 +178,12 @@ def _carry(parent: Run, writer: RunWriter, calls: Calls,
     return again
 
 
-def _calls(parent: Run) -> Calls:
-    """The parent's judge calls by the answer they judge, each marked `carried_from` the run that asked it."""
+def _calls(parent: Run, served: Served) -> Calls:
+    """The parent's judge calls by the answer they judge, each marked `carried_from` the run that asked it; the judge
+    model they name kept in `served`."""
     mark = _marker(parent)
-    return defaultdict(list, {key: [mark(call) for call in group] for key, group in calls_by_answer(parent).items()})
+    return defaultdict(list, {key: [mark(call) for call in group]
+                              for key, group in calls_by_answer(parent, served).items()})
 
 
 def _marker(parent: Run) -> Callable[[Record], Record]:

@@ -20,8 +20,11 @@ def in_bounds(value: int | float) -> bool:
         return False
 
 
-def number_shown(value: int | float) -> str:
-    """A number as an error says it: as Python writes it, or an integer of more than 40 digits by its length."""
+def number_shown(value: int | float | str) -> str:
+    """A number as an error says it: as Python writes it (or as JSON text wrote it, given that text), or one of more
+    than 40 digits or characters by its length."""
+    if isinstance(value, str):
+        return value if len(value) <= 40 else f"a number written in {len(value):,} characters"
     digits = len(str(abs(value))) if isinstance(value, int) else 0
     return f"an integer of {digits:,} digits" if digits > 40 else str(value)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Any, Iterable, Literal
+from typing import Annotated, Any, Iterable, Iterator, Literal
 
 from pydantic import AfterValidator, BeforeValidator
 from pydantic_core import PydanticCustomError
@@ -231,18 +231,37 @@ def pinned_as(identity: dict[str, Any]) -> str | None:
     return SAID + json.dumps(said, sort_keys=True, ensure_ascii=False) if said else None
 
 
-def answered_as(identity: dict[str, Any], answers: Iterable[Any]) -> dict[str, Any]:
-    """`identity` with the name a run's answers (records with `extra`) gave its model, as `answers_as` where the
-    preflight learned none (runner.structured set, no probe) and no digest pins the model: the last answer's served
-    model, where that is not its served name (but for `:latest`). A run's records are read only then."""
+def answered_as(identity: dict[str, Any], served: Served, now: Any = None) -> dict[str, Any]:
+    """`identity` with the name a run's answers (`served`, read with them) gave its model, where no digest pins it: the
+    name a model answers as `now`, where any of them gave it (a pool behind one URL answers as each of its models);
+    else, where the preflight learned none (runner.structured set, no probe), the last answer's served model, where
+    that is not its served name (but for `:latest`)."""
     name = identity.get("name")
-    if identity.get("answers_as") or model_digest(identity) or not isinstance(name, str):
+    if model_digest(identity) or not isinstance(name, str):
         return identity
-    said = None
-    for answer in answers:
-        if isinstance(model := answer.extra.get("model"), str):
-            said = model
-    return {**identity, "answers_as": said} if said and not same_model_name(said, name) else identity
+    if isinstance(now, str) and now in served.names:
+        return {**identity, "answers_as": now}
+    said = served.name
+    if identity.get("answers_as") or not said or same_model_name(said, name):
+        return identity
+    return {**identity, "answers_as": said}
+
+
+class Served:
+    """The models a run's answers (records with `extra`) named, and the last, kept as the pass that reads them for its
+    own ends goes (`each`): the records are read once."""
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+        self.names: set[str] = set()
+
+    def each(self, answers: Iterable[Any]) -> Iterator[Any]:
+        """`answers` as they come, the served model of each kept where it names one."""
+        for answer in answers:
+            if isinstance(model := answer.extra.get("model"), str):
+                self.name = model
+                self.names.add(model)
+            yield answer
 
 
 def pin_shown(pin: str) -> str:

@@ -23,6 +23,7 @@ from benchrun.core.errors import FailFast
 from benchrun.core.manifest import JudgeSpec, Manifest, Message, Sample
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds, number_shown
 from benchrun.core.records import Completion, ErrorInfo, JudgementRecord, ResponseRecord, ScoreRecord
+from benchrun.core.recordvalues import Served
 from benchrun.core.text import NotJSON, json_value
 from benchrun.execute.cache import CacheFailed, Entry, Repeat, RunCache
 from benchrun.execute.failurekind import failure_kind, longer
@@ -83,17 +84,30 @@ def _read(spec: JudgeSpec, check: FormatCheck, reply: str) -> tuple[Any, Any, Er
     try:
         number = spec.grade(parsed)
     except KeyError:
-        return grade, None, ErrorInfo(type=INVALID, message=f"grade {json.dumps(grade)} has no number in the "
-                                                            f"scores of judge '{spec.name}'")
+        return grade, None, ErrorInfo(type=INVALID, message=f"grade {_as_written(reply, spec)} has no number in "
+                                                            f"the scores of judge '{spec.name}'")
     if isinstance(number, (int, float)) and not in_bounds(number):
-        return grade, None, ErrorInfo(type=INVALID, message=f"judge '{spec.name}' graded by {number_shown(number)}, "
-                                                            f"out of a score's range: a grade is a finite number of "
-                                                            f"magnitude at most {MAX_METRIC:g}")
+        return grade, None, ErrorInfo(type=INVALID, message=f"judge '{spec.name}' graded by "
+                                                            f"{_as_written(reply, spec)}, out of a score's range: a "
+                                                            f"grade is a finite number of magnitude at most "
+                                                            f"{MAX_METRIC:g}")
     try:
         value = metrics(spec.name, number)[spec.name]
     except TypeError as err:
         return grade, None, ErrorInfo(type=INVALID, message=str(err))
     return grade, value, None
+
+
+class _Written(str):
+    """A JSON number with a fraction or exponent, as its text wrote it."""
+
+
+def _as_written(reply: str, spec: JudgeSpec) -> str:
+    """The grade of the judge's `reply` as it wrote it: a number as its own text (`1e400`, which Python reads as inf),
+    bounded in length (`number_shown`); any other value as JSON."""
+    grade = json_value(reply, parse_float=_Written)[spec.score]
+    numeric = isinstance(grade, (_Written, int)) and not isinstance(grade, bool)
+    return number_shown(grade) if numeric else json.dumps(grade)
 
 
 def judge_score(of: Mapping[str, Any], spec: JudgeSpec, calls: Iterable[JudgementRecord]) -> ScoreRecord:
@@ -129,9 +143,10 @@ def _dispatch(runner: Runner, on_lost: Lost | None) -> Any:
     return Dispatch(runner, on_lost or warned, "the judge's server", "judging")
 
 
-def archived_calls(run: Run) -> dict[Key, JudgementRecord]:
-    """A run's judge calls as archived, by (sample id, repeat, judge, judge repeat)."""
-    return {(c.id, c.repeat, c.judge, c.judge_repeat): c for c in run.judgements()}
+def archived_calls(run: Run, served: Served | None = None) -> dict[Key, JudgementRecord]:
+    """A run's judge calls as archived, by (sample id, repeat, judge, judge repeat); the judge model they name kept
+    in `served`, if given."""
+    return {(c.id, c.repeat, c.judge, c.judge_repeat): c for c in (served or Served()).each(run.judgements())}
 
 
 class Judge:

@@ -22,10 +22,14 @@ from benchrun.core.manifest import Message
 from benchrun.core.records import Completion
 from benchrun.core.settings import RunnerConfig
 from benchrun.core.text import one_line
+from benchrun.execute.runners.retryafter import retry_after_s, waiting
 
 
 class Retryable(Exception):
-    """A failure worth another try: a 5xx/429 answer, a dropped connection, a timeout."""
+    """A failure worth another try: a 5xx/429 answer, a dropped connection, a timeout; `after_s` the wait before it
+    that the server asked (its Retry-After), if any."""
+
+    after_s: float | None = None
 
 
 class Refused(Exception):
@@ -192,15 +196,29 @@ def transient(status: int, message: str = "") -> bool:
     return status == 408 or (status == 429 and not SPENT.search(message))
 
 
+def asked_again(line: str, headers: Mapping[str, str], policy: RunnerConfig) -> Retryable | Refused:
+    """The error of an answer worth another try, as the server said it (`line`): Retryable after the wait its
+    Retry-After asks, where that is within the request's timeout_s; else Refused, saying the wait asked is longer."""
+    after = retry_after_s(headers.get("Retry-After"))
+    if after is not None and after > policy.timeout_s:
+        return Refused(f"{line}; the server asks to be asked again after Retry-After: "
+                       f"{one_line(headers['Retry-After'].strip(), 40)}, longer than a request may take "
+                       f"({policy.key('timeout_s')}={policy.timeout_s:g} s): not asked again")
+    retry = Retryable(line)
+    retry.after_s = after
+    return retry
+
+
 BACKOFF_MAX_S = 8.0
-"""The longest wait between two attempts."""
+"""The longest wait between two attempts that the server asks none of."""
 
 
 def retrying(policy: RunnerConfig) -> AsyncRetrying:
     """A request's attempts as a runner's config says: `retries` more after a Retryable failure, with backoff from
-    `backoff_s`, the last failure raised."""
+    `backoff_s` or the longer wait the server asked (`retryafter.waiting`), the last failure raised."""
     return AsyncRetrying(stop=stop_after_attempt(policy.retries + 1), retry=retry_if_exception_type(Retryable),
-                         wait=wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S), reraise=True)
+                         wait=waiting(wait_exponential_jitter(initial=policy.backoff_s, max=BACKOFF_MAX_S)),
+                         reraise=True)
 
 
 async def resolvable(url: str, key: str) -> None:

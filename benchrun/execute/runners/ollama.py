@@ -23,6 +23,7 @@ from benchrun.execute.runners.base import (
     Refused,
     Retryable,
     Unreachable,
+    asked_again,
     json_kind,
     resolvable,
     there_unanswered,
@@ -173,7 +174,7 @@ class OllamaRunner:
         except ollama.ResponseError as err:  # a 401 or 403 names the key's variable and the fix, as at the preflight
             message = self._key_refused(err.status_code) if err.status_code in (401, 403) else str(err.error)
             said = status_said(err.status_code, message)
-            raise (Retryable if said.retry else Refused)(said.line) from err
+            raise (asked_again(said.line, _headers(err), self.config) if said.retry else Refused(said.line)) from err
         except (ConnectionError, httpx.TransportError) as err:
             raise transport_failure(err) from err
         except (ValueError, TypeError, RecursionError) as err:  # not JSON, or not the shape of Ollama's answer
@@ -225,6 +226,13 @@ def _served(said: Any, asked: str) -> dict[str, str]:
 def _status(err: BaseException) -> int | None:
     """The HTTP status of a refused preflight call (the official client's ResponseError; none for a redirect)."""
     return getattr(err, "status_code", None)
+
+
+def _headers(err: ollama.ResponseError) -> Mapping[str, str]:
+    """The headers of the answer the official client raised `err` for (its HTTPStatusError, the context it raises it
+    in), where it kept them: a server's Retry-After is heeded (`base.asked_again`) as runner=openai heeds it."""
+    context = err.__context__
+    return context.response.headers if isinstance(context, httpx.HTTPStatusError) else {}
 
 
 def _refusal(err: BaseException) -> str:

@@ -22,19 +22,17 @@ from benchrun.execute.runners.base import (
     Refused,
     Retryable,
     Unreachable,
-    json_count,
-    json_kind,
-    json_text,
+    asked_again,
     resolvable,
     retrying,
     there_unanswered,
-    tools_called,
     transport_failure,
     with_seed,
 )
-from benchrun.execute.runners.errorbody import Said, body_text, error_said, server_message, status_said, streamed
+from benchrun.execute.runners.errorbody import Said, error_said, server_message, status_said
 from benchrun.execute.runners.http import client_options
 from benchrun.execute.runners.llamaschema import readable
+from benchrun.execute.runners.openaianswer import APIError, completion_of, said_of
 from benchrun.execute.runners.openaiformat import response_format
 
 OPTIONS = {"temperature": "temperature", "seed": "seed", "top_p": "top_p", "stop": "stop",
@@ -45,17 +43,10 @@ OpenAI field and are not sent; run.json lists them under `runner.options_not_sen
 _LISTED = ("id", "object", "owned_by", "created")
 DIALECTS = ("json_schema", "json_object", "none")
 """The ways to send the response schema, in the order runner.structured=auto tries them."""
-SAID_APART = ("refusal", "reasoning_content", "reasoning")
-"""What a chat completion's message may say apart from its content, kept with the answer (`extra`): a refusal, and a
-reasoning model's reasoning (vLLM's, llama.cpp's and DeepSeek's `reasoning_content`; `reasoning` of others)."""
 PROBE_PROMPT = "Say ok."
 PROBE_CHAT = [{"role": "user", "content": PROBE_PROMPT}]
 PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
                 "additionalProperties": False, "title": "Probe"}
-
-
-class APIError(Exception):
-    """An answer that is not a chat completion: an HTTP error status with the server's message, or a malformed body."""
 
 
 class OpenAIRunner:
@@ -194,11 +185,15 @@ class OpenAIRunner:
 
     async def complete(self, messages: list[Message], schema: dict[str, Any], seed: int | None = None) -> Completion:
         response = await self._chat(messages, schema, self.dialect, with_seed(self._options, seed))
-        if response.is_success:
-            return self._completion(response)
-        said = status_said(response.status_code, self._server_message(response))
+        if not response.is_success:
+            said = status_said(response.status_code, self._server_message(response))
+        else:
+            try:
+                return completion_of(response)
+            except Retryable as err:  # a 200 whose body is an error worth another try: its Retry-After heeded too
+                said = Said(True, str(err))
         if said.retry:
-            raise Retryable(said.line) from APIError(said.line)
+            raise asked_again(said.line, response.headers, self.config) from APIError(said.line)
         raise APIError(said.line)
 
     def _format(self, schema: dict[str, Any], dialect: str) -> dict[str, Any]:
@@ -227,14 +222,14 @@ class OpenAIRunner:
                 if said is not None:
                     raise RunnerError(f"the server at {self.base_url} refused the probe of the model it answers as "
                                       f"({said.line}); {self._past_probe('it')}")
-                self.answered_as = _said_of(response, "model")
+                self.answered_as = said_of(response, "model")
             return self.config.structured
         refused = []
         for dialect in DIALECTS:
             response, said = await self._probe(dialect)
             if said is None:
-                self.fingerprint = _said_of(response, "system_fingerprint")
-                self.answered_as = _said_of(response, "model")
+                self.fingerprint = said_of(response, "system_fingerprint")
+                self.answered_as = said_of(response, "model")
                 return dialect
             refused.append(f"{dialect}: {said.line}")
         raise RunnerError(f"the server at {self.base_url} refused every structured-output dialect "
@@ -250,7 +245,7 @@ class OpenAIRunner:
                     probe = self._chat(PROBE_CHAT, PROBE_SCHEMA, dialect, {"max_tokens": 8})
                     response = await asyncio.wait_for(probe, self.config.timeout_s)
                     if (said := self._failure(response)) and said.retry:
-                        raise Retryable(said.line)
+                        raise asked_again(said.line, response.headers, self.config)
         except asyncio.TimeoutError:
             raise RunnerError(f"the server at {self.base_url} did not answer the structured-output probe within "
                               f"{self.config.timeout_s:g} s ({self.config.key('timeout_s')}); raise it (a server "
@@ -269,50 +264,12 @@ class OpenAIRunner:
         if not response.is_success:
             return status_said(response.status_code, self._server_message(response))
         try:
-            self._completion(response)
+            completion_of(response)
         except Retryable as err:
             return Said(True, str(err))
         except APIError as err:
             return Said(False, str(err))
         return None
-
-    def _completion(self, response: httpx.Response) -> Completion:
-        """The first choice's text and finish reason, token usage, and the served model id and system_fingerprint."""
-        try:
-            body = server_json(response.content)
-        except NotJSON as err:
-            raise APIError(f"not a chat completion: {err}") from None
-        except (ValueError, RecursionError) as err:  # UnicodeDecodeError too: a body that is not UTF-8
-            if said := streamed(response.content, response.headers.get("Content-Type", "")):
-                raise APIError(f"not a chat completion: {said}") from None
-            raise APIError(f"not a chat completion: not JSON ({type(err).__name__}: {err}): "
-                           f"{_text_of(response).strip() or 'an empty body'}") from None
-        if (said := error_said(body)) is not None:
-            if said.retry:
-                raise Retryable(said.line) from APIError(said.line)
-            raise APIError(said.line)
-        try:
-            choice, *others = body["choices"]
-            message = choice["message"]
-        except (KeyError, ValueError, TypeError):
-            raise APIError(f"not a chat completion: {_text_of(response)}") from None
-        if others:
-            raise APIError(f"not a chat completion: {len(others) + 1} choices, where one was asked for (which of them "
-                           "is the answer cannot be told)")
-        if not isinstance(message, dict):
-            raise APIError(f"not a chat completion: choices[0].message is {json_kind(message)}, not an object")
-        content, parts = _content(message.get("content"))
-        usage = body["usage"] if isinstance(body.get("usage"), dict) else {}
-        extra = {"model": _text(body.get("model")), "system_fingerprint": _text(body.get("system_fingerprint"))}
-        if parts:
-            extra["content_parts"] = json_text(parts)
-        extra.update({key: said for key in SAID_APART if (said := _text(message.get(key)))})
-        if calls := message.get("tool_calls") or message.get("function_call"):
-            extra["tool_calls"] = tools_called(calls)
-        finish = choice.get("finish_reason")
-        return Completion(text=content or "", done_reason=finish if isinstance(finish, str) else None,
-                          prompt_tokens=json_count(usage.get("prompt_tokens")),
-                          completion_tokens=json_count(usage.get("completion_tokens")), extra=extra)
 
     def _server_message(self, response: httpx.Response) -> str:
         """The server's error message (OpenAI, vLLM, llama.cpp and FastAPI shapes), made one line where an error becomes
@@ -348,42 +305,9 @@ class OpenAIRunner:
                 "options_not_sent": self.options_not_sent}
 
 
-def _said_of(response: httpx.Response, field: str) -> str | None:
-    """A text field of a probe's answer (a chat completion, read already), or None."""
-    try:
-        body = response.json()
-    except (ValueError, RecursionError):
-        return None
-    return _text(body.get(field)) if isinstance(body, dict) else None
-
-
 def _sent(name: str, value: Any) -> bool:
     """Whether an option goes into requests: it has a field, is set, and is not an unlimited num_predict (<= 0)."""
     return name in OPTIONS and value is not None and not (name == "num_predict" and value <= 0)
-
-
-def _content(content: Any) -> tuple[str | None, list[dict[str, Any]]]:
-    """An answer's text, and the parts of its content that are not text: a content given as a list of parts (Mistral's
-    reasoning models give a `thinking` part, then `text` parts) is its text parts' text, joined, its other parts kept
-    (`extra.content_parts`), as the archive holds all that came back; APIError for a content of no such shape."""
-    if isinstance(content, (str, type(None))):
-        return content, []
-    if not isinstance(content, list):
-        raise APIError(f"not a chat completion: choices[0].message.content is {json_kind(content)}, not a string")
-    for i, part in enumerate(content):
-        if not isinstance(part, dict):
-            raise APIError(f"not a chat completion: choices[0].message.content[{i}] is {json_kind(part)}, not an object")
-        if part.get("type") == "text" and not isinstance(said := part.get("text"), str):
-            raise APIError(f"not a chat completion: choices[0].message.content[{i}].text is {json_kind(said)}, not a "
-                           "string")
-    text = [part["text"] for part in content if part.get("type") == "text"]
-    return "".join(text), [part for part in content if part.get("type") != "text"]
-
-
-def _text(value: Any) -> str | None:
-    """An answer's served model id, system_fingerprint or refusal as the API gives it, a string; anything else (a
-    number, JSON nested 300 deep, which no record could be written of) is not kept."""
-    return value if isinstance(value, str) else None
 
 
 def _details(entry: dict[str, Any]) -> dict[str, Any]:
@@ -393,8 +317,3 @@ def _details(entry: dict[str, Any]) -> dict[str, Any]:
 
 def _auth(key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-def _text_of(response: httpx.Response) -> str:
-    """A body's text as an error quotes it (`errorbody.body_text`)."""
-    return body_text(response.content, response.charset_encoding)
