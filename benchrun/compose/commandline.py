@@ -3,14 +3,17 @@ number or list too large for Hydra's parser, nothing taking benchrun's own confi
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from benchrun.compose.config import refuse_secrets
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+
+from benchrun.compose.config import keys_taken, refuse_secrets
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError
-from benchrun.core.keys import override_key
+from benchrun.core.keys import override_key, unknown_key
 from benchrun.core.text import too_many_digits
 
 MAX_OVERRIDE_ITEMS = 10_000
@@ -93,3 +96,26 @@ def _names_flag(arg: str, given: str) -> bool:
     flag = arg.split("=", 1)[0]
     shortest = len("--e") if given == "--experimental-rerun" else len("--config-p")
     return len(flag) >= shortest and given.startswith(flag)
+
+
+NOT_HELD = "Could not override '"
+"""How Hydra begins its words for an override of a key the config does not hold (`runner.modle=x`)."""
+
+
+def not_held(err: Exception) -> str | None:
+    """Hydra's `Could not override 'runner.modle'. To append to your config use +runner.modle=x` (advice to add a key
+    no config takes) in benchrun's words: the key unknown, with the nearest the config takes there (`+runner.modle=x`'s
+    words), or, for one it takes and holds no value of, how to add it; None for any other error."""
+    cause, said = err.__cause__, str(err)
+    if not isinstance(cause, (ConfigAttributeError, ConfigKeyError)) or not said.startswith(NOT_HELD):
+        return None
+    key = said[len(NOT_HELD):].split("'", 1)[0]
+    parts, name = key.split(".")[:-1], key.split(".")[-1]
+    held = list(cause.parent_node or ()) if isinstance(cause.parent_node, Mapping) else []
+    taken = keys_taken(parts, cause.parent_node.get("type") if held else None)
+    if taken is not None and name in taken:
+        return str(ConfigError(f"the config holds no value of it to override; add it with a '+': "
+                               f"{said.split(' use ', 1)[1]}", file="config", key=key))
+    if taken is None and not difflib.get_close_matches(name, held, n=1):
+        return None  # Hydra's own keys: its advice stands
+    return str(ConfigError(unknown_key(name, taken if taken is not None else held), file="config", key=key))

@@ -115,9 +115,27 @@ class RunInterrupted(KeyboardInterrupt):
     exit_code = EXIT["interrupted"]
 
 
+TAKEN = {"list_type": "a list", "dict_type": "a mapping"}
+"""The problems of a value of another kind than its key takes, said with what was given (pydantic's `Input should be
+a valid list` did not say that `task.only=t` gave one text)."""
+
+
 def problem_said(problem: Mapping[str, Any]) -> str:
-    """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own."""
-    return str(problem["msg"]).removeprefix("Value error, ")
+    """pydantic's message of one validation problem, without the `Value error, ` it puts before a validator's own; a
+    value of another kind (TAKEN) said with the kind given."""
+    if (taken := TAKEN.get(problem["type"])) is None:
+        return str(problem["msg"]).removeprefix("Value error, ")
+    given = problem["input"]
+    one = f" (one item is a list of one: [{given}])" if taken == "a list" and isinstance(given, str) else ""
+    return f"{_kind_given(given)}, where {taken} is taken{one}"
+
+
+def _kind_given(value: Any) -> str:
+    """`'t' is text`, `5 is a number`, `a mapping`: a value of a config or a record by its kind, a short one shown."""
+    kinds = ((str, "text"), (bool, "a boolean"), ((int, float), "a number"), (Mapping, "a mapping"), (list, "a list"))
+    kind = next((said for types, said in kinds if isinstance(value, types)), "null" if value is None else "a value")
+    shown = repr(value) if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else repr(value)
+    return f"{shown} is {kind}" if isinstance(value, (str, int, float)) and len(shown) <= 40 else kind
 
 
 def problem_line(problem: Mapping[str, Any], what: str | None = None) -> str:

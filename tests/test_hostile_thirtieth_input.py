@@ -1,0 +1,98 @@
+"""The thirtieth hostile pass of issue 19, the side of what goes in: the items the twenty-ninth pass left, then a fresh
+pass. /work/notes/p30/result-input.md has the whole list, what held and what was left.
+
+Fixed:
+1. The characters no benchmark's text asks are one table (core.filebytes.UNASKED: NUL, a byte-order mark, C0's
+   controls, DEL and C1's), each said by one rule (unasked_said), raw or as an escape, in every file.
+2. DEL and C1's control characters (CSI, Windows-1252 text read as Latin-1) refused as C0's are; NEL (U+0085), a line
+   break, kept.
+3. A list setting given one text (`task.only=t`) said in benchrun's words (core.errors.problem_said).
+4. An override of a key the config does not hold (`runner.modle=x`) said as `+runner.modle=x` is, with the nearest key,
+   not with Hydra's advice to add it (compose.commandline.not_held).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchrun import compile_plan
+from tests.helpers.benchfiles import config, write_bench
+from tests.helpers.commands import call_benchrun
+from tests.helpers.p29_input import dry_run
+from tests.helpers.p30_input import TASK, ended, refusal
+
+CONTROL = ("a control character, which no text asks (it would be sent as written, and a terminal showing it takes it "
+           "as a command); remove it (a tab, a line break or a form feed is kept)")
+
+
+def _cp1252(char: str, meant: str) -> str:
+    return (f"{char!r}, a control character, which no text asks: Windows-1252 text read as Latin-1 holds it for "
+            f"{meant!r}; write {meant!r} (or save the file again from its original, as UTF-8)")
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": "a,reference\n\x93hi\x94,1\n"},
+     f"in 'tasks/t/values.csv': task 't': line 2, column 1: {_cp1252(chr(0x93), '“')}"),
+    ({"tasks/t/template.txt": "say \x9b31m{a}\n", "tasks/t/values.csv": "a,reference\n1,1\n"},
+     f"in 'tasks/t/template.txt': task 't': line 1, column 5: {_cp1252(chr(0x9b), '›')}"),
+    ({"tasks/t/template.txt": "say {a}\x7f\n", "tasks/t/values.csv": "a,reference\n1,1\n"},
+     f"in 'tasks/t/template.txt': task 't': line 1, column 8: '\\x7f', {CONTROL}"),
+    ({"tasks/t/template.txt": "say {a}\n", "tasks/t/values.csv": "a,reference\nx\x81,1\n"},
+     f"in 'tasks/t/values.csv': task 't': line 2, column 2: '\\x81', {CONTROL}"),
+    ({"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
+      "d.jsonl": '{"a": "it\\u0092s", "reference": "1"}\n'},
+     f"in 'd.jsonl': task 't': line 1: {_cp1252(chr(0x92), '’')}"),
+    ({"tasks.yml": "- name: t\n  template: \"say {a} \\x85\\x96\"\n  values: {a: [1]}\n  reference: ['1']\n"},
+     f"in 'tasks.yml': line 2, column 13: {_cp1252(chr(0x96), '–')}")])
+def test_del_and_a_c1_control_character_are_refused_as_c0s_are(tmp_path, files, said):
+    """Before: taken, and asked as written (`say \\x9b31m1`: 8-bit CSI, which a terminal takes as ESC [), where ESC
+    was refused."""
+    assert ended(dry_run(tmp_path, files)) == refusal(said)
+
+
+def test_a_next_line_is_a_line_break_and_kept(tmp_path):
+    bench = write_bench(tmp_path, {"tasks/t/template.txt": "say\x85{a}\n", "tasks/t/values.csv": "a,reference\n1,1\n"})
+    assert [s.prompt for s in compile_plan(config(bench)).manifest.samples] == ["say\x851"]
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ('{"a": "x\\u0000", "reference": "1"}', "an escape writes a NUL character (\\0, \\x00, \\u0000), which no text "
+     "holds, as a file's NUL byte is refused (a server reading text as C does ends the prompt there); leave it out"),
+    ('{"a": "x\\uFEFF", "reference": "1"}', "a byte-order mark (U+FEFF), which marks only a file's start: inside its "
+     "text it is invisible and would be asked as it is (two files joined?); remove it"),
+    ('{"a": "x\\u001B", "reference": "1"}', f"'\\x1b', {CONTROL}")])
+def test_a_jsonl_escape_of_each_refused_character_keeps_its_own_words(tmp_path, line, said):
+    done = dry_run(tmp_path, {"tasks.yml": "- name: t\n  template: say {a}\n  values_file: d.jsonl\n",
+                              "d.jsonl": f"{line}\n"})
+    assert ended(done) == refusal(f"in 'd.jsonl': task 't': line 1: {said}")
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("task.only=t", "'t' is text, where a list is taken (one item is a list of one: [t])"),
+    ("task.only=5", "5 is a number, where a list is taken"),
+    ("task.only={a: 1}", "a mapping, where a list is taken")])
+def test_a_list_setting_given_another_kind_is_said_in_benchruns_words(tmp_path, given, said):
+    """Before: `task.only: Input should be a valid list`, pydantic's words, not saying what was given."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, given)) == refusal(f"in 'config': task.only: {said}")
+
+
+@pytest.mark.parametrize(("override", "said"), [
+    ("runner.modle=x", "runner.modle: unknown key 'modle' (did you mean 'model'?)"),
+    ("task.pathh=x", "task.pathh: unknown key 'pathh' (did you mean 'path'?)"),
+    ("judge.modle=x", "judge.modle: unknown key 'modle' (did you mean 'model'?)"),
+    ("runner.options.temprature=1", "runner.options.temprature: unknown key 'temprature' (did you mean "
+                                    "'temperature'?)"),
+    ("hydra.run.dirr=x", "hydra.run.dirr: unknown key 'dirr' (did you mean 'dir'?)"),
+    ("runner.options.top_k=40", "runner.options.top_k: the config holds no value of it to override; add it with a "
+                                "'+': +runner.options.top_k=40")])
+def test_an_override_of_a_key_the_config_does_not_hold_is_said_in_benchruns_words(tmp_path, override, said):
+    """Before: Hydra's `Could not override 'runner.modle'. To append to your config use +runner.modle=x`, advice to
+    add a key no config takes (which `+runner.modle=x` then refused as unknown)."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, override)) == refusal(f"in 'config': {said}")
+
+
+def test_an_unknown_key_the_plus_form_refuses_is_said_in_the_same_words(tmp_path):
+    write_bench(tmp_path, {"tasks.yml": TASK})
+    said = [ended(call_benchrun("task.path=bench", "dry_run=true", given, cwd=tmp_path))
+            for given in ("runner.modle=x", "+runner.modle=x")]
+    assert said[0] == said[1] == refusal("in 'config': runner.modle: unknown key 'modle' (did you mean 'model'?)")
