@@ -96,3 +96,24 @@ def test_an_unknown_key_the_plus_form_refuses_is_said_in_the_same_words(tmp_path
     said = [ended(call_benchrun("task.path=bench", "dry_run=true", given, cwd=tmp_path))
             for given in ("runner.modle=x", "+runner.modle=x")]
     assert said[0] == said[1] == refusal("in 'config': runner.modle: unknown key 'modle' (did you mean 'model'?)")
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"tasks.yml": "- name: t\n  template: 'say {{ a }}'\n  values: {a: [1, 2]}\n  reference: ['1', '2']\n"},
+     "in 'tasks.yml': task 't': tasks[0].template: {{ a }} is the text '{ a }', "),
+    ({"tasks.yml": "- name: t\n  template: 'say {{a}}, not {b}'\n  values: {a: [1], b: [2]}\n  reference: ['1']\n"},
+     "in 'tasks.yml': task 't': tasks[0].template: {{a}} is the text '{a}', "),
+    ({"tasks/t/template.txt": "say {{a}}\n", "tasks/t/values.csv": "a,reference\n1,1\n2,2\n"},
+     "in 'tasks/t/template.txt': task 't': {{a}} is the text '{a}', ")])
+def test_a_values_name_in_braces_written_twice_is_refused(tmp_path, files, said):
+    """Before: taken, every sample asking `say { a }` (Jinja's field, which str.format reads as text), the value shown
+    nowhere."""
+    assert ended(dry_run(tmp_path, files)) == refusal(
+        f"{said}asked as it is: in a str.format template a brace written twice is one brace, so no value fills it; a "
+        "field is written {a}")
+
+
+def test_braces_written_twice_around_other_text_or_a_field_are_kept(tmp_path):
+    bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'as {{\"x\": {{b}}}}: {{{a}}}'\n"
+                                                "  values: {a: [1]}\n  reference: ['1']\n"})
+    assert [s.prompt for s in compile_plan(config(bench)).manifest.samples] == ['as {"x": {b}}: {1}']
