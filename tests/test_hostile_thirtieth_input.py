@@ -9,6 +9,10 @@ Fixed:
 3. A list setting given one text (`task.only=t`) said in benchrun's words (core.errors.problem_said).
 4. An override of a key the config does not hold (`runner.modle=x`) said as `+runner.modle=x` is, with the nearest key,
    not with Hydra's advice to add it (compose.commandline.not_held).
+5. A value's name in braces written twice (`{{a}}`), which str.format reads as text, refused (compiler.braces).
+6. A benchmark file's own modules (`from helper import k`) found wherever benchrun runs, its folder first on the import
+   path (compiler.usercode.import_file); a module found in the working directory, outside the benchmark, refused
+   (compiler.ownsource).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from __future__ import annotations
 import pytest
 
 from benchrun import compile_plan
+from benchrun.core.errors import EXIT
+from tests.helpers.archives import read_jsonl
 from tests.helpers.benchfiles import config, write_bench
-from tests.helpers.commands import call_benchrun
+from tests.helpers.commands import call_benchrun, make_run, run_benchrun
 from tests.helpers.p29_input import dry_run
 from tests.helpers.p30_input import TASK, ended, refusal
 
@@ -117,3 +123,30 @@ def test_braces_written_twice_around_other_text_or_a_field_are_kept(tmp_path):
     bench = write_bench(tmp_path, {"tasks.yml": "- name: t\n  template: 'as {{\"x\": {{b}}}}: {{{a}}}'\n"
                                                 "  values: {a: [1]}\n  reference: ['1']\n"})
     assert [s.prompt for s in compile_plan(config(bench)).manifest.samples] == ['as {"x": {b}}: {1}']
+
+
+SCORED = {"tasks.yml": "- name: t\n  template: say {a}\n  values: {a: [1]}\n  reference: ['1']\n  scorer: s\n",
+          "custom_scorer.py": "from helper import k\n\n\ndef s(response, reference):\n    return k\n"}
+"""A benchmark whose scorer scores with a module of its own, helper.py."""
+
+
+def test_a_benchmarks_own_module_is_imported_wherever_benchrun_runs(tmp_path):
+    """Before: run from the folder above it (task.path=bench), `in 'custom_scorer.py': cannot import:
+    ModuleNotFoundError: No module named 'helper' (line 1)`; run from inside it, taken."""
+    write_bench(tmp_path, {**SCORED, "helper.py": "k = 7\n"})
+    run_dir = make_run(tmp_path, "task.path=bench", responder=lambda req: '{"answer": "1"}')
+    assert [(line["scorer"], line["metrics"]) for line in read_jsonl(run_dir / "scores.jsonl")
+            if line["scorer"] == "s"] == [("s", {"s": 7})]
+
+
+def test_a_module_of_the_working_directory_a_benchmark_imports_is_refused(tmp_path):
+    """Before: taken, the scorer scoring with ./helper.py, which the manifest does not name, and which the benchmark
+    run from elsewhere could not import."""
+    write_bench(tmp_path, SCORED)
+    (tmp_path / "helper.py").write_text("k = 99\n")
+    done = run_benchrun("task.path=bench", "dry_run=true", "runner.host=http://127.0.0.1:9", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT["usage"], "", (
+        f"benchrun: error: in 'custom_scorer.py': imports 'helper' (line 1), which Python found in the working "
+        f"directory ({tmp_path.resolve() / 'helper.py'}), outside the benchmark: the run records only the benchmark's "
+        "own modules, and run from elsewhere the benchmark could not import it; move it into the benchmark, or "
+        "install it\n"))

@@ -62,6 +62,7 @@ me, forked, marks = os.getpid(), [], os.fdopen(int(sys.argv[3]), 'w', encoding='
 os.register_at_fork(after_in_parent=lambda: forked.append(True), after_in_child=lambda: [
     os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, marks.fileno())])
 try:
+    sys.path.insert(0, os.path.dirname(sys.argv[1]))
     found = runpy.run_path(sys.argv[1], run_name='benchrun_probe')
     for name, value in list(found.items()):
         if isinstance(value, type) and value.__module__ == 'benchrun_probe' and hasattr(value, 'model_json_schema'):
@@ -166,7 +167,8 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        with contained(rel, "cannot import", path):
+        with contained(rel, "cannot import", path):  # sys.path put back after it (runstate.kept)
+            sys.path.insert(0, str(path.parent))  # as Python puts a script's folder: its own modules, from anywhere
             spec.loader.exec_module(module)
         refuse_linked_out(path.parent, rel)
         SOURCES[name] = {path.name: found, **_own_digests(path.parent, rel, digests)}
