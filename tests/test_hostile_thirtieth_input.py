@@ -13,6 +13,8 @@ Fixed:
 6. A benchmark file's own modules (`from helper import k`) found wherever benchrun runs, its folder first on the import
    path (compiler.usercode.import_file); a module found in the working directory, outside the benchmark, refused
    (compiler.ownsource).
+7. A custom format's `$ref` to a definition its schema lacks refused as the format is compiled (compiler.plan), where
+   the run failed, blaming its manifest.
 """
 
 from __future__ import annotations
@@ -150,3 +152,16 @@ def test_a_module_of_the_working_directory_a_benchmark_imports_is_refused(tmp_pa
         f"directory ({tmp_path.resolve() / 'helper.py'}), outside the benchmark: the run records only the benchmark's "
         "own modules, and run from elsewhere the benchmark could not import it; move it into the benchmark, or "
         "install it\n"))
+
+
+def test_a_format_referring_to_a_definition_it_lacks_is_refused_before_the_run(tmp_path):
+    """Before: a dry run took it; the run failed at once, exit 4, `in 'manifest.json': a format's JSON schema is not a
+    JSON Schema (Pointer '/$defs/Nope' does not exist ...); the compiler writes none such`, a failed run left behind."""
+    done = dry_run(tmp_path, {
+        "tasks.yml": TASK + "  format: F\n",
+        "custom_response.py": "from pydantic import BaseModel\n\n\nclass F(BaseModel):\n    answer: str\n\n"
+                              "    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n        return "
+                              "{'type': 'object', 'properties': {'answer': {'$ref': '#/$defs/Nope'}}}\n"})
+    assert ended(done) == refusal(
+        "in 'custom_response.py': format 'F': the format check cannot be made of its JSON schema (Pointer "
+        "'/$defs/Nope' does not exist); let pydantic make it from the class's fields")

@@ -186,7 +186,9 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
 def _a_json_schema(name: str, schema: Any) -> None:
     """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
     `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun; and one that
-    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made)."""
+    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made), or that the run's format
+    check cannot compile (a `$ref` to a definition it lacks: the run failed, blaming its manifest)."""
+    import jsonschema_rs
     from jsonschema import Draft202012Validator, FormatChecker, SchemaError  # only for a custom format: 50 ms of import
 
     if not isinstance(schema, dict):
@@ -202,6 +204,12 @@ def _a_json_schema(name: str, schema: Any) -> None:
         where = "/".join(map(str, err.absolute_path)) or "its top"
         raise TaskError(f"format '{name}': its JSON schema is not a JSON Schema ({err.message}, at {where}); let "
                         "pydantic make it from the class's fields", file=formats.CUSTOM_FILE) from None
+    try:  # as the run's format check compiles it: a `$ref` to a definition the schema lacks failed the run
+        jsonschema_rs.Draft202012Validator(schema)
+    except jsonschema_rs.ValidationError as err:
+        raise TaskError(f"format '{name}': the format check cannot be made of its JSON schema "
+                        f"({str(err).splitlines()[0]}); let pydantic make it from the class's fields",
+                        file=formats.CUSTOM_FILE) from None
 
 
 def _read_alike(name: str, schema: dict[str, Any], task: str | None) -> None:
