@@ -15,6 +15,8 @@ Fixed:
    (compiler.ownsource).
 7. A custom format's `$ref` to a definition its schema lacks refused as the format is compiled (compiler.plan), where
    the run failed, blaming its manifest.
+8. A task naming a scorer that custom_scorer.py holds as no scorer (an object, a function imported into it, a private
+   one) said so (compiler.scoring.not_a_scorer), not as `unknown scorer ... custom_scorer.py: none`.
 """
 
 from __future__ import annotations
@@ -165,3 +167,19 @@ def test_a_format_referring_to_a_definition_it_lacks_is_refused_before_the_run(t
     assert ended(done) == refusal(
         "in 'custom_response.py': format 'F': the format check cannot be made of its JSON schema (Pointer "
         "'/$defs/Nope' does not exist); let pydantic make it from the class's fields")
+
+
+@pytest.mark.parametrize(("code", "name", "held"), [
+    ("class S:\n    def __call__(self, response, reference):\n        return 1\n\n\ns = S()\n", "s",
+     "an object of class 'S', not a function defined with def"),
+    ("import functools\n\n\ndef f(response, reference, k):\n    return k\n\n\ns = functools.partial(f, k=1)\n", "s",
+     "an object of class 'partial', not a function defined with def"),
+    ("from math import sqrt\n", "sqrt", "a function imported from math, not defined in it"),
+    ("def _s(response, reference):\n    return 1\n", "_s", "named as private (its leading '_')")])
+def test_a_scorer_named_that_the_file_holds_as_no_scorer_is_said_so(tmp_path, code, name, held):
+    """Before: `unknown scorer 's' (built-in: contains, exact_match; custom_scorer.py: none)`, as if the file did not
+    hold it."""
+    done = dry_run(tmp_path, {"tasks.yml": TASK + f"  scorer: {name}\n", "custom_scorer.py": code})
+    assert ended(done) == refusal(
+        f"in 'tasks.yml': task 't': tasks[0].scorer: scorer '{name}': custom_scorer.py holds it as {held}; a scorer is "
+        f"a function the file defines: def {name}(response, reference)")

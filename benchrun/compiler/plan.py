@@ -85,7 +85,7 @@ def compiled(cfg: Mapping[str, Any], cwd: Path | None = None) -> Plan:
         system, turns = cfg["task"].get("system") or spec.system, grid.turns(spec, limits)
         preamble = len(system or "") + sum(len(turn.user) + len(turn.assistant) for turn in turns)
         task_samples = grid.samples(spec, limits, rendered, preamble)
-        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns))
+        tasks.append(_task_entry(spec, len(task_samples), known_formats, known_scorers, system, turns, bench))
         refuse_unanswerable(spec, tasks[-1], task_samples)
         refuse_shown_answers(spec, turns, task_samples)
         samples.extend(task_samples)
@@ -157,13 +157,14 @@ def select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
 
 
 def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]],
-                known_scorers: dict[str, scoring.Scorer], system: str | None, turns: tuple[Turn, ...]) -> TaskEntry:
+                known_scorers: dict[str, scoring.Scorer], system: str | None, turns: tuple[Turn, ...],
+                bench: Path) -> TaskEntry:
     return TaskEntry(system=system, fewshot=turns,
         name=spec.name, description=spec.description, source=spec.source, template=spec.template,
         reference="calculated" if spec.reference == "calculated" else "list",
         value_combinations=spec.value_combinations, n_samples=n,
         format=format_spec(spec.format, known_formats, spec.where("format")),
-        scorers=tuple(_scorer(spec, s, known_scorers) for s in spec.scorers), judges=spec.judges)
+        scorers=tuple(_scorer(spec, s, known_scorers, bench) for s in spec.scorers), judges=spec.judges)
 
 
 def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, str | None]) -> FormatSpec:
@@ -230,11 +231,14 @@ def _refs_inside(name: str, schema: Any) -> None:
                         "custom_response.py", file=formats.CUSTOM_FILE)
 
 
-def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer]) -> ScorerSpec:
+def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer], bench: Path) -> ScorerSpec:
     if name in RESERVED_SCORERS:
         raise TaskError(f"'{name}' is benchrun's own score (each answer checked against its format, always "
                         "recorded): name the scorer otherwise", **spec.where("scorer"))
     fn = known.get(name)
+    if fn is None and (other := scoring.not_a_scorer(bench, name)) is not None:
+        raise TaskError(f"scorer {name_said(name)}: {scoring.CUSTOM_FILE} holds it as {other}; a scorer is a function "
+                        f"the file defines: def {name}(response, reference)", **spec.where("scorer"))
     if fn is None:
         raise TaskError(f"unknown scorer {name_said(name)} ({_choices(scoring.BUILTIN, known, scoring.CUSTOM_FILE)})",
                         **spec.where("scorer"))

@@ -161,8 +161,7 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
     if probe:
         probed(path, rel)
     from_source(path.parent)
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-    name = f"benchrun_user_{digest}_{path.stem}"
+    name = module_name(path)
     spec = importlib.util.spec_from_file_location(name, path, loader=Held(name, path, data))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -178,6 +177,11 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
         del sys.modules[name]
         raise
     return module
+
+
+def module_name(path: Path) -> str:
+    """The name the benchmark file `path` is imported under: unique to its location."""
+    return f"benchrun_user_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}_{path.stem}"
 
 
 def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:
