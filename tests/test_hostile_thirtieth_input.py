@@ -17,6 +17,8 @@ Fixed:
    the run failed, blaming its manifest.
 8. A task naming a scorer that custom_scorer.py holds as no scorer (an object, a function imported into it, a private
    one) said so (compiler.scoring.not_a_scorer), not as `unknown scorer ... custom_scorer.py: none`.
+9. A run's or a sweep's directory that is the benchmark's folder or holds it (`hydra.run.dir=bench`, `=.`) refused
+   (compiler.tasksdir.bench_around, checked with tasks_around).
 """
 
 from __future__ import annotations
@@ -183,3 +185,20 @@ def test_a_scorer_named_that_the_file_holds_as_no_scorer_is_said_so(tmp_path, co
     assert ended(done) == refusal(
         f"in 'tasks.yml': task 't': tasks[0].scorer: scorer '{name}': custom_scorer.py holds it as {held}; a scorer is "
         f"a function the file defines: def {name}(response, reference)")
+
+
+BESIDE = "a run's directory holds the run's files alone, and removing the run would remove the benchmark with it"
+
+
+@pytest.mark.parametrize(("given", "where"), [
+    (("hydra.run.dir=bench",), "hydra.run.dir=bench: the benchmark's own folder"),
+    (("hydra.run.dir=.",), "hydra.run.dir=.: a folder holding the benchmark ({bench})"),
+    (("-m", "hydra.sweep.dir=bench", "runner.model=a,b"), "hydra.sweep.dir=bench: the benchmark's own folder")])
+def test_a_run_directory_that_is_the_benchmarks_folder_or_holds_it_is_refused(tmp_path, given, where):
+    """Before: taken: the run's files (run.json, manifest.json, run.lock, .hydra/) written among tasks.yml, the
+    benchmark's folder a run directory (a sweep's jobs' folders beside its tasks)."""
+    bench = write_bench(tmp_path, {"tasks.yml": TASK})
+    done = call_benchrun("task.path=bench", "runner.host=http://127.0.0.1:9", *given, cwd=tmp_path)
+    key = given[-2] if given[0] == "-m" else given[0]
+    assert ended(done) == refusal(f"{where.format(bench=bench)}: {BESIDE}; give another {key.split('=')[0]}")
+    assert sorted(path.name for path in bench.iterdir()) == ["tasks.yml"]
