@@ -19,6 +19,8 @@ Fixed:
    one) said so (compiler.scoring.not_a_scorer), not as `unknown scorer ... custom_scorer.py: none`.
 9. A run's or a sweep's directory that is the benchmark's folder or holds it (`hydra.run.dir=bench`, `=.`) refused
    (compiler.tasksdir.bench_around, checked with tasks_around).
+10. The commands benchrun advises (`finish it with: benchrun-audit resume RUN`) quoted as a shell runs them, where a
+   run directory holding a space made two arguments of one path (core.advice.audit_command).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pytest
 
 from benchrun import compile_plan
 from benchrun.core.errors import EXIT
-from tests.helpers.archives import read_jsonl
+from tests.helpers.archives import read_jsonl, synthetic_run
 from tests.helpers.benchfiles import config, write_bench
 from tests.helpers.commands import call_benchrun, make_run, run_benchrun
 from tests.helpers.p29_input import dry_run
@@ -202,3 +204,12 @@ def test_a_run_directory_that_is_the_benchmarks_folder_or_holds_it_is_refused(tm
     key = given[-2] if given[0] == "-m" else given[0]
     assert ended(done) == refusal(f"{where.format(bench=bench)}: {BESIDE}; give another {key.split('=')[0]}")
     assert sorted(path.name for path in bench.iterdir()) == ["tasks.yml"]
+
+
+def test_the_resume_advice_for_a_run_directory_holding_a_space_is_one_word(tmp_path):
+    """Before: `finish it with: benchrun-audit resume /tmp/.../my runs/r1`, which a shell runs as `resume` of two
+    paths, neither of them the run."""
+    run_dir = synthetic_run(tmp_path / "my runs" / "r1", [1, 0], finish=False)
+    done = call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit")
+    assert [line.split("; ")[-1] for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
+        f"finish it with: benchrun-audit resume '{run_dir}' (record lines checked against records.sha256 only)"]
