@@ -21,6 +21,8 @@ Fixed:
    (compiler.tasksdir.bench_around, checked with tasks_around).
 10. The commands benchrun advises (`finish it with: benchrun-audit resume RUN`) quoted as a shell runs them, where a
    run directory holding a space made two arguments of one path (core.advice.audit_command).
+11. A server's URL holding a tab or a line break inside it (OLLAMA_HOST of two lines), which reading the URL dropped
+   unseen, refused naming the key and the character (core.serverurls._well_formed).
 """
 
 from __future__ import annotations
@@ -213,3 +215,16 @@ def test_the_resume_advice_for_a_run_directory_holding_a_space_is_one_word(tmp_p
     done = call_benchrun("verify", str(run_dir), cwd=tmp_path, module="benchrun.audit")
     assert [line.split("; ")[-1] for line in done.stdout.splitlines() if line.startswith("FAIL")] == [
         f"finish it with: benchrun-audit resume '{run_dir}' (record lines checked against records.sha256 only)"]
+
+
+@pytest.mark.parametrize(("host", "said"), [("http://127.0.0.1:9/a\nb", "'\\n' at character 21"),
+                                           ("http://127.0.0.1:9\t/v", "'\\t' at character 19")])
+def test_a_server_url_holding_a_line_break_inside_it_is_refused(tmp_path, host, said):
+    """Before: taken (urlsplit drops a tab or a line break without a word: the requests went to `/ab`), and the
+    server's refusal said `Ollama at http://127.0.0.1:9/a b`, the line break shown as a space."""
+    write_bench(tmp_path, {"tasks.yml": TASK})
+    done = call_benchrun("task.path=bench", "dry_run=true", cwd=tmp_path, env={"OLLAMA_HOST": host})
+    assert ended(done) == refusal(
+        f"in 'config': runner.host: {said}, a control character, which a server's URL cannot hold: reading the URL "
+        "drops a tab or a line break unseen, and the requests would go to another path (a variable set from a file "
+        "of two lines?); give the URL alone")
