@@ -13,8 +13,8 @@ Fixed:
 6. A benchmark file's own modules (`from helper import k`) found wherever benchrun runs, its folder first on the import
    path (compiler.usercode.import_file); a module found in the working directory, outside the benchmark, refused
    (compiler.ownsource).
-7. A custom format's `$ref` to a definition its schema lacks refused as the format is compiled (compiler.plan), where
-   the run failed, blaming its manifest.
+7. A custom format's `$ref` to a definition its schema lacks refused as the format is compiled
+   (compiler.plan._refs_held), where the run failed, blaming its manifest.
 8. A task naming a scorer that custom_scorer.py holds as no scorer (an object, a function imported into it, a private
    one) said so (compiler.scoring.not_a_scorer), not as `unknown scorer ... custom_scorer.py: none`.
 9. A run's or a sweep's directory that is the benchmark's folder or holds it (`hydra.run.dir=bench`, `=.`) refused
@@ -171,8 +171,9 @@ def test_a_format_referring_to_a_definition_it_lacks_is_refused_before_the_run(t
                               "    @classmethod\n    def model_json_schema(cls, *args, **kwargs):\n        return "
                               "{'type': 'object', 'properties': {'answer': {'$ref': '#/$defs/Nope'}}}\n"})
     assert ended(done) == refusal(
-        "in 'custom_response.py': format 'F': the format check cannot be made of its JSON schema (Pointer "
-        "'/$defs/Nope' does not exist); let pydantic make it from the class's fields")
+        "in 'custom_response.py': format 'F': its JSON schema refers to '#/$defs/Nope' ($ref), which it does not hold, "
+        "and the format check cannot be made without it; define it (in $defs), or let pydantic make the schema from "
+        "the class's fields")
 
 
 @pytest.mark.parametrize(("code", "name", "held"), [

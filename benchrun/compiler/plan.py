@@ -35,6 +35,7 @@ from benchrun.core.manifest import (
     TaskEntry,
     Turn,
     outside_reference,
+    schema_references,
     sha256_bytes,
 )
 from benchrun.core.resources import DEMO_SCHEME, bench_dir
@@ -187,9 +188,8 @@ def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, s
 def _a_json_schema(name: str, schema: Any) -> None:
     """Refuse a custom class's schema that is not a JSON Schema (`model_json_schema` returning
     `{"properties": "x"}`): the format check could not be made of it, a traceback once the run had begun; and one that
-    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made), or that the run's format
-    check cannot compile (a `$ref` to a definition it lacks: the run failed, blaming its manifest)."""
-    import jsonschema_rs
+    is no object (`true`, `false`: JSON Schema's own, a traceback as the manifest was made), or that refers to a part
+    it lacks (`_refs_held`)."""
     from jsonschema import Draft202012Validator, FormatChecker, SchemaError  # only for a custom format: 50 ms of import
 
     if not isinstance(schema, dict):
@@ -205,12 +205,32 @@ def _a_json_schema(name: str, schema: Any) -> None:
         where = "/".join(map(str, err.absolute_path)) or "its top"
         raise TaskError(f"format '{name}': its JSON schema is not a JSON Schema ({err.message}, at {where}); let "
                         "pydantic make it from the class's fields", file=formats.CUSTOM_FILE) from None
-    try:  # as the run's format check compiles it: a `$ref` to a definition the schema lacks failed the run
-        jsonschema_rs.Draft202012Validator(schema)
-    except jsonschema_rs.ValidationError as err:
-        raise TaskError(f"format '{name}': the format check cannot be made of its JSON schema "
-                        f"({str(err).splitlines()[0]}); let pydantic make it from the class's fields",
-                        file=formats.CUSTOM_FILE) from None
+    _refs_held(name, schema)
+
+
+FORMAT_URI = "urn:benchrun:format"
+"""The address a format's schema is read at, to resolve its own `$ref`s against."""
+
+
+def _refs_held(name: str, schema: dict[str, Any]) -> None:
+    """Refuse a schema whose `$ref` names a part of it that it lacks (`#/$defs/Nope`): the run's format check could
+    not be made of it, and the run failed at once, blaming its manifest. A schema with an `$id` (whose refs are read
+    against it) is left to the run's check."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    if '"$id"' in json.dumps(schema):
+        return
+    resolver = Registry().with_resource(FORMAT_URI, DRAFT202012.create_resource(schema)).crawl().resolver(FORMAT_URI)
+    for key, ref in schema_references(schema):
+        try:
+            if key == "$ref":
+                resolver.lookup(ref)
+        except Unresolvable:
+            raise TaskError(f"format '{name}': its JSON schema refers to {ref!r} ($ref), which it does not hold, and "
+                            "the format check cannot be made without it; define it (in $defs), or let pydantic make "
+                            "the schema from the class's fields", file=formats.CUSTOM_FILE) from None
 
 
 def _read_alike(name: str, schema: dict[str, Any], task: str | None) -> None:
