@@ -15,8 +15,9 @@ Fixed:
    (compiler.ownsource).
 7. A custom format's `$ref` to a definition its schema lacks refused as the format is compiled
    (compiler.plan._refs_held), where the run failed, blaming its manifest.
-8. A task naming a scorer that custom_scorer.py holds as no scorer (an object, a function imported into it, a private
-   one) said so (compiler.scoring.not_a_scorer), not as `unknown scorer ... custom_scorer.py: none`.
+8. A task naming a scorer (a format) that custom_scorer.py (custom_response.py) holds as none (an object, a function
+   imported into it, a private one, a class of no pydantic model) said so (compiler.usercode.held_otherwise), not as
+   `unknown scorer ... custom_scorer.py: none`.
 9. A run's or a sweep's directory that is the benchmark's folder or holds it (`hydra.run.dir=bench`, `=.`) refused
    (compiler.tasksdir.bench_around, checked with tasks_around).
 10. The commands benchrun advises (`finish it with: benchrun-audit resume RUN`) quoted as a shell runs them, where a
@@ -190,6 +191,17 @@ def test_a_scorer_named_that_the_file_holds_as_no_scorer_is_said_so(tmp_path, co
     assert ended(done) == refusal(
         f"in 'tasks.yml': task 't': tasks[0].scorer: scorer '{name}': custom_scorer.py holds it as {held}; a scorer is "
         f"a function the file defines: def {name}(response, reference)")
+
+
+@pytest.mark.parametrize(("code", "held"), [
+    ("class F:\n    answer: str\n", "a class, not a pydantic model (a subclass of BaseModel)"),
+    ("from pydantic import BaseModel as F\n", "a class imported from pydantic.main, not defined in it")])
+def test_a_format_named_that_the_file_holds_as_no_format_is_said_so(tmp_path, code, held):
+    """Before: `unknown format 'F' (built-in: ...; custom_response.py: none)`, as if the file did not hold it."""
+    done = dry_run(tmp_path, {"tasks.yml": TASK + "  format: F\n", "custom_response.py": code})
+    assert ended(done) == refusal(
+        f"in 'tasks.yml': task 't': tasks[0].format: format 'F': custom_response.py holds it as {held}; a format is a "
+        "class the file defines: class F(BaseModel)")
 
 
 BESIDE = "a run's directory holds the run's files alone, and removing the run would remove the benchmark with it"

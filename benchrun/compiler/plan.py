@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from benchrun.compiler.patterns import patterns_in, read_apart, regex_read
 from benchrun.compiler.schemas import SHOWN
 from benchrun.compiler.shots import refuse_shown_answers
 from benchrun.compiler.sources import TaskSpec, benchmark_files, read_tasks
-from benchrun.compiler.usercode import contained, forget_local_modules, local_modules
+from benchrun.compiler.usercode import contained, forget_local_modules, held_otherwise, local_modules
 from benchrun.core import secrets
 from benchrun.core.errors import ConfigError, TaskError
 from benchrun.core.filebytes import digests_read, read_bounded
@@ -164,13 +165,19 @@ def _task_entry(spec: TaskSpec, n: int, known_formats: dict[str, type[BaseModel]
         name=spec.name, description=spec.description, source=spec.source, template=spec.template,
         reference="calculated" if spec.reference == "calculated" else "list",
         value_combinations=spec.value_combinations, n_samples=n,
-        format=format_spec(spec.format, known_formats, spec.where("format")),
+        format=format_spec(spec.format, known_formats, spec.where("format"), bench),
         scorers=tuple(_scorer(spec, s, known_scorers, bench) for s in spec.scorers), judges=spec.judges)
 
 
-def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, str | None]) -> FormatSpec:
-    """Response class `name` with its JSON schema; refused (at `where`) when it is not one of `known`."""
+def format_spec(name: str, known: dict[str, type[BaseModel]], where: dict[str, str | None],
+                bench: Path | None = None) -> FormatSpec:
+    """Response class `name` with its JSON schema; refused (at `where`) when it is not one of `known` (saying what
+    the custom_response.py of the benchmark at `bench` holds as `name`, if it holds it)."""
     cls = known.get(name)
+    if cls is None and bench is not None and (other := held_otherwise(
+            bench / formats.CUSTOM_FILE, name, _a_model, "a pydantic model (a subclass of BaseModel)")) is not None:
+        raise TaskError(f"format {name_said(name)}: {formats.CUSTOM_FILE} holds it as {other}; a format is a class the "
+                        f"file defines: class {name}(BaseModel)", **where)
     if cls is None:
         raise TaskError(f"unknown format {name_said(name)} ({_choices(formats.BUILTIN, known, formats.CUSTOM_FILE)})", **where)
     origin = "builtin" if formats.BUILTIN.get(name) is cls else formats.CUSTOM_FILE
@@ -210,6 +217,10 @@ def _a_json_schema(name: str, schema: Any) -> None:
 
 FORMAT_URI = "urn:benchrun:format"
 """The address a format's schema is read at, to resolve its own `$ref`s against."""
+
+
+def _a_model(obj: object) -> bool:
+    return inspect.isclass(obj) and issubclass(obj, BaseModel)
 
 
 def _refs_held(name: str, schema: dict[str, Any]) -> None:
@@ -256,7 +267,8 @@ def _scorer(spec: TaskSpec, name: str, known: dict[str, scoring.Scorer], bench: 
         raise TaskError(f"'{name}' is benchrun's own score (each answer checked against its format, always "
                         "recorded): name the scorer otherwise", **spec.where("scorer"))
     fn = known.get(name)
-    if fn is None and (other := scoring.not_a_scorer(bench, name)) is not None:
+    if fn is None and (other := held_otherwise(bench / scoring.CUSTOM_FILE, name, inspect.isfunction,
+                                                "a function defined with def")) is not None:
         raise TaskError(f"scorer {name_said(name)}: {scoring.CUSTOM_FILE} holds it as {other}; a scorer is a function "
                         f"the file defines: def {name}(response, reference)", **spec.where("scorer"))
     if fn is None:

@@ -10,7 +10,6 @@ import hashlib
 import inspect
 import json
 import re
-import sys
 import unicodedata
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
@@ -18,7 +17,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Callable
 
-from benchrun.compiler.usercode import Digests, defined_here, import_file, module_name
+from benchrun.compiler.usercode import Digests, defined_here, import_file
 from benchrun.core.errors import TaskError
 from benchrun.core.layout import RESERVED_SCORERS
 from benchrun.core.metricvalue import MAX_METRIC, in_bounds
@@ -270,20 +269,6 @@ def custom_scorers(bench: Path) -> dict[str, Scorer]:
     """The functions defined in the benchmark's custom_scorer.py (none if absent)."""
     path = bench / CUSTOM_FILE
     return scorers_in(path, CUSTOM_FILE) if path.exists() else {}
-
-
-def not_a_scorer(bench: Path, name: str) -> str | None:
-    """What the benchmark's custom_scorer.py (imported) holds as `name` that is no scorer (an object, a function
-    imported into it, one named as private or as benchrun's own score); None when it holds nothing of that name."""
-    module = sys.modules.get(module_name(bench / CUSTOM_FILE))
-    if module is None or (obj := vars(module).get(name)) is None or inspect.ismodule(obj):
-        return None
-    if inspect.isclass(obj) or not (inspect.isfunction(obj) or inspect.isbuiltin(obj)):
-        kind = "a class" if inspect.isclass(obj) else f"an object of class {type(obj).__name__!r}"
-        return f"{kind}, not a function defined with def"
-    if not defined_here(module, obj):
-        return f"a function imported from {getattr(obj, '__module__', None) or 'elsewhere'}, not defined in it"
-    return "named as private (its leading '_')" if name.startswith("_") else None
 
 
 def available(bench: Path) -> dict[str, Scorer]:

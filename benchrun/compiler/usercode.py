@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ import traceback
 import uuid
 from pathlib import Path
 from types import ModuleType
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from benchrun.compiler.ownsource import (
     LOADED,
@@ -182,6 +183,22 @@ def import_file(path: Path, rel: str, probe: bool = True, digests: Digests | Non
 def module_name(path: Path) -> str:
     """The name the benchmark file `path` is imported under: unique to its location."""
     return f"benchrun_user_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}_{path.stem}"
+
+
+def held_otherwise(path: Path, name: str, wanted: Callable[[object], bool], wanted_kind: str) -> str | None:
+    """What the imported benchmark file `path` holds as `name` that a task cannot name (none `wanted`, of
+    `wanted_kind`, defined in it): a class or function imported into it, an object of another kind, one named as
+    private; None when it holds nothing of that name."""
+    module = sys.modules.get(module_name(path))
+    if module is None or (obj := vars(module).get(name)) is None or inspect.ismodule(obj):
+        return None
+    named = inspect.isclass(obj) or inspect.isfunction(obj) or inspect.isbuiltin(obj)
+    kind = "a class" if inspect.isclass(obj) else "a function" if named else f"an object of class {type(obj).__name__!r}"
+    if named and not defined_here(module, obj):
+        return f"{kind} imported from {getattr(obj, '__module__', None) or 'elsewhere'}, not defined in it"
+    if not wanted(obj):
+        return f"{kind}, not {wanted_kind}"
+    return "named as private (its leading '_')" if name.startswith("_") else None
 
 
 def _own_digests(folder: Path, rel: str, digests: Digests | None) -> Digests:
