@@ -165,9 +165,9 @@ def _parsed(line: str, rel: str, task: str, number: int) -> Any:
     return value
 
 
-ESCAPE = re.compile(r"\\[ub]")
-"""JSON's escapes that may write a character UNASKED (`\\u0000`, `\\ufeff`, `\\u001b`, `\\b`): a line without one
-holds none, its raw text read as a file's (utf8_text)."""
+ESCAPE = re.compile(r"\\(?:u00[01]|u007[fF]|u00[89]|u[fF][eE][fF][fF]|b)")
+"""JSON's escapes that may write a character UNASKED (`\\u0000`, `\\u001b`, `\\u007f`, `\\u0093`, `\\ufeff`, `\\b`): a
+line without one holds none, its raw text read as a file's (utf8_text); `\\u00e9` is no reason to look."""
 
 
 def _texts(value: Any) -> Iterator[str]:
