@@ -60,10 +60,12 @@ def _cp1252(char: str, meant: str) -> str:
       "d.jsonl": '{"a": "it\\u0092s", "reference": "1"}\n'},
      f"in 'd.jsonl': task 't': line 1: {_cp1252(chr(0x92), '’')}"),
     ({"tasks.yml": "- name: t\n  template: \"say {a} \\x85\\x96\"\n  values: {a: [1]}\n  reference: ['1']\n"},
-     f"in 'tasks.yml': line 2, column 13: {_cp1252(chr(0x96), '–')}")])
+     f"in 'tasks.yml': line 2, column 13: {_cp1252(chr(0x96), '–')}"),
+    ({"tasks.yml": "- name: t\n  template: say \x93{a}\n  values: {a: [1]}\n  reference: ['1']\n"},
+     f"in 'tasks.yml': line 2, column 17: {_cp1252(chr(0x93), '“')}")])
 def test_del_and_a_c1_control_character_are_refused_as_c0s_are(tmp_path, files, said):
     """Before: taken, and asked as written (`say \\x9b31m1`: 8-bit CSI, which a terminal takes as ESC [), where ESC
-    was refused."""
+    was refused; raw in tasks.yml, PyYAML's `unacceptable character #x0093: special characters are not allowed`."""
     assert ended(dry_run(tmp_path, files)) == refusal(said)
 
 

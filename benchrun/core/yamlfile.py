@@ -256,8 +256,10 @@ def _parsed(text: str, rel: str, error: type[BenchrunError], written: bool) -> A
         raise error(syntax_error(err), file=rel) from None
     except yaml.reader.ReaderError as err:  # a control character: no mark, an offset into the text
         line, column = text.count("\n", 0, err.position) + 1, err.position - text.rfind("\n", 0, err.position)
-        raise error(f"line {line}, column {column}: YAML syntax error: {str(err).splitlines()[0]}",
-                    file=rel) from None
+        char = err.character if isinstance(err.character, str) else chr(err.character)
+        said = unasked_said(char, raw=True) if UNASKED.fullmatch(char) else \
+            f"YAML syntax error: {str(err).splitlines()[0]}"  # said as in any other file of the benchmark
+        raise error(f"line {line}, column {column}: {said}", file=rel) from None
 
 
 def syntax_error(err: yaml.MarkedYAMLError) -> str:
