@@ -280,7 +280,8 @@ def describe_validation(err: ValidationError, root: type[BaseModel] = RunConfig,
     elif unquoted := _read_unquoted(first, where):
         message = unquoted
     else:
-        message = problem_said(first)
+        message = problem_said(first) + (f" (one item is a list of one: [{first['input']}])"
+                                         if kind == "list_type" and isinstance(first["input"], str) else "")
     return f"{where}: {message}" if where else message
 
 

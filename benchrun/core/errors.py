@@ -125,9 +125,7 @@ def problem_said(problem: Mapping[str, Any]) -> str:
     value of another kind (TAKEN) said with the kind given."""
     if (taken := TAKEN.get(problem["type"])) is None:
         return str(problem["msg"]).removeprefix("Value error, ")
-    given = problem["input"]
-    one = f" (one item is a list of one: [{given}])" if taken == "a list" and isinstance(given, str) else ""
-    return f"{_kind_given(given)}, where {taken} is taken{one}"
+    return f"{_kind_given(problem['input'])}, where {taken} is taken"
 
 
 def _kind_given(value: Any) -> str:
