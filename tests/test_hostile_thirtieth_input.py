@@ -28,6 +28,8 @@ Fixed:
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from benchrun import compile_plan
@@ -164,6 +166,16 @@ def test_a_module_of_the_working_directory_a_benchmark_imports_is_refused(tmp_pa
         "own modules, and run from elsewhere the benchmark could not import it; move it into the benchmark, or "
         "install it\n"))
 
+
+def test_a_module_of_the_working_directory_put_on_pythonpath_is_taken(tmp_path):
+    """Put on the path on purpose (PYTHONPATH, an install), it is found from anywhere: the rule is the working
+    directory's own entry, not where the file lies."""
+    write_bench(tmp_path, SCORED)
+    (tmp_path / "helper.py").write_text("k = 99\n")
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(tmp_path)]))
+    done = run_benchrun("task.path=bench", "dry_run=true", "runner.host=http://127.0.0.1:9", cwd=tmp_path,
+                        env={"PYTHONPATH": path})
+    assert (done.returncode, done.stderr) == (EXIT["ok"], "")
 
 def test_a_format_referring_to_a_definition_it_lacks_is_refused_before_the_run(tmp_path):
     """Before: a dry run took it; the run failed at once, exit 4, `in 'manifest.json': a format's JSON schema is not a
