@@ -115,9 +115,10 @@ class RunInterrupted(KeyboardInterrupt):
     exit_code = EXIT["interrupted"]
 
 
-TAKEN = {"list_type": "a list", "dict_type": "a mapping"}
+TAKEN = {"list_type": "a list"}
 """The problems of a value of another kind than its key takes, said with what was given (pydantic's `Input should be
-a valid list` did not say that `task.only=t` gave one text)."""
+a valid list` did not say that `task.only=t` gave one text). A mapping's (`Input should be an object`) stays pydantic's,
+as the archive's readers say it of run.json and the manifest alike (dict_type and model_type)."""
 
 
 def problem_said(problem: Mapping[str, Any]) -> str:
