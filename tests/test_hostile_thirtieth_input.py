@@ -7,8 +7,8 @@ Fixed:
 2. DEL and C1's control characters (CSI, Windows-1252 text read as Latin-1) refused as C0's are; NEL (U+0085), a line
    break, kept.
 3. A list setting given one text (`task.only=t`) said in benchrun's words (core.errors.problem_said).
-4. An override of a key the config does not hold (`runner.modle=x`) said as `+runner.modle=x` is, with the nearest key,
-   not with Hydra's advice to add it (compose.commandline.not_held).
+4. An override setting or deleting a key the config does not hold (`runner.modle=x`, `~runner.modle`) said as
+   `+runner.modle=x` is, with the nearest key, not with Hydra's advice to add it (compose.commandline.not_held).
 5. A value's name in braces written twice (`{{a}}`), which str.format reads as text, refused (compiler.braces).
 6. A benchmark file's own modules (`from helper import k`) found wherever benchrun runs, its folder first on the import
    path (compiler.usercode.import_file); a module found in the working directory, outside the benchmark, refused
@@ -111,6 +111,13 @@ def test_an_override_of_a_key_the_config_does_not_hold_is_said_in_benchruns_word
     add a key no config takes (which `+runner.modle=x` then refused as unknown)."""
     assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, override)) == refusal(f"in 'config': {said}")
 
+
+@pytest.mark.parametrize(("override", "said"), [
+    ("~runner.modle", "runner.modle: unknown key 'modle' (did you mean 'model'?)"),
+    ("~task.only", "task.only: the config holds no value of it, so the override deletes nothing; leave it out")])
+def test_a_deletion_of_a_key_the_config_does_not_hold_is_said_in_benchruns_words(tmp_path, override, said):
+    """Before: Hydra's `Could not delete from config. 'task.only' does not exist.`, of a key the config has."""
+    assert ended(dry_run(tmp_path, {"tasks.yml": TASK}, override)) == refusal(f"in 'config': {said}")
 
 def test_an_unknown_key_the_plus_form_refuses_is_said_in_the_same_words(tmp_path):
     write_bench(tmp_path, {"tasks.yml": TASK})
